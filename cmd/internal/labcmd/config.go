@@ -1,0 +1,62 @@
+package labcmd
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/bootlab/bootlab/cmd/internal/cmdutil"
+	"github.com/bootlab/bootlab/lab"
+)
+
+// ConfigOptions are the options of `lab config`.
+type ConfigOptions struct {
+	Spec   SpecFlags
+	Output string
+}
+
+// NewCmdConfig builds `lab config`: print the effective spec. runF replaces
+// the behaviour in tests.
+func NewCmdConfig(f *cmdutil.Factory, runF func(*ConfigOptions) error) *cobra.Command {
+	opts := &ConfigOptions{}
+	cmd := &cobra.Command{
+		Use:   "config",
+		Short: "Print the effective lab spec (file + flags + defaults), validated",
+		Args:  cmdutil.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := outputFlag(opts.Output, "yaml", "json"); err != nil {
+				return err
+			}
+			if runF != nil {
+				return runF(opts)
+			}
+			spec, err := opts.Spec.Load()
+			if err != nil {
+				return err
+			}
+			return printSpec(f, spec, opts.Output)
+		},
+	}
+	AddSpecFlags(cmd, &opts.Spec)
+	cmd.Flags().StringVarP(&opts.Output, "output", "o", "yaml", "output format: yaml or json")
+	return cmd
+}
+
+func printSpec(f *cmdutil.Factory, spec *lab.Spec, format string) error {
+	var (
+		data []byte
+		err  error
+	)
+	if format == "json" {
+		data, err = json.MarshalIndent(spec, "", "  ")
+		data = append(data, '\n')
+	} else {
+		data, err = spec.Marshal()
+	}
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprint(f.Streams.Out, string(data))
+	return err
+}

@@ -1,0 +1,109 @@
+// Package status prints kind-style step lines for people: a spinner and
+// ✓/✗ on a terminal, plain "step ... ok" lines otherwise. It writes to the
+// stream it is given (stderr by convention) and never to stdout.
+package status
+
+import (
+	"fmt"
+	"io"
+	"sync"
+	"time"
+)
+
+// Status reports the progress of one step at a time. The zero value and a nil
+// *Status discard everything, so library code can call it unconditionally.
+type Status struct {
+	mu      sync.Mutex
+	w       io.Writer
+	tty     bool
+	msg     string
+	started time.Time
+	stop    chan struct{}
+	done    chan struct{}
+}
+
+// New returns a Status writing to w. tty selects the spinner form.
+func New(w io.Writer, tty bool) *Status { return &Status{w: w, tty: tty} }
+
+// Discard returns a Status that prints nothing.
+func Discard() *Status { return &Status{} }
+
+var frames = []string{"⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"}
+
+// Start begins a step. A step still running is ended as successful first.
+func (s *Status) Start(format string, args ...any) {
+	if s == nil || s.w == nil {
+		return
+	}
+	s.End(true)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.msg = fmt.Sprintf(format, args...)
+	s.started = time.Now()
+	if !s.tty {
+		fmt.Fprintf(s.w, " • %s ...\n", s.msg)
+		return
+	}
+	s.stop, s.done = make(chan struct{}), make(chan struct{})
+	go s.spin(s.msg, s.stop, s.done)
+}
+
+func (s *Status) spin(msg string, stop, done chan struct{}) {
+	defer close(done)
+	t := time.NewTicker(100 * time.Millisecond)
+	defer t.Stop()
+	for i := 0; ; i++ {
+		s.mu.Lock()
+		fmt.Fprintf(s.w, "\r\x1b[K %s %s", frames[i%len(frames)], msg)
+		s.mu.Unlock()
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// End finishes the running step, marking it ✓ or ✗. It does nothing when no
+// step is running.
+func (s *Status) End(ok bool) {
+	if s == nil || s.w == nil {
+		return
+	}
+	s.mu.Lock()
+	msg, stop, done := s.msg, s.stop, s.done
+	s.msg, s.stop, s.done = "", nil, nil
+	elapsed := time.Since(s.started).Round(10 * time.Millisecond)
+	s.mu.Unlock()
+	if msg == "" {
+		return
+	}
+	if stop != nil {
+		close(stop)
+		<-done
+	}
+	mark := "✓"
+	if !ok {
+		mark = "✗"
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.tty {
+		fmt.Fprintf(s.w, "\r\x1b[K %s %s (%s)\n", mark, msg, elapsed)
+		return
+	}
+	fmt.Fprintf(s.w, " %s %s (%s)\n", mark, msg, elapsed)
+}
+
+// Infof prints a line outside any step (a step in progress is not ended).
+func (s *Status) Infof(format string, args ...any) {
+	if s == nil || s.w == nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.tty && s.stop != nil {
+		fmt.Fprint(s.w, "\r\x1b[K")
+	}
+	fmt.Fprintf(s.w, "   %s\n", fmt.Sprintf(format, args...))
+}
