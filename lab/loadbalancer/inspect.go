@@ -1,0 +1,126 @@
+package loadbalancer
+
+import (
+	"context"
+	"encoding/csv"
+	"fmt"
+	"io"
+	"net"
+	"strings"
+	"time"
+)
+
+// Status is what Inspect sees of the running load balancer.
+type Status struct {
+	Running  bool
+	PID      int
+	Backends []BackendStatus
+}
+
+// BackendStatus is one server of one frontend as haproxy's health checks see it.
+type BackendStatus struct {
+	Frontend string
+	Server   string
+	Address  string
+	// Status is haproxy's own word: UP, DOWN, MAINT, "no check", or a
+	// transition such as "UP 1/3" (up, one failed check of three) or "DOWN 1/2".
+	Status string
+	// LastCheck is the last check's result, e.g. "L7OK 200" or "L4CON Connection refused".
+	LastCheck string
+}
+
+// Up is true when haproxy sends traffic to the server.
+func (b BackendStatus) Up() bool {
+	return b.Status == "UP" || strings.HasPrefix(b.Status, "UP ") || b.Status == "no check"
+}
+
+// Inspect reports whether our haproxy runs and, when it does, every server's
+// health read from `show stat` on the admin socket.
+func Inspect(ctx context.Context, c Config) (*Status, error) {
+	pid, ok := runningPID(c)
+	if !ok {
+		return &Status{}, nil
+	}
+	st := &Status{Running: true, PID: pid}
+	raw, err := adminCommand(ctx, c.SocketPath(), "show stat")
+	if err != nil {
+		return st, err
+	}
+	backends, err := parseStat(raw)
+	if err != nil {
+		return st, fmt.Errorf("parse `show stat` from %s: %w", c.SocketPath(), err)
+	}
+	st.Backends = backends
+	return st, nil
+}
+
+// adminCommand sends one command to the haproxy admin socket and returns the answer.
+func adminCommand(ctx context.Context, socket, command string) (string, error) {
+	d := net.Dialer{Timeout: 5 * time.Second}
+	conn, err := d.DialContext(ctx, "unix", socket)
+	if err != nil {
+		return "", fmt.Errorf("haproxy admin socket %s: %w (is haproxy running? `bootlab lab up` starts it)", socket, err)
+	}
+	defer conn.Close()
+	deadline := time.Now().Add(10 * time.Second)
+	if dl, ok := ctx.Deadline(); ok && dl.Before(deadline) {
+		deadline = dl
+	}
+	_ = conn.SetDeadline(deadline)
+	if _, err := io.WriteString(conn, command+"\n"); err != nil {
+		return "", fmt.Errorf("haproxy admin socket %s: send %q: %w", socket, command, err)
+	}
+	// Without "prompt" haproxy answers one command and closes the connection.
+	out, err := io.ReadAll(conn)
+	if err != nil {
+		return "", fmt.Errorf("haproxy admin socket %s: read answer to %q: %w", socket, command, err)
+	}
+	return string(out), nil
+}
+
+// parseStat turns haproxy's `show stat` CSV into one entry per server,
+// leaving out the FRONTEND/BACKEND aggregate rows and the stats listener.
+func parseStat(raw string) ([]BackendStatus, error) {
+	raw = strings.TrimPrefix(strings.TrimSpace(raw), "# ")
+	if raw == "" {
+		return nil, fmt.Errorf("empty answer")
+	}
+	r := csv.NewReader(strings.NewReader(raw))
+	r.FieldsPerRecord = -1
+	rows, err := r.ReadAll()
+	if err != nil {
+		return nil, err
+	}
+	col := map[string]int{}
+	for i, name := range rows[0] {
+		col[name] = i
+	}
+	for _, need := range []string{"pxname", "svname", "status"} {
+		if _, ok := col[need]; !ok {
+			return nil, fmt.Errorf("no %q column in header %q", need, strings.Join(rows[0], ","))
+		}
+	}
+	get := func(row []string, name string) string {
+		i, ok := col[name]
+		if !ok || i >= len(row) {
+			return ""
+		}
+		return row[i]
+	}
+	var out []BackendStatus
+	for _, row := range rows[1:] {
+		px, sv := get(row, "pxname"), get(row, "svname")
+		if px == "stats" || sv == "FRONTEND" || sv == "BACKEND" || sv == "" {
+			continue
+		}
+		last := strings.TrimSpace(get(row, "check_status") + " " + get(row, "last_chk"))
+		out = append(out, BackendStatus{
+			Frontend:  px,
+			Server:    sv,
+			Address:   get(row, "addr"),
+			Status:    get(row, "status"),
+			LastCheck: last,
+		})
+	}
+	return out, nil
+}
