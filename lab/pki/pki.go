@@ -1,0 +1,225 @@
+// Package pki makes the lab's certificate authority and serving
+// certificates, shaped like the installer's: a self-signed root CA (CN
+// root-ca, OU openshift, 10 years) and a Machine Config Server serving
+// certificate for api-int signed by it. Keys are written 0600 and reused.
+package pki
+
+import (
+	"bytes"
+	"crypto"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"math/big"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+)
+
+// Validity of the CA and of the certificates it signs, as the installer's.
+const Validity = 10 * 365 * 24 * time.Hour
+
+// Pair is a certificate and its private key, PEM-encoded.
+type Pair struct {
+	CertPEM []byte
+	KeyPEM  []byte
+}
+
+// NewCA returns a self-signed CA like the installer's root CA.
+func NewCA(cn string) (Pair, error) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return Pair{}, err
+	}
+	now := time.Now()
+	tmpl := &x509.Certificate{
+		SerialNumber:          serial(),
+		Subject:               pkix.Name{CommonName: cn, OrganizationalUnit: []string{"openshift"}},
+		NotBefore:             now.Add(-time.Hour),
+		NotAfter:              now.Add(Validity),
+		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment,
+		BasicConstraintsValid: true,
+		IsCA:                  true,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, key.Public(), key)
+	if err != nil {
+		return Pair{}, fmt.Errorf("create CA certificate: %w", err)
+	}
+	return encode(der, key)
+}
+
+// NewServing returns a serverAuth certificate for dnsNames signed by ca.
+func NewServing(ca Pair, cn string, dnsNames []string) (Pair, error) {
+	caCert, caKey, err := ca.Parse()
+	if err != nil {
+		return Pair{}, err
+	}
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return Pair{}, err
+	}
+	now := time.Now()
+	tmpl := &x509.Certificate{
+		SerialNumber: serial(),
+		Subject:      pkix.Name{CommonName: cn},
+		NotBefore:    now.Add(-time.Hour),
+		NotAfter:     now.Add(Validity),
+		KeyUsage:     x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment,
+		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		DNSNames:     dnsNames,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, caCert, key.Public(), caKey)
+	if err != nil {
+		return Pair{}, fmt.Errorf("create serving certificate for %v: %w", dnsNames, err)
+	}
+	return encode(der, key)
+}
+
+// Parse decodes the pair.
+func (p Pair) Parse() (*x509.Certificate, crypto.Signer, error) {
+	cb, _ := pem.Decode(p.CertPEM)
+	if cb == nil || cb.Type != "CERTIFICATE" {
+		return nil, nil, errors.New("no PEM CERTIFICATE block")
+	}
+	cert, err := x509.ParseCertificate(cb.Bytes)
+	if err != nil {
+		return nil, nil, fmt.Errorf("parse certificate: %w", err)
+	}
+	kb, _ := pem.Decode(p.KeyPEM)
+	if kb == nil {
+		return nil, nil, errors.New("no PEM private key block")
+	}
+	key, err := x509.ParseECPrivateKey(kb.Bytes)
+	if err != nil {
+		return nil, nil, fmt.Errorf("parse private key: %w", err)
+	}
+	return cert, key, nil
+}
+
+func encode(der []byte, key *ecdsa.PrivateKey) (Pair, error) {
+	kd, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		return Pair{}, err
+	}
+	return Pair{
+		CertPEM: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
+		KeyPEM:  pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kd}),
+	}, nil
+}
+
+func serial() *big.Int {
+	n, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 127))
+	if err != nil {
+		return big.NewInt(time.Now().UnixNano())
+	}
+	return n
+}
+
+// Lab is the lab's PKI as kept in its directory.
+type Lab struct {
+	CA  Pair
+	MCS Pair
+}
+
+// File names under the PKI directory, named like the installer's tls/ assets.
+const (
+	CACertFile  = "root-ca.crt"
+	CAKeyFile   = "root-ca.key"
+	MCSCertFile = "machine-config-server.crt"
+	MCSKeyFile  = "machine-config-server.key"
+)
+
+// Ensure loads the lab CA and MCS certificate from dir, or creates them
+// (0600) when absent. The MCS certificate is remade when it does not name
+// apiInt or is not signed by the CA, so a renamed cluster gets a right one.
+func Ensure(dir, apiInt string) (*Lab, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("create PKI directory: %w", err)
+	}
+	ca, err := load(dir, CACertFile, CAKeyFile)
+	if err != nil {
+		return nil, err
+	}
+	if ca == nil {
+		p, err := NewCA("root-ca")
+		if err != nil {
+			return nil, err
+		}
+		if err := save(dir, CACertFile, CAKeyFile, p); err != nil {
+			return nil, err
+		}
+		ca = &p
+	}
+	mcs, err := load(dir, MCSCertFile, MCSKeyFile)
+	if err != nil {
+		return nil, err
+	}
+	if mcs == nil || !signedFor(*ca, *mcs, apiInt) {
+		p, err := NewServing(*ca, "system:machine-config-server", []string{apiInt})
+		if err != nil {
+			return nil, err
+		}
+		if err := save(dir, MCSCertFile, MCSKeyFile, p); err != nil {
+			return nil, err
+		}
+		mcs = &p
+	}
+	return &Lab{CA: *ca, MCS: *mcs}, nil
+}
+
+func signedFor(ca, leaf Pair, name string) bool {
+	caCert, _, err := ca.Parse()
+	if err != nil {
+		return false
+	}
+	cert, _, err := leaf.Parse()
+	if err != nil || !slices.Contains(cert.DNSNames, name) {
+		return false
+	}
+	pool := x509.NewCertPool()
+	pool.AddCert(caCert)
+	_, err = cert.Verify(x509.VerifyOptions{Roots: pool, DNSName: name})
+	return err == nil
+}
+
+func load(dir, certName, keyName string) (*Pair, error) {
+	c, cerr := os.ReadFile(filepath.Join(dir, certName))
+	k, kerr := os.ReadFile(filepath.Join(dir, keyName))
+	if errors.Is(cerr, os.ErrNotExist) || errors.Is(kerr, os.ErrNotExist) {
+		return nil, nil
+	}
+	if cerr != nil {
+		return nil, cerr
+	}
+	if kerr != nil {
+		return nil, kerr
+	}
+	p := Pair{CertPEM: c, KeyPEM: k}
+	if _, _, err := p.Parse(); err != nil {
+		return nil, fmt.Errorf("%s in %s: %w (delete both files to make new ones)", certName, dir, err)
+	}
+	return &p, nil
+}
+
+func save(dir, certName, keyName string, p Pair) error {
+	for name, data := range map[string][]byte{certName: p.CertPEM, keyName: p.KeyPEM} {
+		path := filepath.Join(dir, name)
+		tmp := path + ".tmp"
+		if err := os.WriteFile(tmp, data, 0o600); err != nil {
+			return fmt.Errorf("write %s: %w", path, err)
+		}
+		if err := os.Rename(tmp, path); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// SamePEM reports whether two PEM certificates are the same bytes.
+func SamePEM(a, b []byte) bool { return bytes.Equal(bytes.TrimSpace(a), bytes.TrimSpace(b)) }
