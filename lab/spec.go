@@ -284,16 +284,19 @@ func Load(path string) (*Spec, error) {
 func Parse(data []byte, source string) (*Spec, error) {
 	var s Spec
 	if err := yaml.UnmarshalStrict(data, &s); err != nil {
-		return nil, &ValidationError{Source: source, Errs: []FieldError{{Field: "(file)", Msg: cleanYAMLError(err)}}}
+		return nil, &ValidationError{Source: source, Errs: []FieldError{yamlFieldError(err)}}
 	}
 	return &s, nil
 }
 
-func cleanYAMLError(err error) string {
+func yamlFieldError(err error) FieldError {
 	msg := err.Error()
 	msg = strings.TrimPrefix(msg, "error unmarshaling JSON: while decoding JSON: ")
 	msg = strings.TrimPrefix(msg, "error converting YAML to JSON: ")
-	return msg
+	if name, ok := strings.CutPrefix(msg, "json: unknown field "); ok {
+		return FieldError{Field: strings.Trim(name, `"`), Msg: "unknown field: check its spelling and place against `bootlab lab config -o yaml`"}
+	}
+	return FieldError{Field: "(file)", Msg: msg + ": fix the YAML syntax"}
 }
 
 // Marshal renders the spec as YAML.

@@ -2,6 +2,13 @@ package lab
 
 import (
 	"fmt"
+	"net/netip"
+	"net/url"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -41,8 +48,391 @@ func (e *ValidationError) Error() string {
 // ExitCode makes invalid input exit 3.
 func (e *ValidationError) ExitCode() int { return 3 }
 
-// Validate checks the (defaulted) spec and returns a *ValidationError
-// naming every bad field, or nil.
+var (
+	labelRE  = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
+	bridgeRE = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,15}$`)
+	macRE    = regexp.MustCompile(`^([0-9a-f]{2}:){5}[0-9a-f]{2}$`)
+	semverRE = regexp.MustCompile(`^4\.(\d+)(\.\d+)?(-[0-9a-z.]+)?$`)
+)
+
+// URISchemes are the libvirt URI schemes bootlab can drive.
+var URISchemes = []string{"qemu", "qemu+ssh", "qemu+unix", "qemu+tcp", "qemu+tls", "test"}
+
+type errs struct{ list []FieldError }
+
+func (e *errs) add(field, format string, args ...any) {
+	e.list = append(e.list, FieldError{Field: field, Msg: fmt.Sprintf(format, args...)})
+}
+
+// Validate checks the (defaulted) spec without looking at the host and
+// returns a *ValidationError naming every bad field, or nil.
 func (s *Spec) Validate() error {
-	return nil
+	var e errs
+	if s.APIVersion != APIVersion {
+		e.add("apiVersion", "is %q; this bootlab reads %q", s.APIVersion, APIVersion)
+	}
+	if s.Kind != Kind {
+		e.add("kind", "is %q; must be %q", s.Kind, Kind)
+	}
+	if len(s.Name) > 32 || !labelRE.MatchString(s.Name) {
+		e.add("name", "%q is not a valid lab name: use 1-32 lowercase letters, digits and '-', starting and ending with a letter or digit", s.Name)
+	}
+	switch s.Profile {
+	case ProfileOpenShift, ProfileProbe:
+	default:
+		e.add("profile", "unknown profile %q: use %q or %q", s.Profile, ProfileOpenShift, ProfileProbe)
+	}
+	s.validateCluster(&e)
+	s.validateURI(&e)
+	prefix, ok := s.validateNetwork(&e)
+	if !filepath.IsAbs(s.Storage.PoolDir) {
+		e.add("storage.poolDir", "%q must be an absolute path", s.Storage.PoolDir)
+	}
+	if !filepath.IsAbs(s.LabDir) {
+		e.add("labDir", "%q must be an absolute path", s.LabDir)
+	}
+	switch s.Accelerator {
+	case AccelAuto, AccelKVM, AccelTCG:
+	default:
+		e.add("accelerator", "unknown accelerator %q: use auto, kvm or tcg", s.Accelerator)
+	}
+	s.validateImage(&e)
+	s.validateNodes(&e, prefix, ok)
+	s.validateOpenShift(&e)
+	if len(e.list) == 0 {
+		return nil
+	}
+	return &ValidationError{Errs: e.list}
+}
+
+func (s *Spec) validateCluster(e *errs) {
+	if len(s.Cluster.Name) > 63 || !labelRE.MatchString(s.Cluster.Name) {
+		e.add("cluster.name", "%q is not a DNS label: use lowercase letters, digits and '-' (at most 63), starting and ending with a letter or digit", s.Cluster.Name)
+	}
+	bd := s.Cluster.BaseDomain
+	if bd == "" || len(bd) > 253 || strings.HasSuffix(bd, ".") {
+		e.add("cluster.baseDomain", "%q is not a DNS domain: use labels separated by dots, no trailing dot, e.g. lab.local", bd)
+		return
+	}
+	for _, l := range strings.Split(bd, ".") {
+		if len(l) > 63 || !labelRE.MatchString(l) {
+			e.add("cluster.baseDomain", "%q is not a DNS domain: label %q must be lowercase letters, digits and '-'", bd, l)
+			return
+		}
+	}
+}
+
+func (s *Spec) validateURI(e *errs) {
+	u, err := url.Parse(s.Libvirt.URI)
+	if err != nil || u.Scheme == "" {
+		e.add("libvirt.uri", "%q is not a libvirt URI: use e.g. qemu:///system or qemu+ssh://user@host/system", s.Libvirt.URI)
+		return
+	}
+	if !slices.Contains(URISchemes, u.Scheme) {
+		e.add("libvirt.uri", "unknown scheme %q in %q: use one of %s", u.Scheme, s.Libvirt.URI, strings.Join(URISchemes, ", "))
+		return
+	}
+	if u.Scheme == "qemu+ssh" && u.Host == "" {
+		e.add("libvirt.uri", "%q names no host: use qemu+ssh://user@host/system", s.Libvirt.URI)
+	}
+	if strings.HasPrefix(u.Scheme, "qemu") && u.Path != "/system" && u.Path != "/session" {
+		e.add("libvirt.uri", "%q: the path must be /system or /session", s.Libvirt.URI)
+	}
+}
+
+// minPrefixLen is the smallest network bootlab accepts: the gateway, the
+// nodes at .10 and up, and a DHCP range need a /27 at least.
+const maxPrefixBits = 27
+
+func (s *Spec) validateNetwork(e *errs) (netip.Prefix, bool) {
+	n := s.Network
+	switch n.Mode {
+	case NetworkNAT, NetworkIsolated:
+	default:
+		e.add("network.mode", "unknown mode %q: use nat (real installs) or isolated (no traffic leaves the host)", n.Mode)
+	}
+	if !bridgeRE.MatchString(n.Bridge) {
+		e.add("network.bridge", "%q is not a usable bridge name: 1-15 letters, digits, '_', '.' or '-'", n.Bridge)
+	}
+	prefix, err := netip.ParsePrefix(n.CIDR)
+	if err != nil {
+		e.add("network.cidr", "%q is not a CIDR: use e.g. 192.168.126.0/24", n.CIDR)
+		return netip.Prefix{}, false
+	}
+	if !prefix.Addr().Is4() {
+		e.add("network.cidr", "%q is not IPv4: bootlab labs are IPv4 only", n.CIDR)
+		return netip.Prefix{}, false
+	}
+	if prefix.Masked() != prefix {
+		e.add("network.cidr", "%q has host bits set: did you mean %s?", n.CIDR, prefix.Masked())
+		return netip.Prefix{}, false
+	}
+	if prefix.Bits() > maxPrefixBits {
+		e.add("network.cidr", "%q is too small: a lab needs at least a /%d (gateway, nodes from .10, DHCP range)", n.CIDR, maxPrefixBits)
+		return netip.Prefix{}, false
+	}
+	if !prefix.Addr().IsPrivate() {
+		e.add("network.cidr", "%q is not a private range: use one inside 10.0.0.0/8, 172.16.0.0/12 or 192.168.0.0/16", n.CIDR)
+	}
+	checkAddr := func(field, val string) {
+		a, err := netip.ParseAddr(val)
+		switch {
+		case err != nil:
+			e.add(field, "%q is not an IPv4 address", val)
+		case !usableHost(prefix, a):
+			e.add(field, "%s is not a usable host address of network.cidr %s", val, prefix)
+		}
+	}
+	checkAddr("network.gateway", n.Gateway)
+	if n.APIAddress != n.Gateway {
+		e.add("network.apiAddress", "%s must be the gateway %s: haproxy runs on the host, which owns only the bridge address", n.APIAddress, n.Gateway)
+	}
+	if n.IngressAddress != n.Gateway {
+		e.add("network.ingressAddress", "%s must be the gateway %s: haproxy runs on the host, which owns only the bridge address", n.IngressAddress, n.Gateway)
+	}
+	return prefix, true
+}
+
+// usableHost says whether a is inside p and neither its network nor its broadcast address.
+func usableHost(p netip.Prefix, a netip.Addr) bool {
+	if !a.Is4() || !p.Contains(a) || a == p.Addr() {
+		return false
+	}
+	b := p.Addr().As4()
+	host := 32 - p.Bits()
+	v := uint32(b[0])<<24 | uint32(b[1])<<16 | uint32(b[2])<<8 | uint32(b[3])
+	v |= (1 << host) - 1
+	bcast := netip.AddrFrom4([4]byte{byte(v >> 24), byte(v >> 16), byte(v >> 8), byte(v)})
+	return a != bcast
+}
+
+func (s *Spec) validateImage(e *errs) {
+	im := s.Image
+	fileMust := func(field, path, what string) {
+		if path == "" {
+			return
+		}
+		if !filepath.IsAbs(path) {
+			e.add(field, "%q must be an absolute path", path)
+			return
+		}
+		st, err := os.Stat(path)
+		switch {
+		case err != nil:
+			e.add(field, "%s not found: %s", what, path)
+		case st.IsDir():
+			e.add(field, "%s is a directory, not a file", path)
+		}
+	}
+	fileMust("image.path", im.Path, "base image")
+	fileMust("image.kernel", im.Kernel, "kernel")
+	fileMust("image.initrd", im.Initrd, "initrd")
+	if (im.Kernel == "") != (im.Initrd == "") {
+		e.add("image", "kernel and initrd go together for direct kernel boot: set both or neither")
+	}
+	if s.Profile == ProfileOpenShift && im.Path == "" && s.OpenShift.PullSecretFile == "" {
+		e.add("image.path", "the openshift profile needs an RHCOS qcow2 (image.path) or a pull secret (openshift.pullSecretFile) to fetch one; for a lab without either use profile: probe")
+	}
+}
+
+func (s *Spec) validateNodes(e *errs, prefix netip.Prefix, prefixOK bool) {
+	if len(s.Nodes) == 0 {
+		e.add("nodes", "no nodes: a lab needs one bootstrap and at least one master")
+		return
+	}
+	names, macs, ips := map[string]int{}, map[string]int{}, map[string]int{}
+	count := map[Role]int{}
+	for i, n := range s.Nodes {
+		f := func(sub string) string { return fmt.Sprintf("nodes[%d].%s", i, sub) }
+		switch {
+		case len(n.Name) > 63 || !labelRE.MatchString(n.Name):
+			e.add(f("name"), "%q is not a DNS label: lowercase letters, digits and '-', starting and ending with a letter or digit", n.Name)
+		case n.Name == "api" || n.Name == "api-int" || n.Name == "apps":
+			e.add(f("name"), "%q is reserved for the cluster's own DNS names: choose another", n.Name)
+		default:
+			if j, dup := names[n.Name]; dup {
+				e.add(f("name"), "%q is already used by nodes[%d]", n.Name, j)
+			}
+			names[n.Name] = i
+		}
+		switch n.Role {
+		case RoleBootstrap, RoleMaster, RoleWorker:
+			count[n.Role]++
+		default:
+			// Sizes and addresses of an unknown role were never defaulted:
+			// reporting them would only bury the real mistake.
+			e.add(f("role"), "unknown role %q: use bootstrap, master or worker", n.Role)
+			continue
+		}
+		if _, known := profileSizes[s.Profile]; !known {
+			continue // Validate already reported the profile
+		}
+		if n.VCPUs < 1 || n.VCPUs > 64 {
+			e.add(f("vcpus"), "%d is out of range: use 1 to 64", n.VCPUs)
+		}
+		if floor := MinMemoryMiB(s.Profile, n.Role); n.MemoryMiB < floor {
+			e.add(f("memoryMiB"), "%d MiB is below the %s profile's floor of %d MiB for a %s", n.MemoryMiB, s.Profile, floor, n.Role)
+		}
+		if floor := minDiskGiB(s.Profile); n.DiskGiB < floor {
+			e.add(f("diskGiB"), "%d GiB is below the %s profile's floor of %d GiB", n.DiskGiB, s.Profile, floor)
+		}
+		mac := strings.ToLower(n.MAC)
+		switch {
+		case !macRE.MatchString(mac):
+			e.add(f("mac"), "%q is not a MAC address: use six hex pairs, e.g. 52:54:00:12:34:56", n.MAC)
+		case mustHex(mac[:2])&1 == 1:
+			e.add(f("mac"), "%s is a multicast address: the first byte must be even (QEMU's range is 52:54:00:...)", n.MAC)
+		default:
+			if j, dup := macs[mac]; dup && s.Nodes[j].Name != n.Name {
+				e.add(f("mac"), "%s is already used by nodes[%d]", n.MAC, j)
+			}
+			macs[mac] = i
+		}
+		if !prefixOK {
+			continue // addresses were derived from a CIDR that is itself wrong
+		}
+		a, err := netip.ParseAddr(n.IP)
+		switch {
+		case err != nil || !a.Is4():
+			e.add(f("ip"), "%q is not an IPv4 address", n.IP)
+		case !usableHost(prefix, a):
+			e.add(f("ip"), "%s is outside network.cidr %s (or is its network or broadcast address)", n.IP, prefix)
+		case n.IP == s.Network.Gateway:
+			e.add(f("ip"), "%s is the gateway (the host's bridge address): choose another", n.IP)
+		default:
+			if j, dup := ips[n.IP]; dup {
+				e.add(f("ip"), "%s is already used by nodes[%d]", n.IP, j)
+			}
+			ips[n.IP] = i
+		}
+	}
+	if count[RoleBootstrap] != 1 {
+		e.add("nodes", "a lab needs exactly one bootstrap node, found %d", count[RoleBootstrap])
+	}
+	if count[RoleMaster] == 0 {
+		e.add("nodes", "zero masters: a lab needs at least one master (three for OpenShift)")
+	} else if s.Profile == ProfileOpenShift && (count[RoleMaster] < 3 || count[RoleMaster] > 5) {
+		e.add("nodes", "%d masters: an OpenShift UPI cluster needs 3 to 5 control-plane nodes", count[RoleMaster])
+	}
+}
+
+func minDiskGiB(p Profile) int {
+	if p == ProfileOpenShift {
+		return 100
+	}
+	return 1
+}
+
+func mustHex(s string) int {
+	v, _ := strconv.ParseUint(s, 16, 8)
+	return int(v)
+}
+
+func (s *Spec) validateOpenShift(e *errs) {
+	o := s.OpenShift
+	if s.Profile != ProfileOpenShift {
+		return
+	}
+	m := semverRE.FindStringSubmatch(o.Version)
+	if m == nil {
+		e.add("openshift.version", "%q is not an OpenShift 4 version: use e.g. %s", o.Version, DefaultOpenShiftVersion)
+	} else if minor, _ := strconv.Atoi(m[1]); minor < 16 {
+		e.add("openshift.version", "%s is older than 4.16, the oldest release bootlab supports (the libvirt and bootstrap details differ before it)", o.Version)
+	}
+	for field, path := range map[string]string{
+		"openshift.pullSecretFile":   o.PullSecretFile,
+		"openshift.sshPublicKeyFile": o.SSHPublicKeyFile,
+		"openshift.installerPath":    o.InstallerPath,
+		"openshift.ocPath":           o.OCPath,
+	} {
+		if path == "" {
+			continue
+		}
+		if _, err := os.Stat(path); err != nil {
+			e.add(field, "%s not found: give the path of an existing file", path)
+		}
+	}
+	for field, base := range map[string]string{"openshift.mirrors.clients": o.Mirrors.Clients, "openshift.mirrors.rhcos": o.Mirrors.RHCOS} {
+		if base == "" {
+			continue
+		}
+		if u, err := url.Parse(base); err != nil || (u.Scheme != "http" && u.Scheme != "https" && u.Scheme != "file") {
+			e.add(field, "%q is not an http(s) or file URL", base)
+		}
+	}
+}
+
+// HostRoute is one IPv4 route of the host.
+type HostRoute struct {
+	Prefix netip.Prefix
+	Dev    string
+}
+
+// HostRoutes reads the host's IPv4 routes from /proc/net/route.
+func HostRoutes() ([]HostRoute, error) {
+	data, err := os.ReadFile("/proc/net/route")
+	if err != nil {
+		return nil, fmt.Errorf("read host routes: %w", err)
+	}
+	return parseProcRoutes(string(data))
+}
+
+func parseProcRoutes(text string) ([]HostRoute, error) {
+	var out []HostRoute
+	for i, line := range strings.Split(strings.TrimSpace(text), "\n") {
+		f := strings.Fields(line)
+		if i == 0 || len(f) < 8 {
+			continue
+		}
+		dst, err1 := strconv.ParseUint(f[1], 16, 32)
+		mask, err2 := strconv.ParseUint(f[7], 16, 32)
+		if err1 != nil || err2 != nil {
+			return nil, fmt.Errorf("parse /proc/net/route line %q", line)
+		}
+		// The kernel prints these in host (little-endian) byte order.
+		a := netip.AddrFrom4([4]byte{byte(dst), byte(dst >> 8), byte(dst >> 16), byte(dst >> 24)})
+		bits := 0
+		for m := uint32(mask); m != 0; m >>= 1 {
+			bits += int(m & 1)
+		}
+		out = append(out, HostRoute{Prefix: netip.PrefixFrom(a, bits), Dev: f[0]})
+	}
+	return out, nil
+}
+
+// ValidateHost checks the spec against the host: the lab network must not
+// overlap a host route (other than the default route and the lab's own
+// bridge) or another libvirt network. The lab's own network is ignored, so a
+// second `up` passes.
+func ValidateHost(s *Spec, routes []HostRoute, nets []NetworkInfo) error {
+	var e errs
+	prefix, err := netip.ParsePrefix(s.Network.CIDR)
+	if err != nil {
+		return nil // Validate reports it
+	}
+	for _, n := range nets {
+		if n.Name == s.NetworkName() {
+			continue
+		}
+		if n.Bridge == s.Network.Bridge {
+			e.add("network.bridge", "%s is already the bridge of libvirt network %q: choose another bridge or lab name", n.Bridge, n.Name)
+		}
+		for _, p := range n.Prefixes {
+			if p.Overlaps(prefix) {
+				e.add("network.cidr", "%s overlaps libvirt network %q (%s): choose a free range, e.g. with --cidr", prefix, n.Name, p)
+			}
+		}
+	}
+	for _, r := range routes {
+		if r.Prefix.Bits() == 0 || r.Dev == s.Network.Bridge {
+			continue
+		}
+		if r.Prefix.Overlaps(prefix) {
+			e.add("network.cidr", "%s overlaps the host route %s on %s: choose a free range, e.g. with --cidr", prefix, r.Prefix, r.Dev)
+		}
+	}
+	if len(e.list) == 0 {
+		return nil
+	}
+	return &ValidationError{Errs: e.list}
 }
