@@ -1,0 +1,249 @@
+//go:build e2e
+
+// Package e2e drives the built bootlab binary against a real libvirtd on
+// qemu:///system with real VMs (TCG), real dnsmasq and real haproxy, as a
+// user would. Run with `make e2e` (root, libvirtd running: see .ci/run).
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"net/netip"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/bootlab/bootlab/lab"
+)
+
+var (
+	binDir     string // holds bootlab and bootlab-probe
+	bootlabBin string
+)
+
+// e2eRoot holds lab directories: qemu (libvirt-qemu) must traverse it.
+const e2eRoot = "/var/lib/bootlab-e2e"
+
+func TestMain(m *testing.M) {
+	if err := preconditions(); err != nil {
+		fmt.Fprintf(os.Stderr, "e2e preconditions not met: %v\n", err)
+		os.Exit(1)
+	}
+	dir, err := os.MkdirTemp("", "bootlab-e2e-bin-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	binDir = dir
+	bootlabBin = filepath.Join(dir, "bootlab")
+	for _, pkg := range []string{"./cmd/bootlab", "./cmd/bootlab-probe"} {
+		if _, err := os.Stat(filepath.Join("..", "..", pkg)); err != nil {
+			continue
+		}
+		out := filepath.Join(dir, filepath.Base(pkg))
+		cmd := exec.Command("go", "build", "-o", out, pkg)
+		cmd.Dir = filepath.Join("..", "..")
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+		if b, err := cmd.CombinedOutput(); err != nil {
+			fmt.Fprintf(os.Stderr, "build %s: %v\n%s", pkg, err, b)
+			os.Exit(1)
+		}
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+func preconditions() error {
+	if os.Geteuid() != 0 {
+		return fmt.Errorf("the e2e tests create libvirt networks and VMs on qemu:///system: run them as root (sudo make e2e)")
+	}
+	for _, tool := range []string{"virsh", "haproxy", "qemu-img", "dig", "qemu-system-x86_64"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			return fmt.Errorf("%s not found: apt-get install -y libvirt-clients haproxy qemu-utils dnsutils qemu-system-x86", tool)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if out, err := exec.CommandContext(ctx, "virsh", "-c", "qemu:///system", "version").CombinedOutput(); err != nil {
+		return fmt.Errorf("libvirtd is not answering on qemu:///system (%v: %s): start it with `mkdir -p /run/libvirt && virtlogd -d && libvirtd -d`", err, strings.TrimSpace(string(out)))
+	}
+	return nil
+}
+
+// result is what one bootlab run printed and returned.
+type result struct {
+	Stdout, Stderr string
+	Code           int
+}
+
+func (r result) String() string {
+	return fmt.Sprintf("exit %d\n--- stdout\n%s\n--- stderr\n%s", r.Code, r.Stdout, r.Stderr)
+}
+
+// run executes the built bootlab with args (10 minutes at most).
+func run(t *testing.T, args ...string) result {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bootlabBin, args...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	cmd.Env = append(os.Environ(), "PATH="+binDir+":"+os.Getenv("PATH"))
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatalf("run bootlab %v: %v", args, err)
+	}
+	t.Logf("bootlab %s -> exit %d", strings.Join(args, " "), code)
+	return result{Stdout: out.String(), Stderr: errb.String(), Code: code}
+}
+
+// mustRun runs bootlab and fails the test unless it exits 0.
+func mustRun(t *testing.T, args ...string) result {
+	t.Helper()
+	r := run(t, args...)
+	if r.Code != 0 {
+		t.Fatalf("bootlab %s failed:\n%s", strings.Join(args, " "), r)
+	}
+	return r
+}
+
+// labEnv is one test lab: its name, spec file, network and directory.
+type labEnv struct {
+	Name     string
+	SpecFile string
+	CIDR     netip.Prefix
+	Dir      string
+}
+
+// Gateway is the host's address on the lab bridge (.1).
+func (l labEnv) Gateway() string { return l.CIDR.Addr().Next().String() }
+
+var cidrMu sync.Mutex
+
+// freeCIDR returns a /24 in 10.213.0.0/16 that no host route or libvirt network uses.
+func freeCIDR(t *testing.T) netip.Prefix {
+	t.Helper()
+	cidrMu.Lock()
+	defer cidrMu.Unlock()
+	routes, err := lab.HostRoutes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, _ := exec.Command("virsh", "-c", "qemu:///system", "net-list", "--all", "--name").Output()
+	var used []string
+	for _, n := range strings.Fields(string(out)) {
+		x, _ := exec.Command("virsh", "-c", "qemu:///system", "net-dumpxml", n).Output()
+		used = append(used, string(x))
+	}
+	b := make([]byte, 1)
+	for i := 0; i < 256; i++ {
+		_, _ = rand.Read(b)
+		p := netip.PrefixFrom(netip.AddrFrom4([4]byte{10, 213, b[0], 0}), 24)
+		free := true
+		for _, r := range routes {
+			if r.Prefix.Bits() > 0 && r.Prefix.Overlaps(p) {
+				free = false
+			}
+		}
+		for _, x := range used {
+			if strings.Contains(x, fmt.Sprintf("10.213.%d.", b[0])) {
+				free = false
+			}
+		}
+		if free {
+			return p
+		}
+	}
+	t.Fatal("no free /24 in 10.213.0.0/16")
+	return netip.Prefix{}
+}
+
+// newLab writes a probe-profile spec for a lab with a unique name on a free
+// isolated /24 (TCG, lab directory traversable by qemu) and registers
+// `lab down` as cleanup.
+func newLab(t *testing.T) labEnv { t.Helper(); return newLabWith(t, "") }
+
+// newLabWith is newLab with extra YAML appended to the spec (nodes, topology...).
+func newLabWith(t *testing.T, extra string) labEnv {
+	t.Helper()
+	b := make([]byte, 3)
+	_, _ = rand.Read(b)
+	name := "e2e-" + hex.EncodeToString(b)
+	cidr := freeCIDR(t)
+	dir := filepath.Join(e2eRoot, name)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	_ = os.Chmod(e2eRoot, 0o755)
+	spec := fmt.Sprintf(`name: %s
+profile: probe
+accelerator: tcg
+network:
+  cidr: %s
+  mode: isolated
+labDir: %s
+storage:
+  poolDir: %s
+%s`, name, cidr, filepath.Join(dir, "lab"), filepath.Join(dir, "pool"), extra)
+	file := filepath.Join(dir, "bootlab.yaml")
+	if err := os.WriteFile(file, []byte(spec), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	l := labEnv{Name: name, SpecFile: file, CIDR: cidr, Dir: dir}
+	t.Cleanup(func() {
+		r := run(t, "lab", "down", "-f", file)
+		if r.Code != 0 {
+			t.Errorf("cleanup: lab down failed:\n%s", r)
+		}
+		if !t.Failed() {
+			os.RemoveAll(dir)
+		}
+	})
+	return l
+}
+
+// virsh runs virsh on qemu:///system and returns its stdout.
+func virsh(t *testing.T, args ...string) (string, error) {
+	t.Helper()
+	out, err := exec.Command("virsh", append([]string{"-c", "qemu:///system"}, args...)...).Output()
+	return string(out), err
+}
+
+// dig asks the lab's dnsmasq for name's A records.
+func dig(t *testing.T, server, name string) []string {
+	t.Helper()
+	out, err := exec.Command("dig", "+short", "+time=2", "+tries=3", "@"+server, name, "A").Output()
+	if err != nil {
+		t.Fatalf("dig @%s %s: %v", server, name, err)
+	}
+	return strings.Fields(string(out))
+}
+
+// leftovers lists libvirt objects still named after the lab.
+func leftovers(t *testing.T, l labEnv) []string {
+	t.Helper()
+	var left []string
+	for _, kind := range [][]string{{"list", "--all", "--name"}, {"net-list", "--all", "--name"}, {"pool-list", "--all", "--name"}} {
+		out, err := virsh(t, kind...)
+		if err != nil {
+			t.Fatalf("virsh %v: %v", kind, err)
+		}
+		for _, n := range strings.Fields(out) {
+			if strings.HasPrefix(n, "bootlab-"+l.Name) {
+				left = append(left, kind[0]+":"+n)
+			}
+		}
+	}
+	return left
+}
