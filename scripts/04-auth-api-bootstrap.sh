@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Stage 04 auth-api-bootstrap: render the RoleBindingRestriction CRD (4.19+)
+#
+# The authentication operator renders one CRD early, so the
+# RestrictSubjectBindings admission plugin of the bootstrap API server does
+# not block the system:* RoleBindings cluster-bootstrap creates.
+# shellcheck source-path=SCRIPTDIR source=lib/bootkube.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib/bootkube.sh" # bootlab: library
+
+load_images
+
+if stage_needed auth-api-bootstrap; then
+    record_service_stage_start "auth-api-bootstrap"
+    echo "Rendering auth api manifests..."
+    rm --recursive --force auth-api-bootstrap
+    bootkube_podman_run \
+        --name auth-api-render \
+        --volume "$PWD:/assets:z" \
+        "${AUTH_OPERATOR_IMAGE}" \
+        render \
+        --asset-output-dir=/assets/auth-api-bootstrap/manifests \
+        --rendered-manifest-dir=/assets/manifests \
+        --cluster-profile=self-managed-high-availability \
+        --payload-version="${VERSION}"
+    cp auth-api-bootstrap/manifests/* manifests/
+    mark_done auth-api-bootstrap
+    record_service_stage_success
+fi
