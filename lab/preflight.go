@@ -1,0 +1,777 @@
+package lab
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"net/url"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/bootlab/bootlab/internal/status"
+)
+
+// PreflightCheck is one fact about the host that `lab up` relies on.
+type PreflightCheck struct {
+	Name string `json:"name"`
+	// OK is false when `lab up` would fail or misbehave.
+	OK bool `json:"ok"`
+	// Warning marks a passed check with a caveat (TCG instead of KVM, say).
+	Warning bool   `json:"warning,omitempty"`
+	Detail  string `json:"detail"`
+	// Fix says what to run or change when the check failed or warned.
+	Fix string `json:"fix,omitempty"`
+}
+
+// PreflightReport is every check, in a fixed order.
+type PreflightReport struct {
+	Checks []PreflightCheck `json:"checks"`
+	// Accelerator is what `lab up` would use, and AcceleratorReason why.
+	Accelerator       Accelerator `json:"accelerator,omitempty"`
+	AcceleratorReason string      `json:"acceleratorReason,omitempty"`
+}
+
+// OK is true when no check failed (warnings pass).
+func (r *PreflightReport) OK() bool {
+	for _, c := range r.Checks {
+		if !c.OK {
+			return false
+		}
+	}
+	return true
+}
+
+// Failed returns the failed checks.
+func (r *PreflightReport) Failed() []PreflightCheck {
+	var out []PreflightCheck
+	for _, c := range r.Checks {
+		if !c.OK {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// Err is nil when the report passed, else an error naming the failed checks
+// and their fixes (exit code 3).
+func (r *PreflightReport) Err() error {
+	failed := r.Failed()
+	if len(failed) == 0 {
+		return nil
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "preflight: %d check(s) failed:", len(failed))
+	for _, c := range failed {
+		fmt.Fprintf(&b, "\n  - %s: %s", c.Name, c.Detail)
+		if c.Fix != "" {
+			fmt.Fprintf(&b, "\n    fix: %s", c.Fix)
+		}
+	}
+	return &PreflightError{msg: b.String()}
+}
+
+// PreflightError is a failed preflight; it exits 3 like invalid input.
+type PreflightError struct{ msg string }
+
+func (e *PreflightError) Error() string { return e.msg }
+func (e *PreflightError) ExitCode() int { return 3 }
+
+// HostUser is a local user as the traversal checks need it.
+type HostUser struct {
+	Name string
+	UID  int
+	GIDs []int
+}
+
+// FileOwner is the part of a file's metadata the traversal checks need.
+type FileOwner struct {
+	Mode fs.FileMode
+	UID  int
+	GID  int
+}
+
+// HostFacts are the ways preflight looks at the host. Zero fields read the
+// real host; unit tests replace them to reach every failing check.
+type HostFacts struct {
+	// DevKVM is the KVM device (default /dev/kvm).
+	DevKVM string
+	// MemInfo is the meminfo file (default /proc/meminfo).
+	MemInfo string
+	// BootDir holds host kernels for the KVM smoke test (default /boot).
+	BootDir    string
+	Getenv     func(string) string
+	LookPath   func(string) (string, error)
+	LookupUser func(name string) (*HostUser, error)
+	// Stat follows symlinks.
+	Stat func(path string) (*FileOwner, error)
+	// FreeBytes is the space available on path's filesystem.
+	FreeBytes func(path string) (uint64, error)
+	Routes    func() ([]HostRoute, error)
+	// KVMSmoke boots kernel under KVM for a few seconds and returns nil when
+	// it printed to the serial console.
+	KVMSmoke func(ctx context.Context, kernel string) error
+}
+
+func (h HostFacts) withDefaults() HostFacts {
+	if h.DevKVM == "" {
+		h.DevKVM = "/dev/kvm"
+	}
+	if h.MemInfo == "" {
+		h.MemInfo = "/proc/meminfo"
+	}
+	if h.BootDir == "" {
+		h.BootDir = "/boot"
+	}
+	if h.Getenv == nil {
+		h.Getenv = os.Getenv
+	}
+	if h.LookPath == nil {
+		h.LookPath = exec.LookPath
+	}
+	if h.LookupUser == nil {
+		h.LookupUser = lookupHostUser
+	}
+	if h.Stat == nil {
+		h.Stat = statOwner
+	}
+	if h.FreeBytes == nil {
+		h.FreeBytes = freeBytes
+	}
+	if h.Routes == nil {
+		h.Routes = HostRoutes
+	}
+	if h.KVMSmoke == nil {
+		h.KVMSmoke = kvmSmoke
+	}
+	return h
+}
+
+// PreflightOptions configure Preflight.
+type PreflightOptions struct {
+	Log    *slog.Logger
+	Status *status.Status
+	// ConnectError is why the hypervisor could not be reached (host is then nil).
+	ConnectError error
+	Facts        HostFacts
+}
+
+// Names of the preflight checks, in report order.
+const (
+	CheckLibvirt    = "libvirt"
+	CheckAccel      = "accelerator"
+	CheckKVMDevice  = "kvm device"
+	CheckHAProxy    = "haproxy"
+	CheckQEMUImg    = "qemu-img"
+	CheckNetwork    = "network range"
+	CheckMemory     = "memory"
+	CheckDisk       = "disk"
+	CheckPoolAccess = "pool directory access"
+	CheckLabAccess  = "lab directory access"
+)
+
+// uriKind says where the VMs of a libvirt URI run.
+type uriKind int
+
+const (
+	uriLocalSystem uriKind = iota
+	uriLocalSession
+	uriRemote
+	uriTest
+)
+
+func classifyURI(uri string) uriKind {
+	u, err := url.Parse(uri)
+	if err != nil {
+		return uriRemote
+	}
+	if u.Scheme == "test" {
+		return uriTest
+	}
+	if u.Host != "" || (u.Scheme != "qemu" && u.Scheme != "qemu+unix") {
+		return uriRemote
+	}
+	if u.Path == "/session" {
+		return uriLocalSession
+	}
+	return uriLocalSystem
+}
+
+// Preflight checks that the host can run the lab s, and says how to fix
+// what it cannot. host may be nil when the connection failed (pass the
+// reason in opts.ConnectError). Host facts of remote and test:// URIs are
+// not checked here: they are not this machine's.
+func Preflight(ctx context.Context, s *Spec, host HostInfo, opts PreflightOptions) (*PreflightReport, error) {
+	log := opts.Log
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	h := opts.Facts.withDefaults()
+	kind := classifyURI(s.Libvirt.URI)
+	r := &PreflightReport{}
+	add := func(c PreflightCheck) {
+		log.Debug("preflight check", "name", c.Name, "ok", c.OK, "warning", c.Warning, "detail", c.Detail)
+		r.Checks = append(r.Checks, c)
+	}
+	st := opts.Status
+
+	st.Start("Checking libvirt at %s", s.Libvirt.URI)
+	add(checkLibvirt(ctx, s, host, opts.ConnectError))
+	st.End(r.Checks[len(r.Checks)-1].OK)
+
+	st.Start("Choosing the accelerator")
+	accel, reason, err := chooseAccelerator(ctx, s, host, h, log)
+	c := PreflightCheck{Name: CheckAccel, OK: err == nil, Detail: reason}
+	if err != nil {
+		c.Detail = err.Error()
+		c.Fix = "use `accelerator: tcg` (or --accel tcg), or make KVM usable: load kvm_intel/kvm_amd and check `virsh -c " + s.Libvirt.URI + " domcapabilities --virttype kvm`"
+	} else {
+		r.Accelerator, r.AcceleratorReason = accel, reason
+		if accel == AccelTCG && s.Accelerator != AccelTCG && kind != uriTest {
+			c.Warning = true
+			c.Fix = "guests run under software emulation (TCG), several times slower; on a host with working KVM set accelerator: kvm"
+		}
+	}
+	add(c)
+	if kind == uriLocalSystem {
+		add(checkKVMDevice(h))
+	}
+	st.End(c.OK)
+
+	st.Start("Checking host tools")
+	add(checkTool(h, CheckHAProxy, "haproxy", "apt-get install -y haproxy   (Fedora/RHEL: dnf install -y haproxy)"))
+	add(checkTool(h, CheckQEMUImg, "qemu-img", "apt-get install -y qemu-utils   (Fedora/RHEL: dnf install -y qemu-img)"))
+	st.End(r.Checks[len(r.Checks)-1].OK && r.Checks[len(r.Checks)-2].OK)
+
+	st.Start("Checking the network range %s", s.Network.CIDR)
+	add(checkNetwork(ctx, s, host, h))
+	st.End(r.Checks[len(r.Checks)-1].OK)
+
+	switch kind {
+	case uriLocalSystem, uriLocalSession:
+		st.Start("Checking memory, disk and directory access")
+		add(checkMemory(s, h))
+		add(checkDisk(s, h))
+		if kind == uriLocalSystem {
+			add(checkAccess(CheckPoolAccess, "storage.poolDir", s.Storage.PoolDir, h))
+			add(checkAccess(CheckLabAccess, "labDir", s.LabDir, h))
+		}
+		st.End(r.OK())
+	case uriRemote:
+		add(PreflightCheck{Name: CheckMemory, OK: true, Warning: true,
+			Detail: "not checked: the VMs run on the remote host of " + s.Libvirt.URI,
+			Fix:    "check free memory and disk on that host yourself"})
+	case uriTest:
+		add(PreflightCheck{Name: CheckMemory, OK: true, Detail: "not needed: the test driver runs no VM"})
+	}
+	return r, nil
+}
+
+func checkLibvirt(ctx context.Context, s *Spec, host HostInfo, connErr error) PreflightCheck {
+	c := PreflightCheck{Name: CheckLibvirt}
+	fix := "start the daemons: `virtlogd -d && libvirtd -d` (without systemd) or `systemctl enable --now libvirtd`; " +
+		"install them with `apt-get install -y libvirt-daemon-system libvirt-clients qemu-system-x86`; then try `virsh -c " + s.Libvirt.URI + " version`"
+	if host == nil {
+		c.Detail = fmt.Sprintf("cannot connect to %s", s.Libvirt.URI)
+		if connErr != nil {
+			c.Detail += ": " + connErr.Error()
+		}
+		c.Fix = fix
+		return c
+	}
+	v, err := host.LibvirtVersion(ctx)
+	if err != nil {
+		c.Detail = fmt.Sprintf("%s does not answer: %v", s.Libvirt.URI, err)
+		c.Fix = fix
+		return c
+	}
+	c.OK = true
+	c.Detail = fmt.Sprintf("libvirt %s at %s", v, s.Libvirt.URI)
+	return c
+}
+
+// kvmProblem returns why KVM is not usable for the qemu user, or "".
+func kvmProblem(ctx context.Context, host HostInfo, h HostFacts) string {
+	if host != nil {
+		types, err := host.DomainTypes(ctx)
+		if err != nil {
+			return fmt.Sprintf("cannot read the hypervisor's domain types: %v", err)
+		}
+		if !slices.Contains(types, "kvm") {
+			return fmt.Sprintf("libvirt offers no kvm domain type (only %s)", strings.Join(types, ", "))
+		}
+	}
+	fo, err := h.Stat(h.DevKVM)
+	if err != nil {
+		return fmt.Sprintf("%s is missing (no KVM module loaded, or nested virtualisation is off)", h.DevKVM)
+	}
+	if p := kvmDeviceProblem(fo, h); p != "" {
+		return p
+	}
+	return ""
+}
+
+// kvmDeviceProblem checks that the qemu user can open the KVM device.
+func kvmDeviceProblem(fo *FileOwner, h HostFacts) string {
+	u := qemuUser(h)
+	if u == nil {
+		return ""
+	}
+	if !canAccess(fo, u, 06) {
+		return fmt.Sprintf("%s is mode %04o owner %d group %d: the qemu user %s cannot open it", h.DevKVM, fo.Mode.Perm(), fo.UID, fo.GID, u.Name)
+	}
+	return ""
+}
+
+// checkKVMDevice catches the 68-second trap: libvirtd (root) sees KVM but
+// the qemu user cannot open /dev/kvm, so libvirt re-probes qemu's
+// capabilities on every domain start, ~68 s each, under TCG too.
+func checkKVMDevice(h HostFacts) PreflightCheck {
+	c := PreflightCheck{Name: CheckKVMDevice, OK: true}
+	fo, err := h.Stat(h.DevKVM)
+	if err != nil {
+		c.Detail = h.DevKVM + " absent: nothing to fix"
+		return c
+	}
+	if p := kvmDeviceProblem(fo, h); p != "" {
+		c.OK = false
+		c.Detail = p + "; libvirt then re-probes qemu on every domain start (~68 s each, even under TCG)"
+		c.Fix = "chgrp kvm " + h.DevKVM + " && chmod 0660 " + h.DevKVM + "   (Debian's normal setting; the qemu user is in group kvm)"
+		return c
+	}
+	c.Detail = fmt.Sprintf("%s mode %04o is open to the qemu user", h.DevKVM, fo.Mode.Perm())
+	return c
+}
+
+// qemuUser is the user qemu:///system runs guests as (Debian libvirt-qemu, Fedora qemu).
+func qemuUser(h HostFacts) *HostUser {
+	for _, name := range []string{"libvirt-qemu", "qemu"} {
+		if u, err := h.LookupUser(name); err == nil {
+			return u
+		}
+	}
+	return nil
+}
+
+// canAccess applies the owner/group/other permission bits of fo for u;
+// want is an rwx mask (04 read, 02 write, 01 execute). root may do anything.
+func canAccess(fo *FileOwner, u *HostUser, want fs.FileMode) bool {
+	if u.UID == 0 {
+		return true
+	}
+	perm := fo.Mode.Perm()
+	switch {
+	case fo.UID == u.UID:
+		return (perm>>6)&want == want
+	case slices.Contains(u.GIDs, fo.GID):
+		return (perm>>3)&want == want
+	default:
+		return perm&want == want
+	}
+}
+
+// ChooseAccelerator picks kvm or tcg for s on this host and says why.
+// accelerator: kvm requires KVM; tcg is taken as asked; auto takes KVM only
+// when libvirt offers it, the qemu user can open /dev/kvm and a kernel really
+// prints to the serial console under KVM within a few seconds (on some hosts
+// KVM looks usable but hangs every guest). BOOTLAB_ACCEL=kvm|tcg overrides.
+func ChooseAccelerator(ctx context.Context, s *Spec, host HostInfo, log *slog.Logger) (Accelerator, string, error) {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return chooseAccelerator(ctx, s, host, HostFacts{}.withDefaults(), log)
+}
+
+func chooseAccelerator(ctx context.Context, s *Spec, host HostInfo, h HostFacts, log *slog.Logger) (Accelerator, string, error) {
+	want, source := s.Accelerator, "accelerator: "+string(s.Accelerator)
+	if env := h.Getenv("BOOTLAB_ACCEL"); env != "" {
+		want, source = Accelerator(env), "BOOTLAB_ACCEL="+env
+	}
+	if want == "" {
+		want, source = AccelAuto, "accelerator: auto"
+	}
+	if classifyURI(s.Libvirt.URI) == uriTest {
+		return AccelTCG, "tcg: the test driver runs no VM", nil
+	}
+	remote := classifyURI(s.Libvirt.URI) == uriRemote
+	switch want {
+	case AccelTCG:
+		return AccelTCG, "tcg (" + source + ")", nil
+	case AccelKVM:
+		if remote {
+			return AccelKVM, "kvm (" + source + "; remote host, not checked here)", nil
+		}
+		if p := kvmProblem(ctx, host, h); p != "" {
+			return "", "", fmt.Errorf("%s, but KVM is not usable: %s", source, p)
+		}
+		return AccelKVM, "kvm (" + source + ")", nil
+	case AccelAuto:
+	default:
+		return "", "", fmt.Errorf("%s: must be auto, kvm or tcg", source)
+	}
+	if remote {
+		if host != nil {
+			if types, err := host.DomainTypes(ctx); err == nil && slices.Contains(types, "kvm") {
+				return AccelKVM, "kvm: the remote libvirt offers it", nil
+			}
+		}
+		return AccelTCG, "tcg: the remote libvirt offers no kvm domain type", nil
+	}
+	if p := kvmProblem(ctx, host, h); p != "" {
+		return AccelTCG, "tcg: " + p, nil
+	}
+	kernel := s.Image.Kernel
+	if kernel == "" {
+		kernel = hostKernel(h.BootDir)
+	}
+	if kernel == "" {
+		return AccelTCG, "tcg: KVM looks usable but no kernel (image.kernel or " + h.BootDir + "/vmlinuz*) was found to prove it boots guests; set accelerator: kvm to use it anyway", nil
+	}
+	log.Debug("KVM smoke test", "kernel", kernel)
+	if err := h.KVMSmoke(ctx, kernel); err != nil {
+		if ctx.Err() != nil {
+			return "", "", ctx.Err()
+		}
+		return AccelTCG, "tcg: KVM looks usable but a test guest did not boot under it (" + err.Error() + ")", nil
+	}
+	return AccelKVM, "kvm: a test guest booted under KVM", nil
+}
+
+// hostKernel returns the newest-named readable kernel in bootDir, or "".
+func hostKernel(bootDir string) string {
+	matches, _ := filepath.Glob(filepath.Join(bootDir, "vmlinuz*"))
+	sort.Sort(sort.Reverse(sort.StringSlice(matches)))
+	for _, m := range matches {
+		if f, err := os.Open(m); err == nil {
+			f.Close()
+			return m
+		}
+	}
+	return ""
+}
+
+// kvmSmokeTimeout bounds the KVM smoke test: a working KVM prints the kernel
+// banner in well under a second; a hanging one prints nothing.
+const kvmSmokeTimeout = 5 * time.Second
+
+// kvmSmoke boots kernel under KVM with no disk and no initrd and waits for
+// its banner on the serial console; the guest then panics and exits.
+func kvmSmoke(ctx context.Context, kernel string) error {
+	ctx, cancel := context.WithTimeout(ctx, kvmSmokeTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "qemu-system-x86_64", "-accel", "kvm", "-machine", "q35", "-m", "128",
+		"-display", "none", "-nodefaults", "-no-reboot", "-serial", "stdio",
+		"-kernel", kernel, "-append", "console=ttyS0 panic=-1")
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return err
+	}
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("run qemu-system-x86_64: %w", err)
+	}
+	found := make(chan bool, 1)
+	go func() {
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			if strings.Contains(sc.Text(), "Linux version") {
+				found <- true
+				_, _ = io.Copy(io.Discard, out)
+				return
+			}
+		}
+		found <- false
+	}()
+	ok := false
+	select {
+	case ok = <-found:
+	case <-ctx.Done():
+	}
+	if cmd.Process != nil {
+		_ = cmd.Process.Kill()
+	}
+	_ = cmd.Wait()
+	if ok {
+		return nil
+	}
+	msg := strings.TrimSpace(stderr.String())
+	if i := strings.LastIndexByte(msg, '\n'); i >= 0 {
+		msg = msg[i+1:]
+	}
+	if msg != "" && !strings.Contains(msg, "terminating on signal") {
+		return fmt.Errorf("no kernel output on the serial console in %s; qemu said: %s", kvmSmokeTimeout, msg)
+	}
+	return fmt.Errorf("no kernel output on the serial console in %s", kvmSmokeTimeout)
+}
+
+func checkTool(h HostFacts, name, binary, fix string) PreflightCheck {
+	p, err := h.LookPath(binary)
+	if err != nil {
+		return PreflightCheck{Name: name, Detail: binary + " not found on PATH", Fix: fix}
+	}
+	return PreflightCheck{Name: name, OK: true, Detail: p}
+}
+
+func checkNetwork(ctx context.Context, s *Spec, host HostInfo, h HostFacts) PreflightCheck {
+	c := PreflightCheck{Name: CheckNetwork}
+	routes, err := h.Routes()
+	if err != nil {
+		c.Detail = err.Error()
+		c.Fix = "make /proc/net/route readable"
+		return c
+	}
+	var nets []NetworkInfo
+	if host != nil {
+		if nets, err = host.Networks(ctx); err != nil {
+			c.Detail = fmt.Sprintf("cannot list libvirt networks: %v", err)
+			c.Fix = "check `virsh -c " + s.Libvirt.URI + " net-list --all`"
+			return c
+		}
+	}
+	if err := ValidateHost(s, routes, nets); err != nil {
+		var ve *ValidationError
+		if errors.As(err, &ve) {
+			var msgs []string
+			for _, fe := range ve.Errs {
+				msgs = append(msgs, fe.String())
+			}
+			c.Detail = strings.Join(msgs, "; ")
+		} else {
+			c.Detail = err.Error()
+		}
+		c.Fix = "choose a free range with --cidr (or network.cidr), or a different lab name for another bridge"
+		return c
+	}
+	c.OK = true
+	c.Detail = fmt.Sprintf("%s overlaps no host route or other libvirt network", s.Network.CIDR)
+	if host == nil {
+		c.Warning = true
+		c.Detail = fmt.Sprintf("%s overlaps no host route; libvirt networks not checked (no connection)", s.Network.CIDR)
+	}
+	return c
+}
+
+// memAvailable reads MemAvailable from a meminfo file, in bytes.
+func memAvailable(path string) (uint64, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		fields := strings.Fields(sc.Text())
+		if len(fields) >= 2 && fields[0] == "MemAvailable:" {
+			kb, err := strconv.ParseUint(fields[1], 10, 64)
+			if err != nil {
+				return 0, fmt.Errorf("%s: bad MemAvailable %q", path, fields[1])
+			}
+			return kb * 1024, nil
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return 0, err
+	}
+	return 0, fmt.Errorf("%s has no MemAvailable line", path)
+}
+
+const (
+	mib = uint64(1) << 20
+	gib = uint64(1) << 30
+)
+
+func checkMemory(s *Spec, h HostFacts) PreflightCheck {
+	c := PreflightCheck{Name: CheckMemory}
+	var need uint64
+	for _, n := range s.Nodes {
+		need += uint64(n.MemoryMiB) * mib
+	}
+	avail, err := memAvailable(h.MemInfo)
+	if err != nil {
+		c.Detail = fmt.Sprintf("cannot read available memory: %v", err)
+		c.Fix = "check " + h.MemInfo
+		return c
+	}
+	if need > avail {
+		c.Detail = fmt.Sprintf("the nodes need %s, the host has %s available", human(need), human(avail))
+		c.Fix = "lower nodes[].memoryMiB, use fewer workers (--workers 0) or masters, or stop other VMs"
+		if s.Profile == ProfileOpenShift {
+			c.Fix += "; the openshift profile's sizes are the documented minimums, a probe lab (--profile probe) needs 256 MiB per node"
+		}
+		return c
+	}
+	c.OK = true
+	c.Detail = fmt.Sprintf("the nodes need %s of %s available", human(need), human(avail))
+	return c
+}
+
+// overlayGrowth is how much one node's overlay grows during a lab's life:
+// a probe node boots from its initramfs and barely writes its disk; an RHCOS
+// node pulls the release images (~10 GiB on the bootstrap and each master
+// by bootstrap-complete).
+func overlayGrowth(p Profile) uint64 {
+	if p == ProfileProbe {
+		return 16 * mib
+	}
+	return 10 * gib
+}
+
+// baseImageEstimate is the size assumed for a base image not yet on disk
+// (an RHCOS qcow2 is ~2.5 GiB uncompressed qcow2 data).
+const baseImageEstimate = 3 * gib
+
+func checkDisk(s *Spec, h HostFacts) PreflightCheck {
+	c := PreflightCheck{Name: CheckDisk}
+	need := uint64(len(s.Nodes)) * overlayGrowth(s.Profile)
+	base := "no base image"
+	if s.Image.Path != "" {
+		if fi, err := os.Stat(s.Image.Path); err == nil {
+			need += uint64(fi.Size())
+			base = "base image " + human(uint64(fi.Size()))
+		}
+	} else if s.Profile == ProfileOpenShift {
+		need += baseImageEstimate
+		base = "RHCOS base image ~" + human(baseImageEstimate)
+	}
+	dir := nearestExisting(s.Storage.PoolDir, h)
+	free, err := h.FreeBytes(dir)
+	if err != nil {
+		c.Detail = fmt.Sprintf("cannot read free space of %s: %v", dir, err)
+		c.Fix = "check storage.poolDir " + s.Storage.PoolDir
+		return c
+	}
+	detail := fmt.Sprintf("%s needs %s (%s + %d overlays × %s), %s has %s free",
+		s.Storage.PoolDir, human(need), base, len(s.Nodes), human(overlayGrowth(s.Profile)), dir, human(free))
+	if need > free {
+		c.Detail = detail
+		c.Fix = "free space on " + dir + " or set storage.poolDir to a larger filesystem"
+		return c
+	}
+	c.OK = true
+	c.Detail = detail
+	return c
+}
+
+// nearestExisting returns path or its closest existing parent.
+func nearestExisting(path string, h HostFacts) string {
+	p := filepath.Clean(path)
+	for {
+		if _, err := h.Stat(p); err == nil {
+			return p
+		}
+		parent := filepath.Dir(p)
+		if parent == p {
+			return p
+		}
+		p = parent
+	}
+}
+
+// checkAccess checks that the qemu user can traverse every existing
+// directory from / down to dir (qemu opens disks, kernels and Ignition
+// files there). Directories not yet created are made 0755 by bootlab.
+func checkAccess(name, field, dir string, h HostFacts) PreflightCheck {
+	c := PreflightCheck{Name: name}
+	u := qemuUser(h)
+	if u == nil {
+		c.OK, c.Warning = true, true
+		c.Detail = "no libvirt-qemu or qemu user on this host: access of " + dir + " not checked"
+		return c
+	}
+	clean := filepath.Clean(dir)
+	var blocked []string
+	p := "/"
+	parts := strings.Split(strings.TrimPrefix(clean, "/"), "/")
+	for i := 0; ; i++ {
+		fo, err := h.Stat(p)
+		if err != nil {
+			break // created later by bootlab, 0755
+		}
+		if !canAccess(fo, u, 01) {
+			blocked = append(blocked, fmt.Sprintf("%s (mode %04o)", p, fo.Mode.Perm()))
+		}
+		if i >= len(parts) || parts[i] == "" {
+			break
+		}
+		p = filepath.Join(p, parts[i])
+	}
+	if len(blocked) > 0 {
+		c.Detail = fmt.Sprintf("the qemu user %s cannot traverse %s", u.Name, strings.Join(blocked, ", "))
+		c.Fix = fmt.Sprintf("chmod o+x %s   (or move %s under a directory qemu can reach, e.g. /var/lib/bootlab)", strings.Join(dirsOf(blocked), " "), field)
+		return c
+	}
+	c.OK = true
+	c.Detail = fmt.Sprintf("%s can reach %s", u.Name, clean)
+	return c
+}
+
+func dirsOf(blocked []string) []string {
+	out := make([]string, len(blocked))
+	for i, b := range blocked {
+		out[i] = strings.SplitN(b, " ", 2)[0]
+	}
+	return out
+}
+
+func human(b uint64) string {
+	switch {
+	case b >= gib:
+		return fmt.Sprintf("%.1f GiB", float64(b)/float64(gib))
+	default:
+		return fmt.Sprintf("%d MiB", b/mib)
+	}
+}
+
+func lookupHostUser(name string) (*HostUser, error) {
+	u, err := user.Lookup(name)
+	if err != nil {
+		return nil, err
+	}
+	uid, err := strconv.Atoi(u.Uid)
+	if err != nil {
+		return nil, err
+	}
+	hu := &HostUser{Name: name, UID: uid}
+	ids, err := u.GroupIds()
+	if err != nil {
+		return nil, err
+	}
+	for _, id := range ids {
+		if g, err := strconv.Atoi(id); err == nil {
+			hu.GIDs = append(hu.GIDs, g)
+		}
+	}
+	return hu, nil
+}
+
+func statOwner(path string) (*FileOwner, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	fo := &FileOwner{Mode: fi.Mode()}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		fo.UID, fo.GID = int(st.Uid), int(st.Gid)
+	}
+	return fo, nil
+}
+
+func freeBytes(path string) (uint64, error) {
+	var st syscall.Statfs_t
+	if err := syscall.Statfs(path, &st); err != nil {
+		return 0, err
+	}
+	return st.Bavail * uint64(st.Bsize), nil
+}
