@@ -1,0 +1,102 @@
+package ignition
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+var updateBootstrapGoldens = flag.Bool("update-bootstrap", false, "rewrite testdata/openshift/*.golden.ign from ApplyManualBootstrap")
+
+// validateTool runs the upstream ignition `validate` (v2.24.0) on path.
+func validateTool(t *testing.T, path string) {
+	t.Helper()
+	bin := filepath.Join(os.Getenv("HOME"), "go", "bin", "validate")
+	if p, err := exec.LookPath("validate"); err == nil {
+		bin = p
+	}
+	if _, err := os.Stat(bin); err != nil {
+		t.Fatalf("the upstream Ignition validate tool is missing: go install github.com/coreos/ignition/v2/validate@v2.24.0")
+	}
+	out, err := exec.Command(bin, path).CombinedOutput()
+	require.NoError(t, err, "validate %s: %s", path, out)
+}
+
+func TestApplyManualBootstrapGolden(t *testing.T) {
+	in, err := os.ReadFile("../../testdata/openshift/installer-bootstrap.ign")
+	require.NoError(t, err)
+	out, err := ApplyManualBootstrap(in)
+	require.NoError(t, err)
+
+	var pretty bytes.Buffer
+	require.NoError(t, json.Indent(&pretty, out, "", "  "))
+	pretty.WriteByte('\n')
+	golden := "../../testdata/openshift/manual-bootstrap.golden.ign"
+	if *updateBootstrapGoldens {
+		require.NoError(t, os.WriteFile(golden, pretty.Bytes(), 0o644))
+	}
+	want, err := os.ReadFile(golden)
+	require.NoError(t, err, "run go test ./lab/ignition -run Golden -update-bootstrap")
+	assert.Equal(t, string(want), pretty.String())
+	validateTool(t, golden)
+
+	cfg, err := Parse(out)
+	require.NoError(t, err)
+	var found bool
+	for _, u := range cfg.Systemd.Units {
+		if u.Name == BootkubeUnit {
+			found = true
+			require.NotNil(t, u.Mask)
+			assert.True(t, *u.Mask)
+			assert.Nil(t, u.Contents, "a masked unit's contents would be replaced by the /dev/null symlink")
+		}
+		if u.Name == "progress.service" {
+			assert.NotNil(t, u.Contents, "other units are untouched")
+		}
+	}
+	assert.True(t, found)
+	saved, ok, err := FileContents(cfg, SavedBootkubeUnitPath)
+	require.NoError(t, err)
+	require.True(t, ok)
+	assert.Contains(t, string(saved), "ExecStart=/usr/local/bin/bootkube.sh")
+
+	// The motd gains one append resource mentioning the commands.
+	for _, f := range cfg.Storage.Files {
+		if f.Path == "/etc/motd" {
+			require.Len(t, f.Append, 2)
+			b, err := DecodeDataURL(*f.Append[1].Source)
+			require.NoError(t, err)
+			assert.Contains(t, string(b), "bootlab stage handoff")
+		}
+	}
+	manual, err := IsManualBootstrap(out)
+	require.NoError(t, err)
+	assert.True(t, manual)
+	manual, err = IsManualBootstrap(in)
+	require.NoError(t, err)
+	assert.False(t, manual)
+}
+
+func TestApplyManualBootstrapIsIdempotent(t *testing.T) {
+	in, err := os.ReadFile("../../testdata/openshift/installer-bootstrap.ign")
+	require.NoError(t, err)
+	once, err := ApplyManualBootstrap(in)
+	require.NoError(t, err)
+	twice, err := ApplyManualBootstrap(once)
+	require.NoError(t, err)
+	assert.JSONEq(t, string(once), string(twice))
+}
+
+func TestApplyManualBootstrapRejects(t *testing.T) {
+	_, err := ApplyManualBootstrap([]byte(`{"ignition":{"version":"3.2.0"}}`))
+	assert.ErrorContains(t, err, "no bootkube.service unit")
+	_, err = ApplyManualBootstrap([]byte(`{"ignition":{"version":"3.2.0"`))
+	assert.ErrorContains(t, err, "bootstrap.ign")
+}
