@@ -1,0 +1,96 @@
+package loadbalancer
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// statSample is `show stat` of haproxy 2.6 cut to the columns Inspect reads
+// plus a few around them, in haproxy's order.
+const statSample = `# pxname,svname,qcur,status,weight,check_status,check_code,last_chk,addr,mode,
+stats,FRONTEND,,OPEN,,,,,,http,
+stats,BACKEND,0,UP,0,,,,,http,
+api,FRONTEND,,OPEN,,,,,,tcp,
+api,bootstrap,0,UP,1,L7OK,200,"HTTP status check returned code <3C200>",192.168.126.10:6443,tcp,
+api,master-0,0,DOWN,1,L4CON,,Connection refused,192.168.126.11:6443,tcp,
+api,master-1,0,UP 1/3,1,L7STS,500,,192.168.126.12:6443,tcp,
+api,BACKEND,0,UP,2,,,,,tcp,
+ingress-http,worker-0,0,no check,1,,,,192.168.126.20:80,tcp,
+ingress-http,worker-1,0,MAINT,1,,,,192.168.126.21:80,tcp,
+`
+
+func TestParseStat(t *testing.T) {
+	got, err := parseStat(statSample)
+	require.NoError(t, err)
+	assert.Equal(t, []BackendStatus{
+		{Frontend: "api", Server: "bootstrap", Address: "192.168.126.10:6443", Status: "UP", LastCheck: "L7OK HTTP status check returned code <3C200>"},
+		{Frontend: "api", Server: "master-0", Address: "192.168.126.11:6443", Status: "DOWN", LastCheck: "L4CON Connection refused"},
+		{Frontend: "api", Server: "master-1", Address: "192.168.126.12:6443", Status: "UP 1/3", LastCheck: "L7STS"},
+		{Frontend: "ingress-http", Server: "worker-0", Address: "192.168.126.20:80", Status: "no check"},
+		{Frontend: "ingress-http", Server: "worker-1", Address: "192.168.126.21:80", Status: "MAINT"},
+	}, got)
+	up := map[string]bool{}
+	for _, b := range got {
+		up[b.Server] = b.Up()
+	}
+	assert.Equal(t, map[string]bool{"bootstrap": true, "master-0": false, "master-1": true, "worker-0": true, "worker-1": false}, up)
+}
+
+func TestParseStatErrors(t *testing.T) {
+	_, err := parseStat("")
+	assert.ErrorContains(t, err, "empty answer")
+	_, err = parseStat("# pxname,svname,qcur\napi,x,0\n")
+	assert.ErrorContains(t, err, `no "status" column`)
+	_, err = parseStat("Unknown command. Please enter one of the following commands only :\n")
+	assert.Error(t, err)
+}
+
+func TestInspectNotRunning(t *testing.T) {
+	c := sample()
+	c.Dir = t.TempDir()
+	st, err := Inspect(context.Background(), c)
+	require.NoError(t, err)
+	assert.False(t, st.Running)
+	assert.Empty(t, st.Backends)
+}
+
+// A pid file naming a process that is not our haproxy (a recycled pid, a
+// stale file) must never lead Stop to kill it.
+func TestStopSparesForeignProcess(t *testing.T) {
+	c := sample()
+	c.Dir = t.TempDir()
+	sleeper := exec.Command("sleep", "60")
+	require.NoError(t, sleeper.Start())
+	t.Cleanup(func() { _ = sleeper.Process.Kill(); _ = sleeper.Wait() })
+	require.NoError(t, os.WriteFile(c.PIDPath(), []byte(strconv.Itoa(sleeper.Process.Pid)+"\n"), 0o644))
+
+	_, running := runningPID(c)
+	assert.False(t, running, "a sleep process is not our haproxy")
+	require.NoError(t, Stop(context.Background(), c))
+	assert.True(t, alive(sleeper.Process.Pid), "Stop killed a process that is not our haproxy")
+	assert.NoFileExists(t, c.PIDPath())
+}
+
+func TestIsOurHAProxy(t *testing.T) {
+	assert.False(t, isOurHAProxy(os.Getpid(), "/x/haproxy.cfg"), "the test binary is not haproxy")
+	assert.False(t, isOurHAProxy(1<<30, "/x/haproxy.cfg"), "no such pid")
+	assert.True(t, alive(os.Getpid()))
+	assert.False(t, alive(1<<30))
+}
+
+func TestRunningPIDBadFiles(t *testing.T) {
+	c := sample()
+	c.Dir = t.TempDir()
+	for _, content := range []string{"", "abc", "-5", "0"} {
+		require.NoError(t, os.WriteFile(filepath.Join(c.Dir, PIDFile), []byte(content), 0o644))
+		_, ok := runningPID(c)
+		assert.False(t, ok, "pid file %q", content)
+	}
+}
