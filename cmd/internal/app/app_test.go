@@ -1,0 +1,77 @@
+package app
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/bootlab/bootlab/cmd/internal/cmdutil"
+)
+
+func run(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := Run(context.Background(), cmdutil.Streams{In: strings.NewReader(""), Out: &out, ErrOut: &errb}, args)
+	return code, out.String(), errb.String()
+}
+
+func TestVersion(t *testing.T) {
+	code, out, _ := run(t, "version")
+	assert.Equal(t, 0, code)
+	assert.True(t, strings.HasPrefix(out, "bootlab "), out)
+}
+
+func TestUnknownFlagIsUsageError(t *testing.T) {
+	code, _, errOut := run(t, "version", "--no-such-flag")
+	assert.Equal(t, cmdutil.ExitUsage, code)
+	assert.Contains(t, errOut, "unknown flag: --no-such-flag")
+}
+
+func TestBadLogFormat(t *testing.T) {
+	code, _, errOut := run(t, "--log-format", "xml", "version")
+	assert.Equal(t, cmdutil.ExitUsage, code)
+	assert.Contains(t, errOut, "--log-format must be text or json")
+}
+
+func TestLabConfigPrintsEffectiveSpec(t *testing.T) {
+	dir := t.TempDir()
+	spec := filepath.Join(dir, "lab.yaml")
+	require.NoError(t, os.WriteFile(spec, []byte("name: class-a\ntopology: {masters: 3, workers: 0}\n"), 0o644))
+	code, out, errOut := run(t, "lab", "config", "-f", spec, "--cidr", "10.55.0.0/24", "-o", "json")
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, out, `"name": "class-a"`)
+	assert.Contains(t, out, `"cidr": "10.55.0.0/24"`)
+	assert.Contains(t, out, `"ip": "10.55.0.13"`, "master-2 derived from the overridden CIDR")
+	assert.NotContains(t, out, "worker-0")
+}
+
+func TestLabConfigInvalidSpecExits3WithField(t *testing.T) {
+	dir := t.TempDir()
+	spec := filepath.Join(dir, "lab.yaml")
+	require.NoError(t, os.WriteFile(spec, []byte("name: demo\naccelerator: hvf\n"), 0o644))
+	code, out, errOut := run(t, "lab", "config", "-f", spec)
+	assert.Equal(t, cmdutil.ExitInvalid, code)
+	assert.Empty(t, out)
+	assert.Contains(t, errOut, spec+`: accelerator: unknown accelerator "hvf"`)
+}
+
+func TestLabConfigMissingExplicitFile(t *testing.T) {
+	code, _, errOut := run(t, "lab", "config", "-f", "/nonexistent/lab.yaml")
+	assert.Equal(t, cmdutil.ExitInvalid, code)
+	assert.Contains(t, errOut, "lab spec /nonexistent/lab.yaml not found")
+}
+
+func TestMastersFlagRefusedWithExplicitNodes(t *testing.T) {
+	dir := t.TempDir()
+	spec := filepath.Join(dir, "lab.yaml")
+	require.NoError(t, os.WriteFile(spec, []byte("name: demo\nnodes:\n- {name: bootstrap, role: bootstrap}\n- {name: m, role: master}\n"), 0o644))
+	code, _, errOut := run(t, "lab", "config", "-f", spec, "--masters", "3")
+	assert.Equal(t, cmdutil.ExitUsage, code)
+	assert.Contains(t, errOut, "--masters/--workers cannot change a spec that lists nodes")
+}
