@@ -36,7 +36,7 @@ func Check(ctx context.Context, binary, cfgPath string) error {
 	if err != nil {
 		return fmt.Errorf("check %s: %w", cfgPath, ErrNotInstalled)
 	}
-	out, err := exec.CommandContext(ctx, bin, "-c", "-q", "-f", cfgPath).CombinedOutput()
+	out, err := exec.CommandContext(ctx, bin, "-c", "-f", cfgPath).CombinedOutput()
 	if err != nil {
 		return fmt.Errorf("haproxy -c -f %s rejected the configuration: %w\n%s", cfgPath, err, strings.TrimSpace(string(out)))
 	}

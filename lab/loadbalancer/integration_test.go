@@ -1,0 +1,286 @@
+//go:build integration
+
+package loadbalancer
+
+import (
+	"context"
+	"crypto/tls"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// These tests run a real haproxy on loopback addresses (127.88.0.0/16 here,
+// nothing leaves the machine) in front of real TLS backends answering
+// /readyz, as a lab's API servers do.
+
+func requireHAProxy(t *testing.T) {
+	t.Helper()
+	if _, err := exec.LookPath("haproxy"); err != nil {
+		t.Fatalf("haproxy is required: apt-get install -y haproxy")
+	}
+}
+
+// backend is a TLS server on ip answering /readyz with 200 while healthy,
+// 503 otherwise, and "/" with its name.
+type backend struct {
+	name    string
+	srv     *httptest.Server
+	healthy atomic.Bool
+}
+
+func newBackend(t *testing.T, name, ip string) *backend {
+	t.Helper()
+	b := &backend{name: name}
+	b.healthy.Store(true)
+	b.srv = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/readyz" {
+			if !b.healthy.Load() {
+				http.Error(w, "not ready", http.StatusServiceUnavailable)
+				return
+			}
+			fmt.Fprint(w, "ok")
+			return
+		}
+		fmt.Fprint(w, b.name)
+	}))
+	l, err := net.Listen("tcp", ip+":0")
+	require.NoError(t, err)
+	b.srv.Listener = l
+	b.srv.StartTLS()
+	t.Cleanup(b.srv.Close)
+	return b
+}
+
+func (b *backend) addr() string { return b.srv.Listener.Addr().String() }
+
+func freePort(t *testing.T, ip string) int {
+	t.Helper()
+	l, err := net.Listen("tcp", ip+":0")
+	require.NoError(t, err)
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// eventually polls cond every 100ms, at most n times (a bounded loop, not a
+// timing assertion: the condition is what is asserted).
+func eventually(t *testing.T, n int, what string, cond func() bool) {
+	t.Helper()
+	for range n {
+		if cond() {
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatalf("%s: not reached after %d polls", what, n)
+}
+
+func statusOf(t *testing.T, c Config) map[string]string {
+	t.Helper()
+	st, err := Inspect(context.Background(), c)
+	require.NoError(t, err)
+	out := map[string]string{}
+	for _, b := range st.Backends {
+		out[b.Frontend+"/"+b.Server] = b.Status
+	}
+	return out
+}
+
+func insecureClient() *http.Client {
+	return &http.Client{
+		Timeout:   5 * time.Second,
+		Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}, // local test backends
+	}
+}
+
+func get(t *testing.T, client *http.Client, url string) string {
+	t.Helper()
+	resp, err := client.Get(url)
+	require.NoError(t, err, "GET %s", url)
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, resp.StatusCode, "GET %s: %s", url, body)
+	return string(body)
+}
+
+func TestLifecycle(t *testing.T) {
+	requireHAProxy(t)
+	ctx := context.Background()
+	const lbIP = "127.88.0.1"
+	b1 := newBackend(t, "b1", "127.88.0.2")
+	b2 := newBackend(t, "b2", "127.88.0.3")
+	port := freePort(t, lbIP)
+	c := Config{
+		Name:          "it",
+		BindAddress:   lbIP,
+		StatsPort:     freePort(t, lbIP),
+		Dir:           t.TempDir(),
+		CheckInterval: 100 * time.Millisecond,
+		Frontends: []Frontend{{Name: "api", Port: port, Check: CheckReadyz, Servers: []Server{
+			{Name: "b1", Address: b1.addr()}, {Name: "b2", Address: b2.addr()},
+		}}},
+	}
+	t.Cleanup(func() { _ = Stop(context.Background(), c) })
+
+	// Start.
+	res, err := Ensure(ctx, c, nil)
+	require.NoError(t, err)
+	assert.Equal(t, Result{Changed: true, Started: true}, res)
+	require.NoError(t, Check(ctx, "", c.ConfigPath()))
+	st, err := Inspect(ctx, c)
+	require.NoError(t, err)
+	require.True(t, st.Running)
+	firstPID := st.PID
+	eventually(t, 100, "both backends UP", func() bool {
+		s := statusOf(t, c)
+		return s["api/b1"] == "UP" && s["api/b2"] == "UP"
+	})
+
+	// Idempotent.
+	res, err = Ensure(ctx, c, nil)
+	require.NoError(t, err)
+	assert.Equal(t, Result{}, res, "unchanged and running: nothing to do")
+
+	// Traffic is balanced over both backends.
+	client := insecureClient()
+	client.Transport.(*http.Transport).DisableKeepAlives = true
+	lbURL := fmt.Sprintf("https://%s:%d/", lbIP, port)
+	seen := map[string]bool{}
+	for range 6 {
+		seen[get(t, client, lbURL)] = true
+	}
+	assert.Equal(t, map[string]bool{"b1": true, "b2": true}, seen, "roundrobin reaches both backends")
+
+	// /readyz failing takes b2 out of the rotation.
+	b2.healthy.Store(false)
+	eventually(t, 100, "b2 DOWN", func() bool { return statusOf(t, c)["api/b2"] == "DOWN" })
+	assert.Equal(t, "UP", statusOf(t, c)["api/b1"])
+	for range 4 {
+		assert.Equal(t, "b1", get(t, client, lbURL), "a DOWN backend gets no traffic")
+	}
+	st, err = Inspect(ctx, c)
+	require.NoError(t, err)
+	for _, b := range st.Backends {
+		if b.Server == "b2" {
+			assert.Contains(t, b.LastCheck, "L7STS", "the check saw the HTTP 503")
+			assert.Equal(t, b2.addr(), b.Address)
+		}
+	}
+	b2.healthy.Store(true)
+	eventually(t, 100, "b2 UP again", func() bool { return statusOf(t, c)["api/b2"] == "UP" })
+
+	// The stats endpoint answers in HTML and CSV.
+	statsURL := fmt.Sprintf("http://%s:%d/stats", lbIP, c.StatsPort)
+	csv := get(t, http.DefaultClient, statsURL+";csv")
+	assert.Contains(t, csv, "api,b1,")
+	assert.Contains(t, get(t, http.DefaultClient, statsURL), "<html")
+
+	// Reload on change keeps serving: a connection opened before the
+	// reload is finished by the old process, new ones reach the new one.
+	held := insecureClient()
+	held.Transport.(*http.Transport).MaxConnsPerHost = 1
+	before := get(t, held, lbURL)
+	b3 := newBackend(t, "b3", "127.88.0.4")
+	c.Frontends[0].Servers = []Server{{Name: "b3", Address: b3.addr()}}
+	res, err = Ensure(ctx, c, nil)
+	require.NoError(t, err)
+	assert.Equal(t, Result{Changed: true, Reloaded: true}, res)
+	st, err = Inspect(ctx, c)
+	require.NoError(t, err)
+	assert.NotEqual(t, firstPID, st.PID, "reload runs a new process")
+	assert.Equal(t, before, get(t, held, lbURL), "the kept-alive connection is still served by the old process")
+	assert.Equal(t, "b3", get(t, client, lbURL), "new connections see the new backends")
+	held.CloseIdleConnections()
+	eventually(t, 100, "old haproxy gone after its last connection", func() bool { return !alive(firstPID) })
+	eventually(t, 100, "b3 UP", func() bool { return statusOf(t, c)["api/b3"] == "UP" })
+	assert.NotContains(t, statusOf(t, c), "api/b1")
+
+	// Stop leaves no process, pid file or socket.
+	pid := st.PID
+	require.NoError(t, Stop(ctx, c))
+	assert.False(t, alive(pid), "haproxy still running after Stop")
+	assert.NoFileExists(t, c.PIDPath())
+	assert.NoFileExists(t, c.SocketPath())
+	st, err = Inspect(ctx, c)
+	require.NoError(t, err)
+	assert.False(t, st.Running)
+	require.NoError(t, Stop(ctx, c), "stopping a stopped load balancer is fine")
+
+	// Ensure after Stop starts again from the unchanged config.
+	res, err = Ensure(ctx, c, nil)
+	require.NoError(t, err)
+	assert.Equal(t, Result{Started: true}, res)
+}
+
+// Stop must not kill another lab's haproxy even if our pid file names it.
+func TestStopSparesAnotherLabsHAProxy(t *testing.T) {
+	requireHAProxy(t)
+	ctx := context.Background()
+	b := newBackend(t, "b", "127.88.1.2")
+	mk := func(name, ip string) Config {
+		return Config{Name: name, BindAddress: ip, StatsPort: freePort(t, ip), Dir: t.TempDir(),
+			Frontends: []Frontend{{Name: "api", Port: freePort(t, ip), Check: CheckTCP, Servers: []Server{{Name: "b", Address: b.addr()}}}}}
+	}
+	ours, theirs := mk("ours", "127.88.1.1"), mk("theirs", "127.88.1.3")
+	t.Cleanup(func() { _ = Stop(context.Background(), theirs) })
+	_, err := Ensure(ctx, theirs, nil)
+	require.NoError(t, err)
+	st, err := Inspect(ctx, theirs)
+	require.NoError(t, err)
+	require.True(t, st.Running)
+
+	require.NoError(t, os.MkdirAll(ours.Dir, 0o755))
+	require.NoError(t, os.WriteFile(ours.PIDPath(), []byte(fmt.Sprintf("%d\n", st.PID)), 0o644))
+	require.NoError(t, Stop(ctx, ours))
+	assert.True(t, alive(st.PID), "Stop killed a haproxy running another config")
+}
+
+// A config haproxy rejects never replaces the one in place.
+func TestCheckRejectsAndKeepsGoodConfig(t *testing.T) {
+	requireHAProxy(t)
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.cfg")
+	require.NoError(t, os.WriteFile(bad, []byte("listen x\n    bind 127.0.0.1:1\n    nonsense-keyword on\n"), 0o644))
+	err := Check(context.Background(), "", bad)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "rejected the configuration")
+	assert.Contains(t, err.Error(), "nonsense-keyword")
+
+	err = Check(context.Background(), "haproxy-does-not-exist", bad)
+	assert.ErrorIs(t, err, ErrNotInstalled)
+
+	good, err := Render(sample())
+	require.NoError(t, err)
+	c := sample()
+	c.Dir = dir
+	require.NoError(t, writeChecked(context.Background(), c, "haproxy", good))
+	err = writeChecked(context.Background(), c, "haproxy", []byte("global\n    nonsense-keyword on\n"))
+	require.Error(t, err)
+	kept, err := os.ReadFile(c.ConfigPath())
+	require.NoError(t, err)
+	assert.Equal(t, string(good), string(kept), "the rejected config replaced the good one")
+	assert.NoFileExists(t, c.ConfigPath()+".new")
+}
+
+// Every golden haproxy.cfg is one haproxy accepts.
+func TestGoldensPassHAProxyCheck(t *testing.T) {
+	requireHAProxy(t)
+	files, err := filepath.Glob(filepath.Join(goldenDir, "*.cfg"))
+	require.NoError(t, err)
+	require.NotEmpty(t, files)
+	for _, f := range files {
+		assert.NoError(t, Check(context.Background(), "", f), f)
+	}
+}
