@@ -2,6 +2,8 @@ package lab
 
 import (
 	"context"
+	"errors"
+	"io"
 	"net/netip"
 )
 
@@ -24,4 +26,77 @@ type HostInfo interface {
 	DomainTypes(ctx context.Context) ([]string, error)
 	// Networks lists every libvirt network, ours and everybody else's.
 	Networks(ctx context.Context) ([]NetworkInfo, error)
+}
+
+// ErrNotFound is wrapped by Hypervisor lookups when the object does not exist.
+var ErrNotFound = errors.New("not found")
+
+// ErrUnsupported is wrapped when the libvirt driver cannot do an operation
+// (the test driver cannot upload volumes or list DHCP leases).
+var ErrUnsupported = errors.New("not supported by this libvirt driver")
+
+// Object is a libvirt network, pool or domain as lab sees it.
+type Object struct {
+	Name   string
+	UUID   string
+	Active bool
+	// XML is the object's current (inactive, persistent) definition.
+	XML string
+}
+
+// Volume is a storage volume in a pool.
+type Volume struct {
+	Name     string
+	Path     string
+	Capacity uint64
+}
+
+// Lease is one DHCP lease on a network.
+type Lease struct {
+	MAC      string
+	IP       string
+	Hostname string
+}
+
+// Hypervisor is every libvirt call lab makes. lab/libvirt implements it over
+// one go-libvirt connection; unit tests use an in-memory fake. Methods are
+// safe for concurrent use. Lookups wrap ErrNotFound when nothing has that
+// name; the other methods act on exactly the object named.
+type Hypervisor interface {
+	HostInfo
+
+	LookupNetwork(ctx context.Context, name string) (*Object, error)
+	DefineNetwork(ctx context.Context, xml string) (*Object, error)
+	StartNetwork(ctx context.Context, name string) error
+	SetNetworkAutostart(ctx context.Context, name string) error
+	DestroyNetwork(ctx context.Context, name string) error
+	UndefineNetwork(ctx context.Context, name string) error
+	NetworkLeases(ctx context.Context, name string) ([]Lease, error)
+
+	Pools(ctx context.Context) ([]Object, error)
+	LookupPool(ctx context.Context, name string) (*Object, error)
+	// DefinePool defines a dir pool and builds its directory.
+	DefinePool(ctx context.Context, xml string) (*Object, error)
+	StartPool(ctx context.Context, name string) error
+	SetPoolAutostart(ctx context.Context, name string) error
+	DestroyPool(ctx context.Context, name string) error
+	// DeletePool removes the (inactive) pool's directory.
+	DeletePool(ctx context.Context, name string) error
+	UndefinePool(ctx context.Context, name string) error
+
+	Volumes(ctx context.Context, pool string) ([]Volume, error)
+	LookupVolume(ctx context.Context, pool, name string) (*Volume, error)
+	CreateVolume(ctx context.Context, pool, xml string) (*Volume, error)
+	// UploadVolume streams size bytes from r into the volume (works on remote hosts).
+	UploadVolume(ctx context.Context, pool, name string, r io.Reader, size int64) error
+	DeleteVolume(ctx context.Context, pool, name string) error
+
+	// Domains lists every domain with its XML (lab picks its own by metadata).
+	Domains(ctx context.Context) ([]Object, error)
+	LookupDomain(ctx context.Context, name string) (*Object, error)
+	DefineDomain(ctx context.Context, xml string) (*Object, error)
+	StartDomain(ctx context.Context, name string) error
+	// DestroyDomain powers the domain off; a domain already off is no error.
+	DestroyDomain(ctx context.Context, name string) error
+	UndefineDomain(ctx context.Context, name string) error
 }

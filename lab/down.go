@@ -1,0 +1,222 @@
+package lab
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/bootlab/bootlab/internal/status"
+	"github.com/bootlab/bootlab/lab/loadbalancer"
+)
+
+// DownOptions tune Down.
+type DownOptions struct {
+	Log    *slog.Logger
+	Status *status.Status
+	// KeepImages keeps the imported base image (the pool directory and its
+	// base volume file) so the next `up` does not upload it again.
+	KeepImages bool
+}
+
+// Down removes exactly what this lab created, in reverse order: its
+// domains (found by bootlab metadata), the load balancer, the volumes and
+// pool and the network (found by name and the UUIDs in the lab state), then
+// the host files it wrote. It works after a half-failed `up` and never
+// touches an object that is not this lab's.
+func Down(ctx context.Context, hv Hypervisor, s *Spec, opts DownOptions) error {
+	r, err := newLabRun(hv, s, opts.Log)
+	if err != nil {
+		return err
+	}
+	steps := []step{
+		{"Deleting nodes", r.deleteDomains},
+	}
+	if !isTestURI(s.Libvirt.URI) {
+		steps = append(steps, step{"Stopping load balancer", func(ctx context.Context) (string, error) {
+			c := LoadBalancerConfig(s, r.state.BootstrapRemoved)
+			if _, err := os.Stat(c.PIDPath()); err != nil {
+				return "", nil
+			}
+			if err := loadbalancer.Stop(ctx, c); err != nil {
+				return "", fmt.Errorf("stop load balancer: %w", err)
+			}
+			return "stopped", nil
+		}})
+	}
+	steps = append(steps,
+		step{"Deleting storage pool " + s.PoolName(), func(ctx context.Context) (string, error) { return r.deletePool(ctx, opts.KeepImages) }},
+		step{"Deleting network " + s.NetworkName(), r.deleteNetwork},
+		step{"Removing lab files in " + s.LabDir, func(ctx context.Context) (string, error) { return r.removeFiles(opts.KeepImages) }},
+	)
+	_, err = runSteps(ctx, opts.Status, r.log, steps)
+	return err
+}
+
+// ourDomains lists this lab's domains: named bootlab-<lab>-* and carrying
+// bootlab metadata naming this lab.
+func (r *labRun) ourDomains(ctx context.Context) ([]Object, error) {
+	all, err := r.hv.Domains(ctx)
+	if err != nil {
+		return nil, err
+	}
+	prefix := "bootlab-" + r.s.Name + "-"
+	var out []Object
+	for _, o := range all {
+		if !strings.HasPrefix(o.Name, prefix) {
+			continue
+		}
+		md := ParseLabMetadata(o.XML)
+		if md == nil || md.Name != r.s.Name || prefix+md.Node != o.Name {
+			r.log.Warn("leaving domain without this lab's bootlab metadata", "domain", o.Name)
+			continue
+		}
+		out = append(out, o)
+	}
+	return out, nil
+}
+
+func (r *labRun) deleteDomains(ctx context.Context) (string, error) {
+	doms, err := r.ourDomains(ctx)
+	if err != nil {
+		return "", err
+	}
+	n, err := parallel(ctx, doms, parallelism, func(ctx context.Context, o Object) (bool, error) {
+		if o.Active {
+			if err := r.hv.DestroyDomain(ctx, o.Name); err != nil && !errors.Is(err, ErrNotFound) {
+				return false, err
+			}
+		}
+		if err := r.hv.UndefineDomain(ctx, o.Name); err != nil && !errors.Is(err, ErrNotFound) {
+			return false, err
+		}
+		return true, nil
+	})
+	if n > 0 {
+		return fmt.Sprintf("%d deleted", n), err
+	}
+	return "", err
+}
+
+func (r *labRun) deletePool(ctx context.Context, keepImages bool) (string, error) {
+	name := r.s.PoolName()
+	o, err := r.hv.LookupPool(ctx, name)
+	if errors.Is(err, ErrNotFound) {
+		return "", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	if r.state.PoolUUID == "" || o.UUID != r.state.PoolUUID {
+		r.log.Warn("leaving storage pool this lab did not create", "pool", name, "uuid", o.UUID)
+		return "", nil
+	}
+	var did []string
+	if !o.Active {
+		// Volumes can only be listed and deleted in an active pool.
+		if err := r.hv.StartPool(ctx, name); err != nil {
+			return "", err
+		}
+	}
+	vols, err := r.hv.Volumes(ctx, name)
+	if err != nil {
+		return "", err
+	}
+	var doomed []Volume
+	kept := false
+	for _, v := range vols {
+		if keepImages && v.Name == r.s.BaseVolumeName() {
+			kept = true
+			continue
+		}
+		doomed = append(doomed, v)
+	}
+	n, err := parallel(ctx, doomed, parallelism, func(ctx context.Context, v Volume) (bool, error) {
+		if err := r.hv.DeleteVolume(ctx, name, v.Name); err != nil && !errors.Is(err, ErrNotFound) {
+			return false, err
+		}
+		return true, nil
+	})
+	if err != nil {
+		return "", err
+	}
+	if n > 0 {
+		did = append(did, fmt.Sprintf("%d volumes deleted", n))
+	}
+	if err := r.hv.DestroyPool(ctx, name); err != nil {
+		return "", err
+	}
+	if !kept {
+		if err := r.hv.DeletePool(ctx, name); err != nil && !errors.Is(err, ErrUnsupported) {
+			return "", err
+		}
+	} else {
+		did = append(did, "base image kept")
+	}
+	if err := r.hv.UndefinePool(ctx, name); err != nil {
+		return "", err
+	}
+	if err := r.record(func(st *State) { st.PoolUUID = "" }); err != nil {
+		return "", err
+	}
+	return strings.Join(append(did, "pool deleted"), ", "), nil
+}
+
+func (r *labRun) deleteNetwork(ctx context.Context) (string, error) {
+	name := r.s.NetworkName()
+	o, err := r.hv.LookupNetwork(ctx, name)
+	if errors.Is(err, ErrNotFound) {
+		return "", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	if r.state.NetworkUUID == "" || o.UUID != r.state.NetworkUUID {
+		r.log.Warn("leaving network this lab did not create", "network", name, "uuid", o.UUID)
+		return "", nil
+	}
+	if o.Active {
+		if err := r.hv.DestroyNetwork(ctx, name); err != nil {
+			return "", err
+		}
+	}
+	if err := r.hv.UndefineNetwork(ctx, name); err != nil {
+		return "", err
+	}
+	if err := r.record(func(st *State) { st.NetworkUUID = "" }); err != nil {
+		return "", err
+	}
+	return "deleted", nil
+}
+
+// labFiles are the lab-directory entries bootlab's lab verbs and preparers
+// write; anything else there (caches, stage logs, installer assets) stays.
+var labFiles = []string{"console", "ignition", "haproxy", "ssh", "base-image.done", "state.json"}
+
+func (r *labRun) removeFiles(keepImages bool) (string, error) {
+	removed := 0
+	for _, f := range labFiles {
+		if keepImages && f == "base-image.done" {
+			continue
+		}
+		p := filepath.Join(r.s.LabDir, f)
+		if _, err := os.Lstat(p); err != nil {
+			continue
+		}
+		if err := os.RemoveAll(p); err != nil {
+			return "", fmt.Errorf("remove %s: %w", p, err)
+		}
+		removed++
+	}
+	// The directory itself goes when nothing else is left in it.
+	if entries, err := os.ReadDir(r.s.LabDir); err == nil && len(entries) == 0 {
+		_ = os.Remove(r.s.LabDir)
+	}
+	if removed > 0 {
+		return fmt.Sprintf("%d removed", removed), nil
+	}
+	return "", nil
+}

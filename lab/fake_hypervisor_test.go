@@ -1,0 +1,338 @@
+package lab
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"sync"
+
+	"libvirt.org/go/libvirtxml"
+)
+
+// fakeHV is an in-memory Hypervisor that records every mutating call and
+// can fail a chosen one, to test Up and Down without libvirt.
+type fakeHV struct {
+	mu       sync.Mutex
+	nets     map[string]*Object
+	pools    map[string]*Object
+	vols     map[string]map[string]*Volume // pool -> name
+	doms     map[string]*Object
+	calls    []string
+	failOn   string // a call like "DefineDomain bootlab-t-master-1"
+	uploaded map[string]int64
+	uuidSeq  int
+}
+
+func newFakeHV() *fakeHV {
+	return &fakeHV{
+		nets: map[string]*Object{}, pools: map[string]*Object{}, vols: map[string]map[string]*Volume{},
+		doms: map[string]*Object{}, uploaded: map[string]int64{},
+	}
+}
+
+func (f *fakeHV) call(format string, args ...any) error {
+	c := fmt.Sprintf(format, args...)
+	f.calls = append(f.calls, c)
+	if f.failOn != "" && c == f.failOn {
+		return fmt.Errorf("%s: injected failure", c)
+	}
+	return nil
+}
+
+// mutations returns the recorded calls, sorted (parallel steps have no order).
+func (f *fakeHV) mutations() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out := append([]string(nil), f.calls...)
+	sort.Strings(out)
+	return out
+}
+
+func (f *fakeHV) reset() { f.mu.Lock(); f.calls = nil; f.failOn = ""; f.mu.Unlock() }
+
+func (f *fakeHV) uuid() string {
+	f.uuidSeq++
+	return fmt.Sprintf("00000000-0000-0000-0000-%012d", f.uuidSeq)
+}
+
+func nameOf(x string) string {
+	var v struct {
+		Name string `xml:"name"`
+	}
+	_ = xmlUnmarshalString(x, &v)
+	return v.Name
+}
+
+func notFound(kind, name string) error { return fmt.Errorf("%s %s: %w", kind, name, ErrNotFound) }
+
+func (f *fakeHV) LibvirtVersion(context.Context) (string, error) { return "9.0.0", nil }
+func (f *fakeHV) DomainTypes(context.Context) ([]string, error)  { return []string{"qemu"}, nil }
+func (f *fakeHV) Networks(context.Context) ([]NetworkInfo, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []NetworkInfo
+	for _, n := range f.nets {
+		out = append(out, NetworkInfo{Name: n.Name, UUID: n.UUID, Active: n.Active})
+	}
+	return out, nil
+}
+
+func (f *fakeHV) LookupNetwork(_ context.Context, name string) (*Object, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if o, ok := f.nets[name]; ok {
+		c := *o
+		return &c, nil
+	}
+	return nil, notFound("network", name)
+}
+
+func (f *fakeHV) DefineNetwork(_ context.Context, x string) (*Object, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	name := nameOf(x)
+	if err := f.call("DefineNetwork %s", name); err != nil {
+		return nil, err
+	}
+	o := &Object{Name: name, UUID: f.uuid(), XML: x}
+	f.nets[name] = o
+	c := *o
+	return &c, nil
+}
+
+func (f *fakeHV) setNet(name, what string, fn func(o *Object)) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err := f.call("%s %s", what, name); err != nil {
+		return err
+	}
+	o, ok := f.nets[name]
+	if !ok {
+		return notFound("network", name)
+	}
+	fn(o)
+	return nil
+}
+
+func (f *fakeHV) StartNetwork(_ context.Context, n string) error {
+	return f.setNet(n, "StartNetwork", func(o *Object) { o.Active = true })
+}
+func (f *fakeHV) SetNetworkAutostart(_ context.Context, n string) error {
+	return f.setNet(n, "SetNetworkAutostart", func(*Object) {})
+}
+func (f *fakeHV) DestroyNetwork(_ context.Context, n string) error {
+	return f.setNet(n, "DestroyNetwork", func(o *Object) { o.Active = false })
+}
+func (f *fakeHV) UndefineNetwork(_ context.Context, n string) error {
+	return f.setNet(n, "UndefineNetwork", func(o *Object) { delete(f.nets, n) })
+}
+func (f *fakeHV) NetworkLeases(context.Context, string) ([]Lease, error) { return nil, ErrUnsupported }
+
+func (f *fakeHV) Pools(context.Context) ([]Object, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []Object
+	for _, p := range f.pools {
+		out = append(out, *p)
+	}
+	return out, nil
+}
+
+func (f *fakeHV) LookupPool(_ context.Context, name string) (*Object, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if o, ok := f.pools[name]; ok {
+		c := *o
+		return &c, nil
+	}
+	return nil, notFound("pool", name)
+}
+
+func (f *fakeHV) DefinePool(_ context.Context, x string) (*Object, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	name := nameOf(x)
+	if err := f.call("DefinePool %s", name); err != nil {
+		return nil, err
+	}
+	o := &Object{Name: name, UUID: f.uuid(), XML: x}
+	f.pools[name] = o
+	if f.vols[name] == nil {
+		f.vols[name] = map[string]*Volume{}
+	}
+	c := *o
+	return &c, nil
+}
+
+func (f *fakeHV) setPool(name, what string, fn func(o *Object)) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err := f.call("%s %s", what, name); err != nil {
+		return err
+	}
+	o, ok := f.pools[name]
+	if !ok {
+		return notFound("pool", name)
+	}
+	fn(o)
+	return nil
+}
+
+func (f *fakeHV) StartPool(_ context.Context, n string) error {
+	return f.setPool(n, "StartPool", func(o *Object) { o.Active = true })
+}
+func (f *fakeHV) SetPoolAutostart(_ context.Context, n string) error {
+	return f.setPool(n, "SetPoolAutostart", func(*Object) {})
+}
+func (f *fakeHV) DestroyPool(_ context.Context, n string) error {
+	return f.setPool(n, "DestroyPool", func(o *Object) { o.Active = false })
+}
+func (f *fakeHV) DeletePool(_ context.Context, n string) error {
+	return f.setPool(n, "DeletePool", func(o *Object) { delete(f.vols, n) })
+}
+func (f *fakeHV) UndefinePool(_ context.Context, n string) error {
+	return f.setPool(n, "UndefinePool", func(o *Object) { delete(f.pools, n) })
+}
+
+func (f *fakeHV) Volumes(_ context.Context, pool string) ([]Volume, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []Volume
+	for _, v := range f.vols[pool] {
+		out = append(out, *v)
+	}
+	return out, nil
+}
+
+func (f *fakeHV) LookupVolume(_ context.Context, pool, name string) (*Volume, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if v, ok := f.vols[pool][name]; ok {
+		c := *v
+		return &c, nil
+	}
+	return nil, notFound("volume", name)
+}
+
+func (f *fakeHV) CreateVolume(_ context.Context, pool, x string) (*Volume, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var v libvirtxml.StorageVolume
+	if err := v.Unmarshal(x); err != nil {
+		return nil, err
+	}
+	if err := f.call("CreateVolume %s/%s", pool, v.Name); err != nil {
+		return nil, err
+	}
+	if p, ok := f.pools[pool]; !ok || !p.Active {
+		return nil, fmt.Errorf("pool %s not active", pool)
+	}
+	vol := &Volume{Name: v.Name, Path: "/pool/" + v.Name, Capacity: v.Capacity.Value}
+	f.vols[pool][v.Name] = vol
+	c := *vol
+	return &c, nil
+}
+
+func (f *fakeHV) UploadVolume(_ context.Context, pool, name string, r io.Reader, size int64) error {
+	n, err := io.Copy(io.Discard, r)
+	if err != nil {
+		return err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err := f.call("UploadVolume %s/%s", pool, name); err != nil {
+		return err
+	}
+	if n != size {
+		return fmt.Errorf("upload: read %d bytes, want %d", n, size)
+	}
+	f.uploaded[name] = n
+	return nil
+}
+
+func (f *fakeHV) DeleteVolume(_ context.Context, pool, name string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err := f.call("DeleteVolume %s/%s", pool, name); err != nil {
+		return err
+	}
+	if _, ok := f.vols[pool][name]; !ok {
+		return notFound("volume", name)
+	}
+	delete(f.vols[pool], name)
+	return nil
+}
+
+func (f *fakeHV) Domains(context.Context) ([]Object, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []Object
+	for _, d := range f.doms {
+		out = append(out, *d)
+	}
+	return out, nil
+}
+
+func (f *fakeHV) LookupDomain(_ context.Context, name string) (*Object, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if o, ok := f.doms[name]; ok {
+		c := *o
+		return &c, nil
+	}
+	return nil, notFound("domain", name)
+}
+
+func (f *fakeHV) DefineDomain(_ context.Context, x string) (*Object, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	name := nameOf(x)
+	if err := f.call("DefineDomain %s", name); err != nil {
+		return nil, err
+	}
+	if strings.Contains(x, `<source network=`) {
+		var d libvirtxml.Domain
+		if err := d.Unmarshal(x); err != nil {
+			return nil, err
+		}
+		if net := d.Devices.Interfaces[0].Source.Network.Network; f.nets[net] == nil {
+			return nil, fmt.Errorf("domain %s: network %s does not exist", name, net)
+		}
+	}
+	o, ok := f.doms[name]
+	if !ok {
+		o = &Object{Name: name, UUID: f.uuid()}
+		f.doms[name] = o
+	}
+	o.XML = x
+	c := *o
+	return &c, nil
+}
+
+func (f *fakeHV) setDom(name, what string, fn func(o *Object)) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err := f.call("%s %s", what, name); err != nil {
+		return err
+	}
+	o, ok := f.doms[name]
+	if !ok {
+		return notFound("domain", name)
+	}
+	fn(o)
+	return nil
+}
+
+func (f *fakeHV) StartDomain(_ context.Context, n string) error {
+	return f.setDom(n, "StartDomain", func(o *Object) { o.Active = true })
+}
+func (f *fakeHV) DestroyDomain(_ context.Context, n string) error {
+	return f.setDom(n, "DestroyDomain", func(o *Object) { o.Active = false })
+}
+func (f *fakeHV) UndefineDomain(_ context.Context, n string) error {
+	return f.setDom(n, "UndefineDomain", func(o *Object) { delete(f.doms, n) })
+}
+
+var _ Hypervisor = (*fakeHV)(nil)

@@ -1,0 +1,231 @@
+// Package libvirt implements lab.Hypervisor over one go-libvirt RPC
+// connection (local socket, qemu+ssh, or the test:///default driver through
+// the daemon). It is the only bootlab package that imports go-libvirt.
+package libvirt
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/netip"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+
+	golibvirt "github.com/digitalocean/go-libvirt"
+	"github.com/digitalocean/go-libvirt/socket/dialers"
+	"libvirt.org/go/libvirtxml"
+
+	"github.com/bootlab/bootlab/lab"
+)
+
+// Conn is one connection to a libvirt daemon. Its methods are safe for
+// concurrent use: go-libvirt multiplexes calls over the one socket.
+type Conn struct {
+	l   *golibvirt.Libvirt
+	uri string
+	log *slog.Logger
+}
+
+var _ lab.Hypervisor = (*Conn)(nil)
+
+// Connect opens uri: qemu:///system, qemu:///session, qemu+ssh://[user@]host/system
+// or test:///default (the in-memory test driver, reached through the local daemon).
+func Connect(ctx context.Context, uri string, log *slog.Logger) (*Conn, error) {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	u, err := url.Parse(uri)
+	if err != nil {
+		return nil, fmt.Errorf("libvirt URI %q: %w (check libvirt.uri)", uri, err)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	driver := strings.SplitN(u.Scheme, "+", 2)[0]
+	if driver != "qemu" && driver != "test" {
+		return nil, fmt.Errorf("libvirt URI %q: driver %q is not supported: use qemu:///system, qemu+ssh://host/system or test:///default (libvirt.uri)", uri, driver)
+	}
+	var l *golibvirt.Libvirt
+	if u.Host == "" && !strings.Contains(u.Scheme, "+") {
+		// Local: the system socket, or the per-user socket for qemu:///session.
+		sock := "/var/run/libvirt/libvirt-sock"
+		if u.Path == "/session" {
+			sock = sessionSocket()
+		}
+		if s := u.Query().Get("socket"); s != "" {
+			sock = s
+		}
+		l = golibvirt.NewWithDialer(dialers.NewLocal(dialers.WithSocket(sock)))
+		if err := l.ConnectToURI(golibvirt.ConnectURI(uri)); err != nil {
+			return nil, fmt.Errorf("connect to libvirt %s through %s: %w (is libvirtd running? start it with `libvirtd -d`)", uri, sock, err)
+		}
+	} else {
+		l, err = golibvirt.ConnectToURI(u)
+		if err != nil {
+			return nil, fmt.Errorf("connect to libvirt %s: %w", uri, err)
+		}
+	}
+	log.Debug("connected to libvirt", "uri", uri)
+	return &Conn{l: l, uri: uri, log: log}, nil
+}
+
+func sessionSocket() string {
+	if os.Geteuid() == 0 {
+		home, _ := os.UserHomeDir()
+		return filepath.Join(home, ".cache", "libvirt", "libvirt-sock")
+	}
+	if d := os.Getenv("XDG_RUNTIME_DIR"); d != "" {
+		return filepath.Join(d, "libvirt", "libvirt-sock")
+	}
+	return filepath.Join(os.TempDir(), fmt.Sprintf("libvirt-%d", os.Geteuid()), "libvirt-sock")
+}
+
+// Close ends the connection.
+func (c *Conn) Close() error {
+	if err := c.l.Disconnect(); err != nil {
+		return fmt.Errorf("disconnect from libvirt %s: %w", c.uri, err)
+	}
+	return nil
+}
+
+// URI is the URI this connection was opened with.
+func (c *Conn) URI() string { return c.uri }
+
+func code(err error) golibvirt.ErrorNumber {
+	var e golibvirt.Error
+	if errors.As(err, &e) {
+		return golibvirt.ErrorNumber(e.Code)
+	}
+	return -1
+}
+
+// wrap names the operation and the object, and turns libvirt's "no such
+// object" codes into lab.ErrNotFound.
+func wrap(err error, format string, args ...any) error {
+	if err == nil {
+		return nil
+	}
+	what := fmt.Sprintf(format, args...)
+	switch code(err) {
+	case golibvirt.ErrNoDomain, golibvirt.ErrNoNetwork, golibvirt.ErrNoStoragePool, golibvirt.ErrNoStorageVol:
+		return fmt.Errorf("%s: %w: %s", what, lab.ErrNotFound, err.Error())
+	case golibvirt.ErrNoSupport:
+		return fmt.Errorf("%s: %w: %s", what, lab.ErrUnsupported, err.Error())
+	}
+	return fmt.Errorf("%s: %w", what, err)
+}
+
+func uuidString(u golibvirt.UUID) string {
+	return fmt.Sprintf("%x-%x-%x-%x-%x", u[0:4], u[4:6], u[6:8], u[8:10], u[10:16])
+}
+
+// ---- HostInfo
+
+// LibvirtVersion is the daemon's libvirt version, e.g. "9.0.0".
+func (c *Conn) LibvirtVersion(ctx context.Context) (string, error) {
+	if err := ctx.Err(); err != nil {
+		return "", err
+	}
+	v, err := c.l.ConnectGetLibVersion()
+	if err != nil {
+		return "", wrap(err, "get libvirt version")
+	}
+	return fmt.Sprintf("%d.%d.%d", v/1000000, (v/1000)%1000, v%1000), nil
+}
+
+// DomainTypes lists the domain types offered for x86_64 hvm guests.
+func (c *Conn) DomainTypes(ctx context.Context) ([]string, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	raw, err := c.l.ConnectGetCapabilities()
+	if err != nil {
+		return nil, wrap(err, "get hypervisor capabilities")
+	}
+	var caps libvirtxml.Caps
+	if err := caps.Unmarshal(raw); err != nil {
+		return nil, fmt.Errorf("parse hypervisor capabilities: %w", err)
+	}
+	seen := map[string]bool{}
+	var out []string
+	for _, g := range caps.Guests {
+		if g.Arch.Name != "x86_64" || g.OSType != "hvm" {
+			continue
+		}
+		for _, d := range g.Arch.Domains {
+			if !seen[d.Type] {
+				seen[d.Type] = true
+				out = append(out, d.Type)
+			}
+		}
+	}
+	return out, nil
+}
+
+// Networks lists every network with its bridge and addresses.
+func (c *Conn) Networks(ctx context.Context) ([]lab.NetworkInfo, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	nets, _, err := c.l.ConnectListAllNetworks(1, 0)
+	if err != nil {
+		return nil, wrap(err, "list networks")
+	}
+	var out []lab.NetworkInfo
+	for _, n := range nets {
+		o, err := c.networkObject(n)
+		if err != nil {
+			if errors.Is(err, lab.ErrNotFound) {
+				continue // removed meanwhile
+			}
+			return nil, err
+		}
+		var nx libvirtxml.Network
+		if err := nx.Unmarshal(o.XML); err != nil {
+			return nil, fmt.Errorf("parse network %s: %w", n.Name, err)
+		}
+		info := lab.NetworkInfo{Name: n.Name, UUID: o.UUID, Active: o.Active}
+		if nx.Bridge != nil {
+			info.Bridge = nx.Bridge.Name
+		}
+		for _, ip := range nx.IPs {
+			if p, ok := ipPrefix(ip); ok {
+				info.Prefixes = append(info.Prefixes, p)
+			}
+		}
+		out = append(out, info)
+	}
+	return out, nil
+}
+
+func ipPrefix(ip libvirtxml.NetworkIP) (netip.Prefix, bool) {
+	a, err := netip.ParseAddr(ip.Address)
+	if err != nil {
+		return netip.Prefix{}, false
+	}
+	bits := int(ip.Prefix)
+	if bits == 0 && ip.Netmask != "" {
+		m, err := netip.ParseAddr(ip.Netmask)
+		if err != nil {
+			return netip.Prefix{}, false
+		}
+		for _, b := range m.AsSlice() {
+			for i := 7; i >= 0; i-- {
+				if b&(1<<i) != 0 {
+					bits++
+				}
+			}
+		}
+	}
+	if bits == 0 {
+		bits = a.BitLen()
+		if a.Is4() {
+			bits = 24 // libvirt's default for IPv4 without prefix or netmask
+		}
+	}
+	p, err := a.Prefix(bits)
+	return p, err == nil
+}

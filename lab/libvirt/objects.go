@@ -1,0 +1,473 @@
+package libvirt
+
+import (
+	"context"
+	"encoding/xml"
+	"errors"
+	"fmt"
+	"io"
+
+	golibvirt "github.com/digitalocean/go-libvirt"
+
+	"github.com/bootlab/bootlab/lab"
+)
+
+// ---- networks
+
+func (c *Conn) networkObject(n golibvirt.Network) (*lab.Object, error) {
+	x, err := c.l.NetworkGetXMLDesc(n, uint32(golibvirt.NetworkXMLInactive))
+	if err != nil {
+		return nil, wrap(err, "read network %s", n.Name)
+	}
+	active, err := c.l.NetworkIsActive(n)
+	if err != nil {
+		return nil, wrap(err, "read state of network %s", n.Name)
+	}
+	return &lab.Object{Name: n.Name, UUID: uuidString(n.UUID), Active: active == 1, XML: x}, nil
+}
+
+func (c *Conn) network(ctx context.Context, name string) (golibvirt.Network, error) {
+	if err := ctx.Err(); err != nil {
+		return golibvirt.Network{}, err
+	}
+	n, err := c.l.NetworkLookupByName(name)
+	if err != nil {
+		return n, wrap(err, "look up network %s", name)
+	}
+	return n, nil
+}
+
+// LookupNetwork returns the network called name.
+func (c *Conn) LookupNetwork(ctx context.Context, name string) (*lab.Object, error) {
+	n, err := c.network(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	return c.networkObject(n)
+}
+
+// DefineNetwork defines a persistent network.
+func (c *Conn) DefineNetwork(ctx context.Context, xml string) (*lab.Object, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	n, err := c.l.NetworkDefineXML(xml)
+	if err != nil {
+		return nil, wrap(err, "define network %s", xmlName(xml))
+	}
+	return c.networkObject(n)
+}
+
+// StartNetwork starts the network (dnsmasq, bridge).
+func (c *Conn) StartNetwork(ctx context.Context, name string) error {
+	n, err := c.network(ctx, name)
+	if err != nil {
+		return err
+	}
+	return wrap(c.l.NetworkCreate(n), "start network %s", name)
+}
+
+// SetNetworkAutostart marks the network to start with libvirtd.
+func (c *Conn) SetNetworkAutostart(ctx context.Context, name string) error {
+	n, err := c.network(ctx, name)
+	if err != nil {
+		return err
+	}
+	return wrap(c.l.NetworkSetAutostart(n, 1), "set autostart on network %s", name)
+}
+
+// DestroyNetwork stops the network; an inactive network is no error.
+func (c *Conn) DestroyNetwork(ctx context.Context, name string) error {
+	n, err := c.network(ctx, name)
+	if err != nil {
+		return err
+	}
+	if err := c.l.NetworkDestroy(n); err != nil && code(err) != golibvirt.ErrOperationInvalid {
+		return wrap(err, "stop network %s", name)
+	}
+	return nil
+}
+
+// UndefineNetwork removes the network's definition.
+func (c *Conn) UndefineNetwork(ctx context.Context, name string) error {
+	n, err := c.network(ctx, name)
+	if err != nil {
+		return err
+	}
+	return wrap(c.l.NetworkUndefine(n), "undefine network %s", name)
+}
+
+// NetworkLeases lists the network's DHCP leases.
+func (c *Conn) NetworkLeases(ctx context.Context, name string) ([]lab.Lease, error) {
+	n, err := c.network(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	leases, _, err := c.l.NetworkGetDhcpLeases(n, nil, 1, 0)
+	if err != nil {
+		return nil, wrap(err, "read DHCP leases of network %s", name)
+	}
+	out := make([]lab.Lease, 0, len(leases))
+	for _, l := range leases {
+		le := lab.Lease{IP: l.Ipaddr}
+		if len(l.Mac) > 0 {
+			le.MAC = l.Mac[0]
+		}
+		if len(l.Hostname) > 0 {
+			le.Hostname = l.Hostname[0]
+		}
+		out = append(out, le)
+	}
+	return out, nil
+}
+
+// ---- pools
+
+func (c *Conn) poolObject(p golibvirt.StoragePool) (*lab.Object, error) {
+	x, err := c.l.StoragePoolGetXMLDesc(p, golibvirt.StorageXMLInactive)
+	if err != nil {
+		return nil, wrap(err, "read pool %s", p.Name)
+	}
+	active, err := c.l.StoragePoolIsActive(p)
+	if err != nil {
+		return nil, wrap(err, "read state of pool %s", p.Name)
+	}
+	return &lab.Object{Name: p.Name, UUID: uuidString(p.UUID), Active: active == 1, XML: x}, nil
+}
+
+func (c *Conn) pool(ctx context.Context, name string) (golibvirt.StoragePool, error) {
+	if err := ctx.Err(); err != nil {
+		return golibvirt.StoragePool{}, err
+	}
+	p, err := c.l.StoragePoolLookupByName(name)
+	if err != nil {
+		return p, wrap(err, "look up pool %s", name)
+	}
+	return p, nil
+}
+
+// Pools lists every storage pool.
+func (c *Conn) Pools(ctx context.Context) ([]lab.Object, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	pools, _, err := c.l.ConnectListAllStoragePools(1, 0)
+	if err != nil {
+		return nil, wrap(err, "list pools")
+	}
+	out := make([]lab.Object, 0, len(pools))
+	for _, p := range pools {
+		o, err := c.poolObject(p)
+		if err != nil {
+			if errors.Is(err, lab.ErrNotFound) {
+				continue
+			}
+			return nil, err
+		}
+		out = append(out, *o)
+	}
+	return out, nil
+}
+
+// LookupPool returns the pool called name.
+func (c *Conn) LookupPool(ctx context.Context, name string) (*lab.Object, error) {
+	p, err := c.pool(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	return c.poolObject(p)
+}
+
+// DefinePool defines a pool and builds its directory.
+func (c *Conn) DefinePool(ctx context.Context, xml string) (*lab.Object, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	name := xmlName(xml)
+	p, err := c.l.StoragePoolDefineXML(xml, 0)
+	if err != nil {
+		return nil, wrap(err, "define pool %s", name)
+	}
+	o, err := c.poolObject(p)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.l.StoragePoolBuild(p, golibvirt.StoragePoolBuildNew); err != nil {
+		return o, wrap(err, "build pool %s (create its directory)", name)
+	}
+	return o, nil
+}
+
+// StartPool starts the pool, which scans its directory for volumes.
+func (c *Conn) StartPool(ctx context.Context, name string) error {
+	p, err := c.pool(ctx, name)
+	if err != nil {
+		return err
+	}
+	return wrap(c.l.StoragePoolCreate(p, 0), "start pool %s", name)
+}
+
+// SetPoolAutostart marks the pool to start with libvirtd.
+func (c *Conn) SetPoolAutostart(ctx context.Context, name string) error {
+	p, err := c.pool(ctx, name)
+	if err != nil {
+		return err
+	}
+	return wrap(c.l.StoragePoolSetAutostart(p, 1), "set autostart on pool %s", name)
+}
+
+// DestroyPool stops the pool; an inactive pool is no error.
+func (c *Conn) DestroyPool(ctx context.Context, name string) error {
+	p, err := c.pool(ctx, name)
+	if err != nil {
+		return err
+	}
+	if err := c.l.StoragePoolDestroy(p); err != nil && code(err) != golibvirt.ErrOperationInvalid {
+		return wrap(err, "stop pool %s", name)
+	}
+	return nil
+}
+
+// DeletePool removes the inactive pool's directory.
+func (c *Conn) DeletePool(ctx context.Context, name string) error {
+	p, err := c.pool(ctx, name)
+	if err != nil {
+		return err
+	}
+	return wrap(c.l.StoragePoolDelete(p, golibvirt.StoragePoolDeleteNormal), "delete directory of pool %s", name)
+}
+
+// UndefinePool removes the pool's definition.
+func (c *Conn) UndefinePool(ctx context.Context, name string) error {
+	p, err := c.pool(ctx, name)
+	if err != nil {
+		return err
+	}
+	return wrap(c.l.StoragePoolUndefine(p), "undefine pool %s", name)
+}
+
+// ---- volumes
+
+func (c *Conn) volume(v golibvirt.StorageVol) (*lab.Volume, error) {
+	_, capacity, _, err := c.l.StorageVolGetInfo(v)
+	if err != nil {
+		return nil, wrap(err, "read volume %s in pool %s", v.Name, v.Pool)
+	}
+	path, err := c.l.StorageVolGetPath(v)
+	if err != nil {
+		return nil, wrap(err, "read path of volume %s in pool %s", v.Name, v.Pool)
+	}
+	return &lab.Volume{Name: v.Name, Path: path, Capacity: capacity}, nil
+}
+
+// Volumes lists the volumes of pool.
+func (c *Conn) Volumes(ctx context.Context, pool string) ([]lab.Volume, error) {
+	p, err := c.pool(ctx, pool)
+	if err != nil {
+		return nil, err
+	}
+	vols, _, err := c.l.StoragePoolListAllVolumes(p, 1, 0)
+	if err != nil {
+		return nil, wrap(err, "list volumes of pool %s", pool)
+	}
+	out := make([]lab.Volume, 0, len(vols))
+	for _, v := range vols {
+		vol, err := c.volume(v)
+		if err != nil {
+			if errors.Is(err, lab.ErrNotFound) {
+				continue
+			}
+			return nil, err
+		}
+		out = append(out, *vol)
+	}
+	return out, nil
+}
+
+func (c *Conn) vol(ctx context.Context, pool, name string) (golibvirt.StorageVol, error) {
+	p, err := c.pool(ctx, pool)
+	if err != nil {
+		return golibvirt.StorageVol{}, err
+	}
+	v, err := c.l.StorageVolLookupByName(p, name)
+	if err != nil {
+		return v, wrap(err, "look up volume %s in pool %s", name, pool)
+	}
+	return v, nil
+}
+
+// LookupVolume returns the volume name of pool.
+func (c *Conn) LookupVolume(ctx context.Context, pool, name string) (*lab.Volume, error) {
+	v, err := c.vol(ctx, pool, name)
+	if err != nil {
+		return nil, err
+	}
+	return c.volume(v)
+}
+
+// CreateVolume creates a volume in pool.
+func (c *Conn) CreateVolume(ctx context.Context, pool, xml string) (*lab.Volume, error) {
+	p, err := c.pool(ctx, pool)
+	if err != nil {
+		return nil, err
+	}
+	v, err := c.l.StorageVolCreateXML(p, xml, 0)
+	if err != nil {
+		return nil, wrap(err, "create volume %s in pool %s", xmlName(xml), pool)
+	}
+	return c.volume(v)
+}
+
+// UploadVolume streams size bytes from r into the volume through libvirt,
+// which works the same on a remote host.
+func (c *Conn) UploadVolume(ctx context.Context, pool, name string, r io.Reader, size int64) error {
+	v, err := c.vol(ctx, pool, name)
+	if err != nil {
+		return err
+	}
+	if err := c.l.StorageVolUpload(v, ctxReader{ctx, r}, 0, uint64(size), 0); err != nil {
+		if ctx.Err() != nil {
+			return fmt.Errorf("upload to volume %s in pool %s: %w", name, pool, ctx.Err())
+		}
+		return wrap(err, "upload to volume %s in pool %s", name, pool)
+	}
+	return nil
+}
+
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c ctxReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.r.Read(p)
+}
+
+// DeleteVolume deletes the volume and its file.
+func (c *Conn) DeleteVolume(ctx context.Context, pool, name string) error {
+	v, err := c.vol(ctx, pool, name)
+	if err != nil {
+		return err
+	}
+	return wrap(c.l.StorageVolDelete(v, golibvirt.StorageVolDeleteNormal), "delete volume %s in pool %s", name, pool)
+}
+
+// ---- domains
+
+func (c *Conn) domainObject(d golibvirt.Domain) (*lab.Object, error) {
+	x, err := c.l.DomainGetXMLDesc(d, golibvirt.DomainXMLInactive)
+	if err != nil {
+		return nil, wrap(err, "read domain %s", d.Name)
+	}
+	state, _, err := c.l.DomainGetState(d, 0)
+	if err != nil {
+		return nil, wrap(err, "read state of domain %s", d.Name)
+	}
+	active := golibvirt.DomainState(state) != golibvirt.DomainShutoff
+	return &lab.Object{Name: d.Name, UUID: uuidString(d.UUID), Active: active, XML: x}, nil
+}
+
+func (c *Conn) domain(ctx context.Context, name string) (golibvirt.Domain, error) {
+	if err := ctx.Err(); err != nil {
+		return golibvirt.Domain{}, err
+	}
+	d, err := c.l.DomainLookupByName(name)
+	if err != nil {
+		return d, wrap(err, "look up domain %s", name)
+	}
+	return d, nil
+}
+
+// Domains lists every domain with its definition.
+func (c *Conn) Domains(ctx context.Context) ([]lab.Object, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	doms, _, err := c.l.ConnectListAllDomains(1, 0)
+	if err != nil {
+		return nil, wrap(err, "list domains")
+	}
+	out := make([]lab.Object, 0, len(doms))
+	for _, d := range doms {
+		o, err := c.domainObject(d)
+		if err != nil {
+			if errors.Is(err, lab.ErrNotFound) {
+				continue
+			}
+			return nil, err
+		}
+		out = append(out, *o)
+	}
+	return out, nil
+}
+
+// LookupDomain returns the domain called name.
+func (c *Conn) LookupDomain(ctx context.Context, name string) (*lab.Object, error) {
+	d, err := c.domain(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	return c.domainObject(d)
+}
+
+// DefineDomain defines (or redefines) a persistent domain.
+func (c *Conn) DefineDomain(ctx context.Context, xml string) (*lab.Object, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	d, err := c.l.DomainDefineXML(xml)
+	if err != nil {
+		return nil, wrap(err, "define domain %s", xmlName(xml))
+	}
+	return c.domainObject(d)
+}
+
+// StartDomain boots the domain.
+func (c *Conn) StartDomain(ctx context.Context, name string) error {
+	d, err := c.domain(ctx, name)
+	if err != nil {
+		return err
+	}
+	return wrap(c.l.DomainCreate(d), "start domain %s", name)
+}
+
+// DestroyDomain powers the domain off; a domain already off is no error.
+func (c *Conn) DestroyDomain(ctx context.Context, name string) error {
+	d, err := c.domain(ctx, name)
+	if err != nil {
+		return err
+	}
+	if err := c.l.DomainDestroy(d); err != nil && code(err) != golibvirt.ErrOperationInvalid {
+		return wrap(err, "power off domain %s", name)
+	}
+	return nil
+}
+
+// UndefineDomain removes the domain's definition (and any managed save and NVRAM).
+func (c *Conn) UndefineDomain(ctx context.Context, name string) error {
+	d, err := c.domain(ctx, name)
+	if err != nil {
+		return err
+	}
+	err = c.l.DomainUndefineFlags(d, golibvirt.DomainUndefineManagedSave|golibvirt.DomainUndefineNvram)
+	if code(err) == golibvirt.ErrNoSupport || code(err) == golibvirt.ErrInvalidArg {
+		err = c.l.DomainUndefine(d)
+	}
+	return wrap(err, "undefine domain %s", name)
+}
+
+// xmlName extracts <name> for error messages.
+func xmlName(x string) string {
+	var v struct {
+		Name string `xml:"name"`
+	}
+	if err := xmlUnmarshal(x, &v); err != nil || v.Name == "" {
+		return "(unnamed)"
+	}
+	return v.Name
+}
+
+func xmlUnmarshal(x string, v any) error { return xml.Unmarshal([]byte(x), v) }

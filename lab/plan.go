@@ -1,0 +1,353 @@
+package lab
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/xml"
+	"fmt"
+	"net/netip"
+	"path/filepath"
+	"strings"
+
+	"libvirt.org/go/libvirtxml"
+)
+
+// MetadataNamespace is the XML namespace of bootlab's domain metadata.
+const MetadataNamespace = "https://bootlab.dev/xmlns/lab/v1"
+
+// LabMetadata is the <bootlab:lab> element in every bootlab domain's
+// <metadata>: how `down` and `status` recognise a domain as theirs.
+type LabMetadata struct {
+	XMLName xml.Name `xml:"https://bootlab.dev/xmlns/lab/v1 lab"`
+	Name    string   `xml:"name,attr"`
+	Role    Role     `xml:"role,attr"`
+	Node    string   `xml:"node,attr"`
+	// Plan is a digest of the domain definition bootlab wrote, so a second
+	// `up` can tell an unchanged domain from one whose spec changed.
+	Plan string `xml:"plan,attr,omitempty"`
+}
+
+// ImageInfo describes the base image file, read by Up before planning.
+type ImageInfo struct {
+	// Format is "qcow2" or "raw".
+	Format string
+	// FileSize is the size of the file in bytes (what is uploaded).
+	FileSize int64
+	// VirtualSize is the guest-visible disk size in bytes.
+	VirtualSize uint64
+}
+
+// PlanInput is what a plan needs beyond the spec.
+type PlanInput struct {
+	// Accelerator is kvm or tcg (already chosen).
+	Accelerator Accelerator
+	// Base describes spec.Image.Path; nil when the spec has no disk image
+	// (the nodes then get blank overlays).
+	Base *ImageInfo
+}
+
+// Plan is every libvirt object a lab needs, as XML, in creation order.
+type Plan struct {
+	Network    NamedXML
+	Pool       NamedXML
+	BaseVolume *VolumePlan
+	Overlays   []VolumePlan
+	Domains    []DomainPlan
+}
+
+// NamedXML is one object's name and definition.
+type NamedXML struct {
+	Name string
+	XML  string
+}
+
+// VolumePlan is one volume of the lab pool.
+type VolumePlan struct {
+	Name string
+	XML  string
+	// Node is empty for the base volume.
+	Node string
+}
+
+// DomainPlan is one node's domain.
+type DomainPlan struct {
+	Node Node
+	Name string
+	XML  string
+	// Digest is the plan digest recorded in the domain's metadata.
+	Digest string
+}
+
+// NewPlan computes the libvirt objects of spec s. It is pure: the same spec
+// and input always give the same XML.
+func NewPlan(s *Spec, in PlanInput) (*Plan, error) {
+	if in.Accelerator != AccelKVM && in.Accelerator != AccelTCG {
+		return nil, fmt.Errorf("plan: accelerator must be kvm or tcg, not %q", in.Accelerator)
+	}
+	p := &Plan{}
+	var err error
+	p.Network.Name = s.NetworkName()
+	if p.Network.XML, err = networkXML(s); err != nil {
+		return nil, err
+	}
+	p.Pool.Name = s.PoolName()
+	if p.Pool.XML, err = poolXML(s); err != nil {
+		return nil, err
+	}
+	if in.Base != nil {
+		v := &libvirtxml.StorageVolume{
+			Name:     s.BaseVolumeName(),
+			Capacity: &libvirtxml.StorageVolumeSize{Unit: "bytes", Value: uint64(in.Base.FileSize)},
+			Target:   &libvirtxml.StorageVolumeTarget{Format: &libvirtxml.StorageVolumeTargetFormat{Type: in.Base.Format}},
+		}
+		if in.Base.Format == "qcow2" {
+			v.Capacity.Value = in.Base.VirtualSize
+		}
+		x, err := v.Marshal()
+		if err != nil {
+			return nil, fmt.Errorf("plan base volume: %w", err)
+		}
+		p.BaseVolume = &VolumePlan{Name: v.Name, XML: x}
+	}
+	for _, n := range s.Nodes {
+		capacity := uint64(n.DiskGiB) << 30
+		v := &libvirtxml.StorageVolume{
+			Name:     s.VolumeName(n),
+			Capacity: &libvirtxml.StorageVolumeSize{Unit: "bytes", Value: capacity},
+			Target:   &libvirtxml.StorageVolumeTarget{Format: &libvirtxml.StorageVolumeTargetFormat{Type: "qcow2"}},
+		}
+		if in.Base != nil {
+			if in.Base.VirtualSize > capacity {
+				v.Capacity.Value = in.Base.VirtualSize
+			}
+			v.BackingStore = &libvirtxml.StorageVolumeBackingStore{
+				Path:   filepath.Join(s.Storage.PoolDir, s.BaseVolumeName()),
+				Format: &libvirtxml.StorageVolumeTargetFormat{Type: in.Base.Format},
+			}
+		}
+		x, err := v.Marshal()
+		if err != nil {
+			return nil, fmt.Errorf("plan volume of node %s: %w", n.Name, err)
+		}
+		p.Overlays = append(p.Overlays, VolumePlan{Name: v.Name, XML: x, Node: n.Name})
+	}
+	for _, n := range s.Nodes {
+		d, err := domainPlan(s, n, in.Accelerator)
+		if err != nil {
+			return nil, err
+		}
+		p.Domains = append(p.Domains, d)
+	}
+	return p, nil
+}
+
+func networkXML(s *Spec) (string, error) {
+	prefix, err := netip.ParsePrefix(s.Network.CIDR)
+	if err != nil {
+		return "", fmt.Errorf("plan network: network.cidr: %w", err)
+	}
+	prefix = prefix.Masked()
+	start, end := dhcpRange(prefix)
+	domain := s.Cluster.Domain()
+	n := &libvirtxml.Network{
+		Name:   s.NetworkName(),
+		Bridge: &libvirtxml.NetworkBridge{Name: s.Network.Bridge, STP: "on", Delay: "0"},
+		Domain: &libvirtxml.NetworkDomain{Name: domain, LocalOnly: "yes"},
+		DNS:    &libvirtxml.NetworkDNS{},
+		IPs: []libvirtxml.NetworkIP{{
+			Address: s.Network.Gateway,
+			Prefix:  uint(prefix.Bits()),
+			DHCP: &libvirtxml.NetworkDHCP{
+				Ranges: []libvirtxml.NetworkDHCPRange{{Start: start, End: end}},
+			},
+		}},
+		DnsmasqOptions: &libvirtxml.NetworkDnsmasqOptions{Option: []libvirtxml.NetworkDnsmasqOption{
+			{Value: "address=/apps." + domain + "/" + s.Network.IngressAddress},
+		}},
+	}
+	if s.Network.Mode == NetworkNAT {
+		n.Forward = &libvirtxml.NetworkForward{Mode: "nat"}
+	}
+	n.DNS.Host = append(n.DNS.Host, libvirtxml.NetworkDNSHost{
+		IP: s.Network.APIAddress,
+		Hostnames: []libvirtxml.NetworkDNSHostHostname{
+			{Hostname: "api." + domain}, {Hostname: "api-int." + domain},
+		},
+	})
+	for _, node := range s.Nodes {
+		n.DNS.Host = append(n.DNS.Host, libvirtxml.NetworkDNSHost{
+			IP:        node.IP,
+			Hostnames: []libvirtxml.NetworkDNSHostHostname{{Hostname: s.FQDN(node)}},
+		})
+		n.IPs[0].DHCP.Hosts = append(n.IPs[0].DHCP.Hosts, libvirtxml.NetworkDHCPHost{
+			MAC: node.MAC, Name: node.Name, IP: node.IP,
+		})
+	}
+	x, err := n.Marshal()
+	if err != nil {
+		return "", fmt.Errorf("plan network %s: %w", n.Name, err)
+	}
+	return x, nil
+}
+
+// dhcpRange is the upper half of the prefix (reservations sit low, from .10).
+func dhcpRange(p netip.Prefix) (string, string) {
+	bits := p.Addr().BitLen() - p.Bits()
+	size := 1 << bits
+	if bits > 16 {
+		size = 1 << 16
+	}
+	start := nthHost(p, size/2)
+	end := nthHost(p, size-2)
+	return start, end
+}
+
+func poolXML(s *Spec) (string, error) {
+	p := &libvirtxml.StoragePool{
+		Type:   "dir",
+		Name:   s.PoolName(),
+		Target: &libvirtxml.StoragePoolTarget{Path: s.Storage.PoolDir},
+	}
+	x, err := p.Marshal()
+	if err != nil {
+		return "", fmt.Errorf("plan pool %s: %w", p.Name, err)
+	}
+	return x, nil
+}
+
+func domainPlan(s *Spec, n Node, accel Accelerator) (DomainPlan, error) {
+	dtype := "qemu"
+	if accel == AccelKVM {
+		dtype = "kvm"
+	}
+	d := &libvirtxml.Domain{
+		Type:        dtype,
+		Name:        s.DomainName(n),
+		Description: fmt.Sprintf("bootlab lab %s: %s %s", s.Name, n.Role, s.FQDN(n)),
+		Memory:      &libvirtxml.DomainMemory{Value: uint(n.MemoryMiB), Unit: "MiB"},
+		VCPU:        &libvirtxml.DomainVCPU{Placement: "static", Value: uint(n.VCPUs)},
+		OS: &libvirtxml.DomainOS{
+			Type: &libvirtxml.DomainOSType{Arch: "x86_64", Machine: "q35", Type: "hvm"},
+		},
+		Features: &libvirtxml.DomainFeatureList{
+			ACPI: &libvirtxml.DomainFeature{},
+			APIC: &libvirtxml.DomainFeatureAPIC{},
+		},
+		OnPoweroff: "destroy",
+		OnReboot:   "restart",
+		OnCrash:    "destroy",
+		SysInfo: []libvirtxml.DomainSysInfo{{FWCfg: &libvirtxml.DomainSysInfoFWCfg{
+			Entry: []libvirtxml.DomainSysInfoEntry{{Name: "opt/com.coreos/config", File: absPath(s.IgnitionPath(n))}},
+		}}},
+		Devices: &libvirtxml.DomainDeviceList{
+			Disks: []libvirtxml.DomainDisk{{
+				Device: "disk",
+				Driver: &libvirtxml.DomainDiskDriver{Name: "qemu", Type: "qcow2"},
+				Source: &libvirtxml.DomainDiskSource{Volume: &libvirtxml.DomainDiskSourceVolume{
+					Pool: s.PoolName(), Volume: s.VolumeName(n),
+				}},
+				Target: &libvirtxml.DomainDiskTarget{Dev: "vda", Bus: "virtio"},
+			}},
+			Interfaces: []libvirtxml.DomainInterface{{
+				MAC:    &libvirtxml.DomainInterfaceMAC{Address: n.MAC},
+				Source: &libvirtxml.DomainInterfaceSource{Network: &libvirtxml.DomainInterfaceSourceNetwork{Network: s.NetworkName()}},
+				Model:  &libvirtxml.DomainInterfaceModel{Type: "virtio"},
+			}},
+			// The serial port is a pty (for `virsh console`) whose output
+			// virtlogd also appends to the console log (for `lab console`).
+			Serials: []libvirtxml.DomainSerial{{
+				Source: &libvirtxml.DomainChardevSource{Pty: &libvirtxml.DomainChardevSourcePty{}},
+				Target: &libvirtxml.DomainSerialTarget{Port: uintPtr(0)},
+				Log:    &libvirtxml.DomainChardevLog{File: absPath(s.ConsoleLogPath(n)), Append: "on"},
+			}},
+			Consoles: []libvirtxml.DomainConsole{{
+				Source: &libvirtxml.DomainChardevSource{Pty: &libvirtxml.DomainChardevSourcePty{}},
+				Target: &libvirtxml.DomainConsoleTarget{Type: "serial", Port: uintPtr(0)},
+			}},
+			RNGs: []libvirtxml.DomainRNG{{
+				Model:   "virtio",
+				Backend: &libvirtxml.DomainRNGBackend{Random: &libvirtxml.DomainRNGBackendRandom{Device: "/dev/urandom"}},
+			}},
+			MemBalloon: &libvirtxml.DomainMemBalloon{Model: "none"},
+		},
+	}
+	if accel == AccelKVM {
+		d.CPU = &libvirtxml.DomainCPU{Mode: "host-passthrough"}
+	}
+	if s.Image.Kernel != "" {
+		d.OS.Kernel = absPath(s.Image.Kernel)
+		if s.Image.Initrd != "" {
+			d.OS.Initrd = absPath(s.Image.Initrd)
+		}
+		d.OS.Cmdline = s.Image.Cmdline
+	} else {
+		d.OS.BootDevices = []libvirtxml.DomainBootDevice{{Dev: "hd"}}
+	}
+	md := LabMetadata{Name: s.Name, Role: n.Role, Node: n.Name}
+	setMeta := func() error {
+		b, err := xml.Marshal(md)
+		if err != nil {
+			return err
+		}
+		d.Metadata = &libvirtxml.DomainMetadata{XML: string(b)}
+		return nil
+	}
+	if err := setMeta(); err != nil {
+		return DomainPlan{}, fmt.Errorf("plan domain %s metadata: %w", d.Name, err)
+	}
+	unsigned, err := d.Marshal()
+	if err != nil {
+		return DomainPlan{}, fmt.Errorf("plan domain %s: %w", d.Name, err)
+	}
+	sum := sha256.Sum256([]byte(unsigned))
+	md.Plan = hex.EncodeToString(sum[:8])
+	if err := setMeta(); err != nil {
+		return DomainPlan{}, fmt.Errorf("plan domain %s metadata: %w", d.Name, err)
+	}
+	x, err := d.Marshal()
+	if err != nil {
+		return DomainPlan{}, fmt.Errorf("plan domain %s: %w", d.Name, err)
+	}
+	return DomainPlan{Node: n, Name: d.Name, XML: x, Digest: md.Plan}, nil
+}
+
+// ParseLabMetadata returns the bootlab metadata of a domain definition, or
+// nil when the domain is not bootlab's.
+func ParseLabMetadata(domainXML string) *LabMetadata {
+	var d libvirtxml.Domain
+	if err := d.Unmarshal(domainXML); err != nil || d.Metadata == nil {
+		return nil
+	}
+	if !strings.Contains(d.Metadata.XML, MetadataNamespace) {
+		return nil
+	}
+	dec := xml.NewDecoder(strings.NewReader("<m>" + d.Metadata.XML + "</m>"))
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil
+		}
+		se, ok := tok.(xml.StartElement)
+		if !ok || se.Name.Space != MetadataNamespace || se.Name.Local != "lab" {
+			continue
+		}
+		var md LabMetadata
+		if err := dec.DecodeElement(&md, &se); err != nil {
+			return nil
+		}
+		return &md
+	}
+}
+
+func uintPtr(u uint) *uint { return &u }
+
+// absPath makes a path absolute for libvirt, which resolves nothing relative.
+func absPath(p string) string {
+	if p == "" || filepath.IsAbs(p) {
+		return p
+	}
+	if a, err := filepath.Abs(p); err == nil {
+		return a
+	}
+	return p
+}

@@ -1,0 +1,78 @@
+package lab
+
+import (
+	"crypto/ed25519"
+	"crypto/rand"
+	"encoding/pem"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"golang.org/x/crypto/ssh"
+)
+
+// EnsureSSHKey creates the lab's SSH key pair (ed25519; private key 0600 at
+// s.SSHKeyPath(), public key beside it with .pub) unless it exists. Preparers
+// put the public key into Ignition; `lab ssh` logs in with the private one.
+func EnsureSSHKey(s *Spec) error {
+	priv := s.SSHKeyPath()
+	pub := priv + ".pub"
+	if _, err := os.Stat(priv); err == nil {
+		if _, err := os.Stat(pub); err == nil {
+			return nil
+		}
+		// Public half lost: derive it again from the private key.
+		data, err := os.ReadFile(priv)
+		if err != nil {
+			return fmt.Errorf("read lab SSH key: %w", err)
+		}
+		signer, err := ssh.ParsePrivateKey(data)
+		if err != nil {
+			return fmt.Errorf("parse lab SSH key %s: %w (delete it to have a new one made)", priv, err)
+		}
+		return writePublicKey(pub, signer.PublicKey(), s.Name)
+	}
+	if err := os.MkdirAll(filepath.Dir(priv), 0o700); err != nil {
+		return fmt.Errorf("create lab SSH key directory: %w", err)
+	}
+	pk, sk, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		return fmt.Errorf("generate lab SSH key: %w", err)
+	}
+	block, err := ssh.MarshalPrivateKey(sk, "bootlab lab "+s.Name)
+	if err != nil {
+		return fmt.Errorf("encode lab SSH key: %w", err)
+	}
+	sshPub, err := ssh.NewPublicKey(pk)
+	if err != nil {
+		return fmt.Errorf("encode lab SSH public key: %w", err)
+	}
+	tmp := priv + ".tmp"
+	if err := os.WriteFile(tmp, pem.EncodeToMemory(block), 0o600); err != nil {
+		return fmt.Errorf("write lab SSH key: %w", err)
+	}
+	if err := writePublicKey(pub, sshPub, s.Name); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, priv); err != nil {
+		return fmt.Errorf("write lab SSH key: %w", err)
+	}
+	return nil
+}
+
+func writePublicKey(path string, k ssh.PublicKey, lab string) error {
+	line := append(ssh.MarshalAuthorizedKey(k)[:len(ssh.MarshalAuthorizedKey(k))-1], []byte(" bootlab-"+lab+"\n")...)
+	if err := os.WriteFile(path, line, 0o644); err != nil {
+		return fmt.Errorf("write lab SSH public key: %w", err)
+	}
+	return nil
+}
+
+// SSHPublicKey returns the lab's public key line (authorized_keys format).
+func SSHPublicKey(s *Spec) (string, error) {
+	b, err := os.ReadFile(s.SSHKeyPath() + ".pub")
+	if err != nil {
+		return "", fmt.Errorf("read lab SSH public key: %w (run `bootlab lab up` to create it)", err)
+	}
+	return string(b), nil
+}

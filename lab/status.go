@@ -1,0 +1,137 @@
+package lab
+
+import (
+	"context"
+	"errors"
+	"strings"
+
+	"libvirt.org/go/libvirtxml"
+
+	"github.com/bootlab/bootlab/lab/loadbalancer"
+)
+
+// LabStatus is what `lab status` reports.
+type LabStatus struct {
+	Name         string               `json:"name"`
+	URI          string               `json:"uri"`
+	Accelerator  Accelerator          `json:"accelerator,omitempty"`
+	Network      NetworkStatus        `json:"network"`
+	DNS          []DNSRecord          `json:"dns"`
+	LoadBalancer *loadbalancer.Status `json:"loadBalancer,omitempty"`
+	// LoadBalancerError says why the load balancer could not be inspected.
+	LoadBalancerError string       `json:"loadBalancerError,omitempty"`
+	Nodes             []NodeStatus `json:"nodes"`
+}
+
+// NetworkStatus is the lab network as libvirt has it.
+type NetworkStatus struct {
+	Name    string `json:"name"`
+	Exists  bool   `json:"exists"`
+	Active  bool   `json:"active"`
+	Bridge  string `json:"bridge,omitempty"`
+	Gateway string `json:"gateway,omitempty"`
+}
+
+// DNSRecord is one name the lab network's dnsmasq answers.
+type DNSRecord struct {
+	Name string `json:"name"`
+	IP   string `json:"ip"`
+}
+
+// NodeStatus is one node's domain.
+type NodeStatus struct {
+	Name   string `json:"name"`
+	Role   Role   `json:"role"`
+	Domain string `json:"domain"`
+	// State is "running", "shut off" or "absent".
+	State string `json:"state"`
+	MAC   string `json:"mac"`
+	// IP is the address leased by DHCP ("" when the node has no lease yet).
+	IP string `json:"ip,omitempty"`
+	// ReservedIP is the address the spec reserves for the node.
+	ReservedIP string `json:"reservedIP"`
+}
+
+// Inspect reads the lab's live state: network, DNS records, load balancer
+// backends and each node's domain and lease.
+func Inspect(ctx context.Context, hv Hypervisor, s *Spec) (*LabStatus, error) {
+	st := &LabStatus{Name: s.Name, URI: s.Libvirt.URI, Network: NetworkStatus{Name: s.NetworkName()}}
+	if state, err := LoadState(s.LabDir); err == nil {
+		st.Accelerator = state.Accelerator
+	}
+	var leases []Lease
+	net, err := hv.LookupNetwork(ctx, s.NetworkName())
+	switch {
+	case errors.Is(err, ErrNotFound):
+	case err != nil:
+		return nil, err
+	default:
+		st.Network.Exists, st.Network.Active = true, net.Active
+		var nx libvirtxml.Network
+		if err := nx.Unmarshal(net.XML); err == nil {
+			if nx.Bridge != nil {
+				st.Network.Bridge = nx.Bridge.Name
+			}
+			if len(nx.IPs) > 0 {
+				st.Network.Gateway = nx.IPs[0].Address
+			}
+			if nx.DNS != nil {
+				for _, h := range nx.DNS.Host {
+					for _, hn := range h.Hostnames {
+						st.DNS = append(st.DNS, DNSRecord{Name: hn.Hostname, IP: h.IP})
+					}
+				}
+			}
+			if nx.DnsmasqOptions != nil {
+				for _, o := range nx.DnsmasqOptions.Option {
+					// address=/apps.<domain>/<ip> answers every name under it.
+					if rest, ok := strings.CutPrefix(o.Value, "address=/"); ok {
+						if name, ip, ok := strings.Cut(rest, "/"); ok {
+							st.DNS = append(st.DNS, DNSRecord{Name: "*." + name, IP: ip})
+						}
+					}
+				}
+			}
+		}
+		if net.Active {
+			leases, err = hv.NetworkLeases(ctx, s.NetworkName())
+			if err != nil && !errors.Is(err, ErrUnsupported) {
+				return nil, err
+			}
+		}
+	}
+	if !isTestURI(s.Libvirt.URI) {
+		lb, err := loadbalancer.Inspect(ctx, LoadBalancerConfig(s, false))
+		if err != nil {
+			st.LoadBalancerError = err.Error()
+		} else {
+			st.LoadBalancer = lb
+		}
+	}
+	for _, n := range s.Nodes {
+		ns := NodeStatus{Name: n.Name, Role: n.Role, Domain: s.DomainName(n), State: "absent", MAC: n.MAC, ReservedIP: n.IP}
+		o, err := hv.LookupDomain(ctx, ns.Domain)
+		switch {
+		case errors.Is(err, ErrNotFound):
+		case err != nil:
+			return nil, err
+		default:
+			md := ParseLabMetadata(o.XML)
+			switch {
+			case md == nil || md.Name != s.Name:
+				ns.State = "foreign"
+			case o.Active:
+				ns.State = "running"
+			default:
+				ns.State = "shut off"
+			}
+		}
+		for _, l := range leases {
+			if strings.EqualFold(l.MAC, n.MAC) {
+				ns.IP = l.IP
+			}
+		}
+		st.Nodes = append(st.Nodes, ns)
+	}
+	return st, nil
+}

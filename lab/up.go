@@ -1,0 +1,571 @@
+package lab
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+
+	"libvirt.org/go/libvirtxml"
+
+	"github.com/bootlab/bootlab/internal/status"
+	"github.com/bootlab/bootlab/lab/loadbalancer"
+)
+
+// UpOptions tune Up.
+type UpOptions struct {
+	Log    *slog.Logger
+	Status *status.Status
+	// DeferRoles are defined but not started (StartNodes starts them later).
+	DeferRoles []Role
+	// SkipLoadBalancer leaves haproxy alone (always skipped on test:// URIs).
+	SkipLoadBalancer bool
+	// Accelerator is kvm or tcg, already chosen by ChooseAccelerator.
+	Accelerator Accelerator
+}
+
+// UpResult says what Up did.
+type UpResult struct {
+	// Changed is false when the lab already matched the spec.
+	Changed bool
+	// Steps lists every step with whether it changed anything.
+	Steps []StepResult
+	// Accelerator is the one the domains use.
+	Accelerator Accelerator
+}
+
+// StepResult is the outcome of one step of Up or Down.
+type StepResult struct {
+	Name    string
+	Changed bool
+	// Detail says what changed ("defined", "started", "3 created"...).
+	Detail string
+}
+
+// step is one idempotent unit of Up or Down: run reports what it changed.
+type step struct {
+	name string
+	run  func(ctx context.Context) (detail string, err error)
+}
+
+func runSteps(ctx context.Context, st *status.Status, log *slog.Logger, steps []step) ([]StepResult, error) {
+	var out []StepResult
+	for _, s := range steps {
+		if err := ctx.Err(); err != nil {
+			return out, err
+		}
+		st.Start("%s", s.name)
+		detail, err := s.run(ctx)
+		if err != nil {
+			st.End(false)
+			return out, err
+		}
+		st.End(true)
+		if detail != "" {
+			log.Info(s.name, "changed", detail)
+		} else {
+			log.Debug(s.name, "changed", "nothing")
+		}
+		out = append(out, StepResult{Name: s.name, Changed: detail != "", Detail: detail})
+	}
+	return out, nil
+}
+
+// isTestURI is true for libvirt's in-memory test driver, which runs no VMs,
+// cannot upload volumes and has no dnsmasq: nothing on the host is set up for it.
+func isTestURI(uri string) bool { return strings.HasPrefix(uri, "test:") }
+
+// lab holds what one Up, Down or Inspect shares.
+type labRun struct {
+	hv    Hypervisor
+	s     *Spec
+	log   *slog.Logger
+	mu    sync.Mutex // guards state
+	state *State
+}
+
+func newLabRun(hv Hypervisor, s *Spec, log *slog.Logger) (*labRun, error) {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	st, err := LoadState(s.LabDir)
+	if errors.Is(err, ErrNoState) {
+		st, err = &State{}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &labRun{hv: hv, s: s, log: log, state: st}, nil
+}
+
+// record updates the state and saves it at once, so an object that exists
+// is always known to `down`, even if the next step fails or is interrupted.
+func (r *labRun) record(f func(st *State)) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	f(r.state)
+	if err := r.state.Save(r.s.LabDir); err != nil {
+		return fmt.Errorf("record lab state in %s: %w", r.s.LabDir, err)
+	}
+	return nil
+}
+
+// Up builds (or converges) the lab of spec s: network, pool, base image,
+// overlays, load balancer, domains. It is idempotent and resumes where a
+// failed or interrupted run stopped.
+func Up(ctx context.Context, hv Hypervisor, s *Spec, opts UpOptions) (*UpResult, error) {
+	if opts.Accelerator != AccelKVM && opts.Accelerator != AccelTCG {
+		return nil, fmt.Errorf("lab up: accelerator must be chosen (kvm or tcg), got %q", opts.Accelerator)
+	}
+	r, err := newLabRun(hv, s, opts.Log)
+	if err != nil {
+		return nil, err
+	}
+	var base *ImageInfo
+	if s.Image.Path != "" {
+		if base, err = ReadImageInfo(s.Image.Path); err != nil {
+			return nil, err
+		}
+	}
+	plan, err := NewPlan(s, PlanInput{Accelerator: opts.Accelerator, Base: base})
+	if err != nil {
+		return nil, err
+	}
+	if err := r.record(func(st *State) { st.Spec = s; st.Accelerator = opts.Accelerator }); err != nil {
+		return nil, err
+	}
+	deferred := map[Role]bool{}
+	for _, role := range opts.DeferRoles {
+		deferred[role] = true
+	}
+	steps := []step{
+		{"Preparing lab directory " + s.LabDir, r.prepareDirs},
+		{"Creating network " + plan.Network.Name, func(ctx context.Context) (string, error) { return r.ensureNetwork(ctx, plan.Network) }},
+		{"Creating storage pool " + plan.Pool.Name, func(ctx context.Context) (string, error) { return r.ensurePool(ctx, plan.Pool) }},
+	}
+	if plan.BaseVolume != nil {
+		steps = append(steps, step{"Importing base image " + filepath.Base(s.Image.Path), func(ctx context.Context) (string, error) {
+			return r.ensureBaseVolume(ctx, *plan.BaseVolume, base)
+		}})
+	}
+	steps = append(steps, step{fmt.Sprintf("Creating %d disk overlays", len(plan.Overlays)), func(ctx context.Context) (string, error) {
+		return r.ensureOverlays(ctx, plan.Overlays)
+	}})
+	if !opts.SkipLoadBalancer && !isTestURI(s.Libvirt.URI) {
+		steps = append(steps, step{"Starting load balancer (haproxy on " + s.Network.APIAddress + ")", func(ctx context.Context) (string, error) {
+			res, err := loadbalancer.Ensure(ctx, LoadBalancerConfig(s, r.state.BootstrapRemoved), r.log)
+			if err != nil {
+				return "", fmt.Errorf("load balancer: %w", err)
+			}
+			switch {
+			case res.Started:
+				return "started", nil
+			case res.Reloaded:
+				return "reloaded", nil
+			case res.Changed:
+				return "config changed", nil
+			}
+			return "", nil
+		}})
+	}
+	steps = append(steps, step{fmt.Sprintf("Creating %d nodes (%s)", len(plan.Domains), opts.Accelerator), func(ctx context.Context) (string, error) {
+		return r.ensureDomains(ctx, plan.Domains, deferred)
+	}})
+	results, err := runSteps(ctx, opts.Status, r.log, steps)
+	res := &UpResult{Steps: results, Accelerator: opts.Accelerator}
+	for _, sr := range results {
+		res.Changed = res.Changed || sr.Changed
+	}
+	if err != nil {
+		return res, err
+	}
+	return res, nil
+}
+
+func (r *labRun) prepareDirs(ctx context.Context) (string, error) {
+	created := false
+	for _, d := range []string{r.s.LabDir, filepath.Dir(r.s.ConsoleLogPath(Node{Name: "x"}))} {
+		if _, err := os.Stat(d); err == nil {
+			continue
+		}
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return "", fmt.Errorf("create %s: %w (check labDir)", d, err)
+		}
+		created = true
+	}
+	if created {
+		return "created", nil
+	}
+	return "", nil
+}
+
+// ownedNetwork checks that an existing network called like ours is ours:
+// its UUID is the one recorded in the lab state.
+func (r *labRun) ownedNetwork(o *Object) error {
+	if r.state.NetworkUUID == o.UUID {
+		return nil
+	}
+	return fmt.Errorf("network %s exists but this lab did not create it (UUID %s, lab state has %q): remove it (`virsh net-destroy %[1]s; virsh net-undefine %[1]s`) or choose another lab name", o.Name, o.UUID, r.state.NetworkUUID)
+}
+
+func (r *labRun) ensureNetwork(ctx context.Context, want NamedXML) (string, error) {
+	var did []string
+	o, err := r.hv.LookupNetwork(ctx, want.Name)
+	switch {
+	case errors.Is(err, ErrNotFound):
+		o, err = r.hv.DefineNetwork(ctx, want.XML)
+		if err != nil {
+			return "", err
+		}
+		if err := r.record(func(st *State) { st.NetworkUUID = o.UUID }); err != nil {
+			return "", err
+		}
+		did = append(did, "defined")
+		if err := r.hv.SetNetworkAutostart(ctx, want.Name); err != nil {
+			return "", err
+		}
+	case err != nil:
+		return "", err
+	default:
+		if err := r.ownedNetwork(o); err != nil {
+			return "", err
+		}
+		if drift := networkDrift(want.XML, o.XML); drift != "" {
+			return "", fmt.Errorf("network %s differs from the spec (%s): run `bootlab lab down` and `bootlab lab up` to rebuild it", want.Name, drift)
+		}
+	}
+	if !o.Active {
+		if err := r.hv.StartNetwork(ctx, want.Name); err != nil {
+			return "", err
+		}
+		did = append(did, "started")
+	}
+	return strings.Join(did, ", "), nil
+}
+
+// networkDrift compares what matters of a live network with the plan: the
+// bridge, addresses, DHCP reservations and DNS records.
+func networkDrift(wantXML, haveXML string) string {
+	var want, have libvirtxml.Network
+	if err := want.Unmarshal(wantXML); err != nil {
+		return "cannot parse planned XML"
+	}
+	if err := have.Unmarshal(haveXML); err != nil {
+		return "cannot parse live XML"
+	}
+	key := func(n *libvirtxml.Network) (bridge, ips, hosts, dns string) {
+		if n.Bridge != nil {
+			bridge = n.Bridge.Name
+		}
+		for _, ip := range n.IPs {
+			ips += fmt.Sprintf("%s/%d;", ip.Address, ip.Prefix)
+			if ip.DHCP != nil {
+				for _, h := range ip.DHCP.Hosts {
+					hosts += strings.ToLower(h.MAC) + "=" + h.IP + "=" + h.Name + ";"
+				}
+			}
+		}
+		if n.DNS != nil {
+			for _, h := range n.DNS.Host {
+				for _, hn := range h.Hostnames {
+					dns += hn.Hostname + "=" + h.IP + ";"
+				}
+			}
+		}
+		return
+	}
+	wb, wi, wh, wd := key(&want)
+	hb, hi, hh, hd := key(&have)
+	switch {
+	case wb != hb:
+		return fmt.Sprintf("bridge %s, spec wants %s", hb, wb)
+	case wi != hi:
+		return "addresses changed"
+	case wh != hh:
+		return "DHCP reservations changed"
+	case wd != hd:
+		return "DNS records changed"
+	}
+	return ""
+}
+
+func (r *labRun) ownedPool(o *Object) error {
+	if r.state.PoolUUID == o.UUID {
+		return nil
+	}
+	return fmt.Errorf("storage pool %s exists but this lab did not create it (UUID %s, lab state has %q): remove it (`virsh pool-destroy %[1]s; virsh pool-undefine %[1]s`) or choose another lab name", o.Name, o.UUID, r.state.PoolUUID)
+}
+
+func (r *labRun) ensurePool(ctx context.Context, want NamedXML) (string, error) {
+	var did []string
+	o, err := r.hv.LookupPool(ctx, want.Name)
+	switch {
+	case errors.Is(err, ErrNotFound):
+		o, err = r.hv.DefinePool(ctx, want.XML)
+		if o != nil {
+			if rerr := r.record(func(st *State) { st.PoolUUID = o.UUID }); rerr != nil {
+				return "", rerr
+			}
+		}
+		if err != nil {
+			return "", err
+		}
+		did = append(did, "defined")
+		if err := r.hv.SetPoolAutostart(ctx, want.Name); err != nil {
+			return "", err
+		}
+	case err != nil:
+		return "", err
+	default:
+		if err := r.ownedPool(o); err != nil {
+			return "", err
+		}
+	}
+	if !o.Active {
+		if err := r.hv.StartPool(ctx, want.Name); err != nil {
+			return "", err
+		}
+		did = append(did, "started")
+	}
+	return strings.Join(did, ", "), nil
+}
+
+// baseMarker records that the base volume was filled completely, so an
+// upload cut short is redone and a complete one never repeated. It lives
+// in the pool directory's lab-side twin: the lab directory.
+func (r *labRun) baseMarker() string { return filepath.Join(r.s.LabDir, "base-image.done") }
+
+func baseMarkerContent(s *Spec, info *ImageInfo) string {
+	return fmt.Sprintf("%s %s %d\n", s.Storage.PoolDir, info.Format, info.FileSize)
+}
+
+func (r *labRun) ensureBaseVolume(ctx context.Context, want VolumePlan, info *ImageInfo) (string, error) {
+	pool := r.s.PoolName()
+	marker := baseMarkerContent(r.s, info)
+	_, err := r.hv.LookupVolume(ctx, pool, want.Name)
+	if err == nil {
+		if b, rerr := os.ReadFile(r.baseMarker()); rerr == nil && string(b) == marker {
+			return "", nil
+		}
+		if isTestURI(r.s.Libvirt.URI) {
+			return "", nil
+		}
+		// Present but not known complete: an interrupted upload. Redo it.
+		r.log.Info("base volume incomplete, importing again", "volume", want.Name)
+		if err := r.hv.DeleteVolume(ctx, pool, want.Name); err != nil {
+			return "", err
+		}
+	} else if !errors.Is(err, ErrNotFound) {
+		return "", err
+	}
+	if _, err := r.hv.CreateVolume(ctx, pool, want.XML); err != nil {
+		return "", err
+	}
+	if isTestURI(r.s.Libvirt.URI) {
+		// The test driver cannot upload: the volume exists, empty.
+		return "created (test driver: not uploaded)", nil
+	}
+	f, err := os.Open(r.s.Image.Path)
+	if err != nil {
+		return "", fmt.Errorf("open base image %s (image.path): %w", r.s.Image.Path, err)
+	}
+	defer f.Close()
+	if err := r.hv.UploadVolume(ctx, pool, want.Name, f, info.FileSize); err != nil {
+		return "", err
+	}
+	if err := os.WriteFile(r.baseMarker(), []byte(marker), 0o644); err != nil {
+		return "", fmt.Errorf("record base image import: %w", err)
+	}
+	return fmt.Sprintf("uploaded %d MiB", info.FileSize>>20), nil
+}
+
+// parallel runs f for each item, at most limit at a time, and returns the
+// first error (every item still runs to completion or failure).
+func parallel[T any](ctx context.Context, items []T, limit int, f func(context.Context, T) (bool, error)) (int, error) {
+	var (
+		wg      sync.WaitGroup
+		mu      sync.Mutex
+		first   error
+		changed int
+		sem     = make(chan struct{}, limit)
+	)
+	for _, it := range items {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func(it T) {
+			defer wg.Done()
+			defer func() { <-sem }()
+			c, err := f(ctx, it)
+			mu.Lock()
+			defer mu.Unlock()
+			if c {
+				changed++
+			}
+			if err != nil && first == nil {
+				first = err
+			}
+		}(it)
+	}
+	wg.Wait()
+	return changed, first
+}
+
+const parallelism = 8
+
+func (r *labRun) ensureOverlays(ctx context.Context, vols []VolumePlan) (string, error) {
+	pool := r.s.PoolName()
+	n, err := parallel(ctx, vols, parallelism, func(ctx context.Context, v VolumePlan) (bool, error) {
+		_, err := r.hv.LookupVolume(ctx, pool, v.Name)
+		if err == nil {
+			return false, nil
+		}
+		if !errors.Is(err, ErrNotFound) {
+			return false, err
+		}
+		_, err = r.hv.CreateVolume(ctx, pool, v.XML)
+		return err == nil, err
+	})
+	if n > 0 {
+		return fmt.Sprintf("%d created", n), err
+	}
+	return "", err
+}
+
+// ownDomain checks that an existing domain is this lab's node.
+func (r *labRun) ownDomain(o *Object, node string) error {
+	md := ParseLabMetadata(o.XML)
+	if md == nil || md.Name != r.s.Name || md.Node != node {
+		return fmt.Errorf("domain %s exists but is not node %s of lab %s (no matching bootlab metadata): remove it or choose another lab name", o.Name, node, r.s.Name)
+	}
+	return nil
+}
+
+func (r *labRun) ensureDomains(ctx context.Context, doms []DomainPlan, deferred map[Role]bool) (string, error) {
+	var mu sync.Mutex
+	var details []string
+	note := func(s string) { mu.Lock(); details = append(details, s); mu.Unlock() }
+	_, err := parallel(ctx, doms, parallelism, func(ctx context.Context, d DomainPlan) (bool, error) {
+		o, err := r.hv.LookupDomain(ctx, d.Name)
+		switch {
+		case errors.Is(err, ErrNotFound):
+			if o, err = r.hv.DefineDomain(ctx, d.XML); err != nil {
+				return false, err
+			}
+			note(d.Node.Name + " defined")
+		case err != nil:
+			return false, err
+		default:
+			if err := r.ownDomain(o, d.Node.Name); err != nil {
+				return false, err
+			}
+			if md := ParseLabMetadata(o.XML); md.Plan != d.Digest {
+				if o, err = r.hv.DefineDomain(ctx, d.XML); err != nil {
+					return false, err
+				}
+				msg := d.Node.Name + " redefined"
+				if o.Active {
+					msg += " (takes effect at its next boot)"
+				}
+				note(msg)
+			}
+		}
+		if !o.Active && !deferred[d.Node.Role] {
+			if err := r.hv.StartDomain(ctx, d.Name); err != nil {
+				return false, err
+			}
+			note(d.Node.Name + " started")
+		}
+		return true, nil
+	})
+	sort.Strings(details)
+	return strings.Join(details, ", "), err
+}
+
+// StartNodes starts the defined but stopped domains of role (workers
+// deferred by `up` until the control plane is ready).
+func StartNodes(ctx context.Context, hv Hypervisor, s *Spec, role Role) error {
+	r, err := newLabRun(hv, s, nil)
+	if err != nil {
+		return err
+	}
+	nodes := s.NodesByRole(role)
+	_, err = parallel(ctx, nodes, parallelism, func(ctx context.Context, n Node) (bool, error) {
+		o, err := hv.LookupDomain(ctx, s.DomainName(n))
+		if errors.Is(err, ErrNotFound) {
+			return false, fmt.Errorf("node %s has no domain: run `bootlab lab up` first", n.Name)
+		}
+		if err != nil {
+			return false, err
+		}
+		if err := r.ownDomain(o, n.Name); err != nil {
+			return false, err
+		}
+		if o.Active {
+			return false, nil
+		}
+		return true, hv.StartDomain(ctx, o.Name)
+	})
+	return err
+}
+
+// RemoveNode powers off and undefines node name's domain and deletes its
+// overlay (the bootstrap after the pivot, say).
+func RemoveNode(ctx context.Context, hv Hypervisor, s *Spec, name string) error {
+	n, ok := s.Node(name)
+	if !ok {
+		return fmt.Errorf("no node %q in lab %s (see `bootlab lab status`)", name, s.Name)
+	}
+	r, err := newLabRun(hv, s, nil)
+	if err != nil {
+		return err
+	}
+	o, err := hv.LookupDomain(ctx, s.DomainName(n))
+	switch {
+	case errors.Is(err, ErrNotFound):
+	case err != nil:
+		return err
+	default:
+		if err := r.ownDomain(o, n.Name); err != nil {
+			return err
+		}
+		if err := hv.DestroyDomain(ctx, o.Name); err != nil {
+			return err
+		}
+		if err := hv.UndefineDomain(ctx, o.Name); err != nil {
+			return err
+		}
+	}
+	if p, err := hv.LookupPool(ctx, s.PoolName()); err == nil && p.UUID == r.state.PoolUUID {
+		if err := hv.DeleteVolume(ctx, s.PoolName(), s.VolumeName(n)); err != nil && !errors.Is(err, ErrNotFound) {
+			return err
+		}
+	}
+	return nil
+}
+
+// ReadImageInfo reads a base image's format and sizes from its header.
+func ReadImageInfo(path string) (*ImageInfo, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("base image (image.path): %w", err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("base image (image.path): %w", err)
+	}
+	info := &ImageInfo{Format: "raw", FileSize: fi.Size(), VirtualSize: uint64(fi.Size())}
+	hdr := make([]byte, 32)
+	if _, err := io.ReadFull(f, hdr); err == nil && string(hdr[:4]) == "QFI\xfb" {
+		info.Format = "qcow2"
+		info.VirtualSize = binary.BigEndian.Uint64(hdr[24:32])
+	}
+	return info, nil
+}

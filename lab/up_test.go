@@ -1,0 +1,293 @@
+package lab
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// testSpec is a small lab on a URI that is not test:// so that the base
+// image upload runs; the load balancer is skipped in every Up.
+func testSpec(t *testing.T, name string, withImage bool) *Spec {
+	t.Helper()
+	dir := t.TempDir()
+	s := &Spec{Name: name, LabDir: filepath.Join(dir, "lab"), Topology: Topology{Masters: 2, Workers: 1},
+		Network: Network{CIDR: "10.88.0.0/24"}, Storage: Storage{PoolDir: filepath.Join(dir, "pool")}}
+	if withImage {
+		img := filepath.Join(dir, "base.qcow2")
+		hdr := make([]byte, 4096)
+		copy(hdr, "QFI\xfb")
+		hdr[24+4] = 0x40 // virtual size 1 GiB, big endian
+		require.NoError(t, os.WriteFile(img, hdr, 0o644))
+		s.Image.Path = img
+	}
+	s.Defaults()
+	return s
+}
+
+func upOpts() UpOptions { return UpOptions{Accelerator: AccelTCG, SkipLoadBalancer: true} }
+
+func countPrefix(calls []string, prefix string) int {
+	n := 0
+	for _, c := range calls {
+		if strings.HasPrefix(c, prefix) {
+			n++
+		}
+	}
+	return n
+}
+
+func TestUpCreatesEverythingThenNothing(t *testing.T) {
+	ctx := context.Background()
+	hv := newFakeHV()
+	s := testSpec(t, "t", true)
+
+	res, err := Up(ctx, hv, s, upOpts())
+	require.NoError(t, err)
+	assert.True(t, res.Changed)
+	calls := hv.mutations()
+	assert.Equal(t, 1, countPrefix(calls, "DefineNetwork bootlab-t"))
+	assert.Equal(t, 1, countPrefix(calls, "DefinePool bootlab-t"))
+	assert.Equal(t, 5, countPrefix(calls, "CreateVolume bootlab-t/"), "base + 4 overlays")
+	assert.Equal(t, 1, countPrefix(calls, "UploadVolume bootlab-t/base.qcow2"))
+	assert.Equal(t, 4, countPrefix(calls, "DefineDomain "))
+	assert.Equal(t, 4, countPrefix(calls, "StartDomain "))
+	assert.Equal(t, int64(4096), hv.uploaded["base.qcow2"])
+
+	st, err := LoadState(s.LabDir)
+	require.NoError(t, err)
+	assert.Equal(t, hv.nets["bootlab-t"].UUID, st.NetworkUUID)
+	assert.Equal(t, hv.pools["bootlab-t"].UUID, st.PoolUUID)
+	assert.Equal(t, AccelTCG, st.Accelerator)
+
+	hv.reset()
+	res, err = Up(ctx, hv, s, upOpts())
+	require.NoError(t, err)
+	assert.False(t, res.Changed, "second up: %+v", res.Steps)
+	assert.Empty(t, hv.mutations(), "second up must change nothing")
+}
+
+func TestUpResumesAfterFailure(t *testing.T) {
+	ctx := context.Background()
+	hv := newFakeHV()
+	s := testSpec(t, "t", true)
+	hv.failOn = "DefineDomain bootlab-t-master-1"
+	_, err := Up(ctx, hv, s, upOpts())
+	require.ErrorContains(t, err, "injected failure")
+
+	st, err := LoadState(s.LabDir)
+	require.NoError(t, err)
+	assert.NotEmpty(t, st.NetworkUUID, "objects made before the failure are recorded")
+	assert.NotEmpty(t, st.PoolUUID)
+
+	hv.reset()
+	res, err := Up(ctx, hv, s, upOpts())
+	require.NoError(t, err)
+	assert.True(t, res.Changed)
+	calls := hv.mutations()
+	assert.Equal(t, []string{"DefineDomain bootlab-t-master-1", "StartDomain bootlab-t-master-1"}, calls,
+		"resume makes only what is missing")
+}
+
+func TestUpRedoesInterruptedUpload(t *testing.T) {
+	ctx := context.Background()
+	hv := newFakeHV()
+	s := testSpec(t, "t", true)
+	hv.failOn = "UploadVolume bootlab-t/base.qcow2"
+	_, err := Up(ctx, hv, s, upOpts())
+	require.Error(t, err)
+	hv.reset()
+	_, err = Up(ctx, hv, s, upOpts())
+	require.NoError(t, err)
+	calls := hv.mutations()
+	assert.Contains(t, calls, "DeleteVolume bootlab-t/base.qcow2")
+	assert.Contains(t, calls, "UploadVolume bootlab-t/base.qcow2")
+}
+
+func TestUpDefersRolesAndStartNodes(t *testing.T) {
+	ctx := context.Background()
+	hv := newFakeHV()
+	s := testSpec(t, "t", false)
+	opts := upOpts()
+	opts.DeferRoles = []Role{RoleWorker}
+	_, err := Up(ctx, hv, s, opts)
+	require.NoError(t, err)
+	assert.False(t, hv.doms["bootlab-t-worker-0"].Active)
+	assert.True(t, hv.doms["bootlab-t-master-0"].Active)
+
+	hv.reset()
+	_, err = Up(ctx, hv, s, opts)
+	require.NoError(t, err)
+	assert.Empty(t, hv.mutations(), "a deferred worker stays off on re-run")
+
+	require.NoError(t, StartNodes(ctx, hv, s, RoleWorker))
+	assert.True(t, hv.doms["bootlab-t-worker-0"].Active)
+}
+
+func TestUpRedefinesChangedDomain(t *testing.T) {
+	ctx := context.Background()
+	hv := newFakeHV()
+	s := testSpec(t, "t", false)
+	_, err := Up(ctx, hv, s, upOpts())
+	require.NoError(t, err)
+	s.Nodes[1].MemoryMiB = 512
+	hv.reset()
+	res, err := Up(ctx, hv, s, upOpts())
+	require.NoError(t, err)
+	assert.True(t, res.Changed)
+	assert.Equal(t, []string{"DefineDomain bootlab-t-master-0"}, hv.mutations())
+}
+
+func TestUpRefusesForeignObjects(t *testing.T) {
+	ctx := context.Background()
+	hv := newFakeHV()
+	s := testSpec(t, "t", false)
+	// Somebody else's network with our name (not in our state).
+	_, err := hv.DefineNetwork(ctx, `<network><name>bootlab-t</name></network>`)
+	require.NoError(t, err)
+	hv.reset()
+	_, err = Up(ctx, hv, s, upOpts())
+	require.ErrorContains(t, err, "this lab did not create it")
+	assert.Empty(t, hv.mutations())
+
+	// A domain with our name but no bootlab metadata.
+	hv2 := newFakeHV()
+	s2 := testSpec(t, "u", false)
+	_, err = hv2.DefineDomain(ctx, `<domain><name>bootlab-u-master-0</name></domain>`)
+	require.NoError(t, err)
+	_, err = Up(ctx, hv2, s2, upOpts())
+	require.ErrorContains(t, err, "not node master-0 of lab u")
+	assert.NotNil(t, hv2.doms["bootlab-u-master-0"])
+}
+
+func TestUpHonoursContext(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	hv := newFakeHV()
+	_, err := Up(ctx, hv, testSpec(t, "t", false), upOpts())
+	require.ErrorIs(t, err, context.Canceled)
+	assert.Empty(t, hv.mutations())
+}
+
+func TestDownRemovesOnlyThisLab(t *testing.T) {
+	ctx := context.Background()
+	hv := newFakeHV()
+	s := testSpec(t, "t", true)
+	other := testSpec(t, "t-x", false) // its domains also start with "bootlab-t-"
+	other.Network.CIDR = "10.89.0.0/24"
+	other.Network.Bridge = ""
+	other.Nodes = nil
+	other.Network.Gateway, other.Network.APIAddress, other.Network.IngressAddress = "", "", ""
+	other.Defaults()
+	_, err := Up(ctx, hv, other, upOpts())
+	require.NoError(t, err)
+	_, err = hv.DefineNetwork(ctx, `<network><name>default</name></network>`)
+	require.NoError(t, err)
+	_, err = hv.DefineDomain(ctx, `<domain><name>bootlab-t-imposter</name></domain>`)
+	require.NoError(t, err)
+
+	_, err = Up(ctx, hv, s, upOpts())
+	require.NoError(t, err)
+	require.NoError(t, Down(ctx, hv, s, DownOptions{}))
+
+	assert.Nil(t, hv.nets["bootlab-t"])
+	assert.Nil(t, hv.pools["bootlab-t"])
+	for name := range hv.doms {
+		assert.False(t, strings.HasPrefix(name, "bootlab-t-master") && !strings.HasPrefix(name, "bootlab-t-x-"), name)
+	}
+	assert.NotNil(t, hv.nets["default"], "foreign network survives")
+	assert.NotNil(t, hv.doms["bootlab-t-imposter"], "domain without metadata survives")
+	assert.NotNil(t, hv.nets["bootlab-t-x"], "the other lab's network survives")
+	assert.Len(t, hv.doms, 1+len(other.Nodes), "the other lab's domains survive")
+	_, err = os.Stat(StatePath(s.LabDir))
+	assert.True(t, os.IsNotExist(err), "state removed")
+
+	// Down again is a no-op.
+	hv.reset()
+	require.NoError(t, Down(ctx, hv, s, DownOptions{}))
+	assert.Empty(t, hv.mutations())
+}
+
+func TestDownAfterHalfFailedUp(t *testing.T) {
+	ctx := context.Background()
+	hv := newFakeHV()
+	s := testSpec(t, "t", true)
+	hv.failOn = "CreateVolume bootlab-t/master-1.qcow2"
+	_, err := Up(ctx, hv, s, upOpts())
+	require.Error(t, err)
+	hv.reset()
+	require.NoError(t, Down(ctx, hv, s, DownOptions{}))
+	assert.Empty(t, hv.nets)
+	assert.Empty(t, hv.pools)
+	assert.Empty(t, hv.doms)
+}
+
+func TestDownKeepImages(t *testing.T) {
+	ctx := context.Background()
+	hv := newFakeHV()
+	s := testSpec(t, "t", true)
+	_, err := Up(ctx, hv, s, upOpts())
+	require.NoError(t, err)
+	require.NoError(t, Down(ctx, hv, s, DownOptions{KeepImages: true}))
+	calls := hv.mutations()
+	assert.NotContains(t, calls, "DeleteVolume bootlab-t/base.qcow2")
+	assert.NotContains(t, calls, "DeletePool bootlab-t")
+	assert.Contains(t, calls, "DeleteVolume bootlab-t/master-0.qcow2")
+}
+
+func TestRemoveNode(t *testing.T) {
+	ctx := context.Background()
+	hv := newFakeHV()
+	s := testSpec(t, "t", false)
+	_, err := Up(ctx, hv, s, upOpts())
+	require.NoError(t, err)
+	require.NoError(t, RemoveNode(ctx, hv, s, "bootstrap"))
+	assert.Nil(t, hv.doms["bootlab-t-bootstrap"])
+	assert.Nil(t, hv.vols["bootlab-t"]["bootstrap.qcow2"])
+	assert.NotNil(t, hv.doms["bootlab-t-master-0"])
+	assert.ErrorContains(t, RemoveNode(ctx, hv, s, "nope"), `no node "nope"`)
+}
+
+func TestInspect(t *testing.T) {
+	ctx := context.Background()
+	hv := newFakeHV()
+	s := testSpec(t, "t", false)
+	s.Libvirt.URI = "test:///default"
+	opts := upOpts()
+	opts.DeferRoles = []Role{RoleWorker}
+	_, err := Up(ctx, hv, s, opts)
+	require.NoError(t, err)
+	st, err := Inspect(ctx, hv, s)
+	require.NoError(t, err)
+	assert.True(t, st.Network.Active)
+	assert.Equal(t, s.Network.Bridge, st.Network.Bridge)
+	assert.Contains(t, st.DNS, DNSRecord{Name: "api.ocp.lab.local", IP: s.Network.APIAddress})
+	assert.Contains(t, st.DNS, DNSRecord{Name: "*.apps.ocp.lab.local", IP: s.Network.IngressAddress})
+	assert.Contains(t, st.DNS, DNSRecord{Name: "master-1.ocp.lab.local", IP: s.Nodes[2].IP})
+	require.Len(t, st.Nodes, 4)
+	assert.Equal(t, "running", st.Nodes[0].State)
+	assert.Equal(t, "shut off", st.Nodes[3].State)
+}
+
+func TestEnsureSSHKey(t *testing.T) {
+	s := &Spec{Name: "k", LabDir: t.TempDir()}
+	require.NoError(t, EnsureSSHKey(s))
+	fi, err := os.Stat(s.SSHKeyPath())
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o600), fi.Mode().Perm())
+	pub, err := SSHPublicKey(s)
+	require.NoError(t, err)
+	assert.True(t, strings.HasPrefix(pub, "ssh-ed25519 "), pub)
+	require.NoError(t, EnsureSSHKey(s))
+	pub2, _ := SSHPublicKey(s)
+	assert.Equal(t, pub, pub2, "an existing key is kept")
+	require.NoError(t, os.Remove(s.SSHKeyPath()+".pub"))
+	require.NoError(t, EnsureSSHKey(s))
+	pub3, _ := SSHPublicKey(s)
+	assert.Equal(t, pub, pub3, "the public half is derived again")
+}
