@@ -16,6 +16,9 @@ import (
 
 func (c *Conn) networkObject(n golibvirt.Network) (*lab.Object, error) {
 	x, err := c.l.NetworkGetXMLDesc(n, uint32(golibvirt.NetworkXMLInactive))
+	if unsupportedFlags(err) {
+		x, err = c.l.NetworkGetXMLDesc(n, 0)
+	}
 	if err != nil {
 		return nil, wrap(err, "read network %s", n.Name)
 	}
@@ -125,6 +128,9 @@ func (c *Conn) NetworkLeases(ctx context.Context, name string) ([]lab.Lease, err
 
 func (c *Conn) poolObject(p golibvirt.StoragePool) (*lab.Object, error) {
 	x, err := c.l.StoragePoolGetXMLDesc(p, golibvirt.StorageXMLInactive)
+	if unsupportedFlags(err) {
+		x, err = c.l.StoragePoolGetXMLDesc(p, 0)
+	}
 	if err != nil {
 		return nil, wrap(err, "read pool %s", p.Name)
 	}
@@ -359,6 +365,9 @@ func (c *Conn) DeleteVolume(ctx context.Context, pool, name string) error {
 
 func (c *Conn) domainObject(d golibvirt.Domain) (*lab.Object, error) {
 	x, err := c.l.DomainGetXMLDesc(d, golibvirt.DomainXMLInactive)
+	if unsupportedFlags(err) {
+		x, err = c.l.DomainGetXMLDesc(d, 0)
+	}
 	if err != nil {
 		return nil, wrap(err, "read domain %s", d.Name)
 	}
@@ -457,6 +466,12 @@ func (c *Conn) UndefineDomain(ctx context.Context, name string) error {
 		err = c.l.DomainUndefine(d)
 	}
 	return wrap(err, "undefine domain %s", name)
+}
+
+// unsupportedFlags is true when a driver (the test driver) rejects the
+// "inactive definition" flag: the live XML is then the best there is.
+func unsupportedFlags(err error) bool {
+	return err != nil && (code(err) == golibvirt.ErrInvalidArg || code(err) == golibvirt.ErrNoSupport)
 }
 
 // xmlName extracts <name> for error messages.
