@@ -1,0 +1,168 @@
+package main
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/bootlab/bootlab/lab/probe"
+)
+
+// setupSystem mounts the kernel filesystems and opens the serial console.
+func setupSystem() *consoleWriter {
+	for _, m := range []struct{ src, dst, fs string }{
+		{"proc", "/proc", "proc"}, {"sysfs", "/sys", "sysfs"}, {"devtmpfs", "/dev", "devtmpfs"},
+		{"tmpfs", "/run", "tmpfs"}, {"tmpfs", "/tmp", "tmpfs"},
+	} {
+		_ = os.MkdirAll(m.dst, 0o755)
+		if err := unix.Mount(m.src, m.dst, m.fs, 0, ""); err != nil && !errors.Is(err, unix.EBUSY) {
+			fmt.Fprintf(os.Stderr, "bootlab-probe: mount %s: %v\n", m.dst, err)
+		}
+	}
+	var w io.Writer = os.Stderr
+	for _, dev := range []string{"/dev/ttyS0", "/dev/console"} {
+		if f, err := os.OpenFile(dev, os.O_WRONLY|unix.O_NOCTTY, 0); err == nil {
+			w = f
+			break
+		}
+	}
+	return &consoleWriter{w: w}
+}
+
+// loadModules loads the modules of the initramfs in the order file's order.
+func loadModules() (int, error) {
+	f, err := os.Open(probe.ModuleOrderFile)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	n := 0
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		name := strings.TrimSpace(sc.Text())
+		if name == "" {
+			continue
+		}
+		mf, err := os.Open(filepath.Join(probe.ModuleDir, name))
+		if err != nil {
+			return n, err
+		}
+		err = unix.FinitModule(int(mf.Fd()), "", 0)
+		mf.Close()
+		if err != nil && !errors.Is(err, unix.EEXIST) {
+			return n, fmt.Errorf("load %s: %w", name, err)
+		}
+		n++
+	}
+	return n, sc.Err()
+}
+
+// findNIC waits for the first non-loopback interface.
+func findNIC(timeout time.Duration) (string, net.HardwareAddr, error) {
+	deadline := time.Now().Add(timeout)
+	for {
+		ents, _ := os.ReadDir("/sys/class/net")
+		for _, e := range ents {
+			if e.Name() == "lo" {
+				continue
+			}
+			data, err := os.ReadFile(filepath.Join("/sys/class/net", e.Name(), "address"))
+			if err != nil {
+				continue
+			}
+			mac, err := net.ParseMAC(strings.TrimSpace(string(data)))
+			if err != nil {
+				continue
+			}
+			return e.Name(), mac, nil
+		}
+		if time.Now().After(deadline) {
+			return "", nil, fmt.Errorf("no network interface after %s (is virtio_net loaded?)", timeout)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func ioctlSock() (int, error) {
+	return unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+}
+
+// linkUp sets IFF_UP on ifname.
+func linkUp(ifname string) error {
+	fd, err := ioctlSock()
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	ifr, err := unix.NewIfreq(ifname)
+	if err != nil {
+		return err
+	}
+	if err := unix.IoctlIfreq(fd, unix.SIOCGIFFLAGS, ifr); err != nil {
+		return fmt.Errorf("get flags of %s: %w", ifname, err)
+	}
+	ifr.SetUint16(ifr.Uint16() | unix.IFF_UP)
+	if err := unix.IoctlIfreq(fd, unix.SIOCSIFFLAGS, ifr); err != nil {
+		return fmt.Errorf("bring %s up: %w", ifname, err)
+	}
+	return nil
+}
+
+// setAddr gives ifname ip/mask (the kernel adds the subnet route).
+func setAddr(ifname string, ip netip.Addr, mask net.IPMask) error {
+	fd, err := ioctlSock()
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	ifr, err := unix.NewIfreq(ifname)
+	if err != nil {
+		return err
+	}
+	a := ip.As4()
+	if err := ifr.SetInet4Addr(a[:]); err != nil {
+		return err
+	}
+	if err := unix.IoctlIfreq(fd, unix.SIOCSIFADDR, ifr); err != nil {
+		return fmt.Errorf("set address %s on %s: %w", ip, ifname, err)
+	}
+	ifr, _ = unix.NewIfreq(ifname)
+	if err := ifr.SetInet4Addr(mask); err != nil {
+		return err
+	}
+	if err := unix.IoctlIfreq(fd, unix.SIOCSIFNETMASK, ifr); err != nil {
+		return fmt.Errorf("set netmask on %s: %w", ifname, err)
+	}
+	return nil
+}
+
+func setHostname(name string) error { return unix.Sethostname([]byte(name)) }
+
+// fwCfgPath is where the qemu_fw_cfg driver shows the Ignition blob.
+const fwCfgPath = "/sys/firmware/qemu_fw_cfg/by_name/opt/com.coreos/config/raw"
+
+func readFwCfg(timeout time.Duration) ([]byte, error) {
+	deadline := time.Now().Add(timeout)
+	for {
+		data, err := os.ReadFile(fwCfgPath)
+		if err == nil {
+			return data, nil
+		}
+		if time.Now().After(deadline) {
+			if _, serr := os.Stat("/sys/firmware/qemu_fw_cfg"); serr != nil {
+				return nil, fmt.Errorf("no QEMU fw_cfg device (qemu_fw_cfg loaded? the domain needs <features><acpi/>): %w", err)
+			}
+			return nil, fmt.Errorf("no opt/com.coreos/config in fw_cfg (the domain's <sysinfo type='fwcfg'> entry): %w", err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}

@@ -1,0 +1,182 @@
+package probe
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/coreos/ignition/v2/config/v3_2/types"
+
+	"github.com/bootlab/bootlab/lab/ignition"
+	"github.com/bootlab/bootlab/lab/pki"
+)
+
+// Paths of the files the probe Ignition configs lay down. The MCS cert and
+// key sit where the real bootstrap MCS reads them.
+const (
+	ConfigPath       = "/etc/bootlab/probe.json"
+	RootCAPath       = "/etc/bootlab/root-ca.crt"
+	MCSCertPath      = "/etc/ssl/mcs/tls.crt"
+	MCSKeyPath       = "/etc/ssl/mcs/tls.key"
+	MasterConfigPath = "/etc/mcs/bootstrap/master.ign" // what the bootstrap MCS serves as /config/master
+	WorkerConfigPath = "/etc/mcs/worker.ign"           // what masters serve as /config/worker
+)
+
+// Roles, as the lab spec names them.
+const (
+	RoleBootstrap = "bootstrap"
+	RoleMaster    = "master"
+	RoleWorker    = "worker"
+)
+
+// NodeExpect is what a node must find about itself.
+type NodeExpect struct {
+	Name string `json:"name"`
+	FQDN string `json:"fqdn"`
+	Role string `json:"role"`
+	IP   string `json:"ip"`
+	MAC  string `json:"mac"`
+}
+
+// NameExpect is a DNS name and the address it must resolve to. A Wildcard
+// name is resolved with a random label in front (probe-x1y2.apps....).
+type NameExpect struct {
+	Name     string `json:"name"`
+	Address  string `json:"address"`
+	Wildcard bool   `json:"wildcard,omitempty"`
+}
+
+// Config is the probe's own configuration, carried at ConfigPath in the
+// Ignition config a node ends up with. Masters and workers boot a pointer
+// config, so their expectations travel in the config served to their pool:
+// Nodes holds every node of that pool keyed by MAC, and each agent picks the
+// entry of its own NIC's MAC.
+type Config struct {
+	ClusterDomain string                `json:"clusterDomain"`
+	Nodes         map[string]NodeExpect `json:"nodes"`
+	Resolve       []NameExpect          `json:"resolve"`
+}
+
+// Self returns the expectations of the node with mac.
+func (c Config) Self(mac string) (NodeExpect, bool) {
+	n, ok := c.Nodes[strings.ToLower(mac)]
+	return n, ok
+}
+
+// Input is what Generate needs from the lab spec.
+type Input struct {
+	ClusterDomain  string
+	APIAddress     string
+	IngressAddress string
+	Nodes          []NodeExpect
+	PKI            pki.Lab
+}
+
+// Configs are the generated Ignition configs: Bootstrap is bootstrap.ign (a
+// full config), Master and Worker the pointer configs, MasterServed and
+// WorkerServed what the MCS stand-ins serve for those pools.
+type Configs struct {
+	Bootstrap, Master, Worker  []byte
+	MasterServed, WorkerServed []byte
+}
+
+// ForRole returns the fw_cfg config of a node of role.
+func (c Configs) ForRole(role string) ([]byte, error) {
+	switch role {
+	case RoleBootstrap:
+		return c.Bootstrap, nil
+	case RoleMaster:
+		return c.Master, nil
+	case RoleWorker:
+		return c.Worker, nil
+	}
+	return nil, fmt.Errorf("no probe Ignition for role %q", role)
+}
+
+// Generate builds the probe lab's Ignition chain, the same shape as an
+// installer's: bootstrap.ign carries the CA, the MCS serving cert and key and
+// the config its MCS serves to masters; master.ign and worker.ign are
+// pointer configs to https://api-int.<domain>:22623/config/<role> trusting
+// the lab CA; the master config carries the worker config masters serve.
+// Every config is validated.
+func Generate(in Input) (*Configs, error) {
+	if in.ClusterDomain == "" {
+		return nil, fmt.Errorf("probe Ignition: cluster domain is empty")
+	}
+	resolve := []NameExpect{
+		{Name: "api." + in.ClusterDomain, Address: in.APIAddress},
+		{Name: "api-int." + in.ClusterDomain, Address: in.APIAddress},
+		{Name: "apps." + in.ClusterDomain, Address: in.IngressAddress, Wildcard: true},
+	}
+	pool := func(role string) Config {
+		c := Config{ClusterDomain: in.ClusterDomain, Nodes: map[string]NodeExpect{}, Resolve: resolve}
+		for _, n := range in.Nodes {
+			if n.Role == role {
+				c.Nodes[strings.ToLower(n.MAC)] = n
+			}
+		}
+		return c
+	}
+	tls := []ignition.File{
+		{Path: RootCAPath, Mode: 0o644, Data: in.PKI.CA.CertPEM},
+		{Path: MCSCertPath, Mode: 0o644, Data: in.PKI.MCS.CertPEM},
+		{Path: MCSKeyPath, Mode: 0o600, Data: in.PKI.MCS.KeyPEM},
+	}
+	full := func(c Config, extra ...ignition.File) ([]byte, error) {
+		pc, err := json.MarshalIndent(c, "", "  ")
+		if err != nil {
+			return nil, err
+		}
+		files := append([]ignition.File{{Path: ConfigPath, Mode: 0o644, Data: pc}}, extra...)
+		return ignition.Marshal(ignition.WithFiles(files))
+	}
+	var (
+		out Configs
+		err error
+	)
+	if out.WorkerServed, err = full(pool(RoleWorker)); err != nil {
+		return nil, fmt.Errorf("worker config: %w", err)
+	}
+	masterFiles := append(append([]ignition.File(nil), tls...), ignition.File{Path: WorkerConfigPath, Mode: 0o600, Data: out.WorkerServed})
+	if out.MasterServed, err = full(pool(RoleMaster), masterFiles...); err != nil {
+		return nil, fmt.Errorf("master config: %w", err)
+	}
+	bootFiles := append(append([]ignition.File(nil), tls...), ignition.File{Path: MasterConfigPath, Mode: 0o600, Data: out.MasterServed})
+	if out.Bootstrap, err = full(pool(RoleBootstrap), bootFiles...); err != nil {
+		return nil, fmt.Errorf("bootstrap config: %w", err)
+	}
+	for role, dst := range map[string]*[]byte{RoleMaster: &out.Master, RoleWorker: &out.Worker} {
+		p := ignition.Pointer(ignition.MCSURL(in.ClusterDomain, role), in.PKI.CA.CertPEM)
+		if *dst, err = ignition.Marshal(p); err != nil {
+			return nil, fmt.Errorf("%s pointer config: %w", role, err)
+		}
+	}
+	return &out, nil
+}
+
+// ParseProbeConfig extracts the probe config from a (merged) Ignition config.
+func ParseProbeConfig(cfg types.Config) (*Config, error) {
+	data, ok, err := ignition.FileContents(cfg, ConfigPath)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, fmt.Errorf("the Ignition config has no %s: is this a bootlab probe lab config?", ConfigPath)
+	}
+	var c Config
+	if err := json.Unmarshal(data, &c); err != nil {
+		return nil, fmt.Errorf("parse %s: %w", ConfigPath, err)
+	}
+	return &c, nil
+}
+
+// SortedNodes returns the nodes of c by name.
+func (c Config) SortedNodes() []NodeExpect {
+	out := make([]NodeExpect, 0, len(c.Nodes))
+	for _, n := range c.Nodes {
+		out = append(out, n)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}

@@ -1,0 +1,8 @@
+// Package probe is the probe lab: the configuration and Ignition its tiny
+// VMs boot with, the stand-ins they serve (a Machine Config Server on 22623,
+// an API /readyz on 6443, ingress on 80/443), the agent's Ignition fetching
+// (pointer configs followed as Ignition does), the JSON check report each
+// node writes to its serial console, and the initramfs image builder.
+//
+// It imports no other bootlab package, so the agent binary stays small.
+package probe

@@ -1,0 +1,225 @@
+package probe
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/coreos/ignition/v2/config/v3_2"
+	"github.com/coreos/ignition/v2/config/v3_2/types"
+
+	"github.com/bootlab/bootlab/lab/ignition"
+)
+
+// UserAgent is what the agent sends, shaped like Ignition's own.
+const UserAgent = "Ignition/2.24.0 (bootlab-probe)"
+
+// Fetcher follows pointer configs the way Ignition does: every
+// ignition.config.merge[].source is fetched (https with only the config's
+// certificateAuthorities trusted, or a data URL), retried until served or
+// until Deadline, then merged over the parent config.
+type Fetcher struct {
+	// DialContext resolves and dials (through the lab's DNS in the agent).
+	DialContext func(ctx context.Context, network, addr string) (net.Conn, error)
+	// Retry is the wait between attempts (default 2s), Deadline the total
+	// time allowed for one source (default 10m).
+	Retry    time.Duration
+	Deadline time.Duration
+	// OnAttempt, when set, is told about every failed attempt.
+	OnAttempt func(source string, attempt int, err error)
+}
+
+// Fetched is a successful fetch.
+type Fetched struct {
+	Source   string
+	Attempts int
+	Bytes    int
+}
+
+// Resolve returns cfg with every merge source fetched and merged, and what
+// was fetched. Nested pointers are followed too.
+func (f *Fetcher) Resolve(ctx context.Context, cfg types.Config) (types.Config, []Fetched, error) {
+	return f.resolve(ctx, cfg, 0)
+}
+
+func (f *Fetcher) resolve(ctx context.Context, cfg types.Config, depth int) (types.Config, []Fetched, error) {
+	if depth > 5 {
+		return cfg, nil, errors.New("Ignition merge chain deeper than 5")
+	}
+	if cfg.Ignition.Config.Replace.Source != nil {
+		return cfg, nil, errors.New("ignition.config.replace is not supported by the probe agent")
+	}
+	merges := cfg.Ignition.Config.Merge
+	if len(merges) == 0 {
+		return cfg, nil, nil
+	}
+	pool, err := caPool(cfg.Ignition.Security.TLS.CertificateAuthorities)
+	if err != nil {
+		return cfg, nil, err
+	}
+	parent := cfg
+	parent.Ignition.Config.Merge = nil
+	var all []Fetched
+	for _, m := range merges {
+		if m.Source == nil {
+			continue
+		}
+		data, fx, err := f.fetchRetry(ctx, *m.Source, pool)
+		if err != nil {
+			return cfg, all, err
+		}
+		all = append(all, fx)
+		child, rpt, err := v3_2.Parse(data)
+		if err != nil {
+			return cfg, all, fmt.Errorf("parse config from %s: %w: %s", *m.Source, err, rpt.String())
+		}
+		child, more, err := f.resolve(ctx, child, depth+1)
+		all = append(all, more...)
+		if err != nil {
+			return cfg, all, err
+		}
+		parent = v3_2.Merge(parent, child)
+	}
+	return parent, all, nil
+}
+
+func caPool(cas []types.Resource) (*x509.CertPool, error) {
+	pool := x509.NewCertPool()
+	for i, ca := range cas {
+		if ca.Source == nil {
+			continue
+		}
+		if !strings.HasPrefix(*ca.Source, "data:") {
+			return nil, fmt.Errorf("ignition.security.tls.certificateAuthorities[%d]: only data URLs are supported by the probe agent", i)
+		}
+		pem, err := ignition.DecodeDataURL(*ca.Source)
+		if err != nil {
+			return nil, fmt.Errorf("ignition.security.tls.certificateAuthorities[%d]: %w", i, err)
+		}
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("ignition.security.tls.certificateAuthorities[%d]: no PEM certificate", i)
+		}
+	}
+	return pool, nil
+}
+
+func (f *Fetcher) fetchRetry(ctx context.Context, source string, pool *x509.CertPool) ([]byte, Fetched, error) {
+	fx := Fetched{Source: source}
+	if strings.HasPrefix(source, "data:") {
+		data, err := ignition.DecodeDataURL(source)
+		fx.Attempts, fx.Bytes = 1, len(data)
+		return data, fx, err
+	}
+	retry, deadline := f.Retry, f.Deadline
+	if retry <= 0 {
+		retry = 2 * time.Second
+	}
+	if deadline <= 0 {
+		deadline = 10 * time.Minute
+	}
+	ctx, cancel := context.WithTimeout(ctx, deadline)
+	defer cancel()
+	client := f.client(pool)
+	defer client.CloseIdleConnections()
+	var last error
+	for {
+		fx.Attempts++
+		data, err := get(ctx, client, source)
+		if err == nil {
+			fx.Bytes = len(data)
+			return data, fx, nil
+		}
+		if ctx.Err() != nil && last != nil {
+			// the deadline cut this attempt: the previous error is the news.
+			return nil, fx, fmt.Errorf("GET %s: gave up after %d attempts: %w", source, fx.Attempts, last)
+		}
+		last = err
+		if f.OnAttempt != nil {
+			f.OnAttempt(source, fx.Attempts, err)
+		}
+		t := time.NewTimer(retry)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, fx, fmt.Errorf("GET %s: gave up after %d attempts: %w", source, fx.Attempts, last)
+		case <-t.C:
+		}
+	}
+}
+
+func (f *Fetcher) client(pool *x509.CertPool) *http.Client {
+	dial := f.DialContext
+	if dial == nil {
+		dial = (&net.Dialer{Timeout: 10 * time.Second}).DialContext
+	}
+	return &http.Client{
+		Timeout: 30 * time.Second,
+		Transport: &http.Transport{
+			DialContext:         dial,
+			TLSClientConfig:     &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12},
+			TLSHandshakeTimeout: 10 * time.Second,
+			DisableKeepAlives:   true,
+			ForceAttemptHTTP2:   false,
+		},
+	}
+}
+
+// StatusError is a non-200 answer.
+type StatusError struct {
+	Code int
+	Body string
+}
+
+func (e *StatusError) Error() string {
+	if e.Body == "" {
+		return fmt.Sprintf("HTTP %d", e.Code)
+	}
+	return fmt.Sprintf("HTTP %d: %s", e.Code, e.Body)
+}
+
+func get(ctx context.Context, c *http.Client, source string) ([]byte, error) {
+	u, err := url.Parse(source)
+	if err != nil {
+		return nil, err
+	}
+	if u.Scheme != "https" && u.Scheme != "http" {
+		return nil, fmt.Errorf("unsupported scheme %q in %s", u.Scheme, source)
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, source, nil)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Accept", ignition.AcceptHeader)
+	req.Header.Set("User-Agent", UserAgent)
+	req.Header.Set("Accept-Encoding", "identity")
+	resp, err := c.Do(req)
+	if err != nil {
+		return nil, cleanErr(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return nil, &StatusError{Code: resp.StatusCode, Body: strings.TrimSpace(string(body))}
+	}
+	return body, nil
+}
+
+// cleanErr drops the "Get "url": " prefix the URL already says.
+func cleanErr(err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return ue.Err
+	}
+	return err
+}

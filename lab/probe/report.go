@@ -1,0 +1,98 @@
+package probe
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"io"
+	"time"
+)
+
+// ReportPrefix starts every report line on a probe node's serial console.
+const ReportPrefix = "BOOTLAB-PROBE-REPORT "
+
+// Check is one thing a probe node checked.
+type Check struct {
+	Name string `json:"name"`
+	OK   bool   `json:"ok"`
+	// Pending is true while the check is still running or retrying; Detail
+	// then says what it waits for or the last error.
+	Pending    bool      `json:"pending,omitempty"`
+	Detail     string    `json:"detail"`
+	Start      time.Time `json:"start"`
+	DurationMS int64     `json:"durationMs"`
+}
+
+// Duration is how long the check took (so far).
+func (c Check) Duration() time.Duration { return time.Duration(c.DurationMS) * time.Millisecond }
+
+// Report is a probe node's state: every check in order.
+type Report struct {
+	Node string `json:"node,omitempty"`
+	Role string `json:"role,omitempty"`
+	MAC  string `json:"mac"`
+	IP   string `json:"ip,omitempty"`
+	// Seq increases with every report a node writes in one boot.
+	Seq int `json:"seq"`
+	// Boot is when the agent started (node clock), UptimeMS since then.
+	Boot     time.Time `json:"boot"`
+	UptimeMS int64     `json:"uptimeMs"`
+	Checks   []Check   `json:"checks"`
+}
+
+// Complete is true when no check is pending.
+func (r *Report) Complete() bool {
+	for _, c := range r.Checks {
+		if c.Pending {
+			return false
+		}
+	}
+	return len(r.Checks) > 0
+}
+
+// Failed returns the checks that finished and failed.
+func (r *Report) Failed() []Check {
+	var out []Check
+	for _, c := range r.Checks {
+		if !c.OK && !c.Pending {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// Line renders the report as one console line (with newline).
+func (r *Report) Line() []byte {
+	data, _ := json.Marshal(r)
+	var b bytes.Buffer
+	b.WriteString(ReportPrefix)
+	b.Write(data)
+	b.WriteString("\n")
+	return b.Bytes()
+}
+
+// ParseConsole returns the last complete, well-formed report in a console
+// log, or nil when there is none. Lines the kernel interleaved or cut are
+// skipped, so a torn line never hides the previous good one.
+func ParseConsole(r io.Reader) (*Report, error) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64*1024), 4*1024*1024)
+	var last *Report
+	for sc.Scan() {
+		line := sc.Bytes()
+		i := bytes.Index(line, []byte(ReportPrefix))
+		if i < 0 {
+			continue
+		}
+		payload := bytes.TrimSpace(line[i+len(ReportPrefix):])
+		var rep Report
+		if err := json.Unmarshal(payload, &rep); err != nil {
+			continue
+		}
+		if last != nil && rep.Boot.Equal(last.Boot) && rep.Seq < last.Seq {
+			continue
+		}
+		last = &rep
+	}
+	return last, sc.Err()
+}
