@@ -48,4 +48,3 @@ func newLogger(w io.Writer) *slog.Logger {
 		},
 	})).With("src", "bootlab-probe")
 }
-

@@ -12,7 +12,6 @@ import (
 	"strings"
 	"sync"
 
-
 	"github.com/bootlab/bootlab/lab/ignition"
 )
 

@@ -251,7 +251,7 @@ func TestParseConsole(t *testing.T) {
 func TestSpecFromAccept(t *testing.T) {
 	for accept, want := range map[string]int{
 		"": 2, "*/*": 2, ignition.AcceptHeader: 3,
-		"application/vnd.coreos.ignition+json;version=3.5.0": 3,
+		"application/vnd.coreos.ignition+json;version=3.5.0":                                                                      3,
 		"application/vnd.coreos.ignition+json; version=2.4.0, application/vnd.coreos.ignition+json; version=1; q=0.5, */*; q=0.1": 2,
 	} {
 		got, err := SpecFromAccept([]string{accept})
