@@ -1,0 +1,129 @@
+package openshift
+
+import (
+	"errors"
+	"fmt"
+	"net/netip"
+	"os"
+	"strings"
+
+	"sigs.k8s.io/yaml"
+
+	"github.com/bootlab/bootlab/lab"
+)
+
+// InstallConfig is the part of the installer's install-config.yaml (v1) a
+// platform-none UPI lab sets. Field names are the installer's.
+type InstallConfig struct {
+	APIVersion   string        `json:"apiVersion"`
+	BaseDomain   string        `json:"baseDomain"`
+	Metadata     Metadata      `json:"metadata"`
+	Compute      []MachinePool `json:"compute"`
+	ControlPlane MachinePool   `json:"controlPlane"`
+	Networking   Networking    `json:"networking"`
+	Platform     Platform      `json:"platform"`
+	PullSecret   string        `json:"pullSecret"`
+	SSHKey       string        `json:"sshKey"`
+}
+
+// Metadata names the cluster.
+type Metadata struct {
+	Name string `json:"name"`
+}
+
+// MachinePool is a compute or controlPlane pool.
+type MachinePool struct {
+	Name           string `json:"name"`
+	Replicas       int    `json:"replicas"`
+	Hyperthreading string `json:"hyperthreading"`
+	Architecture   string `json:"architecture"`
+}
+
+// Networking is install-config networking.
+type Networking struct {
+	NetworkType    string           `json:"networkType"`
+	ClusterNetwork []ClusterNetwork `json:"clusterNetwork"`
+	ServiceNetwork []string         `json:"serviceNetwork"`
+	MachineNetwork []MachineNetwork `json:"machineNetwork"`
+}
+
+// ClusterNetwork is one pod network block.
+type ClusterNetwork struct {
+	CIDR       string `json:"cidr"`
+	HostPrefix int    `json:"hostPrefix"`
+}
+
+// MachineNetwork is one node network.
+type MachineNetwork struct {
+	CIDR string `json:"cidr"`
+}
+
+// Platform is platform: {none: {}}: UPI, the installer creates no machines.
+type Platform struct {
+	None struct{} `json:"none"`
+}
+
+// Defaults of install-config networking (the installer's and the docs').
+const (
+	ClusterNetworkCIDR = "10.128.0.0/14"
+	ClusterHostPrefix  = 23
+	ServiceNetworkCIDR = "172.30.0.0/16"
+	NetworkType        = "OVNKubernetes"
+)
+
+// NewInstallConfig builds the install-config of spec s: compute replicas 0
+// (UPI boots its workers itself), controlPlane replicas = the masters,
+// machineNetwork = the lab CIDR.
+func NewInstallConfig(s *lab.Spec, pullSecret, sshKey string) (*InstallConfig, error) {
+	p, err := netip.ParsePrefix(s.Network.CIDR)
+	if err != nil {
+		return nil, fmt.Errorf("network.cidr %q: %w", s.Network.CIDR, err)
+	}
+	masters := len(s.NodesByRole(lab.RoleMaster))
+	if masters == 0 {
+		return nil, errors.New("nodes: an OpenShift lab needs at least one master")
+	}
+	return &InstallConfig{
+		APIVersion: "v1",
+		BaseDomain: s.Cluster.BaseDomain,
+		Metadata:   Metadata{Name: s.Cluster.Name},
+		Compute:    []MachinePool{{Name: "worker", Replicas: 0, Hyperthreading: "Enabled", Architecture: "amd64"}},
+		ControlPlane: MachinePool{
+			Name: "master", Replicas: masters, Hyperthreading: "Enabled", Architecture: "amd64",
+		},
+		Networking: Networking{
+			NetworkType:    NetworkType,
+			ClusterNetwork: []ClusterNetwork{{CIDR: ClusterNetworkCIDR, HostPrefix: ClusterHostPrefix}},
+			ServiceNetwork: []string{ServiceNetworkCIDR},
+			MachineNetwork: []MachineNetwork{{CIDR: p.Masked().String()}},
+		},
+		PullSecret: pullSecret,
+		SSHKey:     sshKey,
+	}, nil
+}
+
+// Marshal renders the install-config as YAML.
+func (c *InstallConfig) Marshal() ([]byte, error) { return yaml.Marshal(c) }
+
+// SSHPublicKeyPath is the key that goes into install-config sshKey:
+// openshift.sshPublicKeyFile, else the lab key's public half.
+func SSHPublicKeyPath(s *lab.Spec) string {
+	if s.OpenShift.SSHPublicKeyFile != "" {
+		return s.OpenShift.SSHPublicKeyFile
+	}
+	return s.SSHKeyPath() + ".pub"
+}
+
+// LoadSSHPublicKey reads and checks an OpenSSH public key file.
+func LoadSSHPublicKey(path string) (string, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return "", fmt.Errorf("ssh public key %s (openshift.sshPublicKeyFile, default the lab key's .pub): %w", path, err)
+	}
+	key := strings.TrimSpace(string(data))
+	fields := strings.Fields(key)
+	if len(fields) < 2 || !strings.HasPrefix(fields[0], "ssh-") && !strings.HasPrefix(fields[0], "ecdsa-") {
+		return "", fmt.Errorf("ssh public key %s is not an OpenSSH public key (\"ssh-ed25519 AAAA... comment\"): point openshift.sshPublicKeyFile at a .pub file", path)
+	}
+	return key, nil
+}

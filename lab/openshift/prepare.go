@@ -1,0 +1,133 @@
+package openshift
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+
+	"github.com/bootlab/bootlab/internal/status"
+	"github.com/bootlab/bootlab/lab"
+	"github.com/bootlab/bootlab/lab/images"
+)
+
+// PrepareOptions are what Prepare needs besides the spec.
+type PrepareOptions struct {
+	Log    *slog.Logger
+	Status *status.Status
+	// CacheDir keeps binaries and images across labs (images.DefaultCacheDir()).
+	CacheDir string
+	// HTTPClient downloads (nil: a client honouring HTTP(S)_PROXY).
+	HTTPClient *http.Client
+	// Progress receives download progress bars (stderr); TTY redraws them in place.
+	Progress io.Writer
+	TTY      bool
+	// LookPath finds binaries on PATH (exec.LookPath when nil).
+	LookPath func(string) (string, error)
+}
+
+// PrepareResult says what Prepare used and made.
+type PrepareResult struct {
+	Tools  *Tools
+	Image  images.RHCOSResult
+	Assets *AssetsResult
+}
+
+// Prepare readies an openshift-profile lab before its VMs are made: it
+// checks the pull secret and SSH key (before anything runs), finds or
+// downloads openshift-install and oc, finds or downloads RHCOS (setting
+// s.Image.Path to the cached qcow2 unless the spec names one), and creates
+// the install assets and each node's Ignition.
+func Prepare(ctx context.Context, s *lab.Spec, o PrepareOptions) (*PrepareResult, error) {
+	log := o.Log
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	if o.CacheDir == "" {
+		o.CacheDir = images.DefaultCacheDir()
+	}
+	o.Status.Start("Checking the pull secret and SSH key")
+	pullSecret, err := LoadPullSecret(s.OpenShift.PullSecretFile)
+	if err != nil {
+		o.Status.End(false)
+		return nil, err
+	}
+	sshKey, err := LoadSSHPublicKey(SSHPublicKeyPath(s))
+	if err != nil {
+		o.Status.End(false)
+		return nil, err
+	}
+	o.Status.End(true)
+
+	dl := &images.Downloader{Client: o.HTTPClient, Log: log, Progress: o.Progress, TTY: o.TTY}
+	res := &PrepareResult{}
+	o.Status.Start("Finding openshift-install and oc %s", s.OpenShift.Version)
+	res.Tools, err = EnsureTools(ctx, ToolsOptions{
+		Version:       s.OpenShift.Version,
+		InstallerPath: s.OpenShift.InstallerPath,
+		OCPath:        s.OpenShift.OCPath,
+		Mirror:        s.OpenShift.Mirrors.Clients,
+		CacheDir:      o.CacheDir,
+		Downloader:    dl,
+		Log:           log,
+		LookPath:      o.LookPath,
+	})
+	if err != nil {
+		o.Status.End(false)
+		return nil, err
+	}
+	o.Status.End(true)
+	o.Status.Infof("openshift-install: %s (%s)", res.Tools.Installer, res.Tools.InstallerFrom)
+	o.Status.Infof("oc: %s (%s)", res.Tools.OC, res.Tools.OCFrom)
+	inst := &Installer{Path: res.Tools.Installer, Log: log}
+
+	if s.Image.Path != "" {
+		if _, err := os.Stat(s.Image.Path); err != nil {
+			return nil, fmt.Errorf("image.path %s: %w: unset it to use the installer's RHCOS, or fix the path", s.Image.Path, err)
+		}
+		o.Status.Infof("RHCOS image: %s (image.path)", s.Image.Path)
+	} else {
+		o.Status.Start("Reading the installer's RHCOS stream metadata")
+		data, err := inst.PrintStreamJSON(ctx)
+		if err != nil {
+			o.Status.End(false)
+			return nil, err
+		}
+		stream, err := images.ParseStream(data)
+		if err != nil {
+			o.Status.End(false)
+			return nil, err
+		}
+		disk, err := stream.QEMUDisk("x86_64")
+		if err != nil {
+			o.Status.End(false)
+			return nil, err
+		}
+		o.Status.End(true)
+		// The progress bar needs the line to itself: no spinner meanwhile.
+		o.Status.Infof("RHCOS %s (%s): %s", disk.Release, disk.Stream, disk.FileName())
+		res.Image, err = images.EnsureRHCOS(ctx, dl, o.CacheDir, disk, s.OpenShift.Mirrors.RHCOS)
+		if err != nil {
+			return nil, err
+		}
+		if res.Image.Cached {
+			o.Status.Infof("RHCOS image cached: %s", res.Image.Path)
+		} else {
+			o.Status.Infof("RHCOS image downloaded and verified: %s", res.Image.Path)
+		}
+		s.Image.Path = res.Image.Path
+	}
+
+	res.Assets, err = CreateAssets(ctx, s, AssetsOptions{
+		Installer: inst, PullSecret: pullSecret, SSHKey: sshKey, Log: log, Status: o.Status,
+	})
+	if err != nil {
+		return nil, err
+	}
+	if s.OpenShift.ManualBootstrap {
+		o.Status.Infof("manual bootstrap: bootkube.service is masked on the bootstrap node; drive it with `bootlab stage`, then `bootlab stage handoff`")
+	}
+	return res, nil
+}

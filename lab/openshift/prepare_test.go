@@ -1,0 +1,206 @@
+package openshift
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/bootlab/bootlab/internal/status"
+	"github.com/bootlab/bootlab/lab"
+	"github.com/bootlab/bootlab/lab/ignition"
+)
+
+// prepareEnv is a lab spec wired to the openshift-install test double and
+// a local mirror.
+type prepareEnv struct {
+	spec   *lab.Spec
+	mirror *testMirror
+	log    string
+	cache  string
+	status bytes.Buffer
+}
+
+func newPrepareEnv(t *testing.T, workers int) *prepareEnv {
+	t.Helper()
+	e := &prepareEnv{mirror: newTestMirror(t, "4.19.10"), cache: t.TempDir()}
+	e.spec = testSpec(t, workers)
+	fakeInst, _ := filepath.Abs(filepath.Join(testdata, "fake-openshift-install"))
+	fakeOC, _ := filepath.Abs(filepath.Join(testdata, "fake-oc"))
+	e.spec.OpenShift.InstallerPath = fakeInst
+	e.spec.OpenShift.OCPath = fakeOC
+	e.spec.OpenShift.Mirrors.RHCOS = e.mirror.URL
+	e.spec.OpenShift.PullSecretFile = writeFile(t, t.TempDir(), "pull-secret.json", validPullSecret())
+	require.NoError(t, os.MkdirAll(filepath.Dir(e.spec.SSHKeyPath()), 0o700))
+	require.NoError(t, os.WriteFile(e.spec.SSHKeyPath()+".pub", []byte("ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAILabKey bootlab-golden\n"), 0o644))
+	e.log = filepath.Join(t.TempDir(), "installer.log")
+	t.Setenv("FAKE_INSTALLER_LOG", e.log)
+	t.Setenv("FAKE_STREAM_JSON", e.mirror.writeStream(t))
+	return e
+}
+
+func (e *prepareEnv) prepare() (*PrepareResult, error) {
+	return Prepare(context.Background(), e.spec, PrepareOptions{
+		Status: status.New(&e.status, false), CacheDir: e.cache, LookPath: noPath,
+	})
+}
+
+func (e *prepareEnv) calls(t *testing.T) []string {
+	data, err := os.ReadFile(e.log)
+	if os.IsNotExist(err) {
+		return nil
+	}
+	require.NoError(t, err)
+	return strings.Split(strings.TrimSpace(string(data)), "\n")
+}
+
+func mode(t *testing.T, p string) os.FileMode {
+	fi, err := os.Stat(p)
+	require.NoError(t, err)
+	return fi.Mode().Perm()
+}
+
+func TestPrepareOrderModesAndIgnition(t *testing.T) {
+	e := newPrepareEnv(t, 2)
+	e.spec.OpenShift.ManualBootstrap = true
+	res, err := e.prepare()
+	require.NoError(t, err, e.status.String())
+	dir := e.spec.AssetsDir()
+
+	assert.Equal(t, []string{
+		"version",
+		"coreos print-stream-json",
+		"create manifests --dir " + dir,
+		"create ignition-configs --dir " + dir,
+		// What create ignition-configs found: the installer wrote true
+		// (compute replicas 0), bootlab set false for 2 workers in between.
+		"mastersSchedulable: false",
+	}, e.calls(t))
+
+	// RHCOS came from the local mirror, decompressed, into the cache.
+	assert.Equal(t, filepath.Join(e.cache, "rhcos", "rhcos-9.6.20250402-0-qemu.x86_64.qcow2"), e.spec.Image.Path)
+	img, err := os.ReadFile(e.spec.Image.Path)
+	require.NoError(t, err)
+	assert.Equal(t, e.mirror.image, img)
+
+	// Kept copy of install-config, 0600, with the pull secret.
+	ic, err := os.ReadFile(InstallConfigCopyPath(e.spec))
+	require.NoError(t, err)
+	assert.Contains(t, string(ic), "quay.io")
+	assert.Contains(t, string(ic), "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAILabKey")
+	assert.Equal(t, os.FileMode(0o600), mode(t, InstallConfigCopyPath(e.spec)))
+
+	// Every asset is 0600: the fake writes Ignition and kubeconfig 0644.
+	for _, f := range []string{"bootstrap.ign", "master.ign", "worker.ign", "auth/kubeconfig", "auth/kubeadmin-password", "metadata.json", ".openshift_install_state.json"} {
+		assert.Equal(t, os.FileMode(0o600), mode(t, filepath.Join(dir, f)), f)
+	}
+	assert.Equal(t, os.FileMode(0o700), mode(t, dir))
+
+	// One Ignition per node, 0600, valid (upstream tool), by role.
+	require.Len(t, res.Assets.Ignition, len(e.spec.Nodes))
+	for _, n := range e.spec.Nodes {
+		p := e.spec.IgnitionPath(n)
+		assert.Equal(t, p, res.Assets.Ignition[n.Name])
+		assert.Equal(t, os.FileMode(0o600), mode(t, p), n.Name)
+		validateTool(t, p)
+		data, err := os.ReadFile(p)
+		require.NoError(t, err)
+		switch n.Role {
+		case lab.RoleBootstrap:
+			manual, err := ignition.IsManualBootstrap(data)
+			require.NoError(t, err)
+			assert.True(t, manual, "manual bootstrap mode masks bootkube.service")
+		case lab.RoleMaster:
+			assert.Contains(t, string(data), "https://api-int.ocp.lab.local:22623/config/master")
+		case lab.RoleWorker:
+			assert.Contains(t, string(data), "https://api-int.ocp.lab.local:22623/config/worker")
+		}
+	}
+	// The installer's own bootstrap.ign stays as it made it.
+	orig, err := os.ReadFile(filepath.Join(dir, "bootstrap.ign"))
+	require.NoError(t, err)
+	manual, err := ignition.IsManualBootstrap(orig)
+	require.NoError(t, err)
+	assert.False(t, manual)
+
+	// Running again converges: assets and image reused, nothing re-run.
+	before := len(e.calls(t))
+	e.spec.Image.Path = ""
+	res, err = e.prepare()
+	require.NoError(t, err)
+	assert.True(t, res.Assets.Reused)
+	assert.True(t, res.Image.Cached)
+	assert.Equal(t, []string{"version", "coreos print-stream-json"}, e.calls(t)[before:])
+}
+
+func TestPrepareCompactClusterMakesMastersSchedulable(t *testing.T) {
+	e := newPrepareEnv(t, 0)
+	_, err := e.prepare()
+	require.NoError(t, err, e.status.String())
+	assert.Contains(t, e.calls(t), "mastersSchedulable: true")
+	data, err := os.ReadFile(e.spec.IgnitionPath(e.spec.Nodes[0]))
+	require.NoError(t, err)
+	manual, err := ignition.IsManualBootstrap(data)
+	require.NoError(t, err)
+	assert.False(t, manual, "bootkube.service runs by itself unless openshift.manualBootstrap")
+}
+
+func TestPrepareRejectsMalformedPullSecretBeforeAnythingRuns(t *testing.T) {
+	e := newPrepareEnv(t, 2)
+	require.NoError(t, os.WriteFile(e.spec.OpenShift.PullSecretFile, []byte(`{"auths": {"quay.io": {"auth": "bm9jb2xvbg=="}}}`), 0o600))
+	_, err := e.prepare()
+	require.Error(t, err)
+	var pe *PullSecretError
+	require.ErrorAs(t, err, &pe)
+	assert.Contains(t, err.Error(), e.spec.OpenShift.PullSecretFile)
+	assert.Nil(t, e.calls(t), "openshift-install never ran")
+	assert.Empty(t, e.mirror.requests(), "nothing was downloaded")
+	assert.NoDirExists(t, e.spec.AssetsDir())
+	assert.NoDirExists(t, filepath.Join(e.spec.LabDir, "ignition"))
+}
+
+func TestPrepareInstallerFailureWritesNoIgnition(t *testing.T) {
+	e := newPrepareEnv(t, 2)
+	t.Setenv("FAKE_FAIL", "create manifests")
+	_, err := e.prepare()
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "`openshift-install create manifests --dir")
+	assert.Contains(t, err.Error(), "test double told to fail", "the installer's last lines are in the error")
+	assert.NotContains(t, e.calls(t), "create ignition-configs --dir "+e.spec.AssetsDir())
+	assert.NoDirExists(t, filepath.Join(e.spec.LabDir, "ignition"))
+
+	// Fixed, the next run starts the half-made asset directory over.
+	t.Setenv("FAKE_FAIL", "")
+	_, err = e.prepare()
+	require.NoError(t, err, e.status.String())
+	assert.FileExists(t, e.spec.IgnitionPath(e.spec.Nodes[0]))
+}
+
+func TestPrepareMissingSSHKey(t *testing.T) {
+	e := newPrepareEnv(t, 1)
+	require.NoError(t, os.Remove(e.spec.SSHKeyPath()+".pub"))
+	_, err := e.prepare()
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "openshift.sshPublicKeyFile")
+	assert.Nil(t, e.calls(t))
+}
+
+// validateTool runs the upstream ignition `validate` (v2.24.0) on path.
+func validateTool(t *testing.T, path string) {
+	t.Helper()
+	bin := filepath.Join(os.Getenv("HOME"), "go", "bin", "validate")
+	if p, err := exec.LookPath("validate"); err == nil {
+		bin = p
+	}
+	if _, err := os.Stat(bin); err != nil {
+		t.Fatalf("the upstream Ignition validate tool is missing: go install github.com/coreos/ignition/v2/validate@v2.24.0")
+	}
+	out, err := exec.Command(bin, path).CombinedOutput()
+	require.NoError(t, err, "validate %s: %s", path, out)
+}
