@@ -1,0 +1,176 @@
+package stages
+
+// The checks of each stage: what bootkube's step leaves on the node.
+
+const (
+	etcKube          = "/etc/kubernetes"
+	bootstrapSecrets = "/etc/kubernetes/bootstrap-secrets"
+	bootstrapConfigs = "/etc/kubernetes/bootstrap-configs"
+	etcdPod          = "/etc/kubernetes/manifests/etcd-member-pod.yaml"
+	mcoPod           = "/etc/kubernetes/manifests/machineconfigoperator-bootstrap-pod.yaml"
+)
+
+func checksOpenShiftManifests() []Check {
+	return []Check{
+		marker("openshift-manifests.done"),
+		dir(etcKube + "/manifests"),
+		dir(bootstrapConfigs),
+		dir(opt("bootstrap-manifests")),
+		manifest(opt("manifests/cluster-config.yaml"), "ConfigMap", "cluster-config-v1"),
+		manifest(opt("manifests/cluster-infrastructure-02-config.yml"), "Infrastructure", "cluster"),
+		manifest(opt("manifests/cluster-network-02-config.yml"), "Network", "cluster"),
+		manifest(opt("manifests/99_feature-gate.yaml"), "FeatureGate", "cluster"),
+	}
+}
+
+func checksReleaseImage() []Check {
+	return []Check{envFile(ImagesFile,
+		"VERSION", "KUBERNETES_VERSION", "RELEASE_IMAGE_DIGEST",
+		"MACHINE_CONFIG_OPERATOR_IMAGE", "MACHINE_CONFIG_ETCD_IMAGE", "MACHINE_CONFIG_INFRA_IMAGE",
+		"CLUSTER_ETCD_OPERATOR_IMAGE", "API_IMAGE", "CONFIG_OPERATOR_IMAGE",
+		"KUBE_APISERVER_OPERATOR_IMAGE", "KUBE_CONTROLLER_MANAGER_OPERATOR_IMAGE",
+		"KUBE_SCHEDULER_OPERATOR_IMAGE", "INGRESS_OPERATOR_IMAGE", "NODE_TUNING_OPERATOR_IMAGE",
+		"CLOUD_CREDENTIAL_OPERATOR_IMAGE", "OPENSHIFT_HYPERKUBE_IMAGE",
+		"OPENSHIFT_CLUSTER_POLICY_IMAGE", "CLUSTER_BOOTSTRAP_IMAGE")}
+}
+
+func checksAPIBootstrap() []Check {
+	return []Check{
+		marker("api-bootstrap.done"),
+		featureGates(opt("manifests/99_feature-gate.yaml")),
+		manifestIn(opt("api-bootstrap/manifests"), "CustomResourceDefinition", ""),
+	}
+}
+
+func checksAuthAPI() []Check {
+	return []Check{
+		marker("auth-api-bootstrap.done"),
+		manifestIn(opt("auth-api-bootstrap/manifests"), "CustomResourceDefinition", "rolebindingrestrictions.authorization.openshift.io"),
+		manifestIn(opt("manifests"), "CustomResourceDefinition", "rolebindingrestrictions.authorization.openshift.io"),
+	}
+}
+
+func checksConfig() []Check {
+	return []Check{
+		marker("config-bootstrap.done"),
+		file(opt("config-bootstrap/config"), 0),
+		file(opt("config-bootstrap/cloud-provider-config-generated.yaml"), 0),
+	}
+}
+
+func checksCVO() []Check {
+	return []Check{
+		marker("cvo-bootstrap.done"),
+		staticPodIn(opt("bootstrap-manifests"), PodWant{
+			Namespace: "openshift-cluster-version", Name: "bootstrap-cluster-version-operator",
+			Containers: []string{"cluster-version-operator"},
+		}),
+		file(etcKube+"/kubeconfig", 0o600),
+	}
+}
+
+func checksEtcd() []Check {
+	return []Check{
+		marker("etcd-bootstrap.done"),
+		staticPod(etcdPod, PodWant{
+			Namespace: "openshift-etcd", Name: "etcd-bootstrap-member",
+			Containers: []string{"etcd", "etcdctl"},
+		}),
+		cert(etcKube + "/static-pod-resources/etcd-member/ca.crt"),
+		cert(opt("tls/etcd-ca-bundle.crt")),
+		cert(opt("tls/etcd-client.crt")),
+		key(opt("tls/etcd-client.key")),
+		https("etcd answers healthy on https://localhost:2379/health", "https://localhost:2379/health", `"health":"true"`,
+			"--cacert", opt("tls/etcd-ca-bundle.crt"), "--cert", opt("tls/etcd-client.crt"), "--key", opt("tls/etcd-client.key")),
+	}
+}
+
+func checksKAS() []Check {
+	return []Check{
+		marker("kube-apiserver-bootstrap.done"),
+		manifest(bootstrapConfigs+"/kube-apiserver-config.yaml", "KubeAPIServerConfig", ""),
+		staticPodIn(opt("bootstrap-manifests"), PodWant{
+			Namespace: "openshift-kube-apiserver", Name: "bootstrap-kube-apiserver",
+			Containers: []string{"kube-apiserver"},
+			HostPaths:  []string{bootstrapSecrets, bootstrapConfigs},
+		}),
+	}
+}
+
+func checksKCM() []Check {
+	return []Check{
+		marker("kube-controller-manager-bootstrap.done"),
+		file(bootstrapConfigs+"/kube-controller-manager-config.yaml", 0),
+		file(bootstrapConfigs+"/cluster-policy-controller-config.yaml", 0),
+		staticPodIn(opt("bootstrap-manifests"), PodWant{
+			Namespace: "kube-system", Name: "bootstrap-kube-controller-manager",
+			Containers: []string{"kube-controller-manager", "cluster-policy-controller"},
+			HostPaths:  []string{bootstrapSecrets, bootstrapConfigs},
+		}),
+	}
+}
+
+func checksScheduler() []Check {
+	return []Check{
+		marker("kube-scheduler-bootstrap.done"),
+		file(bootstrapConfigs+"/kube-scheduler-config.yaml", 0),
+		staticPodIn(opt("bootstrap-manifests"), PodWant{
+			Namespace: "kube-system", Name: "bootstrap-kube-scheduler",
+			Containers: []string{"kube-scheduler"},
+			HostPaths:  []string{bootstrapSecrets, bootstrapConfigs},
+		}),
+	}
+}
+
+func checksIngress() []Check {
+	return []Check{
+		marker("ingress-operator-bootstrap.done"),
+		marker("node-tuning-bootstrap.done"),
+		manifestIn(opt("ingress-operator-manifests"), "CustomResourceDefinition", "ingresscontrollers.operator.openshift.io"),
+		manifestIn(opt("manifests"), "CustomResourceDefinition", "ingresscontrollers.operator.openshift.io"),
+	}
+}
+
+func checksMCO() []Check {
+	return []Check{
+		marker("mco-bootstrap.done"),
+		marker("cco-bootstrap.done"),
+		staticPod(mcoPod, PodWant{
+			Namespace: "openshift-machine-config-operator", Name: "bootstrap-machine-config-operator",
+			Containers:     []string{"machine-config-server"},
+			InitContainers: []string{"machine-config-controller"},
+		}),
+		manifestIn("/etc/mcc/bootstrap", "MachineConfigPool", "master"),
+		file("/etc/mcs/kubeconfig", 0o600),
+		cert("/etc/ssl/mcs/tls.crt"),
+		key("/etc/ssl/mcs/tls.key"),
+		https("the bootstrap MCS answers on https://localhost:22623/healthz", "https://localhost:22623/healthz", "", "--insecure"),
+	}
+}
+
+func checksClusterBootstrap() []Check {
+	return []Check{
+		marker("cb-bootstrap.done"),
+		absent(bootstrapSecrets, "cluster-bootstrap removes it when it tears the temporary control plane down"),
+		staticPod(etcdPod, PodWant{
+			Namespace: "openshift-etcd", Name: "etcd-bootstrap-member",
+			Containers: []string{"etcd", "etcdctl"},
+		}),
+		https("the masters' API answers https://$API_INT_URL:6443/readyz", "https://$API_INT_URL:6443/readyz", "ok", "--insecure"),
+	}
+}
+
+func checksCVOOverrides() []Check {
+	return []Check{
+		marker("cvo-overrides.done"),
+		absent(mcoPod, "bootkube removes the bootstrap MCS after cluster-bootstrap"),
+	}
+}
+
+func checksComplete() []Check {
+	return []Check{
+		marker(BootkubeDone),
+		https("https://$API_URL:6443/readyz answers ok", "https://$API_URL:6443/readyz", "ok", "--insecure"),
+		https("https://$API_INT_URL:6443/readyz answers ok", "https://$API_INT_URL:6443/readyz", "ok", "--insecure"),
+	}
+}

@@ -1,0 +1,261 @@
+package stages
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/bootlab/bootlab/internal/status"
+)
+
+// StageError is a stage that failed: "stage 07 (etcd-bootstrap): ...".
+type StageError struct {
+	Stage *Stage
+	Err   error
+}
+
+func (e *StageError) Error() string {
+	return fmt.Sprintf("stage %s (%s): %v", e.Stage.ID(), e.Stage.Slug, e.Err)
+}
+
+func (e *StageError) Unwrap() error { return e.Err }
+
+// Selection picks stages from the catalog, like kubeadm's phase flags.
+type Selection struct {
+	// Only lists stages to run, by any name Lookup accepts; empty means the
+	// From..To range (all stages when both are empty).
+	Only     []string
+	From, To string
+	Skip     []string
+}
+
+// Select returns the chosen stages in catalog order.
+func (c Catalog) Select(sel Selection) ([]*Stage, error) {
+	if len(sel.Only) > 0 && (sel.From != "" || sel.To != "") {
+		return nil, errors.New("name stages or give --from/--to, not both")
+	}
+	skip := map[*Stage]bool{}
+	for _, a := range sel.Skip {
+		s, err := c.Lookup(a)
+		if err != nil {
+			return nil, fmt.Errorf("--skip: %w", err)
+		}
+		skip[s] = true
+	}
+	var out []*Stage
+	if len(sel.Only) > 0 {
+		want := map[*Stage]bool{}
+		for _, a := range sel.Only {
+			s, err := c.Lookup(a)
+			if err != nil {
+				return nil, err
+			}
+			want[s] = true
+		}
+		for _, s := range c {
+			if want[s] && !skip[s] {
+				out = append(out, s)
+			}
+		}
+		return out, nil
+	}
+	from, to := c[0], c[len(c)-1]
+	if sel.From != "" {
+		s, err := c.Lookup(sel.From)
+		if err != nil {
+			return nil, fmt.Errorf("--from: %w", err)
+		}
+		from = s
+	}
+	if sel.To != "" {
+		s, err := c.Lookup(sel.To)
+		if err != nil {
+			return nil, fmt.Errorf("--to: %w", err)
+		}
+		to = s
+	}
+	if to.Number < from.Number {
+		return nil, fmt.Errorf("--from %s comes after --to %s", from.Label(), to.Label())
+	}
+	for _, s := range c {
+		if s.Number >= from.Number && s.Number <= to.Number && !skip[s] {
+			out = append(out, s)
+		}
+	}
+	return out, nil
+}
+
+// Runner runs stages on a node.
+type Runner struct {
+	Catalog Catalog
+	// Scripts is the scripts tree (scripts.FS).
+	Scripts fs.FS
+	// Node runs the scripts; unused for a dry run.
+	Node Node
+	Vars Vars
+	// Output receives the scripts' output, each line prefixed "[07 etcd-bootstrap] ".
+	Output io.Writer
+	// OutputLog receives the same lines (the lab's output.log).
+	OutputLog io.Writer
+	// Records receives one record per event; may be nil.
+	Records RecordSink
+	Log     *slog.Logger
+	Status  *status.Status
+	// Now is the clock (tests).
+	Now func() time.Time
+}
+
+// Options change how stages run.
+type Options struct {
+	// Force runs stages whose markers exist and redoes their steps.
+	Force bool
+	// DryRun writes each script to DryRunOut instead of running it.
+	DryRun    bool
+	DryRunOut io.Writer
+}
+
+// Outcome is what happened to one stage.
+type Outcome struct {
+	Stage    *Stage        `json:"-"`
+	Number   int           `json:"number"`
+	Slug     string        `json:"slug"`
+	Result   string        `json:"result"` // success, failure, skipped, dry-run
+	Reason   string        `json:"reason,omitempty"`
+	Duration time.Duration `json:"duration"`
+}
+
+func (r *Runner) now() time.Time {
+	if r.Now != nil {
+		return r.Now()
+	}
+	return time.Now()
+}
+
+func (r *Runner) log() *slog.Logger {
+	if r.Log != nil {
+		return r.Log
+	}
+	return slog.New(slog.DiscardHandler)
+}
+
+func (r *Runner) record(rec Record) {
+	if r.Records == nil {
+		return
+	}
+	if r.Node != nil {
+		rec.Node = r.Node.String()
+	}
+	if err := r.Records.Record(rec); err != nil {
+		r.log().Warn("could not write stage record", "err", err)
+	}
+}
+
+// Run runs stages in order and stops at the first failure, which it
+// returns as a *StageError.
+func (r *Runner) Run(ctx context.Context, stages []*Stage, opts Options) ([]Outcome, error) {
+	if err := r.Vars.Version.CheckSupported(); err != nil {
+		return nil, err
+	}
+	vars := r.Vars
+	vars.Force = vars.Force || opts.Force
+	var outcomes []Outcome
+	for _, s := range stages {
+		if err := ctx.Err(); err != nil {
+			return outcomes, err
+		}
+		oc := Outcome{Stage: s, Number: s.Number, Slug: s.Slug}
+		if reason := s.SkipReason(vars.Version); reason != "" {
+			oc.Result, oc.Reason = ResultSkipped, reason
+			outcomes = append(outcomes, oc)
+			if opts.DryRun {
+				fmt.Fprintf(opts.DryRunOut, "# stage %s skipped: %s\n\n", s.Label(), reason)
+				continue
+			}
+			r.Status.Infof("stage %s skipped: %s", s.Label(), reason)
+			r.record(Record{Timestamp: r.now().UTC(), Phase: PhaseSkip, Stage: s.Slug, Number: s.Number, Result: ResultSkipped, Reason: reason})
+			continue
+		}
+		script, err := RenderScript(r.Scripts, s, vars)
+		if err != nil {
+			return outcomes, &StageError{Stage: s, Err: err}
+		}
+		if opts.DryRun {
+			if _, err := opts.DryRunOut.Write(script); err != nil {
+				return outcomes, err
+			}
+			fmt.Fprintln(opts.DryRunOut)
+			oc.Result = "dry-run"
+			outcomes = append(outcomes, oc)
+			continue
+		}
+		if r.Node == nil {
+			return outcomes, &StageError{Stage: s, Err: errors.New("no node to run on")}
+		}
+		if !vars.Force {
+			run, why, err := s.RunIf(ctx, r.Node)
+			if err != nil {
+				return outcomes, &StageError{Stage: s, Err: err}
+			}
+			if !run {
+				reason := "already done: " + why + " (--force reruns)"
+				oc.Result, oc.Reason = ResultSkipped, reason
+				outcomes = append(outcomes, oc)
+				r.Status.Infof("stage %s skipped: %s", s.Label(), reason)
+				r.record(Record{Timestamp: r.now().UTC(), Phase: PhaseSkip, Stage: s.Slug, Number: s.Number, Result: ResultSkipped, Reason: reason})
+				continue
+			}
+		}
+		oc.Result, oc.Duration, err = r.runOne(ctx, s, script)
+		outcomes = append(outcomes, oc)
+		if err != nil {
+			return outcomes, &StageError{Stage: s, Err: err}
+		}
+	}
+	return outcomes, nil
+}
+
+func (r *Runner) runOne(ctx context.Context, s *Stage, script []byte) (string, time.Duration, error) {
+	start := r.now()
+	r.log().Debug("running stage", "stage", s.Label(), "script", s.ScriptFile(), "node", r.Node.String())
+	r.record(Record{Timestamp: start.UTC(), Phase: PhaseStart, Stage: s.Slug, Number: s.Number})
+	r.Status.Start("stage %s (%s)", s.Label(), s.Script)
+	pw := newPrefixWriter("["+s.Label()+"] ", 3, r.Output, r.OutputLog)
+	code, runErr := r.Node.Run(ctx, "bash -s", bytes.NewReader(script), pw, pw)
+	pw.Flush()
+	dur := r.now().Sub(start)
+	var err error
+	switch {
+	case runErr != nil:
+		err = fmt.Errorf("run %s on %s: %w", s.ScriptFile(), r.Node, runErr)
+	case code != 0:
+		err = fmt.Errorf("%s exited %d on %s; last output: %s; see `bootlab stage explain %s` for common failures and the journal lines to look for",
+			s.ScriptFile(), code, r.Node, lastLines(pw.Tail()), s.ID())
+	}
+	rec := Record{Timestamp: r.now().UTC(), Phase: PhaseEnd, Stage: s.Slug, Number: s.Number, Result: ResultSuccess, DurationSeconds: dur.Seconds()}
+	if err != nil {
+		rec.Result = ResultFailure
+		rec.ErrorMessage = err.Error()
+		if code != 0 {
+			rec.ErrorLine = fmt.Sprintf("exit status %d", code)
+		}
+	}
+	r.record(rec)
+	r.Status.End(err == nil)
+	if err != nil {
+		return ResultFailure, dur, err
+	}
+	return ResultSuccess, dur, nil
+}
+
+func lastLines(lines []string) string {
+	if len(lines) == 0 {
+		return "(none)"
+	}
+	return strings.Join(lines, " | ")
+}

@@ -1,0 +1,168 @@
+// Package stagestest has a recording fake stages.Node for unit tests: files
+// live under a directory on the workstation, commands are answered by
+// handlers and every call is recorded.
+package stagestest
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/bootlab/bootlab/stages"
+)
+
+// Reply is a canned answer to a command.
+type Reply struct {
+	Stdout string
+	Code   int
+}
+
+// Node is a fake bootstrap node rooted at Root.
+type Node struct {
+	Root string
+	// Replies answer commands containing the key (first match in key order).
+	Replies map[string]Reply
+	// Script answers `bash -s` (a stage script). Default: exit 0.
+	Script func(script string, stdout io.Writer) int
+
+	mu    sync.Mutex
+	Calls []string
+	// Scripts holds every script run with `bash -s`.
+	Scripts []string
+}
+
+// New returns a fake node whose files live in root.
+func New(root string) *Node { return &Node{Root: root, Replies: map[string]Reply{}} }
+
+func (n *Node) String() string { return "fake-node" }
+
+func (n *Node) host(p string) string { return filepath.Join(n.Root, filepath.FromSlash(p)) }
+
+// Run records cmd and answers it: `bash -s` with Script, `ls -A1 -- DIR`
+// from the files, anything else from Replies (exit 127 when unknown).
+func (n *Node) Run(ctx context.Context, cmd string, stdin io.Reader, stdout, stderr io.Writer) (int, error) {
+	n.mu.Lock()
+	n.Calls = append(n.Calls, cmd)
+	n.mu.Unlock()
+	if stdout == nil {
+		stdout = io.Discard
+	}
+	if stderr == nil {
+		stderr = io.Discard
+	}
+	if cmd == "bash -s" {
+		var b bytes.Buffer
+		if stdin != nil {
+			_, _ = io.Copy(&b, stdin)
+		}
+		n.mu.Lock()
+		n.Scripts = append(n.Scripts, b.String())
+		n.mu.Unlock()
+		if n.Script == nil {
+			return 0, nil
+		}
+		return n.Script(b.String(), stdout), nil
+	}
+	if d, ok := strings.CutPrefix(cmd, "ls -A1 -- "); ok {
+		entries, err := os.ReadDir(n.host(strings.Trim(d, "'")))
+		if err != nil {
+			fmt.Fprintln(stderr, err)
+			return 2, nil
+		}
+		for _, e := range entries {
+			fmt.Fprintln(stdout, e.Name())
+		}
+		return 0, nil
+	}
+	keys := make([]string, 0, len(n.Replies))
+	for k := range n.Replies {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if strings.Contains(cmd, k) {
+			r := n.Replies[k]
+			_, _ = io.WriteString(stdout, r.Stdout)
+			return r.Code, nil
+		}
+	}
+	fmt.Fprintf(stderr, "fake node: no reply for %q\n", cmd)
+	return 127, nil
+}
+
+// ReadFile reads Root/path.
+func (n *Node) ReadFile(ctx context.Context, p string) ([]byte, error) {
+	n.mu.Lock()
+	n.Calls = append(n.Calls, "read "+p)
+	n.mu.Unlock()
+	data, err := os.ReadFile(n.host(p))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, &fs.PathError{Op: "read", Path: p, Err: fs.ErrNotExist}
+	}
+	return data, err
+}
+
+// WriteFile writes Root/path.
+func (n *Node) WriteFile(ctx context.Context, p string, data []byte, mode fs.FileMode) error {
+	n.mu.Lock()
+	n.Calls = append(n.Calls, "write "+p)
+	n.mu.Unlock()
+	if err := os.MkdirAll(filepath.Dir(n.host(p)), 0o755); err != nil {
+		return err
+	}
+	if err := os.WriteFile(n.host(p), data, mode); err != nil {
+		return err
+	}
+	return os.Chmod(n.host(p), mode)
+}
+
+// Stat describes Root/path.
+func (n *Node) Stat(ctx context.Context, p string) (stages.FileInfo, error) {
+	n.mu.Lock()
+	n.Calls = append(n.Calls, "stat "+p)
+	n.mu.Unlock()
+	fi, err := os.Stat(n.host(p))
+	if errors.Is(err, fs.ErrNotExist) {
+		return stages.FileInfo{}, &fs.PathError{Op: "stat", Path: p, Err: fs.ErrNotExist}
+	}
+	if err != nil {
+		return stages.FileInfo{}, err
+	}
+	return stages.FileInfo{Mode: fi.Mode().Perm(), Size: fi.Size(), IsDir: fi.IsDir()}, nil
+}
+
+// Touch creates empty files (markers) under Root.
+func (n *Node) Touch(paths ...string) error {
+	for _, p := range paths {
+		if err := os.MkdirAll(filepath.Dir(n.host(p)), 0o755); err != nil {
+			return err
+		}
+		if err := os.WriteFile(n.host(p), nil, 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// CallsWith returns the recorded calls that start with prefix.
+func (n *Node) CallsWith(prefix string) []string {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	var out []string
+	for _, c := range n.Calls {
+		if strings.HasPrefix(c, prefix) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+var _ stages.Node = (*Node)(nil)
