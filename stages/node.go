@@ -78,7 +78,9 @@ func ShellQuote(s string) string {
 
 // shellFiles implements the file half of Node with commands, so a
 // transport only has to run commands (and sudo covers every file).
-type shellFiles struct{ run func(ctx context.Context, cmd string, stdin io.Reader, stdout, stderr io.Writer) (int, error) }
+type shellFiles struct {
+	run func(ctx context.Context, cmd string, stdin io.Reader, stdout, stderr io.Writer) (int, error)
+}
 
 const missingCode = 66
 

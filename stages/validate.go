@@ -24,7 +24,7 @@ type Check struct {
 	Name string `json:"name"`
 	// Live checks ask something running (etcd, the API, the MCS) rather
 	// than read files.
-	Live bool                                      `json:"live,omitempty"`
+	Live bool                                         `json:"live,omitempty"`
 	Run  func(ctx context.Context, e *CheckEnv) error `json:"-"`
 }
 
