@@ -468,9 +468,15 @@ const kvmSmokeTimeout = 5 * time.Second
 // kvmSmoke boots kernel under KVM with no disk and no initrd and waits for
 // its banner on the serial console; the guest then panics and exits.
 func kvmSmoke(ctx context.Context, kernel string) error {
-	ctx, cancel := context.WithTimeout(ctx, kvmSmokeTimeout)
+	return bootPrints(ctx, "kvm", kernel, kvmSmokeTimeout)
+}
+
+// bootPrints runs qemu with accel and kernel for at most timeout and returns
+// nil as soon as the kernel banner appears on the serial console.
+func bootPrints(ctx context.Context, accel, kernel string, timeout time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "qemu-system-x86_64", "-accel", "kvm", "-machine", "q35", "-m", "128",
+	cmd := exec.CommandContext(ctx, "qemu-system-x86_64", "-accel", accel, "-machine", "q35", "-m", "128",
 		"-display", "none", "-nodefaults", "-no-reboot", "-serial", "stdio",
 		"-kernel", kernel, "-append", "console=ttyS0 panic=-1")
 	out, err := cmd.StdoutPipe()
@@ -499,21 +505,20 @@ func kvmSmoke(ctx context.Context, kernel string) error {
 	case ok = <-found:
 	case <-ctx.Done():
 	}
-	if cmd.Process != nil {
-		_ = cmd.Process.Kill()
-	}
+	_ = cmd.Process.Kill()
 	_ = cmd.Wait()
 	if ok {
 		return nil
 	}
+	if ctx.Err() != nil {
+		return fmt.Errorf("no kernel output on the serial console in %s", timeout)
+	}
+	// qemu exited by itself before the kernel spoke: its last words say why.
 	msg := strings.TrimSpace(stderr.String())
 	if i := strings.LastIndexByte(msg, '\n'); i >= 0 {
 		msg = msg[i+1:]
 	}
-	if msg != "" && !strings.Contains(msg, "terminating on signal") {
-		return fmt.Errorf("no kernel output on the serial console in %s; qemu said: %s", kvmSmokeTimeout, msg)
-	}
-	return fmt.Errorf("no kernel output on the serial console in %s", kvmSmokeTimeout)
+	return fmt.Errorf("qemu exited without kernel output on the serial console: %s", msg)
 }
 
 func checkTool(h HostFacts, name, binary, fix string) PreflightCheck {

@@ -1,0 +1,337 @@
+package lab
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"log/slog"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+type fakeHost struct {
+	version string
+	types   []string
+	nets    []NetworkInfo
+	err     error
+}
+
+func (f *fakeHost) LibvirtVersion(context.Context) (string, error) { return f.version, f.err }
+func (f *fakeHost) DomainTypes(context.Context) ([]string, error)  { return f.types, f.err }
+func (f *fakeHost) Networks(context.Context) ([]NetworkInfo, error) {
+	return f.nets, f.err
+}
+
+const (
+	qemuUID = 64055
+	kvmGID  = 108
+)
+
+// goodHost is a host on which every check passes: KVM works, tools are
+// installed, 32 GiB free memory, 500 GiB free disk, every directory 0755 root.
+type goodHost struct {
+	files   map[string]*FileOwner
+	tools   map[string]bool
+	env     map[string]string
+	free    uint64
+	meminfo string
+	smoke   error
+	smoked  []string
+	routes  []HostRoute
+	users   map[string]*HostUser
+}
+
+func newGoodHost(t *testing.T) *goodHost {
+	dir := t.TempDir()
+	mem := filepath.Join(dir, "meminfo")
+	require.NoError(t, os.WriteFile(mem, []byte("MemTotal:       33554432 kB\nMemFree:        30000000 kB\nMemAvailable:   33554432 kB\n"), 0o644))
+	return &goodHost{
+		files: map[string]*FileOwner{
+			"/dev/kvm":                {Mode: fs.ModeCharDevice | 0o660, UID: 0, GID: kvmGID},
+			"/boot/vmlinuz-6.1.0":     {Mode: 0o644},
+			"/":                       {Mode: fs.ModeDir | 0o755},
+			"/var":                    {Mode: fs.ModeDir | 0o755},
+			"/var/lib":                {Mode: fs.ModeDir | 0o755},
+			"/var/lib/libvirt":        {Mode: fs.ModeDir | 0o755},
+			"/var/lib/libvirt/images": {Mode: fs.ModeDir | 0o711},
+			"/var/lib/bootlab":        {Mode: fs.ModeDir | 0o755},
+		},
+		tools:   map[string]bool{"haproxy": true, "qemu-img": true},
+		env:     map[string]string{},
+		free:    500 << 30,
+		meminfo: mem,
+		routes:  []HostRoute{{Prefix: netip.MustParsePrefix("0.0.0.0/0"), Dev: "eth0"}, {Prefix: netip.MustParsePrefix("10.0.0.0/24"), Dev: "eth0"}},
+		users:   map[string]*HostUser{"libvirt-qemu": {Name: "libvirt-qemu", UID: qemuUID, GIDs: []int{kvmGID, qemuUID}}},
+	}
+}
+
+func (g *goodHost) facts() HostFacts {
+	return HostFacts{
+		DevKVM:  "/dev/kvm",
+		MemInfo: g.meminfo,
+		BootDir: "/nonexistent-boot",
+		Getenv:  func(k string) string { return g.env[k] },
+		LookPath: func(name string) (string, error) {
+			if g.tools[name] {
+				return "/usr/bin/" + name, nil
+			}
+			return "", errors.New("not found")
+		},
+		LookupUser: func(name string) (*HostUser, error) {
+			if u, ok := g.users[name]; ok {
+				return u, nil
+			}
+			return nil, errors.New("unknown user")
+		},
+		Stat: func(p string) (*FileOwner, error) {
+			if fo, ok := g.files[p]; ok {
+				return fo, nil
+			}
+			return nil, fs.ErrNotExist
+		},
+		FreeBytes: func(string) (uint64, error) { return g.free, nil },
+		Routes:    func() ([]HostRoute, error) { return g.routes, nil },
+		KVMSmoke: func(_ context.Context, kernel string) error {
+			g.smoked = append(g.smoked, kernel)
+			return g.smoke
+		},
+	}
+}
+
+func preflightSpec(t *testing.T, mutate func(*Spec)) *Spec {
+	s := &Spec{Name: "pf", LabDir: "/var/lib/bootlab/labs/pf"}
+	s.Image.Kernel = "/var/lib/bootlab/probe/vmlinuz"
+	if mutate != nil {
+		mutate(s)
+	}
+	s.Defaults()
+	return s
+}
+
+func kvmHost() *fakeHost { return &fakeHost{version: "9.0.0", types: []string{"qemu", "kvm"}} }
+
+func check(t *testing.T, r *PreflightReport, name string) PreflightCheck {
+	t.Helper()
+	for _, c := range r.Checks {
+		if c.Name == name {
+			return c
+		}
+	}
+	t.Fatalf("no %q check in report: %+v", name, r.Checks)
+	return PreflightCheck{}
+}
+
+func run(t *testing.T, s *Spec, host HostInfo, g *goodHost) *PreflightReport {
+	t.Helper()
+	r, err := Preflight(context.Background(), s, host, PreflightOptions{Facts: g.facts()})
+	require.NoError(t, err)
+	return r
+}
+
+func TestPreflightAllGood(t *testing.T) {
+	g := newGoodHost(t)
+	r := run(t, preflightSpec(t, nil), kvmHost(), g)
+	for _, c := range r.Checks {
+		assert.True(t, c.OK, "%s: %s", c.Name, c.Detail)
+		assert.False(t, c.Warning, "%s: %s", c.Name, c.Detail)
+	}
+	assert.True(t, r.OK())
+	assert.NoError(t, r.Err())
+	assert.Equal(t, AccelKVM, r.Accelerator)
+	assert.Equal(t, []string{"/var/lib/bootlab/probe/vmlinuz"}, g.smoked, "the smoke test boots the spec's kernel")
+	names := []string{}
+	for _, c := range r.Checks {
+		names = append(names, c.Name)
+	}
+	assert.Equal(t, []string{CheckLibvirt, CheckAccel, CheckKVMDevice, CheckHAProxy, CheckQEMUImg, CheckNetwork, CheckMemory, CheckDisk, CheckPoolAccess, CheckLabAccess}, names)
+	assert.Equal(t, "libvirt 9.0.0 at qemu:///system", check(t, r, CheckLibvirt).Detail)
+}
+
+// Every failing check names the problem and the fix.
+func TestPreflightFailures(t *testing.T) {
+	cases := []struct {
+		name       string
+		host       func() HostInfo
+		connErr    error
+		mutateHost func(*goodHost)
+		mutateSpec func(*Spec)
+		check      string
+		detail     string
+		fix        string
+	}{
+		{name: "libvirt unreachable", host: func() HostInfo { return nil }, connErr: errors.New("dial unix /var/run/libvirt/libvirt-sock: connect: no such file or directory"),
+			check: CheckLibvirt, detail: "cannot connect to qemu:///system: dial unix", fix: "virtlogd -d && libvirtd -d"},
+		{name: "libvirt not answering", host: func() HostInfo { return &fakeHost{err: errors.New("rpc error")} },
+			check: CheckLibvirt, detail: "qemu:///system does not answer: rpc error", fix: "virsh -c qemu:///system version"},
+		{name: "kvm required but absent", host: func() HostInfo { return &fakeHost{version: "9.0.0", types: []string{"qemu"}} },
+			mutateSpec: func(s *Spec) { s.Accelerator = AccelKVM },
+			check:      CheckAccel, detail: "accelerator: kvm, but KVM is not usable: libvirt offers no kvm domain type (only qemu)", fix: "accelerator: tcg"},
+		{name: "kvm device closed to qemu (68 s trap)", mutateHost: func(g *goodHost) { g.files["/dev/kvm"] = &FileOwner{Mode: fs.ModeCharDevice | 0o600} },
+			check: CheckKVMDevice, detail: "the qemu user libvirt-qemu cannot open it; libvirt then re-probes qemu on every domain start (~68 s each", fix: "chgrp kvm /dev/kvm && chmod 0660 /dev/kvm"},
+		{name: "haproxy missing", mutateHost: func(g *goodHost) { delete(g.tools, "haproxy") },
+			check: CheckHAProxy, detail: "haproxy not found on PATH", fix: "apt-get install -y haproxy"},
+		{name: "qemu-img missing", mutateHost: func(g *goodHost) { delete(g.tools, "qemu-img") },
+			check: CheckQEMUImg, detail: "qemu-img not found on PATH", fix: "apt-get install -y qemu-utils"},
+		{name: "cidr overlaps a host route", mutateHost: func(g *goodHost) {
+			g.routes = append(g.routes, HostRoute{Prefix: netip.MustParsePrefix("192.168.0.0/16"), Dev: "wlan0"})
+		}, check: CheckNetwork, detail: "network.cidr: 192.168.126.0/24 overlaps the host route 192.168.0.0/16 on wlan0", fix: "--cidr"},
+		{name: "cidr overlaps a libvirt network", host: func() HostInfo {
+			h := kvmHost()
+			h.nets = []NetworkInfo{{Name: "default", Bridge: "virbr0", Prefixes: []netip.Prefix{netip.MustParsePrefix("192.168.126.0/24")}}}
+			return h
+		}, check: CheckNetwork, detail: `overlaps libvirt network "default"`, fix: "--cidr"},
+		{name: "not enough memory", mutateSpec: func(s *Spec) { s.Profile = ProfileOpenShift; s.OpenShift.PullSecretFile = "/ps" },
+			check: CheckMemory, detail: "the nodes need 80.0 GiB, the host has 32.0 GiB available", fix: "--workers 0"},
+		{name: "not enough disk", mutateHost: func(g *goodHost) { g.free = 10 << 20 },
+			check: CheckDisk, detail: "/var/lib/libvirt/images/bootlab-pf needs 96 MiB (no base image + 6 overlays × 16 MiB), /var/lib/libvirt/images has 10 MiB free", fix: "set storage.poolDir to a larger filesystem"},
+		{name: "pool dir not traversable", mutateHost: func(g *goodHost) { g.files["/var/lib/libvirt/images"] = &FileOwner{Mode: fs.ModeDir | 0o700} },
+			check: CheckPoolAccess, detail: "the qemu user libvirt-qemu cannot traverse /var/lib/libvirt/images (mode 0700)", fix: "chmod o+x /var/lib/libvirt/images"},
+		{name: "lab dir under /root", mutateHost: func(g *goodHost) { g.files["/root"] = &FileOwner{Mode: fs.ModeDir | 0o700} },
+			mutateSpec: func(s *Spec) { s.LabDir = "/root/labs/pf" },
+			check:      CheckLabAccess, detail: "cannot traverse /root (mode 0700)", fix: "move labDir under a directory qemu can reach"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			g := newGoodHost(t)
+			if tc.mutateHost != nil {
+				tc.mutateHost(g)
+			}
+			var host HostInfo = kvmHost()
+			if tc.host != nil {
+				host = tc.host()
+			}
+			s := preflightSpec(t, tc.mutateSpec)
+			r, err := Preflight(context.Background(), s, host, PreflightOptions{Facts: g.facts(), ConnectError: tc.connErr})
+			require.NoError(t, err)
+			c := check(t, r, tc.check)
+			assert.False(t, c.OK, "%s should fail: %s", tc.check, c.Detail)
+			assert.Contains(t, c.Detail, tc.detail)
+			assert.Contains(t, c.Fix, tc.fix)
+			assert.False(t, r.OK())
+			err = r.Err()
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tc.check+": ")
+			assert.Contains(t, err.Error(), "fix: "+c.Fix)
+			var pe *PreflightError
+			require.ErrorAs(t, err, &pe)
+			assert.Equal(t, 3, pe.ExitCode())
+			for _, other := range r.Checks {
+				if other.Name != tc.check && other.Name != CheckAccel && other.Name != CheckNetwork {
+					assert.True(t, other.OK, "only %s should fail, but %s did: %s", tc.check, other.Name, other.Detail)
+				}
+			}
+		})
+	}
+}
+
+func TestPreflightRemoteAndTestURIs(t *testing.T) {
+	g := newGoodHost(t)
+	g.free = 0 // would fail if it were checked
+	r := run(t, preflightSpec(t, func(s *Spec) { s.Libvirt.URI = "qemu+ssh://root@lab-host/system" }), kvmHost(), g)
+	assert.True(t, r.OK(), "%+v", r.Checks)
+	assert.True(t, check(t, r, CheckMemory).Warning)
+	assert.Contains(t, check(t, r, CheckMemory).Detail, "remote host")
+	assert.Equal(t, AccelKVM, r.Accelerator)
+
+	r = run(t, preflightSpec(t, func(s *Spec) { s.Libvirt.URI = "test:///default" }), &fakeHost{version: "9.0.0", types: []string{"test"}}, g)
+	assert.True(t, r.OK(), "%+v", r.Checks)
+	assert.Equal(t, AccelTCG, r.Accelerator)
+	assert.False(t, check(t, r, CheckAccel).Warning)
+}
+
+func TestChooseAccelerator(t *testing.T) {
+	cases := []struct {
+		name      string
+		accel     Accelerator
+		env       string
+		types     []string
+		mutate    func(*goodHost, *Spec)
+		smoke     error
+		want      Accelerator
+		reason    string
+		errSubstr string
+	}{
+		{name: "tcg asked", accel: AccelTCG, want: AccelTCG, reason: "tcg (accelerator: tcg)"},
+		{name: "kvm asked and usable", accel: AccelKVM, want: AccelKVM, reason: "kvm (accelerator: kvm)"},
+		{name: "kvm asked, no device", accel: AccelKVM, mutate: func(g *goodHost, _ *Spec) { delete(g.files, "/dev/kvm") },
+			errSubstr: "accelerator: kvm, but KVM is not usable: /dev/kvm is missing"},
+		{name: "auto, smoke passes", accel: AccelAuto, want: AccelKVM, reason: "kvm: a test guest booted under KVM"},
+		{name: "auto, KVM hangs guests", accel: AccelAuto, smoke: errors.New("no kernel output on the serial console in 5s"),
+			want: AccelTCG, reason: "tcg: KVM looks usable but a test guest did not boot under it (no kernel output on the serial console in 5s)"},
+		{name: "auto, no kernel to try", accel: AccelAuto, mutate: func(_ *goodHost, s *Spec) { s.Image.Kernel = "" },
+			want: AccelTCG, reason: "no kernel (image.kernel or /nonexistent-boot/vmlinuz*) was found"},
+		{name: "auto, no kvm type", accel: AccelAuto, types: []string{"qemu"}, want: AccelTCG, reason: "tcg: libvirt offers no kvm domain type (only qemu)"},
+		{name: "auto, device closed to qemu", accel: AccelAuto, mutate: func(g *goodHost, _ *Spec) { g.files["/dev/kvm"] = &FileOwner{Mode: 0o600} },
+			want: AccelTCG, reason: "the qemu user libvirt-qemu cannot open it"},
+		{name: "env forces tcg", accel: AccelKVM, env: "tcg", want: AccelTCG, reason: "tcg (BOOTLAB_ACCEL=tcg)"},
+		{name: "env forces kvm", accel: AccelAuto, env: "kvm", smoke: errors.New("must not run"), want: AccelKVM, reason: "kvm (BOOTLAB_ACCEL=kvm)"},
+		{name: "env nonsense", accel: AccelAuto, env: "hvf", errSubstr: "BOOTLAB_ACCEL=hvf: must be auto, kvm or tcg"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			g := newGoodHost(t)
+			g.smoke = tc.smoke
+			if tc.env != "" {
+				g.env["BOOTLAB_ACCEL"] = tc.env
+			}
+			s := preflightSpec(t, func(s *Spec) { s.Accelerator = tc.accel })
+			if tc.mutate != nil {
+				tc.mutate(g, s)
+			}
+			host := kvmHost()
+			if tc.types != nil {
+				host.types = tc.types
+			}
+			got, reason, err := chooseAccelerator(context.Background(), s, host, g.facts().withDefaults(), slog.New(slog.DiscardHandler))
+			if tc.errSubstr != "" {
+				require.Error(t, err)
+				assert.Contains(t, err.Error(), tc.errSubstr)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tc.want, got)
+			assert.Contains(t, reason, tc.reason)
+		})
+	}
+}
+
+func TestMemAvailable(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "meminfo")
+	require.NoError(t, os.WriteFile(p, []byte("MemTotal: 100 kB\nMemAvailable:    2048 kB\n"), 0o644))
+	got, err := memAvailable(p)
+	require.NoError(t, err)
+	assert.Equal(t, uint64(2048*1024), got)
+	require.NoError(t, os.WriteFile(p, []byte("MemTotal: 100 kB\n"), 0o644))
+	_, err = memAvailable(p)
+	assert.ErrorContains(t, err, "no MemAvailable line")
+}
+
+func TestCanAccess(t *testing.T) {
+	u := &HostUser{Name: "q", UID: 10, GIDs: []int{20}}
+	assert.True(t, canAccess(&FileOwner{Mode: 0o700, UID: 10}, u, 01), "owner")
+	assert.False(t, canAccess(&FileOwner{Mode: 0o070, UID: 10}, u, 01), "owner bits decide for the owner")
+	assert.True(t, canAccess(&FileOwner{Mode: 0o710, UID: 0, GID: 20}, u, 01), "group")
+	assert.False(t, canAccess(&FileOwner{Mode: 0o701, UID: 0, GID: 20}, u, 01), "group bits decide for members")
+	assert.True(t, canAccess(&FileOwner{Mode: 0o701}, u, 01), "other")
+	assert.False(t, canAccess(&FileOwner{Mode: 0o660}, u, 06), "other cannot rw")
+	assert.True(t, canAccess(&FileOwner{Mode: 0}, &HostUser{UID: 0}, 07), "root")
+}
+
+func TestClassifyURI(t *testing.T) {
+	for uri, want := range map[string]uriKind{
+		"qemu:///system":              uriLocalSystem,
+		"qemu+unix:///system":         uriLocalSystem,
+		"qemu:///session":             uriLocalSession,
+		"qemu+ssh://root@host/system": uriRemote,
+		"qemu+tcp://10.0.0.1/system":  uriRemote,
+		"test:///default":             uriTest,
+	} {
+		assert.Equal(t, want, classifyURI(uri), uri)
+	}
+}
