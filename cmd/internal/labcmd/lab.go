@@ -22,6 +22,12 @@ func NewCmdLab(f *cmdutil.Factory) *cobra.Command {
 	}
 	cmd.AddCommand(
 		NewCmdConfig(f, nil),
+		NewCmdUp(f, nil),
+		NewCmdDown(f, nil),
+		NewCmdStatus(f, nil),
+		NewCmdConsole(f, nil),
+		NewCmdSSH(f, nil),
+		NewCmdPreflight(f, nil),
 	)
 	return cmd
 }

@@ -1,0 +1,111 @@
+package labcmd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/bootlab/bootlab/cmd/internal/cmdutil"
+	"github.com/bootlab/bootlab/lab"
+)
+
+// ConsoleOptions are the options of `lab console`.
+type ConsoleOptions struct {
+	Spec     SpecFlags
+	Node     string
+	NoFollow bool
+}
+
+// NewCmdConsole builds `lab console NODE`: print a node's serial console log
+// and follow it like tail -f.
+func NewCmdConsole(f *cmdutil.Factory, runF func(*ConsoleOptions) error) *cobra.Command {
+	opts := &ConsoleOptions{}
+	cmd := &cobra.Command{
+		Use:   "console NODE",
+		Short: "Print a node's serial console log and follow it (Ctrl-C to stop)",
+		Long: `Print the serial console log of NODE (what the VM writes to ttyS0, kept by
+virtlogd in the lab directory) and follow it like tail -f until Ctrl-C.
+For an interactive console use ` + "`virsh console bootlab-<lab>-NODE`" + `.`,
+		Args: cmdutil.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Node = args[0]
+			if runF != nil {
+				return runF(opts)
+			}
+			return runConsole(cmd.Context(), f, opts)
+		},
+	}
+	AddSpecFlags(cmd, &opts.Spec)
+	cmd.Flags().BoolVar(&opts.NoFollow, "no-follow", false, "print the log and exit")
+	return cmd
+}
+
+func runConsole(ctx context.Context, f *cmdutil.Factory, opts *ConsoleOptions) error {
+	spec, err := appliedSpec(&opts.Spec)
+	if err != nil {
+		return err
+	}
+	n, ok := spec.Node(opts.Node)
+	if !ok {
+		return cmdutil.UsageErrorf("no node %q in lab %s (nodes: %s)", opts.Node, spec.Name, nodeNames(spec))
+	}
+	path := spec.ConsoleLogPath(n)
+	err = followFile(ctx, path, f.Streams.Out, !opts.NoFollow, 250*time.Millisecond)
+	if errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("no console log for %s at %s: the node has not started yet (`bootlab lab up`)", n.Name, path)
+	}
+	if errors.Is(err, context.Canceled) {
+		return nil // Ctrl-C is how following ends
+	}
+	return err
+}
+
+// followFile copies path to out and, when follow is set, keeps copying what
+// is appended (starting over if the file is truncated) until ctx ends.
+func followFile(ctx context.Context, path string, out io.Writer, follow bool, every time.Duration) error {
+	fh, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer fh.Close()
+	var off int64
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		n, err := io.Copy(out, fh)
+		off += n
+		if err != nil {
+			return fmt.Errorf("read %s: %w", path, err)
+		}
+		if !follow {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-t.C:
+		}
+		if fi, err := os.Stat(path); err == nil && fi.Size() < off {
+			if _, err := fh.Seek(0, io.SeekStart); err != nil {
+				return err
+			}
+			off = 0
+		}
+	}
+}
+
+func nodeNames(s *lab.Spec) string {
+	out := ""
+	for i, n := range s.Nodes {
+		if i > 0 {
+			out += ", "
+		}
+		out += n.Name
+	}
+	return out
+}

@@ -1,0 +1,57 @@
+package labcmd
+
+import (
+	"context"
+
+	"github.com/spf13/cobra"
+
+	"github.com/bootlab/bootlab/cmd/internal/cmdutil"
+	"github.com/bootlab/bootlab/lab"
+	"github.com/bootlab/bootlab/lab/libvirt"
+)
+
+// DownOptions are the options of `lab down`.
+type DownOptions struct {
+	Spec       SpecFlags
+	KeepImages bool
+}
+
+// NewCmdDown builds `lab down`: remove exactly what this lab created.
+func NewCmdDown(f *cmdutil.Factory, runF func(*DownOptions) error) *cobra.Command {
+	opts := &DownOptions{}
+	cmd := &cobra.Command{
+		Use:   "down",
+		Short: "Delete the lab: its VMs, load balancer, volumes, pool, network and lab files",
+		Long: `Delete exactly what this lab created, in reverse order: domains carrying
+this lab's bootlab metadata, haproxy, the volumes and pool and the network
+whose UUIDs the lab state recorded, then the lab's files. Works after a
+half-failed up; never touches another lab or an object bootlab did not make.`,
+		Args: cmdutil.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if runF != nil {
+				return runF(opts)
+			}
+			return runDown(cmd.Context(), f, opts)
+		},
+	}
+	AddSpecFlags(cmd, &opts.Spec)
+	cmd.Flags().BoolVar(&opts.KeepImages, "keep-images", false, "keep the imported base image so the next up does not upload it again")
+	return cmd
+}
+
+func runDown(ctx context.Context, f *cmdutil.Factory, opts *DownOptions) error {
+	spec, err := appliedSpec(&opts.Spec)
+	if err != nil {
+		return err
+	}
+	conn, err := libvirt.Connect(ctx, spec.Libvirt.URI, f.Log)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	if err := lab.Down(ctx, conn, spec, lab.DownOptions{Log: f.Log, Status: f.Status, KeepImages: opts.KeepImages}); err != nil {
+		return err
+	}
+	f.Status.Infof("lab %s deleted", spec.Name)
+	return nil
+}

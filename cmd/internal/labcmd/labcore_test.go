@@ -1,0 +1,116 @@
+package labcmd
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/bootlab/bootlab/cmd/internal/cmdutil"
+	"github.com/bootlab/bootlab/lab"
+)
+
+func testFactory() *cmdutil.Factory {
+	return &cmdutil.Factory{Streams: cmdutil.Streams{Out: &bytes.Buffer{}, ErrOut: &bytes.Buffer{}}}
+}
+
+func TestUpFlags(t *testing.T) {
+	var got *UpOptions
+	cmd := NewCmdUp(testFactory(), func(o *UpOptions) error { got = o; return nil })
+	cmd.SetArgs([]string{"--start-workers", "--no-preflight", "--workers", "2", "--uri", "test:///default"})
+	require.NoError(t, cmd.Execute())
+	assert.True(t, got.StartWorkers)
+	assert.True(t, got.NoPreflight)
+	assert.Equal(t, 2, got.Spec.Workers)
+	assert.Equal(t, "test:///default", got.Spec.URI)
+}
+
+func TestDownFlags(t *testing.T) {
+	var got *DownOptions
+	cmd := NewCmdDown(testFactory(), func(o *DownOptions) error { got = o; return nil })
+	cmd.SetArgs([]string{"--keep-images", "--name", "x"})
+	require.NoError(t, cmd.Execute())
+	assert.True(t, got.KeepImages)
+	assert.Equal(t, "x", got.Spec.Name)
+}
+
+func TestStatusRejectsUnknownOutput(t *testing.T) {
+	cmd := NewCmdStatus(testFactory(), func(o *StatusOptions) error { t.Fatal("must not run"); return nil })
+	cmd.SetArgs([]string{"-o", "yaml"})
+	assert.ErrorContains(t, cmd.Execute(), "-o must be one of [table json]")
+}
+
+func TestSSHArgsAndCommand(t *testing.T) {
+	var got *SSHOptions
+	cmd := NewCmdSSH(testFactory(), func(o *SSHOptions) error { got = o; return nil })
+	cmd.SetArgs([]string{"master-0", "--", "uname", "-a"})
+	require.NoError(t, cmd.Execute())
+	assert.Equal(t, "master-0", got.Node)
+	assert.Equal(t, []string{"uname", "-a"}, got.Command)
+
+	cmd = NewCmdSSH(testFactory(), func(o *SSHOptions) error { return nil })
+	cmd.SetArgs([]string{"master-0", "uname"})
+	assert.ErrorContains(t, cmd.Execute(), "after --")
+
+	s := &lab.Spec{Name: "a", LabDir: "/l"}
+	args := SSHArgs(s, lab.Node{Name: "m", IP: "10.0.0.11"}, []string{"id"})
+	joined := strings.Join(args, " ")
+	assert.Contains(t, joined, "-i /l/ssh/id_ed25519")
+	assert.Contains(t, joined, "UserKnownHostsFile=/l/ssh/known_hosts")
+	assert.Equal(t, []string{"core@10.0.0.11", "--", "id"}, args[len(args)-3:])
+}
+
+func TestConsoleNeedsNode(t *testing.T) {
+	cmd := NewCmdConsole(testFactory(), func(o *ConsoleOptions) error { return nil })
+	cmd.SetArgs([]string{})
+	err := cmd.Execute()
+	require.Error(t, err)
+	var ce cmdutil.ExitCoder
+	require.ErrorAs(t, err, &ce)
+	assert.Equal(t, cmdutil.ExitUsage, ce.ExitCode())
+}
+
+func TestFollowFile(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "c.log")
+	require.NoError(t, os.WriteFile(p, []byte("boot\n"), 0o644))
+	var out bytes.Buffer
+	require.NoError(t, followFile(context.Background(), p, &out, false, time.Millisecond))
+	assert.Equal(t, "boot\n", out.String())
+
+	// Follow: lines appended later arrive; cancelling ends the follow.
+	ctx, cancel := context.WithCancel(context.Background())
+	pr := &syncBuffer{}
+	done := make(chan error, 1)
+	go func() { done <- followFile(ctx, p, pr, true, time.Millisecond) }()
+	fh, err := os.OpenFile(p, os.O_APPEND|os.O_WRONLY, 0)
+	require.NoError(t, err)
+	_, err = fh.WriteString("login:\n")
+	require.NoError(t, err)
+	require.NoError(t, fh.Close())
+	for !strings.Contains(pr.String(), "login:") {
+		time.Sleep(time.Millisecond)
+	}
+	cancel()
+	assert.ErrorIs(t, <-done, context.Canceled)
+	assert.Equal(t, "boot\nlogin:\n", pr.String())
+}
+
+func TestPrintStatus(t *testing.T) {
+	var out bytes.Buffer
+	st := &lab.LabStatus{Name: "a", URI: "test:///default",
+		Network: lab.NetworkStatus{Name: "bootlab-a", Exists: true, Active: true, Bridge: "bl1", Gateway: "10.0.0.1"},
+		DNS:     []lab.DNSRecord{{Name: "api.ocp.lab.local", IP: "10.0.0.1"}},
+		Nodes:   []lab.NodeStatus{{Name: "master-0", Role: lab.RoleMaster, Domain: "bootlab-a-master-0", State: "running", ReservedIP: "10.0.0.11", MAC: "52:54:00:00:00:01"}}}
+	require.NoError(t, printStatus(&out, st))
+	s := out.String()
+	assert.Contains(t, s, "bootlab-a")
+	assert.Contains(t, s, "active")
+	assert.Contains(t, s, "api.ocp.lab.local")
+	assert.Contains(t, s, "10.0.0.11 (no lease)")
+}

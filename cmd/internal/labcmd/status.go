@@ -1,0 +1,138 @@
+package labcmd
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/bootlab/bootlab/cmd/internal/cmdutil"
+	"github.com/bootlab/bootlab/lab"
+	"github.com/bootlab/bootlab/lab/libvirt"
+)
+
+// appliedSpec loads the spec from file and flags, then prefers the
+// effective spec the last `up` recorded in the lab state: down, status,
+// console and ssh act on the lab as it was built.
+func appliedSpec(sf *SpecFlags) (*lab.Spec, error) {
+	spec, err := sf.Load()
+	if err != nil {
+		return nil, err
+	}
+	st, err := lab.LoadState(spec.LabDir)
+	if err == nil && st.Spec != nil {
+		return st.Spec, nil
+	}
+	if err != nil && !errors.Is(err, lab.ErrNoState) {
+		return nil, err
+	}
+	return spec, nil
+}
+
+// StatusOptions are the options of `lab status`.
+type StatusOptions struct {
+	Spec   SpecFlags
+	Output string
+}
+
+// NewCmdStatus builds `lab status`.
+func NewCmdStatus(f *cmdutil.Factory, runF func(*StatusOptions) error) *cobra.Command {
+	opts := &StatusOptions{}
+	cmd := &cobra.Command{
+		Use:   "status",
+		Short: "Show the lab: network, DNS records, load balancer backends, each VM's state and IP",
+		Args:  cmdutil.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := outputFlag(opts.Output, "table", "json"); err != nil {
+				return err
+			}
+			if runF != nil {
+				return runF(opts)
+			}
+			return runStatus(cmd.Context(), f, opts)
+		},
+	}
+	AddSpecFlags(cmd, &opts.Spec)
+	cmd.Flags().StringVarP(&opts.Output, "output", "o", "table", "output format: table or json")
+	return cmd
+}
+
+func runStatus(ctx context.Context, f *cmdutil.Factory, opts *StatusOptions) error {
+	spec, err := appliedSpec(&opts.Spec)
+	if err != nil {
+		return err
+	}
+	conn, err := libvirt.Connect(ctx, spec.Libvirt.URI, f.Log)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	st, err := lab.Inspect(ctx, conn, spec)
+	if err != nil {
+		return err
+	}
+	if opts.Output == "json" {
+		enc := json.NewEncoder(f.Streams.Out)
+		enc.SetIndent("", "  ")
+		return enc.Encode(st)
+	}
+	return printStatus(f.Streams.Out, st)
+}
+
+func printStatus(out io.Writer, st *lab.LabStatus) error {
+	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	net := "absent"
+	if st.Network.Exists {
+		net = "inactive"
+		if st.Network.Active {
+			net = "active"
+		}
+	}
+	fmt.Fprintf(w, "LAB\t%s\t%s\taccelerator %s\n", st.Name, st.URI, orDash(string(st.Accelerator)))
+	fmt.Fprintf(w, "NETWORK\t%s\t%s\tbridge %s\tgateway %s\n", st.Network.Name, net, orDash(st.Network.Bridge), orDash(st.Network.Gateway))
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "DNS NAME\tADDRESS")
+	for _, r := range st.DNS {
+		fmt.Fprintf(w, "%s\t%s\n", r.Name, r.IP)
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "NODE\tROLE\tDOMAIN\tSTATE\tIP\tMAC")
+	for _, n := range st.Nodes {
+		ip := n.IP
+		if ip == "" {
+			ip = n.ReservedIP + " (no lease)"
+		}
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\n", n.Name, n.Role, n.Domain, n.State, ip, n.MAC)
+	}
+	fmt.Fprintln(w)
+	switch {
+	case st.LoadBalancer != nil:
+		state := "stopped"
+		if st.LoadBalancer.Running {
+			state = fmt.Sprintf("running (pid %d)", st.LoadBalancer.PID)
+		}
+		fmt.Fprintf(w, "LOAD BALANCER\t%s\n", state)
+		if len(st.LoadBalancer.Backends) > 0 {
+			fmt.Fprintln(w, "FRONTEND\tSERVER\tADDRESS\tSTATUS\tLAST CHECK")
+			for _, b := range st.LoadBalancer.Backends {
+				fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", b.Frontend, b.Server, b.Address, b.Status, orDash(b.LastCheck))
+			}
+		}
+	case st.LoadBalancerError != "":
+		fmt.Fprintf(w, "LOAD BALANCER\t%s\n", st.LoadBalancerError)
+	default:
+		fmt.Fprintln(w, "LOAD BALANCER\tnone (test driver)")
+	}
+	return w.Flush()
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}

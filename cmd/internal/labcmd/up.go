@@ -1,0 +1,194 @@
+package labcmd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/user"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/bootlab/bootlab/cmd/internal/cmdutil"
+	"github.com/bootlab/bootlab/lab"
+	"github.com/bootlab/bootlab/lab/libvirt"
+)
+
+// UpOptions are the options of `lab up`.
+type UpOptions struct {
+	Spec SpecFlags
+	// StartWorkers starts the workers now instead of leaving them defined
+	// but off until the control plane is up (`lab up --start-workers` later).
+	StartWorkers bool
+	NoPreflight  bool
+}
+
+// NewCmdUp builds `lab up`: check the host, prepare the nodes' boot files,
+// then build (or converge) the lab on libvirt.
+func NewCmdUp(f *cmdutil.Factory, runF func(*UpOptions) error) *cobra.Command {
+	opts := &UpOptions{}
+	cmd := &cobra.Command{
+		Use:   "up",
+		Short: "Build the lab: network with DHCP and DNS, load balancer, storage, VMs (idempotent)",
+		Long: `Build the lab the spec describes, or converge an existing one to it.
+
+Order: preflight, lab SSH key, the profile's boot files (Ignition per node),
+network (DHCP reservations, DNS for api, api-int, every node and *.apps),
+storage pool, base image (uploaded once), one qcow2 overlay per node,
+haproxy, then one domain per node. Workers are defined but left off until
+the control plane is up; --start-workers starts them.
+
+Running it again changes nothing when nothing changed, and resumes a run
+that failed or was interrupted.`,
+		Args: cmdutil.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if runF != nil {
+				return runF(opts)
+			}
+			return runUp(cmd.Context(), f, opts)
+		},
+	}
+	AddSpecFlags(cmd, &opts.Spec)
+	cmd.Flags().BoolVar(&opts.StartWorkers, "start-workers", false, "start the workers now (by default they are defined but left off)")
+	cmd.Flags().BoolVar(&opts.NoPreflight, "no-preflight", false, "skip the host checks (the accelerator is still chosen)")
+	return cmd
+}
+
+func runUp(ctx context.Context, f *cmdutil.Factory, opts *UpOptions) error {
+	spec, err := opts.Spec.Load()
+	if err != nil {
+		return err
+	}
+	conn, connErr := libvirt.Connect(ctx, spec.Libvirt.URI, f.Log)
+	if connErr == nil {
+		defer conn.Close()
+	}
+	var accel lab.Accelerator
+	var why string
+	if !opts.NoPreflight {
+		var host lab.HostInfo
+		if conn != nil {
+			host = conn
+		}
+		report, err := lab.Preflight(ctx, spec, host, lab.PreflightOptions{Log: f.Log, Status: f.Status, ConnectError: connErr})
+		if err != nil {
+			return err
+		}
+		if err := report.Err(); err != nil {
+			return err
+		}
+		accel, why = report.Accelerator, report.AcceleratorReason
+	}
+	if connErr != nil {
+		return connErr
+	}
+	if accel == "" {
+		if accel, why, err = lab.ChooseAccelerator(ctx, spec, conn, f.Log); err != nil {
+			return cmdutil.WithCode(cmdutil.ExitInvalid, err)
+		}
+	}
+	f.Status.Infof("accelerator: %s (%s)", accel, why)
+
+	f.Status.Start("Creating the lab SSH key")
+	if err := lab.EnsureSSHKey(spec); err != nil {
+		return err
+	}
+	f.Status.Start("Preparing %s boot files", spec.Profile)
+	if err := prepare(ctx, f, spec); err != nil {
+		return fmt.Errorf("prepare %s nodes: %w", spec.Profile, err)
+	}
+	f.Status.End(true)
+	if err := makeQEMUReadable(spec, f); err != nil {
+		return err
+	}
+
+	upOpts := lab.UpOptions{Log: f.Log, Status: f.Status, Accelerator: accel}
+	if !opts.StartWorkers {
+		upOpts.DeferRoles = []lab.Role{lab.RoleWorker}
+	}
+	res, err := lab.Up(ctx, conn, spec, upOpts)
+	if err != nil {
+		return err
+	}
+	if !res.Changed {
+		f.Status.Infof("nothing to change: lab %s already matches the spec", spec.Name)
+	} else {
+		for _, s := range res.Steps {
+			if s.Changed {
+				f.Log.Debug("changed", "step", s.Name, "detail", s.Detail)
+			}
+		}
+	}
+	if n := len(spec.NodesByRole(lab.RoleWorker)); n > 0 && !opts.StartWorkers {
+		f.Status.Infof("%d worker(s) defined but off: `bootlab lab up --start-workers` starts them", n)
+	}
+	f.Status.Infof("lab %s is up: `bootlab lab status`, `bootlab lab console NODE`, `bootlab lab ssh NODE`", spec.Name)
+	return nil
+}
+
+// prepare runs the profile's preparer: it sets spec.Image and writes one
+// Ignition file per node.
+func prepare(ctx context.Context, f *cmdutil.Factory, spec *lab.Spec) error {
+	switch spec.Profile {
+	case lab.ProfileProbe:
+		return prepareProbe(ctx, f, spec)
+	case lab.ProfileOpenShift:
+		return prepareOpenShift(ctx, f, spec)
+	}
+	return cmdutil.WithCode(cmdutil.ExitInvalid, fmt.Errorf("profile %q has no preparer (profile must be openshift or probe)", spec.Profile))
+}
+
+// makeQEMUReadable lets the qemu user read the files qemu opens itself: the
+// kernel, initrd and Ignition files. Only on a local qemu:///system as root,
+// where qemu runs as another user; Ignition keeps 0600 and changes owner.
+func makeQEMUReadable(spec *lab.Spec, f *cmdutil.Factory) error {
+	if !strings.HasPrefix(spec.Libvirt.URI, "qemu:///system") || os.Geteuid() != 0 {
+		return nil
+	}
+	var u *user.User
+	for _, name := range []string{"libvirt-qemu", "qemu"} {
+		if found, err := user.Lookup(name); err == nil {
+			u = found
+			break
+		}
+	}
+	if u == nil {
+		f.Log.Warn("no libvirt-qemu or qemu user: leaving file owners alone")
+		return nil
+	}
+	uid, _ := strconv.Atoi(u.Uid)
+	gid, _ := strconv.Atoi(u.Gid)
+	chown := func(p string) error {
+		if err := os.Chown(p, uid, gid); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("let qemu (%s) read %s: %w", u.Username, p, err)
+		}
+		return nil
+	}
+	for _, n := range spec.Nodes {
+		if err := chown(spec.IgnitionPath(n)); err != nil {
+			return err
+		}
+	}
+	ignDir := filepath.Dir(spec.IgnitionPath(lab.Node{Name: "x"}))
+	if err := chown(ignDir); err != nil {
+		return err
+	}
+	for _, p := range []string{spec.Image.Kernel, spec.Image.Initrd} {
+		if p == "" {
+			continue
+		}
+		fi, err := os.Stat(p)
+		if err != nil {
+			return fmt.Errorf("image file %s: %w", p, err)
+		}
+		if fi.Mode().Perm()&0o004 == 0 {
+			if err := chown(p); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
