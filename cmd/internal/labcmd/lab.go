@@ -27,7 +27,10 @@ func NewCmdLab(f *cmdutil.Factory) *cobra.Command {
 		NewCmdStatus(f, nil),
 		NewCmdConsole(f, nil),
 		NewCmdSSH(f, nil),
+		NewCmdVerify(f, nil),
+		NewCmdProbeImage(f),
 		NewCmdPreflight(f, nil),
+		NewCmdPivot(f, nil),
 	)
 	return cmd
 }

@@ -1,0 +1,99 @@
+package labcmd
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/bootlab/bootlab/cmd/internal/cmdutil"
+	"github.com/bootlab/bootlab/lab"
+	"github.com/bootlab/bootlab/lab/pki"
+	"github.com/bootlab/bootlab/lab/probe"
+)
+
+// prepareProbe readies a probe lab before `lab up` creates anything: the
+// probe image (cached), the lab CA and MCS certificate (kept in
+// <labDir>/pki, 0600, reused), and one Ignition file per node: bootstrap.ign
+// (full), master.ign and worker.ign (installer-shaped pointer configs).
+func prepareProbe(ctx context.Context, f *cmdutil.Factory, spec *lab.Spec) error {
+	if spec.Image.Kernel == "" || spec.Image.Initrd == "" {
+		f.Status.Start("Preparing the probe image")
+		img, how, err := ensureProbeImage(ctx, f, "", "")
+		if err != nil {
+			return err
+		}
+		f.Status.End(true)
+		f.Log.Debug("probe image", "kernel", img.Kernel, "initrd", img.Initrd, "agent", how, "built", img.Built)
+		spec.Image.Kernel, spec.Image.Initrd = img.Kernel, img.Initrd
+		if spec.Image.Cmdline == "" {
+			spec.Image.Cmdline = img.Cmdline
+		}
+		if spec.Image.Path == "" {
+			spec.Image.Path = img.BaseDisk
+		}
+	}
+	f.Status.Start("Writing the probe Ignition configs")
+	if err := writeProbeIgnition(spec); err != nil {
+		return err
+	}
+	f.Status.End(true)
+	return nil
+}
+
+// ensureProbeImage finds the agent and builds (or reuses) the probe image.
+func ensureProbeImage(ctx context.Context, f *cmdutil.Factory, kernel, modules string) (*probe.Image, string, error) {
+	cache := probe.DefaultCacheDir()
+	agent, how, err := probe.FindAgent(ctx, cache, f.Log)
+	if err != nil {
+		return nil, "", err
+	}
+	img, err := probe.EnsureImage(ctx, probe.ImageOptions{CacheDir: cache, Kernel: kernel, ModulesDir: modules, Agent: agent, Log: f.Log})
+	if err != nil {
+		return nil, "", err
+	}
+	return img, how, nil
+}
+
+// ProbeInput maps a lab spec to the probe's Ignition input.
+func probeInput(spec *lab.Spec, p *pki.Lab) probe.Input {
+	in := probe.Input{
+		ClusterDomain:  spec.Cluster.Domain(),
+		APIAddress:     spec.Network.APIAddress,
+		IngressAddress: spec.Network.IngressAddress,
+		PKI:            *p,
+	}
+	for _, n := range spec.Nodes {
+		in.Nodes = append(in.Nodes, probe.NodeExpect{Name: n.Name, FQDN: spec.FQDN(n), Role: string(n.Role), IP: n.IP, MAC: n.MAC})
+	}
+	return in
+}
+
+func writeProbeIgnition(spec *lab.Spec) error {
+	p, err := pki.Ensure(filepath.Join(spec.LabDir, "pki"), "api-int."+spec.Cluster.Domain())
+	if err != nil {
+		return fmt.Errorf("lab PKI in %s: %w", filepath.Join(spec.LabDir, "pki"), err)
+	}
+	cfgs, err := probe.Generate(probeInput(spec, p))
+	if err != nil {
+		return err
+	}
+	for _, n := range spec.Nodes {
+		data, err := cfgs.ForRole(string(n.Role))
+		if err != nil {
+			return fmt.Errorf("nodes[%s].role: %w", n.Name, err)
+		}
+		path := spec.IgnitionPath(n)
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			return err
+		}
+		tmp := path + ".tmp"
+		if err := os.WriteFile(tmp, data, 0o600); err != nil {
+			return fmt.Errorf("write Ignition of %s: %w", n.Name, err)
+		}
+		if err := os.Rename(tmp, path); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,124 @@
+package labcmd
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/bootlab/bootlab/cmd/internal/cmdutil"
+	"github.com/bootlab/bootlab/lab"
+	"github.com/bootlab/bootlab/lab/verify"
+)
+
+// VerifyOptions are the options of `lab verify`.
+type VerifyOptions struct {
+	Spec    SpecFlags
+	Output  string
+	Timeout time.Duration
+}
+
+// NewCmdVerify builds `lab verify`.
+func NewCmdVerify(f *cmdutil.Factory, runF func(*VerifyOptions) error) *cobra.Command {
+	opts := &VerifyOptions{}
+	cmd := &cobra.Command{
+		Use:   "verify",
+		Short: "Check the lab: DNS, load balancer frontends and backends, and (probe labs) every node's own checks",
+		Long: `Check the lab from the host, and on a probe lab collect every node's report.
+
+Host checks: api, api-int, a random name under *.apps and each node's name
+through the lab's dnsmasq; every load balancer frontend through haproxy (TLS
+GET /readyz on 6443, /healthz on 22623, TCP on 80 and 443); each backend's
+health in haproxy's stats. Probe labs add each node's report from its serial
+console (DHCP address and hostname, Ignition from fw_cfg, the pointer config
+followed to the MCS, DNS, what it serves). After ` + "`lab pivot`" + ` the bootstrap
+is no longer expected.
+
+verify waits up to --timeout for everything to pass, then prints every check
+with the reason and the fix for each failure. Exit code 4 when a check failed.`,
+		Args: cmdutil.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := outputFlag(opts.Output, "table", "json"); err != nil {
+				return err
+			}
+			if opts.Timeout < 0 {
+				return cmdutil.UsageErrorf("--timeout must not be negative")
+			}
+			if runF != nil {
+				return runF(opts)
+			}
+			return runVerify(cmd.Context(), f, opts)
+		},
+	}
+	AddSpecFlags(cmd, &opts.Spec)
+	cmd.Flags().StringVarP(&opts.Output, "output", "o", "table", "output format: table or json")
+	cmd.Flags().DurationVar(&opts.Timeout, "timeout", 3*time.Minute, "wait at most this long for every check to pass (0: check once)")
+	return cmd
+}
+
+func runVerify(ctx context.Context, f *cmdutil.Factory, opts *VerifyOptions) error {
+	spec, err := opts.Spec.Load()
+	if err != nil {
+		return err
+	}
+	st, err := lab.LoadState(spec.LabDir)
+	if err != nil {
+		if errors.Is(err, lab.ErrNoState) {
+			return cmdutil.WithCode(cmdutil.ExitInvalid, err)
+		}
+		return err
+	}
+	if st.Spec != nil {
+		spec = st.Spec
+	}
+	res, err := verify.Run(ctx, spec, st, verify.Options{Timeout: opts.Timeout, Log: f.Log, Status: f.Status})
+	if err != nil {
+		return err
+	}
+	if opts.Output == "json" {
+		enc := json.NewEncoder(f.Streams.Out)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(res); err != nil {
+			return err
+		}
+	} else if err := printVerify(f.Streams.Out, res); err != nil {
+		return err
+	}
+	if failed := res.Failed(); len(failed) > 0 {
+		return cmdutil.WithCode(cmdutil.ExitCheckFailed, fmt.Errorf("%d of %d checks failed on lab %s (first: %s %s)", len(failed), len(res.Checks), res.Lab, failed[0].Group, failed[0].Name))
+	}
+	fmt.Fprintf(f.Streams.ErrOut, "all %d checks passed on lab %s in %s\n", len(res.Checks), res.Lab, (time.Duration(res.ElapsedMS) * time.Millisecond).Round(100*time.Millisecond))
+	return nil
+}
+
+func printVerify(out io.Writer, res *verify.Result) error {
+	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(w, "\tWHERE\tCHECK\tDETAIL")
+	for _, c := range res.Checks {
+		mark := "✓"
+		if !c.OK {
+			mark = "✗"
+		}
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", mark, c.Group, c.Name, oneLine(c.Detail))
+	}
+	if err := w.Flush(); err != nil {
+		return err
+	}
+	failed := res.Failed()
+	if len(failed) == 0 {
+		return nil
+	}
+	fmt.Fprintf(out, "\n%d failed:\n", len(failed))
+	for _, c := range failed {
+		fmt.Fprintf(out, "✗ %s %s: %s\n    fix: %s\n", c.Group, c.Name, oneLine(c.Detail), c.Fix)
+	}
+	return nil
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

@@ -1,0 +1,405 @@
+// Package verify checks a lab from the host and, on a probe lab, collects
+// what each probe node found about itself: DNS through the lab's dnsmasq,
+// every load balancer frontend through haproxy, each backend's health in
+// haproxy's stats, and the nodes' console reports. Each failure carries the
+// reason and the fix.
+package verify
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/bootlab/bootlab/internal/status"
+	"github.com/bootlab/bootlab/lab"
+	"github.com/bootlab/bootlab/lab/loadbalancer"
+	"github.com/bootlab/bootlab/lab/pki"
+	"github.com/bootlab/bootlab/lab/probe"
+)
+
+// HostGroup is the Group of checks run from the host.
+const HostGroup = "host"
+
+// Check is one verified thing.
+type Check struct {
+	// Group is "host" or the node name whose report it comes from.
+	Group  string `json:"group"`
+	Name   string `json:"name"`
+	OK     bool   `json:"ok"`
+	Detail string `json:"detail"`
+	// Fix says what to do when the check failed.
+	Fix        string `json:"fix,omitempty"`
+	DurationMS int64  `json:"durationMs"`
+}
+
+// Result is one verify run.
+type Result struct {
+	Lab       string `json:"lab"`
+	Profile   string `json:"profile"`
+	Pivoted   bool   `json:"bootstrapRemoved"`
+	OK        bool   `json:"ok"`
+	Checks    []Check `json:"checks"`
+	ElapsedMS int64 `json:"elapsedMs"`
+	// Reports are the nodes' last console reports (probe labs).
+	Reports map[string]*probe.Report `json:"reports,omitempty"`
+}
+
+// Failed returns the failed checks.
+func (r *Result) Failed() []Check {
+	var out []Check
+	for _, c := range r.Checks {
+		if !c.OK {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// Options tune Run.
+type Options struct {
+	// Timeout bounds the wait for all checks to pass (node reports complete,
+	// backends up). 0 means one pass.
+	Timeout time.Duration
+	// Interval between passes (default 2s).
+	Interval time.Duration
+	Log      *slog.Logger
+	Status   *status.Status
+}
+
+// Run verifies the lab s with its state st, repeating until every check
+// passes or opts.Timeout is reached, and returns the last pass.
+func Run(ctx context.Context, s *lab.Spec, st *lab.State, opts Options) (*Result, error) {
+	if opts.Interval <= 0 {
+		opts.Interval = 2 * time.Second
+	}
+	log := opts.Log
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	start := time.Now()
+	deadline := start.Add(opts.Timeout)
+	pivoted := st != nil && st.BootstrapRemoved
+	opts.Status.Start("Verifying lab %s", s.Name)
+	for pass := 1; ; pass++ {
+		res := &Result{Lab: s.Name, Profile: string(s.Profile), Pivoted: pivoted}
+		if s.Profile == lab.ProfileProbe {
+			res.Reports = map[string]*probe.Report{}
+			res.Checks = append(res.Checks, nodeChecks(s, pivoted, res.Reports)...)
+		}
+		res.Checks = append(res.Checks, hostChecks(ctx, s, pivoted)...)
+		res.ElapsedMS = time.Since(start).Milliseconds()
+		failed := res.Failed()
+		res.OK = len(failed) == 0
+		if res.OK || time.Now().After(deadline) || ctx.Err() != nil {
+			opts.Status.End(res.OK)
+			return res, nil
+		}
+		log.Debug("verify pass", "pass", pass, "failed", len(failed), "first", failed[0].Group+" "+failed[0].Name+": "+failed[0].Detail)
+		t := time.NewTimer(opts.Interval)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			opts.Status.End(false)
+			return res, ctx.Err()
+		case <-t.C:
+		}
+	}
+}
+
+// nodeChecks turns each node's last console report into checks.
+func nodeChecks(s *lab.Spec, pivoted bool, reports map[string]*probe.Report) []Check {
+	var out []Check
+	for _, n := range s.Nodes {
+		if pivoted && n.Role == lab.RoleBootstrap {
+			continue // removed by `lab pivot`: nothing expects it any more
+		}
+		path := s.ConsoleLogPath(n)
+		rep, err := readReport(path)
+		if err != nil || rep == nil {
+			detail := "no probe report in " + path + " yet"
+			if err != nil {
+				detail = err.Error()
+			}
+			out = append(out, Check{Group: n.Name, Name: "report", Detail: detail,
+				Fix: fmt.Sprintf("is the VM running? `bootlab lab status`; watch it boot with `bootlab lab console %s`", n.Name)})
+			continue
+		}
+		reports[n.Name] = rep
+		if rep.MAC != "" && !strings.EqualFold(rep.MAC, n.MAC) {
+			out = append(out, Check{Group: n.Name, Name: "report", Detail: fmt.Sprintf("report from MAC %s, the spec says %s", rep.MAC, n.MAC),
+				Fix: "the console log belongs to another VM: `bootlab lab down` then `bootlab lab up`"})
+		}
+		for _, c := range rep.Checks {
+			vc := Check{Group: n.Name, Name: c.Name, OK: c.OK && !c.Pending, Detail: c.Detail, DurationMS: c.DurationMS}
+			if c.Pending {
+				vc.Detail = "still pending: " + c.Detail
+			}
+			if !vc.OK {
+				vc.Fix = nodeFix(s, n, c)
+			}
+			out = append(out, vc)
+		}
+	}
+	return out
+}
+
+func readReport(path string) (*probe.Report, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		if os.IsNotExist(err) {
+			return nil, nil
+		}
+		return nil, err
+	}
+	defer f.Close()
+	return probe.ParseConsole(f)
+}
+
+func nodeFix(s *lab.Spec, n lab.Node, c probe.Check) string {
+	net := s.NetworkName()
+	d := strings.ToLower(c.Detail)
+	switch {
+	case c.Name == "modules" || c.Name == "nic":
+		return "the probe image lacks working virtio modules: `bootlab lab probe-image build`, then `bootlab lab down && bootlab lab up`"
+	case c.Name == "dhcp", c.Name == "address", c.Name == "hostname":
+		return fmt.Sprintf("the DHCP reservation for %s (%s, %s) in libvirt network %s: `virsh net-dumpxml %s`; `bootlab lab up` restores it", n.Name, n.MAC, n.IP, net, net)
+	case c.Name == "ignition-fwcfg":
+		return fmt.Sprintf("the Ignition file %s passed through fw_cfg (domain %s): `bootlab lab up` rewrites it", s.IgnitionPath(n), s.DomainName(n))
+	case c.Name == "ignition-fetch":
+		switch {
+		case strings.Contains(d, "unknown authority") || strings.Contains(d, "certificate"):
+			return fmt.Sprintf("the CA in %s (ignition.security.tls.certificateAuthorities) does not sign the MCS certificate for api-int: `bootlab lab up` rewrites the pointer configs from %s", s.IgnitionPath(n), filepath.Join(s.LabDir, "pki"))
+		case strings.Contains(d, "no such host") || strings.Contains(d, "server misbehaving") || strings.Contains(d, "lookup"):
+			return fmt.Sprintf("api-int.%s does not resolve on the lab network: check its DNS host in `virsh net-dumpxml %s`; `bootlab lab up` restores it", s.Cluster.Domain(), net)
+		case strings.Contains(d, "refusing to serve bootstrap configuration"):
+			return "workers get /config/worker only from the masters' MCS: wait for the masters (the node retries), check `bootlab lab verify` on the masters"
+		case strings.Contains(d, "connection refused") || strings.Contains(d, "timeout") || strings.Contains(d, "eof"):
+			return fmt.Sprintf("nothing serves %s:22623 behind haproxy: is haproxy running and the bootstrap up? `bootlab lab status`", s.Network.APIAddress)
+		}
+		return fmt.Sprintf("see the node's console: `bootlab lab console %s`", n.Name)
+	case strings.HasPrefix(c.Name, "dns "):
+		return fmt.Sprintf("the DNS records of libvirt network %s (`virsh net-dumpxml %s`): `bootlab lab up` restores them", net, net)
+	case c.Name == "report":
+		return fmt.Sprintf("`bootlab lab console %s`", n.Name)
+	}
+	return fmt.Sprintf("see the node's console: `bootlab lab console %s`", n.Name)
+}
+
+// hostChecks checks DNS, the load balancer frontends and its backends.
+func hostChecks(ctx context.Context, s *lab.Spec, pivoted bool) []Check {
+	var out []Check
+	domain := s.Cluster.Domain()
+	net := s.NetworkName()
+	names := []struct{ name, want string }{
+		{"api." + domain, s.Network.APIAddress},
+		{"api-int." + domain, s.Network.APIAddress},
+		{"probe-" + randHex() + ".apps." + domain, s.Network.IngressAddress},
+	}
+	for _, n := range s.Nodes {
+		names = append(names, struct{ name, want string }{s.FQDN(n), n.IP})
+	}
+	r := labResolver(s.Network.Gateway)
+	for _, nm := range names {
+		start := time.Now()
+		label := nm.name
+		if strings.Contains(nm.name, ".apps.") {
+			label = "*.apps." + domain
+		}
+		c := Check{Group: HostGroup, Name: "dns " + label}
+		lctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+		addrs, err := r.LookupHost(lctx, nm.name)
+		cancel()
+		switch {
+		case err != nil:
+			c.Detail = fmt.Sprintf("%s via %s:53: %v", nm.name, s.Network.Gateway, err)
+		case !contains(addrs, nm.want):
+			c.Detail = fmt.Sprintf("%s resolves to %s, expected %s", nm.name, strings.Join(addrs, ","), nm.want)
+		default:
+			c.OK = true
+			c.Detail = fmt.Sprintf("%s -> %s", nm.name, strings.Join(addrs, ","))
+		}
+		if !c.OK {
+			c.Fix = fmt.Sprintf("the lab network's DNS (dnsmasq of libvirt network %s, `virsh net-dumpxml %s`) must answer %s with %s: `bootlab lab up` restores it", net, net, nm.name, nm.want)
+		}
+		c.DurationMS = time.Since(start).Milliseconds()
+		out = append(out, c)
+	}
+
+	lbc := lab.LoadBalancerConfig(s, pivoted)
+	for _, fe := range lbc.Frontends {
+		out = append(out, frontendCheck(ctx, s, lbc, fe))
+	}
+	out = append(out, backendChecks(ctx, s, lbc, pivoted)...)
+	return out
+}
+
+func frontendCheck(ctx context.Context, s *lab.Spec, lbc loadbalancer.Config, fe loadbalancer.Frontend) Check {
+	addr := fe.Address
+	if addr == "" {
+		addr = lbc.BindAddress
+	}
+	hp := net.JoinHostPort(addr, strconv.Itoa(fe.Port))
+	c := Check{Group: HostGroup, Name: fmt.Sprintf("lb %s :%d", fe.Name, fe.Port)}
+	start := time.Now()
+	defer func() { c.DurationMS = time.Since(start).Milliseconds() }()
+	var err error
+	switch fe.Check {
+	case loadbalancer.CheckReadyz, loadbalancer.CheckHealthz:
+		path := "/" + fe.Check
+		var body string
+		body, err = httpsGet(ctx, s, hp, fe.Port, path)
+		if err == nil {
+			c.Detail = fmt.Sprintf("GET https://%s%s: 200 %s", hp, path, strings.TrimSpace(body))
+		}
+	default:
+		d := net.Dialer{Timeout: 3 * time.Second}
+		var conn net.Conn
+		conn, err = d.DialContext(ctx, "tcp", hp)
+		if err == nil {
+			conn.Close()
+			c.Detail = "TCP connect " + hp
+		}
+	}
+	if err != nil {
+		c.Detail = fmt.Sprintf("%s (%s): %v", hp, fe.Check, err)
+		c.Fix = fmt.Sprintf("haproxy must listen on %s and have a live backend: `bootlab lab status`; `bootlab lab up` restarts haproxy (config %s)", hp, s.HAProxyConfigPath())
+		return c
+	}
+	c.OK = true
+	return c
+}
+
+// httpsGet fetches path through the frontend. On a probe lab the MCS port is
+// verified like a node does it: the lab CA, server name api-int.
+func httpsGet(ctx context.Context, s *lab.Spec, hp string, port int, path string) (string, error) {
+	tcfg := &tls.Config{InsecureSkipVerify: true} //nolint:gosec // the API's CA is not the host's; reachability is checked here
+	if s.Profile == lab.ProfileProbe && port == lab.PortMachineConfig {
+		if pool, err := labCAPool(s); err == nil {
+			tcfg = &tls.Config{RootCAs: pool, ServerName: "api-int." + s.Cluster.Domain()}
+		}
+	}
+	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: tcfg, DisableKeepAlives: true}}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "https://"+hp+path, nil)
+	if err != nil {
+		return "", err
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return "", cleanURLErr(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+	if resp.StatusCode != http.StatusOK {
+		return "", fmt.Errorf("HTTP %d %s", resp.StatusCode, strings.TrimSpace(string(body)))
+	}
+	return string(body), nil
+}
+
+func labCAPool(s *lab.Spec) (*x509.CertPool, error) {
+	data, err := os.ReadFile(filepath.Join(s.LabDir, "pki", pki.CACertFile))
+	if err != nil {
+		return nil, err
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(data) {
+		return nil, fmt.Errorf("no certificate in lab CA")
+	}
+	return pool, nil
+}
+
+func backendChecks(ctx context.Context, s *lab.Spec, lbc loadbalancer.Config, pivoted bool) []Check {
+	start := time.Now()
+	st, err := loadbalancer.Inspect(ctx, lbc)
+	if err != nil || st == nil || !st.Running {
+		detail := "haproxy is not running (no live process for " + lbc.PIDPath() + ")"
+		if err != nil {
+			detail = "haproxy stats: " + err.Error()
+		}
+		return []Check{{Group: HostGroup, Name: "lb haproxy", Detail: detail, DurationMS: time.Since(start).Milliseconds(),
+			Fix: "`bootlab lab up` starts the lab's haproxy again (config " + s.HAProxyConfigPath() + ")"}}
+	}
+	out := []Check{{Group: HostGroup, Name: "lb haproxy", OK: true, Detail: fmt.Sprintf("running, pid %d", st.PID), DurationMS: time.Since(start).Milliseconds()}}
+	seen := map[string]loadbalancer.BackendStatus{}
+	for _, b := range st.Backends {
+		seen[b.Frontend+"/"+b.Server] = b
+	}
+	for _, fe := range lbc.Frontends {
+		for _, srv := range fe.Servers {
+			c := Check{Group: HostGroup, Name: fmt.Sprintf("backend %s/%s", fe.Name, srv.Name)}
+			b, ok := seen[fe.Name+"/"+srv.Name]
+			delete(seen, fe.Name+"/"+srv.Name)
+			switch {
+			case !ok:
+				c.Detail = "not in haproxy's stats"
+				c.Fix = "haproxy runs an old config: `bootlab lab up` reloads it"
+			case b.Up():
+				c.OK = true
+				c.Detail = strings.TrimSpace(fmt.Sprintf("%s %s %s", b.Address, b.Status, b.LastCheck))
+			default:
+				c.Detail = strings.TrimSpace(fmt.Sprintf("%s %s %s", b.Address, b.Status, b.LastCheck))
+				c.Fix = fmt.Sprintf("%s does not pass haproxy's %s check on port %d: see its report above, or `bootlab lab console %s`", srv.Name, fe.Check, fe.Port, srv.Name)
+			}
+			out = append(out, c)
+		}
+	}
+	var extra []string
+	for k := range seen {
+		extra = append(extra, k)
+	}
+	sort.Strings(extra)
+	for _, k := range extra {
+		c := Check{Group: HostGroup, Name: "backend " + k, Detail: "haproxy still lists it; the lab spec does not"}
+		c.Fix = "`bootlab lab up` reloads haproxy with the lab's config"
+		if pivoted && strings.HasSuffix(k, "/bootstrap") {
+			c.Detail = "the bootstrap is still a backend after `lab pivot`"
+			c.Fix = "`bootlab lab pivot` removes it (it rewrites and reloads haproxy)"
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// labResolver asks the lab's dnsmasq (on the network gateway) directly.
+func labResolver(gateway string) *net.Resolver {
+	server := net.JoinHostPort(gateway, "53")
+	return &net.Resolver{PreferGo: true, Dial: func(ctx context.Context, network, _ string) (net.Conn, error) {
+		var d net.Dialer
+		return d.DialContext(ctx, network, server)
+	}}
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
+
+func randHex() string {
+	var b [3]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+func cleanURLErr(err error) error {
+	type unwrapper interface{ Unwrap() error }
+	if u, ok := err.(unwrapper); ok && strings.HasPrefix(err.Error(), "Get ") {
+		return u.Unwrap()
+	}
+	return err
+}
