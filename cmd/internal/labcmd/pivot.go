@@ -1,0 +1,160 @@
+package labcmd
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/bootlab/bootlab/cmd/internal/cmdutil"
+	"github.com/bootlab/bootlab/lab"
+	"github.com/bootlab/bootlab/lab/libvirt"
+	"github.com/bootlab/bootlab/lab/loadbalancer"
+)
+
+// PivotOptions are the options of `lab pivot`.
+type PivotOptions struct {
+	Spec   SpecFlags
+	Output string
+}
+
+// NewCmdPivot builds `lab pivot`: take the bootstrap out of the load balancer.
+func NewCmdPivot(f *cmdutil.Factory, runF func(*PivotOptions) error) *cobra.Command {
+	opts := &PivotOptions{}
+	cmd := &cobra.Command{
+		Use:   "pivot",
+		Short: "Remove the bootstrap from the load balancer (and, on an OpenShift lab, its VM and disk)",
+		Long: `The end of the bootstrap: after bootstrap-complete (see
+` + "`bootlab lab wait bootstrap-complete`" + `) the docs require removing the
+bootstrap from the 6443 and 22623 backends. pivot shows the backends before,
+reloads haproxy without the bootstrap (connections in flight finish), records
+it in the lab state so a later ` + "`lab up`" + ` does not add it back, and shows
+the backends after. On the openshift profile it then destroys the bootstrap
+VM and deletes its disk; a probe lab keeps its bootstrap VM, so
+` + "`bootlab lab verify`" + ` can show the API still served by the masters.
+Everything else stays. Running it again changes nothing.`,
+		Args: cmdutil.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := outputFlag(opts.Output, "table", "json"); err != nil {
+				return err
+			}
+			if runF != nil {
+				return runF(opts)
+			}
+			return runPivot(cmd.Context(), f, opts)
+		},
+	}
+	AddSpecFlags(cmd, &opts.Spec)
+	cmd.Flags().StringVarP(&opts.Output, "output", "o", "table", "output format: table or json")
+	return cmd
+}
+
+// PivotResult is what `lab pivot -o json` prints.
+type PivotResult struct {
+	Lab string `json:"lab"`
+	// Changed is false when the bootstrap was already out of the load balancer.
+	Changed      bool                         `json:"changed"`
+	Before       []loadbalancer.BackendStatus `json:"before"`
+	After        []loadbalancer.BackendStatus `json:"after"`
+	RemovedNodes []string                     `json:"removedNodes,omitempty"`
+}
+
+func runPivot(ctx context.Context, f *cmdutil.Factory, opts *PivotOptions) error {
+	spec, err := appliedSpec(&opts.Spec)
+	if err != nil {
+		return err
+	}
+	state, err := lab.LoadState(spec.LabDir)
+	if err != nil {
+		return err
+	}
+	if len(spec.NodesByRole(lab.RoleBootstrap)) == 0 {
+		return cmdutil.WithCode(cmdutil.ExitInvalid, fmt.Errorf("lab %s has no bootstrap node: nothing to pivot", spec.Name))
+	}
+	res := PivotResult{Lab: spec.Name, Changed: !state.BootstrapRemoved}
+	if strings.HasPrefix(spec.Libvirt.URI, "test:") {
+		// The test driver runs no VM and lab up starts no haproxy for it.
+		state.BootstrapRemoved = true
+		return state.Save(spec.LabDir)
+	}
+
+	before, err := loadbalancer.Inspect(ctx, lab.LoadBalancerConfig(spec, state.BootstrapRemoved))
+	if err != nil {
+		return fmt.Errorf("read the load balancer's backends: %w", err)
+	}
+	if !before.Running {
+		return fmt.Errorf("the load balancer of lab %s is not running (%s): run `bootlab lab up` first", spec.Name, lab.LoadBalancerConfig(spec, false).PIDPath())
+	}
+	res.Before = before.Backends
+
+	f.Status.Start("Removing the bootstrap from the load balancer")
+	lbRes, err := loadbalancer.Ensure(ctx, lab.LoadBalancerConfig(spec, true), f.Log)
+	if err != nil {
+		return fmt.Errorf("reload the load balancer without the bootstrap: %w", err)
+	}
+	state.BootstrapRemoved = true
+	if err := state.Save(spec.LabDir); err != nil {
+		return err
+	}
+	f.Status.End(true)
+	if lbRes.Changed {
+		res.Changed = true
+	}
+
+	if spec.Profile == lab.ProfileOpenShift {
+		conn, err := libvirt.Connect(ctx, spec.Libvirt.URI, f.Log)
+		if err != nil {
+			return err
+		}
+		defer conn.Close()
+		for _, n := range spec.NodesByRole(lab.RoleBootstrap) {
+			f.Status.Start("Destroying %s and deleting its disk", n.Name)
+			if err := lab.RemoveNode(ctx, conn, spec, n.Name); err != nil {
+				return fmt.Errorf("remove node %s: %w (run `bootlab lab pivot` again to retry)", n.Name, err)
+			}
+			f.Status.End(true)
+			res.RemovedNodes = append(res.RemovedNodes, n.Name)
+		}
+	}
+
+	after, err := loadbalancer.Inspect(ctx, lab.LoadBalancerConfig(spec, true))
+	if err != nil {
+		return fmt.Errorf("read the load balancer's backends: %w", err)
+	}
+	res.After = after.Backends
+
+	if opts.Output == "json" {
+		enc := json.NewEncoder(f.Streams.Out)
+		enc.SetIndent("", "  ")
+		return enc.Encode(res)
+	}
+	out := f.Streams.Out
+	fmt.Fprintln(out, "Load balancer before:")
+	if err := printBackends(out, res.Before); err != nil {
+		return err
+	}
+	fmt.Fprintln(out, "\nLoad balancer after:")
+	if err := printBackends(out, res.After); err != nil {
+		return err
+	}
+	if !res.Changed {
+		f.Status.Infof("the bootstrap was already out of the load balancer: nothing changed")
+	} else {
+		f.Status.Infof("bootstrap removed from the load balancer; the API and machine config are served by the masters")
+	}
+	return nil
+}
+
+// printBackends prints the load balancer's servers, one line each.
+func printBackends(w io.Writer, backends []loadbalancer.BackendStatus) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "  FRONTEND\tSERVER\tADDRESS\tSTATUS\tLAST CHECK")
+	for _, b := range backends {
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", b.Frontend, b.Server, b.Address, b.Status, b.LastCheck)
+	}
+	return tw.Flush()
+}

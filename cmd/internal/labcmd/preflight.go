@@ -1,0 +1,110 @@
+package labcmd
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/bootlab/bootlab/cmd/internal/cmdutil"
+	"github.com/bootlab/bootlab/lab"
+	"github.com/bootlab/bootlab/lab/libvirt"
+)
+
+// PreflightOptions are the options of `lab preflight`.
+type PreflightOptions struct {
+	Spec   SpecFlags
+	Output string
+}
+
+// NewCmdPreflight builds `lab preflight`: check the host before `lab up`.
+func NewCmdPreflight(f *cmdutil.Factory, runF func(*PreflightOptions) error) *cobra.Command {
+	opts := &PreflightOptions{}
+	cmd := &cobra.Command{
+		Use:   "preflight",
+		Short: "Check the host can run the lab (libvirt, KVM or TCG, tools, network range, memory, disk, access)",
+		Long: `Check what lab up relies on and say how to fix what is missing:
+libvirt reachable and its version, KVM usable (proved by booting a kernel
+under it for a few seconds) or the TCG fallback, /dev/kvm open to the qemu
+user, haproxy and qemu-img installed, the network range free of host routes
+and other libvirt networks, enough memory and disk for the nodes, and the
+pool and lab directories reachable by the qemu user.
+
+lab up runs the same checks first. Exits 3 when a check fails.
+BOOTLAB_ACCEL=kvm|tcg overrides the accelerator choice.`,
+		Args: cmdutil.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := outputFlag(opts.Output, "table", "json"); err != nil {
+				return err
+			}
+			if runF != nil {
+				return runF(opts)
+			}
+			return runPreflight(cmd.Context(), f, opts)
+		},
+	}
+	AddSpecFlags(cmd, &opts.Spec)
+	cmd.Flags().StringVarP(&opts.Output, "output", "o", "table", "output format: table or json")
+	return cmd
+}
+
+func runPreflight(ctx context.Context, f *cmdutil.Factory, opts *PreflightOptions) error {
+	spec, err := opts.Spec.Load()
+	if err != nil {
+		return err
+	}
+	var host lab.HostInfo
+	conn, connErr := libvirt.Connect(ctx, spec.Libvirt.URI, f.Log)
+	if connErr == nil {
+		defer conn.Close()
+		host = conn
+	}
+	report, err := lab.Preflight(ctx, spec, host, lab.PreflightOptions{Log: f.Log, Status: f.Status, ConnectError: connErr})
+	if err != nil {
+		return err
+	}
+	if opts.Output == "json" {
+		enc := json.NewEncoder(f.Streams.Out)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(report); err != nil {
+			return err
+		}
+	} else if err := printPreflight(f.Streams.Out, report); err != nil {
+		return err
+	}
+	if failed := report.Failed(); len(failed) > 0 {
+		fmt.Fprintf(f.Streams.ErrOut, "preflight: %d of %d checks failed: fix them and run `bootlab lab preflight` again\n", len(failed), len(report.Checks))
+		return cmdutil.WithCode(cmdutil.ExitInvalid, cmdutil.ErrSilent)
+	}
+	return nil
+}
+
+// printPreflight writes one line per check (✓ passed, ! passed with a
+// caveat, ✗ failed) and the fix under each failure or caveat.
+func printPreflight(w io.Writer, r *lab.PreflightReport) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	for _, c := range r.Checks {
+		mark := "✓"
+		switch {
+		case !c.OK:
+			mark = "✗"
+		case c.Warning:
+			mark = "!"
+		}
+		fmt.Fprintf(tw, "%s %s\t%s\n", mark, c.Name, c.Detail)
+		if c.Fix != "" && (!c.OK || c.Warning) {
+			label := "fix:"
+			if c.OK {
+				label = "note:"
+			}
+			fmt.Fprintf(tw, "  \t%s %s\n", label, c.Fix)
+		}
+	}
+	if r.Accelerator != "" {
+		fmt.Fprintf(tw, "→ accelerator\t%s\n", r.Accelerator)
+	}
+	return tw.Flush()
+}

@@ -1,0 +1,84 @@
+package labcmd
+
+import (
+	"bytes"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/bootlab/bootlab/cmd/internal/cmdutil"
+	"github.com/bootlab/bootlab/lab"
+	"github.com/bootlab/bootlab/lab/loadbalancer"
+)
+
+func pfFactory() *cmdutil.Factory {
+	return &cmdutil.Factory{Streams: cmdutil.Streams{Out: &bytes.Buffer{}, ErrOut: &bytes.Buffer{}}}
+}
+
+func TestPreflightFlags(t *testing.T) {
+	var got *PreflightOptions
+	cmd := NewCmdPreflight(pfFactory(), func(o *PreflightOptions) error { got = o; return nil })
+	cmd.SetArgs([]string{"-f", "lab.yaml", "-o", "json", "--uri", "qemu:///session"})
+	require.NoError(t, cmd.Execute())
+	assert.Equal(t, "lab.yaml", got.Spec.File)
+	assert.Equal(t, "json", got.Output)
+	assert.Equal(t, "qemu:///session", got.Spec.URI)
+
+	cmd = NewCmdPreflight(pfFactory(), func(o *PreflightOptions) error { t.Fatal("must not run"); return nil })
+	cmd.SetArgs([]string{"-o", "yaml"})
+	err := cmd.Execute()
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "-o must be one of [table json]")
+}
+
+func TestPivotFlags(t *testing.T) {
+	var got *PivotOptions
+	cmd := NewCmdPivot(pfFactory(), func(o *PivotOptions) error { got = o; return nil })
+	cmd.SetArgs([]string{"--name", "class1", "-o", "json"})
+	require.NoError(t, cmd.Execute())
+	assert.Equal(t, "class1", got.Spec.Name)
+	assert.Equal(t, "json", got.Output)
+
+	cmd = NewCmdPivot(pfFactory(), nil)
+	cmd.SetArgs([]string{"extra"})
+	err := cmd.Execute()
+	require.Error(t, err)
+	var ce *cmdutil.CodeError
+	require.ErrorAs(t, err, &ce)
+	assert.Equal(t, cmdutil.ExitUsage, ce.Code)
+}
+
+func TestPrintPreflight(t *testing.T) {
+	r := &lab.PreflightReport{
+		Checks: []lab.PreflightCheck{
+			{Name: "libvirt", OK: true, Detail: "libvirt 9.0.0 at qemu:///system"},
+			{Name: "accelerator", OK: true, Warning: true, Detail: "tcg: no kernel", Fix: "set accelerator: kvm"},
+			{Name: "haproxy", Detail: "haproxy not found on PATH", Fix: "apt-get install -y haproxy"},
+			{Name: "memory", OK: true, Detail: "enough", Fix: "never shown for a clean pass"},
+		},
+		Accelerator: lab.AccelTCG,
+	}
+	var b bytes.Buffer
+	require.NoError(t, printPreflight(&b, r))
+	assert.Equal(t, ""+
+		"✓ libvirt      libvirt 9.0.0 at qemu:///system\n"+
+		"! accelerator  tcg: no kernel\n"+
+		"               note: set accelerator: kvm\n"+
+		"✗ haproxy      haproxy not found on PATH\n"+
+		"               fix: apt-get install -y haproxy\n"+
+		"✓ memory       enough\n"+
+		"→ accelerator  tcg\n", b.String())
+}
+
+func TestPrintBackends(t *testing.T) {
+	var b bytes.Buffer
+	require.NoError(t, printBackends(&b, []loadbalancer.BackendStatus{
+		{Frontend: "api", Server: "bootstrap", Address: "192.168.126.10:6443", Status: "UP", LastCheck: "L7OK"},
+		{Frontend: "api", Server: "master-0", Address: "192.168.126.11:6443", Status: "DOWN", LastCheck: "L4CON Connection refused"},
+	}))
+	assert.Equal(t, ""+
+		"  FRONTEND  SERVER     ADDRESS              STATUS  LAST CHECK\n"+
+		"  api       bootstrap  192.168.126.10:6443  UP      L7OK\n"+
+		"  api       master-0   192.168.126.11:6443  DOWN    L4CON Connection refused\n", b.String())
+}
