@@ -47,12 +47,12 @@ type Check struct {
 
 // Result is one verify run.
 type Result struct {
-	Lab       string `json:"lab"`
-	Profile   string `json:"profile"`
-	Pivoted   bool   `json:"bootstrapRemoved"`
-	OK        bool   `json:"ok"`
+	Lab       string  `json:"lab"`
+	Profile   string  `json:"profile"`
+	Pivoted   bool    `json:"bootstrapRemoved"`
+	OK        bool    `json:"ok"`
 	Checks    []Check `json:"checks"`
-	ElapsedMS int64 `json:"elapsedMs"`
+	ElapsedMS int64   `json:"elapsedMs"`
 	// Reports are the nodes' last console reports (probe labs).
 	Reports map[string]*probe.Report `json:"reports,omitempty"`
 }
