@@ -31,7 +31,6 @@ func NewCmdLab(f *cmdutil.Factory) *cobra.Command {
 		NewCmdProbeImage(f),
 		NewCmdPreflight(f, nil),
 		NewCmdPivot(f, nil),
-		NewCmdPivot(f, nil),
 	)
 	return cmd
 }
