@@ -1,7 +1,6 @@
 package stages
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -110,6 +109,12 @@ type Runner struct {
 	// Now is the clock (tests).
 	Now func() time.Time
 }
+
+// ScriptDir is where the runner puts each stage's script on the node.
+const ScriptDir = "/run/bootlab/stages"
+
+// ScriptPath is where stage s's rendered script is written on the node.
+func ScriptPath(s *Stage) string { return ScriptDir + "/" + s.ScriptFile() }
 
 // Options change how stages run.
 type Options struct {
@@ -226,7 +231,13 @@ func (r *Runner) runOne(ctx context.Context, s *Stage, script []byte) (string, t
 	r.record(Record{Timestamp: start.UTC(), Phase: PhaseStart, Stage: s.Slug, Number: s.Number})
 	r.Status.Start("stage %s (%s)", s.Label(), s.Script)
 	pw := newPrefixWriter("["+s.Label()+"] ", 3, r.Output, r.OutputLog)
-	code, runErr := r.Node.Run(ctx, "bash -s", bytes.NewReader(script), pw, pw)
+	// The script goes to a file first: with `bash -s` any command that
+	// reads stdin would eat the rest of the script. The learner can read
+	// (and rerun) the file on the node.
+	code, runErr := -1, r.Node.WriteFile(ctx, ScriptPath(s), script, 0o700)
+	if runErr == nil {
+		code, runErr = r.Node.Run(ctx, "bash "+ScriptPath(s)+" </dev/null", nil, pw, pw)
+	}
 	pw.Flush()
 	dur := r.now().Sub(start)
 	var err error

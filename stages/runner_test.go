@@ -111,6 +111,8 @@ func TestRunForceRerunsDoneStages(t *testing.T) {
 	assert.Equal(t, stages.ResultSuccess, outcomes[0].Result)
 	require.Len(t, node.Scripts, 1)
 	assert.Contains(t, node.Scripts[0], "\nBOOTLAB_FORCE=1\n")
+	assert.Equal(t, []string{"write /run/bootlab/stages/07-etcd-bootstrap.sh"}, node.CallsWith("write "))
+	assert.Equal(t, []string{"bash /run/bootlab/stages/07-etcd-bootstrap.sh </dev/null"}, node.CallsWith("bash "))
 }
 
 func TestRunFailureIsWrappedAndStops(t *testing.T) {
@@ -257,3 +259,5 @@ func TestJSONLinesRecord(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(lines[0]), &m))
 	assert.Equal(t, map[string]any{"timestamp": "2026-01-02T03:04:05Z", "phase": "stage end", "stage": "etcd-bootstrap", "number": 7.0, "result": "success", "durationSeconds": 2.5}, m)
 }
+
+func bytesReader(b []byte) *bytes.Reader { return bytes.NewReader(b) }

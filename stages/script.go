@@ -32,7 +32,7 @@ type Vars struct {
 var libraryLine = regexp.MustCompile(`(?m)^.*# bootlab: library\n`)
 
 // RenderScript returns the self-contained script of stage s: its settings,
-// the shared library and the stage's own script, ready for `bash -s`.
+// the shared library and the stage's own script, ready to run with bash.
 // fsys is the scripts tree (scripts.FS).
 func RenderScript(fsys fs.FS, s *Stage, v Vars) ([]byte, error) {
 	lib, err := fs.ReadFile(fsys, "lib/bootkube.sh")
@@ -58,7 +58,7 @@ func RenderScript(fsys fs.FS, s *Stage, v Vars) ([]byte, error) {
 	fmt.Fprintf(&b, "#!/usr/bin/env bash\n")
 	fmt.Fprintf(&b, "# bootlab stage %s (script %s) for OpenShift %s.\n", s.Label(), s.Script, v.Version)
 	fmt.Fprintf(&b, "# This is scripts/%s with scripts/lib/bootkube.sh inlined and its\n", s.ScriptFile())
-	fmt.Fprintf(&b, "# settings filled in. bootlab runs it on the bootstrap node as root: bash -s.\n")
+	fmt.Fprintf(&b, "# settings filled in; bootlab writes it to %s on the node and runs it as root.\n", ScriptDir)
 	for _, kv := range [][2]string{
 		{"ASSET_DIR", AssetDir},
 		{"OPENSHIFT_VERSION", v.Version.String()},

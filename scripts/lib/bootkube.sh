@@ -286,7 +286,7 @@ infrastructure_url() {
     sed -n "s|^ *${1}: *https://\([^:/]*\).*|\1|p" manifests/cluster-infrastructure-02-config.yml 2>/dev/null | head -n 1
 }
 : "${API_URL:=$(infrastructure_url apiServerURL)}"
-: "${API_INT_URL:=$(infrastructure_url apiServerInternalURL)}"
+: "${API_INT_URL:=$(infrastructure_url apiServerInternalURI)}"
 
 # resolve_url API_URL|API_INT_URL HOST records stage resolve-api[-int]-url
 # and writes api[-int]-dns-resolved.done when HOST resolves.

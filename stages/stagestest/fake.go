@@ -4,7 +4,6 @@
 package stagestest
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -30,12 +29,12 @@ type Node struct {
 	Root string
 	// Replies answer commands containing the key (first match in key order).
 	Replies map[string]Reply
-	// Script answers `bash -s` (a stage script). Default: exit 0.
+	// Script answers a stage script run by the runner. Default: exit 0.
 	Script func(script string, stdout io.Writer) int
 
 	mu    sync.Mutex
 	Calls []string
-	// Scripts holds every script run with `bash -s`.
+	// Scripts holds every stage script run.
 	Scripts []string
 }
 
@@ -46,7 +45,7 @@ func (n *Node) String() string { return "fake-node" }
 
 func (n *Node) host(p string) string { return filepath.Join(n.Root, filepath.FromSlash(p)) }
 
-// Run records cmd and answers it: `bash -s` with Script, `ls -A1 -- DIR`
+// Run records cmd and answers it: stage scripts with Script, `ls -A1 -- DIR`
 // from the files, anything else from Replies (exit 127 when unknown).
 func (n *Node) Run(ctx context.Context, cmd string, stdin io.Reader, stdout, stderr io.Writer) (int, error) {
 	n.mu.Lock()
@@ -58,18 +57,20 @@ func (n *Node) Run(ctx context.Context, cmd string, stdin io.Reader, stdout, std
 	if stderr == nil {
 		stderr = io.Discard
 	}
-	if cmd == "bash -s" {
-		var b bytes.Buffer
-		if stdin != nil {
-			_, _ = io.Copy(&b, stdin)
+	if p, ok := strings.CutPrefix(cmd, "bash "+stages.ScriptDir+"/"); ok {
+		p = stages.ScriptDir + "/" + strings.TrimSuffix(p, " </dev/null")
+		data, err := os.ReadFile(n.host(p))
+		if err != nil {
+			fmt.Fprintln(stderr, err)
+			return 127, nil
 		}
 		n.mu.Lock()
-		n.Scripts = append(n.Scripts, b.String())
+		n.Scripts = append(n.Scripts, string(data))
 		n.mu.Unlock()
 		if n.Script == nil {
 			return 0, nil
 		}
-		return n.Script(b.String(), stdout), nil
+		return n.Script(string(data), stdout), nil
 	}
 	if d, ok := strings.CutPrefix(cmd, "ls -A1 -- "); ok {
 		entries, err := os.ReadDir(n.host(strings.Trim(d, "'")))

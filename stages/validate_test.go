@@ -1,0 +1,214 @@
+package stages_test
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"io/fs"
+	"math/big"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/bootlab/bootlab/stages"
+	"github.com/bootlab/bootlab/stages/stagestest"
+)
+
+var validateNow = time.Now()
+
+// pemCert makes a self-signed certificate valid from notBefore to notAfter.
+func pemCert(t *testing.T, cn string, notBefore, notAfter time.Time) []byte {
+	t.Helper()
+	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	require.NoError(t, err)
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: cn},
+		NotBefore: notBefore, NotAfter: notAfter, IsCA: true, BasicConstraintsValid: true,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &k.PublicKey, k)
+	require.NoError(t, err)
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
+}
+
+func pemKey(t *testing.T) []byte {
+	t.Helper()
+	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	require.NoError(t, err)
+	der, err := x509.MarshalPKCS8PrivateKey(k)
+	require.NoError(t, err)
+	return pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der})
+}
+
+// fixtureNode copies testdata/stages/fixtures/<stage> into a temp root,
+// fills in fresh certificates and keys, gives secrets mode 0600, and
+// answers the live checks as healthy services do.
+func fixtureNode(t *testing.T, s *stages.Stage) *stagestest.Node {
+	t.Helper()
+	src := filepath.Join("..", "testdata", "stages", "fixtures", strings.TrimSuffix(s.DocFile(), ".md"))
+	root := t.TempDir()
+	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		dst := filepath.Join(root, rel)
+		if d.IsDir() {
+			return os.MkdirAll(dst, 0o755)
+		}
+		if d.Name() == ".gitkeep" {
+			return nil
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		mode := fs.FileMode(0o644)
+		switch strings.TrimSpace(string(data)) {
+		case "@CERT@":
+			data = pemCert(t, d.Name(), validateNow.Add(-time.Hour), validateNow.Add(24*time.Hour))
+		case "@KEY@":
+			data = pemKey(t)
+		}
+		if strings.HasSuffix(d.Name(), ".key") || d.Name() == "kubeconfig" {
+			mode = 0o600
+		}
+		if err := os.WriteFile(dst, data, mode); err != nil {
+			return err
+		}
+		return os.Chmod(dst, mode)
+	})
+	require.NoError(t, err, "fixture for %s", s.Label())
+	n := stagestest.New(root)
+	n.Replies["https://localhost:2379/health"] = stagestest.Reply{Stdout: `{"health":"true","reason":""}` + "\n200"}
+	n.Replies["https://localhost:22623/healthz"] = stagestest.Reply{Stdout: "\n200"}
+	n.Replies[":6443/readyz"] = stagestest.Reply{Stdout: "ok\n200"}
+	return n
+}
+
+func failures(results []stages.CheckResult) []string {
+	var out []string
+	for _, r := range results {
+		if !r.OK {
+			out = append(out, r.Check+": "+r.Error)
+		}
+	}
+	return out
+}
+
+func TestValidatePassesOnFixtures(t *testing.T) {
+	for _, s := range stages.Default() {
+		t.Run(s.Label(), func(t *testing.T) {
+			n := fixtureNode(t, s)
+			results := stages.Validate(context.Background(), n, s, testVars("4.19"), stages.ValidateOptions{Now: validateNow})
+			require.Len(t, results, len(s.Checks))
+			assert.Empty(t, failures(results))
+		})
+	}
+}
+
+func TestValidateSkipLive(t *testing.T) {
+	s, err := stages.Default().Lookup("07")
+	require.NoError(t, err)
+	n := fixtureNode(t, s)
+	delete(n.Replies, "https://localhost:2379/health")
+	results := stages.Validate(context.Background(), n, s, testVars("4.19"), stages.ValidateOptions{Now: validateNow, SkipLive: true})
+	assert.Empty(t, failures(results))
+	assert.Empty(t, n.CallsWith("curl"), "no live check ran")
+}
+
+type breaker struct {
+	name   string
+	stage  string
+	break_ func(t *testing.T, root string, n *stagestest.Node)
+	want   string
+}
+
+func rm(p string) func(*testing.T, string, *stagestest.Node) {
+	return func(t *testing.T, root string, _ *stagestest.Node) {
+		require.NoError(t, os.RemoveAll(filepath.Join(root, p)))
+	}
+}
+
+func edit(p, old, new string) func(*testing.T, string, *stagestest.Node) {
+	return func(t *testing.T, root string, _ *stagestest.Node) {
+		f := filepath.Join(root, p)
+		data, err := os.ReadFile(f)
+		require.NoError(t, err)
+		require.Contains(t, string(data), old, "fixture %s", p)
+		require.NoError(t, os.WriteFile(f, []byte(strings.Replace(string(data), old, new, 1)), 0o644))
+	}
+}
+
+func chmod(p string, mode fs.FileMode) func(*testing.T, string, *stagestest.Node) {
+	return func(t *testing.T, root string, _ *stagestest.Node) {
+		require.NoError(t, os.Chmod(filepath.Join(root, p), mode))
+	}
+}
+
+func expire(p string) func(*testing.T, string, *stagestest.Node) {
+	return func(t *testing.T, root string, _ *stagestest.Node) {
+		data := pemCert(t, "etcd-signer", validateNow.Add(-48*time.Hour), validateNow.Add(-24*time.Hour))
+		require.NoError(t, os.WriteFile(filepath.Join(root, p), data, 0o644))
+	}
+}
+
+func reply(key string, r stagestest.Reply) func(*testing.T, string, *stagestest.Node) {
+	return func(_ *testing.T, _ string, n *stagestest.Node) { n.Replies[key] = r }
+}
+
+func TestValidateFailsUsefully(t *testing.T) {
+	for _, b := range []breaker{
+		{"missing marker", "01", rm("opt/openshift/openshift-manifests.done"), "/opt/openshift/openshift-manifests.done is missing: the stage has not finished"},
+		{"wrong kind", "01", edit("opt/openshift/manifests/cluster-infrastructure-02-config.yml", "kind: Infrastructure", "kind: Network"), `cluster-infrastructure-02-config.yml is a "Network", want kind Infrastructure`},
+		{"unparsable manifest", "01", edit("opt/openshift/manifests/cluster-network-02-config.yml", "kind: Network", "kind: [Network"), "does not parse as a Kubernetes manifest"},
+		{"missing image", "02", edit("opt/openshift/bootlab-images.env", "VERSION=4.19.10\n", ""), "does not set VERSION: rerun stage 02"},
+		{"gates not resolved", "03", edit("opt/openshift/manifests/99_feature-gate.yaml", "status:", "statusx:"), "has no status.featureGates"},
+		{"no CRD", "04", edit("opt/openshift/auth-api-bootstrap/manifests/0000_03_authorization-openshift_01_rolebindingrestriction.crd.yaml", "name: rolebindingrestrictions", "name: other"), "no CustomResourceDefinition rolebindingrestrictions.authorization.openshift.io in /opt/openshift/auth-api-bootstrap/manifests"},
+		{"missing config", "05", rm("opt/openshift/config-bootstrap/config"), "/opt/openshift/config-bootstrap/config is missing"},
+		{"kubeconfig mode", "06", chmod("etc/kubernetes/kubeconfig", 0o644), "/etc/kubernetes/kubeconfig has mode 0644, want 0600"},
+		{"no CVO pod", "06", rm("opt/openshift/bootstrap-manifests/bootstrap-pod.yaml"), "no pod openshift-cluster-version/bootstrap-cluster-version-operator in /opt/openshift/bootstrap-manifests"},
+		{"expired cert", "07", expire("opt/openshift/tls/etcd-ca-bundle.crt"), `etcd-ca-bundle.crt: certificate "etcd-signer" expired at`},
+		{"not hostNetwork", "07", edit("etc/kubernetes/manifests/etcd-member-pod.yaml", "hostNetwork: true", "hostNetwork: false"), "does not use hostNetwork"},
+		{"missing container", "07", edit("etc/kubernetes/manifests/etcd-member-pod.yaml", "name: etcdctl", "name: sidecar"), `want "etcdctl" among them`},
+		{"wrong kind pod", "07", edit("etc/kubernetes/manifests/etcd-member-pod.yaml", "kind: Pod", "kind: Deployment"), `is a "Deployment", want a Pod`},
+		{"key mode", "07", chmod("opt/openshift/tls/etcd-client.key", 0o640), "etcd-client.key has mode 0640, want 0600"},
+		{"etcd down", "07", reply("https://localhost:2379/health", stagestest.Reply{Stdout: "\n000", Code: 7}), "GET https://localhost:2379/health from fake-node: curl exited 7"},
+		{"etcd unhealthy", "07", reply("https://localhost:2379/health", stagestest.Reply{Stdout: `{"health":"false"}` + "\n200"}), `want "\"health\":\"true\""`},
+		{"wrong config kind", "08", edit("etc/kubernetes/bootstrap-configs/kube-apiserver-config.yaml", "kind: KubeAPIServerConfig", "kind: KubeControllerManagerConfig"), "want kind KubeAPIServerConfig"},
+		{"missing volume", "08", edit("opt/openshift/bootstrap-manifests/kube-apiserver-pod.yaml", "path: /etc/kubernetes/bootstrap-secrets", "path: /tmp"), "want /etc/kubernetes/bootstrap-secrets among them"},
+		{"no policy controller", "09", edit("opt/openshift/bootstrap-manifests/kube-controller-manager-pod.yaml", "name: cluster-policy-controller", "name: other"), `want "cluster-policy-controller" among them`},
+		{"no scheduler pod", "10", rm("opt/openshift/bootstrap-manifests/kube-scheduler-pod.yaml"), "no pod kube-system/bootstrap-kube-scheduler"},
+		{"CRD not copied", "11", rm("opt/openshift/manifests/cluster-ingress-00-custom-resource-definition.yaml"), "no CustomResourceDefinition ingresscontrollers.operator.openshift.io in /opt/openshift/manifests"},
+		{"MCS down", "12", reply("https://localhost:22623/healthz", stagestest.Reply{Stdout: "\n503"}), "answered HTTP 503, want 200"},
+		{"MCS cert expired", "12", expire("etc/ssl/mcs/tls.crt"), "/etc/ssl/mcs/tls.crt: certificate"},
+		{"no master pool", "12", rm("etc/mcc/bootstrap/master.machineconfigpool.yaml"), "no MachineConfigPool master in /etc/mcc/bootstrap"},
+		{"no teardown", "13", func(t *testing.T, root string, _ *stagestest.Node) {
+			require.NoError(t, os.MkdirAll(filepath.Join(root, "etc/kubernetes/bootstrap-secrets"), 0o700))
+		}, "/etc/kubernetes/bootstrap-secrets still exists: cluster-bootstrap removes it"},
+		{"api-int down", "13", reply(":6443/readyz", stagestest.Reply{Stdout: "\n000", Code: 7}), "https://api-int.ocp.lab.local:6443/readyz"},
+		{"MCS still there", "14", func(t *testing.T, root string, _ *stagestest.Node) {
+			require.NoError(t, os.WriteFile(filepath.Join(root, "etc/kubernetes/manifests/machineconfigoperator-bootstrap-pod.yaml"), []byte("kind: Pod\n"), 0o644))
+		}, "machineconfigoperator-bootstrap-pod.yaml still exists"},
+		{"not done", "15", rm("opt/openshift/.bootkube.done"), "/opt/openshift/.bootkube.done is missing"},
+		{"api not ready", "15", reply(":6443/readyz", stagestest.Reply{Stdout: "[-]etcd failed\n500"}), "https://api.ocp.lab.local:6443/readyz answered HTTP 500"},
+	} {
+		t.Run(b.stage+" "+b.name, func(t *testing.T) {
+			s, err := stages.Default().Lookup(b.stage)
+			require.NoError(t, err)
+			n := fixtureNode(t, s)
+			b.break_(t, n.Root, n)
+			fails := failures(stages.Validate(context.Background(), n, s, testVars("4.19"), stages.ValidateOptions{Now: validateNow}))
+			require.NotEmpty(t, fails, "the broken fixture must fail")
+			assert.Contains(t, strings.Join(fails, "\n"), b.want)
+		})
+	}
+}
