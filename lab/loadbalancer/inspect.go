@@ -12,21 +12,21 @@ import (
 
 // Status is what Inspect sees of the running load balancer.
 type Status struct {
-	Running  bool
-	PID      int
-	Backends []BackendStatus
+	Running  bool            `json:"running"`
+	PID      int             `json:"pid,omitempty"`
+	Backends []BackendStatus `json:"backends"`
 }
 
 // BackendStatus is one server of one frontend as haproxy's health checks see it.
 type BackendStatus struct {
-	Frontend string
-	Server   string
-	Address  string
+	Frontend string `json:"frontend"`
+	Server   string `json:"server"`
+	Address  string `json:"address"`
 	// Status is haproxy's own word: UP, DOWN, MAINT, "no check", or a
 	// transition such as "UP 1/3" (up, one failed check of three) or "DOWN 1/2".
-	Status string
+	Status string `json:"status"`
 	// LastCheck is the last check's result, e.g. "L7OK 200" or "L4CON Connection refused".
-	LastCheck string
+	LastCheck string `json:"lastCheck,omitempty"`
 }
 
 // Up is true when haproxy sends traffic to the server.
