@@ -195,7 +195,7 @@ func TestWaitInstallComplete(t *testing.T) {
 	api := newFakeAPI(t, p, true)
 	cv := func(avail, progressing, msg string) map[string]any {
 		return map[string]any{"status": map[string]any{
-			"desired": map[string]string{"version": "4.19.10"},
+			"desired":    map[string]string{"version": "4.19.10"},
 			"conditions": []Condition{{Type: "Available", Status: avail}, {Type: "Failing", Status: "False"}, {Type: "Progressing", Status: progressing, Message: msg}},
 		}}
 	}
