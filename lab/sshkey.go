@@ -32,6 +32,11 @@ func EnsureSSHKey(s *Spec) error {
 		}
 		return writePublicKey(pub, signer.PublicKey(), s.Name)
 	}
+	// The lab directory itself stays traversable (qemu reads Ignition and
+	// console files below it); only the key directory is private.
+	if err := os.MkdirAll(s.LabDir, 0o755); err != nil {
+		return fmt.Errorf("create lab directory %s (labDir): %w", s.LabDir, err)
+	}
 	if err := os.MkdirAll(filepath.Dir(priv), 0o700); err != nil {
 		return fmt.Errorf("create lab SSH key directory: %w", err)
 	}

@@ -69,7 +69,7 @@ func runSteps(ctx context.Context, st *status.Status, log *slog.Logger, steps []
 		}
 		st.End(true)
 		if detail != "" {
-			log.Info(s.name, "changed", detail)
+			log.Debug(s.name, "changed", detail)
 		} else {
 			log.Debug(s.name, "changed", "nothing")
 		}

@@ -96,11 +96,11 @@ func runUp(ctx context.Context, f *cmdutil.Factory, opts *UpOptions) error {
 	if err := lab.EnsureSSHKey(spec); err != nil {
 		return err
 	}
-	f.Status.Start("Preparing %s boot files", spec.Profile)
+	f.Status.End(true)
+	// The preparer reports its own steps.
 	if err := prepare(ctx, f, spec); err != nil {
 		return fmt.Errorf("prepare %s nodes: %w", spec.Profile, err)
 	}
-	f.Status.End(true)
 	if err := makeQEMUReadable(spec, f); err != nil {
 		return err
 	}
@@ -118,7 +118,7 @@ func runUp(ctx context.Context, f *cmdutil.Factory, opts *UpOptions) error {
 	} else {
 		for _, s := range res.Steps {
 			if s.Changed {
-				f.Log.Debug("changed", "step", s.Name, "detail", s.Detail)
+				f.Status.Infof("%s: %s", s.Name, s.Detail)
 			}
 		}
 	}
@@ -166,6 +166,12 @@ func makeQEMUReadable(spec *lab.Spec, f *cmdutil.Factory) error {
 			return fmt.Errorf("let qemu (%s) read %s: %w", u.Username, p, err)
 		}
 		return nil
+	}
+	// qemu must traverse the lab directory to reach the Ignition files.
+	if fi, err := os.Stat(spec.LabDir); err == nil && fi.Mode().Perm()&0o001 == 0 {
+		if err := os.Chmod(spec.LabDir, fi.Mode().Perm()|0o011); err != nil {
+			return fmt.Errorf("let qemu traverse %s: %w", spec.LabDir, err)
+		}
 	}
 	for _, n := range spec.Nodes {
 		if err := chown(spec.IgnitionPath(n)); err != nil {

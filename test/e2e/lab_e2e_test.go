@@ -1,0 +1,112 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"encoding/json"
+	"net/netip"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/bootlab/bootlab/lab"
+)
+
+// TestLabUpStatusDown builds a probe lab of four TCG VMs (bootstrap and three
+// masters) on qemu:///system as a user would, checks it with virsh and dig,
+// runs up again (nothing to change), and takes it down.
+func TestLabUpStatusDown(t *testing.T) {
+	l := newLabWith(t, "topology:\n  masters: 3\n  workers: 0\n")
+
+	r := mustRun(t, "lab", "up", "-f", l.SpecFile)
+	assert.Contains(t, r.Stderr, "accelerator: tcg")
+
+	// The lab's four domains run and carry bootlab metadata.
+	nodes := []string{"bootstrap", "master-0", "master-1", "master-2"}
+	for _, n := range nodes {
+		dom := "bootlab-" + l.Name + "-" + n
+		state, err := virsh(t, "domstate", dom)
+		require.NoError(t, err, dom)
+		assert.Equal(t, "running", strings.TrimSpace(state), dom)
+		md, err := virsh(t, "metadata", dom, lab.MetadataNamespace)
+		require.NoError(t, err, "metadata of %s", dom)
+		assert.Contains(t, md, `name="`+l.Name+`"`)
+		assert.Contains(t, md, `node="`+n+`"`)
+		x, err := virsh(t, "dumpxml", dom)
+		require.NoError(t, err)
+		assert.Contains(t, x, "opt/com.coreos/config", "Ignition through fw_cfg")
+		assert.Contains(t, x, "<acpi/>")
+	}
+
+	// dnsmasq on the bridge answers every lab name, before any node has booted.
+	gw := l.Gateway()
+	domain := "ocp.lab.local"
+	assert.Equal(t, []string{gw}, dig(t, gw, "api."+domain))
+	assert.Equal(t, []string{gw}, dig(t, gw, "api-int."+domain))
+	assert.Equal(t, []string{gw}, dig(t, gw, "console-openshift-console.apps."+domain), "*.apps wildcard")
+	for i, n := range nodes {
+		want := l.CIDR.Addr().As4()
+		want[3] = byte(10 + i) // bootstrap .10, masters .11-.13
+		assert.Equal(t, []string{netip.AddrFrom4(want).String()}, dig(t, gw, n+"."+domain), n)
+	}
+
+	// A second up changes nothing and says so.
+	r = mustRun(t, "lab", "up", "-f", l.SpecFile)
+	assert.Contains(t, r.Stderr, "nothing to change")
+
+	// status -o json reports the network, DNS and every node running.
+	r = mustRun(t, "lab", "status", "-f", l.SpecFile, "-o", "json")
+	var st lab.LabStatus
+	require.NoError(t, json.Unmarshal([]byte(r.Stdout), &st), r.Stdout)
+	assert.True(t, st.Network.Active)
+	assert.Contains(t, st.DNS, lab.DNSRecord{Name: "api." + domain, IP: gw})
+	require.Len(t, st.Nodes, 4)
+	for _, n := range st.Nodes {
+		assert.Equal(t, "running", n.State, n.Name)
+	}
+	require.NotNil(t, st.LoadBalancer, "load balancer status: %s", st.LoadBalancerError)
+	assert.True(t, st.LoadBalancer.Running)
+
+	// The serial console log exists and `lab console --no-follow` prints it.
+	r = mustRun(t, "lab", "console", "-f", l.SpecFile, "--no-follow", "bootstrap")
+	_ = r // the content depends on how far the VM booted; the command must work
+
+	// down leaves no bootlab object of this lab and no lab state.
+	mustRun(t, "lab", "down", "-f", l.SpecFile)
+	assert.Empty(t, leftovers(t, l))
+	_, err := os.Stat(lab.StatePath(l.Dir + "/lab"))
+	assert.True(t, os.IsNotExist(err), "lab state removed")
+}
+
+// TestLabDownSparesForeignObjects: a network and a domain that bootlab did
+// not create, even one named like the lab's, survive `lab down`.
+func TestLabDownSparesForeignObjects(t *testing.T) {
+	l := newLabWith(t, "topology:\n  masters: 1\n  workers: 0\n")
+	mustRun(t, "lab", "up", "-f", l.SpecFile)
+
+	dir := t.TempDir()
+	foreignDom := "bootlab-" + l.Name + "-foreign"
+	domXML := dir + "/dom.xml"
+	require.NoError(t, os.WriteFile(domXML, []byte(`<domain type="qemu"><name>`+foreignDom+`</name><memory unit="MiB">64</memory><os><type arch="x86_64" machine="q35">hvm</type></os></domain>`), 0o644))
+	_, err := virsh(t, "define", domXML)
+	require.NoError(t, err)
+	t.Cleanup(func() { _, _ = virsh(t, "undefine", foreignDom) })
+
+	foreignNet := "h1foreign-" + l.Name
+	netXML := dir + "/net.xml"
+	require.NoError(t, os.WriteFile(netXML, []byte(`<network><name>`+foreignNet+`</name></network>`), 0o644))
+	_, err = virsh(t, "net-define", netXML)
+	require.NoError(t, err)
+	t.Cleanup(func() { _, _ = virsh(t, "net-undefine", foreignNet) })
+
+	mustRun(t, "lab", "down", "-f", l.SpecFile)
+	_, err = virsh(t, "dominfo", foreignDom)
+	assert.NoError(t, err, "foreign domain survives down")
+	_, err = virsh(t, "net-info", foreignNet)
+	assert.NoError(t, err, "foreign network survives down")
+	left := leftovers(t, l)
+	assert.Equal(t, []string{"list:" + foreignDom}, left)
+}
