@@ -175,7 +175,7 @@ func nodeFix(s *lab.Spec, n lab.Node, c probe.Check) string {
 	case c.Name == "modules" || c.Name == "nic":
 		return "the probe image lacks working virtio modules: `bootlab lab probe-image build`, then `bootlab lab down && bootlab lab up`"
 	case c.Name == "dhcp", c.Name == "address", c.Name == "hostname":
-		return fmt.Sprintf("the DHCP reservation for %s (%s, %s) in libvirt network %s: `virsh net-dumpxml %s`; `bootlab lab up` restores it", n.Name, n.MAC, n.IP, net, net)
+		return fmt.Sprintf("the DHCP reservation for %s (%s, %s) in libvirt network %s (see `virsh net-dumpxml %s`): rebuild with `bootlab lab down && bootlab lab up`", n.Name, n.MAC, n.IP, net, net)
 	case c.Name == "ignition-fwcfg":
 		return fmt.Sprintf("the Ignition file %s passed through fw_cfg (domain %s): `bootlab lab up` rewrites it", s.IgnitionPath(n), s.DomainName(n))
 	case c.Name == "ignition-fetch":
@@ -183,7 +183,7 @@ func nodeFix(s *lab.Spec, n lab.Node, c probe.Check) string {
 		case strings.Contains(d, "unknown authority") || strings.Contains(d, "certificate"):
 			return fmt.Sprintf("the CA in %s (ignition.security.tls.certificateAuthorities) does not sign the MCS certificate for api-int: `bootlab lab up` rewrites the pointer configs from %s", s.IgnitionPath(n), filepath.Join(s.LabDir, "pki"))
 		case strings.Contains(d, "no such host") || strings.Contains(d, "server misbehaving") || strings.Contains(d, "lookup"):
-			return fmt.Sprintf("api-int.%s does not resolve on the lab network: check its DNS host in `virsh net-dumpxml %s`; `bootlab lab up` restores it", s.Cluster.Domain(), net)
+			return fmt.Sprintf("api-int.%s does not resolve on the lab network: check its DNS host in `virsh net-dumpxml %s`, or rebuild with `bootlab lab down && bootlab lab up`", s.Cluster.Domain(), net)
 		case strings.Contains(d, "refusing to serve bootstrap configuration"):
 			return "workers get /config/worker only from the masters' MCS: wait for the masters (the node retries), check `bootlab lab verify` on the masters"
 		case strings.Contains(d, "connection refused") || strings.Contains(d, "timeout") || strings.Contains(d, "eof"):
@@ -191,7 +191,7 @@ func nodeFix(s *lab.Spec, n lab.Node, c probe.Check) string {
 		}
 		return fmt.Sprintf("see the node's console: `bootlab lab console %s`", n.Name)
 	case strings.HasPrefix(c.Name, "dns "):
-		return fmt.Sprintf("the DNS records of libvirt network %s (`virsh net-dumpxml %s`): `bootlab lab up` restores them", net, net)
+		return fmt.Sprintf("the DNS records of libvirt network %s (see `virsh net-dumpxml %s`): fix them with `virsh net-update`, or rebuild with `bootlab lab down && bootlab lab up`", net, net)
 	case c.Name == "report":
 		return fmt.Sprintf("`bootlab lab console %s`", n.Name)
 	}
@@ -232,7 +232,7 @@ func hostChecks(ctx context.Context, s *lab.Spec, pivoted bool) []Check {
 			c.Detail = fmt.Sprintf("%s -> %s", nm.name, strings.Join(addrs, ","))
 		}
 		if !c.OK {
-			c.Fix = fmt.Sprintf("the lab network's DNS (dnsmasq of libvirt network %s, `virsh net-dumpxml %s`) must answer %s with %s: `bootlab lab up` restores it", net, net, nm.name, nm.want)
+			c.Fix = fmt.Sprintf("the lab network's DNS (dnsmasq of libvirt network %s, see `virsh net-dumpxml %s`) must answer %s with %s: fix the record with `virsh net-update %s ... dns-host`, or rebuild with `bootlab lab down && bootlab lab up`", net, net, nm.name, nm.want, net)
 		}
 		c.DurationMS = time.Since(start).Milliseconds()
 		out = append(out, c)
@@ -345,7 +345,7 @@ func backendChecks(ctx context.Context, s *lab.Spec, lbc loadbalancer.Config, pi
 			case !ok:
 				c.Detail = "not in haproxy's stats"
 				c.Fix = "haproxy runs an old config: `bootlab lab up` reloads it"
-			case b.Up():
+			case healthy(b):
 				c.OK = true
 				c.Detail = strings.TrimSpace(fmt.Sprintf("%s %s %s", b.Address, b.Status, b.LastCheck))
 			default:
@@ -370,6 +370,16 @@ func backendChecks(ctx context.Context, s *lab.Spec, lbc loadbalancer.Config, pi
 		out = append(out, c)
 	}
 	return out
+}
+
+// healthy is true when haproxy's own check passed: status exactly UP (not
+// "UP 1/3", which is failing on its way down) and a check has run since
+// haproxy (re)started (not INI).
+func healthy(b loadbalancer.BackendStatus) bool {
+	if b.Status == "no check" {
+		return true
+	}
+	return b.Status == "UP" && !strings.HasPrefix(b.LastCheck, "INI")
 }
 
 // labResolver asks the lab's dnsmasq (on the network gateway) directly.
