@@ -1,0 +1,211 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/bootlab/bootlab/lab"
+	"github.com/bootlab/bootlab/lab/ignition"
+	"github.com/bootlab/bootlab/lab/pki"
+)
+
+// verifyResult is the part of `lab verify -o json` the tests read.
+type verifyResult struct {
+	OK      bool           `json:"ok"`
+	Pivoted bool           `json:"bootstrapRemoved"`
+	Reports map[string]any `json:"reports"`
+	Checks  []verifyCheck  `json:"checks"`
+}
+
+type verifyCheck struct {
+	Group  string `json:"group"`
+	Name   string `json:"name"`
+	OK     bool   `json:"ok"`
+	Detail string `json:"detail"`
+	Fix    string `json:"fix"`
+}
+
+func verifyJSON(t *testing.T, l labEnv, timeout string) (verifyResult, result) {
+	t.Helper()
+	r := run(t, "lab", "verify", "-f", l.SpecFile, "--timeout", timeout, "-o", "json")
+	var v verifyResult
+	require.NoError(t, json.Unmarshal([]byte(r.Stdout), &v), r.String())
+	return v, r
+}
+
+func failedChecks(v verifyResult) []string {
+	var out []string
+	for _, c := range v.Checks {
+		if !c.OK {
+			out = append(out, fmt.Sprintf("%s %s: %s (fix: %s)", c.Group, c.Name, c.Detail, c.Fix))
+		}
+	}
+	return out
+}
+
+func loadSpec(t *testing.T, l labEnv) *lab.Spec {
+	t.Helper()
+	s, err := lab.Load(l.SpecFile)
+	require.NoError(t, err)
+	s.Defaults()
+	return s
+}
+
+// TestProbeLabLifecycle is the issue's main path: a 1+3+2 probe lab comes
+// up, verifies with every check ✓, pivots (bootstrap out of the load
+// balancer) and still verifies with the API served by the masters, then
+// goes down leaving nothing. It logs the time from `lab up` to all ✓
+// (BENCH line, printed by `make bench`).
+func TestProbeLabLifecycle(t *testing.T) {
+	l := newLab(t)
+	start := time.Now()
+	mustRun(t, "lab", "up", "-f", l.SpecFile, "--start-workers")
+	up := time.Since(start)
+	v, r := verifyJSON(t, l, "5m")
+	total := time.Since(start)
+	require.Equal(t, 0, r.Code, "verify failed:\n%s\n%s", strings.Join(failedChecks(v), "\n"), r.Stderr)
+	assert.True(t, v.OK)
+	assert.Len(t, v.Reports, 6, "a report from every node")
+	t.Logf("BENCH probe lab (1 bootstrap, 3 masters, 2 workers, TCG): lab up %.1fs, lab up -> all %d checks ✓ %.1fs",
+		up.Seconds(), len(v.Checks), total.Seconds())
+
+	names := map[string]bool{}
+	for _, c := range v.Checks {
+		names[c.Group+" "+c.Name] = true
+	}
+	for _, want := range []string{
+		"bootstrap serve mcs :22623", "master-0 ignition-fetch", "worker-1 ignition-fetch",
+		"host backend api/bootstrap", "host backend machine-config/master-2", "host lb api :6443",
+		"host dns *.apps.ocp.lab.local", "worker-0 serve ingress :443",
+	} {
+		assert.True(t, names[want], "verify has check %q", want)
+	}
+
+	// The table form says ✓ for every line and exits 0.
+	r = mustRun(t, "lab", "verify", "-f", l.SpecFile, "--timeout", "1m")
+	assert.NotContains(t, r.Stdout, "✗")
+	assert.Contains(t, r.Stdout, "✓  host")
+
+	mustRun(t, "lab", "pivot", "-f", l.SpecFile)
+	v, r = verifyJSON(t, l, "2m")
+	require.Equal(t, 0, r.Code, "verify after pivot failed:\n%s", strings.Join(failedChecks(v), "\n"))
+	assert.True(t, v.Pivoted)
+	var apiBackends []string
+	for _, c := range v.Checks {
+		assert.NotEqual(t, "bootstrap", c.Group, "the bootstrap's report is not expected after pivot")
+		assert.NotContains(t, c.Name, "/bootstrap", "no bootstrap backend after pivot")
+		if strings.HasPrefix(c.Name, "backend api/") {
+			apiBackends = append(apiBackends, c.Name)
+		}
+	}
+	assert.ElementsMatch(t, []string{"backend api/master-0", "backend api/master-1", "backend api/master-2"}, apiBackends,
+		"the API is served by the masters")
+
+	mustRun(t, "lab", "down", "-f", l.SpecFile)
+	assert.Empty(t, leftovers(t, l))
+	s := loadSpec(t, l)
+	if data, err := os.ReadFile(s.HAProxyPIDPath()); err == nil {
+		pid, _ := strconv.Atoi(strings.TrimSpace(string(data)))
+		assert.False(t, pid > 0 && syscall.Kill(pid, 0) == nil, "haproxy %d still runs after down", pid)
+	}
+}
+
+// TestProbeVerifyNamesBrokenThings breaks one thing at a time on a small
+// probe lab and asserts that verify fails (exit 4) naming it.
+func TestProbeVerifyNamesBrokenThings(t *testing.T) {
+	l := newLabWith(t, "topology:\n  masters: 1\n  workers: 1\n")
+	mustRun(t, "lab", "up", "-f", l.SpecFile, "--start-workers")
+	v, r := verifyJSON(t, l, "5m")
+	require.Equal(t, 0, r.Code, "verify of the intact lab failed:\n%s", strings.Join(failedChecks(v), "\n"))
+	s := loadSpec(t, l)
+	worker, _ := s.Node("worker-0")
+	master, _ := s.Node("master-0")
+	net := s.NetworkName()
+
+	t.Run("wrong DNS record", func(t *testing.T) {
+		fqdn := s.FQDN(worker)
+		wrong := l.CIDR.Addr().As4()
+		wrong[3] = 99
+		wrongIP := fmt.Sprintf("%d.%d.%d.%d", wrong[0], wrong[1], wrong[2], wrong[3])
+		hostXML := func(ip string) string {
+			return fmt.Sprintf("<host ip='%s'><hostname>%s</hostname></host>", ip, fqdn)
+		}
+		_, err := virsh(t, "net-update", net, "delete", "dns-host", hostXML(worker.IP), "--live", "--config")
+		require.NoError(t, err)
+		_, err = virsh(t, "net-update", net, "add", "dns-host", hostXML(wrongIP), "--live", "--config")
+		require.NoError(t, err)
+
+		v, r := verifyJSON(t, l, "5s")
+		assert.Equal(t, 4, r.Code)
+		assert.False(t, v.OK)
+		assert.Contains(t, strings.Join(failedChecks(v), "\n"), "host dns "+fqdn+": "+fqdn+" resolves to "+wrongIP+", expected "+worker.IP)
+		tr := run(t, "lab", "verify", "-f", l.SpecFile, "--timeout", "0")
+		assert.Equal(t, 4, tr.Code)
+		assert.Contains(t, tr.Stdout, "✗  host")
+		assert.Contains(t, tr.Stdout, "fix:")
+
+		_, err = virsh(t, "net-update", net, "delete", "dns-host", hostXML(wrongIP), "--live", "--config")
+		require.NoError(t, err)
+		_, err = virsh(t, "net-update", net, "add", "dns-host", hostXML(worker.IP), "--live", "--config")
+		require.NoError(t, err)
+		v, r = verifyJSON(t, l, "1m")
+		assert.Equal(t, 0, r.Code, "restored record: %s", strings.Join(failedChecks(v), "\n"))
+	})
+
+	t.Run("stopped haproxy", func(t *testing.T) {
+		data, err := os.ReadFile(s.HAProxyPIDPath())
+		require.NoError(t, err)
+		pid, err := strconv.Atoi(strings.TrimSpace(string(data)))
+		require.NoError(t, err)
+		require.NoError(t, syscall.Kill(pid, syscall.SIGTERM))
+		for i := 0; i < 100 && syscall.Kill(pid, 0) == nil; i++ {
+			time.Sleep(100 * time.Millisecond)
+		}
+		v, r := verifyJSON(t, l, "5s")
+		assert.Equal(t, 4, r.Code)
+		failed := strings.Join(failedChecks(v), "\n")
+		assert.Contains(t, failed, "host lb haproxy: haproxy is not running")
+		assert.Contains(t, failed, "host lb api :6443")
+
+		mustRun(t, "lab", "up", "-f", l.SpecFile, "--start-workers")
+		v, r = verifyJSON(t, l, "2m")
+		assert.Equal(t, 0, r.Code, "after lab up restarted haproxy: %s", strings.Join(failedChecks(v), "\n"))
+	})
+
+	t.Run("pointer config with the wrong CA", func(t *testing.T) {
+		other, err := pki.NewCA("root-ca")
+		require.NoError(t, err)
+		data, err := ignition.Marshal(ignition.Pointer(ignition.MCSURL(s.Cluster.Domain(), "master"), other.CertPEM))
+		require.NoError(t, err)
+		path := s.IgnitionPath(master)
+		require.NoError(t, os.WriteFile(path, data, 0o600)) // keeps the owner qemu reads it as
+		dom := s.DomainName(master)
+		_, err = virsh(t, "destroy", dom)
+		require.NoError(t, err)
+		_, err = virsh(t, "start", dom)
+		require.NoError(t, err)
+
+		// The rebooted master retries the fetch and reports why it fails;
+		// poll verify until its new report names the CA problem.
+		var failed string
+		for i := 0; i < 15 && !strings.Contains(failed, "unknown authority"); i++ {
+			v, r := verifyJSON(t, l, "10s")
+			assert.Equal(t, 4, r.Code)
+			failed = strings.Join(failedChecks(v), "\n")
+		}
+		assert.Contains(t, failed, "master-0 ignition-fetch: still pending: GET https://api-int."+s.Cluster.Domain()+":22623/config/master")
+		assert.Contains(t, failed, "certificate signed by unknown authority")
+		assert.Contains(t, failed, "ignition.security.tls.certificateAuthorities")
+	})
+}
