@@ -1,10 +1,19 @@
-// Package stagecmd holds the `bootlab stage ...` commands.
+// Package stagecmd holds the `bootlab stage ...` commands. They parse flags
+// into Options and call package stages; the stages themselves, their
+// scripts and their checks live there.
 package stagecmd
 
 import (
+	"context"
+	"fmt"
+	"path/filepath"
+
 	"github.com/spf13/cobra"
 
 	"github.com/bootlab/bootlab/cmd/internal/cmdutil"
+	"github.com/bootlab/bootlab/cmd/internal/labcmd"
+	"github.com/bootlab/bootlab/lab"
+	"github.com/bootlab/bootlab/stages"
 )
 
 // NewCmdStage builds the `stage` command group.
@@ -12,6 +21,155 @@ func NewCmdStage(f *cmdutil.Factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "stage",
 		Short: "Replay the bootstrap node's bootkube.sh as numbered stages",
+		Long: `bootkube.sh, run by bootkube.service on the bootstrap node, renders every
+control-plane manifest with operator containers, starts a temporary control
+plane and hands over to the masters. bootlab splits it into fifteen numbered
+stages you can list, explain, run, validate and hand back to bootkube.
+
+A stage is named by its number (07), bootkube's stage name (etcd-bootstrap)
+or its script name (render-etcd). Stages run as root on the bootstrap node,
+over SSH with the lab's key, or locally with --local.`,
 	}
+	cmd.AddCommand(
+		NewCmdList(f, nil),
+		NewCmdExplain(f, nil),
+		NewCmdRun(f, nil),
+		NewCmdValidate(f, nil),
+		NewCmdStatus(f, nil),
+		NewCmdHandoff(f, nil),
+	)
 	return cmd
+}
+
+// Target is what every stage command needs to know about the lab: the
+// spec, the OpenShift release to replay and how to reach the node.
+type Target struct {
+	Spec             labcmd.SpecFlags
+	OpenShiftVersion string
+	ReleaseImage     string
+
+	Host       string
+	Port       int
+	User       string
+	Key        string
+	KnownHosts string
+	Local      bool
+
+	// Node replaces the connection (tests).
+	Node stages.Node
+}
+
+func addVersionFlags(cmd *cobra.Command, t *Target) {
+	labcmd.AddSpecFlags(cmd, &t.Spec)
+	fl := cmd.Flags()
+	fl.StringVar(&t.OpenShiftVersion, "openshift-version", "", "OpenShift release whose bootkube.sh to replay (default: openshift.version of the lab spec)")
+	fl.StringVar(&t.ReleaseImage, "release-image", "", "release image pull spec (default: the one the installer wrote on the node)")
+}
+
+func addNodeFlags(cmd *cobra.Command, t *Target) {
+	fl := cmd.Flags()
+	fl.StringVar(&t.Host, "host", "", "node address (default: the lab's bootstrap node)")
+	fl.IntVar(&t.Port, "port", 22, "SSH port")
+	fl.StringVar(&t.User, "user", "core", "SSH user; commands run through sudo unless it is root")
+	fl.StringVar(&t.Key, "key", "", "SSH private key (default: the lab key)")
+	fl.StringVar(&t.KnownHosts, "known-hosts", "", "known_hosts file (default: ssh/known_hosts in the lab directory)")
+	fl.BoolVar(&t.Local, "local", false, "run on this machine (bootlab runs on the bootstrap node itself)")
+}
+
+// resolved is a Target with its spec loaded.
+type resolved struct {
+	spec *lab.Spec
+	vars stages.Vars
+}
+
+func (t *Target) resolve() (*resolved, error) {
+	spec, err := t.Spec.Load()
+	if err != nil {
+		return nil, err
+	}
+	// The effective spec of the last `lab up` knows the real addresses.
+	if st, err := lab.LoadState(spec.LabDir); err == nil && st.Spec != nil {
+		spec = st.Spec
+	}
+	vs := t.OpenShiftVersion
+	if vs == "" {
+		vs = spec.OpenShift.Version
+	}
+	if vs == "" {
+		vs = lab.DefaultOpenShiftVersion
+	}
+	v, err := stages.ParseVersion(vs)
+	if err != nil {
+		return nil, cmdutil.WithCode(cmdutil.ExitUsage, fmt.Errorf("--openshift-version: %w", err))
+	}
+	if err := v.CheckSupported(); err != nil {
+		return nil, cmdutil.WithCode(cmdutil.ExitInvalid, err)
+	}
+	domain := spec.Cluster.Domain()
+	return &resolved{spec: spec, vars: stages.Vars{
+		Version: v, APIURL: "api." + domain, APIIntURL: "api-int." + domain,
+		ReleaseImage: t.ReleaseImage,
+	}}, nil
+}
+
+// connect reaches the node: the injected one, the local machine, --host,
+// or the lab's bootstrap node.
+func (t *Target) connect(ctx context.Context, f *cmdutil.Factory, r *resolved) (stages.Node, func(), error) {
+	if t.Node != nil {
+		return t.Node, func() {}, nil
+	}
+	if t.Local {
+		return stages.NewLocalNode(), func() {}, nil
+	}
+	host := t.Host
+	if host == "" {
+		bs := r.spec.NodesByRole(lab.RoleBootstrap)
+		if len(bs) == 0 || bs[0].IP == "" {
+			return nil, nil, cmdutil.UsageErrorf("lab %q has no bootstrap node (it was removed by `bootlab lab pivot`?): pass --host, or --local on the node", r.spec.Name)
+		}
+		host = bs[0].IP
+	}
+	key := t.Key
+	if key == "" {
+		key = r.spec.SSHKeyPath()
+	}
+	kh := t.KnownHosts
+	if kh == "" {
+		kh = filepath.Join(r.spec.LabDir, "ssh", "known_hosts")
+	}
+	f.Status.Start("connecting to %s@%s", t.User, host)
+	n, err := stages.DialSSH(ctx, stages.SSHConfig{
+		Host: host, Port: t.Port, User: t.User, KeyPath: key, KnownHostsPath: kh, Log: f.Log,
+	})
+	f.Status.End(err == nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	return n, func() { _ = n.Close() }, nil
+}
+
+func outputFlag(val string, allowed ...string) error {
+	for _, a := range allowed {
+		if val == a {
+			return nil
+		}
+	}
+	return cmdutil.UsageErrorf("-o must be one of %v, not %q", allowed, val)
+}
+
+func lookupAll(c stages.Catalog, args []string, all bool) ([]*stages.Stage, error) {
+	if all && len(args) > 0 {
+		return nil, cmdutil.UsageErrorf("name stages or give --all, not both")
+	}
+	if all || len(args) == 0 {
+		if !all {
+			return nil, cmdutil.UsageErrorf("name a stage (number, bootkube name or script name) or give --all; see `bootlab stage list`")
+		}
+		return c, nil
+	}
+	out, err := c.Select(stages.Selection{Only: args})
+	if err != nil {
+		return nil, cmdutil.WithCode(cmdutil.ExitUsage, err)
+	}
+	return out, nil
 }

@@ -1,0 +1,141 @@
+package stagecmd
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/bootlab/bootlab/cmd/internal/cmdutil"
+	"github.com/bootlab/bootlab/scripts"
+	"github.com/bootlab/bootlab/stages"
+)
+
+// RunOptions are the options of `stage run`.
+type RunOptions struct {
+	Target Target
+	Stages []string
+	From   string
+	To     string
+	Skip   []string
+	All    bool
+	Force  bool
+	DryRun bool
+	Output string
+}
+
+// NewCmdRun builds `stage run`.
+func NewCmdRun(f *cmdutil.Factory, runF func(*RunOptions) error) *cobra.Command {
+	opts := &RunOptions{}
+	cmd := &cobra.Command{
+		Use:   "run [STAGE...]",
+		Short: "Run stages on the bootstrap node, in bootkube's order",
+		Long: `Run the named stages, a --from/--to range, or --all, in bootkube's order, as
+root on the bootstrap node. A stage whose bootkube .done markers exist is
+skipped (--force reruns it); a stage the release lacks is skipped with the
+reason. Output streams to stderr with a [NN slug] prefix; every event is
+recorded in the lab's stage log (records.jsonl, output.log).
+
+--dry-run prints the script each stage would run, every setting filled in,
+without a node.`,
+		Example: `  bootlab stage run 07
+  bootlab stage run etcd-bootstrap
+  bootlab stage run render-etcd --dry-run
+  bootlab stage run --from 03 --to 07
+  bootlab stage run --all --skip cco-bootstrap`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Stages = args
+			if err := outputFlag(opts.Output, "table", "json"); err != nil {
+				return err
+			}
+			if opts.All && (len(args) > 0 || opts.From != "" || opts.To != "") {
+				return cmdutil.UsageErrorf("--all runs every stage: do not name stages or --from/--to with it")
+			}
+			if !opts.All && len(args) == 0 && opts.From == "" && opts.To == "" {
+				return cmdutil.UsageErrorf("name stages, give --from/--to, or --all (see `bootlab stage list`)")
+			}
+			if runF != nil {
+				return runF(opts)
+			}
+			return runRun(cmd, f, opts)
+		},
+	}
+	addVersionFlags(cmd, &opts.Target)
+	addNodeFlags(cmd, &opts.Target)
+	fl := cmd.Flags()
+	fl.StringVar(&opts.From, "from", "", "first stage of the range")
+	fl.StringVar(&opts.To, "to", "", "last stage of the range")
+	fl.StringSliceVar(&opts.Skip, "skip", nil, "stages to leave out (repeatable)")
+	fl.BoolVar(&opts.All, "all", false, "run every stage")
+	fl.BoolVar(&opts.Force, "force", false, "rerun stages and steps whose .done markers exist")
+	fl.BoolVar(&opts.DryRun, "dry-run", false, "print the scripts instead of running them (no node needed)")
+	fl.StringVarP(&opts.Output, "output", "o", "table", "summary format: table or json")
+	return cmd
+}
+
+func runRun(cmd *cobra.Command, f *cmdutil.Factory, opts *RunOptions) error {
+	ctx := cmd.Context()
+	r, err := opts.Target.resolve()
+	if err != nil {
+		return err
+	}
+	catalog := stages.Default()
+	sel, err := catalog.Select(stages.Selection{Only: opts.Stages, From: opts.From, To: opts.To, Skip: opts.Skip})
+	if err != nil {
+		return cmdutil.WithCode(cmdutil.ExitUsage, err)
+	}
+	runner := &stages.Runner{Catalog: catalog, Scripts: scripts.FS, Vars: r.vars, Log: f.Log, Status: f.Status}
+	if opts.DryRun {
+		_, err := runner.Run(ctx, sel, stages.Options{Force: opts.Force, DryRun: true, DryRunOut: f.Streams.Out})
+		return err
+	}
+	node, closeNode, err := opts.Target.connect(ctx, f, r)
+	if err != nil {
+		return err
+	}
+	defer closeNode()
+	logDir := r.spec.StageLogDir()
+	log, err := stages.OpenLog(logDir)
+	if err != nil {
+		return err
+	}
+	defer log.Close()
+	runner.Node, runner.Output, runner.OutputLog, runner.Records = node, f.Streams.ErrOut, log.Output, log.Records
+
+	outcomes, runErr := runner.Run(ctx, sel, stages.Options{Force: opts.Force})
+	if err := printOutcomes(f, outcomes, opts.Output); err != nil {
+		return err
+	}
+	var se *stages.StageError
+	if errors.As(runErr, &se) {
+		return fmt.Errorf("%w\n  full output: %s", runErr, filepath.Join(logDir, stages.OutputFile))
+	}
+	return runErr
+}
+
+func printOutcomes(f *cmdutil.Factory, outcomes []stages.Outcome, format string) error {
+	if format == "json" {
+		if outcomes == nil {
+			outcomes = []stages.Outcome{}
+		}
+		data, err := json.MarshalIndent(outcomes, "", "  ")
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprintln(f.Streams.Out, string(data))
+		return err
+	}
+	w := tabwriter.NewWriter(f.Streams.Out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(w, "NO\tSTAGE\tRESULT\tDURATION\tREASON")
+	for _, o := range outcomes {
+		d := "-"
+		if o.Duration > 0 {
+			d = o.Duration.Round(1e8).String()
+		}
+		fmt.Fprintf(w, "%02d\t%s\t%s\t%s\t%s\n", o.Number, o.Slug, o.Result, d, o.Reason)
+	}
+	return w.Flush()
+}

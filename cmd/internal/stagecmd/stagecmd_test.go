@@ -1,0 +1,216 @@
+package stagecmd
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/spf13/cobra"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/bootlab/bootlab/cmd/internal/cmdutil"
+	"github.com/bootlab/bootlab/internal/status"
+	"github.com/bootlab/bootlab/stages"
+	"github.com/bootlab/bootlab/stages/stagestest"
+)
+
+type env struct {
+	f        *cmdutil.Factory
+	out, err *bytes.Buffer
+	spec     string
+	labDir   string
+}
+
+func newEnv(t *testing.T) *env {
+	t.Helper()
+	dir := t.TempDir()
+	e := &env{out: &bytes.Buffer{}, err: &bytes.Buffer{}, labDir: filepath.Join(dir, "lab")}
+	e.f = &cmdutil.Factory{
+		Streams: cmdutil.Streams{In: strings.NewReader(""), Out: e.out, ErrOut: e.err},
+		Log:     slog.New(slog.DiscardHandler), Status: status.Discard(),
+	}
+	e.spec = filepath.Join(dir, "lab.yaml")
+	require.NoError(t, os.WriteFile(e.spec, []byte(fmt.Sprintf("name: stagetest\nlabDir: %s\nopenshift:\n  version: 4.19.10\n", e.labDir)), 0o600))
+	return e
+}
+
+func execute(cmd *cobra.Command, args ...string) error {
+	cmd.SetArgs(args)
+	cmd.SetOut(io.Discard)
+	cmd.SetErr(io.Discard)
+	return cmd.ExecuteContext(context.Background())
+}
+
+func exitCode(err error) int {
+	var ec cmdutil.ExitCoder
+	if errors.As(err, &ec) {
+		return ec.ExitCode()
+	}
+	if err != nil {
+		return 1
+	}
+	return 0
+}
+
+func TestRunFlags(t *testing.T) {
+	e := newEnv(t)
+	var got *RunOptions
+	cmd := NewCmdRun(e.f, func(o *RunOptions) error { got = o; return nil })
+	require.NoError(t, execute(cmd, "--from", "03", "--to", "render-etcd", "--skip", "05", "--skip", "cvo-bootstrap", "--force", "--host", "10.0.0.5", "--user", "root", "-o", "json"))
+	assert.Equal(t, "03", got.From)
+	assert.Equal(t, "render-etcd", got.To)
+	assert.Equal(t, []string{"05", "cvo-bootstrap"}, got.Skip)
+	assert.True(t, got.Force)
+	assert.Equal(t, "10.0.0.5", got.Target.Host)
+	assert.Equal(t, "root", got.Target.User)
+	assert.Equal(t, "json", got.Output)
+
+	for _, args := range [][]string{{}, {"--all", "07"}, {"--all", "--from", "03"}, {"07", "-o", "yaml"}} {
+		err := execute(NewCmdRun(e.f, func(*RunOptions) error { return nil }), args...)
+		assert.Equal(t, cmdutil.ExitUsage, exitCode(err), "%v: %v", args, err)
+	}
+}
+
+func TestRunWithNodeWritesLogs(t *testing.T) {
+	e := newEnv(t)
+	node := stagestest.New(t.TempDir())
+	node.Script = func(script string, stdout io.Writer) int {
+		fmt.Fprintln(stdout, "Rendering CEO Manifests...")
+		return 0
+	}
+	var cmd *cobra.Command
+	cmd = NewCmdRun(e.f, func(o *RunOptions) error {
+		o.Target.Node = node
+		return runRun(cmd, e.f, o)
+	})
+	require.NoError(t, execute(cmd, "-f", e.spec, "etcd-bootstrap"))
+	assert.Regexp(t, `07\s+etcd-bootstrap\s+success`, e.out.String())
+	assert.Contains(t, e.err.String(), "[07 etcd-bootstrap] Rendering CEO Manifests...\n")
+
+	logDir := filepath.Join(e.labDir, "stages")
+	recs, err := os.ReadFile(filepath.Join(logDir, stages.RecordsFile))
+	require.NoError(t, err)
+	lines := strings.Split(strings.TrimSpace(string(recs)), "\n")
+	require.Len(t, lines, 2)
+	var end stages.Record
+	require.NoError(t, json.Unmarshal([]byte(lines[1]), &end))
+	assert.Equal(t, stages.PhaseEnd, end.Phase)
+	assert.Equal(t, "etcd-bootstrap", end.Stage)
+	assert.Equal(t, stages.ResultSuccess, end.Result)
+	output, err := os.ReadFile(filepath.Join(logDir, stages.OutputFile))
+	require.NoError(t, err)
+	assert.Equal(t, "[07 etcd-bootstrap] Rendering CEO Manifests...\n", string(output))
+	fi, err := os.Stat(filepath.Join(logDir, stages.OutputFile))
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o600), fi.Mode().Perm())
+}
+
+func TestRunFailureNamesStageAndLog(t *testing.T) {
+	e := newEnv(t)
+	node := stagestest.New(t.TempDir())
+	node.Script = func(string, io.Writer) int { return 2 }
+	var cmd *cobra.Command
+	cmd = NewCmdRun(e.f, func(o *RunOptions) error { o.Target.Node = node; return runRun(cmd, e.f, o) })
+	err := execute(cmd, "-f", e.spec, "--from", "13", "--to", "14")
+	require.Error(t, err)
+	assert.True(t, strings.HasPrefix(err.Error(), "stage 13 (cb-bootstrap): 13-cb-bootstrap.sh exited 2"), err.Error())
+	assert.Contains(t, err.Error(), filepath.Join(e.labDir, "stages", "output.log"))
+	assert.Regexp(t, `13\s+cb-bootstrap\s+failure`, e.out.String())
+}
+
+func TestDryRunPrintsScripts(t *testing.T) {
+	e := newEnv(t)
+	require.NoError(t, execute(NewCmdRun(e.f, nil), "-f", e.spec, "--dry-run", "07", "--release-image", "quay.io/openshift-release-dev/ocp-release:4.19.10-x86_64"))
+	assert.Contains(t, e.out.String(), "# bootlab stage 07 etcd-bootstrap (script render-etcd) for OpenShift 4.19.")
+	assert.Contains(t, e.out.String(), "\nRELEASE_IMAGE=quay.io/openshift-release-dev/ocp-release:4.19.10-x86_64\n")
+	assert.Contains(t, e.out.String(), "\nAPI_INT_URL=api-int.ocp.lab.local\n")
+	assert.Contains(t, e.out.String(), "/usr/bin/cluster-etcd-operator render")
+}
+
+func TestStatusAndNext(t *testing.T) {
+	node := stagestest.New(t.TempDir())
+	require.NoError(t, node.Touch("/opt/openshift/openshift-manifests.done", "/opt/openshift/api-bootstrap.done", "/opt/openshift/auth-api-bootstrap.done"))
+	st, err := NodeStatus(context.Background(), node, stages.Default(), stages.MustVersion("4.19"))
+	require.NoError(t, err)
+	assert.Equal(t, "done", st.Stages[0].State)
+	assert.Equal(t, "always", st.Stages[1].State)
+	assert.Equal(t, "done", st.Stages[3].State)
+	assert.Equal(t, "pending", st.Stages[4].State)
+	assert.Equal(t, "05 config-bootstrap", st.Next)
+
+	st, err = NodeStatus(context.Background(), node, stages.Default(), stages.MustVersion("4.17"))
+	require.NoError(t, err)
+	assert.Equal(t, "skipped", st.Stages[3].State)
+}
+
+func TestValidateExitsFourOnFailedChecks(t *testing.T) {
+	e := newEnv(t)
+	node := stagestest.New(t.TempDir())
+	var cmd *cobra.Command
+	cmd = NewCmdValidate(e.f, func(o *ValidateOptions) error { o.Target.Node = node; return runValidate(cmd, e.f, o) })
+	err := execute(cmd, "-f", e.spec, "07", "--no-live")
+	assert.Equal(t, cmdutil.ExitCheckFailed, exitCode(err), "%v", err)
+	assert.Contains(t, e.out.String(), "FAIL: /opt/openshift/etcd-bootstrap.done is missing")
+	assert.Empty(t, node.CallsWith("curl"), "--no-live asks no service")
+}
+
+func TestExplain(t *testing.T) {
+	e := newEnv(t)
+	require.NoError(t, execute(NewCmdExplain(e.f, nil), "render-etcd"))
+	page := e.out.String()
+	assert.True(t, strings.HasPrefix(page, "# Stage 07"), page[:min(80, len(page))])
+	assert.NotContains(t, page, "\x1b[", "plain when not a terminal")
+
+	e.out.Reset()
+	e.f.Streams.OutTTY = true
+	require.NoError(t, execute(NewCmdExplain(e.f, nil), "07"))
+	assert.Contains(t, e.out.String(), "\x1b[1;4mStage 07")
+
+	e.out.Reset()
+	require.NoError(t, execute(NewCmdExplain(e.f, nil), "--plain"))
+	assert.Contains(t, e.out.String(), "# ")
+
+	assert.Equal(t, cmdutil.ExitUsage, exitCode(execute(NewCmdExplain(e.f, nil), "99")))
+}
+
+func TestListJSON(t *testing.T) {
+	e := newEnv(t)
+	require.NoError(t, execute(NewCmdList(e.f, nil), "-f", e.spec, "-o", "json", "--openshift-version", "4.16"))
+	var entries []listEntry
+	require.NoError(t, json.Unmarshal(e.out.Bytes(), &entries))
+	require.Len(t, entries, 15)
+	assert.Equal(t, "render-etcd", entries[6].Script)
+	assert.Equal(t, "scripts/07-etcd-bootstrap.sh", entries[6].File)
+	assert.Contains(t, entries[3].Skipped, "auth-api-bootstrap arrived in 4.19")
+	assert.Empty(t, entries[2].Skipped)
+
+	err := execute(NewCmdList(e.f, nil), "-f", e.spec, "--openshift-version", "4.12")
+	assert.Equal(t, cmdutil.ExitInvalid, exitCode(err))
+}
+
+func TestHandoff(t *testing.T) {
+	e := newEnv(t)
+	node := stagestest.New(t.TempDir())
+	node.Replies[HandoffCommand] = stagestest.Reply{}
+	var cmd *cobra.Command
+	cmd = NewCmdHandoff(e.f, func(o *HandoffOptions) error { o.Target.Node = node; return runHandoff(cmd, e.f, o) })
+	require.NoError(t, execute(cmd, "-f", e.spec))
+	assert.Contains(t, node.Calls, HandoffCommand)
+
+	require.NoError(t, node.Touch("/opt/openshift/.bootkube.done"))
+	err := execute(cmd, "-f", e.spec)
+	assert.ErrorContains(t, err, "bootkube.service will not start")
+
+	e.out.Reset()
+	require.NoError(t, execute(NewCmdHandoff(e.f, nil), "--dry-run"))
+	assert.Equal(t, HandoffCommand+"\n", e.out.String())
+}

@@ -1,0 +1,150 @@
+package stagecmd
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/bootlab/bootlab/cmd/internal/cmdutil"
+	"github.com/bootlab/bootlab/stages"
+)
+
+// StatusOptions are the options of `stage status`.
+type StatusOptions struct {
+	Target Target
+	Output string
+}
+
+// NewCmdStatus builds `stage status`.
+func NewCmdStatus(f *cmdutil.Factory, runF func(*StatusOptions) error) *cobra.Command {
+	opts := &StatusOptions{}
+	cmd := &cobra.Command{
+		Use:   "status",
+		Short: "Show which stages are done on the node (bootkube's .done markers) and which is next",
+		Args:  cmdutil.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := outputFlag(opts.Output, "table", "json"); err != nil {
+				return err
+			}
+			if runF != nil {
+				return runF(opts)
+			}
+			return runStatus(cmd, f, opts)
+		},
+	}
+	addVersionFlags(cmd, &opts.Target)
+	addNodeFlags(cmd, &opts.Target)
+	cmd.Flags().StringVarP(&opts.Output, "output", "o", "table", "output format: table or json")
+	return cmd
+}
+
+// StageStatus is one stage's state on the node.
+type StageStatus struct {
+	Number  int      `json:"number"`
+	Slug    string   `json:"slug"`
+	State   string   `json:"state"` // done, pending, always, skipped
+	Present []string `json:"markersPresent"`
+	Missing []string `json:"markersMissing"`
+	Reason  string   `json:"reason,omitempty"`
+}
+
+// Status is what `stage status -o json` prints.
+type Status struct {
+	Node   string        `json:"node"`
+	Next   string        `json:"next,omitempty"`
+	Stages []StageStatus `json:"stages"`
+}
+
+// NodeStatus reads the markers of every stage from the node.
+func NodeStatus(ctx context.Context, n stages.Node, c stages.Catalog, v stages.Version) (*Status, error) {
+	st := &Status{Node: n.String()}
+	for _, s := range c {
+		ss := StageStatus{Number: s.Number, Slug: s.Slug, Present: []string{}, Missing: []string{}}
+		for _, m := range s.Markers() {
+			_, err := n.Stat(ctx, path.Join(stages.AssetDir, m))
+			switch {
+			case err == nil:
+				ss.Present = append(ss.Present, m)
+			case errors.Is(err, fs.ErrNotExist):
+				ss.Missing = append(ss.Missing, m)
+			default:
+				return nil, err
+			}
+		}
+		run, why, err := s.RunIf(ctx, n)
+		if err != nil {
+			return nil, err
+		}
+		switch {
+		case s.SkipReason(v) != "":
+			ss.State, ss.Reason = "skipped", s.SkipReason(v)
+		case len(s.Done) == 0:
+			ss.State, ss.Reason = "always", why
+		case run:
+			ss.State, ss.Reason = "pending", why
+		default:
+			ss.State = "done"
+		}
+		if st.Next == "" && ss.State == "pending" {
+			st.Next = s.Label()
+		}
+		st.Stages = append(st.Stages, ss)
+	}
+	return st, nil
+}
+
+func runStatus(cmd *cobra.Command, f *cmdutil.Factory, opts *StatusOptions) error {
+	ctx := cmd.Context()
+	r, err := opts.Target.resolve()
+	if err != nil {
+		return err
+	}
+	node, closeNode, err := opts.Target.connect(ctx, f, r)
+	if err != nil {
+		return err
+	}
+	defer closeNode()
+	st, err := NodeStatus(ctx, node, stages.Default(), r.vars.Version)
+	if err != nil {
+		return err
+	}
+	if opts.Output == "json" {
+		data, err := json.MarshalIndent(st, "", "  ")
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprintln(f.Streams.Out, string(data))
+		return err
+	}
+	w := tabwriter.NewWriter(f.Streams.Out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(w, "NO\tSTAGE\tSTATE\tMARKERS PRESENT\tMISSING")
+	for _, s := range st.Stages {
+		fmt.Fprintf(w, "%02d\t%s\t%s\t%s\t%s\n", s.Number, s.Slug, s.State, joinOr(s.Present), joinOr(s.Missing))
+	}
+	if err := w.Flush(); err != nil {
+		return err
+	}
+	if st.Next != "" {
+		fmt.Fprintf(f.Streams.Out, "\nnext: stage %s (bootlab stage run %s)\n", st.Next, st.Next[:2])
+	} else {
+		fmt.Fprintf(f.Streams.Out, "\nevery stage is done on %s\n", st.Node)
+	}
+	return nil
+}
+
+func joinOr(s []string) string {
+	if len(s) == 0 {
+		return "-"
+	}
+	out := s[0]
+	for _, x := range s[1:] {
+		out += "," + x
+	}
+	return out
+}

@@ -1,0 +1,114 @@
+package stagecmd
+
+import (
+	"encoding/json"
+	"fmt"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/bootlab/bootlab/cmd/internal/cmdutil"
+	"github.com/bootlab/bootlab/stages"
+)
+
+// ValidateOptions are the options of `stage validate`.
+type ValidateOptions struct {
+	Target Target
+	Stages []string
+	All    bool
+	NoLive bool
+	Output string
+}
+
+// NewCmdValidate builds `stage validate`.
+func NewCmdValidate(f *cmdutil.Factory, runF func(*ValidateOptions) error) *cobra.Command {
+	opts := &ValidateOptions{}
+	cmd := &cobra.Command{
+		Use:   "validate [STAGE...]",
+		Short: "Check what stages produced on the node: files, modes, manifests, certificates, live services",
+		Long: `Read back what a stage left on the bootstrap node and check it: markers,
+files and their modes, manifests parsed as their Kubernetes kinds (static pods
+with their containers, hostNetwork and host paths), certificates unexpired, and
+live answers where the stage starts something (etcd health, the MCS on 22623,
+/readyz of the API). Exits 4 when a check fails.`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Stages = args
+			if err := outputFlag(opts.Output, "table", "json"); err != nil {
+				return err
+			}
+			if _, err := lookupAll(stages.Default(), args, opts.All); err != nil {
+				return err
+			}
+			if runF != nil {
+				return runF(opts)
+			}
+			return runValidate(cmd, f, opts)
+		},
+	}
+	addVersionFlags(cmd, &opts.Target)
+	addNodeFlags(cmd, &opts.Target)
+	cmd.Flags().BoolVar(&opts.All, "all", false, "validate every stage")
+	cmd.Flags().BoolVar(&opts.NoLive, "no-live", false, "only read files; do not ask running services")
+	cmd.Flags().StringVarP(&opts.Output, "output", "o", "table", "output format: table or json")
+	return cmd
+}
+
+func runValidate(cmd *cobra.Command, f *cmdutil.Factory, opts *ValidateOptions) error {
+	ctx := cmd.Context()
+	sel, err := lookupAll(stages.Default(), opts.Stages, opts.All)
+	if err != nil {
+		return err
+	}
+	r, err := opts.Target.resolve()
+	if err != nil {
+		return err
+	}
+	node, closeNode, err := opts.Target.connect(ctx, f, r)
+	if err != nil {
+		return err
+	}
+	defer closeNode()
+	results := []stages.CheckResult{}
+	failed := 0
+	for _, s := range sel {
+		if reason := s.SkipReason(r.vars.Version); reason != "" {
+			f.Status.Infof("stage %s skipped: %s", s.Label(), reason)
+			continue
+		}
+		f.Status.Start("validating stage %s", s.Label())
+		res := stages.Validate(ctx, node, s, r.vars, stages.ValidateOptions{SkipLive: opts.NoLive})
+		ok := true
+		for _, c := range res {
+			if !c.OK {
+				ok = false
+				failed++
+			}
+		}
+		f.Status.End(ok)
+		results = append(results, res...)
+	}
+	if opts.Output == "json" {
+		data, err := json.MarshalIndent(results, "", "  ")
+		if err != nil {
+			return err
+		}
+		fmt.Fprintln(f.Streams.Out, string(data))
+	} else {
+		w := tabwriter.NewWriter(f.Streams.Out, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(w, "NO\tSTAGE\tCHECK\tRESULT")
+		for _, c := range results {
+			res := "ok"
+			if !c.OK {
+				res = "FAIL: " + c.Error
+			}
+			fmt.Fprintf(w, "%02d\t%s\t%s\t%s\n", c.Number, c.Stage, c.Check, res)
+		}
+		if err := w.Flush(); err != nil {
+			return err
+		}
+	}
+	if failed > 0 {
+		return cmdutil.WithCode(cmdutil.ExitCheckFailed, fmt.Errorf("%d check(s) failed: `bootlab stage explain NN` lists the common failures of each stage", failed))
+	}
+	return nil
+}
