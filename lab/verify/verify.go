@@ -191,7 +191,7 @@ func nodeFix(s *lab.Spec, n lab.Node, c probe.Check) string {
 		}
 		return fmt.Sprintf("see the node's console: `bootlab lab console %s`", n.Name)
 	case strings.HasPrefix(c.Name, "dns "):
-		return fmt.Sprintf("the DNS records of libvirt network %s (see `virsh net-dumpxml %s`): fix them with `virsh net-update`, or rebuild with `bootlab lab down && bootlab lab up`", net, net)
+		return fmt.Sprintf("the DNS records of libvirt network %s (see `virsh net-dumpxml %s`): fix them with `virsh net-update %s ... dns-host`, or rebuild with `bootlab lab down && bootlab lab up`", net, net, net)
 	case c.Name == "report":
 		return fmt.Sprintf("`bootlab lab console %s`", n.Name)
 	}
