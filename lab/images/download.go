@@ -39,11 +39,15 @@ func (e *ChecksumError) Error() string {
 	return fmt.Sprintf("%s of %s is %s, want %s: the download was removed; run the command again to download it again, or check the mirror (openshift.mirrors)", e.What, e.URL, e.Got, e.Want)
 }
 
-func (d *Downloader) client() *http.Client {
+// HTTPClient is d.Client, or a client that honours HTTP(S)_PROXY and reads
+// file:// URLs (a mirror on a local disk or a mounted share).
+func (d *Downloader) HTTPClient() *http.Client {
 	if d.Client != nil {
 		return d.Client
 	}
-	return &http.Client{Transport: &http.Transport{Proxy: http.ProxyFromEnvironment}}
+	tr := &http.Transport{Proxy: http.ProxyFromEnvironment}
+	tr.RegisterProtocol("file", http.NewFileTransport(http.Dir("/")))
+	return &http.Client{Transport: tr}
 }
 
 func (d *Downloader) log() *slog.Logger {
@@ -188,7 +192,7 @@ func (d *Downloader) open(ctx context.Context, url, partial string) (io.Reader, 
 	if have > 0 {
 		req.Header.Set("Range", fmt.Sprintf("bytes=%d-", have))
 	}
-	resp, err := d.client().Do(req)
+	resp, err := d.HTTPClient().Do(req)
 	if err != nil {
 		f.Close()
 		return nil, nil, fmt.Errorf("download %s: %w (check the network, HTTPS_PROXY or openshift.mirrors)", url, err)

@@ -308,3 +308,19 @@ func TestFetchHTTPErrorNamesURL(t *testing.T) {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+func TestEnsureRHCOSFromFileMirror(t *testing.T) {
+	img := newFakeImage(t)
+	root := t.TempDir()
+	p := filepath.Join(root, filepath.FromSlash(imagePath))
+	require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+	require.NoError(t, os.WriteFile(p, img.gz, 0o644))
+	disk, err := streamFixture(t, img).QEMUDisk("x86_64")
+	require.NoError(t, err)
+	res, err := EnsureRHCOS(context.Background(), &Downloader{}, t.TempDir(), disk, "file://"+root)
+	require.NoError(t, err)
+	assert.Equal(t, "file://"+root+imagePath, res.URL)
+	got, err := os.ReadFile(res.Path)
+	require.NoError(t, err)
+	assert.Equal(t, img.raw, got)
+}

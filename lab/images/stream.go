@@ -89,8 +89,8 @@ func WithMirror(location, mirror string) (string, error) {
 		return location, nil
 	}
 	m, err := url.Parse(mirror)
-	if err != nil || m.Scheme == "" || m.Host == "" {
-		return "", fmt.Errorf("openshift.mirrors.rhcos %q is not an absolute http(s) URL", mirror)
+	if err != nil || m.Scheme == "" || (m.Host == "" && m.Scheme != "file") {
+		return "", fmt.Errorf("openshift.mirrors.rhcos %q is not an absolute http(s) or file URL", mirror)
 	}
 	l, err := url.Parse(location)
 	if err != nil {

@@ -151,10 +151,7 @@ func clientsURL(mirror, version string) string {
 
 // fetchSums reads a sha256sum.txt ("<sum>  <file>" lines).
 func fetchSums(ctx context.Context, d *images.Downloader, url string) (map[string]string, error) {
-	client := d.Client
-	if client == nil {
-		client = &http.Client{Transport: &http.Transport{Proxy: http.ProxyFromEnvironment}, Timeout: time.Minute}
-	}
+	client := d.HTTPClient()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return nil, err
@@ -252,4 +249,54 @@ func firstLine(b []byte) string {
 		s = s[:i]
 	}
 	return s
+}
+
+// FindInstaller returns the openshift-install of version without
+// downloading: openshift.installerPath, else on PATH, else in the cache,
+// when its version matches.
+func FindInstaller(ctx context.Context, version, given, cacheDir string, lookPath func(string) (string, error)) (string, error) {
+	if lookPath == nil {
+		lookPath = exec.LookPath
+	}
+	var candidates []string
+	if given != "" {
+		candidates = append(candidates, given)
+	} else {
+		if p, err := lookPath(installerTool.name); err == nil {
+			candidates = append(candidates, p)
+		}
+		candidates = append(candidates, filepath.Join(cacheDir, "clients", version, installerTool.name))
+	}
+	for _, c := range candidates {
+		if v, err := BinaryVersion(ctx, c, installerTool.versionArgs...); err == nil && versionMatches(v, version) {
+			return c, nil
+		}
+	}
+	return "", fmt.Errorf("no openshift-install %s (openshift.installerPath, PATH or %s): run `bootlab lab up` to download it", version, filepath.Join(cacheDir, "clients", version))
+}
+
+// GatherBootstrap runs `openshift-install gather bootstrap` for the lab's
+// bootstrap and masters with the lab key and returns the bundle's path.
+func GatherBootstrap(ctx context.Context, inst *Installer, assetsDir, bootstrapIP string, masterIPs []string, keyPath string) (string, error) {
+	args := []string{"gather", "bootstrap", "--dir", assetsDir, "--bootstrap", bootstrapIP}
+	for _, m := range masterIPs {
+		args = append(args, "--master", m)
+	}
+	args = append(args, "--key", keyPath)
+	start := time.Now()
+	if err := inst.Run(ctx, args...); err != nil {
+		return "", err
+	}
+	matches, _ := filepath.Glob(filepath.Join(assetsDir, "log-bundle-*.tar.gz"))
+	var newest string
+	var newestT time.Time
+	for _, m := range matches {
+		if fi, err := os.Stat(m); err == nil && fi.ModTime().After(newestT) {
+			newest, newestT = m, fi.ModTime()
+		}
+	}
+	if newest == "" || newestT.Before(start.Add(-time.Second)) {
+		return "", fmt.Errorf("openshift-install gather bootstrap finished but left no new log-bundle-*.tar.gz in %s", assetsDir)
+	}
+	return newest, nil
 }

@@ -114,3 +114,21 @@ func TestVersionMatches(t *testing.T) {
 	assert.False(t, versionMatches("Client Version: 4.19.100", "4.19.10"))
 	assert.False(t, versionMatches("something else 4.19.10", "4.19.10"))
 }
+
+func TestFindInstallerAndGather(t *testing.T) {
+	fakeInst, _ := filepath.Abs(filepath.Join(testdata, "fake-openshift-install"))
+	_, err := FindInstaller(context.Background(), "4.19.10", "", t.TempDir(), noPath)
+	assert.ErrorContains(t, err, "bootlab lab up")
+	p, err := FindInstaller(context.Background(), "4.19.10", fakeInst, "", nil)
+	require.NoError(t, err)
+	assert.Equal(t, fakeInst, p)
+
+	log := filepath.Join(t.TempDir(), "calls")
+	t.Setenv("FAKE_INSTALLER_LOG", log)
+	assets := t.TempDir()
+	bundle, err := GatherBootstrap(context.Background(), &Installer{Path: fakeInst}, assets, "192.168.126.10", []string{"192.168.126.11", "192.168.126.12"}, "/labs/x/ssh/id_ed25519")
+	require.NoError(t, err)
+	assert.Equal(t, filepath.Join(assets, "log-bundle-20250101000000.tar.gz"), bundle)
+	calls, _ := os.ReadFile(log)
+	assert.Equal(t, "gather bootstrap --dir "+assets+" --bootstrap 192.168.126.10 --master 192.168.126.11 --master 192.168.126.12 --key /labs/x/ssh/id_ed25519\n", string(calls))
+}

@@ -1,0 +1,184 @@
+package labcmd
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/bootlab/bootlab/cmd/internal/cmdutil"
+	"github.com/bootlab/bootlab/lab"
+	"github.com/bootlab/bootlab/lab/cluster"
+)
+
+// ApproveCSRsOptions are the options of `lab approve-csrs`.
+type ApproveCSRsOptions struct {
+	Spec     SpecFlags
+	Watch    bool
+	DryRun   bool
+	All      bool
+	Interval time.Duration
+	Output   string
+}
+
+// NewCmdApproveCSRs builds `lab approve-csrs`.
+func NewCmdApproveCSRs(f *cmdutil.Factory, runF func(*ApproveCSRsOptions) error) *cobra.Command {
+	opts := &ApproveCSRsOptions{}
+	cmd := &cobra.Command{
+		Use:   "approve-csrs",
+		Short: "Show pending CSRs and approve only those of this lab's nodes (never blindly)",
+		Long: `Platform none has no machine approver: once the bootstrap's approve-csr.service
+stops (at .bootkube.done), each node that joins asks twice and someone must approve:
+
+  1. a kubelet client CSR (signer kubernetes.io/kube-apiserver-client-kubelet)
+     from system:serviceaccount:openshift-machine-config-operator:node-bootstrapper
+     for subject system:node:<node>;
+  2. then a kubelet serving CSR (signer kubernetes.io/kubelet-serving) from
+     system:node:<node> for its own names and address.
+
+approve-csrs lists the pending CSRs with requestor and signer, says what each one
+is, and approves exactly those two kinds for this lab's masters and workers (short
+name or FQDN), with SANs of that node only. Everything else is refused, with the
+reason. --watch keeps looking (workers send the serving CSR only after the client
+one is approved).`,
+		Args: cmdutil.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := outputFlag(opts.Output, "table", "json"); err != nil {
+				return err
+			}
+			if runF != nil {
+				return runF(opts)
+			}
+			return runApproveCSRs(cmd.Context(), f, opts)
+		},
+	}
+	AddSpecFlags(cmd, &opts.Spec)
+	fl := cmd.Flags()
+	fl.BoolVarP(&opts.Watch, "watch", "w", false, "keep watching for new CSRs until interrupted")
+	fl.BoolVar(&opts.DryRun, "dry-run", false, "only show what would be approved")
+	fl.BoolVar(&opts.All, "all", false, "also list CSRs that are no longer pending")
+	fl.DurationVar(&opts.Interval, "interval", 10*time.Second, "how often to look with --watch")
+	fl.StringVarP(&opts.Output, "output", "o", "table", "output format: table or json")
+	return cmd
+}
+
+func runApproveCSRs(ctx context.Context, f *cmdutil.Factory, opts *ApproveCSRsOptions) error {
+	spec, err := appliedSpec(&opts.Spec)
+	if err != nil {
+		return err
+	}
+	if spec.Profile != lab.ProfileOpenShift {
+		return cmdutil.WithCode(cmdutil.ExitInvalid, fmt.Errorf("lab %s is a %s lab: it has no cluster whose CSRs to approve", spec.Name, spec.Profile))
+	}
+	api, err := cluster.LabClient(spec)
+	if err != nil {
+		return err
+	}
+	return approveCSRs(ctx, f, opts, api, cluster.LabNodes(spec))
+}
+
+// approveCSRs is the loop of `approve-csrs`, apart from the spec for tests.
+func approveCSRs(ctx context.Context, f *cmdutil.Factory, opts *ApproveCSRsOptions, api *cluster.Client, nodes []cluster.LabNode) error {
+	seen := map[string]bool{}
+	first := true
+	for {
+		reviews, err := cluster.ReviewAndApprove(ctx, api, nodes, opts.DryRun, f.Log)
+		if err != nil {
+			return err
+		}
+		var show []cluster.CSRReview
+		for _, r := range reviews {
+			if (r.State != "Pending" && !r.Approved && !opts.All) || seen[r.Name] {
+				continue
+			}
+			seen[r.Name] = true
+			show = append(show, r)
+		}
+		if err := printCSRs(f, opts, show, first); err != nil {
+			return err
+		}
+		if first && len(show) == 0 && !opts.Watch {
+			f.Status.Infof("no pending CSRs")
+		}
+		first = false
+		if !opts.Watch {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(opts.Interval):
+		}
+	}
+}
+
+func printCSRs(f *cmdutil.Factory, opts *ApproveCSRsOptions, rs []cluster.CSRReview, header bool) error {
+	if opts.Output == "json" {
+		enc := json.NewEncoder(f.Streams.Out)
+		for _, r := range rs {
+			if err := enc.Encode(r); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if len(rs) == 0 {
+		return nil
+	}
+	tw := tabwriter.NewWriter(f.Streams.Out, 0, 4, 2, ' ', 0)
+	if header {
+		fmt.Fprintln(tw, "NAME\tAGE\tKIND\tSIGNER\tREQUESTOR\tNODE\tACTION")
+	}
+	for _, r := range rs {
+		node := r.Node
+		if node == "" {
+			node = "-"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Name, age(r.Created), r.Kind, r.Signer, r.Requestor, node, action(r, opts.DryRun))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	explainCSRs(f.Streams.ErrOut, rs)
+	return nil
+}
+
+func action(r cluster.CSRReview, dryRun bool) string {
+	switch {
+	case r.Approved:
+		return "approved"
+	case r.State != "Pending":
+		return r.State
+	case r.Approve && dryRun:
+		return "would approve"
+	case r.Approve:
+		return "approve"
+	}
+	return "refused"
+}
+
+func explainCSRs(w io.Writer, rs []cluster.CSRReview) {
+	for _, r := range rs {
+		fmt.Fprintf(w, "   %s: %s (%s). %s\n", r.Name, r.Kind, cluster.Explain(r.Kind), r.Reason)
+	}
+}
+
+func age(t time.Time) string {
+	if t.IsZero() {
+		return "-"
+	}
+	d := time.Since(t)
+	switch {
+	case d < time.Minute:
+		return fmt.Sprintf("%ds", int(d.Seconds()))
+	case d < time.Hour:
+		return fmt.Sprintf("%dm", int(d.Minutes()))
+	case d < 48*time.Hour:
+		return fmt.Sprintf("%dh", int(d.Hours()))
+	}
+	return fmt.Sprintf("%dd", int(d.Hours()/24))
+}

@@ -1,0 +1,75 @@
+package labcmd
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/bootlab/bootlab/cmd/internal/cmdutil"
+	"github.com/bootlab/bootlab/lab"
+	"github.com/bootlab/bootlab/lab/images"
+	"github.com/bootlab/bootlab/lab/openshift"
+)
+
+// GatherOptions are the options of `lab gather`.
+type GatherOptions struct {
+	Spec SpecFlags
+}
+
+// NewCmdGather builds `lab gather`.
+func NewCmdGather(f *cmdutil.Factory, runF func(*GatherOptions) error) *cobra.Command {
+	opts := &GatherOptions{}
+	cmd := &cobra.Command{
+		Use:   "gather",
+		Short: "Collect the bootstrap's logs with openshift-install gather bootstrap",
+		Long: `Runs openshift-install gather bootstrap --dir <assets> --bootstrap <ip>
+--master <ip>... --key <lab key>: over SSH as core it collects the bootstrap's
+journals, containers, service records (/var/log/openshift/*.json) and rendered
+assets, and the masters' logs, into <assets>/log-bundle-<id>.tar.gz, then names
+the failing stage when it can. Prints the bundle's path on stdout.`,
+		Args: cmdutil.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if runF != nil {
+				return runF(opts)
+			}
+			return runGather(cmd.Context(), f, opts)
+		},
+	}
+	AddSpecFlags(cmd, &opts.Spec)
+	return cmd
+}
+
+func runGather(ctx context.Context, f *cmdutil.Factory, opts *GatherOptions) error {
+	spec, err := appliedSpec(&opts.Spec)
+	if err != nil {
+		return err
+	}
+	if spec.Profile != lab.ProfileOpenShift {
+		return cmdutil.WithCode(cmdutil.ExitInvalid, fmt.Errorf("lab %s is a %s lab: gather needs a real bootstrap node (openshift profile)", spec.Name, spec.Profile))
+	}
+	if st, err := lab.LoadState(spec.LabDir); err == nil && st.BootstrapRemoved {
+		return fmt.Errorf("the bootstrap of lab %s was removed by `bootlab lab pivot`: there is nothing left to gather from it; use `oc adm must-gather` on the cluster", spec.Name)
+	}
+	boots := spec.NodesByRole(lab.RoleBootstrap)
+	if len(boots) == 0 {
+		return fmt.Errorf("lab %s has no bootstrap node", spec.Name)
+	}
+	var masters []string
+	for _, m := range spec.NodesByRole(lab.RoleMaster) {
+		masters = append(masters, m.IP)
+	}
+	bin, err := openshift.FindInstaller(ctx, spec.OpenShift.Version, spec.OpenShift.InstallerPath, images.DefaultCacheDir(), nil)
+	if err != nil {
+		return err
+	}
+	f.Status.Start("openshift-install gather bootstrap (bootstrap %s, %d masters)", boots[0].IP, len(masters))
+	bundle, err := openshift.GatherBootstrap(ctx, &openshift.Installer{Path: bin, Log: f.Log}, spec.AssetsDir(), boots[0].IP, masters, spec.SSHKeyPath())
+	if err != nil {
+		return err
+	}
+	f.Status.End(true)
+	f.Status.Infof("bootstrap logs: %s (unpack with tar xzf; bootstrap/services/*.json name the failing stage)", bundle)
+	_, err = fmt.Fprintln(f.Streams.Out, bundle)
+	return err
+}

@@ -1,0 +1,144 @@
+package labcmd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/bootlab/bootlab/cmd/internal/cmdutil"
+	"github.com/bootlab/bootlab/lab"
+	"github.com/bootlab/bootlab/lab/cluster"
+	"github.com/bootlab/bootlab/lab/libvirt"
+)
+
+// WaitOptions are the options of `lab wait`.
+type WaitOptions struct {
+	Spec SpecFlags
+	// Event is bootstrap-complete or install-complete.
+	Event            string
+	APITimeout       time.Duration
+	BootstrapTimeout time.Duration
+	InstallTimeout   time.Duration
+	Interval         time.Duration
+	NoSSH            bool
+	NoStartWorkers   bool
+}
+
+// Wait events.
+const (
+	EventBootstrapComplete = "bootstrap-complete"
+	EventInstallComplete   = "install-complete"
+)
+
+// NewCmdWait builds `lab wait bootstrap-complete|install-complete`.
+func NewCmdWait(f *cmdutil.Factory, runF func(*WaitOptions) error) *cobra.Command {
+	opts := &WaitOptions{}
+	cmd := &cobra.Command{
+		Use:   "wait bootstrap-complete|install-complete",
+		Short: "Tell the bootstrap (or the install) as it happens, until it completes",
+		Long: `bootstrap-complete narrates the bootstrap of an OpenShift lab the way
+openshift-install wait-for bootstrap-complete decides it, with more to see:
+the API answering /readyz through the load balancer, the Machine Config Server
+answering /healthz on 22623, over SSH (core@bootstrap, lab key) each new
+/opt/openshift/*.done marker of bootkube.sh and each container started, the etcd
+members, the masters registering and becoming Ready, then the kube-system/bootstrap
+ConfigMap saying status: complete and the etcd operator reporting
+EtcdBootstrapMemberRemoved=True. Then it is safe to run ` + "`bootlab lab pivot`" + `.
+When the masters' MCS starts serving /config/worker, the deferred workers are
+started (unless --no-start-workers).
+
+install-complete waits for ClusterVersion Available=True, Progressing=False,
+telling the operators as they become available and pending CSRs to approve.
+
+Timeouts are the installer's: 20m for the API, 45m more for bootstrap-complete,
+40m for install-complete.`,
+		Args:      cmdutil.ExactArgs(1),
+		ValidArgs: []string{EventBootstrapComplete, EventInstallComplete},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Event = args[0]
+			if opts.Event != EventBootstrapComplete && opts.Event != EventInstallComplete {
+				return cmdutil.UsageErrorf("wait for %s or %s, not %q", EventBootstrapComplete, EventInstallComplete, opts.Event)
+			}
+			if runF != nil {
+				return runF(opts)
+			}
+			return runWait(cmd.Context(), f, opts)
+		},
+	}
+	AddSpecFlags(cmd, &opts.Spec)
+	fl := cmd.Flags()
+	fl.DurationVar(&opts.APITimeout, "api-timeout", cluster.DefaultAPITimeout, "how long to wait for the Kubernetes API")
+	fl.DurationVar(&opts.BootstrapTimeout, "bootstrap-timeout", cluster.DefaultBootstrapTimeout, "how long to wait, once the API is up, for bootstrap-complete")
+	fl.DurationVar(&opts.InstallTimeout, "install-timeout", cluster.DefaultInstallTimeout, "how long to wait for install-complete")
+	fl.DurationVar(&opts.Interval, "interval", cluster.DefaultPollInterval, "how often to look")
+	fl.BoolVar(&opts.NoSSH, "no-ssh", false, "do not log in to the bootstrap node to watch bootkube's markers and containers")
+	fl.BoolVar(&opts.NoStartWorkers, "no-start-workers", false, "do not start deferred workers when the masters' MCS serves /config/worker")
+	return cmd
+}
+
+func runWait(ctx context.Context, f *cmdutil.Factory, opts *WaitOptions) error {
+	spec, err := appliedSpec(&opts.Spec)
+	if err != nil {
+		return err
+	}
+	if spec.Profile != lab.ProfileOpenShift {
+		return cmdutil.WithCode(cmdutil.ExitInvalid, fmt.Errorf("lab %s is a %s lab: `lab wait` follows a real OpenShift install (give a pull secret); a probe lab is checked with `bootlab lab verify`", spec.Name, spec.Profile))
+	}
+	api, err := cluster.LabClient(spec)
+	if err != nil {
+		return err
+	}
+	if opts.Event == EventInstallComplete {
+		return cluster.WaitInstallComplete(ctx, cluster.InstallWaitOptions{
+			API: api, Timeout: opts.InstallTimeout, Interval: opts.Interval,
+			ClusterDomain:         spec.Cluster.Domain(),
+			KubeadminPasswordFile: filepath.Join(spec.AssetsDir(), "auth", "kubeadmin-password"),
+			Status:                f.Status, Log: f.Log,
+		})
+	}
+	o := cluster.BootstrapWaitOptions{
+		API: api, Masters: cluster.MasterNodes(spec),
+		APITimeout: opts.APITimeout, BootstrapTimeout: opts.BootstrapTimeout, Interval: opts.Interval,
+		Status: f.Status, Log: f.Log,
+	}
+	if mcs, err := cluster.LabMCS(spec); err == nil {
+		o.MCS = mcs
+	} else {
+		f.Log.Warn("not checking the Machine Config Server", "err", err)
+	}
+	removed := false
+	if st, err := lab.LoadState(spec.LabDir); err == nil {
+		removed = st.BootstrapRemoved
+	}
+	if !opts.NoSSH && !removed {
+		if r, err := cluster.BootstrapSSH(spec); err == nil {
+			defer r.Close()
+			o.Bootstrap = r
+		} else {
+			f.Log.Warn("not watching the bootstrap node over SSH", "err", err)
+		}
+	}
+	if !opts.NoStartWorkers && len(spec.NodesByRole(lab.RoleWorker)) > 0 {
+		o.OnWorkerConfig = func(ctx context.Context) error { return startWorkers(ctx, f, spec) }
+	}
+	err = cluster.WaitBootstrapComplete(ctx, o)
+	var te *cluster.TimeoutError
+	if errors.As(err, &te) {
+		return fmt.Errorf("%w (timeouts: --api-timeout, --bootstrap-timeout; assets in %s)", err, spec.AssetsDir())
+	}
+	return err
+}
+
+// startWorkers starts the lab's deferred workers (lab-core's StartNodes).
+func startWorkers(ctx context.Context, f *cmdutil.Factory, spec *lab.Spec) error {
+	conn, err := libvirt.Connect(ctx, spec.Libvirt.URI, f.Log)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	return lab.StartNodes(ctx, conn, spec, lab.RoleWorker)
+}

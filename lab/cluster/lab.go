@@ -1,0 +1,82 @@
+package cluster
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+
+	"github.com/bootlab/bootlab/lab"
+	"github.com/bootlab/bootlab/lab/ignition"
+)
+
+// LabNodes are the lab's masters and workers (the nodes that register;
+// the bootstrap never does), for CSR review.
+func LabNodes(s *lab.Spec) []LabNode {
+	var out []LabNode
+	for _, n := range s.Nodes {
+		if n.Role == lab.RoleMaster || n.Role == lab.RoleWorker {
+			out = append(out, LabNode{Name: n.Name, FQDN: s.FQDN(n), IP: n.IP})
+		}
+	}
+	return out
+}
+
+// MasterNodes are the lab's masters.
+func MasterNodes(s *lab.Spec) []LabNode {
+	var out []LabNode
+	for _, n := range s.NodesByRole(lab.RoleMaster) {
+		out = append(out, LabNode{Name: n.Name, FQDN: s.FQDN(n), IP: n.IP})
+	}
+	return out
+}
+
+// LabClient is a client of the lab's API from <assets>/auth/kubeconfig,
+// dialled through the load balancer's address (network.apiAddress) so it
+// works before the host resolves the lab domain.
+func LabClient(s *lab.Spec) (*Client, error) {
+	k, err := LoadKubeconfig(filepath.Join(s.AssetsDir(), "auth", "kubeconfig"))
+	if err != nil {
+		return nil, err
+	}
+	return NewClient(k, s.Network.APIAddress)
+}
+
+// LabMCS is a client of the lab's MCS through the load balancer, trusting
+// the root CA the installer put in master.ign.
+func LabMCS(s *lab.Spec) (*MCS, error) {
+	path := filepath.Join(s.AssetsDir(), "master.ign")
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read %s for the MCS root CA: %w", path, err)
+	}
+	cfg, err := ignition.Parse(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	cas := cfg.Ignition.Security.TLS.CertificateAuthorities
+	if len(cas) == 0 || cas[0].Source == nil {
+		return nil, fmt.Errorf("%s carries no certificate authority", path)
+	}
+	pem, err := ignition.DecodeDataURL(*cas[0].Source)
+	if err != nil {
+		return nil, fmt.Errorf("%s: certificate authority: %w", path, err)
+	}
+	return NewMCS(pem, s.Cluster.Domain(), s.Network.APIAddress)
+}
+
+// BootstrapSSH runs commands on the lab's bootstrap node as core with the
+// lab key; host keys are kept in <labDir>/ssh/known_hosts.
+func BootstrapSSH(s *lab.Spec) (*SSHRunner, error) {
+	boots := s.NodesByRole(lab.RoleBootstrap)
+	if len(boots) == 0 || boots[0].IP == "" {
+		return nil, fmt.Errorf("the lab has no bootstrap node with an address")
+	}
+	return &SSHRunner{
+		Addr:       net.JoinHostPort(boots[0].IP, strconv.Itoa(22)),
+		User:       "core",
+		KeyPath:    s.SSHKeyPath(),
+		KnownHosts: filepath.Join(filepath.Dir(s.SSHKeyPath()), "known_hosts"),
+	}, nil
+}
