@@ -31,6 +31,7 @@ func NewCmdLab(f *cmdutil.Factory) *cobra.Command {
 		NewCmdProbeImage(f),
 		NewCmdPreflight(f, nil),
 		NewCmdPivot(f, nil),
+		NewCmdWait(f, nil), NewCmdApproveCSRs(f, nil), NewCmdGather(f, nil),
 	)
 	return cmd
 }
