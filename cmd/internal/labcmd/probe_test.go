@@ -1,0 +1,103 @@
+package labcmd
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/bootlab/bootlab/cmd/internal/cmdutil"
+	"github.com/bootlab/bootlab/lab"
+	"github.com/bootlab/bootlab/lab/ignition"
+	"github.com/bootlab/bootlab/lab/probe"
+	"github.com/bootlab/bootlab/lab/verify"
+)
+
+func probeTestFactory() *cmdutil.Factory {
+	return &cmdutil.Factory{Streams: cmdutil.Streams{Out: &bytes.Buffer{}, ErrOut: &bytes.Buffer{}}}
+}
+
+func TestVerifyFlags(t *testing.T) {
+	var got *VerifyOptions
+	cmd := NewCmdVerify(probeTestFactory(), func(o *VerifyOptions) error { got = o; return nil })
+	cmd.SetArgs([]string{"-f", "x.yaml", "-o", "json", "--timeout", "90s"})
+	require.NoError(t, cmd.Execute())
+	assert.Equal(t, "x.yaml", got.Spec.File)
+	assert.Equal(t, "json", got.Output)
+	assert.Equal(t, 90*time.Second, got.Timeout)
+
+	cmd = NewCmdVerify(probeTestFactory(), func(o *VerifyOptions) error { t.Fatal("must not run"); return nil })
+	cmd.SetArgs([]string{"-o", "yaml"})
+	err := cmd.Execute()
+	var ce *cmdutil.CodeError
+	require.True(t, errors.As(err, &ce))
+	assert.Equal(t, cmdutil.ExitUsage, ce.Code)
+}
+
+func TestProbeImageBuildFlags(t *testing.T) {
+	var got *ProbeImageBuildOptions
+	cmd := NewCmdProbeImageBuild(probeTestFactory(), func(o *ProbeImageBuildOptions) error { got = o; return nil })
+	cmd.SetArgs([]string{"--kernel", "/k", "--modules", "/m", "-o", "json"})
+	require.NoError(t, cmd.Execute())
+	assert.Equal(t, &ProbeImageBuildOptions{Kernel: "/k", Modules: "/m", Output: "json"}, got)
+
+	cmd = NewCmdProbeImageBuild(probeTestFactory(), func(o *ProbeImageBuildOptions) error { t.Fatal("must not run"); return nil })
+	cmd.SetArgs([]string{"--kernel", "/k"})
+	err := cmd.Execute()
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "--kernel and --modules go together")
+}
+
+func TestWriteProbeIgnition(t *testing.T) {
+	s := &lab.Spec{Name: "p", Profile: lab.ProfileProbe, LabDir: t.TempDir()}
+	s.Defaults()
+	require.NoError(t, writeProbeIgnition(s))
+	for _, n := range s.Nodes {
+		p := s.IgnitionPath(n)
+		fi, err := os.Stat(p)
+		require.NoError(t, err, n.Name)
+		assert.Equal(t, os.FileMode(0o600), fi.Mode().Perm(), n.Name)
+		data, err := os.ReadFile(p)
+		require.NoError(t, err)
+		cfg, err := ignition.Parse(data)
+		require.NoError(t, err, n.Name)
+		if n.Role == lab.RoleBootstrap {
+			pc, err := probe.ParseProbeConfig(cfg)
+			require.NoError(t, err)
+			self, ok := pc.Self(n.MAC)
+			require.True(t, ok)
+			assert.Equal(t, n.IP, self.IP)
+			assert.Equal(t, s.FQDN(n), self.FQDN)
+			continue
+		}
+		require.Len(t, cfg.Ignition.Config.Merge, 1, n.Name)
+		assert.Equal(t, "https://api-int.ocp.lab.local:22623/config/"+string(n.Role), *cfg.Ignition.Config.Merge[0].Source)
+	}
+	ca1, err := os.ReadFile(filepath.Join(s.LabDir, "pki", "root-ca.crt"))
+	require.NoError(t, err)
+	require.NoError(t, writeProbeIgnition(s))
+	ca2, err := os.ReadFile(filepath.Join(s.LabDir, "pki", "root-ca.crt"))
+	require.NoError(t, err)
+	assert.Equal(t, ca1, ca2, "the lab CA is reused on re-runs")
+}
+
+func TestPrintVerify(t *testing.T) {
+	var b bytes.Buffer
+	res := &verify.Result{Checks: []verify.Check{
+		{Group: "host", Name: "dns api.x", OK: true, Detail: "api.x -> 1.2.3.4"},
+		{Group: "master-0", Name: "ignition-fetch", Detail: "still pending:\n x509", Fix: "rewrite the pointer"},
+	}}
+	require.NoError(t, printVerify(&b, res))
+	out := b.String()
+	assert.Contains(t, out, "✓  host")
+	assert.Contains(t, out, "✗  master-0  ignition-fetch")
+	assert.Contains(t, out, "1 failed:")
+	assert.Contains(t, out, "fix: rewrite the pointer")
+	assert.False(t, strings.Contains(out, "pending:\n"), "details are one line")
+}
