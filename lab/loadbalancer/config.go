@@ -26,6 +26,8 @@ const (
 	ConfigFile = "haproxy.cfg"
 	PIDFile    = "haproxy.pid"
 	SocketFile = "admin.sock"
+	// StateFile carries the servers' health over a reload.
+	StateFile = "haproxy.state"
 )
 
 // DefaultCheckInterval is the health check period: with fall 3 a dead API
@@ -75,6 +77,7 @@ type Config struct {
 func (c Config) ConfigPath() string { return filepath.Join(c.Dir, ConfigFile) }
 func (c Config) PIDPath() string    { return filepath.Join(c.Dir, PIDFile) }
 func (c Config) SocketPath() string { return filepath.Join(c.Dir, SocketFile) }
+func (c Config) StatePath() string  { return filepath.Join(c.Dir, StateFile) }
 
 func (c Config) binary() string {
 	if c.Binary == "" {
@@ -185,8 +188,8 @@ type tmplFrontend struct {
 }
 
 type tmplData struct {
-	Name, Socket, StatsBind, Inter string
-	Frontends                      []tmplFrontend
+	Name, Socket, StateFile, StatsBind, Inter string
+	Frontends                                 []tmplFrontend
 }
 
 // Render returns haproxy.cfg for c.
@@ -201,6 +204,7 @@ func Render(c Config) ([]byte, error) {
 	d := tmplData{
 		Name:      c.Name,
 		Socket:    c.SocketPath(),
+		StateFile: c.StatePath(),
 		StatsBind: bindAddr(c.BindAddress, c.StatsPort),
 		Inter:     strconv.FormatInt(inter.Milliseconds(), 10) + "ms",
 	}

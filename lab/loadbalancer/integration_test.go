@@ -188,24 +188,36 @@ func TestLifecycle(t *testing.T) {
 	assert.Contains(t, get(t, http.DefaultClient, statsURL), "<html")
 
 	// Reload on change keeps serving: a connection opened before the
-	// reload is finished by the old process, new ones reach the new one.
+	// reload is finished by the old process, new ones reach the new one,
+	// and health states carry over (a DOWN server does not restart as UP).
+	b2.healthy.Store(false)
+	eventually(t, 100, "b2 DOWN before reload", func() bool { return statusOf(t, c)["api/b2"] == "DOWN" })
 	held := insecureClient()
 	held.Transport.(*http.Transport).MaxConnsPerHost = 1
-	before := get(t, held, lbURL)
+	require.Equal(t, "b1", get(t, held, lbURL))
 	b3 := newBackend(t, "b3", "127.88.0.4")
-	c.Frontends[0].Servers = []Server{{Name: "b3", Address: b3.addr()}}
+	c.Frontends[0].Servers = []Server{{Name: "b2", Address: b2.addr()}, {Name: "b3", Address: b3.addr()}}
+	// Slower checks after the reload: without the carried-over state b2
+	// would show as UP for seconds.
+	c.CheckInterval = 2 * time.Second
 	res, err = Ensure(ctx, c, nil)
 	require.NoError(t, err)
 	assert.Equal(t, Result{Changed: true, Reloaded: true}, res)
 	st, err = Inspect(ctx, c)
 	require.NoError(t, err)
 	assert.NotEqual(t, firstPID, st.PID, "reload runs a new process")
-	assert.Equal(t, before, get(t, held, lbURL), "the kept-alive connection is still served by the old process")
+	afterReload := statusOf(t, c)
+	assert.Equal(t, "DOWN", afterReload["api/b2"], "b2's DOWN state survived the reload")
+	assert.NotContains(t, afterReload, "api/b1")
+	assert.Equal(t, "b1", get(t, held, lbURL), "the kept-alive connection is still served by the old process")
 	assert.Equal(t, "b3", get(t, client, lbURL), "new connections see the new backends")
 	held.CloseIdleConnections()
 	eventually(t, 100, "old haproxy gone after its last connection", func() bool { return !alive(firstPID) })
-	eventually(t, 100, "b3 UP", func() bool { return statusOf(t, c)["api/b3"] == "UP" })
-	assert.NotContains(t, statusOf(t, c), "api/b1")
+	b2.healthy.Store(true)
+	eventually(t, 100, "b2 and b3 UP", func() bool {
+		s := statusOf(t, c)
+		return s["api/b2"] == "UP" && s["api/b3"] == "UP"
+	})
 
 	// Stop leaves no process, pid file or socket.
 	pid := st.PID
@@ -213,6 +225,7 @@ func TestLifecycle(t *testing.T) {
 	assert.False(t, alive(pid), "haproxy still running after Stop")
 	assert.NoFileExists(t, c.PIDPath())
 	assert.NoFileExists(t, c.SocketPath())
+	assert.NoFileExists(t, c.StatePath())
 	st, err = Inspect(ctx, c)
 	require.NoError(t, err)
 	assert.False(t, st.Running)

@@ -74,13 +74,23 @@ func Ensure(ctx context.Context, c Config, log *slog.Logger) (Result, error) {
 		if err := writeChecked(ctx, c, bin, data); err != nil {
 			return res, err
 		}
-		log.Info("wrote load balancer config", "path", c.ConfigPath())
+		log.Debug("wrote load balancer config", "path", c.ConfigPath())
 	}
 	args := []string{"-D", "-f", c.ConfigPath(), "-p", c.PIDPath()}
 	if running {
+		// Hand the health states over, so a DOWN server does not start the
+		// new process as UP (and an UP one is not re-checked from scratch).
+		if state, err := adminCommand(ctx, c.SocketPath(), "show servers state"); err == nil {
+			if err := os.WriteFile(c.StatePath(), []byte(state), 0o600); err != nil {
+				log.Debug("could not save server states before reload", "err", err)
+			}
+		} else {
+			log.Debug("could not read server states before reload", "err", err)
+		}
 		args = append(args, "-sf", strconv.Itoa(oldPID))
 		res.Reloaded = true
 	} else {
+		_ = os.Remove(c.StatePath())
 		// A stale pid file of a dead or foreign process must not be trusted.
 		_ = os.Remove(c.PIDPath())
 		res.Started = true
@@ -93,7 +103,7 @@ func Ensure(ctx context.Context, c Config, log *slog.Logger) (Result, error) {
 	if err != nil {
 		return Result{Changed: res.Changed}, err
 	}
-	log.Info("load balancer running", "pid", pid, "started", res.Started, "reloaded", res.Reloaded)
+	log.Debug("load balancer running", "pid", pid, "started", res.Started, "reloaded", res.Reloaded)
 	return res, nil
 }
 
@@ -136,7 +146,7 @@ func waitRunning(ctx context.Context, c Config, oldPID int) (int, error) {
 }
 
 // Stop ends our haproxy (only when the pid file names a haproxy started with
-// our config) and removes the pid file and admin socket. Stopping a stopped
+// our config) and removes the pid file, admin socket and state file. Stopping a stopped
 // load balancer is not an error.
 func Stop(ctx context.Context, c Config) error {
 	pid, ok := runningPID(c)
@@ -148,7 +158,7 @@ func Stop(ctx context.Context, c Config) error {
 			return err
 		}
 	}
-	for _, p := range []string{c.PIDPath(), c.SocketPath()} {
+	for _, p := range []string{c.PIDPath(), c.SocketPath(), c.StatePath()} {
 		if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return fmt.Errorf("remove %s: %w", p, err)
 		}
