@@ -133,8 +133,11 @@ func nodeChecks(s *lab.Spec, pivoted bool, reports map[string]*probe.Report) []C
 			if err != nil {
 				detail = err.Error()
 			}
-			out = append(out, Check{Group: n.Name, Name: "report", Detail: detail,
-				Fix: fmt.Sprintf("is the VM running? `bootlab lab status`; watch it boot with `bootlab lab console %s`", n.Name)})
+			fix := fmt.Sprintf("is the VM running? `bootlab lab status`; watch it boot with `bootlab lab console %s`", n.Name)
+			if n.Role == lab.RoleWorker {
+				fix += "; workers start with `bootlab lab up --start-workers`"
+			}
+			out = append(out, Check{Group: n.Name, Name: "report", Detail: detail, Fix: fix})
 			continue
 		}
 		reports[n.Name] = rep
