@@ -3,6 +3,8 @@ package labcmd
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 
 	"github.com/spf13/cobra"
 
@@ -58,6 +60,9 @@ func runGather(ctx context.Context, f *cmdutil.Factory, opts *GatherOptions) err
 	var masters []string
 	for _, m := range spec.NodesByRole(lab.RoleMaster) {
 		masters = append(masters, m.IP)
+	}
+	if _, err := os.Stat(filepath.Join(spec.AssetsDir(), "metadata.json")); err != nil {
+		return fmt.Errorf("no install assets in %s: `bootlab lab up` with a pull secret makes them; gather needs them", spec.AssetsDir())
 	}
 	bin, err := openshift.FindInstaller(ctx, spec.OpenShift.Version, spec.OpenShift.InstallerPath, images.DefaultCacheDir(), nil)
 	if err != nil {
