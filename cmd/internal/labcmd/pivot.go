@@ -144,7 +144,12 @@ func runPivot(ctx context.Context, f *cmdutil.Factory, opts *PivotOptions) error
 	if !res.Changed {
 		f.Status.Infof("the bootstrap was already out of the load balancer: nothing changed")
 	} else {
-		f.Status.Infof("bootstrap removed from the load balancer; the API and machine config are served by the masters")
+		f.Status.Infof("bootstrap removed from the load balancer")
+	}
+	if up := upServers(res.After, "api"); up == 0 {
+		f.Status.Infof("no master passes the /readyz check yet: the API is not served through the load balancer (watch `bootlab lab status`)")
+	} else {
+		f.Status.Infof("the API is served by %d master(s) through the load balancer", up)
 	}
 	return nil
 }
@@ -157,4 +162,15 @@ func printBackends(w io.Writer, backends []loadbalancer.BackendStatus) error {
 		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", b.Frontend, b.Server, b.Address, b.Status, b.LastCheck)
 	}
 	return tw.Flush()
+}
+
+// upServers counts the servers of frontend that haproxy sends traffic to.
+func upServers(backends []loadbalancer.BackendStatus, frontend string) int {
+	n := 0
+	for _, b := range backends {
+		if b.Frontend == frontend && b.Up() {
+			n++
+		}
+	}
+	return n
 }

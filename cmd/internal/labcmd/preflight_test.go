@@ -82,3 +82,15 @@ func TestPrintBackends(t *testing.T) {
 		"  api       bootstrap  192.168.126.10:6443  UP      L7OK\n"+
 		"  api       master-0   192.168.126.11:6443  DOWN    L4CON Connection refused\n", b.String())
 }
+
+func TestUpServers(t *testing.T) {
+	b := []loadbalancer.BackendStatus{
+		{Frontend: "api", Server: "master-0", Status: "UP"},
+		{Frontend: "api", Server: "master-1", Status: "DOWN"},
+		{Frontend: "api", Server: "master-2", Status: "UP 1/3"},
+		{Frontend: "machine-config", Server: "master-1", Status: "UP"},
+	}
+	assert.Equal(t, 2, upServers(b, "api"))
+	assert.Equal(t, 1, upServers(b, "machine-config"))
+	assert.Equal(t, 0, upServers(b, "ingress-http"))
+}
