@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# run.sh: `make bench`. Times `bootlab lab up` + `bootlab lab down` of a
+# six-node probe lab (bootstrap + 3 masters started, 2 workers defined and
+# left off, as `lab up` does by default) against bench/virsh-lab.sh, a plain
+# bash script making the same objects one virsh call at a time, on
+# qemu:///system. Prints both times and the ratio; target: bootlab <= 0.5x.
+#
+# Both sides use the same kernel, initrd, base image and Ignition files
+# (made by one untimed warm-up `lab up`). Root, libvirtd and haproxy needed.
+# ROUNDS (default 3) alternating rounds; BENCH_STRICT=1 fails above target.
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/.." && pwd)
+bootlab=${BOOTLAB:-$root/bin/bootlab}
+rounds=${ROUNDS:-3}
+work=${BENCH_DIR:-/var/lib/bootlab-bench}
+
+die() { echo "bench: $*" >&2; exit 1; }
+[[ $(id -u) == 0 ]] || die "run as root (it creates libvirt networks and VMs on qemu:///system)"
+[[ -x $bootlab ]] || die "$bootlab not built: run make build"
+for t in virsh haproxy qemu-img; do
+  command -v "$t" >/dev/null || die "$t missing: apt-get install -y libvirt-clients haproxy qemu-utils"
+done
+virsh -c qemu:///system version >/dev/null 2>&1 || die "libvirtd not answering: mkdir -p /run/libvirt && virtlogd -d && libvirtd -d"
+
+# A /24 no route and no libvirt network uses.
+used=$(ip -4 route; for n in $(virsh -q -c qemu:///system net-list --all --name); do virsh -c qemu:///system net-dumpxml "$n"; done)
+pick() {
+  local x
+  for x in $(seq "$1" "$2"); do
+    if ! grep -q "10\.215\.$x\." <<<"$used"; then echo "10.215.$x"; used+=" 10.215.$x."; return; fi
+  done
+  die "no free /24 in 10.215.$1-$2.0/24"
+}
+net_bl=$(pick 1 120)
+net_sh=$(pick 121 250)
+
+rm -rf "$work"
+mkdir -p "$work/bl" "$work/sh"
+chmod 0755 "$work" "$work/bl" "$work/sh"
+name=bench$$
+spec=$work/bl/bootlab.yaml
+cat >"$spec" <<YAML
+name: $name
+profile: probe
+accelerator: tcg
+network:
+  cidr: $net_bl.0/24
+  mode: isolated
+labDir: $work/bl/lab
+storage:
+  poolDir: $work/bl/pool
+topology:
+  masters: 3
+  workers: 2
+YAML
+# shellcheck disable=SC2317 # called by the EXIT trap
+cleanup() {
+  "$bootlab" lab down -q -f "$spec" >/dev/null 2>&1 || true
+  "$here/virsh-lab.sh" down "$name" "$net_sh" "$work/sh" x x x x x >/dev/null 2>&1 || true
+}
+trap cleanup EXIT
+
+bl_down() { "$bootlab" lab down -q -f "$spec"; }
+
+echo "warm-up: bootlab lab up (builds or reuses the probe image; not timed)"
+"$bootlab" lab up -q -f "$spec" --no-preflight
+state=$work/bl/lab/state.json
+field() { sed -n "s/^ *\"$1\": \"\(.*\)\",\{0,1\}$/\1/p" "$state" | head -n1; }
+kernel=$(field kernel) initrd=$(field initrd) cmdline=$(field cmdline) base=$(field path)
+[[ -n $kernel && -n $initrd && -n $base ]] || die "could not read the image from $state"
+mkdir -p "$work/sh/ignition"
+cp "$work"/bl/lab/ignition/*.ign "$work/sh/ignition/"
+chown -R --reference="$work/bl/lab/ignition" "$work/sh/ignition"
+bl_down
+
+now() { date +%s.%N; }
+secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", b - a }'; }
+tb=0 ts=0
+for r in $(seq 1 "$rounds"); do
+  t0=$(now)
+  "$bootlab" lab up -q -f "$spec" --no-preflight
+  bl_down
+  t1=$(now)
+  "$here/virsh-lab.sh" up "$name" "$net_sh" "$work/sh" "$kernel" "$initrd" "$cmdline" "$base" "$work/sh/ignition"
+  "$here/virsh-lab.sh" down "$name" "$net_sh" "$work/sh" "$kernel" "$initrd" "$cmdline" "$base" "$work/sh/ignition"
+  t2=$(now)
+  b=$(secs "$t0" "$t1") s=$(secs "$t1" "$t2")
+  printf 'round %d: bootlab up+down %6.2fs   virsh script up+down %6.2fs\n' "$r" "$b" "$s"
+  tb=$(awk -v x="$tb" -v y="$b" 'BEGIN { print x + y }')
+  ts=$(awk -v x="$ts" -v y="$s" 'BEGIN { print x + y }')
+done
+ratio=$(awk -v b="$tb" -v s="$ts" 'BEGIN { printf "%.2f", b / s }')
+printf '\n6-node lab, %d rounds: bootlab %.2fs, virsh script %.2fs, ratio %sx (target <= 0.50x)\n' "$rounds" "$tb" "$ts" "$ratio"
+if awk -v r="$ratio" 'BEGIN { exit !(r > 0.5) }'; then
+  echo "bench: target missed"
+  [[ ${BENCH_STRICT:-0} == 1 ]] && exit 1
+fi
+exit 0
