@@ -112,7 +112,7 @@ func (r *SSHRunner) trustOnFirstUse(host string, remote net.Addr, key ssh.Public
 	err = check(host, remote, key)
 	var ke *knownhosts.KeyError
 	if errors.As(err, &ke) && len(ke.Want) == 0 {
-		line := knownhosts.Line([]string{knownhosts.Normalize(host)}, key)
+		line := knownHostsLine(host, key)
 		af, err := os.OpenFile(r.KnownHosts, os.O_APPEND|os.O_WRONLY, 0o600)
 		if err != nil {
 			return err
@@ -125,4 +125,9 @@ func (r *SSHRunner) trustOnFirstUse(host string, remote net.Addr, key ssh.Public
 		return fmt.Errorf("host key of %s changed (a rebuilt node?): remove its line from %s if you expect that", host, r.KnownHosts)
 	}
 	return err
+}
+
+// knownHostsLine is the known_hosts line of key for addr (host:port).
+func knownHostsLine(addr string, key ssh.PublicKey) string {
+	return knownhosts.Line([]string{knownhosts.Normalize(addr)}, key)
 }

@@ -1,0 +1,49 @@
+package cluster
+
+import (
+	"context"
+	"net/http"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/bootlab/bootlab/lab"
+	"github.com/bootlab/bootlab/lab/ignition"
+)
+
+func TestLabHelpers(t *testing.T) {
+	p := newTestPKI(t)
+	s := &lab.Spec{Name: "h", LabDir: t.TempDir()}
+	s.OpenShift.PullSecretFile = "x"
+	s.Defaults()
+	nodes := LabNodes(s)
+	require.Len(t, nodes, 5, "masters and workers; the bootstrap never registers")
+	assert.Equal(t, LabNode{Name: "master-0", FQDN: "master-0.ocp.lab.local", IP: "192.168.126.11"}, nodes[0])
+	assert.Len(t, MasterNodes(s), 3)
+
+	// The MCS client trusts the root CA of master.ign and the api-int name.
+	require.NoError(t, os.MkdirAll(s.AssetsDir(), 0o700))
+	data, err := ignition.Marshal(ignition.Pointer(ignition.MCSURL(s.Cluster.Domain(), "master"), p.caPEM))
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(s.AssetsDir(), "master.ign"), data, 0o600))
+	m, err := LabMCS(s)
+	require.NoError(t, err)
+	assert.Equal(t, "https://api-int.ocp.lab.local:22623", m.URL)
+	mcs := newFakeAPI(t, p, false)
+	mcs.set("/healthz", response{code: 200})
+	m.HTTP.Transport.(*http.Transport).DialContext = DialVia("127.0.0.1") // the stand-in listens here, not on 192.168.126.1
+	m.URL = "https://api-int.ocp.lab.local:" + mcs.port()
+	require.NoError(t, m.Healthz(context.Background()), "dialled via the API address, verified as api-int")
+
+	r, err := BootstrapSSH(s)
+	require.NoError(t, err)
+	assert.Equal(t, "192.168.126.10:22", r.Addr)
+	assert.Equal(t, "core", r.User)
+	assert.Equal(t, s.SSHKeyPath(), r.KeyPath)
+
+	_, err = LabClient(s)
+	assert.ErrorContains(t, err, "kubeconfig")
+}

@@ -1,0 +1,130 @@
+package cluster
+
+import (
+	"bytes"
+	"context"
+	"crypto/ed25519"
+	"crypto/rand"
+	"encoding/binary"
+	"encoding/pem"
+	"net"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"golang.org/x/crypto/ssh"
+)
+
+// sshStandIn is an in-process SSH server (golang.org/x/crypto/ssh) that
+// accepts one client key and answers exec requests: "false" fails, anything
+// else prints "ran: <command>".
+func sshStandIn(t *testing.T, clientKey ssh.PublicKey) (addr string, hostKey ssh.Signer) {
+	t.Helper()
+	_, hk, err := ed25519.GenerateKey(rand.Reader)
+	require.NoError(t, err)
+	hostKey, err = ssh.NewSignerFromKey(hk)
+	require.NoError(t, err)
+	cfg := &ssh.ServerConfig{PublicKeyCallback: func(c ssh.ConnMetadata, k ssh.PublicKey) (*ssh.Permissions, error) {
+		if c.User() == "core" && bytes.Equal(k.Marshal(), clientKey.Marshal()) {
+			return nil, nil
+		}
+		return nil, assert.AnError
+	}}
+	cfg.AddHostKey(hostKey)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			conn, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				_, chans, reqs, err := ssh.NewServerConn(conn, cfg)
+				if err != nil {
+					return
+				}
+				go ssh.DiscardRequests(reqs)
+				for nc := range chans {
+					ch, creqs, err := nc.Accept()
+					if err != nil {
+						continue
+					}
+					go func() {
+						defer ch.Close()
+						for r := range creqs {
+							if r.Type != "exec" {
+								r.Reply(false, nil)
+								continue
+							}
+							cmd := string(r.Payload[4:])
+							r.Reply(true, nil)
+							status := uint32(0)
+							if cmd == "false" {
+								ch.Stderr().Write([]byte("it failed"))
+								status = 1
+							} else {
+								ch.Write([]byte("ran: " + cmd))
+							}
+							b := make([]byte, 4)
+							binary.BigEndian.PutUint32(b, status)
+							ch.SendRequest("exit-status", false, b)
+							return
+						}
+					}()
+				}
+			}()
+		}
+	}()
+	return ln.Addr().String(), hostKey
+}
+
+func labKey(t *testing.T) (string, ssh.PublicKey) {
+	pub, priv, err := ed25519.GenerateKey(rand.Reader)
+	require.NoError(t, err)
+	block, err := ssh.MarshalPrivateKey(priv, "")
+	require.NoError(t, err)
+	p := filepath.Join(t.TempDir(), "id_ed25519")
+	require.NoError(t, os.WriteFile(p, pem.EncodeToMemory(block), 0o600))
+	sp, err := ssh.NewPublicKey(pub)
+	require.NoError(t, err)
+	return p, sp
+}
+
+func TestSSHRunnerTrustOnFirstUse(t *testing.T) {
+	keyPath, pub := labKey(t)
+	addr, _ := sshStandIn(t, pub)
+	known := filepath.Join(t.TempDir(), "ssh", "known_hosts")
+	r := &SSHRunner{Addr: addr, User: "core", KeyPath: keyPath, KnownHosts: known}
+	defer r.Close()
+	out, err := r.Run(context.Background(), "ls /opt/openshift")
+	require.NoError(t, err)
+	assert.Equal(t, "ran: ls /opt/openshift", out)
+	data, err := os.ReadFile(known)
+	require.NoError(t, err)
+	assert.Contains(t, string(data), "ssh-ed25519 ", "the host key was recorded")
+
+	_, err = r.Run(context.Background(), "false")
+	assert.ErrorContains(t, err, "it failed")
+
+	// Another server on the same address would have another key: refused.
+	r.Close()
+	_, other := sshStandIn(t, pub)
+	otherLine := knownHostsLine(addr, other.PublicKey())
+	require.NoError(t, os.WriteFile(known, []byte(otherLine+"\n"), 0o600))
+	_, err = r.Run(context.Background(), "ls")
+	assert.ErrorContains(t, err, "host key of")
+	assert.ErrorContains(t, err, "changed")
+}
+
+func TestSSHRunnerWrongKeyRefused(t *testing.T) {
+	keyPath, _ := labKey(t)
+	_, otherPub := labKey(t)
+	addr, _ := sshStandIn(t, otherPub)
+	r := &SSHRunner{Addr: addr, User: "core", KeyPath: keyPath, KnownHosts: filepath.Join(t.TempDir(), "kh")}
+	_, err := r.Run(context.Background(), "true")
+	assert.Error(t, err)
+}
