@@ -291,3 +291,33 @@ func TestEnsureSSHKey(t *testing.T) {
 	pub3, _ := SSHPublicKey(s)
 	assert.Equal(t, pub, pub3, "the public half is derived again")
 }
+
+func TestKeepImagesSkipsUploadOnNextUp(t *testing.T) {
+	ctx := context.Background()
+	hv := newFakeHV()
+	s := testSpec(t, "t", true)
+	_, err := Up(ctx, hv, s, upOpts())
+	require.NoError(t, err)
+	require.NoError(t, Down(ctx, hv, s, DownOptions{KeepImages: true}))
+	hv.reset()
+	_, err = Up(ctx, hv, s, upOpts())
+	require.NoError(t, err)
+	calls := hv.mutations()
+	assert.Contains(t, calls, "DefinePool bootlab-t")
+	assert.NotContains(t, calls, "UploadVolume bootlab-t/base.qcow2", "the kept base image is not uploaded again")
+	assert.NotContains(t, calls, "CreateVolume bootlab-t/base.qcow2")
+}
+
+func TestUpRefusesNetworkDrift(t *testing.T) {
+	ctx := context.Background()
+	hv := newFakeHV()
+	s := testSpec(t, "t", false)
+	_, err := Up(ctx, hv, s, upOpts())
+	require.NoError(t, err)
+	s.Nodes[1].IP = "10.88.0.99"
+	hv.reset()
+	_, err = Up(ctx, hv, s, upOpts())
+	require.ErrorContains(t, err, "DHCP reservations changed")
+	assert.ErrorContains(t, err, "bootlab lab down")
+	assert.Empty(t, hv.mutations())
+}
