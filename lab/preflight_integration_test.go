@@ -13,7 +13,9 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// testKernel is a bootable x86_64 kernel: $BOOTLAB_TEST_KERNEL or the host's.
+// testKernel is a bootable x86_64 kernel: $BOOTLAB_TEST_KERNEL, the host's,
+// or the Debian cloud kernel the probe image cache holds (as root,
+// /var/cache/bootlab; `bootlab lab probe-image build` fetches it).
 func testKernel(t *testing.T) string {
 	t.Helper()
 	if k := os.Getenv("BOOTLAB_TEST_KERNEL"); k != "" {
@@ -22,9 +24,13 @@ func testKernel(t *testing.T) string {
 	if k := hostKernel("/boot"); k != "" {
 		return k
 	}
-	t.Fatal("no kernel for the accelerator smoke test: set BOOTLAB_TEST_KERNEL, e.g. " +
-		"`cd /tmp && apt-get download linux-image-6.1.0-*-cloud-amd64 && dpkg-deb -x linux-image-*.deb k && " +
-		"export BOOTLAB_TEST_KERNEL=$(ls /tmp/k/boot/vmlinuz-*)`")
+	for _, cache := range []string{os.Getenv("XDG_CACHE_HOME") + "/bootlab", "/var/cache/bootlab"} {
+		if k := hostKernel(filepath.Join(cache, "debian", "root", "boot")); k != "" {
+			return k
+		}
+	}
+	t.Fatal("no kernel for the accelerator smoke test: run `make probe-image` (fetches Debian's " +
+		"linux-image-cloud-amd64 into /var/cache/bootlab) or set BOOTLAB_TEST_KERNEL to a vmlinuz")
 	return ""
 }
 
