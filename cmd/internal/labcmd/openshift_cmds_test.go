@@ -22,6 +22,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/spf13/cobra"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	certv1 "k8s.io/api/certificates/v1"
@@ -148,7 +149,6 @@ func fakeLab(t *testing.T) (*lab.Spec, string) {
 	s.OpenShift.InstallerPath = inst
 	s.OpenShift.OCPath = oc
 	s.OpenShift.Mirrors.RHCOS = "file://" + mirror
-	s.OpenShift.ManualBootstrap = true
 	s.Defaults()
 	return s, dir
 }
@@ -158,7 +158,10 @@ func TestPrepareOpenShift(t *testing.T) {
 	require.NoError(t, lab.EnsureSSHKey(s))
 	var errOut bytes.Buffer
 	f := &cmdutil.Factory{Streams: cmdutil.Streams{Out: &bytes.Buffer{}, ErrOut: &errOut}, Status: status.New(&errOut, false)}
-	require.NoError(t, prepareOpenShift(context.Background(), f, s), errOut.String())
+	// --manual-bootstrap reaches the preparer through the command's context.
+	ctx := context.WithValue(context.Background(), manualBootstrapKey{}, true)
+	require.NoError(t, prepareOpenShift(ctx, f, s), errOut.String())
+	assert.True(t, s.OpenShift.ManualBootstrap)
 	assert.Equal(t, filepath.Join(dir, "cache", "rhcos", "rhcos-9.6.20250402-0-qemu.x86_64.qcow2"), s.Image.Path, "spec.Image.Path is the cached qcow2")
 	for _, n := range s.Nodes {
 		fi, err := os.Stat(s.IgnitionPath(n))
@@ -203,4 +206,22 @@ func TestGatherCommand(t *testing.T) {
 	assert.Equal(t, filepath.Join(s.AssetsDir(), "log-bundle-20250101000000.tar.gz")+"\n", out.String(), "stdout is the bundle path")
 	got, _ := os.ReadFile(calls)
 	assert.Contains(t, string(got), "gather bootstrap --dir "+s.AssetsDir()+" --bootstrap 192.168.126.10 --master 192.168.126.11 --master 192.168.126.12 --master 192.168.126.13 --key "+s.SSHKeyPath())
+}
+
+func TestManualBootstrapFlag(t *testing.T) {
+	require.NotNil(t, NewCmdUp(testFactory(), nil).Flags().Lookup("manual-bootstrap"), "lab up has --manual-bootstrap")
+	for _, c := range []struct {
+		args []string
+		want any
+	}{{[]string{"--manual-bootstrap"}, true}, {nil, nil}, {[]string{"--manual-bootstrap=false"}, false}} {
+		var got any
+		cmd := &cobra.Command{Use: "up", RunE: func(c *cobra.Command, _ []string) error {
+			got = c.Context().Value(manualBootstrapKey{})
+			return nil
+		}}
+		addManualBootstrapFlag(cmd)
+		cmd.SetArgs(c.args)
+		require.NoError(t, cmd.ExecuteContext(context.Background()))
+		assert.Equal(t, c.want, got, "%v", c.args)
+	}
 }
