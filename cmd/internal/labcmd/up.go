@@ -54,6 +54,7 @@ that failed or was interrupted.`,
 	AddSpecFlags(cmd, &opts.Spec)
 	cmd.Flags().BoolVar(&opts.StartWorkers, "start-workers", false, "start the workers now (by default they are defined but left off)")
 	cmd.Flags().BoolVar(&opts.NoPreflight, "no-preflight", false, "skip the host checks (the accelerator is still chosen)")
+	addManualBootstrapFlag(cmd)
 	return cmd
 }
 
