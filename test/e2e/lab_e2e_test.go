@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"net/netip"
 	"os"
+	"os/exec"
 	"strings"
 	"testing"
 
@@ -109,4 +110,49 @@ func TestLabDownSparesForeignObjects(t *testing.T) {
 	assert.NoError(t, err, "foreign network survives down")
 	left := leftovers(t, l)
 	assert.Equal(t, []string{"list:" + foreignDom}, left)
+}
+
+// TestLabUpResumesAfterInterrupt interrupts `lab up` (SIGINT, as Ctrl-C)
+// once its network exists, then runs up again: the lab converges, and down
+// leaves nothing.
+func TestLabUpResumesAfterInterrupt(t *testing.T) {
+	l := newLabWith(t, "topology:\n  masters: 3\n  workers: 0\n")
+	cmd := exec.Command(bootlabBin, "lab", "up", "-f", l.SpecFile)
+	cmd.Env = append(os.Environ(), "PATH="+binDir+":"+os.Getenv("PATH"))
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	require.NoError(t, cmd.Start())
+	net := "bootlab-" + l.Name
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	var waitErr error
+	interrupted := false
+poll:
+	for {
+		select {
+		case waitErr = <-exited:
+			break poll
+		default:
+		}
+		if _, err := virsh(t, "net-info", net); err == nil && !interrupted {
+			require.NoError(t, cmd.Process.Signal(os.Interrupt))
+			interrupted = true
+		}
+	}
+	t.Logf("first up: interrupted=%v, result %v\n%s", interrupted, waitErr, stderr.String())
+	if ee, ok := waitErr.(*exec.ExitError); ok {
+		assert.Equal(t, 130, ee.ExitCode(), "an interrupted up exits 130:\n%s", stderr.String())
+	} else {
+		require.NoError(t, waitErr) // it finished before the signal landed
+	}
+
+	r := mustRun(t, "lab", "up", "-f", l.SpecFile)
+	assert.NotContains(t, r.Stderr, "nothing to change", "the second up finishes the interrupted one")
+	for _, n := range []string{"bootstrap", "master-0", "master-1", "master-2"} {
+		state, err := virsh(t, "domstate", "bootlab-"+l.Name+"-"+n)
+		require.NoError(t, err)
+		assert.Equal(t, "running", strings.TrimSpace(state), n)
+	}
+	mustRun(t, "lab", "down", "-f", l.SpecFile)
+	assert.Empty(t, leftovers(t, l))
 }
