@@ -226,8 +226,12 @@ func (d *Downloader) open(ctx context.Context, url, partial string) (io.Reader, 
 			return nil, nil, err
 		}
 		have = 0
-		if resp.ContentLength >= 0 {
-			total = resp.ContentLength
+		total = resp.ContentLength
+		if total < 0 {
+			// The file:// transport sets the header but not the field.
+			if n, err := strconv.ParseInt(resp.Header.Get("Content-Length"), 10, 64); err == nil {
+				total = n
+			}
 		}
 	default:
 		resp.Body.Close()

@@ -317,10 +317,24 @@ func TestEnsureRHCOSFromFileMirror(t *testing.T) {
 	require.NoError(t, os.WriteFile(p, img.gz, 0o644))
 	disk, err := streamFixture(t, img).QEMUDisk("x86_64")
 	require.NoError(t, err)
-	res, err := EnsureRHCOS(context.Background(), &Downloader{}, t.TempDir(), disk, "file://"+root)
+	var bar bytes.Buffer
+	res, err := EnsureRHCOS(context.Background(), &Downloader{Progress: &bar}, t.TempDir(), disk, "file://"+root)
 	require.NoError(t, err)
+	assert.Contains(t, bar.String(), "100%", "the size is known for file:// too")
 	assert.Equal(t, "file://"+root+imagePath, res.URL)
 	got, err := os.ReadFile(res.Path)
 	require.NoError(t, err)
 	assert.Equal(t, img.raw, got)
+}
+
+func TestProgressLinesWhenNotATerminal(t *testing.T) {
+	var b bytes.Buffer
+	p := newProgress(&b, false, "img.qcow2.gz", 1000)
+	for i := 0; i < 10; i++ {
+		p.add(100)
+	}
+	p.finish()
+	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
+	assert.Len(t, lines, 10, "one line per 10%%: %q", b.String())
+	assert.Contains(t, lines[len(lines)-1], "img.qcow2.gz [==============================] 1000 B / 1000 B 100%")
 }
