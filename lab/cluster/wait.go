@@ -110,6 +110,7 @@ type bootstrapWatch struct {
 	o                   BootstrapWaitOptions
 	n                   *narrator
 	apiUpAt             time.Time
+	lastAPINote         time.Time
 	mcsUp               bool
 	ssh                 string // "", "failing", "ok"
 	markers, containers map[string]bool
@@ -133,7 +134,13 @@ func (w *bootstrapWatch) tick(ctx context.Context) (bool, error) {
 			o.Log.Debug("API not ready yet", "err", err)
 			if time.Since(n.start) > o.APITimeout {
 				return false, &TimeoutError{What: "the Kubernetes API answering /readyz", Timeout: o.APITimeout,
-					Hint: "this usually means a problem on the bootstrap node: look at `bootlab lab console bootstrap`, `bootlab lab ssh bootstrap` then `journalctl -b -f -u release-image.service -u bootkube.service`, or run `bootlab lab gather`"}
+					Hint: "last answer: " + shortErr(err) + "; this usually means a problem on the bootstrap node: look at `bootlab lab console bootstrap`, `bootlab lab ssh bootstrap` then `journalctl -b -f -u release-image.service -u bootkube.service`, or run `bootlab lab gather`"}
+			}
+			if time.Since(w.lastAPINote) >= time.Minute {
+				if !w.lastAPINote.IsZero() {
+					n.say("still waiting for the API (%s)", shortErr(err))
+				}
+				w.lastAPINote = time.Now()
 			}
 		}
 	}
@@ -398,4 +405,16 @@ func WaitInstallComplete(ctx context.Context, o InstallWaitOptions) error {
 		case <-t.C:
 		}
 	}
+}
+
+// shortErr is the first line of err, without Go's URL error wrapping.
+func shortErr(err error) string {
+	msg := err.Error()
+	if i := strings.LastIndex(msg, "\": "); i >= 0 {
+		msg = msg[i+3:]
+	}
+	if i := strings.IndexByte(msg, '\n'); i >= 0 {
+		msg = msg[:i]
+	}
+	return msg
 }

@@ -153,6 +153,7 @@ func TestWaitBootstrapAPITimeout(t *testing.T) {
 	var te *TimeoutError
 	require.ErrorAs(t, err, &te)
 	assert.Contains(t, err.Error(), "the Kubernetes API answering /readyz")
+	assert.Contains(t, err.Error(), "last answer: GET /readyz: HTTP 503: not ready")
 	assert.Contains(t, err.Error(), "bootlab lab gather")
 }
 
