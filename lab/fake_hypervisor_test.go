@@ -128,6 +128,64 @@ func (f *fakeHV) DestroyNetwork(_ context.Context, n string) error {
 func (f *fakeHV) UndefineNetwork(_ context.Context, n string) error {
 	return f.setNet(n, "UndefineNetwork", func(o *Object) { delete(f.nets, n) })
 }
+func (f *fakeHV) UpdateNetwork(_ context.Context, name string, e NetworkEdit) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	verb := "add"
+	if e.Delete {
+		verb = "delete"
+	}
+	if err := f.call("UpdateNetwork %s %s %s %s", name, verb, e.Section, e.XML); err != nil {
+		return err
+	}
+	o, ok := f.nets[name]
+	if !ok {
+		return notFound("network", name)
+	}
+	var n libvirtxml.Network
+	if err := n.Unmarshal(o.XML); err != nil {
+		return err
+	}
+	switch e.Section {
+	case NetworkDHCPHost:
+		var h libvirtxml.NetworkDHCPHost
+		if err := xmlUnmarshalString(e.XML, &h); err != nil {
+			return err
+		}
+		hosts := n.IPs[0].DHCP.Hosts[:0]
+		for _, x := range n.IPs[0].DHCP.Hosts {
+			if !(e.Delete && x.MAC == h.MAC && x.IP == h.IP) {
+				hosts = append(hosts, x)
+			}
+		}
+		if !e.Delete {
+			hosts = append(hosts, h)
+		}
+		n.IPs[0].DHCP.Hosts = hosts
+	case NetworkDNSHost:
+		var h libvirtxml.NetworkDNSHost
+		if err := xmlUnmarshalString(e.XML, &h); err != nil {
+			return err
+		}
+		hosts := n.DNS.Host[:0]
+		for _, x := range n.DNS.Host {
+			if !(e.Delete && x.IP == h.IP) {
+				hosts = append(hosts, x)
+			}
+		}
+		if !e.Delete {
+			hosts = append(hosts, h)
+		}
+		n.DNS.Host = hosts
+	}
+	x, err := n.Marshal()
+	if err != nil {
+		return err
+	}
+	o.XML = x
+	return nil
+}
+
 func (f *fakeHV) NetworkLeases(context.Context, string) ([]Lease, error) { return nil, ErrUnsupported }
 
 func (f *fakeHV) Pools(context.Context) ([]Object, error) {

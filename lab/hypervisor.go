@@ -51,6 +51,24 @@ type Volume struct {
 	Capacity uint64
 }
 
+// NetworkEdit is one change to a network's DHCP reservations or DNS hosts.
+type NetworkEdit struct {
+	// Delete removes the entry; otherwise it is added.
+	Delete bool
+	// Section is NetworkDHCPHost or NetworkDNSHost.
+	Section NetworkSection
+	// XML is the <host> element (libvirt network XML).
+	XML string
+}
+
+// NetworkSection names the part of a network a NetworkEdit changes.
+type NetworkSection string
+
+const (
+	NetworkDHCPHost NetworkSection = "dhcp-host"
+	NetworkDNSHost  NetworkSection = "dns-host"
+)
+
 // Lease is one DHCP lease on a network.
 type Lease struct {
 	MAC      string
@@ -72,6 +90,9 @@ type Hypervisor interface {
 	DestroyNetwork(ctx context.Context, name string) error
 	UndefineNetwork(ctx context.Context, name string) error
 	NetworkLeases(ctx context.Context, name string) ([]Lease, error)
+	// UpdateNetwork edits one DHCP reservation or DNS host record of a
+	// network, live (when active) and in its persistent definition.
+	UpdateNetwork(ctx context.Context, name string, e NetworkEdit) error
 
 	Pools(ctx context.Context) ([]Object, error)
 	LookupPool(ctx context.Context, name string) (*Object, error)

@@ -154,3 +154,28 @@ func TestIntegrationVirshSeesNothingOfOurs(t *testing.T) {
 	require.NoError(t, err, "virsh (apt-get install libvirt-clients): %s", out)
 	assert.NotContains(t, string(out), s.NetworkName())
 }
+
+func TestIntegrationUpUpdatesNetworkInPlace(t *testing.T) {
+	c := connect(t)
+	ctx := context.Background()
+	s := integSpec(t, "upd")
+	opts := lab.UpOptions{Accelerator: lab.AccelTCG}
+	_, err := lab.Up(ctx, c, s, opts)
+	require.NoError(t, err)
+	before, err := c.LookupNetwork(ctx, s.NetworkName())
+	require.NoError(t, err)
+
+	s.Nodes[1].IP = "10.123.0.99" // master-0 moves
+	res, err := lab.Up(ctx, c, s, opts)
+	require.NoError(t, err)
+	assert.True(t, res.Changed)
+	after, err := c.LookupNetwork(ctx, s.NetworkName())
+	require.NoError(t, err)
+	assert.Equal(t, before.UUID, after.UUID, "updated in place, not redefined")
+	assert.Contains(t, after.XML, "ip='10.123.0.99'")
+	assert.NotContains(t, after.XML, "10.123.0.11'")
+
+	res, err = lab.Up(ctx, c, s, opts)
+	require.NoError(t, err)
+	assert.False(t, res.Changed, "converged: %+v", res.Steps)
+}

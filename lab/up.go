@@ -3,6 +3,7 @@ package lab
 import (
 	"context"
 	"encoding/binary"
+	"encoding/xml"
 	"errors"
 	"fmt"
 	"io"
@@ -237,8 +238,20 @@ func (r *labRun) ensureNetwork(ctx context.Context, want NamedXML) (string, erro
 		if err := r.ownedNetwork(o); err != nil {
 			return "", err
 		}
-		if drift := networkDrift(want.XML, o.XML); drift != "" {
-			return "", fmt.Errorf("network %s differs from the spec (%s): run `bootlab lab down` and `bootlab lab up` to rebuild it", want.Name, drift)
+		edits, drift, err := networkDiff(want.XML, o.XML)
+		if err != nil {
+			return "", err
+		}
+		if drift != "" {
+			return "", fmt.Errorf("network %s differs from the spec in what cannot change in place (%s): run `bootlab lab down` and `bootlab lab up` to rebuild it", want.Name, drift)
+		}
+		for _, e := range edits {
+			if err := r.hv.UpdateNetwork(ctx, want.Name, e); err != nil {
+				return "", err
+			}
+		}
+		if len(edits) > 0 {
+			did = append(did, fmt.Sprintf("%d DHCP/DNS entries updated", len(edits)))
 		}
 	}
 	if !o.Active {
@@ -250,50 +263,132 @@ func (r *labRun) ensureNetwork(ctx context.Context, want NamedXML) (string, erro
 	return strings.Join(did, ", "), nil
 }
 
-// networkDrift compares what matters of a live network with the plan: the
-// bridge, addresses, DHCP reservations and DNS records.
-func networkDrift(wantXML, haveXML string) string {
+// networkDiff compares a live network with the plan. DHCP reservations and
+// DNS host records that differ come back as edits, applied to the running
+// network; anything else that differs (bridge, addresses, forward mode,
+// domain, DHCP range, dnsmasq options) comes back as drift, which needs the
+// network rebuilt.
+func networkDiff(wantXML, haveXML string) (edits []NetworkEdit, drift string, err error) {
 	var want, have libvirtxml.Network
 	if err := want.Unmarshal(wantXML); err != nil {
-		return "cannot parse planned XML"
+		return nil, "", fmt.Errorf("parse planned network XML: %w", err)
 	}
 	if err := have.Unmarshal(haveXML); err != nil {
-		return "cannot parse live XML"
+		return nil, "", fmt.Errorf("parse network XML from libvirt: %w", err)
 	}
-	key := func(n *libvirtxml.Network) (bridge, ips, hosts, dns string) {
+	shape := func(n *libvirtxml.Network, withOptions bool) string {
+		var b strings.Builder
 		if n.Bridge != nil {
-			bridge = n.Bridge.Name
+			fmt.Fprintf(&b, "bridge %s; ", n.Bridge.Name)
+		}
+		if n.Forward != nil {
+			fmt.Fprintf(&b, "forward %s; ", n.Forward.Mode)
+		}
+		if n.Domain != nil {
+			fmt.Fprintf(&b, "domain %s; ", n.Domain.Name)
 		}
 		for _, ip := range n.IPs {
-			ips += fmt.Sprintf("%s/%d;", ip.Address, ip.Prefix)
+			fmt.Fprintf(&b, "ip %s/%d; ", ip.Address, ip.Prefix)
 			if ip.DHCP != nil {
-				for _, h := range ip.DHCP.Hosts {
-					hosts += strings.ToLower(h.MAC) + "=" + h.IP + "=" + h.Name + ";"
+				for _, r := range ip.DHCP.Ranges {
+					fmt.Fprintf(&b, "range %s-%s; ", r.Start, r.End)
 				}
 			}
 		}
-		if n.DNS != nil {
-			for _, h := range n.DNS.Host {
-				for _, hn := range h.Hostnames {
-					dns += hn.Hostname + "=" + h.IP + ";"
-				}
+		if withOptions && n.DnsmasqOptions != nil {
+			for _, o := range n.DnsmasqOptions.Option {
+				fmt.Fprintf(&b, "option %s; ", o.Value)
 			}
 		}
-		return
+		return b.String()
 	}
-	wb, wi, wh, wd := key(&want)
-	hb, hi, hh, hd := key(&have)
-	switch {
-	case wb != hb:
-		return fmt.Sprintf("bridge %s, spec wants %s", hb, wb)
-	case wi != hi:
-		return "addresses changed"
-	case wh != hh:
-		return "DHCP reservations changed"
-	case wd != hd:
-		return "DNS records changed"
+	// The test driver drops dnsmasq options; compare them only when kept.
+	withOptions := have.DnsmasqOptions != nil
+	if w, h := shape(&want, withOptions), shape(&have, withOptions); w != h {
+		return nil, fmt.Sprintf("live: %sspec: %s", h, w), nil
 	}
-	return ""
+
+	dhcp := func(n *libvirtxml.Network) map[string]libvirtxml.NetworkDHCPHost {
+		m := map[string]libvirtxml.NetworkDHCPHost{}
+		for _, ip := range n.IPs {
+			if ip.DHCP == nil {
+				continue
+			}
+			for _, h := range ip.DHCP.Hosts {
+				m[strings.ToLower(h.MAC)+"|"+h.Name+"|"+h.IP] = h
+			}
+		}
+		return m
+	}
+	dns := func(n *libvirtxml.Network) map[string]libvirtxml.NetworkDNSHost {
+		m := map[string]libvirtxml.NetworkDNSHost{}
+		if n.DNS == nil {
+			return m
+		}
+		for _, h := range n.DNS.Host {
+			names := make([]string, 0, len(h.Hostnames))
+			for _, hn := range h.Hostnames {
+				names = append(names, hn.Hostname)
+			}
+			m[h.IP+"|"+strings.Join(names, ",")] = h
+		}
+		return m
+	}
+	var dels, adds []NetworkEdit
+	edit := func(del bool, sec NetworkSection, v any) error {
+		x, err := xml.Marshal(v)
+		if err != nil {
+			return err
+		}
+		e := NetworkEdit{Delete: del, Section: sec, XML: string(x)}
+		if del {
+			dels = append(dels, e)
+		} else {
+			adds = append(adds, e)
+		}
+		return nil
+	}
+	wd, hd := dhcp(&want), dhcp(&have)
+	for _, k := range sortedKeys(hd) {
+		if _, ok := wd[k]; !ok {
+			if err := edit(true, NetworkDHCPHost, hd[k]); err != nil {
+				return nil, "", err
+			}
+		}
+	}
+	for _, k := range sortedKeys(wd) {
+		if _, ok := hd[k]; !ok {
+			if err := edit(false, NetworkDHCPHost, wd[k]); err != nil {
+				return nil, "", err
+			}
+		}
+	}
+	wn, hn := dns(&want), dns(&have)
+	for _, k := range sortedKeys(hn) {
+		if _, ok := wn[k]; !ok {
+			if err := edit(true, NetworkDNSHost, hn[k]); err != nil {
+				return nil, "", err
+			}
+		}
+	}
+	for _, k := range sortedKeys(wn) {
+		if _, ok := hn[k]; !ok {
+			if err := edit(false, NetworkDNSHost, wn[k]); err != nil {
+				return nil, "", err
+			}
+		}
+	}
+	// Deletions first: a changed reservation frees its MAC and address.
+	return append(dels, adds...), "", nil
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }
 
 func (r *labRun) ownedPool(o *Object) error {

@@ -314,10 +314,38 @@ func TestUpRefusesNetworkDrift(t *testing.T) {
 	s := testSpec(t, "t", false)
 	_, err := Up(ctx, hv, s, upOpts())
 	require.NoError(t, err)
-	s.Nodes[1].IP = "10.88.0.99"
+	s.Network.Bridge = "blother"
 	hv.reset()
 	_, err = Up(ctx, hv, s, upOpts())
-	require.ErrorContains(t, err, "DHCP reservations changed")
+	require.ErrorContains(t, err, "cannot change in place")
+	assert.ErrorContains(t, err, "bridge blother")
 	assert.ErrorContains(t, err, "bootlab lab down")
 	assert.Empty(t, hv.mutations())
+}
+
+func TestUpUpdatesReservationsInPlace(t *testing.T) {
+	ctx := context.Background()
+	hv := newFakeHV()
+	s := testSpec(t, "t", false)
+	_, err := Up(ctx, hv, s, upOpts())
+	require.NoError(t, err)
+
+	// master-0 moves to .99 and a worker joins.
+	s.Nodes[1].IP = "10.88.0.99"
+	s.Nodes = append(s.Nodes, Node{Name: "worker-1", Role: RoleWorker, VCPUs: 1, MemoryMiB: 256, DiskGiB: 1,
+		MAC: DeriveMAC("t", "worker-1"), IP: "10.88.0.21"})
+	hv.reset()
+	res, err := Up(ctx, hv, s, upOpts())
+	require.NoError(t, err)
+	assert.True(t, res.Changed)
+	calls := hv.mutations()
+	assert.Equal(t, 2, countPrefix(calls, "UpdateNetwork bootlab-t delete"), "old master-0 DHCP and DNS entries: %v", calls)
+	assert.Equal(t, 4, countPrefix(calls, "UpdateNetwork bootlab-t add"), "new master-0 and worker-1 entries: %v", calls)
+	assert.Contains(t, calls, "DefineDomain bootlab-t-worker-1")
+	assert.NotContains(t, calls, "DefineNetwork bootlab-t")
+
+	hv.reset()
+	res, err = Up(ctx, hv, s, upOpts())
+	require.NoError(t, err)
+	assert.False(t, res.Changed, "converged: %v", hv.mutations())
 }

@@ -124,6 +124,37 @@ func (c *Conn) NetworkLeases(ctx context.Context, name string) ([]lab.Lease, err
 	return out, nil
 }
 
+// UpdateNetwork adds or deletes one DHCP reservation or DNS host record,
+// in the running network (when active) and in its persistent definition.
+func (c *Conn) UpdateNetwork(ctx context.Context, name string, e lab.NetworkEdit) error {
+	n, err := c.network(ctx, name)
+	if err != nil {
+		return err
+	}
+	cmd := golibvirt.NetworkUpdateCommandAddLast
+	if e.Delete {
+		cmd = golibvirt.NetworkUpdateCommandDelete
+	}
+	var section golibvirt.NetworkUpdateSection
+	switch e.Section {
+	case lab.NetworkDHCPHost:
+		section = golibvirt.NetworkSectionIPDhcpHost
+	case lab.NetworkDNSHost:
+		section = golibvirt.NetworkSectionDNSHost
+	default:
+		return fmt.Errorf("update network %s: unknown section %q", name, e.Section)
+	}
+	flags := golibvirt.NetworkUpdateAffectConfig
+	if active, err := c.l.NetworkIsActive(n); err == nil && active == 1 {
+		flags |= golibvirt.NetworkUpdateAffectLive
+	}
+	verb := "add"
+	if e.Delete {
+		verb = "delete"
+	}
+	return wrap(c.l.NetworkUpdateCompat(n, cmd, section, -1, e.XML, flags), "%s %s %s in network %s", verb, e.Section, e.XML, name)
+}
+
 // ---- pools
 
 func (c *Conn) poolObject(p golibvirt.StoragePool) (*lab.Object, error) {
