@@ -233,7 +233,9 @@ func writeNodeIgnition(s *lab.Spec, dir string, res *AssetsResult) error {
 
 // writeSecret writes data 0600 through a temporary file and a rename.
 func writeSecret(path string, data []byte) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+	// Parents stay traversable (qemu reads Ignition from the lab directory);
+	// the files themselves are 0600.
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
 	tmp := path + ".tmp"

@@ -204,3 +204,16 @@ func validateTool(t *testing.T, path string) {
 	out, err := exec.Command(bin, path).CombinedOutput()
 	require.NoError(t, err, "validate %s: %s", path, out)
 }
+
+func TestPrepareKeepsLabDirTraversable(t *testing.T) {
+	e := newPrepareEnv(t, 1)
+	e.spec.LabDir = filepath.Join(t.TempDir(), "fresh-lab")
+	require.NoError(t, os.MkdirAll(filepath.Dir(e.spec.SSHKeyPath()), 0o700))
+	require.NoError(t, os.Chmod(filepath.Dir(e.spec.SSHKeyPath()), 0o700))
+	require.NoError(t, os.Chmod(e.spec.LabDir, 0o755))
+	require.NoError(t, os.WriteFile(e.spec.SSHKeyPath()+".pub", []byte("ssh-ed25519 AAAAC3Nza lab\n"), 0o644))
+	_, err := e.prepare()
+	require.NoError(t, err, e.status.String())
+	assert.Equal(t, os.FileMode(0o755), mode(t, e.spec.LabDir))
+	assert.Equal(t, os.FileMode(0o755), mode(t, filepath.Dir(e.spec.IgnitionPath(e.spec.Nodes[0]))), "qemu must reach the Ignition files")
+}
