@@ -8,6 +8,7 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -44,6 +45,9 @@ type goodHost struct {
 	smoked  []string
 	routes  []HostRoute
 	users   map[string]*HostUser
+	listen  []netip.AddrPort
+	cfgErr  error
+	checked []byte
 }
 
 func newGoodHost(t *testing.T) *goodHost {
@@ -65,6 +69,7 @@ func newGoodHost(t *testing.T) *goodHost {
 		env:     map[string]string{},
 		free:    500 << 30,
 		meminfo: mem,
+		listen:  []netip.AddrPort{netip.MustParseAddrPort("127.0.0.1:22"), netip.MustParseAddrPort("0.0.0.0:8080"), netip.MustParseAddrPort("[::]:6444")},
 		routes:  []HostRoute{{Prefix: netip.MustParsePrefix("0.0.0.0/0"), Dev: "eth0"}, {Prefix: netip.MustParsePrefix("10.0.0.0/24"), Dev: "eth0"}},
 		users:   map[string]*HostUser{"libvirt-qemu": {Name: "libvirt-qemu", UID: qemuUID, GIDs: []int{kvmGID, qemuUID}}},
 	}
@@ -99,6 +104,11 @@ func (g *goodHost) facts() HostFacts {
 		KVMSmoke: func(_ context.Context, kernel string) error {
 			g.smoked = append(g.smoked, kernel)
 			return g.smoke
+		},
+		Listeners: func() ([]netip.AddrPort, error) { return g.listen, nil },
+		HAProxyCheck: func(_ context.Context, _, cfgPath string) error {
+			g.checked, _ = os.ReadFile(cfgPath)
+			return g.cfgErr
 		},
 	}
 }
@@ -148,8 +158,9 @@ func TestPreflightAllGood(t *testing.T) {
 	for _, c := range r.Checks {
 		names = append(names, c.Name)
 	}
-	assert.Equal(t, []string{CheckLibvirt, CheckAccel, CheckKVMDevice, CheckHAProxy, CheckQEMUImg, CheckNetwork, CheckMemory, CheckDisk, CheckPoolAccess, CheckLabAccess}, names)
+	assert.Equal(t, []string{CheckLibvirt, CheckAccel, CheckKVMDevice, CheckHAProxy, CheckQEMUImg, CheckNetwork, CheckLB, CheckMemory, CheckDisk, CheckPoolAccess, CheckLabAccess}, names)
 	assert.Equal(t, "libvirt 9.0.0 at qemu:///system", check(t, r, CheckLibvirt).Detail)
+	assert.Contains(t, string(g.checked), "listen api", "haproxy -c saw the lab's config")
 }
 
 // Every failing check names the problem and the fix.
@@ -185,6 +196,16 @@ func TestPreflightFailures(t *testing.T) {
 			h.nets = []NetworkInfo{{Name: "default", Bridge: "virbr0", Prefixes: []netip.Prefix{netip.MustParsePrefix("192.168.126.0/24")}}}
 			return h
 		}, check: CheckNetwork, detail: `overlaps libvirt network "default"`, fix: "--cidr"},
+		{name: "api port taken", mutateHost: func(g *goodHost) { g.listen = append(g.listen, netip.MustParseAddrPort("0.0.0.0:6443")) },
+			check: CheckLB, detail: "ports the load balancer needs are taken: 6443 (listening on 0.0.0.0:6443)", fix: "ss -ltnp"},
+		{name: "stats port taken on the api address", mutateHost: func(g *goodHost) { g.listen = append(g.listen, netip.MustParseAddrPort("192.168.126.1:9000")) },
+			check: CheckLB, detail: "9000 (listening on 192.168.126.1:9000)", fix: "bootlab lab down"},
+		{name: "api port taken on the api address", mutateHost: func(g *goodHost) { g.listen = append(g.listen, netip.MustParseAddrPort("192.168.126.1:6443")) },
+			check: CheckLB, detail: "6443 (listening on 192.168.126.1:6443)", fix: "ss -ltnp"},
+		{name: "haproxy rejects the config", mutateHost: func(g *goodHost) { g.cfgErr = errors.New("haproxy -c -f x rejected the configuration") },
+			check: CheckLB, detail: "rejected the configuration", fix: "bootlab bug"},
+		{name: "admin socket path too long", mutateSpec: func(s *Spec) { s.LabDir = "/var/lib/bootlab/" + strings.Repeat("x", 90) },
+			check: CheckLB, detail: "more than the 107 a unix socket allows: choose a shorter labDir", fix: "labDir"},
 		{name: "not enough memory", mutateSpec: func(s *Spec) { s.Profile = ProfileOpenShift; s.OpenShift.PullSecretFile = "/ps" },
 			check: CheckMemory, detail: "the nodes need 80.0 GiB, the host has 32.0 GiB available", fix: "--workers 0"},
 		{name: "not enough disk", mutateHost: func(g *goodHost) { g.free = 10 << 20 },
@@ -334,4 +355,37 @@ func TestClassifyURI(t *testing.T) {
 	} {
 		assert.Equal(t, want, classifyURI(uri), uri)
 	}
+}
+
+func TestPreflightIPv6WildcardWarns(t *testing.T) {
+	g := newGoodHost(t)
+	g.listen = append(g.listen, netip.MustParseAddrPort("[::]:443"), netip.MustParseAddrPort("10.9.9.9:6443"))
+	r := run(t, preflightSpec(t, nil), kvmHost(), g)
+	c := check(t, r, CheckLB)
+	assert.True(t, c.OK, c.Detail)
+	assert.True(t, c.Warning)
+	assert.Contains(t, c.Detail, "443 (listening on [::]:443)")
+	assert.NotContains(t, c.Detail, "6443", "a listener on another address does not conflict")
+}
+
+func TestParseProcTCP(t *testing.T) {
+	tcp := `  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode
+   0: 0109DF0A:2328 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 167866 1
+   1: 00000000:1F90 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 167868 1
+   2: 0100007F:8E3A 0100007F:1F90 01 00000000:00000000 00:00000000 00000000     0        0 0 1
+`
+	got, err := parseProcTCP(tcp)
+	require.NoError(t, err)
+	assert.Equal(t, []netip.AddrPort{netip.MustParseAddrPort("10.223.9.1:9000"), netip.MustParseAddrPort("0.0.0.0:8080")}, got, "only LISTEN (0A) sockets")
+
+	tcp6 := `  sl  local_address                         remote_address                        st
+   0: 00000000000000000000000000000000:1A0B 00000000000000000000000000000000:0000 0A
+   1: 0000000000000000FFFF00000100007F:0050 00000000000000000000000000000000:0000 0A
+`
+	got, err = parseProcTCP(tcp6)
+	require.NoError(t, err)
+	assert.Equal(t, []netip.AddrPort{netip.MustParseAddrPort("[::]:6667"), netip.MustParseAddrPort("127.0.0.1:80")}, got)
+
+	_, err = parseProcTCP("head\n 0: zz:1 0 0A\n")
+	assert.Error(t, err)
 }
