@@ -76,10 +76,30 @@ func ShellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
+// RunFunc runs a bash command line as root, as Node.Run does.
+type RunFunc func(ctx context.Context, cmd string, stdin io.Reader, stdout, stderr io.Writer) (int, error)
+
 // shellFiles implements the file half of Node with commands, so a
 // transport only has to run commands (and sudo covers every file).
-type shellFiles struct {
-	run func(ctx context.Context, cmd string, stdin io.Reader, stdout, stderr io.Writer) (int, error)
+type shellFiles struct{ run RunFunc }
+
+// commandNode is a Node made of a RunFunc.
+type commandNode struct {
+	shellFiles
+	name string
+}
+
+func (n commandNode) String() string { return n.name }
+
+func (n commandNode) Run(ctx context.Context, cmd string, stdin io.Reader, stdout, stderr io.Writer) (int, error) {
+	return n.run(ctx, cmd, stdin, stdout, stderr)
+}
+
+// CommandNode makes a Node of any way to run commands as root (a
+// container, a namespace, a serial console): files are read, written and
+// described with cat, mv and stat.
+func CommandNode(name string, run RunFunc) Node {
+	return commandNode{shellFiles: shellFiles{run: run}, name: name}
 }
 
 const missingCode = 66

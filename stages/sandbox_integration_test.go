@@ -1,0 +1,237 @@
+//go:build integration
+
+package stages_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/bootlab/bootlab/scripts"
+	"github.com/bootlab/bootlab/stages"
+)
+
+// sandbox is a bootstrap node made of this machine: each command runs in a
+// fresh mount namespace where /etc, /opt, /var/log and /run are overlays
+// whose upper layers live in root/, so /opt/openshift, /etc/kubernetes and
+// the rest persist from stage to stage without touching the host. podman,
+// oc, dig and curl are fakes (testdata/sandbox) that play the operator
+// renders from the stage fixtures; bash, jq, cp and the stage scripts are real.
+type sandbox struct {
+	root, calls, fail string
+	env               []string
+}
+
+var overlays = []string{"/etc", "/opt", "/var/log", "/run"}
+
+func newSandbox(t *testing.T) *sandbox {
+	t.Helper()
+	require.Equal(t, 0, os.Geteuid(), "the sandbox test mounts overlays in a mount namespace: run it as root")
+	for _, tool := range []string{"unshare", "jq", "bash"} {
+		_, err := exec.LookPath(tool)
+		require.NoError(t, err, "%s is needed: apt-get install -y util-linux jq bash", tool)
+	}
+	root := t.TempDir()
+	s := &sandbox{root: root, calls: filepath.Join(root, ".calls"), fail: filepath.Join(root, ".fail")}
+	for _, o := range overlays {
+		require.NoError(t, os.MkdirAll(filepath.Join(root, o), 0o755))
+		require.NoError(t, os.MkdirAll(filepath.Join(root, ".work", o), 0o755))
+	}
+	bin, err := filepath.Abs(filepath.Join("testdata", "sandbox"))
+	require.NoError(t, err)
+	fixtures, err := filepath.Abs(filepath.Join("..", "testdata", "stages", "fixtures"))
+	require.NoError(t, err)
+	cert, key := filepath.Join(root, ".cert.pem"), filepath.Join(root, ".key.pem")
+	require.NoError(t, os.WriteFile(cert, pemCert(t, "sandbox", time.Now().Add(-time.Hour), time.Now().Add(24*time.Hour)), 0o644))
+	require.NoError(t, os.WriteFile(key, pemKey(t), 0o600))
+	s.env = []string{
+		"PATH=" + bin + ":/usr/sbin:/usr/bin:/sbin:/bin",
+		"SANDBOX_FIXTURES=" + fixtures, "SANDBOX_CALLS=" + s.calls, "SANDBOX_FAIL=" + s.fail,
+		"SANDBOX_CERT=" + cert, "SANDBOX_KEY=" + key,
+	}
+	s.installerAssets(t, fixtures, cert, key)
+	return s
+}
+
+// installerAssets lays down what bootstrap.ign puts in /opt/openshift.
+func (s *sandbox) installerAssets(t *testing.T, fixtures, cert, key string) {
+	t.Helper()
+	oo := filepath.Join(s.root, "opt", "openshift")
+	copyFile := func(src, dst string, mode os.FileMode) {
+		data, err := os.ReadFile(src)
+		require.NoError(t, err)
+		require.NoError(t, os.MkdirAll(filepath.Dir(dst), 0o755))
+		require.NoError(t, os.WriteFile(dst, data, mode))
+	}
+	f01 := filepath.Join(fixtures, "01-openshift-manifests", "opt", "openshift", "manifests")
+	for _, m := range []string{"cluster-config.yaml", "cluster-infrastructure-02-config.yml", "cluster-network-02-config.yml"} {
+		copyFile(filepath.Join(f01, m), filepath.Join(oo, "manifests", m), 0o644)
+	}
+	copyFile(filepath.Join(f01, "99_feature-gate.yaml"), filepath.Join(oo, "openshift", "99_feature-gate.yaml"), 0o644)
+	write := func(p, text string, mode os.FileMode) {
+		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		require.NoError(t, os.WriteFile(p, []byte(text), mode))
+	}
+	write(filepath.Join(oo, "openshift", "99_openshift-machineconfig_99-master-ssh.yaml"), "apiVersion: machineconfiguration.openshift.io/v1\nkind: MachineConfig\nmetadata:\n  name: 99-master-ssh\n", 0o644)
+	write(filepath.Join(oo, "manifests", "cluster-authentication-02-config.yaml"), "apiVersion: config.openshift.io/v1\nkind: Authentication\nmetadata:\n  name: cluster\n", 0o644)
+	write(filepath.Join(oo, "manifests", "openshift-config-secret-pull-secret.yaml"), "apiVersion: v1\nkind: Secret\nmetadata:\n  name: pull-secret\n  namespace: openshift-config\n", 0o644)
+	kc := "apiVersion: v1\nkind: Config\nclusters: []\n"
+	for _, k := range []string{"kubeconfig", "kubeconfig-loopback", "kubeconfig-kubelet"} {
+		write(filepath.Join(oo, "auth", k), kc, 0o600)
+	}
+	for _, c := range []string{"root-ca.crt", "kube-apiserver-complete-client-ca-bundle.crt", "machine-config-server.crt"} {
+		copyFile(cert, filepath.Join(oo, "tls", c), 0o644)
+	}
+	copyFile(key, filepath.Join(oo, "tls", "machine-config-server.key"), 0o600)
+	write(filepath.Join(oo, "original_cvo_overrides.patch"), `{"spec":{"overrides":null}}`, 0o600)
+}
+
+func (s *sandbox) run(ctx context.Context, cmd string, stdin io.Reader, stdout, stderr io.Writer) (int, error) {
+	var mounts []string
+	for _, o := range overlays {
+		mounts = append(mounts, fmt.Sprintf("mount -t overlay overlay -o lowerdir=%[1]s,upperdir=%[2]s%[1]s,workdir=%[2]s/.work%[1]s %[1]s", o, s.root))
+	}
+	setup := strings.Join(mounts, " && ") + ` && exec bash -c "$1"`
+	c := exec.CommandContext(ctx, "unshare", "--mount", "--propagation", "private", "--", "bash", "-c", setup, "sandbox", cmd)
+	c.Env = s.env
+	c.Stdin, c.Stdout, c.Stderr = stdin, stdout, stderr
+	err := c.Run()
+	if ee, ok := err.(*exec.ExitError); ok {
+		return ee.ExitCode(), nil
+	}
+	if err != nil {
+		return -1, err
+	}
+	return 0, nil
+}
+
+func (s *sandbox) node() stages.Node { return stages.CommandNode("sandbox", s.run) }
+
+// serviceRecords reads /var/log/openshift/bootkube.json as the scripts wrote it.
+func (s *sandbox) serviceRecords(t *testing.T) []map[string]string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(s.root, "var", "log", "openshift", "bootkube.json"))
+	require.NoError(t, err)
+	var recs []map[string]string
+	require.NoError(t, json.Unmarshal(data, &recs), "bootkube.json is a JSON array")
+	return recs
+}
+
+func TestSandboxRunsEveryStageThenValidates(t *testing.T) {
+	ctx := context.Background()
+	sb := newSandbox(t)
+	node := sb.node()
+	var out bytes.Buffer
+	vars := testVars("4.19")
+	vars.ReleaseImage = "quay.io/example/release:4.19.10"
+	r := &stages.Runner{Catalog: stages.Default(), Scripts: scripts.FS, Node: node, Vars: vars, Output: &out}
+
+	for _, s := range r.Catalog {
+		outcomes, err := r.Run(ctx, []*stages.Stage{s}, stages.Options{})
+		require.NoError(t, err, "stage %s:\n%s", s.Label(), out.String())
+		require.Equal(t, stages.ResultSuccess, outcomes[0].Result, s.Label())
+		results := stages.Validate(ctx, node, s, vars, stages.ValidateOptions{})
+		assert.Empty(t, failures(results), "validate %s right after it ran", s.Label())
+	}
+	log := out.String()
+	for _, line := range []string{
+		"[01 openshift-manifests] Moving OpenShift manifests in with the rest of them\n",
+		"[02 release-image] VERSION=4.19.10\n",
+		"[02 release-image] CLUSTER_ETCD_OPERATOR_IMAGE=quay.io/example/art@sha256:cluster-etcd-operator\n",
+		"[07 etcd-bootstrap] Rendering CEO Manifests...\n",
+		"[12 mco-bootstrap] Successfully resolved API_INT_URL api-int.ocp.lab.local\n",
+		"[13 cb-bootstrap] https://localhost:2379 is healthy: successfully committed proposal: took = 2.1ms\n",
+		"[13 cb-bootstrap] Starting cluster-bootstrap...\n",
+		"[14 cvo-overrides] Waiting for CEO to finish...\n",
+		"[15 check-api-url] Success while trying to reach API_URL's https endpoint at https://api.ocp.lab.local:6443/readyz\n",
+		"[15 check-api-url] bootkube.service complete\n",
+	} {
+		assert.Contains(t, log, line)
+	}
+
+	// Every bootkube marker is where bootkube would have put it.
+	for _, s := range r.Catalog {
+		for _, m := range s.Markers() {
+			_, err := os.Stat(filepath.Join(sb.root, "opt", "openshift", m))
+			assert.NoError(t, err, "marker %s of stage %s", m, s.Label())
+		}
+	}
+	// Nothing leaked onto the host.
+	_, err := os.Stat("/opt/openshift")
+	assert.True(t, os.IsNotExist(err), "the host has no /opt/openshift")
+
+	// The service records have bootkube's shape and every named step.
+	recs := sb.serviceRecords(t)
+	var ended []string
+	for _, rec := range recs {
+		require.NotEmpty(t, rec["timestamp"])
+		if rec["phase"] == "stage end" {
+			assert.Equal(t, "success", rec["result"], rec["stage"])
+			ended = append(ended, rec["stage"])
+		}
+	}
+	assert.Equal(t, baselineSteps, ended, "bootkube.json ends every bootkube stage, in order")
+	assert.Equal(t, "service start", recs[0]["phase"])
+	assert.Equal(t, "service end", recs[len(recs)-1]["phase"])
+
+	// A second run skips everything that has a marker.
+	before := len(sb.serviceRecords(t))
+	outcomes, err := r.Run(ctx, r.Catalog, stages.Options{})
+	require.NoError(t, err)
+	for _, o := range outcomes {
+		if o.Number == 2 {
+			assert.Equal(t, stages.ResultSuccess, o.Result, "02 has no marker and runs again")
+			continue
+		}
+		assert.Equal(t, stages.ResultSkipped, o.Result, "%02d", o.Number)
+	}
+	assert.Len(t, sb.serviceRecords(t), before+2, "only stage 02 ran (service start, service end)")
+
+	// --force reruns a stage and its steps.
+	out.Reset()
+	etcd, err := r.Catalog.Lookup("07")
+	require.NoError(t, err)
+	_, err = r.Run(ctx, []*stages.Stage{etcd}, stages.Options{Force: true})
+	require.NoError(t, err)
+	assert.Contains(t, out.String(), "[07 etcd-bootstrap] Rendering CEO Manifests...\n")
+}
+
+func TestSandboxFailureIsRecordedLikeBootkube(t *testing.T) {
+	ctx := context.Background()
+	sb := newSandbox(t)
+	require.NoError(t, os.WriteFile(sb.fail, []byte("cluster-etcd-operator"), 0o644))
+	var out bytes.Buffer
+	vars := testVars("4.19")
+	vars.ReleaseImage = "quay.io/example/release:4.19.10"
+	r := &stages.Runner{Catalog: stages.Default(), Scripts: scripts.FS, Node: sb.node(), Vars: vars, Output: &out}
+	sel, err := r.Catalog.Select(stages.Selection{To: "08"})
+	require.NoError(t, err)
+
+	_, err = r.Run(ctx, sel, stages.Options{})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "stage 07 (etcd-bootstrap): 07-etcd-bootstrap.sh exited 1")
+	assert.Contains(t, err.Error(), "cluster-etcd-operator render failed (injected by the test)")
+	_, err = os.Stat(filepath.Join(sb.root, "opt", "openshift", "etcd-bootstrap.done"))
+	assert.True(t, os.IsNotExist(err), "no marker for a failed step")
+
+	recs := sb.serviceRecords(t)
+	last := recs[len(recs)-1]
+	assert.Equal(t, "service end", last["phase"])
+	assert.Equal(t, "failure", last["result"])
+	stageEnd := recs[len(recs)-2]
+	assert.Equal(t, "stage end", stageEnd["phase"])
+	assert.Equal(t, "etcd-bootstrap", stageEnd["stage"])
+	assert.Equal(t, "failure", stageEnd["result"])
+	assert.NotEmpty(t, stageEnd["errorLine"])
+}
