@@ -68,66 +68,87 @@ func runPivot(ctx context.Context, f *cmdutil.Factory, opts *PivotOptions) error
 	if err != nil {
 		return err
 	}
-	state, err := lab.LoadState(spec.LabDir)
+	connect := func(ctx context.Context) (lab.Hypervisor, func() error, error) {
+		conn, err := libvirt.Connect(ctx, spec.Libvirt.URI, f.Log)
+		if err != nil {
+			return nil, nil, err
+		}
+		return conn, conn.Close, nil
+	}
+	res, err := pivot(ctx, f, spec, connect)
 	if err != nil {
 		return err
 	}
+	return printPivot(f, res, opts.Output)
+}
+
+// pivot does the work of `lab pivot` on the applied spec; connect opens the
+// hypervisor (only the openshift profile needs it).
+func pivot(ctx context.Context, f *cmdutil.Factory, spec *lab.Spec, connect func(context.Context) (lab.Hypervisor, func() error, error)) (*PivotResult, error) {
+	state, err := lab.LoadState(spec.LabDir)
+	if err != nil {
+		return nil, err
+	}
 	if len(spec.NodesByRole(lab.RoleBootstrap)) == 0 {
-		return cmdutil.WithCode(cmdutil.ExitInvalid, fmt.Errorf("lab %s has no bootstrap node: nothing to pivot", spec.Name))
+		return nil, cmdutil.WithCode(cmdutil.ExitInvalid, fmt.Errorf("lab %s has no bootstrap node: nothing to pivot", spec.Name))
 	}
-	res := PivotResult{Lab: spec.Name, Changed: !state.BootstrapRemoved}
-	if strings.HasPrefix(spec.Libvirt.URI, "test:") {
-		// The test driver runs no VM and lab up starts no haproxy for it.
-		state.BootstrapRemoved = true
-		return state.Save(spec.LabDir)
-	}
+	res := &PivotResult{Lab: spec.Name, Changed: !state.BootstrapRemoved}
+	// The test driver runs no VM and lab up starts no haproxy for it.
+	withLB := !strings.HasPrefix(spec.Libvirt.URI, "test:")
 
-	before, err := loadbalancer.Inspect(ctx, lab.LoadBalancerConfig(spec, state.BootstrapRemoved))
-	if err != nil {
-		return fmt.Errorf("read the load balancer's backends: %w", err)
-	}
-	if !before.Running {
-		return fmt.Errorf("the load balancer of lab %s is not running (%s): run `bootlab lab up` first", spec.Name, lab.LoadBalancerConfig(spec, false).PIDPath())
-	}
-	res.Before = before.Backends
+	if withLB {
+		before, err := loadbalancer.Inspect(ctx, lab.LoadBalancerConfig(spec, state.BootstrapRemoved))
+		if err != nil {
+			return nil, fmt.Errorf("read the load balancer's backends: %w", err)
+		}
+		if !before.Running {
+			return nil, fmt.Errorf("the load balancer of lab %s is not running (%s): run `bootlab lab up` first", spec.Name, lab.LoadBalancerConfig(spec, false).PIDPath())
+		}
+		res.Before = before.Backends
 
-	f.Status.Start("Removing the bootstrap from the load balancer")
-	lbRes, err := loadbalancer.Ensure(ctx, lab.LoadBalancerConfig(spec, true), f.Log)
-	if err != nil {
-		return fmt.Errorf("reload the load balancer without the bootstrap: %w", err)
+		f.Status.Start("Removing the bootstrap from the load balancer")
+		lbRes, err := loadbalancer.Ensure(ctx, lab.LoadBalancerConfig(spec, true), f.Log)
+		if err != nil {
+			return nil, fmt.Errorf("reload the load balancer without the bootstrap: %w", err)
+		}
+		f.Status.End(true)
+		if lbRes.Changed {
+			res.Changed = true
+		}
 	}
 	state.BootstrapRemoved = true
 	if err := state.Save(spec.LabDir); err != nil {
-		return err
-	}
-	f.Status.End(true)
-	if lbRes.Changed {
-		res.Changed = true
+		return nil, err
 	}
 
 	if spec.Profile == lab.ProfileOpenShift {
-		conn, err := libvirt.Connect(ctx, spec.Libvirt.URI, f.Log)
+		hv, closeFn, err := connect(ctx)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		defer conn.Close()
+		defer closeFn()
 		for _, n := range spec.NodesByRole(lab.RoleBootstrap) {
 			f.Status.Start("Destroying %s and deleting its disk", n.Name)
-			if err := lab.RemoveNode(ctx, conn, spec, n.Name); err != nil {
-				return fmt.Errorf("remove node %s: %w (run `bootlab lab pivot` again to retry)", n.Name, err)
+			if err := lab.RemoveNode(ctx, hv, spec, n.Name); err != nil {
+				return nil, fmt.Errorf("remove node %s: %w (run `bootlab lab pivot` again to retry)", n.Name, err)
 			}
 			f.Status.End(true)
 			res.RemovedNodes = append(res.RemovedNodes, n.Name)
 		}
 	}
 
-	after, err := loadbalancer.Inspect(ctx, lab.LoadBalancerConfig(spec, true))
-	if err != nil {
-		return fmt.Errorf("read the load balancer's backends: %w", err)
+	if withLB {
+		after, err := loadbalancer.Inspect(ctx, lab.LoadBalancerConfig(spec, true))
+		if err != nil {
+			return nil, fmt.Errorf("read the load balancer's backends: %w", err)
+		}
+		res.After = after.Backends
 	}
-	res.After = after.Backends
+	return res, nil
+}
 
-	if opts.Output == "json" {
+func printPivot(f *cmdutil.Factory, res *PivotResult, output string) error {
+	if output == "json" {
 		enc := json.NewEncoder(f.Streams.Out)
 		enc.SetIndent("", "  ")
 		return enc.Encode(res)
@@ -145,6 +166,9 @@ func runPivot(ctx context.Context, f *cmdutil.Factory, opts *PivotOptions) error
 		f.Status.Infof("the bootstrap was already out of the load balancer: nothing changed")
 	} else {
 		f.Status.Infof("bootstrap removed from the load balancer")
+	}
+	if len(res.RemovedNodes) > 0 {
+		f.Status.Infof("removed VM and disk of %s", strings.Join(res.RemovedNodes, ", "))
 	}
 	if up := upServers(res.After, "api"); up == 0 {
 		f.Status.Infof("no master passes the /readyz check yet: the API is not served through the load balancer (watch `bootlab lab status`)")
