@@ -198,3 +198,13 @@ func (n *LocalNode) Run(ctx context.Context, cmd string, stdin io.Reader, stdout
 	}
 	return 0, nil
 }
+
+// BootkubeActive reports whether bootkube.service runs on the node: stages
+// run beside it would race it over the same files.
+func BootkubeActive(ctx context.Context, n Node) (bool, error) {
+	code, err := n.Run(ctx, "systemctl is-active --quiet bootkube.service", nil, nil, nil)
+	if err != nil {
+		return false, err
+	}
+	return code == 0, nil
+}

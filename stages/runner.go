@@ -229,16 +229,19 @@ func (r *Runner) runOne(ctx context.Context, s *Stage, script []byte) (string, t
 	start := r.now()
 	r.log().Debug("running stage", "stage", s.Label(), "script", s.ScriptFile(), "node", r.Node.String())
 	r.record(Record{Timestamp: start.UTC(), Phase: PhaseStart, Stage: s.Slug, Number: s.Number})
-	r.Status.Start("stage %s (%s)", s.Label(), s.Script)
-	pw := newPrefixWriter("["+s.Label()+"] ", 3, r.Output, r.OutputLog)
+	// No spinner: the script's own lines stream to the same terminal.
+	r.Status.Infof("▶ stage %s (%s) on %s", s.Label(), s.Script, r.Node)
+	sink := newLineSink("["+s.Label()+"] ", 3, r.Output, r.OutputLog)
+	stdout, stderr := sink.Stream(), sink.Stream()
 	// The script goes to a file first: with `bash -s` any command that
 	// reads stdin would eat the rest of the script. The learner can read
 	// (and rerun) the file on the node.
 	code, runErr := -1, r.Node.WriteFile(ctx, ScriptPath(s), script, 0o700)
 	if runErr == nil {
-		code, runErr = r.Node.Run(ctx, "bash "+ScriptPath(s)+" </dev/null", nil, pw, pw)
+		code, runErr = r.Node.Run(ctx, "bash "+ScriptPath(s)+" </dev/null", nil, stdout, stderr)
 	}
-	pw.Flush()
+	stdout.Flush()
+	stderr.Flush()
 	dur := r.now().Sub(start)
 	var err error
 	switch {
@@ -246,7 +249,7 @@ func (r *Runner) runOne(ctx context.Context, s *Stage, script []byte) (string, t
 		err = fmt.Errorf("run %s on %s: %w", s.ScriptFile(), r.Node, runErr)
 	case code != 0:
 		err = fmt.Errorf("%s exited %d on %s; last output: %s; see `bootlab stage explain %s` for common failures and the journal lines to look for",
-			s.ScriptFile(), code, r.Node, lastLines(pw.Tail()), s.ID())
+			s.ScriptFile(), code, r.Node, lastLines(sink.Tail()), s.ID())
 	}
 	rec := Record{Timestamp: r.now().UTC(), Phase: PhaseEnd, Stage: s.Slug, Number: s.Number, Result: ResultSuccess, DurationSeconds: dur.Seconds()}
 	if err != nil {
@@ -257,7 +260,11 @@ func (r *Runner) runOne(ctx context.Context, s *Stage, script []byte) (string, t
 		}
 	}
 	r.record(rec)
-	r.Status.End(err == nil)
+	if err != nil {
+		r.Status.Infof("✗ stage %s failed after %s", s.Label(), dur.Round(time.Second))
+	} else {
+		r.Status.Infof("✓ stage %s done in %s", s.Label(), dur.Round(time.Second))
+	}
 	if err != nil {
 		return ResultFailure, dur, err
 	}

@@ -79,6 +79,9 @@ func runHandoff(cmd *cobra.Command, f *cmdutil.Factory, opts *HandoffOptions) er
 	if err != nil {
 		return err
 	}
+	if !r.spec.OpenShift.ManualBootstrap && opts.Target.Host == "" && !opts.Target.Local {
+		f.Status.Infof("lab %q was not built with openshift.manualBootstrap: true, so bootkube.service was not masked; starting it anyway", r.spec.Name)
+	}
 	f.Status.Start("unmasking and starting bootkube.service on %s", node)
 	out, err := stages.Output(ctx, node, HandoffCommand)
 	f.Status.End(err == nil)

@@ -97,6 +97,13 @@ func runRun(cmd *cobra.Command, f *cmdutil.Factory, opts *RunOptions) error {
 		return err
 	}
 	defer closeNode()
+	active, err := stages.BootkubeActive(ctx, node)
+	if err != nil {
+		return err
+	}
+	if active {
+		return fmt.Errorf("bootkube.service is running on %s: stages would race it over /opt/openshift. Build the lab with openshift.manualBootstrap: true, or stop and mask it first: systemctl mask --now bootkube.service", node)
+	}
 	logDir := r.spec.StageLogDir()
 	log, err := stages.OpenLog(logDir)
 	if err != nil {

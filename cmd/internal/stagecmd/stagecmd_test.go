@@ -114,6 +114,17 @@ func TestRunWithNodeWritesLogs(t *testing.T) {
 	assert.Equal(t, os.FileMode(0o600), fi.Mode().Perm())
 }
 
+func TestRunRefusesWhileBootkubeRuns(t *testing.T) {
+	e := newEnv(t)
+	node := stagestest.New(t.TempDir())
+	node.Replies["systemctl is-active --quiet bootkube.service"] = stagestest.Reply{Code: 0}
+	var cmd *cobra.Command
+	cmd = NewCmdRun(e.f, func(o *RunOptions) error { o.Target.Node = node; return runRun(cmd, e.f, o) })
+	err := execute(cmd, "-f", e.spec, "07")
+	assert.ErrorContains(t, err, "bootkube.service is running on fake-node")
+	assert.Empty(t, node.Scripts, "nothing ran")
+}
+
 func TestRunFailureNamesStageAndLog(t *testing.T) {
 	e := newEnv(t)
 	node := stagestest.New(t.TempDir())
