@@ -501,24 +501,29 @@ func bootPrints(ctx context.Context, accel, kernel string, timeout time.Duration
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("run qemu-system-x86_64: %w", err)
 	}
-	found := make(chan bool, 1)
+	// The reader closes found at the banner and exited at EOF; seen is
+	// safe to read once exited is closed.
+	found, exited := make(chan struct{}), make(chan struct{})
+	seen := false
 	go func() {
+		defer close(exited)
 		sc := bufio.NewScanner(out)
 		for sc.Scan() {
-			if strings.Contains(sc.Text(), "Linux version") {
-				found <- true
-				_, _ = io.Copy(io.Discard, out)
-				return
+			if !seen && strings.Contains(sc.Text(), "Linux version") {
+				seen = true
+				close(found)
 			}
 		}
-		found <- false
+		_, _ = io.Copy(io.Discard, out)
 	}()
-	ok := false
 	select {
-	case ok = <-found:
+	case <-found:
 	case <-ctx.Done():
+	case <-exited:
 	}
 	_ = cmd.Process.Kill()
+	<-exited // stdout reaches EOF once qemu is gone; only then may Wait close it
+	ok := seen
 	_ = cmd.Wait()
 	if ok {
 		return nil
