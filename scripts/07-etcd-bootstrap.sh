@@ -12,7 +12,6 @@ load_images
 if stage_needed etcd-bootstrap; then
     record_service_stage_start "etcd-bootstrap"
     echo "Rendering CEO Manifests..."
-    rm --recursive --force etcd-bootstrap
     bootkube_podman_run \
         --name etcd-render \
         --volume "$PWD:/assets:z" \

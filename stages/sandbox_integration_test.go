@@ -235,3 +235,20 @@ func TestSandboxFailureIsRecordedLikeBootkube(t *testing.T) {
 	assert.Equal(t, "failure", stageEnd["result"])
 	assert.NotEmpty(t, stageEnd["errorLine"])
 }
+
+// A failing image_for must stop stage 02, not leave empty image variables.
+func TestSandboxImageForFailureStopsStage02(t *testing.T) {
+	sb := newSandbox(t)
+	require.NoError(t, os.WriteFile(sb.fail, []byte("release"), 0o644))
+	var out bytes.Buffer
+	vars := testVars("4.19")
+	vars.ReleaseImage = "quay.io/example/release:4.19.10"
+	r := &stages.Runner{Catalog: stages.Default(), Scripts: scripts.FS, Node: sb.node(), Vars: vars, Output: &out}
+	s, err := r.Catalog.Lookup("02")
+	require.NoError(t, err)
+	_, err = r.Run(context.Background(), []*stages.Stage{s}, stages.Options{})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "stage 02 (release-image): 02-release-image.sh exited 1")
+	_, err = os.Stat(filepath.Join(sb.root, "opt", "openshift", "bootlab-images.env"))
+	assert.True(t, os.IsNotExist(err), "no half-written images file")
+}

@@ -235,12 +235,14 @@ release_info() {
 # resolve_images asks the payload for every component image and the
 # versions, and writes them to IMAGES_FILE (stage 02).
 resolve_images() {
-    local pair var name
+    local pair var name value
     : >"${IMAGES_FILE}.tmp"
     for pair in "${IMAGE_VARIABLES[@]}"; do
         var=${pair%%=*}
         name=${pair#*=}
-        printf -v "${var}" '%s' "$(image_for "${name}")"
+        # A plain assignment, so a failing image_for stops the script (set -e).
+        value=$(image_for "${name}")
+        printf -v "${var}" '%s' "${value}"
         printf '%s=%q\n' "${var}" "${!var}" >>"${IMAGES_FILE}.tmp"
     done
     VERSION=$(release_info '{.metadata.version}')
