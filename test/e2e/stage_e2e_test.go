@@ -1,0 +1,133 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"encoding/json"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// stageSpec writes a lab spec whose lab directory is private to the test.
+func stageSpec(t *testing.T) (spec, labDir string) {
+	t.Helper()
+	dir := t.TempDir()
+	labDir = filepath.Join(dir, "lab")
+	spec = filepath.Join(dir, "lab.yaml")
+	if err := os.WriteFile(spec, []byte(fmt.Sprintf("name: stage-e2e\nlabDir: %s\nopenshift:\n  version: 4.19.10\n", labDir)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return spec, labDir
+}
+
+func TestStageListExplainDryRun(t *testing.T) {
+	spec, _ := stageSpec(t)
+
+	var list []struct {
+		Number int    `json:"number"`
+		Slug   string `json:"slug"`
+		Script string `json:"script"`
+	}
+	r := mustRun(t, "stage", "list", "-f", spec, "-o", "json")
+	if err := json.Unmarshal([]byte(r.Stdout), &list); err != nil || len(list) != 15 {
+		t.Fatalf("stage list -o json: %v, %d stages\n%s", err, len(list), r)
+	}
+	if list[6].Slug != "etcd-bootstrap" || list[6].Script != "render-etcd" {
+		t.Errorf("stage 07 is %+v", list[6])
+	}
+
+	r = mustRun(t, "stage", "explain", "render-etcd")
+	if !strings.HasPrefix(r.Stdout, "# Stage 07: etcd-bootstrap") || strings.Contains(r.Stdout, "\x1b[") {
+		t.Errorf("explain piped must be plain markdown:\n%s", r.Stdout)
+	}
+
+	r = mustRun(t, "stage", "run", "--all", "--dry-run", "-f", spec)
+	if n := strings.Count(r.Stdout, "#!/usr/bin/env bash\n"); n != 15 {
+		t.Errorf("dry run printed %d scripts, want 15", n)
+	}
+	if !strings.Contains(r.Stdout, "\nAPI_INT_URL=api-int.ocp.lab.local\n") {
+		t.Errorf("dry run does not resolve the API names")
+	}
+
+	if r := run(t, "stage", "run", "-f", spec); r.Code != 2 {
+		t.Errorf("stage run without stages must be a usage error (2):\n%s", r)
+	}
+}
+
+// TestStageOverSSH points bootlab at a real sshd on loopback standing in
+// for the bootstrap node: status reads markers over SSH, validate reports
+// the missing ones with exit 4, and the host key is recorded in the lab.
+func TestStageOverSSH(t *testing.T) {
+	spec, labDir := stageSpec(t)
+	dir := t.TempDir()
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"host_key", "user_key"} {
+		if out, err := exec.Command("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", filepath.Join(dir, k)).CombinedOutput(); err != nil {
+			t.Fatalf("ssh-keygen (apt-get install -y openssh-client): %v: %s", err, out)
+		}
+	}
+	pub, err := os.ReadFile(filepath.Join(dir, "user_key.pub"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "authorized_keys"), pub, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	cfg := filepath.Join(dir, "sshd_config")
+	if err := os.WriteFile(cfg, []byte(fmt.Sprintf("ListenAddress 127.0.0.1\nHostKey %s/host_key\nAuthorizedKeysFile %s/authorized_keys\nPermitRootLogin yes\nPasswordAuthentication no\nUsePAM no\nStrictModes no\nPidFile none\n", dir, dir)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll("/run/sshd", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	sshd := exec.Command("/usr/sbin/sshd", "-D", "-e", "-f", cfg, "-p", strconv.Itoa(port))
+	if err := sshd.Start(); err != nil {
+		t.Fatalf("sshd (apt-get install -y openssh-server): %v", err)
+	}
+	t.Cleanup(func() { _ = sshd.Process.Kill(); _ = sshd.Wait() })
+	for {
+		c, err := net.Dial("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
+		if err == nil {
+			c.Close()
+			break
+		}
+	}
+	node := []string{"-f", spec, "--host", "127.0.0.1", "--port", strconv.Itoa(port), "--user", "root", "--key", filepath.Join(dir, "user_key")}
+
+	r := mustRun(t, append([]string{"stage", "status", "-o", "json"}, node...)...)
+	var st struct {
+		Next   string `json:"next"`
+		Stages []struct {
+			State string `json:"state"`
+		} `json:"stages"`
+	}
+	if err := json.Unmarshal([]byte(r.Stdout), &st); err != nil {
+		t.Fatalf("status -o json: %v\n%s", err, r)
+	}
+	if st.Next != "01 openshift-manifests" || len(st.Stages) != 15 {
+		t.Errorf("a node without markers starts at stage 01: %+v", st)
+	}
+	kh, err := os.ReadFile(filepath.Join(labDir, "ssh", "known_hosts"))
+	if err != nil || !strings.Contains(string(kh), fmt.Sprintf("[127.0.0.1]:%d ssh-ed25519 ", port)) {
+		t.Errorf("host key not recorded in the lab: %v %q", err, kh)
+	}
+
+	r = run(t, append([]string{"stage", "validate", "07", "--no-live"}, node...)...)
+	if r.Code != 4 || !strings.Contains(r.Stdout, "/opt/openshift/etcd-bootstrap.done is missing") {
+		t.Errorf("validate on a fresh node must fail its checks with exit 4:\n%s", r)
+	}
+}
