@@ -8,6 +8,7 @@ const (
 	bootstrapConfigs = "/etc/kubernetes/bootstrap-configs"
 	etcdPod          = "/etc/kubernetes/manifests/etcd-member-pod.yaml"
 	mcoPod           = "/etc/kubernetes/manifests/machineconfigoperator-bootstrap-pod.yaml"
+	etcdResources    = "/etc/kubernetes/static-pod-resources/etcd-member"
 )
 
 func checksOpenShiftManifests() []Check {
@@ -64,6 +65,7 @@ func checksCVO() []Check {
 		staticPodIn(opt("bootstrap-manifests"), PodWant{
 			Namespace: "openshift-cluster-version", Name: "bootstrap-cluster-version-operator",
 			Containers: []string{"cluster-version-operator"},
+			HostPaths:  []string{etcKube + "/kubeconfig"},
 		}),
 		file(etcKube+"/kubeconfig", 0o600),
 	}
@@ -74,9 +76,10 @@ func checksEtcd() []Check {
 		marker("etcd-bootstrap.done"),
 		staticPod(etcdPod, PodWant{
 			Namespace: "openshift-etcd", Name: "etcd-bootstrap-member",
-			Containers: []string{"etcd", "etcdctl"},
+			Containers: []string{"etcd"},
+			HostPaths:  []string{etcdResources, "/var/lib/etcd"},
 		}),
-		cert(etcKube + "/static-pod-resources/etcd-member/ca.crt"),
+		cert(etcdResources + "/ca.crt"),
 		cert(opt("tls/etcd-ca-bundle.crt")),
 		cert(opt("tls/etcd-client.crt")),
 		key(opt("tls/etcd-client.key")),
@@ -139,6 +142,7 @@ func checksMCO() []Check {
 			Namespace: "openshift-machine-config-operator", Name: "bootstrap-machine-config-operator",
 			Containers:     []string{"machine-config-server"},
 			InitContainers: []string{"machine-config-controller"},
+			HostPaths:      []string{"/etc/ssl/mcs", "/etc/mcs/kubeconfig", "/etc/mcs/bootstrap", "/etc/mcc/bootstrap"},
 		}),
 		manifestIn("/etc/mcc/bootstrap", "MachineConfigPool", "master"),
 		file("/etc/mcs/kubeconfig", 0o600),
@@ -154,7 +158,8 @@ func checksClusterBootstrap() []Check {
 		absent(bootstrapSecrets, "cluster-bootstrap removes it when it tears the temporary control plane down"),
 		staticPod(etcdPod, PodWant{
 			Namespace: "openshift-etcd", Name: "etcd-bootstrap-member",
-			Containers: []string{"etcd", "etcdctl"},
+			Containers: []string{"etcd"},
+			HostPaths:  []string{etcdResources, "/var/lib/etcd"},
 		}),
 		https("the masters' API answers https://$API_INT_URL:6443/readyz", "https://$API_INT_URL:6443/readyz", "ok", "--insecure"),
 	}
