@@ -80,6 +80,8 @@ func addNodeFlags(cmd *cobra.Command, t *Target) {
 type resolved struct {
 	spec *lab.Spec
 	vars stages.Vars
+	// stateErr says why the lab state could not be read (the lab is not up).
+	stateErr error
 }
 
 func (t *Target) resolve() (*resolved, error) {
@@ -88,7 +90,8 @@ func (t *Target) resolve() (*resolved, error) {
 		return nil, err
 	}
 	// The effective spec of the last `lab up` knows the real addresses.
-	if st, err := lab.LoadState(spec.LabDir); err == nil && st.Spec != nil {
+	st, stateErr := lab.LoadState(spec.LabDir)
+	if stateErr == nil && st.Spec != nil {
 		spec = st.Spec
 	}
 	vs := t.OpenShiftVersion
@@ -106,7 +109,7 @@ func (t *Target) resolve() (*resolved, error) {
 		return nil, cmdutil.WithCode(cmdutil.ExitInvalid, err)
 	}
 	domain := spec.Cluster.Domain()
-	return &resolved{spec: spec, vars: stages.Vars{
+	return &resolved{spec: spec, stateErr: stateErr, vars: stages.Vars{
 		Version: v, APIURL: "api." + domain, APIIntURL: "api-int." + domain,
 		ReleaseImage: t.ReleaseImage,
 	}}, nil
@@ -123,6 +126,9 @@ func (t *Target) connect(ctx context.Context, f *cmdutil.Factory, r *resolved) (
 	}
 	host := t.Host
 	if host == "" {
+		if r.stateErr != nil {
+			return nil, nil, cmdutil.UsageErrorf("lab %q: %v; or reach a node with --host (or --local on the node itself)", r.spec.Name, r.stateErr)
+		}
 		bs := r.spec.NodesByRole(lab.RoleBootstrap)
 		if len(bs) == 0 || bs[0].IP == "" {
 			return nil, nil, cmdutil.UsageErrorf("lab %q has no bootstrap node (it was removed by `bootlab lab pivot`?): pass --host, or --local on the node", r.spec.Name)

@@ -80,6 +80,14 @@ func TestRunFlags(t *testing.T) {
 	}
 }
 
+func TestRunNeedsALabOrAHost(t *testing.T) {
+	e := newEnv(t)
+	err := execute(NewCmdRun(e.f, nil), "-f", e.spec, "07")
+	assert.Equal(t, cmdutil.ExitUsage, exitCode(err))
+	assert.ErrorContains(t, err, "bootlab lab up")
+	assert.ErrorContains(t, err, "--host")
+}
+
 func TestRunWithNodeWritesLogs(t *testing.T) {
 	e := newEnv(t)
 	node := stagestest.New(t.TempDir())
