@@ -1,10 +1,12 @@
 package stagecmd
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -104,6 +106,7 @@ func runRun(cmd *cobra.Command, f *cmdutil.Factory, opts *RunOptions) error {
 	if active {
 		return fmt.Errorf("bootkube.service is running on %s: stages would race it over /opt/openshift. Build the lab with openshift.manualBootstrap: true, or stop and mask it first: systemctl mask --now bootkube.service", node)
 	}
+	warnVersion(ctx, f, node, r.vars.Version)
 	logDir := r.spec.StageLogDir()
 	log, err := stages.OpenLog(logDir)
 	if err != nil {
@@ -145,4 +148,22 @@ func printOutcomes(f *cmdutil.Factory, outcomes []stages.Outcome, format string)
 		fmt.Fprintf(w, "%02d\t%s\t%s\t%s\t%s\n", o.Number, o.Slug, o.Result, d, o.Reason)
 	}
 	return w.Flush()
+}
+
+// warnVersion compares the release stage 02 found on the node with the one
+// the scripts are rendered for.
+func warnVersion(ctx context.Context, f *cmdutil.Factory, node stages.Node, want stages.Version) {
+	data, err := node.ReadFile(ctx, stages.ImagesFile)
+	if err != nil {
+		return
+	}
+	for _, l := range strings.Split(string(data), "\n") {
+		if v, ok := strings.CutPrefix(l, "VERSION="); ok {
+			have, err := stages.ParseVersion(strings.Trim(v, `'"`))
+			if err == nil && have != want {
+				f.Status.Infof("warning: the node's release is %s but the stages are rendered for %s: pass --openshift-version %s", strings.Trim(v, `'"`), want, have)
+			}
+			return
+		}
+	}
 }

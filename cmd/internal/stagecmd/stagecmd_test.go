@@ -165,6 +165,12 @@ func TestStatusAndNext(t *testing.T) {
 	assert.Equal(t, "done", st.Stages[3].State)
 	assert.Equal(t, "pending", st.Stages[4].State)
 	assert.Equal(t, "05 config-bootstrap", st.Next)
+	assert.Equal(t, "unknown", st.Bootkube, "no systemd on the fake node")
+
+	node.Replies["systemctl is-enabled bootkube.service"] = stagestest.Reply{Stdout: "masked\ninactive\n", Code: 3}
+	st, err = NodeStatus(context.Background(), node, stages.Default(), stages.MustVersion("4.19"))
+	require.NoError(t, err)
+	assert.Equal(t, "masked", st.Bootkube)
 
 	st, err = NodeStatus(context.Background(), node, stages.Default(), stages.MustVersion("4.17"))
 	require.NoError(t, err)
@@ -232,4 +238,15 @@ func TestHandoff(t *testing.T) {
 	e.out.Reset()
 	require.NoError(t, execute(NewCmdHandoff(e.f, nil), "--dry-run"))
 	assert.Equal(t, HandoffCommand+"\n", e.out.String())
+}
+
+func TestRunWarnsWhenTheNodeRunsAnotherRelease(t *testing.T) {
+	e := newEnv(t)
+	e.f.Status = status.New(e.err, false)
+	node := stagestest.New(t.TempDir())
+	require.NoError(t, node.WriteFile(context.Background(), stages.ImagesFile, []byte("VERSION=4.18.3\n"), 0o644))
+	var cmd *cobra.Command
+	cmd = NewCmdRun(e.f, func(o *RunOptions) error { o.Target.Node = node; return runRun(cmd, e.f, o) })
+	require.NoError(t, execute(cmd, "-f", e.spec, "03"))
+	assert.Contains(t, e.err.String(), "the node's release is 4.18.3 but the stages are rendered for 4.19: pass --openshift-version 4.18")
 }

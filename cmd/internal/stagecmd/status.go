@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io/fs"
 	"path"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -56,14 +57,30 @@ type StageStatus struct {
 
 // Status is what `stage status -o json` prints.
 type Status struct {
-	Node   string        `json:"node"`
-	Next   string        `json:"next,omitempty"`
-	Stages []StageStatus `json:"stages"`
+	Node string `json:"node"`
+	// Bootkube is bootkube.service's state: active, inactive, failed,
+	// masked, or unknown (no systemd).
+	Bootkube string        `json:"bootkubeService"`
+	Next     string        `json:"next,omitempty"`
+	Stages   []StageStatus `json:"stages"`
+}
+
+// bootkubeState asks systemd about bootkube.service.
+func bootkubeState(ctx context.Context, n stages.Node) string {
+	out, err := stages.Output(ctx, n, "systemctl is-enabled bootkube.service 2>/dev/null; systemctl is-active bootkube.service")
+	lines := strings.Fields(string(out))
+	if len(lines) == 0 || (err != nil && len(lines) < 2) {
+		return "unknown"
+	}
+	if lines[0] == "masked" {
+		return "masked"
+	}
+	return lines[len(lines)-1]
 }
 
 // NodeStatus reads the markers of every stage from the node.
 func NodeStatus(ctx context.Context, n stages.Node, c stages.Catalog, v stages.Version) (*Status, error) {
-	st := &Status{Node: n.String()}
+	st := &Status{Node: n.String(), Bootkube: bootkubeState(ctx, n)}
 	for _, s := range c {
 		ss := StageStatus{Number: s.Number, Slug: s.Slug, Present: []string{}, Missing: []string{}}
 		for _, m := range s.Markers() {
@@ -130,10 +147,11 @@ func runStatus(cmd *cobra.Command, f *cmdutil.Factory, opts *StatusOptions) erro
 	if err := w.Flush(); err != nil {
 		return err
 	}
+	fmt.Fprintf(f.Streams.Out, "\nbootkube.service on %s: %s\n", st.Node, st.Bootkube)
 	if st.Next != "" {
-		fmt.Fprintf(f.Streams.Out, "\nnext: stage %s (bootlab stage run %s)\n", st.Next, st.Next[:2])
+		fmt.Fprintf(f.Streams.Out, "next: stage %s (bootlab stage run %s)\n", st.Next, st.Next[:2])
 	} else {
-		fmt.Fprintf(f.Streams.Out, "\nevery stage is done on %s\n", st.Node)
+		fmt.Fprintf(f.Streams.Out, "every stage is done on %s\n", st.Node)
 	}
 	return nil
 }
