@@ -120,6 +120,9 @@ func ScriptPath(s *Stage) string { return ScriptDir + "/" + s.ScriptFile() }
 type Options struct {
 	// Force runs stages whose markers exist and redoes their steps.
 	Force bool
+	// Validate runs each stage's file checks right after it succeeds
+	// (live checks are left to `stage validate`: services take a moment).
+	Validate bool
 	// DryRun writes each script to DryRunOut instead of running it.
 	DryRun    bool
 	DryRunOut io.Writer
@@ -217,6 +220,12 @@ func (r *Runner) Run(ctx context.Context, stages []*Stage, opts Options) ([]Outc
 			}
 		}
 		oc.Result, oc.Duration, err = r.runOne(ctx, s, script)
+		if err == nil && opts.Validate {
+			err = r.validate(ctx, s, vars)
+			if err != nil {
+				oc.Result = ResultFailure
+			}
+		}
 		outcomes = append(outcomes, oc)
 		if err != nil {
 			return outcomes, &StageError{Stage: s, Err: err}
@@ -276,4 +285,17 @@ func lastLines(lines []string) string {
 		return "(none)"
 	}
 	return strings.Join(lines, " | ")
+}
+
+func (r *Runner) validate(ctx context.Context, s *Stage, vars Vars) error {
+	var failed []string
+	for _, c := range Validate(ctx, r.Node, s, vars, ValidateOptions{SkipLive: true, Now: r.now()}) {
+		if !c.OK {
+			failed = append(failed, c.Error)
+		}
+	}
+	if len(failed) == 0 {
+		return nil
+	}
+	return fmt.Errorf("the script succeeded but %d check(s) failed: %s", len(failed), strings.Join(failed, "; "))
 }

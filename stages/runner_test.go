@@ -152,6 +152,27 @@ func TestRunFailureIsWrappedAndStops(t *testing.T) {
 	assert.Equal(t, "exit status 1", last.ErrorLine)
 }
 
+func TestRunValidateAfterEachStage(t *testing.T) {
+	node := stagestest.New(t.TempDir())
+	r, _, _ := newRunner(t, node, "4.19")
+	sel, err := r.Catalog.Select(stages.Selection{Only: []string{"05"}})
+	require.NoError(t, err)
+	// The fake script "succeeds" but leaves nothing behind.
+	_, err = r.Run(context.Background(), sel, stages.Options{Validate: true})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "stage 05 (config-bootstrap): the script succeeded but 3 check(s) failed: /opt/openshift/config-bootstrap.done is missing")
+
+	node.Script = func(string, io.Writer) int {
+		_ = node.Touch("/opt/openshift/config-bootstrap.done")
+		_ = node.WriteFile(context.Background(), "/opt/openshift/config-bootstrap/config", []byte("x: 1\n"), 0o644)
+		_ = node.WriteFile(context.Background(), "/opt/openshift/config-bootstrap/cloud-provider-config-generated.yaml", []byte("x: 1\n"), 0o644)
+		return 0
+	}
+	outcomes, err := r.Run(context.Background(), sel, stages.Options{Validate: true})
+	require.NoError(t, err)
+	assert.Equal(t, stages.ResultSuccess, outcomes[0].Result)
+}
+
 func TestRunRefusesUnsupportedVersion(t *testing.T) {
 	r, _, _ := newRunner(t, stagestest.New(t.TempDir()), "4.15")
 	_, err := r.Run(context.Background(), r.Catalog, stages.Options{})

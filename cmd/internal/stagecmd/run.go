@@ -24,9 +24,10 @@ type RunOptions struct {
 	To     string
 	Skip   []string
 	All    bool
-	Force  bool
-	DryRun bool
-	Output string
+	Force    bool
+	DryRun   bool
+	Validate bool
+	Output   string
 }
 
 // NewCmdRun builds `stage run`.
@@ -74,6 +75,7 @@ without a node.`,
 	fl.BoolVar(&opts.All, "all", false, "run every stage")
 	fl.BoolVar(&opts.Force, "force", false, "rerun stages and steps whose .done markers exist")
 	fl.BoolVar(&opts.DryRun, "dry-run", false, "print the scripts instead of running them (no node needed)")
+	fl.BoolVar(&opts.Validate, "validate", false, "check each stage's files right after it runs (stage validate adds the live checks)")
 	fl.StringVarP(&opts.Output, "output", "o", "table", "summary format: table or json")
 	return cmd
 }
@@ -115,7 +117,7 @@ func runRun(cmd *cobra.Command, f *cmdutil.Factory, opts *RunOptions) error {
 	defer log.Close()
 	runner.Node, runner.Output, runner.OutputLog, runner.Records = node, f.Streams.ErrOut, log.Output, log.Records
 
-	outcomes, runErr := runner.Run(ctx, sel, stages.Options{Force: opts.Force})
+	outcomes, runErr := runner.Run(ctx, sel, stages.Options{Force: opts.Force, Validate: opts.Validate})
 	if err := printOutcomes(f, outcomes, opts.Output); err != nil {
 		return err
 	}

@@ -65,11 +65,12 @@ func TestRunFlags(t *testing.T) {
 	e := newEnv(t)
 	var got *RunOptions
 	cmd := NewCmdRun(e.f, func(o *RunOptions) error { got = o; return nil })
-	require.NoError(t, execute(cmd, "--from", "03", "--to", "render-etcd", "--skip", "05", "--skip", "cvo-bootstrap", "--force", "--host", "10.0.0.5", "--user", "root", "-o", "json"))
+	require.NoError(t, execute(cmd, "--from", "03", "--to", "render-etcd", "--skip", "05", "--skip", "cvo-bootstrap", "--force", "--validate", "--host", "10.0.0.5", "--user", "root", "-o", "json"))
 	assert.Equal(t, "03", got.From)
 	assert.Equal(t, "render-etcd", got.To)
 	assert.Equal(t, []string{"05", "cvo-bootstrap"}, got.Skip)
 	assert.True(t, got.Force)
+	assert.True(t, got.Validate)
 	assert.Equal(t, "10.0.0.5", got.Target.Host)
 	assert.Equal(t, "root", got.Target.User)
 	assert.Equal(t, "json", got.Output)
