@@ -18,12 +18,12 @@ import (
 
 // RunOptions are the options of `stage run`.
 type RunOptions struct {
-	Target Target
-	Stages []string
-	From   string
-	To     string
-	Skip   []string
-	All    bool
+	Target   Target
+	Stages   []string
+	From     string
+	To       string
+	Skip     []string
+	All      bool
 	Force    bool
 	DryRun   bool
 	Validate bool
