@@ -176,7 +176,13 @@ func dhcpLease(ctx context.Context, ifname string, mac net.HardwareAddr) (*Lease
 		var xb [4]byte
 		_, _ = rand.Read(xb[:])
 		xid := binary.BigEndian.Uint32(xb[:])
-		lease, err := dhcpExchange(ctx, pc, bcast, xid, mac)
+		// Retry fast at first: the first DISCOVER often leaves before the
+		// link is up; back off to 4 s per attempt.
+		timeout := time.Duration(attempt+1) * time.Second
+		if timeout > 4*time.Second {
+			timeout = 4 * time.Second
+		}
+		lease, err := dhcpExchange(ctx, pc, bcast, xid, mac, timeout)
 		if err == nil {
 			return lease, nil
 		}
@@ -188,9 +194,9 @@ func dhcpLease(ctx context.Context, ifname string, mac net.HardwareAddr) (*Lease
 	return nil, last
 }
 
-func dhcpExchange(ctx context.Context, pc net.PacketConn, bcast net.Addr, xid uint32, mac net.HardwareAddr) (*Lease, error) {
+func dhcpExchange(ctx context.Context, pc net.PacketConn, bcast net.Addr, xid uint32, mac net.HardwareAddr, timeout time.Duration) (*Lease, error) {
 	wait := func(want byte) (dhcpMsg, error) {
-		deadline := time.Now().Add(3 * time.Second)
+		deadline := time.Now().Add(timeout)
 		if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
 			deadline = d
 		}

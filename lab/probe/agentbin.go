@@ -44,7 +44,7 @@ func FindAgent(ctx context.Context, cacheDir string, log *slog.Logger) (path, ho
 				return "", "", err
 			}
 			log.Debug("building the probe agent", "source", root)
-			cmd := exec.CommandContext(ctx, goBin, "build", "-trimpath", "-buildvcs=false", "-ldflags=-s -w", "-o", out, AgentPackage)
+			cmd := exec.CommandContext(ctx, goBin, "build", "-trimpath", "-buildvcs=false", "-tags", "netgo,osusergo", "-ldflags=-s -w", "-o", out, AgentPackage)
 			cmd.Dir = root
 			cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH=amd64")
 			var stderr bytes.Buffer

@@ -63,3 +63,22 @@ func TestCPIOReadByCpio(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, os.FileMode(0o755), fi.Mode().Perm())
 }
+
+func TestCheckStaticRefusesDynamicAgent(t *testing.T) {
+	sh, err := os.ReadFile("/bin/sh")
+	require.NoError(t, err)
+	err = checkStatic("/bin/sh", sh)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "CGO_ENABLED=0")
+	assert.Error(t, checkStatic("x", []byte("#!/bin/sh\n")))
+
+	dir := t.TempDir()
+	out := filepath.Join(dir, "agent")
+	cmd := exec.Command("go", "build", "-o", out, "../../cmd/bootlab-probe")
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	b, err := cmd.CombinedOutput()
+	require.NoError(t, err, string(b))
+	data, err := os.ReadFile(out)
+	require.NoError(t, err)
+	assert.NoError(t, checkStatic(out, data))
+}

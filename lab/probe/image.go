@@ -6,6 +6,7 @@ import (
 	"compress/gzip"
 	"context"
 	"crypto/sha256"
+	"debug/elf"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -108,6 +109,9 @@ func EnsureImage(ctx context.Context, opts ImageOptions) (*Image, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read probe agent: %w", err)
 	}
+	if err := checkStatic(opts.Agent, agent); err != nil {
+		return nil, err
+	}
 	kdata, err := os.ReadFile(kernel)
 	if err != nil {
 		return nil, fmt.Errorf("read kernel %s: %w (pass --kernel with a readable vmlinuz)", kernel, err)
@@ -176,6 +180,26 @@ func EnsureImage(ctx context.Context, opts ImageOptions) (*Image, error) {
 	}
 	img.Built = true
 	return img, nil
+}
+
+// checkStatic refuses an agent the kernel cannot run as /init: not an
+// x86-64 ELF executable, or dynamically linked (there is no libc in the
+// initramfs; the kernel then panics with "Failed to execute /init (error -2)").
+func checkStatic(path string, data []byte) error {
+	f, err := elf.NewFile(bytes.NewReader(data))
+	if err != nil {
+		return fmt.Errorf("probe agent %s is not an ELF executable: %w", path, err)
+	}
+	defer f.Close()
+	if f.Machine != elf.EM_X86_64 {
+		return fmt.Errorf("probe agent %s is built for %s, the probe VMs are x86_64: GOARCH=amd64", path, f.Machine)
+	}
+	for _, p := range f.Progs {
+		if p.Type == elf.PT_INTERP {
+			return fmt.Errorf("probe agent %s is dynamically linked and cannot be /init: rebuild it with `CGO_ENABLED=0 go build -o %s ./cmd/bootlab-probe`", path, path)
+		}
+	}
+	return nil
 }
 
 func hashPart(h io.Writer, name string, data []byte) {

@@ -6,6 +6,7 @@
 package verify
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"crypto/tls"
@@ -127,15 +128,19 @@ func nodeChecks(s *lab.Spec, pivoted bool, reports map[string]*probe.Report) []C
 			continue // removed by `lab pivot`: nothing expects it any more
 		}
 		path := s.ConsoleLogPath(n)
-		rep, err := readReport(path)
+		rep, panicLine, err := readReport(path)
 		if err != nil || rep == nil {
 			detail := "no probe report in " + path + " yet"
-			if err != nil {
-				detail = err.Error()
-			}
 			fix := fmt.Sprintf("is the VM running? `bootlab lab status`; watch it boot with `bootlab lab console %s`", n.Name)
 			if n.Role == lab.RoleWorker {
 				fix += "; workers start with `bootlab lab up --start-workers`"
+			}
+			if panicLine != "" {
+				detail = "the kernel panicked before the agent reported: " + panicLine
+				fix = "the probe image does not boot: rebuild it (`bootlab lab probe-image build`; the agent must be static, CGO_ENABLED=0), then `bootlab lab down && bootlab lab up`"
+			}
+			if err != nil {
+				detail = err.Error()
 			}
 			out = append(out, Check{Group: n.Name, Name: "report", Detail: detail, Fix: fix})
 			continue
@@ -159,16 +164,36 @@ func nodeChecks(s *lab.Spec, pivoted bool, reports map[string]*probe.Report) []C
 	return out
 }
 
-func readReport(path string) (*probe.Report, error) {
-	f, err := os.Open(path)
+// readReport returns the last report in a console log; without one, the
+// first line of a kernel panic, if the log has one.
+func readReport(path string) (*probe.Report, string, error) {
+	data, err := os.ReadFile(path)
 	if err != nil {
 		if os.IsNotExist(err) {
-			return nil, nil
+			return nil, "", nil
 		}
-		return nil, err
+		return nil, "", err
 	}
-	defer f.Close()
-	return probe.ParseConsole(f)
+	rep, err := probe.ParseConsole(bytes.NewReader(data))
+	if rep != nil || err != nil {
+		return rep, "", err
+	}
+	var why string
+	for _, line := range strings.Split(string(data), "\n") {
+		line = strings.TrimSpace(line)
+		if strings.Contains(line, "Failed to execute /init") || strings.Contains(line, "Kernel panic") {
+			if _, rest, ok := strings.Cut(line, "] "); ok {
+				line = rest
+			}
+			if why == "" {
+				why = line
+			} else if !strings.Contains(why, line) {
+				why += "; " + line
+				break
+			}
+		}
+	}
+	return nil, why, nil
 }
 
 func nodeFix(s *lab.Spec, n lab.Node, c probe.Check) string {

@@ -114,3 +114,12 @@ func TestResultFailed(t *testing.T) {
 	require.Len(t, r.Failed(), 1)
 	assert.Equal(t, "b", r.Failed()[0].Name)
 }
+
+func TestNodeChecksNameAKernelPanic(t *testing.T) {
+	s := testSpec(t)
+	writeConsole(t, s, "bootstrap", "[    3.57] Failed to execute /init (error -2)\n[    3.58] Kernel panic - not syncing: No working init found.\n")
+	checks := nodeChecks(s, false, map[string]*probe.Report{})
+	assert.Equal(t, "report", checks[0].Name)
+	assert.Contains(t, checks[0].Detail, "the kernel panicked before the agent reported: Failed to execute /init (error -2); Kernel panic - not syncing")
+	assert.Contains(t, checks[0].Fix, "probe-image build")
+}
