@@ -21,6 +21,11 @@ func checksOpenShiftManifests() []Check {
 		manifest(opt("manifests/cluster-infrastructure-02-config.yml"), "Infrastructure", "cluster"),
 		manifest(opt("manifests/cluster-network-02-config.yml"), "Network", "cluster"),
 		manifest(opt("manifests/99_feature-gate.yaml"), "FeatureGate", "cluster"),
+		// The installer's inputs every later stage needs.
+		file(opt("auth/kubeconfig"), 0o600),
+		file(opt("auth/kubeconfig-loopback"), 0o600),
+		file(opt("auth/kubeconfig-kubelet"), 0o600),
+		cert(opt("tls/root-ca.crt")),
 	}
 }
 

@@ -78,7 +78,7 @@ func fixtureNode(t *testing.T, s *stages.Stage) *stagestest.Node {
 		case "@KEY@":
 			data = pemKey(t)
 		}
-		if strings.HasSuffix(d.Name(), ".key") || d.Name() == "kubeconfig" {
+		if strings.HasSuffix(d.Name(), ".key") || strings.HasPrefix(d.Name(), "kubeconfig") {
 			mode = 0o600
 		}
 		if err := os.WriteFile(dst, data, mode); err != nil {
@@ -169,6 +169,7 @@ func TestValidateFailsUsefully(t *testing.T) {
 	for _, b := range []breaker{
 		{"missing marker", "01", rm("opt/openshift/openshift-manifests.done"), "/opt/openshift/openshift-manifests.done is missing: the stage has not finished"},
 		{"wrong kind", "01", edit("opt/openshift/manifests/cluster-infrastructure-02-config.yml", "kind: Infrastructure", "kind: Network"), `cluster-infrastructure-02-config.yml is a "Network", want kind Infrastructure`},
+		{"loopback kubeconfig readable", "01", chmod("opt/openshift/auth/kubeconfig-loopback", 0o644), "/opt/openshift/auth/kubeconfig-loopback has mode 0644, want 0600"},
 		{"unparsable manifest", "01", edit("opt/openshift/manifests/cluster-network-02-config.yml", "kind: Network", "kind: [Network"), "does not parse as a Kubernetes manifest"},
 		{"missing image", "02", edit("opt/openshift/bootlab-images.env", "VERSION=4.19.10\n", ""), "does not set VERSION: rerun stage 02"},
 		{"gates not resolved", "03", edit("opt/openshift/manifests/99_feature-gate.yaml", "status:", "statusx:"), "has no status.featureGates"},
