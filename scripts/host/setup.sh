@@ -7,7 +7,7 @@ set -euo pipefail
 packages=(
   libvirt-daemon-system libvirt-clients qemu-system-x86 qemu-utils
   dnsmasq-base haproxy iproute2 dnsutils cpio curl jq
-  openssh-client openssh-server shellcheck ca-certificates
+  openssh-client openssh-server shellcheck ca-certificates sudo util-linux
 )
 
 if [[ $(id -u) -ne 0 ]]; then
