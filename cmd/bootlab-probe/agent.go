@@ -416,7 +416,7 @@ func (a *agent) startServers(self probe.NodeExpect, cfg types.Config) {
 	}
 	switch self.Role {
 	case probe.RoleBootstrap:
-		mcs := &probe.MCS{Mode: probe.MCSBootstrap, Configs: map[string][]byte{"master": file(probe.MasterConfigPath)}, Log: a.log}
+		mcs := &probe.MCS{Mode: probe.MCSBootstrap, Configs: map[string][]byte{"master": file(probe.MasterConfigPath)}, Log: a.log, Node: self.Name}
 		mcs.OnServe = func(pool, remote string, code int) {
 			served := mcs.Served()["master"]
 			a.rep.set("serve mcs :22623", true, false, "bootstrap MCS (TLS, api-int cert); served /config/master to %d: %s", len(served), strings.Join(served, " "))
@@ -425,7 +425,7 @@ func (a *agent) startServers(self probe.NodeExpect, cfg types.Config) {
 		serveTLS("serve api :6443", 6443, probe.APIStandIn(self.Name))
 	case probe.RoleMaster:
 		serveTLS("serve api :6443", 6443, probe.APIStandIn(self.Name))
-		mcs := &probe.MCS{Mode: probe.MCSCluster, Configs: map[string][]byte{"worker": file(probe.WorkerConfigPath)}, Log: a.log}
+		mcs := &probe.MCS{Mode: probe.MCSCluster, Configs: map[string][]byte{"worker": file(probe.WorkerConfigPath)}, Log: a.log, Node: self.Name}
 		mcs.OnServe = func(pool, remote string, code int) {
 			served := mcs.Served()["worker"]
 			a.rep.set("serve mcs :22623", true, false, "in-cluster MCS (TLS); served /config/worker to %d: %s", len(served), strings.Join(served, " "))

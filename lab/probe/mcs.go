@@ -33,6 +33,9 @@ type MCS struct {
 	Mode    MCSMode
 	Configs map[string][]byte
 	Log     *slog.Logger
+	// Node, when set, is sent in an X-Bootlab-Node header so a client behind
+	// the load balancer can see which node answered.
+	Node string
 	// OnServe, when set, is called after each /config request.
 	OnServe func(pool, remote string, code int)
 
@@ -54,7 +57,13 @@ func (m *MCS) Served() map[string][]string {
 	return out
 }
 
+// NodeHeader names the node that answered (probe stand-ins only).
+const NodeHeader = "X-Bootlab-Node"
+
 func (m *MCS) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if m.Node != "" {
+		w.Header().Set(NodeHeader, m.Node)
+	}
 	if r.URL.Path == "/healthz" {
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
 			w.WriteHeader(http.StatusMethodNotAllowed)
@@ -238,7 +247,7 @@ func APIStandIn(node string) http.Handler {
 	mux := http.NewServeMux()
 	ok := func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		w.Header().Set("X-Bootlab-Node", node)
+		w.Header().Set(NodeHeader, node)
 		_, _ = w.Write([]byte("ok"))
 	}
 	mux.HandleFunc("/readyz", ok)
@@ -251,7 +260,7 @@ func APIStandIn(node string) http.Handler {
 // serving a default backend.
 func IngressStandIn(node string) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("X-Bootlab-Node", node)
+		w.Header().Set(NodeHeader, node)
 		fmt.Fprintf(w, "bootlab probe ingress on %s\n", node)
 	})
 }

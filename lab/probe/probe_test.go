@@ -179,7 +179,7 @@ func TestMCSStandIn(t *testing.T) {
 	in := testInput(t)
 	cfgs, err := Generate(in)
 	require.NoError(t, err)
-	boot := &MCS{Mode: MCSBootstrap, Configs: map[string][]byte{"master": cfgs.MasterServed}}
+	boot := &MCS{Mode: MCSBootstrap, Configs: map[string][]byte{"master": cfgs.MasterServed}, Node: "bootstrap"}
 	cluster := &MCS{Mode: MCSCluster, Configs: map[string][]byte{"worker": cfgs.WorkerServed}}
 	ign := ignition.AcceptHeader
 	tests := []struct {
@@ -216,6 +216,9 @@ func TestMCSStandIn(t *testing.T) {
 			tt.h.ServeHTTP(rec, req)
 			assert.Equal(t, tt.wantCode, rec.Code, rec.Body.String())
 			assert.Contains(t, rec.Body.String(), tt.wantInBody)
+			if tt.h == boot {
+				assert.Equal(t, "bootstrap", rec.Header().Get(NodeHeader))
+			}
 			if tt.wantCode == 200 && strings.HasPrefix(tt.path, "/config/") {
 				assert.Equal(t, "application/json", rec.Header().Get("Content-Type"))
 			}

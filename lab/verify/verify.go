@@ -268,13 +268,13 @@ func hostChecks(ctx context.Context, s *lab.Spec, pivoted bool) []Check {
 
 	lbc := lab.LoadBalancerConfig(s, pivoted)
 	for _, fe := range lbc.Frontends {
-		out = append(out, frontendCheck(ctx, s, lbc, fe))
+		out = append(out, frontendCheck(ctx, s, lbc, fe, pivoted))
 	}
 	out = append(out, backendChecks(ctx, s, lbc, pivoted)...)
 	return out
 }
 
-func frontendCheck(ctx context.Context, s *lab.Spec, lbc loadbalancer.Config, fe loadbalancer.Frontend) Check {
+func frontendCheck(ctx context.Context, s *lab.Spec, lbc loadbalancer.Config, fe loadbalancer.Frontend, pivoted bool) Check {
 	addr := fe.Address
 	if addr == "" {
 		addr = lbc.BindAddress
@@ -287,10 +287,28 @@ func frontendCheck(ctx context.Context, s *lab.Spec, lbc loadbalancer.Config, fe
 	switch fe.Check {
 	case loadbalancer.CheckReadyz, loadbalancer.CheckHealthz:
 		path := "/" + fe.Check
+		// One request per server: haproxy round-robins new connections, so
+		// on a probe lab the answering nodes show who serves behind it.
+		answered := map[string]bool{}
 		var body string
-		body, err = httpsGet(ctx, s, hp, fe.Port, path)
+		for i := 0; i < max(1, len(fe.Servers)); i++ {
+			var node string
+			body, node, err = httpsGet(ctx, s, hp, fe.Port, path)
+			if err != nil {
+				break
+			}
+			if node != "" {
+				answered[node] = true
+			}
+		}
 		if err == nil {
 			c.Detail = fmt.Sprintf("GET https://%s%s: 200 %s", hp, path, strings.TrimSpace(body))
+			if len(answered) > 0 {
+				c.Detail += ", answered by " + strings.Join(sortedKeys(answered), " ")
+			}
+			if pivoted && answered["bootstrap"] {
+				err = fmt.Errorf("the bootstrap still answers %s after `lab pivot`", hp)
+			}
 		}
 	default:
 		d := net.Dialer{Timeout: 3 * time.Second}
@@ -312,7 +330,7 @@ func frontendCheck(ctx context.Context, s *lab.Spec, lbc loadbalancer.Config, fe
 
 // httpsGet fetches path through the frontend. On a probe lab the MCS port is
 // verified like a node does it: the lab CA, server name api-int.
-func httpsGet(ctx context.Context, s *lab.Spec, hp string, port int, path string) (string, error) {
+func httpsGet(ctx context.Context, s *lab.Spec, hp string, port int, path string) (body, node string, err error) {
 	tcfg := &tls.Config{InsecureSkipVerify: true} //nolint:gosec // the API's CA is not the host's; reachability is checked here
 	if s.Profile == lab.ProfileProbe && port == lab.PortMachineConfig {
 		if pool, err := labCAPool(s); err == nil {
@@ -322,18 +340,27 @@ func httpsGet(ctx context.Context, s *lab.Spec, hp string, port int, path string
 	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: tcfg, DisableKeepAlives: true}}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "https://"+hp+path, nil)
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
 	resp, err := client.Do(req)
 	if err != nil {
-		return "", cleanURLErr(err)
+		return "", "", cleanURLErr(err)
 	}
 	defer resp.Body.Close()
-	body, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+	data, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
 	if resp.StatusCode != http.StatusOK {
-		return "", fmt.Errorf("HTTP %d %s", resp.StatusCode, strings.TrimSpace(string(body)))
+		return "", "", fmt.Errorf("HTTP %d %s", resp.StatusCode, strings.TrimSpace(string(data)))
 	}
-	return string(body), nil
+	return string(data), resp.Header.Get(probe.NodeHeader), nil
+}
+
+func sortedKeys(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
 }
 
 func labCAPool(s *lab.Spec) (*x509.CertPool, error) {

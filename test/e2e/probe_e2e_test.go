@@ -84,6 +84,11 @@ func TestProbeLabLifecycle(t *testing.T) {
 	for _, c := range v.Checks {
 		names[c.Group+" "+c.Name] = true
 	}
+	for _, c := range v.Checks {
+		if c.Group == "host" && c.Name == "lb api :6443" {
+			assert.Contains(t, c.Detail, "answered by", "the API stand-ins name themselves")
+		}
+	}
 	for _, want := range []string{
 		"bootstrap serve mcs :22623", "master-0 ignition-fetch", "worker-1 ignition-fetch",
 		"host backend api/bootstrap", "host backend machine-config/master-2", "host lb api :6443",
@@ -107,6 +112,10 @@ func TestProbeLabLifecycle(t *testing.T) {
 		assert.NotContains(t, c.Name, "/bootstrap", "no bootstrap backend after pivot")
 		if strings.HasPrefix(c.Name, "backend api/") {
 			apiBackends = append(apiBackends, c.Name)
+		}
+		if c.Name == "lb api :6443" {
+			assert.Contains(t, c.Detail, "answered by master-")
+			assert.NotContains(t, c.Detail, "bootstrap")
 		}
 	}
 	assert.ElementsMatch(t, []string{"backend api/master-0", "backend api/master-1", "backend api/master-2"}, apiBackends,
