@@ -1,0 +1,126 @@
+//go:build integration
+
+package libvirt_test
+
+import (
+	"context"
+	"crypto/ed25519"
+	"crypto/rand"
+	"encoding/pem"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"golang.org/x/crypto/ssh"
+
+	"github.com/bootlab/bootlab/lab"
+	"github.com/bootlab/bootlab/lab/libvirt"
+)
+
+// startSSHD runs a private sshd on a free loopback port that accepts key,
+// and returns the port and the client's private key file. Remote libvirt
+// URIs (qemu+ssh://) tunnel the RPC through it to the local libvirtd socket.
+func startSSHD(t *testing.T) (port int, keyFile string) {
+	t.Helper()
+	sshd, err := exec.LookPath("sshd")
+	if err != nil {
+		sshd = "/usr/sbin/sshd"
+	}
+	if _, err := os.Stat(sshd); err != nil {
+		t.Fatalf("sshd not found: apt-get install -y openssh-server")
+	}
+	require.NoError(t, os.MkdirAll("/run/sshd", 0o755)) // privilege separation directory
+	dir := t.TempDir()
+	writeKey := func(name string) ssh.PublicKey {
+		pub, priv, err := ed25519.GenerateKey(rand.Reader)
+		require.NoError(t, err)
+		block, err := ssh.MarshalPrivateKey(priv, name)
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(filepath.Join(dir, name), pem.EncodeToMemory(block), 0o600))
+		sp, err := ssh.NewPublicKey(pub)
+		require.NoError(t, err)
+		return sp
+	}
+	writeKey("host")
+	client := writeKey("client")
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "authorized_keys"), ssh.MarshalAuthorizedKey(client), 0o600))
+
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	port = l.Addr().(*net.TCPAddr).Port
+	require.NoError(t, l.Close())
+	cfg := fmt.Sprintf(`Port %d
+ListenAddress 127.0.0.1
+HostKey %s
+AuthorizedKeysFile %s
+PidFile %s
+PermitRootLogin prohibit-password
+PasswordAuthentication no
+KbdInteractiveAuthentication no
+StrictModes no
+UsePAM no
+AllowStreamLocalForwarding yes
+`, port, filepath.Join(dir, "host"), filepath.Join(dir, "authorized_keys"), filepath.Join(dir, "sshd.pid"))
+	cfgFile := filepath.Join(dir, "sshd_config")
+	require.NoError(t, os.WriteFile(cfgFile, []byte(cfg), 0o600))
+	cmd := exec.Command(sshd, "-D", "-e", "-f", cfgFile)
+	logFile, err := os.Create(filepath.Join(dir, "sshd.log"))
+	require.NoError(t, err)
+	defer logFile.Close()
+	cmd.Stderr = logFile
+	// Its own process group, so cleanup also ends the per-connection children.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	require.NoError(t, cmd.Start())
+	exited := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(exited) }()
+	t.Cleanup(func() { _ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL); <-exited })
+	// Ready when it accepts connections (or failed when it exits).
+	for {
+		select {
+		case <-exited:
+			b, _ := os.ReadFile(logFile.Name())
+			t.Fatalf("sshd exited: %s", b)
+		default:
+		}
+		if c, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", port)); err == nil {
+			c.Close()
+			return port, filepath.Join(dir, "client")
+		}
+	}
+}
+
+func TestIntegrationRemoteURIThroughSSH(t *testing.T) {
+	port, key := startSSHD(t)
+	ctx := context.Background()
+	uri := fmt.Sprintf("test+ssh://root@127.0.0.1:%d/default?keyfile=%s&no_verify=1", port, key)
+	c, err := libvirt.Connect(ctx, uri, nil)
+	require.NoError(t, err)
+	defer c.Close()
+
+	v, err := c.LibvirtVersion(ctx)
+	require.NoError(t, err)
+	assert.NotEmpty(t, v)
+
+	dir := t.TempDir()
+	s := &lab.Spec{Name: "remote", Libvirt: lab.Libvirt{URI: uri}, LabDir: filepath.Join(dir, "lab"),
+		Topology: lab.Topology{Masters: 1}, Network: lab.Network{CIDR: "10.125.0.0/24"},
+		Storage: lab.Storage{PoolDir: filepath.Join(dir, "pool")}}
+	s.Defaults()
+	// Not a test:// URI, so the load balancer would run: skip it.
+	res, err := lab.Up(ctx, c, s, lab.UpOptions{Accelerator: lab.AccelTCG, SkipLoadBalancer: true})
+	require.NoError(t, err)
+	assert.True(t, res.Changed)
+	d, err := c.LookupDomain(ctx, s.DomainName(s.Nodes[1]))
+	require.NoError(t, err)
+	assert.True(t, d.Active)
+
+	require.NoError(t, lab.Down(ctx, c, s, lab.DownOptions{}))
+	_, err = c.LookupNetwork(ctx, s.NetworkName())
+	assert.ErrorIs(t, err, lab.ErrNotFound)
+}
