@@ -3,6 +3,7 @@ package labcmd
 import (
 	"bytes"
 	"context"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -113,4 +114,28 @@ func TestPrintStatus(t *testing.T) {
 	assert.Contains(t, s, "active")
 	assert.Contains(t, s, "api.ocp.lab.local")
 	assert.Contains(t, s, "10.0.0.11 (no lease)")
+}
+
+func TestSSHRunsClientWithLabKey(t *testing.T) {
+	dir := t.TempDir()
+	s := &lab.Spec{Name: "sshlab", LabDir: filepath.Join(dir, "lab"), Libvirt: lab.Libvirt{URI: "test:///default"}}
+	s.Defaults()
+	require.NoError(t, lab.EnsureSSHKey(s))
+	require.NoError(t, (&lab.State{Spec: s}).Save(s.LabDir))
+	// A stand-in ssh client that prints its arguments and exits 3.
+	fake := filepath.Join(dir, "fake-ssh")
+	require.NoError(t, os.WriteFile(fake, []byte("#!/bin/sh\necho \"$@\"\nexit 3\n"), 0o755))
+
+	f := testFactory()
+	f.Log = slog.New(slog.DiscardHandler)
+	out := f.Streams.Out.(*bytes.Buffer)
+	cmd := NewCmdSSH(f, nil)
+	cmd.SetArgs([]string{"--lab-dir", s.LabDir, "--name", "sshlab", "--ssh", fake, "master-1", "--", "hostname"})
+	err := cmd.Execute()
+	var ce cmdutil.ExitCoder
+	require.ErrorAs(t, err, &ce)
+	assert.Equal(t, 3, ce.ExitCode(), "ssh's exit code is passed on")
+	m1, _ := s.Node("master-1")
+	assert.Contains(t, out.String(), "-i "+s.SSHKeyPath())
+	assert.Contains(t, out.String(), "core@"+m1.IP+" -- hostname")
 }

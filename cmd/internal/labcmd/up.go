@@ -102,6 +102,9 @@ func runUp(ctx context.Context, f *cmdutil.Factory, opts *UpOptions) error {
 	if err := prepare(ctx, f, spec); err != nil {
 		return fmt.Errorf("prepare %s nodes: %w", spec.Profile, err)
 	}
+	if err := checkBootFiles(spec); err != nil {
+		return err
+	}
 	if err := makeQEMUReadable(spec, f); err != nil {
 		return err
 	}
@@ -140,6 +143,30 @@ func prepare(ctx context.Context, f *cmdutil.Factory, spec *lab.Spec) error {
 		return prepareOpenShift(ctx, f, spec)
 	}
 	return cmdutil.WithCode(cmdutil.ExitInvalid, fmt.Errorf("profile %q has no preparer (profile must be openshift or probe)", spec.Profile))
+}
+
+// checkBootFiles fails early, naming the node and file, when the preparer
+// left a node without Ignition or the kernel/initrd are missing; qemu would
+// otherwise fail at start with a less helpful message. Only for local URIs:
+// with qemu+ssh the files live on the remote host.
+func checkBootFiles(spec *lab.Spec) error {
+	if !strings.HasPrefix(spec.Libvirt.URI, "qemu:///") {
+		return nil
+	}
+	for _, n := range spec.Nodes {
+		if _, err := os.Stat(spec.IgnitionPath(n)); err != nil {
+			return fmt.Errorf("node %s has no Ignition at %s (the %s profile's preparer writes it): %w", n.Name, spec.IgnitionPath(n), spec.Profile, err)
+		}
+	}
+	for field, p := range map[string]string{"image.kernel": spec.Image.Kernel, "image.initrd": spec.Image.Initrd} {
+		if p == "" {
+			continue
+		}
+		if _, err := os.Stat(p); err != nil {
+			return fmt.Errorf("%s %s: %w", field, p, err)
+		}
+	}
+	return nil
 }
 
 // makeQEMUReadable lets the qemu user read the files qemu opens itself: the
