@@ -91,7 +91,10 @@ func runUp(ctx context.Context, f *cmdutil.Factory, opts *UpOptions) error {
 			return cmdutil.WithCode(cmdutil.ExitInvalid, err)
 		}
 	}
-	f.Status.Infof("accelerator: %s (%s)", accel, why)
+	if !strings.HasPrefix(why, string(accel)) {
+		why = string(accel) + " (" + why + ")"
+	}
+	f.Status.Infof("accelerator: %s", why)
 
 	f.Status.Start("Creating the lab SSH key")
 	if err := lab.EnsureSSHKey(spec); err != nil {
