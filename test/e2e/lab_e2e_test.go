@@ -156,3 +156,20 @@ poll:
 	mustRun(t, "lab", "down", "-f", l.SpecFile)
 	assert.Empty(t, leftovers(t, l))
 }
+
+// TestLabDownKeepImages: `down --keep-images` keeps the uploaded base image,
+// the next `up` does not upload it again, and a plain down removes it.
+func TestLabDownKeepImages(t *testing.T) {
+	l := newLabWith(t, "topology:\n  masters: 1\n  workers: 0\n")
+	r := mustRun(t, "lab", "up", "-f", l.SpecFile)
+	assert.Contains(t, r.Stderr, "Importing base image base.qcow2: uploaded")
+	mustRun(t, "lab", "down", "--keep-images", "-f", l.SpecFile)
+	assert.FileExists(t, l.Dir+"/pool/base.qcow2")
+	assert.Empty(t, leftovers(t, l), "no libvirt object is kept, only the file")
+
+	r = mustRun(t, "lab", "up", "-f", l.SpecFile)
+	assert.NotContains(t, r.Stderr, "Importing base image base.qcow2: uploaded", "the kept image is not uploaded again")
+	mustRun(t, "lab", "down", "-f", l.SpecFile)
+	assert.NoDirExists(t, l.Dir+"/pool")
+	assert.Empty(t, leftovers(t, l))
+}
