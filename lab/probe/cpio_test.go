@@ -2,9 +2,11 @@ package probe
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -72,13 +74,34 @@ func TestCheckStaticRefusesDynamicAgent(t *testing.T) {
 	assert.Contains(t, err.Error(), "CGO_ENABLED=0")
 	assert.Error(t, checkStatic("x", []byte("#!/bin/sh\n")))
 
-	dir := t.TempDir()
-	out := filepath.Join(dir, "agent")
-	cmd := exec.Command("go", "build", "-o", out, "../../cmd/bootlab-probe")
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-	b, err := cmd.CombinedOutput()
-	require.NoError(t, err, string(b))
-	data, err := os.ReadFile(out)
-	require.NoError(t, err)
-	assert.NoError(t, checkStatic(out, data))
+	assert.NoError(t, checkStatic("agent", buildAgent(t)))
 }
+
+// buildAgent builds the real agent, static, once per test binary.
+func buildAgent(t *testing.T) []byte {
+	t.Helper()
+	agentOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "bootlab-agent-")
+		if err != nil {
+			agentErr = err
+			return
+		}
+		defer os.RemoveAll(dir)
+		out := filepath.Join(dir, "agent")
+		cmd := exec.Command("go", "build", "-o", out, "../../cmd/bootlab-probe")
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+		if b, err := cmd.CombinedOutput(); err != nil {
+			agentErr = fmt.Errorf("%v: %s", err, b)
+			return
+		}
+		agentBin, agentErr = os.ReadFile(out)
+	})
+	require.NoError(t, agentErr)
+	return agentBin
+}
+
+var (
+	agentOnce sync.Once
+	agentBin  []byte
+	agentErr  error
+)

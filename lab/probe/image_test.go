@@ -1,0 +1,86 @@
+package probe
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestFindModules(t *testing.T) {
+	dir := t.TempDir()
+	write := func(rel string, data []byte) {
+		p := filepath.Join(dir, rel)
+		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		require.NoError(t, os.WriteFile(p, data, 0o644))
+	}
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	_, _ = zw.Write([]byte("fw_cfg module"))
+	require.NoError(t, zw.Close())
+	for _, m := range Modules[:len(Modules)-2] {
+		write(filepath.Join("kernel", "drivers", strings.ReplaceAll(m, "_", "-")+".ko"), []byte(m))
+	}
+	write("kernel/drivers/firmware/qemu_fw_cfg.ko.gz", gz.Bytes())
+	write("modules.builtin", []byte("kernel/drivers/net/virtio_net.ko\n"))
+
+	mods, err := findModules(dir)
+	require.NoError(t, err)
+	require.Len(t, mods, len(Modules))
+	for i, m := range mods {
+		assert.Equal(t, Modules[i], m.name, "load order kept")
+	}
+	assert.Empty(t, mods[len(mods)-2].path, "virtio_net is built in")
+	data, err := readModule(context.Background(), mods[len(mods)-1].path)
+	require.NoError(t, err)
+	assert.Equal(t, "fw_cfg module", string(data), "gzip modules are decompressed")
+
+	require.NoError(t, os.Remove(filepath.Join(dir, "modules.builtin")))
+	_, err = findModules(dir)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "virtio_net")
+	assert.Contains(t, err.Error(), "--kernel/--modules")
+}
+
+func TestEnsureImageCachesByContent(t *testing.T) {
+	if _, err := os.Stat("/usr/bin/qemu-img"); err != nil {
+		t.Fatalf("qemu-img is needed: apt-get install -y qemu-utils")
+	}
+	dir := t.TempDir()
+	mods := filepath.Join(dir, "modules")
+	require.NoError(t, os.MkdirAll(mods, 0o755))
+	for _, m := range Modules {
+		require.NoError(t, os.WriteFile(filepath.Join(mods, m+".ko"), []byte(m), 0o644))
+	}
+	kernel := filepath.Join(dir, "vmlinuz")
+	require.NoError(t, os.WriteFile(kernel, []byte("kernel"), 0o600))
+	agent := filepath.Join(dir, "agent")
+	data := buildAgent(t)
+	require.NoError(t, os.WriteFile(agent, data, 0o755))
+
+	opts := ImageOptions{CacheDir: filepath.Join(dir, "cache"), Kernel: kernel, ModulesDir: mods, Agent: agent}
+	img, err := EnsureImage(context.Background(), opts)
+	require.NoError(t, err)
+	assert.True(t, img.Built)
+	for _, p := range []string{img.Kernel, img.Initrd, img.BaseDisk} {
+		fi, err := os.Stat(p)
+		require.NoError(t, err)
+		assert.Equal(t, os.FileMode(0o644), fi.Mode().Perm(), "qemu must read %s", p)
+	}
+	again, err := EnsureImage(context.Background(), opts)
+	require.NoError(t, err)
+	assert.False(t, again.Built, "same inputs: cached")
+	assert.Equal(t, img.Initrd, again.Initrd)
+
+	require.NoError(t, os.WriteFile(kernel, []byte("kernel v2"), 0o600))
+	changed, err := EnsureImage(context.Background(), opts)
+	require.NoError(t, err)
+	assert.True(t, changed.Built, "a new kernel rebuilds")
+	assert.NotEqual(t, img.Hash, changed.Hash)
+}
