@@ -119,7 +119,6 @@ type bootstrapWatch struct {
 	mastersReady        bool
 	complete, removed   bool
 	workersStarted      bool
-	waitingEtcdSaid     bool
 }
 
 func (w *bootstrapWatch) tick(ctx context.Context) (bool, error) {

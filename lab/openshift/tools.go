@@ -46,8 +46,8 @@ type ToolsOptions struct {
 }
 
 type tool struct {
-	name, tarball, field, pathSet string
-	versionArgs                   []string
+	name, tarball, field string
+	versionArgs          []string
 }
 
 var (

@@ -52,7 +52,7 @@ func (f *Fetcher) Resolve(ctx context.Context, cfg types.Config) (types.Config, 
 
 func (f *Fetcher) resolve(ctx context.Context, cfg types.Config, depth int) (types.Config, []Fetched, error) {
 	if depth > 5 {
-		return cfg, nil, errors.New("Ignition merge chain deeper than 5")
+		return cfg, nil, errors.New("the ignition merge chain is deeper than 5")
 	}
 	if cfg.Ignition.Config.Replace.Source != nil {
 		return cfg, nil, errors.New("ignition.config.replace is not supported by the probe agent")
