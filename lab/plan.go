@@ -78,6 +78,27 @@ type DomainPlan struct {
 	Digest string
 }
 
+// withoutRole drops the domains and overlays of role's nodes: after `lab
+// pivot` destroyed a real lab's bootstrap, a later `up` must not bring it back.
+func (p *Plan) withoutRole(role Role) *Plan {
+	out := *p
+	out.Domains, out.Overlays = nil, nil
+	gone := map[string]bool{}
+	for _, d := range p.Domains {
+		if d.Node.Role == role {
+			gone[d.Node.Name] = true
+			continue
+		}
+		out.Domains = append(out.Domains, d)
+	}
+	for _, v := range p.Overlays {
+		if !gone[v.Node] {
+			out.Overlays = append(out.Overlays, v)
+		}
+	}
+	return &out
+}
+
 // NewPlan computes the libvirt objects of spec s. It is pure: the same spec
 // and input always give the same XML.
 func NewPlan(s *Spec, in PlanInput) (*Plan, error) {

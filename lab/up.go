@@ -139,6 +139,9 @@ func Up(ctx context.Context, hv Hypervisor, s *Spec, opts UpOptions) (*UpResult,
 	if err != nil {
 		return nil, err
 	}
+	if r.state.BootstrapRemoved && s.Profile == ProfileOpenShift {
+		plan = plan.withoutRole(RoleBootstrap)
+	}
 	if err := r.record(func(st *State) { st.Spec = s; st.Accelerator = opts.Accelerator }); err != nil {
 		return nil, err
 	}

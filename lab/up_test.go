@@ -349,3 +349,34 @@ func TestUpUpdatesReservationsInPlace(t *testing.T) {
 	require.NoError(t, err)
 	assert.False(t, res.Changed, "converged: %v", hv.mutations())
 }
+
+// After `lab pivot` destroyed a real lab's bootstrap, a later up converges
+// the rest and does not bring the bootstrap VM or its disk back.
+func TestUpAfterPivotLeavesBootstrapGone(t *testing.T) {
+	ctx := context.Background()
+	hv := newFakeHV()
+	s := testSpec(t, "t", true)
+	s.Profile = ProfileOpenShift
+	_, err := Up(ctx, hv, s, upOpts())
+	require.NoError(t, err)
+
+	st, err := LoadState(s.LabDir)
+	require.NoError(t, err)
+	st.BootstrapRemoved = true
+	require.NoError(t, st.Save(s.LabDir))
+	require.NoError(t, RemoveNode(ctx, hv, s, "bootstrap"))
+
+	hv.reset()
+	res, err := Up(ctx, hv, s, upOpts())
+	require.NoError(t, err)
+	assert.False(t, res.Changed, "up after pivot: %+v", res.Steps)
+	assert.Zero(t, countPrefix(hv.mutations(), "DefineDomain bootlab-t-bootstrap"))
+	assert.Zero(t, countPrefix(hv.mutations(), "CreateVolume bootlab-t/bootstrap"))
+
+	// A probe lab keeps its bootstrap VM after pivot (only the LB changes).
+	s.Profile = ProfileProbe
+	hv.reset()
+	_, err = Up(ctx, hv, s, upOpts())
+	require.NoError(t, err)
+	assert.Equal(t, 1, countPrefix(hv.mutations(), "DefineDomain bootlab-t-bootstrap"))
+}

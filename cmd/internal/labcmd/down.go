@@ -2,11 +2,13 @@ package labcmd
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/spf13/cobra"
 
 	"github.com/bootlab/bootlab/cmd/internal/cmdutil"
 	"github.com/bootlab/bootlab/lab"
+	"github.com/bootlab/bootlab/lab/hostdns"
 	"github.com/bootlab/bootlab/lab/libvirt"
 )
 
@@ -49,6 +51,18 @@ func runDown(ctx context.Context, f *cmdutil.Factory, opts *DownOptions) error {
 		return err
 	}
 	defer conn.Close()
+	// Host DNS is undone first: lab.Down removes the state that records it.
+	if st, err := lab.LoadState(spec.LabDir); err == nil && st.HostDNS != "" {
+		f.Status.Start("Removing host name resolution for %s", spec.Cluster.Domain())
+		if err := hostdns.Undo(ctx, st.HostDNS); err != nil {
+			return fmt.Errorf("undo host DNS (%s): %w", st.HostDNS, err)
+		}
+		st.HostDNS = ""
+		if err := st.Save(spec.LabDir); err != nil {
+			return err
+		}
+		f.Status.End(true)
+	}
 	if err := lab.Down(ctx, conn, spec, lab.DownOptions{Log: f.Log, Status: f.Status, KeepImages: opts.KeepImages}); err != nil {
 		return err
 	}

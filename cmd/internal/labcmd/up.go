@@ -14,6 +14,7 @@ import (
 
 	"github.com/bootlab/bootlab/cmd/internal/cmdutil"
 	"github.com/bootlab/bootlab/lab"
+	"github.com/bootlab/bootlab/lab/hostdns"
 	"github.com/bootlab/bootlab/lab/libvirt"
 )
 
@@ -38,8 +39,9 @@ func NewCmdUp(f *cmdutil.Factory, runF func(*UpOptions) error) *cobra.Command {
 Order: preflight, lab SSH key, the profile's boot files (Ignition per node),
 network (DHCP reservations, DNS for api, api-int, every node and *.apps),
 storage pool, base image (uploaded once), one qcow2 overlay per node,
-haproxy, then one domain per node. Workers are defined but left off until
-the control plane is up; --start-workers starts them.
+haproxy, then one domain per node. On a real (openshift) lab the workers
+are defined but left off until the masters serve their config, as UPI
+requires; --start-workers starts them. Probe lab workers start at once.
 
 Running it again changes nothing when nothing changed, and resumes a run
 that failed or was interrupted.`,
@@ -52,7 +54,7 @@ that failed or was interrupted.`,
 		},
 	}
 	AddSpecFlags(cmd, &opts.Spec)
-	cmd.Flags().BoolVar(&opts.StartWorkers, "start-workers", false, "start the workers now (by default they are defined but left off)")
+	cmd.Flags().BoolVar(&opts.StartWorkers, "start-workers", false, "start the workers now (on openshift labs they are otherwise left off until the masters serve them)")
 	cmd.Flags().BoolVar(&opts.NoPreflight, "no-preflight", false, "skip the host checks (the accelerator is still chosen)")
 	addManualBootstrapFlag(cmd)
 	return cmd
@@ -67,8 +69,6 @@ func runUp(ctx context.Context, f *cmdutil.Factory, opts *UpOptions) error {
 	if connErr == nil {
 		defer conn.Close()
 	}
-	var accel lab.Accelerator
-	var why string
 	if !opts.NoPreflight {
 		var host lab.HostInfo
 		if conn != nil {
@@ -81,20 +81,10 @@ func runUp(ctx context.Context, f *cmdutil.Factory, opts *UpOptions) error {
 		if err := report.Err(); err != nil {
 			return err
 		}
-		accel, why = report.Accelerator, report.AcceleratorReason
 	}
 	if connErr != nil {
 		return connErr
 	}
-	if accel == "" {
-		if accel, why, err = lab.ChooseAccelerator(ctx, spec, conn, f.Log); err != nil {
-			return cmdutil.WithCode(cmdutil.ExitInvalid, err)
-		}
-	}
-	if !strings.HasPrefix(why, string(accel)) {
-		why = string(accel) + " (" + why + ")"
-	}
-	f.Status.Infof("accelerator: %s", why)
 
 	f.Status.Start("Creating the lab SSH key")
 	if err := lab.EnsureSSHKey(spec); err != nil {
@@ -108,12 +98,23 @@ func runUp(ctx context.Context, f *cmdutil.Factory, opts *UpOptions) error {
 	if err := checkBootFiles(spec); err != nil {
 		return err
 	}
+	// Chosen once the boot files exist: under auto, KVM must prove it boots
+	// the lab's own kernel (the probe kernel when the host has none in /boot).
+	accel, why, err := lab.ChooseAccelerator(ctx, spec, conn, f.Log)
+	if err != nil {
+		return cmdutil.WithCode(cmdutil.ExitInvalid, err)
+	}
+	if !strings.HasPrefix(why, string(accel)) {
+		why = string(accel) + " (" + why + ")"
+	}
+	f.Status.Infof("accelerator: %s", why)
 	if err := makeQEMUReadable(spec, f); err != nil {
 		return err
 	}
 
 	upOpts := lab.UpOptions{Log: f.Log, Status: f.Status, Accelerator: accel}
-	if !opts.StartWorkers {
+	deferWorkers := deferWorkers(spec, opts)
+	if deferWorkers {
 		upOpts.DeferRoles = []lab.Role{lab.RoleWorker}
 	}
 	res, err := lab.Up(ctx, conn, spec, upOpts)
@@ -129,10 +130,54 @@ func runUp(ctx context.Context, f *cmdutil.Factory, opts *UpOptions) error {
 			}
 		}
 	}
-	if n := len(spec.NodesByRole(lab.RoleWorker)); n > 0 && !opts.StartWorkers {
-		f.Status.Infof("%d worker(s) defined but off: `bootlab lab up --start-workers` starts them", n)
+	if n := len(spec.NodesByRole(lab.RoleWorker)); n > 0 && deferWorkers {
+		f.Status.Infof("%d worker(s) defined but off until the masters' MCS serves them: `bootlab lab wait bootstrap-complete` starts them, or `bootlab lab up --start-workers`", n)
+	}
+	if spec.Profile == lab.ProfileOpenShift {
+		if err := setupHostDNS(ctx, f, spec); err != nil {
+			return err
+		}
 	}
 	f.Status.Infof("lab %s is up: `bootlab lab status`, `bootlab lab console NODE`, `bootlab lab ssh NODE`", spec.Name)
+	return nil
+}
+
+// deferWorkers says whether workers are defined but left off. On a real lab
+// they can only fetch /config/worker from the masters' in-cluster MCS, so
+// they boot after the control plane; probe workers retry their pointer
+// config until a probe master serves it, so they start with everyone else.
+func deferWorkers(spec *lab.Spec, opts *UpOptions) bool {
+	return spec.Profile == lab.ProfileOpenShift && !opts.StartWorkers
+}
+
+// setupHostDNS lets the host resolve the lab's cluster domain through the
+// lab's dnsmasq (split DNS, never the global resolver) and records how, so
+// `lab down` undoes exactly that.
+func setupHostDNS(ctx context.Context, f *cmdutil.Factory, spec *lab.Spec) error {
+	st, err := lab.LoadState(spec.LabDir)
+	if err != nil {
+		return err
+	}
+	if st.HostDNS != "" {
+		return nil
+	}
+	f.Status.Start("Resolving *.%s on this host through the lab's DNS", spec.Cluster.Domain())
+	record, err := hostdns.Setup(ctx, spec)
+	var manual *hostdns.ManualStepError
+	if errors.As(err, &manual) {
+		f.Status.End(false)
+		f.Status.Infof("host name resolution for %s is not set up: %s", spec.Cluster.Domain(), manual.Steps)
+		return nil
+	}
+	if err != nil {
+		f.Status.End(false)
+		return fmt.Errorf("set up host DNS for %s: %w", spec.Cluster.Domain(), err)
+	}
+	st.HostDNS = record
+	if err := st.Save(spec.LabDir); err != nil {
+		return err
+	}
+	f.Status.End(true)
 	return nil
 }
 
