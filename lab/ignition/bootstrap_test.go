@@ -5,29 +5,15 @@ import (
 	"encoding/json"
 	"flag"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"testing"
+
+	"github.com/bootlab/bootlab/internal/testutil"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
 var updateBootstrapGoldens = flag.Bool("update-bootstrap", false, "rewrite testdata/openshift/*.golden.ign from ApplyManualBootstrap")
-
-// validateTool runs the upstream ignition `validate` (v2.24.0) on path.
-func validateTool(t *testing.T, path string) {
-	t.Helper()
-	bin := filepath.Join(os.Getenv("HOME"), "go", "bin", "validate")
-	if p, err := exec.LookPath("validate"); err == nil {
-		bin = p
-	}
-	if _, err := os.Stat(bin); err != nil {
-		t.Fatalf("the upstream Ignition validate tool is missing: go install github.com/coreos/ignition/v2/validate@v2.24.0")
-	}
-	out, err := exec.Command(bin, path).CombinedOutput()
-	require.NoError(t, err, "validate %s: %s", path, out)
-}
 
 func TestApplyManualBootstrapGolden(t *testing.T) {
 	in, err := os.ReadFile("../../testdata/openshift/installer-bootstrap.ign")
@@ -45,7 +31,7 @@ func TestApplyManualBootstrapGolden(t *testing.T) {
 	want, err := os.ReadFile(golden)
 	require.NoError(t, err, "run go test ./lab/ignition -run Golden -update-bootstrap")
 	assert.Equal(t, string(want), pretty.String())
-	validateTool(t, golden)
+	testutil.IgnitionValidate(t, golden)
 
 	cfg, err := Parse(out)
 	require.NoError(t, err)

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/bootlab/bootlab/internal/testutil"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -73,14 +75,6 @@ func TestValidateRejects(t *testing.T) {
 // TestValidateTool checks generated configs with Ignition's own validate
 // command (go install github.com/coreos/ignition/v2/validate@v2.24.0).
 func TestValidateTool(t *testing.T) {
-	tool, err := exec.LookPath("validate")
-	if err != nil {
-		home, _ := os.UserHomeDir()
-		tool = filepath.Join(home, "go", "bin", "validate")
-		if _, err := os.Stat(tool); err != nil {
-			t.Fatalf("Ignition's validate tool is needed: go install github.com/coreos/ignition/v2/validate@v2.24.0")
-		}
-	}
 	dir := t.TempDir()
 	for name, cfg := range map[string]any{
 		"pointer": Pointer(MCSURL("ocp.lab.local", "master"), []byte(fakeCA)),
@@ -90,11 +84,10 @@ func TestValidateTool(t *testing.T) {
 		require.NoError(t, err)
 		p := filepath.Join(dir, name+".ign")
 		require.NoError(t, os.WriteFile(p, data, 0o600))
-		out, err := exec.Command(tool, p).CombinedOutput()
-		assert.NoError(t, err, "%s: %s", name, out)
+		testutil.IgnitionValidate(t, p)
 	}
 	bad := filepath.Join(dir, "bad.ign")
 	require.NoError(t, os.WriteFile(bad, []byte(`{"ignition":{"version":"3.2.0"},"storage":{"files":[{"path":"rel"}]}}`), 0o600))
-	_, err = exec.Command(tool, bad).CombinedOutput()
+	_, err := exec.Command(testutil.IgnitionValidateTool(t), bad).CombinedOutput()
 	assert.Error(t, err, "the tool rejects a relative path")
 }

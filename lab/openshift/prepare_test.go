@@ -4,10 +4,11 @@ import (
 	"bytes"
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/bootlab/bootlab/internal/testutil"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -108,7 +109,7 @@ func TestPrepareOrderModesAndIgnition(t *testing.T) {
 		p := e.spec.IgnitionPath(n)
 		assert.Equal(t, p, res.Assets.Ignition[n.Name])
 		assert.Equal(t, os.FileMode(0o600), mode(t, p), n.Name)
-		validateTool(t, p)
+		testutil.IgnitionValidate(t, p)
 		data, err := os.ReadFile(p)
 		require.NoError(t, err)
 		switch n.Role {
@@ -189,20 +190,6 @@ func TestPrepareMissingSSHKey(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "openshift.sshPublicKeyFile")
 	assert.Nil(t, e.calls(t))
-}
-
-// validateTool runs the upstream ignition `validate` (v2.24.0) on path.
-func validateTool(t *testing.T, path string) {
-	t.Helper()
-	bin := filepath.Join(os.Getenv("HOME"), "go", "bin", "validate")
-	if p, err := exec.LookPath("validate"); err == nil {
-		bin = p
-	}
-	if _, err := os.Stat(bin); err != nil {
-		t.Fatalf("the upstream Ignition validate tool is missing: go install github.com/coreos/ignition/v2/validate@v2.24.0")
-	}
-	out, err := exec.Command(bin, path).CombinedOutput()
-	require.NoError(t, err, "validate %s: %s", path, out)
 }
 
 func TestPrepareKeepsLabDirTraversable(t *testing.T) {

@@ -10,12 +10,13 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/bootlab/bootlab/internal/testutil"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -271,21 +272,12 @@ func TestSpecFromAccept(t *testing.T) {
 // TestGeneratedConfigsPassIgnitionValidate runs Ignition's own validate
 // tool on every generated config.
 func TestGeneratedConfigsPassIgnitionValidate(t *testing.T) {
-	tool, err := exec.LookPath("validate")
-	if err != nil {
-		home, _ := os.UserHomeDir()
-		tool = filepath.Join(home, "go", "bin", "validate")
-		if _, err := os.Stat(tool); err != nil {
-			t.Fatalf("Ignition's validate tool is needed: go install github.com/coreos/ignition/v2/validate@v2.24.0")
-		}
-	}
 	cfgs, err := Generate(testInput(t))
 	require.NoError(t, err)
 	dir := t.TempDir()
 	for name, data := range map[string][]byte{"bootstrap": cfgs.Bootstrap, "master": cfgs.Master, "worker": cfgs.Worker, "master-served": cfgs.MasterServed, "worker-served": cfgs.WorkerServed} {
 		p := filepath.Join(dir, name+".ign")
 		require.NoError(t, os.WriteFile(p, data, 0o600))
-		out, err := exec.Command(tool, p).CombinedOutput()
-		assert.NoError(t, err, "%s: %s", name, out)
+		testutil.IgnitionValidate(t, p)
 	}
 }
