@@ -59,21 +59,28 @@ lint: $(STATICCHECK) ## gofmt, go vet (all build tags), staticcheck, shellcheck
 unit: $(GOTESTSUM) $(VALIDATE) ## Unit tests only (no daemons needed)
 	$(GOTESTSUM) --format testname -- $(TESTFLAGS) ./...
 
+# The preflight KVM smoke test and the probe tests boot the probe kernel: the
+# probe image build fetches it (host /boot, else Debian's cloud kernel) once.
+.PHONY: test-kernel
+test-kernel: build
+	$(BIN)/bootlab lab probe-image build -q
+
 .PHONY: test
-test: $(GOTESTSUM) $(VALIDATE) build ## Unit + integration tests (real libvirtd on test:///default, haproxy, sshd)
+test: $(GOTESTSUM) $(VALIDATE) build test-kernel ## Unit + integration tests (real libvirtd on test:///default, haproxy, sshd)
 	$(GOTESTSUM) --format testname -- -tags integration -p 1 $(TESTFLAGS) ./...
 
 .PHONY: e2e
-e2e: $(GOTESTSUM) build ## End-to-end tests: real VMs on qemu:///system (root)
+e2e: $(GOTESTSUM) build test-kernel ## End-to-end tests: real VMs on qemu:///system (root)
 	$(GOTESTSUM) --format testname -- -tags e2e -p 1 -timeout $(E2E_TIMEOUT) $(TESTFLAGS) ./test/e2e/...
 
 .PHONY: test-all
-test-all: lint $(GOTESTSUM) $(VALIDATE) build ## Everything CI runs: lint, then unit, integration and e2e in one run
+test-all: lint $(GOTESTSUM) $(VALIDATE) build test-kernel ## Everything CI runs: lint, then unit, integration and e2e in one run
 	$(GOTESTSUM) --format testname -- -tags integration,e2e -p 1 -timeout $(E2E_TIMEOUT) $(TESTFLAGS) ./...
 
 .PHONY: bench
 bench: build ## Benchmarks: bootlab vs a plain virsh script, probe lab time-to-green (root)
 	bench/run.sh
+	bench/probe-green.sh
 
 .PHONY: probe-image
 probe-image: build ## Build (or reuse) the cached probe image

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # run.sh: `make bench`. Times `bootlab lab up` + `bootlab lab down` of a
-# six-node probe lab (bootstrap + 3 masters started, 2 workers defined and
-# left off, as `lab up` does by default) against bench/virsh-lab.sh, a plain
+# six-node probe lab (all six VMs started, as `lab up` does for probe labs)
+# against bench/virsh-lab.sh, a plain
 # bash script making the same objects one virsh call at a time, on
 # qemu:///system. Prints both times and the ratio; target: bootlab <= 0.5x.
 #

@@ -3,8 +3,8 @@
 # deletes (down) the same libvirt objects as `bootlab lab up|down` for a
 # six-node probe lab: an isolated network with DHCP reservations and DNS
 # records, a dir pool, the base image uploaded into it, six qcow2 overlays,
-# haproxy, and six domains (bootstrap and three masters started, two workers
-# defined), one virsh call at a time, as a shell script would.
+# haproxy, and six domains, all started, one virsh call at a time, as a shell
+# script would.
 #
 # usage: virsh-lab.sh up|down NAME CIDR_PREFIX(e.g. 10.215.9) WORKDIR KERNEL INITRD CMDLINE BASE_IMAGE IGNITION_DIR
 set -euo pipefail
@@ -114,9 +114,7 @@ CFG
 </domain>
 XML
     v define "$work/$n.xml"
-    if [[ ${roles[$i]} != worker ]]; then
-      v start "$lab-$n"
-    fi
+    v start "$lab-$n"
   done
 }
 

@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# probe-green.sh: part of `make bench`. Measures the time from `bootlab lab up`
+# to `bootlab lab verify` reporting every check ✓ for a six-node probe lab
+# (1 bootstrap, 3 masters, 2 workers) on this machine, with the accelerator
+# given in ACCEL (default tcg, what CI machines have). The probe image is
+# built (or reused) first and not timed. Target: under 60 s on 2 cores, TCG.
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/.." && pwd)
+bootlab=${BOOTLAB:-$root/bin/bootlab}
+work=${BENCH_DIR:-/var/lib/bootlab-bench}/green
+accel=${ACCEL:-tcg}
+
+die() { echo "bench: $*" >&2; exit 1; }
+[[ $(id -u) == 0 ]] || die "run as root (it creates libvirt networks and VMs on qemu:///system)"
+[[ -x $bootlab ]] || die "$bootlab not built: run make build"
+
+used=$(ip -4 route; for n in $(virsh -q -c qemu:///system net-list --all --name); do virsh -c qemu:///system net-dumpxml "$n"; done)
+net=
+for x in $(seq 1 250); do
+  if ! grep -q "10\.216\.$x\." <<<"$used"; then net=10.216.$x; break; fi
+done
+[[ -n $net ]] || die "no free /24 in 10.216.0.0/16"
+
+rm -rf "$work"
+mkdir -p "$work"
+chmod 0755 "$(dirname "$work")" "$work"
+spec=$work/bootlab.yaml
+cat >"$spec" <<YAML
+name: green$$
+profile: probe
+accelerator: $accel
+network:
+  cidr: $net.0/24
+  mode: isolated
+labDir: $work/lab
+storage:
+  poolDir: $work/pool
+topology:
+  masters: 3
+  workers: 2
+YAML
+# shellcheck disable=SC2317 # called by the EXIT trap
+cleanup() { "$bootlab" lab down -q -f "$spec" >/dev/null 2>&1 || true; }
+trap cleanup EXIT
+
+"$bootlab" lab probe-image build -q >/dev/null
+t0=$(date +%s.%N)
+"$bootlab" lab up -q -f "$spec"
+t1=$(date +%s.%N)
+"$bootlab" lab verify -q -f "$spec" --timeout 5m >"$work/verify.txt" || { cat "$work/verify.txt"; die "verify failed"; }
+t2=$(date +%s.%N)
+checks=$(grep -c '✓' "$work/verify.txt" || true)
+awk -v a="$t0" -v b="$t1" -v c="$t2" -v n="$checks" -v acc="$accel" -v cpus="$(nproc)" 'BEGIN {
+  printf "probe lab (1 bootstrap, 3 masters, 2 workers, %s, %d cores): lab up %.1fs, lab up -> all %d checks ✓ %.1fs (target < 60 s)\n", acc, cpus, b - a, n, c - a }'
