@@ -22,7 +22,6 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/spf13/cobra"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	certv1 "k8s.io/api/certificates/v1"
@@ -158,9 +157,8 @@ func TestPrepareOpenShift(t *testing.T) {
 	require.NoError(t, lab.EnsureSSHKey(s))
 	var errOut bytes.Buffer
 	f := &cmdutil.Factory{Streams: cmdutil.Streams{Out: &bytes.Buffer{}, ErrOut: &errOut}, Status: status.New(&errOut, false)}
-	// --manual-bootstrap reaches the preparer through the command's context.
-	ctx := context.WithValue(context.Background(), manualBootstrapKey{}, true)
-	require.NoError(t, prepareOpenShift(ctx, f, s), errOut.String())
+	s.OpenShift.ManualBootstrap = true
+	require.NoError(t, prepareOpenShift(context.Background(), f, s), errOut.String())
 	assert.True(t, s.OpenShift.ManualBootstrap)
 	assert.Equal(t, filepath.Join(dir, "cache", "rhcos", "rhcos-9.6.20250402-0-qemu.x86_64.qcow2"), s.Image.Path, "spec.Image.Path is the cached qcow2")
 	for _, n := range s.Nodes {
@@ -215,13 +213,14 @@ func TestManualBootstrapFlag(t *testing.T) {
 		want any
 	}{{[]string{"--manual-bootstrap"}, true}, {nil, nil}, {[]string{"--manual-bootstrap=false"}, false}} {
 		var got any
-		cmd := &cobra.Command{Use: "up", RunE: func(c *cobra.Command, _ []string) error {
-			got = c.Context().Value(manualBootstrapKey{})
+		cmd := NewCmdUp(testFactory(), func(o *UpOptions) error {
+			if o.ManualBootstrap != nil {
+				got = *o.ManualBootstrap
+			}
 			return nil
-		}}
-		addManualBootstrapFlag(cmd)
+		})
 		cmd.SetArgs(c.args)
-		require.NoError(t, cmd.ExecuteContext(context.Background()))
+		require.NoError(t, cmd.Execute())
 		assert.Equal(t, c.want, got, "%v", c.args)
 	}
 }

@@ -25,6 +25,8 @@ type UpOptions struct {
 	// but off until the control plane is up (`lab up --start-workers` later).
 	StartWorkers bool
 	NoPreflight  bool
+	// ManualBootstrap overrides openshift.manualBootstrap when set.
+	ManualBootstrap *bool
 }
 
 // NewCmdUp builds `lab up`: check the host, prepare the nodes' boot files,
@@ -56,7 +58,12 @@ that failed or was interrupted.`,
 	AddSpecFlags(cmd, &opts.Spec)
 	cmd.Flags().BoolVar(&opts.StartWorkers, "start-workers", false, "start the workers now (on openshift labs they are otherwise left off until the masters serve them)")
 	cmd.Flags().BoolVar(&opts.NoPreflight, "no-preflight", false, "skip the host checks (the accelerator is still chosen)")
-	addManualBootstrapFlag(cmd)
+	manual := cmd.Flags().Bool("manual-bootstrap", false, "mask bootkube.service on the bootstrap node so you drive it with bootlab stage (overrides openshift.manualBootstrap)")
+	cmd.PreRun = func(c *cobra.Command, _ []string) {
+		if c.Flags().Changed("manual-bootstrap") {
+			opts.ManualBootstrap = manual
+		}
+	}
 	return cmd
 }
 
@@ -64,6 +71,9 @@ func runUp(ctx context.Context, f *cmdutil.Factory, opts *UpOptions) error {
 	spec, err := opts.Spec.Load()
 	if err != nil {
 		return err
+	}
+	if opts.ManualBootstrap != nil {
+		spec.OpenShift.ManualBootstrap = *opts.ManualBootstrap
 	}
 	conn, connErr := libvirt.Connect(ctx, spec.Libvirt.URI, f.Log)
 	if connErr == nil {
