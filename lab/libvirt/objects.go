@@ -192,18 +192,7 @@ func (c *Conn) Pools(ctx context.Context) ([]lab.Object, error) {
 	if err != nil {
 		return nil, wrap(err, "list pools")
 	}
-	out := make([]lab.Object, 0, len(pools))
-	for _, p := range pools {
-		o, err := c.poolObject(p)
-		if err != nil {
-			if errors.Is(err, lab.ErrNotFound) {
-				continue
-			}
-			return nil, err
-		}
-		out = append(out, *o)
-	}
-	return out, nil
+	return describeAll(pools, c.poolObject)
 }
 
 // LookupPool returns the pool called name.
@@ -430,9 +419,15 @@ func (c *Conn) Domains(ctx context.Context) ([]lab.Object, error) {
 	if err != nil {
 		return nil, wrap(err, "list domains")
 	}
-	out := make([]lab.Object, 0, len(doms))
-	for _, d := range doms {
-		o, err := c.domainObject(d)
+	return describeAll(doms, c.domainObject)
+}
+
+// describeAll describes every listed object, skipping those that vanished
+// between the listing and the look-up (another client deleted them).
+func describeAll[T any](items []T, describe func(T) (*lab.Object, error)) ([]lab.Object, error) {
+	out := make([]lab.Object, 0, len(items))
+	for _, it := range items {
+		o, err := describe(it)
 		if err != nil {
 			if errors.Is(err, lab.ErrNotFound) {
 				continue
