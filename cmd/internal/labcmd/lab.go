@@ -4,7 +4,6 @@ package labcmd
 
 import (
 	"errors"
-	"fmt"
 	"os"
 
 	"github.com/spf13/cobra"
@@ -151,4 +150,3 @@ func outputFlag(val string, allowed ...string) error {
 	return cmdutil.UsageErrorf("-o must be one of %v, not %q", allowed, val)
 }
 
-var _ = fmt.Sprintf
