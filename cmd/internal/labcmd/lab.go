@@ -30,7 +30,9 @@ func NewCmdLab(f *cmdutil.Factory) *cobra.Command {
 		NewCmdProbeImage(f),
 		NewCmdPreflight(f, nil),
 		NewCmdPivot(f, nil),
-		NewCmdWait(f, nil), NewCmdApproveCSRs(f, nil), NewCmdGather(f, nil),
+		NewCmdWait(f, nil),
+		NewCmdApproveCSRs(f, nil),
+		NewCmdGather(f, nil),
 	)
 	return cmd
 }
@@ -149,4 +151,3 @@ func outputFlag(val string, allowed ...string) error {
 	}
 	return cmdutil.UsageErrorf("-o must be one of %v, not %q", allowed, val)
 }
-
