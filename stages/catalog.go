@@ -137,6 +137,27 @@ func (c Catalog) Lookup(arg string) (*Stage, error) {
 	return nil, fmt.Errorf("no stage %q: give a number, a bootkube stage name or a script name (see `bootlab stage list`)", arg)
 }
 
+// PartOf says, when arg names one step of s but not s itself (a number,
+// slug, script or file name), which other bootkube steps share the stage:
+// "cco-bootstrap" is one of four steps of stage 12. It is empty when arg
+// names the whole stage or s has a single named step.
+func (s *Stage) PartOf(arg string) []string {
+	a := strings.TrimSuffix(strings.TrimSuffix(strings.TrimSpace(arg), ".sh"), ".md")
+	if _, err := strconv.Atoi(a); err == nil || a == s.Slug || a == s.Script || a == s.ID()+"-"+s.Slug {
+		return nil
+	}
+	var named []string
+	for _, st := range s.Steps {
+		if !strings.HasPrefix(st.Name, "(") {
+			named = append(named, st.Name)
+		}
+	}
+	if len(named) < 2 {
+		return nil
+	}
+	return named
+}
+
 // Default returns the catalog of bootkube.sh for OpenShift 4.16 through 4.20.
 func Default() Catalog {
 	v419 := Version{4, 19}

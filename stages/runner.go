@@ -45,6 +45,12 @@ func (c Catalog) Select(sel Selection) ([]*Stage, error) {
 		if err != nil {
 			return nil, fmt.Errorf("--skip: %w", err)
 		}
+		// A stage runs whole: skipping it for one of its steps would
+		// silently leave out the others (cco-bootstrap takes the MCS along).
+		if steps := s.PartOf(a); steps != nil {
+			return nil, fmt.Errorf("--skip %s: %s is one step of stage %s (%s), and stages run whole; --skip %s leaves out all of them",
+				a, a, s.Label(), strings.Join(steps, ", "), s.ID())
+		}
 		skip[s] = true
 	}
 	var out []*Stage

@@ -219,6 +219,17 @@ func TestSelect(t *testing.T) {
 	assert.ErrorContains(t, err, "--from: no stage \"99\"")
 	_, err = ids(stages.Selection{Only: []string{"07"}, From: "03"})
 	assert.Error(t, err)
+
+	// --skip names whole stages: one step of a shared stage is refused
+	// rather than silently taking its neighbours (the MCS) along.
+	_, err = ids(stages.Selection{From: "11", Skip: []string{"cco-bootstrap"}})
+	assert.ErrorContains(t, err, "--skip cco-bootstrap: cco-bootstrap is one step of stage 12 mco-bootstrap (mco-bootstrap, resolve-api-url, resolve-api-int-url, cco-bootstrap)")
+	assert.ErrorContains(t, err, "--skip 12")
+	_, err = ids(stages.Selection{Skip: []string{"node-tuning-bootstrap"}})
+	assert.ErrorContains(t, err, "stage 11 ingress-operator-bootstrap")
+	got, err = ids(stages.Selection{From: "11", To: "14", Skip: []string{"start-mcs", "wait-for-ceo", "13-cb-bootstrap.sh"}})
+	require.NoError(t, err, "a stage's number, slug, script or file name skips it whole")
+	assert.Equal(t, []string{"11"}, got)
 }
 
 func TestLookupByEveryName(t *testing.T) {

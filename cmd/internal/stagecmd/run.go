@@ -48,7 +48,7 @@ without a node.`,
   bootlab stage run etcd-bootstrap
   bootlab stage run render-etcd --dry-run
   bootlab stage run --from 03 --to 07
-  bootlab stage run --all --skip cco-bootstrap`,
+  bootlab stage run --all --skip 15`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Stages = args
 			if err := outputFlag(opts.Output, "table", "json"); err != nil {
@@ -71,7 +71,7 @@ without a node.`,
 	fl := cmd.Flags()
 	fl.StringVar(&opts.From, "from", "", "first stage of the range")
 	fl.StringVar(&opts.To, "to", "", "last stage of the range")
-	fl.StringSliceVar(&opts.Skip, "skip", nil, "stages to leave out (repeatable)")
+	fl.StringSliceVar(&opts.Skip, "skip", nil, "stages to leave out, whole: a number, stage or script name (repeatable)")
 	fl.BoolVar(&opts.All, "all", false, "run every stage")
 	fl.BoolVar(&opts.Force, "force", false, "rerun stages and steps whose .done markers exist")
 	fl.BoolVar(&opts.DryRun, "dry-run", false, "print the scripts instead of running them (no node needed)")
