@@ -176,6 +176,15 @@ func TestStatusAndNext(t *testing.T) {
 	st, err = NodeStatus(context.Background(), node, stages.Default(), stages.MustVersion("4.17"))
 	require.NoError(t, err)
 	assert.Equal(t, "skipped", st.Stages[3].State)
+
+	// After stage 14 ran, it stays pending until .bootkube.done exists
+	// (wait-for-ceo has no marker): status names that missing file.
+	require.NoError(t, node.Touch("/opt/openshift/cvo-overrides.done"))
+	st, err = NodeStatus(context.Background(), node, stages.Default(), stages.MustVersion("4.19"))
+	require.NoError(t, err)
+	assert.Equal(t, "pending", st.Stages[13].State)
+	assert.Equal(t, []string{"cvo-overrides.done"}, st.Stages[13].Present)
+	assert.Equal(t, []string{".bootkube.done"}, st.Stages[13].Missing)
 }
 
 func TestValidateExitsFourOnFailedChecks(t *testing.T) {

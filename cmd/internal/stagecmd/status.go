@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io/fs"
 	"path"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -83,7 +84,15 @@ func NodeStatus(ctx context.Context, n stages.Node, c stages.Catalog, v stages.V
 	st := &Status{Node: n.String(), Bootkube: bootkubeState(ctx, n)}
 	for _, s := range c {
 		ss := StageStatus{Number: s.Number, Slug: s.Slug, Present: []string{}, Missing: []string{}}
-		for _, m := range s.Markers() {
+		// The stage's own markers, and the ones that decide it is done:
+		// stage 14 is done only with .bootkube.done (wait-for-ceo has none).
+		markers := s.Markers()
+		for _, m := range s.Done {
+			if !slices.Contains(markers, m) {
+				markers = append(markers, m)
+			}
+		}
+		for _, m := range markers {
 			_, err := n.Stat(ctx, path.Join(stages.AssetDir, m))
 			switch {
 			case err == nil:
