@@ -35,6 +35,23 @@ type PrepareResult struct {
 	Assets *AssetsResult
 }
 
+// CheckInputs checks what the user hands an openshift-profile lab, before
+// anything runs or is created (`lab up` calls it before connecting to
+// libvirt, preflight and the lab key): the pull secret, which install-config
+// needs even when image.path names the RHCOS image, and
+// openshift.sshPublicKeyFile when set. Errors never quote the secret.
+func CheckInputs(s *lab.Spec) error {
+	if _, err := LoadPullSecret(s.OpenShift.PullSecretFile); err != nil {
+		return err
+	}
+	if s.OpenShift.SSHPublicKeyFile != "" {
+		if _, err := LoadSSHPublicKey(s.OpenShift.SSHPublicKeyFile); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // Prepare readies an openshift-profile lab before its VMs are made: it
 // checks the pull secret and SSH key (before anything runs), finds or
 // downloads openshift-install and oc, finds or downloads RHCOS (setting
@@ -54,7 +71,7 @@ func Prepare(ctx context.Context, s *lab.Spec, o PrepareOptions) (*PrepareResult
 		o.Status.End(false)
 		return nil, err
 	}
-	sshKey, err := LoadSSHPublicKey(SSHPublicKeyPath(s))
+	sshKey, err := InstallSSHKeys(s)
 	if err != nil {
 		o.Status.End(false)
 		return nil, err

@@ -44,7 +44,7 @@ type registryAuth struct {
 // compact JSON, the form install-config takes.
 func LoadPullSecret(path string) (string, error) {
 	if path == "" {
-		return "", &PullSecretError{Path: "(unset)", Msg: "no file given"}
+		return "", &PullSecretError{Path: "(unset)", Msg: "no file given: an openshift-profile lab runs openshift-install, whose install-config needs one even when image.path names the RHCOS image"}
 	}
 	data, err := os.ReadFile(path)
 	if err != nil {

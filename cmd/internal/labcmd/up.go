@@ -16,6 +16,7 @@ import (
 	"github.com/bootlab/bootlab/lab"
 	"github.com/bootlab/bootlab/lab/hostdns"
 	"github.com/bootlab/bootlab/lab/libvirt"
+	"github.com/bootlab/bootlab/lab/openshift"
 )
 
 // UpOptions are the options of `lab up`.
@@ -74,6 +75,13 @@ func runUp(ctx context.Context, f *cmdutil.Factory, opts *UpOptions) error {
 	}
 	if opts.ManualBootstrap != nil {
 		spec.OpenShift.ManualBootstrap = *opts.ManualBootstrap
+	}
+	if spec.Profile == lab.ProfileOpenShift {
+		// A missing or malformed pull secret (or SSH key) is refused before
+		// libvirt, preflight or the lab key: nothing runs, nothing is made.
+		if err := openshift.CheckInputs(spec); err != nil {
+			return cmdutil.WithCode(cmdutil.ExitInvalid, err)
+		}
 	}
 	conn, connErr := libvirt.Connect(ctx, spec.Libvirt.URI, f.Log)
 	if connErr == nil {
