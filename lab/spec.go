@@ -161,7 +161,8 @@ type OpenShift struct {
 	// PullSecretFile is the pull secret from console.redhat.com. Without one,
 	// `lab up` builds a probe lab.
 	PullSecretFile string `json:"pullSecretFile,omitempty"`
-	// SSHPublicKeyFile goes into install-config sshKey; default: the lab's own key.
+	// SSHPublicKeyFile goes into install-config sshKey beside the lab's own key
+	// (which bootlab's SSH, stages and gather use).
 	SSHPublicKeyFile string `json:"sshPublicKeyFile,omitempty"`
 	// ManualBootstrap masks bootkube.service so the learner drives `bootlab stage`.
 	ManualBootstrap bool `json:"manualBootstrap,omitempty"`

@@ -105,13 +105,36 @@ func NewInstallConfig(s *lab.Spec, pullSecret, sshKey string) (*InstallConfig, e
 // Marshal renders the install-config as YAML.
 func (c *InstallConfig) Marshal() ([]byte, error) { return yaml.Marshal(c) }
 
-// SSHPublicKeyPath is the key that goes into install-config sshKey:
-// openshift.sshPublicKeyFile, else the lab key's public half.
-func SSHPublicKeyPath(s *lab.Spec) string {
-	if s.OpenShift.SSHPublicKeyFile != "" {
-		return s.OpenShift.SSHPublicKeyFile
+// InstallSSHKeys is install-config sshKey: the key of
+// openshift.sshPublicKeyFile, when set, and always the lab key, one per line
+// (the installer accepts several). bootlab's own SSH (lab ssh, lab wait,
+// bootlab stage, gather --key) logs in with the lab key, so it must be
+// authorized on the nodes whatever key the user adds.
+func InstallSSHKeys(s *lab.Spec) (string, error) {
+	labKey, err := LoadSSHPublicKey(s.SSHKeyPath() + ".pub")
+	if err != nil {
+		return "", err
 	}
-	return s.SSHKeyPath() + ".pub"
+	if s.OpenShift.SSHPublicKeyFile == "" {
+		return labKey, nil
+	}
+	userKey, err := LoadSSHPublicKey(s.OpenShift.SSHPublicKeyFile)
+	if err != nil {
+		return "", err
+	}
+	if keyBlob(userKey) == keyBlob(labKey) {
+		return userKey, nil
+	}
+	return userKey + "\n" + labKey, nil
+}
+
+// keyBlob is the type and base64 of an authorized key, without its comment.
+func keyBlob(key string) string {
+	f := strings.Fields(key)
+	if len(f) < 2 {
+		return key
+	}
+	return f[0] + " " + f[1]
 }
 
 // LoadSSHPublicKey reads and checks an OpenSSH public key file.

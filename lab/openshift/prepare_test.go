@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"sigs.k8s.io/yaml"
+
 	"github.com/bootlab/bootlab/internal/testutil"
 
 	"github.com/stretchr/testify/assert"
@@ -203,4 +205,44 @@ func TestPrepareKeepsLabDirTraversable(t *testing.T) {
 	require.NoError(t, err, e.status.String())
 	assert.Equal(t, os.FileMode(0o755), mode(t, e.spec.LabDir))
 	assert.Equal(t, os.FileMode(0o755), mode(t, filepath.Dir(e.spec.IgnitionPath(e.spec.Nodes[0]))), "qemu must reach the Ignition files")
+}
+
+// A user key in openshift.sshPublicKeyFile joins the lab key in
+// install-config sshKey: bootlab's own SSH (lab ssh, wait, stage, gather)
+// logs in with the lab key, so the nodes must still accept it.
+func TestPrepareUserSSHKeyKeepsLabKey(t *testing.T) {
+	e := newPrepareEnv(t, 1)
+	e.spec.OpenShift.SSHPublicKeyFile = writeFile(t, t.TempDir(), "me.pub", "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIUserKey me@laptop\n")
+	_, err := e.prepare()
+	require.NoError(t, err, e.status.String())
+	data, err := os.ReadFile(InstallConfigCopyPath(e.spec))
+	require.NoError(t, err)
+	var ic InstallConfig
+	require.NoError(t, yaml.Unmarshal(data, &ic))
+	assert.Equal(t, "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIUserKey me@laptop\nssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAILabKey bootlab-golden", ic.SSHKey)
+
+	// The same key twice is listed once.
+	e.spec.OpenShift.SSHPublicKeyFile = e.spec.SSHKeyPath() + ".pub"
+	keys, err := InstallSSHKeys(e.spec)
+	require.NoError(t, err)
+	assert.Equal(t, "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAILabKey bootlab-golden", keys)
+}
+
+func TestCheckInputs(t *testing.T) {
+	e := newPrepareEnv(t, 1)
+	require.NoError(t, CheckInputs(e.spec))
+
+	e.spec.OpenShift.SSHPublicKeyFile = writeFile(t, t.TempDir(), "id_ed25519", "-----BEGIN OPENSSH PRIVATE KEY-----\n")
+	assert.ErrorContains(t, CheckInputs(e.spec), "is not an OpenSSH public key")
+	e.spec.OpenShift.SSHPublicKeyFile = ""
+
+	// image.path does not make the pull secret optional: install-config needs it.
+	e.spec.Image.Path = writeFile(t, t.TempDir(), "rhcos.qcow2", "QFI")
+	e.spec.OpenShift.PullSecretFile = ""
+	err := CheckInputs(e.spec)
+	var pe *PullSecretError
+	require.ErrorAs(t, err, &pe)
+	assert.Contains(t, err.Error(), "openshift.pullSecretFile")
+	assert.Contains(t, err.Error(), "even when image.path")
+	assert.Nil(t, e.calls(t), "openshift-install never ran")
 }
