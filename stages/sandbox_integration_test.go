@@ -252,3 +252,53 @@ func TestSandboxImageForFailureStopsStage02(t *testing.T) {
 	_, err = os.Stat(filepath.Join(sb.root, "opt", "openshift", "bootlab-images.env"))
 	assert.True(t, os.IsNotExist(err), "no half-written images file")
 }
+
+// The flags and steps a release lacks are left out when the scripts really
+// run: 4.16/4.17 have no auth-api-bootstrap, no CVO --feature-gate-manifest-path
+// and no KAS --operand-kubernetes-version; 4.18 has the flags, 4.19 and 4.20 all three.
+func TestSandboxVersionGating(t *testing.T) {
+	for _, tc := range []struct {
+		version     string
+		flags, auth bool
+	}{
+		{version: "4.16"}, {version: "4.17"},
+		{version: "4.18", flags: true},
+		{version: "4.19", flags: true, auth: true}, {version: "4.20", flags: true, auth: true},
+	} {
+		t.Run(tc.version, func(t *testing.T) {
+			sb := newSandbox(t)
+			var out bytes.Buffer
+			vars := testVars(tc.version)
+			vars.ReleaseImage = "quay.io/example/release:" + tc.version + ".3"
+			r := &stages.Runner{Catalog: stages.Default(), Scripts: scripts.FS, Node: sb.node(), Vars: vars, Output: &out}
+			sel, err := r.Catalog.Select(stages.Selection{To: "08"})
+			require.NoError(t, err)
+			outcomes, err := r.Run(context.Background(), sel, stages.Options{})
+			require.NoError(t, err, out.String())
+			calls, err := os.ReadFile(sb.calls)
+			require.NoError(t, err)
+
+			var cvo, kas string
+			for _, l := range strings.Split(string(calls), "\n") {
+				switch {
+				case strings.Contains(l, "--name cvo-render"):
+					cvo = l
+				case strings.Contains(l, "--name kube-apiserver-render"):
+					kas = l
+				}
+			}
+			require.NotEmpty(t, cvo, "the CVO render ran")
+			require.NotEmpty(t, kas, "the KAS render ran")
+			assert.Equal(t, tc.flags, strings.Contains(cvo, "--feature-gate-manifest-path=/assets/manifests/99_feature-gate.yaml"), cvo)
+			assert.Equal(t, tc.flags, strings.Contains(kas, "--operand-kubernetes-version="), kas)
+			assert.Equal(t, tc.auth, strings.Contains(string(calls), "image cluster-authentication-operator"), "image_for of the auth operator")
+			assert.Equal(t, tc.auth, strings.Contains(string(calls), "--name auth-api-render"), "the auth-api render")
+			if tc.auth {
+				assert.Equal(t, stages.ResultSuccess, outcomes[3].Result)
+			} else {
+				assert.Equal(t, stages.ResultSkipped, outcomes[3].Result)
+				assert.Contains(t, outcomes[3].Reason, "auth-api-bootstrap arrived in 4.19")
+			}
+		})
+	}
+}
