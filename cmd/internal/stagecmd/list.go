@@ -55,7 +55,9 @@ type listEntry struct {
 type listStep struct {
 	Name   string `json:"name"`
 	Marker string `json:"marker,omitempty"`
-	Since  string `json:"since,omitempty"`
+	// Optional markers are written only when a non-fatal check succeeds.
+	Optional bool   `json:"optional,omitempty"`
+	Since    string `json:"since,omitempty"`
 }
 
 func runList(f *cmdutil.Factory, opts *ListOptions) error {
@@ -68,7 +70,7 @@ func runList(f *cmdutil.Factory, opts *ListOptions) error {
 		e := listEntry{Number: s.Number, Slug: s.Slug, Script: s.Script, File: "scripts/" + s.ScriptFile(),
 			Short: s.Short, Done: s.Done, Skipped: s.SkipReason(r.vars.Version)}
 		for _, st := range s.Steps {
-			ls := listStep{Name: st.Name, Marker: st.Marker}
+			ls := listStep{Name: st.Name, Marker: st.Marker, Optional: st.Optional}
 			if !st.Since.IsZero() {
 				ls.Since = st.Since.String()
 			}
@@ -96,6 +98,9 @@ func runList(f *cmdutil.Factory, opts *ListOptions) error {
 			m := st.Marker
 			if m == "" && !strings.HasPrefix(st.Name, "(") {
 				m = "(none: runs every time)"
+			}
+			if st.Optional {
+				m += " (only on success; never fails)"
 			}
 			fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", no, slug, script, st.Name, m)
 		}

@@ -227,6 +227,13 @@ func TestListJSON(t *testing.T) {
 	assert.Equal(t, "scripts/07-etcd-bootstrap.sh", entries[6].File)
 	assert.Contains(t, entries[3].Skipped, "auth-api-bootstrap arrived in 4.19")
 	assert.Empty(t, entries[2].Skipped)
+	assert.Equal(t, listStep{Name: "resolve-api-url", Marker: "api-dns-resolved.done", Optional: true}, entries[11].Steps[1])
+	assert.False(t, entries[11].Steps[0].Optional, "mco-bootstrap.done is a real marker")
+
+	e.out.Reset()
+	require.NoError(t, execute(NewCmdList(e.f, nil), "-f", e.spec))
+	assert.Regexp(t, `check-api-int-url\s+api-int-dns-check\.done \(only on success; never fails\)`, e.out.String())
+	assert.Regexp(t, `cco-bootstrap\s+cco-bootstrap\.done\n`, e.out.String())
 
 	err := execute(NewCmdList(e.f, nil), "-f", e.spec, "--openshift-version", "4.12")
 	assert.Equal(t, cmdutil.ExitInvalid, exitCode(err))
