@@ -1,5 +1,7 @@
 package stages
 
+import "context"
+
 // The checks of each stage: what bootkube's step leaves on the node.
 
 const (
@@ -30,14 +32,22 @@ func checksOpenShiftManifests() []Check {
 }
 
 func checksReleaseImage() []Check {
-	return []Check{envFile(ImagesFile,
-		"VERSION", "KUBERNETES_VERSION", "RELEASE_IMAGE_DIGEST",
+	keys := []string{"VERSION", "KUBERNETES_VERSION", "RELEASE_IMAGE_DIGEST",
 		"MACHINE_CONFIG_OPERATOR_IMAGE", "MACHINE_CONFIG_ETCD_IMAGE", "MACHINE_CONFIG_INFRA_IMAGE",
 		"CLUSTER_ETCD_OPERATOR_IMAGE", "API_IMAGE", "CONFIG_OPERATOR_IMAGE",
 		"KUBE_APISERVER_OPERATOR_IMAGE", "KUBE_CONTROLLER_MANAGER_OPERATOR_IMAGE",
 		"KUBE_SCHEDULER_OPERATOR_IMAGE", "INGRESS_OPERATOR_IMAGE", "NODE_TUNING_OPERATOR_IMAGE",
 		"CLOUD_CREDENTIAL_OPERATOR_IMAGE", "OPENSHIFT_HYPERKUBE_IMAGE",
-		"OPENSHIFT_CLUSTER_POLICY_IMAGE", "CLUSTER_BOOTSTRAP_IMAGE")}
+		"OPENSHIFT_CLUSTER_POLICY_IMAGE", "CLUSTER_BOOTSTRAP_IMAGE"}
+	older := envFile(ImagesFile, keys...)
+	// auth-api-bootstrap (4.19+) needs the authentication operator too.
+	newer := envFile(ImagesFile, append(keys, "AUTH_OPERATOR_IMAGE")...)
+	return []Check{{Name: older.Name, Run: func(ctx context.Context, e *CheckEnv) error {
+		if e.Vars.Version.Less(Version{4, 19}) {
+			return older.Run(ctx, e)
+		}
+		return newer.Run(ctx, e)
+	}}}
 }
 
 func checksAPIBootstrap() []Check {

@@ -115,6 +115,15 @@ func TestValidatePassesOnFixtures(t *testing.T) {
 	}
 }
 
+// Before 4.19 there is no auth-api-bootstrap, so no AUTH_OPERATOR_IMAGE.
+func TestValidateImagesBefore419(t *testing.T) {
+	s, err := stages.Default().Lookup("02")
+	require.NoError(t, err)
+	n := fixtureNode(t, s)
+	edit("opt/openshift/bootlab-images.env", "AUTH_OPERATOR_IMAGE=", "#")(t, n.Root, n)
+	assert.Empty(t, failures(stages.Validate(context.Background(), n, s, testVars("4.18"), stages.ValidateOptions{Now: validateNow})))
+}
+
 func TestValidateSkipLive(t *testing.T) {
 	s, err := stages.Default().Lookup("07")
 	require.NoError(t, err)
@@ -172,6 +181,7 @@ func TestValidateFailsUsefully(t *testing.T) {
 		{"loopback kubeconfig readable", "01", chmod("opt/openshift/auth/kubeconfig-loopback", 0o644), "/opt/openshift/auth/kubeconfig-loopback has mode 0644, want 0600"},
 		{"unparsable manifest", "01", edit("opt/openshift/manifests/cluster-network-02-config.yml", "kind: Network", "kind: [Network"), "does not parse as a Kubernetes manifest"},
 		{"missing image", "02", edit("opt/openshift/bootlab-images.env", "VERSION=4.19.10\n", ""), "does not set VERSION: rerun stage 02"},
+		{"no auth operator image on 4.19", "02", edit("opt/openshift/bootlab-images.env", "AUTH_OPERATOR_IMAGE=", "#"), "does not set AUTH_OPERATOR_IMAGE: rerun stage 02"},
 		{"gates not resolved", "03", edit("opt/openshift/manifests/99_feature-gate.yaml", "status:", "statusx:"), "has no status.featureGates"},
 		{"no CRD", "04", edit("opt/openshift/auth-api-bootstrap/manifests/0000_03_authorization-openshift_01_rolebindingrestriction.crd.yaml", "name: rolebindingrestrictions", "name: other"), "no CustomResourceDefinition rolebindingrestrictions.authorization.openshift.io in /opt/openshift/auth-api-bootstrap/manifests"},
 		{"missing config", "05", rm("opt/openshift/config-bootstrap/config"), "/opt/openshift/config-bootstrap/config is missing"},
