@@ -78,6 +78,10 @@ type Spec struct {
 
 	OpenShift OpenShift `json:"openshift"`
 
+	// mastersGiven is set when the spec file writes topology.masters: an
+	// explicit 0 is refused by Validate, not replaced by the default 3.
+	mastersGiven bool
+
 	// LabDir holds every host file of the lab (haproxy config and pid,
 	// Ignition, console logs, installer assets, stage logs, SSH key).
 	LabDir string `json:"labDir"`
@@ -287,6 +291,12 @@ func Parse(data []byte, source string) (*Spec, error) {
 	if err := yaml.UnmarshalStrict(data, &s); err != nil {
 		return nil, &ValidationError{Source: source, Errs: []FieldError{yamlFieldError(err)}}
 	}
+	var keys struct {
+		Topology map[string]any `json:"topology"`
+	}
+	if err := yaml.Unmarshal(data, &keys); err == nil {
+		_, s.mastersGiven = keys.Topology["masters"]
+	}
 	return &s, nil
 }
 
@@ -398,7 +408,7 @@ func (s *Spec) Defaults() {
 		s.OpenShift.Version = DefaultOpenShiftVersion
 	}
 	if len(s.Nodes) == 0 {
-		if s.Topology.Masters == 0 && s.Topology.Workers == 0 {
+		if s.Topology.Masters == 0 && s.Topology.Workers == 0 && !s.mastersGiven {
 			s.Topology = Topology{Masters: 3, Workers: 2}
 		}
 		s.Nodes = append(s.Nodes, Node{Name: "bootstrap", Role: RoleBootstrap})

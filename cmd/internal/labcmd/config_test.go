@@ -30,3 +30,17 @@ func TestConfigRejectsUnknownOutput(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "-o must be one of [yaml json]")
 }
+
+// --masters 0 is refused, not silently replaced by the default of three.
+func TestConfigRefusesZeroMasters(t *testing.T) {
+	for _, args := range [][]string{{"--masters", "0"}, {"--masters", "0", "--workers", "0"}} {
+		f := &cmdutil.Factory{Streams: cmdutil.Streams{Out: &bytes.Buffer{}, ErrOut: &bytes.Buffer{}}}
+		cmd := NewCmdConfig(f, nil)
+		cmd.SetArgs(args)
+		cmd.SetOut(&bytes.Buffer{})
+		cmd.SetErr(&bytes.Buffer{})
+		err := cmd.Execute()
+		require.Error(t, err, "%v", args)
+		assert.Contains(t, err.Error(), "--masters 0: a lab needs at least one master")
+	}
+}

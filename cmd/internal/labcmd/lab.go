@@ -110,6 +110,9 @@ func (sf *SpecFlags) Load() (*lab.Spec, error) {
 			return nil, cmdutil.UsageErrorf("--masters/--workers cannot change a spec that lists nodes explicitly; edit nodes in %s", sf.File)
 		}
 		if changed("masters") {
+			if sf.Masters < 1 {
+				return nil, cmdutil.UsageErrorf("--masters %d: a lab needs at least one master (three for OpenShift)", sf.Masters)
+			}
 			spec.Topology.Masters = sf.Masters
 		}
 		if changed("workers") {
