@@ -46,6 +46,11 @@ func runDown(ctx context.Context, f *cmdutil.Factory, opts *DownOptions) error {
 	if err != nil {
 		return err
 	}
+	return downSpec(ctx, f, opts, spec)
+}
+
+// downSpec is `lab down` of a loaded spec.
+func downSpec(ctx context.Context, f *cmdutil.Factory, opts *DownOptions, spec *lab.Spec) error {
 	conn, err := libvirt.Connect(ctx, spec.Libvirt.URI, f.Log)
 	if err != nil {
 		return err

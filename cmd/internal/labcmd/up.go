@@ -76,6 +76,11 @@ func runUp(ctx context.Context, f *cmdutil.Factory, opts *UpOptions) error {
 	if opts.ManualBootstrap != nil {
 		spec.OpenShift.ManualBootstrap = *opts.ManualBootstrap
 	}
+	return upSpec(ctx, f, opts, spec)
+}
+
+// upSpec is `lab up` of a loaded, validated spec.
+func upSpec(ctx context.Context, f *cmdutil.Factory, opts *UpOptions, spec *lab.Spec) error {
 	if spec.Profile == lab.ProfileOpenShift {
 		// A missing or malformed pull secret (or SSH key) is refused before
 		// libvirt, preflight or the lab key: nothing runs, nothing is made.
