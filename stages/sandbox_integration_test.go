@@ -154,6 +154,7 @@ func TestSandboxRunsEveryStageThenValidates(t *testing.T) {
 		"[13 cb-bootstrap] https://localhost:2379 is healthy: successfully committed proposal: took = 2.1ms\n",
 		"[13 cb-bootstrap] Starting cluster-bootstrap...\n",
 		"[14 cvo-overrides] Waiting for CEO to finish...\n",
+		"[15 check-api-url] Checking if api-int.ocp.lab.local of type API_INT_URL is reachable\n",
 		"[15 check-api-url] Success while trying to reach API_URL's https endpoint at https://api.ocp.lab.local:6443/readyz\n",
 		"[15 check-api-url] bootkube.service complete\n",
 	} {
