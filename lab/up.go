@@ -66,6 +66,11 @@ func runSteps(ctx context.Context, st *status.Status, log *slog.Logger, steps []
 		detail, err := s.run(ctx)
 		if err != nil {
 			st.End(false)
+			// Ctrl-C kills what the step ran (haproxy's starter, say): say
+			// it was interrupted, so the caller offers to resume.
+			if cerr := ctx.Err(); cerr != nil && !errors.Is(err, cerr) {
+				err = fmt.Errorf("%s interrupted (%v): %w", s.name, err, cerr)
+			}
 			return out, err
 		}
 		st.End(true)
@@ -76,7 +81,9 @@ func runSteps(ctx context.Context, st *status.Status, log *slog.Logger, steps []
 		}
 		out = append(out, StepResult{Name: s.name, Changed: detail != "", Detail: detail})
 	}
-	return out, nil
+	// An interrupt during the last step is not swallowed: the step may have
+	// stopped short of some of its objects.
+	return out, ctx.Err()
 }
 
 // isTestURI is true for libvirt's in-memory test driver, which runs no VMs,
@@ -485,7 +492,8 @@ func (r *labRun) ensureBaseVolume(ctx context.Context, want VolumePlan, info *Im
 }
 
 // parallel runs f for each item, at most limit at a time, and returns the
-// first error (every item still runs to completion or failure).
+// first error (every started item still runs to completion or failure; once
+// ctx is done no more are started).
 func parallel[T any](ctx context.Context, items []T, limit int, f func(context.Context, T) (bool, error)) (int, error) {
 	var (
 		wg      sync.WaitGroup
@@ -495,8 +503,18 @@ func parallel[T any](ctx context.Context, items []T, limit int, f func(context.C
 		sem     = make(chan struct{}, limit)
 	)
 	for _, it := range items {
-		wg.Add(1)
 		sem <- struct{}{}
+		if err := ctx.Err(); err != nil {
+			// Interrupted: start nothing more; what runs finishes.
+			<-sem
+			mu.Lock()
+			if first == nil {
+				first = err
+			}
+			mu.Unlock()
+			break
+		}
+		wg.Add(1)
 		go func(it T) {
 			defer wg.Done()
 			defer func() { <-sem }()

@@ -2,6 +2,9 @@ package lab
 
 import (
 	"context"
+	"errors"
+	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -9,6 +12,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/bootlab/bootlab/internal/status"
 )
 
 // testSpec is a small lab on a URI that is not test:// so that the base
@@ -172,6 +177,50 @@ func TestUpHonoursContext(t *testing.T) {
 	_, err := Up(ctx, hv, testSpec(t, "t", false), upOpts())
 	require.ErrorIs(t, err, context.Canceled)
 	assert.Empty(t, hv.mutations())
+}
+
+// Ctrl-C during a step is reported as an interrupt (so the CLI offers to
+// resume), whether the step then fails for it or finishes anyway.
+func TestRunStepsReportsInterrupt(t *testing.T) {
+	st := status.New(io.Discard, false)
+	log := slog.New(slog.DiscardHandler)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	var ran []string
+	_, err := runSteps(ctx, st, log, []step{
+		{"start haproxy", func(context.Context) (string, error) {
+			ran = append(ran, "haproxy")
+			cancel()
+			return "", errors.New("signal: killed")
+		}},
+		{"nodes", func(context.Context) (string, error) { ran = append(ran, "nodes"); return "x", nil }},
+	})
+	require.ErrorIs(t, err, context.Canceled)
+	assert.ErrorContains(t, err, "start haproxy interrupted (signal: killed)")
+	assert.Equal(t, []string{"haproxy"}, ran)
+
+	ctx, cancel = context.WithCancel(context.Background())
+	res, err := runSteps(ctx, st, log, []step{
+		{"nodes", func(context.Context) (string, error) { cancel(); return "defined", nil }},
+	})
+	require.ErrorIs(t, err, context.Canceled, "an interrupt in the last step is not swallowed")
+	assert.Len(t, res, 1)
+}
+
+// Once interrupted, parallel starts no more items.
+func TestParallelStopsStartingWhenInterrupted(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	var started []int
+	n, err := parallel(ctx, []int{1, 2, 3, 4}, 1, func(_ context.Context, i int) (bool, error) {
+		started = append(started, i)
+		if i == 2 {
+			cancel()
+		}
+		return true, nil
+	})
+	require.ErrorIs(t, err, context.Canceled)
+	assert.Equal(t, []int{1, 2}, started)
+	assert.Equal(t, 2, n)
 }
 
 func TestDownRemovesOnlyThisLab(t *testing.T) {
