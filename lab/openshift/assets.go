@@ -8,6 +8,9 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"reflect"
+	"sort"
+	"strings"
 
 	"sigs.k8s.io/yaml"
 
@@ -61,6 +64,9 @@ func CreateAssets(ctx context.Context, s *lab.Spec, o AssetsOptions) (*AssetsRes
 	dir := s.AssetsDir()
 	res := &AssetsResult{Ignition: map[string]string{}}
 	if complete(dir) {
+		if err := sameInstallConfig(s, o); err != nil {
+			return nil, err
+		}
 		res.Reused = true
 		log.Info("reusing install assets (remove the directory to make new ones; the bootstrap certificates are valid for 24h)", "dir", dir)
 	} else {
@@ -78,6 +84,70 @@ func CreateAssets(ctx context.Context, s *lab.Spec, o AssetsOptions) (*AssetsRes
 	}
 	o.Status.End(true)
 	return res, nil
+}
+
+// sameInstallConfig refuses to reuse assets made from another
+// install-config: they carry that cluster's names, network, pull secret and
+// certificates, so a changed spec would otherwise be silently ignored. The
+// error names the changed fields, never their values (one is the pull secret).
+func sameInstallConfig(s *lab.Spec, o AssetsOptions) error {
+	kept, err := os.ReadFile(InstallConfigCopyPath(s))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	ic, err := NewInstallConfig(s, o.PullSecret, o.SSHKey)
+	if err != nil {
+		return err
+	}
+	now, err := ic.Marshal()
+	if err != nil {
+		return err
+	}
+	var a, b map[string]any
+	if err := yaml.Unmarshal(kept, &a); err != nil {
+		return fmt.Errorf("parse %s: %w", InstallConfigCopyPath(s), err)
+	}
+	if err := yaml.Unmarshal(now, &b); err != nil {
+		return err
+	}
+	changed := diffKeys("", a, b)
+	if len(changed) == 0 {
+		return nil
+	}
+	return fmt.Errorf("the install assets in %s were made from another install-config (changed: %s): they hold that cluster's names, network and certificates; "+
+		"put the spec back, or start over with `bootlab lab down` (or remove %s and %s) and `bootlab lab up`",
+		s.AssetsDir(), strings.Join(changed, ", "), s.AssetsDir(), InstallConfigCopyPath(s))
+}
+
+// diffKeys lists the paths where a and b differ, descending into mappings.
+func diffKeys(prefix string, a, b map[string]any) []string {
+	keys := map[string]bool{}
+	for k := range a {
+		keys[k] = true
+	}
+	for k := range b {
+		keys[k] = true
+	}
+	var out []string
+	for k := range keys {
+		p := k
+		if prefix != "" {
+			p = prefix + "." + k
+		}
+		am, aok := a[k].(map[string]any)
+		bm, bok := b[k].(map[string]any)
+		switch {
+		case aok && bok:
+			out = append(out, diffKeys(p, am, bm)...)
+		case !reflect.DeepEqual(a[k], b[k]):
+			out = append(out, p)
+		}
+	}
+	sort.Strings(out)
+	return out
 }
 
 func complete(dir string) bool {

@@ -246,3 +246,23 @@ func TestCheckInputs(t *testing.T) {
 	assert.Contains(t, err.Error(), "even when image.path")
 	assert.Nil(t, e.calls(t), "openshift-install never ran")
 }
+
+// Assets made from another install-config are not reused silently: they
+// carry the old cluster's names, network and pull secret.
+func TestPrepareRefusesAssetsOfAnotherInstallConfig(t *testing.T) {
+	e := newPrepareEnv(t, 1)
+	_, err := e.prepare()
+	require.NoError(t, err, e.status.String())
+	before := len(e.calls(t))
+
+	e.spec.Cluster.Name = "other"
+	e.spec.Network.CIDR = "192.168.140.0/24"
+	e.spec.OpenShift.PullSecretFile = writeFile(t, t.TempDir(), "ps.json", `{"auths":{"quay.io":{"auth":"bmV3OlNFQ1JFVA=="}}}`)
+	_, err = e.prepare()
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "changed: metadata.name, networking.machineNetwork, pullSecret)")
+	assert.Contains(t, err.Error(), e.spec.AssetsDir())
+	assert.Contains(t, err.Error(), "bootlab lab down")
+	assert.NotContains(t, err.Error(), "bmV3OlNFQ1JFVA", "never the pull secret")
+	assert.NotContains(t, e.calls(t)[before:], "create manifests --dir "+e.spec.AssetsDir(), "the installer made no new assets")
+}
