@@ -194,7 +194,8 @@ func (r *labRun) deleteNetwork(ctx context.Context) (string, error) {
 
 // labFiles are the lab-directory entries bootlab's lab verbs and preparers
 // write; anything else there (caches, stage logs, installer assets) stays.
-var labFiles = []string{"console", "ignition", "haproxy", "ssh", "pki", "assets", "base-image.done", "state.json"}
+// install-config.yaml is the openshift preparer's kept copy (it holds the pull secret).
+var labFiles = []string{"console", "ignition", "haproxy", "ssh", "pki", "assets", "install-config.yaml", "base-image.done", "state.json"}
 
 func (r *labRun) removeFiles(keepImages bool) (string, error) {
 	removed := 0

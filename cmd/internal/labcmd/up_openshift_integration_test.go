@@ -17,6 +17,7 @@ import (
 	"github.com/bootlab/bootlab/cmd/internal/cmdutil"
 	"github.com/bootlab/bootlab/internal/status"
 	"github.com/bootlab/bootlab/lab"
+	"github.com/bootlab/bootlab/lab/openshift"
 )
 
 // `lab up` of an openshift-profile lab on a real libvirtd (test:///default)
@@ -108,4 +109,6 @@ func TestUpOpenShiftDefersWorkersAndRecordsHostDNS(t *testing.T) {
 	assert.Equal(t, "revert "+s.Network.Bridge, lines[len(lines)-1], "lab down reverts the per-link DNS")
 	_, err = lab.LoadState(s.LabDir)
 	assert.ErrorIs(t, err, lab.ErrNoState)
+	assert.NoFileExists(t, openshift.InstallConfigCopyPath(s), "the kept install-config holds the pull secret")
+	assert.NoDirExists(t, s.LabDir, "nothing of the lab is left")
 }
