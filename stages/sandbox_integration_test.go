@@ -303,3 +303,22 @@ func TestSandboxVersionGating(t *testing.T) {
 		})
 	}
 }
+
+// Run by hand on a release without the step, script 04 says so and exits 0
+// instead of failing on an unset AUTH_OPERATOR_IMAGE.
+func TestSandboxScript04ByHandBefore419(t *testing.T) {
+	sb := newSandbox(t)
+	s, err := stages.Default().Lookup("04")
+	require.NoError(t, err)
+	vars := testVars("4.18")
+	vars.ReleaseImage = "quay.io/example/release:4.18.3"
+	script, err := stages.RenderScript(scripts.FS, s, vars)
+	require.NoError(t, err)
+	var out bytes.Buffer
+	code, err := sb.run(context.Background(), "bash -s", bytes.NewReader(script), &out, &out)
+	require.NoError(t, err)
+	assert.Equal(t, 0, code, out.String())
+	assert.Contains(t, out.String(), "OpenShift 4.18 has no auth-api-bootstrap step (it arrived in 4.19): skipping")
+	_, err = os.Stat(filepath.Join(sb.root, "opt", "openshift", "auth-api-bootstrap.done"))
+	assert.True(t, os.IsNotExist(err), "no marker for a step that does not exist")
+}

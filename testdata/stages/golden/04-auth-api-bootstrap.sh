@@ -365,6 +365,12 @@ check_url() {
 # not block the system:* RoleBindings cluster-bootstrap creates.
 # shellcheck source-path=SCRIPTDIR source=lib/bootkube.sh
 
+# bootlab skips this stage before 4.19; this guard does the same by hand.
+if ! version_at_least 4.19; then
+    echo "OpenShift ${OPENSHIFT_VERSION} has no auth-api-bootstrap step (it arrived in 4.19): skipping"
+    exit 0
+fi
+
 load_images
 
 if stage_needed auth-api-bootstrap; then
