@@ -118,7 +118,7 @@ func TestPrintStatus(t *testing.T) {
 
 func TestSSHRunsClientWithLabKey(t *testing.T) {
 	dir := t.TempDir()
-	s := &lab.Spec{Name: "sshlab", LabDir: filepath.Join(dir, "lab"), Libvirt: lab.Libvirt{URI: "test:///default"}}
+	s := &lab.Spec{Name: "sshlab", Profile: lab.ProfileOpenShift, LabDir: filepath.Join(dir, "lab"), Libvirt: lab.Libvirt{URI: "test:///default"}}
 	s.Defaults()
 	require.NoError(t, lab.EnsureSSHKey(s))
 	require.NoError(t, (&lab.State{Spec: s}).Save(s.LabDir))
@@ -138,4 +138,26 @@ func TestSSHRunsClientWithLabKey(t *testing.T) {
 	m1, _ := s.Node("master-1")
 	assert.Contains(t, out.String(), "-i "+s.SSHKeyPath())
 	assert.Contains(t, out.String(), "core@"+m1.IP+" -- hostname")
+}
+
+// Probe nodes run no sshd: lab ssh says so and points at console and verify
+// instead of letting ssh fail with "Connection refused".
+func TestSSHRefusesProbeLab(t *testing.T) {
+	dir := t.TempDir()
+	s := &lab.Spec{Name: "sshprobe", LabDir: filepath.Join(dir, "lab"), Libvirt: lab.Libvirt{URI: "test:///default"}}
+	s.Defaults()
+	require.Equal(t, lab.ProfileProbe, s.Profile)
+	require.NoError(t, (&lab.State{Spec: s}).Save(s.LabDir))
+	fake := filepath.Join(dir, "fake-ssh")
+	require.NoError(t, os.WriteFile(fake, []byte("#!/bin/sh\necho ran\n"), 0o755))
+
+	f := testFactory()
+	f.Log = slog.New(slog.DiscardHandler)
+	cmd := NewCmdSSH(f, nil)
+	cmd.SetArgs([]string{"--lab-dir", s.LabDir, "--name", "sshprobe", "--ssh", fake, "master-0"})
+	err := cmd.Execute()
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "lab sshprobe is a probe lab")
+	assert.Contains(t, err.Error(), "`bootlab lab console master-0`")
+	assert.NotContains(t, f.Streams.Out.(*bytes.Buffer).String(), "ran", "ssh must not run")
 }

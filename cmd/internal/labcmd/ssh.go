@@ -85,6 +85,9 @@ func runSSH(ctx context.Context, f *cmdutil.Factory, opts *SSHOptions) error {
 	if !ok {
 		return cmdutil.UsageErrorf("no node %q in lab %s (nodes: %s)", opts.Node, spec.Name, nodeNames(spec))
 	}
+	if spec.Profile == lab.ProfileProbe {
+		return fmt.Errorf("lab %s is a probe lab: its nodes run bootlab's probe agent and no SSH server; read %s's report with `bootlab lab console %[2]s`, or check the whole lab with `bootlab lab verify`", spec.Name, n.Name)
+	}
 	if _, err := os.Stat(spec.SSHKeyPath()); err != nil {
 		return fmt.Errorf("lab SSH key %s missing: run `bootlab lab up` first", spec.SSHKeyPath())
 	}
