@@ -161,3 +161,10 @@ func TestSSHRefusesProbeLab(t *testing.T) {
 	assert.Contains(t, err.Error(), "`bootlab lab console master-0`")
 	assert.NotContains(t, f.Streams.Out.(*bytes.Buffer).String(), "ran", "ssh must not run")
 }
+
+func TestUpNextStepsFitTheProfile(t *testing.T) {
+	probe := &lab.Spec{Profile: lab.ProfileProbe}
+	assert.NotContains(t, nextSteps(probe), "lab ssh", "probe nodes run no sshd")
+	assert.Contains(t, nextSteps(probe), "`bootlab lab verify`")
+	assert.Contains(t, nextSteps(&lab.Spec{Profile: lab.ProfileOpenShift}), "`bootlab lab ssh NODE`")
+}

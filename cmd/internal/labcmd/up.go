@@ -161,7 +161,7 @@ func upSpec(ctx context.Context, f *cmdutil.Factory, opts *UpOptions, spec *lab.
 			return err
 		}
 	}
-	f.Status.Infof("lab %s is up: `bootlab lab status`, `bootlab lab console NODE`, `bootlab lab ssh NODE`", spec.Name)
+	f.Status.Infof("lab %s is up: %s", spec.Name, nextSteps(spec))
 	return nil
 }
 
@@ -296,4 +296,13 @@ func makeQEMUReadable(spec *lab.Spec, f *cmdutil.Factory) error {
 		}
 	}
 	return nil
+}
+
+// nextSteps are the commands `lab up` suggests: probe nodes run no SSH
+// server, so a probe lab is looked at with verify and the console instead.
+func nextSteps(spec *lab.Spec) string {
+	if spec.Profile == lab.ProfileProbe {
+		return "`bootlab lab verify` (once the nodes have booted), `bootlab lab status`, `bootlab lab console NODE`"
+	}
+	return "`bootlab lab status`, `bootlab lab console NODE`, `bootlab lab ssh NODE`"
 }
