@@ -58,6 +58,16 @@ func TestStageListExplainDryRun(t *testing.T) {
 	if r := run(t, "stage", "run", "-f", spec); r.Code != 2 {
 		t.Errorf("stage run without stages must be a usage error (2):\n%s", r)
 	}
+
+	// --skip leaves out whole stages: one step of stage 12 is refused, not
+	// silently taken with the MCS; the stage's number skips it.
+	if r := run(t, "stage", "run", "--all", "--skip", "cco-bootstrap", "--dry-run", "-f", spec); r.Code != 2 || !strings.Contains(r.Stderr, "--skip 12") {
+		t.Errorf("--skip cco-bootstrap must be a usage error naming --skip 12:\n%s", r)
+	}
+	r = mustRun(t, "stage", "run", "--all", "--skip", "12", "--dry-run", "-f", spec)
+	if strings.Contains(r.Stdout, "# bootlab stage 12 ") || !strings.Contains(r.Stdout, "# bootlab stage 13 ") {
+		t.Errorf("--skip 12 must leave out stage 12 only")
+	}
 }
 
 // TestStageOverSSH points bootlab at a real sshd on loopback standing in
