@@ -28,9 +28,16 @@ type DownOptions struct {
 // the host files it wrote. It works after a half-failed `up` and never
 // touches an object that is not this lab's.
 func Down(ctx context.Context, hv Hypervisor, s *Spec, opts DownOptions) error {
+	_, err := DownSteps(ctx, hv, s, opts)
+	return err
+}
+
+// DownSteps is Down, returning what each step removed: none Changed means
+// there was nothing of this lab to remove.
+func DownSteps(ctx context.Context, hv Hypervisor, s *Spec, opts DownOptions) ([]StepResult, error) {
 	r, err := newLabRun(hv, s, opts.Log)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	steps := []step{
 		{"Deleting nodes", r.deleteDomains},
@@ -52,8 +59,7 @@ func Down(ctx context.Context, hv Hypervisor, s *Spec, opts DownOptions) error {
 		step{"Deleting network " + s.NetworkName(), r.deleteNetwork},
 		step{"Removing lab files in " + s.LabDir, func(ctx context.Context) (string, error) { return r.removeFiles(opts.KeepImages) }},
 	)
-	_, err = runSteps(ctx, opts.Status, r.log, steps)
-	return err
+	return runSteps(ctx, opts.Status, r.log, steps)
 }
 
 // ourDomains lists this lab's domains: named bootlab-<lab>-* and carrying

@@ -276,6 +276,37 @@ func TestDownAfterHalfFailedUp(t *testing.T) {
 	assert.Empty(t, hv.doms)
 }
 
+// DownSteps says what it removed; a lab that is not there changes nothing.
+func TestDownStepsReportWhatWasRemoved(t *testing.T) {
+	ctx := context.Background()
+	hv := newFakeHV()
+	s := testSpec(t, "t", false)
+	_, err := Up(ctx, hv, s, upOpts())
+	require.NoError(t, err)
+	steps, err := DownSteps(ctx, hv, s, DownOptions{})
+	require.NoError(t, err)
+	changed := map[string]string{}
+	for _, st := range steps {
+		if st.Changed {
+			changed[st.Name] = st.Detail
+		}
+	}
+	assert.Equal(t, "4 deleted", changed["Deleting nodes"])
+	assert.Equal(t, "deleted", changed["Deleting network bootlab-t"])
+
+	steps, err = DownSteps(ctx, hv, s, DownOptions{})
+	require.NoError(t, err)
+	for _, st := range steps {
+		assert.False(t, st.Changed, "second down: %+v", st)
+	}
+	absent := testSpec(t, "absent", false)
+	steps, err = DownSteps(ctx, hv, absent, DownOptions{})
+	require.NoError(t, err)
+	for _, st := range steps {
+		assert.False(t, st.Changed, "down of a lab that was never up: %+v", st)
+	}
+}
+
 func TestDownKeepImages(t *testing.T) {
 	ctx := context.Background()
 	hv := newFakeHV()

@@ -68,9 +68,27 @@ func downSpec(ctx context.Context, f *cmdutil.Factory, opts *DownOptions, spec *
 		}
 		f.Status.End(true)
 	}
-	if err := lab.Down(ctx, conn, spec, lab.DownOptions{Log: f.Log, Status: f.Status, KeepImages: opts.KeepImages}); err != nil {
+	steps, err := lab.DownSteps(ctx, conn, spec, lab.DownOptions{Log: f.Log, Status: f.Status, KeepImages: opts.KeepImages})
+	if err != nil {
 		return err
 	}
-	f.Status.Infof("lab %s deleted", spec.Name)
+	for _, line := range downSummary(spec, steps) {
+		f.Status.Infof("%s", line)
+	}
 	return nil
+}
+
+// downSummary says what `lab down` removed, or that there was nothing of
+// this lab (a mistyped --name, say) to remove.
+func downSummary(spec *lab.Spec, steps []lab.StepResult) []string {
+	var did []string
+	for _, s := range steps {
+		if s.Changed {
+			did = append(did, s.Name+": "+s.Detail)
+		}
+	}
+	if len(did) == 0 {
+		return []string{fmt.Sprintf("nothing to delete: lab %s has no VMs, load balancer, pool, network or files here (%s, %s)", spec.Name, spec.Libvirt.URI, spec.LabDir)}
+	}
+	return append(did, fmt.Sprintf("lab %s deleted", spec.Name))
 }

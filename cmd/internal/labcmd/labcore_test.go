@@ -168,3 +168,11 @@ func TestUpNextStepsFitTheProfile(t *testing.T) {
 	assert.Contains(t, nextSteps(probe), "`bootlab lab verify`")
 	assert.Contains(t, nextSteps(&lab.Spec{Profile: lab.ProfileOpenShift}), "`bootlab lab ssh NODE`")
 }
+
+func TestDownSummary(t *testing.T) {
+	s := &lab.Spec{Name: "typo", LabDir: "/var/lib/bootlab/labs/typo", Libvirt: lab.Libvirt{URI: "qemu:///system"}}
+	got := downSummary(s, []lab.StepResult{{Name: "Deleting nodes"}, {Name: "Deleting network bootlab-typo"}})
+	assert.Equal(t, []string{"nothing to delete: lab typo has no VMs, load balancer, pool, network or files here (qemu:///system, /var/lib/bootlab/labs/typo)"}, got)
+	got = downSummary(s, []lab.StepResult{{Name: "Deleting nodes", Changed: true, Detail: "3 deleted"}, {Name: "Deleting network bootlab-typo"}})
+	assert.Equal(t, []string{"Deleting nodes: 3 deleted", "lab typo deleted"}, got)
+}
