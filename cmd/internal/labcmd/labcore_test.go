@@ -176,3 +176,13 @@ func TestDownSummary(t *testing.T) {
 	got = downSummary(s, []lab.StepResult{{Name: "Deleting nodes", Changed: true, Detail: "3 deleted"}, {Name: "Deleting network bootlab-typo"}})
 	assert.Equal(t, []string{"Deleting nodes: 3 deleted", "lab typo deleted"}, got)
 }
+
+func TestStatusSaysWhenTheLabIsNotUp(t *testing.T) {
+	absent := &lab.LabStatus{Name: "typo", URI: "qemu:///system", Nodes: []lab.NodeStatus{{Name: "bootstrap", State: "absent"}}}
+	assert.Contains(t, notUpHint(absent), "lab typo is not up on qemu:///system: `bootlab lab up`")
+	halfUp := &lab.LabStatus{Name: "half", Nodes: []lab.NodeStatus{{Name: "bootstrap", State: "absent"}}}
+	halfUp.Network.Exists = true
+	assert.Empty(t, notUpHint(halfUp), "a network alone is a lab that exists")
+	oneVM := &lab.LabStatus{Name: "vm", Nodes: []lab.NodeStatus{{Name: "bootstrap", State: "shut off"}}}
+	assert.Empty(t, notUpHint(oneVM))
+}

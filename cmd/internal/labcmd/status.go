@@ -80,7 +80,28 @@ func runStatus(ctx context.Context, f *cmdutil.Factory, opts *StatusOptions) err
 		enc.SetIndent("", "  ")
 		return enc.Encode(st)
 	}
-	return printStatus(f.Streams.Out, st)
+	if err := printStatus(f.Streams.Out, st); err != nil {
+		return err
+	}
+	if hint := notUpHint(st); hint != "" {
+		f.Status.Infof("%s", hint)
+	}
+	return nil
+}
+
+// notUpHint tells a person reading the table that none of the lab exists
+// (a mistyped --name, or a lab not built yet), rather than leaving a table of
+// "absent" rows to puzzle over.
+func notUpHint(st *lab.LabStatus) string {
+	if st.Network.Exists || (st.LoadBalancer != nil && st.LoadBalancer.Running) {
+		return ""
+	}
+	for _, n := range st.Nodes {
+		if n.State != "absent" {
+			return ""
+		}
+	}
+	return fmt.Sprintf("lab %s is not up on %s: `bootlab lab up` builds it (the addresses above are the ones it would use)", st.Name, st.URI)
 }
 
 func printStatus(out io.Writer, st *lab.LabStatus) error {
