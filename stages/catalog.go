@@ -103,6 +103,9 @@ func (s *Stage) RunIf(ctx context.Context, n Node) (bool, string, error) {
 			return false, "", fmt.Errorf("check marker %s: %w", m, err)
 		}
 	}
+	if len(s.Done) == 1 {
+		return false, s.Done[0] + " exists", nil
+	}
 	return false, strings.Join(s.Done, ", ") + " exist", nil
 }
 

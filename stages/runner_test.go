@@ -104,6 +104,7 @@ func TestRunForceRerunsDoneStages(t *testing.T) {
 	outcomes, err := r.Run(context.Background(), sel, stages.Options{})
 	require.NoError(t, err)
 	assert.Equal(t, stages.ResultSkipped, outcomes[0].Result)
+	assert.Equal(t, "already done: etcd-bootstrap.done exists (--force reruns)", outcomes[0].Reason)
 	assert.Empty(t, node.Scripts)
 
 	outcomes, err = r.Run(context.Background(), sel, stages.Options{Force: true})
