@@ -6,12 +6,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"os/signal"
 	"syscall"
 
 	charmlog "github.com/charmbracelet/log"
+	"github.com/muesli/termenv"
 	"github.com/spf13/cobra"
 
 	"github.com/bootlab/bootlab/cmd/internal/cmdutil"
@@ -127,8 +129,20 @@ func newLogger(s cmdutil.Streams, verbosity int, quiet bool, format string) *slo
 	if format == "json" {
 		opts.Formatter = charmlog.JSONFormatter
 	}
-	return slog.New(charmlog.NewWithOptions(s.ErrOut, opts))
+	// The writer is wrapped so the logger's renderer does not query the
+	// terminal for its colours at start-up (escape sequences a user sees);
+	// the colour profile is set from what we already know instead.
+	l := charmlog.NewWithOptions(plainWriter{s.ErrOut}, opts)
+	if s.ErrTTY && os.Getenv("NO_COLOR") == "" && format == "text" {
+		l.SetColorProfile(termenv.ANSI256)
+	}
+	return slog.New(l)
 }
+
+// plainWriter hides the file behind an io.Writer from terminal detection.
+type plainWriter struct{ w io.Writer }
+
+func (p plainWriter) Write(b []byte) (int, error) { return p.w.Write(b) }
 
 func newCmdVersion(f *cmdutil.Factory) *cobra.Command {
 	return &cobra.Command{
