@@ -3,6 +3,7 @@ package stagecmd
 import (
 	"fmt"
 	"io/fs"
+	"os"
 	"regexp"
 	"strings"
 
@@ -57,7 +58,8 @@ func runExplain(f *cmdutil.Factory, opts *ExplainOptions) error {
 		return fmt.Errorf("explain: docs/%s is not in this build: %w", name, err)
 	}
 	text := string(page)
-	if f.Streams.OutTTY && !opts.Plain {
+	// NO_COLOR (no-color.org) asks for plain text even on a terminal.
+	if f.Streams.OutTTY && !opts.Plain && os.Getenv("NO_COLOR") == "" {
 		text = renderTerminal(text)
 	}
 	_, err = fmt.Fprint(f.Streams.Out, text)

@@ -214,6 +214,11 @@ func TestExplain(t *testing.T) {
 	require.NoError(t, execute(NewCmdExplain(e.f, nil), "--plain"))
 	assert.Contains(t, e.out.String(), "# ")
 
+	e.out.Reset()
+	t.Setenv("NO_COLOR", "1")
+	require.NoError(t, execute(NewCmdExplain(e.f, nil), "07"))
+	assert.NotContains(t, e.out.String(), "\x1b[", "NO_COLOR: plain even on a terminal")
+
 	assert.Equal(t, cmdutil.ExitUsage, exitCode(execute(NewCmdExplain(e.f, nil), "99")))
 }
 
