@@ -44,6 +44,9 @@ type Check struct {
 	// Fix says what to do when the check failed.
 	Fix        string `json:"fix,omitempty"`
 	DurationMS int64  `json:"durationMs"`
+	// final marks a failure that waiting cannot mend (haproxy not running:
+	// nothing restarts it while verify waits).
+	final bool
 }
 
 // Result is one verify run.
@@ -56,6 +59,8 @@ type Result struct {
 	ElapsedMS int64   `json:"elapsedMs"`
 	// Reports are the nodes' last console reports (probe labs).
 	Reports map[string]*probe.Report `json:"reports,omitempty"`
+	// Passes counts the rounds of checks run.
+	Passes int `json:"-"`
 }
 
 // Failed returns the failed checks.
@@ -94,8 +99,9 @@ func Run(ctx context.Context, s *lab.Spec, st *lab.State, opts Options) (*Result
 	deadline := start.Add(opts.Timeout)
 	pivoted := st != nil && st.BootstrapRemoved
 	opts.Status.Start("Verifying lab %s", s.Name)
+	finalBefore := map[string]bool{}
 	for pass := 1; ; pass++ {
-		res := &Result{Lab: s.Name, Profile: string(s.Profile), Pivoted: pivoted}
+		res := &Result{Lab: s.Name, Profile: string(s.Profile), Pivoted: pivoted, Passes: pass}
 		if s.Profile == lab.ProfileProbe {
 			res.Reports = map[string]*probe.Report{}
 			res.Checks = append(res.Checks, nodeChecks(s, pivoted, res.Reports)...)
@@ -104,7 +110,17 @@ func Run(ctx context.Context, s *lab.Spec, st *lab.State, opts Options) (*Result
 		res.ElapsedMS = time.Since(start).Milliseconds()
 		failed := res.Failed()
 		res.OK = len(failed) == 0
-		if res.OK || time.Now().After(deadline) || ctx.Err() != nil {
+		// A failure that waiting cannot mend, seen on two passes in a row
+		// (not a moment of haproxy's reload), ends the wait at once.
+		hopeless, finalNow := false, map[string]bool{}
+		for _, c := range failed {
+			if c.final {
+				finalNow[c.Group+" "+c.Name] = true
+				hopeless = hopeless || finalBefore[c.Group+" "+c.Name]
+			}
+		}
+		finalBefore = finalNow
+		if res.OK || hopeless || time.Now().After(deadline) || ctx.Err() != nil {
 			opts.Status.End(res.OK)
 			return res, nil
 		}
@@ -384,7 +400,8 @@ func backendChecks(ctx context.Context, s *lab.Spec, lbc loadbalancer.Config, pi
 			detail = "haproxy stats: " + err.Error()
 		}
 		return []Check{{Group: HostGroup, Name: "lb haproxy", Detail: detail, DurationMS: time.Since(start).Milliseconds(),
-			Fix: "`bootlab lab up` starts the lab's haproxy again (config " + s.HAProxyConfigPath() + ")"}}
+			Fix:   "`bootlab lab up` starts the lab's haproxy again (config " + s.HAProxyConfigPath() + ")",
+			final: err == nil}}
 	}
 	out := []Check{{Group: HostGroup, Name: "lb haproxy", OK: true, Detail: fmt.Sprintf("running, pid %d", st.PID), DurationMS: time.Since(start).Milliseconds()}}
 	seen := map[string]loadbalancer.BackendStatus{}

@@ -1,6 +1,7 @@
 package verify
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -122,4 +123,21 @@ func TestNodeChecksNameAKernelPanic(t *testing.T) {
 	assert.Equal(t, "report", checks[0].Name)
 	assert.Contains(t, checks[0].Detail, "the kernel panicked before the agent reported: Failed to execute /init (error -2); Kernel panic - not syncing")
 	assert.Contains(t, checks[0].Fix, "probe-image build")
+}
+
+// With the lab's haproxy not running nothing can pass, so verify stops after
+// seeing it twice instead of waiting out --timeout.
+func TestRunStopsWaitingWhenHAProxyIsNotRunning(t *testing.T) {
+	s := &lab.Spec{Name: "v", Profile: lab.ProfileOpenShift, LabDir: t.TempDir(),
+		Network: lab.Network{CIDR: "127.0.0.0/24"}, Topology: lab.Topology{Masters: 3}}
+	s.Defaults()
+	res, err := Run(context.Background(), s, nil, Options{Timeout: time.Minute, Interval: time.Millisecond})
+	require.NoError(t, err)
+	assert.False(t, res.OK)
+	assert.Equal(t, 2, res.Passes, "stop on the second pass that finds haproxy not running")
+	var names []string
+	for _, c := range res.Failed() {
+		names = append(names, c.Name)
+	}
+	assert.Contains(t, names, "lb haproxy")
 }
