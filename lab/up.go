@@ -601,7 +601,34 @@ func (r *labRun) ensureDomains(ctx context.Context, doms []DomainPlan, deferred 
 		return true, nil
 	})
 	sort.Strings(details)
+	if err == nil {
+		r.warnStaleDomains(ctx, doms)
+	}
 	return strings.Join(details, ", "), err
+}
+
+// warnStaleDomains says which of this lab's domains the spec no longer has
+// (nodes removed from it): up leaves them alone, but their DHCP, DNS and
+// load balancer entries are gone, so they must not pass unnoticed.
+func (r *labRun) warnStaleDomains(ctx context.Context, doms []DomainPlan) {
+	want := map[string]bool{}
+	for _, d := range doms {
+		want[d.Name] = true
+	}
+	ours, err := r.ourDomains(ctx)
+	if err != nil {
+		return
+	}
+	var stale []string
+	for _, o := range ours {
+		if !want[o.Name] {
+			stale = append(stale, strings.TrimPrefix(o.Name, "bootlab-"+r.s.Name+"-"))
+		}
+	}
+	if len(stale) > 0 {
+		sort.Strings(stale)
+		r.log.Warn("nodes no longer in the spec are left as they are, without DHCP, DNS or load balancer entries: put them back in the spec, or `bootlab lab down` and `bootlab lab up` to rebuild the lab without them", "nodes", strings.Join(stale, ","))
+	}
 }
 
 // StartNodes starts the defined but stopped domains of role (workers

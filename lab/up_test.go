@@ -1,6 +1,7 @@
 package lab
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -305,6 +306,32 @@ func TestDownStepsReportWhatWasRemoved(t *testing.T) {
 	for _, st := range steps {
 		assert.False(t, st.Changed, "down of a lab that was never up: %+v", st)
 	}
+}
+
+// Nodes dropped from the spec are not deleted by up, but it says so.
+func TestUpWarnsAboutNodesDroppedFromTheSpec(t *testing.T) {
+	ctx := context.Background()
+	hv := newFakeHV()
+	s := testSpec(t, "t", false)
+	_, err := Up(ctx, hv, s, upOpts())
+	require.NoError(t, err)
+
+	smaller := &Spec{Name: "t", LabDir: s.LabDir, Topology: Topology{Masters: 2, Workers: 0},
+		Network: s.Network, Storage: s.Storage}
+	smaller.Defaults()
+	var logs bytes.Buffer
+	opts := upOpts()
+	opts.Log = slog.New(slog.NewTextHandler(&logs, nil))
+	_, err = Up(ctx, hv, smaller, opts)
+	require.NoError(t, err)
+	assert.Contains(t, logs.String(), "nodes no longer in the spec")
+	assert.Contains(t, logs.String(), "nodes=worker-0")
+	assert.NotNil(t, hv.doms["bootlab-t-worker-0"], "up deletes nothing")
+
+	logs.Reset()
+	_, err = Up(ctx, hv, s, opts)
+	require.NoError(t, err)
+	assert.NotContains(t, logs.String(), "no longer in the spec")
 }
 
 func TestDownKeepImages(t *testing.T) {
