@@ -419,8 +419,11 @@ func (s *Spec) Defaults() {
 			s.Nodes = append(s.Nodes, Node{Name: fmt.Sprintf("worker-%d", i), Role: RoleWorker})
 		}
 	}
-	// The topology always reflects the node list, so `lab config` is truthful.
-	s.Topology = Topology{Masters: len(s.NodesByRole(RoleMaster)), Workers: len(s.NodesByRole(RoleWorker))}
+	// The topology always reflects the node list, so `lab config` is truthful
+	// (a negative count stays, for Validate to name).
+	if s.Topology.Masters >= 0 && s.Topology.Workers >= 0 {
+		s.Topology = Topology{Masters: len(s.NodesByRole(RoleMaster)), Workers: len(s.NodesByRole(RoleWorker))}
+	}
 
 	used := map[string]bool{}
 	for _, n := range s.Nodes {

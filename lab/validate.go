@@ -82,6 +82,12 @@ func (s *Spec) Validate() error {
 	default:
 		e.add("profile", "unknown profile %q: use %q or %q", s.Profile, ProfileOpenShift, ProfileProbe)
 	}
+	if s.Topology.Masters < 0 {
+		e.add("topology.masters", "%d: must be 1 or more", s.Topology.Masters)
+	}
+	if s.Topology.Workers < 0 {
+		e.add("topology.workers", "%d: must be 0 or more (0: masters run the workloads)", s.Topology.Workers)
+	}
 	s.validateCluster(&e)
 	s.validateURI(&e)
 	prefix, ok := s.validateNetwork(&e)
