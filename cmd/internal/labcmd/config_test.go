@@ -2,6 +2,7 @@ package labcmd
 
 import (
 	"bytes"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -43,4 +44,16 @@ func TestConfigRefusesZeroMasters(t *testing.T) {
 		require.Error(t, err, "%v", args)
 		assert.Contains(t, err.Error(), "--masters 0: a lab needs at least one master")
 	}
+}
+
+// With no spec file, a bad flag value is not blamed on a file that does not exist.
+func TestConfigErrorNamesFlagsWithoutSpecFile(t *testing.T) {
+	f := &cmdutil.Factory{Streams: cmdutil.Streams{Out: &bytes.Buffer{}, ErrOut: &bytes.Buffer{}}}
+	cmd := NewCmdConfig(f, nil)
+	cmd.SetArgs([]string{"--name", "x", "--cidr", "10.217.99.0/30"})
+	cmd.SetOut(&bytes.Buffer{})
+	cmd.SetErr(&bytes.Buffer{})
+	err := cmd.Execute()
+	require.Error(t, err)
+	assert.True(t, strings.HasPrefix(err.Error(), "flags (no bootlab.yaml): network.cidr:"), err.Error())
 }

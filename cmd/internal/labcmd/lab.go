@@ -81,7 +81,9 @@ func AddSpecFlags(cmd *cobra.Command, sf *SpecFlags) {
 func (sf *SpecFlags) Load() (*lab.Spec, error) {
 	spec := &lab.Spec{}
 	explicit := sf.flags != nil && sf.flags.Changed("file")
+	source := "flags (no " + sf.File + ")"
 	if _, err := os.Stat(sf.File); err == nil || explicit {
+		source = sf.File
 		s, err := lab.Load(sf.File)
 		if err != nil {
 			var ve *lab.ValidationError
@@ -138,7 +140,7 @@ func (sf *SpecFlags) Load() (*lab.Spec, error) {
 	if err := spec.Validate(); err != nil {
 		var ve *lab.ValidationError
 		if errors.As(err, &ve) && ve.Source == "" {
-			ve.Source = sf.File
+			ve.Source = source
 		}
 		return nil, err
 	}
