@@ -35,6 +35,11 @@ func Down(ctx context.Context, hv Hypervisor, s *Spec, opts DownOptions) error {
 // DownSteps is Down, returning what each step removed: none Changed means
 // there was nothing of this lab to remove.
 func DownSteps(ctx context.Context, hv Hypervisor, s *Spec, opts DownOptions) ([]StepResult, error) {
+	unlock, err := lockLab(s, false)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
 	r, err := newLabRun(hv, s, opts.Log)
 	if err != nil {
 		return nil, err
@@ -218,7 +223,9 @@ func (r *labRun) removeFiles(keepImages bool) (string, error) {
 		}
 		removed++
 	}
-	// The directory itself goes when nothing else is left in it.
+	// The lock Down holds goes too (uncounted: Down made it); the directory
+	// itself goes when nothing else is left in it.
+	_ = os.Remove(filepath.Join(r.s.LabDir, lockFile))
 	if entries, err := os.ReadDir(r.s.LabDir); err == nil && len(entries) == 0 {
 		_ = os.Remove(r.s.LabDir)
 	}

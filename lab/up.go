@@ -132,6 +132,11 @@ func Up(ctx context.Context, hv Hypervisor, s *Spec, opts UpOptions) (*UpResult,
 	if opts.Accelerator != AccelKVM && opts.Accelerator != AccelTCG {
 		return nil, fmt.Errorf("lab up: accelerator must be chosen (kvm or tcg), got %q", opts.Accelerator)
 	}
+	unlock, err := lockLab(s, true)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
 	r, err := newLabRun(hv, s, opts.Log)
 	if err != nil {
 		return nil, err

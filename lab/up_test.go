@@ -334,6 +334,28 @@ func TestUpWarnsAboutNodesDroppedFromTheSpec(t *testing.T) {
 	assert.NotContains(t, logs.String(), "no longer in the spec")
 }
 
+// Two commands never change one lab at once: the second is refused, naming
+// the lock, and nothing is created; once the first is done it proceeds.
+func TestUpAndDownRefuseALabBeingChanged(t *testing.T) {
+	ctx := context.Background()
+	hv := newFakeHV()
+	s := testSpec(t, "t", false)
+	unlock, err := lockLab(s, true)
+	require.NoError(t, err)
+	_, err = Up(ctx, hv, s, upOpts())
+	require.ErrorContains(t, err, "lab t is being changed by another bootlab command")
+	assert.Empty(t, hv.mutations())
+	_, err = DownSteps(ctx, hv, s, DownOptions{})
+	require.ErrorContains(t, err, "lab t is being changed by another bootlab command")
+	unlock()
+
+	_, err = Up(ctx, hv, s, upOpts())
+	require.NoError(t, err)
+	require.NoError(t, Down(ctx, hv, s, DownOptions{}))
+	_, err = os.Stat(s.LabDir)
+	assert.True(t, os.IsNotExist(err), "down leaves no lock file (or lab directory) behind")
+}
+
 func TestDownKeepImages(t *testing.T) {
 	ctx := context.Background()
 	hv := newFakeHV()

@@ -1,0 +1,43 @@
+package lab
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"syscall"
+)
+
+// lockFile is the lab directory's lock, held by Up and Down so that two
+// bootlab commands (a second terminal, `make demo` run twice) never change
+// one lab at once and overwrite each other's record of what exists.
+const lockFile = "lock"
+
+// lockLab takes the lab's lock without waiting. With create false and no lab
+// directory there is nothing to lock (and nothing is created).
+func lockLab(s *Spec, create bool) (unlock func(), err error) {
+	if !create {
+		if _, err := os.Stat(s.LabDir); errors.Is(err, os.ErrNotExist) {
+			return func() {}, nil
+		}
+	}
+	if err := os.MkdirAll(s.LabDir, 0o755); err != nil {
+		return nil, fmt.Errorf("create %s: %w (check labDir)", s.LabDir, err)
+	}
+	p := filepath.Join(s.LabDir, lockFile)
+	f, err := os.OpenFile(p, os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("open lab lock: %w", err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		f.Close()
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			return nil, fmt.Errorf("lab %s is being changed by another bootlab command (it holds %s): let it finish, then run this again", s.Name, p)
+		}
+		return nil, fmt.Errorf("lock %s: %w", p, err)
+	}
+	return func() {
+		_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+		f.Close()
+	}, nil
+}
