@@ -85,11 +85,28 @@ func runApproveCSRs(ctx context.Context, f *cmdutil.Factory, opts *ApproveCSRsOp
 func approveCSRs(ctx context.Context, f *cmdutil.Factory, opts *ApproveCSRsOptions, api *cluster.Client, nodes []cluster.LabNode) error {
 	seen := map[string]bool{}
 	first := true
+	lastErr := ""
 	for {
 		reviews, err := cluster.ReviewAndApprove(ctx, api, nodes, opts.DryRun, f.Log)
 		if err != nil {
-			return err
+			if !opts.Watch {
+				return err
+			}
+			if ctx.Err() != nil {
+				return nil // an interrupted watch ends quietly
+			}
+			// The API comes and goes while the control plane rolls out:
+			// a watch says so once and keeps looking.
+			if msg := err.Error(); msg != lastErr {
+				lastErr = msg
+				f.Status.Infof("%v; still watching, next look in %s", err, opts.Interval)
+			}
+			if !sleepCtx(ctx, opts.Interval) {
+				return nil
+			}
+			continue
 		}
+		lastErr = ""
 		var show []cluster.CSRReview
 		for _, r := range reviews {
 			if (r.State != "Pending" && !r.Approved && !opts.All) || seen[r.Name] {
@@ -108,11 +125,19 @@ func approveCSRs(ctx context.Context, f *cmdutil.Factory, opts *ApproveCSRsOptio
 		if !opts.Watch {
 			return nil
 		}
-		select {
-		case <-ctx.Done():
+		if !sleepCtx(ctx, opts.Interval) {
 			return nil
-		case <-time.After(opts.Interval):
 		}
+	}
+}
+
+// sleepCtx waits d; false when ctx ended first.
+func sleepCtx(ctx context.Context, d time.Duration) bool {
+	select {
+	case <-ctx.Done():
+		return false
+	case <-time.After(d):
+		return true
 	}
 }
 

@@ -2,15 +2,25 @@ package labcmd
 
 import (
 	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	certv1 "k8s.io/api/certificates/v1"
 
 	"github.com/bootlab/bootlab/cmd/internal/cmdutil"
 	"github.com/bootlab/bootlab/internal/status"
+	"github.com/bootlab/bootlab/lab/cluster"
 )
 
 // `lab up` refuses a malformed or missing pull secret before anything runs:
@@ -49,4 +59,55 @@ func TestUpRejectsBadPullSecretBeforeAnything(t *testing.T) {
 			assert.Empty(t, errOut.String(), "no step started")
 		})
 	}
+}
+
+// `approve-csrs --watch` outlives the API going away for a while (it does,
+// while the control plane rolls out): it says so once and keeps looking.
+func TestApproveCSRsWatchSurvivesAPIErrors(t *testing.T) {
+	list := certv1.CertificateSigningRequestList{Items: []certv1.CertificateSigningRequest{
+		csrObject(t, "csr-w0", cluster.SignerKubeletClient, cluster.NodeBootstrapper, "system:node:worker-0", []certv1.KeyUsage{certv1.UsageDigitalSignature, certv1.UsageClientAuth}),
+	}}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var mu sync.Mutex
+	lists, puts := 0, 0
+	ts := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		defer mu.Unlock()
+		if r.Method == http.MethodPut {
+			puts++
+			io.Copy(w, r.Body)
+			list.Items[0].Status.Conditions = []certv1.CertificateSigningRequestCondition{{Type: certv1.CertificateApproved, Status: "True"}}
+			return
+		}
+		if puts > 0 {
+			cancel() // approved and listed: the watch may end
+		}
+		lists++
+		if lists <= 2 {
+			http.Error(w, `{"message":"the server is currently unable to handle the request"}`, http.StatusServiceUnavailable)
+			return
+		}
+		json.NewEncoder(w).Encode(list)
+	}))
+	defer ts.Close()
+	api := &cluster.Client{Server: ts.URL, HTTP: ts.Client()}
+	var out, errOut bytes.Buffer
+	f := &cmdutil.Factory{Streams: cmdutil.Streams{Out: &out, ErrOut: &errOut}, Status: status.New(&errOut, false)}
+	nodes := []cluster.LabNode{{Name: "worker-0", FQDN: "worker-0.ocp.lab.local", IP: "192.168.126.20"}}
+	err := approveCSRs(ctx, f, &ApproveCSRsOptions{Output: "table", Watch: true, Interval: time.Millisecond}, api, nodes)
+	require.NoError(t, err, errOut.String())
+	mu.Lock()
+	defer mu.Unlock()
+	assert.Equal(t, 1, puts, "the CSR was approved once the API answered")
+	assert.Equal(t, 1, strings.Count(errOut.String(), "still watching"), "the same error is told once: %s", errOut.String())
+	assert.Contains(t, errOut.String(), "HTTP 503")
+	assert.Regexp(t, `csr-w0\s+.*approved`, out.String())
+
+	// Without --watch an API error is the command's error.
+	lists = 0
+	mu.Unlock()
+	err = approveCSRs(context.Background(), f, &ApproveCSRsOptions{Output: "table"}, api, nodes)
+	mu.Lock()
+	assert.ErrorContains(t, err, "HTTP 503")
 }
