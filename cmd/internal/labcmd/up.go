@@ -181,9 +181,9 @@ func setupHostDNS(ctx context.Context, f *cmdutil.Factory, spec *lab.Spec) error
 	if err != nil {
 		return err
 	}
-	if st.HostDNS != "" {
-		return nil
-	}
+	// Set up again on every up even when recorded: it is idempotent, and
+	// systemd-resolved forgets per-link settings when the bridge is
+	// recreated (a host reboot, a restarted libvirt network).
 	f.Status.Start("Resolving *.%s on this host through the lab's DNS", spec.Cluster.Domain())
 	record, err := hostdns.Setup(ctx, spec)
 	var manual *hostdns.ManualStepError
@@ -195,6 +195,16 @@ func setupHostDNS(ctx context.Context, f *cmdutil.Factory, spec *lab.Spec) error
 	if err != nil {
 		f.Status.End(false)
 		return fmt.Errorf("set up host DNS for %s: %w", spec.Cluster.Domain(), err)
+	}
+	if st.HostDNS == record {
+		f.Status.End(true)
+		return nil
+	}
+	if st.HostDNS != "" {
+		// The host changed resolvers since: undo the old way first.
+		if err := hostdns.Undo(ctx, st.HostDNS); err != nil && f.Log != nil {
+			f.Log.Warn("could not undo the earlier host DNS setup", "record", st.HostDNS, "err", err)
+		}
 	}
 	st.HostDNS = record
 	if err := st.Save(spec.LabDir); err != nil {
