@@ -36,26 +36,41 @@ func (r *SSHRunner) Run(ctx context.Context, cmd string) (string, error) {
 		}
 		r.client = c
 	}
-	sess, err := r.client.NewSession()
-	if err != nil {
-		r.Close()
-		return "", err
+	// Opening the session waits on the peer too: all of it runs apart, so
+	// ctx ends a call to a node that stopped answering. The connection is
+	// then dropped (the next call dials again).
+	client := r.client
+	type result struct {
+		stdout, stderr []byte
+		err, sessErr   error
 	}
-	defer sess.Close()
-	var stdout, stderr bytes.Buffer
-	sess.Stdout, sess.Stderr = &stdout, &stderr
-	done := make(chan error, 1)
-	go func() { done <- sess.Run(cmd) }()
+	done := make(chan result, 1)
+	go func() {
+		sess, err := client.NewSession()
+		if err != nil {
+			done <- result{sessErr: err}
+			return
+		}
+		defer sess.Close()
+		var stdout, stderr bytes.Buffer
+		sess.Stdout, sess.Stderr = &stdout, &stderr
+		err = sess.Run(cmd)
+		done <- result{stdout: stdout.Bytes(), stderr: stderr.Bytes(), err: err}
+	}()
 	select {
 	case <-ctx.Done():
-		sess.Close()
+		r.Close()
 		return "", ctx.Err()
-	case err := <-done:
-		if err != nil {
-			return stdout.String(), fmt.Errorf("%s on %s: %w: %s", cmd, r.Addr, err, bytes.TrimSpace(stderr.Bytes()))
+	case res := <-done:
+		if res.sessErr != nil {
+			r.Close()
+			return "", res.sessErr
 		}
+		if res.err != nil {
+			return string(res.stdout), fmt.Errorf("%s on %s: %w: %s", cmd, r.Addr, res.err, bytes.TrimSpace(res.stderr))
+		}
+		return string(res.stdout), nil
 	}
-	return stdout.String(), nil
 }
 
 // Close closes the connection.

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -18,8 +19,8 @@ import (
 )
 
 // sshStandIn is an in-process SSH server (golang.org/x/crypto/ssh) that
-// accepts one client key and answers exec requests: "false" fails, anything
-// else prints "ran: <command>".
+// accepts one client key and answers exec requests: "false" fails, "hang"
+// never answers, anything else prints "ran: <command>".
 func sshStandIn(t *testing.T, clientKey ssh.PublicKey) (addr string, hostKey ssh.Signer) {
 	t.Helper()
 	_, hk, err := ed25519.GenerateKey(rand.Reader)
@@ -62,6 +63,11 @@ func sshStandIn(t *testing.T, clientKey ssh.PublicKey) (addr string, hostKey ssh
 							}
 							cmd := string(r.Payload[4:])
 							r.Reply(true, nil)
+							if cmd == "hang" {
+								// A node that stopped answering: no output, no
+								// exit, until the client goes away.
+								continue
+							}
 							status := uint32(0)
 							if cmd == "false" {
 								ch.Stderr().Write([]byte("it failed"))
@@ -127,4 +133,21 @@ func TestSSHRunnerWrongKeyRefused(t *testing.T) {
 	r := &SSHRunner{Addr: addr, User: "core", KeyPath: keyPath, KnownHosts: filepath.Join(t.TempDir(), "kh")}
 	_, err := r.Run(context.Background(), "true")
 	assert.Error(t, err)
+}
+
+// A command that never answers ends with its context, and the connection,
+// which may be dead, is dropped: the next command dials again.
+func TestSSHRunnerHungCommandEndsWithContext(t *testing.T) {
+	keyPath, pub := labKey(t)
+	addr, _ := sshStandIn(t, pub)
+	r := &SSHRunner{Addr: addr, User: "core", KeyPath: keyPath, KnownHosts: filepath.Join(t.TempDir(), "kh")}
+	defer r.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	_, err := r.Run(ctx, "hang")
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	assert.Nil(t, r.client, "the connection was dropped")
+	out, err := r.Run(context.Background(), "echo again")
+	require.NoError(t, err)
+	assert.Equal(t, "ran: echo again", out)
 }

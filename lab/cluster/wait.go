@@ -21,6 +21,9 @@ const (
 	DefaultBootstrapTimeout = 45 * time.Minute
 	DefaultInstallTimeout   = 40 * time.Minute
 	DefaultPollInterval     = 5 * time.Second
+	// DefaultNodeTimeout bounds one SSH command of the narrative, so a
+	// node that stops answering cannot stall the wait and its timeouts.
+	DefaultNodeTimeout = 30 * time.Second
 )
 
 // NodeRunner runs a shell command on a node (over SSH as core) and returns
@@ -52,6 +55,8 @@ type BootstrapWaitOptions struct {
 	Masters []LabNode
 	// Timeouts (zero: the installer's) and the poll interval.
 	APITimeout, BootstrapTimeout, Interval time.Duration
+	// NodeTimeout bounds each command on the bootstrap node (zero: DefaultNodeTimeout).
+	NodeTimeout time.Duration
 	// OnWorkerConfig is called once when the MCS first serves /config/worker
 	// (the masters' MCS is up): the moment to boot the workers.
 	OnWorkerConfig func(ctx context.Context) error
@@ -84,6 +89,9 @@ func WaitBootstrapComplete(ctx context.Context, o BootstrapWaitOptions) error {
 	}
 	if o.Interval == 0 {
 		o.Interval = DefaultPollInterval
+	}
+	if o.NodeTimeout == 0 {
+		o.NodeTimeout = DefaultNodeTimeout
 	}
 	if o.Log == nil {
 		o.Log = slog.New(slog.DiscardHandler)
@@ -177,7 +185,12 @@ func (w *bootstrapWatch) tick(ctx context.Context) (bool, error) {
 
 func (w *bootstrapWatch) watchBootstrapNode(ctx context.Context) {
 	n := w.n
-	out, err := w.o.Bootstrap.Run(ctx, "ls -1a /opt/openshift/ 2>/dev/null | grep '\\.done$' || true")
+	run := func(cmd string) (string, error) {
+		cctx, cancel := context.WithTimeout(ctx, w.o.NodeTimeout)
+		defer cancel()
+		return w.o.Bootstrap.Run(cctx, cmd)
+	}
+	out, err := run("ls -1a /opt/openshift/ 2>/dev/null | grep '\\.done$' || true")
 	if err != nil {
 		if w.ssh == "" {
 			w.ssh = "failing"
@@ -202,7 +215,7 @@ func (w *bootstrapWatch) watchBootstrapNode(ctx context.Context) {
 			n.say("bootkube stage %s done (/opt/openshift/%s)", strings.TrimSuffix(m, ".done"), m)
 		}
 	}
-	out, err = w.o.Bootstrap.Run(ctx, "sudo crictl ps -o json")
+	out, err = run("sudo crictl ps -o json")
 	if err != nil {
 		w.o.Log.Debug("crictl ps", "err", err)
 		return

@@ -239,3 +239,38 @@ func TestWaitInstallTimeout(t *testing.T) {
 	require.ErrorAs(t, err, &te)
 	assert.Contains(t, err.Error(), "install-complete")
 }
+
+// hangingNode never answers: a bootstrap VM that stopped responding
+// mid-session. Each call returns only when its context ends.
+type hangingNode struct {
+	mu    sync.Mutex
+	calls int
+}
+
+func (h *hangingNode) Run(ctx context.Context, cmd string) (string, error) {
+	h.mu.Lock()
+	h.calls++
+	h.mu.Unlock()
+	<-ctx.Done()
+	return "", ctx.Err()
+}
+
+// A bootstrap node that stops answering over SSH cannot stall the wait:
+// each command is bounded, and the cluster's own signals still end it.
+func TestWaitBootstrapNotStalledByHangingSSH(t *testing.T) {
+	p := newTestPKI(t)
+	api := newFakeAPI(t, p, true)
+	api.set("/readyz", response{body: "ok"})
+	api.set("/version", response{body: map[string]string{"gitVersion": "v1.32.5"}})
+	api.set(BootstrapCMPath, response{body: corev1.ConfigMap{Data: map[string]string{"status": "complete"}}})
+	api.set(EtcdOperatorPath, response{body: etcdOp("True")})
+	boot := &hangingNode{}
+	var out bytes.Buffer
+	err := WaitBootstrapComplete(context.Background(), BootstrapWaitOptions{
+		API: newTestClient(t, p, api), Bootstrap: boot, Interval: 1, NodeTimeout: 1,
+		Status: status.New(&out, false),
+	})
+	require.NoError(t, err, out.String())
+	assert.Contains(t, out.String(), "It is now safe to remove the bootstrap resources")
+	assert.GreaterOrEqual(t, boot.calls, 1, "the node was asked")
+}
