@@ -236,8 +236,10 @@ func (s *Spec) validateImage(e *errs) {
 	if (im.Kernel == "") != (im.Initrd == "") {
 		e.add("image", "kernel and initrd go together for direct kernel boot: set both or neither")
 	}
-	if s.Profile == ProfileOpenShift && im.Path == "" && s.OpenShift.PullSecretFile == "" {
-		e.add("image.path", "the openshift profile needs an RHCOS qcow2 (image.path) or a pull secret (openshift.pullSecretFile) to fetch one; for a lab without either use profile: probe")
+	if s.Profile == ProfileOpenShift && s.OpenShift.PullSecretFile == "" {
+		// openshift-install writes install-config's pullSecret into every
+		// node's config: a real lab cannot do without one, even with RHCOS at hand.
+		e.add("openshift.pullSecretFile", "the openshift profile needs a pull secret (from console.redhat.com; --pull-secret FILE); for a lab without one use profile: probe")
 	}
 }
 
