@@ -470,13 +470,14 @@ func DeriveMAC(lab, node string) string {
 	return fmt.Sprintf("52:54:00:%02x:%02x:%02x", sum[0], sum[1], sum[2])
 }
 
-// nthHost returns the n-th address of prefix, or "" when it falls outside.
+// nthHost returns the n-th address of prefix, or "" when it falls outside
+// or is the broadcast address.
 func nthHost(p netip.Prefix, n int) string {
 	a := p.Addr()
 	for i := 0; i < n; i++ {
 		a = a.Next()
 	}
-	if !a.IsValid() || !p.Contains(a) {
+	if !a.IsValid() || !usableHost(p, a) {
 		return ""
 	}
 	return a.String()

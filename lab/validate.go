@@ -249,6 +249,7 @@ func (s *Spec) validateNodes(e *errs, prefix netip.Prefix, prefixOK bool) {
 		return
 	}
 	names, macs, ips := map[string]int{}, map[string]int{}, map[string]int{}
+	var unaddressed []string
 	count := map[Role]int{}
 	for i, n := range s.Nodes {
 		f := func(sub string) string { return fmt.Sprintf("nodes[%d].%s", i, sub) }
@@ -299,6 +300,10 @@ func (s *Spec) validateNodes(e *errs, prefix netip.Prefix, prefixOK bool) {
 		if !prefixOK {
 			continue // addresses were derived from a CIDR that is itself wrong
 		}
+		if n.IP == "" {
+			unaddressed = append(unaddressed, n.Name)
+			continue // reported once below: the network is too small
+		}
 		a, err := netip.ParseAddr(n.IP)
 		switch {
 		case err != nil || !a.Is4():
@@ -313,6 +318,9 @@ func (s *Spec) validateNodes(e *errs, prefix netip.Prefix, prefixOK bool) {
 			}
 			ips[n.IP] = i
 		}
+	}
+	if len(unaddressed) > 0 {
+		e.add("network.cidr", "%s has no free address for %d node(s) (%s, ...): use a larger network, e.g. a /24, or fewer nodes", prefix, len(unaddressed), unaddressed[0])
 	}
 	if count[RoleBootstrap] != 1 {
 		e.add("nodes", "a lab needs exactly one bootstrap node, found %d", count[RoleBootstrap])
