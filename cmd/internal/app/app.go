@@ -57,11 +57,13 @@ func Run(ctx context.Context, streams cmdutil.Streams, args []string) int {
 	case isFlagError(err):
 		code = cmdutil.ExitUsage
 	}
+	if code == cmdutil.ExitInterrupted {
+		// "context canceled" says nothing the user does not know: they pressed Ctrl-C.
+		fmt.Fprintln(streams.ErrOut, "interrupted: run the same command again to resume, or `bootlab lab down` to remove what was made")
+		return code
+	}
 	if msg := err.Error(); msg != "" && !errors.Is(err, cmdutil.ErrSilent) {
 		fmt.Fprintf(streams.ErrOut, "ERROR: %s\n", msg)
-	}
-	if code == cmdutil.ExitInterrupted {
-		fmt.Fprintln(streams.ErrOut, "interrupted: run the same command again to resume, or `bootlab lab down` to remove what was made")
 	}
 	return code
 }
