@@ -2,9 +2,11 @@ package stages_test
 
 import (
 	"flag"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -16,13 +18,40 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/stages/golden")
 
+// libraryPlaceholder stands in the goldens for the inlined library, which
+// TestDryRunGolden checks against scripts/lib/bootkube.sh itself: fifteen
+// copies of it in testdata would say nothing more.
+const libraryPlaceholder = "# (scripts/lib/bootkube.sh, inlined verbatim without its #! line: checked by TestDryRunGolden)\n"
+
+// splitLibrary returns the rendered script with its inlined library replaced
+// by libraryPlaceholder, and the library text.
+func splitLibrary(t *testing.T, script []byte, stageFile string) (string, string) {
+	t.Helper()
+	const libStart = "\n# ---- scripts/lib/bootkube.sh ----\n"
+	libEnd := "\n# ---- scripts/" + stageFile + " ----\n"
+	s := string(script)
+	i, j := strings.Index(s, libStart), strings.Index(s, libEnd)
+	require.True(t, i >= 0 && j > i, "the rendered script inlines the library between %q and %q", libStart, libEnd)
+	return s[:i+len(libStart)] + libraryPlaceholder + s[j:], s[i+len(libStart) : j]
+}
+
 // TestDryRunGolden: the script each stage sends, with every setting filled
-// in, is exactly the golden file (go test ./stages -run Golden -update).
+// in, is exactly the golden file plus the library, inlined verbatim
+// (go test ./stages -run Golden -update).
 func TestDryRunGolden(t *testing.T) {
+	lib, err := fs.ReadFile(scripts.FS, "lib/bootkube.sh")
+	require.NoError(t, err)
+	wantLib := string(lib)
+	if strings.HasPrefix(wantLib, "#!") {
+		wantLib = wantLib[strings.Index(wantLib, "\n")+1:]
+	}
 	for _, s := range stages.Default() {
 		t.Run(s.Label(), func(t *testing.T) {
-			got, err := stages.RenderScript(scripts.FS, s, testVars("4.19"))
+			rendered, err := stages.RenderScript(scripts.FS, s, testVars("4.19"))
 			require.NoError(t, err)
+			body, gotLib := splitLibrary(t, rendered, s.ScriptFile())
+			assert.Equal(t, strings.TrimRight(wantLib, "\n"), strings.TrimRight(gotLib, "\n"), "the library is inlined verbatim")
+			got := []byte(body)
 			golden := filepath.Join("..", "testdata", "stages", "golden", s.ScriptFile())
 			if *update {
 				require.NoError(t, os.MkdirAll(filepath.Dir(golden), 0o755))
