@@ -55,7 +55,8 @@ type NodeStatus struct {
 // Inspect reads the lab's live state: network, DNS records, load balancer
 // backends and each node's domain and lease.
 func Inspect(ctx context.Context, hv Hypervisor, s *Spec) (*LabStatus, error) {
-	st := &LabStatus{Name: s.Name, URI: s.Libvirt.URI, Network: NetworkStatus{Name: s.NetworkName()}}
+	// Empty lists, not null, in -o json when nothing of the lab exists.
+	st := &LabStatus{Name: s.Name, URI: s.Libvirt.URI, Network: NetworkStatus{Name: s.NetworkName()}, DNS: []DNSRecord{}, Nodes: []NodeStatus{}}
 	if state, err := LoadState(s.LabDir); err == nil {
 		st.Accelerator = state.Accelerator
 	}

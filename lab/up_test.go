@@ -3,6 +3,7 @@ package lab
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"log/slog"
@@ -508,4 +509,16 @@ func TestUpAfterPivotLeavesBootstrapGone(t *testing.T) {
 	_, err = Up(ctx, hv, s, upOpts())
 	require.NoError(t, err)
 	assert.Equal(t, 1, countPrefix(hv.mutations(), "DefineDomain bootlab-t-bootstrap"))
+}
+
+// A lab that does not exist reports empty lists, so `status -o json` has
+// "dns": [] and "nodes": [...] rather than null for scripts to trip on.
+func TestInspectAbsentLabHasEmptyLists(t *testing.T) {
+	s := testSpec(t, "absent", false)
+	st, err := Inspect(context.Background(), newFakeHV(), s)
+	require.NoError(t, err)
+	data, err := json.Marshal(st)
+	require.NoError(t, err)
+	assert.Contains(t, string(data), `"dns":[]`)
+	assert.NotContains(t, string(data), `null`)
 }

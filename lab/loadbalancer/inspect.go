@@ -39,7 +39,7 @@ func (b BackendStatus) Up() bool {
 func Inspect(ctx context.Context, c Config) (*Status, error) {
 	pid, ok := runningPID(c)
 	if !ok {
-		return &Status{}, nil
+		return &Status{Backends: []BackendStatus{}}, nil
 	}
 	st := &Status{Running: true, PID: pid}
 	raw, err := adminCommand(ctx, c.SocketPath(), "show stat")

@@ -318,7 +318,7 @@ func frontendCheck(ctx context.Context, s *lab.Spec, lbc loadbalancer.Config, fe
 			}
 		}
 		if err == nil {
-			c.Detail = fmt.Sprintf("GET https://%s%s: 200 %s", hp, path, strings.TrimSpace(body))
+			c.Detail = strings.TrimSpace(fmt.Sprintf("GET https://%s%s: 200 %s", hp, path, strings.TrimSpace(body)))
 			if len(answered) > 0 {
 				c.Detail += ", answered by " + strings.Join(sortedKeys(answered), " ")
 			}
