@@ -51,12 +51,9 @@ func runDown(ctx context.Context, f *cmdutil.Factory, opts *DownOptions) error {
 
 // downSpec is `lab down` of a loaded spec.
 func downSpec(ctx context.Context, f *cmdutil.Factory, opts *DownOptions, spec *lab.Spec) error {
-	conn, err := libvirt.Connect(ctx, spec.Libvirt.URI, f.Log)
-	if err != nil {
-		return err
-	}
-	defer conn.Close()
-	// Host DNS is undone first: lab.Down removes the state that records it.
+	// Host DNS is undone first, before libvirt is even asked: lab.Down
+	// removes the state that records it, and an unreachable libvirt must not
+	// leave the host resolving the lab's domain.
 	if st, err := lab.LoadState(spec.LabDir); err == nil && st.HostDNS != "" {
 		f.Status.Start("Removing host name resolution for %s", spec.Cluster.Domain())
 		if err := hostdns.Undo(ctx, st.HostDNS); err != nil {
@@ -68,6 +65,11 @@ func downSpec(ctx context.Context, f *cmdutil.Factory, opts *DownOptions, spec *
 		}
 		f.Status.End(true)
 	}
+	conn, err := libvirt.Connect(ctx, spec.Libvirt.URI, f.Log)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
 	steps, err := lab.DownSteps(ctx, conn, spec, lab.DownOptions{Log: f.Log, Status: f.Status, KeepImages: opts.KeepImages})
 	if err != nil {
 		return err
