@@ -153,7 +153,7 @@ func upSpec(ctx context.Context, f *cmdutil.Factory, opts *UpOptions, spec *lab.
 			}
 		}
 	}
-	if n := len(spec.NodesByRole(lab.RoleWorker)); n > 0 && deferWorkers {
+	if n := workersOff(ctx, conn, spec); n > 0 && deferWorkers {
 		f.Status.Infof("%d worker(s) defined but off until the masters' MCS serves them: `bootlab lab wait bootstrap-complete` starts them, or `bootlab lab up --start-workers`", n)
 	}
 	if spec.Profile == lab.ProfileOpenShift {
@@ -163,6 +163,22 @@ func upSpec(ctx context.Context, f *cmdutil.Factory, opts *UpOptions, spec *lab.
 	}
 	f.Status.Infof("lab %s is up: %s", spec.Name, nextSteps(spec))
 	return nil
+}
+
+// workersOff counts the lab's workers that are not running (all of them
+// when the lab cannot be inspected), so up does not call running workers off.
+func workersOff(ctx context.Context, hv lab.Hypervisor, spec *lab.Spec) int {
+	st, err := lab.Inspect(ctx, hv, spec)
+	if err != nil {
+		return len(spec.NodesByRole(lab.RoleWorker))
+	}
+	n := 0
+	for _, node := range st.Nodes {
+		if node.Role == lab.RoleWorker && node.State != "running" {
+			n++
+		}
+	}
+	return n
 }
 
 // deferWorkers says whether workers are defined but left off. On a real lab
