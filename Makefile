@@ -9,6 +9,9 @@ BIN         := $(CURDIR)/bin
 TOOLS       := $(OUT)/tools
 export PATH := $(BIN):$(TOOLS):$(PATH)
 
+# Tests run with -count=1: the e2e and integration tests drive binaries and
+# daemons whose inputs go test cannot see, so a cached pass could be stale.
+
 # Pinned tool versions (the module proxy refuses @latest for some modules).
 GOTESTSUM_VERSION   := v1.12.3
 STATICCHECK_VERSION := v0.7.0
@@ -67,15 +70,15 @@ test-kernel: build
 
 .PHONY: test
 test: $(GOTESTSUM) $(VALIDATE) build test-kernel ## Unit + integration tests (real libvirtd on test:///default, haproxy, sshd)
-	$(GOTESTSUM) --format testname -- -tags integration -p 1 $(TESTFLAGS) ./...
+	$(GOTESTSUM) --format testname -- -tags integration -p 1 -count=1 $(TESTFLAGS) ./...
 
 .PHONY: e2e
 e2e: $(GOTESTSUM) build test-kernel ## End-to-end tests: real VMs on qemu:///system (root)
-	$(GOTESTSUM) --format testname -- -tags e2e -p 1 -timeout $(E2E_TIMEOUT) $(TESTFLAGS) ./test/e2e/...
+	$(GOTESTSUM) --format testname -- -tags e2e -p 1 -count=1 -timeout $(E2E_TIMEOUT) $(TESTFLAGS) ./test/e2e/...
 
 .PHONY: test-all
 test-all: lint $(GOTESTSUM) $(VALIDATE) build test-kernel ## Everything CI runs: lint, then unit, integration and e2e in one run
-	$(GOTESTSUM) --format testname -- -tags integration,e2e -p 1 -timeout $(E2E_TIMEOUT) $(TESTFLAGS) ./...
+	$(GOTESTSUM) --format testname -- -tags integration,e2e -p 1 -count=1 -timeout $(E2E_TIMEOUT) $(TESTFLAGS) ./...
 
 .PHONY: bench
 bench: build ## Benchmarks: bootlab vs a plain virsh script, probe lab time-to-green (root)
