@@ -18,40 +18,63 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/stages/golden")
 
-// libraryPlaceholder stands in the goldens for the inlined library, which
-// TestDryRunGolden checks against scripts/lib/bootkube.sh itself: fifteen
-// copies of it in testdata would say nothing more.
-const libraryPlaceholder = "# (scripts/lib/bootkube.sh, inlined verbatim without its #! line: checked by TestDryRunGolden)\n"
-
-// splitLibrary returns the rendered script with its inlined library replaced
-// by libraryPlaceholder, and the library text.
-func splitLibrary(t *testing.T, script []byte, stageFile string) (string, string) {
-	t.Helper()
-	const libStart = "\n# ---- scripts/lib/bootkube.sh ----\n"
-	libEnd := "\n# ---- scripts/" + stageFile + " ----\n"
-	s := string(script)
-	i, j := strings.Index(s, libStart), strings.Index(s, libEnd)
-	require.True(t, i >= 0 && j > i, "the rendered script inlines the library between %q and %q", libStart, libEnd)
-	return s[:i+len(libStart)] + libraryPlaceholder + s[j:], s[i+len(libStart) : j]
+// inlinedPlaceholder stands in the goldens for a file the rendered script
+// inlines (the library, the stage's own script). TestDryRunGolden checks
+// each against its source in scripts/, so the goldens hold only what
+// rendering adds: the header and the resolved settings.
+func inlinedPlaceholder(file string) string {
+	return "# (scripts/" + file + ", inlined: checked against the source by TestDryRunGolden)\n"
 }
 
-// TestDryRunGolden: the script each stage sends, with every setting filled
-// in, is exactly the golden file plus the library, inlined verbatim
+// splitInlined returns the rendered script with the inlined library and
+// stage script replaced by placeholders, and the two inlined texts.
+func splitInlined(t *testing.T, script []byte, stageFile string) (skeleton, lib, body string) {
+	t.Helper()
+	const libStart = "\n# ---- scripts/lib/bootkube.sh ----\n"
+	bodyStart := "\n# ---- scripts/" + stageFile + " ----\n"
+	s := string(script)
+	i, j := strings.Index(s, libStart), strings.Index(s, bodyStart)
+	require.True(t, i >= 0 && j > i, "the rendered script inlines the library between %q and %q", libStart, bodyStart)
+	skeleton = s[:i+len(libStart)] + inlinedPlaceholder("lib/bootkube.sh") + bodyStart + inlinedPlaceholder(stageFile)
+	return skeleton, s[i+len(libStart) : j], s[j+len(bodyStart):]
+}
+
+// source reads scripts/name without its #! line.
+func source(t *testing.T, name string) string {
+	t.Helper()
+	data, err := fs.ReadFile(scripts.FS, name)
+	require.NoError(t, err)
+	text := string(data)
+	if strings.HasPrefix(text, "#!") {
+		text = text[strings.Index(text, "\n")+1:]
+	}
+	return text
+}
+
+// TestDryRunGolden: the script each stage sends is the golden file (header
+// and every setting filled in) with the library inlined verbatim and the
+// stage script inlined without the one line that sources the library
 // (go test ./stages -run Golden -update).
 func TestDryRunGolden(t *testing.T) {
-	lib, err := fs.ReadFile(scripts.FS, "lib/bootkube.sh")
-	require.NoError(t, err)
-	wantLib := string(lib)
-	if strings.HasPrefix(wantLib, "#!") {
-		wantLib = wantLib[strings.Index(wantLib, "\n")+1:]
-	}
+	wantLib := source(t, "lib/bootkube.sh")
 	for _, s := range stages.Default() {
 		t.Run(s.Label(), func(t *testing.T) {
 			rendered, err := stages.RenderScript(scripts.FS, s, testVars("4.19"))
 			require.NoError(t, err)
-			body, gotLib := splitLibrary(t, rendered, s.ScriptFile())
+			skeleton, gotLib, gotBody := splitInlined(t, rendered, s.ScriptFile())
 			assert.Equal(t, strings.TrimRight(wantLib, "\n"), strings.TrimRight(gotLib, "\n"), "the library is inlined verbatim")
-			got := []byte(body)
+			var wantBody []string
+			sourcing := 0
+			for _, line := range strings.SplitAfter(source(t, s.ScriptFile()), "\n") {
+				if strings.Contains(line, "# bootlab: library") {
+					sourcing++
+					continue
+				}
+				wantBody = append(wantBody, line)
+			}
+			assert.Equal(t, 1, sourcing, "%s sources the library on exactly one line", s.ScriptFile())
+			assert.Equal(t, strings.Join(wantBody, ""), gotBody, "the stage script is inlined without its library line")
+			got := []byte(skeleton)
 			golden := filepath.Join("..", "testdata", "stages", "golden", s.ScriptFile())
 			if *update {
 				require.NoError(t, os.MkdirAll(filepath.Dir(golden), 0o755))

@@ -13,24 +13,7 @@ SERVICE_NAME=bootkube
 IMAGES_FILE=/opt/openshift/bootlab-images.env
 
 # ---- scripts/lib/bootkube.sh ----
-# (scripts/lib/bootkube.sh, inlined verbatim without its #! line: checked by TestDryRunGolden)
+# (scripts/lib/bootkube.sh, inlined: checked against the source by TestDryRunGolden)
 
 # ---- scripts/02-release-image.sh ----
-# Stage 02 release-image: component images, VERSION and KUBERNETES_VERSION
-#
-# bootkube asks the release payload for the pull spec of every operator it
-# runs (image_for), and oc for the release and Kubernetes versions, before
-# the first render. bootlab does it once and keeps the answers in
-# bootlab-images.env; bootkube has no marker for this, so neither do we.
-# shellcheck source-path=SCRIPTDIR source=lib/bootkube.sh
-
-echo "Resolving component images from ${RELEASE_IMAGE_DIGEST}..."
-resolve_images
-# shellcheck disable=SC1090
-. "${IMAGES_FILE}"
-echo "VERSION=${VERSION}"
-echo "KUBERNETES_VERSION=${KUBERNETES_VERSION}"
-for pair in "${IMAGE_VARIABLES[@]}"; do
-    var=${pair%%=*}
-    echo "${var}=${!var}"
-done
+# (scripts/02-release-image.sh, inlined: checked against the source by TestDryRunGolden)

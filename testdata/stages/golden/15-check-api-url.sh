@@ -13,20 +13,7 @@ SERVICE_NAME=bootkube
 IMAGES_FILE=/opt/openshift/bootlab-images.env
 
 # ---- scripts/lib/bootkube.sh ----
-# (scripts/lib/bootkube.sh, inlined verbatim without its #! line: checked by TestDryRunGolden)
+# (scripts/lib/bootkube.sh, inlined: checked against the source by TestDryRunGolden)
 
 # ---- scripts/15-check-api-url.sh ----
-# Stage 15 API checks and completion: .bootkube.done
-#
-# Checks that api and api-int answer /readyz (never fatal), then writes
-# .bootkube.done: approve-csr.service stops, progress.service reports
-# completion, and bootkube.service will never start again.
-# shellcheck source-path=SCRIPTDIR source=lib/bootkube.sh
-
-echo "Check if API URL is reachable during bootstrap"
-check_url API_URL "${API_URL}"
-echo "Check if API-Int URL is reachable during bootstrap"
-check_url API_INT_URL "${API_INT_URL}"
-
-touch /opt/openshift/.bootkube.done
-echo "bootkube.service complete"
+# (scripts/15-check-api-url.sh, inlined: checked against the source by TestDryRunGolden)
