@@ -7,13 +7,11 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/bootlab/bootlab/cmd/internal/cmdutil"
 )
 
 func TestConfigFlags(t *testing.T) {
 	var got *ConfigOptions
-	f := &cmdutil.Factory{Streams: cmdutil.Streams{Out: &bytes.Buffer{}, ErrOut: &bytes.Buffer{}}}
+	f := testFactory()
 	cmd := NewCmdConfig(f, func(o *ConfigOptions) error { got = o; return nil })
 	cmd.SetArgs([]string{"-f", "x.yaml", "-o", "json", "--accel", "tcg", "--workers", "0"})
 	require.NoError(t, cmd.Execute())
@@ -24,7 +22,7 @@ func TestConfigFlags(t *testing.T) {
 }
 
 func TestConfigRejectsUnknownOutput(t *testing.T) {
-	f := &cmdutil.Factory{Streams: cmdutil.Streams{Out: &bytes.Buffer{}, ErrOut: &bytes.Buffer{}}}
+	f := testFactory()
 	cmd := NewCmdConfig(f, func(o *ConfigOptions) error { t.Fatal("must not run"); return nil })
 	cmd.SetArgs([]string{"-o", "toml"})
 	err := cmd.Execute()
@@ -35,7 +33,7 @@ func TestConfigRejectsUnknownOutput(t *testing.T) {
 // --masters 0 is refused, not silently replaced by the default of three.
 func TestConfigRefusesZeroMasters(t *testing.T) {
 	for _, args := range [][]string{{"--masters", "0"}, {"--masters", "0", "--workers", "0"}} {
-		f := &cmdutil.Factory{Streams: cmdutil.Streams{Out: &bytes.Buffer{}, ErrOut: &bytes.Buffer{}}}
+		f := testFactory()
 		cmd := NewCmdConfig(f, nil)
 		cmd.SetArgs(args)
 		cmd.SetOut(&bytes.Buffer{})
@@ -48,7 +46,7 @@ func TestConfigRefusesZeroMasters(t *testing.T) {
 
 // With no spec file, a bad flag value is not blamed on a file that does not exist.
 func TestConfigErrorNamesFlagsWithoutSpecFile(t *testing.T) {
-	f := &cmdutil.Factory{Streams: cmdutil.Streams{Out: &bytes.Buffer{}, ErrOut: &bytes.Buffer{}}}
+	f := testFactory()
 	cmd := NewCmdConfig(f, nil)
 	cmd.SetArgs([]string{"--name", "x", "--cidr", "10.217.99.0/30"})
 	cmd.SetOut(&bytes.Buffer{})

@@ -17,6 +17,7 @@ import (
 	"github.com/bootlab/bootlab/lab"
 )
 
+// testFactory is a Factory whose streams are buffers (no terminal).
 func testFactory() *cmdutil.Factory {
 	return &cmdutil.Factory{Streams: cmdutil.Streams{Out: &bytes.Buffer{}, ErrOut: &bytes.Buffer{}}}
 }

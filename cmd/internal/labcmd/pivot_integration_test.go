@@ -47,7 +47,7 @@ func TestPivotRemovesBootstrapOnOpenShift(t *testing.T) {
 	connect := func(context.Context) (lab.Hypervisor, func() error, error) {
 		return conn, func() error { return nil }, nil
 	}
-	res, err := pivot(ctx, pfFactory(), s, connect)
+	res, err := pivot(ctx, testFactory(), s, connect)
 	require.NoError(t, err)
 	assert.True(t, res.Changed)
 	assert.Equal(t, []string{"bootstrap"}, res.RemovedNodes)
@@ -75,7 +75,7 @@ func TestPivotRemovesBootstrapOnOpenShift(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, st.BootstrapRemoved)
 
-	res, err = pivot(ctx, pfFactory(), s, connect)
+	res, err = pivot(ctx, testFactory(), s, connect)
 	require.NoError(t, err, "pivot is idempotent")
 	assert.False(t, res.Changed)
 }

@@ -12,20 +12,16 @@ import (
 	"github.com/bootlab/bootlab/lab/loadbalancer"
 )
 
-func pfFactory() *cmdutil.Factory {
-	return &cmdutil.Factory{Streams: cmdutil.Streams{Out: &bytes.Buffer{}, ErrOut: &bytes.Buffer{}}}
-}
-
 func TestPreflightFlags(t *testing.T) {
 	var got *PreflightOptions
-	cmd := NewCmdPreflight(pfFactory(), func(o *PreflightOptions) error { got = o; return nil })
+	cmd := NewCmdPreflight(testFactory(), func(o *PreflightOptions) error { got = o; return nil })
 	cmd.SetArgs([]string{"-f", "lab.yaml", "-o", "json", "--uri", "qemu:///session"})
 	require.NoError(t, cmd.Execute())
 	assert.Equal(t, "lab.yaml", got.Spec.File)
 	assert.Equal(t, "json", got.Output)
 	assert.Equal(t, "qemu:///session", got.Spec.URI)
 
-	cmd = NewCmdPreflight(pfFactory(), func(o *PreflightOptions) error { t.Fatal("must not run"); return nil })
+	cmd = NewCmdPreflight(testFactory(), func(o *PreflightOptions) error { t.Fatal("must not run"); return nil })
 	cmd.SetArgs([]string{"-o", "yaml"})
 	err := cmd.Execute()
 	require.Error(t, err)
@@ -34,13 +30,13 @@ func TestPreflightFlags(t *testing.T) {
 
 func TestPivotFlags(t *testing.T) {
 	var got *PivotOptions
-	cmd := NewCmdPivot(pfFactory(), func(o *PivotOptions) error { got = o; return nil })
+	cmd := NewCmdPivot(testFactory(), func(o *PivotOptions) error { got = o; return nil })
 	cmd.SetArgs([]string{"--name", "class1", "-o", "json"})
 	require.NoError(t, cmd.Execute())
 	assert.Equal(t, "class1", got.Spec.Name)
 	assert.Equal(t, "json", got.Output)
 
-	cmd = NewCmdPivot(pfFactory(), nil)
+	cmd = NewCmdPivot(testFactory(), nil)
 	cmd.SetArgs([]string{"extra"})
 	err := cmd.Execute()
 	require.Error(t, err)

@@ -19,20 +19,16 @@ import (
 	"github.com/bootlab/bootlab/lab/verify"
 )
 
-func probeTestFactory() *cmdutil.Factory {
-	return &cmdutil.Factory{Streams: cmdutil.Streams{Out: &bytes.Buffer{}, ErrOut: &bytes.Buffer{}}}
-}
-
 func TestVerifyFlags(t *testing.T) {
 	var got *VerifyOptions
-	cmd := NewCmdVerify(probeTestFactory(), func(o *VerifyOptions) error { got = o; return nil })
+	cmd := NewCmdVerify(testFactory(), func(o *VerifyOptions) error { got = o; return nil })
 	cmd.SetArgs([]string{"-f", "x.yaml", "-o", "json", "--timeout", "90s"})
 	require.NoError(t, cmd.Execute())
 	assert.Equal(t, "x.yaml", got.Spec.File)
 	assert.Equal(t, "json", got.Output)
 	assert.Equal(t, 90*time.Second, got.Timeout)
 
-	cmd = NewCmdVerify(probeTestFactory(), func(o *VerifyOptions) error { t.Fatal("must not run"); return nil })
+	cmd = NewCmdVerify(testFactory(), func(o *VerifyOptions) error { t.Fatal("must not run"); return nil })
 	cmd.SetArgs([]string{"-o", "yaml"})
 	err := cmd.Execute()
 	var ce *cmdutil.CodeError
@@ -42,12 +38,12 @@ func TestVerifyFlags(t *testing.T) {
 
 func TestProbeImageBuildFlags(t *testing.T) {
 	var got *ProbeImageBuildOptions
-	cmd := NewCmdProbeImageBuild(probeTestFactory(), func(o *ProbeImageBuildOptions) error { got = o; return nil })
+	cmd := NewCmdProbeImageBuild(testFactory(), func(o *ProbeImageBuildOptions) error { got = o; return nil })
 	cmd.SetArgs([]string{"--kernel", "/k", "--modules", "/m", "-o", "json"})
 	require.NoError(t, cmd.Execute())
 	assert.Equal(t, &ProbeImageBuildOptions{Kernel: "/k", Modules: "/m", Output: "json"}, got)
 
-	cmd = NewCmdProbeImageBuild(probeTestFactory(), func(o *ProbeImageBuildOptions) error { t.Fatal("must not run"); return nil })
+	cmd = NewCmdProbeImageBuild(testFactory(), func(o *ProbeImageBuildOptions) error { t.Fatal("must not run"); return nil })
 	cmd.SetArgs([]string{"--kernel", "/k"})
 	err := cmd.Execute()
 	require.Error(t, err)
