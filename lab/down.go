@@ -85,6 +85,10 @@ func (r *labRun) ourDomains(ctx context.Context) ([]Object, error) {
 			r.log.Warn("leaving domain without this lab's bootlab metadata", "domain", o.Name)
 			continue
 		}
+		if !r.ownsUUID(md) {
+			r.log.Warn("leaving domain of another lab with the same name (its lab directory is elsewhere)", "domain", o.Name, "labUUID", md.LabUUID)
+			continue
+		}
 		out = append(out, o)
 	}
 	return out, nil

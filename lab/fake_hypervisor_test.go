@@ -363,6 +363,15 @@ func (f *fakeHV) DefineDomain(_ context.Context, x string) (*Object, error) {
 	if !ok {
 		o = &Object{Name: name, UUID: f.uuid()}
 		f.doms[name] = o
+	} else {
+		// As libvirt: a redefinition must keep the domain's UUID.
+		var d libvirtxml.Domain
+		if err := d.Unmarshal(x); err != nil {
+			return nil, err
+		}
+		if d.UUID != o.UUID {
+			return nil, fmt.Errorf("operation failed: domain '%s' already exists with uuid %s", name, o.UUID)
+		}
 	}
 	o.XML = x
 	c := *o

@@ -25,6 +25,9 @@ type LabMetadata struct {
 	// Plan is a digest of the domain definition bootlab wrote, so a second
 	// `up` can tell an unchanged domain from one whose spec changed.
 	Plan string `xml:"plan,attr,omitempty"`
+	// LabUUID is the lab's identity (State.UUID): a lab of the same name
+	// with another lab directory never takes this domain for its own.
+	LabUUID string `xml:"uuid,attr,omitempty"`
 }
 
 // ImageInfo describes the base image file, read by Up before planning.
@@ -44,6 +47,8 @@ type PlanInput struct {
 	// Base describes spec.Image.Path; nil when the spec has no disk image
 	// (the nodes then get blank overlays).
 	Base *ImageInfo
+	// LabUUID is recorded in every domain's metadata.
+	LabUUID string
 }
 
 // Plan is every libvirt object a lab needs, as XML, in creation order.
@@ -153,7 +158,7 @@ func NewPlan(s *Spec, in PlanInput) (*Plan, error) {
 		p.Overlays = append(p.Overlays, VolumePlan{Name: v.Name, XML: x, Node: n.Name})
 	}
 	for _, n := range s.Nodes {
-		d, err := domainPlan(s, n, in.Accelerator)
+		d, err := domainPlan(s, n, in.Accelerator, in.LabUUID)
 		if err != nil {
 			return nil, err
 		}
@@ -236,7 +241,7 @@ func poolXML(s *Spec) (string, error) {
 	return x, nil
 }
 
-func domainPlan(s *Spec, n Node, accel Accelerator) (DomainPlan, error) {
+func domainPlan(s *Spec, n Node, accel Accelerator, labUUID string) (DomainPlan, error) {
 	dtype := "qemu"
 	if accel == AccelKVM {
 		dtype = "kvm"
@@ -304,7 +309,7 @@ func domainPlan(s *Spec, n Node, accel Accelerator) (DomainPlan, error) {
 	} else {
 		d.OS.BootDevices = []libvirtxml.DomainBootDevice{{Dev: "hd"}}
 	}
-	md := LabMetadata{Name: s.Name, Role: n.Role, Node: n.Name}
+	md := LabMetadata{Name: s.Name, Role: n.Role, Node: n.Name, LabUUID: labUUID}
 	setMeta := func() error {
 		b, err := xml.Marshal(md)
 		if err != nil {

@@ -1,11 +1,13 @@
 package lab
 
 import (
+	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"time"
 )
 
@@ -13,7 +15,14 @@ import (
 // state: the effective spec it applied, the UUIDs of the libvirt objects it
 // created (so `down` deletes those and nothing else), and lab phase flags.
 type State struct {
-	// Spec is the effective (defaulted) spec of the last `up`.
+	// Name and UUID are the lab's identity, written when its directory is
+	// first made (before any libvirt object exists) and never changed: a
+	// spec naming another lab is refused here, and every domain carries the
+	// UUID, so a lab made from a copied spec can never act on this one.
+	Name string `json:"name,omitempty"`
+	UUID string `json:"uuid,omitempty"`
+	// Spec is the effective (defaulted) spec of the last `up` that
+	// succeeded: what exists. A refused or failed `up` leaves it as it was.
 	Spec *Spec `json:"spec"`
 	// NetworkUUID and PoolUUID are set once bootlab has defined them.
 	NetworkUUID string `json:"networkUUID,omitempty"`
@@ -67,4 +76,106 @@ func (st *State) Save(labDir string) error {
 		return fmt.Errorf("write lab state: %w", err)
 	}
 	return os.Rename(tmp, StatePath(labDir))
+}
+
+// LabName is the name of the lab the state belongs to (older states kept it
+// only in their spec).
+func (st *State) LabName() string {
+	if st.Name != "" {
+		return st.Name
+	}
+	if st.Spec != nil {
+		return st.Spec.Name
+	}
+	return ""
+}
+
+// IdentityError is returned when a spec names one lab but its lab directory
+// holds another: acting on it would act on the other lab.
+type IdentityError struct {
+	Dir     string // the lab directory
+	DirLab  string // the lab recorded there
+	SpecLab string // the lab the spec names
+}
+
+func (e *IdentityError) Error() string {
+	return fmt.Sprintf("lab directory %s belongs to lab %q, but the spec names lab %q: nothing was done. "+
+		"A spec copied from `bootlab lab config` of %q keeps its labDir and storage.poolDir: remove both lines from the copy "+
+		"(each lab then gets its own) or point them at new paths", e.Dir, e.DirLab, e.SpecLab, e.DirLab)
+}
+
+// CheckIdentity refuses a state that belongs to a lab other than s.
+func (st *State) CheckIdentity(s *Spec) error {
+	if name := st.LabName(); name != "" && name != s.Name {
+		return &IdentityError{Dir: s.LabDir, DirLab: name, SpecLab: s.Name}
+	}
+	return nil
+}
+
+// newLabUUID returns a random RFC 4122 version 4 UUID.
+func newLabUUID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
+}
+
+// Resolve is the one rule every command uses to find the lab a spec names.
+// It reads the state in the spec's lab directory and refuses one that
+// belongs to another lab. When the lab has been built, the applied spec is
+// the one its last successful `up` recorded (what exists: addresses,
+// images); otherwise it is s itself. st is nil when the lab has no state.
+func Resolve(s *Spec) (applied *Spec, st *State, err error) {
+	st, err = LoadState(s.LabDir)
+	if errors.Is(err, ErrNoState) {
+		return s, nil, nil
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := st.CheckIdentity(s); err != nil {
+		return nil, nil, err
+	}
+	if st.Spec != nil {
+		return st.Spec, st, nil
+	}
+	return s, st, nil
+}
+
+// LabRef is a lab found on this host by its directory.
+type LabRef struct {
+	Name  string
+	Dir   string
+	State *State
+}
+
+// FindLabs lists the labs whose directories are under home/labs (the
+// default place; a lab with its own labDir is found through its spec).
+func FindLabs(home string) ([]LabRef, error) {
+	entries, err := os.ReadDir(filepath.Join(home, "labs"))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("list labs: %w", err)
+	}
+	var out []LabRef
+	for _, e := range entries {
+		if !e.IsDir() {
+			continue
+		}
+		dir := filepath.Join(home, "labs", e.Name())
+		st, err := LoadState(dir)
+		if err != nil {
+			continue
+		}
+		name := st.LabName()
+		if name == "" {
+			name = e.Name()
+		}
+		out = append(out, LabRef{Name: name, Dir: dir, State: st})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, nil
 }

@@ -110,6 +110,9 @@ func newLabRun(hv Hypervisor, s *Spec, log *slog.Logger) (*labRun, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := st.CheckIdentity(s); err != nil {
+		return nil, err
+	}
 	return &labRun{hv: hv, s: s, log: log, state: st}, nil
 }
 
@@ -141,21 +144,30 @@ func Up(ctx context.Context, hv Hypervisor, s *Spec, opts UpOptions) (*UpResult,
 	if err != nil {
 		return nil, err
 	}
+	// The lab's identity is written before any object exists, so every
+	// object below can carry it and `down` can always find them.
+	if r.state.UUID == "" || r.state.Name == "" {
+		if err := r.record(func(st *State) {
+			st.Name = s.Name
+			if st.UUID == "" {
+				st.UUID = newLabUUID()
+			}
+		}); err != nil {
+			return nil, err
+		}
+	}
 	var base *ImageInfo
 	if s.Image.Path != "" {
 		if base, err = ReadImageInfo(s.Image.Path); err != nil {
 			return nil, err
 		}
 	}
-	plan, err := NewPlan(s, PlanInput{Accelerator: opts.Accelerator, Base: base})
+	plan, err := NewPlan(s, PlanInput{Accelerator: opts.Accelerator, Base: base, LabUUID: r.state.UUID})
 	if err != nil {
 		return nil, err
 	}
 	if r.state.BootstrapRemoved && s.Profile == ProfileOpenShift {
 		plan = plan.withoutRole(RoleBootstrap)
-	}
-	if err := r.record(func(st *State) { st.Spec = s; st.Accelerator = opts.Accelerator }); err != nil {
-		return nil, err
 	}
 	deferred := map[Role]bool{}
 	for _, role := range opts.DeferRoles {
@@ -200,6 +212,13 @@ func Up(ctx context.Context, hv Hypervisor, s *Spec, opts UpOptions) (*UpResult,
 		res.Changed = res.Changed || sr.Changed
 	}
 	if err != nil {
+		// The state keeps the spec of the last up that succeeded: a refused
+		// or failed up must not make status, verify or stage act on
+		// addresses or images the lab does not have.
+		return res, err
+	}
+	// Only now does the lab match s: record it.
+	if err := r.record(func(st *State) { st.Spec = s; st.Accelerator = opts.Accelerator }); err != nil {
 		return res, err
 	}
 	return res, nil
@@ -559,11 +578,31 @@ func (r *labRun) ensureOverlays(ctx context.Context, vols []VolumePlan) (string,
 	return "", err
 }
 
+// withDomainUUID sets uuid in a planned domain definition: libvirt refuses
+// to redefine a domain under a definition without its UUID.
+func withDomainUUID(domainXML, uuid string) (string, error) {
+	var d libvirtxml.Domain
+	if err := d.Unmarshal(domainXML); err != nil {
+		return "", fmt.Errorf("parse planned domain XML: %w", err)
+	}
+	d.UUID = uuid
+	return d.Marshal()
+}
+
+// ownsUUID says whether a domain's metadata is this lab's by UUID. Domains
+// made before labs had UUIDs carry none and are told apart by name alone.
+func (r *labRun) ownsUUID(md *LabMetadata) bool {
+	return md.LabUUID == "" || md.LabUUID == r.state.UUID
+}
+
 // ownDomain checks that an existing domain is this lab's node.
 func (r *labRun) ownDomain(o *Object, node string) error {
 	md := ParseLabMetadata(o.XML)
 	if md == nil || md.Name != r.s.Name || md.Node != node {
 		return fmt.Errorf("domain %s exists but is not node %s of lab %s (no matching bootlab metadata): remove it or choose another lab name", o.Name, node, r.s.Name)
+	}
+	if !r.ownsUUID(md) {
+		return fmt.Errorf("domain %s belongs to another lab named %s (lab UUID %s; this lab directory, %s, records %q): that lab has another lab directory; remove it with `bootlab lab down` and that lab's spec, or choose another lab name", o.Name, r.s.Name, md.LabUUID, r.s.LabDir, r.state.UUID)
 	}
 	return nil
 }
@@ -573,6 +612,7 @@ func (r *labRun) ensureDomains(ctx context.Context, doms []DomainPlan, deferred 
 	var details []string
 	note := func(s string) { mu.Lock(); details = append(details, s); mu.Unlock() }
 	_, err := parallel(ctx, doms, parallelism, func(ctx context.Context, d DomainPlan) (bool, error) {
+		restarted := false
 		o, err := r.hv.LookupDomain(ctx, d.Name)
 		switch {
 		case errors.Is(err, ErrNotFound):
@@ -587,21 +627,38 @@ func (r *labRun) ensureDomains(ctx context.Context, doms []DomainPlan, deferred 
 				return false, err
 			}
 			if md := ParseLabMetadata(o.XML); md.Plan != d.Digest {
-				if o, err = r.hv.DefineDomain(ctx, d.XML); err != nil {
+				x, err := withDomainUUID(d.XML, o.UUID)
+				if err != nil {
 					return false, err
 				}
-				msg := d.Node.Name + " redefined"
-				if o.Active {
-					msg += " (takes effect at its next boot)"
+				wasActive := o.Active
+				if o, err = r.hv.DefineDomain(ctx, x); err != nil {
+					return false, fmt.Errorf("redefine node %s: %w", d.Node.Name, err)
 				}
-				note(msg)
+				o.Active = wasActive
+				switch {
+				case !wasActive:
+					note(d.Node.Name + " redefined")
+				case r.s.Profile == ProfileProbe:
+					// A probe node keeps nothing on disk: restart it so the
+					// new definition (kernel, initrd, size) takes effect now.
+					if err := r.hv.DestroyDomain(ctx, d.Name); err != nil {
+						return false, fmt.Errorf("restart node %s: %w", d.Node.Name, err)
+					}
+					o.Active, restarted = false, true
+					note(d.Node.Name + " redefined and restarted")
+				default:
+					note(d.Node.Name + " redefined (takes effect at its next boot: `virsh reboot " + d.Name + "`)")
+				}
 			}
 		}
 		if !o.Active && !deferred[d.Node.Role] {
 			if err := r.hv.StartDomain(ctx, d.Name); err != nil {
 				return false, err
 			}
-			note(d.Node.Name + " started")
+			if !restarted {
+				note(d.Node.Name + " started")
+			}
 		}
 		return true, nil
 	})

@@ -137,17 +137,41 @@ func TestUpDefersRolesAndStartNodes(t *testing.T) {
 }
 
 func TestUpRedefinesChangedDomain(t *testing.T) {
-	ctx := context.Background()
-	hv := newFakeHV()
-	s := testSpec(t, "t", false)
-	_, err := Up(ctx, hv, s, upOpts())
-	require.NoError(t, err)
-	s.Nodes[1].MemoryMiB = 512
-	hv.reset()
-	res, err := Up(ctx, hv, s, upOpts())
-	require.NoError(t, err)
-	assert.True(t, res.Changed)
-	assert.Equal(t, []string{"DefineDomain bootlab-t-master-0"}, hv.mutations())
+	// The fake refuses, as libvirt does, a redefinition without the
+	// domain's UUID ("already exists with uuid"): converge must keep it.
+	for _, tc := range []struct {
+		profile Profile
+		want    []string
+		detail  string
+	}{
+		// A probe node keeps nothing: it is restarted so the change applies now.
+		{ProfileProbe, []string{"DefineDomain bootlab-t-master-0", "DestroyDomain bootlab-t-master-0", "StartDomain bootlab-t-master-0"}, "master-0 redefined and restarted"},
+		// A real node is left running; the change applies at its next boot.
+		{ProfileOpenShift, []string{"DefineDomain bootlab-t-master-0"}, "master-0 redefined (takes effect at its next boot"},
+	} {
+		t.Run(string(tc.profile), func(t *testing.T) {
+			ctx := context.Background()
+			hv := newFakeHV()
+			s := testSpec(t, "t", false)
+			s.Profile = tc.profile
+			_, err := Up(ctx, hv, s, upOpts())
+			require.NoError(t, err)
+			uuid := hv.doms["bootlab-t-master-0"].UUID
+			s.Nodes[1].MemoryMiB = 512
+			hv.reset()
+			res, err := Up(ctx, hv, s, upOpts())
+			require.NoError(t, err)
+			assert.True(t, res.Changed)
+			assert.Equal(t, tc.want, hv.mutations())
+			assert.Equal(t, uuid, hv.doms["bootlab-t-master-0"].UUID)
+			assert.True(t, hv.doms["bootlab-t-master-0"].Active)
+			var details []string
+			for _, st := range res.Steps {
+				details = append(details, st.Detail)
+			}
+			assert.Contains(t, strings.Join(details, "; "), tc.detail)
+		})
+	}
 }
 
 func TestUpRefusesForeignObjects(t *testing.T) {
