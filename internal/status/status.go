@@ -20,6 +20,19 @@ type Status struct {
 	started time.Time
 	stop    chan struct{}
 	done    chan struct{}
+	// rewrite adjusts every info line (the CLI adds the lab's -f/--name to
+	// the commands a line suggests).
+	rewrite func(string) string
+}
+
+// SetRewrite makes every Infof line pass through f first.
+func (s *Status) SetRewrite(f func(string) string) {
+	if s == nil {
+		return
+	}
+	s.mu.Lock()
+	s.rewrite = f
+	s.mu.Unlock()
 }
 
 // New returns a Status writing to w. tty selects the spinner form.
@@ -105,5 +118,9 @@ func (s *Status) Infof(format string, args ...any) {
 	if s.tty && s.stop != nil {
 		fmt.Fprint(s.w, "\r\x1b[K")
 	}
-	fmt.Fprintf(s.w, "   %s\n", fmt.Sprintf(format, args...))
+	line := fmt.Sprintf(format, args...)
+	if s.rewrite != nil {
+		line = s.rewrite(line)
+	}
+	fmt.Fprintf(s.w, "   %s\n", line)
 }

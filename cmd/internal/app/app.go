@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	charmlog "github.com/charmbracelet/log"
@@ -21,6 +22,7 @@ import (
 	"github.com/bootlab/bootlab/cmd/internal/stagecmd"
 	"github.com/bootlab/bootlab/internal/status"
 	"github.com/bootlab/bootlab/internal/version"
+	"github.com/bootlab/bootlab/lab"
 )
 
 // Main runs bootlab with the process's arguments and streams and returns the
@@ -40,7 +42,7 @@ func Run(ctx context.Context, streams cmdutil.Streams, args []string) int {
 	root.SetIn(streams.In)
 	root.SetOut(streams.Out)
 	root.SetErr(streams.ErrOut)
-	err := root.ExecuteContext(ctx)
+	cmd, err := root.ExecuteContextC(ctx)
 	if err == nil {
 		return cmdutil.ExitOK
 	}
@@ -48,21 +50,36 @@ func Run(ctx context.Context, streams cmdutil.Streams, args []string) int {
 		f.Status.End(false)
 	}
 	code := cmdutil.ExitError
-	var ec cmdutil.ExitCoder
+	var (
+		ec    cmdutil.ExitCoder
+		idErr *lab.IdentityError
+	)
 	switch {
 	case errors.As(err, &ec):
 		code = ec.ExitCode()
+	case errors.As(err, &idErr):
+		code = cmdutil.ExitInvalid
+	case errors.Is(err, lab.ErrNoState):
+		code = cmdutil.ExitNoLab
 	case errors.Is(err, context.Canceled) && ctx.Err() != nil:
 		code = cmdutil.ExitInterrupted
-	case isFlagError(err):
+	case isFlagError(err), strings.HasPrefix(err.Error(), "unknown command "):
+		// Flag errors and cobra's unknown top-level command are usage errors.
 		code = cmdutil.ExitUsage
 	}
-	if code == cmdutil.ExitInterrupted {
+	if code == cmdutil.ExitInterrupted && !errors.Is(err, cmdutil.ErrSilent) {
 		// "context canceled" says nothing the user does not know: they pressed Ctrl-C.
-		fmt.Fprintln(streams.ErrOut, "interrupted: run the same command again to resume, or `bootlab lab down` to remove what was made")
+		target := ""
+		if cmd != nil {
+			target = labcmd.TargetArgsOf(cmd.Flags())
+		}
+		fmt.Fprintf(streams.ErrOut, "interrupted: run the same command again to resume, or `%s` to remove what was made\n", strings.TrimSpace("bootlab lab down "+target))
 		return code
 	}
 	if msg := err.Error(); msg != "" && !errors.Is(err, cmdutil.ErrSilent) {
+		if cmd != nil {
+			msg = cmdutil.Retarget(msg, labcmd.TargetArgsOf(cmd.Flags()))
+		}
 		fmt.Fprintf(streams.ErrOut, "ERROR: %s\n", msg)
 	}
 	return code
@@ -101,6 +118,10 @@ bootkube.sh as numbered stages that explain, execute, validate and log.`,
 			} else {
 				// JSON logs are for machines: no spinner in between them.
 				f.Status = status.New(f.Streams.ErrOut, f.Streams.ErrTTY && logFormat == "text")
+			}
+			// Hints repeat how the user named the lab (-f, --name).
+			if target := labcmd.TargetArgsOf(cmd.Flags()); target != "" {
+				f.Status.SetRewrite(func(s string) string { return cmdutil.Retarget(s, target) })
 			}
 			return nil
 		},

@@ -89,3 +89,68 @@ func TestInterruptedSaysHowToResume(t *testing.T) {
 	assert.Contains(t, errb.String(), "interrupted: run the same command again to resume")
 	assert.NotContains(t, errb.String(), "ERROR: context canceled")
 }
+
+func TestExitCodesForUsageMistakes(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"lab", "bogus"}, []string{`unknown command "bogus" for "bootlab lab"`}},
+		{[]string{"lab", "stat"}, []string{"did you mean status?"}},
+		{[]string{"stage", "rnu"}, []string{"did you mean run?"}},
+		{[]string{"bogus"}, []string{`unknown command "bogus"`}},
+		{[]string{"lab", "console"}, []string{"accepts 1 arg(s), received 0", "Usage: bootlab lab console NODE"}},
+	} {
+		code, _, errOut := run(t, c.args...)
+		assert.Equal(t, cmdutil.ExitUsage, code, "%v: %s", c.args, errOut)
+		for _, w := range c.want {
+			assert.Contains(t, errOut, w, "%v", c.args)
+		}
+	}
+	code, out, _ := run(t, "lab")
+	assert.Equal(t, 0, code, "a bare group shows its help")
+	assert.Contains(t, out+"", "Available Commands")
+}
+
+func TestLabThatDoesNotExistHasItsOwnExitCode(t *testing.T) {
+	t.Setenv("BOOTLAB_HOME", t.TempDir())
+	for _, verb := range []string{"verify", "console", "ssh", "pivot", "gather"} {
+		args := []string{"lab", verb, "--name", "nosuch"}
+		if verb == "console" || verb == "ssh" {
+			args = append(args, "bootstrap")
+		}
+		code, _, errOut := run(t, args...)
+		assert.Equal(t, cmdutil.ExitNoLab, code, "%s: %s", verb, errOut)
+		assert.Contains(t, errOut, "lab nosuch is not up", verb)
+		assert.Contains(t, errOut, "`bootlab lab up --name nosuch`", "%s: the hint names the lab as the user did", verb)
+	}
+}
+
+func TestCopiedSpecIsRefusedWithBothNames(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("BOOTLAB_HOME", home)
+	// ux1 exists; ux7.yaml is its `lab config` output with a new name.
+	dir := filepath.Join(home, "labs", "ux1")
+	require.NoError(t, os.MkdirAll(dir, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "state.json"), []byte(`{"name":"ux1","uuid":"u1","spec":{"name":"ux1"}}`), 0o600))
+	spec := filepath.Join(t.TempDir(), "ux7.yaml")
+	require.NoError(t, os.WriteFile(spec, []byte("name: ux7\nlabDir: "+dir+"\nnetwork: {cidr: 10.240.7.0/24}\n"), 0o644))
+	for _, verb := range []string{"status", "down", "verify", "up"} {
+		code, _, errOut := run(t, "lab", verb, "-f", spec)
+		assert.Equal(t, cmdutil.ExitInvalid, code, "%s: %s", verb, errOut)
+		assert.Contains(t, errOut, `belongs to lab "ux1", but the spec names lab "ux7"`, verb)
+	}
+	_, err := os.Stat(filepath.Join(dir, "state.json"))
+	assert.NoError(t, err, "ux1's state is still there")
+}
+
+func TestStageLocalRefusedOffABootstrapNode(t *testing.T) {
+	t.Setenv("BOOTLAB_HOME", t.TempDir())
+	if _, err := os.Stat("/opt/openshift"); err == nil {
+		t.Fatal("this test machine has /opt/openshift: the refusal cannot be observed here")
+	}
+	code, _, errOut := run(t, "stage", "status", "--local")
+	assert.Equal(t, cmdutil.ExitInvalid, code, errOut)
+	assert.Contains(t, errOut, "does not look like an OpenShift bootstrap node")
+	assert.Contains(t, errOut, "--force-local")
+}

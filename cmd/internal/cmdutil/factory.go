@@ -8,6 +8,8 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"regexp"
+	"strings"
 
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
@@ -50,6 +52,7 @@ const (
 	ExitUsage       = 2 // bad flags or arguments
 	ExitInvalid     = 3 // the lab spec or another input failed validation, or preflight failed
 	ExitCheckFailed = 4 // verify/validate ran and reported failed checks
+	ExitNoLab       = 5 // the named lab does not exist (was never brought up)
 	ExitInterrupted = 130
 )
 
@@ -87,16 +90,72 @@ func UsageErrorf(format string, args ...any) error {
 func ExactArgs(n int) cobra.PositionalArgs {
 	return func(cmd *cobra.Command, args []string) error {
 		if err := cobra.ExactArgs(n)(cmd, args); err != nil {
-			return WithCode(ExitUsage, err)
+			return withUsage(cmd, err)
 		}
 		return nil
 	}
 }
 
+// MaximumNArgs is cobra.MaximumNArgs with a usage exit code.
+func MaximumNArgs(n int) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if err := cobra.MaximumNArgs(n)(cmd, args); err != nil {
+			return withUsage(cmd, err)
+		}
+		return nil
+	}
+}
+
+// withUsage is a usage error that shows the command's usage line.
+func withUsage(cmd *cobra.Command, err error) error {
+	return WithCode(ExitUsage, fmt.Errorf("%s %w\nUsage: %s", cmd.CommandPath()+":", err, cmd.UseLine()))
+}
+
+// UnknownSubcommand is the RunE of a command group (`lab`, `stage`): with no
+// argument it shows the help; with one it names the unknown subcommand, the
+// ones it resembles, and exits 2 (cobra alone prints the help and exits 0).
+func UnknownSubcommand(cmd *cobra.Command, args []string) error {
+	if len(args) == 0 {
+		return cmd.Help()
+	}
+	msg := fmt.Sprintf("unknown command %q for %q", args[0], cmd.CommandPath())
+	if cmd.SuggestionsMinimumDistance <= 0 {
+		cmd.SuggestionsMinimumDistance = 2 // cobra's own default for the root
+	}
+	if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
+		msg += "; did you mean " + strings.Join(s, " or ") + "?"
+	}
+	return UsageErrorf("%s (see `%s --help`)", msg, cmd.CommandPath())
+}
+
 // NoArgs is cobra.NoArgs with a usage exit code.
 func NoArgs(cmd *cobra.Command, args []string) error {
 	if err := cobra.NoArgs(cmd, args); err != nil {
-		return WithCode(ExitUsage, err)
+		return withUsage(cmd, err)
 	}
 	return nil
+}
+
+// suggested matches a bootlab command suggested in backticks.
+var suggested = regexp.MustCompile("`bootlab (lab|stage) ([a-z-]+)([^`]*)`")
+
+// noSpecVerbs are suggested commands that take no lab spec flags.
+var noSpecVerbs = map[string]bool{"probe-image": true, "list": true, "explain": true}
+
+// Retarget adds target (the -f/--name flags the user named the lab with) to
+// every bootlab command suggested in msg, so a pasted hint acts on the same
+// lab; kind does the same with --name. Commands that already name a lab, or
+// take no spec, are left as they are.
+func Retarget(msg, target string) string {
+	if target == "" {
+		return msg
+	}
+	return suggested.ReplaceAllStringFunc(msg, func(m string) string {
+		sub := suggested.FindStringSubmatch(m)
+		rest := sub[3]
+		if noSpecVerbs[sub[2]] || strings.Contains(rest, " -f ") || strings.Contains(rest, "--name ") {
+			return m
+		}
+		return "`bootlab " + sub[1] + " " + sub[2] + strings.TrimRight(rest, " ") + " " + target + "`"
+	})
 }

@@ -67,7 +67,7 @@ one is approved).`,
 }
 
 func runApproveCSRs(ctx context.Context, f *cmdutil.Factory, opts *ApproveCSRsOptions) error {
-	spec, err := appliedSpec(&opts.Spec)
+	spec, _, err := builtSpec(&opts.Spec)
 	if err != nil {
 		return err
 	}

@@ -31,6 +31,8 @@ func NewCmdConfig(f *cmdutil.Factory, runF func(*ConfigOptions) error) *cobra.Co
 			if runF != nil {
 				return runF(opts)
 			}
+			// Without a named lab, config prints the defaults.
+			opts.Spec.Optional = true
 			spec, err := opts.Spec.Load()
 			if err != nil {
 				return err

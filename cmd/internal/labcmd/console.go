@@ -46,7 +46,7 @@ For an interactive console use ` + "`virsh console bootlab-<lab>-NODE`" + `.`,
 }
 
 func runConsole(ctx context.Context, f *cmdutil.Factory, opts *ConsoleOptions) error {
-	spec, err := appliedSpec(&opts.Spec)
+	spec, _, err := builtSpec(&opts.Spec)
 	if err != nil {
 		return err
 	}
@@ -60,7 +60,9 @@ func runConsole(ctx context.Context, f *cmdutil.Factory, opts *ConsoleOptions) e
 		return fmt.Errorf("no console log for %s at %s: the node has not started yet (`bootlab lab up`)", n.Name, path)
 	}
 	if errors.Is(err, context.Canceled) {
-		return nil // Ctrl-C is how following ends
+		// Ctrl-C is how following ends: 130, as for any interrupted command,
+		// but with nothing to resume or clean up there is nothing to say.
+		return cmdutil.WithCode(cmdutil.ExitInterrupted, cmdutil.ErrSilent)
 	}
 	return err
 }

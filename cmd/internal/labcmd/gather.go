@@ -43,14 +43,14 @@ the failing stage when it can. Prints the bundle's path on stdout.`,
 }
 
 func runGather(ctx context.Context, f *cmdutil.Factory, opts *GatherOptions) error {
-	spec, err := appliedSpec(&opts.Spec)
+	spec, st, err := builtSpec(&opts.Spec)
 	if err != nil {
 		return err
 	}
 	if spec.Profile != lab.ProfileOpenShift {
 		return cmdutil.WithCode(cmdutil.ExitInvalid, fmt.Errorf("lab %s is a %s lab: gather needs a real bootstrap node (openshift profile)", spec.Name, spec.Profile))
 	}
-	if st, err := lab.LoadState(spec.LabDir); err == nil && st.BootstrapRemoved {
+	if st.BootstrapRemoved {
 		return fmt.Errorf("the bootstrap of lab %s was removed by `bootlab lab pivot`: there is nothing left to gather from it; use `oc adm must-gather` on the cluster", spec.Name)
 	}
 	boots := spec.NodesByRole(lab.RoleBootstrap)

@@ -4,7 +4,10 @@ package labcmd
 
 import (
 	"errors"
+	"fmt"
 	"os"
+	"path/filepath"
+	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -18,6 +21,8 @@ func NewCmdLab(f *cmdutil.Factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "lab",
 		Short: "Build, check and tear down an OpenShift UPI lab on libvirt",
+		Args:  cobra.ArbitraryArgs,
+		RunE:  cmdutil.UnknownSubcommand,
 	}
 	cmd.AddCommand(
 		NewCmdConfig(f, nil),
@@ -37,8 +42,11 @@ func NewCmdLab(f *cmdutil.Factory) *cobra.Command {
 	return cmd
 }
 
-// DefaultSpecFile is read when -f is not given (and silently skipped when absent).
+// DefaultSpecFile is read when -f is not given and it exists.
 const DefaultSpecFile = "bootlab.yaml"
+
+// EnvLab names the lab a command acts on when neither -f nor --name does.
+const EnvLab = "BOOTLAB_LAB"
 
 // SpecFlags are the flags every lab command shares: the spec file and the
 // fields that flags may override.
@@ -55,7 +63,15 @@ type SpecFlags struct {
 	NetworkMode string
 	LabDir      string
 
-	flags *pflag.FlagSet
+	// Optional lets a command run without a named lab (lab config prints the
+	// defaults; stage list and stage commands aimed at --host or --local
+	// need none): NoLab then says why no lab was found.
+	Optional bool
+	NoLab    error
+
+	// target repeats how the user named the lab, for the hints we print.
+	target string
+	flags  *pflag.FlagSet
 }
 
 // AddSpecFlags registers the shared flags on cmd.
@@ -63,7 +79,7 @@ func AddSpecFlags(cmd *cobra.Command, sf *SpecFlags) {
 	fl := cmd.Flags()
 	sf.flags = fl
 	fl.StringVarP(&sf.File, "file", "f", DefaultSpecFile, "lab spec file (YAML)")
-	fl.StringVar(&sf.Name, "name", "", "lab name (overrides name)")
+	fl.StringVar(&sf.Name, "name", "", "lab name (overrides name; without -f, the lab of that name with every default)")
 	fl.StringVar(&sf.URI, "uri", "", "libvirt URI (overrides libvirt.uri)")
 	fl.StringVar(&sf.Accel, "accel", "", "accelerator: auto, kvm or tcg (overrides accelerator)")
 	fl.StringVar(&sf.CIDR, "cidr", "", "machine network CIDR (overrides network.cidr)")
@@ -75,24 +91,105 @@ func AddSpecFlags(cmd *cobra.Command, sf *SpecFlags) {
 	fl.StringVar(&sf.LabDir, "lab-dir", "", "lab directory (overrides labDir)")
 }
 
-// Load reads the spec file (the default file may be absent), applies flag
-// overrides and defaults, and validates it against the spec rules. It does
-// not look at the host (preflight does).
-func (sf *SpecFlags) Load() (*lab.Spec, error) {
-	spec := &lab.Spec{}
-	explicit := sf.flags != nil && sf.flags.Changed("file")
-	source := "flags (no " + sf.File + ")"
-	if _, err := os.Stat(sf.File); err == nil || explicit {
-		source = sf.File
+// TargetArgs is how the user named the lab (`-f ux1.yaml`, `--name ux1`),
+// to repeat in every command we suggest, so a pasted hint acts on the same
+// lab. Empty when the lab was found without flags (./bootlab.yaml,
+// $BOOTLAB_LAB), where the bare command finds it again.
+func (sf *SpecFlags) TargetArgs() string { return sf.target }
+
+// Hint returns `bootlab lab VERB` with the lab's target flags, for messages.
+func (sf *SpecFlags) Hint(verb string) string {
+	return "`" + strings.TrimSpace("bootlab "+verb+" "+sf.target) + "`"
+}
+
+// TargetArgsOf reads the target flags of an executed command (for the
+// interrupt hint printed after it returns).
+func TargetArgsOf(fl *pflag.FlagSet) string {
+	var parts []string
+	for _, name := range []string{"file", "name", "lab-dir"} {
+		f := fl.Lookup(name)
+		if f == nil || !f.Changed {
+			continue
+		}
+		short := "--" + name
+		if name == "file" {
+			short = "-f"
+		}
+		parts = append(parts, short+" "+shellQuote(f.Value.String()))
+	}
+	return strings.Join(parts, " ")
+}
+
+func shellQuote(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./:=@,+", r))
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// base finds the spec the flags start from: the file named by -f, else
+// ./bootlab.yaml, else the lab named by --name or $BOOTLAB_LAB, else the one
+// lab on this host. Anything else is refused, listing the labs: a command
+// never falls back to a lab the user did not name.
+func (sf *SpecFlags) base() (spec *lab.Spec, source string, err error) {
+	changed := func(name string) bool { return sf.flags != nil && sf.flags.Changed(name) }
+	if sf.flags != nil {
+		sf.target = TargetArgsOf(sf.flags)
+	}
+	explicit := changed("file")
+	if _, statErr := os.Stat(sf.File); statErr == nil || explicit {
 		s, err := lab.Load(sf.File)
 		if err != nil {
 			var ve *lab.ValidationError
 			if errors.As(err, &ve) {
-				return nil, err
+				return nil, "", err
 			}
-			return nil, cmdutil.WithCode(cmdutil.ExitInvalid, err)
+			return nil, "", cmdutil.WithCode(cmdutil.ExitInvalid, err)
 		}
-		spec = s
+		return s, sf.File, nil
+	}
+	if changed("name") {
+		return &lab.Spec{}, "flags (no " + sf.File + ")", nil
+	}
+	if name := os.Getenv(EnvLab); name != "" {
+		return &lab.Spec{Name: name}, EnvLab + "=" + name, nil
+	}
+	labs, err := lab.FindLabs(lab.DefaultHome())
+	if err != nil {
+		return nil, "", err
+	}
+	if len(labs) == 1 && labs[0].State.Spec != nil {
+		s := *labs[0].State.Spec
+		sf.target = "--name " + shellQuote(s.Name)
+		return &s, "the only lab on this host (" + labs[0].Dir + ")", nil
+	}
+	var why error
+	switch len(labs) {
+	case 0:
+		why = fmt.Errorf("no lab named and none on this host (%s): pass -f FILE (`bootlab lab config -o yaml` prints a full spec), or --name NAME for a lab with every default", filepath.Join(lab.DefaultHome(), "labs"))
+	default:
+		names := make([]string, len(labs))
+		for i, l := range labs {
+			names[i] = l.Name
+		}
+		why = fmt.Errorf("no lab named (no -f, no ./%s, no --name, no $%s) and %d labs on this host: %s; name one with --name NAME, -f FILE or %s=NAME", DefaultSpecFile, EnvLab, len(labs), strings.Join(names, ", "), EnvLab)
+	}
+	if sf.Optional {
+		sf.NoLab = why
+		return &lab.Spec{}, "flags (no " + sf.File + ")", nil
+	}
+	return nil, "", cmdutil.WithCode(cmdutil.ExitUsage, why)
+}
+
+// Load reads the spec (see base), applies flag overrides and defaults, and
+// validates it against the spec rules. It looks at the host only to find
+// the labs on it when nothing names one.
+func (sf *SpecFlags) Load() (*lab.Spec, error) {
+	spec, source, err := sf.base()
+	if err != nil {
+		return nil, err
 	}
 	changed := func(name string) bool { return sf.flags != nil && sf.flags.Changed(name) }
 	if changed("name") {
@@ -125,6 +222,9 @@ func (sf *SpecFlags) Load() (*lab.Spec, error) {
 		}
 	}
 	if changed("pull-secret") {
+		if p := lab.Profile(sf.Profile); spec.Profile == lab.ProfileProbe && !changed("profile") || changed("profile") && p == lab.ProfileProbe {
+			return nil, cmdutil.UsageErrorf("--pull-secret builds a real OpenShift lab, but %s says profile: probe (a probe lab uses no pull secret): drop --pull-secret, or set profile: openshift", profileSource(changed("profile"), source))
+		}
 		spec.OpenShift.PullSecretFile = sf.PullSecret
 	}
 	if changed("profile") {
@@ -145,6 +245,28 @@ func (sf *SpecFlags) Load() (*lab.Spec, error) {
 		return nil, err
 	}
 	return spec, nil
+}
+
+// notUp turns "no lab state" into what the user can do about it, with
+// the flags they used; the error still wraps lab.ErrNoState (its own exit code).
+func notUp(sf *SpecFlags, spec *lab.Spec, err error) error {
+	if !errors.Is(err, lab.ErrNoState) {
+		return err
+	}
+	return &notUpError{fmt.Sprintf("lab %s is not up (no complete `lab up` recorded in %s): run %s first", spec.Name, spec.LabDir, sf.Hint("lab up"))}
+}
+
+// notUpError reads as its message and is lab.ErrNoState to errors.Is.
+type notUpError struct{ msg string }
+
+func (e *notUpError) Error() string { return e.msg }
+func (e *notUpError) Unwrap() error { return lab.ErrNoState }
+
+func profileSource(flag bool, source string) string {
+	if flag {
+		return "--profile"
+	}
+	return source
 }
 
 // outputFlag validates an -o value against the allowed formats.

@@ -194,6 +194,13 @@ func TestGatherCommand(t *testing.T) {
 	cmd := NewCmdGather(f, nil)
 	cmd.SetArgs([]string{"-f", specFile})
 	cmd.SilenceUsage = true
+	err = cmd.Execute()
+	assert.ErrorIs(t, err, lab.ErrNoState, "a lab never brought up is refused as such")
+	assert.ErrorContains(t, err, "bootlab lab up")
+
+	require.NoError(t, (&lab.State{Name: s.Name, Spec: s}).Save(s.LabDir))
+	cmd = NewCmdGather(f, nil)
+	cmd.SetArgs([]string{"-f", specFile})
 	assert.ErrorContains(t, cmd.Execute(), "no install assets")
 
 	require.NoError(t, os.MkdirAll(s.AssetsDir(), 0o700))

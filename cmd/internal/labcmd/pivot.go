@@ -64,7 +64,7 @@ type PivotResult struct {
 }
 
 func runPivot(ctx context.Context, f *cmdutil.Factory, opts *PivotOptions) error {
-	spec, err := appliedSpec(&opts.Spec)
+	spec, _, err := builtSpec(&opts.Spec)
 	if err != nil {
 		return err
 	}

@@ -77,7 +77,7 @@ func SSHArgs(s *lab.Spec, n lab.Node, command []string) []string {
 }
 
 func runSSH(ctx context.Context, f *cmdutil.Factory, opts *SSHOptions) error {
-	spec, err := appliedSpec(&opts.Spec)
+	spec, _, err := builtSpec(&opts.Spec)
 	if err != nil {
 		return err
 	}

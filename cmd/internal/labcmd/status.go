@@ -3,7 +3,6 @@ package labcmd
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"text/tabwriter"
@@ -15,22 +14,62 @@ import (
 	"github.com/bootlab/bootlab/lab/libvirt"
 )
 
-// appliedSpec loads the spec from file and flags, then prefers the
-// effective spec the last `up` recorded in the lab state: down, status,
-// console and ssh act on the lab as it was built.
+// appliedSpec loads the spec from file and flags and resolves the lab it
+// names (lab.Resolve: a lab directory holding another lab is refused), then
+// returns the effective spec the last successful `up` recorded: down,
+// status, console, ssh, verify and stage act on the lab as it was built.
+// A flag that contradicts the built lab is refused rather than ignored.
 func appliedSpec(sf *SpecFlags) (*lab.Spec, error) {
 	spec, err := sf.Load()
 	if err != nil {
 		return nil, err
 	}
-	st, err := lab.LoadState(spec.LabDir)
-	if err == nil && st.Spec != nil {
-		return st.Spec, nil
-	}
-	if err != nil && !errors.Is(err, lab.ErrNoState) {
+	applied, _, err := lab.Resolve(spec)
+	if err != nil {
 		return nil, err
 	}
-	return spec, nil
+	if applied != spec {
+		if err := sf.contradicts(applied); err != nil {
+			return nil, err
+		}
+	}
+	return applied, nil
+}
+
+// builtSpec is appliedSpec for commands that need the lab to exist
+// (verify, pivot, wait, gather, console, ssh, stage): a lab never brought
+// up is refused with the command that builds it (exit code: no such lab).
+func builtSpec(sf *SpecFlags) (*lab.Spec, *lab.State, error) {
+	spec, err := sf.Load()
+	if err != nil {
+		return nil, nil, err
+	}
+	applied, st, err := lab.Resolve(spec)
+	if err != nil {
+		return nil, nil, err
+	}
+	if st == nil || st.Spec == nil {
+		return nil, nil, notUp(sf, spec, lab.ErrNoState)
+	}
+	if err := sf.contradicts(applied); err != nil {
+		return nil, nil, err
+	}
+	return applied, st, nil
+}
+
+// BuiltSpec is builtSpec for the stage commands.
+func BuiltSpec(sf *SpecFlags) (*lab.Spec, *lab.State, error) { return builtSpec(sf) }
+
+// contradicts refuses a location flag that differs from the lab as built:
+// `lab status --uri X` on a lab built on Y would otherwise show Y silently.
+func (sf *SpecFlags) contradicts(built *lab.Spec) error {
+	if sf.flags == nil {
+		return nil
+	}
+	if sf.flags.Changed("uri") && sf.URI != built.Libvirt.URI {
+		return cmdutil.UsageErrorf("--uri %s: lab %s was built on %s (its lab state says so): drop --uri, or name another lab", sf.URI, built.Name, built.Libvirt.URI)
+	}
+	return nil
 }
 
 // StatusOptions are the options of `lab status`.
@@ -85,6 +124,9 @@ func runStatus(ctx context.Context, f *cmdutil.Factory, opts *StatusOptions) err
 	}
 	if hint := notUpHint(st); hint != "" {
 		f.Status.Infof("%s", hint)
+		// The table said it all; the exit code says "no such lab", as for
+		// every other verb.
+		return cmdutil.WithCode(cmdutil.ExitNoLab, cmdutil.ErrSilent)
 	}
 	return nil
 }

@@ -81,7 +81,15 @@ func runUp(ctx context.Context, f *cmdutil.Factory, opts *UpOptions) error {
 
 // upSpec is `lab up` of a loaded, validated spec.
 func upSpec(ctx context.Context, f *cmdutil.Factory, opts *UpOptions, spec *lab.Spec) error {
+	// A lab directory that holds another lab is refused before the
+	// preparers write a single file into it.
+	if _, _, err := lab.Resolve(spec); err != nil {
+		return err
+	}
 	if spec.Profile == lab.ProfileOpenShift {
+		if err := checkDomainClaims(spec); err != nil {
+			return err
+		}
 		// A missing or malformed pull secret (or SSH key) is refused before
 		// libvirt, preflight or the lab key: nothing runs, nothing is made.
 		if err := openshift.CheckInputs(spec); err != nil {
@@ -162,6 +170,27 @@ func upSpec(ctx context.Context, f *cmdutil.Factory, opts *UpOptions, spec *lab.
 		}
 	}
 	f.Status.Infof("lab %s is up: %s", spec.Name, nextSteps(spec))
+	return nil
+}
+
+// checkDomainClaims refuses a second OpenShift lab with the cluster domain
+// of another on this host: both would claim it in host DNS (resolved's
+// ~domain, NetworkManager's server=/domain/) and the host would resolve one
+// lab's names to the other's addresses.
+func checkDomainClaims(spec *lab.Spec) error {
+	labs, err := lab.FindLabs(lab.DefaultHome())
+	if err != nil {
+		return err
+	}
+	for _, l := range labs {
+		other := l.State.Spec
+		if other == nil || l.Name == spec.Name || other.Profile != lab.ProfileOpenShift {
+			continue
+		}
+		if other.Cluster.Domain() == spec.Cluster.Domain() {
+			return cmdutil.WithCode(cmdutil.ExitInvalid, fmt.Errorf("cluster.name/cluster.baseDomain: lab %s already uses the cluster domain %s on this host (host DNS sends it to that lab): give this lab another cluster.name or cluster.baseDomain, or `bootlab lab down --name %s` first", l.Name, spec.Cluster.Domain(), l.Name))
+		}
+	}
 	return nil
 }
 

@@ -3,7 +3,6 @@ package labcmd
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -13,7 +12,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/bootlab/bootlab/cmd/internal/cmdutil"
-	"github.com/bootlab/bootlab/lab"
 	"github.com/bootlab/bootlab/lab/verify"
 )
 
@@ -63,19 +61,9 @@ with the reason and the fix for each failure. Exit code 4 when a check failed.`,
 }
 
 func runVerify(ctx context.Context, f *cmdutil.Factory, opts *VerifyOptions) error {
-	spec, err := opts.Spec.Load()
+	spec, st, err := builtSpec(&opts.Spec)
 	if err != nil {
 		return err
-	}
-	st, err := lab.LoadState(spec.LabDir)
-	if err != nil {
-		if errors.Is(err, lab.ErrNoState) {
-			return cmdutil.WithCode(cmdutil.ExitInvalid, err)
-		}
-		return err
-	}
-	if st.Spec != nil {
-		spec = st.Spec
 	}
 	res, err := verify.Run(ctx, spec, st, verify.Options{Timeout: opts.Timeout, Log: f.Log, Status: f.Status})
 	if err != nil {
@@ -87,7 +75,7 @@ func runVerify(ctx context.Context, f *cmdutil.Factory, opts *VerifyOptions) err
 		if err := enc.Encode(res); err != nil {
 			return err
 		}
-	} else if err := printVerify(f.Streams.Out, res); err != nil {
+	} else if err := printVerify(f.Streams.Out, res, opts.Spec.TargetArgs()); err != nil {
 		return err
 	}
 	if failed := res.Failed(); len(failed) > 0 {
@@ -97,7 +85,7 @@ func runVerify(ctx context.Context, f *cmdutil.Factory, opts *VerifyOptions) err
 	return nil
 }
 
-func printVerify(out io.Writer, res *verify.Result) error {
+func printVerify(out io.Writer, res *verify.Result, target string) error {
 	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(w, "\tWHERE\tCHECK\tDETAIL")
 	for _, c := range res.Checks {
@@ -116,7 +104,7 @@ func printVerify(out io.Writer, res *verify.Result) error {
 	}
 	fmt.Fprintf(out, "\n%d failed:\n", len(failed))
 	for _, c := range failed {
-		fmt.Fprintf(out, "✗ %s %s: %s\n    fix: %s\n", c.Group, c.Name, oneLine(c.Detail), c.Fix)
+		fmt.Fprintf(out, "✗ %s %s: %s\n    fix: %s\n", c.Group, c.Name, oneLine(c.Detail), cmdutil.Retarget(c.Fix, target))
 	}
 	return nil
 }

@@ -81,7 +81,7 @@ Timeouts are the installer's: 20m for the API, 45m more for bootstrap-complete,
 }
 
 func runWait(ctx context.Context, f *cmdutil.Factory, opts *WaitOptions) error {
-	spec, err := appliedSpec(&opts.Spec)
+	spec, st, err := builtSpec(&opts.Spec)
 	if err != nil {
 		return err
 	}
@@ -110,10 +110,7 @@ func runWait(ctx context.Context, f *cmdutil.Factory, opts *WaitOptions) error {
 	} else {
 		f.Log.Warn("not checking the Machine Config Server", "err", err)
 	}
-	removed := false
-	if st, err := lab.LoadState(spec.LabDir); err == nil {
-		removed = st.BootstrapRemoved
-	}
+	removed := st.BootstrapRemoved
 	if !opts.NoSSH && !removed {
 		if r, err := cluster.BootstrapSSH(spec); err == nil {
 			defer r.Close()

@@ -29,7 +29,7 @@ func NewCmdExplain(f *cmdutil.Factory, runF func(*ExplainOptions) error) *cobra.
 		Short: "Explain a stage: what and why, bootkube's equivalent, files, pods, checks, failures",
 		Long: `Print the page of a stage (docs/stages/NN-<slug>.md), or the overview without
 a stage. On a terminal headings and code are highlighted; piped, it is plain markdown.`,
-		Args: cobra.MaximumNArgs(1),
+		Args: cmdutil.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 1 {
 				opts.Stage = args[0]

@@ -5,8 +5,11 @@ package stagecmd
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -21,6 +24,8 @@ func NewCmdStage(f *cmdutil.Factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "stage",
 		Short: "Replay the bootstrap node's bootkube.sh as numbered stages",
+		Args:  cobra.ArbitraryArgs,
+		RunE:  cmdutil.UnknownSubcommand,
 		Long: `bootkube.sh, run by bootkube.service on the bootstrap node, renders every
 control-plane manifest with operator containers, starts a temporary control
 plane and hands over to the masters. bootlab splits it into fifteen numbered
@@ -54,6 +59,7 @@ type Target struct {
 	Key        string
 	KnownHosts string
 	Local      bool
+	ForceLocal bool
 
 	// Node replaces the connection (tests).
 	Node stages.Node
@@ -74,6 +80,7 @@ func addNodeFlags(cmd *cobra.Command, t *Target) {
 	fl.StringVar(&t.Key, "key", "", "SSH private key (default: the lab key)")
 	fl.StringVar(&t.KnownHosts, "known-hosts", "", "known_hosts file (default: ssh/known_hosts in the lab directory)")
 	fl.BoolVar(&t.Local, "local", false, "run on this machine (bootlab runs on the bootstrap node itself)")
+	fl.BoolVar(&t.ForceLocal, "force-local", false, "with --local: run even where this machine does not look like a bootstrap node")
 }
 
 // resolved is a Target with its spec loaded.
@@ -85,14 +92,28 @@ type resolved struct {
 }
 
 func (t *Target) resolve() (*resolved, error) {
+	// Stage commands run without a lab too (stage list, --host, --local).
+	t.Spec.Optional = true
 	spec, err := t.Spec.Load()
 	if err != nil {
 		return nil, err
 	}
-	// The effective spec of the last `lab up` knows the real addresses.
-	st, stateErr := lab.LoadState(spec.LabDir)
-	if stateErr == nil && st.Spec != nil {
-		spec = st.Spec
+	var stateErr error
+	if t.Spec.NoLab != nil {
+		stateErr = t.Spec.NoLab
+	} else {
+		// The effective spec of the last `lab up` knows the real addresses;
+		// a lab directory holding another lab is refused here as everywhere.
+		built, _, err := labcmd.BuiltSpec(&t.Spec)
+		var idErr *lab.IdentityError
+		switch {
+		case errors.As(err, &idErr):
+			return nil, err
+		case err != nil:
+			stateErr = err
+		default:
+			spec = built
+		}
 	}
 	vs := t.OpenShiftVersion
 	if vs == "" {
@@ -122,12 +143,15 @@ func (t *Target) connect(ctx context.Context, f *cmdutil.Factory, r *resolved) (
 		return t.Node, func() {}, nil
 	}
 	if t.Local {
+		if err := looksLikeBootstrapNode(bootstrapNodeMarks, t.ForceLocal); err != nil {
+			return nil, nil, err
+		}
 		return stages.NewLocalNode(), func() {}, nil
 	}
 	host := t.Host
 	if host == "" {
 		if r.stateErr != nil {
-			return nil, nil, cmdutil.UsageErrorf("lab %q: %v; or reach a node with --host (or --local on the node itself)", r.spec.Name, r.stateErr)
+			return nil, nil, fmt.Errorf("%w; or reach a node with --host (or --local on the node itself)", r.stateErr)
 		}
 		bs := r.spec.NodesByRole(lab.RoleBootstrap)
 		if len(bs) == 0 || bs[0].IP == "" {
@@ -152,6 +176,28 @@ func (t *Target) connect(ctx context.Context, f *cmdutil.Factory, r *resolved) (
 		return nil, nil, err
 	}
 	return n, func() { _ = n.Close() }, nil
+}
+
+// bootstrapNodeMarks are what every bootstrap node has before bootkube runs:
+// the installer's assets and the script itself.
+var bootstrapNodeMarks = []string{"/opt/openshift", "/usr/local/bin/bootkube.sh"}
+
+// looksLikeBootstrapNode refuses --local on a machine that is not a
+// bootstrap node: the stages run as root and would change a workstation.
+func looksLikeBootstrapNode(marks []string, force bool) error {
+	if force {
+		return nil
+	}
+	var missing []string
+	for _, p := range marks {
+		if _, err := os.Stat(p); err != nil {
+			missing = append(missing, p)
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	return cmdutil.WithCode(cmdutil.ExitInvalid, fmt.Errorf("--local: this machine does not look like an OpenShift bootstrap node (no %s): the stages run as root and change the machine they run on. Run bootlab on the bootstrap node, reach it with --host or the lab's spec, or pass --force-local if this really is one", strings.Join(missing, ", ")))
 }
 
 func outputFlag(val string, allowed ...string) error {

@@ -19,6 +19,7 @@ import (
 
 	"github.com/bootlab/bootlab/cmd/internal/cmdutil"
 	"github.com/bootlab/bootlab/internal/status"
+	"github.com/bootlab/bootlab/lab"
 	"github.com/bootlab/bootlab/stages"
 	"github.com/bootlab/bootlab/stages/stagestest"
 )
@@ -84,7 +85,7 @@ func TestRunFlags(t *testing.T) {
 func TestRunNeedsALabOrAHost(t *testing.T) {
 	e := newEnv(t)
 	err := execute(NewCmdRun(e.f, nil), "-f", e.spec, "07")
-	assert.Equal(t, cmdutil.ExitUsage, exitCode(err))
+	assert.ErrorIs(t, err, lab.ErrNoState, "a lab never brought up has its own exit code (app.Run maps it)")
 	assert.ErrorContains(t, err, "bootlab lab up")
 	assert.ErrorContains(t, err, "--host")
 }

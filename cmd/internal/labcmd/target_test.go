@@ -1,0 +1,135 @@
+package labcmd
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/spf13/cobra"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/bootlab/bootlab/cmd/internal/cmdutil"
+	"github.com/bootlab/bootlab/lab"
+)
+
+// isolatedHost gives a test its own BOOTLAB_HOME and working directory (no
+// ./bootlab.yaml), so the labs this machine really has play no part.
+func isolatedHost(t *testing.T) string {
+	t.Helper()
+	home := t.TempDir()
+	t.Setenv("BOOTLAB_HOME", home)
+	t.Setenv(EnvLab, "")
+	t.Chdir(t.TempDir())
+	return home
+}
+
+// builtLab records a lab as a successful `up` would (state with its spec).
+func builtLab(t *testing.T, home, name string) *lab.Spec {
+	t.Helper()
+	s := &lab.Spec{Name: name}
+	s.Defaults()
+	require.Equal(t, filepath.Join(home, "labs", name), s.LabDir)
+	require.NoError(t, (&lab.State{Name: name, UUID: "u-" + name, Spec: s}).Save(s.LabDir))
+	return s
+}
+
+// loadWith parses args into a command with the spec flags and loads.
+func loadWith(t *testing.T, optional bool, args ...string) (*lab.Spec, *SpecFlags, error) {
+	t.Helper()
+	sf := &SpecFlags{Optional: optional}
+	var spec *lab.Spec
+	var loadErr error
+	cmd := &cobra.Command{Use: "x", RunE: func(*cobra.Command, []string) error {
+		spec, loadErr = sf.Load()
+		return nil
+	}}
+	AddSpecFlags(cmd, sf)
+	cmd.SetArgs(args)
+	require.NoError(t, cmd.Execute())
+	return spec, sf, loadErr
+}
+
+func TestNoNamedLabIsNeverTheBuiltInDemo(t *testing.T) {
+	home := isolatedHost(t)
+	_, _, err := loadWith(t, false)
+	require.Error(t, err)
+	assert.Equal(t, cmdutil.ExitUsage, exitCodeOf(err))
+	assert.Contains(t, err.Error(), "no lab named and none on this host")
+	assert.Contains(t, err.Error(), "--name NAME")
+
+	builtLab(t, home, "ux1")
+	spec, sf, err := loadWith(t, false)
+	require.NoError(t, err, "exactly one lab on the host is the one meant")
+	assert.Equal(t, "ux1", spec.Name)
+	assert.Equal(t, "--name ux1", sf.TargetArgs(), "hints name it")
+
+	builtLab(t, home, "ux2")
+	_, _, err = loadWith(t, false)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "2 labs on this host: ux1, ux2")
+
+	t.Setenv(EnvLab, "ux2")
+	spec, _, err = loadWith(t, false)
+	require.NoError(t, err)
+	assert.Equal(t, "ux2", spec.Name, "BOOTLAB_LAB selects a lab by name")
+	t.Setenv(EnvLab, "")
+
+	spec, sf, err = loadWith(t, false, "--name", "ux1")
+	require.NoError(t, err)
+	assert.Equal(t, "ux1", spec.Name)
+	assert.Equal(t, "--name ux1", sf.TargetArgs())
+
+	// lab config (optional) still prints the defaults, and says nothing of labs.
+	spec, sf, err = loadWith(t, true)
+	require.NoError(t, err)
+	assert.Equal(t, "demo", spec.Name)
+	assert.ErrorContains(t, sf.NoLab, "2 labs on this host")
+}
+
+func TestPullSecretOnAProbeSpecIsRefused(t *testing.T) {
+	isolatedHost(t)
+	file := filepath.Join(t.TempDir(), "p.yaml")
+	require.NoError(t, os.WriteFile(file, []byte("name: p1\nprofile: probe\n"), 0o644))
+	_, _, err := loadWith(t, false, "-f", file, "--pull-secret", "/x/pull.json")
+	require.Error(t, err)
+	assert.Equal(t, cmdutil.ExitUsage, exitCodeOf(err))
+	assert.Contains(t, err.Error(), "--pull-secret")
+	assert.Contains(t, err.Error(), file+" says profile: probe")
+
+	_, _, err = loadWith(t, false, "--name", "p2", "--profile", "probe", "--pull-secret", "/x/pull.json")
+	assert.ErrorContains(t, err, "--profile says profile: probe")
+}
+
+func TestUriThatContradictsTheBuiltLabIsRefused(t *testing.T) {
+	home := isolatedHost(t)
+	builtLab(t, home, "ux1")
+	sf := &SpecFlags{}
+	cmd := &cobra.Command{Use: "x", RunE: func(*cobra.Command, []string) error {
+		_, err := appliedSpec(sf)
+		return err
+	}}
+	AddSpecFlags(cmd, sf)
+	cmd.SetArgs([]string{"--name", "ux1", "--uri", "qemu+ssh://root@elsewhere/system"})
+	cmd.SilenceErrors, cmd.SilenceUsage = true, true
+	err := cmd.Execute()
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "was built on qemu:///system")
+}
+
+func TestTargetArgsOf(t *testing.T) {
+	cmd := &cobra.Command{Use: "x", RunE: func(*cobra.Command, []string) error { return nil }}
+	AddSpecFlags(cmd, &SpecFlags{})
+	cmd.SetArgs([]string{"-f", "my labs/ux1.yaml", "--workers", "3"})
+	require.NoError(t, cmd.Execute())
+	assert.Equal(t, `-f 'my labs/ux1.yaml'`, TargetArgsOf(cmd.Flags()), "only the flags that name the lab, quoted for a shell")
+}
+
+func exitCodeOf(err error) int {
+	var ec cmdutil.ExitCoder
+	if errors.As(err, &ec) {
+		return ec.ExitCode()
+	}
+	return cmdutil.ExitError
+}
