@@ -3,7 +3,10 @@ package lab
 import (
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
+	"time"
 
 	"libvirt.org/go/libvirtxml"
 
@@ -50,6 +53,25 @@ type NodeStatus struct {
 	IP string `json:"ip,omitempty"`
 	// ReservedIP is the address the spec reserves for the node.
 	ReservedIP string `json:"reservedIP"`
+	// Since is when the running VM started, where the host shows it (a local
+	// qemu:///system keeps a pid file per running domain).
+	Since time.Time `json:"since,omitzero"`
+}
+
+// qemuRunDir holds libvirt's per-domain pid files on a local qemu:///system.
+var qemuRunDir = "/run/libvirt/qemu"
+
+// domainSince is when a local domain's qemu started: its pid file is
+// written at start.
+func domainSince(uri, domain string) time.Time {
+	if !strings.HasPrefix(uri, "qemu:///system") {
+		return time.Time{}
+	}
+	fi, err := os.Stat(filepath.Join(qemuRunDir, domain+".pid"))
+	if err != nil {
+		return time.Time{}
+	}
+	return fi.ModTime()
 }
 
 // Inspect reads the lab's live state: network, DNS records, load balancer
@@ -57,8 +79,10 @@ type NodeStatus struct {
 func Inspect(ctx context.Context, hv Hypervisor, s *Spec) (*LabStatus, error) {
 	// Empty lists, not null, in -o json when nothing of the lab exists.
 	st := &LabStatus{Name: s.Name, URI: s.Libvirt.URI, Network: NetworkStatus{Name: s.NetworkName()}, DNS: []DNSRecord{}, Nodes: []NodeStatus{}}
+	labUUID := ""
 	if state, err := LoadState(s.LabDir); err == nil {
 		st.Accelerator = state.Accelerator
+		labUUID = state.UUID
 	}
 	var leases []Lease
 	net, err := hv.LookupNetwork(ctx, s.NetworkName())
@@ -119,10 +143,11 @@ func Inspect(ctx context.Context, hv Hypervisor, s *Spec) (*LabStatus, error) {
 		default:
 			md := ParseLabMetadata(o.XML)
 			switch {
-			case md == nil || md.Name != s.Name:
+			case md == nil || md.Name != s.Name || md.LabUUID != "" && md.LabUUID != labUUID:
 				ns.State = "foreign"
 			case o.Active:
 				ns.State = "running"
+				ns.Since = domainSince(s.Libvirt.URI, ns.Domain)
 			default:
 				ns.State = "shut off"
 			}

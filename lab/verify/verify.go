@@ -83,7 +83,30 @@ type Options struct {
 	Interval time.Duration
 	Log      *slog.Logger
 	Status   *status.Status
+	// Nodes is each node's VM as the hypervisor has it, read by the caller
+	// before verifying (nil: not known). A node that is not running is named
+	// as such, and its console reports are not trusted.
+	Nodes map[string]NodeVM
+	// Accelerator is the one the lab runs under (from the lab state): a
+	// console that stays silent after boot is most often its fault.
+	Accelerator lab.Accelerator
 }
+
+// NodeVM is what the hypervisor says of a node's VM.
+type NodeVM struct {
+	// State is "running", "shut off", "paused", "absent", ...
+	State string
+	// Since is when the VM's current run started (zero: unknown). Reports
+	// from an earlier boot are stale.
+	Since time.Time
+}
+
+// staleSlack allows for the guest clock being a little behind the host's.
+const staleSlack = 30 * time.Second
+
+// silentAfter is how long a running node may print nothing on its console
+// before verify blames the boot (the accelerator, the image).
+const silentAfter = 90 * time.Second
 
 // Run verifies the lab s with its state st, repeating until every check
 // passes or opts.Timeout is reached, and returns the last pass.
@@ -104,9 +127,9 @@ func Run(ctx context.Context, s *lab.Spec, st *lab.State, opts Options) (*Result
 		res := &Result{Lab: s.Name, Profile: string(s.Profile), Pivoted: pivoted, Passes: pass}
 		if s.Profile == lab.ProfileProbe {
 			res.Reports = map[string]*probe.Report{}
-			res.Checks = append(res.Checks, nodeChecks(s, pivoted, res.Reports)...)
+			res.Checks = append(res.Checks, nodeChecks(s, pivoted, res.Reports, opts)...)
 		}
-		res.Checks = append(res.Checks, hostChecks(ctx, s, pivoted)...)
+		res.Checks = append(res.Checks, hostChecks(ctx, s, pivoted, opts.Nodes)...)
 		res.ElapsedMS = time.Since(start).Milliseconds()
 		failed := res.Failed()
 		res.OK = len(failed) == 0
@@ -137,14 +160,28 @@ func Run(ctx context.Context, s *lab.Spec, st *lab.State, opts Options) (*Result
 }
 
 // nodeChecks turns each node's last console report into checks.
-func nodeChecks(s *lab.Spec, pivoted bool, reports map[string]*probe.Report) []Check {
+func nodeChecks(s *lab.Spec, pivoted bool, reports map[string]*probe.Report, opts Options) []Check {
 	var out []Check
 	for _, n := range s.Nodes {
 		if pivoted && n.Role == lab.RoleBootstrap {
 			continue // removed by `lab pivot`: nothing expects it any more
 		}
+		vm, known := opts.Nodes[n.Name]
+		if known && vm.State != "running" {
+			// Its console still holds the reports of its last run: not
+			// evidence of anything now.
+			out = append(out, Check{Group: n.Name, Name: "vm", Detail: fmt.Sprintf("%s is %s (domain %s)", n.Name, vm.State, s.DomainName(n)),
+				Fix: notRunningFix(s, n, vm.State)})
+			continue
+		}
 		path := s.ConsoleLogPath(n)
 		rep, panicLine, err := readReport(path)
+		if rep != nil && !vm.Since.IsZero() && rep.Boot.Before(vm.Since.Add(-staleSlack)) {
+			// The last report is from an earlier run of the VM.
+			err = fmt.Errorf("no probe report since the VM started at %s UTC (the last one in %s is from a boot at %s UTC)",
+				vm.Since.UTC().Format(time.TimeOnly), path, rep.Boot.UTC().Format(time.TimeOnly))
+			rep = nil
+		}
 		if err != nil || rep == nil {
 			detail := "no probe report in " + path + " yet"
 			fix := fmt.Sprintf("is the VM running? `bootlab lab status`; watch it boot with `bootlab lab console %s`", n.Name)
@@ -154,6 +191,10 @@ func nodeChecks(s *lab.Spec, pivoted bool, reports map[string]*probe.Report) []C
 			if panicLine != "" {
 				detail = "the kernel panicked before the agent reported: " + panicLine
 				fix = "the probe image does not boot: rebuild it (`bootlab lab probe-image build`; the agent must be static, CGO_ENABLED=0), then `bootlab lab down && bootlab lab up`"
+			} else if silent(path, vm) {
+				up := time.Since(vm.Since).Round(time.Second)
+				detail = fmt.Sprintf("%s has run for %s and printed nothing on its serial console (%s)", n.Name, up, path)
+				fix = silentFix(opts.Accelerator)
 			}
 			if err != nil {
 				detail = err.Error()
@@ -178,6 +219,35 @@ func nodeChecks(s *lab.Spec, pivoted bool, reports map[string]*probe.Report) []C
 		}
 	}
 	return out
+}
+
+// notRunningFix says how to bring a node's VM back.
+func notRunningFix(s *lab.Spec, n lab.Node, state string) string {
+	switch {
+	case state == "absent":
+		return "`bootlab lab up` creates it again"
+	case n.Role == lab.RoleWorker && s.Profile == lab.ProfileOpenShift:
+		return "`bootlab lab up --start-workers` starts the workers"
+	}
+	return "`bootlab lab up` starts it again (or `virsh start " + s.DomainName(n) + "`)"
+}
+
+// silent is true when a node's VM has run past silentAfter with an empty
+// console log: not even the kernel printed.
+func silent(path string, vm NodeVM) bool {
+	if vm.Since.IsZero() || time.Since(vm.Since) < silentAfter {
+		return false
+	}
+	fi, err := os.Stat(path)
+	return err == nil && fi.Size() == 0 || os.IsNotExist(err)
+}
+
+// silentFix blames the likeliest cause of a console that stays silent.
+func silentFix(accel lab.Accelerator) string {
+	if accel == lab.AccelKVM {
+		return "under KVM the guest never reached its kernel: on some hosts KVM hangs guests in firmware. Rebuild the lab under TCG: `bootlab lab down`, then `bootlab lab up --accel tcg` (`bootlab lab preflight --accel kvm` tests KVM with the probe kernel)"
+	}
+	return "the VM printed nothing: check the probe image (`bootlab lab probe-image build`) and the domain (`virsh dumpxml`), then `bootlab lab down && bootlab lab up`"
 }
 
 // readReport returns the last report in a console log; without one, the
@@ -243,7 +313,7 @@ func nodeFix(s *lab.Spec, n lab.Node, c probe.Check) string {
 }
 
 // hostChecks checks DNS, the load balancer frontends and its backends.
-func hostChecks(ctx context.Context, s *lab.Spec, pivoted bool) []Check {
+func hostChecks(ctx context.Context, s *lab.Spec, pivoted bool, vms map[string]NodeVM) []Check {
 	var out []Check
 	domain := s.Cluster.Domain()
 	net := s.NetworkName()
@@ -286,7 +356,7 @@ func hostChecks(ctx context.Context, s *lab.Spec, pivoted bool) []Check {
 	for _, fe := range lbc.Frontends {
 		out = append(out, frontendCheck(ctx, s, lbc, fe, pivoted))
 	}
-	out = append(out, backendChecks(ctx, s, lbc, pivoted)...)
+	out = append(out, backendChecks(ctx, s, lbc, pivoted, vms)...)
 	return out
 }
 
@@ -391,7 +461,7 @@ func labCAPool(s *lab.Spec) (*x509.CertPool, error) {
 	return pool, nil
 }
 
-func backendChecks(ctx context.Context, s *lab.Spec, lbc loadbalancer.Config, pivoted bool) []Check {
+func backendChecks(ctx context.Context, s *lab.Spec, lbc loadbalancer.Config, pivoted bool, vms map[string]NodeVM) []Check {
 	start := time.Now()
 	st, err := loadbalancer.Inspect(ctx, lbc)
 	if err != nil || st == nil || !st.Running {
@@ -423,6 +493,9 @@ func backendChecks(ctx context.Context, s *lab.Spec, lbc loadbalancer.Config, pi
 			default:
 				c.Detail = strings.TrimSpace(fmt.Sprintf("%s %s %s", b.Address, b.Status, b.LastCheck))
 				c.Fix = fmt.Sprintf("%s does not pass haproxy's %s check on port %d: see its report above, or `bootlab lab console %s`", srv.Name, fe.Check, fe.Port, srv.Name)
+				if vm, ok := vms[srv.Name]; ok && vm.State != "running" {
+					c.Fix = fmt.Sprintf("%s is %s: nothing can answer on port %d until it runs again", srv.Name, vm.State, fe.Port)
+				}
 			}
 			out = append(out, c)
 		}

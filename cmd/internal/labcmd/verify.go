@@ -12,6 +12,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/bootlab/bootlab/cmd/internal/cmdutil"
+	"github.com/bootlab/bootlab/lab"
+	"github.com/bootlab/bootlab/lab/libvirt"
 	"github.com/bootlab/bootlab/lab/verify"
 )
 
@@ -65,7 +67,15 @@ func runVerify(ctx context.Context, f *cmdutil.Factory, opts *VerifyOptions) err
 	if err != nil {
 		return err
 	}
-	res, err := verify.Run(ctx, spec, st, verify.Options{Timeout: opts.Timeout, Log: f.Log, Status: f.Status})
+	vopts := verify.Options{Timeout: opts.Timeout, Log: f.Log, Status: f.Status, Accelerator: st.Accelerator}
+	// Node state first: a VM that is shut off still has yesterday's reports
+	// on its console, and they must not pass for today's.
+	if vms, err := nodeVMs(ctx, f, spec); err != nil {
+		f.Log.Warn("cannot read the VMs' state from libvirt: trusting the console reports as they are", "err", err)
+	} else {
+		vopts.Nodes = vms
+	}
+	res, err := verify.Run(ctx, spec, st, vopts)
 	if err != nil {
 		return err
 	}
@@ -83,6 +93,24 @@ func runVerify(ctx context.Context, f *cmdutil.Factory, opts *VerifyOptions) err
 	}
 	fmt.Fprintf(f.Streams.ErrOut, "all %d checks passed on lab %s in %s\n", len(res.Checks), res.Lab, (time.Duration(res.ElapsedMS) * time.Millisecond).Round(100*time.Millisecond))
 	return nil
+}
+
+// nodeVMs reads each node's VM state from libvirt.
+func nodeVMs(ctx context.Context, f *cmdutil.Factory, spec *lab.Spec) (map[string]verify.NodeVM, error) {
+	conn, err := libvirt.Connect(ctx, spec.Libvirt.URI, f.Log)
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Close()
+	st, err := lab.Inspect(ctx, conn, spec)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]verify.NodeVM{}
+	for _, n := range st.Nodes {
+		out[n.Name] = verify.NodeVM{State: n.State, Since: n.Since}
+	}
+	return out, nil
 }
 
 func printVerify(out io.Writer, res *verify.Result, target string) error {
