@@ -2,11 +2,15 @@ package labcmd
 
 import (
 	"bytes"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/bootlab/bootlab/cmd/internal/cmdutil"
 )
 
 func TestConfigFlags(t *testing.T) {
@@ -54,4 +58,42 @@ func TestConfigErrorNamesFlagsWithoutSpecFile(t *testing.T) {
 	err := cmd.Execute()
 	require.Error(t, err)
 	assert.True(t, strings.HasPrefix(err.Error(), "flags (no bootlab.yaml): network.cidr:"), err.Error())
+}
+
+// The issue's example: a machine network inside the default pod network is
+// refused by `lab config` (and so by preflight and up, which load the spec
+// the same way) before anything runs, naming the field and the fix.
+func TestConfigRefusesMachineNetworkInsidePodNetwork(t *testing.T) {
+	dir := t.TempDir()
+	ps := filepath.Join(dir, "ps.json")
+	require.NoError(t, os.WriteFile(ps, []byte(`{"auths":{"quay.io":{"auth":"dXNlcjpwYXNz"}}}`), 0o600))
+	for _, cidr := range []string{"10.129.5.0/24", "172.30.7.0/24"} {
+		f := testFactory()
+		cmd := NewCmdConfig(f, nil)
+		cmd.SetArgs([]string{"--pull-secret", ps, "--cidr", cidr, "--lab-dir", dir})
+		cmd.SilenceUsage, cmd.SilenceErrors = true, true
+		err := cmd.Execute()
+		require.Error(t, err, cidr)
+		assert.Contains(t, err.Error(), "network.cidr: "+cidr+" overlaps openshift.")
+		var ec cmdutil.ExitCoder
+		require.ErrorAs(t, err, &ec)
+		assert.Equal(t, cmdutil.ExitInvalid, ec.ExitCode())
+		assert.Empty(t, f.Streams.Out.(*bytes.Buffer).String(), "no spec printed")
+	}
+}
+
+// A valid spec with a caveat prints it on stderr; stdout stays the spec.
+func TestConfigPrintsWarnings(t *testing.T) {
+	dir := t.TempDir()
+	ps := filepath.Join(dir, "ps.json")
+	require.NoError(t, os.WriteFile(ps, []byte(`{"auths":{"quay.io":{"auth":"dXNlcjpwYXNz"}}}`), 0o600))
+	f := testFactory()
+	cmd := NewCmdConfig(f, nil)
+	cmd.SetArgs([]string{"--pull-secret", ps, "--workers", "1", "--lab-dir", dir})
+	require.NoError(t, cmd.Execute())
+	errOut := f.Streams.ErrOut.(*bytes.Buffer).String()
+	assert.Contains(t, errOut, "warning: topology.workers: 1 worker:")
+	out := f.Streams.Out.(*bytes.Buffer).String()
+	assert.NotContains(t, out, "warning")
+	assert.Contains(t, out, "clusterNetwork:\n  - cidr: 10.128.0.0/14\n    hostPrefix: 23\n", "the defaults are shown")
 }

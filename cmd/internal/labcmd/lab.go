@@ -4,6 +4,7 @@ package labcmd
 
 import (
 	"errors"
+	"fmt"
 	"os"
 
 	"github.com/spf13/cobra"
@@ -145,6 +146,14 @@ func (sf *SpecFlags) Load() (*lab.Spec, error) {
 		return nil, err
 	}
 	return spec, nil
+}
+
+// printWarnings tells, on stderr, what a valid spec may still get wrong
+// (lab.Spec.Warnings), before the command acts on it.
+func printWarnings(f *cmdutil.Factory, spec *lab.Spec) {
+	for _, w := range spec.Warnings() {
+		fmt.Fprintf(f.Streams.ErrOut, "warning: %s\n", w)
+	}
 }
 
 // outputFlag validates an -o value against the allowed formats.
