@@ -100,7 +100,7 @@ func CheckSSHPublicKey(text string) error {
 		if err != nil {
 			return fmt.Errorf("is not an OpenSSH public key (\"ssh-ed25519 AAAA... comment\", as ssh-keygen writes it to the .pub file)")
 		}
-		if key.Type() == ssh.KeyAlgoDSA {
+		if key.Type() == "ssh-dss" {
 			return fmt.Errorf("holds a DSA (ssh-dss) key, which RHCOS's OpenSSH refuses: use an ssh-ed25519, ecdsa or ssh-rsa key (ssh-keygen -t ed25519)")
 		}
 		keys++
