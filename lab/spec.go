@@ -175,7 +175,31 @@ type OpenShift struct {
 	OCPath        string `json:"ocPath,omitempty"`
 	// Mirrors are base URLs, for offline classrooms.
 	Mirrors Mirrors `json:"mirrors,omitempty"`
+	// ClusterNetwork is install-config networking.clusterNetwork: the pod
+	// network blocks, each cut into one /hostPrefix per node. Defaults to the
+	// installer's 10.128.0.0/14 with hostPrefix 23 (openshift profile).
+	ClusterNetwork []ClusterNetwork `json:"clusterNetwork,omitempty"`
+	// ServiceNetwork is install-config networking.serviceNetwork: the one
+	// IPv4 block of Service cluster IPs. Defaults to the installer's 172.30.0.0/16.
+	ServiceNetwork []string `json:"serviceNetwork,omitempty"`
 }
+
+// ClusterNetwork is one pod network block of install-config networking.clusterNetwork.
+type ClusterNetwork struct {
+	CIDR string `json:"cidr"`
+	// HostPrefix is the prefix length of each node's share of CIDR (23: 510 pod addresses a node).
+	HostPrefix int `json:"hostPrefix"`
+}
+
+// defaultMachineCIDR is network.cidr unless set: the old libvirt platform's machine network.
+const defaultMachineCIDR = "192.168.126.0/24"
+
+// The installer's networking defaults (openshift/installer pkg/types/defaults).
+const (
+	DefaultClusterNetworkCIDR = "10.128.0.0/14"
+	DefaultClusterHostPrefix  = 23
+	DefaultServiceNetworkCIDR = "172.30.0.0/16"
+)
 
 // Mirrors are base URLs of the public download locations.
 type Mirrors struct {
@@ -370,7 +394,7 @@ func (s *Spec) Defaults() {
 		s.Libvirt.URI = "qemu:///system"
 	}
 	if s.Network.CIDR == "" {
-		s.Network.CIDR = "192.168.126.0/24"
+		s.Network.CIDR = defaultMachineCIDR
 	}
 	if s.Network.Mode == "" {
 		s.Network.Mode = NetworkNAT
@@ -406,6 +430,16 @@ func (s *Spec) Defaults() {
 	}
 	if s.OpenShift.Version == "" && s.Profile == ProfileOpenShift {
 		s.OpenShift.Version = DefaultOpenShiftVersion
+	}
+	// Probe labs render no install-config: their networks stay unset unless
+	// the user wrote them (then Validate checks them and warns).
+	if s.Profile == ProfileOpenShift {
+		if len(s.OpenShift.ClusterNetwork) == 0 {
+			s.OpenShift.ClusterNetwork = []ClusterNetwork{{CIDR: DefaultClusterNetworkCIDR, HostPrefix: DefaultClusterHostPrefix}}
+		}
+		if len(s.OpenShift.ServiceNetwork) == 0 {
+			s.OpenShift.ServiceNetwork = []string{DefaultServiceNetworkCIDR}
+		}
 	}
 	if len(s.Nodes) == 0 {
 		if s.Topology.Masters == 0 && s.Topology.Workers == 0 && !s.mastersGiven {

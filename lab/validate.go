@@ -105,6 +105,7 @@ func (s *Spec) Validate() error {
 	s.validateImage(&e)
 	s.validateNodes(&e, prefix, ok)
 	s.validateOpenShift(&e)
+	s.validateOpenShiftNetworks(&e, prefix, ok)
 	if len(e.list) == 0 {
 		return nil
 	}
@@ -112,8 +113,12 @@ func (s *Spec) Validate() error {
 }
 
 func (s *Spec) validateCluster(e *errs) {
-	if len(s.Cluster.Name) > 63 || !labelRE.MatchString(s.Cluster.Name) {
-		e.add("cluster.name", "%q is not a DNS label: use lowercase letters, digits and '-' (at most 63), starting and ending with a letter or digit", s.Cluster.Name)
+	nameOK := len(s.Cluster.Name) <= maxClusterNameLen && labelRE.MatchString(s.Cluster.Name)
+	switch {
+	case !labelRE.MatchString(s.Cluster.Name):
+		e.add("cluster.name", "%q is not a DNS label: use lowercase letters, digits and '-' (at most %d), starting and ending with a letter or digit", s.Cluster.Name, maxClusterNameLen)
+	case !nameOK:
+		e.add("cluster.name", "%q is %d characters: the installer allows at most %d (a DNS label's 63 less the 9 of the \\052.apps record)", s.Cluster.Name, len(s.Cluster.Name), maxClusterNameLen)
 	}
 	bd := s.Cluster.BaseDomain
 	if bd == "" || len(bd) > 253 || strings.HasSuffix(bd, ".") {
@@ -126,7 +131,19 @@ func (s *Spec) validateCluster(e *errs) {
 			return
 		}
 	}
+	if d := s.Cluster.Domain(); nameOK && len(d) > maxDomainLen {
+		e.add("cluster.baseDomain", "the cluster domain %s is %d characters: a DNS name has at most %d, so shorten cluster.name or cluster.baseDomain", d, len(d), maxDomainLen)
+	}
 }
+
+// The installer's name limits (installer pkg/validate ClusterName and
+// DomainName): a cluster name is a DNS label short enough that
+// "\052.apps.<name>" still is one, and <name>.<baseDomain> is a DNS-1123
+// subdomain.
+const (
+	maxClusterNameLen = 63 - 9
+	maxDomainLen      = 253
+)
 
 func (s *Spec) validateURI(e *errs) {
 	u, err := url.Parse(s.Libvirt.URI)
@@ -177,7 +194,9 @@ func (s *Spec) validateNetwork(e *errs) (netip.Prefix, bool) {
 		e.add("network.cidr", "%q is too small: a lab needs at least a /%d (gateway, nodes from .10, DHCP range)", n.CIDR, maxPrefixBits)
 		return netip.Prefix{}, false
 	}
-	if !prefix.Addr().IsPrivate() {
+	if o, bad := s.ovnOverlap(prefix); bad && s.Profile == ProfileOpenShift {
+		e.add("network.cidr", "%s overlaps OVN-Kubernetes' %s %s, which every OpenShift node uses internally: use a private range such as 192.168.126.0/24", n.CIDR, o.name, o.prefix)
+	} else if !prefix.Addr().IsPrivate() {
 		e.add("network.cidr", "%q is not a private range: use one inside 10.0.0.0/8, 172.16.0.0/12 or 192.168.0.0/16", n.CIDR)
 	}
 	checkAddr := func(field, val string) {
@@ -327,8 +346,8 @@ func (s *Spec) validateNodes(e *errs, prefix netip.Prefix, prefixOK bool) {
 	}
 	if count[RoleMaster] == 0 {
 		e.add("nodes", "zero masters: a lab needs at least one master (three for OpenShift)")
-	} else if s.Profile == ProfileOpenShift && (count[RoleMaster] < 3 || count[RoleMaster] > 5) {
-		e.add("nodes", "%d masters: an OpenShift UPI cluster needs 3 to 5 control-plane nodes", count[RoleMaster])
+	} else if msg := mastersError(count[RoleMaster]); s.Profile == ProfileOpenShift && msg != "" {
+		e.add("nodes", "%s", msg)
 	}
 }
 
@@ -376,6 +395,7 @@ func (s *Spec) validateOpenShift(e *errs) {
 			e.add(field, "%q is not an http(s) or file URL", base)
 		}
 	}
+	s.validateOpenShiftInputs(e)
 }
 
 // HostRoute is one IPv4 route of the host.

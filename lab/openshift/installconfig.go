@@ -63,17 +63,19 @@ type Platform struct {
 	None struct{} `json:"none"`
 }
 
-// Defaults of install-config networking (the installer's and the docs').
+// Defaults of install-config networking (the installer's and the docs'),
+// used when the spec leaves openshift.clusterNetwork or serviceNetwork unset.
 const (
-	ClusterNetworkCIDR = "10.128.0.0/14"
-	ClusterHostPrefix  = 23
-	ServiceNetworkCIDR = "172.30.0.0/16"
+	ClusterNetworkCIDR = lab.DefaultClusterNetworkCIDR
+	ClusterHostPrefix  = lab.DefaultClusterHostPrefix
+	ServiceNetworkCIDR = lab.DefaultServiceNetworkCIDR
 	NetworkType        = "OVNKubernetes"
 )
 
 // NewInstallConfig builds the install-config of spec s: compute replicas 0
 // (UPI boots its workers itself), controlPlane replicas = the masters,
-// machineNetwork = the lab CIDR.
+// machineNetwork = the lab CIDR, clusterNetwork and serviceNetwork from
+// openshift.clusterNetwork and openshift.serviceNetwork.
 func NewInstallConfig(s *lab.Spec, pullSecret, sshKey string) (*InstallConfig, error) {
 	p, err := netip.ParsePrefix(s.Network.CIDR)
 	if err != nil {
@@ -82,6 +84,17 @@ func NewInstallConfig(s *lab.Spec, pullSecret, sshKey string) (*InstallConfig, e
 	masters := len(s.NodesByRole(lab.RoleMaster))
 	if masters == 0 {
 		return nil, errors.New("nodes: an OpenShift lab needs at least one master")
+	}
+	clusterNets := []ClusterNetwork{{CIDR: ClusterNetworkCIDR, HostPrefix: ClusterHostPrefix}}
+	if len(s.OpenShift.ClusterNetwork) > 0 {
+		clusterNets = clusterNets[:0]
+		for _, cn := range s.OpenShift.ClusterNetwork {
+			clusterNets = append(clusterNets, ClusterNetwork{CIDR: cn.CIDR, HostPrefix: cn.HostPrefix})
+		}
+	}
+	serviceNets := []string{ServiceNetworkCIDR}
+	if len(s.OpenShift.ServiceNetwork) > 0 {
+		serviceNets = append([]string(nil), s.OpenShift.ServiceNetwork...)
 	}
 	return &InstallConfig{
 		APIVersion: "v1",
@@ -93,8 +106,8 @@ func NewInstallConfig(s *lab.Spec, pullSecret, sshKey string) (*InstallConfig, e
 		},
 		Networking: Networking{
 			NetworkType:    NetworkType,
-			ClusterNetwork: []ClusterNetwork{{CIDR: ClusterNetworkCIDR, HostPrefix: ClusterHostPrefix}},
-			ServiceNetwork: []string{ServiceNetworkCIDR},
+			ClusterNetwork: clusterNets,
+			ServiceNetwork: serviceNets,
 			MachineNetwork: []MachineNetwork{{CIDR: p.Masked().String()}},
 		},
 		PullSecret: pullSecret,

@@ -20,7 +20,7 @@ func writeFile(t *testing.T, dir, name, data string) string {
 func validPullSecret() string {
 	a := base64.StdEncoding.EncodeToString([]byte("student:s3cr3t-token"))
 	return `{"auths": {"quay.io": {"auth": "` + a + `", "email": "s@example.com"},
- "registry.example.com": {"username": "u", "password": "p"}}}`
+ "registry.example.com": {"credsStore": "secretservice"}}}`
 }
 
 func TestLoadPullSecret(t *testing.T) {
@@ -38,8 +38,11 @@ func TestLoadPullSecret(t *testing.T) {
 		"no auths":    {`{"other": {}}`, `has no "auths" entries`},
 		"bad base64":  {`{"auths": {"quay.io": {"auth": "!!!SECRET"}}}`, `auths["quay.io"].auth is not base64`},
 		"no colon":    {`{"auths": {"quay.io": {"auth": "` + secretB64 + `"}}}`, `does not decode to "user:password"`},
-		"empty entry": {`{"auths": {"quay.io": {"email": "x"}}}`, `has neither "auth" nor "username" and "password"`},
+		"empty entry": {`{"auths": {"quay.io": {"email": "x"}}}`, `has neither "auth" nor "credsStore"`},
 		"no password": {`{"auths": {"quay.io": {"username": "SECRETUSER"}}}`, `has neither`},
+		// docker login takes these; openshift-install does not.
+		"user and password only": {`{"auths": {"quay.io": {"username": "u", "password": "SECRET"}}}`, `has neither "auth" nor "credsStore", one of which openshift-install requires`},
+		"auth not a string":      {`{"auths": {"quay.io": {"auth": 42}}}`, `auths["quay.io"].auth is not a string`},
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {

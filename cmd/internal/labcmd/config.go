@@ -37,6 +37,7 @@ func NewCmdConfig(f *cmdutil.Factory, runF func(*ConfigOptions) error) *cobra.Co
 			if err != nil {
 				return err
 			}
+			printWarnings(f, spec)
 			return printSpec(f, spec, opts.Output)
 		},
 	}

@@ -2,11 +2,16 @@ package labcmd
 
 import (
 	"bytes"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/spf13/cobra"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/bootlab/bootlab/cmd/internal/cmdutil"
 )
 
 func TestConfigFlags(t *testing.T) {
@@ -54,4 +59,51 @@ func TestConfigErrorNamesFlagsWithoutSpecFile(t *testing.T) {
 	err := cmd.Execute()
 	require.Error(t, err)
 	assert.True(t, strings.HasPrefix(err.Error(), "flags (no bootlab.yaml): network.cidr:"), err.Error())
+}
+
+// The issue's example: a machine network inside the default pod or service
+// network is refused by `lab config`, preflight and up alike, before
+// anything runs (no libvirt, no lab directory), naming the field and the fix.
+func TestSpecCommandsRefuseMachineNetworkInsidePodNetwork(t *testing.T) {
+	dir := t.TempDir()
+	ps := filepath.Join(dir, "ps.json")
+	require.NoError(t, os.WriteFile(ps, []byte(`{"auths":{"quay.io":{"auth":"dXNlcjpwYXNz"}}}`), 0o600))
+	labDir := filepath.Join(dir, "lab")
+	commands := map[string]func(f *cmdutil.Factory) *cobra.Command{
+		"config":    func(f *cmdutil.Factory) *cobra.Command { return NewCmdConfig(f, nil) },
+		"preflight": func(f *cmdutil.Factory) *cobra.Command { return NewCmdPreflight(f, nil) },
+		"up":        func(f *cmdutil.Factory) *cobra.Command { return NewCmdUp(f, nil) },
+	}
+	for name, newCmd := range commands {
+		for _, cidr := range []string{"10.129.5.0/24", "172.30.7.0/24"} {
+			f := testFactory()
+			cmd := newCmd(f)
+			cmd.SetArgs([]string{"--name", "ocp1", "--pull-secret", ps, "--cidr", cidr, "--lab-dir", labDir, "--uri", "test:///default"})
+			cmd.SilenceUsage, cmd.SilenceErrors = true, true
+			err := cmd.Execute()
+			require.Error(t, err, "%s %s", name, cidr)
+			assert.Contains(t, err.Error(), "network.cidr: "+cidr+" overlaps openshift.", name)
+			var ec cmdutil.ExitCoder
+			require.ErrorAs(t, err, &ec)
+			assert.Equal(t, cmdutil.ExitInvalid, ec.ExitCode())
+			assert.Empty(t, f.Streams.Out.(*bytes.Buffer).String(), "%s printed nothing", name)
+			assert.NoDirExists(t, labDir, "%s made nothing", name)
+		}
+	}
+}
+
+// A valid spec with a caveat prints it on stderr; stdout stays the spec.
+func TestConfigPrintsWarnings(t *testing.T) {
+	dir := t.TempDir()
+	ps := filepath.Join(dir, "ps.json")
+	require.NoError(t, os.WriteFile(ps, []byte(`{"auths":{"quay.io":{"auth":"dXNlcjpwYXNz"}}}`), 0o600))
+	f := testFactory()
+	cmd := NewCmdConfig(f, nil)
+	cmd.SetArgs([]string{"--pull-secret", ps, "--workers", "1", "--lab-dir", dir})
+	require.NoError(t, cmd.Execute())
+	errOut := f.Streams.ErrOut.(*bytes.Buffer).String()
+	assert.Contains(t, errOut, "warning: topology.workers: 1 worker:")
+	out := f.Streams.Out.(*bytes.Buffer).String()
+	assert.NotContains(t, out, "warning")
+	assert.Contains(t, out, "clusterNetwork:\n  - cidr: 10.128.0.0/14\n    hostPrefix: 23\n", "the defaults are shown")
 }

@@ -269,6 +269,14 @@ func profileSource(flag bool, source string) string {
 	return source
 }
 
+// printWarnings tells, on stderr, what a valid spec may still get wrong
+// (lab.Spec.Warnings), before the command acts on it.
+func printWarnings(f *cmdutil.Factory, spec *lab.Spec) {
+	for _, w := range spec.Warnings() {
+		fmt.Fprintf(f.Streams.ErrOut, "warning: %s\n", w)
+	}
+}
+
 // outputFlag validates an -o value against the allowed formats.
 func outputFlag(val string, allowed ...string) error {
 	for _, a := range allowed {

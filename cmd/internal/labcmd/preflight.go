@@ -56,6 +56,7 @@ func runPreflight(ctx context.Context, f *cmdutil.Factory, opts *PreflightOption
 	if err != nil {
 		return err
 	}
+	printWarnings(f, spec)
 	var host lab.HostInfo
 	conn, connErr := libvirt.Connect(ctx, spec.Libvirt.URI, f.Log)
 	if connErr == nil {

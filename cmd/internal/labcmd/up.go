@@ -73,6 +73,7 @@ func runUp(ctx context.Context, f *cmdutil.Factory, opts *UpOptions) error {
 	if err != nil {
 		return err
 	}
+	printWarnings(f, spec)
 	if opts.ManualBootstrap != nil {
 		spec.OpenShift.ManualBootstrap = *opts.ManualBootstrap
 	}
