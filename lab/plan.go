@@ -28,6 +28,8 @@ type LabMetadata struct {
 	// LabUUID is the lab's identity (State.UUID): a lab of the same name
 	// with another lab directory never takes this domain for its own.
 	LabUUID string `xml:"uuid,attr,omitempty"`
+	// Ignition is the digest of the Ignition file the node boots with.
+	Ignition string `xml:"ignition,attr,omitempty"`
 }
 
 // ImageInfo describes the base image file, read by Up before planning.
@@ -49,6 +51,10 @@ type PlanInput struct {
 	Base *ImageInfo
 	// LabUUID is recorded in every domain's metadata.
 	LabUUID string
+	// Ignition is a digest of each node's Ignition file (by node name): fw_cfg
+	// names the file, not its content, so a node whose served config changed
+	// (a probe lab that gained a node) must be told apart by this.
+	Ignition map[string]string
 }
 
 // Plan is every libvirt object a lab needs, as XML, in creation order.
@@ -158,7 +164,7 @@ func NewPlan(s *Spec, in PlanInput) (*Plan, error) {
 		p.Overlays = append(p.Overlays, VolumePlan{Name: v.Name, XML: x, Node: n.Name})
 	}
 	for _, n := range s.Nodes {
-		d, err := domainPlan(s, n, in.Accelerator, in.LabUUID)
+		d, err := domainPlan(s, n, in.Accelerator, LabMetadata{LabUUID: in.LabUUID, Ignition: in.Ignition[n.Name]})
 		if err != nil {
 			return nil, err
 		}
@@ -241,7 +247,7 @@ func poolXML(s *Spec) (string, error) {
 	return x, nil
 }
 
-func domainPlan(s *Spec, n Node, accel Accelerator, labUUID string) (DomainPlan, error) {
+func domainPlan(s *Spec, n Node, accel Accelerator, extra LabMetadata) (DomainPlan, error) {
 	dtype := "qemu"
 	if accel == AccelKVM {
 		dtype = "kvm"
@@ -309,7 +315,7 @@ func domainPlan(s *Spec, n Node, accel Accelerator, labUUID string) (DomainPlan,
 	} else {
 		d.OS.BootDevices = []libvirtxml.DomainBootDevice{{Dev: "hd"}}
 	}
-	md := LabMetadata{Name: s.Name, Role: n.Role, Node: n.Name, LabUUID: labUUID}
+	md := LabMetadata{Name: s.Name, Role: n.Role, Node: n.Name, LabUUID: extra.LabUUID, Ignition: extra.Ignition}
 	setMeta := func() error {
 		b, err := xml.Marshal(md)
 		if err != nil {

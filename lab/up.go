@@ -2,7 +2,9 @@ package lab
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/binary"
+	"encoding/hex"
 	"encoding/xml"
 	"errors"
 	"fmt"
@@ -162,7 +164,7 @@ func Up(ctx context.Context, hv Hypervisor, s *Spec, opts UpOptions) (*UpResult,
 			return nil, err
 		}
 	}
-	plan, err := NewPlan(s, PlanInput{Accelerator: opts.Accelerator, Base: base, LabUUID: r.state.UUID})
+	plan, err := NewPlan(s, PlanInput{Accelerator: opts.Accelerator, Base: base, LabUUID: r.state.UUID, Ignition: ignitionDigests(s)})
 	if err != nil {
 		return nil, err
 	}
@@ -578,6 +580,26 @@ func (r *labRun) ensureOverlays(ctx context.Context, vols []VolumePlan) (string,
 	return "", err
 }
 
+// ignitionDigests hashes each node's Ignition file (absent files are left
+// out: the profile's preparer has not written one).
+func ignitionDigests(s *Spec) map[string]string {
+	if s.Profile != ProfileProbe {
+		// A real node reads its Ignition once, at first boot: a later change
+		// is nothing to restart for.
+		return nil
+	}
+	out := map[string]string{}
+	for _, n := range s.Nodes {
+		data, err := os.ReadFile(s.IgnitionPath(n))
+		if err != nil {
+			continue
+		}
+		sum := sha256.Sum256(data)
+		out[n.Name] = hex.EncodeToString(sum[:8])
+	}
+	return out
+}
+
 // withDomainUUID sets uuid in a planned domain definition: libvirt refuses
 // to redefine a domain under a definition without its UUID.
 func withDomainUUID(domainXML, uuid string) (string, error) {
@@ -662,24 +684,29 @@ func (r *labRun) ensureDomains(ctx context.Context, doms []DomainPlan, deferred 
 		}
 		return true, nil
 	})
-	sort.Strings(details)
 	if err == nil {
-		r.warnStaleDomains(ctx, doms)
+		var removed string
+		removed, err = r.staleDomains(ctx, doms)
+		if removed != "" {
+			details = append(details, removed)
+		}
 	}
+	sort.Strings(details)
 	return strings.Join(details, ", "), err
 }
 
-// warnStaleDomains says which of this lab's domains the spec no longer has
-// (nodes removed from it): up leaves them alone, but their DHCP, DNS and
-// load balancer entries are gone, so they must not pass unnoticed.
-func (r *labRun) warnStaleDomains(ctx context.Context, doms []DomainPlan) {
+// staleDomains handles this lab's domains the spec no longer has (nodes
+// removed from it): their DHCP, DNS and load balancer entries are gone. A
+// probe node keeps nothing, so it is removed with its disk; a real node may
+// hold a cluster member's data, so up leaves it and says how to remove it.
+func (r *labRun) staleDomains(ctx context.Context, doms []DomainPlan) (string, error) {
 	want := map[string]bool{}
 	for _, d := range doms {
 		want[d.Name] = true
 	}
 	ours, err := r.ourDomains(ctx)
 	if err != nil {
-		return
+		return "", err
 	}
 	var stale []string
 	for _, o := range ours {
@@ -687,10 +714,20 @@ func (r *labRun) warnStaleDomains(ctx context.Context, doms []DomainPlan) {
 			stale = append(stale, strings.TrimPrefix(o.Name, "bootlab-"+r.s.Name+"-"))
 		}
 	}
-	if len(stale) > 0 {
-		sort.Strings(stale)
-		r.log.Warn("nodes no longer in the spec are left as they are, without DHCP, DNS or load balancer entries: put them back in the spec, or `bootlab lab down` and `bootlab lab up` to rebuild the lab without them", "nodes", strings.Join(stale, ","))
+	if len(stale) == 0 {
+		return "", nil
 	}
+	sort.Strings(stale)
+	if r.s.Profile != ProfileProbe || r.state.BootstrapRemoved && len(stale) == 1 && stale[0] == "bootstrap" {
+		r.log.Warn("nodes no longer in the spec are left as they are, without DHCP, DNS or load balancer entries: put them back in the spec, or remove each with `virsh destroy bootlab-"+r.s.Name+"-NODE; virsh undefine bootlab-"+r.s.Name+"-NODE` (its disk stays in pool "+r.s.PoolName()+")", "nodes", strings.Join(stale, ","))
+		return "", nil
+	}
+	for _, name := range stale {
+		if err := r.removeNode(ctx, name); err != nil {
+			return "", err
+		}
+	}
+	return "removed " + strings.Join(stale, ", ") + " (no longer in the spec)", nil
 }
 
 // StartNodes starts the defined but stopped domains of role (workers
@@ -723,32 +760,40 @@ func StartNodes(ctx context.Context, hv Hypervisor, s *Spec, role Role) error {
 // RemoveNode powers off and undefines node name's domain and deletes its
 // overlay (the bootstrap after the pivot, say).
 func RemoveNode(ctx context.Context, hv Hypervisor, s *Spec, name string) error {
-	n, ok := s.Node(name)
-	if !ok {
+	if _, ok := s.Node(name); !ok {
 		return fmt.Errorf("no node %q in lab %s (see `bootlab lab status`)", name, s.Name)
 	}
 	r, err := newLabRun(hv, s, nil)
 	if err != nil {
 		return err
 	}
-	o, err := hv.LookupDomain(ctx, s.DomainName(n))
+	return r.removeNode(ctx, name)
+}
+
+// removeNode powers off and undefines this lab's node name and deletes its
+// overlay, whether or not the spec still lists it.
+func (r *labRun) removeNode(ctx context.Context, name string) error {
+	n := Node{Name: name}
+	o, err := r.hv.LookupDomain(ctx, r.s.DomainName(n))
 	switch {
 	case errors.Is(err, ErrNotFound):
 	case err != nil:
 		return err
 	default:
-		if err := r.ownDomain(o, n.Name); err != nil {
+		if err := r.ownDomain(o, name); err != nil {
 			return err
 		}
-		if err := hv.DestroyDomain(ctx, o.Name); err != nil {
-			return err
+		if o.Active {
+			if err := r.hv.DestroyDomain(ctx, o.Name); err != nil {
+				return err
+			}
 		}
-		if err := hv.UndefineDomain(ctx, o.Name); err != nil {
+		if err := r.hv.UndefineDomain(ctx, o.Name); err != nil {
 			return err
 		}
 	}
-	if p, err := hv.LookupPool(ctx, s.PoolName()); err == nil && p.UUID == r.state.PoolUUID {
-		if err := hv.DeleteVolume(ctx, s.PoolName(), s.VolumeName(n)); err != nil && !errors.Is(err, ErrNotFound) {
+	if p, err := r.hv.LookupPool(ctx, r.s.PoolName()); err == nil && p.UUID == r.state.PoolUUID {
+		if err := r.hv.DeleteVolume(ctx, r.s.PoolName(), r.s.VolumeName(n)); err != nil && !errors.Is(err, ErrNotFound) {
 			return err
 		}
 	}

@@ -333,30 +333,72 @@ func TestDownStepsReportWhatWasRemoved(t *testing.T) {
 	}
 }
 
-// Nodes dropped from the spec are not deleted by up, but it says so.
-func TestUpWarnsAboutNodesDroppedFromTheSpec(t *testing.T) {
+// Nodes dropped from a real lab's spec are not deleted by up (they may hold
+// a cluster member's data), but it says so and how; a probe lab converges:
+// the dropped node goes, with its disk.
+func TestUpNodesDroppedFromTheSpec(t *testing.T) {
+	for _, profile := range []Profile{ProfileOpenShift, ProfileProbe} {
+		t.Run(string(profile), func(t *testing.T) {
+			ctx := context.Background()
+			hv := newFakeHV()
+			s := testSpec(t, "t", false)
+			s.Profile = profile
+			_, err := Up(ctx, hv, s, upOpts())
+			require.NoError(t, err)
+
+			smaller := &Spec{Name: "t", Profile: profile, LabDir: s.LabDir, Topology: Topology{Masters: 2, Workers: 0},
+				Network: s.Network, Storage: s.Storage}
+			smaller.Defaults()
+			var logs bytes.Buffer
+			opts := upOpts()
+			opts.Log = slog.New(slog.NewTextHandler(&logs, nil))
+			res, err := Up(ctx, hv, smaller, opts)
+			require.NoError(t, err)
+			if profile == ProfileOpenShift {
+				assert.Contains(t, logs.String(), "nodes no longer in the spec")
+				assert.Contains(t, logs.String(), "virsh undefine bootlab-t-NODE")
+				assert.Contains(t, logs.String(), "nodes=worker-0")
+				assert.NotNil(t, hv.doms["bootlab-t-worker-0"], "up deletes no real node")
+			} else {
+				assert.Nil(t, hv.doms["bootlab-t-worker-0"], "the probe node is gone")
+				assert.Nil(t, hv.vols["bootlab-t"]["worker-0.qcow2"], "with its disk")
+				var details []string
+				for _, st := range res.Steps {
+					details = append(details, st.Detail)
+				}
+				assert.Contains(t, strings.Join(details, "; "), "removed worker-0 (no longer in the spec)")
+			}
+
+			logs.Reset()
+			_, err = Up(ctx, hv, s, opts)
+			require.NoError(t, err)
+			assert.NotContains(t, logs.String(), "no longer in the spec")
+			assert.True(t, hv.doms["bootlab-t-worker-0"].Active, "scaling up again brings it back")
+		})
+	}
+}
+
+// A probe node whose Ignition changed (the lab gained a node, so the served
+// config lists one more) is restarted to read it; one whose did not is left.
+func TestUpRestartsProbeNodesWhoseIgnitionChanged(t *testing.T) {
 	ctx := context.Background()
 	hv := newFakeHV()
 	s := testSpec(t, "t", false)
+	write := func(node, content string) {
+		n, _ := s.Node(node)
+		require.NoError(t, os.MkdirAll(filepath.Dir(s.IgnitionPath(n)), 0o755))
+		require.NoError(t, os.WriteFile(s.IgnitionPath(n), []byte(content), 0o600))
+	}
+	for _, n := range s.Nodes {
+		write(n.Name, `{"ignition":{"version":"3.2.0"},"nodes":3}`)
+	}
 	_, err := Up(ctx, hv, s, upOpts())
 	require.NoError(t, err)
-
-	smaller := &Spec{Name: "t", LabDir: s.LabDir, Topology: Topology{Masters: 2, Workers: 0},
-		Network: s.Network, Storage: s.Storage}
-	smaller.Defaults()
-	var logs bytes.Buffer
-	opts := upOpts()
-	opts.Log = slog.New(slog.NewTextHandler(&logs, nil))
-	_, err = Up(ctx, hv, smaller, opts)
+	write("bootstrap", `{"ignition":{"version":"3.2.0"},"nodes":4}`)
+	hv.reset()
+	_, err = Up(ctx, hv, s, upOpts())
 	require.NoError(t, err)
-	assert.Contains(t, logs.String(), "nodes no longer in the spec")
-	assert.Contains(t, logs.String(), "nodes=worker-0")
-	assert.NotNil(t, hv.doms["bootlab-t-worker-0"], "up deletes nothing")
-
-	logs.Reset()
-	_, err = Up(ctx, hv, s, opts)
-	require.NoError(t, err)
-	assert.NotContains(t, logs.String(), "no longer in the spec")
+	assert.Equal(t, []string{"DefineDomain bootlab-t-bootstrap", "DestroyDomain bootlab-t-bootstrap", "StartDomain bootlab-t-bootstrap"}, hv.mutations())
 }
 
 // Two commands never change one lab at once: the second is refused, naming
