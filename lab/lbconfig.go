@@ -19,8 +19,9 @@ const (
 const ProbeCheckInterval = 2 * time.Second
 
 // LoadBalancerConfig derives the lab's haproxy from the spec: 6443 and 22623
-// to the bootstrap and masters on the API address, 80 and 443 to the workers
-// (the masters in a compact lab without workers) on the ingress address.
+// to the bootstrap and masters on the API address, 80 and 443 to the
+// IngressNodes (the workers, or the masters in a lab without workers) on the
+// ingress address.
 //
 // The bootstrap is an ordinary server until `lab pivot`, not the `backup` of
 // the docs' sample: with /readyz and /healthz checks haproxy already sends
@@ -40,15 +41,10 @@ func LoadBalancerConfig(s *Spec, bootstrapRemoved bool) loadbalancer.Config {
 			}
 		case RoleMaster:
 			control = append(control, srv)
-		case RoleWorker:
-			ingress = append(ingress, srv)
 		}
 	}
-	if len(ingress) == 0 {
-		// Compact cluster: the routers run on the (schedulable) masters.
-		for _, n := range s.NodesByRole(RoleMaster) {
-			ingress = append(ingress, loadbalancer.Server{Name: n.Name, Address: n.IP})
-		}
+	for _, n := range s.IngressNodes() {
+		ingress = append(ingress, loadbalancer.Server{Name: n.Name, Address: n.IP})
 	}
 	// Probe nodes answer within a second of booting, so a probe lab checks
 	// every 2 s and turns green sooner; real labs keep the docs' 5 s.

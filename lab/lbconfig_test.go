@@ -80,3 +80,66 @@ func TestLoadBalancerConfigBackends(t *testing.T) {
 	compact := LoadBalancerConfig(lbSpec(3, 0), false)
 	assert.Equal(t, []string{"master-0", "master-1", "master-2"}, servers(compact, "ingress-http"), "no workers: routers run on the masters")
 }
+
+// IngressNodes is the one rule for who serves 80 and 443; the load
+// balancer's ingress backends must be exactly those nodes in every topology
+// the spec accepts: with workers, without (compact and single master), and
+// for an explicit node list in any order.
+func TestIngressNodesAreTheIngressBackends(t *testing.T) {
+	probeSpec := func(masters, workers int) *Spec {
+		s := &Spec{Name: "p", Profile: ProfileProbe, LabDir: "/tmp/p", Topology: Topology{Masters: masters, Workers: workers}}
+		s.Defaults()
+		return s
+	}
+	explicit := &Spec{Name: "x", Profile: ProfileProbe, LabDir: "/tmp/x", Nodes: []Node{
+		{Name: "infra-a", Role: RoleWorker}, {Name: "cp-1", Role: RoleMaster}, {Name: "boot", Role: RoleBootstrap}, {Name: "cp-2", Role: RoleMaster},
+	}}
+	explicit.Defaults()
+	explicitCompact := &Spec{Name: "y", Profile: ProfileProbe, LabDir: "/tmp/y", Nodes: []Node{
+		{Name: "cp-1", Role: RoleMaster}, {Name: "boot", Role: RoleBootstrap},
+	}}
+	explicitCompact.Defaults()
+	for _, tc := range []struct {
+		name        string
+		spec        *Spec
+		want        []string
+		schedulable bool
+	}{
+		{"probe 1+1+0", probeSpec(1, 0), []string{"master-0"}, true},
+		{"probe 1+3+0", probeSpec(3, 0), []string{"master-0", "master-1", "master-2"}, true},
+		{"probe 1+3+1", probeSpec(3, 1), []string{"worker-0"}, false},
+		{"probe 1+3+2", probeSpec(3, 2), []string{"worker-0", "worker-1"}, false},
+		{"probe 1+1+1", probeSpec(1, 1), []string{"worker-0"}, false},
+		{"probe 1+2+0", probeSpec(2, 0), []string{"master-0", "master-1"}, true},
+		{"openshift 1+3+0", lbSpec(3, 0), []string{"master-0", "master-1", "master-2"}, true},
+		{"openshift 1+5+3", lbSpec(5, 3), []string{"worker-0", "worker-1", "worker-2"}, false},
+		{"explicit nodes with a worker", explicit, []string{"infra-a"}, false},
+		{"explicit nodes without workers", explicitCompact, []string{"cp-1"}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			require.NoError(t, tc.spec.Validate(), "the spec accepts this topology")
+			var got []string
+			for _, n := range tc.spec.IngressNodes() {
+				got = append(got, n.Name)
+			}
+			assert.Equal(t, tc.want, got)
+			assert.Equal(t, tc.schedulable, tc.spec.MastersSchedulable())
+			for _, removed := range []bool{false, true} {
+				c := LoadBalancerConfig(tc.spec, removed)
+				for _, fe := range c.Frontends {
+					if fe.Port != PortIngressHTTP && fe.Port != PortIngressHTTPS {
+						continue
+					}
+					var names []string
+					for _, srv := range fe.Servers {
+						names = append(names, srv.Name)
+						n, ok := tc.spec.Node(srv.Name)
+						require.True(t, ok)
+						assert.Equal(t, n.IP, srv.Address, "%s/%s", fe.Name, srv.Name)
+					}
+					assert.Equal(t, tc.want, names, "%s (bootstrap removed: %t)", fe.Name, removed)
+				}
+			}
+		})
+	}
+}

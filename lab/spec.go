@@ -223,6 +223,23 @@ func (s *Spec) NodesByRole(r Role) []Node {
 	return out
 }
 
+// MastersSchedulable is true when the masters run workloads as well: in a
+// lab without workers, as in a compact (three-node) or single-master
+// cluster, where the installer's cluster-scheduler manifest must say so.
+func (s *Spec) MastersSchedulable() bool { return len(s.NodesByRole(RoleWorker)) == 0 }
+
+// IngressNodes returns the nodes that run the ingress routers, and so the
+// ones the load balancer sends 80 and 443 to and a probe lab's agents serve
+// the ingress stand-in on: the workers, or the masters when there are none
+// (the routers are scheduled on the schedulable masters). It is the one
+// place that decides who serves ingress.
+func (s *Spec) IngressNodes() []Node {
+	if s.MastersSchedulable() {
+		return s.NodesByRole(RoleMaster)
+	}
+	return s.NodesByRole(RoleWorker)
+}
+
 // Node returns the node called name.
 func (s *Spec) Node(name string) (Node, bool) {
 	for _, n := range s.Nodes {

@@ -243,7 +243,7 @@ func (a *agent) run(ctx context.Context) {
 		dnsChecks = append(dnsChecks, "dns "+dnsLabel(ne))
 	}
 	dnsChecks = append(dnsChecks, "dns "+self.FQDN)
-	serve := serveChecks(self.Role)
+	serve := serveChecks(self)
 	a.rep.pending("waiting", append(dnsChecks, serve...)...)
 
 	if lease.IP.String() == self.IP {
@@ -382,16 +382,28 @@ func (a *agent) checkDNS(ctx context.Context, ne probe.NameExpect) {
 	}
 }
 
-// Serve check names per role.
-func serveChecks(role string) []string {
-	switch role {
+// Names of the serve checks of the ingress stand-in.
+const (
+	chkIngressHTTP  = "serve ingress :80"
+	chkIngressHTTPS = "serve ingress :443"
+)
+
+// serveChecks names the servers a node runs: its role's (the bootstrap and
+// masters serve the API and MCS stand-ins), then ingress on the nodes the
+// lab routes 80 and 443 to (self.Ingress: the workers, or the masters of a
+// lab without workers).
+func serveChecks(self probe.NodeExpect) []string {
+	var out []string
+	switch self.Role {
 	case probe.RoleBootstrap:
-		return []string{"serve mcs :22623", "serve api :6443"}
+		out = []string{"serve mcs :22623", "serve api :6443"}
 	case probe.RoleMaster:
-		return []string{"serve api :6443", "serve mcs :22623"}
-	default:
-		return []string{"serve ingress :80", "serve ingress :443"}
+		out = []string{"serve api :6443", "serve mcs :22623"}
 	}
+	if self.Ingress {
+		out = append(out, chkIngressHTTP, chkIngressHTTPS)
+	}
+	return out
 }
 
 func (a *agent) startServers(self probe.NodeExpect, cfg types.Config) {
@@ -399,20 +411,20 @@ func (a *agent) startServers(self probe.NodeExpect, cfg types.Config) {
 		data, _, _ := ignition.FileContents(cfg, path)
 		return data
 	}
-	var cert tls.Certificate
-	var certErr error
-	if self.Role != probe.RoleWorker {
-		cert, certErr = tls.X509KeyPair(file(probe.MCSCertPath), file(probe.MCSKeyPath))
-	} else {
-		cert, certErr = selfSigned(self.FQDN)
-	}
-	tlsCfg := &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12, NextProtos: []string{"http/1.1"}}
-	serveTLS := func(check string, port int, h http.Handler) {
+	serveTLS := func(check string, port int, cert tls.Certificate, certErr error, h http.Handler) {
 		if certErr != nil {
 			a.rep.set(check, false, false, "serving certificate: %v", certErr)
 			return
 		}
+		tlsCfg := &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12, NextProtos: []string{"http/1.1"}}
 		a.listen(check, port, tlsCfg, h)
+	}
+	var mcsCert tls.Certificate
+	var mcsErr error
+	if self.Role == probe.RoleBootstrap || self.Role == probe.RoleMaster {
+		// The API and MCS stand-ins serve the lab's api-int certificate,
+		// which the pointer configs' CA verifies.
+		mcsCert, mcsErr = tls.X509KeyPair(file(probe.MCSCertPath), file(probe.MCSKeyPath))
 	}
 	switch self.Role {
 	case probe.RoleBootstrap:
@@ -421,19 +433,21 @@ func (a *agent) startServers(self probe.NodeExpect, cfg types.Config) {
 			served := mcs.Served()["master"]
 			a.rep.set("serve mcs :22623", true, false, "bootstrap MCS (TLS, api-int cert); served /config/master to %d: %s", len(served), strings.Join(served, " "))
 		}
-		serveTLS("serve mcs :22623", ignition.MCSPort, mcs)
-		serveTLS("serve api :6443", 6443, probe.APIStandIn(self.Name))
+		serveTLS("serve mcs :22623", ignition.MCSPort, mcsCert, mcsErr, mcs)
+		serveTLS("serve api :6443", 6443, mcsCert, mcsErr, probe.APIStandIn(self.Name))
 	case probe.RoleMaster:
-		serveTLS("serve api :6443", 6443, probe.APIStandIn(self.Name))
+		serveTLS("serve api :6443", 6443, mcsCert, mcsErr, probe.APIStandIn(self.Name))
 		mcs := &probe.MCS{Mode: probe.MCSCluster, Configs: map[string][]byte{"worker": file(probe.WorkerConfigPath)}, Log: a.log, Node: self.Name}
 		mcs.OnServe = func(pool, remote string, code int) {
 			served := mcs.Served()["worker"]
 			a.rep.set("serve mcs :22623", true, false, "in-cluster MCS (TLS); served /config/worker to %d: %s", len(served), strings.Join(served, " "))
 		}
-		serveTLS("serve mcs :22623", ignition.MCSPort, mcs)
-	default:
-		a.listen("serve ingress :80", 80, nil, probe.IngressStandIn(self.Name))
-		serveTLS("serve ingress :443", 443, probe.IngressStandIn(self.Name))
+		serveTLS("serve mcs :22623", ignition.MCSPort, mcsCert, mcsErr, mcs)
+	}
+	if self.Ingress {
+		cert, err := selfSigned(self.FQDN)
+		a.listen(chkIngressHTTP, 80, nil, probe.IngressStandIn(self.Name))
+		serveTLS(chkIngressHTTPS, 443, cert, err, probe.IngressStandIn(self.Name))
 	}
 }
 
@@ -454,8 +468,9 @@ func (a *agent) listen(check string, port int, tlsCfg *tls.Config, h http.Handle
 	a.rep.set(check, true, false, "listening on :%d (%s)", port, kind)
 }
 
-// selfSigned makes an ephemeral certificate for a worker's 443 (routers
-// serve their own default certificate; nothing verifies it in the lab).
+// selfSigned makes an ephemeral certificate for the ingress stand-in's 443
+// (routers serve their own default certificate; nothing verifies it in the
+// lab).
 func selfSigned(name string) (tls.Certificate, error) {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {

@@ -2,8 +2,9 @@
 // agent that plays one node of an OpenShift bootstrap. It brings the NIC up
 // with DHCP, reads its Ignition from QEMU fw_cfg, follows pointer configs to
 // the Machine Config Server the way Ignition does, checks DNS, serves the
-// node's part (bootstrap: MCS + API; masters: API, then MCS; workers:
-// ingress) and writes a JSON report of every check to the serial console.
+// node's part (bootstrap: MCS + API; masters: API, then MCS; ingress on the
+// workers, or on the masters of a lab without workers) and writes a JSON
+// report of every check to the serial console.
 // It runs as PID 1 and never exits.
 package main
 

@@ -195,7 +195,7 @@ func makeAssets(ctx context.Context, s *lab.Spec, o AssetsOptions, dir string) e
 		o.Status.End(false)
 		return err
 	}
-	schedulable := len(s.NodesByRole(lab.RoleWorker)) == 0
+	schedulable := s.MastersSchedulable()
 	if err := SetMastersSchedulable(dir, schedulable); err != nil {
 		o.Status.End(false)
 		return err

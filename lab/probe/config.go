@@ -37,6 +37,10 @@ type NodeExpect struct {
 	Role string `json:"role"`
 	IP   string `json:"ip"`
 	MAC  string `json:"mac"`
+	// Ingress is set on the nodes the load balancer sends 80 and 443 to
+	// (lab.Spec.IngressNodes): they serve the ingress stand-in, whatever
+	// their role.
+	Ingress bool `json:"ingress,omitempty"`
 }
 
 // NameExpect is a DNS name and the address it must resolve to. A Wildcard

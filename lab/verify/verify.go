@@ -129,7 +129,7 @@ func Run(ctx context.Context, s *lab.Spec, st *lab.State, opts Options) (*Result
 			res.Reports = map[string]*probe.Report{}
 			res.Checks = append(res.Checks, nodeChecks(s, pivoted, res.Reports, opts)...)
 		}
-		res.Checks = append(res.Checks, hostChecks(ctx, s, pivoted, opts.Nodes)...)
+		res.Checks = append(res.Checks, hostChecks(ctx, s, pivoted, res.Reports, opts.Nodes)...)
 		res.ElapsedMS = time.Since(start).Milliseconds()
 		failed := res.Failed()
 		res.OK = len(failed) == 0
@@ -312,8 +312,10 @@ func nodeFix(s *lab.Spec, n lab.Node, c probe.Check) string {
 	return fmt.Sprintf("see the node's console: `bootlab lab console %s`", n.Name)
 }
 
-// hostChecks checks DNS, the load balancer frontends and its backends.
-func hostChecks(ctx context.Context, s *lab.Spec, pivoted bool, vms map[string]NodeVM) []Check {
+// hostChecks checks DNS, the load balancer frontends and its backends;
+// reports (nil on a real lab) are the nodes' probe reports and vms their
+// VMs' states, which explain a backend that is down.
+func hostChecks(ctx context.Context, s *lab.Spec, pivoted bool, reports map[string]*probe.Report, vms map[string]NodeVM) []Check {
 	var out []Check
 	domain := s.Cluster.Domain()
 	net := s.NetworkName()
@@ -356,7 +358,7 @@ func hostChecks(ctx context.Context, s *lab.Spec, pivoted bool, vms map[string]N
 	for _, fe := range lbc.Frontends {
 		out = append(out, frontendCheck(ctx, s, lbc, fe, pivoted))
 	}
-	out = append(out, backendChecks(ctx, s, lbc, pivoted, vms)...)
+	out = append(out, backendChecks(ctx, s, lbc, pivoted, reports, vms)...)
 	return out
 }
 
@@ -461,7 +463,7 @@ func labCAPool(s *lab.Spec) (*x509.CertPool, error) {
 	return pool, nil
 }
 
-func backendChecks(ctx context.Context, s *lab.Spec, lbc loadbalancer.Config, pivoted bool, vms map[string]NodeVM) []Check {
+func backendChecks(ctx context.Context, s *lab.Spec, lbc loadbalancer.Config, pivoted bool, reports map[string]*probe.Report, vms map[string]NodeVM) []Check {
 	start := time.Now()
 	st, err := loadbalancer.Inspect(ctx, lbc)
 	if err != nil || st == nil || !st.Running {
@@ -492,7 +494,7 @@ func backendChecks(ctx context.Context, s *lab.Spec, lbc loadbalancer.Config, pi
 				c.Detail = strings.TrimSpace(fmt.Sprintf("%s %s %s", b.Address, b.Status, b.LastCheck))
 			default:
 				c.Detail = strings.TrimSpace(fmt.Sprintf("%s %s %s", b.Address, b.Status, b.LastCheck))
-				c.Fix = fmt.Sprintf("%s does not pass haproxy's %s check on port %d: see its report above, or `bootlab lab console %s`", srv.Name, fe.Check, fe.Port, srv.Name)
+				c.Fix = backendFix(s, fe, srv, b, reports[srv.Name])
 				if vm, ok := vms[srv.Name]; ok && vm.State != "running" {
 					c.Fix = fmt.Sprintf("%s is %s: nothing can answer on port %d until it runs again", srv.Name, vm.State, fe.Port)
 				}
@@ -515,6 +517,63 @@ func backendChecks(ctx context.Context, s *lab.Spec, lbc loadbalancer.Config, pi
 		out = append(out, c)
 	}
 	return out
+}
+
+// backendFix says why srv fails haproxy's check on fe and what to do. A
+// refused connection means nothing listens on that port of the node: on a
+// probe lab its report tells whether its server failed, has not started yet
+// or was never meant to run there (the node's agent and the load balancer
+// disagree on who serves it); rep is nil on a real lab or without a report.
+func backendFix(s *lab.Spec, fe loadbalancer.Frontend, srv loadbalancer.Server, b loadbalancer.BackendStatus, rep *probe.Report) string {
+	hp := net.JoinHostPort(srv.Address, strconv.Itoa(fe.Port))
+	console := fmt.Sprintf("`bootlab lab console %s`", srv.Name)
+	if !strings.Contains(strings.ToLower(b.LastCheck), "refused") {
+		if failing := firstFailing(rep); failing != "" {
+			return fmt.Sprintf("%s does not pass haproxy's %s check on %s (%s): its report above says why (%q), or %s", srv.Name, fe.Check, hp, b.LastCheck, failing, console)
+		}
+		return fmt.Sprintf("%s does not pass haproxy's %s check on %s (%s): is the VM running? `bootlab lab status`; then %s", srv.Name, fe.Check, hp, b.LastCheck, console)
+	}
+	nothing := fmt.Sprintf("nothing listens on %s on %s (haproxy's %s check: connection refused)", hp, srv.Name, fe.Name)
+	if s.Profile != lab.ProfileProbe {
+		if fe.Port == lab.PortIngressHTTP || fe.Port == lab.PortIngressHTTPS {
+			return nothing + ": the router pods listen there once the ingress operator schedules them on it (`oc -n openshift-ingress get pods -o wide`)"
+		}
+		return nothing + ": its service has not started there yet; follow it with " + console + " or `bootlab lab ssh " + srv.Name + "`"
+	}
+	if rep == nil {
+		return nothing + " and it has no probe report yet: is the VM running? `bootlab lab status`; watch it boot with " + console
+	}
+	suffix := " :" + strconv.Itoa(fe.Port)
+	for _, c := range rep.Checks {
+		if !strings.HasPrefix(c.Name, "serve ") || !strings.HasSuffix(c.Name, suffix) {
+			continue
+		}
+		switch {
+		case c.Pending:
+			return fmt.Sprintf("%s: its %q is still pending (%s): wait for it, or %s", nothing, c.Name, c.Detail, console)
+		case !c.OK:
+			return fmt.Sprintf("%s: its %q check failed, see its report above, or %s", nothing, c.Name, console)
+		}
+		return fmt.Sprintf("%s, although its report says %q (%s): did the VM restart? `bootlab lab status`, %s", nothing, c.Name, c.Detail, console)
+	}
+	if failing := firstFailing(rep); failing != "" {
+		return fmt.Sprintf("%s: its probe has not got as far as serving (%q, see its report above)", nothing, failing)
+	}
+	return fmt.Sprintf("%s: its report is clean but lists no \"serve ...%s\", so its probe agent does not serve %s although the load balancer routes %s to it; "+
+		"the lab's probe configs or image come from another bootlab: `bootlab lab probe-image build`, then `bootlab lab down && bootlab lab up`", nothing, suffix, fe.Name, fe.Name)
+}
+
+// firstFailing names the first failed or pending check of rep, or "".
+func firstFailing(rep *probe.Report) string {
+	if rep == nil {
+		return ""
+	}
+	for _, c := range rep.Checks {
+		if !c.OK || c.Pending {
+			return c.Name
+		}
+	}
+	return ""
 }
 
 // healthy is true when haproxy's own check passed: status exactly UP (not

@@ -205,3 +205,103 @@ func TestSilentConsoleBlamesTheAccelerator(t *testing.T) {
 		assert.NotContains(t, c.Detail, "printed nothing")
 	}
 }
+
+// A backend that refuses connections has nothing listening on it: the fix
+// says so and, on a probe lab, what the node's report tells about it,
+// instead of pointing at a report that is clean.
+func TestBackendFixNamesWhatDoesNotListen(t *testing.T) {
+	s := &lab.Spec{Name: "v", Profile: lab.ProfileProbe, LabDir: t.TempDir(), Network: lab.Network{CIDR: "10.232.11.0/24"}, Topology: lab.Topology{Masters: 3}}
+	s.Defaults()
+	lbc := lab.LoadBalancerConfig(s, false)
+	var ingressHTTP, api loadbalancer.Frontend
+	for _, fe := range lbc.Frontends {
+		switch fe.Name {
+		case "ingress-http":
+			ingressHTTP = fe
+		case "api":
+			api = fe
+		}
+	}
+	master := loadbalancer.Server{Name: "master-0", Address: "10.232.11.11"}
+	refused := loadbalancer.BackendStatus{Frontend: "ingress-http", Server: "master-0", Address: "10.232.11.11:80", Status: "DOWN", LastCheck: "L4CON Connection refused"}
+	ok := func(name string) probe.Check { return probe.Check{Name: name, OK: true, Detail: "fine"} }
+	report := func(checks ...probe.Check) *probe.Report {
+		return &probe.Report{Node: "master-0", Role: "master", Checks: checks}
+	}
+	for _, tc := range []struct {
+		name    string
+		fe      loadbalancer.Frontend
+		b       loadbalancer.BackendStatus
+		rep     *probe.Report
+		want    []string
+		notWant []string
+	}{
+		{
+			name: "clean report without an ingress server",
+			fe:   ingressHTTP, b: refused,
+			rep:     report(ok("dhcp"), ok("ignition-fetch"), ok("serve api :6443"), ok("serve mcs :22623")),
+			want:    []string{"nothing listens on 10.232.11.11:80 on master-0", "connection refused", "lists no \"serve ... :80\"", "routes ingress-http to it", "bootlab lab probe-image build"},
+			notWant: []string{"see its report above"},
+		},
+		{
+			name: "its ingress server failed",
+			fe:   ingressHTTP, b: refused,
+			rep:  report(ok("dhcp"), probe.Check{Name: "serve ingress :80", Detail: "listen: address already in use"}),
+			want: []string{"nothing listens on 10.232.11.11:80 on master-0", `its "serve ingress :80" check failed, see its report above`},
+		},
+		{
+			name: "its ingress server is still starting",
+			fe:   ingressHTTP, b: refused,
+			rep:  report(ok("dhcp"), probe.Check{Name: "serve ingress :80", Pending: true, Detail: "waiting"}),
+			want: []string{"nothing listens on 10.232.11.11:80 on master-0", `its "serve ingress :80" is still pending (waiting)`},
+		},
+		{
+			name: "its report says it listens",
+			fe:   ingressHTTP, b: refused,
+			rep:  report(ok("serve ingress :80")),
+			want: []string{"nothing listens on 10.232.11.11:80 on master-0", `although its report says "serve ingress :80"`, "did the VM restart?"},
+		},
+		{
+			name: "it is still fetching its config",
+			fe:   ingressHTTP, b: refused,
+			rep:  report(ok("dhcp"), probe.Check{Name: "ignition-fetch", Pending: true, Detail: "attempt 3"}),
+			want: []string{"nothing listens on 10.232.11.11:80 on master-0", `has not got as far as serving ("ignition-fetch"`},
+		},
+		{
+			name: "no report",
+			fe:   ingressHTTP, b: refused,
+			want: []string{"nothing listens on 10.232.11.11:80 on master-0", "no probe report yet", "bootlab lab status"},
+		},
+		{
+			name: "not a refusal, clean report",
+			fe:   api, b: loadbalancer.BackendStatus{Status: "DOWN", LastCheck: "L4TOUT"},
+			rep:     report(ok("dhcp")),
+			want:    []string{"master-0 does not pass haproxy's readyz check on 10.232.11.11:6443 (L4TOUT)", "is the VM running?"},
+			notWant: []string{"nothing listens", "report above"},
+		},
+		{
+			name: "not a refusal, failing report",
+			fe:   api, b: loadbalancer.BackendStatus{Status: "DOWN", LastCheck: "L7STS 500"},
+			rep:     report(ok("dhcp"), probe.Check{Name: "serve api :6443", Detail: "serving certificate: bad"}),
+			want:    []string{"(L7STS 500): its report above says why (\"serve api :6443\")"},
+			notWant: []string{"nothing listens"},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := backendFix(s, tc.fe, master, tc.b, tc.rep)
+			for _, w := range tc.want {
+				assert.Contains(t, got, w)
+			}
+			for _, w := range tc.notWant {
+				assert.NotContains(t, got, w)
+			}
+		})
+	}
+
+	// A real lab has no reports: the routers are what listens on 80.
+	ocp := &lab.Spec{Name: "r", Profile: lab.ProfileOpenShift, LabDir: t.TempDir(), Network: lab.Network{CIDR: "10.232.11.0/24"}, Topology: lab.Topology{Masters: 3}}
+	ocp.Defaults()
+	got := backendFix(ocp, ingressHTTP, master, refused, nil)
+	assert.Contains(t, got, "nothing listens on 10.232.11.11:80 on master-0")
+	assert.Contains(t, got, "oc -n openshift-ingress get pods")
+}

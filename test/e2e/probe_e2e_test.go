@@ -3,8 +3,11 @@
 package e2e
 
 import (
+	"crypto/tls"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"strconv"
 	"strings"
@@ -18,6 +21,7 @@ import (
 	"github.com/bootlab/bootlab/lab"
 	"github.com/bootlab/bootlab/lab/ignition"
 	"github.com/bootlab/bootlab/lab/pki"
+	"github.com/bootlab/bootlab/lab/probe"
 )
 
 // verifyResult is the part of `lab verify -o json` the tests read.
@@ -219,4 +223,88 @@ func TestProbeVerifyNamesBrokenThings(t *testing.T) {
 		assert.Contains(t, failed, "certificate signed by unknown authority")
 		assert.Contains(t, failed, "ignition.security.tls.certificateAuthorities")
 	})
+}
+
+// TestProbeLabTopologies brings up, verifies green and downs a probe lab of
+// each topology the spec accepts beyond the 1+3+2 of TestProbeLabLifecycle
+// and the 1+1+1 of TestProbeVerifyNamesBrokenThings: a single master and a
+// compact three masters without workers, whose masters must serve ingress
+// because the load balancer routes 80/443 to them, and three masters with one
+// worker, where only the worker does. The labs run one after the other to
+// spare the CPUs.
+func TestProbeLabTopologies(t *testing.T) {
+	for _, tc := range []struct {
+		masters, workers int
+		ingress          []string // the nodes that serve 80 and 443
+	}{
+		{1, 0, []string{"master-0"}},
+		{3, 0, []string{"master-0", "master-1", "master-2"}},
+		{3, 1, []string{"worker-0"}},
+	} {
+		t.Run(fmt.Sprintf("1+%d+%d", tc.masters, tc.workers), func(t *testing.T) {
+			l := newLabWith(t, fmt.Sprintf("topology:\n  masters: %d\n  workers: %d\n", tc.masters, tc.workers))
+			mustRun(t, "lab", "up", "-f", l.SpecFile, "--start-workers")
+			v, r := verifyJSON(t, l, "8m")
+			require.Equal(t, 0, r.Code, "verify failed:\n%s\n%s", strings.Join(failedChecks(v), "\n"), r.Stderr)
+			assert.True(t, v.OK)
+			assert.Len(t, v.Reports, 1+tc.masters+tc.workers, "a report from every node")
+
+			ok := map[string]bool{}
+			var serving, backends []string
+			for _, c := range v.Checks {
+				ok[c.Group+" "+c.Name] = c.OK
+				if c.Name == "serve ingress :80" {
+					serving = append(serving, c.Group)
+				}
+				if c.Group == "host" && strings.HasPrefix(c.Name, "backend ingress-https/") {
+					backends = append(backends, strings.TrimPrefix(c.Name, "backend ingress-https/"))
+				}
+			}
+			assert.ElementsMatch(t, tc.ingress, serving, "the nodes whose reports list serve ingress")
+			assert.ElementsMatch(t, tc.ingress, backends, "the load balancer's ingress backends")
+			for _, n := range tc.ingress {
+				for _, want := range []string{n + " serve ingress :80", n + " serve ingress :443", "host backend ingress-http/" + n, "host backend ingress-https/" + n} {
+					assert.True(t, ok[want], "check %q is there and ✓", want)
+				}
+			}
+			for m := 0; m < tc.masters; m++ {
+				assert.True(t, ok[fmt.Sprintf("master-%d serve api :6443", m)], "master-%d still serves the API", m)
+			}
+
+			// Through haproxy, 80 and 443 reach the stand-ins of exactly
+			// those nodes (round robin: every one answers in a few requests).
+			for _, scheme := range []string{"http", "https"} {
+				assert.ElementsMatch(t, tc.ingress, ingressAnswers(t, scheme, l.Gateway(), 4*len(tc.ingress)), "%s answered by", scheme)
+			}
+
+			mustRun(t, "lab", "down", "-f", l.SpecFile)
+			assert.Empty(t, leftovers(t, l))
+		})
+	}
+}
+
+// ingressAnswers sends n requests to the lab's ingress frontend and returns
+// the nodes that answered them (each stand-in names itself in a header).
+func ingressAnswers(t *testing.T, scheme, addr string, n int) []string {
+	t.Helper()
+	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{
+		DisableKeepAlives: true,
+		TLSClientConfig:   &tls.Config{InsecureSkipVerify: true}, //nolint:gosec // the stand-in's certificate is self-signed, as a router's default one
+	}}
+	seen := map[string]bool{}
+	for i := 0; i < n; i++ {
+		resp, err := client.Get(scheme + "://" + addr + "/")
+		require.NoError(t, err)
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		require.Equal(t, http.StatusOK, resp.StatusCode, "%s", body)
+		node := resp.Header.Get(probe.NodeHeader)
+		assert.Equal(t, "bootlab probe ingress on "+node+"\n", string(body))
+		seen[node] = true
+	}
+	var out []string
+	for node := range seen {
+		out = append(out, node)
+	}
+	return out
 }

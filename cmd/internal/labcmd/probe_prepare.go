@@ -55,7 +55,9 @@ func ensureProbeImage(ctx context.Context, f *cmdutil.Factory, kernel, modules s
 	return img, how, nil
 }
 
-// ProbeInput maps a lab spec to the probe's Ignition input.
+// probeInput maps a lab spec to the probe's Ignition input. The nodes that
+// serve ingress are the load balancer's ingress backends (IngressNodes), so
+// the agents and haproxy cannot disagree on them.
 func probeInput(spec *lab.Spec, p *pki.Lab) probe.Input {
 	in := probe.Input{
 		ClusterDomain:  spec.Cluster.Domain(),
@@ -63,8 +65,13 @@ func probeInput(spec *lab.Spec, p *pki.Lab) probe.Input {
 		IngressAddress: spec.Network.IngressAddress,
 		PKI:            *p,
 	}
+	ingress := map[string]bool{}
+	for _, n := range spec.IngressNodes() {
+		ingress[n.Name] = true
+	}
 	for _, n := range spec.Nodes {
-		in.Nodes = append(in.Nodes, probe.NodeExpect{Name: n.Name, FQDN: spec.FQDN(n), Role: string(n.Role), IP: n.IP, MAC: n.MAC})
+		in.Nodes = append(in.Nodes, probe.NodeExpect{Name: n.Name, FQDN: spec.FQDN(n), Role: string(n.Role), IP: n.IP, MAC: n.MAC,
+			Ingress: ingress[n.Name]})
 	}
 	return in
 }

@@ -3,8 +3,10 @@ package labcmd
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -15,6 +17,7 @@ import (
 	"github.com/bootlab/bootlab/cmd/internal/cmdutil"
 	"github.com/bootlab/bootlab/lab"
 	"github.com/bootlab/bootlab/lab/ignition"
+	"github.com/bootlab/bootlab/lab/pki"
 	"github.com/bootlab/bootlab/lab/probe"
 	"github.com/bootlab/bootlab/lab/verify"
 )
@@ -81,6 +84,50 @@ func TestWriteProbeIgnition(t *testing.T) {
 	ca2, err := os.ReadFile(filepath.Join(s.LabDir, "pki", "root-ca.crt"))
 	require.NoError(t, err)
 	assert.Equal(t, ca1, ca2, "the lab CA is reused on re-runs")
+}
+
+// The probe agents serve ingress on exactly the nodes haproxy sends 80 and
+// 443 to: read back from the configs each pool is served (what an agent
+// finds about itself), for every topology the spec accepts.
+func TestProbeIngressNodesAreTheLoadBalancers(t *testing.T) {
+	for _, topo := range []lab.Topology{{Masters: 1}, {Masters: 3}, {Masters: 3, Workers: 1}, {Masters: 3, Workers: 2}, {Masters: 1, Workers: 1}} {
+		t.Run(fmt.Sprintf("1+%d+%d", topo.Masters, topo.Workers), func(t *testing.T) {
+			s := &lab.Spec{Name: "p", Profile: lab.ProfileProbe, LabDir: t.TempDir(), Topology: topo}
+			s.Defaults()
+			p, err := pki.Ensure(filepath.Join(s.LabDir, "pki"), "api-int."+s.Cluster.Domain())
+			require.NoError(t, err)
+			cfgs, err := probe.Generate(probeInput(s, p))
+			require.NoError(t, err)
+			var serving []string
+			seen := 0
+			for _, served := range [][]byte{cfgs.Bootstrap, cfgs.MasterServed, cfgs.WorkerServed} {
+				cfg, err := ignition.Parse(served)
+				require.NoError(t, err)
+				pc, err := probe.ParseProbeConfig(cfg)
+				require.NoError(t, err)
+				for _, n := range pc.SortedNodes() {
+					seen++
+					if n.Ingress {
+						serving = append(serving, n.Name)
+					}
+				}
+			}
+			require.Equal(t, len(s.Nodes), seen, "every node finds itself in its pool's config")
+			sort.Strings(serving)
+
+			var backends []string
+			for _, fe := range lab.LoadBalancerConfig(s, false).Frontends {
+				if fe.Name == "ingress-http" {
+					for _, srv := range fe.Servers {
+						backends = append(backends, srv.Name)
+					}
+				}
+			}
+			sort.Strings(backends)
+			require.NotEmpty(t, backends)
+			assert.Equal(t, backends, serving)
+		})
+	}
 }
 
 func TestPrintVerify(t *testing.T) {
