@@ -117,6 +117,12 @@ func TestIngressNodesAreTheIngressBackends(t *testing.T) {
 		{"explicit nodes without workers", explicitCompact, []string{"cp-1"}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			if tc.spec.Profile == ProfileOpenShift {
+				// Validation reads the pull secret: give it a well-formed one.
+				ps := filepath.Join(t.TempDir(), "pull-secret.json")
+				require.NoError(t, os.WriteFile(ps, []byte(`{"auths":{"quay.io":{"auth":"dTpw"}}}`), 0o600))
+				tc.spec.OpenShift.PullSecretFile = ps
+			}
 			require.NoError(t, tc.spec.Validate(), "the spec accepts this topology")
 			var got []string
 			for _, n := range tc.spec.IngressNodes() {
