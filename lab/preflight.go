@@ -128,6 +128,9 @@ type HostFacts struct {
 	// KVMSmoke boots kernel under KVM for a few seconds and returns nil when
 	// it printed to the serial console.
 	KVMSmoke func(ctx context.Context, kernel string) error
+	// SpareKernel is a kernel to prove KVM with when the spec and the host
+	// have none (the cached probe kernel: the caller knows the cache).
+	SpareKernel string
 }
 
 func (h HostFacts) withDefaults() HostFacts {
@@ -428,7 +431,20 @@ func chooseAccelerator(ctx context.Context, s *Spec, host HostInfo, h HostFacts,
 		if p := kvmProblem(ctx, host, h); p != "" {
 			return "", "", fmt.Errorf("%s, but KVM is not usable: %s", source, p)
 		}
-		return AccelKVM, "kvm (" + source + ")", nil
+		// Asked for, KVM is still proven: on some hosts it hangs every guest,
+		// and a lab that never boots is a worse answer than a refusal now.
+		kernel := proofKernel(s, h)
+		if kernel == "" {
+			return AccelKVM, "kvm (" + source + "; no kernel here to prove it boots guests)", nil
+		}
+		log.Debug("KVM smoke test", "kernel", kernel)
+		if err := h.KVMSmoke(ctx, kernel); err != nil {
+			if ctx.Err() != nil {
+				return "", "", ctx.Err()
+			}
+			return "", "", fmt.Errorf("%s, but a test guest (%s) did not boot under KVM: %v", source, kernel, err)
+		}
+		return AccelKVM, "kvm (" + source + "; a test guest booted under KVM)", nil
 	case AccelAuto:
 	default:
 		return "", "", fmt.Errorf("%s: must be auto, kvm or tcg", source)
@@ -444,12 +460,9 @@ func chooseAccelerator(ctx context.Context, s *Spec, host HostInfo, h HostFacts,
 	if p := kvmProblem(ctx, host, h); p != "" {
 		return AccelTCG, "tcg: " + p, nil
 	}
-	kernel := s.Image.Kernel
+	kernel := proofKernel(s, h)
 	if kernel == "" {
-		kernel = hostKernel(h.BootDir)
-	}
-	if kernel == "" {
-		return AccelTCG, "tcg: KVM looks usable but no kernel (image.kernel or " + h.BootDir + "/vmlinuz*) was found to prove it boots guests; set accelerator: kvm to use it anyway", nil
+		return AccelTCG, NoProofKernel + " (image.kernel, " + h.BootDir + "/vmlinuz* or a cached probe kernel: `bootlab lab probe-image build`) was found to prove it boots guests; set accelerator: kvm to use it anyway", nil
 	}
 	log.Debug("KVM smoke test", "kernel", kernel)
 	if err := h.KVMSmoke(ctx, kernel); err != nil {
@@ -459,6 +472,23 @@ func chooseAccelerator(ctx context.Context, s *Spec, host HostInfo, h HostFacts,
 		return AccelTCG, "tcg: KVM looks usable but a test guest did not boot under it (" + err.Error() + ")", nil
 	}
 	return AccelKVM, "kvm: a test guest booted under KVM", nil
+}
+
+// NoProofKernel starts the reason auto gives for TCG when KVM looks usable
+// but no kernel was at hand to prove it: `lab up` chooses again once the
+// lab's own boot files exist.
+const NoProofKernel = "tcg: KVM looks usable but no kernel"
+
+// proofKernel is the kernel the KVM smoke test boots: the lab's own, the
+// host's, or the cached probe kernel.
+func proofKernel(s *Spec, h HostFacts) string {
+	if s.Image.Kernel != "" {
+		return s.Image.Kernel
+	}
+	if k := hostKernel(h.BootDir); k != "" {
+		return k
+	}
+	return h.SpareKernel
 }
 
 // hostKernel returns the newest-named readable kernel in bootDir, or "".

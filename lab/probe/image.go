@@ -18,6 +18,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 )
 
 // Modules are the kernel modules the probe initramfs loads, in load order:
@@ -82,6 +83,21 @@ func DefaultCacheDir() string {
 		return filepath.Join(d, "bootlab")
 	}
 	return filepath.Join(os.TempDir(), "bootlab-cache")
+}
+
+// CachedKernel returns the kernel of the newest probe image in cacheDir, or
+// "" when none was built: preflight proves KVM with it on a host with no
+// kernel of its own in /boot.
+func CachedKernel(cacheDir string) string {
+	ks, _ := filepath.Glob(filepath.Join(cacheDir, "probe", "*", "vmlinuz"))
+	var newest string
+	var when time.Time
+	for _, k := range ks {
+		if fi, err := os.Stat(k); err == nil && fi.ModTime().After(when) {
+			newest, when = k, fi.ModTime()
+		}
+	}
+	return newest
 }
 
 // EnsureImage returns the probe image for opts, building it only when no

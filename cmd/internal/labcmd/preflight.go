@@ -12,6 +12,7 @@ import (
 	"github.com/bootlab/bootlab/cmd/internal/cmdutil"
 	"github.com/bootlab/bootlab/lab"
 	"github.com/bootlab/bootlab/lab/libvirt"
+	"github.com/bootlab/bootlab/lab/probe"
 )
 
 // PreflightOptions are the options of `lab preflight`.
@@ -57,13 +58,17 @@ func runPreflight(ctx context.Context, f *cmdutil.Factory, opts *PreflightOption
 		return err
 	}
 	printWarnings(f, spec)
+	// Another lab's directory would make its haproxy pass for this lab's.
+	if _, _, err := lab.Resolve(spec); err != nil {
+		return err
+	}
 	var host lab.HostInfo
 	conn, connErr := libvirt.Connect(ctx, spec.Libvirt.URI, f.Log)
 	if connErr == nil {
 		defer conn.Close()
 		host = conn
 	}
-	report, err := lab.Preflight(ctx, spec, host, lab.PreflightOptions{Log: f.Log, Status: f.Status, ConnectError: connErr})
+	report, err := lab.Preflight(ctx, spec, host, preflightOptions(f, connErr))
 	if err != nil {
 		return err
 	}
@@ -108,4 +113,12 @@ func printPreflight(w io.Writer, r *lab.PreflightReport) error {
 		fmt.Fprintf(tw, "→ accelerator\t%s\n", r.Accelerator)
 	}
 	return tw.Flush()
+}
+
+// preflightOptions are the options preflight runs with in `lab preflight`
+// and `lab up`: the cached probe kernel can prove KVM on a host with no
+// kernel in /boot.
+func preflightOptions(f *cmdutil.Factory, connErr error) lab.PreflightOptions {
+	return lab.PreflightOptions{Log: f.Log, Status: f.Status, ConnectError: connErr,
+		Facts: lab.HostFacts{SpareKernel: probe.CachedKernel(probe.DefaultCacheDir())}}
 }

@@ -101,17 +101,24 @@ func upSpec(ctx context.Context, f *cmdutil.Factory, opts *UpOptions, spec *lab.
 	if connErr == nil {
 		defer conn.Close()
 	}
+	// The accelerator is chosen once: by preflight (which proves KVM with a
+	// test guest), or after the boot files exist with --no-preflight.
+	var accel lab.Accelerator
 	if !opts.NoPreflight {
 		var host lab.HostInfo
 		if conn != nil {
 			host = conn
 		}
-		report, err := lab.Preflight(ctx, spec, host, lab.PreflightOptions{Log: f.Log, Status: f.Status, ConnectError: connErr})
+		report, err := lab.Preflight(ctx, spec, host, preflightOptions(f, connErr))
 		if err != nil {
 			return err
 		}
 		if err := report.Err(); err != nil {
 			return err
+		}
+		if !strings.HasPrefix(report.AcceleratorReason, lab.NoProofKernel) {
+			accel = report.Accelerator
+			f.Status.Infof("accelerator: %s", accelLine(accel, report.AcceleratorReason))
 		}
 	}
 	if connErr != nil {
@@ -130,16 +137,17 @@ func upSpec(ctx context.Context, f *cmdutil.Factory, opts *UpOptions, spec *lab.
 	if err := checkBootFiles(spec); err != nil {
 		return err
 	}
-	// Chosen once the boot files exist: under auto, KVM must prove it boots
-	// the lab's own kernel (the probe kernel when the host has none in /boot).
-	accel, why, err := lab.ChooseAccelerator(ctx, spec, conn, f.Log)
-	if err != nil {
-		return cmdutil.WithCode(cmdutil.ExitInvalid, err)
+	if accel == "" {
+		// Without preflight, or when preflight had no kernel to prove KVM
+		// with: chosen once the boot files exist, so under auto KVM proves it
+		// boots the lab's own kernel.
+		a, why, err := lab.ChooseAccelerator(ctx, spec, conn, f.Log)
+		if err != nil {
+			return cmdutil.WithCode(cmdutil.ExitInvalid, err)
+		}
+		accel = a
+		f.Status.Infof("accelerator: %s", accelLine(accel, why))
 	}
-	if !strings.HasPrefix(why, string(accel)) {
-		why = string(accel) + " (" + why + ")"
-	}
-	f.Status.Infof("accelerator: %s", why)
 	if err := makeQEMUReadable(spec, f); err != nil {
 		return err
 	}
@@ -172,6 +180,14 @@ func upSpec(ctx context.Context, f *cmdutil.Factory, opts *UpOptions, spec *lab.
 	}
 	f.Status.Infof("lab %s is up: %s", spec.Name, nextSteps(spec))
 	return nil
+}
+
+// accelLine is the accelerator decision as printed: the choice, then why.
+func accelLine(accel lab.Accelerator, why string) string {
+	if strings.HasPrefix(why, string(accel)) {
+		return why
+	}
+	return string(accel) + " (" + why + ")"
 }
 
 // checkDomainClaims refuses a second OpenShift lab with the cluster domain
