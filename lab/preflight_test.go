@@ -78,8 +78,8 @@ func newGoodHost(t *testing.T) *goodHost {
 
 func (g *goodHost) facts() HostFacts {
 	return HostFacts{
-		DevKVM:  "/dev/kvm",
-		MemInfo: g.meminfo,
+		DevKVM:      "/dev/kvm",
+		MemInfo:     g.meminfo,
 		BootDir:     "/nonexistent-boot",
 		SpareKernel: g.spare,
 		Getenv:      func(k string) string { return g.env[k] },
