@@ -137,6 +137,7 @@ bootkube.sh as numbered stages that explain, execute, validate and log.`,
 		root.AddCommand(c)
 	}
 	root.AddCommand(newCmdVersion(f))
+	cmdutil.RegisterCompletions(root)
 	return root
 }
 

@@ -154,3 +154,29 @@ func TestStageLocalRefusedOffABootstrapNode(t *testing.T) {
 	assert.Contains(t, errOut, "does not look like an OpenShift bootstrap node")
 	assert.Contains(t, errOut, "--force-local")
 }
+
+func TestCompletionOffersRealValues(t *testing.T) {
+	t.Setenv("BOOTLAB_HOME", t.TempDir())
+	spec := filepath.Join(t.TempDir(), "c.yaml")
+	require.NoError(t, os.WriteFile(spec, []byte("name: c1\ntopology: {masters: 1, workers: 1}\n"), 0o644))
+	for _, c := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"__complete", "stage", "run", ""}, []string{"07\tetcd-bootstrap", "13\tcb-bootstrap"}},
+		{[]string{"__complete", "stage", "explain", ""}, []string{"01\topenshift-manifests"}},
+		{[]string{"__complete", "stage", "validate", ""}, []string{"15\tcheck-api-url"}},
+		{[]string{"__complete", "lab", "console", "-f", spec, ""}, []string{"bootstrap\tbootstrap", "master-0\tmaster", "worker-0\tworker"}},
+		{[]string{"__complete", "lab", "ssh", "-f", spec, ""}, []string{"master-0\tmaster"}},
+		{[]string{"__complete", "lab", "up", "--accel", ""}, []string{"auto\n", "kvm\n", "tcg\n"}},
+		{[]string{"__complete", "lab", "status", "-o", ""}, []string{"table\n", "json\n"}},
+		{[]string{"__complete", "lab", "config", "-o", ""}, []string{"yaml\n", "json\n"}},
+		{[]string{"__complete", "--log-format", ""}, []string{"text\n", "json\n"}},
+	} {
+		code, out, errOut := run(t, c.args...)
+		require.Equal(t, 0, code, errOut)
+		for _, w := range c.want {
+			assert.Contains(t, out, w, "%v", c.args)
+		}
+	}
+}

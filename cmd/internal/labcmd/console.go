@@ -41,6 +41,7 @@ For an interactive console use ` + "`virsh console bootlab-<lab>-NODE`" + `.`,
 		},
 	}
 	AddSpecFlags(cmd, &opts.Spec)
+	cmd.ValidArgsFunction = opts.Spec.CompleteNodes
 	cmd.Flags().BoolVar(&opts.NoFollow, "no-follow", false, "print the log and exit")
 	return cmd
 }

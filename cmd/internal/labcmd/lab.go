@@ -91,6 +91,26 @@ func AddSpecFlags(cmd *cobra.Command, sf *SpecFlags) {
 	fl.StringVar(&sf.LabDir, "lab-dir", "", "lab directory (overrides labDir)")
 }
 
+// CompleteNodes offers the lab's node names (for lab ssh and console): the
+// lab the flags typed so far name, as built.
+func (sf *SpecFlags) CompleteNodes(_ *cobra.Command, args []string, _ string) ([]string, cobra.ShellCompDirective) {
+	if len(args) > 0 {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	spec, err := sf.Load()
+	if err != nil {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	if applied, _, err := lab.Resolve(spec); err == nil {
+		spec = applied
+	}
+	var names []string
+	for _, n := range spec.Nodes {
+		names = append(names, n.Name+"\t"+string(n.Role))
+	}
+	return names, cobra.ShellCompDirectiveNoFileComp
+}
+
 // TargetArgs is how the user named the lab (`-f ux1.yaml`, `--name ux1`),
 // to repeat in every command we suggest, so a pasted hint acts on the same
 // lab. Empty when the lab was found without flags (./bootlab.yaml,

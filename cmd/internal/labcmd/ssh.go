@@ -55,6 +55,7 @@ new host keys every time they are rebuilt).`,
 		},
 	}
 	AddSpecFlags(cmd, &opts.Spec)
+	cmd.ValidArgsFunction = opts.Spec.CompleteNodes
 	cmd.Flags().StringVar(&opts.SSH, "ssh", "ssh", "ssh client to run")
 	return cmd
 }

@@ -39,6 +39,7 @@ a stage. On a terminal headings and code are highlighted; piped, it is plain mar
 			}
 			return runExplain(f, opts)
 		},
+		ValidArgsFunction: completeStages,
 	}
 	cmd.Flags().BoolVar(&opts.Plain, "plain", false, "print plain markdown even on a terminal")
 	return cmd

@@ -65,6 +65,7 @@ without a node.`,
 			}
 			return runRun(cmd, f, opts)
 		},
+		ValidArgsFunction: completeStages,
 	}
 	addVersionFlags(cmd, &opts.Target)
 	addNodeFlags(cmd, &opts.Target)

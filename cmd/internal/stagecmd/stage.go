@@ -200,6 +200,15 @@ func looksLikeBootstrapNode(marks []string, force bool) error {
 	return cmdutil.WithCode(cmdutil.ExitInvalid, fmt.Errorf("--local: this machine does not look like an OpenShift bootstrap node (no %s): the stages run as root and change the machine they run on. Run bootlab on the bootstrap node, reach it with --host or the lab's spec, or pass --force-local if this really is one", strings.Join(missing, ", ")))
 }
 
+// completeStages offers every stage by number, with its bootkube name.
+func completeStages(_ *cobra.Command, args []string, _ string) ([]string, cobra.ShellCompDirective) {
+	var out []string
+	for _, s := range stages.Default() {
+		out = append(out, s.ID()+"\t"+s.Slug)
+	}
+	return out, cobra.ShellCompDirectiveNoFileComp
+}
+
 func outputFlag(val string, allowed ...string) error {
 	for _, a := range allowed {
 		if val == a {

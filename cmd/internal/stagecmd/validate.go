@@ -44,6 +44,7 @@ live answers where the stage starts something (etcd health, the MCS on 22623,
 			}
 			return runValidate(cmd, f, opts)
 		},
+		ValidArgsFunction: completeStages,
 	}
 	addVersionFlags(cmd, &opts.Target)
 	addNodeFlags(cmd, &opts.Target)
