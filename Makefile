@@ -31,9 +31,14 @@ ACCEL       ?= auto
 help: ## Show this help
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z0-9_-]+:.*## / {printf "  \033[36m%-14s\033[0m %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
+# The version and commit `bootlab version` prints.
+VERSION     ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo devel)
+COMMIT      ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
+LDFLAGS     := -X github.com/bootlab/bootlab/internal/version.Version=$(VERSION) -X github.com/bootlab/bootlab/internal/version.Commit=$(COMMIT)
+
 .PHONY: build
 build: ## Build bin/bootlab and bin/bootlab-probe (static)
-	CGO_ENABLED=0 $(GO) build -trimpath -o $(BIN)/bootlab ./cmd/bootlab
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $(BIN)/bootlab ./cmd/bootlab
 	@if [[ -d cmd/bootlab-probe ]]; then CGO_ENABLED=0 $(GO) build -trimpath -o $(BIN)/bootlab-probe ./cmd/bootlab-probe; fi
 
 $(GOTESTSUM):

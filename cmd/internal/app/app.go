@@ -4,6 +4,7 @@ package app
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -169,13 +170,25 @@ type plainWriter struct{ w io.Writer }
 func (p plainWriter) Write(b []byte) (int, error) { return p.w.Write(b) }
 
 func newCmdVersion(f *cmdutil.Factory) *cobra.Command {
-	return &cobra.Command{
+	var output string
+	cmd := &cobra.Command{
 		Use:   "version",
-		Short: "Print the bootlab version",
+		Short: "Print bootlab's version, commit, Go version and platform",
 		Args:  cmdutil.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			fmt.Fprintf(f.Streams.Out, "bootlab %s\n", version.String())
-			return nil
+			in := version.Get()
+			switch output {
+			case "json":
+				enc := json.NewEncoder(f.Streams.Out)
+				enc.SetIndent("", "  ")
+				return enc.Encode(in)
+			case "text":
+				fmt.Fprintf(f.Streams.Out, "bootlab %s\ncommit %s\n%s %s\n", in.Version, in.Commit, in.GoVersion, in.Platform)
+				return nil
+			}
+			return cmdutil.UsageErrorf("-o must be one of [text json], not %q", output)
 		},
 	}
+	cmd.Flags().StringVarP(&output, "output", "o", "text", "output format: text or json")
+	return cmd
 }

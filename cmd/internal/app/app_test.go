@@ -3,8 +3,10 @@ package app
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -25,6 +27,19 @@ func TestVersion(t *testing.T) {
 	code, out, _ := run(t, "version")
 	assert.Equal(t, 0, code)
 	assert.True(t, strings.HasPrefix(out, "bootlab "), out)
+	assert.Contains(t, out, "\ncommit ")
+	assert.Contains(t, out, runtime.Version()+" "+runtime.GOOS+"/"+runtime.GOARCH)
+
+	code, out, _ = run(t, "version", "-o", "json")
+	require.Equal(t, 0, code)
+	var in map[string]string
+	require.NoError(t, json.Unmarshal([]byte(out), &in))
+	for _, k := range []string{"version", "commit", "goVersion", "platform"} {
+		assert.NotEmpty(t, in[k], k)
+	}
+	code, _, errOut := run(t, "version", "-o", "yaml")
+	assert.Equal(t, cmdutil.ExitUsage, code)
+	assert.Contains(t, errOut, "-o must be one of")
 }
 
 func TestUnknownFlagIsUsageError(t *testing.T) {
