@@ -191,10 +191,10 @@ func Default() Catalog {
 		},
 		{
 			Number: 2, Slug: "release-image", Script: "image-for",
-			Short: "Resolve every component image (image_for), VERSION and KUBERNETES_VERSION from the release payload",
+			Short: "Resolve every component image (image_for), VERSION and (4.18+) KUBERNETES_VERSION from the release payload",
 			Steps: []Step{
 				{Name: "(image_for: component images from the release payload)"},
-				{Name: "(VERSION and KUBERNETES_VERSION: oc adm release info)"},
+				{Name: "(VERSION, and from 4.18 KUBERNETES_VERSION: oc adm release info)"},
 			},
 			Checks: checksReleaseImage(),
 		},
