@@ -372,6 +372,17 @@ func TestSandboxVersionGating(t *testing.T) {
 				assert.Equal(t, stages.ResultSkipped, outcomes[3].Result)
 				assert.Contains(t, outcomes[3].Reason, "auth-api-bootstrap arrived in 4.19")
 			}
+
+			// The scripts record this release's steps, in its order, through cco-bootstrap.
+			var ended []string
+			for _, rec := range sb.serviceRecords(t) {
+				if rec["phase"] == "stage end" {
+					ended = append(ended, rec["stage"])
+				}
+			}
+			want := bootkubeSteps(tc.version)
+			want = want[:slices.Index(want, "cco-bootstrap")+1]
+			assert.Equal(t, want, ended, "bootkube.json of stages 01-12")
 		})
 	}
 }
