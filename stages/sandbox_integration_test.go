@@ -268,6 +268,10 @@ func TestSandboxImageForFailureStopsStage02(t *testing.T) {
 // /opt/openshift when it enables konnectivity (our own minimal manifests).
 func (s *sandbox) konnectivityAssets(t *testing.T) {
 	t.Helper()
+	for _, tool := range []string{"openssl", "envsubst"} {
+		_, err := exec.LookPath(tool)
+		require.NoError(t, err, "%s is needed by the 4.22 konnectivity steps: apt-get install -y openssl gettext-base (scripts/host/setup.sh)", tool)
+	}
 	oo := filepath.Join(s.root, "opt", "openshift")
 	for name, text := range map[string]string{
 		"konnectivity-server-pod.yaml": "apiVersion: v1\nkind: Pod\nmetadata:\n  name: konnectivity-server\n  namespace: kube-system\nspec:\n  hostNetwork: true\n  containers:\n  - name: konnectivity-server\n    image: ${KONNECTIVITY_IMAGE}\n    args: [--bind-address=${BOOTSTRAP_NODE_IP}]\n",
