@@ -18,8 +18,13 @@ if stage_needed cvo-bootstrap; then
         CVO_ENV=(--env "CLUSTER_PROFILE=${CLUSTER_PROFILE}")
     fi
     CVO_FLAGS=()
-    if version_at_least 4.18; then
+    # 4.17+: render the manifests of the cluster's feature set (installer #8813).
+    if version_at_least 4.17; then
         CVO_FLAGS+=(--feature-gate-manifest-path=/assets/manifests/99_feature-gate.yaml)
+    fi
+    # 4.22+: render against the installer's ClusterVersion (installer #10295).
+    if version_at_least 4.22; then
+        CVO_FLAGS+=(--cluster-version-manifest-path=/assets/manifests/cvo-overrides.yaml)
     fi
     bootkube_podman_run \
         --name cvo-render \

@@ -12,6 +12,8 @@ load_images
 if stage_needed etcd-bootstrap; then
     record_service_stage_start "etcd-bootstrap"
     echo "Rendering CEO Manifests..."
+    # A rerun must not keep the per-host certificates of an earlier render.
+    rm --recursive --force etcd-bootstrap
     bootkube_podman_run \
         --name etcd-render \
         --volume "$PWD:/assets:z" \

@@ -3,11 +3,25 @@
 #
 # The kube-apiserver operator renders the bootstrap API server pod (into
 # bootstrap-manifests/: cluster-bootstrap starts it in stage 13), its config,
-# and the namespaces, CA bundles and signers the API must hold.
+# and the namespaces, CA bundles and signers the API must hold. From 4.22,
+# when the installer enables it, the konnectivity server starts first and
+# its agents' manifests join manifests/, so the bootstrap API server can
+# reach webhooks on the pod network.
 # shellcheck source-path=SCRIPTDIR source=lib/bootkube.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib/bootkube.sh" # bootlab: library
 
 load_images
+
+if konnectivity_wanted; then
+    konnectivity_setup
+    konnectivity_manifests
+elif version_at_least 4.22; then
+    if [ "${KONNECTIVITY}" = false ]; then
+        echo "konnectivity is off (KONNECTIVITY=false): skipping its steps"
+    else
+        echo "konnectivity is off for this cluster (no ${ASSET_DIR}/konnectivity-server-pod.yaml from the installer): skipping its steps"
+    fi
+fi
 
 if stage_needed kube-apiserver-bootstrap; then
     record_service_stage_start "kube-apiserver-bootstrap"

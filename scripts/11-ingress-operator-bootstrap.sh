@@ -32,7 +32,7 @@ if stage_needed node-tuning-bootstrap; then
     echo "Rendering Node Tuning core manifests..."
     rm --recursive --force node-tuning-bootstrap
     bootkube_podman_run \
-        --name nto-render \
+        --name node-tuning-render \
         --volume "$PWD:/assets:z" \
         "${NODE_TUNING_OPERATOR_IMAGE}" \
         render \

@@ -22,6 +22,10 @@ if stage_needed mco-bootstrap; then
     if [ -f "$PWD/manifests/cloud-provider-config.yaml" ]; then
         MCO_FLAGS+=(--cloud-config-file=/assets/config-bootstrap/cloud-provider-config-generated.yaml)
     fi
+    # Cluster-hosted DNS on a cloud: the load balancers' addresses.
+    if [ -f /opt/openshift/manifests/openshift-lbconfig-custom-dns.yaml ]; then
+        MCO_FLAGS+=(--cloud-lb-config-file=/assets/manifests/openshift-lbconfig-custom-dns.yaml)
+    fi
     # The MCO reads the payload's image list instead of one flag per image.
     podman run --quiet --rm --net=none --entrypoint=cat \
         "${RELEASE_IMAGE_DIGEST}" /release-manifests/image-references >image-references
@@ -45,12 +49,24 @@ if stage_needed mco-bootstrap; then
     cp mco-bootstrap/bootstrap/manifests/* /etc/mcc/bootstrap/
     cp openshift/* /etc/mcc/bootstrap/
     cp manifests/* /etc/mcc/bootstrap/
+    # 4.21+: the bootstrap MCC reads the payload's image list too.
+    if version_at_least 4.21; then
+        cp image-references /etc/mcc/bootstrap/
+    fi
     # The MCS hands this kubeconfig to the masters as their bootstrap kubeconfig.
     cp auth/kubeconfig-kubelet /etc/mcs/kubeconfig
     # This copy starts the bootstrap MCC and MCS.
     cp mco-bootstrap/bootstrap/machineconfigoperator-bootstrap-pod.yaml /etc/kubernetes/manifests/
-    # On-prem platforms get keepalived/coredns/haproxy pods; platform none has none.
-    for platform in baremetal openstack ovirt vsphere nutanix gcp aws; do
+    # On-prem platforms get keepalived/coredns/haproxy pods, clouds with
+    # cluster-hosted DNS a coredns pod; platform none has none.
+    STATIC_POD_PLATFORMS=(baremetal openstack ovirt vsphere nutanix gcp)
+    if version_at_least 4.19; then
+        STATIC_POD_PLATFORMS+=(aws)
+    fi
+    if version_at_least 4.21; then
+        STATIC_POD_PLATFORMS+=(azure)
+    fi
+    for platform in "${STATIC_POD_PLATFORMS[@]}"; do
         if [ -d "mco-bootstrap/${platform}/manifests" ]; then
             cp "mco-bootstrap/${platform}"/manifests/* /etc/kubernetes/manifests/
             cp --recursive "mco-bootstrap/${platform}"/static-pod-resources/* /etc/kubernetes/static-pod-resources/

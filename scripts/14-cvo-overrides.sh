@@ -1,12 +1,17 @@
 #!/usr/bin/env bash
 # Stage 14 cvo-overrides and wait-for-ceo: hand the cluster back to its operators
 #
-# Restores the CVO overrides the installer set aside for bootstrap, stops the
-# bootstrap MCS, and waits for the etcd operator to run etcd on the masters.
+# Removes the bootstrap konnectivity server and agents (4.22+, when on),
+# restores the CVO overrides the installer set aside for bootstrap, stops
+# the bootstrap MCS, and waits for the etcd operator to run etcd on the masters.
 # shellcheck source-path=SCRIPTDIR source=lib/bootkube.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib/bootkube.sh" # bootlab: library
 
 load_images
+
+if konnectivity_wanted; then
+    konnectivity_cleanup
+fi
 
 if stage_needed cvo-overrides; then
     record_service_stage_start "cvo-overrides"

@@ -75,6 +75,18 @@ func (s *Stage) Markers() []string {
 	return out
 }
 
+// MarkersFor are the markers the stage's steps may write in release v:
+// steps newer than v write none.
+func (s *Stage) MarkersFor(v Version) []string {
+	var out []string
+	for _, st := range s.Steps {
+		if st.Marker != "" && (st.Since.IsZero() || !v.Less(st.Since)) {
+			out = append(out, st.Marker)
+		}
+	}
+	return out
+}
+
 // SkipReason says why the stage does not exist in release v, or "".
 // A stage is skipped only when every named step is newer than v.
 func (s *Stage) SkipReason(v Version) string {
@@ -161,9 +173,11 @@ func (s *Stage) PartOf(arg string) []string {
 	return named
 }
 
-// Default returns the catalog of bootkube.sh for OpenShift 4.16 through 4.20.
+// Default returns the catalog of bootkube.sh for OpenShift 4.16 through 4.22.
 func Default() Catalog {
-	v419 := Version{4, 19}
+	v419, v422 := Version{4, 19}, Version{4, 22}
+	// The konnectivity steps run only where the installer enables them.
+	konnectivity := "installer #10344 (CORS-4334), 2026; only when the installer enables konnectivity"
 	return Catalog{
 		{
 			Number: 1, Slug: "openshift-manifests", Script: "move-manifests",
@@ -177,10 +191,10 @@ func Default() Catalog {
 		},
 		{
 			Number: 2, Slug: "release-image", Script: "image-for",
-			Short: "Resolve every component image (image_for), VERSION and KUBERNETES_VERSION from the release payload",
+			Short: "Resolve every component image (image_for), VERSION and (4.18+) KUBERNETES_VERSION from the release payload",
 			Steps: []Step{
 				{Name: "(image_for: component images from the release payload)"},
-				{Name: "(VERSION and KUBERNETES_VERSION: oc adm release info)"},
+				{Name: "(VERSION, and from 4.18 KUBERNETES_VERSION: oc adm release info)"},
 			},
 			Checks: checksReleaseImage(),
 		},
@@ -217,9 +231,14 @@ func Default() Catalog {
 		},
 		{
 			Number: 8, Slug: "kube-apiserver-bootstrap", Script: "render-kube-apiserver",
-			Short: "Render the bootstrap kube-apiserver pod, its config and core manifests",
-			Steps: []Step{{Name: "kube-apiserver-bootstrap", Marker: "kube-apiserver-bootstrap.done"}},
-			Done:  []string{"kube-apiserver-bootstrap.done"}, Checks: checksKAS(),
+			Short: "Render the bootstrap kube-apiserver pod, its config and core manifests (4.22+: start the konnectivity server first)",
+			Steps: []Step{
+				{Name: "konnectivity-certs", Marker: "konnectivity-certs.done", Since: v422, History: konnectivity},
+				{Name: "konnectivity-server-bootstrap", Marker: "konnectivity-server-bootstrap.done", Since: v422, History: konnectivity},
+				{Name: "konnectivity-agent-manifest", Marker: "konnectivity-agent-manifest.done", Since: v422, History: konnectivity},
+				{Name: "kube-apiserver-bootstrap", Marker: "kube-apiserver-bootstrap.done"},
+			},
+			Done: []string{"kube-apiserver-bootstrap.done"}, Checks: checksKAS(),
 		},
 		{
 			Number: 9, Slug: "kube-controller-manager-bootstrap", Script: "render-kube-controller-manager",
@@ -267,8 +286,9 @@ func Default() Catalog {
 		},
 		{
 			Number: 14, Slug: "cvo-overrides", Script: "wait-for-ceo",
-			Short: "Restore the CVO overrides, stop the bootstrap MCS, wait for the etcd operator",
+			Short: "Remove the bootstrap konnectivity (4.22+), restore the CVO overrides, stop the bootstrap MCS, wait for the etcd operator",
 			Steps: []Step{
+				{Name: "konnectivity-cleanup", Marker: "konnectivity-cleanup.done", Since: v422, History: konnectivity},
 				{Name: "cvo-overrides", Marker: "cvo-overrides.done"},
 				{Name: "(rm /etc/kubernetes/manifests/machineconfigoperator-bootstrap-pod.yaml)"},
 				{Name: "wait-for-ceo"},

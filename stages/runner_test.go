@@ -178,7 +178,7 @@ func TestRunRefusesUnsupportedVersion(t *testing.T) {
 	r, _, _ := newRunner(t, stagestest.New(t.TempDir()), "4.15")
 	_, err := r.Run(context.Background(), r.Catalog, stages.Options{})
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), "4.16 through 4.20")
+	assert.Contains(t, err.Error(), "4.16 through 4.22")
 }
 
 func TestDryRunNeedsNoNode(t *testing.T) {
@@ -248,13 +248,31 @@ func TestLookupByEveryName(t *testing.T) {
 	assert.ErrorContains(t, err, "bootlab stage list")
 }
 
-// The named steps of the baseline bootkube.sh (reference §3.2), in order.
-var baselineSteps = []string{
-	"openshift-manifests", "api-bootstrap", "auth-api-bootstrap", "config-bootstrap", "cvo-bootstrap",
-	"etcd-bootstrap", "kube-apiserver-bootstrap", "kube-controller-manager-bootstrap",
-	"kube-scheduler-bootstrap", "ingress-operator-bootstrap", "node-tuning-bootstrap", "mco-bootstrap",
-	"resolve-api-url", "resolve-api-int-url", "cco-bootstrap", "wait-for-etcd", "cb-bootstrap",
-	"cvo-overrides", "wait-for-ceo", "check-api-url", "check-api-int-url",
+// bootkubeSteps are the named steps the bootkube.sh of release v records,
+// in order (konnectivity enabled from 4.22): the baseline of reference §3.2,
+// without auth-api-bootstrap before 4.19, with the konnectivity steps of
+// installer #10344 from 4.22.
+func bootkubeSteps(v string) []string {
+	ver := stages.MustVersion(v)
+	at := func(since string) bool { return !ver.Less(stages.MustVersion(since)) }
+	var out []string
+	add := func(names ...string) { out = append(out, names...) }
+	add("openshift-manifests", "api-bootstrap")
+	if at("4.19") {
+		add("auth-api-bootstrap")
+	}
+	add("config-bootstrap", "cvo-bootstrap", "etcd-bootstrap")
+	if at("4.22") {
+		add("konnectivity-certs", "konnectivity-server-bootstrap", "konnectivity-agent-manifest")
+	}
+	add("kube-apiserver-bootstrap", "kube-controller-manager-bootstrap",
+		"kube-scheduler-bootstrap", "ingress-operator-bootstrap", "node-tuning-bootstrap", "mco-bootstrap",
+		"resolve-api-url", "resolve-api-int-url", "cco-bootstrap", "wait-for-etcd", "cb-bootstrap")
+	if at("4.22") {
+		add("konnectivity-cleanup")
+	}
+	add("cvo-overrides", "wait-for-ceo", "check-api-url", "check-api-int-url")
+	return out
 }
 
 func TestCatalogCoversBootkubeInOrder(t *testing.T) {
@@ -273,7 +291,7 @@ func TestCatalogCoversBootkubeInOrder(t *testing.T) {
 			}
 		}
 	}
-	assert.Equal(t, baselineSteps, named, "every bootkube step in exactly one stage, in bootkube's order")
+	assert.Equal(t, bootkubeSteps(stages.Newest.String()), named, "every bootkube step in exactly one stage, in bootkube's order")
 	for _, n := range []string{"cb-bootstrap", "etcd-bootstrap", "kube-apiserver-bootstrap"} {
 		s, err := c.Lookup(n)
 		require.NoError(t, err)

@@ -5,12 +5,16 @@ package stages_test
 import (
 	"bytes"
 	"context"
+	"crypto/x509"
+	"encoding/base64"
 	"encoding/json"
+	"encoding/pem"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -154,7 +158,7 @@ func TestSandboxRunsEveryStageThenValidates(t *testing.T) {
 		"[13 cb-bootstrap] https://localhost:2379 is healthy: successfully committed proposal: took = 2.1ms\n",
 		"[13 cb-bootstrap] Starting cluster-bootstrap...\n",
 		"[14 cvo-overrides] Waiting for CEO to finish...\n",
-		"[15 check-api-url] Checking if api-int.ocp.lab.local of type API_INT_URL is reachable\n",
+		"[15 check-api-url] Checking if api-int.ocp.lab.local of type API_INT_URL reachable\n",
 		"[15 check-api-url] Success while trying to reach API_URL's https endpoint at https://api.ocp.lab.local:6443/readyz\n",
 		"[15 check-api-url] bootkube.service complete\n",
 	} {
@@ -163,7 +167,7 @@ func TestSandboxRunsEveryStageThenValidates(t *testing.T) {
 
 	// Every bootkube marker is where bootkube would have put it.
 	for _, s := range r.Catalog {
-		for _, m := range s.Markers() {
+		for _, m := range s.MarkersFor(vars.Version) {
 			_, err := os.Stat(filepath.Join(sb.root, "opt", "openshift", m))
 			assert.NoError(t, err, "marker %s of stage %s", m, s.Label())
 		}
@@ -182,7 +186,7 @@ func TestSandboxRunsEveryStageThenValidates(t *testing.T) {
 			ended = append(ended, rec["stage"])
 		}
 	}
-	assert.Equal(t, baselineSteps, ended, "bootkube.json ends every bootkube stage, in order")
+	assert.Equal(t, bootkubeSteps("4.19"), ended, "bootkube.json ends every bootkube stage, in order")
 	assert.Equal(t, "service start", recs[0]["phase"])
 	assert.Equal(t, "service end", recs[len(recs)-1]["phase"])
 
@@ -199,13 +203,19 @@ func TestSandboxRunsEveryStageThenValidates(t *testing.T) {
 	}
 	assert.Len(t, sb.serviceRecords(t), before+2, "only stage 02 ran (service start, service end)")
 
-	// --force reruns a stage and its steps.
+	// --force reruns a stage and its steps, from a clean render directory:
+	// a certificate of an earlier render must not survive (bootkube removes
+	// etcd-bootstrap/ too).
 	out.Reset()
+	stale := filepath.Join(sb.root, "opt", "openshift", "etcd-bootstrap", "etc-kubernetes", "static-pod-resources", "etcd-member", "old-host.crt")
+	require.NoError(t, os.WriteFile(stale, []byte("stale"), 0o600))
 	etcd, err := r.Catalog.Lookup("07")
 	require.NoError(t, err)
 	_, err = r.Run(ctx, []*stages.Stage{etcd}, stages.Options{Force: true})
 	require.NoError(t, err)
 	assert.Contains(t, out.String(), "[07 etcd-bootstrap] Rendering CEO Manifests...\n")
+	_, err = os.Stat(stale)
+	assert.True(t, os.IsNotExist(err), "the forced rerun started from an empty etcd-bootstrap/")
 }
 
 func TestSandboxFailureIsRecordedLikeBootkube(t *testing.T) {
@@ -254,54 +264,219 @@ func TestSandboxImageForFailureStopsStage02(t *testing.T) {
 	assert.True(t, os.IsNotExist(err), "no half-written images file")
 }
 
+// konnectivityAssets lays down the inputs the 4.22 installer writes into
+// /opt/openshift when it enables konnectivity (our own minimal manifests).
+func (s *sandbox) konnectivityAssets(t *testing.T) {
+	t.Helper()
+	for _, tool := range []string{"openssl", "envsubst"} {
+		_, err := exec.LookPath(tool)
+		require.NoError(t, err, "%s is needed by the 4.22 konnectivity steps: apt-get install -y openssl gettext-base (scripts/host/setup.sh)", tool)
+	}
+	oo := filepath.Join(s.root, "opt", "openshift")
+	for name, text := range map[string]string{
+		"konnectivity-server-pod.yaml": "apiVersion: v1\nkind: Pod\nmetadata:\n  name: konnectivity-server\n  namespace: kube-system\nspec:\n  hostNetwork: true\n  containers:\n  - name: konnectivity-server\n    image: ${KONNECTIVITY_IMAGE}\n    args: [--bind-address=${BOOTSTRAP_NODE_IP}]\n",
+		"konnectivity-namespace.yaml":  "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: openshift-bootstrap-konnectivity\n",
+		"konnectivity-agent-certs-secret.yaml": "apiVersion: v1\nkind: Secret\nmetadata:\n  name: konnectivity-agent-certs\n  namespace: openshift-bootstrap-konnectivity\n" +
+			"data:\n  tls.crt: ${KONNECTIVITY_AGENT_CERT_BASE64}\n  tls.key: ${KONNECTIVITY_AGENT_KEY_BASE64}\n  ca.crt: ${KONNECTIVITY_CA_CERT_BASE64}\n",
+		"konnectivity-agent-daemonset.yaml": "apiVersion: apps/v1\nkind: DaemonSet\nmetadata:\n  name: konnectivity-agent\n  namespace: openshift-bootstrap-konnectivity\n" +
+			"spec:\n  template:\n    spec:\n      containers:\n      - name: konnectivity-agent\n        image: ${KONNECTIVITY_IMAGE}\n        args: [--proxy-server-host=${BOOTSTRAP_NODE_IP}]\n",
+	} {
+		require.NoError(t, os.WriteFile(filepath.Join(oo, name), []byte(text), 0o600))
+	}
+	s.env = append(s.env, "BOOTSTRAP_NODE_IP=192.168.126.10")
+}
+
+// callLine is the first recorded podman/oc call that contains every part.
+func callLine(calls string, parts ...string) string {
+	for _, l := range strings.Split(calls, "\n") {
+		all := true
+		for _, p := range parts {
+			all = all && strings.Contains(l, p)
+		}
+		if all {
+			return l
+		}
+	}
+	return ""
+}
+
 // The flags and steps a release lacks are left out when the scripts really
-// run: 4.16/4.17 have no auth-api-bootstrap, no CVO --feature-gate-manifest-path
-// and no KAS --operand-kubernetes-version; 4.18 has the flags, 4.19 and 4.20 all three.
+// run, release by release, through the MCO stage.
 func TestSandboxVersionGating(t *testing.T) {
 	for _, tc := range []struct {
-		version     string
-		flags, auth bool
+		version                          string
+		featureGates, kubeVersion, auth  bool
+		logDriver, imageRefs, cvManifest bool
+		konnectivity                     bool
+		platformPods                     []string
 	}{
-		{version: "4.16"}, {version: "4.17"},
-		{version: "4.18", flags: true},
-		{version: "4.19", flags: true, auth: true}, {version: "4.20", flags: true, auth: true},
+		{version: "4.16"},
+		{version: "4.17", featureGates: true},
+		{version: "4.18", featureGates: true, kubeVersion: true},
+		{version: "4.19", featureGates: true, kubeVersion: true, auth: true, platformPods: []string{"aws"}},
+		{version: "4.20", featureGates: true, kubeVersion: true, auth: true, platformPods: []string{"aws"}},
+		{version: "4.21", featureGates: true, kubeVersion: true, auth: true, logDriver: true, imageRefs: true,
+			platformPods: []string{"aws", "azure"}},
+		{version: "4.22", featureGates: true, kubeVersion: true, auth: true, logDriver: true, imageRefs: true,
+			cvManifest: true, konnectivity: true, platformPods: []string{"aws", "azure"}},
 	} {
 		t.Run(tc.version, func(t *testing.T) {
 			sb := newSandbox(t)
+			sb.env = append(sb.env, "SANDBOX_MCO_PLATFORMS=aws azure")
+			// The konnectivity inputs are there for every release: only 4.22 uses them.
+			sb.konnectivityAssets(t)
+			lb := filepath.Join(sb.root, "opt", "openshift", "manifests", "openshift-lbconfig-custom-dns.yaml")
+			require.NoError(t, os.WriteFile(lb, []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: lbconfig\n"), 0o644))
 			var out bytes.Buffer
 			vars := testVars(tc.version)
 			vars.ReleaseImage = "quay.io/example/release:" + tc.version + ".3"
 			r := &stages.Runner{Catalog: stages.Default(), Scripts: scripts.FS, Node: sb.node(), Vars: vars, Output: &out}
-			sel, err := r.Catalog.Select(stages.Selection{To: "08"})
+			sel, err := r.Catalog.Select(stages.Selection{To: "12"})
 			require.NoError(t, err)
 			outcomes, err := r.Run(context.Background(), sel, stages.Options{})
 			require.NoError(t, err, out.String())
-			calls, err := os.ReadFile(sb.calls)
+			data, err := os.ReadFile(sb.calls)
 			require.NoError(t, err)
+			calls := string(data)
 
-			var cvo, kas string
-			for _, l := range strings.Split(string(calls), "\n") {
-				switch {
-				case strings.Contains(l, "--name cvo-render"):
-					cvo = l
-				case strings.Contains(l, "--name kube-apiserver-render"):
-					kas = l
-				}
-			}
+			cvo := callLine(calls, "--name cvo-render")
+			kas := callLine(calls, "--name kube-apiserver-render")
+			mco := callLine(calls, "--name mco-render")
 			require.NotEmpty(t, cvo, "the CVO render ran")
 			require.NotEmpty(t, kas, "the KAS render ran")
-			assert.Equal(t, tc.flags, strings.Contains(cvo, "--feature-gate-manifest-path=/assets/manifests/99_feature-gate.yaml"), cvo)
-			assert.Equal(t, tc.flags, strings.Contains(kas, "--operand-kubernetes-version="), kas)
-			assert.Equal(t, tc.auth, strings.Contains(string(calls), "image cluster-authentication-operator"), "image_for of the auth operator")
-			assert.Equal(t, tc.auth, strings.Contains(string(calls), "--name auth-api-render"), "the auth-api render")
+			require.NotEmpty(t, mco, "the MCO render ran")
+			assert.Equal(t, tc.featureGates, strings.Contains(cvo, "--feature-gate-manifest-path=/assets/manifests/99_feature-gate.yaml"), cvo)
+			assert.Equal(t, tc.cvManifest, strings.Contains(cvo, "--cluster-version-manifest-path=/assets/manifests/cvo-overrides.yaml"), cvo)
+			assert.Equal(t, tc.kubeVersion, strings.Contains(kas, "--operand-kubernetes-version=1.32.7"), kas)
+			assert.Equal(t, tc.kubeVersion, strings.Contains(calls, "jsonpath={.displayVersions.kubernetes.Version}"), "oc asked for the Kubernetes version")
+			assert.Equal(t, tc.kubeVersion, strings.Contains(out.String(), "KUBERNETES_VERSION="), "stage 02 prints KUBERNETES_VERSION")
+			assert.Equal(t, tc.auth, strings.Contains(calls, "image cluster-authentication-operator"), "image_for of the auth operator")
+			assert.Equal(t, tc.auth, strings.Contains(calls, "--name auth-api-render"), "the auth-api render")
+			assert.Equal(t, tc.logDriver, strings.Contains(kas, "--log-driver=k8s-file"), kas)
+			assert.Equal(t, tc.logDriver, strings.Contains(callLine(calls, "--name etcdctl"), "--log-driver=k8s-file") ||
+				strings.Contains(callLine(calls, "--name node-tuning-render"), "--log-driver=k8s-file"), "every bootkube container")
+			assert.NotEmpty(t, callLine(calls, "--name node-tuning-render"), "the node tuning render has upstream's container name")
+			assert.Contains(t, mco, "--cloud-lb-config-file=/assets/manifests/openshift-lbconfig-custom-dns.yaml")
+
+			etc := filepath.Join(sb.root, "etc")
+			_, err = os.Stat(filepath.Join(etc, "mcc", "bootstrap", "image-references"))
+			assert.Equal(t, tc.imageRefs, err == nil, "image-references in /etc/mcc/bootstrap")
+			for _, p := range []string{"aws", "azure"} {
+				_, err = os.Stat(filepath.Join(etc, "kubernetes", "manifests", "coredns-"+p+".yaml"))
+				assert.Equal(t, slices.Contains(tc.platformPods, p), err == nil, "%s static pod copied", p)
+			}
+			_, err = os.Stat(filepath.Join(etc, "kubernetes", "manifests", "konnectivity-server-pod.yaml"))
+			assert.Equal(t, tc.konnectivity, err == nil, "konnectivity server static pod")
+			_, err = os.Stat(filepath.Join(sb.root, "opt", "openshift", "konnectivity-certs.done"))
+			assert.Equal(t, tc.konnectivity, err == nil, "konnectivity-certs.done")
+
 			if tc.auth {
 				assert.Equal(t, stages.ResultSuccess, outcomes[3].Result)
 			} else {
 				assert.Equal(t, stages.ResultSkipped, outcomes[3].Result)
 				assert.Contains(t, outcomes[3].Reason, "auth-api-bootstrap arrived in 4.19")
 			}
+
+			// The scripts record this release's steps, in its order, through cco-bootstrap.
+			var ended []string
+			for _, rec := range sb.serviceRecords(t) {
+				if rec["phase"] == "stage end" {
+					ended = append(ended, rec["stage"])
+				}
+			}
+			want := bootkubeSteps(tc.version)
+			want = want[:slices.Index(want, "cco-bootstrap")+1]
+			assert.Equal(t, want, ended, "bootkube.json of stages 01-12")
 		})
 	}
+}
+
+// 4.22 with konnectivity on: every stage runs, the konnectivity steps are
+// recorded and marked where bootkube has them, the server pod starts in 08
+// and is gone after 14, and the agents' manifests reach manifests/.
+func TestSandboxNewestReleaseWithKonnectivity(t *testing.T) {
+	ctx := context.Background()
+	sb := newSandbox(t)
+	sb.konnectivityAssets(t)
+	node := sb.node()
+	var out bytes.Buffer
+	vars := testVars("4.22")
+	vars.ReleaseImage = "quay.io/example/release:4.22.1"
+	r := &stages.Runner{Catalog: stages.Default(), Scripts: scripts.FS, Node: node, Vars: vars, Output: &out}
+	oo := filepath.Join(sb.root, "opt", "openshift")
+	serverPod := filepath.Join(sb.root, "etc", "kubernetes", "manifests", "konnectivity-server-pod.yaml")
+	for _, s := range r.Catalog {
+		outcomes, err := r.Run(ctx, []*stages.Stage{s}, stages.Options{})
+		require.NoError(t, err, "stage %s:\n%s", s.Label(), out.String())
+		require.Equal(t, stages.ResultSuccess, outcomes[0].Result, s.Label())
+		results := stages.Validate(ctx, node, s, vars, stages.ValidateOptions{})
+		assert.Empty(t, failures(results), "validate %s right after it ran", s.Label())
+		if s.Number == 8 {
+			pod, err := os.ReadFile(serverPod)
+			require.NoError(t, err, "stage 08 starts the konnectivity server")
+			assert.Contains(t, string(pod), "image: quay.io/example/art@sha256:apiserver-network-proxy")
+			assert.Contains(t, string(pod), "--bind-address=192.168.126.10")
+		}
+	}
+	for _, line := range []string{
+		"[08 kube-apiserver-bootstrap] Konnectivity agents will dial 192.168.126.10\n",
+		"[08 kube-apiserver-bootstrap] Creating Konnectivity server static pod manifest...\n",
+		"[08 kube-apiserver-bootstrap] Creating Konnectivity agent manifests...\n",
+		"[14 cvo-overrides] Cleaning up bootstrap konnectivity resources...\n",
+		"[14 cvo-overrides] namespace \"openshift-bootstrap-konnectivity\" deleted\n",
+	} {
+		assert.Contains(t, out.String(), line)
+	}
+	_, err := os.Stat(serverPod)
+	assert.True(t, os.IsNotExist(err), "konnectivity-cleanup removed the server pod")
+
+	// The agents' secret carries the certificates stage 08 made, signed by its CA.
+	secret, err := os.ReadFile(filepath.Join(oo, "manifests", "konnectivity-agent-certs.yaml"))
+	require.NoError(t, err)
+	assert.NotContains(t, string(secret), "${", "every variable substituted")
+	ca, err := os.ReadFile(filepath.Join(oo, "tls", "konnectivity", "ca.crt"))
+	require.NoError(t, err)
+	assert.Contains(t, string(secret), "ca.crt: "+base64.StdEncoding.EncodeToString(ca))
+	server := readCert(t, filepath.Join(oo, "tls", "konnectivity", "server.crt"))
+	require.Len(t, server.IPAddresses, 1)
+	assert.Equal(t, "192.168.126.10", server.IPAddresses[0].String())
+	key, err := os.Stat(filepath.Join(oo, "tls", "konnectivity", "agent.key"))
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o600), key.Mode().Perm(), "keys are 0600")
+	_, err = os.Stat(filepath.Join(oo, "manifests", "konnectivity-agent-daemonset.yaml"))
+	assert.NoError(t, err)
+
+	for _, s := range r.Catalog {
+		for _, m := range s.MarkersFor(vars.Version) {
+			_, err := os.Stat(filepath.Join(oo, m))
+			assert.NoError(t, err, "marker %s of stage %s", m, s.Label())
+		}
+	}
+	var ended []string
+	for _, rec := range sb.serviceRecords(t) {
+		if rec["phase"] == "stage end" {
+			assert.Equal(t, "success", rec["result"], rec["stage"])
+			ended = append(ended, rec["stage"])
+		}
+	}
+	assert.Equal(t, bootkubeSteps("4.22"), ended, "bootkube.json ends every 4.22 step, in order")
+}
+
+// On 4.22 without the installer's konnectivity inputs the steps are left
+// out and stage 08 says why.
+func TestSandboxKonnectivityOff(t *testing.T) {
+	sb := newSandbox(t)
+	var out bytes.Buffer
+	vars := testVars("4.22")
+	vars.ReleaseImage = "quay.io/example/release:4.22.1"
+	r := &stages.Runner{Catalog: stages.Default(), Scripts: scripts.FS, Node: sb.node(), Vars: vars, Output: &out}
+	sel, err := r.Catalog.Select(stages.Selection{To: "08"})
+	require.NoError(t, err)
+	_, err = r.Run(context.Background(), sel, stages.Options{})
+	require.NoError(t, err, out.String())
+	assert.Contains(t, out.String(), "[08 kube-apiserver-bootstrap] konnectivity is off for this cluster (no /opt/openshift/konnectivity-server-pod.yaml from the installer): skipping its steps\n")
+	_, err = os.Stat(filepath.Join(sb.root, "opt", "openshift", "konnectivity-certs.done"))
+	assert.True(t, os.IsNotExist(err), "no konnectivity marker")
 }
 
 // Run by hand on a release without the step, script 04 says so and exits 0
@@ -321,4 +496,16 @@ func TestSandboxScript04ByHandBefore419(t *testing.T) {
 	assert.Contains(t, out.String(), "OpenShift 4.18 has no auth-api-bootstrap step (it arrived in 4.19): skipping")
 	_, err = os.Stat(filepath.Join(sb.root, "opt", "openshift", "auth-api-bootstrap.done"))
 	assert.True(t, os.IsNotExist(err), "no marker for a step that does not exist")
+}
+
+// readCert parses the first PEM certificate of file.
+func readCert(t *testing.T, file string) *x509.Certificate {
+	t.Helper()
+	data, err := os.ReadFile(file)
+	require.NoError(t, err)
+	block, _ := pem.Decode(data)
+	require.NotNil(t, block, "%s holds a PEM block", file)
+	c, err := x509.ParseCertificate(block.Bytes)
+	require.NoError(t, err)
+	return c
 }

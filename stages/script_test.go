@@ -91,7 +91,7 @@ func TestRenderedScriptsAreValidBash(t *testing.T) {
 	bash, err := exec.LookPath("bash")
 	require.NoError(t, err, "bash is needed: apt-get install bash")
 	for _, s := range stages.Default() {
-		for _, v := range []string{"4.16", "4.20"} {
+		for _, v := range []string{"4.16", "4.20", "4.22"} {
 			got, err := stages.RenderScript(scripts.FS, s, testVars(v))
 			require.NoError(t, err)
 			cmd := exec.Command(bash, "-n")

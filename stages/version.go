@@ -12,7 +12,7 @@ type Version struct{ Major, Minor int }
 // Oldest and Newest bound the releases whose bootkube.sh the catalog models.
 var (
 	Oldest = Version{4, 16}
-	Newest = Version{4, 20}
+	Newest = Version{4, 22}
 )
 
 // ParseVersion reads "4.19", "4.19.10" or "4.19.0-ec.3".

@@ -8,6 +8,7 @@ packages=(
   libvirt-daemon-system libvirt-clients qemu-system-x86 qemu-utils
   dnsmasq-base haproxy iproute2 dnsutils cpio curl jq
   openssh-client openssh-server shellcheck ca-certificates sudo util-linux
+  openssl gettext-base
 )
 
 if [[ $(id -u) -ne 0 ]]; then

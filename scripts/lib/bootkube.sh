@@ -37,6 +37,13 @@ set -euoE pipefail
 : "${SERVICE_NAME:=bootkube}"
 # IMAGES_FILE keeps what stage 02 resolved (bootlab's file; bootkube ignores it).
 : "${IMAGES_FILE:=${ASSET_DIR}/bootlab-images.env}"
+# KONNECTIVITY (4.22+): auto runs the konnectivity steps when the installer
+# laid down their inputs (konnectivity-server-pod.yaml in ASSET_DIR), as it
+# does when its KonnectivityEnabled template flag is on; false never runs them.
+: "${KONNECTIVITY:=auto}"
+# BOOTSTRAP_NODE_IP is the address konnectivity agents dial back to; empty
+# means the source address of the default route, as bootkube detects it.
+: "${BOOTSTRAP_NODE_IP:=}"
 
 cd "${ASSET_DIR}"
 
@@ -205,6 +212,10 @@ IMAGE_VARIABLES=(
 if version_at_least 4.19; then
     IMAGE_VARIABLES+=(AUTH_OPERATOR_IMAGE=cluster-authentication-operator)
 fi
+if version_at_least 4.22; then
+    # The konnectivity server (bootkube asks for it inside its konnectivity steps).
+    IMAGE_VARIABLES+=(KONNECTIVITY_IMAGE=apiserver-network-proxy)
+fi
 
 # release_info FIELD prints a field of `oc adm release info`, honouring the
 # installer's mirror configuration like bootkube does.
@@ -232,7 +243,12 @@ resolve_images() {
         printf '%s=%q\n' "${var}" "${!var}" >>"${IMAGES_FILE}.tmp"
     done
     VERSION=$(release_info '{.metadata.version}')
-    KUBERNETES_VERSION=$(release_info '{.displayVersions.kubernetes.Version}')
+    # bootkube asks for the Kubernetes version only from 4.18, where the
+    # kube-apiserver render gained --operand-kubernetes-version.
+    KUBERNETES_VERSION=""
+    if version_at_least 4.18; then
+        KUBERNETES_VERSION=$(release_info '{.displayVersions.kubernetes.Version}')
+    fi
     printf 'VERSION=%q\nKUBERNETES_VERSION=%q\nRELEASE_IMAGE_DIGEST=%q\n' \
         "${VERSION}" "${KUBERNETES_VERSION}" "${RELEASE_IMAGE_DIGEST}" >>"${IMAGES_FILE}.tmp"
     mv "${IMAGES_FILE}.tmp" "${IMAGES_FILE}"
@@ -255,10 +271,18 @@ load_images() {
 # just before the etcd stage).
 ETCD_ENDPOINTS=https://localhost:2379
 
-# bootkube_podman_run runs a render container: host network (no IP clashes
-# with the lab's networks), removed when it exits.
+# BOOTKUBE_PODMAN_FLAGS are the flags every bootkube container gets: host
+# network (no IP clashes with the lab's networks), removed when it exits.
+# From 4.21 bootkube also pins the k8s-file log driver, so the container
+# logs no longer depend on the host's containers.conf default.
+BOOTKUBE_PODMAN_FLAGS=(--quiet --net=host --rm)
+if version_at_least 4.21; then
+    BOOTKUBE_PODMAN_FLAGS+=(--log-driver=k8s-file)
+fi
+
+# bootkube_podman_run runs a render container with BOOTKUBE_PODMAN_FLAGS.
 bootkube_podman_run() {
-    podman run --quiet --net=host --rm "$@"
+    podman run "${BOOTKUBE_PODMAN_FLAGS[@]}" "$@"
 }
 
 # wait_for_etcd_cluster retries `etcdctl endpoint health` every 5 seconds
@@ -330,7 +354,8 @@ check_url() {
         echo "${marker}.done exists: ${url} answered before, skipping"
         return 0
     fi
-    echo "Checking if ${host} of type ${kind} is reachable"
+    # Upstream's wording, without "is".
+    echo "Checking if ${host} of type ${kind} reachable"
     record_service_stage_start "${stage}"
     if [ "$(curl -k --get --silent --output /dev/null --write-out '%{http_code}' "${url}")" = 200 ]; then
         echo "Success while trying to reach ${kind}'s https endpoint at ${url}"
@@ -340,5 +365,126 @@ check_url() {
         echo "Unable to reach ${kind}'s https endpoint at ${url}"
         echo "Unable to validate. ${url} is currently unreachable."
         record_service_stage_failure
+    fi
+}
+
+# ---- konnectivity (4.22+): lets the bootstrap API server reach pod IPs ----
+#
+# bootkube sources konnectivity.sh, which the installer renders with its
+# KonnectivityEnabled flag: the server runs as a static pod here, agents run
+# as a DaemonSet on the cluster's nodes and dial back to BOOTSTRAP_NODE_IP,
+# and the bootstrap API server sends cluster-bound traffic (webhooks) through
+# them. bootlab runs the same four marked steps.
+
+# konnectivity_wanted: true when this release has the konnectivity steps
+# and they are switched on for this cluster (see KONNECTIVITY).
+konnectivity_wanted() {
+    version_at_least 4.22 || return 1
+    case "${KONNECTIVITY}" in
+    false) return 1 ;;
+    true) return 0 ;;
+    esac
+    [ -f "${ASSET_DIR}/konnectivity-server-pod.yaml" ]
+}
+
+# konnectivity_node_ip exports BOOTSTRAP_NODE_IP, detecting it from the
+# default route when it is not set (IPv4 first, then IPv6).
+konnectivity_node_ip() {
+    if [ -z "${BOOTSTRAP_NODE_IP}" ]; then
+        BOOTSTRAP_NODE_IP=$(ip -j route get 1.1.1.1 2>/dev/null | jq -r '.[0].prefsrc // empty' || true)
+    fi
+    if [ -z "${BOOTSTRAP_NODE_IP}" ]; then
+        BOOTSTRAP_NODE_IP=$(ip -6 -j route get 2001:4860:4860::8888 2>/dev/null | jq -r '.[0].prefsrc // empty' || true)
+    fi
+    if [ -z "${BOOTSTRAP_NODE_IP}" ]; then
+        echo "cannot tell the bootstrap node's address: set BOOTSTRAP_NODE_IP" >&2
+        return 1
+    fi
+    export BOOTSTRAP_NODE_IP
+    echo "Konnectivity agents will dial ${BOOTSTRAP_NODE_IP}"
+}
+
+# konnectivity_make_certs DIR IP writes a throw-away CA (valid one day) and,
+# signed by it, the server certificate for IP and one client certificate all
+# agents share. The installer ships /usr/local/bin/konnectivity-certs.sh for
+# this; bootlab uses it when present and this otherwise.
+konnectivity_make_certs() {
+    local dir=${1} ip=${2} name
+    if [ -x /usr/local/bin/konnectivity-certs.sh ]; then
+        /usr/local/bin/konnectivity-certs.sh "${ip}"
+        return
+    fi
+    mkdir --parents "${dir}"
+    openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj "/O=openshift/CN=konnectivity-signer" \
+        -keyout "${dir}/ca.key" -out "${dir}/ca.crt" 2>/dev/null
+    for name in server agent; do
+        openssl req -new -newkey rsa:2048 -nodes -subj "/O=openshift/CN=konnectivity-${name}" \
+            -keyout "${dir}/${name}.key" -out "${dir}/${name}.csr" 2>/dev/null
+    done
+    openssl x509 -req -days 1 -CA "${dir}/ca.crt" -CAkey "${dir}/ca.key" -CAcreateserial \
+        -extfile <(printf 'extendedKeyUsage=serverAuth\nsubjectAltName=IP:%s\n' "${ip}") \
+        -in "${dir}/server.csr" -out "${dir}/server.crt" 2>/dev/null
+    openssl x509 -req -days 1 -CA "${dir}/ca.crt" -CAkey "${dir}/ca.key" -CAcreateserial \
+        -extfile <(printf 'extendedKeyUsage=clientAuth\n') \
+        -in "${dir}/agent.csr" -out "${dir}/agent.crt" 2>/dev/null
+    rm --force "${dir}"/*.csr
+    chmod 0600 "${dir}"/*.key
+}
+
+KONNECTIVITY_CERT_DIR=${ASSET_DIR}/tls/konnectivity
+
+# konnectivity_setup runs steps konnectivity-certs and
+# konnectivity-server-bootstrap: the server static pod starts at once.
+konnectivity_setup() {
+    konnectivity_node_ip
+    if stage_needed konnectivity-certs; then
+        record_service_stage_start "konnectivity-certs"
+        echo "Generating Konnectivity certificates in ${KONNECTIVITY_CERT_DIR}..."
+        konnectivity_make_certs "${KONNECTIVITY_CERT_DIR}" "${BOOTSTRAP_NODE_IP}"
+        mark_done konnectivity-certs
+        record_service_stage_success
+    fi
+    if stage_needed konnectivity-server-bootstrap; then
+        record_service_stage_start "konnectivity-server-bootstrap"
+        echo "Creating Konnectivity server static pod manifest..."
+        export KONNECTIVITY_IMAGE
+        envsubst <"${ASSET_DIR}/konnectivity-server-pod.yaml" >/etc/kubernetes/manifests/konnectivity-server-pod.yaml
+        mark_done konnectivity-server-bootstrap
+        record_service_stage_success
+    fi
+}
+
+# konnectivity_manifests runs step konnectivity-agent-manifest: the agents'
+# namespace, their shared client certificate and their DaemonSet join
+# manifests/, for cluster-bootstrap to create.
+konnectivity_manifests() {
+    if stage_needed konnectivity-agent-manifest; then
+        record_service_stage_start "konnectivity-agent-manifest"
+        echo "Creating Konnectivity agent manifests..."
+        export KONNECTIVITY_IMAGE KONNECTIVITY_AGENT_CERT_BASE64 KONNECTIVITY_AGENT_KEY_BASE64 KONNECTIVITY_CA_CERT_BASE64
+        KONNECTIVITY_AGENT_CERT_BASE64=$(base64 -w0 "${KONNECTIVITY_CERT_DIR}/agent.crt")
+        KONNECTIVITY_AGENT_KEY_BASE64=$(base64 -w0 "${KONNECTIVITY_CERT_DIR}/agent.key")
+        KONNECTIVITY_CA_CERT_BASE64=$(base64 -w0 "${KONNECTIVITY_CERT_DIR}/ca.crt")
+        cp "${ASSET_DIR}/konnectivity-namespace.yaml" manifests/konnectivity-namespace.yaml
+        envsubst <"${ASSET_DIR}/konnectivity-agent-certs-secret.yaml" >manifests/konnectivity-agent-certs.yaml
+        envsubst <"${ASSET_DIR}/konnectivity-agent-daemonset.yaml" >manifests/konnectivity-agent-daemonset.yaml
+        mark_done konnectivity-agent-manifest
+        record_service_stage_success
+    fi
+}
+
+# konnectivity_cleanup runs step konnectivity-cleanup once cluster-bootstrap
+# is done: deleting the namespace removes the agents and their secret;
+# removing the manifest stops the server.
+konnectivity_cleanup() {
+    if stage_needed konnectivity-cleanup; then
+        record_service_stage_start "konnectivity-cleanup"
+        echo "Cleaning up bootstrap konnectivity resources..."
+        oc delete namespace openshift-bootstrap-konnectivity \
+            --kubeconfig=/opt/openshift/auth/kubeconfig \
+            --ignore-not-found=true
+        rm --force /etc/kubernetes/manifests/konnectivity-server-pod.yaml
+        mark_done konnectivity-cleanup
+        record_service_stage_success
     fi
 }

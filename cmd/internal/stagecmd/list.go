@@ -102,6 +102,9 @@ func runList(f *cmdutil.Factory, opts *ListOptions) error {
 			if st.Optional {
 				m += " (only on success; never fails)"
 			}
+			if st.Since != "" && r.vars.Version.Less(stages.MustVersion(st.Since)) {
+				m += " (not in " + r.vars.Version.String() + ": arrived in " + st.Since + ")"
+			}
 			fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", no, slug, script, st.Name, m)
 		}
 		if e.Skipped != "" {

@@ -243,6 +243,18 @@ func TestListJSON(t *testing.T) {
 
 	err := execute(NewCmdList(e.f, nil), "-f", e.spec, "--openshift-version", "4.12")
 	assert.Equal(t, cmdutil.ExitInvalid, exitCode(err))
+
+	// Steps newer than the release are marked as such; on their release not.
+	e.out.Reset()
+	require.NoError(t, execute(NewCmdList(e.f, nil), "-f", e.spec, "--openshift-version", "4.21"))
+	assert.Regexp(t, `konnectivity-cleanup\s+konnectivity-cleanup\.done \(not in 4\.21: arrived in 4\.22\)\n`, e.out.String())
+	e.out.Reset()
+	require.NoError(t, execute(NewCmdList(e.f, nil), "-f", e.spec, "--openshift-version", "4.22"))
+	assert.Regexp(t, `konnectivity-cleanup\s+konnectivity-cleanup\.done\n`, e.out.String())
+	e.out.Reset()
+	require.NoError(t, execute(NewCmdList(e.f, nil), "-f", e.spec, "-o", "json", "--openshift-version", "4.22"))
+	require.NoError(t, json.Unmarshal(e.out.Bytes(), &entries))
+	assert.Equal(t, listStep{Name: "konnectivity-certs", Marker: "konnectivity-certs.done", Since: "4.22"}, entries[7].Steps[0])
 }
 
 func TestHandoff(t *testing.T) {

@@ -86,7 +86,7 @@ func NodeStatus(ctx context.Context, n stages.Node, c stages.Catalog, v stages.V
 		ss := StageStatus{Number: s.Number, Slug: s.Slug, Present: []string{}, Missing: []string{}}
 		// The stage's own markers, and the ones that decide it is done:
 		// stage 14 is done only with .bootkube.done (wait-for-ceo has none).
-		markers := s.Markers()
+		markers := s.MarkersFor(v)
 		for _, m := range s.Done {
 			if !slices.Contains(markers, m) {
 				markers = append(markers, m)
