@@ -26,6 +26,8 @@ type Streams struct {
 	ErrTTY bool
 	// OutTTY is true when Out is a terminal (tables rather than plain lines).
 	OutTTY bool
+	// InTTY is true when In is a terminal (a person can answer a prompt).
+	InTTY bool
 }
 
 // SystemStreams returns the process's stdin, stdout and stderr.
@@ -34,6 +36,7 @@ func SystemStreams() Streams {
 		In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr,
 		ErrTTY: term.IsTerminal(int(os.Stderr.Fd())),
 		OutTTY: term.IsTerminal(int(os.Stdout.Fd())),
+		InTTY:  term.IsTerminal(int(os.Stdin.Fd())),
 	}
 }
 

@@ -1,8 +1,11 @@
 package labcmd
 
 import (
+	"bufio"
 	"context"
 	"fmt"
+	"path/filepath"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -16,6 +19,9 @@ import (
 type DownOptions struct {
 	Spec       SpecFlags
 	KeepImages bool
+	// All removes every lab on this host (after a confirmation, or --yes).
+	All bool
+	Yes bool
 }
 
 // NewCmdDown builds `lab down`: remove exactly what this lab created.
@@ -38,10 +44,15 @@ half-failed up; never touches another lab or an object bootlab did not make.`,
 	}
 	AddSpecFlags(cmd, &opts.Spec)
 	cmd.Flags().BoolVar(&opts.KeepImages, "keep-images", false, "keep the imported base image so the next up does not upload it again")
+	cmd.Flags().BoolVar(&opts.All, "all", false, "delete every lab on this host (asks first; --yes for scripts)")
+	cmd.Flags().BoolVarP(&opts.Yes, "yes", "y", false, "with --all: do not ask")
 	return cmd
 }
 
 func runDown(ctx context.Context, f *cmdutil.Factory, opts *DownOptions) error {
+	if opts.All {
+		return downAll(ctx, f, opts)
+	}
 	spec, err := appliedSpec(&opts.Spec)
 	if err != nil {
 		return err
@@ -93,4 +104,59 @@ func downSummary(spec *lab.Spec, steps []lab.StepResult) []string {
 		return []string{fmt.Sprintf("nothing to delete: lab %s has no VMs, load balancer, pool, network or files here (%s, %s)", spec.Name, spec.Libvirt.URI, spec.LabDir)}
 	}
 	return append(did, fmt.Sprintf("lab %s deleted", spec.Name))
+}
+
+// downAll deletes every lab under the bootlab home, each exactly as `lab
+// down` of that lab would, after the user confirmed the list.
+func downAll(ctx context.Context, f *cmdutil.Factory, opts *DownOptions) error {
+	if opts.Spec.flags != nil {
+		for _, name := range []string{"file", "name", "lab-dir"} {
+			if opts.Spec.flags.Changed(name) {
+				return cmdutil.UsageErrorf("--all deletes every lab: it takes no --%s", name)
+			}
+		}
+	}
+	labs, err := lab.FindLabs(lab.DefaultHome())
+	if err != nil {
+		return err
+	}
+	if len(labs) == 0 {
+		f.Status.Infof("nothing to delete: no labs in %s", filepath.Join(lab.DefaultHome(), "labs"))
+		return nil
+	}
+	names := make([]string, len(labs))
+	for i, l := range labs {
+		names[i] = l.Name
+	}
+	if !opts.Yes {
+		if !f.Streams.InTTY {
+			return cmdutil.UsageErrorf("lab down --all would delete %d labs (%s): pass --yes to confirm when not at a terminal", len(labs), strings.Join(names, ", "))
+		}
+		fmt.Fprintf(f.Streams.ErrOut, "Delete %d labs: %s? [y/N] ", len(labs), strings.Join(names, ", "))
+		answer, _ := bufio.NewReader(f.Streams.In).ReadString('\n')
+		if a := strings.ToLower(strings.TrimSpace(answer)); a != "y" && a != "yes" {
+			return cmdutil.WithCode(cmdutil.ExitError, fmt.Errorf("nothing deleted"))
+		}
+	}
+	var failed []string
+	for _, l := range labs {
+		spec := l.State.Spec
+		if spec == nil {
+			// Never brought up completely: its name and directory are enough
+			// to find what it made.
+			spec = &lab.Spec{Name: l.Name, LabDir: l.Dir}
+			spec.Defaults()
+		}
+		if err := downSpec(ctx, f, opts, spec); err != nil {
+			if ctx.Err() != nil {
+				return err
+			}
+			f.Log.Error("lab down failed", "lab", l.Name, "err", err)
+			failed = append(failed, l.Name+": "+err.Error())
+		}
+	}
+	if len(failed) > 0 {
+		return fmt.Errorf("%d of %d labs could not be deleted:\n  %s", len(failed), len(labs), strings.Join(failed, "\n  "))
+	}
+	return nil
 }

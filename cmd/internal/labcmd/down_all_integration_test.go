@@ -1,0 +1,61 @@
+//go:build integration
+
+package labcmd
+
+import (
+	"bytes"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/bootlab/bootlab/cmd/internal/cmdutil"
+	"github.com/bootlab/bootlab/internal/status"
+	"github.com/bootlab/bootlab/lab"
+)
+
+// `lab down --all` asks first (refuses without a terminal unless --yes) and
+// then deletes every lab on the host, each as its own `lab down` would.
+func TestDownAllConfirmsThenDeletesEveryLab(t *testing.T) {
+	home := isolatedHost(t)
+	for _, name := range []string{"da1", "da2"} {
+		s := &lab.Spec{Name: name, Libvirt: lab.Libvirt{URI: "test:///default"}}
+		s.Defaults()
+		require.NoError(t, (&lab.State{Name: name, UUID: "u-" + name, Spec: s}).Save(s.LabDir))
+	}
+	exec := func(in string, tty bool, args ...string) (error, string) {
+		var errOut bytes.Buffer
+		f := &cmdutil.Factory{Streams: cmdutil.Streams{In: strings.NewReader(in), Out: &bytes.Buffer{}, ErrOut: &errOut, InTTY: tty}, Status: status.New(&errOut, false)}
+		f.Log = slog.New(slog.DiscardHandler)
+		cmd := NewCmdDown(f, nil)
+		cmd.SetArgs(args)
+		cmd.SilenceUsage, cmd.SilenceErrors = true, true
+		return cmd.Execute(), errOut.String()
+	}
+	err, _ := exec("", false, "--all")
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "would delete 2 labs (da1, da2): pass --yes")
+	err, _ = exec("n\n", true, "--all")
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "nothing deleted")
+	err, _ = exec("", false, "--all", "--name", "da1")
+	assert.ErrorContains(t, err, "takes no --name")
+	for _, name := range []string{"da1", "da2"} {
+		assert.DirExists(t, filepath.Join(home, "labs", name), "nothing is deleted before the user agrees")
+	}
+
+	err, errOut := exec("y\n", true, "--all")
+	require.NoError(t, err, errOut)
+	assert.Contains(t, errOut, "Delete 2 labs: da1, da2? [y/N]")
+	for _, name := range []string{"da1", "da2"} {
+		_, statErr := os.Stat(filepath.Join(home, "labs", name, "state.json"))
+		assert.True(t, os.IsNotExist(statErr), "%s's lab files are gone", name)
+	}
+	err, errOut = exec("", false, "--all", "--yes")
+	require.NoError(t, err)
+	assert.Contains(t, errOut, "nothing to delete: no labs")
+}
