@@ -75,7 +75,7 @@ func runSteps(ctx context.Context, st *status.Status, log *slog.Logger, steps []
 			}
 			return out, err
 		}
-		st.End(true)
+		st.EndDetail(true, detail)
 		if detail != "" {
 			log.Debug(s.name, "changed", detail)
 		} else {

@@ -4,8 +4,11 @@
 package status
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
+	"sort"
 	"sync"
 	"time"
 )
@@ -20,6 +23,7 @@ type Status struct {
 	started time.Time
 	stop    chan struct{}
 	done    chan struct{}
+	json    bool
 	// rewrite adjusts every info line (the CLI adds the lab's -f/--name to
 	// the commands a line suggests).
 	rewrite func(string) string
@@ -38,6 +42,42 @@ func (s *Status) SetRewrite(f func(string) string) {
 // New returns a Status writing to w. tty selects the spinner form.
 func New(w io.Writer, tty bool) *Status { return &Status{w: w, tty: tty} }
 
+// NewJSON returns a Status writing one JSON object a line (--log-format
+// json): a step when it ends, with ok and its duration, and info lines.
+func NewJSON(w io.Writer) *Status { return &Status{w: w, json: true} }
+
+// JSONLine writes one JSON log line in the shape every bootlab JSON line
+// has (time in RFC 3339, level, msg) plus extra fields.
+func JSONLine(w io.Writer, level, msg string, extra map[string]any) {
+	// time, level and msg first, as the logger writes them; then the rest.
+	var b bytes.Buffer
+	field := func(k string, v any) {
+		if b.Len() > 0 {
+			b.WriteByte(',')
+		}
+		kb, _ := json.Marshal(k)
+		vb, err := json.Marshal(v)
+		if err != nil {
+			vb, _ = json.Marshal(fmt.Sprint(v))
+		}
+		b.Write(kb)
+		b.WriteByte(':')
+		b.Write(vb)
+	}
+	field("time", time.Now().UTC().Format(time.RFC3339))
+	field("level", level)
+	field("msg", msg)
+	keys := make([]string, 0, len(extra))
+	for k := range extra {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		field(k, extra[k])
+	}
+	_, _ = w.Write([]byte("{" + b.String() + "}\n"))
+}
+
 // Discard returns a Status that prints nothing.
 func Discard() *Status { return &Status{} }
 
@@ -53,6 +93,9 @@ func (s *Status) Start(format string, args ...any) {
 	defer s.mu.Unlock()
 	s.msg = fmt.Sprintf(format, args...)
 	s.started = time.Now()
+	if s.json {
+		return // one line when it ends
+	}
 	if !s.tty {
 		fmt.Fprintf(s.w, " • %s ...\n", s.msg)
 		return
@@ -79,7 +122,10 @@ func (s *Status) spin(msg string, stop, done chan struct{}) {
 
 // End finishes the running step, marking it ✓ or ✗. It does nothing when no
 // step is running.
-func (s *Status) End(ok bool) {
+func (s *Status) End(ok bool) { s.EndDetail(ok, "") }
+
+// EndDetail is End with what the step changed, said on the same line.
+func (s *Status) EndDetail(ok bool, detail string) {
 	if s == nil || s.w == nil {
 		return
 	}
@@ -101,6 +147,21 @@ func (s *Status) End(ok bool) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.json {
+		level := "info"
+		if !ok {
+			level = "error"
+		}
+		extra := map[string]any{"step": msg, "ok": ok, "elapsedMs": elapsed.Milliseconds()}
+		if detail != "" {
+			extra["detail"] = detail
+		}
+		JSONLine(s.w, level, msg, extra)
+		return
+	}
+	if detail != "" {
+		msg += ": " + detail
+	}
 	if s.tty {
 		fmt.Fprintf(s.w, "\r\x1b[K %s %s (%s)\n", mark, msg, elapsed)
 		return
@@ -121,6 +182,10 @@ func (s *Status) Infof(format string, args ...any) {
 	line := fmt.Sprintf(format, args...)
 	if s.rewrite != nil {
 		line = s.rewrite(line)
+	}
+	if s.json {
+		JSONLine(s.w, "info", line, nil)
+		return
 	}
 	fmt.Fprintf(s.w, "   %s\n", line)
 }

@@ -2,10 +2,13 @@ package status
 
 import (
 	"bytes"
+	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestPlainLines(t *testing.T) {
@@ -42,4 +45,30 @@ func TestNilAndDiscardAreSilent(t *testing.T) {
 	d := Discard()
 	d.Start("x")
 	d.End(false)
+}
+
+func TestJSONStatusLines(t *testing.T) {
+	var b bytes.Buffer
+	s := NewJSON(&b)
+	s.Start("Creating network %s", "bootlab-x")
+	s.EndDetail(true, "defined, started")
+	s.Start("Creating nodes")
+	s.End(false)
+	s.Infof("lab %s is up", "x")
+	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
+	require.Len(t, lines, 3, "one line a step, at its end, and one an info line")
+	for _, l := range lines {
+		var rec map[string]any
+		require.NoError(t, json.Unmarshal([]byte(l), &rec), l)
+		_, err := time.Parse(time.RFC3339, rec["time"].(string))
+		require.NoError(t, err, "RFC 3339 time")
+		assert.True(t, strings.HasPrefix(l, `{"time":`), "time first, as the logger writes: %s", l)
+	}
+	assert.Contains(t, lines[0], `"level":"info","msg":"Creating network bootlab-x"`)
+	assert.Contains(t, lines[0], `"detail":"defined, started"`)
+	assert.Contains(t, lines[0], `"ok":true`)
+	assert.Contains(t, lines[1], `"level":"error"`)
+	assert.Contains(t, lines[1], `"ok":false`)
+	assert.Contains(t, lines[2], `"msg":"lab x is up"`)
+	assert.NotContains(t, b.String(), "\x1b[", "no escape codes")
 }

@@ -31,6 +31,15 @@ type Conn struct {
 
 var _ lab.Hypervisor = (*Conn)(nil)
 
+// LevelXML is the log level of the XML bootlab sends to libvirt: below
+// debug, shown with -vv.
+const LevelXML = slog.LevelDebug - 4
+
+// logXML logs a definition sent to libvirt at LevelXML.
+func (c *Conn) logXML(ctx context.Context, what, xml string) {
+	c.log.Log(ctx, LevelXML, what, "xml", xml)
+}
+
 // Connect opens uri: qemu:///system, qemu:///session, qemu+ssh://[user@]host/system
 // or test:///default (the in-memory test driver, reached through the local daemon).
 func Connect(ctx context.Context, uri string, log *slog.Logger) (*Conn, error) {

@@ -54,6 +54,7 @@ func (c *Conn) DefineNetwork(ctx context.Context, xml string) (*lab.Object, erro
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	c.logXML(ctx, "define network", xml)
 	n, err := c.l.NetworkDefineXML(xml)
 	if err != nil {
 		return nil, wrap(err, "define network %s", xmlName(xml))
@@ -131,6 +132,7 @@ func (c *Conn) UpdateNetwork(ctx context.Context, name string, e lab.NetworkEdit
 	if err != nil {
 		return err
 	}
+	c.logXML(ctx, "update network "+name+" "+string(e.Section), e.XML)
 	cmd := golibvirt.NetworkUpdateCommandAddLast
 	if e.Delete {
 		cmd = golibvirt.NetworkUpdateCommandDelete
@@ -210,6 +212,7 @@ func (c *Conn) DefinePool(ctx context.Context, xml string) (*lab.Object, error) 
 		return nil, err
 	}
 	name := xmlName(xml)
+	c.logXML(ctx, "define pool", xml)
 	p, err := c.l.StoragePoolDefineXML(xml, 0)
 	if err != nil {
 		return nil, wrap(err, "define pool %s", name)
@@ -337,6 +340,7 @@ func (c *Conn) CreateVolume(ctx context.Context, pool, xml string) (*lab.Volume,
 	if err != nil {
 		return nil, err
 	}
+	c.logXML(ctx, "create volume", xml)
 	v, err := c.l.StorageVolCreateXML(p, xml, 0)
 	if err != nil {
 		return nil, wrap(err, "create volume %s in pool %s", xmlName(xml), pool)
@@ -453,6 +457,7 @@ func (c *Conn) DefineDomain(ctx context.Context, xml string) (*lab.Object, error
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	c.logXML(ctx, "define domain", xml)
 	d, err := c.l.DomainDefineXML(xml)
 	if err != nil {
 		return nil, wrap(err, "define domain %s", xmlName(xml))

@@ -13,6 +13,7 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+	"time"
 
 	charmlog "github.com/charmbracelet/log"
 	"github.com/muesli/termenv"
@@ -24,6 +25,7 @@ import (
 	"github.com/bootlab/bootlab/internal/status"
 	"github.com/bootlab/bootlab/internal/version"
 	"github.com/bootlab/bootlab/lab"
+	"github.com/bootlab/bootlab/lab/libvirt"
 )
 
 // Main runs bootlab with the process's arguments and streams and returns the
@@ -46,6 +48,10 @@ func Run(ctx context.Context, streams cmdutil.Streams, args []string) int {
 	cmd, err := root.ExecuteContextC(ctx)
 	if err == nil {
 		return cmdutil.ExitOK
+	}
+	jsonLogs := false
+	if fl := root.PersistentFlags().Lookup("log-format"); fl != nil {
+		jsonLogs = fl.Value.String() == "json"
 	}
 	if f.Status != nil {
 		f.Status.End(false)
@@ -74,16 +80,30 @@ func Run(ctx context.Context, streams cmdutil.Streams, args []string) int {
 		if cmd != nil {
 			target = labcmd.TargetArgsOf(cmd.Flags())
 		}
-		fmt.Fprintf(streams.ErrOut, "interrupted: run the same command again to resume, or `%s` to remove what was made\n", strings.TrimSpace("bootlab lab down "+target))
+		printError(streams.ErrOut, jsonLogs, code, fmt.Sprintf("interrupted: run the same command again to resume, or `%s` to remove what was made", strings.TrimSpace("bootlab lab down "+target)))
 		return code
 	}
 	if msg := err.Error(); msg != "" && !errors.Is(err, cmdutil.ErrSilent) {
 		if cmd != nil {
 			msg = cmdutil.Retarget(msg, labcmd.TargetArgsOf(cmd.Flags()))
 		}
-		fmt.Fprintf(streams.ErrOut, "ERROR: %s\n", msg)
+		printError(streams.ErrOut, jsonLogs, code, msg)
 	}
 	return code
+}
+
+// printError prints the command's one error line: "ERROR: msg", or with
+// --log-format json a JSON line like every other line on stderr.
+func printError(w io.Writer, jsonLogs bool, code int, msg string) {
+	if jsonLogs {
+		status.JSONLine(w, "error", msg, map[string]any{"exitCode": code})
+		return
+	}
+	if code == cmdutil.ExitInterrupted {
+		fmt.Fprintln(w, msg)
+		return
+	}
+	fmt.Fprintf(w, "ERROR: %s\n", msg)
 }
 
 type flagError struct{ error }
@@ -114,11 +134,16 @@ bootkube.sh as numbered stages that explain, execute, validate and log.`,
 				return cmdutil.UsageErrorf("--log-format must be text or json, not %q", logFormat)
 			}
 			f.Log = newLogger(f.Streams, verbosity, quiet, logFormat)
-			if quiet {
+			f.JSONLogs = logFormat == "json"
+			switch {
+			case quiet:
 				f.Status = status.Discard()
-			} else {
-				// JSON logs are for machines: no spinner in between them.
-				f.Status = status.New(f.Streams.ErrOut, f.Streams.ErrTTY && logFormat == "text")
+			case f.JSONLogs:
+				// All of stderr is JSON then: step lines too.
+				f.Status = status.NewJSON(f.Streams.ErrOut)
+			default:
+				// TERM=dumb gets plain lines: no spinner, no escape codes.
+				f.Status = status.New(f.Streams.ErrOut, f.Streams.ErrTTY && os.Getenv("TERM") != "dumb")
 			}
 			// Hints repeat how the user named the lab (-f, --name).
 			if target := labcmd.TargetArgsOf(cmd.Flags()); target != "" {
@@ -147,10 +172,12 @@ func newLogger(s cmdutil.Streams, verbosity int, quiet bool, format string) *slo
 	switch {
 	case quiet:
 		level = charmlog.ErrorLevel
+	case verbosity > 1:
+		level = charmlog.Level(libvirt.LevelXML) // -vv: also the XML sent to libvirt
 	case verbosity > 0:
 		level = charmlog.DebugLevel
 	}
-	opts := charmlog.Options{Level: level, ReportTimestamp: format == "json" || verbosity > 0}
+	opts := charmlog.Options{Level: level, ReportTimestamp: format == "json" || verbosity > 0, TimeFormat: time.RFC3339}
 	if format == "json" {
 		opts.Formatter = charmlog.JSONFormatter
 	}

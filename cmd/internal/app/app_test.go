@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -194,4 +195,34 @@ func TestCompletionOffersRealValues(t *testing.T) {
 			assert.Contains(t, out, w, "%v", c.args)
 		}
 	}
+}
+
+// With --log-format json every line on stderr is a JSON object with an RFC
+// 3339 time: step lines, warnings and the final error alike.
+func TestJSONLogsMakeAllOfStderrJSON(t *testing.T) {
+	t.Setenv("BOOTLAB_HOME", t.TempDir())
+	ps := filepath.Join(t.TempDir(), "ps.json")
+	require.NoError(t, os.WriteFile(ps, []byte(`{"auths":{"quay.io":{"auth":"dTpw"}}}`), 0o600))
+	for _, args := range [][]string{
+		{"lab", "verify", "--name", "nosuch", "--log-format", "json"},
+		{"lab", "config", "--name", "w1", "--pull-secret", ps, "--workers", "1", "--log-format", "json"},
+		{"lab", "bogus", "--log-format", "json"},
+	} {
+		_, _, errOut := run(t, args...)
+		lines := strings.Split(strings.TrimSpace(errOut), "\n")
+		require.NotEmpty(t, lines, "%v", args)
+		for _, l := range lines {
+			var rec map[string]any
+			require.NoError(t, json.Unmarshal([]byte(l), &rec), "%v: not JSON: %q", args, l)
+			ts, _ := rec["time"].(string)
+			_, err := time.Parse(time.RFC3339, ts)
+			assert.NoError(t, err, "%v: time %q", args, ts)
+			assert.NotEmpty(t, rec["level"])
+			assert.NotEmpty(t, rec["msg"])
+		}
+	}
+	_, _, errOut := run(t, "lab", "verify", "--name", "nosuch", "--log-format", "json")
+	assert.Contains(t, errOut, `"exitCode":5`)
+	_, _, errOut = run(t, "lab", "config", "--name", "w1", "--pull-secret", ps, "--workers", "1", "--log-format", "json")
+	assert.Contains(t, errOut, `"level":"warn"`)
 }

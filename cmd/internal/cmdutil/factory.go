@@ -46,6 +46,22 @@ type Factory struct {
 	Streams Streams
 	Log     *slog.Logger
 	Status  *status.Status
+	// JSONLogs is set by --log-format json: every line on stderr is JSON.
+	JSONLogs bool
+}
+
+// Say prints a line for people on stderr (a summary, a warning): as is, or
+// as a JSON line of the given level with --log-format json.
+func (f *Factory) Say(level, format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
+	if f.JSONLogs {
+		status.JSONLine(f.Streams.ErrOut, level, msg, nil)
+		return
+	}
+	if level == "warn" {
+		msg = "warning: " + msg
+	}
+	fmt.Fprintln(f.Streams.ErrOut, msg)
 }
 
 // Exit codes. Anything not listed is 1.

@@ -85,25 +85,20 @@ func downSpec(ctx context.Context, f *cmdutil.Factory, opts *DownOptions, spec *
 	if err != nil {
 		return err
 	}
-	for _, line := range downSummary(spec, steps) {
-		f.Status.Infof("%s", line)
-	}
+	f.Status.Infof("%s", downSummary(spec, steps))
 	return nil
 }
 
 // downSummary says what `lab down` removed, or that there was nothing of
 // this lab (a mistyped --name, say) to remove.
-func downSummary(spec *lab.Spec, steps []lab.StepResult) []string {
-	var did []string
+// Each step said what it removed on its own line.
+func downSummary(spec *lab.Spec, steps []lab.StepResult) string {
 	for _, s := range steps {
 		if s.Changed {
-			did = append(did, s.Name+": "+s.Detail)
+			return fmt.Sprintf("lab %s deleted", spec.Name)
 		}
 	}
-	if len(did) == 0 {
-		return []string{fmt.Sprintf("nothing to delete: lab %s has no VMs, load balancer, pool, network or files here (%s, %s)", spec.Name, spec.Libvirt.URI, spec.LabDir)}
-	}
-	return append(did, fmt.Sprintf("lab %s deleted", spec.Name))
+	return fmt.Sprintf("nothing to delete: lab %s has no VMs, load balancer, pool, network or files here (%s, %s)", spec.Name, spec.Libvirt.URI, spec.LabDir)
 }
 
 // downAll deletes every lab under the bootlab home, each exactly as `lab

@@ -293,7 +293,7 @@ func profileSource(flag bool, source string) string {
 // (lab.Spec.Warnings), before the command acts on it.
 func printWarnings(f *cmdutil.Factory, spec *lab.Spec) {
 	for _, w := range spec.Warnings() {
-		fmt.Fprintf(f.Streams.ErrOut, "warning: %s\n", w)
+		f.Say("warn", "%s", w)
 	}
 }
 

@@ -82,7 +82,7 @@ func runPreflight(ctx context.Context, f *cmdutil.Factory, opts *PreflightOption
 		return err
 	}
 	if failed := report.Failed(); len(failed) > 0 {
-		fmt.Fprintf(f.Streams.ErrOut, "preflight: %d of %d checks failed: fix them and run `bootlab lab preflight` again\n", len(failed), len(report.Checks))
+		f.Say("error", "preflight: %d of %d checks failed: fix them and run %s again", len(failed), len(report.Checks), opts.Spec.Hint("lab preflight"))
 		return cmdutil.WithCode(cmdutil.ExitInvalid, cmdutil.ErrSilent)
 	}
 	return nil

@@ -72,7 +72,7 @@ when an input changes. stdout: the image paths.`,
 			if !img.Built {
 				state = "cached"
 			}
-			fmt.Fprintf(f.Streams.ErrOut, "probe image %s (%s; kernel: %s; agent: %s)\n", img.Hash[:16], state, img.KernelSource, how)
+			f.Say("info", "probe image %s (%s; kernel: %s; agent: %s)", img.Hash[:16], state, img.KernelSource, how)
 			_, err = fmt.Fprintf(f.Streams.Out, "kernel: %s\ninitrd: %s\nbaseDisk: %s\ncmdline: %s\n", img.Kernel, img.Initrd, img.BaseDisk, img.Cmdline)
 			return err
 		},

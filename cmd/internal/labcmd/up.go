@@ -161,14 +161,9 @@ func upSpec(ctx context.Context, f *cmdutil.Factory, opts *UpOptions, spec *lab.
 	if err != nil {
 		return err
 	}
+	// Each step said what it changed on its own line.
 	if !res.Changed {
 		f.Status.Infof("nothing to change: lab %s already matches the spec", spec.Name)
-	} else {
-		for _, s := range res.Steps {
-			if s.Changed {
-				f.Status.Infof("%s: %s", s.Name, s.Detail)
-			}
-		}
 	}
 	if n := workersOff(ctx, conn, spec); n > 0 && deferWorkers {
 		f.Status.Infof("%d worker(s) defined but off until the masters' MCS serves them: `bootlab lab wait bootstrap-complete` starts them, or `bootlab lab up --start-workers`", n)

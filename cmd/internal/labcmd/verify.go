@@ -91,7 +91,7 @@ func runVerify(ctx context.Context, f *cmdutil.Factory, opts *VerifyOptions) err
 	if failed := res.Failed(); len(failed) > 0 {
 		return cmdutil.WithCode(cmdutil.ExitCheckFailed, fmt.Errorf("%d of %d checks failed on lab %s (first: %s %s)", len(failed), len(res.Checks), res.Lab, failed[0].Group, failed[0].Name))
 	}
-	fmt.Fprintf(f.Streams.ErrOut, "all %d checks passed on lab %s in %s\n", len(res.Checks), res.Lab, (time.Duration(res.ElapsedMS) * time.Millisecond).Round(100*time.Millisecond))
+	f.Say("info", "all %d checks passed on lab %s in %s", len(res.Checks), res.Lab, (time.Duration(res.ElapsedMS) * time.Millisecond).Round(100*time.Millisecond))
 	return nil
 }
 
