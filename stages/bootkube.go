@@ -434,3 +434,83 @@ func (c Catalog) CompareSteps(b *BootkubeScript, v Version) string {
 	}
 	return strings.Join(parts, "; ")
 }
+
+var (
+	blockEndRE   = regexp.MustCompile(`^(fi|\}|done|esac)\b`)
+	releaseVarRE = regexp.MustCompile(`\$\(image_for |^(KUBERNETES_)?VERSION=`)
+	// setupRE is a line that prepares the next block: an assignment or an echo.
+	setupRE = regexp.MustCompile(`^[A-Z_][A-Z0-9_]*=|^echo `)
+)
+
+// BlockLines returns the lines of the script that make up stage s: from
+// the start of its first step (with the comments and setup right above it)
+// to the line before the next stage's first step. first is the 1-based
+// number of the first line. Stage 02 (release-image) has no named step:
+// its lines are the image_for calls and the VERSION assignments. It
+// returns no lines when the script has no step of s.
+func (n *NodeScript) BlockLines(s *Stage) (first int, lines []string) {
+	all := strings.Split(strings.TrimRight(string(n.Script.Data), "\n"), "\n")
+	if len(n.Block(s)) == 0 {
+		if s.Slug != "release-image" {
+			return 0, nil
+		}
+		for i, l := range all {
+			if releaseVarRE.MatchString(strings.TrimSpace(l)) {
+				if first == 0 {
+					first = i + 1
+				}
+				lines = append(lines, l)
+			}
+		}
+		return first, lines
+	}
+	start := n.blockStart(s, all)
+	end := len(all)
+	for _, b := range n.Blocks {
+		if b.Stage.Number <= s.Number || len(b.Steps) == 0 {
+			continue
+		}
+		if next := n.blockStart(b.Stage, all); next > start && next-1 < end {
+			end = next - 1
+		}
+	}
+	// Leave the next block's own comments and setup to it.
+	for end > start {
+		l := strings.TrimSpace(all[end-1])
+		if l != "" && !strings.HasPrefix(l, "#") && !setupRE.MatchString(l) {
+			break
+		}
+		end--
+	}
+	return start, all[start-1 : end]
+}
+
+// blockStart is the first line of stage s's block: its first step, with
+// the comments and setup right above it.
+func (n *NodeScript) blockStart(s *Stage, all []string) int {
+	start := len(all) + 1
+	for _, st := range n.Block(s) {
+		start = min(start, st.Line)
+	}
+	for start > 1 {
+		prev := strings.TrimSpace(all[start-2])
+		if blockEndRE.MatchString(prev) || releaseVarRE.MatchString(prev) || n.stepAt(start-1) {
+			break
+		}
+		start--
+	}
+	for start < len(all) && strings.TrimSpace(all[start-1]) == "" {
+		start++
+	}
+	return start
+}
+
+// stepAt reports whether a step begins on line (1-based).
+func (n *NodeScript) stepAt(line int) bool {
+	for _, st := range n.Script.Steps {
+		if st.Line == line {
+			return true
+		}
+	}
+	return false
+}

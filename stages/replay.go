@@ -30,10 +30,16 @@ type NodeScript struct {
 	Blocks []StageBlock
 	// Release is the version the node runs ("4.21.3"), read from the node.
 	Release string
+	// Name replaces the description of a script that is not a node's
+	// (a local copy given with --bootkube).
+	Name string
 }
 
 // Describe says which script runs: "node's bootkube.sh (4.21.3)".
 func (n *NodeScript) Describe() string {
+	if n.Name != "" {
+		return n.Name
+	}
 	r := n.Release
 	if r == "" {
 		r = "release unknown"
@@ -86,7 +92,7 @@ func (n *NodeScript) BuildReplay(s *Stage) ([]byte, error) {
 		start = 1
 	}
 	fmt.Fprintf(&b, "# ---- bootlab: `bootlab stage run %s` ----\n", s.ID())
-	fmt.Fprintf(&b, "# A copy of %s, the %s, for stage %s.\n", NodeBootkube, n.Describe(), s.Label())
+	fmt.Fprintf(&b, "# A copy of the %s, for stage %s.\n", n.Describe(), s.Label())
 	if len(stops) == 0 {
 		b.WriteString("# No later stage: it runs whole, as bootkube.service would.\n")
 	} else {

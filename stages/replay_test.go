@@ -46,7 +46,7 @@ func TestBuildReplayOnlyAddsTheStopHook(t *testing.T) {
 	copyData, err := ns.BuildReplay(s)
 	require.NoError(t, err)
 	text := string(copyData)
-	assert.Contains(t, text, "# A copy of /usr/local/bin/bootkube.sh, the node's bootkube.sh (4.19.3), for stage 07 etcd-bootstrap.\n")
+	assert.Contains(t, text, "# A copy of the node's bootkube.sh (4.19.3), for stage 07 etcd-bootstrap.\n")
 	assert.Contains(t, text, "BOOTLAB_STOP_BEFORE=' kube-apiserver-bootstrap kube-controller-manager-bootstrap ")
 	assert.NotContains(t, text, "BOOTLAB_STOP_BEFORE=' etcd-bootstrap", "its own steps run")
 	assert.Contains(t, text, ". /usr/local/bin/bootstrap-service-record.sh; bootlab_stop_hook\n")
