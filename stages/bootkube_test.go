@@ -3,6 +3,7 @@ package stages_test
 import (
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -161,4 +162,44 @@ func TestFixturesAgreeWithCatalog(t *testing.T) {
 		assert.Empty(t, c.CompareSteps(parseFixture(t, r), v), "fixture %s against the catalog", r)
 	}
 	assert.GreaterOrEqual(t, compared, 2)
+}
+
+// Shapes of older and hand-edited scripts: guards without records, markers
+// with their directory, [[ ]] tests, one-line ifs, records named in comments.
+func TestParseBootkubeShapes(t *testing.T) {
+	script := `#!/usr/bin/env bash
+. /usr/local/bin/release-image.sh # the payload
+# record_service_stage_start "not-a-step" in a comment
+if [ ! -f openshift-manifests.done ]; then cp openshift/* manifests/; touch openshift-manifests.done; fi
+if [[ ! -f "/opt/openshift/cvo-bootstrap.done" ]]
+then
+	echo "Rendering Cluster Version Operator Manifests..."
+	touch /opt/openshift/cvo-bootstrap.done
+fi
+if [ ! -f mystery.done ]
+then
+	echo "a guard whose block writes no marker names no step"
+fi
+wait_for_it() {
+	record_service_stage_start "wait-for-it"
+	record_service_stage_success
+}
+if [ -f something ]; then wait_for_it; fi
+`
+	b, err := stages.ParseBootkube("old.sh", []byte(script), nil)
+	require.NoError(t, err)
+	var got []string
+	for _, st := range b.Steps {
+		got = append(got, st.Name+"["+st.Marker+"]@"+strconv.Itoa(st.Line))
+	}
+	assert.Equal(t, []string{"openshift-manifests[openshift-manifests.done]@4", "cvo-bootstrap[cvo-bootstrap.done]@5", "wait-for-it[]@18"}, got)
+	assert.Equal(t, []string{"/usr/local/bin/release-image.sh"}, b.Sources)
+
+	ns := &stages.NodeScript{Script: b, Blocks: stages.Default().MapScript(b)}
+	s, err := stages.Default().Lookup("01")
+	require.NoError(t, err)
+	replay, err := ns.BuildReplay(s)
+	require.NoError(t, err)
+	assert.Contains(t, string(replay), ". /usr/local/bin/release-image.sh; bootlab_stop_hook # the payload\n")
+	assert.Contains(t, string(replay), "BOOTLAB_STOP_BEFORE=' cvo-bootstrap wait-for-it '", "wait-for-it is new: it joins stage 06 of cvo-bootstrap")
 }

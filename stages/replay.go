@@ -69,7 +69,9 @@ func (n *NodeScript) Block(s *Stage) []ScriptStep {
 	return nil
 }
 
-var sourceLineRE = regexp.MustCompile(`^(\s*(?:\.|source)\s+"?/usr/local/bin/[A-Za-z0-9._-]+\.sh"?[^;&|#]*?)\s*$`)
+// sourceLineRE is a line that sources a /usr/local/bin helper, with an
+// optional trailing comment.
+var sourceLineRE = regexp.MustCompile(`^(\s*(?:\.|source)\s+"?/usr/local/bin/[A-Za-z0-9._-]+\.sh"?[^;&|#]*?)(\s*#.*)?$`)
 
 // ErrNoStopHook is a script bootlab cannot stop before a step.
 var ErrNoStopHook = errors.New("it sources no /usr/local/bin helper after which bootlab could wrap record_service_stage_start")
@@ -125,8 +127,8 @@ func (n *NodeScript) BuildReplay(s *Stage) ([]byte, error) {
 	hooks := 0
 	for i := start; i < len(lines); i++ {
 		l := lines[i]
-		if len(stops) > 0 && sourceLineRE.MatchString(l) {
-			l += "; bootlab_stop_hook"
+		if m := sourceLineRE.FindStringSubmatch(l); len(stops) > 0 && m != nil {
+			l = m[1] + "; bootlab_stop_hook" + m[2]
 			hooks++
 		}
 		b.WriteString(l)
