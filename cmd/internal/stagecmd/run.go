@@ -42,16 +42,17 @@ func NewCmdRun(f *cmdutil.Factory, runF func(*RunOptions) error) *cobra.Command 
 		Use:   "run [STAGE...]",
 		Short: "Run stages on the bootstrap node, in bootkube's order",
 		Long: `Run the named stages, a --from/--to range, or --all, in bootkube's order, as
-root on the bootstrap node. A stage whose bootkube .done markers exist is
-skipped (--force reruns it); a stage the release lacks is skipped with the
-reason. Output streams to stderr with a [NN slug] prefix; every event is
+root on the bootstrap node. With bootlab's annotated scripts a stage whose
+bootkube .done markers exist is skipped (--force reruns it) and a stage the
+release lacks is skipped with the reason. Output streams to stderr with a [NN slug] prefix; every event is
 recorded in the lab's stage log (records.jsonl, output.log).
 
 On a bootstrap node that has /usr/local/bin/bootkube.sh, the default source
 is the node's own script: a copy in /run/bootlab/bootkube-NN.sh, altered only
 so that it stops right before the first step of a later stage. Its own .done
 guards skip finished steps; every pending step before the stop runs, as when
-bootkube.service restarts. --source bootlab runs bootlab's annotated scripts
+bootkube.service restarts (--force removes the stage's markers first; a range
+runs in one go through its last stage). --source bootlab runs bootlab's annotated scripts
 instead (the default where the node has no bootkube.sh).
 
 --dry-run prints the script each stage would run, every setting filled in,
