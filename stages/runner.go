@@ -7,6 +7,7 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
+	"path"
 	"strings"
 	"time"
 
@@ -241,19 +242,25 @@ func (r *Runner) Run(ctx context.Context, stages []*Stage, opts Options) ([]Outc
 }
 
 func (r *Runner) runOne(ctx context.Context, s *Stage, script []byte) (string, time.Duration, error) {
+	return r.runScript(ctx, s, script, ScriptPath(s), "bootlab's annotated script "+s.ScriptFile())
+}
+
+// runScript writes script to file on the node and runs it, streaming and
+// recording; what says which script it is.
+func (r *Runner) runScript(ctx context.Context, s *Stage, script []byte, file, what string) (string, time.Duration, error) {
 	start := r.now()
-	r.log().Debug("running stage", "stage", s.Label(), "script", s.ScriptFile(), "node", r.Node.String())
-	r.record(Record{Timestamp: start.UTC(), Phase: PhaseStart, Stage: s.Slug, Number: s.Number})
+	r.log().Debug("running stage", "stage", s.Label(), "script", file, "node", r.Node.String())
+	r.record(Record{Timestamp: start.UTC(), Phase: PhaseStart, Stage: s.Slug, Number: s.Number, Reason: what})
 	// No spinner: the script's own lines stream to the same terminal.
-	r.Status.Infof("▶ stage %s (%s) on %s", s.Label(), s.Script, r.Node)
+	r.Status.Infof("▶ stage %s (%s) on %s: %s", s.Label(), s.Script, r.Node, what)
 	sink := newLineSink("["+s.Label()+"] ", 3, r.Output, r.OutputLog)
 	stdout, stderr := sink.Stream(), sink.Stream()
 	// The script goes to a file first: with `bash -s` any command that
 	// reads stdin would eat the rest of the script. The learner can read
 	// (and rerun) the file on the node.
-	code, runErr := -1, r.Node.WriteFile(ctx, ScriptPath(s), script, 0o700)
+	code, runErr := -1, r.Node.WriteFile(ctx, file, script, 0o700)
 	if runErr == nil {
-		code, runErr = r.Node.Run(ctx, "bash "+ScriptPath(s)+" </dev/null", nil, stdout, stderr)
+		code, runErr = r.Node.Run(ctx, "bash "+file+" </dev/null", nil, stdout, stderr)
 	}
 	stdout.Flush()
 	stderr.Flush()
@@ -261,10 +268,10 @@ func (r *Runner) runOne(ctx context.Context, s *Stage, script []byte) (string, t
 	var err error
 	switch {
 	case runErr != nil:
-		err = fmt.Errorf("run %s on %s: %w", s.ScriptFile(), r.Node, runErr)
+		err = fmt.Errorf("run %s on %s: %w", path.Base(file), r.Node, runErr)
 	case code != 0:
 		err = fmt.Errorf("%s exited %d on %s; last output: %s; see `bootlab stage explain %s` for common failures and the journal lines to look for",
-			s.ScriptFile(), code, r.Node, lastLines(sink.Tail()), s.ID())
+			path.Base(file), code, r.Node, lastLines(sink.Tail()), s.ID())
 	}
 	rec := Record{Timestamp: r.now().UTC(), Phase: PhaseEnd, Stage: s.Slug, Number: s.Number, Result: ResultSuccess, DurationSeconds: dur.Seconds()}
 	if err != nil {

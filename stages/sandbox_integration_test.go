@@ -37,7 +37,8 @@ type sandbox struct {
 	env               []string
 }
 
-var overlays = []string{"/etc", "/opt", "/var/log", "/run"}
+// /usr/local holds the node's bootkube.sh and its helpers (bootkube fixtures).
+var overlays = []string{"/etc", "/opt", "/var/log", "/run", "/usr/local"}
 
 func newSandbox(t *testing.T) *sandbox {
 	t.Helper()

@@ -6,7 +6,7 @@ set -euo pipefail
 
 packages=(
   libvirt-daemon-system libvirt-clients qemu-system-x86 qemu-utils
-  dnsmasq-base haproxy iproute2 dnsutils cpio curl jq
+  dnsmasq-base haproxy iproute2 dnsutils cpio curl jq gettext-base
   openssh-client openssh-server shellcheck ca-certificates sudo util-linux
   openssl gettext-base
 )

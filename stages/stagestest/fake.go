@@ -45,7 +45,7 @@ func (n *Node) String() string { return "fake-node" }
 
 func (n *Node) host(p string) string { return filepath.Join(n.Root, filepath.FromSlash(p)) }
 
-// Run records cmd and answers it: stage scripts with Script, `ls -A1 -- DIR`
+// Run records cmd and answers it: scripts under /run/bootlab with Script, `ls -A1 -- DIR`
 // from the files, anything else from Replies (exit 127 when unknown).
 func (n *Node) Run(ctx context.Context, cmd string, stdin io.Reader, stdout, stderr io.Writer) (int, error) {
 	n.mu.Lock()
@@ -57,8 +57,8 @@ func (n *Node) Run(ctx context.Context, cmd string, stdin io.Reader, stdout, std
 	if stderr == nil {
 		stderr = io.Discard
 	}
-	if p, ok := strings.CutPrefix(cmd, "bash "+stages.ScriptDir+"/"); ok {
-		p = stages.ScriptDir + "/" + strings.TrimSuffix(p, " </dev/null")
+	if p, ok := strings.CutPrefix(cmd, "bash "+stages.ReplayDir+"/"); ok {
+		p = stages.ReplayDir + "/" + strings.TrimSuffix(p, " </dev/null")
 		data, err := os.ReadFile(n.host(p))
 		if err != nil {
 			fmt.Fprintln(stderr, err)

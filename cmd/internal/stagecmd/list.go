@@ -1,6 +1,7 @@
 package stagecmd
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -9,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/bootlab/bootlab/cmd/internal/cmdutil"
+	"github.com/bootlab/bootlab/lab"
 	"github.com/bootlab/bootlab/stages"
 )
 
@@ -16,6 +18,8 @@ import (
 type ListOptions struct {
 	Target Target
 	Output string
+	// Bootkube is a local copy of a node's bootkube.sh to map.
+	Bootkube string
 }
 
 // NewCmdList builds `stage list`.
@@ -24,7 +28,18 @@ func NewCmdList(f *cmdutil.Factory, runF func(*ListOptions) error) *cobra.Comman
 	cmd := &cobra.Command{
 		Use:   "list",
 		Short: "List the stages: number, bootkube name, script, bootkube steps and markers",
-		Args:  cmdutil.NoArgs,
+		Long: `List the fifteen stages and the bootkube steps each holds.
+
+With --bootkube FILE, or on a lab whose bootstrap node has
+/usr/local/bin/bootkube.sh (--host/--local name a node), the map comes from
+that script: each of its named steps in script order, under the stage that
+holds it by bootkube name. A step bootlab's catalog does not know (a newer
+release) joins the stage of the known step before it and is shown as new;
+steps that run only for a single node (bootstrap-in-place) are shown as such.
+Without a script, the catalog of the annotated scripts is listed.`,
+		Example: `  bootlab stage list
+  bootlab stage list --bootkube ./bootkube.sh -o json`,
+		Args: cmdutil.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := outputFlag(opts.Output, "table", "json"); err != nil {
 				return err
@@ -32,10 +47,12 @@ func NewCmdList(f *cmdutil.Factory, runF func(*ListOptions) error) *cobra.Comman
 			if runF != nil {
 				return runF(opts)
 			}
-			return runList(f, opts)
+			return runList(cmd, f, opts)
 		},
 	}
 	addVersionFlags(cmd, &opts.Target)
+	addNodeFlags(cmd, &opts.Target)
+	addBootkubeFlag(cmd, &opts.Bootkube, "map this copy of a node's bootkube.sh (helpers it sources are read from its directory)")
 	cmd.Flags().StringVarP(&opts.Output, "output", "o", "table", "output format: table or json")
 	return cmd
 }
@@ -58,12 +75,41 @@ type listStep struct {
 	// Optional markers are written only when a non-fatal check succeeds.
 	Optional bool   `json:"optional,omitempty"`
 	Since    string `json:"since,omitempty"`
+	// The rest describe a step of a node's script.
+	Guard      string `json:"guard,omitempty"`
+	Line       int    `json:"line,omitempty"`
+	File       string `json:"file,omitempty"`
+	New        bool   `json:"new,omitempty"`
+	SingleNode bool   `json:"singleNode,omitempty"`
 }
 
-func runList(f *cmdutil.Factory, opts *ListOptions) error {
-	r, err := opts.Target.resolve()
+func runList(cmd *cobra.Command, f *cmdutil.Factory, opts *ListOptions) error {
+	if opts.Bootkube != "" {
+		ns, err := localScript(opts.Bootkube)
+		if err != nil {
+			return err
+		}
+		return printScriptMap(f, ns, opts.Output)
+	}
+	t := &opts.Target
+	r, err := t.resolveVersion(true)
 	if err != nil {
 		return err
+	}
+	// A lab that is up, or a node named by flags: map the node's own script.
+	if t.Node != nil || t.Host != "" || t.Local || (r.stateErr == nil && len(r.spec.NodesByRole(lab.RoleBootstrap)) > 0) {
+		ns, err := listNodeScript(cmd.Context(), f, t, r)
+		if err != nil {
+			if t.Node != nil || t.Host != "" || t.Local {
+				return err
+			}
+			f.Status.Infof("could not read the bootstrap node's bootkube.sh (%v): listing bootlab's catalog", err)
+		} else if ns != nil {
+			return printScriptMap(f, ns, opts.Output)
+		}
+	}
+	if err := r.vars.Version.CheckSupported(); err != nil {
+		return cmdutil.WithCode(cmdutil.ExitInvalid, err)
 	}
 	var entries []listEntry
 	for _, s := range stages.Default() {
@@ -109,6 +155,75 @@ func runList(f *cmdutil.Factory, opts *ListOptions) error {
 		}
 		if e.Skipped != "" {
 			fmt.Fprintf(w, "\t\t\t  skipped: %s\t\n", strings.TrimPrefix(e.Skipped, "OpenShift "+r.vars.Version.String()+" has no such step: "))
+		}
+	}
+	return w.Flush()
+}
+
+func listNodeScript(ctx context.Context, f *cmdutil.Factory, t *Target, r *resolved) (*stages.NodeScript, error) {
+	node, closeNode, err := t.connect(ctx, f, r)
+	if err != nil {
+		return nil, err
+	}
+	defer closeNode()
+	return nodeScript(ctx, f, node)
+}
+
+// printScriptMap prints the stage map of a node's script.
+func printScriptMap(f *cmdutil.Factory, ns *stages.NodeScript, format string) error {
+	var entries []listEntry
+	for _, b := range ns.Blocks {
+		s := b.Stage
+		e := listEntry{Number: s.Number, Slug: s.Slug, Script: s.Script, File: "scripts/" + s.ScriptFile(), Short: s.Short, Steps: []listStep{}}
+		for _, st := range b.Steps {
+			e.Steps = append(e.Steps, listStep{Name: st.Name, Marker: st.Marker, Guard: st.Guard, Line: st.Line,
+				File: st.File, New: st.New, SingleNode: st.SingleNode})
+		}
+		entries = append(entries, e)
+	}
+	if format == "json" {
+		data, err := json.MarshalIndent(entries, "", "  ")
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprintln(f.Streams.Out, string(data))
+		return err
+	}
+	fmt.Fprintf(f.Streams.Out, "%s, as %d stages (markers live in %s):\n\n", ns.Describe(), len(entries), stages.AssetDir)
+	w := tabwriter.NewWriter(f.Streams.Out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(w, "NO\tSTAGE\tLINE\tBOOTKUBE STEP\tMARKER\tNOTE")
+	for _, e := range entries {
+		if len(e.Steps) == 0 {
+			note := "no step of this stage in the script"
+			if e.Slug == "release-image" {
+				note = "no named step: image_for and VERSION, before the steps"
+			}
+			fmt.Fprintf(w, "%02d\t%s\t\t-\t\t%s\n", e.Number, e.Slug, note)
+			continue
+		}
+		for i, st := range e.Steps {
+			no, slug := "", ""
+			if i == 0 {
+				no, slug = fmt.Sprintf("%02d", e.Number), e.Slug
+			}
+			m := st.Marker
+			if m == "" {
+				m = "(none: runs every time)"
+				if st.Guard != "" {
+					m = "(none; skipped once " + st.Guard + " exists)"
+				}
+			}
+			var notes []string
+			if st.New {
+				notes = append(notes, "new: not in bootlab's catalog")
+			}
+			if st.SingleNode {
+				notes = append(notes, "single node only (bootstrap-in-place)")
+			}
+			if st.File != "" {
+				notes = append(notes, "in "+st.File)
+			}
+			fmt.Fprintf(w, "%s\t%s\t%d\t%s\t%s\t%s\n", no, slug, st.Line, st.Name, m, strings.Join(notes, "; "))
 		}
 	}
 	return w.Flush()

@@ -28,6 +28,11 @@ type RunOptions struct {
 	DryRun   bool
 	Validate bool
 	Output   string
+	// Source is node (the node's own bootkube.sh), bootlab (the annotated
+	// scripts) or empty: node when the node has the script.
+	Source string
+	// Bootkube is a local copy of a node's script for --dry-run.
+	Bootkube string
 }
 
 // NewCmdRun builds `stage run`.
@@ -37,18 +42,28 @@ func NewCmdRun(f *cmdutil.Factory, runF func(*RunOptions) error) *cobra.Command 
 		Use:   "run [STAGE...]",
 		Short: "Run stages on the bootstrap node, in bootkube's order",
 		Long: `Run the named stages, a --from/--to range, or --all, in bootkube's order, as
-root on the bootstrap node. A stage whose bootkube .done markers exist is
-skipped (--force reruns it); a stage the release lacks is skipped with the
-reason. Output streams to stderr with a [NN slug] prefix; every event is
+root on the bootstrap node. With bootlab's annotated scripts a stage whose
+bootkube .done markers exist is skipped (--force reruns it) and a stage the
+release lacks is skipped with the reason. Output streams to stderr with a [NN slug] prefix; every event is
 recorded in the lab's stage log (records.jsonl, output.log).
 
+On a bootstrap node that has /usr/local/bin/bootkube.sh, the default source
+is the node's own script: a copy in /run/bootlab/bootkube-NN.sh, altered only
+so that it stops right before the first step of a later stage. Its own .done
+guards skip finished steps; every pending step before the stop runs, as when
+bootkube.service restarts (--force removes the stage's markers first; a range
+runs in one go through its last stage). --source bootlab runs bootlab's annotated scripts
+instead (the default where the node has no bootkube.sh).
+
 --dry-run prints the script each stage would run, every setting filled in,
-without a node.`,
+without a node; with --bootkube FILE, the copy of that node script that
+would run.`,
 		Example: `  bootlab stage run 07
   bootlab stage run etcd-bootstrap
   bootlab stage run render-etcd --dry-run
   bootlab stage run --from 03 --to 07
-  bootlab stage run --all --skip 15`,
+  bootlab stage run --all --skip 15 --source bootlab
+  bootlab stage run 07 --dry-run --bootkube ./bootkube.sh`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Stages = args
 			if err := outputFlag(opts.Output, "table", "json"); err != nil {
@@ -59,6 +74,18 @@ without a node.`,
 			}
 			if !opts.All && len(args) == 0 && opts.From == "" && opts.To == "" {
 				return cmdutil.UsageErrorf("name stages, give --from/--to, or --all (see `bootlab stage list`)")
+			}
+			if err := sourceFlag(opts.Source); err != nil {
+				return err
+			}
+			if opts.Bootkube != "" && !opts.DryRun {
+				return cmdutil.UsageErrorf("--bootkube reads a local copy of a node's script for --dry-run; on a node, bootlab reads the node's own")
+			}
+			if opts.Bootkube != "" && opts.Source == stages.SourceBootlab {
+				return cmdutil.UsageErrorf("--bootkube is the node's script: it does not go with --source bootlab")
+			}
+			if opts.DryRun && opts.Source == stages.SourceNode && opts.Bootkube == "" {
+				return cmdutil.UsageErrorf("--dry-run --source node needs --bootkube FILE, a copy of the node's /usr/local/bin/bootkube.sh")
 			}
 			if runF != nil {
 				return runF(opts)
@@ -78,12 +105,16 @@ without a node.`,
 	fl.BoolVar(&opts.DryRun, "dry-run", false, "print the scripts instead of running them (no node needed)")
 	fl.BoolVar(&opts.Validate, "validate", false, "check each stage's files right after it runs (stage validate adds the live checks)")
 	fl.StringVarP(&opts.Output, "output", "o", "table", "summary format: table or json")
+	fl.StringVar(&opts.Source, "source", "", "what runs: node (the node's own bootkube.sh, stopped before the next stage) or bootlab (the annotated scripts); default node when the node has the script")
+	addBootkubeFlag(cmd, &opts.Bootkube, "with --dry-run: print what would run of this copy of a node's bootkube.sh")
 	return cmd
 }
 
 func runRun(cmd *cobra.Command, f *cmdutil.Factory, opts *RunOptions) error {
 	ctx := cmd.Context()
-	r, err := opts.Target.resolve()
+	// The node's script runs any release; the annotated scripts need one
+	// they model (checked below once the source is known).
+	r, err := opts.Target.resolveVersion(true)
 	if err != nil {
 		return err
 	}
@@ -93,7 +124,22 @@ func runRun(cmd *cobra.Command, f *cmdutil.Factory, opts *RunOptions) error {
 		return cmdutil.WithCode(cmdutil.ExitUsage, err)
 	}
 	runner := &stages.Runner{Catalog: catalog, Scripts: scripts.FS, Vars: r.vars, Log: f.Log, Status: f.Status}
+	if opts.DryRun && opts.Bootkube != "" {
+		ns, err := localScript(opts.Bootkube)
+		if err != nil {
+			return err
+		}
+		target, err := nodeTarget(f, sel, opts)
+		if err != nil {
+			return err
+		}
+		_, err = runner.RunNodeScript(ctx, target, ns, stages.Options{Force: opts.Force, DryRun: true, DryRunOut: f.Streams.Out})
+		return err
+	}
 	if opts.DryRun {
+		if err := r.vars.Version.CheckSupported(); err != nil {
+			return cmdutil.WithCode(cmdutil.ExitInvalid, err)
+		}
 		_, err := runner.Run(ctx, sel, stages.Options{Force: opts.Force, DryRun: true, DryRunOut: f.Streams.Out})
 		return err
 	}
@@ -109,7 +155,36 @@ func runRun(cmd *cobra.Command, f *cmdutil.Factory, opts *RunOptions) error {
 	if active {
 		return fmt.Errorf("bootkube.service is running on %s: stages would race it over /opt/openshift. Build the lab with openshift.manualBootstrap: true, or stop and mask it first: systemctl mask --now bootkube.service", node)
 	}
-	warnVersion(ctx, f, node, r.vars.Version)
+	ns, err := nodeScript(ctx, f, node)
+	if err != nil {
+		return err
+	}
+	source := opts.Source
+	if source == "" {
+		source = stages.SourceBootlab
+		if ns != nil {
+			source = stages.SourceNode
+		}
+	}
+	if source == stages.SourceNode && ns == nil {
+		return cmdutil.UsageErrorf("%s has no %s (not a bootstrap node, or a rehearsal lab): run bootlab's annotated scripts with --source bootlab", node, stages.NodeBootkube)
+	}
+	var target *stages.Stage
+	if source == stages.SourceNode {
+		if target, err = nodeTarget(f, sel, opts); err != nil {
+			return err
+		}
+	} else {
+		if err := r.vars.Version.CheckSupported(); err != nil {
+			return cmdutil.WithCode(cmdutil.ExitInvalid, err)
+		}
+		warnVersion(ctx, f, node, r.vars.Version)
+		if ns != nil {
+			if diff := catalog.CompareSteps(ns.Script, r.vars.Version); diff != "" {
+				f.Status.Infof("warning: bootlab's annotated scripts for OpenShift %s do not have the steps of the %s: %s. `bootlab stage diff NN` shows the difference; --source node replays the node's script exactly", r.vars.Version, ns.Describe(), diff)
+			}
+		}
+	}
 	logDir := r.spec.StageLogDir()
 	log, err := stages.OpenLog(logDir)
 	if err != nil {
@@ -118,7 +193,22 @@ func runRun(cmd *cobra.Command, f *cmdutil.Factory, opts *RunOptions) error {
 	defer log.Close()
 	runner.Node, runner.Output, runner.OutputLog, runner.Records = node, f.Streams.ErrOut, log.Output, log.Records
 
-	outcomes, runErr := runner.Run(ctx, sel, stages.Options{Force: opts.Force, Validate: opts.Validate})
+	var outcomes []stages.Outcome
+	var runErr error
+	if source == stages.SourceNode {
+		f.Status.Infof("source: %s", ns.Describe())
+		var oc stages.Outcome
+		oc, runErr = runner.RunNodeScript(ctx, target, ns, stages.Options{Force: opts.Force, Validate: opts.Validate})
+		outcomes = []stages.Outcome{oc}
+	} else {
+		f.Status.Infof("source: %s", sourceDescBootlab)
+		outcomes, runErr = runner.Run(ctx, sel, stages.Options{Force: opts.Force, Validate: opts.Validate})
+		for i := range outcomes {
+			if outcomes[i].Reason == "" {
+				outcomes[i].Reason = sourceDescBootlab
+			}
+		}
+	}
 	if err := printOutcomes(f, outcomes, opts.Output); err != nil {
 		return err
 	}
@@ -127,6 +217,23 @@ func runRun(cmd *cobra.Command, f *cmdutil.Factory, opts *RunOptions) error {
 		return fmt.Errorf("%w\n  full output: %s", runErr, filepath.Join(logDir, stages.OutputFile))
 	}
 	return runErr
+}
+
+// nodeTarget is the stage the node's script runs through: the last one
+// selected. The script runs every pending step before its stop, so stages
+// cannot be left out of it.
+func nodeTarget(f *cmdutil.Factory, sel []*stages.Stage, opts *RunOptions) (*stages.Stage, error) {
+	if len(opts.Skip) > 0 {
+		return nil, cmdutil.UsageErrorf("--skip needs --source bootlab: the node's bootkube.sh runs every pending step before the stage it stops at")
+	}
+	if len(sel) == 0 {
+		return nil, cmdutil.UsageErrorf("no stage selected")
+	}
+	target := sel[len(sel)-1]
+	if len(sel) > 1 {
+		f.Status.Infof("the node's bootkube.sh runs every pending step through stage %s in one go", target.Label())
+	}
+	return target, nil
 }
 
 func printOutcomes(f *cmdutil.Factory, outcomes []stages.Outcome, format string) error {

@@ -42,6 +42,7 @@ over SSH with the lab's key, or locally with --local.`,
 		NewCmdValidate(f, nil),
 		NewCmdStatus(f, nil),
 		NewCmdHandoff(f, nil),
+		NewCmdDiff(f, nil),
 	)
 	return cmd
 }
@@ -91,7 +92,11 @@ type resolved struct {
 	stateErr error
 }
 
-func (t *Target) resolve() (*resolved, error) {
+func (t *Target) resolve() (*resolved, error) { return t.resolveVersion(false) }
+
+// resolveVersion is resolve that, with anyVersion, also accepts a release
+// the annotated scripts do not model (the node's own script runs it).
+func (t *Target) resolveVersion(anyVersion bool) (*resolved, error) {
 	// Stage commands run without a lab too (stage list, --host, --local).
 	t.Spec.Optional = true
 	spec, err := t.Spec.Load()
@@ -126,7 +131,7 @@ func (t *Target) resolve() (*resolved, error) {
 	if err != nil {
 		return nil, cmdutil.WithCode(cmdutil.ExitUsage, fmt.Errorf("--openshift-version: %w", err))
 	}
-	if err := v.CheckSupported(); err != nil {
+	if err := v.CheckSupported(); err != nil && !anyVersion {
 		return nil, cmdutil.WithCode(cmdutil.ExitInvalid, err)
 	}
 	domain := spec.Cluster.Domain()

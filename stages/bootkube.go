@@ -1,0 +1,516 @@
+package stages
+
+import (
+	"fmt"
+	"path"
+	"regexp"
+	"strings"
+)
+
+// NodeBootkube is where the installer writes the rendered bootkube.sh on the
+// bootstrap node, beside the helpers it sources.
+const NodeBootkube = "/usr/local/bin/bootkube.sh"
+
+// ScriptStep is one named step of a node's bootkube.sh, in script order.
+type ScriptStep struct {
+	Name string `json:"name"`
+	// Marker is the file in /opt/openshift whose presence skips the step and
+	// that the step writes (etcd-bootstrap.done); empty when none.
+	Marker string `json:"marker,omitempty"`
+	// Guard is a file that skips the step without being written by it
+	// (wait-for-etcd is skipped once a single node wrote stop-etcd.done).
+	Guard string `json:"guard,omitempty"`
+	// Line is the line of bootkube.sh where the step begins: its guard, its
+	// record_service_stage_start call or the call of the helper holding it.
+	Line int `json:"line"`
+	// File is the sourced helper holding the step's code, when not bootkube.sh
+	// (konnectivity.sh, bootstrap-verify-api-server-urls.sh).
+	File string `json:"file,omitempty"`
+	// Stage is the number of the stage the step belongs to (set by MapScript).
+	Stage int `json:"-"`
+	// New marks a step bootlab's catalog does not know (a newer release).
+	New bool `json:"new,omitempty"`
+	// SingleNode marks a step that runs only for bootstrap-in-place.
+	SingleNode bool `json:"singleNode,omitempty"`
+}
+
+// BootkubeScript is a parsed rendered bootkube.sh.
+type BootkubeScript struct {
+	// Path names the script in messages (the node path or a local file).
+	Path string
+	Data []byte
+	// Sources are the /usr/local/bin helpers the script sources, in order.
+	Sources []string
+	Steps   []ScriptStep
+}
+
+// singleNodeSteps run only when the bootstrap node installs itself
+// (bootstrap-in-place): bootkube.sh's own and bootstrap-in-place.sh's.
+var singleNodeSteps = map[string]bool{
+	"cmdbootline-nto-bootstrap": true,
+	"stop-etcd":                 true,
+	"master-ignition":           true,
+}
+
+// helperCallSteps are the helpers of bootstrap-verify-api-server-urls.sh,
+// which record a stage named after their first argument.
+var helperCallSteps = map[string]map[string]string{
+	"resolve_url": {"API_URL": "resolve-api-url", "API_INT_URL": "resolve-api-int-url"},
+	"check_url":   {"API_URL": "check-api-url", "API_INT_URL": "check-api-int-url"},
+}
+
+var (
+	guardRE  = regexp.MustCompile(`\[\[? +! +-f +"?(?:/opt/openshift/)?([A-Za-z0-9._-]+)"? +\]\]?`)
+	recordRE = regexp.MustCompile(`\brecord_service_stage_start +"?([A-Za-z0-9._-]+)"?`)
+	touchRE  = regexp.MustCompile(`\btouch +"?(?:/opt/openshift/)?([A-Za-z0-9._-]+)"?`)
+	sourceRE = regexp.MustCompile(`^\s*(?:\.|source)\s+"?(/usr/local/bin/[A-Za-z0-9._-]+)"?`)
+	funcRE   = regexp.MustCompile(`^\s*(?:function\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*\(\)\s*\{?\s*$`)
+	wordRE   = regexp.MustCompile(`[A-Za-z_][A-Za-z0-9_]*`)
+	snoIfRE  = regexp.MustCompile(`BOOTSTRAP_INPLACE\}?"?\s*==?\s*"?true`)
+)
+
+// ParseBootkube reads a rendered bootkube.sh into its named steps, in the
+// order the script runs them. Steps are found where bootkube delimits them:
+// `if [ ! -f NAME.done ]` guards and `record_service_stage_start "NAME"`
+// calls, also inside functions of the script and of the helpers it sources
+// (helpers maps a sourced path such as /usr/local/bin/konnectivity.sh to
+// its content; a missing helper only hides the steps it holds).
+func ParseBootkube(name string, data []byte, helpers map[string][]byte) (*BootkubeScript, error) {
+	text := strings.ReplaceAll(string(data), "\r\n", "\n")
+	if !strings.Contains(text, "record_service_stage_start") && !guardRE.MatchString(text) {
+		return nil, fmt.Errorf("%s: no bootkube steps found (no record_service_stage_start calls or `if [ ! -f NAME.done ]` guards): is it bootkube.sh?", name)
+	}
+	p := &parser{funcs: map[string]*funcDef{}}
+	for hp, hdata := range helpers {
+		p.collectFuncs(strings.Split(string(hdata), "\n"), path.Base(hp))
+	}
+	lines := strings.Split(text, "\n")
+	p.collectFuncs(lines, "")
+	b := &BootkubeScript{Path: name, Data: data}
+	for _, l := range lines {
+		if m := sourceRE.FindStringSubmatch(l); m != nil {
+			b.Sources = append(b.Sources, m[1])
+		}
+	}
+	b.Steps = p.scan(lines, "", p.defRanges(""), 0)
+	if len(b.Steps) == 0 {
+		return nil, fmt.Errorf("%s: no bootkube steps found: is it bootkube.sh?", name)
+	}
+	return b, nil
+}
+
+type funcDef struct {
+	file       string
+	start, end int // line indexes of the definition and its closing brace
+	lines      []string
+	steps      []ScriptStep
+	scanned    bool
+	scanning   bool
+}
+
+type parser struct {
+	funcs map[string]*funcDef
+}
+
+// collectFuncs finds function definitions by their braces.
+func (p *parser) collectFuncs(lines []string, file string) {
+	for i := 0; i < len(lines); i++ {
+		m := funcRE.FindStringSubmatch(lines[i])
+		if m == nil {
+			continue
+		}
+		j, depth, opened := i, 0, false
+		for ; j < len(lines); j++ {
+			o, c := strings.Count(lines[j], "{"), strings.Count(lines[j], "}")
+			depth += o - c
+			opened = opened || o > 0
+			if opened && depth <= 0 {
+				break
+			}
+		}
+		if j >= len(lines) {
+			j = len(lines) - 1
+		}
+		// A function of the script itself wins over a helper's of the same name.
+		if _, ok := p.funcs[m[1]]; !ok || file == "" {
+			p.funcs[m[1]] = &funcDef{file: file, start: i, end: j, lines: lines}
+		}
+		i = j
+	}
+}
+
+// defRanges are the definitions in one file, which scan skips.
+func (p *parser) defRanges(file string) [][2]int {
+	var out [][2]int
+	for _, f := range p.funcs {
+		if f.file == file {
+			out = append(out, [2]int{f.start, f.end})
+		}
+	}
+	return out
+}
+
+func (p *parser) stepsOf(name string) []ScriptStep {
+	f := p.funcs[name]
+	if f == nil || f.scanning {
+		return nil
+	}
+	if !f.scanned {
+		f.scanning = true
+		f.steps = p.scan(f.lines[f.start+1:f.end], f.file, nil, 0)
+		f.scanning, f.scanned = false, true
+	}
+	return f.steps
+}
+
+// level is one open `if` block.
+type level struct {
+	sno   bool
+	guard string // the file of a `[ ! -f FILE ]` test, or ""
+	line  int
+	owner int // index of the first step found inside the guard, or -1
+	touch bool
+}
+
+// scan walks lines (of the script, or one function body) and returns the
+// steps in the order they run. Line numbers are offset+index+1.
+func (p *parser) scan(lines []string, file string, skip [][2]int, offset int) []ScriptStep {
+	var steps []ScriptStep
+	var stack []*level
+	inSNO := func() bool {
+		for _, l := range stack {
+			if l.sno {
+				return true
+			}
+		}
+		return false
+	}
+	add := func(st ScriptStep, line int) {
+		if st.Line == 0 || file == "" {
+			st.Line = line
+		}
+		if file != "" && st.File == "" {
+			st.File = file
+		}
+		st.SingleNode = st.SingleNode || inSNO() || singleNodeSteps[st.Name]
+		// The innermost guard without a step yet owns this one.
+		for i := len(stack) - 1; i >= 0; i-- {
+			if stack[i].guard != "" {
+				if stack[i].owner < 0 {
+					stack[i].owner = len(steps)
+				}
+				break
+			}
+		}
+		steps = append(steps, st)
+	}
+	closeLevel := func() {
+		if len(stack) == 0 {
+			return
+		}
+		l := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if l.guard == "" {
+			return
+		}
+		if l.owner < 0 {
+			// A guarded block with no recorded step: name it by its marker,
+			// or give the marker to the step of that name found earlier
+			// (its record call sat in a function defined before the guard).
+			name := strings.TrimSuffix(l.guard, ".done")
+			for i := range steps {
+				if steps[i].Name == name && steps[i].Marker == "" {
+					steps[i].Marker = l.guard
+					return
+				}
+			}
+			if !l.touch {
+				return
+			}
+			l.owner = len(steps)
+			steps = append(steps, ScriptStep{Name: name, Line: offset + l.line + 1, SingleNode: inSNO() || l.sno})
+		}
+		st := &steps[l.owner]
+		if gl := offset + l.line + 1; file == "" && gl < st.Line {
+			st.Line = gl
+		}
+		if l.touch || strings.TrimSuffix(l.guard, ".done") == st.Name {
+			if st.Marker == "" {
+				st.Marker = l.guard
+			}
+		} else if st.Guard == "" {
+			st.Guard = l.guard
+		}
+	}
+	for i := 0; i < len(lines); i++ {
+		if inRanges(skip, i) {
+			continue
+		}
+		line := strings.TrimSpace(lines[i])
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		lineNo := offset + i + 1
+		first := strings.Fields(line)[0]
+		opens := first == "if"
+		if opens {
+			l := &level{owner: -1, line: i, sno: snoIfRE.MatchString(line)}
+			if m := guardRE.FindStringSubmatch(line); m != nil {
+				l.guard = m[1]
+			}
+			stack = append(stack, l)
+		}
+		if first == "else" || first == "elif" {
+			if n := len(stack); n > 0 {
+				stack[n-1].sno = false
+			}
+		}
+		if m := touchRE.FindStringSubmatch(line); m != nil {
+			for _, l := range stack {
+				if l.guard == m[1] {
+					l.touch = true
+				}
+			}
+		}
+		if m := recordRE.FindStringSubmatch(line); m != nil {
+			add(ScriptStep{Name: m[1]}, lineNo)
+		} else if !strings.HasPrefix(first, "echo") {
+			words := wordRE.FindAllString(line, -1)
+			for wi, w := range words {
+				if names, ok := helperCallSteps[w]; ok && wi+1 < len(words) {
+					if n, ok := names[words[wi+1]]; ok {
+						add(ScriptStep{Name: n}, lineNo)
+					}
+					continue
+				}
+				if _, ok := p.funcs[w]; ok && !funcRE.MatchString(lines[i]) {
+					for _, st := range p.stepsOf(w) {
+						add(st, lineNo)
+					}
+				}
+			}
+		}
+		if first == "fi" || strings.HasSuffix(line, "; fi") || strings.HasSuffix(line, ";fi") {
+			closeLevel()
+		}
+	}
+	for len(stack) > 0 {
+		closeLevel()
+	}
+	return steps
+}
+
+func inRanges(rs [][2]int, i int) bool {
+	for _, r := range rs {
+		if i >= r[0] && i <= r[1] {
+			return true
+		}
+	}
+	return false
+}
+
+// StageBlock is one stage of a node's script: the steps of bootkube.sh that
+// belong to it, in script order.
+type StageBlock struct {
+	Stage *Stage       `json:"-"`
+	Steps []ScriptStep `json:"steps"`
+}
+
+// MapScript assigns every step of the script to a stage by its bootkube
+// name. A step the catalog does not know joins the stage of the known step
+// before it (stage 01 when none comes before) and is marked New, so the
+// stage numbers a learner knows still hold on newer releases. It returns
+// one block per catalog stage, in catalog order, and sets each step's Stage.
+func (c Catalog) MapScript(b *BootkubeScript) []StageBlock {
+	blocks := make([]StageBlock, len(c))
+	idx := map[int]int{}
+	for i, s := range c {
+		blocks[i].Stage = s
+		idx[s.Number] = i
+	}
+	cur := c[0].Number
+	for i := range b.Steps {
+		st := &b.Steps[i]
+		if s := c.StageOfStep(st.Name); s != nil {
+			cur = s.Number
+			st.New = false
+		} else {
+			st.New = !st.SingleNode
+		}
+		st.Stage = cur
+		blocks[idx[cur]].Steps = append(blocks[idx[cur]].Steps, *st)
+	}
+	return blocks
+}
+
+// StageOfStep is the stage that holds the bootkube step name, or nil.
+func (c Catalog) StageOfStep(name string) *Stage {
+	for _, s := range c {
+		for _, st := range s.Steps {
+			if st.Name == name {
+				return s
+			}
+		}
+	}
+	return nil
+}
+
+// StepNames are the names of the steps, in order.
+func StepNames(steps []ScriptStep) []string {
+	out := make([]string, 0, len(steps))
+	for _, s := range steps {
+		out = append(out, s.Name)
+	}
+	return out
+}
+
+// CatalogSteps are the named steps the catalog models for release v, in
+// order: what bootlab's annotated scripts run.
+func (c Catalog) CatalogSteps(v Version) []Step {
+	var out []Step
+	for _, s := range c {
+		for _, st := range s.Steps {
+			if strings.HasPrefix(st.Name, "(") || (!st.Since.IsZero() && v.Less(st.Since)) {
+				continue
+			}
+			out = append(out, st)
+		}
+	}
+	return out
+}
+
+// CompareSteps says how the script's steps (single-node ones left out)
+// differ from the catalog's for release v, or "" when they agree on every
+// name, marker and their order.
+func (c Catalog) CompareSteps(b *BootkubeScript, v Version) string {
+	var got []string
+	for _, st := range b.Steps {
+		if !st.SingleNode {
+			got = append(got, st.Name+"["+st.Marker+"]")
+		}
+	}
+	var want []string
+	for _, st := range c.CatalogSteps(v) {
+		m := st.Marker
+		if m == BootkubeDone {
+			continue
+		}
+		if m == "" || strings.HasPrefix(m, ".") {
+			m = ""
+		}
+		want = append(want, st.Name+"["+m+"]")
+	}
+	if strings.Join(got, " ") == strings.Join(want, " ") {
+		return ""
+	}
+	var extra, missing []string
+	has := func(list []string, x string) bool {
+		for _, y := range list {
+			if y == x {
+				return true
+			}
+		}
+		return false
+	}
+	for _, g := range got {
+		if !has(want, g) {
+			extra = append(extra, g)
+		}
+	}
+	for _, w := range want {
+		if !has(got, w) {
+			missing = append(missing, w)
+		}
+	}
+	var parts []string
+	if len(extra) > 0 {
+		parts = append(parts, "only in "+path.Base(b.Path)+": "+strings.Join(extra, ", "))
+	}
+	if len(missing) > 0 {
+		parts = append(parts, fmt.Sprintf("only in bootlab's %s catalog: %s", v, strings.Join(missing, ", ")))
+	}
+	if len(parts) == 0 {
+		parts = append(parts, "the same steps in another order")
+	}
+	return strings.Join(parts, "; ")
+}
+
+var (
+	blockEndRE   = regexp.MustCompile(`^(fi|\}|done|esac)\b`)
+	releaseVarRE = regexp.MustCompile(`\$\(image_for |^(KUBERNETES_)?VERSION=`)
+	// setupRE is a line that prepares the next block: an assignment or an echo.
+	setupRE = regexp.MustCompile(`^[A-Z_][A-Z0-9_]*=|^echo `)
+)
+
+// BlockLines returns the lines of the script that make up stage s: from
+// the start of its first step (with the comments and setup right above it)
+// to the line before the next stage's first step. first is the 1-based
+// number of the first line. Stage 02 (release-image) has no named step:
+// its lines are the image_for calls and the VERSION assignments. It
+// returns no lines when the script has no step of s.
+func (n *NodeScript) BlockLines(s *Stage) (first int, lines []string) {
+	all := strings.Split(strings.TrimRight(string(n.Script.Data), "\n"), "\n")
+	if len(n.Block(s)) == 0 {
+		if s.Slug != "release-image" {
+			return 0, nil
+		}
+		for i, l := range all {
+			if releaseVarRE.MatchString(strings.TrimSpace(l)) {
+				if first == 0 {
+					first = i + 1
+				}
+				lines = append(lines, l)
+			}
+		}
+		return first, lines
+	}
+	start := n.blockStart(s, all)
+	end := len(all)
+	for _, b := range n.Blocks {
+		if b.Stage.Number <= s.Number || len(b.Steps) == 0 {
+			continue
+		}
+		if next := n.blockStart(b.Stage, all); next > start && next-1 < end {
+			end = next - 1
+		}
+	}
+	// Leave the next block's own comments and setup to it.
+	for end > start {
+		l := strings.TrimSpace(all[end-1])
+		if l != "" && !strings.HasPrefix(l, "#") && !setupRE.MatchString(l) {
+			break
+		}
+		end--
+	}
+	return start, all[start-1 : end]
+}
+
+// blockStart is the first line of stage s's block: its first step, with
+// the comments and setup right above it.
+func (n *NodeScript) blockStart(s *Stage, all []string) int {
+	start := len(all) + 1
+	for _, st := range n.Block(s) {
+		start = min(start, st.Line)
+	}
+	for start > 1 {
+		prev := strings.TrimSpace(all[start-2])
+		if blockEndRE.MatchString(prev) || releaseVarRE.MatchString(prev) || n.stepAt(start-1) {
+			break
+		}
+		start--
+	}
+	for start < len(all) && strings.TrimSpace(all[start-1]) == "" {
+		start++
+	}
+	return start
+}
+
+// stepAt reports whether a step begins on line (1-based).
+func (n *NodeScript) stepAt(line int) bool {
+	for _, st := range n.Script.Steps {
+		if st.Line == line {
+			return true
+		}
+	}
+	return false
+}
