@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"strings"
 	"text/tabwriter"
 
@@ -41,7 +42,7 @@ Without a script, the catalog of the annotated scripts is listed.`,
   bootlab stage list --bootkube ./bootkube.sh -o json`,
 		Args: cmdutil.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := outputFlag(opts.Output, "table", "json"); err != nil {
+			if err := outputFlag(opts.Output, "table", "wide", "json"); err != nil {
 				return err
 			}
 			if runF != nil {
@@ -53,8 +54,75 @@ Without a script, the catalog of the annotated scripts is listed.`,
 	addVersionFlags(cmd, &opts.Target)
 	addNodeFlags(cmd, &opts.Target)
 	addBootkubeFlag(cmd, &opts.Bootkube, "map this copy of a node's bootkube.sh (helpers it sources are read from its directory)")
-	cmd.Flags().StringVarP(&opts.Output, "output", "o", "table", "output format: table or json")
+	cmd.Flags().StringVarP(&opts.Output, "output", "o", "table", "output format: table, wide or json")
 	return cmd
+}
+
+// listWidth is what the default `stage list` table fits in.
+const listWidth = 100
+
+// printNarrowList prints the catalog in listWidth columns: each stage with
+// its bootkube steps, a step's marker only where it is not NAME.done, and
+// what a release lacks. `-o wide` has every column.
+func printNarrowList(out io.Writer, entries []listEntry, v stages.Version) error {
+	const stageCol = 36
+	fmt.Fprintf(out, "%-4s%-*s%s\n", "NO", stageCol, "STAGE", "BOOTKUBE STEPS (marker NAME.done unless shown)")
+	for _, e := range entries {
+		var items []string
+		for _, st := range e.Steps {
+			if strings.HasPrefix(st.Name, "(") {
+				continue // what the stage does besides its named steps: -o wide
+			}
+			item := st.Name
+			switch {
+			case st.Marker == "":
+				item += " (no marker)"
+			case st.Marker != st.Name+".done":
+				item += " (" + st.Marker + ")"
+			}
+			if st.Since != "" && v.Less(stages.MustVersion(st.Since)) {
+				item += " [" + st.Since + "+]"
+			}
+			items = append(items, item)
+		}
+		if len(items) == 0 {
+			items = []string{"(no named step; see -o wide)"}
+		}
+		if e.Skipped != "" {
+			items = append(items, "[not in "+v.String()+"]")
+		}
+		lines := wrapItems(items, listWidth-4-stageCol)
+		for i, l := range lines {
+			no, slug := "", ""
+			if i == 0 {
+				no, slug = fmt.Sprintf("%02d", e.Number), e.Slug
+			}
+			fmt.Fprintf(out, "%-4s%-*s%s\n", no, stageCol, slug, l)
+		}
+	}
+	_, err := fmt.Fprintln(out, "\n`bootlab stage list -o wide` adds the script names and what each stage does besides its steps.")
+	return err
+}
+
+// wrapItems joins items with ", " into lines of at most width runes.
+func wrapItems(items []string, width int) []string {
+	var lines []string
+	cur := ""
+	for i, it := range items {
+		if i < len(items)-1 {
+			it += ","
+		}
+		switch {
+		case cur == "":
+			cur = it
+		case len(cur)+1+len(it) <= width:
+			cur += " " + it
+		default:
+			lines = append(lines, cur)
+			cur = it
+		}
+	}
+	return append(lines, cur)
 }
 
 // listEntry is one stage as `stage list -o json` prints it.
@@ -133,6 +201,9 @@ func runList(cmd *cobra.Command, f *cmdutil.Factory, opts *ListOptions) error {
 		return err
 	}
 	fmt.Fprintf(f.Streams.Out, "bootkube.sh of OpenShift %s, as %d stages (markers live in %s):\n\n", r.vars.Version, len(entries), stages.AssetDir)
+	if opts.Output == "table" {
+		return printNarrowList(f.Streams.Out, entries, r.vars.Version)
+	}
 	w := tabwriter.NewWriter(f.Streams.Out, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(w, "NO\tSTAGE\tSCRIPT\tBOOTKUBE STEPS\tMARKERS")
 	for _, e := range entries {

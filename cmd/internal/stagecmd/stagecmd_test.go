@@ -236,8 +236,20 @@ func TestListJSON(t *testing.T) {
 	assert.Equal(t, listStep{Name: "resolve-api-url", Marker: "api-dns-resolved.done", Optional: true}, entries[11].Steps[1])
 	assert.False(t, entries[11].Steps[0].Optional, "mco-bootstrap.done is a real marker")
 
+	// The default table fits 100 columns; -o wide has every column.
 	e.out.Reset()
 	require.NoError(t, execute(NewCmdList(e.f, nil), "-f", e.spec))
+	for _, l := range strings.Split(e.out.String(), "\n") {
+		assert.LessOrEqual(t, len([]rune(l)), 100, "stage list fits 100 columns: %q", l)
+	}
+	assert.Contains(t, e.out.String(), "check-api-int-url (api-int-dns-check.done)")
+	assert.Regexp(t, `\n13  cb-bootstrap\s+wait-for-etcd \(no marker\), cb-bootstrap\n`, e.out.String())
+	e.out.Reset()
+	require.NoError(t, execute(NewCmdList(e.f, nil), "-f", e.spec, "--openshift-version", "4.16"))
+	assert.Contains(t, e.out.String(), "auth-api-bootstrap [4.19+], [not in 4.16]")
+
+	e.out.Reset()
+	require.NoError(t, execute(NewCmdList(e.f, nil), "-f", e.spec, "-o", "wide"))
 	assert.Regexp(t, `check-api-int-url\s+api-int-dns-check\.done \(only on success; never fails\)`, e.out.String())
 	assert.Regexp(t, `cco-bootstrap\s+cco-bootstrap\.done\n`, e.out.String())
 
@@ -246,10 +258,10 @@ func TestListJSON(t *testing.T) {
 
 	// Steps newer than the release are marked as such; on their release not.
 	e.out.Reset()
-	require.NoError(t, execute(NewCmdList(e.f, nil), "-f", e.spec, "--openshift-version", "4.21"))
+	require.NoError(t, execute(NewCmdList(e.f, nil), "-f", e.spec, "--openshift-version", "4.21", "-o", "wide"))
 	assert.Regexp(t, `konnectivity-cleanup\s+konnectivity-cleanup\.done \(not in 4\.21: arrived in 4\.22\)\n`, e.out.String())
 	e.out.Reset()
-	require.NoError(t, execute(NewCmdList(e.f, nil), "-f", e.spec, "--openshift-version", "4.22"))
+	require.NoError(t, execute(NewCmdList(e.f, nil), "-f", e.spec, "--openshift-version", "4.22", "-o", "wide"))
 	assert.Regexp(t, `konnectivity-cleanup\s+konnectivity-cleanup\.done\n`, e.out.String())
 	e.out.Reset()
 	require.NoError(t, execute(NewCmdList(e.f, nil), "-f", e.spec, "-o", "json", "--openshift-version", "4.22"))
