@@ -33,6 +33,7 @@ func NewCmdLab(f *cmdutil.Factory) *cobra.Command {
 		NewCmdWait(f, nil),
 		NewCmdApproveCSRs(f, nil),
 		NewCmdGather(f, nil),
+		NewCmdList(f, nil),
 	)
 	return cmd
 }
