@@ -142,10 +142,11 @@ func listDirs(dir string) ([]LabSummary, error) {
 	}
 	labs := []LabSummary{}
 	for _, e := range entries {
-		if !e.IsDir() {
+		labDir := filepath.Join(dir, e.Name())
+		// A symlink to a lab directory elsewhere (labDir: in a spec) counts.
+		if fi, err := os.Stat(labDir); err != nil || !fi.IsDir() {
 			continue
 		}
-		labDir := filepath.Join(dir, e.Name())
 		if _, err := os.Stat(StatePath(labDir)); errors.Is(err, os.ErrNotExist) {
 			continue // not a lab (yet): `up` writes state.json first
 		}

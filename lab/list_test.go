@@ -95,3 +95,17 @@ func TestListEmptyHome(t *testing.T) {
 	assert.NotNil(t, labs)
 	assert.Empty(t, labs)
 }
+
+// A lab whose labDir is elsewhere is listed through a symlink in the home.
+func TestListFollowsSymlinkedLabDir(t *testing.T) {
+	home, elsewhere := t.TempDir(), t.TempDir()
+	s := listSpec(t, elsewhere, "linked", "10.90.3.0/24")
+	require.NoError(t, (&State{Spec: s}).Save(s.LabDir))
+	require.NoError(t, os.MkdirAll(filepath.Join(home, "labs"), 0o755))
+	require.NoError(t, os.Symlink(s.LabDir, filepath.Join(home, "labs", "linked")))
+	labs, err := List(context.Background(), ListOptions{Home: home})
+	require.NoError(t, err)
+	require.Len(t, labs, 1)
+	assert.Equal(t, "linked", labs[0].Name)
+	assert.Equal(t, 3, labs[0].NodesTotal)
+}
