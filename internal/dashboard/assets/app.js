@@ -120,6 +120,7 @@
     const control = l.nodes.filter((n) => n.role !== 'worker');
     const workers = l.nodes.filter((n) => n.role === 'worker');
     const pos = Object.assign(nodeRow(control, 300), nodeRow(workers, 420));
+    svg.setAttribute('viewBox', '0 0 960 ' + (workers.length ? 510 : 390));
     const links = sv('g', {});
     svg.appendChild(links);
     for (const f of lb.frontends) {
