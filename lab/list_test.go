@@ -109,3 +109,19 @@ func TestListFollowsSymlinkedLabDir(t *testing.T) {
 	assert.Equal(t, "linked", labs[0].Name)
 	assert.Equal(t, 3, labs[0].NodesTotal)
 }
+
+// `lab down` removes the last verify result with the rest of the lab's
+// files, so the lab directory goes and a later lab of the same name does
+// not inherit it.
+func TestDownRemovesVerifyRecord(t *testing.T) {
+	ctx := context.Background()
+	home := t.TempDir()
+	hv := newFakeHV()
+	s := listSpec(t, home, "gone", "10.90.4.0/24")
+	_, err := Up(ctx, hv, s, upOpts())
+	require.NoError(t, err)
+	require.NoError(t, SaveVerifyRecord(s.LabDir, &VerifyRecord{Time: time.Now(), OK: true, Total: 1, Passed: 1}))
+	require.NoError(t, Down(ctx, hv, s, DownOptions{}))
+	assert.NoFileExists(t, VerifyRecordPath(s.LabDir))
+	assert.NoDirExists(t, s.LabDir)
+}
