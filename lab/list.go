@@ -194,7 +194,7 @@ type libvirtLabs struct {
 func scanURI(ctx context.Context, connect func(context.Context, string) (Lister, func(), error), uri string) (*libvirtLabs, error) {
 	hv, closeFn, err := connect(ctx, uri)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("libvirt %s: %w", uri, err)
 	}
 	defer closeFn()
 	found := &libvirtLabs{domains: map[string][]Object{}, networks: map[string]string{}}

@@ -42,6 +42,7 @@ type Collector struct {
 
 	mu      sync.Mutex
 	conns   map[string]*conn
+	lastErr map[string]string // uri -> last connection error, logged once
 	records map[string]recordsCache
 }
 
@@ -76,9 +77,21 @@ func (c *Collector) hypervisor(ctx context.Context, uri string) (lab.Hypervisor,
 		return nil, fmt.Errorf("no libvirt connection to %s", uri)
 	}
 	hv, closeFn, err := c.Connect(ctx, uri)
+	if c.lastErr == nil {
+		c.lastErr = map[string]string{}
+	}
 	if err != nil {
+		// Polled every second: say it when it starts failing, not each time.
+		if c.Log != nil && c.lastErr[uri] != err.Error() {
+			c.Log.Warn("cannot read labs from libvirt", "uri", uri, "err", err)
+		}
+		c.lastErr[uri] = err.Error()
 		return nil, err
 	}
+	if c.lastErr[uri] != "" && c.Log != nil {
+		c.Log.Info("libvirt reachable again", "uri", uri)
+	}
+	delete(c.lastErr, uri)
 	if c.conns == nil {
 		c.conns = map[string]*conn{}
 	}
@@ -108,7 +121,9 @@ func (c *Collector) Snapshot(ctx context.Context) ([]LabView, error) {
 			return hv, func() {}, nil
 		}
 	}
-	labs, err := lab.List(ctx, lab.ListOptions{Home: c.Home, URIs: c.URIs, Connect: lister, Log: c.Log})
+	// Connection failures are logged by hypervisor, once; a lab on a
+	// daemon that cannot be read carries the error in its view.
+	labs, err := lab.List(ctx, lab.ListOptions{Home: c.Home, URIs: c.URIs, Connect: lister})
 	if err != nil {
 		return nil, err
 	}

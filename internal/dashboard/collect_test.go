@@ -2,6 +2,8 @@ package dashboard
 
 import (
 	"context"
+	"errors"
+	"log/slog"
 	"strings"
 	"testing"
 
@@ -123,4 +125,24 @@ func TestCollectorNodeDownAndOrphan(t *testing.T) {
 	assert.Len(t, views[0].Nodes, 2)
 	assert.Equal(t, 5, views[1].NodesUp)
 	assert.Contains(t, views[1].Failures, "node worker-1 is shut off")
+}
+
+// A daemon that cannot be reached is logged when it starts failing, not on
+// every poll, and the lab's view says why it is incomplete.
+func TestCollectorLogsUnreachableLibvirtOnce(t *testing.T) {
+	home, _ := fixtureHome(t, 1)
+	var logged strings.Builder
+	c := &Collector{Home: home, Log: slog.New(slog.NewTextHandler(&logged, nil)),
+		Connect: func(context.Context, string) (lab.Hypervisor, func(), error) {
+			return nil, nil, errors.New("dial unix /var/run/libvirt/libvirt-sock: connect: no such file or directory")
+		}}
+	for i := 0; i < 3; i++ {
+		views, err := c.Snapshot(context.Background())
+		require.NoError(t, err)
+		require.Len(t, views, 1)
+		assert.Contains(t, views[0].Error, "libvirt-sock")
+		assert.Equal(t, "unknown", views[0].Nodes[0].State)
+		assert.Contains(t, views[0].Failures[0], "libvirt qemu:///fake")
+	}
+	assert.Equal(t, 1, strings.Count(logged.String(), "cannot read labs from libvirt"), logged.String())
 }
