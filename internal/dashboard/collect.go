@@ -5,13 +5,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"regexp"
-	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -420,20 +418,3 @@ func Sanitize(msg string) string {
 	}
 	return msg
 }
-
-// SortClass orders labs for the class view: most failures first, then the
-// furthest stage reached, then by name.
-func SortClass(views []LabView) {
-	sort.SliceStable(views, func(i, j int) bool {
-		a, b := views[i], views[j]
-		if (len(a.Failures) > 0) != (len(b.Failures) > 0) {
-			return len(a.Failures) > 0
-		}
-		if a.StageReached != b.StageReached {
-			return a.StageReached > b.StageReached
-		}
-		return a.Name < b.Name
-	})
-}
-
-var errUnknownLab = errors.New("unknown lab")

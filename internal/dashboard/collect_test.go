@@ -93,21 +93,6 @@ func TestPhaseAndBackendHealth(t *testing.T) {
 	assert.Equal(t, PhaseNotBuilt, phase(&LabView{}, s, false))
 }
 
-func TestSortClass(t *testing.T) {
-	views := []LabView{
-		{Name: "c", StageReached: 9, Failures: []string{}},
-		{Name: "a", StageReached: 3, Failures: []string{"x"}},
-		{Name: "b", StageReached: 12, Failures: []string{}},
-		{Name: "d", StageReached: 5, Failures: []string{"y"}},
-	}
-	SortClass(views)
-	var names []string
-	for _, v := range views {
-		names = append(names, v.Name)
-	}
-	assert.Equal(t, []string{"d", "a", "b", "c"}, names)
-}
-
 // A shut-off node and an orphaned lab show up as what needs a look.
 func TestCollectorNodeDownAndOrphan(t *testing.T) {
 	home, hv := fixtureHome(t, 1)

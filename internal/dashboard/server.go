@@ -8,6 +8,7 @@ import (
 	"embed"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -233,6 +234,8 @@ func (s *Server) handleLabs(w http.ResponseWriter, r *http.Request) {
 	s.mu.RUnlock()
 	writeJSON(w, body)
 }
+
+var errUnknownLab = errors.New("unknown lab")
 
 // labNameRE is the lab name rule of the spec (lab.Spec.Validate).
 var labNameRE = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,30}[a-z0-9])?$`)

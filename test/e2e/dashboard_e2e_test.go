@@ -35,11 +35,12 @@ func artifactsDir(t *testing.T, sub string) string {
 	return abs
 }
 
-// startDashboard runs `bootlab dashboard` for the labs of home on a free
-// loopback port and returns its URL; it is stopped (Ctrl-C) when the test ends.
-func startDashboard(t *testing.T, home string) string {
+// startDashboard runs `bootlab dashboard` for the labs of home on listen
+// (127.0.0.1:0 for a free port) and returns its URL and a func that stops
+// it with Ctrl-C (also run when the test ends).
+func startDashboard(t *testing.T, home, listen string) (string, func()) {
 	t.Helper()
-	cmd := exec.Command(bootlabBin, "dashboard", "--listen", "127.0.0.1:0", "--home", home, "--interval", "500ms")
+	cmd := exec.Command(bootlabBin, "dashboard", "--listen", listen, "--home", home, "--interval", "500ms")
 	cmd.Env = append(os.Environ(), "PATH="+binDir+":"+os.Getenv("PATH"))
 	stderr, err := cmd.StderrPipe()
 	require.NoError(t, err)
@@ -59,28 +60,32 @@ func startDashboard(t *testing.T, home string) string {
 			}
 		}
 	}()
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGINT)
-		done := make(chan error, 1)
-		go func() { done <- cmd.Wait() }()
-		select {
-		case err := <-done:
-			assert.NoError(t, err, "dashboard exits 0 on Ctrl-C")
-		case <-time.After(15 * time.Second):
-			_ = cmd.Process.Kill()
-			t.Error("dashboard did not stop within 15 s of Ctrl-C")
-		}
-		logMu.Lock()
-		t.Logf("dashboard stderr:\n%s", log.String())
-		logMu.Unlock()
-	})
+	var once sync.Once
+	stop := func() {
+		once.Do(func() {
+			_ = cmd.Process.Signal(syscall.SIGINT)
+			done := make(chan error, 1)
+			go func() { done <- cmd.Wait() }()
+			select {
+			case err := <-done:
+				assert.NoError(t, err, "dashboard exits 0 on Ctrl-C")
+			case <-time.After(15 * time.Second):
+				_ = cmd.Process.Kill()
+				t.Error("dashboard did not stop within 15 s of Ctrl-C")
+			}
+			logMu.Lock()
+			t.Logf("dashboard stderr:\n%s", log.String())
+			logMu.Unlock()
+		})
+	}
+	t.Cleanup(stop)
 	select {
 	case u := <-found:
-		return u
+		return u, stop
 	case <-time.After(30 * time.Second):
 		t.Fatal("bootlab dashboard printed no URL within 30 s")
 	}
-	return ""
+	return "", stop
 }
 
 // pageState is what the test reads of the page, shown when a wait fails.
@@ -97,8 +102,9 @@ const pageState = `JSON.stringify({
 // TestDashboardInBrowser drives headless Chromium against the dashboard of
 // a running probe lab (1 bootstrap + 1 master): the page draws every node
 // and every load balancer backend, then, when the lab's haproxy is stopped,
-// changes without a reload (server-sent events), and screenshots of both
-// moments are saved as artifacts.
+// changes without a reload (server-sent events); when the dashboard stops
+// the page says it is reconnecting and catches up once it is back.
+// Screenshots of each moment are saved as artifacts.
 func TestDashboardInBrowser(t *testing.T) {
 	l := newLabWith(t, "topology:\n  masters: 1\n  workers: 0\n")
 	mustRun(t, "lab", "up", "-f", l.SpecFile)
@@ -113,7 +119,7 @@ func TestDashboardInBrowser(t *testing.T) {
 	assert.Contains(t, r.Stdout, `"name": "`+l.Name+`"`)
 	assert.Contains(t, r.Stdout, `"nodesUp": 2`)
 
-	base := startDashboard(t, home)
+	base, stopDashboard := startDashboard(t, home, "127.0.0.1:0")
 	b := startBrowser(t)
 	p := b.open(t, base+"#lab="+l.Name)
 	art := artifactsDir(t, "dashboard")
@@ -172,8 +178,16 @@ func TestDashboardInBrowser(t *testing.T) {
 	assert.Contains(t, p.eval(t, `document.getElementById('failures').textContent`), "load balancer is not running")
 	p.screenshot(t, filepath.Join(art, "2-haproxy-stopped.png"))
 
-	// haproxy back (lab up converges): the page follows again.
+	// The connection drops (dashboard stopped): the page keeps its
+	// picture and says it is reconnecting; a dashboard on the same address
+	// again, with haproxy back meanwhile (lab up converges), and the page
+	// follows, still without a reload.
+	stopDashboard()
+	p.waitFor(t, "that it is reconnecting", `document.getElementById('conn').dataset.state === 'reconnecting' && !!document.querySelector('[data-node="master-0"]')`, pageState, 30*time.Second)
 	mustRun(t, "lab", "up", "-f", l.SpecFile)
-	p.waitFor(t, "the load balancer running again", `document.getElementById('lb-state').textContent === 'running'`, pageState, 60*time.Second)
+	again, _ := startDashboard(t, home, strings.TrimSuffix(strings.TrimPrefix(base, "http://"), "/"))
+	require.Equal(t, base, again)
+	p.waitFor(t, "the load balancer running again after reconnecting", `document.getElementById('conn').dataset.state === 'live' && document.getElementById('lb-state').textContent === 'running'`, pageState, 60*time.Second)
 	assert.Equal(t, "no-reload", p.eval(t, `String(window.__bootlabMark)`))
+	p.screenshot(t, filepath.Join(art, "3-reconnected.png"))
 }
