@@ -52,7 +52,8 @@ type LabSummary struct {
 	// BootstrapRemoved is set once `lab pivot` took the bootstrap out.
 	BootstrapRemoved bool `json:"bootstrapRemoved,omitempty"`
 	// Orphaned: libvirt holds networks or domains of this lab but no lab
-	// directory does (removed by hand, or another BOOTLAB_HOME).
+	// directory records it (removed by hand): neither one in the home nor
+	// the one its domains' console logs point at.
 	Orphaned bool `json:"orphaned,omitempty"`
 	// Network and Domains are the libvirt objects found of an orphaned lab.
 	Network string   `json:"network,omitempty"`
@@ -71,8 +72,10 @@ type LabSummary struct {
 }
 
 // List finds every bootlab lab on the host: each lab directory under
-// Home/labs holding a state.json, and each lab whose libvirt network or
-// domains carry bootlab's name or metadata but which has no directory.
+// Home/labs holding a state.json; each lab whose domains point at a lab
+// directory elsewhere (labDir: in its spec); and, as orphaned, each lab
+// whose libvirt network or domains carry bootlab's name or metadata but
+// which has no directory at all.
 // Labs are sorted by name. A lab that cannot be read is listed with Error
 // rather than failing the whole list.
 func List(ctx context.Context, opts ListOptions) ([]LabSummary, error) {
@@ -122,8 +125,18 @@ func List(ctx context.Context, opts ListOptions) ([]LabSummary, error) {
 			labs[i].NodesUp = found.running(labs[i].Spec)
 		}
 		for _, o := range found.orphans(known) {
-			o.URI = uri
 			known[o.Name] = true
+			// A lab whose labDir: is outside the home is found through
+			// its domains' console log paths, and is no orphan.
+			if dir := found.labDir(o.Name); dir != "" {
+				l := summarize(dir, o.Name)
+				if l.Spec != nil && l.URI == uri {
+					l.NodesUp = found.running(l.Spec)
+					labs = append(labs, l)
+					continue
+				}
+			}
+			o.URI = uri
 			labs = append(labs, o)
 		}
 	}
@@ -150,30 +163,58 @@ func listDirs(dir string) ([]LabSummary, error) {
 		if _, err := os.Stat(StatePath(labDir)); errors.Is(err, os.ErrNotExist) {
 			continue // not a lab (yet): `up` writes state.json first
 		}
-		l := LabSummary{Name: e.Name(), Dir: labDir}
-		st, err := LoadState(labDir)
-		switch {
-		case err != nil:
-			l.Error = err.Error()
-		case st.Spec == nil:
-			l.Error = fmt.Sprintf("%s records no spec: run `bootlab lab up` for this lab again", StatePath(labDir))
-		default:
-			l.State, l.Spec = st, st.Spec
-			l.Name = st.Spec.Name
-			l.Profile, l.URI, l.CIDR = st.Spec.Profile, st.Spec.Libvirt.URI, st.Spec.Network.CIDR
-			l.NodesTotal = len(st.Spec.Nodes)
-			l.BootstrapRemoved = st.BootstrapRemoved
-		}
-		if rec, err := LoadVerifyRecord(labDir); err != nil {
-			if l.Error == "" {
-				l.Error = err.Error()
-			}
-		} else {
-			l.Verify = rec
-		}
+		l := summarize(labDir, e.Name())
 		labs = append(labs, l)
 	}
 	return labs, nil
+}
+
+// summarize reads the lab directory labDir (holding state.json) of the lab
+// called name (until its state says otherwise).
+func summarize(labDir, name string) LabSummary {
+	l := LabSummary{Name: name, Dir: labDir}
+	st, err := LoadState(labDir)
+	switch {
+	case err != nil:
+		l.Error = err.Error()
+	case st.Spec == nil:
+		l.Error = fmt.Sprintf("%s records no spec: run `bootlab lab up` for this lab again", StatePath(labDir))
+	default:
+		l.State, l.Spec = st, st.Spec
+		l.Name = st.Spec.Name
+		l.Profile, l.URI, l.CIDR = st.Spec.Profile, st.Spec.Libvirt.URI, st.Spec.Network.CIDR
+		l.NodesTotal = len(st.Spec.Nodes)
+		l.BootstrapRemoved = st.BootstrapRemoved
+	}
+	if rec, err := LoadVerifyRecord(labDir); err != nil {
+		if l.Error == "" {
+			l.Error = err.Error()
+		}
+	} else {
+		l.Verify = rec
+	}
+	return l
+}
+
+// labDirOf finds the lab directory of a domain bootlab defined: its serial
+// console logs to <labDir>/console/<node>.log. It returns "" unless that
+// directory's state records the lab called name, so a path that only looks
+// right (another lab's, or one on a remote host) is not taken for it.
+func labDirOf(domainXML, name string) string {
+	var d libvirtxml.Domain
+	if err := d.Unmarshal(domainXML); err != nil || d.Devices == nil {
+		return ""
+	}
+	for _, sr := range d.Devices.Serials {
+		if sr.Log == nil || filepath.Base(filepath.Dir(sr.Log.File)) != "console" {
+			continue
+		}
+		dir := filepath.Dir(filepath.Dir(sr.Log.File))
+		if st, err := LoadState(dir); err == nil && st.Spec != nil && st.Spec.Name == name {
+			return dir
+		}
+	}
+	return ""
 }
 
 func labURIs(labs []LabSummary) []string {
@@ -256,6 +297,16 @@ func networkLabName(networkXML string) (name string, foreign bool) {
 	}
 }
 
+// labDir is the lab directory the lab's domains point at, or "".
+func (f *libvirtLabs) labDir(name string) string {
+	for _, d := range f.domains[name] {
+		if dir := labDirOf(d.XML, name); dir != "" {
+			return dir
+		}
+	}
+	return ""
+}
+
 // running counts the spec's nodes whose domain runs and carries this lab's metadata.
 func (f *libvirtLabs) running(s *Spec) int {
 	n := 0
@@ -301,8 +352,8 @@ func (f *libvirtLabs) orphans(known map[string]bool) []LabSummary {
 	return out
 }
 
-// OrphanHint says how to remove what libvirt holds of an orphaned lab:
-// `lab down` deletes its domains (they carry the lab's metadata), but a
+// OrphanHint says what an orphaned lab is and how to remove what is left of
+// it: `lab down` deletes its domains (they carry the lab's metadata), but a
 // network whose UUID no lab state records is left for the user to remove.
 func (l *LabSummary) OrphanHint() string {
 	if !l.Orphaned {
@@ -315,5 +366,6 @@ func (l *LabSummary) OrphanHint() string {
 	if l.Network != "" {
 		parts = append(parts, fmt.Sprintf("`virsh -c %s net-destroy %s; virsh -c %s net-undefine %s` its network", l.URI, l.Network, l.URI, l.Network))
 	}
-	return fmt.Sprintf("lab %s is orphaned, found in libvirt on %s but in no lab directory: %s", l.Name, l.URI, strings.Join(parts, "; "))
+	return fmt.Sprintf("lab %s is orphaned, found in libvirt on %s but in no lab directory (none in the bootlab home, none where its domains point); if it is left over, %s",
+		l.Name, l.URI, strings.Join(parts, " and "))
 }

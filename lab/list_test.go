@@ -125,3 +125,33 @@ func TestDownRemovesVerifyRecord(t *testing.T) {
 	assert.NoFileExists(t, VerifyRecordPath(s.LabDir))
 	assert.NoDirExists(t, s.LabDir)
 }
+
+// A lab whose labDir: lies outside the home is found through the console
+// log paths of its domains, and is not an orphan; a directory those paths
+// point at that records another lab is not taken for it.
+func TestListFindsLabDirThroughDomains(t *testing.T) {
+	ctx := context.Background()
+	home, elsewhere := t.TempDir(), t.TempDir()
+	hv := newFakeHV()
+	s := listSpec(t, elsewhere, "away", "10.90.5.0/24")
+	_, err := Up(ctx, hv, s, upOpts())
+	require.NoError(t, err)
+
+	labs, err := List(ctx, ListOptions{Home: home, URIs: []string{"qemu:///fake"}, Connect: fakeConnect(hv)})
+	require.NoError(t, err)
+	require.Len(t, labs, 1)
+	assert.Equal(t, "away", labs[0].Name)
+	assert.False(t, labs[0].Orphaned)
+	assert.Equal(t, s.LabDir, labs[0].Dir)
+	assert.Equal(t, 3, labs[0].NodesUp)
+	assert.Equal(t, "10.90.5.0/24", labs[0].CIDR)
+
+	// The directory now records another lab: "away" is an orphan again.
+	other := listSpec(t, elsewhere, "other", "10.90.6.0/24")
+	other.LabDir = s.LabDir
+	require.NoError(t, (&State{Spec: other}).Save(s.LabDir))
+	labs, err = List(ctx, ListOptions{Home: home, URIs: []string{"qemu:///fake"}, Connect: fakeConnect(hv)})
+	require.NoError(t, err)
+	require.Len(t, labs, 1)
+	assert.True(t, labs[0].Orphaned)
+}

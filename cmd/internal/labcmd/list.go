@@ -33,10 +33,11 @@ func NewCmdList(f *cmdutil.Factory, runF func(*ListOptions) error) *cobra.Comman
 		Use:   "list",
 		Short: "List every lab on the host: profile, nodes up, network, last verify",
 		Long: `List every lab on the host: each lab directory under the bootlab home
-($BOOTLAB_HOME, else /var/lib/bootlab as root) holding a state.json, with its
-profile, running nodes, network and the last ` + "`lab verify`" + ` result; and every
-lab whose libvirt network or domains remain without a lab directory, listed as
-"orphaned, found in libvirt" with how to remove it.`,
+($BOOTLAB_HOME, else /var/lib/bootlab as root) holding a state.json, and each
+lab whose libvirt domains point at a lab directory elsewhere (labDir: in its
+spec), with its profile, running nodes, network and the last ` + "`lab verify`" + `
+result. A lab whose libvirt network or domains remain without any lab
+directory is listed as "orphaned, found in libvirt", with how to remove it.`,
 		Args: cmdutil.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := outputFlag(opts.Output, "table", "json"); err != nil {
