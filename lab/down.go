@@ -210,7 +210,7 @@ func (r *labRun) deleteNetwork(ctx context.Context) (string, error) {
 // labFiles are the lab-directory entries bootlab's lab verbs and preparers
 // write; anything else there (caches, stage logs, installer assets) stays.
 // install-config.yaml is the openshift preparer's kept copy (it holds the pull secret).
-var labFiles = []string{"console", "ignition", "haproxy", "ssh", "pki", "assets", "install-config.yaml", "base-image.done", "state.json"}
+var labFiles = []string{"console", "ignition", "haproxy", "ssh", "pki", "assets", "install-config.yaml", "base-image.done", "state.json", "verify.json"}
 
 func (r *labRun) removeFiles(keepImages bool) (string, error) {
 	removed := 0

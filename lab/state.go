@@ -148,33 +148,38 @@ type LabRef struct {
 	Name  string
 	Dir   string
 	State *State
+	// Err says why the state could not be read (State is then nil).
+	Err error
 }
 
 // FindLabs lists the labs whose directories are under home/labs (the
-// default place; a lab with its own labDir is found through its spec).
+// default place, or a symlink there to a lab directory elsewhere), sorted by
+// name; a directory without state.json is not a lab yet.
 func FindLabs(home string) ([]LabRef, error) {
-	entries, err := os.ReadDir(filepath.Join(home, "labs"))
+	dir := filepath.Join(home, "labs")
+	entries, err := os.ReadDir(dir)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("list labs: %w", err)
+		return nil, fmt.Errorf("list labs in %s: %w", dir, err)
 	}
 	var out []LabRef
 	for _, e := range entries {
-		if !e.IsDir() {
+		labDir := filepath.Join(dir, e.Name())
+		if fi, err := os.Stat(labDir); err != nil || !fi.IsDir() {
 			continue
 		}
-		dir := filepath.Join(home, "labs", e.Name())
-		st, err := LoadState(dir)
-		if err != nil {
+		if _, err := os.Stat(StatePath(labDir)); err != nil {
 			continue
 		}
-		name := st.LabName()
-		if name == "" {
-			name = e.Name()
+		ref := LabRef{Name: e.Name(), Dir: labDir}
+		if ref.State, ref.Err = LoadState(labDir); ref.Err == nil {
+			if name := ref.State.LabName(); name != "" {
+				ref.Name = name
+			}
 		}
-		out = append(out, LabRef{Name: name, Dir: dir, State: st})
+		out = append(out, ref)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out, nil

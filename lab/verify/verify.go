@@ -145,6 +145,9 @@ func Run(ctx context.Context, s *lab.Spec, st *lab.State, opts Options) (*Result
 		finalBefore = finalNow
 		if res.OK || hopeless || time.Now().After(deadline) || ctx.Err() != nil {
 			opts.Status.End(res.OK)
+			if ctx.Err() == nil {
+				saveRecord(s, res, log)
+			}
 			return res, nil
 		}
 		log.Debug("verify pass", "pass", pass, "failed", len(failed), "first", failed[0].Group+" "+failed[0].Name+": "+failed[0].Detail)

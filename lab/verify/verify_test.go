@@ -2,6 +2,7 @@ package verify
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -304,4 +305,42 @@ func TestBackendFixNamesWhatDoesNotListen(t *testing.T) {
 	got := backendFix(ocp, ingressHTTP, master, refused, nil)
 	assert.Contains(t, got, "nothing listens on 10.232.11.11:80 on master-0")
 	assert.Contains(t, got, "oc -n openshift-ingress get pods")
+}
+
+// Run keeps its last result in the lab directory for `lab list` and the
+// dashboard: counts and each failed check's message.
+func TestRunRecordsLastResult(t *testing.T) {
+	s := &lab.Spec{Name: "v", Profile: lab.ProfileOpenShift, LabDir: t.TempDir(),
+		Network: lab.Network{CIDR: "127.0.0.0/24"}, Topology: lab.Topology{Masters: 3}}
+	s.Defaults()
+	before, err := lab.LoadVerifyRecord(s.LabDir)
+	require.NoError(t, err)
+	require.Nil(t, before, "no record before the first verify")
+
+	res, err := Run(context.Background(), s, nil, Options{Timeout: time.Minute, Interval: time.Millisecond})
+	require.NoError(t, err)
+	rec, err := lab.LoadVerifyRecord(s.LabDir)
+	require.NoError(t, err)
+	require.NotNil(t, rec)
+	assert.False(t, rec.OK)
+	assert.Equal(t, len(res.Checks), rec.Total)
+	assert.Equal(t, len(res.Checks)-len(res.Failed()), rec.Passed)
+	require.Len(t, rec.Failed, len(res.Failed()))
+	assert.Equal(t, res.Failed()[0].Name, rec.Failed[0].Name)
+	assert.Equal(t, res.Failed()[0].Detail, rec.Failed[0].Detail)
+	assert.WithinDuration(t, time.Now(), rec.Time, time.Minute)
+	assert.Equal(t, fmt.Sprintf("%d of %d failed", len(res.Failed()), len(res.Checks)), rec.Summary())
+	fi, err := os.Stat(lab.VerifyRecordPath(s.LabDir))
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o600), fi.Mode().Perm())
+}
+
+// A lab directory that does not exist (a lab never built) is not created by verify.
+func TestRunRecordsNothingWithoutLabDir(t *testing.T) {
+	s := &lab.Spec{Name: "v", Profile: lab.ProfileOpenShift, LabDir: filepath.Join(t.TempDir(), "absent"),
+		Network: lab.Network{CIDR: "127.0.0.0/24"}, Topology: lab.Topology{Masters: 3}}
+	s.Defaults()
+	_, err := Run(context.Background(), s, nil, Options{Interval: time.Millisecond})
+	require.NoError(t, err)
+	assert.NoDirExists(t, s.LabDir)
 }

@@ -8,7 +8,8 @@ packages=(
   libvirt-daemon-system libvirt-clients qemu-system-x86 qemu-utils
   dnsmasq-base haproxy iproute2 dnsutils cpio curl jq gettext-base
   openssh-client openssh-server shellcheck ca-certificates sudo util-linux
-  openssl gettext-base
+  openssl
+  chromium # headless, for the dashboard e2e test (test/e2e/dashboard_e2e_test.go)
 )
 
 if [[ $(id -u) -ne 0 ]]; then

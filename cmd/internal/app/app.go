@@ -20,6 +20,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/bootlab/bootlab/cmd/internal/cmdutil"
+	"github.com/bootlab/bootlab/cmd/internal/dashcmd"
 	"github.com/bootlab/bootlab/cmd/internal/labcmd"
 	"github.com/bootlab/bootlab/cmd/internal/stagecmd"
 	"github.com/bootlab/bootlab/internal/status"
@@ -158,7 +159,7 @@ bootkube.sh as numbered stages that explain, execute, validate and log.`,
 	root.PersistentFlags().StringVar(&logFormat, "log-format", "text", "log format: text or json")
 
 	root.AddGroup(&cobra.Group{ID: "main", Title: "Commands:"})
-	for _, c := range []*cobra.Command{labcmd.NewCmdLab(f), stagecmd.NewCmdStage(f)} {
+	for _, c := range []*cobra.Command{labcmd.NewCmdLab(f), stagecmd.NewCmdStage(f), dashcmd.NewCmdDashboard(f, nil)} {
 		c.GroupID = "main"
 		root.AddCommand(c)
 	}

@@ -135,6 +135,10 @@ func downAll(ctx context.Context, f *cmdutil.Factory, opts *DownOptions) error {
 	}
 	var failed []string
 	for _, l := range labs {
+		if l.Err != nil {
+			failed = append(failed, l.Name+": "+l.Err.Error())
+			continue
+		}
 		spec := l.State.Spec
 		if spec == nil {
 			// Never brought up completely: its name and directory are enough

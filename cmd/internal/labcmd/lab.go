@@ -38,6 +38,7 @@ func NewCmdLab(f *cmdutil.Factory) *cobra.Command {
 		NewCmdWait(f, nil),
 		NewCmdApproveCSRs(f, nil),
 		NewCmdGather(f, nil),
+		NewCmdList(f, nil),
 	)
 	return cmd
 }
@@ -180,7 +181,7 @@ func (sf *SpecFlags) base() (spec *lab.Spec, source string, err error) {
 	if err != nil {
 		return nil, "", err
 	}
-	if len(labs) == 1 && labs[0].State.Spec != nil {
+	if len(labs) == 1 && labs[0].State != nil && labs[0].State.Spec != nil {
 		s := *labs[0].State.Spec
 		sf.target = "--name " + shellQuote(s.Name)
 		return &s, "the only lab on this host (" + labs[0].Dir + ")", nil

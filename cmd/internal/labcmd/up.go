@@ -195,6 +195,9 @@ func checkDomainClaims(spec *lab.Spec) error {
 		return err
 	}
 	for _, l := range labs {
+		if l.State == nil {
+			continue
+		}
 		other := l.State.Spec
 		if other == nil || l.Name == spec.Name || other.Profile != lab.ProfileOpenShift {
 			continue

@@ -1,0 +1,120 @@
+package dashcmd
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net/http"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/bootlab/bootlab/cmd/internal/cmdutil"
+)
+
+// lockedBuffer is a buffer the server goroutine writes while the test reads.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+func (l *lockedBuffer) String() string { l.mu.Lock(); defer l.mu.Unlock(); return l.b.String() }
+
+func TestDashboardFlags(t *testing.T) {
+	var got *Options
+	cmd := NewCmdDashboard(&cmdutil.Factory{}, func(o *Options) error { got = o; return nil })
+	cmd.SetArgs([]string{"--listen", "127.0.0.1:9999", "--home", "/h", "--interval", "2s"})
+	require.NoError(t, cmd.Execute())
+	assert.Equal(t, "127.0.0.1:9999", got.Listen)
+	assert.Equal(t, "/h", got.Home)
+	assert.Equal(t, 2*time.Second, got.Interval)
+
+	cmd = NewCmdDashboard(&cmdutil.Factory{}, func(o *Options) error { got = o; return nil })
+	cmd.SetArgs([]string{})
+	require.NoError(t, cmd.Execute())
+	assert.Equal(t, "127.0.0.1:8686", got.Listen)
+
+	for _, args := range [][]string{{"--listen", "8686"}, {"--interval", "1ms"}} {
+		cmd = NewCmdDashboard(&cmdutil.Factory{}, func(o *Options) error { t.Fatal("must not run"); return nil })
+		cmd.SetArgs(args)
+		err := cmd.Execute()
+		require.Error(t, err, args)
+		var ce cmdutil.ExitCoder
+		require.ErrorAs(t, err, &ce)
+		assert.Equal(t, cmdutil.ExitUsage, ce.ExitCode())
+	}
+}
+
+// serve runs the dashboard on listen until the test ends and returns its
+// base URL and stderr.
+func serve(t *testing.T, listen string) (string, *lockedBuffer) {
+	t.Helper()
+	errOut := &lockedBuffer{}
+	f := &cmdutil.Factory{Streams: cmdutil.Streams{Out: io.Discard, ErrOut: errOut}}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- run(ctx, f, &Options{Listen: listen, Home: t.TempDir(), Interval: 100 * time.Millisecond})
+	}()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case err := <-done:
+			assert.NoError(t, err)
+		case <-time.After(10 * time.Second):
+			t.Error("dashboard did not stop after its context ended")
+		}
+	})
+	re := regexp.MustCompile(`open (http://[^ ?]+/)`)
+	for i := 0; i < 100; i++ {
+		if m := re.FindStringSubmatch(errOut.String()); m != nil {
+			return m[1], errOut
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatalf("dashboard printed no URL: %q", errOut.String())
+	return "", nil
+}
+
+func getCode(t *testing.T, url string) (int, string) {
+	t.Helper()
+	resp, err := http.Get(url)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+func TestDashboardServesLoopbackWithoutToken(t *testing.T) {
+	base, errOut := serve(t, "127.0.0.1:0")
+	assert.NotContains(t, errOut.String(), "token")
+	code, body := getCode(t, base+"api/labs")
+	assert.Equal(t, http.StatusOK, code)
+	assert.JSONEq(t, `{"labs":[]}`, body)
+	code, body = getCode(t, base)
+	assert.Equal(t, http.StatusOK, code)
+	assert.Contains(t, body, "bootlab dashboard")
+}
+
+// Beyond loopback a token is generated, printed once and required.
+func TestDashboardBeyondLoopbackRequiresToken(t *testing.T) {
+	_, errOut := serve(t, "0.0.0.0:0")
+	m := regexp.MustCompile(`open http://[^/]+:(\d+)/\?token=([0-9a-f]{64}) `).FindStringSubmatch(errOut.String())
+	require.NotNil(t, m, errOut.String())
+	assert.Equal(t, 1, strings.Count(errOut.String(), m[2]), "the token is printed once")
+	base := "http://127.0.0.1:" + m[1] + "/"
+	code, _ := getCode(t, base+"api/labs")
+	assert.Equal(t, http.StatusUnauthorized, code)
+	code, _ = getCode(t, base+"api/labs?token="+m[2])
+	assert.Equal(t, http.StatusOK, code)
+}

@@ -1,0 +1,114 @@
+package labcmd
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/bootlab/bootlab/cmd/internal/cmdutil"
+	"github.com/bootlab/bootlab/internal/status"
+	"github.com/bootlab/bootlab/lab"
+)
+
+// fakeLister is a libvirt daemon holding the given domains and networks.
+type fakeLister struct {
+	domains  []lab.Object
+	networks []lab.NetworkInfo
+}
+
+func (l *fakeLister) Networks(context.Context) ([]lab.NetworkInfo, error) { return l.networks, nil }
+func (l *fakeLister) LookupNetwork(_ context.Context, name string) (*lab.Object, error) {
+	return &lab.Object{Name: name, XML: "<network><name>" + name + "</name></network>"}, nil
+}
+func (l *fakeLister) Domains(context.Context) ([]lab.Object, error) { return l.domains, nil }
+
+func domainOf(name, node string, role lab.Role, active bool) lab.Object {
+	return lab.Object{Name: "bootlab-" + name + "-" + node, Active: active, XML: `<domain type="qemu"><name>bootlab-` + name + "-" + node +
+		`</name><metadata><bootlab:lab xmlns:bootlab="https://bootlab.dev/xmlns/lab/v1" name="` + name + `" role="` + string(role) + `" node="` + node + `"/></metadata></domain>`}
+}
+
+func listFixture(t *testing.T) (string, *fakeLister) {
+	t.Helper()
+	home := t.TempDir()
+	s := &lab.Spec{Name: "ux1", Profile: lab.ProfileProbe, Libvirt: lab.Libvirt{URI: "qemu:///fake"}, Topology: lab.Topology{Masters: 1},
+		Network: lab.Network{CIDR: "10.77.0.0/24"}, LabDir: filepath.Join(home, "labs", "ux1")}
+	s.Defaults()
+	require.NoError(t, (&lab.State{Spec: s}).Save(s.LabDir))
+	require.NoError(t, lab.SaveVerifyRecord(s.LabDir, &lab.VerifyRecord{Time: time.Date(2026, 1, 2, 3, 4, 0, 0, time.UTC), OK: true, Total: 12, Passed: 12}))
+	return home, &fakeLister{
+		domains: []lab.Object{
+			domainOf("ux1", "bootstrap", lab.RoleBootstrap, true),
+			domainOf("ux1", "master-0", lab.RoleMaster, false),
+			domainOf("gone", "master-0", lab.RoleMaster, true),
+		},
+		networks: []lab.NetworkInfo{{Name: "bootlab-ux1"}, {Name: "bootlab-gone"}, {Name: "default"}},
+	}
+}
+
+func runListCmd(t *testing.T, home string, hv lab.Lister, args ...string) (string, string) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	f := &cmdutil.Factory{Streams: cmdutil.Streams{Out: &out, ErrOut: &errOut}, Status: status.New(&errOut, false)}
+	cmd := NewCmdList(f, func(o *ListOptions) error {
+		o.Home = home
+		o.Connect = func(context.Context, string) (lab.Lister, func(), error) { return hv, func() {}, nil }
+		return runList(context.Background(), f, o)
+	})
+	cmd.SetArgs(args)
+	require.NoError(t, cmd.Execute())
+	return out.String(), errOut.String()
+}
+
+func TestListTable(t *testing.T) {
+	home, hv := listFixture(t)
+	out, errOut := runListCmd(t, home, hv)
+	assert.Regexp(t, `NAME\s+PROFILE\s+NODES UP\s+NETWORK\s+URI\s+LAST VERIFY`, out)
+	assert.Regexp(t, `ux1\s+probe\s+1/2\s+10\.77\.0\.0/24\s+qemu:///fake\s+12/12 ok at 2026-01-0`, out)
+	assert.Regexp(t, `gone\s+-\s+1/1\s+bootlab-gone\s+qemu:///fake\s+orphaned, found in libvirt`, out)
+	assert.Contains(t, errOut, "lab gone is orphaned")
+	assert.Contains(t, errOut, "virsh -c qemu:///fake net-undefine bootlab-gone")
+}
+
+// -o json has stable field names: `name` for the lab, as everywhere.
+func TestListJSON(t *testing.T) {
+	home, hv := listFixture(t)
+	out, _ := runListCmd(t, home, hv, "-o", "json")
+	var got struct {
+		Labs []map[string]any `json:"labs"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &got))
+	require.Len(t, got.Labs, 2)
+	ux1, gone := got.Labs[1], got.Labs[0]
+	assert.Equal(t, "ux1", ux1["name"])
+	assert.Equal(t, "probe", ux1["profile"])
+	assert.Equal(t, "10.77.0.0/24", ux1["cidr"])
+	assert.Equal(t, "qemu:///fake", ux1["uri"])
+	assert.EqualValues(t, 1, ux1["nodesUp"])
+	assert.EqualValues(t, 2, ux1["nodesTotal"])
+	assert.Equal(t, true, ux1["verify"].(map[string]any)["ok"])
+	assert.NotContains(t, out, "spec", "the spec (key and pull secret paths) is not printed")
+	assert.Equal(t, "gone", gone["name"])
+	assert.Equal(t, true, gone["orphaned"])
+	assert.Equal(t, []any{"bootlab-gone-master-0"}, gone["domains"])
+}
+
+func TestListEmpty(t *testing.T) {
+	out, errOut := runListCmd(t, t.TempDir(), &fakeLister{})
+	assert.Empty(t, out)
+	assert.Contains(t, errOut, "no labs in")
+
+	out, _ = runListCmd(t, t.TempDir(), &fakeLister{}, "-o", "json")
+	assert.JSONEq(t, `{"labs": []}`, out)
+}
+
+func TestListRejectsUnknownOutput(t *testing.T) {
+	cmd := NewCmdList(testFactory(), func(o *ListOptions) error { t.Fatal("must not run"); return nil })
+	cmd.SetArgs([]string{"-o", "yaml"})
+	assert.ErrorContains(t, cmd.Execute(), "-o must be one of [table json]")
+}

@@ -1,0 +1,420 @@
+package dashboard
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/bootlab/bootlab/lab"
+	"github.com/bootlab/bootlab/lab/loadbalancer"
+	"github.com/bootlab/bootlab/stages"
+)
+
+// Source produces the views of every lab; the server polls it.
+type Source interface {
+	Snapshot(ctx context.Context) ([]LabView, error)
+}
+
+// Connector opens the libvirt daemon at uri; the func closes it.
+type Connector func(ctx context.Context, uri string) (lab.Hypervisor, func(), error)
+
+// Collector is the Source of a host's labs: lab.List for the labs, then
+// lab.Inspect, the stage records and the last verify result of each. It
+// keeps one libvirt connection per URI between snapshots.
+type Collector struct {
+	// Home is the bootlab home ("" means lab.DefaultHome()).
+	Home string
+	// URIs are searched for orphaned labs beside the labs' own.
+	URIs    []string
+	Connect Connector
+	Log     *slog.Logger
+
+	mu      sync.Mutex
+	conns   map[string]*conn
+	lastErr map[string]string // uri -> last connection error, logged once
+	records map[string]recordsCache
+}
+
+type conn struct {
+	hv    lab.Hypervisor
+	close func()
+}
+
+type recordsCache struct {
+	size    int64
+	modTime time.Time
+	stages  []StageView
+}
+
+// Close closes the libvirt connections.
+func (c *Collector) Close() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for uri, cn := range c.conns {
+		cn.close()
+		delete(c.conns, uri)
+	}
+}
+
+func (c *Collector) hypervisor(ctx context.Context, uri string) (lab.Hypervisor, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if cn, ok := c.conns[uri]; ok {
+		return cn.hv, nil
+	}
+	if c.Connect == nil {
+		return nil, fmt.Errorf("no libvirt connection to %s", uri)
+	}
+	hv, closeFn, err := c.Connect(ctx, uri)
+	if c.lastErr == nil {
+		c.lastErr = map[string]string{}
+	}
+	if err != nil {
+		// Polled every second: say it when it starts failing, not each time.
+		if c.Log != nil && c.lastErr[uri] != err.Error() {
+			c.Log.Warn("cannot read labs from libvirt", "uri", uri, "err", err)
+		}
+		c.lastErr[uri] = err.Error()
+		return nil, err
+	}
+	if c.lastErr[uri] != "" && c.Log != nil {
+		c.Log.Info("libvirt reachable again", "uri", uri)
+	}
+	delete(c.lastErr, uri)
+	if c.conns == nil {
+		c.conns = map[string]*conn{}
+	}
+	c.conns[uri] = &conn{hv: hv, close: closeFn}
+	return hv, nil
+}
+
+// drop forgets a connection that failed, so the next snapshot reconnects.
+func (c *Collector) drop(uri string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if cn, ok := c.conns[uri]; ok {
+		cn.close()
+		delete(c.conns, uri)
+	}
+}
+
+// Snapshot reads every lab on the host.
+func (c *Collector) Snapshot(ctx context.Context) ([]LabView, error) {
+	var lister func(context.Context, string) (lab.Lister, func(), error)
+	if c.Connect != nil {
+		lister = func(ctx context.Context, uri string) (lab.Lister, func(), error) {
+			hv, err := c.hypervisor(ctx, uri)
+			if err != nil {
+				return nil, nil, err
+			}
+			return hv, func() {}, nil
+		}
+	}
+	// Connection failures are logged by hypervisor, once; a lab on a
+	// daemon that cannot be read carries the error in its view.
+	labs, err := lab.List(ctx, lab.ListOptions{Home: c.Home, URIs: c.URIs, Connect: lister})
+	if err != nil {
+		return nil, err
+	}
+	views := make([]LabView, 0, len(labs))
+	for i := range labs {
+		views = append(views, c.view(ctx, &labs[i]))
+	}
+	return views, nil
+}
+
+func (c *Collector) view(ctx context.Context, l *lab.LabSummary) LabView {
+	v := LabView{Name: l.Name, Profile: l.Profile, URI: l.URI, CIDR: l.CIDR, Orphaned: l.Orphaned,
+		NodesUp: l.NodesUp, NodesTotal: l.NodesTotal, Phase: PhaseNotBuilt, Verify: l.Verify, Error: l.Error,
+		Nodes: []NodeView{}, DNS: []lab.DNSRecord{}, Stages: []StageView{}, Failures: []string{},
+		LoadBalancer: LBView{Frontends: []FrontendView{}}}
+	if l.Orphaned {
+		v.Error = l.OrphanHint()
+		v.Network = NetworkView{Name: l.Network, Exists: l.Network != ""}
+		for _, d := range l.Domains {
+			v.Nodes = append(v.Nodes, NodeView{Name: strings.TrimPrefix(d, "bootlab-"+l.Name+"-"), State: "orphaned"})
+		}
+	}
+	s := l.Spec
+	if s == nil {
+		v.Failures = failures(&v, nil)
+		return v
+	}
+	v.Domain = s.Cluster.Domain()
+	v.Stages = c.stages(filepath.Join(l.Dir, filepath.Base(s.StageLogDir())))
+	removed := l.State != nil && l.State.BootstrapRemoved
+
+	var st *lab.LabStatus
+	hv, err := c.hypervisor(ctx, s.Libvirt.URI)
+	if err == nil {
+		st, err = lab.Inspect(ctx, hv, s)
+		if err != nil {
+			c.drop(s.Libvirt.URI)
+		}
+	}
+	if err != nil && v.Error == "" {
+		v.Error = fmt.Sprintf("libvirt %s: %v", s.Libvirt.URI, err)
+	}
+	v.Nodes, v.LoadBalancer = nodesAndLB(s, st, removed)
+	if st != nil {
+		v.Network = NetworkView{Name: st.Network.Name, Exists: st.Network.Exists, Active: st.Network.Active, Bridge: st.Network.Bridge, Gateway: st.Network.Gateway}
+		v.DNS = st.DNS
+		v.NodesUp = 0
+		for _, n := range st.Nodes {
+			if n.State == "running" {
+				v.NodesUp++
+			}
+		}
+	} else {
+		v.Network = NetworkView{Name: s.NetworkName()}
+	}
+	for _, sv := range v.Stages {
+		if sv.State == StageDone && sv.Number > v.StageReached {
+			v.StageReached = sv.Number
+		}
+		if sv.State == StageRunning {
+			v.StageRunning = sv.Number
+		}
+	}
+	v.Phase = phase(&v, s, removed)
+	v.Failures = failures(&v, s)
+	return v
+}
+
+// nodesAndLB merges the spec (what should be) with the inspected state
+// (what is): every node and every backend appears, with "unknown" where
+// libvirt or haproxy could not be read.
+func nodesAndLB(s *lab.Spec, st *lab.LabStatus, removed bool) ([]NodeView, LBView) {
+	nodes := make([]NodeView, 0, len(s.Nodes))
+	for _, n := range s.Nodes {
+		nv := NodeView{Name: n.Name, Role: n.Role, State: "unknown", IP: n.IP, FQDN: s.FQDN(n)}
+		if st != nil {
+			for _, ns := range st.Nodes {
+				if ns.Name == n.Name {
+					nv.State = ns.State
+					if ns.IP != "" {
+						nv.IP = ns.IP
+					}
+				}
+			}
+		}
+		nodes = append(nodes, nv)
+	}
+	cfg := lab.LoadBalancerConfig(s, removed)
+	lb := LBView{Address: cfg.BindAddress, Frontends: []FrontendView{}}
+	var live []loadbalancer.BackendStatus
+	switch {
+	case st == nil:
+		lb.Error = "not inspected: libvirt unreachable"
+	case st.LoadBalancer != nil:
+		lb.Running = st.LoadBalancer.Running
+		live = st.LoadBalancer.Backends
+		lb.Error = st.LoadBalancerError
+	case st.LoadBalancerError != "":
+		lb.Error = st.LoadBalancerError
+	default:
+		lb.Error = "not inspected on a test:// URI"
+	}
+	for _, f := range cfg.Frontends {
+		addr := f.Address
+		if addr == "" {
+			addr = cfg.BindAddress
+		}
+		fv := FrontendView{Name: f.Name, Port: f.Port, Address: addr, Backends: []BackendView{}}
+		for _, srv := range f.Servers {
+			bv := BackendView{Server: srv.Name, Address: srv.Address, Health: HealthUnknown}
+			for _, b := range live {
+				if b.Frontend == f.Name && b.Server == srv.Name {
+					bv.Status, bv.Health = b.Status, health(b)
+				}
+			}
+			fv.Backends = append(fv.Backends, bv)
+		}
+		lb.Frontends = append(lb.Frontends, fv)
+	}
+	return nodes, lb
+}
+
+func health(b loadbalancer.BackendStatus) string {
+	switch {
+	case b.Up():
+		return HealthUp
+	case strings.HasPrefix(b.Status, "MAINT"), strings.HasPrefix(b.Status, "DRAIN"):
+		return HealthMaint
+	case strings.HasPrefix(b.Status, "DOWN"), strings.HasPrefix(b.Status, "NOLB"):
+		return HealthDown
+	}
+	return HealthUnknown
+}
+
+// phase places the lab on the bootstrap timeline: the bootstrap serves the
+// API alone, then masters join the API frontend (handoff), then `lab pivot`
+// removes it.
+func phase(v *LabView, s *lab.Spec, removed bool) string {
+	if !v.Network.Exists && v.NodesUp == 0 {
+		return PhaseNotBuilt
+	}
+	if removed {
+		return PhaseBootstrapRemoved
+	}
+	for _, f := range v.LoadBalancer.Frontends {
+		if f.Port != lab.PortAPI {
+			continue
+		}
+		for _, b := range f.Backends {
+			if n, ok := s.Node(b.Server); ok && n.Role == lab.RoleMaster && b.Health == HealthUp {
+				return PhaseHandoff
+			}
+		}
+	}
+	return PhaseBootstrapActive
+}
+
+// failures lists what needs a look, worst first.
+func failures(v *LabView, s *lab.Spec) []string {
+	out := []string{}
+	if v.Error != "" {
+		out = append(out, v.Error)
+	}
+	for _, sv := range v.Stages {
+		if sv.State == StageFailed {
+			out = append(out, fmt.Sprintf("stage %02d %s failed: %s", sv.Number, sv.Slug, sv.Message))
+		}
+	}
+	if v.Verify != nil && !v.Verify.OK {
+		msg := "verify: " + v.Verify.Summary()
+		if len(v.Verify.Failed) > 0 {
+			f := v.Verify.Failed[0]
+			msg += fmt.Sprintf(" (first: %s %s)", f.Group, f.Name)
+		}
+		out = append(out, msg)
+	}
+	if s == nil || v.Phase == PhaseNotBuilt {
+		return out
+	}
+	for _, n := range v.Nodes {
+		if n.State == "running" || (n.Role == lab.RoleBootstrap && v.Phase == PhaseBootstrapRemoved) {
+			continue
+		}
+		out = append(out, fmt.Sprintf("node %s is %s", n.Name, n.State))
+	}
+	if !v.LoadBalancer.Running && v.LoadBalancer.Error == "" {
+		out = append(out, "load balancer is not running")
+	}
+	if v.LoadBalancer.Running {
+		for _, f := range v.LoadBalancer.Frontends {
+			for _, b := range f.Backends {
+				if b.Health == HealthDown {
+					out = append(out, fmt.Sprintf("backend %s/%s is %s", f.Name, b.Server, b.Status))
+				}
+			}
+		}
+	}
+	return out
+}
+
+// stages folds the lab's stage records (records.jsonl in its stage log
+// directory) into one state per catalog stage. The file is read again only
+// when it changed.
+func (c *Collector) stages(dir string) []StageView {
+	path := filepath.Join(dir, stages.RecordsFile)
+	fi, err := os.Stat(path)
+	if err != nil {
+		return catalogStages()
+	}
+	c.mu.Lock()
+	cached, ok := c.records[path]
+	c.mu.Unlock()
+	if ok && cached.size == fi.Size() && cached.modTime.Equal(fi.ModTime()) {
+		return cached.stages
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return catalogStages()
+	}
+	out := StagesFromRecords(data)
+	c.mu.Lock()
+	if c.records == nil {
+		c.records = map[string]recordsCache{}
+	}
+	c.records[path] = recordsCache{size: fi.Size(), modTime: fi.ModTime(), stages: out}
+	c.mu.Unlock()
+	return out
+}
+
+func catalogStages() []StageView {
+	var out []StageView
+	for _, s := range stages.Default() {
+		out = append(out, StageView{Number: s.Number, Slug: s.Slug, State: StagePending})
+	}
+	return out
+}
+
+// StagesFromRecords folds stage records (one JSON object a line, oldest
+// first) into the state of each catalog stage: the last event wins.
+func StagesFromRecords(data []byte) []StageView {
+	out := catalogStages()
+	idx := map[int]int{}
+	for i, s := range out {
+		idx[s.Number] = i
+	}
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(make([]byte, 64*1024), 4*1024*1024)
+	for sc.Scan() {
+		var r stages.Record
+		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+			continue
+		}
+		i, ok := idx[r.Number]
+		if !ok {
+			continue
+		}
+		sv := &out[i]
+		sv.Time = r.Timestamp
+		switch {
+		case r.Phase == stages.PhaseStart:
+			sv.State, sv.Message = StageRunning, ""
+		case r.Phase == stages.PhaseSkip || r.Result == stages.ResultSkipped:
+			sv.State, sv.Message = StageSkipped, Sanitize(r.Reason)
+		case r.Result == stages.ResultSuccess:
+			sv.State, sv.Message = StageDone, ""
+		case r.Result == stages.ResultFailure:
+			msg := r.ErrorMessage
+			if msg == "" {
+				msg = r.ErrorLine
+			}
+			sv.State, sv.Message = StageFailed, Sanitize(msg)
+		}
+	}
+	return out
+}
+
+var (
+	pemRE    = regexp.MustCompile(`(?s)-----BEGIN [A-Z0-9 ]+-----.*?(-----END [A-Z0-9 ]+-----|$)`)
+	secretRE = regexp.MustCompile(`[A-Za-z0-9+/=_\-.]{64,}`)
+	keyRE    = regexp.MustCompile(`(?i)((?:client-key-data|client-certificate-data|certificate-authority-data|token|password|auth|pullSecret)["']?\s*[:=]\s*["']?)[^\s"',}]+`)
+)
+
+// Sanitize makes a message fit for the page: its first line, no PEM block
+// no value of a key that names a credential (auth, token, client-key-data,
+// ...) and no long token-like string (a JWT, base64), at most 300
+// characters. Messages come from stage output, which may echo anything.
+func Sanitize(msg string) string {
+	msg = pemRE.ReplaceAllString(msg, "[redacted]")
+	msg = keyRE.ReplaceAllString(msg, "${1}[redacted]")
+	msg = secretRE.ReplaceAllString(msg, "[redacted]")
+	msg, _, _ = strings.Cut(strings.TrimSpace(msg), "\n")
+	if r := []rune(msg); len(r) > 300 {
+		msg = string(r[:300]) + "…"
+	}
+	return msg
+}

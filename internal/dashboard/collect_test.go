@@ -1,0 +1,133 @@
+package dashboard
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/bootlab/bootlab/lab"
+	"github.com/bootlab/bootlab/lab/loadbalancer"
+)
+
+func TestStagesFromRecords(t *testing.T) {
+	data := []byte(`{"phase":"stage start","number":1}
+{"phase":"stage end","number":1,"result":"success"}
+{"phase":"stage skip","number":2,"result":"skipped","reason":"marker present"}
+{"phase":"stage start","number":3}
+{"phase":"stage end","number":3,"result":"failure","errorMessage":"render failed\nline two"}
+{"phase":"stage start","number":3}
+not json
+{"phase":"stage end","number":99,"result":"success"}
+`)
+	got := StagesFromRecords(data)
+	require.Len(t, got, 15)
+	assert.Equal(t, StageDone, got[0].State)
+	assert.Equal(t, StageSkipped, got[1].State)
+	assert.Equal(t, "marker present", got[1].Message)
+	assert.Equal(t, StageRunning, got[2].State, "a rerun after a failure is running again")
+	assert.Empty(t, got[2].Message)
+	assert.Equal(t, StagePending, got[3].State)
+
+	got = StagesFromRecords([]byte(`{"phase":"stage end","number":3,"result":"failure","errorMessage":"render failed\nline two"}`))
+	assert.Equal(t, StageFailed, got[2].State)
+	assert.Equal(t, "render failed", got[2].Message)
+}
+
+func TestSanitize(t *testing.T) {
+	for in, want := range map[string]string{
+		"plain error":   "plain error",
+		"first\nsecond": "first",
+		"key: -----BEGIN RSA PRIVATE KEY-----\nMIIE\n-----END RSA PRIVATE KEY----- done": "key: [redacted] done",
+		`{"auths":{"x":{"auth":"dXNlcjpwYXNz"}}}`:                                        `{"auths":{"x":{"auth":"[redacted]"}}}`,
+		"token=abc123 then":                 "token=[redacted] then",
+		"client-key-data: LS0tLS1CRUdJTg==": "client-key-data: [redacted]",
+		"jwt eyJhbGciOiJSUzI1NiIsImtpZCI6IjEyMyJ9.eyJzdWIiOiJzeXN0ZW06c2VydmljZWFjY291bnQifQ.sig": "jwt [redacted]",
+	} {
+		assert.Equal(t, want, Sanitize(in), in)
+	}
+	long := Sanitize(strings.Repeat("word ", 100))
+	assert.LessOrEqual(t, len([]rune(long)), 301)
+}
+
+func TestHealth(t *testing.T) {
+	for status, want := range map[string]string{
+		"UP": HealthUp, "UP 1/3": HealthUp, "no check": HealthUp, "DOWN": HealthDown, "DOWN 1/2": HealthDown,
+		"MAINT": HealthMaint, "MAINT (via x)": HealthMaint, "DRAIN": HealthMaint, "": HealthUnknown,
+	} {
+		assert.Equal(t, want, health(loadbalancer.BackendStatus{Status: status}), status)
+	}
+}
+
+// The phase follows the load balancer: the bootstrap alone, then masters
+// serving the API (handoff), then `lab pivot`.
+func TestPhaseAndBackendHealth(t *testing.T) {
+	s := &lab.Spec{Name: "p", Libvirt: lab.Libvirt{URI: "qemu:///fake"}, Topology: lab.Topology{Masters: 1}, Network: lab.Network{CIDR: "10.1.0.0/24"}, LabDir: t.TempDir()}
+	s.Defaults()
+	st := &lab.LabStatus{Network: lab.NetworkStatus{Exists: true, Active: true}, LoadBalancer: &loadbalancer.Status{Running: true, Backends: []loadbalancer.BackendStatus{
+		{Frontend: "api", Server: "bootstrap", Status: "UP"},
+		{Frontend: "api", Server: "master-0", Status: "DOWN"},
+	}}, Nodes: []lab.NodeStatus{{Name: "bootstrap", State: "running"}, {Name: "master-0", State: "running", IP: "10.1.0.99"}}}
+
+	v := LabView{Network: NetworkView{Exists: true}}
+	v.Nodes, v.LoadBalancer = nodesAndLB(s, st, false)
+	assert.Equal(t, "10.1.0.99", v.Nodes[1].IP, "the leased address wins over the reserved one")
+	assert.Equal(t, HealthUp, v.LoadBalancer.Frontends[0].Backends[0].Health)
+	assert.Equal(t, HealthDown, v.LoadBalancer.Frontends[0].Backends[1].Health)
+	assert.Equal(t, HealthUnknown, v.LoadBalancer.Frontends[1].Backends[0].Health, "no stat row: unknown")
+	assert.Equal(t, PhaseBootstrapActive, phase(&v, s, false))
+	assert.Contains(t, failures(&v, s), "backend api/master-0 is DOWN")
+
+	st.LoadBalancer.Backends[1].Status = "UP"
+	v.Nodes, v.LoadBalancer = nodesAndLB(s, st, false)
+	assert.Equal(t, PhaseHandoff, phase(&v, s, false))
+
+	v.Nodes, v.LoadBalancer = nodesAndLB(s, st, true)
+	assert.Len(t, v.LoadBalancer.Frontends[0].Backends, 1, "after pivot the bootstrap is no backend")
+	assert.Equal(t, PhaseBootstrapRemoved, phase(&v, s, true))
+
+	assert.Equal(t, PhaseNotBuilt, phase(&LabView{}, s, false))
+}
+
+// A shut-off node and an orphaned lab show up as what needs a look.
+func TestCollectorNodeDownAndOrphan(t *testing.T) {
+	home, hv := fixtureHome(t, 1)
+	hv.setActive("bootlab-ux1-worker-1", false)
+	orphan := &lab.Spec{Name: "gone", Topology: lab.Topology{Masters: 1}, Network: lab.Network{CIDR: "10.9.9.0/24"}}
+	orphan.Defaults()
+	hv.addLab(orphan)
+	c := &Collector{Home: home, Connect: hv.connector()}
+	views, err := c.Snapshot(context.Background())
+	require.NoError(t, err)
+	require.Len(t, views, 2)
+	assert.Equal(t, "gone", views[0].Name)
+	assert.True(t, views[0].Orphaned)
+	assert.Contains(t, views[0].Error, "orphaned")
+	assert.Len(t, views[0].Nodes, 2)
+	assert.Equal(t, 5, views[1].NodesUp)
+	assert.Contains(t, views[1].Failures, "node worker-1 is shut off")
+}
+
+// A daemon that cannot be reached is logged when it starts failing, not on
+// every poll, and the lab's view says why it is incomplete.
+func TestCollectorLogsUnreachableLibvirtOnce(t *testing.T) {
+	home, _ := fixtureHome(t, 1)
+	var logged strings.Builder
+	c := &Collector{Home: home, Log: slog.New(slog.NewTextHandler(&logged, nil)),
+		Connect: func(context.Context, string) (lab.Hypervisor, func(), error) {
+			return nil, nil, errors.New("dial unix /var/run/libvirt/libvirt-sock: connect: no such file or directory")
+		}}
+	for i := 0; i < 3; i++ {
+		views, err := c.Snapshot(context.Background())
+		require.NoError(t, err)
+		require.Len(t, views, 1)
+		assert.Contains(t, views[0].Error, "libvirt-sock")
+		assert.Equal(t, "unknown", views[0].Nodes[0].State)
+		assert.Contains(t, views[0].Failures[0], "libvirt qemu:///fake")
+	}
+	assert.Equal(t, 1, strings.Count(logged.String(), "cannot read labs from libvirt"), logged.String())
+}

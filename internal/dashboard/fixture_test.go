@@ -1,0 +1,164 @@
+package dashboard
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/bootlab/bootlab/lab"
+	"github.com/bootlab/bootlab/stages"
+)
+
+// Secret contents planted in every fixture lab: no response may carry them.
+const (
+	secretKey        = "SECRET-PRIVATE-KEY-b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQ"
+	secretPull       = "SECRET-PULL-AUTH-dXNlcjpwYXNzd29yZA"
+	secretKubeconfig = "SECRET-KUBECONFIG-CLIENT-KEY-LS0tLS1CRUdJTi"
+	secretIgnition   = "SECRET-IGNITION-CONTENT-eyJpZ25pdGlvbiI6"
+)
+
+var secrets = []string{secretKey, secretPull, secretKubeconfig, secretIgnition}
+
+// fakeHV is the part of libvirt lab.Inspect and lab.List read, in memory.
+// Methods not overridden panic through the nil embedded interface.
+type fakeHV struct {
+	lab.Hypervisor
+	mu       sync.Mutex
+	networks map[string]lab.Object
+	domains  map[string]lab.Object
+}
+
+func newFakeHV() *fakeHV {
+	return &fakeHV{networks: map[string]lab.Object{}, domains: map[string]lab.Object{}}
+}
+
+func (f *fakeHV) Networks(context.Context) ([]lab.NetworkInfo, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []lab.NetworkInfo
+	for _, n := range f.networks {
+		out = append(out, lab.NetworkInfo{Name: n.Name, Active: n.Active})
+	}
+	return out, nil
+}
+
+func (f *fakeHV) LookupNetwork(_ context.Context, name string) (*lab.Object, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if n, ok := f.networks[name]; ok {
+		return &n, nil
+	}
+	return nil, fmt.Errorf("network %s: %w", name, lab.ErrNotFound)
+}
+
+func (f *fakeHV) NetworkLeases(context.Context, string) ([]lab.Lease, error) {
+	return nil, lab.ErrUnsupported
+}
+
+func (f *fakeHV) Domains(context.Context) ([]lab.Object, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []lab.Object
+	for _, d := range f.domains {
+		out = append(out, d)
+	}
+	return out, nil
+}
+
+func (f *fakeHV) LookupDomain(_ context.Context, name string) (*lab.Object, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if d, ok := f.domains[name]; ok {
+		return &d, nil
+	}
+	return nil, fmt.Errorf("domain %s: %w", name, lab.ErrNotFound)
+}
+
+func (f *fakeHV) setActive(domain string, active bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	d := f.domains[domain]
+	d.Active = active
+	f.domains[domain] = d
+}
+
+// addLab defines the lab's network and running domains.
+func (f *fakeHV) addLab(s *lab.Spec) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.networks[s.NetworkName()] = lab.Object{Name: s.NetworkName(), Active: true, XML: fmt.Sprintf(
+		`<network><name>%s</name><bridge name="virbr-%s"/><ip address="%s" prefix="24"/><dns><host ip="%s"><hostname>api.%s</hostname><hostname>api-int.%s</hostname></host></dns></network>`,
+		s.NetworkName(), s.Name[:3], s.Network.Gateway, s.Network.APIAddress, s.Cluster.Domain(), s.Cluster.Domain())}
+	for _, n := range s.Nodes {
+		name := s.DomainName(n)
+		f.domains[name] = lab.Object{Name: name, Active: true, XML: fmt.Sprintf(
+			`<domain type="qemu"><name>%s</name><metadata><bootlab:lab xmlns:bootlab="%s" name="%s" role="%s" node="%s"/></metadata></domain>`,
+			name, lab.MetadataNamespace, s.Name, n.Role, n.Name)}
+	}
+}
+
+func (f *fakeHV) connector() Connector {
+	return func(context.Context, string) (lab.Hypervisor, func(), error) { return f, func() {}, nil }
+}
+
+// fixtureLab writes a lab directory under home as `lab up` and the stage
+// commands leave it, with a private key, a pull secret, a kubeconfig and
+// Ignition beside the state, and registers the lab with hv.
+func fixtureLab(t testing.TB, home string, hv *fakeHV, name string, i int) *lab.Spec {
+	t.Helper()
+	dir := filepath.Join(home, "labs", name)
+	write := func(rel, content string) string {
+		p := filepath.Join(dir, rel)
+		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o700))
+		require.NoError(t, os.WriteFile(p, []byte(content), 0o600))
+		return p
+	}
+	pull := write("pull-secret.json", `{"auths":{"cloud.openshift.com":{"auth":"`+secretPull+`"}}}`)
+	s := &lab.Spec{Name: name, Profile: lab.ProfileOpenShift, Libvirt: lab.Libvirt{URI: "qemu:///fake"},
+		Topology: lab.Topology{Masters: 3, Workers: 2}, Network: lab.Network{CIDR: fmt.Sprintf("10.77.%d.0/24", i)}, LabDir: dir,
+		OpenShift: lab.OpenShift{PullSecretFile: pull}}
+	s.Defaults()
+	require.NoError(t, (&lab.State{Spec: s, Accelerator: lab.AccelTCG}).Save(dir))
+	write("ssh/id_ed25519", "-----BEGIN OPENSSH PRIVATE KEY-----\n"+secretKey+"\n-----END OPENSSH PRIVATE KEY-----\n")
+	write("assets/auth/kubeconfig", "users:\n- user:\n    client-key-data: "+secretKubeconfig+"\n")
+	write("assets/bootstrap.ign", `{"ignition":{"version":"3.2.0"},"storage":{"files":[{"contents":{"source":"data:,`+secretIgnition+`"}}]}}`)
+	write("ignition/bootstrap.ign", `{"x":"`+secretIgnition+`"}`)
+	write("verify.json", `{"time":"2026-01-02T03:04:05Z","ok":false,"total":20,"passed":19,"failed":[{"group":"host","name":"dns api","detail":"no answer","fix":"check dnsmasq"}]}`)
+	t0 := time.Date(2026, 1, 2, 3, 0, 0, 0, time.UTC)
+	var recs []string
+	add := func(r stages.Record) {
+		b, err := json.Marshal(r)
+		require.NoError(t, err)
+		recs = append(recs, string(b))
+	}
+	for n := 1; n <= 6; n++ {
+		add(stages.Record{Timestamp: t0, Phase: stages.PhaseStart, Number: n})
+		add(stages.Record{Timestamp: t0, Phase: stages.PhaseEnd, Number: n, Result: stages.ResultSuccess})
+	}
+	add(stages.Record{Timestamp: t0, Phase: stages.PhaseStart, Number: 7})
+	// A failing stage whose output echoed the key and a kubeconfig line.
+	add(stages.Record{Timestamp: t0, Phase: stages.PhaseEnd, Number: 7, Result: stages.ResultFailure,
+		ErrorMessage: "etcd did not render: -----BEGIN OPENSSH PRIVATE KEY----- " + secretKey + " -----END OPENSSH PRIVATE KEY----- client-key-data: " + secretKubeconfig + ` {"auth":"` + secretPull + `"}` + "\nmore output " + secretIgnition})
+	write("stages/records.jsonl", strings.Join(recs, "\n")+"\n")
+	hv.addLab(s)
+	return s
+}
+
+// fixtureHome is a bootlab home with n labs.
+func fixtureHome(t testing.TB, n int) (string, *fakeHV) {
+	t.Helper()
+	home := t.TempDir()
+	hv := newFakeHV()
+	for i := 0; i < n; i++ {
+		fixtureLab(t, home, hv, fmt.Sprintf("ux%d", i+1), i+1)
+	}
+	return home, hv
+}

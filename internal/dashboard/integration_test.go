@@ -1,0 +1,58 @@
+//go:build integration
+
+package dashboard
+
+import (
+	"context"
+	"encoding/json"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/bootlab/bootlab/lab"
+	"github.com/bootlab/bootlab/lab/libvirt"
+)
+
+// The dashboard over the real libvirtd (test driver): a lab built with
+// lab.Up is served with its network, nodes and the four frontends.
+func TestIntegrationDashboardOverLibvirt(t *testing.T) {
+	if _, err := os.Stat("/var/run/libvirt/libvirt-sock"); err != nil {
+		t.Fatalf("libvirtd is not running: install libvirt-daemon-system and start it (`mkdir -p /run/libvirt; virtlogd -d; libvirtd -d`): %v", err)
+	}
+	ctx := context.Background()
+	// The test driver gives each connection fresh state: one for all.
+	c, err := libvirt.Connect(ctx, "test:///default", nil)
+	require.NoError(t, err)
+	defer c.Close()
+	home := t.TempDir()
+	img := filepath.Join(home, "base.img")
+	require.NoError(t, os.WriteFile(img, make([]byte, 1<<20), 0o644))
+	s := &lab.Spec{Name: "dash", Libvirt: lab.Libvirt{URI: "test:///default"}, LabDir: filepath.Join(home, "labs", "dash"),
+		Topology: lab.Topology{Masters: 1, Workers: 1}, Network: lab.Network{CIDR: "10.126.0.0/24"},
+		Storage: lab.Storage{PoolDir: filepath.Join(home, "pool")}, Image: lab.Image{Path: img}}
+	s.Defaults()
+	_, err = lab.Up(ctx, c, s, lab.UpOptions{Accelerator: lab.AccelTCG})
+	require.NoError(t, err)
+
+	col := &Collector{Home: home, Connect: func(context.Context, string) (lab.Hypervisor, func(), error) { return c, func() {}, nil }}
+	srv := New(Options{Source: col})
+	ts := httptest.NewServer(srv.Handler())
+	defer ts.Close()
+	code, body := get(t, ts.URL+"/api/labs/dash")
+	require.Equal(t, 200, code, body)
+	var v LabView
+	require.NoError(t, json.Unmarshal([]byte(body), &v))
+	assert.True(t, v.Network.Exists)
+	assert.True(t, v.Network.Active)
+	assert.Equal(t, 3, v.NodesUp)
+	require.Len(t, v.Nodes, 3)
+	assert.Equal(t, "running", v.Nodes[2].State)
+	assert.Len(t, v.LoadBalancer.Frontends, 4)
+	assert.Contains(t, v.LoadBalancer.Error, "test://")
+	assert.Equal(t, PhaseBootstrapActive, v.Phase)
+	assert.Contains(t, v.DNSNames(), "api.ocp.lab.local")
+}

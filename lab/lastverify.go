@@ -1,0 +1,81 @@
+package lab
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// VerifyRecord is the outcome of the last `lab verify`, kept in the lab
+// directory so `lab list` and the dashboard can show it without running the
+// checks again. It holds check names and messages only, never secrets.
+type VerifyRecord struct {
+	Time   time.Time       `json:"time"`
+	OK     bool            `json:"ok"`
+	Total  int             `json:"total"`
+	Passed int             `json:"passed"`
+	Failed []VerifyFailure `json:"failed"`
+	// BootstrapRemoved is whether the run expected the bootstrap gone (after `lab pivot`).
+	BootstrapRemoved bool `json:"bootstrapRemoved,omitempty"`
+}
+
+// VerifyFailure is one failed check of a VerifyRecord.
+type VerifyFailure struct {
+	Group  string `json:"group"`
+	Name   string `json:"name"`
+	Detail string `json:"detail"`
+	Fix    string `json:"fix,omitempty"`
+}
+
+// Summary is the one-line form: "104/104 ok" or "3 of 104 failed".
+func (r *VerifyRecord) Summary() string {
+	if r == nil {
+		return "never verified"
+	}
+	if r.OK {
+		return fmt.Sprintf("%d/%d ok", r.Passed, r.Total)
+	}
+	return fmt.Sprintf("%d of %d failed", r.Total-r.Passed, r.Total)
+}
+
+// VerifyRecordPath is the last verify result of the lab whose directory is labDir.
+func VerifyRecordPath(labDir string) string { return filepath.Join(labDir, "verify.json") }
+
+// LoadVerifyRecord reads the last verify result; (nil, nil) when the lab was never verified.
+func LoadVerifyRecord(labDir string) (*VerifyRecord, error) {
+	data, err := os.ReadFile(VerifyRecordPath(labDir))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read last verify result: %w", err)
+	}
+	var r VerifyRecord
+	if err := json.Unmarshal(data, &r); err != nil {
+		return nil, fmt.Errorf("parse last verify result %s: %w (delete it; the next `bootlab lab verify` writes it again)", VerifyRecordPath(labDir), err)
+	}
+	return &r, nil
+}
+
+// SaveVerifyRecord writes r atomically into labDir (which must exist: a lab
+// that was never built has nothing to verify).
+func SaveVerifyRecord(labDir string, r *VerifyRecord) error {
+	if r.Failed == nil {
+		r.Failed = []VerifyFailure{}
+	}
+	data, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp := VerifyRecordPath(labDir) + ".tmp"
+	if err := os.WriteFile(tmp, append(data, '\n'), 0o600); err != nil {
+		return fmt.Errorf("write last verify result: %w", err)
+	}
+	if err := os.Rename(tmp, VerifyRecordPath(labDir)); err != nil {
+		return fmt.Errorf("write last verify result: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,54 @@
+//go:build integration
+
+package lab_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/bootlab/bootlab/lab"
+)
+
+// lab.List against the real libvirtd (test driver): a lab whose directory
+// is in the home is listed with its running nodes; one whose directory is
+// not is found through libvirt as orphaned.
+func TestIntegrationList(t *testing.T) {
+	c := connect(t)
+	ctx := context.Background()
+	home := t.TempDir()
+
+	s := integSpec(t, "listed")
+	s.LabDir = filepath.Join(home, "labs", "listed")
+	_, err := lab.Up(ctx, c, s, lab.UpOptions{Accelerator: lab.AccelTCG})
+	require.NoError(t, err)
+	require.NoError(t, c.DestroyDomain(ctx, s.DomainName(s.Nodes[1])))
+
+	dir := t.TempDir()
+	o := &lab.Spec{Name: "elsewhere", Libvirt: lab.Libvirt{URI: "test:///default"}, LabDir: filepath.Join(dir, "lab"),
+		Topology: lab.Topology{Masters: 1}, Network: lab.Network{CIDR: "10.125.0.0/24"},
+		Storage: lab.Storage{PoolDir: filepath.Join(dir, "pool")}, Image: s.Image}
+	o.Defaults()
+	_, err = lab.Up(ctx, c, o, lab.UpOptions{Accelerator: lab.AccelTCG})
+	require.NoError(t, err)
+	require.NoError(t, os.RemoveAll(o.LabDir))
+
+	labs, err := lab.List(ctx, lab.ListOptions{Home: home, Connect: func(context.Context, string) (lab.Lister, func(), error) {
+		return c, func() {}, nil
+	}})
+	require.NoError(t, err)
+	require.Len(t, labs, 2)
+	assert.Equal(t, "elsewhere", labs[0].Name)
+	assert.True(t, labs[0].Orphaned)
+	assert.Equal(t, "bootlab-elsewhere", labs[0].Network)
+	assert.Len(t, labs[0].Domains, len(o.Nodes))
+	assert.Equal(t, "listed", labs[1].Name)
+	assert.False(t, labs[1].Orphaned)
+	assert.Equal(t, len(s.Nodes), labs[1].NodesTotal)
+	assert.Equal(t, len(s.Nodes)-1, labs[1].NodesUp, "one node was shut off")
+	assert.Equal(t, "test:///default", labs[1].URI)
+}

@@ -1,0 +1,38 @@
+package verify
+
+import (
+	"log/slog"
+	"os"
+	"time"
+
+	"github.com/bootlab/bootlab/lab"
+)
+
+// Record turns a verify result into what the lab directory keeps of it:
+// counts and the failed checks with their messages (no node reports).
+func Record(res *Result, at time.Time) *lab.VerifyRecord {
+	r := &lab.VerifyRecord{Time: at.UTC(), OK: res.OK, Total: len(res.Checks), BootstrapRemoved: res.Pivoted, Failed: []lab.VerifyFailure{}}
+	for _, c := range res.Checks {
+		if c.OK {
+			r.Passed++
+			continue
+		}
+		r.Failed = append(r.Failed, lab.VerifyFailure{Group: c.Group, Name: c.Name, Detail: c.Detail, Fix: c.Fix})
+	}
+	return r
+}
+
+// saveRecord keeps the last result in the lab directory for `lab list` and
+// the dashboard. A lab directory that does not exist is left alone, and a
+// failure to write only warns: the checks themselves ran.
+func saveRecord(s *lab.Spec, res *Result, log *slog.Logger) {
+	if s.LabDir == "" {
+		return
+	}
+	if fi, err := os.Stat(s.LabDir); err != nil || !fi.IsDir() {
+		return
+	}
+	if err := lab.SaveVerifyRecord(s.LabDir, Record(res, time.Now())); err != nil {
+		log.Warn("could not keep the verify result for `lab list`", "err", err)
+	}
+}

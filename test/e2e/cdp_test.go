@@ -1,0 +1,208 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"bufio"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"golang.org/x/net/websocket"
+)
+
+// browser is a headless Chromium driven over the DevTools protocol: just
+// enough of it (open a page, evaluate JavaScript, take a screenshot) for
+// the dashboard test, over golang.org/x/net/websocket.
+type browser struct {
+	cmd     *exec.Cmd
+	devtool string // http://127.0.0.1:PORT
+}
+
+// startBrowser runs chromium headless with remote debugging on a free
+// loopback port and stops it when the test ends.
+func startBrowser(t *testing.T) *browser {
+	t.Helper()
+	bin, err := exec.LookPath("chromium")
+	if err != nil {
+		t.Fatalf("chromium not found: apt-get install -y chromium (scripts/host/setup.sh installs it)")
+	}
+	profile := t.TempDir()
+	cmd := exec.Command(bin, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+		"--disable-background-networking", "--disable-component-update", "--disable-sync", "--user-data-dir="+profile,
+		"--remote-debugging-address=127.0.0.1", "--remote-debugging-port=0", "--remote-allow-origins=*",
+		"--window-size=1280,1100", "about:blank")
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("start chromium: %v", err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	})
+	found := make(chan string, 1)
+	go func() {
+		re := regexp.MustCompile(`DevTools listening on ws://([^/]+)/`)
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			if m := re.FindStringSubmatch(sc.Text()); m != nil {
+				found <- m[1]
+			}
+		}
+	}()
+	select {
+	case hostport := <-found:
+		return &browser{cmd: cmd, devtool: "http://" + hostport}
+	case <-time.After(60 * time.Second):
+		t.Fatal("chromium did not print its DevTools address within 60 s")
+	}
+	return nil
+}
+
+// page is one tab and its DevTools websocket.
+type page struct {
+	ws   *websocket.Conn
+	mu   sync.Mutex
+	next int
+}
+
+// open opens url in a new tab.
+func (b *browser) open(t *testing.T, target string) *page {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPut, b.devtool+"/json/new?"+url.QueryEscape(target), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("devtools /json/new: %v", err)
+	}
+	defer resp.Body.Close()
+	var tab struct {
+		WebSocketDebuggerURL string `json:"webSocketDebuggerUrl"`
+	}
+	body, _ := io.ReadAll(resp.Body)
+	if err := json.Unmarshal(body, &tab); err != nil || tab.WebSocketDebuggerURL == "" {
+		t.Fatalf("devtools /json/new answered %s: %s", resp.Status, body)
+	}
+	ws, err := websocket.Dial(tab.WebSocketDebuggerURL, "", "http://127.0.0.1/")
+	if err != nil {
+		t.Fatalf("devtools websocket: %v", err)
+	}
+	ws.MaxPayloadBytes = 64 << 20
+	t.Cleanup(func() { ws.Close() })
+	return &page{ws: ws}
+}
+
+// call sends one DevTools command and returns its result, skipping events.
+func (p *page) call(method string, params any) (json.RawMessage, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.next++
+	id := p.next
+	if err := websocket.JSON.Send(p.ws, map[string]any{"id": id, "method": method, "params": params}); err != nil {
+		return nil, err
+	}
+	_ = p.ws.SetReadDeadline(time.Now().Add(30 * time.Second))
+	for {
+		var msg struct {
+			ID     int             `json:"id"`
+			Result json.RawMessage `json:"result"`
+			Error  *struct {
+				Message string `json:"message"`
+			} `json:"error"`
+		}
+		if err := websocket.JSON.Receive(p.ws, &msg); err != nil {
+			return nil, fmt.Errorf("%s: %w", method, err)
+		}
+		if msg.ID != id {
+			continue
+		}
+		if msg.Error != nil {
+			return nil, fmt.Errorf("%s: %s", method, msg.Error.Message)
+		}
+		return msg.Result, nil
+	}
+}
+
+// eval evaluates a JavaScript expression returning a string.
+func (p *page) eval(t *testing.T, expr string) string {
+	t.Helper()
+	res, err := p.call("Runtime.evaluate", map[string]any{"expression": expr, "returnByValue": true})
+	if err != nil {
+		t.Fatalf("evaluate %q: %v", expr, err)
+	}
+	var r struct {
+		Result struct {
+			Value any `json:"value"`
+		} `json:"result"`
+		ExceptionDetails *struct {
+			Text string `json:"text"`
+		} `json:"exceptionDetails"`
+	}
+	if err := json.Unmarshal(res, &r); err != nil {
+		t.Fatal(err)
+	}
+	if r.ExceptionDetails != nil {
+		t.Fatalf("evaluate %q: %s", expr, r.ExceptionDetails.Text)
+	}
+	s, _ := r.Result.Value.(string)
+	return s
+}
+
+// waitFor evaluates expr until it returns "true" or the timeout ends, and
+// returns the last value of show for the failure message.
+func (p *page) waitFor(t *testing.T, what, expr, show string, timeout time.Duration) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	tick := time.NewTicker(250 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		if p.eval(t, "String("+expr+")") == "true" {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("the page never showed %s within %s; page state: %s", what, timeout, p.eval(t, show))
+		case <-tick.C:
+		}
+	}
+}
+
+// screenshot saves a PNG of the page.
+func (p *page) screenshot(t *testing.T, path string) {
+	t.Helper()
+	res, err := p.call("Page.captureScreenshot", map[string]any{"format": "png", "captureBeyondViewport": true})
+	if err != nil {
+		t.Fatalf("screenshot: %v", err)
+	}
+	var r struct {
+		Data string `json:"data"`
+	}
+	if err := json.Unmarshal(res, &r); err != nil {
+		t.Fatal(err)
+	}
+	png, err := base64.StdEncoding.DecodeString(r.Data)
+	if err != nil || !strings.HasPrefix(string(png), "\x89PNG") {
+		t.Fatalf("screenshot is not a PNG (%v)", err)
+	}
+	if err := os.WriteFile(path, png, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("screenshot: %s (%d bytes)", path, len(png))
+}

@@ -1,0 +1,192 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// artifactsDir is where the e2e tests keep what a person may want to look
+// at afterwards (screenshots): $BOOTLAB_E2E_ARTIFACTS, else
+// _output/e2e-artifacts in the repository.
+func artifactsDir(t *testing.T, sub string) string {
+	t.Helper()
+	dir := os.Getenv("BOOTLAB_E2E_ARTIFACTS")
+	if dir == "" {
+		dir = filepath.Join("..", "..", "_output", "e2e-artifacts")
+	}
+	dir = filepath.Join(dir, sub)
+	require.NoError(t, os.MkdirAll(dir, 0o755))
+	abs, _ := filepath.Abs(dir)
+	return abs
+}
+
+// startDashboard runs `bootlab dashboard` for the labs of home on listen
+// (127.0.0.1:0 for a free port) and returns its URL and a func that stops
+// it with Ctrl-C (also run when the test ends).
+func startDashboard(t *testing.T, home, listen string) (string, func()) {
+	t.Helper()
+	cmd := exec.Command(bootlabBin, "dashboard", "--listen", listen, "--home", home, "--interval", "500ms")
+	cmd.Env = append(os.Environ(), "PATH="+binDir+":"+os.Getenv("PATH"))
+	stderr, err := cmd.StderrPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	var logMu sync.Mutex
+	var log strings.Builder
+	found := make(chan string, 1)
+	go func() {
+		re := regexp.MustCompile(`open (http://127\.0\.0\.1:\d+/)`)
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			logMu.Lock()
+			log.WriteString(sc.Text() + "\n")
+			logMu.Unlock()
+			if m := re.FindStringSubmatch(sc.Text()); m != nil {
+				found <- m[1]
+			}
+		}
+	}()
+	var once sync.Once
+	stop := func() {
+		once.Do(func() {
+			_ = cmd.Process.Signal(syscall.SIGINT)
+			done := make(chan error, 1)
+			go func() { done <- cmd.Wait() }()
+			select {
+			case err := <-done:
+				assert.NoError(t, err, "dashboard exits 0 on Ctrl-C")
+			case <-time.After(15 * time.Second):
+				_ = cmd.Process.Kill()
+				t.Error("dashboard did not stop within 15 s of Ctrl-C")
+			}
+			logMu.Lock()
+			t.Logf("dashboard stderr:\n%s", log.String())
+			logMu.Unlock()
+		})
+	}
+	t.Cleanup(stop)
+	select {
+	case u := <-found:
+		return u, stop
+	case <-time.After(30 * time.Second):
+		t.Fatal("bootlab dashboard printed no URL within 30 s")
+	}
+	return "", stop
+}
+
+// pageState is what the test reads of the page, shown when a wait fails.
+const pageState = `JSON.stringify({
+  conn: document.getElementById('conn').textContent,
+  updates: document.getElementById('updates').textContent,
+  lb: (document.getElementById('lb-state') || {}).textContent,
+  nodes: [...document.querySelectorAll('[data-node]')].map(e => e.dataset.node + '=' + e.dataset.state),
+  backends: [...document.querySelectorAll('[data-backend]')].map(e => e.dataset.backend + '=' + e.dataset.health),
+  phase: (document.getElementById('timeline') || {dataset: {}}).dataset.phase,
+  changes: [...document.querySelectorAll('#changes li')].map(e => e.textContent),
+  error: document.getElementById('lab-error').textContent})`
+
+// TestDashboardInBrowser drives headless Chromium against the dashboard of
+// a running probe lab (1 bootstrap + 1 master): the page draws every node
+// and every load balancer backend, then, when the lab's haproxy is stopped,
+// changes without a reload (server-sent events); when the dashboard stops
+// the page says it is reconnecting and catches up once it is back.
+// Screenshots of each moment are saved as artifacts.
+func TestDashboardInBrowser(t *testing.T) {
+	l := newLabWith(t, "topology:\n  masters: 1\n  workers: 0\n")
+	mustRun(t, "lab", "up", "-f", l.SpecFile)
+	s := loadSpec(t, l)
+
+	// The dashboard reads labs from a bootlab home; this lab's directory
+	// lives elsewhere (labDir:), so the home links to it.
+	home := filepath.Join(l.Dir, "home")
+	require.NoError(t, os.MkdirAll(filepath.Join(home, "labs"), 0o755))
+	require.NoError(t, os.Symlink(s.LabDir, filepath.Join(home, "labs", l.Name)))
+	r := mustRun(t, "lab", "list", "--home", home, "-o", "json")
+	assert.Contains(t, r.Stdout, `"name": "`+l.Name+`"`)
+	assert.Contains(t, r.Stdout, `"nodesUp": 2`)
+
+	base, stopDashboard := startDashboard(t, home, "127.0.0.1:0")
+	b := startBrowser(t)
+	p := b.open(t, base+"#lab="+l.Name)
+	art := artifactsDir(t, "dashboard")
+
+	// Every node and every backend of the lab is drawn and the load
+	// balancer runs. Every backend turns healthy as the probe nodes boot:
+	// in this compact lab the master serves ingress too.
+	nodes := []string{"bootstrap", "master-0"}
+	health := map[string]string{"api/bootstrap": "up", "api/master-0": "up", "machine-config/bootstrap": "up",
+		"machine-config/master-0": "up", "ingress-http/master-0": "up", "ingress-https/master-0": "up"}
+	var conds []string
+	for _, n := range nodes {
+		conds = append(conds, fmt.Sprintf(`(document.querySelector('[data-node=%q]') || {dataset: {}}).dataset.state === 'running'`, n))
+	}
+	for be, h := range health {
+		conds = append(conds, fmt.Sprintf(`(document.querySelector('[data-backend=%q]') || {dataset: {}}).dataset.health === %q`, be, h))
+	}
+	conds = append(conds, `document.getElementById('lb-state').textContent === 'running'`,
+		fmt.Sprintf(`document.getElementById('detail').dataset.lab === %q`, l.Name),
+		`document.getElementById('conn').dataset.state === 'live'`)
+	p.waitFor(t, "every node running and every backend's health", strings.Join(conds, " && "), pageState, 3*time.Minute)
+	assert.Equal(t, "2", p.eval(t, `String(document.querySelectorAll('[data-node]').length)`))
+	assert.Equal(t, strconv.Itoa(len(health)), p.eval(t, `String(document.querySelectorAll('[data-backend]').length)`))
+	assert.Equal(t, "4", p.eval(t, `String(document.querySelectorAll('[data-frontend]').length)`), "four frontends: 6443, 22623, 80, 443")
+	assert.Contains(t, p.eval(t, `document.getElementById('dns-names').textContent`), "api."+s.Cluster.Domain())
+	assert.Equal(t, "handoff", p.eval(t, `document.querySelector('#timeline .phase.current').dataset.phase`), "the master serves the API beside the bootstrap")
+	assert.Equal(t, "true", p.eval(t, fmt.Sprintf(`String(!!document.querySelector('.tile[data-lab=%q]'))`, l.Name)), "the class view has the lab's tile")
+
+	// A verify run is recorded and shown.
+	v := run(t, "lab", "verify", "-f", l.SpecFile, "--timeout", "2m")
+	require.Equal(t, 0, v.Code, v.String())
+	p.waitFor(t, "the last verify result", `document.querySelector('#verify [data-ok="true"]') !== null`, pageState, 30*time.Second)
+	assert.Contains(t, p.eval(t, `document.getElementById('verify').textContent`), " passed at ")
+	p.screenshot(t, filepath.Join(art, "1-lab-up.png"))
+
+	// Mark this page load: a reload would lose the mark.
+	p.eval(t, `window.__bootlabMark = 'no-reload'; ''`)
+	updatesBefore, _ := strconv.Atoi(p.eval(t, `document.getElementById('updates').textContent`))
+
+	data, err := os.ReadFile(s.HAProxyPIDPath())
+	require.NoError(t, err)
+	pid, err := strconv.Atoi(strings.TrimSpace(string(data)))
+	require.NoError(t, err)
+	require.NoError(t, syscall.Kill(pid, syscall.SIGTERM))
+
+	var down []string
+	for be := range health {
+		down = append(down, fmt.Sprintf(`document.querySelector('[data-backend=%q]').dataset.health === 'unknown'`, be))
+	}
+	p.waitFor(t, "the load balancer stopped", `document.getElementById('lb-state').textContent === 'stopped' && `+strings.Join(down, " && "), pageState, 30*time.Second)
+	assert.Equal(t, "no-reload", p.eval(t, `String(window.__bootlabMark)`), "the page changed without a reload")
+	updatesAfter, _ := strconv.Atoi(p.eval(t, `document.getElementById('updates').textContent`))
+	assert.Greater(t, updatesAfter, updatesBefore, "the change came as an event")
+	assert.Contains(t, p.eval(t, `document.getElementById('changes').textContent`), l.Name+": load balancer stopped")
+	assert.Contains(t, p.eval(t, `document.getElementById('failures').textContent`), "load balancer is not running")
+	p.screenshot(t, filepath.Join(art, "2-haproxy-stopped.png"))
+
+	// The connection drops (dashboard stopped): the page keeps its
+	// picture and says it is reconnecting; a dashboard on the same address
+	// again, with haproxy back meanwhile (lab up converges), and the page
+	// follows, still without a reload.
+	stopDashboard()
+	p.waitFor(t, "that it is reconnecting", `document.getElementById('conn').dataset.state === 'reconnecting' && !!document.querySelector('[data-node="master-0"]')`, pageState, 30*time.Second)
+	mustRun(t, "lab", "up", "-f", l.SpecFile)
+	again, _ := startDashboard(t, home, strings.TrimSuffix(strings.TrimPrefix(base, "http://"), "/"))
+	require.Equal(t, base, again)
+	p.waitFor(t, "the load balancer running again after reconnecting", `document.getElementById('conn').dataset.state === 'live' && document.getElementById('lb-state').textContent === 'running'`, pageState, 60*time.Second)
+	assert.Equal(t, "no-reload", p.eval(t, `String(window.__bootlabMark)`))
+	p.screenshot(t, filepath.Join(art, "3-reconnected.png"))
+}
