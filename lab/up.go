@@ -580,22 +580,35 @@ func (r *labRun) ensureOverlays(ctx context.Context, vols []VolumePlan) (string,
 	return "", err
 }
 
-// ignitionDigests hashes each node's Ignition file (absent files are left
-// out: the profile's preparer has not written one).
+// ignitionDigests hashes the probe lab's Ignition files (absent files are
+// left out: the profile's preparer has not written one). Every node gets
+// the digest of the whole set: a master serves what it fetched from the
+// bootstrap at boot, so a change to any node's config (a node added) means
+// every node reads its config again.
 func ignitionDigests(s *Spec) map[string]string {
 	if s.Profile != ProfileProbe {
 		// A real node reads its Ignition once, at first boot: a later change
 		// is nothing to restart for.
 		return nil
 	}
-	out := map[string]string{}
+	h := sha256.New()
+	found := false
 	for _, n := range s.Nodes {
 		data, err := os.ReadFile(s.IgnitionPath(n))
 		if err != nil {
 			continue
 		}
-		sum := sha256.Sum256(data)
-		out[n.Name] = hex.EncodeToString(sum[:8])
+		found = true
+		fmt.Fprintf(h, "%s %d\n", n.Name, len(data))
+		h.Write(data)
+	}
+	if !found {
+		return nil
+	}
+	sum := hex.EncodeToString(h.Sum(nil)[:8])
+	out := map[string]string{}
+	for _, n := range s.Nodes {
+		out[n.Name] = sum
 	}
 	return out
 }

@@ -170,11 +170,19 @@ func Retarget(msg, target string) string {
 		return msg
 	}
 	return suggested.ReplaceAllStringFunc(msg, func(m string) string {
-		sub := suggested.FindStringSubmatch(m)
-		rest := sub[3]
-		if noSpecVerbs[sub[2]] || strings.Contains(rest, " -f ") || strings.Contains(rest, "--name ") {
-			return m
+		// `bootlab lab down && bootlab lab up`: each command gets the target.
+		parts := strings.Split(strings.Trim(m, "`"), " && ")
+		for i, p := range parts {
+			sub := suggested.FindStringSubmatch("`" + p + "`")
+			if sub == nil {
+				continue
+			}
+			rest := sub[3]
+			if noSpecVerbs[sub[2]] || strings.Contains(rest, " -f ") || strings.Contains(rest, "--name ") {
+				continue
+			}
+			parts[i] = "bootlab " + sub[1] + " " + sub[2] + strings.TrimRight(rest, " ") + " " + target
 		}
-		return "`bootlab " + sub[1] + " " + sub[2] + strings.TrimRight(rest, " ") + " " + target + "`"
+		return "`" + strings.Join(parts, " && ") + "`"
 	})
 }

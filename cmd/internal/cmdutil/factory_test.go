@@ -16,6 +16,7 @@ func TestRetarget(t *testing.T) {
 		{"`bootlab lab probe-image build`", "`bootlab lab probe-image build`"},
 		{"`bootlab stage explain 07`", "`bootlab stage explain 07`"},
 		{"no command here", "no command here"},
+		{"rebuild with `bootlab lab down && bootlab lab up`", "rebuild with `bootlab lab down -f ux1.yaml && bootlab lab up -f ux1.yaml`"},
 	} {
 		assert.Equal(t, c.want, Retarget(c.in, "-f ux1.yaml"), c.in)
 	}
