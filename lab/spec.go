@@ -1,13 +1,16 @@
 package lab
 
 import (
+	"bytes"
 	"crypto/sha256"
+	"encoding/json"
 	"fmt"
 	"net/netip"
 	"os"
 	"path/filepath"
 	"strings"
 
+	yamlv3 "gopkg.in/yaml.v3"
 	"sigs.k8s.io/yaml"
 )
 
@@ -352,7 +355,36 @@ func yamlFieldError(err error) FieldError {
 }
 
 // Marshal renders the spec as YAML.
-func (s *Spec) Marshal() ([]byte, error) { return yaml.Marshal(s) }
+// Keys keep the spec's own order (apiVersion and kind first, as the Spec
+// type lists them), not the alphabetical order a map would give.
+func (s *Spec) Marshal() ([]byte, error) {
+	j, err := json.Marshal(s)
+	if err != nil {
+		return nil, err
+	}
+	// JSON is YAML: a yaml.v3 node keeps the order of the keys it reads.
+	var n yamlv3.Node
+	if err := yamlv3.Unmarshal(j, &n); err != nil {
+		return nil, err
+	}
+	plainStyle(&n)
+	var b bytes.Buffer
+	enc := yamlv3.NewEncoder(&b)
+	enc.SetIndent(2)
+	if err := enc.Encode(&n); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), enc.Close()
+}
+
+// plainStyle drops the flow and quoting styles a node read from JSON has,
+// so the YAML reads like one a person wrote.
+func plainStyle(n *yamlv3.Node) {
+	n.Style &^= yamlv3.FlowStyle | yamlv3.DoubleQuotedStyle
+	for _, c := range n.Content {
+		plainStyle(c)
+	}
+}
 
 // profileSizes are the default sizes per profile and role.
 var profileSizes = map[Profile]map[Role]Node{

@@ -51,7 +51,7 @@ type Check struct {
 
 // Result is one verify run.
 type Result struct {
-	Lab       string  `json:"lab"`
+	Lab       string  `json:"name"`
 	Profile   string  `json:"profile"`
 	Pivoted   bool    `json:"bootstrapRemoved"`
 	OK        bool    `json:"ok"`

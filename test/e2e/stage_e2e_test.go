@@ -29,15 +29,18 @@ func stageSpec(t *testing.T) (spec, labDir string) {
 func TestStageListExplainDryRun(t *testing.T) {
 	spec, _ := stageSpec(t)
 
-	var list []struct {
-		Number int    `json:"number"`
-		Slug   string `json:"slug"`
-		Script string `json:"script"`
+	var doc struct {
+		Stages []struct {
+			Number int    `json:"number"`
+			Slug   string `json:"slug"`
+			Script string `json:"script"`
+		} `json:"stages"`
 	}
 	r := mustRun(t, "stage", "list", "-f", spec, "-o", "json")
-	if err := json.Unmarshal([]byte(r.Stdout), &list); err != nil || len(list) != 15 {
-		t.Fatalf("stage list -o json: %v, %d stages\n%s", err, len(list), r)
+	if err := json.Unmarshal([]byte(r.Stdout), &doc); err != nil || len(doc.Stages) != 15 {
+		t.Fatalf("stage list -o json: %v, %d stages\n%s", err, len(doc.Stages), r)
 	}
+	list := doc.Stages
 	if list[6].Slug != "etcd-bootstrap" || list[6].Script != "render-etcd" {
 		t.Errorf("stage 07 is %+v", list[6])
 	}

@@ -4,7 +4,6 @@ package app
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -207,9 +206,7 @@ func newCmdVersion(f *cmdutil.Factory) *cobra.Command {
 			in := version.Get()
 			switch output {
 			case "json":
-				enc := json.NewEncoder(f.Streams.Out)
-				enc.SetIndent("", "  ")
-				return enc.Encode(in)
+				return cmdutil.WriteJSON(f.Streams.Out, "Version", in)
 			case "text":
 				fmt.Fprintf(f.Streams.Out, "bootlab %s\ncommit %s\n%s %s\n", in.Version, in.Commit, in.GoVersion, in.Platform)
 				return nil

@@ -33,11 +33,12 @@ func TestVersion(t *testing.T) {
 
 	code, out, _ = run(t, "version", "-o", "json")
 	require.Equal(t, 0, code)
-	var in map[string]string
+	var in map[string]any
 	require.NoError(t, json.Unmarshal([]byte(out), &in))
-	for _, k := range []string{"version", "commit", "goVersion", "platform"} {
+	for _, k := range []string{"version", "commit", "goVersion", "platform", "kind"} {
 		assert.NotEmpty(t, in[k], k)
 	}
+	assert.Equal(t, float64(1), in["schemaVersion"])
 	code, _, errOut := run(t, "version", "-o", "yaml")
 	assert.Equal(t, cmdutil.ExitUsage, code)
 	assert.Contains(t, errOut, "-o must be one of")
@@ -225,4 +226,28 @@ func TestJSONLogsMakeAllOfStderrJSON(t *testing.T) {
 	assert.Contains(t, errOut, `"exitCode":5`)
 	_, _, errOut = run(t, "lab", "config", "--name", "w1", "--pull-secret", ps, "--workers", "1", "--log-format", "json")
 	assert.Contains(t, errOut, `"level":"warn"`)
+}
+
+// Every -o json document carries schemaVersion and kind, and those with
+// checks a top-level ok; docs/json.md lists each kind.
+func TestJSONDocumentsCarrySchemaVersionAndKind(t *testing.T) {
+	t.Setenv("BOOTLAB_HOME", t.TempDir())
+	doc, err := os.ReadFile(filepath.Join("..", "..", "..", "docs", "json.md"))
+	require.NoError(t, err)
+	for _, c := range []struct {
+		args []string
+		kind string
+	}{
+		{[]string{"version", "-o", "json"}, "Version"},
+		{[]string{"stage", "list", "-o", "json"}, "StageList"},
+		{[]string{"lab", "list", "-o", "json", "--uri", "test:///default"}, "LabList"},
+	} {
+		code, out, errOut := run(t, c.args...)
+		require.Equal(t, 0, code, "%v: %s", c.args, errOut)
+		var m map[string]any
+		require.NoError(t, json.Unmarshal([]byte(out), &m), "%v", c.args)
+		assert.Equal(t, float64(1), m["schemaVersion"], "%v", c.args)
+		assert.Equal(t, c.kind, m["kind"], "%v", c.args)
+		assert.Contains(t, string(doc), "`"+c.kind+"`", "docs/json.md documents %s", c.kind)
+	}
 }

@@ -1,6 +1,7 @@
 package cmdutil
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -21,4 +22,17 @@ func TestRetarget(t *testing.T) {
 		assert.Equal(t, c.want, Retarget(c.in, "-f ux1.yaml"), c.in)
 	}
 	assert.Equal(t, "`bootlab lab verify`", Retarget("`bootlab lab verify`", ""))
+}
+
+func TestWriteJSON(t *testing.T) {
+	var b strings.Builder
+	assert.NoError(t, WriteJSON(&b, "Thing", struct {
+		Name string `json:"name"`
+		OK   bool   `json:"ok"`
+	}{"x", true}))
+	assert.Equal(t, "{\n  \"schemaVersion\": 1,\n  \"kind\": \"Thing\",\n  \"name\": \"x\",\n  \"ok\": true\n}\n", b.String())
+	b.Reset()
+	assert.NoError(t, WriteJSON(&b, "Empty", struct{}{}))
+	assert.Equal(t, "{\n  \"schemaVersion\": 1,\n  \"kind\": \"Empty\"\n}\n", b.String())
+	assert.Error(t, WriteJSON(&b, "List", []int{1}), "a bare array is no document")
 }

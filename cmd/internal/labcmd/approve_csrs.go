@@ -1,10 +1,12 @@
 package labcmd
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -143,11 +145,17 @@ func sleepCtx(ctx context.Context, d time.Duration) bool {
 
 func printCSRs(f *cmdutil.Factory, opts *ApproveCSRsOptions, rs []cluster.CSRReview, header bool) error {
 	if opts.Output == "json" {
-		enc := json.NewEncoder(f.Streams.Out)
+		// One document a CSR, one a line: --watch streams them.
 		for _, r := range rs {
-			if err := enc.Encode(r); err != nil {
+			var b strings.Builder
+			if err := cmdutil.WriteJSON(&b, "CSRReview", r); err != nil {
 				return err
 			}
+			var compact bytes.Buffer
+			if err := json.Compact(&compact, []byte(b.String())); err != nil {
+				return err
+			}
+			fmt.Fprintln(f.Streams.Out, compact.String())
 		}
 		return nil
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/bootlab/bootlab/cmd/internal/cmdutil"
+	"github.com/bootlab/bootlab/lab"
 )
 
 func TestConfigFlags(t *testing.T) {
@@ -105,5 +106,25 @@ func TestConfigPrintsWarnings(t *testing.T) {
 	assert.Contains(t, errOut, "warning: topology.workers: 1 worker:")
 	out := f.Streams.Out.(*bytes.Buffer).String()
 	assert.NotContains(t, out, "warning")
-	assert.Contains(t, out, "clusterNetwork:\n  - cidr: 10.128.0.0/14\n    hostPrefix: 23\n", "the defaults are shown")
+	assert.Contains(t, out, "  clusterNetwork:\n    - cidr: 10.128.0.0/14\n      hostPrefix: 23\n", "the defaults are shown")
+}
+
+// lab config -o yaml keeps the spec's order (apiVersion and kind first, as
+// a person writes it) and reads back as the same spec.
+func TestConfigYAMLKeepsSpecOrderAndRoundTrips(t *testing.T) {
+	isolatedHost(t)
+	f := testFactory()
+	cmd := NewCmdConfig(f, nil)
+	cmd.SetArgs([]string{"--name", "order1", "--workers", "1"})
+	require.NoError(t, cmd.Execute())
+	out := f.Streams.Out.(*bytes.Buffer).String()
+	assert.True(t, strings.HasPrefix(out, "apiVersion: bootlab.dev/v1alpha1\nkind: Lab\nname: order1\nprofile: probe\ncluster:\n"), out)
+	assert.Less(t, strings.Index(out, "\nnetwork:"), strings.Index(out, "\nnodes:"), "fields in the Spec type's order")
+	back, err := lab.Parse([]byte(out), "config output")
+	require.NoError(t, err)
+	back.Defaults()
+	require.NoError(t, back.Validate())
+	again, err := back.Marshal()
+	require.NoError(t, err)
+	assert.Equal(t, out, string(again), "printing the printed spec changes nothing")
 }

@@ -2,7 +2,6 @@ package labcmd
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"text/tabwriter"
@@ -81,9 +80,7 @@ func runList(ctx context.Context, f *cmdutil.Factory, opts *ListOptions) error {
 		return err
 	}
 	if opts.Output == "json" {
-		enc := json.NewEncoder(f.Streams.Out)
-		enc.SetIndent("", "  ")
-		return enc.Encode(ListOutput{Labs: labs})
+		return cmdutil.WriteJSON(f.Streams.Out, "LabList", ListOutput{Labs: labs})
 	}
 	if len(labs) == 0 {
 		home := opts.Home

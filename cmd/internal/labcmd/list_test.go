@@ -104,7 +104,7 @@ func TestListEmpty(t *testing.T) {
 	assert.Contains(t, errOut, "no labs in")
 
 	out, _ = runListCmd(t, t.TempDir(), &fakeLister{}, "-o", "json")
-	assert.JSONEq(t, `{"labs": []}`, out)
+	assert.JSONEq(t, `{"schemaVersion": 1, "kind": "LabList", "labs": []}`, out)
 }
 
 func TestListRejectsUnknownOutput(t *testing.T) {

@@ -2,7 +2,6 @@ package labcmd
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -55,7 +54,7 @@ Everything else stays. Running it again changes nothing.`,
 
 // PivotResult is what `lab pivot -o json` prints.
 type PivotResult struct {
-	Lab string `json:"lab"`
+	Lab string `json:"name"`
 	// Changed is false when the bootstrap was already out of the load balancer.
 	Changed      bool                         `json:"changed"`
 	Before       []loadbalancer.BackendStatus `json:"before"`
@@ -149,9 +148,7 @@ func pivot(ctx context.Context, f *cmdutil.Factory, spec *lab.Spec, connect func
 
 func printPivot(f *cmdutil.Factory, res *PivotResult, output string) error {
 	if output == "json" {
-		enc := json.NewEncoder(f.Streams.Out)
-		enc.SetIndent("", "  ")
-		return enc.Encode(res)
+		return cmdutil.WriteJSON(f.Streams.Out, "PivotResult", res)
 	}
 	out := f.Streams.Out
 	fmt.Fprintln(out, "Load balancer before:")

@@ -2,7 +2,6 @@ package labcmd
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"text/tabwriter"
@@ -73,9 +72,12 @@ func runPreflight(ctx context.Context, f *cmdutil.Factory, opts *PreflightOption
 		return err
 	}
 	if opts.Output == "json" {
-		enc := json.NewEncoder(f.Streams.Out)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(report); err != nil {
+		doc := struct {
+			Name string `json:"name"`
+			OK   bool   `json:"ok"`
+			*lab.PreflightReport
+		}{spec.Name, report.OK(), report}
+		if err := cmdutil.WriteJSON(f.Streams.Out, "PreflightReport", doc); err != nil {
 			return err
 		}
 	} else if err := printPreflight(f.Streams.Out, report); err != nil {

@@ -1,7 +1,6 @@
 package labcmd
 
 import (
-	"encoding/json"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -61,12 +60,10 @@ when an input changes. stdout: the image paths.`,
 			}
 			f.Status.End(true)
 			if opts.Output == "json" {
-				data, _ := json.MarshalIndent(struct {
+				return cmdutil.WriteJSON(f.Streams.Out, "ProbeImage", struct {
 					Agent string       `json:"agent"`
 					Image *probe.Image `json:"image"`
-				}{how, img}, "", "  ")
-				_, err = fmt.Fprintln(f.Streams.Out, string(data))
-				return err
+				}{how, img})
 			}
 			state := "built"
 			if !img.Built {

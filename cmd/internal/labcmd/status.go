@@ -2,7 +2,6 @@ package labcmd
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"text/tabwriter"
@@ -115,9 +114,7 @@ func runStatus(ctx context.Context, f *cmdutil.Factory, opts *StatusOptions) err
 		return err
 	}
 	if opts.Output == "json" {
-		enc := json.NewEncoder(f.Streams.Out)
-		enc.SetIndent("", "  ")
-		return enc.Encode(st)
+		return cmdutil.WriteJSON(f.Streams.Out, "LabStatus", st)
 	}
 	if err := printStatus(f.Streams.Out, st); err != nil {
 		return err

@@ -2,7 +2,6 @@ package labcmd
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -80,9 +79,7 @@ func runVerify(ctx context.Context, f *cmdutil.Factory, opts *VerifyOptions) err
 		return err
 	}
 	if opts.Output == "json" {
-		enc := json.NewEncoder(f.Streams.Out)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(res); err != nil {
+		if err := cmdutil.WriteJSON(f.Streams.Out, "VerifyResult", res); err != nil {
 			return err
 		}
 	} else if err := printVerify(f.Streams.Out, res, opts.Spec.TargetArgs()); err != nil {

@@ -2,7 +2,6 @@ package stagecmd
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -125,6 +124,14 @@ func wrapItems(items []string, width int) []string {
 	return append(lines, cur)
 }
 
+// stageListDoc is `stage list -o json`: the stages of a release, from
+// bootlab's catalog or a node's bootkube.sh.
+type stageListDoc struct {
+	Version string      `json:"version,omitempty"`
+	Source  string      `json:"source"`
+	Stages  []listEntry `json:"stages"`
+}
+
 // listEntry is one stage as `stage list -o json` prints it.
 type listEntry struct {
 	Number  int        `json:"number"`
@@ -193,12 +200,7 @@ func runList(cmd *cobra.Command, f *cmdutil.Factory, opts *ListOptions) error {
 		entries = append(entries, e)
 	}
 	if opts.Output == "json" {
-		data, err := json.MarshalIndent(entries, "", "  ")
-		if err != nil {
-			return err
-		}
-		_, err = fmt.Fprintln(f.Streams.Out, string(data))
-		return err
+		return cmdutil.WriteJSON(f.Streams.Out, "StageList", stageListDoc{Version: r.vars.Version.String(), Source: "bootlab's catalog", Stages: entries})
 	}
 	fmt.Fprintf(f.Streams.Out, "bootkube.sh of OpenShift %s, as %d stages (markers live in %s):\n\n", r.vars.Version, len(entries), stages.AssetDir)
 	if opts.Output == "table" {
@@ -253,12 +255,7 @@ func printScriptMap(f *cmdutil.Factory, ns *stages.NodeScript, format string) er
 		entries = append(entries, e)
 	}
 	if format == "json" {
-		data, err := json.MarshalIndent(entries, "", "  ")
-		if err != nil {
-			return err
-		}
-		_, err = fmt.Fprintln(f.Streams.Out, string(data))
-		return err
+		return cmdutil.WriteJSON(f.Streams.Out, "StageList", stageListDoc{Version: ns.Release, Source: ns.Describe(), Stages: entries})
 	}
 	fmt.Fprintf(f.Streams.Out, "%s, as %d stages (markers live in %s):\n\n", ns.Describe(), len(entries), stages.AssetDir)
 	w := tabwriter.NewWriter(f.Streams.Out, 0, 4, 2, ' ', 0)

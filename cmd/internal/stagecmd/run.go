@@ -2,7 +2,6 @@ package stagecmd
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -241,12 +240,14 @@ func printOutcomes(f *cmdutil.Factory, outcomes []stages.Outcome, format string)
 		if outcomes == nil {
 			outcomes = []stages.Outcome{}
 		}
-		data, err := json.MarshalIndent(outcomes, "", "  ")
-		if err != nil {
-			return err
+		ok := true
+		for _, o := range outcomes {
+			ok = ok && o.Result != stages.ResultFailure
 		}
-		_, err = fmt.Fprintln(f.Streams.Out, string(data))
-		return err
+		return cmdutil.WriteJSON(f.Streams.Out, "StageRun", struct {
+			OK     bool             `json:"ok"`
+			Stages []stages.Outcome `json:"stages"`
+		}{ok, outcomes})
 	}
 	w := tabwriter.NewWriter(f.Streams.Out, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(w, "NO\tSTAGE\tRESULT\tDURATION\tREASON")

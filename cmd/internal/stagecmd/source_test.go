@@ -43,8 +43,9 @@ func bootstrapNode(t *testing.T, release, version string) *stagestest.Node {
 func TestListBootkubeFileJSON(t *testing.T) {
 	e := newEnv(t)
 	require.NoError(t, execute(NewCmdList(e.f, nil), "--bootkube", fixture("4.22"), "-o", "json"))
-	var entries []listEntry
-	require.NoError(t, json.Unmarshal(e.out.Bytes(), &entries))
+	var doc stageListDoc
+	require.NoError(t, json.Unmarshal(e.out.Bytes(), &doc))
+	entries := doc.Stages
 	require.Len(t, entries, 15)
 	assert.Equal(t, 7, entries[6].Number)
 	assert.Equal(t, "etcd-bootstrap", entries[6].Slug)

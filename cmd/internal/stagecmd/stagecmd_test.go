@@ -226,8 +226,9 @@ func TestExplain(t *testing.T) {
 func TestListJSON(t *testing.T) {
 	e := newEnv(t)
 	require.NoError(t, execute(NewCmdList(e.f, nil), "-f", e.spec, "-o", "json", "--openshift-version", "4.16"))
-	var entries []listEntry
-	require.NoError(t, json.Unmarshal(e.out.Bytes(), &entries))
+	var doc stageListDoc
+	require.NoError(t, json.Unmarshal(e.out.Bytes(), &doc))
+	entries := doc.Stages
 	require.Len(t, entries, 15)
 	assert.Equal(t, "render-etcd", entries[6].Script)
 	assert.Equal(t, "scripts/07-etcd-bootstrap.sh", entries[6].File)
@@ -265,7 +266,8 @@ func TestListJSON(t *testing.T) {
 	assert.Regexp(t, `konnectivity-cleanup\s+konnectivity-cleanup\.done\n`, e.out.String())
 	e.out.Reset()
 	require.NoError(t, execute(NewCmdList(e.f, nil), "-f", e.spec, "-o", "json", "--openshift-version", "4.22"))
-	require.NoError(t, json.Unmarshal(e.out.Bytes(), &entries))
+	require.NoError(t, json.Unmarshal(e.out.Bytes(), &doc))
+	entries = doc.Stages
 	assert.Equal(t, listStep{Name: "konnectivity-certs", Marker: "konnectivity-certs.done", Since: "4.22"}, entries[7].Steps[0])
 }
 

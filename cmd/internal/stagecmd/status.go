@@ -2,7 +2,6 @@ package stagecmd
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -141,12 +140,7 @@ func runStatus(cmd *cobra.Command, f *cmdutil.Factory, opts *StatusOptions) erro
 		return err
 	}
 	if opts.Output == "json" {
-		data, err := json.MarshalIndent(st, "", "  ")
-		if err != nil {
-			return err
-		}
-		_, err = fmt.Fprintln(f.Streams.Out, string(data))
-		return err
+		return cmdutil.WriteJSON(f.Streams.Out, "StageStatus", st)
 	}
 	w := tabwriter.NewWriter(f.Streams.Out, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(w, "NO\tSTAGE\tSTATE\tMARKERS PRESENT\tMISSING")

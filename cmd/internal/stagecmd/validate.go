@@ -1,7 +1,6 @@
 package stagecmd
 
 import (
-	"encoding/json"
 	"fmt"
 	"text/tabwriter"
 
@@ -89,11 +88,12 @@ func runValidate(cmd *cobra.Command, f *cmdutil.Factory, opts *ValidateOptions) 
 		results = append(results, res...)
 	}
 	if opts.Output == "json" {
-		data, err := json.MarshalIndent(results, "", "  ")
-		if err != nil {
+		if err := cmdutil.WriteJSON(f.Streams.Out, "StageValidation", struct {
+			OK     bool                 `json:"ok"`
+			Checks []stages.CheckResult `json:"checks"`
+		}{failed == 0, results}); err != nil {
 			return err
 		}
-		fmt.Fprintln(f.Streams.Out, string(data))
 	} else {
 		w := tabwriter.NewWriter(f.Streams.Out, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(w, "NO\tSTAGE\tCHECK\tRESULT")
