@@ -109,7 +109,10 @@ func TestSandboxNodeScriptStage07ThenHandoff(t *testing.T) {
 			assert.Contains(t, through07, "etcd-bootstrap")
 			assert.Equal(t, through07, endedSince(t, sb, 0), "exactly the steps of stages 01-07, in script order")
 			assert.Contains(t, out.String(), "[07 etcd-bootstrap] Rendering CEO Manifests...\n")
-			assert.Contains(t, out.String(), "stopping before kube-apiserver-bootstrap")
+			next := ns.StopBefore(etcd)
+			require.NotEmpty(t, next)
+			assert.Contains(t, []string{"kube-apiserver-bootstrap", "konnectivity-certs"}, next[0], "stage 08's first step")
+			assert.Contains(t, out.String(), "stopping before "+next[0])
 			recs := sb.serviceRecords(t)
 			assert.Equal(t, "service end", recs[len(recs)-1]["phase"])
 			assert.Equal(t, "success", recs[len(recs)-1]["result"])
@@ -122,7 +125,7 @@ func TestSandboxNodeScriptStage07ThenHandoff(t *testing.T) {
 			}
 			copyData, err := os.ReadFile(filepath.Join(sb.root, "run", "bootlab", "bootkube-07.sh"))
 			require.NoError(t, err, "the copy stays on the node to read")
-			assert.Contains(t, string(copyData), "BOOTLAB_STOP_BEFORE=' kube-apiserver-bootstrap ")
+			assert.Contains(t, string(copyData), "BOOTLAB_STOP_BEFORE=' "+next[0]+" ")
 
 			// bootkube.service after `stage handoff`: the node's script, whole.
 			before := len(sb.serviceRecords(t))
@@ -194,6 +197,11 @@ func TestSandboxAnnotatedScriptsMatchNodeScript(t *testing.T) {
 			require.Equal(t, 0, code)
 
 			annotated := newSandbox(t)
+			if !v.Less(stages.MustVersion("4.22")) {
+				// The node of this release has the installer's konnectivity
+				// inputs (installNodeScript lays them down): so does this one.
+				annotated.konnectivityAssets(t)
+			}
 			var out bytes.Buffer
 			vars := testVars(v.String())
 			vars.ReleaseImage = "quay.io/example/release:" + fixtureVersion(release)
