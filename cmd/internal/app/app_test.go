@@ -117,6 +117,9 @@ func TestExitCodesForUsageMistakes(t *testing.T) {
 		{[]string{"stage", "rnu"}, []string{"did you mean run?"}},
 		{[]string{"bogus"}, []string{`unknown command "bogus"`}},
 		{[]string{"lab", "console"}, []string{"accepts 1 arg(s), received 0", "Usage: bootlab lab console NODE"}},
+		// Field overrides belong to the commands that build or check a spec.
+		{[]string{"stage", "list", "--pull-secret", "/x.json"}, []string{"unknown flag: --pull-secret"}},
+		{[]string{"lab", "status", "--workers", "3"}, []string{"unknown flag: --workers"}},
 	} {
 		code, _, errOut := run(t, c.args...)
 		assert.Equal(t, cmdutil.ExitUsage, code, "%v: %s", c.args, errOut)

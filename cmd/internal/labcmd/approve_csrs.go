@@ -58,7 +58,7 @@ one is approved).`,
 			return runApproveCSRs(cmd.Context(), f, opts)
 		},
 	}
-	AddSpecFlags(cmd, &opts.Spec)
+	AddTargetFlags(cmd, &opts.Spec)
 	fl := cmd.Flags()
 	fl.BoolVarP(&opts.Watch, "watch", "w", false, "keep watching for new CSRs until interrupted")
 	fl.BoolVar(&opts.DryRun, "dry-run", false, "only show what would be approved")

@@ -40,7 +40,7 @@ For an interactive console use ` + "`virsh console bootlab-<lab>-NODE`" + `.`,
 			return runConsole(cmd.Context(), f, opts)
 		},
 	}
-	AddSpecFlags(cmd, &opts.Spec)
+	AddTargetFlags(cmd, &opts.Spec)
 	cmd.ValidArgsFunction = opts.Spec.CompleteNodes
 	cmd.Flags().BoolVar(&opts.NoFollow, "no-follow", false, "print the log and exit")
 	return cmd

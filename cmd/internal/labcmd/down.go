@@ -42,7 +42,7 @@ half-failed up; never touches another lab or an object bootlab did not make.`,
 			return runDown(cmd.Context(), f, opts)
 		},
 	}
-	AddSpecFlags(cmd, &opts.Spec)
+	AddTargetFlags(cmd, &opts.Spec)
 	cmd.Flags().BoolVar(&opts.KeepImages, "keep-images", false, "keep the imported base image so the next up does not upload it again")
 	cmd.Flags().BoolVar(&opts.All, "all", false, "delete every lab on this host (asks first; --yes for scripts)")
 	cmd.Flags().BoolVarP(&opts.Yes, "yes", "y", false, "with --all: do not ask")

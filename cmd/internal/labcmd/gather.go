@@ -38,7 +38,7 @@ the failing stage when it can. Prints the bundle's path on stdout.`,
 			return runGather(cmd.Context(), f, opts)
 		},
 	}
-	AddSpecFlags(cmd, &opts.Spec)
+	AddTargetFlags(cmd, &opts.Spec)
 	return cmd
 }
 

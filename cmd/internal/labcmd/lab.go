@@ -75,13 +75,11 @@ type SpecFlags struct {
 	flags  *pflag.FlagSet
 }
 
-// AddSpecFlags registers the shared flags on cmd.
+// AddSpecFlags registers the flags of the commands that build or check a
+// spec (config, preflight, up): which lab, and every field a flag overrides.
 func AddSpecFlags(cmd *cobra.Command, sf *SpecFlags) {
+	AddTargetFlags(cmd, sf)
 	fl := cmd.Flags()
-	sf.flags = fl
-	fl.StringVarP(&sf.File, "file", "f", DefaultSpecFile, "lab spec file (YAML)")
-	fl.StringVar(&sf.Name, "name", "", "lab name (overrides name; without -f, the lab of that name with every default)")
-	fl.StringVar(&sf.URI, "uri", "", "libvirt URI (overrides libvirt.uri)")
 	fl.StringVar(&sf.Accel, "accel", "", "accelerator: auto, kvm or tcg (overrides accelerator)")
 	fl.StringVar(&sf.CIDR, "cidr", "", "machine network CIDR (overrides network.cidr)")
 	fl.IntVar(&sf.Masters, "masters", 0, "number of masters (overrides topology.masters; ignored when nodes are listed)")
@@ -89,6 +87,18 @@ func AddSpecFlags(cmd *cobra.Command, sf *SpecFlags) {
 	fl.StringVar(&sf.PullSecret, "pull-secret", "", "pull secret file: build a real OpenShift lab (overrides openshift.pullSecretFile)")
 	fl.StringVar(&sf.Profile, "profile", "", "profile: openshift or probe (overrides profile)")
 	fl.StringVar(&sf.NetworkMode, "network-mode", "", "network mode: nat or isolated (overrides network.mode)")
+}
+
+// AddTargetFlags registers the flags that say which lab a command acts on:
+// the spec file, the name, the lab directory and the libvirt URI. Commands
+// that act on a built lab take these only; a field override (--workers,
+// --pull-secret) would mean nothing there.
+func AddTargetFlags(cmd *cobra.Command, sf *SpecFlags) {
+	fl := cmd.Flags()
+	sf.flags = fl
+	fl.StringVarP(&sf.File, "file", "f", DefaultSpecFile, "lab spec file (YAML)")
+	fl.StringVar(&sf.Name, "name", "", "lab name (overrides name; without -f, the lab of that name with every default)")
+	fl.StringVar(&sf.URI, "uri", "", "libvirt URI (overrides libvirt.uri)")
 	fl.StringVar(&sf.LabDir, "lab-dir", "", "lab directory (overrides labDir)")
 }
 

@@ -47,7 +47,7 @@ Everything else stays. Running it again changes nothing.`,
 			return runPivot(cmd.Context(), f, opts)
 		},
 	}
-	AddSpecFlags(cmd, &opts.Spec)
+	AddTargetFlags(cmd, &opts.Spec)
 	cmd.Flags().StringVarP(&opts.Output, "output", "o", "table", "output format: table or json")
 	return cmd
 }

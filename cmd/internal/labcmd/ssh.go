@@ -54,7 +54,7 @@ new host keys every time they are rebuilt).`,
 			return runSSH(cmd.Context(), f, opts)
 		},
 	}
-	AddSpecFlags(cmd, &opts.Spec)
+	AddTargetFlags(cmd, &opts.Spec)
 	cmd.ValidArgsFunction = opts.Spec.CompleteNodes
 	cmd.Flags().StringVar(&opts.SSH, "ssh", "ssh", "ssh client to run")
 	return cmd

@@ -94,7 +94,7 @@ func NewCmdStatus(f *cmdutil.Factory, runF func(*StatusOptions) error) *cobra.Co
 			return runStatus(cmd.Context(), f, opts)
 		},
 	}
-	AddSpecFlags(cmd, &opts.Spec)
+	AddTargetFlags(cmd, &opts.Spec)
 	cmd.Flags().StringVarP(&opts.Output, "output", "o", "table", "output format: table or json")
 	return cmd
 }

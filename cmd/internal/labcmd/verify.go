@@ -55,7 +55,7 @@ with the reason and the fix for each failure. Exit code 4 when a check failed.`,
 			return runVerify(cmd.Context(), f, opts)
 		},
 	}
-	AddSpecFlags(cmd, &opts.Spec)
+	AddTargetFlags(cmd, &opts.Spec)
 	cmd.Flags().StringVarP(&opts.Output, "output", "o", "table", "output format: table or json")
 	cmd.Flags().DurationVar(&opts.Timeout, "timeout", 3*time.Minute, "wait at most this long for every check to pass (0: check once)")
 	return cmd

@@ -69,7 +69,7 @@ Timeouts are the installer's: 20m for the API, 45m more for bootstrap-complete,
 			return runWait(cmd.Context(), f, opts)
 		},
 	}
-	AddSpecFlags(cmd, &opts.Spec)
+	AddTargetFlags(cmd, &opts.Spec)
 	fl := cmd.Flags()
 	fl.DurationVar(&opts.APITimeout, "api-timeout", cluster.DefaultAPITimeout, "how long to wait for the Kubernetes API")
 	fl.DurationVar(&opts.BootstrapTimeout, "bootstrap-timeout", cluster.DefaultBootstrapTimeout, "how long to wait, once the API is up, for bootstrap-complete")

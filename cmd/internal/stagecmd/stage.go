@@ -67,7 +67,7 @@ type Target struct {
 }
 
 func addVersionFlags(cmd *cobra.Command, t *Target) {
-	labcmd.AddSpecFlags(cmd, &t.Spec)
+	labcmd.AddTargetFlags(cmd, &t.Spec)
 	fl := cmd.Flags()
 	fl.StringVar(&t.OpenShiftVersion, "openshift-version", "", "OpenShift release whose bootkube.sh to replay (default: openshift.version of the lab spec)")
 	fl.StringVar(&t.ReleaseImage, "release-image", "", "release image pull spec (default: the one the installer wrote on the node)")
