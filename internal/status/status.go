@@ -24,6 +24,8 @@ type Status struct {
 	stop    chan struct{}
 	done    chan struct{}
 	json    bool
+	// progress is what Update last said of the running step.
+	progress string
 	// rewrite adjusts every info line (the CLI adds the lab's -f/--name to
 	// the commands a line suggests).
 	rewrite func(string) string
@@ -101,16 +103,34 @@ func (s *Status) Start(format string, args ...any) {
 		return
 	}
 	s.stop, s.done = make(chan struct{}), make(chan struct{})
-	go s.spin(s.msg, s.stop, s.done)
+	go s.spin(s.stop, s.done)
 }
 
-func (s *Status) spin(msg string, stop, done chan struct{}) {
+// Update changes what the running step's spinner says (progress such as
+// "42/104 checks pass"). Only a terminal shows it: plain and JSON output
+// keep one line a step.
+func (s *Status) Update(format string, args ...any) {
+	if s == nil || s.w == nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.tty && s.stop != nil {
+		s.progress = fmt.Sprintf(format, args...)
+	}
+}
+
+func (s *Status) spin(stop, done chan struct{}) {
 	defer close(done)
 	t := time.NewTicker(100 * time.Millisecond)
 	defer t.Stop()
 	for i := 0; ; i++ {
 		s.mu.Lock()
-		fmt.Fprintf(s.w, "\r\x1b[K %s %s", frames[i%len(frames)], msg)
+		line := s.msg
+		if s.progress != "" {
+			line += ": " + s.progress
+		}
+		fmt.Fprintf(s.w, "\r\x1b[K %s %s", frames[i%len(frames)], line)
 		s.mu.Unlock()
 		select {
 		case <-stop:
@@ -131,7 +151,7 @@ func (s *Status) EndDetail(ok bool, detail string) {
 	}
 	s.mu.Lock()
 	msg, stop, done := s.msg, s.stop, s.done
-	s.msg, s.stop, s.done = "", nil, nil
+	s.msg, s.stop, s.done, s.progress = "", nil, nil, ""
 	elapsed := time.Since(s.started).Round(10 * time.Millisecond)
 	s.mu.Unlock()
 	if msg == "" {

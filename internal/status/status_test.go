@@ -72,3 +72,23 @@ func TestJSONStatusLines(t *testing.T) {
 	assert.Contains(t, lines[2], `"msg":"lab x is up"`)
 	assert.NotContains(t, b.String(), "\x1b[", "no escape codes")
 }
+
+func TestUpdateShowsProgressOnATerminalOnly(t *testing.T) {
+	var tty bytes.Buffer
+	s := New(&tty, true)
+	s.Start("Verifying lab x")
+	s.Update("%d/%d checks pass", 42, 104)
+	time.Sleep(250 * time.Millisecond)
+	s.End(true)
+	assert.Contains(t, tty.String(), "Verifying lab x: 42/104 checks pass")
+	final := tty.String()[strings.LastIndex(tty.String(), "\r\x1b[K"):]
+	assert.True(t, strings.HasPrefix(final, "\r\x1b[K ✓ Verifying lab x ("), "%q", final)
+	assert.NotContains(t, final, "42/104", "the step's final line has no progress")
+
+	var plain bytes.Buffer
+	p := New(&plain, false)
+	p.Start("Verifying lab x")
+	p.Update("%d/%d checks pass", 42, 104)
+	p.End(true)
+	assert.NotContains(t, plain.String(), "42/104", "plain output keeps one line a step")
+}

@@ -151,6 +151,7 @@ func Run(ctx context.Context, s *lab.Spec, st *lab.State, opts Options) (*Result
 			return res, nil
 		}
 		log.Debug("verify pass", "pass", pass, "failed", len(failed), "first", failed[0].Group+" "+failed[0].Name+": "+failed[0].Detail)
+		opts.Status.Update("%d/%d checks pass, waiting for %s %s", len(res.Checks)-len(failed), len(res.Checks), failed[0].Group, failed[0].Name)
 		t := time.NewTimer(opts.Interval)
 		select {
 		case <-ctx.Done():
