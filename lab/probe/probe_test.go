@@ -1,6 +1,7 @@
 package probe
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -280,4 +281,28 @@ func TestGeneratedConfigsPassIgnitionValidate(t *testing.T) {
 		require.NoError(t, os.WriteFile(p, data, 0o600))
 		testutil.IgnitionValidate(t, p)
 	}
+}
+
+func TestReadableConsole(t *testing.T) {
+	rep := &Report{Node: "master-0", Role: "master", MAC: "52:54:00:00:00:01", Seq: 3, UptimeMS: 12400, Checks: []Check{
+		{Name: "dhcp", OK: true, Detail: "lease 10.0.0.11"},
+		{Name: "ignition-fetch", Pending: true, Detail: "attempt 2: connection refused"},
+		{Name: "dns api.ocp.lab.local", Detail: "no such host"},
+	}}
+	var out bytes.Buffer
+	w := &ReadableConsole{W: &out}
+	line := string(rep.Line())
+	// Written in pieces, as a followed file arrives.
+	for _, part := range []string{"[    1.2] kernel line\n", line[:20], line[20:], "bootlab-probe msg=\"serving\"\n"} {
+		_, err := w.Write([]byte(part))
+		require.NoError(t, err)
+	}
+	got := out.String()
+	assert.Contains(t, got, "[    1.2] kernel line\n")
+	assert.Contains(t, got, "── probe report #3 from master-0 (master), 12s after boot: 1/3 checks ok, 1 pending\n")
+	assert.Contains(t, got, "   ✓ dhcp                     lease 10.0.0.11\n")
+	assert.Contains(t, got, "   … ignition-fetch           attempt 2: connection refused\n")
+	assert.Contains(t, got, "   ✗ dns api.ocp.lab.local    no such host\n")
+	assert.NotContains(t, got, ReportPrefix, "no raw JSON line")
+	assert.True(t, strings.HasSuffix(got, "bootlab-probe msg=\"serving\"\n"))
 }

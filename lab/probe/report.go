@@ -4,7 +4,9 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
+	"strings"
 	"time"
 )
 
@@ -95,4 +97,71 @@ func ParseConsole(r io.Reader) (*Report, error) {
 		last = &rep
 	}
 	return last, sc.Err()
+}
+
+// Summary is a report as a person reads it: one line of who and when, then
+// one line a check with ✓, ✗ or … (pending).
+func (r *Report) Summary() string {
+	var b strings.Builder
+	ok, pending := 0, 0
+	for _, c := range r.Checks {
+		switch {
+		case c.Pending:
+			pending++
+		case c.OK:
+			ok++
+		}
+	}
+	fmt.Fprintf(&b, "── probe report #%d from %s (%s), %s after boot: %d/%d checks ok", r.Seq, r.Node, r.Role,
+		(time.Duration(r.UptimeMS) * time.Millisecond).Round(time.Second), ok, len(r.Checks))
+	if pending > 0 {
+		fmt.Fprintf(&b, ", %d pending", pending)
+	}
+	b.WriteByte('\n')
+	for _, c := range r.Checks {
+		mark := "✓"
+		switch {
+		case c.Pending:
+			mark = "…"
+		case !c.OK:
+			mark = "✗"
+		}
+		fmt.Fprintf(&b, "   %s %-24s %s\n", mark, c.Name, c.Detail)
+	}
+	return b.String()
+}
+
+// ReadableConsole copies a console log to w, each report line shown as its
+// Summary: what `lab console` prints unless asked for the raw log. Other
+// lines (the kernel's, the agent's log) pass as they are.
+type ReadableConsole struct {
+	W   io.Writer
+	buf []byte
+}
+
+func (c *ReadableConsole) Write(p []byte) (int, error) {
+	c.buf = append(c.buf, p...)
+	for {
+		i := bytes.IndexByte(c.buf, '\n')
+		if i < 0 {
+			return len(p), nil
+		}
+		line := c.buf[:i+1]
+		if err := c.writeLine(line); err != nil {
+			return len(p), err
+		}
+		c.buf = c.buf[i+1:]
+	}
+}
+
+func (c *ReadableConsole) writeLine(line []byte) error {
+	if j := bytes.Index(line, []byte(ReportPrefix)); j >= 0 {
+		var rep Report
+		if err := json.Unmarshal(bytes.TrimSpace(line[j+len(ReportPrefix):]), &rep); err == nil {
+			_, err := io.WriteString(c.W, rep.Summary())
+			return err
+		}
+	}
+	_, err := c.W.Write(line)
+	return err
 }

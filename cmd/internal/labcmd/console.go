@@ -12,6 +12,7 @@ import (
 
 	"github.com/bootlab/bootlab/cmd/internal/cmdutil"
 	"github.com/bootlab/bootlab/lab"
+	"github.com/bootlab/bootlab/lab/probe"
 )
 
 // ConsoleOptions are the options of `lab console`.
@@ -19,6 +20,8 @@ type ConsoleOptions struct {
 	Spec     SpecFlags
 	Node     string
 	NoFollow bool
+	// Raw prints probe reports as the node wrote them (JSON lines).
+	Raw bool
 }
 
 // NewCmdConsole builds `lab console NODE`: print a node's serial console log
@@ -43,6 +46,7 @@ For an interactive console use ` + "`virsh console bootlab-<lab>-NODE`" + `.`,
 	AddTargetFlags(cmd, &opts.Spec)
 	cmd.ValidArgsFunction = opts.Spec.CompleteNodes
 	cmd.Flags().BoolVar(&opts.NoFollow, "no-follow", false, "print the log and exit")
+	cmd.Flags().BoolVar(&opts.Raw, "raw", false, "print probe reports as the JSON lines the node wrote (default: a readable summary)")
 	return cmd
 }
 
@@ -56,7 +60,12 @@ func runConsole(ctx context.Context, f *cmdutil.Factory, opts *ConsoleOptions) e
 		return cmdutil.UsageErrorf("no node %q in lab %s (nodes: %s)", opts.Node, spec.Name, nodeNames(spec))
 	}
 	path := spec.ConsoleLogPath(n)
-	err = followFile(ctx, path, f.Streams.Out, !opts.NoFollow, 250*time.Millisecond)
+	out := f.Streams.Out
+	if spec.Profile == lab.ProfileProbe && !opts.Raw {
+		// Probe reports are one JSON line each: show them as a person reads.
+		out = &probe.ReadableConsole{W: out}
+	}
+	err = followFile(ctx, path, out, !opts.NoFollow, 250*time.Millisecond)
 	if errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("no console log for %s at %s: the node has not started yet (`bootlab lab up`)", n.Name, path)
 	}
