@@ -27,35 +27,36 @@ func TestDownAllConfirmsThenDeletesEveryLab(t *testing.T) {
 		s.Defaults()
 		require.NoError(t, (&lab.State{Name: name, UUID: "u-" + name, Spec: s}).Save(s.LabDir))
 	}
-	exec := func(in string, tty bool, args ...string) (error, string) {
+	exec := func(in string, tty bool, args ...string) (string, error) {
 		var errOut bytes.Buffer
 		f := &cmdutil.Factory{Streams: cmdutil.Streams{In: strings.NewReader(in), Out: &bytes.Buffer{}, ErrOut: &errOut, InTTY: tty}, Status: status.New(&errOut, false)}
 		f.Log = slog.New(slog.DiscardHandler)
 		cmd := NewCmdDown(f, nil)
 		cmd.SetArgs(args)
 		cmd.SilenceUsage, cmd.SilenceErrors = true, true
-		return cmd.Execute(), errOut.String()
+		err := cmd.Execute()
+		return errOut.String(), err
 	}
-	err, _ := exec("", false, "--all")
+	_, err := exec("", false, "--all")
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "would delete 2 labs (da1, da2): pass --yes")
-	err, _ = exec("n\n", true, "--all")
+	_, err = exec("n\n", true, "--all")
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "nothing deleted")
-	err, _ = exec("", false, "--all", "--name", "da1")
+	_, err = exec("", false, "--all", "--name", "da1")
 	assert.ErrorContains(t, err, "takes no --name")
 	for _, name := range []string{"da1", "da2"} {
 		assert.DirExists(t, filepath.Join(home, "labs", name), "nothing is deleted before the user agrees")
 	}
 
-	err, errOut := exec("y\n", true, "--all")
+	errOut, err := exec("y\n", true, "--all")
 	require.NoError(t, err, errOut)
 	assert.Contains(t, errOut, "Delete 2 labs: da1, da2? [y/N]")
 	for _, name := range []string{"da1", "da2"} {
 		_, statErr := os.Stat(filepath.Join(home, "labs", name, "state.json"))
 		assert.True(t, os.IsNotExist(statErr), "%s's lab files are gone", name)
 	}
-	err, errOut = exec("", false, "--all", "--yes")
+	errOut, err = exec("", false, "--all", "--yes")
 	require.NoError(t, err)
 	assert.Contains(t, errOut, "nothing to delete: no labs")
 }
