@@ -218,6 +218,13 @@ func TestShowPager(t *testing.T) {
 
 	out, _ = run("head -n 2")
 	assert.Equal(t, "a line\na line\n", out, "a pager quitting early is no error")
+
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	var b bytes.Buffer
+	o := Output{Out: &b, ErrOut: &b, TTY: true, Height: 10, Environ: []string{"TERM=dumb", "BOOTLAB_PAGER=cat -n"}}
+	assert.ErrorIs(t, Show(ctx, o, page, false), context.Canceled, "no pager after an interrupt")
+	assert.Empty(t, b.String())
 }
 
 func TestSystemOutput(t *testing.T) {

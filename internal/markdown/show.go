@@ -155,14 +155,20 @@ var errPagerStart = errors.New("pager did not start")
 
 // runPager feeds text to the pager on the terminal. A pager that cannot be
 // started, or that the shell cannot find (exit 126/127), returns
-// errPagerStart so the caller prints the page itself.
+// errPagerStart so the caller prints the page itself. Once started the
+// pager is not stopped when ctx ends: Ctrl-C reaches it too and is its to
+// handle (less stops a search with it), as under git; killing it would
+// leave the terminal in its raw mode.
 func runPager(ctx context.Context, o Output, pager, text string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	var cmd *exec.Cmd
 	if strings.ContainsAny(pager, "|&;<>()$`\\\"'*?[]#~=%{}") {
-		cmd = exec.CommandContext(ctx, "sh", "-c", pager)
+		cmd = exec.Command("sh", "-c", pager)
 	} else {
 		f := strings.Fields(pager)
-		cmd = exec.CommandContext(ctx, f[0], f[1:]...)
+		cmd = exec.Command(f[0], f[1:]...)
 	}
 	cmd.Stdin = strings.NewReader(text)
 	cmd.Stdout, cmd.Stderr = o.Out, o.ErrOut
