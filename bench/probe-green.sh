@@ -4,6 +4,8 @@
 # (1 bootstrap, 3 masters, 2 workers) on this machine, with the accelerator
 # given in ACCEL (default tcg, what CI machines have). The probe image is
 # built (or reused) first and not timed. Target: under 60 s on 2 cores, TCG.
+# It also prints the size of the probe agent (the initramfs's /init) and of
+# the initramfs, what a change to the agent's dependencies costs each boot.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -15,6 +17,9 @@ accel=${ACCEL:-tcg}
 die() { echo "bench: $*" >&2; exit 1; }
 [[ $(id -u) == 0 ]] || die "run as root (it creates libvirt networks and VMs on qemu:///system)"
 [[ -x $bootlab ]] || die "$bootlab not built: run make build"
+for t in jq cpio; do
+  command -v "$t" >/dev/null || die "$t missing: apt-get install -y $t (scripts/host/setup.sh installs it)"
+done
 
 used=$(ip -4 route; for n in $(virsh -q -c qemu:///system net-list --all --name); do virsh -c qemu:///system net-dumpxml "$n"; done)
 net=
@@ -45,7 +50,11 @@ YAML
 cleanup() { "$bootlab" lab down -q -f "$spec" >/dev/null 2>&1 || true; }
 trap cleanup EXIT
 
-"$bootlab" lab probe-image build -q >/dev/null
+initrd=$("$bootlab" lab probe-image build -q -o json | jq -r .image.initrd)
+agent_bytes=$(gzip -dc "$initrd" | cpio -t -v --quiet --numeric-uid-gid init | awk '{print $5}')
+[[ $agent_bytes =~ ^[0-9]+$ ]] || die "no /init in $initrd"
+awk -v a="$agent_bytes" -v i="$(stat -c %s "$initrd")" 'BEGIN {
+  printf "probe agent (/init) %d bytes (%.1f MiB), initramfs %d bytes (%.1f MiB, gzip)\n", a, a / 1048576, i, i / 1048576 }'
 t0=$(date +%s.%N)
 "$bootlab" lab up -q -f "$spec"
 t1=$(date +%s.%N)

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
 
 	"github.com/bootlab/bootlab/lab/probe"
@@ -92,26 +93,13 @@ func findNIC(timeout time.Duration) (string, net.HardwareAddr, error) {
 	}
 }
 
-func ioctlSock() (int, error) {
-	return unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
-}
-
-// linkUp sets IFF_UP on ifname.
+// linkUp sets ifname up.
 func linkUp(ifname string) error {
-	fd, err := ioctlSock()
+	link, err := netlink.LinkByName(ifname)
 	if err != nil {
-		return err
+		return fmt.Errorf("find %s: %w", ifname, err)
 	}
-	defer unix.Close(fd)
-	ifr, err := unix.NewIfreq(ifname)
-	if err != nil {
-		return err
-	}
-	if err := unix.IoctlIfreq(fd, unix.SIOCGIFFLAGS, ifr); err != nil {
-		return fmt.Errorf("get flags of %s: %w", ifname, err)
-	}
-	ifr.SetUint16(ifr.Uint16() | unix.IFF_UP)
-	if err := unix.IoctlIfreq(fd, unix.SIOCSIFFLAGS, ifr); err != nil {
+	if err := netlink.LinkSetUp(link); err != nil {
 		return fmt.Errorf("bring %s up: %w", ifname, err)
 	}
 	return nil
@@ -119,28 +107,13 @@ func linkUp(ifname string) error {
 
 // setAddr gives ifname ip/mask (the kernel adds the subnet route).
 func setAddr(ifname string, ip netip.Addr, mask net.IPMask) error {
-	fd, err := ioctlSock()
+	link, err := netlink.LinkByName(ifname)
 	if err != nil {
-		return err
+		return fmt.Errorf("find %s: %w", ifname, err)
 	}
-	defer unix.Close(fd)
-	ifr, err := unix.NewIfreq(ifname)
-	if err != nil {
-		return err
-	}
-	a := ip.As4()
-	if err := ifr.SetInet4Addr(a[:]); err != nil {
-		return err
-	}
-	if err := unix.IoctlIfreq(fd, unix.SIOCSIFADDR, ifr); err != nil {
-		return fmt.Errorf("set address %s on %s: %w", ip, ifname, err)
-	}
-	ifr, _ = unix.NewIfreq(ifname)
-	if err := ifr.SetInet4Addr(mask); err != nil {
-		return err
-	}
-	if err := unix.IoctlIfreq(fd, unix.SIOCSIFNETMASK, ifr); err != nil {
-		return fmt.Errorf("set netmask on %s: %w", ifname, err)
+	addr := &netlink.Addr{IPNet: &net.IPNet{IP: ip.AsSlice(), Mask: mask}}
+	if err := netlink.AddrReplace(link, addr); err != nil {
+		return fmt.Errorf("set address %s on %s: %w", addr.IPNet, ifname, err)
 	}
 	return nil
 }

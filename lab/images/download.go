@@ -25,7 +25,7 @@ type Downloader struct {
 	Log    *slog.Logger
 	// Progress receives a progress bar (stderr); nil prints none.
 	Progress io.Writer
-	// TTY redraws the bar in place; otherwise a line every 10%.
+	// TTY is true when Progress is a terminal; otherwise no bar is drawn.
 	TTY bool
 }
 
@@ -244,14 +244,16 @@ func (d *Downloader) open(ctx context.Context, url, partial string) (io.Reader, 
 		return nil, nil, err
 	}
 	bar := newProgress(d.Progress, d.TTY, filepath.Base(url), total)
-	bar.add(have)
-	src := io.MultiReader(io.NewSectionReader(f, 0, have), io.TeeReader(body, f))
+	bar.resume(have)
+	// Only the bytes from the server are counted: the partial file is
+	// re-read for the checksum but was downloaded before.
+	src := io.MultiReader(io.NewSectionReader(f, 0, have), &countReader{r: io.TeeReader(body, f), bar: bar})
 	done := func() {
 		bar.finish()
 		resp.Body.Close()
 		f.Close()
 	}
-	return markReader{&countReader{r: src, bar: bar}}, done, nil
+	return markReader{src}, done, nil
 }
 
 // parseContentRange reads "bytes start-end/size".

@@ -146,7 +146,7 @@ func TestWithMirror(t *testing.T) {
 func ensure(t *testing.T, m *mirror, img fakeImage, cache string, progress io.Writer) (RHCOSResult, error) {
 	disk, err := streamFixture(t, img).QEMUDisk("x86_64")
 	require.NoError(t, err)
-	d := &Downloader{Progress: progress}
+	d := &Downloader{Progress: progress, TTY: progress != nil}
 	return EnsureRHCOS(context.Background(), d, cache, disk, m.URL)
 }
 
@@ -318,7 +318,7 @@ func TestEnsureRHCOSFromFileMirror(t *testing.T) {
 	disk, err := streamFixture(t, img).QEMUDisk("x86_64")
 	require.NoError(t, err)
 	var bar bytes.Buffer
-	res, err := EnsureRHCOS(context.Background(), &Downloader{Progress: &bar}, t.TempDir(), disk, "file://"+root)
+	res, err := EnsureRHCOS(context.Background(), &Downloader{Progress: &bar, TTY: true}, t.TempDir(), disk, "file://"+root)
 	require.NoError(t, err)
 	assert.Contains(t, bar.String(), "100%", "the size is known for file:// too")
 	assert.Equal(t, "file://"+root+imagePath, res.URL)
@@ -327,14 +327,103 @@ func TestEnsureRHCOSFromFileMirror(t *testing.T) {
 	assert.Equal(t, img.raw, got)
 }
 
-func TestProgressLinesWhenNotATerminal(t *testing.T) {
+func TestProgressNothingWhenNotATerminal(t *testing.T) {
 	var b bytes.Buffer
 	p := newProgress(&b, false, "img.qcow2.gz", 1000)
-	for i := 0; i < 10; i++ {
+	p.resume(100)
+	for range 9 {
 		p.add(100)
 	}
 	p.finish()
-	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
-	assert.Len(t, lines, 10, "one line per 10%%: %q", b.String())
-	assert.Contains(t, lines[len(lines)-1], "img.qcow2.gz [==============================] 1000 B / 1000 B 100%")
+	assert.Empty(t, b.String())
+}
+
+// fakeClock advances only when told.
+type fakeClock struct{ t time.Time }
+
+func (c *fakeClock) now() time.Time { return c.t }
+
+// frames splits what a terminal receives into the lines it shows in turn.
+func frames(t *testing.T, out string) []string {
+	t.Helper()
+	require.True(t, strings.HasPrefix(out, "\r"), "%q", out)
+	assert.NotContains(t, out, "\x1b", "no escape codes: TERM=dumb shows it too")
+	assert.Equal(t, 1, strings.Count(out, "\n"), "one line, ended once: %q", out)
+	require.True(t, strings.HasSuffix(out, "\n"), "%q", out)
+	var lines []string
+	for _, f := range strings.Split(strings.TrimSuffix(out, "\n"), "\r")[1:] {
+		lines = append(lines, strings.TrimRight(f, " "))
+	}
+	return lines
+}
+
+func TestProgressLineOnATerminal(t *testing.T) {
+	const MiB = 1 << 20
+	var b bytes.Buffer
+	clk := &fakeClock{t: time.Unix(1e9, 0)}
+	p := newProgressClock(&b, true, "rhcos-4.19.10-x86_64-qemu.x86_64.qcow2.gz", 1000*MiB, clk.now)
+	p.resume(200 * MiB) // on disk from an earlier run: in the size, not the rate
+	for range 19 {
+		clk.t = clk.t.Add(100 * time.Millisecond)
+		p.add(1 * MiB) // 10 MiB/s
+	}
+	clk.t = clk.t.Add(28100 * time.Millisecond)
+	p.add(281 * MiB)
+	p.finish()
+
+	lines := frames(t, b.String())
+	require.Len(t, lines, 12, "redrawn at most every %s: %q", redrawEvery, lines)
+	assert.Equal(t, []string{
+		"   rhcos-4.1....qcow2.gz [===>            ] 201.0 MiB / 1000.0 MiB  20%",
+		"   rhcos-4.1....qcow2.gz [===>            ] 211.0 MiB / 1000.0 MiB  21%  10.0 MiB/s  ETA 1:19",
+		"   rhcos-4.1....qcow2.gz [===>            ] 219.0 MiB / 1000.0 MiB  21%  10.0 MiB/s  ETA 1:18",
+		"   rhcos-4.1....qcow2.gz [========>       ] 500.0 MiB / 1000.0 MiB  50%  10.0 MiB/s  ETA 0:50",
+		"   rhcos-4.1....qcow2.gz [========>       ] 500.0 MiB / 1000.0 MiB  50%  10.0 MiB/s  in 0:30",
+	}, []string{lines[0], lines[5], lines[9], lines[10], lines[11]})
+	for _, l := range lines {
+		assert.LessOrEqual(t, len(l), lineWidth, l)
+	}
+}
+
+func TestProgressUnknownSizeAndLongNames(t *testing.T) {
+	var b bytes.Buffer
+	clk := &fakeClock{t: time.Unix(1e9, 0)}
+	p := newProgressClock(&b, true, strings.Repeat("very-long-name-", 10)+"image.raw.gz", -1, clk.now)
+	clk.t = clk.t.Add(time.Hour)
+	p.add(1 << 30)
+	clk.t = clk.t.Add(time.Hour + 3*time.Second)
+	p.add(1 << 30)
+	p.finish()
+	lines := frames(t, b.String())
+	require.Len(t, lines, 3)
+	// 2 GiB in 2:00:03 is 291.1 KiB/s; no ETA without a size.
+	assert.Regexp(t, `^   very-long-name-very-.*\.\.\..*-name-image\.raw\.gz 2\.0 GiB  291\.1 KiB/s  in 2:00:03$`, lines[2])
+	for _, l := range lines {
+		assert.LessOrEqual(t, len(l), lineWidth, l)
+	}
+}
+
+// A resumed download counts the bytes on disk once: the bar ends at 100%
+// of the file, not above it.
+func TestProgressResumedDownloadEndsAtHundred(t *testing.T) {
+	img := newFakeImage(t)
+	m := newMirror(t, img.gz)
+	cache := t.TempDir()
+	dest := filepath.Join(cache, "rhcos", "rhcos-9.6.20250402-0-qemu.x86_64.qcow2")
+	require.NoError(t, os.MkdirAll(filepath.Dir(dest), 0o755))
+	require.NoError(t, os.WriteFile(dest+".gz.partial", img.gz[:len(img.gz)/2], 0o644))
+	var bar bytes.Buffer
+	_, err := ensure(t, m, img, cache, &bar)
+	require.NoError(t, err)
+	lines := frames(t, bar.String())
+	last := lines[len(lines)-1]
+	assert.Contains(t, last, human(int64(len(img.gz)))+" / "+human(int64(len(img.gz)))+" 100%")
+	assert.NotRegexp(t, `\b1[0-9][0-9]%`, strings.ReplaceAll(bar.String(), "100%", ""), "never above 100%%")
+}
+
+func TestShorten(t *testing.T) {
+	assert.Equal(t, "short.gz", shorten("short.gz", 12))
+	assert.Equal(t, "abcd...wxyz", shorten("abcdefghijklmnopqrstuvwxyz", 11))
+	assert.Equal(t, "0:00", clock(0))
+	assert.Equal(t, "1:01:01", clock(time.Hour+time.Minute+time.Second))
 }

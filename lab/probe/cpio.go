@@ -9,7 +9,9 @@ import (
 
 // CPIOWriter writes a newc ("070701") cpio archive, the format the kernel
 // unpacks as an initramfs. It writes what it is given, in order: parents
-// must come before their children.
+// must come before their children. It is kept rather than
+// github.com/cavaliergopher/cpio v1.0.1, which writes no device numbers
+// (rdevmajor/rdevminor): the initramfs needs /dev/console and /dev/null.
 type CPIOWriter struct {
 	w   io.Writer
 	ino uint32

@@ -3,14 +3,12 @@ package stagecmd
 import (
 	"fmt"
 	"io/fs"
-	"os"
-	"regexp"
-	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/bootlab/bootlab/cmd/internal/cmdutil"
 	"github.com/bootlab/bootlab/docs"
+	"github.com/bootlab/bootlab/internal/markdown"
 	"github.com/bootlab/bootlab/stages"
 )
 
@@ -28,7 +26,11 @@ func NewCmdExplain(f *cmdutil.Factory, runF func(*ExplainOptions) error) *cobra.
 		Use:   "explain [STAGE]",
 		Short: "Explain a stage: what and why, bootkube's equivalent, files, pods, checks, failures",
 		Long: `Print the page of a stage (docs/stages/NN-<slug>.md), or the overview without
-a stage. On a terminal headings and code are highlighted; piped, it is plain markdown.`,
+a stage. On a terminal the page is rendered and wrapped to its width (GLAMOUR_STYLE
+picks the style: dark, light, ascii ...) and shown through a pager when it is
+longer than the screen: $BOOTLAB_PAGER, else $PAGER, else "less -R"; set
+BOOTLAB_PAGER="" for none. Piped, or with NO_COLOR or TERM=dumb, it is the
+markdown as written.`,
 		Args: cmdutil.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 1 {
@@ -37,7 +39,7 @@ a stage. On a terminal headings and code are highlighted; piped, it is plain mar
 			if runF != nil {
 				return runF(opts)
 			}
-			return runExplain(f, opts)
+			return runExplain(cmd, f, opts)
 		},
 		ValidArgsFunction: completeStages,
 	}
@@ -45,7 +47,7 @@ a stage. On a terminal headings and code are highlighted; piped, it is plain mar
 	return cmd
 }
 
-func runExplain(f *cmdutil.Factory, opts *ExplainOptions) error {
+func runExplain(cmd *cobra.Command, f *cmdutil.Factory, opts *ExplainOptions) error {
 	name := "stages/README.md"
 	if opts.Stage != "" {
 		s, err := stages.Default().Lookup(opts.Stage)
@@ -58,45 +60,6 @@ func runExplain(f *cmdutil.Factory, opts *ExplainOptions) error {
 	if err != nil {
 		return fmt.Errorf("explain: docs/%s is not in this build: %w", name, err)
 	}
-	text := string(page)
-	// NO_COLOR (no-color.org) asks for plain text even on a terminal.
-	if f.Streams.OutTTY && !opts.Plain && os.Getenv("NO_COLOR") == "" {
-		text = renderTerminal(text)
-	}
-	_, err = fmt.Fprint(f.Streams.Out, text)
-	return err
-}
-
-var inlineCode = regexp.MustCompile("`([^`]+)`")
-
-// renderTerminal highlights markdown lightly: bold headings, coloured
-// code, dimmed fences.
-func renderTerminal(md string) string {
-	const (
-		bold  = "\x1b[1m"
-		under = "\x1b[1;4m"
-		cyan  = "\x1b[36m"
-		dim   = "\x1b[2m"
-		reset = "\x1b[0m"
-	)
-	var b strings.Builder
-	inFence := false
-	for _, line := range strings.SplitAfter(md, "\n") {
-		trimmed := strings.TrimRight(line, "\n")
-		nl := line[len(trimmed):]
-		switch {
-		case strings.HasPrefix(trimmed, "```"):
-			inFence = !inFence
-			b.WriteString(dim + trimmed + reset + nl)
-		case inFence:
-			b.WriteString(cyan + "    " + trimmed + reset + nl)
-		case strings.HasPrefix(trimmed, "# "):
-			b.WriteString(under + strings.TrimPrefix(trimmed, "# ") + reset + nl)
-		case strings.HasPrefix(trimmed, "#"):
-			b.WriteString(bold + strings.TrimLeft(trimmed, "# ") + reset + nl)
-		default:
-			b.WriteString(inlineCode.ReplaceAllString(trimmed, cyan+"$1"+reset) + nl)
-		}
-	}
-	return b.String()
+	out := markdown.SystemOutput(f.Streams.Out, f.Streams.ErrOut, f.Streams.OutTTY)
+	return markdown.Show(cmd.Context(), out, page, opts.Plain)
 }

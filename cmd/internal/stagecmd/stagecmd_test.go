@@ -7,17 +7,20 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/charmbracelet/x/ansi"
 	"github.com/spf13/cobra"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/bootlab/bootlab/cmd/internal/cmdutil"
+	"github.com/bootlab/bootlab/docs"
 	"github.com/bootlab/bootlab/internal/status"
 	"github.com/bootlab/bootlab/lab"
 	"github.com/bootlab/bootlab/stages"
@@ -200,25 +203,42 @@ func TestValidateExitsFourOnFailedChecks(t *testing.T) {
 }
 
 func TestExplain(t *testing.T) {
+	// The terminal's environment, fixed so the test does not depend on the caller's.
+	t.Setenv("TERM", "xterm-256color")
+	t.Setenv("COLORTERM", "truecolor")
+	t.Setenv("NO_COLOR", "")
+	t.Setenv("GLAMOUR_STYLE", "dark")
+	t.Setenv("COLUMNS", "72")
+	source, err := fs.ReadFile(docs.Stages, "stages/07-etcd-bootstrap.md")
+	require.NoError(t, err)
+
 	e := newEnv(t)
 	require.NoError(t, execute(NewCmdExplain(e.f, nil), "render-etcd"))
-	page := e.out.String()
-	assert.True(t, strings.HasPrefix(page, "# Stage 07"), page[:min(80, len(page))])
-	assert.NotContains(t, page, "\x1b[", "plain when not a terminal")
+	assert.Equal(t, string(source), e.out.String(), "piped: the markdown as written")
 
 	e.out.Reset()
 	e.f.Streams.OutTTY = true
 	require.NoError(t, execute(NewCmdExplain(e.f, nil), "07"))
-	assert.Contains(t, e.out.String(), "\x1b[1;4mStage 07")
+	page := e.out.String()
+	assert.Contains(t, page, "\x1b[", "styled on a terminal")
+	text := ansi.Strip(page)
+	assert.Contains(t, text, "Stage 07: etcd-bootstrap")
+	assert.NotContains(t, text, "```", "fences are drawn as code blocks")
+	for _, line := range strings.Split(text, "\n") {
+		assert.LessOrEqual(t, ansi.StringWidth(line), 72, "wrapped to $COLUMNS: %q", line)
+	}
 
+	for _, tc := range []struct{ env, val string }{{"NO_COLOR", "1"}, {"TERM", "dumb"}} {
+		e.out.Reset()
+		t.Setenv(tc.env, tc.val)
+		require.NoError(t, execute(NewCmdExplain(e.f, nil), "07"))
+		assert.Equal(t, string(source), e.out.String(), "%s=%s: plain even on a terminal", tc.env, tc.val)
+	}
 	e.out.Reset()
+	t.Setenv("NO_COLOR", "")
+	t.Setenv("TERM", "xterm-256color")
 	require.NoError(t, execute(NewCmdExplain(e.f, nil), "--plain"))
-	assert.Contains(t, e.out.String(), "# ")
-
-	e.out.Reset()
-	t.Setenv("NO_COLOR", "1")
-	require.NoError(t, execute(NewCmdExplain(e.f, nil), "07"))
-	assert.NotContains(t, e.out.String(), "\x1b[", "NO_COLOR: plain even on a terminal")
+	assert.True(t, strings.HasPrefix(e.out.String(), "# bootkube.sh, stage by stage"), "--plain prints the overview as written")
 
 	assert.Equal(t, cmdutil.ExitUsage, exitCode(execute(NewCmdExplain(e.f, nil), "99")))
 }
