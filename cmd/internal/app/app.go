@@ -185,7 +185,7 @@ func newLogger(s cmdutil.Streams, verbosity int, quiet bool, format string) *slo
 	// terminal for its colours at start-up (escape sequences a user sees);
 	// the colour profile is set from what we already know instead.
 	l := charmlog.NewWithOptions(plainWriter{s.ErrOut}, opts)
-	if s.ErrTTY && os.Getenv("NO_COLOR") == "" && format == "text" {
+	if s.ErrTTY && os.Getenv("NO_COLOR") == "" && os.Getenv("TERM") != "dumb" && format == "text" {
 		l.SetColorProfile(termenv.ANSI256)
 	}
 	return slog.New(l)
