@@ -78,14 +78,14 @@ func Run(ctx context.Context, streams cmdutil.Streams, args []string) int {
 		// "context canceled" says nothing the user does not know: they pressed Ctrl-C.
 		target := ""
 		if cmd != nil {
-			target = labcmd.TargetArgsOf(cmd.Flags())
+			target = cmdutil.TargetArgsOf(cmd.Flags())
 		}
 		printError(streams.ErrOut, jsonLogs, code, fmt.Sprintf("interrupted: run the same command again to resume, or `%s` to remove what was made", strings.TrimSpace("bootlab lab down "+target)))
 		return code
 	}
 	if msg := err.Error(); msg != "" && !errors.Is(err, cmdutil.ErrSilent) {
 		if cmd != nil {
-			msg = cmdutil.Retarget(msg, labcmd.TargetArgsOf(cmd.Flags()))
+			msg = cmdutil.Retarget(msg, cmdutil.TargetArgsOf(cmd.Flags()))
 		}
 		printError(streams.ErrOut, jsonLogs, code, msg)
 	}
@@ -146,7 +146,7 @@ bootkube.sh as numbered stages that explain, execute, validate and log.`,
 				f.Status = status.New(f.Streams.ErrOut, f.Streams.ErrTTY && os.Getenv("TERM") != "dumb")
 			}
 			// Hints repeat how the user named the lab (-f, --name).
-			if target := labcmd.TargetArgsOf(cmd.Flags()); target != "" {
+			if target := cmdutil.TargetArgsOf(cmd.Flags()); target != "" {
 				f.Status.SetRewrite(func(s string) string { return cmdutil.Retarget(s, target) })
 			}
 			return nil

@@ -19,7 +19,7 @@ import (
 
 // ApproveCSRsOptions are the options of `lab approve-csrs`.
 type ApproveCSRsOptions struct {
-	Spec     SpecFlags
+	Spec     cmdutil.SpecFlags
 	Watch    bool
 	DryRun   bool
 	All      bool
@@ -58,7 +58,7 @@ one is approved).`,
 			return runApproveCSRs(cmd.Context(), f, opts)
 		},
 	}
-	AddTargetFlags(cmd, &opts.Spec)
+	cmdutil.AddTargetFlags(cmd, &opts.Spec)
 	fl := cmd.Flags()
 	fl.BoolVarP(&opts.Watch, "watch", "w", false, "keep watching for new CSRs until interrupted")
 	fl.BoolVar(&opts.DryRun, "dry-run", false, "only show what would be approved")
@@ -69,7 +69,7 @@ one is approved).`,
 }
 
 func runApproveCSRs(ctx context.Context, f *cmdutil.Factory, opts *ApproveCSRsOptions) error {
-	spec, _, err := builtSpec(&opts.Spec)
+	spec, _, err := cmdutil.BuiltSpec(&opts.Spec)
 	if err != nil {
 		return err
 	}

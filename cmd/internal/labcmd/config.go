@@ -12,7 +12,7 @@ import (
 
 // ConfigOptions are the options of `lab config`.
 type ConfigOptions struct {
-	Spec   SpecFlags
+	Spec   cmdutil.SpecFlags
 	Output string
 }
 
@@ -41,7 +41,7 @@ func NewCmdConfig(f *cmdutil.Factory, runF func(*ConfigOptions) error) *cobra.Co
 			return printSpec(f, spec, opts.Output)
 		},
 	}
-	AddSpecFlags(cmd, &opts.Spec)
+	cmdutil.AddSpecFlags(cmd, &opts.Spec)
 	cmd.Flags().StringVarP(&opts.Output, "output", "o", "yaml", "output format: yaml or json")
 	return cmd
 }

@@ -17,7 +17,7 @@ import (
 
 // ConsoleOptions are the options of `lab console`.
 type ConsoleOptions struct {
-	Spec     SpecFlags
+	Spec     cmdutil.SpecFlags
 	Node     string
 	NoFollow bool
 	// Raw prints probe reports as the node wrote them (JSON lines).
@@ -43,7 +43,7 @@ For an interactive console use ` + "`virsh console bootlab-<lab>-NODE`" + `.`,
 			return runConsole(cmd.Context(), f, opts)
 		},
 	}
-	AddTargetFlags(cmd, &opts.Spec)
+	cmdutil.AddTargetFlags(cmd, &opts.Spec)
 	cmd.ValidArgsFunction = opts.Spec.CompleteNodes
 	cmd.Flags().BoolVar(&opts.NoFollow, "no-follow", false, "print the log and exit")
 	cmd.Flags().BoolVar(&opts.Raw, "raw", false, "print probe reports as the JSON lines the node wrote (default: a readable summary)")
@@ -51,7 +51,7 @@ For an interactive console use ` + "`virsh console bootlab-<lab>-NODE`" + `.`,
 }
 
 func runConsole(ctx context.Context, f *cmdutil.Factory, opts *ConsoleOptions) error {
-	spec, _, err := builtSpec(&opts.Spec)
+	spec, _, err := cmdutil.BuiltSpec(&opts.Spec)
 	if err != nil {
 		return err
 	}

@@ -17,7 +17,7 @@ import (
 
 // DownOptions are the options of `lab down`.
 type DownOptions struct {
-	Spec       SpecFlags
+	Spec       cmdutil.SpecFlags
 	KeepImages bool
 	// All removes every lab on this host (after a confirmation, or --yes).
 	All bool
@@ -42,7 +42,7 @@ half-failed up; never touches another lab or an object bootlab did not make.`,
 			return runDown(cmd.Context(), f, opts)
 		},
 	}
-	AddTargetFlags(cmd, &opts.Spec)
+	cmdutil.AddTargetFlags(cmd, &opts.Spec)
 	cmd.Flags().BoolVar(&opts.KeepImages, "keep-images", false, "keep the imported base image so the next up does not upload it again")
 	cmd.Flags().BoolVar(&opts.All, "all", false, "delete every lab on this host (asks first; --yes for scripts)")
 	cmd.Flags().BoolVarP(&opts.Yes, "yes", "y", false, "with --all: do not ask")
@@ -53,7 +53,7 @@ func runDown(ctx context.Context, f *cmdutil.Factory, opts *DownOptions) error {
 	if opts.All {
 		return downAll(ctx, f, opts)
 	}
-	spec, err := appliedSpec(&opts.Spec)
+	spec, err := cmdutil.AppliedSpec(&opts.Spec)
 	if err != nil {
 		return err
 	}
@@ -104,11 +104,9 @@ func downSummary(spec *lab.Spec, steps []lab.StepResult) string {
 // downAll deletes every lab under the bootlab home, each exactly as `lab
 // down` of that lab would, after the user confirmed the list.
 func downAll(ctx context.Context, f *cmdutil.Factory, opts *DownOptions) error {
-	if opts.Spec.flags != nil {
-		for _, name := range []string{"file", "name", "lab-dir"} {
-			if opts.Spec.flags.Changed(name) {
-				return cmdutil.UsageErrorf("--all deletes every lab: it takes no --%s", name)
-			}
+	for _, name := range []string{"file", "name", "lab-dir"} {
+		if opts.Spec.Changed(name) {
+			return cmdutil.UsageErrorf("--all deletes every lab: it takes no --%s", name)
 		}
 	}
 	labs, err := lab.FindLabs(lab.DefaultHome())

@@ -16,7 +16,7 @@ import (
 
 // GatherOptions are the options of `lab gather`.
 type GatherOptions struct {
-	Spec SpecFlags
+	Spec cmdutil.SpecFlags
 }
 
 // NewCmdGather builds `lab gather`.
@@ -38,12 +38,12 @@ the failing stage when it can. Prints the bundle's path on stdout.`,
 			return runGather(cmd.Context(), f, opts)
 		},
 	}
-	AddTargetFlags(cmd, &opts.Spec)
+	cmdutil.AddTargetFlags(cmd, &opts.Spec)
 	return cmd
 }
 
 func runGather(ctx context.Context, f *cmdutil.Factory, opts *GatherOptions) error {
-	spec, st, err := builtSpec(&opts.Spec)
+	spec, st, err := cmdutil.BuiltSpec(&opts.Spec)
 	if err != nil {
 		return err
 	}

@@ -188,3 +188,14 @@ func TestStatusSaysWhenTheLabIsNotUp(t *testing.T) {
 	oneVM := &lab.LabStatus{Name: "vm", Nodes: []lab.NodeStatus{{Name: "bootstrap", State: "shut off"}}}
 	assert.Empty(t, notUpHint(oneVM))
 }
+
+// isolatedHost gives a test its own BOOTLAB_HOME and working directory (no
+// ./bootlab.yaml), so the labs this machine really has play no part.
+func isolatedHost(t *testing.T) string {
+	t.Helper()
+	home := t.TempDir()
+	t.Setenv("BOOTLAB_HOME", home)
+	t.Setenv(cmdutil.EnvLab, "")
+	t.Chdir(t.TempDir())
+	return home
+}

@@ -17,7 +17,7 @@ import (
 
 // PivotOptions are the options of `lab pivot`.
 type PivotOptions struct {
-	Spec   SpecFlags
+	Spec   cmdutil.SpecFlags
 	Output string
 }
 
@@ -47,7 +47,7 @@ Everything else stays. Running it again changes nothing.`,
 			return runPivot(cmd.Context(), f, opts)
 		},
 	}
-	AddTargetFlags(cmd, &opts.Spec)
+	cmdutil.AddTargetFlags(cmd, &opts.Spec)
 	cmd.Flags().StringVarP(&opts.Output, "output", "o", "table", "output format: table or json")
 	return cmd
 }
@@ -63,7 +63,7 @@ type PivotResult struct {
 }
 
 func runPivot(ctx context.Context, f *cmdutil.Factory, opts *PivotOptions) error {
-	spec, _, err := builtSpec(&opts.Spec)
+	spec, _, err := cmdutil.BuiltSpec(&opts.Spec)
 	if err != nil {
 		return err
 	}

@@ -16,7 +16,7 @@ import (
 
 // PreflightOptions are the options of `lab preflight`.
 type PreflightOptions struct {
-	Spec   SpecFlags
+	Spec   cmdutil.SpecFlags
 	Output string
 }
 
@@ -46,7 +46,7 @@ BOOTLAB_ACCEL=kvm|tcg overrides the accelerator choice.`,
 			return runPreflight(cmd.Context(), f, opts)
 		},
 	}
-	AddSpecFlags(cmd, &opts.Spec)
+	cmdutil.AddSpecFlags(cmd, &opts.Spec)
 	cmd.Flags().StringVarP(&opts.Output, "output", "o", "table", "output format: table or json")
 	return cmd
 }

@@ -16,7 +16,7 @@ import (
 
 // SSHOptions are the options of `lab ssh`.
 type SSHOptions struct {
-	Spec    SpecFlags
+	Spec    cmdutil.SpecFlags
 	Node    string
 	Command []string
 	// SSH is the ssh client binary.
@@ -54,7 +54,7 @@ new host keys every time they are rebuilt).`,
 			return runSSH(cmd.Context(), f, opts)
 		},
 	}
-	AddTargetFlags(cmd, &opts.Spec)
+	cmdutil.AddTargetFlags(cmd, &opts.Spec)
 	cmd.ValidArgsFunction = opts.Spec.CompleteNodes
 	cmd.Flags().StringVar(&opts.SSH, "ssh", "ssh", "ssh client to run")
 	return cmd
@@ -78,7 +78,7 @@ func SSHArgs(s *lab.Spec, n lab.Node, command []string) []string {
 }
 
 func runSSH(ctx context.Context, f *cmdutil.Factory, opts *SSHOptions) error {
-	spec, _, err := builtSpec(&opts.Spec)
+	spec, _, err := cmdutil.BuiltSpec(&opts.Spec)
 	if err != nil {
 		return err
 	}

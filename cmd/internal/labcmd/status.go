@@ -13,67 +13,9 @@ import (
 	"github.com/bootlab/bootlab/lab/libvirt"
 )
 
-// appliedSpec loads the spec from file and flags and resolves the lab it
-// names (lab.Resolve: a lab directory holding another lab is refused), then
-// returns the effective spec the last successful `up` recorded: down,
-// status, console, ssh, verify and stage act on the lab as it was built.
-// A flag that contradicts the built lab is refused rather than ignored.
-func appliedSpec(sf *SpecFlags) (*lab.Spec, error) {
-	spec, err := sf.Load()
-	if err != nil {
-		return nil, err
-	}
-	applied, _, err := lab.Resolve(spec)
-	if err != nil {
-		return nil, err
-	}
-	if applied != spec {
-		if err := sf.contradicts(applied); err != nil {
-			return nil, err
-		}
-	}
-	return applied, nil
-}
-
-// builtSpec is appliedSpec for commands that need the lab to exist
-// (verify, pivot, wait, gather, console, ssh, stage): a lab never brought
-// up is refused with the command that builds it (exit code: no such lab).
-func builtSpec(sf *SpecFlags) (*lab.Spec, *lab.State, error) {
-	spec, err := sf.Load()
-	if err != nil {
-		return nil, nil, err
-	}
-	applied, st, err := lab.Resolve(spec)
-	if err != nil {
-		return nil, nil, err
-	}
-	if st == nil || st.Spec == nil {
-		return nil, nil, notUp(sf, spec, lab.ErrNoState)
-	}
-	if err := sf.contradicts(applied); err != nil {
-		return nil, nil, err
-	}
-	return applied, st, nil
-}
-
-// BuiltSpec is builtSpec for the stage commands.
-func BuiltSpec(sf *SpecFlags) (*lab.Spec, *lab.State, error) { return builtSpec(sf) }
-
-// contradicts refuses a location flag that differs from the lab as built:
-// `lab status --uri X` on a lab built on Y would otherwise show Y silently.
-func (sf *SpecFlags) contradicts(built *lab.Spec) error {
-	if sf.flags == nil {
-		return nil
-	}
-	if sf.flags.Changed("uri") && sf.URI != built.Libvirt.URI {
-		return cmdutil.UsageErrorf("--uri %s: lab %s was built on %s (its lab state says so): drop --uri, or name another lab", sf.URI, built.Name, built.Libvirt.URI)
-	}
-	return nil
-}
-
 // StatusOptions are the options of `lab status`.
 type StatusOptions struct {
-	Spec   SpecFlags
+	Spec   cmdutil.SpecFlags
 	Output string
 }
 
@@ -94,13 +36,13 @@ func NewCmdStatus(f *cmdutil.Factory, runF func(*StatusOptions) error) *cobra.Co
 			return runStatus(cmd.Context(), f, opts)
 		},
 	}
-	AddTargetFlags(cmd, &opts.Spec)
+	cmdutil.AddTargetFlags(cmd, &opts.Spec)
 	cmd.Flags().StringVarP(&opts.Output, "output", "o", "table", "output format: table or json")
 	return cmd
 }
 
 func runStatus(ctx context.Context, f *cmdutil.Factory, opts *StatusOptions) error {
-	spec, err := appliedSpec(&opts.Spec)
+	spec, err := cmdutil.AppliedSpec(&opts.Spec)
 	if err != nil {
 		return err
 	}

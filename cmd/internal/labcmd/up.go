@@ -21,7 +21,7 @@ import (
 
 // UpOptions are the options of `lab up`.
 type UpOptions struct {
-	Spec SpecFlags
+	Spec cmdutil.SpecFlags
 	// StartWorkers starts the workers now instead of leaving them defined
 	// but off until the control plane is up (`lab up --start-workers` later).
 	StartWorkers bool
@@ -56,7 +56,7 @@ that failed or was interrupted.`,
 			return runUp(cmd.Context(), f, opts)
 		},
 	}
-	AddSpecFlags(cmd, &opts.Spec)
+	cmdutil.AddSpecFlags(cmd, &opts.Spec)
 	cmd.Flags().BoolVar(&opts.StartWorkers, "start-workers", false, "start the workers now (on openshift labs they are otherwise left off until the masters serve them)")
 	cmd.Flags().BoolVar(&opts.NoPreflight, "no-preflight", false, "skip the host checks (the accelerator is still chosen)")
 	manual := cmd.Flags().Bool("manual-bootstrap", false, "mask bootkube.service on the bootstrap node so you drive it with bootlab stage (overrides openshift.manualBootstrap)")

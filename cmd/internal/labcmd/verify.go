@@ -18,7 +18,7 @@ import (
 
 // VerifyOptions are the options of `lab verify`.
 type VerifyOptions struct {
-	Spec    SpecFlags
+	Spec    cmdutil.SpecFlags
 	Output  string
 	Timeout time.Duration
 }
@@ -55,14 +55,14 @@ with the reason and the fix for each failure. Exit code 4 when a check failed.`,
 			return runVerify(cmd.Context(), f, opts)
 		},
 	}
-	AddTargetFlags(cmd, &opts.Spec)
+	cmdutil.AddTargetFlags(cmd, &opts.Spec)
 	cmd.Flags().StringVarP(&opts.Output, "output", "o", "table", "output format: table or json")
 	cmd.Flags().DurationVar(&opts.Timeout, "timeout", 3*time.Minute, "wait at most this long for every check to pass (0: check once)")
 	return cmd
 }
 
 func runVerify(ctx context.Context, f *cmdutil.Factory, opts *VerifyOptions) error {
-	spec, st, err := builtSpec(&opts.Spec)
+	spec, st, err := cmdutil.BuiltSpec(&opts.Spec)
 	if err != nil {
 		return err
 	}

@@ -17,7 +17,7 @@ import (
 
 // WaitOptions are the options of `lab wait`.
 type WaitOptions struct {
-	Spec SpecFlags
+	Spec cmdutil.SpecFlags
 	// Event is bootstrap-complete or install-complete.
 	Event            string
 	APITimeout       time.Duration
@@ -69,7 +69,7 @@ Timeouts are the installer's: 20m for the API, 45m more for bootstrap-complete,
 			return runWait(cmd.Context(), f, opts)
 		},
 	}
-	AddTargetFlags(cmd, &opts.Spec)
+	cmdutil.AddTargetFlags(cmd, &opts.Spec)
 	fl := cmd.Flags()
 	fl.DurationVar(&opts.APITimeout, "api-timeout", cluster.DefaultAPITimeout, "how long to wait for the Kubernetes API")
 	fl.DurationVar(&opts.BootstrapTimeout, "bootstrap-timeout", cluster.DefaultBootstrapTimeout, "how long to wait, once the API is up, for bootstrap-complete")
@@ -81,7 +81,7 @@ Timeouts are the installer's: 20m for the API, 45m more for bootstrap-complete,
 }
 
 func runWait(ctx context.Context, f *cmdutil.Factory, opts *WaitOptions) error {
-	spec, st, err := builtSpec(&opts.Spec)
+	spec, st, err := cmdutil.BuiltSpec(&opts.Spec)
 	if err != nil {
 		return err
 	}

@@ -14,7 +14,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/bootlab/bootlab/cmd/internal/cmdutil"
-	"github.com/bootlab/bootlab/cmd/internal/labcmd"
 	"github.com/bootlab/bootlab/lab"
 	"github.com/bootlab/bootlab/stages"
 )
@@ -50,7 +49,7 @@ over SSH with the lab's key, or locally with --local.`,
 // Target is what every stage command needs to know about the lab: the
 // spec, the OpenShift release to replay and how to reach the node.
 type Target struct {
-	Spec             labcmd.SpecFlags
+	Spec             cmdutil.SpecFlags
 	OpenShiftVersion string
 	ReleaseImage     string
 
@@ -67,7 +66,7 @@ type Target struct {
 }
 
 func addVersionFlags(cmd *cobra.Command, t *Target) {
-	labcmd.AddTargetFlags(cmd, &t.Spec)
+	cmdutil.AddTargetFlags(cmd, &t.Spec)
 	fl := cmd.Flags()
 	fl.StringVar(&t.OpenShiftVersion, "openshift-version", "", "OpenShift release whose bootkube.sh to replay (default: openshift.version of the lab spec)")
 	fl.StringVar(&t.ReleaseImage, "release-image", "", "release image pull spec (default: the one the installer wrote on the node)")
@@ -109,7 +108,7 @@ func (t *Target) resolveVersion(anyVersion bool) (*resolved, error) {
 	} else {
 		// The effective spec of the last `lab up` knows the real addresses;
 		// a lab directory holding another lab is refused here as everywhere.
-		built, _, err := labcmd.BuiltSpec(&t.Spec)
+		built, _, err := cmdutil.BuiltSpec(&t.Spec)
 		var idErr *lab.IdentityError
 		switch {
 		case errors.As(err, &idErr):

@@ -1,4 +1,4 @@
-package labcmd
+package cmdutil
 
 import (
 	"errors"
@@ -10,7 +10,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/bootlab/bootlab/cmd/internal/cmdutil"
 	"github.com/bootlab/bootlab/lab"
 )
 
@@ -55,7 +54,7 @@ func TestNoNamedLabIsNeverTheBuiltInDemo(t *testing.T) {
 	home := isolatedHost(t)
 	_, _, err := loadWith(t, false)
 	require.Error(t, err)
-	assert.Equal(t, cmdutil.ExitUsage, exitCodeOf(err))
+	assert.Equal(t, ExitUsage, exitCodeOf(err))
 	assert.Contains(t, err.Error(), "no lab named and none on this host")
 	assert.Contains(t, err.Error(), "--name NAME")
 
@@ -94,7 +93,7 @@ func TestPullSecretOnAProbeSpecIsRefused(t *testing.T) {
 	require.NoError(t, os.WriteFile(file, []byte("name: p1\nprofile: probe\n"), 0o644))
 	_, _, err := loadWith(t, false, "-f", file, "--pull-secret", "/x/pull.json")
 	require.Error(t, err)
-	assert.Equal(t, cmdutil.ExitUsage, exitCodeOf(err))
+	assert.Equal(t, ExitUsage, exitCodeOf(err))
 	assert.Contains(t, err.Error(), "--pull-secret")
 	assert.Contains(t, err.Error(), file+" says profile: probe")
 
@@ -107,7 +106,7 @@ func TestUriThatContradictsTheBuiltLabIsRefused(t *testing.T) {
 	builtLab(t, home, "ux1")
 	sf := &SpecFlags{}
 	cmd := &cobra.Command{Use: "x", RunE: func(*cobra.Command, []string) error {
-		_, err := appliedSpec(sf)
+		_, err := AppliedSpec(sf)
 		return err
 	}}
 	AddSpecFlags(cmd, sf)
@@ -127,9 +126,9 @@ func TestTargetArgsOf(t *testing.T) {
 }
 
 func exitCodeOf(err error) int {
-	var ec cmdutil.ExitCoder
+	var ec ExitCoder
 	if errors.As(err, &ec) {
 		return ec.ExitCode()
 	}
-	return cmdutil.ExitError
+	return ExitError
 }

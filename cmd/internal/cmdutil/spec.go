@@ -1,0 +1,329 @@
+package cmdutil
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/bootlab/bootlab/lab"
+)
+
+// DefaultSpecFile is read when -f is not given and it exists.
+const DefaultSpecFile = "bootlab.yaml"
+
+// EnvLab names the lab a command acts on when neither -f nor --name does.
+const EnvLab = "BOOTLAB_LAB"
+
+// SpecFlags are the flags every lab command shares: the spec file and the
+// fields that flags may override.
+type SpecFlags struct {
+	File        string
+	Name        string
+	URI         string
+	Accel       string
+	CIDR        string
+	Masters     int
+	Workers     int
+	PullSecret  string
+	Profile     string
+	NetworkMode string
+	LabDir      string
+
+	// Optional lets a command run without a named lab (lab config prints the
+	// defaults; stage list and stage commands aimed at --host or --local
+	// need none): NoLab then says why no lab was found.
+	Optional bool
+	NoLab    error
+
+	// target repeats how the user named the lab, for the hints we print.
+	target string
+	flags  *pflag.FlagSet
+}
+
+// AddSpecFlags registers the flags of the commands that build or check a
+// spec (config, preflight, up): which lab, and every field a flag overrides.
+func AddSpecFlags(cmd *cobra.Command, sf *SpecFlags) {
+	AddTargetFlags(cmd, sf)
+	fl := cmd.Flags()
+	fl.StringVar(&sf.Accel, "accel", "", "accelerator: auto, kvm or tcg (overrides accelerator)")
+	fl.StringVar(&sf.CIDR, "cidr", "", "machine network CIDR (overrides network.cidr)")
+	fl.IntVar(&sf.Masters, "masters", 0, "number of masters (overrides topology.masters; ignored when nodes are listed)")
+	fl.IntVar(&sf.Workers, "workers", 0, "number of workers (overrides topology.workers; ignored when nodes are listed)")
+	fl.StringVar(&sf.PullSecret, "pull-secret", "", "pull secret file: build a real OpenShift lab (overrides openshift.pullSecretFile)")
+	fl.StringVar(&sf.Profile, "profile", "", "profile: openshift or probe (overrides profile)")
+	fl.StringVar(&sf.NetworkMode, "network-mode", "", "network mode: nat or isolated (overrides network.mode)")
+}
+
+// AddTargetFlags registers the flags that say which lab a command acts on:
+// the spec file, the name, the lab directory and the libvirt URI. Commands
+// that act on a built lab take these only; a field override (--workers,
+// --pull-secret) would mean nothing there.
+func AddTargetFlags(cmd *cobra.Command, sf *SpecFlags) {
+	fl := cmd.Flags()
+	sf.flags = fl
+	fl.StringVarP(&sf.File, "file", "f", DefaultSpecFile, "lab spec file (YAML)")
+	fl.StringVar(&sf.Name, "name", "", "lab name (overrides name; without -f, the lab of that name with every default)")
+	fl.StringVar(&sf.URI, "uri", "", "libvirt URI (overrides libvirt.uri)")
+	fl.StringVar(&sf.LabDir, "lab-dir", "", "lab directory (overrides labDir)")
+}
+
+// CompleteNodes offers the lab's node names (for lab ssh and console): the
+// lab the flags typed so far name, as built.
+func (sf *SpecFlags) CompleteNodes(_ *cobra.Command, args []string, _ string) ([]string, cobra.ShellCompDirective) {
+	if len(args) > 0 {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	spec, err := sf.Load()
+	if err != nil {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	if applied, _, err := lab.Resolve(spec); err == nil {
+		spec = applied
+	}
+	var names []string
+	for _, n := range spec.Nodes {
+		names = append(names, n.Name+"\t"+string(n.Role))
+	}
+	return names, cobra.ShellCompDirectiveNoFileComp
+}
+
+// TargetArgs is how the user named the lab (`-f ux1.yaml`, `--name ux1`),
+// to repeat in every command we suggest, so a pasted hint acts on the same
+// lab. Empty when the lab was found without flags (./bootlab.yaml,
+// $BOOTLAB_LAB), where the bare command finds it again.
+func (sf *SpecFlags) TargetArgs() string { return sf.target }
+
+// Hint returns `bootlab lab VERB` with the lab's target flags, for messages.
+func (sf *SpecFlags) Hint(verb string) string {
+	return "`" + strings.TrimSpace("bootlab "+verb+" "+sf.target) + "`"
+}
+
+// TargetArgsOf reads the target flags of an executed command (for the
+// interrupt hint printed after it returns).
+func TargetArgsOf(fl *pflag.FlagSet) string {
+	var parts []string
+	for _, name := range []string{"file", "name", "lab-dir"} {
+		f := fl.Lookup(name)
+		if f == nil || !f.Changed {
+			continue
+		}
+		short := "--" + name
+		if name == "file" {
+			short = "-f"
+		}
+		parts = append(parts, short+" "+shellQuote(f.Value.String()))
+	}
+	return strings.Join(parts, " ")
+}
+
+func shellQuote(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./:=@,+", r))
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// base finds the spec the flags start from: the file named by -f, else
+// ./bootlab.yaml, else the lab named by --name or $BOOTLAB_LAB, else the one
+// lab on this host. Anything else is refused, listing the labs: a command
+// never falls back to a lab the user did not name.
+func (sf *SpecFlags) base() (spec *lab.Spec, source string, err error) {
+	changed := func(name string) bool { return sf.flags != nil && sf.flags.Changed(name) }
+	if sf.flags != nil {
+		sf.target = TargetArgsOf(sf.flags)
+	}
+	explicit := changed("file")
+	if _, statErr := os.Stat(sf.File); statErr == nil || explicit {
+		s, err := lab.Load(sf.File)
+		if err != nil {
+			var ve *lab.ValidationError
+			if errors.As(err, &ve) {
+				return nil, "", err
+			}
+			return nil, "", WithCode(ExitInvalid, err)
+		}
+		return s, sf.File, nil
+	}
+	if changed("name") {
+		return &lab.Spec{}, "flags (no " + sf.File + ")", nil
+	}
+	if name := os.Getenv(EnvLab); name != "" {
+		return &lab.Spec{Name: name}, EnvLab + "=" + name, nil
+	}
+	labs, err := lab.FindLabs(lab.DefaultHome())
+	if err != nil {
+		return nil, "", err
+	}
+	if len(labs) == 1 && labs[0].State != nil && labs[0].State.Spec != nil {
+		s := *labs[0].State.Spec
+		sf.target = "--name " + shellQuote(s.Name)
+		return &s, "the only lab on this host (" + labs[0].Dir + ")", nil
+	}
+	var why error
+	switch len(labs) {
+	case 0:
+		why = fmt.Errorf("no lab named and none on this host (%s): pass -f FILE (`bootlab lab config -o yaml` prints a full spec), or --name NAME for a lab with every default", filepath.Join(lab.DefaultHome(), "labs"))
+	default:
+		names := make([]string, len(labs))
+		for i, l := range labs {
+			names[i] = l.Name
+		}
+		why = fmt.Errorf("no lab named (no -f, no ./%s, no --name, no $%s) and %d labs on this host: %s; name one with --name NAME, -f FILE or %s=NAME", DefaultSpecFile, EnvLab, len(labs), strings.Join(names, ", "), EnvLab)
+	}
+	if sf.Optional {
+		sf.NoLab = why
+		return &lab.Spec{}, "flags (no " + sf.File + ")", nil
+	}
+	return nil, "", WithCode(ExitUsage, why)
+}
+
+// Load reads the spec (see base), applies flag overrides and defaults, and
+// validates it against the spec rules. It looks at the host only to find
+// the labs on it when nothing names one.
+func (sf *SpecFlags) Load() (*lab.Spec, error) {
+	spec, source, err := sf.base()
+	if err != nil {
+		return nil, err
+	}
+	changed := func(name string) bool { return sf.flags != nil && sf.flags.Changed(name) }
+	if changed("name") {
+		spec.Name = sf.Name
+	}
+	if changed("uri") {
+		spec.Libvirt.URI = sf.URI
+	}
+	if changed("accel") {
+		spec.Accelerator = lab.Accelerator(sf.Accel)
+	}
+	if changed("cidr") {
+		spec.Network.CIDR = sf.CIDR
+	}
+	if changed("masters") || changed("workers") {
+		if len(spec.Nodes) > 0 {
+			return nil, UsageErrorf("--masters/--workers cannot change a spec that lists nodes explicitly; edit nodes in %s", sf.File)
+		}
+		if changed("masters") {
+			if sf.Masters < 1 {
+				return nil, UsageErrorf("--masters %d: a lab needs at least one master (three for OpenShift)", sf.Masters)
+			}
+			spec.Topology.Masters = sf.Masters
+		}
+		if changed("workers") {
+			spec.Topology.Workers = sf.Workers
+		}
+		if spec.Topology.Masters == 0 && !changed("masters") {
+			spec.Topology.Masters = 3
+		}
+	}
+	if changed("pull-secret") {
+		if p := lab.Profile(sf.Profile); spec.Profile == lab.ProfileProbe && !changed("profile") || changed("profile") && p == lab.ProfileProbe {
+			return nil, UsageErrorf("--pull-secret builds a real OpenShift lab, but %s says profile: probe (a probe lab uses no pull secret): drop --pull-secret, or set profile: openshift", profileSource(changed("profile"), source))
+		}
+		spec.OpenShift.PullSecretFile = sf.PullSecret
+	}
+	if changed("profile") {
+		spec.Profile = lab.Profile(sf.Profile)
+	}
+	if changed("network-mode") {
+		spec.Network.Mode = lab.NetworkMode(sf.NetworkMode)
+	}
+	if changed("lab-dir") {
+		spec.LabDir = sf.LabDir
+	}
+	spec.Defaults()
+	if err := spec.Validate(); err != nil {
+		var ve *lab.ValidationError
+		if errors.As(err, &ve) && ve.Source == "" {
+			ve.Source = source
+		}
+		return nil, err
+	}
+	return spec, nil
+}
+
+// NotUp turns "no lab state" into what the user can do about it, with
+// the flags they used; the error still wraps lab.ErrNoState (its own exit code).
+func NotUp(sf *SpecFlags, spec *lab.Spec, err error) error {
+	if !errors.Is(err, lab.ErrNoState) {
+		return err
+	}
+	return &notUpError{fmt.Sprintf("lab %s is not up (no complete `lab up` recorded in %s): run %s first", spec.Name, spec.LabDir, sf.Hint("lab up"))}
+}
+
+// notUpError reads as its message and is lab.ErrNoState to errors.Is.
+type notUpError struct{ msg string }
+
+func (e *notUpError) Error() string { return e.msg }
+func (e *notUpError) Unwrap() error { return lab.ErrNoState }
+
+func profileSource(flag bool, source string) string {
+	if flag {
+		return "--profile"
+	}
+	return source
+}
+
+// AppliedSpec loads the spec from file and flags and resolves the lab it
+// names (lab.Resolve: a lab directory holding another lab is refused), then
+// returns the effective spec the last successful `up` recorded: down,
+// status, console, ssh, verify and stage act on the lab as it was built.
+// A flag that contradicts the built lab is refused rather than ignored.
+func AppliedSpec(sf *SpecFlags) (*lab.Spec, error) {
+	spec, err := sf.Load()
+	if err != nil {
+		return nil, err
+	}
+	applied, _, err := lab.Resolve(spec)
+	if err != nil {
+		return nil, err
+	}
+	if applied != spec {
+		if err := sf.contradicts(applied); err != nil {
+			return nil, err
+		}
+	}
+	return applied, nil
+}
+
+// BuiltSpec is AppliedSpec for commands that need the lab to exist
+// (verify, pivot, wait, gather, console, ssh, stage): a lab never brought
+// up is refused with the command that builds it (exit code: no such lab).
+func BuiltSpec(sf *SpecFlags) (*lab.Spec, *lab.State, error) {
+	spec, err := sf.Load()
+	if err != nil {
+		return nil, nil, err
+	}
+	applied, st, err := lab.Resolve(spec)
+	if err != nil {
+		return nil, nil, err
+	}
+	if st == nil || st.Spec == nil {
+		return nil, nil, NotUp(sf, spec, lab.ErrNoState)
+	}
+	if err := sf.contradicts(applied); err != nil {
+		return nil, nil, err
+	}
+	return applied, st, nil
+}
+
+// contradicts refuses a location flag that differs from the lab as built:
+// `lab status --uri X` on a lab built on Y would otherwise show Y silently.
+func (sf *SpecFlags) contradicts(built *lab.Spec) error {
+	if sf.flags == nil {
+		return nil
+	}
+	if sf.flags.Changed("uri") && sf.URI != built.Libvirt.URI {
+		return UsageErrorf("--uri %s: lab %s was built on %s (its lab state says so): drop --uri, or name another lab", sf.URI, built.Name, built.Libvirt.URI)
+	}
+	return nil
+}
+
+// Changed reports whether the flag called name was given on the command line.
+func (sf *SpecFlags) Changed(name string) bool { return sf.flags != nil && sf.flags.Changed(name) }

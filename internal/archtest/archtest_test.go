@@ -1,0 +1,115 @@
+package archtest
+
+import (
+	"encoding/json"
+	"fmt"
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/bootlab/bootlab/"
+
+type pkg struct {
+	ImportPath string
+	Imports    []string
+}
+
+// packages lists every package of the module with its direct imports, as
+// `go list -json ./...` reports them (tests excluded).
+func packages(t *testing.T) []pkg {
+	t.Helper()
+	cmd := exec.Command("go", "list", "-json", "-tags", "integration,e2e", "./...")
+	cmd.Dir = "../.."
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	dec := json.NewDecoder(strings.NewReader(string(out)))
+	var pkgs []pkg
+	for dec.More() {
+		var p pkg
+		if err := dec.Decode(&p); err != nil {
+			t.Fatal(err)
+		}
+		p.ImportPath = strings.TrimPrefix(p.ImportPath, module)
+		pkgs = append(pkgs, p)
+	}
+	if len(pkgs) < 20 {
+		t.Fatalf("go list found %d packages: run from the module", len(pkgs))
+	}
+	return pkgs
+}
+
+func under(path string, prefixes ...string) bool {
+	for _, p := range prefixes {
+		if path == p || strings.HasPrefix(path, p+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+// rule forbids an import edge; why is what the failure says.
+type rule struct {
+	why  string
+	from func(string) bool
+	to   func(string) bool
+}
+
+// The arrows of docs/architecture.md. A failure names the forbidden edge.
+func TestImportArrows(t *testing.T) {
+	own := func(imp string) (string, bool) {
+		if strings.HasPrefix(imp, module) {
+			return strings.TrimPrefix(imp, module), true
+		}
+		return imp, false
+	}
+	rules := []rule{
+		{why: "only lab/libvirt speaks libvirt (one pure-Go client, one place)",
+			from: func(p string) bool { return p != "lab/libvirt" },
+			to:   func(i string) bool { return strings.HasPrefix(i, "github.com/digitalocean/go-libvirt") }},
+		{why: "lab/ and stages/ never import cmd/ or cobra: the CLI is the edge",
+			from: func(p string) bool { return under(p, "lab", "stages") },
+			to: func(i string) bool {
+				o, ok := own(i)
+				return ok && under(o, "cmd") || strings.HasPrefix(i, "github.com/spf13/cobra")
+			}},
+		{why: "stages never imports lab: the bootkube replay runs on any node, lab or not",
+			from: func(p string) bool { return under(p, "stages") },
+			to:   func(i string) bool { o, ok := own(i); return ok && under(o, "lab") }},
+		{why: "the probe agent (runs in the guest) imports only the guest-side packages",
+			from: func(p string) bool { return p == "cmd/bootlab-probe" },
+			to: func(i string) bool {
+				o, ok := own(i)
+				return ok && !under(o, "lab/probe", "lab/ignition")
+			}},
+		{why: "lab/probe, what the guest agent shares with the host, imports no lab orchestration",
+			from: func(p string) bool { return p == "lab/probe" },
+			to:   func(i string) bool { o, ok := own(i); return ok && o == "lab" }},
+		{why: "the lab and stage command groups never import each other; what both need is in cmdutil",
+			from: func(p string) bool { return under(p, "cmd/internal/labcmd", "cmd/internal/stagecmd") },
+			to: func(i string) bool {
+				o, ok := own(i)
+				return ok && under(o, "cmd/internal/labcmd", "cmd/internal/stagecmd")
+			}},
+		{why: "nothing imports cmd/ but cmd/",
+			from: func(p string) bool { return !under(p, "cmd") },
+			to:   func(i string) bool { o, ok := own(i); return ok && under(o, "cmd") }},
+	}
+	var broken []string
+	for _, p := range packages(t) {
+		for _, imp := range p.Imports {
+			o, _ := own(imp)
+			for _, r := range rules {
+				if !r.from(p.ImportPath) || !r.to(imp) {
+					continue
+				}
+				broken = append(broken, fmt.Sprintf("%s -> %s: %s", p.ImportPath, o, r.why))
+			}
+		}
+	}
+	for _, b := range broken {
+		t.Error(b)
+	}
+}
