@@ -1,9 +1,11 @@
 package archtest
 
 import (
-	"encoding/json"
+	"errors"
 	"fmt"
-	"os/exec"
+	"go/build"
+	"io/fs"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -15,28 +17,45 @@ type pkg struct {
 	Imports    []string
 }
 
-// packages lists every package of the module with its direct imports, as
-// `go list -json ./...` reports them (tests excluded).
+// packages lists every package of the module with its direct imports (test
+// files excluded), read with go/build in this process, so the test's result
+// is never reused from the cache after a file changed.
 func packages(t *testing.T) []pkg {
 	t.Helper()
-	cmd := exec.Command("go", "list", "-json", "-tags", "integration,e2e", "./...")
-	cmd.Dir = "../.."
-	out, err := cmd.Output()
+	root, err := filepath.Abs(filepath.Join("..", ".."))
 	if err != nil {
-		t.Fatalf("go list: %v", err)
+		t.Fatal(err)
 	}
-	dec := json.NewDecoder(strings.NewReader(string(out)))
+	ctx := build.Default
+	ctx.BuildTags = []string{"integration", "e2e"}
 	var pkgs []pkg
-	for dec.More() {
-		var p pkg
-		if err := dec.Decode(&p); err != nil {
-			t.Fatal(err)
+	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
 		}
-		p.ImportPath = strings.TrimPrefix(p.ImportPath, module)
-		pkgs = append(pkgs, p)
+		if !d.IsDir() {
+			return nil
+		}
+		if name := d.Name(); path != root && (strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_") || name == "testdata" || name == "bin") {
+			return filepath.SkipDir
+		}
+		bp, err := ctx.ImportDir(path, 0)
+		var noGo *build.NoGoError
+		if errors.As(err, &noGo) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+		rel, _ := filepath.Rel(root, path)
+		pkgs = append(pkgs, pkg{ImportPath: filepath.ToSlash(rel), Imports: bp.Imports})
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 	if len(pkgs) < 20 {
-		t.Fatalf("go list found %d packages: run from the module", len(pkgs))
+		t.Fatalf("found %d packages under %s", len(pkgs), root)
 	}
 	return pkgs
 }
