@@ -4,10 +4,13 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/netip"
 	"os"
 	"path/filepath"
+	"reflect"
+	"regexp"
 	"strings"
 
 	yamlv3 "gopkg.in/yaml.v3"
@@ -333,6 +336,10 @@ func Load(path string) (*Spec, error) {
 func Parse(data []byte, source string) (*Spec, error) {
 	var s Spec
 	if err := yaml.UnmarshalStrict(data, &s); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) {
+			return nil, &ValidationError{Source: source, Errs: []FieldError{typeFieldError(data, te)}}
+		}
 		return nil, &ValidationError{Source: source, Errs: []FieldError{yamlFieldError(err)}}
 	}
 	var keys struct {
@@ -342,6 +349,65 @@ func Parse(data []byte, source string) (*Spec, error) {
 		_, s.mastersGiven = keys.Topology["masters"]
 	}
 	return &s, nil
+}
+
+// typeFieldError says what a field of the wrong type should hold, in the
+// spec's words rather than Go's ("want a whole number, got "2"", the line).
+func typeFieldError(data []byte, te *json.UnmarshalTypeError) FieldError {
+	field := te.Field
+	want := "a value of another type"
+	switch te.Type.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64, reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		want = "a whole number"
+	case reflect.String:
+		want = "text"
+	case reflect.Bool:
+		want = "true or false"
+	case reflect.Slice, reflect.Array:
+		want = "a list (lines starting with '- ')"
+	case reflect.Struct, reflect.Map:
+		want = "a mapping (key: value lines)"
+	}
+	got := "a " + te.Value
+	var doc any
+	if err := yaml.Unmarshal(data, &doc); err == nil {
+		if v, ok := lookupPath(doc, strings.Split(field, ".")); ok {
+			if b, err := json.Marshal(v); err == nil && len(b) <= 40 {
+				got = string(b)
+			}
+		}
+	}
+	msg := fmt.Sprintf("want %s, got %s", want, got)
+	if line := keyLine(data, field); line > 0 {
+		msg += fmt.Sprintf(" (line %d)", line)
+	}
+	return FieldError{Field: field, Msg: msg}
+}
+
+// lookupPath follows a dotted path of mapping keys in a decoded document.
+func lookupPath(doc any, path []string) (any, bool) {
+	for _, k := range path {
+		m, ok := doc.(map[string]any)
+		if !ok {
+			return nil, false
+		}
+		if doc, ok = m[k]; !ok {
+			return nil, false
+		}
+	}
+	return doc, true
+}
+
+// keyLine is the line of the first "KEY:" of a dotted field's last key.
+func keyLine(data []byte, field string) int {
+	key := field[strings.LastIndex(field, ".")+1:]
+	re := regexp.MustCompile(`(^|[\s{,])` + regexp.QuoteMeta(key) + `\s*:`)
+	for i, l := range strings.Split(string(data), "\n") {
+		if re.MatchString(l) {
+			return i + 1
+		}
+	}
+	return 0
 }
 
 func yamlFieldError(err error) FieldError {
@@ -414,6 +480,10 @@ func MinMemoryMiB(p Profile, r Role) int {
 
 // DefaultSize returns the default vCPU, memory and disk of a role in a profile.
 func DefaultSize(p Profile, r Role) Node { return profileSizes[p][r] }
+
+// MaxNodes is the most nodes a lab has: its machine network is one /24
+// (gateway, load balancer and DHCP range included).
+const MaxNodes = 250
 
 // Defaults fills every zero field. It is idempotent and never overrides a
 // value the user set.
@@ -490,7 +560,7 @@ func (s *Spec) Defaults() {
 			s.OpenShift.ServiceNetwork = []string{DefaultServiceNetworkCIDR}
 		}
 	}
-	if len(s.Nodes) == 0 {
+	if len(s.Nodes) == 0 && s.Topology.Masters+s.Topology.Workers+1 <= MaxNodes {
 		if s.Topology.Masters == 0 && s.Topology.Workers == 0 && !s.mastersGiven {
 			s.Topology = Topology{Masters: 3, Workers: 2}
 		}
@@ -504,7 +574,7 @@ func (s *Spec) Defaults() {
 	}
 	// The topology always reflects the node list, so `lab config` is truthful
 	// (a negative count stays, for Validate to name).
-	if s.Topology.Masters >= 0 && s.Topology.Workers >= 0 {
+	if len(s.Nodes) > 0 && s.Topology.Masters >= 0 && s.Topology.Workers >= 0 {
 		s.Topology = Topology{Masters: len(s.NodesByRole(RoleMaster)), Workers: len(s.NodesByRole(RoleWorker))}
 	}
 

@@ -3,6 +3,7 @@ package lab
 import (
 	"errors"
 	"flag"
+	"fmt"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -181,4 +182,16 @@ func TestValidateHostIgnoresOwnNetworkAndDefaultRoute(t *testing.T) {
 	}
 	nets := []NetworkInfo{{Name: s.NetworkName(), Bridge: s.Network.Bridge, Prefixes: []netip.Prefix{netip.MustParsePrefix("192.168.126.0/24")}}}
 	assert.NoError(t, ValidateHost(s, routes, nets))
+}
+
+func TestValidationErrorListsAtMost20Problems(t *testing.T) {
+	var e errs
+	for i := 0; i < 27; i++ {
+		e.add(fmt.Sprintf("nodes[%d].mac", i), "bad")
+	}
+	msg := e.err().Error()
+	assert.Contains(t, msg, "lab spec: 27 problems:")
+	assert.Contains(t, msg, "nodes[19].mac: bad")
+	assert.NotContains(t, msg, "nodes[20].mac")
+	assert.True(t, strings.HasSuffix(msg, "\n  ... and 7 more"), msg)
 }

@@ -39,11 +39,19 @@ func (e *ValidationError) Error() string {
 		return b.String()
 	}
 	fmt.Fprintf(&b, "%s: %d problems:", src, len(e.Errs))
-	for _, fe := range e.Errs {
+	for i, fe := range e.Errs {
+		if i == maxListedErrors {
+			fmt.Fprintf(&b, "\n  ... and %d more", len(e.Errs)-i)
+			break
+		}
 		fmt.Fprintf(&b, "\n  - %s", fe)
 	}
 	return b.String()
 }
+
+// maxListedErrors caps the problems one message lists: past that a reader
+// fixes the first ones and runs again.
+const maxListedErrors = 20
 
 // ExitCode makes invalid input exit 3.
 func (e *ValidationError) ExitCode() int { return 3 }
@@ -62,6 +70,14 @@ type errs struct{ list []FieldError }
 
 func (e *errs) add(field, format string, args ...any) {
 	e.list = append(e.list, FieldError{Field: field, Msg: fmt.Sprintf(format, args...)})
+}
+
+// err is the *ValidationError of the problems found, or nil.
+func (e *errs) err() error {
+	if len(e.list) == 0 {
+		return nil
+	}
+	return &ValidationError{Errs: e.list}
 }
 
 // Validate checks the (defaulted) spec without looking at the host and
@@ -88,6 +104,21 @@ func (s *Spec) Validate() error {
 	if s.Topology.Workers < 0 {
 		e.add("topology.workers", "%d: must be 0 or more (0: masters run the workloads)", s.Topology.Workers)
 	}
+	// Far too many nodes is one error, before a check a node: Defaults did
+	// not make them (a typo such as 100000 must not take seconds and print
+	// thousands of lines).
+	if n := s.Topology.Masters + s.Topology.Workers + 1; len(s.Nodes) == 0 && n > MaxNodes {
+		field := "topology.workers"
+		if s.Topology.Masters > s.Topology.Workers {
+			field = "topology.masters"
+		}
+		e.add(field, "%d nodes in all: a lab holds at most %d (one /24 machine network)", n, MaxNodes)
+		return e.err()
+	}
+	if len(s.Nodes) > MaxNodes {
+		e.add("nodes", "%d nodes: a lab holds at most %d (one /24 machine network)", len(s.Nodes), MaxNodes)
+		return e.err()
+	}
 	s.validateCluster(&e)
 	s.validateURI(&e)
 	prefix, ok := s.validateNetwork(&e)
@@ -106,10 +137,7 @@ func (s *Spec) Validate() error {
 	s.validateNodes(&e, prefix, ok)
 	s.validateOpenShift(&e)
 	s.validateOpenShiftNetworks(&e, prefix, ok)
-	if len(e.list) == 0 {
-		return nil
-	}
-	return &ValidationError{Errs: e.list}
+	return e.err()
 }
 
 func (s *Spec) validateCluster(e *errs) {
