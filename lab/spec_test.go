@@ -195,3 +195,14 @@ func TestValidationErrorListsAtMost20Problems(t *testing.T) {
 	assert.NotContains(t, msg, "nodes[20].mac")
 	assert.True(t, strings.HasSuffix(msg, "\n  ... and 7 more"), msg)
 }
+
+func TestProbeLabWarnsAboutOpenShiftFieldsItIgnores(t *testing.T) {
+	s := &Spec{Name: "p", Profile: ProfileProbe, LabDir: "/tmp/p", OpenShift: OpenShift{OCPath: "/usr/bin/oc", Mirrors: Mirrors{RHCOS: "http://m"}, Version: "4.21.2"}}
+	s.Defaults()
+	require.NoError(t, s.Validate(), "a version is used by a probe lab's stages; the rest is ignored, not wrong")
+	var got []string
+	for _, w := range s.Warnings() {
+		got = append(got, w.Field)
+	}
+	assert.Equal(t, []string{"openshift.ocPath", "openshift.mirrors"}, got)
+}

@@ -394,14 +394,13 @@ func mustHex(s string) int {
 func (s *Spec) validateOpenShift(e *errs) {
 	o := s.OpenShift
 	if s.Profile != ProfileOpenShift {
+		// A probe lab's stages replay the annotated scripts of this release.
+		if o.Version != "" {
+			checkOpenShiftVersion(e, o.Version)
+		}
 		return
 	}
-	m := semverRE.FindStringSubmatch(o.Version)
-	if m == nil {
-		e.add("openshift.version", "%q is not an OpenShift 4 version: use e.g. %s", o.Version, DefaultOpenShiftVersion)
-	} else if minor, _ := strconv.Atoi(m[1]); minor < 16 {
-		e.add("openshift.version", "%s is older than 4.16, the oldest release bootlab supports (the libvirt and bootstrap details differ before it)", o.Version)
-	}
+	checkOpenShiftVersion(e, o.Version)
 	for field, path := range map[string]string{
 		"openshift.pullSecretFile":   o.PullSecretFile,
 		"openshift.sshPublicKeyFile": o.SSHPublicKeyFile,
@@ -424,6 +423,17 @@ func (s *Spec) validateOpenShift(e *errs) {
 		}
 	}
 	s.validateOpenShiftInputs(e)
+}
+
+// checkOpenShiftVersion names a version that is not an OpenShift 4 release
+// bootlab supports.
+func checkOpenShiftVersion(e *errs, v string) {
+	m := semverRE.FindStringSubmatch(v)
+	if m == nil {
+		e.add("openshift.version", "%q is not an OpenShift 4 version: use e.g. %s", v, DefaultOpenShiftVersion)
+	} else if minor, _ := strconv.Atoi(m[1]); minor < 16 {
+		e.add("openshift.version", "%s is older than 4.16, the oldest release bootlab supports (the libvirt and bootstrap details differ before it)", v)
+	}
 }
 
 // HostRoute is one IPv4 route of the host.

@@ -231,6 +231,20 @@ func (s *Spec) Warnings() []FieldError {
 		if len(s.OpenShift.ServiceNetwork) > 0 {
 			add("openshift.serviceNetwork", "the probe profile renders no install-config and ignores it (it is still checked, so the spec works with profile: openshift)")
 		}
+		o := s.OpenShift
+		for _, f := range []struct {
+			field string
+			set   bool
+		}{
+			{"openshift.sshPublicKeyFile", o.SSHPublicKeyFile != ""},
+			{"openshift.installerPath", o.InstallerPath != ""},
+			{"openshift.ocPath", o.OCPath != ""},
+			{"openshift.mirrors", o.Mirrors != (Mirrors{})},
+		} {
+			if f.set {
+				add(f.field, "the probe profile downloads and runs no OpenShift tools and ignores it")
+			}
+		}
 	}
 	return w
 }
