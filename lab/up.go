@@ -32,6 +32,9 @@ type UpOptions struct {
 	SkipLoadBalancer bool
 	// Accelerator is kvm or tcg, already chosen by ChooseAccelerator.
 	Accelerator Accelerator
+	// DryRun changes nothing (libvirt, haproxy, files, state): the result's
+	// Changes say what up would do, decided by the same steps.
+	DryRun bool
 }
 
 // UpResult says what Up did.
@@ -42,6 +45,8 @@ type UpResult struct {
 	Steps []StepResult
 	// Accelerator is the one the domains use.
 	Accelerator Accelerator
+	// Changes is the plan of a dry run, in order.
+	Changes []Change
 }
 
 // StepResult is the outcome of one step of Up or Down.
@@ -99,6 +104,9 @@ type labRun struct {
 	log   *slog.Logger
 	mu    sync.Mutex // guards state
 	state *State
+	// plan is set on a dry run: hv is the planning wrapper, nothing on the
+	// host changes and the state is not written.
+	plan *planningHV
 }
 
 func newLabRun(hv Hypervisor, s *Spec, log *slog.Logger) (*labRun, error) {
@@ -124,6 +132,9 @@ func (r *labRun) record(f func(st *State)) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	f(r.state)
+	if r.plan != nil {
+		return nil // a dry run records nothing
+	}
 	if err := r.state.Save(r.s.LabDir); err != nil {
 		return fmt.Errorf("record lab state in %s: %w", r.s.LabDir, err)
 	}
@@ -137,7 +148,7 @@ func Up(ctx context.Context, hv Hypervisor, s *Spec, opts UpOptions) (*UpResult,
 	if opts.Accelerator != AccelKVM && opts.Accelerator != AccelTCG {
 		return nil, fmt.Errorf("lab up: accelerator must be chosen (kvm or tcg), got %q", opts.Accelerator)
 	}
-	unlock, err := lockLab(s, true)
+	unlock, err := lockLab(s, !opts.DryRun)
 	if err != nil {
 		return nil, err
 	}
@@ -146,9 +157,13 @@ func Up(ctx context.Context, hv Hypervisor, s *Spec, opts UpOptions) (*UpResult,
 	if err != nil {
 		return nil, err
 	}
+	if opts.DryRun {
+		r.plan = newPlanningHV(hv)
+		r.hv = r.plan
+	}
 	// The lab's identity is written before any object exists, so every
 	// object below can carry it and `down` can always find them.
-	if r.state.UUID == "" || r.state.Name == "" {
+	if (r.state.UUID == "" || r.state.Name == "") && !opts.DryRun {
 		if err := r.record(func(st *State) {
 			st.Name = s.Name
 			if st.UUID == "" {
@@ -190,6 +205,13 @@ func Up(ctx context.Context, hv Hypervisor, s *Spec, opts UpOptions) (*UpResult,
 	}})
 	if !opts.SkipLoadBalancer && !isTestURI(s.Libvirt.URI) {
 		steps = append(steps, step{"Starting load balancer (haproxy on " + s.Network.APIAddress + ")", func(ctx context.Context) (string, error) {
+			if r.plan != nil {
+				action, err := loadbalancer.Plan(LoadBalancerConfig(s, r.state.BootstrapRemoved))
+				if action != "" {
+					r.plan.note(action, "loadBalancer", "haproxy on "+s.Network.APIAddress, "")
+				}
+				return action, err
+			}
 			res, err := loadbalancer.Ensure(ctx, LoadBalancerConfig(s, r.state.BootstrapRemoved), r.log)
 			if err != nil {
 				return "", fmt.Errorf("load balancer: %w", err)
@@ -210,6 +232,11 @@ func Up(ctx context.Context, hv Hypervisor, s *Spec, opts UpOptions) (*UpResult,
 	}})
 	results, err := runSteps(ctx, opts.Status, r.log, steps)
 	res := &UpResult{Steps: results, Accelerator: opts.Accelerator}
+	if r.plan != nil {
+		res.Changes = sortedChanges(r.plan.changes)
+		res.Changed = len(res.Changes) > 0
+		return res, err
+	}
 	for _, sr := range results {
 		res.Changed = res.Changed || sr.Changed
 	}
@@ -230,6 +257,10 @@ func (r *labRun) prepareDirs(ctx context.Context) (string, error) {
 	created := false
 	for _, d := range []string{r.s.LabDir, filepath.Dir(r.s.ConsoleLogPath(Node{Name: "x"}))} {
 		if _, err := os.Stat(d); err == nil {
+			continue
+		}
+		if r.plan != nil {
+			r.plan.note("create", "labDir", d, "")
 			continue
 		}
 		if err := os.MkdirAll(d, 0o755); err != nil {
@@ -510,6 +541,9 @@ func (r *labRun) ensureBaseVolume(ctx context.Context, want VolumePlan, info *Im
 	defer f.Close()
 	if err := r.hv.UploadVolume(ctx, pool, want.Name, f, info.FileSize); err != nil {
 		return "", err
+	}
+	if r.plan != nil {
+		return "planned", nil
 	}
 	if err := os.WriteFile(r.baseMarker(), []byte(marker), 0o644); err != nil {
 		return "", fmt.Errorf("record base image import: %w", err)

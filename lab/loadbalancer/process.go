@@ -237,3 +237,24 @@ func alive(pid int) bool {
 	}
 	return s[i+2] != 'Z' && s[i+2] != 'X'
 }
+
+// Plan says what Ensure would do with c, changing nothing: "start" (not
+// running), "reload" (running, config changed) or "" (running as c says).
+func Plan(c Config) (string, error) {
+	data, err := Render(c)
+	if err != nil {
+		return "", err
+	}
+	old, err := os.ReadFile(c.ConfigPath())
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return "", fmt.Errorf("read %s: %w", c.ConfigPath(), err)
+	}
+	_, running := runningPID(c)
+	switch {
+	case !running:
+		return "start", nil
+	case !bytes.Equal(old, data):
+		return "reload", nil
+	}
+	return "", nil
+}

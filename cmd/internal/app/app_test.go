@@ -120,6 +120,7 @@ func TestExitCodesForUsageMistakes(t *testing.T) {
 		// Field overrides belong to the commands that build or check a spec.
 		{[]string{"stage", "list", "--pull-secret", "/x.json"}, []string{"unknown flag: --pull-secret"}},
 		{[]string{"lab", "status", "--workers", "3"}, []string{"unknown flag: --workers"}},
+		{[]string{"lab", "up", "--name", "x", "-o", "json"}, []string{"lab up prints a plan only with --dry-run"}},
 	} {
 		code, _, errOut := run(t, c.args...)
 		assert.Equal(t, cmdutil.ExitUsage, code, "%v: %s", c.args, errOut)

@@ -28,6 +28,9 @@ type UpOptions struct {
 	NoPreflight  bool
 	// ManualBootstrap overrides openshift.manualBootstrap when set.
 	ManualBootstrap *bool
+	// DryRun prints what up would change and changes nothing.
+	DryRun bool
+	Output string
 }
 
 // NewCmdUp builds `lab up`: check the host, prepare the nodes' boot files,
@@ -59,6 +62,8 @@ that failed or was interrupted.`,
 	cmdutil.AddSpecFlags(cmd, &opts.Spec)
 	cmd.Flags().BoolVar(&opts.StartWorkers, "start-workers", false, "start the workers now (on openshift labs they are otherwise left off until the masters serve them)")
 	cmd.Flags().BoolVar(&opts.NoPreflight, "no-preflight", false, "skip the host checks (the accelerator is still chosen)")
+	cmd.Flags().BoolVar(&opts.DryRun, "dry-run", false, "print what up would create, change or remove, and change nothing")
+	cmd.Flags().StringVarP(&opts.Output, "output", "o", "table", "with --dry-run, the plan's format: table or json")
 	manual := cmd.Flags().Bool("manual-bootstrap", false, "mask bootkube.service on the bootstrap node so you drive it with bootlab stage (overrides openshift.manualBootstrap)")
 	cmd.PreRun = func(c *cobra.Command, _ []string) {
 		if c.Flags().Changed("manual-bootstrap") {
@@ -77,7 +82,73 @@ func runUp(ctx context.Context, f *cmdutil.Factory, opts *UpOptions) error {
 	if opts.ManualBootstrap != nil {
 		spec.OpenShift.ManualBootstrap = *opts.ManualBootstrap
 	}
+	if opts.DryRun {
+		return upDryRun(ctx, f, opts, spec)
+	}
+	if opts.Output != "table" {
+		return cmdutil.UsageErrorf("-o %s: lab up prints a plan only with --dry-run", opts.Output)
+	}
 	return upSpec(ctx, f, opts, spec)
+}
+
+// upDryRun prints the plan `lab up` would carry out, decided by lab.Up's
+// own steps over libvirt read but not written. The preparers do not run
+// (they write files and download), so the boot files are those of the last
+// up; a lab never built is planned from scratch.
+func upDryRun(ctx context.Context, f *cmdutil.Factory, opts *UpOptions, spec *lab.Spec) error {
+	if err := outputFlag(opts.Output, "table", "json"); err != nil {
+		return err
+	}
+	_, st, err := lab.Resolve(spec)
+	if err != nil {
+		return err
+	}
+	accel := spec.Accelerator
+	if st != nil && st.Spec != nil {
+		if spec.Image == (lab.Image{}) {
+			spec.Image = st.Spec.Image
+		}
+		if accel == lab.AccelAuto && st.Accelerator != "" {
+			accel = st.Accelerator
+		}
+	}
+	if accel == lab.AccelAuto {
+		accel = lab.AccelTCG
+		f.Say("info", "dry run: accelerator auto is planned as tcg (the real up proves KVM first)")
+	}
+	conn, err := libvirt.Connect(ctx, spec.Libvirt.URI, f.Log)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	upOpts := lab.UpOptions{Log: f.Log, Accelerator: accel, DryRun: true}
+	if deferWorkers(spec, opts) {
+		upOpts.DeferRoles = []lab.Role{lab.RoleWorker}
+	}
+	res, err := lab.Up(ctx, conn, spec, upOpts)
+	if err != nil {
+		return err
+	}
+	if opts.Output == "json" {
+		changes := res.Changes
+		if changes == nil {
+			changes = []lab.Change{}
+		}
+		return cmdutil.WriteJSON(f.Streams.Out, "UpPlan", struct {
+			Name    string       `json:"name"`
+			Changed bool         `json:"changed"`
+			Changes []lab.Change `json:"changes"`
+		}{spec.Name, res.Changed, changes})
+	}
+	if len(res.Changes) == 0 {
+		fmt.Fprintf(f.Streams.Out, "nothing to change: lab %s already matches the spec\n", spec.Name)
+		return nil
+	}
+	fmt.Fprintf(f.Streams.Out, "lab up would make these changes to lab %s (nothing was changed):\n", spec.Name)
+	for _, c := range res.Changes {
+		fmt.Fprintf(f.Streams.Out, "  %s\n", c)
+	}
+	return nil
 }
 
 // upSpec is `lab up` of a loaded, validated spec.
