@@ -6,26 +6,13 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/bootlab/bootlab/lab/cache"
 )
 
-// DefaultCacheDir is where downloads are kept across labs: $BOOTLAB_CACHE,
-// else /var/cache/bootlab for root, else $XDG_CACHE_HOME/bootlab
-// (~/.cache/bootlab).
-func DefaultCacheDir() string {
-	if d := os.Getenv("BOOTLAB_CACHE"); d != "" {
-		return d
-	}
-	if os.Geteuid() == 0 {
-		return "/var/cache/bootlab"
-	}
-	if x := os.Getenv("XDG_CACHE_HOME"); x != "" {
-		return filepath.Join(x, "bootlab")
-	}
-	if d, err := os.UserCacheDir(); err == nil {
-		return filepath.Join(d, "bootlab")
-	}
-	return filepath.Join(os.TempDir(), "bootlab-cache")
-}
+// DefaultCacheDir is where downloads are kept across labs: cache.Dir(),
+// the one root shared with the probe images.
+func DefaultCacheDir() string { return cache.Dir() }
 
 // RHCOSResult says where the image is and whether it was already cached.
 type RHCOSResult struct {

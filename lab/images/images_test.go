@@ -427,3 +427,8 @@ func TestShorten(t *testing.T) {
 	assert.Equal(t, "0:00", clock(0))
 	assert.Equal(t, "1:01:01", clock(time.Hour+time.Minute+time.Second))
 }
+
+func TestDefaultCacheDirIsTheSharedRoot(t *testing.T) {
+	t.Setenv("BOOTLAB_CACHE", t.TempDir())
+	require.Equal(t, os.Getenv("BOOTLAB_CACHE"), DefaultCacheDir())
+}

@@ -19,6 +19,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/bootlab/bootlab/lab/cache"
 )
 
 // Modules are the kernel modules the probe initramfs loads, in load order:
@@ -70,20 +72,9 @@ type Image struct {
 	Built bool `json:"built"`
 }
 
-// DefaultCacheDir is $XDG_CACHE_HOME/bootlab, /var/cache/bootlab for root
-// (qemu must read the images, which it cannot under /root), else ~/.cache/bootlab.
-func DefaultCacheDir() string {
-	if x := os.Getenv("XDG_CACHE_HOME"); x != "" {
-		return filepath.Join(x, "bootlab")
-	}
-	if os.Geteuid() == 0 {
-		return "/var/cache/bootlab"
-	}
-	if d, err := os.UserCacheDir(); err == nil {
-		return filepath.Join(d, "bootlab")
-	}
-	return filepath.Join(os.TempDir(), "bootlab-cache")
-}
+// DefaultCacheDir is cache.Dir(): $BOOTLAB_CACHE first, the same root the
+// RHCOS images and client tools use.
+func DefaultCacheDir() string { return cache.Dir() }
 
 // CachedKernel returns the kernel of the newest probe image in cacheDir, or
 // "" when none was built: preflight proves KVM with it on a host with no

@@ -84,3 +84,11 @@ func TestEnsureImageCachesByContent(t *testing.T) {
 	assert.True(t, changed.Built, "a new kernel rebuilds")
 	assert.NotEqual(t, img.Hash, changed.Hash)
 }
+
+func TestDefaultCacheDirHonoursBootlabCache(t *testing.T) {
+	// The probe image and the RHCOS/client downloads share one cache root.
+	dir := t.TempDir()
+	t.Setenv("BOOTLAB_CACHE", dir)
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	require.Equal(t, dir, DefaultCacheDir())
+}

@@ -40,7 +40,8 @@ linux-image-cloud-amd64 (apt-get download into the cache). The agent is
 built with go build when bootlab runs inside its source tree, else
 bootlab-probe next to the bootlab executable or on PATH, or
 $BOOTLAB_PROBE_AGENT. Images are cached by content hash under
-$XDG_CACHE_HOME/bootlab (/var/cache/bootlab for root) and rebuilt only
+the bootlab cache ($BOOTLAB_CACHE, else /var/cache/bootlab for root, else
+$XDG_CACHE_HOME/bootlab; see ` + "`bootlab cache list`" + `) and rebuilt only
 when an input changes. stdout: the image paths.`,
 		Args: cmdutil.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
