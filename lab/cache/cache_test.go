@@ -1,0 +1,359 @@
+package cache
+
+import (
+	"archive/tar"
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"io"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// fillCache writes one artifact of each kind the writers make, plus the
+// files that are not artifacts.
+func fillCache(t *testing.T, root string) {
+	t.Helper()
+	files := map[string]string{
+		"rhcos/rhcos-9.6.20250402-0-qemu.x86_64.qcow2":        "QFI\xfbrhcos image",
+		"rhcos/rhcos-9.6.20250402-0-qemu.x86_64.qcow2.sha256": "abc\n",
+		"clients/4.19.0/oc":                                           "#!/bin/sh\necho oc\n",
+		"clients/4.19.0/openshift-install":                            "#!/bin/sh\necho installer\n",
+		"probe/0123456789abcdef/vmlinuz":                              "kernel",
+		"probe/0123456789abcdef/initramfs.img":                        "initrd",
+		"probe/0123456789abcdef/base.qcow2":                           "QFI\xfbbase",
+		"debian/download/linux-image-cloud-amd64_6.1.192-2_amd64.deb": "deb",
+		"agent/bootlab-probe":                                         "agent",
+	}
+	for rel, body := range files {
+		p := filepath.Join(root, filepath.FromSlash(rel))
+		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		require.NoError(t, os.WriteFile(p, []byte(body), 0o644))
+	}
+	require.NoError(t, os.Chmod(filepath.Join(root, "clients/4.19.0/oc"), 0o755))
+	require.NoError(t, os.Chmod(filepath.Join(root, "clients/4.19.0/openshift-install"), 0o755))
+	// Not artifacts: a partial download, a temporary, the extracted kernel.
+	for _, rel := range []string{"rhcos/x.qcow2.gz.partial", "probe/0123456789abcdef/base.qcow2.tmp", "debian/root/boot/vmlinuz-6.1"} {
+		p := filepath.Join(root, filepath.FromSlash(rel))
+		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		require.NoError(t, os.WriteFile(p, []byte("x"), 0o644))
+	}
+}
+
+func sums(t *testing.T, es []Entry) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	for _, e := range es {
+		out[e.Path] = e.SHA256
+	}
+	return out
+}
+
+func TestListKindsVersionsAndSums(t *testing.T) {
+	root := t.TempDir()
+	fillCache(t, root)
+	es, err := List(root)
+	require.NoError(t, err)
+	got := map[string][2]string{}
+	for _, e := range es {
+		got[e.Path] = [2]string{e.Kind, e.Version}
+		require.Len(t, e.SHA256, 64, e.Path)
+		require.False(t, e.LastUsed.IsZero(), e.Path)
+	}
+	require.Equal(t, map[string][2]string{
+		"rhcos/rhcos-9.6.20250402-0-qemu.x86_64.qcow2":        {KindRHCOS, "9.6.20250402-0"},
+		"rhcos/rhcos-9.6.20250402-0-qemu.x86_64.qcow2.sha256": {KindRHCOS, "9.6.20250402-0"},
+		"clients/4.19.0/oc":                                           {KindClient, "4.19.0"},
+		"clients/4.19.0/openshift-install":                            {KindClient, "4.19.0"},
+		"probe/0123456789abcdef/vmlinuz":                              {KindProbeImage, "0123456789abcdef"},
+		"probe/0123456789abcdef/initramfs.img":                        {KindProbeImage, "0123456789abcdef"},
+		"probe/0123456789abcdef/base.qcow2":                           {KindProbeImage, "0123456789abcdef"},
+		"debian/download/linux-image-cloud-amd64_6.1.192-2_amd64.deb": {KindDebianPackage, "6.1.192-2"},
+		"agent/bootlab-probe":                                         {KindProbeAgent, ""},
+	}, got)
+	k := sha256.Sum256([]byte("kernel"))
+	require.Equal(t, hex.EncodeToString(k[:]), sums(t, es)["probe/0123456789abcdef/vmlinuz"])
+}
+
+func TestListMissingRootIsEmpty(t *testing.T) {
+	es, err := List(filepath.Join(t.TempDir(), "none"))
+	require.NoError(t, err)
+	require.Empty(t, es)
+}
+
+func TestExportImportRoundTrip(t *testing.T) {
+	for _, name := range []string{"cache.tar", "cache.tar.gz"} {
+		t.Run(name, func(t *testing.T) {
+			a, b := t.TempDir(), filepath.Join(t.TempDir(), "cache-b")
+			fillCache(t, a)
+			file := filepath.Join(t.TempDir(), name)
+			m, err := Export(a, file, ExportOptions{})
+			require.NoError(t, err)
+			require.Len(t, m.Files, 9)
+			fi, err := os.Stat(file)
+			require.NoError(t, err)
+			require.Equal(t, os.FileMode(0o644), fi.Mode().Perm())
+
+			res, err := Import(b, file)
+			require.NoError(t, err)
+			require.Len(t, res.Imported, 9)
+			require.Empty(t, res.Skipped)
+			la, err := List(a)
+			require.NoError(t, err)
+			lb, err := List(b)
+			require.NoError(t, err)
+			require.Equal(t, sums(t, la), sums(t, lb))
+			oc, err := os.Stat(filepath.Join(b, "clients/4.19.0/oc"))
+			require.NoError(t, err)
+			require.Equal(t, os.FileMode(0o755), oc.Mode().Perm(), "executables stay executable")
+			k, err := os.Stat(filepath.Join(b, "probe/0123456789abcdef/vmlinuz"))
+			require.NoError(t, err)
+			require.Equal(t, os.FileMode(0o644), k.Mode().Perm())
+			leftovers, _ := filepath.Glob(filepath.Join(b, importPrefix+"*"))
+			require.Empty(t, leftovers, "the temporary directory is removed")
+
+			// A second import finds everything in place.
+			res, err = Import(b, file)
+			require.NoError(t, err)
+			require.Empty(t, res.Imported)
+			require.Len(t, res.Skipped, 9)
+		})
+	}
+}
+
+func TestExportManifestIsFirst(t *testing.T) {
+	a := t.TempDir()
+	fillCache(t, a)
+	file := filepath.Join(t.TempDir(), "c.tar")
+	_, err := Export(a, file, ExportOptions{})
+	require.NoError(t, err)
+	f, err := os.Open(file)
+	require.NoError(t, err)
+	defer f.Close()
+	tr := tar.NewReader(f)
+	hdr, err := tr.Next()
+	require.NoError(t, err)
+	require.Equal(t, ManifestName, hdr.Name)
+	var m Manifest
+	require.NoError(t, json.NewDecoder(tr).Decode(&m))
+	require.Equal(t, ManifestKind, m.Kind)
+	names := []string{}
+	for {
+		hdr, err := tr.Next()
+		if err == io.EOF {
+			break
+		}
+		require.NoError(t, err)
+		names = append(names, hdr.Name)
+		require.Contains(t, []int64{0o644, 0o755}, hdr.Mode, hdr.Name)
+	}
+	want := []string{}
+	for _, mf := range m.Files {
+		want = append(want, mf.Path)
+	}
+	require.Equal(t, want, names)
+}
+
+// flip changes one byte of the first occurrence of needle in file.
+func flip(t *testing.T, file string, needle string) {
+	t.Helper()
+	data, err := os.ReadFile(file)
+	require.NoError(t, err)
+	i := bytes.Index(data, []byte(needle))
+	require.GreaterOrEqual(t, i, 0)
+	data[i] ^= 0x20
+	require.NoError(t, os.WriteFile(file, data, 0o644))
+}
+
+func TestImportRefusesATamperedFileNamingIt(t *testing.T) {
+	a, b := t.TempDir(), t.TempDir()
+	fillCache(t, a)
+	file := filepath.Join(t.TempDir(), "c.tar")
+	_, err := Export(a, file, ExportOptions{})
+	require.NoError(t, err)
+	flip(t, file, "kernel")
+	_, err = Import(b, file)
+	var ce *ChecksumError
+	require.ErrorAs(t, err, &ce)
+	require.Equal(t, "probe/0123456789abcdef/vmlinuz", ce.Path)
+	require.ErrorContains(t, err, "probe/0123456789abcdef/vmlinuz has sha256")
+	require.ErrorContains(t, err, "nothing was imported")
+	es, err := List(b)
+	require.NoError(t, err)
+	require.Empty(t, es, "nothing is imported")
+	leftovers, _ := filepath.Glob(filepath.Join(b, importPrefix+"*"))
+	require.Empty(t, leftovers)
+}
+
+// rewrite copies an export, letting edit drop or replace entries.
+func rewrite(t *testing.T, src string, edit func(hdr *tar.Header, body []byte) ([]byte, bool)) string {
+	t.Helper()
+	f, err := os.Open(src)
+	require.NoError(t, err)
+	defer f.Close()
+	var buf bytes.Buffer
+	tw := tar.NewWriter(&buf)
+	tr := tar.NewReader(f)
+	for {
+		hdr, err := tr.Next()
+		if err == io.EOF {
+			break
+		}
+		require.NoError(t, err)
+		body, err := io.ReadAll(tr)
+		require.NoError(t, err)
+		body, keep := edit(hdr, body)
+		if !keep {
+			continue
+		}
+		hdr.Size = int64(len(body))
+		require.NoError(t, tw.WriteHeader(hdr))
+		_, err = tw.Write(body)
+		require.NoError(t, err)
+	}
+	require.NoError(t, tw.Close())
+	out := filepath.Join(t.TempDir(), "edited.tar")
+	require.NoError(t, os.WriteFile(out, buf.Bytes(), 0o644))
+	return out
+}
+
+func TestImportRefusesBadArchives(t *testing.T) {
+	a := t.TempDir()
+	fillCache(t, a)
+	file := filepath.Join(t.TempDir(), "c.tar")
+	_, err := Export(a, file, ExportOptions{})
+	require.NoError(t, err)
+	cases := map[string]struct {
+		edit func(hdr *tar.Header, body []byte) ([]byte, bool)
+		want string
+	}{
+		"missing file": {func(h *tar.Header, b []byte) ([]byte, bool) { return b, h.Name != "clients/4.19.0/oc" },
+			"lacks clients/4.19.0/oc, listed in its manifest"},
+		"extra file": {func(h *tar.Header, b []byte) ([]byte, bool) {
+			if h.Name == "agent/bootlab-probe" {
+				h.Name = "agent/evil"
+			}
+			return b, true
+		}, "agent/evil is not in the manifest"},
+		"longer file": {func(h *tar.Header, b []byte) ([]byte, bool) {
+			if h.Name == "agent/bootlab-probe" {
+				b = append(b, '!')
+			}
+			return b, true
+		}, "agent/bootlab-probe is 6 bytes, the manifest says 5"},
+		"no manifest first": {func(h *tar.Header, b []byte) ([]byte, bool) { return b, h.Name != ManifestName },
+			"not a bootlab cache export"},
+		"path escaping the cache": {func(h *tar.Header, b []byte) ([]byte, bool) {
+			if h.Name == ManifestName {
+				b = bytes.Replace(b, []byte(`"agent/bootlab-probe"`), []byte(`"../agent/bootlab-probe"`), 1)
+			}
+			return b, true
+		}, `path "../agent/bootlab-probe" is not a clean relative path`},
+		"a lab file": {func(h *tar.Header, b []byte) ([]byte, bool) {
+			if h.Name == ManifestName {
+				b = bytes.Replace(b, []byte(`"agent/bootlab-probe"`), []byte(`"labs/x/state.json"`), 1)
+			}
+			return b, true
+		}, `looks like a lab's file`},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			b := t.TempDir()
+			_, err := Import(b, rewrite(t, file, tc.edit))
+			require.ErrorContains(t, err, tc.want)
+			es, lerr := List(b)
+			require.NoError(t, lerr)
+			require.Empty(t, es, "nothing is imported")
+		})
+	}
+}
+
+func TestImportKeepsIdenticalAndReplacesDifferent(t *testing.T) {
+	a, b := t.TempDir(), t.TempDir()
+	fillCache(t, a)
+	file := filepath.Join(t.TempDir(), "c.tar.gz")
+	_, err := Export(a, file, ExportOptions{})
+	require.NoError(t, err)
+	require.NoError(t, os.MkdirAll(filepath.Join(b, "agent"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(b, "agent/bootlab-probe"), []byte("agent"), 0o644))
+	require.NoError(t, os.MkdirAll(filepath.Join(b, "probe/0123456789abcdef"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(b, "probe/0123456789abcdef/vmlinuz"), []byte("stale"), 0o644))
+	res, err := Import(b, file)
+	require.NoError(t, err)
+	require.Equal(t, []string{"agent/bootlab-probe"}, res.Skipped)
+	require.Contains(t, res.Imported, "probe/0123456789abcdef/vmlinuz")
+	got, err := os.ReadFile(filepath.Join(b, "probe/0123456789abcdef/vmlinuz"))
+	require.NoError(t, err)
+	require.Equal(t, "kernel", string(got))
+}
+
+func TestExportRefusesSecretsAndLabs(t *testing.T) {
+	t.Run("private file", func(t *testing.T) {
+		a := t.TempDir()
+		fillCache(t, a)
+		require.NoError(t, os.WriteFile(filepath.Join(a, "agent/id_ed25519"), []byte("key"), 0o600))
+		file := filepath.Join(t.TempDir(), "c.tar")
+		_, err := Export(a, file, ExportOptions{})
+		require.ErrorContains(t, err, "cache file agent/id_ed25519 is not readable by others (mode 0600)")
+		require.NoFileExists(t, file)
+	})
+	t.Run("lab directory inside", func(t *testing.T) {
+		a := t.TempDir()
+		fillCache(t, a)
+		require.NoError(t, os.MkdirAll(filepath.Join(a, "mylab"), 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(a, "mylab/state.json"), []byte("{}"), 0o644))
+		_, err := Export(a, filepath.Join(t.TempDir(), "c.tar"), ExportOptions{})
+		require.ErrorContains(t, err, "cache file mylab/state.json is in a lab directory (mylab holds a lab's state.json)")
+	})
+	t.Run("lab home overlaps", func(t *testing.T) {
+		a := t.TempDir()
+		fillCache(t, a)
+		_, err := Export(a, filepath.Join(t.TempDir(), "c.tar"), ExportOptions{LabDirs: []string{filepath.Join(a, "labs", "l1")}})
+		require.ErrorContains(t, err, "and the lab directory")
+		require.ErrorContains(t, err, "set BOOTLAB_CACHE to a directory of its own")
+	})
+	t.Run("export inside the cache", func(t *testing.T) {
+		a := t.TempDir()
+		_, err := Export(a, filepath.Join(a, "c.tar"), ExportOptions{})
+		require.ErrorContains(t, err, "is inside the cache")
+	})
+}
+
+func TestPrune(t *testing.T) {
+	root := t.TempDir()
+	now := time.Date(2026, 1, 2, 0, 0, 0, 0, time.UTC)
+	mk := func(hash string, age time.Duration) string {
+		dir := filepath.Join(root, "probe", hash)
+		require.NoError(t, os.MkdirAll(dir, 0o755))
+		for _, f := range []string{"vmlinuz", "initramfs.img", "base.qcow2"} {
+			p := filepath.Join(dir, f)
+			require.NoError(t, os.WriteFile(p, []byte("1234"), 0o644))
+			require.NoError(t, os.Chtimes(p, now.Add(-age), now.Add(-age)))
+		}
+		require.NoError(t, os.Chtimes(dir, now.Add(-age), now.Add(-age)))
+		return dir
+	}
+	used := mk("aaaaaaaaaaaaaaaa", 30*24*time.Hour)
+	old := mk("bbbbbbbbbbbbbbbb", 10*24*time.Hour)
+	fresh := mk("cccccccccccccccc", time.Hour)
+	refs := []string{filepath.Join(used, "vmlinuz"), filepath.Join(used, "initramfs.img")}
+
+	dry, err := Prune(root, PruneOptions{Referenced: refs, OlderThan: 24 * time.Hour, DryRun: true, Now: now})
+	require.NoError(t, err)
+	require.Len(t, dry, 1)
+	require.Equal(t, old, dry[0].Path)
+	require.Equal(t, int64(12), dry[0].Size)
+	require.DirExists(t, old, "a dry run removes nothing")
+
+	got, err := Prune(root, PruneOptions{Referenced: refs, Now: now})
+	require.NoError(t, err)
+	require.Equal(t, []string{old, fresh}, []string{got[0].Path, got[1].Path})
+	require.NoDirExists(t, old)
+	require.NoDirExists(t, fresh)
+	require.DirExists(t, used, "an image a lab boots is kept")
+}

@@ -1,0 +1,145 @@
+package cache
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Kinds of cached artifacts, by where their writers put them.
+const (
+	KindRHCOS         = "rhcos"          // rhcos/<file>.qcow2 (+ <file>.sha256, its verified sum)
+	KindClient        = "client"         // clients/<version>/{openshift-install,oc}
+	KindProbeImage    = "probe-image"    // probe/<hash>/{vmlinuz,initramfs.img,base.qcow2}
+	KindDebianPackage = "debian-package" // debian/download/*.deb, the probe image's kernel
+	KindProbeAgent    = "probe-agent"    // agent/bootlab-probe
+	KindOther         = "other"
+)
+
+// Entry is one cached file.
+type Entry struct {
+	// Path is relative to the cache root, with forward slashes.
+	Path string `json:"path"`
+	Kind string `json:"kind"`
+	// Version is the release, client version, probe image hash or package
+	// version the file belongs to.
+	Version string `json:"version,omitempty"`
+	Size    int64  `json:"size"`
+	SHA256  string `json:"sha256"`
+	// LastUsed is the file's mtime.
+	LastUsed time.Time `json:"lastUsed"`
+	// Executable files keep their x bit through export and import.
+	Executable bool `json:"executable,omitempty"`
+}
+
+// importPrefix names the temporary directories Import extracts into.
+const importPrefix = ".import-"
+
+// skip says whether rel (a slash path under the root) is not an artifact:
+// partial downloads, temporaries, an import in progress, and the Debian
+// package extracted for the probe image (debian/root, remade from the .deb).
+func skip(rel string) bool {
+	base := filepath.Base(rel)
+	return strings.HasPrefix(rel, importPrefix) || strings.HasPrefix(rel, "debian/root") ||
+		strings.HasSuffix(base, ".partial") || strings.HasSuffix(base, ".tmp")
+}
+
+// Classify names the kind and version of the file at rel (a slash path
+// relative to the cache root).
+func Classify(rel string) (kind, version string) {
+	parts := strings.Split(rel, "/")
+	switch {
+	case parts[0] == "rhcos" && len(parts) == 2:
+		// rhcos-9.6.20250402-0-qemu.x86_64.qcow2[.sha256]
+		v := strings.TrimPrefix(parts[1], "rhcos-")
+		if i := strings.Index(v, "-qemu"); i > 0 {
+			v = v[:i]
+		}
+		return KindRHCOS, v
+	case parts[0] == "clients" && len(parts) == 3:
+		return KindClient, parts[1]
+	case parts[0] == "probe" && len(parts) == 3:
+		return KindProbeImage, parts[1]
+	case parts[0] == "debian" && len(parts) == 3 && parts[1] == "download" && strings.HasSuffix(parts[2], ".deb"):
+		// <package>_<version>_<arch>.deb
+		if f := strings.Split(strings.TrimSuffix(parts[2], ".deb"), "_"); len(f) == 3 {
+			return KindDebianPackage, f[1]
+		}
+		return KindDebianPackage, ""
+	case parts[0] == "agent":
+		return KindProbeAgent, ""
+	}
+	return KindOther, ""
+}
+
+// List returns every cached file under root with its sha256, sorted by
+// path. A missing root is an empty cache.
+func List(root string) ([]Entry, error) {
+	var out []Entry
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if p == root && errors.Is(err, fs.ErrNotExist) {
+				return fs.SkipAll
+			}
+			return err
+		}
+		rel, _ := filepath.Rel(root, p)
+		rel = filepath.ToSlash(rel)
+		if d.IsDir() {
+			if rel != "." && skip(rel) {
+				return fs.SkipDir
+			}
+			return nil
+		}
+		if skip(rel) || !d.Type().IsRegular() {
+			return nil
+		}
+		e, err := entry(root, rel)
+		if err != nil {
+			return err
+		}
+		out = append(out, e)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list cache %s: %w", root, err)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
+	return out, nil
+}
+
+func entry(root, rel string) (Entry, error) {
+	p := filepath.Join(root, filepath.FromSlash(rel))
+	fi, err := os.Stat(p)
+	if err != nil {
+		return Entry{}, err
+	}
+	sum, err := fileSHA256(p)
+	if err != nil {
+		return Entry{}, err
+	}
+	kind, version := Classify(rel)
+	return Entry{Path: rel, Kind: kind, Version: version, Size: fi.Size(), SHA256: sum,
+		LastUsed: fi.ModTime(), Executable: fi.Mode().Perm()&0o111 != 0}, nil
+}
+
+func fileSHA256(p string) (string, error) {
+	f, err := os.Open(p)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", fmt.Errorf("read %s: %w", p, err)
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
