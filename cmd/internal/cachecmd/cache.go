@@ -1,0 +1,271 @@
+// Package cachecmd holds the `bootlab cache ...` commands: what the download
+// cache holds, and carrying it to a host without internet. The work is in
+// package lab/cache.
+package cachecmd
+
+import (
+	"fmt"
+	"io"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/bootlab/bootlab/cmd/internal/cmdutil"
+	"github.com/bootlab/bootlab/lab"
+	"github.com/bootlab/bootlab/lab/cache"
+)
+
+// Options are shared by every `cache` command.
+type Options struct {
+	// Dir is the cache root (cache.Dir() when empty).
+	Dir string
+	// Home is the bootlab home whose labs prune keeps and export refuses to
+	// include (lab.DefaultHome() when empty).
+	Home      string
+	Output    string
+	File      string
+	OlderThan time.Duration
+	DryRun    bool
+}
+
+func (o *Options) dir() string {
+	if o.Dir == "" {
+		return cache.Dir()
+	}
+	return o.Dir
+}
+
+func (o *Options) home() string {
+	if o.Home == "" {
+		return lab.DefaultHome()
+	}
+	return o.Home
+}
+
+// NewCmdCache builds the `cache` command group. runF, when set, replaces
+// every subcommand's action (tests check flag parsing with it).
+func NewCmdCache(f *cmdutil.Factory, runF func(cmd string, o *Options) error) *cobra.Command {
+	opts := &Options{}
+	cmd := &cobra.Command{
+		Use:   "cache",
+		Short: "List, export, import and prune the download cache (RHCOS, clients, probe images)",
+		Long: `The cache keeps what labs download or build: RHCOS images (rhcos/), the
+openshift-install and oc clients (clients/<version>/), probe images
+(probe/<hash>/), the Debian kernel package the probe image is built from
+(debian/download/) and the probe agent (agent/). It lives in $BOOTLAB_CACHE,
+else /var/cache/bootlab for root, else $XDG_CACHE_HOME/bootlab.
+
+Fill a cache on a host with internet, ` + "`bootlab cache export cache.tar.gz`" + `, copy the
+file, and ` + "`bootlab cache import cache.tar.gz`" + ` on the classroom host: every file is
+checked against the export's sha256 manifest before anything is moved in.`,
+		Args: cobra.ArbitraryArgs,
+		RunE: cmdutil.UnknownSubcommand,
+	}
+	cmd.PersistentFlags().StringVar(&opts.Dir, "cache-dir", "", "cache root (default $BOOTLAB_CACHE, else /var/cache/bootlab as root, else $XDG_CACHE_HOME/bootlab)")
+	run := func(name string, c *cobra.Command, fn func() error) error {
+		if runF != nil {
+			return runF(name, opts)
+		}
+		return fn()
+	}
+
+	list := &cobra.Command{
+		Use:   "list",
+		Short: "List every cached file: kind, version, size, sha256, last used",
+		Args:  cmdutil.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			if opts.Output != "table" && opts.Output != "json" {
+				return cmdutil.UsageErrorf("-o must be one of [table json], not %q", opts.Output)
+			}
+			return run("list", c, func() error { return runList(f, opts) })
+		},
+	}
+	list.Flags().StringVarP(&opts.Output, "output", "o", "table", "output format: table or json")
+
+	export := &cobra.Command{
+		Use:   "export FILE",
+		Short: "Write the cache to a tar (FILE.gz or .tgz: compressed) with a sha256 manifest first",
+		Args:  cmdutil.ExactArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			opts.File = args[0]
+			return run("export", c, func() error { return runExport(f, opts) })
+		},
+	}
+	imp := &cobra.Command{
+		Use:   "import FILE",
+		Short: "Check every file of an export against its manifest, then move them into the cache",
+		Args:  cmdutil.ExactArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			opts.File = args[0]
+			return run("import", c, func() error { return runImport(f, opts) })
+		},
+	}
+	prune := &cobra.Command{
+		Use:   "prune",
+		Short: "Remove probe images no lab on this host boots",
+		Long: `Remove the probe images (probe/<hash>/) that no lab under the bootlab home
+boots (the kernel and initrd of its last up), last used longer ago than
+--older-than (default: any age). --dry-run lists them and removes nothing.`,
+		Args: cmdutil.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			return run("prune", c, func() error { return runPrune(f, opts) })
+		},
+	}
+	prune.Flags().DurationVar(&opts.OlderThan, "older-than", 0, "keep images used more recently than this (e.g. 720h)")
+	prune.Flags().BoolVar(&opts.DryRun, "dry-run", false, "list what would be removed, remove nothing")
+	for _, c := range []*cobra.Command{export, prune} {
+		c.Flags().StringVar(&opts.Home, "home", "", "bootlab home whose labs are kept and never exported (default $BOOTLAB_HOME, else /var/lib/bootlab as root)")
+	}
+	cmd.AddCommand(list, export, imp, prune)
+	return cmd
+}
+
+// ListOutput is what `cache list -o json` prints.
+type ListOutput struct {
+	Dir       string        `json:"dir"`
+	TotalSize int64         `json:"totalSize"`
+	Entries   []cache.Entry `json:"entries"`
+}
+
+func runList(f *cmdutil.Factory, o *Options) error {
+	es, err := cache.List(o.dir())
+	if err != nil {
+		return err
+	}
+	out := ListOutput{Dir: o.dir(), Entries: es}
+	if out.Entries == nil {
+		out.Entries = []cache.Entry{}
+	}
+	for _, e := range es {
+		out.TotalSize += e.Size
+	}
+	if o.Output == "json" {
+		return cmdutil.WriteJSON(f.Streams.Out, "CacheList", out)
+	}
+	if len(es) == 0 {
+		f.Status.Infof("the cache %s is empty: `bootlab lab up` fills it, or `bootlab cache import FILE`", o.dir())
+		return nil
+	}
+	return printList(f.Streams.Out, es)
+}
+
+func printList(w io.Writer, es []cache.Entry) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "KIND\tVERSION\tSIZE\tLAST USED\tSHA256\tPATH")
+	for _, e := range es {
+		v := e.Version
+		if v == "" {
+			v = "-"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", e.Kind, v, human(e.Size), e.LastUsed.Local().Format("2006-01-02 15:04"), e.SHA256[:12], e.Path)
+	}
+	return tw.Flush()
+}
+
+func labDirs(home string) ([]string, error) {
+	labs, err := lab.FindLabs(home)
+	if err != nil {
+		return nil, err
+	}
+	dirs := []string{home}
+	for _, l := range labs {
+		dirs = append(dirs, l.Dir)
+	}
+	return dirs, nil
+}
+
+func runExport(f *cmdutil.Factory, o *Options) error {
+	dirs, err := labDirs(o.home())
+	if err != nil {
+		return err
+	}
+	f.Status.Start("Exporting the cache %s to %s", o.dir(), o.File)
+	m, err := cache.Export(o.dir(), o.File, cache.ExportOptions{LabDirs: dirs})
+	if err != nil {
+		f.Status.End(false)
+		return err
+	}
+	var total int64
+	for _, mf := range m.Files {
+		total += mf.Size
+	}
+	f.Status.EndDetail(true, fmt.Sprintf("%d files, %s", len(m.Files), human(total)))
+	return nil
+}
+
+func runImport(f *cmdutil.Factory, o *Options) error {
+	f.Status.Start("Importing %s into the cache %s", o.File, o.dir())
+	res, err := cache.Import(o.dir(), o.File)
+	if err != nil {
+		f.Status.End(false)
+		return err
+	}
+	f.Status.EndDetail(true, fmt.Sprintf("%d imported, %d already there", len(res.Imported), len(res.Skipped)))
+	for _, p := range res.Imported {
+		fmt.Fprintln(f.Streams.Out, p)
+	}
+	return nil
+}
+
+// LabImages returns the image files every lab under home boots. A lab whose
+// state cannot be read stops pruning: its probe image may be in use.
+func LabImages(home string) ([]string, error) {
+	labs, err := lab.FindLabs(home)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, l := range labs {
+		if l.Err != nil {
+			return nil, fmt.Errorf("lab %s (%s): %w: its probe image may be in use, so nothing is pruned; fix or remove that lab first", l.Name, l.Dir, l.Err)
+		}
+		if l.State == nil || l.State.Spec == nil {
+			continue
+		}
+		img := l.State.Spec.Image
+		for _, p := range []string{img.Kernel, img.Initrd, img.Path} {
+			if p != "" {
+				out = append(out, p)
+			}
+		}
+	}
+	return out, nil
+}
+
+func runPrune(f *cmdutil.Factory, o *Options) error {
+	refs, err := LabImages(o.home())
+	if err != nil {
+		return err
+	}
+	pruned, err := cache.Prune(o.dir(), cache.PruneOptions{Referenced: refs, OlderThan: o.OlderThan, DryRun: o.DryRun})
+	for _, p := range pruned {
+		fmt.Fprintf(f.Streams.Out, "%s\t%s\t%s\n", p.Path, human(p.Size), p.LastUsed.Local().Format("2006-01-02 15:04"))
+	}
+	if err != nil {
+		return err
+	}
+	var total int64
+	for _, p := range pruned {
+		total += p.Size
+	}
+	verb := "removed"
+	if o.DryRun {
+		verb = "would remove"
+	}
+	f.Status.Infof("%s %d probe image(s), %s; %d referenced by labs kept", verb, len(pruned), human(total), len(refs))
+	return nil
+}
+
+func human(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	div, exp := int64(unit), 0
+	for m := n / unit; m >= unit; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
+}

@@ -1,0 +1,132 @@
+package cachecmd
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/bootlab/bootlab/cmd/internal/cmdutil"
+	"github.com/bootlab/bootlab/internal/status"
+	"github.com/bootlab/bootlab/lab"
+	"github.com/bootlab/bootlab/lab/cache"
+)
+
+func run(t *testing.T, args ...string) (string, string, error) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	f := &cmdutil.Factory{Streams: cmdutil.Streams{Out: &out, ErrOut: &errOut}, Status: status.New(&errOut, false)}
+	cmd := NewCmdCache(f, nil)
+	cmd.SetArgs(args)
+	cmd.SetOut(&out)
+	cmd.SetErr(&errOut)
+	cmd.SilenceUsage, cmd.SilenceErrors = true, true
+	err := cmd.Execute()
+	return out.String(), errOut.String(), err
+}
+
+func write(t *testing.T, root, rel, body string) {
+	t.Helper()
+	p := filepath.Join(root, filepath.FromSlash(rel))
+	require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+	require.NoError(t, os.WriteFile(p, []byte(body), 0o644))
+}
+
+func TestFlags(t *testing.T) {
+	var got Options
+	var which string
+	f := &cmdutil.Factory{Streams: cmdutil.Streams{Out: &bytes.Buffer{}, ErrOut: &bytes.Buffer{}}}
+	cmd := NewCmdCache(f, func(name string, o *Options) error { which, got = name, *o; return nil })
+	cmd.SetArgs([]string{"prune", "--cache-dir", "/c", "--home", "/h", "--older-than", "48h", "--dry-run"})
+	require.NoError(t, cmd.Execute())
+	require.Equal(t, "prune", which)
+	require.Equal(t, Options{Dir: "/c", Home: "/h", Output: "table", OlderThan: 48 * time.Hour, DryRun: true}, got)
+
+	_, _, err := run(t, "list", "-o", "yaml")
+	require.ErrorContains(t, err, `-o must be one of [table json], not "yaml"`)
+	_, _, err = run(t, "export")
+	require.Error(t, err)
+}
+
+func TestListJSON(t *testing.T) {
+	root := t.TempDir()
+	write(t, root, "clients/4.19.0/oc", "oc")
+	out, _, err := run(t, "list", "--cache-dir", root, "-o", "json")
+	require.NoError(t, err)
+	var doc struct {
+		Kind      string        `json:"kind"`
+		Dir       string        `json:"dir"`
+		TotalSize int64         `json:"totalSize"`
+		Entries   []cache.Entry `json:"entries"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &doc))
+	require.Equal(t, "CacheList", doc.Kind)
+	require.Equal(t, root, doc.Dir)
+	require.Equal(t, int64(2), doc.TotalSize)
+	require.Len(t, doc.Entries, 1)
+	require.Equal(t, cache.KindClient, doc.Entries[0].Kind)
+	require.Equal(t, "4.19.0", doc.Entries[0].Version)
+
+	out, _, err = run(t, "list", "--cache-dir", root)
+	require.NoError(t, err)
+	require.Contains(t, out, "client  4.19.0")
+	require.Contains(t, out, "clients/4.19.0/oc")
+}
+
+func TestExportImportTamper(t *testing.T) {
+	a, b, c := t.TempDir(), t.TempDir(), t.TempDir()
+	write(t, a, "probe/0123456789abcdef/vmlinuz", "kernel-bytes")
+	file := filepath.Join(t.TempDir(), "cache.tar")
+	_, errOut, err := run(t, "export", file, "--cache-dir", a, "--home", t.TempDir())
+	require.NoError(t, err, errOut)
+	out, _, err := run(t, "import", file, "--cache-dir", b)
+	require.NoError(t, err)
+	require.Equal(t, "probe/0123456789abcdef/vmlinuz\n", out)
+
+	data, err := os.ReadFile(file)
+	require.NoError(t, err)
+	i := bytes.Index(data, []byte("kernel-bytes"))
+	require.Positive(t, i)
+	data[i] = 'K'
+	require.NoError(t, os.WriteFile(file, data, 0o644))
+	_, _, err = run(t, "import", file, "--cache-dir", c)
+	require.ErrorContains(t, err, "probe/0123456789abcdef/vmlinuz has sha256")
+	require.NoFileExists(t, filepath.Join(c, "probe/0123456789abcdef/vmlinuz"))
+}
+
+func TestExportRefusesALabInsideTheCache(t *testing.T) {
+	root := t.TempDir()
+	write(t, root, "agent/bootlab-probe", "agent")
+	_, _, err := run(t, "export", filepath.Join(t.TempDir(), "c.tar"), "--cache-dir", root, "--home", filepath.Join(root, "home"))
+	require.ErrorContains(t, err, "lab directories hold keys and pull secrets")
+}
+
+func TestPruneKeepsWhatLabsBoot(t *testing.T) {
+	root, home := t.TempDir(), t.TempDir()
+	for _, h := range []string{"aaaaaaaaaaaaaaaa", "bbbbbbbbbbbbbbbb"} {
+		write(t, root, "probe/"+h+"/vmlinuz", "k")
+		write(t, root, "probe/"+h+"/initramfs.img", "i")
+	}
+	used := filepath.Join(root, "probe", "aaaaaaaaaaaaaaaa")
+	s := &lab.Spec{Name: "p1", Profile: lab.ProfileProbe, Topology: lab.Topology{Masters: 1},
+		Network: lab.Network{CIDR: "10.77.0.0/24"}, LabDir: filepath.Join(home, "labs", "p1"),
+		Image: lab.Image{Kernel: filepath.Join(used, "vmlinuz"), Initrd: filepath.Join(used, "initramfs.img")}}
+	s.Defaults()
+	require.NoError(t, (&lab.State{Spec: s}).Save(s.LabDir))
+
+	out, errOut, err := run(t, "prune", "--cache-dir", root, "--home", home, "--dry-run")
+	require.NoError(t, err)
+	require.Contains(t, out, filepath.Join(root, "probe", "bbbbbbbbbbbbbbbb"))
+	require.NotContains(t, out, "aaaaaaaaaaaaaaaa")
+	require.Contains(t, errOut, "would remove 1 probe image(s)")
+	require.DirExists(t, filepath.Join(root, "probe", "bbbbbbbbbbbbbbbb"))
+
+	_, _, err = run(t, "prune", "--cache-dir", root, "--home", home)
+	require.NoError(t, err)
+	require.NoDirExists(t, filepath.Join(root, "probe", "bbbbbbbbbbbbbbbb"))
+	require.DirExists(t, used)
+}
