@@ -388,16 +388,22 @@ func debianKernel(ctx context.Context, dir string, log *slog.Logger) (kernel, mo
 	if k, m, ok := extractedKernel(dir); ok {
 		return k, m, "debian " + filepath.Base(m), nil
 	}
-	for _, tool := range []string{"apt-get", "dpkg-deb"} {
+	dl := filepath.Join(dir, "download")
+	// A kernel package already in the cache (an imported cache on a host
+	// without internet) is unpacked without apt-get.
+	debs := cachedKernelDebs(dl)
+	tools := []string{"dpkg-deb"}
+	if len(debs) == 0 {
+		tools = append(tools, "apt-get")
+	}
+	for _, tool := range tools {
 		if _, err := exec.LookPath(tool); err != nil {
 			return "", "", "", fmt.Errorf("no kernel with the probe modules on this host and no %s to fetch Debian's %s: pass --kernel and --modules", tool, DebianKernelPackage)
 		}
 	}
-	dl := filepath.Join(dir, "download")
 	if err := os.MkdirAll(dl, 0o755); err != nil {
 		return "", "", "", err
 	}
-	log.Info("downloading the Debian cloud kernel for the probe image", "package", DebianKernelPackage, "dir", dl)
 	run := func(name string, args ...string) ([]byte, error) {
 		cmd := exec.CommandContext(ctx, name, args...)
 		cmd.Dir = dl
@@ -409,29 +415,34 @@ func debianKernel(ctx context.Context, dir string, log *slog.Logger) (kernel, mo
 		}
 		return out, nil
 	}
-	if _, err := run("apt-get", "download", DebianKernelPackage); err != nil {
-		return "", "", "", fmt.Errorf("%w (run `apt-get update` first, or pass --kernel/--modules)", err)
-	}
-	meta, _ := filepath.Glob(filepath.Join(dl, DebianKernelPackage+"_*.deb"))
-	if len(meta) == 0 {
-		return "", "", "", fmt.Errorf("apt-get download %s left no .deb in %s", DebianKernelPackage, dl)
-	}
-	sort.Strings(meta)
-	deps, err := run("dpkg-deb", "-f", meta[len(meta)-1], "Depends")
-	if err != nil {
-		return "", "", "", err
-	}
-	// "linux-image-6.1.0-56-cloud-amd64 (= 6.1.192-2)": the real kernel package.
-	pkg := strings.Fields(strings.Split(string(deps), ",")[0])
-	if len(pkg) == 0 || !strings.HasPrefix(pkg[0], "linux-image-") {
-		return "", "", "", fmt.Errorf("unexpected Depends of %s: %q", DebianKernelPackage, deps)
-	}
-	if _, err := run("apt-get", "download", pkg[0]); err != nil {
-		return "", "", "", err
-	}
-	debs, _ := filepath.Glob(filepath.Join(dl, pkg[0]+"_*.deb"))
 	if len(debs) == 0 {
-		return "", "", "", fmt.Errorf("apt-get download %s left no .deb in %s", pkg[0], dl)
+		log.Info("downloading the Debian cloud kernel for the probe image", "package", DebianKernelPackage, "dir", dl)
+		if _, err := run("apt-get", "download", DebianKernelPackage); err != nil {
+			return "", "", "", fmt.Errorf("%w (run `apt-get update` first, or pass --kernel/--modules)", err)
+		}
+		meta, _ := filepath.Glob(filepath.Join(dl, DebianKernelPackage+"_*.deb"))
+		if len(meta) == 0 {
+			return "", "", "", fmt.Errorf("apt-get download %s left no .deb in %s", DebianKernelPackage, dl)
+		}
+		sort.Strings(meta)
+		deps, err := run("dpkg-deb", "-f", meta[len(meta)-1], "Depends")
+		if err != nil {
+			return "", "", "", err
+		}
+		// "linux-image-6.1.0-56-cloud-amd64 (= 6.1.192-2)": the real kernel package.
+		pkg := strings.Fields(strings.Split(string(deps), ",")[0])
+		if len(pkg) == 0 || !strings.HasPrefix(pkg[0], "linux-image-") {
+			return "", "", "", fmt.Errorf("unexpected Depends of %s: %q", DebianKernelPackage, deps)
+		}
+		if _, err := run("apt-get", "download", pkg[0]); err != nil {
+			return "", "", "", err
+		}
+		debs, _ = filepath.Glob(filepath.Join(dl, pkg[0]+"_*.deb"))
+		if len(debs) == 0 {
+			return "", "", "", fmt.Errorf("apt-get download %s left no .deb in %s", pkg[0], dl)
+		}
+	} else {
+		log.Info("unpacking the Debian kernel package from the cache", "deb", debs[0])
 	}
 	root := filepath.Join(dir, "root")
 	tmp := root + ".tmp"
@@ -447,6 +458,20 @@ func debianKernel(ctx context.Context, dir string, log *slog.Logger) (kernel, mo
 		return k, m, "debian " + filepath.Base(m), nil
 	}
 	return "", "", "", fmt.Errorf("%s has no /boot/vmlinuz-* and /lib/modules/*", debs[0])
+}
+
+// cachedKernelDebs returns the versioned kernel packages (not the
+// DebianKernelPackage metapackage) apt-get download left in dl, newest first.
+func cachedKernelDebs(dl string) []string {
+	all, _ := filepath.Glob(filepath.Join(dl, "linux-image-*_*.deb"))
+	var out []string
+	for _, d := range all {
+		if !strings.HasPrefix(filepath.Base(d), DebianKernelPackage+"_") {
+			out = append(out, d)
+		}
+	}
+	sort.Sort(sort.Reverse(sort.StringSlice(out)))
+	return out
 }
 
 func extractedKernel(dir string) (kernel, modDir string, ok bool) {

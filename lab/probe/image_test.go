@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"log/slog"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -91,4 +93,39 @@ func TestDefaultCacheDirHonoursBootlabCache(t *testing.T) {
 	t.Setenv("BOOTLAB_CACHE", dir)
 	t.Setenv("XDG_CACHE_HOME", t.TempDir())
 	require.Equal(t, dir, DefaultCacheDir())
+}
+
+// An imported cache holds the kernel package apt-get downloaded on the
+// trainer's host: the builder unpacks it and never calls apt-get.
+func TestDebianKernelFromTheCacheWithoutAptGet(t *testing.T) {
+	dpkgDeb, err := exec.LookPath("dpkg-deb")
+	require.NoError(t, err, "apt-get install -y dpkg")
+	tree := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(tree, "DEBIAN"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(tree, "DEBIAN", "control"), []byte(
+		"Package: linux-image-6.1.0-99-cloud-amd64\nVersion: 6.1.999-1\nArchitecture: amd64\nMaintainer: test <t@example.org>\nDescription: test kernel\n"), 0o644))
+	require.NoError(t, os.MkdirAll(filepath.Join(tree, "boot"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(tree, "boot", "vmlinuz-6.1.0-99-cloud-amd64"), []byte("kernel"), 0o644))
+	require.NoError(t, os.MkdirAll(filepath.Join(tree, "lib", "modules", "6.1.0-99-cloud-amd64", "kernel"), 0o755))
+
+	dir := filepath.Join(t.TempDir(), "debian")
+	dl := filepath.Join(dir, "download")
+	require.NoError(t, os.MkdirAll(dl, 0o755))
+	deb := filepath.Join(dl, "linux-image-6.1.0-99-cloud-amd64_6.1.999-1_amd64.deb")
+	out, err := exec.Command(dpkgDeb, "--root-owner-group", "--build", tree, deb).CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	// The metapackage beside it is not a kernel.
+	require.NoError(t, os.WriteFile(filepath.Join(dl, DebianKernelPackage+"_6.1.999-1_amd64.deb"), []byte("not unpacked"), 0o644))
+
+	bin := t.TempDir()
+	marker := filepath.Join(t.TempDir(), "apt-get-ran")
+	require.NoError(t, os.WriteFile(filepath.Join(bin, "apt-get"), []byte("#!/bin/sh\ntouch "+marker+"\nexit 1\n"), 0o755))
+	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+
+	k, m, source, err := debianKernel(context.Background(), dir, slog.New(slog.DiscardHandler))
+	require.NoError(t, err)
+	assert.Equal(t, filepath.Join(dir, "root", "boot", "vmlinuz-6.1.0-99-cloud-amd64"), k)
+	assert.Equal(t, filepath.Join(dir, "root", "lib", "modules", "6.1.0-99-cloud-amd64"), m)
+	assert.Equal(t, "debian 6.1.0-99-cloud-amd64", source)
+	assert.NoFileExists(t, marker, "apt-get is not run when the cache has the package")
 }
