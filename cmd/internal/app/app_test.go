@@ -245,6 +245,7 @@ func TestJSONDocumentsCarrySchemaVersionAndKind(t *testing.T) {
 		{[]string{"version", "-o", "json"}, "Version"},
 		{[]string{"stage", "list", "-o", "json"}, "StageList"},
 		{[]string{"lab", "list", "-o", "json", "--uri", "test:///default"}, "LabList"},
+		{[]string{"cache", "list", "-o", "json", "--cache-dir", t.TempDir()}, "CacheList"},
 	} {
 		code, out, errOut := run(t, c.args...)
 		require.Equal(t, 0, code, "%v: %s", c.args, errOut)
