@@ -106,6 +106,9 @@ func TestImportArrows(t *testing.T) {
 		{why: "lab/probe, what the guest agent shares with the host, imports no lab orchestration",
 			from: func(p string) bool { return p == "lab/probe" },
 			to:   func(i string) bool { o, ok := own(i); return ok && o == "lab" }},
+		{why: "lab/cache, the cache root lab/images and lab/probe share, imports no bootlab package",
+			from: func(p string) bool { return p == "lab/cache" },
+			to:   func(i string) bool { _, ok := own(i); return ok }},
 		{why: "the lab and stage command groups never import each other; what both need is in cmdutil",
 			from: func(p string) bool { return under(p, "cmd/internal/labcmd", "cmd/internal/stagecmd") },
 			to: func(i string) bool {

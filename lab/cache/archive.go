@@ -160,8 +160,12 @@ func addFile(tw *tar.Writer, root string, f ManifestFile) error {
 	if err := tw.WriteHeader(hdr); err != nil {
 		return fmt.Errorf("export %s: %w", f.Path, err)
 	}
-	if _, err := io.CopyN(tw, in, f.Size); err != nil {
+	h := sha256.New()
+	if _, err := io.CopyN(io.MultiWriter(tw, h), in, f.Size); err != nil {
 		return fmt.Errorf("export %s: %w", f.Path, err)
+	}
+	if got := hex.EncodeToString(h.Sum(nil)); got != f.SHA256 {
+		return fmt.Errorf("export %s: it changed while the cache was exported (a download running?): run the export again", f.Path)
 	}
 	return nil
 }
