@@ -29,6 +29,8 @@ func fillCache(t *testing.T, root string) {
 		"probe/0123456789abcdef/base.qcow2":                           "QFI\xfbbase",
 		"debian/download/linux-image-cloud-amd64_6.1.192-2_amd64.deb": "deb",
 		"agent/bootlab-probe":                                         "agent",
+		"debian-tools/download/cpio_2%3a2.13_amd64.deb":                   "cpio deb",
+		"debian-tools/tools-fd30f349519e9f6a.cpio.gz":                 "tools",
 	}
 	for rel, body := range files {
 		p := filepath.Join(root, filepath.FromSlash(rel))
@@ -38,7 +40,7 @@ func fillCache(t *testing.T, root string) {
 	require.NoError(t, os.Chmod(filepath.Join(root, "clients/4.19.0/oc"), 0o755))
 	require.NoError(t, os.Chmod(filepath.Join(root, "clients/4.19.0/openshift-install"), 0o755))
 	// Not artifacts: a partial download, a temporary, the extracted kernel.
-	for _, rel := range []string{"rhcos/x.qcow2.gz.partial", "probe/0123456789abcdef/base.qcow2.tmp", "debian/root/boot/vmlinuz-6.1"} {
+	for _, rel := range []string{"rhcos/x.qcow2.gz.partial", "probe/0123456789abcdef/base.qcow2.tmp", "debian/root/boot/vmlinuz-6.1", "debian-tools/root/cpio/usr/bin/cpio"} {
 		p := filepath.Join(root, filepath.FromSlash(rel))
 		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
 		require.NoError(t, os.WriteFile(p, []byte("x"), 0o644))
@@ -75,6 +77,8 @@ func TestListKindsVersionsAndSums(t *testing.T) {
 		"probe/0123456789abcdef/base.qcow2":                           {KindProbeImage, "0123456789abcdef"},
 		"debian/download/linux-image-cloud-amd64_6.1.192-2_amd64.deb": {KindDebianPackage, "6.1.192-2"},
 		"agent/bootlab-probe":                                         {KindProbeAgent, ""},
+		"debian-tools/download/cpio_2%3a2.13_amd64.deb":                   {KindDebianPackage, "2:2.13"},
+		"debian-tools/tools-fd30f349519e9f6a.cpio.gz":                 {KindRehearsalTools, "fd30f349519e9f6a"},
 	}, got)
 	k := sha256.Sum256([]byte("kernel"))
 	require.Equal(t, hex.EncodeToString(k[:]), sums(t, es)["probe/0123456789abcdef/vmlinuz"])
@@ -94,14 +98,14 @@ func TestExportImportRoundTrip(t *testing.T) {
 			file := filepath.Join(t.TempDir(), name)
 			m, err := Export(a, file, ExportOptions{})
 			require.NoError(t, err)
-			require.Len(t, m.Files, 9)
+			require.Len(t, m.Files, 11)
 			fi, err := os.Stat(file)
 			require.NoError(t, err)
 			require.Equal(t, os.FileMode(0o644), fi.Mode().Perm())
 
 			res, err := Import(b, file)
 			require.NoError(t, err)
-			require.Len(t, res.Imported, 9)
+			require.Len(t, res.Imported, 11)
 			require.Empty(t, res.Skipped)
 			la, err := List(a)
 			require.NoError(t, err)
@@ -121,7 +125,7 @@ func TestExportImportRoundTrip(t *testing.T) {
 			res, err = Import(b, file)
 			require.NoError(t, err)
 			require.Empty(t, res.Imported)
-			require.Len(t, res.Skipped, 9)
+			require.Len(t, res.Skipped, 11)
 		})
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"net/url"
 	"os"
 	"path/filepath"
 	"sort"
@@ -21,7 +22,10 @@ const (
 	KindProbeImage    = "probe-image"    // probe/<hash>/{vmlinuz,initramfs.img,base.qcow2}
 	KindDebianPackage = "debian-package" // debian/download/*.deb, the probe image's kernel
 	KindProbeAgent    = "probe-agent"    // agent/bootlab-probe
-	KindOther         = "other"
+	// KindRehearsalTools is debian-tools/tools-<hash>.cpio.gz, the tools a
+	// rehearsal bootstrap node gets (its packages are debian-tools/download/).
+	KindRehearsalTools = "rehearsal-tools"
+	KindOther          = "other"
 )
 
 // Entry is one cached file.
@@ -44,11 +48,13 @@ type Entry struct {
 const importPrefix = ".import-"
 
 // skip says whether rel (a slash path under the root) is not an artifact:
-// partial downloads, temporaries, an import in progress, and the Debian
-// package extracted for the probe image (debian/root, remade from the .deb).
+// partial downloads, temporaries, an import in progress, and Debian
+// packages unpacked by the builders (debian*/root, remade from the .deb).
 func skip(rel string) bool {
 	base := filepath.Base(rel)
-	return strings.HasPrefix(rel, importPrefix) || strings.HasPrefix(rel, "debian/root") ||
+	parts := strings.SplitN(rel, "/", 3)
+	unpacked := len(parts) >= 2 && strings.HasPrefix(parts[0], "debian") && (parts[1] == "root" || parts[1] == "root.tmp")
+	return strings.HasPrefix(rel, importPrefix) || unpacked ||
 		strings.HasSuffix(base, ".partial") || strings.HasSuffix(base, ".tmp")
 }
 
@@ -68,12 +74,18 @@ func Classify(rel string) (kind, version string) {
 		return KindClient, parts[1]
 	case parts[0] == "probe" && len(parts) == 3:
 		return KindProbeImage, parts[1]
-	case parts[0] == "debian" && len(parts) == 3 && parts[1] == "download" && strings.HasSuffix(parts[2], ".deb"):
+	case strings.HasPrefix(parts[0], "debian") && len(parts) == 3 && parts[1] == "download" && strings.HasSuffix(parts[2], ".deb"):
 		// <package>_<version>_<arch>.deb
 		if f := strings.Split(strings.TrimSuffix(parts[2], ".deb"), "_"); len(f) == 3 {
+			// apt-get download writes an epoch's colon as %3a.
+			if v, err := url.PathUnescape(f[1]); err == nil {
+				return KindDebianPackage, v
+			}
 			return KindDebianPackage, f[1]
 		}
 		return KindDebianPackage, ""
+	case parts[0] == "debian-tools" && len(parts) == 2 && strings.HasPrefix(parts[1], "tools-") && strings.HasSuffix(parts[1], ".cpio.gz"):
+		return KindRehearsalTools, strings.TrimSuffix(strings.TrimPrefix(parts[1], "tools-"), ".cpio.gz")
 	case parts[0] == "agent":
 		return KindProbeAgent, ""
 	}
