@@ -29,7 +29,7 @@ func fillCache(t *testing.T, root string) {
 		"probe/0123456789abcdef/base.qcow2":                           "QFI\xfbbase",
 		"debian/download/linux-image-cloud-amd64_6.1.192-2_amd64.deb": "deb",
 		"agent/bootlab-probe":                                         "agent",
-		"debian-tools/download/cpio_2%3a2.13_amd64.deb":                   "cpio deb",
+		"debian-tools/download/cpio_2%3a2.13_amd64.deb":               "cpio deb",
 		"debian-tools/tools-fd30f349519e9f6a.cpio.gz":                 "tools",
 	}
 	for rel, body := range files {
@@ -77,7 +77,7 @@ func TestListKindsVersionsAndSums(t *testing.T) {
 		"probe/0123456789abcdef/base.qcow2":                           {KindProbeImage, "0123456789abcdef"},
 		"debian/download/linux-image-cloud-amd64_6.1.192-2_amd64.deb": {KindDebianPackage, "6.1.192-2"},
 		"agent/bootlab-probe":                                         {KindProbeAgent, ""},
-		"debian-tools/download/cpio_2%3a2.13_amd64.deb":                   {KindDebianPackage, "2:2.13"},
+		"debian-tools/download/cpio_2%3a2.13_amd64.deb":               {KindDebianPackage, "2:2.13"},
 		"debian-tools/tools-fd30f349519e9f6a.cpio.gz":                 {KindRehearsalTools, "fd30f349519e9f6a"},
 	}, got)
 	k := sha256.Sum256([]byte("kernel"))
