@@ -15,6 +15,7 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+	"syscall"
 )
 
 // ManifestName is the first entry of an exported cache: every file's path,
@@ -232,6 +233,32 @@ func (e *ChecksumError) Error() string {
 // tampered, missing or extra file imports nothing. Files the cache already
 // has with the same sha256 are skipped.
 func Import(root, file string) (*ImportResult, error) {
+	return importArchive(root, file, freeBytes)
+}
+
+// freeBytes is the space an unprivileged user may fill on dir's filesystem.
+func freeBytes(dir string) (uint64, error) {
+	var st syscall.Statfs_t
+	if err := syscall.Statfs(dir, &st); err != nil {
+		return 0, err
+	}
+	return st.Bavail * uint64(st.Bsize), nil
+}
+
+// needed is the space the files of m the cache lacks take (a file of
+// another size is replaced; one of the same size may be too, but rarely).
+func needed(root string, m *Manifest) uint64 {
+	var n uint64
+	for _, mf := range m.Files {
+		if fi, err := os.Stat(filepath.Join(root, filepath.FromSlash(mf.Path))); err == nil && fi.Size() == mf.Size {
+			continue
+		}
+		n += uint64(mf.Size)
+	}
+	return n
+}
+
+func importArchive(root, file string, free func(string) (uint64, error)) (*ImportResult, error) {
 	f, err := os.Open(file)
 	if err != nil {
 		return nil, fmt.Errorf("open cache archive: %w", err)
@@ -258,6 +285,11 @@ func Import(root, file string) (*ImportResult, error) {
 	}
 	if err := os.MkdirAll(root, 0o755); err != nil {
 		return nil, fmt.Errorf("create cache %s: %w", root, err)
+	}
+	if need := needed(root, m); need > 0 {
+		if have, err := free(root); err == nil && have < need {
+			return nil, fmt.Errorf("importing %s needs %s free in the cache %s (files are checked there before they move in), it has %s: free some space, or set BOOTLAB_CACHE to a larger disk", file, HumanSize(int64(need)), root, HumanSize(int64(have)))
+		}
 	}
 	tmp, err := os.MkdirTemp(root, importPrefix)
 	if err != nil {
@@ -395,4 +427,18 @@ func extract(tr *tar.Reader, archive, dest string, mf ManifestFile, hdr *tar.Hea
 		_ = os.Chtimes(dest, hdr.ModTime, hdr.ModTime)
 	}
 	return nil
+}
+
+// HumanSize prints n bytes in binary units (512 B, 1.5 GiB).
+func HumanSize(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	div, exp := int64(unit), 0
+	for m := n / unit; m >= unit; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
 }

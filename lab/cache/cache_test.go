@@ -361,3 +361,27 @@ func TestPrune(t *testing.T) {
 	require.NoDirExists(t, fresh)
 	require.DirExists(t, used, "an image a lab boots is kept")
 }
+
+func TestImportRefusesWhenTheCacheDiskIsTooSmall(t *testing.T) {
+	a, b := t.TempDir(), t.TempDir()
+	fillCache(t, a)
+	file := filepath.Join(t.TempDir(), "c.tar")
+	_, err := Export(a, file, ExportOptions{})
+	require.NoError(t, err)
+	small := func(string) (uint64, error) { return 10, nil }
+	_, err = importArchive(b, file, small)
+	require.ErrorContains(t, err, "needs 103 B free in the cache "+b+" (files are checked there before they move in), it has 10 B")
+	require.ErrorContains(t, err, "set BOOTLAB_CACHE to a larger disk")
+	es, err := List(b)
+	require.NoError(t, err)
+	require.Empty(t, es)
+
+	// Once the files are there, a re-import needs no space.
+	_, err = Import(b, file)
+	require.NoError(t, err)
+	_, err = importArchive(b, file, small)
+	require.NoError(t, err)
+	have, err := freeBytes(b)
+	require.NoError(t, err)
+	require.Positive(t, have)
+}

@@ -257,15 +257,4 @@ func runPrune(f *cmdutil.Factory, o *Options) error {
 	return nil
 }
 
-func human(n int64) string {
-	const unit = 1024
-	if n < unit {
-		return fmt.Sprintf("%d B", n)
-	}
-	div, exp := int64(unit), 0
-	for m := n / unit; m >= unit; m /= unit {
-		div *= unit
-		exp++
-	}
-	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
-}
+func human(n int64) string { return cache.HumanSize(n) }
