@@ -1,0 +1,152 @@
+package lab
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func upForCheckpoint(t *testing.T, hv *fakeHV) *Spec {
+	t.Helper()
+	s := testSpec(t, "t", true)
+	_, err := Up(context.Background(), hv, s, upOpts())
+	require.NoError(t, err)
+	return s
+}
+
+func TestCheckpointSaveRestoreOnEveryNode(t *testing.T) {
+	ctx := context.Background()
+	hv := newFakeHV()
+	s := upForCheckpoint(t, hv)
+	require.NoError(t, os.MkdirAll(s.StageLogDir(), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(s.StageLogDir(), "01.json"), []byte(`{"stage":1}`), 0o600))
+
+	hv.reset()
+	cp, err := SaveCheckpoint(ctx, hv, s, "start")
+	require.NoError(t, err)
+	assert.Len(t, cp.Nodes, 4)
+	assert.Equal(t, 4, countPrefix(hv.mutations(), "CreateSnapshot bootlab-start "), "one snapshot per node")
+	info, err := os.Stat(filepath.Join(CheckpointDir(s, "start"), "state.json"))
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o600), info.Mode().Perm(), "the copied state keeps its mode")
+
+	// Break the lab: a node off, a new stage record, the state changed.
+	master := s.DomainName(s.Nodes[1])
+	require.NoError(t, hv.DestroyDomain(ctx, master))
+	require.NoError(t, os.WriteFile(filepath.Join(s.StageLogDir(), "02.json"), []byte(`{"stage":2}`), 0o600))
+	st, err := LoadState(s.LabDir)
+	require.NoError(t, err)
+	st.BootstrapRemoved = true
+	require.NoError(t, st.Save(s.LabDir))
+
+	hv.reset()
+	_, err = RestoreCheckpoint(ctx, hv, s, "start", RestoreOptions{SkipLoadBalancer: true})
+	require.NoError(t, err)
+	assert.Equal(t, 4, countPrefix(hv.mutations(), "RevertSnapshot bootlab-start "))
+	assert.True(t, hv.doms[master].Active, "the node runs again, as it did at the checkpoint")
+	_, err = os.Stat(filepath.Join(s.StageLogDir(), "02.json"))
+	assert.True(t, os.IsNotExist(err), "a stage record made after the checkpoint is gone")
+	data, err := os.ReadFile(filepath.Join(s.StageLogDir(), "01.json"))
+	require.NoError(t, err)
+	assert.Equal(t, `{"stage":1}`, string(data))
+	st2, err := LoadState(s.LabDir)
+	require.NoError(t, err)
+	assert.False(t, st2.BootstrapRemoved, "the state is the checkpoint's")
+	assert.Equal(t, st.UUID, st2.UUID, "the lab keeps its identity")
+	assert.Equal(t, st.NetworkUUID, st2.NetworkUUID)
+}
+
+func TestCheckpointListDelete(t *testing.T) {
+	ctx := context.Background()
+	hv := newFakeHV()
+	s := upForCheckpoint(t, hv)
+	master := s.DomainName(s.Nodes[1])
+	// A snapshot somebody else took is neither listed nor deleted.
+	require.NoError(t, hv.CreateSnapshot(ctx, master, `<domainsnapshot><name>mine</name></domainsnapshot>`))
+	require.NoError(t, hv.CreateSnapshot(ctx, master, `<domainsnapshot><name>bootlab-fake</name><description>bootlab checkpoint=fake lab=other uuid=x</description></domainsnapshot>`))
+
+	_, err := SaveCheckpoint(ctx, hv, s, "a")
+	require.NoError(t, err)
+	require.NoError(t, hv.DestroyDomain(ctx, master))
+	_, err = SaveCheckpoint(ctx, hv, s, "b")
+	require.NoError(t, err)
+
+	cps, err := ListCheckpoints(ctx, hv, s)
+	require.NoError(t, err)
+	require.Len(t, cps, 2)
+	assert.Equal(t, "a", cps[0].Name)
+	assert.Equal(t, "b", cps[1].Name)
+	assert.Equal(t, "running", cps[0].Nodes[master])
+	assert.Equal(t, "shutoff", cps[1].Nodes[master])
+	assert.Empty(t, cps[0].Missing)
+
+	require.NoError(t, DeleteCheckpoint(ctx, hv, s, "a"))
+	cps, err = ListCheckpoints(ctx, hv, s)
+	require.NoError(t, err)
+	require.Len(t, cps, 1)
+	assert.Equal(t, "b", cps[0].Name)
+	_, err = os.Stat(CheckpointDir(s, "a"))
+	assert.True(t, os.IsNotExist(err))
+	assert.Len(t, hv.snaps[master], 3, "mine, bootlab-fake and b")
+
+	err = DeleteCheckpoint(ctx, hv, s, "a")
+	assert.ErrorContains(t, err, "lab t has no checkpoint a")
+
+	// A checkpoint whose snapshot vanished is listed as incomplete and not restored.
+	require.NoError(t, hv.DeleteSnapshot(ctx, master, "bootlab-b"))
+	cps, err = ListCheckpoints(ctx, hv, s)
+	require.NoError(t, err)
+	assert.Equal(t, []string{master}, cps[0].Missing)
+	_, err = RestoreCheckpoint(ctx, hv, s, "b", RestoreOptions{SkipLoadBalancer: true})
+	assert.ErrorContains(t, err, "checkpoint b of lab t is incomplete (missing: bootlab-t-master-0)")
+}
+
+func TestCheckpointRefusals(t *testing.T) {
+	ctx := context.Background()
+	hv := newFakeHV()
+	s := upForCheckpoint(t, hv)
+	for _, bad := range []string{"", "Before", "a_b", "-a", "a-", "a.b", string(make([]byte, 64))} {
+		_, err := SaveCheckpoint(ctx, hv, s, bad)
+		assert.ErrorContains(t, err, "is not a DNS label", "%q", bad)
+	}
+	_, err := SaveCheckpoint(ctx, hv, s, "x")
+	require.NoError(t, err)
+	_, err = SaveCheckpoint(ctx, hv, s, "x")
+	assert.ErrorContains(t, err, "checkpoint x of lab t exists: restore it, or delete it first (bootlab lab checkpoint delete x)")
+	_, err = RestoreCheckpoint(ctx, hv, s, "nope", RestoreOptions{SkipLoadBalancer: true})
+	assert.ErrorContains(t, err, "lab t has no checkpoint nope: `bootlab lab checkpoint list` shows them")
+}
+
+func TestCheckpointSaveFailureLeavesNothing(t *testing.T) {
+	ctx := context.Background()
+	hv := newFakeHV()
+	s := upForCheckpoint(t, hv)
+	hv.failOn = "CreateSnapshot bootlab-x " + s.DomainName(s.Nodes[2])
+	_, err := SaveCheckpoint(ctx, hv, s, "x")
+	require.ErrorContains(t, err, "injected failure")
+	for d, snaps := range hv.snaps {
+		assert.Empty(t, snaps, "%s keeps no snapshot of the failed save", d)
+	}
+	_, err = os.Stat(CheckpointDir(s, "x"))
+	assert.True(t, os.IsNotExist(err))
+	entries, _ := os.ReadDir(filepath.Join(s.LabDir, "checkpoints"))
+	assert.Empty(t, entries, "no partial directory left")
+}
+
+func TestDownDeletesCheckpoints(t *testing.T) {
+	ctx := context.Background()
+	hv := newFakeHV()
+	s := upForCheckpoint(t, hv)
+	_, err := SaveCheckpoint(ctx, hv, s, "a")
+	require.NoError(t, err)
+	_, err = SaveCheckpoint(ctx, hv, s, "b")
+	require.NoError(t, err)
+	require.NoError(t, Down(ctx, hv, s, DownOptions{}))
+	assert.Empty(t, hv.doms, "every domain undefined (the fake, like libvirt, refuses one with snapshots)")
+	_, err = os.Stat(filepath.Join(s.LabDir, "checkpoints"))
+	assert.True(t, os.IsNotExist(err), "checkpoint files removed")
+}
