@@ -33,8 +33,15 @@ import (
 // snapshotPrefix marks the snapshots bootlab owns.
 const snapshotPrefix = "bootlab-"
 
-// checkpointFiles are the lab-directory entries a checkpoint carries.
+// checkpointFiles are the lab-directory entries a checkpoint carries and
+// restore replaces.
 var checkpointFiles = []string{"state.json", "verify.json", "stages"}
+
+// consoleDir holds the nodes' serial console logs. A checkpoint carries them
+// too (a probe node's reports are there: after a restore the node goes on
+// reporting from the checkpoint's sequence number), but restore rewrites
+// them in place: virtlogd keeps each open and appends to it.
+const consoleDir = "console"
 
 // checkpointMeta is <labDir>/checkpoints/NAME/checkpoint.json.
 type checkpointMeta struct {
@@ -150,7 +157,7 @@ func SaveCheckpoint(ctx context.Context, hv Hypervisor, s *Spec, name string) (*
 		return nil, fmt.Errorf("create checkpoint directory: %w", err)
 	}
 	defer os.RemoveAll(tmp)
-	for _, f := range checkpointFiles {
+	for _, f := range append(checkpointFiles, consoleDir) {
 		if err := copyTree(filepath.Join(s.LabDir, f), filepath.Join(tmp, f)); err != nil {
 			return nil, fmt.Errorf("checkpoint %s: copy %s: %w", name, f, err)
 		}
@@ -241,11 +248,13 @@ func RestoreCheckpoint(ctx context.Context, hv Hypervisor, s *Spec, name string,
 		doms = append(doms, d)
 	}
 	sort.Strings(doms)
+	restored := &RestoreRecord{Checkpoint: name, Started: time.Now().UTC()}
 	if _, err := parallel(ctx, doms, parallelism, func(ctx context.Context, d string) (bool, error) {
 		return true, hv.RevertSnapshot(ctx, d, snapshotPrefix+name)
 	}); err != nil {
 		return nil, fmt.Errorf("restore checkpoint %s: %w", name, err)
 	}
+	restored.Finished = time.Now().UTC()
 
 	dir := CheckpointDir(s, name)
 	for _, f := range checkpointFiles {
@@ -257,6 +266,11 @@ func RestoreCheckpoint(ctx context.Context, hv Hypervisor, s *Spec, name string,
 			return nil, fmt.Errorf("restore checkpoint %s: copy %s back: %w", name, f, err)
 		}
 	}
+	// After the revert: lines the broken run wrote later must not follow
+	// the checkpoint's (a resumed node's next report continues from it).
+	if err := restoreConsoleLogs(filepath.Join(dir, consoleDir), filepath.Join(s.LabDir, consoleDir)); err != nil {
+		return nil, fmt.Errorf("restore checkpoint %s: console logs: %w", name, err)
+	}
 	// The checkpoint's state, but the identity and the objects that exist
 	// now (the checkpoint did not roll them back) as they are.
 	now := r.state
@@ -266,6 +280,7 @@ func RestoreCheckpoint(ctx context.Context, hv Hypervisor, s *Spec, name string,
 	}
 	st.Name, st.UUID = now.Name, now.UUID
 	st.NetworkUUID, st.PoolUUID, st.HostDNS = now.NetworkUUID, now.PoolUUID, now.HostDNS
+	st.Restored = restored
 	if err := st.Save(s.LabDir); err != nil {
 		return nil, err
 	}
@@ -429,6 +444,39 @@ func (r *labRun) deleteCheckpointSnapshots(ctx context.Context, match func(strin
 		}
 	}
 	return n, nil
+}
+
+// restoreConsoleLogs rewrites each console log the checkpoint holds in
+// place (same inode: virtlogd's open descriptor appends after it).
+func restoreConsoleLogs(from, to string) error {
+	entries, err := os.ReadDir(from)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if !e.Type().IsRegular() {
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join(from, e.Name()))
+		if err != nil {
+			return err
+		}
+		f, err := os.OpenFile(filepath.Join(to, e.Name()), os.O_WRONLY|os.O_TRUNC|os.O_APPEND|os.O_CREATE, 0o644)
+		if err != nil {
+			return err
+		}
+		if _, err := f.Write(data); err != nil {
+			f.Close()
+			return err
+		}
+		if err := f.Close(); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // copyTree copies a file or a directory tree, keeping modes; a missing

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -25,6 +26,12 @@ func TestCheckpointSaveRestoreOnEveryNode(t *testing.T) {
 	require.NoError(t, os.MkdirAll(s.StageLogDir(), 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(s.StageLogDir(), "01.json"), []byte(`{"stage":1}`), 0o600))
 
+	console := s.ConsoleLogPath(s.Nodes[1])
+	require.NoError(t, os.MkdirAll(filepath.Dir(console), 0o755))
+	require.NoError(t, os.WriteFile(console, []byte("report 1\n"), 0o644))
+	consoleBefore, err := os.Stat(console)
+	require.NoError(t, err)
+
 	hv.reset()
 	cp, err := SaveCheckpoint(ctx, hv, s, "start")
 	require.NoError(t, err)
@@ -42,6 +49,7 @@ func TestCheckpointSaveRestoreOnEveryNode(t *testing.T) {
 	require.NoError(t, err)
 	st.BootstrapRemoved = true
 	require.NoError(t, st.Save(s.LabDir))
+	require.NoError(t, os.WriteFile(console, []byte("report 1\nreport 2 of the broken run\n"), 0o644))
 
 	hv.reset()
 	_, err = RestoreCheckpoint(ctx, hv, s, "start", RestoreOptions{SkipLoadBalancer: true})
@@ -58,6 +66,26 @@ func TestCheckpointSaveRestoreOnEveryNode(t *testing.T) {
 	assert.False(t, st2.BootstrapRemoved, "the state is the checkpoint's")
 	assert.Equal(t, st.UUID, st2.UUID, "the lab keeps its identity")
 	assert.Equal(t, st.NetworkUUID, st2.NetworkUUID)
+	require.NotNil(t, st2.Restored, "the restore is recorded for status and verify")
+	assert.Equal(t, "start", st2.Restored.Checkpoint)
+	assert.False(t, st2.Restored.Finished.Before(st2.Restored.Started))
+
+	data, err = os.ReadFile(console)
+	require.NoError(t, err)
+	assert.Equal(t, "report 1\n", string(data), "the console log is the checkpoint's")
+	consoleAfter, err := os.Stat(console)
+	require.NoError(t, err)
+	assert.True(t, os.SameFile(consoleBefore, consoleAfter), "rewritten in place: virtlogd keeps appending to it")
+}
+
+func TestRestoreRecordResumed(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 10, 0, 0, 0, time.UTC)
+	r := &RestoreRecord{Started: t0, Finished: t0.Add(5 * time.Second)}
+	assert.True(t, r.resumed(t0.Add(2*time.Second)), "started by the restore")
+	assert.False(t, r.resumed(t0.Add(-time.Hour)), "running since before the restore: reverted in its own qemu")
+	assert.False(t, r.resumed(t0.Add(time.Minute)), "started again after the restore: a fresh boot")
+	assert.False(t, r.resumed(time.Time{}))
+	assert.False(t, (*RestoreRecord)(nil).resumed(t0))
 }
 
 func TestCheckpointListDelete(t *testing.T) {
