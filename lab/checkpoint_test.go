@@ -178,3 +178,37 @@ func TestDownDeletesCheckpoints(t *testing.T) {
 	_, err = os.Stat(filepath.Join(s.LabDir, "checkpoints"))
 	assert.True(t, os.IsNotExist(err), "checkpoint files removed")
 }
+
+func TestInspectSinceUnknownForNodeResumedByRestore(t *testing.T) {
+	ctx := context.Background()
+	hv := newFakeHV()
+	s := upForCheckpoint(t, hv) // qemu:///system: Since comes from qemu's pid files
+	old := qemuRunDir
+	qemuRunDir = t.TempDir()
+	t.Cleanup(func() { qemuRunDir = old })
+	pidAt := func(n Node, at time.Time) {
+		p := filepath.Join(qemuRunDir, s.DomainName(n)+".pid")
+		require.NoError(t, os.WriteFile(p, []byte("1\n"), 0o644))
+		require.NoError(t, os.Chtimes(p, at, at))
+	}
+	_, err := SaveCheckpoint(ctx, hv, s, "a")
+	require.NoError(t, err)
+	master, bootstrap := s.Nodes[1], s.Nodes[0]
+	require.NoError(t, hv.DestroyDomain(ctx, s.DomainName(master)))
+	_, err = RestoreCheckpoint(ctx, hv, s, "a", RestoreOptions{SkipLoadBalancer: true})
+	require.NoError(t, err)
+	st, err := LoadState(s.LabDir)
+	require.NoError(t, err)
+	pidAt(master, st.Restored.Started.Add(time.Millisecond)) // started by the restore
+	hourAgo := time.Now().Add(-time.Hour).Truncate(time.Second)
+	pidAt(bootstrap, hourAgo) // reverted in its own, older qemu
+
+	ls, err := Inspect(ctx, hv, s)
+	require.NoError(t, err)
+	since := map[string]time.Time{}
+	for _, n := range ls.Nodes {
+		since[n.Name] = n.Since
+	}
+	assert.True(t, since[master.Name].IsZero(), "the resumed node's run began before its qemu: unknown")
+	assert.True(t, since[bootstrap.Name].Equal(hourAgo), "a node the restore did not restart keeps its qemu's start: %v", since[bootstrap.Name])
+}
