@@ -18,7 +18,7 @@ import (
 
 // TestCheckpointSaveBreakRestore checkpoints a verified probe lab (1
 // bootstrap + 1 master, TCG), breaks it (a node powered off, a stage record
-// and the lab state changed), restores, and expects the lab to verify green
+// changed, the lab pivoted), restores, and expects the lab to verify green
 // again with its files as they were; down leaves no snapshot and nothing
 // else. It logs save/restore time and the overlays' disk cost (BENCH line).
 func TestCheckpointSaveBreakRestore(t *testing.T) {
@@ -75,12 +75,8 @@ func TestCheckpointSaveBreakRestore(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(filepath.Join(records, "marker"), []byte("after\n"), 0o644))
 	require.NoError(t, os.WriteFile(filepath.Join(records, "later"), []byte("x\n"), 0o644))
-	var st map[string]any
-	require.NoError(t, json.Unmarshal(stateBefore, &st))
-	st["bootstrapRemoved"] = true
-	changed, err := json.Marshal(st)
-	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(filepath.Join(s.LabDir, "state.json"), changed, 0o600))
+	// Pivot: the bootstrap leaves the load balancer and the state says so.
+	mustRun(t, "lab", "pivot", "-f", l.SpecFile)
 	v, r = verifyJSON(t, l, "0")
 	require.Equal(t, 4, r.Code, "verify notices the broken lab")
 	// The restored master resumes a run that began at its boot, in a qemu
@@ -110,6 +106,12 @@ func TestCheckpointSaveBreakRestore(t *testing.T) {
 	assert.Equal(t, stripUpdated(stateBefore), after, "state.json is the checkpoint's")
 	v, r = verifyJSON(t, l, "3m")
 	require.Equal(t, 0, r.Code, "verify after restore failed:\n%s", strings.Join(failedChecks(v), "\n"))
+	assert.False(t, v.Pivoted, "the checkpoint was taken before the pivot")
+	backends := map[string]bool{}
+	for _, c := range v.Checks {
+		backends[c.Group+" "+c.Name] = c.OK
+	}
+	assert.True(t, backends["host backend api/bootstrap"], "the load balancer serves the API from the bootstrap again: %v", backends)
 
 	t.Logf("BENCH checkpoint of a 2-node probe lab (TCG): save %.1fs, restore %.1fs; %s",
 		save.Seconds(), restore.Seconds(), strings.Join(disk, "; "))
