@@ -77,7 +77,7 @@ func TestCheckpointSaveBreakRestore(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(records, "later"), []byte("x\n"), 0o644))
 	// Pivot: the bootstrap leaves the load balancer and the state says so.
 	mustRun(t, "lab", "pivot", "-f", l.SpecFile)
-	v, r = verifyJSON(t, l, "0")
+	_, r = verifyJSON(t, l, "0")
 	require.Equal(t, 4, r.Code, "verify notices the broken lab")
 	// The restored master resumes a run that began at its boot, in a qemu
 	// the restore starts: verify must not take its reports for stale ones
