@@ -105,6 +105,17 @@ func (r *labRun) deleteDomains(ctx context.Context) (string, error) {
 				return false, err
 			}
 		}
+		// libvirt refuses to undefine a domain that has snapshots: its
+		// checkpoints (and any other snapshot of this, our, domain) go first.
+		snaps, err := r.hv.Snapshots(ctx, o.Name)
+		if err != nil && !errors.Is(err, ErrNotFound) {
+			return false, err
+		}
+		for _, sn := range snaps {
+			if err := r.hv.DeleteSnapshot(ctx, o.Name, sn.Name); err != nil && !errors.Is(err, ErrNotFound) {
+				return false, err
+			}
+		}
 		if err := r.hv.UndefineDomain(ctx, o.Name); err != nil && !errors.Is(err, ErrNotFound) {
 			return false, err
 		}
@@ -210,7 +221,7 @@ func (r *labRun) deleteNetwork(ctx context.Context) (string, error) {
 // labFiles are the lab-directory entries bootlab's lab verbs and preparers
 // write; anything else there (caches, stage logs, installer assets) stays.
 // install-config.yaml is the openshift preparer's kept copy (it holds the pull secret).
-var labFiles = []string{"console", "ignition", "haproxy", "ssh", "pki", "assets", "install-config.yaml", "base-image.done", "state.json", "verify.json"}
+var labFiles = []string{"console", "ignition", "haproxy", "ssh", "pki", "assets", "install-config.yaml", "base-image.done", "state.json", "verify.json", "checkpoints"}
 
 func (r *labRun) removeFiles(keepImages bool) (string, error) {
 	removed := 0

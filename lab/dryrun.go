@@ -185,3 +185,17 @@ func xmlName(x string) string {
 	name, _, _ := strings.Cut(rest, "</name>")
 	return name
 }
+
+// Snapshot changes are noted, never made (`down` of a dry run lists them).
+func (p *planningHV) CreateSnapshot(_ context.Context, domain, xml string) error {
+	p.note("create", "snapshot", domain+"/"+xmlName(xml), "")
+	return nil
+}
+func (p *planningHV) RevertSnapshot(_ context.Context, domain, name string) error {
+	p.note("revert", "snapshot", domain+"/"+name, "")
+	return nil
+}
+func (p *planningHV) DeleteSnapshot(_ context.Context, domain, name string) error {
+	p.note("remove", "snapshot", domain+"/"+name, "")
+	return nil
+}

@@ -2,11 +2,13 @@ package lab
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"libvirt.org/go/libvirtxml"
 )
@@ -23,12 +25,14 @@ type fakeHV struct {
 	failOn   string // a call like "DefineDomain bootlab-t-master-1"
 	uploaded map[string]int64
 	uuidSeq  int
+	// snaps are each domain's snapshots, in the order taken.
+	snaps map[string][]Snapshot
 }
 
 func newFakeHV() *fakeHV {
 	return &fakeHV{
 		nets: map[string]*Object{}, pools: map[string]*Object{}, vols: map[string]map[string]*Volume{},
-		doms: map[string]*Object{}, uploaded: map[string]int64{},
+		doms: map[string]*Object{}, uploaded: map[string]int64{}, snaps: map[string][]Snapshot{},
 	}
 }
 
@@ -399,7 +403,68 @@ func (f *fakeHV) DestroyDomain(_ context.Context, n string) error {
 	return f.setDom(n, "DestroyDomain", func(o *Object) { o.Active = false })
 }
 func (f *fakeHV) UndefineDomain(_ context.Context, n string) error {
+	f.mu.Lock()
+	has := len(f.snaps[n]) > 0
+	f.mu.Unlock()
+	if has {
+		// As libvirt: a domain with snapshots cannot be undefined.
+		return fmt.Errorf("UndefineDomain %s: cannot undefine domain with %d snapshots", n, len(f.snaps[n]))
+	}
 	return f.setDom(n, "UndefineDomain", func(o *Object) { delete(f.doms, n) })
+}
+
+func (f *fakeHV) Snapshots(_ context.Context, dom string) ([]Snapshot, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.doms[dom] == nil {
+		return nil, notFound("domain", dom)
+	}
+	return append([]Snapshot(nil), f.snaps[dom]...), nil
+}
+
+func (f *fakeHV) CreateSnapshot(_ context.Context, dom, x string) error {
+	var v libvirtxml.DomainSnapshot
+	if err := v.Unmarshal(x); err != nil {
+		return err
+	}
+	return f.setDom(dom, "CreateSnapshot "+v.Name, func(o *Object) {
+		state := "shutoff"
+		if o.Active {
+			state = "running"
+		}
+		f.snaps[dom] = append(f.snaps[dom], Snapshot{Name: v.Name, Description: v.Description, State: state, Created: time.Now()})
+	})
+}
+
+func (f *fakeHV) findSnap(dom, name string) (int, error) {
+	for i, sn := range f.snaps[dom] {
+		if sn.Name == name {
+			return i, nil
+		}
+	}
+	return -1, notFound("snapshot", dom+"/"+name)
+}
+
+func (f *fakeHV) RevertSnapshot(_ context.Context, dom, name string) error {
+	var err error
+	serr := f.setDom(dom, "RevertSnapshot "+name, func(o *Object) {
+		var i int
+		if i, err = f.findSnap(dom, name); err == nil {
+			o.Active = f.snaps[dom][i].State == "running"
+		}
+	})
+	return errors.Join(serr, err)
+}
+
+func (f *fakeHV) DeleteSnapshot(_ context.Context, dom, name string) error {
+	var err error
+	serr := f.setDom(dom, "DeleteSnapshot "+name, func(o *Object) {
+		var i int
+		if i, err = f.findSnap(dom, name); err == nil {
+			f.snaps[dom] = append(f.snaps[dom][:i], f.snaps[dom][i+1:]...)
+		}
+	})
+	return errors.Join(serr, err)
 }
 
 var _ Hypervisor = (*fakeHV)(nil)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"net/netip"
+	"time"
 )
 
 // NetworkInfo is what lab needs to know about any libvirt network, ours or not.
@@ -120,4 +121,25 @@ type Hypervisor interface {
 	// DestroyDomain powers the domain off; a domain already off is no error.
 	DestroyDomain(ctx context.Context, name string) error
 	UndefineDomain(ctx context.Context, name string) error
+
+	// Snapshots lists every snapshot of the domain, bootlab's and others'.
+	Snapshots(ctx context.Context, domain string) ([]Snapshot, error)
+	// CreateSnapshot takes an internal snapshot described by xml (a
+	// <domainsnapshot>): with memory when the domain runs, disk only when off.
+	CreateSnapshot(ctx context.Context, domain, xml string) error
+	// RevertSnapshot puts the domain back to the snapshot: disk, memory and
+	// run state as they were when it was taken.
+	RevertSnapshot(ctx context.Context, domain, name string) error
+	// DeleteSnapshot removes one snapshot (not its children).
+	DeleteSnapshot(ctx context.Context, domain, name string) error
+}
+
+// Snapshot is one libvirt snapshot of a domain.
+type Snapshot struct {
+	Name        string
+	Description string
+	// State is the domain state the snapshot holds ("running", "shutoff").
+	State string
+	// Created is when libvirt took it.
+	Created time.Time
 }

@@ -35,8 +35,25 @@ type State struct {
 	// HostDNS records how the host was told to resolve the lab domain, so
 	// `down` can undo exactly that ("resolved:<link>", "networkmanager:<file>", "").
 	HostDNS string `json:"hostDNS,omitempty"`
+	// Restored is the last checkpoint restore: a node it resumed from memory
+	// runs in a qemu started then, but continues a guest run (and probe
+	// reports) that began before.
+	Restored *RestoreRecord `json:"restored,omitempty"`
 	// Updated is when the state was last written.
 	Updated time.Time `json:"updated"`
+}
+
+// RestoreRecord is when a checkpoint restore reverted the nodes.
+type RestoreRecord struct {
+	Checkpoint string    `json:"checkpoint"`
+	Started    time.Time `json:"started"`
+	Finished   time.Time `json:"finished"`
+}
+
+// resumed is true when a domain whose qemu started at since was started by
+// this restore (its guest continues an earlier run).
+func (r *RestoreRecord) resumed(since time.Time) bool {
+	return r != nil && !since.IsZero() && !since.Before(r.Started.Add(-time.Second)) && !since.After(r.Finished.Add(time.Second))
 }
 
 // StatePath is the state file of the lab whose directory is labDir.

@@ -80,9 +80,11 @@ func Inspect(ctx context.Context, hv Hypervisor, s *Spec) (*LabStatus, error) {
 	// Empty lists, not null, in -o json when nothing of the lab exists.
 	st := &LabStatus{Name: s.Name, URI: s.Libvirt.URI, Network: NetworkStatus{Name: s.NetworkName()}, DNS: []DNSRecord{}, Nodes: []NodeStatus{}}
 	labUUID := ""
+	var restored *RestoreRecord
 	if state, err := LoadState(s.LabDir); err == nil {
 		st.Accelerator = state.Accelerator
 		labUUID = state.UUID
+		restored = state.Restored
 	}
 	var leases []Lease
 	net, err := hv.LookupNetwork(ctx, s.NetworkName())
@@ -148,6 +150,12 @@ func Inspect(ctx context.Context, hv Hypervisor, s *Spec) (*LabStatus, error) {
 			case o.Active:
 				ns.State = "running"
 				ns.Since = domainSince(s.Libvirt.URI, ns.Domain)
+				if restored.resumed(ns.Since) {
+					// A checkpoint restore started this qemu with the
+					// guest's memory as it was: its run began earlier,
+					// when is unknown here.
+					ns.Since = time.Time{}
+				}
 			default:
 				ns.State = "shut off"
 			}

@@ -119,7 +119,7 @@ func wrap(err error, format string, args ...any) error {
 	}
 	what := fmt.Sprintf(format, args...)
 	switch code(err) {
-	case golibvirt.ErrNoDomain, golibvirt.ErrNoNetwork, golibvirt.ErrNoStoragePool, golibvirt.ErrNoStorageVol:
+	case golibvirt.ErrNoDomain, golibvirt.ErrNoNetwork, golibvirt.ErrNoStoragePool, golibvirt.ErrNoStorageVol, golibvirt.ErrNoDomainSnapshot:
 		return fmt.Errorf("%s: %w: %s", what, lab.ErrNotFound, err.Error())
 	case golibvirt.ErrNoSupport:
 		return fmt.Errorf("%s: %w: %s", what, lab.ErrUnsupported, err.Error())

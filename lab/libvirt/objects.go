@@ -6,8 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
+	"time"
 
 	golibvirt "github.com/digitalocean/go-libvirt"
+	"libvirt.org/go/libvirtxml"
 
 	"github.com/bootlab/bootlab/lab"
 )
@@ -517,3 +520,86 @@ func xmlName(x string) string {
 }
 
 func xmlUnmarshal(x string, v any) error { return xml.Unmarshal([]byte(x), v) }
+
+// ---- snapshots
+
+// Snapshots lists every snapshot of the domain with its name, description,
+// state and creation time.
+func (c *Conn) Snapshots(ctx context.Context, domain string) ([]lab.Snapshot, error) {
+	d, err := c.domain(ctx, domain)
+	if err != nil {
+		return nil, err
+	}
+	snaps, _, err := c.l.DomainListAllSnapshots(d, 1, 0)
+	if err != nil {
+		return nil, wrap(err, "list snapshots of domain %s", domain)
+	}
+	out := make([]lab.Snapshot, 0, len(snaps))
+	for _, sn := range snaps {
+		x, err := c.l.DomainSnapshotGetXMLDesc(sn, 0)
+		if code(err) == golibvirt.ErrNoDomainSnapshot {
+			continue // deleted by another client since the listing
+		}
+		if err != nil {
+			return nil, wrap(err, "read snapshot %s of domain %s", sn.Name, domain)
+		}
+		var v libvirtxml.DomainSnapshot
+		if err := v.Unmarshal(x); err != nil {
+			return nil, fmt.Errorf("parse snapshot %s of domain %s: %w", sn.Name, domain, err)
+		}
+		s := lab.Snapshot{Name: sn.Name, Description: v.Description, State: v.State}
+		if secs, err := strconv.ParseInt(v.CreationTime, 10, 64); err == nil {
+			s.Created = time.Unix(secs, 0).UTC()
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+// CreateSnapshot takes an internal snapshot: libvirt's default for a domain
+// whose disks are all qcow2 (memory and disks of a running domain, disks of
+// an off one). Atomic: on failure no half-made snapshot is left.
+func (c *Conn) CreateSnapshot(ctx context.Context, domain, xml string) error {
+	d, err := c.domain(ctx, domain)
+	if err != nil {
+		return err
+	}
+	c.logXML(ctx, "create snapshot of "+domain, xml)
+	_, err = c.l.DomainSnapshotCreateXML(d, xml, uint32(golibvirt.DomainSnapshotCreateAtomic))
+	if unsupportedFlags(err) {
+		_, err = c.l.DomainSnapshotCreateXML(d, xml, 0)
+	}
+	return wrap(err, "snapshot domain %s", domain)
+}
+
+func (c *Conn) snapshot(ctx context.Context, domain, name string) (golibvirt.DomainSnapshot, error) {
+	d, err := c.domain(ctx, domain)
+	if err != nil {
+		return golibvirt.DomainSnapshot{}, err
+	}
+	sn, err := c.l.DomainSnapshotLookupByName(d, name, 0)
+	return sn, wrap(err, "look up snapshot %s of domain %s", name, domain)
+}
+
+// RevertSnapshot puts the domain back to the snapshot. Force lets a running
+// domain go back to a snapshot of it shut off (libvirt otherwise refuses).
+func (c *Conn) RevertSnapshot(ctx context.Context, domain, name string) error {
+	sn, err := c.snapshot(ctx, domain, name)
+	if err != nil {
+		return err
+	}
+	err = c.l.DomainRevertToSnapshot(sn, 0)
+	if code(err) == golibvirt.ErrSnapshotRevertRisky {
+		err = c.l.DomainRevertToSnapshot(sn, uint32(golibvirt.DomainSnapshotRevertForce))
+	}
+	return wrap(err, "revert domain %s to snapshot %s", domain, name)
+}
+
+// DeleteSnapshot removes one snapshot, its data and its metadata.
+func (c *Conn) DeleteSnapshot(ctx context.Context, domain, name string) error {
+	sn, err := c.snapshot(ctx, domain, name)
+	if err != nil {
+		return err
+	}
+	return wrap(c.l.DomainSnapshotDelete(sn, 0), "delete snapshot %s of domain %s", name, domain)
+}

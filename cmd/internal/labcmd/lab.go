@@ -32,6 +32,7 @@ func NewCmdLab(f *cmdutil.Factory) *cobra.Command {
 		NewCmdApproveCSRs(f, nil),
 		NewCmdGather(f, nil),
 		NewCmdList(f, nil),
+		NewCmdCheckpoint(f, nil),
 	)
 	return cmd
 }

@@ -1,0 +1,73 @@
+//go:build integration
+
+package lab_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/bootlab/bootlab/lab"
+)
+
+// TestIntegrationCheckpointSnapshots runs the checkpoint verbs against
+// libvirtd's test driver: its snapshots are metadata only, which is what
+// this test checks (names, descriptions, states, revert of the run state,
+// deletion before undefine).
+func TestIntegrationCheckpointSnapshots(t *testing.T) {
+	c := connect(t)
+	ctx := context.Background()
+	s := integSpec(t, "integcp")
+	s.Network.CIDR = "10.125.0.0/24"
+	s.Network.Bridge, s.Network.Gateway, s.Network.APIAddress, s.Network.IngressAddress = "", "", "", ""
+	s.Nodes = nil
+	s.Defaults()
+	_, err := lab.Up(ctx, c, s, lab.UpOptions{Accelerator: lab.AccelTCG})
+	require.NoError(t, err)
+	master := s.DomainName(s.Nodes[1])
+	// A snapshot that is not bootlab's, on our domain.
+	require.NoError(t, c.CreateSnapshot(ctx, master, `<domainsnapshot><name>by-hand</name></domainsnapshot>`))
+
+	cp, err := lab.SaveCheckpoint(ctx, c, s, "start")
+	require.NoError(t, err)
+	assert.Len(t, cp.Nodes, len(s.Nodes))
+	snaps, err := c.Snapshots(ctx, master)
+	require.NoError(t, err)
+	var names []string
+	for _, sn := range snaps {
+		names = append(names, sn.Name)
+		if sn.Name == "bootlab-start" {
+			assert.Equal(t, "running", sn.State)
+			assert.Contains(t, sn.Description, "lab=integcp")
+			assert.False(t, sn.Created.IsZero())
+		}
+	}
+	assert.ElementsMatch(t, []string{"by-hand", "bootlab-start"}, names)
+
+	require.NoError(t, c.DestroyDomain(ctx, master))
+	require.NoError(t, os.WriteFile(filepath.Join(s.LabDir, "verify.json"), []byte("{}"), 0o600))
+	_, err = lab.RestoreCheckpoint(ctx, c, s, "start", lab.RestoreOptions{})
+	require.NoError(t, err)
+	d, err := c.LookupDomain(ctx, master)
+	require.NoError(t, err)
+	assert.True(t, d.Active, "reverted to the running snapshot")
+	_, err = os.Stat(filepath.Join(s.LabDir, "verify.json"))
+	assert.True(t, os.IsNotExist(err), "a file the checkpoint did not have is gone")
+
+	cps, err := lab.ListCheckpoints(ctx, c, s)
+	require.NoError(t, err)
+	require.Len(t, cps, 1, "by-hand is not a checkpoint")
+	assert.Equal(t, "start", cps[0].Name)
+	assert.Empty(t, cps[0].Missing)
+
+	require.NoError(t, lab.Down(ctx, c, s, lab.DownOptions{}))
+	doms, err := c.Domains(ctx)
+	require.NoError(t, err)
+	for _, o := range doms {
+		assert.NotContains(t, o.Name, "bootlab-integcp-", "down undefined every domain, snapshots and all")
+	}
+}

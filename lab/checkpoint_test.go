@@ -1,0 +1,214 @@
+package lab
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func upForCheckpoint(t *testing.T, hv *fakeHV) *Spec {
+	t.Helper()
+	s := testSpec(t, "t", true)
+	_, err := Up(context.Background(), hv, s, upOpts())
+	require.NoError(t, err)
+	return s
+}
+
+func TestCheckpointSaveRestoreOnEveryNode(t *testing.T) {
+	ctx := context.Background()
+	hv := newFakeHV()
+	s := upForCheckpoint(t, hv)
+	require.NoError(t, os.MkdirAll(s.StageLogDir(), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(s.StageLogDir(), "01.json"), []byte(`{"stage":1}`), 0o600))
+
+	console := s.ConsoleLogPath(s.Nodes[1])
+	require.NoError(t, os.MkdirAll(filepath.Dir(console), 0o755))
+	require.NoError(t, os.WriteFile(console, []byte("report 1\n"), 0o644))
+	consoleBefore, err := os.Stat(console)
+	require.NoError(t, err)
+
+	hv.reset()
+	cp, err := SaveCheckpoint(ctx, hv, s, "start")
+	require.NoError(t, err)
+	assert.Len(t, cp.Nodes, 4)
+	assert.Equal(t, 4, countPrefix(hv.mutations(), "CreateSnapshot bootlab-start "), "one snapshot per node")
+	info, err := os.Stat(filepath.Join(CheckpointDir(s, "start"), "state.json"))
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o600), info.Mode().Perm(), "the copied state keeps its mode")
+
+	// Break the lab: a node off, a new stage record, the state changed.
+	master := s.DomainName(s.Nodes[1])
+	require.NoError(t, hv.DestroyDomain(ctx, master))
+	require.NoError(t, os.WriteFile(filepath.Join(s.StageLogDir(), "02.json"), []byte(`{"stage":2}`), 0o600))
+	st, err := LoadState(s.LabDir)
+	require.NoError(t, err)
+	st.BootstrapRemoved = true
+	require.NoError(t, st.Save(s.LabDir))
+	require.NoError(t, os.WriteFile(console, []byte("report 1\nreport 2 of the broken run\n"), 0o644))
+
+	hv.reset()
+	_, err = RestoreCheckpoint(ctx, hv, s, "start", RestoreOptions{SkipLoadBalancer: true})
+	require.NoError(t, err)
+	assert.Equal(t, 4, countPrefix(hv.mutations(), "RevertSnapshot bootlab-start "))
+	assert.True(t, hv.doms[master].Active, "the node runs again, as it did at the checkpoint")
+	_, err = os.Stat(filepath.Join(s.StageLogDir(), "02.json"))
+	assert.True(t, os.IsNotExist(err), "a stage record made after the checkpoint is gone")
+	data, err := os.ReadFile(filepath.Join(s.StageLogDir(), "01.json"))
+	require.NoError(t, err)
+	assert.Equal(t, `{"stage":1}`, string(data))
+	st2, err := LoadState(s.LabDir)
+	require.NoError(t, err)
+	assert.False(t, st2.BootstrapRemoved, "the state is the checkpoint's")
+	assert.Equal(t, st.UUID, st2.UUID, "the lab keeps its identity")
+	assert.Equal(t, st.NetworkUUID, st2.NetworkUUID)
+	require.NotNil(t, st2.Restored, "the restore is recorded for status and verify")
+	assert.Equal(t, "start", st2.Restored.Checkpoint)
+	assert.False(t, st2.Restored.Finished.Before(st2.Restored.Started))
+
+	data, err = os.ReadFile(console)
+	require.NoError(t, err)
+	assert.Equal(t, "report 1\n", string(data), "the console log is the checkpoint's")
+	consoleAfter, err := os.Stat(console)
+	require.NoError(t, err)
+	assert.True(t, os.SameFile(consoleBefore, consoleAfter), "rewritten in place: virtlogd keeps appending to it")
+}
+
+func TestRestoreRecordResumed(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 10, 0, 0, 0, time.UTC)
+	r := &RestoreRecord{Started: t0, Finished: t0.Add(5 * time.Second)}
+	assert.True(t, r.resumed(t0.Add(2*time.Second)), "started by the restore")
+	assert.False(t, r.resumed(t0.Add(-time.Hour)), "running since before the restore: reverted in its own qemu")
+	assert.False(t, r.resumed(t0.Add(time.Minute)), "started again after the restore: a fresh boot")
+	assert.False(t, r.resumed(time.Time{}))
+	assert.False(t, (*RestoreRecord)(nil).resumed(t0))
+}
+
+func TestCheckpointListDelete(t *testing.T) {
+	ctx := context.Background()
+	hv := newFakeHV()
+	s := upForCheckpoint(t, hv)
+	master := s.DomainName(s.Nodes[1])
+	// A snapshot somebody else took is neither listed nor deleted.
+	require.NoError(t, hv.CreateSnapshot(ctx, master, `<domainsnapshot><name>mine</name></domainsnapshot>`))
+	require.NoError(t, hv.CreateSnapshot(ctx, master, `<domainsnapshot><name>bootlab-fake</name><description>bootlab checkpoint=fake lab=other uuid=x</description></domainsnapshot>`))
+
+	_, err := SaveCheckpoint(ctx, hv, s, "a")
+	require.NoError(t, err)
+	require.NoError(t, hv.DestroyDomain(ctx, master))
+	_, err = SaveCheckpoint(ctx, hv, s, "b")
+	require.NoError(t, err)
+
+	cps, err := ListCheckpoints(ctx, hv, s)
+	require.NoError(t, err)
+	require.Len(t, cps, 2)
+	assert.Equal(t, "a", cps[0].Name)
+	assert.Equal(t, "b", cps[1].Name)
+	assert.Equal(t, "running", cps[0].Nodes[master])
+	assert.Equal(t, "shutoff", cps[1].Nodes[master])
+	assert.Empty(t, cps[0].Missing)
+
+	require.NoError(t, DeleteCheckpoint(ctx, hv, s, "a"))
+	cps, err = ListCheckpoints(ctx, hv, s)
+	require.NoError(t, err)
+	require.Len(t, cps, 1)
+	assert.Equal(t, "b", cps[0].Name)
+	_, err = os.Stat(CheckpointDir(s, "a"))
+	assert.True(t, os.IsNotExist(err))
+	assert.Len(t, hv.snaps[master], 3, "mine, bootlab-fake and b")
+
+	err = DeleteCheckpoint(ctx, hv, s, "a")
+	assert.ErrorContains(t, err, "lab t has no checkpoint a")
+
+	// A checkpoint whose snapshot vanished is listed as incomplete and not restored.
+	require.NoError(t, hv.DeleteSnapshot(ctx, master, "bootlab-b"))
+	cps, err = ListCheckpoints(ctx, hv, s)
+	require.NoError(t, err)
+	assert.Equal(t, []string{master}, cps[0].Missing)
+	_, err = RestoreCheckpoint(ctx, hv, s, "b", RestoreOptions{SkipLoadBalancer: true})
+	assert.ErrorContains(t, err, "checkpoint b of lab t is incomplete (missing: bootlab-t-master-0)")
+}
+
+func TestCheckpointRefusals(t *testing.T) {
+	ctx := context.Background()
+	hv := newFakeHV()
+	s := upForCheckpoint(t, hv)
+	for _, bad := range []string{"", "Before", "a_b", "-a", "a-", "a.b", string(make([]byte, 64))} {
+		_, err := SaveCheckpoint(ctx, hv, s, bad)
+		assert.ErrorContains(t, err, "is not a DNS label", "%q", bad)
+	}
+	_, err := SaveCheckpoint(ctx, hv, s, "x")
+	require.NoError(t, err)
+	_, err = SaveCheckpoint(ctx, hv, s, "x")
+	assert.ErrorContains(t, err, "checkpoint x of lab t exists: restore it, or delete it first (bootlab lab checkpoint delete x)")
+	_, err = RestoreCheckpoint(ctx, hv, s, "nope", RestoreOptions{SkipLoadBalancer: true})
+	assert.ErrorContains(t, err, "lab t has no checkpoint nope: `bootlab lab checkpoint list` shows them")
+}
+
+func TestCheckpointSaveFailureLeavesNothing(t *testing.T) {
+	ctx := context.Background()
+	hv := newFakeHV()
+	s := upForCheckpoint(t, hv)
+	hv.failOn = "CreateSnapshot bootlab-x " + s.DomainName(s.Nodes[2])
+	_, err := SaveCheckpoint(ctx, hv, s, "x")
+	require.ErrorContains(t, err, "injected failure")
+	for d, snaps := range hv.snaps {
+		assert.Empty(t, snaps, "%s keeps no snapshot of the failed save", d)
+	}
+	_, err = os.Stat(CheckpointDir(s, "x"))
+	assert.True(t, os.IsNotExist(err))
+	entries, _ := os.ReadDir(filepath.Join(s.LabDir, "checkpoints"))
+	assert.Empty(t, entries, "no partial directory left")
+}
+
+func TestDownDeletesCheckpoints(t *testing.T) {
+	ctx := context.Background()
+	hv := newFakeHV()
+	s := upForCheckpoint(t, hv)
+	_, err := SaveCheckpoint(ctx, hv, s, "a")
+	require.NoError(t, err)
+	_, err = SaveCheckpoint(ctx, hv, s, "b")
+	require.NoError(t, err)
+	require.NoError(t, Down(ctx, hv, s, DownOptions{}))
+	assert.Empty(t, hv.doms, "every domain undefined (the fake, like libvirt, refuses one with snapshots)")
+	_, err = os.Stat(filepath.Join(s.LabDir, "checkpoints"))
+	assert.True(t, os.IsNotExist(err), "checkpoint files removed")
+}
+
+func TestInspectSinceUnknownForNodeResumedByRestore(t *testing.T) {
+	ctx := context.Background()
+	hv := newFakeHV()
+	s := upForCheckpoint(t, hv) // qemu:///system: Since comes from qemu's pid files
+	old := qemuRunDir
+	qemuRunDir = t.TempDir()
+	t.Cleanup(func() { qemuRunDir = old })
+	pidAt := func(n Node, at time.Time) {
+		p := filepath.Join(qemuRunDir, s.DomainName(n)+".pid")
+		require.NoError(t, os.WriteFile(p, []byte("1\n"), 0o644))
+		require.NoError(t, os.Chtimes(p, at, at))
+	}
+	_, err := SaveCheckpoint(ctx, hv, s, "a")
+	require.NoError(t, err)
+	master, bootstrap := s.Nodes[1], s.Nodes[0]
+	require.NoError(t, hv.DestroyDomain(ctx, s.DomainName(master)))
+	_, err = RestoreCheckpoint(ctx, hv, s, "a", RestoreOptions{SkipLoadBalancer: true})
+	require.NoError(t, err)
+	st, err := LoadState(s.LabDir)
+	require.NoError(t, err)
+	pidAt(master, st.Restored.Started.Add(time.Millisecond)) // started by the restore
+	hourAgo := time.Now().Add(-time.Hour).Truncate(time.Second)
+	pidAt(bootstrap, hourAgo) // reverted in its own, older qemu
+
+	ls, err := Inspect(ctx, hv, s)
+	require.NoError(t, err)
+	since := map[string]time.Time{}
+	for _, n := range ls.Nodes {
+		since[n.Name] = n.Since
+	}
+	assert.True(t, since[master.Name].IsZero(), "the resumed node's run began before its qemu: unknown")
+	assert.True(t, since[bootstrap.Name].Equal(hourAgo), "a node the restore did not restart keeps its qemu's start: %v", since[bootstrap.Name])
+}
