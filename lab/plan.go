@@ -300,6 +300,9 @@ func domainPlan(s *Spec, n Node, accel Accelerator) (DomainPlan, error) {
 		if s.Image.Initrd != "" {
 			d.OS.Initrd = absPath(s.Image.Initrd)
 		}
+		if n.Role == RoleBootstrap && s.Rehearsal() && s.Image.RehearsalInitrd != "" {
+			d.OS.Initrd = absPath(s.Image.RehearsalInitrd)
+		}
 		d.OS.Cmdline = s.Image.Cmdline
 	} else {
 		d.OS.BootDevices = []libvirtxml.DomainBootDevice{{Dev: "hd"}}

@@ -54,6 +54,10 @@ type SpecFlags struct {
 	Profile     string
 	NetworkMode string
 	LabDir      string
+	// ManualBootstrap, when set, overrides openshift.manualBootstrap before
+	// defaults are applied (a rehearsal bootstrap gets more memory). Only
+	// `lab up` has the flag.
+	ManualBootstrap *bool
 
 	flags *pflag.FlagSet
 }
@@ -135,6 +139,9 @@ func (sf *SpecFlags) Load() (*lab.Spec, error) {
 	}
 	if changed("lab-dir") {
 		spec.LabDir = sf.LabDir
+	}
+	if sf.ManualBootstrap != nil {
+		spec.OpenShift.ManualBootstrap = *sf.ManualBootstrap
 	}
 	spec.Defaults()
 	if err := spec.Validate(); err != nil {

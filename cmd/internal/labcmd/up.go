@@ -59,7 +59,7 @@ that failed or was interrupted.`,
 	AddSpecFlags(cmd, &opts.Spec)
 	cmd.Flags().BoolVar(&opts.StartWorkers, "start-workers", false, "start the workers now (on openshift labs they are otherwise left off until the masters serve them)")
 	cmd.Flags().BoolVar(&opts.NoPreflight, "no-preflight", false, "skip the host checks (the accelerator is still chosen)")
-	manual := cmd.Flags().Bool("manual-bootstrap", false, "mask bootkube.service on the bootstrap node so you drive it with bootlab stage (overrides openshift.manualBootstrap)")
+	manual := cmd.Flags().Bool("manual-bootstrap", false, "start no bootstrap service at boot so you drive the bootstrap with bootlab stage: masks bootkube.service on a real lab, builds a rehearsal bootstrap (SSH, bash, etcd) on a probe lab (overrides openshift.manualBootstrap)")
 	cmd.PreRun = func(c *cobra.Command, _ []string) {
 		if c.Flags().Changed("manual-bootstrap") {
 			opts.ManualBootstrap = manual
@@ -69,12 +69,10 @@ that failed or was interrupted.`,
 }
 
 func runUp(ctx context.Context, f *cmdutil.Factory, opts *UpOptions) error {
+	opts.Spec.ManualBootstrap = opts.ManualBootstrap
 	spec, err := opts.Spec.Load()
 	if err != nil {
 		return err
-	}
-	if opts.ManualBootstrap != nil {
-		spec.OpenShift.ManualBootstrap = *opts.ManualBootstrap
 	}
 	return upSpec(ctx, f, opts, spec)
 }
@@ -255,7 +253,7 @@ func checkBootFiles(spec *lab.Spec) error {
 			return fmt.Errorf("node %s has no Ignition at %s (the %s profile's preparer writes it): %w", n.Name, spec.IgnitionPath(n), spec.Profile, err)
 		}
 	}
-	for field, p := range map[string]string{"image.kernel": spec.Image.Kernel, "image.initrd": spec.Image.Initrd} {
+	for field, p := range map[string]string{"image.kernel": spec.Image.Kernel, "image.initrd": spec.Image.Initrd, "image.rehearsalInitrd": spec.Image.RehearsalInitrd} {
 		if p == "" {
 			continue
 		}
@@ -307,7 +305,7 @@ func makeQEMUReadable(spec *lab.Spec, f *cmdutil.Factory) error {
 	if err := chown(ignDir); err != nil {
 		return err
 	}
-	for _, p := range []string{spec.Image.Kernel, spec.Image.Initrd} {
+	for _, p := range []string{spec.Image.Kernel, spec.Image.Initrd, spec.Image.RehearsalInitrd} {
 		if p == "" {
 			continue
 		}
