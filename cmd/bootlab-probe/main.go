@@ -9,13 +9,24 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"sync"
 	"time"
 )
 
 func main() {
+	// On a rehearsal bootstrap the agent is also sudo (rehearsal.go).
+	if filepath.Base(os.Args[0]) == "sudo" {
+		os.Exit(sudoMain(os.Args[1:]))
+	}
+	if os.Getpid() != 1 {
+		fmt.Fprintln(os.Stderr, "bootlab-probe is the /init of bootlab's probe VMs and runs only as PID 1")
+		os.Exit(2)
+	}
 	console := setupSystem()
 	a := newAgent(console)
 	a.run(context.Background())

@@ -79,7 +79,17 @@ func writeProbeIgnition(spec *lab.Spec) error {
 	if err != nil {
 		return fmt.Errorf("lab PKI in %s: %w", filepath.Join(spec.LabDir, "pki"), err)
 	}
-	cfgs, err := probe.Generate(probeInput(spec, p))
+	in := probeInput(spec, p)
+	if spec.Rehearsal() {
+		in.Rehearsal = true
+		if in.SSHAuthorizedKey, err = lab.SSHPublicKey(spec); err != nil {
+			return err
+		}
+		if in.SSHHostKeyPEM, err = lab.EnsureRehearsalHostKey(spec); err != nil {
+			return err
+		}
+	}
+	cfgs, err := probe.Generate(in)
 	if err != nil {
 		return err
 	}

@@ -325,6 +325,9 @@ func makeQEMUReadable(spec *lab.Spec, f *cmdutil.Factory) error {
 // nextSteps are the commands `lab up` suggests: probe nodes run no SSH
 // server, so a probe lab is looked at with verify and the console instead.
 func nextSteps(spec *lab.Spec) string {
+	if spec.Rehearsal() {
+		return "`bootlab stage status` (once the bootstrap has booted), `bootlab stage run 01`, `bootlab lab ssh bootstrap`, `bootlab lab console NODE`"
+	}
 	if spec.Profile == lab.ProfileProbe {
 		return "`bootlab lab verify` (once the nodes have booted), `bootlab lab status`, `bootlab lab console NODE`"
 	}
