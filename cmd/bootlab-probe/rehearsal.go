@@ -6,7 +6,6 @@ import (
 	"io/fs"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 
@@ -30,6 +29,8 @@ const sudoPath = "/usr/bin/sudo"
 
 // rehearse prepares the node and starts its SSH server.
 func (a *agent) rehearse(cfg types.Config) {
+	// The kernel starts /init with no PATH; sudo and the shells get theirs.
+	_ = os.Setenv("PATH", defaultPath)
 	n, err := writeIgnitionFiles(cfg)
 	if err != nil {
 		a.rep.set(chkSSH, false, false, "write Ignition files: %v", err)
@@ -50,7 +51,7 @@ func (a *agent) rehearse(cfg types.Config) {
 			a.log.Warn("mount /dev/pts: interactive logins will have no terminal", "err", err)
 		}
 	}
-	if _, err := exec.LookPath("bash"); err != nil {
+	if _, err := os.Stat("/bin/bash"); err != nil {
 		a.rep.set(chkSSH, false, false, "no bash in this initrd: the rehearsal bootstrap boots image.rehearsalInitrd (bootlab lab probe-image build --rehearsal)")
 		return
 	}

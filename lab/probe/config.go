@@ -84,6 +84,9 @@ type Input struct {
 	Rehearsal        bool
 	SSHAuthorizedKey string // one authorized_keys line: the lab's public key
 	SSHHostKeyPEM    []byte // an OpenSSH private key
+	// Assets describe the cluster for the rehearsal bootstrap's
+	// /opt/openshift (RehearsalAssets).
+	Assets AssetInput
 }
 
 // Configs are the generated Ignition configs: Bootstrap is bootstrap.ign (a
@@ -166,6 +169,11 @@ func Generate(in Input) (*Configs, error) {
 		}
 		bootPool.Rehearsal = true
 		bootFiles = append(bootFiles, ignition.File{Path: SSHHostKeyPath, Mode: 0o600, Data: in.SSHHostKeyPEM})
+		assets, err := RehearsalAssets(in, in.Assets)
+		if err != nil {
+			return nil, fmt.Errorf("rehearsal bootstrap assets: %w", err)
+		}
+		bootFiles = append(bootFiles, assets...)
 		users = []types.PasswdUser{{Name: "core", SSHAuthorizedKeys: []types.SSHAuthorizedKey{types.SSHAuthorizedKey(strings.TrimSpace(in.SSHAuthorizedKey))}}}
 	}
 	if out.Bootstrap, err = full(bootPool, bootFiles...); err != nil {

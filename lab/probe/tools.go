@@ -25,8 +25,12 @@ import (
 // libraries those programs need; the builder copies only the ones the
 // programs' ELF headers ask for (what ldd would list).
 var (
-	ToolPackages    = []string{"bash", "coreutils", "sed", "grep", "jq", "etcd-server", "etcd-client"}
-	LibraryPackages = []string{"libc6", "libtinfo6", "libacl1", "libattr1", "libselinux1", "libpcre2-8-0", "libgmp10", "libssl3", "libjq1", "libonig5"}
+	ToolPackages    = []string{"bash", "coreutils", "sed", "grep", "jq", "curl", "etcd-server", "etcd-client"}
+	LibraryPackages = []string{"libc6", "libtinfo6", "libacl1", "libattr1", "libselinux1", "libpcre2-8-0", "libgmp10", "libssl3", "libjq1", "libonig5",
+		// curl's
+		"libcurl4", "libbrotli1", "libgssapi-krb5-2", "libkrb5-3", "libk5crypto3", "libkrb5support0", "libcom-err2", "libkeyutils1",
+		"libidn2-0", "libunistring2", "libldap-2.5-0", "libsasl2-2", "libgnutls30", "libp11-kit0", "libtasn1-6", "libnettle8", "libhogweed6",
+		"libffi8", "libnghttp2-14", "libpsl5", "librtmp1", "libssh2-1", "libzstd1", "zlib1g"}
 )
 
 // toolsFormat is bumped when the tools archive layout changes.

@@ -31,7 +31,7 @@ func TestEnsureToolsRunsInAChroot(t *testing.T) {
 	cache := t.TempDir()
 	tools, err := EnsureTools(ctx, cache, nil)
 	require.NoError(t, err)
-	for _, f := range []string{"usr/bin/bash", "usr/bin/stat", "usr/bin/jq", "usr/bin/etcd", "usr/bin/etcdctl", "usr/bin/sed", "usr/bin/grep",
+	for _, f := range []string{"usr/bin/bash", "usr/bin/stat", "usr/bin/jq", "usr/bin/etcd", "usr/bin/etcdctl", "usr/bin/sed", "usr/bin/grep", "usr/bin/curl",
 		"lib/x86_64-linux-gnu/libjq.so.1", "lib/x86_64-linux-gnu/libonig.so.5", "lib64/ld-linux-x86-64.so.2"} {
 		assert.Contains(t, tools.Files, f)
 	}
@@ -50,11 +50,11 @@ func TestEnsureToolsRunsInAChroot(t *testing.T) {
 	out, err := unpack.CombinedOutput()
 	require.NoError(t, err, "%s", out)
 	run := exec.Command("chroot", root, "/bin/bash", "-c",
-		`set -e; stat -c %a /etc/passwd; echo '{"a":[1,2]}' | jq -c .a; etcd --version | head -1; etcdctl version | head -1; echo x | sed s/x/y/ | grep -c y; id -un`)
+		`set -e; stat -c %a /etc/passwd; echo '{"a":[1,2]}' | jq -c .a; etcd --version | head -1; etcdctl version | head -1; echo x | sed s/x/y/ | grep -c y; id -un; curl --version | head -1 | cut -d' ' -f1`)
 	run.Env = []string{"PATH=/usr/bin"}
 	out, err = run.CombinedOutput()
 	require.NoError(t, err, "%s", out)
-	assert.Equal(t, "644\n[1,2]\netcd Version: 3.4.23\netcdctl version: 3.4.23\n1\nroot\n", string(out))
+	assert.Equal(t, "644\n[1,2]\netcd Version: 3.4.23\netcdctl version: 3.4.23\n1\nroot\ncurl\n", string(out))
 
 	again, err := EnsureTools(ctx, cache, nil)
 	require.NoError(t, err)

@@ -88,6 +88,15 @@ func writeProbeIgnition(spec *lab.Spec) error {
 		if in.SSHHostKeyPEM, err = lab.EnsureRehearsalHostKey(spec); err != nil {
 			return err
 		}
+		version := spec.OpenShift.Version
+		if version == "" {
+			version = lab.DefaultOpenShiftVersion
+		}
+		in.Assets = probe.AssetInput{
+			ClusterName: spec.Cluster.Name, BaseDomain: spec.Cluster.BaseDomain, MachineCIDR: spec.Network.CIDR,
+			Masters: len(spec.NodesByRole(lab.RoleMaster)), Workers: len(spec.NodesByRole(lab.RoleWorker)),
+			Release: probe.ReleaseFor(version),
+		}
 	}
 	cfgs, err := probe.Generate(in)
 	if err != nil {
