@@ -13,15 +13,15 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"path/filepath"
 	"sync"
 	"time"
 )
 
 func main() {
-	// On a rehearsal bootstrap the agent is also sudo (rehearsal.go).
-	if filepath.Base(os.Args[0]) == "sudo" {
-		os.Exit(sudoMain(os.Args[1:]))
+	// On a rehearsal bootstrap the agent is also sudo and the stand-ins
+	// (standins.go).
+	if code, ok := multicall(os.Args); ok {
+		os.Exit(code)
 	}
 	if os.Getpid() != 1 {
 		fmt.Fprintln(os.Stderr, "bootlab-probe is the /init of bootlab's probe VMs and runs only as PID 1")

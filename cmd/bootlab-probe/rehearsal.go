@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -71,6 +72,8 @@ func (a *agent) rehearse(cfg types.Config) {
 		return
 	}
 	go func() { _ = srv.serve(ln) }()
+	kl := &kubelet{log: a.log, dir: staticPodDir, pods: map[string]*runningPod{}}
+	go kl.run(context.Background())
 	a.rep.set(chkSSH, true, false, "listening on :22 (users root and core, the lab's key; core runs root commands with sudo -n)")
 }
 
@@ -142,7 +145,17 @@ func setupSudo() error {
 	if err := os.Link(self, sudoPath); err != nil {
 		return fmt.Errorf("link %s to %s: %w", sudoPath, self, err)
 	}
-	return os.Chmod(sudoPath, 0o4755|fs.ModeSetuid)
+	if err := os.Chmod(sudoPath, 0o4755|fs.ModeSetuid); err != nil {
+		return err
+	}
+	for _, name := range standInNames {
+		p := filepath.Join(filepath.Dir(sudoPath), name)
+		_ = os.Remove(p)
+		if err := os.Symlink(self, p); err != nil {
+			return fmt.Errorf("link %s: %w", p, err)
+		}
+	}
+	return nil
 }
 
 // sudoMain is the sudo stand-in: core (or root) may run any command as

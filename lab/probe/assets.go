@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -23,9 +24,25 @@ const (
 // the version its stand-ins report and the pull spec release-image.sh
 // names (nothing is ever pulled).
 type RehearsalRelease struct {
-	Version           string // 4.19.10
-	KubernetesVersion string // 1.32.7
-	Image             string // quay.io/openshift-release-dev/ocp-release@sha256:...
+	Version           string `json:"version"`           // 4.19.10
+	KubernetesVersion string `json:"kubernetesVersion"` // 1.32.0
+	Image             string `json:"image"`             // quay.io/openshift-release-dev/ocp-release@sha256:...
+	// Components maps image-references names (etcd, cluster-etcd-operator,
+	// ...) to their pull specs, as `oc adm release info` lists them.
+	Components map[string]string `json:"components"`
+}
+
+// ReleaseMetadataPath is where the rehearsal bootstrap keeps its release
+// metadata; the podman and oc stand-ins answer from it.
+const ReleaseMetadataPath = "/etc/bootlab/release.json"
+
+// ReleaseComponents are the image-references names bootkube.sh asks the
+// release payload for (image_for).
+var ReleaseComponents = []string{
+	"machine-config-operator", "etcd", "pod", "cluster-etcd-operator", "cluster-config-api", "cluster-config-operator",
+	"cluster-kube-apiserver-operator", "cluster-kube-controller-manager-operator", "cluster-kube-scheduler-operator",
+	"cluster-ingress-operator", "cluster-node-tuning-operator", "cloud-credential-operator", "hyperkube",
+	"cluster-policy-controller", "cluster-bootstrap", "cluster-authentication-operator", "cluster-version-operator",
 }
 
 // AssetInput is what the rehearsal assets need beyond Input.
@@ -129,6 +146,19 @@ func RehearsalAssets(in Input, a AssetInput) ([]ignition.File, error) {
 	add(AssetDir+"/tls/kube-apiserver-complete-client-ca-bundle.crt", 0o644, in.PKI.CA.CertPEM)
 	add(AssetDir+"/tls/machine-config-server.crt", 0o644, in.PKI.MCS.CertPEM)
 	add(AssetDir+"/tls/machine-config-server.key", 0o600, in.PKI.MCS.KeyPEM)
+	// The etcd signer, an intermediate of the lab CA: the etcd render
+	// signs the member's serving, peer and client certificates with it.
+	etcdSigner, err := pki.NewIntermediate(in.PKI.CA, "etcd-signer")
+	if err != nil {
+		return nil, err
+	}
+	add(AssetDir+"/tls/etcd-signer.crt", 0o644, etcdSigner.CertPEM)
+	add(AssetDir+"/tls/etcd-signer.key", 0o600, etcdSigner.KeyPEM)
+	rel, err := json.MarshalIndent(a.Release, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	add(ReleaseMetadataPath, 0o644, rel)
 
 	// auth/: kubeconfigs with client certificates signed by the lab CA.
 	admin, err := pki.NewClient(in.PKI.CA, "system:admin", []string{"system:masters"})
@@ -319,5 +349,10 @@ func ReleaseFor(version string) RehearsalRelease {
 	}
 	sum := sha256.Sum256([]byte("bootlab rehearsal release " + version))
 	r.Image = "quay.io/openshift-release-dev/ocp-release@sha256:" + hex.EncodeToString(sum[:])
+	r.Components = map[string]string{}
+	for _, c := range ReleaseComponents {
+		sum := sha256.Sum256([]byte("bootlab rehearsal release " + version + " " + c))
+		r.Components[c] = "quay.io/openshift-release-dev/ocp-v4.0-art-dev@sha256:" + hex.EncodeToString(sum[:])
+	}
 	return r
 }

@@ -1,0 +1,185 @@
+package main
+
+import (
+	"bytes"
+	"crypto/x509"
+	"encoding/json"
+	"encoding/pem"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/yaml"
+
+	"github.com/bootlab/bootlab/lab/pki"
+	"github.com/bootlab/bootlab/lab/probe"
+)
+
+// standInNode points the stand-ins at a release and probe config in a
+// temporary directory and returns an /opt/openshift-like assets directory
+// with the lab CA and the etcd signer in tls/.
+func standInNode(t *testing.T) (assets string, rel probe.RehearsalRelease, ca pki.Pair) {
+	t.Helper()
+	dir := t.TempDir()
+	rel = probe.ReleaseFor("4.19.10")
+	data, _ := json.Marshal(rel)
+	releasePath = filepath.Join(dir, "release.json")
+	require.NoError(t, os.WriteFile(releasePath, data, 0o644))
+	pc := probe.Config{Nodes: map[string]probe.NodeExpect{"52:54:00:00:00:0a": {Name: "bootstrap", FQDN: "bootstrap.ocp.lab.local", Role: "bootstrap", IP: "192.168.126.10"}}}
+	data, _ = json.Marshal(pc)
+	probeConfigPath = filepath.Join(dir, "probe.json")
+	require.NoError(t, os.WriteFile(probeConfigPath, data, 0o644))
+	t.Cleanup(func() { releasePath, probeConfigPath = probe.ReleaseMetadataPath, probe.ConfigPath })
+
+	ca, err := pki.NewCA("root-ca")
+	require.NoError(t, err)
+	signer, err := pki.NewIntermediate(ca, "etcd-signer")
+	require.NoError(t, err)
+	assets = filepath.Join(dir, "opt-openshift")
+	require.NoError(t, os.MkdirAll(filepath.Join(assets, "tls"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(assets, "tls", "root-ca.crt"), ca.CertPEM, 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(assets, "tls", "etcd-signer.crt"), signer.CertPEM, 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(assets, "tls", "etcd-signer.key"), signer.KeyPEM, 0o600))
+	return assets, rel, ca
+}
+
+// image_for and oc adm release info answer from the release metadata, and
+// say they are stand-ins.
+func TestPodmanImageForAndOcReleaseInfo(t *testing.T) {
+	_, rel, _ := standInNode(t)
+	var out, errb bytes.Buffer
+	code := podmanMain([]string{"run", "--quiet", "--rm", "--net=none", rel.Image, "image", "etcd"}, &out, &errb)
+	assert.Equal(t, 0, code, errb.String())
+	assert.Equal(t, rel.Components["etcd"]+"\n", out.String())
+	assert.Contains(t, errb.String(), "stand-in")
+
+	out.Reset()
+	assert.Equal(t, 1, podmanMain([]string{"run", "--rm", rel.Image, "image", "no-such"}, &out, &errb))
+	assert.Equal(t, 125, podmanMain([]string{"run", "--rm", "quay.io/other@sha256:00", "image", "etcd"}, &out, &errb), "not an image of the release")
+	assert.Equal(t, 125, podmanMain([]string{"ps"}, &out, &errb))
+
+	out.Reset()
+	assert.Equal(t, 0, ocMain([]string{"adm", "release", "info", "-o", "jsonpath={.metadata.version}", rel.Image}, &out, &errb))
+	assert.Equal(t, "4.19.10", out.String())
+	out.Reset()
+	assert.Equal(t, 0, ocMain([]string{"adm", "release", "info", "-o", "jsonpath={.displayVersions.kubernetes.Version}", "--icsp-file=x", rel.Image}, &out, &errb))
+	assert.Equal(t, "1.32.0", out.String())
+	assert.Equal(t, 1, ocMain([]string{"get", "pods"}, &out, &errb))
+}
+
+// The etcd render, called as stage 07 calls it, writes the member's static
+// pod with real etcd flags, certificates chained to the lab CA, the client
+// certificate, and manifests for the API server; the kubelet stand-in's
+// view of the pod maps the certificate paths to the host.
+func TestPodmanEtcdRender(t *testing.T) {
+	assets, rel, ca := standInNode(t)
+	var out, errb bytes.Buffer
+	code := podmanMain([]string{"run", "--quiet", "--net=host", "--rm", "--name", "etcd-render",
+		"--volume", assets + ":/assets:z", rel.Components["cluster-etcd-operator"],
+		"/usr/bin/cluster-etcd-operator", "render", "--asset-output-dir=/assets/etcd-bootstrap",
+		"--cluster-configmap-file=/assets/manifests/cluster-config.yaml", "--etcd-image=" + rel.Components["etcd"]}, &out, &errb)
+	require.Equal(t, 0, code, errb.String())
+	assert.Contains(t, errb.String(), "stand-in")
+	eb := filepath.Join(assets, "etcd-bootstrap")
+
+	data, err := os.ReadFile(filepath.Join(eb, "etc-kubernetes/manifests/etcd-member-pod.yaml"))
+	require.NoError(t, err)
+	var pod corev1.Pod
+	require.NoError(t, yaml.Unmarshal(data, &pod))
+	assert.Equal(t, "openshift-etcd/etcd-bootstrap-member", pod.Namespace+"/"+pod.Name)
+	assert.True(t, pod.Spec.HostNetwork)
+	require.Len(t, pod.Spec.Containers, 1)
+	c := pod.Spec.Containers[0]
+	assert.Equal(t, rel.Components["etcd"], c.Image)
+	argv := hostArgs(pod, c, append(c.Command, c.Args...))
+	joined := strings.Join(argv, " ")
+	assert.Contains(t, joined, "--cert-file="+etcdResourceDir+"/etcd-serving.crt", "the kubelet maps the mount to the host path")
+	assert.Contains(t, joined, "--advertise-client-urls=https://192.168.126.10:2379")
+	assert.Contains(t, joined, "--data-dir=/var/lib/etcd")
+
+	roots := x509.NewCertPool()
+	roots.AddCert(parseCert(t, ca.CertPEM))
+	inter := x509.NewCertPool()
+	bundle, err := os.ReadFile(filepath.Join(eb, "tls/etcd-ca-bundle.crt"))
+	require.NoError(t, err)
+	require.True(t, inter.AppendCertsFromPEM(bundle))
+	for f, usage := range map[string]x509.ExtKeyUsage{
+		"etc-kubernetes/static-pod-resources/etcd-member/etcd-serving.crt": x509.ExtKeyUsageServerAuth,
+		"etc-kubernetes/static-pod-resources/etcd-member/etcd-peer.crt":    x509.ExtKeyUsageClientAuth,
+		"tls/etcd-client.crt": x509.ExtKeyUsageClientAuth,
+	} {
+		data, err := os.ReadFile(filepath.Join(eb, f))
+		require.NoError(t, err, f)
+		cert := parseCert(t, data)
+		_, err = cert.Verify(x509.VerifyOptions{Roots: roots, Intermediates: inter, KeyUsages: []x509.ExtKeyUsage{usage}, DNSName: dnsFor(usage)})
+		assert.NoError(t, err, "%s chains to the lab CA through etcd-signer", f)
+	}
+	for _, f := range []string{"tls/etcd-client.key", "etc-kubernetes/static-pod-resources/etcd-member/etcd-serving.key", "manifests/openshift-config-secret-etcd-client.yaml"} {
+		fi, err := os.Stat(filepath.Join(eb, f))
+		require.NoError(t, err)
+		assert.Equal(t, os.FileMode(0o600), fi.Mode().Perm(), f)
+	}
+	ents, err := os.ReadDir(filepath.Join(eb, "manifests"))
+	require.NoError(t, err)
+	assert.NotEmpty(t, ents, "stage 07 copies etcd-bootstrap/manifests/*")
+}
+
+func dnsFor(u x509.ExtKeyUsage) string {
+	if u == x509.ExtKeyUsageServerAuth {
+		return "localhost"
+	}
+	return ""
+}
+
+func parseCert(t *testing.T, data []byte) *x509.Certificate {
+	t.Helper()
+	b, _ := pem.Decode(data)
+	require.NotNil(t, b)
+	c, err := x509.ParseCertificate(b.Bytes)
+	require.NoError(t, err)
+	return c
+}
+
+// A manifest that lands starts its program, one removed stops it; a pod
+// whose program the node lacks is recorded as not run.
+func TestKubeletStandIn(t *testing.T) {
+	dir := t.TempDir()
+	k := &kubelet{log: slog.New(slog.DiscardHandler), dir: dir, state: filepath.Join(t.TempDir(), "kubelet.json"), logs: t.TempDir(), pods: map[string]*runningPod{}}
+	pod := `apiVersion: v1
+kind: Pod
+metadata: {name: sleeper, namespace: test}
+spec:
+  hostNetwork: true
+  containers:
+  - name: sleep
+    image: example
+    command: ["sleep"]
+    args: ["300"]
+`
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "sleeper.yaml"), []byte(pod), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "other.yaml"), []byte(strings.ReplaceAll(pod, `["sleep"]`, `["no-such-program"]`)), 0o644))
+	k.sync()
+	rp := k.pods[filepath.Join(dir, "sleeper.yaml")]
+	require.NotNil(t, rp)
+	require.True(t, rp.state.Running, rp.state.Detail)
+	pid := rp.state.PID
+	other := k.pods[filepath.Join(dir, "other.yaml")]
+	require.NotNil(t, other)
+	assert.False(t, other.state.Running)
+	assert.Contains(t, other.state.Detail, "not run")
+
+	require.NoError(t, os.Remove(filepath.Join(dir, "sleeper.yaml")))
+	k.sync()
+	assert.Nil(t, k.pods[filepath.Join(dir, "sleeper.yaml")])
+	assert.Error(t, syscall.Kill(pid, 0), "the process is gone")
+	data, err := os.ReadFile(k.state)
+	require.NoError(t, err)
+	assert.Contains(t, string(data), "other.yaml", "crictl's state lists what is recorded")
+	assert.NotContains(t, string(data), "sleeper.yaml")
+}
