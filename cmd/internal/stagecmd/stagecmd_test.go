@@ -19,6 +19,7 @@ import (
 
 	"github.com/bootlab/bootlab/cmd/internal/cmdutil"
 	"github.com/bootlab/bootlab/internal/status"
+	"github.com/bootlab/bootlab/lab"
 	"github.com/bootlab/bootlab/stages"
 	"github.com/bootlab/bootlab/stages/stagestest"
 )
@@ -87,6 +88,25 @@ func TestRunNeedsALabOrAHost(t *testing.T) {
 	assert.Equal(t, cmdutil.ExitUsage, exitCode(err))
 	assert.ErrorContains(t, err, "bootlab lab up")
 	assert.ErrorContains(t, err, "--host")
+}
+
+// A probe lab without manual bootstrap runs no stages: stage commands say
+// so and how to rebuild, instead of "connection refused".
+func TestStagesRefusePlainProbeLab(t *testing.T) {
+	e := newEnv(t)
+	s := &lab.Spec{Name: "plainprobe", LabDir: e.labDir}
+	s.Defaults()
+	require.Equal(t, lab.ProfileProbe, s.Profile)
+	require.NoError(t, (&lab.State{Spec: s}).Save(e.labDir))
+	for _, cmd := range []*cobra.Command{NewCmdRun(e.f, nil), NewCmdStatus(e.f, nil)} {
+		args := []string{"-f", e.spec}
+		if cmd.Name() == "run" {
+			args = append(args, "07")
+		}
+		err := execute(cmd, args...)
+		assert.Equal(t, cmdutil.ExitInvalid, exitCode(err), "%s: %v", cmd.Name(), err)
+		assert.ErrorContains(t, err, "bootlab lab up --manual-bootstrap")
+	}
 }
 
 func TestRunWithNodeWritesLogs(t *testing.T) {
