@@ -207,7 +207,7 @@ func podmanMain(args []string, stdout, stderr io.Writer) int {
 		say("%s (%s) %s is not played on the rehearsal bootstrap", comp, run.image, strings.Join(cmd, " "))
 		return 125
 	}
-	say("%s render, played by bootlab: it writes what the operator's render writes, with certificates signed by the lab CA", nameOr(comp, "cluster-version-operator"))
+	say("%s render, played by bootlab: it writes the files the operator's render writes (certificates signed by the lab CA)", nameOr(comp, "cluster-version-operator"))
 	if err := render(run, rel, flags(mapPaths(run, cmd))); err != nil {
 		fmt.Fprintf(stderr, "%s render: %v\n", nameOr(comp, "cluster-version-operator"), err)
 		return 1

@@ -183,3 +183,62 @@ spec:
 	assert.Contains(t, string(data), "other.yaml", "crictl's state lists what is recorded")
 	assert.NotContains(t, string(data), "sleeper.yaml")
 }
+
+// The renders of stages 03 to 11, called as the stage scripts call them,
+// write the files the scripts copy and the stage checks read.
+func TestPodmanControlPlaneRenders(t *testing.T) {
+	assets, rel, _ := standInNode(t)
+	require.NoError(t, os.MkdirAll(filepath.Join(assets, "manifests"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(assets, "manifests", "99_feature-gate.yaml"), []byte("apiVersion: config.openshift.io/v1\nkind: FeatureGate\nmetadata:\n  name: cluster\nspec: {}\n"), 0o644))
+	run := func(comp string, args ...string) {
+		t.Helper()
+		image := rel.Image
+		if comp != "" {
+			image = rel.Components[comp]
+		}
+		var out, errb bytes.Buffer
+		code := podmanMain(append([]string{"run", "--quiet", "--net=host", "--rm", "--volume", assets + ":/assets:z", image}, args...), &out, &errb)
+		require.Equal(t, 0, code, "%s: %s", comp, errb.String())
+	}
+	run("cluster-config-api", "/usr/bin/render", "--asset-output-dir=/assets/api-bootstrap", "--rendered-manifest-dir=/assets/manifests", "--payload-version=4.19.10")
+	run("cluster-authentication-operator", "render", "--asset-output-dir=/assets/auth-api-bootstrap/manifests", "--rendered-manifest-dir=/assets/manifests")
+	run("cluster-config-operator", "/usr/bin/cluster-config-operator", "render", "--config-output-file=/assets/config-bootstrap/config",
+		"--cloud-provider-config-output-file=/assets/config-bootstrap/cloud-provider-config-generated.yaml", "--asset-output-dir=/assets/config-bootstrap")
+	run("", "render", "--output-dir=/assets/cvo-bootstrap", "--release-image="+rel.Image)
+	run("cluster-kube-apiserver-operator", "/usr/bin/cluster-kube-apiserver-operator", "render", "--manifest-image=hk",
+		"--asset-output-dir=/assets/kube-apiserver-bootstrap", "--config-output-file=/assets/kube-apiserver-bootstrap/config")
+	run("cluster-kube-controller-manager-operator", "/usr/bin/cluster-kube-controller-manager-operator", "render", "--manifest-image=hk",
+		"--asset-output-dir=/assets/kube-controller-manager-bootstrap", "--config-output-file=/assets/kube-controller-manager-bootstrap/config",
+		"--cpc-config-output-file=/assets/kube-controller-manager-bootstrap/cpc-config")
+	run("cluster-kube-scheduler-operator", "/usr/bin/cluster-kube-scheduler-operator", "render", "--manifest-image=hk",
+		"--asset-output-dir=/assets/kube-scheduler-bootstrap", "--config-output-file=/assets/kube-scheduler-bootstrap/config")
+	run("cluster-ingress-operator", "render", "--prefix=cluster-ingress-", "--output-dir=/assets/ingress-operator-manifests")
+	run("cluster-node-tuning-operator", "render", "--asset-input-dir=/assets/manifests", "--asset-output-dir=/assets/node-tuning-bootstrap")
+
+	for _, f := range []string{
+		"api-bootstrap/manifests/0000_10_config-operator_01_apiservers.crd.yaml",
+		"auth-api-bootstrap/manifests/0000_03_authorization-openshift_01_rolebindingrestriction.crd.yaml",
+		"config-bootstrap/config", "config-bootstrap/cloud-provider-config-generated.yaml",
+		"cvo-bootstrap/bootstrap/bootstrap-pod.yaml",
+		"kube-apiserver-bootstrap/config", "kube-apiserver-bootstrap/bootstrap-manifests/kube-apiserver-pod.yaml",
+		"kube-controller-manager-bootstrap/cpc-config", "kube-controller-manager-bootstrap/bootstrap-manifests/kube-controller-manager-pod.yaml",
+		"kube-scheduler-bootstrap/config", "kube-scheduler-bootstrap/bootstrap-manifests/kube-scheduler-pod.yaml",
+		"ingress-operator-manifests/cluster-ingress-00-custom-resource-definition.yaml",
+	} {
+		fi, err := os.Stat(filepath.Join(assets, f))
+		require.NoError(t, err, f)
+		assert.NotZero(t, fi.Size(), f)
+	}
+	fg, err := os.ReadFile(filepath.Join(assets, "manifests", "99_feature-gate.yaml"))
+	require.NoError(t, err)
+	assert.Contains(t, string(fg), "version: 4.19.10", "the feature gates are resolved for the payload")
+	ents, err := os.ReadDir(filepath.Join(assets, "kube-apiserver-bootstrap", "manifests"))
+	require.NoError(t, err)
+	assert.NotEmpty(t, ents, "stage 08 copies kube-apiserver-bootstrap/manifests/*")
+	data, err := os.ReadFile(filepath.Join(assets, "kube-controller-manager-bootstrap/bootstrap-manifests/kube-controller-manager-pod.yaml"))
+	require.NoError(t, err)
+	var pod corev1.Pod
+	require.NoError(t, yaml.Unmarshal(data, &pod))
+	assert.Len(t, pod.Spec.Containers, 2)
+	assert.True(t, pod.Spec.HostNetwork)
+}
