@@ -268,7 +268,7 @@ func (a *agent) run(ctx context.Context) {
 	// Serve first: the load balancer and the other nodes wait on us. A
 	// rehearsal bootstrap serves SSH only: the stages start the rest.
 	if rehearsal {
-		a.rehearse(merged)
+		a.rehearse(self, merged)
 	} else {
 		a.startServers(self, merged)
 	}

@@ -50,11 +50,15 @@ type kubelet struct {
 	// dir is the static pod directory; state and logs default to
 	// kubeletStatePath and podLogDir.
 	dir, state, logs string
-	mu               sync.Mutex
-	pods             map[string]*runningPod // by manifest file
+	// services are containers the agent plays itself, by container name
+	// (machine-config-server): start returns the function that stops it.
+	services map[string]func(pod corev1.Pod, c corev1.Container) (stop func(), err error)
+	mu       sync.Mutex
+	pods     map[string]*runningPod // by manifest file
 }
 
 type runningPod struct {
+	stopSvc func()
 	state   podState
 	digest  string
 	cmd     *exec.Cmd
@@ -141,6 +145,21 @@ func (k *kubelet) start(p, digest string, data []byte) {
 	}
 	rp.state.Name, rp.state.Namespace = pod.Name, pod.Namespace
 	for _, c := range pod.Spec.Containers {
+		if svc, ok := k.services[c.Name]; ok {
+			rp.state.Container, rp.state.Image = c.Name, c.Image
+			stop, err := svc(pod, c)
+			if err != nil {
+				rp.state.Detail = fmt.Sprintf("%s failed to start: %v", c.Name, err)
+				k.log.Warn("kubelet stand-in: container failed", "pod", pod.Namespace+"/"+pod.Name, "container", c.Name, "err", err)
+				close(rp.done)
+				return
+			}
+			rp.stopSvc = stop
+			rp.state.Running, rp.state.PID = true, os.Getpid()
+			rp.state.Detail = "played by the bootlab agent"
+			k.log.Info("kubelet stand-in: started static pod (played by the agent)", "pod", pod.Namespace+"/"+pod.Name, "container", c.Name)
+			return
+		}
 		argv := append(append([]string(nil), c.Command...), c.Args...)
 		if len(argv) == 0 {
 			continue
@@ -202,6 +221,12 @@ func (k *kubelet) start(p, digest string, data []byte) {
 // stop ends a pod's process group (SIGTERM, then SIGKILL after 10 s).
 // Called with k.mu held; it releases the lock while it waits.
 func (k *kubelet) stop(rp *runningPod) {
+	if rp.stopSvc != nil {
+		rp.stopSvc()
+		rp.stopSvc, rp.state.Running, rp.state.PID = nil, false, 0
+		close(rp.done)
+		return
+	}
 	if rp.cmd == nil || !rp.state.Running {
 		return
 	}

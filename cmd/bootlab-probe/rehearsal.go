@@ -2,16 +2,21 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/coreos/ignition/v2/config/v3_2/types"
 	"golang.org/x/sys/unix"
+	corev1 "k8s.io/api/core/v1"
 
 	"github.com/bootlab/bootlab/lab/ignition"
 	"github.com/bootlab/bootlab/lab/probe"
@@ -29,7 +34,7 @@ const chkSSH = "serve ssh :22"
 const sudoPath = "/usr/bin/sudo"
 
 // rehearse prepares the node and starts its SSH server.
-func (a *agent) rehearse(cfg types.Config) {
+func (a *agent) rehearse(self probe.NodeExpect, cfg types.Config) {
 	// The kernel starts /init with no PATH; sudo and the shells get theirs.
 	_ = os.Setenv("PATH", defaultPath)
 	n, err := writeIgnitionFiles(cfg)
@@ -72,9 +77,66 @@ func (a *agent) rehearse(cfg types.Config) {
 		return
 	}
 	go func() { _ = srv.serve(ln) }()
-	kl := &kubelet{log: a.log, dir: staticPodDir, pods: map[string]*runningPod{}}
+	a.writeResolvConf()
+	kl := &kubelet{log: a.log, dir: staticPodDir, pods: map[string]*runningPod{},
+		services: map[string]func(corev1.Pod, corev1.Container) (func(), error){
+			"machine-config-server": func(corev1.Pod, corev1.Container) (func(), error) { return a.startMCS(self) },
+		}}
 	go kl.run(context.Background())
 	a.rep.set(chkSSH, true, false, "listening on :22 (users root and core, the lab's key; core runs root commands with sudo -n)")
+}
+
+// writeResolvConf points the node's resolver at the DHCP server's DNS
+// (the lab's dnsmasq), as NetworkManager does on RHCOS.
+func (a *agent) writeResolvConf() {
+	var b strings.Builder
+	if a.lease != nil {
+		if a.lease.Domain != "" {
+			fmt.Fprintf(&b, "search %s\n", a.lease.Domain)
+		}
+		for _, d := range a.lease.DNS {
+			fmt.Fprintf(&b, "nameserver %s\n", d)
+		}
+	}
+	_ = os.WriteFile("/etc/resolv.conf", []byte(b.String()), 0o644)
+	_ = os.WriteFile("/etc/hosts", []byte("127.0.0.1 localhost localhost.localdomain\n::1 localhost localhost.localdomain\n"), 0o644)
+}
+
+// mcsCheck is the report line of the bootstrap MCS, once stage 12 has
+// started it.
+const mcsCheck = "serve mcs :22623"
+
+// startMCS starts the bootstrap Machine Config Server, as the kubelet
+// starts the machine-config-server container of the pod stage 12 lands:
+// TLS with /etc/ssl/mcs (which stage 12 copies), serving the master
+// config under /etc/mcs/bootstrap.
+func (a *agent) startMCS(self probe.NodeExpect) (func(), error) {
+	cert, err := tls.LoadX509KeyPair("/etc/ssl/mcs/tls.crt", "/etc/ssl/mcs/tls.key")
+	if err != nil {
+		return nil, fmt.Errorf("serving certificate: %w", err)
+	}
+	master, err := os.ReadFile(probe.MasterConfigPath)
+	if err != nil {
+		return nil, fmt.Errorf("the master pool's config: %w", err)
+	}
+	mcs := &probe.MCS{Mode: probe.MCSBootstrap, Configs: map[string][]byte{"master": master}, Log: a.log, Node: self.Name}
+	mcs.OnServe = func(pool, remote string, code int) {
+		served := mcs.Served()["master"]
+		a.rep.set(mcsCheck, true, false, "bootstrap MCS started by stage 12; served /config/master to %d: %s", len(served), strings.Join(served, " "))
+	}
+	ln, err := net.Listen("tcp", fmt.Sprintf(":%d", ignition.MCSPort))
+	if err != nil {
+		return nil, err
+	}
+	srv := &http.Server{Handler: mcs, ReadHeaderTimeout: 10 * time.Second,
+		ErrorLog: slog.NewLogLogger(a.log.Handler(), slog.LevelDebug)}
+	tl := tls.NewListener(ln, &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12, NextProtos: []string{"http/1.1"}})
+	go func() { _ = srv.Serve(tl) }()
+	a.rep.set(mcsCheck, true, false, "bootstrap MCS started by stage 12 (its pod landed in /etc/kubernetes/manifests)")
+	return func() {
+		_ = srv.Close()
+		a.rep.set(mcsCheck, false, false, "bootstrap MCS stopped: its pod's manifest was removed")
+	}, nil
 }
 
 // writeIgnitionFiles writes every storage.files entry of cfg, with its

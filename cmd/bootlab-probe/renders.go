@@ -510,3 +510,90 @@ func renderNodeTuning(run *podmanRun, rel *probe.RehearsalRelease, f map[string]
 	}
 	return os.MkdirAll(f["asset-output-dir"], 0o755)
 }
+
+func init() {
+	renders["cloud-credential-operator"] = renderCCO
+}
+
+// imageReferences is the release's /release-manifests/image-references:
+// an ImageStream naming every component's pull spec.
+func imageReferences(rel *probe.RehearsalRelease) ([]byte, error) {
+	var tags []any
+	for _, name := range probe.ReleaseComponents {
+		tags = append(tags, map[string]any{"name": name, "from": map[string]any{"kind": "DockerImage", "name": rel.Components[name]}})
+	}
+	return json.MarshalIndent(map[string]any{"kind": "ImageStream", "apiVersion": "image.openshift.io/v1",
+		"metadata": map[string]any{"name": rel.Version, "creationTimestamp": nil},
+		"spec":     map[string]any{"tags": tags}}, "", "  ")
+}
+
+// renderMCO plays `machine-config-operator bootstrap`: the master and
+// worker pools for the bootstrap controller under bootstrap/manifests/,
+// the bootstrap MCO pod (machine-config-controller as init container,
+// machine-config-server) and the operator's manifests.
+func renderMCO(run *podmanRun, rel *probe.RehearsalRelease, f map[string]string) error {
+	if err := required(f, "dest-dir"); err != nil {
+		return err
+	}
+	image := rel.Components["machine-config-operator"]
+	dirOrCreate, fileType := corev1.HostPathDirectoryOrCreate, corev1.HostPathFile
+	hostPath := func(name, p string, t *corev1.HostPathType) corev1.Volume {
+		return corev1.Volume{Name: name, VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: p, Type: t}}}
+	}
+	pod := corev1.Pod{
+		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
+		ObjectMeta: metav1.ObjectMeta{Name: "bootstrap-machine-config-operator", Namespace: "openshift-machine-config-operator",
+			Labels: map[string]string{"k8s-app": "machine-config-operator"}},
+		Spec: corev1.PodSpec{
+			HostNetwork: true,
+			InitContainers: []corev1.Container{{
+				Name: "machine-config-controller", Image: image, Command: []string{"/usr/bin/machine-config-controller"},
+				Args:         []string{"bootstrap", "--manifest-dir=/etc/mcc/bootstrap", "--dest-dir=/etc/mcs/bootstrap", "--pull-secret=/etc/mcc/bootstrap/machineconfigcontroller-pull-secret"},
+				VolumeMounts: []corev1.VolumeMount{{Name: "bootstrap-manifests", MountPath: "/etc/mcc/bootstrap"}, {Name: "server-basedir", MountPath: "/etc/mcs/bootstrap"}},
+			}},
+			Containers: []corev1.Container{{
+				Name: "machine-config-server", Image: image, Command: []string{"/usr/bin/machine-config-server"},
+				Args: []string{"bootstrap", "--bootstrap-kubeconfig=/etc/mcs/kubeconfig", "--server-basedir=/etc/mcs/bootstrap",
+					"--cert=/etc/ssl/mcs/tls.crt", "--key=/etc/ssl/mcs/tls.key"},
+				VolumeMounts: []corev1.VolumeMount{{Name: "server-certs", MountPath: "/etc/ssl/mcs"}, {Name: "bootstrap-kubeconfig", MountPath: "/etc/mcs/kubeconfig"},
+					{Name: "server-basedir", MountPath: "/etc/mcs/bootstrap"}},
+			}},
+			Volumes: []corev1.Volume{
+				hostPath("server-certs", "/etc/ssl/mcs", nil),
+				hostPath("bootstrap-kubeconfig", "/etc/mcs/kubeconfig", &fileType),
+				hostPath("server-basedir", "/etc/mcs/bootstrap", &dirOrCreate),
+				hostPath("bootstrap-manifests", "/etc/mcc/bootstrap", nil),
+			},
+		},
+	}
+	files := map[string]fileOut{}
+	var err error
+	if files["bootstrap/machineconfigoperator-bootstrap-pod.yaml"], err = yamlOut(pod, 0o644); err != nil {
+		return err
+	}
+	for _, role := range []string{"master", "worker"} {
+		if files["bootstrap/manifests/"+role+".machineconfigpool.yaml"], err = yamlOut(map[string]any{
+			"apiVersion": "machineconfiguration.openshift.io/v1", "kind": "MachineConfigPool",
+			"metadata": map[string]any{"name": role, "labels": map[string]string{"machineconfiguration.openshift.io/mco-built-in": "", "pools.operator.machineconfiguration.openshift.io/" + role: ""}},
+			"spec": map[string]any{
+				"machineConfigSelector": map[string]any{"matchLabels": map[string]string{"machineconfiguration.openshift.io/role": role}},
+				"nodeSelector":          map[string]any{"matchLabels": map[string]string{"node-role.kubernetes.io/" + role: ""}},
+			}}, 0o644); err != nil {
+			return err
+		}
+	}
+	if files["manifests/0000_80_machine-config_00_namespace.yaml"], err = yamlOut(map[string]any{"apiVersion": "v1", "kind": "Namespace",
+		"metadata": map[string]any{"name": "openshift-machine-config-operator"}}, 0o644); err != nil {
+		return err
+	}
+	return writeFiles(f["dest-dir"], files)
+}
+
+// renderCCO plays the cloud-credential-operator render: on platform None
+// in the default mode it has nothing to add.
+func renderCCO(run *podmanRun, rel *probe.RehearsalRelease, f map[string]string) error {
+	if err := required(f, "dest-dir"); err != nil {
+		return err
+	}
+	return os.MkdirAll(f["dest-dir"], 0o755)
+}

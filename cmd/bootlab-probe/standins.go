@@ -1,15 +1,18 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -34,6 +37,8 @@ func multicall(args []string) (int, bool) {
 		main = func(a []string) int { return ocMain(a, os.Stdout, os.Stderr) }
 	case "crictl":
 		main = func(a []string) int { return crictlMain(a, os.Stdout, os.Stderr) }
+	case "dig":
+		main = func(a []string) int { return digMain(a, os.Stdout, os.Stderr) }
 	default:
 		return 0, false
 	}
@@ -56,7 +61,7 @@ var (
 )
 
 // standInNames are the programs linked to the agent on a rehearsal bootstrap.
-var standInNames = []string{"podman", "oc", "crictl"}
+var standInNames = []string{"podman", "oc", "crictl", "dig"}
 
 // release reads the rehearsal release metadata.
 func release() (*probe.RehearsalRelease, error) {
@@ -197,6 +202,22 @@ func podmanMain(args []string, stdout, stderr io.Writer) int {
 		}
 		say("the release payload's image-references name %s", cmd[1])
 		fmt.Fprintln(stdout, ref)
+		return 0
+	case comp == "" && len(cmd) == 2 && cmd[0] == "cat" && cmd[1] == "/release-manifests/image-references":
+		data, err := imageReferences(rel)
+		if err != nil {
+			say("%v", err)
+			return 1
+		}
+		say("the release payload's /release-manifests/image-references")
+		fmt.Fprintln(stdout, string(data))
+		return 0
+	case comp == "machine-config-operator" && len(cmd) > 0 && cmd[0] == "bootstrap":
+		say("machine-config-operator bootstrap, played by bootlab: it writes the files the operator writes")
+		if err := renderMCO(run, rel, flags(mapPaths(run, cmd))); err != nil {
+			fmt.Fprintf(stderr, "machine-config-operator bootstrap: %v\n", err)
+			return 1
+		}
 		return 0
 	case comp == "etcd" && len(cmd) > 0 && cmd[0] == "etcdctl":
 		say("running the node's real etcdctl for the etcd image")
@@ -360,4 +381,60 @@ func trimTo(s string, n int) string {
 		return s
 	}
 	return s[:n-3] + "..."
+}
+
+// digMain is a small dig: real A-record queries to the nameserver of
+// /etc/resolv.conf (or @SERVER), printed as `dig +short` prints them, for
+// the resolve_url checks of the stage scripts. Debian's dig would bring
+// bind's libraries and ICU into the initrd; this one is the agent.
+func digMain(args []string, stdout, stderr io.Writer) int {
+	fmt.Fprintln(stderr, "dig (bootlab's small dig on the rehearsal bootstrap: A records, +short output)")
+	server, short := "", false
+	var names []string
+	for _, a := range args {
+		switch {
+		case strings.HasPrefix(a, "@"):
+			server = a[1:]
+		case a == "+short":
+			short = true
+		case strings.HasPrefix(a, "+"), strings.HasPrefix(a, "-"), a == "A", a == "IN":
+		default:
+			names = append(names, a)
+		}
+	}
+	if server == "" {
+		data, _ := os.ReadFile("/etc/resolv.conf")
+		for _, l := range strings.Split(string(data), "\n") {
+			if f := strings.Fields(l); len(f) == 2 && f[0] == "nameserver" {
+				server = f[1]
+				break
+			}
+		}
+	}
+	if server == "" || len(names) == 0 {
+		fmt.Fprintln(stderr, "usage: dig [@SERVER] NAME [+short] (and a nameserver in /etc/resolv.conf)")
+		return 1
+	}
+	r := &net.Resolver{PreferGo: true, Dial: func(ctx context.Context, network, _ string) (net.Conn, error) {
+		var d net.Dialer
+		return d.DialContext(ctx, network, net.JoinHostPort(server, "53"))
+	}}
+	for _, n := range names {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		addrs, err := r.LookupIP(ctx, "ip4", n)
+		cancel()
+		var dnsErr *net.DNSError
+		if errors.As(err, &dnsErr) && dnsErr.IsTimeout {
+			fmt.Fprintf(stdout, ";; connection timed out; no servers could be reached\n")
+			return 9
+		}
+		for _, ip := range addrs {
+			if short {
+				fmt.Fprintln(stdout, ip)
+			} else {
+				fmt.Fprintf(stdout, "%s.\t0\tIN\tA\t%s\n", strings.TrimSuffix(n, "."), ip)
+			}
+		}
+	}
+	return 0
 }

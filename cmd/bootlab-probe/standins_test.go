@@ -242,3 +242,62 @@ func TestPodmanControlPlaneRenders(t *testing.T) {
 	assert.Len(t, pod.Spec.Containers, 2)
 	assert.True(t, pod.Spec.HostNetwork)
 }
+
+// Stage 12's podman calls: the release's image-references, and the MCO
+// bootstrap render with the bootstrap MCO pod and the pools.
+func TestPodmanMCO(t *testing.T) {
+	assets, rel, _ := standInNode(t)
+	var out, errb bytes.Buffer
+	require.Equal(t, 0, podmanMain([]string{"run", "--quiet", "--rm", "--net=none", "--entrypoint=cat", rel.Image, "/release-manifests/image-references"}, &out, &errb), errb.String())
+	var is struct {
+		Kind string `json:"kind"`
+		Spec struct {
+			Tags []struct {
+				Name string `json:"name"`
+				From struct{ Name string } `json:"from"`
+			} `json:"tags"`
+		} `json:"spec"`
+	}
+	require.NoError(t, json.Unmarshal(out.Bytes(), &is))
+	assert.Equal(t, "ImageStream", is.Kind)
+	assert.Len(t, is.Spec.Tags, len(probe.ReleaseComponents))
+
+	require.Equal(t, 0, podmanMain([]string{"run", "--quiet", "--net=host", "--rm", "--name", "mco-render", "--user", "0", "--volume", assets + ":/assets:z",
+		rel.Components["machine-config-operator"], "bootstrap", "--root-ca=/assets/tls/root-ca.crt", "--dest-dir=/assets/mco-bootstrap",
+		"--image-references=assets/image-references", "--payload-version=4.19.10"}, &out, &errb), errb.String())
+	data, err := os.ReadFile(filepath.Join(assets, "mco-bootstrap/bootstrap/machineconfigoperator-bootstrap-pod.yaml"))
+	require.NoError(t, err)
+	var pod corev1.Pod
+	require.NoError(t, yaml.Unmarshal(data, &pod))
+	assert.Equal(t, "machine-config-server", pod.Spec.Containers[0].Name)
+	assert.Equal(t, "machine-config-controller", pod.Spec.InitContainers[0].Name)
+	for _, f := range []string{"mco-bootstrap/bootstrap/manifests/master.machineconfigpool.yaml", "mco-bootstrap/bootstrap/manifests/worker.machineconfigpool.yaml"} {
+		_, err := os.Stat(filepath.Join(assets, f))
+		assert.NoError(t, err)
+	}
+	ents, err := os.ReadDir(filepath.Join(assets, "mco-bootstrap/manifests"))
+	require.NoError(t, err)
+	assert.NotEmpty(t, ents)
+}
+
+// A container the agent plays (the MCS) starts when its pod lands and
+// stops when the manifest goes.
+func TestKubeletPlaysServices(t *testing.T) {
+	dir := t.TempDir()
+	started, stopped := 0, 0
+	k := &kubelet{log: slog.New(slog.DiscardHandler), dir: dir, state: filepath.Join(t.TempDir(), "k.json"), logs: t.TempDir(), pods: map[string]*runningPod{},
+		services: map[string]func(corev1.Pod, corev1.Container) (func(), error){
+			"machine-config-server": func(corev1.Pod, corev1.Container) (func(), error) { started++; return func() { stopped++ }, nil },
+		}}
+	pod := "apiVersion: v1\nkind: Pod\nmetadata: {name: bootstrap-machine-config-operator, namespace: openshift-machine-config-operator}\nspec:\n  hostNetwork: true\n  containers:\n  - name: machine-config-server\n    command: [/usr/bin/machine-config-server]\n"
+	p := filepath.Join(dir, "machineconfigoperator-bootstrap-pod.yaml")
+	require.NoError(t, os.WriteFile(p, []byte(pod), 0o644))
+	k.sync()
+	k.sync()
+	assert.Equal(t, 1, started, "started once")
+	assert.True(t, k.pods[p].state.Running)
+	require.NoError(t, os.Remove(p))
+	k.sync()
+	assert.Equal(t, 1, stopped)
+	assert.Empty(t, k.pods)
+}
