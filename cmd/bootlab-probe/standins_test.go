@@ -253,7 +253,7 @@ func TestPodmanMCO(t *testing.T) {
 		Kind string `json:"kind"`
 		Spec struct {
 			Tags []struct {
-				Name string `json:"name"`
+				Name string                `json:"name"`
 				From struct{ Name string } `json:"from"`
 			} `json:"tags"`
 		} `json:"spec"`
