@@ -34,7 +34,7 @@ var (
 )
 
 // toolsFormat is bumped when the tools archive layout changes.
-const toolsFormat = "bootlab-rehearsal-tools/1"
+const toolsFormat = "bootlab-rehearsal-tools/2"
 
 // Users of the rehearsal bootstrap, as on RHCOS: root, and core (uid 1000,
 // home /var/home/core) who becomes root with sudo.
@@ -258,6 +258,8 @@ func writeTools(w *bytes.Buffer, toolRoots, allRoots []string) ([]string, error)
 	_ = c.File("etc/passwd", 0o644, []byte(fmt.Sprintf("root:x:0:0:root:/root:/bin/bash\ncore:x:%d:%d:CoreOS Admin:%s:/bin/bash\n", CoreUID, CoreUID, CoreHome)))
 	_ = c.File("etc/group", 0o644, []byte(fmt.Sprintf("root:x:0:\nwheel:x:10:core\ncore:x:%d:\n", CoreUID)))
 	_ = c.File("etc/shells", 0o644, []byte("/bin/sh\n/bin/bash\n/usr/bin/bash\n"))
+	// Without it glibc asks DNS before /etc/hosts, and localhost goes to the lab's dnsmasq.
+	_ = c.File("etc/nsswitch.conf", 0o644, []byte("passwd: files\ngroup: files\nhosts: files dns\n"))
 	var names []string
 	for n := range out {
 		names = append(names, n)
