@@ -81,6 +81,7 @@ func (a *agent) rehearse(self probe.NodeExpect, cfg types.Config) {
 	kl := &kubelet{log: a.log, dir: staticPodDir, pods: map[string]*runningPod{},
 		services: map[string]func(corev1.Pod, corev1.Container) (func(), error){
 			"machine-config-server": func(corev1.Pod, corev1.Container) (func(), error) { return a.startMCS(self) },
+			"kube-apiserver":        func(corev1.Pod, corev1.Container) (func(), error) { return a.startAPI(self) },
 		}}
 	go kl.run(context.Background())
 	a.rep.set(chkSSH, true, false, "listening on :22 (users root and core, the lab's key; core runs root commands with sudo -n)")
@@ -124,19 +125,28 @@ func (a *agent) startMCS(self probe.NodeExpect) (func(), error) {
 		served := mcs.Served()["master"]
 		a.rep.set(mcsCheck, true, false, "bootstrap MCS started by stage 12; served /config/master to %d: %s", len(served), strings.Join(served, " "))
 	}
-	ln, err := net.Listen("tcp", fmt.Sprintf(":%d", ignition.MCSPort))
+	stop, err := a.serveTLSOn(ignition.MCSPort, cert, mcs)
 	if err != nil {
 		return nil, err
 	}
-	srv := &http.Server{Handler: mcs, ReadHeaderTimeout: 10 * time.Second,
+	a.rep.set(mcsCheck, true, false, "bootstrap MCS started by stage 12 (its pod landed in /etc/kubernetes/manifests)")
+	return func() {
+		stop()
+		a.rep.set(mcsCheck, false, false, "bootstrap MCS stopped: its pod's manifest was removed")
+	}, nil
+}
+
+// serveTLSOn serves h with TLS on port until the returned stop is called.
+func (a *agent) serveTLSOn(port int, cert tls.Certificate, h http.Handler) (func(), error) {
+	ln, err := net.Listen("tcp", fmt.Sprintf(":%d", port))
+	if err != nil {
+		return nil, err
+	}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog: slog.NewLogLogger(a.log.Handler(), slog.LevelDebug)}
 	tl := tls.NewListener(ln, &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12, NextProtos: []string{"http/1.1"}})
 	go func() { _ = srv.Serve(tl) }()
-	a.rep.set(mcsCheck, true, false, "bootstrap MCS started by stage 12 (its pod landed in /etc/kubernetes/manifests)")
-	return func() {
-		_ = srv.Close()
-		a.rep.set(mcsCheck, false, false, "bootstrap MCS stopped: its pod's manifest was removed")
-	}, nil
+	return func() { _ = srv.Close() }, nil
 }
 
 // writeIgnitionFiles writes every storage.files entry of cfg, with its

@@ -219,6 +219,13 @@ func podmanMain(args []string, stdout, stderr io.Writer) int {
 			return 1
 		}
 		return 0
+	case comp == "cluster-bootstrap" && len(cmd) > 0 && cmd[0] == "start":
+		say("cluster-bootstrap start, played by bootlab: it starts the temporary control plane's pods, waits for the bootstrap API and the masters', then tears the temporary control plane down")
+		if err := clusterBootstrapStart(run, rel, flags(mapPaths(run, cmd)), stdout, stderr); err != nil {
+			fmt.Fprintf(stderr, "cluster-bootstrap: %v\n", err)
+			return 1
+		}
+		return 0
 	case comp == "etcd" && len(cmd) > 0 && cmd[0] == "etcdctl":
 		say("running the node's real etcdctl for the etcd image")
 		return execReal("/usr/bin/etcdctl", mapPaths(run, cmd[1:]), run.env)
