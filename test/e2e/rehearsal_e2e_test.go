@@ -5,6 +5,7 @@ package e2e
 import (
 	"encoding/json"
 	"fmt"
+	"net"
 	"os"
 	"strconv"
 	"strings"
@@ -171,6 +172,28 @@ func TestRehearsalLab(t *testing.T) {
 		time.Sleep(3 * time.Second)
 	}
 	assert.True(t, ok, "after stage 12 master-0 fetched its config through the load balancer from the bootstrap MCS: %s", detail)
+
+	// Until stage 13 nothing answers 6443 on the bootstrap. Stage 13 waits
+	// for etcd for real (etcdctl endpoint health), cluster-bootstrap lands
+	// the bootstrap kube-apiserver pod (the kubelet stand-in starts the
+	// API stand-in), waits for the masters' API through api-int, and tears
+	// the temporary control plane down.
+	if c, err := net.DialTimeout("tcp", net.JoinHostPort(bs.IP, "6443"), 5*time.Second); err == nil {
+		c.Close()
+		t.Errorf("the bootstrap answers 6443 before stage 13")
+	}
+	r = mustRun(t, "stage", "run", "-f", l.SpecFile, "13")
+	out := r.Stdout + r.Stderr
+	for _, want := range []string{"API is up", "All self-hosted control plane components successfully started", "Tearing down temporary bootstrap control plane"} {
+		assert.Contains(t, out, want)
+	}
+	for i := 0; i < 20; i++ {
+		if r = run(t, "stage", "validate", "-f", l.SpecFile, "13"); r.Code == 0 {
+			break
+		}
+		time.Sleep(3 * time.Second)
+	}
+	require.Equal(t, 0, r.Code, "stage validate 13:\n%s", r)
 
 	// Memory in use on the node (etcd running) and the initrd it booted.
 	r = mustRun(t, "lab", "ssh", "-f", l.SpecFile, "bootstrap", "--", "grep -E '^(MemTotal|MemAvailable):' /proc/meminfo | tr -s ' ' | cut -d' ' -f2")
