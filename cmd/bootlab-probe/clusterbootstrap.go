@@ -19,8 +19,6 @@ import (
 // the node what the real one does, in order, and says what it cannot do
 // (there is no kube-apiserver to create the manifests in).
 
-const bootstrapManifestsDir = "/etc/kubernetes/manifests"
-
 // Timeouts of the stand-in's waits (tests shorten them).
 var (
 	cbAPIWait     = 5 * time.Minute
