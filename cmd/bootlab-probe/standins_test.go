@@ -71,6 +71,9 @@ func TestPodmanImageForAndOcReleaseInfo(t *testing.T) {
 	assert.Equal(t, 0, ocMain([]string{"adm", "release", "info", "-o", "jsonpath={.displayVersions.kubernetes.Version}", "--icsp-file=x", rel.Image}, &out, &errb))
 	assert.Equal(t, "1.32.0", out.String())
 	assert.Equal(t, 1, ocMain([]string{"get", "pods"}, &out, &errb))
+	errb.Reset()
+	assert.Equal(t, 1, ocMain([]string{"patch", "clusterversion.config.openshift.io", "version", "--type=merge"}, &out, &errb))
+	assert.Contains(t, errb.String(), "not rehearsed", "stage 14's retry loop says why it cannot succeed")
 }
 
 // The etcd render, called as stage 07 calls it, writes the member's static
