@@ -84,6 +84,7 @@ test-all: lint $(GOTESTSUM) $(VALIDATE) build test-kernel ## Everything CI runs:
 bench: build ## Benchmarks: bootlab vs a plain virsh script, probe lab time-to-green (root)
 	bench/run.sh
 	bench/probe-green.sh
+	bench/rehearsal.sh
 
 .PHONY: probe-image
 probe-image: build ## Build (or reuse) the cached probe image
