@@ -45,19 +45,19 @@ a stage. On a terminal headings and code are highlighted; piped, it is plain mar
 }
 
 func runExplain(f *cmdutil.Factory, opts *ExplainOptions) error {
-	name := "stages/README.md"
+	name, number := "stages/README.md", 0
 	if opts.Stage != "" {
 		s, err := stages.Default().Lookup(opts.Stage)
 		if err != nil {
 			return cmdutil.WithCode(cmdutil.ExitUsage, err)
 		}
-		name = "stages/" + s.DocFile()
+		name, number = "stages/"+s.DocFile(), s.Number
 	}
 	page, err := fs.ReadFile(docs.Stages, name)
 	if err != nil {
 		return fmt.Errorf("explain: docs/%s is not in this build: %w", name, err)
 	}
-	text := string(page)
+	text := string(page) + rehearsalSection(number)
 	// NO_COLOR (no-color.org) asks for plain text even on a terminal.
 	if f.Streams.OutTTY && !opts.Plain && os.Getenv("NO_COLOR") == "" {
 		text = renderTerminal(text)

@@ -224,6 +224,8 @@ func TestExplain(t *testing.T) {
 	page := e.out.String()
 	assert.True(t, strings.HasPrefix(page, "# Stage 07"), page[:min(80, len(page))])
 	assert.NotContains(t, page, "\x1b[", "plain when not a terminal")
+	assert.Contains(t, page, "## On a rehearsal lab", "explain names the stand-ins of the rehearsal lab")
+	assert.Contains(t, page, "cluster-etcd-operator render is a bootlab stand-in")
 
 	e.out.Reset()
 	e.f.Streams.OutTTY = true
@@ -240,6 +242,14 @@ func TestExplain(t *testing.T) {
 	assert.NotContains(t, e.out.String(), "\x1b[", "NO_COLOR: plain even on a terminal")
 
 	assert.Equal(t, cmdutil.ExitUsage, exitCode(execute(NewCmdExplain(e.f, nil), "99")))
+}
+
+// Every stage says what plays the release image's part on a rehearsal lab.
+func TestRehearsalNotesCoverEveryStage(t *testing.T) {
+	for _, s := range stages.Default() {
+		assert.NotEmpty(t, rehearsalSection(s.Number), "stage %s", s.ID())
+	}
+	assert.Empty(t, rehearsalSection(0), "not on the overview")
 }
 
 func TestListJSON(t *testing.T) {
