@@ -304,6 +304,11 @@ func domainPlan(s *Spec, n Node, accel Accelerator) (DomainPlan, error) {
 			d.OS.Initrd = absPath(s.Image.RehearsalInitrd)
 		}
 		d.OS.Cmdline = s.Image.Cmdline
+		if s.Rehearsal() {
+			// The probe agents of a rehearsal lab wait for the stages:
+			// masters retry their pointer config as long as the learner needs.
+			d.OS.Cmdline = strings.TrimSpace(d.OS.Cmdline + " " + RehearsalCmdlineFlag)
+		}
 	} else {
 		d.OS.BootDevices = []libvirtxml.DomainBootDevice{{Dev: "hd"}}
 	}

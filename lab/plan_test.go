@@ -145,10 +145,16 @@ func TestPlanRehearsalBootstrap(t *testing.T) {
 		require.NoError(t, err)
 		for _, d := range p.Domains {
 			var dom struct {
-				Memory int    `xml:"memory"`
-				Initrd string `xml:"os>initrd"`
+				Memory  int    `xml:"memory"`
+				Initrd  string `xml:"os>initrd"`
+				Cmdline string `xml:"os>cmdline"`
 			}
 			require.NoError(t, xmlUnmarshalString(d.XML, &dom))
+			if manual {
+				assert.Equal(t, "console=ttyS0 bootlab.rehearsal", dom.Cmdline, d.Name)
+			} else {
+				assert.Equal(t, "console=ttyS0", dom.Cmdline, d.Name)
+			}
 			if manual && d.Node.Role == RoleBootstrap {
 				assert.Equal(t, "/c/rehearsal.img", dom.Initrd, d.Name)
 				assert.Equal(t, 512, d.Node.MemoryMiB, d.Name)

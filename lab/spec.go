@@ -199,6 +199,10 @@ func (s *Spec) Rehearsal() bool {
 	return s.Profile == ProfileProbe && s.OpenShift.ManualBootstrap
 }
 
+// RehearsalCmdlineFlag is on the kernel command line of every node of a
+// rehearsal lab, for the probe agent.
+const RehearsalCmdlineFlag = "bootlab.rehearsal"
+
 // RehearsalBootstrapMemoryMiB is the default memory of a rehearsal
 // bootstrap node: the probe agent plus real etcd and the stage scripts.
 const RehearsalBootstrapMemoryMiB = 512

@@ -335,7 +335,7 @@ func (a *agent) fetch(ctx context.Context, cfg types.Config) (types.Config, erro
 	f := &probe.Fetcher{
 		DialContext: a.dialer.DialContext,
 		Retry:       time.Second,
-		Deadline:    10 * time.Minute,
+		Deadline:    fetchDeadline(),
 		OnAttempt: func(src string, n int, err error) {
 			a.rep.set(chkFetch, false, true, "GET %s: attempt %d: %v (retrying)", src, n, err)
 		},

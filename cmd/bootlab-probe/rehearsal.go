@@ -18,6 +18,7 @@ import (
 	"golang.org/x/sys/unix"
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/bootlab/bootlab/lab"
 	"github.com/bootlab/bootlab/lab/ignition"
 	"github.com/bootlab/bootlab/lab/probe"
 )
@@ -147,6 +148,27 @@ func (a *agent) serveTLSOn(port int, cert tls.Certificate, h http.Handler) (func
 	tl := tls.NewListener(ln, &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12, NextProtos: []string{"http/1.1"}})
 	go func() { _ = srv.Serve(tl) }()
 	return func() { _ = srv.Close() }, nil
+}
+
+// fetchDeadline is how long a node retries its pointer config: 10 minutes
+// on a probe lab, a day on a rehearsal lab (the kernel command line says
+// which), where the masters wait until the learner runs stage 12 (real
+// Ignition retries forever).
+func fetchDeadline() time.Duration {
+	data, _ := os.ReadFile("/proc/cmdline")
+	if hasCmdlineFlag(string(data), lab.RehearsalCmdlineFlag) {
+		return 24 * time.Hour
+	}
+	return 10 * time.Minute
+}
+
+func hasCmdlineFlag(cmdline, flag string) bool {
+	for _, f := range strings.Fields(cmdline) {
+		if f == flag {
+			return true
+		}
+	}
+	return false
 }
 
 // writeIgnitionFiles writes every storage.files entry of cfg, with its

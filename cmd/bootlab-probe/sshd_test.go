@@ -204,3 +204,9 @@ func TestSudoStandIn(t *testing.T) {
 	assert.Equal(t, 0, code)
 	assert.Contains(t, got, "stand-in")
 }
+
+func TestHasCmdlineFlag(t *testing.T) {
+	assert.True(t, hasCmdlineFlag("console=ttyS0 panic=-1 quiet bootlab.rehearsal\n", "bootlab.rehearsal"))
+	assert.False(t, hasCmdlineFlag("console=ttyS0 bootlab.rehearsal=0", "bootlab.rehearsal"))
+	assert.False(t, hasCmdlineFlag("console=ttyS0", "bootlab.rehearsal"))
+}
