@@ -90,6 +90,7 @@ bench: build ## Benchmarks: bootlab vs a plain virsh script, probe lab time-to-g
 	$(GO) test -run '^$$' -bench BenchmarkDashboard -benchmem ./internal/dashboard/
 	bench/run.sh
 	bench/probe-green.sh
+	bench/rehearsal.sh
 
 .PHONY: probe-image
 probe-image: build ## Build (or reuse) the cached probe image
@@ -108,6 +109,9 @@ demo: host-setup build ## Quick start: a probe lab (1 bootstrap, 3 masters, 2 wo
 	@echo "  $(BIN)/bootlab lab console bootstrap -f $(DEMO_SPEC) the bootstrap's serial console"
 	@echo "  $(BIN)/bootlab lab pivot -f $(DEMO_SPEC)             take the bootstrap out of the LB, then verify again"
 	@echo "  $(BIN)/bootlab stage list                            the bootkube stages, step by step"
+	@echo "To run the stages themselves, rebuild it as a rehearsal lab (docs/rehearsal-lab.md):"
+	@echo "  make demo-down && $(BIN)/bootlab lab up --manual-bootstrap -f $(DEMO_SPEC)"
+	@echo "  $(BIN)/bootlab stage run --to 07 -f $(DEMO_SPEC)       then: stage validate 07, lab ssh bootstrap"
 	@echo "Remove it with: make demo-down"
 
 .PHONY: demo-down

@@ -8,6 +8,7 @@ require (
 	github.com/charmbracelet/log v1.0.0
 	github.com/charmbracelet/x/ansi v0.11.7
 	github.com/coreos/ignition/v2 v2.24.0
+	github.com/creack/pty v1.1.24
 	github.com/digitalocean/go-libvirt v0.0.0-20250616175656-5843751af96c
 	github.com/insomniacslk/dhcp v0.0.0-20260901064844-234b97448fae
 	github.com/muesli/termenv v0.16.0

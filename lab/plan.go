@@ -311,7 +311,15 @@ func domainPlan(s *Spec, n Node, accel Accelerator, extra LabMetadata) (DomainPl
 		if s.Image.Initrd != "" {
 			d.OS.Initrd = absPath(s.Image.Initrd)
 		}
+		if n.Role == RoleBootstrap && s.Rehearsal() && s.Image.RehearsalInitrd != "" {
+			d.OS.Initrd = absPath(s.Image.RehearsalInitrd)
+		}
 		d.OS.Cmdline = s.Image.Cmdline
+		if s.Rehearsal() {
+			// The probe agents of a rehearsal lab wait for the stages:
+			// masters retry their pointer config as long as the learner needs.
+			d.OS.Cmdline = strings.TrimSpace(d.OS.Cmdline + " " + RehearsalCmdlineFlag)
+		}
 	} else {
 		d.OS.BootDevices = []libvirtxml.DomainBootDevice{{Dev: "hd"}}
 	}

@@ -124,3 +124,44 @@ func TestPlanRejectsUnchosenAccelerator(t *testing.T) {
 	_, err := NewPlan(tc.spec, PlanInput{Accelerator: AccelAuto})
 	assert.ErrorContains(t, err, "accelerator must be kvm or tcg")
 }
+
+// A rehearsal lab (probe + manualBootstrap) boots its bootstrap from the
+// rehearsal initrd with 512 MiB; every other node keeps the small initrd
+// and the probe size, and a plain probe lab ignores RehearsalInitrd.
+func TestPlanRehearsalBootstrap(t *testing.T) {
+	mk := func(manual bool) *Spec {
+		s := &Spec{Name: "reh1", Profile: ProfileProbe, LabDir: "/var/lib/bootlab/labs/reh1",
+			Topology:  Topology{Masters: 1, Workers: 1},
+			OpenShift: OpenShift{ManualBootstrap: manual},
+			Image: Image{Kernel: "/c/vmlinuz", Initrd: "/c/initramfs.img", RehearsalInitrd: "/c/rehearsal.img",
+				Cmdline: "console=ttyS0"}}
+		s.Defaults()
+		return s
+	}
+	for _, manual := range []bool{true, false} {
+		s := mk(manual)
+		assert.Equal(t, manual, s.Rehearsal())
+		p, err := NewPlan(s, PlanInput{Accelerator: AccelTCG})
+		require.NoError(t, err)
+		for _, d := range p.Domains {
+			var dom struct {
+				Memory  int    `xml:"memory"`
+				Initrd  string `xml:"os>initrd"`
+				Cmdline string `xml:"os>cmdline"`
+			}
+			require.NoError(t, xmlUnmarshalString(d.XML, &dom))
+			if manual {
+				assert.Equal(t, "console=ttyS0 bootlab.rehearsal", dom.Cmdline, d.Name)
+			} else {
+				assert.Equal(t, "console=ttyS0", dom.Cmdline, d.Name)
+			}
+			if manual && d.Node.Role == RoleBootstrap {
+				assert.Equal(t, "/c/rehearsal.img", dom.Initrd, d.Name)
+				assert.Equal(t, 512, d.Node.MemoryMiB, d.Name)
+				continue
+			}
+			assert.Equal(t, "/c/initramfs.img", dom.Initrd, d.Name)
+			assert.Equal(t, 256, d.Node.MemoryMiB, d.Name)
+		}
+	}
+}

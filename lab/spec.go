@@ -144,6 +144,10 @@ type Image struct {
 	Kernel  string `json:"kernel,omitempty"`
 	Initrd  string `json:"initrd,omitempty"`
 	Cmdline string `json:"cmdline,omitempty"`
+	// RehearsalInitrd replaces Initrd on the bootstrap node of a rehearsal
+	// lab: the probe initrd plus the tools the stage scripts run (bash,
+	// coreutils, jq, etcd). The other nodes keep the small Initrd.
+	RehearsalInitrd string `json:"rehearsalInitrd,omitempty"`
 }
 
 // Topology is the short form of the node list.
@@ -175,6 +179,9 @@ type OpenShift struct {
 	// (which bootlab's SSH, stages and gather use).
 	SSHPublicKeyFile string `json:"sshPublicKeyFile,omitempty"`
 	// ManualBootstrap masks bootkube.service so the learner drives `bootlab stage`.
+	// On a probe lab it makes the bootstrap a rehearsal bootstrap (see
+	// Spec.Rehearsal): SSH, bash, coreutils, jq and etcd on the node, and
+	// nothing started that the stages start.
 	ManualBootstrap bool `json:"manualBootstrap,omitempty"`
 	// InstallerPath and OCPath use binaries given by path instead of the cache.
 	InstallerPath string `json:"installerPath,omitempty"`
@@ -214,6 +221,27 @@ type Mirrors struct {
 	// RHCOS replaces the scheme+host of the stream metadata's artifact URLs.
 	RHCOS string `json:"rhcos,omitempty"`
 }
+
+// Rehearsal reports whether the lab is a rehearsal lab: a probe lab built
+// with openshift.manualBootstrap, whose bootstrap node offers SSH and runs
+// the stage scripts instead of starting its services at boot.
+func (s *Spec) Rehearsal() bool {
+	return s.Profile == ProfileProbe && s.OpenShift.ManualBootstrap
+}
+
+// RehearsalCmdlineFlag is on the kernel command line of every node of a
+// rehearsal lab, for the probe agent (which reads lab/probe's twin of it;
+// lab/probe's tests hold the two equal: the agent never imports lab).
+const RehearsalCmdlineFlag = "bootlab.rehearsal"
+
+// RehearsalBootstrapMemoryMiB is the default memory of a rehearsal
+// bootstrap node: the probe agent plus real etcd and the stage scripts.
+const RehearsalBootstrapMemoryMiB = 512
+
+// RehearsalBootstrapMinMemoryMiB is the least a rehearsal bootstrap is
+// given: below it etcd and the rendered stages do not fit beside the
+// initramfs.
+const RehearsalBootstrapMinMemoryMiB = 384
 
 // FQDN returns the node's fully qualified name in the lab's cluster domain.
 func (s *Spec) FQDN(n Node) string { return n.Name + "." + s.Cluster.Domain() }
@@ -591,6 +619,9 @@ func (s *Spec) Defaults() {
 		}
 		if n.MemoryMiB == 0 {
 			n.MemoryMiB = size.MemoryMiB
+			if n.Role == RoleBootstrap && s.Rehearsal() {
+				n.MemoryMiB = RehearsalBootstrapMemoryMiB
+			}
 		}
 		if n.DiskGiB == 0 {
 			n.DiskGiB = size.DiskGiB

@@ -110,3 +110,43 @@ func CheckSSHPublicKey(text string) error {
 	}
 	return nil
 }
+
+// RehearsalHostKeyPath is the SSH host key of a rehearsal lab's bootstrap
+// node (ed25519, 0600). It is made on the host once per lab and handed to
+// the node in its Ignition, so the node presents the same host key after
+// every reboot and known_hosts stays right.
+func (s *Spec) RehearsalHostKeyPath() string {
+	return filepath.Join(s.LabDir, "ssh", "bootstrap_host_ed25519_key")
+}
+
+// EnsureRehearsalHostKey returns the rehearsal bootstrap's host key (an
+// OpenSSH private key in PEM), creating it the first time.
+func EnsureRehearsalHostKey(s *Spec) ([]byte, error) {
+	p := s.RehearsalHostKeyPath()
+	if data, err := os.ReadFile(p); err == nil {
+		if _, err := ssh.ParsePrivateKey(data); err != nil {
+			return nil, fmt.Errorf("parse rehearsal host key %s: %w (delete it to have a new one made)", p, err)
+		}
+		return data, nil
+	}
+	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+		return nil, fmt.Errorf("create lab SSH key directory: %w", err)
+	}
+	_, sk, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		return nil, fmt.Errorf("generate rehearsal host key: %w", err)
+	}
+	block, err := ssh.MarshalPrivateKey(sk, "bootstrap."+s.Cluster.Domain())
+	if err != nil {
+		return nil, fmt.Errorf("encode rehearsal host key: %w", err)
+	}
+	data := pem.EncodeToMemory(block)
+	tmp := p + ".tmp"
+	if err := os.WriteFile(tmp, data, 0o600); err != nil {
+		return nil, fmt.Errorf("write rehearsal host key: %w", err)
+	}
+	if err := os.Rename(tmp, p); err != nil {
+		return nil, fmt.Errorf("write rehearsal host key: %w", err)
+	}
+	return data, nil
+}

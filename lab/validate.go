@@ -280,6 +280,7 @@ func (s *Spec) validateImage(e *errs) {
 	fileMust("image.path", im.Path, "base image")
 	fileMust("image.kernel", im.Kernel, "kernel")
 	fileMust("image.initrd", im.Initrd, "initrd")
+	fileMust("image.rehearsalInitrd", im.RehearsalInitrd, "rehearsal initrd")
 	if (im.Kernel == "") != (im.Initrd == "") {
 		e.add("image", "kernel and initrd go together for direct kernel boot: set both or neither")
 	}
@@ -328,6 +329,8 @@ func (s *Spec) validateNodes(e *errs, prefix netip.Prefix, prefixOK bool) {
 		}
 		if floor := MinMemoryMiB(s.Profile, n.Role); n.MemoryMiB < floor {
 			e.add(f("memoryMiB"), "%d MiB is below the %s profile's floor of %d MiB for a %s", n.MemoryMiB, s.Profile, floor, n.Role)
+		} else if n.Role == RoleBootstrap && s.Rehearsal() && n.MemoryMiB < RehearsalBootstrapMinMemoryMiB {
+			e.add(f("memoryMiB"), "%d MiB is too little for a rehearsal bootstrap (openshift.manualBootstrap on a probe lab runs real etcd): give it at least %d MiB, or leave memoryMiB out for %d", n.MemoryMiB, RehearsalBootstrapMinMemoryMiB, RehearsalBootstrapMemoryMiB)
 		}
 		if floor := minDiskGiB(s.Profile); n.DiskGiB < floor {
 			e.add(f("diskGiB"), "%d GiB is below the %s profile's floor of %d GiB", n.DiskGiB, s.Profile, floor)

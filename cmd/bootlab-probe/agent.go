@@ -244,6 +244,10 @@ func (a *agent) run(ctx context.Context) {
 	}
 	dnsChecks = append(dnsChecks, "dns "+self.FQDN)
 	serve := serveChecks(self)
+	rehearsal := pc.Rehearsal && self.Role == probe.RoleBootstrap
+	if rehearsal {
+		serve = []string{chkSSH}
+	}
 	a.rep.pending("waiting", append(dnsChecks, serve...)...)
 
 	if lease.IP.String() == self.IP {
@@ -261,8 +265,13 @@ func (a *agent) run(ctx context.Context) {
 		a.rep.set(chkHostname, false, false, "DHCP hostname %q, expected %s", lease.Hostname, self.Name)
 	}
 
-	// Serve first: the load balancer and the other nodes wait on us.
-	a.startServers(self, merged)
+	// Serve first: the load balancer and the other nodes wait on us. A
+	// rehearsal bootstrap serves SSH only: the stages start the rest.
+	if rehearsal {
+		a.rehearse(self, merged)
+	} else {
+		a.startServers(self, merged)
+	}
 
 	var wg sync.WaitGroup
 	for _, ne := range pc.Resolve {
@@ -326,7 +335,7 @@ func (a *agent) fetch(ctx context.Context, cfg types.Config) (types.Config, erro
 	f := &probe.Fetcher{
 		DialContext: a.dialer.DialContext,
 		Retry:       time.Second,
-		Deadline:    10 * time.Minute,
+		Deadline:    fetchDeadline(),
 		OnAttempt: func(src string, n int, err error) {
 			a.rep.set(chkFetch, false, true, "GET %s: attempt %d: %v (retrying)", src, n, err)
 		},

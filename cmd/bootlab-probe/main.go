@@ -10,13 +10,24 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"sync"
 	"time"
 )
 
 func main() {
+	// On a rehearsal bootstrap the agent is also sudo and the stand-ins
+	// (standins.go).
+	if code, ok := multicall(os.Args); ok {
+		os.Exit(code)
+	}
+	if os.Getpid() != 1 {
+		fmt.Fprintln(os.Stderr, "bootlab-probe is the /init of bootlab's probe VMs and runs only as PID 1")
+		os.Exit(2)
+	}
 	console := setupSystem()
 	a := newAgent(console)
 	a.run(context.Background())

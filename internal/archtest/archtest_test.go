@@ -101,7 +101,7 @@ func TestImportArrows(t *testing.T) {
 			from: func(p string) bool { return p == "cmd/bootlab-probe" },
 			to: func(i string) bool {
 				o, ok := own(i)
-				return ok && !under(o, "lab/probe", "lab/ignition")
+				return ok && !under(o, "lab/probe", "lab/ignition", "lab/pki")
 			}},
 		{why: "lab/probe, what the guest agent shares with the host, imports no lab orchestration",
 			from: func(p string) bool { return p == "lab/probe" },

@@ -16,6 +16,7 @@ import (
 	"errors"
 	"fmt"
 	"math/big"
+	"net"
 	"os"
 	"path/filepath"
 	"slices"
@@ -223,3 +224,87 @@ func save(dir, certName, keyName string, p Pair) error {
 
 // SamePEM reports whether two PEM certificates are the same bytes.
 func SamePEM(a, b []byte) bool { return bytes.Equal(bytes.TrimSpace(a), bytes.TrimSpace(b)) }
+
+// NewClient returns a clientAuth certificate for user cn in groups orgs
+// signed by ca, as the installer's kubeconfig and etcd client certificates.
+func NewClient(ca Pair, cn string, orgs []string) (Pair, error) {
+	caCert, caKey, err := ca.Parse()
+	if err != nil {
+		return Pair{}, err
+	}
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return Pair{}, err
+	}
+	now := time.Now()
+	tmpl := &x509.Certificate{
+		SerialNumber: serial(),
+		Subject:      pkix.Name{CommonName: cn, Organization: orgs},
+		NotBefore:    now.Add(-time.Hour),
+		NotAfter:     now.Add(Validity),
+		KeyUsage:     x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment,
+		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, caCert, key.Public(), caKey)
+	if err != nil {
+		return Pair{}, fmt.Errorf("create client certificate for %s: %w", cn, err)
+	}
+	return encode(der, key)
+}
+
+// NewIntermediate returns a CA signed by ca, like the installer's signers
+// (etcd-signer, ...) but chained to the lab's root CA.
+func NewIntermediate(ca Pair, cn string) (Pair, error) {
+	caCert, caKey, err := ca.Parse()
+	if err != nil {
+		return Pair{}, err
+	}
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return Pair{}, err
+	}
+	now := time.Now()
+	tmpl := &x509.Certificate{
+		SerialNumber:          serial(),
+		Subject:               pkix.Name{CommonName: cn, OrganizationalUnit: []string{"openshift"}},
+		NotBefore:             now.Add(-time.Hour),
+		NotAfter:              now.Add(Validity),
+		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment,
+		BasicConstraintsValid: true,
+		IsCA:                  true,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, caCert, key.Public(), caKey)
+	if err != nil {
+		return Pair{}, fmt.Errorf("create %s certificate: %w", cn, err)
+	}
+	return encode(der, key)
+}
+
+// NewLeaf returns a certificate signed by ca for both server and client
+// use (etcd's serving and peer certificates), with DNS names and IPs.
+func NewLeaf(ca Pair, cn string, orgs, dnsNames []string, ips []net.IP) (Pair, error) {
+	caCert, caKey, err := ca.Parse()
+	if err != nil {
+		return Pair{}, err
+	}
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return Pair{}, err
+	}
+	now := time.Now()
+	tmpl := &x509.Certificate{
+		SerialNumber: serial(),
+		Subject:      pkix.Name{CommonName: cn, Organization: orgs},
+		NotBefore:    now.Add(-time.Hour),
+		NotAfter:     now.Add(Validity),
+		KeyUsage:     x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment,
+		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth},
+		DNSNames:     dnsNames,
+		IPAddresses:  ips,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, caCert, key.Public(), caKey)
+	if err != nil {
+		return Pair{}, fmt.Errorf("create certificate for %s: %w", cn, err)
+	}
+	return encode(der, key)
+}

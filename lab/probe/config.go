@@ -21,6 +21,10 @@ const (
 	MCSKeyPath       = "/etc/ssl/mcs/tls.key"
 	MasterConfigPath = "/etc/mcs/bootstrap/master.ign" // what the bootstrap MCS serves as /config/master
 	WorkerConfigPath = "/etc/mcs/worker.ign"           // what masters serve as /config/worker
+	// SSHHostKeyPath is the rehearsal bootstrap's SSH host key, where
+	// RHCOS's sshd keeps it. It comes from the host (one per lab), so
+	// known_hosts stays right across reboots of the node.
+	SSHHostKeyPath = "/etc/ssh/ssh_host_ed25519_key"
 )
 
 // Roles, as the lab spec names them.
@@ -60,6 +64,9 @@ type Config struct {
 	ClusterDomain string                `json:"clusterDomain"`
 	Nodes         map[string]NodeExpect `json:"nodes"`
 	Resolve       []NameExpect          `json:"resolve"`
+	// Rehearsal is set in the bootstrap's config of a rehearsal lab: the
+	// agent serves SSH and starts nothing the stages start.
+	Rehearsal bool `json:"rehearsal,omitempty"`
 }
 
 // Self returns the expectations of the node with mac.
@@ -75,6 +82,15 @@ type Input struct {
 	IngressAddress string
 	Nodes          []NodeExpect
 	PKI            pki.Lab
+	// Rehearsal makes the bootstrap a rehearsal bootstrap. Its config then
+	// carries the core user's SSH key (passwd.users, as the installer's
+	// bootstrap.ign does) and the host key (SSHHostKeyPath, 0600).
+	Rehearsal        bool
+	SSHAuthorizedKey string // one authorized_keys line: the lab's public key
+	SSHHostKeyPEM    []byte // an OpenSSH private key
+	// Assets describe the cluster for the rehearsal bootstrap's
+	// /opt/openshift (RehearsalAssets).
+	Assets AssetInput
 }
 
 // Configs are the generated Ignition configs: Bootstrap is bootstrap.ign (a
@@ -127,13 +143,16 @@ func Generate(in Input) (*Configs, error) {
 		{Path: MCSCertPath, Mode: 0o644, Data: in.PKI.MCS.CertPEM},
 		{Path: MCSKeyPath, Mode: 0o600, Data: in.PKI.MCS.KeyPEM},
 	}
+	var users []types.PasswdUser
 	full := func(c Config, extra ...ignition.File) ([]byte, error) {
 		pc, err := json.MarshalIndent(c, "", "  ")
 		if err != nil {
 			return nil, err
 		}
 		files := append([]ignition.File{{Path: ConfigPath, Mode: 0o644, Data: pc}}, extra...)
-		return ignition.Marshal(ignition.WithFiles(files))
+		cfg := ignition.WithFiles(files)
+		cfg.Passwd.Users = users
+		return ignition.Marshal(cfg)
 	}
 	var (
 		out Configs
@@ -147,7 +166,21 @@ func Generate(in Input) (*Configs, error) {
 		return nil, fmt.Errorf("master config: %w", err)
 	}
 	bootFiles := append(append([]ignition.File(nil), tls...), ignition.File{Path: MasterConfigPath, Mode: 0o600, Data: out.MasterServed})
-	if out.Bootstrap, err = full(pool(RoleBootstrap), bootFiles...); err != nil {
+	bootPool := pool(RoleBootstrap)
+	if in.Rehearsal {
+		if in.SSHAuthorizedKey == "" || len(in.SSHHostKeyPEM) == 0 {
+			return nil, fmt.Errorf("probe Ignition: a rehearsal bootstrap needs the lab's SSH public key and a host key")
+		}
+		bootPool.Rehearsal = true
+		bootFiles = append(bootFiles, ignition.File{Path: SSHHostKeyPath, Mode: 0o600, Data: in.SSHHostKeyPEM})
+		assets, err := RehearsalAssets(in, in.Assets)
+		if err != nil {
+			return nil, fmt.Errorf("rehearsal bootstrap assets: %w", err)
+		}
+		bootFiles = append(bootFiles, assets...)
+		users = []types.PasswdUser{{Name: "core", SSHAuthorizedKeys: []types.SSHAuthorizedKey{types.SSHAuthorizedKey(strings.TrimSpace(in.SSHAuthorizedKey))}}}
+	}
+	if out.Bootstrap, err = full(bootPool, bootFiles...); err != nil {
 		return nil, fmt.Errorf("bootstrap config: %w", err)
 	}
 	for role, dst := range map[string]*[]byte{RoleMaster: &out.Master, RoleWorker: &out.Worker} {
@@ -184,3 +217,7 @@ func (c Config) SortedNodes() []NodeExpect {
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
 }
+
+// RehearsalCmdlineFlag is on the kernel command line of every node of a
+// rehearsal lab: the agent then plays its part in the rehearsal bootstrap.
+const RehearsalCmdlineFlag = "bootlab.rehearsal"

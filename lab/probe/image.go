@@ -30,8 +30,10 @@ var Modules = []string{
 	"failover", "net_failover", "virtio_net", "qemu_fw_cfg",
 }
 
-// Cmdline is the probe kernel command line.
-const Cmdline = "console=ttyS0 panic=-1 quiet"
+// Cmdline is the probe kernel command line. no_timer_check: under TCG on
+// a loaded host the kernel's IO-APIC timer check can fail and panic the
+// boot ("IO-APIC + timer doesn't work!"); virtual machines skip it.
+const Cmdline = "console=ttyS0 panic=-1 quiet no_timer_check"
 
 // ModuleDir is where the initramfs holds the modules; ModuleOrderFile
 // lists them, in load order, for the agent.
@@ -56,7 +58,10 @@ type ImageOptions struct {
 	ModulesDir string
 	// Agent is the static bootlab-probe binary to put at /init.
 	Agent string
-	Log   *slog.Logger
+	// Rehearsal also builds the rehearsal bootstrap's initrd: the probe
+	// initramfs followed by the tools archive (EnsureTools).
+	Rehearsal bool
+	Log       *slog.Logger
 }
 
 // Image is a built probe image.
@@ -66,6 +71,10 @@ type Image struct {
 	BaseDisk string `json:"baseDisk"`
 	Cmdline  string `json:"cmdline"`
 	Hash     string `json:"hash"`
+	// RehearsalInitrd is the initrd of a rehearsal bootstrap (only with
+	// ImageOptions.Rehearsal): Initrd with the tools archive appended, which
+	// the kernel unpacks over it.
+	RehearsalInitrd string `json:"rehearsalInitrd,omitempty"`
 	// KernelSource says where the kernel came from (host, debian package, flag).
 	KernelSource string `json:"kernelSource"`
 	// Built is false when the cache already had this image.
@@ -146,7 +155,7 @@ func EnsureImage(ctx context.Context, opts ImageOptions) (*Image, error) {
 	}
 	if allExist(img.Kernel, img.Initrd, img.BaseDisk) {
 		log.Debug("probe image cached", "dir", dir)
-		return img, nil
+		return img, ensureRehearsal(ctx, opts, img, log)
 	}
 	log.Info("building probe image", "dir", dir, "kernel", source)
 	if err := mkdirReadable(dir); err != nil {
@@ -186,7 +195,37 @@ func EnsureImage(ctx context.Context, opts ImageOptions) (*Image, error) {
 		return nil, err
 	}
 	img.Built = true
-	return img, nil
+	return img, ensureRehearsal(ctx, opts, img, log)
+}
+
+// ensureRehearsal sets img.RehearsalInitrd when opts ask for it, writing
+// the concatenation of the probe initrd and the tools archive once per
+// pair (cached beside the image, named by the tools' hash).
+func ensureRehearsal(ctx context.Context, opts ImageOptions, img *Image, log *slog.Logger) error {
+	if !opts.Rehearsal {
+		return nil
+	}
+	tools, err := EnsureTools(ctx, opts.CacheDir, log)
+	if err != nil {
+		return fmt.Errorf("rehearsal bootstrap tools: %w", err)
+	}
+	p := filepath.Join(filepath.Dir(img.Initrd), "initramfs-rehearsal-"+tools.Hash[:16]+".img")
+	if !allExist(p) {
+		base, err := os.ReadFile(img.Initrd)
+		if err != nil {
+			return err
+		}
+		extra, err := os.ReadFile(tools.Archive)
+		if err != nil {
+			return err
+		}
+		if err := writeAtomic(p, append(base, extra...)); err != nil {
+			return err
+		}
+		img.Built = true
+	}
+	img.RehearsalInitrd = p
+	return nil
 }
 
 // checkStatic refuses an agent the kernel cannot run as /init: not an

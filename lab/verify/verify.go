@@ -296,6 +296,8 @@ func nodeFix(s *lab.Spec, n lab.Node, c probe.Check) string {
 		return fmt.Sprintf("the DHCP reservation for %s (%s, %s) in libvirt network %s (see `virsh net-dumpxml %s`): rebuild with `bootlab lab down && bootlab lab up`", n.Name, n.MAC, n.IP, net, net)
 	case c.Name == "ignition-fwcfg":
 		return fmt.Sprintf("the Ignition file %s passed through fw_cfg (domain %s): `bootlab lab up` rewrites it", s.IgnitionPath(n), s.DomainName(n))
+	case c.Name == "ignition-fetch" && s.Rehearsal() && n.Role == lab.RoleMaster:
+		return "masters wait for the MCS: run `bootlab stage run 12` (on a rehearsal lab the bootstrap MCS starts when stage 12 lands its pod; `bootlab stage status` names the next stage)"
 	case c.Name == "ignition-fetch":
 		switch {
 		case strings.Contains(d, "unknown authority") || strings.Contains(d, "certificate"):
@@ -499,6 +501,9 @@ func backendChecks(ctx context.Context, s *lab.Spec, lbc loadbalancer.Config, pi
 			default:
 				c.Detail = strings.TrimSpace(fmt.Sprintf("%s %s %s", b.Address, b.Status, b.LastCheck))
 				c.Fix = backendFix(s, fe, srv, b, reports[srv.Name])
+				if fix := rehearsalBackendFix(s, srv.Name, fe.Port); fix != "" {
+					c.Fix = fix
+				}
 				if vm, ok := vms[srv.Name]; ok && vm.State != "running" {
 					c.Fix = fmt.Sprintf("%s is %s: nothing can answer on port %d until it runs again", srv.Name, vm.State, fe.Port)
 				}
@@ -576,6 +581,22 @@ func firstFailing(rep *probe.Report) string {
 		if !c.OK || c.Pending {
 			return c.Name
 		}
+	}
+	return ""
+}
+
+// rehearsalBackendFix names the stage a rehearsal lab's bootstrap backend
+// waits for: its services start only when the stages start them.
+func rehearsalBackendFix(s *lab.Spec, server string, port int) string {
+	n, ok := s.Node(server)
+	if !s.Rehearsal() || !ok || n.Role != lab.RoleBootstrap {
+		return ""
+	}
+	switch port {
+	case 22623:
+		return "on a rehearsal lab the bootstrap MCS starts when stage 12 lands its pod: run `bootlab stage run 12` (`bootlab stage status` names the next stage); after stage 14 it is gone, as on a real bootstrap"
+	case 6443:
+		return "on a rehearsal lab the bootstrap API answers only while stage 13 (cluster-bootstrap) runs the temporary control plane; after it the masters serve 6443 and `bootlab lab pivot` takes the bootstrap out of the load balancer"
 	}
 	return ""
 }

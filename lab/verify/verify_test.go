@@ -344,3 +344,21 @@ func TestRunRecordsNothingWithoutLabDir(t *testing.T) {
 	require.NoError(t, err)
 	assert.NoDirExists(t, s.LabDir)
 }
+
+// On a rehearsal lab, what the bootstrap and masters wait for is a stage:
+// the fixes name it.
+func TestRehearsalFixesNameTheStage(t *testing.T) {
+	s := &lab.Spec{Name: "reh", Profile: lab.ProfileProbe, OpenShift: lab.OpenShift{ManualBootstrap: true}, LabDir: t.TempDir()}
+	s.Defaults()
+	m0, _ := s.Node("master-0")
+	fix := nodeFix(s, m0, probe.Check{Name: "ignition-fetch", Pending: true, Detail: "GET https://api-int.ocp.lab.local:22623/config/master: connection refused"})
+	assert.Contains(t, fix, "masters wait for the MCS: run `bootlab stage run 12`")
+	assert.Contains(t, rehearsalBackendFix(s, "bootstrap", 22623), "`bootlab stage run 12`")
+	assert.Contains(t, rehearsalBackendFix(s, "bootstrap", 6443), "stage 13")
+	assert.Empty(t, rehearsalBackendFix(s, "master-0", 22623))
+
+	plain := &lab.Spec{Name: "plain", Profile: lab.ProfileProbe, LabDir: t.TempDir()}
+	plain.Defaults()
+	assert.Empty(t, rehearsalBackendFix(plain, "bootstrap", 22623))
+	assert.NotContains(t, nodeFix(plain, m0, probe.Check{Name: "ignition-fetch", Detail: "connection refused"}), "stage run 12")
+}

@@ -33,6 +33,10 @@ type SpecFlags struct {
 	Profile     string
 	NetworkMode string
 	LabDir      string
+	// ManualBootstrap, when set, overrides openshift.manualBootstrap before
+	// defaults are applied (a rehearsal bootstrap gets more memory). Only
+	// `lab up` has the flag.
+	ManualBootstrap *bool
 
 	// Optional lets a command run without a named lab (lab config prints the
 	// defaults; stage list and stage commands aimed at --host or --local
@@ -236,6 +240,9 @@ func (sf *SpecFlags) Load() (*lab.Spec, error) {
 	}
 	if changed("lab-dir") {
 		spec.LabDir = sf.LabDir
+	}
+	if sf.ManualBootstrap != nil {
+		spec.OpenShift.ManualBootstrap = *sf.ManualBootstrap
 	}
 	spec.Defaults()
 	if err := spec.Validate(); err != nil {

@@ -163,7 +163,40 @@ func TestSSHRefusesProbeLab(t *testing.T) {
 	assert.NotContains(t, f.Streams.Out.(*bytes.Buffer).String(), "ran", "ssh must not run")
 }
 
+// A rehearsal lab's bootstrap runs sshd: lab ssh runs the client for it,
+// and still refuses the lab's other (probe) nodes.
+func TestSSHRehearsalBootstrap(t *testing.T) {
+	dir := t.TempDir()
+	s := &lab.Spec{Name: "sshreh", LabDir: filepath.Join(dir, "lab"), Libvirt: lab.Libvirt{URI: "test:///default"},
+		OpenShift: lab.OpenShift{ManualBootstrap: true}}
+	s.Defaults()
+	require.True(t, s.Rehearsal())
+	require.NoError(t, lab.EnsureSSHKey(s))
+	require.NoError(t, (&lab.State{Spec: s}).Save(s.LabDir))
+	fake := filepath.Join(dir, "fake-ssh")
+	require.NoError(t, os.WriteFile(fake, []byte("#!/bin/sh\necho \"$@\"\n"), 0o755))
+
+	f := testFactory()
+	f.Log = slog.New(slog.DiscardHandler)
+	cmd := NewCmdSSH(f, nil)
+	cmd.SetArgs([]string{"--lab-dir", s.LabDir, "--name", "sshreh", "--ssh", fake, "bootstrap", "--", "true"})
+	require.NoError(t, cmd.Execute())
+	bs, _ := s.Node("bootstrap")
+	assert.Contains(t, f.Streams.Out.(*bytes.Buffer).String(), "core@"+bs.IP+" -- true")
+
+	f = testFactory()
+	f.Log = slog.New(slog.DiscardHandler)
+	cmd = NewCmdSSH(f, nil)
+	cmd.SetArgs([]string{"--lab-dir", s.LabDir, "--name", "sshreh", "--ssh", fake, "master-0"})
+	err := cmd.Execute()
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "only its bootstrap node runs an SSH server")
+	assert.Empty(t, f.Streams.Out.(*bytes.Buffer).String(), "ssh must not run")
+}
+
 func TestUpNextStepsFitTheProfile(t *testing.T) {
+	rehearsal := &lab.Spec{Profile: lab.ProfileProbe, OpenShift: lab.OpenShift{ManualBootstrap: true}}
+	assert.Contains(t, nextSteps(rehearsal), "`bootlab stage run 01`")
 	probe := &lab.Spec{Profile: lab.ProfileProbe}
 	assert.NotContains(t, nextSteps(probe), "lab ssh", "probe nodes run no sshd")
 	assert.Contains(t, nextSteps(probe), "`bootlab lab verify`")

@@ -22,6 +22,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/spf13/cobra"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	certv1 "k8s.io/api/certificates/v1"
@@ -229,5 +230,32 @@ func TestManualBootstrapFlag(t *testing.T) {
 		cmd.SetArgs(c.args)
 		require.NoError(t, cmd.Execute())
 		assert.Equal(t, c.want, got, "%v", c.args)
+	}
+}
+
+// --manual-bootstrap on a probe lab is applied before defaults: the spec
+// records it and the bootstrap gets the rehearsal size; without it the
+// probe lab keeps its sizes.
+func TestManualBootstrapProbeSpec(t *testing.T) {
+	isolatedHost(t)
+	t.Setenv(cmdutil.EnvLab, "mb")
+	for _, manual := range []bool{true, false} {
+		var sf cmdutil.SpecFlags
+		cmdutil.AddSpecFlags(&cobra.Command{}, &sf)
+		sf.File = filepath.Join(t.TempDir(), "absent.yaml")
+		sf.LabDir = t.TempDir()
+		sf.ManualBootstrap = &manual
+		s, err := sf.Load()
+		require.NoError(t, err)
+		assert.Equal(t, manual, s.OpenShift.ManualBootstrap)
+		assert.Equal(t, manual, s.Rehearsal())
+		bs := s.NodesByRole(lab.RoleBootstrap)[0]
+		masters := s.NodesByRole(lab.RoleMaster)
+		if manual {
+			assert.Equal(t, 512, bs.MemoryMiB)
+		} else {
+			assert.Equal(t, 256, bs.MemoryMiB)
+		}
+		assert.Equal(t, 256, masters[0].MemoryMiB)
 	}
 }

@@ -14,6 +14,8 @@ type ProbeImageBuildOptions struct {
 	Kernel  string
 	Modules string
 	Output  string
+	// Rehearsal also builds the rehearsal bootstrap's initrd.
+	Rehearsal bool
 }
 
 // NewCmdProbeImage builds the `lab probe-image` group.
@@ -55,7 +57,7 @@ when an input changes. stdout: the image paths.`,
 				return runF(opts)
 			}
 			f.Status.Start("Building the probe image")
-			img, how, err := ensureProbeImage(cmd.Context(), f, opts.Kernel, opts.Modules)
+			img, how, err := ensureProbeImage(cmd.Context(), f, opts.Kernel, opts.Modules, opts.Rehearsal)
 			if err != nil {
 				return err
 			}
@@ -72,10 +74,14 @@ when an input changes. stdout: the image paths.`,
 			}
 			f.Say("info", "probe image %s (%s; kernel: %s; agent: %s)", img.Hash[:16], state, img.KernelSource, how)
 			_, err = fmt.Fprintf(f.Streams.Out, "kernel: %s\ninitrd: %s\nbaseDisk: %s\ncmdline: %s\n", img.Kernel, img.Initrd, img.BaseDisk, img.Cmdline)
+			if err == nil && img.RehearsalInitrd != "" {
+				_, err = fmt.Fprintf(f.Streams.Out, "rehearsalInitrd: %s\n", img.RehearsalInitrd)
+			}
 			return err
 		},
 	}
 	cmd.Flags().StringVar(&opts.Kernel, "kernel", "", "kernel image (vmlinuz) to boot; needs --modules")
+	cmd.Flags().BoolVar(&opts.Rehearsal, "rehearsal", false, "also build the rehearsal bootstrap's initrd (bash, coreutils, jq, etcd from Debian packages: apt-get download)")
 	cmd.Flags().StringVar(&opts.Modules, "modules", "", "the kernel's module directory (/lib/modules/<release>); needs --kernel")
 	cmd.Flags().StringVarP(&opts.Output, "output", "o", "text", "output format: text or json")
 	return cmd

@@ -17,15 +17,20 @@ import (
 // <labDir>/pki, 0600, reused), and one Ignition file per node: bootstrap.ign
 // (full), master.ign and worker.ign (installer-shaped pointer configs).
 func prepareProbe(ctx context.Context, f *cmdutil.Factory, spec *lab.Spec) error {
-	if spec.Image.Kernel == "" || spec.Image.Initrd == "" {
+	own := spec.Image.Kernel != "" && spec.Image.Initrd != ""
+	if own && spec.Rehearsal() && spec.Image.RehearsalInitrd == "" {
+		return cmdutil.WithCode(cmdutil.ExitInvalid, fmt.Errorf("image.rehearsalInitrd: a rehearsal lab (openshift.manualBootstrap on a probe lab) with its own image.kernel and image.initrd needs the rehearsal initrd built for that kernel too: `bootlab lab probe-image build --rehearsal --kernel K --modules M` prints it"))
+	}
+	if !own || (spec.Rehearsal() && spec.Image.RehearsalInitrd == "") {
 		f.Status.Start("Preparing the probe image")
-		img, how, err := ensureProbeImage(ctx, f, "", "")
+		img, how, err := ensureProbeImage(ctx, f, "", "", spec.Rehearsal())
 		if err != nil {
 			return err
 		}
 		f.Status.End(true)
 		f.Log.Debug("probe image", "kernel", img.Kernel, "initrd", img.Initrd, "agent", how, "built", img.Built)
 		spec.Image.Kernel, spec.Image.Initrd = img.Kernel, img.Initrd
+		spec.Image.RehearsalInitrd = img.RehearsalInitrd
 		if spec.Image.Cmdline == "" {
 			spec.Image.Cmdline = img.Cmdline
 		}
@@ -42,13 +47,13 @@ func prepareProbe(ctx context.Context, f *cmdutil.Factory, spec *lab.Spec) error
 }
 
 // ensureProbeImage finds the agent and builds (or reuses) the probe image.
-func ensureProbeImage(ctx context.Context, f *cmdutil.Factory, kernel, modules string) (*probe.Image, string, error) {
+func ensureProbeImage(ctx context.Context, f *cmdutil.Factory, kernel, modules string, rehearsal bool) (*probe.Image, string, error) {
 	cache := probe.DefaultCacheDir()
 	agent, how, err := probe.FindAgent(ctx, cache, f.Log)
 	if err != nil {
 		return nil, "", err
 	}
-	img, err := probe.EnsureImage(ctx, probe.ImageOptions{CacheDir: cache, Kernel: kernel, ModulesDir: modules, Agent: agent, Log: f.Log})
+	img, err := probe.EnsureImage(ctx, probe.ImageOptions{CacheDir: cache, Kernel: kernel, ModulesDir: modules, Agent: agent, Rehearsal: rehearsal, Log: f.Log})
 	if err != nil {
 		return nil, "", err
 	}
@@ -81,7 +86,26 @@ func writeProbeIgnition(spec *lab.Spec) error {
 	if err != nil {
 		return fmt.Errorf("lab PKI in %s: %w", filepath.Join(spec.LabDir, "pki"), err)
 	}
-	cfgs, err := probe.Generate(probeInput(spec, p))
+	in := probeInput(spec, p)
+	if spec.Rehearsal() {
+		in.Rehearsal = true
+		if in.SSHAuthorizedKey, err = lab.SSHPublicKey(spec); err != nil {
+			return err
+		}
+		if in.SSHHostKeyPEM, err = lab.EnsureRehearsalHostKey(spec); err != nil {
+			return err
+		}
+		version := spec.OpenShift.Version
+		if version == "" {
+			version = lab.DefaultOpenShiftVersion
+		}
+		in.Assets = probe.AssetInput{
+			ClusterName: spec.Cluster.Name, BaseDomain: spec.Cluster.BaseDomain, MachineCIDR: spec.Network.CIDR,
+			Masters: len(spec.NodesByRole(lab.RoleMaster)), Workers: len(spec.NodesByRole(lab.RoleWorker)),
+			Release: probe.ReleaseFor(version),
+		}
+	}
+	cfgs, err := probe.Generate(in)
 	if err != nil {
 		return err
 	}

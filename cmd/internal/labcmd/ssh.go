@@ -86,8 +86,11 @@ func runSSH(ctx context.Context, f *cmdutil.Factory, opts *SSHOptions) error {
 	if !ok {
 		return cmdutil.UsageErrorf("no node %q in lab %s (nodes: %s)", opts.Node, spec.Name, nodeNames(spec))
 	}
-	if spec.Profile == lab.ProfileProbe {
-		return fmt.Errorf("lab %s is a probe lab: its nodes run bootlab's probe agent and no SSH server; read %s's report with `bootlab lab console %[2]s`, or check the whole lab with `bootlab lab verify`", spec.Name, n.Name)
+	if spec.Profile == lab.ProfileProbe && !(spec.Rehearsal() && n.Role == lab.RoleBootstrap) {
+		if spec.Rehearsal() {
+			return fmt.Errorf("lab %s is a rehearsal lab: only its bootstrap node runs an SSH server (`bootlab lab ssh bootstrap`); read %s's report with `bootlab lab console %[2]s`, or check the whole lab with `bootlab lab verify`", spec.Name, n.Name)
+		}
+		return fmt.Errorf("lab %s is a probe lab: its nodes run bootlab's probe agent and no SSH server; read %s's report with `bootlab lab console %[2]s`, or check the whole lab with `bootlab lab verify`. `bootlab lab up --manual-bootstrap` builds a rehearsal lab, whose bootstrap node you can ssh to and run the stages on", spec.Name, n.Name)
 	}
 	if _, err := os.Stat(spec.SSHKeyPath()); err != nil {
 		return fmt.Errorf("lab SSH key %s missing: run `bootlab lab up` first", spec.SSHKeyPath())

@@ -64,7 +64,7 @@ that failed or was interrupted.`,
 	cmd.Flags().BoolVar(&opts.NoPreflight, "no-preflight", false, "skip the host checks (the accelerator is still chosen)")
 	cmd.Flags().BoolVar(&opts.DryRun, "dry-run", false, "print what up would create, change or remove, and change nothing")
 	cmd.Flags().StringVarP(&opts.Output, "output", "o", "table", "with --dry-run, the plan's format: table or json")
-	manual := cmd.Flags().Bool("manual-bootstrap", false, "mask bootkube.service on the bootstrap node so you drive it with bootlab stage (overrides openshift.manualBootstrap)")
+	manual := cmd.Flags().Bool("manual-bootstrap", false, "start no bootstrap service at boot so you drive the bootstrap with bootlab stage: masks bootkube.service on a real lab, builds a rehearsal bootstrap (SSH, bash, etcd) on a probe lab (overrides openshift.manualBootstrap)")
 	cmd.PreRun = func(c *cobra.Command, _ []string) {
 		if c.Flags().Changed("manual-bootstrap") {
 			opts.ManualBootstrap = manual
@@ -74,14 +74,12 @@ that failed or was interrupted.`,
 }
 
 func runUp(ctx context.Context, f *cmdutil.Factory, opts *UpOptions) error {
+	opts.Spec.ManualBootstrap = opts.ManualBootstrap
 	spec, err := opts.Spec.Load()
 	if err != nil {
 		return err
 	}
 	printWarnings(f, spec)
-	if opts.ManualBootstrap != nil {
-		spec.OpenShift.ManualBootstrap = *opts.ManualBootstrap
-	}
 	if opts.DryRun {
 		return upDryRun(ctx, f, opts, spec)
 	}
@@ -370,7 +368,7 @@ func checkBootFiles(spec *lab.Spec) error {
 			return fmt.Errorf("node %s has no Ignition at %s (the %s profile's preparer writes it): %w", n.Name, spec.IgnitionPath(n), spec.Profile, err)
 		}
 	}
-	for field, p := range map[string]string{"image.kernel": spec.Image.Kernel, "image.initrd": spec.Image.Initrd} {
+	for field, p := range map[string]string{"image.kernel": spec.Image.Kernel, "image.initrd": spec.Image.Initrd, "image.rehearsalInitrd": spec.Image.RehearsalInitrd} {
 		if p == "" {
 			continue
 		}
@@ -422,7 +420,7 @@ func makeQEMUReadable(spec *lab.Spec, f *cmdutil.Factory) error {
 	if err := chown(ignDir); err != nil {
 		return err
 	}
-	for _, p := range []string{spec.Image.Kernel, spec.Image.Initrd} {
+	for _, p := range []string{spec.Image.Kernel, spec.Image.Initrd, spec.Image.RehearsalInitrd} {
 		if p == "" {
 			continue
 		}
@@ -442,6 +440,9 @@ func makeQEMUReadable(spec *lab.Spec, f *cmdutil.Factory) error {
 // nextSteps are the commands `lab up` suggests: probe nodes run no SSH
 // server, so a probe lab is looked at with verify and the console instead.
 func nextSteps(spec *lab.Spec) string {
+	if spec.Rehearsal() {
+		return "`bootlab stage status` (once the bootstrap has booted), `bootlab stage run 01`, `bootlab lab ssh bootstrap`, `bootlab lab console NODE`"
+	}
 	if spec.Profile == lab.ProfileProbe {
 		return "`bootlab lab verify` (once the nodes have booted), `bootlab lab status`, `bootlab lab console NODE`"
 	}

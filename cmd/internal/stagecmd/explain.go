@@ -48,18 +48,21 @@ markdown as written.`,
 }
 
 func runExplain(cmd *cobra.Command, f *cmdutil.Factory, opts *ExplainOptions) error {
-	name := "stages/README.md"
+	name, number := "stages/README.md", 0
 	if opts.Stage != "" {
 		s, err := stages.Default().Lookup(opts.Stage)
 		if err != nil {
 			return cmdutil.WithCode(cmdutil.ExitUsage, err)
 		}
-		name = "stages/" + s.DocFile()
+		name, number = "stages/"+s.DocFile(), s.Number
 	}
 	page, err := fs.ReadFile(docs.Stages, name)
 	if err != nil {
 		return fmt.Errorf("explain: docs/%s is not in this build: %w", name, err)
 	}
+	// What plays a release image's part on a rehearsal lab is said on the
+	// page itself.
+	page = append(page, rehearsalSection(number)...)
 	out := markdown.SystemOutput(f.Streams.Out, f.Streams.ErrOut, f.Streams.OutTTY)
 	return markdown.Show(cmd.Context(), out, page, opts.Plain)
 }

@@ -157,6 +157,9 @@ func (t *Target) connect(ctx context.Context, f *cmdutil.Factory, r *resolved) (
 		if r.stateErr != nil {
 			return nil, nil, fmt.Errorf("%w; or reach a node with --host (or --local on the node itself)", r.stateErr)
 		}
+		if r.spec.Profile == lab.ProfileProbe && !r.spec.Rehearsal() {
+			return nil, nil, cmdutil.WithCode(cmdutil.ExitInvalid, fmt.Errorf("lab %q is a probe lab built without manual bootstrap: its bootstrap node starts its services at boot and runs no SSH and no stages. Rebuild it as a rehearsal lab, whose bootstrap runs the stages: bootlab lab down && bootlab lab up --manual-bootstrap", r.spec.Name))
+		}
 		bs := r.spec.NodesByRole(lab.RoleBootstrap)
 		if len(bs) == 0 || bs[0].IP == "" {
 			return nil, nil, cmdutil.UsageErrorf("lab %q has no bootstrap node (it was removed by `bootlab lab pivot`?): pass --host, or --local on the node", r.spec.Name)

@@ -93,6 +93,25 @@ func TestRunNeedsALabOrAHost(t *testing.T) {
 	assert.ErrorContains(t, err, "--host")
 }
 
+// A probe lab without manual bootstrap runs no stages: stage commands say
+// so and how to rebuild, instead of "connection refused".
+func TestStagesRefusePlainProbeLab(t *testing.T) {
+	e := newEnv(t)
+	s := &lab.Spec{Name: "stagetest", LabDir: e.labDir}
+	s.Defaults()
+	require.Equal(t, lab.ProfileProbe, s.Profile)
+	require.NoError(t, (&lab.State{Spec: s}).Save(e.labDir))
+	for _, cmd := range []*cobra.Command{NewCmdRun(e.f, nil), NewCmdStatus(e.f, nil)} {
+		args := []string{"-f", e.spec}
+		if cmd.Name() == "run" {
+			args = append(args, "07")
+		}
+		err := execute(cmd, args...)
+		assert.Equal(t, cmdutil.ExitInvalid, exitCode(err), "%s: %v", cmd.Name(), err)
+		assert.ErrorContains(t, err, "bootlab lab up --manual-bootstrap")
+	}
+}
+
 func TestRunWithNodeWritesLogs(t *testing.T) {
 	e := newEnv(t)
 	node := stagestest.New(t.TempDir())
@@ -214,12 +233,16 @@ func TestExplain(t *testing.T) {
 
 	e := newEnv(t)
 	require.NoError(t, execute(NewCmdExplain(e.f, nil), "render-etcd"))
-	assert.Equal(t, string(source), e.out.String(), "piped: the markdown as written")
+	page := e.out.String()
+	assert.Equal(t, string(source)+rehearsalSection(7), page, "piped: the markdown as written, with what the rehearsal lab plays")
+	assert.NotContains(t, page, "\x1b[", "plain when not a terminal")
+	assert.Contains(t, page, "## On a rehearsal lab", "explain names the stand-ins of the rehearsal lab")
+	assert.Contains(t, page, "cluster-etcd-operator render is a bootlab stand-in")
 
 	e.out.Reset()
 	e.f.Streams.OutTTY = true
 	require.NoError(t, execute(NewCmdExplain(e.f, nil), "07"))
-	page := e.out.String()
+	page = e.out.String()
 	assert.Contains(t, page, "\x1b[", "styled on a terminal")
 	text := ansi.Strip(page)
 	assert.Contains(t, text, "Stage 07: etcd-bootstrap")
@@ -232,7 +255,7 @@ func TestExplain(t *testing.T) {
 		e.out.Reset()
 		t.Setenv(tc.env, tc.val)
 		require.NoError(t, execute(NewCmdExplain(e.f, nil), "07"))
-		assert.Equal(t, string(source), e.out.String(), "%s=%s: plain even on a terminal", tc.env, tc.val)
+		assert.Equal(t, string(source)+rehearsalSection(7), e.out.String(), "%s=%s: plain even on a terminal", tc.env, tc.val)
 	}
 	e.out.Reset()
 	t.Setenv("NO_COLOR", "")
@@ -241,6 +264,14 @@ func TestExplain(t *testing.T) {
 	assert.True(t, strings.HasPrefix(e.out.String(), "# bootkube.sh, stage by stage"), "--plain prints the overview as written")
 
 	assert.Equal(t, cmdutil.ExitUsage, exitCode(execute(NewCmdExplain(e.f, nil), "99")))
+}
+
+// Every stage says what plays the release image's part on a rehearsal lab.
+func TestRehearsalNotesCoverEveryStage(t *testing.T) {
+	for _, s := range stages.Default() {
+		assert.NotEmpty(t, rehearsalSection(s.Number), "stage %s", s.ID())
+	}
+	assert.Empty(t, rehearsalSection(0), "not on the overview")
 }
 
 func TestListJSON(t *testing.T) {

@@ -1,0 +1,165 @@
+package main
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/bootlab/bootlab/lab/probe"
+)
+
+// cluster-bootstrap start, played on the rehearsal bootstrap: it does on
+// the node what the real one does, in order, and says what it cannot do
+// (there is no kube-apiserver to create the manifests in).
+
+// Timeouts of the stand-in's waits (tests shorten them).
+var (
+	cbAPIWait     = 5 * time.Minute
+	cbMastersWait = 20 * time.Minute
+	cbPoll        = 2 * time.Second
+)
+
+func clusterBootstrapStart(run *podmanRun, rel *probe.RehearsalRelease, f map[string]string, stdout, stderr io.Writer) error {
+	assets := f["asset-dir"]
+	if assets == "" {
+		return fmt.Errorf("--asset-dir is required")
+	}
+	kube := run.hostPath("/etc/kubernetes")
+	say := func(format string, a ...any) { fmt.Fprintf(stdout, format+"\n", a...) }
+
+	// 1. The bootstrap secrets the control-plane pods mount.
+	secrets := filepath.Join(kube, "bootstrap-secrets")
+	if err := os.MkdirAll(secrets, 0o700); err != nil {
+		return err
+	}
+	tlsFiles, _ := filepath.Glob(filepath.Join(assets, "tls", "*"))
+	for _, src := range append(tlsFiles, filepath.Join(assets, "auth", "kubeconfig")) {
+		if err := copyFile(src, filepath.Join(secrets, filepath.Base(src))); err != nil {
+			return err
+		}
+	}
+	// 2. The bootstrap control plane: its pods go to the kubelet.
+	pods, _ := filepath.Glob(filepath.Join(assets, "bootstrap-manifests", "*"))
+	var started []string
+	for _, src := range pods {
+		dst := filepath.Join(kube, "manifests", filepath.Base(src))
+		if err := copyFile(src, dst); err != nil {
+			return err
+		}
+		started = append(started, dst)
+	}
+	say("Starting temporary bootstrap control plane...")
+	// 3. Wait for the bootstrap API.
+	self, err := bootstrapSelf()
+	if err != nil {
+		return err
+	}
+	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
+	ready := func(url string) (string, bool) {
+		resp, err := client.Get(url)
+		if err != nil {
+			return "", false
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(io.LimitReader(resp.Body, 64))
+		return resp.Header.Get(probe.NodeHeader), resp.StatusCode == 200 && strings.TrimSpace(string(body)) == "ok"
+	}
+	if err := waitFor(cbAPIWait, func() bool { _, ok := ready("https://localhost:6443/readyz"); return ok }); err != nil {
+		return fmt.Errorf("the bootstrap API did not answer https://localhost:6443/readyz: %w", err)
+	}
+	say("API is up")
+	fmt.Fprintln(stderr, "cluster-bootstrap (bootlab rehearsal stand-in): no real kube-apiserver here, so the manifests in "+filepath.Join(assets, "manifests")+" are not created in an API")
+	// 4. Wait for the required pods: on the rehearsal lab, the masters'
+	// API answering through api-int.
+	apiInt := "https://api-int." + clusterDomain(self) + ":6443/readyz"
+	say("Waiting for required pods %s: the masters' API at %s", f["required-pods"], apiInt)
+	var by string
+	if err := waitFor(cbMastersWait, func() bool {
+		node, ok := ready(apiInt)
+		by = node
+		return ok && node != "" && node != self.Name
+	}); err != nil {
+		return fmt.Errorf("no master answered %s: do the masters have their config (stage 12, lab verify)? %w", apiInt, err)
+	}
+	say("All self-hosted control plane components successfully started (%s answered by %s)", apiInt, by)
+	// 5. Tear down the temporary control plane.
+	say("Tearing down temporary bootstrap control plane...")
+	for _, p := range started {
+		_ = os.Remove(p)
+	}
+	if err := os.RemoveAll(secrets); err != nil {
+		return err
+	}
+	return nil
+}
+
+func clusterDomain(n probe.NodeExpect) string {
+	_, d, _ := strings.Cut(n.FQDN, ".")
+	return d
+}
+
+func waitFor(timeout time.Duration, ok func() bool) error {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	t := time.NewTicker(cbPoll)
+	defer t.Stop()
+	for {
+		if ok() {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("gave up after %s", timeout)
+		case <-t.C:
+		}
+	}
+}
+
+func copyFile(src, dst string) error {
+	fi, err := os.Stat(src)
+	if err != nil {
+		return err
+	}
+	if fi.IsDir() {
+		return nil
+	}
+	data, err := os.ReadFile(src)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(dst, data, fi.Mode().Perm())
+}
+
+// startAPI starts the API stand-in on 6443, as the kubelet starts the
+// bootstrap kube-apiserver pod cluster-bootstrap lands: TLS with the
+// api-int certificate, /readyz, /livez and /healthz "ok".
+func (a *agent) startAPI(self probe.NodeExpect) (func(), error) {
+	cert, err := tls.LoadX509KeyPair("/opt/openshift/tls/machine-config-server.crt", "/opt/openshift/tls/machine-config-server.key")
+	if err != nil {
+		return nil, fmt.Errorf("serving certificate: %w", err)
+	}
+	if _, err := x509.ParseCertificate(cert.Certificate[0]); err != nil {
+		return nil, err
+	}
+	stop, err := a.serveTLSOn(6443, cert, probe.APIStandIn(self.Name))
+	if err != nil {
+		return nil, err
+	}
+	a.rep.set(apiCheck, true, false, "bootstrap API stand-in started by stage 13 (cluster-bootstrap landed the kube-apiserver pod)")
+	return func() {
+		stop()
+		a.rep.set(apiCheck, false, false, "bootstrap API stopped: cluster-bootstrap tore the temporary control plane down")
+	}, nil
+}
+
+const apiCheck = "serve api :6443"

@@ -1,0 +1,599 @@
+package main
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/yaml"
+
+	"github.com/bootlab/bootlab/lab/pki"
+	"github.com/bootlab/bootlab/lab/probe"
+)
+
+// renders play the operators' `render` commands: each writes the files
+// its operator's render writes, in the directories its flags name.
+// Components are keyed by image-references name ("" is the release
+// image, whose entrypoint is the cluster-version-operator).
+var renders = map[string]func(run *podmanRun, rel *probe.RehearsalRelease, f map[string]string) error{
+	"cluster-etcd-operator": renderEtcd,
+}
+
+// writeFiles writes files (relative to dir) with their modes.
+func writeFiles(dir string, files map[string]fileOut) error {
+	for name, f := range files {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return err
+		}
+		if err := os.WriteFile(p, f.data, f.mode); err != nil {
+			return err
+		}
+		if err := os.Chmod(p, f.mode); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+type fileOut struct {
+	data []byte
+	mode os.FileMode
+}
+
+func yamlOut(obj any, mode os.FileMode) (fileOut, error) {
+	data, err := yaml.Marshal(obj)
+	return fileOut{data, mode}, err
+}
+
+// bootstrapSelf returns the bootstrap node's name and address from the
+// probe config the agent wrote.
+func bootstrapSelf() (probe.NodeExpect, error) {
+	data, err := os.ReadFile(probeConfigPath)
+	if err != nil {
+		return probe.NodeExpect{}, err
+	}
+	var c probe.Config
+	if err := json.Unmarshal(data, &c); err != nil {
+		return probe.NodeExpect{}, err
+	}
+	for _, n := range c.Nodes {
+		if n.Role == probe.RoleBootstrap {
+			return n, nil
+		}
+	}
+	return probe.NodeExpect{}, fmt.Errorf("%s names no bootstrap node", probeConfigPath)
+}
+
+// Paths of the bootstrap etcd member, as the cluster-etcd-operator's
+// bootstrap pod uses them.
+const (
+	etcdResourceDir = "/etc/kubernetes/static-pod-resources/etcd-member"
+	etcdCertMount   = "/etc/ssl/etcd"
+	etcdDataDir     = "/var/lib/etcd"
+)
+
+// renderEtcd plays `cluster-etcd-operator render`: the bootstrap etcd
+// member's static pod and certificates under etc-kubernetes/, the
+// secrets and config maps for the bootstrap API server under manifests/,
+// and the CA bundle and client certificate under tls/. Certificates are
+// signed by tls/etcd-signer (an intermediate of the lab CA).
+func renderEtcd(run *podmanRun, rel *probe.RehearsalRelease, f map[string]string) error {
+	out := f["asset-output-dir"]
+	if out == "" {
+		return fmt.Errorf("--asset-output-dir is required")
+	}
+	image := f["etcd-image"]
+	if image == "" {
+		image = rel.Components["etcd"]
+	}
+	tlsDir := run.hostPath("/assets/tls")
+	signerCert, err := os.ReadFile(filepath.Join(tlsDir, "etcd-signer.crt"))
+	if err != nil {
+		return fmt.Errorf("etcd signer: %w", err)
+	}
+	signerKey, err := os.ReadFile(filepath.Join(tlsDir, "etcd-signer.key"))
+	if err != nil {
+		return fmt.Errorf("etcd signer: %w", err)
+	}
+	rootCA, err := os.ReadFile(filepath.Join(tlsDir, "root-ca.crt"))
+	if err != nil {
+		return fmt.Errorf("root CA: %w", err)
+	}
+	signer := pki.Pair{CertPEM: signerCert, KeyPEM: signerKey}
+	self, err := bootstrapSelf()
+	if err != nil {
+		return err
+	}
+	ip := net.ParseIP(self.IP)
+	names := []string{"localhost", "etcd-bootstrap", self.Name, self.FQDN}
+	ips := []net.IP{net.ParseIP("127.0.0.1"), net.ParseIP("::1"), ip}
+	serving, err := pki.NewLeaf(signer, "system:etcd-server:"+self.FQDN, []string{"system:etcd-servers"}, names, ips)
+	if err != nil {
+		return err
+	}
+	peer, err := pki.NewLeaf(signer, "system:etcd-peer:"+self.FQDN, []string{"system:etcd-peers"}, names, ips)
+	if err != nil {
+		return err
+	}
+	client, err := pki.NewClient(signer, "etcd", []string{"etcd"})
+	if err != nil {
+		return err
+	}
+	bundle := append(append([]byte(nil), signerCert...), rootCA...)
+
+	url := func(port int) string { return fmt.Sprintf("https://%s", net.JoinHostPort(self.IP, fmt.Sprint(port))) }
+	cert := func(n string) string { return etcdCertMount + "/" + n }
+	hostPathDir := corev1.HostPathDirectoryOrCreate
+	pod := corev1.Pod{
+		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
+		ObjectMeta: metav1.ObjectMeta{Name: "etcd-bootstrap-member", Namespace: "openshift-etcd",
+			Labels: map[string]string{"k8s-app": "etcd"}},
+		Spec: corev1.PodSpec{
+			HostNetwork:       true,
+			PriorityClassName: "system-node-critical",
+			Containers: []corev1.Container{{
+				Name: "etcd", Image: image, ImagePullPolicy: corev1.PullIfNotPresent,
+				Command: []string{"etcd"},
+				Args: []string{
+					"--name=etcd-bootstrap",
+					"--data-dir=" + etcdDataDir,
+					"--initial-advertise-peer-urls=" + url(2380),
+					"--initial-cluster=etcd-bootstrap=" + url(2380),
+					"--initial-cluster-state=new",
+					"--listen-peer-urls=https://0.0.0.0:2380",
+					"--listen-client-urls=https://0.0.0.0:2379",
+					"--advertise-client-urls=" + url(2379),
+					"--listen-metrics-urls=https://0.0.0.0:9978",
+					"--cert-file=" + cert("etcd-serving.crt"),
+					"--key-file=" + cert("etcd-serving.key"),
+					"--trusted-ca-file=" + cert("ca.crt"),
+					"--client-cert-auth=true",
+					"--peer-cert-file=" + cert("etcd-peer.crt"),
+					"--peer-key-file=" + cert("etcd-peer.key"),
+					"--peer-trusted-ca-file=" + cert("ca.crt"),
+					"--peer-client-cert-auth=true",
+					"--logger=zap",
+					"--log-outputs=stderr",
+				},
+				VolumeMounts: []corev1.VolumeMount{
+					{Name: "certs", MountPath: etcdCertMount},
+					{Name: "data-dir", MountPath: etcdDataDir},
+				},
+			}},
+			Volumes: []corev1.Volume{
+				{Name: "certs", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: etcdResourceDir}}},
+				{Name: "data-dir", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: etcdDataDir, Type: &hostPathDir}}},
+			},
+		},
+	}
+	files := map[string]fileOut{
+		"etc-kubernetes/static-pod-resources/etcd-member/ca.crt":           {bundle, 0o644},
+		"etc-kubernetes/static-pod-resources/etcd-member/etcd-serving.crt": {serving.CertPEM, 0o644},
+		"etc-kubernetes/static-pod-resources/etcd-member/etcd-serving.key": {serving.KeyPEM, 0o600},
+		"etc-kubernetes/static-pod-resources/etcd-member/etcd-peer.crt":    {peer.CertPEM, 0o644},
+		"etc-kubernetes/static-pod-resources/etcd-member/etcd-peer.key":    {peer.KeyPEM, 0o600},
+		"tls/etcd-ca-bundle.crt": {bundle, 0o644},
+		"tls/etcd-client.crt":    {client.CertPEM, 0o644},
+		"tls/etcd-client.key":    {client.KeyPEM, 0o600},
+	}
+	b64 := base64.StdEncoding.EncodeToString
+	for name, obj := range map[string]any{
+		"etc-kubernetes/manifests/etcd-member-pod.yaml": pod,
+		"manifests/openshift-config-configmap-etcd-ca-bundle.yaml": map[string]any{"apiVersion": "v1", "kind": "ConfigMap",
+			"metadata": map[string]any{"name": "etcd-ca-bundle", "namespace": "openshift-config"},
+			"data":     map[string]string{"ca-bundle.crt": string(bundle)}},
+		"manifests/openshift-config-configmap-etcd-serving-ca.yaml": map[string]any{"apiVersion": "v1", "kind": "ConfigMap",
+			"metadata": map[string]any{"name": "etcd-serving-ca", "namespace": "openshift-config"},
+			"data":     map[string]string{"ca-bundle.crt": string(bundle)}},
+		"manifests/openshift-config-secret-etcd-client.yaml": map[string]any{"apiVersion": "v1", "kind": "Secret", "type": "kubernetes.io/tls",
+			"metadata": map[string]any{"name": "etcd-client", "namespace": "openshift-config"},
+			"data":     map[string]string{"tls.crt": b64(client.CertPEM), "tls.key": b64(client.KeyPEM)}},
+		"manifests/openshift-etcd-svc.yaml": map[string]any{"apiVersion": "v1", "kind": "Service",
+			"metadata": map[string]any{"name": "etcd", "namespace": "openshift-etcd"},
+			"spec": map[string]any{"ports": []any{map[string]any{"name": "etcd", "port": 2379, "protocol": "TCP"}},
+				"selector": map[string]string{"etcd": "true"}}},
+	} {
+		mode := os.FileMode(0o644)
+		if strings.Contains(name, "secret") {
+			mode = 0o600
+		}
+		fo, err := yamlOut(obj, mode)
+		if err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		files[name] = fo
+	}
+	return writeFiles(out, files)
+}
+
+func init() {
+	renders[""] = renderCVO
+	renders["cluster-config-api"] = renderAPI
+	renders["cluster-authentication-operator"] = renderAuthAPI
+	renders["cluster-config-operator"] = renderConfig
+}
+
+// crd is a CustomResourceDefinition of an OpenShift API group, with an
+// open schema (the render stand-ins do not carry the real schemas).
+func crd(group, kind, plural string, namespaced bool) map[string]any {
+	scope := "Cluster"
+	if namespaced {
+		scope = "Namespaced"
+	}
+	return map[string]any{
+		"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+		"metadata": map[string]any{"name": plural + "." + group,
+			"annotations": map[string]string{"bootlab.dev/stand-in": "rendered by bootlab's rehearsal podman stand-in: the real schema comes from the release image"}},
+		"spec": map[string]any{
+			"group": group, "scope": scope,
+			"names": map[string]any{"kind": kind, "listKind": kind + "List", "plural": plural, "singular": strings.ToLower(kind)},
+			"versions": []any{map[string]any{"name": "v1", "served": true, "storage": true,
+				"schema": map[string]any{"openAPIV3Schema": map[string]any{"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}},
+		},
+	}
+}
+
+func required(f map[string]string, names ...string) error {
+	for _, n := range names {
+		if f[n] == "" {
+			return fmt.Errorf("--%s is required", n)
+		}
+	}
+	return nil
+}
+
+// renderAPI plays the cluster-config-api render: the config.openshift.io
+// CRDs, and the FeatureGate in the rendered manifests resolved for the
+// payload version (status.featureGates).
+func renderAPI(run *podmanRun, rel *probe.RehearsalRelease, f map[string]string) error {
+	if err := required(f, "asset-output-dir", "rendered-manifest-dir", "payload-version"); err != nil {
+		return err
+	}
+	files := map[string]fileOut{}
+	for _, c := range []struct{ file, kind, plural string }{
+		{"0000_10_config-operator_01_apiservers.crd.yaml", "APIServer", "apiservers"},
+		{"0000_10_config-operator_01_infrastructures.crd.yaml", "Infrastructure", "infrastructures"},
+		{"0000_10_config-operator_01_networks.crd.yaml", "Network", "networks"},
+		{"0000_10_config-operator_01_featuregates.crd.yaml", "FeatureGate", "featuregates"},
+		{"0000_10_config-operator_01_dnses.crd.yaml", "DNS", "dnses"},
+		{"0000_10_config-operator_01_ingresses.crd.yaml", "Ingress", "ingresses"},
+		{"0000_10_config-operator_01_proxies.crd.yaml", "Proxy", "proxies"},
+		{"0000_10_config-operator_01_schedulers.crd.yaml", "Scheduler", "schedulers"},
+	} {
+		fo, err := yamlOut(crd("config.openshift.io", c.kind, c.plural, false), 0o644)
+		if err != nil {
+			return err
+		}
+		files["manifests/"+c.file] = fo
+	}
+	if err := writeFiles(f["asset-output-dir"], files); err != nil {
+		return err
+	}
+	fgPath := filepath.Join(f["rendered-manifest-dir"], "99_feature-gate.yaml")
+	var fg map[string]any
+	data, err := os.ReadFile(fgPath)
+	if err != nil {
+		return fmt.Errorf("the installer's FeatureGate: %w (did stage 01 copy openshift/ into manifests/?)", err)
+	}
+	if err := yaml.Unmarshal(data, &fg); err != nil {
+		return fmt.Errorf("%s: %w", fgPath, err)
+	}
+	fg["status"] = map[string]any{"featureGates": []any{map[string]any{
+		"version":  f["payload-version"],
+		"enabled":  []any{map[string]string{"name": "GatewayAPI"}, map[string]string{"name": "OpenShiftPodSecurityAdmission"}},
+		"disabled": []any{map[string]string{"name": "DynamicResourceAllocation"}},
+	}}}
+	fo, err := yamlOut(fg, 0o644)
+	if err != nil {
+		return err
+	}
+	return writeFiles(filepath.Dir(fgPath), map[string]fileOut{filepath.Base(fgPath): fo})
+}
+
+// renderAuthAPI plays the cluster-authentication-operator render (4.19+):
+// the RoleBindingRestriction CRD.
+func renderAuthAPI(run *podmanRun, rel *probe.RehearsalRelease, f map[string]string) error {
+	if err := required(f, "asset-output-dir"); err != nil {
+		return err
+	}
+	fo, err := yamlOut(crd("authorization.openshift.io", "RoleBindingRestriction", "rolebindingrestrictions", true), 0o644)
+	if err != nil {
+		return err
+	}
+	return writeFiles(f["asset-output-dir"], map[string]fileOut{"0000_03_authorization-openshift_01_rolebindingrestriction.crd.yaml": fo})
+}
+
+// renderConfig plays the cluster-config-operator render: the operator
+// config and the generated cloud provider config (empty on platform None).
+func renderConfig(run *podmanRun, rel *probe.RehearsalRelease, f map[string]string) error {
+	if err := required(f, "config-output-file", "cloud-provider-config-output-file"); err != nil {
+		return err
+	}
+	cfg, err := yamlOut(map[string]any{"apiVersion": "config.openshift.io/v1", "kind": "ClusterOperatorConfig",
+		"payloadVersion": f["payload-version"], "featureGates": map[string]any{}}, 0o644)
+	if err != nil {
+		return err
+	}
+	cloud, err := yamlOut(map[string]any{"apiVersion": "v1", "kind": "ConfigMap",
+		"metadata": map[string]any{"name": "cloud-provider-config", "namespace": "openshift-config-managed"}, "data": map[string]any{}}, 0o644)
+	if err != nil {
+		return err
+	}
+	if err := writeFiles(filepath.Dir(f["config-output-file"]), map[string]fileOut{filepath.Base(f["config-output-file"]): cfg}); err != nil {
+		return err
+	}
+	return writeFiles(filepath.Dir(f["cloud-provider-config-output-file"]), map[string]fileOut{filepath.Base(f["cloud-provider-config-output-file"]): cloud})
+}
+
+// renderCVO plays `cluster-version-operator render`: the bootstrap CVO
+// static pod under bootstrap/ and the CVO's manifests under manifests/.
+func renderCVO(run *podmanRun, rel *probe.RehearsalRelease, f map[string]string) error {
+	if err := required(f, "output-dir"); err != nil {
+		return err
+	}
+	image := f["release-image"]
+	if image == "" {
+		image = rel.Image
+	}
+	hostFile := corev1.HostPathFile
+	pod := corev1.Pod{
+		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
+		ObjectMeta: metav1.ObjectMeta{Name: "bootstrap-cluster-version-operator", Namespace: "openshift-cluster-version",
+			Labels: map[string]string{"k8s-app": "cluster-version-operator"}},
+		Spec: corev1.PodSpec{
+			HostNetwork: true,
+			Containers: []corev1.Container{{
+				Name: "cluster-version-operator", Image: image, ImagePullPolicy: corev1.PullIfNotPresent,
+				Args:         []string{"start", "--release-image=" + image, "--enable-auto-update=false", "--kubeconfig=/etc/kubernetes/kubeconfig"},
+				Env:          []corev1.EnvVar{{Name: "KUBERNETES_SERVICE_HOST", Value: "127.0.0.1"}, {Name: "KUBERNETES_SERVICE_PORT", Value: "6443"}},
+				VolumeMounts: []corev1.VolumeMount{{Name: "kubeconfig", MountPath: "/etc/kubernetes/kubeconfig", ReadOnly: true}},
+			}},
+			Volumes: []corev1.Volume{{Name: "kubeconfig", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/etc/kubernetes/kubeconfig", Type: &hostFile}}}},
+		},
+	}
+	files := map[string]fileOut{}
+	var err error
+	if files["bootstrap/bootstrap-pod.yaml"], err = yamlOut(pod, 0o644); err != nil {
+		return err
+	}
+	for name, obj := range map[string]any{
+		"manifests/0000_00_cluster-version-operator_00_namespace.yaml": map[string]any{"apiVersion": "v1", "kind": "Namespace",
+			"metadata": map[string]any{"name": "openshift-cluster-version"}},
+		"manifests/0000_00_cluster-version-operator_01_clusterversions.crd.yaml": crd("config.openshift.io", "ClusterVersion", "clusterversions", false),
+		"manifests/cvo-overrides.yaml": map[string]any{"apiVersion": "config.openshift.io/v1", "kind": "ClusterVersion",
+			"metadata": map[string]any{"name": "version", "namespace": "openshift-cluster-version"},
+			"spec":     map[string]any{"clusterID": "rehearsal", "overrides": []any{}}},
+	} {
+		if files[name], err = yamlOut(obj, 0o644); err != nil {
+			return err
+		}
+	}
+	return writeFiles(f["output-dir"], files)
+}
+
+func init() {
+	renders["cluster-kube-apiserver-operator"] = renderKAS
+	renders["cluster-kube-controller-manager-operator"] = renderKCM
+	renders["cluster-kube-scheduler-operator"] = renderScheduler
+	renders["cluster-ingress-operator"] = renderIngress
+	renders["cluster-node-tuning-operator"] = renderNodeTuning
+}
+
+// Host paths every bootstrap control-plane pod mounts.
+const (
+	bootstrapSecretsDir = "/etc/kubernetes/bootstrap-secrets"
+	bootstrapConfigsDir = "/etc/kubernetes/bootstrap-configs"
+)
+
+// controlPlanePod is a bootstrap control-plane static pod: host network,
+// the bootstrap secrets and configs mounted where the operands read them.
+func controlPlanePod(ns, name string, containers ...corev1.Container) corev1.Pod {
+	mounts := []corev1.VolumeMount{
+		{Name: "secrets", MountPath: bootstrapSecretsDir},
+		{Name: "config", MountPath: bootstrapConfigsDir},
+	}
+	for i := range containers {
+		containers[i].VolumeMounts = append(containers[i].VolumeMounts, mounts...)
+		containers[i].ImagePullPolicy = corev1.PullIfNotPresent
+	}
+	return corev1.Pod{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: map[string]string{"openshift.io/control-plane": "true"}},
+		Spec: corev1.PodSpec{
+			HostNetwork: true, PriorityClassName: "system-node-critical", Containers: containers,
+			Volumes: []corev1.Volume{
+				{Name: "secrets", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: bootstrapSecretsDir}}},
+				{Name: "config", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: bootstrapConfigsDir}}},
+			},
+		},
+	}
+}
+
+// controlPlaneRender writes what the kube-* operators' renders write: the
+// operand config at --config-output-file, the bootstrap pod under
+// bootstrap-manifests/ and the operand's namespace under manifests/.
+func controlPlaneRender(f map[string]string, cfgKind, podFile string, pod corev1.Pod, extra map[string]fileOut) error {
+	if err := required(f, "asset-output-dir", "config-output-file"); err != nil {
+		return err
+	}
+	out := f["asset-output-dir"]
+	files := map[string]fileOut{}
+	var err error
+	if files["bootstrap-manifests/"+podFile], err = yamlOut(pod, 0o644); err != nil {
+		return err
+	}
+	if files["manifests/00_"+pod.Namespace+"-namespace.yaml"], err = yamlOut(map[string]any{"apiVersion": "v1", "kind": "Namespace",
+		"metadata": map[string]any{"name": pod.Namespace, "labels": map[string]string{"openshift.io/run-level": "0"}}}, 0o644); err != nil {
+		return err
+	}
+	for k, v := range extra {
+		files[k] = v
+	}
+	if err := writeFiles(out, files); err != nil {
+		return err
+	}
+	cfg, err := yamlOut(map[string]any{"apiVersion": "kubecontrolplane.config.openshift.io/v1", "kind": cfgKind}, 0o644)
+	if err != nil {
+		return err
+	}
+	return writeFiles(filepath.Dir(f["config-output-file"]), map[string]fileOut{filepath.Base(f["config-output-file"]): cfg})
+}
+
+func renderKAS(run *podmanRun, rel *probe.RehearsalRelease, f map[string]string) error {
+	pod := controlPlanePod("openshift-kube-apiserver", "bootstrap-kube-apiserver", corev1.Container{
+		Name: "kube-apiserver", Image: f["manifest-image"], Command: []string{"hyperkube", "kube-apiserver"},
+		Args: []string{"--openshift-config=" + bootstrapConfigsDir + "/kube-apiserver-config.yaml", "--v=2",
+			"--etcd-servers=" + f["manifest-etcd-server-urls"]},
+	})
+	return controlPlaneRender(f, "KubeAPIServerConfig", "kube-apiserver-pod.yaml", pod, nil)
+}
+
+func renderKCM(run *podmanRun, rel *probe.RehearsalRelease, f map[string]string) error {
+	if err := required(f, "cpc-config-output-file"); err != nil {
+		return err
+	}
+	pod := controlPlanePod("kube-system", "bootstrap-kube-controller-manager",
+		corev1.Container{Name: "kube-controller-manager", Image: f["manifest-image"], Command: []string{"hyperkube", "kube-controller-manager"},
+			Args: []string{"--openshift-config=" + bootstrapConfigsDir + "/kube-controller-manager-config.yaml", "--kubeconfig=" + bootstrapSecretsDir + "/kubeconfig"}},
+		corev1.Container{Name: "cluster-policy-controller", Image: f["cluster-policy-controller-image"], Command: []string{"cluster-policy-controller", "start"},
+			Args: []string{"--config=" + bootstrapConfigsDir + "/cluster-policy-controller-config.yaml", "--kubeconfig=" + bootstrapSecretsDir + "/kubeconfig"}},
+	)
+	cpc, err := yamlOut(map[string]any{"apiVersion": "openshiftcontrolplane.config.openshift.io/v1", "kind": "OpenShiftControllerManagerConfig"}, 0o644)
+	if err != nil {
+		return err
+	}
+	if err := writeFiles(filepath.Dir(f["cpc-config-output-file"]), map[string]fileOut{filepath.Base(f["cpc-config-output-file"]): cpc}); err != nil {
+		return err
+	}
+	return controlPlaneRender(f, "KubeControllerManagerConfig", "kube-controller-manager-pod.yaml", pod, nil)
+}
+
+func renderScheduler(run *podmanRun, rel *probe.RehearsalRelease, f map[string]string) error {
+	pod := controlPlanePod("kube-system", "bootstrap-kube-scheduler", corev1.Container{
+		Name: "kube-scheduler", Image: f["manifest-image"], Command: []string{"hyperkube", "kube-scheduler"},
+		Args: []string{"--config=" + bootstrapConfigsDir + "/kube-scheduler-config.yaml", "--kubeconfig=" + bootstrapSecretsDir + "/kubeconfig"},
+	})
+	return controlPlaneRender(f, "KubeSchedulerConfiguration", "kube-scheduler-pod.yaml", pod, nil)
+}
+
+// renderIngress plays `ingress-operator render`: the IngressController CRD
+// and the operator's namespace, prefixed.
+func renderIngress(run *podmanRun, rel *probe.RehearsalRelease, f map[string]string) error {
+	if err := required(f, "output-dir"); err != nil {
+		return err
+	}
+	prefix := f["prefix"]
+	files := map[string]fileOut{}
+	var err error
+	if files[prefix+"00-custom-resource-definition.yaml"], err = yamlOut(crd("operator.openshift.io", "IngressController", "ingresscontrollers", true), 0o644); err != nil {
+		return err
+	}
+	if files[prefix+"00-namespace.yaml"], err = yamlOut(map[string]any{"apiVersion": "v1", "kind": "Namespace",
+		"metadata": map[string]any{"name": "openshift-ingress-operator"}}, 0o644); err != nil {
+		return err
+	}
+	return writeFiles(f["output-dir"], files)
+}
+
+// renderNodeTuning plays the node tuning operator's render: on a cluster
+// without performance profiles it writes nothing.
+func renderNodeTuning(run *podmanRun, rel *probe.RehearsalRelease, f map[string]string) error {
+	if err := required(f, "asset-output-dir"); err != nil {
+		return err
+	}
+	return os.MkdirAll(f["asset-output-dir"], 0o755)
+}
+
+func init() {
+	renders["cloud-credential-operator"] = renderCCO
+}
+
+// imageReferences is the release's /release-manifests/image-references:
+// an ImageStream naming every component's pull spec.
+func imageReferences(rel *probe.RehearsalRelease) ([]byte, error) {
+	var tags []any
+	for _, name := range probe.ReleaseComponents {
+		tags = append(tags, map[string]any{"name": name, "from": map[string]any{"kind": "DockerImage", "name": rel.Components[name]}})
+	}
+	return json.MarshalIndent(map[string]any{"kind": "ImageStream", "apiVersion": "image.openshift.io/v1",
+		"metadata": map[string]any{"name": rel.Version, "creationTimestamp": nil},
+		"spec":     map[string]any{"tags": tags}}, "", "  ")
+}
+
+// renderMCO plays `machine-config-operator bootstrap`: the master and
+// worker pools for the bootstrap controller under bootstrap/manifests/,
+// the bootstrap MCO pod (machine-config-controller as init container,
+// machine-config-server) and the operator's manifests.
+func renderMCO(run *podmanRun, rel *probe.RehearsalRelease, f map[string]string) error {
+	if err := required(f, "dest-dir"); err != nil {
+		return err
+	}
+	image := rel.Components["machine-config-operator"]
+	dirOrCreate, fileType := corev1.HostPathDirectoryOrCreate, corev1.HostPathFile
+	hostPath := func(name, p string, t *corev1.HostPathType) corev1.Volume {
+		return corev1.Volume{Name: name, VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: p, Type: t}}}
+	}
+	pod := corev1.Pod{
+		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
+		ObjectMeta: metav1.ObjectMeta{Name: "bootstrap-machine-config-operator", Namespace: "openshift-machine-config-operator",
+			Labels: map[string]string{"k8s-app": "machine-config-operator"}},
+		Spec: corev1.PodSpec{
+			HostNetwork: true,
+			InitContainers: []corev1.Container{{
+				Name: "machine-config-controller", Image: image, Command: []string{"/usr/bin/machine-config-controller"},
+				Args:         []string{"bootstrap", "--manifest-dir=/etc/mcc/bootstrap", "--dest-dir=/etc/mcs/bootstrap", "--pull-secret=/etc/mcc/bootstrap/machineconfigcontroller-pull-secret"},
+				VolumeMounts: []corev1.VolumeMount{{Name: "bootstrap-manifests", MountPath: "/etc/mcc/bootstrap"}, {Name: "server-basedir", MountPath: "/etc/mcs/bootstrap"}},
+			}},
+			Containers: []corev1.Container{{
+				Name: "machine-config-server", Image: image, Command: []string{"/usr/bin/machine-config-server"},
+				Args: []string{"bootstrap", "--bootstrap-kubeconfig=/etc/mcs/kubeconfig", "--server-basedir=/etc/mcs/bootstrap",
+					"--cert=/etc/ssl/mcs/tls.crt", "--key=/etc/ssl/mcs/tls.key"},
+				VolumeMounts: []corev1.VolumeMount{{Name: "server-certs", MountPath: "/etc/ssl/mcs"}, {Name: "bootstrap-kubeconfig", MountPath: "/etc/mcs/kubeconfig"},
+					{Name: "server-basedir", MountPath: "/etc/mcs/bootstrap"}},
+			}},
+			Volumes: []corev1.Volume{
+				hostPath("server-certs", "/etc/ssl/mcs", nil),
+				hostPath("bootstrap-kubeconfig", "/etc/mcs/kubeconfig", &fileType),
+				hostPath("server-basedir", "/etc/mcs/bootstrap", &dirOrCreate),
+				hostPath("bootstrap-manifests", "/etc/mcc/bootstrap", nil),
+			},
+		},
+	}
+	files := map[string]fileOut{}
+	var err error
+	if files["bootstrap/machineconfigoperator-bootstrap-pod.yaml"], err = yamlOut(pod, 0o644); err != nil {
+		return err
+	}
+	for _, role := range []string{"master", "worker"} {
+		if files["bootstrap/manifests/"+role+".machineconfigpool.yaml"], err = yamlOut(map[string]any{
+			"apiVersion": "machineconfiguration.openshift.io/v1", "kind": "MachineConfigPool",
+			"metadata": map[string]any{"name": role, "labels": map[string]string{"machineconfiguration.openshift.io/mco-built-in": "", "pools.operator.machineconfiguration.openshift.io/" + role: ""}},
+			"spec": map[string]any{
+				"machineConfigSelector": map[string]any{"matchLabels": map[string]string{"machineconfiguration.openshift.io/role": role}},
+				"nodeSelector":          map[string]any{"matchLabels": map[string]string{"node-role.kubernetes.io/" + role: ""}},
+			}}, 0o644); err != nil {
+			return err
+		}
+	}
+	if files["manifests/0000_80_machine-config_00_namespace.yaml"], err = yamlOut(map[string]any{"apiVersion": "v1", "kind": "Namespace",
+		"metadata": map[string]any{"name": "openshift-machine-config-operator"}}, 0o644); err != nil {
+		return err
+	}
+	return writeFiles(f["dest-dir"], files)
+}
+
+// renderCCO plays the cloud-credential-operator render: on platform None
+// in the default mode it has nothing to add.
+func renderCCO(run *podmanRun, rel *probe.RehearsalRelease, f map[string]string) error {
+	if err := required(f, "dest-dir"); err != nil {
+		return err
+	}
+	return os.MkdirAll(f["dest-dir"], 0o755)
+}

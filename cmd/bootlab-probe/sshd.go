@@ -1,0 +1,340 @@
+package main
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"syscall"
+
+	"github.com/creack/pty"
+	"golang.org/x/crypto/ssh"
+)
+
+// The rehearsal bootstrap's SSH server: what RHCOS's sshd offers the stage
+// transport and `bootlab lab ssh`. Users root and core log in with the
+// lab's key; core (uid 1000) becomes root with sudo -n. exec requests run
+// with bash -c, shell requests start a login bash, on a PTY when asked.
+
+// loginUser is an account of the node (/etc/passwd of the rehearsal root).
+type loginUser struct {
+	name     string
+	uid, gid uint32
+	home     string
+}
+
+var loginUsers = map[string]loginUser{
+	"root": {name: "root", uid: 0, gid: 0, home: "/root"},
+	"core": {name: "core", uid: 1000, gid: 1000, home: "/var/home/core"},
+}
+
+// defaultPath is the PATH of a login on RHCOS.
+const defaultPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+// sshServer serves SSH connections until its listener closes.
+type sshServer struct {
+	log    *slog.Logger
+	config *ssh.ServerConfig
+	shell  string // bash
+}
+
+// newSSHServer makes a server with the host key (an OpenSSH private key)
+// that accepts the authorized keys (authorized_keys lines) for every user
+// in loginUsers.
+func newSSHServer(hostKeyPEM []byte, authorized []string, log *slog.Logger) (*sshServer, error) {
+	signer, err := ssh.ParsePrivateKey(hostKeyPEM)
+	if err != nil {
+		return nil, fmt.Errorf("host key: %w", err)
+	}
+	keys := map[string]bool{}
+	for _, line := range authorized {
+		k, _, _, _, err := ssh.ParseAuthorizedKey([]byte(line))
+		if err != nil {
+			return nil, fmt.Errorf("authorized key %q: %w", line, err)
+		}
+		keys[string(k.Marshal())] = true
+	}
+	if len(keys) == 0 {
+		return nil, errors.New("no authorized keys: nobody could log in")
+	}
+	cfg := &ssh.ServerConfig{
+		PublicKeyCallback: func(md ssh.ConnMetadata, key ssh.PublicKey) (*ssh.Permissions, error) {
+			if _, ok := loginUsers[md.User()]; !ok {
+				return nil, fmt.Errorf("no user %q (users: root, core)", md.User())
+			}
+			if !keys[string(key.Marshal())] {
+				return nil, fmt.Errorf("key %s is not authorized for %s", ssh.FingerprintSHA256(key), md.User())
+			}
+			return &ssh.Permissions{Extensions: map[string]string{"pubkey-fp": ssh.FingerprintSHA256(key)}}, nil
+		},
+		ServerVersion: "SSH-2.0-bootlab-probe",
+	}
+	cfg.AddHostKey(signer)
+	return &sshServer{log: log, config: cfg, shell: "/bin/bash"}, nil
+}
+
+// serve accepts connections on ln until it is closed.
+func (s *sshServer) serve(ln net.Listener) error {
+	for {
+		c, err := ln.Accept()
+		if err != nil {
+			return err
+		}
+		go s.handleConn(c)
+	}
+}
+
+func (s *sshServer) handleConn(nc net.Conn) {
+	defer nc.Close()
+	conn, chans, reqs, err := ssh.NewServerConn(nc, s.config)
+	if err != nil {
+		s.log.Debug("ssh handshake failed", "remote", nc.RemoteAddr(), "err", err)
+		return
+	}
+	defer conn.Close()
+	u := loginUsers[conn.User()]
+	s.log.Info("ssh login", "user", u.name, "remote", nc.RemoteAddr(), "key", conn.Permissions.Extensions["pubkey-fp"])
+	go ssh.DiscardRequests(reqs)
+	for nch := range chans {
+		if nch.ChannelType() != "session" {
+			_ = nch.Reject(ssh.UnknownChannelType, "only session channels are served")
+			continue
+		}
+		ch, creqs, err := nch.Accept()
+		if err != nil {
+			continue
+		}
+		go s.session(u, ch, creqs)
+	}
+}
+
+// session is one SSH session: env, pty-req and window-change requests,
+// then one exec or shell; signal requests reach the process group.
+func (s *sshServer) session(u loginUser, ch ssh.Channel, reqs <-chan *ssh.Request) {
+	defer ch.Close()
+	var (
+		env     []string
+		ptyReq  *ptyRequest
+		mu      sync.Mutex
+		proc    *os.Process
+		ptyFile *os.File
+		done    = make(chan struct{}, 1)
+		started bool
+	)
+	for req := range reqs {
+		ok := false
+		switch req.Type {
+		case "env":
+			var kv struct{ Name, Value string }
+			if ssh.Unmarshal(req.Payload, &kv) == nil && acceptEnv(kv.Name) {
+				env = append(env, kv.Name+"="+kv.Value)
+				ok = true
+			}
+		case "pty-req":
+			if p, err := parsePtyRequest(req.Payload); err == nil && !started {
+				ptyReq, ok = p, true
+			}
+		case "window-change":
+			var wc struct{ Cols, Rows, W, H uint32 }
+			if ssh.Unmarshal(req.Payload, &wc) == nil {
+				mu.Lock()
+				if ptyFile != nil {
+					_ = pty.Setsize(ptyFile, &pty.Winsize{Cols: uint16(wc.Cols), Rows: uint16(wc.Rows)})
+				}
+				mu.Unlock()
+				ok = true
+			}
+		case "signal":
+			var sig struct{ Name string }
+			if ssh.Unmarshal(req.Payload, &sig) == nil {
+				mu.Lock()
+				if proc != nil {
+					if n, known := signals[ssh.Signal(sig.Name)]; known {
+						// The whole group: bash -c and what it started.
+						_ = syscall.Kill(-proc.Pid, n)
+						ok = true
+					}
+				}
+				mu.Unlock()
+			}
+		case "exec", "shell":
+			if started {
+				break
+			}
+			var command string
+			if req.Type == "exec" {
+				var ex struct{ Command string }
+				if ssh.Unmarshal(req.Payload, &ex) != nil {
+					break
+				}
+				command = ex.Command
+			}
+			cmd := s.command(u, command, env, ptyReq)
+			var err error
+			if ptyReq != nil {
+				var f *os.File
+				f, err = pty.StartWithAttrs(cmd, &pty.Winsize{Cols: uint16(ptyReq.cols), Rows: uint16(ptyReq.rows)}, cmd.SysProcAttr)
+				if err == nil {
+					mu.Lock()
+					ptyFile, proc = f, cmd.Process
+					mu.Unlock()
+					go func() { _, _ = io.Copy(f, ch) }()
+					go func() {
+						_, _ = io.Copy(ch, f) // ends with EIO when the shell exits
+						done <- struct{}{}
+					}()
+				}
+			} else {
+				err = s.startPiped(cmd, ch)
+				if err == nil {
+					mu.Lock()
+					proc = cmd.Process
+					mu.Unlock()
+					done <- struct{}{}
+				}
+			}
+			if err != nil {
+				fmt.Fprintf(ch.Stderr(), "bootlab-probe sshd: %v\n", err)
+				break
+			}
+			started, ok = true, true
+			go func() {
+				<-done
+				status := waitStatus(cmd)
+				mu.Lock()
+				if ptyFile != nil {
+					ptyFile.Close()
+				}
+				mu.Unlock()
+				_, _ = ch.SendRequest("exit-status", false, ssh.Marshal(struct{ Status uint32 }{status}))
+				_ = ch.CloseWrite()
+				ch.Close()
+			}()
+			s.log.Debug("ssh session", "user", u.name, "type", req.Type, "command", command, "pty", ptyReq != nil)
+		}
+		if req.WantReply {
+			_ = req.Reply(ok, nil)
+		}
+	}
+}
+
+// command builds the process of a session: bash -c COMMAND for exec, a
+// login bash for shell, as the user, in their home, in a new process group
+// (a new session on a PTY) so a signal reaches everything it started.
+func (s *sshServer) command(u loginUser, command string, env []string, p *ptyRequest) *exec.Cmd {
+	var cmd *exec.Cmd
+	if command != "" {
+		cmd = exec.Command(s.shell, "-c", command)
+	} else {
+		cmd = exec.Command(s.shell, "-l")
+		cmd.Args[0] = "-bash" // a login shell reads /etc/profile, as sshd starts it
+	}
+	cmd.Dir = u.home
+	if _, err := os.Stat(u.home); err != nil {
+		cmd.Dir = "/"
+	}
+	cmd.Env = append([]string{
+		"HOME=" + u.home, "USER=" + u.name, "LOGNAME=" + u.name, "SHELL=" + s.shell, "PATH=" + defaultPath,
+	}, env...)
+	attr := &syscall.SysProcAttr{}
+	if p != nil {
+		cmd.Env = append(cmd.Env, "TERM="+p.term)
+		attr.Setsid, attr.Setctty = true, true
+	} else {
+		attr.Setpgid = true
+	}
+	if u.uid != 0 {
+		attr.Credential = &syscall.Credential{Uid: u.uid, Gid: u.gid, Groups: []uint32{10}}
+	}
+	cmd.SysProcAttr = attr
+	return cmd
+}
+
+// startPiped starts cmd with stdin, stdout and stderr on the channel and
+// waits for it and its output. Standard input is copied on its own: a
+// client that never sends EOF must not keep the session open.
+func (s *sshServer) startPiped(cmd *exec.Cmd, ch ssh.Channel) error {
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return err
+	}
+	cmd.Stdout, cmd.Stderr = ch, ch.Stderr()
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	go func() {
+		_, _ = io.Copy(stdin, ch)
+		stdin.Close()
+	}()
+	return nil
+}
+
+// waitStatus waits for cmd and returns its exit status the way sshd
+// reports it (128+n for a signal).
+func waitStatus(cmd *exec.Cmd) uint32 {
+	err := cmd.Wait()
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			return 128 + uint32(ws.Signal())
+		}
+		return uint32(ee.ExitCode())
+	}
+	if err != nil {
+		return 255
+	}
+	return 0
+}
+
+// acceptEnv is RHCOS sshd's AcceptEnv: locale and terminal settings only.
+func acceptEnv(name string) bool {
+	return name == "LANG" || name == "LANGUAGE" || name == "TERM" || name == "COLORTERM" || strings.HasPrefix(name, "LC_")
+}
+
+var signals = map[ssh.Signal]syscall.Signal{
+	ssh.SIGABRT: syscall.SIGABRT, ssh.SIGALRM: syscall.SIGALRM, ssh.SIGFPE: syscall.SIGFPE, ssh.SIGHUP: syscall.SIGHUP,
+	ssh.SIGILL: syscall.SIGILL, ssh.SIGINT: syscall.SIGINT, ssh.SIGKILL: syscall.SIGKILL, ssh.SIGPIPE: syscall.SIGPIPE,
+	ssh.SIGQUIT: syscall.SIGQUIT, ssh.SIGSEGV: syscall.SIGSEGV, ssh.SIGTERM: syscall.SIGTERM, ssh.SIGUSR1: syscall.SIGUSR1,
+	ssh.SIGUSR2: syscall.SIGUSR2,
+}
+
+type ptyRequest struct {
+	term       string
+	cols, rows uint32
+}
+
+// parsePtyRequest reads RFC 4254 6.2: TERM, columns, rows, pixel width and
+// height, encoded modes (ignored: the PTY keeps its defaults).
+func parsePtyRequest(b []byte) (*ptyRequest, error) {
+	var p struct {
+		Term                      string
+		Cols, Rows, Width, Height uint32
+		Modes                     string
+	}
+	if err := ssh.Unmarshal(b, &p); err != nil {
+		// Some clients send no modes string at all.
+		r := bytes.NewReader(b)
+		var n uint32
+		if binary.Read(r, binary.BigEndian, &n) != nil || int(n) > r.Len() {
+			return nil, err
+		}
+		term := make([]byte, n)
+		_, _ = r.Read(term)
+		var cr [2]uint32
+		if binary.Read(r, binary.BigEndian, &cr) != nil {
+			return nil, err
+		}
+		return &ptyRequest{term: string(term), cols: cr[0], rows: cr[1]}, nil
+	}
+	if p.Term == "" {
+		p.Term = "vt100"
+	}
+	return &ptyRequest{term: p.Term, cols: p.Cols, rows: p.Rows}, nil
+}

@@ -1,0 +1,452 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/bootlab/bootlab/lab/probe"
+)
+
+// Stand-ins for what needs a release image on a real bootstrap: podman
+// (image_for and the operators' render commands), oc adm release info
+// and crictl. They are the agent itself, linked under those names; each
+// says it is a stand-in on stderr.
+
+// multicall runs the agent as the program it was started as, when that is
+// one of the rehearsal stand-ins.
+func multicall(args []string) (int, bool) {
+	var main func([]string) int
+	switch filepath.Base(args[0]) {
+	case "sudo":
+		main = sudoMain
+	case "podman":
+		main = func(a []string) int { return podmanMain(a, os.Stdout, os.Stderr) }
+	case "oc":
+		main = func(a []string) int { return ocMain(a, os.Stdout, os.Stderr) }
+	case "crictl":
+		main = func(a []string) int { return crictlMain(a, os.Stdout, os.Stderr) }
+	case "dig":
+		main = func(a []string) int { return digMain(a, os.Stdout, os.Stderr) }
+	default:
+		return 0, false
+	}
+	if filepath.Base(args[0]) != "sudo" && os.Geteuid() != os.Getuid() {
+		// The agent is set-user-ID for sudo: the others run as their caller.
+		uid, gid := os.Getuid(), os.Getgid()
+		if unix.Setresgid(gid, gid, gid) != nil || unix.Setresuid(uid, uid, uid) != nil {
+			fmt.Fprintln(os.Stderr, "cannot drop privileges")
+			return 1, true
+		}
+	}
+	return main(args[1:]), true
+}
+
+// Where the stand-ins read the node's release and probe config (tests
+// point them elsewhere).
+var (
+	releasePath     = probe.ReleaseMetadataPath
+	probeConfigPath = probe.ConfigPath
+)
+
+// standInNames are the programs linked to the agent on a rehearsal bootstrap.
+var standInNames = []string{"podman", "oc", "crictl", "dig"}
+
+// release reads the rehearsal release metadata.
+func release() (*probe.RehearsalRelease, error) {
+	data, err := os.ReadFile(releasePath)
+	if err != nil {
+		return nil, fmt.Errorf("release metadata: %w (is this a rehearsal bootstrap?)", err)
+	}
+	var r probe.RehearsalRelease
+	if err := json.Unmarshal(data, &r); err != nil {
+		return nil, fmt.Errorf("parse %s: %w", releasePath, err)
+	}
+	return &r, nil
+}
+
+// component names the image-references entry of pull spec image ("" for
+// the release image itself).
+func componentOf(r *probe.RehearsalRelease, image string) (string, bool) {
+	if image == r.Image {
+		return "", true
+	}
+	for name, ref := range r.Components {
+		if ref == image {
+			return name, true
+		}
+	}
+	return "", false
+}
+
+// podmanRun is a parsed `podman run`.
+type podmanRun struct {
+	name, entrypoint string
+	env              []string
+	volumes          map[string]string // container path -> host path
+	image            string
+	args             []string
+}
+
+// parsePodmanRun reads podman run's options up to the image.
+func parsePodmanRun(args []string) (*podmanRun, error) {
+	r := &podmanRun{volumes: map[string]string{}}
+	withValue := map[string]bool{"--name": true, "--volume": true, "-v": true, "--env": true, "-e": true,
+		"--entrypoint": true, "--net": true, "--network": true, "--pull": true, "--user": true, "-u": true, "--workdir": true, "-w": true}
+	for len(args) > 0 && strings.HasPrefix(args[0], "-") {
+		opt, val, hasVal := strings.Cut(args[0], "=")
+		args = args[1:]
+		if withValue[opt] && !hasVal {
+			if len(args) == 0 {
+				return nil, fmt.Errorf("option %s needs a value", opt)
+			}
+			val, args = args[0], args[1:]
+		}
+		switch opt {
+		case "--name":
+			r.name = val
+		case "--entrypoint":
+			r.entrypoint = val
+		case "--env", "-e":
+			r.env = append(r.env, val)
+		case "--volume", "-v":
+			parts := strings.Split(val, ":")
+			if len(parts) < 2 {
+				return nil, fmt.Errorf("--volume %q: want HOST:CONTAINER[:OPTIONS]", val)
+			}
+			r.volumes[parts[1]] = parts[0]
+		}
+	}
+	if len(args) == 0 {
+		return nil, errors.New("no image given")
+	}
+	r.image, r.args = args[0], args[1:]
+	return r, nil
+}
+
+// hostPath maps a path inside the container to the host through the volumes.
+func (r *podmanRun) hostPath(p string) string {
+	best := ""
+	for c := range r.volumes {
+		if (p == c || strings.HasPrefix(p, strings.TrimSuffix(c, "/")+"/")) && len(c) > len(best) {
+			best = c
+		}
+	}
+	if best == "" {
+		return p
+	}
+	return filepath.Join(r.volumes[best], strings.TrimPrefix(p, best))
+}
+
+// flags reads --key=value and --key value arguments.
+func flags(args []string) map[string]string {
+	out := map[string]string{}
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if !strings.HasPrefix(a, "--") {
+			continue
+		}
+		k, v, ok := strings.Cut(strings.TrimPrefix(a, "--"), "=")
+		if !ok && i+1 < len(args) && !strings.HasPrefix(args[i+1], "--") {
+			v, i = args[i+1], i+1
+		}
+		out[k] = v
+	}
+	return out
+}
+
+func podmanMain(args []string, stdout, stderr io.Writer) int {
+	say := func(format string, a ...any) {
+		fmt.Fprintf(stderr, "podman (bootlab rehearsal stand-in): "+format+"\n", a...)
+	}
+	if len(args) == 0 || args[0] != "run" {
+		say("only `podman run` of the release's images is played on the rehearsal bootstrap (no container runtime here)")
+		return 125
+	}
+	run, err := parsePodmanRun(args[1:])
+	if err != nil {
+		say("%v", err)
+		return 125
+	}
+	rel, err := release()
+	if err != nil {
+		say("%v", err)
+		return 125
+	}
+	comp, ok := componentOf(rel, run.image)
+	if !ok {
+		say("%s is not an image of release %s (%s)", run.image, rel.Version, rel.Image)
+		return 125
+	}
+	cmd := run.args
+	if run.entrypoint != "" {
+		cmd = append([]string{run.entrypoint}, cmd...)
+	}
+	switch {
+	case comp == "" && len(cmd) == 2 && cmd[0] == "image":
+		ref, ok := rel.Components[cmd[1]]
+		if !ok {
+			say("release %s has no image %q", rel.Version, cmd[1])
+			return 1
+		}
+		say("the release payload's image-references name %s", cmd[1])
+		fmt.Fprintln(stdout, ref)
+		return 0
+	case comp == "" && len(cmd) == 2 && cmd[0] == "cat" && cmd[1] == "/release-manifests/image-references":
+		data, err := imageReferences(rel)
+		if err != nil {
+			say("%v", err)
+			return 1
+		}
+		say("the release payload's /release-manifests/image-references")
+		fmt.Fprintln(stdout, string(data))
+		return 0
+	case comp == "machine-config-operator" && len(cmd) > 0 && cmd[0] == "bootstrap":
+		say("machine-config-operator bootstrap, played by bootlab: it writes the files the operator writes")
+		if err := renderMCO(run, rel, flags(mapPaths(run, cmd))); err != nil {
+			fmt.Fprintf(stderr, "machine-config-operator bootstrap: %v\n", err)
+			return 1
+		}
+		return 0
+	case comp == "cluster-bootstrap" && len(cmd) > 0 && cmd[0] == "start":
+		say("cluster-bootstrap start, played by bootlab: it starts the temporary control plane's pods, waits for the bootstrap API and the masters', then tears the temporary control plane down")
+		if err := clusterBootstrapStart(run, rel, flags(mapPaths(run, cmd)), stdout, stderr); err != nil {
+			fmt.Fprintf(stderr, "cluster-bootstrap: %v\n", err)
+			return 1
+		}
+		return 0
+	case comp == "etcd" && len(cmd) > 0 && cmd[0] == "etcdctl":
+		say("running the node's real etcdctl for the etcd image")
+		return execReal("/usr/bin/etcdctl", mapPaths(run, cmd[1:]), run.env)
+	}
+	render, known := renders[comp]
+	if !known || !containsRender(cmd) {
+		say("%s (%s) %s is not played on the rehearsal bootstrap", comp, run.image, strings.Join(cmd, " "))
+		return 125
+	}
+	say("%s render, played by bootlab: it writes the files the operator's render writes (certificates signed by the lab CA)", nameOr(comp, "cluster-version-operator"))
+	if err := render(run, rel, flags(mapPaths(run, cmd))); err != nil {
+		fmt.Fprintf(stderr, "%s render: %v\n", nameOr(comp, "cluster-version-operator"), err)
+		return 1
+	}
+	return 0
+}
+
+func containsRender(cmd []string) bool {
+	for _, c := range cmd {
+		if c == "render" || strings.HasSuffix(c, "/render") {
+			return true
+		}
+	}
+	return false
+}
+
+func nameOr(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+// mapPaths rewrites container paths in arguments to host paths.
+func mapPaths(run *podmanRun, args []string) []string {
+	out := make([]string, len(args))
+	for i, a := range args {
+		if k, v, ok := strings.Cut(a, "="); ok && strings.HasPrefix(v, "/") {
+			out[i] = k + "=" + run.hostPath(v)
+		} else if strings.HasPrefix(a, "/") {
+			out[i] = run.hostPath(a)
+		} else {
+			out[i] = a
+		}
+	}
+	return out
+}
+
+// execReal runs a real program with the container's environment added.
+func execReal(path string, args, env []string) int {
+	c := exec.Command(path, args...)
+	c.Env = append(os.Environ(), env...)
+	c.Stdin, c.Stdout, c.Stderr = os.Stdin, os.Stdout, os.Stderr
+	if err := c.Run(); err != nil {
+		var ee interface{ ExitCode() int }
+		if errors.As(err, &ee) {
+			return ee.ExitCode()
+		}
+		fmt.Fprintln(os.Stderr, err)
+		return 127
+	}
+	return 0
+}
+
+// ocMain plays `oc adm release info` from the release metadata.
+func ocMain(args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 && args[0] == "patch" {
+		// Stage 14 retries this until it succeeds: say plainly why it cannot.
+		fmt.Fprintln(stderr, "oc (bootlab rehearsal stand-in): `oc patch` needs the cluster's API, which the rehearsal lab does not play yet: stages 14 and 15 are not rehearsed (docs/rehearsal-lab.md). Stop with Ctrl-C; the stages up to 13 are done.")
+		return 1
+	}
+	if len(args) < 3 || args[0] != "adm" || args[1] != "release" || args[2] != "info" {
+		fmt.Fprintln(stderr, "oc (bootlab rehearsal stand-in): only `oc adm release info` is played on the rehearsal bootstrap")
+		return 1
+	}
+	rel, err := release()
+	if err != nil {
+		fmt.Fprintln(stderr, "oc (bootlab rehearsal stand-in):", err)
+		return 1
+	}
+	fmt.Fprintf(stderr, "oc (bootlab rehearsal stand-in): release info of %s from %s\n", rel.Image, releasePath)
+	output := ""
+	for i := 3; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "-o" && i+1 < len(args):
+			output, i = args[i+1], i+1
+		case strings.HasPrefix(a, "-o="), strings.HasPrefix(a, "--output="):
+			_, output, _ = strings.Cut(a, "=")
+		case strings.HasPrefix(a, "-o") && len(a) > 2:
+			output = a[2:]
+		}
+	}
+	switch output {
+	case "jsonpath={.metadata.version}":
+		fmt.Fprint(stdout, rel.Version)
+	case "jsonpath={.displayVersions.kubernetes.Version}":
+		fmt.Fprint(stdout, rel.KubernetesVersion)
+	case "json":
+		info := map[string]any{
+			"image":           rel.Image,
+			"metadata":        map[string]any{"version": rel.Version},
+			"displayVersions": map[string]any{"kubernetes": map[string]any{"Version": rel.KubernetesVersion}},
+			"references":      rel.Components,
+		}
+		data, _ := json.MarshalIndent(info, "", "  ")
+		fmt.Fprintln(stdout, string(data))
+	case "":
+		fmt.Fprintf(stdout, "Name:      %s\nPull From: %s\n\nComponent Versions:\n  kubernetes %s\n\nImages:\n", rel.Version, rel.Image, rel.KubernetesVersion)
+		var names []string
+		for n := range rel.Components {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		for _, n := range names {
+			fmt.Fprintf(stdout, "  %-42s %s\n", n, rel.Components[n])
+		}
+	default:
+		fmt.Fprintf(stderr, "oc (bootlab rehearsal stand-in): -o %s is not played (jsonpath={.metadata.version}, jsonpath={.displayVersions.kubernetes.Version}, json)\n", output)
+		return 1
+	}
+	return 0
+}
+
+// crictlMain lists what the kubelet stand-in runs.
+func crictlMain(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 || (args[0] != "ps" && args[0] != "pods") {
+		fmt.Fprintln(stderr, "crictl (bootlab rehearsal stand-in): only `crictl ps` and `crictl pods` are played")
+		return 1
+	}
+	fmt.Fprintln(stderr, "crictl (bootlab rehearsal stand-in): the static pods the kubelet stand-in runs")
+	pods, err := loadKubeletState()
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		fmt.Fprintln(stderr, "crictl:", err)
+		return 1
+	}
+	all := len(args) > 1 && (args[1] == "-a" || args[1] == "--all")
+	if args[0] == "pods" {
+		fmt.Fprintf(stdout, "%-14s %-20s %-8s %-36s %s\n", "POD ID", "CREATED", "STATE", "NAME", "NAMESPACE")
+	} else {
+		fmt.Fprintf(stdout, "%-14s %-50s %-20s %-8s %-24s %s\n", "CONTAINER", "IMAGE", "CREATED", "STATE", "NAME", "POD")
+	}
+	for _, p := range pods {
+		if !p.Running && !all {
+			continue
+		}
+		state := "Ready"
+		if args[0] == "ps" {
+			state = "Running"
+		}
+		if !p.Running {
+			state = "Exited"
+		}
+		if args[0] == "pods" {
+			fmt.Fprintf(stdout, "%-14s %-20s %-8s %-36s %s\n", p.ID, p.Started.Format("2006-01-02T15:04:05"), state, p.Name, p.Namespace)
+		} else {
+			fmt.Fprintf(stdout, "%-14s %-50s %-20s %-8s %-24s %s\n", p.ID, trimTo(p.Image, 50), p.Started.Format("2006-01-02T15:04:05"), state, p.Container, p.Name)
+		}
+	}
+	return 0
+}
+
+func trimTo(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n-3] + "..."
+}
+
+// digMain is a small dig: real A-record queries to the nameserver of
+// /etc/resolv.conf (or @SERVER), printed as `dig +short` prints them, for
+// the resolve_url checks of the stage scripts. Debian's dig would bring
+// bind's libraries and ICU into the initrd; this one is the agent.
+func digMain(args []string, stdout, stderr io.Writer) int {
+	fmt.Fprintln(stderr, "dig (bootlab's small dig on the rehearsal bootstrap: A records, +short output)")
+	server, short := "", false
+	var names []string
+	for _, a := range args {
+		switch {
+		case strings.HasPrefix(a, "@"):
+			server = a[1:]
+		case a == "+short":
+			short = true
+		case strings.HasPrefix(a, "+"), strings.HasPrefix(a, "-"), a == "A", a == "IN":
+		default:
+			names = append(names, a)
+		}
+	}
+	if server == "" {
+		data, _ := os.ReadFile("/etc/resolv.conf")
+		for _, l := range strings.Split(string(data), "\n") {
+			if f := strings.Fields(l); len(f) == 2 && f[0] == "nameserver" {
+				server = f[1]
+				break
+			}
+		}
+	}
+	if server == "" || len(names) == 0 {
+		fmt.Fprintln(stderr, "usage: dig [@SERVER] NAME [+short] (and a nameserver in /etc/resolv.conf)")
+		return 1
+	}
+	r := &net.Resolver{PreferGo: true, Dial: func(ctx context.Context, network, _ string) (net.Conn, error) {
+		var d net.Dialer
+		return d.DialContext(ctx, network, net.JoinHostPort(server, "53"))
+	}}
+	for _, n := range names {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		addrs, err := r.LookupIP(ctx, "ip4", n)
+		cancel()
+		var dnsErr *net.DNSError
+		if errors.As(err, &dnsErr) && dnsErr.IsTimeout {
+			fmt.Fprintf(stdout, ";; connection timed out; no servers could be reached\n")
+			return 9
+		}
+		for _, ip := range addrs {
+			if short {
+				fmt.Fprintln(stdout, ip)
+			} else {
+				fmt.Fprintf(stdout, "%s.\t0\tIN\tA\t%s\n", strings.TrimSuffix(n, "."), ip)
+			}
+		}
+	}
+	return 0
+}

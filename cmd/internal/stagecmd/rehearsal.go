@@ -1,0 +1,40 @@
+package stagecmd
+
+import (
+	"fmt"
+	"strings"
+)
+
+// rehearsalNotes say, per stage, what plays the release image's part on
+// a rehearsal lab (a probe lab built with --manual-bootstrap), so `stage
+// explain` never hides a stand-in. See docs/rehearsal-lab.md.
+var rehearsalNotes = map[int]string{
+	1:  "Nothing is stood in: bash and coreutils are Debian's, /opt/openshift is laid out from the bootstrap Ignition as the installer lays it.",
+	2:  "`podman run RELEASE image NAME` (image_for) and `oc adm release info` are bootlab stand-ins answering from /etc/bootlab/release.json; they say so on stderr.",
+	3:  "The cluster-config-api render is a bootlab stand-in: it writes config.openshift.io CRDs (open schemas) and resolves the FeatureGate's status for the payload version.",
+	4:  "The cluster-authentication-operator render is a bootlab stand-in: it writes the RoleBindingRestriction CRD.",
+	5:  "The cluster-config-operator render is a bootlab stand-in: it writes the operator config and an empty cloud provider config (platform None).",
+	6:  "The CVO render is a bootlab stand-in: it writes the bootstrap CVO pod and the CVO's manifests. Nothing runs the CVO on the rehearsal bootstrap.",
+	7:  "The cluster-etcd-operator render is a bootlab stand-in: it writes the etcd member pod with real etcd flags and certificates signed by etcd-signer (an intermediate of the lab CA). The kubelet stand-in then starts real etcd (Debian's etcd 3.4) with that pod's flags.",
+	8:  "The kube-apiserver operator render is a bootlab stand-in: it writes the operand config and the bootstrap pod.",
+	9:  "The kube-controller-manager operator render is a bootlab stand-in: it writes the operand and cluster-policy-controller configs and the bootstrap pod.",
+	10: "The kube-scheduler operator render is a bootlab stand-in: it writes the operand config and the bootstrap pod.",
+	11: "The ingress and node tuning operator renders are bootlab stand-ins: the IngressController CRD, and nothing for node tuning.",
+	12: "`machine-config-operator bootstrap` and the cloud-credential-operator render are bootlab stand-ins; when the bootstrap MCO pod lands, the kubelet stand-in starts bootlab's bootstrap Machine Config Server on 22623, and the masters get their config. `dig` is bootlab's small dig (real A queries).",
+	13: "wait-for-etcd runs the node's real etcdctl against the real etcd. cluster-bootstrap is a bootlab stand-in: it lands the bootstrap pods (the kube-apiserver pod starts bootlab's API stand-in on 6443), waits for the masters' API through api-int, creates nothing (there is no real API) and tears the temporary control plane down.",
+	14: "Not rehearsed yet: the rehearsal lab has no cluster API for `oc patch clusterversion`, and the masters run no etcd for wait-for-ceo. The oc stand-in says so on every retry.",
+	15: "Not rehearsed yet (it follows stage 14).",
+}
+
+// rehearsalSection is the explain page's closing section for stage n.
+func rehearsalSection(n int) string {
+	note, ok := rehearsalNotes[n]
+	if !ok {
+		return ""
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "\n## On a rehearsal lab\n\n")
+	fmt.Fprintf(&b, "On a probe lab built with `bootlab lab up --manual-bootstrap` this stage runs over SSH on the\n")
+	fmt.Fprintf(&b, "rehearsal bootstrap, the same script as on a real node. %s\n", note)
+	return b.String()
+}

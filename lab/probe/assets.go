@@ -1,0 +1,358 @@
+package probe
+
+import (
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"sigs.k8s.io/yaml"
+
+	"github.com/bootlab/bootlab/lab/ignition"
+	"github.com/bootlab/bootlab/lab/pki"
+)
+
+// What the installer's bootstrap.ign lays down for bootkube, and where.
+const (
+	AssetDir = "/opt/openshift"
+	BinDir   = "/usr/local/bin"
+)
+
+// RehearsalRelease describes the release the rehearsal bootstrap plays:
+// the version its stand-ins report and the pull spec release-image.sh
+// names (nothing is ever pulled).
+type RehearsalRelease struct {
+	Version           string `json:"version"`           // 4.19.10
+	KubernetesVersion string `json:"kubernetesVersion"` // 1.32.0
+	Image             string `json:"image"`             // quay.io/openshift-release-dev/ocp-release@sha256:...
+	// Components maps image-references names (etcd, cluster-etcd-operator,
+	// ...) to their pull specs, as `oc adm release info` lists them.
+	Components map[string]string `json:"components"`
+}
+
+// ReleaseMetadataPath is where the rehearsal bootstrap keeps its release
+// metadata; the podman and oc stand-ins answer from it.
+const ReleaseMetadataPath = "/etc/bootlab/release.json"
+
+// ReleaseComponents are the image-references names bootkube.sh asks the
+// release payload for (image_for).
+var ReleaseComponents = []string{
+	"machine-config-operator", "etcd", "pod", "cluster-etcd-operator", "cluster-config-api", "cluster-config-operator",
+	"cluster-kube-apiserver-operator", "cluster-kube-controller-manager-operator", "cluster-kube-scheduler-operator",
+	"cluster-ingress-operator", "cluster-node-tuning-operator", "cloud-credential-operator", "hyperkube",
+	"cluster-policy-controller", "cluster-bootstrap", "cluster-authentication-operator", "cluster-version-operator",
+}
+
+// AssetInput is what the rehearsal assets need beyond Input.
+type AssetInput struct {
+	ClusterName, BaseDomain string
+	MachineCIDR             string
+	Masters, Workers        int
+	Release                 RehearsalRelease
+}
+
+// RehearsalAssets returns the files the installer's bootstrap.ign puts on a
+// bootstrap node for bootkube.sh, made for the lab: /opt/openshift with
+// manifests/, openshift/, tls/ (the lab CA and certificates it signed) and
+// auth/ (kubeconfigs, 0600), and /usr/local/bin/bootkube.sh with the
+// helpers it sources. Secrets are 0600.
+func RehearsalAssets(in Input, a AssetInput) ([]ignition.File, error) {
+	domain := in.ClusterDomain
+	var files []ignition.File
+	add := func(p string, mode int, data []byte) {
+		files = append(files, ignition.File{Path: p, Mode: mode, Data: data})
+	}
+	manifest := func(dir, name string, mode int, obj any) error {
+		data, err := yaml.Marshal(obj)
+		if err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		add(AssetDir+"/"+dir+"/"+name, mode, data)
+		return nil
+	}
+	meta := func(name, ns string) map[string]any {
+		m := map[string]any{"name": name}
+		if ns != "" {
+			m["namespace"] = ns
+		}
+		return m
+	}
+
+	installConfig := map[string]any{
+		"apiVersion": "v1", "baseDomain": a.BaseDomain, "metadata": map[string]any{"name": a.ClusterName},
+		"controlPlane": map[string]any{"name": "master", "replicas": a.Masters, "architecture": "amd64", "hyperthreading": "Enabled"},
+		"compute":      []any{map[string]any{"name": "worker", "replicas": a.Workers, "architecture": "amd64", "hyperthreading": "Enabled"}},
+		"networking": map[string]any{
+			"networkType":    "OVNKubernetes",
+			"clusterNetwork": []any{map[string]any{"cidr": "10.128.0.0/14", "hostPrefix": 23}},
+			"machineNetwork": []any{map[string]any{"cidr": a.MachineCIDR}},
+			"serviceNetwork": []any{"172.30.0.0/16"},
+		},
+		"platform": map[string]any{"none": map[string]any{}},
+		"sshKey":   strings.TrimSpace(in.SSHAuthorizedKey),
+	}
+	ic, err := yaml.Marshal(installConfig)
+	if err != nil {
+		return nil, err
+	}
+	apiURL, apiIntURL := "https://api."+domain+":6443", "https://api-int."+domain+":6443"
+	for _, m := range []struct {
+		dir, name string
+		mode      int
+		obj       any
+	}{
+		{"manifests", "cluster-config.yaml", 0o644, map[string]any{"apiVersion": "v1", "kind": "ConfigMap",
+			"metadata": meta("cluster-config-v1", "kube-system"), "data": map[string]string{"install-config": string(ic)}}},
+		{"manifests", "cluster-infrastructure-02-config.yml", 0o644, map[string]any{"apiVersion": "config.openshift.io/v1", "kind": "Infrastructure",
+			"metadata": meta("cluster", ""),
+			"spec":     map[string]any{"cloudConfig": map[string]any{"name": ""}, "platformSpec": map[string]any{"type": "None"}},
+			"status": map[string]any{"apiServerURL": apiURL, "apiServerInternalURI": apiIntURL, "controlPlaneTopology": "HighlyAvailable",
+				"cpuPartitioning": "None", "etcdDiscoveryDomain": "", "infrastructureName": a.ClusterName + "-rehearsal",
+				"infrastructureTopology": "HighlyAvailable", "platform": "None", "platformStatus": map[string]any{"type": "None"}}}},
+		{"manifests", "cluster-network-02-config.yml", 0o644, map[string]any{"apiVersion": "config.openshift.io/v1", "kind": "Network",
+			"metadata": meta("cluster", ""),
+			"spec": map[string]any{"clusterNetwork": []any{map[string]any{"cidr": "10.128.0.0/14", "hostPrefix": 23}},
+				"networkType": "OVNKubernetes", "serviceNetwork": []any{"172.30.0.0/16"}}}},
+		{"manifests", "cluster-dns-02-config.yml", 0o644, map[string]any{"apiVersion": "config.openshift.io/v1", "kind": "DNS",
+			"metadata": meta("cluster", ""), "spec": map[string]any{"baseDomain": domain}}},
+		{"manifests", "cluster-ingress-02-config.yml", 0o644, map[string]any{"apiVersion": "config.openshift.io/v1", "kind": "Ingress",
+			"metadata": meta("cluster", ""), "spec": map[string]any{"domain": "apps." + domain}}},
+		{"manifests", "cluster-proxy-01-config.yaml", 0o644, map[string]any{"apiVersion": "config.openshift.io/v1", "kind": "Proxy",
+			"metadata": meta("cluster", ""), "spec": map[string]any{}}},
+		{"manifests", "cluster-scheduler-02-config.yml", 0o644, map[string]any{"apiVersion": "config.openshift.io/v1", "kind": "Scheduler",
+			"metadata": meta("cluster", ""), "spec": map[string]any{"mastersSchedulable": a.Workers == 0}}},
+		// A rehearsal lab has no pull secret: nothing is pulled.
+		{"manifests", "openshift-config-secret-pull-secret.yaml", 0o600, map[string]any{"apiVersion": "v1", "kind": "Secret", "type": "kubernetes.io/dockerconfigjson",
+			"metadata": meta("pull-secret", "openshift-config"),
+			"data":     map[string]string{".dockerconfigjson": base64.StdEncoding.EncodeToString([]byte(`{"auths":{}}`))}}},
+		{"manifests", "machine-config-server-tls-secret.yaml", 0o600, map[string]any{"apiVersion": "v1", "kind": "Secret", "type": "kubernetes.io/tls",
+			"metadata": meta("machine-config-server-tls", "openshift-machine-config-operator"),
+			"data": map[string]string{"tls.crt": base64.StdEncoding.EncodeToString(in.PKI.MCS.CertPEM),
+				"tls.key": base64.StdEncoding.EncodeToString(in.PKI.MCS.KeyPEM)}}},
+		{"openshift", "99_feature-gate.yaml", 0o644, map[string]any{"apiVersion": "config.openshift.io/v1", "kind": "FeatureGate",
+			"metadata": meta("cluster", ""), "spec": map[string]any{}}},
+		{"openshift", "99_openshift-machineconfig_99-master-ssh.yaml", 0o644, sshMachineConfig("master", in.SSHAuthorizedKey)},
+		{"openshift", "99_openshift-machineconfig_99-worker-ssh.yaml", 0o644, sshMachineConfig("worker", in.SSHAuthorizedKey)},
+	} {
+		if err := manifest(m.dir, m.name, m.mode, m.obj); err != nil {
+			return nil, err
+		}
+	}
+
+	// tls/: the lab CA and what it signed, named as the installer names them.
+	add(AssetDir+"/tls/root-ca.crt", 0o644, in.PKI.CA.CertPEM)
+	add(AssetDir+"/tls/kube-apiserver-complete-client-ca-bundle.crt", 0o644, in.PKI.CA.CertPEM)
+	add(AssetDir+"/tls/machine-config-server.crt", 0o644, in.PKI.MCS.CertPEM)
+	add(AssetDir+"/tls/machine-config-server.key", 0o600, in.PKI.MCS.KeyPEM)
+	// The etcd signer, an intermediate of the lab CA: the etcd render
+	// signs the member's serving, peer and client certificates with it.
+	etcdSigner, err := pki.NewIntermediate(in.PKI.CA, "etcd-signer")
+	if err != nil {
+		return nil, err
+	}
+	add(AssetDir+"/tls/etcd-signer.crt", 0o644, etcdSigner.CertPEM)
+	add(AssetDir+"/tls/etcd-signer.key", 0o600, etcdSigner.KeyPEM)
+	rel, err := json.MarshalIndent(a.Release, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	add(ReleaseMetadataPath, 0o644, rel)
+
+	// auth/: kubeconfigs with client certificates signed by the lab CA.
+	admin, err := pki.NewClient(in.PKI.CA, "system:admin", []string{"system:masters"})
+	if err != nil {
+		return nil, err
+	}
+	kubelet, err := pki.NewClient(in.PKI.CA, "system:serviceaccount:openshift-machine-config-operator:node-bootstrapper",
+		[]string{"system:serviceaccounts", "system:serviceaccounts:openshift-machine-config-operator"})
+	if err != nil {
+		return nil, err
+	}
+	for _, k := range []struct {
+		name, server, user string
+		client             pki.Pair
+	}{
+		{"kubeconfig", apiURL, "admin", admin},
+		{"kubeconfig-loopback", "https://localhost:6443", "loopback", admin},
+		{"kubeconfig-kubelet", apiIntURL, "kubelet", kubelet},
+	} {
+		data, err := kubeconfig(a.ClusterName, k.server, k.user, in.PKI.CA.CertPEM, k.client)
+		if err != nil {
+			return nil, err
+		}
+		add(AssetDir+"/auth/"+k.name, 0o600, data)
+	}
+
+	// /usr/local/bin: bootkube.sh and the helpers it sources.
+	add(BinDir+"/release-image.sh", 0o555, []byte(releaseImageScript(a.Release)))
+	add(BinDir+"/bootstrap-service-record.sh", 0o555, []byte(serviceRecordScript))
+	add(BinDir+"/bootstrap-verify-api-server-urls.sh", 0o555, []byte(verifyAPIURLsScript))
+	add(BinDir+"/bootkube.sh", 0o555, []byte(bootkubeScript))
+	return files, nil
+}
+
+func sshMachineConfig(role, key string) map[string]any {
+	return map[string]any{
+		"apiVersion": "machineconfiguration.openshift.io/v1", "kind": "MachineConfig",
+		"metadata": map[string]any{"name": "99-" + role + "-ssh", "labels": map[string]string{"machineconfiguration.openshift.io/role": role}},
+		"spec": map[string]any{"config": map[string]any{
+			"ignition": map[string]any{"version": "3.2.0"},
+			"passwd":   map[string]any{"users": []any{map[string]any{"name": "core", "sshAuthorizedKeys": []string{strings.TrimSpace(key)}}}},
+		}},
+	}
+}
+
+// kubeconfig renders a one-context kubeconfig with embedded credentials.
+func kubeconfig(cluster, server, user string, caPEM []byte, client pki.Pair) ([]byte, error) {
+	b64 := base64.StdEncoding.EncodeToString
+	return yaml.Marshal(map[string]any{
+		"apiVersion": "v1", "kind": "Config", "preferences": map[string]any{},
+		"clusters": []any{map[string]any{"name": cluster, "cluster": map[string]any{
+			"server": server, "certificate-authority-data": b64(caPEM)}}},
+		"users": []any{map[string]any{"name": user, "user": map[string]any{
+			"client-certificate-data": b64(client.CertPEM), "client-key-data": b64(client.KeyPEM)}}},
+		"contexts":        []any{map[string]any{"name": user, "context": map[string]any{"cluster": cluster, "user": user}}},
+		"current-context": user,
+	})
+}
+
+// releaseImageScript is /usr/local/bin/release-image.sh: the installer
+// stamps the release pull spec into it; bootkube.sh sources it for
+// RELEASE_IMAGE_DIGEST and image_for.
+func releaseImageScript(r RehearsalRelease) string {
+	return `#!/usr/bin/env bash
+# Stamped by bootlab for the rehearsal bootstrap, as the installer stamps
+# it on a real one. Nothing is pulled here: podman on this node is a
+# stand-in that answers from /etc/bootlab/release.json.
+# shellcheck disable=SC2034
+RELEASE_IMAGE_DIGEST=` + r.Image + `
+
+image_for() {
+    podman run --quiet --rm --net=none "${RELEASE_IMAGE_DIGEST}" image "${1}"
+}
+`
+}
+
+// serviceRecordScript is bootstrap-service-record.sh: the JSON progress
+// records under /var/log/openshift that `openshift-install gather` reads.
+const serviceRecordScript = `#!/usr/bin/env bash
+# bootstrap-service-record.sh (bootlab's rendering for the rehearsal
+# bootstrap): record_service_* write /var/log/openshift/<service>.json,
+# one entry per service and stage start and end.
+: "${SERVICE_RECORDS_DIR:=/var/log/openshift/}"
+: "${SERVICE_NAME:=bootkube}"
+
+add_service_record_entry() {
+    local file="${SERVICE_RECORDS_DIR%/}/${SERVICE_NAME}.json"
+    mkdir --parents "$(dirname "${file}")"
+    { [ -f "${file}" ] && cat "${file}" || echo '[]'; } |
+        jq --arg timestamp "$(date -u +%Y-%m-%dT%H:%M:%SZ)" --arg stage "${STAGE_NAME-}" \
+            --arg phase "${PHASE}" --arg result "${RESULT-}" \
+            '. += [{$timestamp,$stage,$phase,$result} | with_entries(select(.value != ""))]' >"${file}.tmp"
+    mv "${file}.tmp" "${file}"
+}
+record_service_start() { local PHASE="service start"; add_service_record_entry; }
+record_service_stage_start() { local PHASE="stage start"; STAGE_NAME=${1}; add_service_record_entry; }
+record_service_stage_end() { local PHASE="stage end" RESULT=${1}; add_service_record_entry; STAGE_NAME=""; }
+record_service_stage_success() { record_service_stage_end success; }
+record_service_stage_failure() { record_service_stage_end failure; }
+record_service_exit() {
+    local RESULT=success
+    [ "${1}" -eq 0 ] || RESULT=failure
+    [ -z "${STAGE_NAME-}" ] || record_service_stage_end "${RESULT}"
+    local PHASE="service end"
+    add_service_record_entry
+}
+record_service_start
+trap 'record_service_exit $?' EXIT
+`
+
+// verifyAPIURLsScript is bootstrap-verify-api-server-urls.sh.
+const verifyAPIURLsScript = `#!/usr/bin/env bash
+# bootstrap-verify-api-server-urls.sh (bootlab's rendering for the
+# rehearsal bootstrap): resolve_url and check_url, never fatal.
+resolve_url() {
+    if [ -n "$(dig "${2}" +short)" ]; then
+        echo "Successfully resolved ${1} ${2}"
+    else
+        echo "Unable to resolve ${1} ${2}"
+    fi
+}
+check_url() {
+    local url="https://${2}:6443/readyz"
+    if [ "$(curl -k --get --silent --output /dev/null --write-out '%{http_code}' "${url}")" = 200 ]; then
+        echo "Success while trying to reach ${1}'s https endpoint at ${url}"
+    else
+        echo "Unable to reach ${1}'s https endpoint at ${url}"
+    fi
+}
+`
+
+// bootkubeScript is /usr/local/bin/bootkube.sh, shaped like the one the
+// installer renders: it sources the helpers, then runs each step unless
+// its /opt/openshift/<step>.done marker exists. On the rehearsal bootstrap
+// bootkube.service does not exist: the learner runs the same steps with
+// ` + "`bootlab stage run`" + `, whose scripts write the same markers.
+const bootkubeScript = `#!/usr/bin/env bash
+set -euoE pipefail ## -E option will cause functions to inherit trap
+
+# shellcheck source=release-image.sh
+. /usr/local/bin/release-image.sh
+# shellcheck source=bootstrap-service-record.sh
+. /usr/local/bin/bootstrap-service-record.sh
+# shellcheck source=bootstrap-verify-api-server-urls.sh
+. /usr/local/bin/bootstrap-verify-api-server-urls.sh
+
+mkdir --parents /etc/kubernetes/{manifests,bootstrap-configs,bootstrap-manifests}
+
+bootkube_podman_run() {
+    podman run --quiet --net=host --rm "$@"
+}
+
+cd /opt/openshift
+
+if [ ! -f openshift-manifests.done ]; then
+    record_service_stage_start "openshift-manifests"
+    echo "Moving OpenShift manifests in with the rest of them"
+    cp openshift/* manifests/
+    touch openshift-manifests.done
+    record_service_stage_success
+fi
+
+# The rest of bootkube.sh, one block per step, each behind its marker:
+#   api-bootstrap auth-api-bootstrap config-bootstrap cvo-bootstrap
+#   etcd-bootstrap kube-apiserver-bootstrap kube-controller-manager-bootstrap
+#   kube-scheduler-bootstrap ingress-operator-bootstrap node-tuning-bootstrap
+#   mco-bootstrap cco-bootstrap cb-bootstrap cvo-overrides .bootkube.done
+# On this rehearsal bootstrap they are run as bootlab's stages, which hold
+# the same commands with their explanation:
+#   bootlab stage list; bootlab stage explain NN; bootlab stage run NN
+for step in api-bootstrap etcd-bootstrap mco-bootstrap cb-bootstrap; do
+    if [ ! -f "${step}.done" ]; then
+        echo "${step} has not run: drive it with bootlab stage run (bootlab stage status names the next stage)"
+        exit 1
+    fi
+done
+touch .bootkube.done
+`
+
+// ReleaseFor returns the rehearsal release of OpenShift version (x.y.z):
+// its Kubernetes version (4.16 shipped 1.29, each minor one more) and a
+// pull spec whose digest is derived from the version, so it is stable.
+func ReleaseFor(version string) RehearsalRelease {
+	r := RehearsalRelease{Version: version, KubernetesVersion: "unknown"}
+	var major, minor int
+	if n, _ := fmt.Sscanf(version, "%d.%d", &major, &minor); n == 2 && major == 4 && minor >= 16 {
+		r.KubernetesVersion = fmt.Sprintf("1.%d.0", 29+minor-16)
+	}
+	sum := sha256.Sum256([]byte("bootlab rehearsal release " + version))
+	r.Image = "quay.io/openshift-release-dev/ocp-release@sha256:" + hex.EncodeToString(sum[:])
+	r.Components = map[string]string{}
+	for _, c := range ReleaseComponents {
+		sum := sha256.Sum256([]byte("bootlab rehearsal release " + version + " " + c))
+		r.Components[c] = "quay.io/openshift-release-dev/ocp-v4.0-art-dev@sha256:" + hex.EncodeToString(sum[:])
+	}
+	return r
+}

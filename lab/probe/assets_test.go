@@ -1,0 +1,104 @@
+package probe
+
+import (
+	"crypto/x509"
+	"encoding/pem"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"sigs.k8s.io/yaml"
+
+	"github.com/bootlab/bootlab/lab/cluster"
+	"github.com/bootlab/bootlab/lab/ignition"
+)
+
+func rehearsalInput(t *testing.T) Input {
+	in := testInput(t)
+	in.Rehearsal = true
+	in.SSHAuthorizedKey = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGm1dFvC5y2o9kS3B9lG4zS3VfN1nO0m6j3yWQf1m3Xh bootlab-t\n"
+	in.SSHHostKeyPEM = []byte("-----BEGIN OPENSSH PRIVATE KEY-----\nx\n-----END OPENSSH PRIVATE KEY-----\n")
+	in.Assets = AssetInput{ClusterName: "ocp", BaseDomain: "lab.local", MachineCIDR: "192.168.126.0/24", Masters: 3, Workers: 2,
+		Release: ReleaseFor("4.19.10")}
+	return in
+}
+
+// The rehearsal bootstrap gets /opt/openshift as the installer lays it:
+// the manifests stage 01 checks, kubeconfigs (0600) whose client
+// certificates the lab CA signed, secrets 0600, and bootkube.sh with the
+// helpers it sources in /usr/local/bin.
+func TestRehearsalAssets(t *testing.T) {
+	in := rehearsalInput(t)
+	cfgs, err := Generate(in)
+	require.NoError(t, err)
+	boot, err := ignition.Parse(cfgs.Bootstrap)
+	require.NoError(t, err)
+	modes := map[string]int{}
+	for _, f := range boot.Storage.Files {
+		modes[f.Path] = *f.Mode
+	}
+	read := func(p string) []byte {
+		data, ok, err := ignition.FileContents(boot, p)
+		require.NoError(t, err, p)
+		require.True(t, ok, "%s is in the bootstrap Ignition", p)
+		return data
+	}
+	for p, want := range map[string]string{
+		"/opt/openshift/manifests/cluster-config.yaml":                           "ConfigMap/cluster-config-v1",
+		"/opt/openshift/manifests/cluster-infrastructure-02-config.yml":          "Infrastructure/cluster",
+		"/opt/openshift/manifests/cluster-network-02-config.yml":                 "Network/cluster",
+		"/opt/openshift/openshift/99_feature-gate.yaml":                          "FeatureGate/cluster",
+		"/opt/openshift/openshift/99_openshift-machineconfig_99-master-ssh.yaml": "MachineConfig/99-master-ssh",
+	} {
+		var m struct {
+			Kind     string `json:"kind"`
+			Metadata struct {
+				Name string `json:"name"`
+			} `json:"metadata"`
+		}
+		require.NoError(t, yaml.Unmarshal(read(p), &m), p)
+		assert.Equal(t, want, m.Kind+"/"+m.Metadata.Name, p)
+	}
+	assert.Contains(t, string(read("/opt/openshift/manifests/cluster-infrastructure-02-config.yml")), "apiServerInternalURI: https://api-int.ocp.lab.local:6443")
+	assert.Contains(t, string(read("/opt/openshift/manifests/cluster-config.yaml")), "cidr: 192.168.126.0/24")
+
+	ca := x509.NewCertPool()
+	require.True(t, ca.AppendCertsFromPEM(in.PKI.CA.CertPEM))
+	dir := t.TempDir()
+	for name, server := range map[string]string{"kubeconfig": "https://api.ocp.lab.local:6443", "kubeconfig-loopback": "https://localhost:6443", "kubeconfig-kubelet": "https://api-int.ocp.lab.local:6443"} {
+		p := "/opt/openshift/auth/" + name
+		assert.Equal(t, 0o600, modes[p], p)
+		require.NoError(t, os.WriteFile(filepath.Join(dir, name), read(p), 0o600))
+		kc, err := cluster.LoadKubeconfig(filepath.Join(dir, name))
+		require.NoError(t, err, name)
+		assert.Equal(t, server, kc.Server)
+		assert.Equal(t, in.PKI.CA.CertPEM, kc.CAData)
+		b, _ := pem.Decode(kc.CertData)
+		require.NotNil(t, b)
+		c, err := x509.ParseCertificate(b.Bytes)
+		require.NoError(t, err)
+		_, err = c.Verify(x509.VerifyOptions{Roots: ca, KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}})
+		assert.NoError(t, err, "%s's client certificate is signed by the lab CA", name)
+	}
+	for _, p := range []string{"/opt/openshift/tls/machine-config-server.key", "/opt/openshift/manifests/openshift-config-secret-pull-secret.yaml", "/opt/openshift/manifests/machine-config-server-tls-secret.yaml", SSHHostKeyPath} {
+		assert.Equal(t, 0o600, modes[p], "%s is a secret", p)
+	}
+	assert.Equal(t, in.PKI.CA.CertPEM, read("/opt/openshift/tls/root-ca.crt"))
+	for _, s := range []string{"bootkube.sh", "release-image.sh", "bootstrap-service-record.sh", "bootstrap-verify-api-server-urls.sh"} {
+		p := "/usr/local/bin/" + s
+		assert.Equal(t, 0o555, modes[p], p)
+		assert.True(t, strings.HasPrefix(string(read(p)), "#!/usr/bin/env bash\n"), p)
+	}
+	assert.Contains(t, string(read("/usr/local/bin/release-image.sh")), "RELEASE_IMAGE_DIGEST="+ReleaseFor("4.19.10").Image+"\n")
+}
+
+func TestReleaseFor(t *testing.T) {
+	r := ReleaseFor("4.19.10")
+	assert.Equal(t, "1.32.0", r.KubernetesVersion)
+	assert.Equal(t, r, ReleaseFor("4.19.10"), "stable")
+	assert.NotEqual(t, r.Image, ReleaseFor("4.18.1").Image)
+	assert.Regexp(t, `^quay\.io/openshift-release-dev/ocp-release@sha256:[0-9a-f]{64}$`, r.Image)
+}

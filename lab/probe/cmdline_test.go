@@ -1,0 +1,15 @@
+package probe
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/bootlab/bootlab/lab"
+)
+
+// The host puts lab's flag on the kernel command line; the agent, which
+// imports no lab, looks for this package's: they must be the same word.
+func TestRehearsalCmdlineFlagIsTheHostsOne(t *testing.T) {
+	assert.Equal(t, lab.RehearsalCmdlineFlag, RehearsalCmdlineFlag)
+}

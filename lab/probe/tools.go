@@ -1,0 +1,327 @@
+package probe
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"crypto/sha256"
+	"debug/elf"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+// ToolPackages are the Debian packages whose programs the rehearsal
+// bootstrap runs for real: the shell and utilities every stage script
+// uses, jq, and etcd with etcdctl. LibraryPackages hold the shared
+// libraries those programs need; the builder copies only the ones the
+// programs' ELF headers ask for (what ldd would list).
+var (
+	ToolPackages    = []string{"bash", "coreutils", "sed", "grep", "jq", "curl", "etcd-server", "etcd-client"}
+	LibraryPackages = []string{"libc6", "libtinfo6", "libacl1", "libattr1", "libselinux1", "libpcre2-8-0", "libgmp10", "libssl3", "libjq1", "libonig5",
+		// curl's
+		"libcurl4", "libbrotli1", "libgssapi-krb5-2", "libkrb5-3", "libk5crypto3", "libkrb5support0", "libcom-err2", "libkeyutils1",
+		"libidn2-0", "libunistring2", "libldap-2.5-0", "libsasl2-2", "libgnutls30", "libp11-kit0", "libtasn1-6", "libnettle8", "libhogweed6",
+		"libffi8", "libnghttp2-14", "libpsl5", "librtmp1", "libssh2-1", "libzstd1", "zlib1g"}
+)
+
+// toolsFormat is bumped when the tools archive layout changes.
+const toolsFormat = "bootlab-rehearsal-tools/2"
+
+// Users of the rehearsal bootstrap, as on RHCOS: root, and core (uid 1000,
+// home /var/home/core) who becomes root with sudo.
+const (
+	CoreUID  = 1000
+	CoreHome = "/var/home/core"
+)
+
+// Tools is the built tools archive: a gzip'd newc cpio the kernel unpacks
+// over the probe initramfs when it follows it in the same initrd file.
+type Tools struct {
+	Archive string   // path of the .cpio.gz
+	Hash    string   // of the packages it was made from and the layout
+	Files   []string // paths in the archive of the programs and libraries
+}
+
+// EnsureTools returns the rehearsal tools archive, downloading the Debian
+// packages (apt-get download) and building it the first time. Packages
+// already downloaded are reused, so a host that fetched them once builds
+// offline.
+func EnsureTools(ctx context.Context, cacheDir string, log *slog.Logger) (*Tools, error) {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	dir := filepath.Join(cacheDir, "debian-tools")
+	dl := filepath.Join(dir, "download")
+	pkgs := append(append([]string(nil), ToolPackages...), LibraryPackages...)
+	debs, err := downloadDebs(ctx, dl, pkgs, log)
+	if err != nil {
+		return nil, err
+	}
+	h := sha256.New()
+	fmt.Fprintln(h, toolsFormat)
+	for _, p := range pkgs {
+		data, err := os.ReadFile(debs[p])
+		if err != nil {
+			return nil, err
+		}
+		hashPart(h, filepath.Base(debs[p]), data)
+	}
+	sum := hex.EncodeToString(h.Sum(nil))
+	t := &Tools{Archive: filepath.Join(dir, "tools-"+sum[:16]+".cpio.gz"), Hash: sum}
+	roots := map[string]string{}
+	if err := os.MkdirAll(filepath.Join(dir, "root"), 0o755); err != nil {
+		return nil, err
+	}
+	for _, p := range pkgs {
+		roots[p] = filepath.Join(dir, "root", strings.TrimSuffix(filepath.Base(debs[p]), ".deb"))
+		if allExist(roots[p]) {
+			continue
+		}
+		tmp := roots[p] + ".tmp"
+		_ = os.RemoveAll(tmp)
+		if out, err := exec.CommandContext(ctx, "dpkg-deb", "-x", debs[p], tmp).CombinedOutput(); err != nil {
+			return nil, fmt.Errorf("dpkg-deb -x %s: %v: %s", debs[p], err, bytes.TrimSpace(out))
+		}
+		if err := os.Rename(tmp, roots[p]); err != nil {
+			return nil, err
+		}
+	}
+	var toolRoots, allRoots []string
+	for _, p := range ToolPackages {
+		toolRoots = append(toolRoots, roots[p])
+	}
+	for _, p := range pkgs {
+		allRoots = append(allRoots, roots[p])
+	}
+	var buf bytes.Buffer
+	files, err := writeTools(&buf, toolRoots, allRoots)
+	if err != nil {
+		return nil, err
+	}
+	t.Files = files
+	if allExist(t.Archive) {
+		return t, nil
+	}
+	log.Info("building the rehearsal tools archive", "archive", t.Archive, "programs and libraries", len(files))
+	if err := writeAtomic(t.Archive, buf.Bytes()); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+// downloadDebs returns the .deb of each package in dl, fetching the
+// missing ones with one apt-get download.
+func downloadDebs(ctx context.Context, dl string, pkgs []string, log *slog.Logger) (map[string]string, error) {
+	find := func() (map[string]string, []string) {
+		have, missing := map[string]string{}, []string(nil)
+		for _, p := range pkgs {
+			m, _ := filepath.Glob(filepath.Join(dl, p+"_*.deb"))
+			if len(m) == 0 {
+				missing = append(missing, p)
+				continue
+			}
+			sort.Strings(m)
+			have[p] = m[len(m)-1]
+		}
+		return have, missing
+	}
+	have, missing := find()
+	if len(missing) == 0 {
+		return have, nil
+	}
+	for _, tool := range []string{"apt-get", "dpkg-deb"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			return nil, fmt.Errorf("the rehearsal bootstrap's tools come from Debian packages (%s) and %s is not installed: run on Debian or Ubuntu (scripts/host/setup.sh)", strings.Join(missing, ", "), tool)
+		}
+	}
+	if err := os.MkdirAll(dl, 0o755); err != nil {
+		return nil, err
+	}
+	log.Info("downloading Debian packages for the rehearsal bootstrap", "packages", strings.Join(missing, " "), "dir", dl)
+	cmd := exec.CommandContext(ctx, "apt-get", append([]string{"download"}, missing...)...)
+	cmd.Dir = dl
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); err != nil {
+		return nil, fmt.Errorf("apt-get download %s: %v: %s (run `apt-get update` first)", strings.Join(missing, " "), err, lastLine(stderr.String()))
+	}
+	have, missing = find()
+	if len(missing) > 0 {
+		return nil, fmt.Errorf("apt-get download left no .deb of %s in %s", strings.Join(missing, ", "), dl)
+	}
+	return have, nil
+}
+
+// Layout of the tools in the rehearsal bootstrap: merged /usr, as RHCOS.
+const (
+	toolsBinDir = "usr/bin"
+	toolsLibDir = "lib/x86_64-linux-gnu" // the loader's built-in multiarch path
+)
+
+// writeTools writes the tools archive to w: every program under a bin
+// directory of toolRoots, the libraries they need (looked up in allRoots,
+// recursively) and the dynamic loader, plus the users, groups and
+// directories of an RHCOS-like root. It returns the program and library
+// paths it wrote.
+func writeTools(w *bytes.Buffer, toolRoots, allRoots []string) ([]string, error) {
+	type file struct {
+		data []byte
+		mode uint32
+	}
+	out := map[string]file{}
+	var queue []string // ELF files whose needs are still to resolve
+	for _, root := range toolRoots {
+		for _, bin := range []string{"bin", "sbin", "usr/bin", "usr/sbin"} {
+			ents, err := os.ReadDir(filepath.Join(root, bin))
+			if err != nil {
+				continue
+			}
+			for _, e := range ents {
+				if !e.Type().IsRegular() {
+					continue // rbash and the like: links
+				}
+				p := filepath.Join(root, bin, e.Name())
+				data, err := os.ReadFile(p)
+				if err != nil {
+					return nil, err
+				}
+				dst := path.Join(toolsBinDir, e.Name())
+				out[dst] = file{data, 0o755}
+				queue = append(queue, dst)
+			}
+		}
+	}
+	seen := map[string]bool{}
+	for len(queue) > 0 {
+		name := queue[0]
+		queue = queue[1:]
+		f, err := elf.NewFile(bytes.NewReader(out[name].data))
+		if err != nil {
+			continue // a shell script (egrep)
+		}
+		needs, err := f.ImportedLibraries()
+		interp := ""
+		for _, p := range f.Progs {
+			if p.Type == elf.PT_INTERP {
+				b := make([]byte, p.Filesz)
+				_, _ = p.ReadAt(b, 0)
+				interp = strings.TrimRight(string(b), "\x00")
+			}
+		}
+		f.Close()
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		if interp != "" && !seen[interp] {
+			seen[interp] = true
+			data, err := readIn(allRoots, interp)
+			if err != nil {
+				return nil, fmt.Errorf("dynamic loader %s of %s: %w", interp, name, err)
+			}
+			out[strings.TrimPrefix(interp, "/")] = file{data, 0o755}
+		}
+		for _, lib := range needs {
+			if seen[lib] {
+				continue
+			}
+			seen[lib] = true
+			data, err := findLib(allRoots, lib)
+			if err != nil {
+				return nil, fmt.Errorf("%s needs %s: %w (add its package to probe.LibraryPackages)", name, lib, err)
+			}
+			dst := path.Join(toolsLibDir, lib)
+			out[dst] = file{data, 0o755}
+			queue = append(queue, dst)
+		}
+	}
+	// Built once and cached: the smallest archive is worth the time.
+	gz, _ := gzip.NewWriterLevel(w, gzip.BestCompression)
+	c := NewCPIOWriter(gz)
+	for _, d := range []string{"usr", "usr/bin", "usr/local", "usr/local/bin", "lib64", toolsLibDir,
+		"var", "var/home", "var/log", "opt", "etc/ssh", "etc/kubernetes", "etc/kubernetes/manifests"} {
+		_ = c.Dir(d, 0o755)
+	}
+	_ = c.Dir("root", 0o700)
+	_ = c.Dir(strings.TrimPrefix(CoreHome, "/"), 0o700)
+	for link, target := range map[string]string{"bin": "usr/bin", "sbin": "usr/bin", "usr/sbin": "bin", "home": "var/home", "usr/bin/sh": "bash"} {
+		_ = c.Symlink(link, target)
+	}
+	_ = c.File("etc/passwd", 0o644, []byte(fmt.Sprintf("root:x:0:0:root:/root:/bin/bash\ncore:x:%d:%d:CoreOS Admin:%s:/bin/bash\n", CoreUID, CoreUID, CoreHome)))
+	_ = c.File("etc/group", 0o644, []byte(fmt.Sprintf("root:x:0:\nwheel:x:10:core\ncore:x:%d:\n", CoreUID)))
+	_ = c.File("etc/shells", 0o644, []byte("/bin/sh\n/bin/bash\n/usr/bin/bash\n"))
+	// Without it glibc asks DNS before /etc/hosts, and localhost goes to the lab's dnsmasq.
+	_ = c.File("etc/nsswitch.conf", 0o644, []byte("passwd: files\ngroup: files\nhosts: files dns\n"))
+	var names []string
+	for n := range out {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		_ = c.File(n, out[n].mode, out[n].data)
+	}
+	if err := c.Close(); err != nil {
+		return nil, fmt.Errorf("write tools archive: %w", err)
+	}
+	if err := gz.Close(); err != nil {
+		return nil, err
+	}
+	return names, nil
+}
+
+// findLib finds a library by soname in the multiarch library directories
+// of roots.
+func findLib(roots []string, soname string) ([]byte, error) {
+	for _, dir := range []string{"/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu", "/lib", "/usr/lib"} {
+		data, err := readIn(roots, path.Join(dir, soname))
+		if err == nil {
+			return data, nil
+		}
+		if !errors.Is(err, fs.ErrNotExist) {
+			return nil, err
+		}
+	}
+	return nil, fmt.Errorf("not found in the packages' library directories: %w", fs.ErrNotExist)
+}
+
+// readIn reads the absolute path p inside the first of roots that has it,
+// following symbolic links within that root (Debian's links are absolute:
+// /lib64/ld-linux-x86-64.so.2 -> /lib/x86_64-linux-gnu/ld-linux-x86-64.so.2),
+// and across roots, since a link and its target may ship apart.
+func readIn(roots []string, p string) ([]byte, error) {
+	for hops := 0; hops < 16; hops++ {
+		var next string
+		for _, root := range roots {
+			fp := filepath.Join(root, p)
+			fi, err := os.Lstat(fp)
+			if err != nil {
+				continue
+			}
+			if fi.Mode()&fs.ModeSymlink == 0 {
+				return os.ReadFile(fp)
+			}
+			target, err := os.Readlink(fp)
+			if err != nil {
+				return nil, err
+			}
+			if !path.IsAbs(target) {
+				target = path.Join(path.Dir(p), target)
+			}
+			next = target
+			break
+		}
+		if next == "" {
+			return nil, &fs.PathError{Op: "read", Path: p, Err: fs.ErrNotExist}
+		}
+		p = next
+	}
+	return nil, fmt.Errorf("%s: too many symbolic links", p)
+}

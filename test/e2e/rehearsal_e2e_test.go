@@ -1,0 +1,213 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"encoding/json"
+	"fmt"
+	"net"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"golang.org/x/crypto/ssh"
+
+	"github.com/bootlab/bootlab/lab"
+	"github.com/bootlab/bootlab/lab/probe"
+)
+
+// TestRehearsalLab: `lab up --manual-bootstrap` on a probe lab builds a
+// rehearsal lab whose bootstrap node (512 MiB, the rehearsal initrd)
+// serves SSH with the lab's key and a host key made on the host: `lab
+// ssh bootstrap` runs real bash as core, sudo -n makes it root, real
+// jq and etcd are there, and `stage status` reads the node over the stage
+// transport. Then `lab down` leaves nothing. It logs the node's memory use
+// and the initrd size (BENCH lines).
+func TestRehearsalLab(t *testing.T) {
+	l := newLabWith(t, "topology: {masters: 1, workers: 0}\n")
+	start := time.Now()
+	up := mustRun(t, "lab", "up", "-f", l.SpecFile, "--manual-bootstrap")
+	assert.Contains(t, up.Stderr, "bootlab stage run 01", "lab up names the next step of a rehearsal lab")
+
+	s := loadSpec(t, l)
+	st, err := lab.LoadState(s.LabDir)
+	require.NoError(t, err)
+	require.True(t, st.Spec.Rehearsal(), "the lab state records the rehearsal")
+	bs, _ := st.Spec.Node("bootstrap")
+	var xml string
+	assert.Equal(t, 512, bs.MemoryMiB)
+	xml, err = virsh(t, "dumpxml", st.Spec.DomainName(bs))
+	require.NoError(t, err)
+	assert.Contains(t, xml, "<initrd>"+st.Spec.Image.RehearsalInitrd+"</initrd>")
+	m0, _ := st.Spec.Node("master-0")
+	mxml, err := virsh(t, "dumpxml", st.Spec.DomainName(m0))
+	require.NoError(t, err)
+	assert.Contains(t, mxml, "<initrd>"+st.Spec.Image.Initrd+"</initrd>", "masters keep the small initrd")
+
+	// The node is up when lab ssh gets through.
+	var r result
+	deadline := time.Now().Add(3 * time.Minute)
+	for {
+		r = run(t, "lab", "ssh", "-f", l.SpecFile, "bootstrap", "--", "true")
+		if r.Code == 0 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(3 * time.Second)
+	}
+	require.Equal(t, 0, r.Code, "lab ssh bootstrap -- true never succeeded:\n%s", r)
+	t.Logf("BENCH rehearsal lab: lab up --manual-bootstrap -> ssh answers %.1fs", time.Since(start).Seconds())
+
+	r = mustRun(t, "lab", "ssh", "-f", l.SpecFile, "bootstrap", "--", `id -un; sudo -n id -u; echo '{"a":1}' | jq .a; etcd --version | head -1; etcdctl version | head -1; uname -n`)
+	assert.Equal(t, "core\n0\n1\netcd Version: 3.4.23\netcdctl version: 3.4.23\nbootstrap\n", r.Stdout)
+	r = run(t, "lab", "ssh", "-f", l.SpecFile, "bootstrap", "--", "exit 5")
+	assert.Equal(t, 5, r.Code, "the remote exit status comes back")
+	r = run(t, "lab", "ssh", "-f", l.SpecFile, "master-0", "--", "true")
+	assert.NotEqual(t, 0, r.Code)
+	assert.Contains(t, r.Stderr, "only its bootstrap node runs an SSH server")
+
+	// The host key is the lab's, recorded in the lab's known_hosts.
+	hk, err := os.ReadFile(st.Spec.RehearsalHostKeyPath())
+	require.NoError(t, err)
+	signer, err := ssh.ParsePrivateKey(hk)
+	require.NoError(t, err)
+	kh, err := os.ReadFile(st.Spec.LabDir + "/ssh/known_hosts")
+	require.NoError(t, err)
+	assert.Contains(t, string(kh), strings.TrimSpace(string(ssh.MarshalAuthorizedKey(signer.PublicKey()))))
+
+	// stage status over the stage transport (core + sudo -n, TOFU).
+	r = mustRun(t, "stage", "status", "-f", l.SpecFile, "-o", "json")
+	var status struct {
+		Node   string `json:"node"`
+		Next   string `json:"next"`
+		Stages []struct {
+			Number int    `json:"number"`
+			State  string `json:"state"`
+		} `json:"stages"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(r.Stdout), &status), r.String())
+	assert.Equal(t, "core@"+bs.IP+":22", status.Node)
+	assert.Len(t, status.Stages, 15)
+	assert.True(t, strings.HasPrefix(status.Next, "01"), "nothing ran yet: next is stage 01, got %q", status.Next)
+
+	// Stages 01 to 07 run for real over SSH: the podman and oc stand-ins
+	// answer image_for and render, and when stage 07 lands the etcd member
+	// pod the kubelet stand-in starts real etcd; stage validate 07 runs the
+	// same Go checks as on a real node (etcd health over TLS included).
+	r = mustRun(t, "stage", "run", "-f", l.SpecFile, "--from", "01", "--to", "07")
+	assert.Contains(t, r.Stderr, "stand-in", "the stand-ins say what they are")
+	// The kubelet stand-in notices the manifest within a second; etcd then
+	// needs a moment under TCG, as on a real node.
+	for i := 0; i < 20; i++ {
+		if r = run(t, "stage", "validate", "-f", l.SpecFile, "07"); r.Code == 0 {
+			break
+		}
+		time.Sleep(3 * time.Second)
+	}
+	require.Equal(t, 0, r.Code, "stage validate 07:\n%s", r)
+	etcdctl := "sudo -n etcdctl --cacert=/opt/openshift/tls/etcd-ca-bundle.crt --cert=/opt/openshift/tls/etcd-client.crt --key=/opt/openshift/tls/etcd-client.key --endpoints=https://localhost:2379 "
+	// As bootkube's wait_for_etcd_cluster, retry while the new member
+	// settles (a loaded TCG host slows its first raft commits).
+	for i := 0; i < 12; i++ {
+		if r = run(t, "lab", "ssh", "-f", l.SpecFile, "bootstrap", "--", etcdctl+"--command-timeout=20s endpoint health"); r.Code == 0 {
+			break
+		}
+		time.Sleep(5 * time.Second)
+	}
+	if r.Code != 0 {
+		logs := run(t, "lab", "ssh", "-f", l.SpecFile, "bootstrap", "--", "sudo -n tail -n 30 /var/log/pods/openshift-etcd_etcd-bootstrap-member/etcd.log; sudo -n crictl ps -a")
+		t.Fatalf("etcdctl endpoint health never succeeded:\n%s\netcd's log:\n%s", r, logs)
+	}
+	assert.Contains(t, r.Stdout+r.Stderr, "is healthy")
+	r = mustRun(t, "lab", "ssh", "-f", l.SpecFile, "bootstrap", "--", etcdctl+"member list")
+	assert.Equal(t, 1, strings.Count(strings.TrimSpace(r.Stdout), "\n")+1, "one member: the bootstrap's\n%s", r.Stdout)
+	assert.Contains(t, r.Stdout, "etcd-bootstrap")
+	r = mustRun(t, "lab", "ssh", "-f", l.SpecFile, "bootstrap", "--", "sudo -n crictl ps")
+	assert.Contains(t, r.Stdout, "etcd-bootstrap-member")
+
+	// Stages 08 to 11 render the rest of the temporary control plane.
+	mustRun(t, "stage", "run", "-f", l.SpecFile, "--from", "08", "--to", "11")
+	r = run(t, "stage", "validate", "-f", l.SpecFile, "08", "09", "10", "11")
+	require.Equal(t, 0, r.Code, "stage validate 08 09 10 11:\n%s", r)
+	r = mustRun(t, "stage", "status", "-f", l.SpecFile, "-o", "json")
+	require.NoError(t, json.Unmarshal([]byte(r.Stdout), &status), r.String())
+	assert.True(t, strings.HasPrefix(status.Next, "12"), "after 11 the next stage is 12, got %q", status.Next)
+
+	// Until stage 12 nothing serves 22623: master-0 retries its pointer
+	// config. Stage 12 lands the bootstrap MCO pod, the kubelet stand-in
+	// starts the MCS, and master-0 gets its config.
+	fetch := func() (ok, pending bool, detail string) {
+		f, err := os.Open(st.Spec.ConsoleLogPath(m0))
+		require.NoError(t, err)
+		defer f.Close()
+		rep, err := probe.ParseConsole(f)
+		if err != nil || rep == nil {
+			return false, true, fmt.Sprint(err)
+		}
+		for _, c := range rep.Checks {
+			if c.Name == "ignition-fetch" {
+				return c.OK, c.Pending, c.Detail
+			}
+		}
+		return false, true, "no ignition-fetch check yet"
+	}
+	ok, pending, detail := fetch()
+	assert.True(t, !ok && pending, "before stage 12 master-0 still retries its pointer config: %s", detail)
+	r = mustRun(t, "stage", "run", "-f", l.SpecFile, "12")
+	for i := 0; i < 20; i++ {
+		if r = run(t, "stage", "validate", "-f", l.SpecFile, "12"); r.Code == 0 {
+			break
+		}
+		time.Sleep(3 * time.Second)
+	}
+	require.Equal(t, 0, r.Code, "stage validate 12:\n%s", r)
+	deadline = time.Now().Add(3 * time.Minute)
+	for {
+		if ok, _, detail = fetch(); ok || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(3 * time.Second)
+	}
+	assert.True(t, ok, "after stage 12 master-0 fetched its config through the load balancer from the bootstrap MCS: %s", detail)
+
+	// Until stage 13 nothing answers 6443 on the bootstrap. Stage 13 waits
+	// for etcd for real (etcdctl endpoint health), cluster-bootstrap lands
+	// the bootstrap kube-apiserver pod (the kubelet stand-in starts the
+	// API stand-in), waits for the masters' API through api-int, and tears
+	// the temporary control plane down.
+	if c, err := net.DialTimeout("tcp", net.JoinHostPort(bs.IP, "6443"), 5*time.Second); err == nil {
+		c.Close()
+		t.Errorf("the bootstrap answers 6443 before stage 13")
+	}
+	r = mustRun(t, "stage", "run", "-f", l.SpecFile, "13")
+	out := r.Stdout + r.Stderr
+	for _, want := range []string{"API is up", "All self-hosted control plane components successfully started", "Tearing down temporary bootstrap control plane"} {
+		assert.Contains(t, out, want)
+	}
+	for i := 0; i < 20; i++ {
+		if r = run(t, "stage", "validate", "-f", l.SpecFile, "13"); r.Code == 0 {
+			break
+		}
+		time.Sleep(3 * time.Second)
+	}
+	require.Equal(t, 0, r.Code, "stage validate 13:\n%s", r)
+
+	// Memory in use on the node (etcd running) and the initrd it booted.
+	r = mustRun(t, "lab", "ssh", "-f", l.SpecFile, "bootstrap", "--", "grep -E '^(MemTotal|MemAvailable):' /proc/meminfo | tr -s ' ' | cut -d' ' -f2")
+	f := strings.Fields(r.Stdout)
+	require.Len(t, f, 2, r.String())
+	total, _ := strconv.Atoi(f[0])
+	avail, _ := strconv.Atoi(f[1])
+	fi, err := os.Stat(st.Spec.Image.RehearsalInitrd)
+	require.NoError(t, err)
+	t.Logf("BENCH rehearsal bootstrap: %d MiB in use of %d MiB (MemTotal-MemAvailable), rehearsal initrd %.1f MiB",
+		(total-avail)/1024, total/1024, float64(fi.Size())/(1<<20))
+
+	mustRun(t, "lab", "down", "-f", l.SpecFile)
+	assert.Empty(t, leftovers(t, l))
+	_, err = os.Stat(st.Spec.RehearsalHostKeyPath())
+	assert.True(t, os.IsNotExist(err), "lab down removes the lab's keys, the host key with them")
+}
