@@ -23,7 +23,7 @@ var rehearsalNotes = map[int]string{
 	12: "`machine-config-operator bootstrap` and the cloud-credential-operator render are bootlab stand-ins; when the bootstrap MCO pod lands, the kubelet stand-in starts bootlab's bootstrap Machine Config Server on 22623, and the masters get their config. `dig` is bootlab's small dig (real A queries).",
 	13: "wait-for-etcd runs the node's real etcdctl against the real etcd. cluster-bootstrap is a bootlab stand-in: it lands the bootstrap pods (the kube-apiserver pod starts bootlab's API stand-in on 6443), waits for the masters' API through api-int, creates nothing (there is no real API) and tears the temporary control plane down.",
 	14: "Not rehearsed yet: the rehearsal lab has no cluster API for `oc patch clusterversion`, and the masters run no etcd for wait-for-ceo. The oc stand-in says so on every retry.",
-	15: "Not rehearsed yet (it follows stage 14).",
+	15: "Nothing is stood in on the node: real curl checks the API names through the load balancer, where the masters' probe agents answer, and the stage writes .bootkube.done. Stage 14 is not rehearsed yet: run 15 alone (`bootlab stage run 15`), then `bootlab lab pivot`.",
 }
 
 // rehearsalSection is the explain page's closing section for stage n.
