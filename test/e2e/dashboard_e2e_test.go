@@ -190,3 +190,37 @@ func TestDashboardInBrowser(t *testing.T) {
 	assert.Equal(t, "no-reload", p.eval(t, `String(window.__bootlabMark)`))
 	p.screenshot(t, filepath.Join(art, "3-reconnected.png"))
 }
+
+// TestDashboardFollowsRehearsalStages: on a rehearsal lab the learner runs
+// stages over SSH and the dashboard, open in a real browser, shows each
+// stage done as it finishes, without a reload.
+func TestDashboardFollowsRehearsalStages(t *testing.T) {
+	l := newLabWith(t, "topology: {masters: 1, workers: 1}\n")
+	mustRun(t, "lab", "up", "-f", l.SpecFile, "--manual-bootstrap")
+	s := loadSpec(t, l)
+	home := filepath.Join(l.Dir, "home")
+	require.NoError(t, os.MkdirAll(filepath.Join(home, "labs"), 0o755))
+	require.NoError(t, os.Symlink(s.LabDir, filepath.Join(home, "labs", l.Name)))
+
+	deadline := time.Now().Add(4 * time.Minute)
+	for {
+		r := run(t, "lab", "ssh", "-f", l.SpecFile, "bootstrap", "--", "true")
+		if r.Code == 0 {
+			break
+		}
+		require.False(t, time.Now().After(deadline), "the rehearsal bootstrap never answered over SSH:\n%s", r)
+		time.Sleep(3 * time.Second)
+	}
+
+	base, _ := startDashboard(t, home, "127.0.0.1:0")
+	b := startBrowser(t)
+	p := b.open(t, base+"#lab="+l.Name)
+	p.waitFor(t, "the stages drawn, none done", `document.querySelectorAll('[data-stage]').length === 15 && !document.querySelector('[data-stage][data-state="done"]')`, pageState, time.Minute)
+	p.eval(t, `window.__bootlabMark = 'no-reload'; ''`)
+
+	mustRun(t, "stage", "run", "--from", "01", "--to", "03", "-f", l.SpecFile)
+	p.waitFor(t, "stages 01 to 03 done", `['1','2','3'].every((n) => (document.querySelector('[data-stage="' + n + '"]') || {dataset: {}}).dataset.state === 'done')`, pageState, time.Minute)
+	assert.Equal(t, "no-reload", p.eval(t, `String(window.__bootlabMark)`), "the page followed the stages without a reload")
+	assert.Contains(t, p.eval(t, `document.getElementById('stage-sum').textContent`), "stage 03")
+	p.screenshot(t, filepath.Join(artifactsDir(t, "dashboard"), "4-rehearsal-stages.png"))
+}

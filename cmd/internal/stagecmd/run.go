@@ -161,7 +161,10 @@ func runRun(cmd *cobra.Command, f *cmdutil.Factory, opts *RunOptions) error {
 	source := opts.Source
 	if source == "" {
 		source = stages.SourceBootlab
-		if ns != nil {
+		// A real bootstrap node's own script is the truth; a rehearsal
+		// bootstrap's is only its shape (it runs bootlab's annotated
+		// scripts, the ones a learner reads).
+		if ns != nil && !rehearsalTarget(&opts.Target, r) {
 			source = stages.SourceNode
 		}
 	}
@@ -277,4 +280,10 @@ func warnVersion(ctx context.Context, f *cmdutil.Factory, node stages.Node, want
 			return
 		}
 	}
+}
+
+// rehearsalTarget is true when the stages go to a rehearsal lab's bootstrap
+// (found through the lab, not --host or --local).
+func rehearsalTarget(t *Target, r *resolved) bool {
+	return t.Node == nil && t.Host == "" && !t.Local && r.stateErr == nil && r.spec.Rehearsal()
 }

@@ -350,3 +350,16 @@ func TestRunWarnsWhenTheNodeRunsAnotherRelease(t *testing.T) {
 	require.NoError(t, execute(cmd, "-f", e.spec, "03"))
 	assert.Contains(t, e.err.String(), "the node's release is 4.18.3 but the stages are rendered for 4.19: pass --openshift-version 4.18")
 }
+
+// A rehearsal bootstrap carries a bootkube.sh of the real shape, but its
+// stages are bootlab's annotated scripts: that is the default source there.
+func TestRehearsalLabDefaultsToTheAnnotatedScripts(t *testing.T) {
+	reh := &lab.Spec{Name: "reh", Profile: lab.ProfileProbe, OpenShift: lab.OpenShift{ManualBootstrap: true}, LabDir: t.TempDir()}
+	reh.Defaults()
+	plain := &lab.Spec{Name: "plain", Profile: lab.ProfileProbe, LabDir: t.TempDir()}
+	plain.Defaults()
+	assert.True(t, rehearsalTarget(&Target{}, &resolved{spec: reh}))
+	assert.False(t, rehearsalTarget(&Target{}, &resolved{spec: plain}))
+	assert.False(t, rehearsalTarget(&Target{Host: "10.0.0.5"}, &resolved{spec: reh}), "a node named by --host is taken as a real one")
+	assert.False(t, rehearsalTarget(&Target{Local: true}, &resolved{spec: reh}))
+}
