@@ -44,6 +44,8 @@ type SpecFlags struct {
 	Optional bool
 	NoLab    error
 
+	// invalid is the spec Load read but could not validate.
+	invalid *lab.Spec
 	// target repeats how the user named the lab, for the hints we print.
 	target string
 	flags  *pflag.FlagSet
@@ -245,14 +247,32 @@ func (sf *SpecFlags) Load() (*lab.Spec, error) {
 		spec.OpenShift.ManualBootstrap = *sf.ManualBootstrap
 	}
 	spec.Defaults()
+	sf.invalid = nil
 	if err := spec.Validate(); err != nil {
 		var ve *lab.ValidationError
 		if errors.As(err, &ve) && ve.Source == "" {
 			ve.Source = source
 		}
+		sf.invalid = spec
 		return nil, err
 	}
 	return spec, nil
+}
+
+// loadBuilt is Load for commands that act on a built lab: a spec that no
+// longer validates (its pull secret file since removed, say) still names
+// the lab, and the lab as built (its recorded spec) is what they act on.
+// Anything else about the file is reported as Load reports it.
+func (sf *SpecFlags) loadBuilt() (*lab.Spec, error) {
+	spec, err := sf.Load()
+	var ve *lab.ValidationError
+	if err == nil || !errors.As(err, &ve) || sf.invalid == nil {
+		return spec, err
+	}
+	if applied, st, rerr := lab.Resolve(sf.invalid); rerr == nil && st != nil && st.Spec != nil {
+		return applied, nil
+	}
+	return nil, err
 }
 
 // NotUp turns "no lab state" into what the user can do about it, with
@@ -283,7 +303,7 @@ func profileSource(flag bool, source string) string {
 // status, console, ssh, verify and stage act on the lab as it was built.
 // A flag that contradicts the built lab is refused rather than ignored.
 func AppliedSpec(sf *SpecFlags) (*lab.Spec, error) {
-	spec, err := sf.Load()
+	spec, err := sf.loadBuilt()
 	if err != nil {
 		return nil, err
 	}
@@ -303,7 +323,7 @@ func AppliedSpec(sf *SpecFlags) (*lab.Spec, error) {
 // (verify, pivot, wait, gather, console, ssh, stage): a lab never brought
 // up is refused with the command that builds it (exit code: no such lab).
 func BuiltSpec(sf *SpecFlags) (*lab.Spec, *lab.State, error) {
-	spec, err := sf.Load()
+	spec, err := sf.loadBuilt()
 	if err != nil {
 		return nil, nil, err
 	}

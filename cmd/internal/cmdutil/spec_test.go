@@ -132,3 +132,33 @@ func exitCodeOf(err error) int {
 	}
 	return ExitError
 }
+
+// A built openshift lab whose pull secret file has since gone is still the
+// lab its spec names: down and status act on it as built, instead of
+// refusing the spec (only a build needs the pull secret).
+func TestBuiltLabOutlivesItsPullSecretFile(t *testing.T) {
+	home := isolatedHost(t)
+	ps := filepath.Join(t.TempDir(), "ps.json")
+	require.NoError(t, os.WriteFile(ps, []byte(`{"auths":{"quay.io":{"auth":"dTpw"}}}`), 0o600))
+	file := filepath.Join(t.TempDir(), "ocp.yaml")
+	require.NoError(t, os.WriteFile(file, []byte("name: ocp1\nopenshift: {pullSecretFile: "+ps+"}\n"), 0o644))
+	spec, _, err := loadWith(t, false, "-f", file)
+	require.NoError(t, err)
+	require.NoError(t, (&lab.State{Name: "ocp1", UUID: "u", Spec: spec}).Save(filepath.Join(home, "labs", "ocp1")))
+	require.NoError(t, os.Remove(ps))
+
+	_, _, err = loadWith(t, false, "-f", file)
+	require.Error(t, err, "building needs the pull secret")
+	sf := &SpecFlags{}
+	var applied *lab.Spec
+	cmd := &cobra.Command{Use: "x", RunE: func(*cobra.Command, []string) error {
+		var err error
+		applied, _, err = BuiltSpec(sf)
+		return err
+	}}
+	AddTargetFlags(cmd, sf)
+	cmd.SetArgs([]string{"-f", file})
+	require.NoError(t, cmd.Execute(), "acting on the built lab does not")
+	assert.Equal(t, "ocp1", applied.Name)
+	assert.Equal(t, lab.ProfileOpenShift, applied.Profile)
+}
