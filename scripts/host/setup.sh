@@ -21,9 +21,14 @@ missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
+# The probe image builders fetch Debian packages with apt-get download,
+# which needs package lists even when every package here is installed.
+lists=(/var/lib/apt/lists/*_Packages*)
+if ((${#missing[@]})) || [[ ! -e ${lists[0]} ]]; then
+  apt-get update -qq
+fi
 if ((${#missing[@]})); then
   echo "installing: ${missing[*]}"
-  apt-get update -qq
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
