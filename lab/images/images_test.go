@@ -21,6 +21,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	labcache "github.com/bootlab/bootlab/lab/cache"
 )
 
 const imagePath = "/art/storage/prod/streams/rhel-9.6/builds/9.6.20250402-0/x86_64/rhcos-9.6.20250402-0-qemu.x86_64.qcow2.gz"
@@ -417,7 +419,7 @@ func TestProgressResumedDownloadEndsAtHundred(t *testing.T) {
 	require.NoError(t, err)
 	lines := frames(t, bar.String())
 	last := lines[len(lines)-1]
-	assert.Contains(t, last, human(int64(len(img.gz)))+" / "+human(int64(len(img.gz)))+" 100%")
+	assert.Contains(t, last, labcache.HumanSize(int64(len(img.gz)))+" / "+labcache.HumanSize(int64(len(img.gz)))+" 100%")
 	assert.NotRegexp(t, `\b1[0-9][0-9]%`, strings.ReplaceAll(bar.String(), "100%", ""), "never above 100%%")
 }
 

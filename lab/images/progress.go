@@ -5,6 +5,8 @@ import (
 	"io"
 	"strings"
 	"time"
+
+	"github.com/bootlab/bootlab/lab/cache"
 )
 
 // progress draws one download line on a terminal, redrawn in place:
@@ -53,7 +55,7 @@ func newProgressClock(w io.Writer, tty bool, name string, total int64, now func(
 	// The longest the rest of the line gets: a full bar, sizes, rate, ETA.
 	longest := len(" 1023.9 MiB  1023.9 MiB/s  ETA 10:00:00")
 	if total > 0 {
-		longest = len(" [] ") + barWidth + 2*len(human(total)) + len(" /  100%  1023.9 MiB/s  ETA 10:00:00")
+		longest = len(" [] ") + barWidth + 2*len(cache.HumanSize(total)) + len(" /  100%  1023.9 MiB/s  ETA 10:00:00")
 	}
 	return &progress{w: w, name: name, total: total, now: now, start: now(),
 		nameWidth: max(lineWidth-len(indent)-longest, 12)}
@@ -115,13 +117,13 @@ func (p *progress) line(now time.Time, done bool) string {
 			head = ">"
 		}
 		fmt.Fprintf(&b, " [%s%s%s] %s / %s %3d%%", strings.Repeat("=", filled), head,
-			strings.Repeat(" ", barWidth-filled-len(head)), human(p.n), human(p.total), min(p.n, p.total)*100/p.total)
+			strings.Repeat(" ", barWidth-filled-len(head)), cache.HumanSize(p.n), cache.HumanSize(p.total), min(p.n, p.total)*100/p.total)
 	} else {
-		fmt.Fprintf(&b, " %s", human(p.n))
+		fmt.Fprintf(&b, " %s", cache.HumanSize(p.n))
 	}
 	if elapsed := now.Sub(p.start); elapsed >= time.Second {
 		rate := float64(p.n-p.resumed) / elapsed.Seconds()
-		fmt.Fprintf(&b, "  %s/s", human(int64(rate)))
+		fmt.Fprintf(&b, "  %s/s", cache.HumanSize(int64(rate)))
 		switch {
 		case done:
 			fmt.Fprintf(&b, "  in %s", clock(elapsed))
@@ -150,17 +152,4 @@ func clock(d time.Duration) string {
 		return fmt.Sprintf("%d:%02d:%02d", s/3600, s/60%60, s%60)
 	}
 	return fmt.Sprintf("%d:%02d", s/60, s%60)
-}
-
-func human(n int64) string {
-	const unit = 1024
-	if n < unit {
-		return fmt.Sprintf("%d B", n)
-	}
-	div, exp := int64(unit), 0
-	for m := n / unit; m >= unit; m /= unit {
-		div *= unit
-		exp++
-	}
-	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
 }

@@ -32,14 +32,11 @@ type Pair struct {
 	KeyPEM  []byte
 }
 
-// NewCA returns a self-signed CA like the installer's root CA.
-func NewCA(cn string) (Pair, error) {
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return Pair{}, err
-	}
+// caTemplate is the certificate of a CA called cn: the root and the
+// signers below it differ only in who signs them.
+func caTemplate(cn string) *x509.Certificate {
 	now := time.Now()
-	tmpl := &x509.Certificate{
+	return &x509.Certificate{
 		SerialNumber:          serial(),
 		Subject:               pkix.Name{CommonName: cn, OrganizationalUnit: []string{"openshift"}},
 		NotBefore:             now.Add(-time.Hour),
@@ -48,6 +45,15 @@ func NewCA(cn string) (Pair, error) {
 		BasicConstraintsValid: true,
 		IsCA:                  true,
 	}
+}
+
+// NewCA returns a self-signed CA like the installer's root CA.
+func NewCA(cn string) (Pair, error) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return Pair{}, err
+	}
+	tmpl := caTemplate(cn)
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, key.Public(), key)
 	if err != nil {
 		return Pair{}, fmt.Errorf("create CA certificate: %w", err)
@@ -263,16 +269,7 @@ func NewIntermediate(ca Pair, cn string) (Pair, error) {
 	if err != nil {
 		return Pair{}, err
 	}
-	now := time.Now()
-	tmpl := &x509.Certificate{
-		SerialNumber:          serial(),
-		Subject:               pkix.Name{CommonName: cn, OrganizationalUnit: []string{"openshift"}},
-		NotBefore:             now.Add(-time.Hour),
-		NotAfter:              now.Add(Validity),
-		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment,
-		BasicConstraintsValid: true,
-		IsCA:                  true,
-	}
+	tmpl := caTemplate(cn)
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, caCert, key.Public(), caKey)
 	if err != nil {
 		return Pair{}, fmt.Errorf("create %s certificate: %w", cn, err)
