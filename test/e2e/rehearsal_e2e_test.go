@@ -200,6 +200,13 @@ func TestRehearsalLab(t *testing.T) {
 	// answers) and writes .bootkube.done; stage 14 is not rehearsed yet.
 	mustRun(t, "stage", "run", "-f", l.SpecFile, "15")
 	r = mustRun(t, "stage", "validate", "-f", l.SpecFile, "15")
+	// --all skips what is done (markers) and stage 14, which a rehearsal
+	// lab cannot play, saying so; it does not hang on it.
+	all := mustRun(t, "stage", "run", "--all", "-f", l.SpecFile)
+	assert.Contains(t, all.Stderr, "stage 14 cvo-overrides skipped: not rehearsed yet")
+	only := run(t, "stage", "run", "14", "-f", l.SpecFile)
+	assert.Equal(t, 3, only.Code, "stage 14 alone is refused:\n%s", only)
+	assert.Contains(t, only.Stderr, "is not rehearsed yet")
 	// lab pivot takes the bootstrap out of the load balancer; then verify
 	// is all ✓, the API and the MCS answered by the master only.
 	mustRun(t, "lab", "pivot", "-f", l.SpecFile)
