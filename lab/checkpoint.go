@@ -117,12 +117,8 @@ func SaveCheckpoint(ctx context.Context, hv Hypervisor, s *Spec, name string) (*
 	if err := ValidateCheckpointName(name); err != nil {
 		return nil, err
 	}
-	unlock, err := lockLab(s, false)
-	if err != nil {
-		return nil, err
-	}
+	r, unlock, err := lockedLabRun(hv, s, nil, false)
 	defer unlock()
-	r, err := newLabRun(hv, s, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -217,12 +213,8 @@ func RestoreCheckpoint(ctx context.Context, hv Hypervisor, s *Spec, name string,
 	if err := ValidateCheckpointName(name); err != nil {
 		return nil, err
 	}
-	unlock, err := lockLab(s, false)
-	if err != nil {
-		return nil, err
-	}
+	r, unlock, err := lockedLabRun(hv, s, opts.Log, false)
 	defer unlock()
-	r, err := newLabRun(hv, s, opts.Log)
 	if err != nil {
 		return nil, err
 	}
@@ -393,12 +385,8 @@ func DeleteCheckpoint(ctx context.Context, hv Hypervisor, s *Spec, name string) 
 	if err := ValidateCheckpointName(name); err != nil {
 		return err
 	}
-	unlock, err := lockLab(s, false)
-	if err != nil {
-		return err
-	}
+	r, unlock, err := lockedLabRun(hv, s, nil, false)
 	defer unlock()
-	r, err := newLabRun(hv, s, nil)
 	if err != nil {
 		return err
 	}

@@ -35,12 +35,8 @@ func Down(ctx context.Context, hv Hypervisor, s *Spec, opts DownOptions) error {
 // DownSteps is Down, returning what each step removed: none Changed means
 // there was nothing of this lab to remove.
 func DownSteps(ctx context.Context, hv Hypervisor, s *Spec, opts DownOptions) ([]StepResult, error) {
-	unlock, err := lockLab(s, false)
-	if err != nil {
-		return nil, err
-	}
+	r, unlock, err := lockedLabRun(hv, s, opts.Log, false)
 	defer unlock()
-	r, err := newLabRun(hv, s, opts.Log)
 	if err != nil {
 		return nil, err
 	}

@@ -109,6 +109,21 @@ type labRun struct {
 	plan *planningHV
 }
 
+// lockedLabRun takes the lab's lock (creating the lab directory when
+// create) and reads its state: what every command that changes a lab starts
+// with. unlock releases the lock; it is a no-op after an error.
+func lockedLabRun(hv Hypervisor, s *Spec, log *slog.Logger, create bool) (r *labRun, unlock func(), err error) {
+	unlock, err = lockLab(s, create)
+	if err != nil {
+		return nil, func() {}, err
+	}
+	if r, err = newLabRun(hv, s, log); err != nil {
+		unlock()
+		return nil, func() {}, err
+	}
+	return r, unlock, nil
+}
+
 func newLabRun(hv Hypervisor, s *Spec, log *slog.Logger) (*labRun, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -148,12 +163,8 @@ func Up(ctx context.Context, hv Hypervisor, s *Spec, opts UpOptions) (*UpResult,
 	if opts.Accelerator != AccelKVM && opts.Accelerator != AccelTCG {
 		return nil, fmt.Errorf("lab up: accelerator must be chosen (kvm or tcg), got %q", opts.Accelerator)
 	}
-	unlock, err := lockLab(s, !opts.DryRun)
-	if err != nil {
-		return nil, err
-	}
+	r, unlock, err := lockedLabRun(hv, s, opts.Log, !opts.DryRun)
 	defer unlock()
-	r, err := newLabRun(hv, s, opts.Log)
 	if err != nil {
 		return nil, err
 	}

@@ -204,15 +204,15 @@ func newCmdVersion(f *cmdutil.Factory) *cobra.Command {
 		Short: "Print bootlab's version, commit, Go version and platform",
 		Args:  cmdutil.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			in := version.Get()
-			switch output {
-			case "json":
-				return cmdutil.WriteJSON(f.Streams.Out, "Version", in)
-			case "text":
-				fmt.Fprintf(f.Streams.Out, "bootlab %s\ncommit %s\n%s %s\n", in.Version, in.Commit, in.GoVersion, in.Platform)
-				return nil
+			if err := cmdutil.OutputFlag(output, "text", "json"); err != nil {
+				return err
 			}
-			return cmdutil.UsageErrorf("-o must be one of [text json], not %q", output)
+			in := version.Get()
+			if output == "json" {
+				return cmdutil.WriteJSON(f.Streams.Out, "Version", in)
+			}
+			fmt.Fprintf(f.Streams.Out, "bootlab %s\ncommit %s\n%s %s\n", in.Version, in.Commit, in.GoVersion, in.Platform)
+			return nil
 		},
 	}
 	cmd.Flags().StringVarP(&output, "output", "o", "text", "output format: text or json")

@@ -75,8 +75,8 @@ checked against the export's sha256 manifest before anything is moved in.`,
 		Short: "List every cached file: kind, version, size, sha256, last used",
 		Args:  cmdutil.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
-			if opts.Output != "table" && opts.Output != "json" {
-				return cmdutil.UsageErrorf("-o must be one of [table json], not %q", opts.Output)
+			if err := cmdutil.OutputFlag(opts.Output, "table", "json"); err != nil {
+				return err
 			}
 			return run("list", c, func() error { return runList(f, opts) })
 		},

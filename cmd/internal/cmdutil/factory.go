@@ -105,6 +105,16 @@ func UsageErrorf(format string, args ...any) error {
 	return WithCode(ExitUsage, fmt.Errorf(format, args...))
 }
 
+// OutputFlag validates an -o value against the formats a command prints.
+func OutputFlag(val string, allowed ...string) error {
+	for _, a := range allowed {
+		if val == a {
+			return nil
+		}
+	}
+	return UsageErrorf("-o must be one of %v, not %q", allowed, val)
+}
+
 // ExactArgs is cobra.ExactArgs with a usage exit code.
 func ExactArgs(n int) cobra.PositionalArgs {
 	return func(cmd *cobra.Command, args []string) error {

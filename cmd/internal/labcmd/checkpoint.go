@@ -56,7 +56,7 @@ See docs/checkpoints.md.`,
 				} else if len(args) != 0 {
 					return cmdutil.UsageErrorf("lab checkpoint %s takes no arguments", opts.Verb)
 				}
-				if err := outputFlag(opts.Output, "table", "json"); err != nil {
+				if err := cmdutil.OutputFlag(opts.Output, "table", "json"); err != nil {
 					return err
 				}
 				if runF != nil {

@@ -25,7 +25,7 @@ func NewCmdConfig(f *cmdutil.Factory, runF func(*ConfigOptions) error) *cobra.Co
 		Short: "Print the effective lab spec (file + flags + defaults), validated",
 		Args:  cmdutil.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := outputFlag(opts.Output, "yaml", "json"); err != nil {
+			if err := cmdutil.OutputFlag(opts.Output, "yaml", "json"); err != nil {
 				return err
 			}
 			if runF != nil {

@@ -44,13 +44,3 @@ func printWarnings(f *cmdutil.Factory, spec *lab.Spec) {
 		f.Say("warn", "%s", w)
 	}
 }
-
-// outputFlag validates an -o value against the allowed formats.
-func outputFlag(val string, allowed ...string) error {
-	for _, a := range allowed {
-		if val == a {
-			return nil
-		}
-	}
-	return cmdutil.UsageErrorf("-o must be one of %v, not %q", allowed, val)
-}

@@ -39,7 +39,7 @@ result. A lab whose libvirt network or domains remain without any lab
 directory is listed as "orphaned, found in libvirt", with how to remove it.`,
 		Args: cmdutil.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := outputFlag(opts.Output, "table", "json"); err != nil {
+			if err := cmdutil.OutputFlag(opts.Output, "table", "json"); err != nil {
 				return err
 			}
 			if runF != nil {

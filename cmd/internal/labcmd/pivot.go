@@ -38,7 +38,7 @@ VM and deletes its disk; a probe lab keeps its bootstrap VM, so
 Everything else stays. Running it again changes nothing.`,
 		Args: cmdutil.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := outputFlag(opts.Output, "table", "json"); err != nil {
+			if err := cmdutil.OutputFlag(opts.Output, "table", "json"); err != nil {
 				return err
 			}
 			if runF != nil {

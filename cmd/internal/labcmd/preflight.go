@@ -37,7 +37,7 @@ lab up runs the same checks first. Exits 3 when a check fails.
 BOOTLAB_ACCEL=kvm|tcg overrides the accelerator choice.`,
 		Args: cmdutil.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := outputFlag(opts.Output, "table", "json"); err != nil {
+			if err := cmdutil.OutputFlag(opts.Output, "table", "json"); err != nil {
 				return err
 			}
 			if runF != nil {

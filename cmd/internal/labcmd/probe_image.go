@@ -47,7 +47,7 @@ $XDG_CACHE_HOME/bootlab; see ` + "`bootlab cache list`" + `) and rebuilt only
 when an input changes. stdout: the image paths.`,
 		Args: cmdutil.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := outputFlag(opts.Output, "text", "json"); err != nil {
+			if err := cmdutil.OutputFlag(opts.Output, "text", "json"); err != nil {
 				return err
 			}
 			if (opts.Kernel == "") != (opts.Modules == "") {

@@ -27,7 +27,7 @@ func NewCmdStatus(f *cmdutil.Factory, runF func(*StatusOptions) error) *cobra.Co
 		Short: "Show the lab: network, DNS records, load balancer backends, each VM's state and IP",
 		Args:  cmdutil.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := outputFlag(opts.Output, "table", "json"); err != nil {
+			if err := cmdutil.OutputFlag(opts.Output, "table", "json"); err != nil {
 				return err
 			}
 			if runF != nil {

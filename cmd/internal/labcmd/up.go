@@ -94,7 +94,7 @@ func runUp(ctx context.Context, f *cmdutil.Factory, opts *UpOptions) error {
 // (they write files and download), so the boot files are those of the last
 // up; a lab never built is planned from scratch.
 func upDryRun(ctx context.Context, f *cmdutil.Factory, opts *UpOptions, spec *lab.Spec) error {
-	if err := outputFlag(opts.Output, "table", "json"); err != nil {
+	if err := cmdutil.OutputFlag(opts.Output, "table", "json"); err != nil {
 		return err
 	}
 	_, st, err := lab.Resolve(spec)

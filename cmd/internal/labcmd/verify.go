@@ -43,7 +43,7 @@ verify waits up to --timeout for everything to pass, then prints every check
 with the reason and the fix for each failure. Exit code 4 when a check failed.`,
 		Args: cmdutil.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := outputFlag(opts.Output, "table", "json"); err != nil {
+			if err := cmdutil.OutputFlag(opts.Output, "table", "json"); err != nil {
 				return err
 			}
 			if opts.Timeout < 0 {

@@ -41,7 +41,7 @@ Without a script, the catalog of the annotated scripts is listed.`,
   bootlab stage list --bootkube ./bootkube.sh -o json`,
 		Args: cmdutil.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := outputFlag(opts.Output, "table", "wide", "json"); err != nil {
+			if err := cmdutil.OutputFlag(opts.Output, "table", "wide", "json"); err != nil {
 				return err
 			}
 			if runF != nil {

@@ -65,7 +65,7 @@ would run.`,
   bootlab stage run 07 --dry-run --bootkube ./bootkube.sh`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Stages = args
-			if err := outputFlag(opts.Output, "table", "json"); err != nil {
+			if err := cmdutil.OutputFlag(opts.Output, "table", "json"); err != nil {
 				return err
 			}
 			if opts.All && (len(args) > 0 || opts.From != "" || opts.To != "") {

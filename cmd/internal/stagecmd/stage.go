@@ -216,15 +216,6 @@ func completeStages(_ *cobra.Command, args []string, _ string) ([]string, cobra.
 	return out, cobra.ShellCompDirectiveNoFileComp
 }
 
-func outputFlag(val string, allowed ...string) error {
-	for _, a := range allowed {
-		if val == a {
-			return nil
-		}
-	}
-	return cmdutil.UsageErrorf("-o must be one of %v, not %q", allowed, val)
-}
-
 func lookupAll(c stages.Catalog, args []string, all bool) ([]*stages.Stage, error) {
 	if all && len(args) > 0 {
 		return nil, cmdutil.UsageErrorf("name stages or give --all, not both")

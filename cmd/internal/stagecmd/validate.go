@@ -32,7 +32,7 @@ live answers where the stage starts something (etcd health, the MCS on 22623,
 /readyz of the API). Exits 4 when a check fails.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Stages = args
-			if err := outputFlag(opts.Output, "table", "json"); err != nil {
+			if err := cmdutil.OutputFlag(opts.Output, "table", "json"); err != nil {
 				return err
 			}
 			if _, err := lookupAll(stages.Default(), args, opts.All); err != nil {
