@@ -61,11 +61,7 @@ func runDiff(cmd *cobra.Command, f *cmdutil.Factory, opts *DiffOptions) error {
 		}
 	} else {
 		ctx := cmd.Context()
-		r, err := opts.Target.resolveVersion(true)
-		if err != nil {
-			return err
-		}
-		node, closeNode, err := opts.Target.connect(ctx, f, r)
+		_, node, closeNode, err := opts.Target.reach(ctx, f, true)
 		if err != nil {
 			return err
 		}

@@ -67,11 +67,7 @@ func runHandoff(cmd *cobra.Command, f *cmdutil.Factory, opts *HandoffOptions) er
 		return err
 	}
 	ctx := cmd.Context()
-	r, err := opts.Target.resolve()
-	if err != nil {
-		return err
-	}
-	node, closeNode, err := opts.Target.connect(ctx, f, r)
+	r, node, closeNode, err := opts.Target.reach(ctx, f, false)
 	if err != nil {
 		return err
 	}

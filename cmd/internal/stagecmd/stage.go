@@ -140,6 +140,20 @@ func (t *Target) resolveVersion(anyVersion bool) (*resolved, error) {
 	}}, nil
 }
 
+// reach resolves the target (anyVersion as resolveVersion) and connects to
+// its node: what a stage command that talks to one node starts with.
+func (t *Target) reach(ctx context.Context, f *cmdutil.Factory, anyVersion bool) (*resolved, stages.Node, func(), error) {
+	r, err := t.resolveVersion(anyVersion)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	node, closeNode, err := t.connect(ctx, f, r)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return r, node, closeNode, nil
+}
+
 // connect reaches the node: the injected one, the local machine, --host,
 // or the lab's bootstrap node.
 func (t *Target) connect(ctx context.Context, f *cmdutil.Factory, r *resolved) (stages.Node, func(), error) {

@@ -126,11 +126,7 @@ func NodeStatus(ctx context.Context, n stages.Node, c stages.Catalog, v stages.V
 
 func runStatus(cmd *cobra.Command, f *cmdutil.Factory, opts *StatusOptions) error {
 	ctx := cmd.Context()
-	r, err := opts.Target.resolve()
-	if err != nil {
-		return err
-	}
-	node, closeNode, err := opts.Target.connect(ctx, f, r)
+	r, node, closeNode, err := opts.Target.reach(ctx, f, false)
 	if err != nil {
 		return err
 	}

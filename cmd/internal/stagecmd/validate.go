@@ -59,11 +59,7 @@ func runValidate(cmd *cobra.Command, f *cmdutil.Factory, opts *ValidateOptions) 
 	if err != nil {
 		return err
 	}
-	r, err := opts.Target.resolve()
-	if err != nil {
-		return err
-	}
-	node, closeNode, err := opts.Target.connect(ctx, f, r)
+	r, node, closeNode, err := opts.Target.reach(ctx, f, false)
 	if err != nil {
 		return err
 	}
