@@ -91,9 +91,8 @@ type resolved struct {
 	stateErr error
 }
 
-func (t *Target) resolve() (*resolved, error) { return t.resolveVersion(false) }
-
-// resolveVersion is resolve that, with anyVersion, also accepts a release
+// resolveVersion loads the lab the target names and the release to replay;
+// with anyVersion it also accepts a release
 // the annotated scripts do not model (the node's own script runs it).
 func (t *Target) resolveVersion(anyVersion bool) (*resolved, error) {
 	// Stage commands run without a lab too (stage list, --host, --local).
