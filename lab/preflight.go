@@ -84,11 +84,10 @@ func (r *PreflightReport) Err() error {
 	return &PreflightError{msg: b.String()}
 }
 
-// PreflightError is a failed preflight; it exits 3 like invalid input.
+// PreflightError is a failed preflight (the CLI exits 3 for it, like invalid input).
 type PreflightError struct{ msg string }
 
 func (e *PreflightError) Error() string { return e.msg }
-func (e *PreflightError) ExitCode() int { return 3 }
 
 // HostUser is a local user as the traversal checks need it.
 type HostUser struct {

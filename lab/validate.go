@@ -53,9 +53,6 @@ func (e *ValidationError) Error() string {
 // fixes the first ones and runs again.
 const maxListedErrors = 20
 
-// ExitCode makes invalid input exit 3.
-func (e *ValidationError) ExitCode() int { return 3 }
-
 var (
 	labelRE  = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
 	bridgeRE = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,15}$`)

@@ -22,9 +22,6 @@ func (e *PullSecretError) Error() string {
 	return fmt.Sprintf("pull secret %s (openshift.pullSecretFile): %s; %s", e.Path, e.Msg, PullSecretHelp)
 }
 
-// ExitCode makes a bad pull secret an invalid-input error (3).
-func (e *PullSecretError) ExitCode() int { return 3 }
-
 // LoadPullSecret reads and checks the pull secret at path (see
 // lab.CheckPullSecret, which spec validation runs too). It returns the
 // secret as compact JSON, the form install-config takes.

@@ -4,5 +4,6 @@
 // (pointer configs followed as Ignition does), the JSON check report each
 // node writes to its serial console, and the initramfs image builder.
 //
-// It imports no other bootlab package, so the agent binary stays small.
+// Of bootlab it imports only lab/ignition and lab/pki, so the agent binary
+// stays small.
 package probe
