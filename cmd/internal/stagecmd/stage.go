@@ -42,6 +42,7 @@ over SSH with the lab's key, or locally with --local.`,
 		NewCmdStatus(f, nil),
 		NewCmdHandoff(f, nil),
 		NewCmdDiff(f, nil),
+		NewCmdReset(f, nil),
 	)
 	return cmd
 }
