@@ -85,12 +85,10 @@ func runCmd(e *env, node *stagestest.Node, cps *fakeCheckpoints) *cobra.Command 
 }
 
 func resetCmd(e *env, cps *fakeCheckpoints) *cobra.Command {
-	var cmd *cobra.Command
-	cmd = NewCmdReset(e.f, func(o *ResetOptions) error {
+	return NewCmdReset(e.f, func(o *ResetOptions) error {
 		o.Checkpoints = cps.connect
 		return runReset(context.Background(), e.f, o)
 	})
-	return cmd
 }
 
 func TestRunTakesBeforeCheckpointOnce(t *testing.T) {
