@@ -107,7 +107,7 @@ info_sum() { # $1: actual-size or vm-state-size; sums it over every overlay
   echo "$total"
 }
 "$bootlab" lab up -q -f "$spec" --no-preflight
-"$bootlab" lab verify -q -f "$spec" --timeout 10m >/dev/null || die "the 6-node lab did not verify before its checkpoint"
+"$bootlab" lab verify -f "$spec" --timeout 10m >"$work/verify.txt" 2>&1 || { cat "$work/verify.txt"; die "the 6-node lab did not verify before its checkpoint"; }
 before=$(info_sum actual-size) nodes=$(overlays | wc -l)
 t0=$(now)
 "$bootlab" lab checkpoint save -q -f "$spec" bench
