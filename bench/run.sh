@@ -4,6 +4,8 @@
 # against bench/virsh-lab.sh, a plain
 # bash script making the same objects one virsh call at a time, on
 # qemu:///system. Prints both times and the ratio; target: bootlab <= 0.5x.
+# Then the time of `lab checkpoint save` and `restore` of the same lab,
+# verified, and the disk the checkpoint costs.
 #
 # Both sides use the same kernel, initrd, base image and Ignition files
 # (made by one untimed warm-up `lab up`). Root, libvirtd and haproxy needed.
@@ -91,6 +93,36 @@ for r in $(seq 1 "$rounds"); do
   tb=$(awk -v x="$tb" -v y="$b" 'BEGIN { print x + y }')
   ts=$(awk -v x="$ts" -v y="$s" 'BEGIN { print x + y }')
 done
+
+# Checkpoints of the same 6-node lab, its nodes booted and verified: the
+# time of `lab checkpoint save` and `restore`, and the disk the internal
+# snapshots cost (the overlays' growth, and the memory images in them).
+overlays() { find "$work/bl/pool" -maxdepth 1 -name '*.qcow2' ! -name base.qcow2 | sort; }
+info_sum() { # $1: actual-size or vm-state-size; sums it over every overlay
+  local f total=0 n
+  for f in $(overlays); do
+    n=$(qemu-img info -U --output=json "$f" | sed -n "s/^ *\"$1\": \([0-9]*\).*/\1/p" | awk '{ s += $1 } END { print s + 0 }')
+    total=$((total + n))
+  done
+  echo "$total"
+}
+"$bootlab" lab up -q -f "$spec" --no-preflight
+"$bootlab" lab verify -f "$spec" --timeout 10m >"$work/verify.txt" 2>&1 || { cat "$work/verify.txt"; die "the 6-node lab did not verify before its checkpoint"; }
+before=$(info_sum actual-size) nodes=$(overlays | wc -l)
+t0=$(now)
+"$bootlab" lab checkpoint save -q -f "$spec" bench
+t1=$(now)
+after=$(info_sum actual-size)
+memory=$(info_sum vm-state-size)
+t2=$(now)
+"$bootlab" lab checkpoint restore -q -f "$spec" bench
+t3=$(now)
+bl_down
+printf '\ncheckpoint of the 6-node probe lab (%s nodes running): save %ss, restore %ss, disk %s MiB (memory images %s MiB)\n' \
+  "$nodes" "$(secs "$t0" "$t1")" "$(secs "$t2" "$t3")" \
+  "$(awk -v a="$before" -v b="$after" 'BEGIN { printf "%.0f", (b - a) / 1048576 }')" \
+  "$(awk -v m="$memory" 'BEGIN { printf "%.0f", m / 1048576 }')"
+
 ratio=$(awk -v b="$tb" -v s="$ts" 'BEGIN { printf "%.2f", b / s }')
 printf '\n6-node lab, %d rounds: bootlab %.2fs, virsh script %.2fs, ratio %sx (target <= 0.50x)\n' "$rounds" "$tb" "$ts" "$ratio"
 if awk -v r="$ratio" 'BEGIN { exit !(r > 0.5) }'; then

@@ -110,10 +110,26 @@ func ourCheckpoint(s *Spec, labUUID string, sn Snapshot) string {
 	return name
 }
 
+// SaveOptions tune SaveCheckpointOf.
+type SaveOptions struct {
+	// Nodes limits the checkpoint to these nodes (spec names, e.g.
+	// "bootstrap"); empty means every node. Only their console logs are
+	// carried: restore must not rewind the log of a node it does not revert.
+	Nodes []string
+	// Replace deletes a checkpoint of the same name first (stage run's
+	// automatic before-NN) instead of refusing the name.
+	Replace bool
+}
+
 // SaveCheckpoint snapshots every node of the lab and copies the lab files
 // into the checkpoint's directory. A name in use is refused; on failure the
 // snapshots already taken are deleted again.
 func SaveCheckpoint(ctx context.Context, hv Hypervisor, s *Spec, name string) (*Checkpoint, error) {
+	return SaveCheckpointOf(ctx, hv, s, name, SaveOptions{})
+}
+
+// SaveCheckpointOf is SaveCheckpoint over the nodes opts names.
+func SaveCheckpointOf(ctx context.Context, hv Hypervisor, s *Spec, name string, opts SaveOptions) (*Checkpoint, error) {
 	if err := ValidateCheckpointName(name); err != nil {
 		return nil, err
 	}
@@ -126,10 +142,24 @@ func SaveCheckpoint(ctx context.Context, hv Hypervisor, s *Spec, name string) (*
 	if err != nil {
 		return nil, err
 	}
+	if len(opts.Nodes) > 0 {
+		doms, err = onlyNodes(s, doms, opts.Nodes)
+		if err != nil {
+			return nil, err
+		}
+	}
 	if len(doms) == 0 {
 		return nil, fmt.Errorf("lab %s has no VMs to checkpoint: run `bootlab lab up` first", s.Name)
 	}
 	dir := CheckpointDir(s, name)
+	if opts.Replace {
+		if _, err := r.deleteCheckpointSnapshots(ctx, func(n string) bool { return n == name }); err != nil {
+			return nil, fmt.Errorf("replace checkpoint %s: %w", name, err)
+		}
+		if err := os.RemoveAll(dir); err != nil {
+			return nil, fmt.Errorf("replace checkpoint %s: %w", name, err)
+		}
+	}
 	if _, err := os.Stat(dir); err == nil {
 		return nil, fmt.Errorf("checkpoint %s of lab %s exists: restore it, or delete it first (bootlab lab checkpoint delete %s)", name, s.Name, name)
 	}
@@ -153,7 +183,17 @@ func SaveCheckpoint(ctx context.Context, hv Hypervisor, s *Spec, name string) (*
 		return nil, fmt.Errorf("create checkpoint directory: %w", err)
 	}
 	defer os.RemoveAll(tmp)
-	for _, f := range append(checkpointFiles, consoleDir) {
+	files := append(append([]string{}, checkpointFiles...), consoleDir)
+	if len(opts.Nodes) > 0 {
+		files = checkpointFiles
+		for _, n := range opts.Nodes {
+			files = append(files, filepath.Join(consoleDir, n+".log"))
+		}
+		if err := os.MkdirAll(filepath.Join(tmp, consoleDir), 0o755); err != nil {
+			return nil, err
+		}
+	}
+	for _, f := range files {
 		if err := copyTree(filepath.Join(s.LabDir, f), filepath.Join(tmp, f)); err != nil {
 			return nil, fmt.Errorf("checkpoint %s: copy %s: %w", name, f, err)
 		}
@@ -205,7 +245,27 @@ func SaveCheckpoint(ctx context.Context, hv Hypervisor, s *Spec, name string) (*
 	return &Checkpoint{Name: name, Created: meta.Created, Nodes: meta.Nodes}, nil
 }
 
-// RestoreCheckpoint reverts every node to the checkpoint (disks, memory, run
+// onlyNodes keeps the domains of the named nodes, refusing a name the lab
+// has no VM for.
+func onlyNodes(s *Spec, doms []Object, nodes []string) ([]Object, error) {
+	var out []Object
+	for _, n := range nodes {
+		want := s.DomainName(Node{Name: n})
+		found := false
+		for _, d := range doms {
+			if d.Name == want {
+				out = append(out, d)
+				found = true
+			}
+		}
+		if !found {
+			return nil, fmt.Errorf("lab %s has no VM %s to checkpoint (node %s): `bootlab lab status` shows its nodes", s.Name, want, n)
+		}
+	}
+	return out, nil
+}
+
+// RestoreCheckpoint reverts every node the checkpoint holds (disks, memory, run
 // state), puts the lab files back as they were, and makes the load balancer
 // match the restored state. What the checkpoint does not cover stays as it
 // is now: the lab's identity, the network and pool, the host DNS set-up.

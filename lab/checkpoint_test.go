@@ -212,3 +212,57 @@ func TestInspectSinceUnknownForNodeResumedByRestore(t *testing.T) {
 	assert.True(t, since[master.Name].IsZero(), "the resumed node's run began before its qemu: unknown")
 	assert.True(t, since[bootstrap.Name].Equal(hourAgo), "a node the restore did not restart keeps its qemu's start: %v", since[bootstrap.Name])
 }
+
+func TestCheckpointOfOneNode(t *testing.T) {
+	ctx := context.Background()
+	hv := newFakeHV()
+	s := upForCheckpoint(t, hv)
+	boot, master := s.Nodes[0], s.Nodes[1]
+	require.Equal(t, RoleBootstrap, boot.Role)
+	for _, n := range []Node{boot, master} {
+		require.NoError(t, os.MkdirAll(filepath.Dir(s.ConsoleLogPath(n)), 0o755))
+		require.NoError(t, os.WriteFile(s.ConsoleLogPath(n), []byte(n.Name+" 1\n"), 0o644))
+	}
+
+	hv.reset()
+	cp, err := SaveCheckpointOf(ctx, hv, s, "before-07", SaveOptions{Nodes: []string{"bootstrap"}})
+	require.NoError(t, err)
+	assert.Equal(t, map[string]string{s.DomainName(boot): "running"}, cp.Nodes)
+	assert.Equal(t, []string{"CreateSnapshot bootlab-before-07 " + s.DomainName(boot)}, hv.mutations())
+	assert.FileExists(t, filepath.Join(CheckpointDir(s, "before-07"), consoleDir, "bootstrap.log"))
+	assert.NoFileExists(t, filepath.Join(CheckpointDir(s, "before-07"), consoleDir, master.Name+".log"),
+		"only the console log of a node the checkpoint reverts")
+
+	// The master goes on; restoring the bootstrap's checkpoint leaves its log alone.
+	for _, n := range []Node{boot, master} {
+		require.NoError(t, os.WriteFile(s.ConsoleLogPath(n), []byte(n.Name+" 1\n"+n.Name+" 2\n"), 0o644))
+	}
+	hv.reset()
+	_, err = RestoreCheckpoint(ctx, hv, s, "before-07", RestoreOptions{SkipLoadBalancer: true})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"RevertSnapshot bootlab-before-07 " + s.DomainName(boot)}, hv.mutations())
+	data, err := os.ReadFile(s.ConsoleLogPath(boot))
+	require.NoError(t, err)
+	assert.Equal(t, "bootstrap 1\n", string(data))
+	data, err = os.ReadFile(s.ConsoleLogPath(master))
+	require.NoError(t, err)
+	assert.Equal(t, master.Name+" 1\n"+master.Name+" 2\n", string(data))
+
+	// A name in use is refused, unless replaced.
+	_, err = SaveCheckpointOf(ctx, hv, s, "before-07", SaveOptions{Nodes: []string{"bootstrap"}})
+	assert.ErrorContains(t, err, "checkpoint before-07 of lab t exists")
+	hv.reset()
+	_, err = SaveCheckpointOf(ctx, hv, s, "before-07", SaveOptions{Nodes: []string{"bootstrap"}, Replace: true})
+	require.NoError(t, err)
+	assert.ElementsMatch(t, []string{
+		"DeleteSnapshot bootlab-before-07 " + s.DomainName(boot),
+		"CreateSnapshot bootlab-before-07 " + s.DomainName(boot),
+	}, hv.mutations(), "the old snapshot is deleted, a new one taken")
+	cps, err := ListCheckpoints(ctx, hv, s)
+	require.NoError(t, err)
+	require.Len(t, cps, 1)
+	assert.Empty(t, cps[0].Missing)
+
+	_, err = SaveCheckpointOf(ctx, hv, s, "x", SaveOptions{Nodes: []string{"nosuch"}})
+	assert.ErrorContains(t, err, "lab t has no VM bootlab-t-nosuch to checkpoint (node nosuch)")
+}

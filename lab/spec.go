@@ -84,6 +84,9 @@ type Spec struct {
 
 	OpenShift OpenShift `json:"openshift"`
 
+	// Stages tunes `bootlab stage` on this lab.
+	Stages StageSettings `json:"stages"`
+
 	// mastersGiven is set when the spec file writes topology.masters: an
 	// explicit 0 is refused by Validate, not replaced by the default 3.
 	mastersGiven bool
@@ -195,6 +198,20 @@ type OpenShift struct {
 	// ServiceNetwork is install-config networking.serviceNetwork: the one
 	// IPv4 block of Service cluster IPs. Defaults to the installer's 172.30.0.0/16.
 	ServiceNetwork []string `json:"serviceNetwork,omitempty"`
+}
+
+// StageSettings tune `bootlab stage` on the lab.
+type StageSettings struct {
+	// Checkpoints makes `stage run` checkpoint the bootstrap node before
+	// the first stage it runs (before-NN), for `stage reset NN`. Default
+	// true; `stage run --no-checkpoint` turns it off for one run.
+	Checkpoints *bool `json:"checkpoints,omitempty"`
+}
+
+// StageCheckpoints reports whether `stage run` takes its before-NN
+// checkpoints on this lab (a lab recorded before the field existed: yes).
+func (s *Spec) StageCheckpoints() bool {
+	return s.Stages.Checkpoints == nil || *s.Stages.Checkpoints
 }
 
 // ClusterNetwork is one pod network block of install-config networking.clusterNetwork.
@@ -577,6 +594,10 @@ func (s *Spec) Defaults() {
 	}
 	if s.OpenShift.Version == "" && s.Profile == ProfileOpenShift {
 		s.OpenShift.Version = DefaultOpenShiftVersion
+	}
+	if s.Stages.Checkpoints == nil {
+		on := true
+		s.Stages.Checkpoints = &on
 	}
 	// Probe labs render no install-config: their networks stay unset unless
 	// the user wrote them (then Validate checks them and warns).

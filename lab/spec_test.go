@@ -206,3 +206,18 @@ func TestProbeLabWarnsAboutOpenShiftFieldsItIgnores(t *testing.T) {
 	}
 	assert.Equal(t, []string{"openshift.ocPath", "openshift.mirrors"}, got)
 }
+
+func TestStageCheckpointsDefaultOn(t *testing.T) {
+	s, err := Parse([]byte("name: te\n"), "te.yaml")
+	require.NoError(t, err)
+	assert.True(t, s.StageCheckpoints(), "stage run checkpoints unless told not to")
+	s.Defaults()
+	require.NotNil(t, s.Stages.Checkpoints, "lab config prints the default")
+
+	s, err = Parse([]byte("name: te\nstages: {checkpoints: false}\n"), "te.yaml")
+	require.NoError(t, err)
+	assert.False(t, s.StageCheckpoints())
+
+	old := &Spec{Name: "recorded-before-the-field"}
+	assert.True(t, old.StageCheckpoints(), "a lab state written before stages.checkpoints existed")
+}

@@ -32,6 +32,8 @@ type RunOptions struct {
 	Source string
 	// Bootkube is a local copy of a node's script for --dry-run.
 	Bootkube string
+	// AutoCheckpoint is --no-checkpoint and the before-NN checkpoint (autocheckpoint.go).
+	AutoCheckpoint
 }
 
 // NewCmdRun builds `stage run`.
@@ -53,6 +55,13 @@ guards skip finished steps; every pending step before the stop runs, as when
 bootkube.service restarts (--force removes the stage's markers first; a range
 runs in one go through its last stage). --source bootlab runs bootlab's annotated scripts
 instead (the default where the node has no bootkube.sh).
+
+On a lab bootlab built on this host, the run first checkpoints the bootstrap
+node (disk and memory) and the lab's stage records as before-NN, NN the
+first stage with work to do, and prints "checkpoint before-07 saved (0.5 s)":
+` + "`bootlab stage reset 07`" + ` goes back to it. A rerun after a failure keeps
+the before-NN taken first. --no-checkpoint, or stages.checkpoints: false in
+the spec, takes none (docs/checkpoints.md).
 
 --dry-run prints the script each stage would run, every setting filled in,
 without a node; with --bootkube FILE, the copy of that node script that
@@ -106,6 +115,7 @@ would run.`,
 	fl.StringVarP(&opts.Output, "output", "o", "table", "summary format: table or json")
 	fl.StringVar(&opts.Source, "source", "", "what runs: node (the node's own bootkube.sh, stopped before the next stage) or bootlab (the annotated scripts); default node when the node has the script")
 	addBootkubeFlag(cmd, &opts.Bootkube, "with --dry-run: print what would run of this copy of a node's bootkube.sh")
+	addCheckpointFlag(cmd, &opts.AutoCheckpoint)
 	return cmd
 }
 
@@ -191,6 +201,9 @@ func runRun(cmd *cobra.Command, f *cmdutil.Factory, opts *RunOptions) error {
 				f.Status.Infof("warning: bootlab's annotated scripts for OpenShift %s do not have the steps of the %s: %s. `bootlab stage diff NN` shows the difference; --source node replays the node's script exactly", r.vars.Version, ns.Describe(), diff)
 			}
 		}
+	}
+	if err := opts.AutoCheckpoint.before(ctx, f, &opts.Target, r, node, opts.Force, sel, target); err != nil {
+		return err
 	}
 	logDir := r.spec.StageLogDir()
 	log, err := stages.OpenLog(logDir)

@@ -32,7 +32,10 @@ stages you can list, explain, run, validate and hand back to bootkube.
 
 A stage is named by its number (07), bootkube's stage name (etcd-bootstrap)
 or its script name (render-etcd). Stages run as root on the bootstrap node,
-over SSH with the lab's key, or locally with --local.`,
+over SSH with the lab's key, or locally with --local.
+
+On a lab bootlab built, stage run first checkpoints the bootstrap node as
+before-NN; stage reset NN puts it back there in seconds (docs/checkpoints.md).`,
 	}
 	cmd.AddCommand(
 		NewCmdList(f, nil),
@@ -42,6 +45,7 @@ over SSH with the lab's key, or locally with --local.`,
 		NewCmdStatus(f, nil),
 		NewCmdHandoff(f, nil),
 		NewCmdDiff(f, nil),
+		NewCmdReset(f, nil),
 	)
 	return cmd
 }
