@@ -25,9 +25,7 @@ import (
 	"github.com/bootlab/bootlab/cmd/internal/stagecmd"
 	"github.com/bootlab/bootlab/internal/status"
 	"github.com/bootlab/bootlab/internal/version"
-	"github.com/bootlab/bootlab/lab"
 	"github.com/bootlab/bootlab/lab/libvirt"
-	"github.com/bootlab/bootlab/lab/openshift"
 )
 
 // Main runs bootlab with the process's arguments and streams and returns the
@@ -58,15 +56,9 @@ func Run(ctx context.Context, streams cmdutil.Streams, args []string) int {
 	if f.Status != nil {
 		f.Status.End(false)
 	}
-	code := cmdutil.ExitError
-	var ec cmdutil.ExitCoder
+	code := cmdutil.ExitCodeOf(err)
 	switch {
-	case errors.As(err, &ec):
-		code = ec.ExitCode()
-	case invalidInput(err):
-		code = cmdutil.ExitInvalid
-	case errors.Is(err, lab.ErrNoState):
-		code = cmdutil.ExitNoLab
+	case code != cmdutil.ExitError:
 	case errors.Is(err, context.Canceled) && ctx.Err() != nil:
 		code = cmdutil.ExitInterrupted
 	case isFlagError(err), strings.HasPrefix(err.Error(), "unknown command "):
@@ -89,19 +81,6 @@ func Run(ctx context.Context, streams cmdutil.Streams, args []string) int {
 		printError(streams.ErrOut, jsonLogs, code, msg)
 	}
 	return code
-}
-
-// invalidInput reports whether err is one of the library's invalid-input
-// errors, which exit 3: the library says what went wrong, and only here is
-// that turned into an exit code.
-func invalidInput(err error) bool {
-	var (
-		idErr     *lab.IdentityError
-		specErr   *lab.ValidationError
-		flightErr *lab.PreflightError
-		secretErr *openshift.PullSecretError
-	)
-	return errors.As(err, &idErr) || errors.As(err, &specErr) || errors.As(err, &flightErr) || errors.As(err, &secretErr)
 }
 
 // printError prints the command's one error line: "ERROR: msg", or with

@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -17,8 +15,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/bootlab/bootlab/cmd/internal/cmdutil"
-	"github.com/bootlab/bootlab/lab"
-	"github.com/bootlab/bootlab/lab/openshift"
 )
 
 func run(t *testing.T, args ...string) (int, string, string) {
@@ -259,19 +255,4 @@ func TestJSONDocumentsCarrySchemaVersionAndKind(t *testing.T) {
 		assert.Equal(t, c.kind, m["kind"], "%v", c.args)
 		assert.Contains(t, string(doc), "`"+c.kind+"`", "docs/json.md documents %s", c.kind)
 	}
-}
-
-// The library's invalid-input errors carry no exit code of their own: app
-// maps them to 3, however deeply they are wrapped, and nothing else.
-func TestInvalidInputErrorsAreMappedOnceHere(t *testing.T) {
-	for _, err := range []error{
-		&lab.ValidationError{},
-		fmt.Errorf("lab up: %w", &lab.PreflightError{}),
-		fmt.Errorf("prepare: %w", fmt.Errorf("read: %w", &openshift.PullSecretError{Path: "ps.json", Msg: "not JSON"})),
-		&lab.IdentityError{},
-	} {
-		assert.True(t, invalidInput(err), "%v should exit %d", err, cmdutil.ExitInvalid)
-	}
-	assert.False(t, invalidInput(errors.New("connect to libvirt: refused")))
-	assert.False(t, invalidInput(lab.ErrNoState))
 }

@@ -84,9 +84,7 @@ func TestSpecCommandsRefuseMachineNetworkInsidePodNetwork(t *testing.T) {
 			err := cmd.Execute()
 			require.Error(t, err, "%s %s", name, cidr)
 			assert.Contains(t, err.Error(), "network.cidr: "+cidr+" overlaps openshift.", name)
-			var ec cmdutil.ExitCoder
-			require.ErrorAs(t, err, &ec)
-			assert.Equal(t, cmdutil.ExitInvalid, ec.ExitCode())
+			assert.Equal(t, cmdutil.ExitInvalid, cmdutil.ExitCodeOf(err))
 			assert.Empty(t, f.Streams.Out.(*bytes.Buffer).String(), "%s printed nothing", name)
 			assert.NoDirExists(t, labDir, "%s made nothing", name)
 		}

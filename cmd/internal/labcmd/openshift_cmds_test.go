@@ -177,9 +177,7 @@ func TestPrepareOpenShift(t *testing.T) {
 	// A malformed pull secret: exit code 3 through `up`'s wrapping.
 	require.NoError(t, os.WriteFile(s.OpenShift.PullSecretFile, []byte(`{"auths":{}}`), 0o600))
 	err = prepareOpenShift(context.Background(), f, s)
-	var ec cmdutil.ExitCoder
-	require.ErrorAs(t, err, &ec)
-	assert.Equal(t, cmdutil.ExitInvalid, ec.ExitCode())
+	assert.Equal(t, cmdutil.ExitInvalid, cmdutil.ExitCodeOf(err))
 }
 
 func TestGatherCommand(t *testing.T) {

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -54,16 +53,7 @@ func execute(cmd *cobra.Command, args ...string) error {
 	return cmd.ExecuteContext(context.Background())
 }
 
-func exitCode(err error) int {
-	var ec cmdutil.ExitCoder
-	if errors.As(err, &ec) {
-		return ec.ExitCode()
-	}
-	if err != nil {
-		return 1
-	}
-	return 0
-}
+func exitCode(err error) int { return cmdutil.ExitCodeOf(err) }
 
 func TestRunFlags(t *testing.T) {
 	e := newEnv(t)

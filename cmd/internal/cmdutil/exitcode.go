@@ -1,0 +1,39 @@
+package cmdutil
+
+import (
+	"errors"
+
+	"github.com/bootlab/bootlab/lab"
+	"github.com/bootlab/bootlab/lab/openshift"
+)
+
+// ExitCodeOf is the exit code a command's error maps to: the code an
+// ExitCoder chose, 3 for the library's invalid-input errors, 5 for a lab
+// that does not exist, and 1 for anything else. The library's errors say
+// what went wrong; only here is that turned into an exit code.
+func ExitCodeOf(err error) int {
+	var ec ExitCoder
+	switch {
+	case err == nil:
+		return 0
+	case errors.As(err, &ec):
+		return ec.ExitCode()
+	case invalidInput(err):
+		return ExitInvalid
+	case errors.Is(err, lab.ErrNoState):
+		return ExitNoLab
+	}
+	return ExitError
+}
+
+// invalidInput reports whether err is one of the library's invalid-input
+// errors: a spec, a preflight, a pull secret, or a spec naming another lab.
+func invalidInput(err error) bool {
+	var (
+		idErr     *lab.IdentityError
+		specErr   *lab.ValidationError
+		flightErr *lab.PreflightError
+		secretErr *openshift.PullSecretError
+	)
+	return errors.As(err, &idErr) || errors.As(err, &specErr) || errors.As(err, &flightErr) || errors.As(err, &secretErr)
+}

@@ -1,0 +1,29 @@
+package cmdutil
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/bootlab/bootlab/lab"
+	"github.com/bootlab/bootlab/lab/openshift"
+)
+
+// The library's invalid-input errors carry no exit code of their own:
+// ExitCodeOf maps them to 3, however deeply they are wrapped.
+func TestExitCodeOfMapsLibraryErrors(t *testing.T) {
+	for _, err := range []error{
+		&lab.ValidationError{},
+		fmt.Errorf("lab up: %w", &lab.PreflightError{}),
+		fmt.Errorf("prepare: %w", fmt.Errorf("read: %w", &openshift.PullSecretError{Path: "ps.json", Msg: "not JSON"})),
+		&lab.IdentityError{},
+	} {
+		assert.Equal(t, ExitInvalid, ExitCodeOf(err), "%#v", err)
+	}
+	assert.Equal(t, ExitNoLab, ExitCodeOf(fmt.Errorf("status: %w", lab.ErrNoState)))
+	assert.Equal(t, ExitCheckFailed, ExitCodeOf(WithCode(ExitCheckFailed, &lab.ValidationError{})), "an explicit code wins")
+	assert.Equal(t, ExitError, ExitCodeOf(errors.New("connect to libvirt: refused")))
+	assert.Equal(t, 0, ExitCodeOf(nil))
+}
