@@ -237,7 +237,14 @@ func upSpec(ctx context.Context, f *cmdutil.Factory, opts *UpOptions, spec *lab.
 	if n := workersOff(ctx, conn, spec); n > 0 && deferWorkers {
 		f.Status.Infof("%d worker(s) defined but off until the masters' MCS serves them: `bootlab lab wait bootstrap-complete` starts them, or `bootlab lab up --start-workers`", n)
 	}
-	if spec.Profile == lab.ProfileOpenShift {
+	switch {
+	case spec.Profile != lab.ProfileOpenShift:
+	case spec.Remote():
+		// The lab's dnsmasq listens on a bridge of the hypervisor's machine,
+		// which this one does not route to: host split DNS is a workstation
+		// concern, off for a remote lab (README, "Remote hypervisor").
+		f.Status.Infof("host DNS for %s is not set up: the lab network is on %s (see \"Remote hypervisor\" in the README)", spec.Cluster.Domain(), conn.Host().Name())
+	default:
 		if err := setupHostDNS(ctx, f, spec); err != nil {
 			return err
 		}
@@ -357,10 +364,11 @@ func prepare(ctx context.Context, f *cmdutil.Factory, spec *lab.Spec) error {
 
 // checkBootFiles fails early, naming the node and file, when the preparer
 // left a node without Ignition or the kernel/initrd are missing; qemu would
-// otherwise fail at start with a less helpful message. Only for local URIs:
-// with qemu+ssh the files live on the remote host.
+// otherwise fail at start with a less helpful message. The files are on
+// this machine for every lab, remote ones too (up uploads them into the
+// pool); only the test driver, which boots nothing, goes without.
 func checkBootFiles(spec *lab.Spec) error {
-	if !strings.HasPrefix(spec.Libvirt.URI, "qemu:///") {
+	if strings.HasPrefix(spec.Libvirt.URI, "test:") {
 		return nil
 	}
 	for _, n := range spec.Nodes {
