@@ -140,6 +140,7 @@ func (p *planningHV) LookupVolume(ctx context.Context, pool, name string) (*Volu
 	}
 	return p.Hypervisor.LookupVolume(ctx, pool, name)
 }
+
 // Volumes lists nothing in a pool this plan only defines.
 func (p *planningHV) Volumes(ctx context.Context, pool string) ([]Volume, error) {
 	p.mu.Lock()
