@@ -182,3 +182,22 @@ func TestUpDryRunPlansBootFiles(t *testing.T) {
 	assert.Contains(t, plan, "boot-kernel-")
 	assert.Regexp(t, `remove\s+volume\s+bootlab-t/boot-kernel-`, plan)
 }
+
+// While the lab has a checkpoint, whose domain definitions name the boot
+// files of their day, old boot files are kept.
+func TestUpKeepsOldBootFilesWhileCheckpointsNameThem(t *testing.T) {
+	ctx := context.Background()
+	hv := newFakeHV()
+	s := bootSpec(t)
+	_, err := Up(ctx, hv, s, upOpts())
+	require.NoError(t, err)
+	old, err := ReadBootFiles(s)
+	require.NoError(t, err)
+	require.NoError(t, hv.CreateSnapshot(ctx, s.DomainName(s.Nodes[0]), `<domainsnapshot><name>cp1</name></domainsnapshot>`))
+	require.NoError(t, os.WriteFile(s.Image.Kernel, []byte("kernel v2"), 0o644))
+	hv.reset()
+	_, err = Up(ctx, hv, s, upOpts())
+	require.NoError(t, err)
+	assert.NotContains(t, hv.mutations(), "DeleteVolume bootlab-t/boot-kernel-"+old.Kernel.Digest)
+	assert.Contains(t, hv.vols[s.PoolName()], "boot-kernel-"+old.Kernel.Digest)
+}
