@@ -12,8 +12,10 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"net"
 	"net/http"
@@ -26,6 +28,7 @@ import (
 
 	"github.com/bootlab/bootlab/internal/status"
 	"github.com/bootlab/bootlab/lab"
+	"github.com/bootlab/bootlab/lab/host"
 	"github.com/bootlab/bootlab/lab/loadbalancer"
 	"github.com/bootlab/bootlab/lab/pki"
 	"github.com/bootlab/bootlab/lab/probe"
@@ -90,6 +93,16 @@ type Options struct {
 	// Accelerator is the one the lab runs under (from the lab state): a
 	// console that stays silent after boot is most often its fault.
 	Accelerator lab.Accelerator
+	// Host is the hypervisor's machine (Hypervisor.Host): console logs are
+	// read and the load balancer inspected there. nil: this machine.
+	Host host.Host
+}
+
+func (o Options) host() host.Host {
+	if o.Host == nil {
+		return host.Local{}
+	}
+	return o.Host
 }
 
 // NodeVM is what the hypervisor says of a node's VM.
@@ -127,9 +140,9 @@ func Run(ctx context.Context, s *lab.Spec, st *lab.State, opts Options) (*Result
 		res := &Result{Lab: s.Name, Profile: string(s.Profile), Pivoted: pivoted, Passes: pass}
 		if s.Profile == lab.ProfileProbe {
 			res.Reports = map[string]*probe.Report{}
-			res.Checks = append(res.Checks, nodeChecks(s, pivoted, res.Reports, opts)...)
+			res.Checks = append(res.Checks, nodeChecks(ctx, s, pivoted, res.Reports, opts)...)
 		}
-		res.Checks = append(res.Checks, hostChecks(ctx, s, pivoted, res.Reports, opts.Nodes)...)
+		res.Checks = append(res.Checks, hostChecks(ctx, s, pivoted, res.Reports, opts.Nodes, opts.host())...)
 		res.ElapsedMS = time.Since(start).Milliseconds()
 		failed := res.Failed()
 		res.OK = len(failed) == 0
@@ -164,7 +177,7 @@ func Run(ctx context.Context, s *lab.Spec, st *lab.State, opts Options) (*Result
 }
 
 // nodeChecks turns each node's last console report into checks.
-func nodeChecks(s *lab.Spec, pivoted bool, reports map[string]*probe.Report, opts Options) []Check {
+func nodeChecks(ctx context.Context, s *lab.Spec, pivoted bool, reports map[string]*probe.Report, opts Options) []Check {
 	var out []Check
 	for _, n := range s.Nodes {
 		if pivoted && n.Role == lab.RoleBootstrap {
@@ -179,7 +192,16 @@ func nodeChecks(s *lab.Spec, pivoted bool, reports map[string]*probe.Report, opt
 			continue
 		}
 		path := s.ConsoleLogPath(n)
-		rep, panicLine, err := readReport(path)
+		data, err := opts.host().ReadFile(ctx, path)
+		exists := err == nil
+		if errors.Is(err, fs.ErrNotExist) {
+			err = nil
+		}
+		var rep *probe.Report
+		var panicLine string
+		if err == nil {
+			rep, panicLine, err = readReport(data)
+		}
 		if rep != nil && !vm.Since.IsZero() && rep.Boot.Before(vm.Since.Add(-staleSlack)) {
 			// The last report is from an earlier run of the VM.
 			err = fmt.Errorf("no probe report since the VM started at %s UTC (the last one in %s is from a boot at %s UTC)",
@@ -195,7 +217,7 @@ func nodeChecks(s *lab.Spec, pivoted bool, reports map[string]*probe.Report, opt
 			if panicLine != "" {
 				detail = "the kernel panicked before the agent reported: " + panicLine
 				fix = "the probe image does not boot: rebuild it (`bootlab lab probe-image build`; the agent must be static, CGO_ENABLED=0), then `bootlab lab down && bootlab lab up`"
-			} else if silent(path, vm) {
+			} else if silent(exists, len(data), vm) {
 				up := time.Since(vm.Since).Round(time.Second)
 				detail = fmt.Sprintf("%s has run for %s and printed nothing on its serial console (%s)", n.Name, up, path)
 				fix = silentFix(opts.Accelerator)
@@ -238,12 +260,11 @@ func notRunningFix(s *lab.Spec, n lab.Node, state string) string {
 
 // silent is true when a node's VM has run past silentAfter with an empty
 // console log: not even the kernel printed.
-func silent(path string, vm NodeVM) bool {
+func silent(exists bool, size int, vm NodeVM) bool {
 	if vm.Since.IsZero() || time.Since(vm.Since) < silentAfter {
 		return false
 	}
-	fi, err := os.Stat(path)
-	return err == nil && fi.Size() == 0 || os.IsNotExist(err)
+	return !exists || size == 0
 }
 
 // silentFix blames the likeliest cause of a console that stays silent.
@@ -256,14 +277,7 @@ func silentFix(accel lab.Accelerator) string {
 
 // readReport returns the last report in a console log; without one, the
 // first line of a kernel panic, if the log has one.
-func readReport(path string) (*probe.Report, string, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		if os.IsNotExist(err) {
-			return nil, "", nil
-		}
-		return nil, "", err
-	}
+func readReport(data []byte) (*probe.Report, string, error) {
 	rep, err := probe.ParseConsole(bytes.NewReader(data))
 	if rep != nil || err != nil {
 		return rep, "", err
@@ -321,7 +335,7 @@ func nodeFix(s *lab.Spec, n lab.Node, c probe.Check) string {
 // hostChecks checks DNS, the load balancer frontends and its backends;
 // reports (nil on a real lab) are the nodes' probe reports and vms their
 // VMs' states, which explain a backend that is down.
-func hostChecks(ctx context.Context, s *lab.Spec, pivoted bool, reports map[string]*probe.Report, vms map[string]NodeVM) []Check {
+func hostChecks(ctx context.Context, s *lab.Spec, pivoted bool, reports map[string]*probe.Report, vms map[string]NodeVM, machine host.Host) []Check {
 	var out []Check
 	domain := s.Cluster.Domain()
 	net := s.NetworkName()
@@ -360,7 +374,7 @@ func hostChecks(ctx context.Context, s *lab.Spec, pivoted bool, reports map[stri
 		out = append(out, c)
 	}
 
-	lbc := lab.LoadBalancerConfig(s, pivoted)
+	lbc := lab.LoadBalancerOn(machine, s, pivoted)
 	for _, fe := range lbc.Frontends {
 		out = append(out, frontendCheck(ctx, s, lbc, fe, pivoted))
 	}

@@ -68,11 +68,19 @@ func runVerify(ctx context.Context, f *cmdutil.Factory, opts *VerifyOptions) err
 	}
 	vopts := verify.Options{Timeout: opts.Timeout, Log: f.Log, Status: f.Status, Accelerator: st.Accelerator}
 	// Node state first: a VM that is shut off still has yesterday's reports
-	// on its console, and they must not pass for today's.
-	if vms, err := nodeVMs(ctx, f, spec); err != nil {
+	// on its console, and they must not pass for today's. The connection
+	// stays open: its host holds the console logs and the load balancer.
+	conn, err := libvirt.Connect(ctx, spec.Libvirt.URI, f.Log)
+	if err != nil {
 		f.Log.Warn("cannot read the VMs' state from libvirt: trusting the console reports as they are", "err", err)
 	} else {
-		vopts.Nodes = vms
+		defer conn.Close()
+		vopts.Host = conn.Host()
+		if vms, err := nodeVMs(ctx, conn, spec); err != nil {
+			f.Log.Warn("cannot read the VMs' state from libvirt: trusting the console reports as they are", "err", err)
+		} else {
+			vopts.Nodes = vms
+		}
 	}
 	res, err := verify.Run(ctx, spec, st, vopts)
 	if err != nil {
@@ -93,12 +101,7 @@ func runVerify(ctx context.Context, f *cmdutil.Factory, opts *VerifyOptions) err
 }
 
 // nodeVMs reads each node's VM state from libvirt.
-func nodeVMs(ctx context.Context, f *cmdutil.Factory, spec *lab.Spec) (map[string]verify.NodeVM, error) {
-	conn, err := libvirt.Connect(ctx, spec.Libvirt.URI, f.Log)
-	if err != nil {
-		return nil, err
-	}
-	defer conn.Close()
+func nodeVMs(ctx context.Context, conn lab.Hypervisor, spec *lab.Spec) (map[string]verify.NodeVM, error) {
 	st, err := lab.Inspect(ctx, conn, spec)
 	if err != nil {
 		return nil, err
