@@ -4,10 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"os/user"
-	"path/filepath"
-	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -200,10 +196,10 @@ func upSpec(ctx context.Context, f *cmdutil.Factory, opts *UpOptions, spec *lab.
 	}
 	f.Status.End(true)
 	// The preparer reports its own steps.
-	if err := prepare(ctx, f, spec); err != nil {
+	if err := cmdutil.Prepare(ctx, f, spec); err != nil {
 		return fmt.Errorf("prepare %s nodes: %w", spec.Profile, err)
 	}
-	if err := checkBootFiles(spec); err != nil {
+	if err := cmdutil.CheckBootFiles(spec); err != nil {
 		return err
 	}
 	if accel == "" {
@@ -217,7 +213,7 @@ func upSpec(ctx context.Context, f *cmdutil.Factory, opts *UpOptions, spec *lab.
 		accel = a
 		f.Status.Infof("accelerator: %s", accelLine(accel, why))
 	}
-	if err := makeQEMUReadable(spec, f); err != nil {
+	if err := cmdutil.MakeQEMUReadable(spec, f); err != nil {
 		return err
 	}
 
@@ -340,100 +336,6 @@ func setupHostDNS(ctx context.Context, f *cmdutil.Factory, spec *lab.Spec) error
 		return err
 	}
 	f.Status.End(true)
-	return nil
-}
-
-// prepare runs the profile's preparer: it sets spec.Image and writes one
-// Ignition file per node.
-func prepare(ctx context.Context, f *cmdutil.Factory, spec *lab.Spec) error {
-	switch spec.Profile {
-	case lab.ProfileProbe:
-		return prepareProbe(ctx, f, spec)
-	case lab.ProfileOpenShift:
-		return prepareOpenShift(ctx, f, spec)
-	}
-	return cmdutil.WithCode(cmdutil.ExitInvalid, fmt.Errorf("profile %q has no preparer (profile must be openshift or probe)", spec.Profile))
-}
-
-// checkBootFiles fails early, naming the node and file, when the preparer
-// left a node without Ignition or the kernel/initrd are missing; qemu would
-// otherwise fail at start with a less helpful message. Only for local URIs:
-// with qemu+ssh the files live on the remote host.
-func checkBootFiles(spec *lab.Spec) error {
-	if !strings.HasPrefix(spec.Libvirt.URI, "qemu:///") {
-		return nil
-	}
-	for _, n := range spec.Nodes {
-		if _, err := os.Stat(spec.IgnitionPath(n)); err != nil {
-			return fmt.Errorf("node %s has no Ignition at %s (the %s profile's preparer writes it): %w", n.Name, spec.IgnitionPath(n), spec.Profile, err)
-		}
-	}
-	for field, p := range map[string]string{"image.kernel": spec.Image.Kernel, "image.initrd": spec.Image.Initrd, "image.rehearsalInitrd": spec.Image.RehearsalInitrd} {
-		if p == "" {
-			continue
-		}
-		if _, err := os.Stat(p); err != nil {
-			return fmt.Errorf("%s %s: %w", field, p, err)
-		}
-	}
-	return nil
-}
-
-// makeQEMUReadable lets the qemu user read the files qemu opens itself: the
-// kernel, initrd and Ignition files. Only on a local qemu:///system as root,
-// where qemu runs as another user; Ignition keeps 0600 and changes owner.
-func makeQEMUReadable(spec *lab.Spec, f *cmdutil.Factory) error {
-	if !strings.HasPrefix(spec.Libvirt.URI, "qemu:///system") || os.Geteuid() != 0 {
-		return nil
-	}
-	var u *user.User
-	for _, name := range []string{"libvirt-qemu", "qemu"} {
-		if found, err := user.Lookup(name); err == nil {
-			u = found
-			break
-		}
-	}
-	if u == nil {
-		f.Log.Warn("no libvirt-qemu or qemu user: leaving file owners alone")
-		return nil
-	}
-	uid, _ := strconv.Atoi(u.Uid)
-	gid, _ := strconv.Atoi(u.Gid)
-	chown := func(p string) error {
-		if err := os.Chown(p, uid, gid); err != nil && !errors.Is(err, os.ErrNotExist) {
-			return fmt.Errorf("let qemu (%s) read %s: %w", u.Username, p, err)
-		}
-		return nil
-	}
-	// qemu must traverse the lab directory to reach the Ignition files.
-	if fi, err := os.Stat(spec.LabDir); err == nil && fi.Mode().Perm()&0o001 == 0 {
-		if err := os.Chmod(spec.LabDir, fi.Mode().Perm()|0o011); err != nil {
-			return fmt.Errorf("let qemu traverse %s: %w", spec.LabDir, err)
-		}
-	}
-	for _, n := range spec.Nodes {
-		if err := chown(spec.IgnitionPath(n)); err != nil {
-			return err
-		}
-	}
-	ignDir := filepath.Dir(spec.IgnitionPath(lab.Node{Name: "x"}))
-	if err := chown(ignDir); err != nil {
-		return err
-	}
-	for _, p := range []string{spec.Image.Kernel, spec.Image.Initrd, spec.Image.RehearsalInitrd} {
-		if p == "" {
-			continue
-		}
-		fi, err := os.Stat(p)
-		if err != nil {
-			return fmt.Errorf("image file %s: %w", p, err)
-		}
-		if fi.Mode().Perm()&0o004 == 0 {
-			if err := chown(p); err != nil {
-				return err
-			}
-		}
-	}
 	return nil
 }
 
