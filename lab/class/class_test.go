@@ -176,7 +176,7 @@ func TestBuiltLabKeepsItsNetwork(t *testing.T) {
 
 func TestTemplateIsNotChangedByOverrides(t *testing.T) {
 	c := &Spec{Name: "ws", Template: map[string]any{"topology": map[string]any{"masters": 1, "workers": 0}},
-		Learners: Learners{Names: []string{"a", "b"}, listed: true},
+		Learners:  Learners{Names: []string{"a", "b"}, listed: true},
 		Overrides: map[string]map[string]any{"a": {"topology": map[string]any{"workers": 2}}}}
 	plan, err := Expand(c, "class.yaml", Host{})
 	require.NoError(t, err)

@@ -19,6 +19,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/bootlab/bootlab/cmd/internal/cachecmd"
+	"github.com/bootlab/bootlab/cmd/internal/classcmd"
 	"github.com/bootlab/bootlab/cmd/internal/cmdutil"
 	"github.com/bootlab/bootlab/cmd/internal/dashcmd"
 	"github.com/bootlab/bootlab/cmd/internal/labcmd"
@@ -159,7 +160,7 @@ bootkube.sh as numbered stages that explain, execute, validate and log.`,
 	root.PersistentFlags().StringVar(&logFormat, "log-format", "text", "log format: text or json")
 
 	root.AddGroup(&cobra.Group{ID: "main", Title: "Commands:"})
-	for _, c := range []*cobra.Command{labcmd.NewCmdLab(f), stagecmd.NewCmdStage(f), cachecmd.NewCmdCache(f, nil), dashcmd.NewCmdDashboard(f, nil)} {
+	for _, c := range []*cobra.Command{labcmd.NewCmdLab(f), stagecmd.NewCmdStage(f), classcmd.NewCmdClass(f), cachecmd.NewCmdCache(f, nil), dashcmd.NewCmdDashboard(f, nil)} {
 		c.GroupID = "main"
 		root.AddCommand(c)
 	}
