@@ -110,7 +110,9 @@ func TestImportArrows(t *testing.T) {
 			from: func(p string) bool { return p == "lab/cache" },
 			to:   func(i string) bool { _, ok := own(i); return ok }},
 		{why: "the lab, stage and class command groups never import each other; what they share is in cmdutil",
-			from: func(p string) bool { return under(p, "cmd/internal/labcmd", "cmd/internal/stagecmd", "cmd/internal/classcmd") },
+			from: func(p string) bool {
+				return under(p, "cmd/internal/labcmd", "cmd/internal/stagecmd", "cmd/internal/classcmd")
+			},
 			to: func(i string) bool {
 				o, ok := own(i)
 				return ok && under(o, "cmd/internal/labcmd", "cmd/internal/stagecmd", "cmd/internal/classcmd")
