@@ -135,3 +135,38 @@ func TestClassUpRefusesClashBeforeCreating(t *testing.T) {
 	assert.Equal(t, cmdutil.ExitInvalid, ec.ExitCode())
 	assert.NoDirExists(t, filepath.Join(home, "labs", "it-ann"), "nothing was created")
 }
+
+// One lab's failure does not stop the others: the summary names the lab
+// and why, the exit is non-zero, and class down still removes the failed
+// lab (its state named the class before anything was made).
+func TestClassUpOneLabFails(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("BOOTLAB_HOME", home)
+	t.Chdir(t.TempDir())
+	ctx := context.Background()
+	conn, err := libvirt.Connect(ctx, "test:///default", nil)
+	require.NoError(t, err)
+	defer conn.Close()
+	// A network that is not bootlab's holds ben's lab network name.
+	_, err = conn.DefineNetwork(ctx, `<network><name>bootlab-it-ben</name><bridge name="itforeign0"/><ip address="10.234.0.1" netmask="255.255.255.0"/></network>`)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = conn.UndefineNetwork(ctx, "bootlab-it-ben") })
+
+	file := classFile(t, "")
+	_, errOut, err := run(t, "up", "-f", file, "--no-preflight")
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "class up failed for 1 of 2 labs:\n  it-ben (learner ben): ")
+	assert.Contains(t, errOut, "✓ up it-ann (learner ann)")
+	assert.Contains(t, errOut, "✗ up it-ben (learner ben)")
+	st, err := lab.LoadState(filepath.Join(home, "labs", "it-ben"))
+	require.NoError(t, err)
+	assert.Equal(t, "it", st.Class)
+	assert.Nil(t, st.Spec, "the failed lab records no spec")
+
+	_, errOut, err = run(t, "down", "--name", "it")
+	require.NoError(t, err, errOut)
+	assert.NoDirExists(t, filepath.Join(home, "labs", "it-ann"))
+	assert.NoDirExists(t, filepath.Join(home, "labs", "it-ben"))
+	_, err = conn.LookupNetwork(ctx, "bootlab-it-ben")
+	assert.NoError(t, err, "the network that was not the lab's is spared")
+}

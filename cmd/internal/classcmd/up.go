@@ -210,8 +210,17 @@ func shareProbeImage(ctx context.Context, f *cmdutil.Factory, p *class.Plan) err
 // calls: lab key, the profile's boot files, then lab.Up, recording the
 // class in the lab's state.
 func buildLab(ctx context.Context, f *cmdutil.Factory, spec *lab.Spec, accel lab.Accelerator, className string, prep *sync.Mutex) error {
-	if _, _, err := lab.Resolve(spec); err != nil {
+	_, st, err := lab.Resolve(spec)
+	if err != nil {
 		return err
+	}
+	if st == nil {
+		// The class is recorded before the key and boot files are written
+		// into the lab directory, so class down finds a lab whose build
+		// failed before lab.Up (which records the rest of its identity).
+		if err := (&lab.State{Name: spec.Name, Class: className}).Save(spec.LabDir); err != nil {
+			return err
+		}
 	}
 	conn, err := libvirt.Connect(ctx, spec.Libvirt.URI, f.Log)
 	if err != nil {
