@@ -115,7 +115,7 @@ overrides:
 	mustRun(t, "lab", "status", "-f", filepath.Join(hd, "bootlab.yaml"))
 
 	// cat's bootstrap waits for her stages: class verify names her lab only.
-	r := run(t, "class", "verify", "--name", name, "--timeout", "4m")
+	r := run(t, "class", "verify", "--name", name, "--timeout", "150s")
 	assert.Equal(t, 4, r.Code, "class verify fails on the rehearsal lab only:\n%s", r)
 	assert.Contains(t, r.Stderr, "class verify failed for 1 of 3 labs")
 	assert.Contains(t, r.Stderr, labName["cat"]+" (learner cat)")
