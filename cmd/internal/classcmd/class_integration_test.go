@@ -103,6 +103,10 @@ func TestClassUpDownSparesOtherLabs(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, out, "ann      it-ann  10.231.0.0/24")
 
+	// A learner's stage records go with the class (lab down keeps them).
+	ann := filepath.Join(home, "labs", "it-ann", "stages")
+	require.NoError(t, os.MkdirAll(ann, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(ann, "records.jsonl"), []byte("{}\n"), 0o644))
 	_, errOut, err = run(t, "down", "-f", file)
 	require.NoError(t, err, errOut)
 	for _, n := range []string{"it-ann", "it-ben"} {

@@ -125,7 +125,8 @@ func NewCmdDown(f *cmdutil.Factory, runF func(*LabsOptions) error) *cobra.Comman
 		Short: "Remove every lab of the class, and nothing else",
 		Long: `Remove every lab whose state says it belongs to the class, each exactly as
 ` + "`bootlab lab down`" + ` would (its VMs, load balancer, pool, network, checkpoints and
-files), then the class's handouts. Labs of other classes, labs of no class and
+files, and its stage logs, which lab down keeps), then the class's handouts.
+Labs of other classes, labs of no class and
 libvirt objects bootlab did not make are never touched.`,
 		Args: cmdutil.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -183,7 +184,18 @@ func downLab(ctx context.Context, f *cmdutil.Factory, spec *lab.Spec) error {
 		return err
 	}
 	defer conn.Close()
-	return lab.Down(ctx, conn, spec, lab.DownOptions{Log: f.Log, Status: f.Status})
+	if err := lab.Down(ctx, conn, spec, lab.DownOptions{Log: f.Log, Status: f.Status}); err != nil {
+		return err
+	}
+	// lab down keeps a lab's stage logs; the class's labs go with the
+	// class, so their records go too, and the directory when it is empty.
+	if err := os.RemoveAll(spec.StageLogDir()); err != nil {
+		return fmt.Errorf("remove the stage logs of lab %s: %w", spec.Name, err)
+	}
+	if entries, err := os.ReadDir(spec.LabDir); err == nil && len(entries) == 0 {
+		_ = os.Remove(spec.LabDir)
+	}
+	return nil
 }
 
 // removeClassDir removes the class's own directory (handouts), which holds
