@@ -378,9 +378,6 @@ func subnets24(p netip.Prefix) func(func(netip.Prefix) bool) {
 				}
 			}
 			a = netip.AddrFrom4(b)
-			if a.As4()[0] < p.Addr().As4()[0] {
-				return
-			}
 		}
 	}
 }

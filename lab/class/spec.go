@@ -149,6 +149,9 @@ func Dir(home, class string) string { return filepath.Join(home, "classes", clas
 
 var labelRE = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
 
+// maxLearners bounds a class: far more labs than any host holds.
+const maxLearners = 1000
+
 // maxLabName is lab.Validate's limit on lab names.
 const maxLabName = 32
 
@@ -179,12 +182,18 @@ func (c *Spec) validateClass(add func(field, format string, args ...any)) []stri
 	case !labelRE.MatchString(c.Name):
 		add("name", "%q is not a DNS label: use lowercase letters, digits and '-', starting and ending with a letter or digit", c.Name)
 	}
+	if c.Learners.Count > maxLearners {
+		add("learners", "%d: a class has at most %d learners (one /24 and one load balancer each on one host)", c.Learners.Count, maxLearners)
+		return nil
+	}
 	learners := c.Learners.List()
 	switch {
 	case c.Learners.listed && len(learners) == 0:
 		add("learners", "the list is empty: name at least one learner")
-	case !c.Learners.listed && c.Learners.Count < 1:
-		add("learners", "missing or %d: give a count (learners: 3) or a list of names", c.Learners.Count)
+	case !c.Learners.listed && c.Learners.Count == 0:
+		add("learners", "missing: give a count (learners: 3) or a list of names")
+	case !c.Learners.listed && c.Learners.Count < 0:
+		add("learners", "%d: give a count of at least 1 (learners: 3) or a list of names", c.Learners.Count)
 	}
 	seen := map[string]int{}
 	var ok []string
