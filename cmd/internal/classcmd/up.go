@@ -271,13 +271,13 @@ func writeHandout(className, learner string, spec *lab.Spec) error {
 }
 
 // printResults prints one line per lab of a class operation on stderr
-// (people), ✓ or ✗ with the reason.
+// (people), ✓ or ✗ with the reason; -q leaves only the error summary.
 func printResults(f *cmdutil.Factory, verb string, rs []class.Result) {
 	for _, r := range rs {
 		if r.Err != nil {
-			f.Say("info", "✗ %s %s (learner %s): %s", verb, r.Lab, r.Learner, r.Error)
+			f.Status.Infof("✗ %s %s (learner %s): %s", verb, r.Lab, r.Learner, r.Error)
 			continue
 		}
-		f.Say("info", "✓ %s %s (learner %s) in %.1fs", verb, r.Lab, r.Learner, r.Seconds)
+		f.Status.Infof("✓ %s %s (learner %s) in %.1fs", verb, r.Lab, r.Learner, r.Seconds)
 	}
 }
