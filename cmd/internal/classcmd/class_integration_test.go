@@ -103,6 +103,26 @@ func TestClassUpDownSparesOtherLabs(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, out, "ann      it-ann  10.231.0.0/24")
 
+	// reset without --to rebuilds one lab: a new identity, the same class
+	// and network; the other lab is not touched.
+	before, err := lab.LoadState(filepath.Join(home, "labs", "it-ann"))
+	require.NoError(t, err)
+	benBefore, err := lab.LoadState(filepath.Join(home, "labs", "it-ben"))
+	require.NoError(t, err)
+	_, errOut, err = run(t, "reset", "ann", "--name", "it")
+	require.NoError(t, err, errOut)
+	assert.Contains(t, errOut, "lab it-ann rebuilt")
+	after, err := lab.LoadState(filepath.Join(home, "labs", "it-ann"))
+	require.NoError(t, err)
+	assert.NotEqual(t, before.UUID, after.UUID, "down then up makes the lab anew")
+	assert.Equal(t, "it", after.Class)
+	assert.Equal(t, before.Spec.Network.CIDR, after.Spec.Network.CIDR)
+	benAfter, err := lab.LoadState(filepath.Join(home, "labs", "it-ben"))
+	require.NoError(t, err)
+	assert.Equal(t, benBefore.UUID, benAfter.UUID, "the other lab is untouched")
+	_, _, err = run(t, "reset", "zed", "--name", "it")
+	assert.ErrorContains(t, err, `class it has no lab of learner "zed" (learners with a lab: [ann ben])`)
+
 	// A learner's stage records go with the class (lab down keeps them).
 	ann := filepath.Join(home, "labs", "it-ann", "stages")
 	require.NoError(t, os.MkdirAll(ann, 0o755))
