@@ -86,11 +86,12 @@ test-all: lint $(GOTESTSUM) $(VALIDATE) build test-kernel ## Everything CI runs:
 	$(GOTESTSUM) --format testname -- -tags integration,e2e -p 1 -count=1 -timeout $(E2E_TIMEOUT) $(TESTFLAGS) ./...
 
 .PHONY: bench
-bench: build ## Benchmarks: bootlab vs a plain virsh script and checkpoint save/restore of that lab, probe lab time-to-green (root), dashboard update time
+bench: build ## Benchmarks: bootlab vs a plain virsh script and checkpoint save/restore of that lab, probe lab time-to-green, a class of 4 labs vs 4 in a row (root), dashboard update time
 	$(GO) test -run '^$$' -bench BenchmarkDashboard -benchmem ./internal/dashboard/
 	bench/run.sh
 	bench/probe-green.sh
 	bench/rehearsal.sh
+	bench/class.sh
 
 .PHONY: probe-image
 probe-image: build ## Build (or reuse) the cached probe image

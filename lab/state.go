@@ -21,6 +21,9 @@ type State struct {
 	// UUID, so a lab made from a copied spec can never act on this one.
 	Name string `json:"name,omitempty"`
 	UUID string `json:"uuid,omitempty"`
+	// Class is the class (`bootlab class`) the lab was built for, if any:
+	// `class down` removes exactly the labs whose state names their class.
+	Class string `json:"class,omitempty"`
 	// Spec is the effective (defaulted) spec of the last `up` that
 	// succeeded: what exists. A refused or failed `up` leaves it as it was.
 	Spec *Spec `json:"spec"`

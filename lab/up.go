@@ -37,6 +37,10 @@ type UpOptions struct {
 	// DryRun changes nothing (libvirt, haproxy, files, state): the result's
 	// Changes say what up would do, decided by the same steps.
 	DryRun bool
+	// Class, when set, records the lab as a member of that class (with its
+	// identity, before any object exists, so `class down` finds even a
+	// half-built lab).
+	Class string
 }
 
 // UpResult says what Up did.
@@ -178,11 +182,14 @@ func Up(ctx context.Context, hv Hypervisor, s *Spec, opts UpOptions) (*UpResult,
 	}
 	// The lab's identity is written before any object exists, so every
 	// object below can carry it and `down` can always find them.
-	if (r.state.UUID == "" || r.state.Name == "") && !opts.DryRun {
+	if (r.state.UUID == "" || r.state.Name == "" || opts.Class != "" && r.state.Class != opts.Class) && !opts.DryRun {
 		if err := r.record(func(st *State) {
 			st.Name = s.Name
 			if st.UUID == "" {
 				st.UUID = newLabUUID()
+			}
+			if opts.Class != "" {
+				st.Class = opts.Class
 			}
 		}); err != nil {
 			return nil, err

@@ -615,3 +615,25 @@ func TestInspectAbsentLabHasEmptyLists(t *testing.T) {
 	assert.Contains(t, string(data), `"dns":[]`)
 	assert.NotContains(t, string(data), `null`)
 }
+
+// A class's lab records its class with its identity, so `class down` finds
+// it; a lab up on its own records none.
+func TestUpRecordsClass(t *testing.T) {
+	ctx := context.Background()
+	s := testSpec(t, "ws-alice", true)
+	opts := upOpts()
+	opts.Class = "ws"
+	_, err := Up(ctx, newFakeHV(), s, opts)
+	require.NoError(t, err)
+	st, err := LoadState(s.LabDir)
+	require.NoError(t, err)
+	assert.Equal(t, "ws", st.Class)
+	assert.NotEmpty(t, st.UUID)
+
+	solo := testSpec(t, "solo", true)
+	_, err = Up(ctx, newFakeHV(), solo, upOpts())
+	require.NoError(t, err)
+	st, err = LoadState(solo.LabDir)
+	require.NoError(t, err)
+	assert.Empty(t, st.Class)
+}

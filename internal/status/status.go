@@ -209,3 +209,7 @@ func (s *Status) Infof(format string, args ...any) {
 	}
 	fmt.Fprintf(s.w, "   %s\n", line)
 }
+
+// Discarding reports whether s prints nothing (Discard, -q): a caller that
+// makes per-task Status values for parallel work keeps them quiet too.
+func (s *Status) Discarding() bool { return s == nil || s.w == nil }

@@ -19,6 +19,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/bootlab/bootlab/cmd/internal/cachecmd"
+	"github.com/bootlab/bootlab/cmd/internal/classcmd"
 	"github.com/bootlab/bootlab/cmd/internal/cmdutil"
 	"github.com/bootlab/bootlab/cmd/internal/dashcmd"
 	"github.com/bootlab/bootlab/cmd/internal/labcmd"
@@ -69,18 +70,36 @@ func Run(ctx context.Context, streams cmdutil.Streams, args []string) int {
 		// "context canceled" says nothing the user does not know: they pressed Ctrl-C.
 		target := ""
 		if cmd != nil {
-			target = cmdutil.TargetArgsOf(cmd.Flags())
+			target = labTarget(cmd)
 		}
-		printError(streams.ErrOut, jsonLogs, code, fmt.Sprintf("interrupted: run the same command again to resume, or `%s` to remove what was made", strings.TrimSpace("bootlab lab down "+target)))
+		down := strings.TrimSpace("bootlab lab down " + target)
+		if cmd != nil && isClassCmd(cmd) {
+			down = strings.TrimSpace("bootlab class down " + cmdutil.TargetArgsOf(cmd.Flags()))
+		}
+		printError(streams.ErrOut, jsonLogs, code, fmt.Sprintf("interrupted: run the same command again to resume, or `%s` to remove what was made", down))
 		return code
 	}
 	if msg := err.Error(); msg != "" && !errors.Is(err, cmdutil.ErrSilent) {
 		if cmd != nil {
-			msg = cmdutil.Retarget(msg, cmdutil.TargetArgsOf(cmd.Flags()))
+			msg = cmdutil.Retarget(msg, labTarget(cmd))
 		}
 		printError(streams.ErrOut, jsonLogs, code, msg)
 	}
 	return code
+}
+
+// labTarget is how the user named the lab (-f, --name), repeated in the
+// lab commands we suggest. A class command's -f and --name name a class,
+// not a lab: the lab commands its messages suggest already name their lab.
+func labTarget(cmd *cobra.Command) string {
+	if isClassCmd(cmd) {
+		return ""
+	}
+	return cmdutil.TargetArgsOf(cmd.Flags())
+}
+
+func isClassCmd(cmd *cobra.Command) bool {
+	return strings.HasPrefix(cmd.CommandPath()+" ", "bootlab class ")
 }
 
 // printError prints the command's one error line: "ERROR: msg", or with
@@ -137,7 +156,7 @@ bootkube.sh as numbered stages that explain, execute, validate and log.`,
 				f.Status = status.New(f.Streams.ErrOut, f.Streams.ErrTTY && os.Getenv("TERM") != "dumb")
 			}
 			// Hints repeat how the user named the lab (-f, --name).
-			if target := cmdutil.TargetArgsOf(cmd.Flags()); target != "" {
+			if target := labTarget(cmd); target != "" {
 				f.Status.SetRewrite(func(s string) string { return cmdutil.Retarget(s, target) })
 			}
 			return nil
@@ -149,7 +168,7 @@ bootkube.sh as numbered stages that explain, execute, validate and log.`,
 	root.PersistentFlags().StringVar(&logFormat, "log-format", "text", "log format: text or json")
 
 	root.AddGroup(&cobra.Group{ID: "main", Title: "Commands:"})
-	for _, c := range []*cobra.Command{labcmd.NewCmdLab(f), stagecmd.NewCmdStage(f), cachecmd.NewCmdCache(f, nil), dashcmd.NewCmdDashboard(f, nil)} {
+	for _, c := range []*cobra.Command{labcmd.NewCmdLab(f), stagecmd.NewCmdStage(f), classcmd.NewCmdClass(f), cachecmd.NewCmdCache(f, nil), dashcmd.NewCmdDashboard(f, nil)} {
 		c.GroupID = "main"
 		root.AddCommand(c)
 	}

@@ -256,3 +256,18 @@ func TestJSONDocumentsCarrySchemaVersionAndKind(t *testing.T) {
 		assert.Contains(t, string(doc), "`"+c.kind+"`", "docs/json.md documents %s", c.kind)
 	}
 }
+
+// A class command's -f names a class file, not a lab spec: the lab
+// commands its messages suggest are not retargeted at it; a lab command's are.
+func TestClassCommandsDoNotRetargetLabHints(t *testing.T) {
+	target := func(args ...string) string {
+		root := NewCmdRoot(&cmdutil.Factory{Streams: cmdutil.Streams{Out: &bytes.Buffer{}, ErrOut: &bytes.Buffer{}}})
+		cmd, rest, err := root.Find(args)
+		require.NoError(t, err)
+		require.NoError(t, cmd.ParseFlags(rest))
+		return labTarget(cmd)
+	}
+	assert.Equal(t, "-f ws.yaml", target("lab", "status", "-f", "ws.yaml"))
+	assert.Empty(t, target("class", "up", "-f", "ws.yaml"))
+	assert.Empty(t, target("class", "status", "--name", "ws"))
+}

@@ -159,7 +159,7 @@ func TestPrepareOpenShift(t *testing.T) {
 	var errOut bytes.Buffer
 	f := &cmdutil.Factory{Streams: cmdutil.Streams{Out: &bytes.Buffer{}, ErrOut: &errOut}, Status: status.New(&errOut, false)}
 	s.OpenShift.ManualBootstrap = true
-	require.NoError(t, prepareOpenShift(context.Background(), f, s), errOut.String())
+	require.NoError(t, cmdutil.PrepareOpenShift(context.Background(), f, s), errOut.String())
 	assert.True(t, s.OpenShift.ManualBootstrap)
 	assert.Equal(t, filepath.Join(dir, "cache", "rhcos", "rhcos-9.6.20250402-0-qemu.x86_64.qcow2"), s.Image.Path, "spec.Image.Path is the cached qcow2")
 	for _, n := range s.Nodes {
@@ -176,7 +176,7 @@ func TestPrepareOpenShift(t *testing.T) {
 
 	// A malformed pull secret: exit code 3 through `up`'s wrapping.
 	require.NoError(t, os.WriteFile(s.OpenShift.PullSecretFile, []byte(`{"auths":{}}`), 0o600))
-	err = prepareOpenShift(context.Background(), f, s)
+	err = cmdutil.PrepareOpenShift(context.Background(), f, s)
 	assert.Equal(t, cmdutil.ExitInvalid, cmdutil.ExitCodeOf(err))
 }
 

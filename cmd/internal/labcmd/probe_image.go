@@ -57,7 +57,7 @@ when an input changes. stdout: the image paths.`,
 				return runF(opts)
 			}
 			f.Status.Start("Building the probe image")
-			img, how, err := ensureProbeImage(cmd.Context(), f, opts.Kernel, opts.Modules, opts.Rehearsal)
+			img, how, err := cmdutil.EnsureProbeImage(cmd.Context(), f, opts.Kernel, opts.Modules, opts.Rehearsal)
 			if err != nil {
 				return err
 			}

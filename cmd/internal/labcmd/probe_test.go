@@ -56,7 +56,7 @@ func TestProbeImageBuildFlags(t *testing.T) {
 func TestWriteProbeIgnition(t *testing.T) {
 	s := &lab.Spec{Name: "p", Profile: lab.ProfileProbe, LabDir: t.TempDir()}
 	s.Defaults()
-	require.NoError(t, writeProbeIgnition(s))
+	require.NoError(t, cmdutil.WriteProbeIgnition(s))
 	for _, n := range s.Nodes {
 		p := s.IgnitionPath(n)
 		fi, err := os.Stat(p)
@@ -80,7 +80,7 @@ func TestWriteProbeIgnition(t *testing.T) {
 	}
 	ca1, err := os.ReadFile(filepath.Join(s.LabDir, "pki", "root-ca.crt"))
 	require.NoError(t, err)
-	require.NoError(t, writeProbeIgnition(s))
+	require.NoError(t, cmdutil.WriteProbeIgnition(s))
 	ca2, err := os.ReadFile(filepath.Join(s.LabDir, "pki", "root-ca.crt"))
 	require.NoError(t, err)
 	assert.Equal(t, ca1, ca2, "the lab CA is reused on re-runs")
@@ -96,7 +96,7 @@ func TestProbeIngressNodesAreTheLoadBalancers(t *testing.T) {
 			s.Defaults()
 			p, err := pki.Ensure(filepath.Join(s.LabDir, "pki"), "api-int."+s.Cluster.Domain())
 			require.NoError(t, err)
-			cfgs, err := probe.Generate(probeInput(s, p))
+			cfgs, err := probe.Generate(cmdutil.ProbeInput(s, p))
 			require.NoError(t, err)
 			var serving []string
 			seen := 0

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -197,10 +196,10 @@ func upSpec(ctx context.Context, f *cmdutil.Factory, opts *UpOptions, spec *lab.
 	}
 	f.Status.End(true)
 	// The preparer reports its own steps.
-	if err := prepare(ctx, f, spec); err != nil {
+	if err := cmdutil.Prepare(ctx, f, spec); err != nil {
 		return fmt.Errorf("prepare %s nodes: %w", spec.Profile, err)
 	}
-	if err := checkBootFiles(spec); err != nil {
+	if err := cmdutil.CheckBootFiles(spec); err != nil {
 		return err
 	}
 	if accel == "" {
@@ -340,43 +339,6 @@ func setupHostDNS(ctx context.Context, f *cmdutil.Factory, spec *lab.Spec) error
 		return err
 	}
 	f.Status.End(true)
-	return nil
-}
-
-// prepare runs the profile's preparer: it sets spec.Image and writes one
-// Ignition file per node.
-func prepare(ctx context.Context, f *cmdutil.Factory, spec *lab.Spec) error {
-	switch spec.Profile {
-	case lab.ProfileProbe:
-		return prepareProbe(ctx, f, spec)
-	case lab.ProfileOpenShift:
-		return prepareOpenShift(ctx, f, spec)
-	}
-	return cmdutil.WithCode(cmdutil.ExitInvalid, fmt.Errorf("profile %q has no preparer (profile must be openshift or probe)", spec.Profile))
-}
-
-// checkBootFiles fails early, naming the node and file, when the preparer
-// left a node without Ignition or the kernel/initrd are missing; qemu would
-// otherwise fail at start with a less helpful message. The files are on
-// this machine for every lab, remote ones too (up uploads them into the
-// pool); only the test driver, which boots nothing, goes without.
-func checkBootFiles(spec *lab.Spec) error {
-	if strings.HasPrefix(spec.Libvirt.URI, "test:") {
-		return nil
-	}
-	for _, n := range spec.Nodes {
-		if _, err := os.Stat(spec.IgnitionPath(n)); err != nil {
-			return fmt.Errorf("node %s has no Ignition at %s (the %s profile's preparer writes it): %w", n.Name, spec.IgnitionPath(n), spec.Profile, err)
-		}
-	}
-	for field, p := range map[string]string{"image.kernel": spec.Image.Kernel, "image.initrd": spec.Image.Initrd, "image.rehearsalInitrd": spec.Image.RehearsalInitrd} {
-		if p == "" {
-			continue
-		}
-		if _, err := os.Stat(p); err != nil {
-			return fmt.Errorf("%s %s: %w", field, p, err)
-		}
-	}
 	return nil
 }
 

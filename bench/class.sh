@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# class.sh: part of `make bench`. Times a class of 4 probe labs (1 bootstrap
+# + 1 master each, ACCEL default tcg) from `bootlab class up` to every lab
+# verified (`class verify`), against the same 4 labs made one after another
+# with `lab up` + `lab verify`. Prints both times and the ratio. The probe
+# image is built (or reused) first and not timed. Root, libvirtd, haproxy.
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/.." && pwd)
+bootlab=${BOOTLAB:-$root/bin/bootlab}
+work=${BENCH_DIR:-/var/lib/bootlab-bench}/class
+accel=${ACCEL:-tcg}
+labs=4
+
+die() { echo "bench: $*" >&2; exit 1; }
+[[ $(id -u) == 0 ]] || die "run as root (it creates libvirt networks and VMs on qemu:///system)"
+[[ -x $bootlab ]] || die "$bootlab not built: run make build"
+virsh -c qemu:///system version >/dev/null 2>&1 || die "libvirtd not answering: mkdir -p /run/libvirt && virtlogd -d && libvirtd -d"
+
+used=$(ip -4 route; for n in $(virsh -q -c qemu:///system net-list --all --name); do virsh -c qemu:///system net-dumpxml "$n"; done)
+nets=()
+for x in $(seq 1 250); do
+  if ! grep -q "10\.218\.$x\." <<<"$used"; then nets+=("10.218.$x"); fi
+  [[ ${#nets[@]} == "$labs" ]] && break
+done
+[[ ${#nets[@]} == "$labs" ]] || die "no $labs free /24s in 10.218.0.0/16"
+
+rm -rf "$work"
+mkdir -p "$work/home" "$work/seq"
+chmod 0755 "$(dirname "$work")" "$work" "$work/home" "$work/seq"
+class=bc$$
+cat >"$work/class.yaml" <<YAML
+name: $class
+template:
+  profile: probe
+  accelerator: $accel
+  topology: {masters: 1, workers: 0}
+learners: $labs
+addressPool: 10.217.0.0/16
+YAML
+specs=()
+for i in $(seq 1 "$labs"); do
+  spec=$work/seq/s$i.yaml
+  cat >"$spec" <<YAML
+name: bs$$-$i
+profile: probe
+accelerator: $accel
+network:
+  cidr: ${nets[$((i - 1))]}.0/24
+  mode: isolated
+labDir: $work/seq/lab$i
+storage:
+  poolDir: $work/seq/pool$i
+topology:
+  masters: 1
+  workers: 0
+YAML
+  specs+=("$spec")
+done
+# shellcheck disable=SC2317 # called by the EXIT trap
+cleanup() {
+  BOOTLAB_HOME=$work/home "$bootlab" class down -q --name "$class" >/dev/null 2>&1 || true
+  for s in "${specs[@]}"; do "$bootlab" lab down -q -f "$s" >/dev/null 2>&1 || true; done
+}
+trap cleanup EXIT
+
+"$bootlab" lab probe-image build -q >/dev/null
+
+# Sequential: lab up + lab verify, one lab after another.
+t0=$(date +%s.%N)
+for s in "${specs[@]}"; do
+  "$bootlab" lab up -q -f "$s"
+  "$bootlab" lab verify -q -f "$s" --timeout 5m >"$work/verify.txt" || { cat "$work/verify.txt"; die "verify of $s failed"; }
+done
+t1=$(date +%s.%N)
+for s in "${specs[@]}"; do "$bootlab" lab down -q -f "$s"; done
+
+# The class: class up, then class verify.
+t2=$(date +%s.%N)
+BOOTLAB_HOME=$work/home "$bootlab" class up -q -f "$work/class.yaml"
+BOOTLAB_HOME=$work/home "$bootlab" class verify -q --name "$class" --timeout 5m || die "class verify failed"
+t3=$(date +%s.%N)
+awk -v a="$t0" -v b="$t1" -v c="$t2" -v d="$t3" -v n="$labs" -v acc="$accel" -v cpus="$(nproc)" 'BEGIN {
+  seq = b - a; cls = d - c
+  printf "class of %d probe labs (1 bootstrap + 1 master each, %s, %d cores): class up -> all verified %.1fs; %d sequential lab up + verify %.1fs; ratio %.2fx\n", n, acc, cpus, cls, n, seq, cls / seq }'

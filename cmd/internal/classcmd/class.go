@@ -1,0 +1,258 @@
+// Package classcmd is `bootlab class`: many isolated labs from one class
+// spec, built in parallel, looked at, reset and removed together.
+package classcmd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+
+	"github.com/spf13/cobra"
+
+	"github.com/bootlab/bootlab/cmd/internal/cmdutil"
+	"github.com/bootlab/bootlab/internal/status"
+	"github.com/bootlab/bootlab/lab"
+	"github.com/bootlab/bootlab/lab/class"
+	"github.com/bootlab/bootlab/lab/libvirt"
+)
+
+// DefaultClassFile is read when -f is not given and it exists.
+const DefaultClassFile = "class.yaml"
+
+// NewCmdClass builds the `class` command group.
+func NewCmdClass(f *cmdutil.Factory) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "class",
+		Short: "Many isolated labs from one class spec: one per learner, built in parallel",
+		Long: `A class spec (class.yaml) is a lab template, the learners and an address
+pool. bootlab makes one lab per learner, called <class>-<learner>, each on its
+own /24, bridge and load balancer address, checks all of them together against
+the host before creating anything, and builds them in parallel. Every lab is an
+ordinary lab: ` + "`bootlab lab ... --name <class>-<learner>`" + ` acts on it. See docs/class.md.`,
+		Args: cobra.ArbitraryArgs,
+		RunE: cmdutil.UnknownSubcommand,
+	}
+	cmd.AddCommand(
+		NewCmdConfig(f, nil),
+		NewCmdUp(f, nil),
+		NewCmdStatus(f, nil),
+		NewCmdVerify(f, nil),
+		NewCmdDown(f, nil),
+		NewCmdReset(f, nil),
+		NewCmdHandouts(f, nil),
+	)
+	return cmd
+}
+
+// ClassFlags say which class a command acts on: the class file, or (for
+// commands on a built class) its name.
+type ClassFlags struct {
+	File string
+	Name string
+	// needFile is set by the commands that read the spec (config, up).
+	needFile bool
+	cmd      *cobra.Command
+}
+
+func addClassFlags(cmd *cobra.Command, cf *ClassFlags, needFile bool) {
+	cf.cmd, cf.needFile = cmd, needFile
+	cmd.Flags().StringVarP(&cf.File, "file", "f", DefaultClassFile, "class spec file (YAML)")
+	if !needFile {
+		cmd.Flags().StringVar(&cf.Name, "name", "", "class name (instead of -f: the class's labs are found by their state)")
+	}
+}
+
+// Load reads the class spec file.
+func (cf *ClassFlags) Load() (*class.Spec, error) {
+	return class.Load(cf.File)
+}
+
+// ClassName is the class the flags name: --name, else the name in the file.
+func (cf *ClassFlags) ClassName() (string, error) {
+	if cf.Name != "" {
+		return cf.Name, nil
+	}
+	explicit := cf.cmd != nil && cf.cmd.Flags().Changed("file")
+	if _, err := os.Stat(cf.File); err != nil && !explicit {
+		return "", cmdutil.UsageErrorf("no class named: pass --name CLASS or -f CLASS.yaml (no ./%s here)", DefaultClassFile)
+	}
+	c, err := cf.Load()
+	if err != nil {
+		return "", err
+	}
+	if c.Name == "" {
+		return "", cmdutil.WithCode(cmdutil.ExitInvalid, fmt.Errorf("%s: name: missing: name the class", cf.File))
+	}
+	return c.Name, nil
+}
+
+// hostOf reads what a class is checked against: routes, the libvirt
+// networks of the template's daemon, the labs on this host, and (local
+// daemons only) memory and disk.
+func hostOf(ctx context.Context, f *cmdutil.Factory, uri string) (class.Host, error) {
+	var h class.Host
+	routes, err := lab.HostRoutes()
+	if err != nil {
+		return h, err
+	}
+	h.Routes = routes
+	if h.Labs, err = lab.FindLabs(lab.DefaultHome()); err != nil {
+		return h, err
+	}
+	conn, err := libvirt.Connect(ctx, uri, f.Log)
+	if err != nil {
+		return h, err
+	}
+	defer conn.Close()
+	if h.Networks, err = conn.Networks(ctx); err != nil {
+		return h, fmt.Errorf("list libvirt networks on %s: %w", uri, err)
+	}
+	if strings.HasPrefix(uri, "qemu:///") {
+		h.Capacity = func(poolDir string) (lab.HostCapacity, error) {
+			return lab.ReadHostCapacity(lab.HostFacts{}, poolDir)
+		}
+	}
+	return h, nil
+}
+
+// templateURI is the libvirt URI the class's labs use (the template's, or
+// the default).
+func templateURI(c *class.Spec) string {
+	s := &lab.Spec{}
+	if v, ok := c.Template["libvirt"].(map[string]any); ok {
+		if u, ok := v["uri"].(string); ok {
+			s.Libvirt.URI = u
+		}
+	}
+	s.Defaults()
+	return s.Libvirt.URI
+}
+
+// plan loads, expands and checks the class against this host.
+func plan(ctx context.Context, f *cmdutil.Factory, cf *ClassFlags) (*class.Plan, error) {
+	c, err := cf.Load()
+	if err != nil {
+		return nil, err
+	}
+	h, err := hostOf(ctx, f, templateURI(c))
+	if err != nil {
+		return nil, err
+	}
+	return class.Expand(c, cf.File, h)
+}
+
+// member is a lab of a built class, found by its state.
+type member struct {
+	Learner string
+	Spec    *lab.Spec
+	State   *lab.State
+	Dir     string
+}
+
+// members finds the labs whose state says they belong to class name,
+// sorted by lab name. A lab half built (no complete up) is named by its
+// directory, as `lab down --all` does.
+func members(name string) ([]member, error) {
+	labs, err := lab.FindLabs(lab.DefaultHome())
+	if err != nil {
+		return nil, err
+	}
+	var out []member
+	for _, l := range labs {
+		if l.State == nil || l.State.Class != name {
+			continue
+		}
+		spec := l.State.Spec
+		if spec == nil {
+			spec = &lab.Spec{Name: l.Name, LabDir: l.Dir}
+			spec.Defaults()
+		}
+		out = append(out, member{Learner: strings.TrimPrefix(l.Name, name+"-"), Spec: spec, State: l.State, Dir: l.Dir})
+	}
+	return out, nil
+}
+
+// noMembers is the error of a command on a class with no labs here.
+func noMembers(name string) error {
+	return cmdutil.WithCode(cmdutil.ExitNoLab, fmt.Errorf("class %s has no labs on this host (%s): `bootlab class up -f CLASS.yaml` builds them", name, filepath.Join(lab.DefaultHome(), "labs")))
+}
+
+// defaultParallel is how many labs class up builds at once: one per two
+// cores, at least two, at most four (TCG boots are CPU-bound; libvirt and
+// haproxy serialize the rest).
+func defaultParallel() int {
+	n := runtime.NumCPU() / 2
+	return max(2, min(n, 4))
+}
+
+// labFactory is f for one lab of a parallel run: its step lines are plain
+// lines prefixed with the lab's name, its logs carry the lab's name.
+func labFactory(f *cmdutil.Factory, name string, mu *sync.Mutex) *cmdutil.Factory {
+	lf := *f
+	lf.Log = f.Log.With("lab", name)
+	if f.Status.Discarding() {
+		return &lf
+	}
+	if f.JSONLogs {
+		lf.Status = status.NewJSON(&prefixWriter{w: f.Streams.ErrOut, mu: mu})
+		return &lf
+	}
+	lf.Status = status.New(&prefixWriter{w: f.Streams.ErrOut, mu: mu, prefix: "[" + name + "] "}, false)
+	return &lf
+}
+
+// prefixWriter writes whole lines, each with a prefix, under a shared lock,
+// so the lines of labs built at once do not interleave mid-line.
+type prefixWriter struct {
+	w      io.Writer
+	mu     *sync.Mutex
+	prefix string
+	buf    []byte
+}
+
+func (p *prefixWriter) Write(b []byte) (int, error) {
+	p.buf = append(p.buf, b...)
+	for {
+		i := strings.IndexByte(string(p.buf), '\n')
+		if i < 0 {
+			return len(b), nil
+		}
+		line := p.prefix + string(p.buf[:i+1])
+		p.buf = p.buf[i+1:]
+		p.mu.Lock()
+		_, err := io.WriteString(p.w, line)
+		p.mu.Unlock()
+		if err != nil {
+			return len(b), err
+		}
+	}
+}
+
+// exitFor is the error of a class operation from its results: nil when all
+// succeeded, else the summary (exit 1, or the one code every failure shares).
+func exitFor(verb string, rs []class.Result) error {
+	err := class.Summary(verb, rs)
+	if err == nil {
+		return nil
+	}
+	code := -1
+	for _, r := range class.Failed(rs) {
+		c := cmdutil.ExitError
+		var ec cmdutil.ExitCoder
+		if errors.As(r.Err, &ec) {
+			c = ec.ExitCode()
+		}
+		if code != -1 && c != code {
+			code = cmdutil.ExitError
+			break
+		}
+		code = c
+	}
+	return cmdutil.WithCode(code, err)
+}

@@ -1,0 +1,196 @@
+//go:build integration
+
+package classcmd
+
+import (
+	"bytes"
+	"context"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/bootlab/bootlab/cmd/internal/cmdutil"
+	"github.com/bootlab/bootlab/internal/status"
+	"github.com/bootlab/bootlab/lab"
+	"github.com/bootlab/bootlab/lab/libvirt"
+)
+
+// run executes a class subcommand against the real libvirtd's test:///default
+// driver and returns stdout, stderr and the error.
+func run(t *testing.T, args ...string) (string, string, error) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	f := &cmdutil.Factory{Streams: cmdutil.Streams{Out: &out, ErrOut: &errOut}, Status: status.New(&errOut, false), Log: slog.New(slog.DiscardHandler)}
+	cmd := NewCmdClass(f)
+	cmd.SetArgs(args)
+	cmd.SilenceUsage, cmd.SilenceErrors = true, true
+	err := cmd.ExecuteContext(context.Background())
+	return out.String(), errOut.String(), err
+}
+
+// classFile writes a class of two probe labs on test:///default with boot
+// files of their own (no probe image is built) and returns its path.
+func classFile(t *testing.T, extra string) string {
+	t.Helper()
+	dir := t.TempDir()
+	for _, f := range []string{"vmlinuz", "initrd"} {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, f), []byte("x"), 0o644))
+	}
+	spec := `name: it
+template:
+  profile: probe
+  accelerator: tcg
+  libvirt: {uri: "test:///default"}
+  image: {kernel: ` + filepath.Join(dir, "vmlinuz") + `, initrd: ` + filepath.Join(dir, "initrd") + `}
+  topology: {masters: 1, workers: 0}
+learners: [ann, ben]
+addressPool: 10.231.0.0/22
+` + extra
+	p := filepath.Join(dir, "class.yaml")
+	require.NoError(t, os.WriteFile(p, []byte(spec), 0o644))
+	return p
+}
+
+// class up builds every lab (recording the class), class down removes
+// them and spares a lab of no class on the same daemon.
+func TestClassUpDownSparesOtherLabs(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("BOOTLAB_HOME", home)
+	t.Setenv(cmdutil.EnvLab, "")
+	t.Chdir(t.TempDir())
+	ctx := context.Background()
+	conn, err := libvirt.Connect(ctx, "test:///default", nil)
+	require.NoError(t, err)
+	defer conn.Close()
+
+	// A lab of no class, built as lab up builds it.
+	solo := &lab.Spec{Name: "it-solo", Libvirt: lab.Libvirt{URI: "test:///default"}, Network: lab.Network{CIDR: "10.232.0.0/24"},
+		Topology: lab.Topology{Masters: 1}, Image: lab.Image{Kernel: "/k", Initrd: "/i"}}
+	solo.Defaults()
+	_, err = lab.Up(ctx, conn, solo, lab.UpOptions{Accelerator: lab.AccelTCG})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = lab.Down(ctx, conn, solo, lab.DownOptions{}) })
+
+	file := classFile(t, "")
+	out, _, err := run(t, "config", "-f", file)
+	require.NoError(t, err)
+	assert.Equal(t, 2, strings.Count(out, "kind: Lab"), out)
+	assert.Contains(t, out, "cidr: 10.231.0.0/24")
+	assert.Contains(t, out, "cidr: 10.231.1.0/24")
+
+	_, errOut, err := run(t, "up", "-f", file, "--no-preflight", "--parallel", "2")
+	require.NoError(t, err, errOut)
+	assert.Contains(t, errOut, "✓ up it-ann (learner ann)")
+	assert.Contains(t, errOut, "[it-ben] ")
+	for _, n := range []string{"it-ann", "it-ben"} {
+		st, err := lab.LoadState(filepath.Join(home, "labs", n))
+		require.NoError(t, err)
+		assert.Equal(t, "it", st.Class)
+		_, err = conn.LookupNetwork(ctx, "bootlab-"+n)
+		assert.NoError(t, err, "network of %s", n)
+	}
+	// Again: nothing to change, the labs keep their networks.
+	_, errOut, err = run(t, "up", "-f", file, "--no-preflight")
+	require.NoError(t, err, errOut)
+	assert.Contains(t, errOut, "nothing to change: lab it-ann already matches the spec")
+
+	out, _, err = run(t, "status", "--name", "it")
+	require.NoError(t, err)
+	assert.Contains(t, out, "ann      it-ann  10.231.0.0/24")
+
+	// reset without --to rebuilds one lab: a new identity, the same class
+	// and network; the other lab is not touched.
+	before, err := lab.LoadState(filepath.Join(home, "labs", "it-ann"))
+	require.NoError(t, err)
+	benBefore, err := lab.LoadState(filepath.Join(home, "labs", "it-ben"))
+	require.NoError(t, err)
+	_, errOut, err = run(t, "reset", "ann", "--name", "it")
+	require.NoError(t, err, errOut)
+	assert.Contains(t, errOut, "lab it-ann rebuilt")
+	after, err := lab.LoadState(filepath.Join(home, "labs", "it-ann"))
+	require.NoError(t, err)
+	assert.NotEqual(t, before.UUID, after.UUID, "down then up makes the lab anew")
+	assert.Equal(t, "it", after.Class)
+	assert.Equal(t, before.Spec.Network.CIDR, after.Spec.Network.CIDR)
+	benAfter, err := lab.LoadState(filepath.Join(home, "labs", "it-ben"))
+	require.NoError(t, err)
+	assert.Equal(t, benBefore.UUID, benAfter.UUID, "the other lab is untouched")
+	_, _, err = run(t, "reset", "zed", "--name", "it")
+	assert.ErrorContains(t, err, `class it has no lab of learner "zed" (learners with a lab: [ann ben])`)
+
+	// A learner's stage records go with the class (lab down keeps them).
+	ann := filepath.Join(home, "labs", "it-ann", "stages")
+	require.NoError(t, os.MkdirAll(ann, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(ann, "records.jsonl"), []byte("{}\n"), 0o644))
+	_, errOut, err = run(t, "down", "-f", file)
+	require.NoError(t, err, errOut)
+	for _, n := range []string{"it-ann", "it-ben"} {
+		_, err = conn.LookupNetwork(ctx, "bootlab-"+n)
+		assert.Error(t, err, "network of %s removed", n)
+		assert.NoDirExists(t, filepath.Join(home, "labs", n))
+	}
+	_, err = conn.LookupNetwork(ctx, solo.NetworkName())
+	assert.NoError(t, err, "the lab of no class is spared")
+	assert.DirExists(t, solo.LabDir)
+	assert.NoDirExists(t, filepath.Join(home, "classes", "it"))
+}
+
+// A class whose override takes another lab's network is refused before
+// anything is created, naming the field and the lab (exit 3).
+func TestClassUpRefusesClashBeforeCreating(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("BOOTLAB_HOME", home)
+	t.Chdir(t.TempDir())
+	other := &lab.Spec{Name: "it-other", Libvirt: lab.Libvirt{URI: "test:///default"}, Network: lab.Network{CIDR: "10.233.0.0/24"}}
+	other.Defaults()
+	require.NoError(t, (&lab.State{Name: other.Name, UUID: "u", Spec: other}).Save(other.LabDir))
+
+	file := classFile(t, "overrides:\n  ben:\n    network: {cidr: 10.233.0.0/24}\n")
+	_, _, err := run(t, "up", "-f", file, "--no-preflight")
+	require.Error(t, err)
+	assert.Equal(t, file+": overrides.ben.network.cidr: 10.233.0.0/24 overlaps lab it-other (10.233.0.0/24): choose a free range", err.Error())
+	var ec cmdutil.ExitCoder
+	require.ErrorAs(t, err, &ec)
+	assert.Equal(t, cmdutil.ExitInvalid, ec.ExitCode())
+	assert.NoDirExists(t, filepath.Join(home, "labs", "it-ann"), "nothing was created")
+}
+
+// One lab's failure does not stop the others: the summary names the lab
+// and why, the exit is non-zero, and class down still removes the failed
+// lab (its state named the class before anything was made).
+func TestClassUpOneLabFails(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("BOOTLAB_HOME", home)
+	t.Chdir(t.TempDir())
+	ctx := context.Background()
+	conn, err := libvirt.Connect(ctx, "test:///default", nil)
+	require.NoError(t, err)
+	defer conn.Close()
+	// A network that is not bootlab's holds ben's lab network name.
+	_, err = conn.DefineNetwork(ctx, `<network><name>bootlab-it-ben</name><bridge name="itforeign0"/><ip address="10.234.0.1" netmask="255.255.255.0"/></network>`)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = conn.UndefineNetwork(ctx, "bootlab-it-ben") })
+
+	file := classFile(t, "")
+	_, errOut, err := run(t, "up", "-f", file, "--no-preflight")
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "class up failed for 1 of 2 labs:\n  it-ben (learner ben): ")
+	assert.Contains(t, errOut, "✓ up it-ann (learner ann)")
+	assert.Contains(t, errOut, "✗ up it-ben (learner ben)")
+	st, err := lab.LoadState(filepath.Join(home, "labs", "it-ben"))
+	require.NoError(t, err)
+	assert.Equal(t, "it", st.Class)
+	assert.Nil(t, st.Spec, "the failed lab records no spec")
+
+	_, errOut, err = run(t, "down", "--name", "it")
+	require.NoError(t, err, errOut)
+	assert.NoDirExists(t, filepath.Join(home, "labs", "it-ann"))
+	assert.NoDirExists(t, filepath.Join(home, "labs", "it-ben"))
+	_, err = conn.LookupNetwork(ctx, "bootlab-it-ben")
+	assert.NoError(t, err, "the network that was not the lab's is spared")
+}

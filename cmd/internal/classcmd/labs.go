@@ -1,0 +1,367 @@
+package classcmd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/bootlab/bootlab/cmd/internal/cmdutil"
+	"github.com/bootlab/bootlab/lab"
+	"github.com/bootlab/bootlab/lab/class"
+	"github.com/bootlab/bootlab/lab/libvirt"
+	"github.com/bootlab/bootlab/lab/verify"
+)
+
+// LabsOptions are the options of the commands over a built class's labs
+// (verify, down).
+type LabsOptions struct {
+	Class    ClassFlags
+	Parallel int
+	Timeout  time.Duration
+}
+
+// NewCmdVerify builds `class verify`.
+func NewCmdVerify(f *cmdutil.Factory, runF func(*LabsOptions) error) *cobra.Command {
+	opts := &LabsOptions{}
+	cmd := &cobra.Command{
+		Use:   "verify",
+		Short: "Run lab verify on every lab of the class; one line per lab",
+		Long: `Run ` + "`bootlab lab verify`" + `'s checks on every lab of the class, --parallel at a
+time, and print one line per lab. The result is kept as lab verify keeps it,
+for class status. Exit code 4 when a lab's check failed
+(` + "`bootlab lab verify --name LAB`" + ` shows which and how to fix it).`,
+		Args: cmdutil.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if opts.Parallel < 1 {
+				return cmdutil.UsageErrorf("--parallel %d: verify at least one lab at a time", opts.Parallel)
+			}
+			if runF != nil {
+				return runF(opts)
+			}
+			return runVerify(cmd.Context(), f, opts)
+		},
+	}
+	addClassFlags(cmd, &opts.Class, false)
+	cmd.Flags().IntVar(&opts.Parallel, "parallel", defaultParallel(), "verify at most this many labs at once")
+	cmd.Flags().DurationVar(&opts.Timeout, "timeout", 3*time.Minute, "wait at most this long for each lab's checks to pass")
+	return cmd
+}
+
+// builtLabs is the class's labs as class.Labs, for class.Each.
+func builtLabs(ms []member) []class.Lab {
+	out := make([]class.Lab, len(ms))
+	for i, m := range ms {
+		out[i] = class.Lab{Learner: m.Learner, Spec: m.Spec, Built: m.State.Spec != nil}
+	}
+	return out
+}
+
+func runVerify(ctx context.Context, f *cmdutil.Factory, opts *LabsOptions) error {
+	name, err := opts.Class.ClassName()
+	if err != nil {
+		return err
+	}
+	ms, err := members(name)
+	if err != nil {
+		return err
+	}
+	if len(ms) == 0 {
+		return noMembers(name)
+	}
+	var mu sync.Mutex
+	rs := class.Each(ctx, builtLabs(ms), opts.Parallel, func(ctx context.Context, l class.Lab) error {
+		lf := labFactory(f, l.Spec.Name, &mu)
+		return verifyLab(ctx, lf, l.Spec, opts.Timeout)
+	})
+	printResults(f, "verify", rs)
+	return exitFor("class verify", rs)
+}
+
+// verifyLab is `lab verify` of one built lab: node states first, then the checks.
+func verifyLab(ctx context.Context, f *cmdutil.Factory, spec *lab.Spec, timeout time.Duration) error {
+	_, st, err := lab.Resolve(spec)
+	if err != nil {
+		return err
+	}
+	if st == nil || st.Spec == nil {
+		return cmdutil.WithCode(cmdutil.ExitNoLab, fmt.Errorf("lab %s is not up (no complete up recorded): run `bootlab class up` first", spec.Name))
+	}
+	vopts := verify.Options{Timeout: timeout, Log: f.Log, Status: f.Status, Accelerator: st.Accelerator}
+	conn, err := libvirt.Connect(ctx, spec.Libvirt.URI, f.Log)
+	if err != nil {
+		return err
+	}
+	ls, err := lab.Inspect(ctx, conn, spec)
+	conn.Close()
+	if err != nil {
+		return err
+	}
+	vopts.Nodes = map[string]verify.NodeVM{}
+	for _, n := range ls.Nodes {
+		vopts.Nodes[n.Name] = verify.NodeVM{State: n.State, Since: n.Since}
+	}
+	res, err := verify.Run(ctx, spec, st, vopts)
+	if err != nil {
+		return err
+	}
+	if failed := res.Failed(); len(failed) > 0 {
+		return cmdutil.WithCode(cmdutil.ExitCheckFailed, fmt.Errorf("%d of %d checks failed (first: %s %s: %s): `bootlab lab verify --name %s`", len(failed), len(res.Checks), failed[0].Group, failed[0].Name, failed[0].Detail, spec.Name))
+	}
+	f.Status.Infof("all %d checks passed", len(res.Checks))
+	return nil
+}
+
+// NewCmdDown builds `class down`.
+func NewCmdDown(f *cmdutil.Factory, runF func(*LabsOptions) error) *cobra.Command {
+	opts := &LabsOptions{}
+	cmd := &cobra.Command{
+		Use:   "down",
+		Short: "Remove every lab of the class, and nothing else",
+		Long: `Remove every lab whose state says it belongs to the class, each exactly as
+` + "`bootlab lab down`" + ` would (its VMs, load balancer, pool, network, checkpoints and
+files, and its stage logs, which lab down keeps), then the class's handouts.
+Labs of other classes, labs of no class and
+libvirt objects bootlab did not make are never touched.`,
+		Args: cmdutil.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if opts.Parallel < 1 {
+				return cmdutil.UsageErrorf("--parallel %d: remove at least one lab at a time", opts.Parallel)
+			}
+			if runF != nil {
+				return runF(opts)
+			}
+			return runDown(cmd.Context(), f, opts)
+		},
+	}
+	addClassFlags(cmd, &opts.Class, false)
+	cmd.Flags().IntVar(&opts.Parallel, "parallel", defaultParallel(), "remove at most this many labs at once")
+	return cmd
+}
+
+func runDown(ctx context.Context, f *cmdutil.Factory, opts *LabsOptions) error {
+	name, err := opts.Class.ClassName()
+	if err != nil {
+		return err
+	}
+	ms, err := members(name)
+	if err != nil {
+		return err
+	}
+	dir := class.Dir(lab.DefaultHome(), name)
+	if len(ms) == 0 {
+		if err := removeClassDir(dir); err != nil {
+			return err
+		}
+		f.Status.Infof("nothing to delete: class %s has no labs on this host", name)
+		return nil
+	}
+	var mu sync.Mutex
+	rs := class.Each(ctx, builtLabs(ms), opts.Parallel, func(ctx context.Context, l class.Lab) error {
+		lf := labFactory(f, l.Spec.Name, &mu)
+		return downLab(ctx, lf, l.Spec)
+	})
+	printResults(f, "down", rs)
+	if err := exitFor("class down", rs); err != nil {
+		return err
+	}
+	if err := removeClassDir(dir); err != nil {
+		return err
+	}
+	f.Status.Infof("class %s deleted: %d labs", name, len(rs))
+	return nil
+}
+
+// downLab is `lab down` of one lab of the class.
+func downLab(ctx context.Context, f *cmdutil.Factory, spec *lab.Spec) error {
+	conn, err := libvirt.Connect(ctx, spec.Libvirt.URI, f.Log)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	if err := lab.Down(ctx, conn, spec, lab.DownOptions{Log: f.Log, Status: f.Status}); err != nil {
+		return err
+	}
+	// lab down keeps a lab's stage logs; the class's labs go with the
+	// class, so their records go too, and the directory when it is empty.
+	if err := os.RemoveAll(spec.StageLogDir()); err != nil {
+		return fmt.Errorf("remove the stage logs of lab %s: %w", spec.Name, err)
+	}
+	if entries, err := os.ReadDir(spec.LabDir); err == nil && len(entries) == 0 {
+		_ = os.Remove(spec.LabDir)
+	}
+	return nil
+}
+
+// removeClassDir removes the class's own directory (handouts), which holds
+// copies of lab keys: nothing of it may outlive the labs.
+func removeClassDir(dir string) error {
+	if err := os.RemoveAll(dir); err != nil {
+		return fmt.Errorf("remove the class directory %s: %w", dir, err)
+	}
+	return nil
+}
+
+// ResetOptions are the options of `class reset`.
+type ResetOptions struct {
+	Class   ClassFlags
+	Learner string
+	To      string
+}
+
+// NewCmdReset builds `class reset LEARNER`.
+func NewCmdReset(f *cmdutil.Factory, runF func(*ResetOptions) error) *cobra.Command {
+	opts := &ResetOptions{}
+	cmd := &cobra.Command{
+		Use:   "reset LEARNER",
+		Short: "Put one learner's lab back: to a checkpoint (--to), or rebuilt",
+		Long: `Put one learner's lab back where the exercise started.
+
+With --to CHECKPOINT the lab's checkpoint is restored (` + "`bootlab lab checkpoint restore`" + `):
+disks, node states, stage records and the load balancer as they were.
+Without --to the lab is rebuilt from its spec: removed, then built again
+(the other labs of the class are not touched either way).`,
+		Args: cmdutil.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Learner = args[0]
+			if opts.To != "" {
+				if err := lab.ValidateCheckpointName(opts.To); err != nil {
+					return cmdutil.UsageErrorf("--to: %v", err)
+				}
+			}
+			if runF != nil {
+				return runF(opts)
+			}
+			return runReset(cmd.Context(), f, opts)
+		},
+	}
+	addClassFlags(cmd, &opts.Class, false)
+	cmd.Flags().StringVar(&opts.To, "to", "", "restore this checkpoint instead of rebuilding the lab")
+	return cmd
+}
+
+func runReset(ctx context.Context, f *cmdutil.Factory, opts *ResetOptions) error {
+	name, err := opts.Class.ClassName()
+	if err != nil {
+		return err
+	}
+	ms, err := members(name)
+	if err != nil {
+		return err
+	}
+	var m *member
+	var learners []string
+	for i := range ms {
+		learners = append(learners, ms[i].Learner)
+		if ms[i].Learner == opts.Learner {
+			m = &ms[i]
+		}
+	}
+	if m == nil {
+		return cmdutil.WithCode(cmdutil.ExitNoLab, fmt.Errorf("class %s has no lab of learner %q (learners with a lab: %v)", name, opts.Learner, learners))
+	}
+	if m.State.Spec == nil {
+		return cmdutil.WithCode(cmdutil.ExitNoLab, fmt.Errorf("lab %s was never completely built: `bootlab class up` builds it", m.Spec.Name))
+	}
+	conn, err := libvirt.Connect(ctx, m.Spec.Libvirt.URI, f.Log)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	start := time.Now()
+	if opts.To != "" {
+		f.Status.Start("Restoring checkpoint %s of lab %s", opts.To, m.Spec.Name)
+		cp, err := lab.RestoreCheckpoint(ctx, conn, m.Spec, opts.To, lab.RestoreOptions{Log: f.Log})
+		if err != nil {
+			f.Status.End(false)
+			return err
+		}
+		f.Status.EndDetail(true, fmt.Sprintf("%d nodes, %.1fs", len(cp.Nodes), time.Since(start).Seconds()))
+		return nil
+	}
+	// Rebuild from the spec as built: down removes the lab directory, and
+	// the build makes its key, CA and boot files again as for a new lab.
+	spec := *m.Spec
+	if err := lab.Down(ctx, conn, &spec, lab.DownOptions{Log: f.Log, Status: f.Status}); err != nil {
+		return err
+	}
+	accel := m.State.Accelerator
+	if accel == "" {
+		a, _, err := lab.ChooseAccelerator(ctx, &spec, conn, f.Log)
+		if err != nil {
+			return err
+		}
+		accel = a
+	}
+	var prep sync.Mutex
+	if err := buildLab(ctx, f, &spec, accel, name, &prep); err != nil {
+		return err
+	}
+	if err := writeHandout(name, m.Learner, &spec); err != nil {
+		return err
+	}
+	f.Status.Infof("lab %s rebuilt in %s", spec.Name, time.Since(start).Round(time.Second))
+	return nil
+}
+
+// HandoutsOptions are the options of `class handouts`.
+type HandoutsOptions struct {
+	Class ClassFlags
+	Dir   string
+}
+
+// NewCmdHandouts builds `class handouts DIR`.
+func NewCmdHandouts(f *cmdutil.Factory, runF func(*HandoutsOptions) error) *cobra.Command {
+	opts := &HandoutsOptions{}
+	cmd := &cobra.Command{
+		Use:   "handouts DIR",
+		Short: "Write one handout directory per learner into DIR",
+		Long: `Write DIR/<learner>/ for every lab of the class: the lab's spec as built, its
+SSH key (0600), its addresses, the kubeconfig when the lab has one, and a
+README with the exact commands for that lab. class up writes the same into
+<bootlab home>/classes/<class>/handouts.`,
+		Args: cmdutil.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Dir = args[0]
+			if runF != nil {
+				return runF(opts)
+			}
+			return runHandouts(f, opts)
+		},
+	}
+	addClassFlags(cmd, &opts.Class, false)
+	return cmd
+}
+
+func runHandouts(f *cmdutil.Factory, opts *HandoutsOptions) error {
+	name, err := opts.Class.ClassName()
+	if err != nil {
+		return err
+	}
+	ms, err := members(name)
+	if err != nil {
+		return err
+	}
+	if len(ms) == 0 {
+		return noMembers(name)
+	}
+	var errs []error
+	for _, m := range ms {
+		if m.State.Spec == nil {
+			errs = append(errs, fmt.Errorf("lab %s was never completely built: no handout", m.Spec.Name))
+			continue
+		}
+		dir := filepath.Join(opts.Dir, m.Learner)
+		if err := class.WriteHandout(dir, name, m.Learner, m.Spec); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		fmt.Fprintln(f.Streams.Out, dir)
+	}
+	return errors.Join(errs...)
+}

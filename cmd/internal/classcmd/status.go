@@ -1,0 +1,150 @@
+package classcmd
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/bootlab/bootlab/cmd/internal/cmdutil"
+	"github.com/bootlab/bootlab/internal/dashboard"
+	"github.com/bootlab/bootlab/lab"
+	"github.com/bootlab/bootlab/lab/libvirt"
+	"github.com/bootlab/bootlab/stages"
+)
+
+// StatusOptions are the options of `class status`.
+type StatusOptions struct {
+	Class  ClassFlags
+	Output string
+}
+
+// ClassStatus is `class status -o json`.
+type ClassStatus struct {
+	Class string      `json:"class"`
+	Labs  []LabStatus `json:"labs"`
+}
+
+// LabStatus is one learner's line of `class status`.
+type LabStatus struct {
+	Learner    string `json:"learner"`
+	Lab        string `json:"lab"`
+	CIDR       string `json:"cidr"`
+	NodesUp    int    `json:"nodesUp"`
+	NodesTotal int    `json:"nodesTotal"`
+	// Verify is the last `lab verify` (or `class verify`) result, if any.
+	Verify *lab.VerifyRecord `json:"verify,omitempty"`
+	// Stage is the highest stage done on a rehearsal or manual-bootstrap
+	// lab ("07 etcd-bootstrap"), "" when none ran.
+	Stage string `json:"stage,omitempty"`
+	// Checkpoint is the last checkpoint restored, if any.
+	Restored string `json:"restored,omitempty"`
+	Error    string `json:"error,omitempty"`
+}
+
+// NewCmdStatus builds `class status`.
+func NewCmdStatus(f *cmdutil.Factory, runF func(*StatusOptions) error) *cobra.Command {
+	opts := &StatusOptions{}
+	cmd := &cobra.Command{
+		Use:   "status",
+		Short: "One line per learner: nodes up, last verify result, stage reached",
+		Args:  cmdutil.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := cmdutil.OutputFlag(opts.Output, "table", "json"); err != nil {
+				return err
+			}
+			if runF != nil {
+				return runF(opts)
+			}
+			return runStatus(cmd.Context(), f, opts)
+		},
+	}
+	addClassFlags(cmd, &opts.Class, false)
+	cmd.Flags().StringVarP(&opts.Output, "output", "o", "table", "output format: table or json")
+	return cmd
+}
+
+func runStatus(ctx context.Context, f *cmdutil.Factory, opts *StatusOptions) error {
+	name, err := opts.Class.ClassName()
+	if err != nil {
+		return err
+	}
+	ms, err := members(name)
+	if err != nil {
+		return err
+	}
+	if len(ms) == 0 {
+		return noMembers(name)
+	}
+	doc := ClassStatus{Class: name, Labs: []LabStatus{}}
+	conns := map[string]*libvirt.Conn{}
+	defer func() {
+		for _, c := range conns {
+			c.Close()
+		}
+	}()
+	for _, m := range ms {
+		ls := LabStatus{Learner: m.Learner, Lab: m.Spec.Name, CIDR: m.Spec.Network.CIDR, NodesTotal: len(m.Spec.Nodes)}
+		if m.State.Restored != nil {
+			ls.Restored = m.State.Restored.Checkpoint
+		}
+		ls.Verify, _ = lab.LoadVerifyRecord(m.Dir)
+		ls.Stage = stageReached(m.Spec)
+		conn, ok := conns[m.Spec.Libvirt.URI]
+		if !ok {
+			c, err := libvirt.Connect(ctx, m.Spec.Libvirt.URI, f.Log)
+			if err != nil {
+				ls.Error = err.Error()
+				doc.Labs = append(doc.Labs, ls)
+				continue
+			}
+			conns[m.Spec.Libvirt.URI], conn = c, c
+		}
+		st, err := lab.Inspect(ctx, conn, m.Spec)
+		if err != nil {
+			ls.Error = err.Error()
+		} else {
+			for _, n := range st.Nodes {
+				if n.State == "running" {
+					ls.NodesUp++
+				}
+			}
+		}
+		doc.Labs = append(doc.Labs, ls)
+	}
+	if opts.Output == "json" {
+		return cmdutil.WriteJSON(f.Streams.Out, "ClassStatus", doc)
+	}
+	w := tabwriter.NewWriter(f.Streams.Out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(w, "LEARNER\tLAB\tNETWORK\tNODES UP\tLAST VERIFY\tSTAGE")
+	for _, l := range doc.Labs {
+		stage := l.Stage
+		if stage == "" {
+			stage = "-"
+		}
+		verify := l.Verify.Summary()
+		if l.Error != "" {
+			verify += " (" + l.Error + ")"
+		}
+		fmt.Fprintf(w, "%s\t%s\t%s\t%d/%d\t%s\t%s\n", l.Learner, l.Lab, l.CIDR, l.NodesUp, l.NodesTotal, verify, stage)
+	}
+	return w.Flush()
+}
+
+// stageReached is the highest stage done in the lab's stage records.
+func stageReached(s *lab.Spec) string {
+	data, err := os.ReadFile(filepath.Join(s.StageLogDir(), stages.RecordsFile))
+	if err != nil {
+		return ""
+	}
+	reached := ""
+	for _, sv := range dashboard.StagesFromRecords(data) {
+		if sv.State == dashboard.StageDone {
+			reached = fmt.Sprintf("%02d %s", sv.Number, sv.Slug)
+		}
+	}
+	return reached
+}

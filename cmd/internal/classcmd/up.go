@@ -1,0 +1,280 @@
+package classcmd
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/bootlab/bootlab/cmd/internal/cmdutil"
+	"github.com/bootlab/bootlab/lab"
+	"github.com/bootlab/bootlab/lab/class"
+	"github.com/bootlab/bootlab/lab/libvirt"
+	"github.com/bootlab/bootlab/lab/probe"
+)
+
+// UpOptions are the options of `class up`.
+type UpOptions struct {
+	Class       ClassFlags
+	Parallel    int
+	NoPreflight bool
+	Output      string
+}
+
+// ClassUpResult is `class up -o json`: what happened to each lab.
+type ClassUpResult struct {
+	Class   string         `json:"class"`
+	Seconds float64        `json:"seconds"`
+	Labs    []class.Result `json:"labs"`
+}
+
+// NewCmdUp builds `class up`.
+func NewCmdUp(f *cmdutil.Factory, runF func(*UpOptions) error) *cobra.Command {
+	opts := &UpOptions{}
+	cmd := &cobra.Command{
+		Use:   "up",
+		Short: "Check the whole class, then build every learner's lab in parallel (idempotent)",
+		Long: `Build one lab per learner, as ` + "`bootlab lab up`" + ` builds a lab.
+
+First the whole class is checked, before anything is created: each lab's spec,
+distinct names, networks, bridges, MACs and load balancer addresses, no overlap
+with host routes, libvirt networks or other labs, and memory and disk for every
+lab still to build (when they do not fit, the error says how many do). Then
+the host is checked once (preflight of the first lab), the probe image is made
+once for all labs, and the labs are built --parallel at a time. One lab's
+failure does not stop the others: the summary names each failed lab and why,
+and the exit code is non-zero. Running it again resumes, like lab up.
+
+Each learner's handout (spec, SSH key, addresses, README with the commands for
+their lab) is written to <bootlab home>/classes/<class>/handouts/<learner>.`,
+		Args: cmdutil.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := cmdutil.OutputFlag(opts.Output, "table", "json"); err != nil {
+				return err
+			}
+			if opts.Parallel < 1 {
+				return cmdutil.UsageErrorf("--parallel %d: build at least one lab at a time", opts.Parallel)
+			}
+			if runF != nil {
+				return runF(opts)
+			}
+			return runUp(cmd.Context(), f, opts)
+		},
+	}
+	addClassFlags(cmd, &opts.Class, true)
+	cmd.Flags().IntVar(&opts.Parallel, "parallel", defaultParallel(), "build at most this many labs at once")
+	cmd.Flags().BoolVar(&opts.NoPreflight, "no-preflight", false, "skip the host checks (the class checks and the accelerator choice still run)")
+	cmd.Flags().StringVarP(&opts.Output, "output", "o", "table", "summary format: table or json")
+	return cmd
+}
+
+func runUp(ctx context.Context, f *cmdutil.Factory, opts *UpOptions) error {
+	start := time.Now()
+	f.Status.Start("Checking class %s", opts.Class.File)
+	p, err := plan(ctx, f, &opts.Class)
+	if err != nil {
+		f.Status.End(false)
+		return err
+	}
+	f.Status.EndDetail(true, fmt.Sprintf("%d labs", len(p.Labs)))
+	for _, l := range p.Labs {
+		for _, w := range l.Spec.Warnings() {
+			f.Say("warn", "lab %s: %s", l.Spec.Name, w)
+		}
+	}
+	accel, err := prepareClass(ctx, f, p, opts.NoPreflight)
+	if err != nil {
+		return err
+	}
+	var mu sync.Mutex   // stderr lines
+	var prep sync.Mutex // the preparers share the cache and the tools
+	rs := class.Each(ctx, p.Labs, opts.Parallel, func(ctx context.Context, l class.Lab) error {
+		lf := labFactory(f, l.Spec.Name, &mu)
+		if err := buildLab(ctx, lf, l.Spec, accel, p.Class.Name, &prep); err != nil {
+			return err
+		}
+		return writeHandout(p.Class.Name, l.Learner, l.Spec)
+	})
+	if opts.Output == "json" {
+		if err := cmdutil.WriteJSON(f.Streams.Out, "ClassUpResult", ClassUpResult{Class: p.Class.Name, Seconds: time.Since(start).Round(100 * time.Millisecond).Seconds(), Labs: rs}); err != nil {
+			return err
+		}
+	} else {
+		printResults(f, "up", rs)
+	}
+	if err := exitFor("class up", rs); err != nil {
+		return err
+	}
+	f.Status.Infof("class %s is up: %d labs in %s; handouts in %s; next: `bootlab class verify --name %s`, `bootlab class status --name %s`",
+		p.Class.Name, len(rs), time.Since(start).Round(time.Second), filepath.Join(class.Dir(lab.DefaultHome(), p.Class.Name), "handouts"), p.Class.Name, p.Class.Name)
+	return nil
+}
+
+// prepareClass does once what every lab's up would do alone: preflight of
+// the first lab still to build (tools, libvirt, KVM), the probe image
+// shared by every probe lab, and the accelerator.
+func prepareClass(ctx context.Context, f *cmdutil.Factory, p *class.Plan, noPreflight bool) (lab.Accelerator, error) {
+	first := p.Labs[0].Spec
+	for _, l := range p.Labs {
+		if !l.Built {
+			first = l.Spec
+			break
+		}
+	}
+	var accel lab.Accelerator
+	if first.Accelerator != lab.AccelAuto {
+		accel = first.Accelerator
+	}
+	conn, connErr := libvirt.Connect(ctx, first.Libvirt.URI, f.Log)
+	if connErr == nil {
+		defer conn.Close()
+	}
+	if !noPreflight {
+		var host lab.HostInfo
+		if conn != nil {
+			host = conn
+		}
+		report, err := lab.Preflight(ctx, first, host, lab.PreflightOptions{Log: f.Log, Status: f.Status, ConnectError: connErr,
+			Facts: lab.HostFacts{SpareKernel: probe.CachedKernel(probe.DefaultCacheDir())}})
+		if err != nil {
+			return "", err
+		}
+		if err := report.Err(); err != nil {
+			return "", err
+		}
+		if !strings.HasPrefix(report.AcceleratorReason, lab.NoProofKernel) {
+			accel = report.Accelerator
+		}
+	}
+	if connErr != nil {
+		return "", connErr
+	}
+	if err := shareProbeImage(ctx, f, p); err != nil {
+		return "", err
+	}
+	if accel == "" {
+		a, why, err := lab.ChooseAccelerator(ctx, first, conn, f.Log)
+		if err != nil {
+			return "", cmdutil.WithCode(cmdutil.ExitInvalid, err)
+		}
+		accel = a
+		f.Status.Infof("accelerator: %s (%s)", accel, why)
+	}
+	return accel, nil
+}
+
+// shareProbeImage builds (or finds) the probe image once and gives it to
+// every probe lab that has no image of its own, so parallel builds do not
+// each build it; with a rehearsal lab in the class, the rehearsal initrd too.
+func shareProbeImage(ctx context.Context, f *cmdutil.Factory, p *class.Plan) error {
+	var need []*lab.Spec
+	rehearsal := false
+	for _, l := range p.Labs {
+		s := l.Spec
+		if s.Profile != lab.ProfileProbe || s.Image.Kernel != "" && s.Image.Initrd != "" {
+			continue
+		}
+		need = append(need, s)
+		rehearsal = rehearsal || s.Rehearsal()
+	}
+	if len(need) == 0 {
+		return nil
+	}
+	f.Status.Start("Preparing the probe image for %d labs", len(need))
+	img, _, err := cmdutil.EnsureProbeImage(ctx, f, "", "", rehearsal)
+	if err != nil {
+		f.Status.End(false)
+		return err
+	}
+	f.Status.End(true)
+	for _, s := range need {
+		s.Image.Kernel, s.Image.Initrd = img.Kernel, img.Initrd
+		if s.Rehearsal() {
+			s.Image.RehearsalInitrd = img.RehearsalInitrd
+		}
+		if s.Image.Cmdline == "" {
+			s.Image.Cmdline = img.Cmdline
+		}
+		if s.Image.Path == "" {
+			s.Image.Path = img.BaseDisk
+		}
+	}
+	return nil
+}
+
+// buildLab is `lab up` of one lab of the class, with the same library
+// calls: lab key, the profile's boot files, then lab.Up, recording the
+// class in the lab's state.
+func buildLab(ctx context.Context, f *cmdutil.Factory, spec *lab.Spec, accel lab.Accelerator, className string, prep *sync.Mutex) error {
+	_, st, err := lab.Resolve(spec)
+	if err != nil {
+		return err
+	}
+	if st == nil {
+		// The class is recorded before the key and boot files are written
+		// into the lab directory, so class down finds a lab whose build
+		// failed before lab.Up (which records the rest of its identity).
+		if err := (&lab.State{Name: spec.Name, Class: className}).Save(spec.LabDir); err != nil {
+			return err
+		}
+	}
+	conn, err := libvirt.Connect(ctx, spec.Libvirt.URI, f.Log)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	f.Status.Start("Creating the lab SSH key")
+	if err := lab.EnsureSSHKey(spec); err != nil {
+		f.Status.End(false)
+		return err
+	}
+	f.Status.End(true)
+	prep.Lock()
+	err = cmdutil.Prepare(ctx, f, spec)
+	prep.Unlock()
+	if err != nil {
+		return fmt.Errorf("prepare %s nodes: %w", spec.Profile, err)
+	}
+	if err := cmdutil.CheckBootFiles(spec); err != nil {
+		return err
+	}
+	upOpts := lab.UpOptions{Log: f.Log, Status: f.Status, Accelerator: accel, Class: className}
+	if spec.Profile == lab.ProfileOpenShift {
+		// As lab up: real workers boot once the masters serve their config.
+		upOpts.DeferRoles = []lab.Role{lab.RoleWorker}
+	}
+	res, err := lab.Up(ctx, conn, spec, upOpts)
+	if err != nil {
+		return err
+	}
+	if !res.Changed {
+		f.Status.Infof("nothing to change: lab %s already matches the spec", spec.Name)
+	}
+	return nil
+}
+
+// writeHandout writes learner's handout from the lab as built.
+func writeHandout(className, learner string, spec *lab.Spec) error {
+	built, _, err := lab.Resolve(spec)
+	if err != nil {
+		return err
+	}
+	dir := filepath.Join(class.Dir(lab.DefaultHome(), className), "handouts", learner)
+	return class.WriteHandout(dir, className, learner, built)
+}
+
+// printResults prints one line per lab of a class operation on stderr
+// (people), ✓ or ✗ with the reason; -q leaves only the error summary.
+func printResults(f *cmdutil.Factory, verb string, rs []class.Result) {
+	for _, r := range rs {
+		if r.Err != nil {
+			f.Status.Infof("✗ %s %s (learner %s): %s", verb, r.Lab, r.Learner, r.Error)
+			continue
+		}
+		f.Status.Infof("✓ %s %s (learner %s) in %.1fs", verb, r.Lab, r.Learner, r.Seconds)
+	}
+}

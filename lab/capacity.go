@@ -1,0 +1,56 @@
+package lab
+
+import "os"
+
+// Needs is what one lab takes from the host, by the same rules as the
+// memory and disk checks of preflight: every node's memory, and in its pool
+// the base image plus each overlay's expected growth.
+type Needs struct {
+	MemoryBytes uint64
+	DiskBytes   uint64
+}
+
+// LabNeeds is what lab s needs of the host (a class sums it over its labs).
+func LabNeeds(s *Spec) Needs {
+	var n Needs
+	for _, node := range s.Nodes {
+		n.MemoryBytes += uint64(node.MemoryMiB) * mib
+	}
+	n.DiskBytes = uint64(len(s.Nodes)) * overlayGrowth(s.Profile)
+	if s.Image.Path != "" {
+		if fi, err := os.Stat(s.Image.Path); err == nil {
+			n.DiskBytes += uint64(fi.Size())
+		}
+	} else if s.Profile == ProfileOpenShift {
+		n.DiskBytes += baseImageEstimate
+	}
+	return n
+}
+
+// HostCapacity is what the host offers labs: memory available now and the
+// free space of the filesystem a pool directory would be made on.
+type HostCapacity struct {
+	MemoryBytes uint64
+	DiskBytes   uint64
+	// DiskDir is the existing directory whose filesystem DiskBytes is of.
+	DiskDir string
+}
+
+// ReadHostCapacity reads the host's available memory and the free space
+// under poolDir (its nearest existing parent), through h (zero: the real host).
+func ReadHostCapacity(h HostFacts, poolDir string) (HostCapacity, error) {
+	h = h.withDefaults()
+	mem, err := memAvailable(h.ReadFile, h.MemInfo)
+	if err != nil {
+		return HostCapacity{}, err
+	}
+	dir := nearestExisting(poolDir, h)
+	free, err := h.FreeBytes(dir)
+	if err != nil {
+		return HostCapacity{}, err
+	}
+	return HostCapacity{MemoryBytes: mem, DiskBytes: free, DiskDir: dir}, nil
+}
+
+// HumanBytes is a byte count as preflight prints it (1.5 GiB, 256.0 MiB).
+func HumanBytes(b uint64) string { return human(b) }

@@ -1,0 +1,393 @@
+package class
+
+import (
+	"errors"
+	"fmt"
+	"net/netip"
+	"sort"
+	"strings"
+
+	"github.com/bootlab/bootlab/lab"
+)
+
+// Host is what a class is checked against before anything is created.
+// The command reads the real host; tests give fixed facts.
+type Host struct {
+	// Routes are the host's routes (lab.HostRoutes).
+	Routes []lab.HostRoute
+	// Networks are the libvirt networks of the labs' daemon.
+	Networks []lab.NetworkInfo
+	// Labs are the labs under the bootlab home (lab.FindLabs).
+	Labs []lab.LabRef
+	// Capacity reads the memory and disk the host offers for labs whose
+	// pools live under poolDir; nil skips the capacity check (a remote or
+	// test:// daemon, whose host is not this one).
+	Capacity func(poolDir string) (lab.HostCapacity, error)
+}
+
+// Expand turns the class into its labs and checks them together against
+// host: every error is reported at once, naming the class file's field,
+// before anything is created. The labs get their networks from the address
+// pool in learner order, skipping what the host routes, what libvirt
+// networks use and what other labs hold; a lab this class already built
+// keeps the network it has.
+func Expand(c *Spec, source string, host Host) (*Plan, error) {
+	var errs []lab.FieldError
+	add := func(field, format string, args ...any) {
+		errs = append(errs, lab.FieldError{Field: field, Msg: fmt.Sprintf(format, args...)})
+	}
+	fail := func() error { return &lab.ValidationError{Source: source, Errs: errs} }
+	learners := c.validateClass(add)
+	if len(errs) > 0 {
+		return nil, fail()
+	}
+	if c.AddressPool == "" {
+		c.AddressPool = DefaultAddressPool
+	}
+	pool, perr := netip.ParsePrefix(c.AddressPool)
+	switch {
+	case perr != nil:
+		add("addressPool", "%q is not a CIDR: write it like 192.168.128.0/17", c.AddressPool)
+	case !pool.Addr().Is4() || !pool.Addr().IsPrivate():
+		add("addressPool", "%s is not a private IPv4 range: use one inside 10.0.0.0/8, 172.16.0.0/12 or 192.168.0.0/16", pool)
+	case pool.Bits() > 24:
+		add("addressPool", "%s is smaller than one /24, and every lab needs a /24: give a /24 or larger (one /24 per learner)", pool)
+	case pool.Masked() != pool:
+		add("addressPool", "%s has host bits set: write %s", pool, pool.Masked())
+	}
+	if len(errs) > 0 {
+		return nil, fail()
+	}
+
+	// Labs of this class that exist, and every other lab on the host.
+	ours := map[string]*lab.LabRef{}
+	var others []lab.LabRef
+	for i, l := range host.Labs {
+		if l.State != nil && l.State.Class == c.Name {
+			ours[l.Name] = &host.Labs[i]
+			continue
+		}
+		others = append(others, l)
+	}
+
+	plan := &Plan{Class: c}
+	explicit := map[string]bool{}
+	for _, learner := range learners {
+		s, ferrs := c.labSpec(learner)
+		errs = append(errs, ferrs...)
+		if s == nil {
+			continue
+		}
+		l := Lab{Learner: learner, Spec: s}
+		if s.Network.CIDR != "" {
+			explicit[learner] = true
+		}
+		if ref := ours[s.Name]; ref != nil && ref.State.Spec != nil && s.Network.CIDR == "" {
+			// A built lab keeps its network: re-running class up resumes it.
+			s.Network.CIDR = ref.State.Spec.Network.CIDR
+			l.Built = true
+		} else if ref != nil && ref.State.Spec != nil {
+			l.Built = true
+		}
+		for _, o := range others {
+			if o.Name == s.Name {
+				cls := "no class"
+				if o.State != nil && o.State.Class != "" {
+					cls = "class " + o.State.Class
+				}
+				add("learners", "lab %s already exists on this host (%s, %s) and is not a lab of class %s: `bootlab lab down --name %s` first, or choose another class name", s.Name, cls, o.Dir, c.Name, s.Name)
+			}
+		}
+		plan.Labs = append(plan.Labs, l)
+	}
+	if len(errs) > 0 {
+		return nil, fail()
+	}
+
+	// What the class's networks must not overlap.
+	type taken struct {
+		prefix netip.Prefix
+		what   string
+	}
+	ourNets := map[string]bool{}
+	ourBridges := map[string]bool{}
+	for name, ref := range ours {
+		ourNets["bootlab-"+name] = true
+		if ref.State.Spec != nil {
+			ourBridges[ref.State.Spec.Network.Bridge] = true
+		}
+	}
+	// Other labs first: a lab's network is also a libvirt network and a
+	// route on its bridge, and "lab X" says the most.
+	var used []taken
+	for _, o := range others {
+		if o.State == nil || o.State.Spec == nil {
+			continue
+		}
+		if p, err := netip.ParsePrefix(o.State.Spec.Network.CIDR); err == nil {
+			what := fmt.Sprintf("lab %s (%s)", o.Name, p.Masked())
+			if o.State.Class != "" {
+				what = fmt.Sprintf("lab %s of class %s (%s)", o.Name, o.State.Class, p.Masked())
+			}
+			used = append(used, taken{p.Masked(), what})
+		}
+	}
+	for _, n := range host.Networks {
+		if ourNets[n.Name] {
+			continue
+		}
+		for _, p := range n.Prefixes {
+			used = append(used, taken{p, fmt.Sprintf("libvirt network %q (%s)", n.Name, p)})
+		}
+	}
+	for _, r := range host.Routes {
+		if r.Prefix.Bits() == 0 || ourBridges[r.Dev] {
+			continue
+		}
+		used = append(used, taken{r.Prefix, fmt.Sprintf("the host route %s on %s", r.Prefix, r.Dev)})
+	}
+	clash := func(p netip.Prefix) string {
+		for _, u := range used {
+			if u.prefix.Overlaps(p) {
+				return u.what
+			}
+		}
+		return ""
+	}
+
+	// Explicit and built networks first, then carve the rest in order.
+	assigned := map[netip.Prefix]string{}
+	for i := range plan.Labs {
+		s := plan.Labs[i].Spec
+		if s.Network.CIDR == "" {
+			continue
+		}
+		p, err := netip.ParsePrefix(s.Network.CIDR)
+		if err != nil {
+			continue // the lab's own validation names it
+		}
+		field := "lab " + s.Name + ": network.cidr"
+		if explicit[plan.Labs[i].Learner] {
+			field = "overrides." + plan.Labs[i].Learner + ".network.cidr"
+		}
+		if what := clash(p.Masked()); what != "" && !plan.Labs[i].Built {
+			add(field, "%s overlaps %s: choose a free range", p.Masked(), what)
+		}
+		for q, other := range assigned {
+			if q.Overlaps(p.Masked()) {
+				add(field, "%s overlaps lab %s's network %s: every lab needs its own range", p.Masked(), other, q)
+			}
+		}
+		assigned[p.Masked()] = s.Name
+	}
+	var free []netip.Prefix
+	var busy []string
+	for sub := range subnets24(pool) {
+		if what := clash(sub); what != "" {
+			busy = append(busy, sub.String()+" by "+what)
+			continue
+		}
+		ok := true
+		for q := range assigned {
+			if q.Overlaps(sub) {
+				ok = false
+				break
+			}
+		}
+		if ok {
+			free = append(free, sub)
+		}
+	}
+	var need []string
+	for i := range plan.Labs {
+		if plan.Labs[i].Spec.Network.CIDR == "" {
+			need = append(need, plan.Labs[i].Spec.Name)
+		}
+	}
+	if len(need) > len(free) {
+		used := ""
+		if len(busy) > 0 {
+			if len(busy) > 3 {
+				busy = append(busy[:3], fmt.Sprintf("%d more", len(busy)-3))
+			}
+			used = " (used: " + strings.Join(busy, ", ") + ")"
+		}
+		add("addressPool", "%s has %d free /24 networks%s, the class needs %d: give a larger addressPool, or fewer learners", pool, len(free), used, len(need))
+		return nil, fail()
+	}
+	k := 0
+	for i := range plan.Labs {
+		s := plan.Labs[i].Spec
+		if s.Network.CIDR == "" {
+			s.Network.CIDR = free[k].String()
+			k++
+		}
+	}
+	if len(errs) > 0 {
+		return nil, fail()
+	}
+
+	// Each lab on its own, then the labs against each other and the host.
+	for i := range plan.Labs {
+		s := plan.Labs[i].Spec
+		// Real labs claim their cluster domain in host DNS: one each.
+		if s.Cluster.Name == "" && (s.Profile == lab.ProfileOpenShift || s.Profile == "" && s.OpenShift.PullSecretFile != "") {
+			s.Cluster.Name = plan.Labs[i].Learner
+		}
+		s.Defaults()
+		if err := s.Validate(); err != nil {
+			var ve *lab.ValidationError
+			if !errors.As(err, &ve) {
+				return nil, err
+			}
+			for _, fe := range ve.Errs {
+				add("lab "+s.Name+": "+fe.Field, "%s", fe.Msg)
+			}
+		}
+	}
+	if len(errs) > 0 {
+		return nil, fail()
+	}
+	distinct(plan, add)
+	for i := range plan.Labs {
+		s := plan.Labs[i].Spec
+		for _, n := range host.Networks {
+			if n.Name != s.NetworkName() && n.Bridge == s.Network.Bridge {
+				add("lab "+s.Name+": network.bridge", "%s is already the bridge of libvirt network %q: choose another class or learner name", n.Bridge, n.Name)
+			}
+		}
+	}
+	if len(errs) > 0 {
+		return nil, fail()
+	}
+	if host.Capacity != nil {
+		if err := capacity(plan, host, add); err != nil {
+			return nil, err
+		}
+		if len(errs) > 0 {
+			return nil, fail()
+		}
+	}
+	return plan, nil
+}
+
+// distinct refuses two labs sharing what must be a lab's own: bridge, node
+// MACs, load balancer addresses, lab and pool directories.
+func distinct(plan *Plan, add func(field, format string, args ...any)) {
+	type owner struct{ lab, what string }
+	seen := map[string]owner{}
+	claim := func(s *lab.Spec, field, key, value string) {
+		if value == "" {
+			return
+		}
+		k := key + "=" + value
+		if o, dup := seen[k]; dup && o.lab != s.Name {
+			add("lab "+s.Name+": "+field, "%s is also %s of lab %s: every lab needs its own", value, o.what, o.lab)
+			return
+		}
+		seen[k] = owner{s.Name, field}
+	}
+	for _, l := range plan.Labs {
+		s := l.Spec
+		claim(s, "network.bridge", "bridge", s.Network.Bridge)
+		claim(s, "network.apiAddress", "addr", s.Network.APIAddress)
+		if s.Network.IngressAddress != s.Network.APIAddress {
+			claim(s, "network.ingressAddress", "addr", s.Network.IngressAddress)
+		}
+		claim(s, "labDir", "dir", s.LabDir)
+		if s.Profile == lab.ProfileOpenShift {
+			claim(s, "cluster.name", "domain", s.Cluster.Domain())
+		}
+		claim(s, "storage.poolDir", "pool", s.Storage.PoolDir)
+		for i, n := range s.Nodes {
+			claim(s, fmt.Sprintf("nodes[%d].mac", i), "mac", strings.ToLower(n.MAC))
+		}
+	}
+}
+
+// capacity refuses a class the host cannot hold: the memory and disk of
+// every lab not built yet (a built lab's are already in use), summed.
+// When it does not fit it says how many labs do.
+func capacity(plan *Plan, host Host, add func(field, format string, args ...any)) error {
+	var todo []*lab.Spec
+	for _, l := range plan.Labs {
+		if !l.Built {
+			todo = append(todo, l.Spec)
+		}
+	}
+	if len(todo) == 0 {
+		return nil
+	}
+	have, err := host.Capacity(todo[0].Storage.PoolDir)
+	if err != nil {
+		return fmt.Errorf("read the host's memory and disk for class %s: %w", plan.Class.Name, err)
+	}
+	var mem, disk uint64
+	fit := -1
+	for i, s := range todo {
+		n := lab.LabNeeds(s)
+		mem += n.MemoryBytes
+		disk += n.DiskBytes
+		if fit < 0 && (mem > have.MemoryBytes || disk > have.DiskBytes) {
+			fit = i
+		}
+	}
+	if fit < 0 {
+		return nil
+	}
+	labs := func(n int) string {
+		if n == 1 {
+			return "1 lab"
+		}
+		return fmt.Sprintf("%d labs", n)
+	}
+	var short []string
+	if mem > have.MemoryBytes {
+		short = append(short, fmt.Sprintf("%s of memory (%s available)", lab.HumanBytes(mem), lab.HumanBytes(have.MemoryBytes)))
+	}
+	if disk > have.DiskBytes {
+		short = append(short, fmt.Sprintf("%s of disk (%s free on %s)", lab.HumanBytes(disk), lab.HumanBytes(have.DiskBytes), have.DiskDir))
+	}
+	fits := fmt.Sprintf("only %s fit", labs(fit))
+	if fit == 1 {
+		fits = "only 1 lab fits"
+	}
+	if built := len(plan.Labs) - len(todo); built > 0 {
+		fits += fmt.Sprintf(" beside the %d already built", built)
+	}
+	add("learners", "%s to build need %s: %s; lower learners, give the template smaller nodes, or free memory and disk (nothing was created)",
+		labs(len(todo)), strings.Join(short, " and "), fits)
+	return nil
+}
+
+// subnets24 yields the /24 networks of p in address order.
+func subnets24(p netip.Prefix) func(func(netip.Prefix) bool) {
+	return func(yield func(netip.Prefix) bool) {
+		a := p.Masked().Addr()
+		for p.Contains(a) {
+			sub := netip.PrefixFrom(a, 24)
+			if !yield(sub) {
+				return
+			}
+			b := a.As4()
+			b[2]++
+			if b[2] == 0 {
+				b[1]++
+				if b[1] == 0 {
+					b[0]++
+				}
+			}
+			a = netip.AddrFrom4(b)
+		}
+	}
+}
+
+// Names lists the plan's lab names, sorted.
+func (p *Plan) Names() []string {
+	out := make([]string, len(p.Labs))
+	for i, l := range p.Labs {
+		out[i] = l.Spec.Name
+	}
+	sort.Strings(out)
+	return out
+}

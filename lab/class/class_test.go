@@ -1,0 +1,263 @@
+package class
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/bootlab/bootlab/lab"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+const fixtureDir = "../../testdata/classes"
+
+// fakeHome fixes the bootlab home, so lab directories in goldens do not
+// depend on who runs the test.
+const fakeHome = "/home/trainer/bootlab"
+
+// loadFixture reads a class fixture and the fake host its header comments
+// declare: "# host-routes: PREFIX DEV", "# libvirt-networks: NAME PREFIX
+// BRIDGE", "# lab: NAME CIDR [CLASS]" (a lab on the host, built),
+// "# mem-available-mib: N", "# disk-free-gib: N" (without them capacity is
+// not checked).
+func loadFixture(t *testing.T, name string) (*Spec, Host, error) {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join(fixtureDir, name))
+	require.NoError(t, err)
+	var host Host
+	var memMiB, diskGiB uint64
+	for _, line := range strings.Split(string(raw), "\n") {
+		key, val, ok := strings.Cut(strings.TrimPrefix(line, "# "), ": ")
+		if !ok || !strings.HasPrefix(line, "# ") {
+			continue
+		}
+		f := strings.Fields(val)
+		switch key {
+		case "host-routes":
+			host.Routes = append(host.Routes, lab.HostRoute{Prefix: netip.MustParsePrefix(f[0]), Dev: f[1]})
+		case "libvirt-networks":
+			host.Networks = append(host.Networks, lab.NetworkInfo{Name: f[0], Prefixes: []netip.Prefix{netip.MustParsePrefix(f[1])}, Bridge: f[2]})
+		case "lab":
+			s := &lab.Spec{Name: f[0], Network: lab.Network{CIDR: f[1]}}
+			s.Defaults()
+			st := &lab.State{Name: f[0], Spec: s}
+			if len(f) > 2 {
+				st.Class = f[2]
+			}
+			host.Labs = append(host.Labs, lab.LabRef{Name: f[0], Dir: s.LabDir, State: st})
+			host.Networks = append(host.Networks, lab.NetworkInfo{Name: s.NetworkName(), Prefixes: []netip.Prefix{netip.MustParsePrefix(f[1])}, Bridge: s.Network.Bridge})
+			host.Routes = append(host.Routes, lab.HostRoute{Prefix: netip.MustParsePrefix(f[1]), Dev: s.Network.Bridge})
+		case "mem-available-mib":
+			memMiB, _ = strconv.ParseUint(val, 10, 64)
+		case "disk-free-gib":
+			diskGiB, _ = strconv.ParseUint(val, 10, 64)
+		}
+	}
+	if memMiB > 0 {
+		host.Capacity = func(poolDir string) (lab.HostCapacity, error) {
+			return lab.HostCapacity{MemoryBytes: memMiB << 20, DiskBytes: diskGiB << 30, DiskDir: "/var/lib/libvirt/images"}, nil
+		}
+	}
+	c, err := Parse(raw, name)
+	return c, host, err
+}
+
+func expandFixture(t *testing.T, name string) (*Plan, error) {
+	t.Helper()
+	c, host, err := loadFixture(t, name)
+	if err != nil {
+		return nil, err
+	}
+	return Expand(c, name, host)
+}
+
+// Every valid fixture expands, and its labs' effective specs are the golden.
+func TestValidFixtures(t *testing.T) {
+	t.Setenv("BOOTLAB_HOME", fakeHome)
+	files, err := filepath.Glob(filepath.Join(fixtureDir, "valid-*.yaml"))
+	require.NoError(t, err)
+	require.NotEmpty(t, files)
+	for _, f := range files {
+		name := filepath.Base(f)
+		t.Run(name, func(t *testing.T) {
+			plan, err := expandFixture(t, name)
+			require.NoError(t, err)
+			got, err := plan.Marshal()
+			require.NoError(t, err)
+			golden := strings.TrimSuffix(f, ".yaml") + ".golden"
+			if *update {
+				require.NoError(t, os.WriteFile(golden, got, 0o644))
+			}
+			want, err := os.ReadFile(golden)
+			require.NoError(t, err, "missing golden %s: run go test ./lab/class -update", golden)
+			assert.Equal(t, string(want), string(got))
+		})
+	}
+}
+
+// Every invalid fixture is refused with exactly the message in its .err
+// golden, before anything could be created (Expand only reads).
+func TestInvalidFixtures(t *testing.T) {
+	t.Setenv("BOOTLAB_HOME", fakeHome)
+	files, err := filepath.Glob(filepath.Join(fixtureDir, "invalid-*.yaml"))
+	require.NoError(t, err)
+	require.GreaterOrEqual(t, len(files), 10)
+	for _, f := range files {
+		name := filepath.Base(f)
+		t.Run(name, func(t *testing.T) {
+			_, err := expandFixture(t, name)
+			require.Error(t, err, "fixture must be refused")
+			var ve *lab.ValidationError
+			require.ErrorAs(t, err, &ve, "a class error is a validation error (exit 3)")
+			got := err.Error() + "\n"
+			golden := strings.TrimSuffix(f, ".yaml") + ".err"
+			if *update {
+				require.NoError(t, os.WriteFile(golden, []byte(got), 0o644))
+			}
+			want, rerr := os.ReadFile(golden)
+			require.NoError(t, rerr, "missing golden %s: run go test ./lab/class -update", golden)
+			assert.Equal(t, string(want), got)
+		})
+	}
+}
+
+func TestLabsAreDistinct(t *testing.T) {
+	t.Setenv("BOOTLAB_HOME", fakeHome)
+	plan, err := expandFixture(t, "valid-workshop.yaml")
+	require.NoError(t, err)
+	require.Len(t, plan.Labs, 3)
+	seen := map[string]string{}
+	for _, l := range plan.Labs {
+		s := l.Spec
+		assert.Equal(t, "ws-"+l.Learner, s.Name)
+		for _, v := range []string{s.Network.CIDR, s.Network.Bridge, s.Network.APIAddress, s.LabDir, s.Storage.PoolDir} {
+			assert.Empty(t, seen[v], "%s of %s is also %s's", v, s.Name, seen[v])
+			seen[v] = s.Name
+		}
+		for _, n := range s.Nodes {
+			assert.Empty(t, seen[n.MAC])
+			seen[n.MAC] = s.Name
+		}
+	}
+	// The routed 192.168.128.0/24 is skipped; the rest are carved in order.
+	assert.Equal(t, "192.168.129.0/24", plan.Labs[0].Spec.Network.CIDR)
+	assert.Equal(t, "192.168.131.0/24", plan.Labs[2].Spec.Network.CIDR)
+	assert.True(t, plan.Labs[2].Spec.Rehearsal(), "carol's override makes her lab a rehearsal lab")
+	assert.False(t, plan.Labs[0].Spec.Rehearsal())
+}
+
+// A built lab of the class keeps its network; the others avoid it.
+func TestBuiltLabKeepsItsNetwork(t *testing.T) {
+	t.Setenv("BOOTLAB_HOME", fakeHome)
+	plan, err := expandFixture(t, "valid-count.yaml")
+	require.NoError(t, err)
+	got := map[string]string{}
+	for _, l := range plan.Labs {
+		got[l.Learner] = l.Spec.Network.CIDR
+	}
+	assert.Equal(t, map[string]string{"learner-1": "192.168.128.0/24", "learner-2": "192.168.140.0/24", "learner-3": "192.168.130.0/24"}, got)
+	l, ok := plan.Lab("learner-2")
+	require.True(t, ok)
+	assert.True(t, l.Built)
+}
+
+func TestTemplateIsNotChangedByOverrides(t *testing.T) {
+	c := &Spec{Name: "ws", Template: map[string]any{"topology": map[string]any{"masters": 1, "workers": 0}},
+		Learners:  Learners{Names: []string{"a", "b"}, listed: true},
+		Overrides: map[string]map[string]any{"a": {"topology": map[string]any{"workers": 2}}}}
+	plan, err := Expand(c, "class.yaml", Host{})
+	require.NoError(t, err)
+	assert.Equal(t, lab.Topology{Masters: 1, Workers: 2}, plan.Labs[0].Spec.Topology)
+	assert.Equal(t, lab.Topology{Masters: 1, Workers: 0}, plan.Labs[1].Spec.Topology)
+}
+
+// Each runs at most parallel at once, and one failure stops nobody.
+func TestEachBoundsParallelismAndKeepsGoing(t *testing.T) {
+	var labs []Lab
+	for i := 0; i < 6; i++ {
+		labs = append(labs, Lab{Learner: fmt.Sprint(i), Spec: &lab.Spec{Name: fmt.Sprint("c-", i)}})
+	}
+	var running, peak atomic.Int32
+	rs := Each(context.Background(), labs, 2, func(ctx context.Context, l Lab) error {
+		n := running.Add(1)
+		for {
+			p := peak.Load()
+			if n <= p || peak.CompareAndSwap(p, n) {
+				break
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+		running.Add(-1)
+		if l.Learner == "1" {
+			return errors.New("disk full")
+		}
+		return nil
+	})
+	assert.Equal(t, int32(2), peak.Load())
+	require.Len(t, rs, 6)
+	failed := Failed(rs)
+	require.Len(t, failed, 1)
+	assert.Equal(t, "c-1", failed[0].Lab)
+	assert.EqualError(t, Summary("class up", rs), "class up failed for 1 of 6 labs:\n  c-1 (learner 1): disk full")
+	assert.NoError(t, Summary("class up", rs[2:]))
+}
+
+func TestHandoutHasTheLabsFilesAndCommands(t *testing.T) {
+	dir := t.TempDir()
+	s := &lab.Spec{Name: "ws-alice", LabDir: filepath.Join(dir, "lab"), Network: lab.Network{CIDR: "10.9.0.0/24"}}
+	s.Defaults()
+	require.NoError(t, os.MkdirAll(filepath.Dir(s.SSHKeyPath()), 0o700))
+	require.NoError(t, os.WriteFile(s.SSHKeyPath(), []byte("PRIVATE"), 0o600))
+	require.NoError(t, os.WriteFile(s.SSHKeyPath()+".pub", []byte("ssh-ed25519 AAAA"), 0o644))
+	out := filepath.Join(dir, "handouts", "alice")
+	require.NoError(t, WriteHandout(out, "ws", "alice", s))
+
+	fi, err := os.Stat(filepath.Join(out, HandoutKey))
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o600), fi.Mode().Perm(), "the key is 0600")
+	_, err = os.Stat(filepath.Join(out, HandoutKubecfg))
+	assert.True(t, errors.Is(err, os.ErrNotExist), "a probe lab has no kubeconfig")
+	readme, err := os.ReadFile(filepath.Join(out, HandoutReadme))
+	require.NoError(t, err)
+	assert.Contains(t, string(readme), "export BOOTLAB_LAB=ws-alice")
+	assert.Contains(t, string(readme), "bootlab lab verify --name ws-alice")
+	assert.NotContains(t, string(readme), "stage run", "a probe lab without manual bootstrap has no stages to run")
+	spec, err := lab.Load(filepath.Join(out, HandoutSpec))
+	require.NoError(t, err)
+	assert.Equal(t, "ws-alice", spec.Name)
+	addrs, err := os.ReadFile(filepath.Join(out, HandoutAddresses))
+	require.NoError(t, err)
+	assert.Contains(t, string(addrs), "10.9.0.10")
+}
+
+// Real labs each get their own cluster domain (host DNS claims it); probe
+// labs keep the template's, which only their own dnsmasq serves.
+func TestOpenShiftLabsGetTheirOwnDomain(t *testing.T) {
+	t.Setenv("BOOTLAB_HOME", fakeHome)
+	secret := filepath.Join(t.TempDir(), "pull-secret.json")
+	require.NoError(t, os.WriteFile(secret, []byte(`{"auths":{"quay.io":{"auth":"dXNlcjpwYXNz"}}}`), 0o600))
+	c := &Spec{Name: "ocp", Template: map[string]any{"profile": "openshift", "openshift": map[string]any{"pullSecretFile": secret}},
+		Learners: Learners{Count: 2}}
+	plan, err := Expand(c, "class.yaml", Host{})
+	require.NoError(t, err)
+	assert.Equal(t, "learner-1.lab.local", plan.Labs[0].Spec.Cluster.Domain())
+	assert.Equal(t, "learner-2.lab.local", plan.Labs[1].Spec.Cluster.Domain())
+
+	c.Template["cluster"] = map[string]any{"name": "same"}
+	_, err = Expand(c, "class.yaml", Host{})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "lab ocp-learner-2: cluster.name: same.lab.local is also cluster.name of lab ocp-learner-1")
+}

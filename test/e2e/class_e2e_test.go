@@ -1,0 +1,229 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"net/netip"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/bootlab/bootlab/lab"
+)
+
+// TestClass is the issue's class path: a class of three probe labs (1
+// bootstrap + 1 master each; learner cat's a rehearsal lab through her
+// override) is built in parallel by `class up`, with a foreign isolated
+// network inside the address pool (which the carving skips) and a foreign
+// domain beside them. `class verify` names only cat's lab until she runs
+// her stages and pivots, then all three verify ✓; `class status` shows
+// each learner's line; one lab is broken and `class reset --to` its
+// checkpoint puts it back; `class down` leaves nothing of the class and
+// spares the foreign network and domain. BENCH line: class up to all ✓.
+func TestClass(t *testing.T) {
+	b := make([]byte, 2)
+	_, _ = rand.Read(b)
+	name := "c" + hex.EncodeToString(b)
+	home := filepath.Join(e2eRoot, name+"-home")
+	require.NoError(t, os.MkdirAll(home, 0o755))
+	require.NoError(t, os.Chmod(e2eRoot, 0o755))
+	// Every bootlab run of this test finds its labs under its own home.
+	t.Setenv("BOOTLAB_HOME", home)
+
+	// The pool's first free /24 goes to a foreign network; the labs must skip it.
+	foreignNet := freeCIDR(t)
+	poolPrefix := netip.PrefixFrom(foreignNet.Addr(), 21).Masked()
+	pool := poolPrefix.String()
+	netName := "e2e-foreign-" + name
+	netXML := fmt.Sprintf(`<network><name>%s</name><bridge name="vf%s"/><ip address="%s" netmask="255.255.255.0"/></network>`,
+		netName, name, foreignNet.Addr().Next())
+	defineForeign(t, "net", netName, netXML)
+	domName := "e2e-foreign-" + name
+	domXML := fmt.Sprintf(`<domain type="qemu"><name>%s</name><memory unit="MiB">32</memory><vcpu>1</vcpu><os><type arch="x86_64">hvm</type></os></domain>`, domName)
+	defineForeign(t, "", domName, domXML)
+
+	file := filepath.Join(home, "class.yaml")
+	require.NoError(t, os.WriteFile(file, []byte(fmt.Sprintf(`name: %s
+template:
+  profile: probe
+  accelerator: tcg
+  topology: {masters: 1, workers: 0}
+learners: [ann, ben, cat]
+addressPool: %s
+overrides:
+  cat:
+    openshift: {manualBootstrap: true}
+`, name, pool)), 0o644))
+	t.Cleanup(func() {
+		if r := run(t, "class", "down", "--name", name); r.Code != 0 {
+			t.Errorf("cleanup: class down failed:\n%s", r)
+		}
+		if !t.Failed() {
+			os.RemoveAll(home)
+		}
+	})
+
+	start := time.Now()
+	up := mustRun(t, "class", "up", "-f", file, "--parallel", "3", "-o", "json")
+	upTime := time.Since(start)
+	var res struct {
+		Labs []struct {
+			Learner string `json:"learner"`
+			Lab     string `json:"lab"`
+			Error   string `json:"error"`
+		} `json:"labs"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(up.Stdout), &res), up.String())
+	require.Len(t, res.Labs, 3)
+	labName := map[string]string{}
+	specs := map[string]*lab.Spec{}
+	cidrs := map[string]bool{}
+	for _, l := range res.Labs {
+		assert.Empty(t, l.Error)
+		labName[l.Learner] = l.Lab
+		st, err := lab.LoadState(filepath.Join(home, "labs", l.Lab))
+		require.NoError(t, err)
+		assert.Equal(t, name, st.Class, "the lab's state names its class")
+		specs[l.Learner] = st.Spec
+		p := netip.MustParsePrefix(st.Spec.Network.CIDR)
+		assert.True(t, poolPrefix.Contains(p.Addr()), "%s is carved from the pool %s", p, pool)
+		assert.False(t, p.Overlaps(foreignNet), "%s skips the foreign network %s", p, foreignNet)
+		assert.False(t, cidrs[p.String()], "every lab its own network")
+		cidrs[p.String()] = true
+	}
+	assert.True(t, specs["cat"].Rehearsal(), "cat's override made hers a rehearsal lab")
+	assert.False(t, specs["ann"].Rehearsal())
+	// Handouts: spec, key 0600, README with the commands for the lab.
+	hd := filepath.Join(home, "classes", name, "handouts", "ann")
+	fi, err := os.Stat(filepath.Join(hd, "id_ed25519"))
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o600), fi.Mode().Perm())
+	readme, err := os.ReadFile(filepath.Join(hd, "README.md"))
+	require.NoError(t, err)
+	assert.Contains(t, string(readme), "export BOOTLAB_LAB="+labName["ann"])
+	// The handout's spec names the lab for every lab command.
+	mustRun(t, "lab", "status", "-f", filepath.Join(hd, "bootlab.yaml"))
+
+	// cat's bootstrap waits for her stages: class verify names her lab only.
+	r := run(t, "class", "verify", "--name", name, "--timeout", "150s")
+	assert.Equal(t, 4, r.Code, "class verify fails on the rehearsal lab only:\n%s", r)
+	assert.Contains(t, r.Stderr, "class verify failed for 1 of 3 labs")
+	assert.Contains(t, r.Stderr, labName["cat"]+" (learner cat)")
+	assert.Contains(t, r.Stderr, "✓ verify "+labName["ann"])
+	assert.Contains(t, r.Stderr, "✓ verify "+labName["ben"])
+	// She runs the bootstrap herself, as her handout says, then pivots.
+	t.Setenv("BOOTLAB_LAB", labName["cat"])
+	waitSSH(t, labName["cat"])
+	mustRun(t, "stage", "run", "--all")
+	mustRun(t, "lab", "pivot")
+	os.Unsetenv("BOOTLAB_LAB")
+	mustRun(t, "class", "verify", "--name", name, "--timeout", "3m")
+	allGreen := time.Since(start)
+
+	st := mustRun(t, "class", "status", "--name", name, "-o", "json")
+	var status struct {
+		Kind string `json:"kind"`
+		Labs []struct {
+			Learner    string `json:"learner"`
+			NodesUp    int    `json:"nodesUp"`
+			NodesTotal int    `json:"nodesTotal"`
+			Verify     *struct {
+				OK bool `json:"ok"`
+			} `json:"verify"`
+			Stage string `json:"stage"`
+		} `json:"labs"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(st.Stdout), &status), st.String())
+	assert.Equal(t, "ClassStatus", status.Kind)
+	require.Len(t, status.Labs, 3)
+	for _, l := range status.Labs {
+		assert.Equal(t, 2, l.NodesTotal, l.Learner)
+		assert.Equal(t, 2, l.NodesUp, l.Learner)
+		require.NotNil(t, l.Verify, l.Learner)
+		assert.True(t, l.Verify.OK, l.Learner)
+		if l.Learner == "cat" {
+			assert.Equal(t, "15 check-api-url", l.Stage, "cat's stages ran")
+		} else {
+			assert.Empty(t, l.Stage)
+		}
+	}
+	table := mustRun(t, "class", "status", "--name", name)
+	assert.Contains(t, table.Stdout, "LEARNER")
+	assert.Len(t, strings.Split(strings.TrimSpace(table.Stdout), "\n"), 4, "a header and one line per learner:\n%s", table.Stdout)
+
+	// ben breaks his lab; the trainer puts it back to his checkpoint.
+	mustRun(t, "lab", "checkpoint", "save", "start", "--name", labName["ben"])
+	ben := specs["ben"]
+	_, err = virsh(t, "destroy", ben.DomainName(ben.Nodes[1]))
+	require.NoError(t, err)
+	r = run(t, "lab", "verify", "--name", labName["ben"], "--timeout", "0")
+	assert.Equal(t, 4, r.Code, "a destroyed master fails verify:\n%s", r)
+	mustRun(t, "class", "reset", "ben", "--to", "start", "--name", name)
+	mustRun(t, "lab", "verify", "--name", labName["ben"], "--timeout", "3m")
+
+	// class down: nothing of the class is left; the foreign objects are.
+	mustRun(t, "class", "down", "--name", name)
+	for _, s := range specs {
+		assert.Empty(t, leftovers(t, labEnv{Name: s.Name}), "lab %s left objects", s.Name)
+		_, err := os.Stat(s.LabDir)
+		assert.True(t, os.IsNotExist(err), "lab directory %s removed", s.LabDir)
+	}
+	_, err = os.Stat(filepath.Join(home, "classes", name))
+	assert.True(t, os.IsNotExist(err), "the class's handouts (lab keys) are removed")
+	_, err = virsh(t, "net-info", netName)
+	assert.NoError(t, err, "class down spares the foreign network")
+	_, err = virsh(t, "dominfo", domName)
+	assert.NoError(t, err, "class down spares the foreign domain")
+	r = run(t, "class", "status", "--name", name)
+	assert.Equal(t, 5, r.Code, "no labs of the class remain:\n%s", r)
+	t.Logf("BENCH class of 3 probe labs (2 nodes, one rehearsal): class up %.1fs; all three verified %.1fs after class up began (the rehearsal lab after its stages 01-15 and pivot)",
+		upTime.Seconds(), allGreen.Seconds())
+}
+
+// defineForeign defines (and for a network, starts) an object bootlab did
+// not make, and removes it when the test ends.
+func defineForeign(t *testing.T, kind, name, xml string) {
+	t.Helper()
+	f := filepath.Join(t.TempDir(), name+".xml")
+	require.NoError(t, os.WriteFile(f, []byte(xml), 0o644))
+	if kind == "net" {
+		_, err := virsh(t, "net-define", f)
+		require.NoError(t, err)
+		_, err = virsh(t, "net-start", name)
+		require.NoError(t, err)
+		t.Cleanup(func() {
+			_, _ = virsh(t, "net-destroy", name)
+			_, _ = virsh(t, "net-undefine", name)
+		})
+		return
+	}
+	out, err := exec.Command("virsh", "-c", "qemu:///system", "define", f).CombinedOutput()
+	require.NoError(t, err, string(out))
+	t.Cleanup(func() { _, _ = virsh(t, "undefine", name) })
+}
+
+// waitSSH waits until the rehearsal bootstrap of lab answers lab ssh.
+func waitSSH(t *testing.T, labName string) {
+	t.Helper()
+	deadline := time.Now().Add(4 * time.Minute)
+	for {
+		r := run(t, "lab", "ssh", "--name", labName, "bootstrap", "--", "true")
+		if r.Code == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the rehearsal bootstrap of %s never answered ssh:\n%s", labName, r)
+		}
+		time.Sleep(3 * time.Second)
+	}
+}
