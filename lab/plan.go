@@ -311,7 +311,9 @@ func domainPlan(s *Spec, n Node, accel Accelerator, extra LabMetadata) (DomainPl
 		if s.Image.Initrd != "" {
 			d.OS.Initrd = absPath(s.Image.Initrd)
 		}
-		if n.Role == RoleBootstrap && s.Rehearsal() && s.Image.RehearsalInitrd != "" {
+		// Masters of a rehearsal lab run real etcd too (they join the
+		// bootstrap's member after stage 12): they boot the same initrd.
+		if (n.Role == RoleBootstrap || n.Role == RoleMaster) && s.Rehearsal() && s.Image.RehearsalInitrd != "" {
 			d.OS.Initrd = absPath(s.Image.RehearsalInitrd)
 		}
 		d.OS.Cmdline = s.Image.Cmdline

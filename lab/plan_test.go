@@ -160,6 +160,11 @@ func TestPlanRehearsalBootstrap(t *testing.T) {
 				assert.Equal(t, 512, d.Node.MemoryMiB, d.Name)
 				continue
 			}
+			if manual && d.Node.Role == RoleMaster {
+				assert.Equal(t, "/c/rehearsal.img", dom.Initrd, d.Name, "masters run real etcd too")
+				assert.Equal(t, 384, d.Node.MemoryMiB, d.Name)
+				continue
+			}
 			assert.Equal(t, "/c/initramfs.img", dom.Initrd, d.Name)
 			assert.Equal(t, 256, d.Node.MemoryMiB, d.Name)
 		}
