@@ -137,7 +137,7 @@ func (a *agent) joinEtcd(ctx context.Context, self probe.NodeExpect, join *probe
 	myPeer := "https://" + self.IP + ":2380"
 	boot := masterEtcdctl(bootEP)
 	say := func(ok, pending bool, format string, args ...any) {
-		a.rep.set(chkEtcd, ok, pending, "etcd operator stand-in: "+format, args...)
+		a.rep.set(chkEtcd, ok, pending, "etcd operator stand-in: "+format+memInUse(), args...)
 	}
 	say(false, true, "waiting for the bootstrap member at %s (stage 07 starts it)", bootEP)
 
@@ -254,7 +254,7 @@ func (a *agent) teardownBootstrapMember(ctx context.Context, self probe.NodeExpe
 		note("%s", why)
 		if done {
 			ms, _ := c.members(ctx)
-			a.rep.set(chkEtcd, true, false, "etcd operator stand-in: %s joined; bootstrap teardown: %s; members %s", self.Name, why, memberSummary(ms))
+			a.rep.set(chkEtcd, true, false, "etcd operator stand-in: %s joined; bootstrap teardown: %s; members %s"+memInUse(), self.Name, why, memberSummary(ms))
 			return
 		}
 		if !sleepCtx(ctx, etcdPoll) {
@@ -391,4 +391,30 @@ func writeMasterEtcdPod(dir string, self probe.NodeExpect, members []etcdMember)
 		return err
 	}
 	return os.Rename(p+".tmp", p)
+}
+
+// memInUse is "; node memory in use: N of M MiB" (MemTotal-MemAvailable),
+// for the report: the masters have no SSH to ask them.
+func memInUse() string {
+	data, err := os.ReadFile("/proc/meminfo")
+	if err != nil {
+		return ""
+	}
+	var total, avail int
+	for _, l := range strings.Split(string(data), "\n") {
+		f := strings.Fields(l)
+		if len(f) < 2 {
+			continue
+		}
+		switch f[0] {
+		case "MemTotal:":
+			fmt.Sscan(f[1], &total)
+		case "MemAvailable:":
+			fmt.Sscan(f[1], &avail)
+		}
+	}
+	if total == 0 {
+		return ""
+	}
+	return fmt.Sprintf("; node memory in use: %d of %d MiB", (total-avail)/1024, total/1024)
 }
