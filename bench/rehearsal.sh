@@ -2,11 +2,15 @@
 # rehearsal.sh: part of `make bench`. Measures a rehearsal lab (a probe lab
 # with --manual-bootstrap: 1 bootstrap, 3 masters) on this machine, with the
 # accelerator given in ACCEL (default tcg): time from `bootlab lab up
-# --manual-bootstrap` to SSH answering on the bootstrap, and to stages 01
-# to 13 run and validated over SSH (real bash, jq and etcd on the node,
-# stand-ins for the release image's operators). The probe image and the
-# rehearsal tools are built (or reused) first and not timed. Stages 14 and
-# 15 are not rehearsed yet (docs/rehearsal-lab.md).
+# --manual-bootstrap` to SSH answering on the bootstrap, to all fifteen
+# stages run over SSH (`stage run --all`: real bash, jq and etcd on the
+# node, stand-ins for the release image's operators; the masters' etcd
+# members join 1 -> 4 and the bootstrap's leaves 4 -> 3), to `stage
+# validate --all`, and to `lab pivot` then `lab verify` all ✓. Then the
+# nodes' memory: the peak of each VM's qemu process (VmHWM: the guest RAM
+# it touched plus qemu's own) and the guests' MemTotal-MemAvailable at the
+# end. The probe image and the rehearsal tools are built (or reused) first
+# and not timed.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -59,13 +63,22 @@ for _ in $(seq 1 120); do
 done
 "$bootlab" lab ssh -f "$spec" bootstrap -- true >/dev/null 2>&1 || die "the bootstrap never answered SSH"
 t1=$(date +%s.%N)
-"$bootlab" stage run -q -f "$spec" --to 13 >"$work/run.txt" 2>&1 || { cat "$work/run.txt"; die "stage run --to 13 failed"; }
-ok=
-for _ in $(seq 1 20); do
-  if "$bootlab" stage validate -f "$spec" 01 02 03 04 05 06 07 08 09 10 11 12 13 >"$work/validate.txt" 2>&1; then ok=1; break; fi
-  sleep 3
-done
-[[ -n $ok ]] || { cat "$work/validate.txt"; die "stage validate failed"; }
+"$bootlab" stage run -q -f "$spec" --all >"$work/run.txt" 2>&1 || { cat "$work/run.txt"; die "stage run --all failed"; }
 t2=$(date +%s.%N)
-awk -v a="$t0" -v b="$t1" -v c="$t2" -v acc="$accel" -v cpus="$(nproc)" 'BEGIN {
-  printf "rehearsal lab (1 bootstrap, 3 masters, %s, %d cores): lab up --manual-bootstrap -> SSH %.1fs, -> stages 01-13 run and validated %.1fs\n", acc, cpus, b - a, c - a }'
+"$bootlab" stage validate -f "$spec" --all >"$work/validate.txt" 2>&1 || { cat "$work/validate.txt"; die "stage validate --all failed"; }
+t3=$(date +%s.%N)
+"$bootlab" lab pivot -q -f "$spec" >"$work/pivot.txt" 2>&1 || { cat "$work/pivot.txt"; die "lab pivot failed"; }
+"$bootlab" lab verify -f "$spec" --timeout 3m >"$work/verify.txt" 2>&1 || { cat "$work/verify.txt"; die "lab verify is not all ✓"; }
+t4=$(date +%s.%N)
+awk -v a="$t0" -v b="$t1" -v c="$t2" -v d="$t3" -v e="$t4" -v acc="$accel" -v cpus="$(nproc)" 'BEGIN {
+  printf "rehearsal lab (1 bootstrap, 3 masters, %s, %d cores): lab up --manual-bootstrap -> SSH %.1fs, -> stage run --all (15 stages) %.1fs, -> stage validate --all %.1fs, -> pivot + verify all ✓ %.1fs\n", acc, cpus, b - a, c - a, d - a, e - a }'
+
+# Memory: the peak of each node's qemu process, and the guests' own view.
+for dom in $(virsh -q -c qemu:///system list --name | grep "^bootlab-rehearsal$$-" || true); do
+  pid=$(cat "/run/libvirt/qemu/$dom.pid" 2>/dev/null || true)
+  mem=$(virsh -c qemu:///system dominfo "$dom" | awk '/Max memory/ {print int($3/1024)}')
+  hwm=$( [[ -n $pid ]] && awk '/VmHWM/ {print int($2/1024)}' "/proc/$pid/status" || echo "?")
+  echo "memory $dom: qemu peak RSS ${hwm} MiB for ${mem} MiB of guest RAM"
+done
+"$bootlab" lab ssh -f "$spec" bootstrap -- "awk '/^MemTotal|^MemAvailable/ {v[\$1]=\$2} END {printf \"memory bootstrap guest: %d MiB in use of %d MiB (MemTotal-MemAvailable) at the end\\n\", (v[\"MemTotal:\"]-v[\"MemAvailable:\"])/1024, v[\"MemTotal:\"]/1024}' /proc/meminfo"
+"$bootlab" lab verify -f "$spec" -o json 2>/dev/null | grep -o '"detail": *"etcd operator stand-in[^"]*"' | sed 's/.*node memory in use: \([0-9]* of [0-9]* MiB\).*/memory master guest (at its last etcd report): \1/' || true

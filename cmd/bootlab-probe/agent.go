@@ -301,7 +301,7 @@ func (a *agent) run(ctx context.Context) {
 		a.startServers(self, merged)
 	}
 	if a.etcd != nil {
-		go a.joinEtcd(ctx, self, a.etcd, etcdLeader(pc, self))
+		go a.joinEtcd(ctx, self, a.etcd, etcdLeader(pc, self), merged)
 	}
 
 	var wg sync.WaitGroup

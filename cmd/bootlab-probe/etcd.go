@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/coreos/ignition/v2/config/v3_2/types"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
@@ -129,10 +130,16 @@ func memberSummary(ms []etcdMember) string {
 // joinEtcd plays the etcd operator's cluster member controller for this
 // master and starts its etcd pod; on the first master by name it then
 // plays the bootstrap teardown controller.
-func (a *agent) joinEtcd(ctx context.Context, self probe.NodeExpect, join *probe.EtcdJoin, leader bool) {
+func (a *agent) joinEtcd(ctx context.Context, self probe.NodeExpect, join *probe.EtcdJoin, leader bool, cfg types.Config) {
 	// The kernel starts /init with no PATH: etcdctl and the kubelet
 	// stand-in's etcd are found in the node's usual one.
 	_ = os.Setenv("PATH", defaultPath)
+	// Lay the merged config's files down as Ignition would: the etcd
+	// certificates among them.
+	if _, err := writeIgnitionFiles(cfg); err != nil {
+		a.rep.set(chkEtcd, false, false, "write the Ignition files: %v", err)
+		return
+	}
 	bootEP := "https://" + join.BootstrapIP + ":2379"
 	myPeer := "https://" + self.IP + ":2380"
 	boot := masterEtcdctl(bootEP)
