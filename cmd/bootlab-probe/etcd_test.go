@@ -40,7 +40,9 @@ esac
 // kube-system/bootstrap status=complete, as upstream's controller does.
 func TestBootstrapTeardownStep(t *testing.T) {
 	c, dir := fakeEtcdctl(t)
-	write := func(name, data string) { require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte(data), 0o644)) }
+	write := func(name, data string) {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte(data), 0o644))
+	}
 	calls := func() string { b, _ := os.ReadFile(filepath.Join(dir, "calls")); return string(b) }
 	boot := `{"ID":171,"name":"etcd-bootstrap","peerURLs":["https://10.0.0.10:2380"],"clientURLs":["https://10.0.0.10:2379"]}`
 	m := func(id, name string) string {
