@@ -126,8 +126,9 @@ func TestPlanRejectsUnchosenAccelerator(t *testing.T) {
 }
 
 // A rehearsal lab (probe + manualBootstrap) boots its bootstrap from the
-// rehearsal initrd with 512 MiB; every other node keeps the small initrd
-// and the probe size, and a plain probe lab ignores RehearsalInitrd.
+// rehearsal initrd with 512 MiB and its masters (real etcd members) with
+// 384 MiB; workers keep the small initrd and the probe size, and a plain
+// probe lab ignores RehearsalInitrd.
 func TestPlanRehearsalBootstrap(t *testing.T) {
 	mk := func(manual bool) *Spec {
 		s := &Spec{Name: "reh1", Profile: ProfileProbe, LabDir: "/var/lib/bootlab/labs/reh1",
