@@ -113,6 +113,7 @@ demo: host-setup build ## Quick start: a probe lab (1 bootstrap, 3 masters, 2 wo
 	@echo "To run the stages themselves, rebuild it as a rehearsal lab (docs/rehearsal-lab.md):"
 	@echo "  make demo-down && $(BIN)/bootlab lab up --manual-bootstrap -f $(DEMO_SPEC)"
 	@echo "  $(BIN)/bootlab stage run --to 07 -f $(DEMO_SPEC)       then: stage validate 07, lab ssh bootstrap"
+	@echo "  $(BIN)/bootlab stage run --all -f $(DEMO_SPEC)         all fifteen: the masters' etcd joins (1 -> 4), the bootstrap's leaves (4 -> 3)"
 	@echo "Remove it with: make demo-down"
 
 .PHONY: demo-down

@@ -422,7 +422,9 @@ func domainPlan(s *Spec, n Node, accel Accelerator, extra LabMetadata, boot boot
 	if s.Image.Kernel != "" {
 		d.OS.Kernel = boot.kernel
 		d.OS.Initrd = boot.initrd
-		if n.Role == RoleBootstrap && boot.rehearsalInitrd != "" {
+		// Masters of a rehearsal lab run real etcd too (they join the
+		// bootstrap's member after stage 12): they boot the same initrd.
+		if (n.Role == RoleBootstrap || n.Role == RoleMaster) && boot.rehearsalInitrd != "" {
 			d.OS.Initrd = boot.rehearsalInitrd
 		}
 		d.OS.Cmdline = s.Image.Cmdline

@@ -262,6 +262,11 @@ const RehearsalCmdlineFlag = "bootlab.rehearsal"
 // bootstrap node: the probe agent plus real etcd and the stage scripts.
 const RehearsalBootstrapMemoryMiB = 512
 
+// RehearsalMasterMemoryMiB is the default memory of a rehearsal lab's
+// master: the probe agent, the rehearsal initrd's tools and a real etcd
+// member that joins the bootstrap's after stage 12.
+const RehearsalMasterMemoryMiB = 384
+
 // RehearsalBootstrapMinMemoryMiB is the least a rehearsal bootstrap is
 // given: below it etcd and the rendered stages do not fit beside the
 // initramfs.
@@ -674,6 +679,9 @@ func (s *Spec) Defaults() {
 			n.MemoryMiB = size.MemoryMiB
 			if n.Role == RoleBootstrap && s.Rehearsal() {
 				n.MemoryMiB = RehearsalBootstrapMemoryMiB
+			}
+			if n.Role == RoleMaster && s.Rehearsal() {
+				n.MemoryMiB = RehearsalMasterMemoryMiB
 			}
 		}
 		if n.DiskGiB == 0 {

@@ -146,6 +146,30 @@ type agent struct {
 	mac    net.HardwareAddr
 	lease  *Lease
 	dialer *net.Dialer
+	// etcd is set on a rehearsal lab's master: it joins the bootstrap's
+	// etcd member and its API stand-in answers stage 14.
+	etcd *probe.EtcdJoin
+}
+
+// etcdLeader is true on the master that plays the etcd operator's
+// bootstrap teardown: the first by name (a real cluster elects one
+// operator pod).
+func etcdLeader(pc *probe.Config, self probe.NodeExpect) bool {
+	for _, n := range pc.SortedNodes() {
+		if n.Role == probe.RoleMaster {
+			return n.Name == self.Name
+		}
+	}
+	return false
+}
+
+// masterAPI is the API stand-in a master serves.
+func (a *agent) masterAPI(self probe.NodeExpect) http.Handler {
+	if a.etcd == nil {
+		return probe.APIStandIn(self.Name)
+	}
+	local := masterEtcdctl("https://" + self.IP + ":2379")
+	return newClusterAPI(self.Name, local.members)
 }
 
 func newAgent(console *consoleWriter) *agent {
@@ -248,6 +272,10 @@ func (a *agent) run(ctx context.Context) {
 	if rehearsal {
 		serve = []string{chkSSH}
 	}
+	if self.Role == probe.RoleMaster && pc.Etcd != nil {
+		a.etcd = pc.Etcd
+		serve = append(serve, chkEtcd)
+	}
 	a.rep.pending("waiting", append(dnsChecks, serve...)...)
 
 	if lease.IP.String() == self.IP {
@@ -271,6 +299,9 @@ func (a *agent) run(ctx context.Context) {
 		a.rehearse(self, merged)
 	} else {
 		a.startServers(self, merged)
+	}
+	if a.etcd != nil {
+		go a.joinEtcd(ctx, self, a.etcd, etcdLeader(pc, self), merged)
 	}
 
 	var wg sync.WaitGroup
@@ -445,7 +476,7 @@ func (a *agent) startServers(self probe.NodeExpect, cfg types.Config) {
 		serveTLS("serve mcs :22623", ignition.MCSPort, mcsCert, mcsErr, mcs)
 		serveTLS("serve api :6443", 6443, mcsCert, mcsErr, probe.APIStandIn(self.Name))
 	case probe.RoleMaster:
-		serveTLS("serve api :6443", 6443, mcsCert, mcsErr, probe.APIStandIn(self.Name))
+		serveTLS("serve api :6443", 6443, mcsCert, mcsErr, a.masterAPI(self))
 		mcs := &probe.MCS{Mode: probe.MCSCluster, Configs: map[string][]byte{"worker": file(probe.WorkerConfigPath)}, Log: a.log, Node: self.Name}
 		mcs.OnServe = func(pool, remote string, code int) {
 			served := mcs.Served()["worker"]

@@ -89,6 +89,14 @@ func clusterBootstrapStart(run *podmanRun, rel *probe.RehearsalRelease, f map[st
 		return fmt.Errorf("no master answered %s: do the masters have their config (stage 12, lab verify)? %w", apiInt, err)
 	}
 	say("All self-hosted control plane components successfully started (%s answered by %s)", apiInt, by)
+	// cluster-bootstrap records that it finished in ConfigMap
+	// kube-system/bootstrap; the etcd operator waits for it before it
+	// removes the bootstrap member. No kube-apiserver here: the stand-in
+	// stores it in etcd, where the API server would keep it.
+	if err := recordBootstrapComplete(assets); err != nil {
+		return fmt.Errorf("create ConfigMap kube-system/bootstrap: %w", err)
+	}
+	fmt.Fprintln(stderr, "cluster-bootstrap (bootlab rehearsal stand-in): ConfigMap kube-system/bootstrap (status complete) written into etcd with the node's real etcdctl, at "+bootstrapConfigMapKey+", as JSON where the API server would store protobuf")
 	// 5. Tear down the temporary control plane.
 	say("Tearing down temporary bootstrap control plane...")
 	for _, p := range started {
@@ -98,6 +106,16 @@ func clusterBootstrapStart(run *podmanRun, rel *probe.RehearsalRelease, f map[st
 		return err
 	}
 	return nil
+}
+
+// recordBootstrapComplete stores ConfigMap kube-system/bootstrap with
+// status complete in the bootstrap's etcd (a variable: tests replace it).
+var recordBootstrapComplete = func(assets string) error {
+	cm := `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"bootstrap","namespace":"kube-system"},"data":{"status":"complete"}}`
+	c := etcdctl{bin: "etcdctl", endpoints: []string{"https://localhost:2379"}, cacert: filepath.Join(assets, "tls", "etcd-ca-bundle.crt"),
+		cert: filepath.Join(assets, "tls", "etcd-client.crt"), key: filepath.Join(assets, "tls", "etcd-client.key")}
+	_, err := c.run(context.Background(), "put", bootstrapConfigMapKey, cm)
+	return err
 }
 
 func clusterDomain(n probe.NodeExpect) string {

@@ -64,6 +64,20 @@ type runningPod struct {
 	cmd     *exec.Cmd
 	done    chan struct{}
 	stopped bool
+	// restarts counts restarts after exits, for the back-off.
+	restarts int
+}
+
+// crashBackoff is how long after its last start an exited container is
+// restarted: 5 s, doubling up to 5 minutes, like the kubelet's
+// CrashLoopBackOff (the bootstrap's etcd exits for good once the etcd
+// operator removes its member).
+func crashBackoff(restarts int) time.Duration {
+	d := 5 * time.Second
+	for i := 0; i < restarts && d < 5*time.Minute; i++ {
+		d *= 2
+	}
+	return min(d, 5*time.Minute)
 }
 
 func loadKubeletState() ([]podState, error) {
@@ -111,8 +125,9 @@ func (k *kubelet) sync() {
 		digest := hex.EncodeToString(sum[:])
 		rp := k.pods[p]
 		if rp != nil && rp.digest == digest {
-			if !rp.state.Running && rp.cmd != nil && time.Since(rp.state.Started) > 5*time.Second {
+			if !rp.state.Running && rp.cmd != nil && time.Since(rp.state.Started) > crashBackoff(rp.restarts) {
 				k.start(p, rp.digest, data) // restart after an exit
+				k.pods[p].restarts = rp.restarts + 1
 			}
 			continue
 		}

@@ -72,8 +72,11 @@ func TestPodmanImageForAndOcReleaseInfo(t *testing.T) {
 	assert.Equal(t, "1.32.0", out.String())
 	assert.Equal(t, 1, ocMain([]string{"get", "pods"}, &out, &errb))
 	errb.Reset()
-	assert.Equal(t, 1, ocMain([]string{"patch", "clusterversion.config.openshift.io", "version", "--type=merge"}, &out, &errb))
-	assert.Contains(t, errb.String(), "not rehearsed", "stage 14's retry loop says why it cannot succeed")
+	assert.Equal(t, 1, ocMain([]string{"patch", "clusterversion.config.openshift.io", "version", "--type=json", "--patch={}"}, &out, &errb))
+	assert.Contains(t, errb.String(), "--type=merge", "the stand-in names what it plays")
+	errb.Reset()
+	assert.Equal(t, 1, ocMain([]string{"patch", "pods", "x", "--type=merge"}, &out, &errb))
+	assert.Contains(t, errb.String(), "only `oc patch clusterversion NAME`")
 }
 
 // The etcd render, called as stage 07 calls it, writes the member's static

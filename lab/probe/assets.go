@@ -51,6 +51,10 @@ type AssetInput struct {
 	MachineCIDR             string
 	Masters, Workers        int
 	Release                 RehearsalRelease
+	// EtcdSigner signs the etcd certificates (Generate makes it, so the
+	// masters' certificates chain to the same signer); one is made when
+	// it is empty.
+	EtcdSigner pki.Pair
 }
 
 // RehearsalAssets returns the files the installer's bootstrap.ign puts on a
@@ -148,12 +152,18 @@ func RehearsalAssets(in Input, a AssetInput) ([]ignition.File, error) {
 	add(AssetDir+"/tls/machine-config-server.key", 0o600, in.PKI.MCS.KeyPEM)
 	// The etcd signer, an intermediate of the lab CA: the etcd render
 	// signs the member's serving, peer and client certificates with it.
-	etcdSigner, err := pki.NewIntermediate(in.PKI.CA, "etcd-signer")
-	if err != nil {
-		return nil, err
+	etcdSigner := a.EtcdSigner
+	if len(etcdSigner.CertPEM) == 0 {
+		if etcdSigner, err = pki.NewIntermediate(in.PKI.CA, "etcd-signer"); err != nil {
+			return nil, err
+		}
 	}
 	add(AssetDir+"/tls/etcd-signer.crt", 0o644, etcdSigner.CertPEM)
 	add(AssetDir+"/tls/etcd-signer.key", 0o600, etcdSigner.KeyPEM)
+	// The CVO overrides the installer set aside for bootstrap (none were
+	// given: the installer's CVOIgnore asset then writes null), which
+	// stage 14 patches back into the ClusterVersion.
+	add(AssetDir+"/original_cvo_overrides.patch", 0o600, []byte(`{"spec":{"overrides":null}}`+"\n"))
 	rel, err := json.MarshalIndent(a.Release, "", "  ")
 	if err != nil {
 		return nil, err

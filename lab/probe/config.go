@@ -3,6 +3,7 @@ package probe
 import (
 	"encoding/json"
 	"fmt"
+	"net"
 	"sort"
 	"strings"
 
@@ -67,7 +68,28 @@ type Config struct {
 	// Rehearsal is set in the bootstrap's config of a rehearsal lab: the
 	// agent serves SSH and starts nothing the stages start.
 	Rehearsal bool `json:"rehearsal,omitempty"`
+	// Etcd is set in the masters' config of a rehearsal lab: each master
+	// joins the bootstrap's etcd member once it has its config.
+	Etcd *EtcdJoin `json:"etcd,omitempty"`
 }
+
+// EtcdJoin tells a rehearsal master where the bootstrap etcd member is
+// and how many members the cluster ends with (the masters).
+type EtcdJoin struct {
+	BootstrapIP string `json:"bootstrapIP"`
+	Masters     int    `json:"masters"`
+}
+
+// Where a rehearsal master finds its etcd certificates, signed by the
+// lab's etcd-signer: the layout of the cluster-etcd-operator's
+// etcd-all-certs secret and etcd-serving-ca config map on a master.
+const (
+	EtcdCertsDir    = "/etc/kubernetes/static-pod-resources/etcd-certs"
+	EtcdAllCertsDir = EtcdCertsDir + "/secrets/etcd-all-certs"
+	EtcdCABundle    = EtcdCertsDir + "/configmaps/etcd-serving-ca/ca-bundle.crt"
+	EtcdClientCert  = EtcdCertsDir + "/secrets/etcd-client/tls.crt"
+	EtcdClientKey   = EtcdCertsDir + "/secrets/etcd-client/tls.key"
+)
 
 // Self returns the expectations of the node with mac.
 func (c Config) Self(mac string) (NodeExpect, bool) {
@@ -162,12 +184,29 @@ func Generate(in Input) (*Configs, error) {
 		return nil, fmt.Errorf("worker config: %w", err)
 	}
 	masterFiles := append(append([]ignition.File(nil), tls...), ignition.File{Path: WorkerConfigPath, Mode: 0o600, Data: out.WorkerServed})
-	if out.MasterServed, err = full(pool(RoleMaster), masterFiles...); err != nil {
+	masterPool := pool(RoleMaster)
+	var etcdSigner pki.Pair
+	if in.Rehearsal {
+		// The etcd-signer signs the bootstrap member's certificates (stage
+		// 07's render) and the masters' (served with their config here,
+		// where a real cluster's etcd operator puts them in etcd-all-certs).
+		if etcdSigner, err = pki.NewIntermediate(in.PKI.CA, "etcd-signer"); err != nil {
+			return nil, err
+		}
+		join, certs, err := masterEtcd(in, etcdSigner)
+		if err != nil {
+			return nil, fmt.Errorf("master etcd certificates: %w", err)
+		}
+		masterPool.Etcd = join
+		masterFiles = append(masterFiles, certs...)
+	}
+	if out.MasterServed, err = full(masterPool, masterFiles...); err != nil {
 		return nil, fmt.Errorf("master config: %w", err)
 	}
 	bootFiles := append(append([]ignition.File(nil), tls...), ignition.File{Path: MasterConfigPath, Mode: 0o600, Data: out.MasterServed})
 	bootPool := pool(RoleBootstrap)
 	if in.Rehearsal {
+		in.Assets.EtcdSigner = etcdSigner
 		if in.SSHAuthorizedKey == "" || len(in.SSHHostKeyPEM) == 0 {
 			return nil, fmt.Errorf("probe Ignition: a rehearsal bootstrap needs the lab's SSH public key and a host key")
 		}
@@ -190,6 +229,57 @@ func Generate(in Input) (*Configs, error) {
 		}
 	}
 	return &out, nil
+}
+
+// masterEtcd returns the masters' etcd join settings and their
+// certificates signed by signer: per master a serving and a peer
+// certificate naming its name, FQDN and IP (as etcd-all-certs holds them,
+// etcd-serving-NAME and etcd-peer-NAME), the CA bundle, and the client
+// certificate the etcd operator uses. One served config carries every
+// master's keys (the MCS serves one config per pool): a lab-only shortcut.
+func masterEtcd(in Input, signer pki.Pair) (*EtcdJoin, []ignition.File, error) {
+	join := &EtcdJoin{}
+	for _, n := range in.Nodes {
+		switch n.Role {
+		case RoleBootstrap:
+			join.BootstrapIP = n.IP
+		case RoleMaster:
+			join.Masters++
+		}
+	}
+	if join.BootstrapIP == "" {
+		return nil, nil, fmt.Errorf("a rehearsal lab needs a bootstrap node")
+	}
+	bundle := append(append([]byte(nil), signer.CertPEM...), in.PKI.CA.CertPEM...)
+	files := []ignition.File{{Path: EtcdCABundle, Mode: 0o644, Data: bundle}}
+	client, err := pki.NewClient(signer, "etcd", []string{"etcd"})
+	if err != nil {
+		return nil, nil, err
+	}
+	files = append(files, ignition.File{Path: EtcdClientCert, Mode: 0o644, Data: client.CertPEM},
+		ignition.File{Path: EtcdClientKey, Mode: 0o600, Data: client.KeyPEM})
+	for _, n := range in.Nodes {
+		if n.Role != RoleMaster {
+			continue
+		}
+		names := []string{"localhost", n.Name, n.FQDN}
+		ips := []net.IP{net.ParseIP("127.0.0.1"), net.ParseIP("::1")}
+		if ip := net.ParseIP(n.IP); ip != nil {
+			ips = append(ips, ip)
+		}
+		for _, kind := range []struct{ file, cn, org string }{
+			{"etcd-serving-" + n.Name, "system:etcd-server:" + n.FQDN, "system:etcd-servers"},
+			{"etcd-peer-" + n.Name, "system:etcd-peer:" + n.FQDN, "system:etcd-peers"},
+		} {
+			p, err := pki.NewLeaf(signer, kind.cn, []string{kind.org}, names, ips)
+			if err != nil {
+				return nil, nil, err
+			}
+			files = append(files, ignition.File{Path: EtcdAllCertsDir + "/" + kind.file + ".crt", Mode: 0o644, Data: p.CertPEM},
+				ignition.File{Path: EtcdAllCertsDir + "/" + kind.file + ".key", Mode: 0o600, Data: p.KeyPEM})
+		}
+	}
+	return join, files, nil
 }
 
 // ParseProbeConfig extracts the probe config from a (merged) Ignition config.

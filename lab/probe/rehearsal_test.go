@@ -1,6 +1,9 @@
 package probe
 
 import (
+	"crypto/x509"
+	"encoding/pem"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -48,11 +51,51 @@ func TestGenerateRehearsalBootstrap(t *testing.T) {
 	require.NoError(t, err)
 	assert.False(t, mc.Rehearsal)
 
+	// The masters' config tells them where the bootstrap member is and
+	// carries their etcd certificates, signed by the same etcd-signer as
+	// the bootstrap's (which stage 07's render uses).
+	require.NotNil(t, mc.Etcd)
+	assert.Equal(t, EtcdJoin{BootstrapIP: "192.168.126.10", Masters: 1}, *mc.Etcd)
+	signerPEM, ok, err := ignition.FileContents(boot, AssetDir+"/tls/etcd-signer.crt")
+	require.NoError(t, err)
+	require.True(t, ok)
+	signer, err := x509.ParseCertificate(pemBlock(t, signerPEM))
+	require.NoError(t, err)
+	for _, name := range []string{"etcd-serving-master-0", "etcd-peer-master-0"} {
+		crt, ok, err := ignition.FileContents(served, EtcdAllCertsDir+"/"+name+".crt")
+		require.NoError(t, err)
+		require.True(t, ok, name)
+		leaf, err := x509.ParseCertificate(pemBlock(t, crt))
+		require.NoError(t, err)
+		require.NoError(t, leaf.CheckSignatureFrom(signer), name+" is signed by the bootstrap's etcd-signer")
+		assert.Contains(t, leaf.DNSNames, "master-0."+domain)
+		assert.Equal(t, "192.168.126.11", leaf.IPAddresses[len(leaf.IPAddresses)-1].String())
+	}
+	for _, f := range served.Storage.Files {
+		if strings.HasSuffix(f.Path, ".key") {
+			assert.Equal(t, 0o600, *f.Mode, f.Path)
+		}
+	}
+	_, ok, _ = ignition.FileContents(boot, AssetDir+"/original_cvo_overrides.patch")
+	assert.True(t, ok, "stage 14 patches the ClusterVersion with the overrides the installer set aside")
+
 	in.Rehearsal = false
 	plain, err := Generate(in)
 	require.NoError(t, err)
+	pm, err := ignition.Parse(plain.MasterServed)
+	require.NoError(t, err)
+	pmc, err := ParseProbeConfig(pm)
+	require.NoError(t, err)
+	assert.Nil(t, pmc.Etcd, "masters of a plain probe lab run no etcd")
 	pb, err := ignition.Parse(plain.Bootstrap)
 	require.NoError(t, err)
 	_, ok, _ = ignition.FileContents(pb, SSHHostKeyPath)
 	assert.False(t, ok, "a plain probe bootstrap gets no host key")
+}
+
+func pemBlock(t *testing.T, data []byte) []byte {
+	t.Helper()
+	b, _ := pem.Decode(data)
+	require.NotNil(t, b)
+	return b.Bytes
 }

@@ -310,6 +310,8 @@ func nodeFix(s *lab.Spec, n lab.Node, c probe.Check) string {
 		return fmt.Sprintf("the DHCP reservation for %s (%s, %s) in libvirt network %s (see `virsh net-dumpxml %s`): rebuild with `bootlab lab down && bootlab lab up`", n.Name, n.MAC, n.IP, net, net)
 	case c.Name == "ignition-fwcfg":
 		return fmt.Sprintf("the Ignition file %s passed through fw_cfg (domain %s): `bootlab lab up` rewrites it", s.IgnitionPath(n), s.DomainName(n))
+	case c.Name == "etcd member" && s.Rehearsal():
+		return "a master's etcd joins the bootstrap's member (started by stage 07) once the master has its config (stage 12): the etcd operator stand-in adds one learner at a time and promotes it when in sync; `bootlab stage status` names the next stage, `bootlab lab ssh bootstrap -- sudo crictl ps` shows whether the bootstrap's etcd runs"
 	case c.Name == "ignition-fetch" && s.Rehearsal() && n.Role == lab.RoleMaster:
 		return "masters wait for the MCS: run `bootlab stage run 12` (on a rehearsal lab the bootstrap MCS starts when stage 12 lands its pod; `bootlab stage status` names the next stage)"
 	case c.Name == "ignition-fetch":

@@ -25,11 +25,17 @@ import (
 // serves SSH with the lab's key and a host key made on the host: `lab
 // ssh bootstrap` runs real bash as core, sudo -n makes it root, real
 // jq and etcd are there, and `stage status` reads the node over the stage
-// transport. Then `lab down` leaves nothing. It logs the node's memory use
-// and the initrd size (BENCH lines).
+// transport. The stages run one by one, and after 07, 12, 13 and 14 the
+// test checks their effect from outside: the etcd membership (1, then 4
+// when the three masters have their config, then 3 once the etcd operator
+// stand-in removed the bootstrap member), the masters' Ignition fetch,
+// the bootstrap's 22623 and 6443. Then `stage run --all` and `stage
+// validate --all` pass, pivot, verify all ✓, and `lab down` leaves
+// nothing. It logs the nodes' memory use and the initrd size (BENCH lines).
 func TestRehearsalLab(t *testing.T) {
-	// One worker: with none, haproxy sends ingress to the masters, which probe nodes do not serve.
-	l := newLabWith(t, "topology: {masters: 1, workers: 1}\n")
+	// One worker: with none, haproxy sends ingress to the masters.
+	const masters = 3
+	l := newLabWith(t, "topology: {masters: 3, workers: 1}\n")
 	start := time.Now()
 	up := mustRun(t, "lab", "up", "-f", l.SpecFile, "--manual-bootstrap")
 	assert.Contains(t, up.Stderr, "bootlab stage run 01", "lab up names the next step of a rehearsal lab")
@@ -47,7 +53,8 @@ func TestRehearsalLab(t *testing.T) {
 	m0, _ := st.Spec.Node("master-0")
 	mxml, err := virsh(t, "dumpxml", st.Spec.DomainName(m0))
 	require.NoError(t, err)
-	assert.Contains(t, mxml, "<initrd>"+st.Spec.Image.Initrd+"</initrd>", "masters keep the small initrd")
+	assert.Contains(t, mxml, "<initrd>"+st.Spec.Image.RehearsalInitrd+"</initrd>", "masters run real etcd: they boot the rehearsal initrd")
+	assert.Equal(t, 384, m0.MemoryMiB)
 
 	// The node is up when lab ssh gets through.
 	var r result
@@ -125,9 +132,35 @@ func TestRehearsalLab(t *testing.T) {
 		t.Fatalf("etcdctl endpoint health never succeeded:\n%s\netcd's log:\n%s", r, logs)
 	}
 	assert.Contains(t, r.Stdout+r.Stderr, "is healthy")
-	r = mustRun(t, "lab", "ssh", "-f", l.SpecFile, "bootstrap", "--", etcdctl+"member list")
-	assert.Equal(t, 1, strings.Count(strings.TrimSpace(r.Stdout), "\n")+1, "one member: the bootstrap's\n%s", r.Stdout)
-	assert.Contains(t, r.Stdout, "etcd-bootstrap")
+	// memberList asks any member that answers, as the masters join and
+	// the bootstrap's leaves.
+	endpoints := "https://localhost:2379"
+	var masterNodes []lab.Node
+	for _, n := range st.Spec.NodesByRole(lab.RoleMaster) {
+		endpoints += ",https://" + n.IP + ":2379"
+		masterNodes = append(masterNodes, n)
+	}
+	require.Len(t, masterNodes, masters)
+	memberList := func() []string {
+		r := run(t, "lab", "ssh", "-f", l.SpecFile, "bootstrap", "--", strings.Replace(etcdctl, "--endpoints=https://localhost:2379", "--endpoints="+endpoints, 1)+"member list")
+		if r.Code != 0 {
+			return nil
+		}
+		return strings.Split(strings.TrimSpace(r.Stdout), "\n")
+	}
+	waitMembers := func(n int, why string) []string {
+		var ms []string
+		for deadline := time.Now().Add(4 * time.Minute); time.Now().Before(deadline); time.Sleep(3 * time.Second) {
+			if ms = memberList(); len(ms) == n && !strings.Contains(strings.Join(ms, "\n"), "unstarted") && !strings.Contains(strings.Join(ms, "\n"), "true") {
+				break
+			}
+		}
+		require.Len(t, ms, n, "%s: etcdctl member list from the bootstrap:\n%s", why, strings.Join(ms, "\n"))
+		t.Logf("etcd members (%s):\n%s", why, strings.Join(ms, "\n"))
+		return ms
+	}
+	ms := waitMembers(1, "after stage 07")
+	assert.Contains(t, ms[0], "etcd-bootstrap")
 	r = mustRun(t, "lab", "ssh", "-f", l.SpecFile, "bootstrap", "--", "sudo -n crictl ps")
 	assert.Contains(t, r.Stdout, "etcd-bootstrap-member")
 
@@ -175,6 +208,30 @@ func TestRehearsalLab(t *testing.T) {
 		time.Sleep(3 * time.Second)
 	}
 	assert.True(t, ok, "after stage 12 master-0 fetched its config through the load balancer from the bootstrap MCS: %s", detail)
+	// Each master, once it has its config, joins etcd: added as a learner
+	// against the bootstrap member, then promoted (1 -> 4).
+	ms = waitMembers(masters+1, "after stage 12, every master joined")
+	for _, n := range masterNodes {
+		assert.Contains(t, strings.Join(ms, "\n"), n.Name+", https://"+n.IP+":2380")
+	}
+	assert.Contains(t, strings.Join(ms, "\n"), "etcd-bootstrap")
+	etcdCheck := func(n lab.Node) string {
+		f, err := os.Open(st.Spec.ConsoleLogPath(n))
+		require.NoError(t, err)
+		defer f.Close()
+		rep, _ := probe.ParseConsole(f)
+		if rep != nil {
+			for _, c := range rep.Checks {
+				if c.Name == "etcd member" {
+					return fmt.Sprintf("ok=%v %s", c.OK, c.Detail)
+				}
+			}
+		}
+		return "no etcd member check"
+	}
+	for _, n := range masterNodes {
+		assert.Contains(t, etcdCheck(n), "ok=true", n.Name)
+	}
 
 	// Until stage 13 nothing answers 6443 on the bootstrap. Stage 13 waits
 	// for etcd for real (etcdctl endpoint health), cluster-bootstrap lands
@@ -197,18 +254,37 @@ func TestRehearsalLab(t *testing.T) {
 		time.Sleep(3 * time.Second)
 	}
 	require.Equal(t, 0, r.Code, "stage validate 13:\n%s", r)
+	if c, err := net.DialTimeout("tcp", net.JoinHostPort(bs.IP, "6443"), 5*time.Second); err == nil {
+		c.Close()
+		t.Errorf("the bootstrap still answers 6443 after cluster-bootstrap tore the temporary control plane down")
+	}
+	assert.Contains(t, out, "ConfigMap kube-system/bootstrap (status complete) written into etcd")
 
-	// Stage 15 checks the API names through the load balancer (the master
-	// answers) and writes .bootkube.done; stage 14 is not rehearsed yet.
+	// Stage 14: oc patch clusterversion reaches the masters' API stand-in,
+	// the bootstrap MCS stops, and wait-for-ceo returns once the etcd
+	// operator stand-in removed the bootstrap member (4 -> 3).
+	r = mustRun(t, "stage", "run", "-f", l.SpecFile, "14")
+	out = r.Stdout + r.Stderr
+	assert.Contains(t, out, "clusterversion.config.openshift.io/version patched")
+	assert.Contains(t, out, "Cluster etcd operator bootstrapped successfully")
+	r = mustRun(t, "stage", "validate", "-f", l.SpecFile, "14")
+	ms = waitMembers(masters, "after stage 14, the bootstrap member is removed")
+	assert.NotContains(t, strings.Join(ms, "\n"), "etcd-bootstrap")
+	assert.Contains(t, etcdCheck(masterNodes[0]), "bootstrap teardown:", "master-0 plays the bootstrap teardown")
+	if c, err := net.DialTimeout("tcp", net.JoinHostPort(bs.IP, "22623"), 5*time.Second); err == nil {
+		c.Close()
+		t.Errorf("the bootstrap MCS still answers 22623 after stage 14 removed its pod")
+	}
+
+	// Stage 15 checks the API names through the load balancer (the
+	// masters answer) and writes .bootkube.done; then --all has nothing
+	// left but the unmarked steps, and passes, stage 14 included.
 	mustRun(t, "stage", "run", "-f", l.SpecFile, "15")
-	r = mustRun(t, "stage", "validate", "-f", l.SpecFile, "15")
-	// --all skips what is done (markers) and stage 14, which a rehearsal
-	// lab cannot play, saying so; it does not hang on it.
+	mustRun(t, "stage", "validate", "-f", l.SpecFile, "15")
 	all := mustRun(t, "stage", "run", "--all", "-f", l.SpecFile)
-	assert.Contains(t, all.Stderr, "stage 14 cvo-overrides skipped: not rehearsed yet")
-	only := run(t, "stage", "run", "14", "-f", l.SpecFile)
-	assert.Equal(t, 3, only.Code, "stage 14 alone is refused:\n%s", only)
-	assert.Contains(t, only.Stderr, "is not rehearsed yet")
+	assert.NotContains(t, all.Stderr, "not rehearsed")
+	r = run(t, "stage", "validate", "--all", "-f", l.SpecFile)
+	require.Equal(t, 0, r.Code, "stage validate --all:\n%s", r)
 	// lab pivot takes the bootstrap out of the load balancer; then verify
 	// is all ✓, the API and the MCS answered by the master only.
 	mustRun(t, "lab", "pivot", "-f", l.SpecFile)
@@ -230,6 +306,9 @@ func TestRehearsalLab(t *testing.T) {
 	require.NoError(t, err)
 	t.Logf("BENCH rehearsal bootstrap: %d MiB in use of %d MiB (MemTotal-MemAvailable), rehearsal initrd %.1f MiB",
 		(total-avail)/1024, total/1024, float64(fi.Size())/(1<<20))
+	for _, n := range masterNodes {
+		t.Logf("BENCH rehearsal %s: %s", n.Name, etcdCheck(n))
+	}
 
 	mustRun(t, "lab", "down", "-f", l.SpecFile)
 	assert.Empty(t, leftovers(t, l))

@@ -152,11 +152,6 @@ func runRun(cmd *cobra.Command, f *cmdutil.Factory, opts *RunOptions) error {
 		_, err := runner.Run(ctx, sel, stages.Options{Force: opts.Force, DryRun: true, DryRunOut: f.Streams.Out})
 		return err
 	}
-	if rehearsalTarget(&opts.Target, r) {
-		if sel, err = withoutUnrehearsed(f, sel, opts.Stages); err != nil {
-			return err
-		}
-	}
 	node, closeNode, err := opts.Target.connect(ctx, f, r)
 	if err != nil {
 		return err
@@ -304,27 +299,4 @@ func warnVersion(ctx context.Context, f *cmdutil.Factory, node stages.Node, want
 // (found through the lab, not --host or --local).
 func rehearsalTarget(t *Target, r *resolved) bool {
 	return t.Node == nil && t.Host == "" && !t.Local && r.stateErr == nil && r.spec.Rehearsal()
-}
-
-// unrehearsed are the stages the rehearsal lab does not play yet: stage 14
-// patches the cluster's ClusterVersion and waits for the etcd operator, and
-// the rehearsal has no cluster API behind the bootstrap (docs/rehearsal-lab.md).
-var unrehearsed = map[int]bool{14: true}
-
-// withoutUnrehearsed drops the stages a rehearsal lab cannot play from a
-// range or --all, saying so (its script would retry forever), and refuses
-// one named on its own.
-func withoutUnrehearsed(f *cmdutil.Factory, sel []*stages.Stage, named []string) ([]*stages.Stage, error) {
-	var out []*stages.Stage
-	for _, s := range sel {
-		if !unrehearsed[s.Number] {
-			out = append(out, s)
-			continue
-		}
-		if len(named) > 0 && len(sel) == 1 {
-			return nil, cmdutil.WithCode(cmdutil.ExitInvalid, fmt.Errorf("stage %s is not rehearsed yet: it patches the cluster's ClusterVersion and waits for the etcd operator, and a rehearsal lab has no cluster behind its bootstrap (docs/rehearsal-lab.md); `bootlab stage explain %s` tells what it does on a real node, and stage 15 runs after 13", s.Label(), s.ID()))
-		}
-		f.Status.Infof("stage %s skipped: not rehearsed yet (no cluster API behind a rehearsal bootstrap; docs/rehearsal-lab.md)", s.Label())
-	}
-	return out, nil
 }

@@ -353,27 +353,3 @@ func TestRehearsalLabDefaultsToTheAnnotatedScripts(t *testing.T) {
 	assert.False(t, rehearsalTarget(&Target{Host: "10.0.0.5"}, &resolved{spec: reh}), "a node named by --host is taken as a real one")
 	assert.False(t, rehearsalTarget(&Target{Local: true}, &resolved{spec: reh}))
 }
-
-// A rehearsal lab cannot play stage 14 (its script would retry forever):
-// --all and ranges skip it saying so, and naming it alone is refused.
-func TestRehearsalSkipsTheStageItCannotPlay(t *testing.T) {
-	e := newEnv(t)
-	e.f.Status = status.New(e.err, false)
-	c := stages.Default()
-	all, err := c.Select(stages.Selection{})
-	require.NoError(t, err)
-	got, err := withoutUnrehearsed(e.f, all, nil)
-	require.NoError(t, err)
-	assert.Len(t, got, 14)
-	for _, s := range got {
-		assert.NotEqual(t, 14, s.Number)
-	}
-	assert.Contains(t, e.err.String(), "stage 14 cvo-overrides skipped: not rehearsed yet")
-
-	only, err := c.Select(stages.Selection{Only: []string{"14"}})
-	require.NoError(t, err)
-	_, err = withoutUnrehearsed(e.f, only, []string{"14"})
-	require.Error(t, err)
-	assert.Equal(t, cmdutil.ExitInvalid, exitCode(err))
-	assert.Contains(t, err.Error(), "stage 14 cvo-overrides is not rehearsed yet")
-}

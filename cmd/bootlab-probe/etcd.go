@@ -1,0 +1,427 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/coreos/ignition/v2/config/v3_2/types"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/yaml"
+
+	"github.com/bootlab/bootlab/lab/probe"
+)
+
+// A rehearsal master's etcd, in the order of a real cluster: once the
+// master has its config (after stage 12), the cluster-etcd-operator's
+// cluster member controller adds the master as a learner to the
+// bootstrap's member, the master's etcd pod lands in its static pod
+// directory and the kubelet starts it with the initial cluster the add
+// returned, and the operator promotes the learner when it has caught up.
+// Once every master is a healthy voting member and cluster-bootstrap has
+// written kube-system/bootstrap status=complete (end of stage 13), the
+// operator's bootstrap teardown controller removes the etcd-bootstrap
+// member (4 -> 3). Real etcd and etcdctl do the work; the operator's two
+// controllers are the agent (a stand-in), and say so in the report.
+
+const (
+	chkEtcd = "etcd member"
+	// bootstrapMemberName is the bootstrap member's name, which the
+	// teardown controller looks for.
+	bootstrapMemberName = "etcd-bootstrap"
+	// bootstrapConfigMapKey is where the API server keeps ConfigMap
+	// kube-system/bootstrap in etcd.
+	bootstrapConfigMapKey = "/kubernetes.io/configmaps/kube-system/bootstrap"
+	// etcdPodCertDir is where the etcd pod mounts probe.EtcdCertsDir, as
+	// the operator's etcd pod does.
+	etcdPodCertDir = "/etc/kubernetes/static-pod-certs"
+)
+
+// Polling interval of the etcd operator stand-in (tests shorten it).
+var etcdPoll = 2 * time.Second
+
+// etcdctl runs the node's real etcdctl with the client certificate.
+type etcdctl struct {
+	bin               string
+	endpoints         []string
+	cacert, cert, key string
+}
+
+func masterEtcdctl(endpoints ...string) etcdctl {
+	return etcdctl{bin: "etcdctl", endpoints: endpoints, cacert: probe.EtcdCABundle, cert: probe.EtcdClientCert, key: probe.EtcdClientKey}
+}
+
+func (c etcdctl) run(ctx context.Context, args ...string) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	argv := append([]string{"--endpoints=" + strings.Join(c.endpoints, ","), "--cacert=" + c.cacert, "--cert=" + c.cert, "--key=" + c.key,
+		"--dial-timeout=3s", "--command-timeout=5s"}, args...)
+	cmd := exec.CommandContext(ctx, c.bin, argv...)
+	cmd.Env = []string{"ETCDCTL_API=3", "PATH=" + defaultPath}
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		return out.Bytes(), fmt.Errorf("etcdctl %s: %v: %s", strings.Join(args, " "), err, strings.TrimSpace(errb.String()))
+	}
+	return out.Bytes(), nil
+}
+
+// etcdMember is a member as `etcdctl member list -w json` prints it.
+type etcdMember struct {
+	ID         uint64   `json:"ID"`
+	Name       string   `json:"name"`
+	PeerURLs   []string `json:"peerURLs"`
+	ClientURLs []string `json:"clientURLs"`
+	IsLearner  bool     `json:"isLearner"`
+}
+
+func (m etcdMember) hexID() string { return fmt.Sprintf("%x", m.ID) }
+
+func (c etcdctl) members(ctx context.Context) ([]etcdMember, error) {
+	out, err := c.run(ctx, "member", "list", "-w", "json")
+	if err != nil {
+		return nil, err
+	}
+	var l struct {
+		Members []etcdMember `json:"members"`
+	}
+	if err := json.Unmarshal(out, &l); err != nil {
+		return nil, fmt.Errorf("etcdctl member list: %w", err)
+	}
+	return l.Members, nil
+}
+
+// healthy reports whether every endpoint answers etcdctl endpoint health.
+func (c etcdctl) healthy(ctx context.Context, endpoints []string) (bool, string) {
+	cc := c
+	cc.endpoints = endpoints
+	if _, err := cc.run(ctx, "endpoint", "health"); err != nil {
+		return false, err.Error()
+	}
+	return true, ""
+}
+
+// memberSummary is "etcd-bootstrap, master-0 (learner), ..." for reports.
+func memberSummary(ms []etcdMember) string {
+	var parts []string
+	for _, m := range ms {
+		n := m.Name
+		if n == "" {
+			n = "(unstarted " + strings.Join(m.PeerURLs, ",") + ")"
+		}
+		if m.IsLearner {
+			n += " (learner)"
+		}
+		parts = append(parts, n)
+	}
+	sort.Strings(parts)
+	return fmt.Sprintf("%d: %s", len(ms), strings.Join(parts, ", "))
+}
+
+// joinEtcd plays the etcd operator's cluster member controller for this
+// master and starts its etcd pod; on the first master by name it then
+// plays the bootstrap teardown controller.
+func (a *agent) joinEtcd(ctx context.Context, self probe.NodeExpect, join *probe.EtcdJoin, leader bool, cfg types.Config) {
+	// The kernel starts /init with no PATH: etcdctl and the kubelet
+	// stand-in's etcd are found in the node's usual one.
+	_ = os.Setenv("PATH", defaultPath)
+	// Lay the merged config's files down as Ignition would: the etcd
+	// certificates among them.
+	if _, err := writeIgnitionFiles(cfg); err != nil {
+		a.rep.set(chkEtcd, false, false, "write the Ignition files: %v", err)
+		return
+	}
+	bootEP := "https://" + join.BootstrapIP + ":2379"
+	myPeer := "https://" + self.IP + ":2380"
+	boot := masterEtcdctl(bootEP)
+	say := func(ok, pending bool, format string, args ...any) {
+		a.rep.set(chkEtcd, ok, pending, "etcd operator stand-in: "+format+memInUse(), args...)
+	}
+	say(false, true, "waiting for the bootstrap member at %s (stage 07 starts it)", bootEP)
+
+	// 1. member add --learner, retried: the cluster takes one learner at
+	// a time, as the operator adds one master at a time.
+	var members []etcdMember
+	for {
+		ms, err := boot.members(ctx)
+		if err == nil {
+			mine := findPeer(ms, myPeer)
+			if mine != nil && mine.Name != "" {
+				// A member of an earlier boot: its data is gone with the
+				// initramfs, so it goes and is added again.
+				_, err = boot.run(ctx, "member", "remove", mine.hexID())
+			} else if mine == nil {
+				_, err = boot.run(ctx, "member", "add", self.Name, "--peer-urls="+myPeer, "--learner")
+			}
+			if err == nil {
+				if members, err = boot.members(ctx); err == nil && findPeer(members, myPeer) != nil && findPeer(members, myPeer).Name == "" {
+					break
+				}
+			}
+		}
+		if err != nil {
+			say(false, true, "member add %s --learner against %s: %v (retrying)", self.Name, bootEP, err)
+		}
+		if !sleepCtx(ctx, etcdPoll) {
+			return
+		}
+	}
+	a.log.Info("etcd operator stand-in: added this master as a learner", "member", self.Name, "members", memberSummary(members))
+	say(false, true, "added %s as a learner; members %s; starting its etcd pod", self.Name, memberSummary(members))
+
+	// 2. The etcd pod lands on the master; its kubelet starts it.
+	if err := writeMasterEtcdPod(staticPodDir, self, members); err != nil {
+		say(false, false, "write the etcd pod: %v", err)
+		return
+	}
+	kl := &kubelet{log: a.log, dir: staticPodDir, pods: map[string]*runningPod{}}
+	go kl.run(ctx)
+
+	// 3. Promote once the learner has caught up.
+	for {
+		ms, err := boot.members(ctx)
+		if err == nil {
+			mine := findPeer(ms, myPeer)
+			switch {
+			case mine == nil:
+				err = errors.New("this master's member is gone from the member list")
+			case !mine.IsLearner:
+				members = ms
+			default:
+				_, err = boot.run(ctx, "member", "promote", mine.hexID())
+				if err == nil {
+					continue
+				}
+			}
+			if err == nil {
+				break
+			}
+		}
+		say(false, true, "member promote %s: %v (retrying until the learner is in sync)", self.Name, err)
+		if !sleepCtx(ctx, etcdPoll) {
+			return
+		}
+	}
+	local := masterEtcdctl("https://" + self.IP + ":2379")
+	for {
+		if ok, detail := local.healthy(ctx, local.endpoints); ok {
+			break
+		} else {
+			say(false, true, "%s promoted; waiting for its etcd to be healthy: %s", self.Name, detail)
+		}
+		if !sleepCtx(ctx, etcdPoll) {
+			return
+		}
+	}
+	if ms, err := local.members(ctx); err == nil {
+		members = ms
+	}
+	a.log.Info("etcd operator stand-in: promoted this master's member", "member", self.Name, "members", memberSummary(members))
+	say(true, false, "%s joined (added as a learner, promoted when in sync; real etcd); members %s", self.Name, memberSummary(members))
+	if leader {
+		a.teardownBootstrapMember(ctx, self, local, join)
+	}
+}
+
+func findPeer(ms []etcdMember, peer string) *etcdMember {
+	for i := range ms {
+		for _, u := range ms[i].PeerURLs {
+			if u == peer {
+				return &ms[i]
+			}
+		}
+	}
+	return nil
+}
+
+// teardownBootstrapMember plays the bootstrap teardown controller: it
+// removes etcd-bootstrap once the cluster has every master as a healthy
+// voting member and cluster-bootstrap has finished (ConfigMap
+// kube-system/bootstrap with status complete).
+func (a *agent) teardownBootstrapMember(ctx context.Context, self probe.NodeExpect, c etcdctl, join *probe.EtcdJoin) {
+	last := ""
+	note := func(format string, args ...any) {
+		msg := fmt.Sprintf(format, args...)
+		if msg != last {
+			a.log.Info("etcd operator stand-in (bootstrap teardown): " + msg)
+			last = msg
+		}
+	}
+	for {
+		done, why := bootstrapTeardownStep(ctx, c, join.Masters+1)
+		note("%s", why)
+		if done {
+			ms, _ := c.members(ctx)
+			a.rep.set(chkEtcd, true, false, "etcd operator stand-in: %s joined; bootstrap teardown: %s; members %s"+memInUse(), self.Name, why, memberSummary(ms))
+			return
+		}
+		if !sleepCtx(ctx, etcdPoll) {
+			return
+		}
+	}
+}
+
+// bootstrapTeardownStep checks once whether the bootstrap member can go and
+// removes it if so; it returns true when it is gone.
+func bootstrapTeardownStep(ctx context.Context, c etcdctl, want int) (bool, string) {
+	ms, err := c.members(ctx)
+	if err != nil {
+		return false, err.Error()
+	}
+	var boot *etcdMember
+	var endpoints []string
+	for i, m := range ms {
+		if m.Name == bootstrapMemberName {
+			boot = &ms[i]
+			continue
+		}
+		if m.IsLearner || m.Name == "" {
+			return false, "waiting for every master to be a started voting member: " + memberSummary(ms)
+		}
+		endpoints = append(endpoints, m.ClientURLs...)
+	}
+	if boot == nil {
+		return true, "the etcd-bootstrap member is removed"
+	}
+	if len(ms) < want {
+		return false, fmt.Sprintf("still waiting for %d etcd members (the bootstrap's and every master's): %s", want, memberSummary(ms))
+	}
+	if ok, detail := c.healthy(ctx, endpoints); !ok {
+		return false, "waiting for the masters' members to be healthy: " + detail
+	}
+	out, err := c.run(ctx, "get", bootstrapConfigMapKey, "--print-value-only")
+	if err != nil {
+		return false, err.Error()
+	}
+	var cm struct {
+		Data map[string]string `json:"data"`
+	}
+	if len(bytes.TrimSpace(out)) == 0 || json.Unmarshal(out, &cm) != nil || cm.Data["status"] != "complete" {
+		return false, "cluster-bootstrap is not yet finished: ConfigMap kube-system/bootstrap has no status complete (stage 13 writes it)"
+	}
+	if _, err := c.run(ctx, "member", "remove", boot.hexID()); err != nil {
+		return false, err.Error()
+	}
+	return true, fmt.Sprintf("removed the etcd-bootstrap member %s", boot.hexID())
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}
+
+// writeMasterEtcdPod lands the master's etcd static pod, with the initial
+// cluster of the members the add returned (the unstarted one is this
+// master), joining an existing cluster.
+func writeMasterEtcdPod(dir string, self probe.NodeExpect, members []etcdMember) error {
+	var initial []string
+	myPeer := "https://" + self.IP + ":2380"
+	for _, m := range members {
+		name := m.Name
+		if findPeer([]etcdMember{m}, myPeer) != nil {
+			name = self.Name
+		}
+		for _, u := range m.PeerURLs {
+			initial = append(initial, name+"="+u)
+		}
+	}
+	sort.Strings(initial)
+	cert := func(kind string) string {
+		return etcdPodCertDir + "/secrets/etcd-all-certs/etcd-" + kind + "-" + self.Name
+	}
+	ca := etcdPodCertDir + "/configmaps/etcd-serving-ca/ca-bundle.crt"
+	hostPathDir := corev1.HostPathDirectoryOrCreate
+	rel, _ := release()
+	image := ""
+	if rel != nil {
+		image = rel.Components["etcd"]
+	}
+	pod := corev1.Pod{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
+		ObjectMeta: metav1.ObjectMeta{Name: "etcd-" + self.Name, Namespace: "openshift-etcd", Labels: map[string]string{"app": "etcd", "etcd": "true"}},
+		Spec: corev1.PodSpec{
+			HostNetwork: true,
+			Containers: []corev1.Container{{
+				Name: "etcd", Image: image, Command: []string{"etcd"},
+				Args: []string{
+					"--name=" + self.Name,
+					"--data-dir=/var/lib/etcd",
+					"--initial-advertise-peer-urls=" + myPeer,
+					"--initial-cluster=" + strings.Join(initial, ","),
+					"--initial-cluster-state=existing",
+					"--listen-peer-urls=https://0.0.0.0:2380",
+					"--listen-client-urls=https://0.0.0.0:2379",
+					"--advertise-client-urls=https://" + self.IP + ":2379",
+					"--cert-file=" + cert("serving") + ".crt",
+					"--key-file=" + cert("serving") + ".key",
+					"--trusted-ca-file=" + ca,
+					"--client-cert-auth=true",
+					"--peer-cert-file=" + cert("peer") + ".crt",
+					"--peer-key-file=" + cert("peer") + ".key",
+					"--peer-trusted-ca-file=" + ca,
+					"--peer-client-cert-auth=true",
+					"--logger=zap",
+					"--log-outputs=stderr",
+				},
+				VolumeMounts: []corev1.VolumeMount{{Name: "cert-dir", MountPath: etcdPodCertDir}, {Name: "data-dir", MountPath: "/var/lib/etcd"}},
+			}},
+			Volumes: []corev1.Volume{
+				{Name: "cert-dir", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: probe.EtcdCertsDir}}},
+				{Name: "data-dir", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/var/lib/etcd", Type: &hostPathDir}}},
+			},
+		},
+	}
+	data, err := yaml.Marshal(pod)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	p := filepath.Join(dir, "etcd-pod.yaml")
+	if err := os.WriteFile(p+".tmp", data, 0o644); err != nil {
+		return err
+	}
+	return os.Rename(p+".tmp", p)
+}
+
+// memInUse is "; node memory in use: N of M MiB" (MemTotal-MemAvailable),
+// for the report: the masters have no SSH to ask them.
+func memInUse() string {
+	data, err := os.ReadFile("/proc/meminfo")
+	if err != nil {
+		return ""
+	}
+	var total, avail int
+	for _, l := range strings.Split(string(data), "\n") {
+		f := strings.Fields(l)
+		if len(f) < 2 {
+			continue
+		}
+		switch f[0] {
+		case "MemTotal:":
+			fmt.Sscan(f[1], &total)
+		case "MemAvailable:":
+			fmt.Sscan(f[1], &avail)
+		}
+	}
+	if total == 0 {
+		return ""
+	}
+	return fmt.Sprintf("; node memory in use: %d of %d MiB", (total-avail)/1024, total/1024)
+}

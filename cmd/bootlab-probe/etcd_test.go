@@ -1,0 +1,87 @@
+package main
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// fakeEtcdctl is a stand-in etcdctl for unit tests: it answers member
+// list with members.json, get with configmap.json, fails endpoint health
+// when unhealthy exists, and logs every call to calls.
+func fakeEtcdctl(t *testing.T) (etcdctl, string) {
+	t.Helper()
+	dir := t.TempDir()
+	script := `#!/bin/bash
+d=$(dirname "$0")
+echo "$*" >>"$d/calls"
+args=()
+for a in "$@"; do case $a in --*) ;; *) args+=("$a") ;; esac; done
+case "${args[0]} ${args[1]}" in
+"member list") cat "$d/members.json" ;;
+"endpoint health") [ ! -e "$d/unhealthy" ] || { echo "unhealthy" >&2; exit 1; } ;;
+"get "*) cat "$d/configmap.json" 2>/dev/null || true ;; # a missing key: no output, exit 0
+"member remove") ;;
+*) echo "unexpected: $*" >&2; exit 2 ;;
+esac
+`
+	bin := filepath.Join(dir, "etcdctl")
+	require.NoError(t, os.WriteFile(bin, []byte(script), 0o755))
+	return etcdctl{bin: bin, endpoints: []string{"https://10.0.0.11:2379"}, cacert: "ca", cert: "c", key: "k"}, dir
+}
+
+// The bootstrap teardown removes etcd-bootstrap only when every master is
+// a started voting member, they are healthy, and cluster-bootstrap wrote
+// kube-system/bootstrap status=complete, as upstream's controller does.
+func TestBootstrapTeardownStep(t *testing.T) {
+	c, dir := fakeEtcdctl(t)
+	write := func(name, data string) {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte(data), 0o644))
+	}
+	calls := func() string { b, _ := os.ReadFile(filepath.Join(dir, "calls")); return string(b) }
+	boot := `{"ID":171,"name":"etcd-bootstrap","peerURLs":["https://10.0.0.10:2380"],"clientURLs":["https://10.0.0.10:2379"]}`
+	m := func(id, name string) string {
+		return `{"ID":` + id + `,"name":"` + name + `","peerURLs":["https://` + name + `:2380"],"clientURLs":["https://` + name + `:2379"]}`
+	}
+	ctx := context.Background()
+
+	write("members.json", `{"members":[`+boot+`,`+m("1", "master-0")+`,{"ID":2,"peerURLs":["https://x:2380"],"isLearner":true}]}`)
+	done, why := bootstrapTeardownStep(ctx, c, 4)
+	assert.False(t, done)
+	assert.Contains(t, why, "every master to be a started voting member")
+
+	write("members.json", `{"members":[`+boot+`,`+m("1", "master-0")+`,`+m("2", "master-1")+`]}`)
+	done, why = bootstrapTeardownStep(ctx, c, 4)
+	assert.False(t, done)
+	assert.Contains(t, why, "still waiting for 4 etcd members")
+
+	write("members.json", `{"members":[`+boot+`,`+m("1", "master-0")+`,`+m("2", "master-1")+`,`+m("3", "master-2")+`]}`)
+	write("unhealthy", "")
+	done, why = bootstrapTeardownStep(ctx, c, 4)
+	assert.False(t, done)
+	assert.Contains(t, why, "healthy")
+	require.NoError(t, os.Remove(filepath.Join(dir, "unhealthy")))
+
+	done, why = bootstrapTeardownStep(ctx, c, 4)
+	assert.False(t, done)
+	assert.Contains(t, why, "cluster-bootstrap is not yet finished")
+	assert.NotContains(t, calls(), "member remove")
+
+	write("configmap.json", `{"kind":"ConfigMap","data":{"status":"complete"}}`)
+	done, why = bootstrapTeardownStep(ctx, c, 4)
+	assert.True(t, done)
+	assert.Equal(t, "removed the etcd-bootstrap member ab", why)
+	assert.Contains(t, calls(), "member remove ab")
+	assert.Contains(t, calls(), "--endpoints=https://master-0:2379,https://master-1:2379,https://master-2:2379 --cacert=ca --cert=c --key=k --dial-timeout=3s --command-timeout=5s endpoint health", "the masters' members are checked, not the bootstrap's")
+
+	write("members.json", `{"members":[`+m("1", "master-0")+`,`+m("2", "master-1")+`,`+m("3", "master-2")+`]}`)
+	done, why = bootstrapTeardownStep(ctx, c, 4)
+	assert.True(t, done)
+	assert.Equal(t, "the etcd-bootstrap member is removed", why)
+	assert.Equal(t, 1, strings.Count(calls(), "member remove"))
+}
