@@ -179,6 +179,23 @@ func members(name string) ([]member, error) {
 }
 
 // noMembers is the error of a command on a class with no labs here.
+// classMembers is the class the flags name and its labs on this host;
+// with required, a class with no labs is an error (exit 5).
+func classMembers(cf *ClassFlags, required bool) (string, []member, error) {
+	name, err := cf.ClassName()
+	if err != nil {
+		return "", nil, err
+	}
+	ms, err := members(name)
+	if err != nil {
+		return "", nil, err
+	}
+	if required && len(ms) == 0 {
+		return "", nil, noMembers(name)
+	}
+	return name, ms, nil
+}
+
 func noMembers(name string) error {
 	return cmdutil.WithCode(cmdutil.ExitNoLab, fmt.Errorf("class %s has no labs on this host (%s): `bootlab class up -f CLASS.yaml` builds them", name, filepath.Join(lab.DefaultHome(), "labs")))
 }

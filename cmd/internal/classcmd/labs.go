@@ -63,16 +63,9 @@ func builtLabs(ms []member) []class.Lab {
 }
 
 func runVerify(ctx context.Context, f *cmdutil.Factory, opts *LabsOptions) error {
-	name, err := opts.Class.ClassName()
+	_, ms, err := classMembers(&opts.Class, true)
 	if err != nil {
 		return err
-	}
-	ms, err := members(name)
-	if err != nil {
-		return err
-	}
-	if len(ms) == 0 {
-		return noMembers(name)
 	}
 	var mu sync.Mutex
 	rs := class.Each(ctx, builtLabs(ms), opts.Parallel, func(ctx context.Context, l class.Lab) error {
@@ -145,11 +138,7 @@ libvirt objects bootlab did not make are never touched.`,
 }
 
 func runDown(ctx context.Context, f *cmdutil.Factory, opts *LabsOptions) error {
-	name, err := opts.Class.ClassName()
-	if err != nil {
-		return err
-	}
-	ms, err := members(name)
+	name, ms, err := classMembers(&opts.Class, false)
 	if err != nil {
 		return err
 	}
@@ -246,11 +235,7 @@ Without --to the lab is rebuilt from its spec: removed, then built again
 }
 
 func runReset(ctx context.Context, f *cmdutil.Factory, opts *ResetOptions) error {
-	name, err := opts.Class.ClassName()
-	if err != nil {
-		return err
-	}
-	ms, err := members(name)
+	name, ms, err := classMembers(&opts.Class, false)
 	if err != nil {
 		return err
 	}
@@ -339,16 +324,9 @@ README with the exact commands for that lab. class up writes the same into
 }
 
 func runHandouts(f *cmdutil.Factory, opts *HandoutsOptions) error {
-	name, err := opts.Class.ClassName()
+	name, ms, err := classMembers(&opts.Class, true)
 	if err != nil {
 		return err
-	}
-	ms, err := members(name)
-	if err != nil {
-		return err
-	}
-	if len(ms) == 0 {
-		return noMembers(name)
 	}
 	var errs []error
 	for _, m := range ms {

@@ -68,16 +68,9 @@ func NewCmdStatus(f *cmdutil.Factory, runF func(*StatusOptions) error) *cobra.Co
 }
 
 func runStatus(ctx context.Context, f *cmdutil.Factory, opts *StatusOptions) error {
-	name, err := opts.Class.ClassName()
+	name, ms, err := classMembers(&opts.Class, true)
 	if err != nil {
 		return err
-	}
-	ms, err := members(name)
-	if err != nil {
-		return err
-	}
-	if len(ms) == 0 {
-		return noMembers(name)
 	}
 	doc := ClassStatus{Class: name, Labs: []LabStatus{}}
 	conns := map[string]*libvirt.Conn{}
