@@ -3,10 +3,12 @@
 package e2e
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"net"
 	"os"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -49,11 +51,11 @@ func TestRehearsalLab(t *testing.T) {
 	assert.Equal(t, 512, bs.MemoryMiB)
 	xml, err = virsh(t, "dumpxml", st.Spec.DomainName(bs))
 	require.NoError(t, err)
-	assert.Contains(t, xml, "<initrd>"+st.Spec.Image.RehearsalInitrd+"</initrd>")
+	assertBootsInitrd(t, xml, st.Spec.Image.RehearsalInitrd, "the rehearsal bootstrap boots the rehearsal initrd")
 	m0, _ := st.Spec.Node("master-0")
 	mxml, err := virsh(t, "dumpxml", st.Spec.DomainName(m0))
 	require.NoError(t, err)
-	assert.Contains(t, mxml, "<initrd>"+st.Spec.Image.RehearsalInitrd+"</initrd>", "masters run real etcd: they boot the rehearsal initrd")
+	assertBootsInitrd(t, mxml, st.Spec.Image.RehearsalInitrd, "masters run real etcd: they boot the rehearsal initrd")
 	assert.Equal(t, 384, m0.MemoryMiB)
 
 	// The node is up when lab ssh gets through.
@@ -314,4 +316,18 @@ func TestRehearsalLab(t *testing.T) {
 	assert.Empty(t, leftovers(t, l))
 	_, err = os.Stat(st.Spec.RehearsalHostKeyPath())
 	assert.True(t, os.IsNotExist(err), "lab down removes the lab's keys, the host key with them")
+}
+
+// assertBootsInitrd checks that the domain XML boots an initrd (a volume of
+// the lab's pool: lab up uploads boot files there) with the content of the
+// cached file want.
+func assertBootsInitrd(t *testing.T, xml, want, msg string) {
+	t.Helper()
+	m := regexp.MustCompile(`<initrd>([^<]+)</initrd>`).FindStringSubmatch(xml)
+	require.NotNil(t, m, "%s: the domain boots no initrd", msg)
+	got, err := os.ReadFile(m[1])
+	require.NoError(t, err, msg)
+	wantData, err := os.ReadFile(want)
+	require.NoError(t, err, msg)
+	assert.True(t, bytes.Equal(got, wantData), "%s: %s is not %s", msg, m[1], want)
 }
