@@ -77,6 +77,6 @@ func BootstrapSSH(s *lab.Spec) (*SSHRunner, error) {
 		Addr:       net.JoinHostPort(boots[0].IP, strconv.Itoa(22)),
 		User:       "core",
 		KeyPath:    s.SSHKeyPath(),
-		KnownHosts: filepath.Join(filepath.Dir(s.SSHKeyPath()), "known_hosts"),
+		KnownHosts: s.KnownHostsPath(),
 	}, nil
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 
 	"github.com/spf13/cobra"
 
@@ -65,7 +64,7 @@ func SSHArgs(s *lab.Spec, n lab.Node, command []string) []string {
 	args := []string{
 		"-i", s.SSHKeyPath(),
 		"-o", "IdentitiesOnly=yes",
-		"-o", "UserKnownHostsFile=" + filepath.Join(s.LabDir, "ssh", "known_hosts"),
+		"-o", "UserKnownHostsFile=" + s.KnownHostsPath(),
 		"-o", "StrictHostKeyChecking=accept-new",
 		"-o", "ConnectTimeout=10",
 		"core@" + n.IP,

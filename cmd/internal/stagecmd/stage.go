@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -185,7 +184,7 @@ func (t *Target) connect(ctx context.Context, f *cmdutil.Factory, r *resolved) (
 	}
 	kh := t.KnownHosts
 	if kh == "" {
-		kh = filepath.Join(r.spec.LabDir, "ssh", "known_hosts")
+		kh = r.spec.KnownHostsPath()
 	}
 	f.Status.Start("connecting to %s@%s", t.User, host)
 	n, err := stages.DialSSH(ctx, stages.SSHConfig{
