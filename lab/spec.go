@@ -319,9 +319,8 @@ func (s *Spec) HAProxySocketPath() string { return filepath.Join(s.LabDir, "hapr
 // SSHKeyPath is the lab's private key (ed25519, 0600); SSHKeyPath()+".pub" is its public half.
 func (s *Spec) SSHKeyPath() string { return filepath.Join(s.LabDir, "ssh", "id_ed25519") }
 
-// KnownHostsPath records the nodes' host keys (trusted on first use) for
-// every SSH connection to them: lab ssh, stage run, the wait commands. It
-// is the lab's own, so rebuilt nodes never touch ~/.ssh/known_hosts.
+// KnownHostsPath records the host keys of the lab's nodes (trusted on first
+// use by every SSH client bootlab runs: internal/sshc, `lab ssh`).
 func (s *Spec) KnownHostsPath() string { return filepath.Join(s.LabDir, "ssh", "known_hosts") }
 
 // AssetsDir is where openshift-install runs (install-config, manifests, Ignition, auth).

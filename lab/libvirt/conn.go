@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/netip"
 	"net/url"
 	"os"
@@ -15,18 +16,21 @@ import (
 	"strings"
 
 	golibvirt "github.com/digitalocean/go-libvirt"
-	"github.com/digitalocean/go-libvirt/socket/dialers"
 	"libvirt.org/go/libvirtxml"
 
 	"github.com/bootlab/bootlab/lab"
+	"github.com/bootlab/bootlab/lab/host"
 )
 
 // Conn is one connection to a libvirt daemon. Its methods are safe for
 // concurrent use: go-libvirt multiplexes calls over the one socket.
 type Conn struct {
-	l   *golibvirt.Libvirt
-	uri string
-	log *slog.Logger
+	l    *golibvirt.Libvirt
+	uri  string
+	log  *slog.Logger
+	host host.Host
+	// ownHost: Close closes host too (Connect opened it).
+	ownHost bool
 }
 
 var _ lab.Hypervisor = (*Conn)(nil)
@@ -40,46 +44,95 @@ func (c *Conn) logXML(ctx context.Context, what, xml string) {
 	c.log.Log(ctx, LevelXML, what, "xml", xml)
 }
 
-// Connect opens uri: qemu:///system, qemu:///session, qemu+ssh://[user@]host/system
-// or test:///default (the in-memory test driver, reached through the local daemon).
+// Connect opens uri: qemu:///system, qemu:///session, qemu+ssh://[user@]host[:port]/system
+// or test:///default (the in-memory test driver, reached through the local
+// daemon). It opens the URI's host (host.Open: one SSH connection for a
+// remote hypervisor) and closes it with the Conn.
 func Connect(ctx context.Context, uri string, log *slog.Logger) (*Conn, error) {
+	if err := checkURI(uri); err != nil {
+		return nil, err
+	}
+	h, err := host.Open(ctx, uri, host.Options{Log: log})
+	if err != nil {
+		return nil, err
+	}
+	c, err := ConnectHost(ctx, uri, h, log)
+	if err != nil {
+		h.Close()
+		return nil, err
+	}
+	c.ownHost = true
+	return c, nil
+}
+
+func checkURI(uri string) error {
+	u, err := url.Parse(uri)
+	if err != nil {
+		return fmt.Errorf("libvirt URI %q: %w (check libvirt.uri)", uri, err)
+	}
+	driver := strings.SplitN(u.Scheme, "+", 2)[0]
+	if driver != "qemu" && driver != "test" {
+		return fmt.Errorf("libvirt URI %q: driver %q is not supported: use qemu:///system, qemu+ssh://host/system or test:///default (libvirt.uri)", uri, driver)
+	}
+	return nil
+}
+
+// ConnectHost opens uri over h, the URI's host: the daemon's unix socket
+// is dialled through h (on a remote host, a stream-local channel of its SSH
+// connection, as libvirt's own qemu+ssh does with virt-ssh-helper), so
+// libvirt and every other use of the host share one connection and one
+// host-key check. The Conn does not close h.
+func ConnectHost(ctx context.Context, uri string, h host.Host, log *slog.Logger) (*Conn, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	u, err := url.Parse(uri)
-	if err != nil {
-		return nil, fmt.Errorf("libvirt URI %q: %w (check libvirt.uri)", uri, err)
+	if err := checkURI(uri); err != nil {
+		return nil, err
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	driver := strings.SplitN(u.Scheme, "+", 2)[0]
-	if driver != "qemu" && driver != "test" {
-		return nil, fmt.Errorf("libvirt URI %q: driver %q is not supported: use qemu:///system, qemu+ssh://host/system or test:///default (libvirt.uri)", uri, driver)
-	}
-	var l *golibvirt.Libvirt
-	if u.Host == "" && !strings.Contains(u.Scheme, "+") {
+	u, _ := url.Parse(uri)
+	var sock string
+	remoteURI := golibvirt.ConnectURI(uri)
+	if h.Remote() {
+		sock = host.RemoteSocket(uri)
+		remoteURI = golibvirt.RemoteURI(u) // qemu+ssh://h/system -> qemu:///system on h
+	} else {
 		// Local: the system socket, or the per-user socket for qemu:///session.
-		sock := "/var/run/libvirt/libvirt-sock"
+		sock = "/var/run/libvirt/libvirt-sock"
 		if u.Path == "/session" {
 			sock = sessionSocket()
 		}
 		if s := u.Query().Get("socket"); s != "" {
 			sock = s
 		}
-		l = golibvirt.NewWithDialer(dialers.NewLocal(dialers.WithSocket(sock)))
-		if err := l.ConnectToURI(golibvirt.ConnectURI(uri)); err != nil {
-			return nil, fmt.Errorf("connect to libvirt %s through %s: %w (is libvirtd running? start it with `libvirtd -d`)", uri, sock, err)
-		}
-	} else {
-		l, err = golibvirt.ConnectToURI(u)
-		if err != nil {
-			return nil, fmt.Errorf("connect to libvirt %s: %w", uri, err)
-		}
 	}
-	log.Debug("connected to libvirt", "uri", uri)
-	return &Conn{l: l, uri: uri, log: log}, nil
+	l := golibvirt.NewWithDialer(hostDialer{ctx: ctx, h: h, sock: sock})
+	if err := l.ConnectToURI(remoteURI); err != nil {
+		if h.Remote() {
+			return nil, fmt.Errorf("connect to libvirt %s through %s (socket %s there): %w (is libvirtd running on that host?)", uri, h.Name(), sock, err)
+		}
+		return nil, fmt.Errorf("connect to libvirt %s through %s: %w (is libvirtd running? start it with `libvirtd -d`)", uri, sock, err)
+	}
+	log.Debug("connected to libvirt", "uri", uri, "host", h.Name())
+	return &Conn{l: l, uri: uri, log: log, host: h}, nil
 }
+
+// hostDialer opens the daemon's socket on the host (go-libvirt's
+// socket.Dialer has no context: the one given to ConnectHost bounds it).
+type hostDialer struct {
+	ctx  context.Context
+	h    host.Host
+	sock string
+}
+
+func (d hostDialer) Dial() (net.Conn, error) {
+	return d.h.Dial(d.ctx, "unix", d.sock)
+}
+
+// Host is the machine the daemon runs on.
+func (c *Conn) Host() host.Host { return c.host }
 
 func sessionSocket() string {
 	if os.Geteuid() == 0 {
@@ -92,9 +145,13 @@ func sessionSocket() string {
 	return filepath.Join(os.TempDir(), fmt.Sprintf("libvirt-%d", os.Geteuid()), "libvirt-sock")
 }
 
-// Close ends the connection.
+// Close ends the connection (and the host's, when Connect opened it).
 func (c *Conn) Close() error {
-	if err := c.l.Disconnect(); err != nil {
+	err := c.l.Disconnect()
+	if c.ownHost {
+		_ = c.host.Close()
+	}
+	if err != nil {
 		return fmt.Errorf("disconnect from libvirt %s: %w", c.uri, err)
 	}
 	return nil

@@ -12,14 +12,19 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"golang.org/x/crypto/ssh"
+	"golang.org/x/crypto/ssh/knownhosts"
 
+	"github.com/bootlab/bootlab/internal/sshc"
+	"github.com/bootlab/bootlab/internal/sshc/sshctest"
 	"github.com/bootlab/bootlab/lab"
+	"github.com/bootlab/bootlab/lab/host"
 	"github.com/bootlab/bootlab/lab/libvirt"
 )
 
@@ -95,10 +100,15 @@ AllowStreamLocalForwarding yes
 	}
 }
 
+// A qemu+ssh-style URI reaches the daemon through one SSH connection of
+// bootlab's own client: the host key is trusted on first use (recorded in
+// the URI's known_hosts file), and the same connection runs commands on
+// the host.
 func TestIntegrationRemoteURIThroughSSH(t *testing.T) {
 	port, key := startSSHD(t)
 	ctx := context.Background()
-	uri := fmt.Sprintf("test+ssh://root@127.0.0.1:%d/default?keyfile=%s&no_verify=1", port, key)
+	kh := filepath.Join(t.TempDir(), "known_hosts")
+	uri := fmt.Sprintf("test+ssh://root@127.0.0.1:%d/default?keyfile=%s&known_hosts=%s", port, key, kh)
 	c, err := libvirt.Connect(ctx, uri, nil)
 	require.NoError(t, err)
 	defer c.Close()
@@ -106,6 +116,14 @@ func TestIntegrationRemoteURIThroughSSH(t *testing.T) {
 	v, err := c.LibvirtVersion(ctx)
 	require.NoError(t, err)
 	assert.NotEmpty(t, v)
+	recorded, err := os.ReadFile(kh)
+	require.NoError(t, err)
+	assert.Equal(t, 1, strings.Count(string(recorded), "\n"), "the host key is recorded once")
+	assert.True(t, c.Host().Remote())
+	assert.Equal(t, fmt.Sprintf("root@127.0.0.1:%d", port), c.Host().Name())
+	out, err := host.Output(ctx, c.Host(), "echo $SSH_CONNECTION")
+	require.NoError(t, err)
+	assert.Contains(t, out, fmt.Sprintf("127.0.0.1 %d", port), "the command ran through the sshd")
 
 	dir := t.TempDir()
 	s := &lab.Spec{Name: "remote", Libvirt: lab.Libvirt{URI: uri}, LabDir: filepath.Join(dir, "lab"),
@@ -123,4 +141,53 @@ func TestIntegrationRemoteURIThroughSSH(t *testing.T) {
 	require.NoError(t, lab.Down(ctx, c, s, lab.DownOptions{}))
 	_, err = c.LookupNetwork(ctx, s.NetworkName())
 	assert.ErrorIs(t, err, lab.ErrNotFound)
+
+	// A second connection checks the recorded key and records nothing new.
+	c2, err := libvirt.Connect(ctx, uri, nil)
+	require.NoError(t, err)
+	require.NoError(t, c2.Close())
+	again, err := os.ReadFile(kh)
+	require.NoError(t, err)
+	assert.Equal(t, string(recorded), string(again))
+}
+
+// A host key that differs from the recorded one stops the connection
+// before libvirt is spoken to, and the error says how to forget the key.
+func TestIntegrationRemoteURIRefusesAChangedHostKey(t *testing.T) {
+	port, key := startSSHD(t)
+	kh := filepath.Join(t.TempDir(), "known_hosts")
+	other, _, err := ed25519.GenerateKey(rand.Reader)
+	require.NoError(t, err)
+	otherKey, err := ssh.NewPublicKey(other)
+	require.NoError(t, err)
+	line := knownhosts.Line([]string{knownhosts.Normalize(fmt.Sprintf("127.0.0.1:%d", port))}, otherKey)
+	require.NoError(t, os.WriteFile(kh, []byte(line+"\n"), 0o600))
+	uri := fmt.Sprintf("qemu+ssh://root@127.0.0.1:%d/system?keyfile=%s&known_hosts=%s", port, key, kh)
+	_, err = libvirt.Connect(context.Background(), uri, nil)
+	var mm *sshc.HostKeyMismatchError
+	require.ErrorAs(t, err, &mm)
+	assert.Contains(t, err.Error(), "ssh-keygen -R")
+}
+
+// libvirt, commands and files on the host share one SSH connection: the
+// daemon's socket is a stream-local channel of it.
+func TestIntegrationOneSSHConnectionServesLibvirtAndTheHost(t *testing.T) {
+	srv := sshctest.Start(t)
+	ctx := context.Background()
+	uri := fmt.Sprintf("test+ssh://root@%s/default?keyfile=%s&known_hosts=%s", srv.Addr, srv.KeyFile, filepath.Join(t.TempDir(), "kh"))
+	h, err := host.Open(ctx, uri, host.Options{})
+	require.NoError(t, err)
+	defer h.Close()
+	c, err := libvirt.ConnectHost(ctx, uri, h, nil)
+	require.NoError(t, err)
+	_, err = c.LibvirtVersion(ctx)
+	require.NoError(t, err)
+	_, err = host.Output(ctx, c.Host(), "true")
+	require.NoError(t, err)
+	require.NoError(t, c.Close())
+	assert.Equal(t, 1, srv.Conns())
+	assert.Equal(t, []string{"unix /var/run/libvirt/libvirt-sock"}, srv.Dials())
+	// The Conn did not own the host: it still runs commands.
+	_, err = host.Output(ctx, h, "true")
+	assert.NoError(t, err)
 }
