@@ -12,8 +12,10 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"net"
 	"net/http"
@@ -95,6 +97,10 @@ type Options struct {
 	// a remote hypervisor passes a dialer that tunnels through the
 	// hypervisor host's SSH connection, the only way to its lab network.
 	Dial DialFunc
+	// ReadFile reads a file on the hypervisor's machine, where virtlogd
+	// writes the nodes' console logs. nil reads local files; a lab on a
+	// remote hypervisor passes its host's ReadFile (over SSH).
+	ReadFile func(ctx context.Context, path string) ([]byte, error)
 }
 
 // DialFunc opens a connection to addr, like net.Dialer.DialContext.
@@ -147,7 +153,7 @@ func Run(ctx context.Context, s *lab.Spec, st *lab.State, opts Options) (*Result
 		res := &Result{Lab: s.Name, Profile: string(s.Profile), Pivoted: pivoted, Passes: pass}
 		if s.Profile == lab.ProfileProbe {
 			res.Reports = map[string]*probe.Report{}
-			res.Checks = append(res.Checks, nodeChecks(s, pivoted, res.Reports, opts)...)
+			res.Checks = append(res.Checks, nodeChecks(ctx, s, pivoted, res.Reports, opts)...)
 		}
 		res.Checks = append(res.Checks, hostChecks(ctx, s, pivoted, res.Reports, opts.Nodes, opts.dialer())...)
 		res.ElapsedMS = time.Since(start).Milliseconds()
@@ -184,7 +190,11 @@ func Run(ctx context.Context, s *lab.Spec, st *lab.State, opts Options) (*Result
 }
 
 // nodeChecks turns each node's last console report into checks.
-func nodeChecks(s *lab.Spec, pivoted bool, reports map[string]*probe.Report, opts Options) []Check {
+func nodeChecks(ctx context.Context, s *lab.Spec, pivoted bool, reports map[string]*probe.Report, opts Options) []Check {
+	read := opts.ReadFile
+	if read == nil {
+		read = func(_ context.Context, path string) ([]byte, error) { return os.ReadFile(path) }
+	}
 	var out []Check
 	for _, n := range s.Nodes {
 		if pivoted && n.Role == lab.RoleBootstrap {
@@ -199,7 +209,15 @@ func nodeChecks(s *lab.Spec, pivoted bool, reports map[string]*probe.Report, opt
 			continue
 		}
 		path := s.ConsoleLogPath(n)
-		rep, panicLine, err := readReport(path)
+		data, err := read(ctx, path)
+		if errors.Is(err, fs.ErrNotExist) {
+			data, err = nil, nil
+		}
+		var rep *probe.Report
+		var panicLine string
+		if err == nil {
+			rep, panicLine, err = readReport(data)
+		}
 		if rep != nil && !vm.Since.IsZero() && rep.Boot.Before(vm.Since.Add(-staleSlack)) {
 			// The last report is from an earlier run of the VM.
 			err = fmt.Errorf("no probe report since the VM started at %s UTC (the last one in %s is from a boot at %s UTC)",
@@ -215,7 +233,7 @@ func nodeChecks(s *lab.Spec, pivoted bool, reports map[string]*probe.Report, opt
 			if panicLine != "" {
 				detail = "the kernel panicked before the agent reported: " + panicLine
 				fix = "the probe image does not boot: rebuild it (`bootlab lab probe-image build`; the agent must be static, CGO_ENABLED=0), then `bootlab lab down && bootlab lab up`"
-			} else if silent(path, vm) {
+			} else if silent(len(data), vm) {
 				up := time.Since(vm.Since).Round(time.Second)
 				detail = fmt.Sprintf("%s has run for %s and printed nothing on its serial console (%s)", n.Name, up, path)
 				fix = silentFix(opts.Accelerator)
@@ -258,12 +276,11 @@ func notRunningFix(s *lab.Spec, n lab.Node, state string) string {
 
 // silent is true when a node's VM has run past silentAfter with an empty
 // console log: not even the kernel printed.
-func silent(path string, vm NodeVM) bool {
+func silent(size int, vm NodeVM) bool {
 	if vm.Since.IsZero() || time.Since(vm.Since) < silentAfter {
 		return false
 	}
-	fi, err := os.Stat(path)
-	return err == nil && fi.Size() == 0 || os.IsNotExist(err)
+	return size == 0
 }
 
 // silentFix blames the likeliest cause of a console that stays silent.
@@ -276,14 +293,7 @@ func silentFix(accel lab.Accelerator) string {
 
 // readReport returns the last report in a console log; without one, the
 // first line of a kernel panic, if the log has one.
-func readReport(path string) (*probe.Report, string, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		if os.IsNotExist(err) {
-			return nil, "", nil
-		}
-		return nil, "", err
-	}
+func readReport(data []byte) (*probe.Report, string, error) {
 	rep, err := probe.ParseConsole(bytes.NewReader(data))
 	if rep != nil || err != nil {
 		return rep, "", err

@@ -50,7 +50,7 @@ func TestNodeChecksFromConsoleLogs(t *testing.T) {
 	writeConsole(t, s, "master-0", string(failing.Line()))
 
 	reports := map[string]*probe.Report{}
-	checks := nodeChecks(s, false, reports, Options{})
+	checks := nodeChecks(context.Background(), s, false, reports, Options{})
 	byName := map[string]Check{}
 	for _, c := range checks {
 		byName[c.Group+" "+c.Name] = c
@@ -69,7 +69,7 @@ func TestNodeChecksFromConsoleLogs(t *testing.T) {
 
 	// No console log for the worker-less lab's nodes is "no report".
 	s2 := testSpec(t)
-	checks = nodeChecks(s2, false, map[string]*probe.Report{}, Options{})
+	checks = nodeChecks(context.Background(), s2, false, map[string]*probe.Report{}, Options{})
 	require.Len(t, checks, 2)
 	for _, c := range checks {
 		assert.Equal(t, "report", c.Name)
@@ -79,7 +79,7 @@ func TestNodeChecksFromConsoleLogs(t *testing.T) {
 	}
 
 	// After pivot the bootstrap is not expected.
-	checks = nodeChecks(s2, true, map[string]*probe.Report{}, Options{})
+	checks = nodeChecks(context.Background(), s2, true, map[string]*probe.Report{}, Options{})
 	require.Len(t, checks, 1)
 	assert.Equal(t, "master-0", checks[0].Group)
 }
@@ -88,7 +88,7 @@ func TestNodeChecksReportFromAnotherVM(t *testing.T) {
 	s := testSpec(t)
 	r := &probe.Report{MAC: "52:54:00:ff:ff:ff", Seq: 1, Boot: time.Now(), Checks: []probe.Check{{Name: "dhcp", OK: true}}}
 	writeConsole(t, s, "bootstrap", string(r.Line()))
-	checks := nodeChecks(s, false, map[string]*probe.Report{}, Options{})
+	checks := nodeChecks(context.Background(), s, false, map[string]*probe.Report{}, Options{})
 	assert.Equal(t, "report", checks[0].Name)
 	assert.False(t, checks[0].OK)
 	assert.Contains(t, checks[0].Detail, "52:54:00:ff:ff:ff")
@@ -120,7 +120,7 @@ func TestResultFailed(t *testing.T) {
 func TestNodeChecksNameAKernelPanic(t *testing.T) {
 	s := testSpec(t)
 	writeConsole(t, s, "bootstrap", "[    3.57] Failed to execute /init (error -2)\n[    3.58] Kernel panic - not syncing: No working init found.\n")
-	checks := nodeChecks(s, false, map[string]*probe.Report{}, Options{})
+	checks := nodeChecks(context.Background(), s, false, map[string]*probe.Report{}, Options{})
 	assert.Equal(t, "report", checks[0].Name)
 	assert.Contains(t, checks[0].Detail, "the kernel panicked before the agent reported: Failed to execute /init (error -2); Kernel panic - not syncing")
 	assert.Contains(t, checks[0].Fix, "probe-image build")
@@ -161,7 +161,7 @@ func TestNodeStateComesBeforeConsoleReports(t *testing.T) {
 	}
 
 	// A destroyed VM: its console still holds all-✓ reports.
-	checks := byName(nodeChecks(s, false, map[string]*probe.Report{}, Options{Nodes: map[string]NodeVM{
+	checks := byName(nodeChecks(context.Background(), s, false, map[string]*probe.Report{}, Options{Nodes: map[string]NodeVM{
 		"bootstrap": {State: "running", Since: started}, "master-0": {State: "shut off"},
 	}}))
 	vm := checks["master-0 vm"]
@@ -173,7 +173,7 @@ func TestNodeStateComesBeforeConsoleReports(t *testing.T) {
 	assert.True(t, checks["bootstrap dhcp"].OK, "a report of the current boot counts")
 
 	// Running again, but its last report is from an earlier boot.
-	checks = byName(nodeChecks(s, false, map[string]*probe.Report{}, Options{Nodes: map[string]NodeVM{
+	checks = byName(nodeChecks(context.Background(), s, false, map[string]*probe.Report{}, Options{Nodes: map[string]NodeVM{
 		"bootstrap": {State: "running", Since: started}, "master-0": {State: "running", Since: started},
 	}}))
 	rep := checks["master-0 report"]
@@ -189,7 +189,7 @@ func TestSilentConsoleBlamesTheAccelerator(t *testing.T) {
 	long := time.Now().Add(-5 * time.Minute)
 	vms := map[string]NodeVM{"bootstrap": {State: "running", Since: long}, "master-0": {State: "running", Since: long}}
 	for accel, want := range map[lab.Accelerator]string{lab.AccelKVM: "--accel tcg", lab.AccelTCG: "probe-image build"} {
-		checks := nodeChecks(s, false, map[string]*probe.Report{}, Options{Nodes: vms, Accelerator: accel})
+		checks := nodeChecks(context.Background(), s, false, map[string]*probe.Report{}, Options{Nodes: vms, Accelerator: accel})
 		var found bool
 		for _, c := range checks {
 			if c.Group == "master-0" && c.Name == "report" {
@@ -201,7 +201,7 @@ func TestSilentConsoleBlamesTheAccelerator(t *testing.T) {
 		assert.True(t, found)
 	}
 	// Shortly after start, silence is just a boot in progress.
-	checks := nodeChecks(s, false, map[string]*probe.Report{}, Options{Nodes: map[string]NodeVM{"master-0": {State: "running", Since: time.Now()}}, Accelerator: lab.AccelKVM})
+	checks := nodeChecks(context.Background(), s, false, map[string]*probe.Report{}, Options{Nodes: map[string]NodeVM{"master-0": {State: "running", Since: time.Now()}}, Accelerator: lab.AccelKVM})
 	for _, c := range checks {
 		assert.NotContains(t, c.Detail, "printed nothing")
 	}
