@@ -5,9 +5,11 @@
 #
 #   - a network namespace NAME (ip netns), veth ROOT_ADDR/30 <-> HOST_ADDR/30;
 #   - a mount namespace (bind-mounted at DIR/ns/mnt) with its own /run,
-#     /etc/libvirt, /var/lib/libvirt, /var/log/libvirt, /var/cache/libvirt,
-#     /var/lib/bootlab, /var/lib/bootlab-e2e and /root/.cache/bootlab (tmpfs),
-#     so it cannot see the workstation's labs, caches or libvirt state;
+#     /etc/libvirt, /var/lib/libvirt, /var/log/libvirt,
+#     /var/cache/libvirt, and bootlab's homes and caches (/var/lib/bootlab,
+#     /var/lib/bootlab-e2e, /var/cache/bootlab, /root/.cache/bootlab: tmpfs),
+#     so it cannot see the workstation's labs, caches or libvirt state, and
+#     what it writes there is not seen on the workstation either;
 #   - inside both: its own virtlogd, libvirtd (qemu cgroups off, so it does not
 #     share cgroup directories with the root's libvirtd) and sshd (root login
 #     by key only, the key in PUBKEY, listening on HOST_ADDR:22).
@@ -137,8 +139,9 @@ EOF
         mkdir -p "$d/$path" && chown "$owner" "$d/$path" && chmod "$mode" "$d/$path"
       done <<<"$skel"
     done
-    for d in /var/lib/bootlab /var/lib/bootlab-e2e /root/.cache/bootlab; do
-      mkdir -p "$d"
+    for d in /var/lib/bootlab /var/lib/bootlab-e2e /var/cache/bootlab /root/.cache/bootlab; do
+      # A mount point the workstation lacks is made, and removed by down.
+      [[ -d $d ]] || { mkdir -p "$d" && echo "$d" >>"$dir/created"; }
       mount -t tmpfs -o mode=0755 tmpfs "$d"
     done
   ' _ "$dir"
@@ -179,7 +182,10 @@ down() {
   fi
   ip link del "$veth_root" 2>/dev/null || true
   if [[ -e /run/netns/$name ]]; then ip netns del "$name"; fi
-  rm -rf "${dir:?}/ns" "${dir:?}/etc"
+  if [[ -f $dir/created ]]; then
+    while read -r d; do rmdir "$d" 2>/dev/null || true; done <"$dir/created"
+  fi
+  rm -rf "${dir:?}/ns" "${dir:?}/etc" "${dir:?}/created"
 }
 
 case $cmd in

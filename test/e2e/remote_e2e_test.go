@@ -26,10 +26,11 @@ func newRemoteLab(t *testing.T, h *remoteHost, extra string) labEnv {
 	return newLabWith(t, fmt.Sprintf("libvirt:\n  uri: %q\n%s", h.URI(), extra))
 }
 
-// workstationOnly are path prefixes that exist on the workstation only: a
-// domain XML on the remote host that names one points its VM at nothing.
+// workstationOnly are path prefixes that exist on the workstation only
+// (the lab directory, the image cache): a domain XML on the remote host
+// that names one points its VM at nothing there.
 func workstationOnly(l labEnv) []string {
-	return []string{l.Dir, e2eRoot + "/", cache.Dir(), "/root/.cache/bootlab", "/var/lib/bootlab/"}
+	return []string{l.Dir, cache.Dir() + "/", "/root/.cache/bootlab"}
 }
 
 // checkRemoteDomains fails the test if a domain of lab l on h names a
@@ -76,7 +77,7 @@ func remoteLeftovers(t *testing.T, h *remoteHost, l labEnv) []string {
 		left = append(left, "remote process "+p)
 	}
 	// libvirt keeps each domain's own qemu log (<domain>.log), as it does locally.
-	out, err := h.Exec(t, "find", "/var/lib/bootlab", "/var/lib/bootlab-e2e", "/var/lib/libvirt", "/var/log/libvirt", "/root/.cache/bootlab", "/run",
+	out, err := h.Exec(t, "find", "/var/lib/bootlab", "/var/lib/bootlab-e2e", "/var/lib/libvirt", "/var/log/libvirt", "/var/cache/bootlab", "/run",
 		"-name", "*"+l.Name+"*", "!", "-regex", `/var/log/libvirt/qemu/bootlab-[^/]*\.log`)
 	require.NoError(t, err, out)
 	for _, f := range strings.Fields(out) {

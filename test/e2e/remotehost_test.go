@@ -17,6 +17,8 @@ import (
 	"testing"
 
 	"golang.org/x/crypto/ssh"
+
+	"github.com/bootlab/bootlab/lab/cache"
 )
 
 // remoteHost is a second libvirt host on this machine (scripts/host/remote-host.sh):
@@ -230,7 +232,7 @@ func TestRemoteHostHarness(t *testing.T) {
 	}
 
 	// Files of the workstation are invisible inside.
-	for _, d := range []string{"/var/lib/bootlab", "/var/lib/libvirt/qemu", "/root/.cache/bootlab"} {
+	for _, d := range []string{"/var/lib/bootlab", "/var/lib/libvirt/qemu", cache.Dir()} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			t.Fatal(err)
 		}
