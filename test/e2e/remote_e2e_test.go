@@ -203,6 +203,15 @@ func TestRemoteLab(t *testing.T) {
 		r = run(t, "lab", "ssh", "-f", l.SpecFile, "bootstrap", "--", "exit 5")
 		assert.Equal(t, 5, r.Code, "the remote exit status comes back through the tunnel")
 
+		// Without a command: a login shell (no terminal here: it reads stdin).
+		cmd := exec.Command(bootlabBin, "lab", "ssh", "-f", l.SpecFile, "bootstrap")
+		cmd.Stdin = strings.NewReader("echo shell on $(uname -n)\nexit 6\n")
+		out, err := cmd.Output()
+		var ee *exec.ExitError
+		require.ErrorAs(t, err, &ee, "lab ssh bootstrap < script: %s", out)
+		assert.Equal(t, 6, ee.ExitCode())
+		assert.Equal(t, "shell on bootstrap\n", string(out))
+
 		// The stage commands take the same way to the node.
 		mustRun(t, "stage", "run", "-f", l.SpecFile, "01")
 		r = mustRun(t, "stage", "status", "-f", l.SpecFile, "-o", "json")

@@ -4,10 +4,13 @@ package e2e
 
 import (
 	"bufio"
+	"bytes"
+	"context"
 	"crypto/ed25519"
 	"crypto/rand"
 	"encoding/pem"
 	"fmt"
+	"io"
 	"net/url"
 	"os"
 	"os/exec"
@@ -18,6 +21,7 @@ import (
 
 	"golang.org/x/crypto/ssh"
 
+	"github.com/bootlab/bootlab/internal/sshc"
 	"github.com/bootlab/bootlab/lab/cache"
 )
 
@@ -229,6 +233,20 @@ func TestRemoteHostHarness(t *testing.T) {
 	}
 	if out, _ := exec.Command("ip", "link", "show", "blrprobe0").CombinedOutput(); strings.Contains(string(out), "blrprobe0:") {
 		t.Errorf("the remote host's bridge is visible in the root namespace")
+	}
+
+	// bootlab's SSH client logs in to the host's real sshd with the key in
+	// known_hosts (strict: the key was written there, not learned), and a
+	// login shell without a terminal reads its commands from stdin.
+	c, err := sshc.Dial(context.Background(), sshc.Config{Host: h.Addr, User: "root", KeyFiles: []string{h.KeyFile}, KnownHosts: h.KnownHosts})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	var out bytes.Buffer
+	code, err := c.Shell(context.Background(), strings.NewReader("echo shell-$((6*7))\nexit 4\n"), &out, io.Discard)
+	if err != nil || code != 4 || out.String() != "shell-42\n" {
+		t.Errorf("login shell over SSH: code %d, err %v, output %q; want 4, nil, \"shell-42\\n\"", code, err, out.String())
 	}
 
 	// Files of the workstation are invisible inside.
