@@ -9,7 +9,9 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/bootlab/bootlab/internal/sshc"
 	"github.com/bootlab/bootlab/internal/status"
+	"github.com/bootlab/bootlab/lab/host"
 	"github.com/bootlab/bootlab/lab/loadbalancer"
 )
 
@@ -45,8 +47,8 @@ func DownSteps(ctx context.Context, hv Hypervisor, s *Spec, opts DownOptions) ([
 	}
 	if !isTestURI(s.Libvirt.URI) {
 		steps = append(steps, step{"Stopping load balancer", func(ctx context.Context) (string, error) {
-			c := LoadBalancerConfig(s, r.state.BootstrapRemoved)
-			if _, err := os.Stat(c.PIDPath()); err != nil {
+			c := LoadBalancerOn(r.host, s, r.state.BootstrapRemoved)
+			if _, err := r.host.ReadFile(ctx, c.PIDPath()); errors.Is(err, os.ErrNotExist) {
 				return "", nil
 			}
 			if err := loadbalancer.Stop(ctx, c); err != nil {
@@ -60,7 +62,25 @@ func DownSteps(ctx context.Context, hv Hypervisor, s *Spec, opts DownOptions) ([
 		step{"Deleting network " + s.NetworkName(), r.deleteNetwork},
 		step{"Removing lab files in " + s.LabDir, func(ctx context.Context) (string, error) { return r.removeFiles(opts.KeepImages) }},
 	)
+	if r.host.Remote() && !isTestURI(s.Libvirt.URI) {
+		steps = append(steps, step{"Removing lab files on " + r.host.Name() + " in " + s.HostDir(), r.removeHostFiles})
+	}
 	return runSteps(ctx, opts.Status, r.log, steps)
+}
+
+// removeHostFiles removes what bootlab wrote on a remote hypervisor's
+// machine: the console logs and the load balancer's directory, then the
+// lab's host directory when nothing else is left in it.
+func (r *labRun) removeHostFiles(ctx context.Context) (string, error) {
+	dir := r.s.HostDir()
+	q := func(p string) string { return sshc.Quote(filepath.Join(dir, p)) }
+	cmd := fmt.Sprintf("[ -d %[1]s ] || exit 0; rm -rf -- %[2]s %[3]s && rmdir -- %[1]s 2>/dev/null; echo removed",
+		sshc.Quote(dir), q("console"), q("haproxy"))
+	out, err := host.Output(ctx, r.host, cmd)
+	if err != nil {
+		return "", fmt.Errorf("remove lab files on %s: %w", r.host.Name(), err)
+	}
+	return strings.TrimSpace(out), nil
 }
 
 // ourDomains lists this lab's domains: named bootlab-<lab>-* and carrying

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"libvirt.org/go/libvirtxml"
+
+	"github.com/bootlab/bootlab/lab/host"
 )
 
 // fakeHV is an in-memory Hypervisor that records every mutating call and
@@ -27,12 +29,18 @@ type fakeHV struct {
 	uuidSeq  int
 	// snaps are each domain's snapshots, in the order taken.
 	snaps map[string][]Snapshot
+	host  *fakeMachine
+	// volXML is the definition of every volume created, by name.
+	volXML map[string]string
 }
+
+func (f *fakeHV) Host() host.Host { return f.host }
 
 func newFakeHV() *fakeHV {
 	return &fakeHV{
 		nets: map[string]*Object{}, pools: map[string]*Object{}, vols: map[string]map[string]*Volume{},
 		doms: map[string]*Object{}, uploaded: map[string]int64{}, snaps: map[string][]Snapshot{},
+		host: newFakeMachine(false),
 	}
 }
 
@@ -288,6 +296,10 @@ func (f *fakeHV) CreateVolume(_ context.Context, pool, x string) (*Volume, error
 	if err := f.call("CreateVolume %s/%s", pool, v.Name); err != nil {
 		return nil, err
 	}
+	if f.volXML == nil {
+		f.volXML = map[string]string{}
+	}
+	f.volXML[v.Name] = x
 	if p, ok := f.pools[pool]; !ok || !p.Active {
 		return nil, fmt.Errorf("pool %s not active", pool)
 	}

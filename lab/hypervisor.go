@@ -6,6 +6,8 @@ import (
 	"io"
 	"net/netip"
 	"time"
+
+	"github.com/bootlab/bootlab/lab/host"
 )
 
 // NetworkInfo is what lab needs to know about any libvirt network, ours or not.
@@ -83,6 +85,10 @@ type Lease struct {
 // name; the other methods act on exactly the object named.
 type Hypervisor interface {
 	HostInfo
+
+	// Host is the machine the hypervisor runs on: files the VMs read, the
+	// load balancer and console logs are there (lab/host).
+	Host() host.Host
 
 	LookupNetwork(ctx context.Context, name string) (*Object, error)
 	DefineNetwork(ctx context.Context, xml string) (*Object, error)

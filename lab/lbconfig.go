@@ -4,8 +4,17 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/bootlab/bootlab/lab/host"
 	"github.com/bootlab/bootlab/lab/loadbalancer"
 )
+
+// LoadBalancerOn is LoadBalancerConfig run by h, the hypervisor's machine
+// (Hypervisor.Host).
+func LoadBalancerOn(h host.Host, s *Spec, bootstrapRemoved bool) loadbalancer.Config {
+	c := LoadBalancerConfig(s, bootstrapRemoved)
+	c.Host = h
+	return c
+}
 
 // Ports of the OpenShift UPI load balancer.
 const (
@@ -30,6 +39,9 @@ const ProbeCheckInterval = 2 * time.Second
 // hand-over from the bootstrap API and MCS to the masters' instead of it
 // being hidden until every master fails. After bootstrap-complete the docs
 // require removing it; bootstrapRemoved (State.BootstrapRemoved) does that.
+//
+// The config's Host is unset (this machine): a caller holding the
+// hypervisor uses LoadBalancerOn, which runs it where the lab's addresses are.
 func LoadBalancerConfig(s *Spec, bootstrapRemoved bool) loadbalancer.Config {
 	var control, ingress []loadbalancer.Server
 	for _, n := range s.Nodes {

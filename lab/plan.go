@@ -6,6 +6,7 @@ import (
 	"encoding/xml"
 	"fmt"
 	"net/netip"
+	"path"
 	"path/filepath"
 	"strings"
 
@@ -55,15 +56,55 @@ type PlanInput struct {
 	// names the file, not its content, so a node whose served config changed
 	// (a probe lab that gained a node) must be told apart by this.
 	Ignition map[string]string
+	// Boot are the files the VMs read at start (ReadBootFiles): they are
+	// uploaded into the lab's pool and the domains name them there.
+	Boot BootFiles
+	// QEMUOwner owns the uploaded Ignition volumes (0600), so qemu, which
+	// runs as its own user on the hypervisor, can read them; nil when qemu
+	// runs as root or the user is unknown.
+	QEMUOwner *VolumeOwner
 }
+
+// VolumeOwner is a numeric owner on the hypervisor's machine.
+type VolumeOwner struct{ UID, GID int }
+
+// BootFile is a file the VMs read at start, on this machine.
+type BootFile struct {
+	// Source is the file here; Size its length.
+	Source string
+	Size   int64
+	// Digest is the start of its sha256 (hex): the volume's name carries it,
+	// so a volume of that name holds that content.
+	Digest string
+}
+
+// BootFiles are what the nodes boot: a kernel and initrds for direct boot,
+// and each node's Ignition (by node name) passed through fw_cfg.
+type BootFiles struct {
+	Kernel, Initrd, RehearsalInitrd *BootFile
+	Ignition                        map[string]*BootFile
+}
+
+// BootVolume is a boot file's volume in the lab pool.
+type BootVolume struct {
+	VolumePlan
+	File BootFile
+}
+
+// BootVolumePrefix starts the name of every boot file volume, so an `up`
+// can tell the ones a changed file left behind.
+const BootVolumePrefix = "boot-"
 
 // Plan is every libvirt object a lab needs, as XML, in creation order.
 type Plan struct {
 	Network    NamedXML
 	Pool       NamedXML
 	BaseVolume *VolumePlan
-	Overlays   []VolumePlan
-	Domains    []DomainPlan
+	// BootVolumes hold the kernel, initrds and Ignition files, one per
+	// distinct content.
+	BootVolumes []BootVolume
+	Overlays    []VolumePlan
+	Domains     []DomainPlan
 }
 
 // NamedXML is one object's name and definition.
@@ -163,14 +204,84 @@ func NewPlan(s *Spec, in PlanInput) (*Plan, error) {
 		}
 		p.Overlays = append(p.Overlays, VolumePlan{Name: v.Name, XML: x, Node: n.Name})
 	}
+	boot, err := p.planBootVolumes(s, in)
+	if err != nil {
+		return nil, err
+	}
 	for _, n := range s.Nodes {
-		d, err := domainPlan(s, n, in.Accelerator, LabMetadata{LabUUID: in.LabUUID, Ignition: in.Ignition[n.Name]})
+		d, err := domainPlan(s, n, in.Accelerator, LabMetadata{LabUUID: in.LabUUID, Ignition: in.Ignition[n.Name]}, boot)
 		if err != nil {
 			return nil, err
 		}
 		p.Domains = append(p.Domains, d)
 	}
 	return p, nil
+}
+
+// bootPaths are where a node's boot files are on the hypervisor: volume
+// paths in the lab pool ("" for a file the node does not get).
+type bootPaths struct {
+	kernel, initrd, rehearsalInitrd string
+	ignition                        map[string]string
+}
+
+// planBootVolumes adds a volume per distinct boot file and returns where
+// each lands. A spec that names a kernel or initrd needs it in in.Boot.
+func (p *Plan) planBootVolumes(s *Spec, in PlanInput) (bootPaths, error) {
+	out := bootPaths{ignition: map[string]string{}}
+	seen := map[string]bool{}
+	add := func(field, kind, src string, f *BootFile, ext string, owner *VolumeOwner, mode string) (string, error) {
+		if src == "" {
+			return "", nil
+		}
+		if f == nil {
+			return "", fmt.Errorf("plan: %s %s was not read (ReadBootFiles)", field, src)
+		}
+		name := BootVolumePrefix + kind + "-" + f.Digest + ext
+		if !seen[name] {
+			seen[name] = true
+			perms := &libvirtxml.StorageVolumeTargetPermissions{Mode: mode}
+			if owner != nil {
+				perms.Owner, perms.Group = fmt.Sprint(owner.UID), fmt.Sprint(owner.GID)
+			}
+			v := &libvirtxml.StorageVolume{
+				Name:     name,
+				Capacity: &libvirtxml.StorageVolumeSize{Unit: "bytes", Value: uint64(f.Size)},
+				Target: &libvirtxml.StorageVolumeTarget{Format: &libvirtxml.StorageVolumeTargetFormat{Type: "raw"},
+					Permissions: perms},
+			}
+			x, err := v.Marshal()
+			if err != nil {
+				return "", fmt.Errorf("plan boot volume %s: %w", name, err)
+			}
+			p.BootVolumes = append(p.BootVolumes, BootVolume{VolumePlan: VolumePlan{Name: name, XML: x}, File: *f})
+		}
+		return path.Join(s.Storage.PoolDir, name), nil
+	}
+	var err error
+	if out.kernel, err = add("image.kernel", "kernel", s.Image.Kernel, in.Boot.Kernel, "", nil, "0644"); err != nil {
+		return out, err
+	}
+	if s.Image.Kernel != "" {
+		if out.initrd, err = add("image.initrd", "initrd", s.Image.Initrd, in.Boot.Initrd, "", nil, "0644"); err != nil {
+			return out, err
+		}
+		if s.Rehearsal() {
+			if out.rehearsalInitrd, err = add("image.rehearsalInitrd", "initrd", s.Image.RehearsalInitrd, in.Boot.RehearsalInitrd, "", nil, "0644"); err != nil {
+				return out, err
+			}
+		}
+	}
+	for _, n := range s.Nodes {
+		f := in.Boot.Ignition[n.Name]
+		if f == nil {
+			continue // no Ignition written (yet): the node gets no fw_cfg entry
+		}
+		if out.ignition[n.Name], err = add("Ignition of node "+n.Name, n.Name, s.IgnitionPath(n), f, ".ign", in.QEMUOwner, "0600"); err != nil {
+			return out, err
+		}
+	}
+	return out, nil
 }
 
 func networkXML(s *Spec) (string, error) {
@@ -247,7 +358,7 @@ func poolXML(s *Spec) (string, error) {
 	return x, nil
 }
 
-func domainPlan(s *Spec, n Node, accel Accelerator, extra LabMetadata) (DomainPlan, error) {
+func domainPlan(s *Spec, n Node, accel Accelerator, extra LabMetadata, boot bootPaths) (DomainPlan, error) {
 	dtype := "qemu"
 	if accel == AccelKVM {
 		dtype = "kvm"
@@ -268,9 +379,6 @@ func domainPlan(s *Spec, n Node, accel Accelerator, extra LabMetadata) (DomainPl
 		OnPoweroff: "destroy",
 		OnReboot:   "restart",
 		OnCrash:    "destroy",
-		SysInfo: []libvirtxml.DomainSysInfo{{FWCfg: &libvirtxml.DomainSysInfoFWCfg{
-			Entry: []libvirtxml.DomainSysInfoEntry{{Name: "opt/com.coreos/config", File: absPath(s.IgnitionPath(n))}},
-		}}},
 		Devices: &libvirtxml.DomainDeviceList{
 			Disks: []libvirtxml.DomainDisk{{
 				Device: "disk",
@@ -290,7 +398,7 @@ func domainPlan(s *Spec, n Node, accel Accelerator, extra LabMetadata) (DomainPl
 			Serials: []libvirtxml.DomainSerial{{
 				Source: &libvirtxml.DomainChardevSource{Pty: &libvirtxml.DomainChardevSourcePty{}},
 				Target: &libvirtxml.DomainSerialTarget{Port: uintPtr(0)},
-				Log:    &libvirtxml.DomainChardevLog{File: absPath(s.ConsoleLogPath(n)), Append: "on"},
+				Log:    &libvirtxml.DomainChardevLog{File: hostPath(s, s.ConsoleLogPath(n)), Append: "on"},
 			}},
 			Consoles: []libvirtxml.DomainConsole{{
 				Source: &libvirtxml.DomainChardevSource{Pty: &libvirtxml.DomainChardevSourcePty{}},
@@ -303,16 +411,19 @@ func domainPlan(s *Spec, n Node, accel Accelerator, extra LabMetadata) (DomainPl
 			MemBalloon: &libvirtxml.DomainMemBalloon{Model: "none"},
 		},
 	}
+	if ign := boot.ignition[n.Name]; ign != "" {
+		d.SysInfo = []libvirtxml.DomainSysInfo{{FWCfg: &libvirtxml.DomainSysInfoFWCfg{
+			Entry: []libvirtxml.DomainSysInfoEntry{{Name: "opt/com.coreos/config", File: ign}},
+		}}}
+	}
 	if accel == AccelKVM {
 		d.CPU = &libvirtxml.DomainCPU{Mode: "host-passthrough"}
 	}
 	if s.Image.Kernel != "" {
-		d.OS.Kernel = absPath(s.Image.Kernel)
-		if s.Image.Initrd != "" {
-			d.OS.Initrd = absPath(s.Image.Initrd)
-		}
-		if n.Role == RoleBootstrap && s.Rehearsal() && s.Image.RehearsalInitrd != "" {
-			d.OS.Initrd = absPath(s.Image.RehearsalInitrd)
+		d.OS.Kernel = boot.kernel
+		d.OS.Initrd = boot.initrd
+		if n.Role == RoleBootstrap && boot.rehearsalInitrd != "" {
+			d.OS.Initrd = boot.rehearsalInitrd
 		}
 		d.OS.Cmdline = s.Image.Cmdline
 		if s.Rehearsal() {
@@ -380,6 +491,16 @@ func ParseLabMetadata(domainXML string) *LabMetadata {
 }
 
 func uintPtr(u uint) *uint { return &u }
+
+// hostPath is a path on the hypervisor's machine for libvirt, which resolves
+// nothing relative: a local lab directory given relative is made absolute
+// here; a remote one is used as written (libvirt.hostDir must be absolute).
+func hostPath(s *Spec, p string) string {
+	if s.Remote() {
+		return p
+	}
+	return absPath(p)
+}
 
 // absPath makes a path absolute for libvirt, which resolves nothing relative.
 func absPath(p string) string {

@@ -1,9 +1,13 @@
 package lab
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/xml"
 	"os"
+	"path"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -33,10 +37,28 @@ func planSpecs() map[string]struct {
 		spec *Spec
 		in   PlanInput
 	}{
-		"probe-tcg": {probe, PlanInput{Accelerator: AccelTCG}},
+		"probe-tcg": {probe, PlanInput{Accelerator: AccelTCG, Boot: fakeBoot(probe)}},
 		"openshift-kvm": {ocp, PlanInput{Accelerator: AccelKVM,
-			Base: &ImageInfo{Format: "qcow2", FileSize: 1 << 30, VirtualSize: 16 << 30}}},
+			Base: &ImageInfo{Format: "qcow2", FileSize: 1 << 30, VirtualSize: 16 << 30},
+			Boot: fakeBoot(ocp), QEMUOwner: &VolumeOwner{UID: 64055, GID: 108}}},
 	}
+}
+
+// fakeBoot stands in for ReadBootFiles: every file the spec names, with
+// its path's digest, and an Ignition file for every node.
+func fakeBoot(s *Spec) BootFiles {
+	f := func(p string) *BootFile {
+		if p == "" {
+			return nil
+		}
+		sum := sha256.Sum256([]byte(p))
+		return &BootFile{Source: p, Size: int64(len(p)) * 1000, Digest: hex.EncodeToString(sum[:])[:16]}
+	}
+	b := BootFiles{Kernel: f(s.Image.Kernel), Initrd: f(s.Image.Initrd), RehearsalInitrd: f(s.Image.RehearsalInitrd), Ignition: map[string]*BootFile{}}
+	for _, n := range s.Nodes {
+		b.Ignition[n.Name] = f(s.IgnitionPath(n))
+	}
+	return b
 }
 
 func golden(t *testing.T, path, got string) {
@@ -67,7 +89,80 @@ func TestPlanGoldens(t *testing.T) {
 			for _, d := range p.Domains {
 				golden(t, filepath.Join(dir, "domain-"+d.Node.Name+".xml"), d.XML)
 			}
+			var boot []string
+			for _, v := range p.BootVolumes {
+				boot = append(boot, v.XML)
+			}
+			golden(t, filepath.Join(dir, "boot-volumes.xml"), strings.Join(boot, "\n"))
 		})
+	}
+}
+
+func bootVolumePath(s *Spec, kind string, f *BootFile) string {
+	return path.Join(s.Storage.PoolDir, BootVolumePrefix+kind+"-"+f.Digest)
+}
+
+// Every file a VM reads is a volume of the lab pool, named by its content:
+// the kernel and initrd once for all nodes, an Ignition per node.
+func TestPlanBootFilesAreVolumes(t *testing.T) {
+	tc := planSpecs()["probe-tcg"]
+	s := tc.spec
+	p, err := NewPlan(s, tc.in)
+	require.NoError(t, err)
+	var names []string
+	for _, v := range p.BootVolumes {
+		names = append(names, v.Name)
+		assert.True(t, strings.HasPrefix(v.Name, BootVolumePrefix), v.Name)
+	}
+	assert.Len(t, names, 2+len(s.Nodes), "kernel, initrd, one Ignition per node: %v", names)
+	for _, d := range p.Domains {
+		var dom struct {
+			Kernel string `xml:"os>kernel"`
+			Initrd string `xml:"os>initrd"`
+		}
+		require.NoError(t, xmlUnmarshalString(d.XML, &dom))
+		assert.Equal(t, bootVolumePath(s, "kernel", tc.in.Boot.Kernel), dom.Kernel)
+		assert.Equal(t, bootVolumePath(s, "initrd", tc.in.Boot.Initrd), dom.Initrd)
+		assert.Contains(t, d.XML, `file="`+bootVolumePath(s, d.Node.Name, tc.in.Boot.Ignition[d.Node.Name])+`.ign"`)
+	}
+
+	// A node without Ignition gets no fw_cfg entry; a kernel not read is an error.
+	in := tc.in
+	in.Boot.Ignition = nil
+	p, err = NewPlan(s, in)
+	require.NoError(t, err)
+	assert.NotContains(t, p.Domains[0].XML, "opt/com.coreos/config")
+	in.Boot.Kernel = nil
+	_, err = NewPlan(s, in)
+	assert.ErrorContains(t, err, "image.kernel")
+}
+
+// No domain of a lab on a remote hypervisor names a path of this machine:
+// not the lab directory, not the image cache, not the working directory.
+func TestPlanRemoteLabNamesNoWorkstationPath(t *testing.T) {
+	wd, err := os.Getwd()
+	require.NoError(t, err)
+	for name, tc := range planSpecs() {
+		s := *tc.spec
+		s.Libvirt.URI = "qemu+ssh://root@classroom/system"
+		s.LabDir = "/home/trainer/.local/share/bootlab/labs/" + s.Name
+		s.Image.Kernel = strings.Replace(s.Image.Kernel, "/var/cache/bootlab", "/home/trainer/.cache/bootlab", 1)
+		s.Image.Initrd = strings.Replace(s.Image.Initrd, "/var/cache/bootlab", "/home/trainer/.cache/bootlab", 1)
+		s.Image.Path = strings.Replace(s.Image.Path, "/var/cache/bootlab", "/home/trainer/.cache/bootlab", 1)
+		in := tc.in
+		in.Boot = fakeBoot(&s)
+		p, err := NewPlan(&s, in)
+		require.NoError(t, err, name)
+		require.NotEmpty(t, p.Domains)
+		for _, d := range p.Domains {
+			for _, prefix := range []string{s.LabDir, "/home/trainer", wd} {
+				assert.NotContains(t, d.XML, prefix, "%s: domain %s names a workstation path", name, d.Name)
+			}
+			assert.Contains(t, d.XML, "/var/lib/bootlab/labs/"+s.Name+"/console/", "%s: the console log is on the hypervisor", name)
+		}
+		for _, v := range p.Overlays {
+			assert.NotContains(t, v.XML, "/home/trainer", name)
+		}
 	}
 }
 
@@ -141,7 +236,7 @@ func TestPlanRehearsalBootstrap(t *testing.T) {
 	for _, manual := range []bool{true, false} {
 		s := mk(manual)
 		assert.Equal(t, manual, s.Rehearsal())
-		p, err := NewPlan(s, PlanInput{Accelerator: AccelTCG})
+		p, err := NewPlan(s, PlanInput{Accelerator: AccelTCG, Boot: fakeBoot(s)})
 		require.NoError(t, err)
 		for _, d := range p.Domains {
 			var dom struct {
@@ -156,11 +251,11 @@ func TestPlanRehearsalBootstrap(t *testing.T) {
 				assert.Equal(t, "console=ttyS0", dom.Cmdline, d.Name)
 			}
 			if manual && d.Node.Role == RoleBootstrap {
-				assert.Equal(t, "/c/rehearsal.img", dom.Initrd, d.Name)
+				assert.Equal(t, bootVolumePath(s, "initrd", fakeBoot(s).RehearsalInitrd), dom.Initrd, d.Name)
 				assert.Equal(t, 512, d.Node.MemoryMiB, d.Name)
 				continue
 			}
-			assert.Equal(t, "/c/initramfs.img", dom.Initrd, d.Name)
+			assert.Equal(t, bootVolumePath(s, "initrd", fakeBoot(s).Initrd), dom.Initrd, d.Name)
 			assert.Equal(t, 256, d.Node.MemoryMiB, d.Name)
 		}
 	}

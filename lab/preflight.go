@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/bootlab/bootlab/internal/status"
+	"github.com/bootlab/bootlab/lab/host"
 	"github.com/bootlab/bootlab/lab/loadbalancer"
 )
 
@@ -35,6 +36,9 @@ type PreflightCheck struct {
 	Detail  string `json:"detail"`
 	// Fix says what to run or change when the check failed or warned.
 	Fix string `json:"fix,omitempty"`
+	// Host is the machine the check looked at: "localhost", or the remote
+	// hypervisor's user@host:port.
+	Host string `json:"host,omitempty"`
 }
 
 // PreflightReport is every check, in a fixed order.
@@ -131,6 +135,13 @@ type HostFacts struct {
 	// SpareKernel is a kernel to prove KVM with when the spec and the host
 	// have none (the cached probe kernel: the caller knows the cache).
 	SpareKernel string
+	// ReadFile reads a file of the host (/proc/meminfo, /proc/net/tcp).
+	ReadFile func(path string) ([]byte, error)
+	// WriteTemp writes data to a temporary file on the host (the rendered
+	// haproxy.cfg that haproxy checks) and returns it and its remover.
+	WriteTemp func(data []byte) (path string, remove func(), err error)
+	// Where names the host in every check (default "localhost").
+	Where string
 }
 
 func (h HostFacts) withDefaults() HostFacts {
@@ -164,13 +175,39 @@ func (h HostFacts) withDefaults() HostFacts {
 	if h.KVMSmoke == nil {
 		h.KVMSmoke = kvmSmoke
 	}
-	if h.Listeners == nil {
-		h.Listeners = tcpListeners
-	}
 	if h.HAProxyCheck == nil {
-		h.HAProxyCheck = loadbalancer.Check
+		h.HAProxyCheck = func(ctx context.Context, binary, cfgPath string) error {
+			return loadbalancer.Check(ctx, nil, binary, cfgPath)
+		}
+	}
+	if h.ReadFile == nil {
+		h.ReadFile = os.ReadFile
+	}
+	if h.Listeners == nil {
+		h.Listeners = func() ([]netip.AddrPort, error) { return tcpListeners(h.ReadFile) }
+	}
+	if h.WriteTemp == nil {
+		h.WriteTemp = writeLocalTemp
+	}
+	if h.Where == "" {
+		h.Where = "localhost"
 	}
 	return h
+}
+
+func writeLocalTemp(data []byte) (string, func(), error) {
+	tmp, err := os.CreateTemp("", "bootlab-preflight-*.cfg")
+	if err != nil {
+		return "", nil, err
+	}
+	_, werr := tmp.Write(data)
+	cerr := tmp.Close()
+	remove := func() { os.Remove(tmp.Name()) }
+	if err := errors.Join(werr, cerr); err != nil {
+		remove()
+		return "", nil, err
+	}
+	return tmp.Name(), remove, nil
 }
 
 // PreflightOptions configure Preflight.
@@ -179,7 +216,13 @@ type PreflightOptions struct {
 	Status *status.Status
 	// ConnectError is why the hypervisor could not be reached (host is then nil).
 	ConnectError error
-	Facts        HostFacts
+	// Facts replace how the host is looked at (unit tests). Unset, a
+	// remote hypervisor's machine is looked at through its Host (the
+	// Hypervisor's, or Machine), this machine directly.
+	Facts HostFacts
+	// Machine is the hypervisor's machine when the HostInfo given to
+	// Preflight is not a Hypervisor (nil: the Hypervisor's Host).
+	Machine host.Host
 }
 
 // Names of the preflight checks, in report order.
@@ -228,18 +271,28 @@ func classifyURI(uri string) uriKind {
 // what it cannot. host may be nil when the connection failed (pass the
 // reason in opts.ConnectError). Host facts of remote and test:// URIs are
 // not checked here: they are not this machine's.
-func Preflight(ctx context.Context, s *Spec, host HostInfo, opts PreflightOptions) (*PreflightReport, error) {
+func Preflight(ctx context.Context, s *Spec, hvInfo HostInfo, opts PreflightOptions) (*PreflightReport, error) {
 	log := opts.Log
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	h := opts.Facts.withDefaults()
 	kind := classifyURI(s.Libvirt.URI)
+	machine := opts.Machine
+	if hv, ok := hvInfo.(interface{ Host() host.Host }); ok && machine == nil {
+		machine = hv.Host()
+	}
+	facts := opts.Facts
+	if kind == uriRemote && machine != nil && machine.Remote() {
+		facts = remoteFacts(ctx, machine, facts)
+	}
+	h := facts.withDefaults()
 	r := &PreflightReport{}
 	add := func(c PreflightCheck) {
-		log.Debug("preflight check", "name", c.Name, "ok", c.OK, "warning", c.Warning, "detail", c.Detail)
+		c.Host = h.Where
+		log.Debug("preflight check", "name", c.Name, "ok", c.OK, "warning", c.Warning, "detail", c.Detail, "host", c.Host)
 		r.Checks = append(r.Checks, c)
 	}
+	host := hvInfo
 	st := opts.Status
 
 	add(checkLibvirt(ctx, s, host, opts.ConnectError))
@@ -268,26 +321,32 @@ func Preflight(ctx context.Context, s *Spec, host HostInfo, opts PreflightOption
 		add(checkKVMDevice(h))
 	}
 
+	if kind == uriRemote && (machine == nil || !machine.Remote()) && opts.Facts.LookPath == nil {
+		// No connection: nothing of that machine can be looked at.
+		add(PreflightCheck{Name: CheckMemory, OK: true, Warning: true,
+			Detail: "the remote host of " + s.Libvirt.URI + " was not checked (no connection)",
+			Fix:    "fix the libvirt check above and run `bootlab lab preflight` again"})
+		return r, nil
+	}
+
 	add(checkTool(h, CheckHAProxy, "haproxy", "apt-get install -y haproxy   (Fedora/RHEL: dnf install -y haproxy)"))
 	add(checkTool(h, CheckQEMUImg, "qemu-img", "apt-get install -y qemu-utils   (Fedora/RHEL: dnf install -y qemu-img)"))
 
 	add(checkNetwork(ctx, s, host, h))
 	if kind != uriTest {
-		add(checkLoadBalancer(ctx, s, h))
+		add(checkLoadBalancer(ctx, s, h, machine))
 	}
 
 	switch kind {
-	case uriLocalSystem, uriLocalSession:
+	case uriLocalSystem, uriLocalSession, uriRemote:
 		add(checkMemory(s, h))
 		add(checkDisk(s, h))
-		if kind == uriLocalSystem {
+		if kind == uriLocalSystem || kind == uriRemote {
 			add(checkAccess(CheckPoolAccess, "storage.poolDir", s.Storage.PoolDir, h))
+		}
+		if kind == uriLocalSystem {
 			add(checkAccess(CheckLabAccess, "labDir", s.LabDir, h))
 		}
-	case uriRemote:
-		add(PreflightCheck{Name: CheckMemory, OK: true, Warning: true,
-			Detail: "not checked: the VMs run on the remote host of " + s.Libvirt.URI,
-			Fix:    "check free memory and disk on that host yourself"})
 	case uriTest:
 		add(PreflightCheck{Name: CheckMemory, OK: true, Detail: "not needed: the test driver runs no VM"})
 	}
@@ -617,13 +676,12 @@ func checkNetwork(ctx context.Context, s *Spec, host HostInfo, h HostFacts) Pref
 }
 
 // memAvailable reads MemAvailable from a meminfo file, in bytes.
-func memAvailable(path string) (uint64, error) {
-	f, err := os.Open(path)
+func memAvailable(readFile func(string) ([]byte, error), path string) (uint64, error) {
+	data, err := readFile(path)
 	if err != nil {
 		return 0, err
 	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
+	sc := bufio.NewScanner(strings.NewReader(string(data)))
 	for sc.Scan() {
 		fields := strings.Fields(sc.Text())
 		if len(fields) >= 2 && fields[0] == "MemAvailable:" {
@@ -651,7 +709,7 @@ func checkMemory(s *Spec, h HostFacts) PreflightCheck {
 	for _, n := range s.Nodes {
 		need += uint64(n.MemoryMiB) * mib
 	}
-	avail, err := memAvailable(h.MemInfo)
+	avail, err := memAvailable(h.ReadFile, h.MemInfo)
 	if err != nil {
 		c.Detail = fmt.Sprintf("cannot read available memory: %v", err)
 		c.Fix = "check " + h.MemInfo
@@ -831,9 +889,9 @@ func freeBytes(path string) (uint64, error) {
 
 // checkLoadBalancer renders the lab's haproxy.cfg, has haproxy check it, and
 // makes sure no other program already listens on its ports.
-func checkLoadBalancer(ctx context.Context, s *Spec, h HostFacts) PreflightCheck {
+func checkLoadBalancer(ctx context.Context, s *Spec, h HostFacts, machine host.Host) PreflightCheck {
 	c := PreflightCheck{Name: CheckLB}
-	cfg := LoadBalancerConfig(s, false)
+	cfg := LoadBalancerOn(machine, s, false)
 	data, err := loadbalancer.Render(cfg)
 	if err != nil {
 		c.Detail = err.Error()
@@ -841,17 +899,12 @@ func checkLoadBalancer(ctx context.Context, s *Spec, h HostFacts) PreflightCheck
 		return c
 	}
 	if bin, err := h.LookPath("haproxy"); err == nil {
-		tmp, err := os.CreateTemp("", "bootlab-preflight-*.cfg")
-		if err == nil {
-			_, werr := tmp.Write(data)
-			tmp.Close()
-			defer os.Remove(tmp.Name())
-			if werr == nil {
-				if err := h.HAProxyCheck(ctx, bin, tmp.Name()); err != nil {
-					c.Detail = err.Error()
-					c.Fix = "report this as a bootlab bug: the rendered haproxy.cfg is invalid for this haproxy version"
-					return c
-				}
+		if tmp, remove, err := h.WriteTemp(data); err == nil {
+			defer remove()
+			if err := h.HAProxyCheck(ctx, bin, tmp); err != nil {
+				c.Detail = err.Error()
+				c.Fix = "report this as a bootlab bug: the rendered haproxy.cfg is invalid for this haproxy version"
+				return c
 			}
 		}
 	}
@@ -916,10 +969,10 @@ func lbBinds(c loadbalancer.Config) []netip.AddrPort {
 }
 
 // tcpListeners reads the listening TCP sockets from /proc/net/tcp{,6}.
-func tcpListeners() ([]netip.AddrPort, error) {
+func tcpListeners(readFile func(string) ([]byte, error)) ([]netip.AddrPort, error) {
 	var out []netip.AddrPort
 	for _, f := range []string{"/proc/net/tcp", "/proc/net/tcp6"} {
-		data, err := os.ReadFile(f)
+		data, err := readFile(f)
 		if errors.Is(err, os.ErrNotExist) {
 			continue
 		}

@@ -252,16 +252,37 @@ func TestPreflightFailures(t *testing.T) {
 	}
 }
 
-func TestPreflightRemoteAndTestURIs(t *testing.T) {
+// A remote hypervisor's machine is checked like this one (memory, disk,
+// tools, routes, ports, pool access), and every check names it.
+func TestPreflightChecksTheRemoteHost(t *testing.T) {
 	g := newGoodHost(t)
-	g.free = 0 // would fail if it were checked
-	r := run(t, preflightSpec(t, func(s *Spec) { s.Libvirt.URI = "qemu+ssh://root@lab-host/system" }), kvmHost(), g)
-	assert.True(t, r.OK(), "%+v", r.Checks)
-	assert.True(t, check(t, r, CheckMemory).Warning)
-	assert.Contains(t, check(t, r, CheckMemory).Detail, "remote host")
-	assert.Equal(t, AccelKVM, r.Accelerator)
+	g.free = 0
+	remote := preflightSpec(t, func(s *Spec) { s.Libvirt.URI = "qemu+ssh://root@lab-host/system" })
+	facts := g.facts()
+	facts.Where = "root@lab-host:22"
+	r, err := Preflight(context.Background(), remote, kvmHost(), PreflightOptions{Facts: facts})
+	require.NoError(t, err)
+	assert.False(t, r.OK())
+	assert.False(t, check(t, r, CheckDisk).OK, "the remote disk is checked")
+	assert.True(t, check(t, r, CheckMemory).OK)
+	assert.True(t, check(t, r, CheckPoolAccess).OK)
+	assert.True(t, check(t, r, CheckHAProxy).OK)
+	for _, c := range r.Checks {
+		assert.Equal(t, "root@lab-host:22", c.Host, c.Name)
+	}
+	assert.Equal(t, AccelKVM, r.Accelerator, "what the remote libvirt offers")
+	assert.Empty(t, g.smoked, "no test guest is booted for a remote lab")
 
-	r = run(t, preflightSpec(t, func(s *Spec) { s.Libvirt.URI = "test:///default" }), &fakeHost{version: "9.0.0", types: []string{"test"}}, g)
+	// Without a connection, the remote machine cannot be looked at: said so.
+	r, err = Preflight(context.Background(), remote, nil, PreflightOptions{ConnectError: errors.New("ssh: refused")})
+	require.NoError(t, err)
+	assert.False(t, check(t, r, CheckLibvirt).OK)
+	assert.Contains(t, check(t, r, CheckMemory).Detail, "was not checked (no connection)")
+}
+
+func TestPreflightTestURI(t *testing.T) {
+	g := newGoodHost(t)
+	r := run(t, preflightSpec(t, func(s *Spec) { s.Libvirt.URI = "test:///default" }), &fakeHost{version: "9.0.0", types: []string{"test"}}, g)
 	assert.True(t, r.OK(), "%+v", r.Checks)
 	assert.Equal(t, AccelTCG, r.Accelerator)
 	assert.False(t, check(t, r, CheckAccel).Warning)
@@ -335,11 +356,11 @@ func TestMemAvailable(t *testing.T) {
 	dir := t.TempDir()
 	p := filepath.Join(dir, "meminfo")
 	require.NoError(t, os.WriteFile(p, []byte("MemTotal: 100 kB\nMemAvailable:    2048 kB\n"), 0o644))
-	got, err := memAvailable(p)
+	got, err := memAvailable(os.ReadFile, p)
 	require.NoError(t, err)
 	assert.Equal(t, uint64(2048*1024), got)
 	require.NoError(t, os.WriteFile(p, []byte("MemTotal: 100 kB\n"), 0o644))
-	_, err = memAvailable(p)
+	_, err = memAvailable(os.ReadFile, p)
 	assert.ErrorContains(t, err, "no MemAvailable line")
 }
 

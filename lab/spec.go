@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net/netip"
 	"os"
+	"path"
 	"path/filepath"
 	"reflect"
 	"regexp"
@@ -15,6 +16,8 @@ import (
 
 	yamlv3 "gopkg.in/yaml.v3"
 	"sigs.k8s.io/yaml"
+
+	"github.com/bootlab/bootlab/lab/host"
 )
 
 // APIVersion and Kind head every lab spec file.
@@ -107,6 +110,10 @@ type Libvirt struct {
 	// URI is a libvirt connection URI: qemu:///system, qemu+ssh://host/system,
 	// or test:///default (in-memory test driver, no VMs run).
 	URI string `json:"uri"`
+	// HostDir is the lab's directory on the hypervisor's machine: console
+	// logs and the load balancer live there. Default: labDir for a local
+	// URI, /var/lib/bootlab/labs/<name> for a remote one (qemu+ssh).
+	HostDir string `json:"hostDir,omitempty"`
 }
 
 // Network is the lab's libvirt network and the addresses on it.
@@ -306,15 +313,36 @@ func (s *Spec) IgnitionPath(n Node) string {
 	return filepath.Join(s.LabDir, "ignition", n.Name+".ign")
 }
 
-// ConsoleLogPath is node n's serial console log.
-func (s *Spec) ConsoleLogPath(n Node) string {
-	return filepath.Join(s.LabDir, "console", n.Name+".log")
+// Remote is true when the hypervisor is another machine (qemu+ssh): what
+// the VMs read and the load balancer then live there, reached through
+// lab/host.
+func (s *Spec) Remote() bool { return host.IsRemote(s.Libvirt.URI) }
+
+// HostDir is the lab's directory on the hypervisor's machine (libvirt.hostDir):
+// the lab directory itself when the hypervisor is local.
+func (s *Spec) HostDir() string {
+	switch {
+	case s.Libvirt.HostDir != "":
+		return s.Libvirt.HostDir
+	case s.Remote():
+		return path.Join("/var/lib/bootlab/labs", s.Name)
+	}
+	return s.LabDir
 }
 
-// HAProxyConfigPath, HAProxyPIDPath and HAProxySocketPath belong to the lab's load balancer.
-func (s *Spec) HAProxyConfigPath() string { return filepath.Join(s.LabDir, "haproxy", "haproxy.cfg") }
-func (s *Spec) HAProxyPIDPath() string    { return filepath.Join(s.LabDir, "haproxy", "haproxy.pid") }
-func (s *Spec) HAProxySocketPath() string { return filepath.Join(s.LabDir, "haproxy", "admin.sock") }
+// ConsoleLogPath is node n's serial console log, on the hypervisor's
+// machine (virtlogd writes it there).
+func (s *Spec) ConsoleLogPath(n Node) string {
+	return filepath.Join(s.HostDir(), "console", n.Name+".log")
+}
+
+// HAProxyConfigPath, HAProxyPIDPath and HAProxySocketPath belong to the
+// lab's load balancer, which runs on the hypervisor's machine.
+func (s *Spec) HAProxyConfigPath() string {
+	return filepath.Join(s.HostDir(), "haproxy", "haproxy.cfg")
+}
+func (s *Spec) HAProxyPIDPath() string    { return filepath.Join(s.HostDir(), "haproxy", "haproxy.pid") }
+func (s *Spec) HAProxySocketPath() string { return filepath.Join(s.HostDir(), "haproxy", "admin.sock") }
 
 // SSHKeyPath is the lab's private key (ed25519, 0600); SSHKeyPath()+".pub" is its public half.
 func (s *Spec) SSHKeyPath() string { return filepath.Join(s.LabDir, "ssh", "id_ed25519") }

@@ -27,6 +27,11 @@ type State struct {
 	// NetworkUUID and PoolUUID are set once bootlab has defined them.
 	NetworkUUID string `json:"networkUUID,omitempty"`
 	PoolUUID    string `json:"poolUUID,omitempty"`
+	// BootVolumes are the boot file volumes (BootVolumePrefix) uploaded
+	// completely, by name: one present but not listed was cut short and is
+	// uploaded again; one listed is never uploaded again (its name carries
+	// its content's digest).
+	BootVolumes map[string]bool `json:"bootVolumes,omitempty"`
 	// Accelerator is the one `up` chose (kvm or tcg).
 	Accelerator Accelerator `json:"accelerator,omitempty"`
 	// BootstrapRemoved is set by `lab pivot`: the load balancer no longer

@@ -128,7 +128,7 @@ func Inspect(ctx context.Context, hv Hypervisor, s *Spec) (*LabStatus, error) {
 		}
 	}
 	if !isTestURI(s.Libvirt.URI) {
-		lb, err := loadbalancer.Inspect(ctx, LoadBalancerConfig(s, false))
+		lb, err := loadbalancer.Inspect(ctx, LoadBalancerOn(hv.Host(), s, false))
 		if err != nil {
 			st.LoadBalancerError = err.Error()
 		} else {

@@ -18,7 +18,9 @@ import (
 
 	"libvirt.org/go/libvirtxml"
 
+	"github.com/bootlab/bootlab/internal/sshc"
 	"github.com/bootlab/bootlab/internal/status"
+	"github.com/bootlab/bootlab/lab/host"
 	"github.com/bootlab/bootlab/lab/loadbalancer"
 )
 
@@ -99,7 +101,9 @@ func isTestURI(uri string) bool { return strings.HasPrefix(uri, "test:") }
 
 // lab holds what one Up, Down or Inspect shares.
 type labRun struct {
-	hv    Hypervisor
+	hv Hypervisor
+	// host is hv's machine (hv.Host()).
+	host  host.Host
 	s     *Spec
 	log   *slog.Logger
 	mu    sync.Mutex // guards state
@@ -138,7 +142,7 @@ func newLabRun(hv Hypervisor, s *Spec, log *slog.Logger) (*labRun, error) {
 	if err := st.CheckIdentity(s); err != nil {
 		return nil, err
 	}
-	return &labRun{hv: hv, s: s, log: log, state: st}, nil
+	return &labRun{hv: hv, host: hv.Host(), s: s, log: log, state: st}, nil
 }
 
 // record updates the state and saves it at once, so an object that exists
@@ -190,7 +194,16 @@ func Up(ctx context.Context, hv Hypervisor, s *Spec, opts UpOptions) (*UpResult,
 			return nil, err
 		}
 	}
-	plan, err := NewPlan(s, PlanInput{Accelerator: opts.Accelerator, Base: base, LabUUID: r.state.UUID, Ignition: ignitionDigests(s)})
+	boot, err := ReadBootFiles(s)
+	if err != nil {
+		return nil, err
+	}
+	var owner *VolumeOwner
+	if !isTestURI(s.Libvirt.URI) {
+		owner = qemuOwner(ctx, r.host)
+	}
+	plan, err := NewPlan(s, PlanInput{Accelerator: opts.Accelerator, Base: base, LabUUID: r.state.UUID, Ignition: ignitionDigests(s),
+		Boot: boot, QEMUOwner: owner})
 	if err != nil {
 		return nil, err
 	}
@@ -211,19 +224,28 @@ func Up(ctx context.Context, hv Hypervisor, s *Spec, opts UpOptions) (*UpResult,
 			return r.ensureBaseVolume(ctx, *plan.BaseVolume, base)
 		}})
 	}
+	if len(plan.BootVolumes) > 0 {
+		steps = append(steps, step{fmt.Sprintf("Uploading %d boot files to pool %s", len(plan.BootVolumes), plan.Pool.Name), func(ctx context.Context) (string, error) {
+			return r.ensureBootVolumes(ctx, plan.BootVolumes)
+		}})
+	}
 	steps = append(steps, step{fmt.Sprintf("Creating %d disk overlays", len(plan.Overlays)), func(ctx context.Context) (string, error) {
 		return r.ensureOverlays(ctx, plan.Overlays)
 	}})
 	if !opts.SkipLoadBalancer && !isTestURI(s.Libvirt.URI) {
-		steps = append(steps, step{"Starting load balancer (haproxy on " + s.Network.APIAddress + ")", func(ctx context.Context) (string, error) {
+		where := ""
+		if r.host.Remote() {
+			where = ", on " + r.host.Name()
+		}
+		steps = append(steps, step{"Starting load balancer (haproxy on " + s.Network.APIAddress + where + ")", func(ctx context.Context) (string, error) {
 			if r.plan != nil {
-				action, err := loadbalancer.Plan(LoadBalancerConfig(s, r.state.BootstrapRemoved))
+				action, err := loadbalancer.Plan(ctx, LoadBalancerOn(r.host, s, r.state.BootstrapRemoved))
 				if action != "" {
 					r.plan.note(action, "loadBalancer", "haproxy on "+s.Network.APIAddress, "")
 				}
 				return action, err
 			}
-			res, err := loadbalancer.Ensure(ctx, LoadBalancerConfig(s, r.state.BootstrapRemoved), r.log)
+			res, err := loadbalancer.Ensure(ctx, LoadBalancerOn(r.host, s, r.state.BootstrapRemoved), r.log)
 			if err != nil {
 				return "", fmt.Errorf("load balancer: %w", err)
 			}
@@ -239,7 +261,16 @@ func Up(ctx context.Context, hv Hypervisor, s *Spec, opts UpOptions) (*UpResult,
 		}})
 	}
 	steps = append(steps, step{fmt.Sprintf("Creating %d nodes (%s)", len(plan.Domains), opts.Accelerator), func(ctx context.Context) (string, error) {
-		return r.ensureDomains(ctx, plan.Domains, deferred)
+		detail, err := r.ensureDomains(ctx, plan.Domains, deferred)
+		if err != nil || len(plan.BootVolumes) == 0 {
+			return detail, err
+		}
+		// Only now no domain names the boot files of an earlier up.
+		removed, err := r.staleBootVolumes(ctx, plan.BootVolumes)
+		if removed != "" {
+			detail = strings.TrimPrefix(detail+", "+removed, ", ")
+		}
+		return detail, err
 	}})
 	results, err := runSteps(ctx, opts.Status, r.log, steps)
 	res := &UpResult{Steps: results, Accelerator: opts.Accelerator}
@@ -266,7 +297,28 @@ func Up(ctx context.Context, hv Hypervisor, s *Spec, opts UpOptions) (*UpResult,
 
 func (r *labRun) prepareDirs(ctx context.Context) (string, error) {
 	created := false
-	for _, d := range []string{r.s.LabDir, filepath.Dir(r.s.ConsoleLogPath(Node{Name: "x"}))} {
+	dirs := []string{r.s.LabDir}
+	consoleDir := filepath.Dir(r.s.ConsoleLogPath(Node{Name: "x"}))
+	if r.host.Remote() {
+		// virtlogd writes the console logs on the hypervisor.
+		out, err := host.Output(ctx, r.host, "test -d "+sshc.Quote(consoleDir)+" && echo present || echo absent")
+		if err != nil {
+			return "", fmt.Errorf("console log directory on %s: %w", r.host.Name(), err)
+		}
+		if strings.TrimSpace(out) != "present" {
+			if r.plan != nil {
+				r.plan.note("create", "hostDir", r.host.Name()+":"+consoleDir, "")
+			} else {
+				if _, err := host.Output(ctx, r.host, "mkdir -p -- "+sshc.Quote(consoleDir)); err != nil {
+					return "", fmt.Errorf("create the console log directory (libvirt.hostDir): %w", err)
+				}
+				created = true
+			}
+		}
+	} else {
+		dirs = append(dirs, consoleDir)
+	}
+	for _, d := range dirs {
 		if _, err := os.Stat(d); err == nil {
 			continue
 		}

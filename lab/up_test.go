@@ -396,11 +396,21 @@ func TestUpRestartsProbeNodesWhoseIgnitionChanged(t *testing.T) {
 	}
 	_, err := Up(ctx, hv, s, upOpts())
 	require.NoError(t, err)
+	oldBoot, err := ReadBootFiles(s)
+	require.NoError(t, err)
 	write("bootstrap", `{"ignition":{"version":"3.2.0"},"nodes":4}`)
+	newBoot, err := ReadBootFiles(s)
+	require.NoError(t, err)
 	hv.reset()
 	_, err = Up(ctx, hv, s, upOpts())
 	require.NoError(t, err)
-	var want []string
+	// The new Ignition is uploaded as a new volume, the old one removed
+	// once no domain names it.
+	want := []string{
+		"CreateVolume bootlab-t/boot-bootstrap-" + newBoot.Ignition["bootstrap"].Digest + ".ign",
+		"UploadVolume bootlab-t/boot-bootstrap-" + newBoot.Ignition["bootstrap"].Digest + ".ign",
+		"DeleteVolume bootlab-t/boot-bootstrap-" + oldBoot.Ignition["bootstrap"].Digest + ".ign",
+	}
 	for _, n := range s.Nodes {
 		d := s.DomainName(n)
 		want = append(want, "DefineDomain "+d, "DestroyDomain "+d, "StartDomain "+d)

@@ -128,6 +128,9 @@ func (s *Spec) Validate() error {
 	if !filepath.IsAbs(s.LabDir) {
 		e.add("labDir", "%q must be an absolute path", s.LabDir)
 	}
+	if s.Libvirt.HostDir != "" && !filepath.IsAbs(s.Libvirt.HostDir) {
+		e.add("libvirt.hostDir", "%q must be an absolute path on the hypervisor's machine", s.Libvirt.HostDir)
+	}
 	switch s.Accelerator {
 	case AccelAuto, AccelKVM, AccelTCG:
 	default:

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/bootlab/bootlab/lab"
+	"github.com/bootlab/bootlab/lab/host"
 	"github.com/bootlab/bootlab/stages"
 )
 
@@ -35,6 +36,9 @@ type fakeHV struct {
 	networks map[string]lab.Object
 	domains  map[string]lab.Object
 }
+
+// Host is this machine: the fixture's load balancer (none) is looked for here.
+func (f *fakeHV) Host() host.Host { return host.Local{} }
 
 func newFakeHV() *fakeHV {
 	return &fakeHV{networks: map[string]lab.Object{}, domains: map[string]lab.Object{}}

@@ -126,7 +126,8 @@ func TestIntegrationRemoteURIThroughSSH(t *testing.T) {
 	assert.Contains(t, out, fmt.Sprintf("127.0.0.1 %d", port), "the command ran through the sshd")
 
 	dir := t.TempDir()
-	s := &lab.Spec{Name: "remote", Libvirt: lab.Libvirt{URI: uri}, LabDir: filepath.Join(dir, "lab"),
+	hostDir := filepath.Join(dir, "on-the-hypervisor")
+	s := &lab.Spec{Name: "remote", Libvirt: lab.Libvirt{URI: uri, HostDir: hostDir}, LabDir: filepath.Join(dir, "lab"),
 		Topology: lab.Topology{Masters: 1}, Network: lab.Network{CIDR: "10.125.0.0/24"},
 		Storage: lab.Storage{PoolDir: filepath.Join(dir, "pool")}}
 	s.Defaults()
@@ -137,8 +138,13 @@ func TestIntegrationRemoteURIThroughSSH(t *testing.T) {
 	d, err := c.LookupDomain(ctx, s.DomainName(s.Nodes[1]))
 	require.NoError(t, err)
 	assert.True(t, d.Active)
+	assert.Contains(t, d.XML, filepath.Join(hostDir, "console", "master-0.log"), "the console log is on the hypervisor's machine")
+	_, err = os.Stat(filepath.Join(hostDir, "console"))
+	assert.NoError(t, err, "up made the console directory there, over SSH")
 
 	require.NoError(t, lab.Down(ctx, c, s, lab.DownOptions{}))
+	_, err = os.Stat(hostDir)
+	assert.True(t, os.IsNotExist(err), "down removes the lab's files on the hypervisor's machine")
 	_, err = c.LookupNetwork(ctx, s.NetworkName())
 	assert.ErrorIs(t, err, lab.ErrNotFound)
 

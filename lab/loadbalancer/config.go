@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"text/template"
 	"time"
+
+	"github.com/bootlab/bootlab/lab/host"
 )
 
 // Health checks a Frontend can ask of its servers.
@@ -71,6 +73,16 @@ type Config struct {
 	Binary string
 	// CheckInterval is the health check period; 0 means DefaultCheckInterval.
 	CheckInterval time.Duration
+	// Host runs haproxy and holds Dir: the hypervisor's machine, where the
+	// lab's addresses are. nil means this machine.
+	Host host.Host
+}
+
+func (c Config) host() host.Host {
+	if c.Host == nil {
+		return host.Local{}
+	}
+	return c.Host
 }
 
 // ConfigPath, PIDPath and SocketPath are the files of the load balancer in Dir.

@@ -5,9 +5,10 @@ import (
 	"encoding/csv"
 	"fmt"
 	"io"
-	"net"
 	"strings"
 	"time"
+
+	"github.com/bootlab/bootlab/lab/host"
 )
 
 // Status is what Inspect sees of the running load balancer.
@@ -37,12 +38,12 @@ func (b BackendStatus) Up() bool {
 // Inspect reports whether our haproxy runs and, when it does, every server's
 // health read from `show stat` on the admin socket.
 func Inspect(ctx context.Context, c Config) (*Status, error) {
-	pid, ok := runningPID(c)
+	pid, ok := runningPID(ctx, c)
 	if !ok {
 		return &Status{Backends: []BackendStatus{}}, nil
 	}
 	st := &Status{Running: true, PID: pid}
-	raw, err := adminCommand(ctx, c.SocketPath(), "show stat")
+	raw, err := adminCommand(ctx, c.host(), c.SocketPath(), "show stat")
 	if err != nil {
 		return st, err
 	}
@@ -55,13 +56,17 @@ func Inspect(ctx context.Context, c Config) (*Status, error) {
 }
 
 // adminCommand sends one command to the haproxy admin socket and returns the answer.
-func adminCommand(ctx context.Context, socket, command string) (string, error) {
-	d := net.Dialer{Timeout: 5 * time.Second}
-	conn, err := d.DialContext(ctx, "unix", socket)
+func adminCommand(ctx context.Context, h host.Host, socket, command string) (string, error) {
+	dctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	conn, err := h.Dial(dctx, "unix", socket)
+	cancel()
 	if err != nil {
-		return "", fmt.Errorf("haproxy admin socket %s: %w (is haproxy running? `bootlab lab up` starts it)", socket, err)
+		return "", fmt.Errorf("haproxy admin socket %s on %s: %w (is haproxy running? `bootlab lab up` starts it)", socket, h.Name(), err)
 	}
 	defer conn.Close()
+	// A tunnelled socket has no deadlines: ctx ends the call by closing it.
+	stop := context.AfterFunc(ctx, func() { conn.Close() })
+	defer stop()
 	deadline := time.Now().Add(10 * time.Second)
 	if dl, ok := ctx.Deadline(); ok && dl.Before(deadline) {
 		deadline = dl

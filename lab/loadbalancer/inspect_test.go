@@ -10,6 +10,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/bootlab/bootlab/lab/host"
 )
 
 // statSample is `show stat` of haproxy 2.6 cut to the columns Inspect reads
@@ -71,18 +73,18 @@ func TestStopSparesForeignProcess(t *testing.T) {
 	t.Cleanup(func() { _ = sleeper.Process.Kill(); _ = sleeper.Wait() })
 	require.NoError(t, os.WriteFile(c.PIDPath(), []byte(strconv.Itoa(sleeper.Process.Pid)+"\n"), 0o644))
 
-	_, running := runningPID(c)
+	_, running := runningPID(context.Background(), c)
 	assert.False(t, running, "a sleep process is not our haproxy")
 	require.NoError(t, Stop(context.Background(), c))
-	assert.True(t, alive(sleeper.Process.Pid), "Stop killed a process that is not our haproxy")
+	assert.True(t, alive(context.Background(), host.Local{}, sleeper.Process.Pid), "Stop killed a process that is not our haproxy")
 	assert.NoFileExists(t, c.PIDPath())
 }
 
 func TestIsOurHAProxy(t *testing.T) {
-	assert.False(t, isOurHAProxy(os.Getpid(), "/x/haproxy.cfg"), "the test binary is not haproxy")
-	assert.False(t, isOurHAProxy(1<<30, "/x/haproxy.cfg"), "no such pid")
-	assert.True(t, alive(os.Getpid()))
-	assert.False(t, alive(1<<30))
+	assert.False(t, isOurHAProxy(context.Background(), host.Local{}, os.Getpid(), "/x/haproxy.cfg"), "the test binary is not haproxy")
+	assert.False(t, isOurHAProxy(context.Background(), host.Local{}, 1<<30, "/x/haproxy.cfg"), "no such pid")
+	assert.True(t, alive(context.Background(), host.Local{}, os.Getpid()))
+	assert.False(t, alive(context.Background(), host.Local{}, 1<<30))
 }
 
 func TestRunningPIDBadFiles(t *testing.T) {
@@ -90,7 +92,7 @@ func TestRunningPIDBadFiles(t *testing.T) {
 	c.Dir = t.TempDir()
 	for _, content := range []string{"", "abc", "-5", "0"} {
 		require.NoError(t, os.WriteFile(filepath.Join(c.Dir, PIDFile), []byte(content), 0o644))
-		_, ok := runningPID(c)
+		_, ok := runningPID(context.Background(), c)
 		assert.False(t, ok, "pid file %q", content)
 	}
 }

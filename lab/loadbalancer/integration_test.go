@@ -19,6 +19,9 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/bootlab/bootlab/internal/sshc/sshctest"
+	"github.com/bootlab/bootlab/lab/host"
 )
 
 // These tests run a real haproxy on loopback addresses (127.88.0.0/16 here,
@@ -138,7 +141,7 @@ func TestLifecycle(t *testing.T) {
 	res, err := Ensure(ctx, c, nil)
 	require.NoError(t, err)
 	assert.Equal(t, Result{Changed: true, Started: true}, res)
-	require.NoError(t, Check(ctx, "", c.ConfigPath()))
+	require.NoError(t, Check(ctx, nil, "", c.ConfigPath()))
 	st, err := Inspect(ctx, c)
 	require.NoError(t, err)
 	require.True(t, st.Running)
@@ -212,7 +215,7 @@ func TestLifecycle(t *testing.T) {
 	assert.Equal(t, "b1", get(t, held, lbURL), "the kept-alive connection is still served by the old process")
 	assert.Equal(t, "b3", get(t, client, lbURL), "new connections see the new backends")
 	held.CloseIdleConnections()
-	eventually(t, 100, "old haproxy gone after its last connection", func() bool { return !alive(firstPID) })
+	eventually(t, 100, "old haproxy gone after its last connection", func() bool { return !alive(context.Background(), host.Local{}, firstPID) })
 	b2.healthy.Store(true)
 	eventually(t, 100, "b2 and b3 UP", func() bool {
 		s := statusOf(t, c)
@@ -222,7 +225,7 @@ func TestLifecycle(t *testing.T) {
 	// Stop leaves no process, pid file or socket.
 	pid := st.PID
 	require.NoError(t, Stop(ctx, c))
-	assert.False(t, alive(pid), "haproxy still running after Stop")
+	assert.False(t, alive(context.Background(), host.Local{}, pid), "haproxy still running after Stop")
 	assert.NoFileExists(t, c.PIDPath())
 	assert.NoFileExists(t, c.SocketPath())
 	assert.NoFileExists(t, c.StatePath())
@@ -257,7 +260,7 @@ func TestStopSparesAnotherLabsHAProxy(t *testing.T) {
 	require.NoError(t, os.MkdirAll(ours.Dir, 0o755))
 	require.NoError(t, os.WriteFile(ours.PIDPath(), []byte(fmt.Sprintf("%d\n", st.PID)), 0o644))
 	require.NoError(t, Stop(ctx, ours))
-	assert.True(t, alive(st.PID), "Stop killed a haproxy running another config")
+	assert.True(t, alive(context.Background(), host.Local{}, st.PID), "Stop killed a haproxy running another config")
 }
 
 // A config haproxy rejects never replaces the one in place.
@@ -266,12 +269,12 @@ func TestCheckRejectsAndKeepsGoodConfig(t *testing.T) {
 	dir := t.TempDir()
 	bad := filepath.Join(dir, "bad.cfg")
 	require.NoError(t, os.WriteFile(bad, []byte("listen x\n    bind 127.0.0.1:1\n    nonsense-keyword on\n"), 0o644))
-	err := Check(context.Background(), "", bad)
+	err := Check(context.Background(), nil, "", bad)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "rejected the configuration")
 	assert.Contains(t, err.Error(), "nonsense-keyword")
 
-	err = Check(context.Background(), "haproxy-does-not-exist", bad)
+	err = Check(context.Background(), nil, "haproxy-does-not-exist", bad)
 	assert.ErrorIs(t, err, ErrNotInstalled)
 
 	good, err := Render(sample())
@@ -294,6 +297,63 @@ func TestGoldensPassHAProxyCheck(t *testing.T) {
 	require.NoError(t, err)
 	require.NotEmpty(t, files)
 	for _, f := range files {
-		assert.NoError(t, Check(context.Background(), "", f), f)
+		assert.NoError(t, Check(context.Background(), nil, "", f), f)
 	}
+}
+
+// The same lifecycle through an SSH host (an in-process server on this
+// machine): the config is written, checked and started over the
+// connection, the pid file and admin socket are read there, and Stop ends
+// it. Local and SSH hosts give the same results.
+func TestLifecycleThroughSSHHost(t *testing.T) {
+	requireHAProxy(t)
+	ctx := context.Background()
+	srv := sshctest.Start(t)
+	h, err := host.Open(ctx, fmt.Sprintf("qemu+ssh://root@%s/system?keyfile=%s&known_hosts=%s", srv.Addr, srv.KeyFile, filepath.Join(t.TempDir(), "kh")), host.Options{})
+	require.NoError(t, err)
+	defer h.Close()
+	const lbIP = "127.88.1.1"
+	b1 := newBackend(t, "b1", "127.88.1.2")
+	port := freePort(t, lbIP)
+	c := Config{
+		Name: "ssh", BindAddress: lbIP, StatsPort: freePort(t, lbIP), Dir: filepath.Join(t.TempDir(), "on-host"),
+		CheckInterval: 100 * time.Millisecond, Host: h,
+		Frontends: []Frontend{{Name: "api", Port: port, Check: CheckReadyz, Servers: []Server{{Name: "b1", Address: b1.addr()}}}},
+	}
+	t.Cleanup(func() { _ = Stop(context.Background(), c) })
+
+	action, err := Plan(ctx, c)
+	require.NoError(t, err)
+	assert.Equal(t, "start", action)
+	res, err := Ensure(ctx, c, nil)
+	require.NoError(t, err)
+	assert.Equal(t, Result{Changed: true, Started: true}, res)
+	eventually(t, 100, "b1 up", func() bool { return statusOf(t, c)["api/b1"] == "UP" })
+	assert.Equal(t, "b1", get(t, insecureClient(), fmt.Sprintf("https://%s:%d/", lbIP, port)))
+	st, err := Inspect(ctx, c)
+	require.NoError(t, err)
+	assert.True(t, st.Running)
+	// The same load balancer seen as a local one: same pid.
+	local := c
+	local.Host = nil
+	lst, err := Inspect(ctx, local)
+	require.NoError(t, err)
+	assert.Equal(t, st.PID, lst.PID)
+
+	res, err = Ensure(ctx, c, nil)
+	require.NoError(t, err)
+	assert.Equal(t, Result{}, res, "unchanged and running: nothing to do")
+
+	c.Frontends[0].Servers = append(c.Frontends[0].Servers, Server{Name: "b2", Address: "127.88.1.3:1"})
+	res, err = Ensure(ctx, c, nil)
+	require.NoError(t, err)
+	assert.Equal(t, Result{Changed: true, Reloaded: true}, res)
+
+	require.NoError(t, Stop(ctx, c))
+	st, err = Inspect(ctx, c)
+	require.NoError(t, err)
+	assert.False(t, st.Running)
+	_, err = os.Stat(c.PIDPath())
+	assert.True(t, os.IsNotExist(err), "pid file removed")
+	assert.NotEmpty(t, srv.Commands(), "everything ran through the SSH host")
 }

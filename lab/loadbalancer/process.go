@@ -7,11 +7,12 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"os/exec"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
+
+	"github.com/bootlab/bootlab/internal/sshc"
+	"github.com/bootlab/bootlab/lab/host"
 )
 
 // Result says what Ensure did.
@@ -27,18 +28,51 @@ type Result struct {
 // ErrNotInstalled is returned when the haproxy binary cannot be found.
 var ErrNotInstalled = errors.New("haproxy is not installed: run `apt-get install -y haproxy` (Debian/Ubuntu) or `dnf install -y haproxy` (Fedora/RHEL)")
 
-// Check runs `haproxy -c -f cfgPath`, which parses the file without binding anything.
-func Check(ctx context.Context, binary, cfgPath string) error {
+// lookPath finds binary on h's PATH.
+func lookPath(ctx context.Context, h host.Host, binary string) (string, error) {
+	out, err := host.Output(ctx, h, "command -v "+sshc.Quote(binary))
+	if err != nil || strings.TrimSpace(out) == "" {
+		if ctx.Err() != nil {
+			return "", ctx.Err()
+		}
+		if h.Remote() {
+			return "", fmt.Errorf("on %s: %w", h.Name(), ErrNotInstalled)
+		}
+		return "", ErrNotInstalled
+	}
+	return strings.TrimSpace(out), nil
+}
+
+// combined runs argv on h and returns its stdout and stderr together.
+func combined(ctx context.Context, h host.Host, argv ...string) (string, int, error) {
+	q := make([]string, len(argv))
+	for i, a := range argv {
+		q[i] = sshc.Quote(a)
+	}
+	var out bytes.Buffer
+	code, err := h.Run(ctx, strings.Join(q, " ")+" 2>&1", nil, &out, &out)
+	return out.String(), code, err
+}
+
+// Check runs `haproxy -c -f cfgPath` on h (nil: this machine), which parses
+// the file without binding anything.
+func Check(ctx context.Context, h host.Host, binary, cfgPath string) error {
+	if h == nil {
+		h = host.Local{}
+	}
 	if binary == "" {
 		binary = "haproxy"
 	}
-	bin, err := exec.LookPath(binary)
+	bin, err := lookPath(ctx, h, binary)
 	if err != nil {
-		return fmt.Errorf("check %s: %w", cfgPath, ErrNotInstalled)
+		return fmt.Errorf("check %s: %w", cfgPath, err)
 	}
-	out, err := exec.CommandContext(ctx, bin, "-c", "-f", cfgPath).CombinedOutput()
+	out, code, err := combined(ctx, h, bin, "-c", "-f", cfgPath)
+	if err == nil && code != 0 {
+		err = fmt.Errorf("exit status %d", code)
+	}
 	if err != nil {
-		return fmt.Errorf("haproxy -c -f %s rejected the configuration: %w\n%s", cfgPath, err, strings.TrimSpace(string(out)))
+		return fmt.Errorf("haproxy -c -f %s rejected the configuration: %w\n%s", cfgPath, err, strings.TrimSpace(out))
 	}
 	return nil
 }
@@ -56,16 +90,17 @@ func Ensure(ctx context.Context, c Config, log *slog.Logger) (Result, error) {
 	if err != nil {
 		return res, err
 	}
-	bin, err := exec.LookPath(c.binary())
+	h := c.host()
+	bin, err := lookPath(ctx, h, c.binary())
 	if err != nil {
-		return res, ErrNotInstalled
+		return res, err
 	}
-	old, err := os.ReadFile(c.ConfigPath())
+	old, err := h.ReadFile(ctx, c.ConfigPath())
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return res, fmt.Errorf("read %s: %w", c.ConfigPath(), err)
 	}
 	res.Changed = !bytes.Equal(old, data)
-	oldPID, running := runningPID(c)
+	oldPID, running := runningPID(ctx, c)
 	if !res.Changed && running {
 		log.Debug("load balancer unchanged and running", "pid", oldPID, "config", c.ConfigPath())
 		return res, nil
@@ -80,8 +115,8 @@ func Ensure(ctx context.Context, c Config, log *slog.Logger) (Result, error) {
 	if running {
 		// Hand the health states over, so a DOWN server does not start the
 		// new process as UP (and an UP one is not re-checked from scratch).
-		if state, err := adminCommand(ctx, c.SocketPath(), "show servers state"); err == nil {
-			if err := os.WriteFile(c.StatePath(), []byte(state), 0o600); err != nil {
+		if state, err := adminCommand(ctx, h, c.SocketPath(), "show servers state"); err == nil {
+			if err := h.WriteFile(ctx, c.StatePath(), []byte(state), 0o600); err != nil {
 				log.Debug("could not save server states before reload", "err", err)
 			}
 		} else {
@@ -90,14 +125,16 @@ func Ensure(ctx context.Context, c Config, log *slog.Logger) (Result, error) {
 		args = append(args, "-sf", strconv.Itoa(oldPID))
 		res.Reloaded = true
 	} else {
-		_ = os.Remove(c.StatePath())
 		// A stale pid file of a dead or foreign process must not be trusted.
-		_ = os.Remove(c.PIDPath())
+		_, _, _ = combined(ctx, h, "rm", "-f", "--", c.StatePath(), c.PIDPath())
 		res.Started = true
 	}
-	out, err := exec.CommandContext(ctx, bin, args...).CombinedOutput()
+	out, code, err := combined(ctx, h, append([]string{bin}, args...)...)
+	if err == nil && code != 0 {
+		err = fmt.Errorf("exit status %d", code)
+	}
 	if err != nil {
-		return Result{Changed: res.Changed}, fmt.Errorf("start haproxy (%s %s): %w\n%s", bin, strings.Join(args, " "), err, strings.TrimSpace(string(out)))
+		return Result{Changed: res.Changed}, fmt.Errorf("start haproxy on %s (%s %s): %w\n%s", h.Name(), bin, strings.Join(args, " "), err, strings.TrimSpace(out))
 	}
 	pid, err := waitRunning(ctx, c, oldPID)
 	if err != nil {
@@ -110,19 +147,18 @@ func Ensure(ctx context.Context, c Config, log *slog.Logger) (Result, error) {
 // writeChecked writes data beside the config, lets haproxy check it, then
 // renames it into place, so a rejected config never replaces a good one.
 func writeChecked(ctx context.Context, c Config, bin string, data []byte) error {
-	if err := os.MkdirAll(c.Dir, 0o755); err != nil {
-		return fmt.Errorf("create load balancer directory: %w", err)
-	}
+	h := c.host()
 	tmp := c.ConfigPath() + ".new"
-	if err := os.WriteFile(tmp, data, 0o644); err != nil {
-		return fmt.Errorf("write %s: %w", tmp, err)
+	// WriteFile creates the directory.
+	if err := h.WriteFile(ctx, tmp, data, 0o644); err != nil {
+		return fmt.Errorf("write %s on %s: %w", tmp, h.Name(), err)
 	}
-	if err := Check(ctx, bin, tmp); err != nil {
-		_ = os.Remove(tmp)
+	if err := Check(ctx, h, bin, tmp); err != nil {
+		_, _, _ = combined(ctx, h, "rm", "-f", "--", tmp)
 		return err
 	}
-	if err := os.Rename(tmp, c.ConfigPath()); err != nil {
-		return fmt.Errorf("install %s: %w", c.ConfigPath(), err)
+	if out, code, err := combined(ctx, h, "mv", "-f", "--", tmp, c.ConfigPath()); err != nil || code != 0 {
+		return fmt.Errorf("install %s on %s: %v %s", c.ConfigPath(), h.Name(), err, strings.TrimSpace(out))
 	}
 	return nil
 }
@@ -133,7 +169,7 @@ func waitRunning(ctx context.Context, c Config, oldPID int) (int, error) {
 	t := time.NewTicker(50 * time.Millisecond)
 	defer t.Stop()
 	for range 100 {
-		if pid, ok := runningPID(c); ok && pid != oldPID {
+		if pid, ok := runningPID(ctx, c); ok && pid != oldPID {
 			return pid, nil
 		}
 		select {
@@ -142,39 +178,50 @@ func waitRunning(ctx context.Context, c Config, oldPID int) (int, error) {
 		case <-t.C:
 		}
 	}
-	return 0, fmt.Errorf("haproxy was started but %s does not name a running haproxy after 5s: run `%s -d -f %s` to see why", c.PIDPath(), c.binary(), c.ConfigPath())
+	return 0, fmt.Errorf("haproxy was started on %s but %s does not name a running haproxy after 5s: run `%s -d -f %s` there to see why", c.host().Name(), c.PIDPath(), c.binary(), c.ConfigPath())
 }
 
 // Stop ends our haproxy (only when the pid file names a haproxy started with
 // our config) and removes the pid file, admin socket and state file. Stopping a stopped
 // load balancer is not an error.
 func Stop(ctx context.Context, c Config) error {
-	pid, ok := runningPID(c)
+	h := c.host()
+	pid, ok := runningPID(ctx, c)
 	if ok {
-		if err := syscall.Kill(pid, syscall.SIGTERM); err != nil && !errors.Is(err, syscall.ESRCH) {
-			return fmt.Errorf("stop haproxy pid %d: %w", pid, err)
+		if err := kill(ctx, h, pid, "TERM"); err != nil {
+			return err
 		}
-		if err := waitGone(ctx, pid); err != nil {
+		if err := waitGone(ctx, h, pid); err != nil {
 			return err
 		}
 	}
-	for _, p := range []string{c.PIDPath(), c.SocketPath(), c.StatePath()} {
-		if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
-			return fmt.Errorf("remove %s: %w", p, err)
-		}
+	if out, code, err := combined(ctx, h, "rm", "-f", "--", c.PIDPath(), c.SocketPath(), c.StatePath()); err != nil || code != 0 {
+		return fmt.Errorf("remove the load balancer's pid file and socket on %s: %v %s", h.Name(), err, strings.TrimSpace(out))
 	}
 	return nil
 }
 
-func waitGone(ctx context.Context, pid int) error {
+// kill sends sig to pid on h; a process already gone is no error.
+func kill(ctx context.Context, h host.Host, pid int, sig string) error {
+	out, code, err := combined(ctx, h, "kill", "-"+sig, strconv.Itoa(pid))
+	if err != nil {
+		return fmt.Errorf("stop haproxy pid %d on %s: %w", pid, h.Name(), err)
+	}
+	if code != 0 && alive(ctx, h, pid) {
+		return fmt.Errorf("stop haproxy pid %d on %s: %s", pid, h.Name(), strings.TrimSpace(out))
+	}
+	return nil
+}
+
+func waitGone(ctx context.Context, h host.Host, pid int) error {
 	t := time.NewTicker(50 * time.Millisecond)
 	defer t.Stop()
 	for i := range 200 {
-		if !alive(pid) {
+		if !alive(ctx, h, pid) {
 			return nil
 		}
 		if i == 100 {
-			_ = syscall.Kill(pid, syscall.SIGKILL)
+			_ = kill(ctx, h, pid, "KILL")
 		}
 		select {
 		case <-ctx.Done():
@@ -187,8 +234,9 @@ func waitGone(ctx context.Context, pid int) error {
 
 // runningPID reads the pid file and reports whether that pid is a live
 // haproxy running our config file.
-func runningPID(c Config) (int, bool) {
-	data, err := os.ReadFile(c.PIDPath())
+func runningPID(ctx context.Context, c Config) (int, bool) {
+	h := c.host()
+	data, err := h.ReadFile(ctx, c.PIDPath())
 	if err != nil {
 		return 0, false
 	}
@@ -201,13 +249,13 @@ func runningPID(c Config) (int, bool) {
 	if err != nil || pid <= 0 {
 		return 0, false
 	}
-	return pid, isOurHAProxy(pid, c.ConfigPath())
+	return pid, isOurHAProxy(ctx, h, pid, c.ConfigPath())
 }
 
 // isOurHAProxy checks /proc/<pid>/cmdline: a haproxy whose -f is cfgPath.
 // A recycled pid, a zombie or another lab's haproxy is not ours.
-func isOurHAProxy(pid int, cfgPath string) bool {
-	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
+func isOurHAProxy(ctx context.Context, h host.Host, pid int, cfgPath string) bool {
+	data, err := h.ReadFile(ctx, "/proc/"+strconv.Itoa(pid)+"/cmdline")
 	if err != nil || len(data) == 0 {
 		return false
 	}
@@ -217,15 +265,15 @@ func isOurHAProxy(pid int, cfgPath string) bool {
 	}
 	for i := 1; i+1 < len(args); i++ {
 		if args[i] == "-f" && args[i+1] == cfgPath {
-			return alive(pid)
+			return alive(ctx, h, pid)
 		}
 	}
 	return false
 }
 
 // alive is true for a process that exists and is not a zombie.
-func alive(pid int) bool {
-	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+func alive(ctx context.Context, h host.Host, pid int) bool {
+	data, err := h.ReadFile(ctx, "/proc/"+strconv.Itoa(pid)+"/stat")
 	if err != nil {
 		return false
 	}
@@ -240,16 +288,16 @@ func alive(pid int) bool {
 
 // Plan says what Ensure would do with c, changing nothing: "start" (not
 // running), "reload" (running, config changed) or "" (running as c says).
-func Plan(c Config) (string, error) {
+func Plan(ctx context.Context, c Config) (string, error) {
 	data, err := Render(c)
 	if err != nil {
 		return "", err
 	}
-	old, err := os.ReadFile(c.ConfigPath())
+	old, err := c.host().ReadFile(ctx, c.ConfigPath())
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return "", fmt.Errorf("read %s: %w", c.ConfigPath(), err)
 	}
-	_, running := runningPID(c)
+	_, running := runningPID(ctx, c)
 	switch {
 	case !running:
 		return "start", nil

@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"io"
-	"io/fs"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -14,14 +13,13 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"golang.org/x/net/dns/dnsmessage"
 
 	"github.com/bootlab/bootlab/lab"
-	"github.com/bootlab/bootlab/lab/probe"
+	"github.com/bootlab/bootlab/lab/host"
 )
 
 // tcpDNS answers A queries over TCP (DNS's stream framing) from records.
@@ -137,7 +135,7 @@ func TestHostChecksDialThroughOptions(t *testing.T) {
 		return nil, errors.New("tunnel: nothing listens there")
 	}
 
-	checks := hostChecks(context.Background(), s, false, nil, nil, tunnel)
+	checks := hostChecks(context.Background(), s, false, nil, nil, host.Local{}, tunnel)
 	byName := map[string]Check{}
 	for _, c := range checks {
 		byName[c.Name] = c
@@ -167,39 +165,16 @@ func TestHostChecksDialThroughOptions(t *testing.T) {
 	}
 }
 
-// Console logs are read where virtlogd writes them, through Options.ReadFile
-// (the hypervisor host's, over SSH, for a remote lab): never a local file.
-func TestNodeChecksReadConsoleThroughOptions(t *testing.T) {
-	s := testSpec(t)
-	boot, _ := s.Node("bootstrap")
-	rep := &probe.Report{Node: "bootstrap", MAC: boot.MAC, Seq: 1, Boot: time.Now().UTC(), Checks: []probe.Check{{Name: "dhcp", OK: true, Detail: "lease"}}}
-	var read []string
-	remote := func(_ context.Context, path string) ([]byte, error) {
-		read = append(read, path)
-		if path == s.ConsoleLogPath(boot) {
-			return rep.Line(), nil
-		}
-		return nil, &fs.PathError{Op: "read", Path: "root@hyper:" + path, Err: fs.ErrNotExist}
-	}
-	reports := map[string]*probe.Report{}
-	checks := nodeChecks(context.Background(), s, false, reports, Options{ReadFile: remote})
-	m0, _ := s.Node("master-0")
-	assert.Equal(t, []string{s.ConsoleLogPath(boot), s.ConsoleLogPath(m0)}, read)
-	require.Contains(t, reports, "bootstrap")
-	assert.Equal(t, 1, reports["bootstrap"].Seq)
-	var master Check
-	for _, c := range checks {
-		if c.Group == "master-0" {
-			master = c
-		}
-	}
-	assert.Equal(t, "report", master.Name)
-	assert.Contains(t, master.Detail, "no probe report in", "a missing log on the host is no report yet, not an error")
+// Without an explicit Dial, a remote Host's tunnel is the way to the lab
+// network; a local one dials directly.
+func TestDialerFollowsTheHost(t *testing.T) {
+	_, err := Options{Host: &fileHost{}}.dialer()(context.Background(), "tcp", "192.0.2.1:53")
+	assert.ErrorContains(t, err, "no network", "dialled through the remote host")
 
-	// A host that cannot be read says so.
-	broken := func(context.Context, string) ([]byte, error) { return nil, errors.New("ssh: connection lost") }
-	checks = nodeChecks(context.Background(), s, false, map[string]*probe.Report{}, Options{ReadFile: broken})
-	require.NotEmpty(t, checks)
-	assert.False(t, checks[0].OK)
-	assert.Contains(t, checks[0].Detail, "connection lost")
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer ln.Close()
+	c, err := Options{}.dialer()(context.Background(), "tcp", ln.Addr().String())
+	require.NoError(t, err, "a local lab dials directly")
+	c.Close()
 }

@@ -28,6 +28,7 @@ import (
 
 	"github.com/bootlab/bootlab/internal/status"
 	"github.com/bootlab/bootlab/lab"
+	"github.com/bootlab/bootlab/lab/host"
 	"github.com/bootlab/bootlab/lab/loadbalancer"
 	"github.com/bootlab/bootlab/lab/pki"
 	"github.com/bootlab/bootlab/lab/probe"
@@ -92,15 +93,21 @@ type Options struct {
 	// Accelerator is the one the lab runs under (from the lab state): a
 	// console that stays silent after boot is most often its fault.
 	Accelerator lab.Accelerator
+	// Host is the hypervisor's machine (Hypervisor.Host): console logs are
+	// read and the load balancer inspected there. nil: this machine.
+	Host host.Host
 	// Dial opens every connection to the lab network: DNS (TCP to the lab's
-	// dnsmasq), the load balancer's frontends. nil dials directly; a lab on
-	// a remote hypervisor passes a dialer that tunnels through the
-	// hypervisor host's SSH connection, the only way to its lab network.
+	// dnsmasq), the load balancer's frontends. nil dials directly from here
+	// for a local Host and through a remote Host's SSH connection, the only
+	// way to a remote lab's network.
 	Dial DialFunc
-	// ReadFile reads a file on the hypervisor's machine, where virtlogd
-	// writes the nodes' console logs. nil reads local files; a lab on a
-	// remote hypervisor passes its host's ReadFile (over SSH).
-	ReadFile func(ctx context.Context, path string) ([]byte, error)
+}
+
+func (o Options) host() host.Host {
+	if o.Host == nil {
+		return host.Local{}
+	}
+	return o.Host
 }
 
 // DialFunc opens a connection to addr, like net.Dialer.DialContext.
@@ -109,10 +116,13 @@ type DialFunc func(ctx context.Context, network, addr string) (net.Conn, error)
 // dialTimeout bounds one direct dial.
 const dialTimeout = 3 * time.Second
 
-// dialer is opts.Dial, or a direct dial.
+// dialer is opts.Dial; else the remote Host's tunnel, or a direct dial.
 func (o Options) dialer() DialFunc {
-	if o.Dial != nil {
+	switch {
+	case o.Dial != nil:
 		return o.Dial
+	case o.host().Remote():
+		return o.host().Dial
 	}
 	d := &net.Dialer{Timeout: dialTimeout}
 	return d.DialContext
@@ -155,7 +165,7 @@ func Run(ctx context.Context, s *lab.Spec, st *lab.State, opts Options) (*Result
 			res.Reports = map[string]*probe.Report{}
 			res.Checks = append(res.Checks, nodeChecks(ctx, s, pivoted, res.Reports, opts)...)
 		}
-		res.Checks = append(res.Checks, hostChecks(ctx, s, pivoted, res.Reports, opts.Nodes, opts.dialer())...)
+		res.Checks = append(res.Checks, hostChecks(ctx, s, pivoted, res.Reports, opts.Nodes, opts.host(), opts.dialer())...)
 		res.ElapsedMS = time.Since(start).Milliseconds()
 		failed := res.Failed()
 		res.OK = len(failed) == 0
@@ -191,10 +201,6 @@ func Run(ctx context.Context, s *lab.Spec, st *lab.State, opts Options) (*Result
 
 // nodeChecks turns each node's last console report into checks.
 func nodeChecks(ctx context.Context, s *lab.Spec, pivoted bool, reports map[string]*probe.Report, opts Options) []Check {
-	read := opts.ReadFile
-	if read == nil {
-		read = func(_ context.Context, path string) ([]byte, error) { return os.ReadFile(path) }
-	}
 	var out []Check
 	for _, n := range s.Nodes {
 		if pivoted && n.Role == lab.RoleBootstrap {
@@ -209,9 +215,10 @@ func nodeChecks(ctx context.Context, s *lab.Spec, pivoted bool, reports map[stri
 			continue
 		}
 		path := s.ConsoleLogPath(n)
-		data, err := read(ctx, path)
+		data, err := opts.host().ReadFile(ctx, path)
+		exists := err == nil
 		if errors.Is(err, fs.ErrNotExist) {
-			data, err = nil, nil
+			err = nil
 		}
 		var rep *probe.Report
 		var panicLine string
@@ -233,7 +240,7 @@ func nodeChecks(ctx context.Context, s *lab.Spec, pivoted bool, reports map[stri
 			if panicLine != "" {
 				detail = "the kernel panicked before the agent reported: " + panicLine
 				fix = "the probe image does not boot: rebuild it (`bootlab lab probe-image build`; the agent must be static, CGO_ENABLED=0), then `bootlab lab down && bootlab lab up`"
-			} else if silent(len(data), vm) {
+			} else if silent(exists, len(data), vm) {
 				up := time.Since(vm.Since).Round(time.Second)
 				detail = fmt.Sprintf("%s has run for %s and printed nothing on its serial console (%s)", n.Name, up, path)
 				fix = silentFix(opts.Accelerator)
@@ -276,11 +283,11 @@ func notRunningFix(s *lab.Spec, n lab.Node, state string) string {
 
 // silent is true when a node's VM has run past silentAfter with an empty
 // console log: not even the kernel printed.
-func silent(size int, vm NodeVM) bool {
+func silent(exists bool, size int, vm NodeVM) bool {
 	if vm.Since.IsZero() || time.Since(vm.Since) < silentAfter {
 		return false
 	}
-	return size == 0
+	return !exists || size == 0
 }
 
 // silentFix blames the likeliest cause of a console that stays silent.
@@ -351,7 +358,7 @@ func nodeFix(s *lab.Spec, n lab.Node, c probe.Check) string {
 // hostChecks checks DNS, the load balancer frontends and its backends;
 // reports (nil on a real lab) are the nodes' probe reports and vms their
 // VMs' states, which explain a backend that is down.
-func hostChecks(ctx context.Context, s *lab.Spec, pivoted bool, reports map[string]*probe.Report, vms map[string]NodeVM, dial DialFunc) []Check {
+func hostChecks(ctx context.Context, s *lab.Spec, pivoted bool, reports map[string]*probe.Report, vms map[string]NodeVM, machine host.Host, dial DialFunc) []Check {
 	var out []Check
 	domain := s.Cluster.Domain()
 	net := s.NetworkName()
@@ -390,7 +397,7 @@ func hostChecks(ctx context.Context, s *lab.Spec, pivoted bool, reports map[stri
 		out = append(out, c)
 	}
 
-	lbc := lab.LoadBalancerConfig(s, pivoted)
+	lbc := lab.LoadBalancerOn(machine, s, pivoted)
 	for _, fe := range lbc.Frontends {
 		out = append(out, frontendCheck(ctx, s, lbc, fe, pivoted, dial))
 	}

@@ -5,13 +5,18 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/bootlab/bootlab/cmd/internal/cmdutil"
+	"github.com/bootlab/bootlab/internal/sshc"
 	"github.com/bootlab/bootlab/lab"
+	"github.com/bootlab/bootlab/lab/host"
+	"github.com/bootlab/bootlab/lab/libvirt"
 	"github.com/bootlab/bootlab/lab/probe"
 )
 
@@ -32,7 +37,8 @@ func NewCmdConsole(f *cmdutil.Factory, runF func(*ConsoleOptions) error) *cobra.
 		Use:   "console NODE",
 		Short: "Print a node's serial console log and follow it (Ctrl-C to stop)",
 		Long: `Print the serial console log of NODE (what the VM writes to ttyS0, kept by
-virtlogd in the lab directory) and follow it like tail -f until Ctrl-C.
+virtlogd in the lab directory, or on the hypervisor's machine for a remote
+lab) and follow it like tail -f until Ctrl-C.
 For an interactive console use ` + "`virsh console bootlab-<lab>-NODE`" + `.`,
 		Args: cmdutil.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -65,9 +71,21 @@ func runConsole(ctx context.Context, f *cmdutil.Factory, opts *ConsoleOptions) e
 		// Probe reports are one JSON line each: show them as a person reads.
 		out = &probe.ReadableConsole{W: out}
 	}
-	err = followFile(ctx, path, out, !opts.NoFollow, 250*time.Millisecond)
+	where := ""
+	if spec.Remote() {
+		// virtlogd writes the log on the hypervisor's machine: read it there.
+		conn, cerr := libvirt.Connect(ctx, spec.Libvirt.URI, f.Log)
+		if cerr != nil {
+			return cerr
+		}
+		defer conn.Close()
+		where = " on " + conn.Host().Name()
+		err = followHostFile(ctx, conn.Host(), path, out, !opts.NoFollow)
+	} else {
+		err = followFile(ctx, path, out, !opts.NoFollow, 250*time.Millisecond)
+	}
 	if errors.Is(err, os.ErrNotExist) {
-		return fmt.Errorf("no console log for %s at %s: the node has not started yet (`bootlab lab up`)", n.Name, path)
+		return fmt.Errorf("no console log for %s at %s%s: the node has not started yet (`bootlab lab up`)", n.Name, path, where)
 	}
 	if errors.Is(err, context.Canceled) {
 		// Ctrl-C is how following ends: 130, as for any interrupted command,
@@ -75,6 +93,31 @@ func runConsole(ctx context.Context, f *cmdutil.Factory, opts *ConsoleOptions) e
 		return cmdutil.WithCode(cmdutil.ExitInterrupted, cmdutil.ErrSilent)
 	}
 	return err
+}
+
+// followHostFile is followFile for a file on a (remote) host: read once,
+// or followed with tail -F until ctx ends.
+func followHostFile(ctx context.Context, h host.Host, path string, out io.Writer, follow bool) error {
+	if !follow {
+		data, err := h.ReadFile(ctx, path)
+		if err != nil {
+			return err
+		}
+		_, err = out.Write(data)
+		return err
+	}
+	q := sshc.Quote(path)
+	var errb strings.Builder
+	code, err := h.Run(ctx, "[ -e "+q+" ] || exit 66; exec tail -c +1 -F -- "+q+" 2>/dev/null", nil, out, &errb)
+	switch {
+	case err != nil:
+		return err
+	case code == 66:
+		return &fs.PathError{Op: "read", Path: path, Err: fs.ErrNotExist}
+	case code != 0:
+		return fmt.Errorf("follow %s on %s: exit status %d %s", path, h.Name(), code, strings.TrimSpace(errb.String()))
+	}
+	return nil
 }
 
 // followFile copies path to out and, when follow is set, keeps copying what

@@ -11,6 +11,7 @@ import (
 
 	"github.com/bootlab/bootlab/cmd/internal/cmdutil"
 	"github.com/bootlab/bootlab/lab"
+	"github.com/bootlab/bootlab/lab/host"
 	"github.com/bootlab/bootlab/lab/libvirt"
 	"github.com/bootlab/bootlab/lab/loadbalancer"
 )
@@ -92,21 +93,48 @@ func pivot(ctx context.Context, f *cmdutil.Factory, spec *lab.Spec, connect func
 		return nil, cmdutil.WithCode(cmdutil.ExitInvalid, fmt.Errorf("lab %s has no bootstrap node: nothing to pivot", spec.Name))
 	}
 	res := &PivotResult{Lab: spec.Name, Changed: !state.BootstrapRemoved}
+	var closers []func() error
 	// The test driver runs no VM and lab up starts no haproxy for it.
 	withLB := !strings.HasPrefix(spec.Libvirt.URI, "test:")
+	var hv lab.Hypervisor
+	getHV := func() (lab.Hypervisor, error) {
+		if hv == nil {
+			h, closeFn, err := connect(ctx)
+			if err != nil {
+				return nil, err
+			}
+			hv = h
+			closers = append(closers, closeFn)
+		}
+		return hv, nil
+	}
+	defer func() {
+		for _, c := range closers {
+			_ = c()
+		}
+	}()
+	// The load balancer runs on the hypervisor's machine.
+	var lbHost host.Host = host.Local{}
+	if withLB && spec.Remote() {
+		h, err := getHV()
+		if err != nil {
+			return nil, err
+		}
+		lbHost = h.Host()
+	}
 
 	if withLB {
-		before, err := loadbalancer.Inspect(ctx, lab.LoadBalancerConfig(spec, state.BootstrapRemoved))
+		before, err := loadbalancer.Inspect(ctx, lab.LoadBalancerOn(lbHost, spec, state.BootstrapRemoved))
 		if err != nil {
 			return nil, fmt.Errorf("read the load balancer's backends: %w", err)
 		}
 		if !before.Running {
-			return nil, fmt.Errorf("the load balancer of lab %s is not running (%s): run `bootlab lab up` first", spec.Name, lab.LoadBalancerConfig(spec, false).PIDPath())
+			return nil, fmt.Errorf("the load balancer of lab %s is not running (%s): run `bootlab lab up` first", spec.Name, lab.LoadBalancerOn(lbHost, spec, false).PIDPath())
 		}
 		res.Before = before.Backends
 
 		f.Status.Start("Removing the bootstrap from the load balancer")
-		lbRes, err := loadbalancer.Ensure(ctx, lab.LoadBalancerConfig(spec, true), f.Log)
+		lbRes, err := loadbalancer.Ensure(ctx, lab.LoadBalancerOn(lbHost, spec, true), f.Log)
 		if err != nil {
 			return nil, fmt.Errorf("reload the load balancer without the bootstrap: %w", err)
 		}
@@ -121,11 +149,10 @@ func pivot(ctx context.Context, f *cmdutil.Factory, spec *lab.Spec, connect func
 	}
 
 	if spec.Profile == lab.ProfileOpenShift {
-		hv, closeFn, err := connect(ctx)
+		hv, err := getHV()
 		if err != nil {
 			return nil, err
 		}
-		defer closeFn()
 		for _, n := range spec.NodesByRole(lab.RoleBootstrap) {
 			f.Status.Start("Destroying %s and deleting its disk", n.Name)
 			if err := lab.RemoveNode(ctx, hv, spec, n.Name); err != nil {
@@ -137,7 +164,7 @@ func pivot(ctx context.Context, f *cmdutil.Factory, spec *lab.Spec, connect func
 	}
 
 	if withLB {
-		after, err := loadbalancer.Inspect(ctx, lab.LoadBalancerConfig(spec, true))
+		after, err := loadbalancer.Inspect(ctx, lab.LoadBalancerOn(lbHost, spec, true))
 		if err != nil {
 			return nil, fmt.Errorf("read the load balancer's backends: %w", err)
 		}

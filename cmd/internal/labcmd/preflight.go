@@ -102,7 +102,12 @@ func printPreflight(w io.Writer, r *lab.PreflightReport) error {
 		case c.Warning:
 			mark = "!"
 		}
-		fmt.Fprintf(tw, "%s %s\t%s\n", mark, c.Name, c.Detail)
+		detail := c.Detail
+		if c.Host != "" && c.Host != "localhost" {
+			// A remote hypervisor's machine: say which one each fact is of.
+			detail += "   [on " + c.Host + "]"
+		}
+		fmt.Fprintf(tw, "%s %s\t%s\n", mark, c.Name, detail)
 		if c.Fix != "" && (!c.OK || c.Warning) {
 			label := "fix:"
 			if c.OK {

@@ -65,6 +65,11 @@ func TestPrintPreflight(t *testing.T) {
 		"               fix: apt-get install -y haproxy\n"+
 		"✓ memory       enough\n"+
 		"→ accelerator  tcg\n", b.String())
+
+	r.Checks = []lab.PreflightCheck{{Name: "memory", OK: true, Detail: "enough", Host: "root@classroom:22"}}
+	b.Reset()
+	require.NoError(t, printPreflight(&b, r))
+	assert.Contains(t, b.String(), "✓ memory       enough   [on root@classroom:22]\n")
 }
 
 func TestPrintBackends(t *testing.T) {

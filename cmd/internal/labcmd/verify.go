@@ -68,28 +68,24 @@ func runVerify(ctx context.Context, f *cmdutil.Factory, opts *VerifyOptions) err
 		return err
 	}
 	vopts := verify.Options{Timeout: opts.Timeout, Log: f.Log, Status: f.Status, Accelerator: st.Accelerator}
+	// Node state first: a VM that is shut off still has yesterday's reports
+	// on its console, and they must not pass for today's. The connection
+	// stays open: its host holds the console logs and the load balancer,
+	// and for a remote lab it is the only way to the lab network.
 	conn, err := libvirt.Connect(ctx, spec.Libvirt.URI, f.Log)
 	switch {
 	case err != nil && host.IsRemote(spec.Libvirt.URI):
-		// The lab network and the console logs are reachable only through
-		// the hypervisor host: nothing can be checked without it.
+		// Nothing of a remote lab can be checked without its hypervisor.
 		return fmt.Errorf("verify lab %s: %w", spec.Name, err)
 	case err != nil:
 		f.Log.Warn("cannot read the VMs' state from libvirt: trusting the console reports as they are", "err", err)
 	default:
 		defer conn.Close()
-		// Node state first: a VM that is shut off still has yesterday's
-		// reports on its console, and they must not pass for today's.
+		vopts.Host = conn.Host()
 		if vms, err := nodeVMs(ctx, conn, spec); err != nil {
 			f.Log.Warn("cannot read the VMs' state from libvirt: trusting the console reports as they are", "err", err)
 		} else {
 			vopts.Nodes = vms
-		}
-		if h := conn.Host(); h.Remote() {
-			// DNS, the load balancer and the console logs, all through
-			// the hypervisor host's one SSH connection.
-			vopts.Dial, vopts.ReadFile = h.Dial, h.ReadFile
-			f.Log.Debug("verifying through the hypervisor host", "host", h.Name())
 		}
 	}
 	res, err := verify.Run(ctx, spec, st, vopts)
@@ -111,7 +107,7 @@ func runVerify(ctx context.Context, f *cmdutil.Factory, opts *VerifyOptions) err
 }
 
 // nodeVMs reads each node's VM state from libvirt.
-func nodeVMs(ctx context.Context, conn *libvirt.Conn, spec *lab.Spec) (map[string]verify.NodeVM, error) {
+func nodeVMs(ctx context.Context, conn lab.Hypervisor, spec *lab.Spec) (map[string]verify.NodeVM, error) {
 	st, err := lab.Inspect(ctx, conn, spec)
 	if err != nil {
 		return nil, err

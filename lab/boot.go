@@ -1,0 +1,177 @@
+package lab
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/bootlab/bootlab/lab/host"
+)
+
+// ReadBootFiles reads the size and digest of every file the spec's VMs
+// read at start: image.kernel, image.initrd, image.rehearsalInitrd (for a
+// rehearsal lab) and each node's Ignition. A missing kernel or initrd is an
+// error naming its field; a node without an Ignition file gets none.
+func ReadBootFiles(s *Spec) (BootFiles, error) {
+	var b BootFiles
+	var err error
+	if s.Image.Kernel != "" {
+		if b.Kernel, err = readBootFile("image.kernel", s.Image.Kernel); err != nil {
+			return b, err
+		}
+		if s.Image.Initrd != "" {
+			if b.Initrd, err = readBootFile("image.initrd", s.Image.Initrd); err != nil {
+				return b, err
+			}
+		}
+		if s.Rehearsal() && s.Image.RehearsalInitrd != "" {
+			if b.RehearsalInitrd, err = readBootFile("image.rehearsalInitrd", s.Image.RehearsalInitrd); err != nil {
+				return b, err
+			}
+		}
+	}
+	for _, n := range s.Nodes {
+		f, err := readBootFile("Ignition of node "+n.Name, s.IgnitionPath(n))
+		if errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return b, err
+		}
+		if b.Ignition == nil {
+			b.Ignition = map[string]*BootFile{}
+		}
+		b.Ignition[n.Name] = f
+	}
+	return b, nil
+}
+
+func readBootFile(what, path string) (*BootFile, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	defer f.Close()
+	h := sha256.New()
+	n, err := io.Copy(h, f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: read %s: %w", what, path, err)
+	}
+	return &BootFile{Source: absPath(path), Size: n, Digest: hex.EncodeToString(h.Sum(nil))[:16]}, nil
+}
+
+// qemuOwner is the qemu user of the hypervisor's machine (Debian's
+// libvirt-qemu, Fedora's qemu), who must read the Ignition volumes; nil when
+// there is none.
+func qemuOwner(ctx context.Context, h host.Host) *VolumeOwner {
+	out, err := host.Output(ctx, h, `for u in libvirt-qemu qemu; do if id -u "$u" >/dev/null 2>&1; then echo "$(id -u "$u") $(id -g "$u")"; exit 0; fi; done`)
+	if err != nil {
+		return nil
+	}
+	f := strings.Fields(out)
+	if len(f) != 2 {
+		return nil
+	}
+	uid, err1 := strconv.Atoi(f[0])
+	gid, err2 := strconv.Atoi(f[1])
+	if err1 != nil || err2 != nil {
+		return nil
+	}
+	return &VolumeOwner{UID: uid, GID: gid}
+}
+
+// ensureBootVolumes uploads every boot file whose volume is not there
+// complete. The names carry the digests, so an unchanged file is found and
+// nothing is sent.
+func (r *labRun) ensureBootVolumes(ctx context.Context, vols []BootVolume) (string, error) {
+	pool := r.s.PoolName()
+	var sent int64
+	n, err := parallel(ctx, vols, 2, func(ctx context.Context, v BootVolume) (bool, error) {
+		_, err := r.hv.LookupVolume(ctx, pool, v.Name)
+		switch {
+		case err == nil:
+			r.mu.Lock()
+			done := r.state.BootVolumes[v.Name]
+			r.mu.Unlock()
+			if done || isTestURI(r.s.Libvirt.URI) {
+				return false, nil
+			}
+			// Present but not recorded complete: an upload cut short.
+			if err := r.hv.DeleteVolume(ctx, pool, v.Name); err != nil {
+				return false, err
+			}
+		case !errors.Is(err, ErrNotFound):
+			return false, err
+		}
+		if _, err := r.hv.CreateVolume(ctx, pool, v.XML); err != nil {
+			return false, err
+		}
+		if !isTestURI(r.s.Libvirt.URI) { // the test driver cannot upload
+			f, err := os.Open(v.File.Source)
+			if err != nil {
+				return false, fmt.Errorf("upload boot file: %w", err)
+			}
+			defer f.Close()
+			if err := r.hv.UploadVolume(ctx, pool, v.Name, f, v.File.Size); err != nil {
+				return false, fmt.Errorf("upload %s as volume %s: %w", v.File.Source, v.Name, err)
+			}
+			r.mu.Lock()
+			sent += v.File.Size
+			r.mu.Unlock()
+		}
+		return true, r.record(func(st *State) {
+			if st.BootVolumes == nil {
+				st.BootVolumes = map[string]bool{}
+			}
+			st.BootVolumes[v.Name] = true
+		})
+	})
+	if n == 0 {
+		return "", err
+	}
+	return fmt.Sprintf("%d uploaded (%d KiB)", n, sent>>10), err
+}
+
+// staleBootVolumes deletes the boot volumes of files the plan no longer
+// names (a rebuilt probe image, rewritten Ignition), once the domains name
+// the new ones.
+func (r *labRun) staleBootVolumes(ctx context.Context, vols []BootVolume) (string, error) {
+	pool := r.s.PoolName()
+	want := map[string]bool{}
+	for _, v := range vols {
+		want[v.Name] = true
+	}
+	have, err := r.hv.Volumes(ctx, pool)
+	if err != nil {
+		return "", err
+	}
+	var gone []string
+	for _, v := range have {
+		if !strings.HasPrefix(v.Name, BootVolumePrefix) || want[v.Name] {
+			continue
+		}
+		if err := r.hv.DeleteVolume(ctx, pool, v.Name); err != nil && !errors.Is(err, ErrNotFound) {
+			return "", err
+		}
+		gone = append(gone, v.Name)
+	}
+	if len(gone) == 0 {
+		return "", nil
+	}
+	sort.Strings(gone)
+	if err := r.record(func(st *State) {
+		for _, g := range gone {
+			delete(st.BootVolumes, g)
+		}
+	}); err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("%d old boot files removed", len(gone)), nil
+}

@@ -1,0 +1,147 @@
+package lab
+
+import (
+	"context"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// bootSpec is testSpec with a kernel, an initrd and an Ignition file per
+// node on disk.
+func bootSpec(t *testing.T) *Spec {
+	t.Helper()
+	s := testSpec(t, "t", false)
+	dir := t.TempDir()
+	s.Image.Kernel = filepath.Join(dir, "vmlinuz")
+	s.Image.Initrd = filepath.Join(dir, "initrd.img")
+	require.NoError(t, os.WriteFile(s.Image.Kernel, []byte("kernel v1"), 0o644))
+	require.NoError(t, os.WriteFile(s.Image.Initrd, []byte("initrd v1"), 0o644))
+	for _, n := range s.Nodes {
+		require.NoError(t, os.MkdirAll(filepath.Dir(s.IgnitionPath(n)), 0o755))
+		require.NoError(t, os.WriteFile(s.IgnitionPath(n), []byte(`{"ignition":{"version":"3.2.0"},"node":"`+n.Name+`"}`), 0o600))
+	}
+	return s
+}
+
+func countCalls(calls []string, prefix string) int { return countPrefix(calls, prefix) }
+
+// The files the VMs read are uploaded into the pool once: a second up
+// finds every volume (its name carries the digest) and sends nothing.
+func TestUpUploadsBootFilesOnce(t *testing.T) {
+	ctx := context.Background()
+	hv := newFakeHV()
+	s := bootSpec(t)
+	_, err := Up(ctx, hv, s, upOpts())
+	require.NoError(t, err)
+	want := 2 + len(s.Nodes) // kernel, initrd, one Ignition per node
+	assert.Equal(t, want, countCalls(hv.mutations(), "UploadVolume bootlab-t/boot-"))
+	assert.Len(t, hv.uploaded, want)
+	boot, err := ReadBootFiles(s)
+	require.NoError(t, err)
+	for _, n := range s.Nodes {
+		x := hv.doms[s.DomainName(n)].XML
+		assert.Contains(t, x, "<kernel>"+filepath.Join(s.Storage.PoolDir, "boot-kernel-"+boot.Kernel.Digest)+"</kernel>")
+		assert.Contains(t, x, `file="`+filepath.Join(s.Storage.PoolDir, "boot-"+n.Name+"-"+boot.Ignition[n.Name].Digest+".ign")+`"`)
+		assert.NotContains(t, x, s.IgnitionPath(n))
+		assert.Equal(t, int64(len("kernel v1")), hv.uploaded["boot-kernel-"+boot.Kernel.Digest])
+	}
+
+	hv.reset()
+	res, err := Up(ctx, hv, s, upOpts())
+	require.NoError(t, err)
+	assert.Empty(t, hv.mutations(), "nothing uploaded, nothing changed")
+	assert.False(t, res.Changed)
+}
+
+// An upload cut short leaves a volume that is not recorded complete: the
+// next up deletes and uploads it again.
+func TestUpRedoesAnInterruptedBootUpload(t *testing.T) {
+	ctx := context.Background()
+	hv := newFakeHV()
+	s := bootSpec(t)
+	boot, err := ReadBootFiles(s)
+	require.NoError(t, err)
+	kernel := "bootlab-t/boot-kernel-" + boot.Kernel.Digest
+	hv.failOn = "UploadVolume " + kernel
+	_, err = Up(ctx, hv, s, upOpts())
+	require.ErrorContains(t, err, "injected failure")
+	hv.reset()
+	_, err = Up(ctx, hv, s, upOpts())
+	require.NoError(t, err)
+	calls := hv.mutations()
+	assert.Contains(t, calls, "DeleteVolume "+kernel)
+	assert.Contains(t, calls, "CreateVolume "+kernel)
+	assert.Contains(t, calls, "UploadVolume "+kernel)
+	assert.Equal(t, 0, countCalls(calls, "UploadVolume bootlab-t/boot-initrd"), "the initrd was complete")
+}
+
+// A changed kernel is a new volume; the old one goes once the domains name
+// the new one, and down deletes what is left with the pool.
+func TestUpReplacesAChangedKernel(t *testing.T) {
+	ctx := context.Background()
+	hv := newFakeHV()
+	s := bootSpec(t)
+	_, err := Up(ctx, hv, s, upOpts())
+	require.NoError(t, err)
+	old, err := ReadBootFiles(s)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(s.Image.Kernel, []byte("kernel v2"), 0o644))
+	now, err := ReadBootFiles(s)
+	require.NoError(t, err)
+	hv.reset()
+	res, err := Up(ctx, hv, s, upOpts())
+	require.NoError(t, err)
+	calls := hv.mutations()
+	assert.Equal(t, 1, countCalls(calls, "UploadVolume "), calls)
+	assert.Contains(t, calls, "UploadVolume bootlab-t/boot-kernel-"+now.Kernel.Digest)
+	assert.Contains(t, calls, "DeleteVolume bootlab-t/boot-kernel-"+old.Kernel.Digest)
+	var details []string
+	for _, st := range res.Steps {
+		details = append(details, st.Detail)
+	}
+	assert.Contains(t, strings.Join(details, "; "), "1 old boot files removed")
+	st, err := LoadState(s.LabDir)
+	require.NoError(t, err)
+	assert.False(t, st.BootVolumes["boot-kernel-"+old.Kernel.Digest])
+	assert.True(t, st.BootVolumes["boot-kernel-"+now.Kernel.Digest])
+
+	require.NoError(t, Down(ctx, hv, s, DownOptions{}))
+	assert.Empty(t, hv.vols[s.PoolName()], "down deletes the boot volumes with the pool")
+}
+
+// A missing kernel is named by its field before anything is created.
+func TestUpNamesAMissingKernel(t *testing.T) {
+	hv := newFakeHV()
+	s := bootSpec(t)
+	s.Image.Kernel = filepath.Join(t.TempDir(), "gone")
+	_, err := Up(context.Background(), hv, s, upOpts())
+	require.ErrorContains(t, err, "image.kernel")
+	assert.Empty(t, hv.mutations())
+}
+
+// qemu reads the Ignition volumes as its own user, found on the hypervisor.
+func TestUpGivesIgnitionVolumesToTheQEMUUser(t *testing.T) {
+	hv := newFakeHV()
+	hv.host.run = func(cmd string, stdout io.Writer) int {
+		if strings.Contains(cmd, "libvirt-qemu") {
+			_, _ = io.WriteString(stdout, "64055 108\n")
+			return 0
+		}
+		return 1
+	}
+	s := bootSpec(t)
+	_, err := Up(context.Background(), hv, s, upOpts())
+	require.NoError(t, err)
+	boot, err := ReadBootFiles(s)
+	require.NoError(t, err)
+	ign := hv.volXML["boot-bootstrap-"+boot.Ignition["bootstrap"].Digest+".ign"]
+	assert.Contains(t, ign, "<owner>64055</owner>")
+	assert.Contains(t, ign, "<mode>0600</mode>")
+	assert.NotContains(t, hv.volXML["boot-kernel-"+boot.Kernel.Digest], "<owner>", "the kernel is readable by all")
+}

@@ -1,0 +1,63 @@
+package lab
+
+import (
+	"context"
+	"fmt"
+	"io/fs"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/bootlab/bootlab/internal/sshc/sshctest"
+	"github.com/bootlab/bootlab/lab/host"
+)
+
+// Preflight of a qemu+ssh lab reads the remote machine through its Host:
+// here an in-process SSH server on this machine, so the facts are real.
+func TestPreflightReadsTheRemoteMachineThroughItsHost(t *testing.T) {
+	srv := sshctest.Start(t)
+	ctx := context.Background()
+	h, err := host.Open(ctx, fmt.Sprintf("qemu+ssh://root@%s/system?keyfile=%s&known_hosts=%s", srv.Addr, srv.KeyFile, filepath.Join(t.TempDir(), "kh")), host.Options{})
+	require.NoError(t, err)
+	defer h.Close()
+	s := preflightSpec(t, func(s *Spec) {
+		s.Libvirt.URI = "qemu+ssh://root@" + srv.Addr + "/system"
+		s.Profile = ProfileProbe
+		s.Network.CIDR = "10.213.77.0/24"
+		s.Storage.PoolDir = filepath.Join(t.TempDir(), "pool")
+	})
+	r, err := Preflight(ctx, s, kvmHost(), PreflightOptions{Machine: h})
+	require.NoError(t, err)
+	names := map[string]bool{}
+	for _, c := range r.Checks {
+		names[c.Name] = true
+		assert.Equal(t, "root@"+srv.Addr, c.Host, c.Name)
+	}
+	for _, n := range []string{CheckHAProxy, CheckQEMUImg, CheckNetwork, CheckLB, CheckMemory, CheckDisk, CheckPoolAccess} {
+		assert.True(t, names[n], "check %s ran", n)
+	}
+	assert.True(t, check(t, r, CheckMemory).OK, check(t, r, CheckMemory).Detail)
+	assert.Contains(t, check(t, r, CheckMemory).Detail, "available")
+	assert.True(t, check(t, r, CheckDisk).OK, check(t, r, CheckDisk).Detail)
+	assert.Contains(t, check(t, r, CheckNetwork).Detail, "overlaps no host route")
+	assert.NotEmpty(t, srv.Commands(), "the facts were read over SSH")
+}
+
+func TestParseRemoteFacts(t *testing.T) {
+	u, err := parseIDOutput("libvirt-qemu", "64055\n64055 108 36\n")
+	require.NoError(t, err)
+	assert.Equal(t, &HostUser{Name: "libvirt-qemu", UID: 64055, GIDs: []int{64055, 108, 36}}, u)
+	_, err = parseIDOutput("x", "nope")
+	assert.Error(t, err)
+
+	fo, err := parseStatOutput("/var/lib", "755 0 0 directory\n")
+	require.NoError(t, err)
+	assert.Equal(t, &FileOwner{Mode: fs.ModeDir | 0o755}, fo)
+	fo, err = parseStatOutput("/dev/kvm", "660 0 108 character special file\n")
+	require.NoError(t, err)
+	assert.Equal(t, &FileOwner{Mode: 0o660, GID: 108}, fo)
+	_, err = parseStatOutput("/x", "garbage")
+	assert.Error(t, err)
+}
