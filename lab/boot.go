@@ -152,6 +152,22 @@ func (r *labRun) staleBootVolumes(ctx context.Context, vols []BootVolume) (strin
 	if err != nil {
 		return "", err
 	}
+	// A checkpoint's domain definitions name the boot files of their day:
+	// while the lab has one, old boot files stay (down removes them).
+	doms, err := r.ourDomains(ctx)
+	if err != nil {
+		return "", err
+	}
+	for _, d := range doms {
+		snaps, err := r.hv.Snapshots(ctx, d.Name)
+		if err != nil && !errors.Is(err, ErrNotFound) {
+			return "", err
+		}
+		if len(snaps) > 0 {
+			r.log.Debug("keeping old boot files: the lab has checkpoints", "domain", d.Name)
+			return "", nil
+		}
+	}
 	var gone []string
 	for _, v := range have {
 		if !strings.HasPrefix(v.Name, BootVolumePrefix) || want[v.Name] {

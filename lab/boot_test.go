@@ -145,3 +145,59 @@ func TestUpGivesIgnitionVolumesToTheQEMUUser(t *testing.T) {
 	assert.Contains(t, ign, "<mode>0600</mode>")
 	assert.NotContains(t, hv.volXML["boot-kernel-"+boot.Kernel.Digest], "<owner>", "the kernel is readable by all")
 }
+
+// `up --dry-run` plans the boot volumes like the rest, and a changed
+// kernel as one upload and one removal, changing nothing.
+func TestUpDryRunPlansBootFiles(t *testing.T) {
+	ctx := context.Background()
+	hv := newFakeHV()
+	s := bootSpec(t)
+	opts := upOpts()
+	opts.DryRun = true
+	res, err := Up(ctx, hv, s, opts)
+	require.NoError(t, err)
+	assert.Empty(t, hv.mutations())
+	var lines []string
+	for _, c := range res.Changes {
+		lines = append(lines, c.String())
+	}
+	plan := strings.Join(lines, "\n")
+	assert.Equal(t, 2+len(s.Nodes), strings.Count(plan, "upload"), plan)
+
+	opts.DryRun = false
+	_, err = Up(ctx, hv, s, opts)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(s.Image.Kernel, []byte("kernel v2"), 0o644))
+	opts.DryRun = true
+	hv.reset()
+	res, err = Up(ctx, hv, s, opts)
+	require.NoError(t, err)
+	assert.Empty(t, hv.mutations())
+	lines = nil
+	for _, c := range res.Changes {
+		lines = append(lines, c.String())
+	}
+	plan = strings.Join(lines, "\n")
+	assert.Equal(t, 1, strings.Count(plan, "upload"), plan)
+	assert.Contains(t, plan, "boot-kernel-")
+	assert.Regexp(t, `remove\s+volume\s+bootlab-t/boot-kernel-`, plan)
+}
+
+// While the lab has a checkpoint, whose domain definitions name the boot
+// files of their day, old boot files are kept.
+func TestUpKeepsOldBootFilesWhileCheckpointsNameThem(t *testing.T) {
+	ctx := context.Background()
+	hv := newFakeHV()
+	s := bootSpec(t)
+	_, err := Up(ctx, hv, s, upOpts())
+	require.NoError(t, err)
+	old, err := ReadBootFiles(s)
+	require.NoError(t, err)
+	require.NoError(t, hv.CreateSnapshot(ctx, s.DomainName(s.Nodes[0]), `<domainsnapshot><name>cp1</name></domainsnapshot>`))
+	require.NoError(t, os.WriteFile(s.Image.Kernel, []byte("kernel v2"), 0o644))
+	hv.reset()
+	_, err = Up(ctx, hv, s, upOpts())
+	require.NoError(t, err)
+	assert.NotContains(t, hv.mutations(), "DeleteVolume bootlab-t/boot-kernel-"+old.Kernel.Digest)
+	assert.Contains(t, hv.vols[s.PoolName()], "boot-kernel-"+old.Kernel.Digest)
+}

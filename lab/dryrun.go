@@ -140,6 +140,17 @@ func (p *planningHV) LookupVolume(ctx context.Context, pool, name string) (*Volu
 	}
 	return p.Hypervisor.LookupVolume(ctx, pool, name)
 }
+
+// Volumes lists nothing in a pool this plan only defines.
+func (p *planningHV) Volumes(ctx context.Context, pool string) ([]Volume, error) {
+	p.mu.Lock()
+	_, planned := p.defined["pool/"+pool]
+	p.mu.Unlock()
+	if planned {
+		return nil, nil
+	}
+	return p.Hypervisor.Volumes(ctx, pool)
+}
 func (p *planningHV) CreateVolume(_ context.Context, pool, xml string) (*Volume, error) {
 	p.note("create", "volume", pool+"/"+xmlName(xml), "")
 	return &Volume{Name: xmlName(xml)}, nil

@@ -281,8 +281,9 @@ func Preflight(ctx context.Context, s *Spec, hvInfo HostInfo, opts PreflightOpti
 	if hv, ok := hvInfo.(interface{ Host() host.Host }); ok && machine == nil {
 		machine = hv.Host()
 	}
+	_, libvirtOnly := machine.(host.LibvirtOnly)
 	facts := opts.Facts
-	if kind == uriRemote && machine != nil && machine.Remote() {
+	if kind == uriRemote && machine != nil && machine.Remote() && !libvirtOnly {
 		facts = remoteFacts(ctx, machine, facts)
 	}
 	h := facts.withDefaults()
@@ -321,12 +322,19 @@ func Preflight(ctx context.Context, s *Spec, hvInfo HostInfo, opts PreflightOpti
 		add(checkKVMDevice(h))
 	}
 
-	if kind == uriRemote && (machine == nil || !machine.Remote()) && opts.Facts.LookPath == nil {
-		// No connection: nothing of that machine can be looked at.
-		add(PreflightCheck{Name: CheckMemory, OK: true, Warning: true,
-			Detail: "the remote host of " + s.Libvirt.URI + " was not checked (no connection)",
-			Fix:    "fix the libvirt check above and run `bootlab lab preflight` again"})
-		return r, nil
+	if kind == uriRemote && opts.Facts.LookPath == nil {
+		if libvirtOnly {
+			add(PreflightCheck{Name: CheckMemory, Detail: "the remote host of " + s.Libvirt.URI + " cannot be checked: its transport carries libvirt only",
+				Fix: "use qemu+ssh://user@host/system: bootlab runs the load balancer and keeps files there over SSH"})
+			return r, nil
+		}
+		if machine == nil || !machine.Remote() {
+			// No connection: nothing of that machine can be looked at.
+			add(PreflightCheck{Name: CheckMemory, OK: true, Warning: true,
+				Detail: "the remote host of " + s.Libvirt.URI + " was not checked (no connection)",
+				Fix:    "fix the libvirt check above and run `bootlab lab preflight` again"})
+			return r, nil
+		}
 	}
 
 	add(checkTool(h, CheckHAProxy, "haproxy", "apt-get install -y haproxy   (Fedora/RHEL: dnf install -y haproxy)"))

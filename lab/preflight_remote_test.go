@@ -61,3 +61,13 @@ func TestParseRemoteFacts(t *testing.T) {
 	_, err = parseStatOutput("/x", "garbage")
 	assert.Error(t, err)
 }
+
+// qemu+tcp reaches libvirt but nothing else on that machine: preflight
+// fails, saying to use qemu+ssh.
+func TestPreflightRefusesALibvirtOnlyTransport(t *testing.T) {
+	s := preflightSpec(t, func(s *Spec) { s.Libvirt.URI = "qemu+tcp://server/system" })
+	r, err := Preflight(context.Background(), s, kvmHost(), PreflightOptions{Machine: host.LibvirtOnly{URI: s.Libvirt.URI}})
+	require.NoError(t, err)
+	assert.False(t, r.OK())
+	assert.Contains(t, check(t, r, CheckMemory).Fix, "qemu+ssh://user@host/system")
+}

@@ -43,7 +43,12 @@ type Config struct {
 	Via *Client
 	// Timeout bounds the TCP connect and SSH handshake (default 15s).
 	Timeout time.Duration
-	Log     *slog.Logger
+	// KeepAlive is the period of keepalive@openssh.com requests, which keep
+	// an idle connection (a libvirt connection during `lab wait`) open
+	// through NAT and firewalls and notice a dead peer. 0 means 30s;
+	// negative turns them off.
+	KeepAlive time.Duration
+	Log       *slog.Logger
 }
 
 // Client is one SSH connection. Its methods are safe for concurrent use:
@@ -116,7 +121,47 @@ func Dial(ctx context.Context, cfg Config) (*Client, error) {
 	_ = conn.SetDeadline(time.Time{})
 	cl := &Client{ssh: ssh.NewClient(c, chans, reqs), user: cfg.User, addr: addr, sudo: cfg.Sudo && cfg.User != "root", log: cfg.Log}
 	cfg.Log.Debug("ssh connected", "host", cl.String()+via(cfg.Via))
+	if cfg.KeepAlive == 0 {
+		cfg.KeepAlive = 30 * time.Second
+	}
+	if cfg.KeepAlive > 0 {
+		go cl.keepAlive(cfg.KeepAlive, cfg.Timeout)
+	}
 	return cl, nil
+}
+
+// keepAlive asks the server for a reply every period until the connection
+// ends; a server that does not answer within timeout is taken for dead and
+// the connection closed, so every call on it fails instead of hanging.
+func (c *Client) keepAlive(period, timeout time.Duration) {
+	done := make(chan struct{})
+	go func() { _ = c.ssh.Wait(); close(done) }()
+	t := time.NewTicker(period)
+	defer t.Stop()
+	for {
+		select {
+		case <-done:
+			return
+		case <-t.C:
+		}
+		answered := make(chan error, 1)
+		go func() {
+			_, _, err := c.ssh.SendRequest("keepalive@openssh.com", true, nil)
+			answered <- err
+		}()
+		select {
+		case <-done:
+			return
+		case err := <-answered:
+			if err != nil {
+				return
+			}
+		case <-time.After(timeout):
+			c.log.Warn("ssh peer stopped answering: closing the connection", "host", c.String())
+			c.ssh.Close()
+			return
+		}
+	}
 }
 
 func via(c *Client) string {

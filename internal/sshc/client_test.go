@@ -281,3 +281,20 @@ func TestHostKeyMismatchMessage(t *testing.T) {
 	assert.Equal(t, "host key of 10.0.0.5:22 differs from the one recorded in /k line 3: refusing to connect. If the host was rebuilt, forget the old key with `ssh-keygen -R 10.0.0.5 -f /k` and retry", err.Error())
 	assert.False(t, errors.Is(err, fs.ErrNotExist))
 }
+
+// An idle connection sends keepalives; the server's answer (even a
+// refusal, as OpenSSH gives) keeps it open.
+func TestKeepAlive(t *testing.T) {
+	srv := sshctest.Start(t)
+	c, err := sshc.Dial(context.Background(), sshc.Config{Host: srv.Host, Port: srv.Port, User: "root", KeyFiles: []string{srv.KeyFile},
+		KnownHosts: filepath.Join(t.TempDir(), "kh"), KeepAlive: 20 * time.Millisecond})
+	require.NoError(t, err)
+	defer c.Close()
+	for i := 0; i < 100 && srv.GlobalRequests() < 3; i++ {
+		time.Sleep(20 * time.Millisecond) // polls the counter; asserts the count
+	}
+	assert.GreaterOrEqual(t, srv.GlobalRequests(), 3)
+	r, err := c.Run(context.Background(), "echo alive")
+	require.NoError(t, err)
+	assert.Equal(t, "alive\n", string(r.Stdout))
+}

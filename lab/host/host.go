@@ -149,11 +149,55 @@ type Options struct {
 }
 
 // IsRemote says whether a libvirt URI names another machine
-// (qemu+ssh://user@host/system) rather than this one (qemu:///system).
+// (qemu+ssh://user@host/system) rather than this one (qemu:///system,
+// qemu+unix:///system).
 func IsRemote(uri string) bool {
 	u, err := url.Parse(uri)
-	return err == nil && (u.Host != "" || strings.Contains(u.Scheme, "+"))
+	if err != nil {
+		return false
+	}
+	return u.Host != "" || transport(u) != "" && transport(u) != "unix"
 }
+
+// transport is the part of a URI scheme after "+" ("ssh" in qemu+ssh).
+func transport(u *url.URL) string {
+	_, t, _ := strings.Cut(u.Scheme, "+")
+	return t
+}
+
+// SSHOnly reports whether uri reaches a remote machine by SSH, the only
+// way bootlab can run the load balancer and keep files there.
+func SSHOnly(uri string) bool {
+	u, err := url.Parse(uri)
+	return err == nil && transport(u) == "ssh"
+}
+
+// LibvirtOnly is a remote machine reached by a transport that carries
+// libvirt and nothing else (qemu+tcp, qemu+tls): every operation fails,
+// saying to use qemu+ssh.
+type LibvirtOnly struct{ URI string }
+
+var _ Host = LibvirtOnly{}
+
+func (h LibvirtOnly) err() error {
+	return fmt.Errorf("libvirt URI %s reaches the daemon only: bootlab runs the load balancer and keeps files on the hypervisor's machine over SSH, use qemu+ssh://user@host/system (libvirt.uri)", redact(h.URI))
+}
+func (h LibvirtOnly) Name() string {
+	if u, err := url.Parse(h.URI); err == nil {
+		return u.Host
+	}
+	return h.URI
+}
+func (h LibvirtOnly) Remote() bool { return true }
+func (h LibvirtOnly) Close() error { return nil }
+func (h LibvirtOnly) Run(context.Context, string, io.Reader, io.Writer, io.Writer) (int, error) {
+	return -1, h.err()
+}
+func (h LibvirtOnly) ReadFile(context.Context, string) ([]byte, error) { return nil, h.err() }
+func (h LibvirtOnly) WriteFile(context.Context, string, []byte, fs.FileMode) error {
+	return h.err()
+}
+func (h LibvirtOnly) Dial(context.Context, string, string) (net.Conn, error) { return nil, h.err() }
 
 // Open returns the host of a libvirt URI: Local for qemu:///system,
 // qemu:///session and test:///default; SSH for qemu+ssh://[user@]host[:port]/system
@@ -161,11 +205,14 @@ func IsRemote(uri string) bool {
 // the ssh-agent), known_hosts=FILE (default ~/.ssh/known_hosts, trusted on
 // first use) and no_verify=1 (accept any host key).
 func Open(ctx context.Context, uri string, o Options) (Host, error) {
+	if _, err := url.Parse(uri); err != nil {
+		return nil, fmt.Errorf("libvirt URI %q: %w (check libvirt.uri)", uri, err)
+	}
 	if !IsRemote(uri) {
-		if _, err := url.Parse(uri); err != nil {
-			return nil, fmt.Errorf("libvirt URI %q: %w (check libvirt.uri)", uri, err)
-		}
 		return Local{}, nil
+	}
+	if !SSHOnly(uri) {
+		return LibvirtOnly{URI: uri}, nil
 	}
 	cfg, err := SSHConfig(uri)
 	if err != nil {

@@ -93,11 +93,22 @@ func ConnectHost(ctx context.Context, uri string, h host.Host, log *slog.Logger)
 		return nil, err
 	}
 	u, _ := url.Parse(uri)
+	if _, ok := h.(host.LibvirtOnly); ok {
+		// qemu+tcp, qemu+tls: go-libvirt's own dialers reach the daemon;
+		// the host serves nothing else.
+		l, err := golibvirt.ConnectToURI(u)
+		if err != nil {
+			return nil, fmt.Errorf("connect to libvirt %s: %w", uri, err)
+		}
+		log.Debug("connected to libvirt", "uri", uri)
+		return &Conn{l: l, uri: uri, log: log, host: h}, nil
+	}
 	var sock string
-	remoteURI := golibvirt.ConnectURI(uri)
+	// The daemon is asked for its own URI: no transport, no host
+	// (qemu+ssh://h/system is qemu:///system on h).
+	remoteURI := golibvirt.RemoteURI(u)
 	if h.Remote() {
 		sock = host.RemoteSocket(uri)
-		remoteURI = golibvirt.RemoteURI(u) // qemu+ssh://h/system -> qemu:///system on h
 	} else {
 		// Local: the system socket, or the per-user socket for qemu:///session.
 		sock = "/var/run/libvirt/libvirt-sock"

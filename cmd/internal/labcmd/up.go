@@ -5,9 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/user"
-	"path/filepath"
-	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -217,10 +214,6 @@ func upSpec(ctx context.Context, f *cmdutil.Factory, opts *UpOptions, spec *lab.
 		accel = a
 		f.Status.Infof("accelerator: %s", accelLine(accel, why))
 	}
-	if err := makeQEMUReadable(spec, f); err != nil {
-		return err
-	}
-
 	upOpts := lab.UpOptions{Log: f.Log, Status: f.Status, Accelerator: accel}
 	deferWorkers := deferWorkers(spec, opts)
 	if deferWorkers {
@@ -237,7 +230,14 @@ func upSpec(ctx context.Context, f *cmdutil.Factory, opts *UpOptions, spec *lab.
 	if n := workersOff(ctx, conn, spec); n > 0 && deferWorkers {
 		f.Status.Infof("%d worker(s) defined but off until the masters' MCS serves them: `bootlab lab wait bootstrap-complete` starts them, or `bootlab lab up --start-workers`", n)
 	}
-	if spec.Profile == lab.ProfileOpenShift {
+	switch {
+	case spec.Profile != lab.ProfileOpenShift:
+	case spec.Remote():
+		// The lab's dnsmasq listens on a bridge of the hypervisor's machine,
+		// which this one does not route to: host split DNS is a workstation
+		// concern, off for a remote lab (README, "Remote hypervisor").
+		f.Status.Infof("host DNS for %s is not set up: the lab network is on %s (see \"Remote hypervisor\" in the README)", spec.Cluster.Domain(), conn.Host().Name())
+	default:
 		if err := setupHostDNS(ctx, f, spec); err != nil {
 			return err
 		}
@@ -357,10 +357,11 @@ func prepare(ctx context.Context, f *cmdutil.Factory, spec *lab.Spec) error {
 
 // checkBootFiles fails early, naming the node and file, when the preparer
 // left a node without Ignition or the kernel/initrd are missing; qemu would
-// otherwise fail at start with a less helpful message. Only for local URIs:
-// with qemu+ssh the files live on the remote host.
+// otherwise fail at start with a less helpful message. The files are on
+// this machine for every lab, remote ones too (up uploads them into the
+// pool); only the test driver, which boots nothing, goes without.
 func checkBootFiles(spec *lab.Spec) error {
-	if !strings.HasPrefix(spec.Libvirt.URI, "qemu:///") {
+	if strings.HasPrefix(spec.Libvirt.URI, "test:") {
 		return nil
 	}
 	for _, n := range spec.Nodes {
@@ -374,64 +375,6 @@ func checkBootFiles(spec *lab.Spec) error {
 		}
 		if _, err := os.Stat(p); err != nil {
 			return fmt.Errorf("%s %s: %w", field, p, err)
-		}
-	}
-	return nil
-}
-
-// makeQEMUReadable lets the qemu user read the files qemu opens itself: the
-// kernel, initrd and Ignition files. Only on a local qemu:///system as root,
-// where qemu runs as another user; Ignition keeps 0600 and changes owner.
-func makeQEMUReadable(spec *lab.Spec, f *cmdutil.Factory) error {
-	if !strings.HasPrefix(spec.Libvirt.URI, "qemu:///system") || os.Geteuid() != 0 {
-		return nil
-	}
-	var u *user.User
-	for _, name := range []string{"libvirt-qemu", "qemu"} {
-		if found, err := user.Lookup(name); err == nil {
-			u = found
-			break
-		}
-	}
-	if u == nil {
-		f.Log.Warn("no libvirt-qemu or qemu user: leaving file owners alone")
-		return nil
-	}
-	uid, _ := strconv.Atoi(u.Uid)
-	gid, _ := strconv.Atoi(u.Gid)
-	chown := func(p string) error {
-		if err := os.Chown(p, uid, gid); err != nil && !errors.Is(err, os.ErrNotExist) {
-			return fmt.Errorf("let qemu (%s) read %s: %w", u.Username, p, err)
-		}
-		return nil
-	}
-	// qemu must traverse the lab directory to reach the Ignition files.
-	if fi, err := os.Stat(spec.LabDir); err == nil && fi.Mode().Perm()&0o001 == 0 {
-		if err := os.Chmod(spec.LabDir, fi.Mode().Perm()|0o011); err != nil {
-			return fmt.Errorf("let qemu traverse %s: %w", spec.LabDir, err)
-		}
-	}
-	for _, n := range spec.Nodes {
-		if err := chown(spec.IgnitionPath(n)); err != nil {
-			return err
-		}
-	}
-	ignDir := filepath.Dir(spec.IgnitionPath(lab.Node{Name: "x"}))
-	if err := chown(ignDir); err != nil {
-		return err
-	}
-	for _, p := range []string{spec.Image.Kernel, spec.Image.Initrd, spec.Image.RehearsalInitrd} {
-		if p == "" {
-			continue
-		}
-		fi, err := os.Stat(p)
-		if err != nil {
-			return fmt.Errorf("image file %s: %w", p, err)
-		}
-		if fi.Mode().Perm()&0o004 == 0 {
-			if err := chown(p); err != nil {
-				return err
-			}
 		}
 	}
 	return nil

@@ -38,6 +38,7 @@ type Server struct {
 	HostKey ssh.PublicKey
 
 	conns    atomic.Int64
+	globals  atomic.Int64
 	mu       sync.Mutex
 	commands []string
 	dials    []string
@@ -45,6 +46,9 @@ type Server struct {
 
 // Conns counts the SSH connections accepted so far.
 func (s *Server) Conns() int { return int(s.conns.Load()) }
+
+// GlobalRequests counts the connection-level requests (keepalives) received.
+func (s *Server) GlobalRequests() int { return int(s.globals.Load()) }
 
 // Commands lists the exec requests received, in order.
 func (s *Server) Commands() []string {
@@ -140,7 +144,14 @@ func (s *Server) serve(nc net.Conn, conf *ssh.ServerConfig) {
 		return
 	}
 	s.conns.Add(1)
-	go ssh.DiscardRequests(reqs)
+	go func() {
+		for req := range reqs {
+			s.globals.Add(1)
+			if req.WantReply {
+				_ = req.Reply(false, nil) // as OpenSSH answers an unknown request
+			}
+		}
+	}()
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	for nch := range chans {
