@@ -110,6 +110,11 @@ func (r *labRun) ensureBootVolumes(ctx context.Context, vols []BootVolume) (stri
 		case !errors.Is(err, ErrNotFound):
 			return false, err
 		}
+		// Not complete until the upload below ends: a record left from a
+		// volume deleted by hand must not vouch for this one.
+		if err := r.record(func(st *State) { delete(st.BootVolumes, v.Name) }); err != nil {
+			return false, err
+		}
 		if _, err := r.hv.CreateVolume(ctx, pool, v.XML); err != nil {
 			return false, err
 		}

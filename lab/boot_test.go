@@ -201,3 +201,28 @@ func TestUpKeepsOldBootFilesWhileCheckpointsNameThem(t *testing.T) {
 	assert.NotContains(t, hv.mutations(), "DeleteVolume bootlab-t/boot-kernel-"+old.Kernel.Digest)
 	assert.Contains(t, hv.vols[s.PoolName()], "boot-kernel-"+old.Kernel.Digest)
 }
+
+// A volume deleted by hand is uploaded again, and only an upload that
+// ended records it complete: one cut short this time is redone next time.
+func TestUpDoesNotTrustARecordOfADeletedVolume(t *testing.T) {
+	ctx := context.Background()
+	hv := newFakeHV()
+	s := bootSpec(t)
+	_, err := Up(ctx, hv, s, upOpts())
+	require.NoError(t, err)
+	boot, err := ReadBootFiles(s)
+	require.NoError(t, err)
+	kernel := "boot-kernel-" + boot.Kernel.Digest
+	require.NoError(t, hv.DeleteVolume(ctx, s.PoolName(), kernel)) // by hand
+	hv.reset()
+	hv.failOn = "UploadVolume bootlab-t/" + kernel
+	_, err = Up(ctx, hv, s, upOpts())
+	require.ErrorContains(t, err, "injected failure")
+	st, err := LoadState(s.LabDir)
+	require.NoError(t, err)
+	assert.False(t, st.BootVolumes[kernel], "no record for a volume whose upload failed")
+	hv.reset()
+	_, err = Up(ctx, hv, s, upOpts())
+	require.NoError(t, err)
+	assert.Contains(t, hv.mutations(), "UploadVolume bootlab-t/"+kernel)
+}

@@ -1,6 +1,7 @@
 package lab
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -18,6 +19,7 @@ import (
 
 	"libvirt.org/go/libvirtxml"
 
+	"github.com/bootlab/bootlab/internal/sshc"
 	"github.com/bootlab/bootlab/lab/loadbalancer"
 )
 
@@ -153,10 +155,13 @@ func SaveCheckpoint(ctx context.Context, hv Hypervisor, s *Spec, name string) (*
 		return nil, fmt.Errorf("create checkpoint directory: %w", err)
 	}
 	defer os.RemoveAll(tmp)
-	for _, f := range append(checkpointFiles, consoleDir) {
+	for _, f := range checkpointFiles {
 		if err := copyTree(filepath.Join(s.LabDir, f), filepath.Join(tmp, f)); err != nil {
 			return nil, fmt.Errorf("checkpoint %s: copy %s: %w", name, f, err)
 		}
+	}
+	if err := r.saveConsoleLogs(ctx, filepath.Join(tmp, consoleDir)); err != nil {
+		return nil, fmt.Errorf("checkpoint %s: copy console logs: %w", name, err)
 	}
 
 	sx, err := (&libvirtxml.DomainSnapshot{Name: snapshotPrefix + name, Description: snapshotDescription(s, r.state.UUID, name)}).Marshal()
@@ -260,7 +265,7 @@ func RestoreCheckpoint(ctx context.Context, hv Hypervisor, s *Spec, name string,
 	}
 	// After the revert: lines the broken run wrote later must not follow
 	// the checkpoint's (a resumed node's next report continues from it).
-	if err := restoreConsoleLogs(filepath.Join(dir, consoleDir), filepath.Join(s.LabDir, consoleDir)); err != nil {
+	if err := r.restoreConsoleLogs(ctx, filepath.Join(dir, consoleDir)); err != nil {
 		return nil, fmt.Errorf("restore checkpoint %s: console logs: %w", name, err)
 	}
 	// The checkpoint's state, but the identity and the objects that exist
@@ -434,9 +439,68 @@ func (r *labRun) deleteCheckpointSnapshots(ctx context.Context, match func(strin
 	return n, nil
 }
 
-// restoreConsoleLogs rewrites each console log the checkpoint holds in
-// place (same inode: virtlogd's open descriptor appends after it).
-func restoreConsoleLogs(from, to string) error {
+// saveConsoleLogs copies the nodes' console logs into dir: from the lab
+// directory, or read on a remote hypervisor's machine.
+func (r *labRun) saveConsoleLogs(ctx context.Context, dir string) error {
+	if !r.host.Remote() {
+		return copyTree(filepath.Join(r.s.LabDir, consoleDir), dir)
+	}
+	for _, n := range r.s.Nodes {
+		data, err := r.host.ReadFile(ctx, r.s.ConsoleLogPath(n))
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(dir, n.Name+".log"), data, 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// restoreConsoleLogs puts the checkpoint's console logs (in from) back
+// where virtlogd writes them, each rewritten in place (same inode:
+// virtlogd's open descriptor appends after it).
+func (r *labRun) restoreConsoleLogs(ctx context.Context, from string) error {
+	if !r.host.Remote() {
+		return restoreConsoleFiles(from, filepath.Join(r.s.LabDir, consoleDir))
+	}
+	entries, err := os.ReadDir(from)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	to := filepath.Dir(r.s.ConsoleLogPath(Node{Name: "x"}))
+	for _, e := range entries {
+		if !e.Type().IsRegular() {
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join(from, e.Name()))
+		if err != nil {
+			return err
+		}
+		// cat > truncates and rewrites the same file, as below.
+		var errb strings.Builder
+		code, err := r.host.Run(ctx, "cat > "+sshc.Quote(filepath.Join(to, e.Name())), bytes.NewReader(data), nil, &errb)
+		if err == nil && code != 0 {
+			err = fmt.Errorf("exit status %d: %s", code, strings.TrimSpace(errb.String()))
+		}
+		if err != nil {
+			return fmt.Errorf("rewrite %s on %s: %w", filepath.Join(to, e.Name()), r.host.Name(), err)
+		}
+	}
+	return nil
+}
+
+// restoreConsoleFiles rewrites each console log in from into to, in place.
+func restoreConsoleFiles(from, to string) error {
 	entries, err := os.ReadDir(from)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil

@@ -212,3 +212,33 @@ func TestInspectSinceUnknownForNodeResumedByRestore(t *testing.T) {
 	assert.True(t, since[master.Name].IsZero(), "the resumed node's run began before its qemu: unknown")
 	assert.True(t, since[bootstrap.Name].Equal(hourAgo), "a node the restore did not restart keeps its qemu's start: %v", since[bootstrap.Name])
 }
+
+// On a remote hypervisor the console logs are on its machine: a checkpoint
+// reads them there and a restore rewrites them there, never in the lab
+// directory.
+func TestCheckpointConsoleLogsOfARemoteLab(t *testing.T) {
+	ctx := context.Background()
+	hv := newFakeHV()
+	hv.host = newFakeMachine(true)
+	s := testSpec(t, "t", true)
+	s.Libvirt.URI = "qemu+ssh://root@hypervisor/system"
+	s.Libvirt.HostDir = "/srv/bootlab/t"
+	_, err := Up(ctx, hv, s, upOpts())
+	require.NoError(t, err)
+	console := s.ConsoleLogPath(s.Nodes[1])
+	assert.Equal(t, "/srv/bootlab/t/console/"+s.Nodes[1].Name+".log", console)
+	hv.host.files[console] = []byte("before\n")
+
+	_, err = SaveCheckpoint(ctx, hv, s, "a")
+	require.NoError(t, err)
+	saved, err := os.ReadFile(filepath.Join(CheckpointDir(s, "a"), consoleDir, s.Nodes[1].Name+".log"))
+	require.NoError(t, err)
+	assert.Equal(t, "before\n", string(saved))
+
+	hv.host.files[console] = []byte("before\nafter\n")
+	_, err = RestoreCheckpoint(ctx, hv, s, "a", RestoreOptions{SkipLoadBalancer: true})
+	require.NoError(t, err)
+	assert.Equal(t, "before\n", string(hv.host.files[console]), "rewritten on the hypervisor's machine")
+	_, err = os.Stat(filepath.Join(s.LabDir, consoleDir))
+	assert.True(t, os.IsNotExist(err), "nothing written to the lab directory")
+}

@@ -7,13 +7,16 @@ import (
 	"io"
 	"io/fs"
 	"net"
+	"strings"
 	"sync"
 
 	"github.com/bootlab/bootlab/lab/host"
 )
 
 // fakeMachine is an in-memory hypervisor machine: files in a map, commands
-// recorded and answered by run (exit 127 when nil), no connections.
+// recorded and answered by run; without run, the few commands lab sends
+// are understood (test -d, mkdir -p, cat > FILE) and others exit 127. No
+// connections.
 type fakeMachine struct {
 	mu       sync.Mutex
 	remote   bool
@@ -37,18 +40,35 @@ func (h *fakeMachine) Name() string {
 func (h *fakeMachine) Remote() bool { return h.remote }
 func (h *fakeMachine) Close() error { return nil }
 
-func (h *fakeMachine) Run(_ context.Context, cmd string, _ io.Reader, stdout, _ io.Writer) (int, error) {
+func (h *fakeMachine) Run(_ context.Context, cmd string, stdin io.Reader, stdout, _ io.Writer) (int, error) {
 	h.mu.Lock()
 	h.commands = append(h.commands, cmd)
 	run := h.run
 	h.mu.Unlock()
-	if run == nil {
-		return 127, nil
-	}
 	if stdout == nil {
 		stdout = io.Discard
 	}
-	return run(cmd, stdout), nil
+	if run != nil {
+		return run(cmd, stdout), nil
+	}
+	switch {
+	case strings.HasPrefix(cmd, "test -d "):
+		_, _ = io.WriteString(stdout, "present\n")
+		return 0, nil
+	case strings.HasPrefix(cmd, "mkdir -p "):
+		return 0, nil
+	case strings.HasPrefix(cmd, "cat > "):
+		data, err := io.ReadAll(stdin)
+		if err != nil {
+			return -1, err
+		}
+		path := strings.Trim(strings.TrimPrefix(cmd, "cat > "), "'")
+		h.mu.Lock()
+		h.files[path] = data
+		h.mu.Unlock()
+		return 0, nil
+	}
+	return 127, nil
 }
 
 func (h *fakeMachine) ReadFile(_ context.Context, path string) ([]byte, error) {

@@ -5,11 +5,14 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
 	"libvirt.org/go/libvirtxml"
 
+	"github.com/bootlab/bootlab/internal/sshc"
+	"github.com/bootlab/bootlab/lab/host"
 	"github.com/bootlab/bootlab/lab/loadbalancer"
 )
 
@@ -61,17 +64,30 @@ type NodeStatus struct {
 // qemuRunDir holds libvirt's per-domain pid files on a local qemu:///system.
 var qemuRunDir = "/run/libvirt/qemu"
 
-// domainSince is when a local domain's qemu started: its pid file is
-// written at start.
-func domainSince(uri, domain string) time.Time {
-	if !strings.HasPrefix(uri, "qemu:///system") {
-		return time.Time{}
+// domainSince is when a domain's qemu started: its pid file is written at
+// start, on the hypervisor's machine (read through h for a remote system
+// daemon).
+func domainSince(ctx context.Context, h host.Host, uri, domain string) time.Time {
+	pid := filepath.Join(qemuRunDir, domain+".pid")
+	switch {
+	case strings.HasPrefix(uri, "qemu:///system"):
+		fi, err := os.Stat(pid)
+		if err != nil {
+			return time.Time{}
+		}
+		return fi.ModTime()
+	case h.Remote() && strings.HasPrefix(uri, "qemu+ssh://") && strings.Contains(uri, "/system"):
+		out, err := host.Output(ctx, h, "stat -c %Y -- "+sshc.Quote(pid))
+		if err != nil {
+			return time.Time{}
+		}
+		sec, err := strconv.ParseInt(strings.TrimSpace(out), 10, 64)
+		if err != nil {
+			return time.Time{}
+		}
+		return time.Unix(sec, 0)
 	}
-	fi, err := os.Stat(filepath.Join(qemuRunDir, domain+".pid"))
-	if err != nil {
-		return time.Time{}
-	}
-	return fi.ModTime()
+	return time.Time{}
 }
 
 // Inspect reads the lab's live state: network, DNS records, load balancer
@@ -149,7 +165,7 @@ func Inspect(ctx context.Context, hv Hypervisor, s *Spec) (*LabStatus, error) {
 				ns.State = "foreign"
 			case o.Active:
 				ns.State = "running"
-				ns.Since = domainSince(s.Libvirt.URI, ns.Domain)
+				ns.Since = domainSince(ctx, hv.Host(), s.Libvirt.URI, ns.Domain)
 				if restored.resumed(ns.Since) {
 					// A checkpoint restore started this qemu with the
 					// guest's memory as it was: its run began earlier,

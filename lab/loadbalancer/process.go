@@ -9,6 +9,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/bootlab/bootlab/internal/sshc"
@@ -49,9 +50,29 @@ func combined(ctx context.Context, h host.Host, argv ...string) (string, int, er
 	for i, a := range argv {
 		q[i] = sshc.Quote(a)
 	}
-	var out bytes.Buffer
+	// The shell sends stderr to stdout (2>&1); the writer is still locked,
+	// since an SSH session copies both streams concurrently.
+	var out lockedBuffer
 	code, err := h.Run(ctx, strings.Join(q, " ")+" 2>&1", nil, &out, &out)
 	return out.String(), code, err
+}
+
+// lockedBuffer is a bytes.Buffer safe for concurrent writers.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
 
 // Check runs `haproxy -c -f cfgPath` on h (nil: this machine), which parses

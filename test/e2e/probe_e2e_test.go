@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -201,9 +202,14 @@ func TestProbeVerifyNamesBrokenThings(t *testing.T) {
 		require.NoError(t, err)
 		data, err := ignition.Marshal(ignition.Pointer(ignition.MCSURL(s.Cluster.Domain(), "master"), other.CertPEM))
 		require.NoError(t, err)
-		path := s.IgnitionPath(master)
-		require.NoError(t, os.WriteFile(path, data, 0o600)) // keeps the owner qemu reads it as
+		// The VM reads the Ignition volume of the lab's pool that its domain
+		// names (the lab directory's file is only what up uploads).
 		dom := s.DomainName(master)
+		x, err := virsh(t, "dumpxml", dom)
+		require.NoError(t, err)
+		m := regexp.MustCompile(`name=["']opt/com\.coreos/config["'] file=["']([^"']+)["']`).FindStringSubmatch(x)
+		require.NotNil(t, m, "no fw_cfg Ignition in %s", x)
+		require.NoError(t, os.WriteFile(m[1], data, 0o600)) // keeps the owner qemu reads it as
 		_, err = virsh(t, "destroy", dom)
 		require.NoError(t, err)
 		_, err = virsh(t, "start", dom)
