@@ -265,6 +265,7 @@ func TestRemoteLab(t *testing.T) {
 		if home, err := os.UserHomeDir(); err == nil {
 			if b, err := os.ReadFile(filepath.Join(home, ".ssh", "known_hosts")); err == nil {
 				assert.NotContains(t, string(b), bs.IP)
+				assert.NotContains(t, string(b), h.Addr, "the hypervisor's key is checked against the URI's known_hosts")
 			}
 		}
 
