@@ -74,7 +74,7 @@ func addVersionFlags(cmd *cobra.Command, t *Target) {
 
 func addNodeFlags(cmd *cobra.Command, t *Target) {
 	fl := cmd.Flags()
-	fl.StringVar(&t.Host, "host", "", "node address (default: the lab's bootstrap node)")
+	fl.StringVar(&t.Host, "host", "", "node address (default: the lab's bootstrap node); a remote lab's nodes are reached through its hypervisor host")
 	fl.IntVar(&t.Port, "port", 22, "SSH port")
 	fl.StringVar(&t.User, "user", "core", "SSH user; commands run through sudo unless it is root")
 	fl.StringVar(&t.Key, "key", "", "SSH private key (default: the lab key)")
