@@ -59,7 +59,9 @@ func newRemoteHost(t *testing.T) *remoteHost {
 		}
 	}
 	dir := t.TempDir()
-	h := &remoteHost{Name: "e2e", Dir: filepath.Join(dir, "host"), KeyFile: filepath.Join(dir, "id_ed25519")}
+	// The host's state has a fixed place, so a run that was interrupted
+	// before its teardown is torn down by the next one.
+	h := &remoteHost{Name: "e2e", Dir: filepath.Join(os.TempDir(), "bootlab-remote-host-e2e"), KeyFile: filepath.Join(dir, "id_ed25519")}
 	pub, priv, err := ed25519.GenerateKey(rand.Reader)
 	if err != nil {
 		t.Fatal(err)
@@ -80,7 +82,12 @@ func newRemoteHost(t *testing.T) *remoteHost {
 	}
 
 	// A host left over by an interrupted run would make up refuse.
-	_ = exec.Command(remoteHostScript, "down", h.Name, h.Dir).Run()
+	if out, err := exec.Command(remoteHostScript, "down", h.Name, h.Dir).CombinedOutput(); err != nil {
+		t.Fatalf("remove the remote host an earlier run left: %v\n%s", err, out)
+	}
+	if err := os.RemoveAll(h.Dir); err != nil {
+		t.Fatal(err)
+	}
 	out, err := exec.Command(remoteHostScript, "up", h.Name, h.Dir, h.KeyFile+".pub").CombinedOutput()
 	t.Cleanup(func() {
 		if out, err := exec.Command(remoteHostScript, "down", h.Name, h.Dir).CombinedOutput(); err != nil {
@@ -88,6 +95,8 @@ func newRemoteHost(t *testing.T) *remoteHost {
 		}
 		if left := h.leftovers(t); len(left) > 0 {
 			t.Errorf("remote host down left: %s", strings.Join(left, "; "))
+		} else if !t.Failed() {
+			os.RemoveAll(h.Dir) // keys and logs: kept when the test failed
 		}
 	})
 	if err != nil {
