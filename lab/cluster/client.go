@@ -39,31 +39,37 @@ func IsNotFound(err error) bool {
 // DialVia returns a DialContext that connects to via (an IP) on the
 // requested port whatever host name was asked: TLS still checks the name,
 // so the lab's API is reached through its load balancer even before the
-// host resolves the lab's domain.
-func DialVia(via string) func(ctx context.Context, network, addr string) (net.Conn, error) {
-	d := &net.Dialer{Timeout: 10 * time.Second}
+// host resolves the lab's domain. dial opens the connection (nil: directly,
+// 10s at most; a remote hypervisor's tunnel for a lab behind it).
+func DialVia(via string, dial DialFunc) DialFunc {
+	if dial == nil {
+		dial = (&net.Dialer{Timeout: 10 * time.Second}).DialContext
+	}
 	if via == "" {
-		return d.DialContext
+		return dial
 	}
 	return func(ctx context.Context, network, addr string) (net.Conn, error) {
 		_, port, err := net.SplitHostPort(addr)
 		if err != nil {
 			return nil, err
 		}
-		return d.DialContext(ctx, network, net.JoinHostPort(via, port))
+		return dial(ctx, network, net.JoinHostPort(via, port))
 	}
 }
 
+// DialFunc opens a connection, like net.Dialer.DialContext.
+type DialFunc func(ctx context.Context, network, addr string) (net.Conn, error)
+
 // NewClient builds a client of the kubeconfig's server, dialling via (an
-// IP, e.g. the lab's API address) when not empty.
-func NewClient(k *Kubeconfig, via string) (*Client, error) {
+// IP, e.g. the lab's API address) when not empty, with dial (nil: directly).
+func NewClient(k *Kubeconfig, via string, dial DialFunc) (*Client, error) {
 	tlsCfg, err := k.TLSConfig()
 	if err != nil {
 		return nil, err
 	}
 	tr := &http.Transport{
 		TLSClientConfig:     tlsCfg,
-		DialContext:         DialVia(via),
+		DialContext:         DialVia(via, dial),
 		TLSHandshakeTimeout: 10 * time.Second,
 		ForceAttemptHTTP2:   true,
 	}

@@ -187,7 +187,7 @@ users:
 func newTestClient(t *testing.T, p *testPKI, fake *fakeAPI) *Client {
 	k, err := LoadKubeconfig(writeKubeconfig(t, p, "https://api.ocp.lab.local:"+fake.port()))
 	require.NoError(t, err)
-	c, err := NewClient(k, "127.0.0.1")
+	c, err := NewClient(k, "127.0.0.1", nil)
 	require.NoError(t, err)
 	return c
 }

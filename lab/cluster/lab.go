@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strconv"
 
+	"github.com/bootlab/bootlab/internal/sshc"
 	"github.com/bootlab/bootlab/lab"
 	"github.com/bootlab/bootlab/lab/ignition"
 )
@@ -32,20 +33,30 @@ func MasterNodes(s *lab.Spec) []LabNode {
 	return out
 }
 
+// Net is how the lab network is reached from here: directly (the zero
+// value), or through the SSH connection of a remote hypervisor host, the
+// only machine on a remote lab's network.
+type Net struct {
+	// Dial opens connections to lab addresses (nil: directly).
+	Dial DialFunc
+	// Via is the connection nodes are reached through over SSH (nil: directly).
+	Via *sshc.Client
+}
+
 // LabClient is a client of the lab's API from <assets>/auth/kubeconfig,
 // dialled through the load balancer's address (network.apiAddress) so it
 // works before the host resolves the lab domain.
-func LabClient(s *lab.Spec) (*Client, error) {
+func LabClient(s *lab.Spec, n Net) (*Client, error) {
 	k, err := LoadKubeconfig(filepath.Join(s.AssetsDir(), "auth", "kubeconfig"))
 	if err != nil {
 		return nil, err
 	}
-	return NewClient(k, s.Network.APIAddress)
+	return NewClient(k, s.Network.APIAddress, n.Dial)
 }
 
 // LabMCS is a client of the lab's MCS through the load balancer, trusting
 // the root CA the installer put in master.ign.
-func LabMCS(s *lab.Spec) (*MCS, error) {
+func LabMCS(s *lab.Spec, n Net) (*MCS, error) {
 	path := filepath.Join(s.AssetsDir(), "master.ign")
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -63,12 +74,12 @@ func LabMCS(s *lab.Spec) (*MCS, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: certificate authority: %w", path, err)
 	}
-	return NewMCS(pem, s.Cluster.Domain(), s.Network.APIAddress)
+	return NewMCS(pem, s.Cluster.Domain(), s.Network.APIAddress, n.Dial)
 }
 
 // BootstrapSSH runs commands on the lab's bootstrap node as core with the
 // lab key; host keys are kept in <labDir>/ssh/known_hosts.
-func BootstrapSSH(s *lab.Spec) (*SSHRunner, error) {
+func BootstrapSSH(s *lab.Spec, n Net) (*SSHRunner, error) {
 	boots := s.NodesByRole(lab.RoleBootstrap)
 	if len(boots) == 0 || boots[0].IP == "" {
 		return nil, fmt.Errorf("the lab has no bootstrap node with an address")
@@ -78,5 +89,6 @@ func BootstrapSSH(s *lab.Spec) (*SSHRunner, error) {
 		User:       "core",
 		KeyPath:    s.SSHKeyPath(),
 		KnownHosts: s.KnownHostsPath(),
+		Via:        n.Via,
 	}, nil
 }

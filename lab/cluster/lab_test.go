@@ -2,6 +2,8 @@ package cluster
 
 import (
 	"context"
+	"errors"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -10,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/bootlab/bootlab/internal/sshc"
 	"github.com/bootlab/bootlab/lab"
 	"github.com/bootlab/bootlab/lab/ignition"
 )
@@ -29,21 +32,41 @@ func TestLabHelpers(t *testing.T) {
 	data, err := ignition.Marshal(ignition.Pointer(ignition.MCSURL(s.Cluster.Domain(), "master"), p.caPEM))
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(filepath.Join(s.AssetsDir(), "master.ign"), data, 0o600))
-	m, err := LabMCS(s)
+	m, err := LabMCS(s, Net{})
 	require.NoError(t, err)
 	assert.Equal(t, "https://api-int.ocp.lab.local:22623", m.URL)
 	mcs := newFakeAPI(t, p, false)
 	mcs.set("/healthz", response{code: 200})
-	m.HTTP.Transport.(*http.Transport).DialContext = DialVia("127.0.0.1") // the stand-in listens here, not on 192.168.126.1
+	m.HTTP.Transport.(*http.Transport).DialContext = DialVia("127.0.0.1", nil) // the stand-in listens here, not on 192.168.126.1
 	m.URL = "https://api-int.ocp.lab.local:" + mcs.port()
 	require.NoError(t, m.Healthz(context.Background()), "dialled via the API address, verified as api-int")
 
-	r, err := BootstrapSSH(s)
+	r, err := BootstrapSSH(s, Net{})
 	require.NoError(t, err)
 	assert.Equal(t, "192.168.126.10:22", r.Addr)
 	assert.Equal(t, "core", r.User)
 	assert.Equal(t, s.SSHKeyPath(), r.KeyPath)
 
-	_, err = LabClient(s)
+	_, err = LabClient(s, Net{})
 	assert.ErrorContains(t, err, "kubeconfig")
+}
+
+// A remote lab's network is reached through its hypervisor host: the
+// clients dial lab addresses with Net.Dial, the bootstrap's SSH goes Via.
+func TestLabNetThroughTheHypervisor(t *testing.T) {
+	var got []string
+	dial := func(_ context.Context, network, addr string) (net.Conn, error) {
+		got = append(got, network+" "+addr)
+		return nil, errors.New("tunnel closed")
+	}
+	_, err := DialVia("192.168.126.1", dial)(context.Background(), "tcp", "api.ocp.lab.local:6443")
+	assert.ErrorContains(t, err, "tunnel closed")
+	assert.Equal(t, []string{"tcp 192.168.126.1:6443"}, got)
+
+	s := &lab.Spec{Name: "n", Profile: lab.ProfileOpenShift, LabDir: t.TempDir()}
+	s.Defaults()
+	via := &sshc.Client{}
+	r, err := BootstrapSSH(s, Net{Via: via})
+	require.NoError(t, err)
+	assert.Same(t, via, r.Via)
 }

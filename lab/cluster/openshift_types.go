@@ -71,7 +71,7 @@ const MCSPort = 22623
 
 // NewMCS returns an MCS client for https://api-int.<clusterDomain>:22623,
 // trusting rootCAPEM (the CA in master.ign) and dialling via (an IP) when set.
-func NewMCS(rootCAPEM []byte, clusterDomain, via string) (*MCS, error) {
+func NewMCS(rootCAPEM []byte, clusterDomain, via string, dial DialFunc) (*MCS, error) {
 	pool := x509.NewCertPool()
 	if !pool.AppendCertsFromPEM(rootCAPEM) {
 		return nil, fmt.Errorf("the MCS root CA (master.ign certificateAuthorities) holds no PEM certificate")
@@ -79,7 +79,7 @@ func NewMCS(rootCAPEM []byte, clusterDomain, via string) (*MCS, error) {
 	host := "api-int." + clusterDomain
 	tr := &http.Transport{
 		TLSClientConfig: &tls.Config{RootCAs: pool, ServerName: host, MinVersion: tls.VersionTLS12},
-		DialContext:     DialVia(via),
+		DialContext:     DialVia(via, dial),
 	}
 	return &MCS{URL: fmt.Sprintf("https://%s:%d", host, MCSPort), HTTP: &http.Client{Transport: tr, Timeout: 20 * time.Second}}, nil
 }

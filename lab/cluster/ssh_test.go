@@ -10,12 +10,16 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"golang.org/x/crypto/ssh"
+	"golang.org/x/crypto/ssh/knownhosts"
+
+	"github.com/bootlab/bootlab/internal/sshc"
 )
 
 // sshStandIn is an in-process SSH server (golang.org/x/crypto/ssh) that
@@ -61,7 +65,16 @@ func sshStandIn(t *testing.T, clientKey ssh.PublicKey) (addr string, hostKey ssh
 								r.Reply(false, nil)
 								continue
 							}
-							cmd := string(r.Payload[4:])
+							// bootlab's SSH client runs every command as
+							// bash -c 'COMMAND'.
+							cmd, ok := strings.CutPrefix(string(r.Payload[4:]), "bash -c ")
+							if !ok {
+								r.Reply(false, nil)
+								continue
+							}
+							if len(cmd) > 1 && cmd[0] == '\'' {
+								cmd = strings.ReplaceAll(cmd[1:len(cmd)-1], `'\''`, "'")
+							}
 							r.Reply(true, nil)
 							if cmd == "hang" {
 								// A node that stopped answering: no output, no
@@ -119,11 +132,12 @@ func TestSSHRunnerTrustOnFirstUse(t *testing.T) {
 	// Another server on the same address would have another key: refused.
 	r.Close()
 	_, other := sshStandIn(t, pub)
-	otherLine := knownHostsLine(addr, other.PublicKey())
+	otherLine := knownhosts.Line([]string{knownhosts.Normalize(addr)}, other.PublicKey())
 	require.NoError(t, os.WriteFile(known, []byte(otherLine+"\n"), 0o600))
 	_, err = r.Run(context.Background(), "ls")
-	assert.ErrorContains(t, err, "host key of")
-	assert.ErrorContains(t, err, "changed")
+	var mm *sshc.HostKeyMismatchError
+	require.ErrorAs(t, err, &mm, "a changed host key is refused")
+	assert.Equal(t, known, mm.KnownHosts)
 }
 
 func TestSSHRunnerWrongKeyRefused(t *testing.T) {

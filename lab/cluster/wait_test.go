@@ -91,7 +91,7 @@ func TestWaitBootstrapCompleteNarrative(t *testing.T) {
 		"crictl": {`{"containers":[]}`, `{"containers":[{"metadata":{"name":"etcd"},"labels":{"io.kubernetes.pod.name":"etcd-bootstrap-member-bootstrap"}}]}`,
 			`{"containers":[{"metadata":{"name":"etcd"},"labels":{"io.kubernetes.pod.name":"etcd-bootstrap-member-bootstrap"}},{"metadata":{"name":"kube-apiserver"},"labels":{"io.kubernetes.pod.name":"bootstrap-kube-apiserver-bootstrap"}}]}`},
 	}}
-	m, err := NewMCS(p.caPEM, "ocp.lab.local", "127.0.0.1")
+	m, err := NewMCS(p.caPEM, "ocp.lab.local", "127.0.0.1", nil)
 	require.NoError(t, err)
 	m.URL = "https://api-int.ocp.lab.local:" + mcs.port()
 

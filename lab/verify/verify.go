@@ -96,6 +96,11 @@ type Options struct {
 	// Host is the hypervisor's machine (Hypervisor.Host): console logs are
 	// read and the load balancer inspected there. nil: this machine.
 	Host host.Host
+	// Dial opens every connection to the lab network: DNS (TCP to the lab's
+	// dnsmasq), the load balancer's frontends. nil dials directly from here
+	// for a local Host and through a remote Host's SSH connection, the only
+	// way to a remote lab's network.
+	Dial DialFunc
 }
 
 func (o Options) host() host.Host {
@@ -103,6 +108,24 @@ func (o Options) host() host.Host {
 		return host.Local{}
 	}
 	return o.Host
+}
+
+// DialFunc opens a connection to addr, like net.Dialer.DialContext.
+type DialFunc func(ctx context.Context, network, addr string) (net.Conn, error)
+
+// dialTimeout bounds one direct dial.
+const dialTimeout = 3 * time.Second
+
+// dialer is opts.Dial; else the remote Host's tunnel, or a direct dial.
+func (o Options) dialer() DialFunc {
+	switch {
+	case o.Dial != nil:
+		return o.Dial
+	case o.host().Remote():
+		return o.host().Dial
+	}
+	d := &net.Dialer{Timeout: dialTimeout}
+	return d.DialContext
 }
 
 // NodeVM is what the hypervisor says of a node's VM.
@@ -142,7 +165,7 @@ func Run(ctx context.Context, s *lab.Spec, st *lab.State, opts Options) (*Result
 			res.Reports = map[string]*probe.Report{}
 			res.Checks = append(res.Checks, nodeChecks(ctx, s, pivoted, res.Reports, opts)...)
 		}
-		res.Checks = append(res.Checks, hostChecks(ctx, s, pivoted, res.Reports, opts.Nodes, opts.host())...)
+		res.Checks = append(res.Checks, hostChecks(ctx, s, pivoted, res.Reports, opts.Nodes, opts.host(), opts.dialer())...)
 		res.ElapsedMS = time.Since(start).Milliseconds()
 		failed := res.Failed()
 		res.OK = len(failed) == 0
@@ -337,7 +360,7 @@ func nodeFix(s *lab.Spec, n lab.Node, c probe.Check) string {
 // hostChecks checks DNS, the load balancer frontends and its backends;
 // reports (nil on a real lab) are the nodes' probe reports and vms their
 // VMs' states, which explain a backend that is down.
-func hostChecks(ctx context.Context, s *lab.Spec, pivoted bool, reports map[string]*probe.Report, vms map[string]NodeVM, machine host.Host) []Check {
+func hostChecks(ctx context.Context, s *lab.Spec, pivoted bool, reports map[string]*probe.Report, vms map[string]NodeVM, machine host.Host, dial DialFunc) []Check {
 	var out []Check
 	domain := s.Cluster.Domain()
 	net := s.NetworkName()
@@ -349,7 +372,7 @@ func hostChecks(ctx context.Context, s *lab.Spec, pivoted bool, reports map[stri
 	for _, n := range s.Nodes {
 		names = append(names, struct{ name, want string }{s.FQDN(n), n.IP})
 	}
-	r := labResolver(s.Network.Gateway)
+	r := labResolver(s.Network.Gateway, dial)
 	for _, nm := range names {
 		start := time.Now()
 		label := nm.name
@@ -378,13 +401,13 @@ func hostChecks(ctx context.Context, s *lab.Spec, pivoted bool, reports map[stri
 
 	lbc := lab.LoadBalancerOn(machine, s, pivoted)
 	for _, fe := range lbc.Frontends {
-		out = append(out, frontendCheck(ctx, s, lbc, fe, pivoted))
+		out = append(out, frontendCheck(ctx, s, lbc, fe, pivoted, dial))
 	}
 	out = append(out, backendChecks(ctx, s, lbc, pivoted, reports, vms)...)
 	return out
 }
 
-func frontendCheck(ctx context.Context, s *lab.Spec, lbc loadbalancer.Config, fe loadbalancer.Frontend, pivoted bool) Check {
+func frontendCheck(ctx context.Context, s *lab.Spec, lbc loadbalancer.Config, fe loadbalancer.Frontend, pivoted bool, dial DialFunc) Check {
 	addr := fe.Address
 	if addr == "" {
 		addr = lbc.BindAddress
@@ -403,7 +426,7 @@ func frontendCheck(ctx context.Context, s *lab.Spec, lbc loadbalancer.Config, fe
 		var body string
 		for i := 0; i < max(1, len(fe.Servers)); i++ {
 			var node string
-			body, node, err = httpsGet(ctx, s, hp, fe.Port, path)
+			body, node, err = httpsGet(ctx, s, hp, fe.Port, path, dial)
 			if err != nil {
 				break
 			}
@@ -421,9 +444,10 @@ func frontendCheck(ctx context.Context, s *lab.Spec, lbc loadbalancer.Config, fe
 			}
 		}
 	default:
-		d := net.Dialer{Timeout: 3 * time.Second}
+		dctx, cancel := context.WithTimeout(ctx, dialTimeout)
 		var conn net.Conn
-		conn, err = d.DialContext(ctx, "tcp", hp)
+		conn, err = dial(dctx, "tcp", hp)
+		cancel()
 		if err == nil {
 			conn.Close()
 			c.Detail = "TCP connect " + hp
@@ -440,14 +464,14 @@ func frontendCheck(ctx context.Context, s *lab.Spec, lbc loadbalancer.Config, fe
 
 // httpsGet fetches path through the frontend. On a probe lab the MCS port is
 // verified like a node does it: the lab CA, server name api-int.
-func httpsGet(ctx context.Context, s *lab.Spec, hp string, port int, path string) (body, node string, err error) {
+func httpsGet(ctx context.Context, s *lab.Spec, hp string, port int, path string, dial DialFunc) (body, node string, err error) {
 	tcfg := &tls.Config{InsecureSkipVerify: true} //nolint:gosec // the API's CA is not the host's; reachability is checked here
 	if s.Profile == lab.ProfileProbe && port == lab.PortMachineConfig {
 		if pool, err := labCAPool(s); err == nil {
 			tcfg = &tls.Config{RootCAs: pool, ServerName: "api-int." + s.Cluster.Domain()}
 		}
 	}
-	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: tcfg, DisableKeepAlives: true}}
+	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: tcfg, DisableKeepAlives: true, DialContext: dial}}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "https://"+hp+path, nil)
 	if err != nil {
 		return "", "", err
@@ -627,12 +651,13 @@ func healthy(b loadbalancer.BackendStatus) bool {
 	return b.Status == "UP" && !strings.HasPrefix(b.LastCheck, "INI")
 }
 
-// labResolver asks the lab's dnsmasq (on the network gateway) directly.
-func labResolver(gateway string) *net.Resolver {
+// labResolver asks the lab's dnsmasq (on the network gateway) directly,
+// over TCP: a tunnel through an SSH connection carries streams only (Go's
+// resolver speaks DNS over TCP on a connection that is not a PacketConn).
+func labResolver(gateway string, dial DialFunc) *net.Resolver {
 	server := net.JoinHostPort(gateway, "53")
-	return &net.Resolver{PreferGo: true, Dial: func(ctx context.Context, network, _ string) (net.Conn, error) {
-		var d net.Dialer
-		return d.DialContext(ctx, network, server)
+	return &net.Resolver{PreferGo: true, Dial: func(ctx context.Context, _, _ string) (net.Conn, error) {
+		return dial(ctx, "tcp", server)
 	}}
 }
 

@@ -177,6 +177,14 @@ func newLab(t *testing.T) labEnv { t.Helper(); return newLabWith(t, "") }
 // newLabWith is newLab with extra YAML appended to the spec (nodes, topology...).
 func newLabWith(t *testing.T, extra string) labEnv {
 	t.Helper()
+	return newLabSpec(t, extra, true)
+}
+
+// newLabSpec is newLabWith; localPool puts the lab's storage pool under its
+// e2e directory, which exists on this machine only (a lab on a remote
+// hypervisor keeps the default pool directory, there).
+func newLabSpec(t *testing.T, extra string, localPool bool) labEnv {
+	t.Helper()
 	b := make([]byte, 3)
 	_, _ = rand.Read(b)
 	name := "e2e-" + hex.EncodeToString(b)
@@ -186,6 +194,10 @@ func newLabWith(t *testing.T, extra string) labEnv {
 		t.Fatal(err)
 	}
 	_ = os.Chmod(e2eRoot, 0o755)
+	storage := ""
+	if localPool {
+		storage = fmt.Sprintf("storage:\n  poolDir: %s\n", filepath.Join(dir, "pool"))
+	}
 	spec := fmt.Sprintf(`name: %s
 profile: probe
 accelerator: tcg
@@ -193,9 +205,7 @@ network:
   cidr: %s
   mode: isolated
 labDir: %s
-storage:
-  poolDir: %s
-%s`, name, cidr, filepath.Join(dir, "lab"), filepath.Join(dir, "pool"), extra)
+%s%s`, name, cidr, filepath.Join(dir, "lab"), storage, extra)
 	file := filepath.Join(dir, "bootlab.yaml")
 	if err := os.WriteFile(file, []byte(spec), 0o644); err != nil {
 		t.Fatal(err)

@@ -76,7 +76,12 @@ func runApproveCSRs(ctx context.Context, f *cmdutil.Factory, opts *ApproveCSRsOp
 	if spec.Profile != lab.ProfileOpenShift {
 		return cmdutil.WithCode(cmdutil.ExitInvalid, fmt.Errorf("lab %s is a %s lab: it has no cluster whose CSRs to approve", spec.Name, spec.Profile))
 	}
-	api, err := cluster.LabClient(spec)
+	ln, done, err := labNet(ctx, f, spec)
+	if err != nil {
+		return err
+	}
+	defer done()
+	api, err := cluster.LabClient(spec, ln)
 	if err != nil {
 		return err
 	}

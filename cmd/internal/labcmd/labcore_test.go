@@ -3,6 +3,7 @@ package labcmd
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -13,7 +14,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"golang.org/x/crypto/ssh"
+
 	"github.com/bootlab/bootlab/cmd/internal/cmdutil"
+	"github.com/bootlab/bootlab/internal/sshc/sshctest"
 	"github.com/bootlab/bootlab/lab"
 )
 
@@ -55,17 +59,11 @@ func TestSSHArgsAndCommand(t *testing.T) {
 	require.NoError(t, cmd.Execute())
 	assert.Equal(t, "master-0", got.Node)
 	assert.Equal(t, []string{"uname", "-a"}, got.Command)
+	assert.Equal(t, 22, got.Port)
 
 	cmd = NewCmdSSH(testFactory(), func(o *SSHOptions) error { return nil })
 	cmd.SetArgs([]string{"master-0", "uname"})
 	assert.ErrorContains(t, cmd.Execute(), "after --")
-
-	s := &lab.Spec{Name: "a", LabDir: "/l"}
-	args := SSHArgs(s, lab.Node{Name: "m", IP: "10.0.0.11"}, []string{"id"})
-	joined := strings.Join(args, " ")
-	assert.Contains(t, joined, "-i /l/ssh/id_ed25519")
-	assert.Contains(t, joined, "UserKnownHostsFile=/l/ssh/known_hosts")
-	assert.Equal(t, []string{"core@10.0.0.11", "--", "id"}, args[len(args)-3:])
 }
 
 func TestConsoleNeedsNode(t *testing.T) {
@@ -117,81 +115,95 @@ func TestPrintStatus(t *testing.T) {
 	assert.Contains(t, s, "10.0.0.11 (no lease)")
 }
 
-func TestSSHRunsClientWithLabKey(t *testing.T) {
-	dir := t.TempDir()
-	s := &lab.Spec{Name: "sshlab", Profile: lab.ProfileOpenShift, LabDir: filepath.Join(dir, "lab"), Libvirt: lab.Libvirt{URI: "test:///default"}}
+// sshLab saves the state of a lab whose node runs an SSH server at srv
+// (its address made 127.0.0.1), with srv's client key as the lab key.
+func sshLab(t *testing.T, s *lab.Spec, node string, srv *sshctest.Server) {
+	t.Helper()
+	s.Network.CIDR = "127.0.0.0/24"
 	s.Defaults()
-	require.NoError(t, lab.EnsureSSHKey(s))
+	for i := range s.Nodes {
+		if s.Nodes[i].Name == node {
+			s.Nodes[i].IP = srv.Host
+		}
+	}
+	key, err := os.ReadFile(srv.KeyFile)
+	require.NoError(t, err)
+	require.NoError(t, os.MkdirAll(filepath.Dir(s.SSHKeyPath()), 0o700))
+	require.NoError(t, os.WriteFile(s.SSHKeyPath(), key, 0o600))
 	require.NoError(t, (&lab.State{Spec: s}).Save(s.LabDir))
-	// A stand-in ssh client that prints its arguments and exits 3.
-	fake := filepath.Join(dir, "fake-ssh")
-	require.NoError(t, os.WriteFile(fake, []byte("#!/bin/sh\necho \"$@\"\nexit 3\n"), 0o755))
+}
 
+// runSSHCmd runs `lab ssh ARGS...` against nodes listening on port.
+func runSSHCmd(t *testing.T, port int, args ...string) (*cmdutil.Factory, error) {
+	t.Helper()
 	f := testFactory()
 	f.Log = slog.New(slog.DiscardHandler)
-	out := f.Streams.Out.(*bytes.Buffer)
-	cmd := NewCmdSSH(f, nil)
-	cmd.SetArgs([]string{"--lab-dir", s.LabDir, "--name", "sshlab", "--ssh", fake, "master-1", "--", "hostname"})
-	err := cmd.Execute()
+	cmd := NewCmdSSH(f, func(o *SSHOptions) error {
+		o.Port = port
+		return runSSH(context.Background(), f, o)
+	})
+	cmd.SetArgs(args)
+	return f, cmd.Execute()
+}
+
+// lab ssh logs in as core with the lab key through bootlab's SSH client,
+// records the node's host key in the lab's known_hosts (trust on first
+// use), runs the words after -- as one command line and exits with its code.
+func TestSSHRunsCommandWithLabKey(t *testing.T) {
+	srv := sshctest.Start(t)
+	s := &lab.Spec{Name: "sshlab", Profile: lab.ProfileOpenShift, LabDir: filepath.Join(t.TempDir(), "lab"), Libvirt: lab.Libvirt{URI: "test:///default"}}
+	sshLab(t, s, "master-1", srv)
+
+	f, err := runSSHCmd(t, srv.Port, "--lab-dir", s.LabDir, "--name", "sshlab", "master-1", "--", "echo", "hi;", "exit", "3")
 	var ce cmdutil.ExitCoder
 	require.ErrorAs(t, err, &ce)
-	assert.Equal(t, 3, ce.ExitCode(), "ssh's exit code is passed on")
-	m1, _ := s.Node("master-1")
-	assert.Contains(t, out.String(), "-i "+s.SSHKeyPath())
-	assert.Contains(t, out.String(), "core@"+m1.IP+" -- hostname")
+	assert.Equal(t, 3, ce.ExitCode(), "the command's exit code is passed on")
+	assert.Equal(t, "hi\n", f.Streams.Out.(*bytes.Buffer).String())
+	cmds := srv.Commands()
+	require.Len(t, cmds, 1)
+	assert.Equal(t, "bash -c 'echo hi; exit 3'", cmds[0], "as core, no sudo")
+
+	kh, err := os.ReadFile(s.KnownHostsPath())
+	require.NoError(t, err)
+	assert.Contains(t, string(kh), strings.TrimSpace(string(ssh.MarshalAuthorizedKey(srv.HostKey))))
+
+	_, err = runSSHCmd(t, srv.Port, "--lab-dir", s.LabDir, "--name", "sshlab", "master-1", "--", "true")
+	require.NoError(t, err)
 }
 
 // Probe nodes run no sshd: lab ssh says so and points at console and verify
 // instead of letting ssh fail with "Connection refused".
 func TestSSHRefusesProbeLab(t *testing.T) {
-	dir := t.TempDir()
-	s := &lab.Spec{Name: "sshprobe", LabDir: filepath.Join(dir, "lab"), Libvirt: lab.Libvirt{URI: "test:///default"}}
-	s.Defaults()
+	srv := sshctest.Start(t)
+	s := &lab.Spec{Name: "sshprobe", LabDir: filepath.Join(t.TempDir(), "lab"), Libvirt: lab.Libvirt{URI: "test:///default"}}
+	sshLab(t, s, "master-0", srv)
 	require.Equal(t, lab.ProfileProbe, s.Profile)
-	require.NoError(t, (&lab.State{Spec: s}).Save(s.LabDir))
-	fake := filepath.Join(dir, "fake-ssh")
-	require.NoError(t, os.WriteFile(fake, []byte("#!/bin/sh\necho ran\n"), 0o755))
 
-	f := testFactory()
-	f.Log = slog.New(slog.DiscardHandler)
-	cmd := NewCmdSSH(f, nil)
-	cmd.SetArgs([]string{"--lab-dir", s.LabDir, "--name", "sshprobe", "--ssh", fake, "master-0"})
-	err := cmd.Execute()
+	_, err := runSSHCmd(t, srv.Port, "--lab-dir", s.LabDir, "--name", "sshprobe", "master-0")
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "lab sshprobe is a probe lab")
 	assert.Contains(t, err.Error(), "`bootlab lab console master-0`")
-	assert.NotContains(t, f.Streams.Out.(*bytes.Buffer).String(), "ran", "ssh must not run")
+	assert.Zero(t, srv.Conns(), "no SSH connection")
 }
 
-// A rehearsal lab's bootstrap runs sshd: lab ssh runs the client for it,
-// and still refuses the lab's other (probe) nodes.
+// A rehearsal lab's bootstrap runs sshd: lab ssh reaches it, and still
+// refuses the lab's other (probe) nodes.
 func TestSSHRehearsalBootstrap(t *testing.T) {
-	dir := t.TempDir()
-	s := &lab.Spec{Name: "sshreh", LabDir: filepath.Join(dir, "lab"), Libvirt: lab.Libvirt{URI: "test:///default"},
+	srv := sshctest.Start(t)
+	s := &lab.Spec{Name: "sshreh", LabDir: filepath.Join(t.TempDir(), "lab"), Libvirt: lab.Libvirt{URI: "test:///default"},
 		OpenShift: lab.OpenShift{ManualBootstrap: true}}
-	s.Defaults()
+	sshLab(t, s, "bootstrap", srv)
 	require.True(t, s.Rehearsal())
-	require.NoError(t, lab.EnsureSSHKey(s))
-	require.NoError(t, (&lab.State{Spec: s}).Save(s.LabDir))
-	fake := filepath.Join(dir, "fake-ssh")
-	require.NoError(t, os.WriteFile(fake, []byte("#!/bin/sh\necho \"$@\"\n"), 0o755))
 
-	f := testFactory()
-	f.Log = slog.New(slog.DiscardHandler)
-	cmd := NewCmdSSH(f, nil)
-	cmd.SetArgs([]string{"--lab-dir", s.LabDir, "--name", "sshreh", "--ssh", fake, "bootstrap", "--", "true"})
-	require.NoError(t, cmd.Execute())
-	bs, _ := s.Node("bootstrap")
-	assert.Contains(t, f.Streams.Out.(*bytes.Buffer).String(), "core@"+bs.IP+" -- true")
+	f, err := runSSHCmd(t, srv.Port, "--lab-dir", s.LabDir, "--name", "sshreh", "bootstrap", "--", "echo", "in")
+	require.NoError(t, err)
+	assert.Equal(t, "in\n", f.Streams.Out.(*bytes.Buffer).String())
 
-	f = testFactory()
-	f.Log = slog.New(slog.DiscardHandler)
-	cmd = NewCmdSSH(f, nil)
-	cmd.SetArgs([]string{"--lab-dir", s.LabDir, "--name", "sshreh", "--ssh", fake, "master-0"})
-	err := cmd.Execute()
+	conns := srv.Conns()
+	_, err = runSSHCmd(t, srv.Port, "--lab-dir", s.LabDir, "--name", "sshreh", "master-0")
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "only its bootstrap node runs an SSH server")
-	assert.Empty(t, f.Streams.Out.(*bytes.Buffer).String(), "ssh must not run")
+	assert.Equal(t, conns, srv.Conns(), "no SSH connection")
 }
 
 func TestUpNextStepsFitTheProfile(t *testing.T) {
@@ -231,4 +243,31 @@ func isolatedHost(t *testing.T) string {
 	t.Setenv(cmdutil.EnvLab, "")
 	t.Chdir(t.TempDir())
 	return home
+}
+
+// A lab on a remote hypervisor: lab ssh reaches the node through the
+// hypervisor host's SSH connection (like ssh -J), never directly.
+func TestSSHThroughRemoteHypervisor(t *testing.T) {
+	hyper := sshctest.Start(t)
+	node := sshctest.Start(t)
+	dir := t.TempDir()
+	hyperKH := filepath.Join(dir, "hyper_known_hosts")
+	uri := fmt.Sprintf("qemu+ssh://root@%s/system?keyfile=%s&known_hosts=%s", hyper.Addr, hyper.KeyFile, hyperKH)
+	s := &lab.Spec{Name: "sshremote", LabDir: filepath.Join(dir, "lab"), Libvirt: lab.Libvirt{URI: uri},
+		OpenShift: lab.OpenShift{ManualBootstrap: true}}
+	sshLab(t, s, "bootstrap", node)
+
+	f, err := runSSHCmd(t, node.Port, "--lab-dir", s.LabDir, "--name", "sshremote", "bootstrap", "--", "echo", "behind")
+	require.NoError(t, err)
+	assert.Equal(t, "behind\n", f.Streams.Out.(*bytes.Buffer).String())
+	assert.Equal(t, []string{"tcp " + node.Addr}, hyper.Dials(), "the node was dialled from the hypervisor host")
+	assert.Empty(t, hyper.Commands(), "nothing ran on the hypervisor")
+	assert.Equal(t, []string{"bash -c 'echo behind'"}, node.Commands())
+	// One host-key policy, two files: the hypervisor's where the URI says,
+	// the node's in the lab.
+	for _, kh := range []string{hyperKH, s.KnownHostsPath()} {
+		data, err := os.ReadFile(kh)
+		require.NoError(t, err)
+		assert.Equal(t, 1, strings.Count(string(data), "\n"), kh)
+	}
 }

@@ -2,14 +2,14 @@ package labcmd
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
-	"os/exec"
+	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/bootlab/bootlab/cmd/internal/cmdutil"
+	"github.com/bootlab/bootlab/internal/sshc"
 	"github.com/bootlab/bootlab/lab"
 )
 
@@ -18,19 +18,23 @@ type SSHOptions struct {
 	Spec    cmdutil.SpecFlags
 	Node    string
 	Command []string
-	// SSH is the ssh client binary.
-	SSH string
+	// Port is the node's SSH port (22; tests point it elsewhere).
+	Port int
 }
 
 // NewCmdSSH builds `lab ssh NODE [-- cmd...]`.
 func NewCmdSSH(f *cmdutil.Factory, runF func(*SSHOptions) error) *cobra.Command {
-	opts := &SSHOptions{}
+	opts := &SSHOptions{Port: 22}
 	cmd := &cobra.Command{
 		Use:   "ssh NODE [-- COMMAND...]",
 		Short: "Log in to a node as core with the lab's SSH key",
-		Long: `Run ssh to core@<node IP> with the lab's key. Host keys go to the lab's own
-known_hosts file, so your ~/.ssh/known_hosts is never touched (lab VMs get
-new host keys every time they are rebuilt).`,
+		Long: `Log in to core@<node IP> with the lab's key, or run COMMAND there. Host keys
+go to the lab's own known_hosts file, so your ~/.ssh/known_hosts is never
+touched (lab VMs get new host keys every time they are rebuilt).
+
+A lab on a remote hypervisor (libvirt.uri qemu+ssh://user@host/system) is
+reached through that host's SSH connection, like ssh -J: the lab network
+exists only there.`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) < 1 {
 				return cmdutil.UsageErrorf("lab ssh needs a NODE (see `bootlab lab status`)")
@@ -55,25 +59,7 @@ new host keys every time they are rebuilt).`,
 	}
 	cmdutil.AddTargetFlags(cmd, &opts.Spec)
 	cmd.ValidArgsFunction = opts.Spec.CompleteNodes
-	cmd.Flags().StringVar(&opts.SSH, "ssh", "ssh", "ssh client to run")
 	return cmd
-}
-
-// SSHArgs are the ssh arguments to reach node n of spec s.
-func SSHArgs(s *lab.Spec, n lab.Node, command []string) []string {
-	args := []string{
-		"-i", s.SSHKeyPath(),
-		"-o", "IdentitiesOnly=yes",
-		"-o", "UserKnownHostsFile=" + s.KnownHostsPath(),
-		"-o", "StrictHostKeyChecking=accept-new",
-		"-o", "ConnectTimeout=10",
-		"core@" + n.IP,
-	}
-	if len(command) > 0 {
-		args = append(args, "--")
-		args = append(args, command...)
-	}
-	return args
 }
 
 func runSSH(ctx context.Context, f *cmdutil.Factory, opts *SSHOptions) error {
@@ -94,18 +80,33 @@ func runSSH(ctx context.Context, f *cmdutil.Factory, opts *SSHOptions) error {
 	if _, err := os.Stat(spec.SSHKeyPath()); err != nil {
 		return fmt.Errorf("lab SSH key %s missing: run `bootlab lab up` first", spec.SSHKeyPath())
 	}
-	bin, err := exec.LookPath(opts.SSH)
+	h, err := cmdutil.LabHost(ctx, f, spec)
 	if err != nil {
-		return fmt.Errorf("%s not found: apt-get install -y openssh-client", opts.SSH)
+		return err
 	}
-	c := exec.CommandContext(ctx, bin, SSHArgs(spec, n, opts.Command)...)
-	c.Stdin, c.Stdout, c.Stderr = f.Streams.In, f.Streams.Out, f.Streams.ErrOut
-	f.Log.Debug("running ssh", "args", c.Args)
-	err = c.Run()
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		// ssh already said why; exit with its code (255: ssh itself failed).
-		return cmdutil.WithCode(ee.ExitCode(), cmdutil.ErrSilent)
+	defer h.Close()
+	c, err := sshc.Dial(ctx, sshc.Config{
+		Host: n.IP, Port: opts.Port, User: "core", KeyFiles: []string{spec.SSHKeyPath()},
+		KnownHosts: spec.KnownHostsPath(), Via: cmdutil.NodeVia(h), Log: f.Log,
+	})
+	if err != nil {
+		return fmt.Errorf("lab ssh %s: %w (is it up? `bootlab lab status`)", n.Name, err)
 	}
-	return err
+	defer c.Close()
+	var code int
+	if len(opts.Command) > 0 {
+		// As ssh does: the words after -- make one command line for the
+		// node's shell.
+		code, err = c.Stream(ctx, strings.Join(opts.Command, " "), f.Streams.In, f.Streams.Out, f.Streams.ErrOut)
+	} else {
+		code, err = c.Shell(ctx, f.Streams.In, f.Streams.Out, f.Streams.ErrOut)
+	}
+	if err != nil {
+		return err
+	}
+	if code != 0 {
+		// The command said why; exit with its code, as ssh does.
+		return cmdutil.WithCode(code, cmdutil.ErrSilent)
+	}
+	return nil
 }

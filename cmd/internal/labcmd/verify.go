@@ -12,6 +12,7 @@ import (
 
 	"github.com/bootlab/bootlab/cmd/internal/cmdutil"
 	"github.com/bootlab/bootlab/lab"
+	"github.com/bootlab/bootlab/lab/host"
 	"github.com/bootlab/bootlab/lab/libvirt"
 	"github.com/bootlab/bootlab/lab/verify"
 )
@@ -69,11 +70,16 @@ func runVerify(ctx context.Context, f *cmdutil.Factory, opts *VerifyOptions) err
 	vopts := verify.Options{Timeout: opts.Timeout, Log: f.Log, Status: f.Status, Accelerator: st.Accelerator}
 	// Node state first: a VM that is shut off still has yesterday's reports
 	// on its console, and they must not pass for today's. The connection
-	// stays open: its host holds the console logs and the load balancer.
+	// stays open: its host holds the console logs and the load balancer,
+	// and for a remote lab it is the only way to the lab network.
 	conn, err := libvirt.Connect(ctx, spec.Libvirt.URI, f.Log)
-	if err != nil {
+	switch {
+	case err != nil && host.IsRemote(spec.Libvirt.URI):
+		// Nothing of a remote lab can be checked without its hypervisor.
+		return fmt.Errorf("verify lab %s: %w", spec.Name, err)
+	case err != nil:
 		f.Log.Warn("cannot read the VMs' state from libvirt: trusting the console reports as they are", "err", err)
-	} else {
+	default:
 		defer conn.Close()
 		vopts.Host = conn.Host()
 		if vms, err := nodeVMs(ctx, conn, spec); err != nil {

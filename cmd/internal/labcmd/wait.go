@@ -88,7 +88,12 @@ func runWait(ctx context.Context, f *cmdutil.Factory, opts *WaitOptions) error {
 	if spec.Profile != lab.ProfileOpenShift {
 		return cmdutil.WithCode(cmdutil.ExitInvalid, fmt.Errorf("lab %s is a %s lab: `lab wait` follows a real OpenShift install (give a pull secret); a probe lab is checked with `bootlab lab verify`", spec.Name, spec.Profile))
 	}
-	api, err := cluster.LabClient(spec)
+	ln, done, err := labNet(ctx, f, spec)
+	if err != nil {
+		return err
+	}
+	defer done()
+	api, err := cluster.LabClient(spec, ln)
 	if err != nil {
 		return err
 	}
@@ -105,14 +110,14 @@ func runWait(ctx context.Context, f *cmdutil.Factory, opts *WaitOptions) error {
 		APITimeout: opts.APITimeout, BootstrapTimeout: opts.BootstrapTimeout, Interval: opts.Interval,
 		Status: f.Status, Log: f.Log,
 	}
-	if mcs, err := cluster.LabMCS(spec); err == nil {
+	if mcs, err := cluster.LabMCS(spec, ln); err == nil {
 		o.MCS = mcs
 	} else {
 		f.Log.Warn("not checking the Machine Config Server", "err", err)
 	}
 	removed := st.BootstrapRemoved
 	if !opts.NoSSH && !removed {
-		if r, err := cluster.BootstrapSSH(spec); err == nil {
+		if r, err := cluster.BootstrapSSH(spec, ln); err == nil {
 			defer r.Close()
 			o.Bootstrap = r
 		} else {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/bootlab/bootlab/cmd/internal/cmdutil"
 	"github.com/bootlab/bootlab/lab"
+	labhost "github.com/bootlab/bootlab/lab/host"
 	"github.com/bootlab/bootlab/stages"
 )
 
@@ -77,7 +78,7 @@ func addVersionFlags(cmd *cobra.Command, t *Target) {
 
 func addNodeFlags(cmd *cobra.Command, t *Target) {
 	fl := cmd.Flags()
-	fl.StringVar(&t.Host, "host", "", "node address (default: the lab's bootstrap node)")
+	fl.StringVar(&t.Host, "host", "", "node address (default: the lab's bootstrap node); a remote lab's nodes are reached through its hypervisor host")
 	fl.IntVar(&t.Port, "port", 22, "SSH port")
 	fl.StringVar(&t.User, "user", "core", "SSH user; commands run through sudo unless it is root")
 	fl.StringVar(&t.Key, "key", "", "SSH private key (default: the lab key)")
@@ -190,15 +191,37 @@ func (t *Target) connect(ctx context.Context, f *cmdutil.Factory, r *resolved) (
 	if kh == "" {
 		kh = r.spec.KnownHostsPath()
 	}
-	f.Status.Start("connecting to %s@%s", t.User, host)
+	// A lab on a remote hypervisor: its network exists only there, so the
+	// node is reached through the hypervisor host's SSH connection.
+	hyper := labhost.Host(labhost.Local{})
+	if r.stateErr == nil && labhost.IsRemote(r.spec.Libvirt.URI) {
+		f.Status.Start("connecting to the hypervisor of lab %s", r.spec.Name)
+		var err error
+		hyper, err = cmdutil.LabHost(ctx, f, r.spec)
+		f.Status.End(err == nil)
+		if err != nil {
+			return nil, nil, err
+		}
+	}
+	f.Status.Start("connecting to %s@%s%s", t.User, host, via(hyper))
 	n, err := stages.DialSSH(ctx, stages.SSHConfig{
-		Host: host, Port: t.Port, User: t.User, KeyPath: key, KnownHostsPath: kh, Log: f.Log,
+		Host: host, Port: t.Port, User: t.User, KeyPath: key, KnownHostsPath: kh,
+		Via: cmdutil.NodeVia(hyper), Log: f.Log,
 	})
 	f.Status.End(err == nil)
 	if err != nil {
+		_ = hyper.Close()
 		return nil, nil, err
 	}
-	return n, func() { _ = n.Close() }, nil
+	return n, func() { _ = n.Close(); _ = hyper.Close() }, nil
+}
+
+// via names the hypervisor host a node is reached through, if not this machine.
+func via(h labhost.Host) string {
+	if !h.Remote() {
+		return ""
+	}
+	return " via " + h.Name()
 }
 
 // bootstrapNodeMarks are what every bootstrap node has before bootkube runs:
