@@ -3,13 +3,16 @@
 package e2e
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -179,6 +182,10 @@ func TestRemoteLab(t *testing.T) {
 			assert.True(t, names[want], "check %q is there and ✓", want)
 		}
 
+		// Host DNS, asked for: lab dns-proxy answers the lab's names on
+		// the workstation, over UDP and TCP, from the dnsmasq behind the host.
+		checkDNSProxy(t, l)
+
 		// status finds the load balancer on the host; console reads the
 		// node's log there.
 		r = mustRun(t, "lab", "status", "-f", l.SpecFile, "-o", "json")
@@ -273,4 +280,50 @@ func TestRemoteLab(t *testing.T) {
 		assert.Empty(t, remoteLeftovers(t, h, l), "lab down leaves nothing on the remote host")
 		assert.Empty(t, workstationLeftovers(l))
 	})
+}
+
+// checkDNSProxy runs `lab dns-proxy` on a free local port and resolves the
+// lab's API name through it with dig, over UDP and over TCP: the answers
+// come from the lab's dnsmasq on the remote host, through the SSH tunnel.
+func checkDNSProxy(t *testing.T, l labEnv) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	listen := ln.Addr().String()
+	ln.Close()
+	_, port, _ := net.SplitHostPort(listen)
+	cmd := exec.Command(bootlabBin, "lab", "dns-proxy", "-f", l.SpecFile, "--listen", listen)
+	var errb lockedBuffer
+	cmd.Stderr = &errb
+	require.NoError(t, cmd.Start())
+	defer func() {
+		_ = cmd.Process.Signal(os.Interrupt)
+		err := cmd.Wait()
+		assert.NoError(t, err, "dns-proxy exits 0 when interrupted:\n%s", errb.String())
+	}()
+	require.Eventually(t, func() bool { return strings.Contains(errb.String(), "answering DNS on") }, time.Minute, 200*time.Millisecond, "dns-proxy did not start:\n%s", errb.String())
+	assert.Contains(t, errb.String(), "server=/ocp.lab.local/127.0.0.1#"+port, "it prints the resolver line")
+	for _, proto := range []string{"+notcp", "+tcp"} {
+		out, err := exec.Command("dig", "+short", "+time=5", "+tries=2", proto, "-p", port, "@127.0.0.1", "api.ocp.lab.local", "A").Output()
+		require.NoError(t, err, "dig %s through dns-proxy", proto)
+		assert.Equal(t, []string{l.Gateway()}, strings.Fields(string(out)), "dig %s through dns-proxy: api.ocp.lab.local is the lab's load balancer", proto)
+	}
+}
+
+// lockedBuffer is a bytes.Buffer a child process writes while the test reads.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
 }
