@@ -93,7 +93,10 @@ func qemuOwner(ctx context.Context, h host.Host) *VolumeOwner {
 func (r *labRun) ensureBootVolumes(ctx context.Context, vols []BootVolume) (string, error) {
 	pool := r.s.PoolName()
 	var sent int64
-	n, err := parallel(ctx, vols, 2, func(ctx context.Context, v BootVolume) (bool, error) {
+	// One upload at a time: two libvirt streams at once on one connection
+	// hung an upload for ten minutes in CI (the files are small: a kernel,
+	// two initrds, a few KiB of Ignition per node).
+	n, err := parallel(ctx, vols, 1, func(ctx context.Context, v BootVolume) (bool, error) {
 		_, err := r.hv.LookupVolume(ctx, pool, v.Name)
 		switch {
 		case err == nil:
