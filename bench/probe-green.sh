@@ -63,3 +63,36 @@ t2=$(date +%s.%N)
 checks=$(grep -c '✓' "$work/verify.txt" || true)
 awk -v a="$t0" -v b="$t1" -v c="$t2" -v n="$checks" -v acc="$accel" -v cpus="$(nproc)" 'BEGIN {
   printf "probe lab (1 bootstrap, 3 masters, 2 workers, %s, %d cores): lab up %.1fs, lab up -> all %d checks ✓ %.1fs (target < 60 s)\n", acc, cpus, b - a, n, c - a }'
+
+# Where the time went, from the reports the nodes wrote on their consoles
+# (the last whole report of each node). "agent" is when the probe agent
+# started, against the start of lab up (the guest clock comes from the
+# RTC: +-1 s); dhcp and ignition-fetch are those checks' own durations;
+# "reported" is when the node's last check finished; verify's own time is
+# what follows the slowest node's report.
+lastreport() {
+  grep -ao 'BOOTLAB-PROBE-REPORT {.*' "$1" | sed 's/^BOOTLAB-PROBE-REPORT //' | tac |
+    while IFS= read -r line; do
+      if jq -e '.checks' >/dev/null 2>&1 <<<"$line"; then printf '%s\n' "$line"; break; fi
+    done
+}
+rows=$work/breakdown.tsv
+: >"$rows"
+for log in "$work"/lab/console/*.log; do
+  rep=$(lastreport "$log")
+  [[ -n $rep ]] || die "no whole probe report in $log"
+  jq -r --argjson t0 "$t0" '
+    def epoch: sub("\\.[0-9]+"; "") | sub("[+-]00:00$"; "Z") | fromdateiso8601;
+    def ms($n): ([.checks[] | select(.name == $n) | .durationMs] | add // 0) / 1000;
+    [ .node,
+      ((.boot | epoch) - $t0),
+      ms("dhcp"),
+      ms("ignition-fetch"),
+      ([.checks[] | ((.start | epoch) + .durationMs / 1000)] | max) - $t0
+    ] | @tsv' <<<"$rep" >>"$rows"
+done
+awk -F'\t' -v t2="$t2" -v t0="$t0" '
+  { if ($2 > agent) agent = $2; if ($3 > dhcp) dhcp = $3; if ($4 > fetch) fetch = $4
+    if ($5 > done) { done = $5; slow = $1 } }
+  END { printf "  where the time went (slowest of %d nodes): agent started %.1fs after lab up began, dhcp %.1fs, ignition-fetch %.1fs, last node (%s) reported all checks at %.1fs, verify saw every check ✓ at %.1fs\n",
+        NR, agent, dhcp, fetch, slow, done, t2 - t0 }' "$rows"
