@@ -11,6 +11,8 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+
+	"github.com/bootlab/bootlab/internal/sshc"
 )
 
 // Node is the machine a stage runs on (the bootstrap node). Commands run as
@@ -120,10 +122,8 @@ func (s shellFiles) ReadFile(ctx context.Context, path string) ([]byte, error) {
 }
 
 func (s shellFiles) WriteFile(ctx context.Context, path string, data []byte, mode fs.FileMode) error {
-	q := ShellQuote(path)
-	cmd := fmt.Sprintf("mkdir -p -- \"$(dirname -- %[1]s)\" && umask 077 && cat > %[1]s.bootlab-tmp && chmod %[2]o %[1]s.bootlab-tmp && mv -f -- %[1]s.bootlab-tmp %[1]s", q, mode.Perm())
 	var errb bytes.Buffer
-	code, err := s.run(ctx, cmd, bytes.NewReader(data), io.Discard, &errb)
+	code, err := s.run(ctx, sshc.WriteFileCommand(path, mode), bytes.NewReader(data), io.Discard, &errb)
 	if err != nil {
 		return err
 	}

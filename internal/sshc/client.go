@@ -271,6 +271,13 @@ func (c *Client) Stream(ctx context.Context, cmd string, stdin io.Reader, stdout
 		return -1, ctx.Err()
 	case err = <-done:
 	}
+	return c.exitStatus(err, firstLine(cmd)+": the command")
+}
+
+// exitStatus is the exit code of a finished session: its status, -1 with
+// no error when a signal ended it, an error when the connection dropped
+// before any status came (what names the command or shell in it).
+func (c *Client) exitStatus(err error, what string) (int, error) {
 	var ee *ssh.ExitError
 	if errors.As(err, &ee) {
 		if ee.Signal() != "" {
@@ -280,7 +287,7 @@ func (c *Client) Stream(ctx context.Context, cmd string, stdin io.Reader, stdout
 	}
 	var me *ssh.ExitMissingError
 	if errors.As(err, &me) {
-		return -1, fmt.Errorf("ssh %s: %s: the command ended without an exit status (connection lost?)", c, firstLine(cmd))
+		return -1, fmt.Errorf("ssh %s: %s ended without an exit status (connection lost?)", c, what)
 	}
 	if err != nil {
 		return -1, fmt.Errorf("ssh %s: %w", c, err)
@@ -334,14 +341,10 @@ func (c *Client) ReadFile(ctx context.Context, path string) ([]byte, error) {
 }
 
 // WriteFile writes data to path on the host with mode (permission bits),
-// creating the directory: written to a temporary file first (umask 077, so
-// a secret is never readable by others, even briefly) and renamed over
-// path, so a reader sees the old or the new content, never half.
+// as WriteFileCommand says.
 func (c *Client) WriteFile(ctx context.Context, path string, data []byte, mode fs.FileMode) error {
-	q := Quote(path)
-	cmd := fmt.Sprintf("mkdir -p -- \"$(dirname -- %[1]s)\" && umask 077 && cat > %[1]s.bootlab-tmp && chmod %[2]o %[1]s.bootlab-tmp && mv -f -- %[1]s.bootlab-tmp %[1]s", q, mode.Perm())
 	var errb bytes.Buffer
-	code, err := c.Stream(ctx, cmd, bytes.NewReader(data), io.Discard, &errb)
+	code, err := c.Stream(ctx, WriteFileCommand(path, mode), bytes.NewReader(data), io.Discard, &errb)
 	if err != nil {
 		return err
 	}
@@ -387,6 +390,14 @@ func (c *Client) DialContext(ctx context.Context, network, addr string) (net.Con
 		}
 	}
 	return nil, fmt.Errorf("dial through %s: network %q is not supported (tcp or unix)", c, network)
+}
+
+// WriteFileCommand is the shell command that writes its standard input to
+// path with mode: into a temporary file first (umask 077, so a secret is
+// never readable by others, even briefly), renamed over path, so a reader
+// sees the old or the new content, never half; the directory is made.
+func WriteFileCommand(path string, mode fs.FileMode) string {
+	return fmt.Sprintf("mkdir -p -- \"$(dirname -- %[1]s)\" && umask 077 && cat > %[1]s.bootlab-tmp && chmod %[2]o %[1]s.bootlab-tmp && mv -f -- %[1]s.bootlab-tmp %[1]s", Quote(path), mode.Perm())
 }
 
 // Quote quotes s for a POSIX shell.

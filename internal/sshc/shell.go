@@ -2,7 +2,6 @@ package sshc
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -64,19 +63,5 @@ func (c *Client) Shell(ctx context.Context, stdin io.Reader, stdout, stderr io.W
 		return -1, ctx.Err()
 	case err = <-done:
 	}
-	var ee *ssh.ExitError
-	if errors.As(err, &ee) {
-		if ee.Signal() != "" {
-			return -1, nil
-		}
-		return ee.ExitStatus(), nil
-	}
-	var me *ssh.ExitMissingError
-	if errors.As(err, &me) {
-		return -1, fmt.Errorf("ssh %s: the shell ended without an exit status (connection lost?)", c)
-	}
-	if err != nil {
-		return -1, fmt.Errorf("ssh %s: %w", c, err)
-	}
-	return 0, nil
+	return c.exitStatus(err, "the shell")
 }
