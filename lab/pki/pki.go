@@ -63,6 +63,28 @@ func NewCA(cn string) (Pair, error) {
 
 // NewServing returns a serverAuth certificate for dnsNames signed by ca.
 func NewServing(ca Pair, cn string, dnsNames []string) (Pair, error) {
+	tmpl := leafTemplate(cn, nil, x509.ExtKeyUsageServerAuth)
+	tmpl.DNSNames = dnsNames
+	return signedBy(ca, tmpl, fmt.Sprintf("serving certificate for %v", dnsNames))
+}
+
+// leafTemplate is the certificate of a non-CA subject cn in groups orgs,
+// valid for the given uses.
+func leafTemplate(cn string, orgs []string, usage ...x509.ExtKeyUsage) *x509.Certificate {
+	now := time.Now()
+	return &x509.Certificate{
+		SerialNumber: serial(),
+		Subject:      pkix.Name{CommonName: cn, Organization: orgs},
+		NotBefore:    now.Add(-time.Hour),
+		NotAfter:     now.Add(Validity),
+		KeyUsage:     x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment,
+		ExtKeyUsage:  usage,
+	}
+}
+
+// signedBy makes a new key and the certificate tmpl for it, signed by ca;
+// what names the certificate in an error.
+func signedBy(ca Pair, tmpl *x509.Certificate, what string) (Pair, error) {
 	caCert, caKey, err := ca.Parse()
 	if err != nil {
 		return Pair{}, err
@@ -71,19 +93,9 @@ func NewServing(ca Pair, cn string, dnsNames []string) (Pair, error) {
 	if err != nil {
 		return Pair{}, err
 	}
-	now := time.Now()
-	tmpl := &x509.Certificate{
-		SerialNumber: serial(),
-		Subject:      pkix.Name{CommonName: cn},
-		NotBefore:    now.Add(-time.Hour),
-		NotAfter:     now.Add(Validity),
-		KeyUsage:     x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment,
-		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-		DNSNames:     dnsNames,
-	}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, caCert, key.Public(), caKey)
 	if err != nil {
-		return Pair{}, fmt.Errorf("create serving certificate for %v: %w", dnsNames, err)
+		return Pair{}, fmt.Errorf("create %s: %w", what, err)
 	}
 	return encode(der, key)
 }
@@ -234,74 +246,19 @@ func SamePEM(a, b []byte) bool { return bytes.Equal(bytes.TrimSpace(a), bytes.Tr
 // NewClient returns a clientAuth certificate for user cn in groups orgs
 // signed by ca, as the installer's kubeconfig and etcd client certificates.
 func NewClient(ca Pair, cn string, orgs []string) (Pair, error) {
-	caCert, caKey, err := ca.Parse()
-	if err != nil {
-		return Pair{}, err
-	}
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return Pair{}, err
-	}
-	now := time.Now()
-	tmpl := &x509.Certificate{
-		SerialNumber: serial(),
-		Subject:      pkix.Name{CommonName: cn, Organization: orgs},
-		NotBefore:    now.Add(-time.Hour),
-		NotAfter:     now.Add(Validity),
-		KeyUsage:     x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment,
-		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, caCert, key.Public(), caKey)
-	if err != nil {
-		return Pair{}, fmt.Errorf("create client certificate for %s: %w", cn, err)
-	}
-	return encode(der, key)
+	return signedBy(ca, leafTemplate(cn, orgs, x509.ExtKeyUsageClientAuth), "client certificate for "+cn)
 }
 
 // NewIntermediate returns a CA signed by ca, like the installer's signers
 // (etcd-signer, ...) but chained to the lab's root CA.
 func NewIntermediate(ca Pair, cn string) (Pair, error) {
-	caCert, caKey, err := ca.Parse()
-	if err != nil {
-		return Pair{}, err
-	}
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return Pair{}, err
-	}
-	tmpl := caTemplate(cn)
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, caCert, key.Public(), caKey)
-	if err != nil {
-		return Pair{}, fmt.Errorf("create %s certificate: %w", cn, err)
-	}
-	return encode(der, key)
+	return signedBy(ca, caTemplate(cn), cn+" certificate")
 }
 
 // NewLeaf returns a certificate signed by ca for both server and client
 // use (etcd's serving and peer certificates), with DNS names and IPs.
 func NewLeaf(ca Pair, cn string, orgs, dnsNames []string, ips []net.IP) (Pair, error) {
-	caCert, caKey, err := ca.Parse()
-	if err != nil {
-		return Pair{}, err
-	}
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return Pair{}, err
-	}
-	now := time.Now()
-	tmpl := &x509.Certificate{
-		SerialNumber: serial(),
-		Subject:      pkix.Name{CommonName: cn, Organization: orgs},
-		NotBefore:    now.Add(-time.Hour),
-		NotAfter:     now.Add(Validity),
-		KeyUsage:     x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment,
-		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth},
-		DNSNames:     dnsNames,
-		IPAddresses:  ips,
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, caCert, key.Public(), caKey)
-	if err != nil {
-		return Pair{}, fmt.Errorf("create certificate for %s: %w", cn, err)
-	}
-	return encode(der, key)
+	tmpl := leafTemplate(cn, orgs, x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth)
+	tmpl.DNSNames, tmpl.IPAddresses = dnsNames, ips
+	return signedBy(ca, tmpl, "certificate for "+cn)
 }
