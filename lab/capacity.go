@@ -16,15 +16,23 @@ func LabNeeds(s *Spec) Needs {
 	for _, node := range s.Nodes {
 		n.MemoryBytes += uint64(node.MemoryMiB) * mib
 	}
-	n.DiskBytes = uint64(len(s.Nodes)) * overlayGrowth(s.Profile)
+	base, _ := baseImageNeed(s)
+	n.DiskBytes = uint64(len(s.Nodes))*overlayGrowth(s.Profile) + base
+	return n
+}
+
+// baseImageNeed is the pool space lab s's base image takes, and how to
+// say it: the file's size when it is on disk, an estimate for an RHCOS
+// image still to download, nothing for a lab that boots no base image.
+func baseImageNeed(s *Spec) (uint64, string) {
 	if s.Image.Path != "" {
 		if fi, err := os.Stat(s.Image.Path); err == nil {
-			n.DiskBytes += uint64(fi.Size())
+			return uint64(fi.Size()), "base image " + human(uint64(fi.Size()))
 		}
 	} else if s.Profile == ProfileOpenShift {
-		n.DiskBytes += baseImageEstimate
+		return baseImageEstimate, "RHCOS base image ~" + human(baseImageEstimate)
 	}
-	return n
+	return 0, "no base image"
 }
 
 // HostCapacity is what the host offers labs: memory available now and the

@@ -712,10 +712,7 @@ const (
 
 func checkMemory(s *Spec, h HostFacts) PreflightCheck {
 	c := PreflightCheck{Name: CheckMemory}
-	var need uint64
-	for _, n := range s.Nodes {
-		need += uint64(n.MemoryMiB) * mib
-	}
+	need := LabNeeds(s).MemoryBytes
 	avail, err := memAvailable(h.ReadFile, h.MemInfo)
 	if err != nil {
 		c.Detail = fmt.Sprintf("cannot read available memory: %v", err)
@@ -752,17 +749,8 @@ const baseImageEstimate = 3 * gib
 
 func checkDisk(s *Spec, h HostFacts) PreflightCheck {
 	c := PreflightCheck{Name: CheckDisk}
-	need := uint64(len(s.Nodes)) * overlayGrowth(s.Profile)
-	base := "no base image"
-	if s.Image.Path != "" {
-		if fi, err := os.Stat(s.Image.Path); err == nil {
-			need += uint64(fi.Size())
-			base = "base image " + human(uint64(fi.Size()))
-		}
-	} else if s.Profile == ProfileOpenShift {
-		need += baseImageEstimate
-		base = "RHCOS base image ~" + human(baseImageEstimate)
-	}
+	need := LabNeeds(s).DiskBytes
+	_, base := baseImageNeed(s)
 	dir := nearestExisting(s.Storage.PoolDir, h)
 	free, err := h.FreeBytes(dir)
 	if err != nil {
