@@ -13,18 +13,17 @@ work=${BENCH_DIR:-/var/lib/bootlab-bench}/class
 accel=${ACCEL:-tcg}
 labs=4
 
-die() { echo "bench: $*" >&2; exit 1; }
-[[ $(id -u) == 0 ]] || die "run as root (it creates libvirt networks and VMs on qemu:///system)"
-[[ -x $bootlab ]] || die "$bootlab not built: run make build"
+# shellcheck source=bench/lib.sh
+. "$here/lib.sh"
+need_root "$bootlab"
 virsh -c qemu:///system version >/dev/null 2>&1 || die "libvirtd not answering: mkdir -p /run/libvirt && virtlogd -d && libvirtd -d"
 
-used=$(ip -4 route; for n in $(virsh -q -c qemu:///system net-list --all --name); do virsh -c qemu:///system net-dumpxml "$n"; done)
+load_used_nets
 nets=()
-for x in $(seq 1 250); do
-  if ! grep -q "10\.218\.$x\." <<<"$used"; then nets+=("10.218.$x"); fi
-  [[ ${#nets[@]} == "$labs" ]] && break
+for _ in $(seq "$labs"); do
+  free24 10.218 1 250
+  nets+=("$net")
 done
-[[ ${#nets[@]} == "$labs" ]] || die "no $labs free /24s in 10.218.0.0/16"
 
 rm -rf "$work"
 mkdir -p "$work/home" "$work/seq"

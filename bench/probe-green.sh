@@ -14,19 +14,15 @@ bootlab=${BOOTLAB:-$root/bin/bootlab}
 work=${BENCH_DIR:-/var/lib/bootlab-bench}/green
 accel=${ACCEL:-tcg}
 
-die() { echo "bench: $*" >&2; exit 1; }
-[[ $(id -u) == 0 ]] || die "run as root (it creates libvirt networks and VMs on qemu:///system)"
-[[ -x $bootlab ]] || die "$bootlab not built: run make build"
+# shellcheck source=bench/lib.sh
+. "$here/lib.sh"
+need_root "$bootlab"
 for t in jq cpio; do
   command -v "$t" >/dev/null || die "$t missing: apt-get install -y $t (scripts/host/setup.sh installs it)"
 done
 
-used=$(ip -4 route; for n in $(virsh -q -c qemu:///system net-list --all --name); do virsh -c qemu:///system net-dumpxml "$n"; done)
-net=
-for x in $(seq 1 250); do
-  if ! grep -q "10\.216\.$x\." <<<"$used"; then net=10.216.$x; break; fi
-done
-[[ -n $net ]] || die "no free /24 in 10.216.0.0/16"
+load_used_nets
+free24 10.216 1 250
 
 rm -rf "$work"
 mkdir -p "$work"

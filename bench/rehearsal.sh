@@ -19,16 +19,12 @@ bootlab=${BOOTLAB:-$root/bin/bootlab}
 work=${BENCH_DIR:-/var/lib/bootlab-bench}/rehearsal
 accel=${ACCEL:-tcg}
 
-die() { echo "bench: $*" >&2; exit 1; }
-[[ $(id -u) == 0 ]] || die "run as root (it creates libvirt networks and VMs on qemu:///system)"
-[[ -x $bootlab ]] || die "$bootlab not built: run make build"
+# shellcheck source=bench/lib.sh
+. "$here/lib.sh"
+need_root "$bootlab"
 
-used=$(ip -4 route; for n in $(virsh -q -c qemu:///system net-list --all --name); do virsh -c qemu:///system net-dumpxml "$n"; done)
-net=
-for x in $(seq 1 250); do
-  if ! grep -q "10\.217\.$x\." <<<"$used"; then net=10.217.$x; break; fi
-done
-[[ -n $net ]] || die "no free /24 in 10.217.0.0/16"
+load_used_nets
+free24 10.217 1 250
 
 rm -rf "$work"
 mkdir -p "$work"

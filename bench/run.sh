@@ -18,25 +18,20 @@ bootlab=${BOOTLAB:-$root/bin/bootlab}
 rounds=${ROUNDS:-3}
 work=${BENCH_DIR:-/var/lib/bootlab-bench}
 
-die() { echo "bench: $*" >&2; exit 1; }
-[[ $(id -u) == 0 ]] || die "run as root (it creates libvirt networks and VMs on qemu:///system)"
-[[ -x $bootlab ]] || die "$bootlab not built: run make build"
+# shellcheck source=bench/lib.sh
+. "$here/lib.sh"
+need_root "$bootlab"
 for t in virsh haproxy qemu-img; do
   command -v "$t" >/dev/null || die "$t missing: apt-get install -y libvirt-clients haproxy qemu-utils"
 done
 virsh -c qemu:///system version >/dev/null 2>&1 || die "libvirtd not answering: mkdir -p /run/libvirt && virtlogd -d && libvirtd -d"
 
-# A /24 no route and no libvirt network uses.
-used=$(ip -4 route; for n in $(virsh -q -c qemu:///system net-list --all --name); do virsh -c qemu:///system net-dumpxml "$n"; done)
-pick() {
-  local x
-  for x in $(seq "$1" "$2"); do
-    if ! grep -q "10\.215\.$x\." <<<"$used"; then echo "10.215.$x"; used+=" 10.215.$x."; return; fi
-  done
-  die "no free /24 in 10.215.$1-$2.0/24"
-}
-net_bl=$(pick 1 120)
-net_sh=$(pick 121 250)
+# /24s no route and no libvirt network uses.
+load_used_nets
+free24 10.215 1 120
+net_bl=$net
+free24 10.215 121 250
+net_sh=$net
 
 rm -rf "$work"
 mkdir -p "$work/bl" "$work/sh"
