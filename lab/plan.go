@@ -11,6 +11,8 @@ import (
 	"strings"
 
 	"libvirt.org/go/libvirtxml"
+
+	"github.com/bootlab/bootlab/lab/spec"
 )
 
 // MetadataNamespace is the XML namespace of bootlab's domain metadata.
@@ -340,8 +342,8 @@ func dhcpRange(p netip.Prefix) (string, string) {
 	if bits > 16 {
 		size = 1 << 16
 	}
-	start := nthHost(p, size/2)
-	end := nthHost(p, size-2)
+	start := spec.NthHost(p, size/2)
+	end := spec.NthHost(p, size-2)
 	return start, end
 }
 

@@ -9,7 +9,6 @@ import (
 	"io/fs"
 	"log/slog"
 	"net/netip"
-	"net/url"
 	"os"
 	"os/exec"
 	"os/user"
@@ -24,6 +23,7 @@ import (
 	"github.com/bootlab/bootlab/internal/status"
 	"github.com/bootlab/bootlab/lab/host"
 	"github.com/bootlab/bootlab/lab/loadbalancer"
+	"github.com/bootlab/bootlab/lab/spec"
 )
 
 // PreflightCheck is one fact about the host that `lab up` relies on.
@@ -239,33 +239,6 @@ const (
 	CheckLabAccess  = "lab directory access"
 )
 
-// uriKind says where the VMs of a libvirt URI run.
-type uriKind int
-
-const (
-	uriLocalSystem uriKind = iota
-	uriLocalSession
-	uriRemote
-	uriTest
-)
-
-func classifyURI(uri string) uriKind {
-	u, err := url.Parse(uri)
-	if err != nil {
-		return uriRemote
-	}
-	if u.Scheme == "test" {
-		return uriTest
-	}
-	if u.Host != "" || (u.Scheme != "qemu" && u.Scheme != "qemu+unix") {
-		return uriRemote
-	}
-	if u.Path == "/session" {
-		return uriLocalSession
-	}
-	return uriLocalSystem
-}
-
 // Preflight checks that the host can run the lab s, and says how to fix
 // what it cannot. host may be nil when the connection failed (pass the
 // reason in opts.ConnectError). Host facts of remote and test:// URIs are
@@ -275,14 +248,14 @@ func Preflight(ctx context.Context, s *Spec, hvInfo HostInfo, opts PreflightOpti
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	kind := classifyURI(s.Libvirt.URI)
+	kind := s.URIKind()
 	machine := opts.Machine
 	if hv, ok := hvInfo.(interface{ Host() host.Host }); ok && machine == nil {
 		machine = hv.Host()
 	}
 	_, libvirtOnly := machine.(host.LibvirtOnly)
 	facts := opts.Facts
-	if kind == uriRemote && machine != nil && machine.Remote() && !libvirtOnly {
+	if kind.Remote() && machine != nil && machine.Remote() && !libvirtOnly {
 		facts = remoteFacts(ctx, machine, facts)
 	}
 	h := facts.withDefaults()
@@ -310,18 +283,18 @@ func Preflight(ctx context.Context, s *Spec, hvInfo HostInfo, opts PreflightOpti
 		c.Fix = "use `accelerator: tcg` (or --accel tcg), or make KVM usable: load kvm_intel/kvm_amd and check `virsh -c " + s.Libvirt.URI + " domcapabilities --virttype kvm`"
 	} else {
 		r.Accelerator, r.AcceleratorReason = accel, reason
-		if accel == AccelTCG && s.Accelerator != AccelTCG && kind != uriTest {
+		if accel == AccelTCG && s.Accelerator != AccelTCG && kind != spec.URITest {
 			c.Warning = true
 			c.Fix = "guests run under software emulation (TCG), several times slower; on a host with working KVM set accelerator: kvm"
 		}
 	}
 	st.End(c.OK)
 	add(c)
-	if kind == uriLocalSystem {
+	if kind == spec.URILocalSystem {
 		add(checkKVMDevice(h))
 	}
 
-	if kind == uriRemote && opts.Facts.LookPath == nil {
+	if kind.Remote() && opts.Facts.LookPath == nil {
 		if libvirtOnly {
 			add(PreflightCheck{Name: CheckMemory, Detail: "the remote host of " + s.Libvirt.URI + " cannot be checked: its transport carries libvirt only",
 				Fix: "use qemu+ssh://user@host/system: bootlab runs the load balancer and keeps files there over SSH"})
@@ -340,21 +313,21 @@ func Preflight(ctx context.Context, s *Spec, hvInfo HostInfo, opts PreflightOpti
 	add(checkTool(h, CheckQEMUImg, "qemu-img", "apt-get install -y qemu-utils   (Fedora/RHEL: dnf install -y qemu-img)"))
 
 	add(checkNetwork(ctx, s, host, h))
-	if kind != uriTest {
+	if kind != spec.URITest {
 		add(checkLoadBalancer(ctx, s, h, machine))
 	}
 
 	switch kind {
-	case uriLocalSystem, uriLocalSession, uriRemote:
+	case spec.URILocalSystem, spec.URILocalSession, spec.URIRemoteSSH, spec.URIRemoteLibvirtOnly, spec.URIInvalid:
 		add(checkMemory(s, h))
 		add(checkDisk(s, h))
-		if kind == uriLocalSystem || kind == uriRemote {
+		if kind == spec.URILocalSystem || kind.Remote() {
 			add(checkAccess(CheckPoolAccess, "storage.poolDir", s.Storage.PoolDir, h))
 		}
-		if kind == uriLocalSystem {
+		if kind == spec.URILocalSystem {
 			add(checkAccess(CheckLabAccess, "labDir", s.LabDir, h))
 		}
-	case uriTest:
+	case spec.URITest:
 		add(PreflightCheck{Name: CheckMemory, OK: true, Detail: "not needed: the test driver runs no VM"})
 	}
 	return r, nil
@@ -483,10 +456,10 @@ func chooseAccelerator(ctx context.Context, s *Spec, host HostInfo, h HostFacts,
 	if want == "" {
 		want, source = AccelAuto, "accelerator: auto"
 	}
-	if classifyURI(s.Libvirt.URI) == uriTest {
+	if s.URIKind() == spec.URITest {
 		return AccelTCG, "tcg: the test driver runs no VM", nil
 	}
-	remote := classifyURI(s.Libvirt.URI) == uriRemote
+	remote := s.URIKind().Remote()
 	switch want {
 	case AccelTCG:
 		return AccelTCG, "tcg (" + source + ")", nil

@@ -374,19 +374,6 @@ func TestCanAccess(t *testing.T) {
 	assert.True(t, canAccess(&FileOwner{Mode: 0}, &HostUser{UID: 0}, 07), "root")
 }
 
-func TestClassifyURI(t *testing.T) {
-	for uri, want := range map[string]uriKind{
-		"qemu:///system":              uriLocalSystem,
-		"qemu+unix:///system":         uriLocalSystem,
-		"qemu:///session":             uriLocalSession,
-		"qemu+ssh://root@host/system": uriRemote,
-		"qemu+tcp://10.0.0.1/system":  uriRemote,
-		"test:///default":             uriTest,
-	} {
-		assert.Equal(t, want, classifyURI(uri), uri)
-	}
-}
-
 func TestPreflightIPv6WildcardWarns(t *testing.T) {
 	g := newGoodHost(t)
 	g.listen = append(g.listen, netip.MustParseAddrPort("[::]:443"), netip.MustParseAddrPort("10.9.9.9:6443"))

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"golang.org/x/crypto/ssh"
 )
@@ -81,42 +80,6 @@ func SSHPublicKey(s *Spec) (string, error) {
 		return "", fmt.Errorf("read lab SSH public key: %w (run `bootlab lab up` to create it)", err)
 	}
 	return string(b), nil
-}
-
-// CheckSSHPublicKey checks the keys of a .pub or authorized_keys text the
-// way openshift-install checks install-config sshKey (installer pkg/validate
-// SSHPublicKey parses it with x/crypto/ssh, so the types are those it knows:
-// ssh-ed25519, ecdsa-sha2-nistp256/384/521, ssh-rsa, their sk- (FIDO) forms
-// and ssh-dss). DSA passes the installer, but RHCOS's OpenSSH refuses DSA
-// logins: bootlab refuses it here.
-func CheckSSHPublicKey(text string) error {
-	keys := 0
-	for _, line := range strings.Split(text, "\n") {
-		line = strings.TrimSpace(line)
-		if line == "" || strings.HasPrefix(line, "#") {
-			continue
-		}
-		key, _, _, _, err := ssh.ParseAuthorizedKey([]byte(line))
-		if err != nil {
-			return fmt.Errorf("is not an OpenSSH public key (\"ssh-ed25519 AAAA... comment\", as ssh-keygen writes it to the .pub file)")
-		}
-		if key.Type() == "ssh-dss" {
-			return fmt.Errorf("holds a DSA (ssh-dss) key, which RHCOS's OpenSSH refuses: use an ssh-ed25519, ecdsa or ssh-rsa key (ssh-keygen -t ed25519)")
-		}
-		keys++
-	}
-	if keys == 0 {
-		return fmt.Errorf("holds no key: point it at the .pub file ssh-keygen wrote")
-	}
-	return nil
-}
-
-// RehearsalHostKeyPath is the SSH host key of a rehearsal lab's bootstrap
-// node (ed25519, 0600). It is made on the host once per lab and handed to
-// the node in its Ignition, so the node presents the same host key after
-// every reboot and known_hosts stays right.
-func (s *Spec) RehearsalHostKeyPath() string {
-	return filepath.Join(s.LabDir, "ssh", "bootstrap_host_ed25519_key")
 }
 
 // EnsureRehearsalHostKey returns the rehearsal bootstrap's host key (an

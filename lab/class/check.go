@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/bootlab/bootlab/lab"
+	"github.com/bootlab/bootlab/lab/spec"
 )
 
 // Host is what a class is checked against before anything is created.
@@ -32,11 +33,11 @@ type Host struct {
 // networks use and what other labs hold; a lab this class already built
 // keeps the network it has.
 func Expand(c *Spec, source string, host Host) (*Plan, error) {
-	var errs []lab.FieldError
+	var errs []spec.FieldError
 	add := func(field, format string, args ...any) {
-		errs = append(errs, lab.FieldError{Field: field, Msg: fmt.Sprintf(format, args...)})
+		errs = append(errs, spec.FieldError{Field: field, Msg: fmt.Sprintf(format, args...)})
 	}
-	fail := func() error { return &lab.ValidationError{Source: source, Errs: errs} }
+	fail := func() error { return &spec.ValidationError{Source: source, Errs: errs} }
 	learners := c.validateClass(add)
 	if len(errs) > 0 {
 		return nil, fail()
@@ -231,12 +232,12 @@ func Expand(c *Spec, source string, host Host) (*Plan, error) {
 	for i := range plan.Labs {
 		s := plan.Labs[i].Spec
 		// Real labs claim their cluster domain in host DNS: one each.
-		if s.Cluster.Name == "" && (s.Profile == lab.ProfileOpenShift || s.Profile == "" && s.OpenShift.PullSecretFile != "") {
+		if s.Cluster.Name == "" && (s.Profile == spec.ProfileOpenShift || s.Profile == "" && s.OpenShift.PullSecretFile != "") {
 			s.Cluster.Name = plan.Labs[i].Learner
 		}
 		s.Defaults()
 		if err := s.Validate(); err != nil {
-			var ve *lab.ValidationError
+			var ve *spec.ValidationError
 			if !errors.As(err, &ve) {
 				return nil, err
 			}
@@ -276,7 +277,7 @@ func Expand(c *Spec, source string, host Host) (*Plan, error) {
 func distinct(plan *Plan, add func(field, format string, args ...any)) {
 	type owner struct{ lab, what string }
 	seen := map[string]owner{}
-	claim := func(s *lab.Spec, field, key, value string) {
+	claim := func(s *spec.Spec, field, key, value string) {
 		if value == "" {
 			return
 		}
@@ -295,7 +296,7 @@ func distinct(plan *Plan, add func(field, format string, args ...any)) {
 			claim(s, "network.ingressAddress", "addr", s.Network.IngressAddress)
 		}
 		claim(s, "labDir", "dir", s.LabDir)
-		if s.Profile == lab.ProfileOpenShift {
+		if s.Profile == spec.ProfileOpenShift {
 			claim(s, "cluster.name", "domain", s.Cluster.Domain())
 		}
 		claim(s, "storage.poolDir", "pool", s.Storage.PoolDir)
@@ -309,7 +310,7 @@ func distinct(plan *Plan, add func(field, format string, args ...any)) {
 // every lab not built yet (a built lab's are already in use), summed.
 // When it does not fit it says how many labs do.
 func capacity(plan *Plan, host Host, add func(field, format string, args ...any)) error {
-	var todo []*lab.Spec
+	var todo []*spec.Spec
 	for _, l := range plan.Labs {
 		if !l.Built {
 			todo = append(todo, l.Spec)

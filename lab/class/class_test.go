@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/bootlab/bootlab/lab"
+	"github.com/bootlab/bootlab/lab/spec"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
@@ -51,7 +52,7 @@ func loadFixture(t *testing.T, name string) (*Spec, Host, error) {
 		case "libvirt-networks":
 			host.Networks = append(host.Networks, lab.NetworkInfo{Name: f[0], Prefixes: []netip.Prefix{netip.MustParsePrefix(f[1])}, Bridge: f[2]})
 		case "lab":
-			s := &lab.Spec{Name: f[0], Network: lab.Network{CIDR: f[1]}}
+			s := &spec.Spec{Name: f[0], Network: spec.Network{CIDR: f[1]}}
 			s.Defaults()
 			st := &lab.State{Name: f[0], Spec: s}
 			if len(f) > 2 {
@@ -120,7 +121,7 @@ func TestInvalidFixtures(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			_, err := expandFixture(t, name)
 			require.Error(t, err, "fixture must be refused")
-			var ve *lab.ValidationError
+			var ve *spec.ValidationError
 			require.ErrorAs(t, err, &ve, "a class error is a validation error (exit 3)")
 			got := err.Error() + "\n"
 			golden := strings.TrimSuffix(f, ".yaml") + ".err"
@@ -180,15 +181,15 @@ func TestTemplateIsNotChangedByOverrides(t *testing.T) {
 		Overrides: map[string]map[string]any{"a": {"topology": map[string]any{"workers": 2}}}}
 	plan, err := Expand(c, "class.yaml", Host{})
 	require.NoError(t, err)
-	assert.Equal(t, lab.Topology{Masters: 1, Workers: 2}, plan.Labs[0].Spec.Topology)
-	assert.Equal(t, lab.Topology{Masters: 1, Workers: 0}, plan.Labs[1].Spec.Topology)
+	assert.Equal(t, spec.Topology{Masters: 1, Workers: 2}, plan.Labs[0].Spec.Topology)
+	assert.Equal(t, spec.Topology{Masters: 1, Workers: 0}, plan.Labs[1].Spec.Topology)
 }
 
 // Each runs at most parallel at once, and one failure stops nobody.
 func TestEachBoundsParallelismAndKeepsGoing(t *testing.T) {
 	var labs []Lab
 	for i := 0; i < 6; i++ {
-		labs = append(labs, Lab{Learner: fmt.Sprint(i), Spec: &lab.Spec{Name: fmt.Sprint("c-", i)}})
+		labs = append(labs, Lab{Learner: fmt.Sprint(i), Spec: &spec.Spec{Name: fmt.Sprint("c-", i)}})
 	}
 	var running, peak atomic.Int32
 	rs := Each(context.Background(), labs, 2, func(ctx context.Context, l Lab) error {
@@ -217,7 +218,7 @@ func TestEachBoundsParallelismAndKeepsGoing(t *testing.T) {
 
 func TestHandoutHasTheLabsFilesAndCommands(t *testing.T) {
 	dir := t.TempDir()
-	s := &lab.Spec{Name: "ws-alice", LabDir: filepath.Join(dir, "lab"), Network: lab.Network{CIDR: "10.9.0.0/24"}}
+	s := &spec.Spec{Name: "ws-alice", LabDir: filepath.Join(dir, "lab"), Network: spec.Network{CIDR: "10.9.0.0/24"}}
 	s.Defaults()
 	require.NoError(t, os.MkdirAll(filepath.Dir(s.SSHKeyPath()), 0o700))
 	require.NoError(t, os.WriteFile(s.SSHKeyPath(), []byte("PRIVATE"), 0o600))
@@ -235,7 +236,7 @@ func TestHandoutHasTheLabsFilesAndCommands(t *testing.T) {
 	assert.Contains(t, string(readme), "export BOOTLAB_LAB=ws-alice")
 	assert.Contains(t, string(readme), "bootlab lab verify --name ws-alice")
 	assert.NotContains(t, string(readme), "stage run", "a probe lab without manual bootstrap has no stages to run")
-	spec, err := lab.Load(filepath.Join(out, HandoutSpec))
+	spec, err := spec.Load(filepath.Join(out, HandoutSpec))
 	require.NoError(t, err)
 	assert.Equal(t, "ws-alice", spec.Name)
 	addrs, err := os.ReadFile(filepath.Join(out, HandoutAddresses))

@@ -9,7 +9,7 @@ import (
 	"path/filepath"
 	"text/template"
 
-	"github.com/bootlab/bootlab/lab"
+	"github.com/bootlab/bootlab/lab/spec"
 )
 
 // Handout files, in a learner's handout directory.
@@ -25,15 +25,15 @@ const (
 // its SSH key (0600), its addresses, the kubeconfig when the lab has one,
 // and a README with the commands for exactly this lab. s is the lab's spec
 // as built (its recorded spec), so the handout matches what exists.
-func WriteHandout(dir, class, learner string, s *lab.Spec) error {
+func WriteHandout(dir, class, learner string, s *spec.Spec) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("handout of %s: %w", learner, err)
 	}
-	spec, err := s.Marshal()
+	doc, err := s.Marshal()
 	if err != nil {
 		return err
 	}
-	if err := writeFile(filepath.Join(dir, HandoutSpec), spec, 0o644); err != nil {
+	if err := writeFile(filepath.Join(dir, HandoutSpec), doc, 0o644); err != nil {
 		return err
 	}
 	hasKey := false
@@ -63,7 +63,7 @@ func WriteHandout(dir, class, learner string, s *lab.Spec) error {
 	var b bytes.Buffer
 	err = readme.Execute(&b, map[string]any{
 		"Class": class, "Learner": learner, "Lab": s.Name, "Spec": s,
-		"Rehearsal": s.Rehearsal(), "Probe": s.Profile == lab.ProfileProbe,
+		"Rehearsal": s.Rehearsal(), "Probe": s.Profile == spec.ProfileProbe,
 		"Key": hasKey, "Kubeconfig": hasKubeconfig, "Dir": dir,
 	})
 	if err != nil {
@@ -73,7 +73,7 @@ func WriteHandout(dir, class, learner string, s *lab.Spec) error {
 }
 
 // Addresses are a lab's addresses, one name and address a line.
-func Addresses(s *lab.Spec) string {
+func Addresses(s *spec.Spec) string {
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "lab          %s\n", s.Name)
 	fmt.Fprintf(&b, "network      %s (bridge %s)\n", s.Network.CIDR, s.Network.Bridge)

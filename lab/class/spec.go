@@ -12,10 +12,10 @@ import (
 
 	"sigs.k8s.io/yaml"
 
-	"github.com/bootlab/bootlab/lab"
+	"github.com/bootlab/bootlab/lab/spec"
 )
 
-// Kind heads every class spec file (apiVersion is lab.APIVersion).
+// Kind heads every class spec file (apiVersion is spec.APIVersion).
 const Kind = "Class"
 
 // DefaultAddressPool is where lab networks are carved from when the class
@@ -88,7 +88,7 @@ func Load(path string) (*Spec, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
-			return nil, &lab.ValidationError{Source: path, Errs: []lab.FieldError{{Field: "(file)", Msg: "not found: write a class spec (see docs/class.md) or pass -f"}}}
+			return nil, &spec.ValidationError{Source: path, Errs: []spec.FieldError{{Field: "(file)", Msg: "not found: write a class spec (see docs/class.md) or pass -f"}}}
 		}
 		return nil, fmt.Errorf("read class spec: %w", err)
 	}
@@ -111,7 +111,7 @@ func Parse(data []byte, source string) (*Spec, error) {
 		} else {
 			msg += ": fix the YAML syntax"
 		}
-		return nil, &lab.ValidationError{Source: source, Errs: []lab.FieldError{{Field: field, Msg: msg}}}
+		return nil, &spec.ValidationError{Source: source, Errs: []spec.FieldError{{Field: field, Msg: msg}}}
 	}
 	return &c, nil
 }
@@ -119,7 +119,7 @@ func Parse(data []byte, source string) (*Spec, error) {
 // Lab is one learner's lab of a class.
 type Lab struct {
 	Learner string
-	Spec    *lab.Spec
+	Spec    *spec.Spec
 	// Built is set when the lab already exists as this class's lab (its
 	// state names the class and holds the spec of a complete up).
 	Built bool
@@ -170,8 +170,8 @@ var perLab = []struct{ path, why string }{
 
 // validateClass checks the class's own fields (not its labs).
 func (c *Spec) validateClass(add func(field, format string, args ...any)) []string {
-	if c.APIVersion != "" && c.APIVersion != lab.APIVersion {
-		add("apiVersion", "%q is not supported: use %s", c.APIVersion, lab.APIVersion)
+	if c.APIVersion != "" && c.APIVersion != spec.APIVersion {
+		add("apiVersion", "%q is not supported: use %s", c.APIVersion, spec.APIVersion)
 	}
 	if c.Kind != "" && c.Kind != Kind {
 		add("kind", "%q is not a class: use kind: %s (a lab spec is used with `bootlab lab`)", c.Kind, Kind)
@@ -282,16 +282,16 @@ func merge(base, over map[string]any) map[string]any {
 // labSpec is learner's lab spec before addresses: the template with the
 // learner's overrides, named <class>-<learner>. Field errors name where
 // the problem was written (template... or overrides.<learner>...).
-func (c *Spec) labSpec(learner string) (*lab.Spec, []lab.FieldError) {
-	var errs []lab.FieldError
-	parse := func(doc map[string]any, prefix string) *lab.Spec {
+func (c *Spec) labSpec(learner string) (*spec.Spec, []spec.FieldError) {
+	var errs []spec.FieldError
+	parse := func(doc map[string]any, prefix string) *spec.Spec {
 		data, err := json.Marshal(doc)
 		if err != nil {
-			errs = append(errs, lab.FieldError{Field: prefix, Msg: err.Error()})
+			errs = append(errs, spec.FieldError{Field: prefix, Msg: err.Error()})
 			return nil
 		}
-		s, err := lab.Parse(data, prefix)
-		var ve *lab.ValidationError
+		s, err := spec.Parse(data, prefix)
+		var ve *spec.ValidationError
 		if errors.As(err, &ve) {
 			for _, fe := range ve.Errs {
 				fe.Field = prefix + "." + fe.Field
@@ -300,7 +300,7 @@ func (c *Spec) labSpec(learner string) (*lab.Spec, []lab.FieldError) {
 			return nil
 		}
 		if err != nil {
-			errs = append(errs, lab.FieldError{Field: prefix, Msg: err.Error()})
+			errs = append(errs, spec.FieldError{Field: prefix, Msg: err.Error()})
 			return nil
 		}
 		return s

@@ -8,16 +8,16 @@ import (
 	"strconv"
 
 	"github.com/bootlab/bootlab/internal/sshc"
-	"github.com/bootlab/bootlab/lab"
 	"github.com/bootlab/bootlab/lab/ignition"
+	"github.com/bootlab/bootlab/lab/spec"
 )
 
 // LabNodes are the lab's masters and workers (the nodes that register;
 // the bootstrap never does), for CSR review.
-func LabNodes(s *lab.Spec) []LabNode {
+func LabNodes(s *spec.Spec) []LabNode {
 	var out []LabNode
 	for _, n := range s.Nodes {
-		if n.Role == lab.RoleMaster || n.Role == lab.RoleWorker {
+		if n.Role == spec.RoleMaster || n.Role == spec.RoleWorker {
 			out = append(out, LabNode{Name: n.Name, FQDN: s.FQDN(n), IP: n.IP})
 		}
 	}
@@ -25,9 +25,9 @@ func LabNodes(s *lab.Spec) []LabNode {
 }
 
 // MasterNodes are the lab's masters.
-func MasterNodes(s *lab.Spec) []LabNode {
+func MasterNodes(s *spec.Spec) []LabNode {
 	var out []LabNode
-	for _, n := range s.NodesByRole(lab.RoleMaster) {
+	for _, n := range s.NodesByRole(spec.RoleMaster) {
 		out = append(out, LabNode{Name: n.Name, FQDN: s.FQDN(n), IP: n.IP})
 	}
 	return out
@@ -46,7 +46,7 @@ type Net struct {
 // LabClient is a client of the lab's API from <assets>/auth/kubeconfig,
 // dialled through the load balancer's address (network.apiAddress) so it
 // works before the host resolves the lab domain.
-func LabClient(s *lab.Spec, n Net) (*Client, error) {
+func LabClient(s *spec.Spec, n Net) (*Client, error) {
 	k, err := LoadKubeconfig(filepath.Join(s.AssetsDir(), "auth", "kubeconfig"))
 	if err != nil {
 		return nil, err
@@ -56,7 +56,7 @@ func LabClient(s *lab.Spec, n Net) (*Client, error) {
 
 // LabMCS is a client of the lab's MCS through the load balancer, trusting
 // the root CA the installer put in master.ign.
-func LabMCS(s *lab.Spec, n Net) (*MCS, error) {
+func LabMCS(s *spec.Spec, n Net) (*MCS, error) {
 	path := filepath.Join(s.AssetsDir(), "master.ign")
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -79,8 +79,8 @@ func LabMCS(s *lab.Spec, n Net) (*MCS, error) {
 
 // BootstrapSSH runs commands on the lab's bootstrap node as core with the
 // lab key; host keys are kept in <labDir>/ssh/known_hosts.
-func BootstrapSSH(s *lab.Spec, n Net) (*SSHRunner, error) {
-	boots := s.NodesByRole(lab.RoleBootstrap)
+func BootstrapSSH(s *spec.Spec, n Net) (*SSHRunner, error) {
+	boots := s.NodesByRole(spec.RoleBootstrap)
 	if len(boots) == 0 || boots[0].IP == "" {
 		return nil, fmt.Errorf("the lab has no bootstrap node with an address")
 	}

@@ -13,13 +13,13 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/bootlab/bootlab/internal/sshc"
-	"github.com/bootlab/bootlab/lab"
 	"github.com/bootlab/bootlab/lab/ignition"
+	"github.com/bootlab/bootlab/lab/spec"
 )
 
 func TestLabHelpers(t *testing.T) {
 	p := newTestPKI(t)
-	s := &lab.Spec{Name: "h", LabDir: t.TempDir()}
+	s := &spec.Spec{Name: "h", LabDir: t.TempDir()}
 	s.OpenShift.PullSecretFile = "x"
 	s.Defaults()
 	nodes := LabNodes(s)
@@ -63,7 +63,7 @@ func TestLabNetThroughTheHypervisor(t *testing.T) {
 	assert.ErrorContains(t, err, "tunnel closed")
 	assert.Equal(t, []string{"tcp 192.168.126.1:6443"}, got)
 
-	s := &lab.Spec{Name: "n", Profile: lab.ProfileOpenShift, LabDir: t.TempDir()}
+	s := &spec.Spec{Name: "n", Profile: spec.ProfileOpenShift, LabDir: t.TempDir()}
 	s.Defaults()
 	via := &sshc.Client{}
 	r, err := BootstrapSSH(s, Net{Via: via})

@@ -18,6 +18,7 @@ import (
 	"strings"
 
 	"github.com/bootlab/bootlab/internal/sshc"
+	"github.com/bootlab/bootlab/lab/spec"
 )
 
 // Host is the hypervisor's machine. Local and SSH behave the same: Run
@@ -151,26 +152,11 @@ type Options struct {
 // IsRemote says whether a libvirt URI names another machine
 // (qemu+ssh://user@host/system) rather than this one (qemu:///system,
 // qemu+unix:///system).
-func IsRemote(uri string) bool {
-	u, err := url.Parse(uri)
-	if err != nil {
-		return false
-	}
-	return u.Host != "" || transport(u) != "" && transport(u) != "unix"
-}
-
-// transport is the part of a URI scheme after "+" ("ssh" in qemu+ssh).
-func transport(u *url.URL) string {
-	_, t, _ := strings.Cut(u.Scheme, "+")
-	return t
-}
+func IsRemote(uri string) bool { return spec.ClassifyURI(uri).Remote() }
 
 // SSHOnly reports whether uri reaches a remote machine by SSH, the only
 // way bootlab can run the load balancer and keep files there.
-func SSHOnly(uri string) bool {
-	u, err := url.Parse(uri)
-	return err == nil && transport(u) == "ssh"
-}
+func SSHOnly(uri string) bool { return spec.ClassifyURI(uri) == spec.URIRemoteSSH }
 
 // LibvirtOnly is a remote machine reached by a transport that carries
 // libvirt and nothing else (qemu+tcp, qemu+tls): every operation fails,
@@ -235,8 +221,7 @@ func SSHConfig(uri string) (sshc.Config, error) {
 	if err != nil {
 		return sshc.Config{}, fmt.Errorf("libvirt URI %q: %w (check libvirt.uri)", uri, err)
 	}
-	parts := strings.SplitN(u.Scheme, "+", 2)
-	if len(parts) != 2 || parts[1] != "ssh" {
+	if spec.URITransport(uri) != "ssh" {
 		return sshc.Config{}, fmt.Errorf("libvirt URI %q: only the ssh transport reaches a remote hypervisor: use qemu+ssh://user@host/system (libvirt.uri)", redact(uri))
 	}
 	if u.Hostname() == "" {

@@ -16,7 +16,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/bootlab/bootlab/lab"
+	"github.com/bootlab/bootlab/lab/spec"
 )
 
 // Record prefixes.
@@ -66,7 +66,7 @@ func (e *ManualStepError) Error() string {
 }
 
 // ManualSteps is what to do by hand for spec s.
-func ManualSteps(s *lab.Spec) string {
+func ManualSteps(s *spec.Spec) string {
 	d, gw := s.Cluster.Domain(), s.Network.Gateway
 	return fmt.Sprintf("to resolve *.%s from this host, send that domain to %s: with systemd-resolved `resolvectl dns %s %s && resolvectl domain %s '~%s'`; with NetworkManager's dnsmasq put `server=/%s/%s` in %s/bootlab-%s.conf and `nmcli general reload dns-full`; with a local dnsmasq add `server=/%s/%s`",
 		d, gw, s.Network.Bridge, gw, s.Network.Bridge, d, d, gw, DefaultNMDnsmasqDir, s.Name, d, gw)
@@ -74,7 +74,7 @@ func ManualSteps(s *lab.Spec) string {
 
 // Setup makes the host resolve the cluster domain of s through the lab's
 // dnsmasq, with the default Host.
-func Setup(ctx context.Context, s *lab.Spec) (string, error) { return Default().Setup(ctx, s) }
+func Setup(ctx context.Context, s *spec.Spec) (string, error) { return Default().Setup(ctx, s) }
 
 // Undo reverses what Setup recorded, with the default Host.
 func Undo(ctx context.Context, record string) error { return Default().Undo(ctx, record) }
@@ -83,7 +83,7 @@ func Undo(ctx context.Context, record string) error { return Default().Undo(ctx,
 // a routing-only domain on the lab bridge), else NetworkManager's dnsmasq
 // (a drop-in file with server=/<domain>/<gateway> and a reload), else a
 // *ManualStepError. It returns the record Undo takes.
-func (h *Host) Setup(ctx context.Context, s *lab.Spec) (string, error) {
+func (h *Host) Setup(ctx context.Context, s *spec.Spec) (string, error) {
 	if s.Network.Bridge == "" || s.Network.Gateway == "" {
 		return "", errors.New("network.bridge and network.gateway must be set (run Defaults first)")
 	}

@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/bootlab/bootlab/lab"
+	"github.com/bootlab/bootlab/lab/spec"
 )
 
 // fakeHost answers commands by their first words and records them.
@@ -34,8 +34,8 @@ func (f *fakeHost) run(_ context.Context, name string, args ...string) (string, 
 	return "", errors.New("executable file not found in $PATH")
 }
 
-func spec() *lab.Spec {
-	s := &lab.Spec{Name: "dns", Profile: lab.ProfileOpenShift, Network: lab.Network{CIDR: "192.168.140.0/24"}}
+func testSpec() *spec.Spec {
+	s := &spec.Spec{Name: "dns", Profile: spec.ProfileOpenShift, Network: spec.Network{CIDR: "192.168.140.0/24"}}
 	s.OpenShift.PullSecretFile = "x"
 	s.Defaults()
 	return s
@@ -44,7 +44,7 @@ func spec() *lab.Spec {
 func TestSetupWithSystemdResolved(t *testing.T) {
 	f := &fakeHost{answers: map[string]string{"resolvectl": ""}}
 	h := &Host{Run: f.run, NMDnsmasqDir: t.TempDir()}
-	s := spec()
+	s := testSpec()
 	rec, err := h.Setup(context.Background(), s)
 	require.NoError(t, err)
 	assert.Equal(t, "resolved:"+s.Network.Bridge, rec)
@@ -76,7 +76,7 @@ func TestSetupWithNetworkManagerDnsmasq(t *testing.T) {
 		"nmcli general reload dns-full": "",
 	}}
 	h := &Host{Run: f.run, NMDnsmasqDir: dir}
-	s := spec()
+	s := testSpec()
 	rec, err := h.Setup(context.Background(), s)
 	require.NoError(t, err)
 	file := filepath.Join(dir, "bootlab-dns.conf")
@@ -109,7 +109,7 @@ func TestUndoRefusesForeignFile(t *testing.T) {
 func TestSetupNeitherPrintsManualStep(t *testing.T) {
 	f := &fakeHost{answers: map[string]string{"nmcli -t -f RUNNING general": "running\n", "NetworkManager --print-config": "[main]\ndns=default\n"}}
 	h := &Host{Run: f.run, NMDnsmasqDir: t.TempDir()}
-	s := spec()
+	s := testSpec()
 	rec, err := h.Setup(context.Background(), s)
 	assert.Empty(t, rec)
 	var me *ManualStepError

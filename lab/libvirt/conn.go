@@ -13,13 +13,13 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"strings"
 
 	golibvirt "github.com/digitalocean/go-libvirt"
 	"libvirt.org/go/libvirtxml"
 
 	"github.com/bootlab/bootlab/lab"
 	"github.com/bootlab/bootlab/lab/host"
+	"github.com/bootlab/bootlab/lab/spec"
 )
 
 // Conn is one connection to a libvirt daemon. Its methods are safe for
@@ -66,11 +66,10 @@ func Connect(ctx context.Context, uri string, log *slog.Logger) (*Conn, error) {
 }
 
 func checkURI(uri string) error {
-	u, err := url.Parse(uri)
-	if err != nil {
+	if _, err := url.Parse(uri); err != nil {
 		return fmt.Errorf("libvirt URI %q: %w (check libvirt.uri)", uri, err)
 	}
-	driver := strings.SplitN(u.Scheme, "+", 2)[0]
+	driver := spec.URIDriver(uri)
 	if driver != "qemu" && driver != "test" {
 		return fmt.Errorf("libvirt URI %q: driver %q is not supported: use qemu:///system, qemu+ssh://host/system or test:///default (libvirt.uri)", uri, driver)
 	}

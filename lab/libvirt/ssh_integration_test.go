@@ -26,6 +26,7 @@ import (
 	"github.com/bootlab/bootlab/lab"
 	"github.com/bootlab/bootlab/lab/host"
 	"github.com/bootlab/bootlab/lab/libvirt"
+	"github.com/bootlab/bootlab/lab/spec"
 )
 
 // startSSHD runs a private sshd on a free loopback port that accepts key,
@@ -127,12 +128,12 @@ func TestIntegrationRemoteURIThroughSSH(t *testing.T) {
 
 	dir := t.TempDir()
 	hostDir := filepath.Join(dir, "on-the-hypervisor")
-	s := &lab.Spec{Name: "remote", Libvirt: lab.Libvirt{URI: uri, HostDir: hostDir}, LabDir: filepath.Join(dir, "lab"),
-		Topology: lab.Topology{Masters: 1}, Network: lab.Network{CIDR: "10.125.0.0/24"},
-		Storage: lab.Storage{PoolDir: filepath.Join(dir, "pool")}}
+	s := &spec.Spec{Name: "remote", Libvirt: spec.Libvirt{URI: uri, HostDir: hostDir}, LabDir: filepath.Join(dir, "lab"),
+		Topology: spec.Topology{Masters: 1}, Network: spec.Network{CIDR: "10.125.0.0/24"},
+		Storage: spec.Storage{PoolDir: filepath.Join(dir, "pool")}}
 	s.Defaults()
 	// Not a test:// URI, so the load balancer would run: skip it.
-	res, err := lab.Up(ctx, c, s, lab.UpOptions{Accelerator: lab.AccelTCG, SkipLoadBalancer: true})
+	res, err := lab.Up(ctx, c, s, lab.UpOptions{Accelerator: spec.AccelTCG, SkipLoadBalancer: true})
 	require.NoError(t, err)
 	assert.True(t, res.Changed)
 	d, err := c.LookupDomain(ctx, s.DomainName(s.Nodes[1]))

@@ -15,8 +15,8 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/bootlab/bootlab/internal/status"
-	"github.com/bootlab/bootlab/lab"
 	"github.com/bootlab/bootlab/lab/ignition"
+	"github.com/bootlab/bootlab/lab/spec"
 )
 
 // SchedulerManifest is the manifest whose spec.mastersSchedulable decides
@@ -25,10 +25,12 @@ const SchedulerManifest = "manifests/cluster-scheduler-02-config.yml"
 
 // InstallConfigCopyPath is the kept copy of install-config.yaml
 // (openshift-install consumes the one in the asset directory).
-func InstallConfigCopyPath(s *lab.Spec) string { return filepath.Join(s.LabDir, "install-config.yaml") }
+func InstallConfigCopyPath(s *spec.Spec) string {
+	return filepath.Join(s.LabDir, "install-config.yaml")
+}
 
 // KubeconfigPath is the admin kubeconfig openshift-install writes.
-func KubeconfigPath(s *lab.Spec) string { return filepath.Join(s.AssetsDir(), "auth", "kubeconfig") }
+func KubeconfigPath(s *spec.Spec) string { return filepath.Join(s.AssetsDir(), "auth", "kubeconfig") }
 
 // AssetsOptions are the inputs of CreateAssets.
 type AssetsOptions struct {
@@ -56,7 +58,7 @@ var assetOutputs = []string{"bootstrap.ign", "master.ign", "worker.ign", "auth/k
 // ignition-configs`, makes every asset 0600, applies the manual bootstrap
 // edit when asked and writes each node's Ignition to s.IgnitionPath(n).
 // A complete asset directory from an earlier run is reused as it is.
-func CreateAssets(ctx context.Context, s *lab.Spec, o AssetsOptions) (*AssetsResult, error) {
+func CreateAssets(ctx context.Context, s *spec.Spec, o AssetsOptions) (*AssetsResult, error) {
 	log := o.Log
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -90,7 +92,7 @@ func CreateAssets(ctx context.Context, s *lab.Spec, o AssetsOptions) (*AssetsRes
 // install-config: they carry that cluster's names, network, pull secret and
 // certificates, so a changed spec would otherwise be silently ignored. The
 // error names the changed fields, never their values (one is the pull secret).
-func sameInstallConfig(s *lab.Spec, o AssetsOptions) error {
+func sameInstallConfig(s *spec.Spec, o AssetsOptions) error {
 	kept, err := os.ReadFile(InstallConfigCopyPath(s))
 	if errors.Is(err, os.ErrNotExist) {
 		return nil
@@ -159,7 +161,7 @@ func complete(dir string) bool {
 	return true
 }
 
-func makeAssets(ctx context.Context, s *lab.Spec, o AssetsOptions, dir string) error {
+func makeAssets(ctx context.Context, s *spec.Spec, o AssetsOptions, dir string) error {
 	if o.Installer == nil {
 		return errors.New("no openshift-install to run")
 	}
@@ -201,7 +203,7 @@ func makeAssets(ctx context.Context, s *lab.Spec, o AssetsOptions, dir string) e
 		return err
 	}
 	o.Status.End(true)
-	o.Status.Infof("mastersSchedulable: %t (%d workers)", schedulable, len(s.NodesByRole(lab.RoleWorker)))
+	o.Status.Infof("mastersSchedulable: %t (%d workers)", schedulable, len(s.NodesByRole(spec.RoleWorker)))
 
 	o.Status.Start("openshift-install create ignition-configs")
 	if err := o.Installer.Run(ctx, "create", "ignition-configs", "--dir", dir); err != nil {
@@ -265,9 +267,9 @@ func secureTree(dir string) error {
 	})
 }
 
-func writeNodeIgnition(s *lab.Spec, dir string, res *AssetsResult) error {
-	byRole := map[lab.Role][]byte{}
-	for role, file := range map[lab.Role]string{lab.RoleBootstrap: "bootstrap.ign", lab.RoleMaster: "master.ign", lab.RoleWorker: "worker.ign"} {
+func writeNodeIgnition(s *spec.Spec, dir string, res *AssetsResult) error {
+	byRole := map[spec.Role][]byte{}
+	for role, file := range map[spec.Role]string{spec.RoleBootstrap: "bootstrap.ign", spec.RoleMaster: "master.ign", spec.RoleWorker: "worker.ign"} {
 		data, err := os.ReadFile(filepath.Join(dir, file))
 		if err != nil {
 			return fmt.Errorf("read %s: %w", file, err)
@@ -278,11 +280,11 @@ func writeNodeIgnition(s *lab.Spec, dir string, res *AssetsResult) error {
 		byRole[role] = data
 	}
 	if s.OpenShift.ManualBootstrap {
-		edited, err := ignition.ApplyManualBootstrap(byRole[lab.RoleBootstrap])
+		edited, err := ignition.ApplyManualBootstrap(byRole[spec.RoleBootstrap])
 		if err != nil {
 			return fmt.Errorf("manual bootstrap mode (openshift.manualBootstrap): %w", err)
 		}
-		byRole[lab.RoleBootstrap] = edited
+		byRole[spec.RoleBootstrap] = edited
 	}
 	for _, n := range s.Nodes {
 		data, ok := byRole[n.Role]

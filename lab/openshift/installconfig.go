@@ -9,7 +9,7 @@ import (
 
 	"sigs.k8s.io/yaml"
 
-	"github.com/bootlab/bootlab/lab"
+	"github.com/bootlab/bootlab/lab/spec"
 )
 
 // InstallConfig is the part of the installer's install-config.yaml (v1) a
@@ -66,9 +66,9 @@ type Platform struct {
 // Defaults of install-config networking (the installer's and the docs'),
 // used when the spec leaves openshift.clusterNetwork or serviceNetwork unset.
 const (
-	ClusterNetworkCIDR = lab.DefaultClusterNetworkCIDR
-	ClusterHostPrefix  = lab.DefaultClusterHostPrefix
-	ServiceNetworkCIDR = lab.DefaultServiceNetworkCIDR
+	ClusterNetworkCIDR = spec.DefaultClusterNetworkCIDR
+	ClusterHostPrefix  = spec.DefaultClusterHostPrefix
+	ServiceNetworkCIDR = spec.DefaultServiceNetworkCIDR
 	NetworkType        = "OVNKubernetes"
 )
 
@@ -76,12 +76,12 @@ const (
 // (UPI boots its workers itself), controlPlane replicas = the masters,
 // machineNetwork = the lab CIDR, clusterNetwork and serviceNetwork from
 // openshift.clusterNetwork and openshift.serviceNetwork.
-func NewInstallConfig(s *lab.Spec, pullSecret, sshKey string) (*InstallConfig, error) {
+func NewInstallConfig(s *spec.Spec, pullSecret, sshKey string) (*InstallConfig, error) {
 	p, err := netip.ParsePrefix(s.Network.CIDR)
 	if err != nil {
 		return nil, fmt.Errorf("network.cidr %q: %w", s.Network.CIDR, err)
 	}
-	masters := len(s.NodesByRole(lab.RoleMaster))
+	masters := len(s.NodesByRole(spec.RoleMaster))
 	if masters == 0 {
 		return nil, errors.New("nodes: an OpenShift lab needs at least one master")
 	}
@@ -123,7 +123,7 @@ func (c *InstallConfig) Marshal() ([]byte, error) { return yaml.Marshal(c) }
 // (the installer accepts several). bootlab's own SSH (lab ssh, lab wait,
 // bootlab stage, gather --key) logs in with the lab key, so it must be
 // authorized on the nodes whatever key the user adds.
-func InstallSSHKeys(s *lab.Spec) (string, error) {
+func InstallSSHKeys(s *spec.Spec) (string, error) {
 	labKey, err := LoadSSHPublicKey(s.SSHKeyPath() + ".pub")
 	if err != nil {
 		return "", err

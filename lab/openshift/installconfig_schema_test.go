@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/bootlab/bootlab/lab"
+	"github.com/bootlab/bootlab/lab/spec"
 )
 
 // schemaNode is one node of testdata/openshift/install-config-schema.yaml.
@@ -37,8 +38,8 @@ func loadSchema(t *testing.T) *schemaNode {
 	require.NoError(t, yaml.UnmarshalStrict(data, &doc))
 	require.NotNil(t, doc.Schema)
 	// A new default release means reading the installer's types again.
-	require.True(t, strings.HasPrefix(lab.DefaultOpenShiftVersion, doc.Release+"."),
-		"the schema describes %s, the default release is %s: check installer pkg/types of the new release and update %s", doc.Release, lab.DefaultOpenShiftVersion, "testdata/openshift/install-config-schema.yaml")
+	require.True(t, strings.HasPrefix(spec.DefaultOpenShiftVersion, doc.Release+"."),
+		"the schema describes %s, the default release is %s: check installer pkg/types of the new release and update %s", doc.Release, spec.DefaultOpenShiftVersion, "testdata/openshift/install-config-schema.yaml")
 	return doc.Schema
 }
 
@@ -107,21 +108,21 @@ func checkSchema(n *schemaNode, v any, path string) []string {
 }
 
 // openShiftFixtures returns the valid spec fixtures of the openshift profile, defaulted and validated.
-func openShiftFixtures(t *testing.T) map[string]*lab.Spec {
+func openShiftFixtures(t *testing.T) map[string]*spec.Spec {
 	t.Helper()
 	dir, err := filepath.Abs("../../testdata/specs")
 	require.NoError(t, err)
 	files, err := filepath.Glob(filepath.Join(dir, "valid-*.yaml"))
 	require.NoError(t, err)
-	out := map[string]*lab.Spec{}
+	out := map[string]*spec.Spec{}
 	for _, f := range files {
 		raw, err := os.ReadFile(f)
 		require.NoError(t, err)
-		s, err := lab.Parse([]byte(strings.ReplaceAll(string(raw), "${TESTDATA}", dir)), filepath.Base(f))
+		s, err := spec.Parse([]byte(strings.ReplaceAll(string(raw), "${TESTDATA}", dir)), filepath.Base(f))
 		require.NoError(t, err)
 		s.LabDir = t.TempDir()
 		s.Defaults()
-		if s.Profile != lab.ProfileOpenShift {
+		if s.Profile != spec.ProfileOpenShift {
 			continue
 		}
 		require.NoError(t, s.Validate(), filepath.Base(f))

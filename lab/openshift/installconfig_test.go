@@ -9,25 +9,25 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/bootlab/bootlab/lab"
+	"github.com/bootlab/bootlab/lab/spec"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/openshift")
 
 const testdata = "../../testdata/openshift"
 
-func testSpec(t *testing.T, workers int) *lab.Spec {
+func testSpec(t *testing.T, workers int) *spec.Spec {
 	t.Helper()
-	s := &lab.Spec{
+	s := &spec.Spec{
 		Name:     "golden",
-		Profile:  lab.ProfileOpenShift,
-		Topology: lab.Topology{Masters: 3, Workers: workers},
-		Network:  lab.Network{CIDR: "192.168.126.0/24"},
+		Profile:  spec.ProfileOpenShift,
+		Topology: spec.Topology{Masters: 3, Workers: workers},
+		Network:  spec.Network{CIDR: "192.168.126.0/24"},
 		LabDir:   t.TempDir(),
 	}
 	if workers == 0 {
 		s.Topology.Workers = 0
-		s.Nodes = []lab.Node{{Name: "bootstrap", Role: lab.RoleBootstrap}, {Name: "master-0", Role: lab.RoleMaster}, {Name: "master-1", Role: lab.RoleMaster}, {Name: "master-2", Role: lab.RoleMaster}}
+		s.Nodes = []spec.Node{{Name: "bootstrap", Role: spec.RoleBootstrap}, {Name: "master-0", Role: spec.RoleMaster}, {Name: "master-1", Role: spec.RoleMaster}, {Name: "master-2", Role: spec.RoleMaster}}
 	}
 	s.OpenShift.PullSecretFile = "unused"
 	s.Defaults()

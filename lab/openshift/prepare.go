@@ -9,8 +9,8 @@ import (
 	"os"
 
 	"github.com/bootlab/bootlab/internal/status"
-	"github.com/bootlab/bootlab/lab"
 	"github.com/bootlab/bootlab/lab/images"
+	"github.com/bootlab/bootlab/lab/spec"
 )
 
 // PrepareOptions are what Prepare needs besides the spec.
@@ -40,7 +40,7 @@ type PrepareResult struct {
 // libvirt, preflight and the lab key): the pull secret, which install-config
 // needs even when image.path names the RHCOS image, and
 // openshift.sshPublicKeyFile when set. Errors never quote the secret.
-func CheckInputs(s *lab.Spec) error {
+func CheckInputs(s *spec.Spec) error {
 	if _, err := LoadPullSecret(s.OpenShift.PullSecretFile); err != nil {
 		return err
 	}
@@ -57,7 +57,7 @@ func CheckInputs(s *lab.Spec) error {
 // downloads openshift-install and oc, finds or downloads RHCOS (setting
 // s.Image.Path to the cached qcow2 unless the spec names one), and creates
 // the install assets and each node's Ignition.
-func Prepare(ctx context.Context, s *lab.Spec, o PrepareOptions) (*PrepareResult, error) {
+func Prepare(ctx context.Context, s *spec.Spec, o PrepareOptions) (*PrepareResult, error) {
 	log := o.Log
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)

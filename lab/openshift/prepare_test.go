@@ -16,14 +16,14 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/bootlab/bootlab/internal/status"
-	"github.com/bootlab/bootlab/lab"
 	"github.com/bootlab/bootlab/lab/ignition"
+	"github.com/bootlab/bootlab/lab/spec"
 )
 
 // prepareEnv is a lab spec wired to the openshift-install test double and
 // a local mirror.
 type prepareEnv struct {
-	spec   *lab.Spec
+	spec   *spec.Spec
 	mirror *testMirror
 	log    string
 	cache  string
@@ -115,13 +115,13 @@ func TestPrepareOrderModesAndIgnition(t *testing.T) {
 		data, err := os.ReadFile(p)
 		require.NoError(t, err)
 		switch n.Role {
-		case lab.RoleBootstrap:
+		case spec.RoleBootstrap:
 			manual, err := ignition.IsManualBootstrap(data)
 			require.NoError(t, err)
 			assert.True(t, manual, "manual bootstrap mode masks bootkube.service")
-		case lab.RoleMaster:
+		case spec.RoleMaster:
 			assert.Contains(t, string(data), "https://api-int.ocp.lab.local:22623/config/master")
-		case lab.RoleWorker:
+		case spec.RoleWorker:
 			assert.Contains(t, string(data), "https://api-int.ocp.lab.local:22623/config/worker")
 		}
 	}

@@ -6,11 +6,11 @@ import (
 	"os"
 	"strings"
 
-	"github.com/bootlab/bootlab/lab"
+	"github.com/bootlab/bootlab/lab/spec"
 )
 
 // PullSecretHelp says where a pull secret comes from.
-const PullSecretHelp = lab.PullSecretHelp
+const PullSecretHelp = spec.PullSecretHelp
 
 // PullSecretError is a pull secret that cannot be used. It never quotes the secret.
 type PullSecretError struct {
@@ -23,7 +23,7 @@ func (e *PullSecretError) Error() string {
 }
 
 // LoadPullSecret reads and checks the pull secret at path (see
-// lab.CheckPullSecret, which spec validation runs too). It returns the
+// spec.CheckPullSecret, which spec validation runs too). It returns the
 // secret as compact JSON, the form install-config takes.
 func LoadPullSecret(path string) (string, error) {
 	if path == "" {
@@ -36,7 +36,7 @@ func LoadPullSecret(path string) (string, error) {
 		}
 		return "", &PullSecretError{Path: path, Msg: "cannot be read: " + strings.TrimPrefix(err.Error(), "open "+path+": ")}
 	}
-	compact, err := lab.CheckPullSecret(data)
+	compact, err := spec.CheckPullSecret(data)
 	if err != nil {
 		return "", &PullSecretError{Path: path, Msg: err.Error()}
 	}

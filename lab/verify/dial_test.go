@@ -20,6 +20,7 @@ import (
 
 	"github.com/bootlab/bootlab/lab"
 	"github.com/bootlab/bootlab/lab/host"
+	"github.com/bootlab/bootlab/lab/spec"
 )
 
 // tcpDNS answers A queries over TCP (DNS's stream framing) from records.
@@ -86,8 +87,8 @@ func tcpDNS(t *testing.T, records map[string]string) net.Listener {
 // TCP: the lab's addresses are reachable only through it (a remote
 // hypervisor's tunnel), so here they are not routed at all.
 func TestHostChecksDialThroughOptions(t *testing.T) {
-	s := &lab.Spec{Name: "v", Profile: lab.ProfileOpenShift, LabDir: t.TempDir(),
-		Network: lab.Network{CIDR: "192.0.2.0/24"}, Topology: lab.Topology{Masters: 1}}
+	s := &spec.Spec{Name: "v", Profile: spec.ProfileOpenShift, LabDir: t.TempDir(),
+		Network: spec.Network{CIDR: "192.0.2.0/24"}, Topology: spec.Topology{Masters: 1}}
 	s.Defaults()
 	domain := s.Cluster.Domain()
 	records := map[string]string{"api." + domain: s.Network.APIAddress, "api-int." + domain: s.Network.APIAddress, "*.apps": s.Network.IngressAddress}

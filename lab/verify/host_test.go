@@ -11,9 +11,9 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
-	"github.com/bootlab/bootlab/lab"
 	"github.com/bootlab/bootlab/lab/host"
 	"github.com/bootlab/bootlab/lab/probe"
+	"github.com/bootlab/bootlab/lab/spec"
 )
 
 // fileHost is a remote machine that holds files and nothing else.
@@ -47,8 +47,8 @@ var _ host.Host = (*fileHost)(nil)
 // A remote lab's console logs are read on the hypervisor's machine, at
 // the paths under libvirt.hostDir, never on this one.
 func TestNodeChecksReadConsolesThroughTheHost(t *testing.T) {
-	s := &lab.Spec{Name: "rv", Profile: lab.ProfileProbe, LabDir: t.TempDir(), Topology: lab.Topology{Masters: 1},
-		Libvirt: lab.Libvirt{URI: "qemu+ssh://root@classroom/system"}}
+	s := &spec.Spec{Name: "rv", Profile: spec.ProfileProbe, LabDir: t.TempDir(), Topology: spec.Topology{Masters: 1},
+		Libvirt: spec.Libvirt{URI: "qemu+ssh://root@classroom/system"}}
 	s.Defaults()
 	boot, _ := s.Node("bootstrap")
 	rep := &probe.Report{Node: "bootstrap", MAC: boot.MAC, Seq: 1, Boot: time.Now().UTC(), Checks: []probe.Check{{Name: "dhcp", OK: true, Detail: "lease"}}}

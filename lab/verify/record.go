@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/bootlab/bootlab/lab"
+	"github.com/bootlab/bootlab/lab/spec"
 )
 
 // Record turns a verify result into what the lab directory keeps of it:
@@ -25,7 +26,7 @@ func Record(res *Result, at time.Time) *lab.VerifyRecord {
 // saveRecord keeps the last result in the lab directory for `lab list` and
 // the dashboard. A lab directory that does not exist is left alone, and a
 // failure to write only warns: the checks themselves ran.
-func saveRecord(s *lab.Spec, res *Result, log *slog.Logger) {
+func saveRecord(s *spec.Spec, res *Result, log *slog.Logger) {
 	if s.LabDir == "" {
 		return
 	}

@@ -32,6 +32,7 @@ import (
 	"github.com/bootlab/bootlab/lab/loadbalancer"
 	"github.com/bootlab/bootlab/lab/pki"
 	"github.com/bootlab/bootlab/lab/probe"
+	"github.com/bootlab/bootlab/lab/spec"
 )
 
 // HostGroup is the Group of checks run from the host.
@@ -92,7 +93,7 @@ type Options struct {
 	Nodes map[string]NodeVM
 	// Accelerator is the one the lab runs under (from the lab state): a
 	// console that stays silent after boot is most often its fault.
-	Accelerator lab.Accelerator
+	Accelerator spec.Accelerator
 	// Host is the hypervisor's machine (Hypervisor.Host): console logs are
 	// read and the load balancer inspected there. nil: this machine.
 	Host host.Host
@@ -146,7 +147,7 @@ const silentAfter = 90 * time.Second
 
 // Run verifies the lab s with its state st, repeating until every check
 // passes or opts.Timeout is reached, and returns the last pass.
-func Run(ctx context.Context, s *lab.Spec, st *lab.State, opts Options) (*Result, error) {
+func Run(ctx context.Context, s *spec.Spec, st *lab.State, opts Options) (*Result, error) {
 	if opts.Interval <= 0 {
 		opts.Interval = 2 * time.Second
 	}
@@ -161,7 +162,7 @@ func Run(ctx context.Context, s *lab.Spec, st *lab.State, opts Options) (*Result
 	finalBefore := map[string]bool{}
 	for pass := 1; ; pass++ {
 		res := &Result{Lab: s.Name, Profile: string(s.Profile), Pivoted: pivoted, Passes: pass}
-		if s.Profile == lab.ProfileProbe {
+		if s.Profile == spec.ProfileProbe {
 			res.Reports = map[string]*probe.Report{}
 			res.Checks = append(res.Checks, nodeChecks(ctx, s, pivoted, res.Reports, opts)...)
 		}
@@ -200,10 +201,10 @@ func Run(ctx context.Context, s *lab.Spec, st *lab.State, opts Options) (*Result
 }
 
 // nodeChecks turns each node's last console report into checks.
-func nodeChecks(ctx context.Context, s *lab.Spec, pivoted bool, reports map[string]*probe.Report, opts Options) []Check {
+func nodeChecks(ctx context.Context, s *spec.Spec, pivoted bool, reports map[string]*probe.Report, opts Options) []Check {
 	var out []Check
 	for _, n := range s.Nodes {
-		if pivoted && n.Role == lab.RoleBootstrap {
+		if pivoted && n.Role == spec.RoleBootstrap {
 			continue // removed by `lab pivot`: nothing expects it any more
 		}
 		vm, known := opts.Nodes[n.Name]
@@ -234,7 +235,7 @@ func nodeChecks(ctx context.Context, s *lab.Spec, pivoted bool, reports map[stri
 		if err != nil || rep == nil {
 			detail := "no probe report in " + path + " yet"
 			fix := fmt.Sprintf("is the VM running? `bootlab lab status`; watch it boot with `bootlab lab console %s`", n.Name)
-			if n.Role == lab.RoleWorker {
+			if n.Role == spec.RoleWorker {
 				fix += "; workers start with `bootlab lab up --start-workers`"
 			}
 			if panicLine != "" {
@@ -271,11 +272,11 @@ func nodeChecks(ctx context.Context, s *lab.Spec, pivoted bool, reports map[stri
 }
 
 // notRunningFix says how to bring a node's VM back.
-func notRunningFix(s *lab.Spec, n lab.Node, state string) string {
+func notRunningFix(s *spec.Spec, n spec.Node, state string) string {
 	switch {
 	case state == "absent":
 		return "`bootlab lab up` creates it again"
-	case n.Role == lab.RoleWorker && s.Profile == lab.ProfileOpenShift:
+	case n.Role == spec.RoleWorker && s.Profile == spec.ProfileOpenShift:
 		return "`bootlab lab up --start-workers` starts the workers"
 	}
 	return "`bootlab lab up` starts it again (or `virsh start " + s.DomainName(n) + "`)"
@@ -291,8 +292,8 @@ func silent(exists bool, size int, vm NodeVM) bool {
 }
 
 // silentFix blames the likeliest cause of a console that stays silent.
-func silentFix(accel lab.Accelerator) string {
-	if accel == lab.AccelKVM {
+func silentFix(accel spec.Accelerator) string {
+	if accel == spec.AccelKVM {
 		return "under KVM the guest never reached its kernel: on some hosts KVM hangs guests in firmware. Rebuild the lab under TCG: `bootlab lab down`, then `bootlab lab up --accel tcg` (`bootlab lab preflight --accel kvm` tests KVM with the probe kernel)"
 	}
 	return "the VM printed nothing: check the probe image (`bootlab lab probe-image build`) and the domain (`virsh dumpxml`), then `bootlab lab down && bootlab lab up`"
@@ -323,7 +324,7 @@ func readReport(data []byte) (*probe.Report, string, error) {
 	return nil, why, nil
 }
 
-func nodeFix(s *lab.Spec, n lab.Node, c probe.Check) string {
+func nodeFix(s *spec.Spec, n spec.Node, c probe.Check) string {
 	net := s.NetworkName()
 	d := strings.ToLower(c.Detail)
 	switch {
@@ -335,7 +336,7 @@ func nodeFix(s *lab.Spec, n lab.Node, c probe.Check) string {
 		return fmt.Sprintf("the Ignition file %s passed through fw_cfg (domain %s): `bootlab lab up` rewrites it", s.IgnitionPath(n), s.DomainName(n))
 	case c.Name == "etcd member" && s.Rehearsal():
 		return "a master's etcd joins the bootstrap's member (started by stage 07) once the master has its config (stage 12): the etcd operator stand-in adds one learner at a time and promotes it when in sync; `bootlab stage status` names the next stage, `bootlab lab ssh bootstrap -- sudo crictl ps` shows whether the bootstrap's etcd runs"
-	case c.Name == "ignition-fetch" && s.Rehearsal() && n.Role == lab.RoleMaster:
+	case c.Name == "ignition-fetch" && s.Rehearsal() && n.Role == spec.RoleMaster:
 		return "masters wait for the MCS: run `bootlab stage run 12` (on a rehearsal lab the bootstrap MCS starts when stage 12 lands its pod; `bootlab stage status` names the next stage)"
 	case c.Name == "ignition-fetch":
 		switch {
@@ -360,7 +361,7 @@ func nodeFix(s *lab.Spec, n lab.Node, c probe.Check) string {
 // hostChecks checks DNS, the load balancer frontends and its backends;
 // reports (nil on a real lab) are the nodes' probe reports and vms their
 // VMs' states, which explain a backend that is down.
-func hostChecks(ctx context.Context, s *lab.Spec, pivoted bool, reports map[string]*probe.Report, vms map[string]NodeVM, machine host.Host, dial DialFunc) []Check {
+func hostChecks(ctx context.Context, s *spec.Spec, pivoted bool, reports map[string]*probe.Report, vms map[string]NodeVM, machine host.Host, dial DialFunc) []Check {
 	var out []Check
 	domain := s.Cluster.Domain()
 	net := s.NetworkName()
@@ -407,7 +408,7 @@ func hostChecks(ctx context.Context, s *lab.Spec, pivoted bool, reports map[stri
 	return out
 }
 
-func frontendCheck(ctx context.Context, s *lab.Spec, lbc loadbalancer.Config, fe loadbalancer.Frontend, pivoted bool, dial DialFunc) Check {
+func frontendCheck(ctx context.Context, s *spec.Spec, lbc loadbalancer.Config, fe loadbalancer.Frontend, pivoted bool, dial DialFunc) Check {
 	addr := fe.Address
 	if addr == "" {
 		addr = lbc.BindAddress
@@ -464,9 +465,9 @@ func frontendCheck(ctx context.Context, s *lab.Spec, lbc loadbalancer.Config, fe
 
 // httpsGet fetches path through the frontend. On a probe lab the MCS port is
 // verified like a node does it: the lab CA, server name api-int.
-func httpsGet(ctx context.Context, s *lab.Spec, hp string, port int, path string, dial DialFunc) (body, node string, err error) {
+func httpsGet(ctx context.Context, s *spec.Spec, hp string, port int, path string, dial DialFunc) (body, node string, err error) {
 	tcfg := &tls.Config{InsecureSkipVerify: true} //nolint:gosec // the API's CA is not the host's; reachability is checked here
-	if s.Profile == lab.ProfileProbe && port == lab.PortMachineConfig {
+	if s.Profile == spec.ProfileProbe && port == lab.PortMachineConfig {
 		if pool, err := labCAPool(s); err == nil {
 			tcfg = &tls.Config{RootCAs: pool, ServerName: "api-int." + s.Cluster.Domain()}
 		}
@@ -497,7 +498,7 @@ func sortedKeys(m map[string]bool) []string {
 	return out
 }
 
-func labCAPool(s *lab.Spec) (*x509.CertPool, error) {
+func labCAPool(s *spec.Spec) (*x509.CertPool, error) {
 	data, err := os.ReadFile(filepath.Join(s.LabDir, "pki", pki.CACertFile))
 	if err != nil {
 		return nil, err
@@ -509,7 +510,7 @@ func labCAPool(s *lab.Spec) (*x509.CertPool, error) {
 	return pool, nil
 }
 
-func backendChecks(ctx context.Context, s *lab.Spec, lbc loadbalancer.Config, pivoted bool, reports map[string]*probe.Report, vms map[string]NodeVM) []Check {
+func backendChecks(ctx context.Context, s *spec.Spec, lbc loadbalancer.Config, pivoted bool, reports map[string]*probe.Report, vms map[string]NodeVM) []Check {
 	start := time.Now()
 	st, err := loadbalancer.Inspect(ctx, lbc)
 	if err != nil || st == nil || !st.Running {
@@ -573,7 +574,7 @@ func backendChecks(ctx context.Context, s *lab.Spec, lbc loadbalancer.Config, pi
 // probe lab its report tells whether its server failed, has not started yet
 // or was never meant to run there (the node's agent and the load balancer
 // disagree on who serves it); rep is nil on a real lab or without a report.
-func backendFix(s *lab.Spec, fe loadbalancer.Frontend, srv loadbalancer.Server, b loadbalancer.BackendStatus, rep *probe.Report) string {
+func backendFix(s *spec.Spec, fe loadbalancer.Frontend, srv loadbalancer.Server, b loadbalancer.BackendStatus, rep *probe.Report) string {
 	hp := net.JoinHostPort(srv.Address, strconv.Itoa(fe.Port))
 	console := fmt.Sprintf("`bootlab lab console %s`", srv.Name)
 	if !strings.Contains(strings.ToLower(b.LastCheck), "refused") {
@@ -583,7 +584,7 @@ func backendFix(s *lab.Spec, fe loadbalancer.Frontend, srv loadbalancer.Server, 
 		return fmt.Sprintf("%s does not pass haproxy's %s check on %s (%s): is the VM running? `bootlab lab status`; then %s", srv.Name, fe.Check, hp, b.LastCheck, console)
 	}
 	nothing := fmt.Sprintf("nothing listens on %s on %s (haproxy's %s check: connection refused)", hp, srv.Name, fe.Name)
-	if s.Profile != lab.ProfileProbe {
+	if s.Profile != spec.ProfileProbe {
 		if fe.Port == lab.PortIngressHTTP || fe.Port == lab.PortIngressHTTPS {
 			return nothing + ": the router pods listen there once the ingress operator schedules them on it (`oc -n openshift-ingress get pods -o wide`)"
 		}
@@ -627,9 +628,9 @@ func firstFailing(rep *probe.Report) string {
 
 // rehearsalBackendFix names the stage a rehearsal lab's bootstrap backend
 // waits for: its services start only when the stages start them.
-func rehearsalBackendFix(s *lab.Spec, server string, port int) string {
+func rehearsalBackendFix(s *spec.Spec, server string, port int) string {
 	n, ok := s.Node(server)
-	if !s.Rehearsal() || !ok || n.Role != lab.RoleBootstrap {
+	if !s.Rehearsal() || !ok || n.Role != spec.RoleBootstrap {
 		return ""
 	}
 	switch port {

@@ -15,16 +15,17 @@ import (
 	"github.com/bootlab/bootlab/lab"
 	"github.com/bootlab/bootlab/lab/loadbalancer"
 	"github.com/bootlab/bootlab/lab/probe"
+	"github.com/bootlab/bootlab/lab/spec"
 )
 
-func testSpec(t *testing.T) *lab.Spec {
+func testSpec(t *testing.T) *spec.Spec {
 	t.Helper()
-	s := &lab.Spec{Name: "v", Profile: lab.ProfileProbe, LabDir: t.TempDir(), Topology: lab.Topology{Masters: 1, Workers: 0}}
+	s := &spec.Spec{Name: "v", Profile: spec.ProfileProbe, LabDir: t.TempDir(), Topology: spec.Topology{Masters: 1, Workers: 0}}
 	s.Defaults()
 	return s
 }
 
-func writeConsole(t *testing.T, s *lab.Spec, node string, content string) {
+func writeConsole(t *testing.T, s *spec.Spec, node string, content string) {
 	t.Helper()
 	n, ok := s.Node(node)
 	require.True(t, ok)
@@ -129,8 +130,8 @@ func TestNodeChecksNameAKernelPanic(t *testing.T) {
 // With the lab's haproxy not running nothing can pass, so verify stops after
 // seeing it twice instead of waiting out --timeout.
 func TestRunStopsWaitingWhenHAProxyIsNotRunning(t *testing.T) {
-	s := &lab.Spec{Name: "v", Profile: lab.ProfileOpenShift, LabDir: t.TempDir(),
-		Network: lab.Network{CIDR: "127.0.0.0/24"}, Topology: lab.Topology{Masters: 3}}
+	s := &spec.Spec{Name: "v", Profile: spec.ProfileOpenShift, LabDir: t.TempDir(),
+		Network: spec.Network{CIDR: "127.0.0.0/24"}, Topology: spec.Topology{Masters: 3}}
 	s.Defaults()
 	res, err := Run(context.Background(), s, nil, Options{Timeout: time.Minute, Interval: time.Millisecond})
 	require.NoError(t, err)
@@ -188,7 +189,7 @@ func TestSilentConsoleBlamesTheAccelerator(t *testing.T) {
 	writeConsole(t, s, "master-0", "")
 	long := time.Now().Add(-5 * time.Minute)
 	vms := map[string]NodeVM{"bootstrap": {State: "running", Since: long}, "master-0": {State: "running", Since: long}}
-	for accel, want := range map[lab.Accelerator]string{lab.AccelKVM: "--accel tcg", lab.AccelTCG: "probe-image build"} {
+	for accel, want := range map[spec.Accelerator]string{spec.AccelKVM: "--accel tcg", spec.AccelTCG: "probe-image build"} {
 		checks := nodeChecks(context.Background(), s, false, map[string]*probe.Report{}, Options{Nodes: vms, Accelerator: accel})
 		var found bool
 		for _, c := range checks {
@@ -201,7 +202,7 @@ func TestSilentConsoleBlamesTheAccelerator(t *testing.T) {
 		assert.True(t, found)
 	}
 	// Shortly after start, silence is just a boot in progress.
-	checks := nodeChecks(context.Background(), s, false, map[string]*probe.Report{}, Options{Nodes: map[string]NodeVM{"master-0": {State: "running", Since: time.Now()}}, Accelerator: lab.AccelKVM})
+	checks := nodeChecks(context.Background(), s, false, map[string]*probe.Report{}, Options{Nodes: map[string]NodeVM{"master-0": {State: "running", Since: time.Now()}}, Accelerator: spec.AccelKVM})
 	for _, c := range checks {
 		assert.NotContains(t, c.Detail, "printed nothing")
 	}
@@ -211,7 +212,7 @@ func TestSilentConsoleBlamesTheAccelerator(t *testing.T) {
 // says so and, on a probe lab, what the node's report tells about it,
 // instead of pointing at a report that is clean.
 func TestBackendFixNamesWhatDoesNotListen(t *testing.T) {
-	s := &lab.Spec{Name: "v", Profile: lab.ProfileProbe, LabDir: t.TempDir(), Network: lab.Network{CIDR: "10.232.11.0/24"}, Topology: lab.Topology{Masters: 3}}
+	s := &spec.Spec{Name: "v", Profile: spec.ProfileProbe, LabDir: t.TempDir(), Network: spec.Network{CIDR: "10.232.11.0/24"}, Topology: spec.Topology{Masters: 3}}
 	s.Defaults()
 	lbc := lab.LoadBalancerConfig(s, false)
 	var ingressHTTP, api loadbalancer.Frontend
@@ -300,7 +301,7 @@ func TestBackendFixNamesWhatDoesNotListen(t *testing.T) {
 	}
 
 	// A real lab has no reports: the routers are what listens on 80.
-	ocp := &lab.Spec{Name: "r", Profile: lab.ProfileOpenShift, LabDir: t.TempDir(), Network: lab.Network{CIDR: "10.232.11.0/24"}, Topology: lab.Topology{Masters: 3}}
+	ocp := &spec.Spec{Name: "r", Profile: spec.ProfileOpenShift, LabDir: t.TempDir(), Network: spec.Network{CIDR: "10.232.11.0/24"}, Topology: spec.Topology{Masters: 3}}
 	ocp.Defaults()
 	got := backendFix(ocp, ingressHTTP, master, refused, nil)
 	assert.Contains(t, got, "nothing listens on 10.232.11.11:80 on master-0")
@@ -310,8 +311,8 @@ func TestBackendFixNamesWhatDoesNotListen(t *testing.T) {
 // Run keeps its last result in the lab directory for `lab list` and the
 // dashboard: counts and each failed check's message.
 func TestRunRecordsLastResult(t *testing.T) {
-	s := &lab.Spec{Name: "v", Profile: lab.ProfileOpenShift, LabDir: t.TempDir(),
-		Network: lab.Network{CIDR: "127.0.0.0/24"}, Topology: lab.Topology{Masters: 3}}
+	s := &spec.Spec{Name: "v", Profile: spec.ProfileOpenShift, LabDir: t.TempDir(),
+		Network: spec.Network{CIDR: "127.0.0.0/24"}, Topology: spec.Topology{Masters: 3}}
 	s.Defaults()
 	before, err := lab.LoadVerifyRecord(s.LabDir)
 	require.NoError(t, err)
@@ -337,8 +338,8 @@ func TestRunRecordsLastResult(t *testing.T) {
 
 // A lab directory that does not exist (a lab never built) is not created by verify.
 func TestRunRecordsNothingWithoutLabDir(t *testing.T) {
-	s := &lab.Spec{Name: "v", Profile: lab.ProfileOpenShift, LabDir: filepath.Join(t.TempDir(), "absent"),
-		Network: lab.Network{CIDR: "127.0.0.0/24"}, Topology: lab.Topology{Masters: 3}}
+	s := &spec.Spec{Name: "v", Profile: spec.ProfileOpenShift, LabDir: filepath.Join(t.TempDir(), "absent"),
+		Network: spec.Network{CIDR: "127.0.0.0/24"}, Topology: spec.Topology{Masters: 3}}
 	s.Defaults()
 	_, err := Run(context.Background(), s, nil, Options{Interval: time.Millisecond})
 	require.NoError(t, err)
@@ -348,7 +349,7 @@ func TestRunRecordsNothingWithoutLabDir(t *testing.T) {
 // On a rehearsal lab, what the bootstrap and masters wait for is a stage:
 // the fixes name it.
 func TestRehearsalFixesNameTheStage(t *testing.T) {
-	s := &lab.Spec{Name: "reh", Profile: lab.ProfileProbe, OpenShift: lab.OpenShift{ManualBootstrap: true}, LabDir: t.TempDir()}
+	s := &spec.Spec{Name: "reh", Profile: spec.ProfileProbe, OpenShift: spec.OpenShift{ManualBootstrap: true}, LabDir: t.TempDir()}
 	s.Defaults()
 	m0, _ := s.Node("master-0")
 	fix := nodeFix(s, m0, probe.Check{Name: "ignition-fetch", Pending: true, Detail: "GET https://api-int.ocp.lab.local:22623/config/master: connection refused"})
@@ -357,7 +358,7 @@ func TestRehearsalFixesNameTheStage(t *testing.T) {
 	assert.Contains(t, rehearsalBackendFix(s, "bootstrap", 6443), "stage 13")
 	assert.Empty(t, rehearsalBackendFix(s, "master-0", 22623))
 
-	plain := &lab.Spec{Name: "plain", Profile: lab.ProfileProbe, LabDir: t.TempDir()}
+	plain := &spec.Spec{Name: "plain", Profile: spec.ProfileProbe, LabDir: t.TempDir()}
 	plain.Defaults()
 	assert.Empty(t, rehearsalBackendFix(plain, "bootstrap", 22623))
 	assert.NotContains(t, nodeFix(plain, m0, probe.Check{Name: "ignition-fetch", Detail: "connection refused"}), "stage run 12")

@@ -1,4 +1,4 @@
-package lab
+package spec
 
 import (
 	"bytes"
@@ -16,8 +16,6 @@ import (
 
 	yamlv3 "gopkg.in/yaml.v3"
 	"sigs.k8s.io/yaml"
-
-	"github.com/bootlab/bootlab/lab/host"
 )
 
 // APIVersion and Kind head every lab spec file.
@@ -338,7 +336,7 @@ func (s *Spec) IgnitionPath(n Node) string {
 // Remote is true when the hypervisor is another machine (qemu+ssh): what
 // the VMs read and the load balancer then live there, reached through
 // lab/host.
-func (s *Spec) Remote() bool { return host.IsRemote(s.Libvirt.URI) }
+func (s *Spec) Remote() bool { return s.URIKind().Remote() }
 
 // HostDir is the lab's directory on the hypervisor's machine (libvirt.hostDir):
 // the lab directory itself when the hypervisor is local.
@@ -611,7 +609,7 @@ func (s *Spec) Defaults() {
 	if perr == nil {
 		prefix = prefix.Masked()
 		if s.Network.Gateway == "" {
-			s.Network.Gateway = nthHost(prefix, 1)
+			s.Network.Gateway = NthHost(prefix, 1)
 		}
 	}
 	if s.Network.APIAddress == "" {
@@ -694,7 +692,7 @@ func (s *Spec) Defaults() {
 			// bootstrap .10, masters .11.., workers .20.. as the old libvirt
 			// platform did, skipping addresses already taken.
 			for {
-				ip := nthHost(prefix, next[n.Role])
+				ip := NthHost(prefix, next[n.Role])
 				next[n.Role]++
 				if ip == "" || !used[ip] {
 					n.IP = ip
@@ -715,9 +713,9 @@ func DeriveMAC(lab, node string) string {
 	return fmt.Sprintf("52:54:00:%02x:%02x:%02x", sum[0], sum[1], sum[2])
 }
 
-// nthHost returns the n-th address of prefix, or "" when it falls outside
+// NthHost returns the n-th address of prefix, or "" when it falls outside
 // or is the broadcast address.
-func nthHost(p netip.Prefix, n int) string {
+func NthHost(p netip.Prefix, n int) string {
 	a := p.Addr()
 	for i := 0; i < n; i++ {
 		a = a.Next()

@@ -1,4 +1,4 @@
-package lab
+package spec
 
 import (
 	"fmt"
@@ -437,79 +437,4 @@ func checkOpenShiftVersion(e *errs, v string) {
 	} else if minor, _ := strconv.Atoi(m[1]); minor < 16 {
 		e.add("openshift.version", "%s is older than 4.16, the oldest release bootlab supports (the libvirt and bootstrap details differ before it)", v)
 	}
-}
-
-// HostRoute is one IPv4 route of the host.
-type HostRoute struct {
-	Prefix netip.Prefix
-	Dev    string
-}
-
-// HostRoutes reads the host's IPv4 routes from /proc/net/route.
-func HostRoutes() ([]HostRoute, error) {
-	data, err := os.ReadFile("/proc/net/route")
-	if err != nil {
-		return nil, fmt.Errorf("read host routes: %w", err)
-	}
-	return parseProcRoutes(string(data))
-}
-
-func parseProcRoutes(text string) ([]HostRoute, error) {
-	var out []HostRoute
-	for i, line := range strings.Split(strings.TrimSpace(text), "\n") {
-		f := strings.Fields(line)
-		if i == 0 || len(f) < 8 {
-			continue
-		}
-		dst, err1 := strconv.ParseUint(f[1], 16, 32)
-		mask, err2 := strconv.ParseUint(f[7], 16, 32)
-		if err1 != nil || err2 != nil {
-			return nil, fmt.Errorf("parse /proc/net/route line %q", line)
-		}
-		// The kernel prints these in host (little-endian) byte order.
-		a := netip.AddrFrom4([4]byte{byte(dst), byte(dst >> 8), byte(dst >> 16), byte(dst >> 24)})
-		bits := 0
-		for m := uint32(mask); m != 0; m >>= 1 {
-			bits += int(m & 1)
-		}
-		out = append(out, HostRoute{Prefix: netip.PrefixFrom(a, bits), Dev: f[0]})
-	}
-	return out, nil
-}
-
-// ValidateHost checks the spec against the host: the lab network must not
-// overlap a host route (other than the default route and the lab's own
-// bridge) or another libvirt network. The lab's own network is ignored, so a
-// second `up` passes.
-func ValidateHost(s *Spec, routes []HostRoute, nets []NetworkInfo) error {
-	var e errs
-	prefix, err := netip.ParsePrefix(s.Network.CIDR)
-	if err != nil {
-		return nil // Validate reports it
-	}
-	for _, n := range nets {
-		if n.Name == s.NetworkName() {
-			continue
-		}
-		if n.Bridge == s.Network.Bridge {
-			e.add("network.bridge", "%s is already the bridge of libvirt network %q: choose another bridge or lab name", n.Bridge, n.Name)
-		}
-		for _, p := range n.Prefixes {
-			if p.Overlaps(prefix) {
-				e.add("network.cidr", "%s overlaps libvirt network %q (%s): choose a free range, e.g. with --cidr", prefix, n.Name, p)
-			}
-		}
-	}
-	for _, r := range routes {
-		if r.Prefix.Bits() == 0 || r.Dev == s.Network.Bridge {
-			continue
-		}
-		if r.Prefix.Overlaps(prefix) {
-			e.add("network.cidr", "%s overlaps the host route %s on %s: choose a free range, e.g. with --cidr", prefix, r.Prefix, r.Dev)
-		}
-	}
-	if len(e.list) == 0 {
-		return nil
-	}
-	return &ValidationError{Errs: e.list}
 }
