@@ -69,3 +69,24 @@ func TestAliasesCoverSpec(t *testing.T) {
 	sort.Strings(missing)
 	assert.Empty(t, missing, "add these lab/spec exports to lab/spec_aliases.go")
 }
+
+// The facade's re-exports of the hypervisor port are in step with
+// lab/hypervisor. The per-resource interfaces are new with the port and
+// are not re-exported: code that needs only volumes imports lab/hypervisor.
+func TestAliasesCoverHypervisor(t *testing.T) {
+	want := exportedDecls(t, filepath.Join("hypervisor", "*.go"))
+	got := exportedDecls(t, "hypervisor_aliases.go")
+	for _, n := range []string{"Machine", "Networks", "Pools", "Volumes", "Domains", "Snapshots"} {
+		require.True(t, want[n], "lab/hypervisor no longer exports %s: update this test", n)
+		delete(want, n)
+	}
+	var missing []string
+	for n := range want {
+		if !got[n] {
+			missing = append(missing, n)
+		}
+	}
+	sort.Strings(missing)
+	assert.Empty(t, missing, "add these lab/hypervisor exports to lab/hypervisor_aliases.go")
+	assert.True(t, got["Hypervisor"] && got["ErrNotFound"], "the test reads the aliases file")
+}

@@ -109,6 +109,15 @@ func TestImportArrows(t *testing.T) {
 		{why: "lab/cache, the cache root lab/images and lab/probe share, imports no bootlab package",
 			from: func(p string) bool { return p == "lab/cache" },
 			to:   func(i string) bool { _, ok := own(i); return ok }},
+		{why: "lab/libvirt never imports lab: it implements the port (lab/hypervisor) the orchestration uses",
+			from: func(p string) bool { return p == "lab/libvirt" },
+			to:   func(i string) bool { o, ok := own(i); return ok && o == "lab" }},
+		{why: "lab/hypervisor, the port, and its fake import no bootlab package but lab/spec and lab/host",
+			from: func(p string) bool { return under(p, "lab/hypervisor") },
+			to: func(i string) bool {
+				o, ok := own(i)
+				return ok && !under(o, "lab/hypervisor") && o != "lab/spec" && o != "lab/host"
+			}},
 		{why: "the lab, stage and class command groups never import each other; what they share is in cmdutil",
 			from: func(p string) bool {
 				return under(p, "cmd/internal/labcmd", "cmd/internal/stagecmd", "cmd/internal/classcmd")

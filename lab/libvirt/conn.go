@@ -1,6 +1,8 @@
-// Package libvirt implements lab.Hypervisor over one go-libvirt RPC
-// connection (local socket, qemu+ssh, or the test:///default driver through
-// the daemon). It is the only bootlab package that imports go-libvirt.
+// Package libvirt implements the hypervisor port (lab/hypervisor) over one
+// go-libvirt RPC connection (local socket, qemu+ssh, or the test:///default
+// driver through the daemon). It is the only bootlab package that imports
+// go-libvirt, and it never imports lab: the orchestration uses it, not the
+// other way round.
 package libvirt
 
 import (
@@ -17,8 +19,8 @@ import (
 	golibvirt "github.com/digitalocean/go-libvirt"
 	"libvirt.org/go/libvirtxml"
 
-	"github.com/bootlab/bootlab/lab"
 	"github.com/bootlab/bootlab/lab/host"
+	"github.com/bootlab/bootlab/lab/hypervisor"
 	"github.com/bootlab/bootlab/lab/spec"
 )
 
@@ -33,7 +35,7 @@ type Conn struct {
 	ownHost bool
 }
 
-var _ lab.Hypervisor = (*Conn)(nil)
+var _ hypervisor.Hypervisor = (*Conn)(nil)
 
 // LevelXML is the log level of the XML bootlab sends to libvirt: below
 // debug, shown with -vv.
@@ -179,7 +181,7 @@ func code(err error) golibvirt.ErrorNumber {
 }
 
 // wrap names the operation and the object, and turns libvirt's "no such
-// object" codes into lab.ErrNotFound.
+// object" codes into hypervisor.ErrNotFound.
 func wrap(err error, format string, args ...any) error {
 	if err == nil {
 		return nil
@@ -187,9 +189,9 @@ func wrap(err error, format string, args ...any) error {
 	what := fmt.Sprintf(format, args...)
 	switch code(err) {
 	case golibvirt.ErrNoDomain, golibvirt.ErrNoNetwork, golibvirt.ErrNoStoragePool, golibvirt.ErrNoStorageVol, golibvirt.ErrNoDomainSnapshot:
-		return fmt.Errorf("%s: %w: %s", what, lab.ErrNotFound, err.Error())
+		return fmt.Errorf("%s: %w: %s", what, hypervisor.ErrNotFound, err.Error())
 	case golibvirt.ErrNoSupport:
-		return fmt.Errorf("%s: %w: %s", what, lab.ErrUnsupported, err.Error())
+		return fmt.Errorf("%s: %w: %s", what, hypervisor.ErrUnsupported, err.Error())
 	}
 	return fmt.Errorf("%s: %w", what, err)
 }
@@ -242,7 +244,7 @@ func (c *Conn) DomainTypes(ctx context.Context) ([]string, error) {
 }
 
 // Networks lists every network with its bridge and addresses.
-func (c *Conn) Networks(ctx context.Context) ([]lab.NetworkInfo, error) {
+func (c *Conn) Networks(ctx context.Context) ([]hypervisor.NetworkInfo, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -250,11 +252,11 @@ func (c *Conn) Networks(ctx context.Context) ([]lab.NetworkInfo, error) {
 	if err != nil {
 		return nil, wrap(err, "list networks")
 	}
-	var out []lab.NetworkInfo
+	var out []hypervisor.NetworkInfo
 	for _, n := range nets {
 		o, err := c.networkObject(n)
 		if err != nil {
-			if errors.Is(err, lab.ErrNotFound) {
+			if errors.Is(err, hypervisor.ErrNotFound) {
 				continue // removed meanwhile
 			}
 			return nil, err
@@ -263,7 +265,7 @@ func (c *Conn) Networks(ctx context.Context) ([]lab.NetworkInfo, error) {
 		if err := nx.Unmarshal(o.XML); err != nil {
 			return nil, fmt.Errorf("parse network %s: %w", n.Name, err)
 		}
-		info := lab.NetworkInfo{Name: n.Name, UUID: o.UUID, Active: o.Active}
+		info := hypervisor.NetworkInfo{Name: n.Name, UUID: o.UUID, Active: o.Active}
 		if nx.Bridge != nil {
 			info.Bridge = nx.Bridge.Name
 		}

@@ -12,12 +12,12 @@ import (
 	golibvirt "github.com/digitalocean/go-libvirt"
 	"libvirt.org/go/libvirtxml"
 
-	"github.com/bootlab/bootlab/lab"
+	"github.com/bootlab/bootlab/lab/hypervisor"
 )
 
 // ---- networks
 
-func (c *Conn) networkObject(n golibvirt.Network) (*lab.Object, error) {
+func (c *Conn) networkObject(n golibvirt.Network) (*hypervisor.Object, error) {
 	x, err := c.l.NetworkGetXMLDesc(n, uint32(golibvirt.NetworkXMLInactive))
 	if unsupportedFlags(err) {
 		x, err = c.l.NetworkGetXMLDesc(n, 0)
@@ -29,7 +29,7 @@ func (c *Conn) networkObject(n golibvirt.Network) (*lab.Object, error) {
 	if err != nil {
 		return nil, wrap(err, "read state of network %s", n.Name)
 	}
-	return &lab.Object{Name: n.Name, UUID: uuidString(n.UUID), Active: active == 1, XML: x}, nil
+	return &hypervisor.Object{Name: n.Name, UUID: uuidString(n.UUID), Active: active == 1, XML: x}, nil
 }
 
 func (c *Conn) network(ctx context.Context, name string) (golibvirt.Network, error) {
@@ -44,7 +44,7 @@ func (c *Conn) network(ctx context.Context, name string) (golibvirt.Network, err
 }
 
 // LookupNetwork returns the network called name.
-func (c *Conn) LookupNetwork(ctx context.Context, name string) (*lab.Object, error) {
+func (c *Conn) LookupNetwork(ctx context.Context, name string) (*hypervisor.Object, error) {
 	n, err := c.network(ctx, name)
 	if err != nil {
 		return nil, err
@@ -53,7 +53,7 @@ func (c *Conn) LookupNetwork(ctx context.Context, name string) (*lab.Object, err
 }
 
 // DefineNetwork defines a persistent network.
-func (c *Conn) DefineNetwork(ctx context.Context, xml string) (*lab.Object, error) {
+func (c *Conn) DefineNetwork(ctx context.Context, xml string) (*hypervisor.Object, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -105,7 +105,7 @@ func (c *Conn) UndefineNetwork(ctx context.Context, name string) error {
 }
 
 // NetworkLeases lists the network's DHCP leases.
-func (c *Conn) NetworkLeases(ctx context.Context, name string) ([]lab.Lease, error) {
+func (c *Conn) NetworkLeases(ctx context.Context, name string) ([]hypervisor.Lease, error) {
 	n, err := c.network(ctx, name)
 	if err != nil {
 		return nil, err
@@ -114,9 +114,9 @@ func (c *Conn) NetworkLeases(ctx context.Context, name string) ([]lab.Lease, err
 	if err != nil {
 		return nil, wrap(err, "read DHCP leases of network %s", name)
 	}
-	out := make([]lab.Lease, 0, len(leases))
+	out := make([]hypervisor.Lease, 0, len(leases))
 	for _, l := range leases {
-		le := lab.Lease{IP: l.Ipaddr}
+		le := hypervisor.Lease{IP: l.Ipaddr}
 		if len(l.Mac) > 0 {
 			le.MAC = l.Mac[0]
 		}
@@ -130,7 +130,7 @@ func (c *Conn) NetworkLeases(ctx context.Context, name string) ([]lab.Lease, err
 
 // UpdateNetwork adds or deletes one DHCP reservation or DNS host record,
 // in the running network (when active) and in its persistent definition.
-func (c *Conn) UpdateNetwork(ctx context.Context, name string, e lab.NetworkEdit) error {
+func (c *Conn) UpdateNetwork(ctx context.Context, name string, e hypervisor.NetworkEdit) error {
 	n, err := c.network(ctx, name)
 	if err != nil {
 		return err
@@ -142,9 +142,9 @@ func (c *Conn) UpdateNetwork(ctx context.Context, name string, e lab.NetworkEdit
 	}
 	var section golibvirt.NetworkUpdateSection
 	switch e.Section {
-	case lab.NetworkDHCPHost:
+	case hypervisor.NetworkDHCPHost:
 		section = golibvirt.NetworkSectionIPDhcpHost
-	case lab.NetworkDNSHost:
+	case hypervisor.NetworkDNSHost:
 		section = golibvirt.NetworkSectionDNSHost
 	default:
 		return fmt.Errorf("update network %s: unknown section %q", name, e.Section)
@@ -162,7 +162,7 @@ func (c *Conn) UpdateNetwork(ctx context.Context, name string, e lab.NetworkEdit
 
 // ---- pools
 
-func (c *Conn) poolObject(p golibvirt.StoragePool) (*lab.Object, error) {
+func (c *Conn) poolObject(p golibvirt.StoragePool) (*hypervisor.Object, error) {
 	x, err := c.l.StoragePoolGetXMLDesc(p, golibvirt.StorageXMLInactive)
 	if unsupportedFlags(err) {
 		x, err = c.l.StoragePoolGetXMLDesc(p, 0)
@@ -174,7 +174,7 @@ func (c *Conn) poolObject(p golibvirt.StoragePool) (*lab.Object, error) {
 	if err != nil {
 		return nil, wrap(err, "read state of pool %s", p.Name)
 	}
-	return &lab.Object{Name: p.Name, UUID: uuidString(p.UUID), Active: active == 1, XML: x}, nil
+	return &hypervisor.Object{Name: p.Name, UUID: uuidString(p.UUID), Active: active == 1, XML: x}, nil
 }
 
 func (c *Conn) pool(ctx context.Context, name string) (golibvirt.StoragePool, error) {
@@ -189,7 +189,7 @@ func (c *Conn) pool(ctx context.Context, name string) (golibvirt.StoragePool, er
 }
 
 // Pools lists every storage pool.
-func (c *Conn) Pools(ctx context.Context) ([]lab.Object, error) {
+func (c *Conn) Pools(ctx context.Context) ([]hypervisor.Object, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -201,7 +201,7 @@ func (c *Conn) Pools(ctx context.Context) ([]lab.Object, error) {
 }
 
 // LookupPool returns the pool called name.
-func (c *Conn) LookupPool(ctx context.Context, name string) (*lab.Object, error) {
+func (c *Conn) LookupPool(ctx context.Context, name string) (*hypervisor.Object, error) {
 	p, err := c.pool(ctx, name)
 	if err != nil {
 		return nil, err
@@ -210,7 +210,7 @@ func (c *Conn) LookupPool(ctx context.Context, name string) (*lab.Object, error)
 }
 
 // DefinePool defines a pool and builds its directory.
-func (c *Conn) DefinePool(ctx context.Context, xml string) (*lab.Object, error) {
+func (c *Conn) DefinePool(ctx context.Context, xml string) (*hypervisor.Object, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -280,7 +280,7 @@ func (c *Conn) UndefinePool(ctx context.Context, name string) error {
 
 // ---- volumes
 
-func (c *Conn) volume(v golibvirt.StorageVol) (*lab.Volume, error) {
+func (c *Conn) volume(v golibvirt.StorageVol) (*hypervisor.Volume, error) {
 	_, capacity, _, err := c.l.StorageVolGetInfo(v)
 	if err != nil {
 		return nil, wrap(err, "read volume %s in pool %s", v.Name, v.Pool)
@@ -289,11 +289,11 @@ func (c *Conn) volume(v golibvirt.StorageVol) (*lab.Volume, error) {
 	if err != nil {
 		return nil, wrap(err, "read path of volume %s in pool %s", v.Name, v.Pool)
 	}
-	return &lab.Volume{Name: v.Name, Path: path, Capacity: capacity}, nil
+	return &hypervisor.Volume{Name: v.Name, Path: path, Capacity: capacity}, nil
 }
 
 // Volumes lists the volumes of pool.
-func (c *Conn) Volumes(ctx context.Context, pool string) ([]lab.Volume, error) {
+func (c *Conn) Volumes(ctx context.Context, pool string) ([]hypervisor.Volume, error) {
 	p, err := c.pool(ctx, pool)
 	if err != nil {
 		return nil, err
@@ -302,11 +302,11 @@ func (c *Conn) Volumes(ctx context.Context, pool string) ([]lab.Volume, error) {
 	if err != nil {
 		return nil, wrap(err, "list volumes of pool %s", pool)
 	}
-	out := make([]lab.Volume, 0, len(vols))
+	out := make([]hypervisor.Volume, 0, len(vols))
 	for _, v := range vols {
 		vol, err := c.volume(v)
 		if err != nil {
-			if errors.Is(err, lab.ErrNotFound) {
+			if errors.Is(err, hypervisor.ErrNotFound) {
 				continue
 			}
 			return nil, err
@@ -329,7 +329,7 @@ func (c *Conn) vol(ctx context.Context, pool, name string) (golibvirt.StorageVol
 }
 
 // LookupVolume returns the volume name of pool.
-func (c *Conn) LookupVolume(ctx context.Context, pool, name string) (*lab.Volume, error) {
+func (c *Conn) LookupVolume(ctx context.Context, pool, name string) (*hypervisor.Volume, error) {
 	v, err := c.vol(ctx, pool, name)
 	if err != nil {
 		return nil, err
@@ -338,7 +338,7 @@ func (c *Conn) LookupVolume(ctx context.Context, pool, name string) (*lab.Volume
 }
 
 // CreateVolume creates a volume in pool.
-func (c *Conn) CreateVolume(ctx context.Context, pool, xml string) (*lab.Volume, error) {
+func (c *Conn) CreateVolume(ctx context.Context, pool, xml string) (*hypervisor.Volume, error) {
 	p, err := c.pool(ctx, pool)
 	if err != nil {
 		return nil, err
@@ -390,7 +390,7 @@ func (c *Conn) DeleteVolume(ctx context.Context, pool, name string) error {
 
 // ---- domains
 
-func (c *Conn) domainObject(d golibvirt.Domain) (*lab.Object, error) {
+func (c *Conn) domainObject(d golibvirt.Domain) (*hypervisor.Object, error) {
 	x, err := c.l.DomainGetXMLDesc(d, golibvirt.DomainXMLInactive)
 	if unsupportedFlags(err) {
 		x, err = c.l.DomainGetXMLDesc(d, 0)
@@ -403,7 +403,7 @@ func (c *Conn) domainObject(d golibvirt.Domain) (*lab.Object, error) {
 		return nil, wrap(err, "read state of domain %s", d.Name)
 	}
 	active := golibvirt.DomainState(state) != golibvirt.DomainShutoff
-	return &lab.Object{Name: d.Name, UUID: uuidString(d.UUID), Active: active, XML: x}, nil
+	return &hypervisor.Object{Name: d.Name, UUID: uuidString(d.UUID), Active: active, XML: x}, nil
 }
 
 func (c *Conn) domain(ctx context.Context, name string) (golibvirt.Domain, error) {
@@ -418,7 +418,7 @@ func (c *Conn) domain(ctx context.Context, name string) (golibvirt.Domain, error
 }
 
 // Domains lists every domain with its definition.
-func (c *Conn) Domains(ctx context.Context) ([]lab.Object, error) {
+func (c *Conn) Domains(ctx context.Context) ([]hypervisor.Object, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -431,12 +431,12 @@ func (c *Conn) Domains(ctx context.Context) ([]lab.Object, error) {
 
 // describeAll describes every listed object, skipping those that vanished
 // between the listing and the look-up (another client deleted them).
-func describeAll[T any](items []T, describe func(T) (*lab.Object, error)) ([]lab.Object, error) {
-	out := make([]lab.Object, 0, len(items))
+func describeAll[T any](items []T, describe func(T) (*hypervisor.Object, error)) ([]hypervisor.Object, error) {
+	out := make([]hypervisor.Object, 0, len(items))
 	for _, it := range items {
 		o, err := describe(it)
 		if err != nil {
-			if errors.Is(err, lab.ErrNotFound) {
+			if errors.Is(err, hypervisor.ErrNotFound) {
 				continue
 			}
 			return nil, err
@@ -447,7 +447,7 @@ func describeAll[T any](items []T, describe func(T) (*lab.Object, error)) ([]lab
 }
 
 // LookupDomain returns the domain called name.
-func (c *Conn) LookupDomain(ctx context.Context, name string) (*lab.Object, error) {
+func (c *Conn) LookupDomain(ctx context.Context, name string) (*hypervisor.Object, error) {
 	d, err := c.domain(ctx, name)
 	if err != nil {
 		return nil, err
@@ -456,7 +456,7 @@ func (c *Conn) LookupDomain(ctx context.Context, name string) (*lab.Object, erro
 }
 
 // DefineDomain defines (or redefines) a persistent domain.
-func (c *Conn) DefineDomain(ctx context.Context, xml string) (*lab.Object, error) {
+func (c *Conn) DefineDomain(ctx context.Context, xml string) (*hypervisor.Object, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -525,7 +525,7 @@ func xmlUnmarshal(x string, v any) error { return xml.Unmarshal([]byte(x), v) }
 
 // Snapshots lists every snapshot of the domain with its name, description,
 // state and creation time.
-func (c *Conn) Snapshots(ctx context.Context, domain string) ([]lab.Snapshot, error) {
+func (c *Conn) Snapshots(ctx context.Context, domain string) ([]hypervisor.Snapshot, error) {
 	d, err := c.domain(ctx, domain)
 	if err != nil {
 		return nil, err
@@ -534,7 +534,7 @@ func (c *Conn) Snapshots(ctx context.Context, domain string) ([]lab.Snapshot, er
 	if err != nil {
 		return nil, wrap(err, "list snapshots of domain %s", domain)
 	}
-	out := make([]lab.Snapshot, 0, len(snaps))
+	out := make([]hypervisor.Snapshot, 0, len(snaps))
 	for _, sn := range snaps {
 		x, err := c.l.DomainSnapshotGetXMLDesc(sn, 0)
 		if code(err) == golibvirt.ErrNoDomainSnapshot {
@@ -547,7 +547,7 @@ func (c *Conn) Snapshots(ctx context.Context, domain string) ([]lab.Snapshot, er
 		if err := v.Unmarshal(x); err != nil {
 			return nil, fmt.Errorf("parse snapshot %s of domain %s: %w", sn.Name, domain, err)
 		}
-		s := lab.Snapshot{Name: sn.Name, Description: v.Description, State: v.State}
+		s := hypervisor.Snapshot{Name: sn.Name, Description: v.Description, State: v.State}
 		if secs, err := strconv.ParseInt(v.CreationTime, 10, 64); err == nil {
 			s.Created = time.Unix(secs, 0).UTC()
 		}

@@ -1,4 +1,4 @@
-package lab
+package hypervisor
 
 import (
 	"context"
@@ -10,6 +10,13 @@ import (
 	"github.com/bootlab/bootlab/lab/host"
 )
 
+// ErrNotFound is wrapped by lookups when no object has the name asked for.
+var ErrNotFound = errors.New("not found")
+
+// ErrUnsupported is wrapped when the libvirt driver cannot do an operation
+// (the test driver cannot upload volumes or list DHCP leases).
+var ErrUnsupported = errors.New("not supported by this libvirt driver")
+
 // NetworkInfo is what lab needs to know about any libvirt network, ours or not.
 type NetworkInfo struct {
 	Name     string
@@ -18,25 +25,6 @@ type NetworkInfo struct {
 	Prefixes []netip.Prefix
 	Active   bool
 }
-
-// HostInfo is the read-only part of the hypervisor that validation and
-// preflight need. lab/libvirt implements it (and the rest of Hypervisor).
-type HostInfo interface {
-	// LibvirtVersion is the daemon's version, e.g. "9.0.0".
-	LibvirtVersion(ctx context.Context) (string, error)
-	// DomainTypes lists the domain types the hypervisor offers for x86_64
-	// guests, e.g. ["qemu", "kvm"].
-	DomainTypes(ctx context.Context) ([]string, error)
-	// Networks lists every libvirt network, ours and everybody else's.
-	Networks(ctx context.Context) ([]NetworkInfo, error)
-}
-
-// ErrNotFound is wrapped by Hypervisor lookups when the object does not exist.
-var ErrNotFound = errors.New("not found")
-
-// ErrUnsupported is wrapped when the libvirt driver cannot do an operation
-// (the test driver cannot upload volumes or list DHCP leases).
-var ErrUnsupported = errors.New("not supported by this libvirt driver")
 
 // Object is a libvirt network, pool or domain as lab sees it.
 type Object struct {
@@ -79,28 +67,58 @@ type Lease struct {
 	Hostname string
 }
 
-// Hypervisor is every libvirt call lab makes. lab/libvirt implements it over
-// one go-libvirt connection; unit tests use an in-memory fake. Methods are
-// safe for concurrent use. Lookups wrap ErrNotFound when nothing has that
-// name; the other methods act on exactly the object named.
-type Hypervisor interface {
-	HostInfo
+// Snapshot is one libvirt snapshot of a domain.
+type Snapshot struct {
+	Name        string
+	Description string
+	// State is the domain state the snapshot holds ("running", "shutoff").
+	State string
+	// Created is when libvirt took it.
+	Created time.Time
+}
 
-	// Host is the machine the hypervisor runs on: files the VMs read, the
-	// load balancer and console logs are there (lab/host).
+// The interfaces below are the port, one per resource. Every method is safe
+// for concurrent use. Lookups wrap ErrNotFound when nothing has that name;
+// the other methods act on exactly the object named.
+
+// HostInfo is the read-only part of the hypervisor that validation and
+// preflight need.
+type HostInfo interface {
+	// LibvirtVersion is the daemon's version, e.g. "9.0.0".
+	LibvirtVersion(ctx context.Context) (string, error)
+	// DomainTypes lists the domain types the hypervisor offers for x86_64
+	// guests, e.g. ["qemu", "kvm"].
+	DomainTypes(ctx context.Context) ([]string, error)
+	// Networks lists every libvirt network, ours and everybody else's.
+	Networks(ctx context.Context) ([]NetworkInfo, error)
+}
+
+// Machine gives the machine the hypervisor runs on: files the VMs read,
+// the load balancer and console logs are there (lab/host).
+type Machine interface {
 	Host() host.Host
+}
 
+// Networks manages libvirt networks.
+type Networks interface {
+	// Networks lists every libvirt network, ours and everybody else's.
+	Networks(ctx context.Context) ([]NetworkInfo, error)
 	LookupNetwork(ctx context.Context, name string) (*Object, error)
 	DefineNetwork(ctx context.Context, xml string) (*Object, error)
 	StartNetwork(ctx context.Context, name string) error
 	SetNetworkAutostart(ctx context.Context, name string) error
 	DestroyNetwork(ctx context.Context, name string) error
 	UndefineNetwork(ctx context.Context, name string) error
+	// NetworkLeases lists the network's DHCP leases (ErrUnsupported on
+	// the test driver).
 	NetworkLeases(ctx context.Context, name string) ([]Lease, error)
 	// UpdateNetwork edits one DHCP reservation or DNS host record of a
 	// network, live (when active) and in its persistent definition.
 	UpdateNetwork(ctx context.Context, name string, e NetworkEdit) error
+}
 
+// Pools manages storage pools (dir pools only).
+type Pools interface {
 	Pools(ctx context.Context) ([]Object, error)
 	LookupPool(ctx context.Context, name string) (*Object, error)
 	// DefinePool defines a dir pool and builds its directory.
@@ -111,14 +129,20 @@ type Hypervisor interface {
 	// DeletePool removes the (inactive) pool's directory.
 	DeletePool(ctx context.Context, name string) error
 	UndefinePool(ctx context.Context, name string) error
+}
 
+// Volumes manages the volumes of a pool.
+type Volumes interface {
 	Volumes(ctx context.Context, pool string) ([]Volume, error)
 	LookupVolume(ctx context.Context, pool, name string) (*Volume, error)
 	CreateVolume(ctx context.Context, pool, xml string) (*Volume, error)
 	// UploadVolume streams size bytes from r into the volume (works on remote hosts).
 	UploadVolume(ctx context.Context, pool, name string, r io.Reader, size int64) error
 	DeleteVolume(ctx context.Context, pool, name string) error
+}
 
+// Domains manages libvirt domains (the lab's VMs).
+type Domains interface {
 	// Domains lists every domain with its XML (lab picks its own by metadata).
 	Domains(ctx context.Context) ([]Object, error)
 	LookupDomain(ctx context.Context, name string) (*Object, error)
@@ -127,7 +151,10 @@ type Hypervisor interface {
 	// DestroyDomain powers the domain off; a domain already off is no error.
 	DestroyDomain(ctx context.Context, name string) error
 	UndefineDomain(ctx context.Context, name string) error
+}
 
+// Snapshots manages the internal snapshots of a domain.
+type Snapshots interface {
 	// Snapshots lists every snapshot of the domain, bootlab's and others'.
 	Snapshots(ctx context.Context, domain string) ([]Snapshot, error)
 	// CreateSnapshot takes an internal snapshot described by xml (a
@@ -140,12 +167,13 @@ type Hypervisor interface {
 	DeleteSnapshot(ctx context.Context, domain, name string) error
 }
 
-// Snapshot is one libvirt snapshot of a domain.
-type Snapshot struct {
-	Name        string
-	Description string
-	// State is the domain state the snapshot holds ("running", "shutoff").
-	State string
-	// Created is when libvirt took it.
-	Created time.Time
+// Hypervisor is every call lab makes: the whole port.
+type Hypervisor interface {
+	HostInfo
+	Machine
+	Networks
+	Pools
+	Volumes
+	Domains
+	Snapshots
 }
