@@ -10,6 +10,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/bootlab/bootlab/lab/hypervisor/fake"
 )
 
 // bootSpec is testSpec with a kernel, an initrd and an Ignition file per
@@ -35,27 +37,27 @@ func countCalls(calls []string, prefix string) int { return countPrefix(calls, p
 // finds every volume (its name carries the digest) and sends nothing.
 func TestUpUploadsBootFilesOnce(t *testing.T) {
 	ctx := context.Background()
-	hv := newFakeHV()
+	hv := fake.New()
 	s := bootSpec(t)
 	_, err := Up(ctx, hv, s, upOpts())
 	require.NoError(t, err)
 	want := 2 + len(s.Nodes) // kernel, initrd, one Ignition per node
-	assert.Equal(t, want, countCalls(hv.mutations(), "UploadVolume bootlab-t/boot-"))
-	assert.Len(t, hv.uploaded, want)
+	assert.Equal(t, want, countCalls(hv.Mutations(), "UploadVolume bootlab-t/boot-"))
+	assert.Len(t, hv.Uploaded, want)
 	boot, err := ReadBootFiles(s)
 	require.NoError(t, err)
 	for _, n := range s.Nodes {
-		x := hv.doms[s.DomainName(n)].XML
+		x := hv.DomainObjects[s.DomainName(n)].XML
 		assert.Contains(t, x, "<kernel>"+filepath.Join(s.Storage.PoolDir, "boot-kernel-"+boot.Kernel.Digest)+"</kernel>")
 		assert.Contains(t, x, `file="`+filepath.Join(s.Storage.PoolDir, "boot-"+n.Name+"-"+boot.Ignition[n.Name].Digest+".ign")+`"`)
 		assert.NotContains(t, x, s.IgnitionPath(n))
-		assert.Equal(t, int64(len("kernel v1")), hv.uploaded["boot-kernel-"+boot.Kernel.Digest])
+		assert.Equal(t, int64(len("kernel v1")), hv.Uploaded["boot-kernel-"+boot.Kernel.Digest])
 	}
 
-	hv.reset()
+	hv.Reset()
 	res, err := Up(ctx, hv, s, upOpts())
 	require.NoError(t, err)
-	assert.Empty(t, hv.mutations(), "nothing uploaded, nothing changed")
+	assert.Empty(t, hv.Mutations(), "nothing uploaded, nothing changed")
 	assert.False(t, res.Changed)
 }
 
@@ -63,18 +65,18 @@ func TestUpUploadsBootFilesOnce(t *testing.T) {
 // next up deletes and uploads it again.
 func TestUpRedoesAnInterruptedBootUpload(t *testing.T) {
 	ctx := context.Background()
-	hv := newFakeHV()
+	hv := fake.New()
 	s := bootSpec(t)
 	boot, err := ReadBootFiles(s)
 	require.NoError(t, err)
 	kernel := "bootlab-t/boot-kernel-" + boot.Kernel.Digest
-	hv.failOn = "UploadVolume " + kernel
+	hv.FailOn = "UploadVolume " + kernel
 	_, err = Up(ctx, hv, s, upOpts())
 	require.ErrorContains(t, err, "injected failure")
-	hv.reset()
+	hv.Reset()
 	_, err = Up(ctx, hv, s, upOpts())
 	require.NoError(t, err)
-	calls := hv.mutations()
+	calls := hv.Mutations()
 	assert.Contains(t, calls, "DeleteVolume "+kernel)
 	assert.Contains(t, calls, "CreateVolume "+kernel)
 	assert.Contains(t, calls, "UploadVolume "+kernel)
@@ -85,7 +87,7 @@ func TestUpRedoesAnInterruptedBootUpload(t *testing.T) {
 // the new one, and down deletes what is left with the pool.
 func TestUpReplacesAChangedKernel(t *testing.T) {
 	ctx := context.Background()
-	hv := newFakeHV()
+	hv := fake.New()
 	s := bootSpec(t)
 	_, err := Up(ctx, hv, s, upOpts())
 	require.NoError(t, err)
@@ -94,10 +96,10 @@ func TestUpReplacesAChangedKernel(t *testing.T) {
 	require.NoError(t, os.WriteFile(s.Image.Kernel, []byte("kernel v2"), 0o644))
 	now, err := ReadBootFiles(s)
 	require.NoError(t, err)
-	hv.reset()
+	hv.Reset()
 	res, err := Up(ctx, hv, s, upOpts())
 	require.NoError(t, err)
-	calls := hv.mutations()
+	calls := hv.Mutations()
 	assert.Equal(t, 1, countCalls(calls, "UploadVolume "), calls)
 	assert.Contains(t, calls, "UploadVolume bootlab-t/boot-kernel-"+now.Kernel.Digest)
 	assert.Contains(t, calls, "DeleteVolume bootlab-t/boot-kernel-"+old.Kernel.Digest)
@@ -112,23 +114,23 @@ func TestUpReplacesAChangedKernel(t *testing.T) {
 	assert.True(t, st.BootVolumes["boot-kernel-"+now.Kernel.Digest])
 
 	require.NoError(t, Down(ctx, hv, s, DownOptions{}))
-	assert.Empty(t, hv.vols[s.PoolName()], "down deletes the boot volumes with the pool")
+	assert.Empty(t, hv.PoolVolumes[s.PoolName()], "down deletes the boot volumes with the pool")
 }
 
 // A missing kernel is named by its field before anything is created.
 func TestUpNamesAMissingKernel(t *testing.T) {
-	hv := newFakeHV()
+	hv := fake.New()
 	s := bootSpec(t)
 	s.Image.Kernel = filepath.Join(t.TempDir(), "gone")
 	_, err := Up(context.Background(), hv, s, upOpts())
 	require.ErrorContains(t, err, "image.kernel")
-	assert.Empty(t, hv.mutations())
+	assert.Empty(t, hv.Mutations())
 }
 
 // qemu reads the Ignition volumes as its own user, found on the hypervisor.
 func TestUpGivesIgnitionVolumesToTheQEMUUser(t *testing.T) {
-	hv := newFakeHV()
-	hv.host.run = func(cmd string, stdout io.Writer) int {
+	hv := fake.New()
+	hv.Machine.Respond = func(cmd string, stdout io.Writer) int {
 		if strings.Contains(cmd, "libvirt-qemu") {
 			_, _ = io.WriteString(stdout, "64055 108\n")
 			return 0
@@ -140,23 +142,23 @@ func TestUpGivesIgnitionVolumesToTheQEMUUser(t *testing.T) {
 	require.NoError(t, err)
 	boot, err := ReadBootFiles(s)
 	require.NoError(t, err)
-	ign := hv.volXML["boot-bootstrap-"+boot.Ignition["bootstrap"].Digest+".ign"]
+	ign := hv.VolumeXML["boot-bootstrap-"+boot.Ignition["bootstrap"].Digest+".ign"]
 	assert.Contains(t, ign, "<owner>64055</owner>")
 	assert.Contains(t, ign, "<mode>0600</mode>")
-	assert.NotContains(t, hv.volXML["boot-kernel-"+boot.Kernel.Digest], "<owner>", "the kernel is readable by all")
+	assert.NotContains(t, hv.VolumeXML["boot-kernel-"+boot.Kernel.Digest], "<owner>", "the kernel is readable by all")
 }
 
 // `up --dry-run` plans the boot volumes like the rest, and a changed
 // kernel as one upload and one removal, changing nothing.
 func TestUpDryRunPlansBootFiles(t *testing.T) {
 	ctx := context.Background()
-	hv := newFakeHV()
+	hv := fake.New()
 	s := bootSpec(t)
 	opts := upOpts()
 	opts.DryRun = true
 	res, err := Up(ctx, hv, s, opts)
 	require.NoError(t, err)
-	assert.Empty(t, hv.mutations())
+	assert.Empty(t, hv.Mutations())
 	var lines []string
 	for _, c := range res.Changes {
 		lines = append(lines, c.String())
@@ -169,10 +171,10 @@ func TestUpDryRunPlansBootFiles(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(s.Image.Kernel, []byte("kernel v2"), 0o644))
 	opts.DryRun = true
-	hv.reset()
+	hv.Reset()
 	res, err = Up(ctx, hv, s, opts)
 	require.NoError(t, err)
-	assert.Empty(t, hv.mutations())
+	assert.Empty(t, hv.Mutations())
 	lines = nil
 	for _, c := range res.Changes {
 		lines = append(lines, c.String())
@@ -187,7 +189,7 @@ func TestUpDryRunPlansBootFiles(t *testing.T) {
 // files of their day, old boot files are kept.
 func TestUpKeepsOldBootFilesWhileCheckpointsNameThem(t *testing.T) {
 	ctx := context.Background()
-	hv := newFakeHV()
+	hv := fake.New()
 	s := bootSpec(t)
 	_, err := Up(ctx, hv, s, upOpts())
 	require.NoError(t, err)
@@ -195,18 +197,18 @@ func TestUpKeepsOldBootFilesWhileCheckpointsNameThem(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, hv.CreateSnapshot(ctx, s.DomainName(s.Nodes[0]), `<domainsnapshot><name>cp1</name></domainsnapshot>`))
 	require.NoError(t, os.WriteFile(s.Image.Kernel, []byte("kernel v2"), 0o644))
-	hv.reset()
+	hv.Reset()
 	_, err = Up(ctx, hv, s, upOpts())
 	require.NoError(t, err)
-	assert.NotContains(t, hv.mutations(), "DeleteVolume bootlab-t/boot-kernel-"+old.Kernel.Digest)
-	assert.Contains(t, hv.vols[s.PoolName()], "boot-kernel-"+old.Kernel.Digest)
+	assert.NotContains(t, hv.Mutations(), "DeleteVolume bootlab-t/boot-kernel-"+old.Kernel.Digest)
+	assert.Contains(t, hv.PoolVolumes[s.PoolName()], "boot-kernel-"+old.Kernel.Digest)
 }
 
 // A volume deleted by hand is uploaded again, and only an upload that
 // ended records it complete: one cut short this time is redone next time.
 func TestUpDoesNotTrustARecordOfADeletedVolume(t *testing.T) {
 	ctx := context.Background()
-	hv := newFakeHV()
+	hv := fake.New()
 	s := bootSpec(t)
 	_, err := Up(ctx, hv, s, upOpts())
 	require.NoError(t, err)
@@ -214,15 +216,15 @@ func TestUpDoesNotTrustARecordOfADeletedVolume(t *testing.T) {
 	require.NoError(t, err)
 	kernel := "boot-kernel-" + boot.Kernel.Digest
 	require.NoError(t, hv.DeleteVolume(ctx, s.PoolName(), kernel)) // by hand
-	hv.reset()
-	hv.failOn = "UploadVolume bootlab-t/" + kernel
+	hv.Reset()
+	hv.FailOn = "UploadVolume bootlab-t/" + kernel
 	_, err = Up(ctx, hv, s, upOpts())
 	require.ErrorContains(t, err, "injected failure")
 	st, err := LoadState(s.LabDir)
 	require.NoError(t, err)
 	assert.False(t, st.BootVolumes[kernel], "no record for a volume whose upload failed")
-	hv.reset()
+	hv.Reset()
 	_, err = Up(ctx, hv, s, upOpts())
 	require.NoError(t, err)
-	assert.Contains(t, hv.mutations(), "UploadVolume bootlab-t/"+kernel)
+	assert.Contains(t, hv.Mutations(), "UploadVolume bootlab-t/"+kernel)
 }

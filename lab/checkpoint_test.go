@@ -9,9 +9,11 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/bootlab/bootlab/lab/hypervisor/fake"
 )
 
-func upForCheckpoint(t *testing.T, hv *fakeHV) *Spec {
+func upForCheckpoint(t *testing.T, hv *fake.Hypervisor) *Spec {
 	t.Helper()
 	s := testSpec(t, "t", true)
 	_, err := Up(context.Background(), hv, s, upOpts())
@@ -21,7 +23,7 @@ func upForCheckpoint(t *testing.T, hv *fakeHV) *Spec {
 
 func TestCheckpointSaveRestoreOnEveryNode(t *testing.T) {
 	ctx := context.Background()
-	hv := newFakeHV()
+	hv := fake.New()
 	s := upForCheckpoint(t, hv)
 	require.NoError(t, os.MkdirAll(s.StageLogDir(), 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(s.StageLogDir(), "01.json"), []byte(`{"stage":1}`), 0o600))
@@ -32,11 +34,11 @@ func TestCheckpointSaveRestoreOnEveryNode(t *testing.T) {
 	consoleBefore, err := os.Stat(console)
 	require.NoError(t, err)
 
-	hv.reset()
+	hv.Reset()
 	cp, err := SaveCheckpoint(ctx, hv, s, "start")
 	require.NoError(t, err)
 	assert.Len(t, cp.Nodes, 4)
-	assert.Equal(t, 4, countPrefix(hv.mutations(), "CreateSnapshot bootlab-start "), "one snapshot per node")
+	assert.Equal(t, 4, countPrefix(hv.Mutations(), "CreateSnapshot bootlab-start "), "one snapshot per node")
 	info, err := os.Stat(filepath.Join(CheckpointDir(s, "start"), "state.json"))
 	require.NoError(t, err)
 	assert.Equal(t, os.FileMode(0o600), info.Mode().Perm(), "the copied state keeps its mode")
@@ -51,11 +53,11 @@ func TestCheckpointSaveRestoreOnEveryNode(t *testing.T) {
 	require.NoError(t, st.Save(s.LabDir))
 	require.NoError(t, os.WriteFile(console, []byte("report 1\nreport 2 of the broken run\n"), 0o644))
 
-	hv.reset()
+	hv.Reset()
 	_, err = RestoreCheckpoint(ctx, hv, s, "start", RestoreOptions{SkipLoadBalancer: true})
 	require.NoError(t, err)
-	assert.Equal(t, 4, countPrefix(hv.mutations(), "RevertSnapshot bootlab-start "))
-	assert.True(t, hv.doms[master].Active, "the node runs again, as it did at the checkpoint")
+	assert.Equal(t, 4, countPrefix(hv.Mutations(), "RevertSnapshot bootlab-start "))
+	assert.True(t, hv.DomainObjects[master].Active, "the node runs again, as it did at the checkpoint")
 	_, err = os.Stat(filepath.Join(s.StageLogDir(), "02.json"))
 	assert.True(t, os.IsNotExist(err), "a stage record made after the checkpoint is gone")
 	data, err := os.ReadFile(filepath.Join(s.StageLogDir(), "01.json"))
@@ -90,7 +92,7 @@ func TestRestoreRecordResumed(t *testing.T) {
 
 func TestCheckpointListDelete(t *testing.T) {
 	ctx := context.Background()
-	hv := newFakeHV()
+	hv := fake.New()
 	s := upForCheckpoint(t, hv)
 	master := s.DomainName(s.Nodes[1])
 	// A snapshot somebody else took is neither listed nor deleted.
@@ -119,7 +121,7 @@ func TestCheckpointListDelete(t *testing.T) {
 	assert.Equal(t, "b", cps[0].Name)
 	_, err = os.Stat(CheckpointDir(s, "a"))
 	assert.True(t, os.IsNotExist(err))
-	assert.Len(t, hv.snaps[master], 3, "mine, bootlab-fake and b")
+	assert.Len(t, hv.DomainSnapshots[master], 3, "mine, bootlab-fake and b")
 
 	err = DeleteCheckpoint(ctx, hv, s, "a")
 	assert.ErrorContains(t, err, "lab t has no checkpoint a")
@@ -135,7 +137,7 @@ func TestCheckpointListDelete(t *testing.T) {
 
 func TestCheckpointRefusals(t *testing.T) {
 	ctx := context.Background()
-	hv := newFakeHV()
+	hv := fake.New()
 	s := upForCheckpoint(t, hv)
 	for _, bad := range []string{"", "Before", "a_b", "-a", "a-", "a.b", string(make([]byte, 64))} {
 		_, err := SaveCheckpoint(ctx, hv, s, bad)
@@ -151,12 +153,12 @@ func TestCheckpointRefusals(t *testing.T) {
 
 func TestCheckpointSaveFailureLeavesNothing(t *testing.T) {
 	ctx := context.Background()
-	hv := newFakeHV()
+	hv := fake.New()
 	s := upForCheckpoint(t, hv)
-	hv.failOn = "CreateSnapshot bootlab-x " + s.DomainName(s.Nodes[2])
+	hv.FailOn = "CreateSnapshot bootlab-x " + s.DomainName(s.Nodes[2])
 	_, err := SaveCheckpoint(ctx, hv, s, "x")
 	require.ErrorContains(t, err, "injected failure")
-	for d, snaps := range hv.snaps {
+	for d, snaps := range hv.DomainSnapshots {
 		assert.Empty(t, snaps, "%s keeps no snapshot of the failed save", d)
 	}
 	_, err = os.Stat(CheckpointDir(s, "x"))
@@ -167,21 +169,21 @@ func TestCheckpointSaveFailureLeavesNothing(t *testing.T) {
 
 func TestDownDeletesCheckpoints(t *testing.T) {
 	ctx := context.Background()
-	hv := newFakeHV()
+	hv := fake.New()
 	s := upForCheckpoint(t, hv)
 	_, err := SaveCheckpoint(ctx, hv, s, "a")
 	require.NoError(t, err)
 	_, err = SaveCheckpoint(ctx, hv, s, "b")
 	require.NoError(t, err)
 	require.NoError(t, Down(ctx, hv, s, DownOptions{}))
-	assert.Empty(t, hv.doms, "every domain undefined (the fake, like libvirt, refuses one with snapshots)")
+	assert.Empty(t, hv.DomainObjects, "every domain undefined (the fake, like libvirt, refuses one with snapshots)")
 	_, err = os.Stat(filepath.Join(s.LabDir, "checkpoints"))
 	assert.True(t, os.IsNotExist(err), "checkpoint files removed")
 }
 
 func TestInspectSinceUnknownForNodeResumedByRestore(t *testing.T) {
 	ctx := context.Background()
-	hv := newFakeHV()
+	hv := fake.New()
 	s := upForCheckpoint(t, hv) // qemu:///system: Since comes from qemu's pid files
 	old := qemuRunDir
 	qemuRunDir = t.TempDir()
@@ -215,7 +217,7 @@ func TestInspectSinceUnknownForNodeResumedByRestore(t *testing.T) {
 
 func TestCheckpointOfOneNode(t *testing.T) {
 	ctx := context.Background()
-	hv := newFakeHV()
+	hv := fake.New()
 	s := upForCheckpoint(t, hv)
 	boot, master := s.Nodes[0], s.Nodes[1]
 	require.Equal(t, RoleBootstrap, boot.Role)
@@ -224,11 +226,11 @@ func TestCheckpointOfOneNode(t *testing.T) {
 		require.NoError(t, os.WriteFile(s.ConsoleLogPath(n), []byte(n.Name+" 1\n"), 0o644))
 	}
 
-	hv.reset()
+	hv.Reset()
 	cp, err := SaveCheckpointOf(ctx, hv, s, "before-07", SaveOptions{Nodes: []string{"bootstrap"}})
 	require.NoError(t, err)
 	assert.Equal(t, map[string]string{s.DomainName(boot): "running"}, cp.Nodes)
-	assert.Equal(t, []string{"CreateSnapshot bootlab-before-07 " + s.DomainName(boot)}, hv.mutations())
+	assert.Equal(t, []string{"CreateSnapshot bootlab-before-07 " + s.DomainName(boot)}, hv.Mutations())
 	assert.FileExists(t, filepath.Join(CheckpointDir(s, "before-07"), consoleDir, "bootstrap.log"))
 	assert.NoFileExists(t, filepath.Join(CheckpointDir(s, "before-07"), consoleDir, master.Name+".log"),
 		"only the console log of a node the checkpoint reverts")
@@ -237,10 +239,10 @@ func TestCheckpointOfOneNode(t *testing.T) {
 	for _, n := range []Node{boot, master} {
 		require.NoError(t, os.WriteFile(s.ConsoleLogPath(n), []byte(n.Name+" 1\n"+n.Name+" 2\n"), 0o644))
 	}
-	hv.reset()
+	hv.Reset()
 	_, err = RestoreCheckpoint(ctx, hv, s, "before-07", RestoreOptions{SkipLoadBalancer: true})
 	require.NoError(t, err)
-	assert.Equal(t, []string{"RevertSnapshot bootlab-before-07 " + s.DomainName(boot)}, hv.mutations())
+	assert.Equal(t, []string{"RevertSnapshot bootlab-before-07 " + s.DomainName(boot)}, hv.Mutations())
 	data, err := os.ReadFile(s.ConsoleLogPath(boot))
 	require.NoError(t, err)
 	assert.Equal(t, "bootstrap 1\n", string(data))
@@ -251,13 +253,13 @@ func TestCheckpointOfOneNode(t *testing.T) {
 	// A name in use is refused, unless replaced.
 	_, err = SaveCheckpointOf(ctx, hv, s, "before-07", SaveOptions{Nodes: []string{"bootstrap"}})
 	assert.ErrorContains(t, err, "checkpoint before-07 of lab t exists")
-	hv.reset()
+	hv.Reset()
 	_, err = SaveCheckpointOf(ctx, hv, s, "before-07", SaveOptions{Nodes: []string{"bootstrap"}, Replace: true})
 	require.NoError(t, err)
 	assert.ElementsMatch(t, []string{
 		"DeleteSnapshot bootlab-before-07 " + s.DomainName(boot),
 		"CreateSnapshot bootlab-before-07 " + s.DomainName(boot),
-	}, hv.mutations(), "the old snapshot is deleted, a new one taken")
+	}, hv.Mutations(), "the old snapshot is deleted, a new one taken")
 	cps, err := ListCheckpoints(ctx, hv, s)
 	require.NoError(t, err)
 	require.Len(t, cps, 1)
@@ -272,8 +274,8 @@ func TestCheckpointOfOneNode(t *testing.T) {
 // directory.
 func TestCheckpointConsoleLogsOfARemoteLab(t *testing.T) {
 	ctx := context.Background()
-	hv := newFakeHV()
-	hv.host = newFakeMachine(true)
+	hv := fake.New()
+	hv.Machine = fake.NewMachine(true)
 	s := testSpec(t, "t", true)
 	s.Libvirt.URI = "qemu+ssh://root@hypervisor/system"
 	s.Libvirt.HostDir = "/srv/bootlab/t"
@@ -281,7 +283,7 @@ func TestCheckpointConsoleLogsOfARemoteLab(t *testing.T) {
 	require.NoError(t, err)
 	console := s.ConsoleLogPath(s.Nodes[1])
 	assert.Equal(t, "/srv/bootlab/t/console/"+s.Nodes[1].Name+".log", console)
-	hv.host.files[console] = []byte("before\n")
+	hv.Machine.Files[console] = []byte("before\n")
 
 	_, err = SaveCheckpoint(ctx, hv, s, "a")
 	require.NoError(t, err)
@@ -289,10 +291,10 @@ func TestCheckpointConsoleLogsOfARemoteLab(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "before\n", string(saved))
 
-	hv.host.files[console] = []byte("before\nafter\n")
+	hv.Machine.Files[console] = []byte("before\nafter\n")
 	_, err = RestoreCheckpoint(ctx, hv, s, "a", RestoreOptions{SkipLoadBalancer: true})
 	require.NoError(t, err)
-	assert.Equal(t, "before\n", string(hv.host.files[console]), "rewritten on the hypervisor's machine")
+	assert.Equal(t, "before\n", string(hv.Machine.Files[console]), "rewritten on the hypervisor's machine")
 	_, err = os.Stat(filepath.Join(s.LabDir, consoleDir))
 	assert.True(t, os.IsNotExist(err), "nothing written to the lab directory")
 }

@@ -9,6 +9,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/bootlab/bootlab/lab/hypervisor/fake"
 )
 
 func planLines(res *UpResult, s *Spec) string {
@@ -24,14 +26,14 @@ func planLines(res *UpResult, s *Spec) string {
 // instead of changing: the plan is what up would do, and nothing changes.
 func TestUpDryRunPlansAndChangesNothing(t *testing.T) {
 	ctx := context.Background()
-	hv := newFakeHV()
+	hv := fake.New()
 	s := testSpec(t, "dry", false)
 	opts := upOpts()
 	opts.DryRun = true
 
 	res, err := Up(ctx, hv, s, opts)
 	require.NoError(t, err)
-	assert.Empty(t, hv.mutations(), "a dry run changes nothing in libvirt")
+	assert.Empty(t, hv.Mutations(), "a dry run changes nothing in libvirt")
 	_, statErr := os.Stat(s.LabDir)
 	assert.True(t, os.IsNotExist(statErr), "nor on the host: no lab directory, no state")
 	golden(t, filepath.Join("..", "testdata", "plan", "dryrun-new-lab.golden"), planLines(res, s))
@@ -41,7 +43,7 @@ func TestUpDryRunPlansAndChangesNothing(t *testing.T) {
 	_, err = Up(ctx, hv, s, opts)
 	require.NoError(t, err)
 	opts.DryRun = true
-	hv.reset()
+	hv.Reset()
 	res, err = Up(ctx, hv, s, opts)
 	require.NoError(t, err)
 	assert.Empty(t, res.Changes)
@@ -58,7 +60,7 @@ func TestUpDryRunPlansAndChangesNothing(t *testing.T) {
 	require.NoError(t, err)
 	res, err = Up(ctx, hv, changed, opts)
 	require.NoError(t, err)
-	assert.Empty(t, hv.mutations())
+	assert.Empty(t, hv.Mutations())
 	after, err := LoadState(s.LabDir)
 	require.NoError(t, err)
 	assert.Equal(t, before.Updated, after.Updated, "the state is not written")

@@ -8,6 +8,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/bootlab/bootlab/lab/hypervisor/fake"
 )
 
 // copiedSpec is what a trainer makes with `lab config -f ux1.yaml > ux7.yaml`
@@ -22,11 +24,11 @@ func copiedSpec(t *testing.T, from *Spec, name, cidr string) *Spec {
 
 func TestUpRecordsIdentityBeforeAnyObject(t *testing.T) {
 	ctx := context.Background()
-	hv := newFakeHV()
+	hv := fake.New()
 	s := testSpec(t, "ux1", false)
 	// The first libvirt call fails: the lab directory must already say
 	// whose it is, so `down` of this lab (and only this lab) finds it.
-	hv.failOn = "DefineNetwork bootlab-ux1"
+	hv.FailOn = "DefineNetwork bootlab-ux1"
 	_, err := Up(ctx, hv, s, upOpts())
 	require.Error(t, err)
 	st, err := LoadState(s.LabDir)
@@ -35,13 +37,13 @@ func TestUpRecordsIdentityBeforeAnyObject(t *testing.T) {
 	assert.Regexp(t, `^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`, st.UUID)
 	assert.Nil(t, st.Spec, "no up succeeded: no applied spec is recorded")
 
-	hv.reset()
+	hv.Reset()
 	_, err = Up(ctx, hv, s, upOpts())
 	require.NoError(t, err)
 	st2, err := LoadState(s.LabDir)
 	require.NoError(t, err)
 	assert.Equal(t, st.UUID, st2.UUID, "the identity never changes")
-	for name, d := range hv.doms {
+	for name, d := range hv.DomainObjects {
 		md := ParseLabMetadata(d.XML)
 		require.NotNil(t, md, name)
 		assert.Equal(t, st.UUID, md.LabUUID, "domain %s carries the lab UUID", name)
@@ -50,13 +52,13 @@ func TestUpRecordsIdentityBeforeAnyObject(t *testing.T) {
 
 func TestCopiedSpecNeverActsOnTheOriginalLab(t *testing.T) {
 	ctx := context.Background()
-	hv := newFakeHV()
+	hv := fake.New()
 	ux1 := testSpec(t, "ux1", false)
 	_, err := Up(ctx, hv, ux1, upOpts())
 	require.NoError(t, err)
 	ux7 := copiedSpec(t, ux1, "ux7", "10.88.7.0/24")
 
-	hv.reset()
+	hv.Reset()
 	var idErr *IdentityError
 	_, err = DownSteps(ctx, hv, ux7, DownOptions{})
 	require.ErrorAs(t, err, &idErr)
@@ -67,8 +69,8 @@ func TestCopiedSpecNeverActsOnTheOriginalLab(t *testing.T) {
 	require.ErrorAs(t, err, &idErr)
 	_, _, err = Resolve(ux7)
 	require.ErrorAs(t, err, &idErr)
-	assert.Empty(t, hv.mutations(), "nothing of ux1 (or anything else) was touched")
-	assert.Len(t, hv.doms, 4)
+	assert.Empty(t, hv.Mutations(), "nothing of ux1 (or anything else) was touched")
+	assert.Len(t, hv.DomainObjects, 4)
 
 	st, err := LoadState(ux1.LabDir)
 	require.NoError(t, err)
@@ -77,7 +79,7 @@ func TestCopiedSpecNeverActsOnTheOriginalLab(t *testing.T) {
 
 func TestSameNameOtherLabDirLeavesTheOtherLabsDomains(t *testing.T) {
 	ctx := context.Background()
-	hv := newFakeHV()
+	hv := fake.New()
 	a := testSpec(t, "twin", false)
 	_, err := Up(ctx, hv, a, upOpts())
 	require.NoError(t, err)
@@ -85,13 +87,13 @@ func TestSameNameOtherLabDirLeavesTheOtherLabsDomains(t *testing.T) {
 	b := testSpec(t, "twin", false)
 	require.NotEqual(t, a.LabDir, b.LabDir)
 
-	hv.reset()
+	hv.Reset()
 	_, err = DownSteps(ctx, hv, b, DownOptions{})
 	require.NoError(t, err)
-	for _, m := range hv.mutations() {
+	for _, m := range hv.Mutations() {
 		assert.NotRegexp(t, `Domain `, m, "no domain of the other lab is touched")
 	}
-	assert.Len(t, hv.doms, 4)
+	assert.Len(t, hv.DomainObjects, 4)
 
 	_, err = Up(ctx, hv, b, upOpts())
 	require.Error(t, err)
@@ -100,7 +102,7 @@ func TestSameNameOtherLabDirLeavesTheOtherLabsDomains(t *testing.T) {
 
 func TestRefusedUpLeavesTheStateAsItWas(t *testing.T) {
 	ctx := context.Background()
-	hv := newFakeHV()
+	hv := fake.New()
 	s := testSpec(t, "ux2", false)
 	_, err := Up(ctx, hv, s, upOpts())
 	require.NoError(t, err)

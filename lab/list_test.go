@@ -9,6 +9,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/bootlab/bootlab/lab/hypervisor/fake"
 )
 
 // listSpec is a lab whose directory is under home, as `up` would make it.
@@ -20,14 +22,14 @@ func listSpec(t *testing.T, home, name, cidr string) *Spec {
 	return s
 }
 
-func fakeConnect(hv *fakeHV) func(context.Context, string) (Lister, func(), error) {
+func fakeConnect(hv *fake.Hypervisor) func(context.Context, string) (Lister, func(), error) {
 	return func(context.Context, string) (Lister, func(), error) { return hv, func() {}, nil }
 }
 
 func TestListFindsLabDirsAndOrphans(t *testing.T) {
 	ctx := context.Background()
 	home := t.TempDir()
-	hv := newFakeHV()
+	hv := fake.New()
 
 	a := listSpec(t, home, "alpha", "10.90.1.0/24")
 	_, err := Up(ctx, hv, a, upOpts())
@@ -35,7 +37,7 @@ func TestListFindsLabDirsAndOrphans(t *testing.T) {
 	require.NoError(t, SaveVerifyRecord(a.LabDir, &VerifyRecord{Time: time.Now(), OK: false, Total: 10, Passed: 8,
 		Failed: []VerifyFailure{{Group: "host", Name: "lb haproxy", Detail: "not running"}, {Group: "host", Name: "dns api"}}}))
 	// One of alpha's domains is shut off.
-	hv.doms[a.DomainName(a.Nodes[2])].Active = false
+	hv.DomainObjects[a.DomainName(a.Nodes[2])].Active = false
 
 	// orphan: its lab directory was removed by hand; libvirt still has it.
 	o := listSpec(t, home, "orphan", "10.90.2.0/24")
@@ -80,9 +82,9 @@ func TestListFindsLabDirsAndOrphans(t *testing.T) {
 // domains without bootlab metadata, are not labs.
 func TestListIgnoresForeignObjects(t *testing.T) {
 	ctx := context.Background()
-	hv := newFakeHV()
-	hv.nets["bootlab-x"] = &Object{Name: "bootlab-x", XML: `<network><name>bootlab-x</name><metadata><o:x xmlns:o="https://example.com/other"/></metadata></network>`}
-	hv.doms["bootlab-y-master-0"] = &Object{Name: "bootlab-y-master-0", XML: `<domain type="qemu"><name>bootlab-y-master-0</name></domain>`}
+	hv := fake.New()
+	hv.NetworkObjects["bootlab-x"] = &Object{Name: "bootlab-x", XML: `<network><name>bootlab-x</name><metadata><o:x xmlns:o="https://example.com/other"/></metadata></network>`}
+	hv.DomainObjects["bootlab-y-master-0"] = &Object{Name: "bootlab-y-master-0", XML: `<domain type="qemu"><name>bootlab-y-master-0</name></domain>`}
 	labs, err := List(ctx, ListOptions{Home: t.TempDir(), URIs: []string{"qemu:///fake"}, Connect: fakeConnect(hv)})
 	require.NoError(t, err)
 	assert.Empty(t, labs)
@@ -116,7 +118,7 @@ func TestListFollowsSymlinkedLabDir(t *testing.T) {
 func TestDownRemovesVerifyRecord(t *testing.T) {
 	ctx := context.Background()
 	home := t.TempDir()
-	hv := newFakeHV()
+	hv := fake.New()
 	s := listSpec(t, home, "gone", "10.90.4.0/24")
 	_, err := Up(ctx, hv, s, upOpts())
 	require.NoError(t, err)
@@ -132,7 +134,7 @@ func TestDownRemovesVerifyRecord(t *testing.T) {
 func TestListFindsLabDirThroughDomains(t *testing.T) {
 	ctx := context.Background()
 	home, elsewhere := t.TempDir(), t.TempDir()
-	hv := newFakeHV()
+	hv := fake.New()
 	s := listSpec(t, elsewhere, "away", "10.90.5.0/24")
 	_, err := Up(ctx, hv, s, upOpts())
 	require.NoError(t, err)

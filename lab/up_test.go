@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/bootlab/bootlab/internal/status"
+	"github.com/bootlab/bootlab/lab/hypervisor/fake"
 )
 
 // testSpec is a small lab on a URI that is not test:// so that the base
@@ -52,39 +53,39 @@ func countPrefix(calls []string, prefix string) int {
 
 func TestUpCreatesEverythingThenNothing(t *testing.T) {
 	ctx := context.Background()
-	hv := newFakeHV()
+	hv := fake.New()
 	s := testSpec(t, "t", true)
 
 	res, err := Up(ctx, hv, s, upOpts())
 	require.NoError(t, err)
 	assert.True(t, res.Changed)
-	calls := hv.mutations()
+	calls := hv.Mutations()
 	assert.Equal(t, 1, countPrefix(calls, "DefineNetwork bootlab-t"))
 	assert.Equal(t, 1, countPrefix(calls, "DefinePool bootlab-t"))
 	assert.Equal(t, 5, countPrefix(calls, "CreateVolume bootlab-t/"), "base + 4 overlays")
 	assert.Equal(t, 1, countPrefix(calls, "UploadVolume bootlab-t/base.qcow2"))
 	assert.Equal(t, 4, countPrefix(calls, "DefineDomain "))
 	assert.Equal(t, 4, countPrefix(calls, "StartDomain "))
-	assert.Equal(t, int64(4096), hv.uploaded["base.qcow2"])
+	assert.Equal(t, int64(4096), hv.Uploaded["base.qcow2"])
 
 	st, err := LoadState(s.LabDir)
 	require.NoError(t, err)
-	assert.Equal(t, hv.nets["bootlab-t"].UUID, st.NetworkUUID)
-	assert.Equal(t, hv.pools["bootlab-t"].UUID, st.PoolUUID)
+	assert.Equal(t, hv.NetworkObjects["bootlab-t"].UUID, st.NetworkUUID)
+	assert.Equal(t, hv.PoolObjects["bootlab-t"].UUID, st.PoolUUID)
 	assert.Equal(t, AccelTCG, st.Accelerator)
 
-	hv.reset()
+	hv.Reset()
 	res, err = Up(ctx, hv, s, upOpts())
 	require.NoError(t, err)
 	assert.False(t, res.Changed, "second up: %+v", res.Steps)
-	assert.Empty(t, hv.mutations(), "second up must change nothing")
+	assert.Empty(t, hv.Mutations(), "second up must change nothing")
 }
 
 func TestUpResumesAfterFailure(t *testing.T) {
 	ctx := context.Background()
-	hv := newFakeHV()
+	hv := fake.New()
 	s := testSpec(t, "t", true)
-	hv.failOn = "DefineDomain bootlab-t-master-1"
+	hv.FailOn = "DefineDomain bootlab-t-master-1"
 	_, err := Up(ctx, hv, s, upOpts())
 	require.ErrorContains(t, err, "injected failure")
 
@@ -93,48 +94,48 @@ func TestUpResumesAfterFailure(t *testing.T) {
 	assert.NotEmpty(t, st.NetworkUUID, "objects made before the failure are recorded")
 	assert.NotEmpty(t, st.PoolUUID)
 
-	hv.reset()
+	hv.Reset()
 	res, err := Up(ctx, hv, s, upOpts())
 	require.NoError(t, err)
 	assert.True(t, res.Changed)
-	calls := hv.mutations()
+	calls := hv.Mutations()
 	assert.Equal(t, []string{"DefineDomain bootlab-t-master-1", "StartDomain bootlab-t-master-1"}, calls,
 		"resume makes only what is missing")
 }
 
 func TestUpRedoesInterruptedUpload(t *testing.T) {
 	ctx := context.Background()
-	hv := newFakeHV()
+	hv := fake.New()
 	s := testSpec(t, "t", true)
-	hv.failOn = "UploadVolume bootlab-t/base.qcow2"
+	hv.FailOn = "UploadVolume bootlab-t/base.qcow2"
 	_, err := Up(ctx, hv, s, upOpts())
 	require.Error(t, err)
-	hv.reset()
+	hv.Reset()
 	_, err = Up(ctx, hv, s, upOpts())
 	require.NoError(t, err)
-	calls := hv.mutations()
+	calls := hv.Mutations()
 	assert.Contains(t, calls, "DeleteVolume bootlab-t/base.qcow2")
 	assert.Contains(t, calls, "UploadVolume bootlab-t/base.qcow2")
 }
 
 func TestUpDefersRolesAndStartNodes(t *testing.T) {
 	ctx := context.Background()
-	hv := newFakeHV()
+	hv := fake.New()
 	s := testSpec(t, "t", false)
 	opts := upOpts()
 	opts.DeferRoles = []Role{RoleWorker}
 	_, err := Up(ctx, hv, s, opts)
 	require.NoError(t, err)
-	assert.False(t, hv.doms["bootlab-t-worker-0"].Active)
-	assert.True(t, hv.doms["bootlab-t-master-0"].Active)
+	assert.False(t, hv.DomainObjects["bootlab-t-worker-0"].Active)
+	assert.True(t, hv.DomainObjects["bootlab-t-master-0"].Active)
 
-	hv.reset()
+	hv.Reset()
 	_, err = Up(ctx, hv, s, opts)
 	require.NoError(t, err)
-	assert.Empty(t, hv.mutations(), "a deferred worker stays off on re-run")
+	assert.Empty(t, hv.Mutations(), "a deferred worker stays off on re-run")
 
 	require.NoError(t, StartNodes(ctx, hv, s, RoleWorker))
-	assert.True(t, hv.doms["bootlab-t-worker-0"].Active)
+	assert.True(t, hv.DomainObjects["bootlab-t-worker-0"].Active)
 }
 
 func TestUpRedefinesChangedDomain(t *testing.T) {
@@ -152,20 +153,20 @@ func TestUpRedefinesChangedDomain(t *testing.T) {
 	} {
 		t.Run(string(tc.profile), func(t *testing.T) {
 			ctx := context.Background()
-			hv := newFakeHV()
+			hv := fake.New()
 			s := testSpec(t, "t", false)
 			s.Profile = tc.profile
 			_, err := Up(ctx, hv, s, upOpts())
 			require.NoError(t, err)
-			uuid := hv.doms["bootlab-t-master-0"].UUID
+			uuid := hv.DomainObjects["bootlab-t-master-0"].UUID
 			s.Nodes[1].MemoryMiB = 512
-			hv.reset()
+			hv.Reset()
 			res, err := Up(ctx, hv, s, upOpts())
 			require.NoError(t, err)
 			assert.True(t, res.Changed)
-			assert.Equal(t, tc.want, hv.mutations())
-			assert.Equal(t, uuid, hv.doms["bootlab-t-master-0"].UUID)
-			assert.True(t, hv.doms["bootlab-t-master-0"].Active)
+			assert.Equal(t, tc.want, hv.Mutations())
+			assert.Equal(t, uuid, hv.DomainObjects["bootlab-t-master-0"].UUID)
+			assert.True(t, hv.DomainObjects["bootlab-t-master-0"].Active)
 			var details []string
 			for _, st := range res.Steps {
 				details = append(details, st.Detail)
@@ -177,33 +178,33 @@ func TestUpRedefinesChangedDomain(t *testing.T) {
 
 func TestUpRefusesForeignObjects(t *testing.T) {
 	ctx := context.Background()
-	hv := newFakeHV()
+	hv := fake.New()
 	s := testSpec(t, "t", false)
 	// Somebody else's network with our name (not in our state).
 	_, err := hv.DefineNetwork(ctx, `<network><name>bootlab-t</name></network>`)
 	require.NoError(t, err)
-	hv.reset()
+	hv.Reset()
 	_, err = Up(ctx, hv, s, upOpts())
 	require.ErrorContains(t, err, "this lab did not create it")
-	assert.Empty(t, hv.mutations())
+	assert.Empty(t, hv.Mutations())
 
 	// A domain with our name but no bootlab metadata.
-	hv2 := newFakeHV()
+	hv2 := fake.New()
 	s2 := testSpec(t, "u", false)
 	_, err = hv2.DefineDomain(ctx, `<domain><name>bootlab-u-master-0</name></domain>`)
 	require.NoError(t, err)
 	_, err = Up(ctx, hv2, s2, upOpts())
 	require.ErrorContains(t, err, "not node master-0 of lab u")
-	assert.NotNil(t, hv2.doms["bootlab-u-master-0"])
+	assert.NotNil(t, hv2.DomainObjects["bootlab-u-master-0"])
 }
 
 func TestUpHonoursContext(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	hv := newFakeHV()
+	hv := fake.New()
 	_, err := Up(ctx, hv, testSpec(t, "t", false), upOpts())
 	require.ErrorIs(t, err, context.Canceled)
-	assert.Empty(t, hv.mutations())
+	assert.Empty(t, hv.Mutations())
 }
 
 // Ctrl-C during a step is reported as an interrupt (so the CLI offers to
@@ -252,7 +253,7 @@ func TestParallelStopsStartingWhenInterrupted(t *testing.T) {
 
 func TestDownRemovesOnlyThisLab(t *testing.T) {
 	ctx := context.Background()
-	hv := newFakeHV()
+	hv := fake.New()
 	s := testSpec(t, "t", true)
 	other := testSpec(t, "t-x", false) // its domains also start with "bootlab-t-"
 	other.Network.CIDR = "10.89.0.0/24"
@@ -271,42 +272,42 @@ func TestDownRemovesOnlyThisLab(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, Down(ctx, hv, s, DownOptions{}))
 
-	assert.Nil(t, hv.nets["bootlab-t"])
-	assert.Nil(t, hv.pools["bootlab-t"])
-	for name := range hv.doms {
+	assert.Nil(t, hv.NetworkObjects["bootlab-t"])
+	assert.Nil(t, hv.PoolObjects["bootlab-t"])
+	for name := range hv.DomainObjects {
 		assert.False(t, strings.HasPrefix(name, "bootlab-t-master") && !strings.HasPrefix(name, "bootlab-t-x-"), name)
 	}
-	assert.NotNil(t, hv.nets["default"], "foreign network survives")
-	assert.NotNil(t, hv.doms["bootlab-t-imposter"], "domain without metadata survives")
-	assert.NotNil(t, hv.nets["bootlab-t-x"], "the other lab's network survives")
-	assert.Len(t, hv.doms, 1+len(other.Nodes), "the other lab's domains survive")
+	assert.NotNil(t, hv.NetworkObjects["default"], "foreign network survives")
+	assert.NotNil(t, hv.DomainObjects["bootlab-t-imposter"], "domain without metadata survives")
+	assert.NotNil(t, hv.NetworkObjects["bootlab-t-x"], "the other lab's network survives")
+	assert.Len(t, hv.DomainObjects, 1+len(other.Nodes), "the other lab's domains survive")
 	_, err = os.Stat(StatePath(s.LabDir))
 	assert.True(t, os.IsNotExist(err), "state removed")
 
 	// Down again is a no-op.
-	hv.reset()
+	hv.Reset()
 	require.NoError(t, Down(ctx, hv, s, DownOptions{}))
-	assert.Empty(t, hv.mutations())
+	assert.Empty(t, hv.Mutations())
 }
 
 func TestDownAfterHalfFailedUp(t *testing.T) {
 	ctx := context.Background()
-	hv := newFakeHV()
+	hv := fake.New()
 	s := testSpec(t, "t", true)
-	hv.failOn = "CreateVolume bootlab-t/master-1.qcow2"
+	hv.FailOn = "CreateVolume bootlab-t/master-1.qcow2"
 	_, err := Up(ctx, hv, s, upOpts())
 	require.Error(t, err)
-	hv.reset()
+	hv.Reset()
 	require.NoError(t, Down(ctx, hv, s, DownOptions{}))
-	assert.Empty(t, hv.nets)
-	assert.Empty(t, hv.pools)
-	assert.Empty(t, hv.doms)
+	assert.Empty(t, hv.NetworkObjects)
+	assert.Empty(t, hv.PoolObjects)
+	assert.Empty(t, hv.DomainObjects)
 }
 
 // DownSteps says what it removed; a lab that is not there changes nothing.
 func TestDownStepsReportWhatWasRemoved(t *testing.T) {
 	ctx := context.Background()
-	hv := newFakeHV()
+	hv := fake.New()
 	s := testSpec(t, "t", false)
 	_, err := Up(ctx, hv, s, upOpts())
 	require.NoError(t, err)
@@ -341,7 +342,7 @@ func TestUpNodesDroppedFromTheSpec(t *testing.T) {
 	for _, profile := range []Profile{ProfileOpenShift, ProfileProbe} {
 		t.Run(string(profile), func(t *testing.T) {
 			ctx := context.Background()
-			hv := newFakeHV()
+			hv := fake.New()
 			s := testSpec(t, "t", false)
 			s.Profile = profile
 			_, err := Up(ctx, hv, s, upOpts())
@@ -359,10 +360,10 @@ func TestUpNodesDroppedFromTheSpec(t *testing.T) {
 				assert.Contains(t, logs.String(), "nodes no longer in the spec")
 				assert.Contains(t, logs.String(), "virsh undefine bootlab-t-NODE")
 				assert.Contains(t, logs.String(), "nodes=worker-0")
-				assert.NotNil(t, hv.doms["bootlab-t-worker-0"], "up deletes no real node")
+				assert.NotNil(t, hv.DomainObjects["bootlab-t-worker-0"], "up deletes no real node")
 			} else {
-				assert.Nil(t, hv.doms["bootlab-t-worker-0"], "the probe node is gone")
-				assert.Nil(t, hv.vols["bootlab-t"]["worker-0.qcow2"], "with its disk")
+				assert.Nil(t, hv.DomainObjects["bootlab-t-worker-0"], "the probe node is gone")
+				assert.Nil(t, hv.PoolVolumes["bootlab-t"]["worker-0.qcow2"], "with its disk")
 				var details []string
 				for _, st := range res.Steps {
 					details = append(details, st.Detail)
@@ -374,7 +375,7 @@ func TestUpNodesDroppedFromTheSpec(t *testing.T) {
 			_, err = Up(ctx, hv, s, opts)
 			require.NoError(t, err)
 			assert.NotContains(t, logs.String(), "no longer in the spec")
-			assert.True(t, hv.doms["bootlab-t-worker-0"].Active, "scaling up again brings it back")
+			assert.True(t, hv.DomainObjects["bootlab-t-worker-0"].Active, "scaling up again brings it back")
 		})
 	}
 }
@@ -384,7 +385,7 @@ func TestUpNodesDroppedFromTheSpec(t *testing.T) {
 // again: the masters serve what they fetched from the bootstrap at boot.
 func TestUpRestartsProbeNodesWhoseIgnitionChanged(t *testing.T) {
 	ctx := context.Background()
-	hv := newFakeHV()
+	hv := fake.New()
 	s := testSpec(t, "t", false)
 	write := func(node, content string) {
 		n, _ := s.Node(node)
@@ -401,7 +402,7 @@ func TestUpRestartsProbeNodesWhoseIgnitionChanged(t *testing.T) {
 	write("bootstrap", `{"ignition":{"version":"3.2.0"},"nodes":4}`)
 	newBoot, err := ReadBootFiles(s)
 	require.NoError(t, err)
-	hv.reset()
+	hv.Reset()
 	_, err = Up(ctx, hv, s, upOpts())
 	require.NoError(t, err)
 	// The new Ignition is uploaded as a new volume, the old one removed
@@ -416,29 +417,29 @@ func TestUpRestartsProbeNodesWhoseIgnitionChanged(t *testing.T) {
 		want = append(want, "DefineDomain "+d, "DestroyDomain "+d, "StartDomain "+d)
 	}
 	sort.Strings(want)
-	assert.Equal(t, want, hv.mutations())
+	assert.Equal(t, want, hv.Mutations())
 	for _, n := range s.Nodes {
-		assert.True(t, hv.doms[s.DomainName(n)].Active, n.Name)
+		assert.True(t, hv.DomainObjects[s.DomainName(n)].Active, n.Name)
 	}
 
 	// Unchanged configs: nothing restarts.
-	hv.reset()
+	hv.Reset()
 	_, err = Up(ctx, hv, s, upOpts())
 	require.NoError(t, err)
-	assert.Empty(t, hv.mutations())
+	assert.Empty(t, hv.Mutations())
 }
 
 // Two commands never change one lab at once: the second is refused, naming
 // the lock, and nothing is created; once the first is done it proceeds.
 func TestUpAndDownRefuseALabBeingChanged(t *testing.T) {
 	ctx := context.Background()
-	hv := newFakeHV()
+	hv := fake.New()
 	s := testSpec(t, "t", false)
 	unlock, err := lockLab(s, true)
 	require.NoError(t, err)
 	_, err = Up(ctx, hv, s, upOpts())
 	require.ErrorContains(t, err, "lab t is being changed by another bootlab command")
-	assert.Empty(t, hv.mutations())
+	assert.Empty(t, hv.Mutations())
 	_, err = DownSteps(ctx, hv, s, DownOptions{})
 	require.ErrorContains(t, err, "lab t is being changed by another bootlab command")
 	unlock()
@@ -452,12 +453,12 @@ func TestUpAndDownRefuseALabBeingChanged(t *testing.T) {
 
 func TestDownKeepImages(t *testing.T) {
 	ctx := context.Background()
-	hv := newFakeHV()
+	hv := fake.New()
 	s := testSpec(t, "t", true)
 	_, err := Up(ctx, hv, s, upOpts())
 	require.NoError(t, err)
 	require.NoError(t, Down(ctx, hv, s, DownOptions{KeepImages: true}))
-	calls := hv.mutations()
+	calls := hv.Mutations()
 	assert.NotContains(t, calls, "DeleteVolume bootlab-t/base.qcow2")
 	assert.NotContains(t, calls, "DeletePool bootlab-t")
 	assert.Contains(t, calls, "DeleteVolume bootlab-t/master-0.qcow2")
@@ -465,20 +466,20 @@ func TestDownKeepImages(t *testing.T) {
 
 func TestRemoveNode(t *testing.T) {
 	ctx := context.Background()
-	hv := newFakeHV()
+	hv := fake.New()
 	s := testSpec(t, "t", false)
 	_, err := Up(ctx, hv, s, upOpts())
 	require.NoError(t, err)
 	require.NoError(t, RemoveNode(ctx, hv, s, "bootstrap"))
-	assert.Nil(t, hv.doms["bootlab-t-bootstrap"])
-	assert.Nil(t, hv.vols["bootlab-t"]["bootstrap.qcow2"])
-	assert.NotNil(t, hv.doms["bootlab-t-master-0"])
+	assert.Nil(t, hv.DomainObjects["bootlab-t-bootstrap"])
+	assert.Nil(t, hv.PoolVolumes["bootlab-t"]["bootstrap.qcow2"])
+	assert.NotNil(t, hv.DomainObjects["bootlab-t-master-0"])
 	assert.ErrorContains(t, RemoveNode(ctx, hv, s, "nope"), `no node "nope"`)
 }
 
 func TestInspect(t *testing.T) {
 	ctx := context.Background()
-	hv := newFakeHV()
+	hv := fake.New()
 	s := testSpec(t, "t", false)
 	s.Libvirt.URI = "test:///default"
 	opts := upOpts()
@@ -517,15 +518,15 @@ func TestEnsureSSHKey(t *testing.T) {
 
 func TestKeepImagesSkipsUploadOnNextUp(t *testing.T) {
 	ctx := context.Background()
-	hv := newFakeHV()
+	hv := fake.New()
 	s := testSpec(t, "t", true)
 	_, err := Up(ctx, hv, s, upOpts())
 	require.NoError(t, err)
 	require.NoError(t, Down(ctx, hv, s, DownOptions{KeepImages: true}))
-	hv.reset()
+	hv.Reset()
 	_, err = Up(ctx, hv, s, upOpts())
 	require.NoError(t, err)
-	calls := hv.mutations()
+	calls := hv.Mutations()
 	assert.Contains(t, calls, "DefinePool bootlab-t")
 	assert.NotContains(t, calls, "UploadVolume bootlab-t/base.qcow2", "the kept base image is not uploaded again")
 	assert.NotContains(t, calls, "CreateVolume bootlab-t/base.qcow2")
@@ -533,22 +534,22 @@ func TestKeepImagesSkipsUploadOnNextUp(t *testing.T) {
 
 func TestUpRefusesNetworkDrift(t *testing.T) {
 	ctx := context.Background()
-	hv := newFakeHV()
+	hv := fake.New()
 	s := testSpec(t, "t", false)
 	_, err := Up(ctx, hv, s, upOpts())
 	require.NoError(t, err)
 	s.Network.Bridge = "blother"
-	hv.reset()
+	hv.Reset()
 	_, err = Up(ctx, hv, s, upOpts())
 	require.ErrorContains(t, err, "cannot change in place")
 	assert.ErrorContains(t, err, "bridge blother")
 	assert.ErrorContains(t, err, "bootlab lab down")
-	assert.Empty(t, hv.mutations())
+	assert.Empty(t, hv.Mutations())
 }
 
 func TestUpUpdatesReservationsInPlace(t *testing.T) {
 	ctx := context.Background()
-	hv := newFakeHV()
+	hv := fake.New()
 	s := testSpec(t, "t", false)
 	_, err := Up(ctx, hv, s, upOpts())
 	require.NoError(t, err)
@@ -557,27 +558,27 @@ func TestUpUpdatesReservationsInPlace(t *testing.T) {
 	s.Nodes[1].IP = "10.88.0.99"
 	s.Nodes = append(s.Nodes, Node{Name: "worker-1", Role: RoleWorker, VCPUs: 1, MemoryMiB: 256, DiskGiB: 1,
 		MAC: DeriveMAC("t", "worker-1"), IP: "10.88.0.21"})
-	hv.reset()
+	hv.Reset()
 	res, err := Up(ctx, hv, s, upOpts())
 	require.NoError(t, err)
 	assert.True(t, res.Changed)
-	calls := hv.mutations()
+	calls := hv.Mutations()
 	assert.Equal(t, 2, countPrefix(calls, "UpdateNetwork bootlab-t delete"), "old master-0 DHCP and DNS entries: %v", calls)
 	assert.Equal(t, 4, countPrefix(calls, "UpdateNetwork bootlab-t add"), "new master-0 and worker-1 entries: %v", calls)
 	assert.Contains(t, calls, "DefineDomain bootlab-t-worker-1")
 	assert.NotContains(t, calls, "DefineNetwork bootlab-t")
 
-	hv.reset()
+	hv.Reset()
 	res, err = Up(ctx, hv, s, upOpts())
 	require.NoError(t, err)
-	assert.False(t, res.Changed, "converged: %v", hv.mutations())
+	assert.False(t, res.Changed, "converged: %v", hv.Mutations())
 }
 
 // After `lab pivot` destroyed a real lab's bootstrap, a later up converges
 // the rest and does not bring the bootstrap VM or its disk back.
 func TestUpAfterPivotLeavesBootstrapGone(t *testing.T) {
 	ctx := context.Background()
-	hv := newFakeHV()
+	hv := fake.New()
 	s := testSpec(t, "t", true)
 	s.Profile = ProfileOpenShift
 	_, err := Up(ctx, hv, s, upOpts())
@@ -589,26 +590,26 @@ func TestUpAfterPivotLeavesBootstrapGone(t *testing.T) {
 	require.NoError(t, st.Save(s.LabDir))
 	require.NoError(t, RemoveNode(ctx, hv, s, "bootstrap"))
 
-	hv.reset()
+	hv.Reset()
 	res, err := Up(ctx, hv, s, upOpts())
 	require.NoError(t, err)
 	assert.False(t, res.Changed, "up after pivot: %+v", res.Steps)
-	assert.Zero(t, countPrefix(hv.mutations(), "DefineDomain bootlab-t-bootstrap"))
-	assert.Zero(t, countPrefix(hv.mutations(), "CreateVolume bootlab-t/bootstrap"))
+	assert.Zero(t, countPrefix(hv.Mutations(), "DefineDomain bootlab-t-bootstrap"))
+	assert.Zero(t, countPrefix(hv.Mutations(), "CreateVolume bootlab-t/bootstrap"))
 
 	// A probe lab keeps its bootstrap VM after pivot (only the LB changes).
 	s.Profile = ProfileProbe
-	hv.reset()
+	hv.Reset()
 	_, err = Up(ctx, hv, s, upOpts())
 	require.NoError(t, err)
-	assert.Equal(t, 1, countPrefix(hv.mutations(), "DefineDomain bootlab-t-bootstrap"))
+	assert.Equal(t, 1, countPrefix(hv.Mutations(), "DefineDomain bootlab-t-bootstrap"))
 }
 
 // A lab that does not exist reports empty lists, so `status -o json` has
 // "dns": [] and "nodes": [...] rather than null for scripts to trip on.
 func TestInspectAbsentLabHasEmptyLists(t *testing.T) {
 	s := testSpec(t, "absent", false)
-	st, err := Inspect(context.Background(), newFakeHV(), s)
+	st, err := Inspect(context.Background(), fake.New(), s)
 	require.NoError(t, err)
 	data, err := json.Marshal(st)
 	require.NoError(t, err)
@@ -623,7 +624,7 @@ func TestUpRecordsClass(t *testing.T) {
 	s := testSpec(t, "ws-alice", true)
 	opts := upOpts()
 	opts.Class = "ws"
-	_, err := Up(ctx, newFakeHV(), s, opts)
+	_, err := Up(ctx, fake.New(), s, opts)
 	require.NoError(t, err)
 	st, err := LoadState(s.LabDir)
 	require.NoError(t, err)
@@ -631,7 +632,7 @@ func TestUpRecordsClass(t *testing.T) {
 	assert.NotEmpty(t, st.UUID)
 
 	solo := testSpec(t, "solo", true)
-	_, err = Up(ctx, newFakeHV(), solo, upOpts())
+	_, err = Up(ctx, fake.New(), solo, upOpts())
 	require.NoError(t, err)
 	st, err = LoadState(solo.LabDir)
 	require.NoError(t, err)
