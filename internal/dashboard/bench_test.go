@@ -14,7 +14,7 @@ import (
 // size: page, script, style, icon and the first snapshot of the 10 labs.
 func BenchmarkDashboardUpdate10Labs(b *testing.B) {
 	home, hv := fixtureHome(b, 10)
-	c := &Collector{Home: home, Connect: hv.connector()}
+	c := &Collector{Home: home, Connect: connector(hv)}
 	srv := New(Options{Source: c})
 	ctx := context.Background()
 	if _, err := srv.Refresh(ctx); err != nil {
@@ -39,7 +39,7 @@ func BenchmarkDashboardUpdate10Labs(b *testing.B) {
 	start := time.Now()
 	for i := 0; b.Loop(); i++ {
 		// One node changes state each update, as a learner's lab would.
-		hv.setActive(fmt.Sprintf("bootlab-ux%d-worker-1", i%10+1), i%20 >= 10)
+		setActive(hv, fmt.Sprintf("bootlab-ux%d-worker-1", i%10+1), i%20 >= 10)
 		n, err := srv.Refresh(ctx)
 		if err != nil {
 			b.Fatal(err)

@@ -96,11 +96,11 @@ func TestPhaseAndBackendHealth(t *testing.T) {
 // A shut-off node and an orphaned lab show up as what needs a look.
 func TestCollectorNodeDownAndOrphan(t *testing.T) {
 	home, hv := fixtureHome(t, 1)
-	hv.setActive("bootlab-ux1-worker-1", false)
+	setActive(hv, "bootlab-ux1-worker-1", false)
 	orphan := &lab.Spec{Name: "gone", Topology: lab.Topology{Masters: 1}, Network: lab.Network{CIDR: "10.9.9.0/24"}}
 	orphan.Defaults()
-	hv.addLab(orphan)
-	c := &Collector{Home: home, Connect: hv.connector()}
+	addLab(hv, orphan)
+	c := &Collector{Home: home, Connect: connector(hv)}
 	views, err := c.Snapshot(context.Background())
 	require.NoError(t, err)
 	require.Len(t, views, 2)

@@ -7,14 +7,14 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/bootlab/bootlab/lab"
-	"github.com/bootlab/bootlab/lab/host"
+	"github.com/bootlab/bootlab/lab/hypervisor"
+	"github.com/bootlab/bootlab/lab/hypervisor/fake"
 	"github.com/bootlab/bootlab/stages"
 )
 
@@ -28,95 +28,34 @@ const (
 
 var secrets = []string{secretKey, secretPull, secretKubeconfig, secretIgnition}
 
-// fakeHV is the part of libvirt lab.Inspect and lab.List read, in memory.
-// Methods not overridden panic through the nil embedded interface.
-type fakeHV struct {
-	lab.Hypervisor
-	mu       sync.Mutex
-	networks map[string]lab.Object
-	domains  map[string]lab.Object
-}
-
-// Host is this machine: the fixture's load balancer (none) is looked for here.
-func (f *fakeHV) Host() host.Host { return host.Local{} }
-
-func newFakeHV() *fakeHV {
-	return &fakeHV{networks: map[string]lab.Object{}, domains: map[string]lab.Object{}}
-}
-
-func (f *fakeHV) Networks(context.Context) ([]lab.NetworkInfo, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	var out []lab.NetworkInfo
-	for _, n := range f.networks {
-		out = append(out, lab.NetworkInfo{Name: n.Name, Active: n.Active})
-	}
-	return out, nil
-}
-
-func (f *fakeHV) LookupNetwork(_ context.Context, name string) (*lab.Object, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if n, ok := f.networks[name]; ok {
-		return &n, nil
-	}
-	return nil, fmt.Errorf("network %s: %w", name, lab.ErrNotFound)
-}
-
-func (f *fakeHV) NetworkLeases(context.Context, string) ([]lab.Lease, error) {
-	return nil, lab.ErrUnsupported
-}
-
-func (f *fakeHV) Domains(context.Context) ([]lab.Object, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	var out []lab.Object
-	for _, d := range f.domains {
-		out = append(out, d)
-	}
-	return out, nil
-}
-
-func (f *fakeHV) LookupDomain(_ context.Context, name string) (*lab.Object, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if d, ok := f.domains[name]; ok {
-		return &d, nil
-	}
-	return nil, fmt.Errorf("domain %s: %w", name, lab.ErrNotFound)
-}
-
-func (f *fakeHV) setActive(domain string, active bool) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	d := f.domains[domain]
-	d.Active = active
-	f.domains[domain] = d
-}
-
-// addLab defines the lab's network and running domains.
-func (f *fakeHV) addLab(s *lab.Spec) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.networks[s.NetworkName()] = lab.Object{Name: s.NetworkName(), Active: true, XML: fmt.Sprintf(
+// addLab defines the lab's network and running domains on hv, as `lab up`
+// leaves them.
+func addLab(hv *fake.Hypervisor, s *lab.Spec) {
+	hv.NetworkObjects[s.NetworkName()] = &hypervisor.Object{Name: s.NetworkName(), Active: true, XML: fmt.Sprintf(
 		`<network><name>%s</name><bridge name="virbr-%s"/><ip address="%s" prefix="24"/><dns><host ip="%s"><hostname>api.%s</hostname><hostname>api-int.%s</hostname></host></dns></network>`,
 		s.NetworkName(), s.Name[:3], s.Network.Gateway, s.Network.APIAddress, s.Cluster.Domain(), s.Cluster.Domain())}
 	for _, n := range s.Nodes {
 		name := s.DomainName(n)
-		f.domains[name] = lab.Object{Name: name, Active: true, XML: fmt.Sprintf(
+		hv.DomainObjects[name] = &hypervisor.Object{Name: name, Active: true, XML: fmt.Sprintf(
 			`<domain type="qemu"><name>%s</name><metadata><bootlab:lab xmlns:bootlab="%s" name="%s" role="%s" node="%s"/></metadata></domain>`,
 			name, lab.MetadataNamespace, s.Name, n.Role, n.Name)}
 	}
 }
 
-func (f *fakeHV) connector() Connector {
-	return func(context.Context, string) (lab.Hypervisor, func(), error) { return f, func() {}, nil }
+// setActive powers a domain of hv on or off by hand, as virsh would.
+func setActive(hv *fake.Hypervisor, domain string, active bool) {
+	hv.DomainObjects[domain].Active = active
+}
+
+// connector hands out hv, the shared in-memory hypervisor.
+func connector(hv *fake.Hypervisor) Connector {
+	return func(context.Context, string) (lab.Hypervisor, func(), error) { return hv, func() {}, nil }
 }
 
 // fixtureLab writes a lab directory under home as `lab up` and the stage
 // commands leave it, with a private key, a pull secret, a kubeconfig and
 // Ignition beside the state, and registers the lab with hv.
-func fixtureLab(t testing.TB, home string, hv *fakeHV, name string, i int) *lab.Spec {
+func fixtureLab(t testing.TB, home string, hv *fake.Hypervisor, name string, i int) *lab.Spec {
 	t.Helper()
 	dir := filepath.Join(home, "labs", name)
 	write := func(rel, content string) string {
@@ -152,15 +91,15 @@ func fixtureLab(t testing.TB, home string, hv *fakeHV, name string, i int) *lab.
 	add(stages.Record{Timestamp: t0, Phase: stages.PhaseEnd, Number: 7, Result: stages.ResultFailure,
 		ErrorMessage: "etcd did not render: -----BEGIN OPENSSH PRIVATE KEY----- " + secretKey + " -----END OPENSSH PRIVATE KEY----- client-key-data: " + secretKubeconfig + ` {"auth":"` + secretPull + `"}` + "\nmore output " + secretIgnition})
 	write("stages/records.jsonl", strings.Join(recs, "\n")+"\n")
-	hv.addLab(s)
+	addLab(hv, s)
 	return s
 }
 
 // fixtureHome is a bootlab home with n labs.
-func fixtureHome(t testing.TB, n int) (string, *fakeHV) {
+func fixtureHome(t testing.TB, n int) (string, *fake.Hypervisor) {
 	t.Helper()
 	home := t.TempDir()
-	hv := newFakeHV()
+	hv := fake.New()
 	for i := 0; i < n; i++ {
 		fixtureLab(t, home, hv, fmt.Sprintf("ux%d", i+1), i+1)
 	}

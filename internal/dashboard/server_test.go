@@ -16,13 +16,15 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/bootlab/bootlab/lab/hypervisor/fake"
 )
 
 // newTestServer serves a fixture home of n labs through an httptest server.
-func newTestServer(t *testing.T, n int, token string) (*Server, *httptest.Server, string, *fakeHV) {
+func newTestServer(t *testing.T, n int, token string) (*Server, *httptest.Server, string, *fake.Hypervisor) {
 	t.Helper()
 	home, hv := fixtureHome(t, n)
-	c := &Collector{Home: home, Connect: hv.connector()}
+	c := &Collector{Home: home, Connect: connector(hv)}
 	srv := New(Options{Source: c, Token: token})
 	ts := httptest.NewServer(srv.Handler())
 	t.Cleanup(ts.Close)
