@@ -239,7 +239,7 @@ func buildLab(ctx context.Context, f *cmdutil.Factory, spec *lab.Spec, accel lab
 	if err != nil {
 		return fmt.Errorf("prepare %s nodes: %w", spec.Profile, err)
 	}
-	if err := cmdutil.CheckBootFiles(spec); err != nil {
+	if err := lab.CheckBootFiles(spec); err != nil {
 		return err
 	}
 	upOpts := lab.UpOptions{Log: f.Log, Status: f.Status, Accelerator: accel, Class: className}

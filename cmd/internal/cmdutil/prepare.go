@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/bootlab/bootlab/lab"
 	"github.com/bootlab/bootlab/lab/images"
@@ -141,31 +140,6 @@ func Prepare(ctx context.Context, f *Factory, spec *lab.Spec) error {
 		return PrepareOpenShift(ctx, f, spec)
 	}
 	return WithCode(ExitInvalid, fmt.Errorf("profile %q has no preparer (profile must be openshift or probe)", spec.Profile))
-}
-
-// CheckBootFiles fails early, naming the node and file, when the preparer
-// left a node without Ignition or the kernel/initrd are missing; qemu would
-// otherwise fail at start with a less helpful message. The files are on
-// this machine for every lab, remote ones too (up uploads them into the
-// pool); only the test driver, which boots nothing, goes without.
-func CheckBootFiles(spec *lab.Spec) error {
-	if strings.HasPrefix(spec.Libvirt.URI, "test:") {
-		return nil
-	}
-	for _, n := range spec.Nodes {
-		if _, err := os.Stat(spec.IgnitionPath(n)); err != nil {
-			return fmt.Errorf("node %s has no Ignition at %s (the %s profile's preparer writes it): %w", n.Name, spec.IgnitionPath(n), spec.Profile, err)
-		}
-	}
-	for field, p := range map[string]string{"image.kernel": spec.Image.Kernel, "image.initrd": spec.Image.Initrd, "image.rehearsalInitrd": spec.Image.RehearsalInitrd} {
-		if p == "" {
-			continue
-		}
-		if _, err := os.Stat(p); err != nil {
-			return fmt.Errorf("%s %s: %w", field, p, err)
-		}
-	}
-	return nil
 }
 
 // PrepareOpenShift readies an openshift-profile lab for `lab up`: tools

@@ -199,7 +199,7 @@ func upSpec(ctx context.Context, f *cmdutil.Factory, opts *UpOptions, spec *lab.
 	if err := cmdutil.Prepare(ctx, f, spec); err != nil {
 		return fmt.Errorf("prepare %s nodes: %w", spec.Profile, err)
 	}
-	if err := cmdutil.CheckBootFiles(spec); err != nil {
+	if err := lab.CheckBootFiles(spec); err != nil {
 		return err
 	}
 	if accel == "" {
