@@ -730,7 +730,7 @@ func withDomainUUID(domainXML, uuid string) (string, error) {
 
 // ownsUUID says whether a domain's metadata is this lab's by UUID. Domains
 // made before labs had UUIDs carry none and are told apart by name alone.
-func (r *labRun) ownsUUID(md *LabMetadata) bool {
+func (r *labRun) ownsUUID(md *Metadata) bool {
 	return md.LabUUID == "" || md.LabUUID == r.state.UUID
 }
 
