@@ -1,10 +1,13 @@
 package stages
 
 import (
+	"context"
 	"fmt"
 	"path"
 	"regexp"
 	"strings"
+
+	"github.com/bootlab/bootlab/internal/node"
 )
 
 // NodeBootkube is where the installer writes the rendered bootkube.sh on the
@@ -513,4 +516,14 @@ func (n *NodeScript) stepAt(line int) bool {
 		}
 	}
 	return false
+}
+
+// BootkubeActive reports whether bootkube.service runs on the node: stages
+// run beside it would race it over the same files.
+func BootkubeActive(ctx context.Context, n node.Node) (bool, error) {
+	code, err := n.Run(ctx, "systemctl is-active --quiet bootkube.service", nil, nil, nil)
+	if err != nil {
+		return false, err
+	}
+	return code == 0, nil
 }

@@ -12,6 +12,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/bootlab/bootlab/internal/node"
 	"github.com/bootlab/bootlab/internal/status"
 )
 
@@ -25,12 +26,6 @@ const (
 	// node that stops answering cannot stall the wait and its timeouts.
 	DefaultNodeTimeout = 30 * time.Second
 )
-
-// NodeRunner runs a shell command on a node (over SSH as core) and returns
-// its standard output.
-type NodeRunner interface {
-	Run(ctx context.Context, cmd string) (string, error)
-}
 
 // TimeoutError is a wait that ran out of time; What names the milestone.
 type TimeoutError struct {
@@ -50,7 +45,7 @@ type BootstrapWaitOptions struct {
 	// MCS is the Machine Config Server behind the load balancer (nil: not checked).
 	MCS *MCS
 	// Bootstrap runs commands on the bootstrap node (nil: no SSH narrative).
-	Bootstrap NodeRunner
+	Bootstrap node.Node
 	// Masters are the lab's control-plane nodes.
 	Masters []LabNode
 	// Timeouts (zero: the installer's) and the poll interval.
@@ -188,7 +183,8 @@ func (w *bootstrapWatch) watchBootstrapNode(ctx context.Context) {
 	run := func(cmd string) (string, error) {
 		cctx, cancel := context.WithTimeout(ctx, w.o.NodeTimeout)
 		defer cancel()
-		return w.o.Bootstrap.Run(cctx, cmd)
+		out, err := node.Output(cctx, w.o.Bootstrap, cmd)
+		return string(out), err
 	}
 	out, err := run("ls -1a /opt/openshift/ 2>/dev/null | grep '\\.done$' || true")
 	if err != nil {
