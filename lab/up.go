@@ -101,7 +101,7 @@ func runSteps(ctx context.Context, st *status.Status, log *slog.Logger, steps []
 
 // isTestURI is true for libvirt's in-memory test driver, which runs no VMs,
 // cannot upload volumes and has no dnsmasq: nothing on the host is set up for it.
-func isTestURI(uri string) bool { return strings.HasPrefix(uri, "test:") }
+func isTestURI(uri string) bool { return ClassifyURI(uri) == URITest }
 
 // lab holds what one Up, Down or Inspect shares.
 type labRun struct {
