@@ -196,9 +196,11 @@ func upSpec(ctx context.Context, f *cmdutil.Factory, opts *UpOptions, spec *lab.
 	}
 	f.Status.End(true)
 	// The preparer reports its own steps.
-	if err := cmdutil.Prepare(ctx, f, spec); err != nil {
+	built, err := cmdutil.Prepare(ctx, f, spec)
+	if err != nil {
 		return fmt.Errorf("prepare %s nodes: %w", spec.Profile, err)
 	}
+	spec = built
 	if err := lab.CheckBootFiles(spec); err != nil {
 		return err
 	}
