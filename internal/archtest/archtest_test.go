@@ -124,8 +124,10 @@ func TestImportArrows(t *testing.T) {
 			from: func(p string) bool { return p == "lab/spec" },
 			to:   func(i string) bool { _, ok := own(i); return ok }},
 		{why: "packages under lab/ that lab orchestrates take the spec from lab/spec, never from lab (lab imports them)",
-			from: func(p string) bool { return under(p, "lab/cluster", "lab/openshift", "lab/host", "lab/ignition", "lab/images", "lab/pki", "lab/probe", "lab/cache") },
-			to:   func(i string) bool { o, ok := own(i); return ok && o == "lab" }},
+			from: func(p string) bool {
+				return under(p, "lab/cluster", "lab/openshift", "lab/host", "lab/ignition", "lab/images", "lab/pki", "lab/probe", "lab/cache")
+			},
+			to: func(i string) bool { o, ok := own(i); return ok && o == "lab" }},
 		{why: "nothing imports cmd/ but cmd/",
 			from: func(p string) bool { return !under(p, "cmd") },
 			to:   func(i string) bool { o, ok := own(i); return ok && under(o, "cmd") }},
