@@ -13,44 +13,88 @@ import (
 	"strings"
 
 	"github.com/bootlab/bootlab/lab/host"
+	"github.com/bootlab/bootlab/lab/spec"
 )
 
-// ReadBootFiles reads the size and digest of every file the spec's VMs
-// read at start: image.kernel, image.initrd, image.rehearsalInitrd (for a
-// rehearsal lab) and each node's Ignition. A missing kernel or initrd is an
-// error naming its field; a node without an Ignition file gets none.
-func ReadBootFiles(s *Spec) (BootFiles, error) {
-	var b BootFiles
-	var err error
+// bootSource is one file a lab's VMs read at start: what names it in an
+// error (its spec field, or the node whose Ignition it is).
+type bootSource struct {
+	what, path string
+	node       string // set for an Ignition file
+}
+
+// bootSources lists the files the spec's VMs read at start, in one order:
+// image.kernel with image.initrd (and image.rehearsalInitrd on a rehearsal
+// lab) for direct kernel boot, then each node's Ignition. ReadBootFiles and
+// CheckBootFiles both walk it, so they never disagree on what a lab boots.
+func bootSources(s *Spec) []bootSource {
+	var out []bootSource
 	if s.Image.Kernel != "" {
-		if b.Kernel, err = readBootFile("image.kernel", s.Image.Kernel); err != nil {
-			return b, err
-		}
+		out = append(out, bootSource{what: "image.kernel", path: s.Image.Kernel})
 		if s.Image.Initrd != "" {
-			if b.Initrd, err = readBootFile("image.initrd", s.Image.Initrd); err != nil {
-				return b, err
-			}
+			out = append(out, bootSource{what: "image.initrd", path: s.Image.Initrd})
 		}
 		if s.Rehearsal() && s.Image.RehearsalInitrd != "" {
-			if b.RehearsalInitrd, err = readBootFile("image.rehearsalInitrd", s.Image.RehearsalInitrd); err != nil {
-				return b, err
-			}
+			out = append(out, bootSource{what: "image.rehearsalInitrd", path: s.Image.RehearsalInitrd})
 		}
 	}
 	for _, n := range s.Nodes {
-		f, err := readBootFile("Ignition of node "+n.Name, s.IgnitionPath(n))
-		if errors.Is(err, os.ErrNotExist) {
+		out = append(out, bootSource{what: "Ignition of node " + n.Name, path: s.IgnitionPath(n), node: n.Name})
+	}
+	return out
+}
+
+// ReadBootFiles reads the size and digest of every file the spec's VMs
+// read at start (bootSources). A missing kernel or initrd is an error
+// naming its field; a node without an Ignition file gets none.
+func ReadBootFiles(s *Spec) (BootFiles, error) {
+	var b BootFiles
+	for _, src := range bootSources(s) {
+		f, err := readBootFile(src.what, src.path)
+		if src.node != "" && errors.Is(err, os.ErrNotExist) {
 			continue
 		}
 		if err != nil {
 			return b, err
 		}
-		if b.Ignition == nil {
-			b.Ignition = map[string]*BootFile{}
+		switch src.what {
+		case "image.kernel":
+			b.Kernel = f
+		case "image.initrd":
+			b.Initrd = f
+		case "image.rehearsalInitrd":
+			b.RehearsalInitrd = f
+		default:
+			if b.Ignition == nil {
+				b.Ignition = map[string]*BootFile{}
+			}
+			b.Ignition[src.node] = f
 		}
-		b.Ignition[n.Name] = f
 	}
 	return b, nil
+}
+
+// CheckBootFiles fails early, naming the node or field and the file, when
+// the profile's preparer left a node without Ignition or a kernel or
+// initrd is missing: qemu would otherwise fail at start, less helpfully,
+// and the accelerator check would boot nothing. The files are on this
+// machine for every lab, remote ones too (up uploads them into the pool);
+// only the test driver, which boots nothing, goes without.
+func CheckBootFiles(s *Spec) error {
+	if s.URIKind() == spec.URITest {
+		return nil
+	}
+	for _, src := range bootSources(s) {
+		_, err := os.Stat(src.path)
+		switch {
+		case err == nil:
+		case src.node != "":
+			return fmt.Errorf("node %s has no Ignition at %s (the %s profile's preparer writes it): %w", src.node, src.path, s.Profile, err)
+		default:
+			return fmt.Errorf("%s %s: %w", src.what, src.path, err)
+		}
+	}
+	return nil
 }
 
 func readBootFile(what, path string) (*BootFile, error) {

@@ -35,8 +35,8 @@ type ListOptions struct {
 	Log *slog.Logger
 }
 
-// LabSummary is one lab on the host as `lab list` shows it.
-type LabSummary struct {
+// Summary is one lab on the host as `lab list` shows it.
+type Summary struct {
 	Name    string  `json:"name"`
 	Profile Profile `json:"profile,omitempty"`
 	URI     string  `json:"uri,omitempty"`
@@ -76,7 +76,7 @@ type LabSummary struct {
 // which has no directory at all.
 // Labs are sorted by name. A lab that cannot be read is listed with Error
 // rather than failing the whole list.
-func List(ctx context.Context, opts ListOptions) ([]LabSummary, error) {
+func List(ctx context.Context, opts ListOptions) ([]Summary, error) {
 	home := opts.Home
 	if home == "" {
 		home = DefaultHome()
@@ -147,12 +147,12 @@ func List(ctx context.Context, opts ListOptions) ([]LabSummary, error) {
 }
 
 // listDirs summarizes every lab FindLabs finds under home.
-func listDirs(home string) ([]LabSummary, error) {
+func listDirs(home string) ([]Summary, error) {
 	refs, err := FindLabs(home)
 	if err != nil {
 		return nil, err
 	}
-	labs := []LabSummary{}
+	labs := []Summary{}
 	for _, ref := range refs {
 		labs = append(labs, summarize(ref))
 	}
@@ -160,8 +160,8 @@ func listDirs(home string) ([]LabSummary, error) {
 }
 
 // summarize describes one lab found by its directory.
-func summarize(ref LabRef) LabSummary {
-	l := LabSummary{Name: ref.Name, Dir: ref.Dir}
+func summarize(ref LabRef) Summary {
+	l := Summary{Name: ref.Name, Dir: ref.Dir}
 	st := ref.State
 	switch {
 	case ref.Err != nil:
@@ -206,7 +206,7 @@ func labDirOf(domainXML, name string) string {
 	return ""
 }
 
-func labURIs(labs []LabSummary) []string {
+func labURIs(labs []Summary) []string {
 	var out []string
 	for _, l := range labs {
 		out = append(out, l.URI)
@@ -313,7 +313,7 @@ func (f *libvirtLabs) running(s *Spec) int {
 }
 
 // orphans are the labs libvirt holds that no lab directory names.
-func (f *libvirtLabs) orphans(known map[string]bool) []LabSummary {
+func (f *libvirtLabs) orphans(known map[string]bool) []Summary {
 	names := map[string]bool{}
 	for n := range f.domains {
 		names[n] = true
@@ -321,12 +321,12 @@ func (f *libvirtLabs) orphans(known map[string]bool) []LabSummary {
 	for n := range f.networks {
 		names[n] = true
 	}
-	var out []LabSummary
+	var out []Summary
 	for name := range names {
 		if known[name] {
 			continue
 		}
-		l := LabSummary{Name: name, Orphaned: true, Network: f.networks[name], Domains: []string{}}
+		l := Summary{Name: name, Orphaned: true, Network: f.networks[name], Domains: []string{}}
 		for _, d := range f.domains[name] {
 			l.Domains = append(l.Domains, d.Name)
 			l.NodesTotal++
@@ -344,7 +344,7 @@ func (f *libvirtLabs) orphans(known map[string]bool) []LabSummary {
 // OrphanHint says what an orphaned lab is and how to remove what is left of
 // it: `lab down` deletes its domains (they carry the lab's metadata), but a
 // network whose UUID no lab state records is left for the user to remove.
-func (l *LabSummary) OrphanHint() string {
+func (l *Summary) OrphanHint() string {
 	if !l.Orphaned {
 		return ""
 	}

@@ -18,9 +18,9 @@ import (
 // MetadataNamespace is the XML namespace of bootlab's domain metadata.
 const MetadataNamespace = "https://bootlab.dev/xmlns/lab/v1"
 
-// LabMetadata is the <bootlab:lab> element in every bootlab domain's
+// Metadata is the <bootlab:lab> element in every bootlab domain's
 // <metadata>: how `down` and `status` recognise a domain as theirs.
-type LabMetadata struct {
+type Metadata struct {
 	XMLName xml.Name `xml:"https://bootlab.dev/xmlns/lab/v1 lab"`
 	Name    string   `xml:"name,attr"`
 	Role    Role     `xml:"role,attr"`
@@ -211,7 +211,7 @@ func NewPlan(s *Spec, in PlanInput) (*Plan, error) {
 		return nil, err
 	}
 	for _, n := range s.Nodes {
-		d, err := domainPlan(s, n, in.Accelerator, LabMetadata{LabUUID: in.LabUUID, Ignition: in.Ignition[n.Name]}, boot)
+		d, err := domainPlan(s, n, in.Accelerator, Metadata{LabUUID: in.LabUUID, Ignition: in.Ignition[n.Name]}, boot)
 		if err != nil {
 			return nil, err
 		}
@@ -360,7 +360,7 @@ func poolXML(s *Spec) (string, error) {
 	return x, nil
 }
 
-func domainPlan(s *Spec, n Node, accel Accelerator, extra LabMetadata, boot bootPaths) (DomainPlan, error) {
+func domainPlan(s *Spec, n Node, accel Accelerator, extra Metadata, boot bootPaths) (DomainPlan, error) {
 	dtype := "qemu"
 	if accel == AccelKVM {
 		dtype = "kvm"
@@ -438,7 +438,7 @@ func domainPlan(s *Spec, n Node, accel Accelerator, extra LabMetadata, boot boot
 	} else {
 		d.OS.BootDevices = []libvirtxml.DomainBootDevice{{Dev: "hd"}}
 	}
-	md := LabMetadata{Name: s.Name, Role: n.Role, Node: n.Name, LabUUID: extra.LabUUID, Ignition: extra.Ignition}
+	md := Metadata{Name: s.Name, Role: n.Role, Node: n.Name, LabUUID: extra.LabUUID, Ignition: extra.Ignition}
 	setMeta := func() error {
 		b, err := xml.Marshal(md)
 		if err != nil {
@@ -468,7 +468,7 @@ func domainPlan(s *Spec, n Node, accel Accelerator, extra LabMetadata, boot boot
 
 // ParseLabMetadata returns the bootlab metadata of a domain definition, or
 // nil when the domain is not bootlab's.
-func ParseLabMetadata(domainXML string) *LabMetadata {
+func ParseLabMetadata(domainXML string) *Metadata {
 	var d libvirtxml.Domain
 	if err := d.Unmarshal(domainXML); err != nil || d.Metadata == nil {
 		return nil
@@ -486,7 +486,7 @@ func ParseLabMetadata(domainXML string) *LabMetadata {
 		if !ok || se.Name.Space != MetadataNamespace || se.Name.Local != "lab" {
 			continue
 		}
-		var md LabMetadata
+		var md Metadata
 		if err := dec.DecodeElement(&md, &se); err != nil {
 			return nil
 		}

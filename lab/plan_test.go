@@ -183,7 +183,7 @@ func TestPlanMetadataRoundTrip(t *testing.T) {
 	for _, d := range p.Domains {
 		md := ParseLabMetadata(d.XML)
 		require.NotNil(t, md, d.Name)
-		assert.Equal(t, LabMetadata{XMLName: md.XMLName, Name: "ocp1", Role: d.Node.Role, Node: d.Node.Name, Plan: d.Digest}, *md)
+		assert.Equal(t, Metadata{XMLName: md.XMLName, Name: "ocp1", Role: d.Node.Role, Node: d.Node.Name, Plan: d.Digest}, *md)
 	}
 	assert.Nil(t, ParseLabMetadata(`<domain type="qemu"><name>other</name></domain>`))
 	assert.Nil(t, ParseLabMetadata(`<domain type="qemu"><name>x</name><metadata><lab xmlns="https://example.com/other" name="ocp1"/></metadata></domain>`))

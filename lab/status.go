@@ -16,8 +16,8 @@ import (
 	"github.com/bootlab/bootlab/lab/loadbalancer"
 )
 
-// LabStatus is what `lab status` reports.
-type LabStatus struct {
+// Status is what `lab status` reports.
+type Status struct {
 	Name         string               `json:"name"`
 	URI          string               `json:"uri"`
 	Accelerator  Accelerator          `json:"accelerator,omitempty"`
@@ -92,9 +92,9 @@ func domainSince(ctx context.Context, h host.Host, uri, domain string) time.Time
 
 // Inspect reads the lab's live state: network, DNS records, load balancer
 // backends and each node's domain and lease.
-func Inspect(ctx context.Context, hv Hypervisor, s *Spec) (*LabStatus, error) {
+func Inspect(ctx context.Context, hv Hypervisor, s *Spec) (*Status, error) {
 	// Empty lists, not null, in -o json when nothing of the lab exists.
-	st := &LabStatus{Name: s.Name, URI: s.Libvirt.URI, Network: NetworkStatus{Name: s.NetworkName()}, DNS: []DNSRecord{}, Nodes: []NodeStatus{}}
+	st := &Status{Name: s.Name, URI: s.Libvirt.URI, Network: NetworkStatus{Name: s.NetworkName()}, DNS: []DNSRecord{}, Nodes: []NodeStatus{}}
 	labUUID := ""
 	var restored *RestoreRecord
 	if state, err := LoadState(s.LabDir); err == nil {

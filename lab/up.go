@@ -101,7 +101,7 @@ func runSteps(ctx context.Context, st *status.Status, log *slog.Logger, steps []
 
 // isTestURI is true for libvirt's in-memory test driver, which runs no VMs,
 // cannot upload volumes and has no dnsmasq: nothing on the host is set up for it.
-func isTestURI(uri string) bool { return strings.HasPrefix(uri, "test:") }
+func isTestURI(uri string) bool { return ClassifyURI(uri) == URITest }
 
 // lab holds what one Up, Down or Inspect shares.
 type labRun struct {
@@ -730,7 +730,7 @@ func withDomainUUID(domainXML, uuid string) (string, error) {
 
 // ownsUUID says whether a domain's metadata is this lab's by UUID. Domains
 // made before labs had UUIDs carry none and are told apart by name alone.
-func (r *labRun) ownsUUID(md *LabMetadata) bool {
+func (r *labRun) ownsUUID(md *Metadata) bool {
 	return md.LabUUID == "" || md.LabUUID == r.state.UUID
 }
 

@@ -8,6 +8,8 @@ import (
 	"path"
 	"strconv"
 	"strings"
+
+	"github.com/bootlab/bootlab/internal/node"
 )
 
 // AssetDir is bootkube's working directory on the bootstrap node; every
@@ -102,7 +104,7 @@ func (s *Stage) SkipReason(v Version) string {
 
 // RunIf decides whether the stage has work left on the node: false when
 // every Done marker exists (the bootkube .done files).
-func (s *Stage) RunIf(ctx context.Context, n Node) (bool, string, error) {
+func (s *Stage) RunIf(ctx context.Context, n node.Node) (bool, string, error) {
 	if len(s.Done) == 0 {
 		return true, "no marker: runs every time, as in bootkube", nil
 	}

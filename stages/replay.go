@@ -9,6 +9,8 @@ import (
 	"path"
 	"regexp"
 	"strings"
+
+	"github.com/bootlab/bootlab/internal/node"
 )
 
 // ReplayDir holds the copies of the node's bootkube.sh that `stage run`
@@ -105,8 +107,8 @@ func (n *NodeScript) BuildReplay(s *Stage) ([]byte, error) {
 	b.WriteString("cd " + AssetDir + "\n")
 	b.WriteString("export SERVICE_NAME=bootkube\n")
 	if len(stops) > 0 {
-		fmt.Fprintf(&b, "BOOTLAB_STAGE=%s\n", ShellQuote(s.Label()))
-		fmt.Fprintf(&b, "BOOTLAB_STOP_BEFORE=%s\n", ShellQuote(" "+strings.Join(stops, " ")+" "))
+		fmt.Fprintf(&b, "BOOTLAB_STAGE=%s\n", node.ShellQuote(s.Label()))
+		fmt.Fprintf(&b, "BOOTLAB_STOP_BEFORE=%s\n", node.ShellQuote(" "+strings.Join(stops, " ")+" "))
 		b.WriteString(`bootlab_stop_hook() {
     declare -F record_service_stage_start >/dev/null || return 0
     case "$(declare -f record_service_stage_start)" in *BOOTLAB_STOP_BEFORE*) return 0 ;; esac
@@ -145,7 +147,7 @@ func (n *NodeScript) BuildReplay(s *Stage) ([]byte, error) {
 // ReadNodeScript reads the node's bootkube.sh and the helpers it sources,
 // parses it and maps it to the catalog's stages. It returns (nil, nil) when
 // the node has no bootkube.sh (not a bootstrap node, or a rehearsal lab).
-func ReadNodeScript(ctx context.Context, n Node, c Catalog) (*NodeScript, error) {
+func ReadNodeScript(ctx context.Context, n node.Node, c Catalog) (*NodeScript, error) {
 	data, err := n.ReadFile(ctx, NodeBootkube)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -203,7 +205,7 @@ func LocalScript(file string, data []byte, readFile func(string) ([]byte, error)
 // NodeRelease reads the release the node runs: the VERSION stage 02 wrote,
 // else the release image's metadata (`oc adm release info`, with the
 // installer's mirror configuration, as bootkube.sh computes VERSION).
-func NodeRelease(ctx context.Context, n Node) (string, error) {
+func NodeRelease(ctx context.Context, n node.Node) (string, error) {
 	if data, err := n.ReadFile(ctx, ImagesFile); err == nil {
 		for _, l := range strings.Split(string(data), "\n") {
 			if v, ok := strings.CutPrefix(l, "VERSION="); ok && strings.Trim(v, `'"`) != "" {
@@ -211,7 +213,7 @@ func NodeRelease(ctx context.Context, n Node) (string, error) {
 			}
 		}
 	}
-	out, err := Output(ctx, n, releaseInfoCommand)
+	out, err := node.Output(ctx, n, releaseInfoCommand)
 	if err != nil {
 		return "", fmt.Errorf("read the release of %s from its release image: %w", n, err)
 	}
@@ -251,11 +253,11 @@ func (r *Runner) RunNodeScript(ctx context.Context, s *Stage, ns *NodeScript, op
 		var rm []string
 		for _, st := range ns.Block(s) {
 			if st.Marker != "" {
-				rm = append(rm, ShellQuote(path.Join(AssetDir, st.Marker)))
+				rm = append(rm, node.ShellQuote(path.Join(AssetDir, st.Marker)))
 			}
 		}
 		if len(rm) > 0 {
-			if _, err := Output(ctx, r.Node, "rm -f -- "+strings.Join(rm, " ")); err != nil {
+			if _, err := node.Output(ctx, r.Node, "rm -f -- "+strings.Join(rm, " ")); err != nil {
 				return oc, &StageError{Stage: s, Err: fmt.Errorf("--force: remove the markers: %w", err)}
 			}
 		}

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/bootlab/bootlab/internal/node"
 	"github.com/bootlab/bootlab/internal/status"
 )
 
@@ -103,7 +104,7 @@ type Runner struct {
 	// Scripts is the scripts tree (scripts.FS).
 	Scripts fs.FS
 	// Node runs the scripts; unused for a dry run.
-	Node Node
+	Node node.Node
 	Vars Vars
 	// Output receives the scripts' output, each line prefixed "[07 etcd-bootstrap] ".
 	Output io.Writer

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/bootlab/bootlab/internal/node"
 	"github.com/bootlab/bootlab/scripts"
 	"github.com/bootlab/bootlab/stages"
 	"github.com/bootlab/bootlab/stages/stagestest"
@@ -35,7 +36,7 @@ func (r *recorder) phases() []string {
 	return out
 }
 
-func newRunner(t *testing.T, node stages.Node, version string) (*stages.Runner, *recorder, *bytes.Buffer) {
+func newRunner(t *testing.T, node node.Node, version string) (*stages.Runner, *recorder, *bytes.Buffer) {
 	t.Helper()
 	rec := &recorder{}
 	out := &bytes.Buffer{}

@@ -22,6 +22,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/bootlab/bootlab/internal/node"
 	"github.com/bootlab/bootlab/scripts"
 	"github.com/bootlab/bootlab/stages"
 )
@@ -121,7 +122,7 @@ func (s *sandbox) run(ctx context.Context, cmd string, stdin io.Reader, stdout, 
 	return 0, nil
 }
 
-func (s *sandbox) node() stages.Node { return stages.CommandNode("sandbox", s.run) }
+func (s *sandbox) node() node.Node { return node.Command("sandbox", s.run) }
 
 // serviceRecords reads /var/log/openshift/bootkube.json as the scripts wrote it.
 func (s *sandbox) serviceRecords(t *testing.T) []map[string]string {

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io/fs"
 	"regexp"
+
+	"github.com/bootlab/bootlab/internal/node"
 )
 
 // Vars are the settings a stage script needs, filled in by bootlab at the
@@ -97,5 +99,5 @@ func shellValue(s string) string {
 	if plainValue.MatchString(s) {
 		return s
 	}
-	return ShellQuote(s)
+	return node.ShellQuote(s)
 }

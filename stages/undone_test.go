@@ -7,19 +7,21 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+
+	"github.com/bootlab/bootlab/internal/node"
 )
 
 // statNode knows only which files exist.
 type statNode struct {
-	Node
+	node.Node
 	files map[string]bool
 }
 
-func (n statNode) Stat(_ context.Context, p string) (FileInfo, error) {
+func (n statNode) Stat(_ context.Context, p string) (node.FileInfo, error) {
 	if n.files[p] {
-		return FileInfo{}, nil
+		return node.FileInfo{}, nil
 	}
-	return FileInfo{}, fs.ErrNotExist
+	return node.FileInfo{}, fs.ErrNotExist
 }
 
 // A check a later stage undoes (the bootstrap MCS, the bootstrap etcd

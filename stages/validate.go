@@ -17,6 +17,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
+
+	"github.com/bootlab/bootlab/internal/node"
 )
 
 // Check is one validation of what a stage produced, read back from the node.
@@ -30,7 +32,7 @@ type Check struct {
 
 // CheckEnv is what a check may look at.
 type CheckEnv struct {
-	Node Node
+	Node node.Node
 	Vars Vars
 	Now  time.Time
 }
@@ -55,7 +57,7 @@ type ValidateOptions struct {
 
 // Validate runs the checks of stage s against the node. It returns every
 // result; a failed check does not stop the others.
-func Validate(ctx context.Context, n Node, s *Stage, v Vars, opts ValidateOptions) []CheckResult {
+func Validate(ctx context.Context, n node.Node, s *Stage, v Vars, opts ValidateOptions) []CheckResult {
 	now := opts.Now
 	if now.IsZero() {
 		now = time.Now()
@@ -141,7 +143,7 @@ func absent(p, why string) Check {
 	}}
 }
 
-func statFile(ctx context.Context, n Node, p string) (FileInfo, error) {
+func statFile(ctx context.Context, n node.Node, p string) (node.FileInfo, error) {
 	fi, err := n.Stat(ctx, p)
 	if errors.Is(err, fs.ErrNotExist) {
 		return fi, fmt.Errorf("%s is missing", p)
@@ -149,7 +151,7 @@ func statFile(ctx context.Context, n Node, p string) (FileInfo, error) {
 	return fi, err
 }
 
-func readFile(ctx context.Context, n Node, p string) ([]byte, error) {
+func readFile(ctx context.Context, n node.Node, p string) ([]byte, error) {
 	data, err := n.ReadFile(ctx, p)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("%s is missing", p)
@@ -204,11 +206,11 @@ func manifest(p, kind, name string) Check {
 }
 
 // listDir lists a directory on the node.
-func listDir(ctx context.Context, n Node, d string) ([]string, error) {
+func listDir(ctx context.Context, n node.Node, d string) ([]string, error) {
 	if _, err := statFile(ctx, n, d); err != nil {
 		return nil, err
 	}
-	out, err := Output(ctx, n, "ls -A1 -- "+ShellQuote(d))
+	out, err := node.Output(ctx, n, "ls -A1 -- "+node.ShellQuote(d))
 	if err != nil {
 		return nil, fmt.Errorf("list %s: %w", d, err)
 	}
@@ -223,7 +225,7 @@ func listDir(ctx context.Context, n Node, d string) ([]string, error) {
 
 // findObject looks through the manifests of directory d for an object of
 // kind (and name, when given) and returns its file and document.
-func findObject(ctx context.Context, n Node, d, kind, name string) (string, []byte, error) {
+func findObject(ctx context.Context, n node.Node, d, kind, name string) (string, []byte, error) {
 	names, err := listDir(ctx, n, d)
 	if err != nil {
 		return "", nil, err
@@ -469,8 +471,8 @@ func https(name, url, want string, curlArgs ...string) Check {
 		u = strings.ReplaceAll(u, "$API_URL", e.Vars.APIURL)
 		u = strings.ReplaceAll(u, "$API_INT_URL", e.Vars.APIIntURL)
 		args := append([]string{"curl", "--silent", "--show-error", "--max-time", "10", "--write-out", `'\n%{http_code}'`}, curlArgs...)
-		cmd := strings.Join(args, " ") + " " + ShellQuote(u)
-		out, err := Output(ctx, e.Node, cmd)
+		cmd := strings.Join(args, " ") + " " + node.ShellQuote(u)
+		out, err := node.Output(ctx, e.Node, cmd)
 		if err != nil {
 			return fmt.Errorf("GET %s from %s: %w", u, e.Node, err)
 		}

@@ -2,17 +2,11 @@ package main
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
 	"crypto/rand"
-	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
-	"math/big"
 	"net"
 	"net/http"
 	"net/netip"
@@ -36,107 +30,6 @@ const (
 	chkAddress  = "address"
 	chkHostname = "hostname"
 )
-
-// reporter keeps the checks and writes the report line whenever they change,
-// and every 15 s so a torn console line is soon followed by a whole one.
-type reporter struct {
-	mu     sync.Mutex
-	out    *consoleWriter
-	rep    probe.Report
-	boot   time.Time
-	starts map[string]time.Time
-}
-
-func newReporter(out *consoleWriter) *reporter {
-	now := time.Now().UTC()
-	return &reporter{out: out, boot: now, rep: probe.Report{Boot: now}, starts: map[string]time.Time{}}
-}
-
-// pending adds checks (if new) as pending with detail.
-func (r *reporter) pending(detail string, names ...string) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	for _, n := range names {
-		if r.index(n) >= 0 {
-			continue
-		}
-		now := time.Now().UTC()
-		r.starts[n] = now
-		r.rep.Checks = append(r.rep.Checks, probe.Check{Name: n, Pending: true, Detail: detail, Start: now})
-	}
-	r.emitLocked()
-}
-
-// start restarts a check's clock.
-func (r *reporter) start(name string) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.starts[name] = time.Now().UTC()
-	if i := r.index(name); i >= 0 {
-		r.rep.Checks[i].Start = r.starts[name]
-	}
-}
-
-// set records a check result; pending=true keeps it open (retrying).
-func (r *reporter) set(name string, ok, pending bool, format string, args ...any) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	detail := fmt.Sprintf(format, args...)
-	i := r.index(name)
-	if i < 0 {
-		r.starts[name] = time.Now().UTC()
-		r.rep.Checks = append(r.rep.Checks, probe.Check{Name: name, Start: r.starts[name]})
-		i = len(r.rep.Checks) - 1
-	}
-	c := &r.rep.Checks[i]
-	if c.OK == ok && c.Pending == pending && c.Detail == detail {
-		return
-	}
-	c.OK, c.Pending, c.Detail = ok, pending, detail
-	c.DurationMS = time.Since(r.starts[name]).Milliseconds()
-	r.emitLocked()
-}
-
-func (r *reporter) identity(node, role, mac, ip string) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if node != "" {
-		r.rep.Node = node
-	}
-	if role != "" {
-		r.rep.Role = role
-	}
-	if mac != "" {
-		r.rep.MAC = mac
-	}
-	if ip != "" {
-		r.rep.IP = ip
-	}
-}
-
-func (r *reporter) index(name string) int {
-	for i, c := range r.rep.Checks {
-		if c.Name == name {
-			return i
-		}
-	}
-	return -1
-}
-
-func (r *reporter) emitLocked() {
-	r.rep.Seq++
-	r.rep.UptimeMS = time.Since(r.boot).Milliseconds()
-	_, _ = r.out.Write(r.rep.Line())
-}
-
-func (r *reporter) heartbeat() {
-	for {
-		time.Sleep(15 * time.Second)
-		r.mu.Lock()
-		r.emitLocked()
-		r.mu.Unlock()
-	}
-}
 
 type agent struct {
 	log *slog.Logger
@@ -427,101 +320,3 @@ const (
 	chkIngressHTTP  = "serve ingress :80"
 	chkIngressHTTPS = "serve ingress :443"
 )
-
-// serveChecks names the servers a node runs: its role's (the bootstrap and
-// masters serve the API and MCS stand-ins), then ingress on the nodes the
-// lab routes 80 and 443 to (self.Ingress: the workers, or the masters of a
-// lab without workers).
-func serveChecks(self probe.NodeExpect) []string {
-	var out []string
-	switch self.Role {
-	case probe.RoleBootstrap:
-		out = []string{"serve mcs :22623", "serve api :6443"}
-	case probe.RoleMaster:
-		out = []string{"serve api :6443", "serve mcs :22623"}
-	}
-	if self.Ingress {
-		out = append(out, chkIngressHTTP, chkIngressHTTPS)
-	}
-	return out
-}
-
-func (a *agent) startServers(self probe.NodeExpect, cfg types.Config) {
-	file := func(path string) []byte {
-		data, _, _ := ignition.FileContents(cfg, path)
-		return data
-	}
-	serveTLS := func(check string, port int, cert tls.Certificate, certErr error, h http.Handler) {
-		if certErr != nil {
-			a.rep.set(check, false, false, "serving certificate: %v", certErr)
-			return
-		}
-		tlsCfg := &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12, NextProtos: []string{"http/1.1"}}
-		a.listen(check, port, tlsCfg, h)
-	}
-	var mcsCert tls.Certificate
-	var mcsErr error
-	if self.Role == probe.RoleBootstrap || self.Role == probe.RoleMaster {
-		// The API and MCS stand-ins serve the lab's api-int certificate,
-		// which the pointer configs' CA verifies.
-		mcsCert, mcsErr = tls.X509KeyPair(file(probe.MCSCertPath), file(probe.MCSKeyPath))
-	}
-	switch self.Role {
-	case probe.RoleBootstrap:
-		mcs := &probe.MCS{Mode: probe.MCSBootstrap, Configs: map[string][]byte{"master": file(probe.MasterConfigPath)}, Log: a.log, Node: self.Name}
-		mcs.OnServe = func(pool, remote string, code int) {
-			served := mcs.Served()["master"]
-			a.rep.set("serve mcs :22623", true, false, "bootstrap MCS (TLS, api-int cert); served /config/master to %d: %s", len(served), strings.Join(served, " "))
-		}
-		serveTLS("serve mcs :22623", ignition.MCSPort, mcsCert, mcsErr, mcs)
-		serveTLS("serve api :6443", 6443, mcsCert, mcsErr, probe.APIStandIn(self.Name))
-	case probe.RoleMaster:
-		serveTLS("serve api :6443", 6443, mcsCert, mcsErr, a.masterAPI(self))
-		mcs := &probe.MCS{Mode: probe.MCSCluster, Configs: map[string][]byte{"worker": file(probe.WorkerConfigPath)}, Log: a.log, Node: self.Name}
-		mcs.OnServe = func(pool, remote string, code int) {
-			served := mcs.Served()["worker"]
-			a.rep.set("serve mcs :22623", true, false, "in-cluster MCS (TLS); served /config/worker to %d: %s", len(served), strings.Join(served, " "))
-		}
-		serveTLS("serve mcs :22623", ignition.MCSPort, mcsCert, mcsErr, mcs)
-	}
-	if self.Ingress {
-		cert, err := selfSigned(self.FQDN)
-		a.listen(chkIngressHTTP, 80, nil, probe.IngressStandIn(self.Name))
-		serveTLS(chkIngressHTTPS, 443, cert, err, probe.IngressStandIn(self.Name))
-	}
-}
-
-func (a *agent) listen(check string, port int, tlsCfg *tls.Config, h http.Handler) {
-	ln, err := net.Listen("tcp", fmt.Sprintf(":%d", port))
-	if err != nil {
-		a.rep.set(check, false, false, "listen: %v", err)
-		return
-	}
-	kind := "HTTP"
-	if tlsCfg != nil {
-		ln = tls.NewListener(ln, tlsCfg)
-		kind = "TLS"
-	}
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second,
-		ErrorLog: slog.NewLogLogger(a.log.Handler(), slog.LevelDebug)}
-	go func() { _ = srv.Serve(ln) }()
-	a.rep.set(check, true, false, "listening on :%d (%s)", port, kind)
-}
-
-// selfSigned makes an ephemeral certificate for the ingress stand-in's 443
-// (routers serve their own default certificate; nothing verifies it in the
-// lab).
-func selfSigned(name string) (tls.Certificate, error) {
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return tls.Certificate{}, err
-	}
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: name}, DNSNames: []string{name},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * 365 * time.Hour),
-		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, key.Public(), key)
-	if err != nil {
-		return tls.Certificate{}, err
-	}
-	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}, nil
-}

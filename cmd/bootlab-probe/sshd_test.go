@@ -22,7 +22,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"golang.org/x/crypto/ssh"
 
-	"github.com/bootlab/bootlab/stages"
+	"github.com/bootlab/bootlab/internal/node"
 )
 
 // testKeyPEM makes an OpenSSH ed25519 private key.
@@ -59,7 +59,7 @@ func startTestSSHD(t *testing.T) (addr, keyFile string, hostKey ssh.PublicKey) {
 	return ln.Addr().String(), keyFile, hostSigner.PublicKey()
 }
 
-// The stage transport (stages.DialSSH, as root) runs commands with real
+// The stage transport (node.DialSSH, as root) runs commands with real
 // bash and gets stdout, stderr, stdin and the exit status; the host key is
 // recorded on first use and accepted again.
 func TestSSHDServesTheStageTransport(t *testing.T) {
@@ -70,7 +70,7 @@ func TestSSHDServesTheStageTransport(t *testing.T) {
 	kh := filepath.Join(t.TempDir(), "known_hosts")
 	ctx := context.Background()
 	for i := 0; i < 2; i++ {
-		n, err := stages.DialSSH(ctx, stages.SSHConfig{Host: host, Port: p, User: "root", KeyPath: keyFile, KnownHostsPath: kh})
+		n, err := node.DialSSH(ctx, node.SSHConfig{Host: host, Port: p, User: "root", KeyPath: keyFile, KnownHostsPath: kh})
 		require.NoError(t, err)
 		var out, errb bytes.Buffer
 		code, err := n.Run(ctx, `read -r line; echo "out $line"; echo err >&2; exit 3`, strings.NewReader("hello\n"), &out, &errb)

@@ -126,6 +126,17 @@ func TestImportArrows(t *testing.T) {
 				o, ok := own(i)
 				return ok && under(o, "cmd/internal/labcmd", "cmd/internal/stagecmd", "cmd/internal/classcmd")
 			}},
+		{why: "internal/node, the one way bootlab runs commands and moves files on a node, is used by lab and stages and imports neither",
+			from: func(p string) bool { return p == "internal/node" },
+			to:   func(i string) bool { o, ok := own(i); return ok && under(o, "lab", "stages", "cmd") }},
+		{why: "the spec model is a leaf: lab/spec imports no bootlab package",
+			from: func(p string) bool { return p == "lab/spec" },
+			to:   func(i string) bool { _, ok := own(i); return ok }},
+		{why: "packages under lab/ that lab orchestrates take the spec from lab/spec, never from lab (lab imports them)",
+			from: func(p string) bool {
+				return under(p, "lab/cluster", "lab/openshift", "lab/host", "lab/ignition", "lab/images", "lab/pki", "lab/probe", "lab/cache")
+			},
+			to: func(i string) bool { o, ok := own(i); return ok && o == "lab" }},
 		{why: "nothing imports cmd/ but cmd/",
 			from: func(p string) bool { return !under(p, "cmd") },
 			to:   func(i string) bool { o, ok := own(i); return ok && under(o, "cmd") }},

@@ -132,7 +132,7 @@ func (c *Collector) Snapshot(ctx context.Context) ([]LabView, error) {
 	return views, nil
 }
 
-func (c *Collector) view(ctx context.Context, l *lab.LabSummary) LabView {
+func (c *Collector) view(ctx context.Context, l *lab.Summary) LabView {
 	v := LabView{Name: l.Name, Profile: l.Profile, URI: l.URI, CIDR: l.CIDR, Orphaned: l.Orphaned,
 		NodesUp: l.NodesUp, NodesTotal: l.NodesTotal, Phase: PhaseNotBuilt, Verify: l.Verify, Error: l.Error,
 		Nodes: []NodeView{}, DNS: []lab.DNSRecord{}, Stages: []StageView{}, Failures: []string{},
@@ -153,7 +153,7 @@ func (c *Collector) view(ctx context.Context, l *lab.LabSummary) LabView {
 	v.Stages = c.stages(filepath.Join(l.Dir, filepath.Base(s.StageLogDir())))
 	removed := l.State != nil && l.State.BootstrapRemoved
 
-	var st *lab.LabStatus
+	var st *lab.Status
 	hv, err := c.hypervisor(ctx, s.Libvirt.URI)
 	if err == nil {
 		st, err = lab.Inspect(ctx, hv, s)
@@ -193,7 +193,7 @@ func (c *Collector) view(ctx context.Context, l *lab.LabSummary) LabView {
 // nodesAndLB merges the spec (what should be) with the inspected state
 // (what is): every node and every backend appears, with "unknown" where
 // libvirt or haproxy could not be read.
-func nodesAndLB(s *lab.Spec, st *lab.LabStatus, removed bool) ([]NodeView, LBView) {
+func nodesAndLB(s *lab.Spec, st *lab.Status, removed bool) ([]NodeView, LBView) {
 	nodes := make([]NodeView, 0, len(s.Nodes))
 	for _, n := range s.Nodes {
 		nv := NodeView{Name: n.Name, Role: n.Role, State: "unknown", IP: n.IP, FQDN: s.FQDN(n)}

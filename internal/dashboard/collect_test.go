@@ -68,7 +68,7 @@ func TestHealth(t *testing.T) {
 func TestPhaseAndBackendHealth(t *testing.T) {
 	s := &lab.Spec{Name: "p", Libvirt: lab.Libvirt{URI: "qemu:///fake"}, Topology: lab.Topology{Masters: 1}, Network: lab.Network{CIDR: "10.1.0.0/24"}, LabDir: t.TempDir()}
 	s.Defaults()
-	st := &lab.LabStatus{Network: lab.NetworkStatus{Exists: true, Active: true}, LoadBalancer: &loadbalancer.Status{Running: true, Backends: []loadbalancer.BackendStatus{
+	st := &lab.Status{Network: lab.NetworkStatus{Exists: true, Active: true}, LoadBalancer: &loadbalancer.Status{Running: true, Backends: []loadbalancer.BackendStatus{
 		{Frontend: "api", Server: "bootstrap", Status: "UP"},
 		{Frontend: "api", Server: "master-0", Status: "DOWN"},
 	}}, Nodes: []lab.NodeStatus{{Name: "bootstrap", State: "running"}, {Name: "master-0", State: "running", IP: "10.1.0.99"}}}

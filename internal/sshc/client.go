@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"log/slog"
 	"net"
 	"os"
@@ -321,39 +320,6 @@ func (c *Client) Run(ctx context.Context, cmd string) (Result, error) {
 	return Result{Stdout: out.Bytes(), Stderr: errb.Bytes(), ExitCode: code}, err
 }
 
-// missingCode is the exit code ReadFile's command uses for "no such file".
-const missingCode = 66
-
-// ReadFile reads a file on the host with cat; a missing file is an error
-// wrapping fs.ErrNotExist.
-func (c *Client) ReadFile(ctx context.Context, path string) ([]byte, error) {
-	r, err := c.Run(ctx, fmt.Sprintf("[ -e %[1]s ] || exit %[2]d; cat -- %[1]s", Quote(path), missingCode))
-	if err != nil {
-		return nil, err
-	}
-	switch r.ExitCode {
-	case 0:
-		return r.Stdout, nil
-	case missingCode:
-		return nil, &fs.PathError{Op: "read", Path: c.String() + ":" + path, Err: fs.ErrNotExist}
-	}
-	return nil, &fs.PathError{Op: "read", Path: c.String() + ":" + path, Err: errors.New(strings.TrimSpace(string(r.Stderr)))}
-}
-
-// WriteFile writes data to path on the host with mode (permission bits),
-// as WriteFileCommand says.
-func (c *Client) WriteFile(ctx context.Context, path string, data []byte, mode fs.FileMode) error {
-	var errb bytes.Buffer
-	code, err := c.Stream(ctx, WriteFileCommand(path, mode), bytes.NewReader(data), io.Discard, &errb)
-	if err != nil {
-		return err
-	}
-	if code != 0 {
-		return &fs.PathError{Op: "write", Path: c.String() + ":" + path, Err: errors.New(strings.TrimSpace(errb.String()))}
-	}
-	return nil
-}
-
 // DialContext opens a connection from the host: network "tcp" (also tcp4,
 // tcp6) to host:port, or "unix" to a socket path on the host (OpenSSH
 // needs AllowStreamLocalForwarding, its default). This is how libvirt's
@@ -390,32 +356,6 @@ func (c *Client) DialContext(ctx context.Context, network, addr string) (net.Con
 		}
 	}
 	return nil, fmt.Errorf("dial through %s: network %q is not supported (tcp or unix)", c, network)
-}
-
-// WriteFileCommand is the shell command that writes its standard input to
-// path with mode: into a temporary file first (umask 077, so a secret is
-// never readable by others, even briefly), renamed over path, so a reader
-// sees the old or the new content, never half; the directory is made.
-func WriteFileCommand(path string, mode fs.FileMode) string {
-	return fmt.Sprintf("mkdir -p -- \"$(dirname -- %[1]s)\" && umask 077 && cat > %[1]s.bootlab-tmp && chmod %[2]o %[1]s.bootlab-tmp && mv -f -- %[1]s.bootlab-tmp %[1]s", Quote(path), mode.Perm())
-}
-
-// Quote quotes s for a POSIX shell.
-func Quote(s string) string {
-	if s == "" {
-		return "''"
-	}
-	safe := true
-	for _, r := range s {
-		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./=:,+@%", r)) {
-			safe = false
-			break
-		}
-	}
-	if safe {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 func firstLine(s string) string {

@@ -2,11 +2,10 @@ package cluster
 
 import (
 	"fmt"
-	"net"
 	"os"
 	"path/filepath"
-	"strconv"
 
+	"github.com/bootlab/bootlab/internal/node"
 	"github.com/bootlab/bootlab/internal/sshc"
 	"github.com/bootlab/bootlab/lab/ignition"
 	"github.com/bootlab/bootlab/lab/spec"
@@ -79,16 +78,18 @@ func LabMCS(s *spec.Spec, n Net) (*MCS, error) {
 
 // BootstrapSSH runs commands on the lab's bootstrap node as core with the
 // lab key; host keys are kept in <labDir>/ssh/known_hosts.
-func BootstrapSSH(s *spec.Spec, n Net) (*SSHRunner, error) {
+func BootstrapSSH(s *spec.Spec, n Net) (*node.Redialing, error) {
 	boots := s.NodesByRole(spec.RoleBootstrap)
 	if len(boots) == 0 || boots[0].IP == "" {
 		return nil, fmt.Errorf("the lab has no bootstrap node with an address")
 	}
-	return &SSHRunner{
-		Addr:       net.JoinHostPort(boots[0].IP, strconv.Itoa(22)),
-		User:       "core",
-		KeyPath:    s.SSHKeyPath(),
-		KnownHosts: s.KnownHostsPath(),
-		Via:        n.Via,
-	}, nil
+	return node.NewRedialing(node.SSHConfig{
+		Host:           boots[0].IP,
+		Port:           22,
+		User:           "core",
+		KeyPath:        s.SSHKeyPath(),
+		KnownHostsPath: s.KnownHostsPath(),
+		Via:            n.Via,
+		AsUser:         true,
+	}), nil
 }

@@ -43,9 +43,13 @@ func TestLabHelpers(t *testing.T) {
 
 	r, err := BootstrapSSH(s, Net{})
 	require.NoError(t, err)
-	assert.Equal(t, "192.168.126.10:22", r.Addr)
-	assert.Equal(t, "core", r.User)
-	assert.Equal(t, s.SSHKeyPath(), r.KeyPath)
+	cfg := r.Config()
+	assert.Equal(t, "192.168.126.10", cfg.Host)
+	assert.Equal(t, 22, cfg.Port)
+	assert.Equal(t, "core", cfg.User)
+	assert.True(t, cfg.AsUser, "lab wait reads what core may read: no sudo")
+	assert.Equal(t, s.SSHKeyPath(), cfg.KeyPath)
+	assert.Equal(t, s.KnownHostsPath(), cfg.KnownHostsPath)
 
 	_, err = LabClient(s, Net{})
 	assert.ErrorContains(t, err, "kubeconfig")
@@ -68,5 +72,5 @@ func TestLabNetThroughTheHypervisor(t *testing.T) {
 	via := &sshc.Client{}
 	r, err := BootstrapSSH(s, Net{Via: via})
 	require.NoError(t, err)
-	assert.Same(t, via, r.Via)
+	assert.Same(t, via, r.Config().Via)
 }

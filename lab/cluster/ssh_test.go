@@ -10,6 +10,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -19,6 +20,7 @@ import (
 	"golang.org/x/crypto/ssh"
 	"golang.org/x/crypto/ssh/knownhosts"
 
+	"github.com/bootlab/bootlab/internal/node"
 	"github.com/bootlab/bootlab/internal/sshc"
 )
 
@@ -113,20 +115,36 @@ func labKey(t *testing.T) (string, ssh.PublicKey) {
 	return p, sp
 }
 
-func TestSSHRunnerTrustOnFirstUse(t *testing.T) {
+// redialing is how lab wait reaches the bootstrap (BootstrapSSH): as
+// core, without sudo, dialled on demand.
+func redialing(t *testing.T, addr, keyPath, known string) *node.Redialing {
+	t.Helper()
+	host, port, err := net.SplitHostPort(addr)
+	require.NoError(t, err)
+	p, err := strconv.Atoi(port)
+	require.NoError(t, err)
+	return node.NewRedialing(node.SSHConfig{Host: host, Port: p, User: "core", KeyPath: keyPath, KnownHostsPath: known, AsUser: true})
+}
+
+func runOut(n node.Node, cmd string) (string, error) {
+	out, err := node.Output(context.Background(), n, cmd)
+	return string(out), err
+}
+
+func TestBootstrapSSHTrustOnFirstUse(t *testing.T) {
 	keyPath, pub := labKey(t)
 	addr, _ := sshStandIn(t, pub)
 	known := filepath.Join(t.TempDir(), "ssh", "known_hosts")
-	r := &SSHRunner{Addr: addr, User: "core", KeyPath: keyPath, KnownHosts: known}
+	r := redialing(t, addr, keyPath, known)
 	defer r.Close()
-	out, err := r.Run(context.Background(), "ls /opt/openshift")
+	out, err := runOut(r, "ls /opt/openshift")
 	require.NoError(t, err)
 	assert.Equal(t, "ran: ls /opt/openshift", out)
 	data, err := os.ReadFile(known)
 	require.NoError(t, err)
 	assert.Contains(t, string(data), "ssh-ed25519 ", "the host key was recorded")
 
-	_, err = r.Run(context.Background(), "false")
+	_, err = runOut(r, "false")
 	assert.ErrorContains(t, err, "it failed")
 
 	// Another server on the same address would have another key: refused.
@@ -134,34 +152,34 @@ func TestSSHRunnerTrustOnFirstUse(t *testing.T) {
 	_, other := sshStandIn(t, pub)
 	otherLine := knownhosts.Line([]string{knownhosts.Normalize(addr)}, other.PublicKey())
 	require.NoError(t, os.WriteFile(known, []byte(otherLine+"\n"), 0o600))
-	_, err = r.Run(context.Background(), "ls")
+	_, err = runOut(r, "ls")
 	var mm *sshc.HostKeyMismatchError
 	require.ErrorAs(t, err, &mm, "a changed host key is refused")
 	assert.Equal(t, known, mm.KnownHosts)
 }
 
-func TestSSHRunnerWrongKeyRefused(t *testing.T) {
+func TestBootstrapSSHWrongKeyRefused(t *testing.T) {
 	keyPath, _ := labKey(t)
 	_, otherPub := labKey(t)
 	addr, _ := sshStandIn(t, otherPub)
-	r := &SSHRunner{Addr: addr, User: "core", KeyPath: keyPath, KnownHosts: filepath.Join(t.TempDir(), "kh")}
-	_, err := r.Run(context.Background(), "true")
+	r := redialing(t, addr, keyPath, filepath.Join(t.TempDir(), "kh"))
+	_, err := runOut(r, "true")
 	assert.Error(t, err)
 }
 
 // A command that never answers ends with its context, and the connection,
 // which may be dead, is dropped: the next command dials again.
-func TestSSHRunnerHungCommandEndsWithContext(t *testing.T) {
+func TestBootstrapSSHHungCommandEndsWithContext(t *testing.T) {
 	keyPath, pub := labKey(t)
 	addr, _ := sshStandIn(t, pub)
-	r := &SSHRunner{Addr: addr, User: "core", KeyPath: keyPath, KnownHosts: filepath.Join(t.TempDir(), "kh")}
+	r := redialing(t, addr, keyPath, filepath.Join(t.TempDir(), "kh"))
 	defer r.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()
-	_, err := r.Run(ctx, "hang")
+	_, err := node.Output(ctx, r, "hang")
 	require.ErrorIs(t, err, context.DeadlineExceeded)
-	assert.Nil(t, r.client, "the connection was dropped")
-	out, err := r.Run(context.Background(), "echo again")
+	assert.False(t, r.Connected(), "the connection was dropped")
+	out, err := runOut(r, "echo again")
 	require.NoError(t, err)
 	assert.Equal(t, "ran: echo again", out)
 }

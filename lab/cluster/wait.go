@@ -12,6 +12,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/bootlab/bootlab/internal/node"
 	"github.com/bootlab/bootlab/internal/status"
 )
 
@@ -25,12 +26,6 @@ const (
 	// node that stops answering cannot stall the wait and its timeouts.
 	DefaultNodeTimeout = 30 * time.Second
 )
-
-// NodeRunner runs a shell command on a node (over SSH as core) and returns
-// its standard output.
-type NodeRunner interface {
-	Run(ctx context.Context, cmd string) (string, error)
-}
 
 // TimeoutError is a wait that ran out of time; What names the milestone.
 type TimeoutError struct {
@@ -50,7 +45,7 @@ type BootstrapWaitOptions struct {
 	// MCS is the Machine Config Server behind the load balancer (nil: not checked).
 	MCS *MCS
 	// Bootstrap runs commands on the bootstrap node (nil: no SSH narrative).
-	Bootstrap NodeRunner
+	Bootstrap node.Node
 	// Masters are the lab's control-plane nodes.
 	Masters []LabNode
 	// Timeouts (zero: the installer's) and the poll interval.
@@ -188,7 +183,8 @@ func (w *bootstrapWatch) watchBootstrapNode(ctx context.Context) {
 	run := func(cmd string) (string, error) {
 		cctx, cancel := context.WithTimeout(ctx, w.o.NodeTimeout)
 		defer cancel()
-		return w.o.Bootstrap.Run(cctx, cmd)
+		out, err := node.Output(cctx, w.o.Bootstrap, cmd)
+		return string(out), err
 	}
 	out, err := run("ls -1a /opt/openshift/ 2>/dev/null | grep '\\.done$' || true")
 	if err != nil {
@@ -316,107 +312,6 @@ func etcdMembers(cm corev1.ConfigMap) string {
 		out = append(out, b+" (bootstrap)")
 	}
 	return strings.Join(out, ", ")
-}
-
-// InstallWaitOptions configure WaitInstallComplete.
-type InstallWaitOptions struct {
-	API *Client
-	// Timeout (zero: the installer's 40m) and the poll interval.
-	Timeout, Interval time.Duration
-	// ClusterDomain names the console URL; KubeadminPasswordFile is shown, never read.
-	ClusterDomain         string
-	KubeadminPasswordFile string
-	Status                *status.Status
-	Log                   *slog.Logger
-}
-
-// WaitInstallComplete narrates the cluster operators rolling out and returns
-// when ClusterVersion is Available=True, Failing=False, Progressing=False.
-func WaitInstallComplete(ctx context.Context, o InstallWaitOptions) error {
-	if o.Timeout == 0 {
-		o.Timeout = DefaultInstallTimeout
-	}
-	if o.Interval == 0 {
-		o.Interval = DefaultPollInterval
-	}
-	if o.Log == nil {
-		o.Log = slog.New(slog.DiscardHandler)
-	}
-	n := &narrator{st: o.Status, start: time.Now()}
-	n.say("Waiting up to %s (until %s) for the cluster at %s to initialize...", o.Timeout, time.Now().Add(o.Timeout).Format("15:04:05"), o.API.Server)
-	var lastMsg, lastCO string
-	lastPending := -1
-	t := time.NewTicker(o.Interval)
-	defer t.Stop()
-	for {
-		var cv statusObject
-		if err := o.API.Get(ctx, ClusterVersionPath, &cv); err == nil {
-			if c, ok := cv.condition("Progressing"); ok && c.Message != lastMsg {
-				lastMsg = c.Message
-				n.say("ClusterVersion: %s", c.Message)
-			}
-			if cv.is("Available", "True") && !cv.is("Failing", "True") && cv.is("Progressing", "False") {
-				n.say("Install complete: ClusterVersion %s is Available", cv.Status.Desired.Version)
-				if o.ClusterDomain != "" {
-					n.say("console: https://console-openshift-console.apps.%s", o.ClusterDomain)
-				}
-				if o.KubeadminPasswordFile != "" {
-					n.say("log in as kubeadmin with the password in %s", o.KubeadminPasswordFile)
-				}
-				return nil
-			}
-			if c, ok := cv.condition("Failing"); ok && c.Status == "True" {
-				o.Log.Debug("ClusterVersion failing", "message", c.Message)
-			}
-		} else {
-			o.Log.Debug("read ClusterVersion", "err", err)
-		}
-		var cos struct {
-			Items []statusObject `json:"items"`
-		}
-		if err := o.API.Get(ctx, ClusterOperatorPath, &cos); err == nil && len(cos.Items) > 0 {
-			avail := 0
-			var missing []string
-			for _, co := range cos.Items {
-				if co.is("Available", "True") {
-					avail++
-				} else {
-					missing = append(missing, co.Metadata.Name)
-				}
-			}
-			s := fmt.Sprintf("%d of %d cluster operators available", avail, len(cos.Items))
-			if len(missing) > 0 && len(missing) <= 6 {
-				s += " (waiting for " + strings.Join(missing, ", ") + ")"
-			}
-			if s != lastCO {
-				lastCO = s
-				n.say("%s", s)
-			}
-		}
-		if csrs, err := ListCSRs(ctx, o.API); err == nil {
-			pending := 0
-			for _, c := range csrs {
-				if csrState(c) == "Pending" {
-					pending++
-				}
-			}
-			if pending != lastPending {
-				if pending > 0 {
-					n.say("%d CSR(s) pending: workers join only once approved: run `bootlab lab approve-csrs`", pending)
-				}
-				lastPending = pending
-			}
-		}
-		if time.Since(n.start) > o.Timeout {
-			return &TimeoutError{What: "install-complete (ClusterVersion Available)", Timeout: o.Timeout,
-				Hint: "look at the cluster operators (`oc get clusteroperators` with KUBECONFIG=<lab>/assets/auth/kubeconfig), approve pending CSRs (`bootlab lab approve-csrs`), then run this again"}
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-t.C:
-		}
-	}
 }
 
 // shortErr is the first line of err, without Go's URL error wrapping.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
 	"strings"
 	"sync"
 	"testing"
@@ -13,6 +14,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/bootlab/bootlab/internal/node"
 	"github.com/bootlab/bootlab/internal/status"
 )
 
@@ -23,6 +25,21 @@ type fakeNode struct {
 	out   map[string][]string
 	calls map[string]int
 	fail  int // the first fail calls fail, as before sshd is up
+}
+
+// node is f as a node.Node, as the wait sees the bootstrap.
+func (f *fakeNode) asNode() node.Node { return cannedNode("fake-bootstrap", f.Run) }
+
+// cannedNode makes a node.Node of a function from command to stdout.
+func cannedNode(name string, run func(ctx context.Context, cmd string) (string, error)) node.Node {
+	return node.Command(name, func(ctx context.Context, cmd string, _ io.Reader, stdout, _ io.Writer) (int, error) {
+		out, err := run(ctx, cmd)
+		if err != nil {
+			return -1, err
+		}
+		_, err = io.WriteString(stdout, out)
+		return 0, err
+	})
 }
 
 func (f *fakeNode) Run(ctx context.Context, cmd string) (string, error) {
@@ -45,7 +62,7 @@ func (f *fakeNode) Run(ctx context.Context, cmd string) (string, error) {
 	return seq[i], nil
 }
 
-func node(name string, ready bool) corev1.Node {
+func kubeNode(name string, ready bool) corev1.Node {
 	st := corev1.ConditionFalse
 	if ready {
 		st = corev1.ConditionTrue
@@ -77,8 +94,8 @@ func TestWaitBootstrapCompleteNarrative(t *testing.T) {
 		response{body: cm(map[string]string{"a": "192.168.126.11", "b": "192.168.126.12", "c": "192.168.126.13"}, nil)})
 	api.set(MasterNodesPath,
 		response{body: corev1.NodeList{}},
-		response{body: corev1.NodeList{Items: []corev1.Node{node("master-0", false)}}},
-		response{body: corev1.NodeList{Items: []corev1.Node{node("master-0", true), node("master-1", true), node("master-2", true)}}})
+		response{body: corev1.NodeList{Items: []corev1.Node{kubeNode("master-0", false)}}},
+		response{body: corev1.NodeList{Items: []corev1.Node{kubeNode("master-0", true), kubeNode("master-1", true), kubeNode("master-2", true)}}})
 	api.set(BootstrapCMPath, response{code: 404, body: `{"message":"configmaps \"bootstrap\" not found"}`}, response{code: 404}, response{code: 404},
 		response{body: cm(map[string]string{"status": "complete"}, nil)})
 	api.set(EtcdOperatorPath, response{body: etcdOp("False")}, response{body: etcdOp("False")}, response{body: etcdOp("False")},
@@ -98,7 +115,7 @@ func TestWaitBootstrapCompleteNarrative(t *testing.T) {
 	var out bytes.Buffer
 	workers := 0
 	err = WaitBootstrapComplete(context.Background(), BootstrapWaitOptions{
-		API: newTestClient(t, p, api), MCS: m, Bootstrap: boot,
+		API: newTestClient(t, p, api), MCS: m, Bootstrap: boot.asNode(),
 		Masters:  []LabNode{{Name: "master-0"}, {Name: "master-1"}, {Name: "master-2"}},
 		Interval: 1, Status: status.New(&out, false),
 		OnWorkerConfig: func(context.Context) error { workers++; return nil },
@@ -267,7 +284,7 @@ func TestWaitBootstrapNotStalledByHangingSSH(t *testing.T) {
 	boot := &hangingNode{}
 	var out bytes.Buffer
 	err := WaitBootstrapComplete(context.Background(), BootstrapWaitOptions{
-		API: newTestClient(t, p, api), Bootstrap: boot, Interval: 1, NodeTimeout: 1,
+		API: newTestClient(t, p, api), Bootstrap: cannedNode("hanging-bootstrap", boot.Run), Interval: 1, NodeTimeout: 1,
 		Status: status.New(&out, false),
 	})
 	require.NoError(t, err, out.String())

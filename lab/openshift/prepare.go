@@ -30,9 +30,13 @@ type PrepareOptions struct {
 
 // PrepareResult says what Prepare used and made.
 type PrepareResult struct {
-	Tools  *Tools
-	Image  images.RHCOSResult
-	Assets *AssetsResult
+	Tools *Tools
+	// Image is the RHCOS download (empty when image.path names the disk).
+	Image images.RHCOSResult
+	// BaseImage is the disk the VMs boot: image.path, or the cached RHCOS.
+	// Prepare never writes it into the spec: the caller builds from it.
+	BaseImage string
+	Assets    *AssetsResult
 }
 
 // CheckInputs checks what the user hands an openshift-profile lab, before
@@ -54,9 +58,9 @@ func CheckInputs(s *spec.Spec) error {
 
 // Prepare readies an openshift-profile lab before its VMs are made: it
 // checks the pull secret and SSH key (before anything runs), finds or
-// downloads openshift-install and oc, finds or downloads RHCOS (setting
-// s.Image.Path to the cached qcow2 unless the spec names one), and creates
-// the install assets and each node's Ignition.
+// downloads openshift-install and oc, finds or downloads RHCOS (the
+// result's BaseImage: the cached qcow2 unless the spec names one), and
+// creates the install assets and each node's Ignition. It does not change s.
 func Prepare(ctx context.Context, s *spec.Spec, o PrepareOptions) (*PrepareResult, error) {
 	log := o.Log
 	if log == nil {
@@ -105,6 +109,7 @@ func Prepare(ctx context.Context, s *spec.Spec, o PrepareOptions) (*PrepareResul
 			return nil, fmt.Errorf("image.path %s: %w: unset it to use the installer's RHCOS, or fix the path", s.Image.Path, err)
 		}
 		o.Status.Infof("RHCOS image: %s (image.path)", s.Image.Path)
+		res.BaseImage = s.Image.Path
 	} else {
 		o.Status.Start("Reading the installer's RHCOS stream metadata")
 		data, err := inst.PrintStreamJSON(ctx)
@@ -134,7 +139,7 @@ func Prepare(ctx context.Context, s *spec.Spec, o PrepareOptions) (*PrepareResul
 		} else {
 			o.Status.Infof("RHCOS image downloaded and verified: %s", res.Image.Path)
 		}
-		s.Image.Path = res.Image.Path
+		res.BaseImage = res.Image.Path
 	}
 
 	res.Assets, err = CreateAssets(ctx, s, AssetsOptions{

@@ -87,8 +87,9 @@ func TestPrepareOrderModesAndIgnition(t *testing.T) {
 	}, e.calls(t))
 
 	// RHCOS came from the local mirror, decompressed, into the cache.
-	assert.Equal(t, filepath.Join(e.cache, "rhcos", "rhcos-9.6.20250402-0-qemu.x86_64.qcow2"), e.spec.Image.Path)
-	img, err := os.ReadFile(e.spec.Image.Path)
+	assert.Equal(t, filepath.Join(e.cache, "rhcos", "rhcos-9.6.20250402-0-qemu.x86_64.qcow2"), res.BaseImage)
+	assert.Empty(t, e.spec.Image.Path, "Prepare leaves the spec as given")
+	img, err := os.ReadFile(res.BaseImage)
 	require.NoError(t, err)
 	assert.Equal(t, e.mirror.image, img)
 

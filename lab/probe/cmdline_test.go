@@ -5,11 +5,11 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
-	"github.com/bootlab/bootlab/lab"
+	"github.com/bootlab/bootlab/lab/spec"
 )
 
-// The host puts lab's flag on the kernel command line; the agent, which
+// The host puts lab/spec's flag on the kernel command line; the agent, which
 // imports no lab, looks for this package's: they must be the same word.
 func TestRehearsalCmdlineFlagIsTheHostsOne(t *testing.T) {
-	assert.Equal(t, lab.RehearsalCmdlineFlag, RehearsalCmdlineFlag)
+	assert.Equal(t, spec.RehearsalCmdlineFlag, RehearsalCmdlineFlag)
 }

@@ -77,8 +77,11 @@ func (e *errs) err() error {
 	return &ValidationError{Errs: e.list}
 }
 
-// Validate checks the (defaulted) spec without looking at the host and
-// returns a *ValidationError naming every bad field, or nil.
+// Validate checks the (defaulted) spec and returns a *ValidationError
+// naming every bad field, or nil. It looks at the files the spec names (the
+// images, the pull secret, the SSH public key: they must exist and hold
+// what they should) but not at the host's networks or libvirt: that is
+// lab.ValidateHost's part, after connecting.
 func (s *Spec) Validate() error {
 	var e errs
 	if s.APIVersion != APIVersion {
@@ -289,109 +292,6 @@ func (s *Spec) validateImage(e *errs) {
 		// node's config: a real lab cannot do without one, even with RHCOS at hand.
 		e.add("openshift.pullSecretFile", "the openshift profile needs a pull secret (from console.redhat.com; --pull-secret FILE); for a lab without one use profile: probe")
 	}
-}
-
-func (s *Spec) validateNodes(e *errs, prefix netip.Prefix, prefixOK bool) {
-	if len(s.Nodes) == 0 {
-		e.add("nodes", "no nodes: a lab needs one bootstrap and at least one master")
-		return
-	}
-	names, macs, ips := map[string]int{}, map[string]int{}, map[string]int{}
-	var unaddressed []string
-	count := map[Role]int{}
-	for i, n := range s.Nodes {
-		f := func(sub string) string { return fmt.Sprintf("nodes[%d].%s", i, sub) }
-		switch {
-		case len(n.Name) > 63 || !labelRE.MatchString(n.Name):
-			e.add(f("name"), "%q is not a DNS label: lowercase letters, digits and '-', starting and ending with a letter or digit", n.Name)
-		case n.Name == "api" || n.Name == "api-int" || n.Name == "apps":
-			e.add(f("name"), "%q is reserved for the cluster's own DNS names: choose another", n.Name)
-		default:
-			if j, dup := names[n.Name]; dup {
-				e.add(f("name"), "%q is already used by nodes[%d]", n.Name, j)
-			}
-			names[n.Name] = i
-		}
-		switch n.Role {
-		case RoleBootstrap, RoleMaster, RoleWorker:
-			count[n.Role]++
-		default:
-			// Sizes and addresses of an unknown role were never defaulted:
-			// reporting them would only bury the real mistake.
-			e.add(f("role"), "unknown role %q: use bootstrap, master or worker", n.Role)
-			continue
-		}
-		if _, known := profileSizes[s.Profile]; !known {
-			continue // Validate already reported the profile
-		}
-		if n.VCPUs < 1 || n.VCPUs > 64 {
-			e.add(f("vcpus"), "%d is out of range: use 1 to 64", n.VCPUs)
-		}
-		if floor := MinMemoryMiB(s.Profile, n.Role); n.MemoryMiB < floor {
-			e.add(f("memoryMiB"), "%d MiB is below the %s profile's floor of %d MiB for a %s", n.MemoryMiB, s.Profile, floor, n.Role)
-		} else if n.Role == RoleBootstrap && s.Rehearsal() && n.MemoryMiB < RehearsalBootstrapMinMemoryMiB {
-			e.add(f("memoryMiB"), "%d MiB is too little for a rehearsal bootstrap (openshift.manualBootstrap on a probe lab runs real etcd): give it at least %d MiB, or leave memoryMiB out for %d", n.MemoryMiB, RehearsalBootstrapMinMemoryMiB, RehearsalBootstrapMemoryMiB)
-		}
-		if floor := minDiskGiB(s.Profile); n.DiskGiB < floor {
-			e.add(f("diskGiB"), "%d GiB is below the %s profile's floor of %d GiB", n.DiskGiB, s.Profile, floor)
-		}
-		mac := strings.ToLower(n.MAC)
-		switch {
-		case !macRE.MatchString(mac):
-			e.add(f("mac"), "%q is not a MAC address: use six hex pairs, e.g. 52:54:00:12:34:56", n.MAC)
-		case mustHex(mac[:2])&1 == 1:
-			e.add(f("mac"), "%s is a multicast address: the first byte must be even (QEMU's range is 52:54:00:...)", n.MAC)
-		default:
-			if j, dup := macs[mac]; dup && s.Nodes[j].Name != n.Name {
-				e.add(f("mac"), "%s is already used by nodes[%d]", n.MAC, j)
-			}
-			macs[mac] = i
-		}
-		if !prefixOK {
-			continue // addresses were derived from a CIDR that is itself wrong
-		}
-		if n.IP == "" {
-			unaddressed = append(unaddressed, n.Name)
-			continue // reported once below: the network is too small
-		}
-		a, err := netip.ParseAddr(n.IP)
-		switch {
-		case err != nil || !a.Is4():
-			e.add(f("ip"), "%q is not an IPv4 address", n.IP)
-		case !usableHost(prefix, a):
-			e.add(f("ip"), "%s is outside network.cidr %s (or is its network or broadcast address)", n.IP, prefix)
-		case n.IP == s.Network.Gateway:
-			e.add(f("ip"), "%s is the gateway (the host's bridge address): choose another", n.IP)
-		default:
-			if j, dup := ips[n.IP]; dup {
-				e.add(f("ip"), "%s is already used by nodes[%d]", n.IP, j)
-			}
-			ips[n.IP] = i
-		}
-	}
-	if len(unaddressed) > 0 {
-		e.add("network.cidr", "%s has no free address for %d node(s) (%s, ...): use a larger network, e.g. a /24, or fewer nodes", prefix, len(unaddressed), unaddressed[0])
-	}
-	if count[RoleBootstrap] != 1 {
-		e.add("nodes", "a lab needs exactly one bootstrap node, found %d", count[RoleBootstrap])
-	}
-	if count[RoleMaster] == 0 {
-		e.add("nodes", "zero masters: a lab needs at least one master (three for OpenShift)")
-	} else if msg := mastersError(count[RoleMaster]); s.Profile == ProfileOpenShift && msg != "" {
-		e.add("nodes", "%s", msg)
-	}
-}
-
-func minDiskGiB(p Profile) int {
-	if p == ProfileOpenShift {
-		return 100
-	}
-	return 1
-}
-
-func mustHex(s string) int {
-	v, _ := strconv.ParseUint(s, 16, 8)
-	return int(v)
 }
 
 func (s *Spec) validateOpenShift(e *errs) {

@@ -1,4 +1,4 @@
-// Package stagestest has a recording fake stages.Node for unit tests: files
+// Package stagestest has a recording fake node.Node for unit tests: files
 // live under a directory on the workstation, commands are answered by
 // handlers and every call is recorded.
 package stagestest
@@ -15,6 +15,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/bootlab/bootlab/internal/node"
 	"github.com/bootlab/bootlab/stages"
 )
 
@@ -126,18 +127,18 @@ func (n *Node) WriteFile(ctx context.Context, p string, data []byte, mode fs.Fil
 }
 
 // Stat describes Root/path.
-func (n *Node) Stat(ctx context.Context, p string) (stages.FileInfo, error) {
+func (n *Node) Stat(ctx context.Context, p string) (node.FileInfo, error) {
 	n.mu.Lock()
 	n.Calls = append(n.Calls, "stat "+p)
 	n.mu.Unlock()
 	fi, err := os.Stat(n.host(p))
 	if errors.Is(err, fs.ErrNotExist) {
-		return stages.FileInfo{}, &fs.PathError{Op: "stat", Path: p, Err: fs.ErrNotExist}
+		return node.FileInfo{}, &fs.PathError{Op: "stat", Path: p, Err: fs.ErrNotExist}
 	}
 	if err != nil {
-		return stages.FileInfo{}, err
+		return node.FileInfo{}, err
 	}
-	return stages.FileInfo{Mode: fi.Mode().Perm(), Size: fi.Size(), IsDir: fi.IsDir()}, nil
+	return node.FileInfo{Mode: fi.Mode().Perm(), Size: fi.Size(), IsDir: fi.IsDir()}, nil
 }
 
 // Touch creates empty files (markers) under Root.
@@ -166,4 +167,4 @@ func (n *Node) CallsWith(prefix string) []string {
 	return out
 }
 
-var _ stages.Node = (*Node)(nil)
+var _ node.Node = (*Node)(nil)

@@ -60,7 +60,7 @@ func TestLabUpStatusDown(t *testing.T) {
 
 	// status -o json reports the network, DNS and every node running.
 	r = mustRun(t, "lab", "status", "-f", l.SpecFile, "-o", "json")
-	var st lab.LabStatus
+	var st lab.Status
 	require.NoError(t, json.Unmarshal([]byte(r.Stdout), &st), r.Stdout)
 	assert.True(t, st.Network.Active)
 	assert.Contains(t, st.DNS, lab.DNSRecord{Name: "api." + domain, IP: gw})

@@ -189,7 +189,7 @@ func TestRemoteLab(t *testing.T) {
 		// status finds the load balancer on the host; console reads the
 		// node's log there.
 		r = mustRun(t, "lab", "status", "-f", l.SpecFile, "-o", "json")
-		var st lab.LabStatus
+		var st lab.Status
 		require.NoError(t, json.Unmarshal([]byte(r.Stdout), &st), r.Stdout)
 		require.NotNil(t, st.LoadBalancer, "load balancer status: %s", st.LoadBalancerError)
 		assert.True(t, st.LoadBalancer.Running, "haproxy runs on the hypervisor host")

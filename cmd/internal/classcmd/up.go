@@ -185,7 +185,7 @@ func shareProbeImage(ctx context.Context, f *cmdutil.Factory, p *class.Plan) err
 		return nil
 	}
 	f.Status.Start("Preparing the probe image for %d labs", len(need))
-	img, _, err := cmdutil.EnsureProbeImage(ctx, f, "", "", rehearsal)
+	img, _, err := lab.EnsureProbeImage(ctx, f.Log, "", "", rehearsal)
 	if err != nil {
 		f.Status.End(false)
 		return err
@@ -234,12 +234,13 @@ func buildLab(ctx context.Context, f *cmdutil.Factory, spec *lab.Spec, accel lab
 	}
 	f.Status.End(true)
 	prep.Lock()
-	err = cmdutil.Prepare(ctx, f, spec)
+	built, err := cmdutil.Prepare(ctx, f, spec)
 	prep.Unlock()
 	if err != nil {
 		return fmt.Errorf("prepare %s nodes: %w", spec.Profile, err)
 	}
-	if err := cmdutil.CheckBootFiles(spec); err != nil {
+	spec = built
+	if err := lab.CheckBootFiles(spec); err != nil {
 		return err
 	}
 	upOpts := lab.UpOptions{Log: f.Log, Status: f.Status, Accelerator: accel, Class: className}

@@ -34,6 +34,7 @@ func invalidInput(err error) bool {
 		specErr   *lab.ValidationError
 		flightErr *lab.PreflightError
 		secretErr *openshift.PullSecretError
+		profErr   *lab.ErrNoPreparer
 	)
-	return errors.As(err, &idErr) || errors.As(err, &specErr) || errors.As(err, &flightErr) || errors.As(err, &secretErr)
+	return errors.As(err, &idErr) || errors.As(err, &specErr) || errors.As(err, &flightErr) || errors.As(err, &secretErr) || errors.As(err, &profErr)
 }

@@ -103,7 +103,7 @@ func TestFollowFile(t *testing.T) {
 
 func TestPrintStatus(t *testing.T) {
 	var out bytes.Buffer
-	st := &lab.LabStatus{Name: "a", URI: "test:///default",
+	st := &lab.Status{Name: "a", URI: "test:///default",
 		Network: lab.NetworkStatus{Name: "bootlab-a", Exists: true, Active: true, Bridge: "bl1", Gateway: "10.0.0.1"},
 		DNS:     []lab.DNSRecord{{Name: "api.ocp.lab.local", IP: "10.0.0.1"}},
 		Nodes:   []lab.NodeStatus{{Name: "master-0", Role: lab.RoleMaster, Domain: "bootlab-a-master-0", State: "running", ReservedIP: "10.0.0.11", MAC: "52:54:00:00:00:01"}}}
@@ -225,12 +225,12 @@ func TestDownSummary(t *testing.T) {
 }
 
 func TestStatusSaysWhenTheLabIsNotUp(t *testing.T) {
-	absent := &lab.LabStatus{Name: "typo", URI: "qemu:///system", Nodes: []lab.NodeStatus{{Name: "bootstrap", State: "absent"}}}
+	absent := &lab.Status{Name: "typo", URI: "qemu:///system", Nodes: []lab.NodeStatus{{Name: "bootstrap", State: "absent"}}}
 	assert.Contains(t, notUpHint(absent), "lab typo is not up on qemu:///system: `bootlab lab up`")
-	halfUp := &lab.LabStatus{Name: "half", Nodes: []lab.NodeStatus{{Name: "bootstrap", State: "absent"}}}
+	halfUp := &lab.Status{Name: "half", Nodes: []lab.NodeStatus{{Name: "bootstrap", State: "absent"}}}
 	halfUp.Network.Exists = true
 	assert.Empty(t, notUpHint(halfUp), "a network alone is a lab that exists")
-	oneVM := &lab.LabStatus{Name: "vm", Nodes: []lab.NodeStatus{{Name: "bootstrap", State: "shut off"}}}
+	oneVM := &lab.Status{Name: "vm", Nodes: []lab.NodeStatus{{Name: "bootstrap", State: "shut off"}}}
 	assert.Empty(t, notUpHint(oneVM))
 }
 

@@ -67,7 +67,7 @@ func ConnectLister(f *cmdutil.Factory) func(ctx context.Context, uri string) (la
 
 // ListOutput is what `lab list -o json` prints.
 type ListOutput struct {
-	Labs []lab.LabSummary `json:"labs"`
+	Labs []lab.Summary `json:"labs"`
 }
 
 func runList(ctx context.Context, f *cmdutil.Factory, opts *ListOptions) error {
@@ -103,7 +103,7 @@ func runList(ctx context.Context, f *cmdutil.Factory, opts *ListOptions) error {
 	return nil
 }
 
-func printList(out io.Writer, labs []lab.LabSummary) error {
+func printList(out io.Writer, labs []lab.Summary) error {
 	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(w, "NAME\tPROFILE\tNODES UP\tNETWORK\tURI\tLAST VERIFY")
 	for _, l := range labs {

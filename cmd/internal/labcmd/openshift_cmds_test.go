@@ -159,9 +159,11 @@ func TestPrepareOpenShift(t *testing.T) {
 	var errOut bytes.Buffer
 	f := &cmdutil.Factory{Streams: cmdutil.Streams{Out: &bytes.Buffer{}, ErrOut: &errOut}, Status: status.New(&errOut, false)}
 	s.OpenShift.ManualBootstrap = true
-	require.NoError(t, cmdutil.PrepareOpenShift(context.Background(), f, s), errOut.String())
-	assert.True(t, s.OpenShift.ManualBootstrap)
-	assert.Equal(t, filepath.Join(dir, "cache", "rhcos", "rhcos-9.6.20250402-0-qemu.x86_64.qcow2"), s.Image.Path, "spec.Image.Path is the cached qcow2")
+	built, err := cmdutil.Prepare(context.Background(), f, s)
+	require.NoError(t, err, errOut.String())
+	assert.True(t, built.OpenShift.ManualBootstrap)
+	assert.Equal(t, filepath.Join(dir, "cache", "rhcos", "rhcos-9.6.20250402-0-qemu.x86_64.qcow2"), built.Image.Path, "the built spec boots the cached qcow2")
+	assert.Empty(t, s.Image.Path, "the spec given is left as it was")
 	for _, n := range s.Nodes {
 		fi, err := os.Stat(s.IgnitionPath(n))
 		require.NoError(t, err, n.Name)
@@ -176,7 +178,7 @@ func TestPrepareOpenShift(t *testing.T) {
 
 	// A malformed pull secret: exit code 3 through `up`'s wrapping.
 	require.NoError(t, os.WriteFile(s.OpenShift.PullSecretFile, []byte(`{"auths":{}}`), 0o600))
-	err = cmdutil.PrepareOpenShift(context.Background(), f, s)
+	_, err = cmdutil.Prepare(context.Background(), f, s)
 	assert.Equal(t, cmdutil.ExitInvalid, cmdutil.ExitCodeOf(err))
 }
 

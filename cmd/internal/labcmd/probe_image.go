@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/bootlab/bootlab/cmd/internal/cmdutil"
+	"github.com/bootlab/bootlab/lab"
 	"github.com/bootlab/bootlab/lab/probe"
 )
 
@@ -57,7 +58,7 @@ when an input changes. stdout: the image paths.`,
 				return runF(opts)
 			}
 			f.Status.Start("Building the probe image")
-			img, how, err := cmdutil.EnsureProbeImage(cmd.Context(), f, opts.Kernel, opts.Modules, opts.Rehearsal)
+			img, how, err := lab.EnsureProbeImage(cmd.Context(), f.Log, opts.Kernel, opts.Modules, opts.Rehearsal)
 			if err != nil {
 				return err
 			}

@@ -73,7 +73,7 @@ func runStatus(ctx context.Context, f *cmdutil.Factory, opts *StatusOptions) err
 // notUpHint tells a person reading the table that none of the lab exists
 // (a mistyped --name, or a lab not built yet), rather than leaving a table of
 // "absent" rows to puzzle over.
-func notUpHint(st *lab.LabStatus) string {
+func notUpHint(st *lab.Status) string {
 	if st.Network.Exists || (st.LoadBalancer != nil && st.LoadBalancer.Running) {
 		return ""
 	}
@@ -85,7 +85,7 @@ func notUpHint(st *lab.LabStatus) string {
 	return fmt.Sprintf("lab %s is not up on %s: `bootlab lab up` builds it (the addresses above are the ones it would use)", st.Name, st.URI)
 }
 
-func printStatus(out io.Writer, st *lab.LabStatus) error {
+func printStatus(out io.Writer, st *lab.Status) error {
 	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 	net := "absent"
 	if st.Network.Exists {

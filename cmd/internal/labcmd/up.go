@@ -196,10 +196,12 @@ func upSpec(ctx context.Context, f *cmdutil.Factory, opts *UpOptions, spec *lab.
 	}
 	f.Status.End(true)
 	// The preparer reports its own steps.
-	if err := cmdutil.Prepare(ctx, f, spec); err != nil {
+	built, err := cmdutil.Prepare(ctx, f, spec)
+	if err != nil {
 		return fmt.Errorf("prepare %s nodes: %w", spec.Profile, err)
 	}
-	if err := cmdutil.CheckBootFiles(spec); err != nil {
+	spec = built
+	if err := lab.CheckBootFiles(spec); err != nil {
 		return err
 	}
 	if accel == "" {

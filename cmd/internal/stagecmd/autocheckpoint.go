@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/bootlab/bootlab/cmd/internal/cmdutil"
+	"github.com/bootlab/bootlab/internal/node"
 	"github.com/bootlab/bootlab/lab"
 	"github.com/bootlab/bootlab/lab/libvirt"
 	"github.com/bootlab/bootlab/stages"
@@ -143,7 +144,7 @@ func checkpointTarget(t *Target, r *resolved, injected bool) (ok bool, why strin
 // firstToRun is the first stage of the run with work to do: the one the
 // checkpoint is taken before. candidates are the stages the run may run, in
 // order; nil when none has work left.
-func firstToRun(ctx context.Context, node stages.Node, v stages.Version, force bool, candidates []*stages.Stage) (*stages.Stage, error) {
+func firstToRun(ctx context.Context, node node.Node, v stages.Version, force bool, candidates []*stages.Stage) (*stages.Stage, error) {
 	for _, s := range candidates {
 		if s.SkipReason(v) != "" {
 			continue
@@ -164,7 +165,7 @@ func firstToRun(ctx context.Context, node stages.Node, v stages.Version, force b
 
 // stageDone reports whether every Done marker of s exists on the node
 // (false for a stage without markers: it runs every time).
-func stageDone(ctx context.Context, node stages.Node, s *stages.Stage) (bool, error) {
+func stageDone(ctx context.Context, node node.Node, s *stages.Stage) (bool, error) {
 	if len(s.Done) == 0 {
 		return false, nil
 	}
@@ -250,7 +251,7 @@ func checkpointCandidates(sel []*stages.Stage, through *stages.Stage) []*stages.
 // before the first stage with work to do, as decideCheckpoint says. A
 // checkpoint that cannot be saved stops the run: the user counts on
 // `stage reset`, and --no-checkpoint goes on without one.
-func (a *AutoCheckpoint) before(ctx context.Context, f *cmdutil.Factory, t *Target, r *resolved, node stages.Node, force bool, sel []*stages.Stage, through *stages.Stage) error {
+func (a *AutoCheckpoint) before(ctx context.Context, f *cmdutil.Factory, t *Target, r *resolved, node node.Node, force bool, sel []*stages.Stage, through *stages.Stage) error {
 	ok, why := checkpointTarget(t, r, a.Checkpoints != nil)
 	if !ok {
 		if why != "" {

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/bootlab/bootlab/cmd/internal/cmdutil"
+	"github.com/bootlab/bootlab/internal/node"
 	"github.com/bootlab/bootlab/lab/ignition"
 	"github.com/bootlab/bootlab/stages"
 )
@@ -67,29 +68,29 @@ func runHandoff(cmd *cobra.Command, f *cmdutil.Factory, opts *HandoffOptions) er
 		return err
 	}
 	ctx := cmd.Context()
-	r, node, closeNode, err := opts.Target.reach(ctx, f, false)
+	r, target, closeNode, err := opts.Target.reach(ctx, f, false)
 	if err != nil {
 		return err
 	}
 	defer closeNode()
 	done := path.Join(stages.AssetDir, stages.BootkubeDone)
-	if _, err := node.Stat(ctx, done); err == nil {
-		return fmt.Errorf("%s exists on %s: bootkube.service will not start (its ConditionPathExists), and there is nothing left for it to do", done, node)
+	if _, err := target.Stat(ctx, done); err == nil {
+		return fmt.Errorf("%s exists on %s: bootkube.service will not start (its ConditionPathExists), and there is nothing left for it to do", done, target)
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
-	st, err := NodeStatus(ctx, node, stages.Default(), r.vars.Version)
+	st, err := NodeStatus(ctx, target, stages.Default(), r.vars.Version)
 	if err != nil {
 		return err
 	}
 	if !r.spec.OpenShift.ManualBootstrap && opts.Target.Host == "" && !opts.Target.Local {
 		f.Status.Infof("lab %q was not built with openshift.manualBootstrap: true, so bootkube.service was not masked; starting it anyway", r.spec.Name)
 	}
-	f.Status.Start("unmasking and starting bootkube.service on %s", node)
-	out, err := stages.Output(ctx, node, HandoffCommand)
+	f.Status.Start("unmasking and starting bootkube.service on %s", target)
+	out, err := node.Output(ctx, target, HandoffCommand)
 	f.Status.End(err == nil)
 	if err != nil {
-		return fmt.Errorf("handoff on %s: %w (is this the bootstrap node of an OpenShift lab?)", node, err)
+		return fmt.Errorf("handoff on %s: %w (is this the bootstrap node of an OpenShift lab?)", target, err)
 	}
 	if len(out) > 0 {
 		fmt.Fprint(f.Streams.ErrOut, string(out))

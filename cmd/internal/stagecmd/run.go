@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/bootlab/bootlab/cmd/internal/cmdutil"
+	"github.com/bootlab/bootlab/internal/node"
 	"github.com/bootlab/bootlab/scripts"
 	"github.com/bootlab/bootlab/stages"
 )
@@ -279,7 +280,7 @@ func printOutcomes(f *cmdutil.Factory, outcomes []stages.Outcome, format string)
 
 // warnVersion compares the release stage 02 found on the node with the one
 // the scripts are rendered for.
-func warnVersion(ctx context.Context, f *cmdutil.Factory, node stages.Node, want stages.Version) {
+func warnVersion(ctx context.Context, f *cmdutil.Factory, node node.Node, want stages.Version) {
 	data, err := node.ReadFile(ctx, stages.ImagesFile)
 	if err != nil {
 		return

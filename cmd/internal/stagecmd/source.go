@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/bootlab/bootlab/cmd/internal/cmdutil"
+	"github.com/bootlab/bootlab/internal/node"
 	"github.com/bootlab/bootlab/stages"
 )
 
@@ -43,7 +44,7 @@ func localScript(file string) (*stages.NodeScript, error) {
 
 // nodeScript reads the node's bootkube.sh and the release it runs; nil
 // when the node has none. A release that cannot be read is said, not fatal.
-func nodeScript(ctx context.Context, f *cmdutil.Factory, node stages.Node) (*stages.NodeScript, error) {
+func nodeScript(ctx context.Context, f *cmdutil.Factory, node node.Node) (*stages.NodeScript, error) {
 	ns, err := stages.ReadNodeScript(ctx, node, stages.Default())
 	if err != nil || ns == nil {
 		return ns, err

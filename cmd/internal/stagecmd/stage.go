@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/bootlab/bootlab/cmd/internal/cmdutil"
+	"github.com/bootlab/bootlab/internal/node"
 	"github.com/bootlab/bootlab/lab"
 	labhost "github.com/bootlab/bootlab/lab/host"
 	"github.com/bootlab/bootlab/stages"
@@ -66,7 +67,7 @@ type Target struct {
 	ForceLocal bool
 
 	// Node replaces the connection (tests).
-	Node stages.Node
+	Node node.Node
 }
 
 func addVersionFlags(cmd *cobra.Command, t *Target) {
@@ -145,7 +146,7 @@ func (t *Target) resolveVersion(anyVersion bool) (*resolved, error) {
 
 // reach resolves the target (anyVersion as resolveVersion) and connects to
 // its node: what a stage command that talks to one node starts with.
-func (t *Target) reach(ctx context.Context, f *cmdutil.Factory, anyVersion bool) (*resolved, stages.Node, func(), error) {
+func (t *Target) reach(ctx context.Context, f *cmdutil.Factory, anyVersion bool) (*resolved, node.Node, func(), error) {
 	r, err := t.resolveVersion(anyVersion)
 	if err != nil {
 		return nil, nil, nil, err
@@ -159,7 +160,7 @@ func (t *Target) reach(ctx context.Context, f *cmdutil.Factory, anyVersion bool)
 
 // connect reaches the node: the injected one, the local machine, --host,
 // or the lab's bootstrap node.
-func (t *Target) connect(ctx context.Context, f *cmdutil.Factory, r *resolved) (stages.Node, func(), error) {
+func (t *Target) connect(ctx context.Context, f *cmdutil.Factory, r *resolved) (node.Node, func(), error) {
 	if t.Node != nil {
 		return t.Node, func() {}, nil
 	}
@@ -167,7 +168,7 @@ func (t *Target) connect(ctx context.Context, f *cmdutil.Factory, r *resolved) (
 		if err := looksLikeBootstrapNode(bootstrapNodeMarks, t.ForceLocal); err != nil {
 			return nil, nil, err
 		}
-		return stages.NewLocalNode(), func() {}, nil
+		return node.NewLocal(), func() {}, nil
 	}
 	host := t.Host
 	if host == "" {
@@ -204,7 +205,7 @@ func (t *Target) connect(ctx context.Context, f *cmdutil.Factory, r *resolved) (
 		}
 	}
 	f.Status.Start("connecting to %s@%s%s", t.User, host, via(hyper))
-	n, err := stages.DialSSH(ctx, stages.SSHConfig{
+	n, err := node.DialSSH(ctx, node.SSHConfig{
 		Host: host, Port: t.Port, User: t.User, KeyPath: key, KnownHostsPath: kh,
 		Via: cmdutil.NodeVia(hyper), Log: f.Log,
 	})

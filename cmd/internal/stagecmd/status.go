@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/bootlab/bootlab/cmd/internal/cmdutil"
+	"github.com/bootlab/bootlab/internal/node"
 	"github.com/bootlab/bootlab/stages"
 )
 
@@ -66,8 +67,8 @@ type Status struct {
 }
 
 // bootkubeState asks systemd about bootkube.service.
-func bootkubeState(ctx context.Context, n stages.Node) string {
-	out, err := stages.Output(ctx, n, "systemctl is-enabled bootkube.service 2>/dev/null; systemctl is-active bootkube.service")
+func bootkubeState(ctx context.Context, n node.Node) string {
+	out, err := node.Output(ctx, n, "systemctl is-enabled bootkube.service 2>/dev/null; systemctl is-active bootkube.service")
 	lines := strings.Fields(string(out))
 	if len(lines) == 0 || (err != nil && len(lines) < 2) {
 		return "unknown"
@@ -79,7 +80,7 @@ func bootkubeState(ctx context.Context, n stages.Node) string {
 }
 
 // NodeStatus reads the markers of every stage from the node.
-func NodeStatus(ctx context.Context, n stages.Node, c stages.Catalog, v stages.Version) (*Status, error) {
+func NodeStatus(ctx context.Context, n node.Node, c stages.Catalog, v stages.Version) (*Status, error) {
 	st := &Status{Node: n.String(), Bootkube: bootkubeState(ctx, n)}
 	for _, s := range c {
 		ss := StageStatus{Number: s.Number, Slug: s.Slug, Present: []string{}, Missing: []string{}}

@@ -1,6 +1,6 @@
 //go:build integration
 
-package stages_test
+package node_test
 
 import (
 	"bytes"
@@ -22,7 +22,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/bootlab/bootlab/stages"
+	"github.com/bootlab/bootlab/internal/node"
 )
 
 // sshd is a real OpenSSH server on loopback, run by the test.
@@ -112,11 +112,11 @@ PidFile none
 	return s
 }
 
-func (s *sshd) config(u, knownHosts string) stages.SSHConfig {
-	return stages.SSHConfig{Host: "127.0.0.1", Port: s.port, User: u, KeyPath: s.userKey, KnownHostsPath: knownHosts}
+func (s *sshd) config(u, knownHosts string) node.SSHConfig {
+	return node.SSHConfig{Host: "127.0.0.1", Port: s.port, User: u, KeyPath: s.userKey, KnownHostsPath: knownHosts}
 }
 
-func exerciseNode(t *testing.T, n stages.Node) {
+func exerciseNode(t *testing.T, n node.Node) {
 	t.Helper()
 	ctx := context.Background()
 
@@ -147,7 +147,7 @@ func exerciseNode(t *testing.T, n stages.Node) {
 
 	info, err := n.Stat(ctx, p)
 	require.NoError(t, err)
-	assert.Equal(t, stages.FileInfo{Mode: 0o600, Size: 11}, info)
+	assert.Equal(t, node.FileInfo{Mode: 0o600, Size: 11}, info)
 	info, err = n.Stat(ctx, filepath.Dir(p))
 	require.NoError(t, err)
 	assert.True(t, info.IsDir)
@@ -161,7 +161,7 @@ func exerciseNode(t *testing.T, n stages.Node) {
 func TestSSHNodeAsRoot(t *testing.T) {
 	s := startSSHD(t, "", "root")
 	kh := filepath.Join(t.TempDir(), "known_hosts")
-	n, err := stages.DialSSH(context.Background(), s.config("root", kh))
+	n, err := node.DialSSH(context.Background(), s.config("root", kh))
 	require.NoError(t, err)
 	defer n.Close()
 	assert.Equal(t, "root@127.0.0.1:"+strconv.Itoa(s.port), n.String())
@@ -191,7 +191,7 @@ func TestSSHNodeWithSudo(t *testing.T) {
 
 	s := startSSHD(t, "", name)
 	kh := filepath.Join(t.TempDir(), "known_hosts")
-	n, err := stages.DialSSH(context.Background(), s.config(name, kh))
+	n, err := node.DialSSH(context.Background(), s.config(name, kh))
 	require.NoError(t, err)
 	defer n.Close()
 
@@ -216,7 +216,7 @@ func TestSSHHostKeyTrustOnFirstUseThenRefuseMismatch(t *testing.T) {
 	s := startSSHD(t, "", "root")
 	kh := filepath.Join(t.TempDir(), "lab", "ssh", "known_hosts")
 
-	n, err := stages.DialSSH(context.Background(), s.config("root", kh))
+	n, err := node.DialSSH(context.Background(), s.config("root", kh))
 	require.NoError(t, err, "unknown key is trusted on first use")
 	n.Close()
 	data, err := os.ReadFile(kh)
@@ -226,7 +226,7 @@ func TestSSHHostKeyTrustOnFirstUseThenRefuseMismatch(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, fs.FileMode(0o600), fi.Mode().Perm())
 
-	n, err = stages.DialSSH(context.Background(), s.config("root", kh))
+	n, err = node.DialSSH(context.Background(), s.config("root", kh))
 	require.NoError(t, err, "the recorded key is accepted")
 	n.Close()
 	again, err := os.ReadFile(kh)
@@ -238,9 +238,9 @@ func TestSSHHostKeyTrustOnFirstUseThenRefuseMismatch(t *testing.T) {
 	cfg := other.config("root", kh)
 	// Pretend the rebuilt node answers at the recorded address.
 	require.NoError(t, os.WriteFile(kh, []byte(strings.Replace(string(data), fmt.Sprintf("]:%d ", s.port), fmt.Sprintf("]:%d ", other.port), 1)), 0o600))
-	_, err = stages.DialSSH(context.Background(), cfg)
+	_, err = node.DialSSH(context.Background(), cfg)
 	require.Error(t, err)
-	var mm *stages.HostKeyMismatchError
+	var mm *node.HostKeyMismatchError
 	require.True(t, errors.As(err, &mm), "%v", err)
 	assert.Contains(t, err.Error(), "refusing to connect")
 	assert.Contains(t, err.Error(), "ssh-keygen -R")
@@ -248,7 +248,7 @@ func TestSSHHostKeyTrustOnFirstUseThenRefuseMismatch(t *testing.T) {
 
 // TestLocalNode: bootlab running on the node itself (root, or sudo -n).
 func TestLocalNode(t *testing.T) {
-	n := stages.NewLocalNode()
+	n := node.NewLocal()
 	assert.Equal(t, "localhost", n.String())
 	exerciseNode(t, n)
 }

@@ -1,4 +1,4 @@
-package stages
+package node
 
 import (
 	"bytes"
@@ -97,10 +97,10 @@ func (n commandNode) Run(ctx context.Context, cmd string, stdin io.Reader, stdou
 	return n.run(ctx, cmd, stdin, stdout, stderr)
 }
 
-// CommandNode makes a Node of any way to run commands as root (a
+// Command makes a Node of any way to run commands as root (a
 // container, a namespace, a serial console): files are read, written and
 // described with cat, mv and stat.
-func CommandNode(name string, run RunFunc) Node {
+func Command(name string, run RunFunc) Node {
 	return commandNode{shellFiles: shellFiles{run: run}, name: name}
 }
 
@@ -161,24 +161,24 @@ func parseStat(path, out string) (FileInfo, error) {
 	return FileInfo{Mode: fs.FileMode(mode).Perm(), Size: size, IsDir: f[2] == "directory"}, nil
 }
 
-// LocalNode runs on this machine, for when bootlab runs on the bootstrap
+// Local runs on this machine, for when bootlab runs on the bootstrap
 // node itself. Commands go through bash, with `sudo -n` unless already root.
-type LocalNode struct {
+type Local struct {
 	shellFiles
 	sudo bool
 }
 
-// NewLocalNode returns the local machine as a Node.
-func NewLocalNode() *LocalNode {
-	n := &LocalNode{sudo: os.Geteuid() != 0}
+// NewLocal returns the local machine as a Node.
+func NewLocal() *Local {
+	n := &Local{sudo: os.Geteuid() != 0}
 	n.shellFiles = shellFiles{run: n.Run}
 	return n
 }
 
-func (n *LocalNode) String() string { return "localhost" }
+func (n *Local) String() string { return "localhost" }
 
 // Run runs cmd with bash (as root).
-func (n *LocalNode) Run(ctx context.Context, cmd string, stdin io.Reader, stdout, stderr io.Writer) (int, error) {
+func (n *Local) Run(ctx context.Context, cmd string, stdin io.Reader, stdout, stderr io.Writer) (int, error) {
 	argv := []string{"bash", "-c", cmd}
 	if n.sudo {
 		argv = append([]string{"sudo", "-n", "--"}, argv...)
@@ -197,14 +197,4 @@ func (n *LocalNode) Run(ctx context.Context, cmd string, stdin io.Reader, stdout
 		return -1, fmt.Errorf("run on localhost: %w", err)
 	}
 	return 0, nil
-}
-
-// BootkubeActive reports whether bootkube.service runs on the node: stages
-// run beside it would race it over the same files.
-func BootkubeActive(ctx context.Context, n Node) (bool, error) {
-	code, err := n.Run(ctx, "systemctl is-active --quiet bootkube.service", nil, nil, nil)
-	if err != nil {
-		return false, err
-	}
-	return code == 0, nil
 }

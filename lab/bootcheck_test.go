@@ -1,0 +1,38 @@
+package lab
+
+import (
+	"os"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// CheckBootFiles and ReadBootFiles walk the same list: what one finds
+// missing the other cannot read, and a complete lab passes both.
+func TestCheckBootFilesNamesTheNodeOrField(t *testing.T) {
+	s := bootSpec(t)
+	require.NoError(t, CheckBootFiles(s))
+	boot, err := ReadBootFiles(s)
+	require.NoError(t, err)
+	assert.Len(t, boot.Ignition, len(s.Nodes))
+
+	n := s.Nodes[1]
+	require.NoError(t, os.Remove(s.IgnitionPath(n)))
+	err = CheckBootFiles(s)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "node "+n.Name+" has no Ignition at "+s.IgnitionPath(n))
+	boot, err = ReadBootFiles(s)
+	require.NoError(t, err, "a node without Ignition gets none when reading")
+	assert.NotContains(t, boot.Ignition, n.Name)
+
+	test := *s
+	test.Libvirt.URI = "test:///default"
+	assert.NoError(t, CheckBootFiles(&test), "the test driver boots nothing")
+
+	require.NoError(t, os.Remove(s.Image.Initrd))
+	for _, err := range []error{CheckBootFiles(s), func() error { _, err := ReadBootFiles(s); return err }()} {
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), "image.initrd")
+	}
+}

@@ -1,0 +1,147 @@
+package spec
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"reflect"
+	"regexp"
+	"strings"
+
+	yamlv3 "gopkg.in/yaml.v3"
+	"sigs.k8s.io/yaml"
+)
+
+// Load reads a spec file. It does not apply defaults or validate.
+func Load(path string) (*Spec, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		if os.IsNotExist(err) {
+			return nil, fmt.Errorf("lab spec %s not found: create it (see `bootlab lab config -o yaml` for a full example) or pass -f", path)
+		}
+		return nil, fmt.Errorf("read lab spec: %w", err)
+	}
+	return Parse(data, path)
+}
+
+// Parse decodes a spec, rejecting unknown fields so a typo names itself.
+func Parse(data []byte, source string) (*Spec, error) {
+	var s Spec
+	if err := yaml.UnmarshalStrict(data, &s); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) {
+			return nil, &ValidationError{Source: source, Errs: []FieldError{typeFieldError(data, te)}}
+		}
+		return nil, &ValidationError{Source: source, Errs: []FieldError{yamlFieldError(err)}}
+	}
+	var keys struct {
+		Topology map[string]any `json:"topology"`
+	}
+	if err := yaml.Unmarshal(data, &keys); err == nil {
+		_, s.mastersGiven = keys.Topology["masters"]
+	}
+	return &s, nil
+}
+
+// typeFieldError says what a field of the wrong type should hold, in the
+// spec's words rather than Go's ("want a whole number, got "2"", the line).
+func typeFieldError(data []byte, te *json.UnmarshalTypeError) FieldError {
+	field := te.Field
+	want := "a value of another type"
+	switch te.Type.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64, reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		want = "a whole number"
+	case reflect.String:
+		want = "text"
+	case reflect.Bool:
+		want = "true or false"
+	case reflect.Slice, reflect.Array:
+		want = "a list (lines starting with '- ')"
+	case reflect.Struct, reflect.Map:
+		want = "a mapping (key: value lines)"
+	}
+	got := "a " + te.Value
+	var doc any
+	if err := yaml.Unmarshal(data, &doc); err == nil {
+		if v, ok := lookupPath(doc, strings.Split(field, ".")); ok {
+			if b, err := json.Marshal(v); err == nil && len(b) <= 40 {
+				got = string(b)
+			}
+		}
+	}
+	msg := fmt.Sprintf("want %s, got %s", want, got)
+	if line := keyLine(data, field); line > 0 {
+		msg += fmt.Sprintf(" (line %d)", line)
+	}
+	return FieldError{Field: field, Msg: msg}
+}
+
+// lookupPath follows a dotted path of mapping keys in a decoded document.
+func lookupPath(doc any, path []string) (any, bool) {
+	for _, k := range path {
+		m, ok := doc.(map[string]any)
+		if !ok {
+			return nil, false
+		}
+		if doc, ok = m[k]; !ok {
+			return nil, false
+		}
+	}
+	return doc, true
+}
+
+// keyLine is the line of the first "KEY:" of a dotted field's last key.
+func keyLine(data []byte, field string) int {
+	key := field[strings.LastIndex(field, ".")+1:]
+	re := regexp.MustCompile(`(^|[\s{,])` + regexp.QuoteMeta(key) + `\s*:`)
+	for i, l := range strings.Split(string(data), "\n") {
+		if re.MatchString(l) {
+			return i + 1
+		}
+	}
+	return 0
+}
+
+func yamlFieldError(err error) FieldError {
+	msg := err.Error()
+	msg = strings.TrimPrefix(msg, "error unmarshaling JSON: while decoding JSON: ")
+	msg = strings.TrimPrefix(msg, "error converting YAML to JSON: ")
+	if name, ok := strings.CutPrefix(msg, "json: unknown field "); ok {
+		return FieldError{Field: strings.Trim(name, `"`), Msg: "unknown field: check its spelling and place against `bootlab lab config -o yaml`"}
+	}
+	return FieldError{Field: "(file)", Msg: msg + ": fix the YAML syntax"}
+}
+
+// Marshal renders the spec as YAML.
+// Keys keep the spec's own order (apiVersion and kind first, as the Spec
+// type lists them), not the alphabetical order a map would give.
+func (s *Spec) Marshal() ([]byte, error) {
+	j, err := json.Marshal(s)
+	if err != nil {
+		return nil, err
+	}
+	// JSON is YAML: a yaml.v3 node keeps the order of the keys it reads.
+	var n yamlv3.Node
+	if err := yamlv3.Unmarshal(j, &n); err != nil {
+		return nil, err
+	}
+	plainStyle(&n)
+	var b bytes.Buffer
+	enc := yamlv3.NewEncoder(&b)
+	enc.SetIndent(2)
+	if err := enc.Encode(&n); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), enc.Close()
+}
+
+// plainStyle drops the flow and quoting styles a node read from JSON has,
+// so the YAML reads like one a person wrote.
+func plainStyle(n *yamlv3.Node) {
+	n.Style &^= yamlv3.FlowStyle | yamlv3.DoubleQuotedStyle
+	for _, c := range n.Content {
+		plainStyle(c)
+	}
+}
