@@ -79,10 +79,13 @@ func ClassifyURI(uri string) URIKind {
 	}
 	driver, transport, _ := strings.Cut(u.Scheme, "+")
 	switch {
-	case driver == "test":
-		return URITest
+	// Where before what: test+ssh://h/default is the test driver on another
+	// machine, reached over SSH like qemu+ssh (the remote-hypervisor
+	// integration tests run it against a real sshd, with no VMs).
 	case transport == "ssh":
 		return URIRemoteSSH
+	case driver == "test":
+		return URITest
 	case u.Host != "" || (transport != "" && transport != "unix"):
 		return URIRemoteLibvirtOnly
 	case u.Path == "/session":

@@ -16,6 +16,7 @@ func TestClassifyURI(t *testing.T) {
 		"qemu+tcp://10.0.0.1/system":  URIRemoteLibvirtOnly,
 		"qemu+tls://h/system":         URIRemoteLibvirtOnly,
 		"test:///default":             URITest,
+		"test+ssh://root@h/default":   URIRemoteSSH,
 		"qemu://%zz":                  URIInvalid,
 	} {
 		assert.Equal(t, want, ClassifyURI(uri), uri)
