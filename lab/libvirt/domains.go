@@ -1,0 +1,208 @@
+package libvirt
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	golibvirt "github.com/digitalocean/go-libvirt"
+
+	"libvirt.org/go/libvirtxml"
+
+	"github.com/bootlab/bootlab/lab/hypervisor"
+)
+
+func (c *Conn) domainObject(d golibvirt.Domain) (*hypervisor.Object, error) {
+	x, err := c.l.DomainGetXMLDesc(d, golibvirt.DomainXMLInactive)
+	if unsupportedFlags(err) {
+		x, err = c.l.DomainGetXMLDesc(d, 0)
+	}
+	if err != nil {
+		return nil, wrap(err, "read domain %s", d.Name)
+	}
+	state, _, err := c.l.DomainGetState(d, 0)
+	if err != nil {
+		return nil, wrap(err, "read state of domain %s", d.Name)
+	}
+	active := golibvirt.DomainState(state) != golibvirt.DomainShutoff
+	return &hypervisor.Object{Name: d.Name, UUID: uuidString(d.UUID), Active: active, XML: x}, nil
+}
+
+func (c *Conn) domain(ctx context.Context, name string) (golibvirt.Domain, error) {
+	if err := ctx.Err(); err != nil {
+		return golibvirt.Domain{}, err
+	}
+	d, err := c.l.DomainLookupByName(name)
+	if err != nil {
+		return d, wrap(err, "look up domain %s", name)
+	}
+	return d, nil
+}
+
+// Domains lists every domain with its definition.
+func (c *Conn) Domains(ctx context.Context) ([]hypervisor.Object, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	doms, _, err := c.l.ConnectListAllDomains(1, 0)
+	if err != nil {
+		return nil, wrap(err, "list domains")
+	}
+	return describeAll(doms, c.domainObject)
+}
+
+// describeAll describes every listed object, skipping those that vanished
+// between the listing and the look-up (another client deleted them).
+func describeAll[T any](items []T, describe func(T) (*hypervisor.Object, error)) ([]hypervisor.Object, error) {
+	out := make([]hypervisor.Object, 0, len(items))
+	for _, it := range items {
+		o, err := describe(it)
+		if err != nil {
+			if errors.Is(err, hypervisor.ErrNotFound) {
+				continue
+			}
+			return nil, err
+		}
+		out = append(out, *o)
+	}
+	return out, nil
+}
+
+// LookupDomain returns the domain called name.
+func (c *Conn) LookupDomain(ctx context.Context, name string) (*hypervisor.Object, error) {
+	d, err := c.domain(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	return c.domainObject(d)
+}
+
+// DefineDomain defines (or redefines) a persistent domain.
+func (c *Conn) DefineDomain(ctx context.Context, xml string) (*hypervisor.Object, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	c.logXML(ctx, "define domain", xml)
+	d, err := c.l.DomainDefineXML(xml)
+	if err != nil {
+		return nil, wrap(err, "define domain %s", xmlName(xml))
+	}
+	return c.domainObject(d)
+}
+
+// StartDomain boots the domain.
+func (c *Conn) StartDomain(ctx context.Context, name string) error {
+	d, err := c.domain(ctx, name)
+	if err != nil {
+		return err
+	}
+	return wrap(c.l.DomainCreate(d), "start domain %s", name)
+}
+
+// DestroyDomain powers the domain off; a domain already off is no error.
+func (c *Conn) DestroyDomain(ctx context.Context, name string) error {
+	d, err := c.domain(ctx, name)
+	if err != nil {
+		return err
+	}
+	if err := c.l.DomainDestroy(d); err != nil && code(err) != golibvirt.ErrOperationInvalid {
+		return wrap(err, "power off domain %s", name)
+	}
+	return nil
+}
+
+// UndefineDomain removes the domain's definition (and any managed save and NVRAM).
+func (c *Conn) UndefineDomain(ctx context.Context, name string) error {
+	d, err := c.domain(ctx, name)
+	if err != nil {
+		return err
+	}
+	err = c.l.DomainUndefineFlags(d, golibvirt.DomainUndefineManagedSave|golibvirt.DomainUndefineNvram)
+	if code(err) == golibvirt.ErrNoSupport || code(err) == golibvirt.ErrInvalidArg {
+		err = c.l.DomainUndefine(d)
+	}
+	return wrap(err, "undefine domain %s", name)
+}
+
+// Snapshots lists every snapshot of the domain with its name, description,
+// state and creation time.
+func (c *Conn) Snapshots(ctx context.Context, domain string) ([]hypervisor.Snapshot, error) {
+	d, err := c.domain(ctx, domain)
+	if err != nil {
+		return nil, err
+	}
+	snaps, _, err := c.l.DomainListAllSnapshots(d, 1, 0)
+	if err != nil {
+		return nil, wrap(err, "list snapshots of domain %s", domain)
+	}
+	out := make([]hypervisor.Snapshot, 0, len(snaps))
+	for _, sn := range snaps {
+		x, err := c.l.DomainSnapshotGetXMLDesc(sn, 0)
+		if code(err) == golibvirt.ErrNoDomainSnapshot {
+			continue // deleted by another client since the listing
+		}
+		if err != nil {
+			return nil, wrap(err, "read snapshot %s of domain %s", sn.Name, domain)
+		}
+		var v libvirtxml.DomainSnapshot
+		if err := v.Unmarshal(x); err != nil {
+			return nil, fmt.Errorf("parse snapshot %s of domain %s: %w", sn.Name, domain, err)
+		}
+		s := hypervisor.Snapshot{Name: sn.Name, Description: v.Description, State: v.State}
+		if secs, err := strconv.ParseInt(v.CreationTime, 10, 64); err == nil {
+			s.Created = time.Unix(secs, 0).UTC()
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+// CreateSnapshot takes an internal snapshot: libvirt's default for a domain
+// whose disks are all qcow2 (memory and disks of a running domain, disks of
+// an off one). Atomic: on failure no half-made snapshot is left.
+func (c *Conn) CreateSnapshot(ctx context.Context, domain, xml string) error {
+	d, err := c.domain(ctx, domain)
+	if err != nil {
+		return err
+	}
+	c.logXML(ctx, "create snapshot of "+domain, xml)
+	_, err = c.l.DomainSnapshotCreateXML(d, xml, uint32(golibvirt.DomainSnapshotCreateAtomic))
+	if unsupportedFlags(err) {
+		_, err = c.l.DomainSnapshotCreateXML(d, xml, 0)
+	}
+	return wrap(err, "snapshot domain %s", domain)
+}
+
+func (c *Conn) snapshot(ctx context.Context, domain, name string) (golibvirt.DomainSnapshot, error) {
+	d, err := c.domain(ctx, domain)
+	if err != nil {
+		return golibvirt.DomainSnapshot{}, err
+	}
+	sn, err := c.l.DomainSnapshotLookupByName(d, name, 0)
+	return sn, wrap(err, "look up snapshot %s of domain %s", name, domain)
+}
+
+// RevertSnapshot puts the domain back to the snapshot. Force lets a running
+// domain go back to a snapshot of it shut off (libvirt otherwise refuses).
+func (c *Conn) RevertSnapshot(ctx context.Context, domain, name string) error {
+	sn, err := c.snapshot(ctx, domain, name)
+	if err != nil {
+		return err
+	}
+	err = c.l.DomainRevertToSnapshot(sn, 0)
+	if code(err) == golibvirt.ErrSnapshotRevertRisky {
+		err = c.l.DomainRevertToSnapshot(sn, uint32(golibvirt.DomainSnapshotRevertForce))
+	}
+	return wrap(err, "revert domain %s to snapshot %s", domain, name)
+}
+
+// DeleteSnapshot removes one snapshot, its data and its metadata.
+func (c *Conn) DeleteSnapshot(ctx context.Context, domain, name string) error {
+	sn, err := c.snapshot(ctx, domain, name)
+	if err != nil {
+		return err
+	}
+	return wrap(c.l.DomainSnapshotDelete(sn, 0), "delete snapshot %s of domain %s", name, domain)
+}
