@@ -22,7 +22,8 @@ type Options struct {
 // Write prints rs for people: a header, one line per result with its mark
 // (✓ ! ✗ - …), group, name and detail on one line, the note under a
 // warning, and, when something failed, the failures again at the end with
-// their fixes, so the last lines on the screen say what to do.
+// their fixes (one fix line for failures in a row that share it), so the
+// last lines on the screen say what to do.
 func Write(w io.Writer, rs []Result, o Options) error {
 	if len(rs) == 0 {
 		_, err := io.WriteString(w, "no checks\n")
@@ -86,9 +87,10 @@ func Write(w io.Writer, rs []Result, o Options) error {
 	}
 	if failed := Failed(rs); len(failed) > 0 {
 		fmt.Fprintf(&b, "\n%s:\n", Summarize(rs))
-		for _, r := range failed {
+		for i, r := range failed {
 			fmt.Fprintf(&b, "✗ %s: %s\n", r.Label(), oneLine(r.Detail))
-			if r.Fix != "" {
+			// Failures in a row with the same fix share one fix line.
+			if r.Fix != "" && (i == len(failed)-1 || failed[i+1].Fix != r.Fix) {
 				fmt.Fprintf(&b, "    fix: %s\n", oneLine(fix(r.Fix)))
 			}
 		}
