@@ -43,39 +43,26 @@ func Write(w io.Writer, rs []Result, o Options) error {
 	for _, r := range rs {
 		grouped = grouped || r.Group != ""
 	}
-	row := func(cells ...string) []string { return cells }
-	lines := [][]string{}
-	if grouped {
-		lines = append(lines, row("", o.GroupTitle, o.NameTitle, "DETAIL"))
-	} else {
-		lines = append(lines, row("", o.NameTitle, "DETAIL"))
+	var table strings.Builder
+	tw := tabwriter.NewWriter(&table, 0, 4, 2, ' ', 0)
+	line := func(mark, group, name, detail string) {
+		if grouped {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", mark, group, name, detail)
+		} else {
+			fmt.Fprintf(tw, "%s\t%s\t%s\n", mark, name, detail)
+		}
 	}
+	line("", o.GroupTitle, o.NameTitle, "DETAIL")
 	for _, r := range rs {
 		detail := oneLine(r.Detail)
 		if r.Host != "" && r.Host != "localhost" {
 			// A remote machine: say which one each fact is of.
 			detail += "   [on " + r.Host + "]"
 		}
-		note := ""
+		line(r.Mark(), r.Group, r.Name, detail)
 		if r.Warning && r.OK && r.Fix != "" {
-			note = "note: " + oneLine(fix(r.Fix))
+			line("", "", "", "note: "+oneLine(fix(r.Fix)))
 		}
-		if grouped {
-			lines = append(lines, row(r.Mark(), r.Group, r.Name, detail))
-			if note != "" {
-				lines = append(lines, row("", "", "", note))
-			}
-		} else {
-			lines = append(lines, row(r.Mark(), r.Name, detail))
-			if note != "" {
-				lines = append(lines, row("", "", note))
-			}
-		}
-	}
-	var table strings.Builder
-	tw := tabwriter.NewWriter(&table, 0, 4, 2, ' ', 0)
-	for _, l := range lines {
-		fmt.Fprintln(tw, strings.Join(l, "\t"))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
