@@ -20,55 +20,28 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/bootlab/bootlab/internal/check"
 	"github.com/bootlab/bootlab/internal/status"
 	"github.com/bootlab/bootlab/lab/host"
 	"github.com/bootlab/bootlab/lab/loadbalancer"
 	"github.com/bootlab/bootlab/lab/spec"
 )
 
-// PreflightCheck is one fact about the host that `lab up` relies on.
-type PreflightCheck struct {
-	Name string `json:"name"`
-	// OK is false when `lab up` would fail or misbehave.
-	OK bool `json:"ok"`
-	// Warning marks a passed check with a caveat (TCG instead of KVM, say).
-	Warning bool   `json:"warning,omitempty"`
-	Detail  string `json:"detail"`
-	// Fix says what to run or change when the check failed or warned.
-	Fix string `json:"fix,omitempty"`
-	// Host is the machine the check looked at: "localhost", or the remote
-	// hypervisor's user@host:port.
-	Host string `json:"host,omitempty"`
-}
-
-// PreflightReport is every check, in a fixed order.
+// PreflightReport is every check, in a fixed order. A check's OK is false
+// when `lab up` would fail or misbehave; its Host is the machine it looked
+// at ("localhost", or the remote hypervisor's user@host:port).
 type PreflightReport struct {
-	Checks []PreflightCheck `json:"checks"`
+	Checks []check.Result `json:"checks"`
 	// Accelerator is what `lab up` would use, and AcceleratorReason why.
 	Accelerator       Accelerator `json:"accelerator,omitempty"`
 	AcceleratorReason string      `json:"acceleratorReason,omitempty"`
 }
 
 // OK is true when no check failed (warnings pass).
-func (r *PreflightReport) OK() bool {
-	for _, c := range r.Checks {
-		if !c.OK {
-			return false
-		}
-	}
-	return true
-}
+func (r *PreflightReport) OK() bool { return check.OK(r.Checks) }
 
 // Failed returns the failed checks.
-func (r *PreflightReport) Failed() []PreflightCheck {
-	var out []PreflightCheck
-	for _, c := range r.Checks {
-		if !c.OK {
-			out = append(out, c)
-		}
-	}
-	return out
-}
+func (r *PreflightReport) Failed() []check.Result { return check.Failed(r.Checks) }
 
 // Err is nil when the report passed, else an error naming the failed checks
 // and their fixes (exit code 3).
@@ -260,7 +233,7 @@ func Preflight(ctx context.Context, s *Spec, hvInfo HostInfo, opts PreflightOpti
 	}
 	h := facts.withDefaults()
 	r := &PreflightReport{}
-	add := func(c PreflightCheck) {
+	add := func(c check.Result) {
 		c.Host = h.Where
 		log.Debug("preflight check", "name", c.Name, "ok", c.OK, "warning", c.Warning, "detail", c.Detail, "host", c.Host)
 		r.Checks = append(r.Checks, c)
@@ -277,7 +250,7 @@ func Preflight(ctx context.Context, s *Spec, hvInfo HostInfo, opts PreflightOpti
 		st.End(false)
 		return nil, ctx.Err()
 	}
-	c := PreflightCheck{Name: CheckAccel, OK: err == nil, Detail: reason}
+	c := check.Result{Name: CheckAccel, OK: err == nil, Detail: reason}
 	if err != nil {
 		c.Detail = err.Error()
 		c.Fix = "use `accelerator: tcg` (or --accel tcg), or make KVM usable: load kvm_intel/kvm_amd and check `virsh -c " + s.Libvirt.URI + " domcapabilities --virttype kvm`"
@@ -296,13 +269,13 @@ func Preflight(ctx context.Context, s *Spec, hvInfo HostInfo, opts PreflightOpti
 
 	if kind.Remote() && opts.Facts.LookPath == nil {
 		if libvirtOnly {
-			add(PreflightCheck{Name: CheckMemory, Detail: "the remote host of " + s.Libvirt.URI + " cannot be checked: its transport carries libvirt only",
+			add(check.Result{Name: CheckMemory, Detail: "the remote host of " + s.Libvirt.URI + " cannot be checked: its transport carries libvirt only",
 				Fix: "use qemu+ssh://user@host/system: bootlab runs the load balancer and keeps files there over SSH"})
 			return r, nil
 		}
 		if machine == nil || !machine.Remote() {
 			// No connection: nothing of that machine can be looked at.
-			add(PreflightCheck{Name: CheckMemory, OK: true, Warning: true,
+			add(check.Result{Name: CheckMemory, OK: true, Warning: true,
 				Detail: "the remote host of " + s.Libvirt.URI + " was not checked (no connection)",
 				Fix:    "fix the libvirt check above and run `bootlab lab preflight` again"})
 			return r, nil
@@ -328,13 +301,13 @@ func Preflight(ctx context.Context, s *Spec, hvInfo HostInfo, opts PreflightOpti
 			add(checkAccess(CheckLabAccess, "labDir", s.LabDir, h))
 		}
 	case spec.URITest:
-		add(PreflightCheck{Name: CheckMemory, OK: true, Detail: "not needed: the test driver runs no VM"})
+		add(check.Result{Name: CheckMemory, OK: true, Detail: "not needed: the test driver runs no VM"})
 	}
 	return r, nil
 }
 
-func checkLibvirt(ctx context.Context, s *Spec, host HostInfo, connErr error) PreflightCheck {
-	c := PreflightCheck{Name: CheckLibvirt}
+func checkLibvirt(ctx context.Context, s *Spec, host HostInfo, connErr error) check.Result {
+	c := check.Result{Name: CheckLibvirt}
 	fix := "start the daemons: `virtlogd -d && libvirtd -d` (without systemd) or `systemctl enable --now libvirtd`; " +
 		"install them with `apt-get install -y libvirt-daemon-system libvirt-clients qemu-system-x86`; then try `virsh -c " + s.Libvirt.URI + " version`"
 	if host == nil {
@@ -392,8 +365,8 @@ func kvmDeviceProblem(fo *FileOwner, h HostFacts) string {
 // checkKVMDevice catches the 68-second trap: libvirtd (root) sees KVM but
 // the qemu user cannot open /dev/kvm, so libvirt re-probes qemu's
 // capabilities on every domain start, ~68 s each, under TCG too.
-func checkKVMDevice(h HostFacts) PreflightCheck {
-	c := PreflightCheck{Name: CheckKVMDevice, OK: true}
+func checkKVMDevice(h HostFacts) check.Result {
+	c := check.Result{Name: CheckKVMDevice, OK: true}
 	fo, err := h.Stat(h.DevKVM)
 	if err != nil {
 		c.Detail = h.DevKVM + " absent: nothing to fix"
@@ -608,16 +581,16 @@ func bootPrints(ctx context.Context, accel, kernel string, timeout time.Duration
 	return fmt.Errorf("qemu exited without kernel output on the serial console: %s", msg)
 }
 
-func checkTool(h HostFacts, name, binary, fix string) PreflightCheck {
+func checkTool(h HostFacts, name, binary, fix string) check.Result {
 	p, err := h.LookPath(binary)
 	if err != nil {
-		return PreflightCheck{Name: name, Detail: binary + " not found on PATH", Fix: fix}
+		return check.Result{Name: name, Detail: binary + " not found on PATH", Fix: fix}
 	}
-	return PreflightCheck{Name: name, OK: true, Detail: p}
+	return check.Result{Name: name, OK: true, Detail: p}
 }
 
-func checkNetwork(ctx context.Context, s *Spec, host HostInfo, h HostFacts) PreflightCheck {
-	c := PreflightCheck{Name: CheckNetwork}
+func checkNetwork(ctx context.Context, s *Spec, host HostInfo, h HostFacts) check.Result {
+	c := check.Result{Name: CheckNetwork}
 	routes, err := h.Routes()
 	if err != nil {
 		c.Detail = err.Error()
@@ -683,8 +656,8 @@ const (
 	gib = uint64(1) << 30
 )
 
-func checkMemory(s *Spec, h HostFacts) PreflightCheck {
-	c := PreflightCheck{Name: CheckMemory}
+func checkMemory(s *Spec, h HostFacts) check.Result {
+	c := check.Result{Name: CheckMemory}
 	need := LabNeeds(s).MemoryBytes
 	avail, err := memAvailable(h.ReadFile, h.MemInfo)
 	if err != nil {
@@ -720,8 +693,8 @@ func overlayGrowth(p Profile) uint64 {
 // (an RHCOS qcow2 is ~2.5 GiB uncompressed qcow2 data).
 const baseImageEstimate = 3 * gib
 
-func checkDisk(s *Spec, h HostFacts) PreflightCheck {
-	c := PreflightCheck{Name: CheckDisk}
+func checkDisk(s *Spec, h HostFacts) check.Result {
+	c := check.Result{Name: CheckDisk}
 	need := LabNeeds(s).DiskBytes
 	_, base := baseImageNeed(s)
 	dir := nearestExisting(s.Storage.PoolDir, h)
@@ -761,8 +734,8 @@ func nearestExisting(path string, h HostFacts) string {
 // checkAccess checks that the qemu user can traverse every existing
 // directory from / down to dir (qemu opens disks, kernels and Ignition
 // files there). Directories not yet created are made 0755 by bootlab.
-func checkAccess(name, field, dir string, h HostFacts) PreflightCheck {
-	c := PreflightCheck{Name: name}
+func checkAccess(name, field, dir string, h HostFacts) check.Result {
+	c := check.Result{Name: name}
 	u := qemuUser(h)
 	if u == nil {
 		c.OK, c.Warning = true, true
@@ -857,8 +830,8 @@ func freeBytes(path string) (uint64, error) {
 
 // checkLoadBalancer renders the lab's haproxy.cfg, has haproxy check it, and
 // makes sure no other program already listens on its ports.
-func checkLoadBalancer(ctx context.Context, s *Spec, h HostFacts, machine host.Host) PreflightCheck {
-	c := PreflightCheck{Name: CheckLB}
+func checkLoadBalancer(ctx context.Context, s *Spec, h HostFacts, machine host.Host) check.Result {
+	c := check.Result{Name: CheckLB}
 	cfg := LoadBalancerOn(machine, s, false)
 	data, err := loadbalancer.Render(cfg)
 	if err != nil {

@@ -40,10 +40,10 @@ func TestPreflightReadsTheRemoteMachineThroughItsHost(t *testing.T) {
 	for _, n := range []string{CheckHAProxy, CheckQEMUImg, CheckNetwork, CheckLB, CheckMemory, CheckDisk, CheckPoolAccess} {
 		assert.True(t, names[n], "check %s ran", n)
 	}
-	assert.True(t, check(t, r, CheckMemory).OK, check(t, r, CheckMemory).Detail)
-	assert.Contains(t, check(t, r, CheckMemory).Detail, "available")
-	assert.True(t, check(t, r, CheckDisk).OK, check(t, r, CheckDisk).Detail)
-	assert.Contains(t, check(t, r, CheckNetwork).Detail, "overlaps no host route")
+	assert.True(t, checkOf(t, r, CheckMemory).OK, checkOf(t, r, CheckMemory).Detail)
+	assert.Contains(t, checkOf(t, r, CheckMemory).Detail, "available")
+	assert.True(t, checkOf(t, r, CheckDisk).OK, checkOf(t, r, CheckDisk).Detail)
+	assert.Contains(t, checkOf(t, r, CheckNetwork).Detail, "overlaps no host route")
 	assert.NotEmpty(t, srv.Commands(), "the facts were read over SSH")
 }
 
@@ -71,7 +71,7 @@ func TestPreflightRefusesALibvirtOnlyTransport(t *testing.T) {
 	r, err := Preflight(context.Background(), s, kvmHost(), PreflightOptions{Machine: host.LibvirtOnly{URI: s.Libvirt.URI}})
 	require.NoError(t, err)
 	assert.False(t, r.OK())
-	assert.Contains(t, check(t, r, CheckMemory).Fix, "qemu+ssh://user@host/system")
+	assert.Contains(t, checkOf(t, r, CheckMemory).Fix, "qemu+ssh://user@host/system")
 }
 
 // A remote system daemon's domain start time is its qemu pid file's

@@ -13,6 +13,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/bootlab/bootlab/internal/check"
 )
 
 type fakeHost struct {
@@ -127,7 +129,7 @@ func preflightSpec(t *testing.T, mutate func(*Spec)) *Spec {
 
 func kvmHost() *fakeHost { return &fakeHost{version: "9.0.0", types: []string{"qemu", "kvm"}} }
 
-func check(t *testing.T, r *PreflightReport, name string) PreflightCheck {
+func checkOf(t *testing.T, r *PreflightReport, name string) check.Result {
 	t.Helper()
 	for _, c := range r.Checks {
 		if c.Name == name {
@@ -135,7 +137,7 @@ func check(t *testing.T, r *PreflightReport, name string) PreflightCheck {
 		}
 	}
 	t.Fatalf("no %q check in report: %+v", name, r.Checks)
-	return PreflightCheck{}
+	return check.Result{}
 }
 
 func run(t *testing.T, s *Spec, host HostInfo, g *goodHost) *PreflightReport {
@@ -161,7 +163,7 @@ func TestPreflightAllGood(t *testing.T) {
 		names = append(names, c.Name)
 	}
 	assert.Equal(t, []string{CheckLibvirt, CheckAccel, CheckKVMDevice, CheckHAProxy, CheckQEMUImg, CheckNetwork, CheckLB, CheckMemory, CheckDisk, CheckPoolAccess, CheckLabAccess}, names)
-	assert.Equal(t, "libvirt 9.0.0 at qemu:///system", check(t, r, CheckLibvirt).Detail)
+	assert.Equal(t, "libvirt 9.0.0 at qemu:///system", checkOf(t, r, CheckLibvirt).Detail)
 	assert.Contains(t, string(g.checked), "listen api", "haproxy -c saw the lab's config")
 }
 
@@ -231,7 +233,7 @@ func TestPreflightFailures(t *testing.T) {
 			s := preflightSpec(t, tc.mutateSpec)
 			r, err := Preflight(context.Background(), s, host, PreflightOptions{Facts: g.facts(), ConnectError: tc.connErr})
 			require.NoError(t, err)
-			c := check(t, r, tc.check)
+			c := checkOf(t, r, tc.check)
 			assert.False(t, c.OK, "%s should fail: %s", tc.check, c.Detail)
 			assert.Contains(t, c.Detail, tc.detail)
 			assert.Contains(t, c.Fix, tc.fix)
@@ -262,10 +264,10 @@ func TestPreflightChecksTheRemoteHost(t *testing.T) {
 	r, err := Preflight(context.Background(), remote, kvmHost(), PreflightOptions{Facts: facts})
 	require.NoError(t, err)
 	assert.False(t, r.OK())
-	assert.False(t, check(t, r, CheckDisk).OK, "the remote disk is checked")
-	assert.True(t, check(t, r, CheckMemory).OK)
-	assert.True(t, check(t, r, CheckPoolAccess).OK)
-	assert.True(t, check(t, r, CheckHAProxy).OK)
+	assert.False(t, checkOf(t, r, CheckDisk).OK, "the remote disk is checked")
+	assert.True(t, checkOf(t, r, CheckMemory).OK)
+	assert.True(t, checkOf(t, r, CheckPoolAccess).OK)
+	assert.True(t, checkOf(t, r, CheckHAProxy).OK)
 	for _, c := range r.Checks {
 		assert.Equal(t, "root@lab-host:22", c.Host, c.Name)
 	}
@@ -275,8 +277,8 @@ func TestPreflightChecksTheRemoteHost(t *testing.T) {
 	// Without a connection, the remote machine cannot be looked at: said so.
 	r, err = Preflight(context.Background(), remote, nil, PreflightOptions{ConnectError: errors.New("ssh: refused")})
 	require.NoError(t, err)
-	assert.False(t, check(t, r, CheckLibvirt).OK)
-	assert.Contains(t, check(t, r, CheckMemory).Detail, "was not checked (no connection)")
+	assert.False(t, checkOf(t, r, CheckLibvirt).OK)
+	assert.Contains(t, checkOf(t, r, CheckMemory).Detail, "was not checked (no connection)")
 }
 
 func TestPreflightTestURI(t *testing.T) {
@@ -284,7 +286,7 @@ func TestPreflightTestURI(t *testing.T) {
 	r := run(t, preflightSpec(t, func(s *Spec) { s.Libvirt.URI = "test:///default" }), &fakeHost{version: "9.0.0", types: []string{"test"}}, g)
 	assert.True(t, r.OK(), "%+v", r.Checks)
 	assert.Equal(t, AccelTCG, r.Accelerator)
-	assert.False(t, check(t, r, CheckAccel).Warning)
+	assert.False(t, checkOf(t, r, CheckAccel).Warning)
 }
 
 func TestChooseAccelerator(t *testing.T) {
@@ -378,7 +380,7 @@ func TestPreflightIPv6WildcardWarns(t *testing.T) {
 	g := newGoodHost(t)
 	g.listen = append(g.listen, netip.MustParseAddrPort("[::]:443"), netip.MustParseAddrPort("10.9.9.9:6443"))
 	r := run(t, preflightSpec(t, nil), kvmHost(), g)
-	c := check(t, r, CheckLB)
+	c := checkOf(t, r, CheckLB)
 	assert.True(t, c.OK, c.Detail)
 	assert.True(t, c.Warning)
 	assert.Contains(t, c.Detail, "443 (listening on [::]:443)")

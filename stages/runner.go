@@ -304,8 +304,8 @@ func lastLines(lines []string) string {
 func (r *Runner) validate(ctx context.Context, s *Stage, vars Vars) error {
 	var failed []string
 	for _, c := range Validate(ctx, r.Node, s, vars, ValidateOptions{SkipLive: true, Now: r.now()}) {
-		if !c.OK {
-			failed = append(failed, c.Error)
+		if c.Failed() {
+			failed = append(failed, c.Detail)
 		}
 	}
 	if len(failed) == 0 {

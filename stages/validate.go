@@ -18,6 +18,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
 
+	"github.com/bootlab/bootlab/internal/check"
 	"github.com/bootlab/bootlab/internal/node"
 )
 
@@ -37,16 +38,6 @@ type CheckEnv struct {
 	Now  time.Time
 }
 
-// CheckResult is the outcome of one check.
-type CheckResult struct {
-	Stage  string `json:"stage"`
-	Number int    `json:"number"`
-	Check  string `json:"check"`
-	Live   bool   `json:"live,omitempty"`
-	OK     bool   `json:"ok"`
-	Error  string `json:"error,omitempty"`
-}
-
 // ValidateOptions change what Validate runs.
 type ValidateOptions struct {
 	// SkipLive leaves out checks of running services.
@@ -56,21 +47,23 @@ type ValidateOptions struct {
 }
 
 // Validate runs the checks of stage s against the node. It returns every
-// result; a failed check does not stop the others.
-func Validate(ctx context.Context, n node.Node, s *Stage, v Vars, opts ValidateOptions) []CheckResult {
+// result, grouped under the stage's label ("07 etcd-bootstrap") with the
+// reason of a failure as its detail; a failed check does not stop the
+// others.
+func Validate(ctx context.Context, n node.Node, s *Stage, v Vars, opts ValidateOptions) []check.Result {
 	now := opts.Now
 	if now.IsZero() {
 		now = time.Now()
 	}
 	env := &CheckEnv{Node: n, Vars: v, Now: now}
-	var out []CheckResult
+	var out []check.Result
 	for _, c := range s.Checks {
 		if c.Live && opts.SkipLive {
 			continue
 		}
-		r := CheckResult{Stage: s.Slug, Number: s.Number, Check: c.Name, Live: c.Live, OK: true}
+		r := check.Result{Group: s.Label(), Name: c.Name, OK: true}
 		if err := c.Run(ctx, env); err != nil {
-			r.OK, r.Error = false, err.Error()
+			r.OK, r.Detail = false, err.Error()
 		}
 		out = append(out, r)
 	}

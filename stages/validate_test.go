@@ -19,6 +19,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/bootlab/bootlab/internal/check"
 	"github.com/bootlab/bootlab/stages"
 	"github.com/bootlab/bootlab/stages/stagestest"
 )
@@ -94,11 +95,14 @@ func fixtureNode(t *testing.T, s *stages.Stage) *stagestest.Node {
 	return n
 }
 
-func failures(results []stages.CheckResult) []string {
+func failures(results []check.Result) []string {
 	var out []string
+	for _, r := range check.Failed(results) {
+		out = append(out, r.Name+": "+r.Detail)
+	}
 	for _, r := range results {
-		if !r.OK {
-			out = append(out, r.Check+": "+r.Error)
+		if !r.OK && !r.Failed() {
+			out = append(out, r.Name+": neither passed nor failed")
 		}
 	}
 	return out
@@ -111,6 +115,9 @@ func TestValidatePassesOnFixtures(t *testing.T) {
 			results := stages.Validate(context.Background(), n, s, testVars("4.19"), stages.ValidateOptions{Now: validateNow})
 			require.Len(t, results, len(s.Checks))
 			assert.Empty(t, failures(results))
+			for _, r := range results {
+				assert.Equal(t, s.Label(), r.Group, "a check is grouped under its stage")
+			}
 		})
 	}
 }

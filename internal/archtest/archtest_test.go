@@ -118,6 +118,9 @@ func TestImportArrows(t *testing.T) {
 				o, ok := own(i)
 				return ok && !under(o, "lab/hypervisor") && o != "lab/spec" && o != "lab/host"
 			}},
+		{why: "internal/check, the one check result and printer every check list uses, imports no bootlab package",
+			from: func(p string) bool { return p == "internal/check" },
+			to:   func(i string) bool { _, ok := own(i); return ok }},
 		{why: "the lab, stage and class command groups never import each other; what they share is in cmdutil",
 			from: func(p string) bool {
 				return under(p, "cmd/internal/labcmd", "cmd/internal/stagecmd", "cmd/internal/classcmd")

@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"golang.org/x/net/dns/dnsmessage"
 
+	"github.com/bootlab/bootlab/internal/check"
 	"github.com/bootlab/bootlab/lab"
 	"github.com/bootlab/bootlab/lab/host"
 	"github.com/bootlab/bootlab/lab/spec"
@@ -137,7 +138,7 @@ func TestHostChecksDialThroughOptions(t *testing.T) {
 	}
 
 	checks := hostChecks(context.Background(), s, false, nil, nil, host.Local{}, tunnel)
-	byName := map[string]Check{}
+	byName := map[string]check.Result{}
 	for _, c := range checks {
 		byName[c.Name] = c
 	}

@@ -26,6 +26,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/bootlab/bootlab/internal/check"
 	"github.com/bootlab/bootlab/internal/status"
 	"github.com/bootlab/bootlab/lab"
 	"github.com/bootlab/bootlab/lab/host"
@@ -38,29 +39,14 @@ import (
 // HostGroup is the Group of checks run from the host.
 const HostGroup = "host"
 
-// Check is one verified thing.
-type Check struct {
-	// Group is "host" or the node name whose report it comes from.
-	Group  string `json:"group"`
-	Name   string `json:"name"`
-	OK     bool   `json:"ok"`
-	Detail string `json:"detail"`
-	// Fix says what to do when the check failed.
-	Fix        string `json:"fix,omitempty"`
-	DurationMS int64  `json:"durationMs"`
-	// final marks a failure that waiting cannot mend (haproxy not running:
-	// nothing restarts it while verify waits).
-	final bool
-}
-
 // Result is one verify run.
 type Result struct {
-	Lab       string  `json:"name"`
-	Profile   string  `json:"profile"`
-	Pivoted   bool    `json:"bootstrapRemoved"`
-	OK        bool    `json:"ok"`
-	Checks    []Check `json:"checks"`
-	ElapsedMS int64   `json:"elapsedMs"`
+	Lab       string         `json:"name"`
+	Profile   string         `json:"profile"`
+	Pivoted   bool           `json:"bootstrapRemoved"`
+	OK        bool           `json:"ok"`
+	Checks    []check.Result `json:"checks"`
+	ElapsedMS int64          `json:"elapsedMs"`
 	// Reports are the nodes' last console reports (probe labs).
 	Reports map[string]*probe.Report `json:"reports,omitempty"`
 	// Passes counts the rounds of checks run.
@@ -68,14 +54,17 @@ type Result struct {
 }
 
 // Failed returns the failed checks.
-func (r *Result) Failed() []Check {
-	var out []Check
-	for _, c := range r.Checks {
-		if !c.OK {
-			out = append(out, c)
-		}
-	}
-	return out
+func (r *Result) Failed() []check.Result { return check.Failed(r.Checks) }
+
+// haproxyDown starts the detail of the "lb haproxy" check when haproxy
+// is not running.
+const haproxyDown = "haproxy is not running"
+
+// final is true for a failure that waiting cannot mend: haproxy not
+// running (nothing restarts it while verify waits). A failure to read its
+// stats is not final.
+func final(c check.Result) bool {
+	return c.Failed() && c.Group == HostGroup && c.Name == "lb haproxy" && strings.HasPrefix(c.Detail, haproxyDown)
 }
 
 // Options tune Run.
@@ -174,7 +163,7 @@ func Run(ctx context.Context, s *spec.Spec, st *lab.State, opts Options) (*Resul
 		// (not a moment of haproxy's reload), ends the wait at once.
 		hopeless, finalNow := false, map[string]bool{}
 		for _, c := range failed {
-			if c.final {
+			if final(c) {
 				finalNow[c.Group+" "+c.Name] = true
 				hopeless = hopeless || finalBefore[c.Group+" "+c.Name]
 			}
@@ -201,8 +190,8 @@ func Run(ctx context.Context, s *spec.Spec, st *lab.State, opts Options) (*Resul
 }
 
 // nodeChecks turns each node's last console report into checks.
-func nodeChecks(ctx context.Context, s *spec.Spec, pivoted bool, reports map[string]*probe.Report, opts Options) []Check {
-	var out []Check
+func nodeChecks(ctx context.Context, s *spec.Spec, pivoted bool, reports map[string]*probe.Report, opts Options) []check.Result {
+	var out []check.Result
 	for _, n := range s.Nodes {
 		if pivoted && n.Role == spec.RoleBootstrap {
 			continue // removed by `lab pivot`: nothing expects it any more
@@ -211,7 +200,7 @@ func nodeChecks(ctx context.Context, s *spec.Spec, pivoted bool, reports map[str
 		if known && vm.State != "running" {
 			// Its console still holds the reports of its last run: not
 			// evidence of anything now.
-			out = append(out, Check{Group: n.Name, Name: "vm", Detail: fmt.Sprintf("%s is %s (domain %s)", n.Name, vm.State, s.DomainName(n)),
+			out = append(out, check.Result{Group: n.Name, Name: "vm", Detail: fmt.Sprintf("%s is %s (domain %s)", n.Name, vm.State, s.DomainName(n)),
 				Fix: notRunningFix(s, n, vm.State)})
 			continue
 		}
@@ -249,16 +238,16 @@ func nodeChecks(ctx context.Context, s *spec.Spec, pivoted bool, reports map[str
 			if err != nil {
 				detail = err.Error()
 			}
-			out = append(out, Check{Group: n.Name, Name: "report", Detail: detail, Fix: fix})
+			out = append(out, check.Result{Group: n.Name, Name: "report", Detail: detail, Fix: fix})
 			continue
 		}
 		reports[n.Name] = rep
 		if rep.MAC != "" && !strings.EqualFold(rep.MAC, n.MAC) {
-			out = append(out, Check{Group: n.Name, Name: "report", Detail: fmt.Sprintf("report from MAC %s, the spec says %s", rep.MAC, n.MAC),
+			out = append(out, check.Result{Group: n.Name, Name: "report", Detail: fmt.Sprintf("report from MAC %s, the spec says %s", rep.MAC, n.MAC),
 				Fix: "the console log belongs to another VM: `bootlab lab down` then `bootlab lab up`"})
 		}
 		for _, c := range rep.Checks {
-			vc := Check{Group: n.Name, Name: c.Name, OK: c.OK && !c.Pending, Detail: c.Detail, DurationMS: c.DurationMS}
+			vc := check.Result{Group: n.Name, Name: c.Name, OK: c.OK && !c.Pending, Detail: c.Detail, DurationMS: c.DurationMS}
 			if c.Pending {
 				vc.Detail = "still pending: " + c.Detail
 			}
@@ -361,8 +350,8 @@ func nodeFix(s *spec.Spec, n spec.Node, c probe.Check) string {
 // hostChecks checks DNS, the load balancer frontends and its backends;
 // reports (nil on a real lab) are the nodes' probe reports and vms their
 // VMs' states, which explain a backend that is down.
-func hostChecks(ctx context.Context, s *spec.Spec, pivoted bool, reports map[string]*probe.Report, vms map[string]NodeVM, machine host.Host, dial DialFunc) []Check {
-	var out []Check
+func hostChecks(ctx context.Context, s *spec.Spec, pivoted bool, reports map[string]*probe.Report, vms map[string]NodeVM, machine host.Host, dial DialFunc) []check.Result {
+	var out []check.Result
 	domain := s.Cluster.Domain()
 	net := s.NetworkName()
 	names := []struct{ name, want string }{
@@ -380,7 +369,7 @@ func hostChecks(ctx context.Context, s *spec.Spec, pivoted bool, reports map[str
 		if strings.Contains(nm.name, ".apps.") {
 			label = "*.apps." + domain
 		}
-		c := Check{Group: HostGroup, Name: "dns " + label}
+		c := check.Result{Group: HostGroup, Name: "dns " + label}
 		lctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 		addrs, err := r.LookupHost(lctx, nm.name)
 		cancel()
@@ -408,13 +397,13 @@ func hostChecks(ctx context.Context, s *spec.Spec, pivoted bool, reports map[str
 	return out
 }
 
-func frontendCheck(ctx context.Context, s *spec.Spec, lbc loadbalancer.Config, fe loadbalancer.Frontend, pivoted bool, dial DialFunc) Check {
+func frontendCheck(ctx context.Context, s *spec.Spec, lbc loadbalancer.Config, fe loadbalancer.Frontend, pivoted bool, dial DialFunc) check.Result {
 	addr := fe.Address
 	if addr == "" {
 		addr = lbc.BindAddress
 	}
 	hp := net.JoinHostPort(addr, strconv.Itoa(fe.Port))
-	c := Check{Group: HostGroup, Name: fmt.Sprintf("lb %s :%d", fe.Name, fe.Port)}
+	c := check.Result{Group: HostGroup, Name: fmt.Sprintf("lb %s :%d", fe.Name, fe.Port)}
 	start := time.Now()
 	defer func() { c.DurationMS = time.Since(start).Milliseconds() }()
 	var err error
@@ -510,26 +499,25 @@ func labCAPool(s *spec.Spec) (*x509.CertPool, error) {
 	return pool, nil
 }
 
-func backendChecks(ctx context.Context, s *spec.Spec, lbc loadbalancer.Config, pivoted bool, reports map[string]*probe.Report, vms map[string]NodeVM) []Check {
+func backendChecks(ctx context.Context, s *spec.Spec, lbc loadbalancer.Config, pivoted bool, reports map[string]*probe.Report, vms map[string]NodeVM) []check.Result {
 	start := time.Now()
 	st, err := loadbalancer.Inspect(ctx, lbc)
 	if err != nil || st == nil || !st.Running {
-		detail := "haproxy is not running (no live process for " + lbc.PIDPath() + ")"
+		detail := haproxyDown + " (no live process for " + lbc.PIDPath() + ")"
 		if err != nil {
 			detail = "haproxy stats: " + err.Error()
 		}
-		return []Check{{Group: HostGroup, Name: "lb haproxy", Detail: detail, DurationMS: time.Since(start).Milliseconds(),
-			Fix:   "`bootlab lab up` starts the lab's haproxy again (config " + s.HAProxyConfigPath() + ")",
-			final: err == nil}}
+		return []check.Result{{Group: HostGroup, Name: "lb haproxy", Detail: detail, DurationMS: time.Since(start).Milliseconds(),
+			Fix: "`bootlab lab up` starts the lab's haproxy again (config " + s.HAProxyConfigPath() + ")"}}
 	}
-	out := []Check{{Group: HostGroup, Name: "lb haproxy", OK: true, Detail: fmt.Sprintf("running, pid %d", st.PID), DurationMS: time.Since(start).Milliseconds()}}
+	out := []check.Result{{Group: HostGroup, Name: "lb haproxy", OK: true, Detail: fmt.Sprintf("running, pid %d", st.PID), DurationMS: time.Since(start).Milliseconds()}}
 	seen := map[string]loadbalancer.BackendStatus{}
 	for _, b := range st.Backends {
 		seen[b.Frontend+"/"+b.Server] = b
 	}
 	for _, fe := range lbc.Frontends {
 		for _, srv := range fe.Servers {
-			c := Check{Group: HostGroup, Name: fmt.Sprintf("backend %s/%s", fe.Name, srv.Name)}
+			c := check.Result{Group: HostGroup, Name: fmt.Sprintf("backend %s/%s", fe.Name, srv.Name)}
 			b, ok := seen[fe.Name+"/"+srv.Name]
 			delete(seen, fe.Name+"/"+srv.Name)
 			switch {
@@ -558,7 +546,7 @@ func backendChecks(ctx context.Context, s *spec.Spec, lbc loadbalancer.Config, p
 	}
 	sort.Strings(extra)
 	for _, k := range extra {
-		c := Check{Group: HostGroup, Name: "backend " + k, Detail: "haproxy still lists it; the lab spec does not"}
+		c := check.Result{Group: HostGroup, Name: "backend " + k, Detail: "haproxy still lists it; the lab spec does not"}
 		c.Fix = "`bootlab lab up` reloads haproxy with the lab's config"
 		if pivoted && strings.HasSuffix(k, "/bootstrap") {
 			c.Detail = "the bootstrap is still a backend after `lab pivot`"

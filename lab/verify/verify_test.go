@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/bootlab/bootlab/internal/check"
 	"github.com/bootlab/bootlab/lab"
 	"github.com/bootlab/bootlab/lab/loadbalancer"
 	"github.com/bootlab/bootlab/lab/probe"
@@ -52,7 +53,7 @@ func TestNodeChecksFromConsoleLogs(t *testing.T) {
 
 	reports := map[string]*probe.Report{}
 	checks := nodeChecks(context.Background(), s, false, reports, Options{})
-	byName := map[string]Check{}
+	byName := map[string]check.Result{}
 	for _, c := range checks {
 		byName[c.Group+" "+c.Name] = c
 	}
@@ -113,7 +114,7 @@ func TestHealthy(t *testing.T) {
 }
 
 func TestResultFailed(t *testing.T) {
-	r := &Result{Checks: []Check{{Name: "a", OK: true}, {Name: "b"}}}
+	r := &Result{Checks: []check.Result{{Name: "a", OK: true}, {Name: "b"}}}
 	require.Len(t, r.Failed(), 1)
 	assert.Equal(t, "b", r.Failed()[0].Name)
 }
@@ -153,8 +154,8 @@ func TestNodeStateComesBeforeConsoleReports(t *testing.T) {
 	fresh := &probe.Report{Node: "bootstrap", MAC: boot.MAC, Seq: 2, Boot: started.Add(5 * time.Second), Checks: []probe.Check{{Name: "dhcp", OK: true, Detail: "lease"}}}
 	writeConsole(t, s, "master-0", string(old.Line()))
 	writeConsole(t, s, "bootstrap", string(fresh.Line()))
-	byName := func(checks []Check) map[string]Check {
-		m := map[string]Check{}
+	byName := func(checks []check.Result) map[string]check.Result {
+		m := map[string]check.Result{}
 		for _, c := range checks {
 			m[c.Group+" "+c.Name] = c
 		}

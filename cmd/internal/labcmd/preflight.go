@@ -4,11 +4,11 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
 	"github.com/bootlab/bootlab/cmd/internal/cmdutil"
+	"github.com/bootlab/bootlab/internal/check"
 	"github.com/bootlab/bootlab/lab"
 	"github.com/bootlab/bootlab/lab/libvirt"
 	"github.com/bootlab/bootlab/lab/probe"
@@ -90,36 +90,18 @@ func runPreflight(ctx context.Context, f *cmdutil.Factory, opts *PreflightOption
 	return nil
 }
 
-// printPreflight writes one line per check (✓ passed, ! passed with a
-// caveat, ✗ failed) and the fix under each failure or caveat.
+// printPreflight writes the checks as every check list prints (✓ passed,
+// ! passed with a caveat and its note, ✗ failed, the fixes at the end),
+// then the accelerator lab up would use.
 func printPreflight(w io.Writer, r *lab.PreflightReport) error {
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	for _, c := range r.Checks {
-		mark := "✓"
-		switch {
-		case !c.OK:
-			mark = "✗"
-		case c.Warning:
-			mark = "!"
-		}
-		detail := c.Detail
-		if c.Host != "" && c.Host != "localhost" {
-			// A remote hypervisor's machine: say which one each fact is of.
-			detail += "   [on " + c.Host + "]"
-		}
-		fmt.Fprintf(tw, "%s %s\t%s\n", mark, c.Name, detail)
-		if c.Fix != "" && (!c.OK || c.Warning) {
-			label := "fix:"
-			if c.OK {
-				label = "note:"
-			}
-			fmt.Fprintf(tw, "  \t%s %s\n", label, c.Fix)
-		}
+	if err := check.Write(w, r.Checks, check.Options{}); err != nil {
+		return err
 	}
 	if r.Accelerator != "" {
-		fmt.Fprintf(tw, "→ accelerator\t%s\n", r.Accelerator)
+		_, err := fmt.Fprintf(w, "→ accelerator: %s\n", r.Accelerator)
+		return err
 	}
-	return tw.Flush()
+	return nil
 }
 
 // preflightOptions are the options preflight runs with in `lab preflight`

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/bootlab/bootlab/cmd/internal/cmdutil"
+	"github.com/bootlab/bootlab/internal/check"
 	"github.com/bootlab/bootlab/lab"
 	"github.com/bootlab/bootlab/lab/loadbalancer"
 )
@@ -47,7 +48,7 @@ func TestPivotFlags(t *testing.T) {
 
 func TestPrintPreflight(t *testing.T) {
 	r := &lab.PreflightReport{
-		Checks: []lab.PreflightCheck{
+		Checks: []check.Result{
 			{Name: "libvirt", OK: true, Detail: "libvirt 9.0.0 at qemu:///system"},
 			{Name: "accelerator", OK: true, Warning: true, Detail: "tcg: no kernel", Fix: "set accelerator: kvm"},
 			{Name: "haproxy", Detail: "haproxy not found on PATH", Fix: "apt-get install -y haproxy"},
@@ -58,18 +59,22 @@ func TestPrintPreflight(t *testing.T) {
 	var b bytes.Buffer
 	require.NoError(t, printPreflight(&b, r))
 	assert.Equal(t, ""+
-		"✓ libvirt      libvirt 9.0.0 at qemu:///system\n"+
-		"! accelerator  tcg: no kernel\n"+
-		"               note: set accelerator: kvm\n"+
-		"✗ haproxy      haproxy not found on PATH\n"+
-		"               fix: apt-get install -y haproxy\n"+
-		"✓ memory       enough\n"+
-		"→ accelerator  tcg\n", b.String())
+		"   CHECK        DETAIL\n"+
+		"✓  libvirt      libvirt 9.0.0 at qemu:///system\n"+
+		"!  accelerator  tcg: no kernel\n"+
+		"                note: set accelerator: kvm\n"+
+		"✗  haproxy      haproxy not found on PATH\n"+
+		"✓  memory       enough\n"+
+		"\n"+
+		"1 of 4 failed, 1 with a warning:\n"+
+		"✗ haproxy: haproxy not found on PATH\n"+
+		"    fix: apt-get install -y haproxy\n"+
+		"→ accelerator: tcg\n", b.String())
 
-	r.Checks = []lab.PreflightCheck{{Name: "memory", OK: true, Detail: "enough", Host: "root@classroom:22"}}
+	r.Checks = []check.Result{{Name: "memory", OK: true, Detail: "enough", Host: "root@classroom:22"}}
 	b.Reset()
 	require.NoError(t, printPreflight(&b, r))
-	assert.Contains(t, b.String(), "✓ memory       enough   [on root@classroom:22]\n")
+	assert.Contains(t, b.String(), "✓  memory  enough   [on root@classroom:22]\n")
 }
 
 func TestPrintBackends(t *testing.T) {

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/bootlab/bootlab/cmd/internal/cmdutil"
+	"github.com/bootlab/bootlab/internal/check"
 	"github.com/bootlab/bootlab/lab/verify"
 )
 
@@ -47,7 +48,7 @@ func TestProbeImageBuildFlags(t *testing.T) {
 
 func TestPrintVerify(t *testing.T) {
 	var b bytes.Buffer
-	res := &verify.Result{Checks: []verify.Check{
+	res := &verify.Result{Checks: []check.Result{
 		{Group: "host", Name: "dns api.x", OK: true, Detail: "api.x -> 1.2.3.4"},
 		{Group: "master-0", Name: "ignition-fetch", Detail: "still pending:\n x509", Fix: "rewrite the pointer"},
 	}}
@@ -55,7 +56,7 @@ func TestPrintVerify(t *testing.T) {
 	out := b.String()
 	assert.Contains(t, out, "✓  host")
 	assert.Contains(t, out, "✗  master-0  ignition-fetch")
-	assert.Contains(t, out, "1 failed:")
+	assert.Contains(t, out, "1 of 2 failed:")
 	assert.Contains(t, out, "fix: rewrite the pointer")
 	assert.False(t, strings.Contains(out, "pending:\n"), "details are one line")
 }

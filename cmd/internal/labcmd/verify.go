@@ -4,13 +4,12 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/bootlab/bootlab/cmd/internal/cmdutil"
+	"github.com/bootlab/bootlab/internal/check"
 	"github.com/bootlab/bootlab/lab"
 	"github.com/bootlab/bootlab/lab/host"
 	"github.com/bootlab/bootlab/lab/libvirt"
@@ -119,28 +118,9 @@ func nodeVMs(ctx context.Context, conn lab.Hypervisor, spec *lab.Spec) (map[stri
 	return out, nil
 }
 
+// printVerify prints the checks as every check list prints, with the
+// commands in the fixes pointed at the lab the user named.
 func printVerify(out io.Writer, res *verify.Result, target string) error {
-	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(w, "\tWHERE\tCHECK\tDETAIL")
-	for _, c := range res.Checks {
-		mark := "✓"
-		if !c.OK {
-			mark = "✗"
-		}
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", mark, c.Group, c.Name, oneLine(c.Detail))
-	}
-	if err := w.Flush(); err != nil {
-		return err
-	}
-	failed := res.Failed()
-	if len(failed) == 0 {
-		return nil
-	}
-	fmt.Fprintf(out, "\n%d failed:\n", len(failed))
-	for _, c := range failed {
-		fmt.Fprintf(out, "✗ %s %s: %s\n    fix: %s\n", c.Group, c.Name, oneLine(c.Detail), cmdutil.Retarget(c.Fix, target))
-	}
-	return nil
+	return check.Write(out, res.Checks, check.Options{GroupTitle: "WHERE",
+		Fix: func(fix string) string { return cmdutil.Retarget(fix, target) }})
 }
-
-func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

@@ -207,7 +207,7 @@ func TestValidateExitsFourOnFailedChecks(t *testing.T) {
 	cmd = NewCmdValidate(e.f, func(o *ValidateOptions) error { o.Target.Node = node; return runValidate(cmd, e.f, o) })
 	err := execute(cmd, "-f", e.spec, "07", "--no-live")
 	assert.Equal(t, cmdutil.ExitCheckFailed, exitCode(err), "%v", err)
-	assert.Contains(t, e.out.String(), "FAIL: /opt/openshift/etcd-bootstrap.done is missing")
+	assert.Contains(t, e.out.String(), "✗ 07 etcd-bootstrap marker /opt/openshift/etcd-bootstrap.done: /opt/openshift/etcd-bootstrap.done is missing")
 	assert.Empty(t, node.CallsWith("curl"), "--no-live asks no service")
 }
 

@@ -8,11 +8,11 @@ import (
 	"path"
 	"slices"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
 	"github.com/bootlab/bootlab/cmd/internal/cmdutil"
+	"github.com/bootlab/bootlab/internal/check"
 	"github.com/bootlab/bootlab/internal/node"
 	"github.com/bootlab/bootlab/stages"
 )
@@ -139,12 +139,11 @@ func runStatus(cmd *cobra.Command, f *cmdutil.Factory, opts *StatusOptions) erro
 	if opts.Output == "json" {
 		return cmdutil.WriteJSON(f.Streams.Out, "StageStatus", st)
 	}
-	w := tabwriter.NewWriter(f.Streams.Out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(w, "NO\tSTAGE\tSTATE\tMARKERS PRESENT\tMISSING")
-	for _, s := range st.Stages {
-		fmt.Fprintf(w, "%02d\t%s\t%s\t%s\t%s\n", s.Number, s.Slug, s.State, joinOr(s.Present), joinOr(s.Missing))
+	rs := make([]check.Result, 0, len(st.Stages))
+	for _, ss := range st.Stages {
+		rs = append(rs, ss.Result())
 	}
-	if err := w.Flush(); err != nil {
+	if err := check.Write(f.Streams.Out, rs, check.Options{NameTitle: "STAGE"}); err != nil {
 		return err
 	}
 	fmt.Fprintf(f.Streams.Out, "\nbootkube.service on %s: %s\n", st.Node, st.Bootkube)
@@ -154,6 +153,28 @@ func runStatus(cmd *cobra.Command, f *cmdutil.Factory, opts *StatusOptions) erro
 		fmt.Fprintf(f.Streams.Out, "every stage is done on %s\n", st.Node)
 	}
 	return nil
+}
+
+// Result is the stage's state as a check: ✓ done (or a stage with no
+// marker, which runs every time), … pending, - skipped on this version;
+// the detail names the markers (a pending stage's reason is always that one
+// of them is missing).
+func (ss StageStatus) Result() check.Result {
+	r := check.Result{Name: fmt.Sprintf("%02d %s", ss.Number, ss.Slug)}
+	switch ss.State {
+	case "done":
+		r.OK, r.Detail = true, "done: "+joinOr(ss.Present)
+	case "always":
+		r.OK, r.Detail = true, ss.Reason
+	case "skipped":
+		r.Skipped, r.Detail = true, "skipped: "+ss.Reason
+	default:
+		r.Pending, r.Detail = true, "pending: missing "+joinOr(ss.Missing)
+		if len(ss.Present) > 0 {
+			r.Detail += ", present " + joinOr(ss.Present)
+		}
+	}
+	return r
 }
 
 func joinOr(s []string) string {

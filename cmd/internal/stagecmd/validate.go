@@ -2,11 +2,11 @@ package stagecmd
 
 import (
 	"fmt"
-	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
 	"github.com/bootlab/bootlab/cmd/internal/cmdutil"
+	"github.com/bootlab/bootlab/internal/check"
 	"github.com/bootlab/bootlab/stages"
 )
 
@@ -64,8 +64,7 @@ func runValidate(cmd *cobra.Command, f *cmdutil.Factory, opts *ValidateOptions) 
 		return err
 	}
 	defer closeNode()
-	results := []stages.CheckResult{}
-	failed := 0
+	results := []check.Result{}
 	for _, s := range sel {
 		if reason := s.SkipReason(r.vars.Version); reason != "" {
 			f.Status.Infof("stage %s skipped: %s", s.Label(), reason)
@@ -73,37 +72,22 @@ func runValidate(cmd *cobra.Command, f *cmdutil.Factory, opts *ValidateOptions) 
 		}
 		f.Status.Start("validating stage %s", s.Label())
 		res := stages.Validate(ctx, node, s, r.vars, stages.ValidateOptions{SkipLive: opts.NoLive})
-		ok := true
-		for _, c := range res {
-			if !c.OK {
-				ok = false
-				failed++
+		for i := range res {
+			if res[i].Failed() {
+				res[i].Fix = fmt.Sprintf("`bootlab stage explain %s` lists the common failures of stage %s", s.ID(), s.Label())
 			}
 		}
-		f.Status.End(ok)
+		f.Status.End(check.OK(res))
 		results = append(results, res...)
 	}
 	if opts.Output == "json" {
-		if err := cmdutil.WriteJSON(f.Streams.Out, "StageValidation", struct {
-			OK     bool                 `json:"ok"`
-			Checks []stages.CheckResult `json:"checks"`
-		}{failed == 0, results}); err != nil {
+		if err := cmdutil.WriteJSON(f.Streams.Out, "StageValidation", check.NewDoc(results)); err != nil {
 			return err
 		}
-	} else {
-		w := tabwriter.NewWriter(f.Streams.Out, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(w, "NO\tSTAGE\tCHECK\tRESULT")
-		for _, c := range results {
-			res := "ok"
-			if !c.OK {
-				res = "FAIL: " + c.Error
-			}
-			fmt.Fprintf(w, "%02d\t%s\t%s\t%s\n", c.Number, c.Stage, c.Check, res)
-		}
-		if err := w.Flush(); err != nil {
-			return err
-		}
+	} else if err := check.Write(f.Streams.Out, results, check.Options{GroupTitle: "STAGE"}); err != nil {
+		return err
 	}
+	failed := len(check.Failed(results))
 	if failed > 0 {
 		return cmdutil.WithCode(cmdutil.ExitCheckFailed, fmt.Errorf("%d check(s) failed: `bootlab stage explain NN` lists the common failures of each stage", failed))
 	}

@@ -1,0 +1,128 @@
+package check
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files under testdata")
+
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	p := filepath.Join("testdata", name)
+	if *update {
+		require.NoError(t, os.WriteFile(p, got, 0o644))
+	}
+	want, err := os.ReadFile(p)
+	require.NoError(t, err, "run `go test ./internal/check -update` to write %s", p)
+	assert.Equal(t, string(want), string(got))
+}
+
+// What preflight reports: no groups, a caveat, a failure, a remote host.
+var preflight = []Result{
+	{Name: "libvirt", OK: true, Detail: "libvirt 9.0.0 at qemu:///system"},
+	{Name: "accelerator", OK: true, Warning: true, Detail: "tcg: no kernel", Fix: "set accelerator: kvm"},
+	{Name: "haproxy", Detail: "haproxy not found on PATH", Fix: "apt-get install -y haproxy"},
+	{Name: "memory", OK: true, Detail: "enough", Fix: "never shown for a clean pass", Host: "root@classroom:22"},
+	{Name: "disk", OK: true, Detail: "enough", Host: "localhost"},
+}
+
+// What verify reports: groups, multi-line details, a fix naming a command.
+var verify = []Result{
+	{Group: "host", Name: "dns api.x", OK: true, Detail: "api.x -> 1.2.3.4", DurationMS: 3},
+	{Group: "master-0", Name: "ignition-fetch", Detail: "still pending:\n x509", Fix: "rewrite the pointer: `bootlab lab up`"},
+	{Group: "master-0", Name: "dns", OK: true},
+	{Group: "master-1", Name: "ignition-fetch", Detail: "x509", Fix: "rewrite the pointer: `bootlab lab up`"},
+	{Group: "master-2", Name: "ignition-fetch", Detail: "x509", Fix: "rewrite the pointer: `bootlab lab up`"},
+	{Group: "master-2", Name: "dhcp", Detail: "no lease", Fix: "look at the console"},
+}
+
+// What stage status reports: done, pending, skipped.
+var stageStatus = []Result{
+	{Name: "01 openshift-manifests", OK: true, Detail: "done"},
+	{Name: "02 release-image", Skipped: true, Detail: "not in 4.12"},
+	{Name: "03 api-bootstrap", Pending: true, Detail: "pending: api-bootstrap.done missing"},
+}
+
+func TestWriteGoldens(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		rs   []Result
+		o    Options
+	}{
+		{"preflight.txt", preflight, Options{}},
+		{"verify.txt", verify, Options{GroupTitle: "WHERE", Fix: func(s string) string {
+			return strings.ReplaceAll(s, "`bootlab lab up`", "`bootlab lab up --name x`")
+		}}},
+		{"stage-status.txt", stageStatus, Options{NameTitle: "STAGE"}},
+		{"empty.txt", nil, Options{}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var b bytes.Buffer
+			require.NoError(t, Write(&b, c.rs, c.o))
+			golden(t, c.name, b.Bytes())
+		})
+	}
+}
+
+func TestWriteShape(t *testing.T) {
+	var b bytes.Buffer
+	require.NoError(t, Write(&b, verify, Options{GroupTitle: "WHERE"}))
+	out := b.String()
+	assert.Contains(t, out, "✓  host", "mark, then the group column")
+	assert.Contains(t, out, "✗  master-0  ignition-fetch")
+	assert.NotContains(t, out, "pending:\n", "details are one line")
+	assert.Contains(t, out, "\n4 of 6 failed:\n✗ master-0 ignition-fetch: still pending: x509\n✗ master-1 ignition-fetch: x509\n✗ master-2 ignition-fetch: x509\n    fix: rewrite")
+	for _, l := range strings.Split(out, "\n") {
+		assert.Equal(t, strings.TrimRight(l, " "), l, "no trailing blanks")
+	}
+
+	b.Reset()
+	require.NoError(t, Write(&b, preflight[:1], Options{}))
+	assert.Equal(t, "   CHECK    DETAIL\n✓  libvirt  libvirt 9.0.0 at qemu:///system\n", b.String(), "no group column, no failure list")
+}
+
+func TestStates(t *testing.T) {
+	marks := ""
+	for _, r := range append(append([]Result{}, preflight...), stageStatus...) {
+		marks += r.Mark()
+	}
+	assert.Equal(t, "✓!✗✓✓✓-…", marks)
+	assert.Equal(t, []Result{preflight[2]}, Failed(preflight))
+	assert.Equal(t, []Result{verify[1], verify[3], verify[4], verify[5]}, Failed(verify))
+	assert.False(t, OK(preflight))
+	assert.True(t, OK(stageStatus), "skipped and pending are not failures")
+	assert.True(t, OK(nil))
+	assert.Equal(t, "master-0 dns", verify[2].Label())
+	assert.Equal(t, "libvirt", preflight[0].Label())
+}
+
+func TestSummary(t *testing.T) {
+	assert.Equal(t, Summary{Total: 5, Passed: 4, Warned: 1, Failed: 1}, Summarize(preflight))
+	assert.Equal(t, "1 of 5 failed, 1 with a warning", Summarize(preflight).String())
+	assert.Equal(t, "all 1 passed", Summarize(preflight[:1]).String())
+	assert.Equal(t, "1 of 3 passed, 1 skipped, 1 pending", Summarize(stageStatus).String())
+	assert.Equal(t, "all 0 passed", Summarize(nil).String())
+}
+
+func TestJSON(t *testing.T) {
+	body, err := json.MarshalIndent(NewDoc(append(append([]Result{}, preflight...), verify[:3]...)), "", "  ")
+	require.NoError(t, err)
+	golden(t, "doc.json", append(body, '\n'))
+
+	body, err = json.Marshal(NewDoc(nil))
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"ok": true, "checks": []}`, string(body), "no checks is [], not null")
+
+	var back Doc
+	require.NoError(t, json.Unmarshal([]byte(`{"ok":false,"checks":[{"group":"host","name":"n","ok":false,"warning":true,"skipped":true,"pending":true,"detail":"d","fix":"f","host":"h","durationMs":7}]}`), &back))
+	assert.Equal(t, Result{Group: "host", Name: "n", Warning: true, Skipped: true, Pending: true, Detail: "d", Fix: "f", Host: "h", DurationMS: 7}, back.Checks[0], "every field has its documented name")
+}
