@@ -331,7 +331,7 @@ func RestoreCheckpoint(ctx context.Context, hv Hypervisor, s *Spec, name string,
 		if st.Spec != nil {
 			spec = st.Spec
 		}
-		if _, err := loadbalancer.Ensure(ctx, LoadBalancerOn(r.host, spec, st.BootstrapRemoved), r.log); err != nil {
+		if _, err := loadbalancer.Ensure(ctx, loadbalancer.LabConfigOn(r.host, spec, st.BootstrapRemoved), r.log); err != nil {
 			return nil, fmt.Errorf("restore checkpoint %s: load balancer: %w", name, err)
 		}
 	}

@@ -47,7 +47,7 @@ func DownSteps(ctx context.Context, hv Hypervisor, s *Spec, opts DownOptions) ([
 	}
 	if !isTestURI(s.Libvirt.URI) {
 		steps = append(steps, step{"Stopping load balancer", func(ctx context.Context) (string, error) {
-			c := LoadBalancerOn(r.host, s, r.state.BootstrapRemoved)
+			c := loadbalancer.LabConfigOn(r.host, s, r.state.BootstrapRemoved)
 			if _, err := r.host.ReadFile(ctx, c.PIDPath()); errors.Is(err, os.ErrNotExist) {
 				return "", nil
 			}

@@ -832,7 +832,7 @@ func freeBytes(path string) (uint64, error) {
 // makes sure no other program already listens on its ports.
 func checkLoadBalancer(ctx context.Context, s *Spec, h HostFacts, machine host.Host) check.Result {
 	c := check.Result{Name: CheckLB}
-	cfg := LoadBalancerOn(machine, s, false)
+	cfg := loadbalancer.LabConfigOn(machine, s, false)
 	data, err := loadbalancer.Render(cfg)
 	if err != nil {
 		c.Detail = err.Error()

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/bootlab/bootlab/lab/ignition"
+	"github.com/bootlab/bootlab/lab/loadbalancer"
 	"github.com/bootlab/bootlab/lab/pki"
 	"github.com/bootlab/bootlab/lab/probe"
 )
@@ -79,7 +80,7 @@ func TestProbeIngressNodesAreTheLoadBalancers(t *testing.T) {
 			sort.Strings(serving)
 
 			var backends []string
-			for _, fe := range LoadBalancerConfig(s, false).Frontends {
+			for _, fe := range loadbalancer.LabConfig(s, false).Frontends {
 				if fe.Name == "ingress-http" {
 					for _, srv := range fe.Servers {
 						backends = append(backends, srv.Name)

@@ -194,13 +194,13 @@ func Up(ctx context.Context, hv Hypervisor, s *Spec, opts UpOptions) (*UpResult,
 		}
 		steps = append(steps, step{"Starting load balancer (haproxy on " + s.Network.APIAddress + where + ")", func(ctx context.Context) (string, error) {
 			if r.plan != nil {
-				action, err := loadbalancer.Plan(ctx, LoadBalancerOn(r.host, s, r.state.BootstrapRemoved))
+				action, err := loadbalancer.Plan(ctx, loadbalancer.LabConfigOn(r.host, s, r.state.BootstrapRemoved))
 				if action != "" {
 					r.plan.note(action, "loadBalancer", "haproxy on "+s.Network.APIAddress, "")
 				}
 				return action, err
 			}
-			res, err := loadbalancer.Ensure(ctx, LoadBalancerOn(r.host, s, r.state.BootstrapRemoved), r.log)
+			res, err := loadbalancer.Ensure(ctx, loadbalancer.LabConfigOn(r.host, s, r.state.BootstrapRemoved), r.log)
 			if err != nil {
 				return "", fmt.Errorf("load balancer: %w", err)
 			}

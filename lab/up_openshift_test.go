@@ -201,7 +201,7 @@ func TestUpOpenShiftBuildsTheUPILab(t *testing.T) {
 	})
 
 	t.Run("load balancer", func(t *testing.T) {
-		want, err := loadbalancer.Render(LoadBalancerConfig(s, false))
+		want, err := loadbalancer.Render(loadbalancer.LabConfig(s, false))
 		require.NoError(t, err)
 		got, err := hv.Machine.ReadFile(ctx, s.HAProxyConfigPath())
 		require.NoError(t, err, "haproxy.cfg is written on the hypervisor's machine")

@@ -204,7 +204,7 @@ func nodesAndLB(s *lab.Spec, st *lab.Status, removed bool) ([]NodeView, LBView) 
 		}
 		nodes = append(nodes, nv)
 	}
-	cfg := lab.LoadBalancerConfig(s, removed)
+	cfg := loadbalancer.LabConfig(s, removed)
 	lb := LBView{Address: cfg.BindAddress, Frontends: []FrontendView{}}
 	var live []loadbalancer.BackendStatus
 	switch {
@@ -262,7 +262,7 @@ func phase(v *LabView, s *lab.Spec, removed bool) string {
 		return PhaseBootstrapRemoved
 	}
 	for _, f := range v.LoadBalancer.Frontends {
-		if f.Port != lab.PortAPI {
+		if f.Port != loadbalancer.PortAPI {
 			continue
 		}
 		for _, b := range f.Backends {

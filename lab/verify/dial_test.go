@@ -19,8 +19,8 @@ import (
 	"golang.org/x/net/dns/dnsmessage"
 
 	"github.com/bootlab/bootlab/internal/check"
-	"github.com/bootlab/bootlab/lab"
 	"github.com/bootlab/bootlab/lab/host"
+	"github.com/bootlab/bootlab/lab/loadbalancer"
 	"github.com/bootlab/bootlab/lab/spec"
 )
 
@@ -129,7 +129,7 @@ func TestHostChecksDialThroughOptions(t *testing.T) {
 		switch port {
 		case "53":
 			return d.DialContext(ctx, "tcp", dns.Addr().String())
-		case strconv.Itoa(lab.PortAPI):
+		case strconv.Itoa(loadbalancer.PortAPI):
 			return d.DialContext(ctx, "tcp", api.Listener.Addr().String())
 		case "80", "443":
 			return d.DialContext(ctx, "tcp", plain.Addr().String())
@@ -158,7 +158,7 @@ func TestHostChecksDialThroughOptions(t *testing.T) {
 	// Every lab address was dialled through the tunnel, over TCP.
 	gw := net.JoinHostPort(s.Network.Gateway, "53")
 	assert.Equal(t, "tcp", dialed[gw], "DNS to the lab's dnsmasq: %v", dialed)
-	for _, port := range []int{lab.PortAPI, lab.PortMachineConfig, 80, 443} {
+	for _, port := range []int{loadbalancer.PortAPI, loadbalancer.PortMachineConfig, 80, 443} {
 		hp := net.JoinHostPort(s.Network.APIAddress, strconv.Itoa(port))
 		if port == 80 || port == 443 {
 			hp = net.JoinHostPort(s.Network.IngressAddress, strconv.Itoa(port))

@@ -389,7 +389,7 @@ func hostChecks(ctx context.Context, s *spec.Spec, pivoted bool, reports map[str
 		out = append(out, c)
 	}
 
-	lbc := lab.LoadBalancerOn(machine, s, pivoted)
+	lbc := loadbalancer.LabConfigOn(machine, s, pivoted)
 	for _, fe := range lbc.Frontends {
 		out = append(out, frontendCheck(ctx, s, lbc, fe, pivoted, dial))
 	}
@@ -456,7 +456,7 @@ func frontendCheck(ctx context.Context, s *spec.Spec, lbc loadbalancer.Config, f
 // verified like a node does it: the lab CA, server name api-int.
 func httpsGet(ctx context.Context, s *spec.Spec, hp string, port int, path string, dial DialFunc) (body, node string, err error) {
 	tcfg := &tls.Config{InsecureSkipVerify: true} //nolint:gosec // the API's CA is not the host's; reachability is checked here
-	if s.Profile == spec.ProfileProbe && port == lab.PortMachineConfig {
+	if s.Profile == spec.ProfileProbe && port == loadbalancer.PortMachineConfig {
 		if pool, err := labCAPool(s); err == nil {
 			tcfg = &tls.Config{RootCAs: pool, ServerName: "api-int." + s.Cluster.Domain()}
 		}
@@ -573,7 +573,7 @@ func backendFix(s *spec.Spec, fe loadbalancer.Frontend, srv loadbalancer.Server,
 	}
 	nothing := fmt.Sprintf("nothing listens on %s on %s (haproxy's %s check: connection refused)", hp, srv.Name, fe.Name)
 	if s.Profile != spec.ProfileProbe {
-		if fe.Port == lab.PortIngressHTTP || fe.Port == lab.PortIngressHTTPS {
+		if fe.Port == loadbalancer.PortIngressHTTP || fe.Port == loadbalancer.PortIngressHTTPS {
 			return nothing + ": the router pods listen there once the ingress operator schedules them on it (`oc -n openshift-ingress get pods -o wide`)"
 		}
 		return nothing + ": its service has not started there yet; follow it with " + console + " or `bootlab lab ssh " + srv.Name + "`"

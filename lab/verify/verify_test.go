@@ -215,7 +215,7 @@ func TestSilentConsoleBlamesTheAccelerator(t *testing.T) {
 func TestBackendFixNamesWhatDoesNotListen(t *testing.T) {
 	s := &spec.Spec{Name: "v", Profile: spec.ProfileProbe, LabDir: t.TempDir(), Network: spec.Network{CIDR: "10.232.11.0/24"}, Topology: spec.Topology{Masters: 3}}
 	s.Defaults()
-	lbc := lab.LoadBalancerConfig(s, false)
+	lbc := loadbalancer.LabConfig(s, false)
 	var ingressHTTP, api loadbalancer.Frontend
 	for _, fe := range lbc.Frontends {
 		switch fe.Name {

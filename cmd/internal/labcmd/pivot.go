@@ -124,17 +124,17 @@ func pivot(ctx context.Context, f *cmdutil.Factory, spec *lab.Spec, connect func
 	}
 
 	if withLB {
-		before, err := loadbalancer.Inspect(ctx, lab.LoadBalancerOn(lbHost, spec, state.BootstrapRemoved))
+		before, err := loadbalancer.Inspect(ctx, loadbalancer.LabConfigOn(lbHost, spec, state.BootstrapRemoved))
 		if err != nil {
 			return nil, fmt.Errorf("read the load balancer's backends: %w", err)
 		}
 		if !before.Running {
-			return nil, fmt.Errorf("the load balancer of lab %s is not running (%s): run `bootlab lab up` first", spec.Name, lab.LoadBalancerOn(lbHost, spec, false).PIDPath())
+			return nil, fmt.Errorf("the load balancer of lab %s is not running (%s): run `bootlab lab up` first", spec.Name, loadbalancer.LabConfigOn(lbHost, spec, false).PIDPath())
 		}
 		res.Before = before.Backends
 
 		f.Status.Start("Removing the bootstrap from the load balancer")
-		lbRes, err := loadbalancer.Ensure(ctx, lab.LoadBalancerOn(lbHost, spec, true), f.Log)
+		lbRes, err := loadbalancer.Ensure(ctx, loadbalancer.LabConfigOn(lbHost, spec, true), f.Log)
 		if err != nil {
 			return nil, fmt.Errorf("reload the load balancer without the bootstrap: %w", err)
 		}
@@ -164,7 +164,7 @@ func pivot(ctx context.Context, f *cmdutil.Factory, spec *lab.Spec, connect func
 	}
 
 	if withLB {
-		after, err := loadbalancer.Inspect(ctx, lab.LoadBalancerOn(lbHost, spec, true))
+		after, err := loadbalancer.Inspect(ctx, loadbalancer.LabConfigOn(lbHost, spec, true))
 		if err != nil {
 			return nil, fmt.Errorf("read the load balancer's backends: %w", err)
 		}

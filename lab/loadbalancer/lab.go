@@ -1,17 +1,17 @@
-package lab
+package loadbalancer
 
 import (
 	"path/filepath"
 	"time"
 
 	"github.com/bootlab/bootlab/lab/host"
-	"github.com/bootlab/bootlab/lab/loadbalancer"
+	"github.com/bootlab/bootlab/lab/spec"
 )
 
-// LoadBalancerOn is LoadBalancerConfig run by h, the hypervisor's machine
+// LabConfigOn is LabConfig run by h, the hypervisor's machine
 // (Hypervisor.Host).
-func LoadBalancerOn(h host.Host, s *Spec, bootstrapRemoved bool) loadbalancer.Config {
-	c := LoadBalancerConfig(s, bootstrapRemoved)
+func LabConfigOn(h host.Host, s *spec.Spec, bootstrapRemoved bool) Config {
+	c := LabConfig(s, bootstrapRemoved)
 	c.Host = h
 	return c
 }
@@ -27,7 +27,7 @@ const (
 // ProbeCheckInterval is the haproxy health check period of probe labs.
 const ProbeCheckInterval = 2 * time.Second
 
-// LoadBalancerConfig derives the lab's haproxy from the spec: 6443 and 22623
+// LabConfig derives the lab's haproxy from the spec: 6443 and 22623
 // to the bootstrap and masters on the API address, 80 and 443 to the
 // IngressNodes (the workers, or the masters in a lab without workers) on the
 // ingress address.
@@ -41,44 +41,44 @@ const ProbeCheckInterval = 2 * time.Second
 // require removing it; bootstrapRemoved (State.BootstrapRemoved) does that.
 //
 // The config's Host is unset (this machine): a caller holding the
-// hypervisor uses LoadBalancerOn, which runs it where the lab's addresses are.
-func LoadBalancerConfig(s *Spec, bootstrapRemoved bool) loadbalancer.Config {
-	var control, ingress []loadbalancer.Server
+// hypervisor uses LabConfigOn, which runs it where the lab's addresses are.
+func LabConfig(s *spec.Spec, bootstrapRemoved bool) Config {
+	var control, ingress []Server
 	for _, n := range s.Nodes {
-		srv := loadbalancer.Server{Name: n.Name, Address: n.IP}
+		srv := Server{Name: n.Name, Address: n.IP}
 		switch n.Role {
-		case RoleBootstrap:
+		case spec.RoleBootstrap:
 			if !bootstrapRemoved {
 				control = append(control, srv)
 			}
-		case RoleMaster:
+		case spec.RoleMaster:
 			control = append(control, srv)
 		}
 	}
 	for _, n := range s.IngressNodes() {
-		ingress = append(ingress, loadbalancer.Server{Name: n.Name, Address: n.IP})
+		ingress = append(ingress, Server{Name: n.Name, Address: n.IP})
 	}
 	// Probe nodes answer within a second of booting, so a probe lab checks
 	// every 2 s and turns green sooner; real labs keep the docs' 5 s.
 	var inter time.Duration
-	if s.Profile == ProfileProbe {
+	if s.Profile == spec.ProfileProbe {
 		inter = ProbeCheckInterval
 	}
 	ingressAddr := ""
 	if s.Network.IngressAddress != s.Network.APIAddress {
 		ingressAddr = s.Network.IngressAddress
 	}
-	return loadbalancer.Config{
+	return Config{
 		Name:          s.Name,
 		BindAddress:   s.Network.APIAddress,
-		StatsPort:     HAProxyStatsPort,
+		StatsPort:     spec.HAProxyStatsPort,
 		CheckInterval: inter,
 		Dir:           filepath.Dir(s.HAProxyConfigPath()),
-		Frontends: []loadbalancer.Frontend{
-			{Name: "api", Port: PortAPI, Check: loadbalancer.CheckReadyz, Servers: control},
-			{Name: "machine-config", Port: PortMachineConfig, Check: loadbalancer.CheckHealthz, Servers: control},
-			{Name: "ingress-http", Port: PortIngressHTTP, Check: loadbalancer.CheckTCP, Servers: ingress, Address: ingressAddr},
-			{Name: "ingress-https", Port: PortIngressHTTPS, Check: loadbalancer.CheckTCP, Servers: ingress, Address: ingressAddr},
+		Frontends: []Frontend{
+			{Name: "api", Port: PortAPI, Check: CheckReadyz, Servers: control},
+			{Name: "machine-config", Port: PortMachineConfig, Check: CheckHealthz, Servers: control},
+			{Name: "ingress-http", Port: PortIngressHTTP, Check: CheckTCP, Servers: ingress, Address: ingressAddr},
+			{Name: "ingress-https", Port: PortIngressHTTPS, Check: CheckTCP, Servers: ingress, Address: ingressAddr},
 		},
 	}
 }

@@ -1,4 +1,4 @@
-package lab
+package loadbalancer
 
 import (
 	"os"
@@ -8,23 +8,23 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/bootlab/bootlab/lab/loadbalancer"
+	"github.com/bootlab/bootlab/lab/spec"
 )
 
-func lbSpec(masters, workers int) *Spec {
-	s := &Spec{Name: "demo", Profile: ProfileOpenShift, LabDir: "/var/lib/bootlab/labs/demo",
-		Topology: Topology{Masters: masters, Workers: workers}}
+func lbSpec(masters, workers int) *spec.Spec {
+	s := &spec.Spec{Name: "demo", Profile: spec.ProfileOpenShift, LabDir: "/var/lib/bootlab/labs/demo",
+		Topology: spec.Topology{Masters: masters, Workers: workers}}
 	s.OpenShift.PullSecretFile = "/dev/null"
 	s.Defaults()
 	return s
 }
 
-func TestLoadBalancerConfigGolden(t *testing.T) {
+func TestLabConfigGolden(t *testing.T) {
 	compact := lbSpec(3, 0)
 	compact.Network.IngressAddress = "192.168.126.2"
 	cases := []struct {
 		golden  string
-		spec    *Spec
+		spec    *spec.Spec
 		removed bool
 	}{
 		{"lab-1-3-2.cfg", lbSpec(3, 2), false},
@@ -33,26 +33,26 @@ func TestLoadBalancerConfigGolden(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.golden, func(t *testing.T) {
-			c := LoadBalancerConfig(tc.spec, tc.removed)
+			c := LabConfig(tc.spec, tc.removed)
 			assert.Equal(t, filepath.Dir(tc.spec.HAProxyConfigPath()), c.Dir)
 			assert.Equal(t, tc.spec.HAProxyConfigPath(), c.ConfigPath())
 			assert.Equal(t, tc.spec.HAProxyPIDPath(), c.PIDPath())
 			assert.Equal(t, tc.spec.HAProxySocketPath(), c.SocketPath())
-			got, err := loadbalancer.Render(c)
+			got, err := Render(c)
 			require.NoError(t, err)
-			path := filepath.Join("..", "testdata", "haproxy", tc.golden)
+			path := filepath.Join("..", "..", "testdata", "haproxy", tc.golden)
 			if *update {
 				require.NoError(t, os.WriteFile(path, got, 0o644))
 			}
 			want, err := os.ReadFile(path)
-			require.NoError(t, err, "run `go test ./lab -run TestLoadBalancerConfigGolden -update`")
+			require.NoError(t, err, "run `go test ./lab/loadbalancer -run TestLabConfigGolden -update`")
 			assert.Equal(t, string(want), string(got))
 		})
 	}
 }
 
-func TestLoadBalancerConfigBackends(t *testing.T) {
-	servers := func(c loadbalancer.Config, frontend string) []string {
+func TestLabConfigBackends(t *testing.T) {
+	servers := func(c Config, frontend string) []string {
 		for _, f := range c.Frontends {
 			if f.Name == frontend {
 				var names []string
@@ -65,19 +65,19 @@ func TestLoadBalancerConfigBackends(t *testing.T) {
 		return nil
 	}
 	s := lbSpec(3, 2)
-	c := LoadBalancerConfig(s, false)
+	c := LabConfig(s, false)
 	assert.Equal(t, s.Network.APIAddress, c.BindAddress)
-	assert.Equal(t, HAProxyStatsPort, c.StatsPort)
+	assert.Equal(t, spec.HAProxyStatsPort, c.StatsPort)
 	assert.Equal(t, []string{"bootstrap", "master-0", "master-1", "master-2"}, servers(c, "api"))
 	assert.Equal(t, []string{"bootstrap", "master-0", "master-1", "master-2"}, servers(c, "machine-config"))
 	assert.Equal(t, []string{"worker-0", "worker-1"}, servers(c, "ingress-https"))
 
-	pivoted := LoadBalancerConfig(s, true)
+	pivoted := LabConfig(s, true)
 	assert.Equal(t, []string{"master-0", "master-1", "master-2"}, servers(pivoted, "api"))
 	assert.Equal(t, []string{"master-0", "master-1", "master-2"}, servers(pivoted, "machine-config"))
 	assert.Equal(t, []string{"worker-0", "worker-1"}, servers(pivoted, "ingress-http"))
 
-	compact := LoadBalancerConfig(lbSpec(3, 0), false)
+	compact := LabConfig(lbSpec(3, 0), false)
 	assert.Equal(t, []string{"master-0", "master-1", "master-2"}, servers(compact, "ingress-http"), "no workers: routers run on the masters")
 }
 
@@ -86,22 +86,22 @@ func TestLoadBalancerConfigBackends(t *testing.T) {
 // the spec accepts: with workers, without (compact and single master), and
 // for an explicit node list in any order.
 func TestIngressNodesAreTheIngressBackends(t *testing.T) {
-	probeSpec := func(masters, workers int) *Spec {
-		s := &Spec{Name: "p", Profile: ProfileProbe, LabDir: "/tmp/p", Topology: Topology{Masters: masters, Workers: workers}}
+	probeSpec := func(masters, workers int) *spec.Spec {
+		s := &spec.Spec{Name: "p", Profile: spec.ProfileProbe, LabDir: "/tmp/p", Topology: spec.Topology{Masters: masters, Workers: workers}}
 		s.Defaults()
 		return s
 	}
-	explicit := &Spec{Name: "x", Profile: ProfileProbe, LabDir: "/tmp/x", Nodes: []Node{
-		{Name: "infra-a", Role: RoleWorker}, {Name: "cp-1", Role: RoleMaster}, {Name: "boot", Role: RoleBootstrap}, {Name: "cp-2", Role: RoleMaster},
+	explicit := &spec.Spec{Name: "x", Profile: spec.ProfileProbe, LabDir: "/tmp/x", Nodes: []spec.Node{
+		{Name: "infra-a", Role: spec.RoleWorker}, {Name: "cp-1", Role: spec.RoleMaster}, {Name: "boot", Role: spec.RoleBootstrap}, {Name: "cp-2", Role: spec.RoleMaster},
 	}}
 	explicit.Defaults()
-	explicitCompact := &Spec{Name: "y", Profile: ProfileProbe, LabDir: "/tmp/y", Nodes: []Node{
-		{Name: "cp-1", Role: RoleMaster}, {Name: "boot", Role: RoleBootstrap},
+	explicitCompact := &spec.Spec{Name: "y", Profile: spec.ProfileProbe, LabDir: "/tmp/y", Nodes: []spec.Node{
+		{Name: "cp-1", Role: spec.RoleMaster}, {Name: "boot", Role: spec.RoleBootstrap},
 	}}
 	explicitCompact.Defaults()
 	for _, tc := range []struct {
 		name        string
-		spec        *Spec
+		spec        *spec.Spec
 		want        []string
 		schedulable bool
 	}{
@@ -117,7 +117,7 @@ func TestIngressNodesAreTheIngressBackends(t *testing.T) {
 		{"explicit nodes without workers", explicitCompact, []string{"cp-1"}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if tc.spec.Profile == ProfileOpenShift {
+			if tc.spec.Profile == spec.ProfileOpenShift {
 				// Validation reads the pull secret: give it a well-formed one.
 				ps := filepath.Join(t.TempDir(), "pull-secret.json")
 				require.NoError(t, os.WriteFile(ps, []byte(`{"auths":{"quay.io":{"auth":"dTpw"}}}`), 0o600))
@@ -131,7 +131,7 @@ func TestIngressNodesAreTheIngressBackends(t *testing.T) {
 			assert.Equal(t, tc.want, got)
 			assert.Equal(t, tc.schedulable, tc.spec.MastersSchedulable())
 			for _, removed := range []bool{false, true} {
-				c := LoadBalancerConfig(tc.spec, removed)
+				c := LabConfig(tc.spec, removed)
 				for _, fe := range c.Frontends {
 					if fe.Port != PortIngressHTTP && fe.Port != PortIngressHTTPS {
 						continue
