@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/xml"
+	"flag"
 	"os"
 	"path"
 	"path/filepath"
@@ -266,3 +267,5 @@ func TestPlanRehearsalBootstrap(t *testing.T) {
 		}
 	}
 }
+
+var update = flag.Bool("update", false, "rewrite golden files")

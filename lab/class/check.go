@@ -8,14 +8,15 @@ import (
 	"strings"
 
 	"github.com/bootlab/bootlab/lab"
+	"github.com/bootlab/bootlab/lab/preflight"
 	"github.com/bootlab/bootlab/lab/spec"
 )
 
 // Host is what a class is checked against before anything is created.
 // The command reads the real host; tests give fixed facts.
 type Host struct {
-	// Routes are the host's routes (lab.HostRoutes).
-	Routes []lab.HostRoute
+	// Routes are the host's routes (preflight.HostRoutes).
+	Routes []preflight.HostRoute
 	// Networks are the libvirt networks of the labs' daemon.
 	Networks []lab.NetworkInfo
 	// Labs are the labs under the bootlab home (lab.FindLabs).
@@ -23,7 +24,7 @@ type Host struct {
 	// Capacity reads the memory and disk the host offers for labs whose
 	// pools live under poolDir; nil skips the capacity check (a remote or
 	// test:// daemon, whose host is not this one).
-	Capacity func(poolDir string) (lab.HostCapacity, error)
+	Capacity func(poolDir string) (preflight.HostCapacity, error)
 }
 
 // Expand turns the class into its labs and checks them together against
@@ -326,7 +327,7 @@ func capacity(plan *Plan, host Host, add func(field, format string, args ...any)
 	var mem, disk uint64
 	fit := -1
 	for i, s := range todo {
-		n := lab.LabNeeds(s)
+		n := preflight.LabNeeds(s)
 		mem += n.MemoryBytes
 		disk += n.DiskBytes
 		if fit < 0 && (mem > have.MemoryBytes || disk > have.DiskBytes) {
@@ -344,10 +345,10 @@ func capacity(plan *Plan, host Host, add func(field, format string, args ...any)
 	}
 	var short []string
 	if mem > have.MemoryBytes {
-		short = append(short, fmt.Sprintf("%s of memory (%s available)", lab.HumanBytes(mem), lab.HumanBytes(have.MemoryBytes)))
+		short = append(short, fmt.Sprintf("%s of memory (%s available)", preflight.HumanBytes(mem), preflight.HumanBytes(have.MemoryBytes)))
 	}
 	if disk > have.DiskBytes {
-		short = append(short, fmt.Sprintf("%s of disk (%s free on %s)", lab.HumanBytes(disk), lab.HumanBytes(have.DiskBytes), have.DiskDir))
+		short = append(short, fmt.Sprintf("%s of disk (%s free on %s)", preflight.HumanBytes(disk), preflight.HumanBytes(have.DiskBytes), have.DiskDir))
 	}
 	fits := fmt.Sprintf("only %s fit", labs(fit))
 	if fit == 1 {

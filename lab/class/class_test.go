@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/bootlab/bootlab/lab"
+	"github.com/bootlab/bootlab/lab/preflight"
 	"github.com/bootlab/bootlab/lab/spec"
 )
 
@@ -48,7 +49,7 @@ func loadFixture(t *testing.T, name string) (*Spec, Host, error) {
 		f := strings.Fields(val)
 		switch key {
 		case "host-routes":
-			host.Routes = append(host.Routes, lab.HostRoute{Prefix: netip.MustParsePrefix(f[0]), Dev: f[1]})
+			host.Routes = append(host.Routes, preflight.HostRoute{Prefix: netip.MustParsePrefix(f[0]), Dev: f[1]})
 		case "libvirt-networks":
 			host.Networks = append(host.Networks, lab.NetworkInfo{Name: f[0], Prefixes: []netip.Prefix{netip.MustParsePrefix(f[1])}, Bridge: f[2]})
 		case "lab":
@@ -60,7 +61,7 @@ func loadFixture(t *testing.T, name string) (*Spec, Host, error) {
 			}
 			host.Labs = append(host.Labs, lab.LabRef{Name: f[0], Dir: s.LabDir, State: st})
 			host.Networks = append(host.Networks, lab.NetworkInfo{Name: s.NetworkName(), Prefixes: []netip.Prefix{netip.MustParsePrefix(f[1])}, Bridge: s.Network.Bridge})
-			host.Routes = append(host.Routes, lab.HostRoute{Prefix: netip.MustParsePrefix(f[1]), Dev: s.Network.Bridge})
+			host.Routes = append(host.Routes, preflight.HostRoute{Prefix: netip.MustParsePrefix(f[1]), Dev: s.Network.Bridge})
 		case "mem-available-mib":
 			memMiB, _ = strconv.ParseUint(val, 10, 64)
 		case "disk-free-gib":
@@ -68,8 +69,8 @@ func loadFixture(t *testing.T, name string) (*Spec, Host, error) {
 		}
 	}
 	if memMiB > 0 {
-		host.Capacity = func(poolDir string) (lab.HostCapacity, error) {
-			return lab.HostCapacity{MemoryBytes: memMiB << 20, DiskBytes: diskGiB << 30, DiskDir: "/var/lib/libvirt/images"}, nil
+		host.Capacity = func(poolDir string) (preflight.HostCapacity, error) {
+			return preflight.HostCapacity{MemoryBytes: memMiB << 20, DiskBytes: diskGiB << 30, DiskDir: "/var/lib/libvirt/images"}, nil
 		}
 	}
 	c, err := Parse(raw, name)

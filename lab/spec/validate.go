@@ -81,7 +81,7 @@ func (e *errs) err() error {
 // naming every bad field, or nil. It looks at the files the spec names (the
 // images, the pull secret, the SSH public key: they must exist and hold
 // what they should) but not at the host's networks or libvirt: that is
-// lab.ValidateHost's part, after connecting.
+// preflight.ValidateHost's part, after connecting.
 func (s *Spec) Validate() error {
 	var e errs
 	if s.APIVersion != APIVersion {

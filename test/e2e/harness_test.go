@@ -20,7 +20,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/bootlab/bootlab/lab"
+	"github.com/bootlab/bootlab/lab/preflight"
 )
 
 var (
@@ -136,7 +136,7 @@ func freeCIDR(t *testing.T) netip.Prefix {
 	t.Helper()
 	cidrMu.Lock()
 	defer cidrMu.Unlock()
-	routes, err := lab.HostRoutes()
+	routes, err := preflight.HostRoutes()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/bootlab/bootlab/lab"
 	"github.com/bootlab/bootlab/lab/class"
 	"github.com/bootlab/bootlab/lab/libvirt"
+	"github.com/bootlab/bootlab/lab/preflight"
 )
 
 // DefaultClassFile is read when -f is not given and it exists.
@@ -97,7 +98,7 @@ func (cf *ClassFlags) ClassName() (string, error) {
 // daemons only) memory and disk.
 func hostOf(ctx context.Context, f *cmdutil.Factory, uri string) (class.Host, error) {
 	var h class.Host
-	routes, err := lab.HostRoutes()
+	routes, err := preflight.HostRoutes()
 	if err != nil {
 		return h, err
 	}
@@ -114,8 +115,8 @@ func hostOf(ctx context.Context, f *cmdutil.Factory, uri string) (class.Host, er
 		return h, fmt.Errorf("list libvirt networks on %s: %w", uri, err)
 	}
 	if strings.HasPrefix(uri, "qemu:///") {
-		h.Capacity = func(poolDir string) (lab.HostCapacity, error) {
-			return lab.ReadHostCapacity(lab.HostFacts{}, poolDir)
+		h.Capacity = func(poolDir string) (preflight.HostCapacity, error) {
+			return preflight.ReadHostCapacity(preflight.HostFacts{}, poolDir)
 		}
 	}
 	return h, nil

@@ -15,6 +15,7 @@ import (
 	"github.com/bootlab/bootlab/lab"
 	"github.com/bootlab/bootlab/lab/class"
 	"github.com/bootlab/bootlab/lab/libvirt"
+	"github.com/bootlab/bootlab/lab/preflight"
 	"github.com/bootlab/bootlab/lab/verify"
 )
 
@@ -277,7 +278,7 @@ func runReset(ctx context.Context, f *cmdutil.Factory, opts *ResetOptions) error
 	}
 	accel := m.State.Accelerator
 	if accel == "" {
-		a, _, err := lab.ChooseAccelerator(ctx, &spec, conn, f.Log)
+		a, _, err := preflight.ChooseAccelerator(ctx, &spec, conn, f.Log)
 		if err != nil {
 			return err
 		}

@@ -14,6 +14,7 @@ import (
 	"github.com/bootlab/bootlab/lab"
 	"github.com/bootlab/bootlab/lab/class"
 	"github.com/bootlab/bootlab/lab/libvirt"
+	"github.com/bootlab/bootlab/lab/preflight"
 	"github.com/bootlab/bootlab/lab/probe"
 )
 
@@ -138,15 +139,15 @@ func prepareClass(ctx context.Context, f *cmdutil.Factory, p *class.Plan, noPref
 		if conn != nil {
 			host = conn
 		}
-		report, err := lab.Preflight(ctx, first, host, lab.PreflightOptions{Log: f.Log, Status: f.Status, ConnectError: connErr,
-			Facts: lab.HostFacts{SpareKernel: probe.CachedKernel(probe.DefaultCacheDir())}})
+		report, err := preflight.Run(ctx, first, host, preflight.Options{Log: f.Log, Status: f.Status, ConnectError: connErr,
+			Facts: preflight.HostFacts{SpareKernel: probe.CachedKernel(probe.DefaultCacheDir())}})
 		if err != nil {
 			return "", err
 		}
 		if err := report.Err(); err != nil {
 			return "", err
 		}
-		if !strings.HasPrefix(report.AcceleratorReason, lab.NoProofKernel) {
+		if !strings.HasPrefix(report.AcceleratorReason, preflight.NoProofKernel) {
 			accel = report.Accelerator
 		}
 	}
@@ -157,7 +158,7 @@ func prepareClass(ctx context.Context, f *cmdutil.Factory, p *class.Plan, noPref
 		return "", err
 	}
 	if accel == "" {
-		a, why, err := lab.ChooseAccelerator(ctx, first, conn, f.Log)
+		a, why, err := preflight.ChooseAccelerator(ctx, first, conn, f.Log)
 		if err != nil {
 			return "", cmdutil.WithCode(cmdutil.ExitInvalid, err)
 		}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/bootlab/bootlab/lab"
 	"github.com/bootlab/bootlab/lab/openshift"
+	"github.com/bootlab/bootlab/lab/preflight"
 )
 
 // ExitCodeOf is the exit code a command's error maps to: the code an
@@ -32,7 +33,7 @@ func invalidInput(err error) bool {
 	var (
 		idErr     *lab.IdentityError
 		specErr   *lab.ValidationError
-		flightErr *lab.PreflightError
+		flightErr *preflight.Error
 		secretErr *openshift.PullSecretError
 		profErr   *lab.ErrNoPreparer
 	)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/bootlab/bootlab/lab"
 	"github.com/bootlab/bootlab/lab/openshift"
+	"github.com/bootlab/bootlab/lab/preflight"
 )
 
 // The library's invalid-input errors carry no exit code of their own:
@@ -16,7 +17,7 @@ import (
 func TestExitCodeOfMapsLibraryErrors(t *testing.T) {
 	for _, err := range []error{
 		&lab.ValidationError{},
-		fmt.Errorf("lab up: %w", &lab.PreflightError{}),
+		fmt.Errorf("lab up: %w", &preflight.Error{}),
 		fmt.Errorf("prepare: %w", fmt.Errorf("read: %w", &openshift.PullSecretError{Path: "ps.json", Msg: "not JSON"})),
 		&lab.IdentityError{},
 	} {

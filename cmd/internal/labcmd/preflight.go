@@ -11,6 +11,7 @@ import (
 	"github.com/bootlab/bootlab/internal/check"
 	"github.com/bootlab/bootlab/lab"
 	"github.com/bootlab/bootlab/lab/libvirt"
+	"github.com/bootlab/bootlab/lab/preflight"
 	"github.com/bootlab/bootlab/lab/probe"
 )
 
@@ -67,7 +68,7 @@ func runPreflight(ctx context.Context, f *cmdutil.Factory, opts *PreflightOption
 		defer conn.Close()
 		host = conn
 	}
-	report, err := lab.Preflight(ctx, spec, host, preflightOptions(f, connErr))
+	report, err := preflight.Run(ctx, spec, host, preflightOptions(f, connErr))
 	if err != nil {
 		return err
 	}
@@ -75,7 +76,7 @@ func runPreflight(ctx context.Context, f *cmdutil.Factory, opts *PreflightOption
 		doc := struct {
 			Name string `json:"name"`
 			OK   bool   `json:"ok"`
-			*lab.PreflightReport
+			*preflight.Report
 		}{spec.Name, report.OK(), report}
 		if err := cmdutil.WriteJSON(f.Streams.Out, "PreflightReport", doc); err != nil {
 			return err
@@ -93,7 +94,7 @@ func runPreflight(ctx context.Context, f *cmdutil.Factory, opts *PreflightOption
 // printPreflight writes the checks as every check list prints (✓ passed,
 // ! passed with a caveat and its note, ✗ failed, the fixes at the end),
 // then the accelerator lab up would use.
-func printPreflight(w io.Writer, r *lab.PreflightReport) error {
+func printPreflight(w io.Writer, r *preflight.Report) error {
 	if err := check.Write(w, r.Checks, check.Options{}); err != nil {
 		return err
 	}
@@ -107,7 +108,7 @@ func printPreflight(w io.Writer, r *lab.PreflightReport) error {
 // preflightOptions are the options preflight runs with in `lab preflight`
 // and `lab up`: the cached probe kernel can prove KVM on a host with no
 // kernel in /boot.
-func preflightOptions(f *cmdutil.Factory, connErr error) lab.PreflightOptions {
-	return lab.PreflightOptions{Log: f.Log, Status: f.Status, ConnectError: connErr,
-		Facts: lab.HostFacts{SpareKernel: probe.CachedKernel(probe.DefaultCacheDir())}}
+func preflightOptions(f *cmdutil.Factory, connErr error) preflight.Options {
+	return preflight.Options{Log: f.Log, Status: f.Status, ConnectError: connErr,
+		Facts: preflight.HostFacts{SpareKernel: probe.CachedKernel(probe.DefaultCacheDir())}}
 }

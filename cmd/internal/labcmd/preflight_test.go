@@ -11,6 +11,7 @@ import (
 	"github.com/bootlab/bootlab/internal/check"
 	"github.com/bootlab/bootlab/lab"
 	"github.com/bootlab/bootlab/lab/loadbalancer"
+	"github.com/bootlab/bootlab/lab/preflight"
 )
 
 func TestPreflightFlags(t *testing.T) {
@@ -47,7 +48,7 @@ func TestPivotFlags(t *testing.T) {
 }
 
 func TestPrintPreflight(t *testing.T) {
-	r := &lab.PreflightReport{
+	r := &preflight.Report{
 		Checks: []check.Result{
 			{Name: "libvirt", OK: true, Detail: "libvirt 9.0.0 at qemu:///system"},
 			{Name: "accelerator", OK: true, Warning: true, Detail: "tcg: no kernel", Fix: "set accelerator: kvm"},

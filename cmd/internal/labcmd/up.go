@@ -13,6 +13,7 @@ import (
 	"github.com/bootlab/bootlab/lab/hostdns"
 	"github.com/bootlab/bootlab/lab/libvirt"
 	"github.com/bootlab/bootlab/lab/openshift"
+	"github.com/bootlab/bootlab/lab/preflight"
 )
 
 // UpOptions are the options of `lab up`.
@@ -174,14 +175,14 @@ func upSpec(ctx context.Context, f *cmdutil.Factory, opts *UpOptions, spec *lab.
 		if conn != nil {
 			host = conn
 		}
-		report, err := lab.Preflight(ctx, spec, host, preflightOptions(f, connErr))
+		report, err := preflight.Run(ctx, spec, host, preflightOptions(f, connErr))
 		if err != nil {
 			return err
 		}
 		if err := report.Err(); err != nil {
 			return err
 		}
-		if !strings.HasPrefix(report.AcceleratorReason, lab.NoProofKernel) {
+		if !strings.HasPrefix(report.AcceleratorReason, preflight.NoProofKernel) {
 			accel = report.Accelerator
 			f.Status.Infof("accelerator: %s", accelLine(accel, report.AcceleratorReason))
 		}
@@ -208,7 +209,7 @@ func upSpec(ctx context.Context, f *cmdutil.Factory, opts *UpOptions, spec *lab.
 		// Without preflight, or when preflight had no kernel to prove KVM
 		// with: chosen once the boot files exist, so under auto KVM proves it
 		// boots the lab's own kernel.
-		a, why, err := lab.ChooseAccelerator(ctx, spec, conn, f.Log)
+		a, why, err := preflight.ChooseAccelerator(ctx, spec, conn, f.Log)
 		if err != nil {
 			return cmdutil.WithCode(cmdutil.ExitInvalid, err)
 		}

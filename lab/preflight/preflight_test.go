@@ -1,4 +1,4 @@
-package lab
+package preflight
 
 import (
 	"context"
@@ -15,18 +15,20 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/bootlab/bootlab/internal/check"
+	"github.com/bootlab/bootlab/lab/hypervisor"
+	"github.com/bootlab/bootlab/lab/spec"
 )
 
 type fakeHost struct {
 	version string
 	types   []string
-	nets    []NetworkInfo
+	nets    []hypervisor.NetworkInfo
 	err     error
 }
 
 func (f *fakeHost) LibvirtVersion(context.Context) (string, error) { return f.version, f.err }
 func (f *fakeHost) DomainTypes(context.Context) ([]string, error)  { return f.types, f.err }
-func (f *fakeHost) Networks(context.Context) ([]NetworkInfo, error) {
+func (f *fakeHost) Networks(context.Context) ([]hypervisor.NetworkInfo, error) {
 	return f.nets, f.err
 }
 
@@ -117,8 +119,8 @@ func (g *goodHost) facts() HostFacts {
 	}
 }
 
-func preflightSpec(t *testing.T, mutate func(*Spec)) *Spec {
-	s := &Spec{Name: "pf", LabDir: "/var/lib/bootlab/labs/pf"}
+func preflightSpec(t *testing.T, mutate func(*spec.Spec)) *spec.Spec {
+	s := &spec.Spec{Name: "pf", LabDir: "/var/lib/bootlab/labs/pf"}
 	s.Image.Kernel = "/var/lib/bootlab/probe/vmlinuz"
 	if mutate != nil {
 		mutate(s)
@@ -129,7 +131,7 @@ func preflightSpec(t *testing.T, mutate func(*Spec)) *Spec {
 
 func kvmHost() *fakeHost { return &fakeHost{version: "9.0.0", types: []string{"qemu", "kvm"}} }
 
-func checkOf(t *testing.T, r *PreflightReport, name string) check.Result {
+func checkOf(t *testing.T, r *Report, name string) check.Result {
 	t.Helper()
 	for _, c := range r.Checks {
 		if c.Name == name {
@@ -140,9 +142,9 @@ func checkOf(t *testing.T, r *PreflightReport, name string) check.Result {
 	return check.Result{}
 }
 
-func run(t *testing.T, s *Spec, host HostInfo, g *goodHost) *PreflightReport {
+func run(t *testing.T, s *spec.Spec, host hypervisor.HostInfo, g *goodHost) *Report {
 	t.Helper()
-	r, err := Preflight(context.Background(), s, host, PreflightOptions{Facts: g.facts()})
+	r, err := Run(context.Background(), s, host, Options{Facts: g.facts()})
 	require.NoError(t, err)
 	return r
 }
@@ -156,7 +158,7 @@ func TestPreflightAllGood(t *testing.T) {
 	}
 	assert.True(t, r.OK())
 	assert.NoError(t, r.Err())
-	assert.Equal(t, AccelKVM, r.Accelerator)
+	assert.Equal(t, spec.AccelKVM, r.Accelerator)
 	assert.Equal(t, []string{"/var/lib/bootlab/probe/vmlinuz"}, g.smoked, "the smoke test boots the spec's kernel")
 	names := []string{}
 	for _, c := range r.Checks {
@@ -171,20 +173,20 @@ func TestPreflightAllGood(t *testing.T) {
 func TestPreflightFailures(t *testing.T) {
 	cases := []struct {
 		name       string
-		host       func() HostInfo
+		host       func() hypervisor.HostInfo
 		connErr    error
 		mutateHost func(*goodHost)
-		mutateSpec func(*Spec)
+		mutateSpec func(*spec.Spec)
 		check      string
 		detail     string
 		fix        string
 	}{
-		{name: "libvirt unreachable", host: func() HostInfo { return nil }, connErr: errors.New("dial unix /var/run/libvirt/libvirt-sock: connect: no such file or directory"),
+		{name: "libvirt unreachable", host: func() hypervisor.HostInfo { return nil }, connErr: errors.New("dial unix /var/run/libvirt/libvirt-sock: connect: no such file or directory"),
 			check: CheckLibvirt, detail: "cannot connect to qemu:///system: dial unix", fix: "virtlogd -d && libvirtd -d"},
-		{name: "libvirt not answering", host: func() HostInfo { return &fakeHost{err: errors.New("rpc error")} },
+		{name: "libvirt not answering", host: func() hypervisor.HostInfo { return &fakeHost{err: errors.New("rpc error")} },
 			check: CheckLibvirt, detail: "qemu:///system does not answer: rpc error", fix: "virsh -c qemu:///system version"},
-		{name: "kvm required but absent", host: func() HostInfo { return &fakeHost{version: "9.0.0", types: []string{"qemu"}} },
-			mutateSpec: func(s *Spec) { s.Accelerator = AccelKVM },
+		{name: "kvm required but absent", host: func() hypervisor.HostInfo { return &fakeHost{version: "9.0.0", types: []string{"qemu"}} },
+			mutateSpec: func(s *spec.Spec) { s.Accelerator = spec.AccelKVM },
 			check:      CheckAccel, detail: "accelerator: kvm, but KVM is not usable: libvirt offers no kvm domain type (only qemu)", fix: "accelerator: tcg"},
 		{name: "kvm device closed to qemu (68 s trap)", mutateHost: func(g *goodHost) { g.files["/dev/kvm"] = &FileOwner{Mode: fs.ModeCharDevice | 0o600} },
 			check: CheckKVMDevice, detail: "the qemu user libvirt-qemu cannot open it; libvirt then re-probes qemu on every domain start (~68 s each", fix: "chgrp kvm /dev/kvm && chmod 0660 /dev/kvm"},
@@ -195,9 +197,9 @@ func TestPreflightFailures(t *testing.T) {
 		{name: "cidr overlaps a host route", mutateHost: func(g *goodHost) {
 			g.routes = append(g.routes, HostRoute{Prefix: netip.MustParsePrefix("192.168.0.0/16"), Dev: "wlan0"})
 		}, check: CheckNetwork, detail: "network.cidr: 192.168.126.0/24 overlaps the host route 192.168.0.0/16 on wlan0", fix: "--cidr"},
-		{name: "cidr overlaps a libvirt network", host: func() HostInfo {
+		{name: "cidr overlaps a libvirt network", host: func() hypervisor.HostInfo {
 			h := kvmHost()
-			h.nets = []NetworkInfo{{Name: "default", Bridge: "virbr0", Prefixes: []netip.Prefix{netip.MustParsePrefix("192.168.126.0/24")}}}
+			h.nets = []hypervisor.NetworkInfo{{Name: "default", Bridge: "virbr0", Prefixes: []netip.Prefix{netip.MustParsePrefix("192.168.126.0/24")}}}
 			return h
 		}, check: CheckNetwork, detail: `overlaps libvirt network "default"`, fix: "--cidr"},
 		{name: "api port taken", mutateHost: func(g *goodHost) { g.listen = append(g.listen, netip.MustParseAddrPort("0.0.0.0:6443")) },
@@ -208,16 +210,16 @@ func TestPreflightFailures(t *testing.T) {
 			check: CheckLB, detail: "6443 (listening on 192.168.126.1:6443)", fix: "ss -ltnp"},
 		{name: "haproxy rejects the config", mutateHost: func(g *goodHost) { g.cfgErr = errors.New("haproxy -c -f x rejected the configuration") },
 			check: CheckLB, detail: "rejected the configuration", fix: "bootlab bug"},
-		{name: "admin socket path too long", mutateSpec: func(s *Spec) { s.LabDir = "/var/lib/bootlab/" + strings.Repeat("x", 90) },
+		{name: "admin socket path too long", mutateSpec: func(s *spec.Spec) { s.LabDir = "/var/lib/bootlab/" + strings.Repeat("x", 90) },
 			check: CheckLB, detail: "more than the 107 a unix socket allows: choose a shorter labDir", fix: "labDir"},
-		{name: "not enough memory", mutateSpec: func(s *Spec) { s.Profile = ProfileOpenShift; s.OpenShift.PullSecretFile = "/ps" },
+		{name: "not enough memory", mutateSpec: func(s *spec.Spec) { s.Profile = spec.ProfileOpenShift; s.OpenShift.PullSecretFile = "/ps" },
 			check: CheckMemory, detail: "the nodes need 80.0 GiB, the host has 32.0 GiB available", fix: "--workers 0"},
 		{name: "not enough disk", mutateHost: func(g *goodHost) { g.free = 10 << 20 },
 			check: CheckDisk, detail: "/var/lib/libvirt/images/bootlab-pf needs 96 MiB (no base image + 6 overlays × 16 MiB), /var/lib/libvirt/images has 10 MiB free", fix: "set storage.poolDir to a larger filesystem"},
 		{name: "pool dir not traversable", mutateHost: func(g *goodHost) { g.files["/var/lib/libvirt/images"] = &FileOwner{Mode: fs.ModeDir | 0o700} },
 			check: CheckPoolAccess, detail: "the qemu user libvirt-qemu cannot traverse /var/lib/libvirt/images (mode 0700)", fix: "chmod o+x /var/lib/libvirt/images"},
 		{name: "lab dir under /root", mutateHost: func(g *goodHost) { g.files["/root"] = &FileOwner{Mode: fs.ModeDir | 0o700} },
-			mutateSpec: func(s *Spec) { s.LabDir = "/root/labs/pf" },
+			mutateSpec: func(s *spec.Spec) { s.LabDir = "/root/labs/pf" },
 			check:      CheckLabAccess, detail: "cannot traverse /root (mode 0700)", fix: "move labDir under a directory qemu can reach"},
 	}
 	for _, tc := range cases {
@@ -226,12 +228,12 @@ func TestPreflightFailures(t *testing.T) {
 			if tc.mutateHost != nil {
 				tc.mutateHost(g)
 			}
-			var host HostInfo = kvmHost()
+			var host hypervisor.HostInfo = kvmHost()
 			if tc.host != nil {
 				host = tc.host()
 			}
 			s := preflightSpec(t, tc.mutateSpec)
-			r, err := Preflight(context.Background(), s, host, PreflightOptions{Facts: g.facts(), ConnectError: tc.connErr})
+			r, err := Run(context.Background(), s, host, Options{Facts: g.facts(), ConnectError: tc.connErr})
 			require.NoError(t, err)
 			c := checkOf(t, r, tc.check)
 			assert.False(t, c.OK, "%s should fail: %s", tc.check, c.Detail)
@@ -242,7 +244,7 @@ func TestPreflightFailures(t *testing.T) {
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), tc.check+": ")
 			assert.Contains(t, err.Error(), "fix: "+c.Fix)
-			var pe *PreflightError
+			var pe *Error
 			require.ErrorAs(t, err, &pe)
 			for _, other := range r.Checks {
 				if other.Name != tc.check && other.Name != CheckAccel && other.Name != CheckNetwork {
@@ -258,10 +260,10 @@ func TestPreflightFailures(t *testing.T) {
 func TestPreflightChecksTheRemoteHost(t *testing.T) {
 	g := newGoodHost(t)
 	g.free = 0
-	remote := preflightSpec(t, func(s *Spec) { s.Libvirt.URI = "qemu+ssh://root@lab-host/system" })
+	remote := preflightSpec(t, func(s *spec.Spec) { s.Libvirt.URI = "qemu+ssh://root@lab-host/system" })
 	facts := g.facts()
 	facts.Where = "root@lab-host:22"
-	r, err := Preflight(context.Background(), remote, kvmHost(), PreflightOptions{Facts: facts})
+	r, err := Run(context.Background(), remote, kvmHost(), Options{Facts: facts})
 	require.NoError(t, err)
 	assert.False(t, r.OK())
 	assert.False(t, checkOf(t, r, CheckDisk).OK, "the remote disk is checked")
@@ -271,11 +273,11 @@ func TestPreflightChecksTheRemoteHost(t *testing.T) {
 	for _, c := range r.Checks {
 		assert.Equal(t, "root@lab-host:22", c.Host, c.Name)
 	}
-	assert.Equal(t, AccelKVM, r.Accelerator, "what the remote libvirt offers")
+	assert.Equal(t, spec.AccelKVM, r.Accelerator, "what the remote libvirt offers")
 	assert.Empty(t, g.smoked, "no test guest is booted for a remote lab")
 
 	// Without a connection, the remote machine cannot be looked at: said so.
-	r, err = Preflight(context.Background(), remote, nil, PreflightOptions{ConnectError: errors.New("ssh: refused")})
+	r, err = Run(context.Background(), remote, nil, Options{ConnectError: errors.New("ssh: refused")})
 	require.NoError(t, err)
 	assert.False(t, checkOf(t, r, CheckLibvirt).OK)
 	assert.Contains(t, checkOf(t, r, CheckMemory).Detail, "was not checked (no connection)")
@@ -283,47 +285,47 @@ func TestPreflightChecksTheRemoteHost(t *testing.T) {
 
 func TestPreflightTestURI(t *testing.T) {
 	g := newGoodHost(t)
-	r := run(t, preflightSpec(t, func(s *Spec) { s.Libvirt.URI = "test:///default" }), &fakeHost{version: "9.0.0", types: []string{"test"}}, g)
+	r := run(t, preflightSpec(t, func(s *spec.Spec) { s.Libvirt.URI = "test:///default" }), &fakeHost{version: "9.0.0", types: []string{"test"}}, g)
 	assert.True(t, r.OK(), "%+v", r.Checks)
-	assert.Equal(t, AccelTCG, r.Accelerator)
+	assert.Equal(t, spec.AccelTCG, r.Accelerator)
 	assert.False(t, checkOf(t, r, CheckAccel).Warning)
 }
 
 func TestChooseAccelerator(t *testing.T) {
 	cases := []struct {
 		name      string
-		accel     Accelerator
+		accel     spec.Accelerator
 		env       string
 		types     []string
-		mutate    func(*goodHost, *Spec)
+		mutate    func(*goodHost, *spec.Spec)
 		smoke     error
-		want      Accelerator
+		want      spec.Accelerator
 		reason    string
 		errSubstr string
 	}{
-		{name: "tcg asked", accel: AccelTCG, want: AccelTCG, reason: "tcg (accelerator: tcg)"},
-		{name: "kvm asked and usable", accel: AccelKVM, want: AccelKVM, reason: "kvm (accelerator: kvm; a test guest booted under KVM)"},
+		{name: "tcg asked", accel: spec.AccelTCG, want: spec.AccelTCG, reason: "tcg (accelerator: tcg)"},
+		{name: "kvm asked and usable", accel: spec.AccelKVM, want: spec.AccelKVM, reason: "kvm (accelerator: kvm; a test guest booted under KVM)"},
 		// Asked for by name, KVM is proven all the same: a host where it hangs
 		// guests is refused now, not found out by a lab that never boots.
-		{name: "kvm asked, KVM hangs guests", accel: AccelKVM, smoke: errors.New("no kernel output on the serial console in 5s"),
+		{name: "kvm asked, KVM hangs guests", accel: spec.AccelKVM, smoke: errors.New("no kernel output on the serial console in 5s"),
 			errSubstr: "accelerator: kvm, but a test guest (/var/lib/bootlab/probe/vmlinuz) did not boot under KVM: no kernel output"},
-		{name: "kvm asked, no device", accel: AccelKVM, mutate: func(g *goodHost, _ *Spec) { delete(g.files, "/dev/kvm") },
+		{name: "kvm asked, no device", accel: spec.AccelKVM, mutate: func(g *goodHost, _ *spec.Spec) { delete(g.files, "/dev/kvm") },
 			errSubstr: "accelerator: kvm, but KVM is not usable: /dev/kvm is missing"},
-		{name: "auto, smoke passes", accel: AccelAuto, want: AccelKVM, reason: "kvm: a test guest booted under KVM"},
-		{name: "auto, KVM hangs guests", accel: AccelAuto, smoke: errors.New("no kernel output on the serial console in 5s"),
-			want: AccelTCG, reason: "tcg: KVM looks usable but a test guest did not boot under it (no kernel output on the serial console in 5s)"},
-		{name: "auto, no kernel to try", accel: AccelAuto, mutate: func(_ *goodHost, s *Spec) { s.Image.Kernel = "" },
-			want: AccelTCG, reason: "no kernel (image.kernel, /nonexistent-boot/vmlinuz* or a cached probe kernel"},
-		{name: "auto, the cached probe kernel proves it", accel: AccelAuto, mutate: func(g *goodHost, s *Spec) { s.Image.Kernel = ""; g.spare = "/var/cache/bootlab/probe/x/vmlinuz" },
-			want: AccelKVM, reason: "kvm: a test guest booted under KVM"},
-		{name: "auto, no kvm type", accel: AccelAuto, types: []string{"qemu"}, want: AccelTCG, reason: "tcg: libvirt offers no kvm domain type (only qemu)"},
-		{name: "auto, device closed to qemu", accel: AccelAuto, mutate: func(g *goodHost, _ *Spec) { g.files["/dev/kvm"] = &FileOwner{Mode: 0o600} },
-			want: AccelTCG, reason: "the qemu user libvirt-qemu cannot open it"},
-		{name: "env forces tcg", accel: AccelKVM, env: "tcg", want: AccelTCG, reason: "tcg (BOOTLAB_ACCEL=tcg)"},
-		{name: "env forces kvm", accel: AccelAuto, env: "kvm", want: AccelKVM, reason: "kvm (BOOTLAB_ACCEL=kvm; a test guest booted"},
-		{name: "env forces kvm, no kernel to prove it", accel: AccelAuto, env: "kvm", mutate: func(_ *goodHost, s *Spec) { s.Image.Kernel = "" },
-			want: AccelKVM, reason: "kvm (BOOTLAB_ACCEL=kvm; no kernel here to prove it boots guests)"},
-		{name: "env nonsense", accel: AccelAuto, env: "hvf", errSubstr: "BOOTLAB_ACCEL=hvf: must be auto, kvm or tcg"},
+		{name: "auto, smoke passes", accel: spec.AccelAuto, want: spec.AccelKVM, reason: "kvm: a test guest booted under KVM"},
+		{name: "auto, KVM hangs guests", accel: spec.AccelAuto, smoke: errors.New("no kernel output on the serial console in 5s"),
+			want: spec.AccelTCG, reason: "tcg: KVM looks usable but a test guest did not boot under it (no kernel output on the serial console in 5s)"},
+		{name: "auto, no kernel to try", accel: spec.AccelAuto, mutate: func(_ *goodHost, s *spec.Spec) { s.Image.Kernel = "" },
+			want: spec.AccelTCG, reason: "no kernel (image.kernel, /nonexistent-boot/vmlinuz* or a cached probe kernel"},
+		{name: "auto, the cached probe kernel proves it", accel: spec.AccelAuto, mutate: func(g *goodHost, s *spec.Spec) { s.Image.Kernel = ""; g.spare = "/var/cache/bootlab/probe/x/vmlinuz" },
+			want: spec.AccelKVM, reason: "kvm: a test guest booted under KVM"},
+		{name: "auto, no kvm type", accel: spec.AccelAuto, types: []string{"qemu"}, want: spec.AccelTCG, reason: "tcg: libvirt offers no kvm domain type (only qemu)"},
+		{name: "auto, device closed to qemu", accel: spec.AccelAuto, mutate: func(g *goodHost, _ *spec.Spec) { g.files["/dev/kvm"] = &FileOwner{Mode: 0o600} },
+			want: spec.AccelTCG, reason: "the qemu user libvirt-qemu cannot open it"},
+		{name: "env forces tcg", accel: spec.AccelKVM, env: "tcg", want: spec.AccelTCG, reason: "tcg (BOOTLAB_ACCEL=tcg)"},
+		{name: "env forces kvm", accel: spec.AccelAuto, env: "kvm", want: spec.AccelKVM, reason: "kvm (BOOTLAB_ACCEL=kvm; a test guest booted"},
+		{name: "env forces kvm, no kernel to prove it", accel: spec.AccelAuto, env: "kvm", mutate: func(_ *goodHost, s *spec.Spec) { s.Image.Kernel = "" },
+			want: spec.AccelKVM, reason: "kvm (BOOTLAB_ACCEL=kvm; no kernel here to prove it boots guests)"},
+		{name: "env nonsense", accel: spec.AccelAuto, env: "hvf", errSubstr: "BOOTLAB_ACCEL=hvf: must be auto, kvm or tcg"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -332,7 +334,7 @@ func TestChooseAccelerator(t *testing.T) {
 			if tc.env != "" {
 				g.env["BOOTLAB_ACCEL"] = tc.env
 			}
-			s := preflightSpec(t, func(s *Spec) { s.Accelerator = tc.accel })
+			s := preflightSpec(t, func(s *spec.Spec) { s.Accelerator = tc.accel })
 			if tc.mutate != nil {
 				tc.mutate(g, s)
 			}

@@ -1,6 +1,6 @@
 //go:build integration
 
-package lab
+package preflight
 
 import (
 	"context"
@@ -11,6 +11,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/bootlab/bootlab/lab/spec"
 )
 
 // testKernel is a bootable x86_64 kernel: $BOOTLAB_TEST_KERNEL, the host's,
@@ -51,14 +53,14 @@ func TestBootPrints(t *testing.T) {
 // ChooseAccelerator on the real host answers, and its answer is consistent
 // with the smoke test run directly.
 func TestChooseAcceleratorOnThisHost(t *testing.T) {
-	s := &Spec{Name: "pf-it"}
+	s := &spec.Spec{Name: "pf-it"}
 	s.Image.Kernel = testKernel(t)
 	s.Defaults()
 	t.Setenv("BOOTLAB_ACCEL", "")
 	accel, reason, err := ChooseAccelerator(context.Background(), s, nil, nil)
 	require.NoError(t, err)
 	t.Logf("chose %s: %s", accel, reason)
-	if accel == AccelKVM {
+	if accel == spec.AccelKVM {
 		assert.NoError(t, kvmSmoke(context.Background(), s.Image.Kernel))
 	} else {
 		assert.Contains(t, reason, "tcg: ")

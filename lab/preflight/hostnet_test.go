@@ -1,4 +1,4 @@
-package lab
+package preflight
 
 import (
 	"errors"
@@ -11,18 +11,21 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/bootlab/bootlab/lab/hypervisor"
+	"github.com/bootlab/bootlab/lab/spec"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
 
 // The spec fixtures are checked by spec.Validate and by ValidateHost
 // against the host facts each fixture's header declares.
-const specDir = "../testdata/specs"
+const specDir = "../../testdata/specs"
 
 // loadFixture reads a spec fixture, substituting ${TESTDATA} with the
 // absolute fixture directory, and returns the fake host facts its header
 // comments declare ("# host-routes: PREFIX DEV", "# libvirt-networks: NAME PREFIX BRIDGE").
-func loadFixture(t *testing.T, name string) (*Spec, []HostRoute, []NetworkInfo, error) {
+func loadFixture(t *testing.T, name string) (*spec.Spec, []HostRoute, []hypervisor.NetworkInfo, error) {
 	t.Helper()
 	abs, err := filepath.Abs(specDir)
 	require.NoError(t, err)
@@ -30,16 +33,16 @@ func loadFixture(t *testing.T, name string) (*Spec, []HostRoute, []NetworkInfo, 
 	require.NoError(t, err)
 	text := strings.ReplaceAll(string(raw), "${TESTDATA}", abs)
 	var routes []HostRoute
-	var nets []NetworkInfo
+	var nets []hypervisor.NetworkInfo
 	for _, line := range strings.Split(text, "\n") {
 		if f := strings.Fields(strings.TrimPrefix(line, "# host-routes:")); strings.HasPrefix(line, "# host-routes:") {
 			routes = append(routes, HostRoute{Prefix: netip.MustParsePrefix(f[0]), Dev: f[1]})
 		}
 		if f := strings.Fields(strings.TrimPrefix(line, "# libvirt-networks:")); strings.HasPrefix(line, "# libvirt-networks:") {
-			nets = append(nets, NetworkInfo{Name: f[0], Prefixes: []netip.Prefix{netip.MustParsePrefix(f[1])}, Bridge: f[2]})
+			nets = append(nets, hypervisor.NetworkInfo{Name: f[0], Prefixes: []netip.Prefix{netip.MustParsePrefix(f[1])}, Bridge: f[2]})
 		}
 	}
-	s, err := Parse([]byte(text), name)
+	s, err := spec.Parse([]byte(text), name)
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -47,16 +50,16 @@ func loadFixture(t *testing.T, name string) (*Spec, []HostRoute, []NetworkInfo, 
 	return s, routes, nets, nil
 }
 
-func validateAll(s *Spec, routes []HostRoute, nets []NetworkInfo, source string) error {
+func validateAll(s *spec.Spec, routes []HostRoute, nets []hypervisor.NetworkInfo, source string) error {
 	if err := s.Validate(); err != nil {
-		var ve *ValidationError
+		var ve *spec.ValidationError
 		if errors.As(err, &ve) {
 			ve.Source = source
 		}
 		return err
 	}
 	if err := ValidateHost(s, routes, nets); err != nil {
-		var ve *ValidationError
+		var ve *spec.ValidationError
 		if errors.As(err, &ve) {
 			ve.Source = source
 		}
@@ -91,7 +94,7 @@ func TestInvalidFixtures(t *testing.T) {
 				err = validateAll(s, routes, nets, name)
 			}
 			require.Error(t, err, "fixture must be rejected")
-			var ve *ValidationError
+			var ve *spec.ValidationError
 			require.ErrorAs(t, err, &ve)
 			abs, _ := filepath.Abs(specDir)
 			got := strings.ReplaceAll(err.Error(), abs, "${TESTDATA}") + "\n"
@@ -122,12 +125,12 @@ virbr0	007AA8C0	00000000	0001	0	0	0	00FFFFFF	0	0	0
 }
 
 func TestValidateHostIgnoresOwnNetworkAndDefaultRoute(t *testing.T) {
-	s := &Spec{Name: "demo"}
+	s := &spec.Spec{Name: "demo"}
 	s.Defaults()
 	routes := []HostRoute{
 		{Prefix: netip.MustParsePrefix("0.0.0.0/0"), Dev: "eth0"},
 		{Prefix: netip.MustParsePrefix("192.168.126.0/24"), Dev: s.Network.Bridge},
 	}
-	nets := []NetworkInfo{{Name: s.NetworkName(), Bridge: s.Network.Bridge, Prefixes: []netip.Prefix{netip.MustParsePrefix("192.168.126.0/24")}}}
+	nets := []hypervisor.NetworkInfo{{Name: s.NetworkName(), Bridge: s.Network.Bridge, Prefixes: []netip.Prefix{netip.MustParsePrefix("192.168.126.0/24")}}}
 	assert.NoError(t, ValidateHost(s, routes, nets))
 }

@@ -1,6 +1,10 @@
-package lab
+package preflight
 
-import "os"
+import (
+	"os"
+
+	"github.com/bootlab/bootlab/lab/spec"
+)
 
 // Needs is what one lab takes from the host, by the same rules as the
 // memory and disk checks of preflight: every node's memory, and in its pool
@@ -11,7 +15,7 @@ type Needs struct {
 }
 
 // LabNeeds is what lab s needs of the host (a class sums it over its labs).
-func LabNeeds(s *Spec) Needs {
+func LabNeeds(s *spec.Spec) Needs {
 	var n Needs
 	for _, node := range s.Nodes {
 		n.MemoryBytes += uint64(node.MemoryMiB) * mib
@@ -24,12 +28,12 @@ func LabNeeds(s *Spec) Needs {
 // baseImageNeed is the pool space lab s's base image takes, and how to
 // say it: the file's size when it is on disk, an estimate for an RHCOS
 // image still to download, nothing for a lab that boots no base image.
-func baseImageNeed(s *Spec) (uint64, string) {
+func baseImageNeed(s *spec.Spec) (uint64, string) {
 	if s.Image.Path != "" {
 		if fi, err := os.Stat(s.Image.Path); err == nil {
 			return uint64(fi.Size()), "base image " + human(uint64(fi.Size()))
 		}
-	} else if s.Profile == ProfileOpenShift {
+	} else if s.Profile == spec.ProfileOpenShift {
 		return baseImageEstimate, "RHCOS base image ~" + human(baseImageEstimate)
 	}
 	return 0, "no base image"

@@ -1,19 +1,18 @@
-package lab
+package preflight
 
 import (
 	"context"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/bootlab/bootlab/internal/sshc/sshctest"
 	"github.com/bootlab/bootlab/lab/host"
+	"github.com/bootlab/bootlab/lab/spec"
 )
 
 // Preflight of a qemu+ssh lab reads the remote machine through its Host:
@@ -24,13 +23,13 @@ func TestPreflightReadsTheRemoteMachineThroughItsHost(t *testing.T) {
 	h, err := host.Open(ctx, fmt.Sprintf("qemu+ssh://root@%s/system?keyfile=%s&known_hosts=%s", srv.Addr, srv.KeyFile, filepath.Join(t.TempDir(), "kh")), host.Options{})
 	require.NoError(t, err)
 	defer h.Close()
-	s := preflightSpec(t, func(s *Spec) {
+	s := preflightSpec(t, func(s *spec.Spec) {
 		s.Libvirt.URI = "qemu+ssh://root@" + srv.Addr + "/system"
-		s.Profile = ProfileProbe
+		s.Profile = spec.ProfileProbe
 		s.Network.CIDR = "10.213.77.0/24"
 		s.Storage.PoolDir = filepath.Join(t.TempDir(), "pool")
 	})
-	r, err := Preflight(ctx, s, kvmHost(), PreflightOptions{Machine: h})
+	r, err := Run(ctx, s, kvmHost(), Options{Machine: h})
 	require.NoError(t, err)
 	names := map[string]bool{}
 	for _, c := range r.Checks {
@@ -67,29 +66,9 @@ func TestParseRemoteFacts(t *testing.T) {
 // qemu+tcp reaches libvirt but nothing else on that machine: preflight
 // fails, saying to use qemu+ssh.
 func TestPreflightRefusesALibvirtOnlyTransport(t *testing.T) {
-	s := preflightSpec(t, func(s *Spec) { s.Libvirt.URI = "qemu+tcp://server/system" })
-	r, err := Preflight(context.Background(), s, kvmHost(), PreflightOptions{Machine: host.LibvirtOnly{URI: s.Libvirt.URI}})
+	s := preflightSpec(t, func(s *spec.Spec) { s.Libvirt.URI = "qemu+tcp://server/system" })
+	r, err := Run(context.Background(), s, kvmHost(), Options{Machine: host.LibvirtOnly{URI: s.Libvirt.URI}})
 	require.NoError(t, err)
 	assert.False(t, r.OK())
 	assert.Contains(t, checkOf(t, r, CheckMemory).Fix, "qemu+ssh://user@host/system")
-}
-
-// A remote system daemon's domain start time is its qemu pid file's
-// mtime, read on that machine.
-func TestDomainSinceOnARemoteHost(t *testing.T) {
-	srv := sshctest.Start(t)
-	ctx := context.Background()
-	h, err := host.Open(ctx, fmt.Sprintf("qemu+ssh://root@%s/system?keyfile=%s&known_hosts=%s", srv.Addr, srv.KeyFile, filepath.Join(t.TempDir(), "kh")), host.Options{})
-	require.NoError(t, err)
-	defer h.Close()
-	old := qemuRunDir
-	qemuRunDir = t.TempDir()
-	t.Cleanup(func() { qemuRunDir = old })
-	at := time.Date(2026, 11, 23, 8, 0, 0, 0, time.UTC)
-	p := filepath.Join(qemuRunDir, "bootlab-x-master-0.pid")
-	require.NoError(t, os.WriteFile(p, []byte("1\n"), 0o644))
-	require.NoError(t, os.Chtimes(p, at, at))
-	uri := "qemu+ssh://root@" + srv.Addr + "/system"
-	assert.True(t, at.Equal(domainSince(ctx, h, uri, "bootlab-x-master-0")))
-	assert.True(t, domainSince(ctx, h, uri, "bootlab-x-absent").IsZero())
 }

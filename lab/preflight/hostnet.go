@@ -1,4 +1,4 @@
-package lab
+package preflight
 
 import (
 	"fmt"
@@ -6,6 +6,9 @@ import (
 	"os"
 	"strconv"
 	"strings"
+
+	"github.com/bootlab/bootlab/lab/hypervisor"
+	"github.com/bootlab/bootlab/lab/spec"
 )
 
 // HostRoute is one IPv4 route of the host.
@@ -50,10 +53,10 @@ func parseProcRoutes(text string) ([]HostRoute, error) {
 // overlap a host route (other than the default route and the lab's own
 // bridge) or another libvirt network. The lab's own network is ignored, so a
 // second `up` passes.
-func ValidateHost(s *Spec, routes []HostRoute, nets []NetworkInfo) error {
-	var list []FieldError
+func ValidateHost(s *spec.Spec, routes []HostRoute, nets []hypervisor.NetworkInfo) error {
+	var list []spec.FieldError
 	add := func(field, format string, args ...any) {
-		list = append(list, FieldError{Field: field, Msg: fmt.Sprintf(format, args...)})
+		list = append(list, spec.FieldError{Field: field, Msg: fmt.Sprintf(format, args...)})
 	}
 	prefix, err := netip.ParsePrefix(s.Network.CIDR)
 	if err != nil {
@@ -83,5 +86,5 @@ func ValidateHost(s *Spec, routes []HostRoute, nets []NetworkInfo) error {
 	if len(list) == 0 {
 		return nil
 	}
-	return &ValidationError{Errs: list}
+	return &spec.ValidationError{Errs: list}
 }
