@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/bootlab/bootlab/lab/host"
+	"github.com/bootlab/bootlab/lab/labdir"
 	"github.com/bootlab/bootlab/lab/spec"
 )
 
@@ -39,7 +40,7 @@ func bootSources(s *Spec) []bootSource {
 		}
 	}
 	for _, n := range s.Nodes {
-		out = append(out, bootSource{what: "Ignition of node " + n.Name, path: s.IgnitionPath(n), node: n.Name})
+		out = append(out, bootSource{what: "Ignition of node " + n.Name, path: labdir.Ignition(s, n), node: n.Name})
 	}
 	return out
 }
@@ -159,7 +160,7 @@ func (r *labRun) ensureBootVolumes(ctx context.Context, vols []BootVolume) (stri
 		}
 		// Not complete until the upload below ends: a record left from a
 		// volume deleted by hand must not vouch for this one.
-		if err := r.record(func(st *State) { delete(st.BootVolumes, v.Name) }); err != nil {
+		if err := r.record(func(st *labdir.State) { delete(st.BootVolumes, v.Name) }); err != nil {
 			return false, err
 		}
 		if _, err := r.hv.CreateVolume(ctx, pool, v.XML); err != nil {
@@ -178,7 +179,7 @@ func (r *labRun) ensureBootVolumes(ctx context.Context, vols []BootVolume) (stri
 			sent += v.File.Size
 			r.mu.Unlock()
 		}
-		return true, r.record(func(st *State) {
+		return true, r.record(func(st *labdir.State) {
 			if st.BootVolumes == nil {
 				st.BootVolumes = map[string]bool{}
 			}
@@ -234,7 +235,7 @@ func (r *labRun) staleBootVolumes(ctx context.Context, vols []BootVolume) (strin
 		return "", nil
 	}
 	sort.Strings(gone)
-	if err := r.record(func(st *State) {
+	if err := r.record(func(st *labdir.State) {
 		for _, g := range gone {
 			delete(st.BootVolumes, g)
 		}

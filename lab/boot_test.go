@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/bootlab/bootlab/lab/hypervisor/fake"
+	"github.com/bootlab/bootlab/lab/labdir"
 )
 
 // bootSpec is testSpec with a kernel, an initrd and an Ignition file per
@@ -25,8 +26,8 @@ func bootSpec(t *testing.T) *Spec {
 	require.NoError(t, os.WriteFile(s.Image.Kernel, []byte("kernel v1"), 0o644))
 	require.NoError(t, os.WriteFile(s.Image.Initrd, []byte("initrd v1"), 0o644))
 	for _, n := range s.Nodes {
-		require.NoError(t, os.MkdirAll(filepath.Dir(s.IgnitionPath(n)), 0o755))
-		require.NoError(t, os.WriteFile(s.IgnitionPath(n), []byte(`{"ignition":{"version":"3.2.0"},"node":"`+n.Name+`"}`), 0o600))
+		require.NoError(t, os.MkdirAll(filepath.Dir(labdir.Ignition(s, n)), 0o755))
+		require.NoError(t, os.WriteFile(labdir.Ignition(s, n), []byte(`{"ignition":{"version":"3.2.0"},"node":"`+n.Name+`"}`), 0o600))
 	}
 	return s
 }
@@ -50,7 +51,7 @@ func TestUpUploadsBootFilesOnce(t *testing.T) {
 		x := hv.DomainObjects[s.DomainName(n)].XML
 		assert.Contains(t, x, "<kernel>"+filepath.Join(s.Storage.PoolDir, "boot-kernel-"+boot.Kernel.Digest)+"</kernel>")
 		assert.Contains(t, x, `file="`+filepath.Join(s.Storage.PoolDir, "boot-"+n.Name+"-"+boot.Ignition[n.Name].Digest+".ign")+`"`)
-		assert.NotContains(t, x, s.IgnitionPath(n))
+		assert.NotContains(t, x, labdir.Ignition(s, n))
 		assert.Equal(t, int64(len("kernel v1")), hv.Uploaded["boot-kernel-"+boot.Kernel.Digest])
 	}
 
@@ -108,7 +109,7 @@ func TestUpReplacesAChangedKernel(t *testing.T) {
 		details = append(details, st.Detail)
 	}
 	assert.Contains(t, strings.Join(details, "; "), "1 old boot files removed")
-	st, err := LoadState(s.LabDir)
+	st, err := labdir.LoadState(s.LabDir)
 	require.NoError(t, err)
 	assert.False(t, st.BootVolumes["boot-kernel-"+old.Kernel.Digest])
 	assert.True(t, st.BootVolumes["boot-kernel-"+now.Kernel.Digest])
@@ -220,7 +221,7 @@ func TestUpDoesNotTrustARecordOfADeletedVolume(t *testing.T) {
 	hv.FailOn = "UploadVolume bootlab-t/" + kernel
 	_, err = Up(ctx, hv, s, upOpts())
 	require.ErrorContains(t, err, "injected failure")
-	st, err := LoadState(s.LabDir)
+	st, err := labdir.LoadState(s.LabDir)
 	require.NoError(t, err)
 	assert.False(t, st.BootVolumes[kernel], "no record for a volume whose upload failed")
 	hv.Reset()

@@ -6,6 +6,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/bootlab/bootlab/lab/labdir"
 )
 
 // CheckBootFiles and ReadBootFiles walk the same list: what one finds
@@ -18,10 +20,10 @@ func TestCheckBootFilesNamesTheNodeOrField(t *testing.T) {
 	assert.Len(t, boot.Ignition, len(s.Nodes))
 
 	n := s.Nodes[1]
-	require.NoError(t, os.Remove(s.IgnitionPath(n)))
+	require.NoError(t, os.Remove(labdir.Ignition(s, n)))
 	err = CheckBootFiles(s)
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), "node "+n.Name+" has no Ignition at "+s.IgnitionPath(n))
+	assert.Contains(t, err.Error(), "node "+n.Name+" has no Ignition at "+labdir.Ignition(s, n))
 	boot, err = ReadBootFiles(s)
 	require.NoError(t, err, "a node without Ignition gets none when reading")
 	assert.NotContains(t, boot.Ignition, n.Name)

@@ -15,6 +15,7 @@ import (
 
 	"libvirt.org/go/libvirtxml"
 
+	"github.com/bootlab/bootlab/lab/labdir"
 	"github.com/bootlab/bootlab/lab/loadbalancer"
 )
 
@@ -30,15 +31,11 @@ import (
 // snapshotPrefix marks the snapshots bootlab owns.
 const snapshotPrefix = "bootlab-"
 
-// checkpointFiles are the lab-directory entries a checkpoint carries and
-// restore replaces.
-var checkpointFiles = []string{"state.json", "verify.json", "stages"}
-
 // consoleDir holds the nodes' serial console logs. A checkpoint carries them
 // too (a probe node's reports are there: after a restore the node goes on
 // reporting from the checkpoint's sequence number), but restore rewrites
 // them in place: virtlogd keeps each open and appends to it.
-const consoleDir = "console"
+const consoleDir = "console" // within a checkpoint, as labdir.Console in the lab directory
 
 // checkpointMeta is <labDir>/checkpoints/NAME/checkpoint.json.
 type checkpointMeta struct {
@@ -77,11 +74,6 @@ func ValidateCheckpointName(name string) error {
 		return fmt.Errorf("checkpoint name %q is not a DNS label: use 1 to 63 lowercase letters, digits and '-', starting and ending with a letter or digit (e.g. before-08)", name)
 	}
 	return nil
-}
-
-// CheckpointDir is where the checkpoint's copy of the lab files lives.
-func CheckpointDir(s *Spec, name string) string {
-	return filepath.Join(s.LabDir, "checkpoints", name)
 }
 
 func snapshotDescription(s *Spec, labUUID, name string) string {
@@ -148,7 +140,7 @@ func SaveCheckpointOf(ctx context.Context, hv Hypervisor, s *Spec, name string, 
 	if len(doms) == 0 {
 		return nil, fmt.Errorf("lab %s has no VMs to checkpoint: run `bootlab lab up` first", s.Name)
 	}
-	dir := CheckpointDir(s, name)
+	dir := labdir.Checkpoint(s, name)
 	if opts.Replace {
 		if _, err := r.deleteCheckpointSnapshots(ctx, func(n string) bool { return n == name }); err != nil {
 			return nil, fmt.Errorf("replace checkpoint %s: %w", name, err)
@@ -180,7 +172,7 @@ func SaveCheckpointOf(ctx context.Context, hv Hypervisor, s *Spec, name string, 
 		return nil, fmt.Errorf("create checkpoint directory: %w", err)
 	}
 	defer os.RemoveAll(tmp)
-	for _, f := range checkpointFiles {
+	for _, f := range labdir.CheckpointEntries() {
 		if err := copyTree(filepath.Join(s.LabDir, f), filepath.Join(tmp, f)); err != nil {
 			return nil, fmt.Errorf("checkpoint %s: copy %s: %w", name, f, err)
 		}
@@ -290,7 +282,7 @@ func RestoreCheckpoint(ctx context.Context, hv Hypervisor, s *Spec, name string,
 		doms = append(doms, d)
 	}
 	sort.Strings(doms)
-	restored := &RestoreRecord{Checkpoint: name, Started: time.Now().UTC()}
+	restored := &labdir.RestoreRecord{Checkpoint: name, Started: time.Now().UTC()}
 	if _, err := parallel(ctx, doms, parallelism, func(ctx context.Context, d string) (bool, error) {
 		return true, hv.RevertSnapshot(ctx, d, snapshotPrefix+name)
 	}); err != nil {
@@ -298,8 +290,8 @@ func RestoreCheckpoint(ctx context.Context, hv Hypervisor, s *Spec, name string,
 	}
 	restored.Finished = time.Now().UTC()
 
-	dir := CheckpointDir(s, name)
-	for _, f := range checkpointFiles {
+	dir := labdir.Checkpoint(s, name)
+	for _, f := range labdir.CheckpointEntries() {
 		dst := filepath.Join(s.LabDir, f)
 		if err := os.RemoveAll(dst); err != nil {
 			return nil, fmt.Errorf("restore checkpoint %s: %w", name, err)
@@ -316,7 +308,7 @@ func RestoreCheckpoint(ctx context.Context, hv Hypervisor, s *Spec, name string,
 	// The checkpoint's state, but the identity and the objects that exist
 	// now (the checkpoint did not roll them back) as they are.
 	now := r.state
-	st, err := LoadState(s.LabDir)
+	st, err := labdir.LoadState(s.LabDir)
 	if err != nil {
 		return nil, fmt.Errorf("restore checkpoint %s: %w", name, err)
 	}

@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/bootlab/bootlab/internal/sshc"
+	"github.com/bootlab/bootlab/lab/labdir"
 )
 
 // saveConsoleLogs copies the console logs of the nodes named in only (all
@@ -21,7 +22,7 @@ import (
 // logs, so restoring it never rewinds what the other nodes reported.
 func (r *labRun) saveConsoleLogs(ctx context.Context, dir string, only []string) error {
 	if !r.host.Remote() && len(only) == 0 {
-		return copyTree(filepath.Join(r.s.LabDir, consoleDir), dir)
+		return copyTree(labdir.Console(r.s), dir)
 	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
@@ -35,9 +36,9 @@ func (r *labRun) saveConsoleLogs(ctx context.Context, dir string, only []string)
 			err  error
 		)
 		if r.host.Remote() {
-			data, err = r.host.ReadFile(ctx, r.s.ConsoleLogPath(n))
+			data, err = r.host.ReadFile(ctx, labdir.ConsoleLog(r.s, n))
 		} else {
-			data, err = os.ReadFile(r.s.ConsoleLogPath(n))
+			data, err = os.ReadFile(labdir.ConsoleLog(r.s, n))
 		}
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
@@ -57,7 +58,7 @@ func (r *labRun) saveConsoleLogs(ctx context.Context, dir string, only []string)
 // virtlogd's open descriptor appends after it).
 func (r *labRun) restoreConsoleLogs(ctx context.Context, from string) error {
 	if !r.host.Remote() {
-		return restoreConsoleFiles(from, filepath.Join(r.s.LabDir, consoleDir))
+		return restoreConsoleFiles(from, labdir.Console(r.s))
 	}
 	entries, err := os.ReadDir(from)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -66,7 +67,7 @@ func (r *labRun) restoreConsoleLogs(ctx context.Context, from string) error {
 	if err != nil {
 		return err
 	}
-	to := filepath.Dir(r.s.ConsoleLogPath(Node{Name: "x"}))
+	to := filepath.Dir(labdir.ConsoleLog(r.s, Node{Name: "x"}))
 	for _, e := range entries {
 		if !e.Type().IsRegular() {
 			continue

@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/bootlab/bootlab/lab/labdir"
 )
 
 // ListCheckpoints lists the lab's checkpoints, oldest first: every name
@@ -56,7 +58,7 @@ func (r *labRun) checkpoints(ctx context.Context) ([]Checkpoint, error) {
 			has[name][d.Name] = true
 		}
 	}
-	entries, err := os.ReadDir(filepath.Join(r.s.LabDir, "checkpoints"))
+	entries, err := os.ReadDir(labdir.Checkpoints(r.s))
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, err
 	}
@@ -65,7 +67,7 @@ func (r *labRun) checkpoints(ctx context.Context) ([]Checkpoint, error) {
 		if !e.IsDir() || strings.HasSuffix(e.Name(), ".partial") {
 			continue
 		}
-		data, err := os.ReadFile(filepath.Join(r.s.LabDir, "checkpoints", e.Name(), "checkpoint.json"))
+		data, err := os.ReadFile(filepath.Join(labdir.Checkpoint(r.s, e.Name()), "checkpoint.json"))
 		if err != nil {
 			continue
 		}
@@ -118,7 +120,7 @@ func DeleteCheckpoint(ctx context.Context, hv Hypervisor, s *Spec, name string) 
 	if err != nil {
 		return err
 	}
-	dir := CheckpointDir(s, name)
+	dir := labdir.Checkpoint(s, name)
 	for _, d := range []string{dir, dir + ".partial"} {
 		if _, err := os.Stat(d); err == nil {
 			found++

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/bootlab/bootlab/lab/hypervisor/fake"
+	"github.com/bootlab/bootlab/lab/labdir"
 )
 
 func upForCheckpoint(t *testing.T, hv *fake.Hypervisor) *Spec {
@@ -25,10 +26,10 @@ func TestCheckpointSaveRestoreOnEveryNode(t *testing.T) {
 	ctx := context.Background()
 	hv := fake.New()
 	s := upForCheckpoint(t, hv)
-	require.NoError(t, os.MkdirAll(s.StageLogDir(), 0o755))
-	require.NoError(t, os.WriteFile(filepath.Join(s.StageLogDir(), "01.json"), []byte(`{"stage":1}`), 0o600))
+	require.NoError(t, os.MkdirAll(labdir.Stages(s), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(labdir.Stages(s), "01.json"), []byte(`{"stage":1}`), 0o600))
 
-	console := s.ConsoleLogPath(s.Nodes[1])
+	console := labdir.ConsoleLog(s, s.Nodes[1])
 	require.NoError(t, os.MkdirAll(filepath.Dir(console), 0o755))
 	require.NoError(t, os.WriteFile(console, []byte("report 1\n"), 0o644))
 	consoleBefore, err := os.Stat(console)
@@ -39,15 +40,15 @@ func TestCheckpointSaveRestoreOnEveryNode(t *testing.T) {
 	require.NoError(t, err)
 	assert.Len(t, cp.Nodes, 4)
 	assert.Equal(t, 4, countPrefix(hv.Mutations(), "CreateSnapshot bootlab-start "), "one snapshot per node")
-	info, err := os.Stat(filepath.Join(CheckpointDir(s, "start"), "state.json"))
+	info, err := os.Stat(filepath.Join(labdir.Checkpoint(s, "start"), "state.json"))
 	require.NoError(t, err)
 	assert.Equal(t, os.FileMode(0o600), info.Mode().Perm(), "the copied state keeps its mode")
 
 	// Break the lab: a node off, a new stage record, the state changed.
 	master := s.DomainName(s.Nodes[1])
 	require.NoError(t, hv.DestroyDomain(ctx, master))
-	require.NoError(t, os.WriteFile(filepath.Join(s.StageLogDir(), "02.json"), []byte(`{"stage":2}`), 0o600))
-	st, err := LoadState(s.LabDir)
+	require.NoError(t, os.WriteFile(filepath.Join(labdir.Stages(s), "02.json"), []byte(`{"stage":2}`), 0o600))
+	st, err := labdir.LoadState(s.LabDir)
 	require.NoError(t, err)
 	st.BootstrapRemoved = true
 	require.NoError(t, st.Save(s.LabDir))
@@ -58,12 +59,12 @@ func TestCheckpointSaveRestoreOnEveryNode(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 4, countPrefix(hv.Mutations(), "RevertSnapshot bootlab-start "))
 	assert.True(t, hv.DomainObjects[master].Active, "the node runs again, as it did at the checkpoint")
-	_, err = os.Stat(filepath.Join(s.StageLogDir(), "02.json"))
+	_, err = os.Stat(filepath.Join(labdir.Stages(s), "02.json"))
 	assert.True(t, os.IsNotExist(err), "a stage record made after the checkpoint is gone")
-	data, err := os.ReadFile(filepath.Join(s.StageLogDir(), "01.json"))
+	data, err := os.ReadFile(filepath.Join(labdir.Stages(s), "01.json"))
 	require.NoError(t, err)
 	assert.Equal(t, `{"stage":1}`, string(data))
-	st2, err := LoadState(s.LabDir)
+	st2, err := labdir.LoadState(s.LabDir)
 	require.NoError(t, err)
 	assert.False(t, st2.BootstrapRemoved, "the state is the checkpoint's")
 	assert.Equal(t, st.UUID, st2.UUID, "the lab keeps its identity")
@@ -82,12 +83,12 @@ func TestCheckpointSaveRestoreOnEveryNode(t *testing.T) {
 
 func TestRestoreRecordResumed(t *testing.T) {
 	t0 := time.Date(2026, 1, 1, 10, 0, 0, 0, time.UTC)
-	r := &RestoreRecord{Started: t0, Finished: t0.Add(5 * time.Second)}
-	assert.True(t, r.resumed(t0.Add(2*time.Second)), "started by the restore")
-	assert.False(t, r.resumed(t0.Add(-time.Hour)), "running since before the restore: reverted in its own qemu")
-	assert.False(t, r.resumed(t0.Add(time.Minute)), "started again after the restore: a fresh boot")
-	assert.False(t, r.resumed(time.Time{}))
-	assert.False(t, (*RestoreRecord)(nil).resumed(t0))
+	r := &labdir.RestoreRecord{Started: t0, Finished: t0.Add(5 * time.Second)}
+	assert.True(t, r.Resumed(t0.Add(2*time.Second)), "started by the restore")
+	assert.False(t, r.Resumed(t0.Add(-time.Hour)), "running since before the restore: reverted in its own qemu")
+	assert.False(t, r.Resumed(t0.Add(time.Minute)), "started again after the restore: a fresh boot")
+	assert.False(t, r.Resumed(time.Time{}))
+	assert.False(t, (*labdir.RestoreRecord)(nil).Resumed(t0))
 }
 
 func TestCheckpointListDelete(t *testing.T) {
@@ -119,7 +120,7 @@ func TestCheckpointListDelete(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, cps, 1)
 	assert.Equal(t, "b", cps[0].Name)
-	_, err = os.Stat(CheckpointDir(s, "a"))
+	_, err = os.Stat(labdir.Checkpoint(s, "a"))
 	assert.True(t, os.IsNotExist(err))
 	assert.Len(t, hv.DomainSnapshots[master], 3, "mine, bootlab-fake and b")
 
@@ -161,7 +162,7 @@ func TestCheckpointSaveFailureLeavesNothing(t *testing.T) {
 	for d, snaps := range hv.DomainSnapshots {
 		assert.Empty(t, snaps, "%s keeps no snapshot of the failed save", d)
 	}
-	_, err = os.Stat(CheckpointDir(s, "x"))
+	_, err = os.Stat(labdir.Checkpoint(s, "x"))
 	assert.True(t, os.IsNotExist(err))
 	entries, _ := os.ReadDir(filepath.Join(s.LabDir, "checkpoints"))
 	assert.Empty(t, entries, "no partial directory left")
@@ -199,7 +200,7 @@ func TestInspectSinceUnknownForNodeResumedByRestore(t *testing.T) {
 	require.NoError(t, hv.DestroyDomain(ctx, s.DomainName(master)))
 	_, err = RestoreCheckpoint(ctx, hv, s, "a", RestoreOptions{SkipLoadBalancer: true})
 	require.NoError(t, err)
-	st, err := LoadState(s.LabDir)
+	st, err := labdir.LoadState(s.LabDir)
 	require.NoError(t, err)
 	pidAt(master, st.Restored.Started.Add(time.Millisecond)) // started by the restore
 	hourAgo := time.Now().Add(-time.Hour).Truncate(time.Second)
@@ -222,8 +223,8 @@ func TestCheckpointOfOneNode(t *testing.T) {
 	boot, master := s.Nodes[0], s.Nodes[1]
 	require.Equal(t, RoleBootstrap, boot.Role)
 	for _, n := range []Node{boot, master} {
-		require.NoError(t, os.MkdirAll(filepath.Dir(s.ConsoleLogPath(n)), 0o755))
-		require.NoError(t, os.WriteFile(s.ConsoleLogPath(n), []byte(n.Name+" 1\n"), 0o644))
+		require.NoError(t, os.MkdirAll(filepath.Dir(labdir.ConsoleLog(s, n)), 0o755))
+		require.NoError(t, os.WriteFile(labdir.ConsoleLog(s, n), []byte(n.Name+" 1\n"), 0o644))
 	}
 
 	hv.Reset()
@@ -231,22 +232,22 @@ func TestCheckpointOfOneNode(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, map[string]string{s.DomainName(boot): "running"}, cp.Nodes)
 	assert.Equal(t, []string{"CreateSnapshot bootlab-before-07 " + s.DomainName(boot)}, hv.Mutations())
-	assert.FileExists(t, filepath.Join(CheckpointDir(s, "before-07"), consoleDir, "bootstrap.log"))
-	assert.NoFileExists(t, filepath.Join(CheckpointDir(s, "before-07"), consoleDir, master.Name+".log"),
+	assert.FileExists(t, filepath.Join(labdir.Checkpoint(s, "before-07"), consoleDir, "bootstrap.log"))
+	assert.NoFileExists(t, filepath.Join(labdir.Checkpoint(s, "before-07"), consoleDir, master.Name+".log"),
 		"only the console log of a node the checkpoint reverts")
 
 	// The master goes on; restoring the bootstrap's checkpoint leaves its log alone.
 	for _, n := range []Node{boot, master} {
-		require.NoError(t, os.WriteFile(s.ConsoleLogPath(n), []byte(n.Name+" 1\n"+n.Name+" 2\n"), 0o644))
+		require.NoError(t, os.WriteFile(labdir.ConsoleLog(s, n), []byte(n.Name+" 1\n"+n.Name+" 2\n"), 0o644))
 	}
 	hv.Reset()
 	_, err = RestoreCheckpoint(ctx, hv, s, "before-07", RestoreOptions{SkipLoadBalancer: true})
 	require.NoError(t, err)
 	assert.Equal(t, []string{"RevertSnapshot bootlab-before-07 " + s.DomainName(boot)}, hv.Mutations())
-	data, err := os.ReadFile(s.ConsoleLogPath(boot))
+	data, err := os.ReadFile(labdir.ConsoleLog(s, boot))
 	require.NoError(t, err)
 	assert.Equal(t, "bootstrap 1\n", string(data))
-	data, err = os.ReadFile(s.ConsoleLogPath(master))
+	data, err = os.ReadFile(labdir.ConsoleLog(s, master))
 	require.NoError(t, err)
 	assert.Equal(t, master.Name+" 1\n"+master.Name+" 2\n", string(data))
 
@@ -281,13 +282,13 @@ func TestCheckpointConsoleLogsOfARemoteLab(t *testing.T) {
 	s.Libvirt.HostDir = "/srv/bootlab/t"
 	_, err := Up(ctx, hv, s, upOpts())
 	require.NoError(t, err)
-	console := s.ConsoleLogPath(s.Nodes[1])
+	console := labdir.ConsoleLog(s, s.Nodes[1])
 	assert.Equal(t, "/srv/bootlab/t/console/"+s.Nodes[1].Name+".log", console)
 	hv.Machine.Files[console] = []byte("before\n")
 
 	_, err = SaveCheckpoint(ctx, hv, s, "a")
 	require.NoError(t, err)
-	saved, err := os.ReadFile(filepath.Join(CheckpointDir(s, "a"), consoleDir, s.Nodes[1].Name+".log"))
+	saved, err := os.ReadFile(filepath.Join(labdir.Checkpoint(s, "a"), consoleDir, s.Nodes[1].Name+".log"))
 	require.NoError(t, err)
 	assert.Equal(t, "before\n", string(saved))
 

@@ -12,6 +12,8 @@ import (
 	"sync"
 
 	"libvirt.org/go/libvirtxml"
+
+	"github.com/bootlab/bootlab/lab/labdir"
 )
 
 // ignitionDigests hashes the probe lab's Ignition files (absent files are
@@ -28,7 +30,7 @@ func ignitionDigests(s *Spec) map[string]string {
 	h := sha256.New()
 	found := false
 	for _, n := range s.Nodes {
-		data, err := os.ReadFile(s.IgnitionPath(n))
+		data, err := os.ReadFile(labdir.Ignition(s, n))
 		if err != nil {
 			continue
 		}
@@ -178,9 +180,10 @@ func (r *labRun) staleDomains(ctx context.Context, doms []DomainPlan) (string, e
 }
 
 // StartNodes starts the defined but stopped domains of role (workers
-// deferred by `up` until the control plane is ready).
+// deferred by `up` until the control plane is ready), under the lab's lock.
 func StartNodes(ctx context.Context, hv Hypervisor, s *Spec, role Role) error {
-	r, err := newLabRun(hv, s, nil)
+	r, unlock, err := lockedLabRun(hv, s, nil, false)
+	defer unlock()
 	if err != nil {
 		return err
 	}
@@ -205,12 +208,13 @@ func StartNodes(ctx context.Context, hv Hypervisor, s *Spec, role Role) error {
 }
 
 // RemoveNode powers off and undefines node name's domain and deletes its
-// overlay (the bootstrap after the pivot, say).
+// overlay (the bootstrap after the pivot, say), under the lab's lock.
 func RemoveNode(ctx context.Context, hv Hypervisor, s *Spec, name string) error {
 	if _, ok := s.Node(name); !ok {
 		return fmt.Errorf("no node %q in lab %s (see `bootlab lab status`)", name, s.Name)
 	}
-	r, err := newLabRun(hv, s, nil)
+	r, unlock, err := lockedLabRun(hv, s, nil, false)
+	defer unlock()
 	if err != nil {
 		return err
 	}

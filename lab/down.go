@@ -12,6 +12,7 @@ import (
 	"github.com/bootlab/bootlab/internal/sshc"
 	"github.com/bootlab/bootlab/internal/status"
 	"github.com/bootlab/bootlab/lab/host"
+	"github.com/bootlab/bootlab/lab/labdir"
 	"github.com/bootlab/bootlab/lab/loadbalancer"
 )
 
@@ -63,7 +64,7 @@ func DownSteps(ctx context.Context, hv Hypervisor, s *Spec, opts DownOptions) ([
 		step{"Removing lab files in " + s.LabDir, func(ctx context.Context) (string, error) { return r.removeFiles(opts.KeepImages) }},
 	)
 	if r.host.Remote() && !isTestURI(s.Libvirt.URI) {
-		steps = append(steps, step{"Removing lab files on " + r.host.Name() + " in " + s.HostDir(), r.removeHostFiles})
+		steps = append(steps, step{"Removing lab files on " + r.host.Name() + " in " + labdir.HostDir(s), r.removeHostFiles})
 	}
 	return runSteps(ctx, opts.Status, r.log, steps)
 }
@@ -72,7 +73,7 @@ func DownSteps(ctx context.Context, hv Hypervisor, s *Spec, opts DownOptions) ([
 // machine: the console logs and the load balancer's directory, then the
 // lab's host directory when nothing else is left in it.
 func (r *labRun) removeHostFiles(ctx context.Context) (string, error) {
-	dir := r.s.HostDir()
+	dir := labdir.HostDir(r.s)
 	q := func(p string) string { return sshc.Quote(filepath.Join(dir, p)) }
 	cmd := fmt.Sprintf("[ -d %[1]s ] || exit 0; rm -rf -- %[2]s %[3]s && rmdir -- %[1]s 2>/dev/null; echo removed",
 		sshc.Quote(dir), q("console"), q("haproxy"))
@@ -201,7 +202,7 @@ func (r *labRun) deletePool(ctx context.Context, keepImages bool) (string, error
 	if err := r.hv.UndefinePool(ctx, name); err != nil {
 		return "", err
 	}
-	if err := r.record(func(st *State) { st.PoolUUID = "" }); err != nil {
+	if err := r.record(func(st *labdir.State) { st.PoolUUID = "" }); err != nil {
 		return "", err
 	}
 	return strings.Join(append(did, "pool deleted"), ", "), nil
@@ -228,24 +229,19 @@ func (r *labRun) deleteNetwork(ctx context.Context) (string, error) {
 	if err := r.hv.UndefineNetwork(ctx, name); err != nil {
 		return "", err
 	}
-	if err := r.record(func(st *State) { st.NetworkUUID = "" }); err != nil {
+	if err := r.record(func(st *labdir.State) { st.NetworkUUID = "" }); err != nil {
 		return "", err
 	}
 	return "deleted", nil
 }
 
-// labFiles are the lab-directory entries bootlab's lab verbs and preparers
-// write; anything else there (caches, stage logs, installer assets) stays.
-// install-config.yaml is the openshift preparer's kept copy (it holds the pull secret).
-var labFiles = []string{"console", "ignition", "haproxy", "ssh", "pki", "assets", "install-config.yaml", "base-image.done", "state.json", "verify.json", "checkpoints"}
-
 func (r *labRun) removeFiles(keepImages bool) (string, error) {
 	removed := 0
-	for _, f := range labFiles {
-		if keepImages && f == "base-image.done" {
+	for _, f := range labdir.Entries() {
+		p := filepath.Join(r.s.LabDir, f)
+		if keepImages && p == labdir.BaseImageMarker(r.s) {
 			continue
 		}
-		p := filepath.Join(r.s.LabDir, f)
 		if _, err := os.Lstat(p); err != nil {
 			continue
 		}
@@ -256,7 +252,7 @@ func (r *labRun) removeFiles(keepImages bool) (string, error) {
 	}
 	// The lock Down holds goes too (uncounted: Down made it); the directory
 	// itself goes when nothing else is left in it.
-	_ = os.Remove(filepath.Join(r.s.LabDir, lockFile))
+	_ = os.Remove(labdir.LockPath(r.s.LabDir))
 	if entries, err := os.ReadDir(r.s.LabDir); err == nil && len(entries) == 0 {
 		_ = os.Remove(r.s.LabDir)
 	}

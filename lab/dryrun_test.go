@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/bootlab/bootlab/lab/hypervisor/fake"
+	"github.com/bootlab/bootlab/lab/labdir"
 )
 
 func planLines(res *UpResult, s *Spec) string {
@@ -56,12 +57,12 @@ func TestUpDryRunPlansAndChangesNothing(t *testing.T) {
 	changed.Nodes = nil
 	changed.Defaults()
 	changed.Nodes[1].MemoryMiB = 512
-	before, err := LoadState(s.LabDir)
+	before, err := labdir.LoadState(s.LabDir)
 	require.NoError(t, err)
 	res, err = Up(ctx, hv, changed, opts)
 	require.NoError(t, err)
 	assert.Empty(t, hv.Mutations())
-	after, err := LoadState(s.LabDir)
+	after, err := labdir.LoadState(s.LabDir)
 	require.NoError(t, err)
 	assert.Equal(t, before.Updated, after.Updated, "the state is not written")
 	golden(t, filepath.Join("..", "testdata", "plan", "dryrun-converge.golden"), planLines(res, changed))

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/bootlab/bootlab/lab/hypervisor/fake"
+	"github.com/bootlab/bootlab/lab/labdir"
 )
 
 // copiedSpec is what a trainer makes with `lab config -f ux1.yaml > ux7.yaml`
@@ -31,7 +32,7 @@ func TestUpRecordsIdentityBeforeAnyObject(t *testing.T) {
 	hv.FailOn = "DefineNetwork bootlab-ux1"
 	_, err := Up(ctx, hv, s, upOpts())
 	require.Error(t, err)
-	st, err := LoadState(s.LabDir)
+	st, err := labdir.LoadState(s.LabDir)
 	require.NoError(t, err)
 	assert.Equal(t, "ux1", st.Name)
 	assert.Regexp(t, `^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`, st.UUID)
@@ -40,7 +41,7 @@ func TestUpRecordsIdentityBeforeAnyObject(t *testing.T) {
 	hv.Reset()
 	_, err = Up(ctx, hv, s, upOpts())
 	require.NoError(t, err)
-	st2, err := LoadState(s.LabDir)
+	st2, err := labdir.LoadState(s.LabDir)
 	require.NoError(t, err)
 	assert.Equal(t, st.UUID, st2.UUID, "the identity never changes")
 	for name, d := range hv.DomainObjects {
@@ -59,7 +60,7 @@ func TestCopiedSpecNeverActsOnTheOriginalLab(t *testing.T) {
 	ux7 := copiedSpec(t, ux1, "ux7", "10.88.7.0/24")
 
 	hv.Reset()
-	var idErr *IdentityError
+	var idErr *labdir.IdentityError
 	_, err = DownSteps(ctx, hv, ux7, DownOptions{})
 	require.ErrorAs(t, err, &idErr)
 	assert.Equal(t, "ux1", idErr.DirLab)
@@ -67,12 +68,12 @@ func TestCopiedSpecNeverActsOnTheOriginalLab(t *testing.T) {
 	assert.Contains(t, err.Error(), "remove both lines")
 	_, err = Up(ctx, hv, ux7, upOpts())
 	require.ErrorAs(t, err, &idErr)
-	_, _, err = Resolve(ux7)
+	_, _, err = labdir.Resolve(ux7)
 	require.ErrorAs(t, err, &idErr)
 	assert.Empty(t, hv.Mutations(), "nothing of ux1 (or anything else) was touched")
 	assert.Len(t, hv.DomainObjects, 4)
 
-	st, err := LoadState(ux1.LabDir)
+	st, err := labdir.LoadState(ux1.LabDir)
 	require.NoError(t, err)
 	assert.Equal(t, "ux1", st.Spec.Name, "ux1's state is untouched")
 }
@@ -116,27 +117,27 @@ func TestRefusedUpLeavesTheStateAsItWas(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "cannot change in place")
 
-	st, err := LoadState(s.LabDir)
+	st, err := labdir.LoadState(s.LabDir)
 	require.NoError(t, err)
 	assert.Equal(t, "10.88.0.0/24", st.Spec.Network.CIDR, "the state records the lab that exists")
-	applied, _, err := Resolve(changed)
+	applied, _, err := labdir.Resolve(changed)
 	require.NoError(t, err)
 	assert.Equal(t, "10.88.0.0/24", applied.Network.CIDR, "verify and status act on the lab's real addresses")
 }
 
 func TestFindLabs(t *testing.T) {
 	home := t.TempDir()
-	labs, err := FindLabs(home)
+	labs, err := labdir.Find(home)
 	require.NoError(t, err)
 	assert.Empty(t, labs)
 	for _, name := range []string{"b", "a"} {
-		st := &State{Name: name, UUID: newLabUUID()}
+		st := &labdir.State{Name: name, UUID: labdir.NewLabUUID()}
 		require.NoError(t, st.Save(filepath.Join(home, "labs", name)))
 	}
-	labs, err = FindLabs(home)
+	labs, err = labdir.Find(home)
 	require.NoError(t, err)
 	require.Len(t, labs, 2)
 	assert.Equal(t, "a", labs[0].Name)
 	assert.Equal(t, filepath.Join(home, "labs", "a"), labs[0].Dir)
-	assert.False(t, errors.Is(err, ErrNoState))
+	assert.False(t, errors.Is(err, labdir.ErrNoState))
 }

@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	"libvirt.org/go/libvirtxml"
+
+	"github.com/bootlab/bootlab/lab/labdir"
 )
 
 // Lister is the part of the hypervisor `lab list` needs: every network and
@@ -57,7 +59,7 @@ type Summary struct {
 	Network string   `json:"network,omitempty"`
 	Domains []string `json:"domains,omitempty"`
 	// Verify is the last `lab verify` result, if any.
-	Verify *VerifyRecord `json:"verify,omitempty"`
+	Verify *labdir.VerifyRecord `json:"verify,omitempty"`
 	// Error says why part of the lab could not be read (its state file, or
 	// its libvirt daemon).
 	Error string `json:"error,omitempty"`
@@ -65,8 +67,8 @@ type Summary struct {
 	// Spec and State are the lab's recorded effective spec and state (nil
 	// for an orphaned lab). Never printed: the spec names key and pull
 	// secret paths.
-	Spec  *Spec  `json:"-"`
-	State *State `json:"-"`
+	Spec  *Spec         `json:"-"`
+	State *labdir.State `json:"-"`
 }
 
 // List finds every bootlab lab on the host: each lab directory under
@@ -127,8 +129,8 @@ func List(ctx context.Context, opts ListOptions) ([]Summary, error) {
 			// A lab whose labDir: is outside the home is found through
 			// its domains' console log paths, and is no orphan.
 			if dir := found.labDir(o.Name); dir != "" {
-				ref := LabRef{Name: o.Name, Dir: dir}
-				if ref.State, ref.Err = LoadState(dir); ref.Err == nil && ref.State.CheckIdentity(&Spec{Name: o.Name}) != nil {
+				ref := labdir.Ref{Name: o.Name, Dir: dir}
+				if ref.State, ref.Err = labdir.LoadState(dir); ref.Err == nil && ref.State.CheckIdentity(&Spec{Name: o.Name}) != nil {
 					ref.State, ref.Err = nil, fmt.Errorf("%s holds another lab", dir)
 				}
 				l := summarize(ref)
@@ -146,9 +148,9 @@ func List(ctx context.Context, opts ListOptions) ([]Summary, error) {
 	return labs, nil
 }
 
-// listDirs summarizes every lab FindLabs finds under home.
+// listDirs summarizes every lab labdir.Find finds under home.
 func listDirs(home string) ([]Summary, error) {
-	refs, err := FindLabs(home)
+	refs, err := labdir.Find(home)
 	if err != nil {
 		return nil, err
 	}
@@ -160,7 +162,7 @@ func listDirs(home string) ([]Summary, error) {
 }
 
 // summarize describes one lab found by its directory.
-func summarize(ref LabRef) Summary {
+func summarize(ref labdir.Ref) Summary {
 	l := Summary{Name: ref.Name, Dir: ref.Dir}
 	st := ref.State
 	switch {
@@ -175,7 +177,7 @@ func summarize(ref LabRef) Summary {
 		l.NodesTotal = len(st.Spec.Nodes)
 		l.BootstrapRemoved = st.BootstrapRemoved
 	}
-	if rec, err := LoadVerifyRecord(ref.Dir); err != nil {
+	if rec, err := labdir.LoadVerifyRecord(ref.Dir); err != nil {
 		if l.Error == "" {
 			l.Error = err.Error()
 		}
@@ -199,7 +201,7 @@ func labDirOf(domainXML, name string) string {
 			continue
 		}
 		dir := filepath.Dir(filepath.Dir(sr.Log.File))
-		if st, err := LoadState(dir); err == nil && st.Spec != nil && st.Spec.Name == name {
+		if st, err := labdir.LoadState(dir); err == nil && st.Spec != nil && st.Spec.Name == name {
 			return dir
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/bootlab/bootlab/lab/hypervisor/fake"
+	"github.com/bootlab/bootlab/lab/labdir"
 )
 
 // listSpec is a lab whose directory is under home, as `up` would make it.
@@ -34,8 +35,8 @@ func TestListFindsLabDirsAndOrphans(t *testing.T) {
 	a := listSpec(t, home, "alpha", "10.90.1.0/24")
 	_, err := Up(ctx, hv, a, upOpts())
 	require.NoError(t, err)
-	require.NoError(t, SaveVerifyRecord(a.LabDir, &VerifyRecord{Time: time.Now(), OK: false, Total: 10, Passed: 8,
-		Failed: []VerifyFailure{{Group: "host", Name: "lb haproxy", Detail: "not running"}, {Group: "host", Name: "dns api"}}}))
+	require.NoError(t, labdir.SaveVerifyRecord(a.LabDir, &labdir.VerifyRecord{Time: time.Now(), OK: false, Total: 10, Passed: 8,
+		Failed: []labdir.VerifyFailure{{Group: "host", Name: "lb haproxy", Detail: "not running"}, {Group: "host", Name: "dns api"}}}))
 	// One of alpha's domains is shut off.
 	hv.DomainObjects[a.DomainName(a.Nodes[2])].Active = false
 
@@ -102,7 +103,7 @@ func TestListEmptyHome(t *testing.T) {
 func TestListFollowsSymlinkedLabDir(t *testing.T) {
 	home, elsewhere := t.TempDir(), t.TempDir()
 	s := listSpec(t, elsewhere, "linked", "10.90.3.0/24")
-	require.NoError(t, (&State{Spec: s}).Save(s.LabDir))
+	require.NoError(t, (&labdir.State{Spec: s}).Save(s.LabDir))
 	require.NoError(t, os.MkdirAll(filepath.Join(home, "labs"), 0o755))
 	require.NoError(t, os.Symlink(s.LabDir, filepath.Join(home, "labs", "linked")))
 	labs, err := List(context.Background(), ListOptions{Home: home})
@@ -122,9 +123,9 @@ func TestDownRemovesVerifyRecord(t *testing.T) {
 	s := listSpec(t, home, "gone", "10.90.4.0/24")
 	_, err := Up(ctx, hv, s, upOpts())
 	require.NoError(t, err)
-	require.NoError(t, SaveVerifyRecord(s.LabDir, &VerifyRecord{Time: time.Now(), OK: true, Total: 1, Passed: 1}))
+	require.NoError(t, labdir.SaveVerifyRecord(s.LabDir, &labdir.VerifyRecord{Time: time.Now(), OK: true, Total: 1, Passed: 1}))
 	require.NoError(t, Down(ctx, hv, s, DownOptions{}))
-	assert.NoFileExists(t, VerifyRecordPath(s.LabDir))
+	assert.NoFileExists(t, labdir.VerifyRecordPath(s.LabDir))
 	assert.NoDirExists(t, s.LabDir)
 }
 
@@ -151,7 +152,7 @@ func TestListFindsLabDirThroughDomains(t *testing.T) {
 	// The directory now records another lab: "away" is an orphan again.
 	other := listSpec(t, elsewhere, "other", "10.90.6.0/24")
 	other.LabDir = s.LabDir
-	require.NoError(t, (&State{Spec: other}).Save(s.LabDir))
+	require.NoError(t, (&labdir.State{Spec: other}).Save(s.LabDir))
 	labs, err = List(ctx, ListOptions{Home: home, URIs: []string{"qemu:///fake"}, Connect: fakeConnect(hv)})
 	require.NoError(t, err)
 	require.Len(t, labs, 1)

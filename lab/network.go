@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"libvirt.org/go/libvirtxml"
+
+	"github.com/bootlab/bootlab/lab/labdir"
 )
 
 // ownedNetwork checks that an existing network called like ours is ours:
@@ -29,7 +31,7 @@ func (r *labRun) ensureNetwork(ctx context.Context, want NamedXML) (string, erro
 		if err != nil {
 			return "", err
 		}
-		if err := r.record(func(st *State) { st.NetworkUUID = o.UUID }); err != nil {
+		if err := r.record(func(st *labdir.State) { st.NetworkUUID = o.UUID }); err != nil {
 			return "", err
 		}
 		did = append(did, "defined")

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 
 	"libvirt.org/go/libvirtxml"
+
+	"github.com/bootlab/bootlab/lab/labdir"
 )
 
 // MetadataNamespace is the XML namespace of bootlab's domain metadata.
@@ -273,7 +275,7 @@ func (p *Plan) planBootVolumes(s *Spec, in PlanInput) (bootPaths, error) {
 		if f == nil {
 			continue // no Ignition written (yet): the node gets no fw_cfg entry
 		}
-		if out.ignition[n.Name], err = add("Ignition of node "+n.Name, n.Name, s.IgnitionPath(n), f, ".ign", in.QEMUOwner, "0600"); err != nil {
+		if out.ignition[n.Name], err = add("Ignition of node "+n.Name, n.Name, labdir.Ignition(s, n), f, ".ign", in.QEMUOwner, "0600"); err != nil {
 			return out, err
 		}
 	}

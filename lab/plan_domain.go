@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"libvirt.org/go/libvirtxml"
+
+	"github.com/bootlab/bootlab/lab/labdir"
 )
 
 func domainPlan(s *Spec, n Node, accel Accelerator, extra Metadata, boot bootPaths) (DomainPlan, error) {
@@ -51,7 +53,7 @@ func domainPlan(s *Spec, n Node, accel Accelerator, extra Metadata, boot bootPat
 			Serials: []libvirtxml.DomainSerial{{
 				Source: &libvirtxml.DomainChardevSource{Pty: &libvirtxml.DomainChardevSourcePty{}},
 				Target: &libvirtxml.DomainSerialTarget{Port: uintPtr(0)},
-				Log:    &libvirtxml.DomainChardevLog{File: hostPath(s, s.ConsoleLogPath(n)), Append: "on"},
+				Log:    &libvirtxml.DomainChardevLog{File: hostPath(s, labdir.ConsoleLog(s, n)), Append: "on"},
 			}},
 			Consoles: []libvirtxml.DomainConsole{{
 				Source: &libvirtxml.DomainChardevSource{Pty: &libvirtxml.DomainChardevSourcePty{}},

@@ -13,6 +13,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/bootlab/bootlab/lab/labdir"
 )
 
 // The -update flag (spec_test.go) rewrites these goldens:
@@ -57,7 +59,7 @@ func fakeBoot(s *Spec) BootFiles {
 	}
 	b := BootFiles{Kernel: f(s.Image.Kernel), Initrd: f(s.Image.Initrd), RehearsalInitrd: f(s.Image.RehearsalInitrd), Ignition: map[string]*BootFile{}}
 	for _, n := range s.Nodes {
-		b.Ignition[n.Name] = f(s.IgnitionPath(n))
+		b.Ignition[n.Name] = f(labdir.Ignition(s, n))
 	}
 	return b
 }

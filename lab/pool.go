@@ -7,8 +7,9 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
+
+	"github.com/bootlab/bootlab/lab/labdir"
 )
 
 func (r *labRun) ownedPool(o *Object) error {
@@ -25,7 +26,7 @@ func (r *labRun) ensurePool(ctx context.Context, want NamedXML) (string, error) 
 	case errors.Is(err, ErrNotFound):
 		o, err = r.hv.DefinePool(ctx, want.XML)
 		if o != nil {
-			if rerr := r.record(func(st *State) { st.PoolUUID = o.UUID }); rerr != nil {
+			if rerr := r.record(func(st *labdir.State) { st.PoolUUID = o.UUID }); rerr != nil {
 				return "", rerr
 			}
 		}
@@ -55,7 +56,7 @@ func (r *labRun) ensurePool(ctx context.Context, want NamedXML) (string, error) 
 // baseMarker records that the base volume was filled completely, so an
 // upload cut short is redone and a complete one never repeated. It lives
 // in the pool directory's lab-side twin: the lab directory.
-func (r *labRun) baseMarker() string { return filepath.Join(r.s.LabDir, "base-image.done") }
+func (r *labRun) baseMarker() string { return labdir.BaseImageMarker(r.s) }
 
 func baseMarkerContent(s *Spec, info *ImageInfo) string {
 	return fmt.Sprintf("%s %s %d\n", s.Storage.PoolDir, info.Format, info.FileSize)

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/bootlab/bootlab/lab/labdir"
 	"github.com/bootlab/bootlab/lab/pki"
 	"github.com/bootlab/bootlab/lab/probe"
 )
@@ -95,7 +96,7 @@ func ProbeInput(s *Spec, p *pki.Lab) probe.Input {
 // atomically), making or reusing the lab PKI; a rehearsal lab's bootstrap
 // also gets the lab key, its fixed host key and the release's assets.
 func WriteProbeIgnition(s *Spec) error {
-	pkiDir := filepath.Join(s.LabDir, "pki")
+	pkiDir := labdir.PKI(s)
 	p, err := pki.Ensure(pkiDir, "api-int."+s.Cluster.Domain())
 	if err != nil {
 		return fmt.Errorf("lab PKI in %s: %w", pkiDir, err)
@@ -128,7 +129,7 @@ func WriteProbeIgnition(s *Spec) error {
 		if err != nil {
 			return fmt.Errorf("nodes[%s].role: %w", n.Name, err)
 		}
-		path := s.IgnitionPath(n)
+		path := labdir.Ignition(s, n)
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 			return err
 		}

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/bootlab/bootlab/lab/ignition"
+	"github.com/bootlab/bootlab/lab/labdir"
 	"github.com/bootlab/bootlab/lab/loadbalancer"
 	"github.com/bootlab/bootlab/lab/pki"
 	"github.com/bootlab/bootlab/lab/probe"
@@ -22,7 +23,7 @@ func TestWriteProbeIgnition(t *testing.T) {
 	s.Defaults()
 	require.NoError(t, WriteProbeIgnition(s))
 	for _, n := range s.Nodes {
-		p := s.IgnitionPath(n)
+		p := labdir.Ignition(s, n)
 		fi, err := os.Stat(p)
 		require.NoError(t, err, n.Name)
 		assert.Equal(t, os.FileMode(0o600), fi.Mode().Perm(), n.Name)

@@ -9,13 +9,15 @@ import (
 	"path/filepath"
 
 	"golang.org/x/crypto/ssh"
+
+	"github.com/bootlab/bootlab/lab/labdir"
 )
 
 // EnsureSSHKey creates the lab's SSH key pair (ed25519; private key 0600 at
-// s.SSHKeyPath(), public key beside it with .pub) unless it exists. Preparers
+// labdir.SSHKey(s), public key beside it with .pub) unless it exists. Preparers
 // put the public key into Ignition; `lab ssh` logs in with the private one.
 func EnsureSSHKey(s *Spec) error {
-	priv := s.SSHKeyPath()
+	priv := labdir.SSHKey(s)
 	pub := priv + ".pub"
 	if _, err := os.Stat(priv); err == nil {
 		if _, err := os.Stat(pub); err == nil {
@@ -75,7 +77,7 @@ func writePublicKey(path string, k ssh.PublicKey, lab string) error {
 
 // SSHPublicKey returns the lab's public key line (authorized_keys format).
 func SSHPublicKey(s *Spec) (string, error) {
-	b, err := os.ReadFile(s.SSHKeyPath() + ".pub")
+	b, err := os.ReadFile(labdir.SSHKey(s) + ".pub")
 	if err != nil {
 		return "", fmt.Errorf("read lab SSH public key: %w (run `bootlab lab up` to create it)", err)
 	}
@@ -85,7 +87,7 @@ func SSHPublicKey(s *Spec) (string, error) {
 // EnsureRehearsalHostKey returns the rehearsal bootstrap's host key (an
 // OpenSSH private key in PEM), creating it the first time.
 func EnsureRehearsalHostKey(s *Spec) ([]byte, error) {
-	p := s.RehearsalHostKeyPath()
+	p := labdir.RehearsalHostKey(s)
 	if data, err := os.ReadFile(p); err == nil {
 		if _, err := ssh.ParsePrivateKey(data); err != nil {
 			return nil, fmt.Errorf("parse rehearsal host key %s: %w (delete it to have a new one made)", p, err)

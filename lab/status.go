@@ -13,6 +13,7 @@ import (
 
 	"github.com/bootlab/bootlab/internal/sshc"
 	"github.com/bootlab/bootlab/lab/host"
+	"github.com/bootlab/bootlab/lab/labdir"
 	"github.com/bootlab/bootlab/lab/loadbalancer"
 )
 
@@ -96,8 +97,8 @@ func Inspect(ctx context.Context, hv Hypervisor, s *Spec) (*Status, error) {
 	// Empty lists, not null, in -o json when nothing of the lab exists.
 	st := &Status{Name: s.Name, URI: s.Libvirt.URI, Network: NetworkStatus{Name: s.NetworkName()}, DNS: []DNSRecord{}, Nodes: []NodeStatus{}}
 	labUUID := ""
-	var restored *RestoreRecord
-	if state, err := LoadState(s.LabDir); err == nil {
+	var restored *labdir.RestoreRecord
+	if state, err := labdir.LoadState(s.LabDir); err == nil {
 		st.Accelerator = state.Accelerator
 		labUUID = state.UUID
 		restored = state.Restored
@@ -166,7 +167,7 @@ func Inspect(ctx context.Context, hv Hypervisor, s *Spec) (*Status, error) {
 			case o.Active:
 				ns.State = "running"
 				ns.Since = domainSince(ctx, hv.Host(), s.Libvirt.URI, ns.Domain)
-				if restored.resumed(ns.Since) {
+				if restored.Resumed(ns.Since) {
 					// A checkpoint restore started this qemu with the
 					// guest's memory as it was: its run began earlier,
 					// when is unknown here.

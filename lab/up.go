@@ -13,6 +13,7 @@ import (
 	"github.com/bootlab/bootlab/internal/sshc"
 	"github.com/bootlab/bootlab/internal/status"
 	"github.com/bootlab/bootlab/lab/host"
+	"github.com/bootlab/bootlab/lab/labdir"
 	"github.com/bootlab/bootlab/lab/loadbalancer"
 )
 
@@ -59,7 +60,7 @@ type labRun struct {
 	s     *Spec
 	log   *slog.Logger
 	mu    sync.Mutex // guards state
-	state *State
+	state *labdir.State
 	// plan is set on a dry run: hv is the planning wrapper, nothing on the
 	// host changes and the state is not written.
 	plan *planningHV
@@ -69,7 +70,7 @@ type labRun struct {
 // create) and reads its state: what every command that changes a lab starts
 // with. unlock releases the lock; it is a no-op after an error.
 func lockedLabRun(hv Hypervisor, s *Spec, log *slog.Logger, create bool) (r *labRun, unlock func(), err error) {
-	unlock, err = lockLab(s, create)
+	unlock, err = labdir.Lock(s, create)
 	if err != nil {
 		return nil, func() {}, err
 	}
@@ -84,9 +85,9 @@ func newLabRun(hv Hypervisor, s *Spec, log *slog.Logger) (*labRun, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	st, err := LoadState(s.LabDir)
-	if errors.Is(err, ErrNoState) {
-		st, err = &State{}, nil
+	st, err := labdir.LoadState(s.LabDir)
+	if errors.Is(err, labdir.ErrNoState) {
+		st, err = &labdir.State{}, nil
 	}
 	if err != nil {
 		return nil, err
@@ -99,7 +100,7 @@ func newLabRun(hv Hypervisor, s *Spec, log *slog.Logger) (*labRun, error) {
 
 // record updates the state and saves it at once, so an object that exists
 // is always known to `down`, even if the next step fails or is interrupted.
-func (r *labRun) record(f func(st *State)) error {
+func (r *labRun) record(f func(st *labdir.State)) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	f(r.state)
@@ -131,10 +132,10 @@ func Up(ctx context.Context, hv Hypervisor, s *Spec, opts UpOptions) (*UpResult,
 	// The lab's identity is written before any object exists, so every
 	// object below can carry it and `down` can always find them.
 	if (r.state.UUID == "" || r.state.Name == "" || opts.Class != "" && r.state.Class != opts.Class) && !opts.DryRun {
-		if err := r.record(func(st *State) {
+		if err := r.record(func(st *labdir.State) {
 			st.Name = s.Name
 			if st.UUID == "" {
-				st.UUID = newLabUUID()
+				st.UUID = labdir.NewLabUUID()
 			}
 			if opts.Class != "" {
 				st.Class = opts.Class
@@ -244,7 +245,7 @@ func Up(ctx context.Context, hv Hypervisor, s *Spec, opts UpOptions) (*UpResult,
 		return res, err
 	}
 	// Only now does the lab match s: record it.
-	if err := r.record(func(st *State) { st.Spec = s; st.Accelerator = opts.Accelerator }); err != nil {
+	if err := r.record(func(st *labdir.State) { st.Spec = s; st.Accelerator = opts.Accelerator }); err != nil {
 		return res, err
 	}
 	return res, nil
@@ -253,7 +254,7 @@ func Up(ctx context.Context, hv Hypervisor, s *Spec, opts UpOptions) (*UpResult,
 func (r *labRun) prepareDirs(ctx context.Context) (string, error) {
 	created := false
 	dirs := []string{r.s.LabDir}
-	consoleDir := filepath.Dir(r.s.ConsoleLogPath(Node{Name: "x"}))
+	consoleDir := filepath.Dir(labdir.ConsoleLog(r.s, Node{Name: "x"}))
 	if r.host.Remote() {
 		// virtlogd writes the console logs on the hypervisor.
 		out, err := host.Output(ctx, r.host, "test -d "+sshc.Quote(consoleDir)+" && echo present || echo absent")

@@ -15,6 +15,7 @@ import (
 	"libvirt.org/go/libvirtxml"
 
 	"github.com/bootlab/bootlab/lab/hypervisor/fake"
+	"github.com/bootlab/bootlab/lab/labdir"
 	"github.com/bootlab/bootlab/lab/loadbalancer"
 )
 
@@ -40,8 +41,8 @@ func openshiftSpec(t *testing.T) *Spec {
 		if n.Role == RoleBootstrap {
 			ign = `{"ignition":{"version":"3.2.0"},"storage":{"files":[{"path":"/usr/local/bin/bootkube.sh"}]}}`
 		}
-		require.NoError(t, os.MkdirAll(filepath.Dir(s.IgnitionPath(n)), 0o755))
-		require.NoError(t, os.WriteFile(s.IgnitionPath(n), []byte(ign), 0o600))
+		require.NoError(t, os.MkdirAll(filepath.Dir(labdir.Ignition(s, n)), 0o755))
+		require.NoError(t, os.WriteFile(labdir.Ignition(s, n), []byte(ign), 0o600))
 	}
 	return s
 }
@@ -187,7 +188,7 @@ func TestUpOpenShiftBuildsTheUPILab(t *testing.T) {
 			require.NotNil(t, d.SysInfo[0].FWCfg, n.Name)
 			assert.Equal(t, []libvirtxml.DomainSysInfoEntry{{Name: "opt/com.coreos/config", File: filepath.Join(s.Storage.PoolDir, ign)}},
 				d.SysInfo[0].FWCfg.Entry, "%s reads its own Ignition, from the pool", n.Name)
-			size, err := os.Stat(s.IgnitionPath(n))
+			size, err := os.Stat(labdir.Ignition(s, n))
 			require.NoError(t, err)
 			assert.Equal(t, size.Size(), hv.Uploaded[ign], n.Name)
 
@@ -203,7 +204,7 @@ func TestUpOpenShiftBuildsTheUPILab(t *testing.T) {
 	t.Run("load balancer", func(t *testing.T) {
 		want, err := loadbalancer.Render(loadbalancer.LabConfig(s, false))
 		require.NoError(t, err)
-		got, err := hv.Machine.ReadFile(ctx, s.HAProxyConfigPath())
+		got, err := hv.Machine.ReadFile(ctx, labdir.HAProxyConfig(s))
 		require.NoError(t, err, "haproxy.cfg is written on the hypervisor's machine")
 		assert.Equal(t, string(want), string(got))
 		cfg := string(got)
@@ -220,10 +221,10 @@ func TestUpOpenShiftBuildsTheUPILab(t *testing.T) {
 		}
 		starts := lb.startArgs()
 		require.Len(t, starts, 1)
-		assert.Equal(t, []string{"/usr/sbin/haproxy", "-D", "-f", s.HAProxyConfigPath(), "-p", s.HAProxyPIDPath()}, starts[0])
+		assert.Equal(t, []string{"/usr/sbin/haproxy", "-D", "-f", labdir.HAProxyConfig(s), "-p", labdir.HAProxyPID(s)}, starts[0])
 	})
 
-	st, err := LoadState(s.LabDir)
+	st, err := labdir.LoadState(s.LabDir)
 	require.NoError(t, err)
 	assert.Equal(t, AccelKVM, st.Accelerator)
 	require.NotNil(t, st.Spec)
@@ -249,7 +250,7 @@ func TestUpOpenShiftChangedIgnitionDoesNotRestartANode(t *testing.T) {
 	require.NoError(t, err)
 	master := s.Nodes[1]
 	require.Equal(t, RoleMaster, master.Role)
-	require.NoError(t, os.WriteFile(s.IgnitionPath(master), []byte(`{"ignition":{"version":"3.2.0"},"changed":true}`), 0o600))
+	require.NoError(t, os.WriteFile(labdir.Ignition(s, master), []byte(`{"ignition":{"version":"3.2.0"},"changed":true}`), 0o600))
 
 	hv.Reset()
 	res, err := Up(ctx, hv, s, UpOptions{Accelerator: AccelTCG})
@@ -279,7 +280,7 @@ func TestUpOpenShiftAfterPivotReloadsTheLoadBalancerWithoutBootstrap(t *testing.
 	_, err := Up(ctx, hv, s, UpOptions{Accelerator: AccelTCG})
 	require.NoError(t, err)
 
-	st, err := LoadState(s.LabDir)
+	st, err := labdir.LoadState(s.LabDir)
 	require.NoError(t, err)
 	st.BootstrapRemoved = true
 	require.NoError(t, st.Save(s.LabDir))
@@ -290,7 +291,7 @@ func TestUpOpenShiftAfterPivotReloadsTheLoadBalancerWithoutBootstrap(t *testing.
 	starts := lb.startArgs()
 	require.Len(t, starts, 2)
 	assert.Equal(t, []string{"-sf", "4001"}, starts[1][len(starts[1])-2:], "a reload hands over from the running haproxy")
-	got, err := hv.Machine.ReadFile(ctx, s.HAProxyConfigPath())
+	got, err := hv.Machine.ReadFile(ctx, labdir.HAProxyConfig(s))
 	require.NoError(t, err)
 	assert.NotContains(t, string(got), "server bootstrap ")
 	assert.Contains(t, string(got), "server master-0 ")
@@ -309,7 +310,7 @@ func TestUpOpenShiftDryRunCreatesNothing(t *testing.T) {
 	assert.True(t, res.Changed)
 	assert.Empty(t, hv.Mutations())
 	assert.Empty(t, lb.startArgs())
-	_, err = hv.Machine.ReadFile(ctx, s.HAProxyConfigPath())
+	_, err = hv.Machine.ReadFile(ctx, labdir.HAProxyConfig(s))
 	assert.ErrorIs(t, err, os.ErrNotExist)
 	planned := map[string]int{}
 	for _, c := range res.Changes {

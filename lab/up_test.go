@@ -18,6 +18,7 @@ import (
 
 	"github.com/bootlab/bootlab/internal/status"
 	"github.com/bootlab/bootlab/lab/hypervisor/fake"
+	"github.com/bootlab/bootlab/lab/labdir"
 )
 
 // testSpec is a small lab on a URI that is not test:// so that the base
@@ -68,7 +69,7 @@ func TestUpCreatesEverythingThenNothing(t *testing.T) {
 	assert.Equal(t, 4, countPrefix(calls, "StartDomain "))
 	assert.Equal(t, int64(4096), hv.Uploaded["base.qcow2"])
 
-	st, err := LoadState(s.LabDir)
+	st, err := labdir.LoadState(s.LabDir)
 	require.NoError(t, err)
 	assert.Equal(t, hv.NetworkObjects["bootlab-t"].UUID, st.NetworkUUID)
 	assert.Equal(t, hv.PoolObjects["bootlab-t"].UUID, st.PoolUUID)
@@ -89,7 +90,7 @@ func TestUpResumesAfterFailure(t *testing.T) {
 	_, err := Up(ctx, hv, s, upOpts())
 	require.ErrorContains(t, err, "injected failure")
 
-	st, err := LoadState(s.LabDir)
+	st, err := labdir.LoadState(s.LabDir)
 	require.NoError(t, err)
 	assert.NotEmpty(t, st.NetworkUUID, "objects made before the failure are recorded")
 	assert.NotEmpty(t, st.PoolUUID)
@@ -281,7 +282,7 @@ func TestDownRemovesOnlyThisLab(t *testing.T) {
 	assert.NotNil(t, hv.DomainObjects["bootlab-t-imposter"], "domain without metadata survives")
 	assert.NotNil(t, hv.NetworkObjects["bootlab-t-x"], "the other lab's network survives")
 	assert.Len(t, hv.DomainObjects, 1+len(other.Nodes), "the other lab's domains survive")
-	_, err = os.Stat(StatePath(s.LabDir))
+	_, err = os.Stat(labdir.StatePath(s.LabDir))
 	assert.True(t, os.IsNotExist(err), "state removed")
 
 	// Down again is a no-op.
@@ -389,8 +390,8 @@ func TestUpRestartsProbeNodesWhoseIgnitionChanged(t *testing.T) {
 	s := testSpec(t, "t", false)
 	write := func(node, content string) {
 		n, _ := s.Node(node)
-		require.NoError(t, os.MkdirAll(filepath.Dir(s.IgnitionPath(n)), 0o755))
-		require.NoError(t, os.WriteFile(s.IgnitionPath(n), []byte(content), 0o600))
+		require.NoError(t, os.MkdirAll(filepath.Dir(labdir.Ignition(s, n)), 0o755))
+		require.NoError(t, os.WriteFile(labdir.Ignition(s, n), []byte(content), 0o600))
 	}
 	for _, n := range s.Nodes {
 		write(n.Name, `{"ignition":{"version":"3.2.0"},"nodes":3}`)
@@ -435,7 +436,7 @@ func TestUpAndDownRefuseALabBeingChanged(t *testing.T) {
 	ctx := context.Background()
 	hv := fake.New()
 	s := testSpec(t, "t", false)
-	unlock, err := lockLab(s, true)
+	unlock, err := labdir.Lock(s, true)
 	require.NoError(t, err)
 	_, err = Up(ctx, hv, s, upOpts())
 	require.ErrorContains(t, err, "lab t is being changed by another bootlab command")
@@ -501,7 +502,7 @@ func TestInspect(t *testing.T) {
 func TestEnsureSSHKey(t *testing.T) {
 	s := &Spec{Name: "k", LabDir: t.TempDir()}
 	require.NoError(t, EnsureSSHKey(s))
-	fi, err := os.Stat(s.SSHKeyPath())
+	fi, err := os.Stat(labdir.SSHKey(s))
 	require.NoError(t, err)
 	assert.Equal(t, os.FileMode(0o600), fi.Mode().Perm())
 	pub, err := SSHPublicKey(s)
@@ -510,7 +511,7 @@ func TestEnsureSSHKey(t *testing.T) {
 	require.NoError(t, EnsureSSHKey(s))
 	pub2, _ := SSHPublicKey(s)
 	assert.Equal(t, pub, pub2, "an existing key is kept")
-	require.NoError(t, os.Remove(s.SSHKeyPath()+".pub"))
+	require.NoError(t, os.Remove(labdir.SSHKey(s)+".pub"))
 	require.NoError(t, EnsureSSHKey(s))
 	pub3, _ := SSHPublicKey(s)
 	assert.Equal(t, pub, pub3, "the public half is derived again")
@@ -584,7 +585,7 @@ func TestUpAfterPivotLeavesBootstrapGone(t *testing.T) {
 	_, err := Up(ctx, hv, s, upOpts())
 	require.NoError(t, err)
 
-	st, err := LoadState(s.LabDir)
+	st, err := labdir.LoadState(s.LabDir)
 	require.NoError(t, err)
 	st.BootstrapRemoved = true
 	require.NoError(t, st.Save(s.LabDir))
@@ -626,7 +627,7 @@ func TestUpRecordsClass(t *testing.T) {
 	opts.Class = "ws"
 	_, err := Up(ctx, fake.New(), s, opts)
 	require.NoError(t, err)
-	st, err := LoadState(s.LabDir)
+	st, err := labdir.LoadState(s.LabDir)
 	require.NoError(t, err)
 	assert.Equal(t, "ws", st.Class)
 	assert.NotEmpty(t, st.UUID)
@@ -634,7 +635,7 @@ func TestUpRecordsClass(t *testing.T) {
 	solo := testSpec(t, "solo", true)
 	_, err = Up(ctx, fake.New(), solo, upOpts())
 	require.NoError(t, err)
-	st, err = LoadState(solo.LabDir)
+	st, err = labdir.LoadState(solo.LabDir)
 	require.NoError(t, err)
 	assert.Empty(t, st.Class)
 }

@@ -81,7 +81,7 @@ const (
 	OutputFile  = "output.log"
 )
 
-// OpenLog opens (appending) the stage log in dir (spec.StageLogDir()).
+// OpenLog opens (appending) the stage log in dir (labdir.Stages(spec)).
 func OpenLog(dir string) (*Log, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("create stage log directory: %w", err)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/bootlab/bootlab/lab"
+	"github.com/bootlab/bootlab/lab/labdir"
 	"github.com/bootlab/bootlab/lab/loadbalancer"
 )
 
@@ -145,7 +146,7 @@ func (c *Collector) view(ctx context.Context, l *lab.Summary) LabView {
 		return v
 	}
 	v.Domain = s.Cluster.Domain()
-	v.Stages = c.stages(filepath.Join(l.Dir, filepath.Base(s.StageLogDir())))
+	v.Stages = c.stages(filepath.Join(l.Dir, filepath.Base(labdir.Stages(s))))
 	removed := l.State != nil && l.State.BootstrapRemoved
 
 	var st *lab.Status

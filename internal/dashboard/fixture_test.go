@@ -15,6 +15,7 @@ import (
 	"github.com/bootlab/bootlab/lab"
 	"github.com/bootlab/bootlab/lab/hypervisor"
 	"github.com/bootlab/bootlab/lab/hypervisor/fake"
+	"github.com/bootlab/bootlab/lab/labdir"
 	"github.com/bootlab/bootlab/stages"
 )
 
@@ -69,7 +70,7 @@ func fixtureLab(t testing.TB, home string, hv *fake.Hypervisor, name string, i i
 		Topology: lab.Topology{Masters: 3, Workers: 2}, Network: lab.Network{CIDR: fmt.Sprintf("10.77.%d.0/24", i)}, LabDir: dir,
 		OpenShift: lab.OpenShift{PullSecretFile: pull}}
 	s.Defaults()
-	require.NoError(t, (&lab.State{Spec: s, Accelerator: lab.AccelTCG}).Save(dir))
+	require.NoError(t, (&labdir.State{Spec: s, Accelerator: lab.AccelTCG}).Save(dir))
 	write("ssh/id_ed25519", "-----BEGIN OPENSSH PRIVATE KEY-----\n"+secretKey+"\n-----END OPENSSH PRIVATE KEY-----\n")
 	write("assets/auth/kubeconfig", "users:\n- user:\n    client-key-data: "+secretKubeconfig+"\n")
 	write("assets/bootstrap.ign", `{"ignition":{"version":"3.2.0"},"storage":{"files":[{"contents":{"source":"data:,`+secretIgnition+`"}}]}}`)

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/bootlab/bootlab/lab"
+	"github.com/bootlab/bootlab/lab/labdir"
 )
 
 // Phases of the bootstrap timeline, in order.
@@ -57,8 +58,8 @@ type LabView struct {
 	StageRunning int `json:"stageRunning,omitempty"`
 	// Failures are short messages: failed stages, failed verify checks,
 	// nodes not running, backends down. The class view sorts by them.
-	Failures []string          `json:"failures"`
-	Verify   *lab.VerifyRecord `json:"verify,omitempty"`
+	Failures []string             `json:"failures"`
+	Verify   *labdir.VerifyRecord `json:"verify,omitempty"`
 	// Error says what could not be read (the lab is shown with what could).
 	Error string `json:"error,omitempty"`
 }

@@ -21,7 +21,7 @@ type SSHConfig struct {
 	// User defaults to core (RHCOS). A user other than root runs every
 	// command through `sudo -n`.
 	User string
-	// KeyPath is the private key (the lab key: spec.SSHKeyPath()).
+	// KeyPath is the private key (the lab key: labdir.SSHKey(spec)).
 	KeyPath string
 	// KnownHostsPath records host keys: an unknown key is trusted on first
 	// use and written here; a different key later is refused.

@@ -7,7 +7,8 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/bootlab/bootlab/lab"
+	"github.com/bootlab/bootlab/lab/hypervisor"
+	"github.com/bootlab/bootlab/lab/labdir"
 	"github.com/bootlab/bootlab/lab/preflight"
 	"github.com/bootlab/bootlab/lab/spec"
 )
@@ -18,9 +19,9 @@ type Host struct {
 	// Routes are the host's routes (preflight.HostRoutes).
 	Routes []preflight.HostRoute
 	// Networks are the libvirt networks of the labs' daemon.
-	Networks []lab.NetworkInfo
-	// Labs are the labs under the bootlab home (lab.FindLabs).
-	Labs []lab.LabRef
+	Networks []hypervisor.NetworkInfo
+	// Labs are the labs under the bootlab home (labdir.Find).
+	Labs []labdir.Ref
 	// Capacity reads the memory and disk the host offers for labs whose
 	// pools live under poolDir; nil skips the capacity check (a remote or
 	// test:// daemon, whose host is not this one).
@@ -62,8 +63,8 @@ func Expand(c *Spec, source string, host Host) (*Plan, error) {
 	}
 
 	// Labs of this class that exist, and every other lab on the host.
-	ours := map[string]*lab.LabRef{}
-	var others []lab.LabRef
+	ours := map[string]*labdir.Ref{}
+	var others []labdir.Ref
 	for i, l := range host.Labs {
 		if l.State != nil && l.State.Class == c.Name {
 			ours[l.Name] = &host.Labs[i]

@@ -17,7 +17,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/bootlab/bootlab/lab"
+	"github.com/bootlab/bootlab/lab/hypervisor"
+	"github.com/bootlab/bootlab/lab/labdir"
 	"github.com/bootlab/bootlab/lab/preflight"
 	"github.com/bootlab/bootlab/lab/spec"
 )
@@ -51,16 +52,16 @@ func loadFixture(t *testing.T, name string) (*Spec, Host, error) {
 		case "host-routes":
 			host.Routes = append(host.Routes, preflight.HostRoute{Prefix: netip.MustParsePrefix(f[0]), Dev: f[1]})
 		case "libvirt-networks":
-			host.Networks = append(host.Networks, lab.NetworkInfo{Name: f[0], Prefixes: []netip.Prefix{netip.MustParsePrefix(f[1])}, Bridge: f[2]})
+			host.Networks = append(host.Networks, hypervisor.NetworkInfo{Name: f[0], Prefixes: []netip.Prefix{netip.MustParsePrefix(f[1])}, Bridge: f[2]})
 		case "lab":
 			s := &spec.Spec{Name: f[0], Network: spec.Network{CIDR: f[1]}}
 			s.Defaults()
-			st := &lab.State{Name: f[0], Spec: s}
+			st := &labdir.State{Name: f[0], Spec: s}
 			if len(f) > 2 {
 				st.Class = f[2]
 			}
-			host.Labs = append(host.Labs, lab.LabRef{Name: f[0], Dir: s.LabDir, State: st})
-			host.Networks = append(host.Networks, lab.NetworkInfo{Name: s.NetworkName(), Prefixes: []netip.Prefix{netip.MustParsePrefix(f[1])}, Bridge: s.Network.Bridge})
+			host.Labs = append(host.Labs, labdir.Ref{Name: f[0], Dir: s.LabDir, State: st})
+			host.Networks = append(host.Networks, hypervisor.NetworkInfo{Name: s.NetworkName(), Prefixes: []netip.Prefix{netip.MustParsePrefix(f[1])}, Bridge: s.Network.Bridge})
 			host.Routes = append(host.Routes, preflight.HostRoute{Prefix: netip.MustParsePrefix(f[1]), Dev: s.Network.Bridge})
 		case "mem-available-mib":
 			memMiB, _ = strconv.ParseUint(val, 10, 64)
@@ -221,9 +222,9 @@ func TestHandoutHasTheLabsFilesAndCommands(t *testing.T) {
 	dir := t.TempDir()
 	s := &spec.Spec{Name: "ws-alice", LabDir: filepath.Join(dir, "lab"), Network: spec.Network{CIDR: "10.9.0.0/24"}}
 	s.Defaults()
-	require.NoError(t, os.MkdirAll(filepath.Dir(s.SSHKeyPath()), 0o700))
-	require.NoError(t, os.WriteFile(s.SSHKeyPath(), []byte("PRIVATE"), 0o600))
-	require.NoError(t, os.WriteFile(s.SSHKeyPath()+".pub", []byte("ssh-ed25519 AAAA"), 0o644))
+	require.NoError(t, os.MkdirAll(filepath.Dir(labdir.SSHKey(s)), 0o700))
+	require.NoError(t, os.WriteFile(labdir.SSHKey(s), []byte("PRIVATE"), 0o600))
+	require.NoError(t, os.WriteFile(labdir.SSHKey(s)+".pub", []byte("ssh-ed25519 AAAA"), 0o644))
 	out := filepath.Join(dir, "handouts", "alice")
 	require.NoError(t, WriteHandout(out, "ws", "alice", s))
 

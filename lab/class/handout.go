@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"text/template"
 
+	"github.com/bootlab/bootlab/lab/labdir"
 	"github.com/bootlab/bootlab/lab/spec"
 )
 
@@ -37,11 +38,11 @@ func WriteHandout(dir, class, learner string, s *spec.Spec) error {
 		return err
 	}
 	hasKey := false
-	if key, err := os.ReadFile(s.SSHKeyPath()); err == nil {
+	if key, err := os.ReadFile(labdir.SSHKey(s)); err == nil {
 		if err := writeFile(filepath.Join(dir, HandoutKey), key, 0o600); err != nil {
 			return err
 		}
-		if pub, err := os.ReadFile(s.SSHKeyPath() + ".pub"); err == nil {
+		if pub, err := os.ReadFile(labdir.SSHKey(s) + ".pub"); err == nil {
 			if err := writeFile(filepath.Join(dir, HandoutKey+".pub"), pub, 0o644); err != nil {
 				return err
 			}
@@ -51,7 +52,7 @@ func WriteHandout(dir, class, learner string, s *spec.Spec) error {
 		return fmt.Errorf("handout of %s: read the lab key: %w", learner, err)
 	}
 	hasKubeconfig := false
-	if kc, err := os.ReadFile(filepath.Join(s.AssetsDir(), "auth", "kubeconfig")); err == nil {
+	if kc, err := os.ReadFile(filepath.Join(labdir.Assets(s), "auth", "kubeconfig")); err == nil {
 		if err := writeFile(filepath.Join(dir, HandoutKubecfg), kc, 0o600); err != nil {
 			return err
 		}

@@ -152,7 +152,7 @@ var labelRE = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
 // maxLearners bounds a class: far more labs than any host holds.
 const maxLearners = 1000
 
-// maxLabName is lab.Validate's limit on lab names.
+// maxLabName is spec.Validate's limit on lab names.
 const maxLabName = 32
 
 // perLab are the template fields that must differ from lab to lab: a

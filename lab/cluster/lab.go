@@ -8,6 +8,7 @@ import (
 	"github.com/bootlab/bootlab/internal/node"
 	"github.com/bootlab/bootlab/internal/sshc"
 	"github.com/bootlab/bootlab/lab/ignition"
+	"github.com/bootlab/bootlab/lab/labdir"
 	"github.com/bootlab/bootlab/lab/spec"
 )
 
@@ -46,7 +47,7 @@ type Net struct {
 // dialled through the load balancer's address (network.apiAddress) so it
 // works before the host resolves the lab domain.
 func LabClient(s *spec.Spec, n Net) (*Client, error) {
-	k, err := LoadKubeconfig(filepath.Join(s.AssetsDir(), "auth", "kubeconfig"))
+	k, err := LoadKubeconfig(filepath.Join(labdir.Assets(s), "auth", "kubeconfig"))
 	if err != nil {
 		return nil, err
 	}
@@ -56,7 +57,7 @@ func LabClient(s *spec.Spec, n Net) (*Client, error) {
 // LabMCS is a client of the lab's MCS through the load balancer, trusting
 // the root CA the installer put in master.ign.
 func LabMCS(s *spec.Spec, n Net) (*MCS, error) {
-	path := filepath.Join(s.AssetsDir(), "master.ign")
+	path := filepath.Join(labdir.Assets(s), "master.ign")
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("read %s for the MCS root CA: %w", path, err)
@@ -87,8 +88,8 @@ func BootstrapSSH(s *spec.Spec, n Net) (*node.Redialing, error) {
 		Host:           boots[0].IP,
 		Port:           22,
 		User:           "core",
-		KeyPath:        s.SSHKeyPath(),
-		KnownHostsPath: s.KnownHostsPath(),
+		KeyPath:        labdir.SSHKey(s),
+		KnownHostsPath: labdir.KnownHosts(s),
 		Via:            n.Via,
 		AsUser:         true,
 	}), nil

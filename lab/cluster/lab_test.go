@@ -14,6 +14,7 @@ import (
 
 	"github.com/bootlab/bootlab/internal/sshc"
 	"github.com/bootlab/bootlab/lab/ignition"
+	"github.com/bootlab/bootlab/lab/labdir"
 	"github.com/bootlab/bootlab/lab/spec"
 )
 
@@ -28,10 +29,10 @@ func TestLabHelpers(t *testing.T) {
 	assert.Len(t, MasterNodes(s), 3)
 
 	// The MCS client trusts the root CA of master.ign and the api-int name.
-	require.NoError(t, os.MkdirAll(s.AssetsDir(), 0o700))
+	require.NoError(t, os.MkdirAll(labdir.Assets(s), 0o700))
 	data, err := ignition.Marshal(ignition.Pointer(ignition.MCSURL(s.Cluster.Domain(), "master"), p.caPEM))
 	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(filepath.Join(s.AssetsDir(), "master.ign"), data, 0o600))
+	require.NoError(t, os.WriteFile(filepath.Join(labdir.Assets(s), "master.ign"), data, 0o600))
 	m, err := LabMCS(s, Net{})
 	require.NoError(t, err)
 	assert.Equal(t, "https://api-int.ocp.lab.local:22623", m.URL)
@@ -48,8 +49,8 @@ func TestLabHelpers(t *testing.T) {
 	assert.Equal(t, 22, cfg.Port)
 	assert.Equal(t, "core", cfg.User)
 	assert.True(t, cfg.AsUser, "lab wait reads what core may read: no sudo")
-	assert.Equal(t, s.SSHKeyPath(), cfg.KeyPath)
-	assert.Equal(t, s.KnownHostsPath(), cfg.KnownHostsPath)
+	assert.Equal(t, labdir.SSHKey(s), cfg.KeyPath)
+	assert.Equal(t, labdir.KnownHosts(s), cfg.KnownHostsPath)
 
 	_, err = LabClient(s, Net{})
 	assert.ErrorContains(t, err, "kubeconfig")

@@ -3,7 +3,7 @@
 // domain goes to the lab, per link with systemd-resolved or per domain with
 // NetworkManager's dnsmasq. It never rewrites the host's global resolver
 // (/etc/resolv.conf). Setup returns a record string that Undo reverses
-// exactly; lab.State.HostDNS keeps it between `lab up` and `lab down`.
+// exactly; State.HostDNS keeps it between `lab up` and `lab down`.
 package hostdns
 
 import (

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/bootlab/bootlab/lab/host"
+	"github.com/bootlab/bootlab/lab/labdir"
 	"github.com/bootlab/bootlab/lab/spec"
 )
 
@@ -73,7 +74,7 @@ func LabConfig(s *spec.Spec, bootstrapRemoved bool) Config {
 		BindAddress:   s.Network.APIAddress,
 		StatsPort:     spec.HAProxyStatsPort,
 		CheckInterval: inter,
-		Dir:           filepath.Dir(s.HAProxyConfigPath()),
+		Dir:           filepath.Dir(labdir.HAProxyConfig(s)),
 		Frontends: []Frontend{
 			{Name: "api", Port: PortAPI, Check: CheckReadyz, Servers: control},
 			{Name: "machine-config", Port: PortMachineConfig, Check: CheckHealthz, Servers: control},

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/bootlab/bootlab/lab/labdir"
 	"github.com/bootlab/bootlab/lab/spec"
 )
 
@@ -34,10 +35,10 @@ func TestLabConfigGolden(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.golden, func(t *testing.T) {
 			c := LabConfig(tc.spec, tc.removed)
-			assert.Equal(t, filepath.Dir(tc.spec.HAProxyConfigPath()), c.Dir)
-			assert.Equal(t, tc.spec.HAProxyConfigPath(), c.ConfigPath())
-			assert.Equal(t, tc.spec.HAProxyPIDPath(), c.PIDPath())
-			assert.Equal(t, tc.spec.HAProxySocketPath(), c.SocketPath())
+			assert.Equal(t, filepath.Dir(labdir.HAProxyConfig(tc.spec)), c.Dir)
+			assert.Equal(t, labdir.HAProxyConfig(tc.spec), c.ConfigPath())
+			assert.Equal(t, labdir.HAProxyPID(tc.spec), c.PIDPath())
+			assert.Equal(t, labdir.HAProxySocket(tc.spec), c.SocketPath())
 			got, err := Render(c)
 			require.NoError(t, err)
 			path := filepath.Join("..", "..", "testdata", "haproxy", tc.golden)

@@ -16,6 +16,7 @@ import (
 
 	"github.com/bootlab/bootlab/internal/status"
 	"github.com/bootlab/bootlab/lab/ignition"
+	"github.com/bootlab/bootlab/lab/labdir"
 	"github.com/bootlab/bootlab/lab/spec"
 )
 
@@ -23,14 +24,10 @@ import (
 // whether ordinary pods may run on control-plane nodes.
 const SchedulerManifest = "manifests/cluster-scheduler-02-config.yml"
 
-// InstallConfigCopyPath is the kept copy of install-config.yaml
-// (openshift-install consumes the one in the asset directory).
-func InstallConfigCopyPath(s *spec.Spec) string {
-	return filepath.Join(s.LabDir, "install-config.yaml")
-}
-
 // KubeconfigPath is the admin kubeconfig openshift-install writes.
-func KubeconfigPath(s *spec.Spec) string { return filepath.Join(s.AssetsDir(), "auth", "kubeconfig") }
+func KubeconfigPath(s *spec.Spec) string {
+	return filepath.Join(labdir.Assets(s), "auth", "kubeconfig")
+}
 
 // AssetsOptions are the inputs of CreateAssets.
 type AssetsOptions struct {
@@ -52,18 +49,18 @@ type AssetsResult struct {
 // assetOutputs are what `create ignition-configs` leaves behind.
 var assetOutputs = []string{"bootstrap.ign", "master.ign", "worker.ign", "auth/kubeconfig", "metadata.json"}
 
-// CreateAssets makes the install assets of s in s.AssetsDir(): it writes
+// CreateAssets makes the install assets of s in labdir.Assets(s): it writes
 // install-config.yaml (and a kept copy), runs `openshift-install create
 // manifests`, sets mastersSchedulable by the worker count, runs `create
 // ignition-configs`, makes every asset 0600, applies the manual bootstrap
-// edit when asked and writes each node's Ignition to s.IgnitionPath(n).
+// edit when asked and writes each node's Ignition to labdir.Ignition(s, n).
 // A complete asset directory from an earlier run is reused as it is.
 func CreateAssets(ctx context.Context, s *spec.Spec, o AssetsOptions) (*AssetsResult, error) {
 	log := o.Log
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	dir := s.AssetsDir()
+	dir := labdir.Assets(s)
 	res := &AssetsResult{Ignition: map[string]string{}}
 	if complete(dir) {
 		if err := sameInstallConfig(s, o); err != nil {
@@ -93,7 +90,7 @@ func CreateAssets(ctx context.Context, s *spec.Spec, o AssetsOptions) (*AssetsRe
 // certificates, so a changed spec would otherwise be silently ignored. The
 // error names the changed fields, never their values (one is the pull secret).
 func sameInstallConfig(s *spec.Spec, o AssetsOptions) error {
-	kept, err := os.ReadFile(InstallConfigCopyPath(s))
+	kept, err := os.ReadFile(labdir.InstallConfigCopy(s))
 	if errors.Is(err, os.ErrNotExist) {
 		return nil
 	}
@@ -110,7 +107,7 @@ func sameInstallConfig(s *spec.Spec, o AssetsOptions) error {
 	}
 	var a, b map[string]any
 	if err := yaml.Unmarshal(kept, &a); err != nil {
-		return fmt.Errorf("parse %s: %w", InstallConfigCopyPath(s), err)
+		return fmt.Errorf("parse %s: %w", labdir.InstallConfigCopy(s), err)
 	}
 	if err := yaml.Unmarshal(now, &b); err != nil {
 		return err
@@ -121,7 +118,7 @@ func sameInstallConfig(s *spec.Spec, o AssetsOptions) error {
 	}
 	return fmt.Errorf("the install assets in %s were made from another install-config (changed: %s): they hold that cluster's names, network and certificates; "+
 		"put the spec back, or start over with `bootlab lab down` (or remove %s and %s) and `bootlab lab up`",
-		s.AssetsDir(), strings.Join(changed, ", "), s.AssetsDir(), InstallConfigCopyPath(s))
+		labdir.Assets(s), strings.Join(changed, ", "), labdir.Assets(s), labdir.InstallConfigCopy(s))
 }
 
 // diffKeys lists the paths where a and b differ, descending into mappings.
@@ -186,7 +183,7 @@ func makeAssets(ctx context.Context, s *spec.Spec, o AssetsOptions, dir string) 
 		o.Status.End(false)
 		return err
 	}
-	if err := writeSecret(InstallConfigCopyPath(s), data); err != nil {
+	if err := writeSecret(labdir.InstallConfigCopy(s), data); err != nil {
 		o.Status.End(false)
 		return err
 	}
@@ -291,7 +288,7 @@ func writeNodeIgnition(s *spec.Spec, dir string, res *AssetsResult) error {
 		if !ok {
 			return fmt.Errorf("node %s: role %q has no Ignition", n.Name, n.Role)
 		}
-		p := s.IgnitionPath(n)
+		p := labdir.Ignition(s, n)
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			return err
 		}

@@ -9,6 +9,7 @@ import (
 
 	"sigs.k8s.io/yaml"
 
+	"github.com/bootlab/bootlab/lab/labdir"
 	"github.com/bootlab/bootlab/lab/spec"
 )
 
@@ -124,7 +125,7 @@ func (c *InstallConfig) Marshal() ([]byte, error) { return yaml.Marshal(c) }
 // bootlab stage, gather --key) logs in with the lab key, so it must be
 // authorized on the nodes whatever key the user adds.
 func InstallSSHKeys(s *spec.Spec) (string, error) {
-	labKey, err := LoadSSHPublicKey(s.SSHKeyPath() + ".pub")
+	labKey, err := LoadSSHPublicKey(labdir.SSHKey(s) + ".pub")
 	if err != nil {
 		return "", err
 	}

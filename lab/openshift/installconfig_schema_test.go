@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"sigs.k8s.io/yaml"
 
+	"github.com/bootlab/bootlab/lab/labdir"
 	"github.com/bootlab/bootlab/lab/spec"
 )
 
@@ -141,8 +142,8 @@ func TestInstallConfigMatchesInstallerSchema(t *testing.T) {
 			ps, err := LoadPullSecret(s.OpenShift.PullSecretFile)
 			require.NoError(t, err)
 			// The lab key's public half, as lab.EnsureSSHKey leaves it.
-			require.NoError(t, os.MkdirAll(filepath.Dir(s.SSHKeyPath()), 0o700))
-			require.NoError(t, os.WriteFile(s.SSHKeyPath()+".pub", []byte("ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAILabKey bootlab-schema\n"), 0o644))
+			require.NoError(t, os.MkdirAll(filepath.Dir(labdir.SSHKey(s)), 0o700))
+			require.NoError(t, os.WriteFile(labdir.SSHKey(s)+".pub", []byte("ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAILabKey bootlab-schema\n"), 0o644))
 			keys, err := InstallSSHKeys(s)
 			require.NoError(t, err)
 			ic, err := NewInstallConfig(s, ps, keys)

@@ -17,6 +17,7 @@ import (
 
 	"github.com/bootlab/bootlab/internal/status"
 	"github.com/bootlab/bootlab/lab/ignition"
+	"github.com/bootlab/bootlab/lab/labdir"
 	"github.com/bootlab/bootlab/lab/spec"
 )
 
@@ -40,8 +41,8 @@ func newPrepareEnv(t *testing.T, workers int) *prepareEnv {
 	e.spec.OpenShift.OCPath = fakeOC
 	e.spec.OpenShift.Mirrors.RHCOS = e.mirror.URL
 	e.spec.OpenShift.PullSecretFile = writeFile(t, t.TempDir(), "pull-secret.json", validPullSecret())
-	require.NoError(t, os.MkdirAll(filepath.Dir(e.spec.SSHKeyPath()), 0o700))
-	require.NoError(t, os.WriteFile(e.spec.SSHKeyPath()+".pub", []byte("ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAILabKey bootlab-golden\n"), 0o644))
+	require.NoError(t, os.MkdirAll(filepath.Dir(labdir.SSHKey(e.spec)), 0o700))
+	require.NoError(t, os.WriteFile(labdir.SSHKey(e.spec)+".pub", []byte("ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAILabKey bootlab-golden\n"), 0o644))
 	e.log = filepath.Join(t.TempDir(), "installer.log")
 	t.Setenv("FAKE_INSTALLER_LOG", e.log)
 	t.Setenv("FAKE_STREAM_JSON", e.mirror.writeStream(t))
@@ -74,7 +75,7 @@ func TestPrepareOrderModesAndIgnition(t *testing.T) {
 	e.spec.OpenShift.ManualBootstrap = true
 	res, err := e.prepare()
 	require.NoError(t, err, e.status.String())
-	dir := e.spec.AssetsDir()
+	dir := labdir.Assets(e.spec)
 
 	assert.Equal(t, []string{
 		"version",
@@ -94,11 +95,11 @@ func TestPrepareOrderModesAndIgnition(t *testing.T) {
 	assert.Equal(t, e.mirror.image, img)
 
 	// Kept copy of install-config, 0600, with the pull secret.
-	ic, err := os.ReadFile(InstallConfigCopyPath(e.spec))
+	ic, err := os.ReadFile(labdir.InstallConfigCopy(e.spec))
 	require.NoError(t, err)
 	assert.Contains(t, string(ic), "quay.io")
 	assert.Contains(t, string(ic), "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAILabKey")
-	assert.Equal(t, os.FileMode(0o600), mode(t, InstallConfigCopyPath(e.spec)))
+	assert.Equal(t, os.FileMode(0o600), mode(t, labdir.InstallConfigCopy(e.spec)))
 
 	// Every asset is 0600: the fake writes Ignition and kubeconfig 0644.
 	for _, f := range []string{"bootstrap.ign", "master.ign", "worker.ign", "auth/kubeconfig", "auth/kubeadmin-password", "metadata.json", ".openshift_install_state.json"} {
@@ -109,7 +110,7 @@ func TestPrepareOrderModesAndIgnition(t *testing.T) {
 	// One Ignition per node, 0600, valid (upstream tool), by role.
 	require.Len(t, res.Assets.Ignition, len(e.spec.Nodes))
 	for _, n := range e.spec.Nodes {
-		p := e.spec.IgnitionPath(n)
+		p := labdir.Ignition(e.spec, n)
 		assert.Equal(t, p, res.Assets.Ignition[n.Name])
 		assert.Equal(t, os.FileMode(0o600), mode(t, p), n.Name)
 		testutil.IgnitionValidate(t, p)
@@ -148,7 +149,7 @@ func TestPrepareCompactClusterMakesMastersSchedulable(t *testing.T) {
 	_, err := e.prepare()
 	require.NoError(t, err, e.status.String())
 	assert.Contains(t, e.calls(t), "mastersSchedulable: true")
-	data, err := os.ReadFile(e.spec.IgnitionPath(e.spec.Nodes[0]))
+	data, err := os.ReadFile(labdir.Ignition(e.spec, e.spec.Nodes[0]))
 	require.NoError(t, err)
 	manual, err := ignition.IsManualBootstrap(data)
 	require.NoError(t, err)
@@ -165,7 +166,7 @@ func TestPrepareRejectsMalformedPullSecretBeforeAnythingRuns(t *testing.T) {
 	assert.Contains(t, err.Error(), e.spec.OpenShift.PullSecretFile)
 	assert.Nil(t, e.calls(t), "openshift-install never ran")
 	assert.Empty(t, e.mirror.requests(), "nothing was downloaded")
-	assert.NoDirExists(t, e.spec.AssetsDir())
+	assert.NoDirExists(t, labdir.Assets(e.spec))
 	assert.NoDirExists(t, filepath.Join(e.spec.LabDir, "ignition"))
 }
 
@@ -176,19 +177,19 @@ func TestPrepareInstallerFailureWritesNoIgnition(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "`openshift-install create manifests --dir")
 	assert.Contains(t, err.Error(), "test double told to fail", "the installer's last lines are in the error")
-	assert.NotContains(t, e.calls(t), "create ignition-configs --dir "+e.spec.AssetsDir())
+	assert.NotContains(t, e.calls(t), "create ignition-configs --dir "+labdir.Assets(e.spec))
 	assert.NoDirExists(t, filepath.Join(e.spec.LabDir, "ignition"))
 
 	// Fixed, the next run starts the half-made asset directory over.
 	t.Setenv("FAKE_FAIL", "")
 	_, err = e.prepare()
 	require.NoError(t, err, e.status.String())
-	assert.FileExists(t, e.spec.IgnitionPath(e.spec.Nodes[0]))
+	assert.FileExists(t, labdir.Ignition(e.spec, e.spec.Nodes[0]))
 }
 
 func TestPrepareMissingSSHKey(t *testing.T) {
 	e := newPrepareEnv(t, 1)
-	require.NoError(t, os.Remove(e.spec.SSHKeyPath()+".pub"))
+	require.NoError(t, os.Remove(labdir.SSHKey(e.spec)+".pub"))
 	_, err := e.prepare()
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "openshift.sshPublicKeyFile")
@@ -198,14 +199,14 @@ func TestPrepareMissingSSHKey(t *testing.T) {
 func TestPrepareKeepsLabDirTraversable(t *testing.T) {
 	e := newPrepareEnv(t, 1)
 	e.spec.LabDir = filepath.Join(t.TempDir(), "fresh-lab")
-	require.NoError(t, os.MkdirAll(filepath.Dir(e.spec.SSHKeyPath()), 0o700))
-	require.NoError(t, os.Chmod(filepath.Dir(e.spec.SSHKeyPath()), 0o700))
+	require.NoError(t, os.MkdirAll(filepath.Dir(labdir.SSHKey(e.spec)), 0o700))
+	require.NoError(t, os.Chmod(filepath.Dir(labdir.SSHKey(e.spec)), 0o700))
 	require.NoError(t, os.Chmod(e.spec.LabDir, 0o755))
-	require.NoError(t, os.WriteFile(e.spec.SSHKeyPath()+".pub", []byte("ssh-ed25519 AAAAC3Nza lab\n"), 0o644))
+	require.NoError(t, os.WriteFile(labdir.SSHKey(e.spec)+".pub", []byte("ssh-ed25519 AAAAC3Nza lab\n"), 0o644))
 	_, err := e.prepare()
 	require.NoError(t, err, e.status.String())
 	assert.Equal(t, os.FileMode(0o755), mode(t, e.spec.LabDir))
-	assert.Equal(t, os.FileMode(0o755), mode(t, filepath.Dir(e.spec.IgnitionPath(e.spec.Nodes[0]))), "qemu must reach the Ignition files")
+	assert.Equal(t, os.FileMode(0o755), mode(t, filepath.Dir(labdir.Ignition(e.spec, e.spec.Nodes[0]))), "qemu must reach the Ignition files")
 }
 
 // A user key in openshift.sshPublicKeyFile joins the lab key in
@@ -216,14 +217,14 @@ func TestPrepareUserSSHKeyKeepsLabKey(t *testing.T) {
 	e.spec.OpenShift.SSHPublicKeyFile = writeFile(t, t.TempDir(), "me.pub", "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIUserKey me@laptop\n")
 	_, err := e.prepare()
 	require.NoError(t, err, e.status.String())
-	data, err := os.ReadFile(InstallConfigCopyPath(e.spec))
+	data, err := os.ReadFile(labdir.InstallConfigCopy(e.spec))
 	require.NoError(t, err)
 	var ic InstallConfig
 	require.NoError(t, yaml.Unmarshal(data, &ic))
 	assert.Equal(t, "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIUserKey me@laptop\nssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAILabKey bootlab-golden", ic.SSHKey)
 
 	// The same key twice is listed once.
-	e.spec.OpenShift.SSHPublicKeyFile = e.spec.SSHKeyPath() + ".pub"
+	e.spec.OpenShift.SSHPublicKeyFile = labdir.SSHKey(e.spec) + ".pub"
 	keys, err := InstallSSHKeys(e.spec)
 	require.NoError(t, err)
 	assert.Equal(t, "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAILabKey bootlab-golden", keys)
@@ -262,8 +263,8 @@ func TestPrepareRefusesAssetsOfAnotherInstallConfig(t *testing.T) {
 	_, err = e.prepare()
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "changed: metadata.name, networking.machineNetwork, pullSecret)")
-	assert.Contains(t, err.Error(), e.spec.AssetsDir())
+	assert.Contains(t, err.Error(), labdir.Assets(e.spec))
 	assert.Contains(t, err.Error(), "bootlab lab down")
 	assert.NotContains(t, err.Error(), "bmV3OlNFQ1JFVA", "never the pull secret")
-	assert.NotContains(t, e.calls(t)[before:], "create manifests --dir "+e.spec.AssetsDir(), "the installer made no new assets")
+	assert.NotContains(t, e.calls(t)[before:], "create manifests --dir "+labdir.Assets(e.spec), "the installer made no new assets")
 }

@@ -2,7 +2,6 @@ package spec
 
 import (
 	"fmt"
-	"path/filepath"
 	"strings"
 
 	"golang.org/x/crypto/ssh"
@@ -34,12 +33,4 @@ func CheckSSHPublicKey(text string) error {
 		return fmt.Errorf("holds no key: point it at the .pub file ssh-keygen wrote")
 	}
 	return nil
-}
-
-// RehearsalHostKeyPath is the SSH host key of a rehearsal lab's bootstrap
-// node (ed25519, 0600). It is made on the host once per lab and handed to
-// the node in its Ignition, so the node presents the same host key after
-// every reboot and known_hosts stays right.
-func (s *Spec) RehearsalHostKeyPath() string {
-	return filepath.Join(s.LabDir, "ssh", "bootstrap_host_ed25519_key")
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 
 	"github.com/bootlab/bootlab/lab/host"
+	"github.com/bootlab/bootlab/lab/labdir"
 	"github.com/bootlab/bootlab/lab/probe"
 	"github.com/bootlab/bootlab/lab/spec"
 )
@@ -52,12 +53,12 @@ func TestNodeChecksReadConsolesThroughTheHost(t *testing.T) {
 	s.Defaults()
 	boot, _ := s.Node("bootstrap")
 	rep := &probe.Report{Node: "bootstrap", MAC: boot.MAC, Seq: 1, Boot: time.Now().UTC(), Checks: []probe.Check{{Name: "dhcp", OK: true, Detail: "lease"}}}
-	h := &fileHost{files: map[string][]byte{s.ConsoleLogPath(boot): rep.Line()}}
+	h := &fileHost{files: map[string][]byte{labdir.ConsoleLog(s, boot): rep.Line()}}
 	reports := map[string]*probe.Report{}
 	checks := nodeChecks(context.Background(), s, false, reports, Options{Host: h})
 	assert.Contains(t, reports, "bootstrap")
-	assert.Equal(t, "/var/lib/bootlab/labs/rv/console/bootstrap.log", s.ConsoleLogPath(boot))
-	assert.Contains(t, h.read, s.ConsoleLogPath(boot))
+	assert.Equal(t, "/var/lib/bootlab/labs/rv/console/bootstrap.log", labdir.ConsoleLog(s, boot))
+	assert.Contains(t, h.read, labdir.ConsoleLog(s, boot))
 	var sawMissing bool
 	for _, c := range checks {
 		if c.Group == "master-0" && c.Name == "report" {

@@ -5,20 +5,20 @@ import (
 	"os"
 	"time"
 
-	"github.com/bootlab/bootlab/lab"
+	"github.com/bootlab/bootlab/lab/labdir"
 	"github.com/bootlab/bootlab/lab/spec"
 )
 
 // Record turns a verify result into what the lab directory keeps of it:
 // counts and the failed checks with their messages (no node reports).
-func Record(res *Result, at time.Time) *lab.VerifyRecord {
-	r := &lab.VerifyRecord{Time: at.UTC(), OK: res.OK, Total: len(res.Checks), BootstrapRemoved: res.Pivoted, Failed: []lab.VerifyFailure{}}
+func Record(res *Result, at time.Time) *labdir.VerifyRecord {
+	r := &labdir.VerifyRecord{Time: at.UTC(), OK: res.OK, Total: len(res.Checks), BootstrapRemoved: res.Pivoted, Failed: []labdir.VerifyFailure{}}
 	for _, c := range res.Checks {
 		if c.OK {
 			r.Passed++
 			continue
 		}
-		r.Failed = append(r.Failed, lab.VerifyFailure{Group: c.Group, Name: c.Name, Detail: c.Detail, Fix: c.Fix})
+		r.Failed = append(r.Failed, labdir.VerifyFailure{Group: c.Group, Name: c.Name, Detail: c.Detail, Fix: c.Fix})
 	}
 	return r
 }
@@ -33,7 +33,7 @@ func saveRecord(s *spec.Spec, res *Result, log *slog.Logger) {
 	if fi, err := os.Stat(s.LabDir); err != nil || !fi.IsDir() {
 		return
 	}
-	if err := lab.SaveVerifyRecord(s.LabDir, Record(res, time.Now())); err != nil {
+	if err := labdir.SaveVerifyRecord(s.LabDir, Record(res, time.Now())); err != nil {
 		log.Warn("could not keep the verify result for `lab list`", "err", err)
 	}
 }

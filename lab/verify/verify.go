@@ -28,8 +28,8 @@ import (
 
 	"github.com/bootlab/bootlab/internal/check"
 	"github.com/bootlab/bootlab/internal/status"
-	"github.com/bootlab/bootlab/lab"
 	"github.com/bootlab/bootlab/lab/host"
+	"github.com/bootlab/bootlab/lab/labdir"
 	"github.com/bootlab/bootlab/lab/loadbalancer"
 	"github.com/bootlab/bootlab/lab/pki"
 	"github.com/bootlab/bootlab/lab/probe"
@@ -136,7 +136,7 @@ const silentAfter = 90 * time.Second
 
 // Run verifies the lab s with its state st, repeating until every check
 // passes or opts.Timeout is reached, and returns the last pass.
-func Run(ctx context.Context, s *spec.Spec, st *lab.State, opts Options) (*Result, error) {
+func Run(ctx context.Context, s *spec.Spec, st *labdir.State, opts Options) (*Result, error) {
 	if opts.Interval <= 0 {
 		opts.Interval = 2 * time.Second
 	}
@@ -204,7 +204,7 @@ func nodeChecks(ctx context.Context, s *spec.Spec, pivoted bool, reports map[str
 				Fix: notRunningFix(s, n, vm.State)})
 			continue
 		}
-		path := s.ConsoleLogPath(n)
+		path := labdir.ConsoleLog(s, n)
 		data, err := opts.host().ReadFile(ctx, path)
 		exists := err == nil
 		if errors.Is(err, fs.ErrNotExist) {
@@ -322,7 +322,7 @@ func nodeFix(s *spec.Spec, n spec.Node, c probe.Check) string {
 	case c.Name == "dhcp", c.Name == "address", c.Name == "hostname":
 		return fmt.Sprintf("the DHCP reservation for %s (%s, %s) in libvirt network %s (see `virsh net-dumpxml %s`): rebuild with `bootlab lab down && bootlab lab up`", n.Name, n.MAC, n.IP, net, net)
 	case c.Name == "ignition-fwcfg":
-		return fmt.Sprintf("the Ignition file %s passed through fw_cfg (domain %s): `bootlab lab up` rewrites it", s.IgnitionPath(n), s.DomainName(n))
+		return fmt.Sprintf("the Ignition file %s passed through fw_cfg (domain %s): `bootlab lab up` rewrites it", labdir.Ignition(s, n), s.DomainName(n))
 	case c.Name == "etcd member" && s.Rehearsal():
 		return "a master's etcd joins the bootstrap's member (started by stage 07) once the master has its config (stage 12): the etcd operator stand-in adds one learner at a time and promotes it when in sync; `bootlab stage status` names the next stage, `bootlab lab ssh bootstrap -- sudo crictl ps` shows whether the bootstrap's etcd runs"
 	case c.Name == "ignition-fetch" && s.Rehearsal() && n.Role == spec.RoleMaster:
@@ -330,7 +330,7 @@ func nodeFix(s *spec.Spec, n spec.Node, c probe.Check) string {
 	case c.Name == "ignition-fetch":
 		switch {
 		case strings.Contains(d, "unknown authority") || strings.Contains(d, "certificate"):
-			return fmt.Sprintf("the CA in %s (ignition.security.tls.certificateAuthorities) does not sign the MCS certificate for api-int: `bootlab lab up` rewrites the pointer configs from %s", s.IgnitionPath(n), filepath.Join(s.LabDir, "pki"))
+			return fmt.Sprintf("the CA in %s (ignition.security.tls.certificateAuthorities) does not sign the MCS certificate for api-int: `bootlab lab up` rewrites the pointer configs from %s", labdir.Ignition(s, n), filepath.Join(s.LabDir, "pki"))
 		case strings.Contains(d, "no such host") || strings.Contains(d, "server misbehaving") || strings.Contains(d, "lookup"):
 			return fmt.Sprintf("api-int.%s does not resolve on the lab network: check its DNS host in `virsh net-dumpxml %s`, or rebuild with `bootlab lab down && bootlab lab up`", s.Cluster.Domain(), net)
 		case strings.Contains(d, "refusing to serve bootstrap configuration"):
@@ -445,7 +445,7 @@ func frontendCheck(ctx context.Context, s *spec.Spec, lbc loadbalancer.Config, f
 	}
 	if err != nil {
 		c.Detail = fmt.Sprintf("%s (%s): %v", hp, fe.Check, err)
-		c.Fix = fmt.Sprintf("haproxy must listen on %s and have a live backend: `bootlab lab status`; `bootlab lab up` restarts haproxy (config %s)", hp, s.HAProxyConfigPath())
+		c.Fix = fmt.Sprintf("haproxy must listen on %s and have a live backend: `bootlab lab status`; `bootlab lab up` restarts haproxy (config %s)", hp, labdir.HAProxyConfig(s))
 		return c
 	}
 	c.OK = true
@@ -488,7 +488,7 @@ func sortedKeys(m map[string]bool) []string {
 }
 
 func labCAPool(s *spec.Spec) (*x509.CertPool, error) {
-	data, err := os.ReadFile(filepath.Join(s.LabDir, "pki", pki.CACertFile))
+	data, err := os.ReadFile(filepath.Join(labdir.PKI(s), pki.CACertFile))
 	if err != nil {
 		return nil, err
 	}
@@ -508,7 +508,7 @@ func backendChecks(ctx context.Context, s *spec.Spec, lbc loadbalancer.Config, p
 			detail = "haproxy stats: " + err.Error()
 		}
 		return []check.Result{{Group: HostGroup, Name: "lb haproxy", Detail: detail, DurationMS: time.Since(start).Milliseconds(),
-			Fix: "`bootlab lab up` starts the lab's haproxy again (config " + s.HAProxyConfigPath() + ")"}}
+			Fix: "`bootlab lab up` starts the lab's haproxy again (config " + labdir.HAProxyConfig(s) + ")"}}
 	}
 	out := []check.Result{{Group: HostGroup, Name: "lb haproxy", OK: true, Detail: fmt.Sprintf("running, pid %d", st.PID), DurationMS: time.Since(start).Milliseconds()}}
 	seen := map[string]loadbalancer.BackendStatus{}

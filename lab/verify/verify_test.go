@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/bootlab/bootlab/internal/check"
-	"github.com/bootlab/bootlab/lab"
+	"github.com/bootlab/bootlab/lab/labdir"
 	"github.com/bootlab/bootlab/lab/loadbalancer"
 	"github.com/bootlab/bootlab/lab/probe"
 	"github.com/bootlab/bootlab/lab/spec"
@@ -30,7 +30,7 @@ func writeConsole(t *testing.T, s *spec.Spec, node string, content string) {
 	t.Helper()
 	n, ok := s.Node(node)
 	require.True(t, ok)
-	p := s.ConsoleLogPath(n)
+	p := labdir.ConsoleLog(s, n)
 	require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
 	require.NoError(t, os.WriteFile(p, []byte(content), 0o600))
 }
@@ -64,7 +64,7 @@ func TestNodeChecksFromConsoleLogs(t *testing.T) {
 	assert.False(t, fetch.OK)
 	assert.True(t, strings.HasPrefix(fetch.Detail, "still pending: GET https://api-int"))
 	assert.Contains(t, fetch.Fix, "ignition.security.tls.certificateAuthorities")
-	assert.Contains(t, fetch.Fix, s.IgnitionPath(master))
+	assert.Contains(t, fetch.Fix, labdir.Ignition(s, master))
 	dns := byName["master-0 dns api.ocp.lab.local"]
 	assert.False(t, dns.OK)
 	assert.Contains(t, dns.Fix, "virsh net-update "+s.NetworkName())
@@ -315,13 +315,13 @@ func TestRunRecordsLastResult(t *testing.T) {
 	s := &spec.Spec{Name: "v", Profile: spec.ProfileOpenShift, LabDir: t.TempDir(),
 		Network: spec.Network{CIDR: "127.0.0.0/24"}, Topology: spec.Topology{Masters: 3}}
 	s.Defaults()
-	before, err := lab.LoadVerifyRecord(s.LabDir)
+	before, err := labdir.LoadVerifyRecord(s.LabDir)
 	require.NoError(t, err)
 	require.Nil(t, before, "no record before the first verify")
 
 	res, err := Run(context.Background(), s, nil, Options{Timeout: time.Minute, Interval: time.Millisecond})
 	require.NoError(t, err)
-	rec, err := lab.LoadVerifyRecord(s.LabDir)
+	rec, err := labdir.LoadVerifyRecord(s.LabDir)
 	require.NoError(t, err)
 	require.NotNil(t, rec)
 	assert.False(t, rec.OK)
@@ -332,7 +332,7 @@ func TestRunRecordsLastResult(t *testing.T) {
 	assert.Equal(t, res.Failed()[0].Detail, rec.Failed[0].Detail)
 	assert.WithinDuration(t, time.Now(), rec.Time, time.Minute)
 	assert.Equal(t, fmt.Sprintf("%d of %d failed", len(res.Failed()), len(res.Checks)), rec.Summary())
-	fi, err := os.Stat(lab.VerifyRecordPath(s.LabDir))
+	fi, err := os.Stat(labdir.VerifyRecordPath(s.LabDir))
 	require.NoError(t, err)
 	assert.Equal(t, os.FileMode(0o600), fi.Mode().Perm())
 }

@@ -14,6 +14,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/bootlab/bootlab/lab/labdir"
 )
 
 // TestCheckpointSaveBreakRestore checkpoints a verified probe lab (1
@@ -28,7 +30,7 @@ func TestCheckpointSaveBreakRestore(t *testing.T) {
 	v, r := verifyJSON(t, l, "5m")
 	require.Equal(t, 0, r.Code, "verify before the checkpoint failed:\n%s", strings.Join(failedChecks(v), "\n"))
 	s := loadSpec(t, l)
-	records := s.StageLogDir()
+	records := labdir.Stages(s)
 	require.NoError(t, os.MkdirAll(records, 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(records, "marker"), []byte("at checkpoint\n"), 0o644))
 	stateBefore, err := os.ReadFile(filepath.Join(s.LabDir, "state.json"))

@@ -19,6 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/bootlab/bootlab/lab"
+	"github.com/bootlab/bootlab/lab/labdir"
 )
 
 // TestClass is the class path: a class of three probe labs (1
@@ -91,7 +92,7 @@ overrides:
 	for _, l := range res.Labs {
 		assert.Empty(t, l.Error)
 		labName[l.Learner] = l.Lab
-		st, err := lab.LoadState(filepath.Join(home, "labs", l.Lab))
+		st, err := labdir.LoadState(filepath.Join(home, "labs", l.Lab))
 		require.NoError(t, err)
 		assert.Equal(t, name, st.Class, "the lab's state names its class")
 		specs[l.Learner] = st.Spec

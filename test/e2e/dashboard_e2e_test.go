@@ -18,6 +18,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/bootlab/bootlab/lab/labdir"
 )
 
 // artifactsDir is where the e2e tests keep what a person may want to look
@@ -159,7 +161,7 @@ func TestDashboardInBrowser(t *testing.T) {
 	p.eval(t, `window.__bootlabMark = 'no-reload'; ''`)
 	updatesBefore, _ := strconv.Atoi(p.eval(t, `document.getElementById('updates').textContent`))
 
-	data, err := os.ReadFile(s.HAProxyPIDPath())
+	data, err := os.ReadFile(labdir.HAProxyPID(s))
 	require.NoError(t, err)
 	pid, err := strconv.Atoi(strings.TrimSpace(string(data)))
 	require.NoError(t, err)

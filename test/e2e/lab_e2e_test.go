@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/bootlab/bootlab/lab"
+	"github.com/bootlab/bootlab/lab/labdir"
 )
 
 // TestLabUpStatusDown builds a probe lab of four TCG VMs (bootstrap and three
@@ -78,7 +79,7 @@ func TestLabUpStatusDown(t *testing.T) {
 	// down leaves no bootlab object of this lab and no lab state.
 	mustRun(t, "lab", "down", "-f", l.SpecFile)
 	assert.Empty(t, leftovers(t, l))
-	_, err := os.Stat(lab.StatePath(l.Dir + "/lab"))
+	_, err := os.Stat(labdir.StatePath(l.Dir + "/lab"))
 	assert.True(t, os.IsNotExist(err), "lab state removed")
 }
 

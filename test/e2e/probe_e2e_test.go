@@ -21,6 +21,7 @@ import (
 
 	"github.com/bootlab/bootlab/lab"
 	"github.com/bootlab/bootlab/lab/ignition"
+	"github.com/bootlab/bootlab/lab/labdir"
 	"github.com/bootlab/bootlab/lab/pki"
 	"github.com/bootlab/bootlab/lab/probe"
 )
@@ -129,7 +130,7 @@ func TestProbeLabLifecycle(t *testing.T) {
 	mustRun(t, "lab", "down", "-f", l.SpecFile)
 	assert.Empty(t, leftovers(t, l))
 	s := loadSpec(t, l)
-	if data, err := os.ReadFile(s.HAProxyPIDPath()); err == nil {
+	if data, err := os.ReadFile(labdir.HAProxyPID(s)); err == nil {
 		pid, _ := strconv.Atoi(strings.TrimSpace(string(data)))
 		assert.False(t, pid > 0 && syscall.Kill(pid, 0) == nil, "haproxy %d still runs after down", pid)
 	}
@@ -178,7 +179,7 @@ func TestProbeVerifyNamesBrokenThings(t *testing.T) {
 	})
 
 	t.Run("stopped haproxy", func(t *testing.T) {
-		data, err := os.ReadFile(s.HAProxyPIDPath())
+		data, err := os.ReadFile(labdir.HAProxyPID(s))
 		require.NoError(t, err)
 		pid, err := strconv.Atoi(strings.TrimSpace(string(data)))
 		require.NoError(t, err)

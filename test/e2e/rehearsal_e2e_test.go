@@ -19,6 +19,7 @@ import (
 	"golang.org/x/crypto/ssh"
 
 	"github.com/bootlab/bootlab/lab"
+	"github.com/bootlab/bootlab/lab/labdir"
 	"github.com/bootlab/bootlab/lab/probe"
 )
 
@@ -43,7 +44,7 @@ func TestRehearsalLab(t *testing.T) {
 	assert.Contains(t, up.Stderr, "bootlab stage run 01", "lab up names the next step of a rehearsal lab")
 
 	s := loadSpec(t, l)
-	st, err := lab.LoadState(s.LabDir)
+	st, err := labdir.LoadState(s.LabDir)
 	require.NoError(t, err)
 	require.True(t, st.Spec.Rehearsal(), "the lab state records the rehearsal")
 	bs, _ := st.Spec.Node("bootstrap")
@@ -80,7 +81,7 @@ func TestRehearsalLab(t *testing.T) {
 	assert.Contains(t, r.Stderr, "only its bootstrap node runs an SSH server")
 
 	// The host key is the lab's, recorded in the lab's known_hosts.
-	hk, err := os.ReadFile(st.Spec.RehearsalHostKeyPath())
+	hk, err := os.ReadFile(labdir.RehearsalHostKey(st.Spec))
 	require.NoError(t, err)
 	signer, err := ssh.ParsePrivateKey(hk)
 	require.NoError(t, err)
@@ -178,7 +179,7 @@ func TestRehearsalLab(t *testing.T) {
 	// config. Stage 12 lands the bootstrap MCO pod, the kubelet stand-in
 	// starts the MCS, and master-0 gets its config.
 	fetch := func() (ok, pending bool, detail string) {
-		f, err := os.Open(st.Spec.ConsoleLogPath(m0))
+		f, err := os.Open(labdir.ConsoleLog(st.Spec, m0))
 		require.NoError(t, err)
 		defer f.Close()
 		rep, err := probe.ParseConsole(f)
@@ -218,7 +219,7 @@ func TestRehearsalLab(t *testing.T) {
 	}
 	assert.Contains(t, strings.Join(ms, "\n"), "etcd-bootstrap")
 	etcdCheck := func(n lab.Node) string {
-		f, err := os.Open(st.Spec.ConsoleLogPath(n))
+		f, err := os.Open(labdir.ConsoleLog(st.Spec, n))
 		require.NoError(t, err)
 		defer f.Close()
 		rep, _ := probe.ParseConsole(f)
@@ -321,7 +322,7 @@ func TestRehearsalLab(t *testing.T) {
 
 	mustRun(t, "lab", "down", "-f", l.SpecFile)
 	assert.Empty(t, leftovers(t, l))
-	_, err = os.Stat(st.Spec.RehearsalHostKeyPath())
+	_, err = os.Stat(labdir.RehearsalHostKey(st.Spec))
 	assert.True(t, os.IsNotExist(err), "lab down removes the lab's keys, the host key with them")
 }
 

@@ -21,6 +21,7 @@ import (
 
 	"github.com/bootlab/bootlab/lab"
 	"github.com/bootlab/bootlab/lab/cache"
+	"github.com/bootlab/bootlab/lab/labdir"
 )
 
 // newRemoteLab is newLabWith for a lab whose hypervisor is h, reached from
@@ -265,7 +266,7 @@ func TestRemoteLab(t *testing.T) {
 		// One host-key policy: the node's key is in the lab's known_hosts,
 		// the user's ~/.ssh/known_hosts never learns about lab nodes.
 		s := loadSpec(t, l)
-		kh, err := os.ReadFile(s.KnownHostsPath())
+		kh, err := os.ReadFile(labdir.KnownHosts(s))
 		require.NoError(t, err)
 		bs, _ := s.Node("bootstrap")
 		assert.Contains(t, string(kh), bs.IP)

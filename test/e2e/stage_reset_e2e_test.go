@@ -15,7 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/bootlab/bootlab/lab"
+	"github.com/bootlab/bootlab/lab/labdir"
 	"github.com/bootlab/bootlab/stages"
 )
 
@@ -32,11 +32,11 @@ const etcdctlOnNode = "sudo -n etcdctl --cacert=/opt/openshift/tls/etcd-ca-bundl
 // checkpoint and reset times and the overlay's cost (BENCH line).
 func stageResetRoundTrip(t *testing.T, l labEnv) {
 	s := loadSpec(t, l)
-	st, err := lab.LoadState(s.LabDir)
+	st, err := labdir.LoadState(s.LabDir)
 	require.NoError(t, err)
 	bs, _ := st.Spec.Node("bootstrap")
 	saved := regexp.MustCompile(`checkpoint before-07 saved \((\d+\.\d) s\)`)
-	recordsFile := filepath.Join(s.StageLogDir(), stages.RecordsFile)
+	recordsFile := filepath.Join(labdir.Stages(s), stages.RecordsFile)
 	recordsBefore, err := os.ReadFile(recordsFile)
 	require.NoError(t, err)
 

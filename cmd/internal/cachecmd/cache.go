@@ -14,6 +14,7 @@ import (
 	"github.com/bootlab/bootlab/cmd/internal/cmdutil"
 	"github.com/bootlab/bootlab/lab"
 	"github.com/bootlab/bootlab/lab/cache"
+	"github.com/bootlab/bootlab/lab/labdir"
 )
 
 // Options are shared by every `cache` command.
@@ -164,7 +165,7 @@ func printList(w io.Writer, es []cache.Entry) error {
 }
 
 func labDirs(home string) ([]string, error) {
-	labs, err := lab.FindLabs(home)
+	labs, err := labdir.Find(home)
 	if err != nil {
 		return nil, err
 	}
@@ -211,7 +212,7 @@ func runImport(f *cmdutil.Factory, o *Options) error {
 // LabImages returns the image files every lab under home boots. A lab whose
 // state cannot be read stops pruning: its probe image may be in use.
 func LabImages(home string) ([]string, error) {
-	labs, err := lab.FindLabs(home)
+	labs, err := labdir.Find(home)
 	if err != nil {
 		return nil, err
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/bootlab/bootlab/internal/status"
 	"github.com/bootlab/bootlab/lab"
 	"github.com/bootlab/bootlab/lab/cache"
+	"github.com/bootlab/bootlab/lab/labdir"
 )
 
 func run(t *testing.T, args ...string) (string, string, error) {
@@ -116,7 +117,7 @@ func TestPruneKeepsWhatLabsBoot(t *testing.T) {
 		Network: lab.Network{CIDR: "10.77.0.0/24"}, LabDir: filepath.Join(home, "labs", "p1"),
 		Image: lab.Image{Kernel: filepath.Join(used, "vmlinuz"), Initrd: filepath.Join(used, "initramfs.img")}}
 	s.Defaults()
-	require.NoError(t, (&lab.State{Spec: s}).Save(s.LabDir))
+	require.NoError(t, (&labdir.State{Spec: s}).Save(s.LabDir))
 
 	out, errOut, err := run(t, "prune", "--cache-dir", root, "--home", home, "--dry-run")
 	require.NoError(t, err)

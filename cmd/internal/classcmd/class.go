@@ -19,6 +19,7 @@ import (
 	"github.com/bootlab/bootlab/internal/status"
 	"github.com/bootlab/bootlab/lab"
 	"github.com/bootlab/bootlab/lab/class"
+	"github.com/bootlab/bootlab/lab/labdir"
 	"github.com/bootlab/bootlab/lab/libvirt"
 	"github.com/bootlab/bootlab/lab/preflight"
 )
@@ -103,7 +104,7 @@ func hostOf(ctx context.Context, f *cmdutil.Factory, uri string) (class.Host, er
 		return h, err
 	}
 	h.Routes = routes
-	if h.Labs, err = lab.FindLabs(lab.DefaultHome()); err != nil {
+	if h.Labs, err = labdir.Find(lab.DefaultHome()); err != nil {
 		return h, err
 	}
 	conn, err := libvirt.Connect(ctx, uri, f.Log)
@@ -152,7 +153,7 @@ func plan(ctx context.Context, f *cmdutil.Factory, cf *ClassFlags) (*class.Plan,
 type member struct {
 	Learner string
 	Spec    *lab.Spec
-	State   *lab.State
+	State   *labdir.State
 	Dir     string
 }
 
@@ -160,7 +161,7 @@ type member struct {
 // sorted by lab name. A lab half built (no complete up) is named by its
 // directory, as `lab down --all` does.
 func members(name string) ([]member, error) {
-	labs, err := lab.FindLabs(lab.DefaultHome())
+	labs, err := labdir.Find(lab.DefaultHome())
 	if err != nil {
 		return nil, err
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/bootlab/bootlab/cmd/internal/cmdutil"
 	"github.com/bootlab/bootlab/internal/status"
 	"github.com/bootlab/bootlab/lab"
+	"github.com/bootlab/bootlab/lab/labdir"
 	"github.com/bootlab/bootlab/lab/libvirt"
 )
 
@@ -93,7 +94,7 @@ func TestClassUpDownSparesOtherLabs(t *testing.T) {
 	assert.Contains(t, errOut, "✓ up it-ann (learner ann)")
 	assert.Contains(t, errOut, "[it-ben] ")
 	for _, n := range []string{"it-ann", "it-ben"} {
-		st, err := lab.LoadState(filepath.Join(home, "labs", n))
+		st, err := labdir.LoadState(filepath.Join(home, "labs", n))
 		require.NoError(t, err)
 		assert.Equal(t, "it", st.Class)
 		_, err = conn.LookupNetwork(ctx, "bootlab-"+n)
@@ -110,19 +111,19 @@ func TestClassUpDownSparesOtherLabs(t *testing.T) {
 
 	// reset without --to rebuilds one lab: a new identity, the same class
 	// and network; the other lab is not touched.
-	before, err := lab.LoadState(filepath.Join(home, "labs", "it-ann"))
+	before, err := labdir.LoadState(filepath.Join(home, "labs", "it-ann"))
 	require.NoError(t, err)
-	benBefore, err := lab.LoadState(filepath.Join(home, "labs", "it-ben"))
+	benBefore, err := labdir.LoadState(filepath.Join(home, "labs", "it-ben"))
 	require.NoError(t, err)
 	_, errOut, err = run(t, "reset", "ann", "--name", "it")
 	require.NoError(t, err, errOut)
 	assert.Contains(t, errOut, "lab it-ann rebuilt")
-	after, err := lab.LoadState(filepath.Join(home, "labs", "it-ann"))
+	after, err := labdir.LoadState(filepath.Join(home, "labs", "it-ann"))
 	require.NoError(t, err)
 	assert.NotEqual(t, before.UUID, after.UUID, "down then up makes the lab anew")
 	assert.Equal(t, "it", after.Class)
 	assert.Equal(t, before.Spec.Network.CIDR, after.Spec.Network.CIDR)
-	benAfter, err := lab.LoadState(filepath.Join(home, "labs", "it-ben"))
+	benAfter, err := labdir.LoadState(filepath.Join(home, "labs", "it-ben"))
 	require.NoError(t, err)
 	assert.Equal(t, benBefore.UUID, benAfter.UUID, "the other lab is untouched")
 	_, _, err = run(t, "reset", "zed", "--name", "it")
@@ -153,7 +154,7 @@ func TestClassUpRefusesClashBeforeCreating(t *testing.T) {
 	t.Chdir(t.TempDir())
 	other := &lab.Spec{Name: "it-other", Libvirt: lab.Libvirt{URI: "test:///default"}, Network: lab.Network{CIDR: "10.233.0.0/24"}}
 	other.Defaults()
-	require.NoError(t, (&lab.State{Name: other.Name, UUID: "u", Spec: other}).Save(other.LabDir))
+	require.NoError(t, (&labdir.State{Name: other.Name, UUID: "u", Spec: other}).Save(other.LabDir))
 
 	file := classFile(t, "overrides:\n  ben:\n    network: {cidr: 10.233.0.0/24}\n")
 	_, _, err := run(t, "up", "-f", file, "--no-preflight")
@@ -185,7 +186,7 @@ func TestClassUpOneLabFails(t *testing.T) {
 	assert.Contains(t, err.Error(), "class up failed for 1 of 2 labs:\n  it-ben (learner ben): ")
 	assert.Contains(t, errOut, "✓ up it-ann (learner ann)")
 	assert.Contains(t, errOut, "✗ up it-ben (learner ben)")
-	st, err := lab.LoadState(filepath.Join(home, "labs", "it-ben"))
+	st, err := labdir.LoadState(filepath.Join(home, "labs", "it-ben"))
 	require.NoError(t, err)
 	assert.Equal(t, "it", st.Class)
 	assert.Nil(t, st.Spec, "the failed lab records no spec")

@@ -14,6 +14,7 @@ import (
 	"github.com/bootlab/bootlab/cmd/internal/cmdutil"
 	"github.com/bootlab/bootlab/lab"
 	"github.com/bootlab/bootlab/lab/class"
+	"github.com/bootlab/bootlab/lab/labdir"
 	"github.com/bootlab/bootlab/lab/libvirt"
 	"github.com/bootlab/bootlab/lab/preflight"
 	"github.com/bootlab/bootlab/lab/verify"
@@ -79,7 +80,7 @@ func runVerify(ctx context.Context, f *cmdutil.Factory, opts *LabsOptions) error
 
 // verifyLab is `lab verify` of one built lab: node states first, then the checks.
 func verifyLab(ctx context.Context, f *cmdutil.Factory, spec *lab.Spec, timeout time.Duration) error {
-	_, st, err := lab.Resolve(spec)
+	_, st, err := labdir.Resolve(spec)
 	if err != nil {
 		return err
 	}
@@ -179,7 +180,7 @@ func downLab(ctx context.Context, f *cmdutil.Factory, spec *lab.Spec) error {
 	}
 	// lab down keeps a lab's stage logs; the class's labs go with the
 	// class, so their records go too, and the directory when it is empty.
-	if err := os.RemoveAll(spec.StageLogDir()); err != nil {
+	if err := os.RemoveAll(labdir.Stages(spec)); err != nil {
 		return fmt.Errorf("remove the stage logs of lab %s: %w", spec.Name, err)
 	}
 	if entries, err := os.ReadDir(spec.LabDir); err == nil && len(entries) == 0 {

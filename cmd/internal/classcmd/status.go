@@ -12,6 +12,7 @@ import (
 	"github.com/bootlab/bootlab/cmd/internal/cmdutil"
 	"github.com/bootlab/bootlab/internal/dashboard"
 	"github.com/bootlab/bootlab/lab"
+	"github.com/bootlab/bootlab/lab/labdir"
 	"github.com/bootlab/bootlab/lab/libvirt"
 	"github.com/bootlab/bootlab/stages"
 )
@@ -36,7 +37,7 @@ type LabStatus struct {
 	NodesUp    int    `json:"nodesUp"`
 	NodesTotal int    `json:"nodesTotal"`
 	// Verify is the last `lab verify` (or `class verify`) result, if any.
-	Verify *lab.VerifyRecord `json:"verify,omitempty"`
+	Verify *labdir.VerifyRecord `json:"verify,omitempty"`
 	// Stage is the highest stage done on a rehearsal or manual-bootstrap
 	// lab ("07 etcd-bootstrap"), "" when none ran.
 	Stage string `json:"stage,omitempty"`
@@ -84,7 +85,7 @@ func runStatus(ctx context.Context, f *cmdutil.Factory, opts *StatusOptions) err
 		if m.State.Restored != nil {
 			ls.Restored = m.State.Restored.Checkpoint
 		}
-		ls.Verify, _ = lab.LoadVerifyRecord(m.Dir)
+		ls.Verify, _ = labdir.LoadVerifyRecord(m.Dir)
 		ls.Stage = stageReached(m.Spec)
 		conn, ok := conns[m.Spec.Libvirt.URI]
 		if !ok {
@@ -129,7 +130,7 @@ func runStatus(ctx context.Context, f *cmdutil.Factory, opts *StatusOptions) err
 
 // stageReached is the highest stage done in the lab's stage records.
 func stageReached(s *lab.Spec) string {
-	data, err := os.ReadFile(filepath.Join(s.StageLogDir(), stages.RecordsFile))
+	data, err := os.ReadFile(filepath.Join(labdir.Stages(s), stages.RecordsFile))
 	if err != nil {
 		return ""
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/bootlab/bootlab/cmd/internal/cmdutil"
 	"github.com/bootlab/bootlab/lab"
 	"github.com/bootlab/bootlab/lab/class"
+	"github.com/bootlab/bootlab/lab/labdir"
 	"github.com/bootlab/bootlab/lab/libvirt"
 	"github.com/bootlab/bootlab/lab/preflight"
 	"github.com/bootlab/bootlab/lab/probe"
@@ -211,7 +212,7 @@ func shareProbeImage(ctx context.Context, f *cmdutil.Factory, p *class.Plan) err
 // calls: lab key, the profile's boot files, then lab.Up, recording the
 // class in the lab's state.
 func buildLab(ctx context.Context, f *cmdutil.Factory, spec *lab.Spec, accel lab.Accelerator, className string, prep *sync.Mutex) error {
-	_, st, err := lab.Resolve(spec)
+	_, st, err := labdir.Resolve(spec)
 	if err != nil {
 		return err
 	}
@@ -219,7 +220,10 @@ func buildLab(ctx context.Context, f *cmdutil.Factory, spec *lab.Spec, accel lab
 		// The class is recorded before the key and boot files are written
 		// into the lab directory, so class down finds a lab whose build
 		// failed before lab.Up (which records the rest of its identity).
-		if err := (&lab.State{Name: spec.Name, Class: className}).Save(spec.LabDir); err != nil {
+		if err := lab.UpdateState(spec, true, func(st *labdir.State) error {
+			st.Name, st.Class = spec.Name, className
+			return nil
+		}); err != nil {
 			return err
 		}
 	}
@@ -261,7 +265,7 @@ func buildLab(ctx context.Context, f *cmdutil.Factory, spec *lab.Spec, accel lab
 
 // writeHandout writes learner's handout from the lab as built.
 func writeHandout(className, learner string, spec *lab.Spec) error {
-	built, _, err := lab.Resolve(spec)
+	built, _, err := labdir.Resolve(spec)
 	if err != nil {
 		return err
 	}

@@ -4,6 +4,7 @@ import (
 	"errors"
 
 	"github.com/bootlab/bootlab/lab"
+	"github.com/bootlab/bootlab/lab/labdir"
 	"github.com/bootlab/bootlab/lab/openshift"
 	"github.com/bootlab/bootlab/lab/preflight"
 )
@@ -21,7 +22,7 @@ func ExitCodeOf(err error) int {
 		return ec.ExitCode()
 	case invalidInput(err):
 		return ExitInvalid
-	case errors.Is(err, lab.ErrNoState):
+	case errors.Is(err, labdir.ErrNoState):
 		return ExitNoLab
 	}
 	return ExitError
@@ -31,7 +32,7 @@ func ExitCodeOf(err error) int {
 // errors: a spec, a preflight, a pull secret, or a spec naming another lab.
 func invalidInput(err error) bool {
 	var (
-		idErr     *lab.IdentityError
+		idErr     *labdir.IdentityError
 		specErr   *lab.ValidationError
 		flightErr *preflight.Error
 		secretErr *openshift.PullSecretError

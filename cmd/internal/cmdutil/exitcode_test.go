@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 
 	"github.com/bootlab/bootlab/lab"
+	"github.com/bootlab/bootlab/lab/labdir"
 	"github.com/bootlab/bootlab/lab/openshift"
 	"github.com/bootlab/bootlab/lab/preflight"
 )
@@ -19,11 +20,11 @@ func TestExitCodeOfMapsLibraryErrors(t *testing.T) {
 		&lab.ValidationError{},
 		fmt.Errorf("lab up: %w", &preflight.Error{}),
 		fmt.Errorf("prepare: %w", fmt.Errorf("read: %w", &openshift.PullSecretError{Path: "ps.json", Msg: "not JSON"})),
-		&lab.IdentityError{},
+		&labdir.IdentityError{},
 	} {
 		assert.Equal(t, ExitInvalid, ExitCodeOf(err), "%#v", err)
 	}
-	assert.Equal(t, ExitNoLab, ExitCodeOf(fmt.Errorf("status: %w", lab.ErrNoState)))
+	assert.Equal(t, ExitNoLab, ExitCodeOf(fmt.Errorf("status: %w", labdir.ErrNoState)))
 	assert.Equal(t, ExitCheckFailed, ExitCodeOf(WithCode(ExitCheckFailed, &lab.ValidationError{})), "an explicit code wins")
 	assert.Equal(t, ExitError, ExitCodeOf(errors.New("connect to libvirt: refused")))
 	assert.Equal(t, 0, ExitCodeOf(nil))

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/bootlab/bootlab/lab"
+	"github.com/bootlab/bootlab/lab/labdir"
 )
 
 // isolatedHost gives a test its own BOOTLAB_HOME and working directory (no
@@ -30,7 +31,7 @@ func builtLab(t *testing.T, home, name string) *lab.Spec {
 	s := &lab.Spec{Name: name}
 	s.Defaults()
 	require.Equal(t, filepath.Join(home, "labs", name), s.LabDir)
-	require.NoError(t, (&lab.State{Name: name, UUID: "u-" + name, Spec: s}).Save(s.LabDir))
+	require.NoError(t, (&labdir.State{Name: name, UUID: "u-" + name, Spec: s}).Save(s.LabDir))
 	return s
 }
 
@@ -144,7 +145,7 @@ func TestBuiltLabOutlivesItsPullSecretFile(t *testing.T) {
 	require.NoError(t, os.WriteFile(file, []byte("name: ocp1\nopenshift: {pullSecretFile: "+ps+"}\n"), 0o644))
 	spec, _, err := loadWith(t, false, "-f", file)
 	require.NoError(t, err)
-	require.NoError(t, (&lab.State{Name: "ocp1", UUID: "u", Spec: spec}).Save(filepath.Join(home, "labs", "ocp1")))
+	require.NoError(t, (&labdir.State{Name: "ocp1", UUID: "u", Spec: spec}).Save(filepath.Join(home, "labs", "ocp1")))
 	require.NoError(t, os.Remove(ps))
 
 	_, _, err = loadWith(t, false, "-f", file)

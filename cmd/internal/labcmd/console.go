@@ -16,6 +16,7 @@ import (
 	"github.com/bootlab/bootlab/internal/sshc"
 	"github.com/bootlab/bootlab/lab"
 	"github.com/bootlab/bootlab/lab/host"
+	"github.com/bootlab/bootlab/lab/labdir"
 	"github.com/bootlab/bootlab/lab/libvirt"
 	"github.com/bootlab/bootlab/lab/probe"
 )
@@ -65,7 +66,7 @@ func runConsole(ctx context.Context, f *cmdutil.Factory, opts *ConsoleOptions) e
 	if !ok {
 		return cmdutil.UsageErrorf("no node %q in lab %s (nodes: %s)", opts.Node, spec.Name, nodeNames(spec))
 	}
-	path := spec.ConsoleLogPath(n)
+	path := labdir.ConsoleLog(spec, n)
 	out := f.Streams.Out
 	if spec.Profile == lab.ProfileProbe && !opts.Raw {
 		// Probe reports are one JSON line each: show them as a person reads.

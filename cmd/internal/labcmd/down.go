@@ -12,6 +12,7 @@ import (
 	"github.com/bootlab/bootlab/cmd/internal/cmdutil"
 	"github.com/bootlab/bootlab/lab"
 	"github.com/bootlab/bootlab/lab/hostdns"
+	"github.com/bootlab/bootlab/lab/labdir"
 	"github.com/bootlab/bootlab/lab/libvirt"
 )
 
@@ -65,13 +66,15 @@ func downSpec(ctx context.Context, f *cmdutil.Factory, opts *DownOptions, spec *
 	// Host DNS is undone first, before libvirt is even asked: lab.Down
 	// removes the state that records it, and an unreachable libvirt must not
 	// leave the host resolving the lab's domain.
-	if st, err := lab.LoadState(spec.LabDir); err == nil && st.HostDNS != "" {
+	if st, err := labdir.LoadState(spec.LabDir); err == nil && st.HostDNS != "" {
 		f.Status.Start("Removing host name resolution for %s", spec.Cluster.Domain())
 		if err := hostdns.Undo(ctx, st.HostDNS); err != nil {
 			return fmt.Errorf("undo host DNS (%s): %w", st.HostDNS, err)
 		}
-		st.HostDNS = ""
-		if err := st.Save(spec.LabDir); err != nil {
+		if err := lab.UpdateState(spec, false, func(st *labdir.State) error {
+			st.HostDNS = ""
+			return nil
+		}); err != nil {
 			return err
 		}
 		f.Status.End(true)
@@ -109,7 +112,7 @@ func downAll(ctx context.Context, f *cmdutil.Factory, opts *DownOptions) error {
 			return cmdutil.UsageErrorf("--all deletes every lab: it takes no --%s", name)
 		}
 	}
-	labs, err := lab.FindLabs(lab.DefaultHome())
+	labs, err := labdir.Find(lab.DefaultHome())
 	if err != nil {
 		return err
 	}

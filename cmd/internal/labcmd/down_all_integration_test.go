@@ -16,6 +16,7 @@ import (
 	"github.com/bootlab/bootlab/cmd/internal/cmdutil"
 	"github.com/bootlab/bootlab/internal/status"
 	"github.com/bootlab/bootlab/lab"
+	"github.com/bootlab/bootlab/lab/labdir"
 )
 
 // `lab down --all` asks first (refuses without a terminal unless --yes) and
@@ -25,7 +26,7 @@ func TestDownAllConfirmsThenDeletesEveryLab(t *testing.T) {
 	for _, name := range []string{"da1", "da2"} {
 		s := &lab.Spec{Name: name, Libvirt: lab.Libvirt{URI: "test:///default"}}
 		s.Defaults()
-		require.NoError(t, (&lab.State{Name: name, UUID: "u-" + name, Spec: s}).Save(s.LabDir))
+		require.NoError(t, (&labdir.State{Name: name, UUID: "u-" + name, Spec: s}).Save(s.LabDir))
 	}
 	exec := func(in string, tty bool, args ...string) (string, error) {
 		var errOut bytes.Buffer

@@ -11,6 +11,7 @@ import (
 	"github.com/bootlab/bootlab/cmd/internal/cmdutil"
 	"github.com/bootlab/bootlab/lab"
 	"github.com/bootlab/bootlab/lab/images"
+	"github.com/bootlab/bootlab/lab/labdir"
 	"github.com/bootlab/bootlab/lab/openshift"
 )
 
@@ -61,15 +62,15 @@ func runGather(ctx context.Context, f *cmdutil.Factory, opts *GatherOptions) err
 	for _, m := range spec.NodesByRole(lab.RoleMaster) {
 		masters = append(masters, m.IP)
 	}
-	if _, err := os.Stat(filepath.Join(spec.AssetsDir(), "metadata.json")); err != nil {
-		return fmt.Errorf("no install assets in %s: `bootlab lab up` with a pull secret makes them; gather needs them", spec.AssetsDir())
+	if _, err := os.Stat(filepath.Join(labdir.Assets(spec), "metadata.json")); err != nil {
+		return fmt.Errorf("no install assets in %s: `bootlab lab up` with a pull secret makes them; gather needs them", labdir.Assets(spec))
 	}
 	bin, err := openshift.FindInstaller(ctx, spec.OpenShift.Version, spec.OpenShift.InstallerPath, images.DefaultCacheDir(), nil)
 	if err != nil {
 		return err
 	}
 	f.Status.Start("openshift-install gather bootstrap (bootstrap %s, %d masters)", boots[0].IP, len(masters))
-	bundle, err := openshift.GatherBootstrap(ctx, &openshift.Installer{Path: bin, Log: f.Log}, spec.AssetsDir(), boots[0].IP, masters, spec.SSHKeyPath())
+	bundle, err := openshift.GatherBootstrap(ctx, &openshift.Installer{Path: bin, Log: f.Log}, labdir.Assets(spec), boots[0].IP, masters, labdir.SSHKey(spec))
 	if err != nil {
 		return err
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/bootlab/bootlab/cmd/internal/cmdutil"
 	"github.com/bootlab/bootlab/internal/sshc/sshctest"
 	"github.com/bootlab/bootlab/lab"
+	"github.com/bootlab/bootlab/lab/labdir"
 )
 
 // testFactory is a Factory whose streams are buffers (no terminal).
@@ -128,9 +129,9 @@ func sshLab(t *testing.T, s *lab.Spec, node string, srv *sshctest.Server) {
 	}
 	key, err := os.ReadFile(srv.KeyFile)
 	require.NoError(t, err)
-	require.NoError(t, os.MkdirAll(filepath.Dir(s.SSHKeyPath()), 0o700))
-	require.NoError(t, os.WriteFile(s.SSHKeyPath(), key, 0o600))
-	require.NoError(t, (&lab.State{Spec: s}).Save(s.LabDir))
+	require.NoError(t, os.MkdirAll(filepath.Dir(labdir.SSHKey(s)), 0o700))
+	require.NoError(t, os.WriteFile(labdir.SSHKey(s), key, 0o600))
+	require.NoError(t, (&labdir.State{Spec: s}).Save(s.LabDir))
 }
 
 // runSSHCmd runs `lab ssh ARGS...` against nodes listening on port.
@@ -163,7 +164,7 @@ func TestSSHRunsCommandWithLabKey(t *testing.T) {
 	require.Len(t, cmds, 1)
 	assert.Equal(t, "bash -c 'echo hi; exit 3'", cmds[0], "as core, no sudo")
 
-	kh, err := os.ReadFile(s.KnownHostsPath())
+	kh, err := os.ReadFile(labdir.KnownHosts(s))
 	require.NoError(t, err)
 	assert.Contains(t, string(kh), strings.TrimSpace(string(ssh.MarshalAuthorizedKey(srv.HostKey))))
 
@@ -265,7 +266,7 @@ func TestSSHThroughRemoteHypervisor(t *testing.T) {
 	assert.Equal(t, []string{"bash -c 'echo behind'"}, node.Commands())
 	// One host-key policy, two files: the hypervisor's where the URI says,
 	// the node's in the lab.
-	for _, kh := range []string{hyperKH, s.KnownHostsPath()} {
+	for _, kh := range []string{hyperKH, labdir.KnownHosts(s)} {
 		data, err := os.ReadFile(kh)
 		require.NoError(t, err)
 		assert.Equal(t, 1, strings.Count(string(data), "\n"), kh)

@@ -14,6 +14,7 @@ import (
 	"github.com/bootlab/bootlab/cmd/internal/cmdutil"
 	"github.com/bootlab/bootlab/internal/status"
 	"github.com/bootlab/bootlab/lab"
+	"github.com/bootlab/bootlab/lab/labdir"
 )
 
 // fakeLister is a libvirt daemon holding the given domains and networks.
@@ -39,8 +40,8 @@ func listFixture(t *testing.T) (string, *fakeLister) {
 	s := &lab.Spec{Name: "ux1", Profile: lab.ProfileProbe, Libvirt: lab.Libvirt{URI: "qemu:///fake"}, Topology: lab.Topology{Masters: 1},
 		Network: lab.Network{CIDR: "10.77.0.0/24"}, LabDir: filepath.Join(home, "labs", "ux1")}
 	s.Defaults()
-	require.NoError(t, (&lab.State{Spec: s}).Save(s.LabDir))
-	require.NoError(t, lab.SaveVerifyRecord(s.LabDir, &lab.VerifyRecord{Time: time.Date(2026, 1, 2, 3, 4, 0, 0, time.UTC), OK: true, Total: 12, Passed: 12}))
+	require.NoError(t, (&labdir.State{Spec: s}).Save(s.LabDir))
+	require.NoError(t, labdir.SaveVerifyRecord(s.LabDir, &labdir.VerifyRecord{Time: time.Date(2026, 1, 2, 3, 4, 0, 0, time.UTC), OK: true, Total: 12, Passed: 12}))
 	return home, &fakeLister{
 		domains: []lab.Object{
 			domainOf("ux1", "bootstrap", lab.RoleBootstrap, true),

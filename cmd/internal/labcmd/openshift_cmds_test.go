@@ -33,6 +33,7 @@ import (
 	"github.com/bootlab/bootlab/lab"
 	"github.com/bootlab/bootlab/lab/cluster"
 	"github.com/bootlab/bootlab/lab/ignition"
+	"github.com/bootlab/bootlab/lab/labdir"
 )
 
 const openshiftTestdata = "../../../testdata/openshift"
@@ -165,11 +166,11 @@ func TestPrepareOpenShift(t *testing.T) {
 	assert.Equal(t, filepath.Join(dir, "cache", "rhcos", "rhcos-9.6.20250402-0-qemu.x86_64.qcow2"), built.Image.Path, "the built spec boots the cached qcow2")
 	assert.Empty(t, s.Image.Path, "the spec given is left as it was")
 	for _, n := range s.Nodes {
-		fi, err := os.Stat(s.IgnitionPath(n))
+		fi, err := os.Stat(labdir.Ignition(s, n))
 		require.NoError(t, err, n.Name)
 		assert.Equal(t, os.FileMode(0o600), fi.Mode().Perm())
 	}
-	boot, err := os.ReadFile(s.IgnitionPath(s.NodesByRole(lab.RoleBootstrap)[0]))
+	boot, err := os.ReadFile(labdir.Ignition(s, s.NodesByRole(lab.RoleBootstrap)[0]))
 	require.NoError(t, err)
 	manual, err := ignition.IsManualBootstrap(boot)
 	require.NoError(t, err)
@@ -196,22 +197,22 @@ func TestGatherCommand(t *testing.T) {
 	cmd.SetArgs([]string{"-f", specFile})
 	cmd.SilenceUsage = true
 	err = cmd.Execute()
-	assert.ErrorIs(t, err, lab.ErrNoState, "a lab never brought up is refused as such")
+	assert.ErrorIs(t, err, labdir.ErrNoState, "a lab never brought up is refused as such")
 	assert.ErrorContains(t, err, "bootlab lab up")
 
-	require.NoError(t, (&lab.State{Name: s.Name, Spec: s}).Save(s.LabDir))
+	require.NoError(t, (&labdir.State{Name: s.Name, Spec: s}).Save(s.LabDir))
 	cmd = NewCmdGather(f, nil)
 	cmd.SetArgs([]string{"-f", specFile})
 	assert.ErrorContains(t, cmd.Execute(), "no install assets")
 
-	require.NoError(t, os.MkdirAll(s.AssetsDir(), 0o700))
-	require.NoError(t, os.WriteFile(filepath.Join(s.AssetsDir(), "metadata.json"), []byte("{}"), 0o600))
+	require.NoError(t, os.MkdirAll(labdir.Assets(s), 0o700))
+	require.NoError(t, os.WriteFile(filepath.Join(labdir.Assets(s), "metadata.json"), []byte("{}"), 0o600))
 	cmd = NewCmdGather(f, nil)
 	cmd.SetArgs([]string{"-f", specFile})
 	require.NoError(t, cmd.Execute(), errOut.String())
-	assert.Equal(t, filepath.Join(s.AssetsDir(), "log-bundle-20250101000000.tar.gz")+"\n", out.String(), "stdout is the bundle path")
+	assert.Equal(t, filepath.Join(labdir.Assets(s), "log-bundle-20250101000000.tar.gz")+"\n", out.String(), "stdout is the bundle path")
 	got, _ := os.ReadFile(calls)
-	assert.Contains(t, string(got), "gather bootstrap --dir "+s.AssetsDir()+" --bootstrap 192.168.126.10 --master 192.168.126.11 --master 192.168.126.12 --master 192.168.126.13 --key "+s.SSHKeyPath())
+	assert.Contains(t, string(got), "gather bootstrap --dir "+labdir.Assets(s)+" --bootstrap 192.168.126.10 --master 192.168.126.11 --master 192.168.126.12 --master 192.168.126.13 --key "+labdir.SSHKey(s))
 }
 
 func TestManualBootstrapFlag(t *testing.T) {

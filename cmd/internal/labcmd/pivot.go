@@ -12,6 +12,7 @@ import (
 	"github.com/bootlab/bootlab/cmd/internal/cmdutil"
 	"github.com/bootlab/bootlab/lab"
 	"github.com/bootlab/bootlab/lab/host"
+	"github.com/bootlab/bootlab/lab/labdir"
 	"github.com/bootlab/bootlab/lab/libvirt"
 	"github.com/bootlab/bootlab/lab/loadbalancer"
 )
@@ -85,7 +86,7 @@ func runPivot(ctx context.Context, f *cmdutil.Factory, opts *PivotOptions) error
 // pivot does the work of `lab pivot` on the applied spec; connect opens the
 // hypervisor (only the openshift profile needs it).
 func pivot(ctx context.Context, f *cmdutil.Factory, spec *lab.Spec, connect func(context.Context) (lab.Hypervisor, func() error, error)) (*PivotResult, error) {
-	state, err := lab.LoadState(spec.LabDir)
+	state, err := labdir.LoadState(spec.LabDir)
 	if err != nil {
 		return nil, err
 	}
@@ -143,8 +144,10 @@ func pivot(ctx context.Context, f *cmdutil.Factory, spec *lab.Spec, connect func
 			res.Changed = true
 		}
 	}
-	state.BootstrapRemoved = true
-	if err := state.Save(spec.LabDir); err != nil {
+	if err := lab.UpdateState(spec, false, func(st *labdir.State) error {
+		st.BootstrapRemoved = true
+		return nil
+	}); err != nil {
 		return nil, err
 	}
 

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/bootlab/bootlab/lab"
+	"github.com/bootlab/bootlab/lab/labdir"
 	"github.com/bootlab/bootlab/lab/libvirt"
 )
 
@@ -71,7 +72,7 @@ func TestPivotRemovesBootstrapOnOpenShift(t *testing.T) {
 		assert.True(t, d.Active, n.Name)
 		assert.Contains(t, names, s.VolumeName(n))
 	}
-	st, err := lab.LoadState(s.LabDir)
+	st, err := labdir.LoadState(s.LabDir)
 	require.NoError(t, err)
 	assert.True(t, st.BootstrapRemoved)
 

@@ -10,6 +10,7 @@ import (
 	"github.com/bootlab/bootlab/cmd/internal/cmdutil"
 	"github.com/bootlab/bootlab/internal/check"
 	"github.com/bootlab/bootlab/lab"
+	"github.com/bootlab/bootlab/lab/labdir"
 	"github.com/bootlab/bootlab/lab/libvirt"
 	"github.com/bootlab/bootlab/lab/preflight"
 	"github.com/bootlab/bootlab/lab/probe"
@@ -59,7 +60,7 @@ func runPreflight(ctx context.Context, f *cmdutil.Factory, opts *PreflightOption
 	}
 	printWarnings(f, spec)
 	// Another lab's directory would make its haproxy pass for this lab's.
-	if _, _, err := lab.Resolve(spec); err != nil {
+	if _, _, err := labdir.Resolve(spec); err != nil {
 		return err
 	}
 	var host lab.HostInfo

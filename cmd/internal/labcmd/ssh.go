@@ -11,6 +11,7 @@ import (
 	"github.com/bootlab/bootlab/cmd/internal/cmdutil"
 	"github.com/bootlab/bootlab/internal/sshc"
 	"github.com/bootlab/bootlab/lab"
+	"github.com/bootlab/bootlab/lab/labdir"
 )
 
 // SSHOptions are the options of `lab ssh`.
@@ -77,8 +78,8 @@ func runSSH(ctx context.Context, f *cmdutil.Factory, opts *SSHOptions) error {
 		}
 		return fmt.Errorf("lab %s is a probe lab: its nodes run bootlab's probe agent and no SSH server; read %s's report with `bootlab lab console %[2]s`, or check the whole lab with `bootlab lab verify`. `bootlab lab up --manual-bootstrap` builds a rehearsal lab, whose bootstrap node you can ssh to and run the stages on", spec.Name, n.Name)
 	}
-	if _, err := os.Stat(spec.SSHKeyPath()); err != nil {
-		return fmt.Errorf("lab SSH key %s missing: run `bootlab lab up` first", spec.SSHKeyPath())
+	if _, err := os.Stat(labdir.SSHKey(spec)); err != nil {
+		return fmt.Errorf("lab SSH key %s missing: run `bootlab lab up` first", labdir.SSHKey(spec))
 	}
 	h, err := cmdutil.LabHost(ctx, f, spec)
 	if err != nil {
@@ -86,8 +87,8 @@ func runSSH(ctx context.Context, f *cmdutil.Factory, opts *SSHOptions) error {
 	}
 	defer h.Close()
 	c, err := sshc.Dial(ctx, sshc.Config{
-		Host: n.IP, Port: opts.Port, User: "core", KeyFiles: []string{spec.SSHKeyPath()},
-		KnownHosts: spec.KnownHostsPath(), Via: cmdutil.NodeVia(h), Log: f.Log,
+		Host: n.IP, Port: opts.Port, User: "core", KeyFiles: []string{labdir.SSHKey(spec)},
+		KnownHosts: labdir.KnownHosts(spec), Via: cmdutil.NodeVia(h), Log: f.Log,
 	})
 	if err != nil {
 		return fmt.Errorf("lab ssh %s: %w (is it up? `bootlab lab status`)", n.Name, err)

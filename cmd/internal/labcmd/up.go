@@ -11,6 +11,7 @@ import (
 	"github.com/bootlab/bootlab/cmd/internal/cmdutil"
 	"github.com/bootlab/bootlab/lab"
 	"github.com/bootlab/bootlab/lab/hostdns"
+	"github.com/bootlab/bootlab/lab/labdir"
 	"github.com/bootlab/bootlab/lab/libvirt"
 	"github.com/bootlab/bootlab/lab/openshift"
 	"github.com/bootlab/bootlab/lab/preflight"
@@ -94,7 +95,7 @@ func upDryRun(ctx context.Context, f *cmdutil.Factory, opts *UpOptions, spec *la
 	if err := cmdutil.OutputFlag(opts.Output, "table", "json"); err != nil {
 		return err
 	}
-	_, st, err := lab.Resolve(spec)
+	_, st, err := labdir.Resolve(spec)
 	if err != nil {
 		return err
 	}
@@ -150,7 +151,7 @@ func upDryRun(ctx context.Context, f *cmdutil.Factory, opts *UpOptions, spec *la
 func upSpec(ctx context.Context, f *cmdutil.Factory, opts *UpOptions, spec *lab.Spec) error {
 	// A lab directory that holds another lab is refused before the
 	// preparers write a single file into it.
-	if _, _, err := lab.Resolve(spec); err != nil {
+	if _, _, err := labdir.Resolve(spec); err != nil {
 		return err
 	}
 	if spec.Profile == lab.ProfileOpenShift {
@@ -261,7 +262,7 @@ func accelLine(accel lab.Accelerator, why string) string {
 // ~domain, NetworkManager's server=/domain/) and the host would resolve one
 // lab's names to the other's addresses.
 func checkDomainClaims(spec *lab.Spec) error {
-	labs, err := lab.FindLabs(lab.DefaultHome())
+	labs, err := labdir.Find(lab.DefaultHome())
 	if err != nil {
 		return err
 	}
@@ -308,7 +309,7 @@ func deferWorkers(spec *lab.Spec, opts *UpOptions) bool {
 // lab's dnsmasq (split DNS, never the global resolver) and records how, so
 // `lab down` undoes exactly that.
 func setupHostDNS(ctx context.Context, f *cmdutil.Factory, spec *lab.Spec) error {
-	st, err := lab.LoadState(spec.LabDir)
+	st, err := labdir.LoadState(spec.LabDir)
 	if err != nil {
 		return err
 	}
@@ -337,8 +338,10 @@ func setupHostDNS(ctx context.Context, f *cmdutil.Factory, spec *lab.Spec) error
 			f.Log.Warn("could not undo the earlier host DNS setup", "record", st.HostDNS, "err", err)
 		}
 	}
-	st.HostDNS = record
-	if err := st.Save(spec.LabDir); err != nil {
+	if err := lab.UpdateState(spec, false, func(st *labdir.State) error {
+		st.HostDNS = record
+		return nil
+	}); err != nil {
 		return err
 	}
 	f.Status.End(true)

@@ -17,7 +17,7 @@ import (
 	"github.com/bootlab/bootlab/cmd/internal/cmdutil"
 	"github.com/bootlab/bootlab/internal/status"
 	"github.com/bootlab/bootlab/lab"
-	"github.com/bootlab/bootlab/lab/openshift"
+	"github.com/bootlab/bootlab/lab/labdir"
 )
 
 // `lab up` of an openshift-profile lab on a real libvirtd (test:///default)
@@ -75,9 +75,9 @@ func TestUpOpenShiftDefersWorkersAndRecordsHostDNS(t *testing.T) {
 
 	calls, err := os.ReadFile(installerLog)
 	require.NoError(t, err)
-	assert.Contains(t, string(calls), "create ignition-configs --dir "+s.AssetsDir())
+	assert.Contains(t, string(calls), "create ignition-configs --dir "+labdir.Assets(s))
 	for _, n := range s.Nodes {
-		fi, err := os.Stat(s.IgnitionPath(n))
+		fi, err := os.Stat(labdir.Ignition(s, n))
 		require.NoError(t, err, n.Name)
 		assert.Equal(t, os.FileMode(0o600), fi.Mode().Perm(), n.Name)
 	}
@@ -93,7 +93,7 @@ func TestUpOpenShiftDefersWorkersAndRecordsHostDNS(t *testing.T) {
 	assert.NotContains(t, log, "worker-0 started")
 	assert.Contains(t, errOut.String(), "2 worker(s) defined but off")
 
-	st, err := lab.LoadState(s.LabDir)
+	st, err := labdir.LoadState(s.LabDir)
 	require.NoError(t, err)
 	assert.Equal(t, "resolved:"+s.Network.Bridge, st.HostDNS)
 	got, err := os.ReadFile(resolvectlLog)
@@ -107,8 +107,8 @@ func TestUpOpenShiftDefersWorkersAndRecordsHostDNS(t *testing.T) {
 	require.NoError(t, err)
 	lines := strings.Split(strings.TrimSpace(string(got)), "\n")
 	assert.Equal(t, "revert "+s.Network.Bridge, lines[len(lines)-1], "lab down reverts the per-link DNS")
-	_, err = lab.LoadState(s.LabDir)
-	assert.ErrorIs(t, err, lab.ErrNoState)
-	assert.NoFileExists(t, openshift.InstallConfigCopyPath(s), "the kept install-config holds the pull secret")
+	_, err = labdir.LoadState(s.LabDir)
+	assert.ErrorIs(t, err, labdir.ErrNoState)
+	assert.NoFileExists(t, labdir.InstallConfigCopy(s), "the kept install-config holds the pull secret")
 	assert.NoDirExists(t, s.LabDir, "nothing of the lab is left")
 }

@@ -20,8 +20,8 @@ import (
 
 	"github.com/bootlab/bootlab/cmd/internal/cmdutil"
 	"github.com/bootlab/bootlab/internal/status"
-	"github.com/bootlab/bootlab/lab"
 	"github.com/bootlab/bootlab/lab/cluster"
+	"github.com/bootlab/bootlab/lab/labdir"
 )
 
 // `lab up` refuses a malformed or missing pull secret before anything runs:
@@ -122,7 +122,7 @@ func TestUpSetsHostDNSAgain(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(bin, "resolvectl"), []byte("#!/bin/sh\n# TEST DOUBLE of resolvectl\necho \"$*\" >>"+logFile+"\n"), 0o755))
 	t.Setenv("PATH", bin+":"+os.Getenv("PATH"))
 	require.NoError(t, os.MkdirAll(s.LabDir, 0o755))
-	require.NoError(t, (&lab.State{Spec: s, HostDNS: "resolved:" + s.Network.Bridge}).Save(s.LabDir))
+	require.NoError(t, (&labdir.State{Spec: s, HostDNS: "resolved:" + s.Network.Bridge}).Save(s.LabDir))
 
 	var errOut bytes.Buffer
 	f := &cmdutil.Factory{Streams: cmdutil.Streams{Out: &bytes.Buffer{}, ErrOut: &errOut}, Status: status.New(&errOut, false)}
@@ -132,7 +132,7 @@ func TestUpSetsHostDNSAgain(t *testing.T) {
 	assert.Contains(t, string(got), "dns "+s.Network.Bridge+" "+s.Network.Gateway+"\n")
 	assert.Contains(t, string(got), "domain "+s.Network.Bridge+" ~"+s.Cluster.Domain()+"\n")
 	assert.NotContains(t, string(got), "revert", "same record: nothing to undo")
-	st, err := lab.LoadState(s.LabDir)
+	st, err := labdir.LoadState(s.LabDir)
 	require.NoError(t, err)
 	assert.Equal(t, "resolved:"+s.Network.Bridge, st.HostDNS)
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/bootlab/bootlab/cmd/internal/cmdutil"
 	"github.com/bootlab/bootlab/lab"
 	"github.com/bootlab/bootlab/lab/cluster"
+	"github.com/bootlab/bootlab/lab/labdir"
 	"github.com/bootlab/bootlab/lab/libvirt"
 )
 
@@ -101,7 +102,7 @@ func runWait(ctx context.Context, f *cmdutil.Factory, opts *WaitOptions) error {
 		return cluster.WaitInstallComplete(ctx, cluster.InstallWaitOptions{
 			API: api, Timeout: opts.InstallTimeout, Interval: opts.Interval,
 			ClusterDomain:         spec.Cluster.Domain(),
-			KubeadminPasswordFile: filepath.Join(spec.AssetsDir(), "auth", "kubeadmin-password"),
+			KubeadminPasswordFile: filepath.Join(labdir.Assets(spec), "auth", "kubeadmin-password"),
 			Status:                f.Status, Log: f.Log,
 		})
 	}
@@ -130,7 +131,7 @@ func runWait(ctx context.Context, f *cmdutil.Factory, opts *WaitOptions) error {
 	err = cluster.WaitBootstrapComplete(ctx, o)
 	var te *cluster.TimeoutError
 	if errors.As(err, &te) {
-		return fmt.Errorf("%w (timeouts: --api-timeout, --bootstrap-timeout; assets in %s)", err, spec.AssetsDir())
+		return fmt.Errorf("%w (timeouts: --api-timeout, --bootstrap-timeout; assets in %s)", err, labdir.Assets(spec))
 	}
 	return err
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/bootlab/bootlab/cmd/internal/cmdutil"
 	"github.com/bootlab/bootlab/internal/status"
 	"github.com/bootlab/bootlab/lab"
+	"github.com/bootlab/bootlab/lab/labdir"
 	"github.com/bootlab/bootlab/stages"
 	"github.com/bootlab/bootlab/stages/stagestest"
 )
@@ -68,7 +69,7 @@ func rehearsalEnv(t *testing.T, specExtra string) (*env, *bytes.Buffer) {
 	require.NoError(t, err)
 	s.Defaults()
 	require.True(t, s.Rehearsal())
-	require.NoError(t, (&lab.State{Spec: s}).Save(e.labDir))
+	require.NoError(t, (&labdir.State{Spec: s}).Save(e.labDir))
 	var say bytes.Buffer
 	e.f.Status = status.New(&say, false)
 	return e, &say
@@ -197,10 +198,10 @@ func TestReset(t *testing.T) {
 	// A lab never brought up, a probe lab without stages.
 	e2 := newEnv(t)
 	err = execute(resetCmd(e2, cps), "-f", e2.spec, "07")
-	assert.ErrorIs(t, err, lab.ErrNoState)
+	assert.ErrorIs(t, err, labdir.ErrNoState)
 	s := &lab.Spec{Name: "stagetest", LabDir: e2.labDir}
 	s.Defaults()
-	require.NoError(t, (&lab.State{Spec: s}).Save(e2.labDir))
+	require.NoError(t, (&labdir.State{Spec: s}).Save(e2.labDir))
 	err = execute(resetCmd(e2, cps), "-f", e2.spec, "07")
 	assert.Equal(t, cmdutil.ExitInvalid, exitCode(err))
 	assert.ErrorContains(t, err, "it runs no stages, so it has no before-NN checkpoints")

@@ -13,6 +13,7 @@ import (
 
 	"github.com/bootlab/bootlab/internal/sshc/sshctest"
 	"github.com/bootlab/bootlab/lab"
+	"github.com/bootlab/bootlab/lab/labdir"
 )
 
 // A lab on a remote hypervisor: the stage commands reach its bootstrap node
@@ -33,9 +34,9 @@ func TestStageReachesRemoteLabThroughHypervisor(t *testing.T) {
 	}
 	key, err := os.ReadFile(node.KeyFile)
 	require.NoError(t, err)
-	require.NoError(t, os.MkdirAll(filepath.Dir(s.SSHKeyPath()), 0o700))
-	require.NoError(t, os.WriteFile(s.SSHKeyPath(), key, 0o600))
-	require.NoError(t, (&lab.State{Spec: s}).Save(s.LabDir))
+	require.NoError(t, os.MkdirAll(filepath.Dir(labdir.SSHKey(s)), 0o700))
+	require.NoError(t, os.WriteFile(labdir.SSHKey(s), key, 0o600))
+	require.NoError(t, (&labdir.State{Spec: s}).Save(s.LabDir))
 
 	cmd := NewCmdStatus(e.f, nil)
 	require.NoError(t, execute(cmd, "--lab-dir", e.labDir, "--name", "stagetest", "--user", "root", "--port", strconv.Itoa(node.Port), "-o", "json"), e.err.String())
@@ -46,7 +47,7 @@ func TestStageReachesRemoteLabThroughHypervisor(t *testing.T) {
 	assert.Equal(t, []string{"tcp " + node.Addr}, hyper.Dials(), "the node was dialled from the hypervisor host")
 	assert.Empty(t, hyper.Commands(), "nothing ran on the hypervisor")
 	assert.NotEmpty(t, node.Commands())
-	kh, err := os.ReadFile(s.KnownHostsPath())
+	kh, err := os.ReadFile(labdir.KnownHosts(s))
 	require.NoError(t, err)
 	assert.Contains(t, string(kh), "127.0.0.1", "the node's key is in the lab's known_hosts")
 }

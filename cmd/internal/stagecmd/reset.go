@@ -9,6 +9,7 @@ import (
 
 	"github.com/bootlab/bootlab/cmd/internal/cmdutil"
 	"github.com/bootlab/bootlab/lab"
+	"github.com/bootlab/bootlab/lab/labdir"
 	"github.com/bootlab/bootlab/stages"
 )
 
@@ -84,7 +85,7 @@ func runReset(ctx context.Context, f *cmdutil.Factory, opts *ResetOptions) error
 		found = found || cp.Name == name
 	}
 	if !found {
-		return noCheckpointError(spec.Name, name, list, readOffNotes(spec.StageLogDir()))
+		return noCheckpointError(spec.Name, name, list, readOffNotes(labdir.Stages(spec)))
 	}
 	start := time.Now()
 	f.Status.Start("Resetting the bootstrap node of lab %s to checkpoint %s", spec.Name, name)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/bootlab/bootlab/cmd/internal/cmdutil"
 	"github.com/bootlab/bootlab/internal/node"
+	"github.com/bootlab/bootlab/lab/labdir"
 	"github.com/bootlab/bootlab/scripts"
 	"github.com/bootlab/bootlab/stages"
 )
@@ -201,7 +202,7 @@ func runRun(cmd *cobra.Command, f *cmdutil.Factory, opts *RunOptions) error {
 	if err := opts.AutoCheckpoint.before(ctx, f, &opts.Target, r, node, opts.Force, sel, target); err != nil {
 		return err
 	}
-	logDir := r.spec.StageLogDir()
+	logDir := labdir.Stages(r.spec)
 	log, err := stages.OpenLog(logDir)
 	if err != nil {
 		return err

@@ -16,6 +16,7 @@ import (
 	"github.com/bootlab/bootlab/internal/node"
 	"github.com/bootlab/bootlab/lab"
 	labhost "github.com/bootlab/bootlab/lab/host"
+	"github.com/bootlab/bootlab/lab/labdir"
 	"github.com/bootlab/bootlab/stages"
 )
 
@@ -113,7 +114,7 @@ func (t *Target) resolveVersion(anyVersion bool) (*resolved, error) {
 		// The effective spec of the last `lab up` knows the real addresses;
 		// a lab directory holding another lab is refused here as everywhere.
 		built, _, err := cmdutil.BuiltSpec(&t.Spec)
-		var idErr *lab.IdentityError
+		var idErr *labdir.IdentityError
 		switch {
 		case errors.As(err, &idErr):
 			return nil, err
@@ -186,11 +187,11 @@ func (t *Target) connect(ctx context.Context, f *cmdutil.Factory, r *resolved) (
 	}
 	key := t.Key
 	if key == "" {
-		key = r.spec.SSHKeyPath()
+		key = labdir.SSHKey(r.spec)
 	}
 	kh := t.KnownHosts
 	if kh == "" {
-		kh = r.spec.KnownHostsPath()
+		kh = labdir.KnownHosts(r.spec)
 	}
 	// A lab on a remote hypervisor: its network exists only there, so the
 	// node is reached through the hypervisor host's SSH connection.

@@ -22,6 +22,7 @@ import (
 	"github.com/bootlab/bootlab/docs"
 	"github.com/bootlab/bootlab/internal/status"
 	"github.com/bootlab/bootlab/lab"
+	"github.com/bootlab/bootlab/lab/labdir"
 	"github.com/bootlab/bootlab/stages"
 	"github.com/bootlab/bootlab/stages/stagestest"
 )
@@ -78,7 +79,7 @@ func TestRunFlags(t *testing.T) {
 func TestRunNeedsALabOrAHost(t *testing.T) {
 	e := newEnv(t)
 	err := execute(NewCmdRun(e.f, nil), "-f", e.spec, "07")
-	assert.ErrorIs(t, err, lab.ErrNoState, "a lab never brought up has its own exit code (app.Run maps it)")
+	assert.ErrorIs(t, err, labdir.ErrNoState, "a lab never brought up has its own exit code (app.Run maps it)")
 	assert.ErrorContains(t, err, "bootlab lab up")
 	assert.ErrorContains(t, err, "--host")
 }
@@ -90,7 +91,7 @@ func TestStagesRefusePlainProbeLab(t *testing.T) {
 	s := &lab.Spec{Name: "stagetest", LabDir: e.labDir}
 	s.Defaults()
 	require.Equal(t, lab.ProfileProbe, s.Profile)
-	require.NoError(t, (&lab.State{Spec: s}).Save(e.labDir))
+	require.NoError(t, (&labdir.State{Spec: s}).Save(e.labDir))
 	for _, cmd := range []*cobra.Command{NewCmdRun(e.f, nil), NewCmdStatus(e.f, nil)} {
 		args := []string{"-f", e.spec}
 		if cmd.Name() == "run" {

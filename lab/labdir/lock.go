@@ -1,21 +1,20 @@
-package lab
+package labdir
 
 import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"syscall"
+
+	"github.com/bootlab/bootlab/lab/spec"
 )
 
-// lockFile is the lab directory's lock, held by Up and Down so that two
-// bootlab commands (a second terminal, `make demo` run twice) never change
-// one lab at once and overwrite each other's record of what exists.
-const lockFile = "lock"
-
-// lockLab takes the lab's lock without waiting. With create false and no lab
-// directory there is nothing to lock (and nothing is created).
-func lockLab(s *Spec, create bool) (unlock func(), err error) {
+// Lock takes the lab's lock (LockPath) without waiting: package lab holds it
+// while it changes the lab, so that two bootlab commands (a second
+// terminal, `make demo` run twice) never change one lab at once and
+// overwrite each other's record of what exists. With create false and no
+// lab directory there is nothing to lock (and nothing is created).
+func Lock(s *spec.Spec, create bool) (unlock func(), err error) {
 	if !create {
 		if _, err := os.Stat(s.LabDir); errors.Is(err, os.ErrNotExist) {
 			return func() {}, nil
@@ -24,7 +23,7 @@ func lockLab(s *Spec, create bool) (unlock func(), err error) {
 	if err := os.MkdirAll(s.LabDir, 0o755); err != nil {
 		return nil, fmt.Errorf("create %s: %w (check labDir)", s.LabDir, err)
 	}
-	p := filepath.Join(s.LabDir, lockFile)
+	p := LockPath(s.LabDir)
 	f, err := os.OpenFile(p, os.O_CREATE|os.O_RDWR, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("open lab lock: %w", err)

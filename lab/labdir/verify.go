@@ -1,11 +1,10 @@
-package lab
+package labdir
 
 import (
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"time"
 )
 
@@ -40,9 +39,6 @@ func (r *VerifyRecord) Summary() string {
 	}
 	return fmt.Sprintf("%d of %d failed", r.Total-r.Passed, r.Total)
 }
-
-// VerifyRecordPath is the last verify result of the lab whose directory is labDir.
-func VerifyRecordPath(labDir string) string { return filepath.Join(labDir, "verify.json") }
 
 // LoadVerifyRecord reads the last verify result; (nil, nil) when the lab was never verified.
 func LoadVerifyRecord(labDir string) (*VerifyRecord, error) {
