@@ -123,6 +123,9 @@ func (r *labRun) ensureDomains(ctx context.Context, doms []DomainPlan, deferred 
 				}
 			}
 		}
+		if !o.Active && deferred[d.Node.Role] {
+			r.deferredOff.Add(1)
+		}
 		if !o.Active && !deferred[d.Node.Role] {
 			if err := r.hv.StartDomain(ctx, d.Name); err != nil {
 				return false, err

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/bootlab/bootlab/internal/sshc"
 	"github.com/bootlab/bootlab/internal/status"
@@ -46,6 +47,9 @@ type UpResult struct {
 	Accelerator Accelerator
 	// Changes is the plan of a dry run, in order.
 	Changes []Change
+	// DeferredOff counts the nodes of the deferred roles (DeferRoles)
+	// that are defined and not running.
+	DeferredOff int
 }
 
 // isTestURI is true for libvirt's in-memory test driver, which runs no VMs,
@@ -64,6 +68,8 @@ type labRun struct {
 	// plan is set on a dry run: hv is the planning wrapper, nothing on the
 	// host changes and the state is not written.
 	plan *planningHV
+	// deferredOff counts deferred domains left off by ensureDomains.
+	deferredOff atomic.Int32
 }
 
 // lockedLabRun takes the lab's lock (creating the lab directory when
@@ -229,7 +235,7 @@ func Up(ctx context.Context, hv Hypervisor, s *Spec, opts UpOptions) (*UpResult,
 		return detail, err
 	}})
 	results, err := runSteps(ctx, opts.Status, r.log, steps)
-	res := &UpResult{Steps: results, Accelerator: opts.Accelerator}
+	res := &UpResult{Steps: results, Accelerator: opts.Accelerator, DeferredOff: int(r.deferredOff.Load())}
 	if r.plan != nil {
 		res.Changes = sortedChanges(r.plan.changes)
 		res.Changed = len(res.Changes) > 0

@@ -106,10 +106,16 @@ func canAccess(fo *FileOwner, u *HostUser, want fs.FileMode) bool {
 // prints to the serial console under KVM within a few seconds (on some hosts
 // KVM looks usable but hangs every guest). BOOTLAB_ACCEL=kvm|tcg overrides.
 func ChooseAccelerator(ctx context.Context, s *spec.Spec, host hypervisor.HostInfo, log *slog.Logger) (spec.Accelerator, string, error) {
+	return ChooseAcceleratorWith(ctx, s, host, HostFacts{}, log)
+}
+
+// ChooseAcceleratorWith is ChooseAccelerator with the host facts preflight
+// was given (the zero HostFacts reads this machine).
+func ChooseAcceleratorWith(ctx context.Context, s *spec.Spec, host hypervisor.HostInfo, facts HostFacts, log *slog.Logger) (spec.Accelerator, string, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return chooseAccelerator(ctx, s, host, HostFacts{}.withDefaults(), log)
+	return chooseAccelerator(ctx, s, host, facts.withDefaults(), log)
 }
 
 func chooseAccelerator(ctx context.Context, s *spec.Spec, host hypervisor.HostInfo, h HostFacts, log *slog.Logger) (spec.Accelerator, string, error) {

@@ -212,52 +212,18 @@ func shareProbeImage(ctx context.Context, f *cmdutil.Factory, p *class.Plan) err
 // calls: lab key, the profile's boot files, then lab.Up, recording the
 // class in the lab's state.
 func buildLab(ctx context.Context, f *cmdutil.Factory, spec *lab.Spec, accel lab.Accelerator, className string, prep *sync.Mutex) error {
-	_, st, err := labdir.Resolve(spec)
+	// The class checked the host and chose the accelerator once for all
+	// its labs; host DNS is a single lab's (a class's labs share a host).
+	res, err := lab.Build(ctx, spec, lab.BuildOptions{
+		Log: f.Log, Status: f.Status,
+		Accelerator: accel, Class: className,
+		Prepare: cmdutil.PrepareOptions(f), PrepareLock: prep,
+		SkipHostDNS: true,
+	})
 	if err != nil {
 		return err
 	}
-	if st == nil {
-		// The class is recorded before the key and boot files are written
-		// into the lab directory, so class down finds a lab whose build
-		// failed before lab.Up (which records the rest of its identity).
-		if err := lab.UpdateState(spec, true, func(st *labdir.State) error {
-			st.Name, st.Class = spec.Name, className
-			return nil
-		}); err != nil {
-			return err
-		}
-	}
-	conn, err := libvirt.Connect(ctx, spec.Libvirt.URI, f.Log)
-	if err != nil {
-		return err
-	}
-	defer conn.Close()
-	f.Status.Start("Creating the lab SSH key")
-	if err := lab.EnsureSSHKey(spec); err != nil {
-		f.Status.End(false)
-		return err
-	}
-	f.Status.End(true)
-	prep.Lock()
-	built, err := cmdutil.Prepare(ctx, f, spec)
-	prep.Unlock()
-	if err != nil {
-		return fmt.Errorf("prepare %s nodes: %w", spec.Profile, err)
-	}
-	spec = built
-	if err := lab.CheckBootFiles(spec); err != nil {
-		return err
-	}
-	upOpts := lab.UpOptions{Log: f.Log, Status: f.Status, Accelerator: accel, Class: className}
-	if spec.Profile == lab.ProfileOpenShift {
-		// As lab up: real workers boot once the masters serve their config.
-		upOpts.DeferRoles = []lab.Role{lab.RoleWorker}
-	}
-	res, err := lab.Up(ctx, conn, spec, upOpts)
-	if err != nil {
-		return err
-	}
-	if !res.Changed {
+	if !res.Up.Changed {
 		f.Status.Infof("nothing to change: lab %s already matches the spec", spec.Name)
 	}
 	return nil

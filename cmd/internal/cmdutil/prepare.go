@@ -11,11 +11,17 @@ import (
 // logger, status line and progress output, and returns the spec the lab
 // is built from; spec itself is not changed.
 func Prepare(ctx context.Context, f *Factory, spec *lab.Spec) (*lab.Spec, error) {
-	return lab.Prepare(ctx, spec, lab.PrepareOptions{
+	return lab.Prepare(ctx, spec, PrepareOptions(f))
+}
+
+// PrepareOptions are the preparer's options of a command: its logger,
+// status line, progress output and the download cache.
+func PrepareOptions(f *Factory) lab.PrepareOptions {
+	return lab.PrepareOptions{
 		Log:      f.Log,
 		Status:   f.Status,
 		CacheDir: images.DefaultCacheDir(),
 		Progress: f.Streams.ErrOut,
 		TTY:      f.Streams.ErrTTY,
-	})
+	}
 }

@@ -1,0 +1,240 @@
+package lab
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+
+	"github.com/bootlab/bootlab/internal/status"
+	"github.com/bootlab/bootlab/lab/labdir"
+	"github.com/bootlab/bootlab/lab/libvirt"
+	"github.com/bootlab/bootlab/lab/openshift"
+	"github.com/bootlab/bootlab/lab/preflight"
+)
+
+// InputError is a lab that cannot be built as asked, found before anything
+// is made: an input the user must change (a pull secret, a cluster domain
+// another lab holds, an accelerator the host cannot give).
+type InputError struct{ Err error }
+
+func (e *InputError) Error() string { return e.Err.Error() }
+func (e *InputError) Unwrap() error { return e.Err }
+
+// ConnectFunc opens the hypervisor of a libvirt URI; close releases it.
+type ConnectFunc func(ctx context.Context, uri string, log *slog.Logger) (hv Hypervisor, close func() error, err error)
+
+// ConnectLibvirt is the ConnectFunc of a real libvirt daemon (local, or
+// remote over qemu+ssh).
+func ConnectLibvirt(ctx context.Context, uri string, log *slog.Logger) (Hypervisor, func() error, error) {
+	c, err := libvirt.Connect(ctx, uri, log)
+	if err != nil {
+		return nil, nil, err
+	}
+	return c, c.Close, nil
+}
+
+// BuildOptions tune Build.
+type BuildOptions struct {
+	Log    *slog.Logger
+	Status *status.Status
+	// Connect opens the hypervisor (default ConnectLibvirt).
+	Connect ConnectFunc
+	// Accelerator, when set, is used as chosen (class up chooses once for
+	// all its labs); else preflight chooses it, or ChooseAccelerator once
+	// the boot files exist.
+	Accelerator Accelerator
+	// NoPreflight skips the host checks (the accelerator is still chosen).
+	NoPreflight bool
+	// Preflight are the host checks' options; Log, Status and ConnectError
+	// are Build's.
+	Preflight preflight.Options
+	// StartWorkers starts an OpenShift lab's workers with everyone else
+	// (by default they boot once the masters serve their config).
+	StartWorkers bool
+	// Class records the lab as a member of that class.
+	Class string
+	// Prepare are the preparer's options; Log and Status are Build's.
+	Prepare PrepareOptions
+	// PrepareLock, when set, is held around the preparer: labs built in
+	// parallel share the caches it fills.
+	PrepareLock sync.Locker
+	// SkipHostDNS leaves host split DNS alone (class labs; tests).
+	SkipHostDNS bool
+}
+
+// BuildResult says what Build did.
+type BuildResult struct {
+	// Spec is the lab as built: the spec given, with the preparer's image.
+	Spec *Spec
+	Up   *UpResult
+	// Accelerator is the one chosen, and AcceleratorReason why.
+	Accelerator       Accelerator
+	AcceleratorReason string
+	// WorkersOff counts the workers defined but left off until the
+	// masters' MCS serves them (`lab wait` starts them).
+	WorkersOff int
+}
+
+// Build is `lab up`: everything from a validated spec to a running lab, in
+// the order that makes nothing it cannot finish. The inputs are checked
+// before anything runs (the lab directory's identity, an OpenShift lab's
+// pull secret, SSH key and cluster domain), then the host (preflight, which
+// also chooses the accelerator, once), then the lab key, the profile's boot
+// files (Prepare: s itself is not changed), the accelerator if preflight
+// could not prove it, the lab itself (Up), and host DNS for a local
+// OpenShift lab. Each step reports on opts.Status.
+func Build(ctx context.Context, s *Spec, o BuildOptions) (*BuildResult, error) {
+	if o.Connect == nil {
+		o.Connect = ConnectLibvirt
+	}
+	if o.Log == nil {
+		o.Log = slog.New(slog.DiscardHandler)
+	}
+	// A lab directory that holds another lab is refused before the
+	// preparers write a single file into it.
+	_, st, err := labdir.Resolve(s)
+	if err != nil {
+		return nil, err
+	}
+	if s.Profile == ProfileOpenShift {
+		if o.Class == "" {
+			if err := CheckDomainClaims(s); err != nil {
+				return nil, err
+			}
+		}
+		// A missing or malformed pull secret (or SSH key) is refused before
+		// libvirt, preflight or the lab key: nothing runs, nothing is made.
+		if err := openshift.CheckInputs(s); err != nil {
+			return nil, &InputError{Err: err}
+		}
+	}
+	if o.Class != "" && st == nil {
+		// The class is recorded before the key and boot files are written
+		// into the lab directory, so class down finds a lab whose build
+		// failed before Up (which records the rest of its identity).
+		if err := UpdateState(s, true, func(st *labdir.State) error {
+			st.Name, st.Class = s.Name, o.Class
+			return nil
+		}); err != nil {
+			return nil, err
+		}
+	}
+	hv, closeHV, connErr := o.Connect(ctx, s.Libvirt.URI, o.Log)
+	if connErr == nil {
+		defer func() { _ = closeHV() }()
+	}
+	res := &BuildResult{Accelerator: o.Accelerator}
+	if res.Accelerator == "" && !o.NoPreflight {
+		popts := o.Preflight
+		popts.Log, popts.Status, popts.ConnectError = o.Log, o.Status, connErr
+		var info HostInfo
+		if connErr == nil {
+			info = hv
+		}
+		report, err := preflight.Run(ctx, s, info, popts)
+		if err != nil {
+			return nil, err
+		}
+		if err := report.Err(); err != nil {
+			return nil, err
+		}
+		if !strings.HasPrefix(report.AcceleratorReason, preflight.NoProofKernel) {
+			res.Accelerator, res.AcceleratorReason = report.Accelerator, report.AcceleratorReason
+			o.Status.Infof("accelerator: %s", AcceleratorLine(res.Accelerator, res.AcceleratorReason))
+		}
+	}
+	if connErr != nil {
+		return nil, connErr
+	}
+
+	o.Status.Start("Creating the lab SSH key")
+	if err := EnsureSSHKey(s); err != nil {
+		o.Status.End(false)
+		return nil, err
+	}
+	o.Status.End(true)
+	// The preparer reports its own steps.
+	popts := o.Prepare
+	popts.Log, popts.Status = o.Log, o.Status
+	if o.PrepareLock != nil {
+		o.PrepareLock.Lock()
+	}
+	built, err := Prepare(ctx, s, popts)
+	if o.PrepareLock != nil {
+		o.PrepareLock.Unlock()
+	}
+	if err != nil {
+		return nil, fmt.Errorf("prepare %s nodes: %w", s.Profile, err)
+	}
+	res.Spec = built
+	if err := CheckBootFiles(built); err != nil {
+		return nil, err
+	}
+	if res.Accelerator == "" {
+		// Without preflight, or when preflight had no kernel to prove KVM
+		// with: chosen once the boot files exist, so under auto KVM proves
+		// it boots the lab's own kernel.
+		a, why, err := preflight.ChooseAcceleratorWith(ctx, built, hv, o.Preflight.Facts, o.Log)
+		if err != nil {
+			return nil, &InputError{Err: err}
+		}
+		res.Accelerator, res.AcceleratorReason = a, why
+		o.Status.Infof("accelerator: %s", AcceleratorLine(a, why))
+	}
+	upOpts := UpOptions{Log: o.Log, Status: o.Status, Accelerator: res.Accelerator, Class: o.Class}
+	deferWorkers := built.Profile == ProfileOpenShift && !o.StartWorkers
+	if deferWorkers {
+		// Real workers can only fetch /config/worker from the masters'
+		// in-cluster MCS, so they boot after the control plane; probe
+		// workers retry their pointer config until a probe master serves
+		// it, so they start with everyone else.
+		upOpts.DeferRoles = []Role{RoleWorker}
+	}
+	if res.Up, err = Up(ctx, hv, built, upOpts); err != nil {
+		return res, err
+	}
+	if deferWorkers {
+		res.WorkersOff = res.Up.DeferredOff
+	}
+	if built.Profile == ProfileOpenShift && !o.SkipHostDNS {
+		if err := setUpHostDNS(ctx, built, hv, o); err != nil {
+			return res, err
+		}
+	}
+	return res, nil
+}
+
+// AcceleratorLine is the accelerator decision as printed: the choice,
+// then why.
+func AcceleratorLine(accel Accelerator, why string) string {
+	if strings.HasPrefix(why, string(accel)) {
+		return why
+	}
+	return string(accel) + " (" + why + ")"
+}
+
+// CheckDomainClaims refuses a second OpenShift lab with the cluster domain
+// of another on this host: both would claim it in host DNS (resolved's
+// ~domain, NetworkManager's server=/domain/) and the host would resolve one
+// lab's names to the other's addresses.
+func CheckDomainClaims(s *Spec) error {
+	labs, err := labdir.Find(DefaultHome())
+	if err != nil {
+		return err
+	}
+	for _, l := range labs {
+		if l.State == nil {
+			continue
+		}
+		other := l.State.Spec
+		if other == nil || l.Name == s.Name || other.Profile != ProfileOpenShift {
+			continue
+		}
+		if other.Cluster.Domain() == s.Cluster.Domain() {
+			return &InputError{Err: fmt.Errorf("cluster.name/cluster.baseDomain: lab %s already uses the cluster domain %s on this host (host DNS sends it to that lab): give this lab another cluster.name or cluster.baseDomain, or `bootlab lab down --name %s` first", l.Name, s.Cluster.Domain(), l.Name)}
+		}
+	}
+	return nil
+}
