@@ -11,9 +11,7 @@ import (
 
 	"github.com/bootlab/bootlab/cmd/internal/cmdutil"
 	"github.com/bootlab/bootlab/lab"
-	"github.com/bootlab/bootlab/lab/hostdns"
 	"github.com/bootlab/bootlab/lab/labdir"
-	"github.com/bootlab/bootlab/lab/libvirt"
 )
 
 // DownOptions are the options of `lab down`.
@@ -61,30 +59,9 @@ func runDown(ctx context.Context, f *cmdutil.Factory, opts *DownOptions) error {
 	return downSpec(ctx, f, opts, spec)
 }
 
-// downSpec is `lab down` of a loaded spec.
+// downSpec is `lab down` of a loaded spec: one call into lab.Teardown.
 func downSpec(ctx context.Context, f *cmdutil.Factory, opts *DownOptions, spec *lab.Spec) error {
-	// Host DNS is undone first, before libvirt is even asked: lab.Down
-	// removes the state that records it, and an unreachable libvirt must not
-	// leave the host resolving the lab's domain.
-	if st, err := labdir.LoadState(spec.LabDir); err == nil && st.HostDNS != "" {
-		f.Status.Start("Removing host name resolution for %s", spec.Cluster.Domain())
-		if err := hostdns.Undo(ctx, st.HostDNS); err != nil {
-			return fmt.Errorf("undo host DNS (%s): %w", st.HostDNS, err)
-		}
-		if err := lab.UpdateState(spec, false, func(st *labdir.State) error {
-			st.HostDNS = ""
-			return nil
-		}); err != nil {
-			return err
-		}
-		f.Status.End(true)
-	}
-	conn, err := libvirt.Connect(ctx, spec.Libvirt.URI, f.Log)
-	if err != nil {
-		return err
-	}
-	defer conn.Close()
-	steps, err := lab.DownSteps(ctx, conn, spec, lab.DownOptions{Log: f.Log, Status: f.Status, KeepImages: opts.KeepImages})
+	steps, err := lab.Teardown(ctx, spec, lab.TeardownOptions{Log: f.Log, Status: f.Status, KeepImages: opts.KeepImages})
 	if err != nil {
 		return err
 	}

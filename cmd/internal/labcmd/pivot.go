@@ -11,9 +11,6 @@ import (
 
 	"github.com/bootlab/bootlab/cmd/internal/cmdutil"
 	"github.com/bootlab/bootlab/lab"
-	"github.com/bootlab/bootlab/lab/host"
-	"github.com/bootlab/bootlab/lab/labdir"
-	"github.com/bootlab/bootlab/lab/libvirt"
 	"github.com/bootlab/bootlab/lab/loadbalancer"
 )
 
@@ -54,129 +51,19 @@ Everything else stays. Running it again changes nothing.`,
 	return cmd
 }
 
-// PivotResult is what `lab pivot -o json` prints.
-type PivotResult struct {
-	Lab string `json:"name"`
-	// Changed is false when the bootstrap was already out of the load balancer.
-	Changed      bool                         `json:"changed"`
-	Before       []loadbalancer.BackendStatus `json:"before"`
-	After        []loadbalancer.BackendStatus `json:"after"`
-	RemovedNodes []string                     `json:"removedNodes,omitempty"`
-}
-
 func runPivot(ctx context.Context, f *cmdutil.Factory, opts *PivotOptions) error {
 	spec, _, err := cmdutil.BuiltSpec(&opts.Spec)
 	if err != nil {
 		return err
 	}
-	connect := func(ctx context.Context) (lab.Hypervisor, func() error, error) {
-		conn, err := libvirt.Connect(ctx, spec.Libvirt.URI, f.Log)
-		if err != nil {
-			return nil, nil, err
-		}
-		return conn, conn.Close, nil
-	}
-	res, err := pivot(ctx, f, spec, connect)
+	res, err := lab.Pivot(ctx, spec, lab.PivotOptions{Log: f.Log, Status: f.Status})
 	if err != nil {
 		return err
 	}
 	return printPivot(f, res, opts.Output)
 }
 
-// pivot does the work of `lab pivot` on the applied spec; connect opens the
-// hypervisor (only the openshift profile needs it).
-func pivot(ctx context.Context, f *cmdutil.Factory, spec *lab.Spec, connect func(context.Context) (lab.Hypervisor, func() error, error)) (*PivotResult, error) {
-	state, err := labdir.LoadState(spec.LabDir)
-	if err != nil {
-		return nil, err
-	}
-	if len(spec.NodesByRole(lab.RoleBootstrap)) == 0 {
-		return nil, cmdutil.WithCode(cmdutil.ExitInvalid, fmt.Errorf("lab %s has no bootstrap node: nothing to pivot", spec.Name))
-	}
-	res := &PivotResult{Lab: spec.Name, Changed: !state.BootstrapRemoved}
-	var closers []func() error
-	// The test driver runs no VM and lab up starts no haproxy for it.
-	withLB := !strings.HasPrefix(spec.Libvirt.URI, "test:")
-	var hv lab.Hypervisor
-	getHV := func() (lab.Hypervisor, error) {
-		if hv == nil {
-			h, closeFn, err := connect(ctx)
-			if err != nil {
-				return nil, err
-			}
-			hv = h
-			closers = append(closers, closeFn)
-		}
-		return hv, nil
-	}
-	defer func() {
-		for _, c := range closers {
-			_ = c()
-		}
-	}()
-	// The load balancer runs on the hypervisor's machine.
-	var lbHost host.Host = host.Local{}
-	if withLB && spec.Remote() {
-		h, err := getHV()
-		if err != nil {
-			return nil, err
-		}
-		lbHost = h.Host()
-	}
-
-	if withLB {
-		before, err := loadbalancer.Inspect(ctx, loadbalancer.LabConfigOn(lbHost, spec, state.BootstrapRemoved))
-		if err != nil {
-			return nil, fmt.Errorf("read the load balancer's backends: %w", err)
-		}
-		if !before.Running {
-			return nil, fmt.Errorf("the load balancer of lab %s is not running (%s): run `bootlab lab up` first", spec.Name, loadbalancer.LabConfigOn(lbHost, spec, false).PIDPath())
-		}
-		res.Before = before.Backends
-
-		f.Status.Start("Removing the bootstrap from the load balancer")
-		lbRes, err := loadbalancer.Ensure(ctx, loadbalancer.LabConfigOn(lbHost, spec, true), f.Log)
-		if err != nil {
-			return nil, fmt.Errorf("reload the load balancer without the bootstrap: %w", err)
-		}
-		f.Status.End(true)
-		if lbRes.Changed {
-			res.Changed = true
-		}
-	}
-	if err := lab.UpdateState(spec, false, func(st *labdir.State) error {
-		st.BootstrapRemoved = true
-		return nil
-	}); err != nil {
-		return nil, err
-	}
-
-	if spec.Profile == lab.ProfileOpenShift {
-		hv, err := getHV()
-		if err != nil {
-			return nil, err
-		}
-		for _, n := range spec.NodesByRole(lab.RoleBootstrap) {
-			f.Status.Start("Destroying %s and deleting its disk", n.Name)
-			if err := lab.RemoveNode(ctx, hv, spec, n.Name); err != nil {
-				return nil, fmt.Errorf("remove node %s: %w (run `bootlab lab pivot` again to retry)", n.Name, err)
-			}
-			f.Status.End(true)
-			res.RemovedNodes = append(res.RemovedNodes, n.Name)
-		}
-	}
-
-	if withLB {
-		after, err := loadbalancer.Inspect(ctx, loadbalancer.LabConfigOn(lbHost, spec, true))
-		if err != nil {
-			return nil, fmt.Errorf("read the load balancer's backends: %w", err)
-		}
-		res.After = after.Backends
-	}
-	return res, nil
-}
-
-func printPivot(f *cmdutil.Factory, res *PivotResult, output string) error {
+func printPivot(f *cmdutil.Factory, res *lab.PivotResult, output string) error {
 	if output == "json" {
 		return cmdutil.WriteJSON(f.Streams.Out, "PivotResult", res)
 	}

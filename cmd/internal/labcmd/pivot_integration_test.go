@@ -5,6 +5,7 @@ package labcmd
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"testing"
@@ -45,10 +46,10 @@ func TestPivotRemovesBootstrapOnOpenShift(t *testing.T) {
 	_, err = lab.Up(ctx, conn, s, lab.UpOptions{Accelerator: lab.AccelTCG})
 	require.NoError(t, err)
 
-	connect := func(context.Context) (lab.Hypervisor, func() error, error) {
+	connect := func(context.Context, string, *slog.Logger) (lab.Hypervisor, func() error, error) {
 		return conn, func() error { return nil }, nil
 	}
-	res, err := pivot(ctx, testFactory(), s, connect)
+	res, err := lab.Pivot(ctx, s, lab.PivotOptions{Connect: connect})
 	require.NoError(t, err)
 	assert.True(t, res.Changed)
 	assert.Equal(t, []string{"bootstrap"}, res.RemovedNodes)
@@ -76,7 +77,7 @@ func TestPivotRemovesBootstrapOnOpenShift(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, st.BootstrapRemoved)
 
-	res, err = pivot(ctx, testFactory(), s, connect)
+	res, err = lab.Pivot(ctx, s, lab.PivotOptions{Connect: connect})
 	require.NoError(t, err, "pivot is idempotent")
 	assert.False(t, res.Changed)
 }

@@ -1,0 +1,134 @@
+package lab
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+
+	"github.com/bootlab/bootlab/internal/status"
+	"github.com/bootlab/bootlab/lab/host"
+	"github.com/bootlab/bootlab/lab/labdir"
+	"github.com/bootlab/bootlab/lab/loadbalancer"
+)
+
+// PivotOptions tune Pivot.
+type PivotOptions struct {
+	Log    *slog.Logger
+	Status *status.Status
+	// Connect opens the hypervisor (default ConnectLibvirt).
+	Connect ConnectFunc
+}
+
+// PivotResult is what `lab pivot -o json` prints.
+type PivotResult struct {
+	Lab string `json:"name"`
+	// Changed is false when the bootstrap was already out of the load balancer.
+	Changed      bool                         `json:"changed"`
+	Before       []loadbalancer.BackendStatus `json:"before"`
+	After        []loadbalancer.BackendStatus `json:"after"`
+	RemovedNodes []string                     `json:"removedNodes,omitempty"`
+}
+
+// Pivot is `lab pivot` of a built lab: the end of the bootstrap. It takes
+// the bootstrap out of the load balancer (haproxy reloads; connections in
+// flight finish), records it under the lab's lock so a later up does not
+// add it back, and on an OpenShift lab destroys the bootstrap VM and
+// deletes its disk. A probe lab keeps its bootstrap VM. Running it again
+// changes nothing. The hypervisor is opened only when needed (a remote
+// lab's load balancer, or an OpenShift lab's VM).
+func Pivot(ctx context.Context, spec *Spec, o PivotOptions) (*PivotResult, error) {
+	if o.Connect == nil {
+		o.Connect = ConnectLibvirt
+	}
+	connect := func(ctx context.Context) (Hypervisor, func() error, error) {
+		return o.Connect(ctx, spec.Libvirt.URI, o.Log)
+	}
+	state, err := labdir.LoadState(spec.LabDir)
+	if err != nil {
+		return nil, err
+	}
+	if len(spec.NodesByRole(RoleBootstrap)) == 0 {
+		return nil, &InputError{Err: fmt.Errorf("lab %s has no bootstrap node: nothing to pivot", spec.Name)}
+	}
+	res := &PivotResult{Lab: spec.Name, Changed: !state.BootstrapRemoved}
+	var closers []func() error
+	// The test driver runs no VM and lab up starts no haproxy for it.
+	withLB := !isTestURI(spec.Libvirt.URI)
+	var hv Hypervisor
+	getHV := func() (Hypervisor, error) {
+		if hv == nil {
+			h, closeFn, err := connect(ctx)
+			if err != nil {
+				return nil, err
+			}
+			hv = h
+			closers = append(closers, closeFn)
+		}
+		return hv, nil
+	}
+	defer func() {
+		for _, c := range closers {
+			_ = c()
+		}
+	}()
+	// The load balancer runs on the hypervisor's machine.
+	var lbHost host.Host = host.Local{}
+	if withLB && spec.Remote() {
+		h, err := getHV()
+		if err != nil {
+			return nil, err
+		}
+		lbHost = h.Host()
+	}
+
+	if withLB {
+		before, err := loadbalancer.Inspect(ctx, loadbalancer.LabConfigOn(lbHost, spec, state.BootstrapRemoved))
+		if err != nil {
+			return nil, fmt.Errorf("read the load balancer's backends: %w", err)
+		}
+		if !before.Running {
+			return nil, fmt.Errorf("the load balancer of lab %s is not running (%s): run `bootlab lab up` first", spec.Name, loadbalancer.LabConfigOn(lbHost, spec, false).PIDPath())
+		}
+		res.Before = before.Backends
+
+		o.Status.Start("Removing the bootstrap from the load balancer")
+		lbRes, err := loadbalancer.Ensure(ctx, loadbalancer.LabConfigOn(lbHost, spec, true), o.Log)
+		if err != nil {
+			return nil, fmt.Errorf("reload the load balancer without the bootstrap: %w", err)
+		}
+		o.Status.End(true)
+		if lbRes.Changed {
+			res.Changed = true
+		}
+	}
+	if err := UpdateState(spec, false, func(st *labdir.State) error {
+		st.BootstrapRemoved = true
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+
+	if spec.Profile == ProfileOpenShift {
+		hv, err := getHV()
+		if err != nil {
+			return nil, err
+		}
+		for _, n := range spec.NodesByRole(RoleBootstrap) {
+			o.Status.Start("Destroying %s and deleting its disk", n.Name)
+			if err := RemoveNode(ctx, hv, spec, n.Name); err != nil {
+				return nil, fmt.Errorf("remove node %s: %w (run `bootlab lab pivot` again to retry)", n.Name, err)
+			}
+			o.Status.End(true)
+			res.RemovedNodes = append(res.RemovedNodes, n.Name)
+		}
+	}
+
+	if withLB {
+		after, err := loadbalancer.Inspect(ctx, loadbalancer.LabConfigOn(lbHost, spec, true))
+		if err != nil {
+			return nil, fmt.Errorf("read the load balancer's backends: %w", err)
+		}
+		res.After = after.Backends
+	}
+	return res, nil
+}

@@ -1,0 +1,53 @@
+package lab
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+
+	"github.com/bootlab/bootlab/internal/status"
+	"github.com/bootlab/bootlab/lab/hostdns"
+	"github.com/bootlab/bootlab/lab/labdir"
+)
+
+// TeardownOptions tune Teardown.
+type TeardownOptions struct {
+	Log    *slog.Logger
+	Status *status.Status
+	// Connect opens the hypervisor (default ConnectLibvirt).
+	Connect ConnectFunc
+	// KeepImages keeps the imported base image (see DownOptions).
+	KeepImages bool
+}
+
+// Teardown is `lab down`: host DNS is undone first, before libvirt is even
+// asked (Down removes the state that records it, and an unreachable
+// libvirt must not leave the host resolving the lab's domain), then the
+// hypervisor is opened and Down removes what the lab made. The steps say
+// what each removed: none Changed means there was nothing of this lab.
+func Teardown(ctx context.Context, s *Spec, o TeardownOptions) ([]StepResult, error) {
+	if o.Connect == nil {
+		o.Connect = ConnectLibvirt
+	}
+	if st, err := labdir.LoadState(s.LabDir); err == nil && st.HostDNS != "" {
+		o.Status.Start("Removing host name resolution for %s", s.Cluster.Domain())
+		if err := hostdns.Undo(ctx, st.HostDNS); err != nil {
+			o.Status.End(false)
+			return nil, fmt.Errorf("undo host DNS (%s): %w", st.HostDNS, err)
+		}
+		if err := UpdateState(s, false, func(st *labdir.State) error {
+			st.HostDNS = ""
+			return nil
+		}); err != nil {
+			o.Status.End(false)
+			return nil, err
+		}
+		o.Status.End(true)
+	}
+	hv, closeHV, err := o.Connect(ctx, s.Libvirt.URI, o.Log)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = closeHV() }()
+	return DownSteps(ctx, hv, s, DownOptions{Log: o.Log, Status: o.Status, KeepImages: o.KeepImages})
+}
