@@ -13,6 +13,7 @@ import (
 
 	"github.com/bootlab/bootlab/cmd/internal/cmdutil"
 	"github.com/bootlab/bootlab/internal/check"
+	"github.com/bootlab/bootlab/stages"
 	"github.com/bootlab/bootlab/stages/stagestest"
 )
 
@@ -94,16 +95,16 @@ func TestStatusPrintsStagesAsChecks(t *testing.T) {
 
 func TestStageStatusResult(t *testing.T) {
 	for _, c := range []struct {
-		ss   StageStatus
+		ss   stages.StageStatus
 		want check.Result
 	}{
-		{StageStatus{Number: 7, Slug: "etcd-bootstrap", State: "done", Present: []string{"etcd-bootstrap.done"}},
+		{stages.StageStatus{Number: 7, Slug: "etcd-bootstrap", State: "done", Present: []string{"etcd-bootstrap.done"}},
 			check.Result{Name: "07 etcd-bootstrap", OK: true, Detail: "done: etcd-bootstrap.done"}},
-		{StageStatus{Number: 14, Slug: "wait-for-ceo", State: "pending", Present: []string{"a.done"}, Missing: []string{"b.done", "c.done"}, Reason: "b.done is missing"},
+		{stages.StageStatus{Number: 14, Slug: "wait-for-ceo", State: "pending", Present: []string{"a.done"}, Missing: []string{"b.done", "c.done"}, Reason: "b.done is missing"},
 			check.Result{Name: "14 wait-for-ceo", Pending: true, Detail: "pending: missing b.done,c.done, present a.done"}},
-		{StageStatus{Number: 2, Slug: "release-image", State: "skipped", Reason: "OpenShift 4.12 has no such step"},
+		{stages.StageStatus{Number: 2, Slug: "release-image", State: "skipped", Reason: "OpenShift 4.12 has no such step"},
 			check.Result{Name: "02 release-image", Skipped: true, Detail: "skipped: OpenShift 4.12 has no such step"}},
-		{StageStatus{Number: 13, Slug: "x", State: "always", Reason: "no marker: runs every time, as in bootkube"},
+		{stages.StageStatus{Number: 13, Slug: "x", State: "always", Reason: "no marker: runs every time, as in bootkube"},
 			check.Result{Name: "13 x", OK: true, Detail: "no marker: runs every time, as in bootkube"}},
 	} {
 		assert.Equal(t, c.want, c.ss.Result(), c.ss.Slug)

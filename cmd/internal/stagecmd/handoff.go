@@ -79,7 +79,7 @@ func runHandoff(cmd *cobra.Command, f *cmdutil.Factory, opts *HandoffOptions) er
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
-	st, err := NodeStatus(ctx, target, stages.Default(), r.vars.Version)
+	st, err := stages.NodeStatus(ctx, target, stages.Default(), r.vars.Version)
 	if err != nil {
 		return err
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/bootlab/bootlab/internal/sshc/sshctest"
 	"github.com/bootlab/bootlab/lab"
 	"github.com/bootlab/bootlab/lab/labdir"
+	"github.com/bootlab/bootlab/stages"
 )
 
 // A lab on a remote hypervisor: the stage commands reach its bootstrap node
@@ -40,7 +41,7 @@ func TestStageReachesRemoteLabThroughHypervisor(t *testing.T) {
 
 	cmd := NewCmdStatus(e.f, nil)
 	require.NoError(t, execute(cmd, "--lab-dir", e.labDir, "--name", "stagetest", "--user", "root", "--port", strconv.Itoa(node.Port), "-o", "json"), e.err.String())
-	var st Status
+	var st stages.Status
 	require.NoError(t, json.Unmarshal(e.out.Bytes(), &st), e.out.String())
 	assert.Equal(t, "root@"+node.Addr, st.Node)
 	assert.Len(t, st.Stages, 15)

@@ -173,7 +173,7 @@ func TestDryRunPrintsScripts(t *testing.T) {
 func TestStatusAndNext(t *testing.T) {
 	node := stagestest.New(t.TempDir())
 	require.NoError(t, node.Touch("/opt/openshift/openshift-manifests.done", "/opt/openshift/api-bootstrap.done", "/opt/openshift/auth-api-bootstrap.done"))
-	st, err := NodeStatus(context.Background(), node, stages.Default(), stages.MustVersion("4.19"))
+	st, err := stages.NodeStatus(context.Background(), node, stages.Default(), stages.MustVersion("4.19"))
 	require.NoError(t, err)
 	assert.Equal(t, "done", st.Stages[0].State)
 	assert.Equal(t, "always", st.Stages[1].State)
@@ -183,18 +183,18 @@ func TestStatusAndNext(t *testing.T) {
 	assert.Equal(t, "unknown", st.Bootkube, "no systemd on the fake node")
 
 	node.Replies["systemctl is-enabled bootkube.service"] = stagestest.Reply{Stdout: "masked\ninactive\n", Code: 3}
-	st, err = NodeStatus(context.Background(), node, stages.Default(), stages.MustVersion("4.19"))
+	st, err = stages.NodeStatus(context.Background(), node, stages.Default(), stages.MustVersion("4.19"))
 	require.NoError(t, err)
 	assert.Equal(t, "masked", st.Bootkube)
 
-	st, err = NodeStatus(context.Background(), node, stages.Default(), stages.MustVersion("4.17"))
+	st, err = stages.NodeStatus(context.Background(), node, stages.Default(), stages.MustVersion("4.17"))
 	require.NoError(t, err)
 	assert.Equal(t, "skipped", st.Stages[3].State)
 
 	// After stage 14 ran, it stays pending until .bootkube.done exists
 	// (wait-for-ceo has no marker): status names that missing file.
 	require.NoError(t, node.Touch("/opt/openshift/cvo-overrides.done"))
-	st, err = NodeStatus(context.Background(), node, stages.Default(), stages.MustVersion("4.19"))
+	st, err = stages.NodeStatus(context.Background(), node, stages.Default(), stages.MustVersion("4.19"))
 	require.NoError(t, err)
 	assert.Equal(t, "pending", st.Stages[13].State)
 	assert.Equal(t, []string{"cvo-overrides.done"}, st.Stages[13].Present)

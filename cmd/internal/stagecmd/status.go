@@ -1,19 +1,12 @@
 package stagecmd
 
 import (
-	"context"
-	"errors"
 	"fmt"
-	"io/fs"
-	"path"
-	"slices"
-	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/bootlab/bootlab/cmd/internal/cmdutil"
 	"github.com/bootlab/bootlab/internal/check"
-	"github.com/bootlab/bootlab/internal/node"
 	"github.com/bootlab/bootlab/stages"
 )
 
@@ -46,85 +39,6 @@ func NewCmdStatus(f *cmdutil.Factory, runF func(*StatusOptions) error) *cobra.Co
 	return cmd
 }
 
-// StageStatus is one stage's state on the node.
-type StageStatus struct {
-	Number  int      `json:"number"`
-	Slug    string   `json:"slug"`
-	State   string   `json:"state"` // done, pending, always, skipped
-	Present []string `json:"markersPresent"`
-	Missing []string `json:"markersMissing"`
-	Reason  string   `json:"reason,omitempty"`
-}
-
-// Status is what `stage status -o json` prints.
-type Status struct {
-	Node string `json:"node"`
-	// Bootkube is bootkube.service's state: active, inactive, failed,
-	// masked, or unknown (no systemd).
-	Bootkube string        `json:"bootkubeService"`
-	Next     string        `json:"next,omitempty"`
-	Stages   []StageStatus `json:"stages"`
-}
-
-// bootkubeState asks systemd about bootkube.service.
-func bootkubeState(ctx context.Context, n node.Node) string {
-	out, err := node.Output(ctx, n, "systemctl is-enabled bootkube.service 2>/dev/null; systemctl is-active bootkube.service")
-	lines := strings.Fields(string(out))
-	if len(lines) == 0 || (err != nil && len(lines) < 2) {
-		return "unknown"
-	}
-	if lines[0] == "masked" {
-		return "masked"
-	}
-	return lines[len(lines)-1]
-}
-
-// NodeStatus reads the markers of every stage from the node.
-func NodeStatus(ctx context.Context, n node.Node, c stages.Catalog, v stages.Version) (*Status, error) {
-	st := &Status{Node: n.String(), Bootkube: bootkubeState(ctx, n)}
-	for _, s := range c {
-		ss := StageStatus{Number: s.Number, Slug: s.Slug, Present: []string{}, Missing: []string{}}
-		// The stage's own markers, and the ones that decide it is done:
-		// stage 14 is done only with .bootkube.done (wait-for-ceo has none).
-		markers := s.MarkersFor(v)
-		for _, m := range s.Done {
-			if !slices.Contains(markers, m) {
-				markers = append(markers, m)
-			}
-		}
-		for _, m := range markers {
-			_, err := n.Stat(ctx, path.Join(stages.AssetDir, m))
-			switch {
-			case err == nil:
-				ss.Present = append(ss.Present, m)
-			case errors.Is(err, fs.ErrNotExist):
-				ss.Missing = append(ss.Missing, m)
-			default:
-				return nil, err
-			}
-		}
-		run, why, err := s.RunIf(ctx, n)
-		if err != nil {
-			return nil, err
-		}
-		switch {
-		case s.SkipReason(v) != "":
-			ss.State, ss.Reason = "skipped", s.SkipReason(v)
-		case len(s.Done) == 0:
-			ss.State, ss.Reason = "always", why
-		case run:
-			ss.State, ss.Reason = "pending", why
-		default:
-			ss.State = "done"
-		}
-		if st.Next == "" && ss.State == "pending" {
-			st.Next = s.Label()
-		}
-		st.Stages = append(st.Stages, ss)
-	}
-	return st, nil
-}
-
 func runStatus(cmd *cobra.Command, f *cmdutil.Factory, opts *StatusOptions) error {
 	ctx := cmd.Context()
 	r, node, closeNode, err := opts.Target.reach(ctx, f, false)
@@ -132,7 +46,7 @@ func runStatus(cmd *cobra.Command, f *cmdutil.Factory, opts *StatusOptions) erro
 		return err
 	}
 	defer closeNode()
-	st, err := NodeStatus(ctx, node, stages.Default(), r.vars.Version)
+	st, err := stages.NodeStatus(ctx, node, stages.Default(), r.vars.Version)
 	if err != nil {
 		return err
 	}
@@ -153,37 +67,4 @@ func runStatus(cmd *cobra.Command, f *cmdutil.Factory, opts *StatusOptions) erro
 		fmt.Fprintf(f.Streams.Out, "every stage is done on %s\n", st.Node)
 	}
 	return nil
-}
-
-// Result is the stage's state as a check: ✓ done (or a stage with no
-// marker, which runs every time), … pending, - skipped on this version;
-// the detail names the markers (a pending stage's reason is always that one
-// of them is missing).
-func (ss StageStatus) Result() check.Result {
-	r := check.Result{Name: fmt.Sprintf("%02d %s", ss.Number, ss.Slug)}
-	switch ss.State {
-	case "done":
-		r.OK, r.Detail = true, "done: "+joinOr(ss.Present)
-	case "always":
-		r.OK, r.Detail = true, ss.Reason
-	case "skipped":
-		r.Skipped, r.Detail = true, "skipped: "+ss.Reason
-	default:
-		r.Pending, r.Detail = true, "pending: missing "+joinOr(ss.Missing)
-		if len(ss.Present) > 0 {
-			r.Detail += ", present " + joinOr(ss.Present)
-		}
-	}
-	return r
-}
-
-func joinOr(s []string) string {
-	if len(s) == 0 {
-		return "-"
-	}
-	out := s[0]
-	for _, x := range s[1:] {
-		out += "," + x
-	}
-	return out
 }
