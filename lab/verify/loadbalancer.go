@@ -1,0 +1,319 @@
+package verify
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/bootlab/bootlab/internal/check"
+	"github.com/bootlab/bootlab/lab/host"
+	"github.com/bootlab/bootlab/lab/labdir"
+	"github.com/bootlab/bootlab/lab/loadbalancer"
+	"github.com/bootlab/bootlab/lab/pki"
+	"github.com/bootlab/bootlab/lab/probe"
+	"github.com/bootlab/bootlab/lab/spec"
+)
+
+// hostChecks checks DNS, the load balancer frontends and its backends;
+// reports (nil on a real lab) are the nodes' probe reports and vms their
+// VMs' states, which explain a backend that is down.
+func hostChecks(ctx context.Context, s *spec.Spec, pivoted bool, reports map[string]*probe.Report, vms map[string]NodeVM, machine host.Host, dial DialFunc) []check.Result {
+	var out []check.Result
+	domain := s.Cluster.Domain()
+	net := s.NetworkName()
+	names := []struct{ name, want string }{
+		{"api." + domain, s.Network.APIAddress},
+		{"api-int." + domain, s.Network.APIAddress},
+		{"probe-" + randHex() + ".apps." + domain, s.Network.IngressAddress},
+	}
+	for _, n := range s.Nodes {
+		names = append(names, struct{ name, want string }{s.FQDN(n), n.IP})
+	}
+	r := labResolver(s.Network.Gateway, dial)
+	for _, nm := range names {
+		start := time.Now()
+		label := nm.name
+		if strings.Contains(nm.name, ".apps.") {
+			label = "*.apps." + domain
+		}
+		c := check.Result{Group: HostGroup, Name: "dns " + label}
+		lctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+		addrs, err := r.LookupHost(lctx, nm.name)
+		cancel()
+		switch {
+		case err != nil:
+			c.Detail = fmt.Sprintf("%s via %s:53: %v", nm.name, s.Network.Gateway, err)
+		case !contains(addrs, nm.want):
+			c.Detail = fmt.Sprintf("%s resolves to %s, expected %s", nm.name, strings.Join(addrs, ","), nm.want)
+		default:
+			c.OK = true
+			c.Detail = fmt.Sprintf("%s -> %s", nm.name, strings.Join(addrs, ","))
+		}
+		if !c.OK {
+			c.Fix = fmt.Sprintf("the lab network's DNS (dnsmasq of libvirt network %s, see `virsh net-dumpxml %s`) must answer %s with %s: fix the record with `virsh net-update %s ... dns-host`, or rebuild with `bootlab lab down && bootlab lab up`", net, net, nm.name, nm.want, net)
+		}
+		c.DurationMS = time.Since(start).Milliseconds()
+		out = append(out, c)
+	}
+
+	lbc := loadbalancer.LabConfigOn(machine, s, pivoted)
+	for _, fe := range lbc.Frontends {
+		out = append(out, frontendCheck(ctx, s, lbc, fe, pivoted, dial))
+	}
+	out = append(out, backendChecks(ctx, s, lbc, pivoted, reports, vms)...)
+	return out
+}
+
+func frontendCheck(ctx context.Context, s *spec.Spec, lbc loadbalancer.Config, fe loadbalancer.Frontend, pivoted bool, dial DialFunc) check.Result {
+	addr := fe.Address
+	if addr == "" {
+		addr = lbc.BindAddress
+	}
+	hp := net.JoinHostPort(addr, strconv.Itoa(fe.Port))
+	c := check.Result{Group: HostGroup, Name: fmt.Sprintf("lb %s :%d", fe.Name, fe.Port)}
+	start := time.Now()
+	defer func() { c.DurationMS = time.Since(start).Milliseconds() }()
+	var err error
+	switch fe.Check {
+	case loadbalancer.CheckReadyz, loadbalancer.CheckHealthz:
+		path := "/" + fe.Check
+		// One request per server: haproxy round-robins new connections, so
+		// on a probe lab the answering nodes show who serves behind it.
+		answered := map[string]bool{}
+		var body string
+		for i := 0; i < max(1, len(fe.Servers)); i++ {
+			var node string
+			body, node, err = httpsGet(ctx, s, hp, fe.Port, path, dial)
+			if err != nil {
+				break
+			}
+			if node != "" {
+				answered[node] = true
+			}
+		}
+		if err == nil {
+			c.Detail = strings.TrimSpace(fmt.Sprintf("GET https://%s%s: 200 %s", hp, path, strings.TrimSpace(body)))
+			if len(answered) > 0 {
+				c.Detail += ", answered by " + strings.Join(sortedKeys(answered), " ")
+			}
+			if pivoted && answered["bootstrap"] {
+				err = fmt.Errorf("the bootstrap still answers %s after `lab pivot`", hp)
+			}
+		}
+	default:
+		dctx, cancel := context.WithTimeout(ctx, dialTimeout)
+		var conn net.Conn
+		conn, err = dial(dctx, "tcp", hp)
+		cancel()
+		if err == nil {
+			conn.Close()
+			c.Detail = "TCP connect " + hp
+		}
+	}
+	if err != nil {
+		c.Detail = fmt.Sprintf("%s (%s): %v", hp, fe.Check, err)
+		c.Fix = fmt.Sprintf("haproxy must listen on %s and have a live backend: `bootlab lab status`; `bootlab lab up` restarts haproxy (config %s)", hp, labdir.HAProxyConfig(s))
+		return c
+	}
+	c.OK = true
+	return c
+}
+
+// httpsGet fetches path through the frontend. On a probe lab the MCS port is
+// verified like a node does it: the lab CA, server name api-int.
+func httpsGet(ctx context.Context, s *spec.Spec, hp string, port int, path string, dial DialFunc) (body, node string, err error) {
+	tcfg := &tls.Config{InsecureSkipVerify: true} //nolint:gosec // the API's CA is not the host's; reachability is checked here
+	if s.Profile == spec.ProfileProbe && port == loadbalancer.PortMachineConfig {
+		if pool, err := labCAPool(s); err == nil {
+			tcfg = &tls.Config{RootCAs: pool, ServerName: "api-int." + s.Cluster.Domain()}
+		}
+	}
+	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: tcfg, DisableKeepAlives: true, DialContext: dial}}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "https://"+hp+path, nil)
+	if err != nil {
+		return "", "", err
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return "", "", cleanURLErr(err)
+	}
+	defer resp.Body.Close()
+	data, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+	if resp.StatusCode != http.StatusOK {
+		return "", "", fmt.Errorf("HTTP %d %s", resp.StatusCode, strings.TrimSpace(string(data)))
+	}
+	return string(data), resp.Header.Get(probe.NodeHeader), nil
+}
+
+func labCAPool(s *spec.Spec) (*x509.CertPool, error) {
+	data, err := os.ReadFile(filepath.Join(labdir.PKI(s), pki.CACertFile))
+	if err != nil {
+		return nil, err
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(data) {
+		return nil, fmt.Errorf("no certificate in lab CA")
+	}
+	return pool, nil
+}
+
+func backendChecks(ctx context.Context, s *spec.Spec, lbc loadbalancer.Config, pivoted bool, reports map[string]*probe.Report, vms map[string]NodeVM) []check.Result {
+	start := time.Now()
+	st, err := loadbalancer.Inspect(ctx, lbc)
+	if err != nil || st == nil || !st.Running {
+		detail := haproxyDown + " (no live process for " + lbc.PIDPath() + ")"
+		if err != nil {
+			detail = "haproxy stats: " + err.Error()
+		}
+		return []check.Result{{Group: HostGroup, Name: "lb haproxy", Detail: detail, DurationMS: time.Since(start).Milliseconds(),
+			Fix: "`bootlab lab up` starts the lab's haproxy again (config " + labdir.HAProxyConfig(s) + ")"}}
+	}
+	out := []check.Result{{Group: HostGroup, Name: "lb haproxy", OK: true, Detail: fmt.Sprintf("running, pid %d", st.PID), DurationMS: time.Since(start).Milliseconds()}}
+	seen := map[string]loadbalancer.BackendStatus{}
+	for _, b := range st.Backends {
+		seen[b.Frontend+"/"+b.Server] = b
+	}
+	for _, fe := range lbc.Frontends {
+		for _, srv := range fe.Servers {
+			c := check.Result{Group: HostGroup, Name: fmt.Sprintf("backend %s/%s", fe.Name, srv.Name)}
+			b, ok := seen[fe.Name+"/"+srv.Name]
+			delete(seen, fe.Name+"/"+srv.Name)
+			switch {
+			case !ok:
+				c.Detail = "not in haproxy's stats"
+				c.Fix = "haproxy runs an old config: `bootlab lab up` reloads it"
+			case healthy(b):
+				c.OK = true
+				c.Detail = strings.TrimSpace(fmt.Sprintf("%s %s %s", b.Address, b.Status, b.LastCheck))
+			default:
+				c.Detail = strings.TrimSpace(fmt.Sprintf("%s %s %s", b.Address, b.Status, b.LastCheck))
+				c.Fix = backendFix(s, fe, srv, b, reports[srv.Name])
+				if fix := rehearsalBackendFix(s, srv.Name, fe.Port); fix != "" {
+					c.Fix = fix
+				}
+				if vm, ok := vms[srv.Name]; ok && vm.State != "running" {
+					c.Fix = fmt.Sprintf("%s is %s: nothing can answer on port %d until it runs again", srv.Name, vm.State, fe.Port)
+				}
+			}
+			out = append(out, c)
+		}
+	}
+	var extra []string
+	for k := range seen {
+		extra = append(extra, k)
+	}
+	sort.Strings(extra)
+	for _, k := range extra {
+		c := check.Result{Group: HostGroup, Name: "backend " + k, Detail: "haproxy still lists it; the lab spec does not"}
+		c.Fix = "`bootlab lab up` reloads haproxy with the lab's config"
+		if pivoted && strings.HasSuffix(k, "/bootstrap") {
+			c.Detail = "the bootstrap is still a backend after `lab pivot`"
+			c.Fix = "`bootlab lab pivot` removes it (it rewrites and reloads haproxy)"
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// backendFix says why srv fails haproxy's check on fe and what to do. A
+// refused connection means nothing listens on that port of the node: on a
+// probe lab its report tells whether its server failed, has not started yet
+// or was never meant to run there (the node's agent and the load balancer
+// disagree on who serves it); rep is nil on a real lab or without a report.
+func backendFix(s *spec.Spec, fe loadbalancer.Frontend, srv loadbalancer.Server, b loadbalancer.BackendStatus, rep *probe.Report) string {
+	hp := net.JoinHostPort(srv.Address, strconv.Itoa(fe.Port))
+	console := fmt.Sprintf("`bootlab lab console %s`", srv.Name)
+	if !strings.Contains(strings.ToLower(b.LastCheck), "refused") {
+		if failing := firstFailing(rep); failing != "" {
+			return fmt.Sprintf("%s does not pass haproxy's %s check on %s (%s): its report above says why (%q), or %s", srv.Name, fe.Check, hp, b.LastCheck, failing, console)
+		}
+		return fmt.Sprintf("%s does not pass haproxy's %s check on %s (%s): is the VM running? `bootlab lab status`; then %s", srv.Name, fe.Check, hp, b.LastCheck, console)
+	}
+	nothing := fmt.Sprintf("nothing listens on %s on %s (haproxy's %s check: connection refused)", hp, srv.Name, fe.Name)
+	if s.Profile != spec.ProfileProbe {
+		if fe.Port == loadbalancer.PortIngressHTTP || fe.Port == loadbalancer.PortIngressHTTPS {
+			return nothing + ": the router pods listen there once the ingress operator schedules them on it (`oc -n openshift-ingress get pods -o wide`)"
+		}
+		return nothing + ": its service has not started there yet; follow it with " + console + " or `bootlab lab ssh " + srv.Name + "`"
+	}
+	if rep == nil {
+		return nothing + " and it has no probe report yet: is the VM running? `bootlab lab status`; watch it boot with " + console
+	}
+	suffix := " :" + strconv.Itoa(fe.Port)
+	for _, c := range rep.Checks {
+		if !strings.HasPrefix(c.Name, "serve ") || !strings.HasSuffix(c.Name, suffix) {
+			continue
+		}
+		switch {
+		case c.Pending:
+			return fmt.Sprintf("%s: its %q is still pending (%s): wait for it, or %s", nothing, c.Name, c.Detail, console)
+		case !c.OK:
+			return fmt.Sprintf("%s: its %q check failed, see its report above, or %s", nothing, c.Name, console)
+		}
+		return fmt.Sprintf("%s, although its report says %q (%s): did the VM restart? `bootlab lab status`, %s", nothing, c.Name, c.Detail, console)
+	}
+	if failing := firstFailing(rep); failing != "" {
+		return fmt.Sprintf("%s: its probe has not got as far as serving (%q, see its report above)", nothing, failing)
+	}
+	return fmt.Sprintf("%s: its report is clean but lists no \"serve ...%s\", so its probe agent does not serve %s although the load balancer routes %s to it; "+
+		"the lab's probe configs or image come from another bootlab: `bootlab lab probe-image build`, then `bootlab lab down && bootlab lab up`", nothing, suffix, fe.Name, fe.Name)
+}
+
+// firstFailing names the first failed or pending check of rep, or "".
+func firstFailing(rep *probe.Report) string {
+	if rep == nil {
+		return ""
+	}
+	for _, c := range rep.Checks {
+		if !c.OK || c.Pending {
+			return c.Name
+		}
+	}
+	return ""
+}
+
+// rehearsalBackendFix names the stage a rehearsal lab's bootstrap backend
+// waits for: its services start only when the stages start them.
+func rehearsalBackendFix(s *spec.Spec, server string, port int) string {
+	n, ok := s.Node(server)
+	if !s.Rehearsal() || !ok || n.Role != spec.RoleBootstrap {
+		return ""
+	}
+	switch port {
+	case 22623:
+		return "on a rehearsal lab the bootstrap MCS starts when stage 12 lands its pod: run `bootlab stage run 12` (`bootlab stage status` names the next stage); after stage 14 it is gone, as on a real bootstrap"
+	case 6443:
+		return "on a rehearsal lab the bootstrap API answers only while stage 13 (cluster-bootstrap) runs the temporary control plane; after it the masters serve 6443 and `bootlab lab pivot` takes the bootstrap out of the load balancer"
+	}
+	return ""
+}
+
+// healthy is true when haproxy's own check passed: status exactly UP (not
+// "UP 1/3", which is failing on its way down) and a check has run since
+// haproxy (re)started (not INI).
+func healthy(b loadbalancer.BackendStatus) bool {
+	if b.Status == "no check" {
+		return true
+	}
+	return b.Status == "UP" && !strings.HasPrefix(b.LastCheck, "INI")
+}
+
+// labResolver asks the lab's dnsmasq (on the network gateway) directly,
+// over TCP: a tunnel through an SSH connection carries streams only (Go's
+// resolver speaks DNS over TCP on a connection that is not a PacketConn).
+func labResolver(gateway string, dial DialFunc) *net.Resolver {
+	server := net.JoinHostPort(gateway, "53")
+	return &net.Resolver{PreferGo: true, Dial: func(ctx context.Context, _, _ string) (net.Conn, error) {
+		return dial(ctx, "tcp", server)
+	}}
+}
