@@ -213,3 +213,49 @@ func TestOnlyLabWritesState(t *testing.T) {
 		t.Fatalf("checked only %d files under %s", checked, root)
 	}
 }
+
+// maxLines is how long a hand-written, non-test Go file may grow before it
+// is split by concern: a reader should find one thing in one file.
+const maxLines = 400
+
+// No hand-written, non-test Go file is over maxLines lines.
+func TestNoLongFiles(t *testing.T) {
+	root, err := filepath.Abs(filepath.Join("..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	checked := 0
+	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if name := d.Name(); path != root && (strings.HasPrefix(name, ".") || name == "testdata" || name == "_output") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		if strings.Contains(string(data), "// Code generated") {
+			return nil
+		}
+		checked++
+		if n := strings.Count(string(data), "\n"); n > maxLines {
+			rel, _ := filepath.Rel(root, path)
+			t.Errorf("%s has %d lines (at most %d): split it by concern", rel, n, maxLines)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if checked < 100 {
+		t.Fatalf("checked only %d files under %s", checked, root)
+	}
+}
