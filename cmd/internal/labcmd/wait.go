@@ -2,9 +2,6 @@ package labcmd
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"path/filepath"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -12,8 +9,6 @@ import (
 	"github.com/bootlab/bootlab/cmd/internal/cmdutil"
 	"github.com/bootlab/bootlab/lab"
 	"github.com/bootlab/bootlab/lab/cluster"
-	"github.com/bootlab/bootlab/lab/labdir"
-	"github.com/bootlab/bootlab/lab/libvirt"
 )
 
 // WaitOptions are the options of `lab wait`.
@@ -86,62 +81,21 @@ func runWait(ctx context.Context, f *cmdutil.Factory, opts *WaitOptions) error {
 	if err != nil {
 		return err
 	}
-	if spec.Profile != lab.ProfileOpenShift {
-		return cmdutil.WithCode(cmdutil.ExitInvalid, fmt.Errorf("lab %s is a %s lab: `lab wait` follows a real OpenShift install (give a pull secret); a probe lab is checked with `bootlab lab verify`", spec.Name, spec.Profile))
+	if err := lab.CheckWaitable(spec); err != nil {
+		return err
 	}
 	ln, done, err := labNet(ctx, f, spec)
 	if err != nil {
 		return err
 	}
 	defer done()
-	api, err := cluster.LabClient(spec, ln)
-	if err != nil {
-		return err
+	wo := lab.WaitOptions{
+		Log: f.Log, Status: f.Status, Net: ln,
+		APITimeout: opts.APITimeout, BootstrapTimeout: opts.BootstrapTimeout, InstallTimeout: opts.InstallTimeout,
+		Interval: opts.Interval, NoSSH: opts.NoSSH, NoStartWorkers: opts.NoStartWorkers,
 	}
 	if opts.Event == EventInstallComplete {
-		return cluster.WaitInstallComplete(ctx, cluster.InstallWaitOptions{
-			API: api, Timeout: opts.InstallTimeout, Interval: opts.Interval,
-			ClusterDomain:         spec.Cluster.Domain(),
-			KubeadminPasswordFile: filepath.Join(labdir.Assets(spec), "auth", "kubeadmin-password"),
-			Status:                f.Status, Log: f.Log,
-		})
+		return lab.WaitInstall(ctx, spec, wo)
 	}
-	o := cluster.BootstrapWaitOptions{
-		API: api, Masters: cluster.MasterNodes(spec),
-		APITimeout: opts.APITimeout, BootstrapTimeout: opts.BootstrapTimeout, Interval: opts.Interval,
-		Status: f.Status, Log: f.Log,
-	}
-	if mcs, err := cluster.LabMCS(spec, ln); err == nil {
-		o.MCS = mcs
-	} else {
-		f.Log.Warn("not checking the Machine Config Server", "err", err)
-	}
-	removed := st.BootstrapRemoved
-	if !opts.NoSSH && !removed {
-		if r, err := cluster.BootstrapSSH(spec, ln); err == nil {
-			defer r.Close()
-			o.Bootstrap = r
-		} else {
-			f.Log.Warn("not watching the bootstrap node over SSH", "err", err)
-		}
-	}
-	if !opts.NoStartWorkers && len(spec.NodesByRole(lab.RoleWorker)) > 0 {
-		o.OnWorkerConfig = func(ctx context.Context) error { return startWorkers(ctx, f, spec) }
-	}
-	err = cluster.WaitBootstrapComplete(ctx, o)
-	var te *cluster.TimeoutError
-	if errors.As(err, &te) {
-		return fmt.Errorf("%w (timeouts: --api-timeout, --bootstrap-timeout; assets in %s)", err, labdir.Assets(spec))
-	}
-	return err
-}
-
-// startWorkers starts the lab's deferred workers (lab-core's StartNodes).
-func startWorkers(ctx context.Context, f *cmdutil.Factory, spec *lab.Spec) error {
-	conn, err := libvirt.Connect(ctx, spec.Libvirt.URI, f.Log)
-	if err != nil {
-		return err
-	}
-	defer conn.Close()
-	return lab.StartNodes(ctx, conn, spec, lab.RoleWorker)
+	return lab.WaitBootstrap(ctx, spec, st, wo)
 }
