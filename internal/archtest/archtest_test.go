@@ -164,67 +164,16 @@ func TestImportArrows(t *testing.T) {
 	}
 }
 
-// Only package lab writes a lab's state, and only under the lab's lock
-// (its runs, or lab.UpdateState): a state file written elsewhere could
-// interleave with a running up and lose what it recorded. The check reads
-// the non-test sources for a state save or a lock taken outside lab and
-// lab/labdir.
-func TestOnlyLabWritesState(t *testing.T) {
+// goSources calls fn with every hand-written, non-test Go file of the
+// module (its path relative to the root, its content) and fails when it
+// finds suspiciously few.
+func goSources(t *testing.T, fn func(rel string, data []byte)) {
+	t.Helper()
 	root, err := filepath.Abs(filepath.Join("..", ".."))
 	if err != nil {
 		t.Fatal(err)
 	}
-	save := regexp.MustCompile(`\.Save\([^)]*LabDir|labdir\.Lock\(|StatePath\([^)]*\)[^\n]*WriteFile`)
-	checked := 0
-	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() {
-			if name := d.Name(); path != root && (strings.HasPrefix(name, ".") || name == "testdata" || name == "_output") {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		rel, _ := filepath.Rel(root, path)
-		rel = filepath.ToSlash(rel)
-		if !strings.HasSuffix(rel, ".go") || strings.HasSuffix(rel, "_test.go") {
-			return nil
-		}
-		if dir := filepath.ToSlash(filepath.Dir(rel)); dir == "lab" || dir == "lab/labdir" {
-			return nil
-		}
-		data, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		checked++
-		for i, line := range strings.Split(string(data), "\n") {
-			if save.MatchString(line) {
-				t.Errorf("%s:%d writes lab state or takes the lab lock outside package lab: call lab.UpdateState: %s", rel, i+1, strings.TrimSpace(line))
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if checked < 100 {
-		t.Fatalf("checked only %d files under %s", checked, root)
-	}
-}
-
-// maxLines is how long a hand-written, non-test Go file may grow before it
-// is split by concern: a reader should find one thing in one file.
-const maxLines = 400
-
-// No hand-written, non-test Go file is over maxLines lines.
-func TestNoLongFiles(t *testing.T) {
-	root, err := filepath.Abs(filepath.Join("..", ".."))
-	if err != nil {
-		t.Fatal(err)
-	}
-	checked := 0
+	n := 0
 	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -245,17 +194,47 @@ func TestNoLongFiles(t *testing.T) {
 		if strings.Contains(string(data), "// Code generated") {
 			return nil
 		}
-		checked++
-		if n := strings.Count(string(data), "\n"); n > maxLines {
-			rel, _ := filepath.Rel(root, path)
-			t.Errorf("%s has %d lines (at most %d): split it by concern", rel, n, maxLines)
-		}
+		rel, _ := filepath.Rel(root, path)
+		n++
+		fn(filepath.ToSlash(rel), data)
 		return nil
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if checked < 100 {
-		t.Fatalf("checked only %d files under %s", checked, root)
+	if n < 100 {
+		t.Fatalf("read only %d Go files under %s", n, root)
 	}
+}
+
+// Only package lab writes a lab's state, and only under the lab's lock
+// (its runs, or lab.UpdateState): a state file written elsewhere could
+// interleave with a running up and lose what it recorded. The check reads
+// the non-test sources for a state save or a lock taken outside lab and
+// lab/labdir.
+func TestOnlyLabWritesState(t *testing.T) {
+	save := regexp.MustCompile(`\.Save\([^)]*LabDir|labdir\.Lock\(|StatePath\([^)]*\)[^\n]*WriteFile`)
+	goSources(t, func(rel string, data []byte) {
+		if dir := filepath.ToSlash(filepath.Dir(rel)); dir == "lab" || dir == "lab/labdir" {
+			return
+		}
+		for i, line := range strings.Split(string(data), "\n") {
+			if save.MatchString(line) {
+				t.Errorf("%s:%d writes lab state or takes the lab lock outside package lab: call lab.UpdateState: %s", rel, i+1, strings.TrimSpace(line))
+			}
+		}
+	})
+}
+
+// maxLines is how long a hand-written, non-test Go file may grow before it
+// is split by concern: a reader should find one thing in one file.
+const maxLines = 400
+
+// No hand-written, non-test Go file is over maxLines lines.
+func TestNoLongFiles(t *testing.T) {
+	goSources(t, func(rel string, data []byte) {
+		if n := strings.Count(string(data), "\n"); n > maxLines {
+			t.Errorf("%s has %d lines (at most %d): split it by concern", rel, n, maxLines)
+		}
+	})
 }

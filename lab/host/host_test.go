@@ -26,7 +26,7 @@ func hosts(t *testing.T) map[string]host.Host {
 	t.Helper()
 	srv := sshctest.Start(t)
 	kh := filepath.Join(t.TempDir(), "known_hosts")
-	uri := fmt.Sprintf("qemu+ssh://root@%s/system?keyfile=%s&known_hosts=%s", srv.Addr, srv.KeyFile, kh)
+	uri := srv.LibvirtURI(t, kh)
 	h, err := host.Open(context.Background(), uri, host.Options{})
 	require.NoError(t, err)
 	t.Cleanup(func() { h.Close() })

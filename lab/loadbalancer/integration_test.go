@@ -309,7 +309,7 @@ func TestLifecycleThroughSSHHost(t *testing.T) {
 	requireHAProxy(t)
 	ctx := context.Background()
 	srv := sshctest.Start(t)
-	h, err := host.Open(ctx, fmt.Sprintf("qemu+ssh://root@%s/system?keyfile=%s&known_hosts=%s", srv.Addr, srv.KeyFile, filepath.Join(t.TempDir(), "kh")), host.Options{})
+	h, err := host.Open(ctx, srv.LibvirtURI(t, ""), host.Options{})
 	require.NoError(t, err)
 	defer h.Close()
 	const lbIP = "127.88.1.1"

@@ -2,7 +2,6 @@ package preflight
 
 import (
 	"context"
-	"fmt"
 	"io/fs"
 	"path/filepath"
 	"testing"
@@ -20,7 +19,7 @@ import (
 func TestPreflightReadsTheRemoteMachineThroughItsHost(t *testing.T) {
 	srv := sshctest.Start(t)
 	ctx := context.Background()
-	h, err := host.Open(ctx, fmt.Sprintf("qemu+ssh://root@%s/system?keyfile=%s&known_hosts=%s", srv.Addr, srv.KeyFile, filepath.Join(t.TempDir(), "kh")), host.Options{})
+	h, err := host.Open(ctx, srv.LibvirtURI(t, ""), host.Options{})
 	require.NoError(t, err)
 	defer h.Close()
 	s := preflightSpec(t, func(s *spec.Spec) {

@@ -2,7 +2,6 @@ package labcmd
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"io/fs"
 	"os"
@@ -23,7 +22,7 @@ import (
 func TestFollowHostFile(t *testing.T) {
 	srv := sshctest.Start(t)
 	ctx := context.Background()
-	h, err := host.Open(ctx, fmt.Sprintf("qemu+ssh://root@%s/system?keyfile=%s&known_hosts=%s", srv.Addr, srv.KeyFile, filepath.Join(t.TempDir(), "kh")), host.Options{})
+	h, err := host.Open(ctx, srv.LibvirtURI(t, ""), host.Options{})
 	require.NoError(t, err)
 	defer h.Close()
 	p := filepath.Join(t.TempDir(), "master-0.log")

@@ -3,7 +3,6 @@ package labcmd
 import (
 	"bytes"
 	"context"
-	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -253,7 +252,7 @@ func TestSSHThroughRemoteHypervisor(t *testing.T) {
 	node := sshctest.Start(t)
 	dir := t.TempDir()
 	hyperKH := filepath.Join(dir, "hyper_known_hosts")
-	uri := fmt.Sprintf("qemu+ssh://root@%s/system?keyfile=%s&known_hosts=%s", hyper.Addr, hyper.KeyFile, hyperKH)
+	uri := hyper.LibvirtURI(t, hyperKH)
 	s := &lab.Spec{Name: "sshremote", LabDir: filepath.Join(dir, "lab"), Libvirt: lab.Libvirt{URI: uri},
 		OpenShift: lab.OpenShift{ManualBootstrap: true}}
 	sshLab(t, s, "bootstrap", node)

@@ -2,7 +2,6 @@ package stagecmd
 
 import (
 	"encoding/json"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -26,7 +25,7 @@ func TestStageReachesRemoteLabThroughHypervisor(t *testing.T) {
 	hyperKH := filepath.Join(t.TempDir(), "hyper_known_hosts")
 	s := &lab.Spec{Name: "stagetest", LabDir: e.labDir, OpenShift: lab.OpenShift{ManualBootstrap: true, Version: "4.19.10"},
 		Network: lab.Network{CIDR: "127.0.0.0/24"},
-		Libvirt: lab.Libvirt{URI: fmt.Sprintf("qemu+ssh://root@%s/system?keyfile=%s&known_hosts=%s", hyper.Addr, hyper.KeyFile, hyperKH)}}
+		Libvirt: lab.Libvirt{URI: hyper.LibvirtURI(t, hyperKH)}}
 	s.Defaults()
 	for i := range s.Nodes {
 		if s.Nodes[i].Role == lab.RoleBootstrap {

@@ -11,6 +11,7 @@ import (
 	"crypto/rand"
 	"encoding/pem"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"os"
@@ -42,6 +43,17 @@ type Server struct {
 	mu       sync.Mutex
 	commands []string
 	dials    []string
+}
+
+// LibvirtURI is a qemu+ssh libvirt URI that reaches this server as root
+// with its key, recording its host key in knownHosts (a fresh file under
+// t's temporary directory when "").
+func (s *Server) LibvirtURI(t testing.TB, knownHosts string) string {
+	t.Helper()
+	if knownHosts == "" {
+		knownHosts = filepath.Join(t.TempDir(), "known_hosts")
+	}
+	return fmt.Sprintf("qemu+ssh://root@%s/system?keyfile=%s&known_hosts=%s", s.Addr, s.KeyFile, knownHosts)
 }
 
 // Conns counts the SSH connections accepted so far.
