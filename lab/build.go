@@ -98,6 +98,7 @@ func Build(ctx context.Context, s *Spec, o BuildOptions) (*BuildResult, error) {
 	if err != nil {
 		return nil, err
 	}
+	var pullSecret string
 	if s.Profile == ProfileOpenShift {
 		if o.Class == "" {
 			if err := CheckDomainClaims(s); err != nil {
@@ -106,7 +107,7 @@ func Build(ctx context.Context, s *Spec, o BuildOptions) (*BuildResult, error) {
 		}
 		// A missing or malformed pull secret (or SSH key) is refused before
 		// libvirt, preflight or the lab key: nothing runs, nothing is made.
-		if err := openshift.CheckInputs(s); err != nil {
+		if pullSecret, err = openshift.CheckInputs(s); err != nil {
 			return nil, &InputError{Err: err}
 		}
 	}
@@ -157,7 +158,7 @@ func Build(ctx context.Context, s *Spec, o BuildOptions) (*BuildResult, error) {
 	o.Status.End(true)
 	// The preparer reports its own steps.
 	popts := o.Prepare
-	popts.Log, popts.Status = o.Log, o.Status
+	popts.Log, popts.Status, popts.PullSecret = o.Log, o.Status, pullSecret
 	if o.PrepareLock != nil {
 		o.PrepareLock.Lock()
 	}

@@ -21,6 +21,10 @@ type PrepareOptions struct {
 	// Progress receives download progress bars; TTY redraws them in place.
 	Progress io.Writer
 	TTY      bool
+	// PullSecret is an OpenShift lab's pull secret as openshift.CheckInputs
+	// returned it (Build passes it on, so the file is read once); "" reads
+	// openshift.pullSecretFile.
+	PullSecret string
 }
 
 // ErrNoPreparer is a profile without a preparer.
@@ -54,6 +58,7 @@ func Prepare(ctx context.Context, s *Spec, o PrepareOptions) (*Spec, error) {
 		}
 		res, err := openshift.Prepare(ctx, &built, openshift.PrepareOptions{
 			Log: o.Log, Status: o.Status, CacheDir: cache, Progress: o.Progress, TTY: o.TTY,
+			PullSecret: o.PullSecret,
 		})
 		if err != nil {
 			return nil, err

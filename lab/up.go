@@ -56,7 +56,7 @@ type UpResult struct {
 // cannot upload volumes and has no dnsmasq: nothing on the host is set up for it.
 func isTestURI(uri string) bool { return ClassifyURI(uri) == URITest }
 
-// lab holds what one Up, Down or Inspect shares.
+// labRun holds what one Up, Down or Inspect shares.
 type labRun struct {
 	hv Hypervisor
 	// host is hv's machine (hv.Host()).

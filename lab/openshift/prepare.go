@@ -26,6 +26,9 @@ type PrepareOptions struct {
 	TTY      bool
 	// LookPath finds binaries on PATH (exec.LookPath when nil).
 	LookPath func(string) (string, error)
+	// PullSecret is the pull secret CheckInputs already read and checked;
+	// "" reads openshift.pullSecretFile.
+	PullSecret string
 }
 
 // PrepareResult says what Prepare used and made.
@@ -43,17 +46,19 @@ type PrepareResult struct {
 // anything runs or is created (`lab up` calls it before connecting to
 // libvirt, preflight and the lab key): the pull secret, which install-config
 // needs even when image.path names the RHCOS image, and
-// openshift.sshPublicKeyFile when set. Errors never quote the secret.
-func CheckInputs(s *spec.Spec) error {
-	if _, err := LoadPullSecret(s.OpenShift.PullSecretFile); err != nil {
-		return err
+// openshift.sshPublicKeyFile when set. It returns the pull secret, checked,
+// for Prepare (PrepareOptions.PullSecret), so the file is read once. Errors
+// never quote the secret.
+func CheckInputs(s *spec.Spec) (pullSecret string, err error) {
+	if pullSecret, err = LoadPullSecret(s.OpenShift.PullSecretFile); err != nil {
+		return "", err
 	}
 	if s.OpenShift.SSHPublicKeyFile != "" {
 		if _, err := LoadSSHPublicKey(s.OpenShift.SSHPublicKeyFile); err != nil {
-			return err
+			return "", err
 		}
 	}
-	return nil
+	return pullSecret, nil
 }
 
 // Prepare readies an openshift-profile lab before its VMs are made: it
@@ -70,10 +75,13 @@ func Prepare(ctx context.Context, s *spec.Spec, o PrepareOptions) (*PrepareResul
 		o.CacheDir = images.DefaultCacheDir()
 	}
 	o.Status.Start("Checking the pull secret and SSH key")
-	pullSecret, err := LoadPullSecret(s.OpenShift.PullSecretFile)
-	if err != nil {
-		o.Status.End(false)
-		return nil, err
+	pullSecret := o.PullSecret
+	if pullSecret == "" {
+		var err error
+		if pullSecret, err = LoadPullSecret(s.OpenShift.PullSecretFile); err != nil {
+			o.Status.End(false)
+			return nil, err
+		}
 	}
 	sshKey, err := InstallSSHKeys(s)
 	if err != nil {

@@ -232,16 +232,18 @@ func TestPrepareUserSSHKeyKeepsLabKey(t *testing.T) {
 
 func TestCheckInputs(t *testing.T) {
 	e := newPrepareEnv(t, 1)
-	require.NoError(t, CheckInputs(e.spec))
+	_, err := CheckInputs(e.spec)
+	require.NoError(t, err)
 
 	e.spec.OpenShift.SSHPublicKeyFile = writeFile(t, t.TempDir(), "id_ed25519", "-----BEGIN OPENSSH PRIVATE KEY-----\n")
-	assert.ErrorContains(t, CheckInputs(e.spec), "is not an OpenSSH public key")
+	_, err = CheckInputs(e.spec)
+	assert.ErrorContains(t, err, "is not an OpenSSH public key")
 	e.spec.OpenShift.SSHPublicKeyFile = ""
 
 	// image.path does not make the pull secret optional: install-config needs it.
 	e.spec.Image.Path = writeFile(t, t.TempDir(), "rhcos.qcow2", "QFI")
 	e.spec.OpenShift.PullSecretFile = ""
-	err := CheckInputs(e.spec)
+	_, err = CheckInputs(e.spec)
 	var pe *PullSecretError
 	require.ErrorAs(t, err, &pe)
 	assert.Contains(t, err.Error(), "openshift.pullSecretFile")
