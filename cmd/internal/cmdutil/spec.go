@@ -341,6 +341,19 @@ func BuiltSpec(sf *SpecFlags) (*lab.Spec, *labdir.State, error) {
 	return applied, st, nil
 }
 
+// ConflictError is a target flag that contradicts the lab as built (its
+// recorded state): acting on the lab would silently ignore the flag.
+type ConflictError struct {
+	Flag, Value, Lab, Built string
+}
+
+func (e *ConflictError) Error() string {
+	return fmt.Sprintf("%s %s: lab %s was built on %s (its lab state says so): drop %s, or name another lab", e.Flag, e.Value, e.Lab, e.Built, e.Flag)
+}
+
+// ExitCode makes a conflict a usage error.
+func (e *ConflictError) ExitCode() int { return ExitUsage }
+
 // contradicts refuses a location flag that differs from the lab as built:
 // `lab status --uri X` on a lab built on Y would otherwise show Y silently.
 func (sf *SpecFlags) contradicts(built *lab.Spec) error {
@@ -348,7 +361,7 @@ func (sf *SpecFlags) contradicts(built *lab.Spec) error {
 		return nil
 	}
 	if sf.flags.Changed("uri") && sf.URI != built.Libvirt.URI {
-		return UsageErrorf("--uri %s: lab %s was built on %s (its lab state says so): drop --uri, or name another lab", sf.URI, built.Name, built.Libvirt.URI)
+		return &ConflictError{Flag: "--uri", Value: sf.URI, Lab: built.Name, Built: built.Libvirt.URI}
 	}
 	return nil
 }

@@ -114,7 +114,10 @@ func TestUriThatContradictsTheBuiltLabIsRefused(t *testing.T) {
 	cmd.SetArgs([]string{"--name", "ux1", "--uri", "qemu+ssh://root@elsewhere/system"})
 	cmd.SilenceErrors, cmd.SilenceUsage = true, true
 	err := cmd.Execute()
-	require.Error(t, err)
+	var conflict *ConflictError
+	require.ErrorAs(t, err, &conflict)
+	assert.Equal(t, "--uri", conflict.Flag)
+	assert.Equal(t, ExitUsage, ExitCodeOf(err))
 	assert.Contains(t, err.Error(), "was built on qemu:///system")
 }
 

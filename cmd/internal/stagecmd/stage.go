@@ -112,11 +112,14 @@ func (t *Target) resolveVersion(anyVersion bool) (*resolved, error) {
 		stateErr = t.Spec.NoLab
 	} else {
 		// The effective spec of the last `lab up` knows the real addresses;
-		// a lab directory holding another lab is refused here as everywhere.
+		// a lab directory holding another lab, or a flag the built lab
+		// contradicts, is refused here as everywhere (never taken for "the
+		// lab is not up", which would act on the flags' spec instead).
 		built, _, err := cmdutil.BuiltSpec(&t.Spec)
 		var idErr *labdir.IdentityError
+		var conflict *cmdutil.ConflictError
 		switch {
-		case errors.As(err, &idErr):
+		case errors.As(err, &idErr), errors.As(err, &conflict):
 			return nil, err
 		case err != nil:
 			stateErr = err

@@ -103,6 +103,21 @@ func TestStagesRefusePlainProbeLab(t *testing.T) {
 	}
 }
 
+// A --uri that contradicts the lab as built is refused by the stage
+// commands as by lab status and verify: taking it for "the lab is not up"
+// would act on the flags' spec instead of the lab.
+func TestStagesRefuseAURIThatContradictsTheBuiltLab(t *testing.T) {
+	e := newEnv(t)
+	s := &lab.Spec{Name: "stagetest", LabDir: e.labDir, OpenShift: lab.OpenShift{ManualBootstrap: true}}
+	s.Defaults()
+	require.NoError(t, (&labdir.State{Spec: s}).Save(e.labDir))
+	err := execute(NewCmdStatus(e.f, nil), "-f", e.spec, "--uri", "qemu+ssh://root@elsewhere/system")
+	var conflict *cmdutil.ConflictError
+	require.ErrorAs(t, err, &conflict)
+	assert.Equal(t, cmdutil.ExitUsage, exitCode(err))
+	assert.ErrorContains(t, err, "was built on "+s.Libvirt.URI)
+}
+
 func TestRunWithNodeWritesLogs(t *testing.T) {
 	e := newEnv(t)
 	node := stagestest.New(t.TempDir())
