@@ -111,7 +111,9 @@ func TestStagesRefuseAURIThatContradictsTheBuiltLab(t *testing.T) {
 	s := &lab.Spec{Name: "stagetest", LabDir: e.labDir, OpenShift: lab.OpenShift{ManualBootstrap: true}}
 	s.Defaults()
 	require.NoError(t, (&labdir.State{Spec: s}).Save(e.labDir))
-	err := execute(NewCmdStatus(e.f, nil), "-f", e.spec, "--uri", "qemu+ssh://root@elsewhere/system")
+	// With --host the node is reachable without the lab, which is where the
+	// contradiction used to be dropped.
+	err := execute(NewCmdStatus(e.f, nil), "-f", e.spec, "--uri", "qemu+ssh://root@elsewhere/system", "--host", "127.0.0.1", "--port", "1")
 	var conflict *cmdutil.ConflictError
 	require.ErrorAs(t, err, &conflict)
 	assert.Equal(t, cmdutil.ExitUsage, exitCode(err))
