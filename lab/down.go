@@ -74,9 +74,12 @@ func DownSteps(ctx context.Context, hv Hypervisor, s *Spec, opts DownOptions) ([
 // lab's host directory when nothing else is left in it.
 func (r *labRun) removeHostFiles(ctx context.Context) (string, error) {
 	dir := labdir.HostDir(r.s)
-	q := func(p string) string { return sshc.Quote(filepath.Join(dir, p)) }
-	cmd := fmt.Sprintf("[ -d %[1]s ] || exit 0; rm -rf -- %[2]s %[3]s && rmdir -- %[1]s 2>/dev/null; echo removed",
-		sshc.Quote(dir), q("console"), q("haproxy"))
+	var quoted []string
+	for _, p := range labdir.HostEntries(r.s) {
+		quoted = append(quoted, sshc.Quote(p))
+	}
+	cmd := fmt.Sprintf("[ -d %[1]s ] || exit 0; rm -rf -- %[2]s && rmdir -- %[1]s 2>/dev/null; echo removed",
+		sshc.Quote(dir), strings.Join(quoted, " "))
 	out, err := host.Output(ctx, r.host, cmd)
 	if err != nil {
 		return "", fmt.Errorf("remove lab files on %s: %w", r.host.Name(), err)

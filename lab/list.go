@@ -197,7 +197,7 @@ func labDirOf(domainXML, name string) string {
 		return ""
 	}
 	for _, sr := range d.Devices.Serials {
-		if sr.Log == nil || filepath.Base(filepath.Dir(sr.Log.File)) != "console" {
+		if sr.Log == nil || !labdir.IsConsoleLog(sr.Log.File) {
 			continue
 		}
 		dir := filepath.Dir(filepath.Dir(sr.Log.File))

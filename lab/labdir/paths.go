@@ -114,6 +114,17 @@ func ConsoleLog(s *spec.Spec, n spec.Node) string {
 	return filepath.Join(HostDir(s), consoleDir, n.Name+".log")
 }
 
+// HostEntries are what bootlab makes in the lab's directory on a remote
+// hypervisor's machine (HostDir): the console logs and the load balancer's
+// files. `lab down` removes them, then the directory when it is empty.
+func HostEntries(s *spec.Spec) []string {
+	return []string{filepath.Dir(ConsoleLog(s, spec.Node{Name: "x"})), HAProxyDir(s)}
+}
+
+// IsConsoleLog says whether path is a console log as ConsoleLog names them
+// (in a "console" directory, on whichever machine).
+func IsConsoleLog(path string) bool { return filepath.Base(filepath.Dir(path)) == consoleDir }
+
 // HAProxyDir holds the lab's load balancer files, on the hypervisor's
 // machine, where the load balancer runs.
 func HAProxyDir(s *spec.Spec) string { return filepath.Join(HostDir(s), haproxyDir) }
