@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -16,6 +17,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -43,6 +45,10 @@ func startBrowser(t *testing.T) *browser {
 		"--disable-background-networking", "--disable-component-update", "--disable-sync", "--user-data-dir="+profile,
 		"--remote-debugging-address=127.0.0.1", "--remote-debugging-port=0", "--remote-allow-origins=*",
 		"--window-size=1280,1100", "about:blank")
+	// Its own process group: chromium's renderer and utility processes
+	// outlive a killed browser process and keep writing into the profile,
+	// which t.TempDir's cleanup then fails to remove.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -51,8 +57,17 @@ func startBrowser(t *testing.T) *browser {
 		t.Fatalf("start chromium: %v", err)
 	}
 	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
+		pgid := cmd.Process.Pid
+		_ = syscall.Kill(-pgid, syscall.SIGKILL)
 		_ = cmd.Wait()
+		// Every process of the group is gone before the profile is removed.
+		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+			if err := syscall.Kill(-pgid, 0); errors.Is(err, syscall.ESRCH) {
+				return
+			}
+			_ = syscall.Kill(-pgid, syscall.SIGKILL)
+		}
+		t.Errorf("chromium's processes (group %d) outlived SIGKILL for 10s", pgid)
 	})
 	found := make(chan string, 1)
 	go func() {
