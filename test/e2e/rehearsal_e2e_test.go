@@ -232,15 +232,18 @@ func TestRehearsalLab(t *testing.T) {
 		}
 		return "no etcd member check"
 	}
-	// The member list can show a master promoted a report interval before
-	// that master's agent has seen its own etcd healthy and said so: wait
-	// for each agent's report, not only for the list.
-	for _, n := range masterNodes {
+	// The member list can show a change a report interval before the
+	// master's agent has seen it on its own etcd and said so: wait for the
+	// agent's report, not only for the list.
+	waitEtcdCheck := func(n lab.Node, want string) string {
 		got := etcdCheck(n)
-		for deadline := time.Now().Add(2 * time.Minute); !strings.Contains(got, "ok=true") && time.Now().Before(deadline); got = etcdCheck(n) {
+		for deadline := time.Now().Add(2 * time.Minute); !strings.Contains(got, want) && time.Now().Before(deadline); got = etcdCheck(n) {
 			time.Sleep(3 * time.Second)
 		}
-		assert.Contains(t, got, "ok=true", n.Name)
+		return got
+	}
+	for _, n := range masterNodes {
+		assert.Contains(t, waitEtcdCheck(n, "ok=true"), "ok=true", n.Name)
 	}
 
 	// Until stage 13 nothing answers 6443 on the bootstrap. Stage 13 waits
@@ -280,7 +283,7 @@ func TestRehearsalLab(t *testing.T) {
 	r = mustRun(t, "stage", "validate", "-f", l.SpecFile, "14")
 	ms = waitMembers(masters, "after stage 14, the bootstrap member is removed")
 	assert.NotContains(t, strings.Join(ms, "\n"), "etcd-bootstrap")
-	assert.Contains(t, etcdCheck(masterNodes[0]), "bootstrap teardown:", "master-0 plays the bootstrap teardown")
+	assert.Contains(t, waitEtcdCheck(masterNodes[0], "bootstrap teardown:"), "bootstrap teardown:", "master-0 plays the bootstrap teardown")
 	if c, err := net.DialTimeout("tcp", net.JoinHostPort(bs.IP, "22623"), 5*time.Second); err == nil {
 		c.Close()
 		t.Errorf("the bootstrap MCS still answers 22623 after stage 14 removed its pod")
