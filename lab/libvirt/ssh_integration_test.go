@@ -6,14 +6,10 @@ import (
 	"context"
 	"crypto/ed25519"
 	"crypto/rand"
-	"encoding/pem"
 	"fmt"
-	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -29,84 +25,12 @@ import (
 	"github.com/bootlab/bootlab/lab/spec"
 )
 
-// startSSHD runs a private sshd on a free loopback port that accepts key,
-// and returns the port and the client's private key file. Remote libvirt
-// URIs (qemu+ssh://) tunnel the RPC through it to the local libvirtd socket.
-func startSSHD(t *testing.T) (port int, keyFile string) {
-	t.Helper()
-	sshd, err := exec.LookPath("sshd")
-	if err != nil {
-		sshd = "/usr/sbin/sshd"
-	}
-	if _, err := os.Stat(sshd); err != nil {
-		t.Fatalf("sshd not found: apt-get install -y openssh-server")
-	}
-	require.NoError(t, os.MkdirAll("/run/sshd", 0o755)) // privilege separation directory
-	dir := t.TempDir()
-	writeKey := func(name string) ssh.PublicKey {
-		pub, priv, err := ed25519.GenerateKey(rand.Reader)
-		require.NoError(t, err)
-		block, err := ssh.MarshalPrivateKey(priv, name)
-		require.NoError(t, err)
-		require.NoError(t, os.WriteFile(filepath.Join(dir, name), pem.EncodeToMemory(block), 0o600))
-		sp, err := ssh.NewPublicKey(pub)
-		require.NoError(t, err)
-		return sp
-	}
-	writeKey("host")
-	client := writeKey("client")
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "authorized_keys"), ssh.MarshalAuthorizedKey(client), 0o600))
-
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	port = l.Addr().(*net.TCPAddr).Port
-	require.NoError(t, l.Close())
-	cfg := fmt.Sprintf(`Port %d
-ListenAddress 127.0.0.1
-HostKey %s
-AuthorizedKeysFile %s
-PidFile %s
-PermitRootLogin prohibit-password
-PasswordAuthentication no
-KbdInteractiveAuthentication no
-StrictModes no
-UsePAM no
-AllowStreamLocalForwarding yes
-`, port, filepath.Join(dir, "host"), filepath.Join(dir, "authorized_keys"), filepath.Join(dir, "sshd.pid"))
-	cfgFile := filepath.Join(dir, "sshd_config")
-	require.NoError(t, os.WriteFile(cfgFile, []byte(cfg), 0o600))
-	cmd := exec.Command(sshd, "-D", "-e", "-f", cfgFile)
-	logFile, err := os.Create(filepath.Join(dir, "sshd.log"))
-	require.NoError(t, err)
-	defer logFile.Close()
-	cmd.Stderr = logFile
-	// Its own process group, so cleanup also ends the per-connection children.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	require.NoError(t, cmd.Start())
-	exited := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(exited) }()
-	t.Cleanup(func() { _ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL); <-exited })
-	// Ready when it accepts connections (or failed when it exits).
-	for {
-		select {
-		case <-exited:
-			b, _ := os.ReadFile(logFile.Name())
-			t.Fatalf("sshd exited: %s", b)
-		default:
-		}
-		if c, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", port)); err == nil {
-			c.Close()
-			return port, filepath.Join(dir, "client")
-		}
-	}
-}
-
 // A qemu+ssh-style URI reaches the daemon through one SSH connection of
 // bootlab's own client: the host key is trusted on first use (recorded in
 // the URI's known_hosts file), and the same connection runs commands on
 // the host.
 func TestIntegrationRemoteURIThroughSSH(t *testing.T) {
-	port, key := startSSHD(t)
+	port, key := sshctest.OpenSSHD(t)
 	ctx := context.Background()
 	kh := filepath.Join(t.TempDir(), "known_hosts")
 	uri := fmt.Sprintf("test+ssh://root@127.0.0.1:%d/default?keyfile=%s&known_hosts=%s", port, key, kh)
@@ -161,7 +85,7 @@ func TestIntegrationRemoteURIThroughSSH(t *testing.T) {
 // A host key that differs from the recorded one stops the connection
 // before libvirt is spoken to, and the error says how to forget the key.
 func TestIntegrationRemoteURIRefusesAChangedHostKey(t *testing.T) {
-	port, key := startSSHD(t)
+	port, key := sshctest.OpenSSHD(t)
 	kh := filepath.Join(t.TempDir(), "known_hosts")
 	other, _, err := ed25519.GenerateKey(rand.Reader)
 	require.NoError(t, err)
