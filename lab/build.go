@@ -184,27 +184,30 @@ func Build(ctx context.Context, s *Spec, o BuildOptions) (*BuildResult, error) {
 		res.Accelerator, res.AcceleratorReason = a, why
 		o.Status.Infof("accelerator: %s", AcceleratorLine(a, why))
 	}
-	upOpts := UpOptions{Log: o.Log, Status: o.Status, Accelerator: res.Accelerator, Class: o.Class}
-	deferWorkers := built.Profile == ProfileOpenShift && !o.StartWorkers
-	if deferWorkers {
-		// Real workers can only fetch /config/worker from the masters'
-		// in-cluster MCS, so they boot after the control plane; probe
-		// workers retry their pointer config until a probe master serves
-		// it, so they start with everyone else.
-		upOpts.DeferRoles = []Role{RoleWorker}
-	}
+	upOpts := UpOptions{Log: o.Log, Status: o.Status, Accelerator: res.Accelerator, Class: o.Class,
+		DeferRoles: DeferredRoles(built, o.StartWorkers)}
 	if res.Up, err = Up(ctx, hv, built, upOpts); err != nil {
 		return res, err
 	}
-	if deferWorkers {
-		res.WorkersOff = res.Up.DeferredOff
-	}
+	res.WorkersOff = res.Up.DeferredOff
 	if built.Profile == ProfileOpenShift && !o.SkipHostDNS {
 		if err := setUpHostDNS(ctx, built, hv, o); err != nil {
 			return res, err
 		}
 	}
 	return res, nil
+}
+
+// DeferredRoles are the roles lab up defines but leaves off. Real workers
+// can only fetch /config/worker from the masters' in-cluster MCS, so on an
+// OpenShift lab they boot after the control plane (unless startWorkers);
+// probe workers retry their pointer config until a probe master serves it,
+// so they start with everyone else.
+func DeferredRoles(s *Spec, startWorkers bool) []Role {
+	if s.Profile == ProfileOpenShift && !startWorkers {
+		return []Role{RoleWorker}
+	}
+	return nil
 }
 
 // AcceleratorLine is the accelerator decision as printed: the choice,

@@ -112,10 +112,7 @@ func upDryRun(ctx context.Context, f *cmdutil.Factory, opts *UpOptions, spec *la
 		return err
 	}
 	defer conn.Close()
-	upOpts := lab.UpOptions{Log: f.Log, Accelerator: accel, DryRun: true}
-	if deferWorkers(spec, opts) {
-		upOpts.DeferRoles = []lab.Role{lab.RoleWorker}
-	}
+	upOpts := lab.UpOptions{Log: f.Log, Accelerator: accel, DryRun: true, DeferRoles: lab.DeferredRoles(spec, opts.StartWorkers)}
 	res, err := lab.Up(ctx, conn, spec, upOpts)
 	if err != nil {
 		return err
@@ -164,13 +161,6 @@ func upSpec(ctx context.Context, f *cmdutil.Factory, opts *UpOptions, spec *lab.
 	}
 	f.Status.Infof("lab %s is up: %s", spec.Name, nextSteps(res.Spec))
 	return nil
-}
-
-// deferWorkers says whether lab up leaves the workers defined but off (an
-// OpenShift lab without --start-workers), as lab.Build decides: the dry
-// run plans the same.
-func deferWorkers(spec *lab.Spec, opts *UpOptions) bool {
-	return spec.Profile == lab.ProfileOpenShift && !opts.StartWorkers
 }
 
 // nextSteps are the commands `lab up` suggests: probe nodes run no SSH
