@@ -27,13 +27,6 @@ type PrepareOptions struct {
 	PullSecret string
 }
 
-// ErrNoPreparer is a profile without a preparer.
-type ErrNoPreparer struct{ Profile Profile }
-
-func (e *ErrNoPreparer) Error() string {
-	return fmt.Sprintf("profile %q has no preparer (profile must be openshift or probe)", e.Profile)
-}
-
 // Prepare runs the profile's preparer for s before Up: it writes one
 // Ignition file per node and finds (or builds, or downloads) what the VMs
 // boot. It returns the spec the lab is built from: a copy of s whose Image
@@ -65,7 +58,7 @@ func Prepare(ctx context.Context, s *Spec, o PrepareOptions) (*Spec, error) {
 		}
 		built.Image.Path = res.BaseImage
 	default:
-		return nil, &ErrNoPreparer{Profile: s.Profile}
+		return nil, &InputError{Err: fmt.Errorf("profile %q has no preparer (profile must be openshift or probe)", s.Profile)}
 	}
 	return &built, nil
 }

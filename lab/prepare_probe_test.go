@@ -122,7 +122,7 @@ func TestPrepareProbeLeavesTheSpecAsGiven(t *testing.T) {
 	other := *s
 	other.Profile = "bare"
 	_, err = Prepare(context.Background(), &other, PrepareOptions{})
-	var np *ErrNoPreparer
+	var np *InputError
 	require.ErrorAs(t, err, &np)
 	assert.Contains(t, err.Error(), `profile "bare" has no preparer`)
 }

@@ -36,8 +36,7 @@ func invalidInput(err error) bool {
 		specErr   *lab.ValidationError
 		flightErr *preflight.Error
 		secretErr *openshift.PullSecretError
-		profErr   *lab.ErrNoPreparer
 		inputErr  *lab.InputError
 	)
-	return errors.As(err, &idErr) || errors.As(err, &specErr) || errors.As(err, &flightErr) || errors.As(err, &secretErr) || errors.As(err, &profErr) || errors.As(err, &inputErr)
+	return errors.As(err, &idErr) || errors.As(err, &specErr) || errors.As(err, &flightErr) || errors.As(err, &secretErr) || errors.As(err, &inputErr)
 }
