@@ -20,10 +20,6 @@ func setUpHostDNS(ctx context.Context, s *Spec, hv Hypervisor, o BuildOptions) e
 		o.Status.Infof("host DNS for %s is not set up: the lab network is on %s (see \"Remote hypervisor\" in the README)", s.Cluster.Domain(), hv.Host().Name())
 		return nil
 	}
-	st, err := labdir.LoadState(s.LabDir)
-	if err != nil {
-		return err
-	}
 	// Set up again on every up even when recorded: it is idempotent, and
 	// systemd-resolved forgets per-link settings when the bridge is
 	// recreated (a host reboot, a restarted libvirt network).
@@ -39,17 +35,13 @@ func setUpHostDNS(ctx context.Context, s *Spec, hv Hypervisor, o BuildOptions) e
 		o.Status.End(false)
 		return fmt.Errorf("set up host DNS for %s: %w", s.Cluster.Domain(), err)
 	}
-	if st.HostDNS == record {
-		o.Status.End(true)
-		return nil
-	}
-	if st.HostDNS != "" {
-		// The host changed resolvers since: undo the old way first.
-		if err := hostdns.Undo(ctx, st.HostDNS); err != nil && o.Log != nil {
-			o.Log.Warn("could not undo the earlier host DNS setup", "record", st.HostDNS, "err", err)
-		}
-	}
 	if err := UpdateState(s, false, func(st *labdir.State) error {
+		if st.HostDNS != "" && st.HostDNS != record {
+			// The host changed resolvers since: undo the old way first.
+			if err := hostdns.Undo(ctx, st.HostDNS); err != nil && o.Log != nil {
+				o.Log.Warn("could not undo the earlier host DNS setup", "record", st.HostDNS, "err", err)
+			}
+		}
 		st.HostDNS = record
 		return nil
 	}); err != nil {
