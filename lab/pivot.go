@@ -40,9 +40,6 @@ func Pivot(ctx context.Context, spec *Spec, o PivotOptions) (*PivotResult, error
 	if o.Connect == nil {
 		o.Connect = ConnectLibvirt
 	}
-	connect := func(ctx context.Context) (Hypervisor, func() error, error) {
-		return o.Connect(ctx, spec.Libvirt.URI, o.Log)
-	}
 	state, err := labdir.LoadState(spec.LabDir)
 	if err != nil {
 		return nil, err
@@ -51,26 +48,22 @@ func Pivot(ctx context.Context, spec *Spec, o PivotOptions) (*PivotResult, error
 		return nil, &InputError{Err: fmt.Errorf("lab %s has no bootstrap node: nothing to pivot", spec.Name)}
 	}
 	res := &PivotResult{Lab: spec.Name, Changed: !state.BootstrapRemoved}
-	var closers []func() error
 	// The test driver runs no VM and lab up starts no haproxy for it.
 	withLB := !isTestURI(spec.Libvirt.URI)
+	// The hypervisor is opened on first need, once.
 	var hv Hypervisor
+	closeHV := func() error { return nil }
+	defer func() { _ = closeHV() }()
 	getHV := func() (Hypervisor, error) {
 		if hv == nil {
-			h, closeFn, err := connect(ctx)
+			h, c, err := o.Connect(ctx, spec.Libvirt.URI, o.Log)
 			if err != nil {
 				return nil, err
 			}
-			hv = h
-			closers = append(closers, closeFn)
+			hv, closeHV = h, c
 		}
 		return hv, nil
 	}
-	defer func() {
-		for _, c := range closers {
-			_ = c()
-		}
-	}()
 	// The load balancer runs on the hypervisor's machine.
 	var lbHost host.Host = host.Local{}
 	if withLB && spec.Remote() {
