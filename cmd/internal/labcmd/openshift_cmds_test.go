@@ -160,7 +160,7 @@ func TestPrepareOpenShift(t *testing.T) {
 	var errOut bytes.Buffer
 	f := &cmdutil.Factory{Streams: cmdutil.Streams{Out: &bytes.Buffer{}, ErrOut: &errOut}, Status: status.New(&errOut, false)}
 	s.OpenShift.ManualBootstrap = true
-	built, err := cmdutil.Prepare(context.Background(), f, s)
+	built, err := lab.Prepare(context.Background(), s, cmdutil.PrepareOptions(f))
 	require.NoError(t, err, errOut.String())
 	assert.True(t, built.OpenShift.ManualBootstrap)
 	assert.Equal(t, filepath.Join(dir, "cache", "rhcos", "rhcos-9.6.20250402-0-qemu.x86_64.qcow2"), built.Image.Path, "the built spec boots the cached qcow2")
@@ -179,7 +179,7 @@ func TestPrepareOpenShift(t *testing.T) {
 
 	// A malformed pull secret: exit code 3 through `up`'s wrapping.
 	require.NoError(t, os.WriteFile(s.OpenShift.PullSecretFile, []byte(`{"auths":{}}`), 0o600))
-	_, err = cmdutil.Prepare(context.Background(), f, s)
+	_, err = lab.Prepare(context.Background(), s, cmdutil.PrepareOptions(f))
 	assert.Equal(t, cmdutil.ExitInvalid, cmdutil.ExitCodeOf(err))
 }
 
