@@ -111,14 +111,9 @@ func Build(ctx context.Context, s *Spec, o BuildOptions) (*BuildResult, error) {
 			return nil, &InputError{Err: err}
 		}
 	}
-	if o.Class != "" && st == nil {
-		// The class is recorded before the key and boot files are written
-		// into the lab directory, so class down finds a lab whose build
-		// failed before Up (which records the rest of its identity).
-		if err := UpdateState(s, true, func(st *labdir.State) error {
-			st.Name, st.Class = s.Name, o.Class
-			return nil
-		}); err != nil {
+	if st == nil {
+		// A directory holding someone's files is refused before anything runs.
+		if err := labdir.Claimable(s); err != nil {
 			return nil, err
 		}
 	}
@@ -150,6 +145,14 @@ func Build(ctx context.Context, s *Spec, o BuildOptions) (*BuildResult, error) {
 		return nil, connErr
 	}
 
+	if err := checkHostDirs(ctx, hv, s, st); err != nil {
+		return nil, err
+	}
+	if st == nil || st.UUID == "" || o.Class != "" && st.Class != o.Class {
+		if err := claimLabDir(s, o.Class); err != nil {
+			return nil, err
+		}
+	}
 	o.Status.Start("Creating the lab SSH key")
 	if err := EnsureSSHKey(s); err != nil {
 		o.Status.End(false)
@@ -196,6 +199,30 @@ func Build(ctx context.Context, s *Spec, o BuildOptions) (*BuildResult, error) {
 		}
 	}
 	return res, nil
+}
+
+// claimLabDir makes the lab directory this lab's before anything else is
+// written into it: it refuses a directory that holds files and no lab
+// state (labdir.Claimable), then records the lab's identity (name, UUID,
+// class). Every later file there, the key and the boot files first, is
+// then provably this lab's, and `lab down` finds a lab whose build failed
+// before Up (class down by the class recorded).
+func claimLabDir(s *Spec, class string) error {
+	if _, ok := labdir.Owned(s); !ok {
+		if err := labdir.Claimable(s); err != nil {
+			return err
+		}
+	}
+	return UpdateState(s, true, func(st *labdir.State) error {
+		st.Name = s.Name
+		if st.UUID == "" {
+			st.UUID = labdir.NewLabUUID()
+		}
+		if class != "" {
+			st.Class = class
+		}
+		return nil
+	})
 }
 
 // DeferredRoles are the roles lab up defines but leaves off. Real workers

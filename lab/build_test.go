@@ -65,6 +65,9 @@ func (b *buildHost) facts() preflight.HostFacts {
 func TestBuildChoosesTheAcceleratorOnce(t *testing.T) {
 	s := bootSpec(t)
 	s.Profile = ProfileProbe
+	// A new lab: its directory is empty until Build claims it (the probe
+	// preparer writes the Ignition bootSpec made for Up's tests).
+	require.NoError(t, os.RemoveAll(s.LabDir))
 	before := *s
 	hv := fake.New()
 	haproxy := newHAProxyMachine(t, hv)

@@ -255,6 +255,9 @@ func RestoreCheckpoint(ctx context.Context, hv Hypervisor, s *Spec, name string,
 	if err := ValidateCheckpointName(name); err != nil {
 		return nil, err
 	}
+	if err := requireOwned(s); err != nil {
+		return nil, err
+	}
 	r, unlock, err := lockedLabRun(hv, s, opts.Log, false)
 	defer unlock()
 	if err != nil {

@@ -111,6 +111,9 @@ func DeleteCheckpoint(ctx context.Context, hv Hypervisor, s *Spec, name string) 
 	if err := ValidateCheckpointName(name); err != nil {
 		return err
 	}
+	if err := requireOwned(s); err != nil {
+		return err
+	}
 	r, unlock, err := lockedLabRun(hv, s, nil, false)
 	defer unlock()
 	if err != nil {

@@ -48,6 +48,11 @@ func DownSteps(ctx context.Context, hv Hypervisor, s *Spec, opts DownOptions) ([
 	}
 	if !isTestURI(s.Libvirt.URI) {
 		steps = append(steps, step{"Stopping load balancer", func(ctx context.Context) (string, error) {
+			// Its pid file and socket are removed too: only from a
+			// directory that is provably this lab's.
+			if owned, err := r.hostDirOwned(ctx); err != nil || !owned {
+				return "", err
+			}
 			c := loadbalancer.LabConfigOn(r.host, s, r.state.BootstrapRemoved)
 			if _, err := r.host.ReadFile(ctx, c.PIDPath()); errors.Is(err, os.ErrNotExist) {
 				return "", nil
@@ -61,20 +66,47 @@ func DownSteps(ctx context.Context, hv Hypervisor, s *Spec, opts DownOptions) ([
 	steps = append(steps,
 		step{"Deleting storage pool " + s.PoolName(), func(ctx context.Context) (string, error) { return r.deletePool(ctx, opts.KeepImages) }},
 		step{"Deleting network " + s.NetworkName(), r.deleteNetwork},
-		step{"Removing lab files in " + s.LabDir, func(ctx context.Context) (string, error) { return r.removeFiles(opts.KeepImages) }},
 	)
+	// The files on a remote machine go first: their proof of ownership
+	// starts with the lab state, which the last step removes.
 	if r.host.Remote() && !isTestURI(s.Libvirt.URI) {
 		steps = append(steps, step{"Removing lab files on " + r.host.Name() + " in " + labdir.HostDir(s), r.removeHostFiles})
 	}
+	steps = append(steps, step{"Removing lab files in " + s.LabDir, func(ctx context.Context) (string, error) { return r.removeFiles(opts.KeepImages) }})
 	return runSteps(ctx, opts.Status, r.log, steps)
 }
 
+// hostDirOwned says whether the lab's directory on the hypervisor's
+// machine is this lab's: the lab directory holds the lab's state and, on
+// a remote machine, the host directory holds the marker naming the lab
+// (written when bootlab made it).
+func (r *labRun) hostDirOwned(ctx context.Context) (bool, error) {
+	st, ok := labdir.Owned(r.s)
+	if !ok || !r.host.Remote() {
+		return ok, nil
+	}
+	if st.UUID == "" {
+		return false, nil
+	}
+	owned, err := hostMarked(ctx, r.host, r.s, st.UUID)
+	var notOurs *labdir.NotOursError
+	if !owned && (err == nil || errors.As(err, &notOurs)) {
+		r.log.Warn("leaving the lab's host directory: it has no marker of this lab", "host", r.host.Name(), "dir", labdir.HostDir(r.s))
+		return false, nil
+	}
+	return owned, err
+}
+
 // removeHostFiles removes what bootlab wrote on a remote hypervisor's
-// machine: the console logs and the load balancer's directory, then the
-// lab's host directory when nothing else is left in it.
+// machine: the console logs and the load balancer's directory, then its
+// marker and the lab's host directory when nothing else is left in it.
+// A host directory without this lab's marker is left as it is.
 func (r *labRun) removeHostFiles(ctx context.Context) (string, error) {
+	if owned, err := r.hostDirOwned(ctx); err != nil || !owned {
+		return "", err
+	}
 	dir := labdir.HostDir(r.s)
-	var quoted []string
+	quoted := []string{sshc.Quote(dir + "/" + hostMarker)}
 	for _, p := range labdir.HostEntries(r.s) {
 		quoted = append(quoted, sshc.Quote(p))
 	}
@@ -172,13 +204,19 @@ func (r *labRun) deletePool(ctx context.Context, keepImages bool) (string, error
 		return "", err
 	}
 	var doomed []Volume
-	kept := false
+	kept, foreign := false, 0
 	for _, v := range vols {
-		if keepImages && v.Name == r.s.BaseVolumeName() {
+		switch {
+		case !ownVolume(v.Name, r.s, r.state.Spec):
+			// Not a name bootlab gives: someone put it there. It stays,
+			// and so does the pool's directory.
+			r.log.Warn("leaving a file bootlab did not make in the pool directory", "volume", v.Name, "dir", r.s.Storage.PoolDir)
+			foreign++
+		case keepImages && v.Name == r.s.BaseVolumeName():
 			kept = true
-			continue
+		default:
+			doomed = append(doomed, v)
 		}
-		doomed = append(doomed, v)
 	}
 	n, err := parallel(ctx, doomed, parallelism, func(ctx context.Context, v Volume) (bool, error) {
 		if err := r.hv.DeleteVolume(ctx, name, v.Name); err != nil && !errors.Is(err, ErrNotFound) {
@@ -195,12 +233,15 @@ func (r *labRun) deletePool(ctx context.Context, keepImages bool) (string, error
 	if err := r.hv.DestroyPool(ctx, name); err != nil {
 		return "", err
 	}
-	if !kept {
+	switch {
+	case foreign > 0:
+		did = append(did, fmt.Sprintf("directory %s kept: it holds %d files bootlab did not make", r.s.Storage.PoolDir, foreign))
+	case kept:
+		did = append(did, "base image kept")
+	default:
 		if err := r.hv.DeletePool(ctx, name); err != nil && !errors.Is(err, ErrUnsupported) {
 			return "", err
 		}
-	} else {
-		did = append(did, "base image kept")
 	}
 	if err := r.hv.UndefinePool(ctx, name); err != nil {
 		return "", err
@@ -239,6 +280,11 @@ func (r *labRun) deleteNetwork(ctx context.Context) (string, error) {
 }
 
 func (r *labRun) removeFiles(keepImages bool) (string, error) {
+	if _, ok := labdir.Owned(r.s); !ok {
+		// No state of this lab: the directory is not the lab's (never built
+		// here, or someone else's), and nothing in it is removed.
+		return "", nil
+	}
 	removed := 0
 	for _, f := range labdir.Entries() {
 		p := filepath.Join(r.s.LabDir, f)

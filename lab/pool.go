@@ -50,7 +50,44 @@ func (r *labRun) ensurePool(ctx context.Context, want NamedXML) (string, error) 
 		}
 		did = append(did, "started")
 	}
+	if len(did) > 0 && did[0] == "defined" {
+		if err := r.checkNewPool(ctx, want.Name); err != nil {
+			return "", err
+		}
+	}
 	return strings.Join(did, ", "), nil
+}
+
+// checkNewPool refuses a pool just defined on a directory that already
+// held files bootlab did not make for this lab (Build checks first where
+// it can run a command on the hypervisor's machine; libvirt's own listing
+// is the check that holds everywhere). The pool is then undefined again,
+// leaving its directory and every file as they were.
+func (r *labRun) checkNewPool(ctx context.Context, name string) error {
+	vols, err := r.hv.Volumes(ctx, name)
+	if err != nil {
+		return err
+	}
+	allowed := poolLeftovers(r.s)
+	var foreign []string
+	for _, v := range vols {
+		if !allowed[v.Name] {
+			foreign = append(foreign, v.Name)
+		}
+	}
+	if len(foreign) == 0 {
+		return nil
+	}
+	if err := r.hv.DestroyPool(ctx, name); err != nil {
+		return err
+	}
+	if err := r.hv.UndefinePool(ctx, name); err != nil {
+		return err
+	}
+	if err := r.record(func(st *labdir.State) { st.PoolUUID = "" }); err != nil {
+		return err
+	}
+	return &labdir.NotOursError{Field: "storage.poolDir", Dir: r.s.Storage.PoolDir, Files: foreign}
 }
 
 // baseMarker records that the base volume was filled completely, so an

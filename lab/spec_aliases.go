@@ -74,4 +74,5 @@ var (
 	URIDriver         = spec.URIDriver
 	URITransport      = spec.URITransport
 	ClassifyURI       = spec.ClassifyURI
+	SystemDirProblem  = spec.SystemDirProblem
 )

@@ -11,7 +11,6 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/bootlab/bootlab/internal/sshc"
 	"github.com/bootlab/bootlab/internal/status"
 	"github.com/bootlab/bootlab/lab/host"
 	"github.com/bootlab/bootlab/lab/labdir"
@@ -132,6 +131,16 @@ func Up(ctx context.Context, hv Hypervisor, s *Spec, opts UpOptions) (*UpResult,
 		return nil, err
 	}
 	if opts.DryRun {
+		// A dry run fails where up would: on directories that hold files
+		// bootlab did not make for this lab.
+		if _, owned := labdir.Owned(s); !owned {
+			if err := labdir.Claimable(s); err != nil {
+				return nil, err
+			}
+		}
+		if err := checkHostDirs(ctx, hv, s, r.state); err != nil {
+			return nil, err
+		}
 		r.plan = newPlanningHV(hv)
 		r.hv = r.plan
 	}
@@ -262,21 +271,13 @@ func (r *labRun) prepareDirs(ctx context.Context) (string, error) {
 	dirs := []string{r.s.LabDir}
 	consoleDir := filepath.Dir(labdir.ConsoleLog(r.s, Node{Name: "x"}))
 	if r.host.Remote() {
-		// virtlogd writes the console logs on the hypervisor.
-		out, err := host.Output(ctx, r.host, "test -d "+sshc.Quote(consoleDir)+" && echo present || echo absent")
+		// virtlogd writes the console logs on the hypervisor, in a host
+		// directory marked as this lab's when bootlab makes it.
+		c, err := r.prepareHostDir(ctx, consoleDir)
 		if err != nil {
-			return "", fmt.Errorf("console log directory on %s: %w", r.host.Name(), err)
+			return "", err
 		}
-		if strings.TrimSpace(out) != "present" {
-			if r.plan != nil {
-				r.plan.note("create", "hostDir", r.host.Name()+":"+consoleDir, "")
-			} else {
-				if _, err := host.Output(ctx, r.host, "mkdir -p -- "+sshc.Quote(consoleDir)); err != nil {
-					return "", fmt.Errorf("create the console log directory (libvirt.hostDir): %w", err)
-				}
-				created = true
-			}
-		}
+		created = c
 	} else {
 		dirs = append(dirs, consoleDir)
 	}

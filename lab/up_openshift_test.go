@@ -85,6 +85,9 @@ func (h *haproxyMachine) respond(cmd string, stdout io.Writer) int {
 		return 0
 	case argv[0] == "rm":
 		return 0
+	case len(argv) == 4 && argv[0] == "ls" && argv[1] == "-A":
+		// The pool directory Build checks does not exist yet.
+		return 2
 	case argv[0] == "mv" && len(argv) == 5:
 		data, err := h.m.ReadFile(ctx, argv[3])
 		if err != nil {
@@ -305,6 +308,9 @@ func TestUpOpenShiftDryRunCreatesNothing(t *testing.T) {
 	hv := fake.New()
 	lb := newHAProxyMachine(t, hv)
 	s := openshiftSpec(t)
+	// The preparer of a lab being built has claimed the lab directory
+	// (Build) and written the Ignition the dry run plans volumes of.
+	claimed(t, s)
 	res, err := Up(ctx, hv, s, UpOptions{Accelerator: AccelTCG, DryRun: true})
 	require.NoError(t, err)
 	assert.True(t, res.Changed)

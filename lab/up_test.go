@@ -436,6 +436,9 @@ func TestUpAndDownRefuseALabBeingChanged(t *testing.T) {
 	ctx := context.Background()
 	hv := fake.New()
 	s := testSpec(t, "t", false)
+	// The first command has claimed the lab directory (lab up writes the
+	// lab's identity before anything else) and holds the lock.
+	require.NoError(t, claimLabDir(s, ""))
 	unlock, err := labdir.Lock(s, true)
 	require.NoError(t, err)
 	_, err = Up(ctx, hv, s, upOpts())

@@ -385,3 +385,32 @@ func TestImportRefusesWhenTheCacheDiskIsTooSmall(t *testing.T) {
 	require.NoError(t, err)
 	require.Positive(t, have)
 }
+
+// Prune removes only probe image directories the builder made: another
+// directory or file under probe/ (or a cache root pointed at someone's
+// directory) stays, whatever its age.
+func TestPruneLeavesWhatItDidNotMake(t *testing.T) {
+	root := t.TempDir()
+	now := time.Date(2026, 1, 2, 0, 0, 0, 0, time.UTC)
+	keep := map[string]string{
+		"probe/photos/cat.jpg":                 "meow",
+		"probe/0123456789abcdef/notes.txt":     "a file the builder never writes",
+		"probe/0123456789abcdef/vmlinuz":       "k",
+		"probe/not-a-hash-0000000/vmlinuz":     "k",
+		"probe/fedcba9876543210/initramfs.img": "no kernel: not a built image",
+	}
+	for p, content := range keep {
+		full := filepath.Join(root, p)
+		require.NoError(t, os.MkdirAll(filepath.Dir(full), 0o755))
+		require.NoError(t, os.WriteFile(full, []byte(content), 0o644))
+		require.NoError(t, os.Chtimes(full, now.Add(-90*24*time.Hour), now.Add(-90*24*time.Hour)))
+	}
+	got, err := Prune(root, PruneOptions{Now: now})
+	require.NoError(t, err)
+	require.Empty(t, got)
+	for p, content := range keep {
+		b, err := os.ReadFile(filepath.Join(root, p))
+		require.NoError(t, err, p)
+		require.Equal(t, content, string(b))
+	}
+}

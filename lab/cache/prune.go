@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"time"
 )
 
@@ -57,7 +58,10 @@ func Prune(root string, opts PruneOptions) ([]Pruned, error) {
 	}
 	out := []Pruned{}
 	for _, d := range dirs {
-		if !d.IsDir() {
+		// Only what the probe image builder makes: a directory named by
+		// its hash, holding its image. Anything else someone keeps there
+		// (or a cache root pointed at the wrong place) stays.
+		if !d.IsDir() || !isProbeImageDir(filepath.Join(probeDir, d.Name())) {
 			continue
 		}
 		dir := filepath.Join(probeDir, d.Name())
@@ -112,4 +116,26 @@ func dirUsage(dir string) (int64, time.Time, error) {
 		return 0, time.Time{}, fmt.Errorf("read probe image %s: %w", dir, err)
 	}
 	return size, last, nil
+}
+
+// isProbeImageDir says whether dir is one the probe image builder made:
+// named by 16 hex digits of its hash, holding its kernel and initramfs
+// and nothing it does not write.
+func isProbeImageDir(dir string) bool {
+	name := filepath.Base(dir)
+	if len(name) != 16 || strings.Trim(name, "0123456789abcdef") != "" {
+		return false
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return false
+	}
+	made := map[string]bool{"vmlinuz": true, "initramfs.img": true, "base.qcow2": true}
+	for _, e := range entries {
+		if !made[e.Name()] && !strings.HasSuffix(e.Name(), ".tmp") {
+			return false
+		}
+	}
+	_, kerr := os.Stat(filepath.Join(dir, "vmlinuz"))
+	return kerr == nil
 }

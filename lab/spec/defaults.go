@@ -102,6 +102,7 @@ func (s *Spec) Defaults() {
 	if s.LabDir == "" {
 		s.LabDir = filepath.Join(DefaultHome(), "labs", s.Name)
 	}
+	s.CleanDirs()
 	if s.OpenShift.Version == "" && s.Profile == ProfileOpenShift {
 		s.OpenShift.Version = DefaultOpenShiftVersion
 	}

@@ -122,15 +122,7 @@ func (s *Spec) Validate() error {
 	s.validateCluster(&e)
 	s.validateURI(&e)
 	prefix, ok := s.validateNetwork(&e)
-	if !filepath.IsAbs(s.Storage.PoolDir) {
-		e.add("storage.poolDir", "%q must be an absolute path", s.Storage.PoolDir)
-	}
-	if !filepath.IsAbs(s.LabDir) {
-		e.add("labDir", "%q must be an absolute path", s.LabDir)
-	}
-	if s.Libvirt.HostDir != "" && !filepath.IsAbs(s.Libvirt.HostDir) {
-		e.add("libvirt.hostDir", "%q must be an absolute path on the hypervisor's machine", s.Libvirt.HostDir)
-	}
+	s.validateDirs(&e)
 	switch s.Accelerator {
 	case AccelAuto, AccelKVM, AccelTCG:
 	default:

@@ -101,7 +101,7 @@ func TestInterruptedSaysHowToResume(t *testing.T) {
 	spec := filepath.Join(dir, "lab.yaml")
 	require.NoError(t, os.WriteFile(spec, []byte("name: demo\n"), 0o644))
 	// Ctrl-C before up reaches libvirt: the connection attempt sees the cancelled context.
-	code := Run(ctx, cmdutil.Streams{In: strings.NewReader(""), Out: &out, ErrOut: &errb}, []string{"lab", "up", "-f", spec, "--lab-dir", dir, "--uri", "test:///default", "--no-preflight"})
+	code := Run(ctx, cmdutil.Streams{In: strings.NewReader(""), Out: &out, ErrOut: &errb}, []string{"lab", "up", "-f", spec, "--lab-dir", filepath.Join(dir, "lab"), "--uri", "test:///default", "--no-preflight"})
 	require.Equal(t, cmdutil.ExitInterrupted, code, errb.String())
 	assert.Contains(t, errb.String(), "interrupted: run the same command again to resume")
 	assert.NotContains(t, errb.String(), "ERROR: context canceled")

@@ -175,6 +175,11 @@ func downLab(ctx context.Context, f *cmdutil.Factory, spec *lab.Spec) error {
 		return err
 	}
 	defer conn.Close()
+	if _, owned := labdir.Owned(spec); !owned {
+		// Not this lab's directory: Down removes no file there, and
+		// neither does the class.
+		return lab.Down(ctx, conn, spec, lab.DownOptions{Log: f.Log, Status: f.Status})
+	}
 	if err := lab.Down(ctx, conn, spec, lab.DownOptions{Log: f.Log, Status: f.Status}); err != nil {
 		return err
 	}

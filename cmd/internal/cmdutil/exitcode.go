@@ -29,14 +29,16 @@ func ExitCodeOf(err error) int {
 }
 
 // invalidInput reports whether err is one of the library's invalid-input
-// errors: a spec, a preflight, a pull secret, or a spec naming another lab.
+// errors: a spec, a preflight, a pull secret, a spec naming another lab, or
+// a directory the spec names that holds files bootlab did not make.
 func invalidInput(err error) bool {
 	var (
 		idErr     *labdir.IdentityError
+		notOurs   *labdir.NotOursError
 		specErr   *lab.ValidationError
 		flightErr *preflight.Error
 		secretErr *openshift.PullSecretError
 		inputErr  *lab.InputError
 	)
-	return errors.As(err, &idErr) || errors.As(err, &specErr) || errors.As(err, &flightErr) || errors.As(err, &secretErr) || errors.As(err, &inputErr)
+	return errors.As(err, &idErr) || errors.As(err, &notOurs) || errors.As(err, &specErr) || errors.As(err, &flightErr) || errors.As(err, &secretErr) || errors.As(err, &inputErr)
 }

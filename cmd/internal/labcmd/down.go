@@ -78,7 +78,7 @@ func downSummary(spec *lab.Spec, steps []lab.StepResult) string {
 			return fmt.Sprintf("lab %s deleted", spec.Name)
 		}
 	}
-	return fmt.Sprintf("nothing to delete: lab %s has no VMs, load balancer, pool, network or files here (%s, %s)", spec.Name, spec.Libvirt.URI, spec.LabDir)
+	return fmt.Sprintf("nothing to delete: lab %s has no VMs, load balancer, pool, network or files here (%s, %s; a directory without this lab's state is never touched)", spec.Name, spec.Libvirt.URI, spec.LabDir)
 }
 
 // downAll deletes every lab under the bootlab home, each exactly as `lab

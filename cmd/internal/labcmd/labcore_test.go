@@ -218,7 +218,7 @@ func TestUpNextStepsFitTheProfile(t *testing.T) {
 func TestDownSummary(t *testing.T) {
 	s := &lab.Spec{Name: "typo", LabDir: "/var/lib/bootlab/labs/typo", Libvirt: lab.Libvirt{URI: "qemu:///system"}}
 	got := downSummary(s, []lab.StepResult{{Name: "Deleting nodes"}, {Name: "Deleting network bootlab-typo"}})
-	assert.Equal(t, "nothing to delete: lab typo has no VMs, load balancer, pool, network or files here (qemu:///system, /var/lib/bootlab/labs/typo)", got)
+	assert.Equal(t, "nothing to delete: lab typo has no VMs, load balancer, pool, network or files here (qemu:///system, /var/lib/bootlab/labs/typo; a directory without this lab's state is never touched)", got)
 	// What each step removed is on that step's own line (status EndDetail).
 	got = downSummary(s, []lab.StepResult{{Name: "Deleting nodes", Changed: true, Detail: "3 deleted"}, {Name: "Deleting network bootlab-typo"}})
 	assert.Equal(t, "lab typo deleted", got)

@@ -7,6 +7,7 @@ import (
 	"io"
 	"io/fs"
 	"net"
+	"sort"
 	"strings"
 	"sync"
 
@@ -15,7 +16,7 @@ import (
 
 // Machine is an in-memory hypervisor host (a host.Host): files in a map,
 // commands recorded and answered by Respond. Without Respond, the few
-// commands lab sends are understood (test -d, mkdir -p, cat > FILE) and
+// commands lab sends are understood (test -d, mkdir -p, ls -A, cat > FILE) and
 // others exit 127. It opens no connections.
 type Machine struct {
 	mu     sync.Mutex
@@ -70,6 +71,8 @@ func (h *Machine) Run(_ context.Context, cmd string, stdin io.Reader, stdout, _ 
 		return 0, nil
 	case strings.HasPrefix(cmd, "mkdir -p "):
 		return 0, nil
+	case strings.HasPrefix(cmd, "ls -A -- "):
+		return h.list(strings.Trim(strings.TrimPrefix(cmd, "ls -A -- "), "'"), stdout), nil
 	case strings.HasPrefix(cmd, "cat > "):
 		data, err := io.ReadAll(stdin)
 		if err != nil {
@@ -82,6 +85,28 @@ func (h *Machine) Run(_ context.Context, cmd string, stdin io.Reader, stdout, _ 
 		return 0, nil
 	}
 	return 127, nil
+}
+
+// list writes the names directly under dir, as ls -A does; a directory
+// holding no file does not exist (exit 2).
+func (h *Machine) list(dir string, stdout io.Writer) int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	seen := map[string]bool{}
+	var names []string
+	for p := range h.Files {
+		rest, ok := strings.CutPrefix(p, strings.TrimSuffix(dir, "/")+"/")
+		if name, _, _ := strings.Cut(rest, "/"); ok && name != "" && !seen[name] {
+			seen[name] = true
+			names = append(names, name)
+		}
+	}
+	if len(names) == 0 {
+		return 2
+	}
+	sort.Strings(names)
+	_, _ = io.WriteString(stdout, strings.Join(names, "\n")+"\n")
+	return 0
 }
 
 // ReadFile returns a copy of Files[path], or an fs.ErrNotExist error.
