@@ -177,7 +177,11 @@ func summarize(ref labdir.Ref) Summary {
 		l.NodesTotal = len(st.Spec.Nodes)
 		l.BootstrapRemoved = st.BootstrapRemoved
 	}
-	if rec, err := labdir.LoadVerifyRecord(ref.Dir); err != nil {
+	labUUID := ""
+	if st != nil {
+		labUUID = st.UUID
+	}
+	if rec, err := labdir.LoadVerifyRecord(ref.Dir, labUUID); err != nil {
 		if l.Error == "" {
 			l.Error = err.Error()
 		}

@@ -35,7 +35,9 @@ func TestListFindsLabDirsAndOrphans(t *testing.T) {
 	a := listSpec(t, home, "alpha", "10.90.1.0/24")
 	_, err := Up(ctx, hv, a, upOpts())
 	require.NoError(t, err)
-	require.NoError(t, labdir.SaveVerifyRecord(a.LabDir, &labdir.VerifyRecord{Time: time.Now(), OK: false, Total: 10, Passed: 8,
+	ast, err := labdir.LoadState(a.LabDir)
+	require.NoError(t, err)
+	require.NoError(t, labdir.SaveVerifyRecord(a.LabDir, &labdir.VerifyRecord{Time: time.Now(), OK: false, Total: 10, Passed: 8, LabUUID: ast.UUID,
 		Failed: []labdir.VerifyFailure{{Group: "host", Name: "lb haproxy", Detail: "not running"}, {Group: "host", Name: "dns api"}}}))
 	// One of alpha's domains is shut off.
 	hv.DomainObjects[a.DomainName(a.Nodes[2])].Active = false
@@ -111,6 +113,31 @@ func TestListFollowsSymlinkedLabDir(t *testing.T) {
 	require.Len(t, labs, 1)
 	assert.Equal(t, "linked", labs[0].Name)
 	assert.Equal(t, 3, labs[0].NodesTotal)
+}
+
+// lab list shows the last verify result only when it is this lab's: one
+// written for an earlier lab of the same name (another UUID) is not.
+func TestListShowsOnlyTheLabsOwnVerify(t *testing.T) {
+	ctx := context.Background()
+	home := t.TempDir()
+	hv := fake.New()
+	s := listSpec(t, home, "again", "10.90.5.0/24")
+	_, err := Up(ctx, hv, s, upOpts())
+	require.NoError(t, err)
+	st, err := labdir.LoadState(s.LabDir)
+	require.NoError(t, err)
+	require.NotEmpty(t, st.UUID)
+	for _, tc := range []struct {
+		labUUID string
+		want    string
+	}{{"an-earlier-lab-named-again", "never verified"}, {"", "never verified"}, {st.UUID, "1/1 ok"}} {
+		require.NoError(t, labdir.SaveVerifyRecord(s.LabDir, &labdir.VerifyRecord{Time: time.Now(), OK: true, Total: 1, Passed: 1, LabUUID: tc.labUUID}))
+		labs, err := List(ctx, ListOptions{Home: home, Connect: fakeConnect(hv)})
+		require.NoError(t, err)
+		require.Len(t, labs, 1)
+		assert.Equal(t, tc.want, labs[0].Verify.Summary(), "a record for %q", tc.labUUID)
+		assert.Empty(t, labs[0].Error)
+	}
 }
 
 // `lab down` removes the last verify result with the rest of the lab's

@@ -1,9 +1,12 @@
 package stages
 
 import (
+	"bufio"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sync"
@@ -30,7 +33,17 @@ type Record struct {
 	// ErrorMessage holds the error and the last lines of output, as
 	// bootkube's records hold the last journal lines of the unit.
 	ErrorMessage string `json:"errorMessage,omitempty"`
+	// LabUUID is the identity (labdir.State.UUID) of the lab the record was
+	// written for: a lab of the same name built later has another UUID and
+	// never takes these records for its own.
+	LabUUID string `json:"labUUID,omitempty"`
 }
+
+// Of says whether r was written for the lab whose state has labUUID.
+// Records from before records carried a UUID have none: they belong only
+// to a lab whose state has none either (one built before labs had UUIDs),
+// never to a lab with a UUID, which cannot prove they are its own.
+func (r Record) Of(labUUID string) bool { return r.LabUUID == labUUID }
 
 // Record phases and results.
 const (
@@ -52,10 +65,15 @@ type RecordSink interface {
 type JSONLines struct {
 	mu sync.Mutex
 	W  io.Writer
+	// LabUUID is stamped on every record that names no lab itself.
+	LabUUID string
 }
 
 // Record writes r as one line.
 func (j *JSONLines) Record(r Record) error {
+	if r.LabUUID == "" {
+		r.LabUUID = j.LabUUID
+	}
 	data, err := json.Marshal(r)
 	if err != nil {
 		return err
@@ -81,8 +99,9 @@ const (
 	OutputFile  = "output.log"
 )
 
-// OpenLog opens (appending) the stage log in dir (labdir.Stages(spec)).
-func OpenLog(dir string) (*Log, error) {
+// OpenLog opens (appending) the stage log in dir (labdir.Stages(spec)) of
+// the lab whose state has labUUID: every record written carries it.
+func OpenLog(dir, labUUID string) (*Log, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("create stage log directory: %w", err)
 	}
@@ -95,7 +114,7 @@ func OpenLog(dir string) (*Log, error) {
 		}
 		l.files = append(l.files, f)
 	}
-	l.Records = &JSONLines{W: l.files[0]}
+	l.Records = &JSONLines{W: l.files[0], LabUUID: labUUID}
 	l.Output = l.files[1]
 	return l, nil
 }
@@ -109,4 +128,33 @@ func (l *Log) Close() error {
 		}
 	}
 	return first
+}
+
+// ReadRecords reads the records in the stage log directory dir (oldest
+// first) that were written for the lab whose state has labUUID (Record.Of);
+// the rest belong to another lab and are left out. No log is no records.
+// A line that is not a record (cut short by a crash) is skipped.
+func ReadRecords(dir, labUUID string) ([]Record, error) {
+	f, err := os.Open(filepath.Join(dir, RecordsFile))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read stage records: %w", err)
+	}
+	defer f.Close()
+	var out []Record
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64*1024), 4<<20)
+	for sc.Scan() {
+		var r Record
+		if json.Unmarshal(sc.Bytes(), &r) != nil || !r.Of(labUUID) {
+			continue
+		}
+		out = append(out, r)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("read stage records %s: %w", f.Name(), err)
+	}
+	return out, nil
 }

@@ -46,6 +46,7 @@ type conn struct {
 }
 
 type recordsCache struct {
+	labUUID string
 	size    int64
 	modTime time.Time
 	stages  []StageView
@@ -146,7 +147,11 @@ func (c *Collector) view(ctx context.Context, l *lab.Summary) LabView {
 		return v
 	}
 	v.Domain = s.Cluster.Domain()
-	v.Stages = c.stages(filepath.Join(l.Dir, filepath.Base(labdir.Stages(s))))
+	labUUID := ""
+	if l.State != nil {
+		labUUID = l.State.UUID
+	}
+	v.Stages = c.stages(filepath.Join(l.Dir, filepath.Base(labdir.Stages(s))), labUUID)
 	removed := l.State != nil && l.State.BootstrapRemoved
 
 	var st *lab.Status

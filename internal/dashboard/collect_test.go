@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -11,20 +12,22 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/bootlab/bootlab/lab"
+	"github.com/bootlab/bootlab/lab/labdir"
 	"github.com/bootlab/bootlab/lab/loadbalancer"
+	"github.com/bootlab/bootlab/stages"
 )
 
 func TestStagesFromRecords(t *testing.T) {
-	data := []byte(`{"phase":"stage start","number":1}
-{"phase":"stage end","number":1,"result":"success"}
-{"phase":"stage skip","number":2,"result":"skipped","reason":"marker present"}
-{"phase":"stage start","number":3}
-{"phase":"stage end","number":3,"result":"failure","errorMessage":"render failed\nline two"}
-{"phase":"stage start","number":3}
-not json
-{"phase":"stage end","number":99,"result":"success"}
-`)
-	got := StagesFromRecords(data)
+	recs := []stages.Record{
+		{Phase: stages.PhaseStart, Number: 1},
+		{Phase: stages.PhaseEnd, Number: 1, Result: stages.ResultSuccess},
+		{Phase: stages.PhaseSkip, Number: 2, Result: stages.ResultSkipped, Reason: "marker present"},
+		{Phase: stages.PhaseStart, Number: 3},
+		{Phase: stages.PhaseEnd, Number: 3, Result: stages.ResultFailure, ErrorMessage: "render failed\nline two"},
+		{Phase: stages.PhaseStart, Number: 3},
+		{Phase: stages.PhaseEnd, Number: 99, Result: stages.ResultSuccess},
+	}
+	got := StagesFromRecords(recs)
 	require.Len(t, got, 15)
 	assert.Equal(t, StageDone, got[0].State)
 	assert.Equal(t, StageSkipped, got[1].State)
@@ -33,9 +36,48 @@ not json
 	assert.Empty(t, got[2].Message)
 	assert.Equal(t, StagePending, got[3].State)
 
-	got = StagesFromRecords([]byte(`{"phase":"stage end","number":3,"result":"failure","errorMessage":"render failed\nline two"}`))
+	got = StagesFromRecords(recs[4:5])
 	assert.Equal(t, StageFailed, got[2].State)
 	assert.Equal(t, "render failed", got[2].Message)
+}
+
+// A lab built after another of the same name (lab down, lab up) shows none
+// of the earlier lab's stages or verify result, even when its files are
+// still in the lab directory (left by an older lab down, or put back by
+// hand); once the lab runs a stage of its own, that stage shows.
+func TestCollectorShowsOnlyTheLabsOwnRecords(t *testing.T) {
+	home, hv := fixtureHome(t, 1)
+	dir := filepath.Join(home, "labs", "ux1")
+	c := &Collector{Home: home, Connect: connector(hv)}
+	views, err := c.Snapshot(context.Background())
+	require.NoError(t, err)
+	require.Equal(t, 6, views[0].StageReached, "the fixture lab's own records show")
+	require.NotNil(t, views[0].Verify)
+
+	st, err := labdir.LoadState(dir)
+	require.NoError(t, err)
+	st.UUID = "b2c4a1d0-1111-4222-8333-444455556666" // the same name, another lab
+	require.NoError(t, st.Save(dir))
+	views, err = c.Snapshot(context.Background())
+	require.NoError(t, err)
+	v := views[0]
+	assert.Equal(t, 0, v.StageReached)
+	assert.Equal(t, 0, v.StageRunning)
+	for _, sv := range v.Stages {
+		assert.Equal(t, StagePending, sv.State, "stage %02d", sv.Number)
+	}
+	assert.Nil(t, v.Verify, "the earlier lab's verify result is not this lab's")
+	assert.NotContains(t, strings.Join(v.Failures, "\n"), "verify:")
+
+	// Its own first stage, appended to the same file, shows.
+	l, err := stages.OpenLog(filepath.Join(dir, "stages"), st.UUID)
+	require.NoError(t, err)
+	require.NoError(t, l.Records.Record(stages.Record{Phase: stages.PhaseEnd, Number: 1, Result: stages.ResultSuccess}))
+	require.NoError(t, l.Close())
+	views, err = c.Snapshot(context.Background())
+	require.NoError(t, err)
+	assert.Equal(t, 1, views[0].StageReached)
+	assert.Equal(t, StagePending, views[0].Stages[6].State, "the earlier lab's failed 07 stays out")
 }
 
 func TestSanitize(t *testing.T) {

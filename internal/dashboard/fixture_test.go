@@ -70,15 +70,17 @@ func fixtureLab(t testing.TB, home string, hv *fake.Hypervisor, name string, i i
 		Topology: lab.Topology{Masters: 3, Workers: 2}, Network: lab.Network{CIDR: fmt.Sprintf("10.77.%d.0/24", i)}, LabDir: dir,
 		OpenShift: lab.OpenShift{PullSecretFile: pull}}
 	s.Defaults()
-	require.NoError(t, (&labdir.State{Spec: s, Accelerator: lab.AccelTCG}).Save(dir))
+	labUUID := fixtureUUID(name)
+	require.NoError(t, (&labdir.State{Name: name, UUID: labUUID, Spec: s, Accelerator: lab.AccelTCG}).Save(dir))
 	write("ssh/id_ed25519", "-----BEGIN OPENSSH PRIVATE KEY-----\n"+secretKey+"\n-----END OPENSSH PRIVATE KEY-----\n")
 	write("assets/auth/kubeconfig", "users:\n- user:\n    client-key-data: "+secretKubeconfig+"\n")
 	write("assets/bootstrap.ign", `{"ignition":{"version":"3.2.0"},"storage":{"files":[{"contents":{"source":"data:,`+secretIgnition+`"}}]}}`)
 	write("ignition/bootstrap.ign", `{"x":"`+secretIgnition+`"}`)
-	write("verify.json", `{"time":"2026-01-02T03:04:05Z","ok":false,"total":20,"passed":19,"failed":[{"group":"host","name":"dns api","detail":"no answer","fix":"check dnsmasq"}]}`)
+	write("verify.json", `{"labUUID":"`+labUUID+`","time":"2026-01-02T03:04:05Z","ok":false,"total":20,"passed":19,"failed":[{"group":"host","name":"dns api","detail":"no answer","fix":"check dnsmasq"}]}`)
 	t0 := time.Date(2026, 1, 2, 3, 0, 0, 0, time.UTC)
 	var recs []string
 	add := func(r stages.Record) {
+		r.LabUUID = labUUID
 		b, err := json.Marshal(r)
 		require.NoError(t, err)
 		recs = append(recs, string(b))
@@ -95,6 +97,9 @@ func fixtureLab(t testing.TB, home string, hv *fake.Hypervisor, name string, i i
 	addLab(hv, s)
 	return s
 }
+
+// fixtureUUID is the identity of fixture lab name.
+func fixtureUUID(name string) string { return "fixture-lab-" + name }
 
 // fixtureHome is a bootlab home with n labs.
 func fixtureHome(t testing.TB, n int) (string, *fake.Hypervisor) {

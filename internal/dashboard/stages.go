@@ -1,19 +1,17 @@
 package dashboard
 
 import (
-	"bufio"
-	"bytes"
-	"encoding/json"
 	"os"
 	"path/filepath"
 
 	"github.com/bootlab/bootlab/stages"
 )
 
-// stages folds the lab's stage records (records.jsonl in its stage log
-// directory) into one state per catalog stage. The file is read again only
-// when it changed.
-func (c *Collector) stages(dir string) []StageView {
+// stages folds the stage records of the lab whose state has labUUID
+// (records.jsonl in its stage log directory; another lab's records are left
+// out, as stages.ReadRecords says) into one state per catalog stage. The
+// file is read again only when it, or the lab, changed.
+func (c *Collector) stages(dir, labUUID string) []StageView {
 	path := filepath.Join(dir, stages.RecordsFile)
 	fi, err := os.Stat(path)
 	if err != nil {
@@ -22,19 +20,19 @@ func (c *Collector) stages(dir string) []StageView {
 	c.mu.Lock()
 	cached, ok := c.records[path]
 	c.mu.Unlock()
-	if ok && cached.size == fi.Size() && cached.modTime.Equal(fi.ModTime()) {
+	if ok && cached.labUUID == labUUID && cached.size == fi.Size() && cached.modTime.Equal(fi.ModTime()) {
 		return cached.stages
 	}
-	data, err := os.ReadFile(path)
+	recs, err := stages.ReadRecords(dir, labUUID)
 	if err != nil {
 		return catalogStages()
 	}
-	out := StagesFromRecords(data)
+	out := StagesFromRecords(recs)
 	c.mu.Lock()
 	if c.records == nil {
 		c.records = map[string]recordsCache{}
 	}
-	c.records[path] = recordsCache{size: fi.Size(), modTime: fi.ModTime(), stages: out}
+	c.records[path] = recordsCache{labUUID: labUUID, size: fi.Size(), modTime: fi.ModTime(), stages: out}
 	c.mu.Unlock()
 	return out
 }
@@ -47,21 +45,15 @@ func catalogStages() []StageView {
 	return out
 }
 
-// StagesFromRecords folds stage records (one JSON object a line, oldest
-// first) into the state of each catalog stage: the last event wins.
-func StagesFromRecords(data []byte) []StageView {
+// StagesFromRecords folds one lab's stage records (stages.ReadRecords,
+// oldest first) into the state of each catalog stage: the last event wins.
+func StagesFromRecords(recs []stages.Record) []StageView {
 	out := catalogStages()
 	idx := map[int]int{}
 	for i, s := range out {
 		idx[s.Number] = i
 	}
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(make([]byte, 64*1024), 4*1024*1024)
-	for sc.Scan() {
-		var r stages.Record
-		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
-			continue
-		}
+	for _, r := range recs {
 		i, ok := idx[r.Number]
 		if !ok {
 			continue

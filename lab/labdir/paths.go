@@ -24,14 +24,15 @@ const (
 	checkpointsDir  = "checkpoints"
 )
 
-// Entries are the names bootlab's lab verbs and preparers make in a lab
-// directory, which `lab down` removes (then the lock). Anything else there
-// stays: the stage logs (a record of what a learner ran), caches, a file
-// the user put there. install-config.yaml is the openshift preparer's kept
-// copy (it holds the pull secret).
+// Entries are the names bootlab's lab verbs, preparers and stage commands
+// make in a lab directory, which `lab down` removes (then the lock): all of
+// it belongs to the lab's identity, and a later lab of the same name must
+// not inherit any of it (the stage logs included). Anything else there
+// stays: caches, a file the user put there. install-config.yaml is the
+// openshift preparer's kept copy (it holds the pull secret).
 func Entries() []string {
 	return []string{consoleDir, ignitionDir, haproxyDir, sshDir, pkiDir, assetsDir, installConfig, baseImageMarker,
-		stateFile, verifyFile, checkpointsDir}
+		stateFile, verifyFile, checkpointsDir, stagesDir}
 }
 
 // CheckpointEntries are the lab files a checkpoint keeps beside its

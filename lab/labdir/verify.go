@@ -19,6 +19,10 @@ type VerifyRecord struct {
 	Failed []VerifyFailure `json:"failed"`
 	// BootstrapRemoved is whether the run expected the bootstrap gone (after `lab pivot`).
 	BootstrapRemoved bool `json:"bootstrapRemoved,omitempty"`
+	// LabUUID is the identity (State.UUID) of the lab that was verified: a
+	// record of another lab, one of the same name built earlier, is never
+	// shown as this lab's.
+	LabUUID string `json:"labUUID,omitempty"`
 }
 
 // VerifyFailure is one failed check of a VerifyRecord.
@@ -40,8 +44,11 @@ func (r *VerifyRecord) Summary() string {
 	return fmt.Sprintf("%d of %d failed", r.Total-r.Passed, r.Total)
 }
 
-// LoadVerifyRecord reads the last verify result; (nil, nil) when the lab was never verified.
-func LoadVerifyRecord(labDir string) (*VerifyRecord, error) {
+// LoadVerifyRecord reads the last verify result of the lab in labDir whose
+// state has labUUID; (nil, nil) when that lab was never verified. A record
+// of another lab is not this lab's result: nil too. As with stage records,
+// one without a UUID (older versions) is only a lab's without one.
+func LoadVerifyRecord(labDir, labUUID string) (*VerifyRecord, error) {
 	data, err := os.ReadFile(VerifyRecordPath(labDir))
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
@@ -52,6 +59,9 @@ func LoadVerifyRecord(labDir string) (*VerifyRecord, error) {
 	var r VerifyRecord
 	if err := json.Unmarshal(data, &r); err != nil {
 		return nil, fmt.Errorf("parse last verify result %s: %w (delete it; the next `bootlab lab verify` writes it again)", VerifyRecordPath(labDir), err)
+	}
+	if r.LabUUID != labUUID {
+		return nil, nil
 	}
 	return &r, nil
 }

@@ -33,7 +33,12 @@ func saveRecord(s *spec.Spec, res *Result, log *slog.Logger) {
 	if fi, err := os.Stat(s.LabDir); err != nil || !fi.IsDir() {
 		return
 	}
-	if err := labdir.SaveVerifyRecord(s.LabDir, Record(res, time.Now())); err != nil {
+	rec := Record(res, time.Now())
+	// The result is the lab's whose state is there (none: not built yet).
+	if st, err := labdir.LoadState(s.LabDir); err == nil {
+		rec.LabUUID = st.UUID
+	}
+	if err := labdir.SaveVerifyRecord(s.LabDir, rec); err != nil {
 		log.Warn("could not keep the verify result for `lab list`", "err", err)
 	}
 }

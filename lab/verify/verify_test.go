@@ -310,20 +310,27 @@ func TestBackendFixNamesWhatDoesNotListen(t *testing.T) {
 }
 
 // Run keeps its last result in the lab directory for `lab list` and the
-// dashboard: counts and each failed check's message.
+// dashboard: counts and each failed check's message, under the lab's
+// identity (a lab of the same name built later does not read it).
 func TestRunRecordsLastResult(t *testing.T) {
 	s := &spec.Spec{Name: "v", Profile: spec.ProfileOpenShift, LabDir: t.TempDir(),
 		Network: spec.Network{CIDR: "127.0.0.0/24"}, Topology: spec.Topology{Masters: 3}}
 	s.Defaults()
-	before, err := labdir.LoadVerifyRecord(s.LabDir)
+	const labUUID = "0d6b6f3e-2f7e-4d5c-8a55-6a1f0f6a9b10"
+	require.NoError(t, (&labdir.State{Name: s.Name, UUID: labUUID, Spec: s}).Save(s.LabDir))
+	before, err := labdir.LoadVerifyRecord(s.LabDir, labUUID)
 	require.NoError(t, err)
 	require.Nil(t, before, "no record before the first verify")
 
 	res, err := Run(context.Background(), s, nil, Options{Timeout: time.Minute, Interval: time.Millisecond})
 	require.NoError(t, err)
-	rec, err := labdir.LoadVerifyRecord(s.LabDir)
+	other, err := labdir.LoadVerifyRecord(s.LabDir, "another-lab-of-that-name")
+	require.NoError(t, err)
+	assert.Nil(t, other, "the result is this lab's only")
+	rec, err := labdir.LoadVerifyRecord(s.LabDir, labUUID)
 	require.NoError(t, err)
 	require.NotNil(t, rec)
+	assert.Equal(t, labUUID, rec.LabUUID)
 	assert.False(t, rec.OK)
 	assert.Equal(t, len(res.Checks), rec.Total)
 	assert.Equal(t, len(res.Checks)-len(res.Failed()), rec.Passed)

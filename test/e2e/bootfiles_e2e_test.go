@@ -52,6 +52,6 @@ func TestBootFilesFromThePool(t *testing.T) {
 	r = mustRun(t, "lab", "up", "-f", l.SpecFile)
 	assert.NotContains(t, r.Stdout+r.Stderr, "uploaded", "a second up uploads nothing")
 
-	mustRun(t, "lab", "down", "-f", l.SpecFile)
+	labDown(t, l.LabDir, "-f", l.SpecFile)
 	assert.Empty(t, leftovers(t, l))
 }

@@ -118,7 +118,7 @@ func TestCheckpointSaveBreakRestore(t *testing.T) {
 	t.Logf("BENCH checkpoint of a 2-node probe lab (TCG): save %.1fs, restore %.1fs; %s",
 		save.Seconds(), restore.Seconds(), strings.Join(disk, "; "))
 
-	mustRun(t, "lab", "down", "-f", l.SpecFile)
+	labDown(t, l.LabDir, "-f", l.SpecFile)
 	assert.Empty(t, leftovers(t, l))
 	assert.NoDirExists(t, filepath.Join(s.LabDir, "checkpoints"))
 }

@@ -10,16 +10,21 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
+	"io/fs"
 	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/bootlab/bootlab/lab"
+	"github.com/bootlab/bootlab/lab/labdir"
 	"github.com/bootlab/bootlab/lab/preflight"
 )
 
@@ -118,12 +123,14 @@ func mustRun(t *testing.T, args ...string) result {
 	return r
 }
 
-// labEnv is one test lab: its name, spec file, network and directory.
+// labEnv is one test lab: its name, spec file, network, the test's
+// directory for it and its lab directory (labDir:) inside that.
 type labEnv struct {
 	Name     string
 	SpecFile string
 	CIDR     netip.Prefix
 	Dir      string
+	LabDir   string
 }
 
 // Gateway is the host's address on the lab bridge (.1).
@@ -198,6 +205,7 @@ func newLabSpec(t *testing.T, extra string, localPool bool) labEnv {
 	if localPool {
 		storage = fmt.Sprintf("storage:\n  poolDir: %s\n", filepath.Join(dir, "pool"))
 	}
+	labDir := filepath.Join(dir, "lab")
 	spec := fmt.Sprintf(`name: %s
 profile: probe
 accelerator: tcg
@@ -205,22 +213,72 @@ network:
   cidr: %s
   mode: isolated
 labDir: %s
-%s%s`, name, cidr, filepath.Join(dir, "lab"), storage, extra)
+%s%s`, name, cidr, labDir, storage, extra)
 	file := filepath.Join(dir, "bootlab.yaml")
 	if err := os.WriteFile(file, []byte(spec), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	l := labEnv{Name: name, SpecFile: file, CIDR: cidr, Dir: dir}
+	l := labEnv{Name: name, SpecFile: file, CIDR: cidr, Dir: dir, LabDir: labDir}
 	t.Cleanup(func() {
 		r := run(t, "lab", "down", "-f", file)
 		if r.Code != 0 {
 			t.Errorf("cleanup: lab down failed:\n%s", r)
+		}
+		if left := labDirLeft(t, labDir); len(left) > 0 {
+			t.Errorf("cleanup: lab down left the lab directory %s with %s", labDir, strings.Join(left, ", "))
 		}
 		if !t.Failed() {
 			os.RemoveAll(dir)
 		}
 	})
 	return l
+}
+
+// labDown runs `bootlab lab down` with args (the lab's target flags, and
+// --keep-images) and fails the test unless it exits 0 and the lab
+// directory labDir is gone: everything bootlab wrote for the lab belongs
+// to it, so whatever is left names itself here. With --keep-images only
+// the base image marker may stay (the next up reuses the kept image).
+func labDown(t *testing.T, labDir string, args ...string) result {
+	t.Helper()
+	r := mustRun(t, append([]string{"lab", "down"}, args...)...)
+	left := labDirLeft(t, labDir)
+	if slices.Contains(args, "--keep-images") {
+		marker := filepath.Base(labdir.BaseImageMarker(&lab.Spec{LabDir: labDir}))
+		left = slices.DeleteFunc(left, func(p string) bool { return p == marker })
+	}
+	if len(left) > 0 {
+		t.Errorf("lab down %s left the lab directory %s with %s", strings.Join(args, " "), labDir, strings.Join(left, ", "))
+	}
+	return r
+}
+
+// labDirLeft lists what is in the lab directory dir (paths relative to it;
+// nothing when dir does not exist).
+func labDirLeft(t *testing.T, dir string) []string {
+	t.Helper()
+	var left []string
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if rel, _ := filepath.Rel(dir, p); rel != "." && (!d.IsDir() || isEmptyDir(p)) {
+			left = append(left, rel)
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("list the lab directory %s: %v", dir, err)
+	}
+	if _, err := os.Stat(dir); err == nil && len(left) == 0 {
+		left = append(left, "(the empty directory itself)")
+	}
+	return left
+}
+
+func isEmptyDir(p string) bool {
+	entries, err := os.ReadDir(p)
+	return err == nil && len(entries) == 0
 }
 
 // virsh runs virsh on qemu:///system and returns its stdout.

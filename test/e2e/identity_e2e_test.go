@@ -112,7 +112,7 @@ func TestTwoLabsNeverTheWrongLab(t *testing.T) {
 	})
 
 	t.Run("down of one lab leaves the other green", func(t *testing.T) {
-		mustRun(t, "lab", "down", "-f", ux2.SpecFile)
+		labDown(t, ux2.LabDir, "-f", ux2.SpecFile)
 		if left := leftovers(t, ux2); len(left) > 0 {
 			t.Fatalf("ux2 left: %v", left)
 		}

@@ -77,7 +77,7 @@ func TestLabUpStatusDown(t *testing.T) {
 	_ = r // the content depends on how far the VM booted; the command must work
 
 	// down leaves no bootlab object of this lab and no lab state.
-	mustRun(t, "lab", "down", "-f", l.SpecFile)
+	labDown(t, l.LabDir, "-f", l.SpecFile)
 	assert.Empty(t, leftovers(t, l))
 	_, err := os.Stat(labdir.StatePath(l.Dir + "/lab"))
 	assert.True(t, os.IsNotExist(err), "lab state removed")
@@ -104,7 +104,7 @@ func TestLabDownSparesForeignObjects(t *testing.T) {
 	require.NoError(t, err)
 	t.Cleanup(func() { _, _ = virsh(t, "net-undefine", foreignNet) })
 
-	mustRun(t, "lab", "down", "-f", l.SpecFile)
+	labDown(t, l.LabDir, "-f", l.SpecFile)
 	_, err = virsh(t, "dominfo", foreignDom)
 	assert.NoError(t, err, "foreign domain survives down")
 	_, err = virsh(t, "net-info", foreignNet)
@@ -154,7 +154,7 @@ poll:
 		require.NoError(t, err)
 		assert.Equal(t, "running", strings.TrimSpace(state), n)
 	}
-	mustRun(t, "lab", "down", "-f", l.SpecFile)
+	labDown(t, l.LabDir, "-f", l.SpecFile)
 	assert.Empty(t, leftovers(t, l))
 }
 
@@ -164,13 +164,13 @@ func TestLabDownKeepImages(t *testing.T) {
 	l := newLabWith(t, "topology:\n  masters: 1\n  workers: 0\n")
 	r := mustRun(t, "lab", "up", "-f", l.SpecFile)
 	assert.Contains(t, r.Stderr, "Importing base image base.qcow2: uploaded")
-	mustRun(t, "lab", "down", "--keep-images", "-f", l.SpecFile)
+	labDown(t, l.LabDir, "--keep-images", "-f", l.SpecFile)
 	assert.FileExists(t, l.Dir+"/pool/base.qcow2")
 	assert.Empty(t, leftovers(t, l), "no libvirt object is kept, only the file")
 
 	r = mustRun(t, "lab", "up", "-f", l.SpecFile)
 	assert.NotContains(t, r.Stderr, "Importing base image base.qcow2: uploaded", "the kept image is not uploaded again")
-	mustRun(t, "lab", "down", "-f", l.SpecFile)
+	labDown(t, l.LabDir, "-f", l.SpecFile)
 	assert.NoDirExists(t, l.Dir+"/pool")
 	assert.Empty(t, leftovers(t, l))
 }

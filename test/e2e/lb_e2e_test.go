@@ -113,7 +113,7 @@ func TestLoadBalancerPreflightPivot(t *testing.T) {
 	assert.Equal(t, []string{"master-0", "master-1", "master-2"}, servers(labLB(t, l.SpecFile), "api"))
 
 	pid := labLB(t, l.SpecFile).LoadBalancer.PID
-	mustRun(t, "lab", "down", "-f", l.SpecFile)
+	labDown(t, l.LabDir, "-f", l.SpecFile)
 	assert.False(t, procAlive(pid), "haproxy pid %d survived lab down", pid)
 	assert.Empty(t, leftovers(t, l))
 }

@@ -127,7 +127,7 @@ func TestProbeLabLifecycle(t *testing.T) {
 	assert.ElementsMatch(t, []string{"backend api/master-0", "backend api/master-1", "backend api/master-2"}, apiBackends,
 		"the API is served by the masters")
 
-	mustRun(t, "lab", "down", "-f", l.SpecFile)
+	labDown(t, l.LabDir, "-f", l.SpecFile)
 	assert.Empty(t, leftovers(t, l))
 	s := loadSpec(t, l)
 	if data, err := os.ReadFile(labdir.HAProxyPID(s)); err == nil {
@@ -284,7 +284,7 @@ func TestProbeLabTopologies(t *testing.T) {
 				assert.ElementsMatch(t, tc.ingress, ingressAnswers(t, scheme, l.Gateway(), 4*len(tc.ingress)), "%s answered by", scheme)
 			}
 
-			mustRun(t, "lab", "down", "-f", l.SpecFile)
+			labDown(t, l.LabDir, "-f", l.SpecFile)
 			assert.Empty(t, leftovers(t, l))
 		})
 	}

@@ -323,7 +323,7 @@ func TestRehearsalLab(t *testing.T) {
 		t.Logf("BENCH rehearsal %s: %s", n.Name, etcdCheck(n))
 	}
 
-	mustRun(t, "lab", "down", "-f", l.SpecFile)
+	labDown(t, l.LabDir, "-f", l.SpecFile)
 	assert.Empty(t, leftovers(t, l))
 	_, err = os.Stat(labdir.RehearsalHostKey(st.Spec))
 	assert.True(t, os.IsNotExist(err), "lab down removes the lab's keys, the host key with them")

@@ -208,7 +208,7 @@ func TestRemoteLab(t *testing.T) {
 			assert.NotContains(t, c.Name, "/bootstrap", "no bootstrap backend after pivot")
 		}
 
-		mustRun(t, "lab", "down", "-f", l.SpecFile)
+		labDown(t, l.LabDir, "-f", l.SpecFile)
 		assert.Empty(t, remoteLeftovers(t, h, l), "lab down leaves nothing on the remote host")
 		assert.Empty(t, workstationLeftovers(l), "lab down leaves nothing of the lab on the workstation")
 		assert.Empty(t, leftovers(t, l))
@@ -277,7 +277,7 @@ func TestRemoteLab(t *testing.T) {
 			}
 		}
 
-		mustRun(t, "lab", "down", "-f", l.SpecFile)
+		labDown(t, l.LabDir, "-f", l.SpecFile)
 		assert.Empty(t, remoteLeftovers(t, h, l), "lab down leaves nothing on the remote host")
 		assert.Empty(t, workstationLeftovers(l))
 	})

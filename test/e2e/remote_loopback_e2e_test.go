@@ -50,7 +50,7 @@ func TestRemoteURIOnLoopback(t *testing.T) {
 	r = mustRun(t, "lab", "status", "-f", l.SpecFile, "-o", "json")
 	assert.Contains(t, r.Stdout, `"running": true`, "status finds haproxy on the hypervisor")
 
-	mustRun(t, "lab", "down", "-f", l.SpecFile)
+	labDown(t, l.LabDir, "-f", l.SpecFile)
 	assert.Empty(t, leftovers(t, l))
 	_, err = os.Stat(hostDir)
 	assert.True(t, os.IsNotExist(err), "down removes libvirt.hostDir")

@@ -5,6 +5,7 @@ package classcmd
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -19,6 +20,7 @@ import (
 	"github.com/bootlab/bootlab/lab"
 	"github.com/bootlab/bootlab/lab/labdir"
 	"github.com/bootlab/bootlab/lab/libvirt"
+	"github.com/bootlab/bootlab/stages"
 )
 
 // run executes a class subcommand against the real libvirtd's test:///default
@@ -129,10 +131,37 @@ func TestClassUpDownSparesOtherLabs(t *testing.T) {
 	_, _, err = run(t, "reset", "zed", "--name", "it")
 	assert.ErrorContains(t, err, `class it has no lab of learner "zed" (learners with a lab: [ann ben])`)
 
-	// A learner's stage records go with the class (lab down keeps them).
+	// The rebuilt lab reached no stage and was never verified, even with
+	// the earlier lab's records and verify result in its directory; its
+	// own first stage shows.
 	ann := filepath.Join(home, "labs", "it-ann", "stages")
 	require.NoError(t, os.MkdirAll(ann, 0o755))
-	require.NoError(t, os.WriteFile(filepath.Join(ann, "records.jsonl"), []byte("{}\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(ann, "records.jsonl"),
+		[]byte(`{"phase":"stage end","number":15,"result":"success","labUUID":"`+before.UUID+`"}`+"\n"), 0o600))
+	require.NoError(t, labdir.SaveVerifyRecord(filepath.Join(home, "labs", "it-ann"), &labdir.VerifyRecord{OK: true, Total: 1, Passed: 1, LabUUID: before.UUID}))
+	annStatus := func() LabStatus {
+		out, _, err := run(t, "status", "--name", "it", "-o", "json")
+		require.NoError(t, err)
+		var doc ClassStatus
+		require.NoError(t, json.Unmarshal([]byte(out), &doc), out)
+		for _, l := range doc.Labs {
+			if l.Learner == "ann" {
+				return l
+			}
+		}
+		t.Fatalf("no line for ann:\n%s", out)
+		return LabStatus{}
+	}
+	st := annStatus()
+	assert.Empty(t, st.Stage, "the earlier lab's stages are not the rebuilt lab's")
+	assert.Nil(t, st.Verify, "nor is its verify result")
+	log, err := stages.OpenLog(ann, after.UUID)
+	require.NoError(t, err)
+	require.NoError(t, log.Records.Record(stages.Record{Phase: stages.PhaseEnd, Number: 1, Result: stages.ResultSuccess}))
+	require.NoError(t, log.Close())
+	assert.Equal(t, "01 openshift-manifests", annStatus().Stage)
+
+	// A learner's stage records go with the class, as with every lab down.
 	_, errOut, err = run(t, "down", "-f", file)
 	require.NoError(t, err, errOut)
 	for _, n := range []string{"it-ann", "it-ben"} {

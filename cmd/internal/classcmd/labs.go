@@ -175,23 +175,7 @@ func downLab(ctx context.Context, f *cmdutil.Factory, spec *lab.Spec) error {
 		return err
 	}
 	defer conn.Close()
-	if _, owned := labdir.Owned(spec); !owned {
-		// Not this lab's directory: Down removes no file there, and
-		// neither does the class.
-		return lab.Down(ctx, conn, spec, lab.DownOptions{Log: f.Log, Status: f.Status})
-	}
-	if err := lab.Down(ctx, conn, spec, lab.DownOptions{Log: f.Log, Status: f.Status}); err != nil {
-		return err
-	}
-	// lab down keeps a lab's stage logs; the class's labs go with the
-	// class, so their records go too, and the directory when it is empty.
-	if err := os.RemoveAll(labdir.Stages(spec)); err != nil {
-		return fmt.Errorf("remove the stage logs of lab %s: %w", spec.Name, err)
-	}
-	if entries, err := os.ReadDir(spec.LabDir); err == nil && len(entries) == 0 {
-		_ = os.Remove(spec.LabDir)
-	}
-	return nil
+	return lab.Down(ctx, conn, spec, lab.DownOptions{Log: f.Log, Status: f.Status})
 }
 
 // removeClassDir removes the class's own directory (handouts), which holds

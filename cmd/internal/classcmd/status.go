@@ -3,8 +3,6 @@ package classcmd
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -85,8 +83,8 @@ func runStatus(ctx context.Context, f *cmdutil.Factory, opts *StatusOptions) err
 		if m.State.Restored != nil {
 			ls.Restored = m.State.Restored.Checkpoint
 		}
-		ls.Verify, _ = labdir.LoadVerifyRecord(m.Dir)
-		ls.Stage = stageReached(m.Spec)
+		ls.Verify, _ = labdir.LoadVerifyRecord(m.Dir, m.State.UUID)
+		ls.Stage = stageReached(m.Spec, m.State.UUID)
 		conn, ok := conns[m.Spec.Libvirt.URI]
 		if !ok {
 			c, err := libvirt.Connect(ctx, m.Spec.Libvirt.URI, f.Log)
@@ -128,14 +126,16 @@ func runStatus(ctx context.Context, f *cmdutil.Factory, opts *StatusOptions) err
 	return w.Flush()
 }
 
-// stageReached is the highest stage done in the lab's stage records.
-func stageReached(s *lab.Spec) string {
-	data, err := os.ReadFile(filepath.Join(labdir.Stages(s), stages.RecordsFile))
+// stageReached is the highest stage done in the stage records of the lab
+// whose state has labUUID ("" when none): another lab's records, one of the
+// same name built earlier, are not this lab's progress.
+func stageReached(s *lab.Spec, labUUID string) string {
+	recs, err := stages.ReadRecords(labdir.Stages(s), labUUID)
 	if err != nil {
 		return ""
 	}
 	reached := ""
-	for _, sv := range dashboard.StagesFromRecords(data) {
+	for _, sv := range dashboard.StagesFromRecords(recs) {
 		if sv.State == dashboard.StageDone {
 			reached = fmt.Sprintf("%02d %s", sv.Number, sv.Slug)
 		}

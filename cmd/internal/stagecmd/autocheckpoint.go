@@ -1,12 +1,10 @@
 package stagecmd
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -174,29 +172,20 @@ func stageDone(ctx context.Context, node node.Node, s *stages.Stage) (bool, erro
 	return !run, err
 }
 
-// startedSince reports whether the lab's stage records show a run of stage
-// n or a later one starting after t.
-func startedSince(logDir string, n int, t time.Time) (bool, error) {
-	f, err := os.Open(filepath.Join(logDir, stages.RecordsFile))
-	if errors.Is(err, fs.ErrNotExist) {
-		return false, nil
-	}
+// startedSince reports whether the lab's stage records (those of the lab
+// whose state has labUUID) show a run of stage n or a later one starting
+// after t.
+func startedSince(logDir, labUUID string, n int, t time.Time) (bool, error) {
+	recs, err := stages.ReadRecords(logDir, labUUID)
 	if err != nil {
 		return false, err
 	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 64*1024), 4<<20)
-	for sc.Scan() {
-		var rec stages.Record
-		if json.Unmarshal(sc.Bytes(), &rec) != nil {
-			continue
-		}
+	for _, rec := range recs {
 		if rec.Phase == stages.PhaseStart && rec.Number >= n && rec.Timestamp.After(t) {
 			return true, nil
 		}
 	}
-	return false, sc.Err()
+	return false, nil
 }
 
 // offNotesFile, in the stage log directory, names the stages that ran
@@ -291,7 +280,7 @@ func (a *AutoCheckpoint) before(ctx context.Context, f *cmdutil.Factory, t *Targ
 	}
 	since := false
 	if old != nil {
-		if since, err = startedSince(logDir, first.Number, old.Created); err != nil {
+		if since, err = startedSince(logDir, r.labUUID, first.Number, old.Created); err != nil {
 			return err
 		}
 	}

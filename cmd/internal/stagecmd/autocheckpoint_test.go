@@ -59,6 +59,9 @@ func (c *fakeCheckpoints) connect(context.Context, *cmdutil.Factory, *lab.Spec) 
 	return c, func() {}, nil
 }
 
+// rehearsalUUID is the identity of rehearsalEnv's lab.
+const rehearsalUUID = "5f0c7a52-7a43-4c36-9d0e-3f1b8c2d6e01"
+
 // rehearsalEnv is an env whose lab is up: a rehearsal lab (the state
 // records its spec), its bootstrap a fake node.
 func rehearsalEnv(t *testing.T, specExtra string) (*env, *bytes.Buffer) {
@@ -69,7 +72,7 @@ func rehearsalEnv(t *testing.T, specExtra string) (*env, *bytes.Buffer) {
 	require.NoError(t, err)
 	s.Defaults()
 	require.True(t, s.Rehearsal())
-	require.NoError(t, (&labdir.State{Spec: s}).Save(e.labDir))
+	require.NoError(t, (&labdir.State{Name: s.Name, UUID: rehearsalUUID, Spec: s}).Save(e.labDir))
 	var say bytes.Buffer
 	e.f.Status = status.New(&say, false)
 	return e, &say
@@ -236,26 +239,39 @@ func TestDecideCheckpoint(t *testing.T) {
 func TestStartedSince(t *testing.T) {
 	dir := t.TempDir()
 	t0 := time.Date(2026, 1, 1, 10, 0, 0, 0, time.UTC)
-	got, err := startedSince(dir, 7, t0)
+	got, err := startedSince(dir, "lab-a", 7, t0)
 	require.NoError(t, err)
 	assert.False(t, got, "no records")
-	w := &stages.JSONLines{W: &bytes.Buffer{}}
-	f, err := os.Create(filepath.Join(dir, stages.RecordsFile))
-	require.NoError(t, err)
-	w.W = f
-	require.NoError(t, w.Record(stages.Record{Timestamp: t0.Add(-time.Minute), Phase: stages.PhaseStart, Number: 7}))
-	require.NoError(t, w.Record(stages.Record{Timestamp: t0.Add(time.Minute), Phase: stages.PhaseStart, Number: 6}))
-	require.NoError(t, w.Record(stages.Record{Timestamp: t0.Add(time.Minute), Phase: stages.PhaseSkip, Number: 7}))
-	require.NoError(t, f.Close())
-	got, err = startedSince(dir, 7, t0)
+	appendRecords := func(labUUID string, recs ...stages.Record) {
+		f, err := os.OpenFile(filepath.Join(dir, stages.RecordsFile), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
+		require.NoError(t, err)
+		w := &stages.JSONLines{W: f, LabUUID: labUUID}
+		for _, r := range recs {
+			require.NoError(t, w.Record(r))
+		}
+		require.NoError(t, f.Close())
+	}
+	appendRecords("lab-a",
+		stages.Record{Timestamp: t0.Add(-time.Minute), Phase: stages.PhaseStart, Number: 7},
+		stages.Record{Timestamp: t0.Add(time.Minute), Phase: stages.PhaseStart, Number: 6},
+		stages.Record{Timestamp: t0.Add(time.Minute), Phase: stages.PhaseSkip, Number: 7})
+	got, err = startedSince(dir, "lab-a", 7, t0)
 	require.NoError(t, err)
 	assert.False(t, got, "07 started only before; 06 and a skip do not count")
-	f, err = os.OpenFile(filepath.Join(dir, stages.RecordsFile), os.O_APPEND|os.O_WRONLY, 0)
+
+	// Another lab of the same name (an earlier one) started 07 since: not
+	// this lab's run, and so is one written before records named their lab.
+	appendRecords("lab-b", stages.Record{Timestamp: t0.Add(2 * time.Minute), Phase: stages.PhaseStart, Number: 7})
+	appendRecords("", stages.Record{Timestamp: t0.Add(2 * time.Minute), Phase: stages.PhaseStart, Number: 8})
+	got, err = startedSince(dir, "lab-a", 7, t0)
 	require.NoError(t, err)
-	w.W = f
-	require.NoError(t, w.Record(stages.Record{Timestamp: t0.Add(2 * time.Minute), Phase: stages.PhaseStart, Number: 13}))
-	require.NoError(t, f.Close())
-	got, err = startedSince(dir, 7, t0)
+	assert.False(t, got, "another lab's records do not count")
+	got, err = startedSince(dir, "lab-b", 7, t0)
+	require.NoError(t, err)
+	assert.True(t, got, "for lab-b they do")
+
+	appendRecords("lab-a", stages.Record{Timestamp: t0.Add(2 * time.Minute), Phase: stages.PhaseStart, Number: 13})
+	got, err = startedSince(dir, "lab-a", 7, t0)
 	require.NoError(t, err)
 	assert.True(t, got, "the node's script started at 13 ran 07's pending steps too")
 }

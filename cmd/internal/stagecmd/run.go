@@ -203,7 +203,7 @@ func runRun(cmd *cobra.Command, f *cmdutil.Factory, opts *RunOptions) error {
 		return err
 	}
 	logDir := labdir.Stages(r.spec)
-	log, err := stages.OpenLog(logDir)
+	log, err := stages.OpenLog(logDir, r.labUUID)
 	if err != nil {
 		return err
 	}

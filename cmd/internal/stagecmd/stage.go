@@ -95,6 +95,9 @@ type resolved struct {
 	vars stages.Vars
 	// stateErr says why the lab state could not be read (the lab is not up).
 	stateErr error
+	// labUUID is the identity of the lab as built (its state's UUID): the
+	// stage records written for it carry it, and only those are read back.
+	labUUID string
 }
 
 // resolveVersion loads the lab the target names and the release to replay;
@@ -108,6 +111,7 @@ func (t *Target) resolveVersion(anyVersion bool) (*resolved, error) {
 		return nil, err
 	}
 	var stateErr error
+	var labUUID string
 	if t.Spec.NoLab != nil {
 		stateErr = t.Spec.NoLab
 	} else {
@@ -115,7 +119,7 @@ func (t *Target) resolveVersion(anyVersion bool) (*resolved, error) {
 		// a lab directory holding another lab, or a flag the built lab
 		// contradicts, is refused here as everywhere (never taken for "the
 		// lab is not up", which would act on the flags' spec instead).
-		built, _, err := cmdutil.BuiltSpec(&t.Spec)
+		built, st, err := cmdutil.BuiltSpec(&t.Spec)
 		var idErr *labdir.IdentityError
 		var conflict *cmdutil.ConflictError
 		switch {
@@ -124,7 +128,7 @@ func (t *Target) resolveVersion(anyVersion bool) (*resolved, error) {
 		case err != nil:
 			stateErr = err
 		default:
-			spec = built
+			spec, labUUID = built, st.UUID
 		}
 	}
 	vs := t.OpenShiftVersion
@@ -142,7 +146,7 @@ func (t *Target) resolveVersion(anyVersion bool) (*resolved, error) {
 		return nil, cmdutil.WithCode(cmdutil.ExitInvalid, err)
 	}
 	domain := spec.Cluster.Domain()
-	return &resolved{spec: spec, stateErr: stateErr, vars: stages.Vars{
+	return &resolved{spec: spec, stateErr: stateErr, labUUID: labUUID, vars: stages.Vars{
 		Version: v, APIURL: "api." + domain, APIIntURL: "api-int." + domain,
 		ReleaseImage: t.ReleaseImage,
 	}}, nil

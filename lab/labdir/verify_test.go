@@ -1,0 +1,54 @@
+package labdir_test
+
+import (
+	"os"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/bootlab/bootlab/lab/labdir"
+)
+
+// The last verify result is the lab's whose identity it carries: a lab of
+// the same name built later (another UUID) reads "never verified".
+func TestLoadVerifyRecordOfTheLab(t *testing.T) {
+	tests := []struct {
+		name      string
+		written   string // the UUID the record carries ("": written before records carried one)
+		labUUID   string // the UUID of the lab state that reads it
+		wantFound bool
+	}{
+		{"this lab's result", "uuid-a", "uuid-a", true},
+		{"an earlier lab of the same name", "uuid-a", "uuid-b", false},
+		{"a result without a UUID, for a lab with one", "", "uuid-b", false},
+		{"a result without a UUID, for a lab without one", "", "", true},
+		{"a lab without a UUID never takes a result that names one", "uuid-a", "", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			require.NoError(t, labdir.SaveVerifyRecord(dir, &labdir.VerifyRecord{Time: time.Now(), OK: true, Total: 3, Passed: 3, LabUUID: tt.written}))
+			rec, err := labdir.LoadVerifyRecord(dir, tt.labUUID)
+			require.NoError(t, err)
+			if !tt.wantFound {
+				assert.Nil(t, rec)
+				assert.Equal(t, "never verified", rec.Summary())
+				return
+			}
+			require.NotNil(t, rec)
+			assert.Equal(t, "3/3 ok", rec.Summary())
+		})
+	}
+}
+
+func TestLoadVerifyRecordAbsentOrBroken(t *testing.T) {
+	dir := t.TempDir()
+	rec, err := labdir.LoadVerifyRecord(dir, "uuid-a")
+	require.NoError(t, err)
+	assert.Nil(t, rec, "never verified")
+	require.NoError(t, os.WriteFile(labdir.VerifyRecordPath(dir), []byte("{"), 0o600))
+	_, err = labdir.LoadVerifyRecord(dir, "uuid-a")
+	assert.ErrorContains(t, err, "delete it; the next `bootlab lab verify` writes it again")
+}
