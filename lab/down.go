@@ -23,6 +23,9 @@ type DownOptions struct {
 	// KeepImages keeps the imported base image (the pool directory and its
 	// base volume file) so the next `up` does not upload it again.
 	KeepImages bool
+	// DryRun removes nothing (libvirt, haproxy, files, state): PlanDown
+	// returns what Down would remove, decided by the same steps.
+	DryRun bool
 }
 
 // Down removes exactly what this lab created, in reverse order: its
@@ -38,10 +41,23 @@ func Down(ctx context.Context, hv Hypervisor, s *Spec, opts DownOptions) error {
 // DownSteps is Down, returning what each step removed: none Changed means
 // there was nothing of this lab to remove.
 func DownSteps(ctx context.Context, hv Hypervisor, s *Spec, opts DownOptions) ([]StepResult, error) {
-	r, unlock, err := lockedLabRun(hv, s, opts.Log, false)
+	res, _, err := downRun(ctx, hv, s, opts)
+	return res, err
+}
+
+// PlanDown is what Down would remove, in order, removing nothing: Down's
+// own steps over a hypervisor that records instead of deleting.
+func PlanDown(ctx context.Context, hv Hypervisor, s *Spec, opts DownOptions) ([]Change, error) {
+	opts.DryRun = true
+	_, changes, err := downRun(ctx, hv, s, opts)
+	return changes, err
+}
+
+func downRun(ctx context.Context, hv Hypervisor, s *Spec, opts DownOptions) ([]StepResult, []Change, error) {
+	r, unlock, err := labRunFor(hv, s, opts.Log, false, opts.DryRun)
 	defer unlock()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	steps := []step{
 		{"Deleting nodes", r.deleteDomains},
@@ -51,6 +67,10 @@ func DownSteps(ctx context.Context, hv Hypervisor, s *Spec, opts DownOptions) ([
 			c := loadbalancer.LabConfigOn(r.host, s, r.state.BootstrapRemoved)
 			if _, err := r.host.ReadFile(ctx, c.PIDPath()); errors.Is(err, os.ErrNotExist) {
 				return "", nil
+			}
+			if r.plan != nil {
+				r.plan.note("stop", "loadBalancer", "haproxy on "+s.Network.APIAddress, "")
+				return "stopped", nil
 			}
 			if err := loadbalancer.Stop(ctx, c); err != nil {
 				return "", fmt.Errorf("stop load balancer: %w", err)
@@ -66,7 +86,11 @@ func DownSteps(ctx context.Context, hv Hypervisor, s *Spec, opts DownOptions) ([
 	if r.host.Remote() && !isTestURI(s.Libvirt.URI) {
 		steps = append(steps, step{"Removing lab files on " + r.host.Name() + " in " + labdir.HostDir(s), r.removeHostFiles})
 	}
-	return runSteps(ctx, opts.Status, r.log, steps)
+	res, err := runSteps(ctx, opts.Status, r.log, steps)
+	if r.plan != nil {
+		return res, r.plan.changes, err
+	}
+	return res, nil, err
 }
 
 // removeHostFiles removes what bootlab wrote on a remote hypervisor's
@@ -74,6 +98,10 @@ func DownSteps(ctx context.Context, hv Hypervisor, s *Spec, opts DownOptions) ([
 // lab's host directory when nothing else is left in it.
 func (r *labRun) removeHostFiles(ctx context.Context) (string, error) {
 	dir := labdir.HostDir(r.s)
+	if r.plan != nil {
+		r.plan.note("remove", "hostDir", r.host.Name()+":"+dir, "the lab's console logs and load balancer files")
+		return "planned", nil
+	}
 	var quoted []string
 	for _, p := range labdir.HostEntries(r.s) {
 		quoted = append(quoted, sshc.Quote(p))
@@ -161,13 +189,7 @@ func (r *labRun) deletePool(ctx context.Context, keepImages bool) (string, error
 		return "", nil
 	}
 	var did []string
-	if !o.Active {
-		// Volumes can only be listed and deleted in an active pool.
-		if err := r.hv.StartPool(ctx, name); err != nil {
-			return "", err
-		}
-	}
-	vols, err := r.hv.Volumes(ctx, name)
+	vols, err := r.poolVolumes(ctx, o)
 	if err != nil {
 		return "", err
 	}
@@ -211,6 +233,22 @@ func (r *labRun) deletePool(ctx context.Context, keepImages bool) (string, error
 	return strings.Join(append(did, "pool deleted"), ", "), nil
 }
 
+// poolVolumes lists the volumes of pool o, starting it if needed: volumes
+// can only be listed and deleted in an active pool. A dry run starts
+// nothing and plans the removal of whatever the pool holds.
+func (r *labRun) poolVolumes(ctx context.Context, o *Object) ([]Volume, error) {
+	if !o.Active && r.plan != nil {
+		r.plan.note("remove", "volume", o.Name+"/*", "every volume of the inactive pool")
+		return nil, nil
+	}
+	if !o.Active {
+		if err := r.hv.StartPool(ctx, o.Name); err != nil {
+			return nil, err
+		}
+	}
+	return r.hv.Volumes(ctx, o.Name)
+}
+
 func (r *labRun) deleteNetwork(ctx context.Context) (string, error) {
 	name := r.s.NetworkName()
 	o, err := r.hv.LookupNetwork(ctx, name)
@@ -248,10 +286,20 @@ func (r *labRun) removeFiles(keepImages bool) (string, error) {
 		if _, err := os.Lstat(p); err != nil {
 			continue
 		}
+		removed++
+		if r.plan != nil {
+			r.plan.note("remove", "labDir", p, "")
+			continue
+		}
 		if err := os.RemoveAll(p); err != nil {
 			return "", fmt.Errorf("remove %s: %w", p, err)
 		}
-		removed++
+	}
+	if r.plan != nil {
+		if removed > 0 {
+			return "planned", nil
+		}
+		return "", nil
 	}
 	// The lock Down holds goes too (uncounted: Down made it); the directory
 	// itself goes when nothing else is left in it.

@@ -133,7 +133,7 @@ func TestClassUpDownSparesOtherLabs(t *testing.T) {
 	ann := filepath.Join(home, "labs", "it-ann", "stages")
 	require.NoError(t, os.MkdirAll(ann, 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(ann, "records.jsonl"), []byte("{}\n"), 0o644))
-	_, errOut, err = run(t, "down", "-f", file)
+	_, errOut, err = run(t, "down", "-f", file, "--yes")
 	require.NoError(t, err, errOut)
 	for _, n := range []string{"it-ann", "it-ben"} {
 		_, err = conn.LookupNetwork(ctx, "bootlab-"+n)
@@ -191,7 +191,7 @@ func TestClassUpOneLabFails(t *testing.T) {
 	assert.Equal(t, "it", st.Class)
 	assert.Nil(t, st.Spec, "the failed lab records no spec")
 
-	_, errOut, err = run(t, "down", "--name", "it")
+	_, errOut, err = run(t, "down", "--name", "it", "--yes")
 	require.NoError(t, err, errOut)
 	assert.NoDirExists(t, filepath.Join(home, "labs", "it-ann"))
 	assert.NoDirExists(t, filepath.Join(home, "labs", "it-ben"))

@@ -1,11 +1,13 @@
 package classcmd
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -112,9 +114,18 @@ func verifyLab(ctx context.Context, f *cmdutil.Factory, spec *lab.Spec, timeout 
 	return nil
 }
 
+// DownOptions are the options of `class down`.
+type DownOptions struct {
+	LabsOptions
+	// Yes skips the confirmation (needed when not at a terminal).
+	Yes bool
+	// DryRun prints what would be removed and removes nothing.
+	DryRun bool
+}
+
 // NewCmdDown builds `class down`.
-func NewCmdDown(f *cmdutil.Factory, runF func(*LabsOptions) error) *cobra.Command {
-	opts := &LabsOptions{}
+func NewCmdDown(f *cmdutil.Factory, runF func(*DownOptions) error) *cobra.Command {
+	opts := &DownOptions{}
 	cmd := &cobra.Command{
 		Use:   "down",
 		Short: "Remove every lab of the class, and nothing else",
@@ -122,7 +133,11 @@ func NewCmdDown(f *cmdutil.Factory, runF func(*LabsOptions) error) *cobra.Comman
 ` + "`bootlab lab down`" + ` would (its VMs, load balancer, pool, network, checkpoints and
 files, and its stage logs, which lab down keeps), then the class's handouts.
 Labs of other classes, labs of no class and
-libvirt objects bootlab did not make are never touched.`,
+libvirt objects bootlab did not make are never touched.
+
+It lists the labs and asks first, like ` + "`bootlab lab down --all`" + `; --yes does not ask
+(and is needed when not at a terminal). --dry-run prints what would be
+removed and removes nothing.`,
 		Args: cmdutil.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if opts.Parallel < 1 {
@@ -136,15 +151,25 @@ libvirt objects bootlab did not make are never touched.`,
 	}
 	addClassFlags(cmd, &opts.Class, false)
 	cmd.Flags().IntVar(&opts.Parallel, "parallel", defaultParallel(), "remove at most this many labs at once")
+	cmd.Flags().BoolVarP(&opts.Yes, "yes", "y", false, "do not ask")
+	cmd.Flags().BoolVar(&opts.DryRun, "dry-run", false, "print what down would remove, and remove nothing")
 	return cmd
 }
 
-func runDown(ctx context.Context, f *cmdutil.Factory, opts *LabsOptions) error {
+func runDown(ctx context.Context, f *cmdutil.Factory, opts *DownOptions) error {
 	name, ms, err := classMembers(&opts.Class, false)
 	if err != nil {
 		return err
 	}
 	dir := class.Dir(lab.DefaultHome(), name)
+	if opts.DryRun {
+		return downDryRun(ctx, f, name, dir, ms)
+	}
+	if len(ms) > 0 && !opts.Yes {
+		if err := confirmDown(f, name, ms); err != nil {
+			return err
+		}
+	}
 	if len(ms) == 0 {
 		if err := removeClassDir(dir); err != nil {
 			return err
@@ -165,6 +190,47 @@ func runDown(ctx context.Context, f *cmdutil.Factory, opts *LabsOptions) error {
 		return err
 	}
 	f.Status.Infof("class %s deleted: %d labs", name, len(rs))
+	return nil
+}
+
+// confirmDown asks before class down removes labs, as `lab down --all`
+// does: at a terminal the user answers, elsewhere --yes must say so.
+func confirmDown(f *cmdutil.Factory, name string, ms []member) error {
+	names := make([]string, len(ms))
+	for i, m := range ms {
+		names[i] = m.Spec.Name
+	}
+	list := strings.Join(names, ", ")
+	if !f.Streams.InTTY {
+		return cmdutil.UsageErrorf("class down would delete the %d labs of class %s (%s): pass --yes to confirm when not at a terminal", len(ms), name, list)
+	}
+	fmt.Fprintf(f.Streams.ErrOut, "Delete class %s and its %d labs: %s? [y/N] ", name, len(ms), list)
+	answer, _ := bufio.NewReader(f.Streams.In).ReadString('\n')
+	if a := strings.ToLower(strings.TrimSpace(answer)); a != "y" && a != "yes" {
+		return cmdutil.WithCode(cmdutil.ExitError, fmt.Errorf("nothing deleted"))
+	}
+	return nil
+}
+
+// downDryRun prints what class down would remove: each lab's plan as
+// `lab down --dry-run` prints it, its stage logs, and the class directory.
+func downDryRun(ctx context.Context, f *cmdutil.Factory, name, dir string, ms []member) error {
+	fmt.Fprintf(f.Streams.Out, "class down would make these changes to class %s (nothing was changed):\n", name)
+	for _, m := range ms {
+		changes, err := lab.PlanTeardown(ctx, m.Spec, lab.TeardownOptions{Log: f.Log})
+		if err != nil {
+			return fmt.Errorf("lab %s: %w", m.Spec.Name, err)
+		}
+		if _, err := os.Lstat(labdir.Stages(m.Spec)); err == nil {
+			changes = append(changes, lab.Change{Action: "remove", Kind: "labDir", Name: labdir.Stages(m.Spec), Detail: "stage logs"})
+		}
+		for _, c := range changes {
+			fmt.Fprintf(f.Streams.Out, "  %s\n", c)
+		}
+	}
+	if _, err := os.Lstat(dir); err == nil {
+		fmt.Fprintf(f.Streams.Out, "  %s\n", lab.Change{Action: "remove", Kind: "classDir", Name: dir, Detail: "handouts"})
+	}
 	return nil
 }
 
@@ -203,6 +269,8 @@ type ResetOptions struct {
 	Class   ClassFlags
 	Learner string
 	To      string
+	// DryRun prints what reset would change and changes nothing.
+	DryRun bool
 }
 
 // NewCmdReset builds `class reset LEARNER`.
@@ -233,6 +301,7 @@ Without --to the lab is rebuilt from its spec: removed, then built again
 	}
 	addClassFlags(cmd, &opts.Class, false)
 	cmd.Flags().StringVar(&opts.To, "to", "", "restore this checkpoint instead of rebuilding the lab")
+	cmd.Flags().BoolVar(&opts.DryRun, "dry-run", false, "print what reset would change, and change nothing")
 	return cmd
 }
 
@@ -260,6 +329,9 @@ func runReset(ctx context.Context, f *cmdutil.Factory, opts *ResetOptions) error
 		return err
 	}
 	defer conn.Close()
+	if opts.DryRun {
+		return resetDryRun(ctx, f, conn, name, m, opts)
+	}
 	start := time.Now()
 	if opts.To != "" {
 		f.Status.Start("Restoring checkpoint %s of lab %s", opts.To, m.Spec.Name)
@@ -293,6 +365,29 @@ func runReset(ctx context.Context, f *cmdutil.Factory, opts *ResetOptions) error
 		return err
 	}
 	f.Status.Infof("lab %s rebuilt in %s", spec.Name, time.Since(start).Round(time.Second))
+	return nil
+}
+
+// resetDryRun prints what class reset would change: the checkpoint's
+// restore, or the lab's removal and its build again.
+func resetDryRun(ctx context.Context, f *cmdutil.Factory, hv lab.Hypervisor, name string, m *member, opts *ResetOptions) error {
+	var changes []lab.Change
+	var err error
+	if opts.To != "" {
+		changes, err = lab.PlanRestoreCheckpoint(ctx, hv, m.Spec, opts.To, lab.RestoreOptions{Log: f.Log})
+	} else {
+		changes, err = lab.PlanDown(ctx, hv, m.Spec, lab.DownOptions{Log: f.Log})
+		changes = append(changes,
+			lab.Change{Action: "create", Kind: "lab", Name: m.Spec.Name, Detail: "built again from its spec, as class up builds it"},
+			lab.Change{Action: "update", Kind: "classDir", Name: filepath.Join(class.Dir(lab.DefaultHome(), name), "handouts", m.Learner), Detail: "handout"})
+	}
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(f.Streams.Out, "class reset %s would make these changes to lab %s (nothing was changed):\n", m.Learner, m.Spec.Name)
+	for _, c := range changes {
+		fmt.Fprintf(f.Streams.Out, "  %s\n", c)
+	}
 	return nil
 }
 
