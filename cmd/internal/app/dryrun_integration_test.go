@@ -210,6 +210,7 @@ addressPool: 10.239.8.0/24
 		code int
 		want string
 	}{
+		{[]string{"lab", "up", "--dry-run", "-f", spec}, cmdutil.ExitOK, "nothing to change: lab h21dry-built already matches the spec"},
 		{[]string{"lab", "down", "--dry-run", "-f", spec}, cmdutil.ExitOK, "remove    domain       bootlab-h21dry-built-master-0"},
 		{[]string{"lab", "down", "--dry-run", "--all"}, cmdutil.ExitOK, "remove    network      bootlab-h21c-ann"},
 		{[]string{"lab", "checkpoint", "restore", "start", "--dry-run", "-f", spec}, cmdutil.ExitOK, "revert    snapshot     bootlab-h21dry-built-master-0/bootlab-start"},
