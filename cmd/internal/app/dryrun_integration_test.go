@@ -150,6 +150,7 @@ func TestUpDryRunWritesNothing(t *testing.T) {
 	code, out, errOut = run(t, "lab", "up", "--dry-run", "-f", spec, "-o", "json")
 	require.Equal(t, cmdutil.ExitOK, code, errOut)
 	assert.Contains(t, out, `"kind": "UpPlan"`)
+	assert.Equal(t, fsBefore, fsSnapshot(t, e.roots()...), "a dry run writes nothing")
 
 	// A lab directory that exists (made by hand, or kept by down) gets no lock either.
 	labDir := filepath.Join(e.home, "labs", "h21dry-new")

@@ -18,11 +18,11 @@ func TestStatusOfNoSuchLabExits5InEveryForm(t *testing.T) {
 	t.Setenv("BOOTLAB_HOME", t.TempDir())
 	t.Setenv(cmdutil.EnvLab, "")
 	args := []string{"lab", "status", "--name", "h21dry-nosuch", "--uri", "test:///default"}
-	code, out, errOut := run(t, args...)
+	code, _, errOut := run(t, args...)
 	assert.Equal(t, cmdutil.ExitNoLab, code, errOut)
 	assert.Contains(t, errOut, "lab h21dry-nosuch is not up")
 
-	code, out, errOut = run(t, append(args, "-o", "json")...)
+	code, out, errOut := run(t, append(args, "-o", "json")...)
 	assert.Equal(t, cmdutil.ExitNoLab, code, errOut)
 	var doc struct {
 		Kind    string `json:"kind"`
