@@ -151,9 +151,10 @@ func planPrepare(s *Spec) []Change {
 		}
 		out = append(out, ignitionChanges(s)...)
 	case ProfileOpenShift:
-		cache := images.DefaultCacheDir()
-		out = append(out, Change{Action: "create", Kind: "ignition", Name: labdir.Assets(s),
-			Detail: "openshift-install renders install-config, manifests and Ignition; RHCOS and the tools are downloaded into " + cache + " unless cached"})
+		if d := labdir.Assets(s); missing(d) {
+			out = append(out, Change{Action: "create", Kind: "ignition", Name: d,
+				Detail: "openshift-install renders install-config, manifests and Ignition; RHCOS and the tools are downloaded into " + images.DefaultCacheDir() + " unless cached"})
+		}
 	}
 	return out
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"sort"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/bootlab/bootlab/lab/hypervisor/fake"
 	"github.com/bootlab/bootlab/lab/labdir"
+	"github.com/bootlab/bootlab/lab/probe"
 )
 
 // treeSnapshot records every path under root with its mode, size, mtime
@@ -152,4 +154,32 @@ func TestPlanCheckpointRestoreAndDelete(t *testing.T) {
 	realErr = DeleteCheckpoint(ctx, hv, s, "nosuch")
 	require.Error(t, planErr)
 	assert.Equal(t, realErr.Error(), planErr.Error(), "delete's dry run fails as delete does")
+}
+
+// PlanBuild plans what the preparer would make before Up's own plan, and
+// makes none of it: no lab directory, no key, no PKI, no Ignition.
+func TestPlanBuildPlansThePreparerAndWritesNothing(t *testing.T) {
+	hv := fake.New()
+	s := testSpec(t, "pb", true)
+	s.Profile = ProfileProbe
+	boot := filepath.Dir(s.LabDir)
+	for _, f := range []string{"vmlinuz", "initrd"} {
+		require.NoError(t, os.WriteFile(filepath.Join(boot, f), []byte(f), 0o644))
+	}
+	s.Image.Kernel, s.Image.Initrd = filepath.Join(boot, "vmlinuz"), filepath.Join(boot, "initrd")
+	before := treeSnapshot(t, boot)
+	connect := func(context.Context, string, *slog.Logger) (Hypervisor, func() error, error) {
+		return hv, func() error { return nil }, nil
+	}
+	plan, err := PlanBuild(context.Background(), s, BuildOptions{Connect: connect, NoPreflight: true, Accelerator: AccelTCG})
+	require.NoError(t, err)
+	lines := changeLines(plan.Changes)
+	assert.Contains(t, lines, "create sshKey "+labdir.SSHKey(s))
+	assert.Contains(t, lines, "create pki "+labdir.PKI(s))
+	assert.Contains(t, lines, "create ignition "+labdir.Ignition(s, s.Nodes[0]))
+	assert.Contains(t, lines, "define network bootlab-pb")
+	assert.NotContains(t, lines, "build probeImage "+filepath.Join(probe.DefaultCacheDir(), "probe"), "the spec names its own kernel and initrd")
+	assert.Equal(t, "create sshKey", plan.Changes[0].Action+" "+plan.Changes[0].Kind, "the preparer's changes come first, as Build makes them first")
+	assert.Empty(t, hv.Mutations())
+	assert.Equal(t, before, treeSnapshot(t, boot))
 }
