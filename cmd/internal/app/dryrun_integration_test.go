@@ -57,8 +57,21 @@ func fsSnapshot(t *testing.T, roots ...string) map[string]string {
 }
 
 // libvirtSnapshot lists the names of every network, pool and domain (with
-// its run state) of uri, and the snapshots of each domain.
+// its run state) of uri, and the snapshots of each domain, of the labs these
+// tests make (bootlab-h21*): other tests and labs share the daemon and may
+// change their own objects meanwhile.
 func libvirtSnapshot(t *testing.T, uri string) []string {
+	t.Helper()
+	var out []string
+	for _, o := range libvirtObjects(t, uri) {
+		if strings.Contains(o, " bootlab-h21") {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+func libvirtObjects(t *testing.T, uri string) []string {
 	t.Helper()
 	ctx := context.Background()
 	hv, closeHV, err := lab.ConnectLibvirt(ctx, uri, nil)
