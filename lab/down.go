@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 
 	"github.com/bootlab/bootlab/internal/sshc"
@@ -88,9 +89,38 @@ func downRun(ctx context.Context, hv Hypervisor, s *Spec, opts DownOptions) ([]S
 	}
 	res, err := runSteps(ctx, opts.Status, r.log, steps)
 	if r.plan != nil {
-		return res, r.plan.changes, err
+		return res, sortedDownChanges(r.plan.changes), err
 	}
 	return res, nil, err
+}
+
+// sortedDownChanges orders a plan of down the way down removes: each
+// domain (stopped, its snapshots, itself; down removes domains in
+// parallel, a plan reads in one order), then the rest in step order.
+func sortedDownChanges(cs []Change) []Change {
+	out := append([]Change(nil), cs...)
+	isDomain := func(c Change) bool { return c.Kind == "domain" || c.Kind == "snapshot" }
+	node := func(c Change) string { n, _, _ := strings.Cut(c.Name, "/"); return n }
+	step := func(c Change) int {
+		switch {
+		case c.Action == "stop":
+			return 0
+		case c.Kind == "snapshot":
+			return 1
+		}
+		return 2
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		if !isDomain(a) || !isDomain(b) {
+			return isDomain(a) && !isDomain(b)
+		}
+		if node(a) != node(b) {
+			return node(a) < node(b)
+		}
+		return step(a) < step(b)
+	})
+	return out
 }
 
 // removeHostFiles removes what bootlab wrote on a remote hypervisor's

@@ -183,3 +183,33 @@ func TestPlanBuildPlansThePreparerAndWritesNothing(t *testing.T) {
 	assert.Empty(t, hv.Mutations())
 	assert.Equal(t, before, treeSnapshot(t, boot))
 }
+
+// A plan of down reads in one order, though down removes domains in
+// parallel: node by node (stop, snapshots, domain), then the rest as the
+// steps run.
+func TestSortedDownChanges(t *testing.T) {
+	in := []Change{
+		{Action: "stop", Kind: "domain", Name: "bootlab-t-master-1"},
+		{Action: "stop", Kind: "domain", Name: "bootlab-t-master-0"},
+		{Action: "remove", Kind: "snapshot", Name: "bootlab-t-master-1/bootlab-start"},
+		{Action: "remove", Kind: "domain", Name: "bootlab-t-master-1"},
+		{Action: "remove", Kind: "snapshot", Name: "bootlab-t-master-0/bootlab-start"},
+		{Action: "remove", Kind: "domain", Name: "bootlab-t-master-0"},
+		{Action: "remove", Kind: "volume", Name: "bootlab-t/master-0.qcow2"},
+		{Action: "remove", Kind: "network", Name: "bootlab-t"},
+	}
+	var got []string
+	for _, c := range sortedDownChanges(in) {
+		got = append(got, c.Action+" "+c.Kind+" "+c.Name)
+	}
+	assert.Equal(t, []string{
+		"stop domain bootlab-t-master-0",
+		"remove snapshot bootlab-t-master-0/bootlab-start",
+		"remove domain bootlab-t-master-0",
+		"stop domain bootlab-t-master-1",
+		"remove snapshot bootlab-t-master-1/bootlab-start",
+		"remove domain bootlab-t-master-1",
+		"remove volume bootlab-t/master-0.qcow2",
+		"remove network bootlab-t",
+	}, got)
+}
