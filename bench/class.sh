@@ -59,7 +59,7 @@ YAML
 done
 # shellcheck disable=SC2317 # called by the EXIT trap
 cleanup() {
-  BOOTLAB_HOME=$work/home "$bootlab" class down -q --name "$class" >/dev/null 2>&1 || true
+  BOOTLAB_HOME=$work/home "$bootlab" class down -q --yes --name "$class" >/dev/null 2>&1 || true
   for s in "${specs[@]}"; do "$bootlab" lab down -q -f "$s" >/dev/null 2>&1 || true; done
 }
 trap cleanup EXIT

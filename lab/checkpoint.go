@@ -263,28 +263,10 @@ func RestoreCheckpoint(ctx context.Context, hv Hypervisor, s *Spec, name string,
 	if err != nil {
 		return nil, err
 	}
-	cps, err := r.checkpoints(ctx)
+	cp, doms, err := r.restorable(ctx, name)
 	if err != nil {
 		return nil, err
 	}
-	var cp *Checkpoint
-	for i := range cps {
-		if cps[i].Name == name {
-			cp = &cps[i]
-		}
-	}
-	if cp == nil {
-		return nil, fmt.Errorf("lab %s has no checkpoint %s: `bootlab lab checkpoint list` shows them", s.Name, name)
-	}
-	if len(cp.Missing) > 0 {
-		return nil, fmt.Errorf("checkpoint %s of lab %s is incomplete (missing: %s) and cannot be restored: delete it (bootlab lab checkpoint delete %s)",
-			name, s.Name, strings.Join(cp.Missing, ", "), name)
-	}
-	doms := make([]string, 0, len(cp.Nodes))
-	for d := range cp.Nodes {
-		doms = append(doms, d)
-	}
-	sort.Strings(doms)
 	restored := &labdir.RestoreRecord{Checkpoint: name, Started: time.Now().UTC()}
 	if _, err := parallel(ctx, doms, parallelism, func(ctx context.Context, d string) (bool, error) {
 		return true, hv.RevertSnapshot(ctx, d, snapshotPrefix+name)
@@ -331,4 +313,32 @@ func RestoreCheckpoint(ctx context.Context, hv Hypervisor, s *Spec, name string,
 		}
 	}
 	return cp, nil
+}
+
+// restorable finds checkpoint name and its domains, sorted, refusing one
+// that does not exist or misses a part.
+func (r *labRun) restorable(ctx context.Context, name string) (*Checkpoint, []string, error) {
+	cps, err := r.checkpoints(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	var cp *Checkpoint
+	for i := range cps {
+		if cps[i].Name == name {
+			cp = &cps[i]
+		}
+	}
+	if cp == nil {
+		return nil, nil, fmt.Errorf("lab %s has no checkpoint %s: `bootlab lab checkpoint list` shows them", r.s.Name, name)
+	}
+	if len(cp.Missing) > 0 {
+		return nil, nil, fmt.Errorf("checkpoint %s of lab %s is incomplete (missing: %s) and cannot be restored: delete it (bootlab lab checkpoint delete %s)",
+			name, r.s.Name, strings.Join(cp.Missing, ", "), name)
+	}
+	doms := make([]string, 0, len(cp.Nodes))
+	for d := range cp.Nodes {
+		doms = append(doms, d)
+	}
+	sort.Strings(doms)
+	return cp, doms, nil
 }

@@ -111,31 +111,52 @@ func DeleteCheckpoint(ctx context.Context, hv Hypervisor, s *Spec, name string) 
 	if err := ValidateCheckpointName(name); err != nil {
 		return err
 	}
-	if err := requireOwned(s); err != nil {
-		return err
+	_, err := deleteCheckpoint(ctx, hv, s, name, false)
+	return err
+}
+
+// PlanDeleteCheckpoint is what DeleteCheckpoint would remove, removing
+// nothing: `lab checkpoint delete --dry-run`.
+func PlanDeleteCheckpoint(ctx context.Context, hv Hypervisor, s *Spec, name string) ([]Change, error) {
+	if err := ValidateCheckpointName(name); err != nil {
+		return nil, err
 	}
-	r, unlock, err := lockedLabRun(hv, s, nil, false)
+	return deleteCheckpoint(ctx, hv, s, name, true)
+}
+
+func deleteCheckpoint(ctx context.Context, hv Hypervisor, s *Spec, name string, dryRun bool) ([]Change, error) {
+	if err := requireOwned(s); err != nil {
+		return nil, err
+	}
+	r, unlock, err := labRunFor(hv, s, nil, false, dryRun)
 	defer unlock()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	found, err := r.deleteCheckpointSnapshots(ctx, func(n string) bool { return n == name })
 	if err != nil {
-		return err
+		return nil, err
 	}
 	dir := labdir.Checkpoint(s, name)
 	for _, d := range []string{dir, dir + ".partial"} {
 		if _, err := os.Stat(d); err == nil {
 			found++
+			if r.plan != nil {
+				r.plan.note("remove", "labDir", d, "")
+				continue
+			}
 			if err := os.RemoveAll(d); err != nil {
-				return fmt.Errorf("delete checkpoint %s: %w", name, err)
+				return nil, fmt.Errorf("delete checkpoint %s: %w", name, err)
 			}
 		}
 	}
 	if found == 0 {
-		return fmt.Errorf("lab %s has no checkpoint %s: `bootlab lab checkpoint list` shows them", s.Name, name)
+		return nil, fmt.Errorf("lab %s has no checkpoint %s: `bootlab lab checkpoint list` shows them", s.Name, name)
 	}
-	return nil
+	if r.plan != nil {
+		return r.plan.changes, nil
+	}
+	return nil, nil
 }
 
 // deleteCheckpointSnapshots deletes this lab's checkpoint snapshots whose

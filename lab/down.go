@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 
 	"github.com/bootlab/bootlab/internal/sshc"
@@ -23,6 +24,9 @@ type DownOptions struct {
 	// KeepImages keeps the imported base image (the pool directory and its
 	// base volume file) so the next `up` does not upload it again.
 	KeepImages bool
+	// DryRun removes nothing (libvirt, haproxy, files, state): PlanDown
+	// returns what Down would remove, decided by the same steps.
+	DryRun bool
 }
 
 // Down removes exactly what this lab created, in reverse order: its
@@ -38,10 +42,23 @@ func Down(ctx context.Context, hv Hypervisor, s *Spec, opts DownOptions) error {
 // DownSteps is Down, returning what each step removed: none Changed means
 // there was nothing of this lab to remove.
 func DownSteps(ctx context.Context, hv Hypervisor, s *Spec, opts DownOptions) ([]StepResult, error) {
-	r, unlock, err := lockedLabRun(hv, s, opts.Log, false)
+	res, _, err := downRun(ctx, hv, s, opts)
+	return res, err
+}
+
+// PlanDown is what Down would remove, in order, removing nothing: Down's
+// own steps over a hypervisor that records instead of deleting.
+func PlanDown(ctx context.Context, hv Hypervisor, s *Spec, opts DownOptions) ([]Change, error) {
+	opts.DryRun = true
+	_, changes, err := downRun(ctx, hv, s, opts)
+	return changes, err
+}
+
+func downRun(ctx context.Context, hv Hypervisor, s *Spec, opts DownOptions) ([]StepResult, []Change, error) {
+	r, unlock, err := labRunFor(hv, s, opts.Log, false, opts.DryRun)
 	defer unlock()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	steps := []step{
 		{"Deleting nodes", r.deleteDomains},
@@ -56,6 +73,10 @@ func DownSteps(ctx context.Context, hv Hypervisor, s *Spec, opts DownOptions) ([
 			c := loadbalancer.LabConfigOn(r.host, s, r.state.BootstrapRemoved)
 			if _, err := r.host.ReadFile(ctx, c.PIDPath()); errors.Is(err, os.ErrNotExist) {
 				return "", nil
+			}
+			if r.plan != nil {
+				r.plan.note("stop", "loadBalancer", "haproxy on "+s.Network.APIAddress, "")
+				return "stopped", nil
 			}
 			if err := loadbalancer.Stop(ctx, c); err != nil {
 				return "", fmt.Errorf("stop load balancer: %w", err)
@@ -73,7 +94,40 @@ func DownSteps(ctx context.Context, hv Hypervisor, s *Spec, opts DownOptions) ([
 		steps = append(steps, step{"Removing lab files on " + r.host.Name() + " in " + labdir.HostDir(s), r.removeHostFiles})
 	}
 	steps = append(steps, step{"Removing lab files in " + s.LabDir, func(ctx context.Context) (string, error) { return r.removeFiles(opts.KeepImages) }})
-	return runSteps(ctx, opts.Status, r.log, steps)
+	res, err := runSteps(ctx, opts.Status, r.log, steps)
+	if r.plan != nil {
+		return res, sortedDownChanges(r.plan.changes), err
+	}
+	return res, nil, err
+}
+
+// sortedDownChanges orders a plan of down the way down removes: each
+// domain (stopped, its snapshots, itself; down removes domains in
+// parallel, a plan reads in one order), then the rest in step order.
+func sortedDownChanges(cs []Change) []Change {
+	out := append([]Change(nil), cs...)
+	isDomain := func(c Change) bool { return c.Kind == "domain" || c.Kind == "snapshot" }
+	node := func(c Change) string { n, _, _ := strings.Cut(c.Name, "/"); return n }
+	step := func(c Change) int {
+		switch {
+		case c.Action == "stop":
+			return 0
+		case c.Kind == "snapshot":
+			return 1
+		}
+		return 2
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		if !isDomain(a) || !isDomain(b) {
+			return isDomain(a) && !isDomain(b)
+		}
+		if node(a) != node(b) {
+			return node(a) < node(b)
+		}
+		return step(a) < step(b)
+	})
+	return out
 }
 
 // hostDirOwned says whether the lab's directory on the hypervisor's
@@ -106,6 +160,10 @@ func (r *labRun) removeHostFiles(ctx context.Context) (string, error) {
 		return "", err
 	}
 	dir := labdir.HostDir(r.s)
+	if r.plan != nil {
+		r.plan.note("remove", "hostDir", r.host.Name()+":"+dir, "the lab's console logs and load balancer files")
+		return "planned", nil
+	}
 	quoted := []string{sshc.Quote(dir + "/" + hostMarker)}
 	for _, p := range labdir.HostEntries(r.s) {
 		quoted = append(quoted, sshc.Quote(p))
@@ -193,13 +251,7 @@ func (r *labRun) deletePool(ctx context.Context, keepImages bool) (string, error
 		return "", nil
 	}
 	var did []string
-	if !o.Active {
-		// Volumes can only be listed and deleted in an active pool.
-		if err := r.hv.StartPool(ctx, name); err != nil {
-			return "", err
-		}
-	}
-	vols, err := r.hv.Volumes(ctx, name)
+	vols, err := r.poolVolumes(ctx, o)
 	if err != nil {
 		return "", err
 	}
@@ -252,6 +304,22 @@ func (r *labRun) deletePool(ctx context.Context, keepImages bool) (string, error
 	return strings.Join(append(did, "pool deleted"), ", "), nil
 }
 
+// poolVolumes lists the volumes of pool o, starting it if needed: volumes
+// can only be listed and deleted in an active pool. A dry run starts
+// nothing and plans the removal of the volumes of the pool bootlab made.
+func (r *labRun) poolVolumes(ctx context.Context, o *Object) ([]Volume, error) {
+	if !o.Active && r.plan != nil {
+		r.plan.note("remove", "volume", o.Name+"/*", "every volume of the inactive pool that bootlab made")
+		return nil, nil
+	}
+	if !o.Active {
+		if err := r.hv.StartPool(ctx, o.Name); err != nil {
+			return nil, err
+		}
+	}
+	return r.hv.Volumes(ctx, o.Name)
+}
+
 func (r *labRun) deleteNetwork(ctx context.Context) (string, error) {
 	name := r.s.NetworkName()
 	o, err := r.hv.LookupNetwork(ctx, name)
@@ -294,10 +362,20 @@ func (r *labRun) removeFiles(keepImages bool) (string, error) {
 		if _, err := os.Lstat(p); err != nil {
 			continue
 		}
+		removed++
+		if r.plan != nil {
+			r.plan.note("remove", "labDir", p, "")
+			continue
+		}
 		if err := os.RemoveAll(p); err != nil {
 			return "", fmt.Errorf("remove %s: %w", p, err)
 		}
-		removed++
+	}
+	if r.plan != nil {
+		if removed > 0 {
+			return "planned", nil
+		}
+		return "", nil
 	}
 	// The lock Down holds goes too (uncounted: Down made it); the directory
 	// itself goes when nothing else is left in it.

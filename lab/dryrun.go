@@ -14,9 +14,12 @@ import (
 // run prints.
 type Change struct {
 	// Action is define, redefine, update, create, upload, start, stop,
-	// remove or reload.
+	// remove or reload; build or check (the probe image), revert or
+	// replace (a checkpoint's restore).
 	Action string `json:"action"`
-	// Kind is network, pool, volume, domain, loadBalancer or labDir.
+	// Kind is network, pool, volume, domain, loadBalancer or labDir; what
+	// the preparer makes (sshKey, pki, probeImage, ignition); snapshot,
+	// consoleLogs, hostDir and hostDNS in the plans of down and restore.
 	Kind   string `json:"kind"`
 	Name   string `json:"name"`
 	Detail string `json:"detail,omitempty"`

@@ -51,3 +51,22 @@ func Teardown(ctx context.Context, s *Spec, o TeardownOptions) ([]StepResult, er
 	defer func() { _ = closeHV() }()
 	return DownSteps(ctx, hv, s, DownOptions{Log: o.Log, Status: o.Status, KeepImages: o.KeepImages})
 }
+
+// PlanTeardown is what Teardown would undo and remove, in order, changing
+// nothing: `lab down --dry-run`.
+func PlanTeardown(ctx context.Context, s *Spec, o TeardownOptions) ([]Change, error) {
+	if o.Connect == nil {
+		o.Connect = ConnectLibvirt
+	}
+	var changes []Change
+	if st, err := labdir.LoadState(s.LabDir); err == nil && st.HostDNS != "" {
+		changes = append(changes, Change{Action: "remove", Kind: "hostDNS", Name: s.Cluster.Domain(), Detail: st.HostDNS})
+	}
+	hv, closeHV, err := o.Connect(ctx, s.Libvirt.URI, o.Log)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = closeHV() }()
+	down, err := PlanDown(ctx, hv, s, DownOptions{Log: o.Log, KeepImages: o.KeepImages})
+	return append(changes, down...), err
+}

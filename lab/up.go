@@ -86,6 +86,22 @@ func lockedLabRun(hv Hypervisor, s *Spec, log *slog.Logger, create bool) (r *lab
 	return r, unlock, nil
 }
 
+// labRunFor is lockedLabRun, or on a dry run a run that plans: it takes
+// no lock, because the lock is a file (and maybe a directory) a dry run
+// must not make, and a plan read while another command changes the lab
+// is only a plan. Its hypervisor records changes instead of making them.
+func labRunFor(hv Hypervisor, s *Spec, log *slog.Logger, create, dryRun bool) (r *labRun, unlock func(), err error) {
+	if !dryRun {
+		return lockedLabRun(hv, s, log, create)
+	}
+	if r, err = newLabRun(hv, s, log); err != nil {
+		return nil, func() {}, err
+	}
+	r.plan = newPlanningHV(hv)
+	r.hv = r.plan
+	return r, func() {}, nil
+}
+
 func newLabRun(hv Hypervisor, s *Spec, log *slog.Logger) (*labRun, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -125,7 +141,7 @@ func Up(ctx context.Context, hv Hypervisor, s *Spec, opts UpOptions) (*UpResult,
 	if opts.Accelerator != AccelKVM && opts.Accelerator != AccelTCG {
 		return nil, fmt.Errorf("lab up: accelerator must be chosen (kvm or tcg), got %q", opts.Accelerator)
 	}
-	r, unlock, err := lockedLabRun(hv, s, opts.Log, !opts.DryRun)
+	r, unlock, err := labRunFor(hv, s, opts.Log, true, opts.DryRun)
 	defer unlock()
 	if err != nil {
 		return nil, err
@@ -141,8 +157,6 @@ func Up(ctx context.Context, hv Hypervisor, s *Spec, opts UpOptions) (*UpResult,
 		if err := checkHostDirs(ctx, hv, s, r.state); err != nil {
 			return nil, err
 		}
-		r.plan = newPlanningHV(hv)
-		r.hv = r.plan
 	}
 	// The lab's identity is written before any object exists, so every
 	// object below can carry it and `down` can always find them.

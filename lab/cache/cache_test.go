@@ -369,7 +369,7 @@ func TestImportRefusesWhenTheCacheDiskIsTooSmall(t *testing.T) {
 	_, err := Export(a, file, ExportOptions{})
 	require.NoError(t, err)
 	small := func(string) (uint64, error) { return 10, nil }
-	_, err = importArchive(b, file, small)
+	_, err = importArchive(b, file, small, false)
 	require.ErrorContains(t, err, "needs 103 B free in the cache "+b+" (files are checked there before they move in), it has 10 B")
 	require.ErrorContains(t, err, "set BOOTLAB_CACHE to a larger disk")
 	es, err := List(b)
@@ -379,7 +379,7 @@ func TestImportRefusesWhenTheCacheDiskIsTooSmall(t *testing.T) {
 	// Once the files are there, a re-import needs no space.
 	_, err = Import(b, file)
 	require.NoError(t, err)
-	_, err = importArchive(b, file, small)
+	_, err = importArchive(b, file, small, false)
 	require.NoError(t, err)
 	have, err := freeBytes(b)
 	require.NoError(t, err)
@@ -413,4 +413,34 @@ func TestPruneLeavesWhatItDidNotMake(t *testing.T) {
 		require.NoError(t, err, p)
 		require.Equal(t, content, string(b))
 	}
+}
+
+// A dry run of import checks every file as Import does and says what it
+// would move in, writing nothing into the cache, not even its directory.
+func TestPlanImportWritesNothing(t *testing.T) {
+	a := t.TempDir()
+	fillCache(t, a)
+	file := filepath.Join(t.TempDir(), "c.tar")
+	_, err := Export(a, file, ExportOptions{})
+	require.NoError(t, err)
+
+	b := filepath.Join(t.TempDir(), "cache-b")
+	res, err := PlanImport(b, file)
+	require.NoError(t, err)
+	require.Len(t, res.Imported, 11)
+	_, err = os.Stat(b)
+	require.ErrorIs(t, err, os.ErrNotExist, "a dry run creates no cache directory")
+
+	// Against a cache that has everything, nothing would be imported.
+	res, err = PlanImport(a, file)
+	require.NoError(t, err)
+	require.Empty(t, res.Imported)
+	require.Len(t, res.Skipped, 11)
+
+	flip(t, file, "kernel")
+	_, err = PlanImport(b, file)
+	var ce *ChecksumError
+	require.ErrorAs(t, err, &ce, "a dry run refuses a tampered archive as import does")
+	_, err = os.Stat(b)
+	require.ErrorIs(t, err, os.ErrNotExist)
 }

@@ -39,7 +39,14 @@ func (e *ChecksumError) Error() string {
 // tampered, missing or extra file imports nothing. Files the cache already
 // has with the same sha256 are skipped.
 func Import(root, file string) (*ImportResult, error) {
-	return importArchive(root, file, freeBytes)
+	return importArchive(root, file, freeBytes, false)
+}
+
+// PlanImport is what Import would move into the cache, writing nothing:
+// every file is read and checked against the manifest as Import checks it
+// (failing with the same errors), then compared with the cache's copy.
+func PlanImport(root, file string) (*ImportResult, error) {
+	return importArchive(root, file, freeBytes, true)
 }
 
 // freeBytes is the space an unprivileged user may fill on dir's filesystem.
@@ -64,7 +71,7 @@ func needed(root string, m *Manifest) uint64 {
 	return n
 }
 
-func importArchive(root, file string, free func(string) (uint64, error)) (*ImportResult, error) {
+func importArchive(root, file string, free func(string) (uint64, error), dryRun bool) (*ImportResult, error) {
 	f, err := os.Open(file)
 	if err != nil {
 		return nil, fmt.Errorf("open cache archive: %w", err)
@@ -89,19 +96,23 @@ func importArchive(root, file string, free func(string) (uint64, error)) (*Impor
 	for _, mf := range m.Files {
 		want[mf.Path] = mf
 	}
-	if err := os.MkdirAll(root, 0o755); err != nil {
-		return nil, fmt.Errorf("create cache %s: %w", root, err)
+	if !dryRun {
+		if err := os.MkdirAll(root, 0o755); err != nil {
+			return nil, fmt.Errorf("create cache %s: %w", root, err)
+		}
 	}
 	if need := needed(root, m); need > 0 {
 		if have, err := free(root); err == nil && have < need {
 			return nil, fmt.Errorf("importing %s needs %s free in the cache %s (files are checked there before they move in), it has %s: free some space, or set BOOTLAB_CACHE to a larger disk", file, HumanSize(int64(need)), root, HumanSize(int64(have)))
 		}
 	}
-	tmp, err := os.MkdirTemp(root, importPrefix)
-	if err != nil {
-		return nil, fmt.Errorf("create a temporary directory in the cache %s: %w", root, err)
+	tmp := "" // a dry run checks each file without extracting it
+	if !dryRun {
+		if tmp, err = os.MkdirTemp(root, importPrefix); err != nil {
+			return nil, fmt.Errorf("create a temporary directory in the cache %s: %w", root, err)
+		}
+		defer os.RemoveAll(tmp)
 	}
-	defer os.RemoveAll(tmp)
 	seen := map[string]bool{}
 	for {
 		hdr, err := tr.Next()
@@ -124,7 +135,11 @@ func importArchive(root, file string, free func(string) (uint64, error)) (*Impor
 			return nil, fmt.Errorf("%s: %s is not a regular file: the archive was changed; nothing was imported", file, hdr.Name)
 		}
 		seen[hdr.Name] = true
-		if err := extract(tr, file, filepath.Join(tmp, filepath.FromSlash(mf.Path)), mf, hdr); err != nil {
+		dest := ""
+		if tmp != "" {
+			dest = filepath.Join(tmp, filepath.FromSlash(mf.Path))
+		}
+		if err := extract(tr, file, dest, mf, hdr); err != nil {
 			return nil, err
 		}
 	}
@@ -137,11 +152,21 @@ func importArchive(root, file string, free func(string) (uint64, error)) (*Impor
 	if len(missing) > 0 {
 		return nil, fmt.Errorf("%s lacks %s, listed in its manifest: the archive is incomplete; nothing was imported", file, strings.Join(missing, ", "))
 	}
+	return moveIn(root, tmp, m)
+}
+
+// moveIn moves the checked files from tmp into the cache, skipping those it
+// has with the same sha256; with tmp "" (a dry run) it only says which.
+func moveIn(root, tmp string, m *Manifest) (*ImportResult, error) {
 	res := &ImportResult{Imported: []string{}, Skipped: []string{}}
 	for _, mf := range m.Files {
 		dest := filepath.Join(root, filepath.FromSlash(mf.Path))
 		if sum, err := fileSHA256(dest); err == nil && sum == mf.SHA256 {
 			res.Skipped = append(res.Skipped, mf.Path)
+			continue
+		}
+		if tmp == "" {
+			res.Imported = append(res.Imported, mf.Path)
 			continue
 		}
 		if err := os.MkdirAll(filepath.Dir(dest), 0o755); err != nil {
@@ -204,6 +229,9 @@ func extract(tr *tar.Reader, archive, dest string, mf ManifestFile, hdr *tar.Hea
 	if hdr.Size != mf.Size {
 		return fmt.Errorf("%s: %s is %d bytes, the manifest says %d: the archive was changed; nothing was imported", archive, mf.Path, hdr.Size, mf.Size)
 	}
+	if dest == "" {
+		return checkOnly(tr, archive, mf)
+	}
 	if err := os.MkdirAll(filepath.Dir(dest), 0o755); err != nil {
 		return err
 	}
@@ -231,6 +259,19 @@ func extract(tr *tar.Reader, archive, dest string, mf ManifestFile, hdr *tar.Hea
 	}
 	if !hdr.ModTime.IsZero() {
 		_ = os.Chtimes(dest, hdr.ModTime, hdr.ModTime)
+	}
+	return nil
+}
+
+// checkOnly reads one file of the archive and checks it against the
+// manifest, keeping nothing (a dry run).
+func checkOnly(r io.Reader, archive string, mf ManifestFile) error {
+	h := sha256.New()
+	if _, err := io.Copy(h, r); err != nil {
+		return fmt.Errorf("%s: read %s: %w: nothing was imported", archive, mf.Path, err)
+	}
+	if got := hex.EncodeToString(h.Sum(nil)); got != mf.SHA256 {
+		return &ChecksumError{Archive: archive, Path: mf.Path, Want: mf.SHA256, Got: got}
 	}
 	return nil
 }

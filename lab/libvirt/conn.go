@@ -125,6 +125,9 @@ func ConnectHost(ctx context.Context, uri string, h host.Host, log *slog.Logger)
 		if h.Remote() {
 			return nil, fmt.Errorf("connect to libvirt %s through %s (socket %s there): %w (is libvirtd running on that host?)", uri, h.Name(), sock, err)
 		}
+		if s := u.Query().Get("socket"); s != "" {
+			return nil, fmt.Errorf("connect to libvirt %s: the socket %s it names (socket=) cannot be reached: %w: check that path, or drop socket= to use the daemon's own", uri, s, err)
+		}
 		return nil, fmt.Errorf("connect to libvirt %s through %s: %w (is libvirtd running? start it with `libvirtd -d`)", uri, sock, err)
 	}
 	log.Debug("connected to libvirt", "uri", uri, "host", h.Name())

@@ -48,6 +48,9 @@ type HostFacts struct {
 	// FreeBytes is the space available on path's filesystem.
 	FreeBytes func(path string) (uint64, error)
 	Routes    func() ([]HostRoute, error)
+	// Interfaces lists the host's network interfaces by name (default:
+	// /proc/net/dev through ReadFile, so a remote host's are its own).
+	Interfaces func() ([]string, error)
 	// Listeners lists the host's listening TCP sockets.
 	Listeners func() ([]netip.AddrPort, error)
 	// HAProxyCheck is `haproxy -c -f cfgPath` (loadbalancer.Check).
@@ -105,6 +108,9 @@ func (h HostFacts) withDefaults() HostFacts {
 	}
 	if h.ReadFile == nil {
 		h.ReadFile = os.ReadFile
+	}
+	if h.Interfaces == nil {
+		h.Interfaces = func() ([]string, error) { return hostInterfaces(h.ReadFile) }
 	}
 	if h.Listeners == nil {
 		h.Listeners = func() ([]netip.AddrPort, error) { return tcpListeners(h.ReadFile) }

@@ -88,3 +88,39 @@ func ValidateHost(s *spec.Spec, routes []HostRoute, nets []hypervisor.NetworkInf
 	}
 	return &spec.ValidationError{Errs: list}
 }
+
+// hostInterfaces reads the names of the host's network interfaces from
+// /proc/net/dev ("  eth0: 123 ..." after two header lines).
+func hostInterfaces(readFile func(string) ([]byte, error)) ([]string, error) {
+	data, err := readFile("/proc/net/dev")
+	if err != nil {
+		return nil, fmt.Errorf("read host interfaces: %w", err)
+	}
+	var out []string
+	for _, line := range strings.Split(string(data), "\n") {
+		name, _, ok := strings.Cut(line, ":")
+		if name = strings.TrimSpace(name); ok && name != "" && !strings.Contains(name, "|") {
+			out = append(out, name)
+		}
+	}
+	return out, nil
+}
+
+// ValidateBridge refuses a network.bridge that is already an interface of
+// the host and not the bridge of this lab's own libvirt network: libvirt
+// would fail to create it, or worse, a lab would be wired into the host's
+// uplink (bridge: eth0).
+func ValidateBridge(s *spec.Spec, ifaces []string, nets []hypervisor.NetworkInfo) error {
+	for _, n := range nets {
+		if n.Name == s.NetworkName() && n.Bridge == s.Network.Bridge {
+			return nil // this lab's own bridge: a second up
+		}
+	}
+	for _, name := range ifaces {
+		if name == s.Network.Bridge {
+			return &spec.ValidationError{Errs: []spec.FieldError{{Field: "network.bridge",
+				Msg: fmt.Sprintf("%s is already an interface of this host and not this lab's bridge: leave network.bridge out (bootlab names one) or choose a name no interface has (ip -br link)", name)}}}
+		}
+	}
+	return nil
+}

@@ -134,3 +134,43 @@ func TestValidateHostIgnoresOwnNetworkAndDefaultRoute(t *testing.T) {
 	nets := []hypervisor.NetworkInfo{{Name: s.NetworkName(), Bridge: s.Network.Bridge, Prefixes: []netip.Prefix{netip.MustParsePrefix("192.168.126.0/24")}}}
 	assert.NoError(t, ValidateHost(s, routes, nets))
 }
+
+// A bridge name the host already has is refused unless it is this lab's
+// own network's bridge (a second up of the same lab).
+func TestValidateBridge(t *testing.T) {
+	s := &spec.Spec{Name: "br"}
+	s.Defaults()
+	own := hypervisor.NetworkInfo{Name: s.NetworkName(), Bridge: s.Network.Bridge}
+	cases := []struct {
+		name   string
+		bridge string
+		ifaces []string
+		nets   []hypervisor.NetworkInfo
+		err    string
+	}{
+		{name: "free name", bridge: s.Network.Bridge, ifaces: []string{"lo", "eth0"}},
+		{name: "this lab's own bridge exists", bridge: s.Network.Bridge, ifaces: []string{"eth0", s.Network.Bridge}, nets: []hypervisor.NetworkInfo{own}},
+		{name: "host uplink", bridge: "eth0", ifaces: []string{"lo", "eth0"}, err: "network.bridge: eth0 is already an interface of this host"},
+		{name: "another lab's bridge by name only", bridge: "virbr9", ifaces: []string{"virbr9"}, nets: []hypervisor.NetworkInfo{{Name: "other", Bridge: "virbr9"}}, err: "network.bridge: virbr9 is already an interface"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c := *s
+			c.Network.Bridge = tc.bridge
+			err := ValidateBridge(&c, tc.ifaces, tc.nets)
+			if tc.err == "" {
+				assert.NoError(t, err)
+				return
+			}
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tc.err)
+		})
+	}
+}
+
+func TestHostInterfaces(t *testing.T) {
+	dev := "Inter-|   Receive\n face |bytes    packets\n    lo: 1 2 3\n  eth0: 4 5 6\nvirbr-x: 7\n"
+	got, err := hostInterfaces(func(string) ([]byte, error) { return []byte(dev), nil })
+	require.NoError(t, err)
+	assert.Equal(t, []string{"lo", "eth0", "virbr-x"}, got)
+}

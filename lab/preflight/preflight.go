@@ -147,7 +147,7 @@ func Run(ctx context.Context, s *spec.Spec, hvInfo hypervisor.HostInfo, opts Opt
 			// No connection: nothing of that machine can be looked at.
 			add(check.Result{Name: CheckMemory, OK: true, Warning: true,
 				Detail: "the remote host of " + s.Libvirt.URI + " was not checked (no connection)",
-				Fix:    "fix the libvirt check above and run `bootlab lab preflight` again"})
+				Fix:    "fix the libvirt check above: this host is checked once bootlab can connect to it"})
 			return r, nil
 		}
 	}

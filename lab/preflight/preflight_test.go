@@ -48,6 +48,7 @@ type goodHost struct {
 	smoke   error
 	smoked  []string
 	routes  []HostRoute
+	ifaces  []string
 	users   map[string]*HostUser
 	listen  []netip.AddrPort
 	cfgErr  error
@@ -76,6 +77,7 @@ func newGoodHost(t *testing.T) *goodHost {
 		meminfo: mem,
 		listen:  []netip.AddrPort{netip.MustParseAddrPort("127.0.0.1:22"), netip.MustParseAddrPort("0.0.0.0:8080"), netip.MustParseAddrPort("[::]:6444")},
 		routes:  []HostRoute{{Prefix: netip.MustParsePrefix("0.0.0.0/0"), Dev: "eth0"}, {Prefix: netip.MustParsePrefix("10.0.0.0/24"), Dev: "eth0"}},
+		ifaces:  []string{"lo", "eth0", "virbr0"},
 		users:   map[string]*HostUser{"libvirt-qemu": {Name: "libvirt-qemu", UID: qemuUID, GIDs: []int{kvmGID, qemuUID}}},
 	}
 }
@@ -105,8 +107,9 @@ func (g *goodHost) facts() HostFacts {
 			}
 			return nil, fs.ErrNotExist
 		},
-		FreeBytes: func(string) (uint64, error) { return g.free, nil },
-		Routes:    func() ([]HostRoute, error) { return g.routes, nil },
+		FreeBytes:  func(string) (uint64, error) { return g.free, nil },
+		Routes:     func() ([]HostRoute, error) { return g.routes, nil },
+		Interfaces: func() ([]string, error) { return g.ifaces, nil },
 		KVMSmoke: func(_ context.Context, kernel string) error {
 			g.smoked = append(g.smoked, kernel)
 			return g.smoke
@@ -197,6 +200,10 @@ func TestPreflightFailures(t *testing.T) {
 		{name: "cidr overlaps a host route", mutateHost: func(g *goodHost) {
 			g.routes = append(g.routes, HostRoute{Prefix: netip.MustParsePrefix("192.168.0.0/16"), Dev: "wlan0"})
 		}, check: CheckNetwork, detail: "network.cidr: 192.168.126.0/24 overlaps the host route 192.168.0.0/16 on wlan0", fix: "--cidr"},
+		{name: "bridge is the host's uplink", mutateSpec: func(s *spec.Spec) { s.Network.Bridge = "eth0" },
+			check: CheckNetwork, detail: "network.bridge: eth0 is already an interface of this host and not this lab's bridge", fix: "bridge"},
+		{name: "bridge is another interface of the host", mutateSpec: func(s *spec.Spec) { s.Network.Bridge = "virbr0" },
+			check: CheckNetwork, detail: "network.bridge: virbr0 is already an interface of this host", fix: "bridge"},
 		{name: "cidr overlaps a libvirt network", host: func() hypervisor.HostInfo {
 			h := kvmHost()
 			h.nets = []hypervisor.NetworkInfo{{Name: "default", Bridge: "virbr0", Prefixes: []netip.Prefix{netip.MustParsePrefix("192.168.126.0/24")}}}

@@ -66,7 +66,7 @@ overrides:
     openshift: {manualBootstrap: true}
 `, name, pool)), 0o644))
 	t.Cleanup(func() {
-		if r := run(t, "class", "down", "--name", name); r.Code != 0 {
+		if r := run(t, "class", "down", "--name", name, "--yes"); r.Code != 0 {
 			t.Errorf("cleanup: class down failed:\n%s", r)
 		}
 		if !t.Failed() {
@@ -173,7 +173,7 @@ overrides:
 	mustRun(t, "lab", "verify", "--name", labName["ben"], "--timeout", "3m")
 
 	// class down: nothing of the class is left; the foreign objects are.
-	mustRun(t, "class", "down", "--name", name)
+	mustRun(t, "class", "down", "--name", name, "--yes")
 	for _, s := range specs {
 		assert.Empty(t, leftovers(t, labEnv{Name: s.Name}), "lab %s left objects", s.Name)
 		_, err := os.Stat(s.LabDir)

@@ -83,7 +83,7 @@ func Run(ctx context.Context, streams cmdutil.Streams, args []string) int {
 		if cmd != nil {
 			msg = cmdutil.Retarget(msg, labTarget(cmd))
 		}
-		printError(streams.ErrOut, jsonLogs, code, msg)
+		printError(streams.ErrOut, jsonLogs, code, cmdutil.CutLong(msg))
 	}
 	return code
 }
@@ -173,8 +173,43 @@ bootkube.sh as numbered stages that explain, execute, validate and log.`,
 		root.AddCommand(c)
 	}
 	root.AddCommand(newCmdVersion(f))
+	root.SetHelpCommand(newCmdHelp())
+	// Added here, not when cobra executes, so it is a group like the others.
+	root.InitDefaultCompletionCmd()
+	refuseUnknownSubcommands(root)
 	cmdutil.RegisterCompletions(root)
 	return root
+}
+
+// newCmdHelp is `bootlab help [command]`: cobra's own prints "Unknown help
+// topic" and exits 0, so a script cannot tell a typo from help.
+func newCmdHelp() *cobra.Command {
+	return &cobra.Command{
+		Use:   "help [command]",
+		Short: "Help about any command",
+		RunE: func(c *cobra.Command, args []string) error {
+			target, rest, err := c.Root().Find(args)
+			if err != nil || target == nil || len(rest) > 0 {
+				return cmdutil.UsageErrorf("no help topic %q: `bootlab --help` lists the commands", strings.Join(args, " "))
+			}
+			target.InitDefaultHelpFlag()
+			return target.Help()
+		},
+	}
+}
+
+// refuseUnknownSubcommands makes every command group that runs nothing
+// itself (lab probe-image, completion) refuse an unknown subcommand with a
+// usage error, as the groups with cmdutil.UnknownSubcommand do: cobra
+// alone prints the group's help and exits 0.
+func refuseUnknownSubcommands(c *cobra.Command) {
+	for _, sub := range c.Commands() {
+		if sub.HasSubCommands() && !sub.Runnable() {
+			sub.Args = cobra.ArbitraryArgs
+			sub.RunE = cmdutil.UnknownSubcommand
+		}
+		refuseUnknownSubcommands(sub)
+	}
 }
 
 func newLogger(s cmdutil.Streams, verbosity int, quiet bool, format string) *slog.Logger {

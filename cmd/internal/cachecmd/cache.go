@@ -115,6 +115,7 @@ boots (the kernel and initrd of its last up), last used longer ago than
 	}
 	prune.Flags().DurationVar(&opts.OlderThan, "older-than", 0, "keep images used more recently than this (e.g. 720h)")
 	prune.Flags().BoolVar(&opts.DryRun, "dry-run", false, "list what would be removed, remove nothing")
+	imp.Flags().BoolVar(&opts.DryRun, "dry-run", false, "check the archive and list what would be imported, import nothing")
 	for _, c := range []*cobra.Command{export, prune} {
 		c.Flags().StringVar(&opts.Home, "home", "", "bootlab home whose labs are kept and never exported (default $BOOTLAB_HOME, else /var/lib/bootlab as root)")
 	}
@@ -196,6 +197,17 @@ func runExport(f *cmdutil.Factory, o *Options) error {
 }
 
 func runImport(f *cmdutil.Factory, o *Options) error {
+	if o.DryRun {
+		res, err := cache.PlanImport(o.dir(), o.File)
+		if err != nil {
+			return err
+		}
+		for _, p := range res.Imported {
+			fmt.Fprintln(f.Streams.Out, p)
+		}
+		f.Status.Infof("would import %d files into %s, %d already there (nothing was changed)", len(res.Imported), o.dir(), len(res.Skipped))
+		return nil
+	}
 	f.Status.Start("Importing %s into the cache %s", o.File, o.dir())
 	res, err := cache.Import(o.dir(), o.File)
 	if err != nil {

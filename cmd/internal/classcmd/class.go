@@ -70,9 +70,15 @@ func addClassFlags(cmd *cobra.Command, cf *ClassFlags, needFile bool) {
 	}
 }
 
-// Load reads the class spec file.
+// Load reads the class spec file. A file that cannot be read (a
+// directory, say) is invalid input, exit 3, as for a lab spec.
 func (cf *ClassFlags) Load() (*class.Spec, error) {
-	return class.Load(cf.File)
+	c, err := class.Load(cf.File)
+	var ve *lab.ValidationError
+	if err != nil && !errors.As(err, &ve) {
+		return nil, cmdutil.WithCode(cmdutil.ExitInvalid, err)
+	}
+	return c, err
 }
 
 // ClassName is the class the flags name: --name, else the name in the file.

@@ -162,7 +162,7 @@ func TestClassUpDownSparesOtherLabs(t *testing.T) {
 	assert.Equal(t, "01 openshift-manifests", annStatus().Stage)
 
 	// A learner's stage records go with the class, as with every lab down.
-	_, errOut, err = run(t, "down", "-f", file)
+	_, errOut, err = run(t, "down", "-f", file, "--yes")
 	require.NoError(t, err, errOut)
 	for _, n := range []string{"it-ann", "it-ben"} {
 		_, err = conn.LookupNetwork(ctx, "bootlab-"+n)
@@ -220,7 +220,7 @@ func TestClassUpOneLabFails(t *testing.T) {
 	assert.Equal(t, "it", st.Class)
 	assert.Nil(t, st.Spec, "the failed lab records no spec")
 
-	_, errOut, err = run(t, "down", "--name", "it")
+	_, errOut, err = run(t, "down", "--name", "it", "--yes")
 	require.NoError(t, err, errOut)
 	assert.NoDirExists(t, filepath.Join(home, "labs", "it-ann"))
 	assert.NoDirExists(t, filepath.Join(home, "labs", "it-ben"))

@@ -2,6 +2,7 @@ package classcmd
 
 import (
 	"bytes"
+	"strings"
 	"sync"
 	"testing"
 
@@ -9,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/bootlab/bootlab/cmd/internal/cmdutil"
+	"github.com/bootlab/bootlab/lab"
 )
 
 func testFactory() *cmdutil.Factory {
@@ -99,4 +101,36 @@ func TestClassNameNeedsAClass(t *testing.T) {
 	name, err := cf.ClassName()
 	require.NoError(t, err)
 	assert.Equal(t, "ws", name)
+}
+
+// class down asks as `lab down --all` does: at a terminal the answer
+// decides, off one only --yes does (checked before confirmDown is called).
+func TestClassDownConfirms(t *testing.T) {
+	ms := []member{{Learner: "ann", Spec: &lab.Spec{Name: "ws-ann"}}, {Learner: "ben", Spec: &lab.Spec{Name: "ws-ben"}}}
+	cases := []struct {
+		name   string
+		tty    bool
+		answer string
+		code   int
+		want   string
+	}{
+		{"yes at a terminal", true, "y\n", cmdutil.ExitOK, ""},
+		{"no at a terminal", true, "n\n", cmdutil.ExitError, "nothing deleted"},
+		{"no answer at a terminal", true, "", cmdutil.ExitError, "nothing deleted"},
+		{"no terminal", false, "y\n", cmdutil.ExitUsage, "class down would delete the 2 labs of class ws (ws-ann, ws-ben): pass --yes to confirm when not at a terminal"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var errOut bytes.Buffer
+			f := &cmdutil.Factory{Streams: cmdutil.Streams{In: strings.NewReader(tc.answer), InTTY: tc.tty, Out: &bytes.Buffer{}, ErrOut: &errOut}}
+			err := confirmDown(f, "ws", ms)
+			assert.Equal(t, tc.code, cmdutil.ExitCodeOf(err))
+			if tc.want != "" {
+				assert.ErrorContains(t, err, tc.want)
+			}
+			if tc.tty {
+				assert.Contains(t, errOut.String(), "Delete class ws and its 2 labs: ws-ann, ws-ben? [y/N]")
+			}
+		})
+	}
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"sync"
 	"time"
@@ -112,86 +111,13 @@ func verifyLab(ctx context.Context, f *cmdutil.Factory, spec *lab.Spec, timeout 
 	return nil
 }
 
-// NewCmdDown builds `class down`.
-func NewCmdDown(f *cmdutil.Factory, runF func(*LabsOptions) error) *cobra.Command {
-	opts := &LabsOptions{}
-	cmd := &cobra.Command{
-		Use:   "down",
-		Short: "Remove every lab of the class, and nothing else",
-		Long: `Remove every lab whose state says it belongs to the class, each exactly as
-` + "`bootlab lab down`" + ` would (its VMs, load balancer, pool, network, checkpoints and
-files, and its stage logs, which lab down keeps), then the class's handouts.
-Labs of other classes, labs of no class and
-libvirt objects bootlab did not make are never touched.`,
-		Args: cmdutil.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if opts.Parallel < 1 {
-				return cmdutil.UsageErrorf("--parallel %d: remove at least one lab at a time", opts.Parallel)
-			}
-			if runF != nil {
-				return runF(opts)
-			}
-			return runDown(cmd.Context(), f, opts)
-		},
-	}
-	addClassFlags(cmd, &opts.Class, false)
-	cmd.Flags().IntVar(&opts.Parallel, "parallel", defaultParallel(), "remove at most this many labs at once")
-	return cmd
-}
-
-func runDown(ctx context.Context, f *cmdutil.Factory, opts *LabsOptions) error {
-	name, ms, err := classMembers(&opts.Class, false)
-	if err != nil {
-		return err
-	}
-	dir := class.Dir(lab.DefaultHome(), name)
-	if len(ms) == 0 {
-		if err := removeClassDir(dir); err != nil {
-			return err
-		}
-		f.Status.Infof("nothing to delete: class %s has no labs on this host", name)
-		return nil
-	}
-	var mu sync.Mutex
-	rs := class.Each(ctx, builtLabs(ms), opts.Parallel, func(ctx context.Context, l class.Lab) error {
-		lf := labFactory(f, l.Spec.Name, &mu)
-		return downLab(ctx, lf, l.Spec)
-	})
-	printResults(f, "down", rs)
-	if err := exitFor("class down", rs); err != nil {
-		return err
-	}
-	if err := removeClassDir(dir); err != nil {
-		return err
-	}
-	f.Status.Infof("class %s deleted: %d labs", name, len(rs))
-	return nil
-}
-
-// downLab is `lab down` of one lab of the class.
-func downLab(ctx context.Context, f *cmdutil.Factory, spec *lab.Spec) error {
-	conn, err := libvirt.Connect(ctx, spec.Libvirt.URI, f.Log)
-	if err != nil {
-		return err
-	}
-	defer conn.Close()
-	return lab.Down(ctx, conn, spec, lab.DownOptions{Log: f.Log, Status: f.Status})
-}
-
-// removeClassDir removes the class's own directory (handouts), which holds
-// copies of lab keys: nothing of it may outlive the labs.
-func removeClassDir(dir string) error {
-	if err := os.RemoveAll(dir); err != nil {
-		return fmt.Errorf("remove the class directory %s: %w", dir, err)
-	}
-	return nil
-}
-
 // ResetOptions are the options of `class reset`.
 type ResetOptions struct {
 	Class   ClassFlags
 	Learner string
 	To      string
+	// DryRun prints what reset would change and changes nothing.
+	DryRun bool
 }
 
 // NewCmdReset builds `class reset LEARNER`.
@@ -222,6 +148,7 @@ Without --to the lab is rebuilt from its spec: removed, then built again
 	}
 	addClassFlags(cmd, &opts.Class, false)
 	cmd.Flags().StringVar(&opts.To, "to", "", "restore this checkpoint instead of rebuilding the lab")
+	cmd.Flags().BoolVar(&opts.DryRun, "dry-run", false, "print what reset would change, and change nothing")
 	return cmd
 }
 
@@ -249,6 +176,9 @@ func runReset(ctx context.Context, f *cmdutil.Factory, opts *ResetOptions) error
 		return err
 	}
 	defer conn.Close()
+	if opts.DryRun {
+		return resetDryRun(ctx, f, conn, name, m, opts)
+	}
 	start := time.Now()
 	if opts.To != "" {
 		f.Status.Start("Restoring checkpoint %s of lab %s", opts.To, m.Spec.Name)
@@ -282,6 +212,29 @@ func runReset(ctx context.Context, f *cmdutil.Factory, opts *ResetOptions) error
 		return err
 	}
 	f.Status.Infof("lab %s rebuilt in %s", spec.Name, time.Since(start).Round(time.Second))
+	return nil
+}
+
+// resetDryRun prints what class reset would change: the checkpoint's
+// restore, or the lab's removal and its build again.
+func resetDryRun(ctx context.Context, f *cmdutil.Factory, hv lab.Hypervisor, name string, m *member, opts *ResetOptions) error {
+	var changes []lab.Change
+	var err error
+	if opts.To != "" {
+		changes, err = lab.PlanRestoreCheckpoint(ctx, hv, m.Spec, opts.To, lab.RestoreOptions{Log: f.Log})
+	} else {
+		changes, err = lab.PlanDown(ctx, hv, m.Spec, lab.DownOptions{Log: f.Log})
+		changes = append(changes,
+			lab.Change{Action: "create", Kind: "lab", Name: m.Spec.Name, Detail: "built again from its spec, as class up builds it"},
+			lab.Change{Action: "update", Kind: "classDir", Name: filepath.Join(class.Dir(lab.DefaultHome(), name), "handouts", m.Learner), Detail: "handout"})
+	}
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(f.Streams.Out, "class reset %s would make these changes to lab %s (nothing was changed):\n", m.Learner, m.Spec.Name)
+	for _, c := range changes {
+		fmt.Fprintf(f.Streams.Out, "  %s\n", c)
+	}
 	return nil
 }
 

@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 
@@ -160,6 +161,9 @@ func UnknownSubcommand(cmd *cobra.Command, args []string) error {
 // NoArgs is cobra.NoArgs with a usage exit code.
 func NoArgs(cmd *cobra.Command, args []string) error {
 	if err := cobra.NoArgs(cmd, args); err != nil {
+		if hint := fileHint(cmd, args); hint != "" {
+			err = fmt.Errorf("%w; %s", err, hint)
+		}
 		return withUsage(cmd, err)
 	}
 	return nil
@@ -195,4 +199,23 @@ func Retarget(msg, target string) string {
 		}
 		return "`" + strings.Join(parts, " && ") + "`"
 	})
+}
+
+// fileHint is the likely fix when a command that reads a spec with -f was
+// given the spec as an argument (`lab config mylab.yaml`): kubectl users
+// expect -f.
+func fileHint(cmd *cobra.Command, args []string) string {
+	fl := cmd.Flags().Lookup("file")
+	if fl == nil || fl.Shorthand != "f" || len(args) != 1 {
+		return ""
+	}
+	a := args[0]
+	switch strings.ToLower(filepath.Ext(a)) {
+	case ".yaml", ".yml", ".json":
+		return fmt.Sprintf("did you mean -f %s?", a)
+	}
+	if fi, err := os.Stat(a); err == nil && !fi.IsDir() {
+		return fmt.Sprintf("did you mean -f %s?", a)
+	}
+	return ""
 }

@@ -223,6 +223,9 @@ func (sf *SpecFlags) Load() (*lab.Spec, error) {
 			spec.Topology.Masters = sf.Masters
 		}
 		if changed("workers") {
+			if sf.Workers < 0 {
+				return nil, UsageErrorf("--workers %d: a lab has 0 workers or more (0: masters run the workloads)", sf.Workers)
+			}
 			spec.Topology.Workers = sf.Workers
 		}
 		if spec.Topology.Masters == 0 && !changed("masters") {

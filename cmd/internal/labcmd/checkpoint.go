@@ -23,6 +23,8 @@ type CheckpointOptions struct {
 	Verb   string
 	Name   string
 	Output string
+	// DryRun (restore, delete) prints what would change and changes nothing.
+	DryRun bool
 }
 
 // NewCmdCheckpoint builds the `lab checkpoint` group.
@@ -71,6 +73,9 @@ See docs/checkpoints.md.`,
 		} else {
 			opts.Output = "table"
 		}
+		if opts.Verb == "restore" || opts.Verb == "delete" {
+			c.Flags().BoolVar(&opts.DryRun, "dry-run", false, "print what "+opts.Verb+" would change, and change nothing")
+		}
 		return c
 	}
 	cmd.AddCommand(
@@ -98,6 +103,9 @@ func runCheckpoint(ctx context.Context, f *cmdutil.Factory, opts *CheckpointOpti
 		return err
 	}
 	defer conn.Close()
+	if opts.DryRun {
+		return checkpointDryRun(ctx, f, conn, spec, opts)
+	}
 	start := time.Now()
 	switch opts.Verb {
 	case "save":
@@ -132,6 +140,26 @@ func runCheckpoint(ctx context.Context, f *cmdutil.Factory, opts *CheckpointOpti
 			return cmdutil.WriteJSON(f.Streams.Out, "CheckpointList", CheckpointList{Lab: spec.Name, Checkpoints: cps})
 		}
 		return printCheckpoints(f.Streams.Out, cps)
+	}
+	return nil
+}
+
+// checkpointDryRun prints what checkpoint restore or delete would change,
+// refusing what they refuse.
+func checkpointDryRun(ctx context.Context, f *cmdutil.Factory, hv lab.Hypervisor, spec *lab.Spec, opts *CheckpointOptions) error {
+	var changes []lab.Change
+	var err error
+	if opts.Verb == "restore" {
+		changes, err = lab.PlanRestoreCheckpoint(ctx, hv, spec, opts.Name, lab.RestoreOptions{Log: f.Log})
+	} else {
+		changes, err = lab.PlanDeleteCheckpoint(ctx, hv, spec, opts.Name)
+	}
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(f.Streams.Out, "lab checkpoint %s %s would make these changes to lab %s (nothing was changed):\n", opts.Verb, opts.Name, spec.Name)
+	for _, c := range changes {
+		fmt.Fprintf(f.Streams.Out, "  %s\n", c)
 	}
 	return nil
 }

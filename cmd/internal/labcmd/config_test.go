@@ -38,6 +38,8 @@ func TestConfigRejectsUnknownOutput(t *testing.T) {
 
 // --masters 0 is refused, not silently replaced by the default of three.
 func TestConfigRefusesZeroMasters(t *testing.T) {
+	// With no spec named, the only lab on the host would be used: none here.
+	t.Setenv("BOOTLAB_HOME", t.TempDir())
 	for _, args := range [][]string{{"--masters", "0"}, {"--masters", "0", "--workers", "0"}} {
 		f := testFactory()
 		cmd := NewCmdConfig(f, nil)
@@ -93,6 +95,8 @@ func TestSpecCommandsRefuseMachineNetworkInsidePodNetwork(t *testing.T) {
 
 // A valid spec with a caveat prints it on stderr; stdout stays the spec.
 func TestConfigPrintsWarnings(t *testing.T) {
+	// With no spec named, the only lab on the host would be used: none here.
+	t.Setenv("BOOTLAB_HOME", t.TempDir())
 	dir := t.TempDir()
 	ps := filepath.Join(dir, "ps.json")
 	require.NoError(t, os.WriteFile(ps, []byte(`{"auths":{"quay.io":{"auth":"dXNlcjpwYXNz"}}}`), 0o600))

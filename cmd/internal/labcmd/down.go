@@ -21,6 +21,8 @@ type DownOptions struct {
 	// All removes every lab on this host (after a confirmation, or --yes).
 	All bool
 	Yes bool
+	// DryRun prints what would be removed and removes nothing.
+	DryRun bool
 }
 
 // NewCmdDown builds `lab down`: remove exactly what this lab created.
@@ -45,6 +47,7 @@ half-failed up; never touches another lab or an object bootlab did not make.`,
 	cmd.Flags().BoolVar(&opts.KeepImages, "keep-images", false, "keep the imported base image so the next up does not upload it again")
 	cmd.Flags().BoolVar(&opts.All, "all", false, "delete every lab on this host (asks first; --yes for scripts)")
 	cmd.Flags().BoolVarP(&opts.Yes, "yes", "y", false, "with --all: do not ask")
+	cmd.Flags().BoolVar(&opts.DryRun, "dry-run", false, "print what down would remove, and remove nothing")
 	return cmd
 }
 
@@ -61,11 +64,32 @@ func runDown(ctx context.Context, f *cmdutil.Factory, opts *DownOptions) error {
 
 // downSpec is `lab down` of a loaded spec: one call into lab.Teardown.
 func downSpec(ctx context.Context, f *cmdutil.Factory, opts *DownOptions, spec *lab.Spec) error {
+	if opts.DryRun {
+		return downDryRun(ctx, f, opts, spec)
+	}
 	steps, err := lab.Teardown(ctx, spec, lab.TeardownOptions{Log: f.Log, Status: f.Status, KeepImages: opts.KeepImages})
 	if err != nil {
 		return err
 	}
 	f.Status.Infof("%s", downSummary(spec, steps))
+	return nil
+}
+
+// downDryRun prints what `lab down` would remove, decided by Down's own
+// steps over libvirt read but not written.
+func downDryRun(ctx context.Context, f *cmdutil.Factory, opts *DownOptions, spec *lab.Spec) error {
+	changes, err := lab.PlanTeardown(ctx, spec, lab.TeardownOptions{Log: f.Log, KeepImages: opts.KeepImages})
+	if err != nil {
+		return err
+	}
+	if len(changes) == 0 {
+		fmt.Fprintf(f.Streams.Out, "nothing to delete: lab %s has no VMs, load balancer, pool, network or files here (%s, %s)\n", spec.Name, spec.Libvirt.URI, spec.LabDir)
+		return nil
+	}
+	fmt.Fprintf(f.Streams.Out, "lab down would make these changes to lab %s (nothing was changed):\n", spec.Name)
+	for _, c := range changes {
+		fmt.Fprintf(f.Streams.Out, "  %s\n", c)
+	}
 	return nil
 }
 
@@ -101,7 +125,7 @@ func downAll(ctx context.Context, f *cmdutil.Factory, opts *DownOptions) error {
 	for i, l := range labs {
 		names[i] = l.Name
 	}
-	if !opts.Yes {
+	if !opts.Yes && !opts.DryRun {
 		if !f.Streams.InTTY {
 			return cmdutil.UsageErrorf("lab down --all would delete %d labs (%s): pass --yes to confirm when not at a terminal", len(labs), strings.Join(names, ", "))
 		}

@@ -86,7 +86,8 @@ func runPreflight(ctx context.Context, f *cmdutil.Factory, opts *PreflightOption
 		return err
 	}
 	if failed := report.Failed(); len(failed) > 0 {
-		f.Say("error", "preflight: %d of %d checks failed: fix them and run %s again", len(failed), len(report.Checks), opts.Spec.Hint("lab preflight"))
+		// Not "run lab preflight again": that is the command that just failed.
+		f.Say("error", "preflight: %d of %d checks failed: each ✗ above says how to fix it; %s runs the same checks first", len(failed), len(report.Checks), opts.Spec.Hint("lab up"))
 		return cmdutil.WithCode(cmdutil.ExitInvalid, cmdutil.ErrSilent)
 	}
 	return nil

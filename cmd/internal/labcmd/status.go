@@ -56,7 +56,15 @@ func runStatus(ctx context.Context, f *cmdutil.Factory, opts *StatusOptions) err
 		return err
 	}
 	if opts.Output == "json" {
-		return cmdutil.WriteJSON(f.Streams.Out, "LabStatus", st)
+		if err := cmdutil.WriteJSON(f.Streams.Out, "LabStatus", st); err != nil {
+			return err
+		}
+		if notUpHint(st) != "" {
+			// The document says every object is absent; the exit code
+			// says "no such lab", as the table form's does.
+			return cmdutil.WithCode(cmdutil.ExitNoLab, cmdutil.ErrSilent)
+		}
+		return nil
 	}
 	if err := printStatus(f.Streams.Out, st); err != nil {
 		return err

@@ -8,8 +8,6 @@ import (
 
 	"github.com/bootlab/bootlab/cmd/internal/cmdutil"
 	"github.com/bootlab/bootlab/lab"
-	"github.com/bootlab/bootlab/lab/labdir"
-	"github.com/bootlab/bootlab/lab/libvirt"
 )
 
 // UpOptions are the options of `lab up`.
@@ -82,43 +80,27 @@ func runUp(ctx context.Context, f *cmdutil.Factory, opts *UpOptions) error {
 	return upSpec(ctx, f, opts, spec)
 }
 
-// upDryRun prints the plan `lab up` would carry out, decided by lab.Up's
-// own steps over libvirt read but not written. The preparers do not run
-// (they write files and download), so the boot files are those of the last
-// up; a lab never built is planned from scratch.
+// upDryRun prints the plan `lab up` would carry out and writes nothing:
+// the same input checks and preflight as up (failing as up would), then
+// lab.Up's own steps over libvirt read but not written.
 func upDryRun(ctx context.Context, f *cmdutil.Factory, opts *UpOptions, spec *lab.Spec) error {
 	if err := cmdutil.OutputFlag(opts.Output, "table", "json"); err != nil {
 		return err
 	}
-	_, st, err := labdir.Resolve(spec)
+	plan, err := lab.PlanBuild(ctx, spec, lab.BuildOptions{
+		Log: f.Log, Status: f.Status,
+		NoPreflight:  opts.NoPreflight,
+		Preflight:    preflightOptions(f, nil),
+		StartWorkers: opts.StartWorkers,
+	})
 	if err != nil {
 		return err
 	}
-	accel := spec.Accelerator
-	if st != nil && st.Spec != nil {
-		if spec.Image == (lab.Image{}) {
-			spec.Image = st.Spec.Image
-		}
-		if accel == lab.AccelAuto && st.Accelerator != "" {
-			accel = st.Accelerator
-		}
-	}
-	if accel == lab.AccelAuto {
-		accel = lab.AccelTCG
-		f.Say("info", "dry run: accelerator auto is planned as tcg (the real up proves KVM first)")
-	}
-	conn, err := libvirt.Connect(ctx, spec.Libvirt.URI, f.Log)
-	if err != nil {
-		return err
-	}
-	defer conn.Close()
-	upOpts := lab.UpOptions{Log: f.Log, Accelerator: accel, DryRun: true, DeferRoles: lab.DeferredRoles(spec, opts.StartWorkers)}
-	res, err := lab.Up(ctx, conn, spec, upOpts)
-	if err != nil {
-		return err
+	if plan.AcceleratorReason != "" {
+		f.Status.Infof("accelerator: %s", lab.AcceleratorLine(plan.Accelerator, plan.AcceleratorReason))
 	}
 	if opts.Output == "json" {
-		changes := res.Changes
+		changes := plan.Changes
 		if changes == nil {
 			changes = []lab.Change{}
 		}
@@ -126,14 +108,14 @@ func upDryRun(ctx context.Context, f *cmdutil.Factory, opts *UpOptions, spec *la
 			Name    string       `json:"name"`
 			Changed bool         `json:"changed"`
 			Changes []lab.Change `json:"changes"`
-		}{spec.Name, res.Changed, changes})
+		}{spec.Name, len(changes) > 0, changes})
 	}
-	if len(res.Changes) == 0 {
+	if len(plan.Changes) == 0 {
 		fmt.Fprintf(f.Streams.Out, "nothing to change: lab %s already matches the spec\n", spec.Name)
 		return nil
 	}
 	fmt.Fprintf(f.Streams.Out, "lab up would make these changes to lab %s (nothing was changed):\n", spec.Name)
-	for _, c := range res.Changes {
+	for _, c := range plan.Changes {
 		fmt.Fprintf(f.Streams.Out, "  %s\n", c)
 	}
 	return nil

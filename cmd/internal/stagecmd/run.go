@@ -79,6 +79,9 @@ would run.`,
 			if err := cmdutil.OutputFlag(opts.Output, "table", "json"); err != nil {
 				return err
 			}
+			if opts.DryRun && opts.Output == "json" {
+				return cmdutil.UsageErrorf("-o json: stage run --dry-run prints the bash each stage would run, which has no JSON form; drop -o json (`bootlab stage list -o json` describes the stages)")
+			}
 			if opts.All && (len(args) > 0 || opts.From != "" || opts.To != "") {
 				return cmdutil.UsageErrorf("--all runs every stage: do not name stages or --from/--to with it")
 			}

@@ -1,0 +1,157 @@
+package classcmd
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+
+	"github.com/spf13/cobra"
+
+	"github.com/bootlab/bootlab/cmd/internal/cmdutil"
+	"github.com/bootlab/bootlab/lab"
+	"github.com/bootlab/bootlab/lab/class"
+	"github.com/bootlab/bootlab/lab/labdir"
+	"github.com/bootlab/bootlab/lab/libvirt"
+)
+
+// DownOptions are the options of `class down`.
+type DownOptions struct {
+	LabsOptions
+	// Yes skips the confirmation (needed when not at a terminal).
+	Yes bool
+	// DryRun prints what would be removed and removes nothing.
+	DryRun bool
+}
+
+// NewCmdDown builds `class down`.
+func NewCmdDown(f *cmdutil.Factory, runF func(*DownOptions) error) *cobra.Command {
+	opts := &DownOptions{}
+	cmd := &cobra.Command{
+		Use:   "down",
+		Short: "Remove every lab of the class, and nothing else",
+		Long: `Remove every lab whose state says it belongs to the class, each exactly as
+` + "`bootlab lab down`" + ` would (its VMs, load balancer, pool, network, checkpoints and
+files, stage logs included), then the class's handouts.
+Labs of other classes, labs of no class and
+libvirt objects bootlab did not make are never touched.
+
+It lists the labs and asks first, like ` + "`bootlab lab down --all`" + `; --yes does not ask
+(and is needed when not at a terminal). --dry-run prints what would be
+removed and removes nothing.`,
+		Args: cmdutil.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if opts.Parallel < 1 {
+				return cmdutil.UsageErrorf("--parallel %d: remove at least one lab at a time", opts.Parallel)
+			}
+			if runF != nil {
+				return runF(opts)
+			}
+			return runDown(cmd.Context(), f, opts)
+		},
+	}
+	addClassFlags(cmd, &opts.Class, false)
+	cmd.Flags().IntVar(&opts.Parallel, "parallel", defaultParallel(), "remove at most this many labs at once")
+	cmd.Flags().BoolVarP(&opts.Yes, "yes", "y", false, "do not ask")
+	cmd.Flags().BoolVar(&opts.DryRun, "dry-run", false, "print what down would remove, and remove nothing")
+	return cmd
+}
+
+func runDown(ctx context.Context, f *cmdutil.Factory, opts *DownOptions) error {
+	name, ms, err := classMembers(&opts.Class, false)
+	if err != nil {
+		return err
+	}
+	dir := class.Dir(lab.DefaultHome(), name)
+	if opts.DryRun {
+		return downDryRun(ctx, f, name, dir, ms)
+	}
+	if len(ms) > 0 && !opts.Yes {
+		if err := confirmDown(f, name, ms); err != nil {
+			return err
+		}
+	}
+	if len(ms) == 0 {
+		if err := removeClassDir(dir); err != nil {
+			return err
+		}
+		f.Status.Infof("nothing to delete: class %s has no labs on this host", name)
+		return nil
+	}
+	var mu sync.Mutex
+	rs := class.Each(ctx, builtLabs(ms), opts.Parallel, func(ctx context.Context, l class.Lab) error {
+		lf := labFactory(f, l.Spec.Name, &mu)
+		return downLab(ctx, lf, l.Spec)
+	})
+	printResults(f, "down", rs)
+	if err := exitFor("class down", rs); err != nil {
+		return err
+	}
+	if err := removeClassDir(dir); err != nil {
+		return err
+	}
+	f.Status.Infof("class %s deleted: %d labs", name, len(rs))
+	return nil
+}
+
+// confirmDown asks before class down removes labs, as `lab down --all`
+// does: at a terminal the user answers, elsewhere --yes must say so.
+func confirmDown(f *cmdutil.Factory, name string, ms []member) error {
+	names := make([]string, len(ms))
+	for i, m := range ms {
+		names[i] = m.Spec.Name
+	}
+	list := strings.Join(names, ", ")
+	if !f.Streams.InTTY {
+		return cmdutil.UsageErrorf("class down would delete the %d labs of class %s (%s): pass --yes to confirm when not at a terminal", len(ms), name, list)
+	}
+	fmt.Fprintf(f.Streams.ErrOut, "Delete class %s and its %d labs: %s? [y/N] ", name, len(ms), list)
+	answer, _ := bufio.NewReader(f.Streams.In).ReadString('\n')
+	if a := strings.ToLower(strings.TrimSpace(answer)); a != "y" && a != "yes" {
+		return cmdutil.WithCode(cmdutil.ExitError, fmt.Errorf("nothing deleted"))
+	}
+	return nil
+}
+
+// downDryRun prints what class down would remove: each lab's plan as
+// `lab down --dry-run` prints it, its stage logs, and the class directory.
+func downDryRun(ctx context.Context, f *cmdutil.Factory, name, dir string, ms []member) error {
+	fmt.Fprintf(f.Streams.Out, "class down would make these changes to class %s (nothing was changed):\n", name)
+	for _, m := range ms {
+		changes, err := lab.PlanTeardown(ctx, m.Spec, lab.TeardownOptions{Log: f.Log})
+		if err != nil {
+			return fmt.Errorf("lab %s: %w", m.Spec.Name, err)
+		}
+		if _, err := os.Lstat(labdir.Stages(m.Spec)); err == nil {
+			changes = append(changes, lab.Change{Action: "remove", Kind: "labDir", Name: labdir.Stages(m.Spec), Detail: "stage logs"})
+		}
+		for _, c := range changes {
+			fmt.Fprintf(f.Streams.Out, "  %s\n", c)
+		}
+	}
+	if _, err := os.Lstat(dir); err == nil {
+		fmt.Fprintf(f.Streams.Out, "  %s\n", lab.Change{Action: "remove", Kind: "classDir", Name: dir, Detail: "handouts"})
+	}
+	return nil
+}
+
+// downLab is `lab down` of one lab of the class.
+func downLab(ctx context.Context, f *cmdutil.Factory, spec *lab.Spec) error {
+	conn, err := libvirt.Connect(ctx, spec.Libvirt.URI, f.Log)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	return lab.Down(ctx, conn, spec, lab.DownOptions{Log: f.Log, Status: f.Status})
+}
+
+// removeClassDir removes the class's own directory (handouts), which holds
+// copies of lab keys: nothing of it may outlive the labs.
+func removeClassDir(dir string) error {
+	if err := os.RemoveAll(dir); err != nil {
+		return fmt.Errorf("remove the class directory %s: %w", dir, err)
+	}
+	return nil
+}

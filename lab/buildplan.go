@@ -1,0 +1,179 @@
+package lab
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/bootlab/bootlab/lab/images"
+	"github.com/bootlab/bootlab/lab/labdir"
+	"github.com/bootlab/bootlab/lab/openshift"
+	"github.com/bootlab/bootlab/lab/preflight"
+	"github.com/bootlab/bootlab/lab/probe"
+)
+
+// BuildPlan is what `lab up --dry-run` prints: everything Build would
+// make or change, in the order it would, and the accelerator it would use.
+type BuildPlan struct {
+	Changes []Change
+	// Accelerator is the one the plan's domains use, and AcceleratorReason why.
+	Accelerator       Accelerator
+	AcceleratorReason string
+}
+
+// PlanBuild is Build without a single write: the same input checks and
+// read-only preflight, failing with the same errors, then what the
+// preparer would make (lab key, PKI, probe image, Ignition) and Up's own
+// steps over a hypervisor that records instead of changing. The preparer
+// does not run (it writes files, builds and downloads): the lab's boot
+// files are those of the last up, or of the cached probe image.
+func PlanBuild(ctx context.Context, s *Spec, o BuildOptions) (*BuildPlan, error) {
+	if o.Connect == nil {
+		o.Connect = ConnectLibvirt
+	}
+	if o.Log == nil {
+		o.Log = slog.New(slog.DiscardHandler)
+	}
+	_, st, err := labdir.Resolve(s)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkBuildInputs(s, o); err != nil {
+		return nil, err
+	}
+	hv, closeHV, connErr := o.Connect(ctx, s.Libvirt.URI, o.Log)
+	if connErr == nil {
+		defer func() { _ = closeHV() }()
+	}
+	plan := &BuildPlan{Accelerator: o.Accelerator}
+	if plan.Accelerator == "" && !o.NoPreflight {
+		popts := o.Preflight
+		popts.Log, popts.Status, popts.ConnectError = o.Log, o.Status, connErr
+		var info HostInfo
+		if connErr == nil {
+			info = hv
+		}
+		report, err := preflight.Run(ctx, s, info, popts)
+		if err != nil {
+			return nil, err
+		}
+		if err := report.Err(); err != nil {
+			return nil, err
+		}
+		plan.Accelerator, plan.AcceleratorReason = report.Accelerator, report.AcceleratorReason
+	}
+	if connErr != nil {
+		return nil, connErr
+	}
+	built := plannedSpec(s, st)
+	plan.Changes = planPrepare(built)
+	if plan.Accelerator == "" || plan.Accelerator == AccelAuto {
+		plan.Accelerator = s.Accelerator
+		if st != nil && st.Accelerator != "" {
+			plan.Accelerator = st.Accelerator
+		}
+		if plan.Accelerator == AccelAuto || plan.Accelerator == "" {
+			plan.Accelerator, plan.AcceleratorReason = AccelTCG, "tcg planned: the real up proves KVM first"
+		}
+	}
+	res, err := Up(ctx, hv, built, UpOptions{Log: o.Log, Accelerator: plan.Accelerator, DryRun: true,
+		DeferRoles: DeferredRoles(built, o.StartWorkers), Class: o.Class})
+	if res != nil {
+		plan.Changes = append(plan.Changes, res.Changes...)
+	}
+	return plan, err
+}
+
+// checkBuildInputs are Build's checks of an OpenShift lab's inputs (the
+// cluster domain, the pull secret and SSH key), made before anything else.
+func checkBuildInputs(s *Spec, o BuildOptions) error {
+	if s.Profile != ProfileOpenShift {
+		return nil
+	}
+	if o.Class == "" {
+		if err := CheckDomainClaims(s); err != nil {
+			return err
+		}
+	}
+	if _, err := openshift.CheckInputs(s); err != nil {
+		return &InputError{Err: err}
+	}
+	return nil
+}
+
+// plannedSpec is the spec Up is planned with: the image of the last up, or
+// for a probe lab never built, the cached probe image it would reuse.
+func plannedSpec(s *Spec, st *labdir.State) *Spec {
+	built := *s
+	if built.Image != (Image{}) {
+		return &built
+	}
+	if st != nil && st.Spec != nil {
+		built.Image = st.Spec.Image
+		return &built
+	}
+	if s.Profile == ProfileProbe && !s.Rehearsal() {
+		if k := probe.CachedKernel(probe.DefaultCacheDir()); k != "" {
+			dir := filepath.Dir(k)
+			built.Image = Image{Kernel: k, Initrd: filepath.Join(dir, "initramfs.img"),
+				Path: filepath.Join(dir, "base.qcow2"), Cmdline: probe.Cmdline}
+		}
+	}
+	return &built
+}
+
+// planPrepare lists what Build makes before Up: the lab SSH key, and the
+// profile preparer's PKI, image and Ignition files.
+func planPrepare(s *Spec) []Change {
+	var out []Change
+	missing := func(p string) bool {
+		_, err := os.Lstat(p)
+		return errors.Is(err, os.ErrNotExist)
+	}
+	if key := labdir.SSHKey(s); missing(key) {
+		out = append(out, Change{Action: "create", Kind: "sshKey", Name: key, Detail: "ed25519, 0600"})
+	}
+	switch s.Profile {
+	case ProfileProbe:
+		if d := labdir.PKI(s); missing(d) {
+			out = append(out, Change{Action: "create", Kind: "pki", Name: d, Detail: "lab CA and MCS certificate"})
+		}
+		if own := s.Image.Kernel != "" && s.Image.Initrd != ""; !own || s.Rehearsal() && s.Image.RehearsalInitrd == "" {
+			cache := filepath.Join(probe.DefaultCacheDir(), "probe")
+			if probe.CachedKernel(probe.DefaultCacheDir()) == "" {
+				out = append(out, Change{Action: "build", Kind: "probeImage", Name: cache, Detail: "would build: no probe image is cached"})
+			} else {
+				out = append(out, Change{Action: "check", Kind: "probeImage", Name: cache, Detail: "would build only if the agent or kernel changed"})
+			}
+		}
+		out = append(out, ignitionChanges(s)...)
+	case ProfileOpenShift:
+		if d := labdir.Assets(s); missing(d) {
+			out = append(out, Change{Action: "create", Kind: "ignition", Name: d,
+				Detail: "openshift-install renders install-config, manifests and Ignition; RHCOS and the tools are downloaded into " + images.DefaultCacheDir() + " unless cached"})
+		}
+	}
+	return out
+}
+
+// ignitionChanges are the probe Ignition files the preparer would make
+// (one it rewrites is listed by Up's boot volumes when its content changes).
+func ignitionChanges(s *Spec) []Change {
+	var out []Change
+	seen := map[string]bool{}
+	for _, n := range s.Nodes {
+		p := labdir.Ignition(s, n)
+		if seen[p] {
+			continue
+		}
+		seen[p] = true
+		if _, err := os.Lstat(p); err == nil {
+			continue
+		}
+		out = append(out, Change{Action: "create", Kind: "ignition", Name: p, Detail: strings.ToLower(string(n.Role))})
+	}
+	return out
+}
