@@ -86,67 +86,16 @@ type BuildResult struct {
 // could not prove it, the lab itself (Up), and host DNS for a local
 // OpenShift lab. Each step reports on opts.Status.
 func Build(ctx context.Context, s *Spec, o BuildOptions) (*BuildResult, error) {
-	if o.Connect == nil {
-		o.Connect = ConnectLibvirt
-	}
-	if o.Log == nil {
-		o.Log = slog.New(slog.DiscardHandler)
-	}
-	// A lab directory that holds another lab is refused before the
-	// preparers write a single file into it.
-	_, st, err := labdir.Resolve(s)
+	c, err := checkBuild(ctx, s, &o)
 	if err != nil {
 		return nil, err
 	}
-	var pullSecret string
-	if s.Profile == ProfileOpenShift {
-		if o.Class == "" {
-			if err := CheckDomainClaims(s); err != nil {
-				return nil, err
-			}
-		}
-		// A missing or malformed pull secret (or SSH key) is refused before
-		// libvirt, preflight or the lab key: nothing runs, nothing is made.
-		if pullSecret, err = openshift.CheckInputs(s); err != nil {
-			return nil, &InputError{Err: err}
-		}
-	}
-	if st == nil {
-		// A directory holding someone's files is refused before anything runs.
-		if err := labdir.Claimable(s); err != nil {
-			return nil, err
-		}
-	}
-	hv, closeHV, connErr := o.Connect(ctx, s.Libvirt.URI, o.Log)
-	if connErr == nil {
-		defer func() { _ = closeHV() }()
-	}
+	defer c.close()
+	hv, st, pullSecret := c.hv, c.state, c.pullSecret
 	res := &BuildResult{Accelerator: o.Accelerator}
-	if res.Accelerator == "" && !o.NoPreflight {
-		popts := o.Preflight
-		popts.Log, popts.Status, popts.ConnectError = o.Log, o.Status, connErr
-		var info HostInfo
-		if connErr == nil {
-			info = hv
-		}
-		report, err := preflight.Run(ctx, s, info, popts)
-		if err != nil {
-			return nil, err
-		}
-		if err := report.Err(); err != nil {
-			return nil, err
-		}
-		if !strings.HasPrefix(report.AcceleratorReason, preflight.NoProofKernel) {
-			res.Accelerator, res.AcceleratorReason = report.Accelerator, report.AcceleratorReason
-			o.Status.Infof("accelerator: %s", AcceleratorLine(res.Accelerator, res.AcceleratorReason))
-		}
-	}
-	if connErr != nil {
-		return nil, connErr
-	}
-
-	if err := checkHostDirs(ctx, hv, s, st); err != nil {
-		return nil, err
+	if c.report != nil && !strings.HasPrefix(c.report.AcceleratorReason, preflight.NoProofKernel) {
+		res.Accelerator, res.AcceleratorReason = c.report.Accelerator, c.report.AcceleratorReason
+		o.Status.Infof("accelerator: %s", AcceleratorLine(res.Accelerator, res.AcceleratorReason))
 	}
 	if st == nil || st.UUID == "" || o.Class != "" && st.Class != o.Class {
 		if err := claimLabDir(s, o.Class); err != nil {
@@ -223,6 +172,81 @@ func claimLabDir(s *Spec, class string) error {
 		}
 		return nil
 	})
+}
+
+// buildChecks is what Build and PlanBuild know once the inputs and the
+// host have passed their checks: nothing has been written yet.
+type buildChecks struct {
+	state      *labdir.State // nil for a lab never built
+	pullSecret string        // an OpenShift lab's, read once
+	hv         Hypervisor
+	close      func()
+	report     *preflight.Report // nil when preflight did not run
+}
+
+// checkBuild makes every check `lab up` makes before it writes anything,
+// in order, for Build and its dry run alike: the lab directory's identity,
+// an OpenShift lab's cluster domain, pull secret and SSH key (refused
+// before libvirt, preflight or the lab key run), a lab directory holding
+// someone's files, then the hypervisor, the host (preflight, unless the
+// accelerator is given or preflight is off) and the directories the lab
+// would make on the hypervisor's machine.
+func checkBuild(ctx context.Context, s *Spec, o *BuildOptions) (*buildChecks, error) {
+	if o.Connect == nil {
+		o.Connect = ConnectLibvirt
+	}
+	if o.Log == nil {
+		o.Log = slog.New(slog.DiscardHandler)
+	}
+	_, st, err := labdir.Resolve(s)
+	if err != nil {
+		return nil, err
+	}
+	c := &buildChecks{state: st, close: func() {}}
+	if s.Profile == ProfileOpenShift {
+		if o.Class == "" {
+			if err := CheckDomainClaims(s); err != nil {
+				return nil, err
+			}
+		}
+		if c.pullSecret, err = openshift.CheckInputs(s); err != nil {
+			return nil, &InputError{Err: err}
+		}
+	}
+	if st == nil {
+		if err := labdir.Claimable(s); err != nil {
+			return nil, err
+		}
+	}
+	hv, closeHV, connErr := o.Connect(ctx, s.Libvirt.URI, o.Log)
+	if connErr == nil {
+		c.hv, c.close = hv, func() { _ = closeHV() }
+	}
+	if o.Accelerator == "" && !o.NoPreflight {
+		popts := o.Preflight
+		popts.Log, popts.Status, popts.ConnectError = o.Log, o.Status, connErr
+		var info HostInfo
+		if connErr == nil {
+			info = hv
+		}
+		report, err := preflight.Run(ctx, s, info, popts)
+		if err == nil {
+			err = report.Err()
+		}
+		if err != nil {
+			c.close()
+			return nil, err
+		}
+		c.report = report
+	}
+	if connErr != nil {
+		return nil, connErr
+	}
+	if err := checkHostDirs(ctx, hv, s, st); err != nil {
+		c.close()
+		return nil, err
+	}
+	return c, nil
 }
 
 // DeferredRoles are the roles lab up defines but leaves off. Real workers

@@ -3,15 +3,12 @@ package lab
 import (
 	"context"
 	"errors"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/bootlab/bootlab/lab/images"
 	"github.com/bootlab/bootlab/lab/labdir"
-	"github.com/bootlab/bootlab/lab/openshift"
-	"github.com/bootlab/bootlab/lab/preflight"
 	"github.com/bootlab/bootlab/lab/probe"
 )
 
@@ -31,42 +28,15 @@ type BuildPlan struct {
 // does not run (it writes files, builds and downloads): the lab's boot
 // files are those of the last up, or of the cached probe image.
 func PlanBuild(ctx context.Context, s *Spec, o BuildOptions) (*BuildPlan, error) {
-	if o.Connect == nil {
-		o.Connect = ConnectLibvirt
-	}
-	if o.Log == nil {
-		o.Log = slog.New(slog.DiscardHandler)
-	}
-	_, st, err := labdir.Resolve(s)
+	c, err := checkBuild(ctx, s, &o)
 	if err != nil {
 		return nil, err
 	}
-	if err := checkBuildInputs(s, o); err != nil {
-		return nil, err
-	}
-	hv, closeHV, connErr := o.Connect(ctx, s.Libvirt.URI, o.Log)
-	if connErr == nil {
-		defer func() { _ = closeHV() }()
-	}
+	defer c.close()
+	hv, st := c.hv, c.state
 	plan := &BuildPlan{Accelerator: o.Accelerator}
-	if plan.Accelerator == "" && !o.NoPreflight {
-		popts := o.Preflight
-		popts.Log, popts.Status, popts.ConnectError = o.Log, o.Status, connErr
-		var info HostInfo
-		if connErr == nil {
-			info = hv
-		}
-		report, err := preflight.Run(ctx, s, info, popts)
-		if err != nil {
-			return nil, err
-		}
-		if err := report.Err(); err != nil {
-			return nil, err
-		}
-		plan.Accelerator, plan.AcceleratorReason = report.Accelerator, report.AcceleratorReason
-	}
-	if connErr != nil {
-		return nil, connErr
+	if c.report != nil {
+		plan.Accelerator, plan.AcceleratorReason = c.report.Accelerator, c.report.AcceleratorReason
 	}
 	built := plannedSpec(s, st)
 	plan.Changes = planPrepare(built)
@@ -85,23 +55,6 @@ func PlanBuild(ctx context.Context, s *Spec, o BuildOptions) (*BuildPlan, error)
 		plan.Changes = append(plan.Changes, res.Changes...)
 	}
 	return plan, err
-}
-
-// checkBuildInputs are Build's checks of an OpenShift lab's inputs (the
-// cluster domain, the pull secret and SSH key), made before anything else.
-func checkBuildInputs(s *Spec, o BuildOptions) error {
-	if s.Profile != ProfileOpenShift {
-		return nil
-	}
-	if o.Class == "" {
-		if err := CheckDomainClaims(s); err != nil {
-			return err
-		}
-	}
-	if _, err := openshift.CheckInputs(s); err != nil {
-		return &InputError{Err: err}
-	}
-	return nil
 }
 
 // plannedSpec is the spec Up is planned with: the image of the last up, or
