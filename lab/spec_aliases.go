@@ -26,6 +26,7 @@ type (
 	URIKind         = spec.URIKind
 	FieldError      = spec.FieldError
 	ValidationError = spec.ValidationError
+	FileError       = spec.FileError
 )
 
 const (
@@ -58,6 +59,8 @@ const (
 	URIRemoteLibvirtOnly           = spec.URIRemoteLibvirtOnly
 	URITest                        = spec.URITest
 	URIInvalid                     = spec.URIInvalid
+	MaxTextFileBytes               = spec.MaxTextFileBytes
+	StdinPath                      = spec.StdinPath
 )
 
 var (
@@ -74,4 +77,8 @@ var (
 	URIDriver         = spec.URIDriver
 	URITransport      = spec.URITransport
 	ClassifyURI       = spec.ClassifyURI
+	CheckYAML         = spec.CheckYAML
+	OpenRegular       = spec.OpenRegular
+	ReadRegular       = spec.ReadRegular
+	ReadStdin         = spec.ReadStdin
 )

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"reflect"
 	"regexp"
 	"strings"
@@ -16,18 +15,22 @@ import (
 
 // Load reads a spec file. It does not apply defaults or validate.
 func Load(path string) (*Spec, error) {
-	data, err := os.ReadFile(path)
+	data, err := ReadRegular(path, MaxTextFileBytes)
 	if err != nil {
-		if os.IsNotExist(err) {
+		var fe *FileError
+		if errors.As(err, &fe) && fe.NotExist {
 			return nil, fmt.Errorf("lab spec %s not found: create it (see `bootlab lab config -o yaml` for a full example) or pass -f", path)
 		}
-		return nil, fmt.Errorf("read lab spec: %w", err)
+		return nil, fmt.Errorf("lab spec (-f) %w", err)
 	}
 	return Parse(data, path)
 }
 
 // Parse decodes a spec, rejecting unknown fields so a typo names itself.
 func Parse(data []byte, source string) (*Spec, error) {
+	if errs := CheckYAML(data, reflect.TypeOf(Spec{}), "lab spec", "`bootlab lab config -o yaml` prints a full one"); len(errs) > 0 {
+		return nil, &ValidationError{Source: source, Errs: errs}
+	}
 	var s Spec
 	if err := yaml.UnmarshalStrict(data, &s); err != nil {
 		var te *json.UnmarshalTypeError

@@ -3,7 +3,6 @@ package spec
 import (
 	"fmt"
 	"net/netip"
-	"os"
 	"strconv"
 )
 
@@ -184,17 +183,19 @@ func (s *Spec) validateOpenShiftNetworks(e *errs, machine netip.Prefix, machineO
 func (s *Spec) validateOpenShiftInputs(e *errs) {
 	o := s.OpenShift
 	if o.PullSecretFile != "" {
-		if data, err := os.ReadFile(o.PullSecretFile); err == nil {
-			if _, err := CheckPullSecret(data); err != nil {
-				e.add("openshift.pullSecretFile", "%s: %s; %s", o.PullSecretFile, err, PullSecretHelp)
-			}
+		data, err := ReadRegular(o.PullSecretFile, MaxTextFileBytes)
+		if err != nil {
+			e.add("openshift.pullSecretFile", "%s", err)
+		} else if _, err := CheckPullSecret(data); err != nil {
+			e.add("openshift.pullSecretFile", "%s: %s; %s", o.PullSecretFile, err, PullSecretHelp)
 		}
 	}
 	if o.SSHPublicKeyFile != "" {
-		if data, err := os.ReadFile(o.SSHPublicKeyFile); err == nil {
-			if err := CheckSSHPublicKey(string(data)); err != nil {
-				e.add("openshift.sshPublicKeyFile", "%s: %s", o.SSHPublicKeyFile, err)
-			}
+		data, err := ReadRegular(o.SSHPublicKeyFile, MaxTextFileBytes)
+		if err != nil {
+			e.add("openshift.sshPublicKeyFile", "%s", err)
+		} else if err := CheckSSHPublicKey(string(data)); err != nil {
+			e.add("openshift.sshPublicKeyFile", "%s: %s", o.SSHPublicKeyFile, err)
 		}
 	}
 }
