@@ -4,8 +4,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"sort"
 	"strings"
@@ -71,10 +71,14 @@ func (l Learners) MarshalJSON() ([]byte, error) {
 	return json.Marshal(l.Count)
 }
 
-// List is every learner's name, in spec order.
+// List is every learner's name, in spec order (none for a count out of
+// range, which validation names).
 func (l Learners) List() []string {
 	if l.listed {
 		return l.Names
+	}
+	if l.Count < 0 || l.Count > maxLearners {
+		return nil
 	}
 	out := make([]string, 0, l.Count)
 	for i := 1; i <= l.Count; i++ {
@@ -83,22 +87,46 @@ func (l Learners) List() []string {
 	return out
 }
 
-// Load reads a class spec file.
+// Load reads a class spec file: a regular file of at most
+// spec.MaxTextFileBytes.
 func Load(path string) (*Spec, error) {
-	data, err := os.ReadFile(path)
+	data, err := spec.ReadRegular(path, spec.MaxTextFileBytes)
 	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
+		var fe *spec.FileError
+		if errors.As(err, &fe) && fe.NotExist {
 			return nil, &spec.ValidationError{Source: path, Errs: []spec.FieldError{{Field: "(file)", Msg: "not found: write a class spec (see docs/class.md) or pass -f"}}}
+		}
+		if errors.As(err, &fe) {
+			return nil, &spec.ValidationError{Source: path, Errs: []spec.FieldError{{Field: "(file)", Msg: fe.Msg}}}
 		}
 		return nil, fmt.Errorf("read class spec: %w", err)
 	}
 	return Parse(data, path)
 }
 
-// Parse decodes a class spec, rejecting unknown fields.
+// shape is the class spec as CheckYAML walks it: the template and every
+// override are lab specs, so their text fields are checked too.
+type shape struct {
+	APIVersion  string               `json:"apiVersion"`
+	Kind        string               `json:"kind"`
+	Name        string               `json:"name"`
+	Template    spec.Spec            `json:"template"`
+	Learners    []string             `json:"learners"`
+	AddressPool string               `json:"addressPool"`
+	Overrides   map[string]spec.Spec `json:"overrides"`
+}
+
+// Parse decodes a class spec, rejecting unknown fields and what YAML reads
+// otherwise than written (see spec.CheckYAML).
 func Parse(data []byte, source string) (*Spec, error) {
+	if errs := spec.CheckYAML(data, reflect.TypeOf(shape{}), "class spec", "see docs/class.md"); len(errs) > 0 {
+		return nil, &spec.ValidationError{Source: source, Errs: errs}
+	}
 	var c Spec
-	if err := yaml.UnmarshalStrict(data, &c); err != nil {
+	// Numbers stay as written: a float64 would turn 2^63-1 into another
+	// number before the lab spec rules see it.
+	useNumber := func(d *json.Decoder) *json.Decoder { d.UseNumber(); return d }
+	if err := yaml.UnmarshalStrict(data, &c, useNumber); err != nil {
 		msg := err.Error()
 		msg = strings.TrimPrefix(msg, "error unmarshaling JSON: while decoding JSON: ")
 		msg = strings.TrimPrefix(msg, "error converting YAML to JSON: ")
@@ -168,6 +196,18 @@ var perLab = []struct{ path, why string }{
 	{"network.ingressAddress", "each lab's load balancer listens on its own network"},
 }
 
+// notOverridden are the fields an override must not set either: they
+// must be unique per lab or they point at host resources, and bootlab
+// derives a unique, safe value for each lab. No rule makes a learner's own
+// value safe (two learners could name the same directory, or a bridge
+// could be the host's uplink), so none is accepted.
+var notOverridden = []struct{ path, why string }{
+	{"name", "each lab is named <class>-<learner> (rename the learner instead); an override's name would be ignored"},
+	{"labDir", "each lab gets its own directory under the bootlab home, and one named here could be shared with another lab or hold files bootlab did not make: leave it out"},
+	{"storage.poolDir", "each lab gets its own storage pool directory, and one named here could be shared with another lab or hold files bootlab did not make: leave it out"},
+	{"network.bridge", "each lab's bridge is derived from its name, and one named here could be another lab's or a host interface such as eth0: leave it out"},
+}
+
 // validateClass checks the class's own fields (not its labs).
 func (c *Spec) validateClass(add func(field, format string, args ...any)) []string {
 	if c.APIVersion != "" && c.APIVersion != spec.APIVersion {
@@ -182,8 +222,8 @@ func (c *Spec) validateClass(add func(field, format string, args ...any)) []stri
 	case !labelRE.MatchString(c.Name):
 		add("name", "%q is not a DNS label: use lowercase letters, digits and '-', starting and ending with a letter or digit", c.Name)
 	}
-	if c.Learners.Count > maxLearners {
-		add("learners", "%d: a class has at most %d learners (one /24 and one load balancer each on one host)", c.Learners.Count, maxLearners)
+	if n := max(c.Learners.Count, len(c.Learners.Names)); n > maxLearners {
+		add("learners", "%d: a class has at most %d learners (one /24 and one load balancer each on one host)", n, maxLearners)
 		return nil
 	}
 	learners := c.Learners.List()
@@ -223,6 +263,11 @@ func (c *Spec) validateClass(add func(field, format string, args ...any)) []stri
 		if seen[k] == 0 {
 			add("overrides."+k, "%q is not a learner of this class (learners: %s): fix the name or add the learner", k, strings.Join(learners, ", "))
 		}
+		for _, p := range notOverridden {
+			if _, set := lookup(map[string]any(c.Overrides[k]), p.path); set {
+				add("overrides."+k+"."+p.path, "must not be set per learner: %s", p.why)
+			}
+		}
 	}
 	if c.Template == nil {
 		add("template", "missing: give the lab spec every learner gets (at least `template: {}` for the defaults)")
@@ -244,6 +289,25 @@ func (c *Spec) validateClass(add func(field, format string, args ...any)) []stri
 		}
 	}
 	return ok
+}
+
+// Check runs the rules that need no host: the class's own fields and each
+// learner's lab spec as written (template and override). Expand runs them
+// too; a command runs Check first so a bad class file is refused before
+// libvirt is asked anything.
+func (c *Spec) Check(source string) error {
+	var errs []spec.FieldError
+	add := func(field, format string, args ...any) {
+		errs = append(errs, spec.FieldError{Field: field, Msg: fmt.Sprintf(format, args...)})
+	}
+	for _, learner := range c.validateClass(add) {
+		_, ferrs := c.labSpec(learner)
+		errs = append(errs, ferrs...)
+	}
+	if len(errs) > 0 {
+		return &spec.ValidationError{Source: source, Errs: errs}
+	}
+	return nil
 }
 
 // lookup follows a dotted path of mapping keys.

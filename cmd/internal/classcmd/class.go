@@ -64,15 +64,22 @@ type ClassFlags struct {
 
 func addClassFlags(cmd *cobra.Command, cf *ClassFlags, needFile bool) {
 	cf.cmd, cf.needFile = cmd, needFile
-	cmd.Flags().StringVarP(&cf.File, "file", "f", DefaultClassFile, "class spec file (YAML)")
+	cmd.Flags().StringVarP(&cf.File, "file", "f", DefaultClassFile, "class spec file (YAML; - reads standard input)")
 	if !needFile {
 		cmd.Flags().StringVar(&cf.Name, "name", "", "class name (instead of -f: the class's labs are found by their state)")
 	}
 }
 
-// Load reads the class spec file.
+// Load reads the class spec file, or standard input for -f -.
 func (cf *ClassFlags) Load() (*class.Spec, error) {
-	return class.Load(cf.File)
+	if cf.File != lab.StdinPath || cf.cmd == nil {
+		return class.Load(cf.File)
+	}
+	data, err := lab.ReadStdin(cf.cmd.Context(), cf.cmd.InOrStdin(), lab.MaxTextFileBytes)
+	if err != nil {
+		return nil, cmdutil.WithCode(cmdutil.ExitInvalid, fmt.Errorf("class spec: %w", err))
+	}
+	return class.Parse(data, "standard input (-f -)")
 }
 
 // ClassName is the class the flags name: --name, else the name in the file.
@@ -140,6 +147,9 @@ func templateURI(c *class.Spec) string {
 func plan(ctx context.Context, f *cmdutil.Factory, cf *ClassFlags) (*class.Plan, error) {
 	c, err := cf.Load()
 	if err != nil {
+		return nil, err
+	}
+	if err := c.Check(cf.File); err != nil {
 		return nil, err
 	}
 	h, err := hostOf(ctx, f, templateURI(c))
