@@ -26,7 +26,6 @@ type (
 	URIKind         = spec.URIKind
 	FieldError      = spec.FieldError
 	ValidationError = spec.ValidationError
-	FileError       = spec.FileError
 )
 
 const (
@@ -59,8 +58,6 @@ const (
 	URIRemoteLibvirtOnly           = spec.URIRemoteLibvirtOnly
 	URITest                        = spec.URITest
 	URIInvalid                     = spec.URIInvalid
-	MaxTextFileBytes               = spec.MaxTextFileBytes
-	StdinPath                      = spec.StdinPath
 )
 
 var (
@@ -78,7 +75,4 @@ var (
 	URITransport      = spec.URITransport
 	ClassifyURI       = spec.ClassifyURI
 	CheckYAML         = spec.CheckYAML
-	OpenRegular       = spec.OpenRegular
-	ReadRegular       = spec.ReadRegular
-	ReadStdin         = spec.ReadStdin
 )

@@ -11,13 +11,15 @@ import (
 
 	yamlv3 "gopkg.in/yaml.v3"
 	"sigs.k8s.io/yaml"
+
+	"github.com/bootlab/bootlab/internal/userfile"
 )
 
 // Load reads a spec file. It does not apply defaults or validate.
 func Load(path string) (*Spec, error) {
-	data, err := ReadRegular(path, MaxTextFileBytes)
+	data, err := userfile.Read(path, userfile.MaxTextBytes)
 	if err != nil {
-		var fe *FileError
+		var fe *userfile.Error
 		if errors.As(err, &fe) && fe.NotExist {
 			return nil, fmt.Errorf("lab spec %s not found: create it (see `bootlab lab config -o yaml` for a full example) or pass -f", path)
 		}

@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/bootlab/bootlab/internal/userfile"
 )
 
 // FieldError is one problem with one field of the spec.
@@ -292,7 +294,7 @@ func (s *Spec) validateNetwork(e *errs) (netip.Prefix, bool) {
 // regularFile checks that path is a regular file that can be opened,
 // without reading it (images are large).
 func regularFile(path string) error {
-	f, _, err := OpenRegular(path)
+	f, _, err := userfile.Open(path)
 	if err != nil {
 		return err
 	}

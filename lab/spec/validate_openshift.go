@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"net/netip"
 	"strconv"
+
+	"github.com/bootlab/bootlab/internal/userfile"
 )
 
 // The checks below are the ones openshift-install runs on install-config for
@@ -183,7 +185,7 @@ func (s *Spec) validateOpenShiftNetworks(e *errs, machine netip.Prefix, machineO
 func (s *Spec) validateOpenShiftInputs(e *errs) {
 	o := s.OpenShift
 	if o.PullSecretFile != "" {
-		data, err := ReadRegular(o.PullSecretFile, MaxTextFileBytes)
+		data, err := userfile.Read(o.PullSecretFile, userfile.MaxTextBytes)
 		if err != nil {
 			e.add("openshift.pullSecretFile", "%s", err)
 		} else if _, err := CheckPullSecret(data); err != nil {
@@ -191,7 +193,7 @@ func (s *Spec) validateOpenShiftInputs(e *errs) {
 		}
 	}
 	if o.SSHPublicKeyFile != "" {
-		data, err := ReadRegular(o.SSHPublicKeyFile, MaxTextFileBytes)
+		data, err := userfile.Read(o.SSHPublicKeyFile, userfile.MaxTextBytes)
 		if err != nil {
 			e.add("openshift.sshPublicKeyFile", "%s", err)
 		} else if err := CheckSSHPublicKey(string(data)); err != nil {

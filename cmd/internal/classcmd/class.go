@@ -17,6 +17,7 @@ import (
 
 	"github.com/bootlab/bootlab/cmd/internal/cmdutil"
 	"github.com/bootlab/bootlab/internal/status"
+	"github.com/bootlab/bootlab/internal/userfile"
 	"github.com/bootlab/bootlab/lab"
 	"github.com/bootlab/bootlab/lab/class"
 	"github.com/bootlab/bootlab/lab/labdir"
@@ -72,10 +73,10 @@ func addClassFlags(cmd *cobra.Command, cf *ClassFlags, needFile bool) {
 
 // Load reads the class spec file, or standard input for -f -.
 func (cf *ClassFlags) Load() (*class.Spec, error) {
-	if cf.File != lab.StdinPath || cf.cmd == nil {
+	if cf.File != userfile.StdinPath || cf.cmd == nil {
 		return class.Load(cf.File)
 	}
-	data, err := lab.ReadStdin(cf.cmd.Context(), cf.cmd.InOrStdin(), lab.MaxTextFileBytes)
+	data, err := userfile.ReadStdin(cf.cmd.Context(), cf.cmd.InOrStdin(), userfile.MaxTextBytes)
 	if err != nil {
 		return nil, cmdutil.WithCode(cmdutil.ExitInvalid, fmt.Errorf("class spec: %w", err))
 	}

@@ -1,4 +1,7 @@
-package spec
+// Package userfile reads the files a user names (specs, pull secrets, keys,
+// images, archives) safely: regular files only, opened without blocking on
+// a FIFO, checked on the opened descriptor, and read up to a limit.
+package userfile
 
 import (
 	"context"
@@ -10,33 +13,38 @@ import (
 	"syscall"
 )
 
-// MaxTextFileBytes bounds the small files a user names: lab and class
+// MaxTextBytes bounds the small files a user names: lab and class
 // specs, pull secrets, SSH public keys, bootkube.sh. The largest real one
 // (a pull secret with many registries) is a few KiB; 1 MiB leaves room and
 // keeps /dev/zero or a multi-GiB file from filling memory.
-const MaxTextFileBytes = 1 << 20
+const MaxTextBytes = 1 << 20
 
 // StdinPath is the file name that means standard input (`-f -`).
 const StdinPath = "-"
 
-// FileError is a path a user gave that cannot be used as an input file:
+// Error is a path a user gave that cannot be used as an input file:
 // missing, not a regular file, or too large. It never quotes the content.
-type FileError struct {
+type Error struct {
 	Path string
 	// Msg says what is wrong and what to give instead.
 	Msg string
 	// NotExist is set when nothing is at Path.
 	NotExist bool
+	// Err is the system's error, if one was the cause.
+	Err error
 }
 
-func (e *FileError) Error() string { return e.Path + ": " + e.Msg }
+func (e *Error) Error() string { return e.Path + ": " + e.Msg }
 
-// OpenRegular opens path for reading and makes sure it is a regular file.
+// Unwrap lets errors.Is see the cause (fs.ErrNotExist for a missing file).
+func (e *Error) Unwrap() error { return e.Err }
+
+// Open opens path for reading and makes sure it is a regular file.
 // It opens with O_NONBLOCK, so a FIFO with no writer (or a device) does not
 // block the open, and checks the opened descriptor (fstat), so the file
 // checked is the file read. Large regular files (disk images) are fine;
 // the caller bounds what it reads.
-func OpenRegular(path string) (*os.File, fs.FileInfo, error) {
+func Open(path string) (*os.File, fs.FileInfo, error) {
 	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0)
 	if err != nil {
 		return nil, nil, openError(path, err)
@@ -44,24 +52,24 @@ func OpenRegular(path string) (*os.File, fs.FileInfo, error) {
 	fi, err := f.Stat()
 	if err != nil {
 		f.Close()
-		return nil, nil, &FileError{Path: path, Msg: "cannot be read: " + err.Error()}
+		return nil, nil, &Error{Path: path, Msg: "cannot be read: " + err.Error()}
 	}
 	if !fi.Mode().IsRegular() {
 		f.Close()
-		return nil, nil, &FileError{Path: path, Msg: "is " + fileKind(fi.Mode()) + ", not a regular file: give the path of a regular file"}
+		return nil, nil, &Error{Path: path, Msg: "is " + fileKind(fi.Mode()) + ", not a regular file: give the path of a regular file"}
 	}
 	// O_NONBLOCK means nothing for a regular file's reads; clear it anyway
 	// so the descriptor behaves as a plain open would.
 	if err := syscall.SetNonblock(int(f.Fd()), false); err != nil {
 		f.Close()
-		return nil, nil, &FileError{Path: path, Msg: "cannot be read: " + err.Error()}
+		return nil, nil, &Error{Path: path, Msg: "cannot be read: " + err.Error()}
 	}
 	return f, fi, nil
 }
 
-// ReadRegular reads a regular file of at most limit bytes (see OpenRegular).
-func ReadRegular(path string, limit int64) ([]byte, error) {
-	f, fi, err := OpenRegular(path)
+// Read reads a regular file of at most limit bytes (see Open).
+func Read(path string, limit int64) ([]byte, error) {
+	f, fi, err := Open(path)
 	if err != nil {
 		return nil, err
 	}
@@ -73,7 +81,7 @@ func ReadRegular(path string, limit int64) ([]byte, error) {
 	// limit to notice.
 	data, err := io.ReadAll(io.LimitReader(f, limit+1))
 	if err != nil {
-		return nil, &FileError{Path: path, Msg: "cannot be read: " + err.Error()}
+		return nil, &Error{Path: path, Msg: "cannot be read: " + err.Error()}
 	}
 	if int64(len(data)) > limit {
 		return nil, tooLarge(path, limit)
@@ -98,7 +106,7 @@ func ReadStdin(ctx context.Context, r io.Reader, limit int64) ([]byte, error) {
 		return nil, ctx.Err()
 	case res := <-done:
 		if res.err != nil {
-			return nil, &FileError{Path: "standard input (-f -)", Msg: "cannot be read: " + res.err.Error()}
+			return nil, &Error{Path: "standard input (-f -)", Msg: "cannot be read: " + res.err.Error()}
 		}
 		if int64(len(res.data)) > limit {
 			return nil, tooLarge("standard input (-f -)", limit)
@@ -108,24 +116,25 @@ func ReadStdin(ctx context.Context, r io.Reader, limit int64) ([]byte, error) {
 }
 
 func tooLarge(path string, limit int64) error {
-	return &FileError{Path: path, Msg: fmt.Sprintf("is larger than %d KiB, more than this file can hold: check that the path names the right file", limit>>10)}
+	return &Error{Path: path, Msg: fmt.Sprintf("is larger than %d KiB, more than this file can hold: check that the path names the right file", limit>>10)}
 }
 
 func openError(path string, err error) error {
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return &FileError{Path: path, Msg: "not found: give the path of an existing file", NotExist: true}
+		return &Error{Path: path, Msg: "not found: give the path of an existing file", NotExist: true, Err: err}
 	case errors.Is(err, fs.ErrPermission):
-		return &FileError{Path: path, Msg: "permission denied: make it readable by this user"}
+		return &Error{Path: path, Msg: "permission denied: make it readable by this user", Err: err}
 	case errors.Is(err, syscall.ENXIO):
 		// A socket, or a FIFO on some systems, refuses a non-blocking open.
-		return &FileError{Path: path, Msg: "is a socket or pipe, not a regular file: give the path of a regular file"}
+		return &Error{Path: path, Msg: "is a socket or pipe, not a regular file: give the path of a regular file"}
 	}
+	msg := err.Error()
 	var pe *fs.PathError
 	if errors.As(err, &pe) {
-		err = pe.Err
+		msg = pe.Err.Error()
 	}
-	return &FileError{Path: path, Msg: "cannot be opened: " + err.Error()}
+	return &Error{Path: path, Msg: "cannot be opened: " + msg, Err: err}
 }
 
 // fileKind names a non-regular file mode in the user's words.

@@ -1,4 +1,4 @@
-package spec
+package userfile
 
 import (
 	"context"
@@ -16,7 +16,7 @@ import (
 // Every kind of path a user may give by mistake is refused at once, with
 // what it is and what to give instead; a FIFO without a writer must not
 // block (today's hang) and /dev/zero must not be read to the end.
-func TestReadRegularRefusesSpecialAndLargeFiles(t *testing.T) {
+func TestReadRefusesSpecialAndLargeFiles(t *testing.T) {
 	dir := t.TempDir()
 	fifo := filepath.Join(dir, "fifo")
 	require.NoError(t, syscall.Mkfifo(fifo, 0o600))
@@ -37,31 +37,31 @@ func TestReadRegularRefusesSpecialAndLargeFiles(t *testing.T) {
 	} {
 		t.Run(filepath.Base(tc.path), func(t *testing.T) {
 			start := time.Now()
-			_, err := ReadRegular(tc.path, 1024)
+			_, err := Read(tc.path, 1024)
 			require.Error(t, err)
 			assert.Less(t, time.Since(start), time.Second)
-			var fe *FileError
+			var fe *Error
 			require.ErrorAs(t, err, &fe)
 			assert.Equal(t, tc.path, fe.Path)
 			assert.Contains(t, err.Error(), tc.want)
 			assert.Equal(t, tc.notExist, fe.NotExist)
 		})
 	}
-	data, err := ReadRegular(ok, 1024)
+	data, err := Read(ok, 1024)
 	require.NoError(t, err)
 	assert.Equal(t, "name: a\n", string(data))
 }
 
 // An image may be large but must be a regular file; the descriptor
 // returned is the file checked, in blocking mode again.
-func TestOpenRegularKeepsLargeFilesAndRefusesDevices(t *testing.T) {
+func TestOpenKeepsLargeFilesAndRefusesDevices(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "disk.img")
 	require.NoError(t, os.WriteFile(p, make([]byte, 4<<20), 0o600))
-	f, fi, err := OpenRegular(p)
+	f, fi, err := Open(p)
 	require.NoError(t, err)
 	defer f.Close()
 	assert.Equal(t, int64(4<<20), fi.Size())
-	_, _, err = OpenRegular("/dev/null")
+	_, _, err = Open("/dev/null")
 	assert.ErrorContains(t, err, "/dev/null: is a character device")
 }
 
