@@ -42,9 +42,15 @@ func (e *Error) Unwrap() error { return e.Err }
 // Open opens path for reading and makes sure it is a regular file.
 // It opens with O_NONBLOCK, so a FIFO with no writer (or a device) does not
 // block the open, and checks the opened descriptor (fstat), so the file
-// checked is the file read. Large regular files (disk images) are fine;
+// checked is the file read (it is also stat'ed first, so a device is
+// not even opened). Large regular files (disk images) are fine;
 // the caller bounds what it reads.
 func Open(path string) (*os.File, fs.FileInfo, error) {
+	// Opening a device can act (a tape rewinds, a watchdog arms): refuse
+	// what stat already shows is no regular file without opening it.
+	if fi, err := os.Stat(path); err == nil && !fi.Mode().IsRegular() {
+		return nil, nil, notRegular(path, fi.Mode())
+	}
 	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0)
 	if err != nil {
 		return nil, nil, openError(path, err)
@@ -56,7 +62,7 @@ func Open(path string) (*os.File, fs.FileInfo, error) {
 	}
 	if !fi.Mode().IsRegular() {
 		f.Close()
-		return nil, nil, &Error{Path: path, Msg: "is " + fileKind(fi.Mode()) + ", not a regular file: give the path of a regular file"}
+		return nil, nil, notRegular(path, fi.Mode())
 	}
 	// O_NONBLOCK means nothing for a regular file's reads; clear it anyway
 	// so the descriptor behaves as a plain open would.
@@ -113,6 +119,10 @@ func ReadStdin(ctx context.Context, r io.Reader, limit int64) ([]byte, error) {
 		}
 		return res.data, nil
 	}
+}
+
+func notRegular(path string, m fs.FileMode) error {
+	return &Error{Path: path, Msg: "is " + fileKind(m) + ", not a regular file: give the path of a regular file"}
 }
 
 func tooLarge(path string, limit int64) error {
