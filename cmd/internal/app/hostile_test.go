@@ -146,3 +146,25 @@ func listDir(t *testing.T, dir string) []string {
 	}))
 	return names
 }
+
+// -f - on a terminal (or pipe) nobody writes to gives way to Ctrl-C or
+// SIGTERM (both cancel the context Main makes): exit 130 at once, for
+// labs and classes.
+func TestStdinSpecEndsOnInterrupt(t *testing.T) {
+	t.Setenv("BOOTLAB_HOME", filepath.Join(t.TempDir(), "home"))
+	for _, args := range [][]string{{"lab", "config", "-f", "-"}, {"class", "config", "-f", "-"}} {
+		r, w, err := os.Pipe()
+		require.NoError(t, err)
+		ctx, cancel := context.WithCancel(context.Background())
+		time.AfterFunc(100*time.Millisecond, cancel) // what the signal does
+		var out, errb bytes.Buffer
+		start := time.Now()
+		code := Run(ctx, cmdutil.Streams{In: r, Out: &out, ErrOut: &errb}, args)
+		cancel()
+		assert.Less(t, time.Since(start), time.Second, "%v", args)
+		assert.Equal(t, cmdutil.ExitInterrupted, code, "%v: %s", args, errb.String())
+		assert.Contains(t, errb.String(), "interrupted")
+		w.Close()
+		r.Close()
+	}
+}

@@ -77,6 +77,9 @@ func (cf *ClassFlags) Load() (*class.Spec, error) {
 		return class.Load(cf.File)
 	}
 	data, err := userfile.ReadStdin(cf.cmd.Context(), cf.cmd.InOrStdin(), userfile.MaxTextBytes)
+	if err != nil && cf.cmd.Context().Err() != nil {
+		return nil, err // interrupted: app.Run says so
+	}
 	if err != nil {
 		return nil, cmdutil.WithCode(cmdutil.ExitInvalid, fmt.Errorf("class spec: %w", err))
 	}

@@ -201,6 +201,9 @@ func (sf *SpecFlags) base() (spec *lab.Spec, source string, err error) {
 func (sf *SpecFlags) stdin() (*lab.Spec, string, error) {
 	const source = "standard input (-f -)"
 	data, err := userfile.ReadStdin(sf.cmd.Context(), sf.cmd.InOrStdin(), userfile.MaxTextBytes)
+	if err != nil && sf.cmd.Context().Err() != nil {
+		return nil, "", err // interrupted: app.Run says so
+	}
 	if err != nil {
 		return nil, "", WithCode(ExitInvalid, fmt.Errorf("lab spec: %w", err))
 	}
