@@ -143,9 +143,14 @@ func (s *Spec) Marshal() ([]byte, error) {
 }
 
 // plainStyle drops the flow and quoting styles a node read from JSON has,
-// so the YAML reads like one a person wrote.
+// so the YAML reads like one a person wrote. Text YAML 1.1 would read as
+// a boolean (no, off) stays quoted: Parse refuses it plain, and the printed
+// spec must read back as it was.
 func plainStyle(n *yamlv3.Node) {
-	n.Style &^= yamlv3.FlowStyle | yamlv3.DoubleQuotedStyle
+	n.Style &^= yamlv3.FlowStyle
+	if _, isBool := yaml11Bool(n.Value); n.Kind != yamlv3.ScalarNode || n.Tag != "!!str" || !isBool {
+		n.Style &^= yamlv3.DoubleQuotedStyle
+	}
 	for _, c := range n.Content {
 		plainStyle(c)
 	}

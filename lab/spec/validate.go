@@ -113,7 +113,8 @@ func (s *Spec) Validate() error {
 		if s.Topology.Masters > s.Topology.Workers {
 			field, count = "topology.masters", s.Topology.Masters
 		}
-		if n > MaxNodes+1 || count > MaxNodes {
+		if count > MaxNodes {
+			// One count alone is too many (and the sum may not fit an int).
 			e.add(field, "%d: a lab holds at most %d nodes in all (one /24 machine network)", count, MaxNodes)
 		} else {
 			e.add(field, "%d nodes in all: a lab holds at most %d (one /24 machine network)", n, MaxNodes)

@@ -39,3 +39,22 @@ func TestParseAcceptsWhatIsMeant(t *testing.T) {
 	assert.Equal(t, "4.20", s.OpenShift.Version)
 	assert.True(t, s.OpenShift.ManualBootstrap)
 }
+
+// What Marshal prints reads back as the same spec: text YAML 1.1 reads as
+// a boolean stays quoted (Parse would refuse it plain).
+func TestMarshalQuotesWhatYAMLWouldMisread(t *testing.T) {
+	s := &Spec{Name: "no", Cluster: Cluster{Name: "off"}, OpenShift: OpenShift{Version: "4.20"}}
+	s.Defaults()
+	out, err := s.Marshal()
+	require.NoError(t, err)
+	assert.Contains(t, string(out), "name: \"no\"\n")
+	assert.Contains(t, string(out), "  name: \"off\"\n")
+	assert.Contains(t, string(out), "version: \"4.20\"\n")
+	assert.Contains(t, string(out), "profile: probe\n", "other text stays plain")
+	back, err := Parse(out, "printed")
+	require.NoError(t, err)
+	back.Defaults()
+	again, err := back.Marshal()
+	require.NoError(t, err)
+	assert.Equal(t, string(out), string(again))
+}
