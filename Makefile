@@ -81,8 +81,21 @@ test: $(GOTESTSUM) $(VALIDATE) build test-kernel ## Unit + integration tests (re
 e2e: $(GOTESTSUM) build test-kernel ## End-to-end tests: real VMs on qemu:///system (root)
 	$(GOTESTSUM) --format testname -- -tags e2e -p 1 -count=1 -timeout $(E2E_TIMEOUT) $(TESTFLAGS) ./test/e2e/...
 
+# Fuzz targets, TARGET:PACKAGE: every parser of what a user hands bootlab.
+# Their seed corpora are in each package's testdata/fuzz/; a crash found is
+# written there too, and becomes a test `go test` runs from then on.
+FUZZTIME    ?= 15s
+FUZZ_TARGETS := FuzzParseValidate:./lab/spec FuzzCheckPullSecret:./lab/spec FuzzClassParseExpand:./lab/class FuzzParseBootkube:./stages
+
+.PHONY: fuzz
+fuzz: ## Fuzz the spec, class, pull secret and bootkube.sh parsers, FUZZTIME (15s) each
+	@for t in $(FUZZ_TARGETS); do \
+		echo "== $${t%%:*} ($${t#*:}, $(FUZZTIME))"; \
+		$(GO) test -run '^$$' -fuzz "^$${t%%:*}\$$" -fuzztime $(FUZZTIME) $${t#*:} || exit 1; \
+	done
+
 .PHONY: test-all
-test-all: lint $(GOTESTSUM) $(VALIDATE) build test-kernel ## Everything CI runs: lint, then unit, integration and e2e in one run
+test-all: lint fuzz $(GOTESTSUM) $(VALIDATE) build test-kernel ## Everything CI runs: lint, fuzz, then unit, integration and e2e in one run
 	$(GOTESTSUM) --format testname -- -tags integration,e2e -p 1 -count=1 -timeout $(E2E_TIMEOUT) $(TESTFLAGS) ./...
 
 .PHONY: bench

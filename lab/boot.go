@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/bootlab/bootlab/internal/userfile"
 	"github.com/bootlab/bootlab/lab/host"
 	"github.com/bootlab/bootlab/lab/labdir"
 	"github.com/bootlab/bootlab/lab/spec"
@@ -99,7 +100,7 @@ func CheckBootFiles(s *Spec) error {
 }
 
 func readBootFile(what, path string) (*BootFile, error) {
-	f, err := os.Open(path)
+	f, _, err := userfile.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", what, err)
 	}
@@ -167,7 +168,7 @@ func (r *labRun) ensureBootVolumes(ctx context.Context, vols []BootVolume) (stri
 			return false, err
 		}
 		if !isTestURI(r.s.Libvirt.URI) { // the test driver cannot upload
-			f, err := os.Open(v.File.Source)
+			f, _, err := userfile.Open(v.File.Source)
 			if err != nil {
 				return false, fmt.Errorf("upload boot file: %w", err)
 			}

@@ -9,6 +9,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/bootlab/bootlab/internal/userfile"
 	"github.com/bootlab/bootlab/lab/labdir"
 )
 
@@ -125,9 +126,9 @@ func (r *labRun) ensureBaseVolume(ctx context.Context, want VolumePlan, info *Im
 		// The test driver cannot upload: the volume exists, empty.
 		return "created (test driver: not uploaded)", nil
 	}
-	f, err := os.Open(r.s.Image.Path)
+	f, _, err := userfile.Open(r.s.Image.Path)
 	if err != nil {
-		return "", fmt.Errorf("open base image %s (image.path): %w", r.s.Image.Path, err)
+		return "", fmt.Errorf("base image (image.path): %w", err)
 	}
 	defer f.Close()
 	if err := r.hv.UploadVolume(ctx, pool, want.Name, f, info.FileSize); err != nil {
@@ -163,15 +164,11 @@ func (r *labRun) ensureOverlays(ctx context.Context, vols []VolumePlan) (string,
 
 // ReadImageInfo reads a base image's format and sizes from its header.
 func ReadImageInfo(path string) (*ImageInfo, error) {
-	f, err := os.Open(path)
+	f, fi, err := userfile.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("base image (image.path): %w", err)
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, fmt.Errorf("base image (image.path): %w", err)
-	}
 	info := &ImageInfo{Format: "raw", FileSize: fi.Size(), VirtualSize: uint64(fi.Size())}
 	hdr := make([]byte, 32)
 	if _, err := io.ReadFull(f, hdr); err == nil && string(hdr[:4]) == "QFI\xfb" {

@@ -75,4 +75,5 @@ var (
 	URITransport      = spec.URITransport
 	ClassifyURI       = spec.ClassifyURI
 	SystemDirProblem  = spec.SystemDirProblem
+	CheckYAML         = spec.CheckYAML
 )

@@ -157,7 +157,13 @@ func (p *parser) stepsOf(name string) []ScriptStep {
 	}
 	if !f.scanned {
 		f.scanning = true
-		f.steps = p.scan(f.lines[f.start+1:f.end], f.file, nil, 0)
+		// A definition on the file's last line (or never closed) has no
+		// body lines: end is then not past start.
+		var body []string
+		if f.end > f.start {
+			body = f.lines[f.start+1 : f.end]
+		}
+		f.steps = p.scan(body, f.file, nil, 0)
 		f.scanning, f.scanned = false, true
 	}
 	return f.steps

@@ -203,3 +203,11 @@ if [ -f something ]; then wait_for_it; fi
 	assert.Contains(t, string(replay), ". /usr/local/bin/release-image.sh; bootlab_stop_hook # the payload\n")
 	assert.Contains(t, string(replay), "BOOTLAB_STOP_BEFORE=' cvo-bootstrap wait-for-it '", "wait-for-it is new: it joins stage 06 of cvo-bootstrap")
 }
+
+// A function defined on the last line of a helper has no body: calling it
+// is no step, not a slice-bounds panic (found by FuzzParseBootkube).
+func TestParseBootkubeFunctionOnLastLine(t *testing.T) {
+	b, err := stages.ParseBootkube("bootkube.sh", []byte("copy_static_resources_fs_for [ ! -f 0 ]"), map[string][]byte{"/usr/local/bin/h.sh": []byte("copy_static_resources_fs_for()")})
+	assert.Nil(t, b)
+	assert.ErrorContains(t, err, "no bootkube steps found")
+}

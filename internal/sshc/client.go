@@ -15,6 +15,8 @@ import (
 
 	"golang.org/x/crypto/ssh"
 	"golang.org/x/crypto/ssh/agent"
+
+	"github.com/bootlab/bootlab/internal/userfile"
 )
 
 // Config says how to reach a host over SSH.
@@ -177,7 +179,9 @@ func authMethods(cfg Config) ([]ssh.AuthMethod, error) {
 	}
 	var signers []ssh.Signer
 	for _, f := range files {
-		data, err := os.ReadFile(f)
+		// A key file (?keyfile= of the libvirt URI) is a user's path:
+		// a regular file of a key's size, never a FIFO read forever.
+		data, err := userfile.Read(f, userfile.MaxTextBytes)
 		if err == nil {
 			var s ssh.Signer
 			if s, err = ssh.ParsePrivateKey(data); err == nil {

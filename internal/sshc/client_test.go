@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -145,6 +146,13 @@ func TestDialErrors(t *testing.T) {
 	kh := filepath.Join(t.TempDir(), "known_hosts")
 	_, err := sshc.Dial(ctx, sshc.Config{Host: srv.Host, Port: srv.Port, User: "root", KeyFiles: []string{"/nonexistent/key"}, KnownHosts: kh})
 	assert.ErrorContains(t, err, "ssh key /nonexistent/key")
+	// A FIFO as the key (?keyfile= names it) is refused, not read forever.
+	fifo := filepath.Join(t.TempDir(), "fifo")
+	require.NoError(t, syscall.Mkfifo(fifo, 0o600))
+	start := time.Now()
+	_, err = sshc.Dial(ctx, sshc.Config{Host: srv.Host, Port: srv.Port, User: "root", KeyFiles: []string{fifo}, KnownHosts: kh})
+	assert.ErrorContains(t, err, "is a FIFO (named pipe), not a regular file")
+	assert.Less(t, time.Since(start), time.Second)
 	_, err = sshc.Dial(ctx, sshc.Config{Host: srv.Host, Port: srv.Port, User: "root", KeyFiles: []string{srv.KeyFile}})
 	assert.ErrorContains(t, err, "no known_hosts file")
 	_, err = sshc.Dial(ctx, sshc.Config{Port: srv.Port, User: "root"})

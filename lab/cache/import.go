@@ -16,6 +16,8 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+
+	"github.com/bootlab/bootlab/internal/userfile"
 )
 
 // ImportResult says what Import moved into the cache and what it already had.
@@ -72,9 +74,9 @@ func needed(root string, m *Manifest) uint64 {
 }
 
 func importArchive(root, file string, free func(string) (uint64, error), dryRun bool) (*ImportResult, error) {
-	f, err := os.Open(file)
+	f, _, err := userfile.Open(file)
 	if err != nil {
-		return nil, fmt.Errorf("open cache archive: %w", err)
+		return nil, fmt.Errorf("cache archive: %w", err)
 	}
 	defer f.Close()
 	br := bufio.NewReaderSize(f, 1<<20)

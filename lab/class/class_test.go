@@ -264,3 +264,34 @@ func TestOpenShiftLabsGetTheirOwnDomain(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "lab ocp-learner-2: cluster.name: same.lab.local is also cluster.name of lab ocp-learner-1")
 }
+
+// A count out of range is a field error, never a makeslice panic.
+func TestLearnerCountsOutOfRange(t *testing.T) {
+	for _, tc := range []struct {
+		learners string
+		want     string
+	}{
+		{"-3", "learners: -3: give a count of at least 1"},
+		{"-9223372036854775808", "give a count of at least 1"},
+		{"9223372036854775807", "a class has at most 1000 learners"},
+	} {
+		c, err := Parse([]byte("name: ws\ntemplate: {}\nlearners: "+tc.learners+"\n"), "c.yaml")
+		require.NoError(t, err)
+		assert.NotPanics(t, func() { assert.Empty(t, c.Learners.List()) })
+		assert.ErrorContains(t, c.Check("c.yaml"), tc.want)
+		_, err = Expand(c, "c.yaml", Host{})
+		assert.ErrorContains(t, err, tc.want)
+	}
+}
+
+// Check refuses what an override must not set, without a host to look at.
+func TestCheckRefusesHostFieldsInOverrides(t *testing.T) {
+	c, err := Parse([]byte("name: ws\ntemplate: {}\nlearners: [alice]\noverrides:\n  alice:\n    network: {bridge: eth0}\n"), "c.yaml")
+	require.NoError(t, err)
+	err = c.Check("c.yaml")
+	var ve *spec.ValidationError
+	require.ErrorAs(t, err, &ve)
+	require.Len(t, ve.Errs, 1)
+	assert.Equal(t, "overrides.alice.network.bridge", ve.Errs[0].Field)
+	assert.Contains(t, ve.Errs[0].Msg, "a host interface such as eth0: leave it out")
+}

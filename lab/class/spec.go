@@ -4,14 +4,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
-	"regexp"
-	"sort"
+	"reflect"
 	"strings"
 
 	"sigs.k8s.io/yaml"
 
+	"github.com/bootlab/bootlab/internal/userfile"
 	"github.com/bootlab/bootlab/lab/spec"
 )
 
@@ -71,10 +70,14 @@ func (l Learners) MarshalJSON() ([]byte, error) {
 	return json.Marshal(l.Count)
 }
 
-// List is every learner's name, in spec order.
+// List is every learner's name, in spec order (none for a count out of
+// range, which validation names).
 func (l Learners) List() []string {
 	if l.listed {
 		return l.Names
+	}
+	if l.Count < 0 || l.Count > maxLearners {
+		return nil
 	}
 	out := make([]string, 0, l.Count)
 	for i := 1; i <= l.Count; i++ {
@@ -83,22 +86,46 @@ func (l Learners) List() []string {
 	return out
 }
 
-// Load reads a class spec file.
+// Load reads a class spec file: a regular file of at most
+// userfile.MaxTextBytes.
 func Load(path string) (*Spec, error) {
-	data, err := os.ReadFile(path)
+	data, err := userfile.Read(path, userfile.MaxTextBytes)
 	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
+		var fe *userfile.Error
+		if errors.As(err, &fe) && fe.NotExist {
 			return nil, &spec.ValidationError{Source: path, Errs: []spec.FieldError{{Field: "(file)", Msg: "not found: write a class spec (see docs/class.md) or pass -f"}}}
+		}
+		if errors.As(err, &fe) {
+			return nil, &spec.ValidationError{Source: path, Errs: []spec.FieldError{{Field: "(file)", Msg: fe.Msg}}}
 		}
 		return nil, fmt.Errorf("read class spec: %w", err)
 	}
 	return Parse(data, path)
 }
 
-// Parse decodes a class spec, rejecting unknown fields.
+// shape is the class spec as CheckYAML walks it: the template and every
+// override are lab specs, so their text fields are checked too.
+type shape struct {
+	APIVersion  string               `json:"apiVersion"`
+	Kind        string               `json:"kind"`
+	Name        string               `json:"name"`
+	Template    spec.Spec            `json:"template"`
+	Learners    []string             `json:"learners"`
+	AddressPool string               `json:"addressPool"`
+	Overrides   map[string]spec.Spec `json:"overrides"`
+}
+
+// Parse decodes a class spec, rejecting unknown fields and what YAML reads
+// otherwise than written (see spec.CheckYAML).
 func Parse(data []byte, source string) (*Spec, error) {
+	if errs := spec.CheckYAML(data, reflect.TypeOf(shape{}), "class spec", "see docs/class.md"); len(errs) > 0 {
+		return nil, &spec.ValidationError{Source: source, Errs: errs}
+	}
 	var c Spec
-	if err := yaml.UnmarshalStrict(data, &c); err != nil {
+	// Numbers stay as written: a float64 would turn 2^63-1 into another
+	// number before the lab spec rules see it.
+	useNumber := func(d *json.Decoder) *json.Decoder { d.UseNumber(); return d }
+	if err := yaml.UnmarshalStrict(data, &c, useNumber); err != nil {
 		msg := err.Error()
 		msg = strings.TrimPrefix(msg, "error unmarshaling JSON: while decoding JSON: ")
 		msg = strings.TrimPrefix(msg, "error converting YAML to JSON: ")
@@ -146,119 +173,6 @@ func LabName(class, learner string) string { return class + "-" + learner }
 
 // Dir is the class's own directory under the bootlab home (handouts).
 func Dir(home, class string) string { return filepath.Join(home, "classes", class) }
-
-var labelRE = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
-
-// maxLearners bounds a class: far more labs than any host holds.
-const maxLearners = 1000
-
-// maxLabName is spec.Validate's limit on lab names.
-const maxLabName = 32
-
-// perLab are the template fields that must differ from lab to lab: a
-// template that sets one would give every lab the same value.
-var perLab = []struct{ path, why string }{
-	{"name", "each lab is named <class>-<learner>"},
-	{"labDir", "each lab gets its own lab directory"},
-	{"storage.poolDir", "each lab gets its own storage pool directory"},
-	{"network.cidr", "addressPool gives each lab its own /24 (or set network.cidr per learner in overrides)"},
-	{"network.bridge", "each lab's bridge is derived from its name"},
-	{"network.gateway", "each lab's gateway is the first address of its own network"},
-	{"network.apiAddress", "each lab's load balancer listens on its own network"},
-	{"network.ingressAddress", "each lab's load balancer listens on its own network"},
-}
-
-// validateClass checks the class's own fields (not its labs).
-func (c *Spec) validateClass(add func(field, format string, args ...any)) []string {
-	if c.APIVersion != "" && c.APIVersion != spec.APIVersion {
-		add("apiVersion", "%q is not supported: use %s", c.APIVersion, spec.APIVersion)
-	}
-	if c.Kind != "" && c.Kind != Kind {
-		add("kind", "%q is not a class: use kind: %s (a lab spec is used with `bootlab lab`)", c.Kind, Kind)
-	}
-	switch {
-	case c.Name == "":
-		add("name", "missing: name the class (it prefixes every lab: <name>-<learner>)")
-	case !labelRE.MatchString(c.Name):
-		add("name", "%q is not a DNS label: use lowercase letters, digits and '-', starting and ending with a letter or digit", c.Name)
-	}
-	if c.Learners.Count > maxLearners {
-		add("learners", "%d: a class has at most %d learners (one /24 and one load balancer each on one host)", c.Learners.Count, maxLearners)
-		return nil
-	}
-	learners := c.Learners.List()
-	switch {
-	case c.Learners.listed && len(learners) == 0:
-		add("learners", "the list is empty: name at least one learner")
-	case !c.Learners.listed && c.Learners.Count == 0:
-		add("learners", "missing: give a count (learners: 3) or a list of names")
-	case !c.Learners.listed && c.Learners.Count < 0:
-		add("learners", "%d: give a count of at least 1 (learners: 3) or a list of names", c.Learners.Count)
-	}
-	seen := map[string]int{}
-	var ok []string
-	for i, l := range learners {
-		f := fmt.Sprintf("learners[%d]", i)
-		switch {
-		case !labelRE.MatchString(l) || len(l) > 63:
-			add(f, "%q is not a DNS label: use lowercase letters, digits and '-', starting and ending with a letter or digit (it names the lab %s-<learner> and its handout)", l, c.Name)
-			continue
-		case seen[l] > 0:
-			add(f, "%q is already learners[%d]: every learner needs a name of their own", l, seen[l]-1)
-			continue
-		}
-		seen[l] = i + 1
-		if n := LabName(c.Name, l); c.Name != "" && len(n) > maxLabName {
-			add(f, "lab name %q is %d characters, at most %d are allowed: shorten the class name or the learner name", n, len(n), maxLabName)
-			continue
-		}
-		ok = append(ok, l)
-	}
-	keys := make([]string, 0, len(c.Overrides))
-	for k := range c.Overrides {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		if seen[k] == 0 {
-			add("overrides."+k, "%q is not a learner of this class (learners: %s): fix the name or add the learner", k, strings.Join(learners, ", "))
-		}
-	}
-	if c.Template == nil {
-		add("template", "missing: give the lab spec every learner gets (at least `template: {}` for the defaults)")
-	}
-	for _, p := range perLab {
-		if _, set := lookup(c.Template, p.path); set {
-			add("template."+p.path, "must not be set in a class template: %s", p.why)
-		}
-	}
-	if nodes, ok := lookup(c.Template, "nodes"); ok {
-		if list, ok := nodes.([]any); ok {
-			for i, n := range list {
-				for _, key := range []string{"ip", "mac"} {
-					if _, set := lookup(n, key); set {
-						add(fmt.Sprintf("template.nodes[%d].%s", i, key), "must not be set in a class template: every lab's nodes get addresses of their own")
-					}
-				}
-			}
-		}
-	}
-	return ok
-}
-
-// lookup follows a dotted path of mapping keys.
-func lookup(doc any, path string) (any, bool) {
-	for _, k := range strings.Split(path, ".") {
-		m, ok := doc.(map[string]any)
-		if !ok {
-			return nil, false
-		}
-		if doc, ok = m[k]; !ok {
-			return nil, false
-		}
-	}
-	return doc, true
-}
 
 // merge returns base with over merged in: mappings key by key, anything
 // else replaced. Neither argument is changed.

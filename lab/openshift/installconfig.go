@@ -4,11 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
-	"os"
 	"strings"
 
 	"sigs.k8s.io/yaml"
 
+	"github.com/bootlab/bootlab/internal/userfile"
 	"github.com/bootlab/bootlab/lab/labdir"
 	"github.com/bootlab/bootlab/lab/spec"
 )
@@ -153,7 +153,7 @@ func keyBlob(key string) string {
 
 // LoadSSHPublicKey reads and checks an OpenSSH public key file.
 func LoadSSHPublicKey(path string) (string, error) {
-	data, err := os.ReadFile(path)
+	data, err := userfile.Read(path, userfile.MaxTextBytes)
 	if err != nil {
 		return "", fmt.Errorf("ssh public key %s (openshift.sshPublicKeyFile, default the lab key's .pub): %w", path, err)
 	}

@@ -3,9 +3,8 @@ package openshift
 import (
 	"errors"
 	"fmt"
-	"os"
-	"strings"
 
+	"github.com/bootlab/bootlab/internal/userfile"
 	"github.com/bootlab/bootlab/lab/spec"
 )
 
@@ -29,12 +28,16 @@ func LoadPullSecret(path string) (string, error) {
 	if path == "" {
 		return "", &PullSecretError{Path: "(unset)", Msg: "no file given: an openshift-profile lab runs openshift-install, whose install-config needs one even when image.path names the RHCOS image"}
 	}
-	data, err := os.ReadFile(path)
+	data, err := userfile.Read(path, userfile.MaxTextBytes)
 	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
+		var fe *userfile.Error
+		if errors.As(err, &fe) && fe.NotExist {
 			return "", &PullSecretError{Path: path, Msg: "file not found"}
 		}
-		return "", &PullSecretError{Path: path, Msg: "cannot be read: " + strings.TrimPrefix(err.Error(), "open "+path+": ")}
+		if errors.As(err, &fe) {
+			return "", &PullSecretError{Path: path, Msg: fe.Msg}
+		}
+		return "", &PullSecretError{Path: path, Msg: "cannot be read: " + err.Error()}
 	}
 	compact, err := spec.CheckPullSecret(data)
 	if err != nil {

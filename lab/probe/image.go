@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/bootlab/bootlab/internal/userfile"
 	"github.com/bootlab/bootlab/lab/cache"
 )
 
@@ -37,6 +38,10 @@ const (
 	ModuleDir       = "/lib/modules/bootlab"
 	ModuleOrderFile = "/lib/modules/bootlab/order"
 )
+
+// maxKernelBytes bounds the kernel read into the probe image: a vmlinuz
+// is some 10 MiB; a path to something else must not fill memory.
+const maxKernelBytes = 256 << 20
 
 // DebianKernelPackage is the kernel used when the host has none to lend.
 const DebianKernelPackage = "linux-image-cloud-amd64"
@@ -124,9 +129,9 @@ func EnsureImage(ctx context.Context, opts ImageOptions) (*Image, error) {
 	if err := checkStatic(opts.Agent, agent); err != nil {
 		return nil, err
 	}
-	kdata, err := os.ReadFile(kernel)
+	kdata, err := userfile.Read(kernel, maxKernelBytes)
 	if err != nil {
-		return nil, fmt.Errorf("read kernel %s: %w (pass --kernel with a readable vmlinuz)", kernel, err)
+		return nil, fmt.Errorf("kernel (--kernel) %w (pass --kernel with a readable vmlinuz)", err)
 	}
 	h := sha256.New()
 	fmt.Fprintf(h, "%s\n%s\n", imageFormat, Cmdline)

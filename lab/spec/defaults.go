@@ -120,7 +120,7 @@ func (s *Spec) Defaults() {
 			s.OpenShift.ServiceNetwork = []string{DefaultServiceNetworkCIDR}
 		}
 	}
-	if len(s.Nodes) == 0 && s.Topology.Masters+s.Topology.Workers+1 <= MaxNodes {
+	if len(s.Nodes) == 0 && s.Topology.nodes() <= MaxNodes {
 		if s.Topology.Masters == 0 && s.Topology.Workers == 0 && !s.mastersGiven {
 			s.Topology = Topology{Masters: 3, Workers: 2}
 		}

@@ -5,29 +5,34 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"reflect"
 	"regexp"
 	"strings"
 
 	yamlv3 "gopkg.in/yaml.v3"
 	"sigs.k8s.io/yaml"
+
+	"github.com/bootlab/bootlab/internal/userfile"
 )
 
 // Load reads a spec file. It does not apply defaults or validate.
 func Load(path string) (*Spec, error) {
-	data, err := os.ReadFile(path)
+	data, err := userfile.Read(path, userfile.MaxTextBytes)
 	if err != nil {
-		if os.IsNotExist(err) {
+		var fe *userfile.Error
+		if errors.As(err, &fe) && fe.NotExist {
 			return nil, fmt.Errorf("lab spec %s not found: create it (see `bootlab lab config -o yaml` for a full example) or pass -f", path)
 		}
-		return nil, fmt.Errorf("read lab spec: %w", err)
+		return nil, fmt.Errorf("lab spec (-f) %w", err)
 	}
 	return Parse(data, path)
 }
 
 // Parse decodes a spec, rejecting unknown fields so a typo names itself.
 func Parse(data []byte, source string) (*Spec, error) {
+	if errs := CheckYAML(data, reflect.TypeOf(Spec{}), "lab spec", "`bootlab lab config -o yaml` prints a full one"); len(errs) > 0 {
+		return nil, &ValidationError{Source: source, Errs: errs}
+	}
 	var s Spec
 	if err := yaml.UnmarshalStrict(data, &s); err != nil {
 		var te *json.UnmarshalTypeError
@@ -138,9 +143,14 @@ func (s *Spec) Marshal() ([]byte, error) {
 }
 
 // plainStyle drops the flow and quoting styles a node read from JSON has,
-// so the YAML reads like one a person wrote.
+// so the YAML reads like one a person wrote. Text YAML 1.1 would read as
+// a boolean (no, off) stays quoted: Parse refuses it plain, and the printed
+// spec must read back as it was.
 func plainStyle(n *yamlv3.Node) {
-	n.Style &^= yamlv3.FlowStyle | yamlv3.DoubleQuotedStyle
+	n.Style &^= yamlv3.FlowStyle
+	if _, isBool := yaml11Bool(n.Value); n.Kind != yamlv3.ScalarNode || n.Tag != "!!str" || !isBool {
+		n.Style &^= yamlv3.DoubleQuotedStyle
+	}
 	for _, c := range n.Content {
 		plainStyle(c)
 	}

@@ -4,12 +4,13 @@ import (
 	"fmt"
 	"net/netip"
 	"net/url"
-	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/bootlab/bootlab/internal/userfile"
 )
 
 // FieldError is one problem with one field of the spec.
@@ -107,12 +108,17 @@ func (s *Spec) Validate() error {
 	// Far too many nodes is one error, before a check a node: Defaults did
 	// not make them (a typo such as 100000 must not take seconds and print
 	// thousands of lines).
-	if n := s.Topology.Masters + s.Topology.Workers + 1; len(s.Nodes) == 0 && n > MaxNodes {
-		field := "topology.workers"
+	if n := s.Topology.nodes(); len(s.Nodes) == 0 && n > MaxNodes {
+		field, count := "topology.workers", s.Topology.Workers
 		if s.Topology.Masters > s.Topology.Workers {
-			field = "topology.masters"
+			field, count = "topology.masters", s.Topology.Masters
 		}
-		e.add(field, "%d nodes in all: a lab holds at most %d (one /24 machine network)", n, MaxNodes)
+		if count > MaxNodes {
+			// One count alone is too many (and the sum may not fit an int).
+			e.add(field, "%d: a lab holds at most %d nodes in all (one /24 machine network)", count, MaxNodes)
+		} else {
+			e.add(field, "%d nodes in all: a lab holds at most %d (one /24 machine network)", n, MaxNodes)
+		}
 		return e.err()
 	}
 	if len(s.Nodes) > MaxNodes {
@@ -186,9 +192,42 @@ func (s *Spec) validateURI(e *errs) {
 	}
 }
 
-// minPrefixLen is the smallest network bootlab accepts: the gateway, the
-// nodes at .10 and up, and a DHCP range need a /27 at least.
-const maxPrefixBits = 27
+// maxPrefixBits is the smallest network bootlab accepts: the gateway, the
+// nodes at .10 and up, and a DHCP range need a /27 at least. minPrefixBits
+// is the largest: a lab network is one host bridge's LAN of at most
+// MaxNodes nodes; a /8 would shadow routes the host needs.
+const (
+	maxPrefixBits = 27
+	minPrefixBits = 16
+)
+
+// bridgeNameError says why Linux would refuse name as an interface name
+// (dev_valid_name: 1-15 bytes, no '/', ':' or whitespace, not "." or
+// ".."), or "". bootlab is stricter than the kernel: letters, digits,
+// '_', '.' and '-' only, which every tool quoting the name handles.
+func bridgeNameError(name string) string {
+	switch {
+	case strings.TrimSpace(name) == "":
+		return "is empty"
+	case len(name) > 15:
+		return fmt.Sprintf("%q is %d bytes, more than 15", name, len(name))
+	case name == "." || name == "..":
+		return fmt.Sprintf("%q is not a name", name)
+	case !bridgeRE.MatchString(name):
+		return fmt.Sprintf("%q holds a character Linux or bootlab refuses", name)
+	}
+	return ""
+}
+
+// nodes is how many nodes the topology makes (with the bootstrap), or
+// more than MaxNodes when either count is out of range: adding two huge
+// counts must not wrap around to a small one.
+func (t Topology) nodes() int {
+	if t.Masters > MaxNodes || t.Workers > MaxNodes {
+		return MaxNodes + 1
+	}
+	return t.Masters + t.Workers + 1
+}
 
 func (s *Spec) validateNetwork(e *errs) (netip.Prefix, bool) {
 	n := s.Network
@@ -197,8 +236,8 @@ func (s *Spec) validateNetwork(e *errs) (netip.Prefix, bool) {
 	default:
 		e.add("network.mode", "unknown mode %q: use nat (real installs) or isolated (no traffic leaves the host)", n.Mode)
 	}
-	if !bridgeRE.MatchString(n.Bridge) {
-		e.add("network.bridge", "%q is not a usable bridge name: 1-15 letters, digits, '_', '.' or '-'", n.Bridge)
+	if msg := bridgeNameError(n.Bridge); msg != "" {
+		e.add("network.bridge", "%s: Linux names a bridge with 1-15 letters, digits, '_', '.' or '-' (not \".\" or \"..\"), e.g. bootlab-lab1", msg)
 	}
 	prefix, err := netip.ParsePrefix(n.CIDR)
 	if err != nil {
@@ -211,6 +250,10 @@ func (s *Spec) validateNetwork(e *errs) (netip.Prefix, bool) {
 	}
 	if prefix.Masked() != prefix {
 		e.add("network.cidr", "%q has host bits set: did you mean %s?", n.CIDR, prefix.Masked())
+		return netip.Prefix{}, false
+	}
+	if prefix.Bits() < minPrefixBits {
+		e.add("network.cidr", "%q is too large for a lab network: use a /%d to /%d (a lab holds at most %d nodes; a /24 such as 192.168.126.0/24 is plenty)", n.CIDR, minPrefixBits, maxPrefixBits, MaxNodes)
 		return netip.Prefix{}, false
 	}
 	if prefix.Bits() > maxPrefixBits {
@@ -241,6 +284,16 @@ func (s *Spec) validateNetwork(e *errs) (netip.Prefix, bool) {
 	return prefix, true
 }
 
+// regularFile checks that path is a regular file that can be opened,
+// without reading it (images are large).
+func regularFile(path string) error {
+	f, _, err := userfile.Open(path)
+	if err != nil {
+		return err
+	}
+	return f.Close()
+}
+
 // usableHost says whether a is inside p and neither its network nor its broadcast address.
 func usableHost(p netip.Prefix, a netip.Addr) bool {
 	if !a.Is4() || !p.Contains(a) || a == p.Addr() {
@@ -264,12 +317,8 @@ func (s *Spec) validateImage(e *errs) {
 			e.add(field, "%q must be an absolute path", path)
 			return
 		}
-		st, err := os.Stat(path)
-		switch {
-		case err != nil:
-			e.add(field, "%s not found: %s", what, path)
-		case st.IsDir():
-			e.add(field, "%s is a directory, not a file", path)
+		if err := regularFile(path); err != nil {
+			e.add(field, "%s %s", what, err)
 		}
 	}
 	fileMust("image.path", im.Path, "base image")
@@ -296,17 +345,17 @@ func (s *Spec) validateOpenShift(e *errs) {
 		return
 	}
 	checkOpenShiftVersion(e, o.Version)
+	// The pull secret and SSH key are read (and checked) by
+	// validateOpenShiftInputs; the tools need only be regular files.
 	for field, path := range map[string]string{
-		"openshift.pullSecretFile":   o.PullSecretFile,
-		"openshift.sshPublicKeyFile": o.SSHPublicKeyFile,
-		"openshift.installerPath":    o.InstallerPath,
-		"openshift.ocPath":           o.OCPath,
+		"openshift.installerPath": o.InstallerPath,
+		"openshift.ocPath":        o.OCPath,
 	} {
 		if path == "" {
 			continue
 		}
-		if _, err := os.Stat(path); err != nil {
-			e.add(field, "%s not found: give the path of an existing file", path)
+		if err := regularFile(path); err != nil {
+			e.add(field, "%s", err)
 		}
 	}
 	for field, base := range map[string]string{"openshift.mirrors.clients": o.Mirrors.Clients, "openshift.mirrors.rhcos": o.Mirrors.RHCOS} {

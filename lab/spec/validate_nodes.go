@@ -7,6 +7,13 @@ import (
 	"strings"
 )
 
+// The largest sizes a node may ask for: far past any lab host, and small
+// enough that MiB and GiB counts cannot overflow when turned into bytes.
+const (
+	maxMemoryMiB = 1 << 20
+	maxDiskGiB   = 16 << 10
+)
+
 func (s *Spec) validateNodes(e *errs, prefix netip.Prefix, prefixOK bool) {
 	if len(s.Nodes) == 0 {
 		e.add("nodes", "no nodes: a lab needs one bootstrap and at least one master")
@@ -43,12 +50,16 @@ func (s *Spec) validateNodes(e *errs, prefix netip.Prefix, prefixOK bool) {
 		if n.VCPUs < 1 || n.VCPUs > 64 {
 			e.add(f("vcpus"), "%d is out of range: use 1 to 64", n.VCPUs)
 		}
-		if floor := MinMemoryMiB(s.Profile, n.Role); n.MemoryMiB < floor {
+		if n.MemoryMiB > maxMemoryMiB {
+			e.add(f("memoryMiB"), "%d MiB is more than any lab host has: use at most %d (1 TiB)", n.MemoryMiB, maxMemoryMiB)
+		} else if floor := MinMemoryMiB(s.Profile, n.Role); n.MemoryMiB < floor {
 			e.add(f("memoryMiB"), "%d MiB is below the %s profile's floor of %d MiB for a %s", n.MemoryMiB, s.Profile, floor, n.Role)
 		} else if n.Role == RoleBootstrap && s.Rehearsal() && n.MemoryMiB < RehearsalBootstrapMinMemoryMiB {
 			e.add(f("memoryMiB"), "%d MiB is too little for a rehearsal bootstrap (openshift.manualBootstrap on a probe lab runs real etcd): give it at least %d MiB, or leave memoryMiB out for %d", n.MemoryMiB, RehearsalBootstrapMinMemoryMiB, RehearsalBootstrapMemoryMiB)
 		}
-		if floor := minDiskGiB(s.Profile); n.DiskGiB < floor {
+		if n.DiskGiB > maxDiskGiB {
+			e.add(f("diskGiB"), "%d GiB is more than a lab disk needs: use at most %d (16 TiB)", n.DiskGiB, maxDiskGiB)
+		} else if floor := minDiskGiB(s.Profile); n.DiskGiB < floor {
 			e.add(f("diskGiB"), "%d GiB is below the %s profile's floor of %d GiB", n.DiskGiB, s.Profile, floor)
 		}
 		mac := strings.ToLower(n.MAC)

@@ -3,8 +3,9 @@ package spec
 import (
 	"fmt"
 	"net/netip"
-	"os"
 	"strconv"
+
+	"github.com/bootlab/bootlab/internal/userfile"
 )
 
 // The checks below are the ones openshift-install runs on install-config for
@@ -184,17 +185,19 @@ func (s *Spec) validateOpenShiftNetworks(e *errs, machine netip.Prefix, machineO
 func (s *Spec) validateOpenShiftInputs(e *errs) {
 	o := s.OpenShift
 	if o.PullSecretFile != "" {
-		if data, err := os.ReadFile(o.PullSecretFile); err == nil {
-			if _, err := CheckPullSecret(data); err != nil {
-				e.add("openshift.pullSecretFile", "%s: %s; %s", o.PullSecretFile, err, PullSecretHelp)
-			}
+		data, err := userfile.Read(o.PullSecretFile, userfile.MaxTextBytes)
+		if err != nil {
+			e.add("openshift.pullSecretFile", "%s", err)
+		} else if _, err := CheckPullSecret(data); err != nil {
+			e.add("openshift.pullSecretFile", "%s: %s; %s", o.PullSecretFile, err, PullSecretHelp)
 		}
 	}
 	if o.SSHPublicKeyFile != "" {
-		if data, err := os.ReadFile(o.SSHPublicKeyFile); err == nil {
-			if err := CheckSSHPublicKey(string(data)); err != nil {
-				e.add("openshift.sshPublicKeyFile", "%s: %s", o.SSHPublicKeyFile, err)
-			}
+		data, err := userfile.Read(o.SSHPublicKeyFile, userfile.MaxTextBytes)
+		if err != nil {
+			e.add("openshift.sshPublicKeyFile", "%s", err)
+		} else if err := CheckSSHPublicKey(string(data)); err != nil {
+			e.add("openshift.sshPublicKeyFile", "%s: %s", o.SSHPublicKeyFile, err)
 		}
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"strings"
 	"syscall"
 	"time"
@@ -31,17 +32,37 @@ import (
 
 // Main runs bootlab with the process's arguments and streams and returns the
 // exit code. The first Ctrl-C cancels the context; steps clean up and return.
+// A second Ctrl-C (or SIGTERM) ends the process at once, should a step
+// not return.
 func Main() int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	go func() {
+		<-ctx.Done()
+		stop()
+	}()
 	return Run(ctx, cmdutil.SystemStreams(), os.Args[1:])
 }
 
 // Run executes bootlab with args and returns the exit code. Errors are printed
-// once, here.
+// once, here; a panic is a bootlab bug, reported as one (see recoverBug).
 func Run(ctx context.Context, streams cmdutil.Streams, args []string) int {
+	return execute(ctx, streams, args, NewCmdRoot)
+}
+
+// issuesURL is where a bootlab bug is reported.
+const issuesURL = "https://github.com/bootlab/bootlab/issues"
+
+// execute is Run with the command tree newRoot builds (tests add a
+// command that panics).
+func execute(ctx context.Context, streams cmdutil.Streams, args []string, newRoot func(*cmdutil.Factory) *cobra.Command) (exit int) {
+	defer func() {
+		if r := recover(); r != nil {
+			exit = reportBug(streams.ErrOut, r, debug.Stack())
+		}
+	}()
 	f := &cmdutil.Factory{Streams: streams}
-	root := NewCmdRoot(f)
+	root := newRoot(f)
 	root.SetArgs(args)
 	root.SetIn(streams.In)
 	root.SetOut(streams.Out)
@@ -86,6 +107,16 @@ func Run(ctx context.Context, streams cmdutil.Streams, args []string) int {
 		printError(streams.ErrOut, jsonLogs, code, cmdutil.CutLong(msg))
 	}
 	return code
+}
+
+// reportBug prints a panic as what it is, a bootlab bug: one line saying
+// so and where to report it (with the version), then the stack, on stderr.
+// The exit code is its own (sysexits EX_SOFTWARE), never usage's 2.
+func reportBug(w io.Writer, r any, stack []byte) int {
+	v := version.Get()
+	fmt.Fprintf(w, "BUG: bootlab %s (commit %s) crashed: %v. This is a bug in bootlab, not in what you gave it: please report it at %s with the command you ran and the stack below.\n", v.Version, v.Commit, r, issuesURL)
+	w.Write(stack)
+	return cmdutil.ExitBug
 }
 
 // labTarget is how the user named the lab (-f, --name), repeated in the

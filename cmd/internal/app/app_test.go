@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -11,10 +12,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/spf13/cobra"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/bootlab/bootlab/cmd/internal/cmdutil"
+	"github.com/bootlab/bootlab/internal/version"
 )
 
 func run(t *testing.T, args ...string) (int, string, string) {
@@ -270,4 +273,34 @@ func TestClassCommandsDoNotRetargetLabHints(t *testing.T) {
 	assert.Equal(t, "-f ws.yaml", target("lab", "status", "-f", "ws.yaml"))
 	assert.Empty(t, target("class", "up", "-f", "ws.yaml"))
 	assert.Empty(t, target("class", "status", "--name", "ws"))
+}
+
+// A panic in any command is a bootlab bug: its own exit code (not usage's
+// 2), one line saying so with the version and where to report it, then the
+// stack.
+func TestPanicIsReportedAsBug(t *testing.T) {
+	withBoom := func(f *cmdutil.Factory) *cobra.Command {
+		root := NewCmdRoot(f)
+		root.AddCommand(&cobra.Command{Use: "boom", RunE: func(_ *cobra.Command, args []string) error {
+			// No arguments: a runtime panic like the ones fuzzing finds.
+			return errors.New(args[3])
+		}})
+		return root
+	}
+	var out, errb bytes.Buffer
+	code := execute(context.Background(), cmdutil.Streams{In: strings.NewReader(""), Out: &out, ErrOut: &errb}, []string{"boom"}, withBoom)
+	assert.Equal(t, cmdutil.ExitBug, code)
+	assert.Equal(t, 70, code, "sysexits EX_SOFTWARE")
+	lines := strings.SplitN(errb.String(), "\n", 2)
+	require.Len(t, lines, 2)
+	assert.Contains(t, lines[0], "BUG: bootlab "+version.Get().Version+" (commit ")
+	assert.Contains(t, lines[0], "index out of range [3] with length 0")
+	assert.Contains(t, lines[0], "please report it at https://github.com/bootlab/bootlab/issues")
+	assert.Contains(t, lines[1], "goroutine ", "the stack follows")
+	assert.Contains(t, lines[1], "TestPanicIsReportedAsBug")
+	assert.Empty(t, out.String())
+
+	// Run is execute with the real tree: the same tree still works.
+	code, _, _ = run(t, "version")
+	assert.Equal(t, cmdutil.ExitOK, code)
 }

@@ -68,7 +68,10 @@ func TestUpDryRunFailsAsUpDoes(t *testing.T) {
 		code       int
 		want       string
 	}{
-		{"a bridge name Linux rejects", "network: {bridge: \"bad name!\"}\n", nil, cmdutil.ExitInvalid, "network.bridge: \"bad name!\" is not a usable bridge name"},
+		{"a bridge name Linux rejects", "network: {bridge: \"bad name!\"}\n", nil, cmdutil.ExitInvalid, "network.bridge: \"bad name!\" holds a character Linux or bootlab refuses"},
+		{"a /8 network", "network: {cidr: 10.0.0.0/8}\n", nil, cmdutil.ExitInvalid, "network.cidr"},
+		{"memory out of range", "nodes:\n- {name: bootstrap, role: bootstrap, memoryMiB: 9223372036854775807}\n- {name: m, role: master}\n", nil, cmdutil.ExitInvalid, "memoryMiB"},
+		{"a system directory as labDir", "labDir: /etc\n", nil, cmdutil.ExitInvalid, "labDir: /etc is a top-level system directory"},
 		{"an unknown accelerator", "accelerator: hvf\n", nil, cmdutil.ExitInvalid, `accelerator: unknown accelerator "hvf"`},
 		{"an unknown field", "nodez: []\n", nil, cmdutil.ExitInvalid, "nodez"},
 		{"negative workers", "", []string{"--workers", "-1"}, cmdutil.ExitUsage, "--workers -1"},

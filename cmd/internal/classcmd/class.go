@@ -17,6 +17,7 @@ import (
 
 	"github.com/bootlab/bootlab/cmd/internal/cmdutil"
 	"github.com/bootlab/bootlab/internal/status"
+	"github.com/bootlab/bootlab/internal/userfile"
 	"github.com/bootlab/bootlab/lab"
 	"github.com/bootlab/bootlab/lab/class"
 	"github.com/bootlab/bootlab/lab/labdir"
@@ -64,21 +65,32 @@ type ClassFlags struct {
 
 func addClassFlags(cmd *cobra.Command, cf *ClassFlags, needFile bool) {
 	cf.cmd, cf.needFile = cmd, needFile
-	cmd.Flags().StringVarP(&cf.File, "file", "f", DefaultClassFile, "class spec file (YAML)")
+	cmd.Flags().StringVarP(&cf.File, "file", "f", DefaultClassFile, "class spec file (YAML; - reads standard input)")
 	if !needFile {
 		cmd.Flags().StringVar(&cf.Name, "name", "", "class name (instead of -f: the class's labs are found by their state)")
 	}
 }
 
-// Load reads the class spec file. A file that cannot be read (a
-// directory, say) is invalid input, exit 3, as for a lab spec.
+// Load reads the class spec file, or standard input for -f -. A file that
+// cannot be read (a directory, say) is invalid input, exit 3, as for a lab
+// spec.
 func (cf *ClassFlags) Load() (*class.Spec, error) {
-	c, err := class.Load(cf.File)
-	var ve *lab.ValidationError
-	if err != nil && !errors.As(err, &ve) {
-		return nil, cmdutil.WithCode(cmdutil.ExitInvalid, err)
+	if cf.File != userfile.StdinPath || cf.cmd == nil {
+		c, err := class.Load(cf.File)
+		var ve *lab.ValidationError
+		if err != nil && !errors.As(err, &ve) {
+			return nil, cmdutil.WithCode(cmdutil.ExitInvalid, err)
+		}
+		return c, err
 	}
-	return c, err
+	data, err := userfile.ReadStdin(cf.cmd.Context(), cf.cmd.InOrStdin(), userfile.MaxTextBytes)
+	if err != nil && cf.cmd.Context().Err() != nil {
+		return nil, err // interrupted: app.Run says so
+	}
+	if err != nil {
+		return nil, cmdutil.WithCode(cmdutil.ExitInvalid, fmt.Errorf("class spec: %w", err))
+	}
+	return class.Parse(data, "standard input (-f -)")
 }
 
 // ClassName is the class the flags name: --name, else the name in the file.
@@ -146,6 +158,9 @@ func templateURI(c *class.Spec) string {
 func plan(ctx context.Context, f *cmdutil.Factory, cf *ClassFlags) (*class.Plan, error) {
 	c, err := cf.Load()
 	if err != nil {
+		return nil, err
+	}
+	if err := c.Check(cf.File); err != nil {
 		return nil, err
 	}
 	h, err := hostOf(ctx, f, templateURI(c))

@@ -9,6 +9,10 @@ import (
 	"github.com/bootlab/bootlab/lab/preflight"
 )
 
+// ExitBug is a panic: a bootlab bug, whatever the input (sysexits
+// EX_SOFTWARE). app.Run prints how to report it.
+const ExitBug = 70
+
 // ExitCodeOf is the exit code a command's error maps to: the code an
 // ExitCoder chose, 3 for the library's invalid-input errors, 5 for a lab
 // that does not exist, and 1 for anything else. The library's errors say

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/bootlab/bootlab/internal/userfile"
 	"github.com/bootlab/bootlab/lab"
 	"github.com/bootlab/bootlab/lab/labdir"
 )
@@ -50,6 +51,8 @@ type SpecFlags struct {
 	// target repeats how the user named the lab, for the hints we print.
 	target string
 	flags  *pflag.FlagSet
+	// cmd gives -f - its standard input and the context that ends the read.
+	cmd *cobra.Command
 }
 
 // AddSpecFlags registers the flags of the commands that build or check a
@@ -72,8 +75,8 @@ func AddSpecFlags(cmd *cobra.Command, sf *SpecFlags) {
 // --pull-secret) would mean nothing there.
 func AddTargetFlags(cmd *cobra.Command, sf *SpecFlags) {
 	fl := cmd.Flags()
-	sf.flags = fl
-	fl.StringVarP(&sf.File, "file", "f", DefaultSpecFile, "lab spec file (YAML)")
+	sf.flags, sf.cmd = fl, cmd
+	fl.StringVarP(&sf.File, "file", "f", DefaultSpecFile, "lab spec file (YAML; - reads standard input)")
 	fl.StringVar(&sf.Name, "name", "", "lab name (overrides name; without -f, the lab of that name with every default)")
 	fl.StringVar(&sf.URI, "uri", "", "libvirt URI (overrides libvirt.uri)")
 	fl.StringVar(&sf.LabDir, "lab-dir", "", "lab directory (overrides labDir)")
@@ -147,6 +150,9 @@ func (sf *SpecFlags) base() (spec *lab.Spec, source string, err error) {
 		sf.target = TargetArgsOf(sf.flags)
 	}
 	explicit := changed("file")
+	if explicit && sf.File == userfile.StdinPath && sf.cmd != nil {
+		return sf.stdin()
+	}
 	if _, statErr := os.Stat(sf.File); statErr == nil || explicit {
 		s, err := lab.Load(sf.File)
 		if err != nil {
@@ -189,6 +195,23 @@ func (sf *SpecFlags) base() (spec *lab.Spec, source string, err error) {
 		return &lab.Spec{}, "flags (no " + sf.File + ")", nil
 	}
 	return nil, "", WithCode(ExitUsage, why)
+}
+
+// stdin reads the spec from standard input (-f -), giving up on Ctrl-C.
+func (sf *SpecFlags) stdin() (*lab.Spec, string, error) {
+	const source = "standard input (-f -)"
+	data, err := userfile.ReadStdin(sf.cmd.Context(), sf.cmd.InOrStdin(), userfile.MaxTextBytes)
+	if err != nil && sf.cmd.Context().Err() != nil {
+		return nil, "", err // interrupted: app.Run says so
+	}
+	if err != nil {
+		return nil, "", WithCode(ExitInvalid, fmt.Errorf("lab spec: %w", err))
+	}
+	s, err := lab.Parse(data, source)
+	if err != nil {
+		return nil, "", err
+	}
+	return s, source, nil
 }
 
 // Load reads the spec (see base), applies flag overrides and defaults, and

@@ -3,12 +3,12 @@ package stagecmd
 import (
 	"context"
 	"fmt"
-	"os"
 
 	"github.com/spf13/cobra"
 
 	"github.com/bootlab/bootlab/cmd/internal/cmdutil"
 	"github.com/bootlab/bootlab/internal/node"
+	"github.com/bootlab/bootlab/internal/userfile"
 	"github.com/bootlab/bootlab/stages"
 )
 
@@ -27,14 +27,20 @@ func sourceFlag(val string) error {
 	return cmdutil.UsageErrorf("--source must be %s or %s, not %q", stages.SourceNode, stages.SourceBootlab, val)
 }
 
+// readScript reads a script the user names (bootkube.sh and its helpers
+// beside it): a regular file, of a script's size.
+func readScript(path string) ([]byte, error) {
+	return userfile.Read(path, userfile.MaxTextBytes)
+}
+
 // localScript reads a bootkube.sh on this machine (--bootkube FILE) and the
 // helpers beside it.
 func localScript(file string) (*stages.NodeScript, error) {
-	data, err := os.ReadFile(file)
+	data, err := readScript(file)
 	if err != nil {
-		return nil, cmdutil.UsageErrorf("--bootkube: %v (give a copy of a bootstrap node's /usr/local/bin/bootkube.sh)", err)
+		return nil, cmdutil.UsageErrorf("--bootkube %v (give a copy of a bootstrap node's /usr/local/bin/bootkube.sh)", err)
 	}
-	ns, err := stages.LocalScript(file, data, os.ReadFile, stages.Default())
+	ns, err := stages.LocalScript(file, data, readScript, stages.Default())
 	if err != nil {
 		return nil, cmdutil.WithCode(cmdutil.ExitInvalid, fmt.Errorf("--bootkube: %w", err))
 	}
