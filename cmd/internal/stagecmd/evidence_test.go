@@ -105,3 +105,13 @@ func TestRunOnAnInferredReleaseNamesTheNodeScriptTheAuthority(t *testing.T) {
 	_, ok := stages.ReleaseOf(stages.MustVersion("4.20"))
 	assert.True(t, ok)
 }
+
+// `stage explain 13` on a rehearsal lab does not credit cluster-bootstrap
+// with kube-system/bootstrap: upstream, report-progress.sh writes it after
+// .bootkube.done.
+func TestRehearsalNoteOf13NamesWhoWritesTheBootstrapConfigMap(t *testing.T) {
+	note := rehearsalSection(13)
+	assert.Contains(t, note, "what upstream's cluster-bootstrap does not")
+	assert.Contains(t, note, "by report-progress.sh (progress.service) after .bootkube.done")
+	assert.Contains(t, note, "upstream only during this stage", "when the masters' etcd members join, upstream and here")
+}
