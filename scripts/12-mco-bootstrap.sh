@@ -22,9 +22,13 @@ if stage_needed mco-bootstrap; then
     if [ -f "$PWD/manifests/cloud-provider-config.yaml" ]; then
         MCO_FLAGS+=(--cloud-config-file=/assets/config-bootstrap/cloud-provider-config-generated.yaml)
     fi
-    # Cluster-hosted DNS on a cloud: the load balancers' addresses.
-    if [ -f /opt/openshift/manifests/openshift-lbconfig-custom-dns.yaml ]; then
-        MCO_FLAGS+=(--cloud-lb-config-file=/assets/manifests/openshift-lbconfig-custom-dns.yaml)
+    # Cluster-hosted DNS on a cloud: the load balancers' addresses. Upstream
+    # tests one name and passes another (since 2023-11, every release 4.16-4.19
+    # read); the installer writes neither in manifests/ (only
+    # openshift/openshift-lb-config.yaml), so the flag is dormant. Kept as
+    # upstream has it: a replay must not fix what the node's bootkube.sh does.
+    if [ -f "$PWD/manifests/openshift-lbconfig-custom-dns.yaml" ]; then
+        MCO_FLAGS+=(--cloud-lb-config-file=/assets/manifests/openshift-lb-config.yaml)
     fi
     # The MCO reads the payload's image list instead of one flag per image.
     podman run --quiet --rm --net=none --entrypoint=cat \

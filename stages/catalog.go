@@ -52,6 +52,8 @@ type Stage struct {
 	Done []string `json:"done,omitempty"`
 	// Checks validate what the stage produced, read back from the node.
 	Checks []Check `json:"-"`
+	// Gates are what changes by release, each with its evidence.
+	Gates []Gate `json:"-"`
 }
 
 // ID is the two-digit stage number.
@@ -180,7 +182,7 @@ func Default() Catalog {
 	v419, v422 := Version{4, 19}, Version{4, 22}
 	// The konnectivity steps run only where the installer enables them.
 	konnectivity := "installer #10344 (CORS-4334), 2026; only when the installer enables konnectivity"
-	return Catalog{
+	c := Catalog{
 		{
 			Number: 1, Slug: "openshift-manifests", Script: "move-manifests",
 			Short: "Make bootkube's directories and merge the installer's openshift/ manifests into manifests/",
@@ -310,4 +312,9 @@ func Default() Catalog {
 			Checks: checksComplete(),
 		},
 	}
+	gates := releaseGates()
+	for _, s := range c {
+		s.Gates = gates[s.Number]
+	}
+	return c
 }

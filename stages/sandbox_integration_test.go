@@ -327,8 +327,17 @@ func TestSandboxVersionGating(t *testing.T) {
 			sb.env = append(sb.env, "SANDBOX_MCO_PLATFORMS=aws azure")
 			// The konnectivity inputs are there for every release: only 4.22 uses them.
 			sb.konnectivityAssets(t)
-			lb := filepath.Join(sb.root, "opt", "openshift", "manifests", "openshift-lbconfig-custom-dns.yaml")
-			require.NoError(t, os.WriteFile(lb, []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: lbconfig\n"), 0o644))
+			// Upstream's guard tests manifests/openshift-lbconfig-custom-dns.yaml
+			// and passes manifests/openshift-lb-config.yaml; the installer writes
+			// only openshift/openshift-lb-config.yaml. 4.16 runs without the
+			// guard file, as every installer-made tree does.
+			assets := filepath.Join(sb.root, "opt", "openshift")
+			lbConfig := []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: lbconfig\n")
+			require.NoError(t, os.WriteFile(filepath.Join(assets, "openshift", "openshift-lb-config.yaml"), lbConfig, 0o644))
+			lbGuard := tc.version != "4.16"
+			if lbGuard {
+				require.NoError(t, os.WriteFile(filepath.Join(assets, "manifests", "openshift-lbconfig-custom-dns.yaml"), lbConfig, 0o644))
+			}
 			var out bytes.Buffer
 			vars := testVars(tc.version)
 			vars.ReleaseImage = "quay.io/example/release:" + tc.version + ".3"
@@ -358,7 +367,8 @@ func TestSandboxVersionGating(t *testing.T) {
 			assert.Equal(t, tc.logDriver, strings.Contains(callLine(calls, "--name etcdctl"), "--log-driver=k8s-file") ||
 				strings.Contains(callLine(calls, "--name node-tuning-render"), "--log-driver=k8s-file"), "every bootkube container")
 			assert.NotEmpty(t, callLine(calls, "--name node-tuning-render"), "the node tuning render has upstream's container name")
-			assert.Contains(t, mco, "--cloud-lb-config-file=/assets/manifests/openshift-lbconfig-custom-dns.yaml")
+			assert.Equal(t, lbGuard, strings.Contains(mco, "--cloud-lb-config-file=/assets/manifests/openshift-lb-config.yaml"), mco)
+			assert.NotContains(t, mco, "--cloud-lb-config-file=/assets/manifests/openshift-lbconfig-custom-dns.yaml", "upstream never passes the guard's name")
 
 			etc := filepath.Join(sb.root, "etc")
 			_, err = os.Stat(filepath.Join(etc, "mcc", "bootstrap", "image-references"))

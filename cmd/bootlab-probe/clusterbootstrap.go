@@ -89,10 +89,12 @@ func clusterBootstrapStart(run *podmanRun, rel *probe.RehearsalRelease, f map[st
 		return fmt.Errorf("no master answered %s: do the masters have their config (stage 12, lab verify)? %w", apiInt, err)
 	}
 	say("All self-hosted control plane components successfully started (%s answered by %s)", apiInt, by)
-	// cluster-bootstrap records that it finished in ConfigMap
-	// kube-system/bootstrap; the etcd operator waits for it before it
-	// removes the bootstrap member. No kube-apiserver here: the stand-in
-	// stores it in etcd, where the API server would keep it.
+	// Not cluster-bootstrap's work upstream: report-progress.sh
+	// (progress.service) writes ConfigMap kube-system/bootstrap after
+	// .bootkube.done. The rehearsal writes it here, into etcd where the API
+	// server would keep it (there is no kube-apiserver), because the etcd
+	// operator's teardown waits for it and stage 14's wait-for-ceo waits
+	// for the teardown; docs/rehearsal-lab.md and `stage explain 13` say so.
 	if err := recordBootstrapComplete(assets); err != nil {
 		return fmt.Errorf("create ConfigMap kube-system/bootstrap: %w", err)
 	}

@@ -49,19 +49,21 @@ markdown as written.`,
 
 func runExplain(cmd *cobra.Command, f *cmdutil.Factory, opts *ExplainOptions) error {
 	name, number := "stages/README.md", 0
+	var stage *stages.Stage
 	if opts.Stage != "" {
 		s, err := stages.Default().Lookup(opts.Stage)
 		if err != nil {
 			return cmdutil.WithCode(cmdutil.ExitUsage, err)
 		}
-		name, number = "stages/"+s.DocFile(), s.Number
+		name, number, stage = "stages/"+s.DocFile(), s.Number, s
 	}
 	page, err := fs.ReadFile(docs.Stages, name)
 	if err != nil {
 		return fmt.Errorf("explain: docs/%s is not in this build: %w", name, err)
 	}
-	// What plays a release image's part on a rehearsal lab is said on the
-	// page itself.
+	// How each release's facts are known, and what plays a release image's
+	// part on a rehearsal lab, are said on the page itself.
+	page = append(page, releasesSection(stage)...)
 	page = append(page, rehearsalSection(number)...)
 	out := markdown.SystemOutput(f.Streams.Out, f.Streams.ErrOut, f.Streams.OutTTY)
 	return markdown.Show(cmd.Context(), out, page, opts.Plain)

@@ -124,12 +124,33 @@ func wrapItems(items []string, width int) []string {
 	return append(lines, cur)
 }
 
+// wrapWords breaks text into lines of at most width runes, between words.
+func wrapWords(text string, width int) []string {
+	var lines []string
+	cur := ""
+	for _, w := range strings.Fields(text) {
+		switch {
+		case cur == "":
+			cur = w
+		case len([]rune(cur))+1+len([]rune(w)) <= width:
+			cur += " " + w
+		default:
+			lines = append(lines, cur)
+			cur = w
+		}
+	}
+	return append(lines, cur)
+}
+
 // stageListDoc is `stage list -o json`: the stages of a release, from
 // bootlab's catalog or a node's bootkube.sh.
 type stageListDoc struct {
-	Version string      `json:"version,omitempty"`
-	Source  string      `json:"source"`
-	Stages  []listEntry `json:"stages"`
+	Version string `json:"version,omitempty"`
+	// Release says whether bootlab's catalog of Version was read upstream
+	// or inferred (catalog listings only).
+	Release *stages.Evidence `json:"release,omitempty"`
+	Source  string           `json:"source"`
+	Stages  []listEntry      `json:"stages"`
 }
 
 // listEntry is one stage as `stage list -o json` prints it.
@@ -142,6 +163,15 @@ type listEntry struct {
 	Steps   []listStep `json:"steps"`
 	Done    []string   `json:"doneWhen,omitempty"`
 	Skipped string     `json:"skipped,omitempty"`
+	// Gates are the stage's release-specific behaviours in this release.
+	Gates []listGate `json:"gates,omitempty"`
+}
+
+// listGate is one release-specific behaviour and its evidence.
+type listGate struct {
+	Releases string `json:"releases"`
+	What     string `json:"what"`
+	stages.Evidence
 }
 
 type listStep struct {
@@ -190,6 +220,9 @@ func runList(cmd *cobra.Command, f *cmdutil.Factory, opts *ListOptions) error {
 	for _, s := range stages.Default() {
 		e := listEntry{Number: s.Number, Slug: s.Slug, Script: s.Script, File: "scripts/" + s.ScriptFile(),
 			Short: s.Short, Done: s.Done, Skipped: s.SkipReason(r.vars.Version)}
+		for _, g := range s.GatesFor(r.vars.Version) {
+			e.Gates = append(e.Gates, listGate{Releases: g.Releases(), What: g.What, Evidence: g.Evidence})
+		}
 		for _, st := range s.Steps {
 			ls := listStep{Name: st.Name, Marker: st.Marker, Optional: st.Optional}
 			if !st.Since.IsZero() {
@@ -199,10 +232,15 @@ func runList(cmd *cobra.Command, f *cmdutil.Factory, opts *ListOptions) error {
 		}
 		entries = append(entries, e)
 	}
+	rel, _ := stages.ReleaseOf(r.vars.Version)
 	if opts.Output == "json" {
-		return cmdutil.WriteJSON(f.Streams.Out, "StageList", stageListDoc{Version: r.vars.Version.String(), Source: "bootlab's catalog", Stages: entries})
+		return cmdutil.WriteJSON(f.Streams.Out, "StageList", stageListDoc{Version: r.vars.Version.String(), Release: &rel.Evidence, Source: "bootlab's catalog", Stages: entries})
 	}
-	fmt.Fprintf(f.Streams.Out, "bootkube.sh of OpenShift %s, as %d stages (markers live in %s):\n\n", r.vars.Version, len(entries), stages.AssetDir)
+	fmt.Fprintf(f.Streams.Out, "bootkube.sh of OpenShift %s, as %d stages (markers live in %s):\n", r.vars.Version, len(entries), stages.AssetDir)
+	if note := releaseNote(r.vars.Version); note != "" {
+		fmt.Fprintln(f.Streams.Out, strings.Join(wrapWords(note, listWidth), "\n"))
+	}
+	fmt.Fprintf(f.Streams.Out, "Releases: %s (see stage explain).\n\n", stages.VerifiedReleases())
 	if opts.Output == "table" {
 		return printNarrowList(f.Streams.Out, entries, r.vars.Version)
 	}

@@ -183,6 +183,7 @@ func runRun(cmd *cobra.Command, f *cmdutil.Factory, opts *RunOptions) error {
 			source = stages.SourceNode
 		}
 	}
+	noteInferredRelease(f, r.vars.Version, source, rehearsalTarget(&opts.Target, r))
 	if source == stages.SourceNode && ns == nil {
 		return cmdutil.UsageErrorf("%s has no %s (not a bootstrap node, or a rehearsal lab): run bootlab's annotated scripts with --source bootlab", node, stages.NodeBootkube)
 	}

@@ -315,7 +315,7 @@ then
         ADDITIONAL_FLAGS+=(--cloud-config-file=/assets/config-bootstrap/cloud-provider-config-generated.yaml)
     fi
     if [ -f "$PWD/manifests/openshift-lbconfig-custom-dns.yaml" ]; then
-        ADDITIONAL_FLAGS+=(--cloud-lb-config-file=/assets/manifests/openshift-lbconfig-custom-dns.yaml)
+        ADDITIONAL_FLAGS+=(--cloud-lb-config-file=/assets/manifests/openshift-lb-config.yaml)
     fi
     podman run --quiet --rm --net=none --entrypoint=cat "${RELEASE_IMAGE_DIGEST}" /release-manifests/image-references >image-references
     bootkube_podman_run \
