@@ -106,7 +106,8 @@ const pageState = `JSON.stringify({
 // and every load balancer backend, then, when the lab's haproxy is stopped,
 // changes without a reload (server-sent events); when the dashboard stops
 // the page says it is reconnecting and catches up once it is back.
-// Screenshots of each moment are saved as artifacts.
+// Screenshots of each moment are saved as artifacts (and, for `make
+// screenshots`, under docs/pictures).
 func TestDashboardInBrowser(t *testing.T) {
 	l := newLabWith(t, "topology:\n  masters: 1\n  workers: 0\n")
 	mustRun(t, "lab", "up", "-f", l.SpecFile)
@@ -156,6 +157,7 @@ func TestDashboardInBrowser(t *testing.T) {
 	p.waitFor(t, "the last verify result", `document.querySelector('#verify [data-ok="true"]') !== null`, pageState, 30*time.Second)
 	assert.Contains(t, p.eval(t, `document.getElementById('verify').textContent`), " passed at ")
 	p.screenshot(t, filepath.Join(art, "1-lab-up.png"))
+	p.docsScreenshot(t, "dashboard-lab.png", l.Name)
 
 	// Mark this page load: a reload would lose the mark.
 	p.eval(t, `window.__bootlabMark = 'no-reload'; ''`)
@@ -178,6 +180,7 @@ func TestDashboardInBrowser(t *testing.T) {
 	assert.Contains(t, p.eval(t, `document.getElementById('changes').textContent`), l.Name+": load balancer stopped")
 	assert.Contains(t, p.eval(t, `document.getElementById('failures').textContent`), "load balancer is not running")
 	p.screenshot(t, filepath.Join(art, "2-haproxy-stopped.png"))
+	p.docsScreenshot(t, "dashboard-haproxy-stopped.png", l.Name)
 
 	// The connection drops (dashboard stopped): the page keeps its
 	// picture and says it is reconnecting; a dashboard on the same address
@@ -225,4 +228,5 @@ func TestDashboardFollowsRehearsalStages(t *testing.T) {
 	assert.Equal(t, "no-reload", p.eval(t, `String(window.__bootlabMark)`), "the page followed the stages without a reload")
 	assert.Contains(t, p.eval(t, `document.getElementById('stage-sum').textContent`), "stage 03")
 	p.screenshot(t, filepath.Join(artifactsDir(t, "dashboard"), "4-rehearsal-stages.png"))
+	p.docsScreenshot(t, "dashboard-rehearsal-stages.png", l.Name)
 }
