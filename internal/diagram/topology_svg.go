@@ -19,6 +19,8 @@ const (
 	bridgeH    = 34.0
 	lbPadding  = 16.0
 	titleSpace = 34.0
+	// boldFactor widens the sans estimate for bold text.
+	boldFactor = 1.08
 )
 
 // frontendColors colour each frontend's box and arrows, in order: api,
@@ -42,7 +44,14 @@ func (t *Topology) layout() topoLayout {
 	var l topoLayout
 	l.nodeW = nodeMinW
 	for _, n := range t.Nodes {
-		for _, s := range n.label() {
+		lines := n.label()
+		// The first line is bold sans, with the state's dot after it.
+		room := 24.0
+		if n.State != "" {
+			room = 44
+		}
+		l.nodeW = math.Max(l.nodeW, textWidth(lines[0], false)*boldFactor+room)
+		for _, s := range lines[1:] {
 			l.nodeW = math.Max(l.nodeW, textWidth(s, true)+28)
 		}
 	}
