@@ -72,6 +72,7 @@ func topologyOf(s *Spec, removed bool) *diagram.Topology {
 		Bridge:   s.Network.Bridge,
 		Address:  s.Network.Gateway,
 		Balancer: s.Network.APIAddress,
+		Domain:   domain,
 		DNS: []diagram.DNSName{
 			{Name: "api." + domain, Address: s.Network.APIAddress},
 			{Name: "api-int." + domain, Address: s.Network.APIAddress},

@@ -18,8 +18,10 @@ type Topology struct {
 	Mode    string
 	Bridge  string
 	Address string
-	// DNS are the names the lab's dnsmasq answers besides the nodes'.
-	DNS []DNSName
+	// Domain is the cluster domain every node's name is under; DNS are the
+	// names the lab's dnsmasq answers besides the nodes'.
+	Domain string
+	DNS    []DNSName
 	// Balancer is the haproxy address; Frontends its listeners.
 	Balancer  string
 	Frontends []Frontend
@@ -109,17 +111,7 @@ func (t *Topology) dnsLines() []string {
 	for _, d := range t.DNS {
 		out = append(out, d.Name+" -> "+d.Address)
 	}
-	return append(out, "each node's name under "+t.domain()+" -> its address")
-}
-
-// domain is the cluster domain, read from the first node's FQDN.
-func (t *Topology) domain() string {
-	for _, n := range t.Nodes {
-		if _, d, ok := strings.Cut(n.FQDN, "."); ok {
-			return d
-		}
-	}
-	return ""
+	return append(out, "each node's name under "+t.Domain+" -> its address")
 }
 
 // Render draws the topology in format f.
