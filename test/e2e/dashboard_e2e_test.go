@@ -151,6 +151,13 @@ func TestDashboardInBrowser(t *testing.T) {
 	assert.Equal(t, "handoff", p.eval(t, `document.querySelector('#timeline .phase.current').dataset.phase`), "the master serves the API beside the bootstrap")
 	assert.Equal(t, "true", p.eval(t, fmt.Sprintf(`String(!!document.querySelector('.tile[data-lab=%q]'))`, l.Name)), "the class view has the lab's tile")
 
+	// lab graph draws the same lab with the node states libvirt gives.
+	g := mustRun(t, "lab", "graph", "-f", l.SpecFile, "-o", "mermaid")
+	assert.Contains(t, g.Stdout, "bootstrap (bootstrap): running")
+	assert.Contains(t, g.Stdout, "master-0 (master): running")
+	assert.Contains(t, g.Stdout, "fe_ingress_https --> n_master_0", "in this compact lab the master serves ingress")
+	assert.Contains(t, g.Stderr, "Node states read from libvirt at qemu:///system.")
+
 	// A verify run is recorded and shown.
 	v := run(t, "lab", "verify", "-f", l.SpecFile, "--timeout", "2m")
 	require.Equal(t, 0, v.Code, v.String())
