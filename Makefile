@@ -98,6 +98,18 @@ fuzz: ## Fuzz the spec, class, pull secret and bootkube.sh parsers, FUZZTIME (15
 test-all: lint fuzz $(GOTESTSUM) $(VALIDATE) build test-kernel ## Everything CI runs: lint, fuzz, then unit, integration and e2e in one run
 	$(GOTESTSUM) --format testname -- -tags integration,e2e -p 1 -count=1 -timeout $(E2E_TIMEOUT) $(TESTFLAGS) ./...
 
+# The pictures under docs/pictures: the SVGs are drawn by bootlab's own code
+# (docs/pictures_test.go fails when a committed one differs); the dashboard
+# PNGs come from the browser e2e test on real probe labs (root, minutes).
+.PHONY: docs-pictures
+docs-pictures: ## Redraw docs/pictures/*.svg (lab topology, bootstrap timeline, etcd membership) from the code
+	$(GO) test -count=1 -run '^TestPictures$$' ./docs/ -update
+
+.PHONY: screenshots
+screenshots: build test-kernel ## Dashboard screenshots into docs/pictures (root: boots two small probe labs, a few minutes)
+	BOOTLAB_SCREENSHOTS=$(CURDIR)/docs/pictures $(GO) test -tags e2e -p 1 -count=1 -timeout 30m \
+		-run '^(TestDashboardInBrowser|TestDashboardFollowsRehearsalStages)$$' ./test/e2e/
+
 .PHONY: bench
 bench: build ## Benchmarks: bootlab vs a plain virsh script and checkpoint save/restore of that lab, probe lab time-to-green, a class of 4 labs vs 4 in a row (root), dashboard update time
 	$(GO) test -run '^$$' -bench BenchmarkDashboard -benchmem ./internal/dashboard/

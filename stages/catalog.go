@@ -54,7 +54,47 @@ type Stage struct {
 	Checks []Check `json:"-"`
 	// Gates are what changes by release, each with its evidence.
 	Gates []Gate `json:"-"`
+	// After is what runs once the stage has run, for the bootstrap
+	// timeline picture (Timeline); zero fields mean "as after the stage
+	// before".
+	After After `json:"-"`
 }
+
+// After is what a stage leaves running and who answers through the load
+// balancer, while the stage runs and after it.
+type After struct {
+	// Runs is what runs on the bootstrap node.
+	Runs string
+	// API and MCS say who answers 6443 (the Kubernetes API) and 22623 (the
+	// Machine Config Server).
+	API, MCS Server
+	// RehearsalEtcd is the etcd membership on the rehearsal lab
+	// (docs/rehearsal-lab.md), and EtcdHow how it came to be.
+	RehearsalEtcd EtcdMembers
+	EtcdHow       string
+}
+
+// Server is who answers a port of the load balancer.
+type Server string
+
+const (
+	ServedByNobody    Server = "nobody"
+	ServedByBootstrap Server = "the bootstrap"
+	// ServedByHandover: the bootstrap's temporary control plane, then the
+	// masters' once cluster-bootstrap hands over.
+	ServedByHandover Server = "the bootstrap, then the masters"
+	ServedByMasters  Server = "the masters"
+)
+
+// EtcdMembers is who is in the etcd cluster.
+type EtcdMembers string
+
+const (
+	EtcdNone                EtcdMembers = "no etcd yet"
+	EtcdBootstrap           EtcdMembers = "etcd-bootstrap"
+	EtcdBootstrapAndMasters EtcdMembers = "etcd-bootstrap and the masters"
+	EtcdMasters             EtcdMembers = "the masters"
+)
 
 // ID is the two-digit stage number.
 func (s *Stage) ID() string { return fmt.Sprintf("%02d", s.Number) }
@@ -192,6 +232,7 @@ func Default() Catalog {
 			},
 			Done:   []string{"openshift-manifests.done"},
 			Checks: checksOpenShiftManifests(),
+			After:  After{Runs: "nothing yet: stages 01-06 render files", API: ServedByNobody, MCS: ServedByNobody, RehearsalEtcd: EtcdNone},
 		},
 		{
 			Number: 2, Slug: "release-image", Script: "image-for",
@@ -232,6 +273,8 @@ func Default() Catalog {
 			Short: "Render etcd and its certificates; the bootstrap etcd member starts",
 			Steps: []Step{{Name: "etcd-bootstrap", Marker: "etcd-bootstrap.done"}},
 			Done:  []string{"etcd-bootstrap.done"}, Checks: checksEtcd(),
+			After: After{Runs: "etcd (the etcd-bootstrap member pod)", RehearsalEtcd: EtcdBootstrap,
+				EtcdHow: "the kubelet starts the member pod stage 07 rendered"},
 		},
 		{
 			Number: 8, Slug: "kube-apiserver-bootstrap", Script: "render-kube-apiserver",
@@ -277,6 +320,8 @@ func Default() Catalog {
 			},
 			Done:   []string{"mco-bootstrap.done", "cco-bootstrap.done"},
 			Checks: checksMCO(),
+			After: After{Runs: "etcd, the bootstrap MCS", MCS: ServedByBootstrap, RehearsalEtcd: EtcdBootstrapAndMasters,
+				EtcdHow: "each master, once the MCS served it: member add --learner, then promote"},
 		},
 		{
 			Number: 13, Slug: "cb-bootstrap", Script: "start-bootstrap",
@@ -287,6 +332,8 @@ func Default() Catalog {
 			},
 			Done:   []string{"cb-bootstrap.done"},
 			Checks: checksClusterBootstrap(),
+			After: After{Runs: "etcd, the MCS, the temporary control plane until the hand-over", API: ServedByHandover,
+				RehearsalEtcd: EtcdMasters, EtcdHow: "kube-system/bootstrap says complete: the teardown removes etcd-bootstrap"},
 		},
 		{
 			Number: 14, Slug: "cvo-overrides", Script: "wait-for-ceo",
@@ -299,6 +346,7 @@ func Default() Catalog {
 			},
 			Done:   []string{BootkubeDone},
 			Checks: checksCVOOverrides(),
+			After:  After{Runs: "the MCS pod removed; wait-for-ceo until etcd-bootstrap is gone", API: ServedByMasters, MCS: ServedByMasters},
 		},
 		{
 			Number: 15, Slug: "check-api-url", Script: "complete",
@@ -310,6 +358,7 @@ func Default() Catalog {
 			},
 			Done:   []string{BootkubeDone},
 			Checks: checksComplete(),
+			After:  After{Runs: "nothing: .bootkube.done written"},
 		},
 	}
 	gates := releaseGates()

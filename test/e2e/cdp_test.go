@@ -14,7 +14,9 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -202,7 +204,53 @@ func (p *page) waitFor(t *testing.T, what, expr, show string, timeout time.Durat
 // screenshot saves a PNG of the page.
 func (p *page) screenshot(t *testing.T, path string) {
 	t.Helper()
-	res, err := p.call("Page.captureScreenshot", map[string]any{"format": "png", "captureBeyondViewport": true})
+	p.capture(t, path, map[string]any{"format": "png", "captureBeyondViewport": true})
+}
+
+// docsScreenshot saves a PNG of the whole page, scaled down,
+// under $BOOTLAB_SCREENSHOTS as name (`make screenshots` sets it to
+// docs/pictures, a relative path being taken from the repository root):
+// the pictures README.md and docs/dashboard.md show. Without the variable
+// it does nothing. The docs' copy is scaled because a
+// repository keeps every version of a picture: each stays under 200 KB.
+// It shows lab alone: the tiles and changes of other labs on a shared
+// host (other tests', other users') are taken off the page first; the
+// page's next update may draw them again, which the test does not mind.
+func (p *page) docsScreenshot(t *testing.T, name, lab string) {
+	t.Helper()
+	dir := os.Getenv("BOOTLAB_SCREENSHOTS")
+	if dir == "" {
+		return
+	}
+	p.eval(t, fmt.Sprintf(`document.querySelectorAll('.tile[data-lab]').forEach((e) => { if (e.dataset.lab !== %[1]q) e.remove() });
+document.querySelectorAll('#changes li').forEach((e) => { if (!e.textContent.includes(%[1]q + ':')) e.remove() }); ''`, lab))
+	if !filepath.IsAbs(dir) {
+		dir = filepath.Join("..", "..", dir)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatalf("BOOTLAB_SCREENSHOTS: %v", err)
+	}
+	width, _ := strconv.Atoi(p.eval(t, `String(document.documentElement.scrollWidth)`))
+	height, _ := strconv.Atoi(p.eval(t, `String(document.documentElement.scrollHeight)`))
+	if width == 0 || height == 0 {
+		t.Fatalf("the page has no size (%dx%d) to screenshot", width, height)
+	}
+	clip := map[string]any{"x": 0, "y": 0, "width": width, "height": height, "scale": 0.7}
+	path := filepath.Join(dir, name)
+	size := p.capture(t, path, map[string]any{"format": "png", "clip": clip, "captureBeyondViewport": true})
+	if size > maxDocsScreenshot {
+		t.Errorf("%s is %d bytes: a docs picture stays under %d (clip or scale it more)", path, size, maxDocsScreenshot)
+	}
+}
+
+// maxDocsScreenshot is the most a screenshot committed under docs/ weighs.
+const maxDocsScreenshot = 200 << 10
+
+// capture takes a screenshot with params and writes it to path; it
+// returns its size.
+func (p *page) capture(t *testing.T, path string, params map[string]any) int {
+	t.Helper()
+	res, err := p.call("Page.captureScreenshot", params)
 	if err != nil {
 		t.Fatalf("screenshot: %v", err)
 	}
@@ -220,4 +268,5 @@ func (p *page) screenshot(t *testing.T, path string) {
 		t.Fatal(err)
 	}
 	t.Logf("screenshot: %s (%d bytes)", path, len(png))
+	return len(png)
 }

@@ -106,7 +106,8 @@ const pageState = `JSON.stringify({
 // and every load balancer backend, then, when the lab's haproxy is stopped,
 // changes without a reload (server-sent events); when the dashboard stops
 // the page says it is reconnecting and catches up once it is back.
-// Screenshots of each moment are saved as artifacts.
+// Screenshots of each moment are saved as artifacts (and, for `make
+// screenshots`, under docs/pictures).
 func TestDashboardInBrowser(t *testing.T) {
 	l := newLabWith(t, "topology:\n  masters: 1\n  workers: 0\n")
 	mustRun(t, "lab", "up", "-f", l.SpecFile)
@@ -150,12 +151,20 @@ func TestDashboardInBrowser(t *testing.T) {
 	assert.Equal(t, "handoff", p.eval(t, `document.querySelector('#timeline .phase.current').dataset.phase`), "the master serves the API beside the bootstrap")
 	assert.Equal(t, "true", p.eval(t, fmt.Sprintf(`String(!!document.querySelector('.tile[data-lab=%q]'))`, l.Name)), "the class view has the lab's tile")
 
+	// lab graph draws the same lab with the node states libvirt gives.
+	g := mustRun(t, "lab", "graph", "-f", l.SpecFile, "-o", "mermaid")
+	assert.Contains(t, g.Stdout, "bootstrap (bootstrap): running")
+	assert.Contains(t, g.Stdout, "master-0 (master): running")
+	assert.Contains(t, g.Stdout, "fe_ingress_https --> n_master_0", "in this compact lab the master serves ingress")
+	assert.Contains(t, g.Stderr, "Node states read from libvirt at qemu:///system.")
+
 	// A verify run is recorded and shown.
 	v := run(t, "lab", "verify", "-f", l.SpecFile, "--timeout", "2m")
 	require.Equal(t, 0, v.Code, v.String())
 	p.waitFor(t, "the last verify result", `document.querySelector('#verify [data-ok="true"]') !== null`, pageState, 30*time.Second)
 	assert.Contains(t, p.eval(t, `document.getElementById('verify').textContent`), " passed at ")
 	p.screenshot(t, filepath.Join(art, "1-lab-up.png"))
+	p.docsScreenshot(t, "dashboard-lab.png", l.Name)
 
 	// Mark this page load: a reload would lose the mark.
 	p.eval(t, `window.__bootlabMark = 'no-reload'; ''`)
@@ -178,6 +187,7 @@ func TestDashboardInBrowser(t *testing.T) {
 	assert.Contains(t, p.eval(t, `document.getElementById('changes').textContent`), l.Name+": load balancer stopped")
 	assert.Contains(t, p.eval(t, `document.getElementById('failures').textContent`), "load balancer is not running")
 	p.screenshot(t, filepath.Join(art, "2-haproxy-stopped.png"))
+	p.docsScreenshot(t, "dashboard-haproxy-stopped.png", l.Name)
 
 	// The connection drops (dashboard stopped): the page keeps its
 	// picture and says it is reconnecting; a dashboard on the same address
@@ -225,4 +235,5 @@ func TestDashboardFollowsRehearsalStages(t *testing.T) {
 	assert.Equal(t, "no-reload", p.eval(t, `String(window.__bootlabMark)`), "the page followed the stages without a reload")
 	assert.Contains(t, p.eval(t, `document.getElementById('stage-sum').textContent`), "stage 03")
 	p.screenshot(t, filepath.Join(artifactsDir(t, "dashboard"), "4-rehearsal-stages.png"))
+	p.docsScreenshot(t, "dashboard-rehearsal-stages.png", l.Name)
 }

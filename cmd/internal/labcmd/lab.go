@@ -34,6 +34,7 @@ func NewCmdLab(f *cmdutil.Factory) *cobra.Command {
 		NewCmdGather(f, nil),
 		NewCmdList(f, nil),
 		NewCmdCheckpoint(f, nil),
+		NewCmdGraph(f, nil),
 	)
 	return cmd
 }

@@ -1,0 +1,73 @@
+package docs
+
+import (
+	"bytes"
+	"context"
+	"encoding/xml"
+	"errors"
+	"flag"
+	"io"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/bootlab/bootlab/lab"
+	"github.com/bootlab/bootlab/stages"
+)
+
+var update = flag.Bool("update", false, "redraw docs/pictures (make docs-pictures)")
+
+// demoTopology is the README's demo lab (make demo): a probe lab of one
+// bootstrap, three masters and two workers, drawn from its spec.
+func demoTopology(t *testing.T) *lab.Spec {
+	t.Helper()
+	s := &lab.Spec{Name: "demo", Profile: lab.ProfileProbe, LabDir: filepath.Join(t.TempDir(), "demo"),
+		Topology: lab.Topology{Masters: 3, Workers: 2}}
+	s.Defaults()
+	require.NoError(t, s.Validate())
+	return s
+}
+
+// The pictures under docs/pictures are what the code draws today: the
+// demo lab's topology (lab graph), the bootstrap timeline and the etcd
+// membership (the stage catalog). A change to the lab, the load balancer
+// or the catalog that changes a picture fails here until `make
+// docs-pictures` redraws it, so the docs cannot drift.
+func TestPictures(t *testing.T) {
+	topo, err := lab.Graph(context.Background(), demoTopology(t), lab.GraphOptions{})
+	require.NoError(t, err)
+	c := stages.Default()
+	pictures := map[string][]byte{
+		"topology.svg":           topo.SVG(),
+		"topology.mmd":           topo.Mermaid(),
+		"bootstrap-timeline.svg": c.Timeline().SVG(),
+		"bootstrap-timeline.mmd": c.Timeline().Mermaid(),
+		"etcd-membership.svg":    c.EtcdMembership(3).SVG(),
+		"etcd-membership.mmd":    c.EtcdMembership(3).Mermaid(),
+	}
+	for name, got := range pictures {
+		t.Run(name, func(t *testing.T) {
+			if filepath.Ext(name) == ".svg" {
+				d := xml.NewDecoder(bytes.NewReader(got))
+				for {
+					_, err := d.Token()
+					if errors.Is(err, io.EOF) {
+						break
+					}
+					require.NoError(t, err, "%s is not well-formed XML", name)
+				}
+			}
+			path := filepath.Join("pictures", name)
+			if *update {
+				require.NoError(t, os.MkdirAll("pictures", 0o755))
+				require.NoError(t, os.WriteFile(path, got, 0o644))
+			}
+			want, err := os.ReadFile(path)
+			require.NoError(t, err, "run `make docs-pictures`")
+			assert.Equal(t, string(want), string(got), "docs/pictures/%s differs from what the code draws: run `make docs-pictures`", name)
+		})
+	}
+}

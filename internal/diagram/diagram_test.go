@@ -1,0 +1,82 @@
+package diagram
+
+import (
+	"bytes"
+	"encoding/xml"
+	"errors"
+	"io"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func parses(t *testing.T, data []byte) {
+	t.Helper()
+	d := xml.NewDecoder(bytes.NewReader(data))
+	for {
+		_, err := d.Token()
+		if errors.Is(err, io.EOF) {
+			return
+		}
+		require.NoError(t, err, "not well-formed XML:\n%s", data)
+	}
+}
+
+// Text with XML's special characters stays text in the SVG, and a
+// quote does not end a Mermaid or DOT label.
+func TestTextIsEscaped(t *testing.T) {
+	topo := &Topology{Lab: `a<b>&"c"`, Summary: "x", Address: "10.0.0.1/24",
+		Nodes:     []Node{{Name: `n"1`, Role: "master", FQDN: "n1.c.d"}},
+		Frontends: []Frontend{{Name: "api", Port: 6443, Backends: []string{`n"1`}}}}
+	svg := topo.SVG()
+	parses(t, svg)
+	assert.Contains(t, string(svg), "a&lt;b&gt;&amp;&quot;c&quot;")
+	assert.Contains(t, string(topo.Mermaid()), `n#quot;1 (master)`)
+	assert.Contains(t, string(topo.DOT()), `n\"1 (master)`)
+	assert.Contains(t, string(topo.Mermaid()), "fe_api --> n_n_1", "identifiers keep only letters and digits")
+	_, err := topo.Render("png")
+	assert.EqualError(t, err, `unknown picture format "png": use svg, dot or mermaid`)
+}
+
+// Equal neighbouring cells of a lane are one bar; Mermaid has one box per
+// run of equal rows.
+func TestTimelineMergesEqualCells(t *testing.T) {
+	tl := &Timeline{Title: "t", Heading: "step", Lanes: []string{"A", "B"}, Rows: []TimelineRow{
+		{Label: "1", Cells: []Cell{{Text: "x"}, {Text: "p"}}},
+		{Label: "2", Cells: []Cell{{Text: "x"}, {Text: "p"}}},
+		{Label: "3", Cells: []Cell{{Text: "x"}, {Text: "q", Tone: ToneMasters}}},
+		{Label: "4", Cells: []Cell{{Text: "y"}, {Text: "q", Tone: ToneMasters}}},
+	}}
+	assert.Equal(t, [][3]int{{0, 2, 0}, {3, 3, 3}}, tl.bars(0))
+	assert.Equal(t, [][3]int{{0, 1, 0}, {2, 3, 2}}, tl.bars(1))
+	svg := tl.SVG()
+	parses(t, svg)
+	assert.Equal(t, 1, strings.Count(string(svg), ">x</text>"), "one bar for rows 1-3 of lane A")
+	assert.Equal(t, "flowchart TD\n"+
+		"  t0[\"<b>1 to 2</b><br/>A: x<br/>B: p\"]\n"+
+		"  t1[\"<b>3</b><br/>A: x<br/>B: q\"]\n"+
+		"  t2[\"<b>4</b><br/>A: y<br/>B: q\"]\n"+
+		"  t0 --> t1 --> t2\n", string(tl.Mermaid()))
+}
+
+func TestMembership(t *testing.T) {
+	m := &Membership{Title: "m", Steps: []MembershipStep{
+		{Label: "after 1", Members: []Member{{Name: "a", Tone: ToneBootstrap}}},
+		{Label: "after 2", How: "b joins", Members: []Member{{Name: "a", Tone: ToneBootstrap}, {Name: "b", Tone: ToneMasters}}},
+	}}
+	svg := m.SVG()
+	parses(t, svg)
+	assert.Contains(t, string(svg), ">2 members</text>")
+	assert.Contains(t, string(svg), ">1 member</text>")
+	mm := string(m.Mermaid())
+	assert.Contains(t, mm, "subgraph s1[\"after 2: 2 members\"]")
+	assert.Contains(t, mm, "s0 -->|\"b joins\"| s1")
+}
+
+func TestWrap(t *testing.T) {
+	assert.Equal(t, []string{"one two", "three"}, wrap("one two three", 8))
+	assert.Equal(t, []string{"averyverylongword"}, wrap("averyverylongword", 4))
+	assert.Empty(t, wrap("", 4))
+}
