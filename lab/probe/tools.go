@@ -17,15 +17,20 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/bootlab/bootlab/lab/gobuild"
+	"github.com/bootlab/bootlab/lab/release"
 )
 
 // ToolPackages are the Debian packages whose programs the rehearsal
 // bootstrap runs for real: the shell and utilities every stage script
-// uses, jq, and etcd with etcdctl. LibraryPackages hold the shared
-// libraries those programs need; the builder copies only the ones the
-// programs' ELF headers ask for (what ldd would list).
+// uses, jq and curl. LibraryPackages hold the shared libraries those
+// programs need; the builder copies only the ones the programs' ELF
+// headers ask for (what ldd would list). etcd and etcdctl are not Debian's
+// (3.4 in bookworm): they are the release's own, built from the Go module
+// proxy (lab/gobuild) at the version lab/release pins.
 var (
-	ToolPackages    = []string{"bash", "coreutils", "sed", "grep", "jq", "curl", "etcd-server", "etcd-client"}
+	ToolPackages    = []string{"bash", "coreutils", "sed", "grep", "jq", "curl"}
 	LibraryPackages = []string{"libc6", "libtinfo6", "libacl1", "libattr1", "libselinux1", "libpcre2-8-0", "libgmp10", "libssl3", "libjq1", "libonig5",
 		// curl's
 		"libcurl4", "libbrotli1", "libgssapi-krb5-2", "libkrb5-3", "libk5crypto3", "libkrb5support0", "libcom-err2", "libkeyutils1",
@@ -34,7 +39,7 @@ var (
 )
 
 // toolsFormat is bumped when the tools archive layout changes.
-const toolsFormat = "bootlab-rehearsal-tools/2"
+const toolsFormat = "bootlab-rehearsal-tools/3"
 
 // Users of the rehearsal bootstrap, as on RHCOS: root, and core (uid 1000,
 // home /var/home/core) who becomes root with sudo.
@@ -47,22 +52,39 @@ const (
 // over the probe initramfs when it follows it in the same initrd file.
 type Tools struct {
 	Archive string   // path of the .cpio.gz
-	Hash    string   // of the packages it was made from and the layout
+	Hash    string   // of the packages and programs it was made from and the layout
 	Files   []string // paths in the archive of the programs and libraries
+	// Etcd is the etcd (and etcdctl) binary it carries.
+	Etcd *gobuild.Binary
 }
 
-// EnsureTools returns the rehearsal tools archive, downloading the Debian
-// packages (apt-get download) and building it the first time. Packages
-// already downloaded are reused, so a host that fetched them once builds
-// offline.
-func EnsureTools(ctx context.Context, cacheDir string, log *slog.Logger) (*Tools, error) {
+// staticProgram is a static binary the archive carries as is, under each
+// of its names (the first a file, the others links to it).
+type staticProgram struct {
+	names []string
+	data  []byte
+}
+
+// EnsureTools returns the rehearsal tools archive of an OpenShift release,
+// downloading the Debian packages (apt-get download), building the
+// release's etcd (lab/gobuild) and the archive the first time. Packages
+// and binaries already in the cache are reused, so a host that made them
+// once (or imported a cache that has them) builds offline.
+func EnsureTools(ctx context.Context, cacheDir, openshiftVersion string, log *slog.Logger) (*Tools, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
+	etcd, err := ensureEtcd(ctx, cacheDir, openshiftVersion, log)
+	if err != nil {
+		return nil, err
+	}
+	etcdData, err := os.ReadFile(etcd.Path)
+	if err != nil {
+		return nil, err
+	}
 	dir := filepath.Join(cacheDir, "debian-tools")
-	dl := filepath.Join(dir, "download")
 	pkgs := append(append([]string(nil), ToolPackages...), LibraryPackages...)
-	debs, err := downloadDebs(ctx, dl, pkgs, log)
+	debs, err := downloadDebs(ctx, filepath.Join(dir, "download"), pkgs, log)
 	if err != nil {
 		return nil, err
 	}
@@ -75,25 +97,12 @@ func EnsureTools(ctx context.Context, cacheDir string, log *slog.Logger) (*Tools
 		}
 		hashPart(h, filepath.Base(debs[p]), data)
 	}
+	fmt.Fprintf(h, "etcd %s %s\n", etcd.Component.Version, etcd.SHA256)
 	sum := hex.EncodeToString(h.Sum(nil))
-	t := &Tools{Archive: filepath.Join(dir, "tools-"+sum[:16]+".cpio.gz"), Hash: sum}
-	roots := map[string]string{}
-	if err := os.MkdirAll(filepath.Join(dir, "root"), 0o755); err != nil {
+	t := &Tools{Archive: filepath.Join(dir, "tools-"+sum[:16]+".cpio.gz"), Hash: sum, Etcd: etcd}
+	roots, err := unpackDebs(ctx, filepath.Join(dir, "root"), pkgs, debs)
+	if err != nil {
 		return nil, err
-	}
-	for _, p := range pkgs {
-		roots[p] = filepath.Join(dir, "root", strings.TrimSuffix(filepath.Base(debs[p]), ".deb"))
-		if allExist(roots[p]) {
-			continue
-		}
-		tmp := roots[p] + ".tmp"
-		_ = os.RemoveAll(tmp)
-		if out, err := exec.CommandContext(ctx, "dpkg-deb", "-x", debs[p], tmp).CombinedOutput(); err != nil {
-			return nil, fmt.Errorf("dpkg-deb -x %s: %v: %s", debs[p], err, bytes.TrimSpace(out))
-		}
-		if err := os.Rename(tmp, roots[p]); err != nil {
-			return nil, err
-		}
 	}
 	var toolRoots, allRoots []string
 	for _, p := range ToolPackages {
@@ -103,7 +112,7 @@ func EnsureTools(ctx context.Context, cacheDir string, log *slog.Logger) (*Tools
 		allRoots = append(allRoots, roots[p])
 	}
 	var buf bytes.Buffer
-	files, err := writeTools(&buf, toolRoots, allRoots)
+	files, err := writeTools(&buf, toolRoots, allRoots, staticProgram{etcd.Component.Programs, etcdData})
 	if err != nil {
 		return nil, err
 	}
@@ -116,6 +125,47 @@ func EnsureTools(ctx context.Context, cacheDir string, log *slog.Logger) (*Tools
 		return nil, err
 	}
 	return t, nil
+}
+
+// ensureEtcd builds (or finds) the etcd the release pins.
+func ensureEtcd(ctx context.Context, cacheDir, openshiftVersion string, log *slog.Logger) (*gobuild.Binary, error) {
+	rel, err := release.For(openshiftVersion)
+	if err != nil {
+		return nil, fmt.Errorf("rehearsal etcd: %w", err)
+	}
+	c, err := gobuild.Etcd(rel.Etcd.Module)
+	if err != nil {
+		return nil, err
+	}
+	b, err := gobuild.Ensure(ctx, cacheDir, c, log)
+	if err != nil {
+		return nil, fmt.Errorf("rehearsal etcd of OpenShift %s: %w", rel.OpenShift, err)
+	}
+	return b, nil
+}
+
+// unpackDebs unpacks each package under dir once (dpkg-deb -x), returning
+// its root by package.
+func unpackDebs(ctx context.Context, dir string, pkgs []string, debs map[string]string) (map[string]string, error) {
+	roots := map[string]string{}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	for _, p := range pkgs {
+		roots[p] = filepath.Join(dir, strings.TrimSuffix(filepath.Base(debs[p]), ".deb"))
+		if allExist(roots[p]) {
+			continue
+		}
+		tmp := roots[p] + ".tmp"
+		_ = os.RemoveAll(tmp)
+		if out, err := exec.CommandContext(ctx, "dpkg-deb", "-x", debs[p], tmp).CombinedOutput(); err != nil {
+			return nil, fmt.Errorf("dpkg-deb -x %s: %v: %s", debs[p], err, bytes.TrimSpace(out))
+		}
+		if err := os.Rename(tmp, roots[p]); err != nil {
+			return nil, err
+		}
+	}
+	return roots, nil
 }
 
 // downloadDebs returns the .deb of each package in dl, fetching the
@@ -169,10 +219,10 @@ const (
 
 // writeTools writes the tools archive to w: every program under a bin
 // directory of toolRoots, the libraries they need (looked up in allRoots,
-// recursively) and the dynamic loader, plus the users, groups and
-// directories of an RHCOS-like root. It returns the program and library
-// paths it wrote.
-func writeTools(w *bytes.Buffer, toolRoots, allRoots []string) ([]string, error) {
+// recursively) and the dynamic loader, the static programs under their
+// names, plus the users, groups and directories of an RHCOS-like root. It
+// returns the program (and program link) and library paths it wrote.
+func writeTools(w *bytes.Buffer, toolRoots, allRoots []string, static ...staticProgram) ([]string, error) {
 	type file struct {
 		data []byte
 		mode uint32
@@ -264,10 +314,23 @@ func writeTools(w *bytes.Buffer, toolRoots, allRoots []string) ([]string, error)
 	for n := range out {
 		names = append(names, n)
 	}
+	for _, p := range static {
+		names = append(names, path.Join(toolsBinDir, p.names[0]))
+	}
 	sort.Strings(names)
 	for _, n := range names {
-		_ = c.File(n, out[n].mode, out[n].data)
+		if f, ok := out[n]; ok {
+			_ = c.File(n, f.mode, f.data)
+		}
 	}
+	for _, p := range static {
+		_ = c.File(path.Join(toolsBinDir, p.names[0]), 0o755, p.data)
+		for _, alias := range p.names[1:] {
+			_ = c.Symlink(path.Join(toolsBinDir, alias), p.names[0])
+			names = append(names, path.Join(toolsBinDir, alias))
+		}
+	}
+	sort.Strings(names)
 	if err := c.Close(); err != nil {
 		return nil, fmt.Errorf("write tools archive: %w", err)
 	}

@@ -48,5 +48,6 @@ func TestTableMatchesTheCatalogAndExplainsEveryDifference(t *testing.T) {
 		assert.Equal(t, r.Etcd.Shipped != r.Etcd.Module, r.Etcd.Why != "", "%s: Why is set exactly when the built etcd differs", r.OpenShift)
 		assert.True(t, strings.HasPrefix(r.Etcd.Source, "openshift/etcd openshift-"+r.OpenShift+"@"), r.OpenShift)
 		assert.Equal(t, strings.SplitN(r.Etcd.Shipped, ".", 3)[:2], strings.SplitN(r.Etcd.Module, ".", 3)[:2], "%s: same etcd minor", r.OpenShift)
+		assert.True(t, strings.HasPrefix(r.Etcd.Module, stages.MustVersion(r.OpenShift).EtcdMinor()+"."), "%s: stage 07's check expects etcd %s", r.OpenShift, stages.MustVersion(r.OpenShift).EtcdMinor())
 	}
 }
