@@ -111,13 +111,20 @@ func EnsureTools(ctx context.Context, cacheDir, openshiftVersion string, log *sl
 	for _, p := range pkgs {
 		allRoots = append(allRoots, roots[p])
 	}
+	// A cached archive is only listed: compressing 57 MB at the best level
+	// takes seconds, storing it a fraction of one.
+	cached := allExist(t.Archive)
+	level := gzip.BestCompression
+	if cached {
+		level = gzip.NoCompression
+	}
 	var buf bytes.Buffer
-	files, err := writeTools(&buf, toolRoots, allRoots, staticProgram{etcd.Component.Programs, etcdData})
+	files, err := writeTools(&buf, level, toolRoots, allRoots, staticProgram{etcd.Component.Programs, etcdData})
 	if err != nil {
 		return nil, err
 	}
 	t.Files = files
-	if allExist(t.Archive) {
+	if cached {
 		return t, nil
 	}
 	log.Info("building the rehearsal tools archive", "archive", t.Archive, "programs and libraries", len(files))
@@ -217,19 +224,65 @@ const (
 	toolsLibDir = "lib/x86_64-linux-gnu" // the loader's built-in multiarch path
 )
 
-// writeTools writes the tools archive to w: every program under a bin
-// directory of toolRoots, the libraries they need (looked up in allRoots,
-// recursively) and the dynamic loader, the static programs under their
-// names, plus the users, groups and directories of an RHCOS-like root. It
-// returns the program (and program link) and library paths it wrote.
-func writeTools(w *bytes.Buffer, toolRoots, allRoots []string, static ...staticProgram) ([]string, error) {
-	type file struct {
-		data []byte
-		mode uint32
+// toolFile is a file of the tools archive.
+type toolFile struct {
+	data []byte
+	mode uint32
+}
+
+// writeTools writes the tools archive to w, gzip'd at level: every program
+// under a bin directory of toolRoots, the libraries they need (looked up in
+// allRoots, recursively) and the dynamic loader, the static programs under
+// their names, plus the users, groups and directories of an RHCOS-like
+// root. It returns the program (and program link) and library paths it
+// wrote.
+func writeTools(w *bytes.Buffer, level int, toolRoots, allRoots []string, static ...staticProgram) ([]string, error) {
+	out, queue, err := collectPrograms(toolRoots)
+	if err != nil {
+		return nil, err
 	}
-	out := map[string]file{}
-	var queue []string // ELF files whose needs are still to resolve
-	for _, root := range toolRoots {
+	if err := addLibraries(out, queue, allRoots); err != nil {
+		return nil, err
+	}
+	gz, err := gzip.NewWriterLevel(w, level)
+	if err != nil {
+		return nil, err
+	}
+	c := NewCPIOWriter(gz)
+	writeRoot(c)
+	var names []string
+	for n := range out {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		_ = c.File(n, out[n].mode, out[n].data)
+	}
+	for _, p := range static {
+		names = append(names, path.Join(toolsBinDir, p.names[0]))
+		_ = c.File(path.Join(toolsBinDir, p.names[0]), 0o755, p.data)
+		for _, alias := range p.names[1:] {
+			_ = c.Symlink(path.Join(toolsBinDir, alias), p.names[0])
+			names = append(names, path.Join(toolsBinDir, alias))
+		}
+	}
+	sort.Strings(names)
+	if err := c.Close(); err != nil {
+		return nil, fmt.Errorf("write tools archive: %w", err)
+	}
+	if err := gz.Close(); err != nil {
+		return nil, err
+	}
+	return names, nil
+}
+
+// collectPrograms reads every regular file under a bin directory of roots,
+// returning them by archive path and the list of them (ELF or not) whose
+// libraries are still to resolve.
+func collectPrograms(roots []string) (map[string]toolFile, []string, error) {
+	out := map[string]toolFile{}
+	var queue []string
+	for _, root := range roots {
 		for _, bin := range []string{"bin", "sbin", "usr/bin", "usr/sbin"} {
 			ents, err := os.ReadDir(filepath.Join(root, bin))
 			if err != nil {
@@ -239,17 +292,22 @@ func writeTools(w *bytes.Buffer, toolRoots, allRoots []string, static ...staticP
 				if !e.Type().IsRegular() {
 					continue // rbash and the like: links
 				}
-				p := filepath.Join(root, bin, e.Name())
-				data, err := os.ReadFile(p)
+				data, err := os.ReadFile(filepath.Join(root, bin, e.Name()))
 				if err != nil {
-					return nil, err
+					return nil, nil, err
 				}
 				dst := path.Join(toolsBinDir, e.Name())
-				out[dst] = file{data, 0o755}
+				out[dst] = toolFile{data, 0o755}
 				queue = append(queue, dst)
 			}
 		}
 	}
+	return out, queue, nil
+}
+
+// addLibraries adds to out the dynamic loader and the libraries the ELF
+// files in queue need, found in roots, and theirs, recursively.
+func addLibraries(out map[string]toolFile, queue []string, roots []string) error {
 	seen := map[string]bool{}
 	for len(queue) > 0 {
 		name := queue[0]
@@ -269,33 +327,36 @@ func writeTools(w *bytes.Buffer, toolRoots, allRoots []string, static ...staticP
 		}
 		f.Close()
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", name, err)
+			return fmt.Errorf("%s: %w", name, err)
 		}
 		if interp != "" && !seen[interp] {
 			seen[interp] = true
-			data, err := readIn(allRoots, interp)
+			data, err := readIn(roots, interp)
 			if err != nil {
-				return nil, fmt.Errorf("dynamic loader %s of %s: %w", interp, name, err)
+				return fmt.Errorf("dynamic loader %s of %s: %w", interp, name, err)
 			}
-			out[strings.TrimPrefix(interp, "/")] = file{data, 0o755}
+			out[strings.TrimPrefix(interp, "/")] = toolFile{data, 0o755}
 		}
 		for _, lib := range needs {
 			if seen[lib] {
 				continue
 			}
 			seen[lib] = true
-			data, err := findLib(allRoots, lib)
+			data, err := findLib(roots, lib)
 			if err != nil {
-				return nil, fmt.Errorf("%s needs %s: %w (add its package to probe.LibraryPackages)", name, lib, err)
+				return fmt.Errorf("%s needs %s: %w (add its package to probe.LibraryPackages)", name, lib, err)
 			}
 			dst := path.Join(toolsLibDir, lib)
-			out[dst] = file{data, 0o755}
+			out[dst] = toolFile{data, 0o755}
 			queue = append(queue, dst)
 		}
 	}
-	// Built once and cached: the smallest archive is worth the time.
-	gz, _ := gzip.NewWriterLevel(w, gzip.BestCompression)
-	c := NewCPIOWriter(gz)
+	return nil
+}
+
+// writeRoot writes the directories, links, users and groups of an
+// RHCOS-like root.
+func writeRoot(c *CPIOWriter) {
 	for _, d := range []string{"usr", "usr/bin", "usr/local", "usr/local/bin", "lib64", toolsLibDir,
 		"var", "var/home", "var/log", "opt", "etc/ssh", "etc/kubernetes", "etc/kubernetes/manifests"} {
 		_ = c.Dir(d, 0o755)
@@ -310,34 +371,6 @@ func writeTools(w *bytes.Buffer, toolRoots, allRoots []string, static ...staticP
 	_ = c.File("etc/shells", 0o644, []byte("/bin/sh\n/bin/bash\n/usr/bin/bash\n"))
 	// Without it glibc asks DNS before /etc/hosts, and localhost goes to the lab's dnsmasq.
 	_ = c.File("etc/nsswitch.conf", 0o644, []byte("passwd: files\ngroup: files\nhosts: files dns\n"))
-	var names []string
-	for n := range out {
-		names = append(names, n)
-	}
-	for _, p := range static {
-		names = append(names, path.Join(toolsBinDir, p.names[0]))
-	}
-	sort.Strings(names)
-	for _, n := range names {
-		if f, ok := out[n]; ok {
-			_ = c.File(n, f.mode, f.data)
-		}
-	}
-	for _, p := range static {
-		_ = c.File(path.Join(toolsBinDir, p.names[0]), 0o755, p.data)
-		for _, alias := range p.names[1:] {
-			_ = c.Symlink(path.Join(toolsBinDir, alias), p.names[0])
-			names = append(names, path.Join(toolsBinDir, alias))
-		}
-	}
-	sort.Strings(names)
-	if err := c.Close(); err != nil {
-		return nil, fmt.Errorf("write tools archive: %w", err)
-	}
-	if err := gz.Close(); err != nil {
-		return nil, err
-	}
-	return names, nil
 }
 
 // findLib finds a library by soname in the multiarch library directories

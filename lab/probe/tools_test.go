@@ -63,7 +63,7 @@ func TestWriteToolsResolvesLibraries(t *testing.T) {
 	require.NoError(t, os.Symlink("bash", filepath.Join(root, "bin", "rbash")))
 
 	var buf bytes.Buffer
-	files, err := writeTools(&buf, []string{root}, []string{root, "/"}, staticProgram{[]string{"etcd", "etcdctl"}, []byte("static etcd")})
+	files, err := writeTools(&buf, gzip.BestCompression, []string{root}, []string{root, "/"}, staticProgram{[]string{"etcd", "etcdctl"}, []byte("static etcd")})
 	require.NoError(t, err)
 	assert.Contains(t, files, "usr/bin/etcd")
 	assert.Contains(t, files, "usr/bin/etcdctl", "a program link is listed with the programs")
@@ -83,7 +83,7 @@ func TestWriteToolsResolvesLibraries(t *testing.T) {
 	assert.Contains(t, names, "var/home/core")
 
 	// A library no package has is named, with what to do.
-	_, err = writeTools(&buf, []string{root}, []string{root})
+	_, err = writeTools(&buf, gzip.BestCompression, []string{root}, []string{root})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "of usr/bin/bash")
 }

@@ -130,7 +130,7 @@ func TestRehearsalLab(t *testing.T) {
 	require.Equal(t, 0, r.Code, "stage validate 07:\n%s", r)
 	assert.Contains(t, r.Stdout+r.Stderr, "etcd is the release's minor", "stage validate 07 checks the etcd version")
 	t.Logf("BENCH rehearsal stage 07: stage validate 07 ✓ (etcd %s healthy) %.1fs after stage run 07 returned", etcdVersion, time.Since(ran07).Seconds())
-	r = mustRun(t, "lab", "ssh", "-f", l.SpecFile, "bootstrap", "--", `sudo -n bash -c 'for p in /proc/[0-9]*; do [ "$(cat $p/comm 2>/dev/null)" = etcd ] && grep VmRSS $p/status; done'`)
+	r = mustRun(t, "lab", "ssh", "-f", l.SpecFile, "bootstrap", "--", `sudo -n bash -c 'for p in /proc/[0-9]*; do if [ "$(cat $p/comm 2>/dev/null)" = etcd ]; then grep VmRSS $p/status; fi; done'`)
 	t.Logf("BENCH rehearsal bootstrap etcd (1 member): %s", strings.Join(strings.Fields(r.Stdout), " "))
 	etcdctl := "sudo -n etcdctl --cacert=/opt/openshift/tls/etcd-ca-bundle.crt --cert=/opt/openshift/tls/etcd-client.crt --key=/opt/openshift/tls/etcd-client.key --endpoints=https://localhost:2379 "
 	// As bootkube's wait_for_etcd_cluster, retry while the new member
