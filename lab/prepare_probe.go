@@ -27,7 +27,11 @@ func prepareProbe(ctx context.Context, s *Spec, o PrepareOptions) (Image, error)
 	}
 	if !own || (s.Rehearsal() && img.RehearsalInitrd == "") {
 		o.Status.Start("Preparing the probe image")
-		pi, how, err := EnsureProbeImage(ctx, o.Log, "", "", s.Rehearsal())
+		rehearsal := ""
+		if s.Rehearsal() {
+			rehearsal = OpenShiftVersion(s)
+		}
+		pi, how, err := EnsureProbeImage(ctx, o.Log, "", "", rehearsal)
 		if err != nil {
 			o.Status.End(false)
 			return img, err
@@ -53,9 +57,10 @@ func prepareProbe(ctx context.Context, s *Spec, o PrepareOptions) (Image, error)
 }
 
 // EnsureProbeImage finds the agent and builds (or reuses) the probe image
-// in the probe cache; kernel and modules build it for another kernel. It
-// also says where the agent came from.
-func EnsureProbeImage(ctx context.Context, log *slog.Logger, kernel, modules string, rehearsal bool) (*probe.Image, string, error) {
+// in the probe cache; kernel and modules build it for another kernel, and
+// a rehearsal OpenShift version also builds the rehearsal initrd carrying
+// that release's etcd. It also says where the agent came from.
+func EnsureProbeImage(ctx context.Context, log *slog.Logger, kernel, modules, rehearsal string) (*probe.Image, string, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
@@ -64,7 +69,8 @@ func EnsureProbeImage(ctx context.Context, log *slog.Logger, kernel, modules str
 	if err != nil {
 		return nil, "", err
 	}
-	img, err := probe.EnsureImage(ctx, probe.ImageOptions{CacheDir: cache, Kernel: kernel, ModulesDir: modules, Agent: agent, Rehearsal: rehearsal, Log: log})
+	img, err := probe.EnsureImage(ctx, probe.ImageOptions{CacheDir: cache, Kernel: kernel, ModulesDir: modules, Agent: agent,
+		Rehearsal: rehearsal != "", OpenShiftVersion: rehearsal, Log: log})
 	if err != nil {
 		return nil, "", err
 	}
@@ -110,10 +116,7 @@ func WriteProbeIgnition(s *Spec) error {
 		if in.SSHHostKeyPEM, err = EnsureRehearsalHostKey(s); err != nil {
 			return err
 		}
-		version := s.OpenShift.Version
-		if version == "" {
-			version = DefaultOpenShiftVersion
-		}
+		version := OpenShiftVersion(s)
 		in.Assets = probe.AssetInput{
 			ClusterName: s.Cluster.Name, BaseDomain: s.Cluster.BaseDomain, MachineCIDR: s.Network.CIDR,
 			Masters: len(s.NodesByRole(RoleMaster)), Workers: len(s.NodesByRole(RoleWorker)),
@@ -142,4 +145,13 @@ func WriteProbeIgnition(s *Spec) error {
 		}
 	}
 	return nil
+}
+
+// OpenShiftVersion is the release a lab plays (a probe lab's spec may
+// leave it unset): its spec's, else the default.
+func OpenShiftVersion(s *Spec) string {
+	if s.OpenShift.Version != "" {
+		return s.OpenShift.Version
+	}
+	return DefaultOpenShiftVersion
 }

@@ -99,9 +99,24 @@ func checksEtcd() []Check {
 		cert(opt("tls/etcd-client.crt")),
 		key(opt("tls/etcd-client.key")),
 		undoneBy("cvo-overrides.done", "once the masters' members are healthy the etcd operator removes the bootstrap member and its etcd exits (stage 14 waits for that)",
-			https("etcd answers healthy on https://localhost:2379/health", "https://localhost:2379/health", `"health":"true"`,
-				"--cacert", opt("tls/etcd-ca-bundle.crt"), "--cert", opt("tls/etcd-client.crt"), "--key", opt("tls/etcd-client.key"))),
+			https("etcd answers healthy on https://localhost:2379/health", "https://localhost:2379/health", `"health":"true"`, etcdClient()...)),
+		undoneBy("cvo-overrides.done", "the bootstrap member is gone after stage 14", etcdServerMinor()),
 	}
+}
+
+func etcdClient() []string {
+	return []string{"--cacert", opt("tls/etcd-ca-bundle.crt"), "--cert", opt("tls/etcd-client.crt"), "--key", opt("tls/etcd-client.key")}
+}
+
+// etcdServerMinor checks that the member is the release's etcd (3.5
+// through 4.20): /version answers {"etcdserver":"3.5.21",...}.
+func etcdServerMinor() Check {
+	const url = "https://localhost:2379/version"
+	c := Check{Name: "etcd is the release's minor (3.5; 3.6 from 4.21) on " + url, Live: true}
+	c.Run = func(ctx context.Context, e *CheckEnv) error {
+		return https(c.Name, url, `"etcdserver":"`+e.Vars.Version.EtcdMinor()+`.`, etcdClient()...).Run(ctx, e)
+	}
+	return c
 }
 
 // undoneBy runs c, and lets it pass when it fails once marker exists: a

@@ -410,6 +410,7 @@ func TestSandboxNewestReleaseWithKonnectivity(t *testing.T) {
 	ctx := context.Background()
 	sb := newSandbox(t)
 	sb.konnectivityAssets(t)
+	sb.env = append(sb.env, "SANDBOX_ETCD=3.6.5") // 4.22's etcd
 	node := sb.node()
 	var out bytes.Buffer
 	vars := testVars("4.22")

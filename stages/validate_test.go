@@ -90,6 +90,7 @@ func fixtureNode(t *testing.T, s *stages.Stage) *stagestest.Node {
 	require.NoError(t, err, "fixture for %s", s.Label())
 	n := stagestest.New(root)
 	n.Replies["https://localhost:2379/health"] = stagestest.Reply{Stdout: `{"health":"true","reason":""}` + "\n200"}
+	n.Replies["https://localhost:2379/version"] = stagestest.Reply{Stdout: `{"etcdserver":"3.5.21","etcdcluster":"3.5.0"}` + "\n200"}
 	n.Replies["https://localhost:22623/healthz"] = stagestest.Reply{Stdout: "\n200"}
 	n.Replies[":6443/readyz"] = stagestest.Reply{Stdout: "ok\n200"}
 	return n
@@ -202,6 +203,7 @@ func TestValidateFailsUsefully(t *testing.T) {
 		{"wrong kind pod", "07", edit("etc/kubernetes/manifests/etcd-member-pod.yaml", "kind: Pod", "kind: Deployment"), `is a "Deployment", want a Pod`},
 		{"key mode", "07", chmod("opt/openshift/tls/etcd-client.key", 0o640), "etcd-client.key has mode 0640, want 0600"},
 		{"etcd down", "07", reply("https://localhost:2379/health", stagestest.Reply{Stdout: "\n000", Code: 7}), "GET https://localhost:2379/health from fake-node: curl exited 7"},
+		{"Debian's etcd 3.4", "07", reply("https://localhost:2379/version", stagestest.Reply{Stdout: `{"etcdserver":"3.4.23","etcdcluster":"3.4.0"}` + "\n200"}), `want "\"etcdserver\":\"3.5."`},
 		{"etcd unhealthy", "07", reply("https://localhost:2379/health", stagestest.Reply{Stdout: `{"health":"false"}` + "\n200"}), `want "\"health\":\"true\""`},
 		{"wrong config kind", "08", edit("etc/kubernetes/bootstrap-configs/kube-apiserver-config.yaml", "kind: KubeAPIServerConfig", "kind: KubeControllerManagerConfig"), "want kind KubeAPIServerConfig"},
 		{"missing volume", "08", edit("opt/openshift/bootstrap-manifests/kube-apiserver-pod.yaml", "path: /etc/kubernetes/bootstrap-secrets", "path: /tmp"), "want /etc/kubernetes/bootstrap-secrets among them"},

@@ -58,3 +58,13 @@ func (v Version) CheckSupported() error {
 	}
 	return nil
 }
+
+// EtcdMinor is the etcd minor the release's payload ships: 3.5 through
+// 4.20, 3.6 from 4.21 (openshift/etcd's release branches; lab/release
+// pins the patch and checks that it agrees).
+func (v Version) EtcdMinor() string {
+	if v.Less(Version{4, 21}) {
+		return "3.5"
+	}
+	return "3.6"
+}

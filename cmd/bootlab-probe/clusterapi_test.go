@@ -117,6 +117,7 @@ func TestWriteMasterEtcdPod(t *testing.T) {
 	c := pod.Spec.Containers[0]
 	assert.Contains(t, c.Args, "--initial-cluster=etcd-bootstrap=https://192.168.126.10:2380,master-0=https://192.168.126.11:2380,master-1=https://192.168.126.12:2380")
 	assert.Contains(t, c.Args, "--initial-cluster-state=existing")
+	assert.Equal(t, etcdReleaseEnv(), c.Env, "a master's member gets the release's environment too")
 	argv := hostArgs(pod, c, append(c.Command, c.Args...))
 	assert.Contains(t, argv, "--cert-file="+probe.EtcdAllCertsDir+"/etcd-serving-master-1.crt", "the kubelet stand-in maps the pod's mounts to the host")
 	assert.Contains(t, argv, "--peer-trusted-ca-file="+probe.EtcdCABundle)

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/coreos/ignition/v2/config/v3_2/types"
+	corev1 "k8s.io/api/core/v1"
 
 	"github.com/bootlab/bootlab/lab/probe"
 )
@@ -247,5 +248,25 @@ func sleepCtx(ctx context.Context, d time.Duration) bool {
 		return false
 	case <-t.C:
 		return true
+	}
+}
+
+// etcdReleaseEnv is the environment the release's cluster-etcd-operator
+// gives every etcd member of a 3.5 cluster (pkg/etcdenvvar's
+// FixedEtcdEnvVars, with render's heartbeat and election timeout for
+// platforms other than Azure): the 8 GiB quota, the watch progress
+// notifications the API server's watch cache relies on, the apply-duration
+// warning at 200ms. etcd 3.6 still reads the experimental names, with a
+// deprecation warning. The member's name, data dir and initial cluster
+// state stay flags here, as the kubelet stand-in maps paths in arguments.
+func etcdReleaseEnv() []corev1.EnvVar {
+	return []corev1.EnvVar{
+		{Name: "ETCD_ELECTION_TIMEOUT", Value: "1000"},
+		{Name: "ETCD_ENABLE_PPROF", Value: "true"},
+		{Name: "ETCD_EXPERIMENTAL_WARNING_APPLY_DURATION", Value: "200ms"},
+		{Name: "ETCD_EXPERIMENTAL_WATCH_PROGRESS_NOTIFY_INTERVAL", Value: "5s"},
+		{Name: "ETCD_HEARTBEAT_INTERVAL", Value: "100"},
+		{Name: "ETCD_QUOTA_BACKEND_BYTES", Value: "8589934592"},
+		{Name: "ETCD_SOCKET_REUSE_ADDRESS", Value: "true"},
 	}
 }

@@ -141,6 +141,7 @@ func writeMasterEtcdPod(dir string, self probe.NodeExpect, members []etcdMember)
 					"--logger=zap",
 					"--log-outputs=stderr",
 				},
+				Env:          etcdReleaseEnv(),
 				VolumeMounts: []corev1.VolumeMount{{Name: "cert-dir", MountPath: etcdPodCertDir}, {Name: "data-dir", MountPath: "/var/lib/etcd"}},
 			}},
 			Volumes: []corev1.Volume{

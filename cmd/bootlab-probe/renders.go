@@ -162,6 +162,7 @@ func renderEtcd(run *podmanRun, rel *probe.RehearsalRelease, f map[string]string
 					"--logger=zap",
 					"--log-outputs=stderr",
 				},
+				Env: etcdReleaseEnv(),
 				VolumeMounts: []corev1.VolumeMount{
 					{Name: "certs", MountPath: etcdCertMount},
 					{Name: "data-dir", MountPath: etcdDataDir},

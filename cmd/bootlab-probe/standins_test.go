@@ -69,7 +69,7 @@ func TestPodmanImageForAndOcReleaseInfo(t *testing.T) {
 	assert.Equal(t, "4.19.10", out.String())
 	out.Reset()
 	assert.Equal(t, 0, ocMain([]string{"adm", "release", "info", "-o", "jsonpath={.displayVersions.kubernetes.Version}", "--icsp-file=x", rel.Image}, &out, &errb))
-	assert.Equal(t, "1.32.0", out.String())
+	assert.Equal(t, "1.32.13", out.String())
 	assert.Equal(t, 1, ocMain([]string{"get", "pods"}, &out, &errb))
 	errb.Reset()
 	assert.Equal(t, 1, ocMain([]string{"patch", "clusterversion.config.openshift.io", "version", "--type=json", "--patch={}"}, &out, &errb))
@@ -108,6 +108,9 @@ func TestPodmanEtcdRender(t *testing.T) {
 	assert.Contains(t, joined, "--cert-file="+etcdResourceDir+"/etcd-serving.crt", "the kubelet maps the mount to the host path")
 	assert.Contains(t, joined, "--advertise-client-urls=https://192.168.126.10:2379")
 	assert.Contains(t, joined, "--data-dir=/var/lib/etcd")
+	assert.NotContains(t, joined, "--enable-v2", "etcd 3.5 serves no v2 API")
+	assert.Contains(t, c.Env, corev1.EnvVar{Name: "ETCD_QUOTA_BACKEND_BYTES", Value: "8589934592"}, "the release's cluster-etcd-operator environment")
+	assert.Contains(t, c.Env, corev1.EnvVar{Name: "ETCD_EXPERIMENTAL_WATCH_PROGRESS_NOTIFY_INTERVAL", Value: "5s"})
 
 	roots := x509.NewCertPool()
 	roots.AddCert(parseCert(t, ca.CertPEM))

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -40,7 +41,7 @@ func fillCache(t *testing.T, root string) {
 	require.NoError(t, os.Chmod(filepath.Join(root, "clients/4.19.0/oc"), 0o755))
 	require.NoError(t, os.Chmod(filepath.Join(root, "clients/4.19.0/openshift-install"), 0o755))
 	// Not artifacts: a partial download, a temporary, the extracted kernel.
-	for _, rel := range []string{"rhcos/x.qcow2.gz.partial", "probe/0123456789abcdef/base.qcow2.tmp", "debian/root/boot/vmlinuz-6.1", "debian-tools/root/cpio/usr/bin/cpio"} {
+	for _, rel := range []string{"gobuild/etcd/3.5.21-0123456789abcdef.lock", "rhcos/x.qcow2.gz.partial", "probe/0123456789abcdef/base.qcow2.tmp", "debian/root/boot/vmlinuz-6.1", "debian-tools/root/cpio/usr/bin/cpio"} {
 		p := filepath.Join(root, filepath.FromSlash(rel))
 		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
 		require.NoError(t, os.WriteFile(p, []byte("x"), 0o644))
@@ -82,6 +83,19 @@ func TestListKindsVersionsAndSums(t *testing.T) {
 	}, got)
 	k := sha256.Sum256([]byte("kernel"))
 	require.Equal(t, hex.EncodeToString(k[:]), sums(t, es)["probe/0123456789abcdef/vmlinuz"])
+}
+
+func TestClassifyGoBinaries(t *testing.T) {
+	for _, tc := range []struct{ rel, kind, version string }{
+		{"gobuild/etcd/3.5.21-0123456789abcdef/etcd", KindGoBinary, "3.5.21"},
+		{"gobuild/kubernetes/1.32.13-0123456789abcdef/hyperkube", KindGoBinary, "1.32.13"},
+		{"gobuild/etcd/3.6.0-rc.1-0123456789abcdef/etcd", KindGoBinary, "3.6.0-rc.1"},
+		{"gobuild/etcd/stray", KindOther, ""},
+	} {
+		kind, version := Classify(tc.rel)
+		assert.Equal(t, tc.kind, kind, tc.rel)
+		assert.Equal(t, tc.version, version, tc.rel)
+	}
 }
 
 func TestListMissingRootIsEmpty(t *testing.T) {

@@ -25,7 +25,11 @@ const (
 	// KindRehearsalTools is debian-tools/tools-<hash>.cpio.gz, the tools a
 	// rehearsal bootstrap node gets (its packages are debian-tools/download/).
 	KindRehearsalTools = "rehearsal-tools"
-	KindOther          = "other"
+	// KindGoBinary is gobuild/<name>/<version>-<recipe>/<name>, a static
+	// program lab/gobuild built from pinned modules (etcd); the version is
+	// the program's.
+	KindGoBinary = "go-binary"
+	KindOther    = "other"
 )
 
 // Entry is one cached file.
@@ -48,14 +52,14 @@ type Entry struct {
 const importPrefix = ".import-"
 
 // skip says whether rel (a slash path under the root) is not an artifact:
-// partial downloads, temporaries, an import in progress, and Debian
+// partial downloads, temporaries, build locks, an import in progress, and Debian
 // packages unpacked by the builders (debian*/root, remade from the .deb).
 func skip(rel string) bool {
 	base := filepath.Base(rel)
 	parts := strings.SplitN(rel, "/", 3)
 	unpacked := len(parts) >= 2 && strings.HasPrefix(parts[0], "debian") && (parts[1] == "root" || parts[1] == "root.tmp")
 	return strings.HasPrefix(rel, importPrefix) || unpacked ||
-		strings.HasSuffix(base, ".partial") || strings.HasSuffix(base, ".tmp")
+		strings.HasSuffix(base, ".partial") || strings.HasSuffix(base, ".tmp") || strings.HasSuffix(base, ".lock")
 }
 
 // Classify names the kind and version of the file at rel (a slash path
@@ -88,6 +92,13 @@ func Classify(rel string) (kind, version string) {
 		return KindRehearsalTools, strings.TrimSuffix(strings.TrimPrefix(parts[1], "tools-"), ".cpio.gz")
 	case parts[0] == "agent":
 		return KindProbeAgent, ""
+	case parts[0] == "gobuild" && len(parts) == 4:
+		// <version>-<recipe hash>: versions have no dash but pre-releases.
+		v := parts[2]
+		if i := strings.LastIndex(v, "-"); i > 0 {
+			v = v[:i]
+		}
+		return KindGoBinary, v
 	}
 	return KindOther, ""
 }

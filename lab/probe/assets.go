@@ -12,6 +12,7 @@ import (
 
 	"github.com/bootlab/bootlab/lab/ignition"
 	"github.com/bootlab/bootlab/lab/pki"
+	"github.com/bootlab/bootlab/lab/release"
 )
 
 // What the installer's bootstrap.ign lays down for bootkube, and where.
@@ -25,8 +26,12 @@ const (
 // names (nothing is ever pulled).
 type RehearsalRelease struct {
 	Version           string `json:"version"`           // 4.19.10
-	KubernetesVersion string `json:"kubernetesVersion"` // 1.32.0
-	Image             string `json:"image"`             // quay.io/openshift-release-dev/ocp-release@sha256:...
+	KubernetesVersion string `json:"kubernetesVersion"` // 1.32.13
+	// EtcdVersion is the etcd the rehearsal nodes run (lab/release's
+	// built version); EtcdShipped is the one the real release ships.
+	EtcdVersion string `json:"etcdVersion,omitempty"`
+	EtcdShipped string `json:"etcdShipped,omitempty"`
+	Image       string `json:"image"` // quay.io/openshift-release-dev/ocp-release@sha256:...
 	// Components maps image-references names (etcd, cluster-etcd-operator,
 	// ...) to their pull specs, as `oc adm release info` lists them.
 	Components map[string]string `json:"components"`
@@ -349,13 +354,13 @@ touch .bootkube.done
 `
 
 // ReleaseFor returns the rehearsal release of OpenShift version (x.y.z):
-// its Kubernetes version (4.16 shipped 1.29, each minor one more) and a
-// pull spec whose digest is derived from the version, so it is stable.
+// its Kubernetes and etcd versions (lab/release) and a pull spec whose
+// digest is derived from the version, so it is stable.
 func ReleaseFor(version string) RehearsalRelease {
 	r := RehearsalRelease{Version: version, KubernetesVersion: "unknown"}
-	var major, minor int
-	if n, _ := fmt.Sscanf(version, "%d.%d", &major, &minor); n == 2 && major == 4 && minor >= 16 {
-		r.KubernetesVersion = fmt.Sprintf("1.%d.0", 29+minor-16)
+	if pins, err := release.For(version); err == nil {
+		r.KubernetesVersion = pins.Kubernetes
+		r.EtcdVersion, r.EtcdShipped = pins.Etcd.Module, pins.Etcd.Shipped
 	}
 	sum := sha256.Sum256([]byte("bootlab rehearsal release " + version))
 	r.Image = "quay.io/openshift-release-dev/ocp-release@sha256:" + hex.EncodeToString(sum[:])

@@ -97,7 +97,9 @@ func TestRehearsalAssets(t *testing.T) {
 
 func TestReleaseFor(t *testing.T) {
 	r := ReleaseFor("4.19.10")
-	assert.Equal(t, "1.32.0", r.KubernetesVersion)
+	assert.Equal(t, "1.32.13", r.KubernetesVersion)
+	assert.Equal(t, "3.5.21", r.EtcdVersion, "the etcd bootlab builds for 4.19")
+	assert.Equal(t, "3.5.26", r.EtcdShipped, "the etcd 4.19 ships")
 	assert.Equal(t, r, ReleaseFor("4.19.10"), "stable")
 	assert.NotEqual(t, r.Image, ReleaseFor("4.18.1").Image)
 	assert.Regexp(t, `^quay\.io/openshift-release-dev/ocp-release@sha256:[0-9a-f]{64}$`, r.Image)

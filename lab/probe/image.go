@@ -60,9 +60,11 @@ type ImageOptions struct {
 	// Agent is the static bootlab-probe binary to put at /init.
 	Agent string
 	// Rehearsal also builds the rehearsal bootstrap's initrd: the probe
-	// initramfs followed by the tools archive (EnsureTools).
-	Rehearsal bool
-	Log       *slog.Logger
+	// initramfs followed by the tools archive (EnsureTools) of the
+	// OpenShift release OpenShiftVersion, whose etcd it carries.
+	Rehearsal        bool
+	OpenShiftVersion string
+	Log              *slog.Logger
 }
 
 // Image is a built probe image.
@@ -206,7 +208,10 @@ func ensureRehearsal(ctx context.Context, opts ImageOptions, img *Image, log *sl
 	if !opts.Rehearsal {
 		return nil
 	}
-	tools, err := EnsureTools(ctx, opts.CacheDir, log)
+	if opts.OpenShiftVersion == "" {
+		return errors.New("rehearsal initrd: no OpenShift version given: its etcd is the release's own")
+	}
+	tools, err := EnsureTools(ctx, opts.CacheDir, opts.OpenShiftVersion, log)
 	if err != nil {
 		return fmt.Errorf("rehearsal bootstrap tools: %w", err)
 	}

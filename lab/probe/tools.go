@@ -5,27 +5,28 @@ import (
 	"compress/gzip"
 	"context"
 	"crypto/sha256"
-	"debug/elf"
 	"encoding/hex"
-	"errors"
 	"fmt"
-	"io/fs"
 	"log/slog"
 	"os"
 	"os/exec"
-	"path"
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/bootlab/bootlab/lab/gobuild"
+	"github.com/bootlab/bootlab/lab/release"
 )
 
 // ToolPackages are the Debian packages whose programs the rehearsal
 // bootstrap runs for real: the shell and utilities every stage script
-// uses, jq, and etcd with etcdctl. LibraryPackages hold the shared
-// libraries those programs need; the builder copies only the ones the
-// programs' ELF headers ask for (what ldd would list).
+// uses, jq and curl. LibraryPackages hold the shared libraries those
+// programs need; the builder copies only the ones the programs' ELF
+// headers ask for (what ldd would list). etcd and etcdctl are not Debian's
+// (3.4 in bookworm): they are the release's own, built from the Go module
+// proxy (lab/gobuild) at the version lab/release pins.
 var (
-	ToolPackages    = []string{"bash", "coreutils", "sed", "grep", "jq", "curl", "etcd-server", "etcd-client"}
+	ToolPackages    = []string{"bash", "coreutils", "sed", "grep", "jq", "curl"}
 	LibraryPackages = []string{"libc6", "libtinfo6", "libacl1", "libattr1", "libselinux1", "libpcre2-8-0", "libgmp10", "libssl3", "libjq1", "libonig5",
 		// curl's
 		"libcurl4", "libbrotli1", "libgssapi-krb5-2", "libkrb5-3", "libk5crypto3", "libkrb5support0", "libcom-err2", "libkeyutils1",
@@ -34,7 +35,7 @@ var (
 )
 
 // toolsFormat is bumped when the tools archive layout changes.
-const toolsFormat = "bootlab-rehearsal-tools/2"
+const toolsFormat = "bootlab-rehearsal-tools/3"
 
 // Users of the rehearsal bootstrap, as on RHCOS: root, and core (uid 1000,
 // home /var/home/core) who becomes root with sudo.
@@ -47,22 +48,39 @@ const (
 // over the probe initramfs when it follows it in the same initrd file.
 type Tools struct {
 	Archive string   // path of the .cpio.gz
-	Hash    string   // of the packages it was made from and the layout
+	Hash    string   // of the packages and programs it was made from and the layout
 	Files   []string // paths in the archive of the programs and libraries
+	// Etcd is the etcd (and etcdctl) binary it carries.
+	Etcd *gobuild.Binary
 }
 
-// EnsureTools returns the rehearsal tools archive, downloading the Debian
-// packages (apt-get download) and building it the first time. Packages
-// already downloaded are reused, so a host that fetched them once builds
-// offline.
-func EnsureTools(ctx context.Context, cacheDir string, log *slog.Logger) (*Tools, error) {
+// staticProgram is a static binary the archive carries as is, under each
+// of its names (the first a file, the others links to it).
+type staticProgram struct {
+	names []string
+	data  []byte
+}
+
+// EnsureTools returns the rehearsal tools archive of an OpenShift release,
+// downloading the Debian packages (apt-get download), building the
+// release's etcd (lab/gobuild) and the archive the first time. Packages
+// and binaries already in the cache are reused, so a host that made them
+// once (or imported a cache that has them) builds offline.
+func EnsureTools(ctx context.Context, cacheDir, openshiftVersion string, log *slog.Logger) (*Tools, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
+	etcd, err := ensureEtcd(ctx, cacheDir, openshiftVersion, log)
+	if err != nil {
+		return nil, err
+	}
+	etcdData, err := os.ReadFile(etcd.Path)
+	if err != nil {
+		return nil, err
+	}
 	dir := filepath.Join(cacheDir, "debian-tools")
-	dl := filepath.Join(dir, "download")
 	pkgs := append(append([]string(nil), ToolPackages...), LibraryPackages...)
-	debs, err := downloadDebs(ctx, dl, pkgs, log)
+	debs, err := downloadDebs(ctx, filepath.Join(dir, "download"), pkgs, log)
 	if err != nil {
 		return nil, err
 	}
@@ -75,14 +93,69 @@ func EnsureTools(ctx context.Context, cacheDir string, log *slog.Logger) (*Tools
 		}
 		hashPart(h, filepath.Base(debs[p]), data)
 	}
+	fmt.Fprintf(h, "etcd %s %s\n", etcd.Component.Version, etcd.SHA256)
 	sum := hex.EncodeToString(h.Sum(nil))
-	t := &Tools{Archive: filepath.Join(dir, "tools-"+sum[:16]+".cpio.gz"), Hash: sum}
+	t := &Tools{Archive: filepath.Join(dir, "tools-"+sum[:16]+".cpio.gz"), Hash: sum, Etcd: etcd}
+	roots, err := unpackDebs(ctx, filepath.Join(dir, "root"), pkgs, debs)
+	if err != nil {
+		return nil, err
+	}
+	var toolRoots, allRoots []string
+	for _, p := range ToolPackages {
+		toolRoots = append(toolRoots, roots[p])
+	}
+	for _, p := range pkgs {
+		allRoots = append(allRoots, roots[p])
+	}
+	// A cached archive is only listed: compressing 57 MB at the best level
+	// takes seconds, storing it a fraction of one.
+	cached := allExist(t.Archive)
+	level := gzip.BestCompression
+	if cached {
+		level = gzip.NoCompression
+	}
+	var buf bytes.Buffer
+	files, err := writeTools(&buf, level, toolRoots, allRoots, staticProgram{etcd.Component.Programs, etcdData})
+	if err != nil {
+		return nil, err
+	}
+	t.Files = files
+	if cached {
+		return t, nil
+	}
+	log.Info("building the rehearsal tools archive", "archive", t.Archive, "programs and libraries", len(files))
+	if err := writeAtomic(t.Archive, buf.Bytes()); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+// ensureEtcd builds (or finds) the etcd the release pins.
+func ensureEtcd(ctx context.Context, cacheDir, openshiftVersion string, log *slog.Logger) (*gobuild.Binary, error) {
+	rel, err := release.For(openshiftVersion)
+	if err != nil {
+		return nil, fmt.Errorf("rehearsal etcd: %w", err)
+	}
+	c, err := gobuild.Etcd(rel.Etcd.Module)
+	if err != nil {
+		return nil, err
+	}
+	b, err := gobuild.Ensure(ctx, cacheDir, c, log)
+	if err != nil {
+		return nil, fmt.Errorf("rehearsal etcd of OpenShift %s: %w", rel.OpenShift, err)
+	}
+	return b, nil
+}
+
+// unpackDebs unpacks each package under dir once (dpkg-deb -x), returning
+// its root by package.
+func unpackDebs(ctx context.Context, dir string, pkgs []string, debs map[string]string) (map[string]string, error) {
 	roots := map[string]string{}
-	if err := os.MkdirAll(filepath.Join(dir, "root"), 0o755); err != nil {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
 	for _, p := range pkgs {
-		roots[p] = filepath.Join(dir, "root", strings.TrimSuffix(filepath.Base(debs[p]), ".deb"))
+		roots[p] = filepath.Join(dir, strings.TrimSuffix(filepath.Base(debs[p]), ".deb"))
 		if allExist(roots[p]) {
 			continue
 		}
@@ -95,27 +168,7 @@ func EnsureTools(ctx context.Context, cacheDir string, log *slog.Logger) (*Tools
 			return nil, err
 		}
 	}
-	var toolRoots, allRoots []string
-	for _, p := range ToolPackages {
-		toolRoots = append(toolRoots, roots[p])
-	}
-	for _, p := range pkgs {
-		allRoots = append(allRoots, roots[p])
-	}
-	var buf bytes.Buffer
-	files, err := writeTools(&buf, toolRoots, allRoots)
-	if err != nil {
-		return nil, err
-	}
-	t.Files = files
-	if allExist(t.Archive) {
-		return t, nil
-	}
-	log.Info("building the rehearsal tools archive", "archive", t.Archive, "programs and libraries", len(files))
-	if err := writeAtomic(t.Archive, buf.Bytes()); err != nil {
-		return nil, err
-	}
-	return t, nil
+	return roots, nil
 }
 
 // downloadDebs returns the .deb of each package in dl, fetching the
@@ -159,169 +212,4 @@ func downloadDebs(ctx context.Context, dl string, pkgs []string, log *slog.Logge
 		return nil, fmt.Errorf("apt-get download left no .deb of %s in %s", strings.Join(missing, ", "), dl)
 	}
 	return have, nil
-}
-
-// Layout of the tools in the rehearsal bootstrap: merged /usr, as RHCOS.
-const (
-	toolsBinDir = "usr/bin"
-	toolsLibDir = "lib/x86_64-linux-gnu" // the loader's built-in multiarch path
-)
-
-// writeTools writes the tools archive to w: every program under a bin
-// directory of toolRoots, the libraries they need (looked up in allRoots,
-// recursively) and the dynamic loader, plus the users, groups and
-// directories of an RHCOS-like root. It returns the program and library
-// paths it wrote.
-func writeTools(w *bytes.Buffer, toolRoots, allRoots []string) ([]string, error) {
-	type file struct {
-		data []byte
-		mode uint32
-	}
-	out := map[string]file{}
-	var queue []string // ELF files whose needs are still to resolve
-	for _, root := range toolRoots {
-		for _, bin := range []string{"bin", "sbin", "usr/bin", "usr/sbin"} {
-			ents, err := os.ReadDir(filepath.Join(root, bin))
-			if err != nil {
-				continue
-			}
-			for _, e := range ents {
-				if !e.Type().IsRegular() {
-					continue // rbash and the like: links
-				}
-				p := filepath.Join(root, bin, e.Name())
-				data, err := os.ReadFile(p)
-				if err != nil {
-					return nil, err
-				}
-				dst := path.Join(toolsBinDir, e.Name())
-				out[dst] = file{data, 0o755}
-				queue = append(queue, dst)
-			}
-		}
-	}
-	seen := map[string]bool{}
-	for len(queue) > 0 {
-		name := queue[0]
-		queue = queue[1:]
-		f, err := elf.NewFile(bytes.NewReader(out[name].data))
-		if err != nil {
-			continue // a shell script (egrep)
-		}
-		needs, err := f.ImportedLibraries()
-		interp := ""
-		for _, p := range f.Progs {
-			if p.Type == elf.PT_INTERP {
-				b := make([]byte, p.Filesz)
-				_, _ = p.ReadAt(b, 0)
-				interp = strings.TrimRight(string(b), "\x00")
-			}
-		}
-		f.Close()
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", name, err)
-		}
-		if interp != "" && !seen[interp] {
-			seen[interp] = true
-			data, err := readIn(allRoots, interp)
-			if err != nil {
-				return nil, fmt.Errorf("dynamic loader %s of %s: %w", interp, name, err)
-			}
-			out[strings.TrimPrefix(interp, "/")] = file{data, 0o755}
-		}
-		for _, lib := range needs {
-			if seen[lib] {
-				continue
-			}
-			seen[lib] = true
-			data, err := findLib(allRoots, lib)
-			if err != nil {
-				return nil, fmt.Errorf("%s needs %s: %w (add its package to probe.LibraryPackages)", name, lib, err)
-			}
-			dst := path.Join(toolsLibDir, lib)
-			out[dst] = file{data, 0o755}
-			queue = append(queue, dst)
-		}
-	}
-	// Built once and cached: the smallest archive is worth the time.
-	gz, _ := gzip.NewWriterLevel(w, gzip.BestCompression)
-	c := NewCPIOWriter(gz)
-	for _, d := range []string{"usr", "usr/bin", "usr/local", "usr/local/bin", "lib64", toolsLibDir,
-		"var", "var/home", "var/log", "opt", "etc/ssh", "etc/kubernetes", "etc/kubernetes/manifests"} {
-		_ = c.Dir(d, 0o755)
-	}
-	_ = c.Dir("root", 0o700)
-	_ = c.Dir(strings.TrimPrefix(CoreHome, "/"), 0o700)
-	for link, target := range map[string]string{"bin": "usr/bin", "sbin": "usr/bin", "usr/sbin": "bin", "home": "var/home", "usr/bin/sh": "bash"} {
-		_ = c.Symlink(link, target)
-	}
-	_ = c.File("etc/passwd", 0o644, []byte(fmt.Sprintf("root:x:0:0:root:/root:/bin/bash\ncore:x:%d:%d:CoreOS Admin:%s:/bin/bash\n", CoreUID, CoreUID, CoreHome)))
-	_ = c.File("etc/group", 0o644, []byte(fmt.Sprintf("root:x:0:\nwheel:x:10:core\ncore:x:%d:\n", CoreUID)))
-	_ = c.File("etc/shells", 0o644, []byte("/bin/sh\n/bin/bash\n/usr/bin/bash\n"))
-	// Without it glibc asks DNS before /etc/hosts, and localhost goes to the lab's dnsmasq.
-	_ = c.File("etc/nsswitch.conf", 0o644, []byte("passwd: files\ngroup: files\nhosts: files dns\n"))
-	var names []string
-	for n := range out {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
-		_ = c.File(n, out[n].mode, out[n].data)
-	}
-	if err := c.Close(); err != nil {
-		return nil, fmt.Errorf("write tools archive: %w", err)
-	}
-	if err := gz.Close(); err != nil {
-		return nil, err
-	}
-	return names, nil
-}
-
-// findLib finds a library by soname in the multiarch library directories
-// of roots.
-func findLib(roots []string, soname string) ([]byte, error) {
-	for _, dir := range []string{"/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu", "/lib", "/usr/lib"} {
-		data, err := readIn(roots, path.Join(dir, soname))
-		if err == nil {
-			return data, nil
-		}
-		if !errors.Is(err, fs.ErrNotExist) {
-			return nil, err
-		}
-	}
-	return nil, fmt.Errorf("not found in the packages' library directories: %w", fs.ErrNotExist)
-}
-
-// readIn reads the absolute path p inside the first of roots that has it,
-// following symbolic links within that root (Debian's links are absolute:
-// /lib64/ld-linux-x86-64.so.2 -> /lib/x86_64-linux-gnu/ld-linux-x86-64.so.2),
-// and across roots, since a link and its target may ship apart.
-func readIn(roots []string, p string) ([]byte, error) {
-	for hops := 0; hops < 16; hops++ {
-		var next string
-		for _, root := range roots {
-			fp := filepath.Join(root, p)
-			fi, err := os.Lstat(fp)
-			if err != nil {
-				continue
-			}
-			if fi.Mode()&fs.ModeSymlink == 0 {
-				return os.ReadFile(fp)
-			}
-			target, err := os.Readlink(fp)
-			if err != nil {
-				return nil, err
-			}
-			if !path.IsAbs(target) {
-				target = path.Join(path.Dir(p), target)
-			}
-			next = target
-			break
-		}
-		if next == "" {
-			return nil, &fs.PathError{Op: "read", Path: p, Err: fs.ErrNotExist}
-		}
-		p = next
-	}
-	return nil, fmt.Errorf("%s: too many symbolic links", p)
 }

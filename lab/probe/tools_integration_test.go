@@ -12,12 +12,15 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/bootlab/bootlab/lab/release"
 )
 
-// EnsureTools downloads the real Debian packages, and the archive it
-// builds is a working root: unpacked and entered with chroot, its bash,
-// coreutils, jq, etcd and etcdctl run with only the libraries it carries.
-// A second call reuses the downloads and the archive.
+// EnsureTools downloads the real Debian packages and builds the release's
+// etcd, and the archive it builds is a working root: unpacked and entered
+// with chroot, its bash, coreutils, jq, etcd and etcdctl run with only the
+// libraries it carries. A second call reuses the downloads, the etcd
+// binary and the archive; another release's etcd makes another archive.
 func TestEnsureToolsRunsInAChroot(t *testing.T) {
 	for _, tool := range []string{"apt-get", "dpkg-deb", "cpio", "chroot"} {
 		if _, err := exec.LookPath(tool); err != nil {
@@ -29,7 +32,9 @@ func TestEnsureToolsRunsInAChroot(t *testing.T) {
 	}
 	ctx := context.Background()
 	cache := t.TempDir()
-	tools, err := EnsureTools(ctx, cache, nil)
+	pins, err := release.For("4.19.10")
+	require.NoError(t, err)
+	tools, err := EnsureTools(ctx, cache, "4.19.10", nil)
 	require.NoError(t, err)
 	for _, f := range []string{"usr/bin/bash", "usr/bin/stat", "usr/bin/jq", "usr/bin/etcd", "usr/bin/etcdctl", "usr/bin/sed", "usr/bin/grep", "usr/bin/curl",
 		"lib/x86_64-linux-gnu/libjq.so.1", "lib/x86_64-linux-gnu/libonig.so.5", "lib64/ld-linux-x86-64.so.2"} {
@@ -54,9 +59,16 @@ func TestEnsureToolsRunsInAChroot(t *testing.T) {
 	run.Env = []string{"PATH=/usr/bin"}
 	out, err = run.CombinedOutput()
 	require.NoError(t, err, "%s", out)
-	assert.Equal(t, "644\n[1,2]\netcd Version: 3.4.23\netcdctl version: 3.4.23\n1\nroot\ncurl\n", string(out))
+	v := pins.Etcd.Module
+	assert.Equal(t, "644\n[1,2]\netcd Version: "+v+"\netcdctl version: "+v+"\n1\nroot\ncurl\n", string(out))
 
-	again, err := EnsureTools(ctx, cache, nil)
+	again, err := EnsureTools(ctx, cache, "4.19.10", nil)
 	require.NoError(t, err)
 	assert.Equal(t, tools.Archive, again.Archive)
+	assert.False(t, again.Etcd.Built)
+	assert.Equal(t, tools.Etcd.SHA256, again.Etcd.SHA256)
+	assert.Contains(t, tools.Files, "usr/bin/etcd")
+
+	_, err = EnsureTools(ctx, cache, "4.12.0", nil)
+	assert.ErrorContains(t, err, "4.16 through 4.22", "a release without pins is named")
 }

@@ -63,8 +63,10 @@ func TestWriteToolsResolvesLibraries(t *testing.T) {
 	require.NoError(t, os.Symlink("bash", filepath.Join(root, "bin", "rbash")))
 
 	var buf bytes.Buffer
-	files, err := writeTools(&buf, []string{root}, []string{root, "/"})
+	files, err := writeTools(&buf, gzip.BestCompression, []string{root}, []string{root, "/"}, staticProgram{[]string{"etcd", "etcdctl"}, []byte("static etcd")})
 	require.NoError(t, err)
+	assert.Contains(t, files, "usr/bin/etcd")
+	assert.Contains(t, files, "usr/bin/etcdctl", "a program link is listed with the programs")
 	assert.Contains(t, files, "usr/bin/bash")
 	assert.Contains(t, files, "usr/bin/egrep")
 	assert.NotContains(t, files, "usr/bin/rbash", "links are left out")
@@ -75,11 +77,13 @@ func TestWriteToolsResolvesLibraries(t *testing.T) {
 	names := cpioNames(t, buf.Bytes())
 	assert.Equal(t, uint32(0o100755), names["usr/bin/bash"])
 	assert.Equal(t, uint32(0o120777), names["bin"], "bin is a link to usr/bin")
+	assert.Equal(t, uint32(0o100755), names["usr/bin/etcd"], "a static program is carried as is")
+	assert.Equal(t, uint32(0o120777), names["usr/bin/etcdctl"], "its other names link to it")
 	assert.Contains(t, names, "etc/passwd")
 	assert.Contains(t, names, "var/home/core")
 
 	// A library no package has is named, with what to do.
-	_, err = writeTools(&buf, []string{root}, []string{root})
+	_, err = writeTools(&buf, gzip.BestCompression, []string{root}, []string{root})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "of usr/bin/bash")
 }

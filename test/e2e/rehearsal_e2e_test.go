@@ -21,6 +21,7 @@ import (
 	"github.com/bootlab/bootlab/lab"
 	"github.com/bootlab/bootlab/lab/labdir"
 	"github.com/bootlab/bootlab/lab/probe"
+	"github.com/bootlab/bootlab/lab/release"
 )
 
 // TestRehearsalLab: `lab up --manual-bootstrap` on a probe lab builds a
@@ -72,8 +73,13 @@ func TestRehearsalLab(t *testing.T) {
 	require.Equal(t, 0, r.Code, "lab ssh bootstrap -- true never succeeded:\n%s", r)
 	t.Logf("BENCH rehearsal lab: lab up --manual-bootstrap -> ssh answers %.1fs", time.Since(start).Seconds())
 
+	// The release's own etcd (lab/release), not Debian's 3.4.
+	pins, err := release.For(lab.OpenShiftVersion(st.Spec))
+	require.NoError(t, err)
+	etcdVersion := pins.Etcd.Module
+	require.True(t, strings.HasPrefix(etcdVersion, "3.5."), "the default release runs etcd 3.5, got %s", etcdVersion)
 	r = mustRun(t, "lab", "ssh", "-f", l.SpecFile, "bootstrap", "--", `id -un; sudo -n id -u; echo '{"a":1}' | jq .a; etcd --version | head -1; etcdctl version | head -1; uname -n`)
-	assert.Equal(t, "core\n0\n1\netcd Version: 3.4.23\netcdctl version: 3.4.23\nbootstrap\n", r.Stdout)
+	assert.Equal(t, "core\n0\n1\netcd Version: "+etcdVersion+"\netcdctl version: "+etcdVersion+"\nbootstrap\n", r.Stdout)
 	r = run(t, "lab", "ssh", "-f", l.SpecFile, "bootstrap", "--", "exit 5")
 	assert.Equal(t, 5, r.Code, "the remote exit status comes back")
 	r = run(t, "lab", "ssh", "-f", l.SpecFile, "master-0", "--", "true")
@@ -114,6 +120,7 @@ func TestRehearsalLab(t *testing.T) {
 	stageResetRoundTrip(t, l)
 	// The kubelet stand-in notices the manifest within a second; etcd then
 	// needs a moment under TCG, as on a real node.
+	ran07 := time.Now()
 	for i := 0; i < 20; i++ {
 		if r = run(t, "stage", "validate", "-f", l.SpecFile, "07"); r.Code == 0 {
 			break
@@ -121,6 +128,10 @@ func TestRehearsalLab(t *testing.T) {
 		time.Sleep(3 * time.Second)
 	}
 	require.Equal(t, 0, r.Code, "stage validate 07:\n%s", r)
+	assert.Contains(t, r.Stdout+r.Stderr, "etcd is the release's minor", "stage validate 07 checks the etcd version")
+	t.Logf("BENCH rehearsal stage 07: stage validate 07 ✓ (etcd %s healthy) %.1fs after stage run 07 returned", etcdVersion, time.Since(ran07).Seconds())
+	r = mustRun(t, "lab", "ssh", "-f", l.SpecFile, "bootstrap", "--", `sudo -n bash -c 'for p in /proc/[0-9]*; do if [ "$(cat $p/comm 2>/dev/null)" = etcd ]; then grep VmRSS $p/status; fi; done'`)
+	t.Logf("BENCH rehearsal bootstrap etcd (1 member): %s", strings.Join(strings.Fields(r.Stdout), " "))
 	etcdctl := "sudo -n etcdctl --cacert=/opt/openshift/tls/etcd-ca-bundle.crt --cert=/opt/openshift/tls/etcd-client.crt --key=/opt/openshift/tls/etcd-client.key --endpoints=https://localhost:2379 "
 	// As bootkube's wait_for_etcd_cluster, retry while the new member
 	// settles (a loaded TCG host slows its first raft commits).
@@ -218,6 +229,20 @@ func TestRehearsalLab(t *testing.T) {
 		assert.Contains(t, strings.Join(ms, "\n"), n.Name+", https://"+n.IP+":2380")
 	}
 	assert.Contains(t, strings.Join(ms, "\n"), "etcd-bootstrap")
+	// Every member, the masters' included, is the pinned etcd: the
+	// masters boot the same initrd and have no SSH, so ask their servers.
+	r = mustRun(t, "lab", "ssh", "-f", l.SpecFile, "bootstrap", "--", strings.Replace(etcdctl, "--endpoints=https://localhost:2379", "--endpoints="+endpoints, 1)+"endpoint status -w json")
+	var statuses []struct {
+		Endpoint string `json:"Endpoint"`
+		Status   struct {
+			Version string `json:"version"`
+		} `json:"Status"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(r.Stdout), &statuses), r.String())
+	require.Len(t, statuses, masters+1, r.Stdout)
+	for _, es := range statuses {
+		assert.Equal(t, etcdVersion, es.Status.Version, "etcd server version at %s", es.Endpoint)
+	}
 	etcdCheck := func(n lab.Node) string {
 		f, err := os.Open(labdir.ConsoleLog(st.Spec, n))
 		require.NoError(t, err)

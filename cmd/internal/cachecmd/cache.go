@@ -54,7 +54,9 @@ func NewCmdCache(f *cmdutil.Factory, runF func(cmd string, o *Options) error) *c
 		Long: `The cache keeps what labs download or build: RHCOS images (rhcos/), the
 openshift-install and oc clients (clients/<version>/), probe images
 (probe/<hash>/), the Debian kernel package the probe image is built from
-(debian/download/) and the probe agent (agent/). It lives in $BOOTLAB_CACHE,
+(debian/download/), the probe agent (agent/), the rehearsal tools
+(debian-tools/) and the programs built from the Go module proxy, such as
+the release's etcd (gobuild/<name>/<version>-<recipe>/). It lives in $BOOTLAB_CACHE,
 else /var/cache/bootlab for root, else $XDG_CACHE_HOME/bootlab.
 
 Fill a cache on a host with internet, ` + "`bootlab cache export cache.tar.gz`" + `, copy the

@@ -174,20 +174,32 @@ func prepareClass(ctx context.Context, f *cmdutil.Factory, p *class.Plan, noPref
 // each build it; with a rehearsal lab in the class, the rehearsal initrd too.
 func shareProbeImage(ctx context.Context, f *cmdutil.Factory, p *class.Plan) error {
 	var need []*lab.Spec
-	rehearsal := false
+	rehearsals := map[string]string{} // OpenShift version -> its rehearsal initrd
 	for _, l := range p.Labs {
 		s := l.Spec
 		if s.Profile != lab.ProfileProbe || s.Image.Kernel != "" && s.Image.Initrd != "" {
 			continue
 		}
 		need = append(need, s)
-		rehearsal = rehearsal || s.Rehearsal()
+		if s.Rehearsal() {
+			rehearsals[lab.OpenShiftVersion(s)] = ""
+		}
 	}
 	if len(need) == 0 {
 		return nil
 	}
 	f.Status.Start("Preparing the probe image for %d labs", len(need))
-	img, _, err := lab.EnsureProbeImage(ctx, f.Log, "", "", rehearsal)
+	img, _, err := lab.EnsureProbeImage(ctx, f.Log, "", "", "")
+	// Each release's etcd makes its own rehearsal initrd.
+	for v := range rehearsals {
+		if err != nil {
+			break
+		}
+		var ri *probe.Image
+		if ri, _, err = lab.EnsureProbeImage(ctx, f.Log, "", "", v); err == nil {
+			rehearsals[v] = ri.RehearsalInitrd
+		}
+	}
 	if err != nil {
 		f.Status.End(false)
 		return err
@@ -196,7 +208,7 @@ func shareProbeImage(ctx context.Context, f *cmdutil.Factory, p *class.Plan) err
 	for _, s := range need {
 		s.Image.Kernel, s.Image.Initrd = img.Kernel, img.Initrd
 		if s.Rehearsal() {
-			s.Image.RehearsalInitrd = img.RehearsalInitrd
+			s.Image.RehearsalInitrd = rehearsals[lab.OpenShiftVersion(s)]
 		}
 		if s.Image.Cmdline == "" {
 			s.Image.Cmdline = img.Cmdline

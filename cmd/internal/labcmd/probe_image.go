@@ -15,8 +15,10 @@ type ProbeImageBuildOptions struct {
 	Kernel  string
 	Modules string
 	Output  string
-	// Rehearsal also builds the rehearsal bootstrap's initrd.
-	Rehearsal bool
+	// Rehearsal also builds the rehearsal bootstrap's initrd, with the etcd
+	// of OpenShiftVersion.
+	Rehearsal        bool
+	OpenShiftVersion string
 }
 
 // NewCmdProbeImage builds the `lab probe-image` group.
@@ -58,7 +60,11 @@ when an input changes. stdout: the image paths.`,
 				return runF(opts)
 			}
 			f.Status.Start("Building the probe image")
-			img, how, err := lab.EnsureProbeImage(cmd.Context(), f.Log, opts.Kernel, opts.Modules, opts.Rehearsal)
+			rehearsal := ""
+			if opts.Rehearsal {
+				rehearsal = opts.OpenShiftVersion
+			}
+			img, how, err := lab.EnsureProbeImage(cmd.Context(), f.Log, opts.Kernel, opts.Modules, rehearsal)
 			if err != nil {
 				return err
 			}
@@ -82,7 +88,8 @@ when an input changes. stdout: the image paths.`,
 		},
 	}
 	cmd.Flags().StringVar(&opts.Kernel, "kernel", "", "kernel image (vmlinuz) to boot; needs --modules")
-	cmd.Flags().BoolVar(&opts.Rehearsal, "rehearsal", false, "also build the rehearsal bootstrap's initrd (bash, coreutils, jq, etcd from Debian packages: apt-get download)")
+	cmd.Flags().BoolVar(&opts.Rehearsal, "rehearsal", false, "also build the rehearsal bootstrap's initrd (bash, coreutils, jq, curl from Debian packages: apt-get download; the release's etcd built from the Go module proxy)")
+	cmd.Flags().StringVar(&opts.OpenShiftVersion, "openshift-version", lab.DefaultOpenShiftVersion, "with --rehearsal: the OpenShift release whose etcd the initrd carries")
 	cmd.Flags().StringVar(&opts.Modules, "modules", "", "the kernel's module directory (/lib/modules/<release>); needs --kernel")
 	cmd.Flags().StringVarP(&opts.Output, "output", "o", "text", "output format: text or json")
 	return cmd

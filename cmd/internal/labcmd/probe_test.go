@@ -12,6 +12,7 @@ import (
 
 	"github.com/bootlab/bootlab/cmd/internal/cmdutil"
 	"github.com/bootlab/bootlab/internal/check"
+	"github.com/bootlab/bootlab/lab"
 	"github.com/bootlab/bootlab/lab/verify"
 )
 
@@ -37,7 +38,12 @@ func TestProbeImageBuildFlags(t *testing.T) {
 	cmd := NewCmdProbeImageBuild(testFactory(), func(o *ProbeImageBuildOptions) error { got = o; return nil })
 	cmd.SetArgs([]string{"--kernel", "/k", "--modules", "/m", "-o", "json"})
 	require.NoError(t, cmd.Execute())
-	assert.Equal(t, &ProbeImageBuildOptions{Kernel: "/k", Modules: "/m", Output: "json"}, got)
+	assert.Equal(t, &ProbeImageBuildOptions{Kernel: "/k", Modules: "/m", Output: "json", OpenShiftVersion: lab.DefaultOpenShiftVersion}, got)
+
+	cmd = NewCmdProbeImageBuild(testFactory(), func(o *ProbeImageBuildOptions) error { got = o; return nil })
+	cmd.SetArgs([]string{"--rehearsal", "--openshift-version", "4.21.3"})
+	require.NoError(t, cmd.Execute())
+	assert.Equal(t, &ProbeImageBuildOptions{Output: "text", Rehearsal: true, OpenShiftVersion: "4.21.3"}, got, "the release whose etcd the rehearsal initrd carries")
 
 	cmd = NewCmdProbeImageBuild(testFactory(), func(o *ProbeImageBuildOptions) error { t.Fatal("must not run"); return nil })
 	cmd.SetArgs([]string{"--kernel", "/k"})
