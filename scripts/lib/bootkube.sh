@@ -11,7 +11,10 @@
 # variables that stage 02 resolves once and the later stages load.
 #
 # Run a stage by hand on the bootstrap node, as root:
-#   sudo OPENSHIFT_VERSION=4.19 bash scripts/07-etcd-bootstrap.sh
+#   sudo bash scripts/07-etcd-bootstrap.sh
+# It takes the node's release (OPENSHIFT_VERSION=4.19 insists on one, and is
+# refused if the node runs another) and refuses to run before an earlier
+# stage it needs, or to redo (BOOTLAB_FORCE=1) what a later stage used.
 # `bootlab stage run --dry-run 07` prints the same script with this library
 # and every setting filled in.
 
@@ -279,6 +282,13 @@ check_force() {
     local entry num slug since proof present
     [ "${BOOTLAB_FORCE}" = 1 ] || return 0
     case "${STAGE_NUMBER}" in 02 | 14 | 15) return 0 ;; esac
+    for entry in "${BOOTLAB_STAGES[@]}"; do
+        read -r num slug since proof <<<"${entry}"
+        # A stage this release lacks runs nothing: nothing to refuse.
+        if [ "${num}" = "${STAGE_NUMBER}" ] && ! version_at_least "${since}"; then
+            return 0
+        fi
+    done
     if [ "${STAGE_NUMBER}" = 13 ] && [ -f "${ASSET_DIR}/cb-bootstrap.done" ]; then
         echo "BOOTLAB_FORCE=1 on stage 13 refused: cb-bootstrap.done exists, so cluster-bootstrap has handed the control plane to the masters; a rerun would start a second temporary control plane. Nothing ran" >&2
         exit 1

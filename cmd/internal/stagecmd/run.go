@@ -364,15 +364,16 @@ func nodeRelease(ctx context.Context, f *cmdutil.Factory, n node.Node, t *Target
 	if err := stages.CheckReleaseImage(t.ReleaseImage, payload); err != nil {
 		return cmdutil.WithCode(cmdutil.ExitInvalid, err)
 	}
-	release := ""
+	var release string
 	if ns != nil {
+		// nodeScript read it, and said so when it could not.
 		release = ns.Release
+	} else if release, err = stages.NodeRelease(ctx, n); err != nil {
+		f.Status.Infof("warning: %v; the stages are rendered for OpenShift %s", err, r.vars.Version)
+		return nil
 	}
 	if release == "" {
-		if release, err = stages.NodeRelease(ctx, n); err != nil {
-			f.Status.Infof("warning: %v; the stages are rendered for OpenShift %s", err, r.vars.Version)
-			return nil
-		}
+		return nil
 	}
 	have, err := stages.ParseVersion(release)
 	if err != nil {
