@@ -37,13 +37,9 @@ type RunOptions struct {
 	AutoCheckpoint
 }
 
-// NewCmdRun builds `stage run`.
-func NewCmdRun(f *cmdutil.Factory, runF func(*RunOptions) error) *cobra.Command {
-	opts := &RunOptions{}
-	cmd := &cobra.Command{
-		Use:   "run [STAGE...]",
-		Short: "Run stages on the bootstrap node, in bootkube's order",
-		Long: `Run the named stages, a --from/--to range, or --all, in bootkube's order, as
+// runLong is `stage run --help`: what runs, in which order, what is
+// refused and what is recorded.
+const runLong = `Run the named stages, a --from/--to range, or --all, in bootkube's order, as
 root on the bootstrap node. With bootlab's annotated scripts a stage whose
 bootkube .done markers exist is skipped (--force reruns it) and a stage the
 release lacks is skipped with the reason. Output streams to stderr with a [NN slug] prefix; every event is
@@ -84,7 +80,15 @@ the spec, takes none (docs/checkpoints.md).
 
 --dry-run prints the script each stage would run, every setting filled in,
 without a node; with --bootkube FILE, the copy of that node script that
-would run.`,
+would run.`
+
+// NewCmdRun builds `stage run`.
+func NewCmdRun(f *cmdutil.Factory, runF func(*RunOptions) error) *cobra.Command {
+	opts := &RunOptions{}
+	cmd := &cobra.Command{
+		Use:   "run [STAGE...]",
+		Short: "Run stages on the bootstrap node, in bootkube's order",
+		Long:  runLong,
 		Example: `  bootlab stage run 07
   bootlab stage run etcd-bootstrap
   bootlab stage run render-etcd --dry-run
