@@ -322,7 +322,7 @@ func (r *Runner) PreflightNodeScript(ctx context.Context, s *Stage, ns *NodeScri
 			later = fmt.Sprintf("stage %s (%s)", ls.ID(), ls.Slug)
 		}
 		return &RefusedError{Stage: s, Reason: fmt.Sprintf(
-			"stage %s (%s) is behind this node: %s has run (%s exists). The node's script stops only where a later step starts, and %s's guard skips that step, so the replay would do the unmarked work after it (stage 14 removes the bootstrap MCO pod and waits for the etcd operator). Nothing ran; `bootlab stage status` shows where the node is",
+			"stage %s (%s) is behind this node: %s has run (%s exists). The node's script stops only where a later step starts, and %s's guard skips that step, so the replay would go on into later stages and do their unmarked work (after cvo-overrides, stage 14 removes the bootstrap MCO pod). Nothing ran; `bootlab stage status` shows where the node is",
 			s.ID(), s.Slug, later, step.Marker, step.Name)}
 	}
 	return nil
