@@ -117,11 +117,24 @@ func (n *NodeScript) BuildReplay(s *Stage) ([]byte, error) {
         case "${BOOTLAB_STOP_BEFORE}" in
         *" ${1-} "*)
             echo "bootlab: stage ${BOOTLAB_STAGE} is done; stopping before ${1}, a step of a later stage"
+            bootlab_record_stop "${1}"
             exit 0
             ;;
         esac
         bootlab_original_record_service_stage_start "$@"
     }
+}
+# bootkube.sh has not finished: its EXIT trap would record "service end"
+# with result success. Record the stop instead, with what has not run.
+bootlab_record_stop() {
+    trap - EXIT
+    local ERROR_MESSAGE="bootlab stage run ${BOOTLAB_STAGE%% *} stopped bootkube.sh after stage ${BOOTLAB_STAGE}, before ${1}: bootkube is not finished (no .bootkube.done); not run yet:${BOOTLAB_STOP_BEFORE% }"
+    if declare -F record_service_end >/dev/null; then
+        record_service_end stopped
+    elif declare -F add_service_record_entry >/dev/null; then
+        local PHASE="service end" RESULT=stopped
+        add_service_record_entry
+    fi
 }
 `)
 	}
@@ -246,8 +259,8 @@ func (r *Runner) RunNodeScript(ctx context.Context, s *Stage, ns *NodeScript, op
 		oc.Result = "dry-run"
 		return oc, err
 	}
-	if r.Node == nil {
-		return oc, &StageError{Stage: s, Err: errors.New("no node to run on")}
+	if err := r.PreflightNodeScript(ctx, s, ns, opts); err != nil {
+		return oc, err
 	}
 	if opts.Force || r.Vars.Force {
 		var rm []string
@@ -272,4 +285,45 @@ func (r *Runner) RunNodeScript(ctx context.Context, s *Stage, ns *NodeScript, op
 		return oc, &StageError{Stage: s, Err: err}
 	}
 	return oc, nil
+}
+
+// PreflightNodeScript refuses, before anything runs, a replay of stage s
+// with the node's script that would do a later stage's work, and a
+// --force that would break a later stage (Catalog.CheckForce). The copy
+// stops only where a later step records its start: a later step whose
+// marker exists is skipped by its guard, and the unmarked work after it
+// (stage 14 removes the bootstrap MCO pod) would run in the replay of s.
+func (r *Runner) PreflightNodeScript(ctx context.Context, s *Stage, ns *NodeScript, opts Options) error {
+	if r.Node == nil {
+		return errors.New("no node to run on")
+	}
+	st, err := ReadNodeState(ctx, r.Node, r.Catalog)
+	if err != nil {
+		return err
+	}
+	if opts.Force || r.Vars.Force {
+		if err := r.Catalog.CheckForce(st, []*Stage{s}, r.Vars.Version); err != nil {
+			return err
+		}
+	}
+	for _, step := range ns.Script.Steps {
+		if step.Stage <= s.Number || step.Marker == "" || step.SingleNode {
+			continue
+		}
+		_, err := r.Node.Stat(ctx, path.Join(AssetDir, step.Marker))
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("check marker %s on %s: %w", step.Marker, r.Node, err)
+		}
+		later := fmt.Sprintf("stage %02d", step.Stage)
+		if ls, lerr := r.Catalog.Lookup(fmt.Sprint(step.Stage)); lerr == nil {
+			later = fmt.Sprintf("stage %s (%s)", ls.ID(), ls.Slug)
+		}
+		return &RefusedError{Stage: s, Reason: fmt.Sprintf(
+			"stage %s (%s) is behind this node: %s has run (%s exists). The node's script stops only where a later step starts, and %s's guard skips that step, so the replay would go on into later stages and do their unmarked work (after cvo-overrides, stage 14 removes the bootstrap MCO pod). Nothing ran; `bootlab stage status` shows where the node is",
+			s.ID(), s.Slug, later, step.Marker, step.Name)}
+	}
+	return nil
 }

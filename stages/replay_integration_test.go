@@ -113,9 +113,13 @@ func TestSandboxNodeScriptStage07ThenHandoff(t *testing.T) {
 			require.NotEmpty(t, next)
 			assert.Contains(t, []string{"kube-apiserver-bootstrap", "konnectivity-certs"}, next[0], "stage 08's first step")
 			assert.Contains(t, out.String(), "stopping before "+next[0])
+			// The stop is recorded as one: bootkube is not finished.
 			recs := sb.serviceRecords(t)
-			assert.Equal(t, "service end", recs[len(recs)-1]["phase"])
-			assert.Equal(t, "success", recs[len(recs)-1]["result"])
+			last := recs[len(recs)-1]
+			assert.Equal(t, "service end", last["phase"])
+			assert.Equal(t, "stopped", last["result"], "never success for a half-done bootstrap")
+			assert.Contains(t, last["errorMessage"], "stopped bootkube.sh after stage 07 etcd-bootstrap, before "+next[0])
+			assert.Contains(t, last["errorMessage"], "bootkube is not finished (no .bootkube.done); not run yet: "+strings.Join(next, " "))
 			for _, st := range ns.Script.Steps {
 				if st.Marker == "" || st.SingleNode {
 					continue
@@ -136,6 +140,10 @@ func TestSandboxNodeScriptStage07ThenHandoff(t *testing.T) {
 			assert.Equal(t, expectedSteps(ns, func(st stages.ScriptStep) bool { return st.Stage > 7 || st.Marker == "" }), endedSince(t, sb, before),
 				"bootkube skips every step the stages did and runs the rest")
 			assert.NotContains(t, whole.String(), "Rendering CEO Manifests")
+			recs = sb.serviceRecords(t)
+			assert.Equal(t, map[string]string{"phase": "service end", "result": "success"},
+				map[string]string{"phase": recs[len(recs)-1]["phase"], "result": recs[len(recs)-1]["result"]},
+				"bootkube finished: now the service ends with success")
 			_, err = os.Stat(filepath.Join(sb.root, "opt", "openshift", ".bootkube.done"))
 			assert.NoError(t, err)
 		})
@@ -197,6 +205,7 @@ func TestSandboxAnnotatedScriptsMatchNodeScript(t *testing.T) {
 			require.Equal(t, 0, code)
 
 			annotated := newSandbox(t)
+			annotated.env = append(annotated.env, "SANDBOX_VERSION="+fixtureVersion(release))
 			if !v.Less(stages.MustVersion("4.22")) {
 				// The node of this release has the installer's konnectivity
 				// inputs (installNodeScript lays them down): so does this one.

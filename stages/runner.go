@@ -180,6 +180,16 @@ func (r *Runner) Run(ctx context.Context, stages []*Stage, opts Options) ([]Outc
 	}
 	vars := r.Vars
 	vars.Force = vars.Force || opts.Force
+	if vars.Force && len(stages) > 0 {
+		// CheckForce allowed later stages that ran because this run
+		// redoes them too; each script's own check is told so.
+		vars.ForceThrough = stages[len(stages)-1].Number
+	}
+	if !opts.DryRun {
+		if err := r.Preflight(ctx, stages, opts); err != nil {
+			return nil, err
+		}
+	}
 	var outcomes []Outcome
 	for _, s := range stages {
 		if err := ctx.Err(); err != nil {
@@ -240,6 +250,26 @@ func (r *Runner) Run(ctx context.Context, stages []*Stage, opts Options) ([]Outc
 		}
 	}
 	return outcomes, nil
+}
+
+// Preflight refuses, before anything runs, a selection the node is not
+// ready for (a stage before an earlier one it needs) and a --force that
+// would break a later stage (Catalog.CheckOrder, Catalog.CheckForce).
+func (r *Runner) Preflight(ctx context.Context, stages []*Stage, opts Options) error {
+	if r.Node == nil {
+		return errors.New("no node to run on")
+	}
+	st, err := ReadNodeState(ctx, r.Node, r.Catalog)
+	if err != nil {
+		return err
+	}
+	if err := r.Catalog.CheckOrder(st, stages, r.Vars.Version); err != nil {
+		return err
+	}
+	if opts.Force || r.Vars.Force {
+		return r.Catalog.CheckForce(st, stages, r.Vars.Version)
+	}
+	return nil
 }
 
 func (r *Runner) runOne(ctx context.Context, s *Stage, script []byte) (string, time.Duration, error) {

@@ -87,6 +87,7 @@ func TestRunOrderSkipsAndMarkers(t *testing.T) {
 func TestRunVersionGateOnNewestRelease(t *testing.T) {
 	node := stagestest.New(t.TempDir())
 	r, _, _ := newRunner(t, node, "4.19")
+	require.NoError(t, node.FinishBefore(r.Catalog, 4))
 	sel, err := r.Catalog.Select(stages.Selection{Only: []string{"auth-api-bootstrap"}})
 	require.NoError(t, err)
 	outcomes, err := r.Run(context.Background(), sel, stages.Options{})
@@ -99,6 +100,7 @@ func TestRunForceRerunsDoneStages(t *testing.T) {
 	node := stagestest.New(t.TempDir())
 	require.NoError(t, node.Touch("/opt/openshift/etcd-bootstrap.done"))
 	r, _, _ := newRunner(t, node, "4.19")
+	require.NoError(t, node.FinishBefore(r.Catalog, 7))
 	sel, err := r.Catalog.Select(stages.Selection{Only: []string{"07"}})
 	require.NoError(t, err)
 
@@ -129,6 +131,7 @@ func TestRunFailureIsWrappedAndStops(t *testing.T) {
 		return 0
 	}
 	r, rec, out := newRunner(t, node, "4.19")
+	require.NoError(t, node.FinishBefore(r.Catalog, 6))
 	sel, err := r.Catalog.Select(stages.Selection{From: "06", To: "08"})
 	require.NoError(t, err)
 
@@ -157,6 +160,7 @@ func TestRunFailureIsWrappedAndStops(t *testing.T) {
 func TestRunValidateAfterEachStage(t *testing.T) {
 	node := stagestest.New(t.TempDir())
 	r, _, _ := newRunner(t, node, "4.19")
+	require.NoError(t, node.FinishBefore(r.Catalog, 5))
 	sel, err := r.Catalog.Select(stages.Selection{Only: []string{"05"}})
 	require.NoError(t, err)
 	// The fake script "succeeds" but leaves nothing behind.

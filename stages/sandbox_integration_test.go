@@ -149,6 +149,16 @@ func TestSandboxRunsEveryStageThenValidates(t *testing.T) {
 		require.Equal(t, stages.ResultSuccess, outcomes[0].Result, s.Label())
 		results := stages.Validate(ctx, node, s, vars, stages.ValidateOptions{})
 		assert.Empty(t, failures(results), "validate %s right after it ran", s.Label())
+		// bootkube.json says "service end: success" only once bootkube is finished.
+		recs := sb.serviceRecords(t)
+		last := recs[len(recs)-1]
+		assert.Equal(t, "service end", last["phase"], s.Label())
+		if s.Number < 15 {
+			assert.Equal(t, "stopped", last["result"], "%s leaves bootkube half done", s.Label())
+			assert.Contains(t, last["errorMessage"], fmt.Sprintf("stage %s done; bootkube is not finished (no .bootkube.done); not run yet: %02d ", s.ID(), s.Number+1), s.Label())
+		} else {
+			assert.Equal(t, "success", last["result"], s.Label())
+		}
 	}
 	log := out.String()
 	for _, line := range []string{
@@ -205,16 +215,40 @@ func TestSandboxRunsEveryStageThenValidates(t *testing.T) {
 	}
 	assert.Len(t, sb.serviceRecords(t), before+2, "only stage 02 ran (service start, service end)")
 
-	// --force reruns a stage and its steps, from a clean render directory:
-	// a certificate of an earlier render must not survive (bootkube removes
-	// etcd-bootstrap/ too).
+	// --force of 07 now would give etcd new certificates under everything
+	// that used the old ones: refused, and nothing runs.
 	out.Reset()
-	stale := filepath.Join(sb.root, "opt", "openshift", "etcd-bootstrap", "etc-kubernetes", "static-pod-resources", "etcd-member", "old-host.crt")
-	require.NoError(t, os.WriteFile(stale, []byte("stale"), 0o600))
+	before = len(sb.serviceRecords(t))
 	etcd, err := r.Catalog.Lookup("07")
 	require.NoError(t, err)
 	_, err = r.Run(ctx, []*stages.Stage{etcd}, stages.Options{Force: true})
+	var re *stages.RefusedError
+	require.ErrorAs(t, err, &re)
+	assert.Contains(t, err.Error(), "--force 07 (etcd-bootstrap) refused: stage 08 (kube-apiserver-bootstrap) has run since")
+	assert.Empty(t, out.String(), "no script ran")
+	assert.Len(t, sb.serviceRecords(t), before, "nothing recorded")
+}
+
+// --force of the last stage that ran reruns it and its steps, from a
+// clean render directory: a certificate of an earlier render must not
+// survive (bootkube removes etcd-bootstrap/ too).
+func TestSandboxForceRerunsTheLastStage(t *testing.T) {
+	ctx := context.Background()
+	sb := newSandbox(t)
+	var out bytes.Buffer
+	vars := testVars("4.19")
+	vars.ReleaseImage = "quay.io/example/release:4.19.10"
+	r := &stages.Runner{Catalog: stages.Default(), Scripts: scripts.FS, Node: sb.node(), Vars: vars, Output: &out}
+	sel, err := r.Catalog.Select(stages.Selection{To: "07"})
 	require.NoError(t, err)
+	_, err = r.Run(ctx, sel, stages.Options{})
+	require.NoError(t, err, out.String())
+
+	out.Reset()
+	stale := filepath.Join(sb.root, "opt", "openshift", "etcd-bootstrap", "etc-kubernetes", "static-pod-resources", "etcd-member", "old-host.crt")
+	require.NoError(t, os.WriteFile(stale, []byte("stale"), 0o600))
+	_, err = r.Run(ctx, sel[len(sel)-1:], stages.Options{Force: true})
+	require.NoError(t, err, out.String())
 	assert.Contains(t, out.String(), "[07 etcd-bootstrap] Rendering CEO Manifests...\n")
 	_, err = os.Stat(stale)
 	assert.True(t, os.IsNotExist(err), "the forced rerun started from an empty etcd-bootstrap/")
@@ -252,6 +286,7 @@ func TestSandboxFailureIsRecordedLikeBootkube(t *testing.T) {
 // A failing image_for must stop stage 02, not leave empty image variables.
 func TestSandboxImageForFailureStopsStage02(t *testing.T) {
 	sb := newSandbox(t)
+	sb.finishBefore(t, 2)
 	require.NoError(t, os.WriteFile(sb.fail, []byte("release"), 0o644))
 	var out bytes.Buffer
 	vars := testVars("4.19")
@@ -324,7 +359,7 @@ func TestSandboxVersionGating(t *testing.T) {
 	} {
 		t.Run(tc.version, func(t *testing.T) {
 			sb := newSandbox(t)
-			sb.env = append(sb.env, "SANDBOX_MCO_PLATFORMS=aws azure")
+			sb.env = append(sb.env, "SANDBOX_MCO_PLATFORMS=aws azure", "SANDBOX_VERSION="+tc.version+".3")
 			// The konnectivity inputs are there for every release: only 4.22 uses them.
 			sb.konnectivityAssets(t)
 			// Upstream's guard tests manifests/openshift-lbconfig-custom-dns.yaml
@@ -411,6 +446,7 @@ func TestSandboxNewestReleaseWithKonnectivity(t *testing.T) {
 	sb := newSandbox(t)
 	sb.konnectivityAssets(t)
 	sb.env = append(sb.env, "SANDBOX_ETCD=3.6.5") // 4.22's etcd
+	sb.env = append(sb.env, "SANDBOX_VERSION=4.22.1")
 	node := sb.node()
 	var out bytes.Buffer
 	vars := testVars("4.22")
@@ -479,6 +515,7 @@ func TestSandboxNewestReleaseWithKonnectivity(t *testing.T) {
 // out and stage 08 says why.
 func TestSandboxKonnectivityOff(t *testing.T) {
 	sb := newSandbox(t)
+	sb.env = append(sb.env, "SANDBOX_VERSION=4.22.1")
 	var out bytes.Buffer
 	vars := testVars("4.22")
 	vars.ReleaseImage = "quay.io/example/release:4.22.1"
@@ -496,6 +533,7 @@ func TestSandboxKonnectivityOff(t *testing.T) {
 // instead of failing on an unset AUTH_OPERATOR_IMAGE.
 func TestSandboxScript04ByHandBefore419(t *testing.T) {
 	sb := newSandbox(t)
+	sb.env = append(sb.env, "SANDBOX_VERSION=4.18.3")
 	s, err := stages.Default().Lookup("04")
 	require.NoError(t, err)
 	vars := testVars("4.18")

@@ -27,6 +27,10 @@ type Vars struct {
 	Force bool
 	// ServiceName names the service records file; default "bootkube".
 	ServiceName string
+	// ForceThrough is the last stage a forced run reruns after this one
+	// (BOOTLAB_FORCE_THROUGH): later stages up to it are redone, so the
+	// script's own --force check lets them have run. 0: the stage itself.
+	ForceThrough int
 }
 
 // libraryLine is the line of every stage script that sources the library;
@@ -61,7 +65,12 @@ func RenderScript(fsys fs.FS, s *Stage, v Vars) ([]byte, error) {
 	fmt.Fprintf(&b, "# bootlab stage %s (script %s) for OpenShift %s.\n", s.Label(), s.Script, v.Version)
 	fmt.Fprintf(&b, "# This is scripts/%s with scripts/lib/bootkube.sh inlined and its\n", s.ScriptFile())
 	fmt.Fprintf(&b, "# settings filled in; bootlab writes it to %s on the node and runs it as root.\n", ScriptDir)
+	through := v.ForceThrough
+	if through < s.Number {
+		through = s.Number
+	}
 	for _, kv := range [][2]string{
+		{"STAGE_NUMBER", s.ID()},
 		{"ASSET_DIR", AssetDir},
 		{"OPENSHIFT_VERSION", v.Version.String()},
 		{"API_URL", v.APIURL},
@@ -69,6 +78,7 @@ func RenderScript(fsys fs.FS, s *Stage, v Vars) ([]byte, error) {
 		{"RELEASE_IMAGE", v.ReleaseImage},
 		{"CLUSTER_PROFILE", v.ClusterProfile},
 		{"BOOTLAB_FORCE", force},
+		{"BOOTLAB_FORCE_THROUGH", fmt.Sprintf("%02d", through)},
 		{"SERVICE_NAME", service},
 		{"IMAGES_FILE", ImagesFile},
 	} {

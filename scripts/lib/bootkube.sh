@@ -11,7 +11,10 @@
 # variables that stage 02 resolves once and the later stages load.
 #
 # Run a stage by hand on the bootstrap node, as root:
-#   sudo OPENSHIFT_VERSION=4.19 bash scripts/07-etcd-bootstrap.sh
+#   sudo bash scripts/07-etcd-bootstrap.sh
+# It takes the node's release (OPENSHIFT_VERSION=4.19 insists on one, and is
+# refused if the node runs another) and refuses to run before an earlier
+# stage it needs, or to redo (BOOTLAB_FORCE=1) what a later stage used.
 # `bootlab stage run --dry-run 07` prints the same script with this library
 # and every setting filled in.
 
@@ -22,9 +25,17 @@ set -euoE pipefail
 # ASSET_DIR is bootkube's working directory: the installer's assets.
 : "${ASSET_DIR:=/opt/openshift}"
 # OPENSHIFT_VERSION (major.minor) chooses the flags and steps of that release.
-: "${OPENSHIFT_VERSION:=4.19}"
+# Empty means the node's own: the VERSION stage 02 wrote, else the release
+# image's (`oc adm release info`, as bootkube computes VERSION). A value the
+# node contradicts is refused.
+: "${OPENSHIFT_VERSION:=}"
+# STAGE_NUMBER is this script's stage (07), from its file name when unset.
+: "${STAGE_NUMBER:=$(basename "$0" | sed -n 's/^\([0-9][0-9]\)-.*/\1/p')}"
 # BOOTLAB_FORCE=1 redoes steps whose .done marker exists.
 : "${BOOTLAB_FORCE:=0}"
+# BOOTLAB_FORCE_THROUGH: the last stage `bootlab stage run --force` reruns
+# in the same run (later stages up to it are redone after this one).
+: "${BOOTLAB_FORCE_THROUGH:=${STAGE_NUMBER}}"
 # RELEASE_IMAGE: empty means "the one the installer wrote into
 # /usr/local/bin/release-image.sh", as bootkube does.
 : "${RELEASE_IMAGE:=}"
@@ -144,13 +155,18 @@ record_service_stage_failure() {
 }
 
 # record_service_exit CODE runs on exit: it closes an open stage as failed
-# and records the end of the service, like bootkube's EXIT trap.
+# and records the end of the service, like bootkube's EXIT trap. bootkube
+# ends with success only once it is finished: a stage that succeeds
+# before .bootkube.done records result "stopped", with what has not run.
 record_service_exit() {
     local RESULT=success ERROR_LINE="" ERROR_MESSAGE=""
     if [ "${1}" -ne 0 ]; then
         RESULT=failure
         ERROR_LINE="$(caller 0 || true)"
         ERROR_MESSAGE="exit status ${1}"
+    elif [ ! -f "${ASSET_DIR}/.bootkube.done" ]; then
+        RESULT=stopped
+        ERROR_MESSAGE="$(stages_after "${STAGE_NUMBER}")"
     fi
     if [ -n "${STAGE_NAME-}" ]; then
         record_service_stage_end "${RESULT}"
@@ -159,13 +175,193 @@ record_service_exit() {
     add_service_record_entry
 }
 
-record_service_start
-trap 'record_service_exit $?' EXIT
+# ---- stage order: nothing runs out of bootkube's order ----
+#
+# BOOTLAB_STAGES lists the stages in bootkube's order: number, slug, the
+# first release that has the stage, and what proves it finished (its .done
+# markers; record:STEP is a step without marker whose success
+# bootkube.json records). A stage needs every earlier one its release has
+# and that leaves proof (02 leaves none: bootkube redoes it on every start).
+# stages.TestLibraryStageTable keeps this table equal to the Go catalog.
+BOOTLAB_STAGES=(
+    "01 openshift-manifests 4.16 openshift-manifests.done"
+    "02 release-image 4.16"
+    "03 api-bootstrap 4.16 api-bootstrap.done"
+    "04 auth-api-bootstrap 4.19 auth-api-bootstrap.done"
+    "05 config-bootstrap 4.16 config-bootstrap.done"
+    "06 cvo-bootstrap 4.16 cvo-bootstrap.done"
+    "07 etcd-bootstrap 4.16 etcd-bootstrap.done"
+    "08 kube-apiserver-bootstrap 4.16 kube-apiserver-bootstrap.done"
+    "09 kube-controller-manager-bootstrap 4.16 kube-controller-manager-bootstrap.done"
+    "10 kube-scheduler-bootstrap 4.16 kube-scheduler-bootstrap.done"
+    "11 ingress-operator-bootstrap 4.16 ingress-operator-bootstrap.done node-tuning-bootstrap.done"
+    "12 mco-bootstrap 4.16 mco-bootstrap.done cco-bootstrap.done"
+    "13 cb-bootstrap 4.16 cb-bootstrap.done"
+    "14 cvo-overrides 4.16 cvo-overrides.done record:wait-for-ceo"
+    "15 check-api-url 4.16 .bootkube.done"
+)
+
+# step_succeeded NAME: bootkube.json's last end of step NAME is a success.
+step_succeeded() {
+    local file="${SERVICE_RECORDS_DIR%/}/${SERVICE_NAME}.json"
+    [ -f "${file}" ] &&
+        jq -e --arg s "${1}" '[.[] | select(.stage == $s and .phase == "stage end")] | last | .result == "success"' \
+            "${file}" >/dev/null
+}
+
+# proof_missing PROOF...: what of a stage's proof the node lacks ("" if none).
+proof_missing() {
+    local p missing=()
+    for p in "$@"; do
+        case "${p}" in
+        record:*) step_succeeded "${p#record:}" || missing+=("no successful ${p#record:} in bootkube.json") ;;
+        *) [ -f "${ASSET_DIR}/${p}" ] || missing+=("${p} missing") ;;
+        esac
+    done
+    echo "${missing[*]}"
+}
+
+# proof_present PROOF...: the markers of a stage's proof that exist.
+proof_present() {
+    local p present=()
+    for p in "$@"; do
+        case "${p}" in
+        record:*) ;;
+        *) [ ! -f "${ASSET_DIR}/${p}" ] || present+=("${p}") ;;
+        esac
+    done
+    echo "${present[*]}"
+}
+
+# stages_after NN: what a run that stopped after stage NN leaves undone.
+stages_after() {
+    local entry num slug since rest=()
+    for entry in "${BOOTLAB_STAGES[@]}"; do
+        read -r num slug since _ <<<"${entry}"
+        if ((10#${num} > 10#${1})) && version_at_least "${since}"; then
+            rest+=("${num} ${slug}")
+        fi
+    done
+    echo "stage ${1} done; bootkube is not finished (no .bootkube.done); not run yet: $(IFS=,; echo "${rest[*]}")"
+}
+
+# check_stage_order refuses to run this stage before an earlier one it
+# needs has finished; nothing has run or been recorded yet.
+check_stage_order() {
+    local entry num slug since proof missing me=""
+    for entry in "${BOOTLAB_STAGES[@]}"; do
+        read -r num slug since proof <<<"${entry}"
+        if [ "${num}" = "${STAGE_NUMBER}" ]; then
+            me=${slug}
+            # A stage this release lacks runs nothing (its script says so).
+            version_at_least "${since}" || return 0
+        fi
+    done
+    if [ -z "${me}" ]; then
+        echo "STAGE_NUMBER=${STAGE_NUMBER} is not a stage (01 to 15): run the script under its own name (scripts/NN-<slug>.sh) or set STAGE_NUMBER" >&2
+        exit 1
+    fi
+    for entry in "${BOOTLAB_STAGES[@]}"; do
+        read -r num slug since proof <<<"${entry}"
+        ((10#${num} < 10#${STAGE_NUMBER})) || break
+        version_at_least "${since}" || continue
+        # shellcheck disable=SC2086 # the proof is a list of words
+        missing=$(proof_missing ${proof})
+        if [ -n "${missing}" ]; then
+            echo "stage ${STAGE_NUMBER} (${me}) needs stage ${num} (${slug}) first: run bootlab stage run ${num}, or scripts/${num}-${slug}.sh (${missing}). bootkube.sh runs its steps in this order; nothing ran" >&2
+            exit 1
+        fi
+    done
+}
+
+# check_force refuses BOOTLAB_FORCE=1 where a rerun breaks a later stage:
+# one that ran since used what this stage made (unless rerun in the same
+# `bootlab stage run --force`, through BOOTLAB_FORCE_THROUGH), or
+# cluster-bootstrap after it handed over. 02, 14 and 15 are safe reruns.
+check_force() {
+    local entry num slug since proof present
+    [ "${BOOTLAB_FORCE}" = 1 ] || return 0
+    case "${STAGE_NUMBER}" in 02 | 14 | 15) return 0 ;; esac
+    for entry in "${BOOTLAB_STAGES[@]}"; do
+        read -r num slug since proof <<<"${entry}"
+        # A stage this release lacks runs nothing: nothing to refuse.
+        if [ "${num}" = "${STAGE_NUMBER}" ] && ! version_at_least "${since}"; then
+            return 0
+        fi
+    done
+    if [ "${STAGE_NUMBER}" = 13 ] && [ -f "${ASSET_DIR}/cb-bootstrap.done" ]; then
+        echo "BOOTLAB_FORCE=1 on stage 13 refused: cb-bootstrap.done exists, so cluster-bootstrap has handed the control plane to the masters; a rerun would start a second temporary control plane. Nothing ran" >&2
+        exit 1
+    fi
+    for entry in "${BOOTLAB_STAGES[@]}"; do
+        read -r num slug since proof <<<"${entry}"
+        ((10#${num} > 10#${BOOTLAB_FORCE_THROUGH})) || continue
+        version_at_least "${since}" || continue
+        # shellcheck disable=SC2086 # the proof is a list of words
+        present=$(proof_present ${proof})
+        if [ -n "${present}" ]; then
+            echo "BOOTLAB_FORCE=1 on stage ${STAGE_NUMBER} refused: stage ${num} (${slug}) has run since (${present}) and used what stage ${STAGE_NUMBER} made; a rerun would leave them disagreeing. On a lab, bootlab stage reset ${STAGE_NUMBER} goes back to before it; a real node has no way back. Nothing ran" >&2
+            exit 1
+        fi
+    done
+}
+
+# major_minor 4.21.3 prints 4.21.
+major_minor() {
+    local major=${1%%.*} minor=${1#*.}
+    echo "${major}.${minor%%[!0-9]*}"
+}
+
+# check_release sets OPENSHIFT_VERSION from the node's release when unset,
+# and refuses one the node contradicts: the scripts would render with
+# another release's flags and steps than the payload's.
+check_release() {
+    local have=""
+    if [ -f "${IMAGES_FILE}" ]; then
+        have=$(sed -n "s/^VERSION=['\"]*\([^'\"]*\).*/\1/p" "${IMAGES_FILE}")
+    fi
+    if [ -z "${have}" ] && ! have=$(release_info '{.metadata.version}' 2>/dev/null); then
+        have=""
+    fi
+    if [ -z "${have}" ]; then
+        if [ -z "${OPENSHIFT_VERSION}" ]; then
+            echo "cannot read the node's release (no VERSION in ${IMAGES_FILE}, and oc adm release info of ${RELEASE_IMAGE_DIGEST} failed): set OPENSHIFT_VERSION=major.minor" >&2
+            exit 1
+        fi
+        echo "warning: cannot read the node's release; rendering for OpenShift ${OPENSHIFT_VERSION} as told" >&2
+        return 0
+    fi
+    if [ -z "${OPENSHIFT_VERSION}" ]; then
+        OPENSHIFT_VERSION=$(major_minor "${have}")
+        echo "OpenShift ${have} (read from the node)"
+    elif [ "$(major_minor "${OPENSHIFT_VERSION}")" != "$(major_minor "${have}")" ]; then
+        echo "OPENSHIFT_VERSION=${OPENSHIFT_VERSION} contradicts the node, whose release is ${have}: the stages would render with ${OPENSHIFT_VERSION}'s flags and steps against a ${have} payload. Unset OPENSHIFT_VERSION (the node's release is used) or set it to $(major_minor "${have}"); nothing ran" >&2
+        exit 1
+    fi
+}
+
+# node_payload prints the release image(s) the installer stamped into the
+# node's release-image.sh (RELEASE_IMAGE, RELEASE_IMAGE_DIGEST).
+node_payload() {
+    # shellcheck disable=SC2016 # expanded by the inner bash
+    env RELEASE_IMAGE= RELEASE_IMAGE_DIGEST= bash -c \
+        '. /usr/local/bin/release-image.sh >/dev/null 2>&1; echo "${RELEASE_IMAGE-} ${RELEASE_IMAGE_DIGEST-}"'
+}
 
 # ---- the release image and its component images ----
 
 # release-image.sh (written by the installer) sets RELEASE_IMAGE_DIGEST and
-# defines image_for. With RELEASE_IMAGE set, do the same here.
+# defines image_for. With RELEASE_IMAGE set, do the same here; on a node
+# whose release-image.sh names another payload, an override is refused:
+# bootkube.sh and bootkube.service use the node's, and the stages would
+# render part of the control plane from a second payload.
+if [ -n "${RELEASE_IMAGE}" ] && [ -f /usr/local/bin/release-image.sh ]; then
+    node_images=" $(node_payload) "
+    if [ "${node_images// /}" != "" ] && [[ "${node_images}" != *" ${RELEASE_IMAGE} "* ]]; then
+        echo "RELEASE_IMAGE=${RELEASE_IMAGE} differs from the node's release image (${node_images# }in /usr/local/bin/release-image.sh): bootkube.sh renders and runs the rest of the control plane from that payload, so this would mix two payloads (operator images, feature gates and versions that do not match). Leave RELEASE_IMAGE empty to use the node's; nothing ran" >&2
+        exit 1
+    fi
+fi
 if [ -z "${RELEASE_IMAGE}" ] && [ -f /usr/local/bin/release-image.sh ]; then
     # shellcheck disable=SC1091
     . /usr/local/bin/release-image.sh
@@ -182,6 +378,25 @@ else
         RELEASE_IMAGE_DIGEST="${RELEASE_IMAGE}"
     fi
 fi
+
+# release_info FIELD prints a field of `oc adm release info`, honouring the
+# installer's mirror configuration like bootkube does.
+release_info() {
+    local mirror=()
+    if [ -f manifests/image-content-source-policy.yaml ]; then
+        mirror=(--icsp-file=manifests/image-content-source-policy.yaml)
+    elif [ -f manifests/image-digest-mirror-set.yaml ]; then
+        mirror=(--idms-file=manifests/image-digest-mirror-set.yaml)
+    fi
+    oc adm release info -o "jsonpath=${1}" "${mirror[@]}" "${RELEASE_IMAGE_DIGEST}"
+}
+
+check_release
+check_stage_order
+check_force
+
+record_service_start
+trap 'record_service_exit $?' EXIT
 
 if ! declare -F image_for >/dev/null; then
     # image_for NAME prints the pull spec of component NAME: the payload's
@@ -216,18 +431,6 @@ if version_at_least 4.22; then
     # The konnectivity server (bootkube asks for it inside its konnectivity steps).
     IMAGE_VARIABLES+=(KONNECTIVITY_IMAGE=apiserver-network-proxy)
 fi
-
-# release_info FIELD prints a field of `oc adm release info`, honouring the
-# installer's mirror configuration like bootkube does.
-release_info() {
-    local mirror=()
-    if [ -f manifests/image-content-source-policy.yaml ]; then
-        mirror=(--icsp-file=manifests/image-content-source-policy.yaml)
-    elif [ -f manifests/image-digest-mirror-set.yaml ]; then
-        mirror=(--idms-file=manifests/image-digest-mirror-set.yaml)
-    fi
-    oc adm release info -o "jsonpath=${1}" "${mirror[@]}" "${RELEASE_IMAGE_DIGEST}"
-}
 
 # resolve_images asks the payload for every component image and the
 # versions, and writes them to IMAGES_FILE (stage 02).

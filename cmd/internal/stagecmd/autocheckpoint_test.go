@@ -98,6 +98,7 @@ func resetCmd(e *env, cps *fakeCheckpoints) *cobra.Command {
 func TestRunTakesBeforeCheckpointOnce(t *testing.T) {
 	e, say := rehearsalEnv(t, "")
 	node := stagestest.New(t.TempDir())
+	require.NoError(t, node.FinishBefore(stages.Default(), 7))
 	fail := true
 	node.Script = func(string, io.Writer) int {
 		if fail {
@@ -154,6 +155,7 @@ func TestRunWithoutCheckpoint(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			e, say := rehearsalEnv(t, tc.spec)
 			node := stagestest.New(t.TempDir())
+			require.NoError(t, node.FinishBefore(stages.Default(), 7))
 			cps := newFakeCheckpoints()
 			require.NoError(t, execute(runCmd(e, node, cps), append([]string{"-f", e.spec, "07"}, tc.args...)...))
 			assert.Empty(t, cps.calls)
@@ -171,6 +173,7 @@ func TestRunWithoutCheckpoint(t *testing.T) {
 func TestRunTakesNoCheckpointOffTheLab(t *testing.T) {
 	e, say := rehearsalEnv(t, "")
 	node := stagestest.New(t.TempDir())
+	require.NoError(t, node.FinishBefore(stages.Default(), 7))
 	cps := newFakeCheckpoints()
 	require.NoError(t, execute(runCmd(e, node, cps), "-f", e.spec, "07", "--host", "192.0.2.7"))
 	assert.Empty(t, cps.calls)

@@ -91,6 +91,7 @@ func TestRunOnAnInferredReleaseNamesTheNodeScriptTheAuthority(t *testing.T) {
 			e.f.Status = status.New(e.err, false)
 			node := bootstrapNode(t, "4.22", tc.release+".1")
 			node.Script = func(script string, stdout io.Writer) int { return 0 }
+			require.NoError(t, node.FinishBefore(stages.Default(), 7))
 			var cmd *cobra.Command
 			cmd = NewCmdRun(e.f, func(o *RunOptions) error { o.Target.Node = node; return runRun(cmd, e.f, o) })
 			require.NoError(t, execute(cmd, "-f", e.spec, "07", "--openshift-version", tc.release, "--source", tc.source))

@@ -18,6 +18,7 @@ func TestRunRecordsCarryLabUUID(t *testing.T) {
 	e, _ := rehearsalEnv(t, "")
 	node := stagestest.New(t.TempDir())
 	node.Script = func(string, io.Writer) int { return 0 }
+	require.NoError(t, node.FinishBefore(stages.Default(), 7))
 	require.NoError(t, execute(runCmd(e, node, newFakeCheckpoints()), "-f", e.spec, "07"))
 
 	logDir := filepath.Join(e.labDir, "stages")

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
-	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -38,13 +37,9 @@ type RunOptions struct {
 	AutoCheckpoint
 }
 
-// NewCmdRun builds `stage run`.
-func NewCmdRun(f *cmdutil.Factory, runF func(*RunOptions) error) *cobra.Command {
-	opts := &RunOptions{}
-	cmd := &cobra.Command{
-		Use:   "run [STAGE...]",
-		Short: "Run stages on the bootstrap node, in bootkube's order",
-		Long: `Run the named stages, a --from/--to range, or --all, in bootkube's order, as
+// runLong is `stage run --help`: what runs, in which order, what is
+// refused and what is recorded.
+const runLong = `Run the named stages, a --from/--to range, or --all, in bootkube's order, as
 root on the bootstrap node. With bootlab's annotated scripts a stage whose
 bootkube .done markers exist is skipped (--force reruns it) and a stage the
 release lacks is skipped with the reason. Output streams to stderr with a [NN slug] prefix; every event is
@@ -58,6 +53,24 @@ bootkube.service restarts (--force removes the stage's markers first; a range
 runs in one go through its last stage). --source bootlab runs bootlab's annotated scripts
 instead (the default where the node has no bootkube.sh).
 
+Stages run in bootkube's order. A stage whose earlier stages have not
+finished on the node (their .done markers; for 14, wait-for-ceo's success
+in /var/log/openshift/bootkube.json) is refused before anything runs, with
+the stage to run first. --force reruns only what cannot break a later
+stage: the last stage that ran, a stage together with every later one that
+ran (--from/--to), and 02, 14 and 15. Anything else is refused with the
+reason (12 after 13 brings back a stale bootstrap MCS, 01 after 03
+overwrites the resolved feature gates, 13 after cb-bootstrap.done starts a
+second control plane) and the way back: bootlab stage reset NN on a lab
+bootlab checkpoints; a real bootstrap node has none.
+
+The release is the node's own: stage 02's VERSION, else oc adm release info
+of its release image. A --openshift-version the node contradicts is refused,
+and so is a --release-image other than the one in the node's
+/usr/local/bin/release-image.sh: it would mix two payloads. bootkube.json
+ends a run that leaves bootkube unfinished with result "stopped" and what
+has not run, never "success".
+
 On a lab bootlab built on this host, the run first checkpoints the bootstrap
 node (disk and memory) and the lab's stage records as before-NN, NN the
 first stage with work to do, and prints "checkpoint before-07 saved (0.5 s)":
@@ -67,7 +80,15 @@ the spec, takes none (docs/checkpoints.md).
 
 --dry-run prints the script each stage would run, every setting filled in,
 without a node; with --bootkube FILE, the copy of that node script that
-would run.`,
+would run.`
+
+// NewCmdRun builds `stage run`.
+func NewCmdRun(f *cmdutil.Factory, runF func(*RunOptions) error) *cobra.Command {
+	opts := &RunOptions{}
+	cmd := &cobra.Command{
+		Use:   "run [STAGE...]",
+		Short: "Run stages on the bootstrap node, in bootkube's order",
+		Long:  runLong,
 		Example: `  bootlab stage run 07
   bootlab stage run etcd-bootstrap
   bootlab stage run render-etcd --dry-run
@@ -162,6 +183,13 @@ func runRun(cmd *cobra.Command, f *cmdutil.Factory, opts *RunOptions) error {
 		return err
 	}
 	defer closeNode()
+	return runOnNode(ctx, f, opts, r, runner, sel, node)
+}
+
+// runOnNode runs the selection on the node: from the node's own script or
+// bootlab's, for the node's release, refused before anything happens when
+// the node is not ready for it, after the before-NN checkpoint.
+func runOnNode(ctx context.Context, f *cmdutil.Factory, opts *RunOptions, r *resolved, runner *stages.Runner, sel []*stages.Stage, node node.Node) error {
 	active, err := stages.BootkubeActive(ctx, node)
 	if err != nil {
 		return err
@@ -173,35 +201,24 @@ func runRun(cmd *cobra.Command, f *cmdutil.Factory, opts *RunOptions) error {
 	if err != nil {
 		return err
 	}
-	source := opts.Source
-	if source == "" {
-		source = stages.SourceBootlab
-		// A real bootstrap node's own script is the truth; a rehearsal
-		// bootstrap's is only its shape (it runs bootlab's annotated
-		// scripts, the ones a learner reads).
-		if ns != nil && !rehearsalTarget(&opts.Target, r) {
-			source = stages.SourceNode
-		}
+	if err := nodeRelease(ctx, f, node, &opts.Target, r, ns); err != nil {
+		return err
+	}
+	source, target, err := pickSource(f, opts, r, ns, runner.Catalog, sel, node.String())
+	if err != nil {
+		return err
 	}
 	noteInferredRelease(f, r.vars.Version, source, rehearsalTarget(&opts.Target, r))
-	if source == stages.SourceNode && ns == nil {
-		return cmdutil.UsageErrorf("%s has no %s (not a bootstrap node, or a rehearsal lab): run bootlab's annotated scripts with --source bootlab", node, stages.NodeBootkube)
-	}
-	var target *stages.Stage
+	// Refused runs are refused before the checkpoint: nothing happens.
+	runner.Node, runner.Vars = node, r.vars
+	runOpts := stages.Options{Force: opts.Force, Validate: opts.Validate}
 	if source == stages.SourceNode {
-		if target, err = nodeTarget(f, sel, opts); err != nil {
-			return err
-		}
+		err = runner.PreflightNodeScript(ctx, target, ns, runOpts)
 	} else {
-		if err := r.vars.Version.CheckSupported(); err != nil {
-			return cmdutil.WithCode(cmdutil.ExitInvalid, err)
-		}
-		warnVersion(ctx, f, node, r.vars.Version)
-		if ns != nil {
-			if diff := catalog.CompareSteps(ns.Script, r.vars.Version); diff != "" {
-				f.Status.Infof("warning: bootlab's annotated scripts for OpenShift %s do not have the steps of the %s: %s. `bootlab stage diff NN` shows the difference; --source node replays the node's script exactly", r.vars.Version, ns.Describe(), diff)
-			}
-		}
+		err = runner.Preflight(ctx, sel, runOpts)
+	}
+	if err != nil {
+		return refusal(err, opts, r)
 	}
 	if err := opts.AutoCheckpoint.before(ctx, f, &opts.Target, r, node, opts.Force, sel, target); err != nil {
 		return err
@@ -212,18 +229,18 @@ func runRun(cmd *cobra.Command, f *cmdutil.Factory, opts *RunOptions) error {
 		return err
 	}
 	defer log.Close()
-	runner.Node, runner.Output, runner.OutputLog, runner.Records = node, f.Streams.ErrOut, log.Output, log.Records
+	runner.Output, runner.OutputLog, runner.Records = f.Streams.ErrOut, log.Output, log.Records
 
 	var outcomes []stages.Outcome
 	var runErr error
 	if source == stages.SourceNode {
 		f.Status.Infof("source: %s", ns.Describe())
 		var oc stages.Outcome
-		oc, runErr = runner.RunNodeScript(ctx, target, ns, stages.Options{Force: opts.Force, Validate: opts.Validate})
+		oc, runErr = runner.RunNodeScript(ctx, target, ns, runOpts)
 		outcomes = []stages.Outcome{oc}
 	} else {
 		f.Status.Infof("source: %s", sourceDescBootlab)
-		outcomes, runErr = runner.Run(ctx, sel, stages.Options{Force: opts.Force, Validate: opts.Validate})
+		outcomes, runErr = runner.Run(ctx, sel, runOpts)
 		for i := range outcomes {
 			if outcomes[i].Reason == "" {
 				outcomes[i].Reason = sourceDescBootlab
@@ -238,6 +255,38 @@ func runRun(cmd *cobra.Command, f *cmdutil.Factory, opts *RunOptions) error {
 		return fmt.Errorf("%w\n  full output: %s", runErr, filepath.Join(logDir, stages.OutputFile))
 	}
 	return runErr
+}
+
+// pickSource chooses what runs: --source, else the node's own script on a
+// real bootstrap node and bootlab's annotated scripts elsewhere; with the
+// node's script, target is the stage it runs through.
+func pickSource(f *cmdutil.Factory, opts *RunOptions, r *resolved, ns *stages.NodeScript, catalog stages.Catalog, sel []*stages.Stage, nodeName string) (string, *stages.Stage, error) {
+	source := opts.Source
+	if source == "" {
+		source = stages.SourceBootlab
+		// A real bootstrap node's own script is the truth; a rehearsal
+		// bootstrap's is only its shape (it runs bootlab's annotated
+		// scripts, the ones a learner reads).
+		if ns != nil && !rehearsalTarget(&opts.Target, r) {
+			source = stages.SourceNode
+		}
+	}
+	if source == stages.SourceNode {
+		if ns == nil {
+			return "", nil, cmdutil.UsageErrorf("%s has no %s (not a bootstrap node, or a rehearsal lab): run bootlab's annotated scripts with --source bootlab", nodeName, stages.NodeBootkube)
+		}
+		target, err := nodeTarget(f, sel, opts)
+		return source, target, err
+	}
+	if err := r.vars.Version.CheckSupported(); err != nil {
+		return "", nil, cmdutil.WithCode(cmdutil.ExitInvalid, err)
+	}
+	if ns != nil {
+		if diff := catalog.CompareSteps(ns.Script, r.vars.Version); diff != "" {
+			f.Status.Infof("warning: bootlab's annotated scripts for OpenShift %s do not have the steps of the %s: %s. `bootlab stage diff NN` shows the difference; --source node replays the node's script exactly", r.vars.Version, ns.Describe(), diff)
+		}
+	}
+	return source, nil, nil
 }
 
 // nodeTarget is the stage the node's script runs through: the last one
@@ -281,24 +330,6 @@ func printOutcomes(f *cmdutil.Factory, outcomes []stages.Outcome, format string)
 		fmt.Fprintf(w, "%02d\t%s\t%s\t%s\t%s\n", o.Number, o.Slug, o.Result, d, o.Reason)
 	}
 	return w.Flush()
-}
-
-// warnVersion compares the release stage 02 found on the node with the one
-// the scripts are rendered for.
-func warnVersion(ctx context.Context, f *cmdutil.Factory, node node.Node, want stages.Version) {
-	data, err := node.ReadFile(ctx, stages.ImagesFile)
-	if err != nil {
-		return
-	}
-	for _, l := range strings.Split(string(data), "\n") {
-		if v, ok := strings.CutPrefix(l, "VERSION="); ok {
-			have, err := stages.ParseVersion(strings.Trim(v, `'"`))
-			if err == nil && have != want {
-				f.Status.Infof("warning: the node's release is %s but the stages are rendered for %s: pass --openshift-version %s", strings.Trim(v, `'"`), want, have)
-			}
-			return
-		}
-	}
 }
 
 // rehearsalTarget is true when the stages go to a rehearsal lab's bootstrap

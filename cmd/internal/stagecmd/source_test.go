@@ -15,6 +15,7 @@ import (
 
 	"github.com/bootlab/bootlab/cmd/internal/cmdutil"
 	"github.com/bootlab/bootlab/internal/status"
+	"github.com/bootlab/bootlab/stages"
 	"github.com/bootlab/bootlab/stages/stagestest"
 )
 
@@ -37,6 +38,7 @@ func bootstrapNode(t *testing.T, release, version string) *stagestest.Node {
 		}
 	}
 	node.Replies["oc adm release info"] = stagestest.Reply{Stdout: version}
+	node.Replies[`echo "${RELEASE_IMAGE-}`] = stagestest.Reply{Stdout: "quay.io/example/release:fixture quay.io/example/release@sha256:0123\n"}
 	return node
 }
 
@@ -132,20 +134,23 @@ func TestRunSourceNodeRunsTheNodeScript(t *testing.T) {
 func TestRunSourceBootlabSaysWhenStepsDiffer(t *testing.T) {
 	e := newEnv(t)
 	e.f.Status = status.New(e.err, false)
-	node := bootstrapNode(t, "4.22", "4.22.1")
+	// A node whose release image says 4.19 but whose script is 4.16's.
+	node := bootstrapNode(t, "4.16", "4.19.3")
+	require.NoError(t, node.FinishBefore(stages.Default(), 7))
 	var cmd *cobra.Command
 	cmd = NewCmdRun(e.f, func(o *RunOptions) error { o.Target.Node = node; return runRun(cmd, e.f, o) })
 	require.NoError(t, execute(cmd, "-f", e.spec, "07", "--source", "bootlab"))
 	require.Len(t, node.Scripts, 1)
 	assert.Contains(t, node.Scripts[0], "# bootlab stage 07 etcd-bootstrap (script render-etcd)")
 	assert.Contains(t, e.err.String(), "source: bootlab's annotated script")
-	assert.Contains(t, e.err.String(), "warning: bootlab's annotated scripts for OpenShift 4.19 do not have the steps of the node's bootkube.sh (4.22.1): only in bootkube.sh: konnectivity-certs[konnectivity-certs.done]")
+	assert.Contains(t, e.err.String(), "warning: bootlab's annotated scripts for OpenShift 4.19 do not have the steps of the node's bootkube.sh (4.19.3): only in bootlab's 4.19 catalog: auth-api-bootstrap[auth-api-bootstrap.done]")
 	assert.Regexp(t, `07\s+etcd-bootstrap\s+success\s+\S+\s+bootlab's annotated script`, e.out.String())
 }
 
 func TestRunDefaultsToBootlabWithoutANodeScript(t *testing.T) {
 	e := newEnv(t)
 	node := stagestest.New(t.TempDir())
+	require.NoError(t, node.FinishBefore(stages.Default(), 7))
 	var cmd *cobra.Command
 	cmd = NewCmdRun(e.f, func(o *RunOptions) error { o.Target.Node = node; return runRun(cmd, e.f, o) })
 	require.NoError(t, execute(cmd, "-f", e.spec, "07"))

@@ -74,8 +74,8 @@ type Target struct {
 func addVersionFlags(cmd *cobra.Command, t *Target) {
 	cmdutil.AddTargetFlags(cmd, &t.Spec)
 	fl := cmd.Flags()
-	fl.StringVar(&t.OpenShiftVersion, "openshift-version", "", "OpenShift release whose bootkube.sh to replay (default: openshift.version of the lab spec)")
-	fl.StringVar(&t.ReleaseImage, "release-image", "", "release image pull spec (default: the one the installer wrote on the node)")
+	fl.StringVar(&t.OpenShiftVersion, "openshift-version", "", "OpenShift release whose bootkube.sh to replay (default: stage run reads the node's; else openshift.version of the lab spec); one the node contradicts is refused")
+	fl.StringVar(&t.ReleaseImage, "release-image", "", "release image pull spec (default: the one the installer wrote on the node; another one is refused there)")
 }
 
 func addNodeFlags(cmd *cobra.Command, t *Target) {

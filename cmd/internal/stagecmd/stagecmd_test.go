@@ -123,6 +123,7 @@ func TestStagesRefuseAURIThatContradictsTheBuiltLab(t *testing.T) {
 func TestRunWithNodeWritesLogs(t *testing.T) {
 	e := newEnv(t)
 	node := stagestest.New(t.TempDir())
+	require.NoError(t, node.FinishBefore(stages.Default(), 7))
 	node.Script = func(script string, stdout io.Writer) int {
 		fmt.Fprintln(stdout, "Rendering CEO Manifests...")
 		return 0
@@ -168,6 +169,7 @@ func TestRunRefusesWhileBootkubeRuns(t *testing.T) {
 func TestRunFailureNamesStageAndLog(t *testing.T) {
 	e := newEnv(t)
 	node := stagestest.New(t.TempDir())
+	require.NoError(t, node.FinishBefore(stages.Default(), 13))
 	node.Script = func(string, io.Writer) int { return 2 }
 	var cmd *cobra.Command
 	cmd = NewCmdRun(e.f, func(o *RunOptions) error { o.Target.Node = node; return runRun(cmd, e.f, o) })
@@ -350,15 +352,66 @@ func TestHandoff(t *testing.T) {
 	assert.Equal(t, HandoffCommand+"\n", e.out.String())
 }
 
-func TestRunWarnsWhenTheNodeRunsAnotherRelease(t *testing.T) {
+// The stages follow the node's release, not the spec's or a default;
+// a --openshift-version or --release-image the node contradicts is
+// refused before anything runs.
+func TestRunFollowsTheNodesRelease(t *testing.T) {
 	e := newEnv(t)
 	e.f.Status = status.New(e.err, false)
 	node := stagestest.New(t.TempDir())
+	require.NoError(t, node.FinishBefore(stages.Default(), 3))
 	require.NoError(t, node.WriteFile(context.Background(), stages.ImagesFile, []byte("VERSION=4.18.3\n"), 0o644))
-	var cmd *cobra.Command
-	cmd = NewCmdRun(e.f, func(o *RunOptions) error { o.Target.Node = node; return runRun(cmd, e.f, o) })
-	require.NoError(t, execute(cmd, "-f", e.spec, "03"))
-	assert.Contains(t, e.err.String(), "the node's release is 4.18.3 but the stages are rendered for 4.19: pass --openshift-version 4.18")
+	require.NoError(t, node.Touch(stages.NodeReleaseImage))
+	node.Replies[`echo "${RELEASE_IMAGE-}`] = stagestest.Reply{Stdout: "quay.io/example/release:4.18.3 quay.io/example/release@sha256:0123\n"}
+	run := func() *cobra.Command {
+		var cmd *cobra.Command
+		cmd = NewCmdRun(e.f, func(o *RunOptions) error { o.Target.Node = node; return runRun(cmd, e.f, o) })
+		return cmd
+	}
+	require.NoError(t, execute(run(), "-f", e.spec, "03"))
+	assert.Contains(t, e.err.String(), "warning: the lab spec says OpenShift 4.19.10 but the node runs 4.18.3: the stages follow the node")
+	require.Len(t, node.Scripts, 1)
+	assert.Contains(t, node.Scripts[0], "\nOPENSHIFT_VERSION=4.18\n")
+
+	for _, tc := range []struct{ args, want string }{
+		{"--openshift-version 4.19", "--openshift-version 4.19 contradicts the node, whose release is 4.18.3 (read from its release image)"},
+		{"--release-image quay.io/other/release:4.18.3", "--release-image quay.io/other/release:4.18.3 is not the node's release image (quay.io/example/release:4.18.3, quay.io/example/release@sha256:0123 in /usr/local/bin/release-image.sh)"},
+	} {
+		node.Scripts = nil
+		err := execute(run(), append([]string{"-f", e.spec, "03"}, strings.Fields(tc.args)...)...)
+		assert.Equal(t, cmdutil.ExitInvalid, exitCode(err), tc.args)
+		assert.ErrorContains(t, err, tc.want)
+		assert.ErrorContains(t, err, "Nothing ran")
+		assert.Empty(t, node.Scripts, tc.args)
+	}
+	// The node's own payload, named, is no mix.
+	require.NoError(t, execute(run(), "-f", e.spec, "03", "--release-image", "quay.io/example/release@sha256:0123"))
+}
+
+// Refusals say how to get back: a lab's before-NN checkpoint, or on a
+// node bootlab cannot checkpoint, that there is no way back.
+func TestRunRefusalSaysHowToGetBack(t *testing.T) {
+	e, _ := rehearsalEnv(t, "")
+	node := stagestest.New(t.TempDir())
+	require.NoError(t, node.FinishBefore(stages.Default(), 16))
+	cps := newFakeCheckpoints()
+	err := execute(runCmd(e, node, cps), "-f", e.spec, "12", "--force")
+	assert.Equal(t, cmdutil.ExitInvalid, exitCode(err))
+	assert.ErrorContains(t, err, "--force 12 (mco-bootstrap) refused: stage 13 (cb-bootstrap) has run since")
+	assert.ErrorContains(t, err, "to redo stage 12 on this lab, go back to before it: bootlab stage reset 12")
+	assert.Empty(t, cps.calls, "refused before the checkpoint")
+	assert.Empty(t, node.Scripts)
+
+	err = execute(runCmd(e, node, cps), "-f", e.spec, "12", "--force", "--host", "192.0.2.7")
+	assert.ErrorContains(t, err, "a real bootstrap node has no way back: let bootkube.service finish from where the node is (bootlab stage handoff)")
+
+	fresh := stagestest.New(t.TempDir())
+	require.NoError(t, fresh.FinishBefore(stages.Default(), 13))
+	err = execute(runCmd(e, fresh, cps), "-f", e.spec, "15")
+	assert.Equal(t, cmdutil.ExitInvalid, exitCode(err))
+	assert.ErrorContains(t, err, "stage 15 (check-api-url) needs stage 13 (cb-bootstrap) first: run bootlab stage run 13")
+	assert.NotContains(t, err.Error(), "reset", "nothing to redo: run the missing stage")
+	assert.Empty(t, cps.calls)
 }
 
 // A rehearsal bootstrap carries a bootkube.sh of the real shape, but its

@@ -2,6 +2,7 @@
 # bootlab stage 04 auth-api-bootstrap (script render-auth-api) for OpenShift 4.19.
 # This is scripts/04-auth-api-bootstrap.sh with scripts/lib/bootkube.sh inlined and its
 # settings filled in; bootlab writes it to /run/bootlab/stages on the node and runs it as root.
+STAGE_NUMBER=04
 ASSET_DIR=/opt/openshift
 OPENSHIFT_VERSION=4.19
 API_URL=api.ocp.lab.local
@@ -9,6 +10,7 @@ API_INT_URL=api-int.ocp.lab.local
 RELEASE_IMAGE=""
 CLUSTER_PROFILE=""
 BOOTLAB_FORCE=0
+BOOTLAB_FORCE_THROUGH=04
 SERVICE_NAME=bootkube
 IMAGES_FILE=/opt/openshift/bootlab-images.env
 
