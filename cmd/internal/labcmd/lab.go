@@ -18,6 +18,7 @@ func NewCmdLab(f *cmdutil.Factory) *cobra.Command {
 		RunE:  cmdutil.UnknownSubcommand,
 	}
 	cmd.AddCommand(
+		NewCmdInit(f, nil),
 		NewCmdConfig(f, nil),
 		NewCmdUp(f, nil),
 		NewCmdDown(f, nil),
