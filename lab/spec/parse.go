@@ -19,7 +19,7 @@ func Load(path string) (*Spec, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		if os.IsNotExist(err) {
-			return nil, fmt.Errorf("lab spec %s not found: create it (see `bootlab lab config -o yaml` for a full example) or pass -f", path)
+			return nil, fmt.Errorf("lab spec %s not found: create it (`bootlab lab init -f %s` writes a small one to start from) or pass -f", path, path)
 		}
 		return nil, fmt.Errorf("read lab spec: %w", err)
 	}

@@ -60,7 +60,7 @@ name: %s
 profile: probe            # probe: tiny VMs, no pull secret; openshift: a real cluster
 accelerator: auto         # auto, kvm or tcg (auto falls back to TCG and says why)
 network:
-  cidr: %s    # the machine network; the host bridge is .1 (DNS, DHCP, haproxy)
+  cidr: %-18s# the machine network; the host bridge is .1 (DNS, DHCP, haproxy)
   mode: isolated          # nothing leaves the host; nat for real installs
 topology:
   masters: 3              # etcd goes 1 -> 4 -> 3 as the bootstrap hands over

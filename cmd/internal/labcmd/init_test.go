@@ -75,3 +75,23 @@ func TestInitRefusals(t *testing.T) {
 	assert.Contains(t, err.Error(), "name")
 	assert.NoFileExists(t, bad)
 }
+
+// The README shows what `bootlab lab init --name demo` writes, exactly.
+func TestReadmeShowsWhatInitWrites(t *testing.T) {
+	readme, err := os.ReadFile(filepath.Join("..", "..", "..", "README.md"))
+	require.NoError(t, err)
+	_, after, ok := strings.Cut(string(readme), "`bootlab lab init --name demo` writes")
+	require.True(t, ok, "README introduces lab init's output")
+	_, block, ok := strings.Cut(after, "```yaml\n")
+	require.True(t, ok)
+	block, _, ok = strings.Cut(block, "```")
+	require.True(t, ok)
+
+	file := filepath.Join(t.TempDir(), "demo.yaml")
+	cmd := NewCmdInit(testFactory(), nil)
+	cmd.SetArgs([]string{"--name", "demo", "-f", file})
+	require.NoError(t, cmd.Execute())
+	want, err := os.ReadFile(file)
+	require.NoError(t, err)
+	assert.Equal(t, string(want), block, "README's spec differs from what lab init writes: paste the new output")
+}
