@@ -29,6 +29,9 @@ func NewCmdVerify(f *cmdutil.Factory, runF func(*VerifyOptions) error) *cobra.Co
 	cmd := &cobra.Command{
 		Use:   "verify",
 		Short: "Check the lab: DNS, load balancer frontends and backends, and (probe labs) every node's own checks",
+		Example: `  bootlab lab verify
+  bootlab lab verify --name demo --timeout 0
+  bootlab lab verify -f lab.yaml -o json`,
 		Long: `Check the lab from the host, and on a probe lab collect every node's report.
 
 Host checks: api, api-int, a random name under *.apps and each node's name
