@@ -118,11 +118,28 @@ func TestDocsRunAsWritten(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s, run as written: %v\n--- script\n%s\n--- output\n%s", p.file, err, script, out)
 		}
+		t.Logf("%s: the commands as run, and what make demo told the learner:\n%s", p.file, learnerLines(out))
+		if p.file == "README.md" {
+			assertStage07Ran(t, env, name)
+		}
 	}
 	st, err := os.Stat(filepath.Join(dir, "prefix", "bin", "bootlab-probe"))
 	if err != nil || st.Mode().Perm()&0o111 == 0 {
 		t.Errorf("make demo (make install) did not install bootlab-probe into PREFIX/bin: %v", err)
 	}
+}
+
+// assertStage07Ran holds the quick start to its word: after its `stage
+// run 07` the bootstrap's etcd member runs (stage 07's own checks, live).
+func assertStage07Ran(t *testing.T, env []string, name string) {
+	t.Helper()
+	cmd := exec.Command(bootlabBin, "stage", "validate", "07", "--name", name)
+	cmd.Env = env
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("after the README's quick start, stage 07's checks fail: %v\n%s", err, out)
+	}
+	t.Logf("stage validate 07 after the quick start:\n%s", out)
 }
 
 // pageScript is a page's shell blocks as one bash script, each line
@@ -173,4 +190,22 @@ func runPage(t *testing.T, dir string, env []string, script string) (string, err
 	cmd.Stdout, cmd.Stderr = &out, &out
 	err := cmd.Run()
 	return out.String(), err
+}
+
+// learnerLines are the lines of a page's output worth reading in the
+// test log: each command as run, and make demo's closing words.
+func learnerLines(out string) string {
+	var b strings.Builder
+	lines := strings.Split(out, "\n")
+	for i, l := range lines {
+		if strings.HasPrefix(l, "+ ") || strings.Contains(l, "is up and verified") {
+			b.WriteString(l + "\n")
+			if !strings.HasPrefix(l, "+ ") {
+				for _, next := range lines[i+1 : min(i+6, len(lines))] {
+					b.WriteString(next + "\n")
+				}
+			}
+		}
+	}
+	return b.String()
 }
