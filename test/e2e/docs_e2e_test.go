@@ -29,26 +29,30 @@ type docPage struct {
 // runPages are the pages a learner follows on a machine like this one,
 // without a pull secret, in the order a learner reads them; they share one
 // lab, the one README's `make demo` builds.
-var runPages = []docPage{
-	{file: "README.md", section: "Quick start", skip: map[string]string{
-		"sudo make test-all": "the test suite itself, which runs this test",
-	}},
-	{file: "docs/rehearsal-lab.md"},
+func runPages() []docPage {
+	return []docPage{
+		{file: "README.md", section: "Quick start", skip: map[string]string{
+			"sudo make test-all": "the test suite itself, which runs this test",
+		}},
+		{file: "docs/rehearsal-lab.md"},
+	}
 }
 
 // notRunPages are the other pages with commands, and why no test runs
 // their blocks verbatim here (their commands are still checked by
 // cmd/internal/app's docs test, and the e2e tests named run them).
-var notRunPages = map[string]string{
-	"docs/openshift-lab.md": "a real OpenShift lab: a pull secret, the internet and about 64 GiB of RAM",
-	"docs/probe-lab.md":     "a plain probe lab of its own (make demo-probe); TestProbeLab runs its verify and break-it cases",
-	"docs/checkpoints.md":   "checkpoints of any lab; TestCheckpoints and TestStageReset run them",
-	"docs/class.md":         "a class of several labs and a handout directory; TestClass runs them",
-	"docs/dashboard.md":     "a server that runs until stopped, driven by TestDashboard's browser",
-	"docs/cache.md":         "exports and imports of the host's whole download cache, shared by every lab on it",
-	"docs/json.md":          "JSON documents, no commands to follow",
-	"docs/architecture.md":  "the code's layout, no commands to follow",
-	"docs/README.md":        "the index of the docs",
+func notRunPages() map[string]string {
+	return map[string]string{
+		"docs/openshift-lab.md": "a real OpenShift lab: a pull secret, the internet and about 64 GiB of RAM",
+		"docs/probe-lab.md":     "a plain probe lab of its own (make demo-probe); TestProbeLabLifecycle and TestProbeVerifyNamesBrokenThings run its verify and break-it cases",
+		"docs/checkpoints.md":   "checkpoints of any lab; TestCheckpointSaveBreakRestore and TestRehearsalLab run them",
+		"docs/class.md":         "a class of several labs and a handout directory; TestClass runs them",
+		"docs/dashboard.md":     "a server that runs until stopped, driven by TestDashboardInBrowser's browser",
+		"docs/cache.md":         "exports and imports of the host's whole download cache, shared by every lab on it",
+		"docs/json.md":          "JSON documents, no commands to follow",
+		"docs/architecture.md":  "the code's layout, no commands to follow",
+		"docs/README.md":        "the index of the docs",
+	}
 }
 
 // Every page in docs/ is either run here or says why not: a new page with
@@ -60,12 +64,12 @@ func TestDocsPagesClassified(t *testing.T) {
 		t.Fatal(err)
 	}
 	run := map[string]bool{}
-	for _, p := range runPages {
+	for _, p := range runPages() {
 		run[p.file] = true
 	}
 	for _, p := range pages {
 		rel := filepath.ToSlash(strings.TrimPrefix(p, root+string(filepath.Separator)))
-		if _, why := notRunPages[rel]; !why && !run[rel] {
+		if _, why := notRunPages()[rel]; !why && !run[rel] {
 			t.Errorf("%s: neither run by TestDocsRunAsWritten nor listed in notRunPages with why", rel)
 		}
 	}
@@ -110,7 +114,7 @@ func TestDocsRunAsWritten(t *testing.T) {
 			os.RemoveAll(dir)
 		}
 	})
-	for _, p := range runPages {
+	for _, p := range runPages() {
 		script := pageScript(t, filepath.Join(root, p.file), p)
 		start := time.Now()
 		out, err := runPage(t, root, env, script)
