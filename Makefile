@@ -134,7 +134,7 @@ demo: host-setup install ## Quick start: a rehearsal lab (1 bootstrap, 3 masters
 		"$(DEMO_NAME)" "$(ACCEL)" "$(if $(DEMO_CIDR),network:\n  cidr: $(DEMO_CIDR)\n)" > $(DEMO_SPEC)
 	bootlab lab probe-image build --rehearsal
 	bootlab lab up -f $(DEMO_SPEC)
-	bootlab lab verify -f $(DEMO_SPEC) --timeout 5m
+	bootlab lab verify --name $(DEMO_NAME) --timeout 5m
 	@# The commands below find the lab as the only one on this host (from
 	@# any directory without a bootlab.yaml); with other labs they need --name.
 	@if (cd / && bootlab lab config 2>/dev/null | grep -qx 'name: $(DEMO_NAME)'); then t=; else t=' --name $(DEMO_NAME)'; fi; \
