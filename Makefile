@@ -41,7 +41,7 @@ BINDIR      := $(DESTDIR)$(PREFIX)/bin
 
 .PHONY: help
 help: ## Show this help
-	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z0-9_-]+:.*## / {printf "  \033[36m%-14s\033[0m %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z0-9_-]+:.*## / {printf "  \033[36m%-16s\033[0m %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
 # The version and commit `bootlab version` prints.
 VERSION     ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo devel)
@@ -107,7 +107,7 @@ e2e: $(GOTESTSUM) build test-kernel ## End-to-end tests: real VMs on qemu:///sys
 	$(GOTESTSUM) --format testname -- -tags e2e -p 1 -count=1 -timeout $(E2E_TIMEOUT) $(TESTFLAGS) ./test/e2e/...
 
 .PHONY: test-all
-test-all: host-setup-test lint $(GOTESTSUM) $(VALIDATE) build test-kernel ## Everything CI runs: lint, then unit, integration and e2e in one run
+test-all: host-setup-test lint $(GOTESTSUM) $(VALIDATE) build test-kernel ## Everything CI runs: the test tools (host-setup-test), lint, then unit, integration and e2e in one run
 	$(GOTESTSUM) --format testname -- -tags integration,e2e -p 1 -count=1 -timeout $(E2E_TIMEOUT) $(TESTFLAGS) ./...
 
 .PHONY: bench
