@@ -3,7 +3,9 @@ SHELL := /usr/bin/env bash
 .SHELLFLAGS := -eu -o pipefail -c
 .DEFAULT_GOAL := help
 
-GO          ?= go
+# Go 1.26 from the official tarball lives in /usr/local/go/bin, which sudo's
+# secure_path leaves out: `sudo make demo` finds it there.
+GO          ?= $(shell command -v go 2>/dev/null || echo /usr/local/go/bin/go)
 OUT         := $(CURDIR)/_output
 BIN         := $(CURDIR)/bin
 TOOLS       := $(OUT)/tools
@@ -23,13 +25,23 @@ VALIDATE    := $(TOOLS)/validate
 TESTFLAGS   ?=
 E2E_TIMEOUT ?= 60m
 
-# The demo lab (README quick start).
-DEMO_SPEC   ?= $(OUT)/demo/bootlab.yaml
-ACCEL       ?= auto
+# The demo lab (README quick start): a rehearsal lab named demo, and its
+# plain probe variant (demo-probe), each from its own spec file. DEMO_NAME
+# and DEMO_CIDR let a test build its own lab with the same recipe.
+DEMO_NAME        ?= demo
+DEMO_CIDR        ?=
+DEMO_SPEC        ?= $(OUT)/$(DEMO_NAME)/bootlab.yaml
+DEMO_PROBE_SPEC  ?= $(OUT)/demo-probe/bootlab.yaml
+ACCEL            ?= auto
+
+# make install puts both binaries here: sudo's secure_path has /usr/local/bin,
+# so `sudo bootlab` finds them from any directory.
+PREFIX      ?= /usr/local
+BINDIR      := $(DESTDIR)$(PREFIX)/bin
 
 .PHONY: help
 help: ## Show this help
-	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z0-9_-]+:.*## / {printf "  \033[36m%-14s\033[0m %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z0-9_-]+:.*## / {printf "  \033[36m%-16s\033[0m %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
 # The version and commit `bootlab version` prints.
 VERSION     ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo devel)
@@ -51,9 +63,22 @@ $(VALIDATE):
 .PHONY: tools
 tools: $(GOTESTSUM) $(STATICCHECK) $(VALIDATE) ## Install the pinned test and lint tools into _output/tools
 
+.PHONY: install
+install: build ## Install bootlab and bootlab-probe into $(PREFIX)/bin (default /usr/local/bin; root)
+	install -d $(BINDIR)
+	install -m 0755 $(BIN)/bootlab $(BIN)/bootlab-probe $(BINDIR)/
+
+.PHONY: uninstall
+uninstall: ## Remove bootlab and bootlab-probe from $(PREFIX)/bin
+	rm -f $(BINDIR)/bootlab $(BINDIR)/bootlab-probe
+
 .PHONY: host-setup
-host-setup: ## Install packages and start libvirtd (root; Debian/Ubuntu)
+host-setup: ## Install the packages a lab needs and start libvirtd (root; Debian/Ubuntu)
 	scripts/host/setup.sh
+
+.PHONY: host-setup-test
+host-setup-test: ## host-setup plus what the tests need (sshd, shellcheck, chromium, ...)
+	scripts/host/setup.sh --test
 
 .PHONY: lint
 lint: $(STATICCHECK) ## gofmt, go vet (all build tags), staticcheck, shellcheck
@@ -95,7 +120,7 @@ fuzz: ## Fuzz the spec, class, pull secret and bootkube.sh parsers, FUZZTIME (15
 	done
 
 .PHONY: test-all
-test-all: lint fuzz $(GOTESTSUM) $(VALIDATE) build test-kernel ## Everything CI runs: lint, fuzz, then unit, integration and e2e in one run
+test-all: host-setup-test lint fuzz $(GOTESTSUM) $(VALIDATE) build test-kernel ## Everything CI runs: the test tools (host-setup-test), lint, fuzz, then unit, integration and e2e in one run
 	$(GOTESTSUM) --format testname -- -tags integration,e2e -p 1 -count=1 -timeout $(E2E_TIMEOUT) $(TESTFLAGS) ./...
 
 # The pictures under docs/pictures: the SVGs are drawn by bootlab's own code
@@ -122,28 +147,53 @@ bench: build ## Benchmarks: bootlab vs a plain virsh script and checkpoint save/
 probe-image: build ## Build (or reuse) the cached probe image
 	$(BIN)/bootlab lab probe-image build
 
+# The lab of the README's quick start: a rehearsal lab (the probe profile
+# with a bootstrap the stages run on: openshift.manualBootstrap), up and
+# verified; its checks that wait for a stage say so (pending), none fails.
+# The lab keeps its spec in its lab directory, so the commands printed at
+# the end find it by name from any directory.
 .PHONY: demo
-demo: host-setup build ## Quick start: a probe lab (1 bootstrap, 3 masters, 2 workers) up and verified
+demo: host-setup install ## Quick start: a rehearsal lab (1 bootstrap, 3 masters, 1 worker) up and verified, ready for `bootlab stage run 07`
 	@mkdir -p $(dir $(DEMO_SPEC))
-	@[[ -f $(DEMO_SPEC) ]] || printf 'name: demo\nprofile: probe\naccelerator: %s\ntopology:\n  masters: 3\n  workers: 2\n' "$(ACCEL)" > $(DEMO_SPEC)
-	$(BIN)/bootlab lab probe-image build
-	$(BIN)/bootlab lab up -f $(DEMO_SPEC)
-	$(BIN)/bootlab lab verify -f $(DEMO_SPEC) --timeout 5m
-	@echo
-	@echo "The probe lab is up and verified. Look next at:"
-	@echo "  $(BIN)/bootlab lab status -f $(DEMO_SPEC)            VMs, DNS, load balancer backends"
-	@echo "  $(BIN)/bootlab lab console bootstrap -f $(DEMO_SPEC) the bootstrap's serial console"
-	@echo "  $(BIN)/bootlab lab pivot -f $(DEMO_SPEC)             take the bootstrap out of the LB, then verify again"
-	@echo "  $(BIN)/bootlab stage list                            the bootkube stages, step by step"
-	@echo "To run the stages themselves, rebuild it as a rehearsal lab (docs/rehearsal-lab.md):"
-	@echo "  make demo-down && $(BIN)/bootlab lab up --manual-bootstrap -f $(DEMO_SPEC)"
-	@echo "  $(BIN)/bootlab stage run --to 07 -f $(DEMO_SPEC)       then: stage validate 07, lab ssh bootstrap"
-	@echo "  $(BIN)/bootlab stage run --all -f $(DEMO_SPEC)         all fifteen: the masters' etcd joins (1 -> 4), the bootstrap's leaves (4 -> 3)"
-	@echo "Remove it with: make demo-down"
+	@[[ -f $(DEMO_SPEC) ]] || printf 'name: %s\nprofile: probe\naccelerator: %s\n%btopology:\n  masters: 3\n  workers: 1\nopenshift:\n  manualBootstrap: true\n' \
+		"$(DEMO_NAME)" "$(ACCEL)" "$(if $(DEMO_CIDR),network:\n  cidr: $(DEMO_CIDR)\n)" > $(DEMO_SPEC)
+	bootlab lab probe-image build --rehearsal
+	bootlab lab up -f $(DEMO_SPEC)
+	bootlab lab verify --name $(DEMO_NAME) --timeout 5m
+	@# The commands below find the lab as the only one on this host (from
+	@# any directory without a bootlab.yaml); with other labs they need --name.
+	@if (cd / && bootlab lab config 2>/dev/null | grep -qx 'name: $(DEMO_NAME)'); then t=; else t=' --name $(DEMO_NAME)'; fi; \
+	echo; \
+	echo "The rehearsal lab $(DEMO_NAME) is up and verified: its masters wait for the Machine Config"; \
+	echo "Server that stage 12 starts (pending checks). Run the bootstrap yourself, from any directory:"; \
+	echo "  sudo bootlab stage run 07$$t          render etcd and start it: the cluster's first member"; \
+	echo "  sudo bootlab lab ssh bootstrap$$t     look around: sudo crictl ps, ls /opt/openshift"; \
+	echo "Then docs/rehearsal-lab.md: sudo bootlab stage run --all$$t (the masters' etcd joins, 1 -> 4,"; \
+	echo "the bootstrap's leaves, 4 -> 3). Remove the lab with: sudo make demo-down"
 
 .PHONY: demo-down
-demo-down: build ## Remove the demo lab
-	$(BIN)/bootlab lab down -f $(DEMO_SPEC)
+demo-down: ## Remove the demo lab
+	bootlab lab down --name $(DEMO_NAME)
+
+# The plain probe lab: the bootstrap serves the MCS and the API stand-in at
+# boot, every node verifies its Ignition chain in seconds (no stage runs).
+.PHONY: demo-probe
+demo-probe: host-setup install ## A plain probe lab (1 bootstrap, 3 masters, 2 workers) up and verified: the network rehearsal, no stages
+	@mkdir -p $(dir $(DEMO_PROBE_SPEC))
+	@[[ -f $(DEMO_PROBE_SPEC) ]] || printf 'name: demo-probe\nprofile: probe\naccelerator: %s\nnetwork:\n  cidr: 192.168.127.0/24\ntopology:\n  masters: 3\n  workers: 2\n' "$(ACCEL)" > $(DEMO_PROBE_SPEC)
+	bootlab lab probe-image build
+	bootlab lab up -f $(DEMO_PROBE_SPEC)
+	bootlab lab verify -f $(DEMO_PROBE_SPEC) --timeout 5m
+	@echo
+	@echo "The probe lab demo-probe is up and verified. Look next at:"
+	@echo "  sudo bootlab lab status --name demo-probe             VMs, DNS, load balancer backends"
+	@echo "  sudo bootlab lab console bootstrap --name demo-probe  the bootstrap's serial console"
+	@echo "  sudo bootlab lab pivot --name demo-probe              take the bootstrap out of the LB, then verify again"
+	@echo "Remove it with: sudo make demo-probe-down"
+
+.PHONY: demo-probe-down
+demo-probe-down: ## Remove the demo-probe lab
+	bootlab lab down --name demo-probe
 
 .PHONY: clean
 clean: ## Remove build output

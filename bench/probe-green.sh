@@ -18,7 +18,7 @@ accel=${ACCEL:-tcg}
 . "$here/lib.sh"
 need_root "$bootlab"
 for t in jq cpio; do
-  command -v "$t" >/dev/null || die "$t missing: apt-get install -y $t (scripts/host/setup.sh installs it)"
+  command -v "$t" >/dev/null || die "$t missing: apt-get install -y $t (scripts/host/setup.sh --test installs it)"
 done
 
 load_used_nets

@@ -307,7 +307,7 @@ func (s *sandbox) konnectivityAssets(t *testing.T) {
 	t.Helper()
 	for _, tool := range []string{"openssl", "envsubst"} {
 		_, err := exec.LookPath(tool)
-		require.NoError(t, err, "%s is needed by the 4.22 konnectivity steps: apt-get install -y openssl gettext-base (scripts/host/setup.sh)", tool)
+		require.NoError(t, err, "%s is needed by the 4.22 konnectivity steps: apt-get install -y openssl gettext-base (scripts/host/setup.sh --test)", tool)
 	}
 	oo := filepath.Join(s.root, "opt", "openshift")
 	for name, text := range map[string]string{

@@ -126,3 +126,25 @@ func TestJSON(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(`{"ok":false,"checks":[{"group":"host","name":"n","ok":false,"warning":true,"skipped":true,"pending":true,"detail":"d","fix":"f","host":"h","durationMs":7}]}`), &back))
 	assert.Equal(t, Result{Group: "host", Name: "n", Warning: true, Skipped: true, Pending: true, Detail: "d", Fix: "f", Host: "h", DurationMS: 7}, back.Checks[0], "every field has its documented name")
 }
+
+// Pending results that say what they wait for are listed at the end, one
+// line per thing to run, so a lab with nothing failed still says what next.
+func TestWritePendingList(t *testing.T) {
+	rs := []Result{
+		{Group: "host", Name: "dns", OK: true},
+		{Group: "master-0", Name: "ignition-fetch", Pending: true, Detail: "waits for stage 12", Fix: "`bootlab stage run --to 12`"},
+		{Group: "master-1", Name: "ignition-fetch", Pending: true, Detail: "waits for stage 12", Fix: "`bootlab stage run --to 12`"},
+		{Group: "host", Name: "backend api/bootstrap", Pending: true, Detail: "waits for stage 13", Fix: "`bootlab stage run --to 13`"},
+		{Group: "host", Name: "stage", Pending: true, Detail: "no fix: not listed"},
+	}
+	var b bytes.Buffer
+	require.NoError(t, Write(&b, rs, Options{Fix: func(s string) string { return strings.ReplaceAll(s, "12`", "12 --name x`") }}))
+	assert.Contains(t, b.String(), "\n1 of 5 passed, 4 pending:\n"+
+		"… 2 checks (master-0 ignition-fetch, ...) pending\n    next: `bootlab stage run --to 12 --name x`\n"+
+		"… host backend api/bootstrap pending\n    next: `bootlab stage run --to 13`\n")
+	assert.NotContains(t, b.String(), "host stage pending")
+
+	b.Reset()
+	require.NoError(t, Write(&b, append(rs, Result{Name: "x", Detail: "broken", Fix: "mend it"}), Options{}))
+	assert.True(t, strings.HasSuffix(b.String(), "\n1 of 6 failed, 4 pending:\n✗ x: broken\n    fix: mend it\n"), "failures come last, under the summary: %s", b.String())
+}

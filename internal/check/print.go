@@ -72,7 +72,9 @@ func Write(w io.Writer, rs []Result, o Options) error {
 		// An empty last cell leaves the padding of the one before it.
 		b.WriteString(strings.TrimRight(l, " ") + "\n")
 	}
-	if failed := Failed(rs); len(failed) > 0 {
+	failed := Failed(rs)
+	writePending(&b, rs, len(failed) == 0, fix)
+	if len(failed) > 0 {
 		fmt.Fprintf(&b, "\n%s:\n", Summarize(rs))
 		for i, r := range failed {
 			fmt.Fprintf(&b, "✗ %s: %s\n", r.Label(), oneLine(r.Detail))
@@ -84,6 +86,39 @@ func Write(w io.Writer, rs []Result, o Options) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// writePending lists the pending results that say what they wait for (a
+// Fix), one line per fix: how many wait, the first of them, and what to
+// run. Results pending without a fix (stage status) need no list.
+func writePending(b *strings.Builder, rs []Result, summary bool, fix func(string) string) {
+	var order []string
+	waiting := map[string][]string{}
+	for _, r := range rs {
+		if !r.Pending || r.Fix == "" {
+			continue
+		}
+		if _, ok := waiting[r.Fix]; !ok {
+			order = append(order, r.Fix)
+		}
+		waiting[r.Fix] = append(waiting[r.Fix], r.Label())
+	}
+	if len(order) == 0 {
+		return
+	}
+	if summary {
+		fmt.Fprintf(b, "\n%s:\n", Summarize(rs))
+	} else {
+		b.WriteString("\n")
+	}
+	for _, f := range order {
+		labels := waiting[f]
+		what := labels[0]
+		if len(labels) > 1 {
+			what = fmt.Sprintf("%d checks (%s, ...)", len(labels), labels[0])
+		}
+		fmt.Fprintf(b, "… %s pending\n    next: %s\n", what, oneLine(fix(f)))
+	}
 }
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

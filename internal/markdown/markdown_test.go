@@ -74,16 +74,45 @@ func TestRenderGolden(t *testing.T) {
 
 // assertClean checks what a reader sees: no fence lines, no backticks left
 // by inline code (the fixture has none inside its fences), no line wider
-// than the wrap width.
+// than the wrap width but code, every code line whole as written (a `\`
+// continuation copied from it runs), no line padded with trailing spaces.
 func assertClean(t *testing.T, rendered string, width int) {
 	t.Helper()
 	text := ansi.Strip(rendered)
 	assert.NotContains(t, text, "```")
 	assert.NotContains(t, text, "`")
-	for _, line := range strings.Split(text, "\n") {
-		assert.LessOrEqual(t, ansi.StringWidth(line), width, "line wider than %d: %q", width, line)
+	code := map[string]bool{}
+	for _, l := range codeLines(t) {
+		code[strings.TrimSpace(l)] = true
+		assert.Contains(t, text, "\n    "+l+"\n", "code line kept whole, indented, never wrapped")
 	}
-	assert.Contains(t, text, `bootkube_podman_run --name sample`, "fenced code kept")
+	for _, line := range strings.Split(text, "\n") {
+		if !code[strings.TrimSpace(line)] {
+			assert.LessOrEqual(t, ansi.StringWidth(line), width, "line wider than %d: %q", width, line)
+		}
+		assert.Equal(t, strings.TrimRight(line, " \t"), line, "line padded with trailing spaces: %q", line)
+	}
+	for _, line := range strings.Split(rendered, "\n") {
+		assert.False(t, strings.HasSuffix(line, " "), "raw line ends in a space: %q", line)
+	}
+	assert.Contains(t, text, `bootkube_podman_run --name sample --volume "$PWD:/assets:z" "${SAMPLE_IMAGE}" \`+"\n", "the continuation stays on its line")
+}
+
+// codeLines are the fixture's non-empty lines inside fences, as written.
+func codeLines(t *testing.T) []string {
+	t.Helper()
+	var out []string
+	in := false
+	for _, l := range strings.Split(string(fixture(t)), "\n") {
+		if strings.HasPrefix(l, "```") {
+			in = !in
+			continue
+		}
+		if in && strings.TrimSpace(l) != "" {
+			out = append(out, l)
+		}
+	}
+	return out
 }
 
 func TestShowPlainGolden(t *testing.T) {

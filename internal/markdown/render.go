@@ -3,6 +3,8 @@ package markdown
 import (
 	"bytes"
 	"fmt"
+	"regexp"
+	"strings"
 
 	"charm.land/glamour/v2"
 	"github.com/charmbracelet/colorprofile"
@@ -33,6 +35,8 @@ type RenderOptions struct {
 
 // Render renders markdown for a terminal: headings styled, code fences drawn
 // as indented blocks, inline code without its backticks, text word-wrapped.
+// Code blocks are never wrapped (a command copied from one must run, `\`
+// continuations included) and no line ends in padding.
 func Render(md []byte, opts RenderOptions) (string, error) {
 	if opts.Style == "" {
 		opts.Style = DefaultStyle
@@ -50,10 +54,12 @@ func Render(md []byte, opts RenderOptions) (string, error) {
 	if opts.Profile == colorprofile.Unknown {
 		opts.Profile = colorprofile.TrueColor
 	}
+	md, blocks := holdCodeBlocks(md)
 	out, err := r.RenderBytes(md)
 	if err != nil {
 		return "", fmt.Errorf("render markdown: %w", err)
 	}
+	out = []byte(trimPadding(putCodeBlocks(string(out), blocks)))
 	var b bytes.Buffer
 	// glamour writes true colour; the terminal may know fewer colours.
 	w := &colorprofile.Writer{Forward: &b, Profile: opts.Profile}
@@ -61,4 +67,64 @@ func Render(md []byte, opts RenderOptions) (string, error) {
 		return "", fmt.Errorf("render markdown: %w", err)
 	}
 	return b.String(), nil
+}
+
+// fence is a fenced code block: its opening line, body and closing line.
+var fence = regexp.MustCompile("(?ms)^```[^\n]*\n(.*?)^```[ \t]*$")
+
+// codeToken marks where code block N was; one word, so nothing wraps it.
+const codeToken = "BOOTLABCODEBLOCK"
+
+// holdCodeBlocks replaces each fenced code block by a paragraph holding a
+// token, for glamour to lay out the rest around it, and returns the bodies.
+func holdCodeBlocks(md []byte) ([]byte, []string) {
+	var blocks []string
+	out := fence.ReplaceAllStringFunc(string(md), func(m string) string {
+		body := fence.FindStringSubmatch(m)[1]
+		blocks = append(blocks, strings.TrimSuffix(body, "\n"))
+		return fmt.Sprintf("%s%d", codeToken, len(blocks)-1)
+	})
+	return []byte(out), blocks
+}
+
+// tokenLine is a rendered line holding a code block's token: its margin
+// (escape codes and spaces) and the block's number.
+var tokenLine = regexp.MustCompile(`(?m)^((?:\x1b\[[0-9;]*m| )*)` + codeToken + `(\d+)(?:\x1b\[[0-9;]*m| )*$`)
+
+// putCodeBlocks puts each block back where its token was rendered, line by
+// line as written, indented two columns more than the text around it.
+func putCodeBlocks(rendered string, blocks []string) string {
+	return tokenLine.ReplaceAllStringFunc(rendered, func(line string) string {
+		m := tokenLine.FindStringSubmatch(line)
+		var n int
+		if _, err := fmt.Sscan(m[2], &n); err != nil || n >= len(blocks) {
+			return line
+		}
+		indent := strings.Repeat(" ", strings.Count(stripSGR(m[1]), " ")+2)
+		var b strings.Builder
+		for i, l := range strings.Split(blocks[n], "\n") {
+			if i > 0 {
+				b.WriteString("\n")
+			}
+			if l != "" {
+				b.WriteString(indent + l)
+			}
+		}
+		return b.String()
+	})
+}
+
+var sgr = regexp.MustCompile(`\x1b\[[0-9;]*m`)
+
+func stripSGR(s string) string { return sgr.ReplaceAllString(s, "") }
+
+// trailing is what ends a line after its text: spaces and escape codes.
+var trailing = regexp.MustCompile(`(?m)(?:[ \t]|\x1b\[[0-9;]*m)+$`)
+
+// trimPadding drops the spaces glamour pads each line with to the wrap
+// width, keeping the escape codes among them (a style reset).
+func trimPadding(s string) string {
+	return trailing.ReplaceAllStringFunc(s, func(tail string) string {
+		return strings.Join(sgr.FindAllString(tail, -1), "")
+	})
 }

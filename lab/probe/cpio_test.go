@@ -73,7 +73,7 @@ var cpioDevice = regexp.MustCompile(`(\d+),\s+(\d+)`)
 // initramfs needs /dev/console (5,1) and /dev/null (1,3).
 func TestCPIOListedByCpio(t *testing.T) {
 	cpioPath, err := exec.LookPath("cpio")
-	require.NoError(t, err, "cpio is needed for this test: apt-get install -y cpio (scripts/host/setup.sh does)")
+	require.NoError(t, err, "cpio is needed for this test: apt-get install -y cpio (scripts/host/setup.sh --test does)")
 	var b bytes.Buffer
 	w := NewCPIOWriter(&b)
 	var want []string

@@ -21,7 +21,7 @@ func Load(path string) (*Spec, error) {
 	if err != nil {
 		var fe *userfile.Error
 		if errors.As(err, &fe) && fe.NotExist {
-			return nil, fmt.Errorf("lab spec %s not found: create it (see `bootlab lab config -o yaml` for a full example) or pass -f", path)
+			return nil, fmt.Errorf("lab spec %s not found: create it (`bootlab lab init -f %s` writes a small one to start from) or pass -f", path, path)
 		}
 		return nil, fmt.Errorf("lab spec (-f) %w", err)
 	}

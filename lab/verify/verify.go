@@ -136,6 +136,8 @@ func Run(ctx context.Context, s *spec.Spec, st *labdir.State, opts Options) (*Re
 			res.Checks = append(res.Checks, nodeChecks(ctx, s, pivoted, res.Reports, opts)...)
 		}
 		res.Checks = append(res.Checks, hostChecks(ctx, s, pivoted, res.Reports, opts.Nodes, opts.host(), opts.dialer())...)
+		// Read each pass: a stage run meanwhile makes its checks count.
+		res.Checks = awaitStages(s, res.Checks, stagesRun(s, st))
 		res.ElapsedMS = time.Since(start).Milliseconds()
 		failed := res.Failed()
 		res.OK = len(failed) == 0

@@ -1,16 +1,51 @@
 #!/usr/bin/env bash
 # Prepare a Debian/Ubuntu host for bootlab: install what is missing, give the
 # qemu user access to /dev/kvm, and start virtlogd and libvirtd when no init
-# system runs them. Safe to run again. Run as root.
+# system runs them. Safe to run again. Run as root. --test adds what the
+# tests need (make test-all and .ci/run use it; make demo does not).
 set -euo pipefail
 
+usage() {
+  echo "usage: $0 [--test]" >&2
+  echo "  (no flag)  the packages a lab needs: libvirt, QEMU, dnsmasq, haproxy" >&2
+  echo "  --test     also what the tests need (make test-all, .ci/run): sshd, shellcheck, chromium, ..." >&2
+}
+
+# What a lab needs on the host: libvirtd and QEMU to run the VMs, dnsmasq
+# (libvirt's DHCP and DNS), haproxy (the lab's load balancer), qemu-img.
 packages=(
   libvirt-daemon-system libvirt-clients qemu-system-x86 qemu-utils
-  dnsmasq-base haproxy iproute2 dnsutils cpio curl jq gettext-base
-  openssh-client openssh-server shellcheck ca-certificates sudo util-linux
-  openssl
-  chromium # headless, for the dashboard e2e test (test/e2e/dashboard_e2e_test.go)
+  dnsmasq-base haproxy iproute2 ca-certificates
 )
+# What only the tests need: a learner's laptop does without them.
+test_packages=(
+  dnsutils cpio curl jq gettext-base openssl util-linux sudo
+  openssh-client openssh-server # sshd on loopback: the stage and remote-host tests
+  shellcheck                    # make lint
+  chromium # headless, for the dashboard's browser test (test/e2e/dashboard_e2e_test.go)
+)
+
+case "${1:-}" in
+  "") ;;
+  --test)
+    packages+=("${test_packages[@]}")
+    # Ubuntu has no chromium package, only chromium-browser, a stub that
+    # installs the snap (snapd must run): the browser test needs the snap.
+    if grep -qx 'ID=ubuntu' /etc/os-release 2>/dev/null; then
+      packages=("${packages[@]/chromium/}")
+      command -v chromium >/dev/null ||
+        echo "setup.sh: Ubuntu's chromium is a snap: snap install chromium (the dashboard browser test runs /snap/bin/chromium)" >&2
+    fi
+    ;;
+  -h | --help)
+    usage
+    exit 0
+    ;;
+  *)
+    usage
+    exit 2
+    ;;
+esac
 
 if [[ $(id -u) -ne 0 ]]; then
   echo "setup.sh: run as root (sudo $0)" >&2
@@ -19,6 +54,7 @@ fi
 
 missing=()
 for p in "${packages[@]}"; do
+  [[ -n $p ]] || continue
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
 # The probe image builders fetch Debian packages with apt-get download,

@@ -40,7 +40,7 @@ func startBrowser(t *testing.T) *browser {
 	t.Helper()
 	bin, err := exec.LookPath("chromium")
 	if err != nil {
-		t.Fatalf("chromium not found: apt-get install -y chromium (scripts/host/setup.sh installs it)")
+		t.Fatalf("chromium not found: on Debian apt-get install -y chromium (scripts/host/setup.sh --test installs it); Ubuntu's chromium package is a stub for the snap: snap install chromium, with /snap/bin on PATH")
 	}
 	profile := t.TempDir()
 	cmd := exec.Command(bin, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",

@@ -54,7 +54,7 @@ func newRemoteHost(t *testing.T) *remoteHost {
 	for _, tool := range []string{"sshd", "unshare", "nsenter", "ip", "ssh", "virt-ssh-helper"} {
 		if _, err := exec.LookPath(tool); err != nil {
 			if _, err := os.Stat("/usr/sbin/" + tool); err != nil {
-				t.Fatalf("%s not found: run scripts/host/setup.sh (apt-get install -y openssh-server openssh-client util-linux iproute2 libvirt-daemon-system)", tool)
+				t.Fatalf("%s not found: run scripts/host/setup.sh --test (apt-get install -y openssh-server openssh-client util-linux iproute2 libvirt-daemon-system)", tool)
 			}
 		}
 	}

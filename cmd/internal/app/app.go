@@ -164,6 +164,10 @@ func NewCmdRoot(f *cmdutil.Factory) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "bootlab",
 		Short: "Build OpenShift UPI labs on libvirt and replay the bootstrap step by step",
+		Example: `  sudo make demo                    # from the clone: a rehearsal lab, up and verified
+  sudo bootlab stage run 07
+  sudo bootlab lab ssh bootstrap
+  bootlab stage explain 07`,
 		Long: `bootlab builds a user-provisioned OpenShift lab on libvirt (network, DNS, DHCP,
 load balancer, storage, VMs with Ignition through fw_cfg), or a probe lab of tiny VMs
 that rehearses the bootstrap handshake in seconds, and replays the bootstrap node's
@@ -277,7 +281,9 @@ func newCmdVersion(f *cmdutil.Factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "version",
 		Short: "Print bootlab's version, commit, Go version and platform",
-		Args:  cmdutil.NoArgs,
+		Example: `  bootlab version
+  bootlab version -o json`,
+		Args: cmdutil.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := cmdutil.OutputFlag(output, "text", "json"); err != nil {
 				return err

@@ -51,6 +51,8 @@ func NewCmdCache(f *cmdutil.Factory, runF func(cmd string, o *Options) error) *c
 	cmd := &cobra.Command{
 		Use:   "cache",
 		Short: "List, export, import and prune the download cache (RHCOS, clients, probe images)",
+		Example: `  bootlab cache list
+  sudo bootlab cache export bootlab-cache.tar`,
 		Long: `The cache keeps what labs download or build: RHCOS images (rhcos/), the
 openshift-install and oc clients (clients/<version>/), probe images
 (probe/<hash>/), the Debian kernel package the probe image is built from
@@ -76,7 +78,9 @@ checked against the export's sha256 manifest before anything is moved in.`,
 	list := &cobra.Command{
 		Use:   "list",
 		Short: "List every cached file: kind, version, size, sha256, last used",
-		Args:  cmdutil.NoArgs,
+		Example: `  bootlab cache list
+  bootlab cache list -o json`,
+		Args: cmdutil.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			if err := cmdutil.OutputFlag(opts.Output, "table", "json"); err != nil {
 				return err
@@ -87,9 +91,10 @@ checked against the export's sha256 manifest before anything is moved in.`,
 	list.Flags().StringVarP(&opts.Output, "output", "o", "table", "output format: table or json")
 
 	export := &cobra.Command{
-		Use:   "export FILE",
-		Short: "Write the cache to a tar (FILE.gz or .tgz: compressed) with a sha256 manifest first",
-		Args:  cmdutil.ExactArgs(1),
+		Use:     "export FILE",
+		Short:   "Write the cache to a tar (FILE.gz or .tgz: compressed) with a sha256 manifest first",
+		Example: `  bootlab cache export bootlab-cache.tar`,
+		Args:    cmdutil.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			opts.File = args[0]
 			return run("export", c, func() error { return runExport(f, opts) })
@@ -98,7 +103,9 @@ checked against the export's sha256 manifest before anything is moved in.`,
 	imp := &cobra.Command{
 		Use:   "import FILE",
 		Short: "Check every file of an export against its manifest, then move them into the cache",
-		Args:  cmdutil.ExactArgs(1),
+		Example: `  bootlab cache import bootlab-cache.tar --dry-run
+  bootlab cache import bootlab-cache.tar`,
+		Args: cmdutil.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			opts.File = args[0]
 			return run("import", c, func() error { return runImport(f, opts) })
@@ -107,6 +114,8 @@ checked against the export's sha256 manifest before anything is moved in.`,
 	prune := &cobra.Command{
 		Use:   "prune",
 		Short: "Remove probe images no lab on this host boots",
+		Example: `  bootlab cache prune --dry-run
+  bootlab cache prune --older-than 720h`,
 		Long: `Remove the probe images (probe/<hash>/) that no lab under the bootlab home
 boots (the kernel and initrd of its last up), last used longer ago than
 --older-than (default: any age). --dry-run lists them and removes nothing.`,

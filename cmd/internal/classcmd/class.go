@@ -33,6 +33,9 @@ func NewCmdClass(f *cmdutil.Factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "class",
 		Short: "Many isolated labs from one class spec: one per learner, built in parallel",
+		Example: `  sudo bootlab class up -f class.yaml
+  sudo bootlab class status -f class.yaml
+  sudo bootlab class down -f class.yaml --yes`,
 		Long: `A class spec (class.yaml) is a lab template, the learners and an address
 pool. bootlab makes one lab per learner, called <class>-<learner>, each on its
 own /24, bridge and load balancer address, checks all of them together against

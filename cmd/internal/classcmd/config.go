@@ -35,6 +35,8 @@ func NewCmdConfig(f *cmdutil.Factory, runF func(*ConfigOptions) error) *cobra.Co
 	cmd := &cobra.Command{
 		Use:   "config",
 		Short: "Print every lab's effective spec, after checking the class against this host",
+		Example: `  bootlab class config -f class.yaml
+  bootlab class config -f class.yaml -o json`,
 		Long: `Expand the class into one lab per learner and print each lab's effective
 spec: the template with the learner's overrides, named <class>-<learner>, with
 the network carved from the address pool and every default filled in.

@@ -32,6 +32,8 @@ func NewCmdDown(f *cmdutil.Factory, runF func(*DownOptions) error) *cobra.Comman
 	cmd := &cobra.Command{
 		Use:   "down",
 		Short: "Remove every lab of the class, and nothing else",
+		Example: `  bootlab class down -f class.yaml --dry-run
+  bootlab class down --name ux --yes`,
 		Long: `Remove every lab whose state says it belongs to the class, each exactly as
 ` + "`bootlab lab down`" + ` would (its VMs, load balancer, pool, network, checkpoints and
 files, stage logs included), then the class's handouts.

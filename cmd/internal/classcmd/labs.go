@@ -33,6 +33,8 @@ func NewCmdVerify(f *cmdutil.Factory, runF func(*LabsOptions) error) *cobra.Comm
 	cmd := &cobra.Command{
 		Use:   "verify",
 		Short: "Run lab verify on every lab of the class; one line per lab",
+		Example: `  bootlab class verify -f class.yaml
+  bootlab class verify --name ux --timeout 5m`,
 		Long: `Run ` + "`bootlab lab verify`" + `'s checks on every lab of the class, --parallel at a
 time, and print one line per lab. The result is kept as lab verify keeps it,
 for class status. Exit code 4 when a lab's check failed
@@ -126,6 +128,8 @@ func NewCmdReset(f *cmdutil.Factory, runF func(*ResetOptions) error) *cobra.Comm
 	cmd := &cobra.Command{
 		Use:   "reset LEARNER",
 		Short: "Put one learner's lab back: to a checkpoint (--to), or rebuilt",
+		Example: `  bootlab class reset alice -f class.yaml
+  bootlab class reset alice --name ux --to before-07 --dry-run`,
 		Long: `Put one learner's lab back where the exercise started.
 
 With --to CHECKPOINT the lab's checkpoint is restored (` + "`bootlab lab checkpoint restore`" + `):
@@ -248,8 +252,9 @@ type HandoutsOptions struct {
 func NewCmdHandouts(f *cmdutil.Factory, runF func(*HandoutsOptions) error) *cobra.Command {
 	opts := &HandoutsOptions{}
 	cmd := &cobra.Command{
-		Use:   "handouts DIR",
-		Short: "Write one handout directory per learner into DIR",
+		Use:     "handouts DIR",
+		Short:   "Write one handout directory per learner into DIR",
+		Example: `  bootlab class handouts ./handouts -f class.yaml`,
 		Long: `Write DIR/<learner>/ for every lab of the class: the lab's spec as built, its
 SSH key (0600), its addresses, the kubeconfig when the lab has one, and a
 README with the exact commands for that lab. class up writes the same into

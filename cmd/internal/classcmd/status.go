@@ -50,7 +50,9 @@ func NewCmdStatus(f *cmdutil.Factory, runF func(*StatusOptions) error) *cobra.Co
 	cmd := &cobra.Command{
 		Use:   "status",
 		Short: "One line per learner: nodes up, last verify result, stage reached",
-		Args:  cmdutil.NoArgs,
+		Example: `  bootlab class status -f class.yaml
+  bootlab class status --name ux -o json`,
+		Args: cmdutil.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := cmdutil.OutputFlag(opts.Output, "table", "json"); err != nil {
 				return err

@@ -40,6 +40,8 @@ func NewCmdUp(f *cmdutil.Factory, runF func(*UpOptions) error) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "up",
 		Short: "Check the whole class, then build every learner's lab in parallel (idempotent)",
+		Example: `  bootlab class up -f class.yaml
+  bootlab class up -f class.yaml --parallel 4 -o json`,
 		Long: `Build one lab per learner, as ` + "`bootlab lab up`" + ` builds a lab.
 
 First the whole class is checked, before anything is created: each lab's spec,

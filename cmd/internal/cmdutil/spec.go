@@ -77,7 +77,7 @@ func AddTargetFlags(cmd *cobra.Command, sf *SpecFlags) {
 	fl := cmd.Flags()
 	sf.flags, sf.cmd = fl, cmd
 	fl.StringVarP(&sf.File, "file", "f", DefaultSpecFile, "lab spec file (YAML; - reads standard input)")
-	fl.StringVar(&sf.Name, "name", "", "lab name (overrides name; without -f, the lab of that name with every default)")
+	fl.StringVar(&sf.Name, "name", "", "lab name: overrides name in the spec file (-f, or ./bootlab.yaml when it exists); without one, the lab of that name as built, or a new one with every default")
 	fl.StringVar(&sf.URI, "uri", "", "libvirt URI (overrides libvirt.uri)")
 	fl.StringVar(&sf.LabDir, "lab-dir", "", "lab directory (overrides labDir)")
 }
@@ -182,7 +182,7 @@ func (sf *SpecFlags) base() (spec *lab.Spec, source string, err error) {
 	var why error
 	switch len(labs) {
 	case 0:
-		why = fmt.Errorf("no lab named and none on this host (%s): pass -f FILE (`bootlab lab config -o yaml` prints a full spec), or --name NAME for a lab with every default", filepath.Join(lab.DefaultHome(), "labs"))
+		why = fmt.Errorf("no lab named and none on this host (%s): pass -f FILE (`bootlab lab init -f FILE` writes a small one), or --name NAME for a lab with every default", filepath.Join(lab.DefaultHome(), "labs"))
 	default:
 		names := make([]string, len(labs))
 		for i, l := range labs {

@@ -34,6 +34,8 @@ func NewCmdDashboard(f *cmdutil.Factory, runF func(*Options) error) *cobra.Comma
 	cmd := &cobra.Command{
 		Use:   "dashboard",
 		Short: "Serve a live web page of every lab on the host: topology, load balancer health, bootstrap stages",
+		Example: `  bootlab dashboard
+  bootlab dashboard --listen 127.0.0.1:8080 --interval 2s`,
 		Long: `Serve a read-only web page of every lab on the host, for a learner's screen or
 a trainer's projector: each lab's topology (host, load balancer with its four
 frontends and each backend's health, bootstrap, masters, workers, DNS names),

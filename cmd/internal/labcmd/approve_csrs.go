@@ -33,6 +33,8 @@ func NewCmdApproveCSRs(f *cmdutil.Factory, runF func(*ApproveCSRsOptions) error)
 	cmd := &cobra.Command{
 		Use:   "approve-csrs",
 		Short: "Show pending CSRs and approve only those of this lab's nodes (never blindly)",
+		Example: `  bootlab lab approve-csrs --dry-run
+  bootlab lab approve-csrs --watch -f lab.yaml`,
 		Long: `Platform none has no machine approver: once the bootstrap's approve-csr.service
 stops (at .bootkube.done), each node that joins asks twice and someone must approve:
 

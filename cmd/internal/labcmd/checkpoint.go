@@ -32,6 +32,9 @@ func NewCmdCheckpoint(f *cmdutil.Factory, runF func(*CheckpointOptions) error) *
 	cmd := &cobra.Command{
 		Use:   "checkpoint",
 		Short: "Save, restore, list and delete checkpoints of every node of a lab (libvirt snapshots)",
+		Example: `  sudo bootlab lab checkpoint save before-lesson
+  sudo bootlab lab checkpoint list
+  sudo bootlab lab checkpoint restore before-lesson`,
 		Long: `A checkpoint is an internal libvirt snapshot of every node of the lab, with
 memory for a running node (it resumes where it was, no reboot) and disks only
 for one that is off, plus a copy of the lab's own files that change with the
@@ -40,6 +43,13 @@ back and makes the load balancer match. ` + "`lab down`" + ` deletes every check
 See docs/checkpoints.md.`,
 		Args: cobra.ArbitraryArgs,
 		RunE: cmdutil.UnknownSubcommand,
+	}
+	// Each verb's Example.
+	examples := map[string]string{
+		"save":    "  bootlab lab checkpoint save before-lesson\n  bootlab lab checkpoint save after-07 --name demo",
+		"restore": "  bootlab lab checkpoint restore before-lesson\n  bootlab lab checkpoint restore before-07 --name demo --dry-run",
+		"list":    "  bootlab lab checkpoint list\n  bootlab lab checkpoint list --name demo -o json",
+		"delete":  "  bootlab lab checkpoint delete before-lesson --dry-run\n  bootlab lab checkpoint delete before-lesson",
 	}
 	verb := func(use, short string, named bool) *cobra.Command {
 		opts := &CheckpointOptions{Verb: strings.Fields(use)[0]}
@@ -76,6 +86,7 @@ See docs/checkpoints.md.`,
 		if opts.Verb == "restore" || opts.Verb == "delete" {
 			c.Flags().BoolVar(&opts.DryRun, "dry-run", false, "print what "+opts.Verb+" would change, and change nothing")
 		}
+		c.Example = examples[opts.Verb]
 		return c
 	}
 	cmd.AddCommand(

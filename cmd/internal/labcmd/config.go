@@ -23,7 +23,10 @@ func NewCmdConfig(f *cmdutil.Factory, runF func(*ConfigOptions) error) *cobra.Co
 	cmd := &cobra.Command{
 		Use:   "config",
 		Short: "Print the effective lab spec (file + flags + defaults), validated",
-		Args:  cmdutil.NoArgs,
+		Example: `  bootlab lab config
+  bootlab lab config -f lab.yaml -o json
+  bootlab lab config --name ux1 --masters 1 --workers 0`,
+		Args: cmdutil.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := cmdutil.OutputFlag(opts.Output, "yaml", "json"); err != nil {
 				return err

@@ -37,6 +37,9 @@ func NewCmdConsole(f *cmdutil.Factory, runF func(*ConsoleOptions) error) *cobra.
 	cmd := &cobra.Command{
 		Use:   "console NODE",
 		Short: "Print a node's serial console log and follow it (Ctrl-C to stop)",
+		Example: `  bootlab lab console bootstrap
+  bootlab lab console master-0 --name demo --no-follow
+  bootlab lab console worker-0 --raw`,
 		Long: `Print the serial console log of NODE (what the VM writes to ttyS0, kept by
 virtlogd in the lab directory, or on the hypervisor's machine for a remote
 lab) and follow it like tail -f until Ctrl-C.

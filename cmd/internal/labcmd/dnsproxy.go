@@ -26,6 +26,8 @@ func NewCmdDNSProxy(f *cmdutil.Factory, runF func(*DNSProxyOptions) error) *cobr
 	cmd := &cobra.Command{
 		Use:   "dns-proxy",
 		Short: "Answer DNS for the lab's names on this machine (for a lab on a remote hypervisor)",
+		Example: `  bootlab lab dns-proxy --name demo
+  bootlab lab dns-proxy -f lab.yaml --listen 127.0.0.1:5353`,
 		Long: `Listen on --listen (UDP and TCP) and forward every DNS query to the lab's
 dnsmasq over TCP, through the hypervisor host's SSH connection when the lab is
 remote, until interrupted. It is how a workstation resolves a remote lab's

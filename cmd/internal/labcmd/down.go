@@ -31,6 +31,9 @@ func NewCmdDown(f *cmdutil.Factory, runF func(*DownOptions) error) *cobra.Comman
 	cmd := &cobra.Command{
 		Use:   "down",
 		Short: "Delete the lab: its VMs, load balancer, volumes, pool, network and lab files",
+		Example: `  bootlab lab down
+  bootlab lab down --name demo --dry-run
+  bootlab lab down --all --yes`,
 		Long: `Delete exactly what this lab created, in reverse order: domains carrying
 this lab's bootlab metadata, haproxy, the volumes and pool and the network
 whose UUIDs the lab state recorded, then the lab's files. Works after a

@@ -24,8 +24,9 @@ type GatherOptions struct {
 func NewCmdGather(f *cmdutil.Factory, runF func(*GatherOptions) error) *cobra.Command {
 	opts := &GatherOptions{}
 	cmd := &cobra.Command{
-		Use:   "gather",
-		Short: "Collect the bootstrap's logs with openshift-install gather bootstrap",
+		Use:     "gather",
+		Short:   "Collect the bootstrap's logs with openshift-install gather bootstrap",
+		Example: `  bootlab lab gather -f lab.yaml`,
 		Long: `Runs openshift-install gather bootstrap --dir <assets> --bootstrap <ip>
 --master <ip>... --key <lab key>: over SSH as core it collects the bootstrap's
 journals, containers, service records (/var/log/openshift/*.json) and rendered

@@ -14,10 +14,15 @@ func NewCmdLab(f *cmdutil.Factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "lab",
 		Short: "Build, check and tear down an OpenShift UPI lab on libvirt",
-		Args:  cobra.ArbitraryArgs,
-		RunE:  cmdutil.UnknownSubcommand,
+		Example: `  bootlab lab init --name ux1 -f ux1.yaml
+  sudo bootlab lab up -f ux1.yaml
+  sudo bootlab lab verify -f ux1.yaml
+  sudo bootlab lab down -f ux1.yaml`,
+		Args: cobra.ArbitraryArgs,
+		RunE: cmdutil.UnknownSubcommand,
 	}
 	cmd.AddCommand(
+		NewCmdInit(f, nil),
 		NewCmdConfig(f, nil),
 		NewCmdUp(f, nil),
 		NewCmdDown(f, nil),

@@ -31,6 +31,8 @@ func NewCmdList(f *cmdutil.Factory, runF func(*ListOptions) error) *cobra.Comman
 	cmd := &cobra.Command{
 		Use:   "list",
 		Short: "List every lab on the host: profile, nodes up, network, last verify",
+		Example: `  bootlab lab list
+  bootlab lab list -o json`,
 		Long: `List every lab on the host: each lab directory under the bootlab home
 ($BOOTLAB_HOME, else /var/lib/bootlab as root) holding a state.json, and each
 lab whose libvirt domains point at a lab directory elsewhere (labDir: in its

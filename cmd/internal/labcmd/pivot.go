@@ -26,6 +26,8 @@ func NewCmdPivot(f *cmdutil.Factory, runF func(*PivotOptions) error) *cobra.Comm
 	cmd := &cobra.Command{
 		Use:   "pivot",
 		Short: "Remove the bootstrap from the load balancer (and, on an OpenShift lab, its VM and disk)",
+		Example: `  bootlab lab pivot
+  bootlab lab pivot --name demo -o json`,
 		Long: `The end of the bootstrap: after bootstrap-complete (see
 ` + "`bootlab lab wait bootstrap-complete`" + `) the docs require removing the
 bootstrap from the 6443 and 22623 backends. pivot shows the backends before,

@@ -28,6 +28,9 @@ func NewCmdPreflight(f *cmdutil.Factory, runF func(*PreflightOptions) error) *co
 	cmd := &cobra.Command{
 		Use:   "preflight",
 		Short: "Check the host can run the lab (libvirt, KVM or TCG, tools, network range, memory, disk, access)",
+		Example: `  bootlab lab preflight
+  bootlab lab preflight --pull-secret ~/pull-secret.json
+  bootlab lab preflight --accel kvm -o json`,
 		Long: `Check what lab up relies on and say how to fix what is missing:
 libvirt reachable and its version, KVM usable (proved by booting a kernel
 under it for a few seconds) or the TCG fallback, /dev/kvm open to the qemu

@@ -24,8 +24,9 @@ type ProbeImageBuildOptions struct {
 // NewCmdProbeImage builds the `lab probe-image` group.
 func NewCmdProbeImage(f *cmdutil.Factory) *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "probe-image",
-		Short: "Build the probe lab's kernel + initramfs image",
+		Use:     "probe-image",
+		Short:   "Build the probe lab's kernel + initramfs image",
+		Example: `  bootlab lab probe-image build --rehearsal`,
 	}
 	cmd.AddCommand(NewCmdProbeImageBuild(f, nil))
 	return cmd
@@ -37,6 +38,9 @@ func NewCmdProbeImageBuild(f *cmdutil.Factory, runF func(*ProbeImageBuildOptions
 	cmd := &cobra.Command{
 		Use:   "build",
 		Short: "Build (or find in the cache) the probe image: kernel, initramfs with the bootlab-probe agent as /init, base disk",
+		Example: `  bootlab lab probe-image build
+  bootlab lab probe-image build --rehearsal
+  bootlab lab probe-image build --kernel /boot/vmlinuz-6.1.0-28-cloud-amd64 --modules /lib/modules/6.1.0-28-cloud-amd64`,
 		Long: `Build the probe image that probe-lab VMs boot with direct kernel boot.
 
 The kernel and its modules come from --kernel/--modules, else the host's

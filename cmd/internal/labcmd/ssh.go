@@ -29,6 +29,9 @@ func NewCmdSSH(f *cmdutil.Factory, runF func(*SSHOptions) error) *cobra.Command 
 	cmd := &cobra.Command{
 		Use:   "ssh NODE [-- COMMAND...]",
 		Short: "Log in to a node as core with the lab's SSH key",
+		Example: `  bootlab lab ssh bootstrap
+  bootlab lab ssh master-0 --name demo -- sudo crictl ps
+  bootlab lab ssh bootstrap -- ls /opt/openshift`,
 		Long: `Log in to core@<node IP> with the lab's key, or run COMMAND there. Host keys
 go to the lab's own known_hosts file, so your ~/.ssh/known_hosts is never
 touched (lab VMs get new host keys every time they are rebuilt).

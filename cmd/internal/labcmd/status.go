@@ -25,7 +25,9 @@ func NewCmdStatus(f *cmdutil.Factory, runF func(*StatusOptions) error) *cobra.Co
 	cmd := &cobra.Command{
 		Use:   "status",
 		Short: "Show the lab: network, DNS records, load balancer backends, each VM's state and IP",
-		Args:  cmdutil.NoArgs,
+		Example: `  bootlab lab status
+  bootlab lab status --name demo -o json`,
+		Args: cmdutil.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := cmdutil.OutputFlag(opts.Output, "table", "json"); err != nil {
 				return err

@@ -31,6 +31,9 @@ func NewCmdUp(f *cmdutil.Factory, runF func(*UpOptions) error) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "up",
 		Short: "Build the lab: network with DHCP and DNS, load balancer, storage, VMs (idempotent)",
+		Example: `  bootlab lab up -f lab.yaml
+  bootlab lab up --manual-bootstrap --name demo
+  bootlab lab up --pull-secret ~/pull-secret.json --dry-run`,
 		Long: `Build the lab the spec describes, or converge an existing one to it.
 
 Order: preflight, lab SSH key, the profile's boot files (Ignition per node),

@@ -36,6 +36,8 @@ func NewCmdWait(f *cmdutil.Factory, runF func(*WaitOptions) error) *cobra.Comman
 	cmd := &cobra.Command{
 		Use:   "wait bootstrap-complete|install-complete",
 		Short: "Tell the bootstrap (or the install) as it happens, until it completes",
+		Example: `  bootlab lab wait bootstrap-complete -f lab.yaml
+  bootlab lab wait install-complete --name ocp1 --install-timeout 60m`,
 		Long: `bootstrap-complete narrates the bootstrap of an OpenShift lab the way
 openshift-install wait-for bootstrap-complete decides it, with more to see:
 the API answering /readyz through the load balancer, the Machine Config Server

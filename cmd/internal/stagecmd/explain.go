@@ -25,6 +25,9 @@ func NewCmdExplain(f *cmdutil.Factory, runF func(*ExplainOptions) error) *cobra.
 	cmd := &cobra.Command{
 		Use:   "explain [STAGE]",
 		Short: "Explain a stage: what and why, bootkube's equivalent, files, pods, checks, failures",
+		Example: `  bootlab stage explain 07
+  bootlab stage explain etcd-bootstrap --plain
+  bootlab stage explain            # the overview: every stage in order`,
 		Long: `Print the page of a stage (docs/stages/NN-<slug>.md), or the overview without
 a stage. On a terminal the page is rendered and wrapped to its width (GLAMOUR_STYLE
 picks the style: dark, light, ascii ...) and shown through a pager when it is

@@ -34,6 +34,8 @@ func NewCmdHandoff(f *cmdutil.Factory, runF func(*HandoffOptions) error) *cobra.
 	cmd := &cobra.Command{
 		Use:   "handoff",
 		Short: "Give the bootstrap back to bootkube.service: unmask and start it",
+		Example: `  bootlab stage handoff --dry-run
+  bootlab stage handoff --name demo`,
 		Long: `A lab built with openshift.manualBootstrap: true has bootkube.service masked,
 so nothing happens until you run stages (the installer's unit file was kept at
 ` + ignition.SavedBootkubeUnitPath + `). handoff runs, on the bootstrap node:

@@ -25,8 +25,12 @@ func NewCmdStage(f *cmdutil.Factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "stage",
 		Short: "Replay the bootstrap node's bootkube.sh as numbered stages",
-		Args:  cobra.ArbitraryArgs,
-		RunE:  cmdutil.UnknownSubcommand,
+		Example: `  bootlab stage list
+  sudo bootlab stage run 07
+  sudo bootlab stage status
+  sudo bootlab stage reset 07`,
+		Args: cobra.ArbitraryArgs,
+		RunE: cmdutil.UnknownSubcommand,
 		Long: `bootkube.sh, run by bootkube.service on the bootstrap node, renders every
 control-plane manifest with operator containers, starts a temporary control
 plane and hands over to the masters. bootlab splits it into fifteen numbered

@@ -22,7 +22,10 @@ func NewCmdStatus(f *cmdutil.Factory, runF func(*StatusOptions) error) *cobra.Co
 	cmd := &cobra.Command{
 		Use:   "status",
 		Short: "Show which stages are done on the node (bootkube's .done markers) and which is next",
-		Args:  cmdutil.NoArgs,
+		Example: `  bootlab stage status
+  bootlab stage status --name demo -o json
+  bootlab stage status --host 192.168.126.10 --key ~/.ssh/id_ed25519`,
+		Args: cmdutil.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := cmdutil.OutputFlag(opts.Output, "table", "json"); err != nil {
 				return err

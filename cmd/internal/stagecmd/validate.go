@@ -25,6 +25,9 @@ func NewCmdValidate(f *cmdutil.Factory, runF func(*ValidateOptions) error) *cobr
 	cmd := &cobra.Command{
 		Use:   "validate [STAGE...]",
 		Short: "Check what stages produced on the node: files, modes, manifests, certificates, live services",
+		Example: `  bootlab stage validate 07
+  bootlab stage validate --all --name demo
+  bootlab stage validate 12 --no-live -o json`,
 		Long: `Read back what a stage left on the bootstrap node and check it: markers,
 files and their modes, manifests parsed as their Kubernetes kinds (static pods
 with their containers, hostNetwork and host paths), certificates unexpired, and

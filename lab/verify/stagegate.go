@@ -1,0 +1,131 @@
+package verify
+
+import (
+	"fmt"
+	"net"
+	"strings"
+
+	"github.com/bootlab/bootlab/internal/check"
+	"github.com/bootlab/bootlab/lab/labdir"
+	"github.com/bootlab/bootlab/lab/spec"
+	"github.com/bootlab/bootlab/stages"
+)
+
+// On a rehearsal lab the bootstrap starts nothing at boot: the stages start
+// the Machine Config Server (12) and the temporary API (13). Until they
+// have run, the masters retry their pointer Ignition, the workers wait for
+// the masters' MCS, and nothing serves 6443 or 22623: those checks are
+// pending, not failed. Once the stage has run they count for real.
+const (
+	stageMCS = 12 // mco-bootstrap: the bootstrap MCS, then the masters' config
+	stageAPI = 13 // cb-bootstrap: the bootstrap's temporary control plane
+)
+
+// stagesRun reads which stages have run on a rehearsal lab's bootstrap from
+// its stage records (the last event of each stage wins, as `stage reset`
+// restores them with the node). Nil when the lab is no rehearsal lab; an
+// unreadable log counts as nothing run, which can only leave a check
+// pending that has no chance yet anyway.
+func stagesRun(s *spec.Spec, st *labdir.State) map[int]bool {
+	if !s.Rehearsal() || st == nil {
+		return nil
+	}
+	recs, err := stages.ReadRecords(labdir.Stages(s), st.UUID)
+	if err != nil {
+		return map[int]bool{}
+	}
+	done := map[int]bool{}
+	for _, r := range recs {
+		switch r.Phase {
+		case stages.PhaseStart:
+			done[r.Number] = false
+		case stages.PhaseEnd, stages.PhaseSkip:
+			done[r.Number] = r.Result == stages.ResultSuccess || r.Result == stages.ResultSkipped
+		}
+	}
+	return done
+}
+
+// awaitStages marks pending each failed check that waits for a stage not
+// yet run (gate), saying which stage and what to run. A check that fails
+// for another reason (a wrong answer, a stopped VM, haproxy down) stays
+// failed, and every check counts for real once its stage has run.
+func awaitStages(s *spec.Spec, checks []check.Result, run map[int]bool) []check.Result {
+	if run == nil {
+		return checks
+	}
+	for i, c := range checks {
+		if !c.Failed() {
+			continue
+		}
+		stage, why := gate(s, c)
+		if stage == 0 || run[stage] {
+			continue
+		}
+		c.Pending = true
+		c.Detail = fmt.Sprintf("waits for stage %d: %s (now: %s)", stage, why, strings.TrimPrefix(c.Detail, "still pending: "))
+		c.Fix = fmt.Sprintf("`bootlab stage run --to %d` (`bootlab stage status` names the next stage)", stage)
+		checks[i] = c
+	}
+	return checks
+}
+
+// gate is the stage a failed check waits for on a rehearsal lab, and why
+// (0: none, the failure is real).
+func gate(s *spec.Spec, c check.Result) (int, string) {
+	if c.Group == HostGroup {
+		return hostGate(s, c)
+	}
+	n, ok := s.Node(c.Group)
+	if !ok || n.Role == spec.RoleBootstrap || !strings.HasPrefix(c.Detail, "still pending: ") {
+		// The bootstrap needs no stage for its own checks, and a check
+		// the node's agent gave up on has failed, whatever ran.
+		return 0, ""
+	}
+	if n.Role == spec.RoleMaster {
+		return stageMCS, "masters fetch their config once stage 12 starts the MCS"
+	}
+	return stageMCS, "workers fetch their config from the masters' MCS, which serves once the masters have theirs from stage 12"
+}
+
+// hostGate gates the load balancer checks: a backend nothing listens on
+// yet, a frontend with no live backend yet.
+func hostGate(s *spec.Spec, c check.Result) (int, string) {
+	switch {
+	case strings.HasPrefix(c.Name, "backend ") && strings.Contains(strings.ToLower(c.Detail), "connection refused"):
+		_, server, _ := strings.Cut(strings.TrimPrefix(c.Name, "backend "), "/")
+		n, ok := s.Node(server)
+		if !ok {
+			return 0, ""
+		}
+		port := backendPort(c.Detail)
+		switch {
+		case n.Role == spec.RoleBootstrap && port == "22623":
+			return stageMCS, "the bootstrap MCS starts with stage 12"
+		case n.Role == spec.RoleBootstrap && port == "6443":
+			return stageAPI, "the bootstrap API answers while stage 13 runs the temporary control plane"
+		case n.Role != spec.RoleBootstrap:
+			return stageMCS, n.Name + " serves once it has its config, which the MCS of stage 12 gives"
+		}
+	case strings.HasPrefix(c.Name, "lb ") && (strings.HasSuffix(c.Name, ":6443") || strings.HasSuffix(c.Name, ":22623")) && noBackendYet(c.Detail):
+		return stageMCS, "nothing serves behind it before stage 12 starts the MCS and the masters get their config"
+	}
+	return 0, ""
+}
+
+// backendPort is the port of a backend check's detail ("ADDR:PORT STATUS ...").
+func backendPort(detail string) string {
+	_, port, err := net.SplitHostPort(strings.Fields(detail + " ")[0])
+	if err != nil {
+		return ""
+	}
+	return port
+}
+
+// noBackendYet is true for how haproxy answers a frontend with no live
+// backend: it accepts, then closes (EOF, reset). A TLS or HTTP answer that
+// is wrong is a real failure.
+func noBackendYet(detail string) bool {
+	d := strings.ToLower(detail)
+	return strings.HasSuffix(d, ": eof") || strings.Contains(d, "connection reset")
+}

@@ -1,0 +1,145 @@
+package verify
+
+import (
+	"os"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/bootlab/bootlab/internal/check"
+	"github.com/bootlab/bootlab/lab/labdir"
+	"github.com/bootlab/bootlab/lab/spec"
+	"github.com/bootlab/bootlab/stages"
+)
+
+func rehearsalSpec(t *testing.T) *spec.Spec {
+	t.Helper()
+	s := &spec.Spec{Name: "r", Profile: spec.ProfileProbe, LabDir: t.TempDir(),
+		Topology: spec.Topology{Masters: 1, Workers: 1}, OpenShift: spec.OpenShift{ManualBootstrap: true}}
+	s.Defaults()
+	require.True(t, s.Rehearsal())
+	return s
+}
+
+// What a fresh rehearsal lab reports: the masters and workers retry their
+// pointer Ignition, nothing serves 6443 or 22623 behind haproxy.
+func freshRehearsalChecks() []check.Result {
+	return []check.Result{
+		{Group: "bootstrap", Name: "serve ssh :22", OK: true, Detail: "listening"},
+		{Group: "bootstrap", Name: "dns api.ocp.lab.local", Detail: "api.ocp.lab.local resolves to 10.0.0.9"},
+		{Group: "master-0", Name: "ignition-fetch", Detail: "still pending: GET https://api-int.ocp.lab.local:22623/config/master: attempt 73: EOF (retrying)"},
+		{Group: "master-0", Name: "hostname", Detail: "still pending: waiting"},
+		{Group: "master-0", Name: "dhcp", Detail: "no lease"},
+		{Group: "worker-0", Name: "ignition-fetch", Detail: "still pending: GET https://api-int.ocp.lab.local:22623/config/worker: attempt 9: EOF (retrying)"},
+		{Group: HostGroup, Name: "lb api :6443", Detail: "192.168.126.1:6443 (readyz): EOF"},
+		{Group: HostGroup, Name: "lb machine-config :22623", Detail: "192.168.126.1:22623 (healthz): tls: failed to verify certificate: x509: certificate signed by unknown authority"},
+		{Group: HostGroup, Name: "backend api/bootstrap", Detail: "192.168.126.10:6443 DOWN L4CON Connection refused"},
+		{Group: HostGroup, Name: "backend machine-config/bootstrap", Detail: "192.168.126.10:22623 DOWN L4CON Connection refused"},
+		{Group: HostGroup, Name: "backend machine-config/master-0", Detail: "192.168.126.11:22623 DOWN L4CON Connection refused"},
+		{Group: HostGroup, Name: "backend ingress-http/worker-0", Detail: "192.168.126.20:80 DOWN L7STS/500 HTTP status"},
+		{Group: HostGroup, Name: "lb haproxy", Detail: "haproxy is not running (no live process for x.pid)"},
+	}
+}
+
+// Before stage 12 the checks that wait for the MCS are pending with the
+// stage to run; a check that fails for another reason still fails, and
+// once the stage has run the same checks count for real.
+func TestAwaitStagesOnlyWhatAStageStarts(t *testing.T) {
+	s := rehearsalSpec(t)
+	mark := func(rs []check.Result) map[string]string {
+		out := map[string]string{}
+		for _, r := range rs {
+			out[r.Label()] = r.Mark()
+		}
+		return out
+	}
+	for _, c := range []struct {
+		name string
+		run  map[int]bool
+		want map[string]string
+	}{
+		{"nothing run", map[int]bool{7: true}, map[string]string{
+			"bootstrap serve ssh :22":               "✓",
+			"bootstrap dns api.ocp.lab.local":       "✗", // no stage mends DNS
+			"master-0 ignition-fetch":               "…",
+			"master-0 hostname":                     "…",
+			"master-0 dhcp":                         "✗", // the agent gave up: not pending
+			"worker-0 ignition-fetch":               "…",
+			"host lb api :6443":                     "…",
+			"host lb machine-config :22623":         "✗", // something answers, wrongly
+			"host backend api/bootstrap":            "…",
+			"host backend machine-config/bootstrap": "…",
+			"host backend machine-config/master-0":  "…",
+			"host backend ingress-http/worker-0":    "✗", // it answers, with an error
+			"host lb haproxy":                       "✗",
+		}},
+		{"stage 12 run", map[int]bool{7: true, 12: true}, map[string]string{
+			"master-0 ignition-fetch":               "✗",
+			"worker-0 ignition-fetch":               "✗",
+			"host lb api :6443":                     "✗",
+			"host backend machine-config/bootstrap": "✗",
+			"host backend machine-config/master-0":  "✗",
+			"host backend api/bootstrap":            "…", // the bootstrap API comes with 13
+		}},
+		{"stage 13 run", map[int]bool{12: true, 13: true}, map[string]string{
+			"host backend api/bootstrap": "✗",
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			got := mark(awaitStages(s, freshRehearsalChecks(), c.run))
+			for label, want := range c.want {
+				assert.Equal(t, want, got[label], label)
+			}
+		})
+	}
+
+	rs := awaitStages(s, freshRehearsalChecks(), map[int]bool{})
+	assert.Equal(t, "waits for stage 12: masters fetch their config once stage 12 starts the MCS (now: GET https://api-int.ocp.lab.local:22623/config/master: attempt 73: EOF (retrying))", rs[2].Detail)
+	assert.Equal(t, "`bootlab stage run --to 12` (`bootlab stage status` names the next stage)", rs[2].Fix)
+	assert.Contains(t, rs[8].Detail, "waits for stage 13: the bootstrap API answers while stage 13 runs")
+}
+
+// A plain probe lab has no stages: nothing is ever pending for one.
+func TestAwaitStagesPlainProbeLab(t *testing.T) {
+	s := testSpec(t)
+	assert.Nil(t, stagesRun(s, &labdir.State{UUID: "u"}))
+	rs := awaitStages(s, freshRehearsalChecks(), stagesRun(s, &labdir.State{UUID: "u"}))
+	assert.Equal(t, freshRehearsalChecks(), rs)
+}
+
+// The stage records say what ran: the last event of a stage wins (a run
+// started again and not ended is not done), another lab's records count
+// for nothing.
+func TestStagesRunFromRecords(t *testing.T) {
+	s := rehearsalSpec(t)
+	st := &labdir.State{UUID: "lab-1"}
+	assert.Empty(t, stagesRun(s, st), "no log: nothing ran")
+
+	log, err := stages.OpenLog(labdir.Stages(s), st.UUID)
+	require.NoError(t, err)
+	now := time.Now()
+	for _, r := range []stages.Record{
+		{Timestamp: now, Phase: stages.PhaseStart, Number: 7},
+		{Timestamp: now, Phase: stages.PhaseEnd, Number: 7, Result: stages.ResultSuccess},
+		{Timestamp: now, Phase: stages.PhaseEnd, Number: 8, Result: stages.ResultFailure},
+		{Timestamp: now, Phase: stages.PhaseSkip, Number: 11, Result: stages.ResultSkipped},
+		{Timestamp: now, Phase: stages.PhaseEnd, Number: 12, Result: stages.ResultSuccess},
+		{Timestamp: now, Phase: stages.PhaseStart, Number: 12},
+		{Timestamp: now, Phase: stages.PhaseEnd, Number: 13, Result: stages.ResultSuccess, LabUUID: "another-lab"},
+	} {
+		require.NoError(t, log.Records.Record(r))
+	}
+	log.Close()
+	assert.Equal(t, map[int]bool{7: true, 8: false, 11: true, 12: false}, stagesRun(s, st))
+
+	// The log is read again on each call: verify's later passes see a
+	// stage run meanwhile.
+	f, err := os.OpenFile(labdir.Stages(s)+"/"+stages.RecordsFile, os.O_APPEND|os.O_WRONLY, 0)
+	require.NoError(t, err)
+	_, err = f.WriteString(`{"phase":"stage end","number":12,"result":"success","labUUID":"lab-1"}` + "\n")
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
+	assert.True(t, stagesRun(s, st)[12])
+}

@@ -1,0 +1,218 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// docPage is a page whose shell blocks the test runs, and where.
+type docPage struct {
+	file string
+	// section limits the blocks to one "## " section ("" for the page).
+	section string
+	// skip are lines not run, each with why: the whole test suite cannot
+	// run inside one of its tests.
+	skip map[string]string
+}
+
+// runPages are the pages a learner follows on a machine like this one,
+// without a pull secret, in the order a learner reads them; they share one
+// lab, the one README's `make demo` builds.
+func runPages() []docPage {
+	return []docPage{
+		{file: "README.md", section: "Quick start", skip: map[string]string{
+			"sudo make test-all": "the test suite itself, which runs this test",
+		}},
+		// Its Go download (a plain block, not sh) needs the internet; the
+		// machine running this test has Go.
+		{file: "README.md", section: "Install"},
+		{file: "docs/rehearsal-lab.md"},
+	}
+}
+
+// notRunPages are the other pages with commands, and why no test runs
+// their blocks verbatim here (their commands are still checked by
+// cmd/internal/app's docs test, and the e2e tests named run them).
+func notRunPages() map[string]string {
+	return map[string]string{
+		"docs/openshift-lab.md": "a real OpenShift lab: a pull secret, the internet and about 64 GiB of RAM",
+		"docs/probe-lab.md":     "a plain probe lab of its own (make demo-probe); TestProbeLabLifecycle and TestProbeVerifyNamesBrokenThings run its verify and break-it cases",
+		"docs/checkpoints.md":   "checkpoints of any lab; TestCheckpointSaveBreakRestore and TestRehearsalLab run them",
+		"docs/class.md":         "a class of several labs and a handout directory; TestClass runs them",
+		"docs/dashboard.md":     "a server that runs until stopped, driven by TestDashboardInBrowser's browser",
+		"docs/cache.md":         "exports and imports of the host's whole download cache, shared by every lab on it",
+		"docs/json.md":          "JSON documents, no commands to follow",
+		"docs/architecture.md":  "the code's layout, no commands to follow",
+		"docs/README.md":        "the index of the docs",
+	}
+}
+
+// Every page in docs/ is either run here or says why not: a new page with
+// commands cannot be forgotten.
+func TestDocsPagesClassified(t *testing.T) {
+	root := filepath.Join("..", "..")
+	pages, err := filepath.Glob(filepath.Join(root, "docs", "*.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := map[string]bool{}
+	for _, p := range runPages() {
+		run[p.file] = true
+	}
+	for _, p := range pages {
+		rel := filepath.ToSlash(strings.TrimPrefix(p, root+string(filepath.Separator)))
+		if _, why := notRunPages()[rel]; !why && !run[rel] {
+			t.Errorf("%s: neither run by TestDocsRunAsWritten nor listed in notRunPages with why", rel)
+		}
+	}
+}
+
+// The README's quick start and the rehearsal lab page, run as written:
+// each page's shell blocks in order, in a fresh `bash -eu` with bin/ on
+// PATH, every command exiting 0, against one real lab. The test runs as
+// root, where sudo would only reset the environment that points the page
+// at the test's own lab (its bootlab home, name and network): sudo is a
+// shell function that runs its command. `make demo` gets its lab name,
+// network, spec file and install prefix from the environment.
+func TestDocsRunAsWritten(t *testing.T) {
+	root, err := filepath.Abs(filepath.Join("..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := make([]byte, 3)
+	_, _ = rand.Read(b)
+	name := "e2e-docs-" + hex.EncodeToString(b)
+	dir := filepath.Join(e2eRoot, name)
+	if err := os.MkdirAll(filepath.Join(dir, "prefix", "bin"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	_ = os.Chmod(e2eRoot, 0o755)
+	env := append(os.Environ(),
+		"BOOTLAB_HOME="+filepath.Join(dir, "home"), // the lab is the only one there
+		"PATH="+filepath.Join(dir, "prefix", "bin")+":"+filepath.Join(root, "bin")+":"+os.Getenv("PATH"),
+		"PREFIX="+filepath.Join(dir, "prefix"),
+		"DEMO_NAME="+name,
+		"DEMO_CIDR="+freeCIDR(t).String(),
+		"DEMO_SPEC="+filepath.Join(dir, "bootlab.yaml"),
+		"ACCEL=tcg",
+	)
+	t.Cleanup(func() {
+		cmd := exec.Command(bootlabBin, "lab", "down", "--name", name)
+		cmd.Env = env
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Errorf("cleanup: lab down --name %s: %v\n%s", name, err, out)
+		}
+		if !t.Failed() {
+			os.RemoveAll(dir)
+		}
+	})
+	for _, p := range runPages() {
+		script := pageScript(t, filepath.Join(root, p.file), p)
+		start := time.Now()
+		out, err := runPage(t, root, env, script)
+		t.Logf("%s: %d commands in %s", p.file, strings.Count(script, "\n# line "), time.Since(start).Round(time.Second))
+		if err != nil {
+			t.Fatalf("%s, run as written: %v\n--- script\n%s\n--- output\n%s", p.file, err, script, out)
+		}
+		t.Logf("%s: the commands as run, and what make demo told the learner:\n%s", p.file, learnerLines(out))
+		if p.file == "README.md" {
+			assertStage07Ran(t, env, name)
+		}
+	}
+	st, err := os.Stat(filepath.Join(dir, "prefix", "bin", "bootlab-probe"))
+	if err != nil || st.Mode().Perm()&0o111 == 0 {
+		t.Errorf("make demo (make install) did not install bootlab-probe into PREFIX/bin: %v", err)
+	}
+}
+
+// assertStage07Ran holds the quick start to its word: after its `stage
+// run 07` the bootstrap's etcd member runs (stage 07's own checks, live).
+func assertStage07Ran(t *testing.T, env []string, name string) {
+	t.Helper()
+	cmd := exec.Command(bootlabBin, "stage", "validate", "07", "--name", name)
+	cmd.Env = env
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("after the README's quick start, stage 07's checks fail: %v\n%s", err, out)
+	}
+	t.Logf("stage validate 07 after the quick start:\n%s", out)
+}
+
+// pageScript is a page's shell blocks as one bash script, each line
+// preceded by where it is on the page, the skipped lines left out.
+func pageScript(t *testing.T, file string, p docPage) string {
+	t.Helper()
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	b.WriteString("sudo() { \"$@\"; }\ntrap 'echo \"FAILED (exit $?): $BASH_COMMAND\" >&2' ERR\n")
+	inSection, inBlock, n := p.section == "", false, 0
+	for i, line := range strings.Split(string(data), "\n") {
+		switch {
+		case strings.HasPrefix(line, "## ") && p.section != "":
+			inSection = strings.TrimPrefix(line, "## ") == p.section
+		case !inSection:
+		case strings.HasPrefix(line, "```"):
+			inBlock = !inBlock && line == "```sh"
+		case inBlock:
+			cmd := strings.TrimSpace(strings.SplitN(line, "  #", 2)[0])
+			if _, skip := p.skip[cmd]; skip {
+				continue
+			}
+			if !strings.HasPrefix(line, "  ") {
+				n++
+				fmt.Fprintf(&b, "# line %d\necho '+ %s' >&2\n", i+1, strings.ReplaceAll(cmd, "'", `'\''`))
+			}
+			b.WriteString(line + "\n")
+		}
+	}
+	if n == 0 {
+		t.Fatalf("%s: no shell block found (section %q)", file, p.section)
+	}
+	return b.String()
+}
+
+// runPage runs script in a fresh bash -eu in dir, stdin empty: a shell
+// the page opens (lab ssh bootstrap) ends as a learner's does with exit.
+func runPage(t *testing.T, dir string, env []string, script string) (string, error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "bash", "-eu", "-c", script)
+	cmd.Dir, cmd.Env = dir, env
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err := cmd.Run()
+	return out.String(), err
+}
+
+// learnerLines are the lines of a page's output worth reading in the
+// test log: each command as run, and make demo's closing words.
+func learnerLines(out string) string {
+	var b strings.Builder
+	lines := strings.Split(out, "\n")
+	for i, l := range lines {
+		if strings.HasPrefix(l, "+ ") || strings.Contains(l, "is up and verified") {
+			b.WriteString(l + "\n")
+			if !strings.HasPrefix(l, "+ ") {
+				for _, next := range lines[i+1 : min(i+6, len(lines))] {
+					b.WriteString(next + "\n")
+				}
+			}
+		}
+	}
+	return b.String()
+}
