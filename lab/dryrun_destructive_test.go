@@ -2,10 +2,6 @@ package lab
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
-	"fmt"
-	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -15,43 +11,11 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/bootlab/bootlab/internal/testutil"
 	"github.com/bootlab/bootlab/lab/hypervisor/fake"
 	"github.com/bootlab/bootlab/lab/labdir"
 	"github.com/bootlab/bootlab/lab/probe"
 )
-
-// treeSnapshot records every path under root with its mode, size, mtime
-// and content digest: two snapshots are equal only when nothing under root
-// was made, removed, written or touched.
-func treeSnapshot(t *testing.T, root string) map[string]string {
-	t.Helper()
-	out := map[string]string{}
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if os.IsNotExist(err) && p == root {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		fi, err := d.Info()
-		if err != nil {
-			return err
-		}
-		sum := ""
-		if fi.Mode().IsRegular() {
-			data, err := os.ReadFile(p)
-			if err != nil {
-				return err
-			}
-			h := sha256.Sum256(data)
-			sum = hex.EncodeToString(h[:8])
-		}
-		out[p] = fmt.Sprintf("%v %d %d %s", fi.Mode(), fi.Size(), fi.ModTime().UnixNano(), sum)
-		return nil
-	})
-	require.NoError(t, err)
-	return out
-}
 
 func changeLines(cs []Change) []string {
 	var out []string
@@ -69,14 +33,14 @@ func TestUpDryRunTakesNoLock(t *testing.T) {
 	s := testSpec(t, "dry", false)
 	require.NoError(t, os.MkdirAll(s.LabDir, 0o755))
 	root := filepath.Dir(s.LabDir)
-	before := treeSnapshot(t, root)
+	before := testutil.Tree(t, root)
 	opts := upOpts()
 	opts.DryRun = true
 	res, err := Up(context.Background(), hv, s, opts)
 	require.NoError(t, err)
 	assert.NotEmpty(t, res.Changes)
 	assert.Empty(t, hv.Mutations())
-	assert.Equal(t, before, treeSnapshot(t, root), "a dry run writes nothing, not even the lock")
+	assert.Equal(t, before, testutil.Tree(t, root), "a dry run writes nothing, not even the lock")
 	assert.NoFileExists(t, labdir.LockPath(s.LabDir))
 }
 
@@ -91,13 +55,13 @@ func TestPlanDownListsWhatDownRemoves(t *testing.T) {
 	_, err = SaveCheckpoint(ctx, hv, s, "start")
 	require.NoError(t, err)
 	root := filepath.Dir(s.LabDir)
-	before := treeSnapshot(t, root)
+	before := testutil.Tree(t, root)
 	hv.Reset()
 
 	changes, err := PlanDown(ctx, hv, s, DownOptions{})
 	require.NoError(t, err)
 	assert.Empty(t, hv.Mutations(), "a dry run changes nothing in libvirt")
-	assert.Equal(t, before, treeSnapshot(t, root), "nor a file")
+	assert.Equal(t, before, testutil.Tree(t, root), "nor a file")
 	lines := changeLines(changes)
 	for _, n := range s.Nodes {
 		assert.Contains(t, lines, "remove domain "+s.DomainName(n))
@@ -129,7 +93,7 @@ func TestPlanCheckpointRestoreAndDelete(t *testing.T) {
 	_, err := SaveCheckpoint(ctx, hv, s, "start")
 	require.NoError(t, err)
 	root := filepath.Dir(s.LabDir)
-	before := treeSnapshot(t, root)
+	before := testutil.Tree(t, root)
 	hv.Reset()
 
 	restore, err := PlanRestoreCheckpoint(ctx, hv, s, "start", RestoreOptions{SkipLoadBalancer: true})
@@ -137,7 +101,7 @@ func TestPlanCheckpointRestoreAndDelete(t *testing.T) {
 	del, err := PlanDeleteCheckpoint(ctx, hv, s, "start")
 	require.NoError(t, err)
 	assert.Empty(t, hv.Mutations())
-	assert.Equal(t, before, treeSnapshot(t, root))
+	assert.Equal(t, before, testutil.Tree(t, root))
 	rl, dl := changeLines(restore), changeLines(del)
 	for _, n := range s.Nodes {
 		assert.Contains(t, rl, "revert snapshot "+s.DomainName(n)+"/bootlab-start")
@@ -167,7 +131,7 @@ func TestPlanBuildPlansThePreparerAndWritesNothing(t *testing.T) {
 		require.NoError(t, os.WriteFile(filepath.Join(boot, f), []byte(f), 0o644))
 	}
 	s.Image.Kernel, s.Image.Initrd = filepath.Join(boot, "vmlinuz"), filepath.Join(boot, "initrd")
-	before := treeSnapshot(t, boot)
+	before := testutil.Tree(t, boot)
 	connect := func(context.Context, string, *slog.Logger) (Hypervisor, func() error, error) {
 		return hv, func() error { return nil }, nil
 	}
@@ -181,7 +145,7 @@ func TestPlanBuildPlansThePreparerAndWritesNothing(t *testing.T) {
 	assert.NotContains(t, lines, "build probeImage "+filepath.Join(probe.DefaultCacheDir(), "probe"), "the spec names its own kernel and initrd")
 	assert.Equal(t, "create sshKey", plan.Changes[0].Action+" "+plan.Changes[0].Kind, "the preparer's changes come first, as Build makes them first")
 	assert.Empty(t, hv.Mutations())
-	assert.Equal(t, before, treeSnapshot(t, boot))
+	assert.Equal(t, before, testutil.Tree(t, boot))
 }
 
 // A plan of down reads in one order, though down removes domains in

@@ -16,31 +16,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/bootlab/bootlab/internal/status"
+	"github.com/bootlab/bootlab/internal/testutil"
 	"github.com/bootlab/bootlab/lab/hypervisor/fake"
 	"github.com/bootlab/bootlab/lab/labdir"
 )
-
-// tree lists every path under dir with its content (directories as "/"),
-// to compare a directory before and after a command.
-func tree(t *testing.T, dir string) map[string]string {
-	t.Helper()
-	out := map[string]string{}
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(dir, p)
-		if d.IsDir() {
-			out[rel] = "/"
-			return nil
-		}
-		b, err := os.ReadFile(p)
-		out[rel] = string(b)
-		return err
-	})
-	require.NoError(t, err)
-	return out
-}
 
 // someonesDir fills dir with what a user might keep there, under the very
 // names bootlab gives its own lab files.
@@ -58,7 +37,7 @@ func someonesDir(t *testing.T, dir string) {
 func TestDownOfANeverBuiltLabTouchesNothing(t *testing.T) {
 	s := testSpec(t, "probe1", false)
 	someonesDir(t, s.LabDir)
-	before := tree(t, s.LabDir)
+	before := testutil.Tree(t, s.LabDir)
 	hv := fake.New()
 
 	steps, err := DownSteps(context.Background(), hv, s, DownOptions{})
@@ -66,7 +45,7 @@ func TestDownOfANeverBuiltLabTouchesNothing(t *testing.T) {
 	for _, st := range steps {
 		assert.False(t, st.Changed, "step %q changed %q", st.Name, st.Detail)
 	}
-	assert.Equal(t, before, tree(t, s.LabDir))
+	assert.Equal(t, before, testutil.Tree(t, s.LabDir))
 	assert.Empty(t, hv.Mutations())
 }
 
@@ -77,7 +56,7 @@ func TestBuildRefusesADirectoryHoldingSomeoneElsesFiles(t *testing.T) {
 	s.Profile = ProfileProbe
 	require.NoError(t, os.RemoveAll(s.LabDir))
 	someonesDir(t, s.LabDir)
-	before := tree(t, s.LabDir)
+	before := testutil.Tree(t, s.LabDir)
 	hv := fake.New()
 
 	_, err := Build(context.Background(), s, buildOpts(hv))
@@ -86,7 +65,7 @@ func TestBuildRefusesADirectoryHoldingSomeoneElsesFiles(t *testing.T) {
 	assert.Equal(t, "labDir", notOurs.Field)
 	assert.Contains(t, err.Error(), "haproxy, mydata, pki, ssh, state.txt")
 	assert.Contains(t, err.Error(), "point labDir at a new directory")
-	assert.Equal(t, before, tree(t, s.LabDir))
+	assert.Equal(t, before, testutil.Tree(t, s.LabDir))
 	assert.Empty(t, hv.Mutations())
 }
 
@@ -225,11 +204,11 @@ func claimed(t *testing.T, s *Spec) {
 func TestDryRunRefusesADirectoryUpRefuses(t *testing.T) {
 	s := testSpec(t, "t", false)
 	someonesDir(t, s.LabDir)
-	before := tree(t, s.LabDir)
+	before := testutil.Tree(t, s.LabDir)
 	opts := upOpts()
 	opts.DryRun = true
 	_, err := Up(context.Background(), fake.New(), s, opts)
 	var notOurs *labdir.NotOursError
 	require.ErrorAs(t, err, &notOurs)
-	assert.Equal(t, before, tree(t, s.LabDir))
+	assert.Equal(t, before, testutil.Tree(t, s.LabDir))
 }

@@ -4,10 +4,7 @@ package app
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -18,43 +15,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/bootlab/bootlab/cmd/internal/cmdutil"
+	"github.com/bootlab/bootlab/internal/testutil"
 	"github.com/bootlab/bootlab/lab"
 )
-
-// fsSnapshot records every path under the roots with mode, size, mtime and
-// a digest of its content: equal snapshots mean nothing was made, removed,
-// written or touched there.
-func fsSnapshot(t *testing.T, roots ...string) map[string]string {
-	t.Helper()
-	out := map[string]string{}
-	for _, root := range roots {
-		err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-			if os.IsNotExist(err) && p == root {
-				return nil
-			}
-			if err != nil {
-				return err
-			}
-			fi, err := d.Info()
-			if err != nil {
-				return err
-			}
-			sum := ""
-			if fi.Mode().IsRegular() {
-				data, err := os.ReadFile(p)
-				if err != nil {
-					return err
-				}
-				h := sha256.Sum256(data)
-				sum = hex.EncodeToString(h[:8])
-			}
-			out[p] = fmt.Sprintf("%v %d %d %s", fi.Mode(), fi.Size(), fi.ModTime().UnixNano(), sum)
-			return nil
-		})
-		require.NoError(t, err)
-	}
-	return out
-}
 
 // libvirtSnapshot lists the names of every network, pool and domain (with
 // its run state) of uri, and the snapshots of each domain, of the labs these
@@ -152,7 +115,7 @@ func (e dryRunEnv) spec(t *testing.T, name, cidr string, image bool) string {
 func TestUpDryRunWritesNothing(t *testing.T) {
 	e := newDryRunEnv(t)
 	spec := e.spec(t, "h21dry-new", "10.239.1.0/24", false)
-	fsBefore, lvBefore := fsSnapshot(t, e.roots()...), libvirtSnapshot(t, "test:///default")
+	fsBefore, lvBefore := testutil.Tree(t, e.roots()...), libvirtSnapshot(t, "test:///default")
 
 	code, out, errOut := run(t, "lab", "up", "--dry-run", "-f", spec)
 	require.Equal(t, cmdutil.ExitOK, code, errOut)
@@ -163,16 +126,16 @@ func TestUpDryRunWritesNothing(t *testing.T) {
 	code, out, errOut = run(t, "lab", "up", "--dry-run", "-f", spec, "-o", "json")
 	require.Equal(t, cmdutil.ExitOK, code, errOut)
 	assert.Contains(t, out, `"kind": "UpPlan"`)
-	assert.Equal(t, fsBefore, fsSnapshot(t, e.roots()...), "a dry run writes nothing")
+	assert.Equal(t, fsBefore, testutil.Tree(t, e.roots()...), "a dry run writes nothing")
 
 	// A lab directory that exists (made by hand, or kept by down) gets no lock either.
 	labDir := filepath.Join(e.home, "labs", "h21dry-new")
 	require.NoError(t, os.MkdirAll(labDir, 0o755))
-	fsBefore = fsSnapshot(t, e.roots()...)
+	fsBefore = testutil.Tree(t, e.roots()...)
 	code, _, errOut = run(t, "lab", "up", "--dry-run", "-f", spec)
 	require.Equal(t, cmdutil.ExitOK, code, errOut)
 
-	assert.Equal(t, fsBefore, fsSnapshot(t, e.roots()...), "a dry run writes nothing")
+	assert.Equal(t, fsBefore, testutil.Tree(t, e.roots()...), "a dry run writes nothing")
 	assert.NoFileExists(t, filepath.Join(labDir, "lock"))
 	assert.Equal(t, lvBefore, libvirtSnapshot(t, "test:///default"), "a dry run defines nothing in libvirt")
 }
@@ -215,7 +178,7 @@ addressPool: 10.239.8.0/24
 	require.Equal(t, cmdutil.ExitOK, code, errOut)
 	otherCache := filepath.Join(t.TempDir(), "other-cache")
 
-	fsBefore := fsSnapshot(t, append(e.roots(), filepath.Dir(otherCache))...)
+	fsBefore := testutil.Tree(t, append(e.roots(), filepath.Dir(otherCache))...)
 	lvBefore := libvirtSnapshot(t, uri)
 	require.Contains(t, lvBefore, "snapshot bootlab-h21dry-built-master-0/bootlab-start")
 
@@ -240,7 +203,7 @@ addressPool: 10.239.8.0/24
 		code, out, errOut := run(t, tc.args...)
 		assert.Equal(t, tc.code, code, "%v: %s", tc.args, errOut)
 		assert.Contains(t, out+errOut, tc.want, "%v", tc.args)
-		assert.Equal(t, fsBefore, fsSnapshot(t, append(e.roots(), filepath.Dir(otherCache))...), "%v wrote nothing", tc.args)
+		assert.Equal(t, fsBefore, testutil.Tree(t, append(e.roots(), filepath.Dir(otherCache))...), "%v wrote nothing", tc.args)
 		assert.Equal(t, lvBefore, libvirtSnapshot(t, uri), "%v changed nothing in libvirt", tc.args)
 	}
 }
@@ -257,7 +220,7 @@ func TestUpDryRunRefusesTheHostsUplinkAsBridge(t *testing.T) {
 		"topology: {masters: 1, workers: 0}\nstorage: {poolDir: %s}\n", uri, uplink, filepath.Join(e.pools, "eth"))
 	spec := filepath.Join(t.TempDir(), "eth.yaml")
 	require.NoError(t, os.WriteFile(spec, []byte(y), 0o644))
-	fsBefore, lvBefore := fsSnapshot(t, e.roots()...), libvirtSnapshot(t, uri)
+	fsBefore, lvBefore := testutil.Tree(t, e.roots()...), libvirtSnapshot(t, uri)
 
 	code, _, dryErr := run(t, "lab", "up", "--dry-run", "-f", spec)
 	assert.Equal(t, cmdutil.ExitInvalid, code, dryErr)
@@ -266,7 +229,7 @@ func TestUpDryRunRefusesTheHostsUplinkAsBridge(t *testing.T) {
 	assert.Equal(t, code, pcode, pErr)
 	assert.Contains(t, pOut+pErr, "network.bridge: "+uplink+" is already an interface")
 
-	assert.Equal(t, fsBefore, fsSnapshot(t, e.roots()...))
+	assert.Equal(t, fsBefore, testutil.Tree(t, e.roots()...))
 	assert.Equal(t, lvBefore, libvirtSnapshot(t, uri))
 }
 
