@@ -176,6 +176,27 @@ func (c Catalog) CheckOrder(st *NodeState, sel []*Stage, v Version) error {
 	return nil
 }
 
+// Prerequisites are the stages sel needs that have not finished and are
+// not selected, in bootkube's order: what CheckOrder would name, all of
+// them. On a rehearsal lab `stage run 07` runs them first, as bootkube
+// would; on a real node they are refused (CheckOrder) and named.
+func (c Catalog) Prerequisites(st *NodeState, sel []*Stage, v Version) []*Stage {
+	selected, last := map[int]bool{}, 0
+	for _, s := range sel {
+		selected[s.Number] = true
+		if s.SkipReason(v) == "" && s.Number > last {
+			last = s.Number
+		}
+	}
+	var out []*Stage
+	for _, p := range c {
+		if p.Number < last && !selected[p.Number] && p.SkipReason(v) == "" && st.Missing(p) != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
 // rerunSafe says why a forced rerun of stage n cannot break a later stage,
 // or "" when it can: 02 has no marker and runs every time anyway; 14 sends
 // the same merge patch again, removes a file already gone and only waits

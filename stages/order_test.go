@@ -189,3 +189,39 @@ func TestRunRefusesBeforeAnythingRuns(t *testing.T) {
 	assert.True(t, refused(t, err).Redo)
 	assert.Empty(t, node.Scripts, "no script ran")
 }
+
+// What a selection needs first, all of it, in order: what `stage run 07`
+// on a rehearsal lab runs before 07, and CheckOrder then allows.
+func TestPrerequisites(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		version string
+		done    int
+		sel     stages.Selection
+		want    []string
+	}{
+		{"07 on a fresh node needs 01 and 03 to 06 (02 leaves no proof)", "4.19", 1, stages.Selection{Only: []string{"07"}}, []string{"01", "03", "04", "05", "06"}},
+		{"07 after 04 needs 05 and 06", "4.19", 5, stages.Selection{Only: []string{"07"}}, []string{"05", "06"}},
+		{"the next stage needs nothing", "4.19", 7, stages.Selection{Only: []string{"07"}}, nil},
+		{"a range brings its own", "4.19", 3, stages.Selection{From: "03", To: "07"}, nil},
+		{"4.18 has no 04", "4.18", 1, stages.Selection{Only: []string{"06"}}, []string{"01", "03", "05"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			node := stagestest.New(t.TempDir())
+			c := stages.Default()
+			require.NoError(t, node.FinishBefore(c, tc.done))
+			st, err := stages.ReadNodeState(context.Background(), node, c)
+			require.NoError(t, err)
+			sel, err := c.Select(tc.sel)
+			require.NoError(t, err)
+			v := stages.MustVersion(tc.version)
+			pre := c.Prerequisites(st, sel, v)
+			var got []string
+			for _, p := range pre {
+				got = append(got, p.ID())
+			}
+			assert.Equal(t, tc.want, got)
+			assert.NoError(t, c.CheckOrder(st, append(pre, sel...), v), "the prerequisites and the selection run in order")
+		})
+	}
+}

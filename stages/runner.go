@@ -255,6 +255,18 @@ func (r *Runner) Run(ctx context.Context, stages []*Stage, opts Options) ([]Outc
 // Preflight refuses, before anything runs, a selection the node is not
 // ready for (a stage before an earlier one it needs) and a --force that
 // would break a later stage (Catalog.CheckOrder, Catalog.CheckForce).
+// Pending is what sel needs first on the node (Catalog.Prerequisites).
+func (r *Runner) Pending(ctx context.Context, sel []*Stage) ([]*Stage, error) {
+	if r.Node == nil {
+		return nil, errors.New("no node to run on")
+	}
+	st, err := ReadNodeState(ctx, r.Node, r.Catalog)
+	if err != nil {
+		return nil, err
+	}
+	return r.Catalog.Prerequisites(st, sel, r.Vars.Version), nil
+}
+
 func (r *Runner) Preflight(ctx context.Context, stages []*Stage, opts Options) error {
 	if r.Node == nil {
 		return errors.New("no node to run on")

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -56,7 +57,8 @@ instead (the default where the node has no bootkube.sh).
 Stages run in bootkube's order. A stage whose earlier stages have not
 finished on the node (their .done markers; for 14, wait-for-ceo's success
 in /var/log/openshift/bootkube.json) is refused before anything runs, with
-the stage to run first. --force reruns only what cannot break a later
+the stage to run first; on a rehearsal lab those stages run first instead,
+in order (stage run 07 on a new lab runs 01 to 07). --force reruns only what cannot break a later
 stage: the last stage that ran, a stage together with every later one that
 ran (--from/--to), and 02, 14 and 15. Anything else is refused with the
 reason (12 after 13 brings back a stale bootstrap MCS, 01 after 03
@@ -212,6 +214,11 @@ func runOnNode(ctx context.Context, f *cmdutil.Factory, opts *RunOptions, r *res
 	// Refused runs are refused before the checkpoint: nothing happens.
 	runner.Node, runner.Vars = node, r.vars
 	runOpts := stages.Options{Force: opts.Force, Validate: opts.Validate}
+	if source == stages.SourceBootlab && rehearsalTarget(&opts.Target, r) && len(opts.Skip) == 0 {
+		if sel, err = withPrerequisites(ctx, f, runner, sel); err != nil {
+			return err
+		}
+	}
 	if source == stages.SourceNode {
 		err = runner.PreflightNodeScript(ctx, target, ns, runOpts)
 	} else {
@@ -255,6 +262,23 @@ func runOnNode(ctx context.Context, f *cmdutil.Factory, opts *RunOptions, r *res
 		return fmt.Errorf("%w\n  full output: %s", runErr, filepath.Join(logDir, stages.OutputFile))
 	}
 	return runErr
+}
+
+// withPrerequisites puts before sel the stages it needs that the node has
+// not finished: on a rehearsal lab `stage run 07` runs 01 to 06 first, as
+// bootkube would, and says so (a real node refuses and names them).
+func withPrerequisites(ctx context.Context, f *cmdutil.Factory, runner *stages.Runner, sel []*stages.Stage) ([]*stages.Stage, error) {
+	pending, err := runner.Pending(ctx, sel)
+	if err != nil || len(pending) == 0 {
+		return sel, err
+	}
+	ids := make([]string, len(pending))
+	for i, p := range pending {
+		ids[i] = p.ID()
+	}
+	f.Status.Infof("stage %s needs %s first (bootkube runs its stages in order, each reading what the ones before made): running %s, then %s",
+		sel[0].ID(), strings.Join(ids, ", "), strings.Join(ids, ", "), sel[0].ID())
+	return append(pending, sel...), nil
 }
 
 // pickSource chooses what runs: --source, else the node's own script on a
