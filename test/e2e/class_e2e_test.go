@@ -115,13 +115,14 @@ overrides:
 	// The handout's spec names the lab for every lab command.
 	mustRun(t, "lab", "status", "-f", filepath.Join(hd, "bootlab.yaml"))
 
-	// cat's bootstrap waits for her stages: class verify names her lab only.
-	r := run(t, "class", "verify", "--name", name, "--timeout", "150s")
-	assert.Equal(t, 4, r.Code, "class verify fails on the rehearsal lab only:\n%s", r)
-	assert.Contains(t, r.Stderr, "class verify failed for 1 of 3 labs")
-	assert.Contains(t, r.Stderr, labName["cat"]+" (learner cat)")
+	// cat's bootstrap waits for her stages: her lab's checks that need stage
+	// 12's MCS are pending, not failed; the probe labs pass every check.
+	r := mustRun(t, "class", "verify", "--name", name, "--timeout", "150s")
+	assert.Regexp(t, `\[`+labName["cat"]+`\] +\d+ of \d+ checks passed, \d+ pending`, r.Stderr)
+	assert.Regexp(t, `\[`+labName["ann"]+`\] +all \d+ checks passed`, r.Stderr)
 	assert.Contains(t, r.Stderr, "✓ verify "+labName["ann"])
 	assert.Contains(t, r.Stderr, "✓ verify "+labName["ben"])
+	assert.Contains(t, r.Stderr, "✓ verify "+labName["cat"])
 	// She runs the bootstrap herself, as her handout says, then pivots.
 	t.Setenv("BOOTLAB_LAB", labName["cat"])
 	waitSSH(t, labName["cat"])
