@@ -238,7 +238,7 @@ func build(ctx context.Context, goBin string, c Component, dir string) error {
 	cmd.Stdout, cmd.Stderr = io.Discard, &stderr
 	if err := cmd.Run(); err != nil {
 		_ = os.Remove(out)
-		return fmt.Errorf("go %s: %v: %s", strings.Join(args, " "), err, tail(stderr.String(), 6))
+		return fmt.Errorf("go %s: %v: %s%s", strings.Join(args, " "), err, tail(stderr.String(), 6), toolchainHint(c, stderr.String()))
 	}
 	after, err := os.ReadFile(filepath.Join(src, "go.sum"))
 	if err != nil {
@@ -252,6 +252,16 @@ func build(ctx context.Context, goBin string, c Component, dir string) error {
 		return err
 	}
 	return os.Rename(out, filepath.Join(dir, c.Programs[0]))
+}
+
+// toolchainHint explains a build refused by the linker's //go:linkname
+// restrictions (Go 1.23 on), which older releases of some programs trip.
+func toolchainHint(c Component, stderr string) string {
+	if !strings.Contains(stderr, "invalid reference to") && !strings.Contains(stderr, "go:linkname") {
+		return ""
+	}
+	return fmt.Sprintf("\n%s %s uses //go:linkname references the Go toolchain on PATH (see go version) refuses: put the Go release of its time first on PATH (bootlab builds with GOTOOLCHAIN=local) or use an OpenShift release whose %s builds with this one",
+		c.Name, c.Version, c.Name)
 }
 
 // lock takes an exclusive flock on path, waiting until ctx is done.

@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -253,7 +252,7 @@ func regenerateKubernetes(t *testing.T, name string) {
 	version := strings.TrimSuffix(strings.TrimPrefix(name, "kubernetes-v"), ".sum")
 	src, ok := kubeSources()[version]
 	require.True(t, ok, "Kubernetes %s is pinned in lab/release but not in kubeSources", version)
-	minor, err := strconv.Atoi(strings.Split(version, ".")[1])
+	minor, err := kubeMinor(version)
 	require.NoError(t, err)
 	c := kubernetesComponent(version, minor, src)
 	dir := t.TempDir()
@@ -269,4 +268,14 @@ func regenerateKubernetes(t *testing.T, name string) {
 	sum, err := os.ReadFile(filepath.Join(dir, "go.sum"))
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(filepath.Join("sums", name), sum, 0o644))
+}
+
+// A link that fails on a //go:linkname the toolchain refuses says so and
+// what to do; other failures are passed on as they are.
+func TestToolchainHint(t *testing.T) {
+	c := sample()
+	hint := toolchainHint(c, "link: github.com/x/y: invalid reference to runtime.foo")
+	assert.Contains(t, hint, "demo 1.2.3 uses //go:linkname references")
+	assert.Contains(t, hint, "first on PATH")
+	assert.Empty(t, toolchainHint(c, "main.go:3:2: undefined: x"))
 }

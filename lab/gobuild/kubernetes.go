@@ -150,12 +150,8 @@ func stagingModules(minor int) []string {
 func Kubernetes(version string) (Component, error) {
 	version = strings.TrimPrefix(version, "v")
 	src, ok := kubeSources()[version]
-	parts := strings.Split(version, ".")
-	minor, err := 0, error(nil)
-	if len(parts) == 3 {
-		minor, err = strconv.Atoi(parts[1])
-	}
-	if !ok || len(parts) != 3 || err != nil {
+	minor, err := kubeMinor(version)
+	if !ok || err != nil {
 		return Component{}, fmt.Errorf("Kubernetes %s is not one bootlab pins (lab/gobuild kubeSources): pin it in lab/release and lab/gobuild and run `go test ./lab/gobuild/ -run TestPinnedSums -update`", version)
 	}
 	if src.unbuildable != "" {
@@ -168,6 +164,15 @@ func Kubernetes(version string) (Component, error) {
 	c := kubernetesComponent(version, minor, src)
 	c.GoSum = sum
 	return c, nil
+}
+
+// kubeMinor is the minor of a Kubernetes version: 32 for 1.32.13.
+func kubeMinor(version string) (int, error) {
+	parts := strings.Split(version, ".")
+	if len(parts) != 3 {
+		return 0, fmt.Errorf("Kubernetes version %q: want 1.<minor>.<patch>", version)
+	}
+	return strconv.Atoi(parts[1])
 }
 
 // kubernetesComponent is the component without its go.sum.
