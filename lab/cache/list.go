@@ -26,8 +26,8 @@ const (
 	// rehearsal bootstrap node gets (its packages are debian-tools/download/).
 	KindRehearsalTools = "rehearsal-tools"
 	// KindGoBinary is gobuild/<name>/<version>-<recipe>/<name>, a static
-	// program lab/gobuild built from pinned modules (etcd); the version is
-	// the program's.
+	// program lab/gobuild built from pinned modules (etcd, kubernetes); the
+	// entry's name is the component, the version the program's.
 	KindGoBinary = "go-binary"
 	KindOther    = "other"
 )
@@ -37,6 +37,9 @@ type Entry struct {
 	// Path is relative to the cache root, with forward slashes.
 	Path string `json:"path"`
 	Kind string `json:"kind"`
+	// Name is the program a go-binary is (etcd, kubernetes); empty for
+	// other kinds, whose kind names them.
+	Name string `json:"name,omitempty"`
 	// Version is the release, client version, probe image hash or package
 	// version the file belongs to.
 	Version string `json:"version,omitempty"`
@@ -150,8 +153,12 @@ func entry(root, rel string) (Entry, error) {
 		return Entry{}, err
 	}
 	kind, version := Classify(rel)
-	return Entry{Path: rel, Kind: kind, Version: version, Size: fi.Size(), SHA256: sum,
-		LastUsed: fi.ModTime(), Executable: fi.Mode().Perm()&0o111 != 0}, nil
+	e := Entry{Path: rel, Kind: kind, Version: version, Size: fi.Size(), SHA256: sum,
+		LastUsed: fi.ModTime(), Executable: fi.Mode().Perm()&0o111 != 0}
+	if kind == KindGoBinary {
+		e.Name = strings.Split(rel, "/")[1]
+	}
+	return e, nil
 }
 
 func fileSHA256(p string) (string, error) {

@@ -6,5 +6,7 @@
 // and caches the static binary under the cache root by a hash of those
 // inputs. A cached binary is returned without running go, which is what
 // lets `bootlab cache export|import` carry it to a classroom with no
-// internet and no Go.
+// internet and no Go. The components are the release's etcd (etcd.go) and
+// its Kubernetes control plane and kubectl as one multi-call binary
+// (kubernetes.go).
 package gobuild

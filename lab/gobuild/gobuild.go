@@ -22,9 +22,16 @@ import (
 // changes (flags, environment, layout), so caches rebuild.
 const recipeFormat = "bootlab-gobuild/1"
 
-// buildFlags are the flags every build uses: no paths of the build host,
-// no symbol tables (CGO_ENABLED=0 in the environment makes it static).
-func buildFlags() []string { return []string{"-trimpath", "-ldflags", "-s -w"} }
+// buildFlags are the flags of the component's build: no paths of the
+// build host, no symbol tables (CGO_ENABLED=0 in the environment makes it
+// static), and the component's version variables stamped.
+func (c Component) buildFlags() []string {
+	ld := "-s -w"
+	for _, v := range c.Stamps {
+		ld += " -X " + v.Var + "=" + v.Value
+	}
+	return []string{"-trimpath", "-ldflags", ld}
+}
 
 // The platform of the lab's nodes.
 const (
@@ -43,6 +50,15 @@ type Module struct {
 type Replace struct {
 	Old string
 	New Module
+}
+
+// Stamp sets a string variable at link time (-ldflags -X), as upstream's
+// release builds set the version a program reports.
+type Stamp struct {
+	// Var is the variable's import path and name:
+	// "k8s.io/component-base/version.gitVersion".
+	Var   string
+	Value string
 }
 
 // Component is a program built from pinned modules.
@@ -68,6 +84,8 @@ type Component struct {
 	// Programs are the names the binary answers to; the first is its file
 	// name, the others are links to it where it is installed.
 	Programs []string
+	// Stamps are the version variables set at link time.
+	Stamps []Stamp
 }
 
 // Binary is a built (or cached) component.
@@ -109,7 +127,7 @@ func (c Component) GoMod() []byte {
 // A cached binary is found by it without running go.
 func (c Component) Recipe() string {
 	h := sha256.New()
-	fmt.Fprintf(h, "%s\n%s/%s\n%q\n%s %s\n", recipeFormat, targetOS, targetArch, buildFlags(), c.Name, c.Version)
+	fmt.Fprintf(h, "%s\n%s/%s\n%q\n%s %s\n", recipeFormat, targetOS, targetArch, c.buildFlags(), c.Name, c.Version)
 	for _, part := range []struct {
 		name string
 		data []byte
@@ -135,6 +153,11 @@ func (c Component) Check() error {
 		return fmt.Errorf("component %s %s: no pinned go.sum: a build would trust whatever the proxy serves", c.Name, c.Version)
 	case len(c.Programs) == 0:
 		return fmt.Errorf("component %s %s: no program names", c.Name, c.Version)
+	}
+	for _, st := range c.Stamps {
+		if !strings.Contains(st.Var, ".") || strings.ContainsAny(st.Var+st.Value, " \t\n'\"") {
+			return fmt.Errorf("component %s %s: stamp %s=%q: want importpath.name=value without spaces or quotes", c.Name, c.Version, st.Var, st.Value)
+		}
 	}
 	return nil
 }
@@ -204,7 +227,7 @@ func build(ctx context.Context, goBin string, c Component, dir string) error {
 		return err
 	}
 	out := filepath.Join(dir, c.Programs[0]+".tmp")
-	args := append(append([]string{"build"}, buildFlags()...), "-o", out, ".")
+	args := append(append([]string{"build"}, c.buildFlags()...), "-o", out, ".")
 	cmd := exec.CommandContext(ctx, goBin, args...)
 	cmd.Dir = src
 	// GOFLAGS=-mod=mod lets go complete go.mod from the pinned graph; the
@@ -215,7 +238,7 @@ func build(ctx context.Context, goBin string, c Component, dir string) error {
 	cmd.Stdout, cmd.Stderr = io.Discard, &stderr
 	if err := cmd.Run(); err != nil {
 		_ = os.Remove(out)
-		return fmt.Errorf("go %s: %v: %s", strings.Join(args, " "), err, tail(stderr.String(), 6))
+		return fmt.Errorf("go %s: %v: %s%s", strings.Join(args, " "), err, tail(stderr.String(), 6), toolchainHint(c, stderr.String()))
 	}
 	after, err := os.ReadFile(filepath.Join(src, "go.sum"))
 	if err != nil {
@@ -229,6 +252,16 @@ func build(ctx context.Context, goBin string, c Component, dir string) error {
 		return err
 	}
 	return os.Rename(out, filepath.Join(dir, c.Programs[0]))
+}
+
+// toolchainHint explains a build refused by the linker's //go:linkname
+// restrictions (Go 1.23 on), which older releases of some programs trip.
+func toolchainHint(c Component, stderr string) string {
+	if !strings.Contains(stderr, "invalid reference to") && !strings.Contains(stderr, "go:linkname") {
+		return ""
+	}
+	return fmt.Sprintf("\n%s %s uses //go:linkname references the Go toolchain on PATH (see go version) refuses: put the Go release of its time first on PATH (bootlab builds with GOTOOLCHAIN=local) or use an OpenShift release whose %s builds with this one",
+		c.Name, c.Version, c.Name)
 }
 
 // lock takes an exclusive flock on path, waiting until ctx is done.

@@ -22,6 +22,7 @@ import (
 // The default release's etcd is built for real from the module proxy:
 // static, answering as etcd and as etcdctl at the pinned version; a second
 // call and a call on a cache imported from an export run no go at all.
+// The export carries the release's Kubernetes beside it, listed by name.
 func TestEnsureBuildsEtcdOnceAndTravels(t *testing.T) {
 	r, err := release.For("4.19")
 	require.NoError(t, err)
@@ -56,6 +57,12 @@ func TestEnsureBuildsEtcdOnceAndTravels(t *testing.T) {
 		assert.True(t, bytes.HasPrefix(out, []byte(want)), "%s %s: %s", prog, arg, out)
 	}
 
+	kc, err := Kubernetes(r.Kubernetes)
+	require.NoError(t, err)
+	kube := ensureShared(t, kc)
+	require.NoError(t, os.MkdirAll(kc.Dir(src), 0o755))
+	require.NoError(t, os.Link(kube.Path, filepath.Join(kc.Dir(src), "hyperkube")))
+
 	t.Setenv("PATH", t.TempDir()) // no go from here on
 	again, err := Ensure(ctx, src, c, nil)
 	require.NoError(t, err)
@@ -70,17 +77,22 @@ func TestEnsureBuildsEtcdOnceAndTravels(t *testing.T) {
 	require.NoError(t, err)
 	es, err := cache.List(dst)
 	require.NoError(t, err)
-	var listed []cache.Entry
+	listed := map[string]cache.Entry{}
 	for _, e := range es {
 		if e.Kind == cache.KindGoBinary {
-			listed = append(listed, e)
+			listed[e.Name] = e
 		}
 	}
-	require.Len(t, listed, 1)
-	assert.Equal(t, r.Etcd.Module, listed[0].Version)
-	assert.True(t, listed[0].Executable)
-	imported, err := Ensure(ctx, dst, c, nil)
-	require.NoError(t, err)
-	assert.False(t, imported.Built, "an imported cache needs no rebuild")
-	assert.Equal(t, b.SHA256, imported.SHA256)
+	require.Len(t, listed, 2)
+	assert.Equal(t, r.Etcd.Module, listed["etcd"].Version)
+	assert.Equal(t, r.Kubernetes, listed["kubernetes"].Version)
+	for name, e := range listed {
+		assert.True(t, e.Executable, name)
+	}
+	for _, want := range []*Binary{b, kube} {
+		imported, err := Ensure(ctx, dst, want.Component, nil)
+		require.NoError(t, err)
+		assert.False(t, imported.Built, "an imported cache needs no rebuild of %s", want.Component.Name)
+		assert.Equal(t, want.SHA256, imported.SHA256)
+	}
 }

@@ -1,6 +1,7 @@
 package gobuild
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -17,7 +18,10 @@ import (
 	"github.com/bootlab/bootlab/lab/release"
 )
 
-var update = flag.Bool("update", false, "regenerate the pinned go.sum files (needs the Go module proxy)")
+var (
+	update     = flag.Bool("update", false, "regenerate the pinned go.sum files (needs the Go module proxy)")
+	updateOnly = flag.String("update-only", "", "with -update, regenerate only this file of sums/ (kubernetes-v1.32.13.sum)")
+)
 
 func sample() Component {
 	return Component{
@@ -122,6 +126,60 @@ func TestNewLines(t *testing.T) {
 	assert.Empty(t, newLines([]byte("a\nb\n"), []byte("b\na\n")))
 }
 
+func TestKubernetesComponentForEveryRelease(t *testing.T) {
+	for _, r := range release.All() {
+		c, err := Kubernetes(r.Kubernetes)
+		if why := kubeSources()[r.Kubernetes].unbuildable; why != "" {
+			assert.ErrorContains(t, err, "Kubernetes "+r.Kubernetes+" cannot be built by bootlab: "+why)
+			assert.Contains(t, r.KubernetesNote, why, "%s: the release table says why its Kubernetes is not built", r.OpenShift)
+			continue
+		}
+		require.NoError(t, err, "OpenShift %s pins Kubernetes %s", r.OpenShift, r.Kubernetes)
+		require.NoError(t, c.Check())
+		assert.Equal(t, "hyperkube", c.Programs[0])
+		assert.True(t, strings.Contains(string(c.GoSum), "k8s.io/kubernetes v"+r.Kubernetes+" h1:"), "%s: the go.sum pins the module itself", r.OpenShift)
+		mod := string(c.GoMod())
+		assert.Contains(t, mod, "k8s.io/apiserver => k8s.io/apiserver v0."+strings.TrimPrefix(r.Kubernetes, "1.")+"\n")
+		assert.Contains(t, strings.Join(c.buildFlags(), " "), "k8s.io/component-base/version.gitVersion=v"+r.Kubernetes)
+		for _, m := range []string{"k8s.io/apiserver", "k8s.io/kubectl", "k8s.io/component-base"} {
+			v := "0." + strings.TrimPrefix(r.Kubernetes, "1.")
+			if n, ok := kubeSources()[r.Kubernetes].nearest[m]; ok {
+				v = n
+			}
+			assert.True(t, strings.Contains(string(c.GoSum), m+" v"+v+" h1:"), "%s: the go.sum pins %s v%s, whose packages are built", r.OpenShift, m, v)
+		}
+	}
+	for _, bad := range []string{"1.32.99", "1.32", "x"} {
+		_, err := Kubernetes(bad)
+		assert.ErrorContains(t, err, "is not one bootlab pins", bad)
+	}
+}
+
+// The staging list follows k8s.io/kubernetes's go.mod: 31 modules from
+// 1.32, with cri-client from 1.31 and without legacy-cloud-providers
+// after 1.30.
+func TestStagingModules(t *testing.T) {
+	for minor, want := range map[int]int{29: 30, 30: 30, 31: 30, 32: 31, 35: 31} {
+		assert.Len(t, stagingModules(minor), want, "1.%d", minor)
+	}
+	assert.Contains(t, stagingModules(32), "k8s.io/externaljwt")
+	assert.NotContains(t, stagingModules(31), "k8s.io/externaljwt")
+	assert.Contains(t, stagingModules(30), "k8s.io/legacy-cloud-providers")
+}
+
+// Stamps reach the linker and the recipe; a component without stamps
+// keeps the flags (and so the cache directory) it had before stamps.
+func TestStampsInFlagsAndRecipe(t *testing.T) {
+	c := sample()
+	assert.Equal(t, []string{"-trimpath", "-ldflags", "-s -w"}, c.buildFlags())
+	before := c.Recipe()
+	c.Stamps = []Stamp{{"example.com/v.version", "v1"}}
+	assert.Equal(t, []string{"-trimpath", "-ldflags", "-s -w -X example.com/v.version=v1"}, c.buildFlags())
+	assert.NotEqual(t, before, c.Recipe())
+	c.Stamps = []Stamp{{"example.com/v.version", "v1 -X evil"}}
+	assert.ErrorContains(t, c.Check(), "without spaces or quotes")
+}
+
 func TestEtcdComponentForEveryRelease(t *testing.T) {
 	for _, r := range release.All() {
 		c, err := Etcd(r.Etcd.Module)
@@ -143,9 +201,19 @@ func TestPinnedSums(t *testing.T) {
 	want := map[string]bool{}
 	for _, r := range release.All() {
 		want["etcd-v"+r.Etcd.Module+".sum"] = true
+		if kubeSources()[r.Kubernetes].unbuildable == "" {
+			want["kubernetes-v"+r.Kubernetes+".sum"] = true
+		}
 	}
 	if *update {
 		for name := range want {
+			if *updateOnly != "" && name != *updateOnly {
+				continue
+			}
+			if strings.HasPrefix(name, "kubernetes-") {
+				regenerateKubernetes(t, name)
+				continue
+			}
 			regenerate(t, name)
 		}
 	}
@@ -175,4 +243,39 @@ func regenerate(t *testing.T, name string) {
 	sum, err := os.ReadFile(filepath.Join(dir, "go.sum"))
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(filepath.Join("sums", name), sum, 0o644))
+}
+
+// regenerateKubernetes writes the smallest go.sum the build needs: the
+// sums go adds while loading the main package's imports from an empty
+// go.sum (go mod tidy would add the test dependencies of every package too).
+func regenerateKubernetes(t *testing.T, name string) {
+	version := strings.TrimSuffix(strings.TrimPrefix(name, "kubernetes-v"), ".sum")
+	src, ok := kubeSources()[version]
+	require.True(t, ok, "Kubernetes %s is pinned in lab/release but not in kubeSources", version)
+	minor, err := kubeMinor(version)
+	require.NoError(t, err)
+	c := kubernetesComponent(version, minor, src)
+	dir := t.TempDir()
+	for file, data := range map[string][]byte{"go.mod": c.GoMod(), "main.go": c.Main, "go.sum": nil} {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, file), data, 0o644))
+	}
+	list := exec.Command("go", "list", "-deps", ".")
+	list.Dir, list.Env = dir, append(os.Environ(), "GOWORK=off", "GOFLAGS=-mod=mod", "CGO_ENABLED=0", "GOOS="+targetOS, "GOARCH="+targetArch)
+	var stderr bytes.Buffer
+	list.Stderr = &stderr
+	_, err = list.Output()
+	require.NoError(t, err, "Kubernetes %s: %s", version, tail(stderr.String(), 12))
+	sum, err := os.ReadFile(filepath.Join(dir, "go.sum"))
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join("sums", name), sum, 0o644))
+}
+
+// A link that fails on a //go:linkname the toolchain refuses says so and
+// what to do; other failures are passed on as they are.
+func TestToolchainHint(t *testing.T) {
+	c := sample()
+	hint := toolchainHint(c, "link: github.com/x/y: invalid reference to runtime.foo")
+	assert.Contains(t, hint, "demo 1.2.3 uses //go:linkname references")
+	assert.Contains(t, hint, "first on PATH")
+	assert.Empty(t, toolchainHint(c, "main.go:3:2: undefined: x"))
 }

@@ -30,11 +30,17 @@ type Release struct {
 	// Kubernetes is the k8s.io/kubernetes module version (without the v)
 	// of the release's Kubernetes minor that the module proxy serves.
 	Kubernetes string
+	// KubernetesNote says what is special about building Kubernetes for
+	// this release (lab/gobuild builds it), empty when nothing is.
+	KubernetesNote string
 }
 
 const (
 	notServed3518 = "etcdutl v3.5.18 has no checksum-database entry here; 3.5.16 is the nearest served pair"
 	notServed3526 = "etcdctl v3.5.22-v3.5.26 are not served here; 3.5.21 is the nearest served pair not newer than 3.5.26"
+	kubeNot129    = "not built: the Go module proxy here serves no k8s.io/endpointslice v0.29.x (its first is v0.30.4), which the 1.29 controller manager imports"
+	kubeNear131   = "endpointslice, kube-controller-manager and kube-scheduler are built at v0.31.13: the proxy refuses v0.31.14"
+	kubeNear132   = "endpointslice is built at v0.32.12: the proxy refuses v0.32.13"
 )
 
 // All returns the pinned releases, oldest first: etcd read from
@@ -42,13 +48,13 @@ const (
 // November 2026), Kubernetes the served patch of each release's minor.
 func All() []Release {
 	return []Release{
-		{"4.16", Etcd{"3.5.14", "openshift/etcd openshift-4.16@e7911c0d1992 api/version/version.go", "3.5.14", ""}, "1.29.6"},
-		{"4.17", Etcd{"3.5.18", "openshift/etcd openshift-4.17@0d9e0a907c4a api/version/version.go", "3.5.16", notServed3518}, "1.30.14"},
-		{"4.18", Etcd{"3.5.18", "openshift/etcd openshift-4.18@b5a4f8d079fb api/version/version.go", "3.5.16", notServed3518}, "1.31.14"},
-		{"4.19", Etcd{"3.5.26", "openshift/etcd openshift-4.19@3ebce536634c api/version/version.go", "3.5.21", notServed3526}, "1.32.13"},
-		{"4.20", Etcd{"3.5.26", "openshift/etcd openshift-4.20@05bca97760b1 api/version/version.go", "3.5.21", notServed3526}, "1.33.13"},
-		{"4.21", Etcd{"3.6.5", "openshift/etcd openshift-4.21@806f690e1f14 api/version/version.go", "3.6.5", ""}, "1.34.4"},
-		{"4.22", Etcd{"3.6.5", "openshift/etcd openshift-4.22@d8d67b8ce849 api/version/version.go", "3.6.5", ""}, "1.35.4"},
+		{"4.16", Etcd{"3.5.14", "openshift/etcd openshift-4.16@e7911c0d1992 api/version/version.go", "3.5.14", ""}, "1.29.6", kubeNot129},
+		{"4.17", Etcd{"3.5.18", "openshift/etcd openshift-4.17@0d9e0a907c4a api/version/version.go", "3.5.16", notServed3518}, "1.30.14", ""},
+		{"4.18", Etcd{"3.5.18", "openshift/etcd openshift-4.18@b5a4f8d079fb api/version/version.go", "3.5.16", notServed3518}, "1.31.14", kubeNear131},
+		{"4.19", Etcd{"3.5.26", "openshift/etcd openshift-4.19@3ebce536634c api/version/version.go", "3.5.21", notServed3526}, "1.32.13", kubeNear132},
+		{"4.20", Etcd{"3.5.26", "openshift/etcd openshift-4.20@05bca97760b1 api/version/version.go", "3.5.21", notServed3526}, "1.33.13", ""},
+		{"4.21", Etcd{"3.6.5", "openshift/etcd openshift-4.21@806f690e1f14 api/version/version.go", "3.6.5", ""}, "1.34.4", ""},
+		{"4.22", Etcd{"3.6.5", "openshift/etcd openshift-4.22@d8d67b8ce849 api/version/version.go", "3.6.5", ""}, "1.35.4", ""},
 	}
 }
 

@@ -28,6 +28,9 @@ type Options struct {
 	File      string
 	OlderThan time.Duration
 	DryRun    bool
+	// Program and OpenShiftVersion are what `cache build` builds.
+	Program          string
+	OpenShiftVersion string
 }
 
 func (o *Options) dir() string {
@@ -58,7 +61,8 @@ openshift-install and oc clients (clients/<version>/), probe images
 (probe/<hash>/), the Debian kernel package the probe image is built from
 (debian/download/), the probe agent (agent/), the rehearsal tools
 (debian-tools/) and the programs built from the Go module proxy, such as
-the release's etcd (gobuild/<name>/<version>-<recipe>/). It lives in $BOOTLAB_CACHE,
+the release's etcd and Kubernetes (gobuild/<name>/<version>-<recipe>/;
+` + "`bootlab cache build`" + ` builds them ahead). It lives in $BOOTLAB_CACHE,
 else /var/cache/bootlab for root, else $XDG_CACHE_HOME/bootlab.
 
 Fill a cache on a host with internet, ` + "`bootlab cache export cache.tar.gz`" + `, copy the
@@ -130,7 +134,7 @@ boots (the kernel and initrd of its last up), last used longer ago than
 	for _, c := range []*cobra.Command{export, prune} {
 		c.Flags().StringVar(&opts.Home, "home", "", "bootlab home whose labs are kept and never exported (default $BOOTLAB_HOME, else /var/lib/bootlab as root)")
 	}
-	cmd.AddCommand(list, export, imp, prune)
+	cmd.AddCommand(list, export, imp, prune, newCmdBuild(opts, run, f))
 	return cmd
 }
 
@@ -165,15 +169,18 @@ func runList(f *cmdutil.Factory, o *Options) error {
 
 func printList(w io.Writer, es []cache.Entry) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "KIND\tVERSION\tSIZE\tLAST USED\tSHA256\tPATH")
+	fmt.Fprintln(tw, "KIND\tNAME\tVERSION\tSIZE\tLAST USED\tSHA256\tPATH")
 	for _, e := range es {
-		v := e.Version
-		if v == "" {
-			v = "-"
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", e.Kind, v, human(e.Size), e.LastUsed.Local().Format("2006-01-02 15:04"), e.SHA256[:12], e.Path)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", e.Kind, dash(e.Name), dash(e.Version), human(e.Size), e.LastUsed.Local().Format("2006-01-02 15:04"), e.SHA256[:12], e.Path)
 	}
 	return tw.Flush()
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
 }
 
 func labDirs(home string) ([]string, error) {

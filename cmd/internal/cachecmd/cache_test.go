@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -14,7 +15,9 @@ import (
 	"github.com/bootlab/bootlab/internal/status"
 	"github.com/bootlab/bootlab/lab"
 	"github.com/bootlab/bootlab/lab/cache"
+	"github.com/bootlab/bootlab/lab/gobuild"
 	"github.com/bootlab/bootlab/lab/labdir"
+	"github.com/bootlab/bootlab/lab/release"
 )
 
 func run(t *testing.T, args ...string) (string, string, error) {
@@ -45,7 +48,22 @@ func TestFlags(t *testing.T) {
 	cmd.SetArgs([]string{"prune", "--cache-dir", "/c", "--home", "/h", "--older-than", "48h", "--dry-run"})
 	require.NoError(t, cmd.Execute())
 	require.Equal(t, "prune", which)
-	require.Equal(t, Options{Dir: "/c", Home: "/h", Output: "table", OlderThan: 48 * time.Hour, DryRun: true}, got)
+	require.Equal(t, Options{Dir: "/c", Home: "/h", Output: "table", OlderThan: 48 * time.Hour, DryRun: true, OpenShiftVersion: lab.DefaultOpenShiftVersion}, got)
+
+	cmd.SetArgs([]string{"build", "kubernetes", "--openshift-version", "4.20"})
+	require.NoError(t, cmd.Execute())
+	require.Equal(t, "build", which)
+	require.Equal(t, "kubernetes", got.Program)
+	require.Equal(t, "4.20", got.OpenShiftVersion)
+	for args, want := range map[string]string{
+		"build kubelet": `cache build "kubelet": bootlab builds kubernetes or etcd`,
+		"build kubernetes --openshift-version 3.11": "--openshift-version: OpenShift 3.11 has no pinned",
+		"build": "",
+		"build kubernetes --openshift-version 4.16 --x": "unknown flag",
+	} {
+		_, _, err := run(t, strings.Fields(args)...)
+		require.ErrorContains(t, err, want, args)
+	}
 
 	_, _, err := run(t, "list", "-o", "yaml")
 	require.ErrorContains(t, err, `-o must be one of [table json], not "yaml"`)
@@ -56,6 +74,7 @@ func TestFlags(t *testing.T) {
 func TestListJSON(t *testing.T) {
 	root := t.TempDir()
 	write(t, root, "clients/4.19.0/oc", "oc")
+	write(t, root, "gobuild/kubernetes/1.32.13-0123456789abcdef/hyperkube", "elf")
 	out, _, err := run(t, "list", "--cache-dir", root, "-o", "json")
 	require.NoError(t, err)
 	var doc struct {
@@ -67,15 +86,24 @@ func TestListJSON(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(out), &doc))
 	require.Equal(t, "CacheList", doc.Kind)
 	require.Equal(t, root, doc.Dir)
-	require.Equal(t, int64(2), doc.TotalSize)
-	require.Len(t, doc.Entries, 1)
+	require.Equal(t, int64(5), doc.TotalSize)
+	require.Len(t, doc.Entries, 2)
 	require.Equal(t, cache.KindClient, doc.Entries[0].Kind)
 	require.Equal(t, "4.19.0", doc.Entries[0].Version)
+	require.Empty(t, doc.Entries[0].Name)
+	require.Equal(t, cache.Entry{Kind: cache.KindGoBinary, Name: "kubernetes", Version: "1.32.13"},
+		cache.Entry{Kind: doc.Entries[1].Kind, Name: doc.Entries[1].Name, Version: doc.Entries[1].Version})
 
 	out, _, err = run(t, "list", "--cache-dir", root)
 	require.NoError(t, err)
-	require.Contains(t, out, "client  4.19.0")
-	require.Contains(t, out, "clients/4.19.0/oc")
+	rows := map[string][]string{}
+	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+		f := strings.Fields(l)
+		rows[f[len(f)-1]] = f[:3]
+	}
+	require.Equal(t, []string{"KIND", "NAME", "VERSION"}, rows["PATH"])
+	require.Equal(t, []string{"client", "-", "4.19.0"}, rows["clients/4.19.0/oc"])
+	require.Equal(t, []string{"go-binary", "kubernetes", "1.32.13"}, rows["gobuild/kubernetes/1.32.13-0123456789abcdef/hyperkube"])
 }
 
 func TestExportImportTamper(t *testing.T) {
@@ -130,4 +158,26 @@ func TestPruneKeepsWhatLabsBoot(t *testing.T) {
 	require.NoError(t, err)
 	require.NoDirExists(t, filepath.Join(root, "probe", "bbbbbbbbbbbbbbbb"))
 	require.DirExists(t, used)
+}
+
+// A cached build is found and printed with no go on PATH; a release whose
+// Kubernetes cannot be built says why before anything runs.
+func TestBuildCachedRunsNoGo(t *testing.T) {
+	root := t.TempDir()
+	rel, err := release.For("4.19")
+	require.NoError(t, err)
+	c, err := gobuild.Kubernetes(rel.Kubernetes)
+	require.NoError(t, err)
+	bin := filepath.Join(c.Dir(root), "hyperkube")
+	write(t, root, strings.TrimPrefix(bin, root+"/"), "elf")
+	t.Setenv("PATH", t.TempDir())
+	out, errOut, err := run(t, "build", "kubernetes", "--openshift-version", "4.19", "--cache-dir", root)
+	require.NoError(t, err)
+	require.Equal(t, bin+"\n", out)
+	require.Contains(t, errOut, "cached, go not run")
+
+	_, _, err = run(t, "build", "kubernetes", "--openshift-version", "4.16", "--cache-dir", root)
+	require.ErrorContains(t, err, "OpenShift 4.16: Kubernetes 1.29.6 cannot be built by bootlab")
+	_, _, err = run(t, "build", "etcd", "--openshift-version", "4.19", "--cache-dir", root)
+	require.ErrorContains(t, err, "etcd 3.5.21 is built from the Go module proxy and is not in the cache "+root)
 }
