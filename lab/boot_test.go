@@ -155,7 +155,6 @@ func TestUpDryRunPlansBootFiles(t *testing.T) {
 	ctx := context.Background()
 	hv := fake.New()
 	s := bootSpec(t)
-	claimed(t, s) // as Build does before the preparer writes the boot files
 	opts := upOpts()
 	opts.DryRun = true
 	res, err := Up(ctx, hv, s, opts)

@@ -192,23 +192,3 @@ func stepDetail(steps []StepResult, prefix string) string {
 	}
 	return ""
 }
-
-// claimed records s's identity in its lab directory, as Build does before
-// the preparer writes the boot files a test has put there itself.
-func claimed(t *testing.T, s *Spec) {
-	t.Helper()
-	require.NoError(t, (&labdir.State{Name: s.Name, UUID: labdir.NewLabUUID()}).Save(s.LabDir))
-}
-
-// A dry run fails where up would, and writes nothing (not even the lock).
-func TestDryRunRefusesADirectoryUpRefuses(t *testing.T) {
-	s := testSpec(t, "t", false)
-	someonesDir(t, s.LabDir)
-	before := testutil.Tree(t, s.LabDir)
-	opts := upOpts()
-	opts.DryRun = true
-	_, err := Up(context.Background(), fake.New(), s, opts)
-	var notOurs *labdir.NotOursError
-	require.ErrorAs(t, err, &notOurs)
-	assert.Equal(t, before, testutil.Tree(t, s.LabDir))
-}

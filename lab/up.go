@@ -146,18 +146,6 @@ func Up(ctx context.Context, hv Hypervisor, s *Spec, opts UpOptions) (*UpResult,
 	if err != nil {
 		return nil, err
 	}
-	if opts.DryRun {
-		// A dry run fails where up would: on directories that hold files
-		// bootlab did not make for this lab.
-		if _, owned := labdir.Owned(s); !owned {
-			if err := labdir.Claimable(s); err != nil {
-				return nil, err
-			}
-		}
-		if err := checkHostDirs(ctx, hv, s, r.state); err != nil {
-			return nil, err
-		}
-	}
 	// The lab's identity is written before any object exists, so every
 	// object below can carry it and `down` can always find them.
 	if (r.state.UUID == "" || r.state.Name == "" || opts.Class != "" && r.state.Class != opts.Class) && !opts.DryRun {

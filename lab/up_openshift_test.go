@@ -308,9 +308,6 @@ func TestUpOpenShiftDryRunCreatesNothing(t *testing.T) {
 	hv := fake.New()
 	lb := newHAProxyMachine(t, hv)
 	s := openshiftSpec(t)
-	// The preparer of a lab being built has claimed the lab directory
-	// (Build) and written the Ignition the dry run plans volumes of.
-	claimed(t, s)
 	res, err := Up(ctx, hv, s, UpOptions{Accelerator: AccelTCG, DryRun: true})
 	require.NoError(t, err)
 	assert.True(t, res.Changed)
