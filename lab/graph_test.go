@@ -6,7 +6,6 @@ import (
 	"encoding/xml"
 	"errors"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -15,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/bootlab/bootlab/internal/diagram"
+	"github.com/bootlab/bootlab/internal/testutil"
 	"github.com/bootlab/bootlab/lab/hypervisor/fake"
 	"github.com/bootlab/bootlab/lab/labdir"
 )
@@ -68,14 +68,7 @@ func TestGraphGoldens(t *testing.T) {
 				if f == diagram.FormatSVG {
 					wellFormedXML(t, got)
 				}
-				path := filepath.Join("..", "testdata", "graph", tc.name+"."+ext[f])
-				if *update {
-					require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
-					require.NoError(t, os.WriteFile(path, got, 0o644))
-				}
-				want, err := os.ReadFile(path)
-				require.NoError(t, err, "run `go test ./lab -run TestGraphGoldens -update`")
-				assert.Equal(t, string(want), string(got))
+				testutil.Golden(t, filepath.Join("..", "testdata", "graph", tc.name+"."+ext[f]), got)
 			})
 		}
 	}

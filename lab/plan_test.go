@@ -4,7 +4,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/xml"
-	"flag"
 	"os"
 	"path"
 	"path/filepath"
@@ -14,10 +13,11 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/bootlab/bootlab/internal/testutil"
 	"github.com/bootlab/bootlab/lab/labdir"
 )
 
-// The -update flag (spec_test.go) rewrites these goldens:
+// The -update flag (internal/testutil) rewrites these goldens:
 // go test ./lab -run Plan -update
 
 func xmlUnmarshalString(x string, v any) error { return xml.Unmarshal([]byte(x), v) }
@@ -64,15 +64,11 @@ func fakeBoot(s *Spec) BootFiles {
 	return b
 }
 
+// golden compares one XML document of a plan with its golden (a file ends
+// with a newline, the XML does not).
 func golden(t *testing.T, path, got string) {
 	t.Helper()
-	if *update {
-		require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
-		require.NoError(t, os.WriteFile(path, []byte(got+"\n"), 0o644))
-	}
-	want, err := os.ReadFile(path)
-	require.NoError(t, err, "golden missing: run go test ./lab -run Plan -update")
-	assert.Equal(t, string(want), got+"\n", "golden %s differs (go test ./lab -run Plan -update)", path)
+	testutil.Golden(t, path, []byte(got+"\n"))
 }
 
 func TestPlanGoldens(t *testing.T) {
@@ -269,5 +265,3 @@ func TestPlanRehearsalBootstrap(t *testing.T) {
 		}
 	}
 }
-
-var update = flag.Bool("update", false, "rewrite golden files")

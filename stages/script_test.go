@@ -1,9 +1,7 @@
 package stages_test
 
 import (
-	"flag"
 	"io/fs"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -12,11 +10,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/bootlab/bootlab/internal/testutil"
 	"github.com/bootlab/bootlab/scripts"
 	"github.com/bootlab/bootlab/stages"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files under testdata/stages/golden")
 
 // inlinedPlaceholder stands in the goldens for a file the rendered script
 // inlines (the library, the stage's own script). TestDryRunGolden checks
@@ -75,14 +72,7 @@ func TestDryRunGolden(t *testing.T) {
 			assert.Equal(t, 1, sourcing, "%s sources the library on exactly one line", s.ScriptFile())
 			assert.Equal(t, strings.Join(wantBody, ""), gotBody, "the stage script is inlined without its library line")
 			got := []byte(skeleton)
-			golden := filepath.Join("..", "testdata", "stages", "golden", s.ScriptFile())
-			if *update {
-				require.NoError(t, os.MkdirAll(filepath.Dir(golden), 0o755))
-				require.NoError(t, os.WriteFile(golden, got, 0o644))
-			}
-			want, err := os.ReadFile(golden)
-			require.NoError(t, err, "golden missing: run go test ./stages -run Golden -update")
-			assert.Equal(t, string(want), string(got))
+			testutil.Golden(t, filepath.Join("..", "testdata", "stages", "golden", s.ScriptFile()), got)
 		})
 	}
 }

@@ -3,27 +3,19 @@ package check
 import (
 	"bytes"
 	"encoding/json"
-	"flag"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-)
 
-var update = flag.Bool("update", false, "rewrite the golden files under testdata")
+	"github.com/bootlab/bootlab/internal/testutil"
+)
 
 func golden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	p := filepath.Join("testdata", name)
-	if *update {
-		require.NoError(t, os.WriteFile(p, got, 0o644))
-	}
-	want, err := os.ReadFile(p)
-	require.NoError(t, err, "run `go test ./internal/check -update` to write %s", p)
-	assert.Equal(t, string(want), string(got))
+	testutil.Golden(t, filepath.Join("testdata", name), got)
 }
 
 // What preflight reports: no groups, a caveat, a failure, a remote host.

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"flag"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -18,21 +17,14 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/bootlab/bootlab/docs"
+	"github.com/bootlab/bootlab/internal/testutil"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files under testdata/markdown")
 
 const goldenDir = "../../testdata/markdown"
 
 func golden(t *testing.T, name, got string) {
 	t.Helper()
-	path := filepath.Join(goldenDir, name)
-	if *update {
-		require.NoError(t, os.WriteFile(path, []byte(got), 0o644))
-	}
-	want, err := os.ReadFile(path)
-	require.NoError(t, err, "golden file missing: run `go test ./internal/markdown -run %s -update`", t.Name())
-	assert.Equal(t, string(want), got, "differs from %s (rerun with -update if the change is intended)", path)
+	testutil.Golden(t, filepath.Join(goldenDir, name), []byte(got))
 }
 
 func fixture(t *testing.T) []byte {

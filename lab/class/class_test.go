@@ -3,7 +3,6 @@ package class
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"net/netip"
 	"os"
@@ -17,13 +16,12 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/bootlab/bootlab/internal/testutil"
 	"github.com/bootlab/bootlab/lab/hypervisor"
 	"github.com/bootlab/bootlab/lab/labdir"
 	"github.com/bootlab/bootlab/lab/preflight"
 	"github.com/bootlab/bootlab/lab/spec"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files")
 
 const fixtureDir = "../../testdata/classes"
 
@@ -100,13 +98,7 @@ func TestValidFixtures(t *testing.T) {
 			require.NoError(t, err)
 			got, err := plan.Marshal()
 			require.NoError(t, err)
-			golden := strings.TrimSuffix(f, ".yaml") + ".golden"
-			if *update {
-				require.NoError(t, os.WriteFile(golden, got, 0o644))
-			}
-			want, err := os.ReadFile(golden)
-			require.NoError(t, err, "missing golden %s: run go test ./lab/class -update", golden)
-			assert.Equal(t, string(want), string(got))
+			testutil.Golden(t, strings.TrimSuffix(f, ".yaml")+".golden", got)
 		})
 	}
 }
@@ -126,13 +118,7 @@ func TestInvalidFixtures(t *testing.T) {
 			var ve *spec.ValidationError
 			require.ErrorAs(t, err, &ve, "a class error is a validation error (exit 3)")
 			got := err.Error() + "\n"
-			golden := strings.TrimSuffix(f, ".yaml") + ".err"
-			if *update {
-				require.NoError(t, os.WriteFile(golden, []byte(got), 0o644))
-			}
-			want, rerr := os.ReadFile(golden)
-			require.NoError(t, rerr, "missing golden %s: run go test ./lab/class -update", golden)
-			assert.Equal(t, string(want), got)
+			testutil.Golden(t, strings.TrimSuffix(f, ".yaml")+".err", []byte(got))
 		})
 	}
 }

@@ -15,13 +15,13 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/bootlab/bootlab/internal/testutil"
 	"github.com/bootlab/bootlab/lab/release"
 )
 
-var (
-	update     = flag.Bool("update", false, "regenerate the pinned go.sum files (needs the Go module proxy)")
-	updateOnly = flag.String("update-only", "", "with -update, regenerate only this file of sums/ (kubernetes-v1.32.13.sum)")
-)
+// -update (internal/testutil) regenerates the pinned go.sum files (needs
+// the Go module proxy).
+var updateOnly = flag.String("update-only", "", "with -update, regenerate only this file of sums/ (kubernetes-v1.32.13.sum)")
 
 func sample() Component {
 	return Component{
@@ -205,7 +205,7 @@ func TestPinnedSums(t *testing.T) {
 			want["kubernetes-v"+r.Kubernetes+".sum"] = true
 		}
 	}
-	if *update {
+	if testutil.Updating() {
 		for name := range want {
 			if *updateOnly != "" && name != *updateOnly {
 				continue

@@ -3,7 +3,6 @@ package ignition
 import (
 	"bytes"
 	"encoding/json"
-	"flag"
 	"os"
 	"testing"
 
@@ -12,8 +11,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
-
-var updateBootstrapGoldens = flag.Bool("update-bootstrap", false, "rewrite testdata/openshift/*.golden.ign from ApplyManualBootstrap")
 
 func TestApplyManualBootstrapGolden(t *testing.T) {
 	in, err := os.ReadFile("../../testdata/openshift/installer-bootstrap.ign")
@@ -25,12 +22,7 @@ func TestApplyManualBootstrapGolden(t *testing.T) {
 	require.NoError(t, json.Indent(&pretty, out, "", "  "))
 	pretty.WriteByte('\n')
 	golden := "../../testdata/openshift/manual-bootstrap.golden.ign"
-	if *updateBootstrapGoldens {
-		require.NoError(t, os.WriteFile(golden, pretty.Bytes(), 0o644))
-	}
-	want, err := os.ReadFile(golden)
-	require.NoError(t, err, "run go test ./lab/ignition -run Golden -update-bootstrap")
-	assert.Equal(t, string(want), pretty.String())
+	testutil.Golden(t, golden, pretty.Bytes())
 	testutil.IgnitionValidate(t, golden)
 
 	cfg, err := Parse(out)

@@ -2,7 +2,6 @@ package ignition
 
 import (
 	"encoding/json"
-	"flag"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,8 +13,6 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-var update = flag.Bool("update", false, "rewrite golden files")
-
 const fakeCA = "-----BEGIN CERTIFICATE-----\nMIIBfake\n-----END CERTIFICATE-----\n"
 
 func TestPointerGolden(t *testing.T) {
@@ -25,14 +22,7 @@ func TestPointerGolden(t *testing.T) {
 	require.NoError(t, json.Unmarshal(data, &pretty))
 	out, err := json.MarshalIndent(pretty, "", "  ")
 	require.NoError(t, err)
-	golden := filepath.Join("testdata", "pointer-worker.golden.json")
-	if *update {
-		require.NoError(t, os.MkdirAll("testdata", 0o755))
-		require.NoError(t, os.WriteFile(golden, append(out, '\n'), 0o644))
-	}
-	want, err := os.ReadFile(golden)
-	require.NoError(t, err, "run go test -update to create it")
-	assert.JSONEq(t, string(want), string(out))
+	testutil.Golden(t, filepath.Join("testdata", "pointer-worker.golden.json"), append(out, '\n'))
 
 	cfg, err := Parse(data)
 	require.NoError(t, err)

@@ -1,30 +1,21 @@
 package loadbalancer
 
 import (
-	"flag"
-	"os"
 	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-)
 
-var update = flag.Bool("update", false, "rewrite golden files")
+	"github.com/bootlab/bootlab/internal/testutil"
+)
 
 const goldenDir = "../../testdata/haproxy"
 
 func golden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	path := filepath.Join(goldenDir, name)
-	if *update {
-		require.NoError(t, os.MkdirAll(goldenDir, 0o755))
-		require.NoError(t, os.WriteFile(path, got, 0o644))
-	}
-	want, err := os.ReadFile(path)
-	require.NoError(t, err, "golden file missing: run `go test ./lab/loadbalancer -run %s -update`", t.Name())
-	assert.Equal(t, string(want), string(got), "differs from %s (rerun with -update if the change is intended)", path)
+	testutil.Golden(t, filepath.Join(goldenDir, name), got)
 }
 
 func sample() Config {

@@ -41,13 +41,7 @@ func TestLabConfigGolden(t *testing.T) {
 			assert.Equal(t, labdir.HAProxySocket(tc.spec), c.SocketPath())
 			got, err := Render(c)
 			require.NoError(t, err)
-			path := filepath.Join("..", "..", "testdata", "haproxy", tc.golden)
-			if *update {
-				require.NoError(t, os.WriteFile(path, got, 0o644))
-			}
-			want, err := os.ReadFile(path)
-			require.NoError(t, err, "run `go test ./lab/loadbalancer -run TestLabConfigGolden -update`")
-			assert.Equal(t, string(want), string(got))
+			golden(t, tc.golden, got)
 		})
 	}
 }

@@ -1,18 +1,15 @@
 package openshift
 
 import (
-	"flag"
-	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/bootlab/bootlab/internal/testutil"
 	"github.com/bootlab/bootlab/lab/spec"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files under testdata/openshift")
 
 const testdata = "../../testdata/openshift"
 
@@ -36,13 +33,7 @@ func testSpec(t *testing.T, workers int) *spec.Spec {
 
 func golden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	p := filepath.Join(testdata, name)
-	if *update {
-		require.NoError(t, os.WriteFile(p, got, 0o644))
-	}
-	want, err := os.ReadFile(p)
-	require.NoError(t, err, "run go test ./lab/openshift -update")
-	assert.Equal(t, string(want), string(got))
+	testutil.Golden(t, filepath.Join(testdata, name), got)
 }
 
 func TestInstallConfigGolden(t *testing.T) {

@@ -2,7 +2,6 @@ package preflight
 
 import (
 	"errors"
-	"flag"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -12,11 +11,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/bootlab/bootlab/internal/testutil"
 	"github.com/bootlab/bootlab/lab/hypervisor"
 	"github.com/bootlab/bootlab/lab/spec"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files")
 
 // The spec fixtures are checked by spec.Validate and by ValidateHost
 // against the host facts each fixture's header declares.
@@ -98,13 +96,7 @@ func TestInvalidFixtures(t *testing.T) {
 			require.ErrorAs(t, err, &ve)
 			abs, _ := filepath.Abs(specDir)
 			got := strings.ReplaceAll(err.Error(), abs, "${TESTDATA}") + "\n"
-			golden := strings.TrimSuffix(f, ".yaml") + ".err"
-			if *update {
-				require.NoError(t, os.WriteFile(golden, []byte(got), 0o644))
-			}
-			want, rerr := os.ReadFile(golden)
-			require.NoError(t, rerr, "missing golden %s: run go test ./lab -run Fixtures -update", golden)
-			assert.Equal(t, string(want), got)
+			testutil.Golden(t, strings.TrimSuffix(f, ".yaml")+".err", []byte(got))
 		})
 	}
 }
