@@ -121,9 +121,11 @@ fuzz: ## Fuzz the spec, class, pull secret and bootkube.sh parsers, FUZZTIME (15
 		$(GO) test -run '^$$' -fuzz "^$${t%%:*}\$$" -fuzztime $(FUZZTIME) $${t#*:} || exit 1; \
 	done
 
+# test-all is test then e2e (the e2e tag marks test/e2e only, so the two
+# runs cover what one run with both tags did); .ci/run runs the same phases
+# one by one and prints each one's time beside its budget.
 .PHONY: test-all
-test-all: host-setup-test lint fuzz $(GOTESTSUM) $(VALIDATE) build test-kernel ## Everything CI runs: the test tools (host-setup-test), lint, fuzz, then unit, integration and e2e in one run
-	$(GOTESTSUM) --format testname -- -tags integration,e2e -p 1 -count=1 -timeout $(E2E_TIMEOUT) $(TESTFLAGS) ./...
+test-all: host-setup-test lint fuzz test e2e ## Everything CI runs: the test tools (host-setup-test), lint, fuzz, then unit + integration (make test) and e2e (make e2e)
 
 # The pictures under docs/pictures: the SVGs are drawn by bootlab's own code
 # (docs/pictures_test.go fails when a committed one differs); the dashboard
