@@ -33,6 +33,7 @@ func demoTopology(t *testing.T) *lab.Spec {
 // or the catalog that changes a picture fails here until `make
 // docs-pictures` redraws it, so the docs cannot drift.
 func TestPictures(t *testing.T) {
+	t.Parallel()
 	topo, err := lab.Graph(context.Background(), demoTopology(t), lab.GraphOptions{})
 	require.NoError(t, err)
 	c := stages.Default()
@@ -46,6 +47,7 @@ func TestPictures(t *testing.T) {
 	}
 	for name, got := range pictures {
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			if filepath.Ext(name) == ".svg" {
 				d := xml.NewDecoder(bytes.NewReader(got))
 				for {

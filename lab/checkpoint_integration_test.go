@@ -19,6 +19,7 @@ import (
 // this test checks (names, descriptions, states, revert of the run state,
 // deletion before undefine).
 func TestIntegrationCheckpointSnapshots(t *testing.T) {
+	t.Parallel()
 	c := connect(t)
 	ctx := context.Background()
 	s := integSpec(t, "integcp")

@@ -46,6 +46,7 @@ func wellFormedXML(t *testing.T, data []byte) {
 // ingress has its own address, is the golden file under testdata/graph
 // (`go test ./lab -run TestGraphGoldens -update` rewrites them).
 func TestGraphGoldens(t *testing.T) {
+	t.Parallel()
 	compact := graphSpec(t, 3, 0)
 	compact.Network.IngressAddress = "192.168.126.2"
 	cases := []struct {
@@ -63,6 +64,7 @@ func TestGraphGoldens(t *testing.T) {
 		assert.Equal(t, "Drawn from the spec: lab demo is not built.", topo.Note)
 		for _, f := range diagram.Formats() {
 			t.Run(tc.name+"."+ext[f], func(t *testing.T) {
+				t.Parallel()
 				got, err := topo.Render(f)
 				require.NoError(t, err)
 				if f == diagram.FormatSVG {
@@ -79,6 +81,7 @@ func TestGraphGoldens(t *testing.T) {
 // the masters when there are none; DNS names point at the API and ingress
 // addresses.
 func TestGraphFollowsTheLoadBalancer(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		workers int
 		control []string
@@ -117,6 +120,7 @@ func TestGraphFollowsTheLoadBalancer(t *testing.T) {
 // the bootstrap's backends after `lab pivot`; when libvirt does not
 // answer, from the spec alone, saying why.
 func TestGraphOfABuiltLab(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	hv := fake.New()
 	s := testSpec(t, "g", true)

@@ -24,6 +24,7 @@ func copiedSpec(t *testing.T, from *Spec, name, cidr string) *Spec {
 }
 
 func TestUpRecordsIdentityBeforeAnyObject(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	hv := fake.New()
 	s := testSpec(t, "ux1", false)
@@ -52,6 +53,7 @@ func TestUpRecordsIdentityBeforeAnyObject(t *testing.T) {
 }
 
 func TestCopiedSpecNeverActsOnTheOriginalLab(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	hv := fake.New()
 	ux1 := testSpec(t, "ux1", false)
@@ -79,6 +81,7 @@ func TestCopiedSpecNeverActsOnTheOriginalLab(t *testing.T) {
 }
 
 func TestSameNameOtherLabDirLeavesTheOtherLabsDomains(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	hv := fake.New()
 	a := testSpec(t, "twin", false)
@@ -102,6 +105,7 @@ func TestSameNameOtherLabDirLeavesTheOtherLabsDomains(t *testing.T) {
 }
 
 func TestRefusedUpLeavesTheStateAsItWas(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	hv := fake.New()
 	s := testSpec(t, "ux2", false)
@@ -126,6 +130,7 @@ func TestRefusedUpLeavesTheStateAsItWas(t *testing.T) {
 }
 
 func TestFindLabs(t *testing.T) {
+	t.Parallel()
 	home := t.TempDir()
 	labs, err := labdir.Find(home)
 	require.NoError(t, err)

@@ -18,6 +18,7 @@ import (
 // is in the home is listed with its running nodes; one whose directory is
 // not is found through libvirt as orphaned.
 func TestIntegrationList(t *testing.T) {
+	t.Parallel()
 	c := connect(t)
 	ctx := context.Background()
 	home := t.TempDir()

@@ -28,6 +28,7 @@ func fakeConnect(hv *fake.Hypervisor) func(context.Context, string) (Lister, fun
 }
 
 func TestListFindsLabDirsAndOrphans(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	home := t.TempDir()
 	hv := fake.New()
@@ -84,6 +85,7 @@ func TestListFindsLabDirsAndOrphans(t *testing.T) {
 // A network named like ours but carrying someone else's metadata, and
 // domains without bootlab metadata, are not labs.
 func TestListIgnoresForeignObjects(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	hv := fake.New()
 	hv.NetworkObjects["bootlab-x"] = &Object{Name: "bootlab-x", XML: `<network><name>bootlab-x</name><metadata><o:x xmlns:o="https://example.com/other"/></metadata></network>`}
@@ -95,6 +97,7 @@ func TestListIgnoresForeignObjects(t *testing.T) {
 
 // No lab home at all is an empty list, not an error.
 func TestListEmptyHome(t *testing.T) {
+	t.Parallel()
 	labs, err := List(context.Background(), ListOptions{Home: filepath.Join(t.TempDir(), "nothing")})
 	require.NoError(t, err)
 	assert.NotNil(t, labs)
@@ -103,6 +106,7 @@ func TestListEmptyHome(t *testing.T) {
 
 // A lab whose labDir is elsewhere is listed through a symlink in the home.
 func TestListFollowsSymlinkedLabDir(t *testing.T) {
+	t.Parallel()
 	home, elsewhere := t.TempDir(), t.TempDir()
 	s := listSpec(t, elsewhere, "linked", "10.90.3.0/24")
 	require.NoError(t, (&labdir.State{Spec: s}).Save(s.LabDir))
@@ -118,6 +122,7 @@ func TestListFollowsSymlinkedLabDir(t *testing.T) {
 // lab list shows the last verify result only when it is this lab's: one
 // written for an earlier lab of the same name (another UUID) is not.
 func TestListShowsOnlyTheLabsOwnVerify(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	home := t.TempDir()
 	hv := fake.New()
@@ -144,6 +149,7 @@ func TestListShowsOnlyTheLabsOwnVerify(t *testing.T) {
 // files, so the lab directory goes and a later lab of the same name does
 // not inherit it.
 func TestDownRemovesVerifyRecord(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	home := t.TempDir()
 	hv := fake.New()
@@ -160,6 +166,7 @@ func TestDownRemovesVerifyRecord(t *testing.T) {
 // log paths of its domains, and is not an orphan; a directory those paths
 // point at that records another lab is not taken for it.
 func TestListFindsLabDirThroughDomains(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	home, elsewhere := t.TempDir(), t.TempDir()
 	hv := fake.New()

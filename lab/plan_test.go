@@ -72,8 +72,10 @@ func golden(t *testing.T, path, got string) {
 }
 
 func TestPlanGoldens(t *testing.T) {
+	t.Parallel()
 	for name, tc := range planSpecs() {
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			p, err := NewPlan(tc.spec, tc.in)
 			require.NoError(t, err)
 			dir := filepath.Join("..", "testdata", "plan", name)
@@ -104,6 +106,7 @@ func bootVolumePath(s *Spec, kind string, f *BootFile) string {
 // Every file a VM reads is a volume of the lab pool, named by its content:
 // the kernel and initrd once for all nodes, an Ignition per node.
 func TestPlanBootFilesAreVolumes(t *testing.T) {
+	t.Parallel()
 	tc := planSpecs()["probe-tcg"]
 	s := tc.spec
 	p, err := NewPlan(s, tc.in)
@@ -139,6 +142,7 @@ func TestPlanBootFilesAreVolumes(t *testing.T) {
 // No domain of a lab on a remote hypervisor names a path of this machine:
 // not the lab directory, not the image cache, not the working directory.
 func TestPlanRemoteLabNamesNoWorkstationPath(t *testing.T) {
+	t.Parallel()
 	wd, err := os.Getwd()
 	require.NoError(t, err)
 	for name, tc := range planSpecs() {
@@ -166,6 +170,7 @@ func TestPlanRemoteLabNamesNoWorkstationPath(t *testing.T) {
 }
 
 func TestPlanIsDeterministic(t *testing.T) {
+	t.Parallel()
 	for name, tc := range planSpecs() {
 		a, err := NewPlan(tc.spec, tc.in)
 		require.NoError(t, err)
@@ -176,6 +181,7 @@ func TestPlanIsDeterministic(t *testing.T) {
 }
 
 func TestPlanMetadataRoundTrip(t *testing.T) {
+	t.Parallel()
 	tc := planSpecs()["openshift-kvm"]
 	p, err := NewPlan(tc.spec, tc.in)
 	require.NoError(t, err)
@@ -189,6 +195,7 @@ func TestPlanMetadataRoundTrip(t *testing.T) {
 }
 
 func TestPlanDigestFollowsSpec(t *testing.T) {
+	t.Parallel()
 	tc := planSpecs()["probe-tcg"]
 	a, err := NewPlan(tc.spec, tc.in)
 	require.NoError(t, err)
@@ -202,6 +209,7 @@ func TestPlanDigestFollowsSpec(t *testing.T) {
 }
 
 func TestPlanNATOnlyInNATMode(t *testing.T) {
+	t.Parallel()
 	for name, tc := range planSpecs() {
 		p, err := NewPlan(tc.spec, tc.in)
 		require.NoError(t, err)
@@ -214,6 +222,7 @@ func TestPlanNATOnlyInNATMode(t *testing.T) {
 }
 
 func TestPlanRejectsUnchosenAccelerator(t *testing.T) {
+	t.Parallel()
 	tc := planSpecs()["probe-tcg"]
 	_, err := NewPlan(tc.spec, PlanInput{Accelerator: AccelAuto})
 	assert.ErrorContains(t, err, "accelerator must be kvm or tcg")
@@ -224,6 +233,7 @@ func TestPlanRejectsUnchosenAccelerator(t *testing.T) {
 // 384 MiB; workers keep the small initrd and the probe size, and a plain
 // probe lab ignores RehearsalInitrd.
 func TestPlanRehearsalBootstrap(t *testing.T) {
+	t.Parallel()
 	mk := func(manual bool) *Spec {
 		s := &Spec{Name: "reh1", Profile: ProfileProbe, LabDir: "/var/lib/bootlab/labs/reh1",
 			Topology:  Topology{Masters: 1, Workers: 1},

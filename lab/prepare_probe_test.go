@@ -19,6 +19,7 @@ import (
 )
 
 func TestWriteProbeIgnition(t *testing.T) {
+	t.Parallel()
 	s := &Spec{Name: "p", Profile: ProfileProbe, LabDir: t.TempDir()}
 	s.Defaults()
 	require.NoError(t, WriteProbeIgnition(s))
@@ -55,8 +56,10 @@ func TestWriteProbeIgnition(t *testing.T) {
 // 443 to: read back from the configs each pool is served (what an agent
 // finds about itself), for every topology the spec accepts.
 func TestProbeIngressNodesAreTheLoadBalancers(t *testing.T) {
+	t.Parallel()
 	for _, topo := range []Topology{{Masters: 1}, {Masters: 3}, {Masters: 3, Workers: 1}, {Masters: 3, Workers: 2}, {Masters: 1, Workers: 1}} {
 		t.Run(fmt.Sprintf("1+%d+%d", topo.Masters, topo.Workers), func(t *testing.T) {
+			t.Parallel()
 			s := &Spec{Name: "p", Profile: ProfileProbe, LabDir: t.TempDir(), Topology: topo}
 			s.Defaults()
 			p, err := pki.Ensure(filepath.Join(s.LabDir, "pki"), "api-int."+s.Cluster.Domain())
@@ -98,6 +101,7 @@ func TestProbeIngressNodesAreTheLoadBalancers(t *testing.T) {
 // Prepare builds from a copy: the spec given keeps what the user wrote,
 // the one returned names the boot files, and every node has its Ignition.
 func TestPrepareProbeLeavesTheSpecAsGiven(t *testing.T) {
+	t.Parallel()
 	s := &Spec{Name: "p", Profile: ProfileProbe, LabDir: t.TempDir()}
 	s.Defaults()
 	dir := t.TempDir()

@@ -57,6 +57,7 @@ func exportedDecls(t *testing.T, glob string) map[string]bool {
 // The facade's re-exports of the spec model are in step with lab/spec:
 // an export added there and missing here fails, naming it.
 func TestAliasesCoverSpec(t *testing.T) {
+	t.Parallel()
 	want := exportedDecls(t, filepath.Join("spec", "*.go"))
 	got := exportedDecls(t, "spec_aliases.go")
 	require.Greater(t, len(want), 40)
@@ -74,6 +75,7 @@ func TestAliasesCoverSpec(t *testing.T) {
 // lab/hypervisor. The per-resource interfaces are new with the port and
 // are not re-exported: code that needs only volumes imports lab/hypervisor.
 func TestAliasesCoverHypervisor(t *testing.T) {
+	t.Parallel()
 	want := exportedDecls(t, filepath.Join("hypervisor", "*.go"))
 	got := exportedDecls(t, "hypervisor_aliases.go")
 	for _, n := range []string{"Machine", "Networks", "Pools", "Volumes", "Domains", "Snapshots"} {

@@ -80,6 +80,7 @@ type rule struct {
 
 // The arrows of docs/architecture.md. A failure names the forbidden edge.
 func TestImportArrows(t *testing.T) {
+	t.Parallel()
 	own := func(imp string) (string, bool) {
 		if strings.HasPrefix(imp, module) {
 			return strings.TrimPrefix(imp, module), true
@@ -219,6 +220,7 @@ func goSources(t *testing.T, fn func(rel string, data []byte)) {
 // the non-test sources for a state save or a lock taken outside lab and
 // lab/labdir.
 func TestOnlyLabWritesState(t *testing.T) {
+	t.Parallel()
 	save := regexp.MustCompile(`\.Save\([^)]*LabDir|labdir\.Lock\(|StatePath\([^)]*\)[^\n]*WriteFile`)
 	goSources(t, func(rel string, data []byte) {
 		if dir := filepath.ToSlash(filepath.Dir(rel)); dir == "lab" || dir == "lab/labdir" {
@@ -238,6 +240,7 @@ const maxLines = 400
 
 // No hand-written, non-test Go file is over maxLines lines.
 func TestNoLongFiles(t *testing.T) {
+	t.Parallel()
 	goSources(t, func(rel string, data []byte) {
 		if n := strings.Count(string(data), "\n"); n > maxLines {
 			t.Errorf("%s has %d lines (at most %d): split it by concern", rel, n, maxLines)

@@ -45,6 +45,7 @@ var stageStatus = []Result{
 }
 
 func TestWriteGoldens(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		name string
 		rs   []Result
@@ -58,6 +59,7 @@ func TestWriteGoldens(t *testing.T) {
 		{"empty.txt", nil, Options{}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
 			var b bytes.Buffer
 			require.NoError(t, Write(&b, c.rs, c.o))
 			golden(t, c.name, b.Bytes())
@@ -66,6 +68,7 @@ func TestWriteGoldens(t *testing.T) {
 }
 
 func TestWriteShape(t *testing.T) {
+	t.Parallel()
 	var b bytes.Buffer
 	require.NoError(t, Write(&b, verify, Options{GroupTitle: "WHERE"}))
 	out := b.String()
@@ -83,6 +86,7 @@ func TestWriteShape(t *testing.T) {
 }
 
 func TestStates(t *testing.T) {
+	t.Parallel()
 	marks := ""
 	for _, r := range append(append([]Result{}, preflight...), stageStatus...) {
 		marks += r.Mark()
@@ -98,6 +102,7 @@ func TestStates(t *testing.T) {
 }
 
 func TestSummary(t *testing.T) {
+	t.Parallel()
 	assert.Equal(t, Summary{Total: 5, Passed: 4, Warned: 1, Failed: 1}, Summarize(preflight))
 	assert.Equal(t, "1 of 5 failed, 1 with a warning", Summarize(preflight).String())
 	assert.Equal(t, "all 1 passed", Summarize(preflight[:1]).String())
@@ -106,6 +111,7 @@ func TestSummary(t *testing.T) {
 }
 
 func TestJSON(t *testing.T) {
+	t.Parallel()
 	body, err := json.MarshalIndent(NewDoc(append(append([]Result{}, preflight...), verify[:3]...)), "", "  ")
 	require.NoError(t, err)
 	golden(t, "doc.json", append(body, '\n'))
@@ -122,6 +128,7 @@ func TestJSON(t *testing.T) {
 // Pending results that say what they wait for are listed at the end, one
 // line per thing to run, so a lab with nothing failed still says what next.
 func TestWritePendingList(t *testing.T) {
+	t.Parallel()
 	rs := []Result{
 		{Group: "host", Name: "dns", OK: true},
 		{Group: "master-0", Name: "ignition-fetch", Pending: true, Detail: "waits for stage 12", Fix: "`bootlab stage run --to 12`"},

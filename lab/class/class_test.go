@@ -87,6 +87,7 @@ func expandFixture(t *testing.T, name string) (*Plan, error) {
 
 // Every valid fixture expands, and its labs' effective specs are the golden.
 func TestValidFixtures(t *testing.T) {
+	// Not parallel: t.Setenv (BOOTLAB_HOME) changes the whole process's environment.
 	t.Setenv("BOOTLAB_HOME", fakeHome)
 	files, err := filepath.Glob(filepath.Join(fixtureDir, "valid-*.yaml"))
 	require.NoError(t, err)
@@ -106,6 +107,7 @@ func TestValidFixtures(t *testing.T) {
 // Every invalid fixture is refused with exactly the message in its .err
 // golden, before anything could be created (Expand only reads).
 func TestInvalidFixtures(t *testing.T) {
+	// Not parallel: t.Setenv (BOOTLAB_HOME) changes the whole process's environment.
 	t.Setenv("BOOTLAB_HOME", fakeHome)
 	files, err := filepath.Glob(filepath.Join(fixtureDir, "invalid-*.yaml"))
 	require.NoError(t, err)
@@ -124,6 +126,7 @@ func TestInvalidFixtures(t *testing.T) {
 }
 
 func TestLabsAreDistinct(t *testing.T) {
+	// Not parallel: t.Setenv (BOOTLAB_HOME) changes the whole process's environment.
 	t.Setenv("BOOTLAB_HOME", fakeHome)
 	plan, err := expandFixture(t, "valid-workshop.yaml")
 	require.NoError(t, err)
@@ -150,6 +153,7 @@ func TestLabsAreDistinct(t *testing.T) {
 
 // A built lab of the class keeps its network; the others avoid it.
 func TestBuiltLabKeepsItsNetwork(t *testing.T) {
+	// Not parallel: t.Setenv (BOOTLAB_HOME) changes the whole process's environment.
 	t.Setenv("BOOTLAB_HOME", fakeHome)
 	plan, err := expandFixture(t, "valid-count.yaml")
 	require.NoError(t, err)
@@ -164,6 +168,7 @@ func TestBuiltLabKeepsItsNetwork(t *testing.T) {
 }
 
 func TestTemplateIsNotChangedByOverrides(t *testing.T) {
+	t.Parallel()
 	c := &Spec{Name: "ws", Template: map[string]any{"topology": map[string]any{"masters": 1, "workers": 0}},
 		Learners:  Learners{Names: []string{"a", "b"}, listed: true},
 		Overrides: map[string]map[string]any{"a": {"topology": map[string]any{"workers": 2}}}}
@@ -175,6 +180,7 @@ func TestTemplateIsNotChangedByOverrides(t *testing.T) {
 
 // Each runs at most parallel at once, and one failure stops nobody.
 func TestEachBoundsParallelismAndKeepsGoing(t *testing.T) {
+	t.Parallel()
 	var labs []Lab
 	for i := 0; i < 6; i++ {
 		labs = append(labs, Lab{Learner: fmt.Sprint(i), Spec: &spec.Spec{Name: fmt.Sprint("c-", i)}})
@@ -205,6 +211,7 @@ func TestEachBoundsParallelismAndKeepsGoing(t *testing.T) {
 }
 
 func TestHandoutHasTheLabsFilesAndCommands(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	s := &spec.Spec{Name: "ws-alice", LabDir: filepath.Join(dir, "lab"), Network: spec.Network{CIDR: "10.9.0.0/24"}}
 	s.Defaults()
@@ -235,6 +242,7 @@ func TestHandoutHasTheLabsFilesAndCommands(t *testing.T) {
 // Real labs each get their own cluster domain (host DNS claims it); probe
 // labs keep the template's, which only their own dnsmasq serves.
 func TestOpenShiftLabsGetTheirOwnDomain(t *testing.T) {
+	// Not parallel: t.Setenv (BOOTLAB_HOME) changes the whole process's environment.
 	t.Setenv("BOOTLAB_HOME", fakeHome)
 	secret := filepath.Join(t.TempDir(), "pull-secret.json")
 	require.NoError(t, os.WriteFile(secret, []byte(`{"auths":{"quay.io":{"auth":"dXNlcjpwYXNz"}}}`), 0o600))
@@ -253,6 +261,7 @@ func TestOpenShiftLabsGetTheirOwnDomain(t *testing.T) {
 
 // A count out of range is a field error, never a makeslice panic.
 func TestLearnerCountsOutOfRange(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		learners string
 		want     string
@@ -272,6 +281,7 @@ func TestLearnerCountsOutOfRange(t *testing.T) {
 
 // Check refuses what an override must not set, without a host to look at.
 func TestCheckRefusesHostFieldsInOverrides(t *testing.T) {
+	t.Parallel()
 	c, err := Parse([]byte("name: ws\ntemplate: {}\nlearners: [alice]\noverrides:\n  alice:\n    network: {bridge: eth0}\n"), "c.yaml")
 	require.NoError(t, err)
 	err = c.Check("c.yaml")

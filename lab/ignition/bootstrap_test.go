@@ -13,6 +13,7 @@ import (
 )
 
 func TestApplyManualBootstrapGolden(t *testing.T) {
+	t.Parallel()
 	in, err := os.ReadFile("../../testdata/openshift/installer-bootstrap.ign")
 	require.NoError(t, err)
 	out, err := ApplyManualBootstrap(in)
@@ -63,6 +64,7 @@ func TestApplyManualBootstrapGolden(t *testing.T) {
 }
 
 func TestApplyManualBootstrapIsIdempotent(t *testing.T) {
+	t.Parallel()
 	in, err := os.ReadFile("../../testdata/openshift/installer-bootstrap.ign")
 	require.NoError(t, err)
 	once, err := ApplyManualBootstrap(in)
@@ -73,6 +75,7 @@ func TestApplyManualBootstrapIsIdempotent(t *testing.T) {
 }
 
 func TestApplyManualBootstrapRejects(t *testing.T) {
+	t.Parallel()
 	_, err := ApplyManualBootstrap([]byte(`{"ignition":{"version":"3.2.0"}}`))
 	assert.ErrorContains(t, err, "no bootkube.service unit")
 	_, err = ApplyManualBootstrap([]byte(`{"ignition":{"version":"3.2.0"`))

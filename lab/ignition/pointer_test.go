@@ -16,6 +16,7 @@ import (
 const fakeCA = "-----BEGIN CERTIFICATE-----\nMIIBfake\n-----END CERTIFICATE-----\n"
 
 func TestPointerGolden(t *testing.T) {
+	t.Parallel()
 	data, err := Marshal(Pointer(MCSURL("ocp.lab.local", "worker"), []byte(fakeCA)))
 	require.NoError(t, err)
 	var pretty map[string]any
@@ -34,6 +35,7 @@ func TestPointerGolden(t *testing.T) {
 }
 
 func TestWithFilesAndFileContents(t *testing.T) {
+	t.Parallel()
 	cfg := WithFiles([]File{{Path: "/etc/b", Mode: 0o600, Data: []byte("secret")}, {Path: "/etc/a", Mode: 0o644, Data: []byte("hello")}})
 	data, err := Marshal(cfg)
 	require.NoError(t, err)
@@ -51,6 +53,7 @@ func TestWithFilesAndFileContents(t *testing.T) {
 }
 
 func TestValidateRejects(t *testing.T) {
+	t.Parallel()
 	for name, in := range map[string]string{
 		"not json":      "{",
 		"wrong version": `{"ignition":{"version":"9.9.0"}}`,
@@ -65,6 +68,7 @@ func TestValidateRejects(t *testing.T) {
 // TestValidateTool checks generated configs with Ignition's own validate
 // command (go install github.com/coreos/ignition/v2/validate@v2.24.0).
 func TestValidateTool(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	for name, cfg := range map[string]any{
 		"pointer": Pointer(MCSURL("ocp.lab.local", "master"), []byte(fakeCA)),

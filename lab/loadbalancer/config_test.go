@@ -40,12 +40,14 @@ func sample() Config {
 }
 
 func TestRenderGolden(t *testing.T) {
+	t.Parallel()
 	got, err := Render(sample())
 	require.NoError(t, err)
 	golden(t, "render-sample.cfg", got)
 }
 
 func TestRenderIsDeterministic(t *testing.T) {
+	t.Parallel()
 	a, err := Render(sample())
 	require.NoError(t, err)
 	b, err := Render(sample())
@@ -54,6 +56,7 @@ func TestRenderIsDeterministic(t *testing.T) {
 }
 
 func TestRenderCheckInterval(t *testing.T) {
+	t.Parallel()
 	c := sample()
 	c.CheckInterval = 250 * time.Millisecond
 	got, err := Render(c)
@@ -66,6 +69,7 @@ func TestRenderCheckInterval(t *testing.T) {
 }
 
 func TestRenderRejects(t *testing.T) {
+	t.Parallel()
 	long := "/" + string(make([]byte, 0))
 	for i := 0; i < 12; i++ {
 		long += "/abcdefghi"
@@ -92,6 +96,7 @@ func TestRenderRejects(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			c := sample()
 			tc.mutate(&c)
 			_, err := Render(c)
@@ -102,6 +107,7 @@ func TestRenderRejects(t *testing.T) {
 }
 
 func TestPaths(t *testing.T) {
+	t.Parallel()
 	c := sample()
 	assert.Equal(t, "/var/lib/bootlab/labs/sample/haproxy/haproxy.cfg", c.ConfigPath())
 	assert.Equal(t, "/var/lib/bootlab/labs/sample/haproxy/haproxy.pid", c.PIDPath())

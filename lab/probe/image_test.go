@@ -16,6 +16,7 @@ import (
 )
 
 func TestFindModules(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	write := func(rel string, data []byte) {
 		p := filepath.Join(dir, rel)
@@ -51,6 +52,7 @@ func TestFindModules(t *testing.T) {
 }
 
 func TestEnsureImageCachesByContent(t *testing.T) {
+	t.Parallel()
 	if _, err := os.Stat("/usr/bin/qemu-img"); err != nil {
 		t.Fatalf("qemu-img is needed: apt-get install -y qemu-utils")
 	}
@@ -88,6 +90,7 @@ func TestEnsureImageCachesByContent(t *testing.T) {
 }
 
 func TestDefaultCacheDirHonoursBootlabCache(t *testing.T) {
+	// Not parallel: t.Setenv (BOOTLAB_CACHE, XDG_CACHE_HOME) changes the whole process's environment.
 	// The probe image and the RHCOS/client downloads share one cache root.
 	dir := t.TempDir()
 	t.Setenv("BOOTLAB_CACHE", dir)
@@ -98,6 +101,7 @@ func TestDefaultCacheDirHonoursBootlabCache(t *testing.T) {
 // An imported cache holds the kernel package apt-get downloaded on the
 // trainer's host: the builder unpacks it and never calls apt-get.
 func TestDebianKernelFromTheCacheWithoutAptGet(t *testing.T) {
+	// Not parallel: t.Setenv (PATH) changes the whole process's environment.
 	dpkgDeb, err := exec.LookPath("dpkg-deb")
 	require.NoError(t, err, "apt-get install -y dpkg")
 	tree := t.TempDir()
