@@ -25,34 +25,29 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/bootlab/bootlab/lab/cache"
 	"github.com/bootlab/bootlab/lab/pki"
 	"github.com/bootlab/bootlab/lab/release"
 )
 
 // buildTimeout is generous: the cold build of Kubernetes on a fresh
 // 2-core CI machine takes about ten minutes (docs/cache.md), once per
-// test run.
+// machine.
 const buildTimeout = 25 * time.Minute
 
-// sharedCacheEnv names the cache directory every test of this run shares,
-// so each component is built once however many tests use it.
+// sharedCacheEnv names the cache directory the tests take the release's
+// Kubernetes from. Unset, it is the machine's bootlab cache (cache.Dir()):
+// `make test` fills it first (make test-binaries: bootlab cache build
+// kubernetes), the labs take the same binary from there, so one cold build
+// serves every run on the machine; the build itself is proved by
+// TestEnsureBuildsEtcdOnceAndTravels, into a cache of its own.
 const sharedCacheEnv = "BOOTLAB_GOBUILD_TEST_CACHE"
 
-func TestMain(m *testing.M) {
-	os.Exit(runWithSharedCache(m))
-}
-
-func runWithSharedCache(m *testing.M) int {
-	if os.Getenv(sharedCacheEnv) == "" {
-		dir, err := os.MkdirTemp("", "bootlab-gobuild-test-")
-		if err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			return 1
-		}
-		defer os.RemoveAll(dir)
-		os.Setenv(sharedCacheEnv, dir)
+func sharedCache() string {
+	if dir := os.Getenv(sharedCacheEnv); dir != "" {
+		return dir
 	}
-	return m.Run()
+	return cache.Dir()
 }
 
 // ensureShared returns the default release's component from the run's
@@ -61,7 +56,7 @@ func ensureShared(t *testing.T, c Component) *Binary {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), buildTimeout)
 	defer cancel()
-	b, err := Ensure(ctx, os.Getenv(sharedCacheEnv), c, nil)
+	b, err := Ensure(ctx, sharedCache(), c, nil)
 	require.NoError(t, err)
 	if b.Built {
 		fi, err := os.Stat(b.Path)
@@ -95,6 +90,7 @@ func links(t *testing.T, b *Binary) string {
 // by its first argument when called hyperkube; every program reports the
 // release's Kubernetes version.
 func TestKubernetesBinaryAnswersByName(t *testing.T) {
+	t.Parallel()
 	r, b := defaultKubernetes(t)
 	f, err := elf.Open(b.Path)
 	require.NoError(t, err)
@@ -127,6 +123,7 @@ func TestKubernetesBinaryAnswersByName(t *testing.T) {
 // kubectl (the same binary) reads /readyz and writes and reads back
 // kube-system/bootstrap; both servers stop on SIGTERM.
 func TestKubeAPIServerServesOnEtcd(t *testing.T) {
+	t.Parallel()
 	r, kube := defaultKubernetes(t)
 	ec, err := Etcd(r.Etcd.Module)
 	require.NoError(t, err)
