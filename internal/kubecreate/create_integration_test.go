@@ -5,6 +5,7 @@ package kubecreate_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
@@ -260,4 +261,44 @@ func TestBrokenManifestsAreNamed(t *testing.T) {
 	out, err = cp.Kubectl("get", "configmap", "good", "-n", "default", "-o", "name")
 	require.NoError(t, err, out)
 	assert.Equal(t, "configmap/good\n", out)
+}
+
+// Bootstrap, as stage 13 runs it: the API's /readyz, bootlab's CRDs under
+// their own heading, then the directory, each with its summary.
+func TestBootstrapCreatesCRDsFirst(t *testing.T) {
+	cp, _ := startAPI(t)
+	crds, err := openshiftcrds.Manifests()
+	require.NoError(t, err)
+	dir := writeDir(t, map[string]string{
+		"cluster-dns-02-config.yml": "apiVersion: config.openshift.io/v1\nkind: DNS\nmetadata: {name: cluster}\nspec: {baseDomain: lab.example}\n",
+		"etcd-operator.yaml":        "apiVersion: operator.openshift.io/v1\nkind: Etcd\nmetadata: {name: cluster}\nspec: {managementState: Managed}\n",
+	})
+	var log syncBuffer
+	first, res, err := kubecreate.Bootstrap(context.Background(), kubecreate.BootstrapOptions{
+		Kubeconfig: cp.Files["kubeconfig"], ManifestDir: dir, First: crds,
+		FirstTitle:   "OpenShift's CRDs, written by bootlab (the real payload's come from its images)",
+		ReadyTimeout: time.Minute, CreateTimeout: 2 * time.Minute, Poll: time.Second, Log: &log,
+	})
+	require.NoError(t, err, log.String())
+	assert.Equal(t, len(crds), first.Count(kubecreate.Created))
+	assert.Equal(t, 2, res.Count(kubecreate.Created))
+	text := log.String()
+	at := 0
+	for _, want := range []string{
+		"Waiting up to 1m0s for the Kubernetes API at https://127.0.0.1:" + cp.APIPort + "\n",
+		"API is up\n",
+		"Creating OpenShift's CRDs, written by bootlab (the real payload's come from its images)...\n",
+		`Created "bootlab-crds/0000_12_etcd_01_etcds.crd.yaml"`,
+		fmt.Sprintf("%d manifests: created %d, skipped 0", len(crds), len(crds)),
+		"Creating self-hosted assets from " + dir + "...\n",
+		`Created "etcd-operator.yaml" etcds.v1.operator.openshift.io/cluster -n` + " \n",
+		"2 manifests: created 2, skipped 0 (already there), failed 0, in 1 round(s)\n",
+	} {
+		i := strings.Index(text[at:], want)
+		require.GreaterOrEqual(t, i, 0, "%q after byte %d of:\n%s", want, at, text)
+		at += i + len(want)
+	}
+	out, err := cp.Kubectl("get", "etcd", "cluster", "-o", "jsonpath={.spec.managementState}")
+	require.NoError(t, err, out)
+	assert.Equal(t, "Managed", out)
 }
