@@ -194,7 +194,7 @@ func parseDoc(doc []byte) (m Manifest, blank bool, err error) {
 	case m.Name == "":
 		return Manifest{}, false, fmt.Errorf("%s has no metadata.name (generateName is not enough: an object is looked up by name before it is created)", m.Kind)
 	case strings.ContainsAny(m.Name+m.Namespace, "/%?#") || m.Name == "." || m.Name == "..":
-		return Manifest{}, false, fmt.Errorf("%s %q (namespace %q): a name or namespace cannot contain / %% ? # or be . or ..", m.Kind, m.Name, m.Namespace)
+		return Manifest{}, false, fmt.Errorf("%s %q (namespace %q): a name or namespace cannot be . or .. or contain / %% ? #", m.Kind, m.Name, m.Namespace)
 	}
 	return m, false, nil
 }
