@@ -118,7 +118,11 @@ func Create(ctx context.Context, c *Client, ms []Manifest, opts Options) (*Resul
 			if err == nil {
 				continue
 			}
-			o.Reason = run.explain(ctx, err)
+			// A round cut short by the deadline keeps the reason the
+			// object failed for before: that is the one worth reading.
+			if ctx.Err() == nil || o.Reason == "" {
+				o.Reason = run.explain(ctx, err)
+			}
 			var ns *NotServedError
 			rediscover = rediscover || errors.As(err, &ns)
 			if errors.Is(err, errPermanent) {
