@@ -1,4 +1,4 @@
-package main
+package agent
 
 import (
 	"context"
@@ -16,6 +16,8 @@ import (
 
 	"github.com/coreos/ignition/v2/config/v3_2/types"
 
+	"github.com/bootlab/bootlab/internal/agent/clusterapi"
+	"github.com/bootlab/bootlab/internal/agent/standin"
 	"github.com/bootlab/bootlab/lab/ignition"
 	"github.com/bootlab/bootlab/lab/probe"
 )
@@ -31,7 +33,9 @@ const (
 	chkHostname = "hostname"
 )
 
-type agent struct {
+// Agent is the probe agent of one node: it runs the checks in order,
+// reports them on the console and serves the node's part.
+type Agent struct {
 	log *slog.Logger
 	rep *reporter
 
@@ -57,21 +61,22 @@ func etcdLeader(pc *probe.Config, self probe.NodeExpect) bool {
 }
 
 // masterAPI is the API stand-in a master serves.
-func (a *agent) masterAPI(self probe.NodeExpect) http.Handler {
+func (a *Agent) masterAPI(self probe.NodeExpect) http.Handler {
 	if a.etcd == nil {
 		return probe.APIStandIn(self.Name)
 	}
-	local := masterEtcdctl("https://" + self.IP + ":2379")
-	return newClusterAPI(self.Name, local.members)
+	local := standin.MasterEtcdctl("https://" + self.IP + ":2379")
+	return clusterapi.New(self.Name, local.Members)
 }
 
-func newAgent(console *consoleWriter) *agent {
-	return &agent{log: newLogger(console), rep: newReporter(console)}
+// New returns the agent of the node whose console is console.
+func New(console *Console) *Agent {
+	return &Agent{log: newLogger(console), rep: newReporter(console)}
 }
 
-// run performs the checks in order and starts the node's servers. It
+// Run performs the checks in order and starts the node's servers. It
 // returns when there is nothing left to do but serve.
-func (a *agent) run(ctx context.Context) {
+func (a *Agent) Run(ctx context.Context) {
 	go a.rep.heartbeat()
 	a.rep.pending("waiting", chkModules, chkNIC, chkDHCP, chkFwCfg, chkFetch, chkAddress, chkHostname)
 
@@ -194,7 +199,7 @@ func (a *agent) run(ctx context.Context) {
 		a.startServers(self, merged)
 	}
 	if a.etcd != nil {
-		go a.joinEtcd(ctx, self, a.etcd, etcdLeader(pc, self), merged)
+		go a.etcdOperator().Join(ctx, self, a.etcd, etcdLeader(pc, self), merged)
 	}
 
 	var wg sync.WaitGroup
@@ -218,7 +223,7 @@ func deref(s *string) string {
 }
 
 // failRest fails check name and marks every still-pending check as not run.
-func (a *agent) failRest(name, detail string) {
+func (a *Agent) failRest(name, detail string) {
 	a.log.Error("check failed", "check", name, "detail", detail)
 	a.rep.set(name, false, false, "%s", detail)
 	a.rep.mu.Lock()
@@ -236,7 +241,7 @@ func (a *agent) failRest(name, detail string) {
 	a.rep.mu.Unlock()
 }
 
-func (a *agent) newDialer() *net.Dialer {
+func (a *Agent) newDialer() *net.Dialer {
 	var servers []string
 	for _, d := range a.lease.DNS {
 		servers = append(servers, netip.AddrPortFrom(d, 53).String())
@@ -251,7 +256,7 @@ func (a *agent) newDialer() *net.Dialer {
 	return &net.Dialer{Timeout: 10 * time.Second, Resolver: r}
 }
 
-func (a *agent) fetch(ctx context.Context, cfg types.Config) (types.Config, error) {
+func (a *Agent) fetch(ctx context.Context, cfg types.Config) (types.Config, error) {
 	if len(cfg.Ignition.Config.Merge) == 0 {
 		a.rep.set(chkFetch, true, false, "full config: nothing to fetch")
 		return cfg, nil
@@ -283,7 +288,7 @@ func dnsLabel(ne probe.NameExpect) string {
 	return ne.Name
 }
 
-func (a *agent) checkDNS(ctx context.Context, ne probe.NameExpect) {
+func (a *Agent) checkDNS(ctx context.Context, ne probe.NameExpect) {
 	check := "dns " + dnsLabel(ne)
 	name := ne.Name
 	if ne.Wildcard {
@@ -314,6 +319,17 @@ func (a *agent) checkDNS(ctx context.Context, ne probe.NameExpect) {
 		time.Sleep(2 * time.Second)
 	}
 }
+
+// etcdOperator is the etcd operator stand-in of a rehearsal master, which
+// reports on the etcd member check.
+func (a *Agent) etcdOperator() *standin.EtcdOperator {
+	return standin.NewEtcdOperator(a.log, func(ok, pending bool, detail string) {
+		a.rep.set(chkEtcd, ok, pending, "%s", detail)
+	})
+}
+
+// chkEtcd is the report line of a rehearsal master's etcd member.
+const chkEtcd = "etcd member"
 
 // Names of the serve checks of the ingress stand-in.
 const (

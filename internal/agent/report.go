@@ -1,4 +1,4 @@
-package main
+package agent
 
 import (
 	"fmt"
@@ -12,13 +12,13 @@ import (
 // and every 15 s so a torn console line is soon followed by a whole one.
 type reporter struct {
 	mu     sync.Mutex
-	out    *consoleWriter
+	out    *Console
 	rep    probe.Report
 	boot   time.Time
 	starts map[string]time.Time
 }
 
-func newReporter(out *consoleWriter) *reporter {
+func newReporter(out *Console) *reporter {
 	now := time.Now().UTC()
 	return &reporter{out: out, boot: now, rep: probe.Report{Boot: now}, starts: map[string]time.Time{}}
 }

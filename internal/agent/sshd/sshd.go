@@ -1,4 +1,4 @@
-package main
+package sshd
 
 import (
 	"bytes"
@@ -16,39 +16,21 @@ import (
 
 	"github.com/creack/pty"
 	"golang.org/x/crypto/ssh"
+
+	"github.com/bootlab/bootlab/internal/agent/rhcos"
 )
 
-// The rehearsal bootstrap's SSH server: what RHCOS's sshd offers the stage
-// transport and `bootlab lab ssh`. Users root and core log in with the
-// lab's key; core (uid 1000) becomes root with sudo -n. exec requests run
-// with bash -c, shell requests start a login bash, on a PTY when asked.
-
-// loginUser is an account of the node (/etc/passwd of the rehearsal root).
-type loginUser struct {
-	name     string
-	uid, gid uint32
-	home     string
-}
-
-var loginUsers = map[string]loginUser{
-	"root": {name: "root", uid: 0, gid: 0, home: "/root"},
-	"core": {name: "core", uid: 1000, gid: 1000, home: "/var/home/core"},
-}
-
-// defaultPath is the PATH of a login on RHCOS.
-const defaultPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
-
-// sshServer serves SSH connections until its listener closes.
-type sshServer struct {
+// Server serves SSH connections until its listener closes.
+type Server struct {
 	log    *slog.Logger
 	config *ssh.ServerConfig
 	shell  string // bash
 }
 
-// newSSHServer makes a server with the host key (an OpenSSH private key)
-// that accepts the authorized keys (authorized_keys lines) for every user
-// in loginUsers.
-func newSSHServer(hostKeyPEM []byte, authorized []string, log *slog.Logger) (*sshServer, error) {
+// New makes a server with the host key (an OpenSSH private key) that
+// accepts the authorized keys (authorized_keys lines) for every login
+// account of the node (rhcos.LookupUser).
+func New(hostKeyPEM []byte, authorized []string, log *slog.Logger) (*Server, error) {
 	signer, err := ssh.ParsePrivateKey(hostKeyPEM)
 	if err != nil {
 		return nil, fmt.Errorf("host key: %w", err)
@@ -66,7 +48,7 @@ func newSSHServer(hostKeyPEM []byte, authorized []string, log *slog.Logger) (*ss
 	}
 	cfg := &ssh.ServerConfig{
 		PublicKeyCallback: func(md ssh.ConnMetadata, key ssh.PublicKey) (*ssh.Permissions, error) {
-			if _, ok := loginUsers[md.User()]; !ok {
+			if _, ok := rhcos.LookupUser(md.User()); !ok {
 				return nil, fmt.Errorf("no user %q (users: root, core)", md.User())
 			}
 			if !keys[string(key.Marshal())] {
@@ -77,11 +59,11 @@ func newSSHServer(hostKeyPEM []byte, authorized []string, log *slog.Logger) (*ss
 		ServerVersion: "SSH-2.0-bootlab-probe",
 	}
 	cfg.AddHostKey(signer)
-	return &sshServer{log: log, config: cfg, shell: "/bin/bash"}, nil
+	return &Server{log: log, config: cfg, shell: "/bin/bash"}, nil
 }
 
-// serve accepts connections on ln until it is closed.
-func (s *sshServer) serve(ln net.Listener) error {
+// Serve accepts connections on ln until it is closed.
+func (s *Server) Serve(ln net.Listener) error {
 	for {
 		c, err := ln.Accept()
 		if err != nil {
@@ -91,7 +73,7 @@ func (s *sshServer) serve(ln net.Listener) error {
 	}
 }
 
-func (s *sshServer) handleConn(nc net.Conn) {
+func (s *Server) handleConn(nc net.Conn) {
 	defer nc.Close()
 	conn, chans, reqs, err := ssh.NewServerConn(nc, s.config)
 	if err != nil {
@@ -99,8 +81,8 @@ func (s *sshServer) handleConn(nc net.Conn) {
 		return
 	}
 	defer conn.Close()
-	u := loginUsers[conn.User()]
-	s.log.Info("ssh login", "user", u.name, "remote", nc.RemoteAddr(), "key", conn.Permissions.Extensions["pubkey-fp"])
+	u, _ := rhcos.LookupUser(conn.User())
+	s.log.Info("ssh login", "user", u.Name, "remote", nc.RemoteAddr(), "key", conn.Permissions.Extensions["pubkey-fp"])
 	go ssh.DiscardRequests(reqs)
 	for nch := range chans {
 		if nch.ChannelType() != "session" {
@@ -117,7 +99,7 @@ func (s *sshServer) handleConn(nc net.Conn) {
 
 // session is one SSH session: env, pty-req and window-change requests,
 // then one exec or shell; signal requests reach the process group.
-func (s *sshServer) session(u loginUser, ch ssh.Channel, reqs <-chan *ssh.Request) {
+func (s *Server) session(u rhcos.User, ch ssh.Channel, reqs <-chan *ssh.Request) {
 	defer ch.Close()
 	var (
 		env     []string
@@ -156,7 +138,7 @@ func (s *sshServer) session(u loginUser, ch ssh.Channel, reqs <-chan *ssh.Reques
 			if ssh.Unmarshal(req.Payload, &sig) == nil {
 				mu.Lock()
 				if proc != nil {
-					if n, known := signals[ssh.Signal(sig.Name)]; known {
+					if n, known := signalOf(ssh.Signal(sig.Name)); known {
 						// The whole group: bash -c and what it started.
 						_ = syscall.Kill(-proc.Pid, n)
 						ok = true
@@ -217,7 +199,7 @@ func (s *sshServer) session(u loginUser, ch ssh.Channel, reqs <-chan *ssh.Reques
 				_ = ch.CloseWrite()
 				ch.Close()
 			}()
-			s.log.Debug("ssh session", "user", u.name, "type", req.Type, "command", command, "pty", ptyReq != nil)
+			s.log.Debug("ssh session", "user", u.Name, "type", req.Type, "command", command, "pty", ptyReq != nil)
 		}
 		if req.WantReply {
 			_ = req.Reply(ok, nil)
@@ -228,7 +210,7 @@ func (s *sshServer) session(u loginUser, ch ssh.Channel, reqs <-chan *ssh.Reques
 // command builds the process of a session: bash -c COMMAND for exec, a
 // login bash for shell, as the user, in their home, in a new process group
 // (a new session on a PTY) so a signal reaches everything it started.
-func (s *sshServer) command(u loginUser, command string, env []string, p *ptyRequest) *exec.Cmd {
+func (s *Server) command(u rhcos.User, command string, env []string, p *ptyRequest) *exec.Cmd {
 	var cmd *exec.Cmd
 	if command != "" {
 		cmd = exec.Command(s.shell, "-c", command)
@@ -236,12 +218,12 @@ func (s *sshServer) command(u loginUser, command string, env []string, p *ptyReq
 		cmd = exec.Command(s.shell, "-l")
 		cmd.Args[0] = "-bash" // a login shell reads /etc/profile, as sshd starts it
 	}
-	cmd.Dir = u.home
-	if _, err := os.Stat(u.home); err != nil {
+	cmd.Dir = u.Home
+	if _, err := os.Stat(u.Home); err != nil {
 		cmd.Dir = "/"
 	}
 	cmd.Env = append([]string{
-		"HOME=" + u.home, "USER=" + u.name, "LOGNAME=" + u.name, "SHELL=" + s.shell, "PATH=" + defaultPath,
+		"HOME=" + u.Home, "USER=" + u.Name, "LOGNAME=" + u.Name, "SHELL=" + s.shell, "PATH=" + rhcos.DefaultPath,
 	}, env...)
 	attr := &syscall.SysProcAttr{}
 	if p != nil {
@@ -250,8 +232,8 @@ func (s *sshServer) command(u loginUser, command string, env []string, p *ptyReq
 	} else {
 		attr.Setpgid = true
 	}
-	if u.uid != 0 {
-		attr.Credential = &syscall.Credential{Uid: u.uid, Gid: u.gid, Groups: []uint32{10}}
+	if u.UID != 0 {
+		attr.Credential = &syscall.Credential{Uid: u.UID, Gid: u.GID, Groups: []uint32{10}}
 	}
 	cmd.SysProcAttr = attr
 	return cmd
@@ -260,7 +242,7 @@ func (s *sshServer) command(u loginUser, command string, env []string, p *ptyReq
 // startPiped starts cmd with stdin, stdout and stderr on the channel and
 // waits for it and its output. Standard input is copied on its own: a
 // client that never sends EOF must not keep the session open.
-func (s *sshServer) startPiped(cmd *exec.Cmd, ch ssh.Channel) error {
+func (s *Server) startPiped(cmd *exec.Cmd, ch ssh.Channel) error {
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		return err
@@ -298,11 +280,15 @@ func acceptEnv(name string) bool {
 	return name == "LANG" || name == "LANGUAGE" || name == "TERM" || name == "COLORTERM" || strings.HasPrefix(name, "LC_")
 }
 
-var signals = map[ssh.Signal]syscall.Signal{
-	ssh.SIGABRT: syscall.SIGABRT, ssh.SIGALRM: syscall.SIGALRM, ssh.SIGFPE: syscall.SIGFPE, ssh.SIGHUP: syscall.SIGHUP,
-	ssh.SIGILL: syscall.SIGILL, ssh.SIGINT: syscall.SIGINT, ssh.SIGKILL: syscall.SIGKILL, ssh.SIGPIPE: syscall.SIGPIPE,
-	ssh.SIGQUIT: syscall.SIGQUIT, ssh.SIGSEGV: syscall.SIGSEGV, ssh.SIGTERM: syscall.SIGTERM, ssh.SIGUSR1: syscall.SIGUSR1,
-	ssh.SIGUSR2: syscall.SIGUSR2,
+// signalOf maps an RFC 4254 signal name to the process signal.
+func signalOf(name ssh.Signal) (syscall.Signal, bool) {
+	n, ok := map[ssh.Signal]syscall.Signal{
+		ssh.SIGABRT: syscall.SIGABRT, ssh.SIGALRM: syscall.SIGALRM, ssh.SIGFPE: syscall.SIGFPE, ssh.SIGHUP: syscall.SIGHUP,
+		ssh.SIGILL: syscall.SIGILL, ssh.SIGINT: syscall.SIGINT, ssh.SIGKILL: syscall.SIGKILL, ssh.SIGPIPE: syscall.SIGPIPE,
+		ssh.SIGQUIT: syscall.SIGQUIT, ssh.SIGSEGV: syscall.SIGSEGV, ssh.SIGTERM: syscall.SIGTERM, ssh.SIGUSR1: syscall.SIGUSR1,
+		ssh.SIGUSR2: syscall.SIGUSR2,
+	}[name]
+	return n, ok
 }
 
 type ptyRequest struct {

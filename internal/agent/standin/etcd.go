@@ -1,4 +1,4 @@
-package main
+package standin
 
 import (
 	"bytes"
@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"os/exec"
 	"sort"
@@ -15,6 +16,8 @@ import (
 	"github.com/coreos/ignition/v2/config/v3_2/types"
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/bootlab/bootlab/internal/agent/kubelet"
+	"github.com/bootlab/bootlab/internal/agent/rhcos"
 	"github.com/bootlab/bootlab/lab/probe"
 )
 
@@ -31,10 +34,9 @@ import (
 // controllers are the agent (a stand-in), and say so in the report.
 
 const (
-	chkEtcd = "etcd member"
-	// bootstrapMemberName is the bootstrap member's name, which the
+	// BootstrapMemberName is the bootstrap member's name, which the
 	// teardown controller looks for.
-	bootstrapMemberName = "etcd-bootstrap"
+	BootstrapMemberName = "etcd-bootstrap"
 	// bootstrapConfigMapKey is where the API server keeps ConfigMap
 	// kube-system/bootstrap in etcd.
 	bootstrapConfigMapKey = "/kubernetes.io/configmaps/kube-system/bootstrap"
@@ -43,27 +45,42 @@ const (
 	etcdPodCertDir = "/etc/kubernetes/static-pod-certs"
 )
 
-// Polling interval of the etcd operator stand-in (tests shorten it).
-var etcdPoll = 2 * time.Second
+// EtcdOperator plays the etcd operator's cluster member and bootstrap
+// teardown controllers on one rehearsal master.
+type EtcdOperator struct {
+	Log *slog.Logger
+	// Report sets the master's etcd check of the node's report.
+	Report func(ok, pending bool, detail string)
+	// Poll is how often it looks again (tests shorten it).
+	Poll time.Duration
+	// ReleasePath is the release metadata, which names the etcd image.
+	ReleasePath string
+}
 
-// etcdctl runs the node's real etcdctl with the client certificate.
-type etcdctl struct {
+// NewEtcdOperator returns the etcd operator stand-in as a master runs it.
+func NewEtcdOperator(log *slog.Logger, report func(ok, pending bool, detail string)) *EtcdOperator {
+	return &EtcdOperator{Log: log, Report: report, Poll: 2 * time.Second, ReleasePath: probe.ReleaseMetadataPath}
+}
+
+// Etcdctl runs the node's real etcdctl with the client certificate.
+type Etcdctl struct {
 	bin               string
 	endpoints         []string
 	cacert, cert, key string
 }
 
-func masterEtcdctl(endpoints ...string) etcdctl {
-	return etcdctl{bin: "etcdctl", endpoints: endpoints, cacert: probe.EtcdCABundle, cert: probe.EtcdClientCert, key: probe.EtcdClientKey}
+// MasterEtcdctl is a master's etcdctl with the node's client certificate.
+func MasterEtcdctl(endpoints ...string) Etcdctl {
+	return Etcdctl{bin: "etcdctl", endpoints: endpoints, cacert: probe.EtcdCABundle, cert: probe.EtcdClientCert, key: probe.EtcdClientKey}
 }
 
-func (c etcdctl) run(ctx context.Context, args ...string) ([]byte, error) {
+func (c Etcdctl) run(ctx context.Context, args ...string) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	defer cancel()
 	argv := append([]string{"--endpoints=" + strings.Join(c.endpoints, ","), "--cacert=" + c.cacert, "--cert=" + c.cert, "--key=" + c.key,
 		"--dial-timeout=3s", "--command-timeout=5s"}, args...)
 	cmd := exec.CommandContext(ctx, c.bin, argv...)
-	cmd.Env = []string{"ETCDCTL_API=3", "PATH=" + defaultPath}
+	cmd.Env = []string{"ETCDCTL_API=3", "PATH=" + rhcos.DefaultPath}
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	if err := cmd.Run(); err != nil {
@@ -72,8 +89,8 @@ func (c etcdctl) run(ctx context.Context, args ...string) ([]byte, error) {
 	return out.Bytes(), nil
 }
 
-// etcdMember is a member as `etcdctl member list -w json` prints it.
-type etcdMember struct {
+// Member is a member as `etcdctl member list -w json` prints it.
+type Member struct {
 	ID         uint64   `json:"ID"`
 	Name       string   `json:"name"`
 	PeerURLs   []string `json:"peerURLs"`
@@ -81,15 +98,16 @@ type etcdMember struct {
 	IsLearner  bool     `json:"isLearner"`
 }
 
-func (m etcdMember) hexID() string { return fmt.Sprintf("%x", m.ID) }
+func (m Member) hexID() string { return fmt.Sprintf("%x", m.ID) }
 
-func (c etcdctl) members(ctx context.Context) ([]etcdMember, error) {
+// Members lists the cluster's members.
+func (c Etcdctl) Members(ctx context.Context) ([]Member, error) {
 	out, err := c.run(ctx, "member", "list", "-w", "json")
 	if err != nil {
 		return nil, err
 	}
 	var l struct {
-		Members []etcdMember `json:"members"`
+		Members []Member `json:"members"`
 	}
 	if err := json.Unmarshal(out, &l); err != nil {
 		return nil, fmt.Errorf("etcdctl member list: %w", err)
@@ -98,7 +116,7 @@ func (c etcdctl) members(ctx context.Context) ([]etcdMember, error) {
 }
 
 // healthy reports whether every endpoint answers etcdctl endpoint health.
-func (c etcdctl) healthy(ctx context.Context, endpoints []string) (bool, string) {
+func (c Etcdctl) healthy(ctx context.Context, endpoints []string) (bool, string) {
 	cc := c
 	cc.endpoints = endpoints
 	if _, err := cc.run(ctx, "endpoint", "health"); err != nil {
@@ -107,8 +125,8 @@ func (c etcdctl) healthy(ctx context.Context, endpoints []string) (bool, string)
 	return true, ""
 }
 
-// memberSummary is "etcd-bootstrap, master-0 (learner), ..." for reports.
-func memberSummary(ms []etcdMember) string {
+// MemberSummary is "etcd-bootstrap, master-0 (learner), ..." for reports.
+func MemberSummary(ms []Member) string {
 	var parts []string
 	for _, m := range ms {
 		n := m.Name
@@ -124,32 +142,32 @@ func memberSummary(ms []etcdMember) string {
 	return fmt.Sprintf("%d: %s", len(ms), strings.Join(parts, ", "))
 }
 
-// joinEtcd plays the etcd operator's cluster member controller for this
-// master and starts its etcd pod; on the first master by name it then
-// plays the bootstrap teardown controller.
-func (a *agent) joinEtcd(ctx context.Context, self probe.NodeExpect, join *probe.EtcdJoin, leader bool, cfg types.Config) {
+// Join plays the etcd operator's cluster member controller for this
+// master and starts its etcd pod; on the first master by name (leader)
+// it then plays the bootstrap teardown controller.
+func (o *EtcdOperator) Join(ctx context.Context, self probe.NodeExpect, join *probe.EtcdJoin, leader bool, cfg types.Config) {
 	// The kernel starts /init with no PATH: etcdctl and the kubelet
 	// stand-in's etcd are found in the node's usual one.
-	_ = os.Setenv("PATH", defaultPath)
+	_ = os.Setenv("PATH", rhcos.DefaultPath)
 	// Lay the merged config's files down as Ignition would: the etcd
 	// certificates among them.
-	if _, err := writeIgnitionFiles(cfg); err != nil {
-		a.rep.set(chkEtcd, false, false, "write the Ignition files: %v", err)
+	if _, err := rhcos.WriteIgnitionFiles(cfg); err != nil {
+		o.Report(false, false, fmt.Sprintf("write the Ignition files: %v", err))
 		return
 	}
 	bootEP := "https://" + join.BootstrapIP + ":2379"
 	myPeer := "https://" + self.IP + ":2380"
-	boot := masterEtcdctl(bootEP)
+	boot := MasterEtcdctl(bootEP)
 	say := func(ok, pending bool, format string, args ...any) {
-		a.rep.set(chkEtcd, ok, pending, "etcd operator stand-in: "+format+memInUse(), args...)
+		o.Report(ok, pending, fmt.Sprintf("etcd operator stand-in: "+format+memInUse(), args...))
 	}
 	say(false, true, "waiting for the bootstrap member at %s (stage 07 starts it)", bootEP)
 
 	// 1. member add --learner, retried: the cluster takes one learner at
 	// a time, as the operator adds one master at a time.
-	var members []etcdMember
+	var members []Member
 	for {
-		ms, err := boot.members(ctx)
+		ms, err := boot.Members(ctx)
 		if err == nil {
 			mine := findPeer(ms, myPeer)
 			if mine != nil && mine.Name != "" {
@@ -160,7 +178,7 @@ func (a *agent) joinEtcd(ctx context.Context, self probe.NodeExpect, join *probe
 				_, err = boot.run(ctx, "member", "add", self.Name, "--peer-urls="+myPeer, "--learner")
 			}
 			if err == nil {
-				if members, err = boot.members(ctx); err == nil && findPeer(members, myPeer) != nil && findPeer(members, myPeer).Name == "" {
+				if members, err = boot.Members(ctx); err == nil && findPeer(members, myPeer) != nil && findPeer(members, myPeer).Name == "" {
 					break
 				}
 			}
@@ -168,24 +186,27 @@ func (a *agent) joinEtcd(ctx context.Context, self probe.NodeExpect, join *probe
 		if err != nil {
 			say(false, true, "member add %s --learner against %s: %v (retrying)", self.Name, bootEP, err)
 		}
-		if !sleepCtx(ctx, etcdPoll) {
+		if !sleepCtx(ctx, o.Poll) {
 			return
 		}
 	}
-	a.log.Info("etcd operator stand-in: added this master as a learner", "member", self.Name, "members", memberSummary(members))
-	say(false, true, "added %s as a learner; members %s; starting its etcd pod", self.Name, memberSummary(members))
+	o.Log.Info("etcd operator stand-in: added this master as a learner", "member", self.Name, "members", MemberSummary(members))
+	say(false, true, "added %s as a learner; members %s; starting its etcd pod", self.Name, MemberSummary(members))
 
 	// 2. The etcd pod lands on the master; its kubelet starts it.
-	if err := writeMasterEtcdPod(staticPodDir, self, members); err != nil {
+	image := ""
+	if rel, _ := readRelease(o.ReleasePath); rel != nil {
+		image = rel.Components["etcd"]
+	}
+	if err := writeMasterEtcdPod(kubelet.StaticPodDir, self, members, image); err != nil {
 		say(false, false, "write the etcd pod: %v", err)
 		return
 	}
-	kl := &kubelet{log: a.log, dir: staticPodDir, pods: map[string]*runningPod{}}
-	go kl.run(ctx)
+	go kubelet.New(o.Log, kubelet.StaticPodDir, nil).Run(ctx)
 
 	// 3. Promote once the learner has caught up.
 	for {
-		ms, err := boot.members(ctx)
+		ms, err := boot.Members(ctx)
 		if err == nil {
 			mine := findPeer(ms, myPeer)
 			switch {
@@ -204,32 +225,32 @@ func (a *agent) joinEtcd(ctx context.Context, self probe.NodeExpect, join *probe
 			}
 		}
 		say(false, true, "member promote %s: %v (retrying until the learner is in sync)", self.Name, err)
-		if !sleepCtx(ctx, etcdPoll) {
+		if !sleepCtx(ctx, o.Poll) {
 			return
 		}
 	}
-	local := masterEtcdctl("https://" + self.IP + ":2379")
+	local := MasterEtcdctl("https://" + self.IP + ":2379")
 	for {
 		if ok, detail := local.healthy(ctx, local.endpoints); ok {
 			break
 		} else {
 			say(false, true, "%s promoted; waiting for its etcd to be healthy: %s", self.Name, detail)
 		}
-		if !sleepCtx(ctx, etcdPoll) {
+		if !sleepCtx(ctx, o.Poll) {
 			return
 		}
 	}
-	if ms, err := local.members(ctx); err == nil {
+	if ms, err := local.Members(ctx); err == nil {
 		members = ms
 	}
-	a.log.Info("etcd operator stand-in: promoted this master's member", "member", self.Name, "members", memberSummary(members))
-	say(true, false, "%s joined (added as a learner, promoted when in sync; real etcd); members %s", self.Name, memberSummary(members))
+	o.Log.Info("etcd operator stand-in: promoted this master's member", "member", self.Name, "members", MemberSummary(members))
+	say(true, false, "%s joined (added as a learner, promoted when in sync; real etcd); members %s", self.Name, MemberSummary(members))
 	if leader {
-		a.teardownBootstrapMember(ctx, self, local, join)
+		o.teardownBootstrapMember(ctx, self, local, join)
 	}
 }
 
-func findPeer(ms []etcdMember, peer string) *etcdMember {
+func findPeer(ms []Member, peer string) *Member {
 	for i := range ms {
 		for _, u := range ms[i].PeerURLs {
 			if u == peer {

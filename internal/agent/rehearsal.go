@@ -1,8 +1,9 @@
-package main
+package agent
 
 import (
 	"context"
 	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -18,6 +19,10 @@ import (
 	"golang.org/x/sys/unix"
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/bootlab/bootlab/internal/agent/kubelet"
+	"github.com/bootlab/bootlab/internal/agent/rhcos"
+	"github.com/bootlab/bootlab/internal/agent/sshd"
+	"github.com/bootlab/bootlab/internal/agent/standin"
 	"github.com/bootlab/bootlab/lab/ignition"
 	"github.com/bootlab/bootlab/lab/probe"
 )
@@ -29,15 +34,11 @@ import (
 
 const chkSSH = "serve ssh :22"
 
-// sudoPath is where the sudo stand-in lives: a set-user-ID link to the
-// agent, which acts as sudo when started under that name (sudoMain).
-const sudoPath = "/usr/bin/sudo"
-
 // rehearse prepares the node and starts its SSH server.
-func (a *agent) rehearse(self probe.NodeExpect, cfg types.Config) {
+func (a *Agent) rehearse(self probe.NodeExpect, cfg types.Config) {
 	// The kernel starts /init with no PATH; sudo and the shells get theirs.
-	_ = os.Setenv("PATH", defaultPath)
-	n, err := writeIgnitionFiles(cfg)
+	_ = os.Setenv("PATH", rhcos.DefaultPath)
+	n, err := rhcos.WriteIgnitionFiles(cfg)
 	if err != nil {
 		a.rep.set(chkSSH, false, false, "write Ignition files: %v", err)
 		return
@@ -66,7 +67,7 @@ func (a *agent) rehearse(self probe.NodeExpect, cfg types.Config) {
 		a.rep.set(chkSSH, false, false, "no host key at %s in the Ignition config: %v", probe.SSHHostKeyPath, err)
 		return
 	}
-	srv, err := newSSHServer(hostKey, keys, a.log)
+	srv, err := sshd.New(hostKey, keys, a.log)
 	if err != nil {
 		a.rep.set(chkSSH, false, false, "%v", err)
 		return
@@ -76,20 +77,19 @@ func (a *agent) rehearse(self probe.NodeExpect, cfg types.Config) {
 		a.rep.set(chkSSH, false, false, "listen: %v", err)
 		return
 	}
-	go func() { _ = srv.serve(ln) }()
+	go func() { _ = srv.Serve(ln) }()
 	a.writeResolvConf()
-	kl := &kubelet{log: a.log, dir: staticPodDir, pods: map[string]*runningPod{},
-		services: map[string]func(corev1.Pod, corev1.Container) (func(), error){
-			"machine-config-server": func(corev1.Pod, corev1.Container) (func(), error) { return a.startMCS(self) },
-			"kube-apiserver":        func(corev1.Pod, corev1.Container) (func(), error) { return a.startAPI(self) },
-		}}
-	go kl.run(context.Background())
+	kl := kubelet.New(a.log, kubelet.StaticPodDir, map[string]kubelet.Service{
+		"machine-config-server": func(corev1.Pod, corev1.Container) (func(), error) { return a.startMCS(self) },
+		"kube-apiserver":        func(corev1.Pod, corev1.Container) (func(), error) { return a.startAPI(self) },
+	})
+	go kl.Run(context.Background())
 	a.rep.set(chkSSH, true, false, "listening on :22 (users root and core, the lab's key; core runs root commands with sudo -n)")
 }
 
 // writeResolvConf points the node's resolver at the DHCP server's DNS
 // (the lab's dnsmasq), as NetworkManager does on RHCOS.
-func (a *agent) writeResolvConf() {
+func (a *Agent) writeResolvConf() {
 	var b strings.Builder
 	if a.lease != nil {
 		if a.lease.Domain != "" {
@@ -111,7 +111,7 @@ const mcsCheck = "serve mcs :22623"
 // starts the machine-config-server container of the pod stage 12 lands:
 // TLS with /etc/ssl/mcs (which stage 12 copies), serving the master
 // config under /etc/mcs/bootstrap.
-func (a *agent) startMCS(self probe.NodeExpect) (func(), error) {
+func (a *Agent) startMCS(self probe.NodeExpect) (func(), error) {
 	cert, err := tls.LoadX509KeyPair("/etc/ssl/mcs/tls.crt", "/etc/ssl/mcs/tls.key")
 	if err != nil {
 		return nil, fmt.Errorf("serving certificate: %w", err)
@@ -137,7 +137,7 @@ func (a *agent) startMCS(self probe.NodeExpect) (func(), error) {
 }
 
 // serveTLSOn serves h with TLS on port until the returned stop is called.
-func (a *agent) serveTLSOn(port int, cert tls.Certificate, h http.Handler) (func(), error) {
+func (a *Agent) serveTLSOn(port int, cert tls.Certificate, h http.Handler) (func(), error) {
 	ln, err := net.Listen("tcp", fmt.Sprintf(":%d", port))
 	if err != nil {
 		return nil, err
@@ -170,33 +170,6 @@ func hasCmdlineFlag(cmdline, flag string) bool {
 	return false
 }
 
-// writeIgnitionFiles writes every storage.files entry of cfg, with its
-// mode, as Ignition does in the initramfs.
-func writeIgnitionFiles(cfg types.Config) (int, error) {
-	n := 0
-	for _, f := range cfg.Storage.Files {
-		data, _, err := ignition.FileContents(cfg, f.Path)
-		if err != nil {
-			return n, err
-		}
-		mode := fs.FileMode(0o644)
-		if f.Mode != nil {
-			mode = fs.FileMode(*f.Mode)
-		}
-		if err := os.MkdirAll(filepath.Dir(f.Path), 0o755); err != nil {
-			return n, err
-		}
-		if err := os.WriteFile(f.Path, data, mode); err != nil {
-			return n, err
-		}
-		if err := os.Chmod(f.Path, mode); err != nil { // past the umask
-			return n, err
-		}
-		n++
-	}
-	return n, nil
-}
-
 // authorizedKeys returns the SSH keys Ignition gives user.
 func authorizedKeys(cfg types.Config, user string) []string {
 	var out []string
@@ -212,37 +185,37 @@ func authorizedKeys(cfg types.Config, user string) []string {
 
 // setupCore gives core its home and keys where RHCOS's Ignition puts them.
 func setupCore(keys []string) error {
-	core := loginUsers["core"]
-	dir := filepath.Join(core.home, ".ssh", "authorized_keys.d")
+	core := rhcos.Core()
+	dir := filepath.Join(core.Home, ".ssh", "authorized_keys.d")
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
 	}
 	if err := os.WriteFile(filepath.Join(dir, "ignition"), []byte(strings.Join(keys, "\n")+"\n"), 0o600); err != nil {
 		return err
 	}
-	for _, p := range []string{core.home, filepath.Join(core.home, ".ssh"), dir, filepath.Join(dir, "ignition")} {
-		if err := os.Chown(p, int(core.uid), int(core.gid)); err != nil {
+	for _, p := range []string{core.Home, filepath.Join(core.Home, ".ssh"), dir, filepath.Join(dir, "ignition")} {
+		if err := os.Chown(p, int(core.UID), int(core.GID)); err != nil {
 			return err
 		}
 	}
-	return os.Chmod(core.home, 0o700)
+	return os.Chmod(core.Home, 0o700)
 }
 
-// setupSudo links sudoPath to the agent and makes it set-user-ID root.
+// setupSudo links standin.SudoPath to the agent and makes it set-user-ID root.
 func setupSudo() error {
 	self, err := os.Executable()
 	if err != nil {
 		self = "/init"
 	}
-	_ = os.Remove(sudoPath)
-	if err := os.Link(self, sudoPath); err != nil {
-		return fmt.Errorf("link %s to %s: %w", sudoPath, self, err)
+	_ = os.Remove(standin.SudoPath)
+	if err := os.Link(self, standin.SudoPath); err != nil {
+		return fmt.Errorf("link %s to %s: %w", standin.SudoPath, self, err)
 	}
-	if err := os.Chmod(sudoPath, 0o4755|fs.ModeSetuid); err != nil {
+	if err := os.Chmod(standin.SudoPath, 0o4755|fs.ModeSetuid); err != nil {
 		return err
 	}
-	for _, name := range standInNames {
-		p := filepath.Join(filepath.Dir(sudoPath), name)
+	for _, name := range standin.Names() {
+		p := filepath.Join(filepath.Dir(standin.SudoPath), name)
 		_ = os.Remove(p)
 		if err := os.Symlink(self, p); err != nil {
 			return fmt.Errorf("link %s: %w", p, err)
@@ -251,96 +224,26 @@ func setupSudo() error {
 	return nil
 }
 
-// sudoMain is the sudo stand-in: core (or root) may run any command as
-// root without a password, as RHCOS's sudoers lets core. It understands
-// the options the stage transport and learners use: -n, -E, -H, -i, -s,
-// -u root and --.
-func sudoMain(args []string) int {
-	uid := os.Getuid()
-	if uid != 0 && uid != int(loginUsers["core"].uid) {
-		fmt.Fprintln(os.Stderr, "sudo: a password is required (only core may sudo on this node)")
-		return 1
+// startAPI starts the API stand-in on 6443, as the kubelet starts the
+// bootstrap kube-apiserver pod cluster-bootstrap lands: TLS with the
+// api-int certificate, /readyz, /livez and /healthz "ok".
+func (a *Agent) startAPI(self probe.NodeExpect) (func(), error) {
+	cert, err := tls.LoadX509KeyPair("/opt/openshift/tls/machine-config-server.crt", "/opt/openshift/tls/machine-config-server.key")
+	if err != nil {
+		return nil, fmt.Errorf("serving certificate: %w", err)
 	}
-	login, keepEnv := false, false
-	for len(args) > 0 && strings.HasPrefix(args[0], "-") {
-		opt := args[0]
-		args = args[1:]
-		switch opt {
-		case "--":
-			goto run
-		case "-n", "--non-interactive", "-H", "--set-home", "-S", "--stdin":
-		case "-E", "--preserve-env":
-			keepEnv = true
-		case "-i", "--login", "-s", "--shell":
-			login = true
-		case "-u", "--user":
-			if len(args) == 0 || (args[0] != "root" && args[0] != "0" && args[0] != "#0") {
-				fmt.Fprintln(os.Stderr, "sudo: this node's sudo (a bootlab stand-in) runs commands as root only")
-				return 1
-			}
-			args = args[1:]
-		case "-V", "--version":
-			fmt.Println("sudo: bootlab's stand-in for sudo on the rehearsal bootstrap (core may run anything as root, as on RHCOS)")
-			return 0
-		default:
-			fmt.Fprintf(os.Stderr, "sudo: option %s is not supported by this node's sudo (a bootlab stand-in)\n", opt)
-			return 1
-		}
+	if _, err := x509.ParseCertificate(cert.Certificate[0]); err != nil {
+		return nil, err
 	}
-run:
-	if len(args) == 0 && !login {
-		fmt.Fprintln(os.Stderr, "usage: sudo [-n] [-E] [-i] [--] COMMAND [ARG...]")
-		return 1
+	stop, err := a.serveTLSOn(6443, cert, probe.APIStandIn(self.Name))
+	if err != nil {
+		return nil, err
 	}
-	if err := unix.Setgroups([]int{0}); err != nil {
-		fmt.Fprintf(os.Stderr, "sudo: %v (is %s set-user-ID root?)\n", err, sudoPath)
-		return 1
-	}
-	if err := unix.Setresgid(0, 0, 0); err != nil {
-		fmt.Fprintf(os.Stderr, "sudo: %v\n", err)
-		return 1
-	}
-	if err := unix.Setresuid(0, 0, 0); err != nil {
-		fmt.Fprintf(os.Stderr, "sudo: %v\n", err)
-		return 1
-	}
-	env := []string{"HOME=/root", "USER=root", "LOGNAME=root", "SHELL=/bin/bash", "PATH=" + defaultPath,
-		fmt.Sprintf("SUDO_UID=%d", uid), fmt.Sprintf("SUDO_GID=%d", os.Getgid()), "SUDO_USER=" + userName(uid)}
-	for _, kv := range os.Environ() {
-		name, _, _ := strings.Cut(kv, "=")
-		if keepEnv && name != "PATH" && name != "HOME" && !strings.HasPrefix(name, "LD_") {
-			env = append(env, kv)
-		} else if name == "TERM" || name == "LANG" || strings.HasPrefix(name, "LC_") {
-			env = append(env, kv)
-		}
-	}
-	if login {
-		if len(args) == 0 {
-			args = []string{"/bin/bash", "-l"}
-		} else {
-			args = []string{"/bin/bash", "-c", strings.Join(args, " ")}
-		}
-		_ = os.Chdir("/root")
-	}
-	path := args[0]
-	if !strings.Contains(path, "/") {
-		for _, dir := range filepath.SplitList(defaultPath) {
-			if fi, err := os.Stat(filepath.Join(dir, path)); err == nil && !fi.IsDir() && fi.Mode()&0o111 != 0 {
-				path = filepath.Join(dir, path)
-				break
-			}
-		}
-	}
-	err := unix.Exec(path, args, env)
-	fmt.Fprintf(os.Stderr, "sudo: %s: %v\n", args[0], err)
-	return 1
+	a.rep.set(apiCheck, true, false, "bootstrap API stand-in started by stage 13 (cluster-bootstrap landed the kube-apiserver pod)")
+	return func() {
+		stop()
+		a.rep.set(apiCheck, false, false, "bootstrap API stopped: cluster-bootstrap tore the temporary control plane down")
+	}, nil
 }
 
-func userName(uid int) string {
-	for _, u := range loginUsers {
-		if int(u.uid) == uid {
-			return u.name
-		}
-	}
-	return fmt.Sprint(uid)
-}
+const apiCheck = "serve api :6443"

@@ -1,4 +1,4 @@
-package main
+package agent
 
 import (
 	"crypto/ecdsa"
@@ -39,7 +39,7 @@ func serveChecks(self probe.NodeExpect) []string {
 	return out
 }
 
-func (a *agent) startServers(self probe.NodeExpect, cfg types.Config) {
+func (a *Agent) startServers(self probe.NodeExpect, cfg types.Config) {
 	file := func(path string) []byte {
 		data, _, _ := ignition.FileContents(cfg, path)
 		return data
@@ -84,7 +84,7 @@ func (a *agent) startServers(self probe.NodeExpect, cfg types.Config) {
 	}
 }
 
-func (a *agent) listen(check string, port int, tlsCfg *tls.Config, h http.Handler) {
+func (a *Agent) listen(check string, port int, tlsCfg *tls.Config, h http.Handler) {
 	ln, err := net.Listen("tcp", fmt.Sprintf(":%d", port))
 	if err != nil {
 		a.rep.set(check, false, false, "listen: %v", err)

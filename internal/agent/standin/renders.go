@@ -1,4 +1,4 @@
-package main
+package standin
 
 import (
 	"encoding/base64"
@@ -17,12 +17,27 @@ import (
 	"github.com/bootlab/bootlab/lab/probe"
 )
 
+// renderFunc plays one operator's `render` command.
+type renderFunc func(run *podmanRun, rel *probe.RehearsalRelease, f map[string]string) error
+
 // renders play the operators' `render` commands: each writes the files
 // its operator's render writes, in the directories its flags name.
 // Components are keyed by image-references name ("" is the release
 // image, whose entrypoint is the cluster-version-operator).
-var renders = map[string]func(run *podmanRun, rel *probe.RehearsalRelease, f map[string]string) error{
-	"cluster-etcd-operator": renderEtcd,
+func (t *Tools) renders() map[string]renderFunc {
+	return map[string]renderFunc{
+		"cluster-etcd-operator":                    t.renderEtcd,
+		"":                                         renderCVO,
+		"cluster-config-api":                       renderAPI,
+		"cluster-authentication-operator":          renderAuthAPI,
+		"cluster-config-operator":                  renderConfig,
+		"cluster-kube-apiserver-operator":          renderKAS,
+		"cluster-kube-controller-manager-operator": renderKCM,
+		"cluster-kube-scheduler-operator":          renderScheduler,
+		"cluster-ingress-operator":                 renderIngress,
+		"cluster-node-tuning-operator":             renderNodeTuning,
+		"cloud-credential-operator":                renderCCO,
+	}
 }
 
 // writeFiles writes files (relative to dir) with their modes.
@@ -54,8 +69,8 @@ func yamlOut(obj any, mode os.FileMode) (fileOut, error) {
 
 // bootstrapSelf returns the bootstrap node's name and address from the
 // probe config the agent wrote.
-func bootstrapSelf() (probe.NodeExpect, error) {
-	data, err := os.ReadFile(probeConfigPath)
+func (t *Tools) bootstrapSelf() (probe.NodeExpect, error) {
+	data, err := os.ReadFile(t.ProbeConfigPath)
 	if err != nil {
 		return probe.NodeExpect{}, err
 	}
@@ -68,7 +83,7 @@ func bootstrapSelf() (probe.NodeExpect, error) {
 			return n, nil
 		}
 	}
-	return probe.NodeExpect{}, fmt.Errorf("%s names no bootstrap node", probeConfigPath)
+	return probe.NodeExpect{}, fmt.Errorf("%s names no bootstrap node", t.ProbeConfigPath)
 }
 
 // Paths of the bootstrap etcd member, as the cluster-etcd-operator's
@@ -84,7 +99,7 @@ const (
 // secrets and config maps for the bootstrap API server under manifests/,
 // and the CA bundle and client certificate under tls/. Certificates are
 // signed by tls/etcd-signer (an intermediate of the lab CA).
-func renderEtcd(run *podmanRun, rel *probe.RehearsalRelease, f map[string]string) error {
+func (t *Tools) renderEtcd(run *podmanRun, rel *probe.RehearsalRelease, f map[string]string) error {
 	out := f["asset-output-dir"]
 	if out == "" {
 		return fmt.Errorf("--asset-output-dir is required")
@@ -107,7 +122,7 @@ func renderEtcd(run *podmanRun, rel *probe.RehearsalRelease, f map[string]string
 		return fmt.Errorf("root CA: %w", err)
 	}
 	signer := pki.Pair{CertPEM: signerCert, KeyPEM: signerKey}
-	self, err := bootstrapSelf()
+	self, err := t.bootstrapSelf()
 	if err != nil {
 		return err
 	}
@@ -212,13 +227,6 @@ func renderEtcd(run *podmanRun, rel *probe.RehearsalRelease, f map[string]string
 		files[name] = fo
 	}
 	return writeFiles(out, files)
-}
-
-func init() {
-	renders[""] = renderCVO
-	renders["cluster-config-api"] = renderAPI
-	renders["cluster-authentication-operator"] = renderAuthAPI
-	renders["cluster-config-operator"] = renderConfig
 }
 
 // crd is a CustomResourceDefinition of an OpenShift API group, with an
@@ -379,20 +387,8 @@ func renderCVO(run *podmanRun, rel *probe.RehearsalRelease, f map[string]string)
 	return writeFiles(f["output-dir"], files)
 }
 
-func init() {
-	renders["cluster-kube-apiserver-operator"] = renderKAS
-	renders["cluster-kube-controller-manager-operator"] = renderKCM
-	renders["cluster-kube-scheduler-operator"] = renderScheduler
-	renders["cluster-ingress-operator"] = renderIngress
-	renders["cluster-node-tuning-operator"] = renderNodeTuning
-}
-
 // Host paths every bootstrap control-plane pod mounts.
 const (
 	bootstrapSecretsDir = "/etc/kubernetes/bootstrap-secrets"
 	bootstrapConfigsDir = "/etc/kubernetes/bootstrap-configs"
 )
-
-func init() {
-	renders["cloud-credential-operator"] = renderCCO
-}
