@@ -184,6 +184,12 @@ func TestImportArrows(t *testing.T) {
 // finds suspiciously few.
 func goSources(t *testing.T, fn func(rel string, data []byte)) {
 	t.Helper()
+	walkGo(t, false, fn)
+}
+
+// walkGo is goSources, with the test files too when tests is true.
+func walkGo(t *testing.T, tests bool, fn func(rel string, data []byte)) {
+	t.Helper()
 	root, err := filepath.Abs(filepath.Join("..", ".."))
 	if err != nil {
 		t.Fatal(err)
@@ -199,7 +205,7 @@ func goSources(t *testing.T, fn func(rel string, data []byte)) {
 			}
 			return nil
 		}
-		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+		if !strings.HasSuffix(path, ".go") || (!tests && strings.HasSuffix(path, "_test.go")) {
 			return nil
 		}
 		data, err := os.ReadFile(path)
@@ -237,19 +243,6 @@ func TestOnlyLabWritesState(t *testing.T) {
 			if save.MatchString(line) {
 				t.Errorf("%s:%d writes lab state or takes the lab lock outside package lab: call lab.UpdateState: %s", rel, i+1, strings.TrimSpace(line))
 			}
-		}
-	})
-}
-
-// maxLines is how long a hand-written, non-test Go file may grow before it
-// is split by concern: a reader should find one thing in one file.
-const maxLines = 400
-
-// No hand-written, non-test Go file is over maxLines lines.
-func TestNoLongFiles(t *testing.T) {
-	goSources(t, func(rel string, data []byte) {
-		if n := strings.Count(string(data), "\n"); n > maxLines {
-			t.Errorf("%s has %d lines (at most %d): split it by concern", rel, n, maxLines)
 		}
 	})
 }
