@@ -79,71 +79,12 @@ func New(console *Console) *Agent {
 func (a *Agent) Run(ctx context.Context) {
 	go a.rep.heartbeat()
 	a.rep.pending("waiting", chkModules, chkNIC, chkDHCP, chkFwCfg, chkFetch, chkAddress, chkHostname)
-
-	n, err := loadModules()
-	if err != nil {
-		a.rep.set(chkModules, false, false, "%v", err)
-	} else {
-		a.rep.set(chkModules, true, false, "loaded %d modules", n)
-	}
-
-	a.rep.start(chkNIC)
-	ifname, mac, err := findNIC(20 * time.Second)
-	if err != nil {
-		a.failRest(chkNIC, err.Error())
+	a.checkModules()
+	if !a.upNIC() || !a.upDHCP(ctx) {
 		return
 	}
-	a.ifname, a.mac = ifname, mac
-	a.rep.identity("", "", mac.String(), "")
-	_ = linkUp("lo")
-	if err := linkUp(ifname); err != nil {
-		a.failRest(chkNIC, err.Error())
-		return
-	}
-	a.rep.set(chkNIC, true, false, "%s %s up", ifname, mac)
-
-	a.rep.start(chkDHCP)
-	dctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
-	lease, err := dhcpLease(dctx, ifname, mac)
-	cancel()
-	if err != nil {
-		a.failRest(chkDHCP, "no lease on "+ifname+": "+err.Error())
-		return
-	}
-	a.lease = lease
-	ones, _ := lease.Mask.Size()
-	if err := setAddr(ifname, lease.IP, lease.Mask); err != nil {
-		a.failRest(chkDHCP, err.Error())
-		return
-	}
-	if lease.Hostname != "" {
-		_ = setHostname(lease.Hostname)
-	}
-	a.rep.identity("", "", "", lease.IP.String())
-	a.rep.set(chkDHCP, true, false, "lease %s/%d from %s, hostname %q, DNS %v", lease.IP, ones, lease.Server, lease.Hostname, lease.DNS)
-	a.dialer = a.newDialer()
-
-	a.rep.start(chkFwCfg)
-	raw, err := readFwCfg(15 * time.Second)
-	if err != nil {
-		a.failRest(chkFwCfg, err.Error())
-		return
-	}
-	cfg, err := ignition.Parse(raw)
-	if err != nil {
-		a.failRest(chkFwCfg, fmt.Sprintf("read %d bytes from fw_cfg: %v", len(raw), err))
-		return
-	}
-	kind := "a full config"
-	if len(cfg.Ignition.Config.Merge) > 0 {
-		kind = "a pointer config to " + deref(cfg.Ignition.Config.Merge[0].Source)
-	}
-	a.rep.set(chkFwCfg, true, false, "%d bytes, spec %s, %s", len(raw), cfg.Ignition.Version, kind)
-
-	a.rep.start(chkFetch)
-	merged, err := a.fetch(ctx, cfg)
-	if err != nil {
-		a.failRest(chkFetch, err.Error())
+	merged, ok := a.readConfig(ctx)
+	if !ok {
 		return
 	}
 	pc, err := probe.ParseProbeConfig(merged)
@@ -151,45 +92,19 @@ func (a *Agent) Run(ctx context.Context) {
 		a.failRest(chkFetch, err.Error())
 		return
 	}
-	self, ok := pc.Self(mac.String())
+	self, ok := pc.Self(a.mac.String())
 	if !ok {
-		a.rep.set(chkAddress, false, false, "MAC %s is not a node of the served config (nodes: %d)", mac, len(pc.Nodes))
-		a.rep.set(chkHostname, false, false, "MAC %s is not in the served config", mac)
+		a.rep.set(chkAddress, false, false, "MAC %s is not a node of the served config (nodes: %d)", a.mac, len(pc.Nodes))
+		a.rep.set(chkHostname, false, false, "MAC %s is not in the served config", a.mac)
 		return
 	}
 	a.rep.identity(self.Name, self.Role, "", "")
-
-	// Declare the rest so the report is complete only when all are done.
-	var dnsChecks []string
-	for _, ne := range pc.Resolve {
-		dnsChecks = append(dnsChecks, "dns "+dnsLabel(ne))
-	}
-	dnsChecks = append(dnsChecks, "dns "+self.FQDN)
-	serve := serveChecks(self)
 	rehearsal := pc.Rehearsal && self.Role == probe.RoleBootstrap
-	if rehearsal {
-		serve = []string{chkSSH}
-	}
 	if self.Role == probe.RoleMaster && pc.Etcd != nil {
 		a.etcd = pc.Etcd
-		serve = append(serve, chkEtcd)
 	}
-	a.rep.pending("waiting", append(dnsChecks, serve...)...)
-
-	if lease.IP.String() == self.IP {
-		a.rep.set(chkAddress, true, false, "%s is the reserved address", lease.IP)
-	} else {
-		a.rep.set(chkAddress, false, false, "DHCP gave %s, the reservation for %s is %s", lease.IP, mac, self.IP)
-	}
-	short, _, _ := strings.Cut(lease.Hostname, ".")
-	switch {
-	case lease.Hostname == "":
-		a.rep.set(chkHostname, false, false, "DHCP gave no hostname, expected %s", self.Name)
-	case short == self.Name && (short == lease.Hostname || lease.Hostname == self.FQDN):
-		a.rep.set(chkHostname, true, false, "DHCP hostname %s", lease.Hostname)
-	default:
-		a.rep.set(chkHostname, false, false, "DHCP hostname %q, expected %s", lease.Hostname, self.Name)
-	}
+	a.declareChecks(pc, self, rehearsal)
+	a.checkLease(self)
 
 	// Serve first: the load balancer and the other nodes wait on us. A
 	// rehearsal bootstrap serves SSH only: the stages start the rest.
@@ -201,7 +116,134 @@ func (a *Agent) Run(ctx context.Context) {
 	if a.etcd != nil {
 		go a.etcdOperator().Join(ctx, self, a.etcd, etcdLeader(pc, self), merged)
 	}
+	a.checkAllDNS(ctx, pc, self)
+}
 
+// checkModules loads the initramfs's kernel modules.
+func (a *Agent) checkModules() {
+	n, err := loadModules()
+	if err != nil {
+		a.rep.set(chkModules, false, false, "%v", err)
+	} else {
+		a.rep.set(chkModules, true, false, "loaded %d modules", n)
+	}
+}
+
+// upNIC finds the node's NIC and brings it (and lo) up.
+func (a *Agent) upNIC() bool {
+	a.rep.start(chkNIC)
+	ifname, mac, err := findNIC(20 * time.Second)
+	if err != nil {
+		a.failRest(chkNIC, err.Error())
+		return false
+	}
+	a.ifname, a.mac = ifname, mac
+	a.rep.identity("", "", mac.String(), "")
+	_ = linkUp("lo")
+	if err := linkUp(ifname); err != nil {
+		a.failRest(chkNIC, err.Error())
+		return false
+	}
+	a.rep.set(chkNIC, true, false, "%s %s up", ifname, mac)
+	return true
+}
+
+// upDHCP takes a DHCP lease, sets its address and hostname, and makes the
+// dialer that resolves with its DNS servers.
+func (a *Agent) upDHCP(ctx context.Context) bool {
+	a.rep.start(chkDHCP)
+	dctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
+	lease, err := dhcpLease(dctx, a.ifname, a.mac)
+	cancel()
+	if err != nil {
+		a.failRest(chkDHCP, "no lease on "+a.ifname+": "+err.Error())
+		return false
+	}
+	a.lease = lease
+	ones, _ := lease.Mask.Size()
+	if err := setAddr(a.ifname, lease.IP, lease.Mask); err != nil {
+		a.failRest(chkDHCP, err.Error())
+		return false
+	}
+	if lease.Hostname != "" {
+		_ = setHostname(lease.Hostname)
+	}
+	a.rep.identity("", "", "", lease.IP.String())
+	a.rep.set(chkDHCP, true, false, "lease %s/%d from %s, hostname %q, DNS %v", lease.IP, ones, lease.Server, lease.Hostname, lease.DNS)
+	a.dialer = a.newDialer()
+	return true
+}
+
+// readConfig reads the Ignition config from fw_cfg and resolves what it
+// points to, as Ignition does.
+func (a *Agent) readConfig(ctx context.Context) (types.Config, bool) {
+	a.rep.start(chkFwCfg)
+	raw, err := readFwCfg(15 * time.Second)
+	if err != nil {
+		a.failRest(chkFwCfg, err.Error())
+		return types.Config{}, false
+	}
+	cfg, err := ignition.Parse(raw)
+	if err != nil {
+		a.failRest(chkFwCfg, fmt.Sprintf("read %d bytes from fw_cfg: %v", len(raw), err))
+		return types.Config{}, false
+	}
+	kind := "a full config"
+	if len(cfg.Ignition.Config.Merge) > 0 {
+		kind = "a pointer config to " + deref(cfg.Ignition.Config.Merge[0].Source)
+	}
+	a.rep.set(chkFwCfg, true, false, "%d bytes, spec %s, %s", len(raw), cfg.Ignition.Version, kind)
+
+	a.rep.start(chkFetch)
+	merged, err := a.fetch(ctx, cfg)
+	if err != nil {
+		a.failRest(chkFetch, err.Error())
+		return types.Config{}, false
+	}
+	return merged, true
+}
+
+// declareChecks adds the node's DNS and serve checks as pending, so the
+// report is complete only when all are done.
+func (a *Agent) declareChecks(pc *probe.Config, self probe.NodeExpect, rehearsal bool) {
+	var dnsChecks []string
+	for _, ne := range pc.Resolve {
+		dnsChecks = append(dnsChecks, "dns "+dnsLabel(ne))
+	}
+	dnsChecks = append(dnsChecks, "dns "+self.FQDN)
+	serve := serveChecks(self)
+	if rehearsal {
+		serve = []string{chkSSH}
+	}
+	if a.etcd != nil {
+		serve = append(serve, chkEtcd)
+	}
+	a.rep.pending("waiting", append(dnsChecks, serve...)...)
+}
+
+// checkLease compares the lease with the node's reservation: its address
+// and its hostname.
+func (a *Agent) checkLease(self probe.NodeExpect) {
+	lease := a.lease
+	if lease.IP.String() == self.IP {
+		a.rep.set(chkAddress, true, false, "%s is the reserved address", lease.IP)
+	} else {
+		a.rep.set(chkAddress, false, false, "DHCP gave %s, the reservation for %s is %s", lease.IP, a.mac, self.IP)
+	}
+	short, _, _ := strings.Cut(lease.Hostname, ".")
+	switch {
+	case lease.Hostname == "":
+		a.rep.set(chkHostname, false, false, "DHCP gave no hostname, expected %s", self.Name)
+	case short == self.Name && (short == lease.Hostname || lease.Hostname == self.FQDN):
+		a.rep.set(chkHostname, true, false, "DHCP hostname %s", lease.Hostname)
+	default:
+		a.rep.set(chkHostname, false, false, "DHCP hostname %q, expected %s", lease.Hostname, self.Name)
+	}
+}
+
+// checkAllDNS checks the config's names and the node's own, in parallel,
+// and returns when all are done.
+func (a *Agent) checkAllDNS(ctx context.Context, pc *probe.Config, self probe.NodeExpect) {
 	var wg sync.WaitGroup
 	for _, ne := range pc.Resolve {
 		wg.Add(1)

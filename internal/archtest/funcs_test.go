@@ -21,15 +21,8 @@ const maxFuncLines = 80
 // may not grow, and one split to maxFuncLines or less leaves the list.
 func longFuncs() map[string]int {
 	return map[string]int{
-		"cmd/internal/cachecmd.NewCmdCache":                  88,
-		"cmd/internal/stagecmd.runList":                      82,
-		"internal/agent.Agent.Run":                           138,
-		"internal/agent/kubelet.Kubelet.start":               84,
-		"internal/agent/sshd.Server.session":                 107,
-		"internal/agent/standin.EtcdOperator.Join":           104,
-		"internal/agent/standin.Tools.clusterBootstrapStart": 83,
-		"internal/agent/standin.Tools.podmanMain":            83,
-		"internal/agent/standin.Tools.renderEtcd":            129,
+		"cmd/internal/cachecmd.NewCmdCache":       88,
+		"cmd/internal/stagecmd.runList":           82,
 		"lab.Inspect":                             93,
 		"lab.Pivot":                               89,
 		"lab.SaveCheckpointOf":                    108,

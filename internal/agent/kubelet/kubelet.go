@@ -173,18 +173,7 @@ func (k *Kubelet) start(p, digest string, data []byte) {
 	rp.state.Name, rp.state.Namespace = pod.Name, pod.Namespace
 	for _, c := range pod.Spec.Containers {
 		if svc, ok := k.services[c.Name]; ok {
-			rp.state.Container, rp.state.Image = c.Name, c.Image
-			stop, err := svc(pod, c)
-			if err != nil {
-				rp.state.Detail = fmt.Sprintf("%s failed to start: %v", c.Name, err)
-				k.log.Warn("kubelet stand-in: container failed", "pod", pod.Namespace+"/"+pod.Name, "container", c.Name, "err", err)
-				close(rp.done)
-				return
-			}
-			rp.stopSvc = stop
-			rp.state.Running, rp.state.PID = true, os.Getpid()
-			rp.state.Detail = "played by the bootlab agent"
-			k.log.Info("kubelet stand-in: started static pod (played by the agent)", "pod", pod.Namespace+"/"+pod.Name, "container", c.Name)
+			k.startService(rp, pod, c, svc)
 			return
 		}
 		argv := append(append([]string(nil), c.Command...), c.Args...)
@@ -195,54 +184,75 @@ func (k *Kubelet) start(p, digest string, data []byte) {
 		if err != nil {
 			continue
 		}
-		argv = HostArgs(pod, c, argv)
-		rp.state.Container, rp.state.Image = c.Name, c.Image
-		logDir := filepath.Join(orDefault(k.logs, PodLogDir), pod.Namespace+"_"+pod.Name)
-		_ = os.MkdirAll(logDir, 0o755)
-		logf, err := os.OpenFile(filepath.Join(logDir, c.Name+".log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-		if err != nil {
-			rp.state.Detail = err.Error()
-			close(rp.done)
-			return
-		}
-		for _, m := range c.VolumeMounts {
-			if hp := hostPathOf(pod, m.Name); hp != "" {
-				_ = os.MkdirAll(hp, 0o700)
-			}
-		}
-		cmd := exec.Command(bin, argv[1:]...)
-		cmd.Stdout, cmd.Stderr = logf, logf
-		cmd.Env = []string{"PATH=" + rhcos.DefaultPath, "HOME=/root"}
-		for _, e := range c.Env {
-			cmd.Env = append(cmd.Env, e.Name+"="+e.Value)
-		}
-		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-		if err := cmd.Start(); err != nil {
-			logf.Close()
-			rp.state.Detail = err.Error()
-			close(rp.done)
-			return
-		}
-		rp.cmd = cmd
-		rp.state.Running, rp.state.PID = true, cmd.Process.Pid
-		k.log.Info("kubelet stand-in: started static pod", "pod", pod.Namespace+"/"+pod.Name, "container", c.Name, "pid", cmd.Process.Pid, "argv", strings.Join(argv, " "))
-		go func() {
-			err := cmd.Wait()
-			logf.Close()
-			k.mu.Lock()
-			rp.state.Running, rp.state.PID = false, 0
-			if !rp.stopped {
-				rp.state.Detail = fmt.Sprintf("exited: %v", err)
-				k.log.Warn("kubelet stand-in: container exited", "pod", pod.Namespace+"/"+pod.Name, "err", err)
-			}
-			k.save()
-			k.mu.Unlock()
-			close(rp.done)
-		}()
+		k.startProcess(rp, pod, c, bin, HostArgs(pod, c, argv))
 		return
 	}
 	rp.state.Detail = "not run: the rehearsal bootstrap plays only pods whose program it has (etcd)"
 	close(rp.done)
+}
+
+// startService starts container c, which the agent plays itself.
+func (k *Kubelet) startService(rp *runningPod, pod corev1.Pod, c corev1.Container, svc Service) {
+	rp.state.Container, rp.state.Image = c.Name, c.Image
+	stop, err := svc(pod, c)
+	if err != nil {
+		rp.state.Detail = fmt.Sprintf("%s failed to start: %v", c.Name, err)
+		k.log.Warn("kubelet stand-in: container failed", "pod", pod.Namespace+"/"+pod.Name, "container", c.Name, "err", err)
+		close(rp.done)
+		return
+	}
+	rp.stopSvc = stop
+	rp.state.Running, rp.state.PID = true, os.Getpid()
+	rp.state.Detail = "played by the bootlab agent"
+	k.log.Info("kubelet stand-in: started static pod (played by the agent)", "pod", pod.Namespace+"/"+pod.Name, "container", c.Name)
+}
+
+// startProcess runs container c's program bin with argv (host paths), its
+// output in the pod's log, and records its exit.
+func (k *Kubelet) startProcess(rp *runningPod, pod corev1.Pod, c corev1.Container, bin string, argv []string) {
+	rp.state.Container, rp.state.Image = c.Name, c.Image
+	logDir := filepath.Join(orDefault(k.logs, PodLogDir), pod.Namespace+"_"+pod.Name)
+	_ = os.MkdirAll(logDir, 0o755)
+	logf, err := os.OpenFile(filepath.Join(logDir, c.Name+".log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		rp.state.Detail = err.Error()
+		close(rp.done)
+		return
+	}
+	for _, m := range c.VolumeMounts {
+		if hp := hostPathOf(pod, m.Name); hp != "" {
+			_ = os.MkdirAll(hp, 0o700)
+		}
+	}
+	cmd := exec.Command(bin, argv[1:]...)
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.Env = []string{"PATH=" + rhcos.DefaultPath, "HOME=/root"}
+	for _, e := range c.Env {
+		cmd.Env = append(cmd.Env, e.Name+"="+e.Value)
+	}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		logf.Close()
+		rp.state.Detail = err.Error()
+		close(rp.done)
+		return
+	}
+	rp.cmd = cmd
+	rp.state.Running, rp.state.PID = true, cmd.Process.Pid
+	k.log.Info("kubelet stand-in: started static pod", "pod", pod.Namespace+"/"+pod.Name, "container", c.Name, "pid", cmd.Process.Pid, "argv", strings.Join(argv, " "))
+	go func() {
+		err := cmd.Wait()
+		logf.Close()
+		k.mu.Lock()
+		rp.state.Running, rp.state.PID = false, 0
+		if !rp.stopped {
+			rp.state.Detail = fmt.Sprintf("exited: %v", err)
+			k.log.Warn("kubelet stand-in: container exited", "pod", pod.Namespace+"/"+pod.Name, "err", err)
+		}
+		k.save()
+		k.mu.Unlock()
+		close(rp.done)
+	}()
 }
 
 // stop ends a pod's process group (SIGTERM, then SIGKILL after 10 s).

@@ -101,110 +101,149 @@ func (s *Server) handleConn(nc net.Conn) {
 // then one exec or shell; signal requests reach the process group.
 func (s *Server) session(u rhcos.User, ch ssh.Channel, reqs <-chan *ssh.Request) {
 	defer ch.Close()
-	var (
-		env     []string
-		ptyReq  *ptyRequest
-		mu      sync.Mutex
-		proc    *os.Process
-		ptyFile *os.File
-		done    = make(chan struct{}, 1)
-		started bool
-	)
+	ss := &sessionState{srv: s, u: u, ch: ch, done: make(chan struct{}, 1)}
 	for req := range reqs {
-		ok := false
-		switch req.Type {
-		case "env":
-			var kv struct{ Name, Value string }
-			if ssh.Unmarshal(req.Payload, &kv) == nil && acceptEnv(kv.Name) {
-				env = append(env, kv.Name+"="+kv.Value)
-				ok = true
-			}
-		case "pty-req":
-			if p, err := parsePtyRequest(req.Payload); err == nil && !started {
-				ptyReq, ok = p, true
-			}
-		case "window-change":
-			var wc struct{ Cols, Rows, W, H uint32 }
-			if ssh.Unmarshal(req.Payload, &wc) == nil {
-				mu.Lock()
-				if ptyFile != nil {
-					_ = pty.Setsize(ptyFile, &pty.Winsize{Cols: uint16(wc.Cols), Rows: uint16(wc.Rows)})
-				}
-				mu.Unlock()
-				ok = true
-			}
-		case "signal":
-			var sig struct{ Name string }
-			if ssh.Unmarshal(req.Payload, &sig) == nil {
-				mu.Lock()
-				if proc != nil {
-					if n, known := signalOf(ssh.Signal(sig.Name)); known {
-						// The whole group: bash -c and what it started.
-						_ = syscall.Kill(-proc.Pid, n)
-						ok = true
-					}
-				}
-				mu.Unlock()
-			}
-		case "exec", "shell":
-			if started {
-				break
-			}
-			var command string
-			if req.Type == "exec" {
-				var ex struct{ Command string }
-				if ssh.Unmarshal(req.Payload, &ex) != nil {
-					break
-				}
-				command = ex.Command
-			}
-			cmd := s.command(u, command, env, ptyReq)
-			var err error
-			if ptyReq != nil {
-				var f *os.File
-				f, err = pty.StartWithAttrs(cmd, &pty.Winsize{Cols: uint16(ptyReq.cols), Rows: uint16(ptyReq.rows)}, cmd.SysProcAttr)
-				if err == nil {
-					mu.Lock()
-					ptyFile, proc = f, cmd.Process
-					mu.Unlock()
-					go func() { _, _ = io.Copy(f, ch) }()
-					go func() {
-						_, _ = io.Copy(ch, f) // ends with EIO when the shell exits
-						done <- struct{}{}
-					}()
-				}
-			} else {
-				err = s.startPiped(cmd, ch)
-				if err == nil {
-					mu.Lock()
-					proc = cmd.Process
-					mu.Unlock()
-					done <- struct{}{}
-				}
-			}
-			if err != nil {
-				fmt.Fprintf(ch.Stderr(), "bootlab-probe sshd: %v\n", err)
-				break
-			}
-			started, ok = true, true
-			go func() {
-				<-done
-				status := waitStatus(cmd)
-				mu.Lock()
-				if ptyFile != nil {
-					ptyFile.Close()
-				}
-				mu.Unlock()
-				_, _ = ch.SendRequest("exit-status", false, ssh.Marshal(struct{ Status uint32 }{status}))
-				_ = ch.CloseWrite()
-				ch.Close()
-			}()
-			s.log.Debug("ssh session", "user", u.Name, "type", req.Type, "command", command, "pty", ptyReq != nil)
-		}
+		ok := ss.handle(req)
 		if req.WantReply {
 			_ = req.Reply(ok, nil)
 		}
 	}
+}
+
+// sessionState is what one session has asked for (environment, PTY) and
+// the process it started.
+type sessionState struct {
+	srv *Server
+	u   rhcos.User
+	ch  ssh.Channel
+
+	env     []string
+	ptyReq  *ptyRequest
+	started bool
+	done    chan struct{}
+
+	mu      sync.Mutex // guards proc and ptyFile, which the waiter reads
+	proc    *os.Process
+	ptyFile *os.File
+}
+
+// handle answers one session request; false refuses it.
+func (ss *sessionState) handle(req *ssh.Request) bool {
+	switch req.Type {
+	case "env":
+		var kv struct{ Name, Value string }
+		if ssh.Unmarshal(req.Payload, &kv) == nil && acceptEnv(kv.Name) {
+			ss.env = append(ss.env, kv.Name+"="+kv.Value)
+			return true
+		}
+	case "pty-req":
+		if p, err := parsePtyRequest(req.Payload); err == nil && !ss.started {
+			ss.ptyReq = p
+			return true
+		}
+	case "window-change":
+		var wc struct{ Cols, Rows, W, H uint32 }
+		if ssh.Unmarshal(req.Payload, &wc) == nil {
+			ss.mu.Lock()
+			if ss.ptyFile != nil {
+				_ = pty.Setsize(ss.ptyFile, &pty.Winsize{Cols: uint16(wc.Cols), Rows: uint16(wc.Rows)})
+			}
+			ss.mu.Unlock()
+			return true
+		}
+	case "signal":
+		var sig struct{ Name string }
+		if ssh.Unmarshal(req.Payload, &sig) == nil {
+			return ss.signal(ssh.Signal(sig.Name))
+		}
+	case "exec", "shell":
+		return ss.start(req)
+	}
+	return false
+}
+
+// signal sends sig to the session's process group: bash -c and what it
+// started.
+func (ss *sessionState) signal(sig ssh.Signal) bool {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	if ss.proc == nil {
+		return false
+	}
+	n, known := signalOf(sig)
+	if known {
+		_ = syscall.Kill(-ss.proc.Pid, n)
+	}
+	return known
+}
+
+// start runs the session's one command (exec) or login shell (shell), on
+// a PTY when one was asked for, and reports its exit status when it ends.
+func (ss *sessionState) start(req *ssh.Request) bool {
+	if ss.started {
+		return false
+	}
+	var command string
+	if req.Type == "exec" {
+		var ex struct{ Command string }
+		if ssh.Unmarshal(req.Payload, &ex) != nil {
+			return false
+		}
+		command = ex.Command
+	}
+	cmd := ss.srv.command(ss.u, command, ss.env, ss.ptyReq)
+	var err error
+	if ss.ptyReq != nil {
+		err = ss.startPTY(cmd)
+	} else {
+		err = ss.srv.startPiped(cmd, ss.ch)
+		if err == nil {
+			ss.mu.Lock()
+			ss.proc = cmd.Process
+			ss.mu.Unlock()
+			ss.done <- struct{}{}
+		}
+	}
+	if err != nil {
+		fmt.Fprintf(ss.ch.Stderr(), "bootlab-probe sshd: %v\n", err)
+		return false
+	}
+	ss.started = true
+	go ss.wait(cmd)
+	ss.srv.log.Debug("ssh session", "user", ss.u.Name, "type", req.Type, "command", command, "pty", ss.ptyReq != nil)
+	return true
+}
+
+// startPTY starts cmd on a new PTY and copies between it and the channel.
+func (ss *sessionState) startPTY(cmd *exec.Cmd) error {
+	f, err := pty.StartWithAttrs(cmd, &pty.Winsize{Cols: uint16(ss.ptyReq.cols), Rows: uint16(ss.ptyReq.rows)}, cmd.SysProcAttr)
+	if err != nil {
+		return err
+	}
+	ss.mu.Lock()
+	ss.ptyFile, ss.proc = f, cmd.Process
+	ss.mu.Unlock()
+	go func() { _, _ = io.Copy(f, ss.ch) }()
+	go func() {
+		_, _ = io.Copy(ss.ch, f) // ends with EIO when the shell exits
+		ss.done <- struct{}{}
+	}()
+	return nil
+}
+
+// wait sends the process's exit status once its output is done, and
+// closes the channel.
+func (ss *sessionState) wait(cmd *exec.Cmd) {
+	<-ss.done
+	status := waitStatus(cmd)
+	ss.mu.Lock()
+	if ss.ptyFile != nil {
+		ss.ptyFile.Close()
+	}
+	ss.mu.Unlock()
+	_, _ = ss.ch.SendRequest("exit-status", false, ssh.Marshal(struct{ Status uint32 }{status}))
+	_ = ss.ch.CloseWrite()
+	ss.ch.Close()
 }
 
 // command builds the process of a session: bash -c COMMAND for exec, a

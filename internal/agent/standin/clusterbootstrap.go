@@ -25,29 +25,54 @@ func (t *Tools) clusterBootstrapStart(run *podmanRun, rel *probe.RehearsalReleas
 	}
 	kube := run.hostPath("/etc/kubernetes")
 	say := func(format string, a ...any) { fmt.Fprintf(stdout, format+"\n", a...) }
-
-	// 1. The bootstrap secrets the control-plane pods mount.
-	secrets := filepath.Join(kube, "bootstrap-secrets")
-	if err := os.MkdirAll(secrets, 0o700); err != nil {
+	secrets, started, err := landBootstrapControlPlane(assets, kube)
+	if err != nil {
 		return err
+	}
+	say("Starting temporary bootstrap control plane...")
+	if err := t.waitForControlPlanes(assets, f["required-pods"], stdout, stderr); err != nil {
+		return err
+	}
+	// 5. Tear down the temporary control plane.
+	say("Tearing down temporary bootstrap control plane...")
+	for _, p := range started {
+		_ = os.Remove(p)
+	}
+	return os.RemoveAll(secrets)
+}
+
+// landBootstrapControlPlane copies the bootstrap secrets where the
+// control-plane pods mount them and the pods where the kubelet starts
+// them; it returns the secrets' directory and the pods' manifests.
+func landBootstrapControlPlane(assets, kube string) (secrets string, started []string, err error) {
+	// 1. The bootstrap secrets the control-plane pods mount.
+	secrets = filepath.Join(kube, "bootstrap-secrets")
+	if err := os.MkdirAll(secrets, 0o700); err != nil {
+		return "", nil, err
 	}
 	tlsFiles, _ := filepath.Glob(filepath.Join(assets, "tls", "*"))
 	for _, src := range append(tlsFiles, filepath.Join(assets, "auth", "kubeconfig")) {
 		if err := copyFile(src, filepath.Join(secrets, filepath.Base(src))); err != nil {
-			return err
+			return "", nil, err
 		}
 	}
 	// 2. The bootstrap control plane: its pods go to the kubelet.
 	pods, _ := filepath.Glob(filepath.Join(assets, "bootstrap-manifests", "*"))
-	var started []string
 	for _, src := range pods {
 		dst := filepath.Join(kube, "manifests", filepath.Base(src))
 		if err := copyFile(src, dst); err != nil {
-			return err
+			return "", nil, err
 		}
 		started = append(started, dst)
 	}
-	say("Starting temporary bootstrap control plane...")
+	return secrets, started, nil
+}
+
+// waitForControlPlanes waits for the bootstrap API, then for the masters'
+// API through api-int (the required pods on the rehearsal lab), and records
+// that the bootstrap is complete.
+func (t *Tools) waitForControlPlanes(assets, requiredPods string, stdout, stderr io.Writer) error {
+	say := func(format string, a ...any) { fmt.Fprintf(stdout, format+"\n", a...) }
 	// 3. Wait for the bootstrap API.
 	self, err := t.bootstrapSelf()
 	if err != nil {
@@ -71,7 +96,7 @@ func (t *Tools) clusterBootstrapStart(run *podmanRun, rel *probe.RehearsalReleas
 	// 4. Wait for the required pods: on the rehearsal lab, the masters'
 	// API answering through api-int.
 	apiInt := "https://api-int." + clusterDomain(self) + ":6443/readyz"
-	say("Waiting for required pods %s: the masters' API at %s", f["required-pods"], apiInt)
+	say("Waiting for required pods %s: the masters' API at %s", requiredPods, apiInt)
 	var by string
 	if err := t.waitFor(t.MastersWait, func() bool {
 		node, ok := ready(apiInt)
@@ -91,14 +116,6 @@ func (t *Tools) clusterBootstrapStart(run *podmanRun, rel *probe.RehearsalReleas
 		return fmt.Errorf("create ConfigMap kube-system/bootstrap: %w", err)
 	}
 	fmt.Fprintln(stderr, "cluster-bootstrap (bootlab rehearsal stand-in): ConfigMap kube-system/bootstrap (status complete) written into etcd with the node's real etcdctl, at "+bootstrapConfigMapKey+", as JSON where the API server would store protobuf")
-	// 5. Tear down the temporary control plane.
-	say("Tearing down temporary bootstrap control plane...")
-	for _, p := range started {
-		_ = os.Remove(p)
-	}
-	if err := os.RemoveAll(secrets); err != nil {
-		return err
-	}
 	return nil
 }
 

@@ -158,53 +158,99 @@ func (o *EtcdOperator) Join(ctx context.Context, self probe.NodeExpect, join *pr
 	bootEP := "https://" + join.BootstrapIP + ":2379"
 	myPeer := "https://" + self.IP + ":2380"
 	boot := MasterEtcdctl(bootEP)
-	say := func(ok, pending bool, format string, args ...any) {
-		o.Report(ok, pending, fmt.Sprintf("etcd operator stand-in: "+format+memInUse(), args...))
-	}
-	say(false, true, "waiting for the bootstrap member at %s (stage 07 starts it)", bootEP)
-
-	// 1. member add --learner, retried: the cluster takes one learner at
-	// a time, as the operator adds one master at a time.
-	var members []Member
-	for {
-		ms, err := boot.Members(ctx)
-		if err == nil {
-			mine := findPeer(ms, myPeer)
-			if mine != nil && mine.Name != "" {
-				// A member of an earlier boot: its data is gone with the
-				// initramfs, so it goes and is added again.
-				_, err = boot.run(ctx, "member", "remove", mine.hexID())
-			} else if mine == nil {
-				_, err = boot.run(ctx, "member", "add", self.Name, "--peer-urls="+myPeer, "--learner")
-			}
-			if err == nil {
-				if members, err = boot.Members(ctx); err == nil && findPeer(members, myPeer) != nil && findPeer(members, myPeer).Name == "" {
-					break
-				}
-			}
-		}
-		if err != nil {
-			say(false, true, "member add %s --learner against %s: %v (retrying)", self.Name, bootEP, err)
-		}
-		if !sleepCtx(ctx, o.Poll) {
-			return
-		}
+	o.say(false, true, "waiting for the bootstrap member at %s (stage 07 starts it)", bootEP)
+	members, ok := o.addLearner(ctx, boot, bootEP, self, myPeer)
+	if !ok {
+		return
 	}
 	o.Log.Info("etcd operator stand-in: added this master as a learner", "member", self.Name, "members", MemberSummary(members))
-	say(false, true, "added %s as a learner; members %s; starting its etcd pod", self.Name, MemberSummary(members))
+	o.say(false, true, "added %s as a learner; members %s; starting its etcd pod", self.Name, MemberSummary(members))
+	if !o.startMember(ctx, self, members) {
+		return
+	}
+	if members, ok = o.promote(ctx, boot, self, myPeer, members); !ok {
+		return
+	}
+	local := MasterEtcdctl("https://" + self.IP + ":2379")
+	if !o.waitHealthy(ctx, local, self) {
+		return
+	}
+	if ms, err := local.Members(ctx); err == nil {
+		members = ms
+	}
+	o.Log.Info("etcd operator stand-in: promoted this master's member", "member", self.Name, "members", MemberSummary(members))
+	o.say(true, false, "%s joined (added as a learner, promoted when in sync; real etcd); members %s", self.Name, MemberSummary(members))
+	if leader {
+		o.teardownBootstrapMember(ctx, self, local, join)
+	}
+}
 
-	// 2. The etcd pod lands on the master; its kubelet starts it.
+// say reports on the etcd member check, with the node's memory in use.
+func (o *EtcdOperator) say(ok, pending bool, format string, args ...any) {
+	o.Report(ok, pending, fmt.Sprintf("etcd operator stand-in: "+format+memInUse(), args...))
+}
+
+// addLearner is step 1: member add --learner, retried: the cluster takes
+// one learner at a time, as the operator adds one master at a time. It
+// returns the members the add left, false when ctx ended.
+func (o *EtcdOperator) addLearner(ctx context.Context, boot Etcdctl, bootEP string, self probe.NodeExpect, myPeer string) ([]Member, bool) {
+	for {
+		members, added, err := addLearnerOnce(ctx, boot, self.Name, myPeer)
+		if added {
+			return members, true
+		}
+		if err != nil {
+			o.say(false, true, "member add %s --learner against %s: %v (retrying)", self.Name, bootEP, err)
+		}
+		if !sleepCtx(ctx, o.Poll) {
+			return nil, false
+		}
+	}
+}
+
+// addLearnerOnce adds master name (peer URL myPeer) as a learner unless the
+// list has it; added is true once the list has it as an unstarted learner.
+func addLearnerOnce(ctx context.Context, boot Etcdctl, name, myPeer string) (members []Member, added bool, err error) {
+	ms, err := boot.Members(ctx)
+	if err != nil {
+		return nil, false, err
+	}
+	mine := findPeer(ms, myPeer)
+	if mine != nil && mine.Name != "" {
+		// A member of an earlier boot: its data is gone with the
+		// initramfs, so it goes and is added again.
+		_, err = boot.run(ctx, "member", "remove", mine.hexID())
+	} else if mine == nil {
+		_, err = boot.run(ctx, "member", "add", name, "--peer-urls="+myPeer, "--learner")
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	if members, err = boot.Members(ctx); err != nil {
+		return nil, false, err
+	}
+	m := findPeer(members, myPeer)
+	return members, m != nil && m.Name == "", nil
+}
+
+// startMember is step 2: the etcd pod lands on the master; its kubelet
+// starts it.
+func (o *EtcdOperator) startMember(ctx context.Context, self probe.NodeExpect, members []Member) bool {
 	image := ""
 	if rel, _ := readRelease(o.ReleasePath); rel != nil {
 		image = rel.Components["etcd"]
 	}
 	if err := writeMasterEtcdPod(kubelet.StaticPodDir, self, members, image); err != nil {
-		say(false, false, "write the etcd pod: %v", err)
-		return
+		o.say(false, false, "write the etcd pod: %v", err)
+		return false
 	}
 	go kubelet.New(o.Log, kubelet.StaticPodDir, nil).Run(ctx)
+	return true
+}
 
-	// 3. Promote once the learner has caught up.
+// promote is step 3: member promote once the learner has caught up. It
+// returns the members once this one votes, false when ctx ended.
+func (o *EtcdOperator) promote(ctx context.Context, boot Etcdctl, self probe.NodeExpect, myPeer string, members []Member) ([]Member, bool) {
 	for {
 		ms, err := boot.Members(ctx)
 		if err == nil {
@@ -213,40 +259,33 @@ func (o *EtcdOperator) Join(ctx context.Context, self probe.NodeExpect, join *pr
 			case mine == nil:
 				err = errors.New("this master's member is gone from the member list")
 			case !mine.IsLearner:
-				members = ms
+				return ms, true
 			default:
 				_, err = boot.run(ctx, "member", "promote", mine.hexID())
 				if err == nil {
 					continue
 				}
 			}
-			if err == nil {
-				break
-			}
 		}
-		say(false, true, "member promote %s: %v (retrying until the learner is in sync)", self.Name, err)
+		o.say(false, true, "member promote %s: %v (retrying until the learner is in sync)", self.Name, err)
 		if !sleepCtx(ctx, o.Poll) {
-			return
+			return members, false
 		}
 	}
-	local := MasterEtcdctl("https://" + self.IP + ":2379")
+}
+
+// waitHealthy waits until this master's etcd answers endpoint health;
+// false when ctx ended.
+func (o *EtcdOperator) waitHealthy(ctx context.Context, local Etcdctl, self probe.NodeExpect) bool {
 	for {
-		if ok, detail := local.healthy(ctx, local.endpoints); ok {
-			break
-		} else {
-			say(false, true, "%s promoted; waiting for its etcd to be healthy: %s", self.Name, detail)
+		ok, detail := local.healthy(ctx, local.endpoints)
+		if ok {
+			return true
 		}
+		o.say(false, true, "%s promoted; waiting for its etcd to be healthy: %s", self.Name, detail)
 		if !sleepCtx(ctx, o.Poll) {
-			return
+			return false
 		}
-	}
-	if ms, err := local.Members(ctx); err == nil {
-		members = ms
-	}
-	o.Log.Info("etcd operator stand-in: promoted this master's member", "member", self.Name, "members", MemberSummary(members))
-	say(true, false, "%s joined (added as a learner, promoted when in sync; real etcd); members %s", self.Name, MemberSummary(members))
-	if leader {
-		o.teardownBootstrapMember(ctx, self, local, join)
 	}
 }
 

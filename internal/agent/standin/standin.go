@@ -184,10 +184,11 @@ func flags(args []string) map[string]string {
 	return out
 }
 
+// podmanMain plays `podman run` of the release's images: image_for and
+// image-references from the release metadata, the operators' commands
+// (played by bootlab), the node's real etcdctl for the etcd image.
 func (t *Tools) podmanMain(args []string, stdout, stderr io.Writer) int {
-	say := func(format string, a ...any) {
-		fmt.Fprintf(stderr, "podman (bootlab rehearsal stand-in): "+format+"\n", a...)
-	}
+	say := func(format string, a ...any) { podmanSay(stderr, format, a...) }
 	if len(args) == 0 || args[0] != "run" {
 		say("only `podman run` of the release's images is played on the rehearsal bootstrap (no container runtime here)")
 		return 125
@@ -211,49 +212,8 @@ func (t *Tools) podmanMain(args []string, stdout, stderr io.Writer) int {
 	if run.entrypoint != "" {
 		cmd = append([]string{run.entrypoint}, cmd...)
 	}
-	switch {
-	case comp == "" && len(cmd) == 2 && cmd[0] == "image":
-		ref, ok := rel.Components[cmd[1]]
-		if !ok {
-			say("release %s has no image %q", rel.Version, cmd[1])
-			return 1
-		}
-		say("the release payload's image-references name %s", cmd[1])
-		fmt.Fprintln(stdout, ref)
-		return 0
-	case comp == "" && len(cmd) == 2 && cmd[0] == "cat" && cmd[1] == "/release-manifests/image-references":
-		data, err := imageReferences(rel)
-		if err != nil {
-			say("%v", err)
-			return 1
-		}
-		say("the release payload's /release-manifests/image-references")
-		fmt.Fprintln(stdout, string(data))
-		return 0
-	case comp == "machine-config-operator" && len(cmd) > 0 && cmd[0] == "bootstrap":
-		say("machine-config-operator bootstrap, played by bootlab: it writes the files the operator writes")
-		if err := renderMCO(run, rel, flags(mapPaths(run, cmd))); err != nil {
-			fmt.Fprintf(stderr, "machine-config-operator bootstrap: %v\n", err)
-			return 1
-		}
-		return 0
-	case comp == "cluster-bootstrap" && len(cmd) > 0 && cmd[0] == "start":
-		say("cluster-bootstrap start, played by bootlab: it starts the temporary control plane's pods, waits for the bootstrap API and the masters', then tears the temporary control plane down")
-		if err := t.clusterBootstrapStart(run, rel, flags(mapPaths(run, cmd)), stdout, stderr); err != nil {
-			fmt.Fprintf(stderr, "cluster-bootstrap: %v\n", err)
-			return 1
-		}
-		return 0
-	case comp == "etcd" && len(cmd) > 0 && cmd[0] == "etcdctl":
-		say("running the node's real etcdctl for the etcd image")
-		return execReal("/usr/bin/etcdctl", mapPaths(run, cmd[1:]), run.env)
-	case comp == "cluster-etcd-operator" && len(cmd) > 1 && filepath.Base(cmd[0]) == "cluster-etcd-operator" && cmd[1] == "wait-for-ceo":
-		say("cluster-etcd-operator wait-for-ceo, played by bootlab: it reads the etcd operator's status from the masters' API stand-in, which reads the real etcd member list")
-		if err := t.WaitForCEO(flags(mapPaths(run, cmd)), stdout, stderr); err != nil {
-			fmt.Fprintf(stderr, "wait-for-ceo: %v\n", err)
-			return 1
-		}
-		return 0
+	if code, played := t.podmanCommand(run, rel, comp, cmd, stdout, stderr); played {
+		return code
 	}
 	render, known := t.renders()[comp]
 	if !known || !containsRender(cmd) {
@@ -266,6 +226,58 @@ func (t *Tools) podmanMain(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return 0
+}
+
+// podmanSay writes a line of the podman stand-in to stderr.
+func podmanSay(stderr io.Writer, format string, a ...any) {
+	fmt.Fprintf(stderr, "podman (bootlab rehearsal stand-in): "+format+"\n", a...)
+}
+
+// podmanCommand plays the commands of component comp's image that are not
+// renders; played is false for the others.
+func (t *Tools) podmanCommand(run *podmanRun, rel *probe.RehearsalRelease, comp string, cmd []string, stdout, stderr io.Writer) (code int, played bool) {
+	say := func(format string, a ...any) { podmanSay(stderr, format, a...) }
+	// done reports err as what's failure, or success.
+	done := func(what string, err error) (int, bool) {
+		if err != nil {
+			fmt.Fprintf(stderr, "%s: %v\n", what, err)
+			return 1, true
+		}
+		return 0, true
+	}
+	switch {
+	case comp == "" && len(cmd) == 2 && cmd[0] == "image":
+		ref, ok := rel.Components[cmd[1]]
+		if !ok {
+			say("release %s has no image %q", rel.Version, cmd[1])
+			return 1, true
+		}
+		say("the release payload's image-references name %s", cmd[1])
+		fmt.Fprintln(stdout, ref)
+		return 0, true
+	case comp == "" && len(cmd) == 2 && cmd[0] == "cat" && cmd[1] == "/release-manifests/image-references":
+		data, err := imageReferences(rel)
+		if err != nil {
+			say("%v", err)
+			return 1, true
+		}
+		say("the release payload's /release-manifests/image-references")
+		fmt.Fprintln(stdout, string(data))
+		return 0, true
+	case comp == "machine-config-operator" && len(cmd) > 0 && cmd[0] == "bootstrap":
+		say("machine-config-operator bootstrap, played by bootlab: it writes the files the operator writes")
+		return done("machine-config-operator bootstrap", renderMCO(run, rel, flags(mapPaths(run, cmd))))
+	case comp == "cluster-bootstrap" && len(cmd) > 0 && cmd[0] == "start":
+		say("cluster-bootstrap start, played by bootlab: it starts the temporary control plane's pods, waits for the bootstrap API and the masters', then tears the temporary control plane down")
+		return done("cluster-bootstrap", t.clusterBootstrapStart(run, rel, flags(mapPaths(run, cmd)), stdout, stderr))
+	case comp == "etcd" && len(cmd) > 0 && cmd[0] == "etcdctl":
+		say("running the node's real etcdctl for the etcd image")
+		return execReal("/usr/bin/etcdctl", mapPaths(run, cmd[1:]), run.env), true
+	case comp == "cluster-etcd-operator" && len(cmd) > 1 && filepath.Base(cmd[0]) == "cluster-etcd-operator" && cmd[1] == "wait-for-ceo":
+		say("cluster-etcd-operator wait-for-ceo, played by bootlab: it reads the etcd operator's status from the masters' API stand-in, which reads the real etcd member list")
+		return done("wait-for-ceo", t.WaitForCEO(flags(mapPaths(run, cmd)), stdout, stderr))
+	}
+	return 0, false
 }
 
 func containsRender(cmd []string) bool {
