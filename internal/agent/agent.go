@@ -94,8 +94,8 @@ func (a *Agent) Run(ctx context.Context) {
 	}
 	self, ok := pc.Self(a.mac.String())
 	if !ok {
-		a.rep.set(chkAddress, false, false, "MAC %s is not a node of the served config (nodes: %d)", a.mac, len(pc.Nodes))
-		a.rep.set(chkHostname, false, false, "MAC %s is not in the served config", a.mac)
+		a.rep.set(chkAddress, failed, "MAC %s is not a node of the served config (nodes: %d)", a.mac, len(pc.Nodes))
+		a.rep.set(chkHostname, failed, "MAC %s is not in the served config", a.mac)
 		return
 	}
 	a.rep.identity(self.Name, self.Role, "", "")
@@ -123,9 +123,9 @@ func (a *Agent) Run(ctx context.Context) {
 func (a *Agent) checkModules() {
 	n, err := loadModules()
 	if err != nil {
-		a.rep.set(chkModules, false, false, "%v", err)
+		a.rep.set(chkModules, failed, "%v", err)
 	} else {
-		a.rep.set(chkModules, true, false, "loaded %d modules", n)
+		a.rep.set(chkModules, passed, "loaded %d modules", n)
 	}
 }
 
@@ -144,7 +144,7 @@ func (a *Agent) upNIC() bool {
 		a.failRest(chkNIC, err.Error())
 		return false
 	}
-	a.rep.set(chkNIC, true, false, "%s %s up", ifname, mac)
+	a.rep.set(chkNIC, passed, "%s %s up", ifname, mac)
 	return true
 }
 
@@ -169,7 +169,7 @@ func (a *Agent) upDHCP(ctx context.Context) bool {
 		_ = setHostname(lease.Hostname)
 	}
 	a.rep.identity("", "", "", lease.IP.String())
-	a.rep.set(chkDHCP, true, false, "lease %s/%d from %s, hostname %q, DNS %v", lease.IP, ones, lease.Server, lease.Hostname, lease.DNS)
+	a.rep.set(chkDHCP, passed, "lease %s/%d from %s, hostname %q, DNS %v", lease.IP, ones, lease.Server, lease.Hostname, lease.DNS)
 	a.dialer = a.newDialer()
 	return true
 }
@@ -192,7 +192,7 @@ func (a *Agent) readConfig(ctx context.Context) (types.Config, bool) {
 	if len(cfg.Ignition.Config.Merge) > 0 {
 		kind = "a pointer config to " + deref(cfg.Ignition.Config.Merge[0].Source)
 	}
-	a.rep.set(chkFwCfg, true, false, "%d bytes, spec %s, %s", len(raw), cfg.Ignition.Version, kind)
+	a.rep.set(chkFwCfg, passed, "%d bytes, spec %s, %s", len(raw), cfg.Ignition.Version, kind)
 
 	a.rep.start(chkFetch)
 	merged, err := a.fetch(ctx, cfg)
@@ -226,18 +226,18 @@ func (a *Agent) declareChecks(pc *probe.Config, self probe.NodeExpect, rehearsal
 func (a *Agent) checkLease(self probe.NodeExpect) {
 	lease := a.lease
 	if lease.IP.String() == self.IP {
-		a.rep.set(chkAddress, true, false, "%s is the reserved address", lease.IP)
+		a.rep.set(chkAddress, passed, "%s is the reserved address", lease.IP)
 	} else {
-		a.rep.set(chkAddress, false, false, "DHCP gave %s, the reservation for %s is %s", lease.IP, a.mac, self.IP)
+		a.rep.set(chkAddress, failed, "DHCP gave %s, the reservation for %s is %s", lease.IP, a.mac, self.IP)
 	}
 	short, _, _ := strings.Cut(lease.Hostname, ".")
 	switch {
 	case lease.Hostname == "":
-		a.rep.set(chkHostname, false, false, "DHCP gave no hostname, expected %s", self.Name)
+		a.rep.set(chkHostname, failed, "DHCP gave no hostname, expected %s", self.Name)
 	case short == self.Name && (short == lease.Hostname || lease.Hostname == self.FQDN):
-		a.rep.set(chkHostname, true, false, "DHCP hostname %s", lease.Hostname)
+		a.rep.set(chkHostname, passed, "DHCP hostname %s", lease.Hostname)
 	default:
-		a.rep.set(chkHostname, false, false, "DHCP hostname %q, expected %s", lease.Hostname, self.Name)
+		a.rep.set(chkHostname, failed, "DHCP hostname %q, expected %s", lease.Hostname, self.Name)
 	}
 }
 
@@ -267,7 +267,7 @@ func deref(s *string) string {
 // failRest fails check name and marks every still-pending check as not run.
 func (a *Agent) failRest(name, detail string) {
 	a.log.Error("check failed", "check", name, "detail", detail)
-	a.rep.set(name, false, false, "%s", detail)
+	a.rep.set(name, failed, "%s", detail)
 	a.rep.mu.Lock()
 	changed := false
 	for i := range a.rep.rep.Checks {
@@ -300,7 +300,7 @@ func (a *Agent) newDialer() *net.Dialer {
 
 func (a *Agent) fetch(ctx context.Context, cfg types.Config) (types.Config, error) {
 	if len(cfg.Ignition.Config.Merge) == 0 {
-		a.rep.set(chkFetch, true, false, "full config: nothing to fetch")
+		a.rep.set(chkFetch, passed, "full config: nothing to fetch")
 		return cfg, nil
 	}
 	f := &probe.Fetcher{
@@ -308,7 +308,7 @@ func (a *Agent) fetch(ctx context.Context, cfg types.Config) (types.Config, erro
 		Retry:       time.Second,
 		Deadline:    fetchDeadline(),
 		OnAttempt: func(src string, n int, err error) {
-			a.rep.set(chkFetch, false, true, "GET %s: attempt %d: %v (retrying)", src, n, err)
+			a.rep.set(chkFetch, retrying, "GET %s: attempt %d: %v (retrying)", src, n, err)
 		},
 	}
 	merged, fetched, err := f.Resolve(ctx, cfg)
@@ -319,7 +319,7 @@ func (a *Agent) fetch(ctx context.Context, cfg types.Config) (types.Config, erro
 	for _, fx := range fetched {
 		parts = append(parts, fmt.Sprintf("%s (%d bytes, %d attempts)", fx.Source, fx.Bytes, fx.Attempts))
 	}
-	a.rep.set(chkFetch, true, false, "merged %s", strings.Join(parts, ", "))
+	a.rep.set(chkFetch, passed, "merged %s", strings.Join(parts, ", "))
 	return merged, nil
 }
 
@@ -347,17 +347,17 @@ func (a *Agent) checkDNS(ctx context.Context, ne probe.NameExpect) {
 		if err == nil {
 			for _, ad := range addrs {
 				if ad == ne.Address {
-					a.rep.set(check, true, false, "%s -> %s", name, strings.Join(addrs, ","))
+					a.rep.set(check, passed, "%s -> %s", name, strings.Join(addrs, ","))
 					return
 				}
 			}
 			err = fmt.Errorf("%s resolves to %s, expected %s", name, strings.Join(addrs, ","), ne.Address)
 		}
 		if time.Now().After(deadline) {
-			a.rep.set(check, false, false, "%v", err)
+			a.rep.set(check, failed, "%v", err)
 			return
 		}
-		a.rep.set(check, false, true, "%v (retrying)", err)
+		a.rep.set(check, retrying, "%v (retrying)", err)
 		time.Sleep(2 * time.Second)
 	}
 }
@@ -365,16 +365,33 @@ func (a *Agent) checkDNS(ctx context.Context, ne probe.NameExpect) {
 // etcdOperator is the etcd operator stand-in of a rehearsal master, which
 // reports on the etcd member check.
 func (a *Agent) etcdOperator() *standin.EtcdOperator {
-	return standin.NewEtcdOperator(a.log, func(ok, pending bool, detail string) {
-		a.rep.set(chkEtcd, ok, pending, "%s", detail)
+	return standin.NewEtcdOperator(a.log, func(p standin.Progress, detail string) {
+		a.rep.set(chkEtcd, etcdCheckState(p), "%s", detail)
 	})
+}
+
+// etcdCheckState is the etcd member check's state for the etcd operator
+// stand-in's progress.
+func etcdCheckState(p standin.Progress) checkState {
+	switch p {
+	case standin.Joined:
+		return passed
+	case standin.Waiting:
+		return retrying
+	default:
+		return failed
+	}
 }
 
 // chkEtcd is the report line of a rehearsal master's etcd member.
 const chkEtcd = "etcd member"
 
-// Names of the serve checks of the ingress stand-in.
+// Names of the serve checks: the MCS and API stand-ins (the bootstrap's
+// once stages 12 and 13 start them on a rehearsal lab) and the ingress
+// stand-in.
 const (
+	chkMCS          = "serve mcs :22623"
+	chkAPI          = "serve api :6443"
 	chkIngressHTTP  = "serve ingress :80"
 	chkIngressHTTPS = "serve ingress :443"
 )

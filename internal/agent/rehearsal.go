@@ -40,17 +40,17 @@ func (a *Agent) rehearse(self probe.NodeExpect, cfg types.Config) {
 	_ = os.Setenv("PATH", rhcos.DefaultPath)
 	n, err := rhcos.WriteIgnitionFiles(cfg)
 	if err != nil {
-		a.rep.set(chkSSH, false, false, "write Ignition files: %v", err)
+		a.rep.set(chkSSH, failed, "write Ignition files: %v", err)
 		return
 	}
 	a.log.Info("wrote the Ignition files", "files", n)
 	keys := authorizedKeys(cfg, "core")
 	if err := setupCore(keys); err != nil {
-		a.rep.set(chkSSH, false, false, "set up user core: %v", err)
+		a.rep.set(chkSSH, failed, "set up user core: %v", err)
 		return
 	}
 	if err := setupSudo(); err != nil {
-		a.rep.set(chkSSH, false, false, "sudo: %v", err)
+		a.rep.set(chkSSH, failed, "sudo: %v", err)
 		return
 	}
 	if err := os.MkdirAll("/dev/pts", 0o755); err == nil {
@@ -59,22 +59,22 @@ func (a *Agent) rehearse(self probe.NodeExpect, cfg types.Config) {
 		}
 	}
 	if _, err := os.Stat("/bin/bash"); err != nil {
-		a.rep.set(chkSSH, false, false, "no bash in this initrd: the rehearsal bootstrap boots image.rehearsalInitrd (bootlab lab probe-image build --rehearsal)")
+		a.rep.set(chkSSH, failed, "no bash in this initrd: the rehearsal bootstrap boots image.rehearsalInitrd (bootlab lab probe-image build --rehearsal)")
 		return
 	}
 	hostKey, ok, err := ignition.FileContents(cfg, probe.SSHHostKeyPath)
 	if err != nil || !ok {
-		a.rep.set(chkSSH, false, false, "no host key at %s in the Ignition config: %v", probe.SSHHostKeyPath, err)
+		a.rep.set(chkSSH, failed, "no host key at %s in the Ignition config: %v", probe.SSHHostKeyPath, err)
 		return
 	}
 	srv, err := sshd.New(hostKey, keys, a.log)
 	if err != nil {
-		a.rep.set(chkSSH, false, false, "%v", err)
+		a.rep.set(chkSSH, failed, "%v", err)
 		return
 	}
 	ln, err := net.Listen("tcp", ":22")
 	if err != nil {
-		a.rep.set(chkSSH, false, false, "listen: %v", err)
+		a.rep.set(chkSSH, failed, "listen: %v", err)
 		return
 	}
 	go func() { _ = srv.Serve(ln) }()
@@ -84,7 +84,7 @@ func (a *Agent) rehearse(self probe.NodeExpect, cfg types.Config) {
 		"kube-apiserver":        func(corev1.Pod, corev1.Container) (func(), error) { return a.startAPI(self) },
 	})
 	go kl.Run(context.Background())
-	a.rep.set(chkSSH, true, false, "listening on :22 (users root and core, the lab's key; core runs root commands with sudo -n)")
+	a.rep.set(chkSSH, passed, "listening on :22 (users root and core, the lab's key; core runs root commands with sudo -n)")
 }
 
 // writeResolvConf points the node's resolver at the DHCP server's DNS
@@ -103,10 +103,6 @@ func (a *Agent) writeResolvConf() {
 	_ = os.WriteFile("/etc/hosts", []byte("127.0.0.1 localhost localhost.localdomain\n::1 localhost localhost.localdomain\n"), 0o644)
 }
 
-// mcsCheck is the report line of the bootstrap MCS, once stage 12 has
-// started it.
-const mcsCheck = "serve mcs :22623"
-
 // startMCS starts the bootstrap Machine Config Server, as the kubelet
 // starts the machine-config-server container of the pod stage 12 lands:
 // TLS with /etc/ssl/mcs (which stage 12 copies), serving the master
@@ -123,16 +119,16 @@ func (a *Agent) startMCS(self probe.NodeExpect) (func(), error) {
 	mcs := &probe.MCS{Mode: probe.MCSBootstrap, Configs: map[string][]byte{"master": master}, Log: a.log, Node: self.Name}
 	mcs.OnServe = func(pool, remote string, code int) {
 		served := mcs.Served()["master"]
-		a.rep.set(mcsCheck, true, false, "bootstrap MCS started by stage 12; served /config/master to %d: %s", len(served), strings.Join(served, " "))
+		a.rep.set(chkMCS, passed, "bootstrap MCS started by stage 12; served /config/master to %d: %s", len(served), strings.Join(served, " "))
 	}
 	stop, err := a.serveTLSOn(ignition.MCSPort, cert, mcs)
 	if err != nil {
 		return nil, err
 	}
-	a.rep.set(mcsCheck, true, false, "bootstrap MCS started by stage 12 (its pod landed in /etc/kubernetes/manifests)")
+	a.rep.set(chkMCS, passed, "bootstrap MCS started by stage 12 (its pod landed in /etc/kubernetes/manifests)")
 	return func() {
 		stop()
-		a.rep.set(mcsCheck, false, false, "bootstrap MCS stopped: its pod's manifest was removed")
+		a.rep.set(chkMCS, failed, "bootstrap MCS stopped: its pod's manifest was removed")
 	}, nil
 }
 
@@ -239,11 +235,9 @@ func (a *Agent) startAPI(self probe.NodeExpect) (func(), error) {
 	if err != nil {
 		return nil, err
 	}
-	a.rep.set(apiCheck, true, false, "bootstrap API stand-in started by stage 13 (cluster-bootstrap landed the kube-apiserver pod)")
+	a.rep.set(chkAPI, passed, "bootstrap API stand-in started by stage 13 (cluster-bootstrap landed the kube-apiserver pod)")
 	return func() {
 		stop()
-		a.rep.set(apiCheck, false, false, "bootstrap API stopped: cluster-bootstrap tore the temporary control plane down")
+		a.rep.set(chkAPI, failed, "bootstrap API stopped: cluster-bootstrap tore the temporary control plane down")
 	}, nil
 }
-
-const apiCheck = "serve api :6443"

@@ -50,15 +50,29 @@ const (
 type EtcdOperator struct {
 	Log *slog.Logger
 	// Report sets the master's etcd check of the node's report.
-	Report func(ok, pending bool, detail string)
+	Report func(p Progress, detail string)
 	// Poll is how often it looks again (tests shorten it).
 	Poll time.Duration
 	// ReleasePath is the release metadata, which names the etcd image.
 	ReleasePath string
 }
 
+// Progress is where the etcd operator stand-in stands, for the node's
+// report.
+type Progress int
+
+const (
+	// Failed: it gave up (the check fails).
+	Failed Progress = iota
+	// Waiting: it retries, the detail says on what (the check stays open).
+	Waiting
+	// Joined: this master is a voting member, and on the leader the
+	// bootstrap member is removed (the check passes).
+	Joined
+)
+
 // NewEtcdOperator returns the etcd operator stand-in as a master runs it.
-func NewEtcdOperator(log *slog.Logger, report func(ok, pending bool, detail string)) *EtcdOperator {
+func NewEtcdOperator(log *slog.Logger, report func(p Progress, detail string)) *EtcdOperator {
 	return &EtcdOperator{Log: log, Report: report, Poll: 2 * time.Second, ReleasePath: probe.ReleaseMetadataPath}
 }
 
@@ -152,19 +166,19 @@ func (o *EtcdOperator) Join(ctx context.Context, self probe.NodeExpect, join *pr
 	// Lay the merged config's files down as Ignition would: the etcd
 	// certificates among them.
 	if _, err := rhcos.WriteIgnitionFiles(cfg); err != nil {
-		o.Report(false, false, fmt.Sprintf("write the Ignition files: %v", err))
+		o.Report(Failed, fmt.Sprintf("write the Ignition files: %v", err))
 		return
 	}
 	bootEP := "https://" + join.BootstrapIP + ":2379"
 	myPeer := "https://" + self.IP + ":2380"
 	boot := MasterEtcdctl(bootEP)
-	o.say(false, true, "waiting for the bootstrap member at %s (stage 07 starts it)", bootEP)
+	o.say(Waiting, "waiting for the bootstrap member at %s (stage 07 starts it)", bootEP)
 	members, ok := o.addLearner(ctx, boot, bootEP, self, myPeer)
 	if !ok {
 		return
 	}
 	o.Log.Info("etcd operator stand-in: added this master as a learner", "member", self.Name, "members", MemberSummary(members))
-	o.say(false, true, "added %s as a learner; members %s; starting its etcd pod", self.Name, MemberSummary(members))
+	o.say(Waiting, "added %s as a learner; members %s; starting its etcd pod", self.Name, MemberSummary(members))
 	if !o.startMember(ctx, self, members) {
 		return
 	}
@@ -179,15 +193,15 @@ func (o *EtcdOperator) Join(ctx context.Context, self probe.NodeExpect, join *pr
 		members = ms
 	}
 	o.Log.Info("etcd operator stand-in: promoted this master's member", "member", self.Name, "members", MemberSummary(members))
-	o.say(true, false, "%s joined (added as a learner, promoted when in sync; real etcd); members %s", self.Name, MemberSummary(members))
+	o.say(Joined, "%s joined (added as a learner, promoted when in sync; real etcd); members %s", self.Name, MemberSummary(members))
 	if leader {
 		o.teardownBootstrapMember(ctx, self, local, join)
 	}
 }
 
 // say reports on the etcd member check, with the node's memory in use.
-func (o *EtcdOperator) say(ok, pending bool, format string, args ...any) {
-	o.Report(ok, pending, fmt.Sprintf("etcd operator stand-in: "+format+memInUse(), args...))
+func (o *EtcdOperator) say(p Progress, format string, args ...any) {
+	o.Report(p, fmt.Sprintf("etcd operator stand-in: "+format+memInUse(), args...))
 }
 
 // addLearner is step 1: member add --learner, retried: the cluster takes
@@ -200,7 +214,7 @@ func (o *EtcdOperator) addLearner(ctx context.Context, boot Etcdctl, bootEP stri
 			return members, true
 		}
 		if err != nil {
-			o.say(false, true, "member add %s --learner against %s: %v (retrying)", self.Name, bootEP, err)
+			o.say(Waiting, "member add %s --learner against %s: %v (retrying)", self.Name, bootEP, err)
 		}
 		if !sleepCtx(ctx, o.Poll) {
 			return nil, false
@@ -241,7 +255,7 @@ func (o *EtcdOperator) startMember(ctx context.Context, self probe.NodeExpect, m
 		image = rel.Components["etcd"]
 	}
 	if err := writeMasterEtcdPod(kubelet.StaticPodDir, self, members, image); err != nil {
-		o.say(false, false, "write the etcd pod: %v", err)
+		o.say(Failed, "write the etcd pod: %v", err)
 		return false
 	}
 	go kubelet.New(o.Log, kubelet.StaticPodDir, nil).Run(ctx)
@@ -267,7 +281,7 @@ func (o *EtcdOperator) promote(ctx context.Context, boot Etcdctl, self probe.Nod
 				}
 			}
 		}
-		o.say(false, true, "member promote %s: %v (retrying until the learner is in sync)", self.Name, err)
+		o.say(Waiting, "member promote %s: %v (retrying until the learner is in sync)", self.Name, err)
 		if !sleepCtx(ctx, o.Poll) {
 			return members, false
 		}
@@ -282,7 +296,7 @@ func (o *EtcdOperator) waitHealthy(ctx context.Context, local Etcdctl, self prob
 		if ok {
 			return true
 		}
-		o.say(false, true, "%s promoted; waiting for its etcd to be healthy: %s", self.Name, detail)
+		o.say(Waiting, "%s promoted; waiting for its etcd to be healthy: %s", self.Name, detail)
 		if !sleepCtx(ctx, o.Poll) {
 			return false
 		}

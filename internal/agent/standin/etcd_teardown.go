@@ -35,7 +35,7 @@ func (o *EtcdOperator) teardownBootstrapMember(ctx context.Context, self probe.N
 		note("%s", why)
 		if done {
 			ms, _ := c.Members(ctx)
-			o.Report(true, false, fmt.Sprintf("etcd operator stand-in: %s joined; bootstrap teardown: %s; members %s"+memInUse(), self.Name, why, MemberSummary(ms)))
+			o.Report(Joined, fmt.Sprintf("etcd operator stand-in: %s joined; bootstrap teardown: %s; members %s"+memInUse(), self.Name, why, MemberSummary(ms)))
 			return
 		}
 		if !sleepCtx(ctx, o.Poll) {

@@ -22,12 +22,12 @@ type renderFunc func(run *podmanRun, rel *probe.RehearsalRelease, f map[string]s
 
 // renders play the operators' `render` commands: each writes the files
 // its operator's render writes, in the directories its flags name.
-// Components are keyed by image-references name ("" is the release
-// image, whose entrypoint is the cluster-version-operator).
+// Components are keyed by image-references name (releasePayload for the
+// release image).
 func (t *Tools) renders() map[string]renderFunc {
 	return map[string]renderFunc{
 		"cluster-etcd-operator":                    t.renderEtcd,
-		"":                                         renderCVO,
+		releasePayload:                             renderCVO,
 		"cluster-config-api":                       renderAPI,
 		"cluster-authentication-operator":          renderAuthAPI,
 		"cluster-config-operator":                  renderConfig,

@@ -94,11 +94,15 @@ func readRelease(path string) (*probe.RehearsalRelease, error) {
 	return &r, nil
 }
 
-// component names the image-references entry of pull spec image ("" for
-// the release image itself).
+// releasePayload is the component name of the release image itself, whose
+// entrypoint is the cluster-version-operator.
+const releasePayload = ""
+
+// componentOf names the image-references entry of pull spec image
+// (releasePayload for the release image itself).
 func componentOf(r *probe.RehearsalRelease, image string) (string, bool) {
 	if image == r.Image {
-		return "", true
+		return releasePayload, true
 	}
 	for name, ref := range r.Components {
 		if ref == image {
@@ -246,7 +250,7 @@ func (t *Tools) podmanCommand(run *podmanRun, rel *probe.RehearsalRelease, comp 
 		return 0, true
 	}
 	switch {
-	case comp == "" && len(cmd) == 2 && cmd[0] == "image":
+	case comp == releasePayload && len(cmd) == 2 && cmd[0] == "image":
 		ref, ok := rel.Components[cmd[1]]
 		if !ok {
 			say("release %s has no image %q", rel.Version, cmd[1])
@@ -255,7 +259,7 @@ func (t *Tools) podmanCommand(run *podmanRun, rel *probe.RehearsalRelease, comp 
 		say("the release payload's image-references name %s", cmd[1])
 		fmt.Fprintln(stdout, ref)
 		return 0, true
-	case comp == "" && len(cmd) == 2 && cmd[0] == "cat" && cmd[1] == "/release-manifests/image-references":
+	case comp == releasePayload && len(cmd) == 2 && cmd[0] == "cat" && cmd[1] == "/release-manifests/image-references":
 		data, err := imageReferences(rel)
 		if err != nil {
 			say("%v", err)
