@@ -26,6 +26,7 @@ import (
 // a client certificate, merge patch from a file) is applied, and
 // wait-for-ceo waits until the member list has no etcd-bootstrap.
 func TestStage14AgainstTheMastersAPI(t *testing.T) {
+	t.Parallel()
 	ca, err := pki.NewCA("root-ca")
 	require.NoError(t, err)
 	serving, err := pki.NewLeaf(ca, "api", nil, []string{"api-int.ocp.lab.local"}, []net.IP{net.ParseIP("127.0.0.1")})
@@ -89,6 +90,7 @@ func TestStage14AgainstTheMastersAPI(t *testing.T) {
 }
 
 func TestMergePatch(t *testing.T) {
+	t.Parallel()
 	doc := map[string]any{"a": 1.0, "b": map[string]any{"c": 2.0, "d": 3.0}}
 	got := mergePatch(doc, map[string]any{"a": nil, "b": map[string]any{"c": nil, "e": 4.0}, "f": []any{1.0}})
 	assert.Equal(t, map[string]any{"b": map[string]any{"d": 3.0, "e": 4.0}, "f": []any{1.0}}, got)

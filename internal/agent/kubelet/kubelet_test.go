@@ -17,6 +17,7 @@ import (
 // A manifest that lands starts its program, one removed stops it; a pod
 // whose program the node lacks is recorded as not run.
 func TestKubeletStandIn(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	k := &Kubelet{log: slog.New(slog.DiscardHandler), dir: dir, state: filepath.Join(t.TempDir(), "kubelet.json"), logs: t.TempDir(), pods: map[string]*runningPod{}}
 	pod := `apiVersion: v1
@@ -55,6 +56,7 @@ spec:
 // A container the agent plays (the MCS) starts when its pod lands and
 // stops when the manifest goes.
 func TestKubeletPlaysServices(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	started, stopped := 0, 0
 	k := &Kubelet{log: slog.New(slog.DiscardHandler), dir: dir, state: filepath.Join(t.TempDir(), "k.json"), logs: t.TempDir(), pods: map[string]*runningPod{},
@@ -75,6 +77,7 @@ func TestKubeletPlaysServices(t *testing.T) {
 }
 
 func TestCrashBackoff(t *testing.T) {
+	t.Parallel()
 	assert.Equal(t, 5*time.Second, crashBackoff(0))
 	assert.Equal(t, 20*time.Second, crashBackoff(2))
 	assert.Equal(t, 5*time.Minute, crashBackoff(30))

@@ -62,6 +62,7 @@ func startTestSSHD(t *testing.T) (addr, keyFile string, hostKey ssh.PublicKey) {
 // bash and gets stdout, stderr, stdin and the exit status; the host key is
 // recorded on first use and accepted again.
 func TestSSHDServesTheStageTransport(t *testing.T) {
+	t.Parallel()
 	addr, keyFile, hostKey := startTestSSHD(t)
 	host, port, _ := net.SplitHostPort(addr)
 	p, err := strconv.Atoi(port)
@@ -101,6 +102,7 @@ func dialRaw(t *testing.T, addr, user, keyFile string) *ssh.Client {
 
 // core logs in as uid 1000; an unknown user or key is refused.
 func TestSSHDUsers(t *testing.T) {
+	t.Parallel()
 	if os.Geteuid() != 0 {
 		t.Fatal("the server switches to core's uid: run the tests as root")
 	}
@@ -126,6 +128,7 @@ func TestSSHDUsers(t *testing.T) {
 // A PTY session runs an interactive login bash on a terminal of the
 // requested size; a signal request reaches the running command.
 func TestSSHDPTYAndSignal(t *testing.T) {
+	t.Parallel()
 	addr, keyFile, _ := startTestSSHD(t)
 	c := dialRaw(t, addr, "root", keyFile)
 	s, err := c.NewSession()

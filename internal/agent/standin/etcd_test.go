@@ -43,6 +43,7 @@ esac
 // a started voting member, they are healthy, and cluster-bootstrap wrote
 // kube-system/bootstrap status=complete, as upstream's controller does.
 func TestBootstrapTeardownStep(t *testing.T) {
+	t.Parallel()
 	c, dir := fakeEtcdctl(t)
 	write := func(name, data string) {
 		require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte(data), 0o644))
@@ -93,6 +94,7 @@ func TestBootstrapTeardownStep(t *testing.T) {
 // The master's etcd pod joins the existing cluster with every member the
 // add returned, itself named for the unstarted one.
 func TestWriteMasterEtcdPod(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	self := probe.NodeExpect{Name: "master-1", IP: "192.168.126.12"}
 	ms := []Member{

@@ -51,6 +51,7 @@ func standInNode(t *testing.T) (tl *Tools, assets string, rel probe.RehearsalRel
 // image_for and oc adm release info answer from the release metadata, and
 // say they are stand-ins.
 func TestPodmanImageForAndOcReleaseInfo(t *testing.T) {
+	t.Parallel()
 	tl, _, rel, _ := standInNode(t)
 	var out, errb bytes.Buffer
 	code := tl.podmanMain([]string{"run", "--quiet", "--rm", "--net=none", rel.Image, "image", "etcd"}, &out, &errb)
@@ -83,6 +84,7 @@ func TestPodmanImageForAndOcReleaseInfo(t *testing.T) {
 // certificate, and manifests for the API server; the kubelet stand-in's
 // view of the pod maps the certificate paths to the host.
 func TestPodmanEtcdRender(t *testing.T) {
+	t.Parallel()
 	tl, assets, rel, ca := standInNode(t)
 	var out, errb bytes.Buffer
 	code := tl.podmanMain([]string{"run", "--quiet", "--net=host", "--rm", "--name", "etcd-render",
@@ -157,6 +159,7 @@ func parseCert(t *testing.T, data []byte) *x509.Certificate {
 // The renders of stages 03 to 11, called as the stage scripts call them,
 // write the files the scripts copy and the stage checks read.
 func TestPodmanControlPlaneRenders(t *testing.T) {
+	t.Parallel()
 	tl, assets, rel, _ := standInNode(t)
 	require.NoError(t, os.MkdirAll(filepath.Join(assets, "manifests"), 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(assets, "manifests", "99_feature-gate.yaml"), []byte("apiVersion: config.openshift.io/v1\nkind: FeatureGate\nmetadata:\n  name: cluster\nspec: {}\n"), 0o644))
@@ -216,6 +219,7 @@ func TestPodmanControlPlaneRenders(t *testing.T) {
 // Stage 12's podman calls: the release's image-references, and the MCO
 // bootstrap render with the bootstrap MCO pod and the pools.
 func TestPodmanMCO(t *testing.T) {
+	t.Parallel()
 	tl, assets, rel, _ := standInNode(t)
 	var out, errb bytes.Buffer
 	require.Equal(t, 0, tl.podmanMain([]string{"run", "--quiet", "--rm", "--net=none", "--entrypoint=cat", rel.Image, "/release-manifests/image-references"}, &out, &errb), errb.String())

@@ -15,6 +15,7 @@ import (
 // root for core, set-user-ID, with a clean environment, and refuses what
 // it does not do.
 func TestSudoStandIn(t *testing.T) {
+	t.Parallel()
 	if os.Geteuid() != 0 {
 		t.Fatal("the test makes a set-user-ID root binary: run the tests as root")
 	}
