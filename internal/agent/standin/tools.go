@@ -1,4 +1,4 @@
-package main
+package standin
 
 import (
 	"context"
@@ -11,10 +11,13 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/bootlab/bootlab/internal/agent/kubelet"
 )
 
-// ocMain plays `oc adm release info` from the release metadata.
-func ocMain(args []string, stdout, stderr io.Writer) int {
+// OcMain plays `oc adm release info` from the release metadata, and `oc
+// patch clusterversion` against the cluster API.
+func (t *Tools) OcMain(args []string, stdout, stderr io.Writer) int {
 	if len(args) > 0 && args[0] == "patch" {
 		return ocPatch(args[1:], stdout, stderr)
 	}
@@ -22,12 +25,12 @@ func ocMain(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "oc (bootlab rehearsal stand-in): only `oc adm release info` and `oc patch clusterversion` are played on the rehearsal bootstrap")
 		return 1
 	}
-	rel, err := release()
+	rel, err := t.release()
 	if err != nil {
 		fmt.Fprintln(stderr, "oc (bootlab rehearsal stand-in):", err)
 		return 1
 	}
-	fmt.Fprintf(stderr, "oc (bootlab rehearsal stand-in): release info of %s from %s\n", rel.Image, releasePath)
+	fmt.Fprintf(stderr, "oc (bootlab rehearsal stand-in): release info of %s from %s\n", rel.Image, t.ReleasePath)
 	output := ""
 	for i := 3; i < len(args); i++ {
 		a := args[i]
@@ -72,13 +75,13 @@ func ocMain(args []string, stdout, stderr io.Writer) int {
 }
 
 // crictlMain lists what the kubelet stand-in runs.
-func crictlMain(args []string, stdout, stderr io.Writer) int {
+func (t *Tools) crictlMain(args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 || (args[0] != "ps" && args[0] != "pods") {
 		fmt.Fprintln(stderr, "crictl (bootlab rehearsal stand-in): only `crictl ps` and `crictl pods` are played")
 		return 1
 	}
 	fmt.Fprintln(stderr, "crictl (bootlab rehearsal stand-in): the static pods the kubelet stand-in runs")
-	pods, err := loadKubeletState()
+	pods, err := kubelet.LoadState(t.KubeletState)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		fmt.Fprintln(stderr, "crictl:", err)
 		return 1

@@ -1,4 +1,4 @@
-package main
+package agent
 
 import (
 	"testing"
@@ -12,6 +12,7 @@ import (
 // ingress to it, whatever its role: the masters of a lab without workers
 // list it next to their API and MCS.
 func TestServeChecks(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		self probe.NodeExpect
 		want []string

@@ -1,4 +1,4 @@
-package main
+package standin
 
 import (
 	"encoding/json"
@@ -9,30 +9,55 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"golang.org/x/sys/unix"
 
+	"github.com/bootlab/bootlab/internal/agent/kubelet"
 	"github.com/bootlab/bootlab/lab/probe"
 )
 
-// Stand-ins for what needs a release image on a real bootstrap: podman
-// (image_for and the operators' render commands), oc adm release info
-// and crictl. They are the agent itself, linked under those names; each
-// says it is a stand-in on stderr.
+// Tools are the rehearsal stand-ins. Its fields say where they read the
+// node's files and how long they wait: New sets what a node uses, tests
+// set their own on their own value.
+type Tools struct {
+	// ReleasePath is the rehearsal release metadata; ProbeConfigPath the
+	// probe config the agent wrote; KubeletState what the kubelet
+	// stand-in runs (crictl lists it).
+	ReleasePath, ProbeConfigPath, KubeletState string
+	// BootstrapAPIWait, MastersWait and BootstrapPoll time cluster-bootstrap
+	// start's waits.
+	BootstrapAPIWait, MastersWait, BootstrapPoll time.Duration
+	// CEOWait and CEOPoll time wait-for-ceo.
+	CEOWait, CEOPoll time.Duration
+	// RecordBootstrapComplete stores ConfigMap kube-system/bootstrap with
+	// status complete in the bootstrap's etcd.
+	RecordBootstrapComplete func(assets string) error
+}
 
-// multicall runs the agent as the program it was started as, when that is
+// New returns the stand-ins as a rehearsal node runs them.
+func New() *Tools {
+	return &Tools{
+		ReleasePath: probe.ReleaseMetadataPath, ProbeConfigPath: probe.ConfigPath, KubeletState: kubelet.StatePath,
+		BootstrapAPIWait: 5 * time.Minute, MastersWait: 20 * time.Minute, BootstrapPoll: 2 * time.Second,
+		CEOWait: 30 * time.Minute, CEOPoll: 3 * time.Second,
+		RecordBootstrapComplete: recordBootstrapComplete,
+	}
+}
+
+// Multicall runs the agent as the program it was started as, when that is
 // one of the rehearsal stand-ins.
-func multicall(args []string) (int, bool) {
+func (t *Tools) Multicall(args []string) (int, bool) {
 	var main func([]string) int
 	switch filepath.Base(args[0]) {
 	case "sudo":
 		main = sudoMain
 	case "podman":
-		main = func(a []string) int { return podmanMain(a, os.Stdout, os.Stderr) }
+		main = func(a []string) int { return t.podmanMain(a, os.Stdout, os.Stderr) }
 	case "oc":
-		main = func(a []string) int { return ocMain(a, os.Stdout, os.Stderr) }
+		main = func(a []string) int { return t.OcMain(a, os.Stdout, os.Stderr) }
 	case "crictl":
-		main = func(a []string) int { return crictlMain(a, os.Stdout, os.Stderr) }
+		main = func(a []string) int { return t.crictlMain(a, os.Stdout, os.Stderr) }
 	case "dig":
 		main = func(a []string) int { return digMain(a, os.Stdout, os.Stderr) }
 	default:
@@ -49,34 +74,35 @@ func multicall(args []string) (int, bool) {
 	return main(args[1:]), true
 }
 
-// Where the stand-ins read the node's release and probe config (tests
-// point them elsewhere).
-var (
-	releasePath     = probe.ReleaseMetadataPath
-	probeConfigPath = probe.ConfigPath
-)
-
-// standInNames are the programs linked to the agent on a rehearsal bootstrap.
-var standInNames = []string{"podman", "oc", "crictl", "dig"}
+// Names are the programs linked to the agent on a rehearsal bootstrap
+// (besides sudo, at SudoPath).
+func Names() []string { return []string{"podman", "oc", "crictl", "dig"} }
 
 // release reads the rehearsal release metadata.
-func release() (*probe.RehearsalRelease, error) {
-	data, err := os.ReadFile(releasePath)
+func (t *Tools) release() (*probe.RehearsalRelease, error) { return readRelease(t.ReleasePath) }
+
+// readRelease reads the rehearsal release metadata at path.
+func readRelease(path string) (*probe.RehearsalRelease, error) {
+	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("release metadata: %w (is this a rehearsal bootstrap?)", err)
 	}
 	var r probe.RehearsalRelease
 	if err := json.Unmarshal(data, &r); err != nil {
-		return nil, fmt.Errorf("parse %s: %w", releasePath, err)
+		return nil, fmt.Errorf("parse %s: %w", path, err)
 	}
 	return &r, nil
 }
 
-// component names the image-references entry of pull spec image ("" for
-// the release image itself).
+// releasePayload is the component name of the release image itself, whose
+// entrypoint is the cluster-version-operator.
+const releasePayload = ""
+
+// componentOf names the image-references entry of pull spec image
+// (releasePayload for the release image itself).
 func componentOf(r *probe.RehearsalRelease, image string) (string, bool) {
 	if image == r.Image {
-		return "", true
+		return releasePayload, true
 	}
 	for name, ref := range r.Components {
 		if ref == image {
@@ -162,10 +188,11 @@ func flags(args []string) map[string]string {
 	return out
 }
 
-func podmanMain(args []string, stdout, stderr io.Writer) int {
-	say := func(format string, a ...any) {
-		fmt.Fprintf(stderr, "podman (bootlab rehearsal stand-in): "+format+"\n", a...)
-	}
+// podmanMain plays `podman run` of the release's images: image_for and
+// image-references from the release metadata, the operators' commands
+// (played by bootlab), the node's real etcdctl for the etcd image.
+func (t *Tools) podmanMain(args []string, stdout, stderr io.Writer) int {
+	say := func(format string, a ...any) { podmanSay(stderr, format, a...) }
 	if len(args) == 0 || args[0] != "run" {
 		say("only `podman run` of the release's images is played on the rehearsal bootstrap (no container runtime here)")
 		return 125
@@ -175,7 +202,7 @@ func podmanMain(args []string, stdout, stderr io.Writer) int {
 		say("%v", err)
 		return 125
 	}
-	rel, err := release()
+	rel, err := t.release()
 	if err != nil {
 		say("%v", err)
 		return 125
@@ -189,51 +216,10 @@ func podmanMain(args []string, stdout, stderr io.Writer) int {
 	if run.entrypoint != "" {
 		cmd = append([]string{run.entrypoint}, cmd...)
 	}
-	switch {
-	case comp == "" && len(cmd) == 2 && cmd[0] == "image":
-		ref, ok := rel.Components[cmd[1]]
-		if !ok {
-			say("release %s has no image %q", rel.Version, cmd[1])
-			return 1
-		}
-		say("the release payload's image-references name %s", cmd[1])
-		fmt.Fprintln(stdout, ref)
-		return 0
-	case comp == "" && len(cmd) == 2 && cmd[0] == "cat" && cmd[1] == "/release-manifests/image-references":
-		data, err := imageReferences(rel)
-		if err != nil {
-			say("%v", err)
-			return 1
-		}
-		say("the release payload's /release-manifests/image-references")
-		fmt.Fprintln(stdout, string(data))
-		return 0
-	case comp == "machine-config-operator" && len(cmd) > 0 && cmd[0] == "bootstrap":
-		say("machine-config-operator bootstrap, played by bootlab: it writes the files the operator writes")
-		if err := renderMCO(run, rel, flags(mapPaths(run, cmd))); err != nil {
-			fmt.Fprintf(stderr, "machine-config-operator bootstrap: %v\n", err)
-			return 1
-		}
-		return 0
-	case comp == "cluster-bootstrap" && len(cmd) > 0 && cmd[0] == "start":
-		say("cluster-bootstrap start, played by bootlab: it starts the temporary control plane's pods, waits for the bootstrap API and the masters', then tears the temporary control plane down")
-		if err := clusterBootstrapStart(run, rel, flags(mapPaths(run, cmd)), stdout, stderr); err != nil {
-			fmt.Fprintf(stderr, "cluster-bootstrap: %v\n", err)
-			return 1
-		}
-		return 0
-	case comp == "etcd" && len(cmd) > 0 && cmd[0] == "etcdctl":
-		say("running the node's real etcdctl for the etcd image")
-		return execReal("/usr/bin/etcdctl", mapPaths(run, cmd[1:]), run.env)
-	case comp == "cluster-etcd-operator" && len(cmd) > 1 && filepath.Base(cmd[0]) == "cluster-etcd-operator" && cmd[1] == "wait-for-ceo":
-		say("cluster-etcd-operator wait-for-ceo, played by bootlab: it reads the etcd operator's status from the masters' API stand-in, which reads the real etcd member list")
-		if err := waitForCEO(flags(mapPaths(run, cmd)), stdout, stderr); err != nil {
-			fmt.Fprintf(stderr, "wait-for-ceo: %v\n", err)
-			return 1
-		}
-		return 0
+	if code, played := t.podmanCommand(run, rel, comp, cmd, stdout, stderr); played {
+		return code
 	}
-	render, known := renders[comp]
+	render, known := t.renders()[comp]
 	if !known || !containsRender(cmd) {
 		say("%s (%s) %s is not played on the rehearsal bootstrap", comp, run.image, strings.Join(cmd, " "))
 		return 125
@@ -244,6 +230,58 @@ func podmanMain(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return 0
+}
+
+// podmanSay writes a line of the podman stand-in to stderr.
+func podmanSay(stderr io.Writer, format string, a ...any) {
+	fmt.Fprintf(stderr, "podman (bootlab rehearsal stand-in): "+format+"\n", a...)
+}
+
+// podmanCommand plays the commands of component comp's image that are not
+// renders; played is false for the others.
+func (t *Tools) podmanCommand(run *podmanRun, rel *probe.RehearsalRelease, comp string, cmd []string, stdout, stderr io.Writer) (code int, played bool) {
+	say := func(format string, a ...any) { podmanSay(stderr, format, a...) }
+	// done reports err as what's failure, or success.
+	done := func(what string, err error) (int, bool) {
+		if err != nil {
+			fmt.Fprintf(stderr, "%s: %v\n", what, err)
+			return 1, true
+		}
+		return 0, true
+	}
+	switch {
+	case comp == releasePayload && len(cmd) == 2 && cmd[0] == "image":
+		ref, ok := rel.Components[cmd[1]]
+		if !ok {
+			say("release %s has no image %q", rel.Version, cmd[1])
+			return 1, true
+		}
+		say("the release payload's image-references name %s", cmd[1])
+		fmt.Fprintln(stdout, ref)
+		return 0, true
+	case comp == releasePayload && len(cmd) == 2 && cmd[0] == "cat" && cmd[1] == "/release-manifests/image-references":
+		data, err := imageReferences(rel)
+		if err != nil {
+			say("%v", err)
+			return 1, true
+		}
+		say("the release payload's /release-manifests/image-references")
+		fmt.Fprintln(stdout, string(data))
+		return 0, true
+	case comp == "machine-config-operator" && len(cmd) > 0 && cmd[0] == "bootstrap":
+		say("machine-config-operator bootstrap, played by bootlab: it writes the files the operator writes")
+		return done("machine-config-operator bootstrap", renderMCO(run, rel, flags(mapPaths(run, cmd))))
+	case comp == "cluster-bootstrap" && len(cmd) > 0 && cmd[0] == "start":
+		say("cluster-bootstrap start, played by bootlab: it starts the temporary control plane's pods, waits for the bootstrap API and the masters', then tears the temporary control plane down")
+		return done("cluster-bootstrap", t.clusterBootstrapStart(run, rel, flags(mapPaths(run, cmd)), stdout, stderr))
+	case comp == "etcd" && len(cmd) > 0 && cmd[0] == "etcdctl":
+		say("running the node's real etcdctl for the etcd image")
+		return execReal("/usr/bin/etcdctl", mapPaths(run, cmd[1:]), run.env), true
+	case comp == "cluster-etcd-operator" && len(cmd) > 1 && filepath.Base(cmd[0]) == "cluster-etcd-operator" && cmd[1] == "wait-for-ceo":
+		say("cluster-etcd-operator wait-for-ceo, played by bootlab: it reads the etcd operator's status from the masters' API stand-in, which reads the real etcd member list")
+		return done("wait-for-ceo", t.WaitForCEO(flags(mapPaths(run, cmd)), stdout, stderr))
+	}
+	return 0, false
 }
 
 func containsRender(cmd []string) bool {

@@ -1,4 +1,4 @@
-package main
+package clusterapi
 
 import (
 	"bytes"
@@ -15,11 +15,10 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/yaml"
 
+	"github.com/bootlab/bootlab/internal/agent/standin"
 	"github.com/bootlab/bootlab/lab/pki"
-	"github.com/bootlab/bootlab/lab/probe"
 )
 
 // Stage 14's two calls against the masters' API stand-in: `oc patch
@@ -27,6 +26,7 @@ import (
 // a client certificate, merge patch from a file) is applied, and
 // wait-for-ceo waits until the member list has no etcd-bootstrap.
 func TestStage14AgainstTheMastersAPI(t *testing.T) {
+	t.Parallel()
 	ca, err := pki.NewCA("root-ca")
 	require.NoError(t, err)
 	serving, err := pki.NewLeaf(ca, "api", nil, []string{"api-int.ocp.lab.local"}, []net.IP{net.ParseIP("127.0.0.1")})
@@ -35,11 +35,11 @@ func TestStage14AgainstTheMastersAPI(t *testing.T) {
 	require.NoError(t, err)
 
 	var mu sync.Mutex
-	members := []etcdMember{{ID: 1, Name: "etcd-bootstrap"}, {ID: 2, Name: "master-0"}}
-	api := newClusterAPI("master-0", func(context.Context) ([]etcdMember, error) {
+	members := []standin.Member{{ID: 1, Name: "etcd-bootstrap"}, {ID: 2, Name: "master-0"}}
+	api := New("master-0", func(context.Context) ([]standin.Member, error) {
 		mu.Lock()
 		defer mu.Unlock()
-		return append([]etcdMember(nil), members...), nil
+		return append([]standin.Member(nil), members...), nil
 	})
 	srv := httptest.NewUnstartedServer(api)
 	cert, err := tls.X509KeyPair(serving.CertPEM, serving.KeyPEM)
@@ -56,8 +56,9 @@ func TestStage14AgainstTheMastersAPI(t *testing.T) {
 	patch := filepath.Join(dir, "original_cvo_overrides.patch")
 	require.NoError(t, os.WriteFile(patch, []byte(`{"spec":{"overrides":null,"channel":"stable-4.19"}}`), 0o600))
 
+	tools := standin.New()
 	var out, errb bytes.Buffer
-	code := ocMain([]string{"patch", "clusterversion.config.openshift.io", "version", "--kubeconfig=" + kubeconfig, "--type=merge", "--patch-file=" + patch}, &out, &errb)
+	code := tools.OcMain([]string{"patch", "clusterversion.config.openshift.io", "version", "--kubeconfig=" + kubeconfig, "--type=merge", "--patch-file=" + patch}, &out, &errb)
 	require.Equal(t, 0, code, errb.String())
 	assert.Equal(t, "clusterversion.config.openshift.io/version patched\n", out.String())
 	assert.Contains(t, errb.String(), "stand-in on master-0")
@@ -65,8 +66,7 @@ func TestStage14AgainstTheMastersAPI(t *testing.T) {
 	assert.Equal(t, map[string]any{"channel": "stable-4.19"}, api.cv["spec"], "the merge patch is applied")
 	api.mu.Unlock()
 
-	ceoPoll = 20 * time.Millisecond
-	t.Cleanup(func() { ceoPoll = 3 * time.Second })
+	tools.CEOPoll = 20 * time.Millisecond
 	go func() {
 		time.Sleep(200 * time.Millisecond)
 		mu.Lock()
@@ -74,7 +74,7 @@ func TestStage14AgainstTheMastersAPI(t *testing.T) {
 		mu.Unlock()
 	}()
 	out.Reset()
-	require.NoError(t, waitForCEO(map[string]string{"kubeconfig": kubeconfig}, &out, &errb))
+	require.NoError(t, tools.WaitForCEO(map[string]string{"kubeconfig": kubeconfig}, &out, &errb))
 	assert.Contains(t, out.String(), "Still waiting for the cluster-etcd-operator to bootstrap: still waiting for the bootstrap teardown; members 2: etcd-bootstrap, master-0")
 	assert.Contains(t, out.String(), "Cluster etcd operator bootstrapped successfully (etcd bootstrap member is removed; members 1: master-0, answered by master-0)")
 
@@ -85,42 +85,15 @@ func TestStage14AgainstTheMastersAPI(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(kubeconfig, bad, 0o600))
 	errb.Reset()
-	assert.Equal(t, 1, ocMain([]string{"patch", "clusterversion", "version", "--kubeconfig", kubeconfig, "--type=merge", "--patch={}"}, &out, &errb))
+	assert.Equal(t, 1, tools.OcMain([]string{"patch", "clusterversion", "version", "--kubeconfig", kubeconfig, "--type=merge", "--patch={}"}, &out, &errb))
 	assert.Contains(t, errb.String(), "certificate")
 }
 
 func TestMergePatch(t *testing.T) {
+	t.Parallel()
 	doc := map[string]any{"a": 1.0, "b": map[string]any{"c": 2.0, "d": 3.0}}
 	got := mergePatch(doc, map[string]any{"a": nil, "b": map[string]any{"c": nil, "e": 4.0}, "f": []any{1.0}})
 	assert.Equal(t, map[string]any{"b": map[string]any{"d": 3.0, "e": 4.0}, "f": []any{1.0}}, got)
-}
-
-func TestCrashBackoff(t *testing.T) {
-	assert.Equal(t, 5*time.Second, crashBackoff(0))
-	assert.Equal(t, 20*time.Second, crashBackoff(2))
-	assert.Equal(t, 5*time.Minute, crashBackoff(30))
-}
-
-// The master's etcd pod joins the existing cluster with every member the
-// add returned, itself named for the unstarted one.
-func TestWriteMasterEtcdPod(t *testing.T) {
-	dir := t.TempDir()
-	self := probe.NodeExpect{Name: "master-1", IP: "192.168.126.12"}
-	ms := []etcdMember{
-		{Name: "etcd-bootstrap", PeerURLs: []string{"https://192.168.126.10:2380"}},
-		{Name: "master-0", PeerURLs: []string{"https://192.168.126.11:2380"}},
-		{PeerURLs: []string{"https://192.168.126.12:2380"}, IsLearner: true},
-	}
-	require.NoError(t, writeMasterEtcdPod(dir, self, ms))
-	pod, err := readPod(filepath.Join(dir, "etcd-pod.yaml"))
-	require.NoError(t, err)
-	c := pod.Spec.Containers[0]
-	assert.Contains(t, c.Args, "--initial-cluster=etcd-bootstrap=https://192.168.126.10:2380,master-0=https://192.168.126.11:2380,master-1=https://192.168.126.12:2380")
-	assert.Contains(t, c.Args, "--initial-cluster-state=existing")
-	assert.Equal(t, etcdReleaseEnv(), c.Env, "a master's member gets the release's environment too")
-	argv := hostArgs(pod, c, append(c.Command, c.Args...))
-	assert.Contains(t, argv, "--cert-file="+probe.EtcdAllCertsDir+"/etcd-serving-master-1.crt", "the kubelet stand-in maps the pod's mounts to the host")
-	assert.Contains(t, argv, "--peer-trusted-ca-file="+probe.EtcdCABundle)
 }
 
 func probeKubeconfig(server string, ca, client pki.Pair) ([]byte, error) {
@@ -132,13 +105,4 @@ func probeKubeconfig(server string, ca, client pki.Pair) ([]byte, error) {
 		"contexts":        []any{map[string]any{"name": "u", "context": map[string]any{"cluster": "c", "user": "u"}}},
 		"current-context": "u",
 	})
-}
-
-func readPod(p string) (corev1.Pod, error) {
-	var pod corev1.Pod
-	data, err := os.ReadFile(p)
-	if err != nil {
-		return pod, err
-	}
-	return pod, yaml.Unmarshal(data, &pod)
 }

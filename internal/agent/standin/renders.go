@@ -1,4 +1,4 @@
-package main
+package standin
 
 import (
 	"encoding/base64"
@@ -17,12 +17,27 @@ import (
 	"github.com/bootlab/bootlab/lab/probe"
 )
 
+// renderFunc plays one operator's `render` command.
+type renderFunc func(run *podmanRun, rel *probe.RehearsalRelease, f map[string]string) error
+
 // renders play the operators' `render` commands: each writes the files
 // its operator's render writes, in the directories its flags name.
-// Components are keyed by image-references name ("" is the release
-// image, whose entrypoint is the cluster-version-operator).
-var renders = map[string]func(run *podmanRun, rel *probe.RehearsalRelease, f map[string]string) error{
-	"cluster-etcd-operator": renderEtcd,
+// Components are keyed by image-references name (releasePayload for the
+// release image).
+func (t *Tools) renders() map[string]renderFunc {
+	return map[string]renderFunc{
+		"cluster-etcd-operator":                    t.renderEtcd,
+		releasePayload:                             renderCVO,
+		"cluster-config-api":                       renderAPI,
+		"cluster-authentication-operator":          renderAuthAPI,
+		"cluster-config-operator":                  renderConfig,
+		"cluster-kube-apiserver-operator":          renderKAS,
+		"cluster-kube-controller-manager-operator": renderKCM,
+		"cluster-kube-scheduler-operator":          renderScheduler,
+		"cluster-ingress-operator":                 renderIngress,
+		"cluster-node-tuning-operator":             renderNodeTuning,
+		"cloud-credential-operator":                renderCCO,
+	}
 }
 
 // writeFiles writes files (relative to dir) with their modes.
@@ -54,8 +69,8 @@ func yamlOut(obj any, mode os.FileMode) (fileOut, error) {
 
 // bootstrapSelf returns the bootstrap node's name and address from the
 // probe config the agent wrote.
-func bootstrapSelf() (probe.NodeExpect, error) {
-	data, err := os.ReadFile(probeConfigPath)
+func (t *Tools) bootstrapSelf() (probe.NodeExpect, error) {
+	data, err := os.ReadFile(t.ProbeConfigPath)
 	if err != nil {
 		return probe.NodeExpect{}, err
 	}
@@ -68,7 +83,7 @@ func bootstrapSelf() (probe.NodeExpect, error) {
 			return n, nil
 		}
 	}
-	return probe.NodeExpect{}, fmt.Errorf("%s names no bootstrap node", probeConfigPath)
+	return probe.NodeExpect{}, fmt.Errorf("%s names no bootstrap node", t.ProbeConfigPath)
 }
 
 // Paths of the bootstrap etcd member, as the cluster-etcd-operator's
@@ -84,7 +99,7 @@ const (
 // secrets and config maps for the bootstrap API server under manifests/,
 // and the CA bundle and client certificate under tls/. Certificates are
 // signed by tls/etcd-signer (an intermediate of the lab CA).
-func renderEtcd(run *podmanRun, rel *probe.RehearsalRelease, f map[string]string) error {
+func (t *Tools) renderEtcd(run *podmanRun, rel *probe.RehearsalRelease, f map[string]string) error {
 	out := f["asset-output-dir"]
 	if out == "" {
 		return fmt.Errorf("--asset-output-dir is required")
@@ -93,45 +108,86 @@ func renderEtcd(run *podmanRun, rel *probe.RehearsalRelease, f map[string]string
 	if image == "" {
 		image = rel.Components["etcd"]
 	}
-	tlsDir := run.hostPath("/assets/tls")
-	signerCert, err := os.ReadFile(filepath.Join(tlsDir, "etcd-signer.crt"))
-	if err != nil {
-		return fmt.Errorf("etcd signer: %w", err)
-	}
-	signerKey, err := os.ReadFile(filepath.Join(tlsDir, "etcd-signer.key"))
-	if err != nil {
-		return fmt.Errorf("etcd signer: %w", err)
-	}
-	rootCA, err := os.ReadFile(filepath.Join(tlsDir, "root-ca.crt"))
-	if err != nil {
-		return fmt.Errorf("root CA: %w", err)
-	}
-	signer := pki.Pair{CertPEM: signerCert, KeyPEM: signerKey}
-	self, err := bootstrapSelf()
+	signer, rootCA, err := readEtcdSigner(run.hostPath("/assets/tls"))
 	if err != nil {
 		return err
 	}
+	self, err := t.bootstrapSelf()
+	if err != nil {
+		return err
+	}
+	c, err := newEtcdCerts(signer, rootCA, self)
+	if err != nil {
+		return err
+	}
+	files := etcdCertFiles(c)
+	for name, obj := range etcdRenderObjects(etcdBootstrapPod(self, image), c) {
+		mode := os.FileMode(0o644)
+		if strings.Contains(name, "secret") {
+			mode = 0o600
+		}
+		fo, err := yamlOut(obj, mode)
+		if err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		files[name] = fo
+	}
+	return writeFiles(out, files)
+}
+
+// readEtcdSigner reads tls/etcd-signer (the intermediate of the lab CA that
+// signs etcd's certificates) and the lab's root CA from tlsDir.
+func readEtcdSigner(tlsDir string) (signer pki.Pair, rootCA []byte, err error) {
+	signerCert, err := os.ReadFile(filepath.Join(tlsDir, "etcd-signer.crt"))
+	if err != nil {
+		return pki.Pair{}, nil, fmt.Errorf("etcd signer: %w", err)
+	}
+	signerKey, err := os.ReadFile(filepath.Join(tlsDir, "etcd-signer.key"))
+	if err != nil {
+		return pki.Pair{}, nil, fmt.Errorf("etcd signer: %w", err)
+	}
+	rootCA, err = os.ReadFile(filepath.Join(tlsDir, "root-ca.crt"))
+	if err != nil {
+		return pki.Pair{}, nil, fmt.Errorf("root CA: %w", err)
+	}
+	return pki.Pair{CertPEM: signerCert, KeyPEM: signerKey}, rootCA, nil
+}
+
+// etcdCerts are the bootstrap etcd member's certificates and CA bundle.
+type etcdCerts struct {
+	serving, peer, client pki.Pair
+	bundle                []byte
+}
+
+// newEtcdCerts signs the bootstrap member's serving, peer and client
+// certificates; the bundle is the signer and the root CA.
+func newEtcdCerts(signer pki.Pair, rootCA []byte, self probe.NodeExpect) (etcdCerts, error) {
 	ip := net.ParseIP(self.IP)
 	names := []string{"localhost", "etcd-bootstrap", self.Name, self.FQDN}
 	ips := []net.IP{net.ParseIP("127.0.0.1"), net.ParseIP("::1"), ip}
 	serving, err := pki.NewLeaf(signer, "system:etcd-server:"+self.FQDN, []string{"system:etcd-servers"}, names, ips)
 	if err != nil {
-		return err
+		return etcdCerts{}, err
 	}
 	peer, err := pki.NewLeaf(signer, "system:etcd-peer:"+self.FQDN, []string{"system:etcd-peers"}, names, ips)
 	if err != nil {
-		return err
+		return etcdCerts{}, err
 	}
 	client, err := pki.NewClient(signer, "etcd", []string{"etcd"})
 	if err != nil {
-		return err
+		return etcdCerts{}, err
 	}
-	bundle := append(append([]byte(nil), signerCert...), rootCA...)
+	bundle := append(append([]byte(nil), signer.CertPEM...), rootCA...)
+	return etcdCerts{serving: serving, peer: peer, client: client, bundle: bundle}, nil
+}
 
+// etcdBootstrapPod is the bootstrap etcd member's static pod, as the
+// cluster-etcd-operator's render writes it.
+func etcdBootstrapPod(self probe.NodeExpect, image string) corev1.Pod {
 	url := func(port int) string { return fmt.Sprintf("https://%s", net.JoinHostPort(self.IP, fmt.Sprint(port))) }
 	cert := func(n string) string { return etcdCertMount + "/" + n }
 	hostPathDir := corev1.HostPathDirectoryOrCreate
-	pod := corev1.Pod{
+	return corev1.Pod{
 		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
 		ObjectMeta: metav1.ObjectMeta{Name: "etcd-bootstrap-member", Namespace: "openshift-etcd",
 			Labels: map[string]string{"k8s-app": "etcd"}},
@@ -174,51 +230,42 @@ func renderEtcd(run *podmanRun, rel *probe.RehearsalRelease, f map[string]string
 			},
 		},
 	}
-	files := map[string]fileOut{
-		"etc-kubernetes/static-pod-resources/etcd-member/ca.crt":           {bundle, 0o644},
-		"etc-kubernetes/static-pod-resources/etcd-member/etcd-serving.crt": {serving.CertPEM, 0o644},
-		"etc-kubernetes/static-pod-resources/etcd-member/etcd-serving.key": {serving.KeyPEM, 0o600},
-		"etc-kubernetes/static-pod-resources/etcd-member/etcd-peer.crt":    {peer.CertPEM, 0o644},
-		"etc-kubernetes/static-pod-resources/etcd-member/etcd-peer.key":    {peer.KeyPEM, 0o600},
-		"tls/etcd-ca-bundle.crt": {bundle, 0o644},
-		"tls/etcd-client.crt":    {client.CertPEM, 0o644},
-		"tls/etcd-client.key":    {client.KeyPEM, 0o600},
+}
+
+// etcdCertFiles are the certificates the render writes, with their modes.
+func etcdCertFiles(c etcdCerts) map[string]fileOut {
+	return map[string]fileOut{
+		"etc-kubernetes/static-pod-resources/etcd-member/ca.crt":           {c.bundle, 0o644},
+		"etc-kubernetes/static-pod-resources/etcd-member/etcd-serving.crt": {c.serving.CertPEM, 0o644},
+		"etc-kubernetes/static-pod-resources/etcd-member/etcd-serving.key": {c.serving.KeyPEM, 0o600},
+		"etc-kubernetes/static-pod-resources/etcd-member/etcd-peer.crt":    {c.peer.CertPEM, 0o644},
+		"etc-kubernetes/static-pod-resources/etcd-member/etcd-peer.key":    {c.peer.KeyPEM, 0o600},
+		"tls/etcd-ca-bundle.crt": {c.bundle, 0o644},
+		"tls/etcd-client.crt":    {c.client.CertPEM, 0o644},
+		"tls/etcd-client.key":    {c.client.KeyPEM, 0o600},
 	}
+}
+
+// etcdRenderObjects are the manifests the render writes: the member's pod,
+// and the config maps, secret and service for the bootstrap API server.
+func etcdRenderObjects(pod corev1.Pod, c etcdCerts) map[string]any {
 	b64 := base64.StdEncoding.EncodeToString
-	for name, obj := range map[string]any{
+	return map[string]any{
 		"etc-kubernetes/manifests/etcd-member-pod.yaml": pod,
 		"manifests/openshift-config-configmap-etcd-ca-bundle.yaml": map[string]any{"apiVersion": "v1", "kind": "ConfigMap",
 			"metadata": map[string]any{"name": "etcd-ca-bundle", "namespace": "openshift-config"},
-			"data":     map[string]string{"ca-bundle.crt": string(bundle)}},
+			"data":     map[string]string{"ca-bundle.crt": string(c.bundle)}},
 		"manifests/openshift-config-configmap-etcd-serving-ca.yaml": map[string]any{"apiVersion": "v1", "kind": "ConfigMap",
 			"metadata": map[string]any{"name": "etcd-serving-ca", "namespace": "openshift-config"},
-			"data":     map[string]string{"ca-bundle.crt": string(bundle)}},
+			"data":     map[string]string{"ca-bundle.crt": string(c.bundle)}},
 		"manifests/openshift-config-secret-etcd-client.yaml": map[string]any{"apiVersion": "v1", "kind": "Secret", "type": "kubernetes.io/tls",
 			"metadata": map[string]any{"name": "etcd-client", "namespace": "openshift-config"},
-			"data":     map[string]string{"tls.crt": b64(client.CertPEM), "tls.key": b64(client.KeyPEM)}},
+			"data":     map[string]string{"tls.crt": b64(c.client.CertPEM), "tls.key": b64(c.client.KeyPEM)}},
 		"manifests/openshift-etcd-svc.yaml": map[string]any{"apiVersion": "v1", "kind": "Service",
 			"metadata": map[string]any{"name": "etcd", "namespace": "openshift-etcd"},
 			"spec": map[string]any{"ports": []any{map[string]any{"name": "etcd", "port": 2379, "protocol": "TCP"}},
 				"selector": map[string]string{"etcd": "true"}}},
-	} {
-		mode := os.FileMode(0o644)
-		if strings.Contains(name, "secret") {
-			mode = 0o600
-		}
-		fo, err := yamlOut(obj, mode)
-		if err != nil {
-			return fmt.Errorf("%s: %w", name, err)
-		}
-		files[name] = fo
 	}
-	return writeFiles(out, files)
-}
-
-func init() {
-	renders[""] = renderCVO
-	renders["cluster-config-api"] = renderAPI
-	renders["cluster-authentication-operator"] = renderAuthAPI
-	renders["cluster-config-operator"] = renderConfig
 }
 
 // crd is a CustomResourceDefinition of an OpenShift API group, with an
@@ -379,20 +426,8 @@ func renderCVO(run *podmanRun, rel *probe.RehearsalRelease, f map[string]string)
 	return writeFiles(f["output-dir"], files)
 }
 
-func init() {
-	renders["cluster-kube-apiserver-operator"] = renderKAS
-	renders["cluster-kube-controller-manager-operator"] = renderKCM
-	renders["cluster-kube-scheduler-operator"] = renderScheduler
-	renders["cluster-ingress-operator"] = renderIngress
-	renders["cluster-node-tuning-operator"] = renderNodeTuning
-}
-
 // Host paths every bootstrap control-plane pod mounts.
 const (
 	bootstrapSecretsDir = "/etc/kubernetes/bootstrap-secrets"
 	bootstrapConfigsDir = "/etc/kubernetes/bootstrap-configs"
 )
-
-func init() {
-	renders["cloud-credential-operator"] = renderCCO
-}

@@ -1,4 +1,4 @@
-package main
+package agent
 
 import (
 	"bufio"
@@ -18,8 +18,8 @@ import (
 	"github.com/bootlab/bootlab/lab/probe"
 )
 
-// setupSystem mounts the kernel filesystems and opens the serial console.
-func setupSystem() *consoleWriter {
+// SetupSystem mounts the kernel filesystems and opens the serial console.
+func SetupSystem() *Console {
 	for _, m := range []struct{ src, dst, fs string }{
 		{"proc", "/proc", "proc"}, {"sysfs", "/sys", "sysfs"}, {"devtmpfs", "/dev", "devtmpfs"},
 		{"tmpfs", "/run", "tmpfs"}, {"tmpfs", "/tmp", "tmpfs"},
@@ -36,7 +36,7 @@ func setupSystem() *consoleWriter {
 			break
 		}
 	}
-	return &consoleWriter{w: w}
+	return &Console{w: w}
 }
 
 // loadModules loads the modules of the initramfs in the order file's order.

@@ -1,4 +1,4 @@
-package main
+package standin
 
 import (
 	"context"
@@ -7,14 +7,18 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/bootlab/bootlab/internal/agent/kubelet"
+	"github.com/bootlab/bootlab/lab/probe"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/yaml"
 )
 
 // fakeEtcdctl is a stand-in etcdctl for unit tests: it answers member
 // list with members.json, get with configmap.json, fails endpoint health
 // when unhealthy exists, and logs every call to calls.
-func fakeEtcdctl(t *testing.T) (etcdctl, string) {
+func fakeEtcdctl(t *testing.T) (Etcdctl, string) {
 	t.Helper()
 	dir := t.TempDir()
 	script := `#!/bin/bash
@@ -32,13 +36,14 @@ esac
 `
 	bin := filepath.Join(dir, "etcdctl")
 	require.NoError(t, os.WriteFile(bin, []byte(script), 0o755))
-	return etcdctl{bin: bin, endpoints: []string{"https://10.0.0.11:2379"}, cacert: "ca", cert: "c", key: "k"}, dir
+	return Etcdctl{bin: bin, endpoints: []string{"https://10.0.0.11:2379"}, cacert: "ca", cert: "c", key: "k"}, dir
 }
 
 // The bootstrap teardown removes etcd-bootstrap only when every master is
 // a started voting member, they are healthy, and cluster-bootstrap wrote
 // kube-system/bootstrap status=complete, as upstream's controller does.
 func TestBootstrapTeardownStep(t *testing.T) {
+	t.Parallel()
 	c, dir := fakeEtcdctl(t)
 	write := func(name, data string) {
 		require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte(data), 0o644))
@@ -84,4 +89,36 @@ func TestBootstrapTeardownStep(t *testing.T) {
 	assert.True(t, done)
 	assert.Equal(t, "the etcd-bootstrap member is removed", why)
 	assert.Equal(t, 1, strings.Count(calls(), "member remove"))
+}
+
+// The master's etcd pod joins the existing cluster with every member the
+// add returned, itself named for the unstarted one.
+func TestWriteMasterEtcdPod(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	self := probe.NodeExpect{Name: "master-1", IP: "192.168.126.12"}
+	ms := []Member{
+		{Name: "etcd-bootstrap", PeerURLs: []string{"https://192.168.126.10:2380"}},
+		{Name: "master-0", PeerURLs: []string{"https://192.168.126.11:2380"}},
+		{PeerURLs: []string{"https://192.168.126.12:2380"}, IsLearner: true},
+	}
+	require.NoError(t, writeMasterEtcdPod(dir, self, ms, ""))
+	pod, err := readPod(filepath.Join(dir, "etcd-pod.yaml"))
+	require.NoError(t, err)
+	c := pod.Spec.Containers[0]
+	assert.Contains(t, c.Args, "--initial-cluster=etcd-bootstrap=https://192.168.126.10:2380,master-0=https://192.168.126.11:2380,master-1=https://192.168.126.12:2380")
+	assert.Contains(t, c.Args, "--initial-cluster-state=existing")
+	assert.Equal(t, etcdReleaseEnv(), c.Env, "a master's member gets the release's environment too")
+	argv := kubelet.HostArgs(pod, c, append(c.Command, c.Args...))
+	assert.Contains(t, argv, "--cert-file="+probe.EtcdAllCertsDir+"/etcd-serving-master-1.crt", "the kubelet stand-in maps the pod's mounts to the host")
+	assert.Contains(t, argv, "--peer-trusted-ca-file="+probe.EtcdCABundle)
+}
+
+func readPod(p string) (corev1.Pod, error) {
+	var pod corev1.Pod
+	data, err := os.ReadFile(p)
+	if err != nil {
+		return pod, err
+	}
+	return pod, yaml.Unmarshal(data, &pod)
 }

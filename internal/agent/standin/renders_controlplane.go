@@ -1,4 +1,4 @@
-package main
+package standin
 
 import (
 	"encoding/json"

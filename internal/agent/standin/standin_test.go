@@ -1,15 +1,13 @@
-package main
+package standin
 
 import (
 	"bytes"
 	"crypto/x509"
 	"encoding/json"
 	"encoding/pem"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -17,6 +15,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/yaml"
 
+	"github.com/bootlab/bootlab/internal/agent/kubelet"
 	"github.com/bootlab/bootlab/lab/pki"
 	"github.com/bootlab/bootlab/lab/probe"
 )
@@ -24,18 +23,18 @@ import (
 // standInNode points the stand-ins at a release and probe config in a
 // temporary directory and returns an /opt/openshift-like assets directory
 // with the lab CA and the etcd signer in tls/.
-func standInNode(t *testing.T) (assets string, rel probe.RehearsalRelease, ca pki.Pair) {
+func standInNode(t *testing.T) (tl *Tools, assets string, rel probe.RehearsalRelease, ca pki.Pair) {
 	t.Helper()
 	dir := t.TempDir()
+	tl = New()
 	rel = probe.ReleaseFor("4.19.10")
 	data, _ := json.Marshal(rel)
-	releasePath = filepath.Join(dir, "release.json")
-	require.NoError(t, os.WriteFile(releasePath, data, 0o644))
+	tl.ReleasePath = filepath.Join(dir, "release.json")
+	require.NoError(t, os.WriteFile(tl.ReleasePath, data, 0o644))
 	pc := probe.Config{Nodes: map[string]probe.NodeExpect{"52:54:00:00:00:0a": {Name: "bootstrap", FQDN: "bootstrap.ocp.lab.local", Role: "bootstrap", IP: "192.168.126.10"}}}
 	data, _ = json.Marshal(pc)
-	probeConfigPath = filepath.Join(dir, "probe.json")
-	require.NoError(t, os.WriteFile(probeConfigPath, data, 0o644))
-	t.Cleanup(func() { releasePath, probeConfigPath = probe.ReleaseMetadataPath, probe.ConfigPath })
+	tl.ProbeConfigPath = filepath.Join(dir, "probe.json")
+	require.NoError(t, os.WriteFile(tl.ProbeConfigPath, data, 0o644))
 
 	ca, err := pki.NewCA("root-ca")
 	require.NoError(t, err)
@@ -46,36 +45,37 @@ func standInNode(t *testing.T) (assets string, rel probe.RehearsalRelease, ca pk
 	require.NoError(t, os.WriteFile(filepath.Join(assets, "tls", "root-ca.crt"), ca.CertPEM, 0o644))
 	require.NoError(t, os.WriteFile(filepath.Join(assets, "tls", "etcd-signer.crt"), signer.CertPEM, 0o644))
 	require.NoError(t, os.WriteFile(filepath.Join(assets, "tls", "etcd-signer.key"), signer.KeyPEM, 0o600))
-	return assets, rel, ca
+	return tl, assets, rel, ca
 }
 
 // image_for and oc adm release info answer from the release metadata, and
 // say they are stand-ins.
 func TestPodmanImageForAndOcReleaseInfo(t *testing.T) {
-	_, rel, _ := standInNode(t)
+	t.Parallel()
+	tl, _, rel, _ := standInNode(t)
 	var out, errb bytes.Buffer
-	code := podmanMain([]string{"run", "--quiet", "--rm", "--net=none", rel.Image, "image", "etcd"}, &out, &errb)
+	code := tl.podmanMain([]string{"run", "--quiet", "--rm", "--net=none", rel.Image, "image", "etcd"}, &out, &errb)
 	assert.Equal(t, 0, code, errb.String())
 	assert.Equal(t, rel.Components["etcd"]+"\n", out.String())
 	assert.Contains(t, errb.String(), "stand-in")
 
 	out.Reset()
-	assert.Equal(t, 1, podmanMain([]string{"run", "--rm", rel.Image, "image", "no-such"}, &out, &errb))
-	assert.Equal(t, 125, podmanMain([]string{"run", "--rm", "quay.io/other@sha256:00", "image", "etcd"}, &out, &errb), "not an image of the release")
-	assert.Equal(t, 125, podmanMain([]string{"ps"}, &out, &errb))
+	assert.Equal(t, 1, tl.podmanMain([]string{"run", "--rm", rel.Image, "image", "no-such"}, &out, &errb))
+	assert.Equal(t, 125, tl.podmanMain([]string{"run", "--rm", "quay.io/other@sha256:00", "image", "etcd"}, &out, &errb), "not an image of the release")
+	assert.Equal(t, 125, tl.podmanMain([]string{"ps"}, &out, &errb))
 
 	out.Reset()
-	assert.Equal(t, 0, ocMain([]string{"adm", "release", "info", "-o", "jsonpath={.metadata.version}", rel.Image}, &out, &errb))
+	assert.Equal(t, 0, tl.OcMain([]string{"adm", "release", "info", "-o", "jsonpath={.metadata.version}", rel.Image}, &out, &errb))
 	assert.Equal(t, "4.19.10", out.String())
 	out.Reset()
-	assert.Equal(t, 0, ocMain([]string{"adm", "release", "info", "-o", "jsonpath={.displayVersions.kubernetes.Version}", "--icsp-file=x", rel.Image}, &out, &errb))
+	assert.Equal(t, 0, tl.OcMain([]string{"adm", "release", "info", "-o", "jsonpath={.displayVersions.kubernetes.Version}", "--icsp-file=x", rel.Image}, &out, &errb))
 	assert.Equal(t, "1.32.13", out.String())
-	assert.Equal(t, 1, ocMain([]string{"get", "pods"}, &out, &errb))
+	assert.Equal(t, 1, tl.OcMain([]string{"get", "pods"}, &out, &errb))
 	errb.Reset()
-	assert.Equal(t, 1, ocMain([]string{"patch", "clusterversion.config.openshift.io", "version", "--type=json", "--patch={}"}, &out, &errb))
+	assert.Equal(t, 1, tl.OcMain([]string{"patch", "clusterversion.config.openshift.io", "version", "--type=json", "--patch={}"}, &out, &errb))
 	assert.Contains(t, errb.String(), "--type=merge", "the stand-in names what it plays")
 	errb.Reset()
-	assert.Equal(t, 1, ocMain([]string{"patch", "pods", "x", "--type=merge"}, &out, &errb))
+	assert.Equal(t, 1, tl.OcMain([]string{"patch", "pods", "x", "--type=merge"}, &out, &errb))
 	assert.Contains(t, errb.String(), "only `oc patch clusterversion NAME`")
 }
 
@@ -84,9 +84,10 @@ func TestPodmanImageForAndOcReleaseInfo(t *testing.T) {
 // certificate, and manifests for the API server; the kubelet stand-in's
 // view of the pod maps the certificate paths to the host.
 func TestPodmanEtcdRender(t *testing.T) {
-	assets, rel, ca := standInNode(t)
+	t.Parallel()
+	tl, assets, rel, ca := standInNode(t)
 	var out, errb bytes.Buffer
-	code := podmanMain([]string{"run", "--quiet", "--net=host", "--rm", "--name", "etcd-render",
+	code := tl.podmanMain([]string{"run", "--quiet", "--net=host", "--rm", "--name", "etcd-render",
 		"--volume", assets + ":/assets:z", rel.Components["cluster-etcd-operator"],
 		"/usr/bin/cluster-etcd-operator", "render", "--asset-output-dir=/assets/etcd-bootstrap",
 		"--cluster-configmap-file=/assets/manifests/cluster-config.yaml", "--etcd-image=" + rel.Components["etcd"]}, &out, &errb)
@@ -103,7 +104,7 @@ func TestPodmanEtcdRender(t *testing.T) {
 	require.Len(t, pod.Spec.Containers, 1)
 	c := pod.Spec.Containers[0]
 	assert.Equal(t, rel.Components["etcd"], c.Image)
-	argv := hostArgs(pod, c, append(c.Command, c.Args...))
+	argv := kubelet.HostArgs(pod, c, append(c.Command, c.Args...))
 	joined := strings.Join(argv, " ")
 	assert.Contains(t, joined, "--cert-file="+etcdResourceDir+"/etcd-serving.crt", "the kubelet maps the mount to the host path")
 	assert.Contains(t, joined, "--advertise-client-urls=https://192.168.126.10:2379")
@@ -155,48 +156,11 @@ func parseCert(t *testing.T, data []byte) *x509.Certificate {
 	return c
 }
 
-// A manifest that lands starts its program, one removed stops it; a pod
-// whose program the node lacks is recorded as not run.
-func TestKubeletStandIn(t *testing.T) {
-	dir := t.TempDir()
-	k := &kubelet{log: slog.New(slog.DiscardHandler), dir: dir, state: filepath.Join(t.TempDir(), "kubelet.json"), logs: t.TempDir(), pods: map[string]*runningPod{}}
-	pod := `apiVersion: v1
-kind: Pod
-metadata: {name: sleeper, namespace: test}
-spec:
-  hostNetwork: true
-  containers:
-  - name: sleep
-    image: example
-    command: ["sleep"]
-    args: ["300"]
-`
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "sleeper.yaml"), []byte(pod), 0o644))
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "other.yaml"), []byte(strings.ReplaceAll(pod, `["sleep"]`, `["no-such-program"]`)), 0o644))
-	k.sync()
-	rp := k.pods[filepath.Join(dir, "sleeper.yaml")]
-	require.NotNil(t, rp)
-	require.True(t, rp.state.Running, rp.state.Detail)
-	pid := rp.state.PID
-	other := k.pods[filepath.Join(dir, "other.yaml")]
-	require.NotNil(t, other)
-	assert.False(t, other.state.Running)
-	assert.Contains(t, other.state.Detail, "not run")
-
-	require.NoError(t, os.Remove(filepath.Join(dir, "sleeper.yaml")))
-	k.sync()
-	assert.Nil(t, k.pods[filepath.Join(dir, "sleeper.yaml")])
-	assert.Error(t, syscall.Kill(pid, 0), "the process is gone")
-	data, err := os.ReadFile(k.state)
-	require.NoError(t, err)
-	assert.Contains(t, string(data), "other.yaml", "crictl's state lists what is recorded")
-	assert.NotContains(t, string(data), "sleeper.yaml")
-}
-
 // The renders of stages 03 to 11, called as the stage scripts call them,
 // write the files the scripts copy and the stage checks read.
 func TestPodmanControlPlaneRenders(t *testing.T) {
-	assets, rel, _ := standInNode(t)
+	t.Parallel()
+	tl, assets, rel, _ := standInNode(t)
 	require.NoError(t, os.MkdirAll(filepath.Join(assets, "manifests"), 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(assets, "manifests", "99_feature-gate.yaml"), []byte("apiVersion: config.openshift.io/v1\nkind: FeatureGate\nmetadata:\n  name: cluster\nspec: {}\n"), 0o644))
 	run := func(comp string, args ...string) {
@@ -206,7 +170,7 @@ func TestPodmanControlPlaneRenders(t *testing.T) {
 			image = rel.Components[comp]
 		}
 		var out, errb bytes.Buffer
-		code := podmanMain(append([]string{"run", "--quiet", "--net=host", "--rm", "--volume", assets + ":/assets:z", image}, args...), &out, &errb)
+		code := tl.podmanMain(append([]string{"run", "--quiet", "--net=host", "--rm", "--volume", assets + ":/assets:z", image}, args...), &out, &errb)
 		require.Equal(t, 0, code, "%s: %s", comp, errb.String())
 	}
 	run("cluster-config-api", "/usr/bin/render", "--asset-output-dir=/assets/api-bootstrap", "--rendered-manifest-dir=/assets/manifests", "--payload-version=4.19.10")
@@ -255,9 +219,10 @@ func TestPodmanControlPlaneRenders(t *testing.T) {
 // Stage 12's podman calls: the release's image-references, and the MCO
 // bootstrap render with the bootstrap MCO pod and the pools.
 func TestPodmanMCO(t *testing.T) {
-	assets, rel, _ := standInNode(t)
+	t.Parallel()
+	tl, assets, rel, _ := standInNode(t)
 	var out, errb bytes.Buffer
-	require.Equal(t, 0, podmanMain([]string{"run", "--quiet", "--rm", "--net=none", "--entrypoint=cat", rel.Image, "/release-manifests/image-references"}, &out, &errb), errb.String())
+	require.Equal(t, 0, tl.podmanMain([]string{"run", "--quiet", "--rm", "--net=none", "--entrypoint=cat", rel.Image, "/release-manifests/image-references"}, &out, &errb), errb.String())
 	var is struct {
 		Kind string `json:"kind"`
 		Spec struct {
@@ -271,7 +236,7 @@ func TestPodmanMCO(t *testing.T) {
 	assert.Equal(t, "ImageStream", is.Kind)
 	assert.Len(t, is.Spec.Tags, len(probe.ReleaseComponents))
 
-	require.Equal(t, 0, podmanMain([]string{"run", "--quiet", "--net=host", "--rm", "--name", "mco-render", "--user", "0", "--volume", assets + ":/assets:z",
+	require.Equal(t, 0, tl.podmanMain([]string{"run", "--quiet", "--net=host", "--rm", "--name", "mco-render", "--user", "0", "--volume", assets + ":/assets:z",
 		rel.Components["machine-config-operator"], "bootstrap", "--root-ca=/assets/tls/root-ca.crt", "--dest-dir=/assets/mco-bootstrap",
 		"--image-references=assets/image-references", "--payload-version=4.19.10"}, &out, &errb), errb.String())
 	data, err := os.ReadFile(filepath.Join(assets, "mco-bootstrap/bootstrap/machineconfigoperator-bootstrap-pod.yaml"))
@@ -287,26 +252,4 @@ func TestPodmanMCO(t *testing.T) {
 	ents, err := os.ReadDir(filepath.Join(assets, "mco-bootstrap/manifests"))
 	require.NoError(t, err)
 	assert.NotEmpty(t, ents)
-}
-
-// A container the agent plays (the MCS) starts when its pod lands and
-// stops when the manifest goes.
-func TestKubeletPlaysServices(t *testing.T) {
-	dir := t.TempDir()
-	started, stopped := 0, 0
-	k := &kubelet{log: slog.New(slog.DiscardHandler), dir: dir, state: filepath.Join(t.TempDir(), "k.json"), logs: t.TempDir(), pods: map[string]*runningPod{},
-		services: map[string]func(corev1.Pod, corev1.Container) (func(), error){
-			"machine-config-server": func(corev1.Pod, corev1.Container) (func(), error) { started++; return func() { stopped++ }, nil },
-		}}
-	pod := "apiVersion: v1\nkind: Pod\nmetadata: {name: bootstrap-machine-config-operator, namespace: openshift-machine-config-operator}\nspec:\n  hostNetwork: true\n  containers:\n  - name: machine-config-server\n    command: [/usr/bin/machine-config-server]\n"
-	p := filepath.Join(dir, "machineconfigoperator-bootstrap-pod.yaml")
-	require.NoError(t, os.WriteFile(p, []byte(pod), 0o644))
-	k.sync()
-	k.sync()
-	assert.Equal(t, 1, started, "started once")
-	assert.True(t, k.pods[p].state.Running)
-	require.NoError(t, os.Remove(p))
-	k.sync()
-	assert.Equal(t, 1, stopped)
-	assert.Empty(t, k.pods)
 }

@@ -1,4 +1,4 @@
-package main
+package kubelet
 
 import (
 	"context"
@@ -18,21 +18,21 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/yaml"
-)
 
-// The kubelet stand-in: like the kubelet, it watches the static pod
-// directory; a pod whose container's program is on the node (etcd) is
-// started with the container's command and arguments, its volume mounts
-// resolved to their host paths, and stopped when the manifest goes away.
+	"github.com/bootlab/bootlab/internal/agent/rhcos"
+)
 
 const (
-	staticPodDir     = "/etc/kubernetes/manifests"
-	kubeletStatePath = "/run/bootlab/kubelet.json"
-	podLogDir        = "/var/log/pods"
+	// StaticPodDir is the kubelet's static pod directory.
+	StaticPodDir = "/etc/kubernetes/manifests"
+	// StatePath is where the stand-in records its pods (crictl reads it).
+	StatePath = "/run/bootlab/kubelet.json"
+	// PodLogDir holds the pods' container logs.
+	PodLogDir = "/var/log/pods"
 )
 
-// podState is one static pod as the stand-in runs it (crictl reads it).
-type podState struct {
+// PodState is one static pod as the stand-in runs it (crictl reads it).
+type PodState struct {
 	ID        string    `json:"id"`
 	File      string    `json:"file"`
 	Name      string    `json:"name"`
@@ -45,21 +45,32 @@ type podState struct {
 	Detail    string    `json:"detail,omitempty"`
 }
 
-type kubelet struct {
+// Service is a container the agent plays itself: it starts it and returns
+// the function that stops it.
+type Service func(pod corev1.Pod, c corev1.Container) (stop func(), err error)
+
+// Kubelet is the kubelet stand-in of one node.
+type Kubelet struct {
 	log *slog.Logger
 	// dir is the static pod directory; state and logs default to
-	// kubeletStatePath and podLogDir.
+	// StatePath and PodLogDir.
 	dir, state, logs string
 	// services are containers the agent plays itself, by container name
-	// (machine-config-server): start returns the function that stops it.
-	services map[string]func(pod corev1.Pod, c corev1.Container) (stop func(), err error)
+	// (machine-config-server).
+	services map[string]Service
 	mu       sync.Mutex
 	pods     map[string]*runningPod // by manifest file
 }
 
+// New returns a kubelet stand-in watching the static pod directory dir,
+// playing services itself.
+func New(log *slog.Logger, dir string, services map[string]Service) *Kubelet {
+	return &Kubelet{log: log, dir: dir, services: services, pods: map[string]*runningPod{}}
+}
+
 type runningPod struct {
 	stopSvc func()
-	state   podState
+	state   PodState
 	digest  string
 	cmd     *exec.Cmd
 	done    chan struct{}
@@ -80,17 +91,18 @@ func crashBackoff(restarts int) time.Duration {
 	return min(d, 5*time.Minute)
 }
 
-func loadKubeletState() ([]podState, error) {
-	data, err := os.ReadFile(kubeletStatePath)
+// LoadState reads the pods the stand-in records at path (StatePath).
+func LoadState(path string) ([]PodState, error) {
+	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
-	var pods []podState
+	var pods []PodState
 	return pods, json.Unmarshal(data, &pods)
 }
 
-// run polls the static pod directory every second until ctx ends.
-func (k *kubelet) run(ctx context.Context) {
+// Run polls the static pod directory every second until ctx ends.
+func (k *Kubelet) Run(ctx context.Context) {
 	t := time.NewTicker(time.Second)
 	defer t.Stop()
 	for {
@@ -105,7 +117,7 @@ func (k *kubelet) run(ctx context.Context) {
 
 // sync starts pods whose manifests appeared or changed, stops those whose
 // manifests went away, and restarts exited ones (restartPolicy Always).
-func (k *kubelet) sync() {
+func (k *Kubelet) sync() {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	seen := map[string]bool{}
@@ -148,11 +160,11 @@ func (k *kubelet) sync() {
 
 // start runs the pod of manifest p: its first container whose program the
 // node has; other pods are recorded as not run.
-func (k *kubelet) start(p, digest string, data []byte) {
+func (k *Kubelet) start(p, digest string, data []byte) {
 	var pod corev1.Pod
 	rp := &runningPod{digest: digest, done: make(chan struct{})}
 	k.pods[p] = rp
-	rp.state = podState{File: p, Started: time.Now().UTC(), ID: digest[:13]}
+	rp.state = PodState{File: p, Started: time.Now().UTC(), ID: digest[:13]}
 	if err := yaml.Unmarshal(data, &pod); err != nil || pod.Kind != "Pod" {
 		rp.state.Detail = fmt.Sprintf("not a Pod: %v", err)
 		close(rp.done)
@@ -161,18 +173,7 @@ func (k *kubelet) start(p, digest string, data []byte) {
 	rp.state.Name, rp.state.Namespace = pod.Name, pod.Namespace
 	for _, c := range pod.Spec.Containers {
 		if svc, ok := k.services[c.Name]; ok {
-			rp.state.Container, rp.state.Image = c.Name, c.Image
-			stop, err := svc(pod, c)
-			if err != nil {
-				rp.state.Detail = fmt.Sprintf("%s failed to start: %v", c.Name, err)
-				k.log.Warn("kubelet stand-in: container failed", "pod", pod.Namespace+"/"+pod.Name, "container", c.Name, "err", err)
-				close(rp.done)
-				return
-			}
-			rp.stopSvc = stop
-			rp.state.Running, rp.state.PID = true, os.Getpid()
-			rp.state.Detail = "played by the bootlab agent"
-			k.log.Info("kubelet stand-in: started static pod (played by the agent)", "pod", pod.Namespace+"/"+pod.Name, "container", c.Name)
+			k.startService(rp, pod, c, svc)
 			return
 		}
 		argv := append(append([]string(nil), c.Command...), c.Args...)
@@ -183,59 +184,80 @@ func (k *kubelet) start(p, digest string, data []byte) {
 		if err != nil {
 			continue
 		}
-		argv = hostArgs(pod, c, argv)
-		rp.state.Container, rp.state.Image = c.Name, c.Image
-		logDir := filepath.Join(orDefault(k.logs, podLogDir), pod.Namespace+"_"+pod.Name)
-		_ = os.MkdirAll(logDir, 0o755)
-		logf, err := os.OpenFile(filepath.Join(logDir, c.Name+".log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-		if err != nil {
-			rp.state.Detail = err.Error()
-			close(rp.done)
-			return
-		}
-		for _, m := range c.VolumeMounts {
-			if hp := hostPathOf(pod, m.Name); hp != "" {
-				_ = os.MkdirAll(hp, 0o700)
-			}
-		}
-		cmd := exec.Command(bin, argv[1:]...)
-		cmd.Stdout, cmd.Stderr = logf, logf
-		cmd.Env = []string{"PATH=" + defaultPath, "HOME=/root"}
-		for _, e := range c.Env {
-			cmd.Env = append(cmd.Env, e.Name+"="+e.Value)
-		}
-		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-		if err := cmd.Start(); err != nil {
-			logf.Close()
-			rp.state.Detail = err.Error()
-			close(rp.done)
-			return
-		}
-		rp.cmd = cmd
-		rp.state.Running, rp.state.PID = true, cmd.Process.Pid
-		k.log.Info("kubelet stand-in: started static pod", "pod", pod.Namespace+"/"+pod.Name, "container", c.Name, "pid", cmd.Process.Pid, "argv", strings.Join(argv, " "))
-		go func() {
-			err := cmd.Wait()
-			logf.Close()
-			k.mu.Lock()
-			rp.state.Running, rp.state.PID = false, 0
-			if !rp.stopped {
-				rp.state.Detail = fmt.Sprintf("exited: %v", err)
-				k.log.Warn("kubelet stand-in: container exited", "pod", pod.Namespace+"/"+pod.Name, "err", err)
-			}
-			k.save()
-			k.mu.Unlock()
-			close(rp.done)
-		}()
+		k.startProcess(rp, pod, c, bin, HostArgs(pod, c, argv))
 		return
 	}
 	rp.state.Detail = "not run: the rehearsal bootstrap plays only pods whose program it has (etcd)"
 	close(rp.done)
 }
 
+// startService starts container c, which the agent plays itself.
+func (k *Kubelet) startService(rp *runningPod, pod corev1.Pod, c corev1.Container, svc Service) {
+	rp.state.Container, rp.state.Image = c.Name, c.Image
+	stop, err := svc(pod, c)
+	if err != nil {
+		rp.state.Detail = fmt.Sprintf("%s failed to start: %v", c.Name, err)
+		k.log.Warn("kubelet stand-in: container failed", "pod", pod.Namespace+"/"+pod.Name, "container", c.Name, "err", err)
+		close(rp.done)
+		return
+	}
+	rp.stopSvc = stop
+	rp.state.Running, rp.state.PID = true, os.Getpid()
+	rp.state.Detail = "played by the bootlab agent"
+	k.log.Info("kubelet stand-in: started static pod (played by the agent)", "pod", pod.Namespace+"/"+pod.Name, "container", c.Name)
+}
+
+// startProcess runs container c's program bin with argv (host paths), its
+// output in the pod's log, and records its exit.
+func (k *Kubelet) startProcess(rp *runningPod, pod corev1.Pod, c corev1.Container, bin string, argv []string) {
+	rp.state.Container, rp.state.Image = c.Name, c.Image
+	logDir := filepath.Join(orDefault(k.logs, PodLogDir), pod.Namespace+"_"+pod.Name)
+	_ = os.MkdirAll(logDir, 0o755)
+	logf, err := os.OpenFile(filepath.Join(logDir, c.Name+".log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		rp.state.Detail = err.Error()
+		close(rp.done)
+		return
+	}
+	for _, m := range c.VolumeMounts {
+		if hp := hostPathOf(pod, m.Name); hp != "" {
+			_ = os.MkdirAll(hp, 0o700)
+		}
+	}
+	cmd := exec.Command(bin, argv[1:]...)
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.Env = []string{"PATH=" + rhcos.DefaultPath, "HOME=/root"}
+	for _, e := range c.Env {
+		cmd.Env = append(cmd.Env, e.Name+"="+e.Value)
+	}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		logf.Close()
+		rp.state.Detail = err.Error()
+		close(rp.done)
+		return
+	}
+	rp.cmd = cmd
+	rp.state.Running, rp.state.PID = true, cmd.Process.Pid
+	k.log.Info("kubelet stand-in: started static pod", "pod", pod.Namespace+"/"+pod.Name, "container", c.Name, "pid", cmd.Process.Pid, "argv", strings.Join(argv, " "))
+	go func() {
+		err := cmd.Wait()
+		logf.Close()
+		k.mu.Lock()
+		rp.state.Running, rp.state.PID = false, 0
+		if !rp.stopped {
+			rp.state.Detail = fmt.Sprintf("exited: %v", err)
+			k.log.Warn("kubelet stand-in: container exited", "pod", pod.Namespace+"/"+pod.Name, "err", err)
+		}
+		k.save()
+		k.mu.Unlock()
+		close(rp.done)
+	}()
+}
+
 // stop ends a pod's process group (SIGTERM, then SIGKILL after 10 s).
 // Called with k.mu held; it releases the lock while it waits.
-func (k *kubelet) stop(rp *runningPod) {
+func (k *Kubelet) stop(rp *runningPod) {
 	if rp.stopSvc != nil {
 		rp.stopSvc()
 		rp.stopSvc, rp.state.Running, rp.state.PID = nil, false, 0
@@ -258,14 +280,14 @@ func (k *kubelet) stop(rp *runningPod) {
 	k.mu.Lock()
 }
 
-func (k *kubelet) save() {
-	var out []podState
+func (k *Kubelet) save() {
+	var out []PodState
 	for _, rp := range k.pods {
 		out = append(out, rp.state)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].File < out[j].File })
 	data, _ := json.MarshalIndent(out, "", "  ")
-	p := orDefault(k.state, kubeletStatePath)
+	p := orDefault(k.state, StatePath)
 	_ = os.MkdirAll(filepath.Dir(p), 0o755)
 	_ = os.WriteFile(p+".tmp", data, 0o644)
 	_ = os.Rename(p+".tmp", p)
@@ -288,10 +310,10 @@ func hostPathOf(pod corev1.Pod, name string) string {
 	return ""
 }
 
-// hostArgs rewrites container paths in argv (whole arguments or
+// HostArgs rewrites container paths in argv (whole arguments or
 // --flag=value values) to host paths through the container's hostPath
 // volume mounts, as the container would see them.
-func hostArgs(pod corev1.Pod, c corev1.Container, argv []string) []string {
+func HostArgs(pod corev1.Pod, c corev1.Container, argv []string) []string {
 	mounts := map[string]string{}
 	for _, m := range c.VolumeMounts {
 		if hp := hostPathOf(pod, m.Name); hp != "" {

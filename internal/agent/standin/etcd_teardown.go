@@ -1,4 +1,4 @@
-package main
+package standin
 
 import (
 	"bytes"
@@ -21,12 +21,12 @@ import (
 // removes etcd-bootstrap once the cluster has every master as a healthy
 // voting member and cluster-bootstrap has finished (ConfigMap
 // kube-system/bootstrap with status complete).
-func (a *agent) teardownBootstrapMember(ctx context.Context, self probe.NodeExpect, c etcdctl, join *probe.EtcdJoin) {
+func (o *EtcdOperator) teardownBootstrapMember(ctx context.Context, self probe.NodeExpect, c Etcdctl, join *probe.EtcdJoin) {
 	last := ""
 	note := func(format string, args ...any) {
 		msg := fmt.Sprintf(format, args...)
 		if msg != last {
-			a.log.Info("etcd operator stand-in (bootstrap teardown): " + msg)
+			o.Log.Info("etcd operator stand-in (bootstrap teardown): " + msg)
 			last = msg
 		}
 	}
@@ -34,11 +34,11 @@ func (a *agent) teardownBootstrapMember(ctx context.Context, self probe.NodeExpe
 		done, why := bootstrapTeardownStep(ctx, c, join.Masters+1)
 		note("%s", why)
 		if done {
-			ms, _ := c.members(ctx)
-			a.rep.set(chkEtcd, true, false, "etcd operator stand-in: %s joined; bootstrap teardown: %s; members %s"+memInUse(), self.Name, why, memberSummary(ms))
+			ms, _ := c.Members(ctx)
+			o.Report(Joined, fmt.Sprintf("etcd operator stand-in: %s joined; bootstrap teardown: %s; members %s"+memInUse(), self.Name, why, MemberSummary(ms)))
 			return
 		}
-		if !sleepCtx(ctx, etcdPoll) {
+		if !sleepCtx(ctx, o.Poll) {
 			return
 		}
 	}
@@ -46,20 +46,20 @@ func (a *agent) teardownBootstrapMember(ctx context.Context, self probe.NodeExpe
 
 // bootstrapTeardownStep checks once whether the bootstrap member can go and
 // removes it if so; it returns true when it is gone.
-func bootstrapTeardownStep(ctx context.Context, c etcdctl, want int) (bool, string) {
-	ms, err := c.members(ctx)
+func bootstrapTeardownStep(ctx context.Context, c Etcdctl, want int) (bool, string) {
+	ms, err := c.Members(ctx)
 	if err != nil {
 		return false, err.Error()
 	}
-	var boot *etcdMember
+	var boot *Member
 	var endpoints []string
 	for i, m := range ms {
-		if m.Name == bootstrapMemberName {
+		if m.Name == BootstrapMemberName {
 			boot = &ms[i]
 			continue
 		}
 		if m.IsLearner || m.Name == "" {
-			return false, "waiting for every master to be a started voting member: " + memberSummary(ms)
+			return false, "waiting for every master to be a started voting member: " + MemberSummary(ms)
 		}
 		endpoints = append(endpoints, m.ClientURLs...)
 	}
@@ -67,7 +67,7 @@ func bootstrapTeardownStep(ctx context.Context, c etcdctl, want int) (bool, stri
 		return true, "the etcd-bootstrap member is removed"
 	}
 	if len(ms) < want {
-		return false, fmt.Sprintf("still waiting for %d etcd members (the bootstrap's and every master's): %s", want, memberSummary(ms))
+		return false, fmt.Sprintf("still waiting for %d etcd members (the bootstrap's and every master's): %s", want, MemberSummary(ms))
 	}
 	if ok, detail := c.healthy(ctx, endpoints); !ok {
 		return false, "waiting for the masters' members to be healthy: " + detail
@@ -90,13 +90,13 @@ func bootstrapTeardownStep(ctx context.Context, c etcdctl, want int) (bool, stri
 
 // writeMasterEtcdPod lands the master's etcd static pod, with the initial
 // cluster of the members the add returned (the unstarted one is this
-// master), joining an existing cluster.
-func writeMasterEtcdPod(dir string, self probe.NodeExpect, members []etcdMember) error {
+// master), joining an existing cluster, running image.
+func writeMasterEtcdPod(dir string, self probe.NodeExpect, members []Member, image string) error {
 	var initial []string
 	myPeer := "https://" + self.IP + ":2380"
 	for _, m := range members {
 		name := m.Name
-		if findPeer([]etcdMember{m}, myPeer) != nil {
+		if findPeer([]Member{m}, myPeer) != nil {
 			name = self.Name
 		}
 		for _, u := range m.PeerURLs {
@@ -109,11 +109,6 @@ func writeMasterEtcdPod(dir string, self probe.NodeExpect, members []etcdMember)
 	}
 	ca := etcdPodCertDir + "/configmaps/etcd-serving-ca/ca-bundle.crt"
 	hostPathDir := corev1.HostPathDirectoryOrCreate
-	rel, _ := release()
-	image := ""
-	if rel != nil {
-		image = rel.Components["etcd"]
-	}
 	pod := corev1.Pod{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
 		ObjectMeta: metav1.ObjectMeta{Name: "etcd-" + self.Name, Namespace: "openshift-etcd", Labels: map[string]string{"app": "etcd", "etcd": "true"}},

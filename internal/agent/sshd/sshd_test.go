@@ -1,4 +1,4 @@
-package main
+package sshd
 
 import (
 	"bytes"
@@ -14,7 +14,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -49,13 +48,13 @@ func startTestSSHD(t *testing.T) (addr, keyFile string, hostKey ssh.PublicKey) {
 	clientPEM, clientSigner := testKeyPEM(t)
 	keyFile = filepath.Join(t.TempDir(), "id_ed25519")
 	require.NoError(t, os.WriteFile(keyFile, clientPEM, 0o600))
-	srv, err := newSSHServer(hostPEM, []string{string(ssh.MarshalAuthorizedKey(clientSigner.PublicKey()))}, slog.New(slog.DiscardHandler))
+	srv, err := New(hostPEM, []string{string(ssh.MarshalAuthorizedKey(clientSigner.PublicKey()))}, slog.New(slog.DiscardHandler))
 	require.NoError(t, err)
 	srv.shell, _ = exec.LookPath("bash")
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	t.Cleanup(func() { ln.Close() })
-	go func() { _ = srv.serve(ln) }()
+	go func() { _ = srv.Serve(ln) }()
 	return ln.Addr().String(), keyFile, hostSigner.PublicKey()
 }
 
@@ -63,6 +62,7 @@ func startTestSSHD(t *testing.T) (addr, keyFile string, hostKey ssh.PublicKey) {
 // bash and gets stdout, stderr, stdin and the exit status; the host key is
 // recorded on first use and accepted again.
 func TestSSHDServesTheStageTransport(t *testing.T) {
+	t.Parallel()
 	addr, keyFile, hostKey := startTestSSHD(t)
 	host, port, _ := net.SplitHostPort(addr)
 	p, err := strconv.Atoi(port)
@@ -87,10 +87,6 @@ func TestSSHDServesTheStageTransport(t *testing.T) {
 	assert.Contains(t, string(data), strings.TrimSpace(string(ssh.MarshalAuthorizedKey(hostKey))))
 }
 
-func credential(uid uint32) *syscall.SysProcAttr {
-	return &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uid, Gid: uid}}
-}
-
 func dialRaw(t *testing.T, addr, user, keyFile string) *ssh.Client {
 	t.Helper()
 	data, err := os.ReadFile(keyFile)
@@ -106,6 +102,7 @@ func dialRaw(t *testing.T, addr, user, keyFile string) *ssh.Client {
 
 // core logs in as uid 1000; an unknown user or key is refused.
 func TestSSHDUsers(t *testing.T) {
+	t.Parallel()
 	if os.Geteuid() != 0 {
 		t.Fatal("the server switches to core's uid: run the tests as root")
 	}
@@ -131,6 +128,7 @@ func TestSSHDUsers(t *testing.T) {
 // A PTY session runs an interactive login bash on a terminal of the
 // requested size; a signal request reaches the running command.
 func TestSSHDPTYAndSignal(t *testing.T) {
+	t.Parallel()
 	addr, keyFile, _ := startTestSSHD(t)
 	c := dialRaw(t, addr, "root", keyFile)
 	s, err := c.NewSession()
@@ -160,53 +158,4 @@ func TestSSHDPTYAndSignal(t *testing.T) {
 	require.ErrorAs(t, err, &ee)
 	assert.Equal(t, 128+15, ee.ExitStatus(), "killed by SIGTERM, reported as sshd does")
 	assert.Less(t, time.Since(start), 20*time.Second)
-}
-
-// The sudo stand-in (the agent under the name sudo) runs the command as
-// root for core, set-user-ID, with a clean environment, and refuses what
-// it does not do.
-func TestSudoStandIn(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Fatal("the test makes a set-user-ID root binary: run the tests as root")
-	}
-	// Not under t.TempDir(), whose parent core may not traverse.
-	dir, err := os.MkdirTemp("", "bootlab-sudo-")
-	require.NoError(t, err)
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	require.NoError(t, os.Chmod(dir, 0o755))
-	sudo := filepath.Join(dir, "sudo")
-	var out []byte
-	build := exec.Command("go", "build", "-o", sudo, ".")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	out, err = build.CombinedOutput()
-	require.NoError(t, err, "%s", out)
-	require.NoError(t, os.Chmod(sudo, 0o4755|os.ModeSetuid))
-
-	run := func(uid uint32, args ...string) (string, int) {
-		cmd := exec.Command(sudo, args...)
-		cmd.SysProcAttr = credential(uid)
-		cmd.Env = []string{"PATH=/usr/bin:/bin", "LD_PRELOAD=/nonexistent.so", "LANG=C.UTF-8"}
-		out, _ := cmd.CombinedOutput()
-		return string(out), cmd.ProcessState.ExitCode()
-	}
-	got, code := run(1000, "-n", "bash", "-c", "id -u; echo $HOME $SUDO_USER $LANG ${LD_PRELOAD:-none}")
-	assert.Equal(t, 0, code, got)
-	assert.Equal(t, "0\n/root core C.UTF-8 none\n", got)
-	got, code = run(1000, "-n", "--", "sh", "-c", "exit 4")
-	assert.Equal(t, 4, code, got)
-	got, code = run(1001, "-n", "true")
-	assert.Equal(t, 1, code)
-	assert.Contains(t, got, "only core may sudo")
-	got, code = run(1000, "-u", "nobody", "true")
-	assert.Equal(t, 1, code)
-	assert.Contains(t, got, "as root only")
-	got, code = run(1000, "-V")
-	assert.Equal(t, 0, code)
-	assert.Contains(t, got, "stand-in")
-}
-
-func TestHasCmdlineFlag(t *testing.T) {
-	assert.True(t, hasCmdlineFlag("console=ttyS0 panic=-1 quiet bootlab.rehearsal\n", "bootlab.rehearsal"))
-	assert.False(t, hasCmdlineFlag("console=ttyS0 bootlab.rehearsal=0", "bootlab.rehearsal"))
-	assert.False(t, hasCmdlineFlag("console=ttyS0", "bootlab.rehearsal"))
 }

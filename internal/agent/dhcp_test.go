@@ -1,4 +1,4 @@
-package main
+package agent
 
 import (
 	"context"
@@ -73,6 +73,7 @@ func clientConn(t *testing.T) net.PacketConn {
 }
 
 func TestDHCPLease(t *testing.T) {
+	t.Parallel()
 	mac, _ := net.ParseMAC("52:54:00:aa:bb:cc")
 	srv, seen := fakeDHCP(t, false)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -107,6 +108,7 @@ func TestDHCPLease(t *testing.T) {
 }
 
 func TestDHCPNakAndSilence(t *testing.T) {
+	t.Parallel()
 	mac, _ := net.ParseMAC("52:54:00:aa:bb:cc")
 	srv, _ := fakeDHCP(t, true)
 	ctx, cancel := context.WithTimeout(context.Background(), 1500*time.Millisecond)

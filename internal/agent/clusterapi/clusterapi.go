@@ -1,4 +1,4 @@
-package main
+package clusterapi
 
 import (
 	"context"
@@ -8,15 +8,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/bootlab/bootlab/internal/agent/standin"
 	"github.com/bootlab/bootlab/lab/probe"
 )
-
-// The API stand-in of a rehearsal lab's masters answers, besides the
-// health endpoints, the two calls stage 14 makes: `oc patch
-// clusterversion version` (a JSON merge patch, kept in memory: there is no
-// real kube-apiserver) and wait-for-ceo's read of the etcd operator's
-// status (Etcd "cluster"), whose conditions come from the real etcd
-// member list on this master.
 
 const (
 	clusterVersionPath = "/apis/config.openshift.io/v1/clusterversions/version"
@@ -25,23 +19,25 @@ const (
 	standInHeader = "X-Bootlab-Stand-In"
 )
 
-// clusterAPI is the masters' API stand-in of a rehearsal lab.
-type clusterAPI struct {
+// API is the masters' API stand-in of a rehearsal lab.
+type API struct {
 	node    string
 	health  http.Handler
-	members func(context.Context) ([]etcdMember, error)
+	members func(context.Context) ([]standin.Member, error)
 
 	mu sync.Mutex
 	cv map[string]any
 }
 
-func newClusterAPI(node string, members func(context.Context) ([]etcdMember, error)) *clusterAPI {
-	return &clusterAPI{node: node, health: probe.APIStandIn(node), members: members,
+// New returns the API stand-in of master node, which reads the etcd
+// members with members.
+func New(node string, members func(context.Context) ([]standin.Member, error)) *API {
+	return &API{node: node, health: probe.APIStandIn(node), members: members,
 		cv: map[string]any{"apiVersion": "config.openshift.io/v1", "kind": "ClusterVersion",
 			"metadata": map[string]any{"name": "version"}, "spec": map[string]any{}}}
 }
 
-func (c *clusterAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+func (c *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set(probe.NodeHeader, c.node)
 	switch r.URL.Path {
 	case clusterVersionPath:
@@ -53,7 +49,7 @@ func (c *clusterAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-func (c *clusterAPI) writeJSON(w http.ResponseWriter, code int, v any) {
+func (c *API) writeJSON(w http.ResponseWriter, code int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set(standInHeader, "bootlab API stand-in on "+c.node)
 	w.WriteHeader(code)
@@ -64,7 +60,7 @@ func status(code int, msg string) map[string]any {
 	return map[string]any{"apiVersion": "v1", "kind": "Status", "status": "Failure", "message": msg, "code": code}
 }
 
-func (c *clusterAPI) clusterVersion(w http.ResponseWriter, r *http.Request) {
+func (c *API) clusterVersion(w http.ResponseWriter, r *http.Request) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	switch r.Method {
@@ -117,7 +113,7 @@ func mergePatch(doc, patch any) any {
 
 // etcdOperator answers the Etcd operator resource with the conditions the
 // bootstrap teardown controller sets, read from the real member list.
-func (c *clusterAPI) etcdOperator(w http.ResponseWriter, r *http.Request) {
+func (c *API) etcdOperator(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodGet {
 		c.writeJSON(w, 405, status(405, "GET only"))
 		return
@@ -139,13 +135,13 @@ type condition struct {
 	Message string `json:"message"`
 }
 
-func etcdOperatorObject(ms []etcdMember) map[string]any {
+func etcdOperatorObject(ms []standin.Member) map[string]any {
 	removed := condition{Type: "EtcdBootstrapMemberRemoved", Status: "True", Reason: "BootstrapMemberRemoved",
-		Message: "etcd bootstrap member is removed; members " + memberSummary(ms)}
+		Message: "etcd bootstrap member is removed; members " + standin.MemberSummary(ms)}
 	for _, m := range ms {
-		if m.Name == bootstrapMemberName {
+		if m.Name == standin.BootstrapMemberName {
 			removed = condition{Type: "EtcdBootstrapMemberRemoved", Status: "False", Reason: "BootstrapMemberPresent",
-				Message: "still waiting for the bootstrap teardown; members " + memberSummary(ms)}
+				Message: "still waiting for the bootstrap teardown; members " + standin.MemberSummary(ms)}
 		}
 	}
 	return map[string]any{"apiVersion": "operator.openshift.io/v1", "kind": "Etcd",

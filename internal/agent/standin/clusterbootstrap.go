@@ -1,9 +1,8 @@
-package main
+package standin
 
 import (
 	"context"
 	"crypto/tls"
-	"crypto/x509"
 	"fmt"
 	"io"
 	"net/http"
@@ -19,45 +18,63 @@ import (
 // the node what the real one does, in order, and says what it cannot do
 // (there is no kube-apiserver to create the manifests in).
 
-// Timeouts of the stand-in's waits (tests shorten them).
-var (
-	cbAPIWait     = 5 * time.Minute
-	cbMastersWait = 20 * time.Minute
-	cbPoll        = 2 * time.Second
-)
-
-func clusterBootstrapStart(run *podmanRun, rel *probe.RehearsalRelease, f map[string]string, stdout, stderr io.Writer) error {
+func (t *Tools) clusterBootstrapStart(run *podmanRun, rel *probe.RehearsalRelease, f map[string]string, stdout, stderr io.Writer) error {
 	assets := f["asset-dir"]
 	if assets == "" {
 		return fmt.Errorf("--asset-dir is required")
 	}
 	kube := run.hostPath("/etc/kubernetes")
 	say := func(format string, a ...any) { fmt.Fprintf(stdout, format+"\n", a...) }
-
-	// 1. The bootstrap secrets the control-plane pods mount.
-	secrets := filepath.Join(kube, "bootstrap-secrets")
-	if err := os.MkdirAll(secrets, 0o700); err != nil {
+	secrets, started, err := landBootstrapControlPlane(assets, kube)
+	if err != nil {
 		return err
+	}
+	say("Starting temporary bootstrap control plane...")
+	if err := t.waitForControlPlanes(assets, f["required-pods"], stdout, stderr); err != nil {
+		return err
+	}
+	// 5. Tear down the temporary control plane.
+	say("Tearing down temporary bootstrap control plane...")
+	for _, p := range started {
+		_ = os.Remove(p)
+	}
+	return os.RemoveAll(secrets)
+}
+
+// landBootstrapControlPlane copies the bootstrap secrets where the
+// control-plane pods mount them and the pods where the kubelet starts
+// them; it returns the secrets' directory and the pods' manifests.
+func landBootstrapControlPlane(assets, kube string) (secrets string, started []string, err error) {
+	// 1. The bootstrap secrets the control-plane pods mount.
+	secrets = filepath.Join(kube, "bootstrap-secrets")
+	if err := os.MkdirAll(secrets, 0o700); err != nil {
+		return "", nil, err
 	}
 	tlsFiles, _ := filepath.Glob(filepath.Join(assets, "tls", "*"))
 	for _, src := range append(tlsFiles, filepath.Join(assets, "auth", "kubeconfig")) {
 		if err := copyFile(src, filepath.Join(secrets, filepath.Base(src))); err != nil {
-			return err
+			return "", nil, err
 		}
 	}
 	// 2. The bootstrap control plane: its pods go to the kubelet.
 	pods, _ := filepath.Glob(filepath.Join(assets, "bootstrap-manifests", "*"))
-	var started []string
 	for _, src := range pods {
 		dst := filepath.Join(kube, "manifests", filepath.Base(src))
 		if err := copyFile(src, dst); err != nil {
-			return err
+			return "", nil, err
 		}
 		started = append(started, dst)
 	}
-	say("Starting temporary bootstrap control plane...")
+	return secrets, started, nil
+}
+
+// waitForControlPlanes waits for the bootstrap API, then for the masters'
+// API through api-int (the required pods on the rehearsal lab), and records
+// that the bootstrap is complete.
+func (t *Tools) waitForControlPlanes(assets, requiredPods string, stdout, stderr io.Writer) error {
+	say := func(format string, a ...any) { fmt.Fprintf(stdout, format+"\n", a...) }
 	// 3. Wait for the bootstrap API.
-	self, err := bootstrapSelf()
+	self, err := t.bootstrapSelf()
 	if err != nil {
 		return err
 	}
@@ -71,7 +88,7 @@ func clusterBootstrapStart(run *podmanRun, rel *probe.RehearsalRelease, f map[st
 		body, _ := io.ReadAll(io.LimitReader(resp.Body, 64))
 		return resp.Header.Get(probe.NodeHeader), resp.StatusCode == 200 && strings.TrimSpace(string(body)) == "ok"
 	}
-	if err := waitFor(cbAPIWait, func() bool { _, ok := ready("https://localhost:6443/readyz"); return ok }); err != nil {
+	if err := t.waitFor(t.BootstrapAPIWait, func() bool { _, ok := ready("https://localhost:6443/readyz"); return ok }); err != nil {
 		return fmt.Errorf("the bootstrap API did not answer https://localhost:6443/readyz: %w", err)
 	}
 	say("API is up")
@@ -79,9 +96,9 @@ func clusterBootstrapStart(run *podmanRun, rel *probe.RehearsalRelease, f map[st
 	// 4. Wait for the required pods: on the rehearsal lab, the masters'
 	// API answering through api-int.
 	apiInt := "https://api-int." + clusterDomain(self) + ":6443/readyz"
-	say("Waiting for required pods %s: the masters' API at %s", f["required-pods"], apiInt)
+	say("Waiting for required pods %s: the masters' API at %s", requiredPods, apiInt)
 	var by string
-	if err := waitFor(cbMastersWait, func() bool {
+	if err := t.waitFor(t.MastersWait, func() bool {
 		node, ok := ready(apiInt)
 		by = node
 		return ok && node != "" && node != self.Name
@@ -95,26 +112,18 @@ func clusterBootstrapStart(run *podmanRun, rel *probe.RehearsalRelease, f map[st
 	// server would keep it (there is no kube-apiserver), because the etcd
 	// operator's teardown waits for it and stage 14's wait-for-ceo waits
 	// for the teardown; docs/rehearsal-lab.md and `stage explain 13` say so.
-	if err := recordBootstrapComplete(assets); err != nil {
+	if err := t.RecordBootstrapComplete(assets); err != nil {
 		return fmt.Errorf("create ConfigMap kube-system/bootstrap: %w", err)
 	}
 	fmt.Fprintln(stderr, "cluster-bootstrap (bootlab rehearsal stand-in): ConfigMap kube-system/bootstrap (status complete) written into etcd with the node's real etcdctl, at "+bootstrapConfigMapKey+", as JSON where the API server would store protobuf")
-	// 5. Tear down the temporary control plane.
-	say("Tearing down temporary bootstrap control plane...")
-	for _, p := range started {
-		_ = os.Remove(p)
-	}
-	if err := os.RemoveAll(secrets); err != nil {
-		return err
-	}
 	return nil
 }
 
 // recordBootstrapComplete stores ConfigMap kube-system/bootstrap with
-// status complete in the bootstrap's etcd (a variable: tests replace it).
-var recordBootstrapComplete = func(assets string) error {
+// status complete in the bootstrap's etcd (Tools.RecordBootstrapComplete).
+func recordBootstrapComplete(assets string) error {
 	cm := `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"bootstrap","namespace":"kube-system"},"data":{"status":"complete"}}`
-	c := etcdctl{bin: "etcdctl", endpoints: []string{"https://localhost:2379"}, cacert: filepath.Join(assets, "tls", "etcd-ca-bundle.crt"),
+	c := Etcdctl{bin: "etcdctl", endpoints: []string{"https://localhost:2379"}, cacert: filepath.Join(assets, "tls", "etcd-ca-bundle.crt"),
 		cert: filepath.Join(assets, "tls", "etcd-client.crt"), key: filepath.Join(assets, "tls", "etcd-client.key")}
 	_, err := c.run(context.Background(), "put", bootstrapConfigMapKey, cm)
 	return err
@@ -125,11 +134,11 @@ func clusterDomain(n probe.NodeExpect) string {
 	return d
 }
 
-func waitFor(timeout time.Duration, ok func() bool) error {
+func (t *Tools) waitFor(timeout time.Duration, ok func() bool) error {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	t := time.NewTicker(cbPoll)
-	defer t.Stop()
+	tick := time.NewTicker(t.BootstrapPoll)
+	defer tick.Stop()
 	for {
 		if ok() {
 			return nil
@@ -137,7 +146,7 @@ func waitFor(timeout time.Duration, ok func() bool) error {
 		select {
 		case <-ctx.Done():
 			return fmt.Errorf("gave up after %s", timeout)
-		case <-t.C:
+		case <-tick.C:
 		}
 	}
 }
@@ -159,27 +168,3 @@ func copyFile(src, dst string) error {
 	}
 	return os.WriteFile(dst, data, fi.Mode().Perm())
 }
-
-// startAPI starts the API stand-in on 6443, as the kubelet starts the
-// bootstrap kube-apiserver pod cluster-bootstrap lands: TLS with the
-// api-int certificate, /readyz, /livez and /healthz "ok".
-func (a *agent) startAPI(self probe.NodeExpect) (func(), error) {
-	cert, err := tls.LoadX509KeyPair("/opt/openshift/tls/machine-config-server.crt", "/opt/openshift/tls/machine-config-server.key")
-	if err != nil {
-		return nil, fmt.Errorf("serving certificate: %w", err)
-	}
-	if _, err := x509.ParseCertificate(cert.Certificate[0]); err != nil {
-		return nil, err
-	}
-	stop, err := a.serveTLSOn(6443, cert, probe.APIStandIn(self.Name))
-	if err != nil {
-		return nil, err
-	}
-	a.rep.set(apiCheck, true, false, "bootstrap API stand-in started by stage 13 (cluster-bootstrap landed the kube-apiserver pod)")
-	return func() {
-		stop()
-		a.rep.set(apiCheck, false, false, "bootstrap API stopped: cluster-bootstrap tore the temporary control plane down")
-	}, nil
-}
-
-const apiCheck = "serve api :6443"

@@ -1,4 +1,4 @@
-package main
+package agent
 
 import (
 	"fmt"
@@ -12,13 +12,13 @@ import (
 // and every 15 s so a torn console line is soon followed by a whole one.
 type reporter struct {
 	mu     sync.Mutex
-	out    *consoleWriter
+	out    *Console
 	rep    probe.Report
 	boot   time.Time
 	starts map[string]time.Time
 }
 
-func newReporter(out *consoleWriter) *reporter {
+func newReporter(out *Console) *reporter {
 	now := time.Now().UTC()
 	return &reporter{out: out, boot: now, rep: probe.Report{Boot: now}, starts: map[string]time.Time{}}
 }
@@ -48,8 +48,22 @@ func (r *reporter) start(name string) {
 	}
 }
 
-// set records a check result; pending=true keeps it open (retrying).
-func (r *reporter) set(name string, ok, pending bool, format string, args ...any) {
+// checkState is where a check stands: the report's OK and Pending, which
+// only three of their four combinations mean.
+type checkState int
+
+const (
+	// failed is done and not OK.
+	failed checkState = iota
+	// passed is done and OK.
+	passed
+	// retrying is not done yet: the detail says what it waits on.
+	retrying
+)
+
+// set records a check result; retrying keeps it open.
+func (r *reporter) set(name string, st checkState, format string, args ...any) {
+	ok, pending := st == passed, st == retrying
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	detail := fmt.Sprintf(format, args...)

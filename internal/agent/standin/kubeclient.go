@@ -1,4 +1,4 @@
-package main
+package standin
 
 import (
 	"bytes"
@@ -172,21 +172,27 @@ func ocPatch(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// Timeout and interval of the wait-for-ceo stand-in (tests shorten them).
-var (
-	ceoWait = 30 * time.Minute
-	ceoPoll = 3 * time.Second
-)
+// etcdOperatorPath is the API path of the etcd operator's resource (Etcd
+// "cluster"), which wait-for-ceo reads.
+const etcdOperatorPath = "/apis/operator.openshift.io/v1/etcds/cluster"
 
-// waitForCEO plays `cluster-etcd-operator wait-for-ceo`: it watches the
+// condition is an operator status condition, as wait-for-ceo reads it.
+type condition struct {
+	Type    string `json:"type"`
+	Status  string `json:"status"`
+	Reason  string `json:"reason"`
+	Message string `json:"message"`
+}
+
+// WaitForCEO plays `cluster-etcd-operator wait-for-ceo`: it watches the
 // etcd operator's status through the API until the bootstrap member is
 // removed.
-func waitForCEO(f map[string]string, stdout, stderr io.Writer) error {
+func (t *Tools) WaitForCEO(f map[string]string, stdout, stderr io.Writer) error {
 	k, err := newKubeClient(f["kubeconfig"])
 	if err != nil {
 		return err
 	}
-	deadline := time.Now().Add(ceoWait)
+	deadline := time.Now().Add(t.CEOWait)
 	last := ""
 	for {
 		var etcd struct {
@@ -214,8 +220,8 @@ func waitForCEO(f map[string]string, stdout, stderr io.Writer) error {
 			last = msg
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("the etcd operator did not remove the bootstrap member in %s: %s", ceoWait, last)
+			return fmt.Errorf("the etcd operator did not remove the bootstrap member in %s: %s", t.CEOWait, last)
 		}
-		time.Sleep(ceoPoll)
+		time.Sleep(t.CEOPoll)
 	}
 }

@@ -1,4 +1,4 @@
-package main
+package agent
 
 import (
 	"context"
@@ -16,6 +16,8 @@ import (
 
 	"github.com/coreos/ignition/v2/config/v3_2/types"
 
+	"github.com/bootlab/bootlab/internal/agent/clusterapi"
+	"github.com/bootlab/bootlab/internal/agent/standin"
 	"github.com/bootlab/bootlab/lab/ignition"
 	"github.com/bootlab/bootlab/lab/probe"
 )
@@ -31,7 +33,9 @@ const (
 	chkHostname = "hostname"
 )
 
-type agent struct {
+// Agent is the probe agent of one node: it runs the checks in order,
+// reports them on the console and serves the node's part.
+type Agent struct {
 	log *slog.Logger
 	rep *reporter
 
@@ -57,88 +61,30 @@ func etcdLeader(pc *probe.Config, self probe.NodeExpect) bool {
 }
 
 // masterAPI is the API stand-in a master serves.
-func (a *agent) masterAPI(self probe.NodeExpect) http.Handler {
+func (a *Agent) masterAPI(self probe.NodeExpect) http.Handler {
 	if a.etcd == nil {
 		return probe.APIStandIn(self.Name)
 	}
-	local := masterEtcdctl("https://" + self.IP + ":2379")
-	return newClusterAPI(self.Name, local.members)
+	local := standin.MasterEtcdctl("https://" + self.IP + ":2379")
+	return clusterapi.New(self.Name, local.Members)
 }
 
-func newAgent(console *consoleWriter) *agent {
-	return &agent{log: newLogger(console), rep: newReporter(console)}
+// New returns the agent of the node whose console is console.
+func New(console *Console) *Agent {
+	return &Agent{log: newLogger(console), rep: newReporter(console)}
 }
 
-// run performs the checks in order and starts the node's servers. It
+// Run performs the checks in order and starts the node's servers. It
 // returns when there is nothing left to do but serve.
-func (a *agent) run(ctx context.Context) {
+func (a *Agent) Run(ctx context.Context) {
 	go a.rep.heartbeat()
 	a.rep.pending("waiting", chkModules, chkNIC, chkDHCP, chkFwCfg, chkFetch, chkAddress, chkHostname)
-
-	n, err := loadModules()
-	if err != nil {
-		a.rep.set(chkModules, false, false, "%v", err)
-	} else {
-		a.rep.set(chkModules, true, false, "loaded %d modules", n)
-	}
-
-	a.rep.start(chkNIC)
-	ifname, mac, err := findNIC(20 * time.Second)
-	if err != nil {
-		a.failRest(chkNIC, err.Error())
+	a.checkModules()
+	if !a.upNIC() || !a.upDHCP(ctx) {
 		return
 	}
-	a.ifname, a.mac = ifname, mac
-	a.rep.identity("", "", mac.String(), "")
-	_ = linkUp("lo")
-	if err := linkUp(ifname); err != nil {
-		a.failRest(chkNIC, err.Error())
-		return
-	}
-	a.rep.set(chkNIC, true, false, "%s %s up", ifname, mac)
-
-	a.rep.start(chkDHCP)
-	dctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
-	lease, err := dhcpLease(dctx, ifname, mac)
-	cancel()
-	if err != nil {
-		a.failRest(chkDHCP, "no lease on "+ifname+": "+err.Error())
-		return
-	}
-	a.lease = lease
-	ones, _ := lease.Mask.Size()
-	if err := setAddr(ifname, lease.IP, lease.Mask); err != nil {
-		a.failRest(chkDHCP, err.Error())
-		return
-	}
-	if lease.Hostname != "" {
-		_ = setHostname(lease.Hostname)
-	}
-	a.rep.identity("", "", "", lease.IP.String())
-	a.rep.set(chkDHCP, true, false, "lease %s/%d from %s, hostname %q, DNS %v", lease.IP, ones, lease.Server, lease.Hostname, lease.DNS)
-	a.dialer = a.newDialer()
-
-	a.rep.start(chkFwCfg)
-	raw, err := readFwCfg(15 * time.Second)
-	if err != nil {
-		a.failRest(chkFwCfg, err.Error())
-		return
-	}
-	cfg, err := ignition.Parse(raw)
-	if err != nil {
-		a.failRest(chkFwCfg, fmt.Sprintf("read %d bytes from fw_cfg: %v", len(raw), err))
-		return
-	}
-	kind := "a full config"
-	if len(cfg.Ignition.Config.Merge) > 0 {
-		kind = "a pointer config to " + deref(cfg.Ignition.Config.Merge[0].Source)
-	}
-	a.rep.set(chkFwCfg, true, false, "%d bytes, spec %s, %s", len(raw), cfg.Ignition.Version, kind)
-
-	a.rep.start(chkFetch)
-	merged, err := a.fetch(ctx, cfg)
-	if err != nil {
-		a.failRest(chkFetch, err.Error())
+	merged, ok := a.readConfig(ctx)
+	if !ok {
 		return
 	}
 	pc, err := probe.ParseProbeConfig(merged)
@@ -146,45 +92,19 @@ func (a *agent) run(ctx context.Context) {
 		a.failRest(chkFetch, err.Error())
 		return
 	}
-	self, ok := pc.Self(mac.String())
+	self, ok := pc.Self(a.mac.String())
 	if !ok {
-		a.rep.set(chkAddress, false, false, "MAC %s is not a node of the served config (nodes: %d)", mac, len(pc.Nodes))
-		a.rep.set(chkHostname, false, false, "MAC %s is not in the served config", mac)
+		a.rep.set(chkAddress, failed, "MAC %s is not a node of the served config (nodes: %d)", a.mac, len(pc.Nodes))
+		a.rep.set(chkHostname, failed, "MAC %s is not in the served config", a.mac)
 		return
 	}
 	a.rep.identity(self.Name, self.Role, "", "")
-
-	// Declare the rest so the report is complete only when all are done.
-	var dnsChecks []string
-	for _, ne := range pc.Resolve {
-		dnsChecks = append(dnsChecks, "dns "+dnsLabel(ne))
-	}
-	dnsChecks = append(dnsChecks, "dns "+self.FQDN)
-	serve := serveChecks(self)
 	rehearsal := pc.Rehearsal && self.Role == probe.RoleBootstrap
-	if rehearsal {
-		serve = []string{chkSSH}
-	}
 	if self.Role == probe.RoleMaster && pc.Etcd != nil {
 		a.etcd = pc.Etcd
-		serve = append(serve, chkEtcd)
 	}
-	a.rep.pending("waiting", append(dnsChecks, serve...)...)
-
-	if lease.IP.String() == self.IP {
-		a.rep.set(chkAddress, true, false, "%s is the reserved address", lease.IP)
-	} else {
-		a.rep.set(chkAddress, false, false, "DHCP gave %s, the reservation for %s is %s", lease.IP, mac, self.IP)
-	}
-	short, _, _ := strings.Cut(lease.Hostname, ".")
-	switch {
-	case lease.Hostname == "":
-		a.rep.set(chkHostname, false, false, "DHCP gave no hostname, expected %s", self.Name)
-	case short == self.Name && (short == lease.Hostname || lease.Hostname == self.FQDN):
-		a.rep.set(chkHostname, true, false, "DHCP hostname %s", lease.Hostname)
-	default:
-		a.rep.set(chkHostname, false, false, "DHCP hostname %q, expected %s", lease.Hostname, self.Name)
-	}
+	a.declareChecks(pc, self, rehearsal)
+	a.checkLease(self)
 
 	// Serve first: the load balancer and the other nodes wait on us. A
 	// rehearsal bootstrap serves SSH only: the stages start the rest.
@@ -194,9 +114,136 @@ func (a *agent) run(ctx context.Context) {
 		a.startServers(self, merged)
 	}
 	if a.etcd != nil {
-		go a.joinEtcd(ctx, self, a.etcd, etcdLeader(pc, self), merged)
+		go a.etcdOperator().Join(ctx, self, a.etcd, etcdLeader(pc, self), merged)
 	}
+	a.checkAllDNS(ctx, pc, self)
+}
 
+// checkModules loads the initramfs's kernel modules.
+func (a *Agent) checkModules() {
+	n, err := loadModules()
+	if err != nil {
+		a.rep.set(chkModules, failed, "%v", err)
+	} else {
+		a.rep.set(chkModules, passed, "loaded %d modules", n)
+	}
+}
+
+// upNIC finds the node's NIC and brings it (and lo) up.
+func (a *Agent) upNIC() bool {
+	a.rep.start(chkNIC)
+	ifname, mac, err := findNIC(20 * time.Second)
+	if err != nil {
+		a.failRest(chkNIC, err.Error())
+		return false
+	}
+	a.ifname, a.mac = ifname, mac
+	a.rep.identity("", "", mac.String(), "")
+	_ = linkUp("lo")
+	if err := linkUp(ifname); err != nil {
+		a.failRest(chkNIC, err.Error())
+		return false
+	}
+	a.rep.set(chkNIC, passed, "%s %s up", ifname, mac)
+	return true
+}
+
+// upDHCP takes a DHCP lease, sets its address and hostname, and makes the
+// dialer that resolves with its DNS servers.
+func (a *Agent) upDHCP(ctx context.Context) bool {
+	a.rep.start(chkDHCP)
+	dctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
+	lease, err := dhcpLease(dctx, a.ifname, a.mac)
+	cancel()
+	if err != nil {
+		a.failRest(chkDHCP, "no lease on "+a.ifname+": "+err.Error())
+		return false
+	}
+	a.lease = lease
+	ones, _ := lease.Mask.Size()
+	if err := setAddr(a.ifname, lease.IP, lease.Mask); err != nil {
+		a.failRest(chkDHCP, err.Error())
+		return false
+	}
+	if lease.Hostname != "" {
+		_ = setHostname(lease.Hostname)
+	}
+	a.rep.identity("", "", "", lease.IP.String())
+	a.rep.set(chkDHCP, passed, "lease %s/%d from %s, hostname %q, DNS %v", lease.IP, ones, lease.Server, lease.Hostname, lease.DNS)
+	a.dialer = a.newDialer()
+	return true
+}
+
+// readConfig reads the Ignition config from fw_cfg and resolves what it
+// points to, as Ignition does.
+func (a *Agent) readConfig(ctx context.Context) (types.Config, bool) {
+	a.rep.start(chkFwCfg)
+	raw, err := readFwCfg(15 * time.Second)
+	if err != nil {
+		a.failRest(chkFwCfg, err.Error())
+		return types.Config{}, false
+	}
+	cfg, err := ignition.Parse(raw)
+	if err != nil {
+		a.failRest(chkFwCfg, fmt.Sprintf("read %d bytes from fw_cfg: %v", len(raw), err))
+		return types.Config{}, false
+	}
+	kind := "a full config"
+	if len(cfg.Ignition.Config.Merge) > 0 {
+		kind = "a pointer config to " + deref(cfg.Ignition.Config.Merge[0].Source)
+	}
+	a.rep.set(chkFwCfg, passed, "%d bytes, spec %s, %s", len(raw), cfg.Ignition.Version, kind)
+
+	a.rep.start(chkFetch)
+	merged, err := a.fetch(ctx, cfg)
+	if err != nil {
+		a.failRest(chkFetch, err.Error())
+		return types.Config{}, false
+	}
+	return merged, true
+}
+
+// declareChecks adds the node's DNS and serve checks as pending, so the
+// report is complete only when all are done.
+func (a *Agent) declareChecks(pc *probe.Config, self probe.NodeExpect, rehearsal bool) {
+	var dnsChecks []string
+	for _, ne := range pc.Resolve {
+		dnsChecks = append(dnsChecks, "dns "+dnsLabel(ne))
+	}
+	dnsChecks = append(dnsChecks, "dns "+self.FQDN)
+	serve := serveChecks(self)
+	if rehearsal {
+		serve = []string{chkSSH}
+	}
+	if a.etcd != nil {
+		serve = append(serve, chkEtcd)
+	}
+	a.rep.pending("waiting", append(dnsChecks, serve...)...)
+}
+
+// checkLease compares the lease with the node's reservation: its address
+// and its hostname.
+func (a *Agent) checkLease(self probe.NodeExpect) {
+	lease := a.lease
+	if lease.IP.String() == self.IP {
+		a.rep.set(chkAddress, passed, "%s is the reserved address", lease.IP)
+	} else {
+		a.rep.set(chkAddress, failed, "DHCP gave %s, the reservation for %s is %s", lease.IP, a.mac, self.IP)
+	}
+	short, _, _ := strings.Cut(lease.Hostname, ".")
+	switch {
+	case lease.Hostname == "":
+		a.rep.set(chkHostname, failed, "DHCP gave no hostname, expected %s", self.Name)
+	case short == self.Name && (short == lease.Hostname || lease.Hostname == self.FQDN):
+		a.rep.set(chkHostname, passed, "DHCP hostname %s", lease.Hostname)
+	default:
+		a.rep.set(chkHostname, failed, "DHCP hostname %q, expected %s", lease.Hostname, self.Name)
+	}
+}
+
+// checkAllDNS checks the config's names and the node's own, in parallel,
+// and returns when all are done.
+func (a *Agent) checkAllDNS(ctx context.Context, pc *probe.Config, self probe.NodeExpect) {
 	var wg sync.WaitGroup
 	for _, ne := range pc.Resolve {
 		wg.Add(1)
@@ -218,9 +265,9 @@ func deref(s *string) string {
 }
 
 // failRest fails check name and marks every still-pending check as not run.
-func (a *agent) failRest(name, detail string) {
+func (a *Agent) failRest(name, detail string) {
 	a.log.Error("check failed", "check", name, "detail", detail)
-	a.rep.set(name, false, false, "%s", detail)
+	a.rep.set(name, failed, "%s", detail)
 	a.rep.mu.Lock()
 	changed := false
 	for i := range a.rep.rep.Checks {
@@ -236,7 +283,7 @@ func (a *agent) failRest(name, detail string) {
 	a.rep.mu.Unlock()
 }
 
-func (a *agent) newDialer() *net.Dialer {
+func (a *Agent) newDialer() *net.Dialer {
 	var servers []string
 	for _, d := range a.lease.DNS {
 		servers = append(servers, netip.AddrPortFrom(d, 53).String())
@@ -251,9 +298,9 @@ func (a *agent) newDialer() *net.Dialer {
 	return &net.Dialer{Timeout: 10 * time.Second, Resolver: r}
 }
 
-func (a *agent) fetch(ctx context.Context, cfg types.Config) (types.Config, error) {
+func (a *Agent) fetch(ctx context.Context, cfg types.Config) (types.Config, error) {
 	if len(cfg.Ignition.Config.Merge) == 0 {
-		a.rep.set(chkFetch, true, false, "full config: nothing to fetch")
+		a.rep.set(chkFetch, passed, "full config: nothing to fetch")
 		return cfg, nil
 	}
 	f := &probe.Fetcher{
@@ -261,7 +308,7 @@ func (a *agent) fetch(ctx context.Context, cfg types.Config) (types.Config, erro
 		Retry:       time.Second,
 		Deadline:    fetchDeadline(),
 		OnAttempt: func(src string, n int, err error) {
-			a.rep.set(chkFetch, false, true, "GET %s: attempt %d: %v (retrying)", src, n, err)
+			a.rep.set(chkFetch, retrying, "GET %s: attempt %d: %v (retrying)", src, n, err)
 		},
 	}
 	merged, fetched, err := f.Resolve(ctx, cfg)
@@ -272,7 +319,7 @@ func (a *agent) fetch(ctx context.Context, cfg types.Config) (types.Config, erro
 	for _, fx := range fetched {
 		parts = append(parts, fmt.Sprintf("%s (%d bytes, %d attempts)", fx.Source, fx.Bytes, fx.Attempts))
 	}
-	a.rep.set(chkFetch, true, false, "merged %s", strings.Join(parts, ", "))
+	a.rep.set(chkFetch, passed, "merged %s", strings.Join(parts, ", "))
 	return merged, nil
 }
 
@@ -283,7 +330,7 @@ func dnsLabel(ne probe.NameExpect) string {
 	return ne.Name
 }
 
-func (a *agent) checkDNS(ctx context.Context, ne probe.NameExpect) {
+func (a *Agent) checkDNS(ctx context.Context, ne probe.NameExpect) {
 	check := "dns " + dnsLabel(ne)
 	name := ne.Name
 	if ne.Wildcard {
@@ -300,23 +347,51 @@ func (a *agent) checkDNS(ctx context.Context, ne probe.NameExpect) {
 		if err == nil {
 			for _, ad := range addrs {
 				if ad == ne.Address {
-					a.rep.set(check, true, false, "%s -> %s", name, strings.Join(addrs, ","))
+					a.rep.set(check, passed, "%s -> %s", name, strings.Join(addrs, ","))
 					return
 				}
 			}
 			err = fmt.Errorf("%s resolves to %s, expected %s", name, strings.Join(addrs, ","), ne.Address)
 		}
 		if time.Now().After(deadline) {
-			a.rep.set(check, false, false, "%v", err)
+			a.rep.set(check, failed, "%v", err)
 			return
 		}
-		a.rep.set(check, false, true, "%v (retrying)", err)
+		a.rep.set(check, retrying, "%v (retrying)", err)
 		time.Sleep(2 * time.Second)
 	}
 }
 
-// Names of the serve checks of the ingress stand-in.
+// etcdOperator is the etcd operator stand-in of a rehearsal master, which
+// reports on the etcd member check.
+func (a *Agent) etcdOperator() *standin.EtcdOperator {
+	return standin.NewEtcdOperator(a.log, func(p standin.Progress, detail string) {
+		a.rep.set(chkEtcd, etcdCheckState(p), "%s", detail)
+	})
+}
+
+// etcdCheckState is the etcd member check's state for the etcd operator
+// stand-in's progress.
+func etcdCheckState(p standin.Progress) checkState {
+	switch p {
+	case standin.Joined:
+		return passed
+	case standin.Waiting:
+		return retrying
+	default:
+		return failed
+	}
+}
+
+// chkEtcd is the report line of a rehearsal master's etcd member.
+const chkEtcd = "etcd member"
+
+// Names of the serve checks: the MCS and API stand-ins (the bootstrap's
+// once stages 12 and 13 start them on a rehearsal lab) and the ingress
+// stand-in.
 const (
+	chkMCS          = "serve mcs :22623"
+	chkAPI          = "serve api :6443"
 	chkIngressHTTP  = "serve ingress :80"
 	chkIngressHTTPS = "serve ingress :443"
 )

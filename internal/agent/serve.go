@@ -1,4 +1,4 @@
-package main
+package agent
 
 import (
 	"crypto/ecdsa"
@@ -29,9 +29,9 @@ func serveChecks(self probe.NodeExpect) []string {
 	var out []string
 	switch self.Role {
 	case probe.RoleBootstrap:
-		out = []string{"serve mcs :22623", "serve api :6443"}
+		out = []string{chkMCS, chkAPI}
 	case probe.RoleMaster:
-		out = []string{"serve api :6443", "serve mcs :22623"}
+		out = []string{chkAPI, chkMCS}
 	}
 	if self.Ingress {
 		out = append(out, chkIngressHTTP, chkIngressHTTPS)
@@ -39,14 +39,14 @@ func serveChecks(self probe.NodeExpect) []string {
 	return out
 }
 
-func (a *agent) startServers(self probe.NodeExpect, cfg types.Config) {
+func (a *Agent) startServers(self probe.NodeExpect, cfg types.Config) {
 	file := func(path string) []byte {
 		data, _, _ := ignition.FileContents(cfg, path)
 		return data
 	}
 	serveTLS := func(check string, port int, cert tls.Certificate, certErr error, h http.Handler) {
 		if certErr != nil {
-			a.rep.set(check, false, false, "serving certificate: %v", certErr)
+			a.rep.set(check, failed, "serving certificate: %v", certErr)
 			return
 		}
 		tlsCfg := &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12, NextProtos: []string{"http/1.1"}}
@@ -64,18 +64,18 @@ func (a *agent) startServers(self probe.NodeExpect, cfg types.Config) {
 		mcs := &probe.MCS{Mode: probe.MCSBootstrap, Configs: map[string][]byte{"master": file(probe.MasterConfigPath)}, Log: a.log, Node: self.Name}
 		mcs.OnServe = func(pool, remote string, code int) {
 			served := mcs.Served()["master"]
-			a.rep.set("serve mcs :22623", true, false, "bootstrap MCS (TLS, api-int cert); served /config/master to %d: %s", len(served), strings.Join(served, " "))
+			a.rep.set(chkMCS, passed, "bootstrap MCS (TLS, api-int cert); served /config/master to %d: %s", len(served), strings.Join(served, " "))
 		}
-		serveTLS("serve mcs :22623", ignition.MCSPort, mcsCert, mcsErr, mcs)
-		serveTLS("serve api :6443", 6443, mcsCert, mcsErr, probe.APIStandIn(self.Name))
+		serveTLS(chkMCS, ignition.MCSPort, mcsCert, mcsErr, mcs)
+		serveTLS(chkAPI, 6443, mcsCert, mcsErr, probe.APIStandIn(self.Name))
 	case probe.RoleMaster:
-		serveTLS("serve api :6443", 6443, mcsCert, mcsErr, a.masterAPI(self))
+		serveTLS(chkAPI, 6443, mcsCert, mcsErr, a.masterAPI(self))
 		mcs := &probe.MCS{Mode: probe.MCSCluster, Configs: map[string][]byte{"worker": file(probe.WorkerConfigPath)}, Log: a.log, Node: self.Name}
 		mcs.OnServe = func(pool, remote string, code int) {
 			served := mcs.Served()["worker"]
-			a.rep.set("serve mcs :22623", true, false, "in-cluster MCS (TLS); served /config/worker to %d: %s", len(served), strings.Join(served, " "))
+			a.rep.set(chkMCS, passed, "in-cluster MCS (TLS); served /config/worker to %d: %s", len(served), strings.Join(served, " "))
 		}
-		serveTLS("serve mcs :22623", ignition.MCSPort, mcsCert, mcsErr, mcs)
+		serveTLS(chkMCS, ignition.MCSPort, mcsCert, mcsErr, mcs)
 	}
 	if self.Ingress {
 		cert, err := selfSigned(self.FQDN)
@@ -84,10 +84,10 @@ func (a *agent) startServers(self probe.NodeExpect, cfg types.Config) {
 	}
 }
 
-func (a *agent) listen(check string, port int, tlsCfg *tls.Config, h http.Handler) {
+func (a *Agent) listen(check string, port int, tlsCfg *tls.Config, h http.Handler) {
 	ln, err := net.Listen("tcp", fmt.Sprintf(":%d", port))
 	if err != nil {
-		a.rep.set(check, false, false, "listen: %v", err)
+		a.rep.set(check, failed, "listen: %v", err)
 		return
 	}
 	kind := "HTTP"
@@ -98,7 +98,7 @@ func (a *agent) listen(check string, port int, tlsCfg *tls.Config, h http.Handle
 	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog: slog.NewLogLogger(a.log.Handler(), slog.LevelDebug)}
 	go func() { _ = srv.Serve(ln) }()
-	a.rep.set(check, true, false, "listening on :%d (%s)", port, kind)
+	a.rep.set(check, passed, "listening on :%d (%s)", port, kind)
 }
 
 // selfSigned makes an ephemeral certificate for the ingress stand-in's 443
