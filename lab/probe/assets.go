@@ -89,20 +89,7 @@ func RehearsalAssets(in Input, a AssetInput) ([]ignition.File, error) {
 		return m
 	}
 
-	installConfig := map[string]any{
-		"apiVersion": "v1", "baseDomain": a.BaseDomain, "metadata": map[string]any{"name": a.ClusterName},
-		"controlPlane": map[string]any{"name": "master", "replicas": a.Masters, "architecture": "amd64", "hyperthreading": "Enabled"},
-		"compute":      []any{map[string]any{"name": "worker", "replicas": a.Workers, "architecture": "amd64", "hyperthreading": "Enabled"}},
-		"networking": map[string]any{
-			"networkType":    "OVNKubernetes",
-			"clusterNetwork": []any{map[string]any{"cidr": "10.128.0.0/14", "hostPrefix": 23}},
-			"machineNetwork": []any{map[string]any{"cidr": a.MachineCIDR}},
-			"serviceNetwork": []any{"172.30.0.0/16"},
-		},
-		"platform": map[string]any{"none": map[string]any{}},
-		"sshKey":   strings.TrimSpace(in.SSHAuthorizedKey),
-	}
-	ic, err := yaml.Marshal(installConfig)
+	ic, err := installConfig(in, a)
 	if err != nil {
 		return nil, err
 	}
@@ -211,6 +198,24 @@ func RehearsalAssets(in Input, a AssetInput) ([]ignition.File, error) {
 	add(BinDir+"/bootstrap-verify-api-server-urls.sh", 0o555, []byte(verifyAPIURLsScript))
 	add(BinDir+"/bootkube.sh", 0o555, []byte(bootkubeScript))
 	return files, nil
+}
+
+// installConfig is the install-config the installer keeps in the
+// cluster-config-v1 ConfigMap, for the lab.
+func installConfig(in Input, a AssetInput) ([]byte, error) {
+	return yaml.Marshal(map[string]any{
+		"apiVersion": "v1", "baseDomain": a.BaseDomain, "metadata": map[string]any{"name": a.ClusterName},
+		"controlPlane": map[string]any{"name": "master", "replicas": a.Masters, "architecture": "amd64", "hyperthreading": "Enabled"},
+		"compute":      []any{map[string]any{"name": "worker", "replicas": a.Workers, "architecture": "amd64", "hyperthreading": "Enabled"}},
+		"networking": map[string]any{
+			"networkType":    "OVNKubernetes",
+			"clusterNetwork": []any{map[string]any{"cidr": "10.128.0.0/14", "hostPrefix": 23}},
+			"machineNetwork": []any{map[string]any{"cidr": a.MachineCIDR}},
+			"serviceNetwork": []any{"172.30.0.0/16"},
+		},
+		"platform": map[string]any{"none": map[string]any{}},
+		"sshKey":   strings.TrimSpace(in.SSHAuthorizedKey),
+	})
 }
 
 func sshMachineConfig(role, key string) map[string]any {
