@@ -11,12 +11,15 @@ import (
 	"strings"
 	"time"
 
+	"github.com/bootlab/bootlab/internal/kubecreate"
+	"github.com/bootlab/bootlab/internal/openshiftcrds"
 	"github.com/bootlab/bootlab/lab/probe"
 )
 
 // cluster-bootstrap start, played on the rehearsal bootstrap: it does on
-// the node what the real one does, in order, and says what it cannot do
-// (there is no kube-apiserver to create the manifests in).
+// the node what the real one does, in order, and says what it cannot do.
+// When a real kube-apiserver answers on localhost:6443 it creates the
+// manifests through it; when the API stand-in answers, nothing is created.
 
 func (t *Tools) clusterBootstrapStart(run *podmanRun, rel *probe.RehearsalRelease, f map[string]string, stdout, stderr io.Writer) error {
 	assets := f["asset-dir"]
@@ -88,11 +91,24 @@ func (t *Tools) waitForControlPlanes(assets, requiredPods string, stdout, stderr
 		body, _ := io.ReadAll(io.LimitReader(resp.Body, 64))
 		return resp.Header.Get(probe.NodeHeader), resp.StatusCode == 200 && strings.TrimSpace(string(body)) == "ok"
 	}
-	if err := t.waitFor(t.BootstrapAPIWait, func() bool { _, ok := ready("https://localhost:6443/readyz"); return ok }); err != nil {
+	var standIn string
+	if err := t.waitFor(t.BootstrapAPIWait, func() bool {
+		node, ok := ready("https://localhost:6443/readyz")
+		standIn = node
+		return ok
+	}); err != nil {
 		return fmt.Errorf("the bootstrap API did not answer https://localhost:6443/readyz: %w", err)
 	}
 	say("API is up")
-	fmt.Fprintln(stderr, "cluster-bootstrap (bootlab rehearsal stand-in): no real kube-apiserver here, so the manifests in "+filepath.Join(assets, "manifests")+" are not created in an API")
+	// The API stand-in names its node; a real kube-apiserver (the kubelet
+	// started it from bootstrap-manifests/) does not.
+	if standIn == "" {
+		if err := t.createManifests(assets, stdout); err != nil {
+			return err
+		}
+	} else {
+		fmt.Fprintln(stderr, "cluster-bootstrap (bootlab rehearsal stand-in): the API stand-in of "+standIn+" answers, no real kube-apiserver, so the manifests in "+filepath.Join(assets, "manifests")+" are not created in an API")
+	}
 	// 4. Wait for the required pods: on the rehearsal lab, the masters'
 	// API answering through api-int.
 	apiInt := "https://api-int." + clusterDomain(self) + ":6443/readyz"
@@ -167,4 +183,24 @@ func copyFile(src, dst string) error {
 		return err
 	}
 	return os.WriteFile(dst, data, fi.Mode().Perm())
+}
+
+// createManifests is cluster-bootstrap's create, through the real
+// kube-apiserver: OpenShift's CRDs first, which bootlab writes because the
+// real payload's come from its images, then every manifest of manifests/,
+// with cluster-bootstrap's loopback kubeconfig.
+func (t *Tools) createManifests(assets string, stdout io.Writer) error {
+	crds, err := openshiftcrds.Manifests()
+	if err != nil {
+		return err
+	}
+	_, _, err = kubecreate.Bootstrap(context.Background(), kubecreate.BootstrapOptions{
+		Kubeconfig: filepath.Join(assets, "auth", "kubeconfig-loopback"), ManifestDir: filepath.Join(assets, "manifests"),
+		First: crds, FirstTitle: "OpenShift's CRDs, written by bootlab (the real payload's CRDs come from its images)",
+		ReadyTimeout: t.BootstrapAPIWait, CreateTimeout: t.CreateWait, Poll: t.BootstrapPoll, Log: stdout,
+	})
+	if err != nil {
+		return fmt.Errorf("create %s through the bootstrap API: %w", filepath.Join(assets, "manifests"), err)
+	}
+	return nil
 }
