@@ -112,6 +112,11 @@ func RehearsalAssets(in Input, a AssetInput) ([]ignition.File, error) {
 		mode      int
 		obj       any
 	}{
+		// The installer's own namespace manifest: the MCS TLS secret below
+		// lives in it, and a real API refuses the secret without it.
+		{"manifests", "04-openshift-machine-config-operator.yaml", 0o644, map[string]any{"apiVersion": "v1", "kind": "Namespace",
+			"metadata": map[string]any{"name": "openshift-machine-config-operator",
+				"annotations": map[string]string{"openshift.io/node-selector": ""}, "labels": map[string]string{"openshift.io/run-level": "1"}}}},
 		{"manifests", "cluster-config.yaml", 0o644, map[string]any{"apiVersion": "v1", "kind": "ConfigMap",
 			"metadata": meta("cluster-config-v1", "kube-system"), "data": map[string]string{"install-config": string(ic)}}},
 		{"manifests", "cluster-infrastructure-02-config.yml", 0o644, map[string]any{"apiVersion": "config.openshift.io/v1", "kind": "Infrastructure",
