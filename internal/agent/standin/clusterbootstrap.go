@@ -122,17 +122,52 @@ func (t *Tools) waitForControlPlanes(assets, requiredPods string, stdout, stderr
 		return fmt.Errorf("no master answered %s: do the masters have their config (stage 12, lab verify)? %w", apiInt, err)
 	}
 	say("All self-hosted control plane components successfully started (%s answered by %s)", apiInt, by)
-	// Not cluster-bootstrap's work upstream: report-progress.sh
-	// (progress.service) writes ConfigMap kube-system/bootstrap after
-	// .bootkube.done. The rehearsal writes it here, into etcd where the API
-	// server would keep it (there is no kube-apiserver), because the etcd
-	// operator's teardown waits for it and stage 14's wait-for-ceo waits
-	// for the teardown; docs/rehearsal-lab.md and `stage explain 13` say so.
+	return t.recordComplete(assets, standIn == "", stderr)
+}
+
+// recordComplete writes ConfigMap kube-system/bootstrap with status
+// complete. Not cluster-bootstrap's work upstream: report-progress.sh
+// (progress.service) writes it after .bootkube.done. The rehearsal writes
+// it here because the etcd operator's teardown waits for it and stage 14's
+// wait-for-ceo waits for the teardown; docs/rehearsal-lab.md and `stage
+// explain 13` say so. Through the real kube-apiserver when one serves the
+// bootstrap; otherwise into etcd, where the API server would keep it.
+func (t *Tools) recordComplete(assets string, realAPI bool, stderr io.Writer) error {
+	say := func(msg string) { fmt.Fprintln(stderr, "cluster-bootstrap (bootlab rehearsal stand-in): "+msg) }
+	if realAPI {
+		if err := recordBootstrapCompleteAPI(context.Background(), assets); err != nil {
+			return fmt.Errorf("create ConfigMap kube-system/bootstrap through the bootstrap API: %w", err)
+		}
+		say("ConfigMap kube-system/bootstrap (status complete) created through the bootstrap's kube-apiserver; the etcd operator's teardown reads it from etcd")
+		return nil
+	}
 	if err := t.RecordBootstrapComplete(assets); err != nil {
 		return fmt.Errorf("create ConfigMap kube-system/bootstrap: %w", err)
 	}
-	fmt.Fprintln(stderr, "cluster-bootstrap (bootlab rehearsal stand-in): ConfigMap kube-system/bootstrap (status complete) written into etcd with the node's real etcdctl, at "+bootstrapConfigMapKey+", as JSON where the API server would store protobuf")
+	say("ConfigMap kube-system/bootstrap (status complete) written into etcd with the node's real etcdctl, at " + bootstrapConfigMapKey + ", as JSON where the API server would store protobuf")
 	return nil
+}
+
+// recordBootstrapCompleteAPI creates (or updates) ConfigMap
+// kube-system/bootstrap with status complete through the API of
+// cluster-bootstrap's loopback kubeconfig.
+func recordBootstrapCompleteAPI(ctx context.Context, assets string) error {
+	cfg, err := kubecreate.LoadKubeconfig(filepath.Join(assets, "auth", "kubeconfig-loopback"))
+	if err != nil {
+		return err
+	}
+	c, err := kubecreate.NewClient(cfg)
+	if err != nil {
+		return err
+	}
+	cm := map[string]any{"apiVersion": "v1", "kind": "ConfigMap",
+		"metadata": map[string]any{"name": "bootstrap", "namespace": "kube-system"}, "data": map[string]string{"status": "complete"}}
+	const coll = "/api/v1/namespaces/kube-system/configmaps"
+	err = c.Do(ctx, http.MethodPost, coll, cm, nil)
+	if kubecreate.IsAlreadyExists(err) {
+		err = c.Do(ctx, http.MethodPut, coll+"/bootstrap", cm, nil)
+	}
+	return err
 }
 
 // recordBootstrapComplete stores ConfigMap kube-system/bootstrap with

@@ -89,15 +89,11 @@ func rehearsalManifests(t *testing.T, tl *Tools, assets string, rel probe.Rehear
 	copyAll("ingress-operator-manifests")
 }
 
-// Stage 13's create, for real: every manifest a rehearsal bootstrap has in
-// /opt/openshift/manifests (the installer's and the renders') is created
-// through the release's real kube-apiserver, after bootlab's OpenShift
-// CRDs, with cluster-bootstrap's loopback kubeconfig; kubectl reads back
-// the installer's Infrastructure with the status it carries.
-func TestCreateRehearsalManifestsThroughARealAPI(t *testing.T) {
-	tl, assets, rel, ca := standInNode(t)
-	rehearsalManifests(t, tl, assets, rel, ca)
-
+// realControlPlane starts the default release's etcd and kube-apiserver
+// on loopback (built once into the run's shared cache) and returns them
+// with the etcd binary.
+func realControlPlane(t *testing.T, apiArgs ...string) (*kubetest.ControlPlane, string) {
+	t.Helper()
 	r, err := release.For("4.19")
 	require.NoError(t, err)
 	kc, err := gobuild.Kubernetes(r.Kubernetes)
@@ -110,7 +106,19 @@ func TestCreateRehearsalManifestsThroughARealAPI(t *testing.T) {
 	require.NoError(t, err)
 	etcd, err := gobuild.Ensure(ctx, os.Getenv(kubetest.SharedCacheEnv), ec, nil)
 	require.NoError(t, err)
-	cp := kubetest.StartControlPlane(t, etcd.Path, kubetest.Links(t, kube.Path, kc.Programs))
+	return kubetest.StartControlPlane(t, etcd.Path, kubetest.Links(t, kube.Path, kc.Programs), apiArgs...), etcd.Path
+}
+
+// Stage 13's create, for real: every manifest a rehearsal bootstrap has in
+// /opt/openshift/manifests (the installer's and the renders') is created
+// through the release's real kube-apiserver, after bootlab's OpenShift
+// CRDs, with cluster-bootstrap's loopback kubeconfig; kubectl reads back
+// the installer's Infrastructure with the status it carries.
+func TestCreateRehearsalManifestsThroughARealAPI(t *testing.T) {
+	tl, assets, rel, ca := standInNode(t)
+	rehearsalManifests(t, tl, assets, rel, ca)
+
+	cp, _ := realControlPlane(t)
 	// The loopback kubeconfig, for this API (the lab CA did not sign it).
 	kcfg, err := os.ReadFile(cp.Files["kubeconfig"])
 	require.NoError(t, err)
@@ -138,4 +146,48 @@ func TestCreateRehearsalManifestsThroughARealAPI(t *testing.T) {
 		require.NoError(t, err, got)
 		assert.Equal(t, q.want, got, q.args)
 	}
+}
+
+// With a real kube-apiserver, ConfigMap kube-system/bootstrap is created
+// through it (with OpenShift's etcd prefix, so at the key the etcd
+// operator's teardown reads), stored in protobuf, and the teardown's
+// reader sees its status, complete or not.
+func TestBootstrapCompleteThroughTheRealAPIReachesTheTeardown(t *testing.T) {
+	cp, etcdPath := realControlPlane(t, "--etcd-prefix=kubernetes.io")
+	assets := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(assets, "auth"), 0o700))
+	kcfg, err := os.ReadFile(cp.Files["kubeconfig"])
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(assets, "auth", "kubeconfig-loopback"), kcfg, 0o600))
+	ctx := context.Background()
+	etcdctl := Etcdctl{bin: filepath.Join(kubetest.Links(t, etcdPath, []string{"etcdctl"}), "etcdctl"),
+		endpoints: []string{"http://127.0.0.1:" + cp.EtcdPort}}
+
+	done, why := etcdctl.bootstrapComplete(ctx)
+	assert.False(t, done)
+	assert.Contains(t, why, "cluster-bootstrap is not yet finished")
+
+	kubetest.WaitFor(t, time.Minute, "ConfigMap kube-system/bootstrap through the API", cp.API, func() (string, bool) {
+		err := recordBootstrapCompleteAPI(ctx, assets)
+		return fmt.Sprint(err), err == nil // kube-system may not exist for a moment after readyz
+	})
+	out, err := cp.Kubectl("get", "configmap", "bootstrap", "-n", "kube-system", "-o", "jsonpath={.data.status}")
+	require.NoError(t, err, out)
+	assert.Equal(t, "complete", out)
+	raw, err := etcdctl.run(ctx, "get", bootstrapConfigMapKey, "-w", "json")
+	require.NoError(t, err)
+	value, err := etcdValue(raw)
+	require.NoError(t, err)
+	assert.True(t, bytes.HasPrefix(value, []byte(protobufMagic)), "kube-apiserver stores it in protobuf")
+	done, why = etcdctl.bootstrapComplete(ctx)
+	assert.True(t, done, why)
+
+	out, err = cp.Kubectl("patch", "configmap", "bootstrap", "-n", "kube-system", "--type=merge", "-p", `{"data":{"status":"progressing"}}`)
+	require.NoError(t, err, out)
+	done, why = etcdctl.bootstrapComplete(ctx)
+	assert.False(t, done)
+	assert.Contains(t, why, "no status complete")
+	require.NoError(t, recordBootstrapCompleteAPI(ctx, assets), "a second record updates it")
+	done, why = etcdctl.bootstrapComplete(ctx)
+	assert.True(t, done, why)
 }

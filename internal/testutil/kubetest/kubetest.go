@@ -73,9 +73,9 @@ type ControlPlane struct {
 
 // StartControlPlane starts etcd (the binary at etcdPath) and kube-apiserver
 // (from bin, a Links directory) with RBAC, a client CA and a service-account
-// key pair, and waits until kubectl reads /readyz as ok. Cleanup kills both
-// if the test did not Stop them.
-func StartControlPlane(t testing.TB, etcdPath, bin string) *ControlPlane {
+// key pair (and apiArgs), and waits until kubectl reads /readyz as ok.
+// Cleanup kills both if the test did not Stop them.
+func StartControlPlane(t testing.TB, etcdPath, bin string, apiArgs ...string) *ControlPlane {
 	t.Helper()
 	dir := t.TempDir()
 	cp := &ControlPlane{Bin: bin, EtcdPort: FreePort(t), APIPort: FreePort(t)}
@@ -86,13 +86,15 @@ func StartControlPlane(t testing.TB, etcdPath, bin string) *ControlPlane {
 		"--listen-peer-urls=http://127.0.0.1:"+peerPort, "--initial-advertise-peer-urls=http://127.0.0.1:"+peerPort,
 		"--initial-cluster=test=http://127.0.0.1:"+peerPort)
 	cp.Files = WriteAPIServerFiles(t, dir, cp.APIPort)
-	cp.API = Start(t, filepath.Join(dir, "kube-apiserver.log"), filepath.Join(bin, "kube-apiserver"),
-		"--bind-address=127.0.0.1", "--secure-port="+cp.APIPort, "--cert-dir="+filepath.Join(dir, "serving"),
-		"--etcd-servers=http://127.0.0.1:"+cp.EtcdPort,
+	args := append([]string{
+		"--bind-address=127.0.0.1", "--secure-port=" + cp.APIPort, "--cert-dir=" + filepath.Join(dir, "serving"),
+		"--etcd-servers=http://127.0.0.1:" + cp.EtcdPort,
 		"--service-account-issuer=https://kubernetes.default.svc",
-		"--service-account-key-file="+cp.Files["sa.pub"], "--service-account-signing-key-file="+cp.Files["sa.key"],
+		"--service-account-key-file=" + cp.Files["sa.pub"], "--service-account-signing-key-file=" + cp.Files["sa.key"],
 		"--service-cluster-ip-range=172.30.0.0/16", "--authorization-mode=RBAC",
-		"--client-ca-file="+cp.Files["ca.crt"])
+		"--client-ca-file=" + cp.Files["ca.crt"],
+	}, apiArgs...)
+	cp.API = Start(t, filepath.Join(dir, "kube-apiserver.log"), filepath.Join(bin, "kube-apiserver"), args...)
 	ready := time.Now()
 	WaitFor(t, 4*time.Minute, "kube-apiserver's /readyz through kubectl", cp.API, func() (string, bool) {
 		out, err := cp.Kubectl("get", "--raw", "/readyz")
