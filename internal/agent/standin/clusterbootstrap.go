@@ -11,12 +11,15 @@ import (
 	"strings"
 	"time"
 
+	"github.com/bootlab/bootlab/internal/kubecreate"
+	"github.com/bootlab/bootlab/internal/openshiftcrds"
 	"github.com/bootlab/bootlab/lab/probe"
 )
 
 // cluster-bootstrap start, played on the rehearsal bootstrap: it does on
-// the node what the real one does, in order, and says what it cannot do
-// (there is no kube-apiserver to create the manifests in).
+// the node what the real one does, in order, and says what it cannot do.
+// When a real kube-apiserver answers on localhost:6443 it creates the
+// manifests through it; when the API stand-in answers, nothing is created.
 
 func (t *Tools) clusterBootstrapStart(run *podmanRun, rel *probe.RehearsalRelease, f map[string]string, stdout, stderr io.Writer) error {
 	assets := f["asset-dir"]
@@ -88,11 +91,24 @@ func (t *Tools) waitForControlPlanes(assets, requiredPods string, stdout, stderr
 		body, _ := io.ReadAll(io.LimitReader(resp.Body, 64))
 		return resp.Header.Get(probe.NodeHeader), resp.StatusCode == 200 && strings.TrimSpace(string(body)) == "ok"
 	}
-	if err := t.waitFor(t.BootstrapAPIWait, func() bool { _, ok := ready("https://localhost:6443/readyz"); return ok }); err != nil {
+	var standIn string
+	if err := t.waitFor(t.BootstrapAPIWait, func() bool {
+		node, ok := ready("https://localhost:6443/readyz")
+		standIn = node
+		return ok
+	}); err != nil {
 		return fmt.Errorf("the bootstrap API did not answer https://localhost:6443/readyz: %w", err)
 	}
 	say("API is up")
-	fmt.Fprintln(stderr, "cluster-bootstrap (bootlab rehearsal stand-in): no real kube-apiserver here, so the manifests in "+filepath.Join(assets, "manifests")+" are not created in an API")
+	// The API stand-in names its node; a real kube-apiserver (the kubelet
+	// started it from bootstrap-manifests/) does not.
+	if standIn == "" {
+		if err := t.createManifests(assets, stdout); err != nil {
+			return err
+		}
+	} else {
+		fmt.Fprintln(stderr, "cluster-bootstrap (bootlab rehearsal stand-in): the API stand-in of "+standIn+" answers, no real kube-apiserver, so the manifests in "+filepath.Join(assets, "manifests")+" are not created in an API")
+	}
 	// 4. Wait for the required pods: on the rehearsal lab, the masters'
 	// API answering through api-int.
 	apiInt := "https://api-int." + clusterDomain(self) + ":6443/readyz"
@@ -106,17 +122,52 @@ func (t *Tools) waitForControlPlanes(assets, requiredPods string, stdout, stderr
 		return fmt.Errorf("no master answered %s: do the masters have their config (stage 12, lab verify)? %w", apiInt, err)
 	}
 	say("All self-hosted control plane components successfully started (%s answered by %s)", apiInt, by)
-	// Not cluster-bootstrap's work upstream: report-progress.sh
-	// (progress.service) writes ConfigMap kube-system/bootstrap after
-	// .bootkube.done. The rehearsal writes it here, into etcd where the API
-	// server would keep it (there is no kube-apiserver), because the etcd
-	// operator's teardown waits for it and stage 14's wait-for-ceo waits
-	// for the teardown; docs/rehearsal-lab.md and `stage explain 13` say so.
+	return t.recordComplete(assets, standIn == "", stderr)
+}
+
+// recordComplete writes ConfigMap kube-system/bootstrap with status
+// complete. Not cluster-bootstrap's work upstream: report-progress.sh
+// (progress.service) writes it after .bootkube.done. The rehearsal writes
+// it here because the etcd operator's teardown waits for it and stage 14's
+// wait-for-ceo waits for the teardown; docs/rehearsal-lab.md and `stage
+// explain 13` say so. Through the real kube-apiserver when one serves the
+// bootstrap; otherwise into etcd, where the API server would keep it.
+func (t *Tools) recordComplete(assets string, realAPI bool, stderr io.Writer) error {
+	say := func(msg string) { fmt.Fprintln(stderr, "cluster-bootstrap (bootlab rehearsal stand-in): "+msg) }
+	if realAPI {
+		if err := recordBootstrapCompleteAPI(context.Background(), assets); err != nil {
+			return fmt.Errorf("create ConfigMap kube-system/bootstrap through the bootstrap API: %w", err)
+		}
+		say("ConfigMap kube-system/bootstrap (status complete) created through the bootstrap's kube-apiserver; the etcd operator's teardown reads it from etcd")
+		return nil
+	}
 	if err := t.RecordBootstrapComplete(assets); err != nil {
 		return fmt.Errorf("create ConfigMap kube-system/bootstrap: %w", err)
 	}
-	fmt.Fprintln(stderr, "cluster-bootstrap (bootlab rehearsal stand-in): ConfigMap kube-system/bootstrap (status complete) written into etcd with the node's real etcdctl, at "+bootstrapConfigMapKey+", as JSON where the API server would store protobuf")
+	say("ConfigMap kube-system/bootstrap (status complete) written into etcd with the node's real etcdctl, at " + bootstrapConfigMapKey + ", as JSON where the API server would store protobuf")
 	return nil
+}
+
+// recordBootstrapCompleteAPI creates (or updates) ConfigMap
+// kube-system/bootstrap with status complete through the API of
+// cluster-bootstrap's loopback kubeconfig.
+func recordBootstrapCompleteAPI(ctx context.Context, assets string) error {
+	cfg, err := kubecreate.LoadKubeconfig(filepath.Join(assets, "auth", "kubeconfig-loopback"))
+	if err != nil {
+		return err
+	}
+	c, err := kubecreate.NewClient(cfg)
+	if err != nil {
+		return err
+	}
+	cm := map[string]any{"apiVersion": "v1", "kind": "ConfigMap",
+		"metadata": map[string]any{"name": "bootstrap", "namespace": "kube-system"}, "data": map[string]string{"status": "complete"}}
+	const coll = "/api/v1/namespaces/kube-system/configmaps"
+	err = c.Do(ctx, http.MethodPost, coll, cm, nil)
+	if kubecreate.IsAlreadyExists(err) {
+		err = c.Do(ctx, http.MethodPut, coll+"/bootstrap", cm, nil)
+	}
+	return err
 }
 
 // recordBootstrapComplete stores ConfigMap kube-system/bootstrap with
@@ -167,4 +218,24 @@ func copyFile(src, dst string) error {
 		return err
 	}
 	return os.WriteFile(dst, data, fi.Mode().Perm())
+}
+
+// createManifests is cluster-bootstrap's create, through the real
+// kube-apiserver: OpenShift's CRDs first, which bootlab writes because the
+// real payload's come from its images, then every manifest of manifests/,
+// with cluster-bootstrap's loopback kubeconfig.
+func (t *Tools) createManifests(assets string, stdout io.Writer) error {
+	crds, err := openshiftcrds.Manifests()
+	if err != nil {
+		return err
+	}
+	_, _, err = kubecreate.Bootstrap(context.Background(), kubecreate.BootstrapOptions{
+		Kubeconfig: filepath.Join(assets, "auth", "kubeconfig-loopback"), ManifestDir: filepath.Join(assets, "manifests"),
+		First: crds, FirstTitle: "OpenShift's CRDs, written by bootlab (the real payload's CRDs come from its images)",
+		ReadyTimeout: t.BootstrapAPIWait, CreateTimeout: t.CreateWait, Poll: t.BootstrapPoll, Log: stdout,
+	})
+	if err != nil {
+		return fmt.Errorf("create %s through the bootstrap API: %w", filepath.Join(assets, "manifests"), err)
+	}
+	return nil
 }

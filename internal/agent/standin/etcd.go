@@ -91,8 +91,13 @@ func MasterEtcdctl(endpoints ...string) Etcdctl {
 func (c Etcdctl) run(ctx context.Context, args ...string) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	defer cancel()
-	argv := append([]string{"--endpoints=" + strings.Join(c.endpoints, ","), "--cacert=" + c.cacert, "--cert=" + c.cert, "--key=" + c.key,
-		"--dial-timeout=3s", "--command-timeout=5s"}, args...)
+	argv := []string{"--endpoints=" + strings.Join(c.endpoints, ",")}
+	for _, f := range [][2]string{{"--cacert=", c.cacert}, {"--cert=", c.cert}, {"--key=", c.key}} {
+		if f[1] != "" { // empty: plain http, as tests run etcd on loopback
+			argv = append(argv, f[0]+f[1])
+		}
+	}
+	argv = append(append(argv, "--dial-timeout=3s", "--command-timeout=5s"), args...)
 	cmd := exec.CommandContext(ctx, c.bin, argv...)
 	cmd.Env = []string{"ETCDCTL_API=3", "PATH=" + rhcos.DefaultPath}
 	var out, errb bytes.Buffer

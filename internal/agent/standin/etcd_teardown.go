@@ -1,9 +1,7 @@
 package standin
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -72,15 +70,8 @@ func bootstrapTeardownStep(ctx context.Context, c Etcdctl, want int) (bool, stri
 	if ok, detail := c.healthy(ctx, endpoints); !ok {
 		return false, "waiting for the masters' members to be healthy: " + detail
 	}
-	out, err := c.run(ctx, "get", bootstrapConfigMapKey, "--print-value-only")
-	if err != nil {
-		return false, err.Error()
-	}
-	var cm struct {
-		Data map[string]string `json:"data"`
-	}
-	if len(bytes.TrimSpace(out)) == 0 || json.Unmarshal(out, &cm) != nil || cm.Data["status"] != "complete" {
-		return false, "cluster-bootstrap is not yet finished: ConfigMap kube-system/bootstrap has no status complete (stage 13 writes it)"
+	if done, detail := c.bootstrapComplete(ctx); !done {
+		return false, detail
 	}
 	if _, err := c.run(ctx, "member", "remove", boot.hexID()); err != nil {
 		return false, err.Error()
@@ -183,4 +174,30 @@ func memInUse() string {
 		return ""
 	}
 	return fmt.Sprintf("; node memory in use: %d of %d MiB", (total-avail)/1024, total/1024)
+}
+
+// bootstrapComplete reads ConfigMap kube-system/bootstrap from etcd, as
+// the real kube-apiserver (protobuf) or the API stand-in's etcdctl put
+// (JSON) stored it, and says whether its status is complete.
+func (c Etcdctl) bootstrapComplete(ctx context.Context) (bool, string) {
+	out, err := c.run(ctx, "get", bootstrapConfigMapKey, "-w", "json")
+	if err != nil {
+		return false, err.Error()
+	}
+	value, err := etcdValue(out)
+	if err != nil {
+		return false, err.Error()
+	}
+	const notYet = "cluster-bootstrap is not yet finished: ConfigMap kube-system/bootstrap has no status complete (stage 13 writes it)"
+	if value == nil {
+		return false, notYet
+	}
+	data, err := storedConfigMapData(value)
+	if err != nil {
+		return false, notYet + ": " + err.Error()
+	}
+	if data["status"] != "complete" {
+		return false, notYet
+	}
+	return true, ""
 }

@@ -16,7 +16,7 @@ import (
 )
 
 // fakeEtcdctl is a stand-in etcdctl for unit tests: it answers member
-// list with members.json, get with configmap.json, fails endpoint health
+// list with members.json, get -w json with configmap.json, fails endpoint health
 // when unhealthy exists, and logs every call to calls.
 func fakeEtcdctl(t *testing.T) (Etcdctl, string) {
 	t.Helper()
@@ -29,7 +29,9 @@ for a in "$@"; do case $a in --*) ;; *) args+=("$a") ;; esac; done
 case "${args[0]} ${args[1]}" in
 "member list") cat "$d/members.json" ;;
 "endpoint health") [ ! -e "$d/unhealthy" ] || { echo "unhealthy" >&2; exit 1; } ;;
-"get "*) cat "$d/configmap.json" 2>/dev/null || true ;; # a missing key: no output, exit 0
+"get "*) # as -w json prints it: the value base64-encoded; a missing key has no kvs
+  if [ -e "$d/configmap.json" ]; then printf '{"header":{},"kvs":[{"value":"%s"}],"count":1}' "$(base64 -w0 "$d/configmap.json")"
+  else echo '{"header":{},"count":0}'; fi ;;
 "member remove") ;;
 *) echo "unexpected: $*" >&2; exit 2 ;;
 esac

@@ -261,6 +261,10 @@ func etcdRenderObjects(pod corev1.Pod, c etcdCerts) map[string]any {
 		"manifests/openshift-config-secret-etcd-client.yaml": map[string]any{"apiVersion": "v1", "kind": "Secret", "type": "kubernetes.io/tls",
 			"metadata": map[string]any{"name": "etcd-client", "namespace": "openshift-config"},
 			"data":     map[string]string{"tls.crt": b64(c.client.CertPEM), "tls.key": b64(c.client.KeyPEM)}},
+		// The operand's namespace, as the real render's 00_openshift-etcd-ns.yaml:
+		// the service below lives in it.
+		"manifests/00_openshift-etcd-ns.yaml": map[string]any{"apiVersion": "v1", "kind": "Namespace",
+			"metadata": map[string]any{"name": "openshift-etcd", "labels": map[string]string{"openshift.io/run-level": "0"}}},
 		"manifests/openshift-etcd-svc.yaml": map[string]any{"apiVersion": "v1", "kind": "Service",
 			"metadata": map[string]any{"name": "etcd", "namespace": "openshift-etcd"},
 			"spec": map[string]any{"ports": []any{map[string]any{"name": "etcd", "port": 2379, "protocol": "TCP"}},

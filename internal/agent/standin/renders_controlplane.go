@@ -71,7 +71,19 @@ func renderKAS(run *podmanRun, rel *probe.RehearsalRelease, f map[string]string)
 		Args: []string{"--openshift-config=" + bootstrapConfigsDir + "/kube-apiserver-config.yaml", "--v=2",
 			"--etcd-servers=" + f["manifest-etcd-server-urls"]},
 	})
-	return controlPlaneRender(f, "KubeAPIServerConfig", "kube-apiserver-pod.yaml", pod, nil)
+	// The real render also writes the namespaces of the cluster's
+	// configuration (00_openshift-config-ns.yaml, ...-managed-ns.yaml): the
+	// installer's pull secret and the etcd render's objects live there.
+	extra := map[string]fileOut{}
+	for _, ns := range []string{"openshift-config", "openshift-config-managed"} {
+		fo, err := yamlOut(map[string]any{"apiVersion": "v1", "kind": "Namespace",
+			"metadata": map[string]any{"name": ns, "labels": map[string]string{"openshift.io/run-level": "0"}}}, 0o644)
+		if err != nil {
+			return err
+		}
+		extra["manifests/00_"+ns+"-ns.yaml"] = fo
+	}
+	return controlPlaneRender(f, "KubeAPIServerConfig", "kube-apiserver-pod.yaml", pod, extra)
 }
 
 func renderKCM(run *podmanRun, rel *probe.RehearsalRelease, f map[string]string) error {

@@ -28,6 +28,10 @@ type Tools struct {
 	// BootstrapAPIWait, MastersWait and BootstrapPoll time cluster-bootstrap
 	// start's waits.
 	BootstrapAPIWait, MastersWait, BootstrapPoll time.Duration
+	// CreateWait bounds cluster-bootstrap's create of manifests/ through a
+	// real kube-apiserver (upstream: within the 20 minutes of the
+	// required-pods wait it runs beside).
+	CreateWait time.Duration
 	// CEOWait and CEOPoll time wait-for-ceo.
 	CEOWait, CEOPoll time.Duration
 	// RecordBootstrapComplete stores ConfigMap kube-system/bootstrap with
@@ -39,7 +43,7 @@ type Tools struct {
 func New() *Tools {
 	return &Tools{
 		ReleasePath: probe.ReleaseMetadataPath, ProbeConfigPath: probe.ConfigPath, KubeletState: kubelet.StatePath,
-		BootstrapAPIWait: 5 * time.Minute, MastersWait: 20 * time.Minute, BootstrapPoll: 2 * time.Second,
+		BootstrapAPIWait: 5 * time.Minute, MastersWait: 20 * time.Minute, BootstrapPoll: 2 * time.Second, CreateWait: 20 * time.Minute,
 		CEOWait: 30 * time.Minute, CEOPoll: 3 * time.Second,
 		RecordBootstrapComplete: recordBootstrapComplete,
 	}

@@ -50,7 +50,7 @@ func RunWithSharedCache(m *testing.M) int {
 
 // Links makes a directory where each program name is a symlink to the
 // multi-call binary at path, as the nodes have them.
-func Links(t *testing.T, path string, programs []string) string {
+func Links(t testing.TB, path string, programs []string) string {
 	t.Helper()
 	dir := t.TempDir()
 	for _, p := range programs {
@@ -73,9 +73,9 @@ type ControlPlane struct {
 
 // StartControlPlane starts etcd (the binary at etcdPath) and kube-apiserver
 // (from bin, a Links directory) with RBAC, a client CA and a service-account
-// key pair, and waits until kubectl reads /readyz as ok. Cleanup kills both
-// if the test did not Stop them.
-func StartControlPlane(t *testing.T, etcdPath, bin string) *ControlPlane {
+// key pair (and apiArgs), and waits until kubectl reads /readyz as ok.
+// Cleanup kills both if the test did not Stop them.
+func StartControlPlane(t testing.TB, etcdPath, bin string, apiArgs ...string) *ControlPlane {
 	t.Helper()
 	dir := t.TempDir()
 	cp := &ControlPlane{Bin: bin, EtcdPort: FreePort(t), APIPort: FreePort(t)}
@@ -86,13 +86,15 @@ func StartControlPlane(t *testing.T, etcdPath, bin string) *ControlPlane {
 		"--listen-peer-urls=http://127.0.0.1:"+peerPort, "--initial-advertise-peer-urls=http://127.0.0.1:"+peerPort,
 		"--initial-cluster=test=http://127.0.0.1:"+peerPort)
 	cp.Files = WriteAPIServerFiles(t, dir, cp.APIPort)
-	cp.API = Start(t, filepath.Join(dir, "kube-apiserver.log"), filepath.Join(bin, "kube-apiserver"),
-		"--bind-address=127.0.0.1", "--secure-port="+cp.APIPort, "--cert-dir="+filepath.Join(dir, "serving"),
-		"--etcd-servers=http://127.0.0.1:"+cp.EtcdPort,
+	args := append([]string{
+		"--bind-address=127.0.0.1", "--secure-port=" + cp.APIPort, "--cert-dir=" + filepath.Join(dir, "serving"),
+		"--etcd-servers=http://127.0.0.1:" + cp.EtcdPort,
 		"--service-account-issuer=https://kubernetes.default.svc",
-		"--service-account-key-file="+cp.Files["sa.pub"], "--service-account-signing-key-file="+cp.Files["sa.key"],
+		"--service-account-key-file=" + cp.Files["sa.pub"], "--service-account-signing-key-file=" + cp.Files["sa.key"],
 		"--service-cluster-ip-range=172.30.0.0/16", "--authorization-mode=RBAC",
-		"--client-ca-file="+cp.Files["ca.crt"])
+		"--client-ca-file=" + cp.Files["ca.crt"],
+	}, apiArgs...)
+	cp.API = Start(t, filepath.Join(dir, "kube-apiserver.log"), filepath.Join(bin, "kube-apiserver"), args...)
 	ready := time.Now()
 	WaitFor(t, 4*time.Minute, "kube-apiserver's /readyz through kubectl", cp.API, func() (string, bool) {
 		out, err := cp.Kubectl("get", "--raw", "/readyz")
@@ -110,7 +112,7 @@ func (cp *ControlPlane) Kubectl(args ...string) (string, error) {
 
 // Stop stops kube-apiserver, then etcd, each with SIGTERM, and checks
 // nothing listens on their ports after.
-func (cp *ControlPlane) Stop(t *testing.T) {
+func (cp *ControlPlane) Stop(t testing.TB) {
 	t.Helper()
 	for _, s := range []*Server{cp.API, cp.Etcd} {
 		Stop(t, s)
@@ -125,7 +127,7 @@ func (cp *ControlPlane) Stop(t *testing.T) {
 // service-account key pair and a kubeconfig, returning their paths. The
 // kubeconfig trusts the serving certificate kube-apiserver writes into
 // dir/serving (--cert-dir), which the caller waits for.
-func WriteAPIServerFiles(t *testing.T, dir, apiPort string) map[string]string {
+func WriteAPIServerFiles(t testing.TB, dir, apiPort string) map[string]string {
 	t.Helper()
 	ca, err := pki.NewCA("bootlab-test-client-ca")
 	require.NoError(t, err)
@@ -169,7 +171,7 @@ current-context: admin
 }
 
 // FreePort is a TCP port free on 127.0.0.1 right now.
-func FreePort(t *testing.T) string {
+func FreePort(t testing.TB) string {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
@@ -187,7 +189,7 @@ type Server struct {
 
 // Start runs a server with its output in logPath, shown if the test fails;
 // cleanup kills it if the test did not stop it.
-func Start(t *testing.T, logPath, path string, args ...string) *Server {
+func Start(t testing.TB, logPath, path string, args ...string) *Server {
 	t.Helper()
 	logFile, err := os.Create(logPath)
 	require.NoError(t, err)
@@ -213,7 +215,7 @@ func Start(t *testing.T, logPath, path string, args ...string) *Server {
 
 // WaitFor polls ok every second until it holds, failing with its last
 // output after limit or as soon as s exits.
-func WaitFor(t *testing.T, limit time.Duration, what string, s *Server, ok func() (string, bool)) {
+func WaitFor(t testing.TB, limit time.Duration, what string, s *Server, ok func() (string, bool)) {
 	t.Helper()
 	deadline := time.Now().Add(limit)
 	var last string
@@ -235,7 +237,7 @@ func WaitFor(t *testing.T, limit time.Duration, what string, s *Server, ok func(
 // Stop sends SIGTERM and waits for a clean exit: status 0, or, as etcd
 // does once it has closed (it re-raises the signal it handled), death by
 // that SIGTERM. Any other status or signal fails.
-func Stop(t *testing.T, s *Server) {
+func Stop(t testing.TB, s *Server) {
 	t.Helper()
 	require.NoError(t, s.Cmd.Process.Signal(syscall.SIGTERM))
 	select {
