@@ -99,8 +99,9 @@ test-kernel: build
 	$(BIN)/bootlab lab probe-image build -q
 
 # The release's Kubernetes and etcd in the bootlab cache, as `bootlab cache
-# build` leaves them: lab/gobuild's integration tests and the labs take them
-# from there, so the cold build (about 9 minutes on 2 cores from an empty Go
+# build` leaves them: the integration tests that run them (lab/gobuild,
+# internal/kubecreate, the stand-ins; internal/testutil/kubetest) and the
+# labs take them from there, so the cold build (about 9 minutes on 2 cores from an empty Go
 # build cache, docs/cache.md) happens once per machine, here, and not inside
 # a test run; a cached binary is found in a fraction of a second.
 .PHONY: test-binaries
@@ -127,10 +128,10 @@ e2e: $(GOTESTSUM) build test-kernel ## End-to-end tests: real VMs on qemu:///sys
 # Their seed corpora are in each package's testdata/fuzz/; a crash found is
 # written there too, and becomes a test `go test` runs from then on.
 FUZZTIME    ?= 15s
-FUZZ_TARGETS := FuzzParseValidate:./lab/spec FuzzCheckPullSecret:./lab/spec FuzzClassParseExpand:./lab/class FuzzParseBootkube:./stages
+FUZZ_TARGETS := FuzzParseValidate:./lab/spec FuzzCheckPullSecret:./lab/spec FuzzClassParseExpand:./lab/class FuzzParseBootkube:./stages FuzzParse:./internal/kubecreate
 
 .PHONY: fuzz
-fuzz: ## Fuzz the spec, class, pull secret and bootkube.sh parsers, FUZZTIME (15s) each
+fuzz: ## Fuzz the spec, class, pull secret, bootkube.sh and manifest parsers, FUZZTIME (15s) each
 	@for t in $(FUZZ_TARGETS); do \
 		echo "== $${t%%:*} ($${t#*:}, $(FUZZTIME))"; \
 		$(GO) test -run '^$$' -fuzz "^$${t%%:*}\$$" -fuzztime $(FUZZTIME) $${t#*:} || exit 1; \
