@@ -53,9 +53,11 @@ func source(t *testing.T, name string) string {
 // stage script inlined without the one line that sources the library
 // (go test ./stages -run Golden -update).
 func TestDryRunGolden(t *testing.T) {
+	t.Parallel()
 	wantLib := source(t, "lib/bootkube.sh")
 	for _, s := range stages.Default() {
 		t.Run(s.Label(), func(t *testing.T) {
+			t.Parallel()
 			rendered, err := stages.RenderScript(scripts.FS, s, testVars("4.19"))
 			require.NoError(t, err)
 			skeleton, gotLib, gotBody := splitInlined(t, rendered, s.ScriptFile())
@@ -78,6 +80,7 @@ func TestDryRunGolden(t *testing.T) {
 }
 
 func TestRenderedScriptsAreValidBash(t *testing.T) {
+	t.Parallel()
 	bash, err := exec.LookPath("bash")
 	require.NoError(t, err, "bash is needed: apt-get install bash")
 	for _, s := range stages.Default() {
@@ -95,6 +98,7 @@ func TestRenderedScriptsAreValidBash(t *testing.T) {
 }
 
 func TestRenderQuotesValues(t *testing.T) {
+	t.Parallel()
 	s, err := stages.Default().Lookup("06")
 	require.NoError(t, err)
 	v := testVars("4.19")
