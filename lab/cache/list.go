@@ -33,7 +33,7 @@ const (
 	// the go-binary kubernetes in a read-only ext4 volume (lab/probe) that a
 	// rehearsal lab's bootstrap and masters mount.
 	KindKubeVolume = "kube-volume"
-	KindOther    = "other"
+	KindOther      = "other"
 )
 
 // Entry is one cached file.
