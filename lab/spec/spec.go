@@ -138,6 +138,12 @@ type Image struct {
 	// lab: the probe initrd plus the tools the stage scripts run (bash,
 	// coreutils, jq, etcd). The other nodes keep the small Initrd.
 	RehearsalInitrd string `json:"rehearsalInitrd,omitempty"`
+	// KubeVolume is the read-only disk (a qcow2 with an ext4 file system)
+	// holding the release's Kubernetes (hyperkube, kube-apiserver,
+	// kube-controller-manager, kube-scheduler, kubectl) that the bootstrap
+	// and masters of a rehearsal lab mount; `lab up` builds it into the
+	// cache when empty. Other labs ignore it.
+	KubeVolume string `json:"kubeVolume,omitempty"`
 }
 
 // Topology is the short form of the node list.
