@@ -123,6 +123,10 @@ func kubeVolumeChange(s *Spec) Change {
 	if p, ok := probe.KubeVolumeCached(cache, version); ok {
 		return Change{Action: "check", Kind: "kubeVolume", Name: p, Detail: "cached: the release's Kubernetes, attached read-only to the bootstrap and masters"}
 	}
+	if probe.KubeBinaryCached(cache, version) {
+		return Change{Action: "build", Kind: "kubeVolume", Name: filepath.Join(cache, "kube-volume"),
+			Detail: "would make it from the cached hyperkube of OpenShift " + version + " (seconds, once)"}
+	}
 	return Change{Action: "build", Kind: "kubeVolume", Name: filepath.Join(cache, "kube-volume"),
 		Detail: "would build the Kubernetes of OpenShift " + version + " (kube-apiserver, kube-controller-manager, kube-scheduler, kubectl) once: about 8 min on 2 cores, then cached"}
 }

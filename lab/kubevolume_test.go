@@ -10,9 +10,11 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/bootlab/bootlab/lab/gobuild"
 	"github.com/bootlab/bootlab/lab/hypervisor/fake"
 	"github.com/bootlab/bootlab/lab/labdir"
 	"github.com/bootlab/bootlab/lab/probe"
+	"github.com/bootlab/bootlab/lab/release"
 )
 
 // rehearsalWithKubeVolume is a rehearsal lab whose boot files and
@@ -112,6 +114,17 @@ func TestPlanPrepareNamesTheKubeVolume(t *testing.T) {
 	require.True(t, ok)
 	assert.Equal(t, "build", c.Action)
 	assert.Contains(t, c.Detail, "about 8 min")
+
+	rel, err := release.For(OpenShiftVersion(s))
+	require.NoError(t, err)
+	kc, err := gobuild.Kubernetes(rel.Kubernetes)
+	require.NoError(t, err)
+	bin := filepath.Join(kc.Dir(cache), kc.Programs[0])
+	require.NoError(t, os.MkdirAll(filepath.Dir(bin), 0o755))
+	require.NoError(t, os.WriteFile(bin, []byte("hyperkube"), 0o755))
+	c2 := kinds(planPrepare(s))["kubeVolume"]
+	assert.Equal(t, "build", c2.Action)
+	assert.Contains(t, c2.Detail, "from the cached hyperkube")
 
 	p, cached := probe.KubeVolumeCached(cache, OpenShiftVersion(s))
 	require.False(t, cached)

@@ -71,8 +71,11 @@ func prepareKubeVolume(ctx context.Context, s *Spec, o PrepareOptions) (string, 
 	version := OpenShiftVersion(s)
 	cache := probe.DefaultCacheDir()
 	what := "Preparing the Kubernetes volume"
-	if _, ok := probe.KubeVolumeCached(cache, version); !ok {
+	switch _, ok := probe.KubeVolumeCached(cache, version); {
+	case !probe.KubeBinaryCached(cache, version):
 		what = fmt.Sprintf("Building the Kubernetes of OpenShift %s into %s (only the first lab builds it: about 8 min on 2 cores, then cached)", version, cache)
+	case !ok:
+		what = "Making the Kubernetes volume from the cached hyperkube (once)"
 	}
 	o.Status.Start("%s", what)
 	v, err := probe.EnsureKubeVolume(ctx, cache, version, o.Log)

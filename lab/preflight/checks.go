@@ -131,6 +131,9 @@ func checkDisk(s *spec.Spec, h HostFacts) check.Result {
 	c := check.Result{Name: CheckDisk}
 	need := LabNeeds(s).DiskBytes
 	_, base := baseImageNeed(s)
+	if _, kube := kubeVolumeNeed(s); kube != "" {
+		base += " + " + kube
+	}
 	dir := nearestExisting(s.Storage.PoolDir, h)
 	free, err := h.FreeBytes(dir)
 	if err != nil {

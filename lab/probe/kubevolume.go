@@ -81,6 +81,17 @@ func KubeVolumeCached(cacheDir, openshiftVersion string) (string, bool) {
 	return p, err == nil
 }
 
+// KubeBinaryCached says whether the release's hyperkube is in cacheDir:
+// when it is not, the volume's first build is the ~8 minute one.
+func KubeBinaryCached(cacheDir, openshiftVersion string) bool {
+	_, c, err := kubeComponent(openshiftVersion)
+	if err != nil {
+		return false
+	}
+	_, err = os.Stat(filepath.Join(c.Dir(cacheDir), c.Programs[0]))
+	return err == nil
+}
+
 // EnsureKubeVolume returns the Kubernetes volume of an OpenShift release,
 // building the hyperkube (lab/gobuild, once) and the volume the first time.
 func EnsureKubeVolume(ctx context.Context, cacheDir, openshiftVersion string, log *slog.Logger) (*KubeVolume, error) {
