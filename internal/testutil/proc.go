@@ -20,7 +20,9 @@ import (
 // The helpers of tests that run real servers (etcd, kube-apiserver) on
 // loopback: a free port, a started process whose log is shown when the
 // test fails, a poll that gives up as soon as the process exits, a clean
-// stop, and the process's resident memory.
+// stop, and the process's resident memory. They are lab/gobuild's
+// integration test's, with the same names as internal/testutil/kubetest's
+// (branch h22create), which replaces this file when it lands.
 
 // FreePort is a TCP port free on 127.0.0.1 right now.
 func FreePort(t testing.TB) string {

@@ -3,6 +3,7 @@
 package gobuild
 
 import (
+	"bytes"
 	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
@@ -15,13 +16,15 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/bootlab/bootlab/internal/testutil"
 	"github.com/bootlab/bootlab/lab/pki"
 	"github.com/bootlab/bootlab/lab/release"
 )
@@ -131,15 +134,15 @@ func TestKubeAPIServerServesOnEtcd(t *testing.T) {
 	bin := links(t, kube)
 	dir := t.TempDir()
 
-	clientPort, peerPort, apiPort := testutil.FreePort(t), testutil.FreePort(t), testutil.FreePort(t)
-	etcdProc := testutil.Start(t, filepath.Join(dir, "etcd.log"), etcd.Path,
+	clientPort, peerPort, apiPort := freePort(t), freePort(t), freePort(t)
+	etcdProc := start(t, filepath.Join(dir, "etcd.log"), etcd.Path,
 		"--name=test", "--data-dir="+filepath.Join(dir, "etcd"),
 		"--listen-client-urls=http://127.0.0.1:"+clientPort, "--advertise-client-urls=http://127.0.0.1:"+clientPort,
 		"--listen-peer-urls=http://127.0.0.1:"+peerPort, "--initial-advertise-peer-urls=http://127.0.0.1:"+peerPort,
 		"--initial-cluster=test=http://127.0.0.1:"+peerPort)
 
 	files := writeAPIServerFiles(t, dir, apiPort)
-	api := testutil.Start(t, filepath.Join(dir, "kube-apiserver.log"), filepath.Join(bin, "kube-apiserver"),
+	api := start(t, filepath.Join(dir, "kube-apiserver.log"), filepath.Join(bin, "kube-apiserver"),
 		"--bind-address=127.0.0.1", "--secure-port="+apiPort, "--cert-dir="+filepath.Join(dir, "serving"),
 		"--etcd-servers=http://127.0.0.1:"+clientPort,
 		"--service-account-issuer=https://kubernetes.default.svc",
@@ -152,12 +155,12 @@ func TestKubeAPIServerServesOnEtcd(t *testing.T) {
 		return string(out), err
 	}
 	ready := time.Now()
-	testutil.WaitFor(t, 4*time.Minute, "kube-apiserver's /readyz through kubectl", api, func() (string, bool) {
+	waitFor(t, 4*time.Minute, "kube-apiserver's /readyz through kubectl", api, func() (string, bool) {
 		out, err := kubectl("get", "--raw", "/readyz")
 		return out, err == nil && out == "ok"
 	})
-	t.Logf("kube-apiserver ready %s after etcd; RSS %s", time.Since(ready).Round(time.Second), testutil.RSS(api.Cmd.Process.Pid))
-	testutil.WaitFor(t, 2*time.Minute, "kubectl create configmap kube-system/bootstrap", api, func() (string, bool) {
+	t.Logf("kube-apiserver ready %s after etcd; RSS %s", time.Since(ready).Round(time.Second), rss(api.cmd.Process.Pid))
+	waitFor(t, 2*time.Minute, "kubectl create configmap kube-system/bootstrap", api, func() (string, bool) {
 		out, err := kubectl("create", "configmap", "bootstrap", "-n", "kube-system", "--from-literal=status=complete")
 		return out, err == nil // kube-system may not exist for a moment after readyz
 	})
@@ -168,8 +171,8 @@ func TestKubeAPIServerServesOnEtcd(t *testing.T) {
 	require.NoError(t, err, out)
 	assert.Equal(t, "admin", out, "kubectl authenticates with the admin certificate from lab/pki")
 
-	for _, p := range []*testutil.Server{api, etcdProc} {
-		testutil.Stop(t, p)
+	for _, p := range []*server{api, etcdProc} {
+		stop(t, p)
 	}
 	for _, port := range []string{apiPort, clientPort} {
 		_, err := net.DialTimeout("tcp", "127.0.0.1:"+port, time.Second)
@@ -222,4 +225,98 @@ current-context: admin
 `, apiPort, filepath.Join(dir, "serving", "apiserver.crt"), paths["admin.crt"], paths["admin.key"])
 	require.NoError(t, os.WriteFile(paths["kubeconfig"], []byte(kubeconfig), 0o600))
 	return paths
+}
+
+func freePort(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer l.Close()
+	return strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
+}
+
+// server is a started process; exited is closed once it has exited.
+type server struct {
+	name   string
+	cmd    *exec.Cmd
+	exited chan struct{}
+	err    error
+}
+
+// start runs a server with its output in logPath, shown if the test
+// fails; cleanup kills it if the test did not stop it.
+func start(t *testing.T, logPath, path string, args ...string) *server {
+	t.Helper()
+	logFile, err := os.Create(logPath)
+	require.NoError(t, err)
+	s := &server{name: filepath.Base(path), cmd: exec.Command(path, args...), exited: make(chan struct{})}
+	s.cmd.Stdout, s.cmd.Stderr = logFile, logFile
+	require.NoError(t, s.cmd.Start())
+	go func() { s.err = s.cmd.Wait(); close(s.exited) }()
+	t.Cleanup(func() {
+		select {
+		case <-s.exited:
+		default:
+			_ = s.cmd.Process.Kill()
+			<-s.exited
+		}
+		logFile.Close()
+		if t.Failed() {
+			data, _ := os.ReadFile(logPath)
+			t.Logf("%s (last lines):\n%s", filepath.Base(logPath), tail(string(data), 30))
+		}
+	})
+	return s
+}
+
+// waitFor polls ok every second until it holds, failing with its last
+// output after limit or as soon as s exits.
+func waitFor(t *testing.T, limit time.Duration, what string, s *server, ok func() (string, bool)) {
+	t.Helper()
+	deadline := time.Now().Add(limit)
+	var last string
+	for time.Now().Before(deadline) {
+		out, done := ok()
+		if done {
+			return
+		}
+		last = out
+		select {
+		case <-s.exited:
+			require.FailNow(t, what, "%s exited (%v): %s", s.name, s.err, last)
+		case <-time.After(time.Second):
+		}
+	}
+	require.FailNow(t, what, "not done after %s: %s", limit, strings.TrimSpace(last))
+}
+
+// stop sends SIGTERM and waits for a clean exit: status 0, or, as etcd
+// does once it has closed (it re-raises the signal it handled), death by
+// that SIGTERM. Any other status or signal fails.
+func stop(t *testing.T, s *server) {
+	t.Helper()
+	require.NoError(t, s.cmd.Process.Signal(syscall.SIGTERM))
+	select {
+	case <-s.exited:
+		if ws, ok := s.cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() && ws.Signal() == syscall.SIGTERM {
+			return
+		}
+		assert.NoError(t, s.err, "%s exits cleanly on SIGTERM", s.name)
+	case <-time.After(90 * time.Second):
+		assert.Fail(t, "no exit", "%s still runs 90 s after SIGTERM", s.name)
+	}
+}
+
+// rss is the resident memory of a process, from /proc.
+func rss(pid int) string {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return "unknown"
+	}
+	for _, l := range bytes.Split(data, []byte("\n")) {
+		if bytes.HasPrefix(l, []byte("VmRSS:")) {
+			return strings.Join(strings.Fields(string(l[6:])), " ")
+		}
+	}
+	return "unknown"
 }
