@@ -229,8 +229,8 @@ func TestPlanRejectsUnchosenAccelerator(t *testing.T) {
 }
 
 // A rehearsal lab (probe + manualBootstrap) boots its bootstrap from the
-// rehearsal initrd with 512 MiB and its masters (real etcd members) with
-// 384 MiB; workers keep the small initrd and the probe size, and a plain
+// rehearsal initrd with 1.5 GiB and its masters (real etcd members and
+// kube-apiservers) with 1 GiB; workers keep the small initrd and the probe size, and a plain
 // probe lab ignores RehearsalInitrd.
 func TestPlanRehearsalBootstrap(t *testing.T) {
 	mk := func(manual bool) *Spec {
@@ -261,12 +261,12 @@ func TestPlanRehearsalBootstrap(t *testing.T) {
 			}
 			if manual && d.Node.Role == RoleBootstrap {
 				assert.Equal(t, bootVolumePath(s, "initrd", fakeBoot(s).RehearsalInitrd), dom.Initrd, d.Name)
-				assert.Equal(t, 512, d.Node.MemoryMiB, d.Name)
+				assert.Equal(t, RehearsalBootstrapMemoryMiB, d.Node.MemoryMiB, d.Name)
 				continue
 			}
 			if manual && d.Node.Role == RoleMaster {
 				assert.Equal(t, bootVolumePath(s, "initrd", fakeBoot(s).RehearsalInitrd), dom.Initrd, d.Name, "masters run real etcd too")
-				assert.Equal(t, 384, d.Node.MemoryMiB, d.Name)
+				assert.Equal(t, RehearsalMasterMemoryMiB, d.Node.MemoryMiB, d.Name)
 				continue
 			}
 			assert.Equal(t, bootVolumePath(s, "initrd", fakeBoot(s).Initrd), dom.Initrd, d.Name)

@@ -64,6 +64,17 @@ const (
 	bootstrapConfigsVolume = "config"
 )
 
+// OpenShift's leader election (library-go's defaults, which its
+// controller manager and scheduler configs carry): upstream's 15 s lease
+// and 10 s renew deadline lose the lease under TCG, where one renewal
+// through a busy kube-apiserver took longer (measured: both exited with
+// "leaderelection lost" 40 s after start on a rehearsal bootstrap).
+const (
+	LeaseDuration = "137s"
+	RenewDeadline = "107s"
+	RetryPeriod   = "26s"
+)
+
 // Input is what the pods depend on. The zero value of each field but
 // AdvertiseAddress takes the default; tests move the directories and
 // ports to run the real binaries as a user on loopback.
@@ -150,6 +161,9 @@ func KubeControllerManagerArgs(in Input) []string {
 		"--bind-address=127.0.0.1",
 		"--secure-port=" + strconv.Itoa(in.ControllerManagerPort),
 		"--leader-elect=true",
+		"--leader-elect-lease-duration=" + LeaseDuration,
+		"--leader-elect-renew-deadline=" + RenewDeadline,
+		"--leader-elect-retry-period=" + RetryPeriod,
 		"--use-service-account-credentials=true",
 		"--service-account-private-key-file=" + s(ServiceAccountKey),
 		"--root-ca-file=" + s(RootCA),
@@ -170,6 +184,9 @@ func KubeSchedulerArgs(in Input) []string {
 		"--bind-address=127.0.0.1",
 		"--secure-port=" + strconv.Itoa(in.SchedulerPort),
 		"--leader-elect=true",
+		"--leader-elect-lease-duration=" + LeaseDuration,
+		"--leader-elect-renew-deadline=" + RenewDeadline,
+		"--leader-elect-retry-period=" + RetryPeriod,
 		"--v=2",
 	}
 }
