@@ -96,6 +96,13 @@ func domainPlan(s *Spec, n Node, accel Accelerator, extra Metadata, boot bootPat
 		d.OS.BootDevices = []libvirtxml.DomainBootDevice{{Dev: "hd"}}
 	}
 	md := Metadata{Name: s.Name, Role: n.Role, Node: n.Name, LabUUID: extra.LabUUID, Ignition: extra.Ignition}
+	return signedDomain(d, n, md)
+}
+
+// signedDomain marshals d with md in its metadata, md.Plan being the
+// digest of d as marshalled without it, so a later up can tell a domain
+// whose definition changed.
+func signedDomain(d *libvirtxml.Domain, n Node, md Metadata) (DomainPlan, error) {
 	setMeta := func() error {
 		b, err := xml.Marshal(md)
 		if err != nil {

@@ -21,7 +21,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/bootlab/bootlab/internal/controlplane"
-	"github.com/bootlab/bootlab/internal/testutil"
+	"github.com/bootlab/bootlab/internal/testutil/kubetest"
 	"github.com/bootlab/bootlab/lab/cache"
 	"github.com/bootlab/bootlab/lab/gobuild"
 	"github.com/bootlab/bootlab/lab/pki"
@@ -37,7 +37,7 @@ const buildTimeout = 25 * time.Minute
 // where `lab up` of a rehearsal lab would build them anyway.
 func binaries(t *testing.T) (kube, etcd *gobuild.Binary) {
 	t.Helper()
-	dir := os.Getenv("BOOTLAB_GOBUILD_TEST_CACHE")
+	dir := os.Getenv(kubetest.SharedCacheEnv)
 	if dir == "" {
 		dir = cache.Dir()
 	}
@@ -91,8 +91,8 @@ func TestRenderedPodsRunTheRealControlPlane(t *testing.T) {
 		require.NoError(t, controlplane.CheckSecrets(c, read), c)
 	}
 
-	clientPort, peerPort := testutil.FreePort(t), testutil.FreePort(t)
-	etcd := testutil.Start(t, filepath.Join(dir, "etcd.log"), etcdBin.Path,
+	clientPort, peerPort := kubetest.FreePort(t), kubetest.FreePort(t)
+	etcd := kubetest.Start(t, filepath.Join(dir, "etcd.log"), etcdBin.Path,
 		"--name=etcd-bootstrap", "--data-dir="+filepath.Join(dir, "etcd"),
 		"--listen-client-urls=https://127.0.0.1:"+clientPort, "--advertise-client-urls=https://127.0.0.1:"+clientPort,
 		"--cert-file="+etcdServer[0], "--key-file="+etcdServer[1],
@@ -103,14 +103,14 @@ func TestRenderedPodsRunTheRealControlPlane(t *testing.T) {
 	in := controlplane.Input{AdvertiseAddress: "127.0.0.1", BindAddress: "127.0.0.1", SecretsDir: secrets,
 		EtcdServers: "https://127.0.0.1:" + clientPort, APIPort: port(t), ControllerManagerPort: port(t), SchedulerPort: port(t)}
 	rewriteKubeconfig(t, secrets, in.APIPort)
-	procs := map[controlplane.Component]*testutil.Server{}
+	procs := map[controlplane.Component]*kubetest.Server{}
 	for _, c := range controlplane.Components() {
 		p := controlplane.BootstrapPod(c, in, "")
 		doc, err := yaml.Marshal(p.Pod)
 		require.NoError(t, err)
 		require.NoError(t, controlplane.CheckPod(c, in, doc), c)
 		cmd := controlplane.CommandLine(p.Pod.Spec.Containers[0])
-		procs[c] = testutil.Start(t, filepath.Join(dir, string(c)+".log"), filepath.Join(bin, cmd[0]), cmd[1:]...)
+		procs[c] = kubetest.Start(t, filepath.Join(dir, string(c)+".log"), filepath.Join(bin, cmd[0]), cmd[1:]...)
 	}
 
 	kubectl := func(args ...string) (string, error) {
@@ -118,7 +118,7 @@ func TestRenderedPodsRunTheRealControlPlane(t *testing.T) {
 		return string(out), err
 	}
 	start := time.Now()
-	testutil.WaitFor(t, 4*time.Minute, "kube-apiserver's /readyz through kubectl", procs[controlplane.KubeAPIServer], func() (string, bool) {
+	kubetest.WaitFor(t, 4*time.Minute, "kube-apiserver's /readyz through kubectl", procs[controlplane.KubeAPIServer], func() (string, bool) {
 		out, err := kubectl("get", "--raw", "/readyz")
 		return out, err == nil && out == "ok"
 	})
@@ -126,7 +126,7 @@ func TestRenderedPodsRunTheRealControlPlane(t *testing.T) {
 	insecure := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
 	for c, p := range map[controlplane.Component]int{controlplane.KubeControllerManager: in.ControllerManagerPort, controlplane.KubeScheduler: in.SchedulerPort} {
 		url := fmt.Sprintf("https://127.0.0.1:%d/healthz", p)
-		testutil.WaitFor(t, 3*time.Minute, string(c)+" /healthz", procs[c], func() (string, bool) {
+		kubetest.WaitFor(t, 3*time.Minute, string(c)+" /healthz", procs[c], func() (string, bool) {
 			resp, err := insecure.Get(url)
 			if err != nil {
 				return err.Error(), false
@@ -135,27 +135,27 @@ func TestRenderedPodsRunTheRealControlPlane(t *testing.T) {
 			return resp.Status, resp.StatusCode == http.StatusOK
 		})
 		lease := string(c)
-		testutil.WaitFor(t, 3*time.Minute, string(c)+" holds its lease", procs[c], func() (string, bool) {
+		kubetest.WaitFor(t, 3*time.Minute, string(c)+" holds its lease", procs[c], func() (string, bool) {
 			out, err := kubectl("get", "lease", lease, "-n", "kube-system", "-o", "jsonpath={.spec.holderIdentity}")
 			return out, err == nil && out != ""
 		})
 	}
 	for _, c := range controlplane.Components() {
-		t.Logf("BENCH control plane: %s RSS %s", c, testutil.RSS(procs[c].Cmd.Process.Pid))
+		t.Logf("BENCH control plane: %s RSS %s", c, kubetest.RSS(procs[c].Cmd.Process.Pid))
 	}
-	t.Logf("BENCH control plane: etcd RSS %s", testutil.RSS(etcd.Cmd.Process.Pid))
+	t.Logf("BENCH control plane: etcd RSS %s", kubetest.RSS(etcd.Cmd.Process.Pid))
 	out, err := kubectl("auth", "whoami", "-o", "jsonpath={.status.userInfo.groups}")
 	require.NoError(t, err, out)
 	assert.Contains(t, out, "system:masters", "the kubeconfig's client certificate is the lab's admin")
 
 	for _, c := range []controlplane.Component{controlplane.KubeScheduler, controlplane.KubeControllerManager, controlplane.KubeAPIServer} {
-		testutil.Stop(t, procs[c])
+		kubetest.Stop(t, procs[c])
 	}
-	testutil.Stop(t, etcd)
+	kubetest.Stop(t, etcd)
 }
 
 func port(t *testing.T) int {
-	p, err := strconv.Atoi(testutil.FreePort(t))
+	p, err := strconv.Atoi(kubetest.FreePort(t))
 	require.NoError(t, err)
 	return p
 }
