@@ -103,7 +103,7 @@ func TestImportArrows(t *testing.T) {
 			from: func(p string) bool { return under(p, "cmd/bootlab-probe", "internal/agent") },
 			to: func(i string) bool {
 				o, ok := own(i)
-				return ok && !under(o, "lab/probe", "lab/ignition", "lab/pki", "internal/agent", "internal/kubecreate", "internal/openshiftcrds")
+				return ok && !under(o, "lab/probe", "lab/ignition", "lab/pki", "internal/agent", "internal/kubecreate", "internal/openshiftcrds", "internal/controlplane")
 			}},
 		{why: "the guest agent is imported only by its one-file main (cmd/bootlab-probe) and its own packages",
 			from: func(p string) bool { return !under(p, "cmd/bootlab-probe", "internal/agent") },

@@ -79,7 +79,10 @@ const (
 // AdvertiseAddress takes the default; tests move the directories and
 // ports to run the real binaries as a user on loopback.
 type Input struct {
-	// AdvertiseAddress is the node's IP, the API's address for the cluster.
+	// AdvertiseAddress is the node's IP, the API's address for the cluster;
+	// empty leaves it to kube-apiserver, which takes the address of the
+	// node's default interface (OpenShift's pod passes $HOST_IP, from the
+	// downward API the kubelet stand-in does not serve).
 	AdvertiseAddress string
 	// BindAddress is what the API listens on (0.0.0.0).
 	BindAddress string
@@ -123,30 +126,33 @@ func (in Input) secret(name string) string { return in.SecretsDir + "/" + name }
 func KubeAPIServerArgs(in Input) []string {
 	in = in.withDefaults()
 	s := in.secret
-	return []string{
-		"--advertise-address=" + in.AdvertiseAddress,
-		"--bind-address=" + in.BindAddress,
-		"--secure-port=" + strconv.Itoa(in.APIPort),
-		"--etcd-servers=" + in.EtcdServers,
-		"--etcd-cafile=" + s(EtcdCABundle),
-		"--etcd-certfile=" + s(EtcdClientCert),
-		"--etcd-keyfile=" + s(EtcdClientKey),
+	var args []string
+	if in.AdvertiseAddress != "" {
+		args = append(args, "--advertise-address="+in.AdvertiseAddress)
+	}
+	return append(args,
+		"--bind-address="+in.BindAddress,
+		"--secure-port="+strconv.Itoa(in.APIPort),
+		"--etcd-servers="+in.EtcdServers,
+		"--etcd-cafile="+s(EtcdCABundle),
+		"--etcd-certfile="+s(EtcdClientCert),
+		"--etcd-keyfile="+s(EtcdClientKey),
 		"--etcd-prefix=kubernetes.io", // OpenShift's, not upstream's /registry
-		"--tls-cert-file=" + s(LBServerCert),
-		"--tls-private-key-file=" + s(LBServerKey),
-		"--tls-sni-cert-key=" + s(LocalhostServerCert) + "," + s(LocalhostServerKey),
-		"--tls-sni-cert-key=" + s(ServiceNetworkServerCert) + "," + s(ServiceNetworkServerKey),
-		"--client-ca-file=" + s(ClientCABundle),
-		"--service-account-issuer=" + ServiceAccountIssuer,
-		"--service-account-key-file=" + s(ServiceAccountPub),
-		"--service-account-signing-key-file=" + s(ServiceAccountKey),
-		"--service-cluster-ip-range=" + in.ServiceCIDR,
+		"--tls-cert-file="+s(LBServerCert),
+		"--tls-private-key-file="+s(LBServerKey),
+		"--tls-sni-cert-key="+s(LocalhostServerCert)+","+s(LocalhostServerKey),
+		"--tls-sni-cert-key="+s(ServiceNetworkServerCert)+","+s(ServiceNetworkServerKey),
+		"--client-ca-file="+s(ClientCABundle),
+		"--service-account-issuer="+ServiceAccountIssuer,
+		"--service-account-key-file="+s(ServiceAccountPub),
+		"--service-account-signing-key-file="+s(ServiceAccountKey),
+		"--service-cluster-ip-range="+in.ServiceCIDR,
 		"--authorization-mode=Node,RBAC",
 		"--enable-admission-plugins=NodeRestriction",
 		"--allow-privileged=true",
 		"--storage-backend=etcd3",
 		"--v=2",
-	}
+	)
 }
 
 // KubeControllerManagerArgs are the bootstrap kube-controller-manager's

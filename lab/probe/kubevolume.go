@@ -37,6 +37,9 @@ const (
 	kubeVolumeFormat = "1"
 )
 
+// KubePrograms are the names under KubeVolumeBin: hyperkube and its links.
+func KubePrograms() []string { return gobuild.KubernetesPrograms() }
+
 // KubeVolume is a built Kubernetes volume.
 type KubeVolume struct {
 	// Path is the qcow2 file in the cache.
