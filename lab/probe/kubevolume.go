@@ -116,7 +116,7 @@ func EnsureKubeVolume(ctx context.Context, cacheDir, openshiftVersion string, lo
 	}
 	start := time.Now()
 	if err := makeKubeVolume(ctx, b.Path, v.Path); err != nil {
-		return nil, fmt.Errorf("Kubernetes volume %s: %w", v.Path, err)
+		return nil, fmt.Errorf("make the Kubernetes volume %s: %w", v.Path, err)
 	}
 	v.Built = true
 	log.Info("made the Kubernetes volume (once; cached)", "path", v.Path, "took", time.Since(start).Round(time.Millisecond))
