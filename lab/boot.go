@@ -14,8 +14,8 @@ import (
 
 	"github.com/bootlab/bootlab/internal/userfile"
 	"github.com/bootlab/bootlab/lab/host"
+	"github.com/bootlab/bootlab/lab/hypervisor"
 	"github.com/bootlab/bootlab/lab/labdir"
-	"github.com/bootlab/bootlab/lab/spec"
 )
 
 // bootSource is one file a lab's VMs read at start: what names it in an
@@ -81,9 +81,9 @@ func ReadBootFiles(s *Spec) (BootFiles, error) {
 // initrd is missing: qemu would otherwise fail at start, less helpfully,
 // and the accelerator check would boot nothing. The files are on this
 // machine for every lab, remote ones too (up uploads them into the pool);
-// only the test driver, which boots nothing, goes without.
-func CheckBootFiles(s *Spec) error {
-	if s.URIKind() == spec.URITest {
+// only a hypervisor that runs no guests (the test driver) goes without.
+func CheckBootFiles(s *Spec, caps hypervisor.Capabilities) error {
+	if !caps.RunsGuests {
 		return nil
 	}
 	for _, src := range bootSources(s) {
@@ -149,7 +149,7 @@ func (r *labRun) ensureBootVolumes(ctx context.Context, vols []BootVolume) (stri
 			r.mu.Lock()
 			done := r.state.BootVolumes[v.Name]
 			r.mu.Unlock()
-			if done || isTestURI(r.s.Libvirt.URI) {
+			if done || !r.caps.UploadsVolumes {
 				return false, nil
 			}
 			// Present but not recorded complete: an upload cut short.
@@ -167,7 +167,7 @@ func (r *labRun) ensureBootVolumes(ctx context.Context, vols []BootVolume) (stri
 		if _, err := r.hv.CreateVolume(ctx, pool, v.XML); err != nil {
 			return false, err
 		}
-		if !isTestURI(r.s.Libvirt.URI) { // the test driver cannot upload
+		if r.caps.UploadsVolumes { // the test driver cannot
 			f, _, err := userfile.Open(v.File.Source)
 			if err != nil {
 				return false, fmt.Errorf("upload boot file: %w", err)

@@ -122,7 +122,7 @@ func Build(ctx context.Context, s *Spec, o BuildOptions) (*BuildResult, error) {
 		return nil, fmt.Errorf("prepare %s nodes: %w", s.Profile, err)
 	}
 	res.Spec = built
-	if err := CheckBootFiles(built); err != nil {
+	if err := CheckBootFiles(built, hv.Capabilities()); err != nil {
 		return nil, err
 	}
 	if res.Accelerator == "" {

@@ -303,7 +303,7 @@ func RestoreCheckpoint(ctx context.Context, hv Hypervisor, s *Spec, name string,
 	if err := st.Save(s.LabDir); err != nil {
 		return nil, err
 	}
-	if !isTestURI(s.Libvirt.URI) && !opts.SkipLoadBalancer {
+	if r.caps.HostNetwork && !opts.SkipLoadBalancer {
 		spec := s
 		if st.Spec != nil {
 			spec = st.Spec

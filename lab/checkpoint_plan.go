@@ -32,7 +32,7 @@ func PlanRestoreCheckpoint(ctx context.Context, hv Hypervisor, s *Spec, name str
 		out = append(out, Change{Action: "replace", Kind: "labDir", Name: filepath.Join(s.LabDir, f), Detail: "with the checkpoint's copy in " + from})
 	}
 	out = append(out, Change{Action: "replace", Kind: "consoleLogs", Name: labdir.Console(s), Detail: "with the checkpoint's copy"})
-	if !isTestURI(s.Libvirt.URI) && !opts.SkipLoadBalancer {
+	if r.caps.HostNetwork && !opts.SkipLoadBalancer {
 		out = append(out, Change{Action: "reload", Kind: "loadBalancer", Name: "haproxy on " + s.Network.APIAddress, Detail: "if the restored state needs it"})
 	}
 	return out, nil

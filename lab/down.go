@@ -63,7 +63,7 @@ func downRun(ctx context.Context, hv Hypervisor, s *Spec, opts DownOptions) ([]S
 	steps := []step{
 		{"Deleting nodes", r.deleteDomains},
 	}
-	if !isTestURI(s.Libvirt.URI) {
+	if r.caps.HostNetwork {
 		steps = append(steps, step{"Stopping load balancer", func(ctx context.Context) (string, error) {
 			// Its pid file and socket are removed too: only from a
 			// directory that is provably this lab's.
@@ -90,7 +90,7 @@ func downRun(ctx context.Context, hv Hypervisor, s *Spec, opts DownOptions) ([]S
 	)
 	// The files on a remote machine go first: their proof of ownership
 	// starts with the lab state, which the last step removes.
-	if r.host.Remote() && !isTestURI(s.Libvirt.URI) {
+	if r.host.Remote() && r.caps.RunsGuests {
 		steps = append(steps, step{"Removing lab files on " + r.host.Name() + " in " + labdir.HostDir(s), r.removeHostFiles})
 	}
 	steps = append(steps, step{"Removing lab files in " + s.LabDir, func(ctx context.Context) (string, error) { return r.removeFiles(opts.KeepImages) }})

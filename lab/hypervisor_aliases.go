@@ -17,6 +17,7 @@ type (
 	NetworkSection = hypervisor.NetworkSection
 	Lease          = hypervisor.Lease
 	Snapshot       = hypervisor.Snapshot
+	Capabilities   = hypervisor.Capabilities
 )
 
 const (
@@ -27,4 +28,5 @@ const (
 var (
 	ErrNotFound    = hypervisor.ErrNotFound
 	ErrUnsupported = hypervisor.ErrUnsupported
+	Full           = hypervisor.Full
 )

@@ -45,7 +45,7 @@ func requireOwned(s *Spec) error {
 // cannot be asked; ensurePool still checks the pool when it defines it.
 func checkHostDirs(ctx context.Context, hv Hypervisor, s *Spec, st *labdir.State) error {
 	h := hv.Host()
-	if _, ok := h.(host.LibvirtOnly); ok || isTestURI(s.Libvirt.URI) {
+	if _, ok := h.(host.LibvirtOnly); ok || !hv.Capabilities().PoolsOnDisk {
 		return nil
 	}
 	if st == nil || st.PoolUUID == "" {

@@ -34,8 +34,8 @@ type PivotResult struct {
 // flight finish), records it under the lab's lock so a later up does not
 // add it back, and on an OpenShift lab destroys the bootstrap VM and
 // deletes its disk. A probe lab keeps its bootstrap VM. Running it again
-// changes nothing. The hypervisor is opened only when needed (a remote
-// lab's load balancer, or an OpenShift lab's VM).
+// changes nothing. The hypervisor is opened first: its capabilities say
+// whether the lab has a load balancer at all.
 func Pivot(ctx context.Context, spec *Spec, o PivotOptions) (*PivotResult, error) {
 	if o.Connect == nil {
 		o.Connect = ConnectLibvirt
@@ -48,30 +48,18 @@ func Pivot(ctx context.Context, spec *Spec, o PivotOptions) (*PivotResult, error
 		return nil, &InputError{Err: fmt.Errorf("lab %s has no bootstrap node: nothing to pivot", spec.Name)}
 	}
 	res := &PivotResult{Lab: spec.Name, Changed: !state.BootstrapRemoved}
-	// The test driver runs no VM and lab up starts no haproxy for it.
-	withLB := !isTestURI(spec.Libvirt.URI)
-	// The hypervisor is opened on first need, once.
-	var hv Hypervisor
-	closeHV := func() error { return nil }
-	defer func() { _ = closeHV() }()
-	getHV := func() (Hypervisor, error) {
-		if hv == nil {
-			h, c, err := o.Connect(ctx, spec.Libvirt.URI, o.Log)
-			if err != nil {
-				return nil, err
-			}
-			hv, closeHV = h, c
-		}
-		return hv, nil
+	hv, closeHV, err := o.Connect(ctx, spec.Libvirt.URI, o.Log)
+	if err != nil {
+		return nil, err
 	}
+	defer func() { _ = closeHV() }()
+	// lab up starts haproxy only where the network is a bridge on the
+	// hypervisor's machine (not on the test driver).
+	withLB := hv.Capabilities().HostNetwork
 	// The load balancer runs on the hypervisor's machine.
 	var lbHost host.Host = host.Local{}
 	if withLB && spec.Remote() {
-		h, err := getHV()
-		if err != nil {
-			return nil, err
-		}
-		lbHost = h.Host()
+		lbHost = hv.Host()
 	}
 
 	if withLB {
@@ -102,10 +90,6 @@ func Pivot(ctx context.Context, spec *Spec, o PivotOptions) (*PivotResult, error
 	}
 
 	if spec.Profile == ProfileOpenShift {
-		hv, err := getHV()
-		if err != nil {
-			return nil, err
-		}
 		for _, n := range spec.NodesByRole(RoleBootstrap) {
 			o.Status.Start("Destroying %s and deleting its disk", n.Name)
 			if err := RemoveNode(ctx, hv, spec, n.Name); err != nil {

@@ -108,7 +108,7 @@ func (r *labRun) ensureBaseVolume(ctx context.Context, want VolumePlan, info *Im
 		if b, rerr := os.ReadFile(r.baseMarker()); rerr == nil && string(b) == marker {
 			return "", nil
 		}
-		if isTestURI(r.s.Libvirt.URI) {
+		if !r.caps.UploadsVolumes {
 			return "", nil
 		}
 		// Present but not known complete: an interrupted upload. Redo it.
@@ -122,7 +122,7 @@ func (r *labRun) ensureBaseVolume(ctx context.Context, want VolumePlan, info *Im
 	if _, err := r.hv.CreateVolume(ctx, pool, want.XML); err != nil {
 		return "", err
 	}
-	if isTestURI(r.s.Libvirt.URI) {
+	if !r.caps.UploadsVolumes {
 		// The test driver cannot upload: the volume exists, empty.
 		return "created (test driver: not uploaded)", nil
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/bootlab/bootlab/lab/hypervisor"
 	"github.com/bootlab/bootlab/lab/ignition"
 	"github.com/bootlab/bootlab/lab/labdir"
 	"github.com/bootlab/bootlab/lab/loadbalancer"
@@ -110,7 +111,7 @@ func TestPrepareProbeLeavesTheSpecAsGiven(t *testing.T) {
 	assert.Equal(t, before.Image, s.Image)
 	assert.NotSame(t, s, built)
 	assert.Equal(t, s.Image.Kernel, built.Image.Kernel, "its own kernel is kept")
-	require.NoError(t, CheckBootFiles(built), "every node got its Ignition")
+	require.NoError(t, CheckBootFiles(built, hypervisor.Full()), "every node got its Ignition")
 
 	reh := *s
 	reh.OpenShift.ManualBootstrap = true

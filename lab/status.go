@@ -144,7 +144,7 @@ func Inspect(ctx context.Context, hv Hypervisor, s *Spec) (*Status, error) {
 			}
 		}
 	}
-	if !isTestURI(s.Libvirt.URI) {
+	if hv.Capabilities().HostNetwork {
 		lb, err := loadbalancer.Inspect(ctx, loadbalancer.LabConfigOn(hv.Host(), s, false))
 		if err != nil {
 			st.LoadBalancerError = err.Error()

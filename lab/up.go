@@ -13,6 +13,7 @@ import (
 
 	"github.com/bootlab/bootlab/internal/status"
 	"github.com/bootlab/bootlab/lab/host"
+	"github.com/bootlab/bootlab/lab/hypervisor"
 	"github.com/bootlab/bootlab/lab/labdir"
 	"github.com/bootlab/bootlab/lab/loadbalancer"
 )
@@ -51,10 +52,6 @@ type UpResult struct {
 	DeferredOff int
 }
 
-// isTestURI is true for libvirt's in-memory test driver, which runs no VMs,
-// cannot upload volumes and has no dnsmasq: nothing on the host is set up for it.
-func isTestURI(uri string) bool { return ClassifyURI(uri) == URITest }
-
 // labRun holds what one Up, Down or Inspect shares.
 type labRun struct {
 	hv Hypervisor
@@ -64,6 +61,8 @@ type labRun struct {
 	log   *slog.Logger
 	mu    sync.Mutex // guards state
 	state *labdir.State
+	// caps are hv's capabilities: what up sets up on the machine.
+	caps hypervisor.Capabilities
 	// plan is set on a dry run: hv is the planning wrapper, nothing on the
 	// host changes and the state is not written.
 	plan *planningHV
@@ -116,7 +115,7 @@ func newLabRun(hv Hypervisor, s *Spec, log *slog.Logger) (*labRun, error) {
 	if err := st.CheckIdentity(s); err != nil {
 		return nil, err
 	}
-	return &labRun{hv: hv, host: hv.Host(), s: s, log: log, state: st}, nil
+	return &labRun{hv: hv, host: hv.Host(), caps: hv.Capabilities(), s: s, log: log, state: st}, nil
 }
 
 // record updates the state and saves it at once, so an object that exists
@@ -172,7 +171,7 @@ func Up(ctx context.Context, hv Hypervisor, s *Spec, opts UpOptions) (*UpResult,
 		return nil, err
 	}
 	var owner *VolumeOwner
-	if !isTestURI(s.Libvirt.URI) {
+	if r.caps.RunsGuests {
 		owner = qemuOwner(ctx, r.host)
 	}
 	plan, err := NewPlan(s, PlanInput{Accelerator: opts.Accelerator, Base: base, LabUUID: r.state.UUID, Ignition: ignitionDigests(s),
@@ -205,7 +204,7 @@ func Up(ctx context.Context, hv Hypervisor, s *Spec, opts UpOptions) (*UpResult,
 	steps = append(steps, step{fmt.Sprintf("Creating %d disk overlays", len(plan.Overlays)), func(ctx context.Context) (string, error) {
 		return r.ensureOverlays(ctx, plan.Overlays)
 	}})
-	if !opts.SkipLoadBalancer && !isTestURI(s.Libvirt.URI) {
+	if !opts.SkipLoadBalancer && r.caps.HostNetwork {
 		where := ""
 		if r.host.Remote() {
 			where = ", on " + r.host.Name()

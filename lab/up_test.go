@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/bootlab/bootlab/internal/status"
+	"github.com/bootlab/bootlab/lab/hypervisor"
 	"github.com/bootlab/bootlab/lab/hypervisor/fake"
 	"github.com/bootlab/bootlab/lab/labdir"
 )
@@ -484,6 +485,7 @@ func TestRemoveNode(t *testing.T) {
 func TestInspect(t *testing.T) {
 	ctx := context.Background()
 	hv := fake.New()
+	hv.Caps = hypervisor.Capabilities{} // libvirt's test driver
 	s := testSpec(t, "t", false)
 	s.Libvirt.URI = "test:///default"
 	opts := upOpts()

@@ -126,7 +126,7 @@ func chooseAccelerator(ctx context.Context, s *spec.Spec, host hypervisor.HostIn
 	if want == "" {
 		want, source = spec.AccelAuto, "accelerator: auto"
 	}
-	if s.URIKind() == spec.URITest {
+	if !capabilities(host).RunsGuests {
 		return spec.AccelTCG, "tcg: the test driver runs no VM", nil
 	}
 	remote := s.URIKind().Remote()

@@ -92,6 +92,7 @@ func Run(ctx context.Context, s *spec.Spec, hvInfo hypervisor.HostInfo, opts Opt
 		log = slog.New(slog.DiscardHandler)
 	}
 	kind := s.URIKind()
+	caps := capabilities(hvInfo)
 	machine := opts.Machine
 	if hv, ok := hvInfo.(interface{ Host() host.Host }); ok && machine == nil {
 		machine = hv.Host()
@@ -126,7 +127,7 @@ func Run(ctx context.Context, s *spec.Spec, hvInfo hypervisor.HostInfo, opts Opt
 		c.Fix = "use `accelerator: tcg` (or --accel tcg), or make KVM usable: load kvm_intel/kvm_amd and check `virsh -c " + s.Libvirt.URI + " domcapabilities --virttype kvm`"
 	} else {
 		r.Accelerator, r.AcceleratorReason = accel, reason
-		if accel == spec.AccelTCG && s.Accelerator != spec.AccelTCG && kind != spec.URITest {
+		if accel == spec.AccelTCG && s.Accelerator != spec.AccelTCG && caps.RunsGuests {
 			c.Warning = true
 			c.Fix = "guests run under software emulation (TCG), several times slower; on a host with working KVM set accelerator: kvm"
 		}
@@ -156,22 +157,29 @@ func Run(ctx context.Context, s *spec.Spec, hvInfo hypervisor.HostInfo, opts Opt
 	add(checkTool(h, CheckQEMUImg, "qemu-img", "apt-get install -y qemu-utils   (Fedora/RHEL: dnf install -y qemu-img)"))
 
 	add(checkNetwork(ctx, s, host, h))
-	if kind != spec.URITest {
+	if caps.HostNetwork {
 		add(checkLoadBalancer(ctx, s, h, machine))
 	}
-
-	switch kind {
-	case spec.URILocalSystem, spec.URILocalSession, spec.URIRemoteSSH, spec.URIRemoteLibvirtOnly, spec.URIInvalid:
-		add(checkMemory(s, h))
-		add(checkDisk(s, h))
-		if kind == spec.URILocalSystem || kind.Remote() {
-			add(checkAccess(CheckPoolAccess, "storage.poolDir", s.Storage.PoolDir, h))
-		}
-		if kind == spec.URILocalSystem {
-			add(checkAccess(CheckLabAccess, "labDir", s.LabDir, h))
-		}
-	case spec.URITest:
+	if !caps.RunsGuests {
 		add(check.Result{Name: CheckMemory, OK: true, Detail: "not needed: the test driver runs no VM"})
+		return r, nil
+	}
+	add(checkMemory(s, h))
+	add(checkDisk(s, h))
+	if kind == spec.URILocalSystem || kind.Remote() {
+		add(checkAccess(CheckPoolAccess, "storage.poolDir", s.Storage.PoolDir, h))
+	}
+	if kind == spec.URILocalSystem {
+		add(checkAccess(CheckLabAccess, "labDir", s.LabDir, h))
 	}
 	return r, nil
+}
+
+// capabilities are the hypervisor's; without a connection, a hypervisor
+// that runs guests is assumed, so every check that could apply is shown.
+func capabilities(hv hypervisor.HostInfo) hypervisor.Capabilities {
+	if hv == nil {
+		return hypervisor.Full()
+	}
+	return hv.Capabilities()
 }

@@ -24,6 +24,15 @@ type fakeHost struct {
 	types   []string
 	nets    []hypervisor.NetworkInfo
 	err     error
+	// testDriver: the host answers as libvirt's test driver (no guests).
+	testDriver bool
+}
+
+func (f *fakeHost) Capabilities() hypervisor.Capabilities {
+	if f.testDriver {
+		return hypervisor.Capabilities{}
+	}
+	return hypervisor.Full()
 }
 
 func (f *fakeHost) LibvirtVersion(context.Context) (string, error) { return f.version, f.err }
@@ -292,7 +301,7 @@ func TestPreflightChecksTheRemoteHost(t *testing.T) {
 
 func TestPreflightTestURI(t *testing.T) {
 	g := newGoodHost(t)
-	r := run(t, preflightSpec(t, func(s *spec.Spec) { s.Libvirt.URI = "test:///default" }), &fakeHost{version: "9.0.0", types: []string{"test"}}, g)
+	r := run(t, preflightSpec(t, func(s *spec.Spec) { s.Libvirt.URI = "test:///default" }), &fakeHost{version: "9.0.0", types: []string{"test"}, testDriver: true}, g)
 	assert.True(t, r.OK(), "%+v", r.Checks)
 	assert.Equal(t, spec.AccelTCG, r.Accelerator)
 	assert.False(t, checkOf(t, r, CheckAccel).Warning)
