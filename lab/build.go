@@ -22,17 +22,14 @@ type InputError struct{ Err error }
 func (e *InputError) Error() string { return e.Err.Error() }
 func (e *InputError) Unwrap() error { return e.Err }
 
-// ConnectFunc opens the hypervisor of a libvirt URI; close releases it.
-type ConnectFunc func(ctx context.Context, uri string, log *slog.Logger) (hv Hypervisor, close func() error, err error)
-
-// ConnectLibvirt is the ConnectFunc of a real libvirt daemon (local, or
-// remote over qemu+ssh).
-func ConnectLibvirt(ctx context.Context, uri string, log *slog.Logger) (Hypervisor, func() error, error) {
+// ConnectLibvirt is the Connector of a real libvirt daemon (local, or
+// remote over qemu+ssh): the only caller of libvirt.Connect.
+func ConnectLibvirt(ctx context.Context, uri string, log *slog.Logger) (Hypervisor, error) {
 	c, err := libvirt.Connect(ctx, uri, log)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	return c, c.Close, nil
+	return c, nil
 }
 
 // BuildOptions tune Build.
@@ -40,7 +37,7 @@ type BuildOptions struct {
 	Log    *slog.Logger
 	Status *status.Status
 	// Connect opens the hypervisor (default ConnectLibvirt).
-	Connect ConnectFunc
+	Connect Connector
 	// Accelerator, when set, is used as chosen (class up chooses once for
 	// all its labs); else preflight chooses it, or ChooseAccelerator once
 	// the boot files exist.
@@ -218,9 +215,9 @@ func checkBuild(ctx context.Context, s *Spec, o *BuildOptions) (*buildChecks, er
 			return nil, err
 		}
 	}
-	hv, closeHV, connErr := o.Connect(ctx, s.Libvirt.URI, o.Log)
+	hv, connErr := o.Connect(ctx, s.Libvirt.URI, o.Log)
 	if connErr == nil {
-		c.hv, c.close = hv, func() { _ = closeHV() }
+		c.hv, c.close = hv, func() { _ = hv.Close() }
 	}
 	if o.Accelerator == "" && !o.NoPreflight {
 		popts := o.Preflight

@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/bootlab/bootlab/internal/status"
+	"github.com/bootlab/bootlab/lab/hypervisor"
 	"github.com/bootlab/bootlab/lab/hypervisor/fake"
 	"github.com/bootlab/bootlab/lab/labdir"
 	"github.com/bootlab/bootlab/lab/preflight"
@@ -75,9 +76,7 @@ func TestBuildChoosesTheAcceleratorOnce(t *testing.T) {
 	var out bytes.Buffer
 	res, err := Build(context.Background(), s, BuildOptions{
 		Log: slog.New(slog.DiscardHandler), Status: status.New(&out, false),
-		Connect: func(context.Context, string, *slog.Logger) (Hypervisor, func() error, error) {
-			return kvmFake{hv}, func() error { return nil }, nil
-		},
+		Connect:   hypervisor.Shared(kvmFake{hv}),
 		Preflight: preflight.Options{Facts: host.facts()},
 	})
 	require.NoError(t, err, out.String())
@@ -101,9 +100,7 @@ func TestBuildChoosesTheAcceleratorOnce(t *testing.T) {
 	host.smoked = nil
 	res, err = Build(context.Background(), s, BuildOptions{
 		Accelerator: AccelKVM, Status: status.New(&out, false),
-		Connect: func(context.Context, string, *slog.Logger) (Hypervisor, func() error, error) {
-			return kvmFake{hv}, func() error { return nil }, nil
-		},
+		Connect: hypervisor.Shared(kvmFake{hv}),
 	})
 	require.NoError(t, err)
 	assert.Empty(t, host.smoked)
@@ -113,9 +110,7 @@ func TestBuildChoosesTheAcceleratorOnce(t *testing.T) {
 	// exist: one test guest again, never two.
 	res, err = Build(context.Background(), s, BuildOptions{
 		NoPreflight: true, Status: status.New(&out, false),
-		Connect: func(context.Context, string, *slog.Logger) (Hypervisor, func() error, error) {
-			return kvmFake{hv}, func() error { return nil }, nil
-		},
+		Connect:   hypervisor.Shared(kvmFake{hv}),
 		Preflight: preflight.Options{Facts: host.facts()},
 	})
 	require.NoError(t, err)
@@ -134,9 +129,7 @@ func TestBuildStopsAtPreflight(t *testing.T) {
 	facts := host.facts()
 	facts.FreeBytes = func(string) (uint64, error) { return 1 << 20, nil }
 	_, err := Build(context.Background(), s, BuildOptions{
-		Connect: func(context.Context, string, *slog.Logger) (Hypervisor, func() error, error) {
-			return kvmFake{hv}, func() error { return nil }, nil
-		},
+		Connect:   hypervisor.Shared(kvmFake{hv}),
 		Preflight: preflight.Options{Facts: facts},
 	})
 	var pe *preflight.Error

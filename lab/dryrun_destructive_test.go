@@ -2,7 +2,6 @@ package lab
 
 import (
 	"context"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"sort"
@@ -12,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/bootlab/bootlab/internal/testutil"
+	"github.com/bootlab/bootlab/lab/hypervisor"
 	"github.com/bootlab/bootlab/lab/hypervisor/fake"
 	"github.com/bootlab/bootlab/lab/labdir"
 	"github.com/bootlab/bootlab/lab/probe"
@@ -132,9 +132,7 @@ func TestPlanBuildPlansThePreparerAndWritesNothing(t *testing.T) {
 	}
 	s.Image.Kernel, s.Image.Initrd = filepath.Join(boot, "vmlinuz"), filepath.Join(boot, "initrd")
 	before := testutil.Tree(t, boot)
-	connect := func(context.Context, string, *slog.Logger) (Hypervisor, func() error, error) {
-		return hv, func() error { return nil }, nil
-	}
+	connect := hypervisor.Shared(hv)
 	plan, err := PlanBuild(context.Background(), s, BuildOptions{Connect: connect, NoPreflight: true, Accelerator: AccelTCG})
 	require.NoError(t, err)
 	lines := changeLines(plan.Changes)

@@ -13,16 +13,10 @@ import (
 	"github.com/bootlab/bootlab/lab/loadbalancer"
 )
 
-// DomainReader is what Graph asks the hypervisor: each node's domain.
-type DomainReader interface {
-	LookupDomain(ctx context.Context, name string) (*Object, error)
-}
-
 // GraphOptions say whether Graph may ask libvirt which nodes run.
 type GraphOptions struct {
-	// Connect opens the hypervisor at uri; the returned func closes it.
-	// Nil draws from the spec alone.
-	Connect func(ctx context.Context, uri string) (DomainReader, func(), error)
+	// Connect opens the hypervisor at uri. Nil draws from the spec alone.
+	Connect Connector
 	// Timeout bounds the libvirt questions; 0 means 10 s. A lab whose
 	// hypervisor does not answer in time is drawn from its spec.
 	Timeout time.Duration
@@ -139,11 +133,11 @@ func liveStates(ctx context.Context, s *Spec, labUUID string, t *diagram.Topolog
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	hv, closeHV, err := opts.Connect(ctx, s.Libvirt.URI)
+	hv, err := opts.Connect(ctx, s.Libvirt.URI, nil)
 	if err != nil {
 		return err
 	}
-	defer closeHV()
+	defer hv.Close()
 	states := make([]string, len(s.Nodes))
 	for i, n := range s.Nodes {
 		o, err := hv.LookupDomain(ctx, s.DomainName(n))

@@ -6,6 +6,7 @@ import (
 	"encoding/xml"
 	"errors"
 	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/bootlab/bootlab/internal/diagram"
+	"github.com/bootlab/bootlab/lab/hypervisor"
 	"github.com/bootlab/bootlab/lab/hypervisor/fake"
 	"github.com/bootlab/bootlab/lab/labdir"
 )
@@ -132,8 +134,7 @@ func TestGraphOfABuiltLab(t *testing.T) {
 	require.NoError(t, hv.DestroyDomain(ctx, s.DomainName(s.NodesByRole(RoleWorker)[0])))
 	require.NoError(t, UpdateState(s, false, func(st *labdir.State) error { st.BootstrapRemoved = true; return nil }))
 
-	connect := func(context.Context, string) (DomainReader, func(), error) { return hv, func() {}, nil }
-	topo, err := Graph(ctx, s, GraphOptions{Connect: connect})
+	topo, err := Graph(ctx, s, GraphOptions{Connect: hypervisor.Shared(hv)})
 	require.NoError(t, err)
 	assert.True(t, topo.Live)
 	states := map[string]string{}
@@ -147,8 +148,8 @@ func TestGraphOfABuiltLab(t *testing.T) {
 	assert.Contains(t, svg, "worker-0 (worker): shut off")
 	assert.Contains(t, svg, `fill="#2da44e"`, "a running node's dot is green")
 
-	down := func(context.Context, string) (DomainReader, func(), error) {
-		return nil, nil, errors.New("dial unix /var/run/libvirt/libvirt-sock: connect: no such file or directory")
+	down := func(context.Context, string, *slog.Logger) (Hypervisor, error) {
+		return nil, errors.New("dial unix /var/run/libvirt/libvirt-sock: connect: no such file or directory")
 	}
 	topo, err = Graph(ctx, s, GraphOptions{Connect: down})
 	require.NoError(t, err)

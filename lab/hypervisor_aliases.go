@@ -18,6 +18,10 @@ type (
 	Lease          = hypervisor.Lease
 	Snapshot       = hypervisor.Snapshot
 	Capabilities   = hypervisor.Capabilities
+	// Connector opens the hypervisor of a libvirt URI (the caller closes
+	// it): the one way lab and the commands reach a hypervisor. The
+	// commands' Factory carries one; tests pass hypervisor.Shared(fake).
+	Connector = hypervisor.Connector
 )
 
 const (
@@ -29,4 +33,5 @@ var (
 	ErrNotFound    = hypervisor.ErrNotFound
 	ErrUnsupported = hypervisor.ErrUnsupported
 	Full           = hypervisor.Full
+	Shared         = hypervisor.Shared
 )

@@ -14,14 +14,6 @@ import (
 	"github.com/bootlab/bootlab/lab/labdir"
 )
 
-// Lister is the part of the hypervisor `lab list` needs: every network and
-// domain, to count running nodes and to find labs that have no directory.
-type Lister interface {
-	Networks(ctx context.Context) ([]NetworkInfo, error)
-	LookupNetwork(ctx context.Context, name string) (*Object, error)
-	Domains(ctx context.Context) ([]Object, error)
-}
-
 // ListOptions say where to look for labs.
 type ListOptions struct {
 	// Home is the bootlab home; labs are its labs/*/ directories holding
@@ -30,9 +22,9 @@ type ListOptions struct {
 	// URIs are libvirt URIs searched for orphaned labs beyond the ones the
 	// lab directories name.
 	URIs []string
-	// Connect opens the hypervisor at uri; the returned func closes it.
-	// Nil lists the lab directories only.
-	Connect func(ctx context.Context, uri string) (Lister, func(), error)
+	// Connect opens the hypervisor at uri. Nil lists the lab directories
+	// only.
+	Connect Connector
 	// Log hears about daemons that could not be searched for orphans.
 	Log *slog.Logger
 }
@@ -106,7 +98,7 @@ func List(ctx context.Context, opts ListOptions) ([]Summary, error) {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		found, err := scanURI(ctx, opts.Connect, uri)
+		found, err := scanURI(ctx, opts.Connect, uri, opts.Log)
 		if err != nil {
 			if opts.Log != nil {
 				opts.Log.Warn("could not search libvirt for labs", "uri", uri, "err", err)
@@ -227,12 +219,12 @@ type libvirtLabs struct {
 	networks map[string]string // lab -> network name
 }
 
-func scanURI(ctx context.Context, connect func(context.Context, string) (Lister, func(), error), uri string) (*libvirtLabs, error) {
-	hv, closeFn, err := connect(ctx, uri)
+func scanURI(ctx context.Context, connect Connector, uri string, log *slog.Logger) (*libvirtLabs, error) {
+	hv, err := connect(ctx, uri, log)
 	if err != nil {
 		return nil, fmt.Errorf("libvirt %s: %w", uri, err)
 	}
-	defer closeFn()
+	defer hv.Close()
 	found := &libvirtLabs{domains: map[string][]Object{}, networks: map[string]string{}}
 	doms, err := hv.Domains(ctx)
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/bootlab/bootlab/lab"
+	"github.com/bootlab/bootlab/lab/hypervisor"
 )
 
 // lab.List against the real libvirtd (test driver): a lab whose directory
@@ -37,9 +38,7 @@ func TestIntegrationList(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, os.RemoveAll(o.LabDir))
 
-	labs, err := lab.List(ctx, lab.ListOptions{Home: home, Connect: func(context.Context, string) (lab.Lister, func(), error) {
-		return c, func() {}, nil
-	}})
+	labs, err := lab.List(ctx, lab.ListOptions{Home: home, Connect: hypervisor.Shared(c)})
 	require.NoError(t, err)
 	require.Len(t, labs, 2)
 	assert.Equal(t, "elsewhere", labs[0].Name)

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/bootlab/bootlab/lab/hypervisor"
 	"github.com/bootlab/bootlab/lab/hypervisor/fake"
 	"github.com/bootlab/bootlab/lab/labdir"
 )
@@ -23,9 +24,7 @@ func listSpec(t *testing.T, home, name, cidr string) *Spec {
 	return s
 }
 
-func fakeConnect(hv *fake.Hypervisor) func(context.Context, string) (Lister, func(), error) {
-	return func(context.Context, string) (Lister, func(), error) { return hv, func() {}, nil }
-}
+func fakeConnect(hv *fake.Hypervisor) Connector { return hypervisor.Shared(hv) }
 
 func TestListFindsLabDirsAndOrphans(t *testing.T) {
 	ctx := context.Background()

@@ -17,6 +17,7 @@ import (
 
 	"github.com/bootlab/bootlab/internal/status"
 	"github.com/bootlab/bootlab/internal/testutil"
+	"github.com/bootlab/bootlab/lab/hypervisor"
 	"github.com/bootlab/bootlab/lab/hypervisor/fake"
 	"github.com/bootlab/bootlab/lab/labdir"
 )
@@ -178,9 +179,7 @@ func TestDownRemovesARemoteHostDirOnlyWithItsMarker(t *testing.T) {
 func buildOpts(hv Hypervisor) BuildOptions {
 	return BuildOptions{
 		Log: slog.New(slog.DiscardHandler), Status: status.New(io.Discard, false), NoPreflight: true, Accelerator: AccelTCG,
-		Connect: func(context.Context, string, *slog.Logger) (Hypervisor, func() error, error) {
-			return hv, func() error { return nil }, nil
-		},
+		Connect: hypervisor.Shared(hv),
 	}
 }
 

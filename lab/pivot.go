@@ -16,7 +16,7 @@ type PivotOptions struct {
 	Log    *slog.Logger
 	Status *status.Status
 	// Connect opens the hypervisor (default ConnectLibvirt).
-	Connect ConnectFunc
+	Connect Connector
 }
 
 // PivotResult is what `lab pivot -o json` prints.
@@ -48,11 +48,11 @@ func Pivot(ctx context.Context, spec *Spec, o PivotOptions) (*PivotResult, error
 		return nil, &InputError{Err: fmt.Errorf("lab %s has no bootstrap node: nothing to pivot", spec.Name)}
 	}
 	res := &PivotResult{Lab: spec.Name, Changed: !state.BootstrapRemoved}
-	hv, closeHV, err := o.Connect(ctx, spec.Libvirt.URI, o.Log)
+	hv, err := o.Connect(ctx, spec.Libvirt.URI, o.Log)
 	if err != nil {
 		return nil, err
 	}
-	defer func() { _ = closeHV() }()
+	defer hv.Close()
 	// lab up starts haproxy only where the network is a bridge on the
 	// hypervisor's machine (not on the test driver).
 	withLB := hv.Capabilities().HostNetwork

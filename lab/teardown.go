@@ -15,7 +15,7 @@ type TeardownOptions struct {
 	Log    *slog.Logger
 	Status *status.Status
 	// Connect opens the hypervisor (default ConnectLibvirt).
-	Connect ConnectFunc
+	Connect Connector
 	// KeepImages keeps the imported base image (see DownOptions).
 	KeepImages bool
 }
@@ -44,11 +44,11 @@ func Teardown(ctx context.Context, s *Spec, o TeardownOptions) ([]StepResult, er
 		}
 		o.Status.End(true)
 	}
-	hv, closeHV, err := o.Connect(ctx, s.Libvirt.URI, o.Log)
+	hv, err := o.Connect(ctx, s.Libvirt.URI, o.Log)
 	if err != nil {
 		return nil, err
 	}
-	defer func() { _ = closeHV() }()
+	defer hv.Close()
 	return DownSteps(ctx, hv, s, DownOptions{Log: o.Log, Status: o.Status, KeepImages: o.KeepImages})
 }
 
@@ -62,11 +62,11 @@ func PlanTeardown(ctx context.Context, s *Spec, o TeardownOptions) ([]Change, er
 	if st, err := labdir.LoadState(s.LabDir); err == nil && st.HostDNS != "" {
 		changes = append(changes, Change{Action: "remove", Kind: "hostDNS", Name: s.Cluster.Domain(), Detail: st.HostDNS})
 	}
-	hv, closeHV, err := o.Connect(ctx, s.Libvirt.URI, o.Log)
+	hv, err := o.Connect(ctx, s.Libvirt.URI, o.Log)
 	if err != nil {
 		return nil, err
 	}
-	defer func() { _ = closeHV() }()
+	defer hv.Close()
 	down, err := PlanDown(ctx, hv, s, DownOptions{Log: o.Log, KeepImages: o.KeepImages})
 	return append(changes, down...), err
 }

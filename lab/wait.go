@@ -22,7 +22,7 @@ type WaitOptions struct {
 	Net cluster.Net
 	// Connect opens the hypervisor to start deferred workers (default
 	// ConnectLibvirt).
-	Connect ConnectFunc
+	Connect Connector
 	// Timeouts and the poll interval (zero: cluster's defaults).
 	APITimeout, BootstrapTimeout, InstallTimeout, Interval time.Duration
 	// NoSSH does not log in to the bootstrap node to watch bootkube's
@@ -77,11 +77,11 @@ func WaitBootstrap(ctx context.Context, s *Spec, st *labdir.State, o WaitOptions
 	}
 	if !o.NoStartWorkers && len(s.NodesByRole(RoleWorker)) > 0 {
 		w.OnWorkerConfig = func(ctx context.Context) error {
-			hv, closeHV, err := o.Connect(ctx, s.Libvirt.URI, o.Log)
+			hv, err := o.Connect(ctx, s.Libvirt.URI, o.Log)
 			if err != nil {
 				return err
 			}
-			defer func() { _ = closeHV() }()
+			defer hv.Close()
 			return StartNodes(ctx, hv, s, RoleWorker)
 		}
 	}

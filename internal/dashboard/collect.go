@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/bootlab/bootlab/lab"
+	"github.com/bootlab/bootlab/lab/hypervisor"
 	"github.com/bootlab/bootlab/lab/labdir"
 	"github.com/bootlab/bootlab/lab/loadbalancer"
 )
@@ -20,9 +21,6 @@ type Source interface {
 	Snapshot(ctx context.Context) ([]LabView, error)
 }
 
-// Connector opens the libvirt daemon at uri; the func closes it.
-type Connector func(ctx context.Context, uri string) (lab.Hypervisor, func(), error)
-
 // Collector is the Source of a host's labs: lab.List for the labs, then
 // lab.Inspect, the stage records and the last verify result of each. It
 // keeps one libvirt connection per URI between snapshots.
@@ -31,7 +29,7 @@ type Collector struct {
 	Home string
 	// URIs are searched for orphaned labs beside the labs' own.
 	URIs    []string
-	Connect Connector
+	Connect lab.Connector
 	Log     *slog.Logger
 
 	mu      sync.Mutex
@@ -41,8 +39,7 @@ type Collector struct {
 }
 
 type conn struct {
-	hv    lab.Hypervisor
-	close func()
+	hv lab.Hypervisor
 }
 
 type recordsCache struct {
@@ -57,7 +54,7 @@ func (c *Collector) Close() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for uri, cn := range c.conns {
-		cn.close()
+		_ = cn.hv.Close()
 		delete(c.conns, uri)
 	}
 }
@@ -71,7 +68,7 @@ func (c *Collector) hypervisor(ctx context.Context, uri string) (lab.Hypervisor,
 	if c.Connect == nil {
 		return nil, fmt.Errorf("no libvirt connection to %s", uri)
 	}
-	hv, closeFn, err := c.Connect(ctx, uri)
+	hv, err := c.Connect(ctx, uri, c.Log)
 	if c.lastErr == nil {
 		c.lastErr = map[string]string{}
 	}
@@ -90,7 +87,7 @@ func (c *Collector) hypervisor(ctx context.Context, uri string) (lab.Hypervisor,
 	if c.conns == nil {
 		c.conns = map[string]*conn{}
 	}
-	c.conns[uri] = &conn{hv: hv, close: closeFn}
+	c.conns[uri] = &conn{hv: hv}
 	return hv, nil
 }
 
@@ -99,21 +96,23 @@ func (c *Collector) drop(uri string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if cn, ok := c.conns[uri]; ok {
-		cn.close()
+		_ = cn.hv.Close()
 		delete(c.conns, uri)
 	}
 }
 
 // Snapshot reads every lab on the host.
 func (c *Collector) Snapshot(ctx context.Context) ([]LabView, error) {
-	var lister func(context.Context, string) (lab.Lister, func(), error)
+	var lister lab.Connector
 	if c.Connect != nil {
-		lister = func(ctx context.Context, uri string) (lab.Lister, func(), error) {
+		// The connections are kept between snapshots: List's Close of
+		// what it is handed leaves them open.
+		lister = func(ctx context.Context, uri string, _ *slog.Logger) (lab.Hypervisor, error) {
 			hv, err := c.hypervisor(ctx, uri)
 			if err != nil {
-				return nil, nil, err
+				return nil, err
 			}
-			return hv, func() {}, nil
+			return hypervisor.Shared(hv)(ctx, uri, nil)
 		}
 	}
 	// Connection failures are logged by hypervisor, once; a lab on a

@@ -160,8 +160,8 @@ func TestCollectorLogsUnreachableLibvirtOnce(t *testing.T) {
 	home, _ := fixtureHome(t, 1)
 	var logged strings.Builder
 	c := &Collector{Home: home, Log: slog.New(slog.NewTextHandler(&logged, nil)),
-		Connect: func(context.Context, string) (lab.Hypervisor, func(), error) {
-			return nil, nil, errors.New("dial unix /var/run/libvirt/libvirt-sock: connect: no such file or directory")
+		Connect: func(context.Context, string, *slog.Logger) (lab.Hypervisor, error) {
+			return nil, errors.New("dial unix /var/run/libvirt/libvirt-sock: connect: no such file or directory")
 		}}
 	for i := 0; i < 3; i++ {
 		views, err := c.Snapshot(context.Background())

@@ -1,7 +1,6 @@
 package dashboard
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -49,9 +48,7 @@ func setActive(hv *fake.Hypervisor, domain string, active bool) {
 }
 
 // connector hands out hv, the shared in-memory hypervisor.
-func connector(hv *fake.Hypervisor) Connector {
-	return func(context.Context, string) (lab.Hypervisor, func(), error) { return hv, func() {}, nil }
-}
+func connector(hv *fake.Hypervisor) lab.Connector { return hypervisor.Shared(hv) }
 
 // fixtureLab writes a lab directory under home as `lab up` and the stage
 // commands leave it, with a private key, a pull secret, a kubeconfig and

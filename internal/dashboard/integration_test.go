@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/bootlab/bootlab/lab"
+	"github.com/bootlab/bootlab/lab/hypervisor"
 	"github.com/bootlab/bootlab/lab/libvirt"
 )
 
@@ -38,7 +39,7 @@ func TestIntegrationDashboardOverLibvirt(t *testing.T) {
 	_, err = lab.Up(ctx, c, s, lab.UpOptions{Accelerator: lab.AccelTCG})
 	require.NoError(t, err)
 
-	col := &Collector{Home: home, Connect: func(context.Context, string) (lab.Hypervisor, func(), error) { return c, func() {}, nil }}
+	col := &Collector{Home: home, Connect: hypervisor.Shared(c)}
 	srv := New(Options{Source: col})
 	ts := httptest.NewServer(srv.Handler())
 	defer ts.Close()

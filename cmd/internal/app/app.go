@@ -27,6 +27,7 @@ import (
 	"github.com/bootlab/bootlab/cmd/internal/stagecmd"
 	"github.com/bootlab/bootlab/internal/status"
 	"github.com/bootlab/bootlab/internal/version"
+	"github.com/bootlab/bootlab/lab"
 	"github.com/bootlab/bootlab/lab/libvirt"
 )
 
@@ -61,7 +62,7 @@ func execute(ctx context.Context, streams cmdutil.Streams, args []string, newRoo
 			exit = reportBug(streams.ErrOut, r, debug.Stack())
 		}
 	}()
-	f := &cmdutil.Factory{Streams: streams}
+	f := &cmdutil.Factory{Streams: streams, Connect: lab.ConnectLibvirt}
 	root := newRoot(f)
 	root.SetArgs(args)
 	root.SetIn(streams.In)

@@ -21,7 +21,6 @@ import (
 	"github.com/bootlab/bootlab/lab"
 	"github.com/bootlab/bootlab/lab/class"
 	"github.com/bootlab/bootlab/lab/labdir"
-	"github.com/bootlab/bootlab/lab/libvirt"
 	"github.com/bootlab/bootlab/lab/preflight"
 )
 
@@ -128,7 +127,7 @@ func hostOf(ctx context.Context, f *cmdutil.Factory, uri string) (class.Host, er
 	if h.Labs, err = labdir.Find(lab.DefaultHome()); err != nil {
 		return h, err
 	}
-	conn, err := libvirt.Connect(ctx, uri, f.Log)
+	conn, err := f.Connector()(ctx, uri, f.Log)
 	if err != nil {
 		return h, err
 	}

@@ -14,7 +14,6 @@ import (
 	"github.com/bootlab/bootlab/lab"
 	"github.com/bootlab/bootlab/lab/class"
 	"github.com/bootlab/bootlab/lab/labdir"
-	"github.com/bootlab/bootlab/lab/libvirt"
 )
 
 // DownOptions are the options of `class down`.
@@ -141,7 +140,7 @@ func downDryRun(ctx context.Context, f *cmdutil.Factory, name, dir string, ms []
 
 // downLab is `lab down` of one lab of the class.
 func downLab(ctx context.Context, f *cmdutil.Factory, spec *lab.Spec) error {
-	conn, err := libvirt.Connect(ctx, spec.Libvirt.URI, f.Log)
+	conn, err := f.Connector()(ctx, spec.Libvirt.URI, f.Log)
 	if err != nil {
 		return err
 	}

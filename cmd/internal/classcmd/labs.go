@@ -16,7 +16,6 @@ import (
 	"github.com/bootlab/bootlab/lab"
 	"github.com/bootlab/bootlab/lab/class"
 	"github.com/bootlab/bootlab/lab/labdir"
-	"github.com/bootlab/bootlab/lab/libvirt"
 	"github.com/bootlab/bootlab/lab/preflight"
 	"github.com/bootlab/bootlab/lab/verify"
 )
@@ -91,7 +90,7 @@ func verifyLab(ctx context.Context, f *cmdutil.Factory, spec *lab.Spec, timeout 
 		return cmdutil.WithCode(cmdutil.ExitNoLab, fmt.Errorf("lab %s is not up (no complete up recorded): run `bootlab class up` first", spec.Name))
 	}
 	vopts := verify.Options{Timeout: timeout, Log: f.Log, Status: f.Status, Accelerator: st.Accelerator}
-	conn, err := libvirt.Connect(ctx, spec.Libvirt.URI, f.Log)
+	conn, err := f.Connector()(ctx, spec.Libvirt.URI, f.Log)
 	if err != nil {
 		return err
 	}
@@ -179,7 +178,7 @@ func runReset(ctx context.Context, f *cmdutil.Factory, opts *ResetOptions) error
 	if m.State.Spec == nil {
 		return cmdutil.WithCode(cmdutil.ExitNoLab, fmt.Errorf("lab %s was never completely built: `bootlab class up` builds it", m.Spec.Name))
 	}
-	conn, err := libvirt.Connect(ctx, m.Spec.Libvirt.URI, f.Log)
+	conn, err := f.Connector()(ctx, m.Spec.Libvirt.URI, f.Log)
 	if err != nil {
 		return err
 	}

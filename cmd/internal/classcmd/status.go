@@ -11,7 +11,6 @@ import (
 	"github.com/bootlab/bootlab/internal/dashboard"
 	"github.com/bootlab/bootlab/lab"
 	"github.com/bootlab/bootlab/lab/labdir"
-	"github.com/bootlab/bootlab/lab/libvirt"
 	"github.com/bootlab/bootlab/stages"
 )
 
@@ -74,7 +73,7 @@ func runStatus(ctx context.Context, f *cmdutil.Factory, opts *StatusOptions) err
 		return err
 	}
 	doc := ClassStatus{Class: name, Labs: []LabStatus{}}
-	conns := map[string]*libvirt.Conn{}
+	conns := map[string]lab.Hypervisor{}
 	defer func() {
 		for _, c := range conns {
 			c.Close()
@@ -89,7 +88,7 @@ func runStatus(ctx context.Context, f *cmdutil.Factory, opts *StatusOptions) err
 		ls.Stage = stageReached(m.Spec, m.State.UUID)
 		conn, ok := conns[m.Spec.Libvirt.URI]
 		if !ok {
-			c, err := libvirt.Connect(ctx, m.Spec.Libvirt.URI, f.Log)
+			c, err := f.Connector()(ctx, m.Spec.Libvirt.URI, f.Log)
 			if err != nil {
 				ls.Error = err.Error()
 				doc.Labs = append(doc.Labs, ls)

@@ -14,7 +14,6 @@ import (
 	"github.com/bootlab/bootlab/lab"
 	"github.com/bootlab/bootlab/lab/class"
 	"github.com/bootlab/bootlab/lab/labdir"
-	"github.com/bootlab/bootlab/lab/libvirt"
 	"github.com/bootlab/bootlab/lab/preflight"
 	"github.com/bootlab/bootlab/lab/probe"
 )
@@ -133,7 +132,7 @@ func prepareClass(ctx context.Context, f *cmdutil.Factory, p *class.Plan, noPref
 	if first.Accelerator != lab.AccelAuto {
 		accel = first.Accelerator
 	}
-	conn, connErr := libvirt.Connect(ctx, first.Libvirt.URI, f.Log)
+	conn, connErr := f.Connector()(ctx, first.Libvirt.URI, f.Log)
 	if connErr == nil {
 		defer conn.Close()
 	}

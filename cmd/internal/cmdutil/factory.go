@@ -16,6 +16,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/bootlab/bootlab/internal/status"
+	"github.com/bootlab/bootlab/lab"
 )
 
 // Streams are the process's standard streams. stdout is data, stderr is people.
@@ -49,6 +50,18 @@ type Factory struct {
 	Status  *status.Status
 	// JSONLogs is set by --log-format json: every line on stderr is JSON.
 	JSONLogs bool
+	// Connect opens a hypervisor: the one way a command reaches libvirt.
+	// app sets lab.ConnectLibvirt; command tests set
+	// hypervisor.Shared(fake). Nil is the real one (Connector).
+	Connect lab.Connector
+}
+
+// Connector is Connect, or lab.ConnectLibvirt when none was set.
+func (f *Factory) Connector() lab.Connector {
+	if f.Connect == nil {
+		return lab.ConnectLibvirt
+	}
+	return f.Connect
 }
 
 // Say prints a line for people on stderr (a summary, a warning): as is, or

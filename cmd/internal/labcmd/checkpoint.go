@@ -13,7 +13,6 @@ import (
 
 	"github.com/bootlab/bootlab/cmd/internal/cmdutil"
 	"github.com/bootlab/bootlab/lab"
-	"github.com/bootlab/bootlab/lab/libvirt"
 )
 
 // CheckpointOptions are the options of the `lab checkpoint` verbs.
@@ -109,7 +108,7 @@ func runCheckpoint(ctx context.Context, f *cmdutil.Factory, opts *CheckpointOpti
 	if err != nil {
 		return err
 	}
-	conn, err := libvirt.Connect(ctx, spec.Libvirt.URI, f.Log)
+	conn, err := f.Connector()(ctx, spec.Libvirt.URI, f.Log)
 	if err != nil {
 		return err
 	}

@@ -17,7 +17,6 @@ import (
 	"github.com/bootlab/bootlab/lab"
 	"github.com/bootlab/bootlab/lab/host"
 	"github.com/bootlab/bootlab/lab/labdir"
-	"github.com/bootlab/bootlab/lab/libvirt"
 	"github.com/bootlab/bootlab/lab/probe"
 )
 
@@ -78,7 +77,7 @@ func runConsole(ctx context.Context, f *cmdutil.Factory, opts *ConsoleOptions) e
 	where := ""
 	if spec.Remote() {
 		// virtlogd writes the log on the hypervisor's machine: read it there.
-		conn, cerr := libvirt.Connect(ctx, spec.Libvirt.URI, f.Log)
+		conn, cerr := f.Connector()(ctx, spec.Libvirt.URI, f.Log)
 		if cerr != nil {
 			return cerr
 		}

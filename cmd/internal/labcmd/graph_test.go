@@ -3,6 +3,7 @@ package labcmd
 import (
 	"bytes"
 	"context"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -42,13 +43,14 @@ func TestGraphDrawsAnUnbuiltLab(t *testing.T) {
 	dir := t.TempDir()
 	specFile := filepath.Join(dir, "lab.yaml")
 	require.NoError(t, os.WriteFile(specFile, []byte("name: pics\ntopology: {masters: 1, workers: 1}\n"), 0o644))
-	noLibvirt := func(context.Context, string) (lab.DomainReader, func(), error) {
+	noLibvirt := func(context.Context, string, *slog.Logger) (lab.Hypervisor, error) {
 		t.Fatal("an unbuilt lab needs no libvirt")
-		return nil, nil, nil
+		return nil, nil
 	}
+	factory := func() *cmdutil.Factory { f := testFactory(); f.Connect = noLibvirt; return f }
 
-	f := testFactory()
-	opts := &GraphOptions{Spec: cmdutil.SpecFlags{File: specFile}, Output: "dot", Connect: noLibvirt}
+	f := factory()
+	opts := &GraphOptions{Spec: cmdutil.SpecFlags{File: specFile}, Output: "dot"}
 	require.NoError(t, runGraph(context.Background(), f, opts))
 	out := f.Streams.Out.(*bytes.Buffer).String()
 	assert.True(t, strings.HasPrefix(out, `digraph "bootlab-pics" {`), out)
@@ -56,8 +58,8 @@ func TestGraphDrawsAnUnbuiltLab(t *testing.T) {
 	assert.Contains(t, f.Streams.ErrOut.(*bytes.Buffer).String(), "Drawn from the spec: lab pics is not built.")
 
 	file := filepath.Join(dir, "pics.svg")
-	f = testFactory()
-	opts = &GraphOptions{Spec: cmdutil.SpecFlags{File: specFile}, Output: "svg", Out: file, Connect: noLibvirt}
+	f = factory()
+	opts = &GraphOptions{Spec: cmdutil.SpecFlags{File: specFile}, Output: "svg", Out: file}
 	require.NoError(t, runGraph(context.Background(), f, opts))
 	data, err := os.ReadFile(file)
 	require.NoError(t, err)
@@ -65,8 +67,8 @@ func TestGraphDrawsAnUnbuiltLab(t *testing.T) {
 	assert.Empty(t, f.Streams.Out.(*bytes.Buffer).String(), "--out writes nothing on stdout")
 	assert.Contains(t, f.Streams.ErrOut.(*bytes.Buffer).String(), "wrote "+file)
 
-	opts = &GraphOptions{Spec: cmdutil.SpecFlags{File: specFile}, Output: "svg", Out: filepath.Join(dir, "no", "such", "dir.svg"), Connect: noLibvirt}
-	err = runGraph(context.Background(), testFactory(), opts)
+	opts = &GraphOptions{Spec: cmdutil.SpecFlags{File: specFile}, Output: "svg", Out: filepath.Join(dir, "no", "such", "dir.svg")}
+	err = runGraph(context.Background(), factory(), opts)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "--out: ")
 }

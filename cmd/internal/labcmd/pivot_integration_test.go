@@ -5,7 +5,6 @@ package labcmd
 import (
 	"context"
 	"errors"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"testing"
@@ -14,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/bootlab/bootlab/lab"
+	"github.com/bootlab/bootlab/lab/hypervisor"
 	"github.com/bootlab/bootlab/lab/labdir"
 	"github.com/bootlab/bootlab/lab/libvirt"
 )
@@ -46,9 +46,7 @@ func TestPivotRemovesBootstrapOnOpenShift(t *testing.T) {
 	_, err = lab.Up(ctx, conn, s, lab.UpOptions{Accelerator: lab.AccelTCG})
 	require.NoError(t, err)
 
-	connect := func(context.Context, string, *slog.Logger) (lab.Hypervisor, func() error, error) {
-		return conn, func() error { return nil }, nil
-	}
+	connect := hypervisor.Shared(conn)
 	res, err := lab.Pivot(ctx, s, lab.PivotOptions{Connect: connect})
 	require.NoError(t, err)
 	assert.True(t, res.Changed)

@@ -11,7 +11,6 @@ import (
 	"github.com/bootlab/bootlab/internal/check"
 	"github.com/bootlab/bootlab/lab"
 	"github.com/bootlab/bootlab/lab/labdir"
-	"github.com/bootlab/bootlab/lab/libvirt"
 	"github.com/bootlab/bootlab/lab/preflight"
 	"github.com/bootlab/bootlab/lab/probe"
 )
@@ -67,7 +66,7 @@ func runPreflight(ctx context.Context, f *cmdutil.Factory, opts *PreflightOption
 		return err
 	}
 	var host lab.HostInfo
-	conn, connErr := libvirt.Connect(ctx, spec.Libvirt.URI, f.Log)
+	conn, connErr := f.Connector()(ctx, spec.Libvirt.URI, f.Log)
 	if connErr == nil {
 		defer conn.Close()
 		host = conn

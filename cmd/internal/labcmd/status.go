@@ -10,7 +10,6 @@ import (
 
 	"github.com/bootlab/bootlab/cmd/internal/cmdutil"
 	"github.com/bootlab/bootlab/lab"
-	"github.com/bootlab/bootlab/lab/libvirt"
 )
 
 // StatusOptions are the options of `lab status`.
@@ -48,7 +47,7 @@ func runStatus(ctx context.Context, f *cmdutil.Factory, opts *StatusOptions) err
 	if err != nil {
 		return err
 	}
-	conn, err := libvirt.Connect(ctx, spec.Libvirt.URI, f.Log)
+	conn, err := f.Connector()(ctx, spec.Libvirt.URI, f.Log)
 	if err != nil {
 		return err
 	}

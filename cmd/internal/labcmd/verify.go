@@ -12,7 +12,6 @@ import (
 	"github.com/bootlab/bootlab/internal/check"
 	"github.com/bootlab/bootlab/lab"
 	"github.com/bootlab/bootlab/lab/host"
-	"github.com/bootlab/bootlab/lab/libvirt"
 	"github.com/bootlab/bootlab/lab/verify"
 )
 
@@ -79,7 +78,7 @@ func runVerify(ctx context.Context, f *cmdutil.Factory, opts *VerifyOptions) err
 	// on its console, and they must not pass for today's. The connection
 	// stays open: its host holds the console logs and the load balancer,
 	// and for a remote lab it is the only way to the lab network.
-	conn, err := libvirt.Connect(ctx, spec.Libvirt.URI, f.Log)
+	conn, err := f.Connector()(ctx, spec.Libvirt.URI, f.Log)
 	switch {
 	case err != nil && host.IsRemote(spec.Libvirt.URI):
 		// Nothing of a remote lab can be checked without its hypervisor.

@@ -17,7 +17,6 @@ import (
 	"github.com/bootlab/bootlab/internal/node"
 	"github.com/bootlab/bootlab/lab"
 	"github.com/bootlab/bootlab/lab/labdir"
-	"github.com/bootlab/bootlab/lab/libvirt"
 	"github.com/bootlab/bootlab/stages"
 )
 
@@ -64,7 +63,7 @@ func (c *labCheckpoints) Restore(ctx context.Context, name string) (*lab.Checkpo
 }
 
 func connectCheckpoints(ctx context.Context, f *cmdutil.Factory, spec *lab.Spec) (checkpointer, func(), error) {
-	conn, err := libvirt.Connect(ctx, spec.Libvirt.URI, f.Log)
+	conn, err := f.Connector()(ctx, spec.Libvirt.URI, f.Log)
 	if err != nil {
 		return nil, nil, err
 	}
