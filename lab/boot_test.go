@@ -114,7 +114,8 @@ func TestUpReplacesAChangedKernel(t *testing.T) {
 	assert.False(t, st.BootVolumes["boot-kernel-"+old.Kernel.Digest])
 	assert.True(t, st.BootVolumes["boot-kernel-"+now.Kernel.Digest])
 
-	require.NoError(t, Down(ctx, hv, s, DownOptions{}))
+	_, err = Down(ctx, hv, s, DownOptions{})
+	require.NoError(t, err)
 	assert.Empty(t, hv.PoolVolumes[s.PoolName()], "down deletes the boot volumes with the pool")
 }
 

@@ -32,7 +32,7 @@ func ConnectLibvirt(ctx context.Context, uri string, log *slog.Logger) (Hypervis
 	return c, nil
 }
 
-// BuildOptions tune Build.
+// BuildOptions tune Lab.Up and Lab.PlanUp.
 type BuildOptions struct {
 	Log    *slog.Logger
 	Status *status.Status
@@ -45,14 +45,14 @@ type BuildOptions struct {
 	// NoPreflight skips the host checks (the accelerator is still chosen).
 	NoPreflight bool
 	// Preflight are the host checks' options; Log, Status and ConnectError
-	// are Build's.
+	// are the Lab's.
 	Preflight preflight.Options
 	// StartWorkers starts an OpenShift lab's workers with everyone else
 	// (by default they boot once the masters serve their config).
 	StartWorkers bool
 	// Class records the lab as a member of that class.
 	Class string
-	// Prepare are the preparer's options; Log and Status are Build's.
+	// Prepare are the preparer's options; Log and Status are the Lab's.
 	Prepare PrepareOptions
 	// PrepareLock, when set, is held around the preparer: labs built in
 	// parallel share the caches it fills.
@@ -61,7 +61,7 @@ type BuildOptions struct {
 	SkipHostDNS bool
 }
 
-// BuildResult says what Build did.
+// BuildResult says what Lab.Up did.
 type BuildResult struct {
 	// Spec is the lab as built: the spec given, with the preparer's image.
 	Spec *Spec
@@ -74,7 +74,7 @@ type BuildResult struct {
 	WorkersOff int
 }
 
-// Build is `lab up`: everything from a validated spec to a running lab, in
+// build is `lab up` (Lab.Up): everything from a validated spec to a running lab, in
 // the order that makes nothing it cannot finish. The inputs are checked
 // before anything runs (the lab directory's identity, an OpenShift lab's
 // pull secret, SSH key and cluster domain), then the host (preflight, which
@@ -82,7 +82,7 @@ type BuildResult struct {
 // files (Prepare: s itself is not changed), the accelerator if preflight
 // could not prove it, the lab itself (Up), and host DNS for a local
 // OpenShift lab. Each step reports on opts.Status.
-func Build(ctx context.Context, s *Spec, o BuildOptions) (*BuildResult, error) {
+func build(ctx context.Context, s *Spec, o BuildOptions) (*BuildResult, error) {
 	c, err := checkBuild(ctx, s, &o)
 	if err != nil {
 		return nil, err
@@ -126,7 +126,7 @@ func Build(ctx context.Context, s *Spec, o BuildOptions) (*BuildResult, error) {
 		// Without preflight, or when preflight had no kernel to prove KVM
 		// with: chosen once the boot files exist, so under auto KVM proves
 		// it boots the lab's own kernel.
-		a, why, err := preflight.ChooseAcceleratorWith(ctx, built, hv, o.Preflight.Facts, o.Log)
+		a, why, err := preflight.ChooseAccelerator(ctx, built, hv, o.Preflight.Facts, o.Log)
 		if err != nil {
 			return nil, &InputError{Err: err}
 		}
@@ -171,7 +171,7 @@ func claimLabDir(s *Spec, class string) error {
 	})
 }
 
-// buildChecks is what Build and PlanBuild know once the inputs and the
+// buildChecks is what build and planBuild know once the inputs and the
 // host have passed their checks: nothing has been written yet.
 type buildChecks struct {
 	state      *labdir.State // nil for a lab never built
@@ -182,7 +182,7 @@ type buildChecks struct {
 }
 
 // checkBuild makes every check `lab up` makes before it writes anything,
-// in order, for Build and its dry run alike: the lab directory's identity,
+// in order, for build and its dry run alike: the lab directory's identity,
 // an OpenShift lab's cluster domain, pull secret and SSH key (refused
 // before libvirt, preflight or the lab key run), a lab directory holding
 // someone's files, then the hypervisor, the host (preflight, unless the

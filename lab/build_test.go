@@ -74,7 +74,7 @@ func TestBuildChoosesTheAcceleratorOnce(t *testing.T) {
 	haproxy := newHAProxyMachine(t, hv)
 	host := &buildHost{}
 	var out bytes.Buffer
-	res, err := Build(context.Background(), s, BuildOptions{
+	res, err := build(context.Background(), s, BuildOptions{
 		Log: slog.New(slog.DiscardHandler), Status: status.New(&out, false),
 		Connect:   hypervisor.Shared(kvmFake{hv}),
 		Preflight: preflight.Options{Facts: host.facts()},
@@ -98,7 +98,7 @@ func TestBuildChoosesTheAcceleratorOnce(t *testing.T) {
 	// Built again with the accelerator given (as class up does): no test
 	// guest at all, and nothing to change.
 	host.smoked = nil
-	res, err = Build(context.Background(), s, BuildOptions{
+	res, err = build(context.Background(), s, BuildOptions{
 		Accelerator: AccelKVM, Status: status.New(&out, false),
 		Connect: hypervisor.Shared(kvmFake{hv}),
 	})
@@ -108,7 +108,7 @@ func TestBuildChoosesTheAcceleratorOnce(t *testing.T) {
 
 	// Without preflight the accelerator is chosen once the boot files
 	// exist: one test guest again, never two.
-	res, err = Build(context.Background(), s, BuildOptions{
+	res, err = build(context.Background(), s, BuildOptions{
 		NoPreflight: true, Status: status.New(&out, false),
 		Connect:   hypervisor.Shared(kvmFake{hv}),
 		Preflight: preflight.Options{Facts: host.facts()},
@@ -128,7 +128,7 @@ func TestBuildStopsAtPreflight(t *testing.T) {
 	host := &buildHost{}
 	facts := host.facts()
 	facts.FreeBytes = func(string) (uint64, error) { return 1 << 20, nil }
-	_, err := Build(context.Background(), s, BuildOptions{
+	_, err := build(context.Background(), s, BuildOptions{
 		Connect:   hypervisor.Shared(kvmFake{hv}),
 		Preflight: preflight.Options{Facts: facts},
 	})

@@ -12,7 +12,7 @@ import (
 	"github.com/bootlab/bootlab/lab/probe"
 )
 
-// BuildPlan is what `lab up --dry-run` prints: everything Build would
+// BuildPlan is what `lab up --dry-run` prints: everything Lab.Up would
 // make or change, in the order it would, and the accelerator it would use.
 type BuildPlan struct {
 	Changes []Change
@@ -21,13 +21,13 @@ type BuildPlan struct {
 	AcceleratorReason string
 }
 
-// PlanBuild is Build without a single write: the same input checks and
+// planBuild is build without a single write: the same input checks and
 // read-only preflight, failing with the same errors, then what the
 // preparer would make (lab key, PKI, probe image, Ignition) and Up's own
 // steps over a hypervisor that records instead of changing. The preparer
 // does not run (it writes files, builds and downloads): the lab's boot
 // files are those of the last up, or of the cached probe image.
-func PlanBuild(ctx context.Context, s *Spec, o BuildOptions) (*BuildPlan, error) {
+func planBuild(ctx context.Context, s *Spec, o BuildOptions) (*BuildPlan, error) {
 	c, err := checkBuild(ctx, s, &o)
 	if err != nil {
 		return nil, err
@@ -78,7 +78,7 @@ func plannedSpec(s *Spec, st *labdir.State) *Spec {
 	return &built
 }
 
-// planPrepare lists what Build makes before Up: the lab SSH key, and the
+// planPrepare lists what build makes before Up: the lab SSH key, and the
 // profile preparer's PKI, image and Ignition files.
 func planPrepare(s *Spec) []Change {
 	var out []Change

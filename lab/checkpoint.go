@@ -99,7 +99,7 @@ func ourCheckpoint(s *Spec, labUUID string, sn Snapshot) string {
 	return name
 }
 
-// SaveOptions tune SaveCheckpointOf.
+// SaveOptions tune SaveCheckpoint.
 type SaveOptions struct {
 	// Nodes limits the checkpoint to these nodes (spec names, e.g.
 	// "bootstrap"); empty means every node. Only their console logs are
@@ -110,15 +110,11 @@ type SaveOptions struct {
 	Replace bool
 }
 
-// SaveCheckpoint snapshots every node of the lab and copies the lab files
-// into the checkpoint's directory. A name in use is refused; on failure the
-// snapshots already taken are deleted again.
-func SaveCheckpoint(ctx context.Context, hv Hypervisor, s *Spec, name string) (*Checkpoint, error) {
-	return SaveCheckpointOf(ctx, hv, s, name, SaveOptions{})
-}
-
-// SaveCheckpointOf is SaveCheckpoint over the nodes opts names.
-func SaveCheckpointOf(ctx context.Context, hv Hypervisor, s *Spec, name string, opts SaveOptions) (*Checkpoint, error) {
+// SaveCheckpoint snapshots the nodes opts names (every node by default)
+// and copies the lab files into the checkpoint's directory. A name in use
+// is refused unless opts.Replace; on failure the snapshots already taken
+// are deleted again.
+func SaveCheckpoint(ctx context.Context, hv Hypervisor, s *Spec, name string, opts SaveOptions) (*Checkpoint, error) {
 	if err := ValidateCheckpointName(name); err != nil {
 		return nil, err
 	}

@@ -32,7 +32,7 @@ func TestIntegrationCheckpointSnapshots(t *testing.T) {
 	// A snapshot that is not bootlab's, on our domain.
 	require.NoError(t, c.CreateSnapshot(ctx, master, `<domainsnapshot><name>by-hand</name></domainsnapshot>`))
 
-	cp, err := lab.SaveCheckpoint(ctx, c, s, "start")
+	cp, err := lab.SaveCheckpoint(ctx, c, s, "start", lab.SaveOptions{})
 	require.NoError(t, err)
 	assert.Len(t, cp.Nodes, len(s.Nodes))
 	snaps, err := c.Snapshots(ctx, master)
@@ -64,7 +64,8 @@ func TestIntegrationCheckpointSnapshots(t *testing.T) {
 	assert.Equal(t, "start", cps[0].Name)
 	assert.Empty(t, cps[0].Missing)
 
-	require.NoError(t, lab.Down(ctx, c, s, lab.DownOptions{}))
+	_, err = lab.Down(ctx, c, s, lab.DownOptions{})
+	require.NoError(t, err)
 	doms, err := c.Domains(ctx)
 	require.NoError(t, err)
 	for _, o := range doms {

@@ -33,15 +33,9 @@ type DownOptions struct {
 // domains (found by bootlab metadata), the load balancer, the volumes and
 // pool and the network (found by name and the UUIDs in the lab state), then
 // the host files it wrote. It works after a half-failed `up` and never
-// touches an object that is not this lab's.
-func Down(ctx context.Context, hv Hypervisor, s *Spec, opts DownOptions) error {
-	_, err := DownSteps(ctx, hv, s, opts)
-	return err
-}
-
-// DownSteps is Down, returning what each step removed: none Changed means
-// there was nothing of this lab to remove.
-func DownSteps(ctx context.Context, hv Hypervisor, s *Spec, opts DownOptions) ([]StepResult, error) {
+// touches an object that is not this lab's. The steps say what each
+// removed: none Changed means there was nothing of this lab to remove.
+func Down(ctx context.Context, hv Hypervisor, s *Spec, opts DownOptions) ([]StepResult, error) {
 	res, _, err := downRun(ctx, hv, s, opts)
 	return res, err
 }

@@ -52,7 +52,7 @@ func TestPlanDownListsWhatDownRemoves(t *testing.T) {
 	s := testSpec(t, "t", true)
 	_, err := Up(ctx, hv, s, upOpts())
 	require.NoError(t, err)
-	_, err = SaveCheckpoint(ctx, hv, s, "start")
+	_, err = SaveCheckpoint(ctx, hv, s, "start", SaveOptions{})
 	require.NoError(t, err)
 	root := filepath.Dir(s.LabDir)
 	before := testutil.Tree(t, root)
@@ -73,7 +73,7 @@ func TestPlanDownListsWhatDownRemoves(t *testing.T) {
 	}
 
 	// Down removes what the plan said: every domain, the network, the pool.
-	_, err = DownSteps(ctx, hv, s, DownOptions{})
+	_, err = Down(ctx, hv, s, DownOptions{})
 	require.NoError(t, err)
 	for _, n := range s.Nodes {
 		assert.Contains(t, hv.Mutations(), "UndefineDomain "+s.DomainName(n))
@@ -90,7 +90,7 @@ func TestPlanCheckpointRestoreAndDelete(t *testing.T) {
 	ctx := context.Background()
 	hv := fake.New()
 	s := upForCheckpoint(t, hv)
-	_, err := SaveCheckpoint(ctx, hv, s, "start")
+	_, err := SaveCheckpoint(ctx, hv, s, "start", SaveOptions{})
 	require.NoError(t, err)
 	root := filepath.Dir(s.LabDir)
 	before := testutil.Tree(t, root)
@@ -133,7 +133,7 @@ func TestPlanBuildPlansThePreparerAndWritesNothing(t *testing.T) {
 	s.Image.Kernel, s.Image.Initrd = filepath.Join(boot, "vmlinuz"), filepath.Join(boot, "initrd")
 	before := testutil.Tree(t, boot)
 	connect := hypervisor.Shared(hv)
-	plan, err := PlanBuild(context.Background(), s, BuildOptions{Connect: connect, NoPreflight: true, Accelerator: AccelTCG})
+	plan, err := planBuild(context.Background(), s, BuildOptions{Connect: connect, NoPreflight: true, Accelerator: AccelTCG})
 	require.NoError(t, err)
 	lines := changeLines(plan.Changes)
 	assert.Contains(t, lines, "create sshKey "+labdir.SSHKey(s))

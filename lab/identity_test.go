@@ -61,7 +61,7 @@ func TestCopiedSpecNeverActsOnTheOriginalLab(t *testing.T) {
 
 	hv.Reset()
 	var idErr *labdir.IdentityError
-	_, err = DownSteps(ctx, hv, ux7, DownOptions{})
+	_, err = Down(ctx, hv, ux7, DownOptions{})
 	require.ErrorAs(t, err, &idErr)
 	assert.Equal(t, "ux1", idErr.DirLab)
 	assert.Equal(t, "ux7", idErr.SpecLab)
@@ -89,7 +89,7 @@ func TestSameNameOtherLabDirLeavesTheOtherLabsDomains(t *testing.T) {
 	require.NotEqual(t, a.LabDir, b.LabDir)
 
 	hv.Reset()
-	_, err = DownSteps(ctx, hv, b, DownOptions{})
+	_, err = Down(ctx, hv, b, DownOptions{})
 	require.NoError(t, err)
 	for _, m := range hv.Mutations() {
 		assert.NotRegexp(t, `Domain `, m, "no domain of the other lab is touched")

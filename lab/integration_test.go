@@ -102,7 +102,8 @@ func TestIntegrationUpIdempotentDownClean(t *testing.T) {
 		assert.Equal(t, "running", n.State, n.Name)
 	}
 
-	require.NoError(t, lab.Down(ctx, c, s, lab.DownOptions{}))
+	_, err = lab.Down(ctx, c, s, lab.DownOptions{})
+	require.NoError(t, err)
 	_, err = c.LookupNetwork(ctx, s.NetworkName())
 	assert.ErrorIs(t, err, lab.ErrNotFound)
 	_, err = c.LookupPool(ctx, s.PoolName())
@@ -136,7 +137,8 @@ func TestIntegrationDownAfterInterruptedUp(t *testing.T) {
 	_, err := lab.Up(ctx, c, s, lab.UpOptions{Accelerator: lab.AccelTCG})
 	cancel()
 	_ = err // it may have finished before the cancel landed; down must work either way
-	require.NoError(t, lab.Down(context.Background(), c, s, lab.DownOptions{}))
+	_, err = lab.Down(context.Background(), c, s, lab.DownOptions{})
+	require.NoError(t, err)
 	_, err = c.LookupNetwork(context.Background(), s.NetworkName())
 	assert.ErrorIs(t, err, lab.ErrNotFound)
 	_, err = c.LookupPool(context.Background(), s.PoolName())

@@ -150,7 +150,8 @@ func TestDownRemovesVerifyRecord(t *testing.T) {
 	_, err := Up(ctx, hv, s, upOpts())
 	require.NoError(t, err)
 	require.NoError(t, labdir.SaveVerifyRecord(s.LabDir, &labdir.VerifyRecord{Time: time.Now(), OK: true, Total: 1, Passed: 1}))
-	require.NoError(t, Down(ctx, hv, s, DownOptions{}))
+	_, err = Down(ctx, hv, s, DownOptions{})
+	require.NoError(t, err)
 	assert.NoFileExists(t, labdir.VerifyRecordPath(s.LabDir))
 	assert.NoDirExists(t, s.LabDir)
 }

@@ -165,7 +165,7 @@ func ownVolume(name string, specs ...*spec.Spec) bool {
 
 // prepareHostDir makes the lab's directory on a remote hypervisor's
 // machine, with its marker and the console log directory: a directory
-// that exists without this lab's marker must be empty (Build refused it
+// that exists without this lab's marker must be empty (build refused it
 // already; this is the check at the moment of writing).
 func (r *labRun) prepareHostDir(ctx context.Context, consoleDir string) (bool, error) {
 	dir := labdir.HostDir(r.s)

@@ -41,7 +41,7 @@ func TestDownOfANeverBuiltLabTouchesNothing(t *testing.T) {
 	before := testutil.Tree(t, s.LabDir)
 	hv := fake.New()
 
-	steps, err := DownSteps(context.Background(), hv, s, DownOptions{})
+	steps, err := Down(context.Background(), hv, s, DownOptions{})
 	require.NoError(t, err)
 	for _, st := range steps {
 		assert.False(t, st.Changed, "step %q changed %q", st.Name, st.Detail)
@@ -60,7 +60,7 @@ func TestBuildRefusesADirectoryHoldingSomeoneElsesFiles(t *testing.T) {
 	before := testutil.Tree(t, s.LabDir)
 	hv := fake.New()
 
-	_, err := Build(context.Background(), s, buildOpts(hv))
+	_, err := build(context.Background(), s, buildOpts(hv))
 	var notOurs *labdir.NotOursError
 	require.ErrorAs(t, err, &notOurs)
 	assert.Equal(t, "labDir", notOurs.Field)
@@ -93,7 +93,7 @@ func TestBuildRefusesHostDirectoriesHoldingOtherFiles(t *testing.T) {
 			}
 			hv.Machine.Files[tc.dir(s)+"/images/disk.img"] = []byte("someone's")
 
-			_, err := Build(context.Background(), s, buildOpts(hv))
+			_, err := build(context.Background(), s, buildOpts(hv))
 			var notOurs *labdir.NotOursError
 			require.ErrorAs(t, err, &notOurs)
 			assert.Equal(t, tc.field, notOurs.Field)
@@ -119,7 +119,7 @@ func TestDownDeletesOnlyTheVolumesBootlabMade(t *testing.T) {
 	require.NoError(t, err)
 	hv.Reset()
 
-	steps, err := DownSteps(ctx, hv, s, DownOptions{})
+	steps, err := Down(ctx, hv, s, DownOptions{})
 	require.NoError(t, err)
 	vols, err := hv.Volumes(ctx, s.PoolName())
 	require.NoError(t, err, "the pool stays defined? no: listed before it goes")
@@ -163,7 +163,7 @@ func TestDownRemovesARemoteHostDirOnlyWithItsMarker(t *testing.T) {
 		}
 		hv.Machine.Commands = nil
 
-		_, err = DownSteps(ctx, hv, s, DownOptions{})
+		_, err = Down(ctx, hv, s, DownOptions{})
 		require.NoError(t, err)
 		removed := false
 		for _, c := range hv.Machine.Commands {

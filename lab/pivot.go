@@ -11,7 +11,7 @@ import (
 	"github.com/bootlab/bootlab/lab/loadbalancer"
 )
 
-// PivotOptions tune Pivot.
+// PivotOptions tune pivot.
 type PivotOptions struct {
 	Log    *slog.Logger
 	Status *status.Status
@@ -29,14 +29,14 @@ type PivotResult struct {
 	RemovedNodes []string                     `json:"removedNodes,omitempty"`
 }
 
-// Pivot is `lab pivot` of a built lab: the end of the bootstrap. It takes
+// pivot is `lab pivot` (Lab.Pivot) of a built lab: the end of the bootstrap. It takes
 // the bootstrap out of the load balancer (haproxy reloads; connections in
 // flight finish), records it under the lab's lock so a later up does not
 // add it back, and on an OpenShift lab destroys the bootstrap VM and
 // deletes its disk. A probe lab keeps its bootstrap VM. Running it again
 // changes nothing. The hypervisor is opened first: its capabilities say
 // whether the lab has a load balancer at all.
-func Pivot(ctx context.Context, spec *Spec, o PivotOptions) (*PivotResult, error) {
+func pivot(ctx context.Context, spec *Spec, o PivotOptions) (*PivotResult, error) {
 	if o.Connect == nil {
 		o.Connect = ConnectLibvirt
 	}

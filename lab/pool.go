@@ -60,7 +60,7 @@ func (r *labRun) ensurePool(ctx context.Context, want NamedXML) (string, error) 
 }
 
 // checkNewPool refuses a pool just defined on a directory that already
-// held files bootlab did not make for this lab (Build checks first where
+// held files bootlab did not make for this lab (build checks first where
 // it can run a command on the hypervisor's machine; libvirt's own listing
 // is the check that holds everywhere). The pool is then undefined again,
 // leaving its directory and every file as they were.

@@ -22,7 +22,7 @@ type PrepareOptions struct {
 	Progress io.Writer
 	TTY      bool
 	// PullSecret is an OpenShift lab's pull secret as openshift.CheckInputs
-	// returned it (Build passes it on, so the file is read once); "" reads
+	// returned it (build passes it on, so the file is read once); "" reads
 	// openshift.pullSecretFile.
 	PullSecret string
 }

@@ -10,7 +10,7 @@ import (
 	"github.com/bootlab/bootlab/lab/labdir"
 )
 
-// TeardownOptions tune Teardown.
+// TeardownOptions tune Lab.Down and Lab.PlanDown.
 type TeardownOptions struct {
 	Log    *slog.Logger
 	Status *status.Status
@@ -20,12 +20,12 @@ type TeardownOptions struct {
 	KeepImages bool
 }
 
-// Teardown is `lab down`: host DNS is undone first, before libvirt is even
+// teardown is `lab down` (Lab.Down): host DNS is undone first, before libvirt is even
 // asked (Down removes the state that records it, and an unreachable
 // libvirt must not leave the host resolving the lab's domain), then the
 // hypervisor is opened and Down removes what the lab made. The steps say
 // what each removed: none Changed means there was nothing of this lab.
-func Teardown(ctx context.Context, s *Spec, o TeardownOptions) ([]StepResult, error) {
+func teardown(ctx context.Context, s *Spec, o TeardownOptions) ([]StepResult, error) {
 	if o.Connect == nil {
 		o.Connect = ConnectLibvirt
 	}
@@ -49,12 +49,12 @@ func Teardown(ctx context.Context, s *Spec, o TeardownOptions) ([]StepResult, er
 		return nil, err
 	}
 	defer hv.Close()
-	return DownSteps(ctx, hv, s, DownOptions{Log: o.Log, Status: o.Status, KeepImages: o.KeepImages})
+	return Down(ctx, hv, s, DownOptions{Log: o.Log, Status: o.Status, KeepImages: o.KeepImages})
 }
 
-// PlanTeardown is what Teardown would undo and remove, in order, changing
+// planTeardown is what teardown would undo and remove, in order, changing
 // nothing: `lab down --dry-run`.
-func PlanTeardown(ctx context.Context, s *Spec, o TeardownOptions) ([]Change, error) {
+func planTeardown(ctx context.Context, s *Spec, o TeardownOptions) ([]Change, error) {
 	if o.Connect == nil {
 		o.Connect = ConnectLibvirt
 	}

@@ -272,7 +272,8 @@ func TestDownRemovesOnlyThisLab(t *testing.T) {
 
 	_, err = Up(ctx, hv, s, upOpts())
 	require.NoError(t, err)
-	require.NoError(t, Down(ctx, hv, s, DownOptions{}))
+	_, err = Down(ctx, hv, s, DownOptions{})
+	require.NoError(t, err)
 
 	assert.Nil(t, hv.NetworkObjects["bootlab-t"])
 	assert.Nil(t, hv.PoolObjects["bootlab-t"])
@@ -288,7 +289,8 @@ func TestDownRemovesOnlyThisLab(t *testing.T) {
 
 	// Down again is a no-op.
 	hv.Reset()
-	require.NoError(t, Down(ctx, hv, s, DownOptions{}))
+	_, err = Down(ctx, hv, s, DownOptions{})
+	require.NoError(t, err)
 	assert.Empty(t, hv.Mutations())
 }
 
@@ -300,7 +302,8 @@ func TestDownAfterHalfFailedUp(t *testing.T) {
 	_, err := Up(ctx, hv, s, upOpts())
 	require.Error(t, err)
 	hv.Reset()
-	require.NoError(t, Down(ctx, hv, s, DownOptions{}))
+	_, err = Down(ctx, hv, s, DownOptions{})
+	require.NoError(t, err)
 	assert.Empty(t, hv.NetworkObjects)
 	assert.Empty(t, hv.PoolObjects)
 	assert.Empty(t, hv.DomainObjects)
@@ -313,7 +316,7 @@ func TestDownStepsReportWhatWasRemoved(t *testing.T) {
 	s := testSpec(t, "t", false)
 	_, err := Up(ctx, hv, s, upOpts())
 	require.NoError(t, err)
-	steps, err := DownSteps(ctx, hv, s, DownOptions{})
+	steps, err := Down(ctx, hv, s, DownOptions{})
 	require.NoError(t, err)
 	changed := map[string]string{}
 	for _, st := range steps {
@@ -324,13 +327,13 @@ func TestDownStepsReportWhatWasRemoved(t *testing.T) {
 	assert.Equal(t, "4 deleted", changed["Deleting nodes"])
 	assert.Equal(t, "deleted", changed["Deleting network bootlab-t"])
 
-	steps, err = DownSteps(ctx, hv, s, DownOptions{})
+	steps, err = Down(ctx, hv, s, DownOptions{})
 	require.NoError(t, err)
 	for _, st := range steps {
 		assert.False(t, st.Changed, "second down: %+v", st)
 	}
 	absent := testSpec(t, "absent", false)
-	steps, err = DownSteps(ctx, hv, absent, DownOptions{})
+	steps, err = Down(ctx, hv, absent, DownOptions{})
 	require.NoError(t, err)
 	for _, st := range steps {
 		assert.False(t, st.Changed, "down of a lab that was never up: %+v", st)
@@ -445,13 +448,14 @@ func TestUpAndDownRefuseALabBeingChanged(t *testing.T) {
 	_, err = Up(ctx, hv, s, upOpts())
 	require.ErrorContains(t, err, "lab t is being changed by another bootlab command")
 	assert.Empty(t, hv.Mutations())
-	_, err = DownSteps(ctx, hv, s, DownOptions{})
+	_, err = Down(ctx, hv, s, DownOptions{})
 	require.ErrorContains(t, err, "lab t is being changed by another bootlab command")
 	unlock()
 
 	_, err = Up(ctx, hv, s, upOpts())
 	require.NoError(t, err)
-	require.NoError(t, Down(ctx, hv, s, DownOptions{}))
+	_, err = Down(ctx, hv, s, DownOptions{})
+	require.NoError(t, err)
 	_, err = os.Stat(s.LabDir)
 	assert.True(t, os.IsNotExist(err), "down leaves no lock file (or lab directory) behind")
 }
@@ -462,7 +466,8 @@ func TestDownKeepImages(t *testing.T) {
 	s := testSpec(t, "t", true)
 	_, err := Up(ctx, hv, s, upOpts())
 	require.NoError(t, err)
-	require.NoError(t, Down(ctx, hv, s, DownOptions{KeepImages: true}))
+	_, err = Down(ctx, hv, s, DownOptions{KeepImages: true})
+	require.NoError(t, err)
 	calls := hv.Mutations()
 	assert.NotContains(t, calls, "DeleteVolume bootlab-t/base.qcow2")
 	assert.NotContains(t, calls, "DeletePool bootlab-t")
@@ -528,7 +533,8 @@ func TestKeepImagesSkipsUploadOnNextUp(t *testing.T) {
 	s := testSpec(t, "t", true)
 	_, err := Up(ctx, hv, s, upOpts())
 	require.NoError(t, err)
-	require.NoError(t, Down(ctx, hv, s, DownOptions{KeepImages: true}))
+	_, err = Down(ctx, hv, s, DownOptions{KeepImages: true})
+	require.NoError(t, err)
 	hv.Reset()
 	_, err = Up(ctx, hv, s, upOpts())
 	require.NoError(t, err)

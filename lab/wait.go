@@ -13,7 +13,7 @@ import (
 	"github.com/bootlab/bootlab/lab/labdir"
 )
 
-// WaitOptions tune WaitBootstrap and WaitInstall.
+// WaitOptions tune Lab.WaitBootstrap and Lab.WaitInstall.
 type WaitOptions struct {
 	Log    *slog.Logger
 	Status *status.Status
@@ -39,11 +39,11 @@ func CheckWaitable(s *Spec) error {
 	return nil
 }
 
-// WaitBootstrap tells the bootstrap of a built OpenShift lab as it happens
+// waitBootstrap tells the bootstrap of a built OpenShift lab as it happens
 // (the API, the masters' MCS, bootkube's markers over SSH) until
 // bootstrap-complete, starting the deferred workers once the masters serve
 // their config.
-func WaitBootstrap(ctx context.Context, s *Spec, st *labdir.State, o WaitOptions) error {
+func waitBootstrap(ctx context.Context, s *Spec, st *labdir.State, o WaitOptions) error {
 	if err := CheckWaitable(s); err != nil {
 		return err
 	}
@@ -93,9 +93,9 @@ func WaitBootstrap(ctx context.Context, s *Spec, st *labdir.State, o WaitOptions
 	return err
 }
 
-// WaitInstall waits for install-complete: the cluster operators available,
+// waitInstall waits for install-complete: the cluster operators available,
 // then the console URL and the kubeadmin password's file.
-func WaitInstall(ctx context.Context, s *Spec, o WaitOptions) error {
+func waitInstall(ctx context.Context, s *Spec, o WaitOptions) error {
 	if err := CheckWaitable(s); err != nil {
 		return err
 	}

@@ -67,7 +67,8 @@ func TestIntegrationRemoteURIThroughSSH(t *testing.T) {
 	_, err = os.Stat(filepath.Join(hostDir, "console"))
 	assert.NoError(t, err, "up made the console directory there, over SSH")
 
-	require.NoError(t, lab.Down(ctx, c, s, lab.DownOptions{}))
+	_, err = lab.Down(ctx, c, s, lab.DownOptions{})
+	require.NoError(t, err)
 	_, err = os.Stat(hostDir)
 	assert.True(t, os.IsNotExist(err), "down removes the lab's files on the hypervisor's machine")
 	_, err = c.LookupNetwork(ctx, s.NetworkName())

@@ -105,13 +105,9 @@ func canAccess(fo *FileOwner, u *HostUser, want fs.FileMode) bool {
 // when libvirt offers it, the qemu user can open /dev/kvm and a kernel really
 // prints to the serial console under KVM within a few seconds (on some hosts
 // KVM looks usable but hangs every guest). BOOTLAB_ACCEL=kvm|tcg overrides.
-func ChooseAccelerator(ctx context.Context, s *spec.Spec, host hypervisor.HostInfo, log *slog.Logger) (spec.Accelerator, string, error) {
-	return ChooseAcceleratorWith(ctx, s, host, HostFacts{}, log)
-}
-
-// ChooseAcceleratorWith is ChooseAccelerator with the host facts preflight
-// was given (the zero HostFacts reads this machine).
-func ChooseAcceleratorWith(ctx context.Context, s *spec.Spec, host hypervisor.HostInfo, facts HostFacts, log *slog.Logger) (spec.Accelerator, string, error) {
+// facts are the host facts preflight was given (the zero HostFacts reads
+// this machine).
+func ChooseAccelerator(ctx context.Context, s *spec.Spec, host hypervisor.HostInfo, facts HostFacts, log *slog.Logger) (spec.Accelerator, string, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}

@@ -82,7 +82,7 @@ func TestClassUpDownSparesOtherLabs(t *testing.T) {
 	solo.Defaults()
 	_, err = lab.Up(ctx, conn, solo, lab.UpOptions{Accelerator: lab.AccelTCG})
 	require.NoError(t, err)
-	t.Cleanup(func() { _ = lab.Down(ctx, conn, solo, lab.DownOptions{}) })
+	t.Cleanup(func() { _, _ = lab.Down(ctx, conn, solo, lab.DownOptions{}) })
 
 	file := classFile(t, "")
 	out, _, err := run(t, "config", "-f", file)

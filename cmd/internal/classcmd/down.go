@@ -121,7 +121,7 @@ func confirmDown(f *cmdutil.Factory, name string, ms []member) error {
 func downDryRun(ctx context.Context, f *cmdutil.Factory, name, dir string, ms []member) error {
 	fmt.Fprintf(f.Streams.Out, "class down would make these changes to class %s (nothing was changed):\n", name)
 	for _, m := range ms {
-		changes, err := lab.PlanTeardown(ctx, m.Spec, lab.TeardownOptions{Log: f.Log})
+		changes, err := planDownLab(ctx, f, m.Spec)
 		if err != nil {
 			return fmt.Errorf("lab %s: %w", m.Spec.Name, err)
 		}
@@ -138,14 +138,25 @@ func downDryRun(ctx context.Context, f *cmdutil.Factory, name, dir string, ms []
 	return nil
 }
 
-// downLab is `lab down` of one lab of the class.
+// downLab is `lab down` of one lab of the class: the same call (Lab.Down).
 func downLab(ctx context.Context, f *cmdutil.Factory, spec *lab.Spec) error {
-	conn, err := f.Connector()(ctx, spec.Libvirt.URI, f.Log)
+	l, err := f.OpenLab(ctx, spec)
 	if err != nil {
 		return err
 	}
-	defer conn.Close()
-	return lab.Down(ctx, conn, spec, lab.DownOptions{Log: f.Log, Status: f.Status})
+	defer l.Close()
+	_, err = l.Down(ctx, lab.TeardownOptions{})
+	return err
+}
+
+// planDownLab is `lab down --dry-run` of one lab of the class.
+func planDownLab(ctx context.Context, f *cmdutil.Factory, spec *lab.Spec) ([]lab.Change, error) {
+	l, err := f.OpenLab(ctx, spec)
+	if err != nil {
+		return nil, err
+	}
+	defer l.Close()
+	return l.PlanDown(ctx, lab.TeardownOptions{})
 }
 
 // removeClassDir removes the class's own directory (handouts), which holds

@@ -132,17 +132,14 @@ func prepareClass(ctx context.Context, f *cmdutil.Factory, p *class.Plan, noPref
 	if first.Accelerator != lab.AccelAuto {
 		accel = first.Accelerator
 	}
-	conn, connErr := f.Connector()(ctx, first.Libvirt.URI, f.Log)
-	if connErr == nil {
-		defer conn.Close()
+	l, err := f.OpenLab(ctx, first)
+	if err != nil {
+		return "", err
 	}
+	defer l.Close()
 	if !noPreflight {
-		var host lab.HostInfo
-		if conn != nil {
-			host = conn
-		}
-		report, err := preflight.Run(ctx, first, host, preflight.Options{Log: f.Log, Status: f.Status, ConnectError: connErr,
-			Facts: preflight.HostFacts{SpareKernel: probe.CachedKernel(probe.DefaultCacheDir())}})
+		// The one preflight: lab up's and lab preflight's.
+		report, err := l.Preflight(ctx, lab.PreflightOptions{})
 		if err != nil {
 			return "", err
 		}
@@ -153,14 +150,11 @@ func prepareClass(ctx context.Context, f *cmdutil.Factory, p *class.Plan, noPref
 			accel = report.Accelerator
 		}
 	}
-	if connErr != nil {
-		return "", connErr
-	}
 	if err := shareProbeImage(ctx, f, p); err != nil {
 		return "", err
 	}
 	if accel == "" {
-		a, why, err := preflight.ChooseAccelerator(ctx, first, conn, f.Log)
+		a, why, err := l.ChooseAccelerator(ctx)
 		if err != nil {
 			return "", cmdutil.WithCode(cmdutil.ExitInvalid, err)
 		}
@@ -227,8 +221,12 @@ func shareProbeImage(ctx context.Context, f *cmdutil.Factory, p *class.Plan) err
 func buildLab(ctx context.Context, f *cmdutil.Factory, spec *lab.Spec, accel lab.Accelerator, className string, prep *sync.Mutex) error {
 	// The class checked the host and chose the accelerator once for all
 	// its labs; host DNS is a single lab's (a class's labs share a host).
-	res, err := lab.Build(ctx, spec, lab.BuildOptions{
-		Log: f.Log, Status: f.Status,
+	l, err := f.OpenLab(ctx, spec)
+	if err != nil {
+		return err
+	}
+	defer l.Close()
+	res, err := l.Up(ctx, lab.BuildOptions{
 		Accelerator: accel, Class: className,
 		Prepare: cmdutil.PrepareOptions(f), PrepareLock: prep,
 		SkipHostDNS: true,

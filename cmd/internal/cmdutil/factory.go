@@ -3,6 +3,7 @@
 package cmdutil
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -62,6 +63,12 @@ func (f *Factory) Connector() lab.Connector {
 		return lab.ConnectLibvirt
 	}
 	return f.Connect
+}
+
+// OpenLab opens the lab of spec with the Factory's connector, log and
+// status: the handle every lab verb is a method of. Close it.
+func (f *Factory) OpenLab(ctx context.Context, spec *lab.Spec) (*lab.Lab, error) {
+	return lab.Open(ctx, spec, lab.Options{Connect: f.Connector(), Log: f.Log, Status: f.Status})
 }
 
 // Say prints a line for people on stderr (a summary, a warning): as is, or

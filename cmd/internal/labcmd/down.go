@@ -65,12 +65,17 @@ func runDown(ctx context.Context, f *cmdutil.Factory, opts *DownOptions) error {
 	return downSpec(ctx, f, opts, spec)
 }
 
-// downSpec is `lab down` of a loaded spec: one call into lab.Teardown.
+// downSpec is `lab down` of a loaded spec: one call into Lab.Down.
 func downSpec(ctx context.Context, f *cmdutil.Factory, opts *DownOptions, spec *lab.Spec) error {
 	if opts.DryRun {
 		return downDryRun(ctx, f, opts, spec)
 	}
-	steps, err := lab.Teardown(ctx, spec, lab.TeardownOptions{Log: f.Log, Status: f.Status, KeepImages: opts.KeepImages})
+	l, err := f.OpenLab(ctx, spec)
+	if err != nil {
+		return err
+	}
+	defer l.Close()
+	steps, err := l.Down(ctx, lab.TeardownOptions{KeepImages: opts.KeepImages})
 	if err != nil {
 		return err
 	}
@@ -81,7 +86,12 @@ func downSpec(ctx context.Context, f *cmdutil.Factory, opts *DownOptions, spec *
 // downDryRun prints what `lab down` would remove, decided by Down's own
 // steps over libvirt read but not written.
 func downDryRun(ctx context.Context, f *cmdutil.Factory, opts *DownOptions, spec *lab.Spec) error {
-	changes, err := lab.PlanTeardown(ctx, spec, lab.TeardownOptions{Log: f.Log, KeepImages: opts.KeepImages})
+	l, err := f.OpenLab(ctx, spec)
+	if err != nil {
+		return err
+	}
+	defer l.Close()
+	changes, err := l.PlanDown(ctx, lab.TeardownOptions{KeepImages: opts.KeepImages})
 	if err != nil {
 		return err
 	}

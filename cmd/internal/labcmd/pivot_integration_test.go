@@ -46,8 +46,10 @@ func TestPivotRemovesBootstrapOnOpenShift(t *testing.T) {
 	_, err = lab.Up(ctx, conn, s, lab.UpOptions{Accelerator: lab.AccelTCG})
 	require.NoError(t, err)
 
-	connect := hypervisor.Shared(conn)
-	res, err := lab.Pivot(ctx, s, lab.PivotOptions{Connect: connect})
+	l, err := lab.Open(ctx, s, lab.Options{Connect: hypervisor.Shared(conn)})
+	require.NoError(t, err)
+	defer l.Close()
+	res, err := l.Pivot(ctx)
 	require.NoError(t, err)
 	assert.True(t, res.Changed)
 	assert.Equal(t, []string{"bootstrap"}, res.RemovedNodes)
@@ -75,7 +77,7 @@ func TestPivotRemovesBootstrapOnOpenShift(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, st.BootstrapRemoved)
 
-	res, err = lab.Pivot(ctx, s, lab.PivotOptions{Connect: connect})
+	res, err = l.Pivot(ctx)
 	require.NoError(t, err, "pivot is idempotent")
 	assert.False(t, res.Changed)
 }

@@ -47,12 +47,12 @@ func runStatus(ctx context.Context, f *cmdutil.Factory, opts *StatusOptions) err
 	if err != nil {
 		return err
 	}
-	conn, err := f.Connector()(ctx, spec.Libvirt.URI, f.Log)
+	l, err := f.OpenLab(ctx, spec)
 	if err != nil {
 		return err
 	}
-	defer conn.Close()
-	st, err := lab.Inspect(ctx, conn, spec)
+	defer l.Close()
+	st, err := l.Status(ctx)
 	if err != nil {
 		return err
 	}

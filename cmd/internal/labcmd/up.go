@@ -90,12 +90,12 @@ func upDryRun(ctx context.Context, f *cmdutil.Factory, opts *UpOptions, spec *la
 	if err := cmdutil.OutputFlag(opts.Output, "table", "json"); err != nil {
 		return err
 	}
-	plan, err := lab.PlanBuild(ctx, spec, lab.BuildOptions{
-		Log: f.Log, Status: f.Status,
-		NoPreflight:  opts.NoPreflight,
-		Preflight:    preflightOptions(f, nil),
-		StartWorkers: opts.StartWorkers,
-	})
+	l, err := f.OpenLab(ctx, spec)
+	if err != nil {
+		return err
+	}
+	defer l.Close()
+	plan, err := l.PlanUp(ctx, lab.BuildOptions{NoPreflight: opts.NoPreflight, StartWorkers: opts.StartWorkers})
 	if err != nil {
 		return err
 	}
@@ -124,13 +124,16 @@ func upDryRun(ctx context.Context, f *cmdutil.Factory, opts *UpOptions, spec *la
 	return nil
 }
 
-// upSpec is `lab up` of a loaded, validated spec: one call into lab.Build,
+// upSpec is `lab up` of a loaded, validated spec: one call into Lab.Up,
 // then what the user runs next.
 func upSpec(ctx context.Context, f *cmdutil.Factory, opts *UpOptions, spec *lab.Spec) error {
-	res, err := lab.Build(ctx, spec, lab.BuildOptions{
-		Log: f.Log, Status: f.Status,
+	l, err := f.OpenLab(ctx, spec)
+	if err != nil {
+		return err
+	}
+	defer l.Close()
+	res, err := l.Up(ctx, lab.BuildOptions{
 		NoPreflight:  opts.NoPreflight,
-		Preflight:    preflightOptions(f, nil),
 		StartWorkers: opts.StartWorkers,
 		Prepare:      cmdutil.PrepareOptions(f),
 	})

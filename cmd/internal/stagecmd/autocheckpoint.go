@@ -39,35 +39,35 @@ type checkpointer interface {
 	Restore(ctx context.Context, name string) (*lab.Checkpoint, error)
 }
 
-// labCheckpoints are a lab's checkpoints through its libvirt.
+// labCheckpoints are a lab's checkpoints through its handle.
 type labCheckpoints struct {
-	f    *cmdutil.Factory
-	hv   lab.Hypervisor
-	spec *lab.Spec
+	l *lab.Lab
 }
 
 func (c *labCheckpoints) List(ctx context.Context) ([]lab.Checkpoint, error) {
-	return lab.ListCheckpoints(ctx, c.hv, c.spec)
+	return c.l.Checkpoints(ctx)
 }
 
 func (c *labCheckpoints) SaveBootstrap(ctx context.Context, name string, replace bool) (*lab.Checkpoint, error) {
 	var nodes []string
-	for _, n := range c.spec.NodesByRole(lab.RoleBootstrap) {
+	for _, n := range c.l.Spec().NodesByRole(lab.RoleBootstrap) {
 		nodes = append(nodes, n.Name)
 	}
-	return lab.SaveCheckpointOf(ctx, c.hv, c.spec, name, lab.SaveOptions{Nodes: nodes, Replace: replace})
+	return c.l.Checkpoint(ctx, name, lab.SaveOptions{Nodes: nodes, Replace: replace})
 }
 
 func (c *labCheckpoints) Restore(ctx context.Context, name string) (*lab.Checkpoint, error) {
-	return lab.RestoreCheckpoint(ctx, c.hv, c.spec, name, lab.RestoreOptions{Log: c.f.Log})
+	return c.l.Restore(ctx, name, lab.RestoreOptions{})
 }
 
+// connectCheckpoints opens the lab; its hypervisor is connected on the
+// first call.
 func connectCheckpoints(ctx context.Context, f *cmdutil.Factory, spec *lab.Spec) (checkpointer, func(), error) {
-	conn, err := f.Connector()(ctx, spec.Libvirt.URI, f.Log)
+	l, err := f.OpenLab(ctx, spec)
 	if err != nil {
 		return nil, nil, err
 	}
-	return &labCheckpoints{f: f, hv: conn, spec: spec}, func() { _ = conn.Close() }, nil
+	return &labCheckpoints{l: l}, func() { _ = l.Close() }, nil
 }
 
 func (a *AutoCheckpoint) connect(ctx context.Context, f *cmdutil.Factory, spec *lab.Spec) (checkpointer, func(), error) {
