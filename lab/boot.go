@@ -12,9 +12,11 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/bootlab/bootlab/lab/hypervisor"
+	"github.com/bootlab/bootlab/lab/spec"
+
 	"github.com/bootlab/bootlab/internal/userfile"
 	"github.com/bootlab/bootlab/lab/host"
-	"github.com/bootlab/bootlab/lab/hypervisor"
 	"github.com/bootlab/bootlab/lab/labdir"
 )
 
@@ -29,7 +31,7 @@ type bootSource struct {
 // image.kernel with image.initrd (and image.rehearsalInitrd on a rehearsal
 // lab) for direct kernel boot, then each node's Ignition. ReadBootFiles and
 // CheckBootFiles both walk it, so they never disagree on what a lab boots.
-func bootSources(s *Spec) []bootSource {
+func bootSources(s *spec.Spec) []bootSource {
 	var out []bootSource
 	if s.Image.Kernel != "" {
 		out = append(out, bootSource{what: "image.kernel", path: s.Image.Kernel})
@@ -49,7 +51,7 @@ func bootSources(s *Spec) []bootSource {
 // ReadBootFiles reads the size and digest of every file the spec's VMs
 // read at start (bootSources). A missing kernel or initrd is an error
 // naming its field; a node without an Ignition file gets none.
-func ReadBootFiles(s *Spec) (BootFiles, error) {
+func ReadBootFiles(s *spec.Spec) (BootFiles, error) {
 	var b BootFiles
 	for _, src := range bootSources(s) {
 		f, err := readBootFile(src.what, src.path)
@@ -82,7 +84,7 @@ func ReadBootFiles(s *Spec) (BootFiles, error) {
 // and the accelerator check would boot nothing. The files are on this
 // machine for every lab, remote ones too (up uploads them into the pool);
 // only a hypervisor that runs no guests (the test driver) goes without.
-func CheckBootFiles(s *Spec, caps hypervisor.Capabilities) error {
+func CheckBootFiles(s *spec.Spec, caps hypervisor.Capabilities) error {
 	if !caps.RunsGuests {
 		return nil
 	}
@@ -156,7 +158,7 @@ func (r *labRun) ensureBootVolumes(ctx context.Context, vols []BootVolume) (stri
 			if err := r.hv.DeleteVolume(ctx, pool, v.Name); err != nil {
 				return false, err
 			}
-		case !errors.Is(err, ErrNotFound):
+		case !errors.Is(err, hypervisor.ErrNotFound):
 			return false, err
 		}
 		// Not complete until the upload below ends: a record left from a
@@ -214,7 +216,7 @@ func (r *labRun) staleBootVolumes(ctx context.Context, vols []BootVolume) (strin
 	}
 	for _, d := range doms {
 		snaps, err := r.hv.Snapshots(ctx, d.Name)
-		if err != nil && !errors.Is(err, ErrNotFound) {
+		if err != nil && !errors.Is(err, hypervisor.ErrNotFound) {
 			return "", err
 		}
 		if len(snaps) > 0 {
@@ -227,7 +229,7 @@ func (r *labRun) staleBootVolumes(ctx context.Context, vols []BootVolume) (strin
 		if !strings.HasPrefix(v.Name, BootVolumePrefix) || want[v.Name] {
 			continue
 		}
-		if err := r.hv.DeleteVolume(ctx, pool, v.Name); err != nil && !errors.Is(err, ErrNotFound) {
+		if err := r.hv.DeleteVolume(ctx, pool, v.Name); err != nil && !errors.Is(err, hypervisor.ErrNotFound) {
 			return "", err
 		}
 		gone = append(gone, v.Name)

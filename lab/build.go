@@ -7,6 +7,9 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/bootlab/bootlab/lab/hypervisor"
+	"github.com/bootlab/bootlab/lab/spec"
+
 	"github.com/bootlab/bootlab/internal/status"
 	"github.com/bootlab/bootlab/lab/labdir"
 	"github.com/bootlab/bootlab/lab/libvirt"
@@ -24,7 +27,7 @@ func (e *InputError) Unwrap() error { return e.Err }
 
 // ConnectLibvirt is the Connector of a real libvirt daemon (local, or
 // remote over qemu+ssh): the only caller of libvirt.Connect.
-func ConnectLibvirt(ctx context.Context, uri string, log *slog.Logger) (Hypervisor, error) {
+func ConnectLibvirt(ctx context.Context, uri string, log *slog.Logger) (hypervisor.Hypervisor, error) {
 	c, err := libvirt.Connect(ctx, uri, log)
 	if err != nil {
 		return nil, err
@@ -41,7 +44,7 @@ type BuildOptions struct {
 	// Accelerator, when set, is used as chosen (class up chooses once for
 	// all its labs); else preflight chooses it, or ChooseAccelerator once
 	// the boot files exist.
-	Accelerator Accelerator
+	Accelerator spec.Accelerator
 	// NoPreflight skips the host checks (the accelerator is still chosen).
 	NoPreflight bool
 	// Preflight are the host checks' options; Log, Status and ConnectError
@@ -64,10 +67,10 @@ type BuildOptions struct {
 // BuildResult says what Lab.Up did.
 type BuildResult struct {
 	// Spec is the lab as built: the spec given, with the preparer's image.
-	Spec *Spec
+	Spec *spec.Spec
 	Up   *UpResult
 	// Accelerator is the one chosen, and AcceleratorReason why.
-	Accelerator       Accelerator
+	Accelerator       spec.Accelerator
 	AcceleratorReason string
 	// WorkersOff counts the workers defined but left off until the
 	// masters' MCS serves them (`lab wait` starts them).
@@ -82,7 +85,7 @@ type BuildResult struct {
 // files (Prepare: s itself is not changed), the accelerator if preflight
 // could not prove it, the lab itself (Up), and host DNS for a local
 // OpenShift lab. Each step reports on opts.Status.
-func build(ctx context.Context, s *Spec, o BuildOptions) (*BuildResult, error) {
+func build(ctx context.Context, s *spec.Spec, o BuildOptions) (*BuildResult, error) {
 	c, err := checkBuild(ctx, s, &o)
 	if err != nil {
 		return nil, err
@@ -139,7 +142,7 @@ func build(ctx context.Context, s *Spec, o BuildOptions) (*BuildResult, error) {
 		return res, err
 	}
 	res.WorkersOff = res.Up.DeferredOff
-	if built.Profile == ProfileOpenShift && !o.SkipHostDNS {
+	if built.Profile == spec.ProfileOpenShift && !o.SkipHostDNS {
 		if err := setUpHostDNS(ctx, built, hv, o); err != nil {
 			return res, err
 		}
@@ -153,7 +156,7 @@ func build(ctx context.Context, s *Spec, o BuildOptions) (*BuildResult, error) {
 // class). Every later file there, the key and the boot files first, is
 // then provably this lab's, and `lab down` finds a lab whose build failed
 // before Up (class down by the class recorded).
-func claimLabDir(s *Spec, class string) error {
+func claimLabDir(s *spec.Spec, class string) error {
 	if _, ok := labdir.Owned(s); !ok {
 		if err := labdir.Claimable(s); err != nil {
 			return err
@@ -176,7 +179,7 @@ func claimLabDir(s *Spec, class string) error {
 type buildChecks struct {
 	state      *labdir.State // nil for a lab never built
 	pullSecret string        // an OpenShift lab's, read once
-	hv         Hypervisor
+	hv         hypervisor.Hypervisor
 	close      func()
 	report     *preflight.Report // nil when preflight did not run
 }
@@ -188,7 +191,7 @@ type buildChecks struct {
 // someone's files, then the hypervisor, the host (preflight, unless the
 // accelerator is given or preflight is off) and the directories the lab
 // would make on the hypervisor's machine.
-func checkBuild(ctx context.Context, s *Spec, o *BuildOptions) (*buildChecks, error) {
+func checkBuild(ctx context.Context, s *spec.Spec, o *BuildOptions) (*buildChecks, error) {
 	if o.Connect == nil {
 		o.Connect = ConnectLibvirt
 	}
@@ -200,7 +203,7 @@ func checkBuild(ctx context.Context, s *Spec, o *BuildOptions) (*buildChecks, er
 		return nil, err
 	}
 	c := &buildChecks{state: st, close: func() {}}
-	if s.Profile == ProfileOpenShift {
+	if s.Profile == spec.ProfileOpenShift {
 		if o.Class == "" {
 			if err := CheckDomainClaims(s); err != nil {
 				return nil, err
@@ -222,7 +225,7 @@ func checkBuild(ctx context.Context, s *Spec, o *BuildOptions) (*buildChecks, er
 	if o.Accelerator == "" && !o.NoPreflight {
 		popts := o.Preflight
 		popts.Log, popts.Status, popts.ConnectError = o.Log, o.Status, connErr
-		var info HostInfo
+		var info hypervisor.HostInfo
 		if connErr == nil {
 			info = hv
 		}
@@ -251,16 +254,16 @@ func checkBuild(ctx context.Context, s *Spec, o *BuildOptions) (*buildChecks, er
 // OpenShift lab they boot after the control plane (unless startWorkers);
 // probe workers retry their pointer config until a probe master serves it,
 // so they start with everyone else.
-func DeferredRoles(s *Spec, startWorkers bool) []Role {
-	if s.Profile == ProfileOpenShift && !startWorkers {
-		return []Role{RoleWorker}
+func DeferredRoles(s *spec.Spec, startWorkers bool) []spec.Role {
+	if s.Profile == spec.ProfileOpenShift && !startWorkers {
+		return []spec.Role{spec.RoleWorker}
 	}
 	return nil
 }
 
 // AcceleratorLine is the accelerator decision as printed: the choice,
 // then why.
-func AcceleratorLine(accel Accelerator, why string) string {
+func AcceleratorLine(accel spec.Accelerator, why string) string {
 	if strings.HasPrefix(why, string(accel)) {
 		return why
 	}
@@ -271,8 +274,8 @@ func AcceleratorLine(accel Accelerator, why string) string {
 // of another on this host: both would claim it in host DNS (resolved's
 // ~domain, NetworkManager's server=/domain/) and the host would resolve one
 // lab's names to the other's addresses.
-func CheckDomainClaims(s *Spec) error {
-	labs, err := labdir.Find(DefaultHome())
+func CheckDomainClaims(s *spec.Spec) error {
+	labs, err := labdir.Find(spec.DefaultHome())
 	if err != nil {
 		return err
 	}
@@ -281,7 +284,7 @@ func CheckDomainClaims(s *Spec) error {
 			continue
 		}
 		other := l.State.Spec
-		if other == nil || l.Name == s.Name || other.Profile != ProfileOpenShift {
+		if other == nil || l.Name == s.Name || other.Profile != spec.ProfileOpenShift {
 			continue
 		}
 		if other.Cluster.Domain() == s.Cluster.Domain() {

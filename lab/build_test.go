@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/bootlab/bootlab/lab/spec"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -65,7 +67,7 @@ func (b *buildHost) facts() preflight.HostFacts {
 // the lab, with the spec given left as it was.
 func TestBuildChoosesTheAcceleratorOnce(t *testing.T) {
 	s := bootSpec(t)
-	s.Profile = ProfileProbe
+	s.Profile = spec.ProfileProbe
 	// A new lab: its directory is empty until Build claims it (the probe
 	// preparer writes the Ignition bootSpec made for Up's tests).
 	require.NoError(t, os.RemoveAll(s.LabDir))
@@ -81,7 +83,7 @@ func TestBuildChoosesTheAcceleratorOnce(t *testing.T) {
 	})
 	require.NoError(t, err, out.String())
 	assert.Equal(t, []string{s.Image.Kernel}, host.smoked, "one test guest, the lab's own kernel")
-	assert.Equal(t, AccelKVM, res.Accelerator)
+	assert.Equal(t, spec.AccelKVM, res.Accelerator)
 	assert.Contains(t, out.String(), "accelerator: kvm")
 	assert.Equal(t, 1, strings.Count(out.String(), "accelerator:"), "decided and said once: %s", out.String())
 	for _, n := range s.Nodes {
@@ -90,7 +92,7 @@ func TestBuildChoosesTheAcceleratorOnce(t *testing.T) {
 	assert.Len(t, haproxy.startArgs(), 1, "the load balancer started")
 	st, err := labdir.LoadState(s.LabDir)
 	require.NoError(t, err)
-	assert.Equal(t, AccelKVM, st.Accelerator)
+	assert.Equal(t, spec.AccelKVM, st.Accelerator)
 	assert.Equal(t, before.Image, s.Image, "Build leaves the spec given as it was")
 	_, err = os.Stat(labdir.SSHKey(s))
 	assert.NoError(t, err, "the lab key was made")
@@ -99,7 +101,7 @@ func TestBuildChoosesTheAcceleratorOnce(t *testing.T) {
 	// guest at all, and nothing to change.
 	host.smoked = nil
 	res, err = build(context.Background(), s, BuildOptions{
-		Accelerator: AccelKVM, Status: status.New(&out, false),
+		Accelerator: spec.AccelKVM, Status: status.New(&out, false),
 		Connect: hypervisor.Shared(kvmFake{hv}),
 	})
 	require.NoError(t, err)
@@ -115,14 +117,14 @@ func TestBuildChoosesTheAcceleratorOnce(t *testing.T) {
 	})
 	require.NoError(t, err)
 	assert.Equal(t, []string{s.Image.Kernel}, host.smoked)
-	assert.Equal(t, AccelKVM, res.Accelerator)
+	assert.Equal(t, spec.AccelKVM, res.Accelerator)
 }
 
 // A failed preflight stops Build before anything is made: no key, no
 // Ignition, no libvirt object.
 func TestBuildStopsAtPreflight(t *testing.T) {
 	s := bootSpec(t)
-	s.Profile = ProfileProbe
+	s.Profile = spec.ProfileProbe
 	require.NoError(t, os.RemoveAll(filepath.Join(s.LabDir, "ignition")))
 	hv := fake.New()
 	host := &buildHost{}

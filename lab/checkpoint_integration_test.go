@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/bootlab/bootlab/lab/spec"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -26,7 +28,7 @@ func TestIntegrationCheckpointSnapshots(t *testing.T) {
 	s.Network.Bridge, s.Network.Gateway, s.Network.APIAddress, s.Network.IngressAddress = "", "", "", ""
 	s.Nodes = nil
 	s.Defaults()
-	_, err := lab.Up(ctx, c, s, lab.UpOptions{Accelerator: lab.AccelTCG})
+	_, err := lab.Up(ctx, c, s, lab.UpOptions{Accelerator: spec.AccelTCG})
 	require.NoError(t, err)
 	master := s.DomainName(s.Nodes[1])
 	// A snapshot that is not bootlab's, on our domain.

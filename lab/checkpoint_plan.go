@@ -4,13 +4,16 @@ import (
 	"context"
 	"path/filepath"
 
+	"github.com/bootlab/bootlab/lab/hypervisor"
+	"github.com/bootlab/bootlab/lab/spec"
+
 	"github.com/bootlab/bootlab/lab/labdir"
 )
 
 // PlanRestoreCheckpoint is what RestoreCheckpoint would change, changing
 // nothing: `lab checkpoint restore --dry-run`. It refuses what restore
 // refuses (no such checkpoint, an incomplete one) with the same errors.
-func PlanRestoreCheckpoint(ctx context.Context, hv Hypervisor, s *Spec, name string, opts RestoreOptions) ([]Change, error) {
+func PlanRestoreCheckpoint(ctx context.Context, hv hypervisor.Hypervisor, s *spec.Spec, name string, opts RestoreOptions) ([]Change, error) {
 	if err := ValidateCheckpointName(name); err != nil {
 		return nil, err
 	}

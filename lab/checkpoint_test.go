@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bootlab/bootlab/lab/spec"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -14,7 +16,7 @@ import (
 	"github.com/bootlab/bootlab/lab/labdir"
 )
 
-func upForCheckpoint(t *testing.T, hv *fake.Hypervisor) *Spec {
+func upForCheckpoint(t *testing.T, hv *fake.Hypervisor) *spec.Spec {
 	t.Helper()
 	s := testSpec(t, "t", true)
 	_, err := Up(context.Background(), hv, s, upOpts())
@@ -190,7 +192,7 @@ func TestInspectSinceUnknownForNodeResumedByRestore(t *testing.T) {
 	old := qemuRunDir
 	qemuRunDir = t.TempDir()
 	t.Cleanup(func() { qemuRunDir = old })
-	pidAt := func(n Node, at time.Time) {
+	pidAt := func(n spec.Node, at time.Time) {
 		p := filepath.Join(qemuRunDir, s.DomainName(n)+".pid")
 		require.NoError(t, os.WriteFile(p, []byte("1\n"), 0o644))
 		require.NoError(t, os.Chtimes(p, at, at))
@@ -222,8 +224,8 @@ func TestCheckpointOfOneNode(t *testing.T) {
 	hv := fake.New()
 	s := upForCheckpoint(t, hv)
 	boot, master := s.Nodes[0], s.Nodes[1]
-	require.Equal(t, RoleBootstrap, boot.Role)
-	for _, n := range []Node{boot, master} {
+	require.Equal(t, spec.RoleBootstrap, boot.Role)
+	for _, n := range []spec.Node{boot, master} {
 		require.NoError(t, os.MkdirAll(filepath.Dir(labdir.ConsoleLog(s, n)), 0o755))
 		require.NoError(t, os.WriteFile(labdir.ConsoleLog(s, n), []byte(n.Name+" 1\n"), 0o644))
 	}
@@ -238,7 +240,7 @@ func TestCheckpointOfOneNode(t *testing.T) {
 		"only the console log of a node the checkpoint reverts")
 
 	// The master goes on; restoring the bootstrap's checkpoint leaves its log alone.
-	for _, n := range []Node{boot, master} {
+	for _, n := range []spec.Node{boot, master} {
 		require.NoError(t, os.WriteFile(labdir.ConsoleLog(s, n), []byte(n.Name+" 1\n"+n.Name+" 2\n"), 0o644))
 	}
 	hv.Reset()

@@ -7,6 +7,8 @@ import (
 	"sort"
 	"testing"
 
+	"github.com/bootlab/bootlab/lab/spec"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -125,7 +127,7 @@ func TestPlanCheckpointRestoreAndDelete(t *testing.T) {
 func TestPlanBuildPlansThePreparerAndWritesNothing(t *testing.T) {
 	hv := fake.New()
 	s := testSpec(t, "pb", true)
-	s.Profile = ProfileProbe
+	s.Profile = spec.ProfileProbe
 	boot := filepath.Dir(s.LabDir)
 	for _, f := range []string{"vmlinuz", "initrd"} {
 		require.NoError(t, os.WriteFile(filepath.Join(boot, f), []byte(f), 0o644))
@@ -133,7 +135,7 @@ func TestPlanBuildPlansThePreparerAndWritesNothing(t *testing.T) {
 	s.Image.Kernel, s.Image.Initrd = filepath.Join(boot, "vmlinuz"), filepath.Join(boot, "initrd")
 	before := testutil.Tree(t, boot)
 	connect := hypervisor.Shared(hv)
-	plan, err := planBuild(context.Background(), s, BuildOptions{Connect: connect, NoPreflight: true, Accelerator: AccelTCG})
+	plan, err := planBuild(context.Background(), s, BuildOptions{Connect: connect, NoPreflight: true, Accelerator: spec.AccelTCG})
 	require.NoError(t, err)
 	lines := changeLines(plan.Changes)
 	assert.Contains(t, lines, "create sshKey "+labdir.SSHKey(s))

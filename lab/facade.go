@@ -8,13 +8,21 @@ import (
 	"sync"
 	"time"
 
-	"github.com/bootlab/bootlab/internal/status"
 	"github.com/bootlab/bootlab/lab/hypervisor"
+	"github.com/bootlab/bootlab/lab/spec"
+
+	"github.com/bootlab/bootlab/internal/status"
 	"github.com/bootlab/bootlab/lab/labdir"
 	"github.com/bootlab/bootlab/lab/preflight"
 	"github.com/bootlab/bootlab/lab/probe"
 	"github.com/bootlab/bootlab/lab/verify"
 )
+
+// Connector opens the hypervisor of a libvirt URI (the caller closes it):
+// the one way lab and the commands reach a hypervisor. The commands'
+// Factory carries one (so it is named here, where cmd may look); tests
+// pass hypervisor.Shared(fake).
+type Connector = hypervisor.Connector
 
 // Options configure Open: how the lab's hypervisor is reached and where
 // the verbs report.
@@ -31,18 +39,18 @@ type Options struct {
 // hypervisor is connected on the first verb that needs it, once, and
 // closed by Close.
 type Lab struct {
-	spec *Spec
+	spec *spec.Spec
 	o    Options
 
 	mu    sync.Mutex
-	hv    Hypervisor
+	hv    hypervisor.Hypervisor
 	hvErr error
 }
 
 // Open returns the lab of spec s (validated, defaults applied). It
 // connects to nothing yet: a verb connects when it needs the hypervisor,
 // and some (a verify of a local lab) carry on without one.
-func Open(_ context.Context, s *Spec, o Options) (*Lab, error) {
+func Open(_ context.Context, s *spec.Spec, o Options) (*Lab, error) {
 	if s == nil {
 		return nil, errors.New("open lab: no spec")
 	}
@@ -56,7 +64,7 @@ func Open(_ context.Context, s *Spec, o Options) (*Lab, error) {
 }
 
 // Spec is the spec the lab was opened with.
-func (l *Lab) Spec() *Spec { return l.spec }
+func (l *Lab) Spec() *spec.Spec { return l.spec }
 
 // Close closes the hypervisor connection, if a verb opened one.
 func (l *Lab) Close() error {
@@ -72,7 +80,7 @@ func (l *Lab) Close() error {
 
 // hypervisor connects once; a failed connection is not retried (every
 // verb of this handle sees the same error).
-func (l *Lab) hypervisor(ctx context.Context) (Hypervisor, error) {
+func (l *Lab) hypervisor(ctx context.Context) (hypervisor.Hypervisor, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.hv == nil && l.hvErr == nil {
@@ -84,7 +92,7 @@ func (l *Lab) hypervisor(ctx context.Context) (Hypervisor, error) {
 // connector hands the verbs that connect by themselves (build, pivot,
 // wait) this handle's connection.
 func (l *Lab) connector() Connector {
-	return func(ctx context.Context, _ string, _ *slog.Logger) (Hypervisor, error) {
+	return func(ctx context.Context, _ string, _ *slog.Logger) (hypervisor.Hypervisor, error) {
 		hv, err := l.hypervisor(ctx)
 		if err != nil {
 			return nil, err
@@ -105,7 +113,7 @@ type PreflightOptions struct {
 // it cannot: the checks `lab preflight`, `lab up` and `class up` run. A
 // hypervisor that cannot be reached is a failed check, not an error.
 func (l *Lab) Preflight(ctx context.Context, o PreflightOptions) (*preflight.Report, error) {
-	var info HostInfo
+	var info hypervisor.HostInfo
 	hv, connErr := l.hypervisor(ctx)
 	if connErr == nil {
 		info = hv
@@ -123,7 +131,7 @@ func (l *Lab) preflightOptions(o PreflightOptions, connErr error) preflight.Opti
 
 // ChooseAccelerator picks kvm or tcg for the lab on its hypervisor and
 // says why (preflight.ChooseAccelerator), once the boot files exist.
-func (l *Lab) ChooseAccelerator(ctx context.Context) (Accelerator, string, error) {
+func (l *Lab) ChooseAccelerator(ctx context.Context) (spec.Accelerator, string, error) {
 	hv, err := l.hypervisor(ctx)
 	if err != nil {
 		return "", "", err

@@ -6,10 +6,11 @@ import (
 	"log/slog"
 	"testing"
 
+	"github.com/bootlab/bootlab/lab/hypervisor"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/bootlab/bootlab/lab/hypervisor"
 	"github.com/bootlab/bootlab/lab/hypervisor/fake"
 	"github.com/bootlab/bootlab/lab/labdir"
 )
@@ -21,7 +22,7 @@ func TestOpenConnectsOnceAndCloses(t *testing.T) {
 	hv := fake.New()
 	s := testSpec(t, "h", false)
 	connects := 0
-	connect := func(context.Context, string, *slog.Logger) (Hypervisor, error) {
+	connect := func(context.Context, string, *slog.Logger) (hypervisor.Hypervisor, error) {
 		connects++
 		return hv, nil
 	}
@@ -46,7 +47,7 @@ func TestOpenConnectsOnceAndCloses(t *testing.T) {
 func TestOpenConnectErrorIsEveryVerbs(t *testing.T) {
 	ctx := context.Background()
 	s := testSpec(t, "h", false)
-	l, err := Open(ctx, s, Options{Connect: func(context.Context, string, *slog.Logger) (Hypervisor, error) {
+	l, err := Open(ctx, s, Options{Connect: func(context.Context, string, *slog.Logger) (hypervisor.Hypervisor, error) {
 		return nil, errors.New("dial unix /var/run/libvirt/libvirt-sock: connect: no such file or directory")
 	}})
 	require.NoError(t, err)

@@ -8,6 +8,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/bootlab/bootlab/lab/hypervisor"
+	"github.com/bootlab/bootlab/lab/spec"
+
 	"github.com/bootlab/bootlab/internal/diagram"
 	"github.com/bootlab/bootlab/lab/labdir"
 	"github.com/bootlab/bootlab/lab/loadbalancer"
@@ -29,7 +32,7 @@ type GraphOptions struct {
 // pivot`, and each node's state is asked of libvirt; when the lab is not
 // built or libvirt does not answer, the picture comes from the spec alone
 // and its note says so.
-func Graph(ctx context.Context, s *Spec, opts GraphOptions) (*diagram.Topology, error) {
+func Graph(ctx context.Context, s *spec.Spec, opts GraphOptions) (*diagram.Topology, error) {
 	applied, st, err := labdir.Resolve(s)
 	if err != nil {
 		return nil, err
@@ -56,7 +59,7 @@ func Graph(ctx context.Context, s *Spec, opts GraphOptions) (*diagram.Topology, 
 }
 
 // topologyOf draws the spec; removed drops the bootstrap's backends.
-func topologyOf(s *Spec, removed bool) *diagram.Topology {
+func topologyOf(s *spec.Spec, removed bool) *diagram.Topology {
 	domain := s.Cluster.Domain()
 	t := &diagram.Topology{
 		Lab:      s.Name,
@@ -107,13 +110,13 @@ func checkText(check string) string {
 }
 
 // summary is "probe lab, 1 bootstrap, 3 masters, 2 workers".
-func summary(s *Spec) string {
+func summary(s *spec.Spec) string {
 	kind := string(s.Profile) + " lab"
 	if s.Rehearsal() {
 		kind = "rehearsal lab"
 	}
 	parts := []string{kind}
-	for _, r := range []Role{RoleBootstrap, RoleMaster, RoleWorker} {
+	for _, r := range []spec.Role{spec.RoleBootstrap, spec.RoleMaster, spec.RoleWorker} {
 		n := len(s.NodesByRole(r))
 		word := string(r)
 		if n != 1 {
@@ -126,7 +129,7 @@ func summary(s *Spec) string {
 
 // liveStates fills each node's state from libvirt: running, shut off,
 // absent, or foreign (a domain of that name that is not this lab's).
-func liveStates(ctx context.Context, s *Spec, labUUID string, t *diagram.Topology, opts GraphOptions) error {
+func liveStates(ctx context.Context, s *spec.Spec, labUUID string, t *diagram.Topology, opts GraphOptions) error {
 	timeout := opts.Timeout
 	if timeout == 0 {
 		timeout = 10 * time.Second
@@ -142,7 +145,7 @@ func liveStates(ctx context.Context, s *Spec, labUUID string, t *diagram.Topolog
 	for i, n := range s.Nodes {
 		o, err := hv.LookupDomain(ctx, s.DomainName(n))
 		switch {
-		case errors.Is(err, ErrNotFound):
+		case errors.Is(err, hypervisor.ErrNotFound):
 			states[i] = "absent"
 		case err != nil:
 			return err

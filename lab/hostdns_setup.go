@@ -5,6 +5,9 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/bootlab/bootlab/lab/hypervisor"
+	"github.com/bootlab/bootlab/lab/spec"
+
 	"github.com/bootlab/bootlab/lab/hostdns"
 	"github.com/bootlab/bootlab/lab/labdir"
 )
@@ -15,7 +18,7 @@ import (
 // listens on a bridge of the hypervisor's machine, which this one does not
 // route to: host DNS is a workstation concern, off for a remote lab
 // (README, "Remote hypervisor"; `lab dns-proxy` answers for it instead).
-func setUpHostDNS(ctx context.Context, s *Spec, hv Hypervisor, o BuildOptions) error {
+func setUpHostDNS(ctx context.Context, s *spec.Spec, hv hypervisor.Hypervisor, o BuildOptions) error {
 	if s.Remote() {
 		o.Status.Infof("host DNS for %s is not set up: the lab network is on %s (see \"Remote hypervisor\" in the README)", s.Cluster.Domain(), hv.Host().Name())
 		return nil

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/bootlab/bootlab/lab/spec"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -18,7 +20,7 @@ import (
 // systemd-resolved forgets per-link settings when the bridge is recreated
 // (host reboot), and the lab's names would silently stop resolving.
 func TestUpSetsHostDNSAgain(t *testing.T) {
-	s := &Spec{Name: "dns", Profile: ProfileOpenShift, LabDir: t.TempDir()}
+	s := &spec.Spec{Name: "dns", Profile: spec.ProfileOpenShift, LabDir: t.TempDir()}
 	s.Defaults()
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "bin")

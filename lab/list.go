@@ -9,6 +9,9 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/bootlab/bootlab/lab/hypervisor"
+	"github.com/bootlab/bootlab/lab/spec"
+
 	"libvirt.org/go/libvirtxml"
 
 	"github.com/bootlab/bootlab/lab/labdir"
@@ -31,10 +34,10 @@ type ListOptions struct {
 
 // Summary is one lab on the host as `lab list` shows it.
 type Summary struct {
-	Name    string  `json:"name"`
-	Profile Profile `json:"profile,omitempty"`
-	URI     string  `json:"uri,omitempty"`
-	CIDR    string  `json:"cidr,omitempty"`
+	Name    string       `json:"name"`
+	Profile spec.Profile `json:"profile,omitempty"`
+	URI     string       `json:"uri,omitempty"`
+	CIDR    string       `json:"cidr,omitempty"`
 	// Dir is the lab directory ("" for a lab found only in libvirt).
 	Dir string `json:"dir,omitempty"`
 	// NodesUp counts the lab's running domains; NodesTotal its nodes (from
@@ -59,7 +62,7 @@ type Summary struct {
 	// Spec and State are the lab's recorded effective spec and state (nil
 	// for an orphaned lab). Never printed: the spec names key and pull
 	// secret paths.
-	Spec  *Spec         `json:"-"`
+	Spec  *spec.Spec    `json:"-"`
 	State *labdir.State `json:"-"`
 }
 
@@ -73,7 +76,7 @@ type Summary struct {
 func List(ctx context.Context, opts ListOptions) ([]Summary, error) {
 	home := opts.Home
 	if home == "" {
-		home = DefaultHome()
+		home = spec.DefaultHome()
 	}
 	labs, err := listDirs(home)
 	if err != nil {
@@ -122,7 +125,7 @@ func List(ctx context.Context, opts ListOptions) ([]Summary, error) {
 			// its domains' console log paths, and is no orphan.
 			if dir := found.labDir(o.Name); dir != "" {
 				ref := labdir.Ref{Name: o.Name, Dir: dir}
-				if ref.State, ref.Err = labdir.LoadState(dir); ref.Err == nil && ref.State.CheckIdentity(&Spec{Name: o.Name}) != nil {
+				if ref.State, ref.Err = labdir.LoadState(dir); ref.Err == nil && ref.State.CheckIdentity(&spec.Spec{Name: o.Name}) != nil {
 					ref.State, ref.Err = nil, fmt.Errorf("%s holds another lab", dir)
 				}
 				l := summarize(ref)
@@ -215,7 +218,7 @@ func labURIs(labs []Summary) []string {
 // libvirtLabs is what one libvirt daemon holds of bootlab: domains by lab
 // (from their metadata) and lab networks.
 type libvirtLabs struct {
-	domains  map[string][]Object
+	domains  map[string][]hypervisor.Object
 	networks map[string]string // lab -> network name
 }
 
@@ -225,7 +228,7 @@ func scanURI(ctx context.Context, connect Connector, uri string, log *slog.Logge
 		return nil, fmt.Errorf("libvirt %s: %w", uri, err)
 	}
 	defer hv.Close()
-	found := &libvirtLabs{domains: map[string][]Object{}, networks: map[string]string{}}
+	found := &libvirtLabs{domains: map[string][]hypervisor.Object{}, networks: map[string]string{}}
 	doms, err := hv.Domains(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("list domains on %s: %w", uri, err)
@@ -295,14 +298,14 @@ func (f *libvirtLabs) labDir(name string) string {
 }
 
 // running counts the spec's nodes whose domain runs and carries this lab's metadata.
-func (f *libvirtLabs) running(s *Spec) int {
+func (f *libvirtLabs) running(s *spec.Spec) int {
 	n := 0
 	for _, d := range f.domains[s.Name] {
 		if !d.Active {
 			continue
 		}
 		if md := ParseLabMetadata(d.XML); md != nil {
-			if _, ok := s.Node(md.Node); ok && d.Name == s.DomainName(Node{Name: md.Node}) {
+			if _, ok := s.Node(md.Node); ok && d.Name == s.DomainName(spec.Node{Name: md.Node}) {
 				n++
 			}
 		}

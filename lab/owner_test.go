@@ -12,12 +12,14 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/bootlab/bootlab/lab/hypervisor"
+	"github.com/bootlab/bootlab/lab/spec"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/bootlab/bootlab/internal/status"
 	"github.com/bootlab/bootlab/internal/testutil"
-	"github.com/bootlab/bootlab/lab/hypervisor"
 	"github.com/bootlab/bootlab/lab/hypervisor/fake"
 	"github.com/bootlab/bootlab/lab/labdir"
 )
@@ -54,7 +56,7 @@ func TestDownOfANeverBuiltLabTouchesNothing(t *testing.T) {
 // before anything is made: no key, no state, no libvirt object.
 func TestBuildRefusesADirectoryHoldingSomeoneElsesFiles(t *testing.T) {
 	s := bootSpec(t)
-	s.Profile = ProfileProbe
+	s.Profile = spec.ProfileProbe
 	require.NoError(t, os.RemoveAll(s.LabDir))
 	someonesDir(t, s.LabDir)
 	before := testutil.Tree(t, s.LabDir)
@@ -76,14 +78,14 @@ func TestBuildRefusesHostDirectoriesHoldingOtherFiles(t *testing.T) {
 	for _, tc := range []struct {
 		name, field string
 		remote      bool
-		dir         func(s *Spec) string
+		dir         func(s *spec.Spec) string
 	}{
-		{"pool directory", "storage.poolDir", false, func(s *Spec) string { return s.Storage.PoolDir }},
-		{"remote host directory", "libvirt.hostDir", true, func(s *Spec) string { return labdir.HostDir(s) }},
+		{"pool directory", "storage.poolDir", false, func(s *spec.Spec) string { return s.Storage.PoolDir }},
+		{"remote host directory", "libvirt.hostDir", true, func(s *spec.Spec) string { return labdir.HostDir(s) }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := bootSpec(t)
-			s.Profile = ProfileProbe
+			s.Profile = spec.ProfileProbe
 			require.NoError(t, os.RemoveAll(s.LabDir))
 			hv := fake.New()
 			if tc.remote {
@@ -176,9 +178,9 @@ func TestDownRemovesARemoteHostDirOnlyWithItsMarker(t *testing.T) {
 }
 
 // buildOpts builds on hv without preflight, with TCG chosen.
-func buildOpts(hv Hypervisor) BuildOptions {
+func buildOpts(hv hypervisor.Hypervisor) BuildOptions {
 	return BuildOptions{
-		Log: slog.New(slog.DiscardHandler), Status: status.New(io.Discard, false), NoPreflight: true, Accelerator: AccelTCG,
+		Log: slog.New(slog.DiscardHandler), Status: status.New(io.Discard, false), NoPreflight: true, Accelerator: spec.AccelTCG,
 		Connect: hypervisor.Shared(hv),
 	}
 }

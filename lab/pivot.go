@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"log/slog"
 
+	"github.com/bootlab/bootlab/lab/spec"
+
 	"github.com/bootlab/bootlab/internal/status"
 	"github.com/bootlab/bootlab/lab/host"
 	"github.com/bootlab/bootlab/lab/labdir"
@@ -36,19 +38,19 @@ type PivotResult struct {
 // deletes its disk. A probe lab keeps its bootstrap VM. Running it again
 // changes nothing. The hypervisor is opened first: its capabilities say
 // whether the lab has a load balancer at all.
-func pivot(ctx context.Context, spec *Spec, o PivotOptions) (*PivotResult, error) {
+func pivot(ctx context.Context, s *spec.Spec, o PivotOptions) (*PivotResult, error) {
 	if o.Connect == nil {
 		o.Connect = ConnectLibvirt
 	}
-	state, err := labdir.LoadState(spec.LabDir)
+	state, err := labdir.LoadState(s.LabDir)
 	if err != nil {
 		return nil, err
 	}
-	if len(spec.NodesByRole(RoleBootstrap)) == 0 {
-		return nil, &InputError{Err: fmt.Errorf("lab %s has no bootstrap node: nothing to pivot", spec.Name)}
+	if len(s.NodesByRole(spec.RoleBootstrap)) == 0 {
+		return nil, &InputError{Err: fmt.Errorf("lab %s has no bootstrap node: nothing to pivot", s.Name)}
 	}
-	res := &PivotResult{Lab: spec.Name, Changed: !state.BootstrapRemoved}
-	hv, err := o.Connect(ctx, spec.Libvirt.URI, o.Log)
+	res := &PivotResult{Lab: s.Name, Changed: !state.BootstrapRemoved}
+	hv, err := o.Connect(ctx, s.Libvirt.URI, o.Log)
 	if err != nil {
 		return nil, err
 	}
@@ -58,22 +60,22 @@ func pivot(ctx context.Context, spec *Spec, o PivotOptions) (*PivotResult, error
 	withLB := hv.Capabilities().HostNetwork
 	// The load balancer runs on the hypervisor's machine.
 	var lbHost host.Host = host.Local{}
-	if withLB && spec.Remote() {
+	if withLB && s.Remote() {
 		lbHost = hv.Host()
 	}
 
 	if withLB {
-		before, err := loadbalancer.Inspect(ctx, loadbalancer.LabConfigOn(lbHost, spec, state.BootstrapRemoved))
+		before, err := loadbalancer.Inspect(ctx, loadbalancer.LabConfigOn(lbHost, s, state.BootstrapRemoved))
 		if err != nil {
 			return nil, fmt.Errorf("read the load balancer's backends: %w", err)
 		}
 		if !before.Running {
-			return nil, fmt.Errorf("the load balancer of lab %s is not running (%s): run `bootlab lab up` first", spec.Name, loadbalancer.LabConfigOn(lbHost, spec, false).PIDPath())
+			return nil, fmt.Errorf("the load balancer of lab %s is not running (%s): run `bootlab lab up` first", s.Name, loadbalancer.LabConfigOn(lbHost, s, false).PIDPath())
 		}
 		res.Before = before.Backends
 
 		o.Status.Start("Removing the bootstrap from the load balancer")
-		lbRes, err := loadbalancer.Ensure(ctx, loadbalancer.LabConfigOn(lbHost, spec, true), o.Log)
+		lbRes, err := loadbalancer.Ensure(ctx, loadbalancer.LabConfigOn(lbHost, s, true), o.Log)
 		if err != nil {
 			return nil, fmt.Errorf("reload the load balancer without the bootstrap: %w", err)
 		}
@@ -82,17 +84,17 @@ func pivot(ctx context.Context, spec *Spec, o PivotOptions) (*PivotResult, error
 			res.Changed = true
 		}
 	}
-	if err := UpdateState(spec, false, func(st *labdir.State) error {
+	if err := UpdateState(s, false, func(st *labdir.State) error {
 		st.BootstrapRemoved = true
 		return nil
 	}); err != nil {
 		return nil, err
 	}
 
-	if spec.Profile == ProfileOpenShift {
-		for _, n := range spec.NodesByRole(RoleBootstrap) {
+	if s.Profile == spec.ProfileOpenShift {
+		for _, n := range s.NodesByRole(spec.RoleBootstrap) {
 			o.Status.Start("Destroying %s and deleting its disk", n.Name)
-			if err := RemoveNode(ctx, hv, spec, n.Name); err != nil {
+			if err := RemoveNode(ctx, hv, s, n.Name); err != nil {
 				return nil, fmt.Errorf("remove node %s: %w (run `bootlab lab pivot` again to retry)", n.Name, err)
 			}
 			o.Status.End(true)
@@ -101,7 +103,7 @@ func pivot(ctx context.Context, spec *Spec, o PivotOptions) (*PivotResult, error
 	}
 
 	if withLB {
-		after, err := loadbalancer.Inspect(ctx, loadbalancer.LabConfigOn(lbHost, spec, true))
+		after, err := loadbalancer.Inspect(ctx, loadbalancer.LabConfigOn(lbHost, s, true))
 		if err != nil {
 			return nil, fmt.Errorf("read the load balancer's backends: %w", err)
 		}

@@ -8,14 +8,16 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/bootlab/bootlab/lab/spec"
+
 	"libvirt.org/go/libvirtxml"
 
 	"github.com/bootlab/bootlab/lab/labdir"
 )
 
-func domainPlan(s *Spec, n Node, accel Accelerator, extra Metadata, boot bootPaths) (DomainPlan, error) {
+func domainPlan(s *spec.Spec, n spec.Node, accel spec.Accelerator, extra Metadata, boot bootPaths) (DomainPlan, error) {
 	dtype := "qemu"
-	if accel == AccelKVM {
+	if accel == spec.AccelKVM {
 		dtype = "kvm"
 	}
 	d := &libvirtxml.Domain{
@@ -71,7 +73,7 @@ func domainPlan(s *Spec, n Node, accel Accelerator, extra Metadata, boot bootPat
 			Entry: []libvirtxml.DomainSysInfoEntry{{Name: "opt/com.coreos/config", File: ign}},
 		}}}
 	}
-	if accel == AccelKVM {
+	if accel == spec.AccelKVM {
 		d.CPU = &libvirtxml.DomainCPU{Mode: "host-passthrough"}
 	}
 	if s.Image.Kernel != "" {
@@ -79,14 +81,14 @@ func domainPlan(s *Spec, n Node, accel Accelerator, extra Metadata, boot bootPat
 		d.OS.Initrd = boot.initrd
 		// Masters of a rehearsal lab run real etcd too (they join the
 		// bootstrap's member after stage 12): they boot the same initrd.
-		if (n.Role == RoleBootstrap || n.Role == RoleMaster) && boot.rehearsalInitrd != "" {
+		if (n.Role == spec.RoleBootstrap || n.Role == spec.RoleMaster) && boot.rehearsalInitrd != "" {
 			d.OS.Initrd = boot.rehearsalInitrd
 		}
 		d.OS.Cmdline = s.Image.Cmdline
 		if s.Rehearsal() {
 			// The probe agents of a rehearsal lab wait for the stages:
 			// masters retry their pointer config as long as the learner needs.
-			d.OS.Cmdline = strings.TrimSpace(d.OS.Cmdline + " " + RehearsalCmdlineFlag)
+			d.OS.Cmdline = strings.TrimSpace(d.OS.Cmdline + " " + spec.RehearsalCmdlineFlag)
 		}
 	} else {
 		d.OS.BootDevices = []libvirtxml.DomainBootDevice{{Dev: "hd"}}
@@ -152,7 +154,7 @@ func uintPtr(u uint) *uint { return &u }
 // hostPath is a path on the hypervisor's machine for libvirt, which resolves
 // nothing relative: a local lab directory given relative is made absolute
 // here; a remote one is used as written (libvirt.hostDir must be absolute).
-func hostPath(s *Spec, p string) string {
+func hostPath(s *spec.Spec, p string) string {
 	if s.Remote() {
 		return p
 	}

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"log/slog"
 
+	"github.com/bootlab/bootlab/lab/spec"
+
 	"github.com/bootlab/bootlab/internal/status"
 	"github.com/bootlab/bootlab/lab/hostdns"
 	"github.com/bootlab/bootlab/lab/labdir"
@@ -25,7 +27,7 @@ type TeardownOptions struct {
 // libvirt must not leave the host resolving the lab's domain), then the
 // hypervisor is opened and Down removes what the lab made. The steps say
 // what each removed: none Changed means there was nothing of this lab.
-func teardown(ctx context.Context, s *Spec, o TeardownOptions) ([]StepResult, error) {
+func teardown(ctx context.Context, s *spec.Spec, o TeardownOptions) ([]StepResult, error) {
 	if o.Connect == nil {
 		o.Connect = ConnectLibvirt
 	}
@@ -54,7 +56,7 @@ func teardown(ctx context.Context, s *Spec, o TeardownOptions) ([]StepResult, er
 
 // planTeardown is what teardown would undo and remove, in order, changing
 // nothing: `lab down --dry-run`.
-func planTeardown(ctx context.Context, s *Spec, o TeardownOptions) ([]Change, error) {
+func planTeardown(ctx context.Context, s *spec.Spec, o TeardownOptions) ([]Change, error) {
 	if o.Connect == nil {
 		o.Connect = ConnectLibvirt
 	}

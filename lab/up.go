@@ -11,9 +11,11 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/bootlab/bootlab/lab/hypervisor"
+	"github.com/bootlab/bootlab/lab/spec"
+
 	"github.com/bootlab/bootlab/internal/status"
 	"github.com/bootlab/bootlab/lab/host"
-	"github.com/bootlab/bootlab/lab/hypervisor"
 	"github.com/bootlab/bootlab/lab/labdir"
 	"github.com/bootlab/bootlab/lab/loadbalancer"
 )
@@ -23,11 +25,11 @@ type UpOptions struct {
 	Log    *slog.Logger
 	Status *status.Status
 	// DeferRoles are defined but not started (StartNodes starts them later).
-	DeferRoles []Role
+	DeferRoles []spec.Role
 	// SkipLoadBalancer leaves haproxy alone (always skipped on test:// URIs).
 	SkipLoadBalancer bool
 	// Accelerator is kvm or tcg, already chosen by ChooseAccelerator.
-	Accelerator Accelerator
+	Accelerator spec.Accelerator
 	// DryRun changes nothing (libvirt, haproxy, files, state): the result's
 	// Changes say what up would do, decided by the same steps.
 	DryRun bool
@@ -44,7 +46,7 @@ type UpResult struct {
 	// Steps lists every step with whether it changed anything.
 	Steps []StepResult
 	// Accelerator is the one the domains use.
-	Accelerator Accelerator
+	Accelerator spec.Accelerator
 	// Changes is the plan of a dry run, in order.
 	Changes []Change
 	// DeferredOff counts the nodes of the deferred roles (DeferRoles)
@@ -54,10 +56,10 @@ type UpResult struct {
 
 // labRun holds what one Up, Down or Inspect shares.
 type labRun struct {
-	hv Hypervisor
+	hv hypervisor.Hypervisor
 	// host is hv's machine (hv.Host()).
 	host  host.Host
-	s     *Spec
+	s     *spec.Spec
 	log   *slog.Logger
 	mu    sync.Mutex // guards state
 	state *labdir.State
@@ -73,7 +75,7 @@ type labRun struct {
 // lockedLabRun takes the lab's lock (creating the lab directory when
 // create) and reads its state: what every command that changes a lab starts
 // with. unlock releases the lock; it is a no-op after an error.
-func lockedLabRun(hv Hypervisor, s *Spec, log *slog.Logger, create bool) (r *labRun, unlock func(), err error) {
+func lockedLabRun(hv hypervisor.Hypervisor, s *spec.Spec, log *slog.Logger, create bool) (r *labRun, unlock func(), err error) {
 	unlock, err = labdir.Lock(s, create)
 	if err != nil {
 		return nil, func() {}, err
@@ -89,7 +91,7 @@ func lockedLabRun(hv Hypervisor, s *Spec, log *slog.Logger, create bool) (r *lab
 // no lock, because the lock is a file (and maybe a directory) a dry run
 // must not make, and a plan read while another command changes the lab
 // is only a plan. Its hypervisor records changes instead of making them.
-func labRunFor(hv Hypervisor, s *Spec, log *slog.Logger, create, dryRun bool) (r *labRun, unlock func(), err error) {
+func labRunFor(hv hypervisor.Hypervisor, s *spec.Spec, log *slog.Logger, create, dryRun bool) (r *labRun, unlock func(), err error) {
 	if !dryRun {
 		return lockedLabRun(hv, s, log, create)
 	}
@@ -101,7 +103,7 @@ func labRunFor(hv Hypervisor, s *Spec, log *slog.Logger, create, dryRun bool) (r
 	return r, func() {}, nil
 }
 
-func newLabRun(hv Hypervisor, s *Spec, log *slog.Logger) (*labRun, error) {
+func newLabRun(hv hypervisor.Hypervisor, s *spec.Spec, log *slog.Logger) (*labRun, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
@@ -136,8 +138,8 @@ func (r *labRun) record(f func(st *labdir.State)) error {
 // Up builds (or converges) the lab of spec s: network, pool, base image,
 // overlays, load balancer, domains. It is idempotent and resumes where a
 // failed or interrupted run stopped.
-func Up(ctx context.Context, hv Hypervisor, s *Spec, opts UpOptions) (*UpResult, error) {
-	if opts.Accelerator != AccelKVM && opts.Accelerator != AccelTCG {
+func Up(ctx context.Context, hv hypervisor.Hypervisor, s *spec.Spec, opts UpOptions) (*UpResult, error) {
+	if opts.Accelerator != spec.AccelKVM && opts.Accelerator != spec.AccelTCG {
 		return nil, fmt.Errorf("lab up: accelerator must be chosen (kvm or tcg), got %q", opts.Accelerator)
 	}
 	r, unlock, err := labRunFor(hv, s, opts.Log, true, opts.DryRun)
@@ -179,10 +181,10 @@ func Up(ctx context.Context, hv Hypervisor, s *Spec, opts UpOptions) (*UpResult,
 	if err != nil {
 		return nil, err
 	}
-	if r.state.BootstrapRemoved && s.Profile == ProfileOpenShift {
-		plan = plan.withoutRole(RoleBootstrap)
+	if r.state.BootstrapRemoved && s.Profile == spec.ProfileOpenShift {
+		plan = plan.withoutRole(spec.RoleBootstrap)
 	}
-	deferred := map[Role]bool{}
+	deferred := map[spec.Role]bool{}
 	for _, role := range opts.DeferRoles {
 		deferred[role] = true
 	}
@@ -270,7 +272,7 @@ func Up(ctx context.Context, hv Hypervisor, s *Spec, opts UpOptions) (*UpResult,
 func (r *labRun) prepareDirs(ctx context.Context) (string, error) {
 	created := false
 	dirs := []string{r.s.LabDir}
-	consoleDir := filepath.Dir(labdir.ConsoleLog(r.s, Node{Name: "x"}))
+	consoleDir := filepath.Dir(labdir.ConsoleLog(r.s, spec.Node{Name: "x"}))
 	if r.host.Remote() {
 		// virtlogd writes the console logs on the hypervisor, in a host
 		// directory marked as this lab's when bootlab makes it.

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/bootlab/bootlab/lab/spec"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -24,11 +26,11 @@ import (
 
 // testSpec is a small lab on a URI that is not test:// so that the base
 // image upload runs; the load balancer is skipped in every Up.
-func testSpec(t *testing.T, name string, withImage bool) *Spec {
+func testSpec(t *testing.T, name string, withImage bool) *spec.Spec {
 	t.Helper()
 	dir := t.TempDir()
-	s := &Spec{Name: name, LabDir: filepath.Join(dir, "lab"), Topology: Topology{Masters: 2, Workers: 1},
-		Network: Network{CIDR: "10.88.0.0/24"}, Storage: Storage{PoolDir: filepath.Join(dir, "pool")}}
+	s := &spec.Spec{Name: name, LabDir: filepath.Join(dir, "lab"), Topology: spec.Topology{Masters: 2, Workers: 1},
+		Network: spec.Network{CIDR: "10.88.0.0/24"}, Storage: spec.Storage{PoolDir: filepath.Join(dir, "pool")}}
 	if withImage {
 		img := filepath.Join(dir, "base.qcow2")
 		hdr := make([]byte, 4096)
@@ -41,7 +43,7 @@ func testSpec(t *testing.T, name string, withImage bool) *Spec {
 	return s
 }
 
-func upOpts() UpOptions { return UpOptions{Accelerator: AccelTCG, SkipLoadBalancer: true} }
+func upOpts() UpOptions { return UpOptions{Accelerator: spec.AccelTCG, SkipLoadBalancer: true} }
 
 func countPrefix(calls []string, prefix string) int {
 	n := 0
@@ -74,7 +76,7 @@ func TestUpCreatesEverythingThenNothing(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, hv.NetworkObjects["bootlab-t"].UUID, st.NetworkUUID)
 	assert.Equal(t, hv.PoolObjects["bootlab-t"].UUID, st.PoolUUID)
-	assert.Equal(t, AccelTCG, st.Accelerator)
+	assert.Equal(t, spec.AccelTCG, st.Accelerator)
 
 	hv.Reset()
 	res, err = Up(ctx, hv, s, upOpts())
@@ -125,7 +127,7 @@ func TestUpDefersRolesAndStartNodes(t *testing.T) {
 	hv := fake.New()
 	s := testSpec(t, "t", false)
 	opts := upOpts()
-	opts.DeferRoles = []Role{RoleWorker}
+	opts.DeferRoles = []spec.Role{spec.RoleWorker}
 	_, err := Up(ctx, hv, s, opts)
 	require.NoError(t, err)
 	assert.False(t, hv.DomainObjects["bootlab-t-worker-0"].Active)
@@ -136,7 +138,7 @@ func TestUpDefersRolesAndStartNodes(t *testing.T) {
 	require.NoError(t, err)
 	assert.Empty(t, hv.Mutations(), "a deferred worker stays off on re-run")
 
-	require.NoError(t, StartNodes(ctx, hv, s, RoleWorker))
+	require.NoError(t, StartNodes(ctx, hv, s, spec.RoleWorker))
 	assert.True(t, hv.DomainObjects["bootlab-t-worker-0"].Active)
 }
 
@@ -144,14 +146,14 @@ func TestUpRedefinesChangedDomain(t *testing.T) {
 	// The fake refuses, as libvirt does, a redefinition without the
 	// domain's UUID ("already exists with uuid"): converge must keep it.
 	for _, tc := range []struct {
-		profile Profile
+		profile spec.Profile
 		want    []string
 		detail  string
 	}{
 		// A probe node keeps nothing: it is restarted so the change applies now.
-		{ProfileProbe, []string{"DefineDomain bootlab-t-master-0", "DestroyDomain bootlab-t-master-0", "StartDomain bootlab-t-master-0"}, "master-0 redefined and restarted"},
+		{spec.ProfileProbe, []string{"DefineDomain bootlab-t-master-0", "DestroyDomain bootlab-t-master-0", "StartDomain bootlab-t-master-0"}, "master-0 redefined and restarted"},
 		// A real node is left running; the change applies at its next boot.
-		{ProfileOpenShift, []string{"DefineDomain bootlab-t-master-0"}, "master-0 redefined (takes effect at its next boot"},
+		{spec.ProfileOpenShift, []string{"DefineDomain bootlab-t-master-0"}, "master-0 redefined (takes effect at its next boot"},
 	} {
 		t.Run(string(tc.profile), func(t *testing.T) {
 			ctx := context.Background()
@@ -344,7 +346,7 @@ func TestDownStepsReportWhatWasRemoved(t *testing.T) {
 // a cluster member's data), but it says so and how; a probe lab converges:
 // the dropped node goes, with its disk.
 func TestUpNodesDroppedFromTheSpec(t *testing.T) {
-	for _, profile := range []Profile{ProfileOpenShift, ProfileProbe} {
+	for _, profile := range []spec.Profile{spec.ProfileOpenShift, spec.ProfileProbe} {
 		t.Run(string(profile), func(t *testing.T) {
 			ctx := context.Background()
 			hv := fake.New()
@@ -353,7 +355,7 @@ func TestUpNodesDroppedFromTheSpec(t *testing.T) {
 			_, err := Up(ctx, hv, s, upOpts())
 			require.NoError(t, err)
 
-			smaller := &Spec{Name: "t", Profile: profile, LabDir: s.LabDir, Topology: Topology{Masters: 2, Workers: 0},
+			smaller := &spec.Spec{Name: "t", Profile: profile, LabDir: s.LabDir, Topology: spec.Topology{Masters: 2, Workers: 0},
 				Network: s.Network, Storage: s.Storage}
 			smaller.Defaults()
 			var logs bytes.Buffer
@@ -361,7 +363,7 @@ func TestUpNodesDroppedFromTheSpec(t *testing.T) {
 			opts.Log = slog.New(slog.NewTextHandler(&logs, nil))
 			res, err := Up(ctx, hv, smaller, opts)
 			require.NoError(t, err)
-			if profile == ProfileOpenShift {
+			if profile == spec.ProfileOpenShift {
 				assert.Contains(t, logs.String(), "nodes no longer in the spec")
 				assert.Contains(t, logs.String(), "virsh undefine bootlab-t-NODE")
 				assert.Contains(t, logs.String(), "nodes=worker-0")
@@ -494,7 +496,7 @@ func TestInspect(t *testing.T) {
 	s := testSpec(t, "t", false)
 	s.Libvirt.URI = "test:///default"
 	opts := upOpts()
-	opts.DeferRoles = []Role{RoleWorker}
+	opts.DeferRoles = []spec.Role{spec.RoleWorker}
 	_, err := Up(ctx, hv, s, opts)
 	require.NoError(t, err)
 	st, err := Inspect(ctx, hv, s)
@@ -510,7 +512,7 @@ func TestInspect(t *testing.T) {
 }
 
 func TestEnsureSSHKey(t *testing.T) {
-	s := &Spec{Name: "k", LabDir: t.TempDir()}
+	s := &spec.Spec{Name: "k", LabDir: t.TempDir()}
 	require.NoError(t, EnsureSSHKey(s))
 	fi, err := os.Stat(labdir.SSHKey(s))
 	require.NoError(t, err)
@@ -568,8 +570,8 @@ func TestUpUpdatesReservationsInPlace(t *testing.T) {
 
 	// master-0 moves to .99 and a worker joins.
 	s.Nodes[1].IP = "10.88.0.99"
-	s.Nodes = append(s.Nodes, Node{Name: "worker-1", Role: RoleWorker, VCPUs: 1, MemoryMiB: 256, DiskGiB: 1,
-		MAC: DeriveMAC("t", "worker-1"), IP: "10.88.0.21"})
+	s.Nodes = append(s.Nodes, spec.Node{Name: "worker-1", Role: spec.RoleWorker, VCPUs: 1, MemoryMiB: 256, DiskGiB: 1,
+		MAC: spec.DeriveMAC("t", "worker-1"), IP: "10.88.0.21"})
 	hv.Reset()
 	res, err := Up(ctx, hv, s, upOpts())
 	require.NoError(t, err)
@@ -592,7 +594,7 @@ func TestUpAfterPivotLeavesBootstrapGone(t *testing.T) {
 	ctx := context.Background()
 	hv := fake.New()
 	s := testSpec(t, "t", true)
-	s.Profile = ProfileOpenShift
+	s.Profile = spec.ProfileOpenShift
 	_, err := Up(ctx, hv, s, upOpts())
 	require.NoError(t, err)
 
@@ -610,7 +612,7 @@ func TestUpAfterPivotLeavesBootstrapGone(t *testing.T) {
 	assert.Zero(t, countPrefix(hv.Mutations(), "CreateVolume bootlab-t/bootstrap"))
 
 	// A probe lab keeps its bootstrap VM after pivot (only the LB changes).
-	s.Profile = ProfileProbe
+	s.Profile = spec.ProfileProbe
 	hv.Reset()
 	_, err = Up(ctx, hv, s, upOpts())
 	require.NoError(t, err)

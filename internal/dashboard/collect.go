@@ -10,8 +10,10 @@ import (
 	"sync"
 	"time"
 
-	"github.com/bootlab/bootlab/lab"
 	"github.com/bootlab/bootlab/lab/hypervisor"
+	"github.com/bootlab/bootlab/lab/spec"
+
+	"github.com/bootlab/bootlab/lab"
 	"github.com/bootlab/bootlab/lab/labdir"
 	"github.com/bootlab/bootlab/lab/loadbalancer"
 )
@@ -39,7 +41,7 @@ type Collector struct {
 }
 
 type conn struct {
-	hv lab.Hypervisor
+	hv hypervisor.Hypervisor
 }
 
 type recordsCache struct {
@@ -59,7 +61,7 @@ func (c *Collector) Close() {
 	}
 }
 
-func (c *Collector) hypervisor(ctx context.Context, uri string) (lab.Hypervisor, error) {
+func (c *Collector) hypervisor(ctx context.Context, uri string) (hypervisor.Hypervisor, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if cn, ok := c.conns[uri]; ok {
@@ -107,7 +109,7 @@ func (c *Collector) Snapshot(ctx context.Context) ([]LabView, error) {
 	if c.Connect != nil {
 		// The connections are kept between snapshots: List's Close of
 		// what it is handed leaves them open.
-		lister = func(ctx context.Context, uri string, _ *slog.Logger) (lab.Hypervisor, error) {
+		lister = func(ctx context.Context, uri string, _ *slog.Logger) (hypervisor.Hypervisor, error) {
 			hv, err := c.hypervisor(ctx, uri)
 			if err != nil {
 				return nil, err
@@ -193,7 +195,7 @@ func (c *Collector) view(ctx context.Context, l *lab.Summary) LabView {
 // nodesAndLB merges the spec (what should be) with the inspected state
 // (what is): every node and every backend appears, with "unknown" where
 // libvirt or haproxy could not be read.
-func nodesAndLB(s *lab.Spec, st *lab.Status, removed bool) ([]NodeView, LBView) {
+func nodesAndLB(s *spec.Spec, st *lab.Status, removed bool) ([]NodeView, LBView) {
 	nodes := make([]NodeView, 0, len(s.Nodes))
 	for _, n := range s.Nodes {
 		nv := NodeView{Name: n.Name, Role: n.Role, State: "unknown", IP: n.IP, FQDN: s.FQDN(n)}
@@ -259,7 +261,7 @@ func health(b loadbalancer.BackendStatus) string {
 // phase places the lab on the bootstrap timeline: the bootstrap serves the
 // API alone, then masters join the API frontend (handoff), then `lab pivot`
 // removes it.
-func phase(v *LabView, s *lab.Spec, removed bool) string {
+func phase(v *LabView, s *spec.Spec, removed bool) string {
 	if !v.Network.Exists && v.NodesUp == 0 {
 		return PhaseNotBuilt
 	}
@@ -271,7 +273,7 @@ func phase(v *LabView, s *lab.Spec, removed bool) string {
 			continue
 		}
 		for _, b := range f.Backends {
-			if n, ok := s.Node(b.Server); ok && n.Role == lab.RoleMaster && b.Health == HealthUp {
+			if n, ok := s.Node(b.Server); ok && n.Role == spec.RoleMaster && b.Health == HealthUp {
 				return PhaseHandoff
 			}
 		}
@@ -280,7 +282,7 @@ func phase(v *LabView, s *lab.Spec, removed bool) string {
 }
 
 // failures lists what needs a look, worst first.
-func failures(v *LabView, s *lab.Spec) []string {
+func failures(v *LabView, s *spec.Spec) []string {
 	out := []string{}
 	if v.Error != "" {
 		out = append(out, v.Error)
@@ -302,7 +304,7 @@ func failures(v *LabView, s *lab.Spec) []string {
 		return out
 	}
 	for _, n := range v.Nodes {
-		if n.State == "running" || (n.Role == lab.RoleBootstrap && v.Phase == PhaseBootstrapRemoved) {
+		if n.State == "running" || (n.Role == spec.RoleBootstrap && v.Phase == PhaseBootstrapRemoved) {
 			continue
 		}
 		out = append(out, fmt.Sprintf("node %s is %s", n.Name, n.State))

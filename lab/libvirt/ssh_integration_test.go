@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/bootlab/bootlab/lab/hypervisor"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"golang.org/x/crypto/ssh"
@@ -72,7 +74,7 @@ func TestIntegrationRemoteURIThroughSSH(t *testing.T) {
 	_, err = os.Stat(hostDir)
 	assert.True(t, os.IsNotExist(err), "down removes the lab's files on the hypervisor's machine")
 	_, err = c.LookupNetwork(ctx, s.NetworkName())
-	assert.ErrorIs(t, err, lab.ErrNotFound)
+	assert.ErrorIs(t, err, hypervisor.ErrNotFound)
 
 	// A second connection checks the recorded key and records nothing new.
 	c2, err := libvirt.Connect(ctx, uri, nil)

@@ -13,12 +13,13 @@ import (
 	"strings"
 	"sync"
 
+	labspec "github.com/bootlab/bootlab/lab/spec"
+
 	"github.com/spf13/cobra"
 
 	"github.com/bootlab/bootlab/cmd/internal/cmdutil"
 	"github.com/bootlab/bootlab/internal/status"
 	"github.com/bootlab/bootlab/internal/userfile"
-	"github.com/bootlab/bootlab/lab"
 	"github.com/bootlab/bootlab/lab/class"
 	"github.com/bootlab/bootlab/lab/labdir"
 	"github.com/bootlab/bootlab/lab/preflight"
@@ -79,7 +80,7 @@ func addClassFlags(cmd *cobra.Command, cf *ClassFlags, needFile bool) {
 func (cf *ClassFlags) Load() (*class.Spec, error) {
 	if cf.File != userfile.StdinPath || cf.cmd == nil {
 		c, err := class.Load(cf.File)
-		var ve *lab.ValidationError
+		var ve *labspec.ValidationError
 		if err != nil && !errors.As(err, &ve) {
 			return nil, cmdutil.WithCode(cmdutil.ExitInvalid, err)
 		}
@@ -124,7 +125,7 @@ func hostOf(ctx context.Context, f *cmdutil.Factory, uri string) (class.Host, er
 		return h, err
 	}
 	h.Routes = routes
-	if h.Labs, err = labdir.Find(lab.DefaultHome()); err != nil {
+	if h.Labs, err = labdir.Find(labspec.DefaultHome()); err != nil {
 		return h, err
 	}
 	conn, err := f.Connector()(ctx, uri, f.Log)
@@ -146,7 +147,7 @@ func hostOf(ctx context.Context, f *cmdutil.Factory, uri string) (class.Host, er
 // templateURI is the libvirt URI the class's labs use (the template's, or
 // the default).
 func templateURI(c *class.Spec) string {
-	s := &lab.Spec{}
+	s := &labspec.Spec{}
 	if v, ok := c.Template["libvirt"].(map[string]any); ok {
 		if u, ok := v["uri"].(string); ok {
 			s.Libvirt.URI = u
@@ -175,7 +176,7 @@ func plan(ctx context.Context, f *cmdutil.Factory, cf *ClassFlags) (*class.Plan,
 // member is a lab of a built class, found by its state.
 type member struct {
 	Learner string
-	Spec    *lab.Spec
+	Spec    *labspec.Spec
 	State   *labdir.State
 	Dir     string
 }
@@ -184,7 +185,7 @@ type member struct {
 // sorted by lab name. A lab half built (no complete up) is named by its
 // directory, as `lab down --all` does.
 func members(name string) ([]member, error) {
-	labs, err := labdir.Find(lab.DefaultHome())
+	labs, err := labdir.Find(labspec.DefaultHome())
 	if err != nil {
 		return nil, err
 	}
@@ -195,7 +196,7 @@ func members(name string) ([]member, error) {
 		}
 		spec := l.State.Spec
 		if spec == nil {
-			spec = &lab.Spec{Name: l.Name, LabDir: l.Dir}
+			spec = &labspec.Spec{Name: l.Name, LabDir: l.Dir}
 			spec.Defaults()
 		}
 		out = append(out, member{Learner: strings.TrimPrefix(l.Name, name+"-"), Spec: spec, State: l.State, Dir: l.Dir})
@@ -222,7 +223,7 @@ func classMembers(cf *ClassFlags, required bool) (string, []member, error) {
 }
 
 func noMembers(name string) error {
-	return cmdutil.WithCode(cmdutil.ExitNoLab, fmt.Errorf("class %s has no labs on this host (%s): `bootlab class up -f CLASS.yaml` builds them", name, filepath.Join(lab.DefaultHome(), "labs")))
+	return cmdutil.WithCode(cmdutil.ExitNoLab, fmt.Errorf("class %s has no labs on this host (%s): `bootlab class up -f CLASS.yaml` builds them", name, filepath.Join(labspec.DefaultHome(), "labs")))
 }
 
 // defaultParallel is how many labs class up builds at once: one per two

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/bootlab/bootlab/lab/spec"
+
 	"github.com/spf13/cobra"
 
 	"github.com/bootlab/bootlab/cmd/internal/cmdutil"
@@ -65,7 +67,7 @@ func runDown(ctx context.Context, f *cmdutil.Factory, opts *DownOptions) error {
 	if err != nil {
 		return err
 	}
-	dir := class.Dir(lab.DefaultHome(), name)
+	dir := class.Dir(spec.DefaultHome(), name)
 	if opts.DryRun {
 		return downDryRun(ctx, f, name, dir, ms)
 	}
@@ -139,7 +141,7 @@ func downDryRun(ctx context.Context, f *cmdutil.Factory, name, dir string, ms []
 }
 
 // downLab is `lab down` of one lab of the class: the same call (Lab.Down).
-func downLab(ctx context.Context, f *cmdutil.Factory, spec *lab.Spec) error {
+func downLab(ctx context.Context, f *cmdutil.Factory, spec *spec.Spec) error {
 	l, err := f.OpenLab(ctx, spec)
 	if err != nil {
 		return err
@@ -150,7 +152,7 @@ func downLab(ctx context.Context, f *cmdutil.Factory, spec *lab.Spec) error {
 }
 
 // planDownLab is `lab down --dry-run` of one lab of the class.
-func planDownLab(ctx context.Context, f *cmdutil.Factory, spec *lab.Spec) ([]lab.Change, error) {
+func planDownLab(ctx context.Context, f *cmdutil.Factory, spec *spec.Spec) ([]lab.Change, error) {
 	l, err := f.OpenLab(ctx, spec)
 	if err != nil {
 		return nil, err

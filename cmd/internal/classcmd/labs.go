@@ -9,6 +9,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/bootlab/bootlab/lab/spec"
+
 	"github.com/spf13/cobra"
 
 	"github.com/bootlab/bootlab/cmd/internal/cmdutil"
@@ -79,7 +81,7 @@ func runVerify(ctx context.Context, f *cmdutil.Factory, opts *LabsOptions) error
 
 // verifyLab is `lab verify` of one built lab: the same call (Lab.Verify),
 // so a remote class reads its console logs on the hypervisor's machine.
-func verifyLab(ctx context.Context, f *cmdutil.Factory, spec *lab.Spec, timeout time.Duration) error {
+func verifyLab(ctx context.Context, f *cmdutil.Factory, spec *spec.Spec, timeout time.Duration) error {
 	l, err := f.OpenLab(ctx, spec)
 	if err != nil {
 		return err
@@ -219,7 +221,7 @@ func resetDryRun(ctx context.Context, f *cmdutil.Factory, l *lab.Lab, name strin
 		changes, err = l.PlanDown(ctx, lab.TeardownOptions{})
 		changes = append(changes,
 			lab.Change{Action: "create", Kind: "lab", Name: m.Spec.Name, Detail: "built again from its spec, as class up builds it"},
-			lab.Change{Action: "update", Kind: "classDir", Name: filepath.Join(class.Dir(lab.DefaultHome(), name), "handouts", m.Learner), Detail: "handout"})
+			lab.Change{Action: "update", Kind: "classDir", Name: filepath.Join(class.Dir(spec.DefaultHome(), name), "handouts", m.Learner), Detail: "handout"})
 	}
 	if err != nil {
 		return err

@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"text/tabwriter"
 
+	"github.com/bootlab/bootlab/lab/hypervisor"
+	"github.com/bootlab/bootlab/lab/spec"
+
 	"github.com/spf13/cobra"
 
 	"github.com/bootlab/bootlab/cmd/internal/cmdutil"
@@ -73,7 +76,7 @@ func runStatus(ctx context.Context, f *cmdutil.Factory, opts *StatusOptions) err
 		return err
 	}
 	doc := ClassStatus{Class: name, Labs: []LabStatus{}}
-	conns := map[string]lab.Hypervisor{}
+	conns := map[string]hypervisor.Hypervisor{}
 	defer func() {
 		for _, c := range conns {
 			c.Close()
@@ -130,7 +133,7 @@ func runStatus(ctx context.Context, f *cmdutil.Factory, opts *StatusOptions) err
 // stageReached is the highest stage done in the stage records of the lab
 // whose state has labUUID ("" when none): another lab's records, one of the
 // same name built earlier, are not this lab's progress.
-func stageReached(s *lab.Spec, labUUID string) string {
+func stageReached(s *spec.Spec, labUUID string) string {
 	recs, err := stages.ReadRecords(labdir.Stages(s), labUUID)
 	if err != nil {
 		return ""

@@ -8,6 +8,8 @@ import (
 	"sync"
 	"time"
 
+	labspec "github.com/bootlab/bootlab/lab/spec"
+
 	"github.com/spf13/cobra"
 
 	"github.com/bootlab/bootlab/cmd/internal/cmdutil"
@@ -113,14 +115,14 @@ func runUp(ctx context.Context, f *cmdutil.Factory, opts *UpOptions) error {
 		return err
 	}
 	f.Status.Infof("class %s is up: %d labs in %s; handouts in %s; next: `bootlab class verify --name %s`, `bootlab class status --name %s`",
-		p.Class.Name, len(rs), time.Since(start).Round(time.Second), filepath.Join(class.Dir(lab.DefaultHome(), p.Class.Name), "handouts"), p.Class.Name, p.Class.Name)
+		p.Class.Name, len(rs), time.Since(start).Round(time.Second), filepath.Join(class.Dir(labspec.DefaultHome(), p.Class.Name), "handouts"), p.Class.Name, p.Class.Name)
 	return nil
 }
 
 // prepareClass does once what every lab's up would do alone: preflight of
 // the first lab still to build (tools, libvirt, KVM), the probe image
 // shared by every probe lab, and the accelerator.
-func prepareClass(ctx context.Context, f *cmdutil.Factory, p *class.Plan, noPreflight bool) (lab.Accelerator, error) {
+func prepareClass(ctx context.Context, f *cmdutil.Factory, p *class.Plan, noPreflight bool) (labspec.Accelerator, error) {
 	first := p.Labs[0].Spec
 	for _, l := range p.Labs {
 		if !l.Built {
@@ -128,8 +130,8 @@ func prepareClass(ctx context.Context, f *cmdutil.Factory, p *class.Plan, noPref
 			break
 		}
 	}
-	var accel lab.Accelerator
-	if first.Accelerator != lab.AccelAuto {
+	var accel labspec.Accelerator
+	if first.Accelerator != labspec.AccelAuto {
 		accel = first.Accelerator
 	}
 	l, err := f.OpenLab(ctx, first)
@@ -168,11 +170,11 @@ func prepareClass(ctx context.Context, f *cmdutil.Factory, p *class.Plan, noPref
 // every probe lab that has no image of its own, so parallel builds do not
 // each build it; with a rehearsal lab in the class, the rehearsal initrd too.
 func shareProbeImage(ctx context.Context, f *cmdutil.Factory, p *class.Plan) error {
-	var need []*lab.Spec
+	var need []*labspec.Spec
 	rehearsals := map[string]string{} // OpenShift version -> its rehearsal initrd
 	for _, l := range p.Labs {
 		s := l.Spec
-		if s.Profile != lab.ProfileProbe || s.Image.Kernel != "" && s.Image.Initrd != "" {
+		if s.Profile != labspec.ProfileProbe || s.Image.Kernel != "" && s.Image.Initrd != "" {
 			continue
 		}
 		need = append(need, s)
@@ -218,7 +220,7 @@ func shareProbeImage(ctx context.Context, f *cmdutil.Factory, p *class.Plan) err
 // buildLab is `lab up` of one lab of the class, with the same library
 // calls: lab key, the profile's boot files, then lab.Up, recording the
 // class in the lab's state.
-func buildLab(ctx context.Context, f *cmdutil.Factory, spec *lab.Spec, accel lab.Accelerator, className string, prep *sync.Mutex) error {
+func buildLab(ctx context.Context, f *cmdutil.Factory, spec *labspec.Spec, accel labspec.Accelerator, className string, prep *sync.Mutex) error {
 	// The class checked the host and chose the accelerator once for all
 	// its labs; host DNS is a single lab's (a class's labs share a host).
 	l, err := f.OpenLab(ctx, spec)
@@ -241,12 +243,12 @@ func buildLab(ctx context.Context, f *cmdutil.Factory, spec *lab.Spec, accel lab
 }
 
 // writeHandout writes learner's handout from the lab as built.
-func writeHandout(className, learner string, spec *lab.Spec) error {
+func writeHandout(className, learner string, spec *labspec.Spec) error {
 	built, _, err := labdir.Resolve(spec)
 	if err != nil {
 		return err
 	}
-	dir := filepath.Join(class.Dir(lab.DefaultHome(), className), "handouts", learner)
+	dir := filepath.Join(class.Dir(labspec.DefaultHome(), className), "handouts", learner)
 	return class.WriteHandout(dir, className, learner, built)
 }
 

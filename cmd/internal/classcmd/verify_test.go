@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/bootlab/bootlab/lab/spec"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -26,13 +28,13 @@ func TestClassVerifyReadsConsoleLogsOnTheHypervisor(t *testing.T) {
 	home := t.TempDir()
 	t.Setenv("BOOTLAB_HOME", home)
 	t.Setenv(cmdutil.EnvLab, "")
-	s := &lab.Spec{Name: "ws-ann", Profile: lab.ProfileProbe, Libvirt: lab.Libvirt{URI: "qemu+ssh://root@hypervisor/system"},
-		LabDir: filepath.Join(home, "labs", "ws-ann"), Topology: lab.Topology{Masters: 1}, Network: lab.Network{CIDR: "10.233.0.0/24"}}
+	s := &spec.Spec{Name: "ws-ann", Profile: spec.ProfileProbe, Libvirt: spec.Libvirt{URI: "qemu+ssh://root@hypervisor/system"},
+		LabDir: filepath.Join(home, "labs", "ws-ann"), Topology: spec.Topology{Masters: 1}, Network: spec.Network{CIDR: "10.233.0.0/24"}}
 	s.Defaults()
 	hv := fake.New()
 	hv.Machine = fake.NewMachine(true)
 	// Built as class up builds it, on the fake: its VMs run there.
-	_, err := lab.Up(context.Background(), hv, s, lab.UpOptions{Accelerator: lab.AccelTCG, Class: "ws", SkipLoadBalancer: true})
+	_, err := lab.Up(context.Background(), hv, s, lab.UpOptions{Accelerator: spec.AccelTCG, Class: "ws", SkipLoadBalancer: true})
 	require.NoError(t, err)
 	master, _ := s.Node("master-0")
 	hv.Machine.Files[labdir.ConsoleLog(s, master)] = []byte("booting\n")

@@ -13,6 +13,8 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/bootlab/bootlab/lab/spec"
+
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
@@ -67,7 +69,7 @@ func (f *Factory) Connector() lab.Connector {
 
 // OpenLab opens the lab of spec with the Factory's connector, log and
 // status: the handle every lab verb is a method of. Close it.
-func (f *Factory) OpenLab(ctx context.Context, spec *lab.Spec) (*lab.Lab, error) {
+func (f *Factory) OpenLab(ctx context.Context, spec *spec.Spec) (*lab.Lab, error) {
 	return lab.Open(ctx, spec, lab.Options{Connect: f.Connector(), Log: f.Log, Status: f.Status})
 }
 

@@ -9,6 +9,8 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/bootlab/bootlab/lab/spec"
+
 	"github.com/spf13/cobra"
 
 	"github.com/bootlab/bootlab/cmd/internal/cmdutil"
@@ -156,7 +158,7 @@ func runCheckpoint(ctx context.Context, f *cmdutil.Factory, opts *CheckpointOpti
 
 // checkpointDryRun prints what checkpoint restore or delete would change,
 // refusing what they refuse.
-func checkpointDryRun(ctx context.Context, f *cmdutil.Factory, l *lab.Lab, spec *lab.Spec, opts *CheckpointOptions) error {
+func checkpointDryRun(ctx context.Context, f *cmdutil.Factory, l *lab.Lab, spec *spec.Spec, opts *CheckpointOptions) error {
 	var changes []lab.Change
 	var err error
 	if opts.Verb == "restore" {

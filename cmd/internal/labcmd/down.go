@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 
+	labspec "github.com/bootlab/bootlab/lab/spec"
+
 	"github.com/spf13/cobra"
 
 	"github.com/bootlab/bootlab/cmd/internal/cmdutil"
@@ -66,7 +68,7 @@ func runDown(ctx context.Context, f *cmdutil.Factory, opts *DownOptions) error {
 }
 
 // downSpec is `lab down` of a loaded spec: one call into Lab.Down.
-func downSpec(ctx context.Context, f *cmdutil.Factory, opts *DownOptions, spec *lab.Spec) error {
+func downSpec(ctx context.Context, f *cmdutil.Factory, opts *DownOptions, spec *labspec.Spec) error {
 	if opts.DryRun {
 		return downDryRun(ctx, f, opts, spec)
 	}
@@ -85,7 +87,7 @@ func downSpec(ctx context.Context, f *cmdutil.Factory, opts *DownOptions, spec *
 
 // downDryRun prints what `lab down` would remove, decided by Down's own
 // steps over libvirt read but not written.
-func downDryRun(ctx context.Context, f *cmdutil.Factory, opts *DownOptions, spec *lab.Spec) error {
+func downDryRun(ctx context.Context, f *cmdutil.Factory, opts *DownOptions, spec *labspec.Spec) error {
 	l, err := f.OpenLab(ctx, spec)
 	if err != nil {
 		return err
@@ -109,7 +111,7 @@ func downDryRun(ctx context.Context, f *cmdutil.Factory, opts *DownOptions, spec
 // downSummary says what `lab down` removed, or that there was nothing of
 // this lab (a mistyped --name, say) to remove.
 // Each step said what it removed on its own line.
-func downSummary(spec *lab.Spec, steps []lab.StepResult) string {
+func downSummary(spec *labspec.Spec, steps []lab.StepResult) string {
 	for _, s := range steps {
 		if s.Changed {
 			return fmt.Sprintf("lab %s deleted", spec.Name)
@@ -126,12 +128,12 @@ func downAll(ctx context.Context, f *cmdutil.Factory, opts *DownOptions) error {
 			return cmdutil.UsageErrorf("--all deletes every lab: it takes no --%s", name)
 		}
 	}
-	labs, err := labdir.Find(lab.DefaultHome())
+	labs, err := labdir.Find(labspec.DefaultHome())
 	if err != nil {
 		return err
 	}
 	if len(labs) == 0 {
-		f.Status.Infof("nothing to delete: no labs in %s", filepath.Join(lab.DefaultHome(), "labs"))
+		f.Status.Infof("nothing to delete: no labs in %s", filepath.Join(labspec.DefaultHome(), "labs"))
 		return nil
 	}
 	names := make([]string, len(labs))
@@ -158,7 +160,7 @@ func downAll(ctx context.Context, f *cmdutil.Factory, opts *DownOptions) error {
 		if spec == nil {
 			// Never brought up completely: its name and directory are enough
 			// to find what it made.
-			spec = &lab.Spec{Name: l.Name, LabDir: l.Dir}
+			spec = &labspec.Spec{Name: l.Name, LabDir: l.Dir}
 			spec.Defaults()
 		}
 		if err := downSpec(ctx, f, opts, spec); err != nil {

@@ -10,12 +10,13 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/bootlab/bootlab/lab/spec"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/bootlab/bootlab/cmd/internal/cmdutil"
 	"github.com/bootlab/bootlab/internal/status"
-	"github.com/bootlab/bootlab/lab"
 	"github.com/bootlab/bootlab/lab/labdir"
 )
 
@@ -24,7 +25,7 @@ import (
 func TestDownAllConfirmsThenDeletesEveryLab(t *testing.T) {
 	home := isolatedHost(t)
 	for _, name := range []string{"da1", "da2"} {
-		s := &lab.Spec{Name: name, Libvirt: lab.Libvirt{URI: "test:///default"}}
+		s := &spec.Spec{Name: name, Libvirt: spec.Libvirt{URI: "test:///default"}}
 		s.Defaults()
 		require.NoError(t, (&labdir.State{Name: name, UUID: "u-" + name, Spec: s}).Save(s.LabDir))
 	}

@@ -9,11 +9,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/bootlab/bootlab/lab/hypervisor"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/bootlab/bootlab/cmd/internal/cmdutil"
-	"github.com/bootlab/bootlab/lab"
 )
 
 func TestGraphFlags(t *testing.T) {
@@ -43,7 +44,7 @@ func TestGraphDrawsAnUnbuiltLab(t *testing.T) {
 	dir := t.TempDir()
 	specFile := filepath.Join(dir, "lab.yaml")
 	require.NoError(t, os.WriteFile(specFile, []byte("name: pics\ntopology: {masters: 1, workers: 1}\n"), 0o644))
-	noLibvirt := func(context.Context, string, *slog.Logger) (lab.Hypervisor, error) {
+	noLibvirt := func(context.Context, string, *slog.Logger) (hypervisor.Hypervisor, error) {
 		t.Fatal("an unbuilt lab needs no libvirt")
 		return nil, nil
 	}

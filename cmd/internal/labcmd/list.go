@@ -6,6 +6,8 @@ import (
 	"io"
 	"text/tabwriter"
 
+	"github.com/bootlab/bootlab/lab/spec"
+
 	"github.com/spf13/cobra"
 
 	"github.com/bootlab/bootlab/cmd/internal/cmdutil"
@@ -69,7 +71,7 @@ func runList(ctx context.Context, f *cmdutil.Factory, opts *ListOptions) error {
 	if len(labs) == 0 {
 		home := opts.Home
 		if home == "" {
-			home = lab.DefaultHome()
+			home = spec.DefaultHome()
 		}
 		f.Status.Infof("no labs in %s: `bootlab lab up -f SPEC` builds one", home)
 		return nil

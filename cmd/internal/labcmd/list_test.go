@@ -8,19 +8,20 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bootlab/bootlab/lab/spec"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/bootlab/bootlab/cmd/internal/cmdutil"
 	"github.com/bootlab/bootlab/internal/status"
-	"github.com/bootlab/bootlab/lab"
 	"github.com/bootlab/bootlab/lab/hypervisor"
 	"github.com/bootlab/bootlab/lab/hypervisor/fake"
 	"github.com/bootlab/bootlab/lab/labdir"
 )
 
 // domainOf is a lab node's domain as lab up defines it.
-func domainOf(name, node string, role lab.Role, active bool) *hypervisor.Object {
+func domainOf(name, node string, role spec.Role, active bool) *hypervisor.Object {
 	return &hypervisor.Object{Name: "bootlab-" + name + "-" + node, Active: active, XML: `<domain type="qemu"><name>bootlab-` + name + "-" + node +
 		`</name><metadata><bootlab:lab xmlns:bootlab="https://bootlab.dev/xmlns/lab/v1" name="` + name + `" role="` + string(role) + `" node="` + node + `"/></metadata></domain>`}
 }
@@ -30,16 +31,16 @@ func domainOf(name, node string, role lab.Role, active bool) *hypervisor.Object 
 func listFixture(t *testing.T) (string, *fake.Hypervisor) {
 	t.Helper()
 	home := t.TempDir()
-	s := &lab.Spec{Name: "ux1", Profile: lab.ProfileProbe, Libvirt: lab.Libvirt{URI: "qemu:///fake"}, Topology: lab.Topology{Masters: 1},
-		Network: lab.Network{CIDR: "10.77.0.0/24"}, LabDir: filepath.Join(home, "labs", "ux1")}
+	s := &spec.Spec{Name: "ux1", Profile: spec.ProfileProbe, Libvirt: spec.Libvirt{URI: "qemu:///fake"}, Topology: spec.Topology{Masters: 1},
+		Network: spec.Network{CIDR: "10.77.0.0/24"}, LabDir: filepath.Join(home, "labs", "ux1")}
 	s.Defaults()
 	require.NoError(t, (&labdir.State{Spec: s}).Save(s.LabDir))
 	require.NoError(t, labdir.SaveVerifyRecord(s.LabDir, &labdir.VerifyRecord{Time: time.Date(2026, 1, 2, 3, 4, 0, 0, time.UTC), OK: true, Total: 12, Passed: 12}))
 	hv := fake.New()
 	for _, d := range []*hypervisor.Object{
-		domainOf("ux1", "bootstrap", lab.RoleBootstrap, true),
-		domainOf("ux1", "master-0", lab.RoleMaster, false),
-		domainOf("gone", "master-0", lab.RoleMaster, true),
+		domainOf("ux1", "bootstrap", spec.RoleBootstrap, true),
+		domainOf("ux1", "master-0", spec.RoleMaster, false),
+		domainOf("gone", "master-0", spec.RoleMaster, true),
 	} {
 		hv.DomainObjects[d.Name] = d
 	}

@@ -9,11 +9,13 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/bootlab/bootlab/lab/hypervisor"
+	"github.com/bootlab/bootlab/lab/spec"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/bootlab/bootlab/lab"
-	"github.com/bootlab/bootlab/lab/hypervisor"
 	"github.com/bootlab/bootlab/lab/labdir"
 	"github.com/bootlab/bootlab/lab/libvirt"
 )
@@ -34,16 +36,16 @@ func TestPivotRemovesBootstrapOnOpenShift(t *testing.T) {
 	dir := t.TempDir()
 	img := filepath.Join(dir, "base.img")
 	require.NoError(t, os.WriteFile(img, make([]byte, 1<<20), 0o644))
-	s := &lab.Spec{Name: "pivot-it", Profile: lab.ProfileOpenShift, Libvirt: lab.Libvirt{URI: "test:///default"},
-		LabDir: filepath.Join(dir, "lab"), Topology: lab.Topology{Masters: 3, Workers: 1},
-		Network: lab.Network{CIDR: "10.125.0.0/24"}, Storage: lab.Storage{PoolDir: filepath.Join(dir, "pool")},
-		Image: lab.Image{Path: img}}
+	s := &spec.Spec{Name: "pivot-it", Profile: spec.ProfileOpenShift, Libvirt: spec.Libvirt{URI: "test:///default"},
+		LabDir: filepath.Join(dir, "lab"), Topology: spec.Topology{Masters: 3, Workers: 1},
+		Network: spec.Network{CIDR: "10.125.0.0/24"}, Storage: spec.Storage{PoolDir: filepath.Join(dir, "pool")},
+		Image: spec.Image{Path: img}}
 	s.OpenShift.PullSecretFile = "/dev/null"
 	s.Defaults()
 	for i := range s.Nodes {
 		s.Nodes[i].DiskGiB = 1 // the test driver's pool is small
 	}
-	_, err = lab.Up(ctx, conn, s, lab.UpOptions{Accelerator: lab.AccelTCG})
+	_, err = lab.Up(ctx, conn, s, lab.UpOptions{Accelerator: spec.AccelTCG})
 	require.NoError(t, err)
 
 	l, err := lab.Open(ctx, s, lab.Options{Connect: hypervisor.Shared(conn)})
@@ -56,7 +58,7 @@ func TestPivotRemovesBootstrapOnOpenShift(t *testing.T) {
 
 	bootstrap, _ := s.Node("bootstrap")
 	_, err = conn.LookupDomain(ctx, s.DomainName(bootstrap))
-	assert.True(t, errors.Is(err, lab.ErrNotFound), "bootstrap domain still defined: %v", err)
+	assert.True(t, errors.Is(err, hypervisor.ErrNotFound), "bootstrap domain still defined: %v", err)
 	vols, err := conn.Volumes(ctx, s.PoolName())
 	require.NoError(t, err)
 	var names []string
@@ -65,7 +67,7 @@ func TestPivotRemovesBootstrapOnOpenShift(t *testing.T) {
 	}
 	assert.NotContains(t, names, s.VolumeName(bootstrap))
 	for _, n := range s.Nodes {
-		if n.Role == lab.RoleBootstrap {
+		if n.Role == spec.RoleBootstrap {
 			continue
 		}
 		d, err := conn.LookupDomain(ctx, s.DomainName(n))

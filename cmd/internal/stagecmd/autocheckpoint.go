@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/bootlab/bootlab/lab/spec"
+
 	"github.com/spf13/cobra"
 
 	"github.com/bootlab/bootlab/cmd/internal/cmdutil"
@@ -27,7 +29,7 @@ type AutoCheckpoint struct {
 	// NoCheckpoint is --no-checkpoint: this run takes none.
 	NoCheckpoint bool
 	// Checkpoints replaces the lab's libvirt (tests); nil: the lab's URI.
-	Checkpoints func(ctx context.Context, f *cmdutil.Factory, spec *lab.Spec) (checkpointer, func(), error)
+	Checkpoints func(ctx context.Context, f *cmdutil.Factory, spec *spec.Spec) (checkpointer, func(), error)
 }
 
 // checkpointer is the part of lab's checkpoints stage run and reset use.
@@ -50,7 +52,7 @@ func (c *labCheckpoints) List(ctx context.Context) ([]lab.Checkpoint, error) {
 
 func (c *labCheckpoints) SaveBootstrap(ctx context.Context, name string, replace bool) (*lab.Checkpoint, error) {
 	var nodes []string
-	for _, n := range c.l.Spec().NodesByRole(lab.RoleBootstrap) {
+	for _, n := range c.l.Spec().NodesByRole(spec.RoleBootstrap) {
 		nodes = append(nodes, n.Name)
 	}
 	return c.l.Checkpoint(ctx, name, lab.SaveOptions{Nodes: nodes, Replace: replace})
@@ -62,7 +64,7 @@ func (c *labCheckpoints) Restore(ctx context.Context, name string) (*lab.Checkpo
 
 // connectCheckpoints opens the lab; its hypervisor is connected on the
 // first call.
-func connectCheckpoints(ctx context.Context, f *cmdutil.Factory, spec *lab.Spec) (checkpointer, func(), error) {
+func connectCheckpoints(ctx context.Context, f *cmdutil.Factory, spec *spec.Spec) (checkpointer, func(), error) {
 	l, err := f.OpenLab(ctx, spec)
 	if err != nil {
 		return nil, nil, err
@@ -70,7 +72,7 @@ func connectCheckpoints(ctx context.Context, f *cmdutil.Factory, spec *lab.Spec)
 	return &labCheckpoints{l: l}, func() { _ = l.Close() }, nil
 }
 
-func (a *AutoCheckpoint) connect(ctx context.Context, f *cmdutil.Factory, spec *lab.Spec) (checkpointer, func(), error) {
+func (a *AutoCheckpoint) connect(ctx context.Context, f *cmdutil.Factory, spec *spec.Spec) (checkpointer, func(), error) {
 	if a.Checkpoints != nil {
 		return a.Checkpoints(ctx, f, spec)
 	}
@@ -129,7 +131,7 @@ func checkpointTarget(t *Target, r *resolved, injected bool) (ok bool, why strin
 		// On the node itself, or no lab built: nothing bootlab manages.
 		return false, ""
 	}
-	bs := r.spec.NodesByRole(lab.RoleBootstrap)
+	bs := r.spec.NodesByRole(spec.RoleBootstrap)
 	if len(bs) == 0 || bs[0].IP == "" {
 		return false, ""
 	}
@@ -306,7 +308,7 @@ func checkpointsOff(a *AutoCheckpoint, t *Target, r *resolved) string {
 		return "stages.checkpoints: false in the lab spec"
 	}
 	if t.Spec.File != "" {
-		if s, err := lab.Load(t.Spec.File); err == nil && !s.StageCheckpoints() {
+		if s, err := spec.Load(t.Spec.File); err == nil && !s.StageCheckpoints() {
 			return "stages.checkpoints: false in " + t.Spec.File
 		}
 	}
