@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/bootlab/bootlab/lab/hypervisor"
+	"github.com/bootlab/bootlab/lab/libvirt"
 	"github.com/bootlab/bootlab/lab/spec"
 
 	"github.com/bootlab/bootlab/internal/status"
@@ -23,6 +24,10 @@ import (
 // Factory carries one (so it is named here, where cmd may look); tests
 // pass hypervisor.Shared(fake).
 type Connector = hypervisor.Connector
+
+// LevelXML is the log level of the XML lab sends to libvirt (-vv): below
+// debug, so the commands can ask for it without knowing lab/libvirt.
+const LevelXML = libvirt.LevelXML
 
 // Options configure Open: how the lab's hypervisor is reached and where
 // the verbs report.
@@ -305,4 +310,35 @@ func (l *Lab) PlanDeleteCheckpoint(ctx context.Context, name string) ([]Change, 
 		return nil, err
 	}
 	return PlanDeleteCheckpoint(ctx, hv, l.spec, name)
+}
+
+// Pooled returns a Connector that opens each URI once, with connect, and
+// hands that one connection to every caller (a class's labs share their
+// daemon); closing what it hands out leaves it open until closeAll. A
+// failed connection is not kept: the next caller tries again.
+func Pooled(connect Connector) (pooled Connector, closeAll func()) {
+	var mu sync.Mutex
+	open := map[string]hypervisor.Hypervisor{}
+	pooled = func(ctx context.Context, uri string, log *slog.Logger) (hypervisor.Hypervisor, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		hv, ok := open[uri]
+		if !ok {
+			var err error
+			if hv, err = connect(ctx, uri, log); err != nil {
+				return nil, err
+			}
+			open[uri] = hv
+		}
+		return hypervisor.Shared(hv)(ctx, uri, log)
+	}
+	closeAll = func() {
+		mu.Lock()
+		defer mu.Unlock()
+		for uri, hv := range open {
+			_ = hv.Close()
+			delete(open, uri)
+		}
+	}
+	return pooled, closeAll
 }

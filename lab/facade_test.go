@@ -69,3 +69,24 @@ func TestVerifyOfAnUnbuiltLab(t *testing.T) {
 	assert.Equal(t, "nb", nb.Lab)
 	assert.True(t, errors.Is(err, labdir.ErrNoState))
 }
+
+// Pooled opens each daemon once for all its callers and closes it once.
+func TestPooledSharesOneConnectionPerURI(t *testing.T) {
+	ctx := context.Background()
+	fakes := map[string]*fake.Hypervisor{"qemu:///a": fake.New(), "qemu:///b": fake.New()}
+	connects := map[string]int{}
+	pool, closeAll := Pooled(func(_ context.Context, uri string, _ *slog.Logger) (hypervisor.Hypervisor, error) {
+		connects[uri]++
+		return fakes[uri], nil
+	})
+	for _, uri := range []string{"qemu:///a", "qemu:///b", "qemu:///a"} {
+		hv, err := pool(ctx, uri, nil)
+		require.NoError(t, err)
+		require.NoError(t, hv.Close())
+	}
+	assert.Equal(t, map[string]int{"qemu:///a": 1, "qemu:///b": 1}, connects)
+	assert.Equal(t, 0, fakes["qemu:///a"].Closed, "a caller's Close leaves the shared connection open")
+	closeAll()
+	assert.Equal(t, 1, fakes["qemu:///a"].Closed)
+	assert.Equal(t, 1, fakes["qemu:///b"].Closed)
+}

@@ -28,7 +28,6 @@ import (
 	"github.com/bootlab/bootlab/internal/status"
 	"github.com/bootlab/bootlab/internal/version"
 	"github.com/bootlab/bootlab/lab"
-	"github.com/bootlab/bootlab/lab/libvirt"
 )
 
 // Main runs bootlab with the process's arguments and streams and returns the
@@ -254,7 +253,7 @@ func newLogger(s cmdutil.Streams, verbosity int, quiet bool, format string) *slo
 	case quiet:
 		level = charmlog.ErrorLevel
 	case verbosity > 1:
-		level = charmlog.Level(libvirt.LevelXML) // -vv: also the XML sent to libvirt
+		level = charmlog.Level(lab.LevelXML) // -vv: also the XML sent to libvirt
 	case verbosity > 0:
 		level = charmlog.DebugLevel
 	}

@@ -1,5 +1,5 @@
 // Package dashcmd holds `bootlab dashboard`: it parses flags and runs the
-// server of internal/dashboard; it holds no dashboard logic.
+// server of package dashboard; it holds no dashboard logic.
 package dashcmd
 
 import (
@@ -15,7 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/bootlab/bootlab/cmd/internal/cmdutil"
-	"github.com/bootlab/bootlab/internal/dashboard"
+	"github.com/bootlab/bootlab/dashboard"
 )
 
 // Options are the options of `bootlab dashboard`.

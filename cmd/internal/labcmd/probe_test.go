@@ -59,7 +59,7 @@ func TestPrintVerify(t *testing.T) {
 		{Group: "host", Name: "dns api.x", OK: true, Detail: "api.x -> 1.2.3.4"},
 		{Group: "master-0", Name: "ignition-fetch", Detail: "still pending:\n x509", Fix: "rewrite the pointer"},
 	}}
-	require.NoError(t, printVerify(&b, res, ""))
+	require.NoError(t, printVerify(&b, res.Checks, ""))
 	out := b.String()
 	assert.Contains(t, out, "✓  host")
 	assert.Contains(t, out, "✗  master-0  ignition-fetch")

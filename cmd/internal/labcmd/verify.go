@@ -11,7 +11,6 @@ import (
 	"github.com/bootlab/bootlab/cmd/internal/cmdutil"
 	"github.com/bootlab/bootlab/internal/check"
 	"github.com/bootlab/bootlab/lab"
-	"github.com/bootlab/bootlab/lab/verify"
 )
 
 // VerifyOptions are the options of `lab verify`.
@@ -85,7 +84,7 @@ func runVerify(ctx context.Context, f *cmdutil.Factory, opts *VerifyOptions) err
 		if err := cmdutil.WriteJSON(f.Streams.Out, "VerifyResult", res); err != nil {
 			return err
 		}
-	} else if err := printVerify(f.Streams.Out, res, opts.Spec.TargetArgs()); err != nil {
+	} else if err := printVerify(f.Streams.Out, res.Checks, opts.Spec.TargetArgs()); err != nil {
 		return err
 	}
 	if failed := res.Failed(); len(failed) > 0 {
@@ -99,7 +98,7 @@ func runVerify(ctx context.Context, f *cmdutil.Factory, opts *VerifyOptions) err
 
 // printVerify prints the checks as every check list prints, with the
 // commands in the fixes pointed at the lab the user named.
-func printVerify(out io.Writer, res *verify.Result, target string) error {
-	return check.Write(out, res.Checks, check.Options{GroupTitle: "WHERE",
+func printVerify(out io.Writer, checks []check.Result, target string) error {
+	return check.Write(out, checks, check.Options{GroupTitle: "WHERE",
 		Fix: func(fix string) string { return cmdutil.Retarget(fix, target) }})
 }

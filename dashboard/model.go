@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/bootlab/bootlab/lab/spec"
+	"github.com/bootlab/bootlab/stages"
 
 	"github.com/bootlab/bootlab/lab"
 	"github.com/bootlab/bootlab/lab/labdir"
@@ -22,11 +23,11 @@ var Phases = []string{PhaseBootstrapActive, PhaseHandoff, PhaseBootstrapRemoved}
 
 // Stage states.
 const (
-	StagePending = "pending"
-	StageRunning = "running"
-	StageDone    = "done"
-	StageFailed  = "failed"
-	StageSkipped = "skipped"
+	StagePending = string(stages.ProgressPending)
+	StageRunning = string(stages.ProgressRunning)
+	StageDone    = string(stages.ProgressDone)
+	StageFailed  = string(stages.ProgressFailed)
+	StageSkipped = string(stages.ProgressSkipped)
 )
 
 // Backend health colours.
