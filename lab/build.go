@@ -93,7 +93,7 @@ func build(ctx context.Context, s *spec.Spec, o BuildOptions) (*BuildResult, err
 	defer c.close()
 	hv, st, pullSecret := c.hv, c.state, c.pullSecret
 	res := &BuildResult{Accelerator: o.Accelerator}
-	if c.report != nil && !strings.HasPrefix(c.report.AcceleratorReason, preflight.NoProofKernel) {
+	if c.report != nil && !c.report.AcceleratorUnproven {
 		res.Accelerator, res.AcceleratorReason = c.report.Accelerator, c.report.AcceleratorReason
 		o.Status.Infof("accelerator: %s", AcceleratorLine(res.Accelerator, res.AcceleratorReason))
 	}

@@ -21,6 +21,10 @@ type Report struct {
 	// Accelerator is what `lab up` would use, and AcceleratorReason why.
 	Accelerator       spec.Accelerator `json:"accelerator,omitempty"`
 	AcceleratorReason string           `json:"acceleratorReason,omitempty"`
+	// AcceleratorUnproven: auto fell back to TCG only because no kernel
+	// was at hand to prove KVM boots guests; lab up chooses again once the
+	// lab's own boot files exist.
+	AcceleratorUnproven bool `json:"-"`
 }
 
 // OK is true when no check failed (warnings pass).
@@ -116,7 +120,8 @@ func Run(ctx context.Context, s *spec.Spec, hvInfo hypervisor.HostInfo, opts Opt
 
 	// The only slow check (the KVM smoke test boots a kernel): show progress.
 	st.Start("Choosing the accelerator")
-	accel, reason, err := chooseAccelerator(ctx, s, host, h, log)
+	choice, err := choose(ctx, s, host, h, log)
+	accel, reason := choice.accel, choice.reason
 	if ctx.Err() != nil {
 		st.End(false)
 		return nil, ctx.Err()
@@ -126,7 +131,7 @@ func Run(ctx context.Context, s *spec.Spec, hvInfo hypervisor.HostInfo, opts Opt
 		c.Detail = err.Error()
 		c.Fix = "use `accelerator: tcg` (or --accel tcg), or make KVM usable: load kvm_intel/kvm_amd and check `virsh -c " + s.Libvirt.URI + " domcapabilities --virttype kvm`"
 	} else {
-		r.Accelerator, r.AcceleratorReason = accel, reason
+		r.Accelerator, r.AcceleratorReason, r.AcceleratorUnproven = accel, reason, choice.unproven
 		if accel == spec.AccelTCG && s.Accelerator != spec.AccelTCG && caps.RunsGuests {
 			c.Warning = true
 			c.Fix = "guests run under software emulation (TCG), several times slower; on a host with working KVM set accelerator: kvm"

@@ -426,3 +426,17 @@ func TestParseProcTCP(t *testing.T) {
 	_, err = parseProcTCP("head\n 0: zz:1 0 0A\n")
 	assert.Error(t, err)
 }
+
+// Auto without a kernel to prove KVM falls back to TCG and says the choice
+// is unproven (lab up chooses again once the boot files exist); a choice
+// proven either way is not.
+func TestPreflightMarksAnUnprovenAccelerator(t *testing.T) {
+	g := newGoodHost(t)
+	r := run(t, preflightSpec(t, func(s *spec.Spec) { s.Image.Kernel = "" }), kvmHost(), g)
+	assert.Equal(t, spec.AccelTCG, r.Accelerator)
+	assert.True(t, r.AcceleratorUnproven, r.AcceleratorReason)
+
+	r = run(t, preflightSpec(t, nil), kvmHost(), newGoodHost(t))
+	assert.Equal(t, spec.AccelKVM, r.Accelerator)
+	assert.False(t, r.AcceleratorUnproven)
+}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
-	"strings"
 	"sync"
 	"time"
 
@@ -16,7 +15,6 @@ import (
 	"github.com/bootlab/bootlab/lab"
 	"github.com/bootlab/bootlab/lab/class"
 	"github.com/bootlab/bootlab/lab/labdir"
-	"github.com/bootlab/bootlab/lab/preflight"
 	"github.com/bootlab/bootlab/lab/probe"
 )
 
@@ -148,7 +146,7 @@ func prepareClass(ctx context.Context, f *cmdutil.Factory, p *class.Plan, noPref
 		if err := report.Err(); err != nil {
 			return "", err
 		}
-		if !strings.HasPrefix(report.AcceleratorReason, preflight.NoProofKernel) {
+		if !report.AcceleratorUnproven {
 			accel = report.Accelerator
 		}
 	}
