@@ -39,7 +39,7 @@ func setUpHostDNS(ctx context.Context, s *spec.Spec, hv hypervisor.Hypervisor, o
 		return fmt.Errorf("set up host DNS for %s: %w", s.Cluster.Domain(), err)
 	}
 	if err := UpdateState(s, false, func(st *labdir.State) error {
-		if st.HostDNS != "" && st.HostDNS != record {
+		if !st.HostDNS.IsZero() && st.HostDNS != record {
 			// The host changed resolvers since: undo the old way first.
 			if err := hostdns.Undo(ctx, st.HostDNS); err != nil && o.Log != nil {
 				o.Log.Warn("could not undo the earlier host DNS setup", "record", st.HostDNS, "err", err)

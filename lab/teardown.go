@@ -31,14 +31,14 @@ func teardown(ctx context.Context, s *spec.Spec, o TeardownOptions) ([]StepResul
 	if o.Connect == nil {
 		o.Connect = ConnectLibvirt
 	}
-	if st, err := labdir.LoadState(s.LabDir); err == nil && st.HostDNS != "" {
+	if st, err := labdir.LoadState(s.LabDir); err == nil && !st.HostDNS.IsZero() {
 		o.Status.Start("Removing host name resolution for %s", s.Cluster.Domain())
 		if err := hostdns.Undo(ctx, st.HostDNS); err != nil {
 			o.Status.End(false)
 			return nil, fmt.Errorf("undo host DNS (%s): %w", st.HostDNS, err)
 		}
 		if err := UpdateState(s, false, func(st *labdir.State) error {
-			st.HostDNS = ""
+			st.HostDNS = labdir.HostDNS{}
 			return nil
 		}); err != nil {
 			o.Status.End(false)
@@ -61,8 +61,8 @@ func planTeardown(ctx context.Context, s *spec.Spec, o TeardownOptions) ([]Chang
 		o.Connect = ConnectLibvirt
 	}
 	var changes []Change
-	if st, err := labdir.LoadState(s.LabDir); err == nil && st.HostDNS != "" {
-		changes = append(changes, Change{Action: "remove", Kind: "hostDNS", Name: s.Cluster.Domain(), Detail: st.HostDNS})
+	if st, err := labdir.LoadState(s.LabDir); err == nil && !st.HostDNS.IsZero() {
+		changes = append(changes, Change{Action: "remove", Kind: "hostDNS", Name: s.Cluster.Domain(), Detail: st.HostDNS.String()})
 	}
 	hv, err := o.Connect(ctx, s.Libvirt.URI, o.Log)
 	if err != nil {

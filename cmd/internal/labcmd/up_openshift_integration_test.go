@@ -96,7 +96,7 @@ func TestUpOpenShiftDefersWorkersAndRecordsHostDNS(t *testing.T) {
 
 	st, err := labdir.LoadState(s.LabDir)
 	require.NoError(t, err)
-	assert.Equal(t, "resolved:"+s.Network.Bridge, st.HostDNS)
+	assert.Equal(t, "resolved:"+s.Network.Bridge, st.HostDNS.String())
 	got, err := os.ReadFile(resolvectlLog)
 	require.NoError(t, err)
 	assert.Contains(t, string(got), "dns "+s.Network.Bridge+" "+s.Network.Gateway+"\n")
