@@ -1,5 +1,3 @@
-//go:build integration
-
 package labcmd
 
 import (
@@ -10,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/bootlab/bootlab/lab/hypervisor"
+	"github.com/bootlab/bootlab/lab/hypervisor/fake"
 	"github.com/bootlab/bootlab/lab/spec"
 
 	"github.com/stretchr/testify/assert"
@@ -17,21 +16,16 @@ import (
 
 	"github.com/bootlab/bootlab/lab"
 	"github.com/bootlab/bootlab/lab/labdir"
-	"github.com/bootlab/bootlab/lab/libvirt"
 )
 
-// On a real libvirtd (test:///default: in-memory, one connection for the
-// whole test) an openshift-profile pivot destroys the bootstrap domain and
+// On the shared fake playing libvirt's test driver (no guests, no load
+// balancer) an openshift-profile pivot destroys the bootstrap domain and
 // deletes its overlay, keeps the masters and workers, records the pivot,
 // and a second pivot changes nothing.
 func TestPivotRemovesBootstrapOnOpenShift(t *testing.T) {
-	if _, err := os.Stat("/var/run/libvirt/libvirt-sock"); err != nil {
-		t.Fatalf("libvirtd is not running: `mkdir -p /run/libvirt; virtlogd -d; libvirtd -d`: %v", err)
-	}
 	ctx := context.Background()
-	conn, err := libvirt.Connect(ctx, "test:///default", nil)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = conn.Close() })
+	conn := fake.New()
+	conn.Caps = hypervisor.Capabilities{}
 
 	dir := t.TempDir()
 	img := filepath.Join(dir, "base.img")
@@ -45,7 +39,7 @@ func TestPivotRemovesBootstrapOnOpenShift(t *testing.T) {
 	for i := range s.Nodes {
 		s.Nodes[i].DiskGiB = 1 // the test driver's pool is small
 	}
-	_, err = lab.Up(ctx, conn, s, lab.UpOptions{Accelerator: spec.AccelTCG})
+	_, err := lab.Up(ctx, conn, s, lab.UpOptions{Accelerator: spec.AccelTCG})
 	require.NoError(t, err)
 
 	l, err := lab.Open(ctx, s, lab.Options{Connect: hypervisor.Shared(conn)})
