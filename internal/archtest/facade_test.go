@@ -25,8 +25,6 @@ var facadeDebt = []string{
 	"cmd/internal/cachecmd -> lab/labdir",
 	"cmd/internal/cachecmd -> lab/release",
 	"cmd/internal/classcmd -> lab/labdir",
-	"cmd/internal/classcmd -> lab/preflight",
-	"cmd/internal/classcmd -> lab/probe",
 	"cmd/internal/cmdutil -> lab/host",
 	"cmd/internal/cmdutil -> lab/images",
 	"cmd/internal/cmdutil -> lab/labdir",

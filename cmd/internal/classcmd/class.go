@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/bootlab/bootlab/lab"
 	labspec "github.com/bootlab/bootlab/lab/spec"
 
 	"github.com/spf13/cobra"
@@ -22,7 +23,6 @@ import (
 	"github.com/bootlab/bootlab/internal/userfile"
 	"github.com/bootlab/bootlab/lab/class"
 	"github.com/bootlab/bootlab/lab/labdir"
-	"github.com/bootlab/bootlab/lab/preflight"
 )
 
 // DefaultClassFile is read when -f is not given and it exists.
@@ -115,35 +115,6 @@ func (cf *ClassFlags) ClassName() (string, error) {
 	return c.Name, nil
 }
 
-// hostOf reads what a class is checked against: routes, the libvirt
-// networks of the template's daemon, the labs on this host, and (local
-// daemons only) memory and disk.
-func hostOf(ctx context.Context, f *cmdutil.Factory, uri string) (class.Host, error) {
-	var h class.Host
-	routes, err := preflight.HostRoutes()
-	if err != nil {
-		return h, err
-	}
-	h.Routes = routes
-	if h.Labs, err = labdir.Find(labspec.DefaultHome()); err != nil {
-		return h, err
-	}
-	conn, err := f.Connector()(ctx, uri, f.Log)
-	if err != nil {
-		return h, err
-	}
-	defer conn.Close()
-	if h.Networks, err = conn.Networks(ctx); err != nil {
-		return h, fmt.Errorf("list libvirt networks on %s: %w", uri, err)
-	}
-	if strings.HasPrefix(uri, "qemu:///") {
-		h.Capacity = func(poolDir string) (preflight.HostCapacity, error) {
-			return preflight.ReadHostCapacity(preflight.HostFacts{}, poolDir)
-		}
-	}
-	return h, nil
-}
-
 // templateURI is the libvirt URI the class's labs use (the template's, or
 // the default).
 func templateURI(c *class.Spec) string {
@@ -166,7 +137,7 @@ func plan(ctx context.Context, f *cmdutil.Factory, cf *ClassFlags) (*class.Plan,
 	if err := c.Check(cf.File); err != nil {
 		return nil, err
 	}
-	h, err := hostOf(ctx, f, templateURI(c))
+	h, err := lab.ClassHost(ctx, f.Connector(), templateURI(c), f.Log)
 	if err != nil {
 		return nil, err
 	}

@@ -15,7 +15,6 @@ import (
 	"github.com/bootlab/bootlab/lab"
 	"github.com/bootlab/bootlab/lab/class"
 	"github.com/bootlab/bootlab/lab/labdir"
-	"github.com/bootlab/bootlab/lab/probe"
 )
 
 // UpOptions are the options of `class up`.
@@ -190,8 +189,8 @@ func shareProbeImage(ctx context.Context, f *cmdutil.Factory, p *class.Plan) err
 		if err != nil {
 			break
 		}
-		var ri *probe.Image
-		if ri, _, err = lab.EnsureProbeImage(ctx, f.Log, "", "", v); err == nil {
+		ri, _, rerr := lab.EnsureProbeImage(ctx, f.Log, "", "", v)
+		if err = rerr; err == nil {
 			rehearsals[v] = ri.RehearsalInitrd
 		}
 	}
