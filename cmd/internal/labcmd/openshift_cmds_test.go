@@ -255,8 +255,8 @@ func TestManualBootstrapProbeSpec(t *testing.T) {
 		bs := s.NodesByRole(spec.RoleBootstrap)[0]
 		masters := s.NodesByRole(spec.RoleMaster)
 		if manual {
-			assert.Equal(t, 512, bs.MemoryMiB)
-			assert.Equal(t, 384, masters[0].MemoryMiB, "a rehearsal master runs real etcd")
+			assert.Equal(t, spec.RehearsalBootstrapMemoryMiB, bs.MemoryMiB)
+			assert.Equal(t, spec.RehearsalMasterMemoryMiB, masters[0].MemoryMiB, "a rehearsal master runs real etcd")
 		} else {
 			assert.Equal(t, 256, bs.MemoryMiB)
 			assert.Equal(t, 256, masters[0].MemoryMiB)
