@@ -33,7 +33,7 @@ func NewClient(cfg Config) (*Client, error) {
 		return nil, fmt.Errorf("client: the client certificate and key do not make a pair: %w", err)
 	}
 	tr := &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, Certificates: []tls.Certificate{cert},
-		ServerName: cfg.ServerName, MinVersion: tls.VersionTLS12}}
+		ServerName: cfg.ServerName, MinVersion: tls.VersionTLS12}, DialContext: cfg.Dial}
 	return &Client{server: strings.TrimSuffix(cfg.Server, "/"), http: &http.Client{Transport: tr, Timeout: 30 * time.Second}}, nil
 }
 

@@ -108,8 +108,7 @@ func RehearsalAssets(in Input, a AssetInput) ([]ignition.File, error) {
 	if err != nil {
 		return nil, err
 	}
-	kubelet, err := pki.NewClient(in.PKI.CA, "system:serviceaccount:openshift-machine-config-operator:node-bootstrapper",
-		[]string{"system:serviceaccounts", "system:serviceaccounts:openshift-machine-config-operator"})
+	kubelet, err := nodeBootstrapper(in)
 	if err != nil {
 		return nil, err
 	}
@@ -246,6 +245,37 @@ func sshMachineConfig(role, key string) map[string]any {
 }
 
 // kubeconfig renders a one-context kubeconfig with embedded credentials.
+// NodeBootstrapKubeconfigPath is where a node's kubelet finds its
+// bootstrap kubeconfig (the machine-config's /etc/kubernetes/kubeconfig).
+const NodeBootstrapKubeconfigPath = "/etc/kubernetes/kubeconfig"
+
+// nodeBootstrapper is the installer's kubelet bootstrap identity: the
+// machine-config-operator's node-bootstrapper service account.
+func nodeBootstrapper(in Input) (pki.Pair, error) {
+	return pki.NewClient(in.PKI.CA, "system:serviceaccount:openshift-machine-config-operator:node-bootstrapper",
+		[]string{"system:serviceaccounts", "system:serviceaccounts:openshift-machine-config-operator"})
+}
+
+// rehearsalMasterFiles are what a rehearsal master's served config adds
+// for its kubelet stand-in's join: the bootstrap kubeconfig (api-int, the
+// node-bootstrapper), as the MCO's rendered master config has it, and
+// the release metadata, for the kubelet version the Node reports.
+func rehearsalMasterFiles(in Input, a AssetInput) ([]ignition.File, error) {
+	boot, err := nodeBootstrapper(in)
+	if err != nil {
+		return nil, err
+	}
+	kc, err := kubeconfig(a.ClusterName, "https://api-int."+in.ClusterDomain+":6443", "kubelet", in.PKI.CA.CertPEM, boot)
+	if err != nil {
+		return nil, err
+	}
+	rel, err := json.MarshalIndent(a.Release, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	return []ignition.File{{Path: NodeBootstrapKubeconfigPath, Mode: 0o600, Data: kc}, {Path: ReleaseMetadataPath, Mode: 0o644, Data: rel}}, nil
+}
+
 func kubeconfig(cluster, server, user string, caPEM []byte, client pki.Pair) ([]byte, error) {
 	b64 := base64.StdEncoding.EncodeToString
 	return yaml.Marshal(map[string]any{

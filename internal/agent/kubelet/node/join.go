@@ -58,6 +58,7 @@ func (n *Node) Join(ctx context.Context) (*kubecreate.Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("node %s: bootstrap kubeconfig: %w", n.cfg.Name, err)
 	}
+	boot.Dial = n.cfg.Dial
 	bc, err := kubecreate.NewClient(boot)
 	if err != nil {
 		return nil, fmt.Errorf("node %s: bootstrap kubeconfig %s: %w", n.cfg.Name, n.cfg.BootstrapKubeconfig, err)
@@ -184,6 +185,7 @@ func (n *Node) existingClient() (*kubecreate.Client, error) {
 	if err != nil {
 		return nil, err
 	}
+	cfg.Dial = n.cfg.Dial
 	pair, err := tls.X509KeyPair(cfg.CertPEM, cfg.KeyPEM)
 	if err != nil {
 		return nil, err

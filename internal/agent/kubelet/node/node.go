@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/bootlab/bootlab/internal/kubecreate"
 )
@@ -51,6 +53,9 @@ type Config struct {
 	Roles []string
 	// StaticPods lists the static pods the stand-in runs right now.
 	StaticPods func() []StaticPod
+	// Dial, when set, opens the node's connections to the API (nil:
+	// directly): the agent resolves api-int through the lab's DNS.
+	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
 	// Poll is how often the CSR is looked at (default 2 s); Heartbeat how
 	// often the Lease, the status and the pods are written (default 10 s,
 	// the kubelet's nodeStatusUpdateFrequency).
@@ -134,4 +139,30 @@ func (n *Node) Run(ctx context.Context) {
 		case <-t.C:
 		}
 	}
+}
+
+// RealAPI says whether the API the bootstrap kubeconfig names is a real
+// kube-apiserver, one that serves CertificateSigningRequests (the
+// rehearsal's in-memory API stand-in does not): nil when it is, else why
+// not. A node joins only then, so labs without one keep working.
+func (n *Node) RealAPI(ctx context.Context) error {
+	boot, err := kubecreate.LoadKubeconfig(n.cfg.BootstrapKubeconfig)
+	if err != nil {
+		return fmt.Errorf("node %s: bootstrap kubeconfig: %w", n.cfg.Name, err)
+	}
+	boot.Dial = n.cfg.Dial
+	c, err := kubecreate.NewClient(boot)
+	if err != nil {
+		return fmt.Errorf("node %s: bootstrap kubeconfig %s: %w", n.cfg.Name, n.cfg.BootstrapKubeconfig, err)
+	}
+	var list metav1.APIResourceList
+	if err := c.Do(ctx, "GET", "/apis/certificates.k8s.io/v1", nil, &list); err != nil {
+		return fmt.Errorf("the API at %s serves no certificates.k8s.io/v1: %w", c.Server(), err)
+	}
+	for _, r := range list.APIResources {
+		if r.Name == "certificatesigningrequests" {
+			return nil
+		}
+	}
+	return fmt.Errorf("the API at %s lists no certificatesigningrequests in certificates.k8s.io/v1", c.Server())
 }

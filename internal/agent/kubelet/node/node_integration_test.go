@@ -180,6 +180,7 @@ func testJoin(t *testing.T, tc *testCluster) {
 	n, cfg := newNode(t, tc, "master-0", kl.StaticPods)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
+	require.NoError(t, n.RealAPI(ctx), "the real kube-apiserver serves CSRs: the node joins it")
 	started := make(chan error, 1)
 	go func() { started <- n.Start(ctx) }()
 

@@ -1,7 +1,14 @@
 package node
 
 import (
+	"context"
+	"encoding/base64"
+	"encoding/pem"
+	"fmt"
 	"log/slog"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -9,6 +16,10 @@ import (
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/bootlab/bootlab/lab/cluster"
+	"github.com/bootlab/bootlab/lab/pki"
+	"github.com/bootlab/bootlab/lab/probe"
 )
 
 func TestNewChecksTheConfig(t *testing.T) {
@@ -72,4 +83,30 @@ func TestStaticStatusShowsOnlyWhatRuns(t *testing.T) {
 			}
 		})
 	}
+}
+
+// The probe lab's API stand-in answers /readyz but serves no CSRs: a node
+// does not try to join it.
+func TestRealAPIRefusesTheStandIn(t *testing.T) {
+	srv := httptest.NewTLSServer(probe.APIStandIn("bootstrap"))
+	defer srv.Close()
+	ca, err := pki.NewCA("test")
+	require.NoError(t, err)
+	client, err := pki.NewClient(ca, cluster.NodeBootstrapper, nil)
+	require.NoError(t, err)
+	b64 := base64.StdEncoding.EncodeToString
+	kc := filepath.Join(t.TempDir(), "kubeconfig")
+	require.NoError(t, os.WriteFile(kc, []byte(fmt.Sprintf(`apiVersion: v1
+kind: Config
+clusters: [{name: c, cluster: {server: %s, certificate-authority-data: %s}}]
+users: [{name: u, user: {client-certificate-data: %s, client-key-data: %s}}]
+contexts: [{name: x, context: {cluster: c, user: u}}]
+current-context: x
+`, srv.URL, b64(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw})), b64(client.CertPEM), b64(client.KeyPEM))), 0o600))
+	n, err := New(slog.New(slog.DiscardHandler), Config{Name: "master-0", BootstrapKubeconfig: kc, Kubeconfig: kc + ".node",
+		CertDir: t.TempDir(), KubeletVersion: "v1.32.13"})
+	require.NoError(t, err)
+	err = n.RealAPI(context.Background())
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "serves no certificates.k8s.io/v1")
 }
