@@ -71,7 +71,8 @@ func (a *Agent) writeJoinFiles(cfg types.Config) (string, bool) {
 	if err != nil || !ok {
 		return "", false
 	}
-	if err := os.MkdirAll(filepath.Dir(probe.NodeBootstrapKubeconfigPath), 0o755); err == nil {
+	err = os.MkdirAll(filepath.Dir(probe.NodeBootstrapKubeconfigPath), 0o755)
+	if err == nil {
 		err = os.WriteFile(probe.NodeBootstrapKubeconfigPath, kc, 0o600)
 	}
 	if err != nil {
