@@ -121,7 +121,7 @@ func (n *Node) Sync(ctx context.Context) error {
 func (n *Node) Run(ctx context.Context) {
 	t := time.NewTicker(n.cfg.Heartbeat)
 	defer t.Stop()
-	joined := false
+	joined, last := false, ""
 	for {
 		var err error
 		if joined {
@@ -130,8 +130,15 @@ func (n *Node) Run(ctx context.Context) {
 			joined = true
 			n.log.Info("kubelet stand-in: node registered", "node", n.cfg.Name)
 		}
-		if err != nil && ctx.Err() == nil {
+		// The API goes away and comes back while the control plane
+		// moves: say so once, and once when it is back.
+		switch msg := fmt.Sprint(err); {
+		case err != nil && msg != last && ctx.Err() == nil:
 			n.log.Warn("kubelet stand-in: node", "node", n.cfg.Name, "err", err)
+			last = msg
+		case err == nil && last != "":
+			n.log.Info("kubelet stand-in: node in sync again", "node", n.cfg.Name)
+			last = ""
 		}
 		select {
 		case <-ctx.Done():

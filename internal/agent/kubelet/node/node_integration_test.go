@@ -131,7 +131,7 @@ func newNode(t *testing.T, tc *testCluster, name string, pods func() []node.Stat
 	dir := t.TempDir()
 	cfg := node.Config{Name: name, BootstrapKubeconfig: tc.bootstrapKubeconfig(t),
 		Kubeconfig: filepath.Join(dir, "kubeconfig"), CertDir: filepath.Join(dir, "pki"),
-		KubeletVersion: tc.version, Roles: []string{"master"}, StaticPods: pods, Poll: 200 * time.Millisecond,
+		KubeletVersion: tc.version, Roles: []string{"master"}, StaticPods: pods, Poll: 200 * time.Millisecond, Heartbeat: time.Second,
 		Addresses: []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: "127.0.0.1"}, {Type: corev1.NodeHostName, Address: name}}}
 	n, err := node.New(slog.New(slog.DiscardHandler), cfg)
 	require.NoError(t, err)
@@ -154,6 +154,31 @@ func TestNodeJoin(t *testing.T) {
 	t.Run("joins through the real CSR flow", func(t *testing.T) { testJoin(t, tc) })
 	t.Run("unapproved stays unregistered", func(t *testing.T) { testUnapproved(t, tc) })
 	t.Run("approval refuses a non-node requester", func(t *testing.T) { testRefusesNonNodeRequester(t, tc) })
+	t.Run("Run joins once approved and keeps the lease fresh", func(t *testing.T) { testRunHeartbeat(t, tc) })
+}
+
+// Run waits for approval, registers, then renews the Lease and the Ready
+// heartbeat every Heartbeat, as the kubelet does every 10 s.
+func testRunHeartbeat(t *testing.T, tc *testCluster) {
+	n, _ := newNode(t, tc, "master-3", nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go n.Run(ctx)
+	require.Eventually(t, func() bool {
+		r, ok := find(tc.approve(t, "master-3"), "master-3")
+		return ok && r.Approved
+	}, 30*time.Second, 500*time.Millisecond)
+	renew := func() string {
+		out, err := tc.cp.Kubectl("get", "lease", "-n", "kube-node-lease", "master-3", "-o", "jsonpath={.spec.renewTime}")
+		if err != nil {
+			return "" // not there yet
+		}
+		return out
+	}
+	var first string
+	require.Eventually(t, func() bool { first = renew(); return first != "" }, 30*time.Second, 500*time.Millisecond, "the node registers and takes its lease")
+	require.Eventually(t, func() bool { return renew() > first }, 10*time.Second, 300*time.Millisecond, "the lease is renewed")
+	assert.Equal(t, "True", tc.kubectl(t, "get", "node", "master-3", "-o", `jsonpath={.status.conditions[?(@.type=="Ready")].status}`))
 }
 
 // A node joins as the kubelet does: its client CSR, approved by bootlab's
