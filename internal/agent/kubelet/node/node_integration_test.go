@@ -4,6 +4,8 @@ package node_test
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/base64"
 	"errors"
 	"fmt"
@@ -61,7 +63,6 @@ func startCluster(t *testing.T) *testCluster {
 	}
 	cp := kubetest.StartControlPlane(t, bins[1].Path, kubetest.Links(t, bins[0].Path, kc.Programs),
 		"--authorization-mode=Node,RBAC", "--enable-admission-plugins=NodeRestriction")
-	cp.StartControllerManager(t, "--controllers=csrsigning")
 	tc := &testCluster{cp: cp, version: "v" + r.Kubernetes}
 	tc.admin, err = kubecreate.LoadKubeconfig(cp.Files["kubeconfig"])
 	require.NoError(t, err)
@@ -69,6 +70,18 @@ func startCluster(t *testing.T) *testCluster {
 	require.NoError(t, err)
 	tc.ca.KeyPEM, err = os.ReadFile(cp.Files["ca.key"])
 	require.NoError(t, err)
+	// As the lab's: the controller manager signs with a kubelet-signer,
+	// an intermediate of the CA, which the API's client CA bundle adds
+	// (kube-apiserver reloads --client-ca-file when it changes).
+	signer, err := pki.NewIntermediate(tc.ca, "kubelet-signer")
+	require.NoError(t, err)
+	dir := t.TempDir()
+	signerCert, signerKey := filepath.Join(dir, "kubelet-signer.crt"), filepath.Join(dir, "kubelet-signer.key")
+	require.NoError(t, os.WriteFile(signerCert, signer.CertPEM, 0o644))
+	require.NoError(t, os.WriteFile(signerKey, signer.KeyPEM, 0o600))
+	require.NoError(t, os.WriteFile(cp.Files["ca.crt"], append(append([]byte(nil), tc.ca.CertPEM...), signer.CertPEM...), 0o600))
+	cp.StartControllerManager(t, "--controllers=csrsigning",
+		"--cluster-signing-cert-file="+signerCert, "--cluster-signing-key-file="+signerKey)
 	// What the machine-config-operator's manifests grant the installer's
 	// node-bootstrapper: creating and reading CSRs, nothing more.
 	tc.kubectl(t, "create", "clusterrolebinding", "node-bootstrapper", "--clusterrole=system:node-bootstrapper",
@@ -229,6 +242,15 @@ func testJoin(t *testing.T, tc *testCluster) {
 	pem, err := os.Stat(filepath.Join(cfg.CertDir, node.ClientCertFile))
 	require.NoError(t, err)
 	assert.Equal(t, os.FileMode(0o600), pem.Mode().Perm())
+	issued, err := os.ReadFile(filepath.Join(cfg.CertDir, node.ClientCertFile))
+	require.NoError(t, err)
+	pair, err := tls.X509KeyPair(issued, issued)
+	require.NoError(t, err)
+	leaf, err := x509.ParseCertificate(pair.Certificate[0])
+	require.NoError(t, err)
+	assert.Equal(t, "kubelet-signer", leaf.Issuer.CommonName, "the controller manager's signer issued it")
+	assert.Equal(t, "system:node:master-0", leaf.Subject.CommonName)
+	assert.Equal(t, []string{"system:nodes"}, leaf.Subject.Organization)
 
 	assert.Regexp(t, `(?m)^etcd-master-0\s+1/1\s+Running\s`, tc.kubectl(t, "get", "pods", "-n", "openshift-etcd"))
 	assert.NotEmpty(t, tc.kubectl(t, "get", "pod", "-n", "openshift-etcd", "etcd-master-0", "-o", `jsonpath={.metadata.annotations.kubernetes\.io/config\.mirror}`))
