@@ -15,6 +15,7 @@ import (
 
 	"libvirt.org/go/libvirtxml"
 
+	"github.com/bootlab/bootlab/internal/timing"
 	"github.com/bootlab/bootlab/lab/labdir"
 	"github.com/bootlab/bootlab/lab/loadbalancer"
 )
@@ -108,6 +109,8 @@ type SaveOptions struct {
 	// Replace deletes a checkpoint of the same name first (stage run's
 	// automatic before-NN) instead of refusing the name.
 	Replace bool
+	// Log gets the debug lines (where the time went); nil: none.
+	Log *slog.Logger
 }
 
 // SaveCheckpoint snapshots every node of the lab and copies the lab files
@@ -122,7 +125,8 @@ func SaveCheckpointOf(ctx context.Context, hv Hypervisor, s *Spec, name string, 
 	if err := ValidateCheckpointName(name); err != nil {
 		return nil, err
 	}
-	r, unlock, err := lockedLabRun(hv, s, nil, false)
+	phases := timing.Start(opts.Log, "checkpoint save")
+	r, unlock, err := lockedLabRun(hv, s, opts.Log, false)
 	defer unlock()
 	if err != nil {
 		return nil, err
@@ -164,6 +168,7 @@ func SaveCheckpointOf(ctx context.Context, hv Hypervisor, s *Spec, name string, 
 		}
 	}
 
+	phases.Mark("lock and look up")
 	tmp := dir + ".partial"
 	if err := os.RemoveAll(tmp); err != nil {
 		return nil, err
@@ -180,6 +185,7 @@ func SaveCheckpointOf(ctx context.Context, hv Hypervisor, s *Spec, name string, 
 	if err := r.saveConsoleLogs(ctx, filepath.Join(tmp, consoleDir), opts.Nodes); err != nil {
 		return nil, fmt.Errorf("checkpoint %s: copy console logs: %w", name, err)
 	}
+	phases.Mark("copy lab files and console logs")
 
 	sx, err := (&libvirtxml.DomainSnapshot{Name: snapshotPrefix + name, Description: snapshotDescription(s, r.state.UUID, name)}).Marshal()
 	if err != nil {
@@ -214,6 +220,7 @@ func SaveCheckpointOf(ctx context.Context, hv Hypervisor, s *Spec, name string, 
 		}
 		return nil, fmt.Errorf("checkpoint %s: %w", name, err)
 	}
+	phases.Mark(fmt.Sprintf("snapshots of %d nodes (memory and disk)", len(doms)))
 	data, err := json.MarshalIndent(meta, "", "  ")
 	if err != nil {
 		return nil, err
@@ -224,6 +231,7 @@ func SaveCheckpointOf(ctx context.Context, hv Hypervisor, s *Spec, name string, 
 	if err := os.Rename(tmp, dir); err != nil {
 		return nil, fmt.Errorf("checkpoint %s: %w", name, err)
 	}
+	phases.Mark("write checkpoint.json")
 	return &Checkpoint{Name: name, Created: meta.Created, Nodes: meta.Nodes}, nil
 }
 
@@ -258,6 +266,7 @@ func RestoreCheckpoint(ctx context.Context, hv Hypervisor, s *Spec, name string,
 	if err := requireOwned(s); err != nil {
 		return nil, err
 	}
+	phases := timing.Start(opts.Log, "checkpoint restore")
 	r, unlock, err := lockedLabRun(hv, s, opts.Log, false)
 	defer unlock()
 	if err != nil {
@@ -267,6 +276,7 @@ func RestoreCheckpoint(ctx context.Context, hv Hypervisor, s *Spec, name string,
 	if err != nil {
 		return nil, err
 	}
+	phases.Mark("lock and look up")
 	restored := &labdir.RestoreRecord{Checkpoint: name, Started: time.Now().UTC()}
 	if _, err := parallel(ctx, doms, parallelism, func(ctx context.Context, d string) (bool, error) {
 		return true, hv.RevertSnapshot(ctx, d, snapshotPrefix+name)
@@ -274,6 +284,7 @@ func RestoreCheckpoint(ctx context.Context, hv Hypervisor, s *Spec, name string,
 		return nil, fmt.Errorf("restore checkpoint %s: %w", name, err)
 	}
 	restored.Finished = time.Now().UTC()
+	phases.Mark(fmt.Sprintf("revert %d nodes (memory and disk)", len(doms)))
 
 	dir := labdir.Checkpoint(s, name)
 	for _, f := range labdir.CheckpointEntries() {
@@ -290,6 +301,7 @@ func RestoreCheckpoint(ctx context.Context, hv Hypervisor, s *Spec, name string,
 	if err := r.restoreConsoleLogs(ctx, filepath.Join(dir, consoleDir)); err != nil {
 		return nil, fmt.Errorf("restore checkpoint %s: console logs: %w", name, err)
 	}
+	phases.Mark("copy lab files and console logs back")
 	// The checkpoint's state, but the identity and the objects that exist
 	// now (the checkpoint did not roll them back) as they are.
 	now := r.state
@@ -303,6 +315,7 @@ func RestoreCheckpoint(ctx context.Context, hv Hypervisor, s *Spec, name string,
 	if err := st.Save(s.LabDir); err != nil {
 		return nil, err
 	}
+	phases.Mark("state")
 	if !isTestURI(s.Libvirt.URI) && !opts.SkipLoadBalancer {
 		spec := s
 		if st.Spec != nil {
@@ -311,6 +324,7 @@ func RestoreCheckpoint(ctx context.Context, hv Hypervisor, s *Spec, name string,
 		if _, err := loadbalancer.Ensure(ctx, loadbalancer.LabConfigOn(r.host, spec, st.BootstrapRemoved), r.log); err != nil {
 			return nil, fmt.Errorf("restore checkpoint %s: load balancer: %w", name, err)
 		}
+		phases.Mark("load balancer")
 	}
 	return cp, nil
 }

@@ -121,7 +121,7 @@ func runCheckpoint(ctx context.Context, f *cmdutil.Factory, opts *CheckpointOpti
 	switch opts.Verb {
 	case "save":
 		f.Status.Start("Saving checkpoint %s of lab %s", opts.Name, spec.Name)
-		cp, err := lab.SaveCheckpoint(ctx, conn, spec, opts.Name)
+		cp, err := lab.SaveCheckpointOf(ctx, conn, spec, opts.Name, lab.SaveOptions{Log: f.Log})
 		if err != nil {
 			f.Status.End(false)
 			return err

@@ -56,7 +56,7 @@ func (c *labCheckpoints) SaveBootstrap(ctx context.Context, name string, replace
 	for _, n := range c.spec.NodesByRole(lab.RoleBootstrap) {
 		nodes = append(nodes, n.Name)
 	}
-	return lab.SaveCheckpointOf(ctx, c.hv, c.spec, name, lab.SaveOptions{Nodes: nodes, Replace: replace})
+	return lab.SaveCheckpointOf(ctx, c.hv, c.spec, name, lab.SaveOptions{Nodes: nodes, Replace: replace, Log: c.f.Log})
 }
 
 func (c *labCheckpoints) Restore(ctx context.Context, name string) (*lab.Checkpoint, error) {
