@@ -199,6 +199,7 @@ func runOnNode(ctx context.Context, f *cmdutil.Factory, opts *RunOptions, r *res
 	if err != nil {
 		return err
 	}
+	phases.Mark("node check: bootkube.service")
 	if active {
 		return fmt.Errorf("bootkube.service is running on %s: stages would race it over /opt/openshift. Build the lab with openshift.manualBootstrap: true, or stop and mask it first: systemctl mask --now bootkube.service", node)
 	}
@@ -214,6 +215,7 @@ func runOnNode(ctx context.Context, f *cmdutil.Factory, opts *RunOptions, r *res
 		return err
 	}
 	noteInferredRelease(f, r.vars.Version, source, rehearsalTarget(&opts.Target, r))
+	phases.Mark("node check: script and release")
 	// Refused runs are refused before the checkpoint: nothing happens.
 	runner.Node, runner.Vars = node, r.vars
 	runOpts := stages.Options{Force: opts.Force, Validate: opts.Validate}
@@ -230,7 +232,7 @@ func runOnNode(ctx context.Context, f *cmdutil.Factory, opts *RunOptions, r *res
 	if err != nil {
 		return refusal(err, opts, r)
 	}
-	phases.Mark("node checks (bootkube, release, markers)")
+	phases.Mark("node check: stages done (markers), order")
 	if err := opts.AutoCheckpoint.before(ctx, f, &opts.Target, r, node, opts.Force, sel, target); err != nil {
 		return err
 	}
