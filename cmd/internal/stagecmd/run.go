@@ -232,6 +232,8 @@ func runOnNode(ctx context.Context, f *cmdutil.Factory, opts *RunOptions, r *res
 	if err != nil {
 		return refusal(err, opts, r)
 	}
+	// The checkpoint below changes nothing on the node.
+	runOpts.Preflighted = true
 	phases.Mark("node check: stages done (markers), order")
 	if err := opts.AutoCheckpoint.before(ctx, f, &opts.Target, r, node, opts.Force, sel, target); err != nil {
 		return err
