@@ -11,6 +11,9 @@
 # peak of each VM's qemu process (VmHWM: the guest RAM it touched plus
 # qemu's own) and the guests' MemTotal-MemAvailable at the end. The probe
 # image and the rehearsal tools are built (or reused) first, timed apart.
+# BOOTLAB_BEFORE=/path/to/another/bootlab runs each trivial stage (or
+# those in AB_STAGES) with that build first, then `stage reset`s it, for a
+# before/after taken side by side.
 # Breakdowns (from -v --log-format json): lab up's phases, and where a
 # trivial stage's time goes (SSH dial, node checks, checkpoint, bash).
 set -euo pipefail
@@ -77,7 +80,18 @@ sampler=$!
 # SSH dial, the node checks, the before-NN checkpoint and a little bash;
 # then the rest in one run.
 : >"$work/stage-rows.tsv"
+: >"$work/before-rows.tsv"
 for n in 01 02 03 04 05 06; do
+  # BOOTLAB_BEFORE (another bootlab build) runs the stage first, then
+  # `stage reset` puts the node back: the two builds side by side.
+  if [[ -n ${BOOTLAB_BEFORE:-} && " ${AB_STAGES:-01 02 03 04 05 06} " == *" $n "* ]]; then
+    ts=$(date +%s.%N)
+    "$BOOTLAB_BEFORE" stage run -v --log-format json -f "$spec" "$n" >"$work/before-$n.txt" 2>"$work/before-$n.log" || { kill "$sampler"; cat "$work/before-$n.log"; die "stage run $n ($BOOTLAB_BEFORE) failed"; }
+    te=$(date +%s.%N)
+    { phase_rows "$work/before-$n.log"; printf 'stage run\twall (the whole command)\t%s\n' "$(awk -v a="$ts" -v b="$te" 'BEGIN { print b - a }')"; } >>"$work/before-rows.tsv"
+    awk -v a="$ts" -v b="$te" -v n="$n" 'BEGIN { printf "before: stage run %s: %.2fs\n", n, b - a }' >>"$work/stage-walls.txt"
+    "$bootlab" stage reset -q -f "$spec" "$n" >"$work/reset-$n.txt" 2>&1 || { kill "$sampler"; cat "$work/reset-$n.txt"; die "stage reset $n failed"; }
+  fi
   ts=$(date +%s.%N)
   "$bootlab" stage run -v --log-format json -f "$spec" "$n" >"$work/run-$n.txt" 2>"$work/run-$n.log" || { kill "$sampler"; cat "$work/run-$n.log"; die "stage run $n failed"; }
   te=$(date +%s.%N)
@@ -105,6 +119,11 @@ echo "where probe-image build --rehearsal and lab up --manual-bootstrap went:"
 tr '\n' ' ' <"$work/stage-walls.txt"; echo
 echo "where a trivial stage went (mean of stage run 01 ... 06; wall minus the phases is process start, spec and state):"
 phase_table 6 <"$work/stage-rows.tsv"
+if [[ -s $work/before-rows.tsv ]]; then
+  runs=$(grep -c 'wall (the whole command)' "$work/before-rows.tsv")
+  echo "the same with $BOOTLAB_BEFORE, side by side (mean of its $runs runs):"
+  phase_table "$runs" <"$work/before-rows.tsv"
+fi
 
 # Memory, from the guests (MemTotal-MemAvailable; the host's view of a TCG
 # qemu includes its translation cache): the bootstrap's peak over the
