@@ -38,10 +38,10 @@ free24() {
 # (package internal/timing: of, phase, seconds) and its step lines
 # (elapsedMs), one "of<TAB>phase<TAB>seconds" row each, in the order they
 # ended. Per-node timings (of "nodes") become the slowest node's, per
-# action. Lab names and paths are cut from the phase names.
+# action. Lab names, paths and addresses are cut from the phase names.
 phase_rows() {
   grep -a '^{' "$1" | jq -rs '
-    def clean: gsub(" (bootlab-[^ ]*|/[^ ]*)"; "");
+    def clean: gsub(" (bootlab-[^ ]*|/[^ ]*)"; "") | gsub(" on [0-9.]+"; "");
     (.[] | if .msg == "timing" and .of != "nodes" then [.of, (.phase | clean), .seconds]
            elif .step != null and .elapsedMs != null then ["step", (.step | clean), (.elapsedMs / 1000)]
            else empty end),
