@@ -98,11 +98,19 @@ unit: $(GOTESTSUM) $(VALIDATE) ## Unit tests only (no daemons needed)
 test-kernel: build
 	$(BIN)/bootlab lab probe-image build -q
 
+# One build cache for the release's etcd and Kubernetes per test run, shared
+# by every package whose integration tests run them (lab/gobuild,
+# internal/kubecreate), removed after; set BOOTLAB_GOBUILD_TEST_CACHE (to
+# /var/cache/bootlab, say) to use a warm cache instead.
+WITH_TEST_CACHE = d=$${BOOTLAB_GOBUILD_TEST_CACHE:-}; tmp=; if [[ -z "$$d" ]]; then tmp=$$(mktemp -d); d=$$tmp; fi; \
+	rc=0; BOOTLAB_GOBUILD_TEST_CACHE=$$d
+
 .PHONY: test
 # -timeout 40m: lab/gobuild's integration tests build the release's Kubernetes cold once
 # (about 8 minutes on 2 cores), past go test's default 10 minutes with etcd's build.
 test: $(GOTESTSUM) $(VALIDATE) build test-kernel ## Unit + integration tests (real libvirtd on test:///default, haproxy, sshd)
-	$(GOTESTSUM) --format testname -- -tags integration -p 1 -count=1 -timeout 40m $(TESTFLAGS) ./...
+	@$(WITH_TEST_CACHE) $(GOTESTSUM) --format testname -- -tags integration -p 1 -count=1 -timeout 40m $(TESTFLAGS) ./... || rc=$$?; \
+	[[ -z "$$tmp" ]] || rm -rf "$$tmp"; exit $$rc
 
 .PHONY: e2e
 e2e: $(GOTESTSUM) build test-kernel ## End-to-end tests: real VMs on qemu:///system (root)
@@ -112,10 +120,10 @@ e2e: $(GOTESTSUM) build test-kernel ## End-to-end tests: real VMs on qemu:///sys
 # Their seed corpora are in each package's testdata/fuzz/; a crash found is
 # written there too, and becomes a test `go test` runs from then on.
 FUZZTIME    ?= 15s
-FUZZ_TARGETS := FuzzParseValidate:./lab/spec FuzzCheckPullSecret:./lab/spec FuzzClassParseExpand:./lab/class FuzzParseBootkube:./stages
+FUZZ_TARGETS := FuzzParseValidate:./lab/spec FuzzCheckPullSecret:./lab/spec FuzzClassParseExpand:./lab/class FuzzParseBootkube:./stages FuzzParse:./internal/kubecreate
 
 .PHONY: fuzz
-fuzz: ## Fuzz the spec, class, pull secret and bootkube.sh parsers, FUZZTIME (15s) each
+fuzz: ## Fuzz the spec, class, pull secret, bootkube.sh and manifest parsers, FUZZTIME (15s) each
 	@for t in $(FUZZ_TARGETS); do \
 		echo "== $${t%%:*} ($${t#*:}, $(FUZZTIME))"; \
 		$(GO) test -run '^$$' -fuzz "^$${t%%:*}\$$" -fuzztime $(FUZZTIME) $${t#*:} || exit 1; \
@@ -123,7 +131,8 @@ fuzz: ## Fuzz the spec, class, pull secret and bootkube.sh parsers, FUZZTIME (15
 
 .PHONY: test-all
 test-all: host-setup-test lint fuzz $(GOTESTSUM) $(VALIDATE) build test-kernel ## Everything CI runs: the test tools (host-setup-test), lint, fuzz, then unit, integration and e2e in one run
-	$(GOTESTSUM) --format testname -- -tags integration,e2e -p 1 -count=1 -timeout $(E2E_TIMEOUT) $(TESTFLAGS) ./...
+	@$(WITH_TEST_CACHE) $(GOTESTSUM) --format testname -- -tags integration,e2e -p 1 -count=1 -timeout $(E2E_TIMEOUT) $(TESTFLAGS) ./... || rc=$$?; \
+	[[ -z "$$tmp" ]] || rm -rf "$$tmp"; exit $$rc
 
 # The pictures under docs/pictures: the SVGs are drawn by bootlab's own code
 # (docs/pictures_test.go fails when a committed one differs); the dashboard

@@ -69,86 +69,14 @@ type AssetInput struct {
 // helpers it sources. Secrets are 0600.
 func RehearsalAssets(in Input, a AssetInput) ([]ignition.File, error) {
 	domain := in.ClusterDomain
-	var files []ignition.File
-	add := func(p string, mode int, data []byte) {
-		files = append(files, ignition.File{Path: p, Mode: mode, Data: data})
-	}
-	manifest := func(dir, name string, mode int, obj any) error {
-		data, err := yaml.Marshal(obj)
-		if err != nil {
-			return fmt.Errorf("%s: %w", name, err)
-		}
-		add(AssetDir+"/"+dir+"/"+name, mode, data)
-		return nil
-	}
-	meta := func(name, ns string) map[string]any {
-		m := map[string]any{"name": name}
-		if ns != "" {
-			m["namespace"] = ns
-		}
-		return m
-	}
-
-	installConfig := map[string]any{
-		"apiVersion": "v1", "baseDomain": a.BaseDomain, "metadata": map[string]any{"name": a.ClusterName},
-		"controlPlane": map[string]any{"name": "master", "replicas": a.Masters, "architecture": "amd64", "hyperthreading": "Enabled"},
-		"compute":      []any{map[string]any{"name": "worker", "replicas": a.Workers, "architecture": "amd64", "hyperthreading": "Enabled"}},
-		"networking": map[string]any{
-			"networkType":    "OVNKubernetes",
-			"clusterNetwork": []any{map[string]any{"cidr": "10.128.0.0/14", "hostPrefix": 23}},
-			"machineNetwork": []any{map[string]any{"cidr": a.MachineCIDR}},
-			"serviceNetwork": []any{"172.30.0.0/16"},
-		},
-		"platform": map[string]any{"none": map[string]any{}},
-		"sshKey":   strings.TrimSpace(in.SSHAuthorizedKey),
-	}
-	ic, err := yaml.Marshal(installConfig)
+	files, err := installerManifests(in, a)
 	if err != nil {
 		return nil, err
 	}
-	apiURL, apiIntURL := "https://api."+domain+":6443", "https://api-int."+domain+":6443"
-	for _, m := range []struct {
-		dir, name string
-		mode      int
-		obj       any
-	}{
-		{"manifests", "cluster-config.yaml", 0o644, map[string]any{"apiVersion": "v1", "kind": "ConfigMap",
-			"metadata": meta("cluster-config-v1", "kube-system"), "data": map[string]string{"install-config": string(ic)}}},
-		{"manifests", "cluster-infrastructure-02-config.yml", 0o644, map[string]any{"apiVersion": "config.openshift.io/v1", "kind": "Infrastructure",
-			"metadata": meta("cluster", ""),
-			"spec":     map[string]any{"cloudConfig": map[string]any{"name": ""}, "platformSpec": map[string]any{"type": "None"}},
-			"status": map[string]any{"apiServerURL": apiURL, "apiServerInternalURI": apiIntURL, "controlPlaneTopology": "HighlyAvailable",
-				"cpuPartitioning": "None", "etcdDiscoveryDomain": "", "infrastructureName": a.ClusterName + "-rehearsal",
-				"infrastructureTopology": "HighlyAvailable", "platform": "None", "platformStatus": map[string]any{"type": "None"}}}},
-		{"manifests", "cluster-network-02-config.yml", 0o644, map[string]any{"apiVersion": "config.openshift.io/v1", "kind": "Network",
-			"metadata": meta("cluster", ""),
-			"spec": map[string]any{"clusterNetwork": []any{map[string]any{"cidr": "10.128.0.0/14", "hostPrefix": 23}},
-				"networkType": "OVNKubernetes", "serviceNetwork": []any{"172.30.0.0/16"}}}},
-		{"manifests", "cluster-dns-02-config.yml", 0o644, map[string]any{"apiVersion": "config.openshift.io/v1", "kind": "DNS",
-			"metadata": meta("cluster", ""), "spec": map[string]any{"baseDomain": domain}}},
-		{"manifests", "cluster-ingress-02-config.yml", 0o644, map[string]any{"apiVersion": "config.openshift.io/v1", "kind": "Ingress",
-			"metadata": meta("cluster", ""), "spec": map[string]any{"domain": "apps." + domain}}},
-		{"manifests", "cluster-proxy-01-config.yaml", 0o644, map[string]any{"apiVersion": "config.openshift.io/v1", "kind": "Proxy",
-			"metadata": meta("cluster", ""), "spec": map[string]any{}}},
-		{"manifests", "cluster-scheduler-02-config.yml", 0o644, map[string]any{"apiVersion": "config.openshift.io/v1", "kind": "Scheduler",
-			"metadata": meta("cluster", ""), "spec": map[string]any{"mastersSchedulable": a.Workers == 0}}},
-		// A rehearsal lab has no pull secret: nothing is pulled.
-		{"manifests", "openshift-config-secret-pull-secret.yaml", 0o600, map[string]any{"apiVersion": "v1", "kind": "Secret", "type": "kubernetes.io/dockerconfigjson",
-			"metadata": meta("pull-secret", "openshift-config"),
-			"data":     map[string]string{".dockerconfigjson": base64.StdEncoding.EncodeToString([]byte(`{"auths":{}}`))}}},
-		{"manifests", "machine-config-server-tls-secret.yaml", 0o600, map[string]any{"apiVersion": "v1", "kind": "Secret", "type": "kubernetes.io/tls",
-			"metadata": meta("machine-config-server-tls", "openshift-machine-config-operator"),
-			"data": map[string]string{"tls.crt": base64.StdEncoding.EncodeToString(in.PKI.MCS.CertPEM),
-				"tls.key": base64.StdEncoding.EncodeToString(in.PKI.MCS.KeyPEM)}}},
-		{"openshift", "99_feature-gate.yaml", 0o644, map[string]any{"apiVersion": "config.openshift.io/v1", "kind": "FeatureGate",
-			"metadata": meta("cluster", ""), "spec": map[string]any{}}},
-		{"openshift", "99_openshift-machineconfig_99-master-ssh.yaml", 0o644, sshMachineConfig("master", in.SSHAuthorizedKey)},
-		{"openshift", "99_openshift-machineconfig_99-worker-ssh.yaml", 0o644, sshMachineConfig("worker", in.SSHAuthorizedKey)},
-	} {
-		if err := manifest(m.dir, m.name, m.mode, m.obj); err != nil {
-			return nil, err
-		}
+	add := func(p string, mode int, data []byte) {
+		files = append(files, ignition.File{Path: p, Mode: mode, Data: data})
 	}
+	apiURL, apiIntURL := "https://api."+domain+":6443", "https://api-int."+domain+":6443"
 
 	// tls/: the lab CA and what it signed, named as the installer names them.
 	add(AssetDir+"/tls/root-ca.crt", 0o644, in.PKI.CA.CertPEM)
@@ -206,6 +134,104 @@ func RehearsalAssets(in Input, a AssetInput) ([]ignition.File, error) {
 	add(BinDir+"/bootstrap-verify-api-server-urls.sh", 0o555, []byte(verifyAPIURLsScript))
 	add(BinDir+"/bootkube.sh", 0o555, []byte(bootkubeScript))
 	return files, nil
+}
+
+// installerManifests are the manifests/ and openshift/ files the installer
+// renders for bootkube.sh, made for the lab.
+func installerManifests(in Input, a AssetInput) ([]ignition.File, error) {
+	domain := in.ClusterDomain
+	var files []ignition.File
+	add := func(p string, mode int, data []byte) {
+		files = append(files, ignition.File{Path: p, Mode: mode, Data: data})
+	}
+	manifest := func(dir, name string, mode int, obj any) error {
+		data, err := yaml.Marshal(obj)
+		if err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		add(AssetDir+"/"+dir+"/"+name, mode, data)
+		return nil
+	}
+	meta := func(name, ns string) map[string]any {
+		m := map[string]any{"name": name}
+		if ns != "" {
+			m["namespace"] = ns
+		}
+		return m
+	}
+
+	ic, err := installConfigYAML(in, a)
+	if err != nil {
+		return nil, err
+	}
+	apiURL, apiIntURL := "https://api."+domain+":6443", "https://api-int."+domain+":6443"
+	for _, m := range []struct {
+		dir, name string
+		mode      int
+		obj       any
+	}{
+		// The installer's own namespace manifest: the MCS TLS secret below
+		// lives in it, and a real API refuses the secret without it.
+		{"manifests", "04-openshift-machine-config-operator.yaml", 0o644, map[string]any{"apiVersion": "v1", "kind": "Namespace",
+			"metadata": map[string]any{"name": "openshift-machine-config-operator",
+				"annotations": map[string]string{"openshift.io/node-selector": ""}, "labels": map[string]string{"openshift.io/run-level": "1"}}}},
+		{"manifests", "cluster-config.yaml", 0o644, map[string]any{"apiVersion": "v1", "kind": "ConfigMap",
+			"metadata": meta("cluster-config-v1", "kube-system"), "data": map[string]string{"install-config": string(ic)}}},
+		{"manifests", "cluster-infrastructure-02-config.yml", 0o644, map[string]any{"apiVersion": "config.openshift.io/v1", "kind": "Infrastructure",
+			"metadata": meta("cluster", ""),
+			"spec":     map[string]any{"cloudConfig": map[string]any{"name": ""}, "platformSpec": map[string]any{"type": "None"}},
+			"status": map[string]any{"apiServerURL": apiURL, "apiServerInternalURI": apiIntURL, "controlPlaneTopology": "HighlyAvailable",
+				"cpuPartitioning": "None", "etcdDiscoveryDomain": "", "infrastructureName": a.ClusterName + "-rehearsal",
+				"infrastructureTopology": "HighlyAvailable", "platform": "None", "platformStatus": map[string]any{"type": "None"}}}},
+		{"manifests", "cluster-network-02-config.yml", 0o644, map[string]any{"apiVersion": "config.openshift.io/v1", "kind": "Network",
+			"metadata": meta("cluster", ""),
+			"spec": map[string]any{"clusterNetwork": []any{map[string]any{"cidr": "10.128.0.0/14", "hostPrefix": 23}},
+				"networkType": "OVNKubernetes", "serviceNetwork": []any{"172.30.0.0/16"}}}},
+		{"manifests", "cluster-dns-02-config.yml", 0o644, map[string]any{"apiVersion": "config.openshift.io/v1", "kind": "DNS",
+			"metadata": meta("cluster", ""), "spec": map[string]any{"baseDomain": domain}}},
+		{"manifests", "cluster-ingress-02-config.yml", 0o644, map[string]any{"apiVersion": "config.openshift.io/v1", "kind": "Ingress",
+			"metadata": meta("cluster", ""), "spec": map[string]any{"domain": "apps." + domain}}},
+		{"manifests", "cluster-proxy-01-config.yaml", 0o644, map[string]any{"apiVersion": "config.openshift.io/v1", "kind": "Proxy",
+			"metadata": meta("cluster", ""), "spec": map[string]any{}}},
+		{"manifests", "cluster-scheduler-02-config.yml", 0o644, map[string]any{"apiVersion": "config.openshift.io/v1", "kind": "Scheduler",
+			"metadata": meta("cluster", ""), "spec": map[string]any{"mastersSchedulable": a.Workers == 0}}},
+		// A rehearsal lab has no pull secret: nothing is pulled.
+		{"manifests", "openshift-config-secret-pull-secret.yaml", 0o600, map[string]any{"apiVersion": "v1", "kind": "Secret", "type": "kubernetes.io/dockerconfigjson",
+			"metadata": meta("pull-secret", "openshift-config"),
+			"data":     map[string]string{".dockerconfigjson": base64.StdEncoding.EncodeToString([]byte(`{"auths":{}}`))}}},
+		{"manifests", "machine-config-server-tls-secret.yaml", 0o600, map[string]any{"apiVersion": "v1", "kind": "Secret", "type": "kubernetes.io/tls",
+			"metadata": meta("machine-config-server-tls", "openshift-machine-config-operator"),
+			"data": map[string]string{"tls.crt": base64.StdEncoding.EncodeToString(in.PKI.MCS.CertPEM),
+				"tls.key": base64.StdEncoding.EncodeToString(in.PKI.MCS.KeyPEM)}}},
+		{"openshift", "99_feature-gate.yaml", 0o644, map[string]any{"apiVersion": "config.openshift.io/v1", "kind": "FeatureGate",
+			"metadata": meta("cluster", ""), "spec": map[string]any{}}},
+		{"openshift", "99_openshift-machineconfig_99-master-ssh.yaml", 0o644, sshMachineConfig("master", in.SSHAuthorizedKey)},
+		{"openshift", "99_openshift-machineconfig_99-worker-ssh.yaml", 0o644, sshMachineConfig("worker", in.SSHAuthorizedKey)},
+	} {
+		if err := manifest(m.dir, m.name, m.mode, m.obj); err != nil {
+			return nil, err
+		}
+	}
+	return files, nil
+}
+
+// installConfigYAML is the install-config.yaml the installer keeps in
+// kube-system/cluster-config-v1.
+func installConfigYAML(in Input, a AssetInput) ([]byte, error) {
+	installConfig := map[string]any{
+		"apiVersion": "v1", "baseDomain": a.BaseDomain, "metadata": map[string]any{"name": a.ClusterName},
+		"controlPlane": map[string]any{"name": "master", "replicas": a.Masters, "architecture": "amd64", "hyperthreading": "Enabled"},
+		"compute":      []any{map[string]any{"name": "worker", "replicas": a.Workers, "architecture": "amd64", "hyperthreading": "Enabled"}},
+		"networking": map[string]any{
+			"networkType":    "OVNKubernetes",
+			"clusterNetwork": []any{map[string]any{"cidr": "10.128.0.0/14", "hostPrefix": 23}},
+			"machineNetwork": []any{map[string]any{"cidr": a.MachineCIDR}},
+			"serviceNetwork": []any{"172.30.0.0/16"},
+		},
+		"platform": map[string]any{"none": map[string]any{}},
+		"sshKey":   strings.TrimSpace(in.SSHAuthorizedKey),
+	}
+	return yaml.Marshal(installConfig)
 }
 
 func sshMachineConfig(role, key string) map[string]any {

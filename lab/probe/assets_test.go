@@ -48,6 +48,7 @@ func TestRehearsalAssets(t *testing.T) {
 	}
 	for p, want := range map[string]string{
 		"/opt/openshift/manifests/cluster-config.yaml":                           "ConfigMap/cluster-config-v1",
+		"/opt/openshift/manifests/04-openshift-machine-config-operator.yaml":     "Namespace/openshift-machine-config-operator",
 		"/opt/openshift/manifests/cluster-infrastructure-02-config.yml":          "Infrastructure/cluster",
 		"/opt/openshift/manifests/cluster-network-02-config.yml":                 "Network/cluster",
 		"/opt/openshift/openshift/99_feature-gate.yaml":                          "FeatureGate/cluster",

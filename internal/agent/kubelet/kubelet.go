@@ -1,0 +1,346 @@
+package kubelet
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/yaml"
+
+	"github.com/bootlab/bootlab/internal/agent/rhcos"
+)
+
+const (
+	// StaticPodDir is the kubelet's static pod directory.
+	StaticPodDir = "/etc/kubernetes/manifests"
+	// StatePath is where the stand-in records its pods (crictl reads it).
+	StatePath = "/run/bootlab/kubelet.json"
+	// PodLogDir holds the pods' container logs.
+	PodLogDir = "/var/log/pods"
+)
+
+// PodState is one static pod as the stand-in runs it (crictl reads it).
+type PodState struct {
+	ID        string    `json:"id"`
+	File      string    `json:"file"`
+	Name      string    `json:"name"`
+	Namespace string    `json:"namespace"`
+	Container string    `json:"container"`
+	Image     string    `json:"image"`
+	Started   time.Time `json:"started"`
+	Running   bool      `json:"running"`
+	PID       int       `json:"pid,omitempty"`
+	Detail    string    `json:"detail,omitempty"`
+}
+
+// Service is a container the agent plays itself: it starts it and returns
+// the function that stops it.
+type Service func(pod corev1.Pod, c corev1.Container) (stop func(), err error)
+
+// Kubelet is the kubelet stand-in of one node.
+type Kubelet struct {
+	log *slog.Logger
+	// dir is the static pod directory; state and logs default to
+	// StatePath and PodLogDir.
+	dir, state, logs string
+	// services are containers the agent plays itself, by container name
+	// (machine-config-server).
+	services map[string]Service
+	mu       sync.Mutex
+	pods     map[string]*runningPod // by manifest file
+}
+
+// New returns a kubelet stand-in watching the static pod directory dir,
+// playing services itself.
+func New(log *slog.Logger, dir string, services map[string]Service) *Kubelet {
+	return &Kubelet{log: log, dir: dir, services: services, pods: map[string]*runningPod{}}
+}
+
+type runningPod struct {
+	stopSvc func()
+	state   PodState
+	digest  string
+	cmd     *exec.Cmd
+	done    chan struct{}
+	stopped bool
+	// restarts counts restarts after exits, for the back-off.
+	restarts int
+}
+
+// crashBackoff is how long after its last start an exited container is
+// restarted: 5 s, doubling up to 5 minutes, like the kubelet's
+// CrashLoopBackOff (the bootstrap's etcd exits for good once the etcd
+// operator removes its member).
+func crashBackoff(restarts int) time.Duration {
+	d := 5 * time.Second
+	for i := 0; i < restarts && d < 5*time.Minute; i++ {
+		d *= 2
+	}
+	return min(d, 5*time.Minute)
+}
+
+// LoadState reads the pods the stand-in records at path (StatePath).
+func LoadState(path string) ([]PodState, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var pods []PodState
+	return pods, json.Unmarshal(data, &pods)
+}
+
+// Run polls the static pod directory every second until ctx ends.
+func (k *Kubelet) Run(ctx context.Context) {
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	for {
+		k.sync()
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// sync starts pods whose manifests appeared or changed, stops those whose
+// manifests went away, and restarts exited ones (restartPolicy Always).
+func (k *Kubelet) sync() {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	seen := map[string]bool{}
+	ents, _ := os.ReadDir(k.dir)
+	for _, e := range ents {
+		n := e.Name()
+		if e.IsDir() || strings.HasPrefix(n, ".") || !(strings.HasSuffix(n, ".yaml") || strings.HasSuffix(n, ".yml") || strings.HasSuffix(n, ".json")) {
+			continue
+		}
+		p := filepath.Join(k.dir, n)
+		data, err := os.ReadFile(p)
+		if err != nil {
+			continue
+		}
+		seen[p] = true
+		sum := sha256.Sum256(data)
+		digest := hex.EncodeToString(sum[:])
+		rp := k.pods[p]
+		if rp != nil && rp.digest == digest {
+			if !rp.state.Running && rp.cmd != nil && time.Since(rp.state.Started) > crashBackoff(rp.restarts) {
+				k.start(p, rp.digest, data) // restart after an exit
+				k.pods[p].restarts = rp.restarts + 1
+			}
+			continue
+		}
+		if rp != nil {
+			k.stop(rp)
+		}
+		k.start(p, digest, data)
+	}
+	for p, rp := range k.pods {
+		if !seen[p] {
+			k.log.Info("kubelet stand-in: static pod manifest removed, stopping the pod", "file", p, "pod", rp.state.Namespace+"/"+rp.state.Name)
+			k.stop(rp)
+			delete(k.pods, p)
+		}
+	}
+	k.save()
+}
+
+// start runs the pod of manifest p: its first container whose program the
+// node has; other pods are recorded as not run.
+func (k *Kubelet) start(p, digest string, data []byte) {
+	var pod corev1.Pod
+	rp := &runningPod{digest: digest, done: make(chan struct{})}
+	k.pods[p] = rp
+	rp.state = PodState{File: p, Started: time.Now().UTC(), ID: digest[:13]}
+	if err := yaml.Unmarshal(data, &pod); err != nil || pod.Kind != "Pod" {
+		rp.state.Detail = fmt.Sprintf("not a Pod: %v", err)
+		close(rp.done)
+		return
+	}
+	rp.state.Name, rp.state.Namespace = pod.Name, pod.Namespace
+	for _, c := range pod.Spec.Containers {
+		if svc, ok := k.services[c.Name]; ok {
+			k.startService(rp, pod, c, svc)
+			return
+		}
+		argv := append(append([]string(nil), c.Command...), c.Args...)
+		if len(argv) == 0 {
+			continue
+		}
+		bin, err := exec.LookPath(argv[0])
+		if err != nil {
+			continue
+		}
+		k.startProcess(rp, pod, c, bin, HostArgs(pod, c, argv))
+		return
+	}
+	rp.state.Detail = "not run: the rehearsal bootstrap plays only pods whose program it has (etcd)"
+	close(rp.done)
+}
+
+// startService starts container c, which the agent plays itself.
+func (k *Kubelet) startService(rp *runningPod, pod corev1.Pod, c corev1.Container, svc Service) {
+	rp.state.Container, rp.state.Image = c.Name, c.Image
+	stop, err := svc(pod, c)
+	if err != nil {
+		rp.state.Detail = fmt.Sprintf("%s failed to start: %v", c.Name, err)
+		k.log.Warn("kubelet stand-in: container failed", "pod", pod.Namespace+"/"+pod.Name, "container", c.Name, "err", err)
+		close(rp.done)
+		return
+	}
+	rp.stopSvc = stop
+	rp.state.Running, rp.state.PID = true, os.Getpid()
+	rp.state.Detail = "played by the bootlab agent"
+	k.log.Info("kubelet stand-in: started static pod (played by the agent)", "pod", pod.Namespace+"/"+pod.Name, "container", c.Name)
+}
+
+// startProcess runs container c's program bin with argv (host paths), its
+// output in the pod's log, and records its exit.
+func (k *Kubelet) startProcess(rp *runningPod, pod corev1.Pod, c corev1.Container, bin string, argv []string) {
+	rp.state.Container, rp.state.Image = c.Name, c.Image
+	logDir := filepath.Join(orDefault(k.logs, PodLogDir), pod.Namespace+"_"+pod.Name)
+	_ = os.MkdirAll(logDir, 0o755)
+	logf, err := os.OpenFile(filepath.Join(logDir, c.Name+".log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		rp.state.Detail = err.Error()
+		close(rp.done)
+		return
+	}
+	for _, m := range c.VolumeMounts {
+		if hp := hostPathOf(pod, m.Name); hp != "" {
+			_ = os.MkdirAll(hp, 0o700)
+		}
+	}
+	cmd := exec.Command(bin, argv[1:]...)
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.Env = []string{"PATH=" + rhcos.DefaultPath, "HOME=/root"}
+	for _, e := range c.Env {
+		cmd.Env = append(cmd.Env, e.Name+"="+e.Value)
+	}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		logf.Close()
+		rp.state.Detail = err.Error()
+		close(rp.done)
+		return
+	}
+	rp.cmd = cmd
+	rp.state.Running, rp.state.PID = true, cmd.Process.Pid
+	k.log.Info("kubelet stand-in: started static pod", "pod", pod.Namespace+"/"+pod.Name, "container", c.Name, "pid", cmd.Process.Pid, "argv", strings.Join(argv, " "))
+	go func() {
+		err := cmd.Wait()
+		logf.Close()
+		k.mu.Lock()
+		rp.state.Running, rp.state.PID = false, 0
+		if !rp.stopped {
+			rp.state.Detail = fmt.Sprintf("exited: %v", err)
+			k.log.Warn("kubelet stand-in: container exited", "pod", pod.Namespace+"/"+pod.Name, "err", err)
+		}
+		k.save()
+		k.mu.Unlock()
+		close(rp.done)
+	}()
+}
+
+// stop ends a pod's process group (SIGTERM, then SIGKILL after 10 s).
+// Called with k.mu held; it releases the lock while it waits.
+func (k *Kubelet) stop(rp *runningPod) {
+	if rp.stopSvc != nil {
+		rp.stopSvc()
+		rp.stopSvc, rp.state.Running, rp.state.PID = nil, false, 0
+		close(rp.done)
+		return
+	}
+	if rp.cmd == nil || !rp.state.Running {
+		return
+	}
+	rp.stopped = true
+	pid := rp.cmd.Process.Pid
+	_ = syscall.Kill(-pid, syscall.SIGTERM)
+	k.mu.Unlock()
+	select {
+	case <-rp.done:
+	case <-time.After(10 * time.Second):
+		_ = syscall.Kill(-pid, syscall.SIGKILL)
+		<-rp.done
+	}
+	k.mu.Lock()
+}
+
+func (k *Kubelet) save() {
+	var out []PodState
+	for _, rp := range k.pods {
+		out = append(out, rp.state)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].File < out[j].File })
+	data, _ := json.MarshalIndent(out, "", "  ")
+	p := orDefault(k.state, StatePath)
+	_ = os.MkdirAll(filepath.Dir(p), 0o755)
+	_ = os.WriteFile(p+".tmp", data, 0o644)
+	_ = os.Rename(p+".tmp", p)
+}
+
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+// hostPathOf returns the host path of the pod's hostPath volume name.
+func hostPathOf(pod corev1.Pod, name string) string {
+	for _, v := range pod.Spec.Volumes {
+		if v.Name == name && v.HostPath != nil {
+			return v.HostPath.Path
+		}
+	}
+	return ""
+}
+
+// HostArgs rewrites container paths in argv (whole arguments or
+// --flag=value values) to host paths through the container's hostPath
+// volume mounts, as the container would see them.
+func HostArgs(pod corev1.Pod, c corev1.Container, argv []string) []string {
+	mounts := map[string]string{}
+	for _, m := range c.VolumeMounts {
+		if hp := hostPathOf(pod, m.Name); hp != "" {
+			mounts[m.MountPath] = hp
+		}
+	}
+	mapPath := func(p string) string {
+		best := ""
+		for mp := range mounts {
+			if (p == mp || strings.HasPrefix(p, strings.TrimSuffix(mp, "/")+"/")) && len(mp) > len(best) {
+				best = mp
+			}
+		}
+		if best == "" {
+			return p
+		}
+		return mounts[best] + strings.TrimPrefix(p, best)
+	}
+	out := make([]string, len(argv))
+	for i, a := range argv {
+		if k, v, ok := strings.Cut(a, "="); ok && strings.HasPrefix(k, "-") && strings.HasPrefix(v, "/") {
+			out[i] = k + "=" + mapPath(v)
+		} else if strings.HasPrefix(a, "/") {
+			out[i] = mapPath(a)
+		} else {
+			out[i] = a
+		}
+	}
+	return out
+}

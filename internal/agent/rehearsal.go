@@ -1,0 +1,243 @@
+package agent
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/coreos/ignition/v2/config/v3_2/types"
+	"golang.org/x/sys/unix"
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/bootlab/bootlab/internal/agent/kubelet"
+	"github.com/bootlab/bootlab/internal/agent/rhcos"
+	"github.com/bootlab/bootlab/internal/agent/sshd"
+	"github.com/bootlab/bootlab/internal/agent/standin"
+	"github.com/bootlab/bootlab/lab/ignition"
+	"github.com/bootlab/bootlab/lab/probe"
+)
+
+// A rehearsal bootstrap (probe lab with openshift.manualBootstrap) starts
+// at boot only what a real bootstrap starts at boot: sshd. The Ignition
+// files are laid down as Ignition would, the core user gets its key, and
+// the stages do the rest over SSH.
+
+const chkSSH = "serve ssh :22"
+
+// rehearse prepares the node and starts its SSH server.
+func (a *Agent) rehearse(self probe.NodeExpect, cfg types.Config) {
+	// The kernel starts /init with no PATH; sudo and the shells get theirs.
+	_ = os.Setenv("PATH", rhcos.DefaultPath)
+	n, err := rhcos.WriteIgnitionFiles(cfg)
+	if err != nil {
+		a.rep.set(chkSSH, failed, "write Ignition files: %v", err)
+		return
+	}
+	a.log.Info("wrote the Ignition files", "files", n)
+	keys := authorizedKeys(cfg, "core")
+	if err := setupCore(keys); err != nil {
+		a.rep.set(chkSSH, failed, "set up user core: %v", err)
+		return
+	}
+	if err := setupSudo(); err != nil {
+		a.rep.set(chkSSH, failed, "sudo: %v", err)
+		return
+	}
+	if err := os.MkdirAll("/dev/pts", 0o755); err == nil {
+		if err := unix.Mount("devpts", "/dev/pts", "devpts", unix.MS_NOSUID|unix.MS_NOEXEC, "gid=5,mode=620,ptmxmode=666"); err != nil && !errors.Is(err, unix.EBUSY) {
+			a.log.Warn("mount /dev/pts: interactive logins will have no terminal", "err", err)
+		}
+	}
+	if _, err := os.Stat("/bin/bash"); err != nil {
+		a.rep.set(chkSSH, failed, "no bash in this initrd: the rehearsal bootstrap boots image.rehearsalInitrd (bootlab lab probe-image build --rehearsal)")
+		return
+	}
+	hostKey, ok, err := ignition.FileContents(cfg, probe.SSHHostKeyPath)
+	if err != nil || !ok {
+		a.rep.set(chkSSH, failed, "no host key at %s in the Ignition config: %v", probe.SSHHostKeyPath, err)
+		return
+	}
+	srv, err := sshd.New(hostKey, keys, a.log)
+	if err != nil {
+		a.rep.set(chkSSH, failed, "%v", err)
+		return
+	}
+	ln, err := net.Listen("tcp", ":22")
+	if err != nil {
+		a.rep.set(chkSSH, failed, "listen: %v", err)
+		return
+	}
+	go func() { _ = srv.Serve(ln) }()
+	a.writeResolvConf()
+	kl := kubelet.New(a.log, kubelet.StaticPodDir, map[string]kubelet.Service{
+		"machine-config-server": func(corev1.Pod, corev1.Container) (func(), error) { return a.startMCS(self) },
+		"kube-apiserver":        func(corev1.Pod, corev1.Container) (func(), error) { return a.startAPI(self) },
+	})
+	go kl.Run(context.Background())
+	a.rep.set(chkSSH, passed, "listening on :22 (users root and core, the lab's key; core runs root commands with sudo -n)")
+}
+
+// writeResolvConf points the node's resolver at the DHCP server's DNS
+// (the lab's dnsmasq), as NetworkManager does on RHCOS.
+func (a *Agent) writeResolvConf() {
+	var b strings.Builder
+	if a.lease != nil {
+		if a.lease.Domain != "" {
+			fmt.Fprintf(&b, "search %s\n", a.lease.Domain)
+		}
+		for _, d := range a.lease.DNS {
+			fmt.Fprintf(&b, "nameserver %s\n", d)
+		}
+	}
+	_ = os.WriteFile("/etc/resolv.conf", []byte(b.String()), 0o644)
+	_ = os.WriteFile("/etc/hosts", []byte("127.0.0.1 localhost localhost.localdomain\n::1 localhost localhost.localdomain\n"), 0o644)
+}
+
+// startMCS starts the bootstrap Machine Config Server, as the kubelet
+// starts the machine-config-server container of the pod stage 12 lands:
+// TLS with /etc/ssl/mcs (which stage 12 copies), serving the master
+// config under /etc/mcs/bootstrap.
+func (a *Agent) startMCS(self probe.NodeExpect) (func(), error) {
+	cert, err := tls.LoadX509KeyPair("/etc/ssl/mcs/tls.crt", "/etc/ssl/mcs/tls.key")
+	if err != nil {
+		return nil, fmt.Errorf("serving certificate: %w", err)
+	}
+	master, err := os.ReadFile(probe.MasterConfigPath)
+	if err != nil {
+		return nil, fmt.Errorf("the master pool's config: %w", err)
+	}
+	mcs := &probe.MCS{Mode: probe.MCSBootstrap, Configs: map[string][]byte{"master": master}, Log: a.log, Node: self.Name}
+	mcs.OnServe = func(pool, remote string, code int) {
+		served := mcs.Served()["master"]
+		a.rep.set(chkMCS, passed, "bootstrap MCS started by stage 12; served /config/master to %d: %s", len(served), strings.Join(served, " "))
+	}
+	stop, err := a.serveTLSOn(ignition.MCSPort, cert, mcs)
+	if err != nil {
+		return nil, err
+	}
+	a.rep.set(chkMCS, passed, "bootstrap MCS started by stage 12 (its pod landed in /etc/kubernetes/manifests)")
+	return func() {
+		stop()
+		a.rep.set(chkMCS, failed, "bootstrap MCS stopped: its pod's manifest was removed")
+	}, nil
+}
+
+// serveTLSOn serves h with TLS on port until the returned stop is called.
+func (a *Agent) serveTLSOn(port int, cert tls.Certificate, h http.Handler) (func(), error) {
+	ln, err := net.Listen("tcp", fmt.Sprintf(":%d", port))
+	if err != nil {
+		return nil, err
+	}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second,
+		ErrorLog: slog.NewLogLogger(a.log.Handler(), slog.LevelDebug)}
+	tl := tls.NewListener(ln, &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12, NextProtos: []string{"http/1.1"}})
+	go func() { _ = srv.Serve(tl) }()
+	return func() { _ = srv.Close() }, nil
+}
+
+// fetchDeadline is how long a node retries its pointer config: 10 minutes
+// on a probe lab, a day on a rehearsal lab (the kernel command line says
+// which), where the masters wait until the learner runs stage 12 (real
+// Ignition retries forever).
+func fetchDeadline() time.Duration {
+	data, _ := os.ReadFile("/proc/cmdline")
+	if hasCmdlineFlag(string(data), probe.RehearsalCmdlineFlag) {
+		return 24 * time.Hour
+	}
+	return 10 * time.Minute
+}
+
+func hasCmdlineFlag(cmdline, flag string) bool {
+	for _, f := range strings.Fields(cmdline) {
+		if f == flag {
+			return true
+		}
+	}
+	return false
+}
+
+// authorizedKeys returns the SSH keys Ignition gives user.
+func authorizedKeys(cfg types.Config, user string) []string {
+	var out []string
+	for _, u := range cfg.Passwd.Users {
+		if u.Name == user {
+			for _, k := range u.SSHAuthorizedKeys {
+				out = append(out, string(k))
+			}
+		}
+	}
+	return out
+}
+
+// setupCore gives core its home and keys where RHCOS's Ignition puts them.
+func setupCore(keys []string) error {
+	core := rhcos.Core()
+	dir := filepath.Join(core.Home, ".ssh", "authorized_keys.d")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "ignition"), []byte(strings.Join(keys, "\n")+"\n"), 0o600); err != nil {
+		return err
+	}
+	for _, p := range []string{core.Home, filepath.Join(core.Home, ".ssh"), dir, filepath.Join(dir, "ignition")} {
+		if err := os.Chown(p, int(core.UID), int(core.GID)); err != nil {
+			return err
+		}
+	}
+	return os.Chmod(core.Home, 0o700)
+}
+
+// setupSudo links standin.SudoPath to the agent and makes it set-user-ID root.
+func setupSudo() error {
+	self, err := os.Executable()
+	if err != nil {
+		self = "/init"
+	}
+	_ = os.Remove(standin.SudoPath)
+	if err := os.Link(self, standin.SudoPath); err != nil {
+		return fmt.Errorf("link %s to %s: %w", standin.SudoPath, self, err)
+	}
+	if err := os.Chmod(standin.SudoPath, 0o4755|fs.ModeSetuid); err != nil {
+		return err
+	}
+	for _, name := range standin.Names() {
+		p := filepath.Join(filepath.Dir(standin.SudoPath), name)
+		_ = os.Remove(p)
+		if err := os.Symlink(self, p); err != nil {
+			return fmt.Errorf("link %s: %w", p, err)
+		}
+	}
+	return nil
+}
+
+// startAPI starts the API stand-in on 6443, as the kubelet starts the
+// bootstrap kube-apiserver pod cluster-bootstrap lands: TLS with the
+// api-int certificate, /readyz, /livez and /healthz "ok".
+func (a *Agent) startAPI(self probe.NodeExpect) (func(), error) {
+	cert, err := tls.LoadX509KeyPair("/opt/openshift/tls/machine-config-server.crt", "/opt/openshift/tls/machine-config-server.key")
+	if err != nil {
+		return nil, fmt.Errorf("serving certificate: %w", err)
+	}
+	if _, err := x509.ParseCertificate(cert.Certificate[0]); err != nil {
+		return nil, err
+	}
+	stop, err := a.serveTLSOn(6443, cert, probe.APIStandIn(self.Name))
+	if err != nil {
+		return nil, err
+	}
+	a.rep.set(chkAPI, passed, "bootstrap API stand-in started by stage 13 (cluster-bootstrap landed the kube-apiserver pod)")
+	return func() {
+		stop()
+		a.rep.set(chkAPI, failed, "bootstrap API stopped: cluster-bootstrap tore the temporary control plane down")
+	}, nil
+}

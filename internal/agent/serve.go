@@ -1,0 +1,120 @@
+package agent
+
+import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"fmt"
+	"log/slog"
+	"math/big"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/coreos/ignition/v2/config/v3_2/types"
+
+	"github.com/bootlab/bootlab/lab/ignition"
+	"github.com/bootlab/bootlab/lab/probe"
+)
+
+// serveChecks names the servers a node runs: its role's (the bootstrap and
+// masters serve the API and MCS stand-ins), then ingress on the nodes the
+// lab routes 80 and 443 to (self.Ingress: the workers, or the masters of a
+// lab without workers).
+func serveChecks(self probe.NodeExpect) []string {
+	var out []string
+	switch self.Role {
+	case probe.RoleBootstrap:
+		out = []string{chkMCS, chkAPI}
+	case probe.RoleMaster:
+		out = []string{chkAPI, chkMCS}
+	}
+	if self.Ingress {
+		out = append(out, chkIngressHTTP, chkIngressHTTPS)
+	}
+	return out
+}
+
+func (a *Agent) startServers(self probe.NodeExpect, cfg types.Config) {
+	file := func(path string) []byte {
+		data, _, _ := ignition.FileContents(cfg, path)
+		return data
+	}
+	serveTLS := func(check string, port int, cert tls.Certificate, certErr error, h http.Handler) {
+		if certErr != nil {
+			a.rep.set(check, failed, "serving certificate: %v", certErr)
+			return
+		}
+		tlsCfg := &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12, NextProtos: []string{"http/1.1"}}
+		a.listen(check, port, tlsCfg, h)
+	}
+	var mcsCert tls.Certificate
+	var mcsErr error
+	if self.Role == probe.RoleBootstrap || self.Role == probe.RoleMaster {
+		// The API and MCS stand-ins serve the lab's api-int certificate,
+		// which the pointer configs' CA verifies.
+		mcsCert, mcsErr = tls.X509KeyPair(file(probe.MCSCertPath), file(probe.MCSKeyPath))
+	}
+	switch self.Role {
+	case probe.RoleBootstrap:
+		mcs := &probe.MCS{Mode: probe.MCSBootstrap, Configs: map[string][]byte{"master": file(probe.MasterConfigPath)}, Log: a.log, Node: self.Name}
+		mcs.OnServe = func(pool, remote string, code int) {
+			served := mcs.Served()["master"]
+			a.rep.set(chkMCS, passed, "bootstrap MCS (TLS, api-int cert); served /config/master to %d: %s", len(served), strings.Join(served, " "))
+		}
+		serveTLS(chkMCS, ignition.MCSPort, mcsCert, mcsErr, mcs)
+		serveTLS(chkAPI, 6443, mcsCert, mcsErr, probe.APIStandIn(self.Name))
+	case probe.RoleMaster:
+		serveTLS(chkAPI, 6443, mcsCert, mcsErr, a.masterAPI(self))
+		mcs := &probe.MCS{Mode: probe.MCSCluster, Configs: map[string][]byte{"worker": file(probe.WorkerConfigPath)}, Log: a.log, Node: self.Name}
+		mcs.OnServe = func(pool, remote string, code int) {
+			served := mcs.Served()["worker"]
+			a.rep.set(chkMCS, passed, "in-cluster MCS (TLS); served /config/worker to %d: %s", len(served), strings.Join(served, " "))
+		}
+		serveTLS(chkMCS, ignition.MCSPort, mcsCert, mcsErr, mcs)
+	}
+	if self.Ingress {
+		cert, err := selfSigned(self.FQDN)
+		a.listen(chkIngressHTTP, 80, nil, probe.IngressStandIn(self.Name))
+		serveTLS(chkIngressHTTPS, 443, cert, err, probe.IngressStandIn(self.Name))
+	}
+}
+
+func (a *Agent) listen(check string, port int, tlsCfg *tls.Config, h http.Handler) {
+	ln, err := net.Listen("tcp", fmt.Sprintf(":%d", port))
+	if err != nil {
+		a.rep.set(check, failed, "listen: %v", err)
+		return
+	}
+	kind := "HTTP"
+	if tlsCfg != nil {
+		ln = tls.NewListener(ln, tlsCfg)
+		kind = "TLS"
+	}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second,
+		ErrorLog: slog.NewLogLogger(a.log.Handler(), slog.LevelDebug)}
+	go func() { _ = srv.Serve(ln) }()
+	a.rep.set(check, passed, "listening on :%d (%s)", port, kind)
+}
+
+// selfSigned makes an ephemeral certificate for the ingress stand-in's 443
+// (routers serve their own default certificate; nothing verifies it in the
+// lab).
+func selfSigned(name string) (tls.Certificate, error) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return tls.Certificate{}, err
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: name}, DNSNames: []string{name},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * 365 * time.Hour),
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, key.Public(), key)
+	if err != nil {
+		return tls.Certificate{}, err
+	}
+	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}, nil
+}

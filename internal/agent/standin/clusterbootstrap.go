@@ -1,0 +1,241 @@
+package standin
+
+import (
+	"context"
+	"crypto/tls"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/bootlab/bootlab/internal/kubecreate"
+	"github.com/bootlab/bootlab/internal/openshiftcrds"
+	"github.com/bootlab/bootlab/lab/probe"
+)
+
+// cluster-bootstrap start, played on the rehearsal bootstrap: it does on
+// the node what the real one does, in order, and says what it cannot do.
+// When a real kube-apiserver answers on localhost:6443 it creates the
+// manifests through it; when the API stand-in answers, nothing is created.
+
+func (t *Tools) clusterBootstrapStart(run *podmanRun, rel *probe.RehearsalRelease, f map[string]string, stdout, stderr io.Writer) error {
+	assets := f["asset-dir"]
+	if assets == "" {
+		return fmt.Errorf("--asset-dir is required")
+	}
+	kube := run.hostPath("/etc/kubernetes")
+	say := func(format string, a ...any) { fmt.Fprintf(stdout, format+"\n", a...) }
+	secrets, started, err := landBootstrapControlPlane(assets, kube)
+	if err != nil {
+		return err
+	}
+	say("Starting temporary bootstrap control plane...")
+	if err := t.waitForControlPlanes(assets, f["required-pods"], stdout, stderr); err != nil {
+		return err
+	}
+	// 5. Tear down the temporary control plane.
+	say("Tearing down temporary bootstrap control plane...")
+	for _, p := range started {
+		_ = os.Remove(p)
+	}
+	return os.RemoveAll(secrets)
+}
+
+// landBootstrapControlPlane copies the bootstrap secrets where the
+// control-plane pods mount them and the pods where the kubelet starts
+// them; it returns the secrets' directory and the pods' manifests.
+func landBootstrapControlPlane(assets, kube string) (secrets string, started []string, err error) {
+	// 1. The bootstrap secrets the control-plane pods mount.
+	secrets = filepath.Join(kube, "bootstrap-secrets")
+	if err := os.MkdirAll(secrets, 0o700); err != nil {
+		return "", nil, err
+	}
+	tlsFiles, _ := filepath.Glob(filepath.Join(assets, "tls", "*"))
+	for _, src := range append(tlsFiles, filepath.Join(assets, "auth", "kubeconfig")) {
+		if err := copyFile(src, filepath.Join(secrets, filepath.Base(src))); err != nil {
+			return "", nil, err
+		}
+	}
+	// 2. The bootstrap control plane: its pods go to the kubelet.
+	pods, _ := filepath.Glob(filepath.Join(assets, "bootstrap-manifests", "*"))
+	for _, src := range pods {
+		dst := filepath.Join(kube, "manifests", filepath.Base(src))
+		if err := copyFile(src, dst); err != nil {
+			return "", nil, err
+		}
+		started = append(started, dst)
+	}
+	return secrets, started, nil
+}
+
+// waitForControlPlanes waits for the bootstrap API, then for the masters'
+// API through api-int (the required pods on the rehearsal lab), and records
+// that the bootstrap is complete.
+func (t *Tools) waitForControlPlanes(assets, requiredPods string, stdout, stderr io.Writer) error {
+	say := func(format string, a ...any) { fmt.Fprintf(stdout, format+"\n", a...) }
+	// 3. Wait for the bootstrap API.
+	self, err := t.bootstrapSelf()
+	if err != nil {
+		return err
+	}
+	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
+	ready := func(url string) (string, bool) {
+		resp, err := client.Get(url)
+		if err != nil {
+			return "", false
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(io.LimitReader(resp.Body, 64))
+		return resp.Header.Get(probe.NodeHeader), resp.StatusCode == 200 && strings.TrimSpace(string(body)) == "ok"
+	}
+	var standIn string
+	if err := t.waitFor(t.BootstrapAPIWait, func() bool {
+		node, ok := ready("https://localhost:6443/readyz")
+		standIn = node
+		return ok
+	}); err != nil {
+		return fmt.Errorf("the bootstrap API did not answer https://localhost:6443/readyz: %w", err)
+	}
+	say("API is up")
+	// The API stand-in names its node; a real kube-apiserver (the kubelet
+	// started it from bootstrap-manifests/) does not.
+	if standIn == "" {
+		if err := t.createManifests(assets, stdout); err != nil {
+			return err
+		}
+	} else {
+		fmt.Fprintln(stderr, "cluster-bootstrap (bootlab rehearsal stand-in): the API stand-in of "+standIn+" answers, no real kube-apiserver, so the manifests in "+filepath.Join(assets, "manifests")+" are not created in an API")
+	}
+	// 4. Wait for the required pods: on the rehearsal lab, the masters'
+	// API answering through api-int.
+	apiInt := "https://api-int." + clusterDomain(self) + ":6443/readyz"
+	say("Waiting for required pods %s: the masters' API at %s", requiredPods, apiInt)
+	var by string
+	if err := t.waitFor(t.MastersWait, func() bool {
+		node, ok := ready(apiInt)
+		by = node
+		return ok && node != "" && node != self.Name
+	}); err != nil {
+		return fmt.Errorf("no master answered %s: do the masters have their config (stage 12, lab verify)? %w", apiInt, err)
+	}
+	say("All self-hosted control plane components successfully started (%s answered by %s)", apiInt, by)
+	return t.recordComplete(assets, standIn == "", stderr)
+}
+
+// recordComplete writes ConfigMap kube-system/bootstrap with status
+// complete. Not cluster-bootstrap's work upstream: report-progress.sh
+// (progress.service) writes it after .bootkube.done. The rehearsal writes
+// it here because the etcd operator's teardown waits for it and stage 14's
+// wait-for-ceo waits for the teardown; docs/rehearsal-lab.md and `stage
+// explain 13` say so. Through the real kube-apiserver when one serves the
+// bootstrap; otherwise into etcd, where the API server would keep it.
+func (t *Tools) recordComplete(assets string, realAPI bool, stderr io.Writer) error {
+	say := func(msg string) { fmt.Fprintln(stderr, "cluster-bootstrap (bootlab rehearsal stand-in): "+msg) }
+	if realAPI {
+		if err := recordBootstrapCompleteAPI(context.Background(), assets); err != nil {
+			return fmt.Errorf("create ConfigMap kube-system/bootstrap through the bootstrap API: %w", err)
+		}
+		say("ConfigMap kube-system/bootstrap (status complete) created through the bootstrap's kube-apiserver; the etcd operator's teardown reads it from etcd")
+		return nil
+	}
+	if err := t.RecordBootstrapComplete(assets); err != nil {
+		return fmt.Errorf("create ConfigMap kube-system/bootstrap: %w", err)
+	}
+	say("ConfigMap kube-system/bootstrap (status complete) written into etcd with the node's real etcdctl, at " + bootstrapConfigMapKey + ", as JSON where the API server would store protobuf")
+	return nil
+}
+
+// recordBootstrapCompleteAPI creates (or updates) ConfigMap
+// kube-system/bootstrap with status complete through the API of
+// cluster-bootstrap's loopback kubeconfig.
+func recordBootstrapCompleteAPI(ctx context.Context, assets string) error {
+	cfg, err := kubecreate.LoadKubeconfig(filepath.Join(assets, "auth", "kubeconfig-loopback"))
+	if err != nil {
+		return err
+	}
+	c, err := kubecreate.NewClient(cfg)
+	if err != nil {
+		return err
+	}
+	cm := map[string]any{"apiVersion": "v1", "kind": "ConfigMap",
+		"metadata": map[string]any{"name": "bootstrap", "namespace": "kube-system"}, "data": map[string]string{"status": "complete"}}
+	const coll = "/api/v1/namespaces/kube-system/configmaps"
+	err = c.Do(ctx, http.MethodPost, coll, cm, nil)
+	if kubecreate.IsAlreadyExists(err) {
+		err = c.Do(ctx, http.MethodPut, coll+"/bootstrap", cm, nil)
+	}
+	return err
+}
+
+// recordBootstrapComplete stores ConfigMap kube-system/bootstrap with
+// status complete in the bootstrap's etcd (Tools.RecordBootstrapComplete).
+func recordBootstrapComplete(assets string) error {
+	cm := `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"bootstrap","namespace":"kube-system"},"data":{"status":"complete"}}`
+	c := Etcdctl{bin: "etcdctl", endpoints: []string{"https://localhost:2379"}, cacert: filepath.Join(assets, "tls", "etcd-ca-bundle.crt"),
+		cert: filepath.Join(assets, "tls", "etcd-client.crt"), key: filepath.Join(assets, "tls", "etcd-client.key")}
+	_, err := c.run(context.Background(), "put", bootstrapConfigMapKey, cm)
+	return err
+}
+
+func clusterDomain(n probe.NodeExpect) string {
+	_, d, _ := strings.Cut(n.FQDN, ".")
+	return d
+}
+
+func (t *Tools) waitFor(timeout time.Duration, ok func() bool) error {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	tick := time.NewTicker(t.BootstrapPoll)
+	defer tick.Stop()
+	for {
+		if ok() {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("gave up after %s", timeout)
+		case <-tick.C:
+		}
+	}
+}
+
+func copyFile(src, dst string) error {
+	fi, err := os.Stat(src)
+	if err != nil {
+		return err
+	}
+	if fi.IsDir() {
+		return nil
+	}
+	data, err := os.ReadFile(src)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(dst, data, fi.Mode().Perm())
+}
+
+// createManifests is cluster-bootstrap's create, through the real
+// kube-apiserver: OpenShift's CRDs first, which bootlab writes because the
+// real payload's come from its images, then every manifest of manifests/,
+// with cluster-bootstrap's loopback kubeconfig.
+func (t *Tools) createManifests(assets string, stdout io.Writer) error {
+	crds, err := openshiftcrds.Manifests()
+	if err != nil {
+		return err
+	}
+	_, _, err = kubecreate.Bootstrap(context.Background(), kubecreate.BootstrapOptions{
+		Kubeconfig: filepath.Join(assets, "auth", "kubeconfig-loopback"), ManifestDir: filepath.Join(assets, "manifests"),
+		First: crds, FirstTitle: "OpenShift's CRDs, written by bootlab (the real payload's CRDs come from its images)",
+		ReadyTimeout: t.BootstrapAPIWait, CreateTimeout: t.CreateWait, Poll: t.BootstrapPoll, Log: stdout,
+	})
+	if err != nil {
+		return fmt.Errorf("create %s through the bootstrap API: %w", filepath.Join(assets, "manifests"), err)
+	}
+	return nil
+}

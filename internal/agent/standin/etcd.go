@@ -1,0 +1,351 @@
+package standin
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/coreos/ignition/v2/config/v3_2/types"
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/bootlab/bootlab/internal/agent/kubelet"
+	"github.com/bootlab/bootlab/internal/agent/rhcos"
+	"github.com/bootlab/bootlab/lab/probe"
+)
+
+// A rehearsal master's etcd, in the order of a real cluster: once the
+// master has its config (after stage 12), the cluster-etcd-operator's
+// cluster member controller adds the master as a learner to the
+// bootstrap's member, the master's etcd pod lands in its static pod
+// directory and the kubelet starts it with the initial cluster the add
+// returned, and the operator promotes the learner when it has caught up.
+// Once every master is a healthy voting member and cluster-bootstrap has
+// written kube-system/bootstrap status=complete (end of stage 13), the
+// operator's bootstrap teardown controller removes the etcd-bootstrap
+// member (4 -> 3). Real etcd and etcdctl do the work; the operator's two
+// controllers are the agent (a stand-in), and say so in the report.
+
+const (
+	// BootstrapMemberName is the bootstrap member's name, which the
+	// teardown controller looks for.
+	BootstrapMemberName = "etcd-bootstrap"
+	// bootstrapConfigMapKey is where the API server keeps ConfigMap
+	// kube-system/bootstrap in etcd.
+	bootstrapConfigMapKey = "/kubernetes.io/configmaps/kube-system/bootstrap"
+	// etcdPodCertDir is where the etcd pod mounts probe.EtcdCertsDir, as
+	// the operator's etcd pod does.
+	etcdPodCertDir = "/etc/kubernetes/static-pod-certs"
+)
+
+// EtcdOperator plays the etcd operator's cluster member and bootstrap
+// teardown controllers on one rehearsal master.
+type EtcdOperator struct {
+	Log *slog.Logger
+	// Report sets the master's etcd check of the node's report.
+	Report func(p Progress, detail string)
+	// Poll is how often it looks again (tests shorten it).
+	Poll time.Duration
+	// ReleasePath is the release metadata, which names the etcd image.
+	ReleasePath string
+}
+
+// Progress is where the etcd operator stand-in stands, for the node's
+// report.
+type Progress int
+
+const (
+	// Failed: it gave up (the check fails).
+	Failed Progress = iota
+	// Waiting: it retries, the detail says on what (the check stays open).
+	Waiting
+	// Joined: this master is a voting member, and on the leader the
+	// bootstrap member is removed (the check passes).
+	Joined
+)
+
+// NewEtcdOperator returns the etcd operator stand-in as a master runs it.
+func NewEtcdOperator(log *slog.Logger, report func(p Progress, detail string)) *EtcdOperator {
+	return &EtcdOperator{Log: log, Report: report, Poll: 2 * time.Second, ReleasePath: probe.ReleaseMetadataPath}
+}
+
+// Etcdctl runs the node's real etcdctl with the client certificate.
+type Etcdctl struct {
+	bin               string
+	endpoints         []string
+	cacert, cert, key string
+}
+
+// MasterEtcdctl is a master's etcdctl with the node's client certificate.
+func MasterEtcdctl(endpoints ...string) Etcdctl {
+	return Etcdctl{bin: "etcdctl", endpoints: endpoints, cacert: probe.EtcdCABundle, cert: probe.EtcdClientCert, key: probe.EtcdClientKey}
+}
+
+func (c Etcdctl) run(ctx context.Context, args ...string) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	argv := []string{"--endpoints=" + strings.Join(c.endpoints, ",")}
+	for _, f := range [][2]string{{"--cacert=", c.cacert}, {"--cert=", c.cert}, {"--key=", c.key}} {
+		if f[1] != "" { // empty: plain http, as tests run etcd on loopback
+			argv = append(argv, f[0]+f[1])
+		}
+	}
+	argv = append(append(argv, "--dial-timeout=3s", "--command-timeout=5s"), args...)
+	cmd := exec.CommandContext(ctx, c.bin, argv...)
+	cmd.Env = []string{"ETCDCTL_API=3", "PATH=" + rhcos.DefaultPath}
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		return out.Bytes(), fmt.Errorf("etcdctl %s: %v: %s", strings.Join(args, " "), err, strings.TrimSpace(errb.String()))
+	}
+	return out.Bytes(), nil
+}
+
+// Member is a member as `etcdctl member list -w json` prints it.
+type Member struct {
+	ID         uint64   `json:"ID"`
+	Name       string   `json:"name"`
+	PeerURLs   []string `json:"peerURLs"`
+	ClientURLs []string `json:"clientURLs"`
+	IsLearner  bool     `json:"isLearner"`
+}
+
+func (m Member) hexID() string { return fmt.Sprintf("%x", m.ID) }
+
+// Members lists the cluster's members.
+func (c Etcdctl) Members(ctx context.Context) ([]Member, error) {
+	out, err := c.run(ctx, "member", "list", "-w", "json")
+	if err != nil {
+		return nil, err
+	}
+	var l struct {
+		Members []Member `json:"members"`
+	}
+	if err := json.Unmarshal(out, &l); err != nil {
+		return nil, fmt.Errorf("etcdctl member list: %w", err)
+	}
+	return l.Members, nil
+}
+
+// healthy reports whether every endpoint answers etcdctl endpoint health.
+func (c Etcdctl) healthy(ctx context.Context, endpoints []string) (bool, string) {
+	cc := c
+	cc.endpoints = endpoints
+	if _, err := cc.run(ctx, "endpoint", "health"); err != nil {
+		return false, err.Error()
+	}
+	return true, ""
+}
+
+// MemberSummary is "etcd-bootstrap, master-0 (learner), ..." for reports.
+func MemberSummary(ms []Member) string {
+	var parts []string
+	for _, m := range ms {
+		n := m.Name
+		if n == "" {
+			n = "(unstarted " + strings.Join(m.PeerURLs, ",") + ")"
+		}
+		if m.IsLearner {
+			n += " (learner)"
+		}
+		parts = append(parts, n)
+	}
+	sort.Strings(parts)
+	return fmt.Sprintf("%d: %s", len(ms), strings.Join(parts, ", "))
+}
+
+// Join plays the etcd operator's cluster member controller for this
+// master and starts its etcd pod; on the first master by name (leader)
+// it then plays the bootstrap teardown controller.
+func (o *EtcdOperator) Join(ctx context.Context, self probe.NodeExpect, join *probe.EtcdJoin, leader bool, cfg types.Config) {
+	// The kernel starts /init with no PATH: etcdctl and the kubelet
+	// stand-in's etcd are found in the node's usual one.
+	_ = os.Setenv("PATH", rhcos.DefaultPath)
+	// Lay the merged config's files down as Ignition would: the etcd
+	// certificates among them.
+	if _, err := rhcos.WriteIgnitionFiles(cfg); err != nil {
+		o.Report(Failed, fmt.Sprintf("write the Ignition files: %v", err))
+		return
+	}
+	bootEP := "https://" + join.BootstrapIP + ":2379"
+	myPeer := "https://" + self.IP + ":2380"
+	boot := MasterEtcdctl(bootEP)
+	o.say(Waiting, "waiting for the bootstrap member at %s (stage 07 starts it)", bootEP)
+	members, ok := o.addLearner(ctx, boot, bootEP, self, myPeer)
+	if !ok {
+		return
+	}
+	o.Log.Info("etcd operator stand-in: added this master as a learner", "member", self.Name, "members", MemberSummary(members))
+	o.say(Waiting, "added %s as a learner; members %s; starting its etcd pod", self.Name, MemberSummary(members))
+	if !o.startMember(ctx, self, members) {
+		return
+	}
+	if members, ok = o.promote(ctx, boot, self, myPeer, members); !ok {
+		return
+	}
+	local := MasterEtcdctl("https://" + self.IP + ":2379")
+	if !o.waitHealthy(ctx, local, self) {
+		return
+	}
+	if ms, err := local.Members(ctx); err == nil {
+		members = ms
+	}
+	o.Log.Info("etcd operator stand-in: promoted this master's member", "member", self.Name, "members", MemberSummary(members))
+	o.say(Joined, "%s joined (added as a learner, promoted when in sync; real etcd); members %s", self.Name, MemberSummary(members))
+	if leader {
+		o.teardownBootstrapMember(ctx, self, local, join)
+	}
+}
+
+// say reports on the etcd member check, with the node's memory in use.
+func (o *EtcdOperator) say(p Progress, format string, args ...any) {
+	o.Report(p, fmt.Sprintf("etcd operator stand-in: "+format+memInUse(), args...))
+}
+
+// addLearner is step 1: member add --learner, retried: the cluster takes
+// one learner at a time, as the operator adds one master at a time. It
+// returns the members the add left, false when ctx ended.
+func (o *EtcdOperator) addLearner(ctx context.Context, boot Etcdctl, bootEP string, self probe.NodeExpect, myPeer string) ([]Member, bool) {
+	for {
+		members, added, err := addLearnerOnce(ctx, boot, self.Name, myPeer)
+		if added {
+			return members, true
+		}
+		if err != nil {
+			o.say(Waiting, "member add %s --learner against %s: %v (retrying)", self.Name, bootEP, err)
+		}
+		if !sleepCtx(ctx, o.Poll) {
+			return nil, false
+		}
+	}
+}
+
+// addLearnerOnce adds master name (peer URL myPeer) as a learner unless the
+// list has it; added is true once the list has it as an unstarted learner.
+func addLearnerOnce(ctx context.Context, boot Etcdctl, name, myPeer string) (members []Member, added bool, err error) {
+	ms, err := boot.Members(ctx)
+	if err != nil {
+		return nil, false, err
+	}
+	mine := findPeer(ms, myPeer)
+	if mine != nil && mine.Name != "" {
+		// A member of an earlier boot: its data is gone with the
+		// initramfs, so it goes and is added again.
+		_, err = boot.run(ctx, "member", "remove", mine.hexID())
+	} else if mine == nil {
+		_, err = boot.run(ctx, "member", "add", name, "--peer-urls="+myPeer, "--learner")
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	if members, err = boot.Members(ctx); err != nil {
+		return nil, false, err
+	}
+	m := findPeer(members, myPeer)
+	return members, m != nil && m.Name == "", nil
+}
+
+// startMember is step 2: the etcd pod lands on the master; its kubelet
+// starts it.
+func (o *EtcdOperator) startMember(ctx context.Context, self probe.NodeExpect, members []Member) bool {
+	image := ""
+	if rel, _ := readRelease(o.ReleasePath); rel != nil {
+		image = rel.Components["etcd"]
+	}
+	if err := writeMasterEtcdPod(kubelet.StaticPodDir, self, members, image); err != nil {
+		o.say(Failed, "write the etcd pod: %v", err)
+		return false
+	}
+	go kubelet.New(o.Log, kubelet.StaticPodDir, nil).Run(ctx)
+	return true
+}
+
+// promote is step 3: member promote once the learner has caught up. It
+// returns the members once this one votes, false when ctx ended.
+func (o *EtcdOperator) promote(ctx context.Context, boot Etcdctl, self probe.NodeExpect, myPeer string, members []Member) ([]Member, bool) {
+	for {
+		ms, err := boot.Members(ctx)
+		if err == nil {
+			mine := findPeer(ms, myPeer)
+			switch {
+			case mine == nil:
+				err = errors.New("this master's member is gone from the member list")
+			case !mine.IsLearner:
+				return ms, true
+			default:
+				_, err = boot.run(ctx, "member", "promote", mine.hexID())
+				if err == nil {
+					continue
+				}
+			}
+		}
+		o.say(Waiting, "member promote %s: %v (retrying until the learner is in sync)", self.Name, err)
+		if !sleepCtx(ctx, o.Poll) {
+			return members, false
+		}
+	}
+}
+
+// waitHealthy waits until this master's etcd answers endpoint health;
+// false when ctx ended.
+func (o *EtcdOperator) waitHealthy(ctx context.Context, local Etcdctl, self probe.NodeExpect) bool {
+	for {
+		ok, detail := local.healthy(ctx, local.endpoints)
+		if ok {
+			return true
+		}
+		o.say(Waiting, "%s promoted; waiting for its etcd to be healthy: %s", self.Name, detail)
+		if !sleepCtx(ctx, o.Poll) {
+			return false
+		}
+	}
+}
+
+func findPeer(ms []Member, peer string) *Member {
+	for i := range ms {
+		for _, u := range ms[i].PeerURLs {
+			if u == peer {
+				return &ms[i]
+			}
+		}
+	}
+	return nil
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}
+
+// etcdReleaseEnv is the environment the release's cluster-etcd-operator
+// gives every etcd member of a 3.5 cluster (pkg/etcdenvvar's
+// FixedEtcdEnvVars, with render's heartbeat and election timeout for
+// platforms other than Azure): the 8 GiB quota, the watch progress
+// notifications the API server's watch cache relies on, the apply-duration
+// warning at 200ms. etcd 3.6 still reads the experimental names, with a
+// deprecation warning. The member's name, data dir and initial cluster
+// state stay flags here, as the kubelet stand-in maps paths in arguments.
+func etcdReleaseEnv() []corev1.EnvVar {
+	return []corev1.EnvVar{
+		{Name: "ETCD_ELECTION_TIMEOUT", Value: "1000"},
+		{Name: "ETCD_ENABLE_PPROF", Value: "true"},
+		{Name: "ETCD_EXPERIMENTAL_WARNING_APPLY_DURATION", Value: "200ms"},
+		{Name: "ETCD_EXPERIMENTAL_WATCH_PROGRESS_NOTIFY_INTERVAL", Value: "5s"},
+		{Name: "ETCD_HEARTBEAT_INTERVAL", Value: "100"},
+		{Name: "ETCD_QUOTA_BACKEND_BYTES", Value: "8589934592"},
+		{Name: "ETCD_SOCKET_REUSE_ADDRESS", Value: "true"},
+	}
+}

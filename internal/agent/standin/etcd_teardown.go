@@ -1,0 +1,203 @@
+package standin
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/yaml"
+
+	"github.com/bootlab/bootlab/lab/probe"
+)
+
+// teardownBootstrapMember plays the bootstrap teardown controller: it
+// removes etcd-bootstrap once the cluster has every master as a healthy
+// voting member and cluster-bootstrap has finished (ConfigMap
+// kube-system/bootstrap with status complete).
+func (o *EtcdOperator) teardownBootstrapMember(ctx context.Context, self probe.NodeExpect, c Etcdctl, join *probe.EtcdJoin) {
+	last := ""
+	note := func(format string, args ...any) {
+		msg := fmt.Sprintf(format, args...)
+		if msg != last {
+			o.Log.Info("etcd operator stand-in (bootstrap teardown): " + msg)
+			last = msg
+		}
+	}
+	for {
+		done, why := bootstrapTeardownStep(ctx, c, join.Masters+1)
+		note("%s", why)
+		if done {
+			ms, _ := c.Members(ctx)
+			o.Report(Joined, fmt.Sprintf("etcd operator stand-in: %s joined; bootstrap teardown: %s; members %s"+memInUse(), self.Name, why, MemberSummary(ms)))
+			return
+		}
+		if !sleepCtx(ctx, o.Poll) {
+			return
+		}
+	}
+}
+
+// bootstrapTeardownStep checks once whether the bootstrap member can go and
+// removes it if so; it returns true when it is gone.
+func bootstrapTeardownStep(ctx context.Context, c Etcdctl, want int) (bool, string) {
+	ms, err := c.Members(ctx)
+	if err != nil {
+		return false, err.Error()
+	}
+	var boot *Member
+	var endpoints []string
+	for i, m := range ms {
+		if m.Name == BootstrapMemberName {
+			boot = &ms[i]
+			continue
+		}
+		if m.IsLearner || m.Name == "" {
+			return false, "waiting for every master to be a started voting member: " + MemberSummary(ms)
+		}
+		endpoints = append(endpoints, m.ClientURLs...)
+	}
+	if boot == nil {
+		return true, "the etcd-bootstrap member is removed"
+	}
+	if len(ms) < want {
+		return false, fmt.Sprintf("still waiting for %d etcd members (the bootstrap's and every master's): %s", want, MemberSummary(ms))
+	}
+	if ok, detail := c.healthy(ctx, endpoints); !ok {
+		return false, "waiting for the masters' members to be healthy: " + detail
+	}
+	if done, detail := c.bootstrapComplete(ctx); !done {
+		return false, detail
+	}
+	if _, err := c.run(ctx, "member", "remove", boot.hexID()); err != nil {
+		return false, err.Error()
+	}
+	return true, fmt.Sprintf("removed the etcd-bootstrap member %s", boot.hexID())
+}
+
+// writeMasterEtcdPod lands the master's etcd static pod, with the initial
+// cluster of the members the add returned (the unstarted one is this
+// master), joining an existing cluster, running image.
+func writeMasterEtcdPod(dir string, self probe.NodeExpect, members []Member, image string) error {
+	var initial []string
+	myPeer := "https://" + self.IP + ":2380"
+	for _, m := range members {
+		name := m.Name
+		if findPeer([]Member{m}, myPeer) != nil {
+			name = self.Name
+		}
+		for _, u := range m.PeerURLs {
+			initial = append(initial, name+"="+u)
+		}
+	}
+	sort.Strings(initial)
+	cert := func(kind string) string {
+		return etcdPodCertDir + "/secrets/etcd-all-certs/etcd-" + kind + "-" + self.Name
+	}
+	ca := etcdPodCertDir + "/configmaps/etcd-serving-ca/ca-bundle.crt"
+	hostPathDir := corev1.HostPathDirectoryOrCreate
+	pod := corev1.Pod{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
+		ObjectMeta: metav1.ObjectMeta{Name: "etcd-" + self.Name, Namespace: "openshift-etcd", Labels: map[string]string{"app": "etcd", "etcd": "true"}},
+		Spec: corev1.PodSpec{
+			HostNetwork: true,
+			Containers: []corev1.Container{{
+				Name: "etcd", Image: image, Command: []string{"etcd"},
+				Args: []string{
+					"--name=" + self.Name,
+					"--data-dir=/var/lib/etcd",
+					"--initial-advertise-peer-urls=" + myPeer,
+					"--initial-cluster=" + strings.Join(initial, ","),
+					"--initial-cluster-state=existing",
+					"--listen-peer-urls=https://0.0.0.0:2380",
+					"--listen-client-urls=https://0.0.0.0:2379",
+					"--advertise-client-urls=https://" + self.IP + ":2379",
+					"--cert-file=" + cert("serving") + ".crt",
+					"--key-file=" + cert("serving") + ".key",
+					"--trusted-ca-file=" + ca,
+					"--client-cert-auth=true",
+					"--peer-cert-file=" + cert("peer") + ".crt",
+					"--peer-key-file=" + cert("peer") + ".key",
+					"--peer-trusted-ca-file=" + ca,
+					"--peer-client-cert-auth=true",
+					"--logger=zap",
+					"--log-outputs=stderr",
+				},
+				Env:          etcdReleaseEnv(),
+				VolumeMounts: []corev1.VolumeMount{{Name: "cert-dir", MountPath: etcdPodCertDir}, {Name: "data-dir", MountPath: "/var/lib/etcd"}},
+			}},
+			Volumes: []corev1.Volume{
+				{Name: "cert-dir", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: probe.EtcdCertsDir}}},
+				{Name: "data-dir", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/var/lib/etcd", Type: &hostPathDir}}},
+			},
+		},
+	}
+	data, err := yaml.Marshal(pod)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	p := filepath.Join(dir, "etcd-pod.yaml")
+	if err := os.WriteFile(p+".tmp", data, 0o644); err != nil {
+		return err
+	}
+	return os.Rename(p+".tmp", p)
+}
+
+// memInUse is "; node memory in use: N of M MiB" (MemTotal-MemAvailable),
+// for the report: the masters have no SSH to ask them.
+func memInUse() string {
+	data, err := os.ReadFile("/proc/meminfo")
+	if err != nil {
+		return ""
+	}
+	var total, avail int
+	for _, l := range strings.Split(string(data), "\n") {
+		f := strings.Fields(l)
+		if len(f) < 2 {
+			continue
+		}
+		switch f[0] {
+		case "MemTotal:":
+			fmt.Sscan(f[1], &total)
+		case "MemAvailable:":
+			fmt.Sscan(f[1], &avail)
+		}
+	}
+	if total == 0 {
+		return ""
+	}
+	return fmt.Sprintf("; node memory in use: %d of %d MiB", (total-avail)/1024, total/1024)
+}
+
+// bootstrapComplete reads ConfigMap kube-system/bootstrap from etcd, as
+// the real kube-apiserver (protobuf) or the API stand-in's etcdctl put
+// (JSON) stored it, and says whether its status is complete.
+func (c Etcdctl) bootstrapComplete(ctx context.Context) (bool, string) {
+	out, err := c.run(ctx, "get", bootstrapConfigMapKey, "-w", "json")
+	if err != nil {
+		return false, err.Error()
+	}
+	value, err := etcdValue(out)
+	if err != nil {
+		return false, err.Error()
+	}
+	const notYet = "cluster-bootstrap is not yet finished: ConfigMap kube-system/bootstrap has no status complete (stage 13 writes it)"
+	if value == nil {
+		return false, notYet
+	}
+	data, err := storedConfigMapData(value)
+	if err != nil {
+		return false, notYet + ": " + err.Error()
+	}
+	if data["status"] != "complete" {
+		return false, notYet
+	}
+	return true, ""
+}

@@ -1,0 +1,126 @@
+package standin
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/bootlab/bootlab/internal/agent/kubelet"
+	"github.com/bootlab/bootlab/lab/probe"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/yaml"
+)
+
+// fakeEtcdctl is a stand-in etcdctl for unit tests: it answers member
+// list with members.json, get -w json with configmap.json, fails endpoint health
+// when unhealthy exists, and logs every call to calls.
+func fakeEtcdctl(t *testing.T) (Etcdctl, string) {
+	t.Helper()
+	dir := t.TempDir()
+	script := `#!/bin/bash
+d=$(dirname "$0")
+echo "$*" >>"$d/calls"
+args=()
+for a in "$@"; do case $a in --*) ;; *) args+=("$a") ;; esac; done
+case "${args[0]} ${args[1]}" in
+"member list") cat "$d/members.json" ;;
+"endpoint health") [ ! -e "$d/unhealthy" ] || { echo "unhealthy" >&2; exit 1; } ;;
+"get "*) # as -w json prints it: the value base64-encoded; a missing key has no kvs
+  if [ -e "$d/configmap.json" ]; then printf '{"header":{},"kvs":[{"value":"%s"}],"count":1}' "$(base64 -w0 "$d/configmap.json")"
+  else echo '{"header":{},"count":0}'; fi ;;
+"member remove") ;;
+*) echo "unexpected: $*" >&2; exit 2 ;;
+esac
+`
+	bin := filepath.Join(dir, "etcdctl")
+	require.NoError(t, os.WriteFile(bin, []byte(script), 0o755))
+	return Etcdctl{bin: bin, endpoints: []string{"https://10.0.0.11:2379"}, cacert: "ca", cert: "c", key: "k"}, dir
+}
+
+// The bootstrap teardown removes etcd-bootstrap only when every master is
+// a started voting member, they are healthy, and cluster-bootstrap wrote
+// kube-system/bootstrap status=complete, as upstream's controller does.
+func TestBootstrapTeardownStep(t *testing.T) {
+	t.Parallel()
+	c, dir := fakeEtcdctl(t)
+	write := func(name, data string) {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte(data), 0o644))
+	}
+	calls := func() string { b, _ := os.ReadFile(filepath.Join(dir, "calls")); return string(b) }
+	boot := `{"ID":171,"name":"etcd-bootstrap","peerURLs":["https://10.0.0.10:2380"],"clientURLs":["https://10.0.0.10:2379"]}`
+	m := func(id, name string) string {
+		return `{"ID":` + id + `,"name":"` + name + `","peerURLs":["https://` + name + `:2380"],"clientURLs":["https://` + name + `:2379"]}`
+	}
+	ctx := context.Background()
+
+	write("members.json", `{"members":[`+boot+`,`+m("1", "master-0")+`,{"ID":2,"peerURLs":["https://x:2380"],"isLearner":true}]}`)
+	done, why := bootstrapTeardownStep(ctx, c, 4)
+	assert.False(t, done)
+	assert.Contains(t, why, "every master to be a started voting member")
+
+	write("members.json", `{"members":[`+boot+`,`+m("1", "master-0")+`,`+m("2", "master-1")+`]}`)
+	done, why = bootstrapTeardownStep(ctx, c, 4)
+	assert.False(t, done)
+	assert.Contains(t, why, "still waiting for 4 etcd members")
+
+	write("members.json", `{"members":[`+boot+`,`+m("1", "master-0")+`,`+m("2", "master-1")+`,`+m("3", "master-2")+`]}`)
+	write("unhealthy", "")
+	done, why = bootstrapTeardownStep(ctx, c, 4)
+	assert.False(t, done)
+	assert.Contains(t, why, "healthy")
+	require.NoError(t, os.Remove(filepath.Join(dir, "unhealthy")))
+
+	done, why = bootstrapTeardownStep(ctx, c, 4)
+	assert.False(t, done)
+	assert.Contains(t, why, "cluster-bootstrap is not yet finished")
+	assert.NotContains(t, calls(), "member remove")
+
+	write("configmap.json", `{"kind":"ConfigMap","data":{"status":"complete"}}`)
+	done, why = bootstrapTeardownStep(ctx, c, 4)
+	assert.True(t, done)
+	assert.Equal(t, "removed the etcd-bootstrap member ab", why)
+	assert.Contains(t, calls(), "member remove ab")
+	assert.Contains(t, calls(), "--endpoints=https://master-0:2379,https://master-1:2379,https://master-2:2379 --cacert=ca --cert=c --key=k --dial-timeout=3s --command-timeout=5s endpoint health", "the masters' members are checked, not the bootstrap's")
+
+	write("members.json", `{"members":[`+m("1", "master-0")+`,`+m("2", "master-1")+`,`+m("3", "master-2")+`]}`)
+	done, why = bootstrapTeardownStep(ctx, c, 4)
+	assert.True(t, done)
+	assert.Equal(t, "the etcd-bootstrap member is removed", why)
+	assert.Equal(t, 1, strings.Count(calls(), "member remove"))
+}
+
+// The master's etcd pod joins the existing cluster with every member the
+// add returned, itself named for the unstarted one.
+func TestWriteMasterEtcdPod(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	self := probe.NodeExpect{Name: "master-1", IP: "192.168.126.12"}
+	ms := []Member{
+		{Name: "etcd-bootstrap", PeerURLs: []string{"https://192.168.126.10:2380"}},
+		{Name: "master-0", PeerURLs: []string{"https://192.168.126.11:2380"}},
+		{PeerURLs: []string{"https://192.168.126.12:2380"}, IsLearner: true},
+	}
+	require.NoError(t, writeMasterEtcdPod(dir, self, ms, ""))
+	pod, err := readPod(filepath.Join(dir, "etcd-pod.yaml"))
+	require.NoError(t, err)
+	c := pod.Spec.Containers[0]
+	assert.Contains(t, c.Args, "--initial-cluster=etcd-bootstrap=https://192.168.126.10:2380,master-0=https://192.168.126.11:2380,master-1=https://192.168.126.12:2380")
+	assert.Contains(t, c.Args, "--initial-cluster-state=existing")
+	assert.Equal(t, etcdReleaseEnv(), c.Env, "a master's member gets the release's environment too")
+	argv := kubelet.HostArgs(pod, c, append(c.Command, c.Args...))
+	assert.Contains(t, argv, "--cert-file="+probe.EtcdAllCertsDir+"/etcd-serving-master-1.crt", "the kubelet stand-in maps the pod's mounts to the host")
+	assert.Contains(t, argv, "--peer-trusted-ca-file="+probe.EtcdCABundle)
+}
+
+func readPod(p string) (corev1.Pod, error) {
+	var pod corev1.Pod
+	data, err := os.ReadFile(p)
+	if err != nil {
+		return pod, err
+	}
+	return pod, yaml.Unmarshal(data, &pod)
+}

@@ -1,0 +1,226 @@
+package standin
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/bootlab/bootlab/lab/probe"
+)
+
+// controlPlanePod is a bootstrap control-plane static pod: host network,
+// the bootstrap secrets and configs mounted where the operands read them.
+func controlPlanePod(ns, name string, containers ...corev1.Container) corev1.Pod {
+	mounts := []corev1.VolumeMount{
+		{Name: "secrets", MountPath: bootstrapSecretsDir},
+		{Name: "config", MountPath: bootstrapConfigsDir},
+	}
+	for i := range containers {
+		containers[i].VolumeMounts = append(containers[i].VolumeMounts, mounts...)
+		containers[i].ImagePullPolicy = corev1.PullIfNotPresent
+	}
+	return corev1.Pod{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: map[string]string{"openshift.io/control-plane": "true"}},
+		Spec: corev1.PodSpec{
+			HostNetwork: true, PriorityClassName: "system-node-critical", Containers: containers,
+			Volumes: []corev1.Volume{
+				{Name: "secrets", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: bootstrapSecretsDir}}},
+				{Name: "config", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: bootstrapConfigsDir}}},
+			},
+		},
+	}
+}
+
+// controlPlaneRender writes what the kube-* operators' renders write: the
+// operand config at --config-output-file, the bootstrap pod under
+// bootstrap-manifests/ and the operand's namespace under manifests/.
+func controlPlaneRender(f map[string]string, cfgKind, podFile string, pod corev1.Pod, extra map[string]fileOut) error {
+	if err := required(f, "asset-output-dir", "config-output-file"); err != nil {
+		return err
+	}
+	out := f["asset-output-dir"]
+	files := map[string]fileOut{}
+	var err error
+	if files["bootstrap-manifests/"+podFile], err = yamlOut(pod, 0o644); err != nil {
+		return err
+	}
+	if files["manifests/00_"+pod.Namespace+"-namespace.yaml"], err = yamlOut(map[string]any{"apiVersion": "v1", "kind": "Namespace",
+		"metadata": map[string]any{"name": pod.Namespace, "labels": map[string]string{"openshift.io/run-level": "0"}}}, 0o644); err != nil {
+		return err
+	}
+	for k, v := range extra {
+		files[k] = v
+	}
+	if err := writeFiles(out, files); err != nil {
+		return err
+	}
+	cfg, err := yamlOut(map[string]any{"apiVersion": "kubecontrolplane.config.openshift.io/v1", "kind": cfgKind}, 0o644)
+	if err != nil {
+		return err
+	}
+	return writeFiles(filepath.Dir(f["config-output-file"]), map[string]fileOut{filepath.Base(f["config-output-file"]): cfg})
+}
+
+func renderKAS(run *podmanRun, rel *probe.RehearsalRelease, f map[string]string) error {
+	pod := controlPlanePod("openshift-kube-apiserver", "bootstrap-kube-apiserver", corev1.Container{
+		Name: "kube-apiserver", Image: f["manifest-image"], Command: []string{"hyperkube", "kube-apiserver"},
+		Args: []string{"--openshift-config=" + bootstrapConfigsDir + "/kube-apiserver-config.yaml", "--v=2",
+			"--etcd-servers=" + f["manifest-etcd-server-urls"]},
+	})
+	// The real render also writes the namespaces of the cluster's
+	// configuration (00_openshift-config-ns.yaml, ...-managed-ns.yaml): the
+	// installer's pull secret and the etcd render's objects live there.
+	extra := map[string]fileOut{}
+	for _, ns := range []string{"openshift-config", "openshift-config-managed"} {
+		fo, err := yamlOut(map[string]any{"apiVersion": "v1", "kind": "Namespace",
+			"metadata": map[string]any{"name": ns, "labels": map[string]string{"openshift.io/run-level": "0"}}}, 0o644)
+		if err != nil {
+			return err
+		}
+		extra["manifests/00_"+ns+"-ns.yaml"] = fo
+	}
+	return controlPlaneRender(f, "KubeAPIServerConfig", "kube-apiserver-pod.yaml", pod, extra)
+}
+
+func renderKCM(run *podmanRun, rel *probe.RehearsalRelease, f map[string]string) error {
+	if err := required(f, "cpc-config-output-file"); err != nil {
+		return err
+	}
+	pod := controlPlanePod("kube-system", "bootstrap-kube-controller-manager",
+		corev1.Container{Name: "kube-controller-manager", Image: f["manifest-image"], Command: []string{"hyperkube", "kube-controller-manager"},
+			Args: []string{"--openshift-config=" + bootstrapConfigsDir + "/kube-controller-manager-config.yaml", "--kubeconfig=" + bootstrapSecretsDir + "/kubeconfig"}},
+		corev1.Container{Name: "cluster-policy-controller", Image: f["cluster-policy-controller-image"], Command: []string{"cluster-policy-controller", "start"},
+			Args: []string{"--config=" + bootstrapConfigsDir + "/cluster-policy-controller-config.yaml", "--kubeconfig=" + bootstrapSecretsDir + "/kubeconfig"}},
+	)
+	cpc, err := yamlOut(map[string]any{"apiVersion": "openshiftcontrolplane.config.openshift.io/v1", "kind": "OpenShiftControllerManagerConfig"}, 0o644)
+	if err != nil {
+		return err
+	}
+	if err := writeFiles(filepath.Dir(f["cpc-config-output-file"]), map[string]fileOut{filepath.Base(f["cpc-config-output-file"]): cpc}); err != nil {
+		return err
+	}
+	return controlPlaneRender(f, "KubeControllerManagerConfig", "kube-controller-manager-pod.yaml", pod, nil)
+}
+
+func renderScheduler(run *podmanRun, rel *probe.RehearsalRelease, f map[string]string) error {
+	pod := controlPlanePod("kube-system", "bootstrap-kube-scheduler", corev1.Container{
+		Name: "kube-scheduler", Image: f["manifest-image"], Command: []string{"hyperkube", "kube-scheduler"},
+		Args: []string{"--config=" + bootstrapConfigsDir + "/kube-scheduler-config.yaml", "--kubeconfig=" + bootstrapSecretsDir + "/kubeconfig"},
+	})
+	return controlPlaneRender(f, "KubeSchedulerConfiguration", "kube-scheduler-pod.yaml", pod, nil)
+}
+
+// renderIngress plays `ingress-operator render`: the IngressController CRD
+// and the operator's namespace, prefixed.
+func renderIngress(run *podmanRun, rel *probe.RehearsalRelease, f map[string]string) error {
+	if err := required(f, "output-dir"); err != nil {
+		return err
+	}
+	prefix := f["prefix"]
+	files := map[string]fileOut{}
+	var err error
+	if files[prefix+"00-custom-resource-definition.yaml"], err = yamlOut(crd("operator.openshift.io", "IngressController", "ingresscontrollers", true), 0o644); err != nil {
+		return err
+	}
+	if files[prefix+"00-namespace.yaml"], err = yamlOut(map[string]any{"apiVersion": "v1", "kind": "Namespace",
+		"metadata": map[string]any{"name": "openshift-ingress-operator"}}, 0o644); err != nil {
+		return err
+	}
+	return writeFiles(f["output-dir"], files)
+}
+
+// renderNodeTuning plays the node tuning operator's render: on a cluster
+// without performance profiles it writes nothing.
+func renderNodeTuning(run *podmanRun, rel *probe.RehearsalRelease, f map[string]string) error {
+	if err := required(f, "asset-output-dir"); err != nil {
+		return err
+	}
+	return os.MkdirAll(f["asset-output-dir"], 0o755)
+}
+
+// imageReferences is the release's /release-manifests/image-references:
+// an ImageStream naming every component's pull spec.
+func imageReferences(rel *probe.RehearsalRelease) ([]byte, error) {
+	var tags []any
+	for _, name := range probe.ReleaseComponents {
+		tags = append(tags, map[string]any{"name": name, "from": map[string]any{"kind": "DockerImage", "name": rel.Components[name]}})
+	}
+	return json.MarshalIndent(map[string]any{"kind": "ImageStream", "apiVersion": "image.openshift.io/v1",
+		"metadata": map[string]any{"name": rel.Version, "creationTimestamp": nil},
+		"spec":     map[string]any{"tags": tags}}, "", "  ")
+}
+
+// renderMCO plays `machine-config-operator bootstrap`: the master and
+// worker pools for the bootstrap controller under bootstrap/manifests/,
+// the bootstrap MCO pod (machine-config-controller as init container,
+// machine-config-server) and the operator's manifests.
+func renderMCO(run *podmanRun, rel *probe.RehearsalRelease, f map[string]string) error {
+	if err := required(f, "dest-dir"); err != nil {
+		return err
+	}
+	image := rel.Components["machine-config-operator"]
+	dirOrCreate, fileType := corev1.HostPathDirectoryOrCreate, corev1.HostPathFile
+	hostPath := func(name, p string, t *corev1.HostPathType) corev1.Volume {
+		return corev1.Volume{Name: name, VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: p, Type: t}}}
+	}
+	pod := corev1.Pod{
+		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
+		ObjectMeta: metav1.ObjectMeta{Name: "bootstrap-machine-config-operator", Namespace: "openshift-machine-config-operator",
+			Labels: map[string]string{"k8s-app": "machine-config-operator"}},
+		Spec: corev1.PodSpec{
+			HostNetwork: true,
+			InitContainers: []corev1.Container{{
+				Name: "machine-config-controller", Image: image, Command: []string{"/usr/bin/machine-config-controller"},
+				Args:         []string{"bootstrap", "--manifest-dir=/etc/mcc/bootstrap", "--dest-dir=/etc/mcs/bootstrap", "--pull-secret=/etc/mcc/bootstrap/machineconfigcontroller-pull-secret"},
+				VolumeMounts: []corev1.VolumeMount{{Name: "bootstrap-manifests", MountPath: "/etc/mcc/bootstrap"}, {Name: "server-basedir", MountPath: "/etc/mcs/bootstrap"}},
+			}},
+			Containers: []corev1.Container{{
+				Name: "machine-config-server", Image: image, Command: []string{"/usr/bin/machine-config-server"},
+				Args: []string{"bootstrap", "--bootstrap-kubeconfig=/etc/mcs/kubeconfig", "--server-basedir=/etc/mcs/bootstrap",
+					"--cert=/etc/ssl/mcs/tls.crt", "--key=/etc/ssl/mcs/tls.key"},
+				VolumeMounts: []corev1.VolumeMount{{Name: "server-certs", MountPath: "/etc/ssl/mcs"}, {Name: "bootstrap-kubeconfig", MountPath: "/etc/mcs/kubeconfig"},
+					{Name: "server-basedir", MountPath: "/etc/mcs/bootstrap"}},
+			}},
+			Volumes: []corev1.Volume{
+				hostPath("server-certs", "/etc/ssl/mcs", nil),
+				hostPath("bootstrap-kubeconfig", "/etc/mcs/kubeconfig", &fileType),
+				hostPath("server-basedir", "/etc/mcs/bootstrap", &dirOrCreate),
+				hostPath("bootstrap-manifests", "/etc/mcc/bootstrap", nil),
+			},
+		},
+	}
+	files := map[string]fileOut{}
+	var err error
+	if files["bootstrap/machineconfigoperator-bootstrap-pod.yaml"], err = yamlOut(pod, 0o644); err != nil {
+		return err
+	}
+	for _, role := range []string{"master", "worker"} {
+		if files["bootstrap/manifests/"+role+".machineconfigpool.yaml"], err = yamlOut(map[string]any{
+			"apiVersion": "machineconfiguration.openshift.io/v1", "kind": "MachineConfigPool",
+			"metadata": map[string]any{"name": role, "labels": map[string]string{"machineconfiguration.openshift.io/mco-built-in": "", "pools.operator.machineconfiguration.openshift.io/" + role: ""}},
+			"spec": map[string]any{
+				"machineConfigSelector": map[string]any{"matchLabels": map[string]string{"machineconfiguration.openshift.io/role": role}},
+				"nodeSelector":          map[string]any{"matchLabels": map[string]string{"node-role.kubernetes.io/" + role: ""}},
+			}}, 0o644); err != nil {
+			return err
+		}
+	}
+	if files["manifests/0000_80_machine-config_00_namespace.yaml"], err = yamlOut(map[string]any{"apiVersion": "v1", "kind": "Namespace",
+		"metadata": map[string]any{"name": "openshift-machine-config-operator"}}, 0o644); err != nil {
+		return err
+	}
+	return writeFiles(f["dest-dir"], files)
+}
+
+// renderCCO plays the cloud-credential-operator render: on platform None
+// in the default mode it has nothing to add.
+func renderCCO(run *podmanRun, rel *probe.RehearsalRelease, f map[string]string) error {
+	if err := required(f, "dest-dir"); err != nil {
+		return err
+	}
+	return os.MkdirAll(f["dest-dir"], 0o755)
+}

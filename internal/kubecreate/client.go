@@ -1,0 +1,157 @@
+package kubecreate
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// Client speaks JSON to a Kubernetes API with a client certificate.
+type Client struct {
+	server string
+	http   *http.Client
+}
+
+// NewClient checks cfg and makes a client for it.
+func NewClient(cfg Config) (*Client, error) {
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(cfg.CAPEM) {
+		return nil, errors.New("client: no PEM certificate in the certificate authority (certificate-authority-data of the kubeconfig)")
+	}
+	cert, err := tls.X509KeyPair(cfg.CertPEM, cfg.KeyPEM)
+	if err != nil {
+		return nil, fmt.Errorf("client: the client certificate and key do not make a pair: %w", err)
+	}
+	tr := &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, Certificates: []tls.Certificate{cert},
+		ServerName: cfg.ServerName, MinVersion: tls.VersionTLS12}}
+	return &Client{server: strings.TrimSuffix(cfg.Server, "/"), http: &http.Client{Transport: tr, Timeout: 30 * time.Second}}, nil
+}
+
+// Server is the API's URL.
+func (c *Client) Server() string { return c.server }
+
+// APIError is an answer of the API other than 2xx.
+type APIError struct {
+	Method, Path string
+	Code         int
+	// Reason is the Status reason: AlreadyExists, NotFound, Invalid...
+	Reason  metav1.StatusReason
+	Message string
+}
+
+func (e *APIError) Error() string {
+	msg := e.Message
+	if e.Reason != "" {
+		msg = string(e.Reason) + ": " + msg
+	}
+	return fmt.Sprintf("%s %s: %d %s", e.Method, e.Path, e.Code, msg)
+}
+
+// IsNotFound is true for a 404 answer.
+func IsNotFound(err error) bool { return hasCode(err, http.StatusNotFound) }
+
+// IsAlreadyExists is true when a create found the object there.
+func IsAlreadyExists(err error) bool {
+	var e *APIError
+	return errors.As(err, &e) && e.Code == http.StatusConflict && e.Reason == metav1.StatusReasonAlreadyExists
+}
+
+func hasCode(err error, code int) bool {
+	var e *APIError
+	return errors.As(err, &e) && e.Code == code
+}
+
+// maxBody bounds an answer read: a discovery document is tens of KiB.
+const maxBody = 16 << 20
+
+// Do sends body (JSON, when not nil) and decodes the JSON answer into out
+// (when not nil). A non-2xx answer is an *APIError.
+func (c *Client) Do(ctx context.Context, method, path string, body, out any) error {
+	var rd io.Reader
+	if body != nil {
+		data, err := json.Marshal(body)
+		if err != nil {
+			return fmt.Errorf("%s %s: %w", method, path, err)
+		}
+		rd = bytes.NewReader(data)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, c.server+path, rd)
+	if err != nil {
+		return err
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	req.Header.Set("Accept", "application/json")
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return fmt.Errorf("%s %s: %w", method, path, err)
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, maxBody))
+	if err != nil {
+		return fmt.Errorf("%s %s: read answer: %w", method, path, err)
+	}
+	if resp.StatusCode/100 != 2 {
+		e := &APIError{Method: method, Path: path, Code: resp.StatusCode}
+		var st metav1.Status
+		if json.Unmarshal(data, &st) == nil && st.Kind == "Status" {
+			e.Reason, e.Message = st.Reason, st.Message
+		} else {
+			e.Message = strings.TrimSpace(string(data))
+		}
+		return e
+	}
+	if out != nil {
+		if err := json.Unmarshal(data, out); err != nil {
+			return fmt.Errorf("%s %s: the answer is not the JSON expected: %w", method, path, err)
+		}
+	}
+	return nil
+}
+
+// Ready asks /readyz; nil means the API answered ok.
+func (c *Client) Ready(ctx context.Context) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.server+"/readyz", nil)
+	if err != nil {
+		return err
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+	if resp.StatusCode != http.StatusOK || strings.TrimSpace(string(body)) != "ok" {
+		return fmt.Errorf("GET %s/readyz: %s %s", c.server, resp.Status, strings.TrimSpace(string(body)))
+	}
+	return nil
+}
+
+// WaitReady polls /readyz every interval until it answers ok or ctx ends,
+// returning the last reason then.
+func (c *Client) WaitReady(ctx context.Context, interval time.Duration) error {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		err := c.Ready(ctx)
+		if err == nil {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("the API at %s is not ready: %w", c.server, err)
+		case <-t.C:
+		}
+	}
+}

@@ -1,0 +1,49 @@
+// Package openshiftcrds holds the CustomResourceDefinitions of OpenShift's
+// API groups (config.openshift.io, operator.openshift.io,
+// machineconfiguration.openshift.io) for the kinds the installer's
+// manifests, bootkube's renders and the stand-in operators create on the
+// bootstrap. On a real cluster they come from the release payload's
+// images; a rehearsal lab pulls none, and the Go module proxy does not
+// serve openshift/api, so bootlab writes them: each a reduced structural
+// schema of upstream's (crds/*.yaml say which fields are typed and what is
+// kept as given). Stage 13 creates them before /opt/openshift/manifests.
+package openshiftcrds
+
+import (
+	"embed"
+	"fmt"
+	"io/fs"
+	"path"
+
+	"github.com/bootlab/bootlab/internal/kubecreate"
+)
+
+//go:embed crds/*.yaml
+var crds embed.FS
+
+// Prefix is put before each CRD's file name, so a learner reads, in the
+// create's lines, which CRDs bootlab wrote.
+const Prefix = "bootlab-crds/"
+
+// Manifests are the CRDs, as kubecreate creates them, each named
+// Prefix + the file name (upstream's, from openshift/api).
+func Manifests() ([]kubecreate.Manifest, error) {
+	names, err := fs.Glob(crds, "crds/*.yaml")
+	if err != nil {
+		return nil, err
+	}
+	var out []kubecreate.Manifest
+	for _, n := range names {
+		data, err := crds.ReadFile(n)
+		if err != nil {
+			return nil, err
+		}
+		ms, err := kubecreate.Parse(Prefix+path.Base(n), data)
+		if err != nil {
+			return nil, fmt.Errorf("bootlab's CRD %s: %w", n, err)
+		}
+		out = append(out, ms...)
+	}
+	kubecreate.Order(out)
+	return out, nil
+}

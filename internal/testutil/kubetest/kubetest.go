@@ -1,0 +1,274 @@
+// Package kubetest runs the release's real etcd and kube-apiserver on
+// loopback for integration tests: lab/gobuild's proof that the built
+// binaries serve, and internal/kubecreate's proof that manifests are
+// created through a real API. Test code only.
+package kubetest
+
+import (
+	"bytes"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"encoding/pem"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/bootlab/bootlab/lab/pki"
+)
+
+// SharedCacheEnv names the cache directory every test of a run shares, so
+// each binary is built once however many tests and packages use it; point
+// it at a warm cache (/var/cache/bootlab) to build nothing.
+const SharedCacheEnv = "BOOTLAB_GOBUILD_TEST_CACHE"
+
+// RunWithSharedCache runs the tests (TestMain) with SharedCacheEnv set: to
+// a temporary directory, removed afterwards, unless it is set already.
+func RunWithSharedCache(m *testing.M) int {
+	if os.Getenv(SharedCacheEnv) == "" {
+		dir, err := os.MkdirTemp("", "bootlab-gobuild-test-")
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		defer os.RemoveAll(dir)
+		os.Setenv(SharedCacheEnv, dir)
+	}
+	return m.Run()
+}
+
+// Links makes a directory where each program name is a symlink to the
+// multi-call binary at path, as the nodes have them.
+func Links(t testing.TB, path string, programs []string) string {
+	t.Helper()
+	dir := t.TempDir()
+	for _, p := range programs {
+		require.NoError(t, os.Symlink(path, filepath.Join(dir, p)))
+	}
+	return dir
+}
+
+// ControlPlane is a running etcd and kube-apiserver on 127.0.0.1.
+type ControlPlane struct {
+	Etcd, API *Server
+	// Bin holds kube-apiserver and kubectl (links to hyperkube).
+	Bin string
+	// Files are the paths of ca.crt, admin.crt, admin.key, sa.key, sa.pub
+	// and kubeconfig (the admin's, in system:masters).
+	Files map[string]string
+	// APIPort and EtcdPort are where they listen.
+	APIPort, EtcdPort string
+}
+
+// StartControlPlane starts etcd (the binary at etcdPath) and kube-apiserver
+// (from bin, a Links directory) with RBAC, a client CA and a service-account
+// key pair (and apiArgs), and waits until kubectl reads /readyz as ok.
+// Cleanup kills both if the test did not Stop them.
+func StartControlPlane(t testing.TB, etcdPath, bin string, apiArgs ...string) *ControlPlane {
+	t.Helper()
+	dir := t.TempDir()
+	cp := &ControlPlane{Bin: bin, EtcdPort: FreePort(t), APIPort: FreePort(t)}
+	peerPort := FreePort(t)
+	cp.Etcd = Start(t, filepath.Join(dir, "etcd.log"), etcdPath,
+		"--name=test", "--data-dir="+filepath.Join(dir, "etcd"),
+		"--listen-client-urls=http://127.0.0.1:"+cp.EtcdPort, "--advertise-client-urls=http://127.0.0.1:"+cp.EtcdPort,
+		"--listen-peer-urls=http://127.0.0.1:"+peerPort, "--initial-advertise-peer-urls=http://127.0.0.1:"+peerPort,
+		"--initial-cluster=test=http://127.0.0.1:"+peerPort)
+	cp.Files = WriteAPIServerFiles(t, dir, cp.APIPort)
+	args := append([]string{
+		"--bind-address=127.0.0.1", "--secure-port=" + cp.APIPort, "--cert-dir=" + filepath.Join(dir, "serving"),
+		"--etcd-servers=http://127.0.0.1:" + cp.EtcdPort,
+		"--service-account-issuer=https://kubernetes.default.svc",
+		"--service-account-key-file=" + cp.Files["sa.pub"], "--service-account-signing-key-file=" + cp.Files["sa.key"],
+		"--service-cluster-ip-range=172.30.0.0/16", "--authorization-mode=RBAC",
+		"--client-ca-file=" + cp.Files["ca.crt"],
+	}, apiArgs...)
+	cp.API = Start(t, filepath.Join(dir, "kube-apiserver.log"), filepath.Join(bin, "kube-apiserver"), args...)
+	ready := time.Now()
+	WaitFor(t, 4*time.Minute, "kube-apiserver's /readyz through kubectl", cp.API, func() (string, bool) {
+		out, err := cp.Kubectl("get", "--raw", "/readyz")
+		return out, err == nil && out == "ok"
+	})
+	t.Logf("kube-apiserver ready %s after etcd; RSS %s", time.Since(ready).Round(time.Second), RSS(cp.API.Cmd.Process.Pid))
+	return cp
+}
+
+// Kubectl runs the release's kubectl with the admin kubeconfig.
+func (cp *ControlPlane) Kubectl(args ...string) (string, error) {
+	out, err := exec.Command(filepath.Join(cp.Bin, "kubectl"), append([]string{"--kubeconfig", cp.Files["kubeconfig"]}, args...)...).CombinedOutput()
+	return string(out), err
+}
+
+// Stop stops kube-apiserver, then etcd, each with SIGTERM, and checks
+// nothing listens on their ports after.
+func (cp *ControlPlane) Stop(t testing.TB) {
+	t.Helper()
+	for _, s := range []*Server{cp.API, cp.Etcd} {
+		Stop(t, s)
+	}
+	for _, port := range []string{cp.APIPort, cp.EtcdPort} {
+		_, err := net.DialTimeout("tcp", "127.0.0.1:"+port, time.Second)
+		assert.Error(t, err, "nothing listens on %s after both stopped", port)
+	}
+}
+
+// WriteAPIServerFiles writes the client CA, the admin's certificate, the
+// service-account key pair and a kubeconfig, returning their paths. The
+// kubeconfig trusts the serving certificate kube-apiserver writes into
+// dir/serving (--cert-dir), which the caller waits for.
+func WriteAPIServerFiles(t testing.TB, dir, apiPort string) map[string]string {
+	t.Helper()
+	ca, err := pki.NewCA("bootlab-test-client-ca")
+	require.NoError(t, err)
+	admin, err := pki.NewClient(ca, "admin", []string{"system:masters"})
+	require.NoError(t, err)
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	require.NoError(t, err)
+	priv, err := x509.MarshalPKCS8PrivateKey(key)
+	require.NoError(t, err)
+	pub, err := x509.MarshalPKIXPublicKey(key.Public())
+	require.NoError(t, err)
+	paths := map[string]string{}
+	for name, data := range map[string][]byte{
+		"ca.crt": ca.CertPEM, "admin.crt": admin.CertPEM, "admin.key": admin.KeyPEM,
+		"sa.key": pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: priv}),
+		"sa.pub": pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: pub}),
+	} {
+		paths[name] = filepath.Join(dir, name)
+		require.NoError(t, os.WriteFile(paths[name], data, 0o600))
+	}
+	paths["kubeconfig"] = filepath.Join(dir, "kubeconfig")
+	kubeconfig := fmt.Sprintf(`apiVersion: v1
+kind: Config
+clusters:
+- name: test
+  cluster:
+    server: https://127.0.0.1:%s
+    certificate-authority: %s
+users:
+- name: admin
+  user:
+    client-certificate: %s
+    client-key: %s
+contexts:
+- name: admin
+  context: {cluster: test, user: admin}
+current-context: admin
+`, apiPort, filepath.Join(dir, "serving", "apiserver.crt"), paths["admin.crt"], paths["admin.key"])
+	require.NoError(t, os.WriteFile(paths["kubeconfig"], []byte(kubeconfig), 0o600))
+	return paths
+}
+
+// FreePort is a TCP port free on 127.0.0.1 right now.
+func FreePort(t testing.TB) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer l.Close()
+	return strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
+}
+
+// Server is a started process; Exited is closed once it has exited.
+type Server struct {
+	Name   string
+	Cmd    *exec.Cmd
+	Exited chan struct{}
+	Err    error
+}
+
+// Start runs a server with its output in logPath, shown if the test fails;
+// cleanup kills it if the test did not stop it.
+func Start(t testing.TB, logPath, path string, args ...string) *Server {
+	t.Helper()
+	logFile, err := os.Create(logPath)
+	require.NoError(t, err)
+	s := &Server{Name: filepath.Base(path), Cmd: exec.Command(path, args...), Exited: make(chan struct{})}
+	s.Cmd.Stdout, s.Cmd.Stderr = logFile, logFile
+	require.NoError(t, s.Cmd.Start())
+	go func() { s.Err = s.Cmd.Wait(); close(s.Exited) }()
+	t.Cleanup(func() {
+		select {
+		case <-s.Exited:
+		default:
+			_ = s.Cmd.Process.Kill()
+			<-s.Exited
+		}
+		logFile.Close()
+		if t.Failed() {
+			data, _ := os.ReadFile(logPath)
+			t.Logf("%s (last lines):\n%s", filepath.Base(logPath), tail(string(data), 30))
+		}
+	})
+	return s
+}
+
+// WaitFor polls ok every second until it holds, failing with its last
+// output after limit or as soon as s exits.
+func WaitFor(t testing.TB, limit time.Duration, what string, s *Server, ok func() (string, bool)) {
+	t.Helper()
+	deadline := time.Now().Add(limit)
+	var last string
+	for time.Now().Before(deadline) {
+		out, done := ok()
+		if done {
+			return
+		}
+		last = out
+		select {
+		case <-s.Exited:
+			require.FailNow(t, what, "%s exited (%v): %s", s.Name, s.Err, last)
+		case <-time.After(time.Second):
+		}
+	}
+	require.FailNow(t, what, "not done after %s: %s", limit, strings.TrimSpace(last))
+}
+
+// Stop sends SIGTERM and waits for a clean exit: status 0, or, as etcd
+// does once it has closed (it re-raises the signal it handled), death by
+// that SIGTERM. Any other status or signal fails.
+func Stop(t testing.TB, s *Server) {
+	t.Helper()
+	require.NoError(t, s.Cmd.Process.Signal(syscall.SIGTERM))
+	select {
+	case <-s.Exited:
+		if ws, ok := s.Cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() && ws.Signal() == syscall.SIGTERM {
+			return
+		}
+		assert.NoError(t, s.Err, "%s exits cleanly on SIGTERM", s.Name)
+	case <-time.After(90 * time.Second):
+		assert.Fail(t, "no exit", "%s still runs 90 s after SIGTERM", s.Name)
+	}
+}
+
+// RSS is the resident memory of a process, from /proc.
+func RSS(pid int) string {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return "unknown"
+	}
+	for _, l := range bytes.Split(data, []byte("\n")) {
+		if bytes.HasPrefix(l, []byte("VmRSS:")) {
+			return strings.Join(strings.Fields(string(l[6:])), " ")
+		}
+	}
+	return "unknown"
+}
+
+func tail(s string, n int) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
