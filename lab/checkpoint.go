@@ -198,27 +198,8 @@ func SaveCheckpointOf(ctx context.Context, hv Hypervisor, s *Spec, name string, 
 			meta.Nodes[d.Name] = "running"
 		}
 	}
-	// All nodes at once: each pauses while its memory is written, so the
-	// nodes' clocks and conversations stop at nearly the same moment.
-	var taken []string
-	var mu sync.Mutex
-	_, err = parallel(ctx, doms, parallelism, func(ctx context.Context, d Object) (bool, error) {
-		if err := hv.CreateSnapshot(ctx, d.Name, sx); err != nil {
-			return false, err
-		}
-		mu.Lock()
-		taken = append(taken, d.Name)
-		mu.Unlock()
-		return true, nil
-	})
-	if err != nil {
-		for _, dn := range taken {
-			// Without ctx: an interrupted save still cleans up what it made.
-			if derr := hv.DeleteSnapshot(context.WithoutCancel(ctx), dn, snapshotPrefix+name); derr != nil {
-				r.log.Warn("could not delete a snapshot of the failed checkpoint", "domain", dn, "err", derr)
-			}
-		}
-		return nil, fmt.Errorf("checkpoint %s: %w", name, err)
+	if err := r.snapshotAll(ctx, doms, name, sx); err != nil {
+		return nil, err
 	}
 	phases.Mark(fmt.Sprintf("snapshots of %d nodes (memory and disk)", len(doms)))
 	data, err := json.MarshalIndent(meta, "", "  ")
@@ -233,6 +214,34 @@ func SaveCheckpointOf(ctx context.Context, hv Hypervisor, s *Spec, name string, 
 	}
 	phases.Mark("write checkpoint.json")
 	return &Checkpoint{Name: name, Created: meta.Created, Nodes: meta.Nodes}, nil
+}
+
+// snapshotAll snapshots every domain as checkpoint name, all at once: each
+// pauses while its memory is written, so the nodes' clocks and
+// conversations stop at nearly the same moment. On failure the snapshots
+// taken are deleted again.
+func (r *labRun) snapshotAll(ctx context.Context, doms []Object, name, sx string) error {
+	var taken []string
+	var mu sync.Mutex
+	_, err := parallel(ctx, doms, parallelism, func(ctx context.Context, d Object) (bool, error) {
+		if err := r.hv.CreateSnapshot(ctx, d.Name, sx); err != nil {
+			return false, err
+		}
+		mu.Lock()
+		taken = append(taken, d.Name)
+		mu.Unlock()
+		return true, nil
+	})
+	if err == nil {
+		return nil
+	}
+	for _, dn := range taken {
+		// Without ctx: an interrupted save still cleans up what it made.
+		if derr := r.hv.DeleteSnapshot(context.WithoutCancel(ctx), dn, snapshotPrefix+name); derr != nil {
+			r.log.Warn("could not delete a snapshot of the failed checkpoint", "domain", dn, "err", derr)
+		}
+	}
+	return fmt.Errorf("checkpoint %s: %w", name, err)
 }
 
 // onlyNodes keeps the domains of the named nodes, refusing a name the lab

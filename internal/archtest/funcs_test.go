@@ -25,7 +25,7 @@ func longFuncs() map[string]int {
 		"cmd/internal/stagecmd.runList":           82,
 		"lab.Inspect":                             93,
 		"lab.Pivot":                               89,
-		"lab.SaveCheckpointOf":                    108,
+		"lab.SaveCheckpointOf":                    94,
 		"lab.Up":                                  130,
 		"lab.domainPlan":                          105,
 		"lab.networkDiff":                         113,
