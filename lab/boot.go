@@ -27,7 +27,8 @@ type bootSource struct {
 
 // bootSources lists the files the spec's VMs read at start, in one order:
 // image.kernel with image.initrd (and image.rehearsalInitrd on a rehearsal
-// lab) for direct kernel boot, then each node's Ignition. ReadBootFiles and
+// lab) for direct kernel boot, a rehearsal lab's image.kubeVolume, then
+// each node's Ignition. ReadBootFiles and
 // CheckBootFiles both walk it, so they never disagree on what a lab boots.
 func bootSources(s *Spec) []bootSource {
 	var out []bootSource
@@ -39,6 +40,9 @@ func bootSources(s *Spec) []bootSource {
 		if s.Rehearsal() && s.Image.RehearsalInitrd != "" {
 			out = append(out, bootSource{what: "image.rehearsalInitrd", path: s.Image.RehearsalInitrd})
 		}
+	}
+	if s.Rehearsal() && s.Image.KubeVolume != "" {
+		out = append(out, bootSource{what: "image.kubeVolume", path: s.Image.KubeVolume})
 	}
 	for _, n := range s.Nodes {
 		out = append(out, bootSource{what: "Ignition of node " + n.Name, path: labdir.Ignition(s, n), node: n.Name})
@@ -66,6 +70,16 @@ func ReadBootFiles(s *Spec) (BootFiles, error) {
 			b.Initrd = f
 		case "image.rehearsalInitrd":
 			b.RehearsalInitrd = f
+		case "image.kubeVolume":
+			info, err := ReadImageInfo(src.path)
+			if err != nil {
+				return b, fmt.Errorf("image.kubeVolume: %w", err)
+			}
+			if info.Format != "qcow2" {
+				return b, fmt.Errorf("image.kubeVolume %s is not a qcow2 image: leave the field out and `lab up` builds the volume", src.path)
+			}
+			f.VirtualSize = info.VirtualSize
+			b.KubeVolume = f
 		default:
 			if b.Ignition == nil {
 				b.Ignition = map[string]*BootFile{}

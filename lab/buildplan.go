@@ -102,6 +102,9 @@ func planPrepare(s *Spec) []Change {
 				out = append(out, Change{Action: "check", Kind: "probeImage", Name: cache, Detail: "would build only if the agent or kernel changed"})
 			}
 		}
+		if s.Rehearsal() && s.Image.KubeVolume == "" {
+			out = append(out, kubeVolumeChange(s))
+		}
 		out = append(out, ignitionChanges(s)...)
 	case ProfileOpenShift:
 		if d := labdir.Assets(s); missing(d) {
@@ -110,6 +113,22 @@ func planPrepare(s *Spec) []Change {
 		}
 	}
 	return out
+}
+
+// kubeVolumeChange is the Kubernetes volume a rehearsal lab's preparer
+// would build, or find in the cache (then Up uploads it into the pool).
+func kubeVolumeChange(s *Spec) Change {
+	version := OpenShiftVersion(s)
+	cache := probe.DefaultCacheDir()
+	if p, ok := probe.KubeVolumeCached(cache, version); ok {
+		return Change{Action: "check", Kind: "kubeVolume", Name: p, Detail: "cached: the release's Kubernetes, attached read-only to the bootstrap and masters"}
+	}
+	if probe.KubeBinaryCached(cache, version) {
+		return Change{Action: "build", Kind: "kubeVolume", Name: filepath.Join(cache, "kube-volume"),
+			Detail: "would make it from the cached hyperkube of OpenShift " + version + " (seconds, once)"}
+	}
+	return Change{Action: "build", Kind: "kubeVolume", Name: filepath.Join(cache, "kube-volume"),
+		Detail: "would build the Kubernetes of OpenShift " + version + " (kube-apiserver, kube-controller-manager, kube-scheduler, kubectl) once: about 8 min on 2 cores, then cached"}
 }
 
 // ignitionChanges are the probe Ignition files the preparer would make

@@ -18,7 +18,7 @@ type Change struct {
 	// replace (a checkpoint's restore).
 	Action string `json:"action"`
 	// Kind is network, pool, volume, domain, loadBalancer or labDir; what
-	// the preparer makes (sshKey, pki, probeImage, ignition); snapshot,
+	// the preparer makes (sshKey, pki, probeImage, kubeVolume, ignition); snapshot,
 	// consoleLogs, hostDir and hostDNS in the plans of down and restore.
 	Kind   string `json:"kind"`
 	Name   string `json:"name"`

@@ -74,12 +74,17 @@ type BootFile struct {
 	// Digest is the start of its sha256 (hex): the volume's name carries it,
 	// so a volume of that name holds that content.
 	Digest string
+	// VirtualSize is the disk size a qcow2 file gives the guest; 0 for a
+	// file the VM reads as it is (a kernel, an initrd, Ignition).
+	VirtualSize uint64
 }
 
 // BootFiles are what the nodes boot: a kernel and initrds for direct boot,
-// and each node's Ignition (by node name) passed through fw_cfg.
+// the Kubernetes volume of a rehearsal lab (a qcow2 disk attached
+// read-only), and each node's Ignition (by node name) passed through fw_cfg.
 type BootFiles struct {
 	Kernel, Initrd, RehearsalInitrd *BootFile
+	KubeVolume                      *BootFile
 	Ignition                        map[string]*BootFile
 }
 
@@ -220,7 +225,9 @@ func NewPlan(s *Spec, in PlanInput) (*Plan, error) {
 // paths in the lab pool ("" for a file the node does not get).
 type bootPaths struct {
 	kernel, initrd, rehearsalInitrd string
-	ignition                        map[string]string
+	// kubeVolume is the name of the Kubernetes volume in the lab pool.
+	kubeVolume string
+	ignition   map[string]string
 }
 
 // planBootVolumes adds a volume per distinct boot file and returns where
@@ -248,6 +255,10 @@ func (p *Plan) planBootVolumes(s *Spec, in PlanInput) (bootPaths, error) {
 				Target: &libvirtxml.StorageVolumeTarget{Format: &libvirtxml.StorageVolumeTargetFormat{Type: "raw"},
 					Permissions: perms},
 			}
+			if f.VirtualSize > 0 { // a disk image, uploaded as the base image is
+				v.Capacity.Value = f.VirtualSize
+				v.Target.Format.Type = "qcow2"
+			}
 			x, err := v.Marshal()
 			if err != nil {
 				return "", fmt.Errorf("plan boot volume %s: %w", name, err)
@@ -269,6 +280,13 @@ func (p *Plan) planBootVolumes(s *Spec, in PlanInput) (bootPaths, error) {
 				return out, err
 			}
 		}
+	}
+	if s.Rehearsal() && s.Image.KubeVolume != "" {
+		p, err := add("image.kubeVolume", "kube", s.Image.KubeVolume, in.Boot.KubeVolume, ".qcow2", nil, "0644")
+		if err != nil {
+			return out, err
+		}
+		out.kubeVolume = path.Base(p)
 	}
 	for _, n := range s.Nodes {
 		f := in.Boot.Ignition[n.Name]

@@ -11,6 +11,7 @@ import (
 	"libvirt.org/go/libvirtxml"
 
 	"github.com/bootlab/bootlab/lab/labdir"
+	"github.com/bootlab/bootlab/lab/probe"
 )
 
 func domainPlan(s *Spec, n Node, accel Accelerator, extra Metadata, boot bootPaths) (DomainPlan, error) {
@@ -71,6 +72,9 @@ func domainPlan(s *Spec, n Node, accel Accelerator, extra Metadata, boot bootPat
 			Entry: []libvirtxml.DomainSysInfoEntry{{Name: "opt/com.coreos/config", File: ign}},
 		}}}
 	}
+	if (n.Role == RoleBootstrap || n.Role == RoleMaster) && boot.kubeVolume != "" {
+		d.Devices.Disks = append(d.Devices.Disks, kubeVolumeDisk(s, boot.kubeVolume))
+	}
 	if accel == AccelKVM {
 		d.CPU = &libvirtxml.DomainCPU{Mode: "host-passthrough"}
 	}
@@ -92,6 +96,13 @@ func domainPlan(s *Spec, n Node, accel Accelerator, extra Metadata, boot bootPat
 		d.OS.BootDevices = []libvirtxml.DomainBootDevice{{Dev: "hd"}}
 	}
 	md := Metadata{Name: s.Name, Role: n.Role, Node: n.Name, LabUUID: extra.LabUUID, Ignition: extra.Ignition}
+	return signedDomain(d, n, md)
+}
+
+// signedDomain marshals d with md in its metadata, md.Plan being the
+// digest of d as marshalled without it, so a later up can tell a domain
+// whose definition changed.
+func signedDomain(d *libvirtxml.Domain, n Node, md Metadata) (DomainPlan, error) {
 	setMeta := func() error {
 		b, err := xml.Marshal(md)
 		if err != nil {
@@ -117,6 +128,23 @@ func domainPlan(s *Spec, n Node, accel Accelerator, extra Metadata, boot bootPat
 		return DomainPlan{}, fmt.Errorf("plan domain %s: %w", d.Name, err)
 	}
 	return DomainPlan{Node: n, Name: d.Name, XML: x, Digest: md.Plan}, nil
+}
+
+// kubeVolumeDisk attaches a rehearsal lab's Kubernetes volume read-only:
+// every node shares the one file (qemu opens it read-only with a shared
+// lock), and no node can change what the others run. The agent finds it
+// by its serial.
+func kubeVolumeDisk(s *Spec, volume string) libvirtxml.DomainDisk {
+	return libvirtxml.DomainDisk{
+		Device: "disk",
+		Driver: &libvirtxml.DomainDiskDriver{Name: "qemu", Type: "qcow2"},
+		Source: &libvirtxml.DomainDiskSource{Volume: &libvirtxml.DomainDiskSourceVolume{
+			Pool: s.PoolName(), Volume: volume,
+		}},
+		Target:   &libvirtxml.DomainDiskTarget{Dev: "vdb", Bus: "virtio"},
+		ReadOnly: &libvirtxml.DomainDiskReadOnly{},
+		Serial:   probe.KubeVolumeSerial,
+	}
 }
 
 // ParseLabMetadata returns the bootlab metadata of a domain definition, or

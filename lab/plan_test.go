@@ -13,8 +13,10 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"libvirt.org/go/libvirtxml"
 
 	"github.com/bootlab/bootlab/lab/labdir"
+	"github.com/bootlab/bootlab/lab/probe"
 )
 
 // The -update flag (spec_test.go) rewrites these goldens:
@@ -58,6 +60,9 @@ func fakeBoot(s *Spec) BootFiles {
 		return &BootFile{Source: p, Size: int64(len(p)) * 1000, Digest: hex.EncodeToString(sum[:])[:16]}
 	}
 	b := BootFiles{Kernel: f(s.Image.Kernel), Initrd: f(s.Image.Initrd), RehearsalInitrd: f(s.Image.RehearsalInitrd), Ignition: map[string]*BootFile{}}
+	if b.KubeVolume = f(s.Image.KubeVolume); b.KubeVolume != nil {
+		b.KubeVolume.VirtualSize = 136 << 20
+	}
 	for _, n := range s.Nodes {
 		b.Ignition[n.Name] = f(labdir.Ignition(s, n))
 	}
@@ -224,8 +229,8 @@ func TestPlanRejectsUnchosenAccelerator(t *testing.T) {
 }
 
 // A rehearsal lab (probe + manualBootstrap) boots its bootstrap from the
-// rehearsal initrd with 512 MiB and its masters (real etcd members) with
-// 384 MiB; workers keep the small initrd and the probe size, and a plain
+// rehearsal initrd with 1.5 GiB and its masters (real etcd members and
+// kube-apiservers) with 1 GiB; workers keep the small initrd and the probe size, and a plain
 // probe lab ignores RehearsalInitrd.
 func TestPlanRehearsalBootstrap(t *testing.T) {
 	mk := func(manual bool) *Spec {
@@ -256,16 +261,72 @@ func TestPlanRehearsalBootstrap(t *testing.T) {
 			}
 			if manual && d.Node.Role == RoleBootstrap {
 				assert.Equal(t, bootVolumePath(s, "initrd", fakeBoot(s).RehearsalInitrd), dom.Initrd, d.Name)
-				assert.Equal(t, 512, d.Node.MemoryMiB, d.Name)
+				assert.Equal(t, RehearsalBootstrapMemoryMiB, d.Node.MemoryMiB, d.Name)
 				continue
 			}
 			if manual && d.Node.Role == RoleMaster {
 				assert.Equal(t, bootVolumePath(s, "initrd", fakeBoot(s).RehearsalInitrd), dom.Initrd, d.Name, "masters run real etcd too")
-				assert.Equal(t, 384, d.Node.MemoryMiB, d.Name)
+				assert.Equal(t, RehearsalMasterMemoryMiB, d.Node.MemoryMiB, d.Name)
 				continue
 			}
 			assert.Equal(t, bootVolumePath(s, "initrd", fakeBoot(s).Initrd), dom.Initrd, d.Name)
 			assert.Equal(t, 256, d.Node.MemoryMiB, d.Name)
+		}
+	}
+}
+
+// A rehearsal lab's Kubernetes volume is one qcow2 volume in the pool,
+// sized as the guest sees it, attached read-only (with the serial the
+// agent looks for) to the bootstrap and every master, never to a worker;
+// a plain probe lab gets neither the volume nor the disk.
+func TestPlanKubeVolumeReadOnlyOnBootstrapAndMasters(t *testing.T) {
+	for _, manual := range []bool{true, false} {
+		s := &Spec{Name: "reh1", Profile: ProfileProbe, LabDir: "/var/lib/bootlab/labs/reh1",
+			Topology:  Topology{Masters: 3, Workers: 1},
+			OpenShift: OpenShift{ManualBootstrap: manual},
+			Image: Image{Kernel: "/c/vmlinuz", Initrd: "/c/initramfs.img", RehearsalInitrd: "/c/rehearsal.img",
+				KubeVolume: "/c/kube-volume/1.32.13-0123456789abcdef/kubernetes-v1.qcow2"}}
+		s.Defaults()
+		boot := fakeBoot(s)
+		p, err := NewPlan(s, PlanInput{Accelerator: AccelTCG, Boot: boot})
+		require.NoError(t, err)
+		var kube []BootVolume
+		for _, v := range p.BootVolumes {
+			if strings.HasPrefix(v.Name, BootVolumePrefix+"kube-") {
+				kube = append(kube, v)
+			}
+		}
+		if !manual {
+			assert.Empty(t, kube, "a plain probe lab uploads no Kubernetes volume")
+		} else {
+			require.Len(t, kube, 1, "one volume shared by every node")
+			assert.Equal(t, BootVolumePrefix+"kube-"+boot.KubeVolume.Digest+".qcow2", kube[0].Name)
+			var vol libvirtxml.StorageVolume
+			require.NoError(t, vol.Unmarshal(kube[0].XML))
+			assert.Equal(t, "qcow2", vol.Target.Format.Type)
+			assert.Equal(t, uint64(136<<20), vol.Capacity.Value, "the capacity is the disk the guest sees")
+			assert.Equal(t, boot.KubeVolume.Size, kube[0].File.Size, "the upload is the file as it is")
+		}
+		for _, d := range p.Domains {
+			var dom libvirtxml.Domain
+			require.NoError(t, dom.Unmarshal(d.XML))
+			var disk *libvirtxml.DomainDisk
+			for i := range dom.Devices.Disks {
+				if dom.Devices.Disks[i].Target.Dev == "vdb" {
+					disk = &dom.Devices.Disks[i]
+				}
+			}
+			if !manual || d.Node.Role == RoleWorker {
+				assert.Nil(t, disk, d.Name)
+				continue
+			}
+			require.NotNil(t, disk, d.Name)
+			assert.NotNil(t, disk.ReadOnly, "%s: the volume is read-only", d.Name)
+			assert.Equal(t, "qcow2", disk.Driver.Type, d.Name)
+			assert.Equal(t, kube[0].Name, disk.Source.Volume.Volume, d.Name)
+			assert.Equal(t, s.PoolName(), disk.Source.Volume.Pool, d.Name)
+			assert.Equal(t, probe.KubeVolumeSerial, disk.Serial, d.Name)
+			assert.Contains(t, d.XML, "<readonly></readonly>", d.Name)
 		}
 	}
 }

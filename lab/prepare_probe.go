@@ -47,6 +47,13 @@ func prepareProbe(ctx context.Context, s *Spec, o PrepareOptions) (Image, error)
 			img.Path = pi.BaseDisk
 		}
 	}
+	if s.Rehearsal() && img.KubeVolume == "" {
+		v, err := prepareKubeVolume(ctx, s, o)
+		if err != nil {
+			return img, err
+		}
+		img.KubeVolume = v
+	}
 	o.Status.Start("Writing the probe Ignition configs")
 	if err := WriteProbeIgnition(s); err != nil {
 		o.Status.End(false)
@@ -54,6 +61,31 @@ func prepareProbe(ctx context.Context, s *Spec, o PrepareOptions) (Image, error)
 	}
 	o.Status.End(true)
 	return img, nil
+}
+
+// prepareKubeVolume returns the read-only volume with the release's
+// Kubernetes that a rehearsal lab's bootstrap and masters mount, building
+// the hyperkube and the volume into the cache the first time. The status
+// line says when this lab is the one that pays for the build.
+func prepareKubeVolume(ctx context.Context, s *Spec, o PrepareOptions) (string, error) {
+	version := OpenShiftVersion(s)
+	cache := probe.DefaultCacheDir()
+	what := "Preparing the Kubernetes volume"
+	switch _, ok := probe.KubeVolumeCached(cache, version); {
+	case !probe.KubeBinaryCached(cache, version):
+		what = fmt.Sprintf("Building the Kubernetes of OpenShift %s into %s (only the first lab builds it: about 8 min on 2 cores, then cached)", version, cache)
+	case !ok:
+		what = "Making the Kubernetes volume from the cached hyperkube (once)"
+	}
+	o.Status.Start("%s", what)
+	v, err := probe.EnsureKubeVolume(ctx, cache, version, o.Log)
+	if err != nil {
+		o.Status.End(false)
+		return "", err
+	}
+	o.Status.End(true)
+	o.Log.Debug("Kubernetes volume", "path", v.Path, "kubernetes", v.Kubernetes, "built", v.Built, "binaryBuilt", v.BinaryBuilt)
+	return v.Path, nil
 }
 
 // EnsureProbeImage finds the agent and builds (or reuses) the probe image

@@ -1,6 +1,10 @@
 package stages
 
-import "context"
+import (
+	"context"
+
+	"github.com/bootlab/bootlab/internal/controlplane"
+)
 
 // The checks of each stage: what bootkube's step leaves on the node.
 
@@ -149,6 +153,7 @@ func checksKAS() []Check {
 			Containers: []string{"kube-apiserver"},
 			HostPaths:  []string{bootstrapSecrets, bootstrapConfigs},
 		}),
+		controlPlanePod(controlplane.KubeAPIServer),
 	}
 }
 
@@ -162,6 +167,7 @@ func checksKCM() []Check {
 			Containers: []string{"kube-controller-manager", "cluster-policy-controller"},
 			HostPaths:  []string{bootstrapSecrets, bootstrapConfigs},
 		}),
+		controlPlanePod(controlplane.KubeControllerManager),
 	}
 }
 
@@ -174,6 +180,7 @@ func checksScheduler() []Check {
 			Containers: []string{"kube-scheduler"},
 			HostPaths:  []string{bootstrapSecrets, bootstrapConfigs},
 		}),
+		controlPlanePod(controlplane.KubeScheduler),
 	}
 }
 

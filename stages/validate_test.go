@@ -20,6 +20,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/bootlab/bootlab/internal/check"
+	"github.com/bootlab/bootlab/internal/controlplane"
+	"github.com/bootlab/bootlab/lab/pki"
+	"github.com/bootlab/bootlab/lab/probe"
 	"github.com/bootlab/bootlab/stages"
 	"github.com/bootlab/bootlab/stages/stagestest"
 )
@@ -88,12 +91,47 @@ func fixtureNode(t *testing.T, s *stages.Stage) *stagestest.Node {
 		return os.Chmod(dst, mode)
 	})
 	require.NoError(t, err, "fixture for %s", s.Label())
+	writeControlPlaneSecrets(t, root)
 	n := stagestest.New(root)
 	n.Replies["https://localhost:2379/health"] = stagestest.Reply{Stdout: `{"health":"true","reason":""}` + "\n200"}
 	n.Replies["https://localhost:2379/version"] = stagestest.Reply{Stdout: `{"etcdserver":"3.5.21","etcdcluster":"3.5.0"}` + "\n200"}
 	n.Replies["https://localhost:22623/healthz"] = stagestest.Reply{Stdout: "\n200"}
 	n.Replies[":6443/readyz"] = stagestest.Reply{Stdout: "ok\n200"}
 	return n
+}
+
+// writeControlPlaneSecrets gives a fixture with a bootstrap control-plane
+// pod the files it names, as a lab's bootstrap has them after stage 07:
+// tls/ from the lab CA (lab/probe's ControlPlaneTLS, an etcd signer's
+// client pair) and auth/kubeconfig.
+func writeControlPlaneSecrets(t *testing.T, root string) {
+	t.Helper()
+	pods, _ := filepath.Glob(filepath.Join(root, "opt/openshift/bootstrap-manifests/kube-*-pod.yaml"))
+	if len(pods) == 0 {
+		return
+	}
+	ca, err := pki.NewCA("bootlab-fixture-root")
+	require.NoError(t, err)
+	files := map[string][]byte{controlplane.RootCA: ca.CertPEM, controlplane.ClientCABundle: ca.CertPEM}
+	cpTLS, err := probe.ControlPlaneTLS(ca, "ocp.lab.local", controlplane.DefaultServiceCIDR)
+	require.NoError(t, err)
+	for _, f := range cpTLS {
+		files[f.Name] = f.Data
+	}
+	signer, err := pki.NewIntermediate(ca, "etcd-signer")
+	require.NoError(t, err)
+	client, err := pki.NewClient(signer, "etcd", nil)
+	require.NoError(t, err)
+	files[controlplane.EtcdCABundle] = append(append([]byte{}, signer.CertPEM...), ca.CertPEM...)
+	files[controlplane.EtcdClientCert], files[controlplane.EtcdClientKey] = client.CertPEM, client.KeyPEM
+	dir := filepath.Join(root, "opt/openshift/tls")
+	require.NoError(t, os.MkdirAll(dir, 0o755))
+	for name, data := range files {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, name), data, 0o600))
+	}
+	auth := filepath.Join(root, "opt/openshift/auth")
+	require.NoError(t, os.MkdirAll(auth, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(auth, "kubeconfig"), []byte("users:\n- name: admin\n  user:\n    client-certificate-data: AAAA\n"), 0o600))
 }
 
 func failures(results []check.Result) []string {
@@ -124,6 +162,29 @@ func TestValidatePassesOnFixtures(t *testing.T) {
 }
 
 // Before 4.19 there is no auth-api-bootstrap, so no AUTH_OPERATOR_IMAGE.
+// Stage 08's check of the rendered kube-apiserver refuses a serving
+// certificate the lab CA did not sign, and a pod OpenShift would run but
+// upstream's binary would not (--openshift-config).
+func TestValidateControlPlanePodFailsUsefully(t *testing.T) {
+	s, err := stages.Default().Lookup("08")
+	require.NoError(t, err)
+	n := fixtureNode(t, s)
+	tls := filepath.Join(n.Root, "opt/openshift/tls")
+	other, err := pki.NewCA("someone-else")
+	require.NoError(t, err)
+	leaf, err := pki.NewServing(other, "api", []string{"api.ocp.lab.local"})
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(tls, controlplane.LBServerCert), leaf.CertPEM, 0o644))
+	results := stages.Validate(context.Background(), n, s, testVars("4.19"), stages.ValidateOptions{Now: validateNow})
+	assert.Contains(t, strings.Join(failures(results), "\n"), "kube-apiserver-lb-server.crt: not signed by its CA")
+
+	n = fixtureNode(t, s)
+	pod := filepath.Join(n.Root, "opt/openshift/bootstrap-manifests/kube-apiserver-pod.yaml")
+	require.NoError(t, os.WriteFile(pod, []byte("apiVersion: v1\nkind: Pod\nmetadata: {name: bootstrap-kube-apiserver, namespace: openshift-kube-apiserver}\nspec:\n  hostNetwork: true\n  containers:\n  - name: kube-apiserver\n    command: [hyperkube, kube-apiserver]\n    args: [--openshift-config=/etc/kubernetes/config/kube-apiserver-config.yaml]\n  volumes:\n  - {name: secrets, hostPath: {path: /etc/kubernetes/bootstrap-secrets}}\n  - {name: config, hostPath: {path: /etc/kubernetes/bootstrap-configs}}\n"), 0o644))
+	results = stages.Validate(context.Background(), n, s, testVars("4.19"), stages.ValidateOptions{Now: validateNow})
+	assert.Contains(t, strings.Join(failures(results), "\n"), `runs "hyperkube kube-apiserver --openshift-config`)
+}
+
 func TestValidateImagesBefore419(t *testing.T) {
 	s, err := stages.Default().Lookup("02")
 	require.NoError(t, err)

@@ -83,8 +83,22 @@ func (a *Agent) rehearse(self probe.NodeExpect, cfg types.Config) {
 		"machine-config-server": func(corev1.Pod, corev1.Container) (func(), error) { return a.startMCS(self) },
 		"kube-apiserver":        func(corev1.Pod, corev1.Container) (func(), error) { return a.startAPI(self) },
 	})
+	go a.mountKubeVolume()
 	go kl.Run(context.Background())
 	a.rep.set(chkSSH, passed, "listening on :22 (users root and core, the lab's key; core runs root commands with sudo -n)")
+}
+
+// mountKubeVolume makes the release's Kubernetes runnable by name when
+// the node has the rehearsal lab's Kubernetes volume.
+func (a *Agent) mountKubeVolume() {
+	start := time.Now()
+	ok, err := mountKubeVolume(context.Background(), "/sys/block")
+	switch {
+	case err != nil:
+		a.log.Warn("the Kubernetes volume: kube-apiserver and kubectl will be missing", "err", err)
+	case ok:
+		a.log.Info("mounted the Kubernetes volume read-only", "at", probe.KubeVolumeMount, "programs", binDir, "took", time.Since(start).Round(time.Millisecond))
+	}
 }
 
 // writeResolvConf points the node's resolver at the DHCP server's DNS

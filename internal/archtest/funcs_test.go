@@ -27,7 +27,7 @@ func longFuncs() map[string]int {
 		"lab.Pivot":                               89,
 		"lab.SaveCheckpointOf":                    94,
 		"lab.Up":                                  130,
-		"lab.domainPlan":                          105,
+		"lab.domainPlan":                          84,
 		"lab.networkDiff":                         113,
 		"lab/cache.importArchive":                 83,
 		"lab/class.Expand":                        239,

@@ -85,12 +85,14 @@ func TestListKindsVersionsAndSums(t *testing.T) {
 	require.Equal(t, hex.EncodeToString(k[:]), sums(t, es)["probe/0123456789abcdef/vmlinuz"])
 }
 
-func TestClassifyGoBinaries(t *testing.T) {
+func TestClassifyBuiltPrograms(t *testing.T) {
 	for _, tc := range []struct{ rel, kind, version string }{
 		{"gobuild/etcd/3.5.21-0123456789abcdef/etcd", KindGoBinary, "3.5.21"},
 		{"gobuild/kubernetes/1.32.13-0123456789abcdef/hyperkube", KindGoBinary, "1.32.13"},
 		{"gobuild/etcd/3.6.0-rc.1-0123456789abcdef/etcd", KindGoBinary, "3.6.0-rc.1"},
 		{"gobuild/etcd/stray", KindOther, ""},
+		{"kube-volume/1.32.13-0123456789abcdef/kubernetes-v1.qcow2", KindKubeVolume, "1.32.13"},
+		{"kube-volume/1.32.13-0123456789abcdef/stray.img", KindOther, ""},
 	} {
 		kind, version := Classify(tc.rel)
 		assert.Equal(t, tc.kind, kind, tc.rel)

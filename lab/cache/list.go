@@ -29,7 +29,11 @@ const (
 	// program lab/gobuild built from pinned modules (etcd, kubernetes); the
 	// entry's name is the component, the version the program's.
 	KindGoBinary = "go-binary"
-	KindOther    = "other"
+	// KindKubeVolume is kube-volume/<version>-<recipe>/kubernetes-v<n>.qcow2:
+	// the go-binary kubernetes in a read-only ext4 volume (lab/probe) that a
+	// rehearsal lab's bootstrap and masters mount.
+	KindKubeVolume = "kube-volume"
+	KindOther      = "other"
 )
 
 // Entry is one cached file.
@@ -102,6 +106,12 @@ func Classify(rel string) (kind, version string) {
 			v = v[:i]
 		}
 		return KindGoBinary, v
+	case parts[0] == "kube-volume" && len(parts) == 3 && strings.HasSuffix(parts[2], ".qcow2"):
+		v := parts[1]
+		if i := strings.LastIndex(v, "-"); i > 0 {
+			v = v[:i]
+		}
+		return KindKubeVolume, v
 	}
 	return KindOther, ""
 }

@@ -21,8 +21,28 @@ func LabNeeds(s *spec.Spec) Needs {
 		n.MemoryBytes += uint64(node.MemoryMiB) * mib
 	}
 	base, _ := baseImageNeed(s)
-	n.DiskBytes = uint64(len(s.Nodes))*overlayGrowth(s.Profile) + base
+	kube, _ := kubeVolumeNeed(s)
+	n.DiskBytes = uint64(len(s.Nodes))*overlayGrowth(s.Profile) + base + kube
 	return n
+}
+
+// kubeVolumeEstimate is the pool space assumed for a rehearsal lab's
+// Kubernetes volume not built yet: 1.32.13's is 38.3 MiB.
+const kubeVolumeEstimate = 48 * mib
+
+// kubeVolumeNeed is the pool space of a rehearsal lab's Kubernetes volume
+// (lab up uploads one copy into the pool), and how to say it; nothing for
+// any other lab.
+func kubeVolumeNeed(s *spec.Spec) (uint64, string) {
+	if !s.Rehearsal() {
+		return 0, ""
+	}
+	if s.Image.KubeVolume != "" {
+		if fi, err := os.Stat(s.Image.KubeVolume); err == nil {
+			return uint64(fi.Size()), "Kubernetes volume " + human(uint64(fi.Size()))
+		}
+	}
+	return kubeVolumeEstimate, "Kubernetes volume ~" + human(kubeVolumeEstimate)
 }
 
 // baseImageNeed is the pool space lab s's base image takes, and how to

@@ -105,6 +105,10 @@ func checkMemory(s *spec.Spec, h HostFacts) check.Result {
 		if s.Profile == spec.ProfileOpenShift {
 			c.Fix += "; the openshift profile's sizes are the documented minimums, a probe lab (--profile probe) needs 256 MiB per node"
 		}
+		if s.Rehearsal() {
+			c.Fix += fmt.Sprintf("; a rehearsal lab runs the real control plane: %d MiB for the bootstrap and %d MiB per master by default (at least %d for the bootstrap)",
+				spec.RehearsalBootstrapMemoryMiB, spec.RehearsalMasterMemoryMiB, spec.RehearsalBootstrapMinMemoryMiB)
+		}
 		return c
 	}
 	c.OK = true
@@ -131,6 +135,9 @@ func checkDisk(s *spec.Spec, h HostFacts) check.Result {
 	c := check.Result{Name: CheckDisk}
 	need := LabNeeds(s).DiskBytes
 	_, base := baseImageNeed(s)
+	if _, kube := kubeVolumeNeed(s); kube != "" {
+		base += " + " + kube
+	}
 	dir := nearestExisting(s.Storage.PoolDir, h)
 	free, err := h.FreeBytes(dir)
 	if err != nil {

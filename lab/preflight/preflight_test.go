@@ -223,6 +223,14 @@ func TestPreflightFailures(t *testing.T) {
 			check: CheckMemory, detail: "the nodes need 80.0 GiB, the host has 32.0 GiB available", fix: "--workers 0"},
 		{name: "not enough disk", mutateHost: func(g *goodHost) { g.free = 10 << 20 },
 			check: CheckDisk, detail: "/var/lib/libvirt/images/bootlab-pf needs 96 MiB (no base image + 6 overlays × 16 MiB), /var/lib/libvirt/images has 10 MiB free", fix: "set storage.poolDir to a larger filesystem"},
+		{name: "not enough memory for a rehearsal lab", mutateHost: func(g *goodHost) {
+			require.NoError(t, os.WriteFile(g.meminfo, []byte("MemTotal: 4194304 kB\nMemAvailable: 4194304 kB\n"), 0o644))
+		},
+			mutateSpec: func(s *spec.Spec) { s.OpenShift.ManualBootstrap = true; s.Defaults() },
+			check:      CheckMemory, detail: "the nodes need", fix: "1536 MiB for the bootstrap and 1024 MiB per master"},
+		{name: "not enough disk for a rehearsal lab's Kubernetes volume", mutateHost: func(g *goodHost) { g.free = 100 << 20 },
+			mutateSpec: func(s *spec.Spec) { s.OpenShift.ManualBootstrap = true },
+			check:      CheckDisk, detail: "/var/lib/libvirt/images/bootlab-pf needs 144 MiB (no base image + Kubernetes volume ~48 MiB + 6 overlays × 16 MiB), /var/lib/libvirt/images has 100 MiB free", fix: "set storage.poolDir to a larger filesystem"},
 		{name: "pool dir not traversable", mutateHost: func(g *goodHost) { g.files["/var/lib/libvirt/images"] = &FileOwner{Mode: fs.ModeDir | 0o700} },
 			check: CheckPoolAccess, detail: "the qemu user libvirt-qemu cannot traverse /var/lib/libvirt/images (mode 0700)", fix: "chmod o+x /var/lib/libvirt/images"},
 		{name: "lab dir under /root", mutateHost: func(g *goodHost) { g.files["/root"] = &FileOwner{Mode: fs.ModeDir | 0o700} },

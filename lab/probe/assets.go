@@ -10,6 +10,7 @@ import (
 
 	"sigs.k8s.io/yaml"
 
+	"github.com/bootlab/bootlab/internal/controlplane"
 	"github.com/bootlab/bootlab/lab/ignition"
 	"github.com/bootlab/bootlab/lab/pki"
 	"github.com/bootlab/bootlab/lab/release"
@@ -93,6 +94,16 @@ func RehearsalAssets(in Input, a AssetInput) ([]ignition.File, error) {
 	}
 	add(AssetDir+"/tls/etcd-signer.crt", 0o644, etcdSigner.CertPEM)
 	add(AssetDir+"/tls/etcd-signer.key", 0o600, etcdSigner.KeyPEM)
+	// The bootstrap control plane's serving pairs and service-account keys
+	// (stages 08-10's pods name them; cluster-bootstrap copies tls/ into
+	// /etc/kubernetes/bootstrap-secrets).
+	cpTLS, err := ControlPlaneTLS(in.PKI.CA, domain, controlplane.DefaultServiceCIDR)
+	if err != nil {
+		return nil, err
+	}
+	for _, f := range cpTLS {
+		add(AssetDir+"/tls/"+f.Name, f.Mode, f.Data)
+	}
 	// The CVO overrides the installer set aside for bootstrap (none were
 	// given: the installer's CVOIgnore asset then writes null), which
 	// stage 14 patches back into the ClusterVersion.

@@ -12,8 +12,10 @@ import (
 	"github.com/stretchr/testify/require"
 	"sigs.k8s.io/yaml"
 
+	"github.com/bootlab/bootlab/internal/controlplane"
 	"github.com/bootlab/bootlab/lab/cluster"
 	"github.com/bootlab/bootlab/lab/ignition"
+	"github.com/bootlab/bootlab/lab/pki"
 )
 
 func rehearsalInput(t *testing.T) Input {
@@ -84,6 +86,23 @@ func TestRehearsalAssets(t *testing.T) {
 		_, err = c.Verify(x509.VerifyOptions{Roots: ca, KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}})
 		assert.NoError(t, err, "%s's client certificate is signed by the lab CA", name)
 	}
+	// The control plane's serving pairs and service-account keys: the
+	// kube-apiserver's check passes on them (with a stand-in for stage 07's
+	// etcd files, which the etcd render writes later).
+	tls := map[string][]byte{}
+	for _, f := range []string{controlplane.LBServerCert, controlplane.LBServerKey, controlplane.LocalhostServerCert, controlplane.LocalhostServerKey,
+		controlplane.ServiceNetworkServerCert, controlplane.ServiceNetworkServerKey, controlplane.ServiceAccountKey, controlplane.ServiceAccountPub,
+		controlplane.RootCA, controlplane.ClientCABundle} {
+		p := "/opt/openshift/tls/" + f
+		tls[f] = read(p)
+		if strings.HasSuffix(f, ".key") {
+			assert.Equal(t, 0o600, modes[p], "%s is a secret", p)
+		}
+	}
+	etcdClient, err := pki.NewClient(in.PKI.CA, "etcd", nil)
+	require.NoError(t, err)
+	tls[controlplane.EtcdCABundle], tls[controlplane.EtcdClientCert], tls[controlplane.EtcdClientKey] = in.PKI.CA.CertPEM, etcdClient.CertPEM, etcdClient.KeyPEM
+	assert.NoError(t, controlplane.CheckSecrets(controlplane.KubeAPIServer, func(name string) ([]byte, error) { return tls[name], nil }))
 	for _, p := range []string{"/opt/openshift/tls/machine-config-server.key", "/opt/openshift/manifests/openshift-config-secret-pull-secret.yaml", "/opt/openshift/manifests/machine-config-server-tls-secret.yaml", SSHHostKeyPath} {
 		assert.Equal(t, 0o600, modes[p], "%s is a secret", p)
 	}

@@ -21,10 +21,14 @@ import (
 )
 
 // Modules are the kernel modules the probe initramfs loads, in load order:
-// virtio PCI networking and the fw_cfg driver Ignition reads from.
+// virtio PCI networking, the fw_cfg driver Ignition reads from, and the
+// virtio disk with ext4 that a rehearsal node mounts the Kubernetes volume
+// (KubeVolumeSerial) with (Debian's cloud kernel has ext4 and its helpers
+// built in; another kernel may have them as modules).
 var Modules = []string{
 	"virtio_ring", "virtio", "virtio_pci_legacy_dev", "virtio_pci_modern_dev", "virtio_pci",
 	"failover", "net_failover", "virtio_net", "qemu_fw_cfg",
+	"virtio_blk", "crc16", "mbcache", "jbd2", "ext4",
 }
 
 // Cmdline is the probe kernel command line. no_timer_check: under TCG on

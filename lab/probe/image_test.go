@@ -26,20 +26,27 @@ func TestFindModules(t *testing.T) {
 	zw := gzip.NewWriter(&gz)
 	_, _ = zw.Write([]byte("fw_cfg module"))
 	require.NoError(t, zw.Close())
-	for _, m := range Modules[:len(Modules)-2] {
-		write(filepath.Join("kernel", "drivers", strings.ReplaceAll(m, "_", "-")+".ko"), []byte(m))
+	builtin := map[string]bool{"virtio_net": true, "ext4": true}
+	for _, m := range Modules {
+		if !builtin[m] && m != "qemu_fw_cfg" {
+			write(filepath.Join("kernel", "drivers", strings.ReplaceAll(m, "_", "-")+".ko"), []byte(m))
+		}
 	}
 	write("kernel/drivers/firmware/qemu_fw_cfg.ko.gz", gz.Bytes())
-	write("modules.builtin", []byte("kernel/drivers/net/virtio_net.ko\n"))
+	write("modules.builtin", []byte("kernel/drivers/net/virtio_net.ko\nkernel/fs/ext4/ext4.ko\n"))
 
 	mods, err := findModules(dir)
 	require.NoError(t, err)
 	require.Len(t, mods, len(Modules))
+	byName := map[string]module{}
 	for i, m := range mods {
 		assert.Equal(t, Modules[i], m.name, "load order kept")
+		byName[m.name] = m
 	}
-	assert.Empty(t, mods[len(mods)-2].path, "virtio_net is built in")
-	data, err := readModule(context.Background(), mods[len(mods)-1].path)
+	assert.Empty(t, byName["virtio_net"].path, "virtio_net is built in")
+	assert.Empty(t, byName["ext4"].path, "ext4 is built in")
+	assert.NotEmpty(t, byName["virtio_blk"].path, "the disk driver of the Kubernetes volume is a module")
+	data, err := readModule(context.Background(), byName["qemu_fw_cfg"].path)
 	require.NoError(t, err)
 	assert.Equal(t, "fw_cfg module", string(data), "gzip modules are decompressed")
 

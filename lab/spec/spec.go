@@ -138,6 +138,12 @@ type Image struct {
 	// lab: the probe initrd plus the tools the stage scripts run (bash,
 	// coreutils, jq, etcd). The other nodes keep the small Initrd.
 	RehearsalInitrd string `json:"rehearsalInitrd,omitempty"`
+	// KubeVolume is the read-only disk (a qcow2 with an ext4 file system)
+	// holding the release's Kubernetes (hyperkube, kube-apiserver,
+	// kube-controller-manager, kube-scheduler, kubectl) that the bootstrap
+	// and masters of a rehearsal lab mount; `lab up` builds it into the
+	// cache when empty. Other labs ignore it.
+	KubeVolume string `json:"kubeVolume,omitempty"`
 }
 
 // Topology is the short form of the node list.
@@ -239,18 +245,23 @@ func (s *Spec) Rehearsal() bool {
 const RehearsalCmdlineFlag = "bootlab.rehearsal"
 
 // RehearsalBootstrapMemoryMiB is the default memory of a rehearsal
-// bootstrap node: the probe agent plus real etcd and the stage scripts.
-const RehearsalBootstrapMemoryMiB = 512
+// bootstrap node: the probe agent, real etcd, the stage scripts and the
+// real bootstrap control plane. Measured under TCG (docs/rehearsal-lab.md):
+// 330 MiB in use after stage 07, kube-apiserver 205 MiB more once ready,
+// the controller manager and scheduler about 100 MiB each, and the pages
+// of hyperkube they run; the rest is room for stage 13's objects.
+const RehearsalBootstrapMemoryMiB = 1536
 
 // RehearsalMasterMemoryMiB is the default memory of a rehearsal lab's
-// master: the probe agent, the rehearsal initrd's tools and a real etcd
-// member that joins the bootstrap's after stage 12.
-const RehearsalMasterMemoryMiB = 384
+// master: the probe agent, the rehearsal initrd's tools, a real etcd
+// member that joins the bootstrap's after stage 12 and the master's
+// kube-apiserver.
+const RehearsalMasterMemoryMiB = 1024
 
 // RehearsalBootstrapMinMemoryMiB is the least a rehearsal bootstrap is
-// given: below it etcd and the rendered stages do not fit beside the
-// initramfs.
-const RehearsalBootstrapMinMemoryMiB = 384
+// given: below it etcd, the stages and the bootstrap control plane do not
+// fit beside the initramfs.
+const RehearsalBootstrapMinMemoryMiB = 1024
 
 // FQDN returns the node's fully qualified name in the lab's cluster domain.
 func (s *Spec) FQDN(n Node) string { return n.Name + "." + s.Cluster.Domain() }

@@ -325,6 +325,7 @@ func (s *Spec) validateImage(e *errs) {
 	fileMust("image.kernel", im.Kernel, "kernel")
 	fileMust("image.initrd", im.Initrd, "initrd")
 	fileMust("image.rehearsalInitrd", im.RehearsalInitrd, "rehearsal initrd")
+	fileMust("image.kubeVolume", im.KubeVolume, "Kubernetes volume")
 	if (im.Kernel == "") != (im.Initrd == "") {
 		e.add("image", "kernel and initrd go together for direct kernel boot: set both or neither")
 	}

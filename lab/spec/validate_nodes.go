@@ -55,7 +55,7 @@ func (s *Spec) validateNodes(e *errs, prefix netip.Prefix, prefixOK bool) {
 		} else if floor := MinMemoryMiB(s.Profile, n.Role); n.MemoryMiB < floor {
 			e.add(f("memoryMiB"), "%d MiB is below the %s profile's floor of %d MiB for a %s", n.MemoryMiB, s.Profile, floor, n.Role)
 		} else if n.Role == RoleBootstrap && s.Rehearsal() && n.MemoryMiB < RehearsalBootstrapMinMemoryMiB {
-			e.add(f("memoryMiB"), "%d MiB is too little for a rehearsal bootstrap (openshift.manualBootstrap on a probe lab runs real etcd): give it at least %d MiB, or leave memoryMiB out for %d", n.MemoryMiB, RehearsalBootstrapMinMemoryMiB, RehearsalBootstrapMemoryMiB)
+			e.add(f("memoryMiB"), "%d MiB is too little for a rehearsal bootstrap (openshift.manualBootstrap on a probe lab runs real etcd and the bootstrap control plane): give it at least %d MiB, or leave memoryMiB out for %d", n.MemoryMiB, RehearsalBootstrapMinMemoryMiB, RehearsalBootstrapMemoryMiB)
 		}
 		if n.DiskGiB > maxDiskGiB {
 			e.add(f("diskGiB"), "%d GiB is more than a lab disk needs: use at most %d (16 TiB)", n.DiskGiB, maxDiskGiB)

@@ -25,7 +25,7 @@ import (
 )
 
 // TestRehearsalLab: `lab up --manual-bootstrap` on a probe lab builds a
-// rehearsal lab whose bootstrap node (512 MiB, the rehearsal initrd)
+// rehearsal lab whose bootstrap node (1.5 GiB, the rehearsal initrd)
 // serves SSH with the lab's key and a host key made on the host: `lab
 // ssh bootstrap` runs real bash as core, sudo -n makes it root, real
 // jq and etcd are there, and `stage status` reads the node over the stage
@@ -50,7 +50,7 @@ func TestRehearsalLab(t *testing.T) {
 	require.True(t, st.Spec.Rehearsal(), "the lab state records the rehearsal")
 	bs, _ := st.Spec.Node("bootstrap")
 	var xml string
-	assert.Equal(t, 512, bs.MemoryMiB)
+	assert.Equal(t, lab.RehearsalBootstrapMemoryMiB, bs.MemoryMiB)
 	xml, err = virsh(t, "dumpxml", st.Spec.DomainName(bs))
 	require.NoError(t, err)
 	assertBootsInitrd(t, xml, st.Spec.Image.RehearsalInitrd, "the rehearsal bootstrap boots the rehearsal initrd")
@@ -58,7 +58,7 @@ func TestRehearsalLab(t *testing.T) {
 	mxml, err := virsh(t, "dumpxml", st.Spec.DomainName(m0))
 	require.NoError(t, err)
 	assertBootsInitrd(t, mxml, st.Spec.Image.RehearsalInitrd, "masters run real etcd: they boot the rehearsal initrd")
-	assert.Equal(t, 384, m0.MemoryMiB)
+	assert.Equal(t, lab.RehearsalMasterMemoryMiB, m0.MemoryMiB)
 
 	// The node is up when lab ssh gets through.
 	var r result

@@ -253,8 +253,8 @@ func TestManualBootstrapProbeSpec(t *testing.T) {
 		bs := s.NodesByRole(lab.RoleBootstrap)[0]
 		masters := s.NodesByRole(lab.RoleMaster)
 		if manual {
-			assert.Equal(t, 512, bs.MemoryMiB)
-			assert.Equal(t, 384, masters[0].MemoryMiB, "a rehearsal master runs real etcd")
+			assert.Equal(t, lab.RehearsalBootstrapMemoryMiB, bs.MemoryMiB)
+			assert.Equal(t, lab.RehearsalMasterMemoryMiB, masters[0].MemoryMiB, "a rehearsal master runs real etcd")
 		} else {
 			assert.Equal(t, 256, bs.MemoryMiB)
 			assert.Equal(t, 256, masters[0].MemoryMiB)

@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/bootlab/bootlab/internal/controlplane"
 	"github.com/bootlab/bootlab/lab/probe"
 )
 
@@ -66,11 +67,10 @@ func controlPlaneRender(f map[string]string, cfgKind, podFile string, pod corev1
 }
 
 func renderKAS(run *podmanRun, rel *probe.RehearsalRelease, f map[string]string) error {
-	pod := controlPlanePod("openshift-kube-apiserver", "bootstrap-kube-apiserver", corev1.Container{
-		Name: "kube-apiserver", Image: f["manifest-image"], Command: []string{"hyperkube", "kube-apiserver"},
-		Args: []string{"--openshift-config=" + bootstrapConfigsDir + "/kube-apiserver-config.yaml", "--v=2",
-			"--etcd-servers=" + f["manifest-etcd-server-urls"]},
-	})
+	// OpenShift's pod runs `hyperkube kube-apiserver --openshift-config=...`;
+	// upstream's binary has no --openshift-config, so the lab's pod carries
+	// the settings as flags (internal/controlplane; stage 08's page says so).
+	pod := controlplane.BootstrapPod(controlplane.KubeAPIServer, controlplane.Input{}, f["manifest-image"]).Pod
 	// The real render also writes the namespaces of the cluster's
 	// configuration (00_openshift-config-ns.yaml, ...-managed-ns.yaml): the
 	// installer's pull secret and the etcd render's objects live there.
@@ -90,12 +90,13 @@ func renderKCM(run *podmanRun, rel *probe.RehearsalRelease, f map[string]string)
 	if err := required(f, "cpc-config-output-file"); err != nil {
 		return err
 	}
-	pod := controlPlanePod("kube-system", "bootstrap-kube-controller-manager",
-		corev1.Container{Name: "kube-controller-manager", Image: f["manifest-image"], Command: []string{"hyperkube", "kube-controller-manager"},
-			Args: []string{"--openshift-config=" + bootstrapConfigsDir + "/kube-controller-manager-config.yaml", "--kubeconfig=" + bootstrapSecretsDir + "/kubeconfig"}},
-		corev1.Container{Name: "cluster-policy-controller", Image: f["cluster-policy-controller-image"], Command: []string{"cluster-policy-controller", "start"},
-			Args: []string{"--config=" + bootstrapConfigsDir + "/cluster-policy-controller-config.yaml", "--kubeconfig=" + bootstrapSecretsDir + "/kubeconfig"}},
-	)
+	pod := controlplane.BootstrapPod(controlplane.KubeControllerManager, controlplane.Input{}, f["manifest-image"]).Pod
+	// OpenShift's pod also runs its cluster-policy-controller, an OpenShift
+	// program the lab does not have: it stays in the pod, as not run.
+	policy := controlPlanePod("kube-system", "", corev1.Container{Name: "cluster-policy-controller", Image: f["cluster-policy-controller-image"],
+		Command: []string{"cluster-policy-controller", "start"},
+		Args:    []string{"--config=" + bootstrapConfigsDir + "/cluster-policy-controller-config.yaml", "--kubeconfig=" + bootstrapSecretsDir + "/kubeconfig"}})
+	pod.Spec.Containers = append(pod.Spec.Containers, policy.Spec.Containers...)
 	cpc, err := yamlOut(map[string]any{"apiVersion": "openshiftcontrolplane.config.openshift.io/v1", "kind": "OpenShiftControllerManagerConfig"}, 0o644)
 	if err != nil {
 		return err
@@ -107,10 +108,7 @@ func renderKCM(run *podmanRun, rel *probe.RehearsalRelease, f map[string]string)
 }
 
 func renderScheduler(run *podmanRun, rel *probe.RehearsalRelease, f map[string]string) error {
-	pod := controlPlanePod("kube-system", "bootstrap-kube-scheduler", corev1.Container{
-		Name: "kube-scheduler", Image: f["manifest-image"], Command: []string{"hyperkube", "kube-scheduler"},
-		Args: []string{"--config=" + bootstrapConfigsDir + "/kube-scheduler-config.yaml", "--kubeconfig=" + bootstrapSecretsDir + "/kubeconfig"},
-	})
+	pod := controlplane.BootstrapPod(controlplane.KubeScheduler, controlplane.Input{}, f["manifest-image"]).Pod
 	return controlPlaneRender(f, "KubeSchedulerConfiguration", "kube-scheduler-pod.yaml", pod, nil)
 }
 

@@ -1,0 +1,289 @@
+package controlplane
+
+import (
+	"strconv"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// Where the bootstrap control plane's pods read their files on the node,
+// as OpenShift lays them out: cluster-bootstrap copies /opt/openshift/tls/*
+// and auth/kubeconfig into SecretsDir before it starts the pods; stages
+// 08-10 copy the operands' configs into ConfigsDir.
+const (
+	SecretsDir = "/etc/kubernetes/bootstrap-secrets"
+	ConfigsDir = "/etc/kubernetes/bootstrap-configs"
+)
+
+// The files of SecretsDir the pods name, by the installer's names in
+// /opt/openshift/tls (and auth/kubeconfig).
+const (
+	// RootCA is the lab CA: it signed the API's serving certificates.
+	RootCA = "root-ca.crt"
+	// ClientCABundle verifies client certificates (the admin's, the
+	// kubeconfigs in auth/).
+	ClientCABundle = "kube-apiserver-complete-client-ca-bundle.crt"
+	// EtcdCABundle, EtcdClientCert and EtcdClientKey are stage 07's: the
+	// etcd render's CA bundle and client pair.
+	EtcdCABundle   = "etcd-ca-bundle.crt"
+	EtcdClientCert = "etcd-client.crt"
+	EtcdClientKey  = "etcd-client.key"
+	// ServiceAccountKey signs service-account tokens; ServiceAccountPub
+	// verifies them.
+	ServiceAccountKey = "service-account.key"
+	ServiceAccountPub = "service-account.pub"
+	// LBServerCert is the serving pair for api and api-int (what the load
+	// balancer passes through); LocalhostServerCert for localhost and
+	// 127.0.0.1; ServiceNetworkServerCert for kubernetes.default.svc and the
+	// service IP.
+	LBServerCert             = "kube-apiserver-lb-server.crt"
+	LBServerKey              = "kube-apiserver-lb-server.key"
+	LocalhostServerCert      = "kube-apiserver-localhost-server.crt"
+	LocalhostServerKey       = "kube-apiserver-localhost-server.key"
+	ServiceNetworkServerCert = "kube-apiserver-service-network-server.crt"
+	ServiceNetworkServerKey  = "kube-apiserver-service-network-server.key"
+	// Kubeconfig is auth/kubeconfig (the admin's, system:masters), as
+	// cluster-bootstrap copies it.
+	Kubeconfig = "kubeconfig"
+)
+
+// Defaults of a lab's control plane: OpenShift's service network and
+// cluster network, and the ports the real pods serve on.
+const (
+	APIPort                = 6443
+	ControllerManagerPort  = 10257
+	SchedulerPort          = 10259
+	EtcdServers            = "https://localhost:2379"
+	DefaultServiceCIDR     = "172.30.0.0/16"
+	DefaultClusterCIDR     = "10.128.0.0/14"
+	ServiceAccountIssuer   = "https://kubernetes.default.svc"
+	controlPlaneLabel      = "openshift.io/control-plane"
+	bootstrapSecretsVolume = "secrets"
+	bootstrapConfigsVolume = "config"
+)
+
+// OpenShift's leader election (library-go's defaults, which its
+// controller manager and scheduler configs carry): upstream's 15 s lease
+// and 10 s renew deadline lose the lease under TCG, where one renewal
+// through a busy kube-apiserver took longer (measured: both exited with
+// "leaderelection lost" 40 s after start on a rehearsal bootstrap).
+const (
+	LeaseDuration = "137s"
+	RenewDeadline = "107s"
+	RetryPeriod   = "26s"
+)
+
+// Input is what the pods depend on. The zero value of each field but
+// AdvertiseAddress takes the default; tests move the directories and
+// ports to run the real binaries as a user on loopback.
+type Input struct {
+	// AdvertiseAddress is the node's IP, the API's address for the cluster;
+	// empty leaves it to kube-apiserver, which takes the address of the
+	// node's default interface (OpenShift's pod passes $HOST_IP, from the
+	// downward API the kubelet stand-in does not serve).
+	AdvertiseAddress string
+	// BindAddress is what the API listens on (0.0.0.0).
+	BindAddress string
+	// SecretsDir replaces SecretsDir in every path.
+	SecretsDir string
+	// EtcdServers is https://localhost:2379.
+	EtcdServers string
+	// ServiceCIDR and ClusterCIDR are OpenShift's defaults.
+	ServiceCIDR, ClusterCIDR string
+	// APIPort, ControllerManagerPort and SchedulerPort are the secure ports.
+	APIPort, ControllerManagerPort, SchedulerPort int
+}
+
+func (in Input) withDefaults() Input {
+	def := func(s *string, d string) {
+		if *s == "" {
+			*s = d
+		}
+	}
+	def(&in.BindAddress, "0.0.0.0")
+	def(&in.SecretsDir, SecretsDir)
+	def(&in.EtcdServers, EtcdServers)
+	def(&in.ServiceCIDR, DefaultServiceCIDR)
+	def(&in.ClusterCIDR, DefaultClusterCIDR)
+	for _, p := range []struct {
+		port *int
+		d    int
+	}{{&in.APIPort, APIPort}, {&in.ControllerManagerPort, ControllerManagerPort}, {&in.SchedulerPort, SchedulerPort}} {
+		if *p.port == 0 {
+			*p.port = p.d
+		}
+	}
+	return in
+}
+
+func (in Input) secret(name string) string { return in.SecretsDir + "/" + name }
+
+// KubeAPIServerArgs are the bootstrap kube-apiserver's flags: what
+// OpenShift's pod reads from its --openshift-config file, given to the
+// upstream binary directly (it has no --openshift-config).
+func KubeAPIServerArgs(in Input) []string {
+	in = in.withDefaults()
+	s := in.secret
+	var args []string
+	if in.AdvertiseAddress != "" {
+		args = append(args, "--advertise-address="+in.AdvertiseAddress)
+	}
+	return append(args,
+		"--bind-address="+in.BindAddress,
+		"--secure-port="+strconv.Itoa(in.APIPort),
+		"--etcd-servers="+in.EtcdServers,
+		"--etcd-cafile="+s(EtcdCABundle),
+		"--etcd-certfile="+s(EtcdClientCert),
+		"--etcd-keyfile="+s(EtcdClientKey),
+		"--etcd-prefix=kubernetes.io", // OpenShift's, not upstream's /registry
+		"--tls-cert-file="+s(LBServerCert),
+		"--tls-private-key-file="+s(LBServerKey),
+		"--tls-sni-cert-key="+s(LocalhostServerCert)+","+s(LocalhostServerKey),
+		"--tls-sni-cert-key="+s(ServiceNetworkServerCert)+","+s(ServiceNetworkServerKey),
+		"--client-ca-file="+s(ClientCABundle),
+		"--service-account-issuer="+ServiceAccountIssuer,
+		"--service-account-key-file="+s(ServiceAccountPub),
+		"--service-account-signing-key-file="+s(ServiceAccountKey),
+		"--service-cluster-ip-range="+in.ServiceCIDR,
+		"--authorization-mode=Node,RBAC",
+		"--enable-admission-plugins=NodeRestriction",
+		"--allow-privileged=true",
+		"--storage-backend=etcd3",
+		"--v=2",
+	)
+}
+
+// KubeControllerManagerArgs are the bootstrap kube-controller-manager's
+// flags (OpenShift's pod reads most of them from --openshift-config).
+func KubeControllerManagerArgs(in Input) []string {
+	in = in.withDefaults()
+	s := in.secret
+	return []string{
+		"--kubeconfig=" + s(Kubeconfig),
+		"--authentication-kubeconfig=" + s(Kubeconfig),
+		"--authorization-kubeconfig=" + s(Kubeconfig),
+		"--bind-address=127.0.0.1",
+		"--secure-port=" + strconv.Itoa(in.ControllerManagerPort),
+		"--leader-elect=true",
+		"--leader-elect-lease-duration=" + LeaseDuration,
+		"--leader-elect-renew-deadline=" + RenewDeadline,
+		"--leader-elect-retry-period=" + RetryPeriod,
+		"--use-service-account-credentials=true",
+		"--service-account-private-key-file=" + s(ServiceAccountKey),
+		"--root-ca-file=" + s(RootCA),
+		"--cluster-cidr=" + in.ClusterCIDR,
+		"--service-cluster-ip-range=" + in.ServiceCIDR,
+		"--v=2",
+	}
+}
+
+// KubeSchedulerArgs are the bootstrap kube-scheduler's flags.
+func KubeSchedulerArgs(in Input) []string {
+	in = in.withDefaults()
+	s := in.secret
+	return []string{
+		"--kubeconfig=" + s(Kubeconfig),
+		"--authentication-kubeconfig=" + s(Kubeconfig),
+		"--authorization-kubeconfig=" + s(Kubeconfig),
+		"--bind-address=127.0.0.1",
+		"--secure-port=" + strconv.Itoa(in.SchedulerPort),
+		"--leader-elect=true",
+		"--leader-elect-lease-duration=" + LeaseDuration,
+		"--leader-elect-renew-deadline=" + RenewDeadline,
+		"--leader-elect-retry-period=" + RetryPeriod,
+		"--v=2",
+	}
+}
+
+// Pod is one bootstrap control-plane pod and the file it is written to
+// in bootstrap-manifests/.
+type Pod struct {
+	File string
+	Pod  corev1.Pod
+}
+
+// Component names one of the three pods.
+type Component string
+
+// The bootstrap control plane's components, by their programs' names.
+const (
+	KubeAPIServer         Component = "kube-apiserver"
+	KubeControllerManager Component = "kube-controller-manager"
+	KubeScheduler         Component = "kube-scheduler"
+)
+
+// Components lists them in the order stages 08-10 render them.
+func Components() []Component {
+	return []Component{KubeAPIServer, KubeControllerManager, KubeScheduler}
+}
+
+// Want is what a component's pod must be: where OpenShift puts it, and
+// the flags whose values the lab's PKI and layout decide.
+type Want struct {
+	File, Namespace, Name, Container string
+	Args                             []string
+}
+
+// Wanted says what each component's pod is, for in.
+func Wanted(c Component, in Input) Want {
+	switch c {
+	case KubeAPIServer:
+		return Want{File: "kube-apiserver-pod.yaml", Namespace: "openshift-kube-apiserver", Name: "bootstrap-kube-apiserver",
+			Container: string(c), Args: KubeAPIServerArgs(in)}
+	case KubeControllerManager:
+		return Want{File: "kube-controller-manager-pod.yaml", Namespace: "kube-system", Name: "bootstrap-kube-controller-manager",
+			Container: string(c), Args: KubeControllerManagerArgs(in)}
+	default:
+		return Want{File: "kube-scheduler-pod.yaml", Namespace: "kube-system", Name: "bootstrap-kube-scheduler",
+			Container: string(c), Args: KubeSchedulerArgs(in)}
+	}
+}
+
+// BootstrapPod is component c's static pod: host network, the bootstrap
+// secrets and configs mounted where the operands read them, command the
+// program's own name so the kubelet stand-in runs the binary the node has
+// on PATH (the Kubernetes volume's link to hyperkube). image names what the
+// real pod would pull.
+func BootstrapPod(c Component, in Input, image string) Pod {
+	in = in.withDefaults()
+	w := Wanted(c, in)
+	ctr := corev1.Container{
+		Name: w.Container, Image: image, ImagePullPolicy: corev1.PullIfNotPresent,
+		Command: []string{string(c)}, Args: w.Args,
+		VolumeMounts: []corev1.VolumeMount{
+			{Name: bootstrapSecretsVolume, MountPath: in.SecretsDir},
+			{Name: bootstrapConfigsVolume, MountPath: ConfigsDir},
+		},
+	}
+	return Pod{File: w.File, Pod: corev1.Pod{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
+		ObjectMeta: metav1.ObjectMeta{Name: w.Name, Namespace: w.Namespace, Labels: map[string]string{controlPlaneLabel: "true"}},
+		Spec: corev1.PodSpec{
+			HostNetwork: true, PriorityClassName: "system-node-critical", Containers: []corev1.Container{ctr},
+			Volumes: []corev1.Volume{
+				{Name: bootstrapSecretsVolume, VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: in.SecretsDir}}},
+				{Name: bootstrapConfigsVolume, VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: ConfigsDir}}},
+			},
+		},
+	}}
+}
+
+// CommandLine is the program and arguments a container runs.
+func CommandLine(ctr corev1.Container) []string {
+	return append(append([]string(nil), ctr.Command...), ctr.Args...)
+}
+
+// flagValues maps each --flag=value of args to its values, in order.
+func flagValues(args []string) map[string][]string {
+	out := map[string][]string{}
+	for _, a := range args {
+		if !strings.HasPrefix(a, "--") {
+			continue
+		}
+		k, v, _ := strings.Cut(strings.TrimPrefix(a, "--"), "=")
+		out[k] = append(out[k], v)
+	}
+	return out
+}

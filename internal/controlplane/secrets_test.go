@@ -1,0 +1,94 @@
+package controlplane_test
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/bootlab/bootlab/internal/controlplane"
+	"github.com/bootlab/bootlab/lab/pki"
+	"github.com/bootlab/bootlab/lab/probe"
+)
+
+// labSecrets are the files a rehearsal bootstrap's tls/ and auth/ hold
+// for the control plane: the lab CA, ControlPlaneTLS's pairs and keys,
+// stage 07's etcd CA bundle and client pair, and a kubeconfig.
+func labSecrets(t *testing.T) (map[string][]byte, pki.Pair) {
+	t.Helper()
+	ca, err := pki.NewCA("bootlab-test-root")
+	require.NoError(t, err)
+	files := map[string][]byte{controlplane.RootCA: ca.CertPEM, controlplane.ClientCABundle: ca.CertPEM}
+	tls, err := probe.ControlPlaneTLS(ca, "ocp.lab.local", controlplane.DefaultServiceCIDR)
+	require.NoError(t, err)
+	for _, f := range tls {
+		files[f.Name] = f.Data
+	}
+	signer, err := pki.NewIntermediate(ca, "etcd-signer")
+	require.NoError(t, err)
+	client, err := pki.NewLeaf(signer, "etcd", nil, nil, []net.IP{net.IPv4(127, 0, 0, 1)})
+	require.NoError(t, err)
+	files[controlplane.EtcdCABundle] = append(append([]byte{}, signer.CertPEM...), ca.CertPEM...)
+	files[controlplane.EtcdClientCert], files[controlplane.EtcdClientKey] = client.CertPEM, client.KeyPEM
+	files[controlplane.Kubeconfig] = []byte("users:\n- user:\n    client-certificate-data: AAAA\n")
+	return files, ca
+}
+
+func reader(files map[string][]byte) controlplane.ReadSecret {
+	return func(name string) ([]byte, error) {
+		b, ok := files[name]
+		if !ok {
+			return nil, fmt.Errorf("open %s: %w", name, os.ErrNotExist)
+		}
+		return b, nil
+	}
+}
+
+// The lab's files pass every component's check; a missing file, a serving
+// certificate of another CA, a key that is not the certificate's and a
+// service-account public key of another pair are each refused by name.
+func TestCheckSecrets(t *testing.T) {
+	files, _ := labSecrets(t)
+	for _, c := range controlplane.Components() {
+		require.NoError(t, controlplane.CheckSecrets(c, reader(files)), c)
+	}
+	other, err := pki.NewCA("someone-else")
+	require.NoError(t, err)
+	foreign, err := probe.ControlPlaneTLS(other, "ocp.lab.local", controlplane.DefaultServiceCIDR)
+	require.NoError(t, err)
+	byName := map[string][]byte{}
+	for _, f := range foreign {
+		byName[f.Name] = f.Data
+	}
+	for name, tc := range map[string]struct {
+		file string
+		data []byte // nil removes the file
+		want string
+	}{
+		"missing etcd client":                 {controlplane.EtcdClientCert, nil, "etcd-client.crt: open etcd-client.crt"},
+		"serving of another CA":               {controlplane.LBServerCert, byName[controlplane.LBServerCert], "kube-apiserver-lb-server.crt: not signed by its CA"},
+		"key of another cert":                 {controlplane.LocalhostServerKey, files[controlplane.LBServerKey], "kube-apiserver-localhost-server.crt: its key is not the certificate's"},
+		"sa of another pair":                  {controlplane.ServiceAccountPub, byName[controlplane.ServiceAccountPub], "service-account.pub is not the public key of service-account.key"},
+		"etcd client of the lab CA's sibling": {controlplane.EtcdCABundle, other.CertPEM, "etcd-client.crt: not signed by its CA"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			changed := map[string][]byte{}
+			for k, v := range files {
+				changed[k] = v
+			}
+			if tc.data == nil {
+				delete(changed, tc.file)
+			} else {
+				changed[tc.file] = tc.data
+			}
+			err := controlplane.CheckSecrets(controlplane.KubeAPIServer, reader(changed))
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tc.want)
+		})
+	}
+	delete(files, controlplane.Kubeconfig)
+	assert.ErrorContains(t, controlplane.CheckSecrets(controlplane.KubeScheduler, reader(files)), "kubeconfig")
+}

@@ -1,0 +1,80 @@
+package probe
+
+import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"encoding/pem"
+	"fmt"
+	"net"
+	"net/netip"
+
+	"github.com/bootlab/bootlab/internal/controlplane"
+	"github.com/bootlab/bootlab/lab/pki"
+)
+
+// TLSFile is one file of /opt/openshift/tls: its name there, mode and
+// content.
+type TLSFile struct {
+	Name string
+	Mode int
+	Data []byte
+}
+
+// ControlPlaneTLS makes what the installer puts in tls/ for the bootstrap
+// control plane, signed by the lab CA ca: the kube-apiserver's serving
+// pairs (api and api-int behind the load balancer; localhost; the service
+// network's kubernetes.default.svc and first IP of serviceCIDR) and the
+// service-account signing key pair. Keys are 0600.
+func ControlPlaneTLS(ca pki.Pair, clusterDomain, serviceCIDR string) ([]TLSFile, error) {
+	svc, err := firstServiceIP(serviceCIDR)
+	if err != nil {
+		return nil, err
+	}
+	var out []TLSFile
+	for _, s := range []struct {
+		cert, key, cn string
+		dns           []string
+		ips           []net.IP
+	}{
+		{controlplane.LBServerCert, controlplane.LBServerKey, "api." + clusterDomain,
+			[]string{"api." + clusterDomain, "api-int." + clusterDomain}, nil},
+		{controlplane.LocalhostServerCert, controlplane.LocalhostServerKey, "localhost",
+			[]string{"localhost"}, []net.IP{net.IPv4(127, 0, 0, 1), net.IPv6loopback}},
+		{controlplane.ServiceNetworkServerCert, controlplane.ServiceNetworkServerKey, "kubernetes.default.svc",
+			[]string{"kubernetes", "kubernetes.default", "kubernetes.default.svc", "kubernetes.default.svc.cluster.local", "openshift", "openshift.default", "openshift.default.svc"},
+			[]net.IP{svc}},
+	} {
+		p, err := pki.NewLeaf(ca, s.cn, nil, s.dns, s.ips)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, TLSFile{s.cert, 0o644, p.CertPEM}, TLSFile{s.key, 0o600, p.KeyPEM})
+	}
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, err
+	}
+	priv, err := x509.MarshalPKCS8PrivateKey(key)
+	if err != nil {
+		return nil, err
+	}
+	pub, err := x509.MarshalPKIXPublicKey(key.Public())
+	if err != nil {
+		return nil, err
+	}
+	return append(out,
+		TLSFile{controlplane.ServiceAccountKey, 0o600, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: priv})},
+		TLSFile{controlplane.ServiceAccountPub, 0o644, pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: pub})}), nil
+}
+
+// firstServiceIP is the kubernetes service's address: the first of the
+// service network.
+func firstServiceIP(cidr string) (net.IP, error) {
+	p, err := netip.ParsePrefix(cidr)
+	if err != nil || !p.Addr().Is4() {
+		return nil, fmt.Errorf("service network %q is not an IPv4 CIDR", cidr)
+	}
+	return net.IP(p.Masked().Addr().Next().AsSlice()), nil
+}

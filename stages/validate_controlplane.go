@@ -1,0 +1,49 @@
+package stages
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"path"
+
+	"github.com/bootlab/bootlab/internal/controlplane"
+)
+
+// controlPlanePod checks the bootstrap pod stage 08, 09 or 10 rendered for
+// component c: the flags the real binary needs (internal/controlplane,
+// the same code the renders use), then the files they name: present,
+// each serving certificate signed by the lab CA and paired with its key,
+// the etcd client certificate by stage 07's CA bundle, the service-account
+// keys a pair. Before stage 13 copies them into the bootstrap secrets
+// directory, the files are read where cluster-bootstrap copies them from:
+// tls/ and auth/kubeconfig.
+func controlPlanePod(c controlplane.Component) Check {
+	w := controlplane.Wanted(c, controlplane.Input{})
+	p := opt("bootstrap-manifests/" + w.File)
+	return Check{Name: "the " + string(c) + " pod in " + p + " runs the real " + string(c) + " with the lab's certificates",
+		Run: func(ctx context.Context, e *CheckEnv) error {
+			doc, err := readFile(ctx, e.Node, p)
+			if err != nil {
+				return err
+			}
+			if err := controlplane.CheckPod(c, controlplane.Input{}, doc); err != nil {
+				return err
+			}
+			return controlplane.CheckSecrets(c, func(name string) ([]byte, error) {
+				return readSecret(ctx, e, name)
+			})
+		}}
+}
+
+// readSecret reads a bootstrap secret from the secrets directory, else
+// from where cluster-bootstrap copies it (tls/NAME, auth/kubeconfig).
+func readSecret(ctx context.Context, e *CheckEnv, name string) ([]byte, error) {
+	b, err := e.Node.ReadFile(ctx, path.Join(controlplane.SecretsDir, name))
+	if err == nil || !errors.Is(err, fs.ErrNotExist) {
+		return b, err
+	}
+	if name == controlplane.Kubeconfig {
+		return readFile(ctx, e.Node, opt("auth/kubeconfig"))
+	}
+	return readFile(ctx, e.Node, opt("tls/"+name))
+}
