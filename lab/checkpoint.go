@@ -13,6 +13,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/bootlab/bootlab/lab/hypervisor"
+	"github.com/bootlab/bootlab/lab/spec"
+
 	"libvirt.org/go/libvirtxml"
 
 	"github.com/bootlab/bootlab/internal/timing"
@@ -77,13 +80,13 @@ func ValidateCheckpointName(name string) error {
 	return nil
 }
 
-func snapshotDescription(s *Spec, labUUID, name string) string {
+func snapshotDescription(s *spec.Spec, labUUID, name string) string {
 	return fmt.Sprintf("bootlab checkpoint=%s lab=%s uuid=%s", name, s.Name, labUUID)
 }
 
 // ourCheckpoint returns the checkpoint name a snapshot of this lab's domain
 // carries, or "" when bootlab did not take it for this lab.
-func ourCheckpoint(s *Spec, labUUID string, sn Snapshot) string {
+func ourCheckpoint(s *spec.Spec, labUUID string, sn hypervisor.Snapshot) string {
 	if !strings.HasPrefix(sn.Name, snapshotPrefix) {
 		return ""
 	}
@@ -100,7 +103,7 @@ func ourCheckpoint(s *Spec, labUUID string, sn Snapshot) string {
 	return name
 }
 
-// SaveOptions tune SaveCheckpointOf.
+// SaveOptions tune SaveCheckpoint.
 type SaveOptions struct {
 	// Nodes limits the checkpoint to these nodes (spec names, e.g.
 	// "bootstrap"); empty means every node. Only their console logs are
@@ -113,15 +116,11 @@ type SaveOptions struct {
 	Log *slog.Logger
 }
 
-// SaveCheckpoint snapshots every node of the lab and copies the lab files
-// into the checkpoint's directory. A name in use is refused; on failure the
-// snapshots already taken are deleted again.
-func SaveCheckpoint(ctx context.Context, hv Hypervisor, s *Spec, name string) (*Checkpoint, error) {
-	return SaveCheckpointOf(ctx, hv, s, name, SaveOptions{})
-}
-
-// SaveCheckpointOf is SaveCheckpoint over the nodes opts names.
-func SaveCheckpointOf(ctx context.Context, hv Hypervisor, s *Spec, name string, opts SaveOptions) (*Checkpoint, error) {
+// SaveCheckpoint snapshots the nodes opts names (every node by default)
+// and copies the lab files into the checkpoint's directory. A name in use
+// is refused unless opts.Replace; on failure the snapshots already taken
+// are deleted again.
+func SaveCheckpoint(ctx context.Context, hv hypervisor.Hypervisor, s *spec.Spec, name string, opts SaveOptions) (*Checkpoint, error) {
 	if err := ValidateCheckpointName(name); err != nil {
 		return nil, err
 	}
@@ -220,10 +219,10 @@ func SaveCheckpointOf(ctx context.Context, hv Hypervisor, s *Spec, name string, 
 // pauses while its memory is written, so the nodes' clocks and
 // conversations stop at nearly the same moment. On failure the snapshots
 // taken are deleted again.
-func (r *labRun) snapshotAll(ctx context.Context, doms []Object, name, sx string) error {
+func (r *labRun) snapshotAll(ctx context.Context, doms []hypervisor.Object, name, sx string) error {
 	var taken []string
 	var mu sync.Mutex
-	_, err := parallel(ctx, doms, parallelism, func(ctx context.Context, d Object) (bool, error) {
+	_, err := parallel(ctx, doms, parallelism, func(ctx context.Context, d hypervisor.Object) (bool, error) {
 		if err := r.hv.CreateSnapshot(ctx, d.Name, sx); err != nil {
 			return false, err
 		}
@@ -246,10 +245,10 @@ func (r *labRun) snapshotAll(ctx context.Context, doms []Object, name, sx string
 
 // onlyNodes keeps the domains of the named nodes, refusing a name the lab
 // has no VM for.
-func onlyNodes(s *Spec, doms []Object, nodes []string) ([]Object, error) {
-	var out []Object
+func onlyNodes(s *spec.Spec, doms []hypervisor.Object, nodes []string) ([]hypervisor.Object, error) {
+	var out []hypervisor.Object
 	for _, n := range nodes {
-		want := s.DomainName(Node{Name: n})
+		want := s.DomainName(spec.Node{Name: n})
 		found := false
 		for _, d := range doms {
 			if d.Name == want {
@@ -268,7 +267,7 @@ func onlyNodes(s *Spec, doms []Object, nodes []string) ([]Object, error) {
 // state), puts the lab files back as they were, and makes the load balancer
 // match the restored state. What the checkpoint does not cover stays as it
 // is now: the lab's identity, the network and pool, the host DNS set-up.
-func RestoreCheckpoint(ctx context.Context, hv Hypervisor, s *Spec, name string, opts RestoreOptions) (*Checkpoint, error) {
+func RestoreCheckpoint(ctx context.Context, hv hypervisor.Hypervisor, s *spec.Spec, name string, opts RestoreOptions) (*Checkpoint, error) {
 	if err := ValidateCheckpointName(name); err != nil {
 		return nil, err
 	}
@@ -325,7 +324,7 @@ func RestoreCheckpoint(ctx context.Context, hv Hypervisor, s *Spec, name string,
 		return nil, err
 	}
 	phases.Mark("state")
-	if !isTestURI(s.Libvirt.URI) && !opts.SkipLoadBalancer {
+	if r.caps.HostNetwork && !opts.SkipLoadBalancer {
 		spec := s
 		if st.Spec != nil {
 			spec = st.Spec

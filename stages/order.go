@@ -96,7 +96,10 @@ func ReadNodeState(ctx context.Context, n node.Node, c Catalog) (*NodeState, err
 	if err != nil {
 		return nil, fmt.Errorf("read %s on %s: %w", ServiceRecords, n, err)
 	}
-	var recs []struct{ Stage, Phase, Result string }
+	var recs []struct {
+		Stage, Phase string
+		Result       Result
+	}
 	if err := json.Unmarshal(data, &recs); err != nil {
 		return nil, fmt.Errorf("%s on %s is not bootkube's JSON array of service records: %w", ServiceRecords, n, err)
 	}

@@ -145,7 +145,7 @@ type Outcome struct {
 	Stage    *Stage        `json:"-"`
 	Number   int           `json:"number"`
 	Slug     string        `json:"slug"`
-	Result   string        `json:"result"` // success, failure, skipped, dry-run
+	Result   Result        `json:"result"`
 	Reason   string        `json:"reason,omitempty"`
 	Duration time.Duration `json:"duration"`
 }
@@ -220,7 +220,7 @@ func (r *Runner) Run(ctx context.Context, stages []*Stage, opts Options) ([]Outc
 				return outcomes, err
 			}
 			fmt.Fprintln(opts.DryRunOut)
-			oc.Result = "dry-run"
+			oc.Result = ResultDryRun
 			outcomes = append(outcomes, oc)
 			continue
 		}
@@ -288,13 +288,13 @@ func (r *Runner) Preflight(ctx context.Context, stages []*Stage, opts Options) e
 	return nil
 }
 
-func (r *Runner) runOne(ctx context.Context, s *Stage, script []byte) (string, time.Duration, error) {
+func (r *Runner) runOne(ctx context.Context, s *Stage, script []byte) (Result, time.Duration, error) {
 	return r.runScript(ctx, s, script, ScriptPath(s), "bootlab's annotated script "+s.ScriptFile())
 }
 
 // runScript writes script to file on the node and runs it, streaming and
 // recording; what says which script it is.
-func (r *Runner) runScript(ctx context.Context, s *Stage, script []byte, file, what string) (string, time.Duration, error) {
+func (r *Runner) runScript(ctx context.Context, s *Stage, script []byte, file, what string) (Result, time.Duration, error) {
 	start := r.now()
 	r.log().Debug("running stage", "stage", s.Label(), "script", file, "node", r.Node.String())
 	r.record(Record{Timestamp: start.UTC(), Phase: PhaseStart, Stage: s.Slug, Number: s.Number, Reason: what})

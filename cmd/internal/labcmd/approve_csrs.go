@@ -10,10 +10,11 @@ import (
 	"text/tabwriter"
 	"time"
 
+	labspec "github.com/bootlab/bootlab/lab/spec"
+
 	"github.com/spf13/cobra"
 
 	"github.com/bootlab/bootlab/cmd/internal/cmdutil"
-	"github.com/bootlab/bootlab/lab"
 	"github.com/bootlab/bootlab/lab/cluster"
 )
 
@@ -75,7 +76,7 @@ func runApproveCSRs(ctx context.Context, f *cmdutil.Factory, opts *ApproveCSRsOp
 	if err != nil {
 		return err
 	}
-	if spec.Profile != lab.ProfileOpenShift {
+	if spec.Profile != labspec.ProfileOpenShift {
 		return cmdutil.WithCode(cmdutil.ExitInvalid, fmt.Errorf("lab %s is a %s lab: it has no cluster whose CSRs to approve", spec.Name, spec.Profile))
 	}
 	ln, done, err := labNet(ctx, f, spec)
