@@ -11,6 +11,7 @@ import (
 	"github.com/bootlab/bootlab/lab/spec"
 
 	"github.com/bootlab/bootlab/internal/status"
+	"github.com/bootlab/bootlab/internal/timing"
 	"github.com/bootlab/bootlab/lab/labdir"
 	"github.com/bootlab/bootlab/lab/libvirt"
 	"github.com/bootlab/bootlab/lab/openshift"
@@ -86,10 +87,12 @@ type BuildResult struct {
 // could not prove it, the lab itself (Up), and host DNS for a local
 // OpenShift lab. Each step reports on opts.Status.
 func build(ctx context.Context, s *spec.Spec, o BuildOptions) (*BuildResult, error) {
+	phases := timing.Start(o.Log, "lab up")
 	c, err := checkBuild(ctx, s, &o)
 	if err != nil {
 		return nil, err
 	}
+	phases.Mark("checks and preflight")
 	defer c.close()
 	hv, st, pullSecret := c.hv, c.state, c.pullSecret
 	res := &BuildResult{Accelerator: o.Accelerator}
@@ -108,6 +111,7 @@ func build(ctx context.Context, s *spec.Spec, o BuildOptions) (*BuildResult, err
 		return nil, err
 	}
 	o.Status.End(true)
+	phases.Mark("lab key")
 	// The preparer reports its own steps.
 	popts := o.Prepare
 	popts.Log, popts.Status, popts.PullSecret = o.Log, o.Status, pullSecret
@@ -125,6 +129,7 @@ func build(ctx context.Context, s *spec.Spec, o BuildOptions) (*BuildResult, err
 	if err := CheckBootFiles(built, hv.Capabilities()); err != nil {
 		return nil, err
 	}
+	phases.Mark("prepare boot files")
 	if res.Accelerator == "" {
 		// Without preflight, or when preflight had no kernel to prove KVM
 		// with: chosen once the boot files exist, so under auto KVM proves
@@ -136,12 +141,14 @@ func build(ctx context.Context, s *spec.Spec, o BuildOptions) (*BuildResult, err
 		res.Accelerator, res.AcceleratorReason = a, why
 		o.Status.Infof("accelerator: %s", AcceleratorLine(a, why))
 	}
+	phases.Mark("accelerator")
 	upOpts := UpOptions{Log: o.Log, Status: o.Status, Accelerator: res.Accelerator, Class: o.Class,
 		DeferRoles: DeferredRoles(built, o.StartWorkers)}
 	if res.Up, err = Up(ctx, hv, built, upOpts); err != nil {
 		return res, err
 	}
 	res.WorkersOff = res.Up.DeferredOff
+	phases.Mark("up")
 	if built.Profile == spec.ProfileOpenShift && !o.SkipHostDNS {
 		if err := setUpHostDNS(ctx, built, hv, o); err != nil {
 			return res, err

@@ -18,6 +18,7 @@ import (
 
 	"libvirt.org/go/libvirtxml"
 
+	"github.com/bootlab/bootlab/internal/timing"
 	"github.com/bootlab/bootlab/lab/labdir"
 	"github.com/bootlab/bootlab/lab/loadbalancer"
 )
@@ -111,6 +112,8 @@ type SaveOptions struct {
 	// Replace deletes a checkpoint of the same name first (stage run's
 	// automatic before-NN) instead of refusing the name.
 	Replace bool
+	// Log gets the debug lines (where the time went); nil: none.
+	Log *slog.Logger
 }
 
 // SaveCheckpoint snapshots the nodes opts names (every node by default)
@@ -121,7 +124,8 @@ func SaveCheckpoint(ctx context.Context, hv hypervisor.Hypervisor, s *spec.Spec,
 	if err := ValidateCheckpointName(name); err != nil {
 		return nil, err
 	}
-	r, unlock, err := lockedLabRun(hv, s, nil, false)
+	phases := timing.Start(opts.Log, "checkpoint save")
+	r, unlock, err := lockedLabRun(hv, s, opts.Log, false)
 	defer unlock()
 	if err != nil {
 		return nil, err
@@ -163,6 +167,7 @@ func SaveCheckpoint(ctx context.Context, hv hypervisor.Hypervisor, s *spec.Spec,
 		}
 	}
 
+	phases.Mark("lock and look up")
 	tmp := dir + ".partial"
 	if err := os.RemoveAll(tmp); err != nil {
 		return nil, err
@@ -179,6 +184,7 @@ func SaveCheckpoint(ctx context.Context, hv hypervisor.Hypervisor, s *spec.Spec,
 	if err := r.saveConsoleLogs(ctx, filepath.Join(tmp, consoleDir), opts.Nodes); err != nil {
 		return nil, fmt.Errorf("checkpoint %s: copy console logs: %w", name, err)
 	}
+	phases.Mark("copy lab files and console logs")
 
 	sx, err := (&libvirtxml.DomainSnapshot{Name: snapshotPrefix + name, Description: snapshotDescription(s, r.state.UUID, name)}).Marshal()
 	if err != nil {
@@ -191,28 +197,10 @@ func SaveCheckpoint(ctx context.Context, hv hypervisor.Hypervisor, s *spec.Spec,
 			meta.Nodes[d.Name] = "running"
 		}
 	}
-	// All nodes at once: each pauses while its memory is written, so the
-	// nodes' clocks and conversations stop at nearly the same moment.
-	var taken []string
-	var mu sync.Mutex
-	_, err = parallel(ctx, doms, parallelism, func(ctx context.Context, d hypervisor.Object) (bool, error) {
-		if err := hv.CreateSnapshot(ctx, d.Name, sx); err != nil {
-			return false, err
-		}
-		mu.Lock()
-		taken = append(taken, d.Name)
-		mu.Unlock()
-		return true, nil
-	})
-	if err != nil {
-		for _, dn := range taken {
-			// Without ctx: an interrupted save still cleans up what it made.
-			if derr := hv.DeleteSnapshot(context.WithoutCancel(ctx), dn, snapshotPrefix+name); derr != nil {
-				r.log.Warn("could not delete a snapshot of the failed checkpoint", "domain", dn, "err", derr)
-			}
-		}
-		return nil, fmt.Errorf("checkpoint %s: %w", name, err)
+	if err := r.snapshotAll(ctx, doms, name, sx); err != nil {
+		return nil, err
 	}
+	phases.Mark(fmt.Sprintf("snapshots of %d nodes (memory and disk)", len(doms)))
 	data, err := json.MarshalIndent(meta, "", "  ")
 	if err != nil {
 		return nil, err
@@ -223,7 +211,36 @@ func SaveCheckpoint(ctx context.Context, hv hypervisor.Hypervisor, s *spec.Spec,
 	if err := os.Rename(tmp, dir); err != nil {
 		return nil, fmt.Errorf("checkpoint %s: %w", name, err)
 	}
+	phases.Mark("write checkpoint.json")
 	return &Checkpoint{Name: name, Created: meta.Created, Nodes: meta.Nodes}, nil
+}
+
+// snapshotAll snapshots every domain as checkpoint name, all at once: each
+// pauses while its memory is written, so the nodes' clocks and
+// conversations stop at nearly the same moment. On failure the snapshots
+// taken are deleted again.
+func (r *labRun) snapshotAll(ctx context.Context, doms []hypervisor.Object, name, sx string) error {
+	var taken []string
+	var mu sync.Mutex
+	_, err := parallel(ctx, doms, parallelism, func(ctx context.Context, d hypervisor.Object) (bool, error) {
+		if err := r.hv.CreateSnapshot(ctx, d.Name, sx); err != nil {
+			return false, err
+		}
+		mu.Lock()
+		taken = append(taken, d.Name)
+		mu.Unlock()
+		return true, nil
+	})
+	if err == nil {
+		return nil
+	}
+	for _, dn := range taken {
+		// Without ctx: an interrupted save still cleans up what it made.
+		if derr := r.hv.DeleteSnapshot(context.WithoutCancel(ctx), dn, snapshotPrefix+name); derr != nil {
+			r.log.Warn("could not delete a snapshot of the failed checkpoint", "domain", dn, "err", derr)
+		}
+	}
+	return fmt.Errorf("checkpoint %s: %w", name, err)
 }
 
 // onlyNodes keeps the domains of the named nodes, refusing a name the lab
@@ -257,6 +274,7 @@ func RestoreCheckpoint(ctx context.Context, hv hypervisor.Hypervisor, s *spec.Sp
 	if err := requireOwned(s); err != nil {
 		return nil, err
 	}
+	phases := timing.Start(opts.Log, "checkpoint restore")
 	r, unlock, err := lockedLabRun(hv, s, opts.Log, false)
 	defer unlock()
 	if err != nil {
@@ -266,6 +284,7 @@ func RestoreCheckpoint(ctx context.Context, hv hypervisor.Hypervisor, s *spec.Sp
 	if err != nil {
 		return nil, err
 	}
+	phases.Mark("lock and look up")
 	restored := &labdir.RestoreRecord{Checkpoint: name, Started: time.Now().UTC()}
 	if _, err := parallel(ctx, doms, parallelism, func(ctx context.Context, d string) (bool, error) {
 		return true, hv.RevertSnapshot(ctx, d, snapshotPrefix+name)
@@ -273,6 +292,7 @@ func RestoreCheckpoint(ctx context.Context, hv hypervisor.Hypervisor, s *spec.Sp
 		return nil, fmt.Errorf("restore checkpoint %s: %w", name, err)
 	}
 	restored.Finished = time.Now().UTC()
+	phases.Mark(fmt.Sprintf("revert %d nodes (memory and disk)", len(doms)))
 
 	dir := labdir.Checkpoint(s, name)
 	for _, f := range labdir.CheckpointEntries() {
@@ -289,6 +309,7 @@ func RestoreCheckpoint(ctx context.Context, hv hypervisor.Hypervisor, s *spec.Sp
 	if err := r.restoreConsoleLogs(ctx, filepath.Join(dir, consoleDir)); err != nil {
 		return nil, fmt.Errorf("restore checkpoint %s: console logs: %w", name, err)
 	}
+	phases.Mark("copy lab files and console logs back")
 	// The checkpoint's state, but the identity and the objects that exist
 	// now (the checkpoint did not roll them back) as they are.
 	now := r.state
@@ -302,6 +323,7 @@ func RestoreCheckpoint(ctx context.Context, hv hypervisor.Hypervisor, s *spec.Sp
 	if err := st.Save(s.LabDir); err != nil {
 		return nil, err
 	}
+	phases.Mark("state")
 	if r.caps.HostNetwork && !opts.SkipLoadBalancer {
 		spec := s
 		if st.Spec != nil {
@@ -310,6 +332,7 @@ func RestoreCheckpoint(ctx context.Context, hv hypervisor.Hypervisor, s *spec.Sp
 		if _, err := loadbalancer.Ensure(ctx, loadbalancer.LabConfigOn(r.host, spec, st.BootstrapRemoved), r.log); err != nil {
 			return nil, fmt.Errorf("restore checkpoint %s: load balancer: %w", name, err)
 		}
+		phases.Mark("load balancer")
 	}
 	return cp, nil
 }

@@ -10,12 +10,14 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/bootlab/bootlab/lab/hypervisor"
 	"github.com/bootlab/bootlab/lab/spec"
 
 	"libvirt.org/go/libvirtxml"
 
+	"github.com/bootlab/bootlab/internal/timing"
 	"github.com/bootlab/bootlab/lab/labdir"
 )
 
@@ -90,9 +92,11 @@ func (r *labRun) ensureDomains(ctx context.Context, doms []DomainPlan, deferred 
 		o, err := r.hv.LookupDomain(ctx, d.Name)
 		switch {
 		case errors.Is(err, hypervisor.ErrNotFound):
+			began := time.Now()
 			if o, err = r.hv.DefineDomain(ctx, d.XML); err != nil {
 				return false, err
 			}
+			timing.Log(r.log, "nodes", d.Node.Name+" define", time.Since(began))
 			note(d.Node.Name + " defined")
 		case err != nil:
 			return false, err
@@ -130,9 +134,11 @@ func (r *labRun) ensureDomains(ctx context.Context, doms []DomainPlan, deferred 
 			r.deferredOff.Add(1)
 		}
 		if !o.Active && !deferred[d.Node.Role] {
+			began := time.Now()
 			if err := r.hv.StartDomain(ctx, d.Name); err != nil {
 				return false, err
 			}
+			timing.Log(r.log, "nodes", d.Node.Name+" start", time.Since(began))
 			if !restarted {
 				note(d.Node.Name + " started")
 			}

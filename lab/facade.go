@@ -262,6 +262,9 @@ func (l *Lab) Checkpoint(ctx context.Context, name string, o SaveOptions) (*Chec
 	if err != nil {
 		return nil, err
 	}
+	if o.Log == nil {
+		o.Log = l.o.Log
+	}
 	return SaveCheckpoint(ctx, hv, l.spec, name, o)
 }
 

@@ -134,6 +134,10 @@ type Options struct {
 	// DryRun writes each script to DryRunOut instead of running it.
 	DryRun    bool
 	DryRunOut io.Writer
+	// Preflighted says the caller has just run Preflight on the same
+	// stages and options and nothing ran on the node since: Run does not
+	// read the node's state over again (each read is SSH round trips).
+	Preflighted bool
 }
 
 // Outcome is what happened to one stage.
@@ -185,7 +189,7 @@ func (r *Runner) Run(ctx context.Context, stages []*Stage, opts Options) ([]Outc
 		// redoes them too; each script's own check is told so.
 		vars.ForceThrough = stages[len(stages)-1].Number
 	}
-	if !opts.DryRun {
+	if !opts.DryRun && !opts.Preflighted {
 		if err := r.Preflight(ctx, stages, opts); err != nil {
 			return nil, err
 		}
