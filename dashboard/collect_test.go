@@ -21,6 +21,7 @@ import (
 )
 
 func TestStagesFromRecords(t *testing.T) {
+	t.Parallel()
 	recs := []stages.Record{
 		{Phase: stages.PhaseStart, Number: 1},
 		{Phase: stages.PhaseEnd, Number: 1, Result: stages.ResultSuccess},
@@ -49,6 +50,7 @@ func TestStagesFromRecords(t *testing.T) {
 // still in the lab directory (left by an older lab down, or put back by
 // hand); once the lab runs a stage of its own, that stage shows.
 func TestCollectorShowsOnlyTheLabsOwnRecords(t *testing.T) {
+	t.Parallel()
 	home, hv := fixtureHome(t, 1)
 	dir := filepath.Join(home, "labs", "ux1")
 	c := &Collector{Home: home, Connect: connector(hv)}
@@ -84,6 +86,7 @@ func TestCollectorShowsOnlyTheLabsOwnRecords(t *testing.T) {
 }
 
 func TestSanitize(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string]string{
 		"plain error":   "plain error",
 		"first\nsecond": "first",
@@ -100,6 +103,7 @@ func TestSanitize(t *testing.T) {
 }
 
 func TestHealth(t *testing.T) {
+	t.Parallel()
 	for status, want := range map[string]string{
 		"UP": HealthUp, "UP 1/3": HealthUp, "no check": HealthUp, "DOWN": HealthDown, "DOWN 1/2": HealthDown,
 		"MAINT": HealthMaint, "MAINT (via x)": HealthMaint, "DRAIN": HealthMaint, "": HealthUnknown,
@@ -111,6 +115,7 @@ func TestHealth(t *testing.T) {
 // The phase follows the load balancer: the bootstrap alone, then masters
 // serving the API (handoff), then `lab pivot`.
 func TestPhaseAndBackendHealth(t *testing.T) {
+	t.Parallel()
 	s := &spec.Spec{Name: "p", Libvirt: spec.Libvirt{URI: "qemu:///fake"}, Topology: spec.Topology{Masters: 1}, Network: spec.Network{CIDR: "10.1.0.0/24"}, LabDir: t.TempDir()}
 	s.Defaults()
 	st := &lab.Status{Network: lab.NetworkStatus{Exists: true, Active: true}, LoadBalancer: &loadbalancer.Status{Running: true, Backends: []loadbalancer.BackendStatus{
@@ -140,6 +145,7 @@ func TestPhaseAndBackendHealth(t *testing.T) {
 
 // A shut-off node and an orphaned lab show up as what needs a look.
 func TestCollectorNodeDownAndOrphan(t *testing.T) {
+	t.Parallel()
 	home, hv := fixtureHome(t, 1)
 	setActive(hv, "bootlab-ux1-worker-1", false)
 	orphan := &spec.Spec{Name: "gone", Topology: spec.Topology{Masters: 1}, Network: spec.Network{CIDR: "10.9.9.0/24"}}
@@ -160,6 +166,7 @@ func TestCollectorNodeDownAndOrphan(t *testing.T) {
 // A daemon that cannot be reached is logged when it starts failing, not on
 // every poll, and the lab's view says why it is incomplete.
 func TestCollectorLogsUnreachableLibvirtOnce(t *testing.T) {
+	t.Parallel()
 	home, _ := fixtureHome(t, 1)
 	var logged strings.Builder
 	c := &Collector{Home: home, Log: slog.New(slog.NewTextHandler(&logged, nil)),

@@ -23,6 +23,7 @@ import (
 // The dashboard over the real libvirtd (test driver): a lab built with
 // lab.Up is served with its network, nodes and the four frontends.
 func TestIntegrationDashboardOverLibvirt(t *testing.T) {
+	// Not parallel: its test:///default connection shares the libvirt test driver's one in-memory state with every connection open at the same time.
 	if _, err := os.Stat("/var/run/libvirt/libvirt-sock"); err != nil {
 		t.Fatalf("libvirtd is not running: install libvirt-daemon-system and start it (`mkdir -p /run/libvirt; virtlogd -d; libvirtd -d`): %v", err)
 	}

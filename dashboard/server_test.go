@@ -51,6 +51,7 @@ func get(t *testing.T, url string, header ...string) (int, string) {
 }
 
 func TestLabsEndpoint(t *testing.T) {
+	t.Parallel()
 	_, ts, _, _ := newTestServer(t, 2, "")
 	code, body := get(t, ts.URL+"/api/labs")
 	require.Equal(t, http.StatusOK, code, body)
@@ -105,6 +106,7 @@ func (l LabView) DNSNames() []string {
 }
 
 func TestUnknownLabIs404(t *testing.T) {
+	t.Parallel()
 	_, ts, _, _ := newTestServer(t, 1, "")
 	code, body := get(t, ts.URL+"/api/labs/nosuch")
 	assert.Equal(t, http.StatusNotFound, code)
@@ -120,6 +122,7 @@ func TestUnknownLabIs404(t *testing.T) {
 // Every parameter that could name a file is refused or not found, and no
 // answer carries anything of the lab directory beyond its views.
 func TestPathTraversalIsRefused(t *testing.T) {
+	t.Parallel()
 	_, ts, home, _ := newTestServer(t, 1, "")
 	for _, p := range []string{
 		"/api/labs/..%2F..%2Fetc%2Fpasswd",
@@ -138,6 +141,7 @@ func TestPathTraversalIsRefused(t *testing.T) {
 		"/%2e%2e/%2e%2e/etc/passwd",
 	} {
 		t.Run(p, func(t *testing.T) {
+			t.Parallel()
 			code, body := get(t, ts.URL+p)
 			assert.Contains(t, []int{http.StatusBadRequest, http.StatusNotFound}, code, body)
 			assertNoSecrets(t, body)
@@ -148,6 +152,7 @@ func TestPathTraversalIsRefused(t *testing.T) {
 }
 
 func TestTokenRequired(t *testing.T) {
+	t.Parallel()
 	const token = "0123456789abcdef0123456789abcdef"
 	_, ts, _, _ := newTestServer(t, 1, token)
 	for _, p := range []string{"/api/labs", "/api/labs/ux1", "/api/events"} {
@@ -174,6 +179,7 @@ func TestTokenRequired(t *testing.T) {
 
 // Without a token only loopback names are answered (DNS rebinding).
 func TestLoopbackOnlyWithoutToken(t *testing.T) {
+	t.Parallel()
 	_, ts, _, _ := newTestServer(t, 1, "")
 	code, body := get(t, ts.URL+"/api/labs", "Host", "evil.example:8686")
 	assert.Equal(t, http.StatusForbidden, code)
@@ -183,6 +189,7 @@ func TestLoopbackOnlyWithoutToken(t *testing.T) {
 }
 
 func TestMethodsOtherThanGetRefused(t *testing.T) {
+	t.Parallel()
 	_, ts, _, _ := newTestServer(t, 1, "")
 	resp, err := http.Post(ts.URL+"/api/labs", "application/json", strings.NewReader("{}"))
 	require.NoError(t, err)
@@ -204,6 +211,7 @@ func assertNoSecrets(t *testing.T, body string) {
 // private key, pull secret, kubeconfig or Ignition contents planted in the
 // lab directories.
 func TestNoSecretsInAnyResponse(t *testing.T) {
+	t.Parallel()
 	_, ts, home, _ := newTestServer(t, 2, "")
 	// The fixture really holds the secrets, and the stage record echoes them.
 	var planted strings.Builder
@@ -285,6 +293,7 @@ func (f *fakeSource) set(labs ...LabView) { f.mu.Lock(); f.labs = labs; f.mu.Unl
 
 // Only labs whose view changed are pushed; a removed lab is announced.
 func TestEventsPushOnlyChanges(t *testing.T) {
+	t.Parallel()
 	src := &fakeSource{}
 	a := LabView{Name: "a", Phase: PhaseBootstrapActive, LoadBalancer: LBView{Running: true}}
 	b := LabView{Name: "b", Phase: PhaseBootstrapActive}
@@ -334,6 +343,7 @@ func TestEventsPushOnlyChanges(t *testing.T) {
 
 // A subscriber for one lab hears only about that lab.
 func TestEventsForOneLab(t *testing.T) {
+	t.Parallel()
 	src := &fakeSource{}
 	src.set(LabView{Name: "a"}, LabView{Name: "b"})
 	srv := New(Options{Source: src})
@@ -359,6 +369,7 @@ func TestEventsForOneLab(t *testing.T) {
 }
 
 func TestRequiresToken(t *testing.T) {
+	t.Parallel()
 	for addr, want := range map[string]bool{
 		"127.0.0.1:8686": false, "localhost:8686": false, "[::1]:8686": false, "127.0.0.2:1": false,
 		"0.0.0.0:8686": true, ":8686": true, "192.168.1.5:8686": true, "[::]:8686": true, "example.com:80": true,
@@ -377,6 +388,7 @@ func TestRequiresToken(t *testing.T) {
 // The first load (page, script, style, icon and the first snapshot of 10
 // labs) stays under 300 KB.
 func TestFirstLoadSize(t *testing.T) {
+	t.Parallel()
 	_, ts, _, _ := newTestServer(t, 10, "")
 	total := 0
 	for _, p := range []string{"/", "/app.js", "/app.css", "/favicon.svg"} {

@@ -13,6 +13,7 @@ import (
 // docs/README.md is the index: every page in docs/ is linked from it, and
 // every link there leads to a page that exists.
 func TestIndexListsEveryPage(t *testing.T) {
+	t.Parallel()
 	index, err := os.ReadFile("README.md")
 	require.NoError(t, err)
 	pages, err := filepath.Glob("*.md")

@@ -5,22 +5,18 @@ import (
 	"context"
 	"encoding/xml"
 	"errors"
-	"flag"
 	"io"
-	"os"
 	"path/filepath"
 	"testing"
 
+	"github.com/bootlab/bootlab/internal/testutil"
 	"github.com/bootlab/bootlab/lab/spec"
 
-	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/bootlab/bootlab/lab"
 	"github.com/bootlab/bootlab/stages"
 )
-
-var update = flag.Bool("update", false, "redraw docs/pictures (make docs-pictures)")
 
 // demoTopology is the README's demo lab (make demo): a probe lab of one
 // bootstrap, three masters and two workers, drawn from its spec.
@@ -39,6 +35,7 @@ func demoTopology(t *testing.T) *spec.Spec {
 // or the catalog that changes a picture fails here until `make
 // docs-pictures` redraws it, so the docs cannot drift.
 func TestPictures(t *testing.T) {
+	t.Parallel()
 	topo, err := lab.Graph(context.Background(), demoTopology(t), lab.GraphOptions{})
 	require.NoError(t, err)
 	c := stages.Default()
@@ -52,6 +49,7 @@ func TestPictures(t *testing.T) {
 	}
 	for name, got := range pictures {
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			if filepath.Ext(name) == ".svg" {
 				d := xml.NewDecoder(bytes.NewReader(got))
 				for {
@@ -62,14 +60,8 @@ func TestPictures(t *testing.T) {
 					require.NoError(t, err, "%s is not well-formed XML", name)
 				}
 			}
-			path := filepath.Join("pictures", name)
-			if *update {
-				require.NoError(t, os.MkdirAll("pictures", 0o755))
-				require.NoError(t, os.WriteFile(path, got, 0o644))
-			}
-			want, err := os.ReadFile(path)
-			require.NoError(t, err, "run `make docs-pictures`")
-			assert.Equal(t, string(want), string(got), "docs/pictures/%s differs from what the code draws: run `make docs-pictures`", name)
+			// The command Golden names is what `make docs-pictures` runs.
+			testutil.Golden(t, filepath.Join("pictures", name), got)
 		})
 	}
 }

@@ -14,6 +14,7 @@ import (
 // Every stage has its page, and every page has the sections a learner
 // relies on.
 func TestEveryStageHasItsPage(t *testing.T) {
+	t.Parallel()
 	sections := []string{
 		"## What and why", "## Prerequisites", "## What is running after it", "## Where it runs",
 		"## The bootkube equivalent", "## Files that appear", "## Static pods that start",

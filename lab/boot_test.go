@@ -39,6 +39,7 @@ func countCalls(calls []string, prefix string) int { return countPrefix(calls, p
 // The files the VMs read are uploaded into the pool once: a second up
 // finds every volume (its name carries the digest) and sends nothing.
 func TestUpUploadsBootFilesOnce(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	hv := fake.New()
 	s := bootSpec(t)
@@ -67,6 +68,7 @@ func TestUpUploadsBootFilesOnce(t *testing.T) {
 // An upload cut short leaves a volume that is not recorded complete: the
 // next up deletes and uploads it again.
 func TestUpRedoesAnInterruptedBootUpload(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	hv := fake.New()
 	s := bootSpec(t)
@@ -89,6 +91,7 @@ func TestUpRedoesAnInterruptedBootUpload(t *testing.T) {
 // A changed kernel is a new volume; the old one goes once the domains name
 // the new one, and down deletes what is left with the pool.
 func TestUpReplacesAChangedKernel(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	hv := fake.New()
 	s := bootSpec(t)
@@ -123,6 +126,7 @@ func TestUpReplacesAChangedKernel(t *testing.T) {
 
 // A missing kernel is named by its field before anything is created.
 func TestUpNamesAMissingKernel(t *testing.T) {
+	t.Parallel()
 	hv := fake.New()
 	s := bootSpec(t)
 	s.Image.Kernel = filepath.Join(t.TempDir(), "gone")
@@ -133,6 +137,7 @@ func TestUpNamesAMissingKernel(t *testing.T) {
 
 // qemu reads the Ignition volumes as its own user, found on the hypervisor.
 func TestUpGivesIgnitionVolumesToTheQEMUUser(t *testing.T) {
+	t.Parallel()
 	hv := fake.New()
 	hv.Machine.Respond = func(cmd string, stdout io.Writer) int {
 		if strings.Contains(cmd, "libvirt-qemu") {
@@ -155,6 +160,7 @@ func TestUpGivesIgnitionVolumesToTheQEMUUser(t *testing.T) {
 // `up --dry-run` plans the boot volumes like the rest, and a changed
 // kernel as one upload and one removal, changing nothing.
 func TestUpDryRunPlansBootFiles(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	hv := fake.New()
 	s := bootSpec(t)
@@ -192,6 +198,7 @@ func TestUpDryRunPlansBootFiles(t *testing.T) {
 // While the lab has a checkpoint, whose domain definitions name the boot
 // files of their day, old boot files are kept.
 func TestUpKeepsOldBootFilesWhileCheckpointsNameThem(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	hv := fake.New()
 	s := bootSpec(t)
@@ -211,6 +218,7 @@ func TestUpKeepsOldBootFilesWhileCheckpointsNameThem(t *testing.T) {
 // A volume deleted by hand is uploaded again, and only an upload that
 // ended records it complete: one cut short this time is redone next time.
 func TestUpDoesNotTrustARecordOfADeletedVolume(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	hv := fake.New()
 	s := bootSpec(t)

@@ -14,6 +14,7 @@ import (
 // CheckBootFiles and ReadBootFiles walk the same list: what one finds
 // missing the other cannot read, and a complete lab passes both.
 func TestCheckBootFilesNamesTheNodeOrField(t *testing.T) {
+	t.Parallel()
 	s := bootSpec(t)
 	require.NoError(t, CheckBootFiles(s, hypervisor.Full()))
 	boot, err := ReadBootFiles(s)

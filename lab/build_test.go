@@ -66,6 +66,7 @@ func (b *buildHost) facts() preflight.HostFacts {
 // guest and so chooses the accelerator, once), the key, the boot files and
 // the lab, with the spec given left as it was.
 func TestBuildChoosesTheAcceleratorOnce(t *testing.T) {
+	t.Parallel()
 	s := bootSpec(t)
 	s.Profile = spec.ProfileProbe
 	// A new lab: its directory is empty until Build claims it (the probe
@@ -123,6 +124,7 @@ func TestBuildChoosesTheAcceleratorOnce(t *testing.T) {
 // A failed preflight stops Build before anything is made: no key, no
 // Ignition, no libvirt object.
 func TestBuildStopsAtPreflight(t *testing.T) {
+	t.Parallel()
 	s := bootSpec(t)
 	s.Profile = spec.ProfileProbe
 	require.NoError(t, os.RemoveAll(filepath.Join(s.LabDir, "ignition")))

@@ -21,6 +21,7 @@ import (
 // this test checks (names, descriptions, states, revert of the run state,
 // deletion before undefine).
 func TestIntegrationCheckpointSnapshots(t *testing.T) {
+	// Not parallel: its test:///default connection shares the libvirt test driver's one in-memory state with every connection open at the same time.
 	c := connect(t)
 	ctx := context.Background()
 	s := integSpec(t, "integcp")

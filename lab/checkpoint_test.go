@@ -25,6 +25,7 @@ func upForCheckpoint(t *testing.T, hv *fake.Hypervisor) *spec.Spec {
 }
 
 func TestCheckpointSaveRestoreOnEveryNode(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	hv := fake.New()
 	s := upForCheckpoint(t, hv)
@@ -84,6 +85,7 @@ func TestCheckpointSaveRestoreOnEveryNode(t *testing.T) {
 }
 
 func TestRestoreRecordResumed(t *testing.T) {
+	t.Parallel()
 	t0 := time.Date(2026, 1, 1, 10, 0, 0, 0, time.UTC)
 	r := &labdir.RestoreRecord{Started: t0, Finished: t0.Add(5 * time.Second)}
 	assert.True(t, r.Resumed(t0.Add(2*time.Second)), "started by the restore")
@@ -94,6 +96,7 @@ func TestRestoreRecordResumed(t *testing.T) {
 }
 
 func TestCheckpointListDelete(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	hv := fake.New()
 	s := upForCheckpoint(t, hv)
@@ -139,6 +142,7 @@ func TestCheckpointListDelete(t *testing.T) {
 }
 
 func TestCheckpointRefusals(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	hv := fake.New()
 	s := upForCheckpoint(t, hv)
@@ -155,6 +159,7 @@ func TestCheckpointRefusals(t *testing.T) {
 }
 
 func TestCheckpointSaveFailureLeavesNothing(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	hv := fake.New()
 	s := upForCheckpoint(t, hv)
@@ -171,6 +176,7 @@ func TestCheckpointSaveFailureLeavesNothing(t *testing.T) {
 }
 
 func TestDownDeletesCheckpoints(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	hv := fake.New()
 	s := upForCheckpoint(t, hv)
@@ -186,6 +192,7 @@ func TestDownDeletesCheckpoints(t *testing.T) {
 }
 
 func TestInspectSinceUnknownForNodeResumedByRestore(t *testing.T) {
+	// Not parallel: it points the package variable qemuRunDir elsewhere.
 	ctx := context.Background()
 	hv := fake.New()
 	s := upForCheckpoint(t, hv) // qemu:///system: Since comes from qemu's pid files
@@ -220,6 +227,7 @@ func TestInspectSinceUnknownForNodeResumedByRestore(t *testing.T) {
 }
 
 func TestCheckpointOfOneNode(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	hv := fake.New()
 	s := upForCheckpoint(t, hv)
@@ -277,6 +285,7 @@ func TestCheckpointOfOneNode(t *testing.T) {
 // reads them there and a restore rewrites them there, never in the lab
 // directory.
 func TestCheckpointConsoleLogsOfARemoteLab(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	hv := fake.New()
 	hv.Machine = fake.NewMachine(true)

@@ -19,6 +19,7 @@ import (
 // name built next has a new identity and none of the earlier lab's stage
 // records or verify result.
 func TestDownRemovesStageLogsAndTheNextLabStartsClean(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	home := t.TempDir()
 	hv := fake.New()

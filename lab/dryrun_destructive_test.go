@@ -31,6 +31,7 @@ func changeLines(cs []Change) []string {
 // The lock is a file: a dry run of a lab whose directory exists (a lab
 // after `down --keep-images`, or one a user made) must not create it.
 func TestUpDryRunTakesNoLock(t *testing.T) {
+	t.Parallel()
 	hv := fake.New()
 	s := testSpec(t, "dry", false)
 	require.NoError(t, os.MkdirAll(s.LabDir, 0o755))
@@ -49,6 +50,7 @@ func TestUpDryRunTakesNoLock(t *testing.T) {
 // `lab down --dry-run` is Down's own steps over the planning hypervisor:
 // it lists what down then removes, and removes nothing.
 func TestPlanDownListsWhatDownRemoves(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	hv := fake.New()
 	s := testSpec(t, "t", true)
@@ -89,6 +91,7 @@ func TestPlanDownListsWhatDownRemoves(t *testing.T) {
 // Checkpoint restore and delete have dry runs that refuse what they refuse
 // and change neither libvirt nor a file.
 func TestPlanCheckpointRestoreAndDelete(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	hv := fake.New()
 	s := upForCheckpoint(t, hv)
@@ -125,6 +128,7 @@ func TestPlanCheckpointRestoreAndDelete(t *testing.T) {
 // PlanBuild plans what the preparer would make before Up's own plan, and
 // makes none of it: no lab directory, no key, no PKI, no Ignition.
 func TestPlanBuildPlansThePreparerAndWritesNothing(t *testing.T) {
+	t.Parallel()
 	hv := fake.New()
 	s := testSpec(t, "pb", true)
 	s.Profile = spec.ProfileProbe
@@ -152,6 +156,7 @@ func TestPlanBuildPlansThePreparerAndWritesNothing(t *testing.T) {
 // parallel: node by node (stop, snapshots, domain), then the rest as the
 // steps run.
 func TestSortedDownChanges(t *testing.T) {
+	t.Parallel()
 	in := []Change{
 		{Action: "stop", Kind: "domain", Name: "bootlab-t-master-1"},
 		{Action: "stop", Kind: "domain", Name: "bootlab-t-master-0"},

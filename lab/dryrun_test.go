@@ -28,6 +28,7 @@ func planLines(res *UpResult, s *spec.Spec) string {
 // `lab up --dry-run` runs Up's own steps over a hypervisor that records
 // instead of changing: the plan is what up would do, and nothing changes.
 func TestUpDryRunPlansAndChangesNothing(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	hv := fake.New()
 	s := testSpec(t, "dry", false)

@@ -18,6 +18,7 @@ import (
 // The handle connects on the first verb that needs the hypervisor, once for
 // all its verbs, and Close closes that connection.
 func TestOpenConnectsOnceAndCloses(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	hv := fake.New()
 	s := testSpec(t, "h", false)
@@ -45,6 +46,7 @@ func TestOpenConnectsOnceAndCloses(t *testing.T) {
 
 // A connection that fails is the error of every verb that needs one.
 func TestOpenConnectErrorIsEveryVerbs(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	s := testSpec(t, "h", false)
 	l, err := Open(ctx, s, Options{Connect: func(context.Context, string, *slog.Logger) (hypervisor.Hypervisor, error) {
@@ -60,6 +62,7 @@ func TestOpenConnectErrorIsEveryVerbs(t *testing.T) {
 
 // Verify needs a built lab and says so in a typed error.
 func TestVerifyOfAnUnbuiltLab(t *testing.T) {
+	t.Parallel()
 	s := testSpec(t, "nb", false)
 	l, err := Open(context.Background(), s, Options{Connect: hypervisor.Shared(fake.New())})
 	require.NoError(t, err)
@@ -72,6 +75,7 @@ func TestVerifyOfAnUnbuiltLab(t *testing.T) {
 
 // Pooled opens each daemon once for all its callers and closes it once.
 func TestPooledSharesOneConnectionPerURI(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	fakes := map[string]*fake.Hypervisor{"qemu:///a": fake.New(), "qemu:///b": fake.New()}
 	connects := map[string]int{}

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"io"
 	"log/slog"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -19,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/bootlab/bootlab/internal/diagram"
+	"github.com/bootlab/bootlab/internal/testutil"
 	"github.com/bootlab/bootlab/lab/hypervisor/fake"
 	"github.com/bootlab/bootlab/lab/labdir"
 )
@@ -50,6 +50,7 @@ func wellFormedXML(t *testing.T, data []byte) {
 // ingress has its own address, is the golden file under testdata/graph
 // (`go test ./lab -run TestGraphGoldens -update` rewrites them).
 func TestGraphGoldens(t *testing.T) {
+	t.Parallel()
 	compact := graphSpec(t, 3, 0)
 	compact.Network.IngressAddress = "192.168.126.2"
 	cases := []struct {
@@ -67,19 +68,13 @@ func TestGraphGoldens(t *testing.T) {
 		assert.Equal(t, "Drawn from the spec: lab demo is not built.", topo.Note)
 		for _, f := range diagram.Formats() {
 			t.Run(tc.name+"."+ext[f], func(t *testing.T) {
+				t.Parallel()
 				got, err := topo.Render(f)
 				require.NoError(t, err)
 				if f == diagram.FormatSVG {
 					wellFormedXML(t, got)
 				}
-				path := filepath.Join("..", "testdata", "graph", tc.name+"."+ext[f])
-				if *update {
-					require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
-					require.NoError(t, os.WriteFile(path, got, 0o644))
-				}
-				want, err := os.ReadFile(path)
-				require.NoError(t, err, "run `go test ./lab -run TestGraphGoldens -update`")
-				assert.Equal(t, string(want), string(got))
+				testutil.Golden(t, filepath.Join("..", "testdata", "graph", tc.name+"."+ext[f]), got)
 			})
 		}
 	}
@@ -90,6 +85,7 @@ func TestGraphGoldens(t *testing.T) {
 // the masters when there are none; DNS names point at the API and ingress
 // addresses.
 func TestGraphFollowsTheLoadBalancer(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		workers int
 		control []string
@@ -128,6 +124,7 @@ func TestGraphFollowsTheLoadBalancer(t *testing.T) {
 // the bootstrap's backends after `lab pivot`; when libvirt does not
 // answer, from the spec alone, saying why.
 func TestGraphOfABuiltLab(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	hv := fake.New()
 	s := testSpec(t, "g", true)

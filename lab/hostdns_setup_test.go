@@ -20,6 +20,7 @@ import (
 // systemd-resolved forgets per-link settings when the bridge is recreated
 // (host reboot), and the lab's names would silently stop resolving.
 func TestUpSetsHostDNSAgain(t *testing.T) {
+	// Not parallel: t.Setenv (PATH) changes the whole process's environment.
 	s := &spec.Spec{Name: "dns", Profile: spec.ProfileOpenShift, LabDir: t.TempDir()}
 	s.Defaults()
 	dir := t.TempDir()

@@ -26,6 +26,7 @@ func copiedSpec(t *testing.T, from *spec.Spec, name, cidr string) *spec.Spec {
 }
 
 func TestUpRecordsIdentityBeforeAnyObject(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	hv := fake.New()
 	s := testSpec(t, "ux1", false)
@@ -54,6 +55,7 @@ func TestUpRecordsIdentityBeforeAnyObject(t *testing.T) {
 }
 
 func TestCopiedSpecNeverActsOnTheOriginalLab(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	hv := fake.New()
 	ux1 := testSpec(t, "ux1", false)
@@ -81,6 +83,7 @@ func TestCopiedSpecNeverActsOnTheOriginalLab(t *testing.T) {
 }
 
 func TestSameNameOtherLabDirLeavesTheOtherLabsDomains(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	hv := fake.New()
 	a := testSpec(t, "twin", false)
@@ -104,6 +107,7 @@ func TestSameNameOtherLabDirLeavesTheOtherLabsDomains(t *testing.T) {
 }
 
 func TestRefusedUpLeavesTheStateAsItWas(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	hv := fake.New()
 	s := testSpec(t, "ux2", false)
@@ -128,6 +132,7 @@ func TestRefusedUpLeavesTheStateAsItWas(t *testing.T) {
 }
 
 func TestFindLabs(t *testing.T) {
+	t.Parallel()
 	home := t.TempDir()
 	labs, err := labdir.Find(home)
 	require.NoError(t, err)

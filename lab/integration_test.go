@@ -48,6 +48,7 @@ func integSpec(t *testing.T, name string) *spec.Spec {
 }
 
 func TestIntegrationHostInfo(t *testing.T) {
+	// Not parallel: its test:///default connection shares the libvirt test driver's one in-memory state with every connection open at the same time.
 	c := connect(t)
 	ctx := context.Background()
 	v, err := c.LibvirtVersion(ctx)
@@ -63,6 +64,7 @@ func TestIntegrationHostInfo(t *testing.T) {
 }
 
 func TestIntegrationUpIdempotentDownClean(t *testing.T) {
+	// Not parallel: its test:///default connection shares the libvirt test driver's one in-memory state with every connection open at the same time.
 	c := connect(t)
 	ctx := context.Background()
 	s := integSpec(t, "integ")
@@ -125,6 +127,7 @@ func TestIntegrationUpIdempotentDownClean(t *testing.T) {
 }
 
 func TestIntegrationDownAfterInterruptedUp(t *testing.T) {
+	// Not parallel: its test:///default connection shares the libvirt test driver's one in-memory state with every connection open at the same time.
 	c := connect(t)
 	s := integSpec(t, "half")
 	ctx, cancel := context.WithCancel(context.Background())
@@ -149,6 +152,7 @@ func TestIntegrationDownAfterInterruptedUp(t *testing.T) {
 }
 
 func TestIntegrationVirshSeesNothingOfOurs(t *testing.T) {
+	// Not parallel: its test:///default connection shares the libvirt test driver's one in-memory state with every connection open at the same time.
 	// test:///default state is per connection: virsh's connection must not
 	// see our objects, which shows every test works on its own state.
 	c := connect(t)
@@ -161,6 +165,7 @@ func TestIntegrationVirshSeesNothingOfOurs(t *testing.T) {
 }
 
 func TestIntegrationUpUpdatesNetworkInPlace(t *testing.T) {
+	// Not parallel: its test:///default connection shares the libvirt test driver's one in-memory state with every connection open at the same time.
 	c := connect(t)
 	ctx := context.Background()
 	s := integSpec(t, "upd")

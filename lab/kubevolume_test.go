@@ -46,6 +46,7 @@ func rehearsalWithKubeVolume(t *testing.T) (*spec.Spec, string) {
 // a second up sends nothing; down deletes the pool's copy and leaves the
 // cached file it came from.
 func TestUpUploadsTheKubeVolumeOnceAndDownRemovesOnlyThePoolCopy(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	hv := fake.New()
 	s, cached := rehearsalWithKubeVolume(t)
@@ -89,6 +90,7 @@ func TestUpUploadsTheKubeVolumeOnceAndDownRemovesOnlyThePoolCopy(t *testing.T) {
 // A Kubernetes volume that is not a qcow2 image is refused by name before
 // anything is made.
 func TestKubeVolumeMustBeQcow2(t *testing.T) {
+	t.Parallel()
 	s, _ := rehearsalWithKubeVolume(t)
 	s.Image.KubeVolume = s.Image.Kernel
 	_, err := ReadBootFiles(s)
@@ -101,6 +103,7 @@ func TestKubeVolumeMustBeQcow2(t *testing.T) {
 // Kubernetes volume (the slow part of a first lab) or find it cached; a
 // plain probe lab plans none.
 func TestPlanPrepareNamesTheKubeVolume(t *testing.T) {
+	// Not parallel: t.Setenv (BOOTLAB_CACHE) changes the whole process's environment.
 	cache := t.TempDir()
 	t.Setenv("BOOTLAB_CACHE", cache)
 	s, _ := rehearsalWithKubeVolume(t)

@@ -21,6 +21,7 @@ import (
 // is in the home is listed with its running nodes; one whose directory is
 // not is found through libvirt as orphaned.
 func TestIntegrationList(t *testing.T) {
+	// Not parallel: its test:///default connection shares the libvirt test driver's one in-memory state with every connection open at the same time.
 	c := connect(t)
 	ctx := context.Background()
 	home := t.TempDir()

@@ -29,6 +29,7 @@ func listSpec(t *testing.T, home, name, cidr string) *spec.Spec {
 func fakeConnect(hv *fake.Hypervisor) Connector { return hypervisor.Shared(hv) }
 
 func TestListFindsLabDirsAndOrphans(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	home := t.TempDir()
 	hv := fake.New()
@@ -85,6 +86,7 @@ func TestListFindsLabDirsAndOrphans(t *testing.T) {
 // A network named like ours but carrying someone else's metadata, and
 // domains without bootlab metadata, are not labs.
 func TestListIgnoresForeignObjects(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	hv := fake.New()
 	hv.NetworkObjects["bootlab-x"] = &hypervisor.Object{Name: "bootlab-x", XML: `<network><name>bootlab-x</name><metadata><o:x xmlns:o="https://example.com/other"/></metadata></network>`}
@@ -96,6 +98,7 @@ func TestListIgnoresForeignObjects(t *testing.T) {
 
 // No lab home at all is an empty list, not an error.
 func TestListEmptyHome(t *testing.T) {
+	t.Parallel()
 	labs, err := List(context.Background(), ListOptions{Home: filepath.Join(t.TempDir(), "nothing")})
 	require.NoError(t, err)
 	assert.NotNil(t, labs)
@@ -104,6 +107,7 @@ func TestListEmptyHome(t *testing.T) {
 
 // A lab whose labDir is elsewhere is listed through a symlink in the home.
 func TestListFollowsSymlinkedLabDir(t *testing.T) {
+	t.Parallel()
 	home, elsewhere := t.TempDir(), t.TempDir()
 	s := listSpec(t, elsewhere, "linked", "10.90.3.0/24")
 	require.NoError(t, (&labdir.State{Spec: s}).Save(s.LabDir))
@@ -119,6 +123,7 @@ func TestListFollowsSymlinkedLabDir(t *testing.T) {
 // lab list shows the last verify result only when it is this lab's: one
 // written for an earlier lab of the same name (another UUID) is not.
 func TestListShowsOnlyTheLabsOwnVerify(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	home := t.TempDir()
 	hv := fake.New()
@@ -145,6 +150,7 @@ func TestListShowsOnlyTheLabsOwnVerify(t *testing.T) {
 // files, so the lab directory goes and a later lab of the same name does
 // not inherit it.
 func TestDownRemovesVerifyRecord(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	home := t.TempDir()
 	hv := fake.New()
@@ -162,6 +168,7 @@ func TestDownRemovesVerifyRecord(t *testing.T) {
 // log paths of its domains, and is not an orphan; a directory those paths
 // point at that records another lab is not taken for it.
 func TestListFindsLabDirThroughDomains(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	home, elsewhere := t.TempDir(), t.TempDir()
 	hv := fake.New()

@@ -38,6 +38,7 @@ func someonesDir(t *testing.T, dir string) {
 // directory removed ssh/, pki/ and haproxy/ from it. A lab never built
 // there has nothing to remove, and nothing is written either (no lock).
 func TestDownOfANeverBuiltLabTouchesNothing(t *testing.T) {
+	t.Parallel()
 	s := testSpec(t, "probe1", false)
 	someonesDir(t, s.LabDir)
 	before := testutil.Tree(t, s.LabDir)
@@ -55,6 +56,7 @@ func TestDownOfANeverBuiltLabTouchesNothing(t *testing.T) {
 // up refuses a lab directory that holds files and no state of this lab,
 // before anything is made: no key, no state, no libvirt object.
 func TestBuildRefusesADirectoryHoldingSomeoneElsesFiles(t *testing.T) {
+	t.Parallel()
 	s := bootSpec(t)
 	s.Profile = spec.ProfileProbe
 	require.NoError(t, os.RemoveAll(s.LabDir))
@@ -75,6 +77,7 @@ func TestBuildRefusesADirectoryHoldingSomeoneElsesFiles(t *testing.T) {
 // The pool directory is checked on the hypervisor's machine before
 // anything is made, and a remote lab's host directory too.
 func TestBuildRefusesHostDirectoriesHoldingOtherFiles(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name, field string
 		remote      bool
@@ -84,6 +87,7 @@ func TestBuildRefusesHostDirectoriesHoldingOtherFiles(t *testing.T) {
 		{"remote host directory", "libvirt.hostDir", true, func(s *spec.Spec) string { return labdir.HostDir(s) }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			s := bootSpec(t)
 			s.Profile = spec.ProfileProbe
 			require.NoError(t, os.RemoveAll(s.LabDir))
@@ -111,6 +115,7 @@ func TestBuildRefusesHostDirectoriesHoldingOtherFiles(t *testing.T) {
 // lab was built): down deletes the lab's volumes, leaves that file, and
 // leaves the directory.
 func TestDownDeletesOnlyTheVolumesBootlabMade(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	hv := fake.New()
 	s := testSpec(t, "t", true)
@@ -137,6 +142,7 @@ func TestDownDeletesOnlyTheVolumesBootlabMade(t *testing.T) {
 
 // A remote lab's host directory goes at down only with this lab's marker.
 func TestDownRemovesARemoteHostDirOnlyWithItsMarker(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	for _, marked := range []bool{true, false} {
 		hv := fake.New()

@@ -4,13 +4,13 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/xml"
-	"flag"
 	"os"
 	"path"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/bootlab/bootlab/internal/testutil"
 	"github.com/bootlab/bootlab/lab/spec"
 
 	"github.com/stretchr/testify/assert"
@@ -21,7 +21,7 @@ import (
 	"github.com/bootlab/bootlab/lab/probe"
 )
 
-// The -update flag (spec_test.go) rewrites these goldens:
+// The -update flag (internal/testutil) rewrites these goldens:
 // go test ./lab -run Plan -update
 
 func xmlUnmarshalString(x string, v any) error { return xml.Unmarshal([]byte(x), v) }
@@ -71,20 +71,18 @@ func fakeBoot(s *spec.Spec) BootFiles {
 	return b
 }
 
+// golden compares one XML document of a plan with its golden (a file ends
+// with a newline, the XML does not).
 func golden(t *testing.T, path, got string) {
 	t.Helper()
-	if *update {
-		require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
-		require.NoError(t, os.WriteFile(path, []byte(got+"\n"), 0o644))
-	}
-	want, err := os.ReadFile(path)
-	require.NoError(t, err, "golden missing: run go test ./lab -run Plan -update")
-	assert.Equal(t, string(want), got+"\n", "golden %s differs (go test ./lab -run Plan -update)", path)
+	testutil.Golden(t, path, []byte(got+"\n"))
 }
 
 func TestPlanGoldens(t *testing.T) {
+	t.Parallel()
 	for name, tc := range planSpecs() {
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			p, err := NewPlan(tc.spec, tc.in)
 			require.NoError(t, err)
 			dir := filepath.Join("..", "testdata", "plan", name)
@@ -115,6 +113,7 @@ func bootVolumePath(s *spec.Spec, kind string, f *BootFile) string {
 // Every file a VM reads is a volume of the lab pool, named by its content:
 // the kernel and initrd once for all nodes, an Ignition per node.
 func TestPlanBootFilesAreVolumes(t *testing.T) {
+	t.Parallel()
 	tc := planSpecs()["probe-tcg"]
 	s := tc.spec
 	p, err := NewPlan(s, tc.in)
@@ -150,6 +149,7 @@ func TestPlanBootFilesAreVolumes(t *testing.T) {
 // No domain of a lab on a remote hypervisor names a path of this machine:
 // not the lab directory, not the image cache, not the working directory.
 func TestPlanRemoteLabNamesNoWorkstationPath(t *testing.T) {
+	t.Parallel()
 	wd, err := os.Getwd()
 	require.NoError(t, err)
 	for name, tc := range planSpecs() {
@@ -177,6 +177,7 @@ func TestPlanRemoteLabNamesNoWorkstationPath(t *testing.T) {
 }
 
 func TestPlanIsDeterministic(t *testing.T) {
+	t.Parallel()
 	for name, tc := range planSpecs() {
 		a, err := NewPlan(tc.spec, tc.in)
 		require.NoError(t, err)
@@ -187,6 +188,7 @@ func TestPlanIsDeterministic(t *testing.T) {
 }
 
 func TestPlanMetadataRoundTrip(t *testing.T) {
+	t.Parallel()
 	tc := planSpecs()["openshift-kvm"]
 	p, err := NewPlan(tc.spec, tc.in)
 	require.NoError(t, err)
@@ -200,6 +202,7 @@ func TestPlanMetadataRoundTrip(t *testing.T) {
 }
 
 func TestPlanDigestFollowsSpec(t *testing.T) {
+	t.Parallel()
 	tc := planSpecs()["probe-tcg"]
 	a, err := NewPlan(tc.spec, tc.in)
 	require.NoError(t, err)
@@ -213,6 +216,7 @@ func TestPlanDigestFollowsSpec(t *testing.T) {
 }
 
 func TestPlanNATOnlyInNATMode(t *testing.T) {
+	t.Parallel()
 	for name, tc := range planSpecs() {
 		p, err := NewPlan(tc.spec, tc.in)
 		require.NoError(t, err)
@@ -225,6 +229,7 @@ func TestPlanNATOnlyInNATMode(t *testing.T) {
 }
 
 func TestPlanRejectsUnchosenAccelerator(t *testing.T) {
+	t.Parallel()
 	tc := planSpecs()["probe-tcg"]
 	_, err := NewPlan(tc.spec, PlanInput{Accelerator: spec.AccelAuto})
 	assert.ErrorContains(t, err, "accelerator must be kvm or tcg")
@@ -235,6 +240,7 @@ func TestPlanRejectsUnchosenAccelerator(t *testing.T) {
 // kube-apiservers) with 1 GiB; workers keep the small initrd and the probe size, and a plain
 // probe lab ignores RehearsalInitrd.
 func TestPlanRehearsalBootstrap(t *testing.T) {
+	t.Parallel()
 	mk := func(manual bool) *spec.Spec {
 		s := &spec.Spec{Name: "reh1", Profile: spec.ProfileProbe, LabDir: "/var/lib/bootlab/labs/reh1",
 			Topology:  spec.Topology{Masters: 1, Workers: 1},
@@ -282,6 +288,7 @@ func TestPlanRehearsalBootstrap(t *testing.T) {
 // agent looks for) to the bootstrap and every master, never to a worker;
 // a plain probe lab gets neither the volume nor the disk.
 func TestPlanKubeVolumeReadOnlyOnBootstrapAndMasters(t *testing.T) {
+	t.Parallel()
 	for _, manual := range []bool{true, false} {
 		s := &spec.Spec{Name: "reh1", Profile: spec.ProfileProbe, LabDir: "/var/lib/bootlab/labs/reh1",
 			Topology:  spec.Topology{Masters: 3, Workers: 1},
@@ -332,5 +339,3 @@ func TestPlanKubeVolumeReadOnlyOnBootstrapAndMasters(t *testing.T) {
 		}
 	}
 }
-
-var update = flag.Bool("update", false, "rewrite golden files")

@@ -22,6 +22,7 @@ import (
 )
 
 func TestWriteProbeIgnition(t *testing.T) {
+	t.Parallel()
 	s := &spec.Spec{Name: "p", Profile: spec.ProfileProbe, LabDir: t.TempDir()}
 	s.Defaults()
 	require.NoError(t, WriteProbeIgnition(s))
@@ -58,8 +59,10 @@ func TestWriteProbeIgnition(t *testing.T) {
 // 443 to: read back from the configs each pool is served (what an agent
 // finds about itself), for every topology the spec accepts.
 func TestProbeIngressNodesAreTheLoadBalancers(t *testing.T) {
+	t.Parallel()
 	for _, topo := range []spec.Topology{{Masters: 1}, {Masters: 3}, {Masters: 3, Workers: 1}, {Masters: 3, Workers: 2}, {Masters: 1, Workers: 1}} {
 		t.Run(fmt.Sprintf("1+%d+%d", topo.Masters, topo.Workers), func(t *testing.T) {
+			t.Parallel()
 			s := &spec.Spec{Name: "p", Profile: spec.ProfileProbe, LabDir: t.TempDir(), Topology: topo}
 			s.Defaults()
 			p, err := pki.Ensure(filepath.Join(s.LabDir, "pki"), "api-int."+s.Cluster.Domain())
@@ -101,6 +104,7 @@ func TestProbeIngressNodesAreTheLoadBalancers(t *testing.T) {
 // Prepare builds from a copy: the spec given keeps what the user wrote,
 // the one returned names the boot files, and every node has its Ignition.
 func TestPrepareProbeLeavesTheSpecAsGiven(t *testing.T) {
+	t.Parallel()
 	s := &spec.Spec{Name: "p", Profile: spec.ProfileProbe, LabDir: t.TempDir()}
 	s.Defaults()
 	dir := t.TempDir()

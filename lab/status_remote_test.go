@@ -17,6 +17,7 @@ import (
 // A remote system daemon's domain start time is its qemu pid file's
 // mtime, read on that machine.
 func TestDomainSinceOnARemoteHost(t *testing.T) {
+	// Not parallel: it points the package variable qemuRunDir elsewhere.
 	srv := sshctest.Start(t)
 	ctx := context.Background()
 	h, err := host.Open(ctx, srv.LibvirtURI(t, ""), host.Options{})

@@ -129,6 +129,7 @@ func (h *haproxyMachine) startArgs() [][]string {
 // One up builds the whole UPI lab; a second finds it built and changes
 // nothing, haproxy included.
 func TestUpOpenShiftBuildsTheUPILab(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	hv := fake.New()
 	lb := newHAProxyMachine(t, hv)
@@ -247,6 +248,7 @@ func TestUpOpenShiftBuildsTheUPILab(t *testing.T) {
 // file is uploaded and named in the definition, but the running node is
 // not restarted (unlike a probe node), and up says how to apply it.
 func TestUpOpenShiftChangedIgnitionDoesNotRestartANode(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	hv := fake.New()
 	newHAProxyMachine(t, hv)
@@ -278,6 +280,7 @@ func TestUpOpenShiftChangedIgnitionDoesNotRestartANode(t *testing.T) {
 // After `lab pivot` the load balancer is reloaded without the bootstrap,
 // and up keeps it that way.
 func TestUpOpenShiftAfterPivotReloadsTheLoadBalancerWithoutBootstrap(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	hv := fake.New()
 	lb := newHAProxyMachine(t, hv)
@@ -306,6 +309,7 @@ func TestUpOpenShiftAfterPivotReloadsTheLoadBalancerWithoutBootstrap(t *testing.
 // A dry run of a new OpenShift lab plans every object and the load
 // balancer's start, and creates nothing, on libvirt or the machine.
 func TestUpOpenShiftDryRunCreatesNothing(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	hv := fake.New()
 	lb := newHAProxyMachine(t, hv)

@@ -56,6 +56,7 @@ func countPrefix(calls []string, prefix string) int {
 }
 
 func TestUpCreatesEverythingThenNothing(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	hv := fake.New()
 	s := testSpec(t, "t", true)
@@ -86,6 +87,7 @@ func TestUpCreatesEverythingThenNothing(t *testing.T) {
 }
 
 func TestUpResumesAfterFailure(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	hv := fake.New()
 	s := testSpec(t, "t", true)
@@ -108,6 +110,7 @@ func TestUpResumesAfterFailure(t *testing.T) {
 }
 
 func TestUpRedoesInterruptedUpload(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	hv := fake.New()
 	s := testSpec(t, "t", true)
@@ -123,6 +126,7 @@ func TestUpRedoesInterruptedUpload(t *testing.T) {
 }
 
 func TestUpDefersRolesAndStartNodes(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	hv := fake.New()
 	s := testSpec(t, "t", false)
@@ -143,6 +147,7 @@ func TestUpDefersRolesAndStartNodes(t *testing.T) {
 }
 
 func TestUpRedefinesChangedDomain(t *testing.T) {
+	t.Parallel()
 	// The fake refuses, as libvirt does, a redefinition without the
 	// domain's UUID ("already exists with uuid"): converge must keep it.
 	for _, tc := range []struct {
@@ -156,6 +161,7 @@ func TestUpRedefinesChangedDomain(t *testing.T) {
 		{spec.ProfileOpenShift, []string{"DefineDomain bootlab-t-master-0"}, "master-0 redefined (takes effect at its next boot"},
 	} {
 		t.Run(string(tc.profile), func(t *testing.T) {
+			t.Parallel()
 			ctx := context.Background()
 			hv := fake.New()
 			s := testSpec(t, "t", false)
@@ -181,6 +187,7 @@ func TestUpRedefinesChangedDomain(t *testing.T) {
 }
 
 func TestUpRefusesForeignObjects(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	hv := fake.New()
 	s := testSpec(t, "t", false)
@@ -203,6 +210,7 @@ func TestUpRefusesForeignObjects(t *testing.T) {
 }
 
 func TestUpHonoursContext(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	hv := fake.New()
@@ -214,6 +222,7 @@ func TestUpHonoursContext(t *testing.T) {
 // Ctrl-C during a step is reported as an interrupt (so the CLI offers to
 // resume), whether the step then fails for it or finishes anyway.
 func TestRunStepsReportsInterrupt(t *testing.T) {
+	t.Parallel()
 	st := status.New(io.Discard, false)
 	log := slog.New(slog.DiscardHandler)
 
@@ -241,6 +250,7 @@ func TestRunStepsReportsInterrupt(t *testing.T) {
 
 // Once interrupted, parallel starts no more items.
 func TestParallelStopsStartingWhenInterrupted(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithCancel(context.Background())
 	var started []int
 	n, err := parallel(ctx, []int{1, 2, 3, 4}, 1, func(_ context.Context, i int) (bool, error) {
@@ -256,6 +266,7 @@ func TestParallelStopsStartingWhenInterrupted(t *testing.T) {
 }
 
 func TestDownRemovesOnlyThisLab(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	hv := fake.New()
 	s := testSpec(t, "t", true)
@@ -297,6 +308,7 @@ func TestDownRemovesOnlyThisLab(t *testing.T) {
 }
 
 func TestDownAfterHalfFailedUp(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	hv := fake.New()
 	s := testSpec(t, "t", true)
@@ -313,6 +325,7 @@ func TestDownAfterHalfFailedUp(t *testing.T) {
 
 // DownSteps says what it removed; a lab that is not there changes nothing.
 func TestDownStepsReportWhatWasRemoved(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	hv := fake.New()
 	s := testSpec(t, "t", false)
@@ -346,8 +359,10 @@ func TestDownStepsReportWhatWasRemoved(t *testing.T) {
 // a cluster member's data), but it says so and how; a probe lab converges:
 // the dropped node goes, with its disk.
 func TestUpNodesDroppedFromTheSpec(t *testing.T) {
+	t.Parallel()
 	for _, profile := range []spec.Profile{spec.ProfileOpenShift, spec.ProfileProbe} {
 		t.Run(string(profile), func(t *testing.T) {
+			t.Parallel()
 			ctx := context.Background()
 			hv := fake.New()
 			s := testSpec(t, "t", false)
@@ -391,6 +406,7 @@ func TestUpNodesDroppedFromTheSpec(t *testing.T) {
 // served config lists one more) every node restarts to read its config
 // again: the masters serve what they fetched from the bootstrap at boot.
 func TestUpRestartsProbeNodesWhoseIgnitionChanged(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	hv := fake.New()
 	s := testSpec(t, "t", false)
@@ -439,6 +455,7 @@ func TestUpRestartsProbeNodesWhoseIgnitionChanged(t *testing.T) {
 // Two commands never change one lab at once: the second is refused, naming
 // the lock, and nothing is created; once the first is done it proceeds.
 func TestUpAndDownRefuseALabBeingChanged(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	hv := fake.New()
 	s := testSpec(t, "t", false)
@@ -463,6 +480,7 @@ func TestUpAndDownRefuseALabBeingChanged(t *testing.T) {
 }
 
 func TestDownKeepImages(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	hv := fake.New()
 	s := testSpec(t, "t", true)
@@ -477,6 +495,7 @@ func TestDownKeepImages(t *testing.T) {
 }
 
 func TestRemoveNode(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	hv := fake.New()
 	s := testSpec(t, "t", false)
@@ -490,6 +509,7 @@ func TestRemoveNode(t *testing.T) {
 }
 
 func TestInspect(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	hv := fake.New()
 	hv.Caps = hypervisor.Capabilities{} // libvirt's test driver
@@ -512,6 +532,7 @@ func TestInspect(t *testing.T) {
 }
 
 func TestEnsureSSHKey(t *testing.T) {
+	t.Parallel()
 	s := &spec.Spec{Name: "k", LabDir: t.TempDir()}
 	require.NoError(t, EnsureSSHKey(s))
 	fi, err := os.Stat(labdir.SSHKey(s))
@@ -530,6 +551,7 @@ func TestEnsureSSHKey(t *testing.T) {
 }
 
 func TestKeepImagesSkipsUploadOnNextUp(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	hv := fake.New()
 	s := testSpec(t, "t", true)
@@ -547,6 +569,7 @@ func TestKeepImagesSkipsUploadOnNextUp(t *testing.T) {
 }
 
 func TestUpRefusesNetworkDrift(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	hv := fake.New()
 	s := testSpec(t, "t", false)
@@ -562,6 +585,7 @@ func TestUpRefusesNetworkDrift(t *testing.T) {
 }
 
 func TestUpUpdatesReservationsInPlace(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	hv := fake.New()
 	s := testSpec(t, "t", false)
@@ -591,6 +615,7 @@ func TestUpUpdatesReservationsInPlace(t *testing.T) {
 // After `lab pivot` destroyed a real lab's bootstrap, a later up converges
 // the rest and does not bring the bootstrap VM or its disk back.
 func TestUpAfterPivotLeavesBootstrapGone(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	hv := fake.New()
 	s := testSpec(t, "t", true)
@@ -622,6 +647,7 @@ func TestUpAfterPivotLeavesBootstrapGone(t *testing.T) {
 // A lab that does not exist reports empty lists, so `status -o json` has
 // "dns": [] and "nodes": [...] rather than null for scripts to trip on.
 func TestInspectAbsentLabHasEmptyLists(t *testing.T) {
+	t.Parallel()
 	s := testSpec(t, "absent", false)
 	st, err := Inspect(context.Background(), fake.New(), s)
 	require.NoError(t, err)
@@ -634,6 +660,7 @@ func TestInspectAbsentLabHasEmptyLists(t *testing.T) {
 // A class's lab records its class with its identity, so `class down` finds
 // it; a lab up on its own records none.
 func TestUpRecordsClass(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	s := testSpec(t, "ws-alice", true)
 	opts := upOpts()

@@ -13,6 +13,7 @@ import (
 // TestShellcheck runs shellcheck on every stage script and the library,
 // the same line the Makefile lint target uses.
 func TestShellcheck(t *testing.T) {
+	t.Parallel()
 	sc, err := exec.LookPath("shellcheck")
 	require.NoError(t, err, "shellcheck is needed: apt-get install -y shellcheck")
 	files, err := filepath.Glob("*.sh")
@@ -25,6 +26,7 @@ func TestShellcheck(t *testing.T) {
 }
 
 func TestEmbeddedMatchesFiles(t *testing.T) {
+	t.Parallel()
 	n := 0
 	require.NoError(t, fs.WalkDir(FS, ".", func(p string, d fs.DirEntry, err error) error {
 		if err == nil && !d.IsDir() {

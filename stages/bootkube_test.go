@@ -70,6 +70,7 @@ func mapLines(blocks []stages.StageBlock) []string {
 }
 
 func TestMapScriptPerRelease(t *testing.T) {
+	t.Parallel()
 	common := func(auth, konnectivity string, extra11, extra12 string, first string) []string {
 		return []string{
 			"01 " + first + "openshift-manifests[openshift-manifests.done]",
@@ -99,6 +100,7 @@ func TestMapScriptPerRelease(t *testing.T) {
 		"4.23-unknown": common(auth, konn, " dns-operator-bootstrap[dns-operator-bootstrap.done]+new", " insights-bootstrap[insights-bootstrap.done]+new", "prelude-check[prelude-check.done]+new "),
 	} {
 		t.Run(release, func(t *testing.T) {
+			t.Parallel()
 			b := parseFixture(t, release)
 			c := stages.Default()
 			// A step the catalog learns later is no longer new.
@@ -115,6 +117,7 @@ func TestMapScriptPerRelease(t *testing.T) {
 }
 
 func TestMapScriptLinesAndFiles(t *testing.T) {
+	t.Parallel()
 	b := parseFixture(t, "4.22")
 	stages.Default().MapScript(b)
 	lines := strings.Split(string(b.Data), "\n")
@@ -134,11 +137,13 @@ func TestMapScriptLinesAndFiles(t *testing.T) {
 }
 
 func TestParseBootkubeRejectsOtherScripts(t *testing.T) {
+	t.Parallel()
 	_, err := stages.ParseBootkube("kubelet.sh", []byte("#!/bin/bash\nexec kubelet --config=/etc/kubernetes/kubelet.conf\n"), nil)
 	assert.ErrorContains(t, err, "kubelet.sh: no bootkube steps found")
 }
 
 func TestCompareStepsWithCatalog(t *testing.T) {
+	t.Parallel()
 	c := stages.Default()
 	assert.Empty(t, c.CompareSteps(parseFixture(t, "4.16"), stages.MustVersion("4.16")))
 	assert.Empty(t, c.CompareSteps(parseFixture(t, "4.19"), stages.MustVersion("4.19")))
@@ -151,6 +156,7 @@ func TestCompareStepsWithCatalog(t *testing.T) {
 // A catalog step renamed or moved would break the replay's stage map: the
 // fixtures of every modelled release must agree with the catalog.
 func TestFixturesAgreeWithCatalog(t *testing.T) {
+	t.Parallel()
 	c := stages.Default()
 	compared := 0
 	for _, r := range fixtureReleases {
@@ -167,6 +173,7 @@ func TestFixturesAgreeWithCatalog(t *testing.T) {
 // Shapes of older and hand-edited scripts: guards without records, markers
 // with their directory, [[ ]] tests, one-line ifs, records named in comments.
 func TestParseBootkubeShapes(t *testing.T) {
+	t.Parallel()
 	script := `#!/usr/bin/env bash
 . /usr/local/bin/release-image.sh # the payload
 # record_service_stage_start "not-a-step" in a comment
@@ -207,6 +214,7 @@ if [ -f something ]; then wait_for_it; fi
 // A function defined on the last line of a helper has no body: calling it
 // is no step, not a slice-bounds panic (found by FuzzParseBootkube).
 func TestParseBootkubeFunctionOnLastLine(t *testing.T) {
+	t.Parallel()
 	b, err := stages.ParseBootkube("bootkube.sh", []byte("copy_static_resources_fs_for [ ! -f 0 ]"), map[string][]byte{"/usr/local/bin/h.sh": []byte("copy_static_resources_fs_for()")})
 	assert.Nil(t, b)
 	assert.ErrorContains(t, err, "no bootkube steps found")

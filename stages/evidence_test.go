@@ -15,6 +15,7 @@ import (
 // Every modelled release says how it is known, and only the releases whose
 // bootkube.sh was read are verified: 4.20 is not silently 4.19.
 func TestReleasesSayWhatWasRead(t *testing.T) {
+	t.Parallel()
 	rels := stages.Releases()
 	require.NotEmpty(t, rels)
 	assert.Equal(t, stages.Oldest, rels[0].Version)
@@ -40,6 +41,7 @@ func TestReleasesSayWhatWasRead(t *testing.T) {
 // Every gate names its evidence, none claims to be read in a release that
 // was not, and every step that arrived in a release has its gate.
 func TestGatesCarryEvidence(t *testing.T) {
+	t.Parallel()
 	all := append([]stages.Gate{}, stages.CommonGates()...)
 	for _, s := range stages.Default() {
 		for _, g := range s.Gates {
@@ -71,6 +73,7 @@ func TestGatesCarryEvidence(t *testing.T) {
 // each one in the shared library is a gate somewhere: the data explain and
 // list show cannot drift from what the scripts do.
 func TestScriptGatesAreInTheCatalog(t *testing.T) {
+	t.Parallel()
 	re := regexp.MustCompile(`version_at_least ([0-9]+\.[0-9]+)`)
 	has := func(gates []stages.Gate, v stages.Version) bool {
 		for _, g := range gates {
@@ -100,6 +103,7 @@ func TestScriptGatesAreInTheCatalog(t *testing.T) {
 }
 
 func TestGateReleases(t *testing.T) {
+	t.Parallel()
 	v := stages.MustVersion
 	for _, tc := range []struct {
 		gate stages.Gate

@@ -19,6 +19,7 @@ import (
 )
 
 func TestProof(t *testing.T) {
+	t.Parallel()
 	c := stages.Default()
 	for _, tc := range []struct {
 		stage   string
@@ -46,6 +47,7 @@ func TestProof(t *testing.T) {
 // The library's table of stages (scripts/lib/bootkube.sh BOOTLAB_STAGES),
 // which refuses hand runs out of order, is the catalog's.
 func TestLibraryStageTable(t *testing.T) {
+	t.Parallel()
 	data, err := fs.ReadFile(scripts.FS, "lib/bootkube.sh")
 	require.NoError(t, err)
 	m := regexp.MustCompile(`(?s)\nBOOTLAB_STAGES=\(\n(.*?)\n\)\n`).FindSubmatch(data)
@@ -81,6 +83,7 @@ func refused(t *testing.T, err error) *stages.RefusedError {
 }
 
 func TestCheckOrder(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name    string
 		version string
@@ -103,6 +106,7 @@ func TestCheckOrder(t *testing.T) {
 		{name: "--all on a fresh node", version: "4.19", done: 1, sel: stages.Selection{}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			node := stagestest.New(t.TempDir())
 			c := stages.Default()
 			require.NoError(t, node.FinishBefore(c, tc.done))
@@ -131,6 +135,7 @@ func TestCheckOrder(t *testing.T) {
 }
 
 func TestCheckForce(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name string
 		done int // stages before this one are finished
@@ -151,6 +156,7 @@ func TestCheckForce(t *testing.T) {
 		{name: "02 is safe", done: 16, sel: stages.Selection{Only: []string{"02"}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			node := stagestest.New(t.TempDir())
 			c := stages.Default()
 			require.NoError(t, node.FinishBefore(c, tc.done))
@@ -172,6 +178,7 @@ func TestCheckForce(t *testing.T) {
 
 // The runner refuses before any script runs, and records nothing.
 func TestRunRefusesBeforeAnythingRuns(t *testing.T) {
+	t.Parallel()
 	node := stagestest.New(t.TempDir())
 	r, rec, _ := newRunner(t, node, "4.19")
 	require.NoError(t, node.FinishBefore(r.Catalog, 13))
@@ -193,6 +200,7 @@ func TestRunRefusesBeforeAnythingRuns(t *testing.T) {
 // What a selection needs first, all of it, in order: what `stage run 07`
 // on a rehearsal lab runs before 07, and CheckOrder then allows.
 func TestPrerequisites(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name    string
 		version string
@@ -207,6 +215,7 @@ func TestPrerequisites(t *testing.T) {
 		{"4.18 has no 04", "4.18", 1, stages.Selection{Only: []string{"06"}}, []string{"01", "03", "05"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			node := stagestest.New(t.TempDir())
 			c := stages.Default()
 			require.NoError(t, node.FinishBefore(c, tc.done))

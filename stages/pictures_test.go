@@ -11,6 +11,7 @@ import (
 // answers the API and the MCS: nobody before 12, the bootstrap's MCS from
 // 12, the API handed over in 13, the masters from 14, then the pivot.
 func TestTimelineFollowsTheCatalog(t *testing.T) {
+	t.Parallel()
 	tl := Default().Timeline()
 	require.Len(t, tl.Rows, 16, "fifteen stages and the pivot")
 	want := map[string][3]string{
@@ -40,6 +41,7 @@ func TestTimelineFollowsTheCatalog(t *testing.T) {
 // The rehearsal lab's etcd membership: 1 after 07, masters+1 after 12,
 // masters after 13.
 func TestEtcdMembership(t *testing.T) {
+	t.Parallel()
 	m := Default().EtcdMembership(3)
 	assert.Equal(t, "etcd membership on the rehearsal lab: 1 -> 4 -> 3", m.Title)
 	require.Len(t, m.Steps, 3)

@@ -8,6 +8,7 @@ import (
 )
 
 func TestLineSinkKeepsStreamsApartAndPrefixes(t *testing.T) {
+	t.Parallel()
 	var out, log bytes.Buffer
 	sink := newLineSink("[07 etcd-bootstrap] ", 2, &out, nil, &log)
 	stdout, stderr := sink.Stream(), sink.Stream()

@@ -11,6 +11,7 @@ import (
 // The last record of a stage decides its state; unknown stage numbers are
 // ignored; a stage without records is pending.
 func TestFoldRecords(t *testing.T) {
+	t.Parallel()
 	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	cat := Default()
 	first, second, third := cat[0], cat[1], cat[2]

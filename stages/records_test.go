@@ -17,6 +17,7 @@ import (
 // A stage log opened for a lab stamps the lab's UUID on every record, and
 // keeps one a caller already stamped.
 func TestOpenLogStampsLabUUID(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	l, err := stages.OpenLog(dir, "uuid-a")
 	require.NoError(t, err)
@@ -45,6 +46,7 @@ func TestOpenLogStampsLabUUID(t *testing.T) {
 // before records carried one), are another lab's unless the lab has no
 // UUID itself.
 func TestReadRecords(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	t0 := time.Date(2026, 11, 26, 10, 0, 0, 0, time.UTC)
 	lines := []string{

@@ -80,6 +80,7 @@ func sandboxRunner(sb *sandbox, version string, out *bytes.Buffer) *stages.Runne
 // Stage 15 before 13 and 14 would write .bootkube.done: bootkube.service
 // would never start and approve-csr would stop approving.
 func TestSandboxStage15EarlyIsRefused(t *testing.T) {
+	t.Parallel()
 	sb := newSandbox(t)
 	sb.finishBefore(t, 13)
 	var out bytes.Buffer
@@ -113,6 +114,7 @@ func TestSandboxStage15EarlyIsRefused(t *testing.T) {
 // A forced rerun whose output a later stage already used is refused,
 // through bootlab and by hand (BOOTLAB_FORCE=1); nothing changes.
 func TestSandboxUnsafeForceIsRefused(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name, stage string
 		done        int    // stages before this one finished
@@ -135,6 +137,7 @@ func TestSandboxUnsafeForceIsRefused(t *testing.T) {
 			untouched:  "etc/kubernetes/manifests/kube-apiserver-pod.yaml", noCall: "--name cluster-bootstrap"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			sb := newSandbox(t)
 			sb.finishBefore(t, tc.done)
 			var out bytes.Buffer
@@ -168,6 +171,7 @@ func TestSandboxUnsafeForceIsRefused(t *testing.T) {
 // Run by hand, the scripts take the node's release, not 4.19, and refuse
 // an OPENSHIFT_VERSION the node contradicts.
 func TestSandboxHandRunReadsTheNodeRelease(t *testing.T) {
+	t.Parallel()
 	sb := newSandbox(t)
 	sb.env = append(sb.env, "SANDBOX_VERSION=4.21.3")
 	dir, err := filepath.Abs(filepath.Join("..", "scripts"))
@@ -196,6 +200,7 @@ func TestSandboxHandRunReadsTheNodeRelease(t *testing.T) {
 // A release image other than the node's would render part of the control
 // plane from a second payload: refused where the node has release-image.sh.
 func TestSandboxReleaseImageOverrideIsRefused(t *testing.T) {
+	t.Parallel()
 	sb := newSandbox(t)
 	sb.installNodeScript(t, "4.19")
 	var out bytes.Buffer
@@ -220,6 +225,7 @@ func TestSandboxReleaseImageOverrideIsRefused(t *testing.T) {
 // that step by its guard and remove the bootstrap MCO pod (stage 14's
 // work) before it stops: refused.
 func TestSandboxNodeReplayOf13AfterCVOOverrides(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	sb := newSandbox(t)
 	sb.installNodeScript(t, "4.19")

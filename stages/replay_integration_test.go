@@ -83,8 +83,10 @@ func nodeRunner(sb *sandbox, out *bytes.Buffer) *stages.Runner {
 // block and everything pending before it, stops before the first step of
 // stage 08, and bootkube.service run afterwards skips what it did.
 func TestSandboxNodeScriptStage07ThenHandoff(t *testing.T) {
+	t.Parallel()
 	for _, release := range fixtureReleases {
 		t.Run(release, func(t *testing.T) {
+			t.Parallel()
 			ctx := context.Background()
 			sb := newSandbox(t)
 			sb.installNodeScript(t, release)
@@ -153,8 +155,10 @@ func TestSandboxNodeScriptStage07ThenHandoff(t *testing.T) {
 // Every stage, run in turn with the node's script, ends exactly its own
 // steps: each stops where the next begins.
 func TestSandboxNodeScriptEveryStopPoint(t *testing.T) {
+	t.Parallel()
 	for _, release := range fixtureReleases {
 		t.Run(release, func(t *testing.T) {
+			t.Parallel()
 			ctx := context.Background()
 			sb := newSandbox(t)
 			sb.installNodeScript(t, release)
@@ -189,6 +193,7 @@ func TestSandboxNodeScriptEveryStopPoint(t *testing.T) {
 // the same release disagree on a step's name, marker or order: both run in
 // a sandbox and their service records and markers are compared.
 func TestSandboxAnnotatedScriptsMatchNodeScript(t *testing.T) {
+	t.Parallel()
 	compared := 0
 	for _, release := range fixtureReleases {
 		v := stages.MustVersion(fixtureVersion(release))

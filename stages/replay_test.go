@@ -19,6 +19,7 @@ func nodeScript(t *testing.T, release string) *stages.NodeScript {
 }
 
 func TestStopBeforeEveryStage(t *testing.T) {
+	t.Parallel()
 	ns := nodeScript(t, "4.22")
 	c := stages.Default()
 	first := map[int]string{}
@@ -40,6 +41,7 @@ func TestStopBeforeEveryStage(t *testing.T) {
 }
 
 func TestBuildReplayOnlyAddsTheStopHook(t *testing.T) {
+	t.Parallel()
 	ns := nodeScript(t, "4.19")
 	s, err := stages.Default().Lookup("07")
 	require.NoError(t, err)
@@ -68,6 +70,7 @@ func TestBuildReplayOnlyAddsTheStopHook(t *testing.T) {
 }
 
 func TestBuildReplayNeedsAHelper(t *testing.T) {
+	t.Parallel()
 	b, err := stages.ParseBootkube("old.sh", []byte("#!/bin/bash\nif [ ! -f etcd-bootstrap.done ]; then\n  record_service_stage_start \"etcd-bootstrap\"\n  touch etcd-bootstrap.done\nfi\nif [ ! -f kube-apiserver-bootstrap.done ]; then\n  record_service_stage_start \"kube-apiserver-bootstrap\"\n  touch kube-apiserver-bootstrap.done\nfi\n"), nil)
 	require.NoError(t, err)
 	ns := &stages.NodeScript{Script: b, Blocks: stages.Default().MapScript(b)}
@@ -79,6 +82,7 @@ func TestBuildReplayNeedsAHelper(t *testing.T) {
 }
 
 func TestReadNodeScriptAndRelease(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	node := stagestest.New(t.TempDir())
 	ns, err := stages.ReadNodeScript(ctx, node, stages.Default())

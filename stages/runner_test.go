@@ -55,6 +55,7 @@ func scriptStage(script string) string {
 }
 
 func TestRunOrderSkipsAndMarkers(t *testing.T) {
+	t.Parallel()
 	node := stagestest.New(t.TempDir())
 	require.NoError(t, node.Touch("/opt/openshift/openshift-manifests.done", "/opt/openshift/api-bootstrap.done"))
 	r, rec, _ := newRunner(t, node, "4.18")
@@ -85,6 +86,7 @@ func TestRunOrderSkipsAndMarkers(t *testing.T) {
 }
 
 func TestRunVersionGateOnNewestRelease(t *testing.T) {
+	t.Parallel()
 	node := stagestest.New(t.TempDir())
 	r, _, _ := newRunner(t, node, "4.19")
 	require.NoError(t, node.FinishBefore(r.Catalog, 4))
@@ -97,6 +99,7 @@ func TestRunVersionGateOnNewestRelease(t *testing.T) {
 }
 
 func TestRunForceRerunsDoneStages(t *testing.T) {
+	t.Parallel()
 	node := stagestest.New(t.TempDir())
 	require.NoError(t, node.Touch("/opt/openshift/etcd-bootstrap.done"))
 	r, _, _ := newRunner(t, node, "4.19")
@@ -120,6 +123,7 @@ func TestRunForceRerunsDoneStages(t *testing.T) {
 }
 
 func TestRunFailureIsWrappedAndStops(t *testing.T) {
+	t.Parallel()
 	node := stagestest.New(t.TempDir())
 	node.Script = func(script string, stdout io.Writer) int {
 		if scriptStage(script) == "07" {
@@ -158,6 +162,7 @@ func TestRunFailureIsWrappedAndStops(t *testing.T) {
 }
 
 func TestRunValidateAfterEachStage(t *testing.T) {
+	t.Parallel()
 	node := stagestest.New(t.TempDir())
 	r, _, _ := newRunner(t, node, "4.19")
 	require.NoError(t, node.FinishBefore(r.Catalog, 5))
@@ -180,6 +185,7 @@ func TestRunValidateAfterEachStage(t *testing.T) {
 }
 
 func TestRunRefusesUnsupportedVersion(t *testing.T) {
+	t.Parallel()
 	r, _, _ := newRunner(t, stagestest.New(t.TempDir()), "4.15")
 	_, err := r.Run(context.Background(), r.Catalog, stages.Options{})
 	require.Error(t, err)
@@ -187,6 +193,7 @@ func TestRunRefusesUnsupportedVersion(t *testing.T) {
 }
 
 func TestDryRunNeedsNoNode(t *testing.T) {
+	t.Parallel()
 	r, rec, _ := newRunner(t, nil, "4.17")
 	var out bytes.Buffer
 	outcomes, err := r.Run(context.Background(), r.Catalog, stages.Options{DryRun: true, DryRunOut: &out})
@@ -198,6 +205,7 @@ func TestDryRunNeedsNoNode(t *testing.T) {
 }
 
 func TestSelect(t *testing.T) {
+	t.Parallel()
 	c := stages.Default()
 	ids := func(sel stages.Selection) ([]string, error) {
 		got, err := c.Select(sel)
@@ -239,6 +247,7 @@ func TestSelect(t *testing.T) {
 }
 
 func TestLookupByEveryName(t *testing.T) {
+	t.Parallel()
 	c := stages.Default()
 	for arg, want := range map[string]int{
 		"07": 7, "7": 7, "etcd-bootstrap": 7, "render-etcd": 7, "07-etcd-bootstrap.sh": 7,
@@ -281,6 +290,7 @@ func bootkubeSteps(v string) []string {
 }
 
 func TestCatalogCoversBootkubeInOrder(t *testing.T) {
+	t.Parallel()
 	c := stages.Default()
 	require.Len(t, c, 15)
 	var named []string
@@ -305,6 +315,7 @@ func TestCatalogCoversBootkubeInOrder(t *testing.T) {
 }
 
 func TestJSONLinesRecord(t *testing.T) {
+	t.Parallel()
 	var b bytes.Buffer
 	j := &stages.JSONLines{W: &b}
 	require.NoError(t, j.Record(stages.Record{Timestamp: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), Phase: stages.PhaseEnd, Stage: "etcd-bootstrap", Number: 7, Result: stages.ResultSuccess, DurationSeconds: 2.5}))

@@ -135,6 +135,7 @@ func (s *sandbox) serviceRecords(t *testing.T) []map[string]string {
 }
 
 func TestSandboxRunsEveryStageThenValidates(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	sb := newSandbox(t)
 	node := sb.node()
@@ -233,6 +234,7 @@ func TestSandboxRunsEveryStageThenValidates(t *testing.T) {
 // clean render directory: a certificate of an earlier render must not
 // survive (bootkube removes etcd-bootstrap/ too).
 func TestSandboxForceRerunsTheLastStage(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	sb := newSandbox(t)
 	var out bytes.Buffer
@@ -255,6 +257,7 @@ func TestSandboxForceRerunsTheLastStage(t *testing.T) {
 }
 
 func TestSandboxFailureIsRecordedLikeBootkube(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	sb := newSandbox(t)
 	require.NoError(t, os.WriteFile(sb.fail, []byte("cluster-etcd-operator"), 0o644))
@@ -285,6 +288,7 @@ func TestSandboxFailureIsRecordedLikeBootkube(t *testing.T) {
 
 // A failing image_for must stop stage 02, not leave empty image variables.
 func TestSandboxImageForFailureStopsStage02(t *testing.T) {
+	t.Parallel()
 	sb := newSandbox(t)
 	sb.finishBefore(t, 2)
 	require.NoError(t, os.WriteFile(sb.fail, []byte("release"), 0o644))
@@ -340,6 +344,7 @@ func callLine(calls string, parts ...string) string {
 // The flags and steps a release lacks are left out when the scripts really
 // run, release by release, through the MCO stage.
 func TestSandboxVersionGating(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		version                          string
 		featureGates, kubeVersion, auth  bool
@@ -358,6 +363,7 @@ func TestSandboxVersionGating(t *testing.T) {
 			cvManifest: true, konnectivity: true, platformPods: []string{"aws", "azure"}},
 	} {
 		t.Run(tc.version, func(t *testing.T) {
+			t.Parallel()
 			sb := newSandbox(t)
 			sb.env = append(sb.env, "SANDBOX_MCO_PLATFORMS=aws azure", "SANDBOX_VERSION="+tc.version+".3")
 			// The konnectivity inputs are there for every release: only 4.22 uses them.
@@ -442,6 +448,7 @@ func TestSandboxVersionGating(t *testing.T) {
 // recorded and marked where bootkube has them, the server pod starts in 08
 // and is gone after 14, and the agents' manifests reach manifests/.
 func TestSandboxNewestReleaseWithKonnectivity(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	sb := newSandbox(t)
 	sb.konnectivityAssets(t)
@@ -514,6 +521,7 @@ func TestSandboxNewestReleaseWithKonnectivity(t *testing.T) {
 // On 4.22 without the installer's konnectivity inputs the steps are left
 // out and stage 08 says why.
 func TestSandboxKonnectivityOff(t *testing.T) {
+	t.Parallel()
 	sb := newSandbox(t)
 	sb.env = append(sb.env, "SANDBOX_VERSION=4.22.1")
 	var out bytes.Buffer
@@ -532,6 +540,7 @@ func TestSandboxKonnectivityOff(t *testing.T) {
 // Run by hand on a release without the step, script 04 says so and exits 0
 // instead of failing on an unset AUTH_OPERATOR_IMAGE.
 func TestSandboxScript04ByHandBefore419(t *testing.T) {
+	t.Parallel()
 	sb := newSandbox(t)
 	sb.env = append(sb.env, "SANDBOX_VERSION=4.18.3")
 	s, err := stages.Default().Lookup("04")

@@ -1,9 +1,7 @@
 package stages_test
 
 import (
-	"flag"
 	"io/fs"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -12,11 +10,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/bootlab/bootlab/internal/testutil"
 	"github.com/bootlab/bootlab/scripts"
 	"github.com/bootlab/bootlab/stages"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files under testdata/stages/golden")
 
 // inlinedPlaceholder stands in the goldens for a file the rendered script
 // inlines (the library, the stage's own script). TestDryRunGolden checks
@@ -56,9 +53,11 @@ func source(t *testing.T, name string) string {
 // stage script inlined without the one line that sources the library
 // (go test ./stages -run Golden -update).
 func TestDryRunGolden(t *testing.T) {
+	t.Parallel()
 	wantLib := source(t, "lib/bootkube.sh")
 	for _, s := range stages.Default() {
 		t.Run(s.Label(), func(t *testing.T) {
+			t.Parallel()
 			rendered, err := stages.RenderScript(scripts.FS, s, testVars("4.19"))
 			require.NoError(t, err)
 			skeleton, gotLib, gotBody := splitInlined(t, rendered, s.ScriptFile())
@@ -75,19 +74,13 @@ func TestDryRunGolden(t *testing.T) {
 			assert.Equal(t, 1, sourcing, "%s sources the library on exactly one line", s.ScriptFile())
 			assert.Equal(t, strings.Join(wantBody, ""), gotBody, "the stage script is inlined without its library line")
 			got := []byte(skeleton)
-			golden := filepath.Join("..", "testdata", "stages", "golden", s.ScriptFile())
-			if *update {
-				require.NoError(t, os.MkdirAll(filepath.Dir(golden), 0o755))
-				require.NoError(t, os.WriteFile(golden, got, 0o644))
-			}
-			want, err := os.ReadFile(golden)
-			require.NoError(t, err, "golden missing: run go test ./stages -run Golden -update")
-			assert.Equal(t, string(want), string(got))
+			testutil.Golden(t, filepath.Join("..", "testdata", "stages", "golden", s.ScriptFile()), got)
 		})
 	}
 }
 
 func TestRenderedScriptsAreValidBash(t *testing.T) {
+	t.Parallel()
 	bash, err := exec.LookPath("bash")
 	require.NoError(t, err, "bash is needed: apt-get install bash")
 	for _, s := range stages.Default() {
@@ -105,6 +98,7 @@ func TestRenderedScriptsAreValidBash(t *testing.T) {
 }
 
 func TestRenderQuotesValues(t *testing.T) {
+	t.Parallel()
 	s, err := stages.Default().Lookup("06")
 	require.NoError(t, err)
 	v := testVars("4.19")

@@ -27,6 +27,7 @@ func (n statNode) Stat(_ context.Context, p string) (node.FileInfo, error) {
 // A check a later stage undoes (the bootstrap MCS, the bootstrap etcd
 // member) fails until that stage's marker exists, and says so in its name.
 func TestUndoneBy(t *testing.T) {
+	t.Parallel()
 	failing := Check{Name: "the MCS answers", Run: func(context.Context, *CheckEnv) error { return errors.New("connection refused") }}
 	c := undoneBy("cvo-overrides.done", "stage 14 stops the bootstrap MCS", failing)
 	assert.Equal(t, "the MCS answers (until cvo-overrides.done: stage 14 stops the bootstrap MCS)", c.Name)

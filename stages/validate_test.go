@@ -148,8 +148,10 @@ func failures(results []check.Result) []string {
 }
 
 func TestValidatePassesOnFixtures(t *testing.T) {
+	t.Parallel()
 	for _, s := range stages.Default() {
 		t.Run(s.Label(), func(t *testing.T) {
+			t.Parallel()
 			n := fixtureNode(t, s)
 			results := stages.Validate(context.Background(), n, s, testVars("4.19"), stages.ValidateOptions{Now: validateNow})
 			require.Len(t, results, len(s.Checks))
@@ -186,6 +188,7 @@ func TestValidateControlPlanePodFailsUsefully(t *testing.T) {
 }
 
 func TestValidateImagesBefore419(t *testing.T) {
+	t.Parallel()
 	s, err := stages.Default().Lookup("02")
 	require.NoError(t, err)
 	n := fixtureNode(t, s)
@@ -194,6 +197,7 @@ func TestValidateImagesBefore419(t *testing.T) {
 }
 
 func TestValidateSkipLive(t *testing.T) {
+	t.Parallel()
 	s, err := stages.Default().Lookup("07")
 	require.NoError(t, err)
 	n := fixtureNode(t, s)
@@ -244,6 +248,7 @@ func reply(key string, r stagestest.Reply) func(*testing.T, string, *stagestest.
 }
 
 func TestValidateFailsUsefully(t *testing.T) {
+	t.Parallel()
 	for _, b := range []breaker{
 		{"missing marker", "01", rm("opt/openshift/openshift-manifests.done"), "/opt/openshift/openshift-manifests.done is missing: the stage has not finished"},
 		{"wrong kind", "01", edit("opt/openshift/manifests/cluster-infrastructure-02-config.yml", "kind: Infrastructure", "kind: Network"), `cluster-infrastructure-02-config.yml is a "Network", want kind Infrastructure`},
@@ -285,6 +290,7 @@ func TestValidateFailsUsefully(t *testing.T) {
 		{"api not ready", "15", reply(":6443/readyz", stagestest.Reply{Stdout: "[-]etcd failed\n500"}), "https://api.ocp.lab.local:6443/readyz answered HTTP 500"},
 	} {
 		t.Run(b.stage+" "+b.name, func(t *testing.T) {
+			t.Parallel()
 			s, err := stages.Default().Lookup(b.stage)
 			require.NoError(t, err)
 			n := fixtureNode(t, s)

@@ -15,6 +15,7 @@ import (
 // The volume's disk is found by its serial among the node's disks, and
 // every program is linked on PATH to the volume's bin/.
 func TestKubeVolumeFoundBySerialAndLinked(t *testing.T) {
+	t.Parallel()
 	sys := t.TempDir()
 	for dev, serial := range map[string]string{"vda": "", "vdb": probe.KubeVolumeSerial + "\n", "vdc": "other"} {
 		require.NoError(t, os.MkdirAll(filepath.Join(sys, dev), 0o755))
@@ -36,6 +37,7 @@ func TestKubeVolumeFoundBySerialAndLinked(t *testing.T) {
 // A node without the disk (a worker) waits, then reports no volume and
 // no error; a cancelled boot stops waiting.
 func TestNoKubeVolumeIsNoError(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	ok, err := mountKubeVolume(ctx, t.TempDir())

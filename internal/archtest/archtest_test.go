@@ -80,6 +80,7 @@ type rule struct {
 
 // The arrows of docs/architecture.md. A failure names the forbidden edge.
 func TestImportArrows(t *testing.T) {
+	t.Parallel()
 	own := func(imp string) (string, bool) {
 		if strings.HasPrefix(imp, module) {
 			return strings.TrimPrefix(imp, module), true
@@ -243,6 +244,7 @@ func walkGo(t *testing.T, tests bool, fn func(rel string, data []byte)) {
 // the non-test sources for a state save or a lock taken outside lab and
 // lab/labdir.
 func TestOnlyLabWritesState(t *testing.T) {
+	t.Parallel()
 	save := regexp.MustCompile(`\.Save\([^)]*LabDir|labdir\.Lock\(|StatePath\([^)]*\)[^\n]*WriteFile`)
 	goSources(t, func(rel string, data []byte) {
 		if dir := filepath.ToSlash(filepath.Dir(rel)); dir == "lab" || dir == "lab/labdir" {
@@ -260,6 +262,7 @@ func TestOnlyLabWritesState(t *testing.T) {
 // the agent's products (agent, sshd, stand-ins, kubelet, API stand-in)
 // live in packages that are read and tested apart.
 func TestProbeMainIsOneFile(t *testing.T) {
+	t.Parallel()
 	ents, err := os.ReadDir(filepath.Join("..", "..", "cmd", "bootlab-probe"))
 	if err != nil {
 		t.Fatal(err)

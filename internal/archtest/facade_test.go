@@ -47,6 +47,7 @@ var facadeDebt = []string{
 // commandImports, internal/ leaves and each other (cmd/bootlab-probe, the
 // guest agent, has its own rule in TestImportArrows).
 func TestCommandsImportTheFacade(t *testing.T) {
+	t.Parallel()
 	pkgs := packages(t)
 	leaf := map[string]bool{}
 	for _, p := range pkgs {

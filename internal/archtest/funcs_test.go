@@ -68,6 +68,7 @@ func funcName(dir string, fn *ast.FuncDecl) string {
 // No hand-written, non-test function is longer than maxFuncLines, but
 // those listed in longFuncs, none of which grew.
 func TestFunctionLength(t *testing.T) {
+	t.Parallel()
 	long := longFuncs()
 	seen := map[string]int{}
 	goSources(t, func(rel string, data []byte) {
@@ -113,6 +114,7 @@ func TestFunctionLength(t *testing.T) {
 // No Go file, tests included, has a func init(): what a package needs is
 // built by a constructor its caller can see, and tests set their own.
 func TestNoInit(t *testing.T) {
+	t.Parallel()
 	walkGo(t, true, func(rel string, data []byte) {
 		fset := token.NewFileSet()
 		f, err := parser.ParseFile(fset, rel, data, parser.SkipObjectResolution)

@@ -45,6 +45,7 @@ func whereTable(t *testing.T, root string) []string {
 // module is named there, itself or by a file of it, so a new package
 // cannot be left off the map.
 func TestWhereDoesXLiveIsTrue(t *testing.T) {
+	t.Parallel()
 	root, err := filepath.Abs(filepath.Join("..", ".."))
 	if err != nil {
 		t.Fatal(err)

@@ -3,27 +3,19 @@ package check
 import (
 	"bytes"
 	"encoding/json"
-	"flag"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-)
 
-var update = flag.Bool("update", false, "rewrite the golden files under testdata")
+	"github.com/bootlab/bootlab/internal/testutil"
+)
 
 func golden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	p := filepath.Join("testdata", name)
-	if *update {
-		require.NoError(t, os.WriteFile(p, got, 0o644))
-	}
-	want, err := os.ReadFile(p)
-	require.NoError(t, err, "run `go test ./internal/check -update` to write %s", p)
-	assert.Equal(t, string(want), string(got))
+	testutil.Golden(t, filepath.Join("testdata", name), got)
 }
 
 // What preflight reports: no groups, a caveat, a failure, a remote host.
@@ -53,6 +45,7 @@ var stageStatus = []Result{
 }
 
 func TestWriteGoldens(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		name string
 		rs   []Result
@@ -66,6 +59,7 @@ func TestWriteGoldens(t *testing.T) {
 		{"empty.txt", nil, Options{}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
 			var b bytes.Buffer
 			require.NoError(t, Write(&b, c.rs, c.o))
 			golden(t, c.name, b.Bytes())
@@ -74,6 +68,7 @@ func TestWriteGoldens(t *testing.T) {
 }
 
 func TestWriteShape(t *testing.T) {
+	t.Parallel()
 	var b bytes.Buffer
 	require.NoError(t, Write(&b, verify, Options{GroupTitle: "WHERE"}))
 	out := b.String()
@@ -91,6 +86,7 @@ func TestWriteShape(t *testing.T) {
 }
 
 func TestStates(t *testing.T) {
+	t.Parallel()
 	marks := ""
 	for _, r := range append(append([]Result{}, preflight...), stageStatus...) {
 		marks += r.Mark()
@@ -106,6 +102,7 @@ func TestStates(t *testing.T) {
 }
 
 func TestSummary(t *testing.T) {
+	t.Parallel()
 	assert.Equal(t, Summary{Total: 5, Passed: 4, Warned: 1, Failed: 1}, Summarize(preflight))
 	assert.Equal(t, "1 of 5 failed, 1 with a warning", Summarize(preflight).String())
 	assert.Equal(t, "all 1 passed", Summarize(preflight[:1]).String())
@@ -114,6 +111,7 @@ func TestSummary(t *testing.T) {
 }
 
 func TestJSON(t *testing.T) {
+	t.Parallel()
 	body, err := json.MarshalIndent(NewDoc(append(append([]Result{}, preflight...), verify[:3]...)), "", "  ")
 	require.NoError(t, err)
 	golden(t, "doc.json", append(body, '\n'))
@@ -130,6 +128,7 @@ func TestJSON(t *testing.T) {
 // Pending results that say what they wait for are listed at the end, one
 // line per thing to run, so a lab with nothing failed still says what next.
 func TestWritePendingList(t *testing.T) {
+	t.Parallel()
 	rs := []Result{
 		{Group: "host", Name: "dns", OK: true},
 		{Group: "master-0", Name: "ignition-fetch", Pending: true, Detail: "waits for stage 12", Fix: "`bootlab stage run --to 12`"},

@@ -76,6 +76,7 @@ func programs(t *testing.T, kube *gobuild.Binary) string {
 // The files are the lab's: lab/probe's ControlPlaneTLS and an etcd pair
 // signed by an etcd-signer, checked by CheckSecrets first.
 func TestRenderedPodsRunTheRealControlPlane(t *testing.T) {
+	t.Parallel()
 	kube, etcdBin := binaries(t)
 	bin := programs(t, kube)
 	dir := t.TempDir()

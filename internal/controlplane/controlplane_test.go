@@ -19,6 +19,7 @@ func podYAML(t *testing.T, p Pod) []byte {
 // Each rendered pod passes its own check, runs its program by name (the
 // node's link to hyperkube) and names only files of the secrets directory.
 func TestBootstrapPodsPassTheirCheck(t *testing.T) {
+	t.Parallel()
 	in := Input{AdvertiseAddress: "192.168.126.10"}
 	for _, c := range Components() {
 		p := BootstrapPod(c, in, "quay.io/openshift/hyperkube")
@@ -41,6 +42,7 @@ func TestBootstrapPodsPassTheirCheck(t *testing.T) {
 // A pod that differs where the lab's layout decides is refused, naming
 // the file and the flag.
 func TestCheckPodNamesWhatIsWrong(t *testing.T) {
+	t.Parallel()
 	in := Input{AdvertiseAddress: "192.168.126.10"}
 	api := BootstrapPod(KubeAPIServer, in, "")
 	for name, tc := range map[string]struct {
@@ -84,6 +86,7 @@ func TestCheckPodNamesWhatIsWrong(t *testing.T) {
 
 // The verbosity is the learner's: --v=4 still passes.
 func TestCheckPodLeavesVerbosityAlone(t *testing.T) {
+	t.Parallel()
 	in := Input{AdvertiseAddress: "10.0.0.2"}
 	p := BootstrapPod(KubeScheduler, in, "")
 	p.Pod.Spec.Containers[0].Args = append(p.Pod.Spec.Containers[0].Args[:len(p.Pod.Spec.Containers[0].Args)-1], "--v=4")

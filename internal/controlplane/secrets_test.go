@@ -51,6 +51,7 @@ func reader(files map[string][]byte) controlplane.ReadSecret {
 // certificate of another CA, a key that is not the certificate's and a
 // service-account public key of another pair are each refused by name.
 func TestCheckSecrets(t *testing.T) {
+	t.Parallel()
 	files, _ := labSecrets(t)
 	for _, c := range controlplane.Components() {
 		require.NoError(t, controlplane.CheckSecrets(c, reader(files)), c)

@@ -27,6 +27,7 @@ func parses(t *testing.T, data []byte) {
 // Text with XML's special characters stays text in the SVG, and a
 // quote does not end a Mermaid or DOT label.
 func TestTextIsEscaped(t *testing.T) {
+	t.Parallel()
 	topo := &Topology{Lab: `a<b>&"c"`, Summary: "x", Address: "10.0.0.1/24",
 		Nodes:     []Node{{Name: `n"1`, Role: "master", FQDN: "n1.c.d"}},
 		Frontends: []Frontend{{Name: "api", Port: 6443, Backends: []string{`n"1`}}}}
@@ -43,6 +44,7 @@ func TestTextIsEscaped(t *testing.T) {
 // Equal neighbouring cells of a lane are one bar; Mermaid has one box per
 // run of equal rows.
 func TestTimelineMergesEqualCells(t *testing.T) {
+	t.Parallel()
 	tl := &Timeline{Title: "t", Heading: "step", Lanes: []string{"A", "B"}, Rows: []TimelineRow{
 		{Label: "1", Cells: []Cell{{Text: "x"}, {Text: "p"}}},
 		{Label: "2", Cells: []Cell{{Text: "x"}, {Text: "p"}}},
@@ -62,6 +64,7 @@ func TestTimelineMergesEqualCells(t *testing.T) {
 }
 
 func TestMembership(t *testing.T) {
+	t.Parallel()
 	m := &Membership{Title: "m", Steps: []MembershipStep{
 		{Label: "after 1", Members: []Member{{Name: "a", Tone: ToneBootstrap}}},
 		{Label: "after 2", How: "b joins", Members: []Member{{Name: "a", Tone: ToneBootstrap}, {Name: "b", Tone: ToneMasters}}},
@@ -76,6 +79,7 @@ func TestMembership(t *testing.T) {
 }
 
 func TestWrap(t *testing.T) {
+	t.Parallel()
 	assert.Equal(t, []string{"one two", "three"}, wrap("one two three", 8))
 	assert.Equal(t, []string{"averyverylongword"}, wrap("averyverylongword", 4))
 	assert.Empty(t, wrap("", 4))

@@ -77,6 +77,7 @@ func resolver(network, addr string) *net.Resolver {
 // speaks TCP both get the upstream's answers through the proxy, and the
 // upstream sees only TCP.
 func TestProxyForwardsUDPAndTCPOverTCP(t *testing.T) {
+	// Not parallel: Listen takes a free UDP port, then the same number for TCP: a TCP listener of a test beside it may hold that number.
 	up, queries := upstream(t)
 	var dials atomic.Int32
 	p, err := Listen("127.0.0.1:0", func(ctx context.Context) (net.Conn, error) {
@@ -106,6 +107,7 @@ func TestProxyForwardsUDPAndTCPOverTCP(t *testing.T) {
 // When the upstream cannot be reached, the proxy keeps serving: the next
 // query, once the upstream is back, is answered.
 func TestProxySurvivesAnUnreachableUpstream(t *testing.T) {
+	// Not parallel: Listen takes a free UDP port, then the same number for TCP: a TCP listener of a test beside it may hold that number.
 	up, _ := upstream(t)
 	var fail atomic.Bool
 	fail.Store(true)
@@ -129,6 +131,7 @@ func TestProxySurvivesAnUnreachableUpstream(t *testing.T) {
 }
 
 func TestListenNamesTheAddress(t *testing.T) {
+	t.Parallel()
 	_, err := Listen("256.0.0.1:53", nil, nil)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "listen for DNS on udp 256.0.0.1:53")

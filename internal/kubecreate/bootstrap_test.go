@@ -18,6 +18,7 @@ import (
 // An API that never answers fails the wait with where it asked and why,
 // after the ready timeout; a broken manifest fails before any wait.
 func TestBootstrapFailsClearly(t *testing.T) {
+	t.Parallel()
 	ca, client := testPKI(t)
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)

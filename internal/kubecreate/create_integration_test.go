@@ -133,6 +133,7 @@ func writeDir(t *testing.T, files map[string]string) string {
 // whose CRD is created later (by "another component", here the test) is
 // retried until its kind is served; a second run skips everything.
 func TestCreateThroughARealAPI(t *testing.T) {
+	t.Parallel()
 	cp, c := startAPI(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
@@ -151,16 +152,17 @@ func TestCreateThroughARealAPI(t *testing.T) {
 	require.Len(t, ms, 14)
 	var log syncBuffer
 	done := make(chan struct{})
+	var createErr error // the goroutine's own: err is the test's, written below while it runs
 	go func() {
 		defer close(done)
-		res, err = kubecreate.Create(ctx, c, ms, kubecreate.Options{Log: &log})
+		res, createErr = kubecreate.Create(ctx, c, ms, kubecreate.Options{Log: &log})
 	}()
 	// The Gadget waits for a CRD nobody in the directory creates.
 	waitLog(t, &log, `"00_a-gadget.yaml": the API does not serve late.bootlab.dev/v1 (kind Gadget) yet: no CRD among the manifests defines it`)
 	_, err = kubecreate.Create(ctx, c, parse(t, "gadget.crd.yaml", gadgetCRD), kubecreate.Options{})
 	require.NoError(t, err)
 	<-done
-	require.NoError(t, err, log.String())
+	require.NoError(t, createErr, log.String())
 	t.Logf("create log:\n%s%s", log.String(), res.Summary())
 
 	assert.Equal(t, 14, res.Count(kubecreate.Created), res.Summary())
@@ -225,6 +227,7 @@ func waitLog(t *testing.T, log *syncBuffer, want string) {
 // fails at once, by name and with the API's reason, while the rest of
 // the directory is created.
 func TestBrokenManifestsAreNamed(t *testing.T) {
+	t.Parallel()
 	cp, c := startAPI(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
@@ -266,6 +269,7 @@ func TestBrokenManifestsAreNamed(t *testing.T) {
 // Bootstrap, as stage 13 runs it: the API's /readyz, bootlab's CRDs under
 // their own heading, then the directory, each with its summary.
 func TestBootstrapCreatesCRDsFirst(t *testing.T) {
+	t.Parallel()
 	cp, _ := startAPI(t)
 	crds, err := openshiftcrds.Manifests()
 	require.NoError(t, err)

@@ -19,6 +19,7 @@ import (
 // the error keeps the reason it was waiting for, not the deadline's, and
 // an unchanged reason is reported once, not every round.
 func TestCreateRetriesUntilTheDeadline(t *testing.T) {
+	t.Parallel()
 	var discoveries atomic.Int32
 	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/apis/late.example/v1" {

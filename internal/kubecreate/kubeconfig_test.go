@@ -23,6 +23,7 @@ func testPKI(t *testing.T) (ca, client pki.Pair) {
 }
 
 func TestLoadKubeconfig(t *testing.T) {
+	t.Parallel()
 	ca, client := testPKI(t)
 	b64 := func(b []byte) string { return base64.StdEncoding.EncodeToString(b) }
 	// The installer's form: one context, everything inline.
@@ -82,6 +83,7 @@ current-context: b
 		{name: "not YAML", config: "clusters: [", err: "is not YAML"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			dir := t.TempDir()
 			require.NoError(t, os.MkdirAll(filepath.Join(dir, "pki"), 0o700))
 			for name, data := range map[string][]byte{"ca.crt": ca.CertPEM, "pki/admin.crt": client.CertPEM, "pki/admin.key": client.KeyPEM} {
@@ -105,6 +107,7 @@ current-context: b
 }
 
 func TestNewClientRefusesBadCredentials(t *testing.T) {
+	t.Parallel()
 	ca, client := testPKI(t)
 	_, other := testPKI(t)
 	_, err := NewClient(Config{Server: "https://x", CAPEM: []byte("junk"), CertPEM: client.CertPEM, KeyPEM: client.KeyPEM})

@@ -10,6 +10,7 @@ import (
 )
 
 func TestParse(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name, data string
 		want       []string // Kind namespace/name of each object
@@ -36,6 +37,7 @@ func TestParse(t *testing.T) {
 		{name: "second document broken", data: "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n---\nkind: X\n", err: "document 2:"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			ms, err := Parse("f.yaml", []byte(tc.data))
 			if tc.err != "" {
 				require.Error(t, err)
@@ -69,6 +71,7 @@ func writeTree(t *testing.T, files map[string]string) string {
 // Load orders CRDs, then namespaces, then the rest by file name, walks
 // subdirectories and skips hidden ones.
 func TestLoadOrdersAsClusterBootstrap(t *testing.T) {
+	t.Parallel()
 	dir := writeTree(t, map[string]string{
 		"00_cm.yaml":       "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cm, namespace: ns}\n",
 		"99_ns.yaml":       "apiVersion: v1\nkind: Namespace\nmetadata: {name: ns}\n",
@@ -95,6 +98,7 @@ func TestLoadOrdersAsClusterBootstrap(t *testing.T) {
 
 // Every bad file is named with its reason, and nothing is returned.
 func TestLoadNamesEveryBadFile(t *testing.T) {
+	t.Parallel()
 	dir := writeTree(t, map[string]string{
 		"good.yaml":  "apiVersion: v1\nkind: Namespace\nmetadata: {name: ns}\n",
 		"empty.yaml": "",
@@ -116,6 +120,7 @@ func TestLoadNamesEveryBadFile(t *testing.T) {
 }
 
 func TestLoadMissingDirectory(t *testing.T) {
+	t.Parallel()
 	_, err := Load(filepath.Join(t.TempDir(), "nope"))
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "read manifests in")
@@ -123,6 +128,7 @@ func TestLoadMissingDirectory(t *testing.T) {
 }
 
 func TestResourceStringAndPaths(t *testing.T) {
+	t.Parallel()
 	assert.Equal(t, "configmaps.v1./cm -n kube-system", resourceString("v1", "configmaps", "cm", "kube-system"))
 	assert.Equal(t, "dnses.v1.config.openshift.io/cluster -n ", resourceString("config.openshift.io/v1", "dnses", "cluster", ""))
 	assert.Equal(t, "/api/v1/namespaces/ns/secrets", collectionPath("v1", resource{Plural: "secrets", Namespaced: true}, "ns"))

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"flag"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -18,21 +17,14 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/bootlab/bootlab/docs"
+	"github.com/bootlab/bootlab/internal/testutil"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files under testdata/markdown")
 
 const goldenDir = "../../testdata/markdown"
 
 func golden(t *testing.T, name, got string) {
 	t.Helper()
-	path := filepath.Join(goldenDir, name)
-	if *update {
-		require.NoError(t, os.WriteFile(path, []byte(got), 0o644))
-	}
-	want, err := os.ReadFile(path)
-	require.NoError(t, err, "golden file missing: run `go test ./internal/markdown -run %s -update`", t.Name())
-	assert.Equal(t, string(want), got, "differs from %s (rerun with -update if the change is intended)", path)
+	testutil.Golden(t, filepath.Join(goldenDir, name), []byte(got))
 }
 
 func fixture(t *testing.T) []byte {
@@ -45,6 +37,7 @@ func fixture(t *testing.T) []byte {
 // Styles and profiles are chosen explicitly so the goldens do not depend on
 // the terminal or environment the tests run in.
 func TestRenderGolden(t *testing.T) {
+	t.Parallel()
 	page := fixture(t)
 	for _, tc := range []struct {
 		golden string
@@ -55,6 +48,7 @@ func TestRenderGolden(t *testing.T) {
 		{"page.ascii-60-notty.golden", RenderOptions{Style: "ascii", Width: 60, Profile: colorprofile.NoTTY}},
 	} {
 		t.Run(tc.golden, func(t *testing.T) {
+			t.Parallel()
 			got, err := Render(page, tc.opts)
 			require.NoError(t, err)
 			golden(t, tc.golden, got)
@@ -116,6 +110,7 @@ func codeLines(t *testing.T) []string {
 }
 
 func TestShowPlainGolden(t *testing.T) {
+	t.Parallel()
 	page := fixture(t)
 	for _, o := range []Output{
 		{TTY: false, Width: 60, Height: 5},
@@ -135,6 +130,7 @@ func TestShowPlainGolden(t *testing.T) {
 }
 
 func TestShowStyled(t *testing.T) {
+	t.Parallel()
 	var out bytes.Buffer
 	o := Output{Out: &out, TTY: true, Width: 60, Environ: []string{"TERM=xterm-256color", "COLORTERM=truecolor", "GLAMOUR_STYLE=dark"}}
 	require.NoError(t, Show(context.Background(), o, fixture(t), false))
@@ -157,6 +153,7 @@ func TestShowStyled(t *testing.T) {
 // Every page `stage explain` prints renders without stray fences or
 // backticks: the only backticks left are those inside its code blocks.
 func TestRenderDocsPages(t *testing.T) {
+	t.Parallel()
 	fence := regexp.MustCompile("(?ms)^```[^\n]*\n(.*?)^```")
 	pages, err := fs.Glob(docs.Stages, "stages/*.md")
 	require.NoError(t, err)
@@ -177,6 +174,7 @@ func TestRenderDocsPages(t *testing.T) {
 }
 
 func TestModeFor(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		o    Output
 		want Mode
@@ -192,6 +190,7 @@ func TestModeFor(t *testing.T) {
 }
 
 func TestPagerFor(t *testing.T) {
+	t.Parallel()
 	long := strings.Repeat("line\n", 30)
 	haveLess := func(string) (string, error) { return "/usr/bin/less", nil }
 	noLess := func(string) (string, error) { return "", errors.New("not found") }
@@ -220,6 +219,7 @@ func TestPagerFor(t *testing.T) {
 
 // The pager is a real process reading the page on stdin and writing to Out.
 func TestShowPager(t *testing.T) {
+	t.Parallel()
 	page := []byte(strings.Repeat("a line\n", 30))
 	run := func(pager string, extra ...string) (string, string) {
 		var out, errOut bytes.Buffer
@@ -257,6 +257,7 @@ func TestShowPager(t *testing.T) {
 }
 
 func TestSystemOutput(t *testing.T) {
+	t.Parallel()
 	var b bytes.Buffer
 	o := SystemOutput(&b, &b, true)
 	assert.Zero(t, o.Height, "a buffer has no size: never paged")

@@ -159,6 +159,7 @@ func exerciseNode(t *testing.T, n node.Node) {
 }
 
 func TestSSHNodeAsRoot(t *testing.T) {
+	t.Parallel()
 	s := startSSHD(t, "", "root")
 	kh := filepath.Join(t.TempDir(), "known_hosts")
 	n, err := node.DialSSH(context.Background(), s.config("root", kh))
@@ -169,6 +170,7 @@ func TestSSHNodeAsRoot(t *testing.T) {
 }
 
 func TestSSHNodeWithSudo(t *testing.T) {
+	t.Parallel()
 	_, err := exec.LookPath("sudo")
 	require.NoError(t, err, "sudo is needed for the sudo path: apt-get install -y sudo")
 	_, err = exec.LookPath("useradd")
@@ -213,6 +215,7 @@ func TestSSHNodeWithSudo(t *testing.T) {
 }
 
 func TestSSHHostKeyTrustOnFirstUseThenRefuseMismatch(t *testing.T) {
+	t.Parallel()
 	s := startSSHD(t, "", "root")
 	kh := filepath.Join(t.TempDir(), "lab", "ssh", "known_hosts")
 
@@ -248,6 +251,7 @@ func TestSSHHostKeyTrustOnFirstUseThenRefuseMismatch(t *testing.T) {
 
 // TestLocalNode: bootlab running on the node itself (root, or sudo -n).
 func TestLocalNode(t *testing.T) {
+	t.Parallel()
 	n := node.NewLocal()
 	assert.Equal(t, "localhost", n.String())
 	exerciseNode(t, n)

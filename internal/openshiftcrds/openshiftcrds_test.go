@@ -13,6 +13,7 @@ import (
 // operators create, each with a v1 CRD here, served and stored, cluster
 // scoped as upstream, named plural.group.
 func TestEveryKindTheBootstrapCreatesHasACRD(t *testing.T) {
+	t.Parallel()
 	ms, err := Manifests()
 	require.NoError(t, err)
 	kinds := map[string]string{}
@@ -50,6 +51,7 @@ func TestEveryKindTheBootstrapCreatesHasACRD(t *testing.T) {
 // Each schema is structural, which apiextensions.k8s.io/v1 demands: every
 // node says its type, or keeps unknown fields, and nothing else does.
 func TestSchemasAreStructural(t *testing.T) {
+	t.Parallel()
 	ms, err := Manifests()
 	require.NoError(t, err)
 	for _, m := range ms {

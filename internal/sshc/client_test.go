@@ -31,6 +31,7 @@ func dial(t *testing.T, srv *sshctest.Server, kh string) *sshc.Client {
 }
 
 func TestRunAndStream(t *testing.T) {
+	t.Parallel()
 	srv := sshctest.Start(t)
 	c := dial(t, srv, filepath.Join(t.TempDir(), "known_hosts"))
 	ctx := context.Background()
@@ -55,6 +56,7 @@ func TestRunAndStream(t *testing.T) {
 }
 
 func TestSudoOnlyForNonRoot(t *testing.T) {
+	t.Parallel()
 	srv := sshctest.Start(t)
 	kh := filepath.Join(t.TempDir(), "known_hosts")
 	ctx := context.Background()
@@ -72,6 +74,7 @@ func TestSudoOnlyForNonRoot(t *testing.T) {
 }
 
 func TestFiles(t *testing.T) {
+	t.Parallel()
 	srv := sshctest.Start(t)
 	c := dial(t, srv, filepath.Join(t.TempDir(), "known_hosts"))
 	ctx := context.Background()
@@ -109,6 +112,7 @@ func TestFiles(t *testing.T) {
 // different key for the same address is refused with a typed error that
 // says how to forget the old key.
 func TestTrustOnFirstUse(t *testing.T) {
+	t.Parallel()
 	srv := sshctest.Start(t)
 	kh := filepath.Join(t.TempDir(), "ssh", "known_hosts")
 	dial(t, srv, kh)
@@ -141,6 +145,7 @@ func TestTrustOnFirstUse(t *testing.T) {
 }
 
 func TestDialErrors(t *testing.T) {
+	t.Parallel()
 	srv := sshctest.Start(t)
 	ctx := context.Background()
 	kh := filepath.Join(t.TempDir(), "known_hosts")
@@ -175,6 +180,7 @@ func TestDialErrors(t *testing.T) {
 }
 
 func TestStreamHonoursContext(t *testing.T) {
+	t.Parallel()
 	srv := sshctest.Start(t)
 	c := dial(t, srv, filepath.Join(t.TempDir(), "known_hosts"))
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
@@ -223,6 +229,7 @@ func roundTrip(t *testing.T, c net.Conn) string {
 }
 
 func TestDialContextThroughTheHost(t *testing.T) {
+	t.Parallel()
 	srv := sshctest.Start(t)
 	c := dial(t, srv, filepath.Join(t.TempDir(), "known_hosts"))
 	ctx := context.Background()
@@ -248,6 +255,7 @@ func TestDialContextThroughTheHost(t *testing.T) {
 // A client dialled through another one (ProxyJump) reaches a server the
 // first host can reach; both host keys are checked and recorded.
 func TestProxyJump(t *testing.T) {
+	t.Parallel()
 	jump := sshctest.Start(t)
 	node := sshctest.Start(t)
 	kh := filepath.Join(t.TempDir(), "known_hosts")
@@ -273,6 +281,7 @@ func TestProxyJump(t *testing.T) {
 }
 
 func TestQuote(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string]string{
 		"":          "''",
 		"/a/b-c.d":  "/a/b-c.d",
@@ -285,6 +294,7 @@ func TestQuote(t *testing.T) {
 }
 
 func TestHostKeyMismatchMessage(t *testing.T) {
+	t.Parallel()
 	err := error(&sshc.HostKeyMismatchError{Host: "10.0.0.5:22", KnownHosts: "/k", Line: 3})
 	assert.Equal(t, "host key of 10.0.0.5:22 differs from the one recorded in /k line 3: refusing to connect. If the host was rebuilt, forget the old key with `ssh-keygen -R 10.0.0.5 -f /k` and retry", err.Error())
 	assert.False(t, errors.Is(err, fs.ErrNotExist))
@@ -293,6 +303,7 @@ func TestHostKeyMismatchMessage(t *testing.T) {
 // An idle connection sends keepalives; the server's answer (even a
 // refusal, as OpenSSH gives) keeps it open.
 func TestKeepAlive(t *testing.T) {
+	t.Parallel()
 	srv := sshctest.Start(t)
 	c, err := sshc.Dial(context.Background(), sshc.Config{Host: srv.Host, Port: srv.Port, User: "root", KeyFiles: []string{srv.KeyFile},
 		KnownHosts: filepath.Join(t.TempDir(), "kh"), KeepAlive: 20 * time.Millisecond})

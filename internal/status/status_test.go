@@ -12,6 +12,7 @@ import (
 )
 
 func TestPlainLines(t *testing.T) {
+	t.Parallel()
 	var b bytes.Buffer
 	s := New(&b, false)
 	s.Start("Creating network %s", "bootlab-demo")
@@ -28,6 +29,7 @@ func TestPlainLines(t *testing.T) {
 }
 
 func TestTerminalSpinnerEndsWithMark(t *testing.T) {
+	t.Parallel()
 	var b bytes.Buffer
 	s := New(&b, true)
 	s.Start("Starting haproxy")
@@ -38,6 +40,7 @@ func TestTerminalSpinnerEndsWithMark(t *testing.T) {
 }
 
 func TestNilAndDiscardAreSilent(t *testing.T) {
+	t.Parallel()
 	var s *Status
 	s.Start("x")
 	s.Infof("y")
@@ -48,6 +51,7 @@ func TestNilAndDiscardAreSilent(t *testing.T) {
 }
 
 func TestJSONStatusLines(t *testing.T) {
+	t.Parallel()
 	var b bytes.Buffer
 	s := NewJSON(&b)
 	s.Start("Creating network %s", "bootlab-x")
@@ -74,6 +78,7 @@ func TestJSONStatusLines(t *testing.T) {
 }
 
 func TestUpdateShowsProgressOnATerminalOnly(t *testing.T) {
+	t.Parallel()
 	var tty bytes.Buffer
 	s := New(&tty, true)
 	s.Start("Verifying lab x")

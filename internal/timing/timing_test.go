@@ -13,6 +13,7 @@ import (
 )
 
 func TestPhasesLogEachPhaseFromTheEndOfThePrevious(t *testing.T) {
+	t.Parallel()
 	var buf bytes.Buffer
 	log := slog.New(slog.NewJSONHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	t0 := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
@@ -40,6 +41,7 @@ func TestPhasesLogEachPhaseFromTheEndOfThePrevious(t *testing.T) {
 }
 
 func TestPhasesSayNothingAboveDebug(t *testing.T) {
+	t.Parallel()
 	var buf bytes.Buffer
 	log := slog.New(slog.NewJSONHandler(&buf, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	Start(log, "lab up").Mark("preflight")
@@ -48,6 +50,7 @@ func TestPhasesSayNothingAboveDebug(t *testing.T) {
 }
 
 func TestSeconds(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		d    time.Duration
 		want float64

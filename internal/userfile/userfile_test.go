@@ -17,6 +17,7 @@ import (
 // what it is and what to give instead; a FIFO without a writer must not
 // block (today's hang) and /dev/zero must not be read to the end.
 func TestReadRefusesSpecialAndLargeFiles(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	fifo := filepath.Join(dir, "fifo")
 	require.NoError(t, syscall.Mkfifo(fifo, 0o600))
@@ -55,6 +56,7 @@ func TestReadRefusesSpecialAndLargeFiles(t *testing.T) {
 // An image may be large but must be a regular file; the descriptor
 // returned is the file checked, in blocking mode again.
 func TestOpenKeepsLargeFilesAndRefusesDevices(t *testing.T) {
+	t.Parallel()
 	p := filepath.Join(t.TempDir(), "disk.img")
 	require.NoError(t, os.WriteFile(p, make([]byte, 4<<20), 0o600))
 	f, fi, err := Open(p)
@@ -66,6 +68,7 @@ func TestOpenKeepsLargeFilesAndRefusesDevices(t *testing.T) {
 }
 
 func TestReadStdinIsBoundedAndCancellable(t *testing.T) {
+	t.Parallel()
 	data, err := ReadStdin(context.Background(), strings.NewReader("name: a\n"), 16)
 	require.NoError(t, err)
 	assert.Equal(t, "name: a\n", string(data))

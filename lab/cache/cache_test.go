@@ -58,6 +58,7 @@ func sums(t *testing.T, es []Entry) map[string]string {
 }
 
 func TestListKindsVersionsAndSums(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	fillCache(t, root)
 	es, err := List(root)
@@ -86,6 +87,7 @@ func TestListKindsVersionsAndSums(t *testing.T) {
 }
 
 func TestClassifyBuiltPrograms(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct{ rel, kind, version string }{
 		{"gobuild/etcd/3.5.21-0123456789abcdef/etcd", KindGoBinary, "3.5.21"},
 		{"gobuild/kubernetes/1.32.13-0123456789abcdef/hyperkube", KindGoBinary, "1.32.13"},
@@ -101,14 +103,17 @@ func TestClassifyBuiltPrograms(t *testing.T) {
 }
 
 func TestListMissingRootIsEmpty(t *testing.T) {
+	t.Parallel()
 	es, err := List(filepath.Join(t.TempDir(), "none"))
 	require.NoError(t, err)
 	require.Empty(t, es)
 }
 
 func TestExportImportRoundTrip(t *testing.T) {
+	t.Parallel()
 	for _, name := range []string{"cache.tar", "cache.tar.gz"} {
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			a, b := t.TempDir(), filepath.Join(t.TempDir(), "cache-b")
 			fillCache(t, a)
 			file := filepath.Join(t.TempDir(), name)
@@ -147,6 +152,7 @@ func TestExportImportRoundTrip(t *testing.T) {
 }
 
 func TestExportManifestIsFirst(t *testing.T) {
+	t.Parallel()
 	a := t.TempDir()
 	fillCache(t, a)
 	file := filepath.Join(t.TempDir(), "c.tar")
@@ -191,6 +197,7 @@ func flip(t *testing.T, file string, needle string) {
 }
 
 func TestImportRefusesATamperedFileNamingIt(t *testing.T) {
+	t.Parallel()
 	a, b := t.TempDir(), t.TempDir()
 	fillCache(t, a)
 	file := filepath.Join(t.TempDir(), "c.tar")
@@ -243,6 +250,7 @@ func rewrite(t *testing.T, src string, edit func(hdr *tar.Header, body []byte) (
 }
 
 func TestImportRefusesBadArchives(t *testing.T) {
+	t.Parallel()
 	a := t.TempDir()
 	fillCache(t, a)
 	file := filepath.Join(t.TempDir(), "c.tar")
@@ -283,6 +291,7 @@ func TestImportRefusesBadArchives(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			b := t.TempDir()
 			_, err := Import(b, rewrite(t, file, tc.edit))
 			require.ErrorContains(t, err, tc.want)
@@ -294,6 +303,7 @@ func TestImportRefusesBadArchives(t *testing.T) {
 }
 
 func TestImportKeepsIdenticalAndReplacesDifferent(t *testing.T) {
+	t.Parallel()
 	a, b := t.TempDir(), t.TempDir()
 	fillCache(t, a)
 	file := filepath.Join(t.TempDir(), "c.tar.gz")
@@ -313,6 +323,7 @@ func TestImportKeepsIdenticalAndReplacesDifferent(t *testing.T) {
 }
 
 func TestExportRefusesSecretsAndLabs(t *testing.T) {
+	t.Parallel()
 	t.Run("private file", func(t *testing.T) {
 		a := t.TempDir()
 		fillCache(t, a)
@@ -345,6 +356,7 @@ func TestExportRefusesSecretsAndLabs(t *testing.T) {
 }
 
 func TestPrune(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	now := time.Date(2026, 1, 2, 0, 0, 0, 0, time.UTC)
 	mk := func(hash string, age time.Duration) string {
@@ -379,6 +391,7 @@ func TestPrune(t *testing.T) {
 }
 
 func TestImportRefusesWhenTheCacheDiskIsTooSmall(t *testing.T) {
+	t.Parallel()
 	a, b := t.TempDir(), t.TempDir()
 	fillCache(t, a)
 	file := filepath.Join(t.TempDir(), "c.tar")
@@ -406,6 +419,7 @@ func TestImportRefusesWhenTheCacheDiskIsTooSmall(t *testing.T) {
 // directory or file under probe/ (or a cache root pointed at someone's
 // directory) stays, whatever its age.
 func TestPruneLeavesWhatItDidNotMake(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	now := time.Date(2026, 1, 2, 0, 0, 0, 0, time.UTC)
 	keep := map[string]string{
@@ -434,6 +448,7 @@ func TestPruneLeavesWhatItDidNotMake(t *testing.T) {
 // A dry run of import checks every file as Import does and says what it
 // would move in, writing nothing into the cache, not even its directory.
 func TestPlanImportWritesNothing(t *testing.T) {
+	t.Parallel()
 	a := t.TempDir()
 	fillCache(t, a)
 	file := filepath.Join(t.TempDir(), "c.tar")

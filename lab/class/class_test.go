@@ -3,7 +3,6 @@ package class
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"net/netip"
 	"os"
@@ -17,13 +16,12 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/bootlab/bootlab/internal/testutil"
 	"github.com/bootlab/bootlab/lab/hypervisor"
 	"github.com/bootlab/bootlab/lab/labdir"
 	"github.com/bootlab/bootlab/lab/preflight"
 	"github.com/bootlab/bootlab/lab/spec"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files")
 
 const fixtureDir = "../../testdata/classes"
 
@@ -89,6 +87,7 @@ func expandFixture(t *testing.T, name string) (*Plan, error) {
 
 // Every valid fixture expands, and its labs' effective specs are the golden.
 func TestValidFixtures(t *testing.T) {
+	// Not parallel: t.Setenv (BOOTLAB_HOME) changes the whole process's environment.
 	t.Setenv("BOOTLAB_HOME", fakeHome)
 	files, err := filepath.Glob(filepath.Join(fixtureDir, "valid-*.yaml"))
 	require.NoError(t, err)
@@ -100,13 +99,7 @@ func TestValidFixtures(t *testing.T) {
 			require.NoError(t, err)
 			got, err := plan.Marshal()
 			require.NoError(t, err)
-			golden := strings.TrimSuffix(f, ".yaml") + ".golden"
-			if *update {
-				require.NoError(t, os.WriteFile(golden, got, 0o644))
-			}
-			want, err := os.ReadFile(golden)
-			require.NoError(t, err, "missing golden %s: run go test ./lab/class -update", golden)
-			assert.Equal(t, string(want), string(got))
+			testutil.Golden(t, strings.TrimSuffix(f, ".yaml")+".golden", got)
 		})
 	}
 }
@@ -114,6 +107,7 @@ func TestValidFixtures(t *testing.T) {
 // Every invalid fixture is refused with exactly the message in its .err
 // golden, before anything could be created (Expand only reads).
 func TestInvalidFixtures(t *testing.T) {
+	// Not parallel: t.Setenv (BOOTLAB_HOME) changes the whole process's environment.
 	t.Setenv("BOOTLAB_HOME", fakeHome)
 	files, err := filepath.Glob(filepath.Join(fixtureDir, "invalid-*.yaml"))
 	require.NoError(t, err)
@@ -126,18 +120,13 @@ func TestInvalidFixtures(t *testing.T) {
 			var ve *spec.ValidationError
 			require.ErrorAs(t, err, &ve, "a class error is a validation error (exit 3)")
 			got := err.Error() + "\n"
-			golden := strings.TrimSuffix(f, ".yaml") + ".err"
-			if *update {
-				require.NoError(t, os.WriteFile(golden, []byte(got), 0o644))
-			}
-			want, rerr := os.ReadFile(golden)
-			require.NoError(t, rerr, "missing golden %s: run go test ./lab/class -update", golden)
-			assert.Equal(t, string(want), got)
+			testutil.Golden(t, strings.TrimSuffix(f, ".yaml")+".err", []byte(got))
 		})
 	}
 }
 
 func TestLabsAreDistinct(t *testing.T) {
+	// Not parallel: t.Setenv (BOOTLAB_HOME) changes the whole process's environment.
 	t.Setenv("BOOTLAB_HOME", fakeHome)
 	plan, err := expandFixture(t, "valid-workshop.yaml")
 	require.NoError(t, err)
@@ -164,6 +153,7 @@ func TestLabsAreDistinct(t *testing.T) {
 
 // A built lab of the class keeps its network; the others avoid it.
 func TestBuiltLabKeepsItsNetwork(t *testing.T) {
+	// Not parallel: t.Setenv (BOOTLAB_HOME) changes the whole process's environment.
 	t.Setenv("BOOTLAB_HOME", fakeHome)
 	plan, err := expandFixture(t, "valid-count.yaml")
 	require.NoError(t, err)
@@ -178,6 +168,7 @@ func TestBuiltLabKeepsItsNetwork(t *testing.T) {
 }
 
 func TestTemplateIsNotChangedByOverrides(t *testing.T) {
+	t.Parallel()
 	c := &Spec{Name: "ws", Template: map[string]any{"topology": map[string]any{"masters": 1, "workers": 0}},
 		Learners:  Learners{Names: []string{"a", "b"}, listed: true},
 		Overrides: map[string]map[string]any{"a": {"topology": map[string]any{"workers": 2}}}}
@@ -189,6 +180,7 @@ func TestTemplateIsNotChangedByOverrides(t *testing.T) {
 
 // Each runs at most parallel at once, and one failure stops nobody.
 func TestEachBoundsParallelismAndKeepsGoing(t *testing.T) {
+	t.Parallel()
 	var labs []Lab
 	for i := 0; i < 6; i++ {
 		labs = append(labs, Lab{Learner: fmt.Sprint(i), Spec: &spec.Spec{Name: fmt.Sprint("c-", i)}})
@@ -219,6 +211,7 @@ func TestEachBoundsParallelismAndKeepsGoing(t *testing.T) {
 }
 
 func TestHandoutHasTheLabsFilesAndCommands(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	s := &spec.Spec{Name: "ws-alice", LabDir: filepath.Join(dir, "lab"), Network: spec.Network{CIDR: "10.9.0.0/24"}}
 	s.Defaults()
@@ -249,6 +242,7 @@ func TestHandoutHasTheLabsFilesAndCommands(t *testing.T) {
 // Real labs each get their own cluster domain (host DNS claims it); probe
 // labs keep the template's, which only their own dnsmasq serves.
 func TestOpenShiftLabsGetTheirOwnDomain(t *testing.T) {
+	// Not parallel: t.Setenv (BOOTLAB_HOME) changes the whole process's environment.
 	t.Setenv("BOOTLAB_HOME", fakeHome)
 	secret := filepath.Join(t.TempDir(), "pull-secret.json")
 	require.NoError(t, os.WriteFile(secret, []byte(`{"auths":{"quay.io":{"auth":"dXNlcjpwYXNz"}}}`), 0o600))
@@ -267,6 +261,7 @@ func TestOpenShiftLabsGetTheirOwnDomain(t *testing.T) {
 
 // A count out of range is a field error, never a makeslice panic.
 func TestLearnerCountsOutOfRange(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		learners string
 		want     string
@@ -286,6 +281,7 @@ func TestLearnerCountsOutOfRange(t *testing.T) {
 
 // Check refuses what an override must not set, without a host to look at.
 func TestCheckRefusesHostFieldsInOverrides(t *testing.T) {
+	t.Parallel()
 	c, err := Parse([]byte("name: ws\ntemplate: {}\nlearners: [alice]\noverrides:\n  alice:\n    network: {bridge: eth0}\n"), "c.yaml")
 	require.NoError(t, err)
 	err = c.Check("c.yaml")

@@ -72,6 +72,7 @@ func servingCSR(name, node string, dns, ips []string) csrSpec {
 }
 
 func TestReviewCSR(t *testing.T) {
+	t.Parallel()
 	evil := clientCSR("c-evil-user", "system:node:master-0")
 	evil.user = "system:serviceaccount:default:builder"
 	badUsage := clientCSR("c-usage", "system:node:master-0")
@@ -127,6 +128,7 @@ func TestReviewCSR(t *testing.T) {
 }
 
 func TestReviewAndApproveAgainstAPI(t *testing.T) {
+	t.Parallel()
 	p := newTestPKI(t)
 	api := newFakeAPI(t, p, true)
 	done := clientCSR("csr-old", "system:node:master-0")
@@ -165,6 +167,7 @@ func TestReviewAndApproveAgainstAPI(t *testing.T) {
 }
 
 func TestLoadKubeconfigErrors(t *testing.T) {
+	t.Parallel()
 	_, err := LoadKubeconfig("/nonexistent/auth/kubeconfig")
 	assert.ErrorContains(t, err, "bootlab lab up")
 }

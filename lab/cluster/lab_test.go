@@ -21,6 +21,7 @@ import (
 )
 
 func TestLabHelpers(t *testing.T) {
+	t.Parallel()
 	p := newTestPKI(t)
 	s := &spec.Spec{Name: "h", LabDir: t.TempDir()}
 	s.OpenShift.PullSecretFile = "x"
@@ -61,6 +62,7 @@ func TestLabHelpers(t *testing.T) {
 // A remote lab's network is reached through its hypervisor host: the
 // clients dial lab addresses with Net.Dial, the bootstrap's SSH goes Via.
 func TestLabNetThroughTheHypervisor(t *testing.T) {
+	t.Parallel()
 	var got []string
 	dial := func(_ context.Context, network, addr string) (net.Conn, error) {
 		got = append(got, network+" "+addr)

@@ -132,6 +132,7 @@ func runOut(n node.Node, cmd string) (string, error) {
 }
 
 func TestBootstrapSSHTrustOnFirstUse(t *testing.T) {
+	t.Parallel()
 	keyPath, pub := labKey(t)
 	addr, _ := sshStandIn(t, pub)
 	known := filepath.Join(t.TempDir(), "ssh", "known_hosts")
@@ -159,6 +160,7 @@ func TestBootstrapSSHTrustOnFirstUse(t *testing.T) {
 }
 
 func TestBootstrapSSHWrongKeyRefused(t *testing.T) {
+	t.Parallel()
 	keyPath, _ := labKey(t)
 	_, otherPub := labKey(t)
 	addr, _ := sshStandIn(t, otherPub)
@@ -170,6 +172,7 @@ func TestBootstrapSSHWrongKeyRefused(t *testing.T) {
 // A command that never answers ends with its context, and the connection,
 // which may be dead, is dropped: the next command dials again.
 func TestBootstrapSSHHungCommandEndsWithContext(t *testing.T) {
+	t.Parallel()
 	keyPath, pub := labKey(t)
 	addr, _ := sshStandIn(t, pub)
 	r := redialing(t, addr, keyPath, filepath.Join(t.TempDir(), "kh"))

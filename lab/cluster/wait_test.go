@@ -78,6 +78,7 @@ func etcdOp(removed string) map[string]any {
 }
 
 func TestWaitBootstrapCompleteNarrative(t *testing.T) {
+	t.Parallel()
 	p := newTestPKI(t)
 	api := newFakeAPI(t, p, true)
 	mcs := newFakeAPI(t, p, false)
@@ -160,6 +161,7 @@ func TestWaitBootstrapCompleteNarrative(t *testing.T) {
 }
 
 func TestWaitBootstrapAPITimeout(t *testing.T) {
+	t.Parallel()
 	p := newTestPKI(t)
 	api := newFakeAPI(t, p, true)
 	api.set("/readyz", response{code: 503, body: "not ready"})
@@ -175,6 +177,7 @@ func TestWaitBootstrapAPITimeout(t *testing.T) {
 }
 
 func TestWaitBootstrapTimeoutAfterAPI(t *testing.T) {
+	t.Parallel()
 	p := newTestPKI(t)
 	api := newFakeAPI(t, p, true)
 	api.set("/readyz", response{body: "ok"})
@@ -189,6 +192,7 @@ func TestWaitBootstrapTimeoutAfterAPI(t *testing.T) {
 }
 
 func TestWaitBootstrapHonoursCancel(t *testing.T) {
+	t.Parallel()
 	p := newTestPKI(t)
 	api := newFakeAPI(t, p, true)
 	api.set("/readyz", response{code: 503})
@@ -199,6 +203,7 @@ func TestWaitBootstrapHonoursCancel(t *testing.T) {
 }
 
 func TestClientRejectsWrongCA(t *testing.T) {
+	t.Parallel()
 	p := newTestPKI(t)
 	other := newTestPKI(t)
 	api := newFakeAPI(t, p, true)
@@ -209,6 +214,7 @@ func TestClientRejectsWrongCA(t *testing.T) {
 }
 
 func TestWaitInstallComplete(t *testing.T) {
+	t.Parallel()
 	p := newTestPKI(t)
 	api := newFakeAPI(t, p, true)
 	cv := func(avail, progressing, msg string) map[string]any {
@@ -249,6 +255,7 @@ func TestWaitInstallComplete(t *testing.T) {
 }
 
 func TestWaitInstallTimeout(t *testing.T) {
+	t.Parallel()
 	p := newTestPKI(t)
 	api := newFakeAPI(t, p, true)
 	err := WaitInstallComplete(context.Background(), InstallWaitOptions{API: newTestClient(t, p, api), Timeout: 1, Interval: 1})
@@ -275,6 +282,7 @@ func (h *hangingNode) Run(ctx context.Context, cmd string) (string, error) {
 // A bootstrap node that stops answering over SSH cannot stall the wait:
 // each command is bounded, and the cluster's own signals still end it.
 func TestWaitBootstrapNotStalledByHangingSSH(t *testing.T) {
+	t.Parallel()
 	p := newTestPKI(t)
 	api := newFakeAPI(t, p, true)
 	api.set("/readyz", response{body: "ok"})

@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"debug/elf"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -24,6 +25,7 @@ import (
 // call and a call on a cache imported from an export run no go at all.
 // The export carries the release's Kubernetes beside it, listed by name.
 func TestEnsureBuildsEtcdOnceAndTravels(t *testing.T) {
+	// Not parallel: t.Setenv (PATH) changes the whole process's environment.
 	r, err := release.For("4.19")
 	require.NoError(t, err)
 	c, err := Etcd(r.Etcd.Module)
@@ -61,7 +63,8 @@ func TestEnsureBuildsEtcdOnceAndTravels(t *testing.T) {
 	require.NoError(t, err)
 	kube := ensureShared(t, kc)
 	require.NoError(t, os.MkdirAll(kc.Dir(src), 0o755))
-	require.NoError(t, os.Link(kube.Path, filepath.Join(kc.Dir(src), "hyperkube")))
+	// A copy: the shared cache may be on another filesystem than src.
+	copyFile(t, kube.Path, filepath.Join(kc.Dir(src), "hyperkube"))
 
 	t.Setenv("PATH", t.TempDir()) // no go from here on
 	again, err := Ensure(ctx, src, c, nil)
@@ -95,4 +98,17 @@ func TestEnsureBuildsEtcdOnceAndTravels(t *testing.T) {
 		assert.False(t, imported.Built, "an imported cache needs no rebuild of %s", want.Component.Name)
 		assert.Equal(t, want.SHA256, imported.SHA256)
 	}
+}
+
+// copyFile copies the file at from to to, executable.
+func copyFile(t *testing.T, from, to string) {
+	t.Helper()
+	in, err := os.Open(from)
+	require.NoError(t, err)
+	defer in.Close()
+	out, err := os.OpenFile(to, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o755)
+	require.NoError(t, err)
+	_, err = io.Copy(out, in)
+	require.NoError(t, err)
+	require.NoError(t, out.Close())
 }

@@ -15,13 +15,13 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/bootlab/bootlab/internal/testutil"
 	"github.com/bootlab/bootlab/lab/release"
 )
 
-var (
-	update     = flag.Bool("update", false, "regenerate the pinned go.sum files (needs the Go module proxy)")
-	updateOnly = flag.String("update-only", "", "with -update, regenerate only this file of sums/ (kubernetes-v1.32.13.sum)")
-)
+// -update (internal/testutil) regenerates the pinned go.sum files (needs
+// the Go module proxy).
+var updateOnly = flag.String("update-only", "", "with -update, regenerate only this file of sums/ (kubernetes-v1.32.13.sum)")
 
 func sample() Component {
 	return Component{
@@ -35,6 +35,7 @@ func sample() Component {
 }
 
 func TestGoModPinsRequiresAndReplaces(t *testing.T) {
+	t.Parallel()
 	assert.Equal(t, `module bootlab.local/build/demo
 
 go 1.23
@@ -52,6 +53,7 @@ replace (
 
 // Every input of the binary but the toolchain changes where it is cached.
 func TestRecipeChangesWithEveryInput(t *testing.T) {
+	t.Parallel()
 	base := sample()
 	seen := map[string]string{base.Recipe(): "base"}
 	for name, edit := range map[string]func(*Component){
@@ -73,6 +75,7 @@ func TestRecipeChangesWithEveryInput(t *testing.T) {
 }
 
 func TestCheckRefusesIncompleteComponents(t *testing.T) {
+	t.Parallel()
 	for name, tc := range map[string]struct {
 		edit func(*Component)
 		want string
@@ -95,6 +98,7 @@ func TestCheckRefusesIncompleteComponents(t *testing.T) {
 // A cached binary is returned with its digest and go never runs: PATH
 // has no go at all.
 func TestEnsureCachedRunsNoGo(t *testing.T) {
+	// Not parallel: t.Setenv (PATH) changes the whole process's environment.
 	cache := t.TempDir()
 	c := sample()
 	p := filepath.Join(c.Dir(cache), "demo")
@@ -111,6 +115,7 @@ func TestEnsureCachedRunsNoGo(t *testing.T) {
 }
 
 func TestEnsureWithoutGoSaysWhatToInstall(t *testing.T) {
+	// Not parallel: t.Setenv (PATH) changes the whole process's environment.
 	t.Setenv("PATH", t.TempDir())
 	cache := t.TempDir()
 	_, err := Ensure(context.Background(), cache, sample(), nil)
@@ -122,11 +127,13 @@ func TestEnsureWithoutGoSaysWhatToInstall(t *testing.T) {
 // A go.sum missing a module go needs fails the build, naming the line and
 // how to regenerate: nothing is verified against a sum bootlab did not pin.
 func TestNewLines(t *testing.T) {
+	t.Parallel()
 	assert.Equal(t, []string{"c v1 h1:z"}, newLines([]byte("a v1 h1:x\nb v1 h1:y\n"), []byte("a v1 h1:x\nc v1 h1:z\nb v1 h1:y\n")))
 	assert.Empty(t, newLines([]byte("a\nb\n"), []byte("b\na\n")))
 }
 
 func TestKubernetesComponentForEveryRelease(t *testing.T) {
+	t.Parallel()
 	for _, r := range release.All() {
 		c, err := Kubernetes(r.Kubernetes)
 		if why := kubeSources()[r.Kubernetes].unbuildable; why != "" {
@@ -159,6 +166,7 @@ func TestKubernetesComponentForEveryRelease(t *testing.T) {
 // 1.32, with cri-client from 1.31 and without legacy-cloud-providers
 // after 1.30.
 func TestStagingModules(t *testing.T) {
+	t.Parallel()
 	for minor, want := range map[int]int{29: 30, 30: 30, 31: 30, 32: 31, 35: 31} {
 		assert.Len(t, stagingModules(minor), want, "1.%d", minor)
 	}
@@ -170,6 +178,7 @@ func TestStagingModules(t *testing.T) {
 // Stamps reach the linker and the recipe; a component without stamps
 // keeps the flags (and so the cache directory) it had before stamps.
 func TestStampsInFlagsAndRecipe(t *testing.T) {
+	t.Parallel()
 	c := sample()
 	assert.Equal(t, []string{"-trimpath", "-ldflags", "-s -w"}, c.buildFlags())
 	before := c.Recipe()
@@ -181,6 +190,7 @@ func TestStampsInFlagsAndRecipe(t *testing.T) {
 }
 
 func TestEtcdComponentForEveryRelease(t *testing.T) {
+	t.Parallel()
 	for _, r := range release.All() {
 		c, err := Etcd(r.Etcd.Module)
 		require.NoError(t, err, "OpenShift %s pins etcd %s", r.OpenShift, r.Etcd.Module)
@@ -198,6 +208,7 @@ func TestEtcdComponentForEveryRelease(t *testing.T) {
 // module proxy); without it, it checks that every file there is one a
 // release pins, so no stale pin lingers.
 func TestPinnedSums(t *testing.T) {
+	t.Parallel()
 	want := map[string]bool{}
 	for _, r := range release.All() {
 		want["etcd-v"+r.Etcd.Module+".sum"] = true
@@ -205,7 +216,7 @@ func TestPinnedSums(t *testing.T) {
 			want["kubernetes-v"+r.Kubernetes+".sum"] = true
 		}
 	}
-	if *update {
+	if testutil.Updating() {
 		for name := range want {
 			if *updateOnly != "" && name != *updateOnly {
 				continue
@@ -273,6 +284,7 @@ func regenerateKubernetes(t *testing.T, name string) {
 // A link that fails on a //go:linkname the toolchain refuses says so and
 // what to do; other failures are passed on as they are.
 func TestToolchainHint(t *testing.T) {
+	t.Parallel()
 	c := sample()
 	hint := toolchainHint(c, "link: github.com/x/y: invalid reference to runtime.foo")
 	assert.Contains(t, hint, "demo 1.2.3 uses //go:linkname references")

@@ -63,6 +63,7 @@ func links(t *testing.T, b *Binary) string {
 // by its first argument when called hyperkube; every program reports the
 // release's Kubernetes version.
 func TestKubernetesBinaryAnswersByName(t *testing.T) {
+	t.Parallel()
 	r, b := defaultKubernetes(t)
 	f, err := elf.Open(b.Path)
 	require.NoError(t, err)
@@ -95,6 +96,7 @@ func TestKubernetesBinaryAnswersByName(t *testing.T) {
 // kubectl (the same binary) reads /readyz and writes and reads back
 // kube-system/bootstrap; both servers stop on SIGTERM.
 func TestKubeAPIServerServesOnEtcd(t *testing.T) {
+	t.Parallel()
 	r, kube := defaultKubernetes(t)
 	ec, err := Etcd(r.Etcd.Module)
 	require.NoError(t, err)

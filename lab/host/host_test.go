@@ -35,6 +35,7 @@ func hosts(t *testing.T) map[string]host.Host {
 
 // Local and SSH behave the same for every operation lab uses.
 func TestHostsBehaveAlike(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
@@ -98,6 +99,7 @@ func TestHostsBehaveAlike(t *testing.T) {
 }
 
 func TestOpenLocalURIs(t *testing.T) {
+	// Not parallel: its test:///default connection shares the libvirt test driver's one in-memory state with every connection open at the same time.
 	for _, uri := range []string{"qemu:///system", "qemu:///session", "test:///default", "qemu:///system?socket=/x"} {
 		h, err := host.Open(context.Background(), uri, host.Options{})
 		require.NoError(t, err, uri)
@@ -109,6 +111,7 @@ func TestOpenLocalURIs(t *testing.T) {
 }
 
 func TestSSHConfig(t *testing.T) {
+	t.Parallel()
 	home, err := os.UserHomeDir()
 	require.NoError(t, err)
 	cfg, err := host.SSHConfig("qemu+ssh://trainer@server.lan:2222/system?keyfile=~/.ssh/lab&known_hosts=/k&no_verify=1")
@@ -137,6 +140,7 @@ func TestSSHConfig(t *testing.T) {
 }
 
 func TestOpenRemoteFailsClearly(t *testing.T) {
+	t.Parallel()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	addr := ln.Addr().String()

@@ -43,6 +43,7 @@ func testSpec() *spec.Spec {
 }
 
 func TestSetupWithSystemdResolved(t *testing.T) {
+	t.Parallel()
 	f := &fakeHost{answers: map[string]string{"resolvectl": ""}}
 	h := &Host{Run: f.run, NMDnsmasqDir: t.TempDir()}
 	s := testSpec()
@@ -62,6 +63,7 @@ func TestSetupWithSystemdResolved(t *testing.T) {
 }
 
 func TestUndoResolvedLinkGone(t *testing.T) {
+	t.Parallel()
 	f := &fakeHost{answers: map[string]string{"resolvectl status": "", "resolvectl revert": "FAIL"}}
 	h := &Host{Run: f.run, LinkExists: func(string) bool { return false }}
 	assert.NoError(t, h.Undo(context.Background(), labdir.HostDNS{Via: labdir.HostDNSResolved, Target: "blgone"}), "a deleted bridge took its settings with it")
@@ -71,6 +73,7 @@ func TestUndoResolvedLinkGone(t *testing.T) {
 }
 
 func TestSetupWithNetworkManagerDnsmasq(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	f := &fakeHost{answers: map[string]string{
 		"nmcli -t -f RUNNING general":   "running\n",
@@ -99,6 +102,7 @@ func TestSetupWithNetworkManagerDnsmasq(t *testing.T) {
 }
 
 func TestUndoRefusesForeignFile(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	file := filepath.Join(dir, "bootlab-x.conf")
 	require.NoError(t, os.WriteFile(file, []byte("server=/corp/10.0.0.1\n"), 0o644))
@@ -109,6 +113,7 @@ func TestUndoRefusesForeignFile(t *testing.T) {
 }
 
 func TestSetupNeitherPrintsManualStep(t *testing.T) {
+	t.Parallel()
 	f := &fakeHost{answers: map[string]string{"nmcli -t -f RUNNING general": "running\n", "NetworkManager --print-config": "[main]\ndns=default\n"}}
 	h := &Host{Run: f.run, NMDnsmasqDir: t.TempDir()}
 	s := testSpec()
@@ -123,6 +128,7 @@ func TestSetupNeitherPrintsManualStep(t *testing.T) {
 }
 
 func TestUndoEmptyAndUnknown(t *testing.T) {
+	t.Parallel()
 	h := &Host{Run: (&fakeHost{}).run}
 	assert.NoError(t, h.Undo(context.Background(), labdir.HostDNS{}))
 	assert.ErrorContains(t, h.Undo(context.Background(), labdir.HostDNS{Via: "hosts", Target: "/etc/hosts"}), "unknown host DNS record")

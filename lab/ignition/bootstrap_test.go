@@ -3,7 +3,6 @@ package ignition
 import (
 	"bytes"
 	"encoding/json"
-	"flag"
 	"os"
 	"testing"
 
@@ -13,9 +12,8 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-var updateBootstrapGoldens = flag.Bool("update-bootstrap", false, "rewrite testdata/openshift/*.golden.ign from ApplyManualBootstrap")
-
 func TestApplyManualBootstrapGolden(t *testing.T) {
+	t.Parallel()
 	in, err := os.ReadFile("../../testdata/openshift/installer-bootstrap.ign")
 	require.NoError(t, err)
 	out, err := ApplyManualBootstrap(in)
@@ -25,12 +23,7 @@ func TestApplyManualBootstrapGolden(t *testing.T) {
 	require.NoError(t, json.Indent(&pretty, out, "", "  "))
 	pretty.WriteByte('\n')
 	golden := "../../testdata/openshift/manual-bootstrap.golden.ign"
-	if *updateBootstrapGoldens {
-		require.NoError(t, os.WriteFile(golden, pretty.Bytes(), 0o644))
-	}
-	want, err := os.ReadFile(golden)
-	require.NoError(t, err, "run go test ./lab/ignition -run Golden -update-bootstrap")
-	assert.Equal(t, string(want), pretty.String())
+	testutil.Golden(t, golden, pretty.Bytes())
 	testutil.IgnitionValidate(t, golden)
 
 	cfg, err := Parse(out)
@@ -71,6 +64,7 @@ func TestApplyManualBootstrapGolden(t *testing.T) {
 }
 
 func TestApplyManualBootstrapIsIdempotent(t *testing.T) {
+	t.Parallel()
 	in, err := os.ReadFile("../../testdata/openshift/installer-bootstrap.ign")
 	require.NoError(t, err)
 	once, err := ApplyManualBootstrap(in)
@@ -81,6 +75,7 @@ func TestApplyManualBootstrapIsIdempotent(t *testing.T) {
 }
 
 func TestApplyManualBootstrapRejects(t *testing.T) {
+	t.Parallel()
 	_, err := ApplyManualBootstrap([]byte(`{"ignition":{"version":"3.2.0"}}`))
 	assert.ErrorContains(t, err, "no bootkube.service unit")
 	_, err = ApplyManualBootstrap([]byte(`{"ignition":{"version":"3.2.0"`))

@@ -2,7 +2,6 @@ package ignition
 
 import (
 	"encoding/json"
-	"flag"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,25 +13,17 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-var update = flag.Bool("update", false, "rewrite golden files")
-
 const fakeCA = "-----BEGIN CERTIFICATE-----\nMIIBfake\n-----END CERTIFICATE-----\n"
 
 func TestPointerGolden(t *testing.T) {
+	t.Parallel()
 	data, err := Marshal(Pointer(MCSURL("ocp.lab.local", "worker"), []byte(fakeCA)))
 	require.NoError(t, err)
 	var pretty map[string]any
 	require.NoError(t, json.Unmarshal(data, &pretty))
 	out, err := json.MarshalIndent(pretty, "", "  ")
 	require.NoError(t, err)
-	golden := filepath.Join("testdata", "pointer-worker.golden.json")
-	if *update {
-		require.NoError(t, os.MkdirAll("testdata", 0o755))
-		require.NoError(t, os.WriteFile(golden, append(out, '\n'), 0o644))
-	}
-	want, err := os.ReadFile(golden)
-	require.NoError(t, err, "run go test -update to create it")
-	assert.JSONEq(t, string(want), string(out))
+	testutil.Golden(t, filepath.Join("testdata", "pointer-worker.golden.json"), append(out, '\n'))
 
 	cfg, err := Parse(data)
 	require.NoError(t, err)
@@ -44,6 +35,7 @@ func TestPointerGolden(t *testing.T) {
 }
 
 func TestWithFilesAndFileContents(t *testing.T) {
+	t.Parallel()
 	cfg := WithFiles([]File{{Path: "/etc/b", Mode: 0o600, Data: []byte("secret")}, {Path: "/etc/a", Mode: 0o644, Data: []byte("hello")}})
 	data, err := Marshal(cfg)
 	require.NoError(t, err)
@@ -61,6 +53,7 @@ func TestWithFilesAndFileContents(t *testing.T) {
 }
 
 func TestValidateRejects(t *testing.T) {
+	t.Parallel()
 	for name, in := range map[string]string{
 		"not json":      "{",
 		"wrong version": `{"ignition":{"version":"9.9.0"}}`,
@@ -75,6 +68,7 @@ func TestValidateRejects(t *testing.T) {
 // TestValidateTool checks generated configs with Ignition's own validate
 // command (go install github.com/coreos/ignition/v2/validate@v2.24.0).
 func TestValidateTool(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	for name, cfg := range map[string]any{
 		"pointer": Pointer(MCSURL("ocp.lab.local", "master"), []byte(fakeCA)),

@@ -117,6 +117,7 @@ func streamFixture(t *testing.T, img fakeImage) *Stream {
 }
 
 func TestQEMUDisk(t *testing.T) {
+	t.Parallel()
 	img := newFakeImage(t)
 	disk, err := streamFixture(t, img).QEMUDisk("x86_64")
 	require.NoError(t, err)
@@ -131,6 +132,7 @@ func TestQEMUDisk(t *testing.T) {
 }
 
 func TestWithMirror(t *testing.T) {
+	t.Parallel()
 	loc := "https://rhcos.mirror.openshift.com" + imagePath
 	got, err := WithMirror(loc, "http://10.0.0.5:8080")
 	require.NoError(t, err)
@@ -153,6 +155,7 @@ func ensure(t *testing.T, m *mirror, img fakeImage, cache string, progress io.Wr
 }
 
 func TestEnsureRHCOSDownloadsVerifiesAndCaches(t *testing.T) {
+	t.Parallel()
 	img := newFakeImage(t)
 	m := newMirror(t, img.gz)
 	cache := t.TempDir()
@@ -178,6 +181,7 @@ func TestEnsureRHCOSDownloadsVerifiesAndCaches(t *testing.T) {
 }
 
 func TestEnsureRHCOSResumesWithRange(t *testing.T) {
+	t.Parallel()
 	img := newFakeImage(t)
 	m := newMirror(t, img.gz)
 	cache := t.TempDir()
@@ -195,6 +199,7 @@ func TestEnsureRHCOSResumesWithRange(t *testing.T) {
 }
 
 func TestEnsureRHCOSInterruptedKeepsPartialThenResumes(t *testing.T) {
+	t.Parallel()
 	img := newFakeImage(t)
 	m := newMirror(t, img.gz)
 	m.cut = len(img.gz) / 3
@@ -219,6 +224,7 @@ func TestEnsureRHCOSInterruptedKeepsPartialThenResumes(t *testing.T) {
 }
 
 func TestEnsureRHCOSServerWithoutRangesStartsOver(t *testing.T) {
+	t.Parallel()
 	img := newFakeImage(t)
 	m := newMirror(t, img.gz)
 	m.noRanges = true
@@ -234,6 +240,7 @@ func TestEnsureRHCOSServerWithoutRangesStartsOver(t *testing.T) {
 }
 
 func TestEnsureRHCOSCorruptDownloadNeverCached(t *testing.T) {
+	t.Parallel()
 	img := newFakeImage(t)
 	bad := append([]byte(nil), img.gz...)
 	bad[len(bad)/2] ^= 0xff
@@ -250,6 +257,7 @@ func TestEnsureRHCOSCorruptDownloadNeverCached(t *testing.T) {
 }
 
 func TestEnsureRHCOSWrongUncompressedSum(t *testing.T) {
+	t.Parallel()
 	img := newFakeImage(t)
 	m := newMirror(t, img.gz)
 	img2 := img
@@ -265,6 +273,7 @@ func TestEnsureRHCOSWrongUncompressedSum(t *testing.T) {
 }
 
 func TestEnsureRHCOSStaleCacheSumRedownloads(t *testing.T) {
+	t.Parallel()
 	img := newFakeImage(t)
 	m := newMirror(t, img.gz)
 	cache := t.TempDir()
@@ -280,6 +289,7 @@ func TestEnsureRHCOSStaleCacheSumRedownloads(t *testing.T) {
 }
 
 func TestFetchVerifiesSHA256(t *testing.T) {
+	t.Parallel()
 	body := []byte("openshift-install tarball bytes")
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		http.ServeContent(w, r, "x", time.Time{}, bytes.NewReader(body))
@@ -301,6 +311,7 @@ func TestFetchVerifiesSHA256(t *testing.T) {
 }
 
 func TestFetchHTTPErrorNamesURL(t *testing.T) {
+	t.Parallel()
 	srv := httptest.NewServer(http.NotFoundHandler())
 	defer srv.Close()
 	err := (&Downloader{}).Fetch(context.Background(), srv.URL+"/missing", filepath.Join(t.TempDir(), "m"), strings.Repeat("0", 64))
@@ -312,6 +323,7 @@ func TestFetchHTTPErrorNamesURL(t *testing.T) {
 func itoa(n int) string { return strconv.Itoa(n) }
 
 func TestEnsureRHCOSFromFileMirror(t *testing.T) {
+	t.Parallel()
 	img := newFakeImage(t)
 	root := t.TempDir()
 	p := filepath.Join(root, filepath.FromSlash(imagePath))
@@ -330,6 +342,7 @@ func TestEnsureRHCOSFromFileMirror(t *testing.T) {
 }
 
 func TestProgressNothingWhenNotATerminal(t *testing.T) {
+	t.Parallel()
 	var b bytes.Buffer
 	p := newProgress(&b, false, "img.qcow2.gz", 1000)
 	p.resume(100)
@@ -360,6 +373,7 @@ func frames(t *testing.T, out string) []string {
 }
 
 func TestProgressLineOnATerminal(t *testing.T) {
+	t.Parallel()
 	const MiB = 1 << 20
 	var b bytes.Buffer
 	clk := &fakeClock{t: time.Unix(1e9, 0)}
@@ -388,6 +402,7 @@ func TestProgressLineOnATerminal(t *testing.T) {
 }
 
 func TestProgressUnknownSizeAndLongNames(t *testing.T) {
+	t.Parallel()
 	var b bytes.Buffer
 	clk := &fakeClock{t: time.Unix(1e9, 0)}
 	p := newProgressClock(&b, true, strings.Repeat("very-long-name-", 10)+"image.raw.gz", -1, clk.now)
@@ -408,6 +423,7 @@ func TestProgressUnknownSizeAndLongNames(t *testing.T) {
 // A resumed download counts the bytes on disk once: the bar ends at 100%
 // of the file, not above it.
 func TestProgressResumedDownloadEndsAtHundred(t *testing.T) {
+	t.Parallel()
 	img := newFakeImage(t)
 	m := newMirror(t, img.gz)
 	cache := t.TempDir()
@@ -424,6 +440,7 @@ func TestProgressResumedDownloadEndsAtHundred(t *testing.T) {
 }
 
 func TestShorten(t *testing.T) {
+	t.Parallel()
 	assert.Equal(t, "short.gz", shorten("short.gz", 12))
 	assert.Equal(t, "abcd...wxyz", shorten("abcdefghijklmnopqrstuvwxyz", 11))
 	assert.Equal(t, "0:00", clock(0))
@@ -431,6 +448,7 @@ func TestShorten(t *testing.T) {
 }
 
 func TestDefaultCacheDirIsTheSharedRoot(t *testing.T) {
+	// Not parallel: t.Setenv (BOOTLAB_CACHE) changes the whole process's environment.
 	t.Setenv("BOOTLAB_CACHE", t.TempDir())
 	require.Equal(t, os.Getenv("BOOTLAB_CACHE"), DefaultCacheDir())
 }

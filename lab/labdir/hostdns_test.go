@@ -11,6 +11,7 @@ import (
 // state.json keeps the host DNS record as the "<via>:<target>" string it
 // always was; nothing set up is no key at all.
 func TestHostDNSInTheState(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name string
 		in   HostDNS

@@ -14,6 +14,7 @@ import (
 // The last verify result is the lab's whose identity it carries: a lab of
 // the same name built later (another UUID) reads "never verified".
 func TestLoadVerifyRecordOfTheLab(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name      string
 		written   string // the UUID the record carries ("": written before records carried one)
@@ -28,6 +29,7 @@ func TestLoadVerifyRecordOfTheLab(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			dir := t.TempDir()
 			require.NoError(t, labdir.SaveVerifyRecord(dir, &labdir.VerifyRecord{Time: time.Now(), OK: true, Total: 3, Passed: 3, LabUUID: tt.written}))
 			rec, err := labdir.LoadVerifyRecord(dir, tt.labUUID)
@@ -44,6 +46,7 @@ func TestLoadVerifyRecordOfTheLab(t *testing.T) {
 }
 
 func TestLoadVerifyRecordAbsentOrBroken(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	rec, err := labdir.LoadVerifyRecord(dir, "uuid-a")
 	require.NoError(t, err)

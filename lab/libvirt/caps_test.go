@@ -10,6 +10,7 @@ import (
 
 // The URI decides the capabilities here and nowhere else: lab asks them.
 func TestCapabilitiesOf(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		uri  string
 		want hypervisor.Capabilities

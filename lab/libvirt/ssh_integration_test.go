@@ -32,6 +32,7 @@ import (
 // the URI's known_hosts file), and the same connection runs commands on
 // the host.
 func TestIntegrationRemoteURIThroughSSH(t *testing.T) {
+	// Not parallel: its test+ssh:// connection reaches the daemon's test:///default, whose one in-memory state every connection open at the same time shares.
 	port, key := sshctest.OpenSSHD(t)
 	ctx := context.Background()
 	kh := filepath.Join(t.TempDir(), "known_hosts")
@@ -88,6 +89,7 @@ func TestIntegrationRemoteURIThroughSSH(t *testing.T) {
 // A host key that differs from the recorded one stops the connection
 // before libvirt is spoken to, and the error says how to forget the key.
 func TestIntegrationRemoteURIRefusesAChangedHostKey(t *testing.T) {
+	// Not parallel: its test+ssh:// connection reaches the daemon's test:///default, whose one in-memory state every connection open at the same time shares.
 	port, key := sshctest.OpenSSHD(t)
 	kh := filepath.Join(t.TempDir(), "known_hosts")
 	other, _, err := ed25519.GenerateKey(rand.Reader)
@@ -106,6 +108,7 @@ func TestIntegrationRemoteURIRefusesAChangedHostKey(t *testing.T) {
 // libvirt, commands and files on the host share one SSH connection: the
 // daemon's socket is a stream-local channel of it.
 func TestIntegrationOneSSHConnectionServesLibvirtAndTheHost(t *testing.T) {
+	// Not parallel: its test+ssh:// connection reaches the daemon's test:///default, whose one in-memory state every connection open at the same time shares.
 	srv := sshctest.Start(t)
 	ctx := context.Background()
 	uri := fmt.Sprintf("test+ssh://root@%s/default?keyfile=%s&known_hosts=%s", srv.Addr, srv.KeyFile, filepath.Join(t.TempDir(), "kh"))

@@ -1,30 +1,21 @@
 package loadbalancer
 
 import (
-	"flag"
-	"os"
 	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-)
 
-var update = flag.Bool("update", false, "rewrite golden files")
+	"github.com/bootlab/bootlab/internal/testutil"
+)
 
 const goldenDir = "../../testdata/haproxy"
 
 func golden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	path := filepath.Join(goldenDir, name)
-	if *update {
-		require.NoError(t, os.MkdirAll(goldenDir, 0o755))
-		require.NoError(t, os.WriteFile(path, got, 0o644))
-	}
-	want, err := os.ReadFile(path)
-	require.NoError(t, err, "golden file missing: run `go test ./lab/loadbalancer -run %s -update`", t.Name())
-	assert.Equal(t, string(want), string(got), "differs from %s (rerun with -update if the change is intended)", path)
+	testutil.Golden(t, filepath.Join(goldenDir, name), got)
 }
 
 func sample() Config {
@@ -49,12 +40,14 @@ func sample() Config {
 }
 
 func TestRenderGolden(t *testing.T) {
+	t.Parallel()
 	got, err := Render(sample())
 	require.NoError(t, err)
 	golden(t, "render-sample.cfg", got)
 }
 
 func TestRenderIsDeterministic(t *testing.T) {
+	t.Parallel()
 	a, err := Render(sample())
 	require.NoError(t, err)
 	b, err := Render(sample())
@@ -63,6 +56,7 @@ func TestRenderIsDeterministic(t *testing.T) {
 }
 
 func TestRenderCheckInterval(t *testing.T) {
+	t.Parallel()
 	c := sample()
 	c.CheckInterval = 250 * time.Millisecond
 	got, err := Render(c)
@@ -75,6 +69,7 @@ func TestRenderCheckInterval(t *testing.T) {
 }
 
 func TestRenderRejects(t *testing.T) {
+	t.Parallel()
 	long := "/" + string(make([]byte, 0))
 	for i := 0; i < 12; i++ {
 		long += "/abcdefghi"
@@ -101,6 +96,7 @@ func TestRenderRejects(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			c := sample()
 			tc.mutate(&c)
 			_, err := Render(c)
@@ -111,6 +107,7 @@ func TestRenderRejects(t *testing.T) {
 }
 
 func TestPaths(t *testing.T) {
+	t.Parallel()
 	c := sample()
 	assert.Equal(t, "/var/lib/bootlab/labs/sample/haproxy/haproxy.cfg", c.ConfigPath())
 	assert.Equal(t, "/var/lib/bootlab/labs/sample/haproxy/haproxy.pid", c.PIDPath())

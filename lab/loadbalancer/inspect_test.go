@@ -29,6 +29,7 @@ ingress-http,worker-1,0,MAINT,1,,,,192.168.126.21:80,tcp,
 `
 
 func TestParseStat(t *testing.T) {
+	t.Parallel()
 	got, err := parseStat(statSample)
 	require.NoError(t, err)
 	assert.Equal(t, []BackendStatus{
@@ -46,6 +47,7 @@ func TestParseStat(t *testing.T) {
 }
 
 func TestParseStatErrors(t *testing.T) {
+	t.Parallel()
 	_, err := parseStat("")
 	assert.ErrorContains(t, err, "empty answer")
 	_, err = parseStat("# pxname,svname,qcur\napi,x,0\n")
@@ -55,6 +57,7 @@ func TestParseStatErrors(t *testing.T) {
 }
 
 func TestInspectNotRunning(t *testing.T) {
+	t.Parallel()
 	c := sample()
 	c.Dir = t.TempDir()
 	st, err := Inspect(context.Background(), c)
@@ -66,6 +69,7 @@ func TestInspectNotRunning(t *testing.T) {
 // A pid file naming a process that is not our haproxy (a recycled pid, a
 // stale file) must never lead Stop to kill it.
 func TestStopSparesForeignProcess(t *testing.T) {
+	t.Parallel()
 	c := sample()
 	c.Dir = t.TempDir()
 	sleeper := exec.Command("sleep", "60")
@@ -81,6 +85,7 @@ func TestStopSparesForeignProcess(t *testing.T) {
 }
 
 func TestIsOurHAProxy(t *testing.T) {
+	t.Parallel()
 	assert.False(t, isOurHAProxy(context.Background(), host.Local{}, os.Getpid(), "/x/haproxy.cfg"), "the test binary is not haproxy")
 	assert.False(t, isOurHAProxy(context.Background(), host.Local{}, 1<<30, "/x/haproxy.cfg"), "no such pid")
 	assert.True(t, alive(context.Background(), host.Local{}, os.Getpid()))
@@ -88,6 +93,7 @@ func TestIsOurHAProxy(t *testing.T) {
 }
 
 func TestRunningPIDBadFiles(t *testing.T) {
+	t.Parallel()
 	c := sample()
 	c.Dir = t.TempDir()
 	for _, content := range []string{"", "abc", "-5", "0"} {

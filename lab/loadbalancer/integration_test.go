@@ -119,6 +119,7 @@ func get(t *testing.T, client *http.Client, url string) string {
 }
 
 func TestLifecycle(t *testing.T) {
+	t.Parallel()
 	requireHAProxy(t)
 	ctx := context.Background()
 	const lbIP = "127.88.0.1"
@@ -242,6 +243,7 @@ func TestLifecycle(t *testing.T) {
 
 // Stop must not kill another lab's haproxy even if our pid file names it.
 func TestStopSparesAnotherLabsHAProxy(t *testing.T) {
+	t.Parallel()
 	requireHAProxy(t)
 	ctx := context.Background()
 	b := newBackend(t, "b", "127.88.1.2")
@@ -265,6 +267,7 @@ func TestStopSparesAnotherLabsHAProxy(t *testing.T) {
 
 // A config haproxy rejects never replaces the one in place.
 func TestCheckRejectsAndKeepsGoodConfig(t *testing.T) {
+	t.Parallel()
 	requireHAProxy(t)
 	dir := t.TempDir()
 	bad := filepath.Join(dir, "bad.cfg")
@@ -292,6 +295,7 @@ func TestCheckRejectsAndKeepsGoodConfig(t *testing.T) {
 
 // Every golden haproxy.cfg is one haproxy accepts.
 func TestGoldensPassHAProxyCheck(t *testing.T) {
+	t.Parallel()
 	requireHAProxy(t)
 	files, err := filepath.Glob(filepath.Join(goldenDir, "*.cfg"))
 	require.NoError(t, err)
@@ -306,6 +310,7 @@ func TestGoldensPassHAProxyCheck(t *testing.T) {
 // connection, the pid file and admin socket are read there, and Stop ends
 // it. Local and SSH hosts give the same results.
 func TestLifecycleThroughSSHHost(t *testing.T) {
+	t.Parallel()
 	requireHAProxy(t)
 	ctx := context.Background()
 	srv := sshctest.Start(t)

@@ -21,6 +21,7 @@ func lbSpec(masters, workers int) *spec.Spec {
 }
 
 func TestLabConfigGolden(t *testing.T) {
+	t.Parallel()
 	compact := lbSpec(3, 0)
 	compact.Network.IngressAddress = "192.168.126.2"
 	cases := []struct {
@@ -34,6 +35,7 @@ func TestLabConfigGolden(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.golden, func(t *testing.T) {
+			t.Parallel()
 			c := LabConfig(tc.spec, tc.removed)
 			assert.Equal(t, filepath.Dir(labdir.HAProxyConfig(tc.spec)), c.Dir)
 			assert.Equal(t, labdir.HAProxyConfig(tc.spec), c.ConfigPath())
@@ -41,18 +43,13 @@ func TestLabConfigGolden(t *testing.T) {
 			assert.Equal(t, labdir.HAProxySocket(tc.spec), c.SocketPath())
 			got, err := Render(c)
 			require.NoError(t, err)
-			path := filepath.Join("..", "..", "testdata", "haproxy", tc.golden)
-			if *update {
-				require.NoError(t, os.WriteFile(path, got, 0o644))
-			}
-			want, err := os.ReadFile(path)
-			require.NoError(t, err, "run `go test ./lab/loadbalancer -run TestLabConfigGolden -update`")
-			assert.Equal(t, string(want), string(got))
+			golden(t, tc.golden, got)
 		})
 	}
 }
 
 func TestLabConfigBackends(t *testing.T) {
+	t.Parallel()
 	servers := func(c Config, frontend string) []string {
 		for _, f := range c.Frontends {
 			if f.Name == frontend {
@@ -87,6 +84,7 @@ func TestLabConfigBackends(t *testing.T) {
 // the spec accepts: with workers, without (compact and single master), and
 // for an explicit node list in any order.
 func TestIngressNodesAreTheIngressBackends(t *testing.T) {
+	t.Parallel()
 	probeSpec := func(masters, workers int) *spec.Spec {
 		s := &spec.Spec{Name: "p", Profile: spec.ProfileProbe, LabDir: "/tmp/p", Topology: spec.Topology{Masters: masters, Workers: workers}}
 		s.Defaults()
@@ -118,6 +116,7 @@ func TestIngressNodesAreTheIngressBackends(t *testing.T) {
 		{"explicit nodes without workers", explicitCompact, []string{"cp-1"}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			if tc.spec.Profile == spec.ProfileOpenShift {
 				// Validation reads the pull secret: give it a well-formed one.
 				ps := filepath.Join(t.TempDir(), "pull-secret.json")

@@ -19,6 +19,7 @@ import (
 // it on a host with cache B: there the clients and RHCOS are cache hits and
 // the mirror sees no request at all.
 func TestCacheTravelsToAnOfflineHost(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	m := newTestMirror(t, "4.19.10")
 	stream, err := images.ParseStream([]byte(m.streamJSON))

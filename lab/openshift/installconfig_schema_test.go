@@ -134,11 +134,13 @@ func openShiftFixtures(t *testing.T) map[string]*spec.Spec {
 // Every valid openshift fixture renders an install-config whose every key
 // is one the installer reads, with the type it reads.
 func TestInstallConfigMatchesInstallerSchema(t *testing.T) {
+	t.Parallel()
 	schema := loadSchema(t)
 	fixtures := openShiftFixtures(t)
 	require.GreaterOrEqual(t, len(fixtures), 2, "valid-openshift*.yaml fixtures")
 	for name, s := range fixtures {
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			ps, err := LoadPullSecret(s.OpenShift.PullSecretFile)
 			require.NoError(t, err)
 			// The lab key's public half, as lab.EnsureSSHKey leaves it.
@@ -168,6 +170,7 @@ func TestInstallConfigMatchesInstallerSchema(t *testing.T) {
 // The check catches what it is for: a misspelt key, a wrong type, a bad
 // enum value, a CIDR that is not one, a required field left out.
 func TestInstallConfigSchemaCatchesTypos(t *testing.T) {
+	t.Parallel()
 	schema := loadSchema(t)
 	s := testSpec(t, 2)
 	ic, err := NewInstallConfig(s, `{"auths":{}}`, "ssh-ed25519 AAAA x")

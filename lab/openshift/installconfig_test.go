@@ -1,18 +1,15 @@
 package openshift
 
 import (
-	"flag"
-	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/bootlab/bootlab/internal/testutil"
 	"github.com/bootlab/bootlab/lab/spec"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files under testdata/openshift")
 
 const testdata = "../../testdata/openshift"
 
@@ -36,20 +33,16 @@ func testSpec(t *testing.T, workers int) *spec.Spec {
 
 func golden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	p := filepath.Join(testdata, name)
-	if *update {
-		require.NoError(t, os.WriteFile(p, got, 0o644))
-	}
-	want, err := os.ReadFile(p)
-	require.NoError(t, err, "run go test ./lab/openshift -update")
-	assert.Equal(t, string(want), string(got))
+	testutil.Golden(t, filepath.Join(testdata, name), got)
 }
 
 func TestInstallConfigGolden(t *testing.T) {
+	t.Parallel()
 	const ps = `{"auths":{"quay.io":{"auth":"c3R1ZGVudDpzM2NyM3Q="}}}`
 	const key = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGoldenGoldenGoldenGoldenGoldenGoldenGolden bootlab-golden"
 	for name, workers := range map[string]int{"install-config-3m2w.golden.yaml": 2, "install-config-compact.golden.yaml": 0} {
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			s := testSpec(t, workers)
 			ic, err := NewInstallConfig(s, ps, key)
 			require.NoError(t, err)
@@ -63,6 +56,7 @@ func TestInstallConfigGolden(t *testing.T) {
 }
 
 func TestInstallConfigMachineNetworkIsLabCIDR(t *testing.T) {
+	t.Parallel()
 	s := testSpec(t, 1)
 	s.Network.CIDR = "10.77.3.0/24"
 	ic, err := NewInstallConfig(s, "{}", "ssh-ed25519 AAAA x")
@@ -71,6 +65,7 @@ func TestInstallConfigMachineNetworkIsLabCIDR(t *testing.T) {
 }
 
 func TestLoadSSHPublicKey(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	k, err := LoadSSHPublicKey(writeFile(t, dir, "id.pub", "ssh-ed25519 AAAAC3Nza bootlab\n"))
 	require.NoError(t, err)

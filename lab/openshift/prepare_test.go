@@ -71,6 +71,7 @@ func mode(t *testing.T, p string) os.FileMode {
 }
 
 func TestPrepareOrderModesAndIgnition(t *testing.T) {
+	// Not parallel: newPrepareEnv points the fake installer at this test's files with t.Setenv.
 	e := newPrepareEnv(t, 2)
 	e.spec.OpenShift.ManualBootstrap = true
 	res, err := e.prepare()
@@ -145,6 +146,7 @@ func TestPrepareOrderModesAndIgnition(t *testing.T) {
 }
 
 func TestPrepareCompactClusterMakesMastersSchedulable(t *testing.T) {
+	// Not parallel: newPrepareEnv points the fake installer at this test's files with t.Setenv.
 	e := newPrepareEnv(t, 0)
 	_, err := e.prepare()
 	require.NoError(t, err, e.status.String())
@@ -157,6 +159,7 @@ func TestPrepareCompactClusterMakesMastersSchedulable(t *testing.T) {
 }
 
 func TestPrepareRejectsMalformedPullSecretBeforeAnythingRuns(t *testing.T) {
+	// Not parallel: newPrepareEnv points the fake installer at this test's files with t.Setenv.
 	e := newPrepareEnv(t, 2)
 	require.NoError(t, os.WriteFile(e.spec.OpenShift.PullSecretFile, []byte(`{"auths": {"quay.io": {"auth": "bm9jb2xvbg=="}}}`), 0o600))
 	_, err := e.prepare()
@@ -171,6 +174,7 @@ func TestPrepareRejectsMalformedPullSecretBeforeAnythingRuns(t *testing.T) {
 }
 
 func TestPrepareInstallerFailureWritesNoIgnition(t *testing.T) {
+	// Not parallel: t.Setenv (FAKE_FAIL) changes the whole process's environment.
 	e := newPrepareEnv(t, 2)
 	t.Setenv("FAKE_FAIL", "create manifests")
 	_, err := e.prepare()
@@ -188,6 +192,7 @@ func TestPrepareInstallerFailureWritesNoIgnition(t *testing.T) {
 }
 
 func TestPrepareMissingSSHKey(t *testing.T) {
+	// Not parallel: newPrepareEnv points the fake installer at this test's files with t.Setenv.
 	e := newPrepareEnv(t, 1)
 	require.NoError(t, os.Remove(labdir.SSHKey(e.spec)+".pub"))
 	_, err := e.prepare()
@@ -197,6 +202,7 @@ func TestPrepareMissingSSHKey(t *testing.T) {
 }
 
 func TestPrepareKeepsLabDirTraversable(t *testing.T) {
+	// Not parallel: newPrepareEnv points the fake installer at this test's files with t.Setenv.
 	e := newPrepareEnv(t, 1)
 	e.spec.LabDir = filepath.Join(t.TempDir(), "fresh-lab")
 	require.NoError(t, os.MkdirAll(filepath.Dir(labdir.SSHKey(e.spec)), 0o700))
@@ -213,6 +219,7 @@ func TestPrepareKeepsLabDirTraversable(t *testing.T) {
 // install-config sshKey: bootlab's own SSH (lab ssh, wait, stage, gather)
 // logs in with the lab key, so the nodes must still accept it.
 func TestPrepareUserSSHKeyKeepsLabKey(t *testing.T) {
+	// Not parallel: newPrepareEnv points the fake installer at this test's files with t.Setenv.
 	e := newPrepareEnv(t, 1)
 	e.spec.OpenShift.SSHPublicKeyFile = writeFile(t, t.TempDir(), "me.pub", "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIUserKey me@laptop\n")
 	_, err := e.prepare()
@@ -231,6 +238,7 @@ func TestPrepareUserSSHKeyKeepsLabKey(t *testing.T) {
 }
 
 func TestCheckInputs(t *testing.T) {
+	// Not parallel: newPrepareEnv points the fake installer at this test's files with t.Setenv.
 	e := newPrepareEnv(t, 1)
 	_, err := CheckInputs(e.spec)
 	require.NoError(t, err)
@@ -254,6 +262,7 @@ func TestCheckInputs(t *testing.T) {
 // Assets made from another install-config are not reused silently: they
 // carry the old cluster's names, network and pull secret.
 func TestPrepareRefusesAssetsOfAnotherInstallConfig(t *testing.T) {
+	// Not parallel: newPrepareEnv points the fake installer at this test's files with t.Setenv.
 	e := newPrepareEnv(t, 1)
 	_, err := e.prepare()
 	require.NoError(t, err, e.status.String())

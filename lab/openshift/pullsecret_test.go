@@ -24,6 +24,7 @@ func validPullSecret() string {
 }
 
 func TestLoadPullSecret(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	got, err := LoadPullSecret(writeFile(t, dir, "ok.json", validPullSecret()))
 	require.NoError(t, err)

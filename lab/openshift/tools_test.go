@@ -15,6 +15,7 @@ import (
 func noPath(string) (string, error) { return "", errors.New("not on PATH") }
 
 func TestEnsureToolsDownloadsVerifiesAndCaches(t *testing.T) {
+	t.Parallel()
 	m := newTestMirror(t, "4.19.10")
 	cache := t.TempDir()
 	o := ToolsOptions{Version: "4.19.10", Mirror: m.clients(), CacheDir: cache, LookPath: noPath}
@@ -49,6 +50,7 @@ func count(paths []string, suffix string) int {
 }
 
 func TestEnsureToolsCorruptTarballNeverCached(t *testing.T) {
+	t.Parallel()
 	m := newTestMirror(t, "4.19.10")
 	for p, b := range m.files {
 		if strings.HasSuffix(p, "openshift-install-linux.tar.gz") {
@@ -66,6 +68,7 @@ func TestEnsureToolsCorruptTarballNeverCached(t *testing.T) {
 }
 
 func TestEnsureToolsUnknownVersion(t *testing.T) {
+	t.Parallel()
 	m := newTestMirror(t, "4.19.10")
 	_, err := EnsureTools(context.Background(), ToolsOptions{Version: "4.99.0", Mirror: m.clients(), CacheDir: t.TempDir(), LookPath: noPath})
 	require.Error(t, err)
@@ -74,6 +77,7 @@ func TestEnsureToolsUnknownVersion(t *testing.T) {
 }
 
 func TestEnsureToolsGivenPathAndPATH(t *testing.T) {
+	// Not parallel: t.Setenv (FAKE_OPENSHIFT_INSTALL_VERSION) changes the whole process's environment.
 	fakeInst, _ := filepath.Abs(filepath.Join(testdata, "fake-openshift-install"))
 	fakeOC, _ := filepath.Abs(filepath.Join(testdata, "fake-oc"))
 	m := newTestMirror(t, "4.19.10")
@@ -108,6 +112,7 @@ func TestEnsureToolsGivenPathAndPATH(t *testing.T) {
 }
 
 func TestVersionMatches(t *testing.T) {
+	t.Parallel()
 	assert.True(t, versionMatches("openshift-install 4.19.10\nbuilt from commit x", "4.19.10"))
 	assert.True(t, versionMatches("Client Version: 4.19.10\nKustomize Version: v5", "4.19.10"))
 	assert.False(t, versionMatches("openshift-install 4.19.1", "4.19.10"))
@@ -116,6 +121,7 @@ func TestVersionMatches(t *testing.T) {
 }
 
 func TestFindInstallerAndGather(t *testing.T) {
+	// Not parallel: t.Setenv (FAKE_INSTALLER_LOG) changes the whole process's environment.
 	fakeInst, _ := filepath.Abs(filepath.Join(testdata, "fake-openshift-install"))
 	_, err := FindInstaller(context.Background(), "4.19.10", "", t.TempDir(), noPath)
 	assert.ErrorContains(t, err, "bootlab lab up")

@@ -11,6 +11,7 @@ import (
 )
 
 func TestEnsureCreatesReusesAndProtects(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	l, err := Ensure(dir, "api-int.ocp.lab.local")
 	require.NoError(t, err)
@@ -45,6 +46,7 @@ func TestEnsureCreatesReusesAndProtects(t *testing.T) {
 }
 
 func TestServingNotTrustedByOtherCA(t *testing.T) {
+	t.Parallel()
 	a, err := NewCA("a")
 	require.NoError(t, err)
 	b, err := NewCA("b")

@@ -2,7 +2,6 @@ package preflight
 
 import (
 	"errors"
-	"flag"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -12,11 +11,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/bootlab/bootlab/internal/testutil"
 	"github.com/bootlab/bootlab/lab/hypervisor"
 	"github.com/bootlab/bootlab/lab/spec"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files")
 
 // The spec fixtures are checked by spec.Validate and by ValidateHost
 // against the host facts each fixture's header declares.
@@ -69,12 +67,14 @@ func validateAll(s *spec.Spec, routes []HostRoute, nets []hypervisor.NetworkInfo
 }
 
 func TestValidFixtures(t *testing.T) {
+	t.Parallel()
 	files, err := filepath.Glob(filepath.Join(specDir, "valid-*.yaml"))
 	require.NoError(t, err)
 	require.GreaterOrEqual(t, len(files), 5)
 	for _, f := range files {
 		name := filepath.Base(f)
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			s, routes, nets, err := loadFixture(t, name)
 			require.NoError(t, err)
 			assert.NoError(t, validateAll(s, routes, nets, name))
@@ -83,12 +83,14 @@ func TestValidFixtures(t *testing.T) {
 }
 
 func TestInvalidFixtures(t *testing.T) {
+	t.Parallel()
 	files, err := filepath.Glob(filepath.Join(specDir, "invalid-*.yaml"))
 	require.NoError(t, err)
 	require.GreaterOrEqual(t, len(files), 25, "the issue asks for at least 25 invalid fixtures")
 	for _, f := range files {
 		name := filepath.Base(f)
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			s, routes, nets, err := loadFixture(t, name)
 			if err == nil {
 				err = validateAll(s, routes, nets, name)
@@ -98,18 +100,13 @@ func TestInvalidFixtures(t *testing.T) {
 			require.ErrorAs(t, err, &ve)
 			abs, _ := filepath.Abs(specDir)
 			got := strings.ReplaceAll(err.Error(), abs, "${TESTDATA}") + "\n"
-			golden := strings.TrimSuffix(f, ".yaml") + ".err"
-			if *update {
-				require.NoError(t, os.WriteFile(golden, []byte(got), 0o644))
-			}
-			want, rerr := os.ReadFile(golden)
-			require.NoError(t, rerr, "missing golden %s: run go test ./lab -run Fixtures -update", golden)
-			assert.Equal(t, string(want), got)
+			testutil.Golden(t, strings.TrimSuffix(f, ".yaml")+".err", []byte(got))
 		})
 	}
 }
 
 func TestParseProcRoutes(t *testing.T) {
+	t.Parallel()
 	text := `Iface	Destination	Gateway 	Flags	RefCnt	Use	Metric	Mask		MTU	Window	IRTT
 eth0	00000000	0100000A	0003	0	0	0	00000000	0	0	0
 eth0	0000000A	00000000	0001	0	0	0	00FFFFFF	0	0	0
@@ -125,6 +122,7 @@ virbr0	007AA8C0	00000000	0001	0	0	0	00FFFFFF	0	0	0
 }
 
 func TestValidateHostIgnoresOwnNetworkAndDefaultRoute(t *testing.T) {
+	t.Parallel()
 	s := &spec.Spec{Name: "demo"}
 	s.Defaults()
 	routes := []HostRoute{
@@ -138,6 +136,7 @@ func TestValidateHostIgnoresOwnNetworkAndDefaultRoute(t *testing.T) {
 // A bridge name the host already has is refused unless it is this lab's
 // own network's bridge (a second up of the same lab).
 func TestValidateBridge(t *testing.T) {
+	t.Parallel()
 	s := &spec.Spec{Name: "br"}
 	s.Defaults()
 	own := hypervisor.NetworkInfo{Name: s.NetworkName(), Bridge: s.Network.Bridge}
@@ -155,6 +154,7 @@ func TestValidateBridge(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			c := *s
 			c.Network.Bridge = tc.bridge
 			err := ValidateBridge(&c, tc.ifaces, tc.nets)
@@ -169,6 +169,7 @@ func TestValidateBridge(t *testing.T) {
 }
 
 func TestHostInterfaces(t *testing.T) {
+	t.Parallel()
 	dev := "Inter-|   Receive\n face |bytes    packets\n    lo: 1 2 3\n  eth0: 4 5 6\nvirbr-x: 7\n"
 	got, err := hostInterfaces(func(string) ([]byte, error) { return []byte(dev), nil })
 	require.NoError(t, err)

@@ -40,6 +40,7 @@ func testKernel(t *testing.T) string {
 // and is seen; a file that is no kernel is not. (Under KVM the same code
 // runs; whether KVM works depends on the host, so it is not asserted.)
 func TestBootPrints(t *testing.T) {
+	t.Parallel()
 	kernel := testKernel(t)
 	require.NoError(t, bootPrints(context.Background(), "tcg", kernel, 60*time.Second), "a kernel under TCG prints its banner")
 
@@ -53,6 +54,7 @@ func TestBootPrints(t *testing.T) {
 // ChooseAccelerator on the real host answers, and its answer is consistent
 // with the smoke test run directly.
 func TestChooseAcceleratorOnThisHost(t *testing.T) {
+	// Not parallel: t.Setenv (BOOTLAB_ACCEL) changes the whole process's environment.
 	s := &spec.Spec{Name: "pf-it"}
 	s.Image.Kernel = testKernel(t)
 	s.Defaults()

@@ -162,6 +162,7 @@ func run(t *testing.T, s *spec.Spec, host hypervisor.HostInfo, g *goodHost) *Rep
 }
 
 func TestPreflightAllGood(t *testing.T) {
+	t.Parallel()
 	g := newGoodHost(t)
 	r := run(t, preflightSpec(t, nil), kvmHost(), g)
 	for _, c := range r.Checks {
@@ -183,6 +184,7 @@ func TestPreflightAllGood(t *testing.T) {
 
 // Every failing check names the problem and the fix.
 func TestPreflightFailures(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name       string
 		host       func() hypervisor.HostInfo
@@ -248,6 +250,7 @@ func TestPreflightFailures(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			g := newGoodHost(t)
 			if tc.mutateHost != nil {
 				tc.mutateHost(g)
@@ -282,6 +285,7 @@ func TestPreflightFailures(t *testing.T) {
 // A remote hypervisor's machine is checked like this one (memory, disk,
 // tools, routes, ports, pool access), and every check names it.
 func TestPreflightChecksTheRemoteHost(t *testing.T) {
+	t.Parallel()
 	g := newGoodHost(t)
 	g.free = 0
 	remote := preflightSpec(t, func(s *spec.Spec) { s.Libvirt.URI = "qemu+ssh://root@lab-host/system" })
@@ -308,6 +312,7 @@ func TestPreflightChecksTheRemoteHost(t *testing.T) {
 }
 
 func TestPreflightTestURI(t *testing.T) {
+	t.Parallel()
 	g := newGoodHost(t)
 	r := run(t, preflightSpec(t, func(s *spec.Spec) { s.Libvirt.URI = "test:///default" }), &fakeHost{version: "9.0.0", types: []string{"test"}, testDriver: true}, g)
 	assert.True(t, r.OK(), "%+v", r.Checks)
@@ -316,6 +321,7 @@ func TestPreflightTestURI(t *testing.T) {
 }
 
 func TestChooseAccelerator(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name      string
 		accel     spec.Accelerator
@@ -353,6 +359,7 @@ func TestChooseAccelerator(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			g := newGoodHost(t)
 			g.smoke = tc.smoke
 			if tc.env != "" {
@@ -380,6 +387,7 @@ func TestChooseAccelerator(t *testing.T) {
 }
 
 func TestMemAvailable(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	p := filepath.Join(dir, "meminfo")
 	require.NoError(t, os.WriteFile(p, []byte("MemTotal: 100 kB\nMemAvailable:    2048 kB\n"), 0o644))
@@ -392,6 +400,7 @@ func TestMemAvailable(t *testing.T) {
 }
 
 func TestCanAccess(t *testing.T) {
+	t.Parallel()
 	u := &HostUser{Name: "q", UID: 10, GIDs: []int{20}}
 	assert.True(t, canAccess(&FileOwner{Mode: 0o700, UID: 10}, u, 01), "owner")
 	assert.False(t, canAccess(&FileOwner{Mode: 0o070, UID: 10}, u, 01), "owner bits decide for the owner")
@@ -403,6 +412,7 @@ func TestCanAccess(t *testing.T) {
 }
 
 func TestPreflightIPv6WildcardWarns(t *testing.T) {
+	t.Parallel()
 	g := newGoodHost(t)
 	g.listen = append(g.listen, netip.MustParseAddrPort("[::]:443"), netip.MustParseAddrPort("10.9.9.9:6443"))
 	r := run(t, preflightSpec(t, nil), kvmHost(), g)
@@ -414,6 +424,7 @@ func TestPreflightIPv6WildcardWarns(t *testing.T) {
 }
 
 func TestParseProcTCP(t *testing.T) {
+	t.Parallel()
 	tcp := `  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode
    0: 0109DF0A:2328 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 167866 1
    1: 00000000:1F90 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 167868 1

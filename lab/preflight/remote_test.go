@@ -17,6 +17,7 @@ import (
 // Preflight of a qemu+ssh lab reads the remote machine through its Host:
 // here an in-process SSH server on this machine, so the facts are real.
 func TestPreflightReadsTheRemoteMachineThroughItsHost(t *testing.T) {
+	t.Parallel()
 	srv := sshctest.Start(t)
 	ctx := context.Background()
 	h, err := host.Open(ctx, srv.LibvirtURI(t, ""), host.Options{})
@@ -46,6 +47,7 @@ func TestPreflightReadsTheRemoteMachineThroughItsHost(t *testing.T) {
 }
 
 func TestParseRemoteFacts(t *testing.T) {
+	t.Parallel()
 	u, err := parseIDOutput("libvirt-qemu", "64055\n64055 108 36\n")
 	require.NoError(t, err)
 	assert.Equal(t, &HostUser{Name: "libvirt-qemu", UID: 64055, GIDs: []int{64055, 108, 36}}, u)
@@ -65,6 +67,7 @@ func TestParseRemoteFacts(t *testing.T) {
 // qemu+tcp reaches libvirt but nothing else on that machine: preflight
 // fails, saying to use qemu+ssh.
 func TestPreflightRefusesALibvirtOnlyTransport(t *testing.T) {
+	t.Parallel()
 	s := preflightSpec(t, func(s *spec.Spec) { s.Libvirt.URI = "qemu+tcp://server/system" })
 	r, err := Run(context.Background(), s, kvmHost(), Options{Machine: host.LibvirtOnly{URI: s.Libvirt.URI}})
 	require.NoError(t, err)

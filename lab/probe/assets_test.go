@@ -33,6 +33,7 @@ func rehearsalInput(t *testing.T) Input {
 // certificates the lab CA signed, secrets 0600, and bootkube.sh with the
 // helpers it sources in /usr/local/bin.
 func TestRehearsalAssets(t *testing.T) {
+	t.Parallel()
 	in := rehearsalInput(t)
 	cfgs, err := Generate(in)
 	require.NoError(t, err)
@@ -116,6 +117,7 @@ func TestRehearsalAssets(t *testing.T) {
 }
 
 func TestReleaseFor(t *testing.T) {
+	t.Parallel()
 	r := ReleaseFor("4.19.10")
 	assert.Equal(t, "1.32.13", r.KubernetesVersion)
 	assert.Equal(t, "3.5.21", r.EtcdVersion, "the etcd bootlab builds for 4.19")

@@ -17,6 +17,7 @@ import (
 // A probe image built on the trainer's host and carried over with cache
 // export/import is a cache hit on the classroom host: nothing is rebuilt.
 func TestProbeImageTravelsWithTheCache(t *testing.T) {
+	t.Parallel()
 	if _, err := os.Stat("/usr/bin/qemu-img"); err != nil {
 		t.Fatalf("qemu-img is needed: apt-get install -y qemu-utils")
 	}

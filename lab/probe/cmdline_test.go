@@ -11,5 +11,6 @@ import (
 // The host puts lab/spec's flag on the kernel command line; the agent, which
 // imports no lab, looks for this package's: they must be the same word.
 func TestRehearsalCmdlineFlagIsTheHostsOne(t *testing.T) {
+	t.Parallel()
 	assert.Equal(t, spec.RehearsalCmdlineFlag, RehearsalCmdlineFlag)
 }

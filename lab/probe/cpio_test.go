@@ -30,6 +30,7 @@ func writeTestArchive(t *testing.T) []byte {
 }
 
 func TestCPIOLayout(t *testing.T) {
+	t.Parallel()
 	data := writeTestArchive(t)
 	assert.Zero(t, len(data)%4)
 	assert.True(t, bytes.HasPrefix(data, []byte("070701")))
@@ -72,6 +73,7 @@ var cpioDevice = regexp.MustCompile(`(\d+),\s+(\d+)`)
 // v1.0.1 because that one never writes rdevmajor/rdevminor, and the
 // initramfs needs /dev/console (5,1) and /dev/null (1,3).
 func TestCPIOListedByCpio(t *testing.T) {
+	t.Parallel()
 	cpioPath, err := exec.LookPath("cpio")
 	require.NoError(t, err, "cpio is needed for this test: apt-get install -y cpio (scripts/host/setup.sh --test does)")
 	var b bytes.Buffer
@@ -122,6 +124,7 @@ func TestCPIOListedByCpio(t *testing.T) {
 }
 
 func TestCheckStaticRefusesDynamicAgent(t *testing.T) {
+	t.Parallel()
 	sh, err := os.ReadFile("/bin/sh")
 	require.NoError(t, err)
 	err = checkStatic("/bin/sh", sh)

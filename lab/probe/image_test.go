@@ -16,6 +16,7 @@ import (
 )
 
 func TestFindModules(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	write := func(rel string, data []byte) {
 		p := filepath.Join(dir, rel)
@@ -58,6 +59,7 @@ func TestFindModules(t *testing.T) {
 }
 
 func TestEnsureImageCachesByContent(t *testing.T) {
+	t.Parallel()
 	if _, err := os.Stat("/usr/bin/qemu-img"); err != nil {
 		t.Fatalf("qemu-img is needed: apt-get install -y qemu-utils")
 	}
@@ -95,6 +97,7 @@ func TestEnsureImageCachesByContent(t *testing.T) {
 }
 
 func TestDefaultCacheDirHonoursBootlabCache(t *testing.T) {
+	// Not parallel: t.Setenv (BOOTLAB_CACHE, XDG_CACHE_HOME) changes the whole process's environment.
 	// The probe image and the RHCOS/client downloads share one cache root.
 	dir := t.TempDir()
 	t.Setenv("BOOTLAB_CACHE", dir)
@@ -105,6 +108,7 @@ func TestDefaultCacheDirHonoursBootlabCache(t *testing.T) {
 // An imported cache holds the kernel package apt-get downloaded on the
 // trainer's host: the builder unpacks it and never calls apt-get.
 func TestDebianKernelFromTheCacheWithoutAptGet(t *testing.T) {
+	// Not parallel: t.Setenv (PATH) changes the whole process's environment.
 	dpkgDeb, err := exec.LookPath("dpkg-deb")
 	require.NoError(t, err, "apt-get install -y dpkg")
 	tree := t.TempDir()

@@ -30,6 +30,7 @@ func debugfs(t *testing.T, img, cmd string) string {
 // keeps hyperkube, so no Kubernetes is built: the second call reuses the
 // volume, and KubeVolumeCached finds it without running anything.
 func TestEnsureKubeVolumeCarriesHyperkubeAndLinks(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	cache := t.TempDir()
 	_, c, err := kubeComponent("4.19")

@@ -68,6 +68,7 @@ func mcsServer(t *testing.T, in Input, mode MCSMode, configs map[string][]byte, 
 }
 
 func TestGenerateChainAndPointerFollow(t *testing.T) {
+	t.Parallel()
 	in := testInput(t)
 	cfgs, err := Generate(in)
 	require.NoError(t, err)
@@ -113,6 +114,7 @@ func TestGenerateChainAndPointerFollow(t *testing.T) {
 }
 
 func TestFetchRefusesWrongCA(t *testing.T) {
+	t.Parallel()
 	in := testInput(t)
 	cfgs, err := Generate(in)
 	require.NoError(t, err)
@@ -130,6 +132,7 @@ func TestFetchRefusesWrongCA(t *testing.T) {
 }
 
 func TestFetchRetriesUntilServed(t *testing.T) {
+	t.Parallel()
 	in := testInput(t)
 	cfgs, err := Generate(in)
 	require.NoError(t, err)
@@ -160,6 +163,7 @@ func TestFetchRetriesUntilServed(t *testing.T) {
 }
 
 func TestFetchWorkerFromBootstrapIsRefused(t *testing.T) {
+	t.Parallel()
 	in := testInput(t)
 	cfgs, err := Generate(in)
 	require.NoError(t, err)
@@ -178,6 +182,7 @@ func TestFetchWorkerFromBootstrapIsRefused(t *testing.T) {
 }
 
 func TestMCSStandIn(t *testing.T) {
+	t.Parallel()
 	in := testInput(t)
 	cfgs, err := Generate(in)
 	require.NoError(t, err)
@@ -230,6 +235,7 @@ func TestMCSStandIn(t *testing.T) {
 }
 
 func TestParseConsole(t *testing.T) {
+	t.Parallel()
 	boot := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	r1 := &Report{Node: "master-0", MAC: "m", Seq: 1, Boot: boot, Checks: []Check{{Name: "dhcp", Pending: true}}}
 	r2 := &Report{Node: "master-0", MAC: "m", Seq: 2, Boot: boot, Checks: []Check{{Name: "dhcp", OK: true, Detail: "lease"}}}
@@ -257,6 +263,7 @@ func TestParseConsole(t *testing.T) {
 }
 
 func TestSpecFromAccept(t *testing.T) {
+	t.Parallel()
 	for accept, want := range map[string]int{
 		"": 2, "*/*": 2, ignition.AcceptHeader: 3,
 		"application/vnd.coreos.ignition+json;version=3.5.0":                                                                      3,
@@ -273,6 +280,7 @@ func TestSpecFromAccept(t *testing.T) {
 // TestGeneratedConfigsPassIgnitionValidate runs Ignition's own validate
 // tool on every generated config.
 func TestGeneratedConfigsPassIgnitionValidate(t *testing.T) {
+	t.Parallel()
 	cfgs, err := Generate(testInput(t))
 	require.NoError(t, err)
 	dir := t.TempDir()
@@ -284,6 +292,7 @@ func TestGeneratedConfigsPassIgnitionValidate(t *testing.T) {
 }
 
 func TestReadableConsole(t *testing.T) {
+	t.Parallel()
 	rep := &Report{Node: "master-0", Role: "master", MAC: "52:54:00:00:00:01", Seq: 3, UptimeMS: 12400, Checks: []Check{
 		{Name: "dhcp", OK: true, Detail: "lease 10.0.0.11"},
 		{Name: "ignition-fetch", Pending: true, Detail: "attempt 2: connection refused"},

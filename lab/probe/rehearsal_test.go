@@ -17,6 +17,7 @@ import (
 // installer's bootstrap.ign does (passwd.users) and the lab's host key at
 // sshd's path, 0600; the masters' served config is not a rehearsal one.
 func TestGenerateRehearsalBootstrap(t *testing.T) {
+	t.Parallel()
 	in := testInput(t)
 	in.Rehearsal = true
 	_, err := Generate(in)

@@ -22,6 +22,7 @@ import (
 // libraries it carries. A second call reuses the downloads, the etcd
 // binary and the archive; another release's etcd makes another archive.
 func TestEnsureToolsRunsInAChroot(t *testing.T) {
+	t.Parallel()
 	for _, tool := range []string{"apt-get", "dpkg-deb", "cpio", "chroot"} {
 		if _, err := exec.LookPath(tool); err != nil {
 			t.Fatalf("%s is needed: apt-get install -y dpkg cpio coreutils", tool)

@@ -11,6 +11,7 @@ import (
 )
 
 func TestFor(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		in, etcd, shipped, kube string
 	}{
@@ -28,6 +29,7 @@ func TestFor(t *testing.T) {
 }
 
 func TestForRefusesUnknownAndMalformed(t *testing.T) {
+	t.Parallel()
 	_, err := For("4.15.3")
 	assert.ErrorContains(t, err, "4.16 through 4.22")
 	_, err = For("four")
@@ -37,6 +39,7 @@ func TestForRefusesUnknownAndMalformed(t *testing.T) {
 // The table covers exactly the releases the stage catalog models, and
 // every built etcd that differs from the shipped one says why.
 func TestTableMatchesTheCatalogAndExplainsEveryDifference(t *testing.T) {
+	t.Parallel()
 	all := All()
 	require.NotEmpty(t, all)
 	assert.Equal(t, stages.Oldest.String(), all[0].OpenShift)

@@ -12,6 +12,7 @@ import (
 // The directories a spec names are cleaned before any use, and a system
 // directory is refused with its field named, whatever way it is written.
 func TestSystemDirectoriesAreRefused(t *testing.T) {
+	// Not parallel: t.Setenv (BOOTLAB_HOME) changes the whole process's environment.
 	home, err := os.UserHomeDir()
 	require.NoError(t, err)
 	t.Setenv("BOOTLAB_HOME", "/srv/bootlab-home")
@@ -56,6 +57,7 @@ func TestSystemDirectoriesAreRefused(t *testing.T) {
 
 // Directories of their own, anywhere else, are fine, and are used cleaned.
 func TestLabDirectoriesOfTheirOwnAreAccepted(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	for _, tc := range []struct{ yaml, labDir string }{
 		{"labDir: " + dir + "/a/../lab", filepath.Join(dir, "lab")},

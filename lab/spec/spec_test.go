@@ -14,6 +14,7 @@ import (
 const specDir = "../../testdata/specs"
 
 func TestDefaultsDeriveAddressesAndSizes(t *testing.T) {
+	t.Parallel()
 	s := &Spec{Name: "demo"}
 	s.Defaults()
 	require.NoError(t, s.Validate())
@@ -36,6 +37,7 @@ func TestDefaultsDeriveAddressesAndSizes(t *testing.T) {
 }
 
 func TestDefaultsOpenShiftSizes(t *testing.T) {
+	t.Parallel()
 	s := &Spec{Name: "ocp", OpenShift: OpenShift{PullSecretFile: "/x"}, Topology: Topology{Masters: 3, Workers: 1}}
 	s.Defaults()
 	assert.Equal(t, ProfileOpenShift, s.Profile)
@@ -49,6 +51,7 @@ func TestDefaultsOpenShiftSizes(t *testing.T) {
 }
 
 func TestDefaultsSkipTakenAddresses(t *testing.T) {
+	t.Parallel()
 	s := &Spec{Name: "demo", Nodes: []Node{
 		{Name: "bootstrap", Role: RoleBootstrap, IP: "192.168.126.11"},
 		{Name: "master-0", Role: RoleMaster},
@@ -60,12 +63,14 @@ func TestDefaultsSkipTakenAddresses(t *testing.T) {
 }
 
 func TestDeriveMACIsStableAndDistinct(t *testing.T) {
+	t.Parallel()
 	assert.Equal(t, DeriveMAC("a", "master-0"), DeriveMAC("a", "master-0"))
 	assert.NotEqual(t, DeriveMAC("a", "master-0"), DeriveMAC("b", "master-0"))
 	assert.True(t, strings.HasPrefix(DeriveMAC("a", "x"), "52:54:00:"))
 }
 
 func TestValidationErrorListsAtMost20Problems(t *testing.T) {
+	t.Parallel()
 	var e errs
 	for i := 0; i < 27; i++ {
 		e.add(fmt.Sprintf("nodes[%d].mac", i), "bad")
@@ -78,6 +83,7 @@ func TestValidationErrorListsAtMost20Problems(t *testing.T) {
 }
 
 func TestProbeLabWarnsAboutOpenShiftFieldsItIgnores(t *testing.T) {
+	t.Parallel()
 	s := &Spec{Name: "p", Profile: ProfileProbe, LabDir: "/tmp/p", OpenShift: OpenShift{OCPath: "/usr/bin/oc", Mirrors: Mirrors{RHCOS: "http://m"}, Version: "4.21.2"}}
 	s.Defaults()
 	require.NoError(t, s.Validate(), "a version is used by a probe lab's stages; the rest is ignored, not wrong")
@@ -89,6 +95,7 @@ func TestProbeLabWarnsAboutOpenShiftFieldsItIgnores(t *testing.T) {
 }
 
 func TestStageCheckpointsDefaultOn(t *testing.T) {
+	t.Parallel()
 	s, err := Parse([]byte("name: te\n"), "te.yaml")
 	require.NoError(t, err)
 	assert.True(t, s.StageCheckpoints(), "stage run checkpoints unless told not to")

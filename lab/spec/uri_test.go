@@ -7,6 +7,7 @@ import (
 )
 
 func TestClassifyURI(t *testing.T) {
+	t.Parallel()
 	for uri, want := range map[string]URIKind{
 		"qemu:///system":              URILocalSystem,
 		"qemu+unix:///system":         URILocalSystem,

@@ -29,6 +29,7 @@ func openShiftSpec(t *testing.T, masters, workers int) *Spec {
 }
 
 func TestDefaultsOpenShiftNetworksAreTheInstallers(t *testing.T) {
+	t.Parallel()
 	s := openShiftSpec(t, 3, 2)
 	assert.Equal(t, []ClusterNetwork{{CIDR: "10.128.0.0/14", HostPrefix: 23}}, s.OpenShift.ClusterNetwork)
 	assert.Equal(t, []string{"172.30.0.0/16"}, s.OpenShift.ServiceNetwork)
@@ -42,6 +43,7 @@ func TestDefaultsOpenShiftNetworksAreTheInstallers(t *testing.T) {
 }
 
 func TestWarnings(t *testing.T) {
+	t.Parallel()
 	for workers, want := range map[int]bool{0: false, 1: true, 2: false} {
 		s := openShiftSpec(t, 3, workers)
 		require.NoError(t, s.Validate(), "%d workers is valid", workers)
@@ -68,6 +70,7 @@ func TestWarnings(t *testing.T) {
 
 // Before 4.14 new clusters got the /29 masquerade subnet; from 4.14 the /17.
 func TestOVNInternalSubnetsByRelease(t *testing.T) {
+	t.Parallel()
 	masq := func(minor int) netip.Prefix {
 		for _, o := range ovnInternalSubnets(minor) {
 			if o.name == "masquerade subnet" {
@@ -89,6 +92,7 @@ func TestOVNInternalSubnetsByRelease(t *testing.T) {
 
 // Node subnets of all blocks add up: two /24s cut into /25s hold 4 nodes.
 func TestClusterNetworkCapacityCountsEveryBlock(t *testing.T) {
+	t.Parallel()
 	s := openShiftSpec(t, 3, 1)
 	s.OpenShift.ClusterNetwork = []ClusterNetwork{{CIDR: "10.128.0.0/24", HostPrefix: 25}, {CIDR: "10.128.1.0/24", HostPrefix: 25}}
 	require.NoError(t, s.Validate())
@@ -103,6 +107,7 @@ func TestClusterNetworkCapacityCountsEveryBlock(t *testing.T) {
 }
 
 func TestCheckSSHPublicKey(t *testing.T) {
+	t.Parallel()
 	ed, err := os.ReadFile(filepath.Join(specDir, "images", "id_ed25519.pub"))
 	require.NoError(t, err)
 	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
@@ -123,6 +128,7 @@ func TestCheckSSHPublicKey(t *testing.T) {
 }
 
 func TestCheckPullSecretNeverQuotesIt(t *testing.T) {
+	t.Parallel()
 	for _, data := range []string{
 		`{"auths":{"quay.io":{"auth":"SECRET!"}}}`,
 		`{"auths":{"quay.io":{"username":"SECRET","password":"SECRET"}}}`,

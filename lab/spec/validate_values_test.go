@@ -10,6 +10,7 @@ import (
 // Sizes, counts, bridge names and networks out of any sane range are field
 // errors, never an overflow, a panic or a lab the host cannot make.
 func TestValidateRefusesValuesOutOfRange(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name  string
 		edit  func(s *Spec)
@@ -29,6 +30,7 @@ func TestValidateRefusesValuesOutOfRange(t *testing.T) {
 		{"a /8 network", func(s *Spec) { s.Network.CIDR = "10.0.0.0/8" }, "network.cidr", `"10.0.0.0/8" is too large for a lab network: use a /16 to /27`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			s := &Spec{Name: "demo"}
 			s.Defaults()
 			tc.edit(s)
@@ -48,6 +50,7 @@ func TestValidateRefusesValuesOutOfRange(t *testing.T) {
 // Counts so large that their sum wraps around are refused, not made
 // (Defaults would otherwise loop appending nodes until memory runs out).
 func TestHugeTopologyCountsDoNotWrapAround(t *testing.T) {
+	t.Parallel()
 	for _, topo := range []Topology{{Masters: math.MaxInt, Workers: 1}, {Masters: 3, Workers: math.MaxInt}, {Masters: math.MaxInt, Workers: math.MaxInt}} {
 		s := &Spec{Name: "demo", Topology: topo, mastersGiven: true}
 		s.Defaults()
@@ -58,6 +61,7 @@ func TestHugeTopologyCountsDoNotWrapAround(t *testing.T) {
 
 // The lab networks every default and fixture uses fit the range.
 func TestNetworkPrefixRangeKeepsTheDefaults(t *testing.T) {
+	t.Parallel()
 	for _, cidr := range []string{"192.168.126.0/24", "10.231.0.0/16", "192.168.126.0/27"} {
 		s := &Spec{Name: "demo", Network: Network{CIDR: cidr}}
 		s.Defaults()

@@ -10,6 +10,7 @@ import (
 // What YAML reads differently from what was written is an error in the
 // user's terms, with the line and how to write it.
 func TestParseRefusesYAMLTraps(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct{ name, in, want string }{
 		{"empty file", "", `x.yaml: (file): is empty (or only comments): write a lab spec`},
 		{"only comments", "# nothing yet\n\n", `(file): is empty (or only comments)`},
@@ -21,6 +22,7 @@ func TestParseRefusesYAMLTraps(t *testing.T) {
 		{"tab indentation", "name: a\ncluster:\n\tname: b\n", `(file): line 3 is indented with a tab: YAML indents with spaces only; replace the tab with spaces`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			_, err := Parse([]byte(tc.in), "x.yaml")
 			require.Error(t, err)
 			var ve *ValidationError
@@ -33,6 +35,7 @@ func TestParseRefusesYAMLTraps(t *testing.T) {
 // Quoted values, true booleans in boolean fields, a leading '---' and a
 // stray trailing one are all what their writer meant.
 func TestParseAcceptsWhatIsMeant(t *testing.T) {
+	t.Parallel()
 	s, err := Parse([]byte("---\nname: a\ncluster: {name: \"no\"}\nopenshift:\n  version: \"4.20\"\n  manualBootstrap: yes\n---\n"), "x.yaml")
 	require.NoError(t, err)
 	assert.Equal(t, "no", s.Cluster.Name)
@@ -43,6 +46,7 @@ func TestParseAcceptsWhatIsMeant(t *testing.T) {
 // What Marshal prints reads back as the same spec: text YAML 1.1 reads as
 // a boolean stays quoted (Parse would refuse it plain).
 func TestMarshalQuotesWhatYAMLWouldMisread(t *testing.T) {
+	t.Parallel()
 	s := &Spec{Name: "no", Cluster: Cluster{Name: "off"}, OpenShift: OpenShift{Version: "4.20"}}
 	s.Defaults()
 	out, err := s.Marshal()

@@ -88,6 +88,7 @@ func tcpDNS(t *testing.T, records map[string]string) net.Listener {
 // TCP: the lab's addresses are reachable only through it (a remote
 // hypervisor's tunnel), so here they are not routed at all.
 func TestHostChecksDialThroughOptions(t *testing.T) {
+	t.Parallel()
 	s := &spec.Spec{Name: "v", Profile: spec.ProfileOpenShift, LabDir: t.TempDir(),
 		Network: spec.Network{CIDR: "192.0.2.0/24"}, Topology: spec.Topology{Masters: 1}}
 	s.Defaults()
@@ -170,6 +171,7 @@ func TestHostChecksDialThroughOptions(t *testing.T) {
 // Without an explicit Dial, a remote Host's tunnel is the way to the lab
 // network; a local one dials directly.
 func TestDialerFollowsTheHost(t *testing.T) {
+	t.Parallel()
 	_, err := Options{Host: &fileHost{}}.dialer()(context.Background(), "tcp", "192.0.2.1:53")
 	assert.ErrorContains(t, err, "no network", "dialled through the remote host")
 

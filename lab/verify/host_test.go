@@ -48,6 +48,7 @@ var _ host.Host = (*fileHost)(nil)
 // A remote lab's console logs are read on the hypervisor's machine, at
 // the paths under libvirt.hostDir, never on this one.
 func TestNodeChecksReadConsolesThroughTheHost(t *testing.T) {
+	t.Parallel()
 	s := &spec.Spec{Name: "rv", Profile: spec.ProfileProbe, LabDir: t.TempDir(), Topology: spec.Topology{Masters: 1},
 		Libvirt: spec.Libvirt{URI: "qemu+ssh://root@classroom/system"}}
 	s.Defaults()

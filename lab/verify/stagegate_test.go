@@ -47,6 +47,7 @@ func freshRehearsalChecks() []check.Result {
 // stage to run; a check that fails for another reason still fails, and
 // once the stage has run the same checks count for real.
 func TestAwaitStagesOnlyWhatAStageStarts(t *testing.T) {
+	t.Parallel()
 	s := rehearsalSpec(t)
 	mark := func(rs []check.Result) map[string]string {
 		out := map[string]string{}
@@ -103,6 +104,7 @@ func TestAwaitStagesOnlyWhatAStageStarts(t *testing.T) {
 
 // A plain probe lab has no stages: nothing is ever pending for one.
 func TestAwaitStagesPlainProbeLab(t *testing.T) {
+	t.Parallel()
 	s := testSpec(t)
 	assert.Nil(t, stagesRun(s, &labdir.State{UUID: "u"}))
 	rs := awaitStages(s, freshRehearsalChecks(), stagesRun(s, &labdir.State{UUID: "u"}))
@@ -113,6 +115,7 @@ func TestAwaitStagesPlainProbeLab(t *testing.T) {
 // started again and not ended is not done), another lab's records count
 // for nothing.
 func TestStagesRunFromRecords(t *testing.T) {
+	t.Parallel()
 	s := rehearsalSpec(t)
 	st := &labdir.State{UUID: "lab-1"}
 	assert.Empty(t, stagesRun(s, st), "no log: nothing ran")

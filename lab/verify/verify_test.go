@@ -36,6 +36,7 @@ func writeConsole(t *testing.T, s *spec.Spec, node string, content string) {
 }
 
 func TestNodeChecksFromConsoleLogs(t *testing.T) {
+	t.Parallel()
 	s := testSpec(t)
 	boot, _ := s.Node("bootstrap")
 	master, _ := s.Node("master-0")
@@ -87,6 +88,7 @@ func TestNodeChecksFromConsoleLogs(t *testing.T) {
 }
 
 func TestNodeChecksReportFromAnotherVM(t *testing.T) {
+	t.Parallel()
 	s := testSpec(t)
 	r := &probe.Report{MAC: "52:54:00:ff:ff:ff", Seq: 1, Boot: time.Now(), Checks: []probe.Check{{Name: "dhcp", OK: true}}}
 	writeConsole(t, s, "bootstrap", string(r.Line()))
@@ -97,6 +99,7 @@ func TestNodeChecksReportFromAnotherVM(t *testing.T) {
 }
 
 func TestHealthy(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		status, last string
 		want         bool
@@ -114,12 +117,14 @@ func TestHealthy(t *testing.T) {
 }
 
 func TestResultFailed(t *testing.T) {
+	t.Parallel()
 	r := &Result{Checks: []check.Result{{Name: "a", OK: true}, {Name: "b"}}}
 	require.Len(t, r.Failed(), 1)
 	assert.Equal(t, "b", r.Failed()[0].Name)
 }
 
 func TestNodeChecksNameAKernelPanic(t *testing.T) {
+	t.Parallel()
 	s := testSpec(t)
 	writeConsole(t, s, "bootstrap", "[    3.57] Failed to execute /init (error -2)\n[    3.58] Kernel panic - not syncing: No working init found.\n")
 	checks := nodeChecks(context.Background(), s, false, map[string]*probe.Report{}, Options{})
@@ -131,6 +136,7 @@ func TestNodeChecksNameAKernelPanic(t *testing.T) {
 // With the lab's haproxy not running nothing can pass, so verify stops after
 // seeing it twice instead of waiting out --timeout.
 func TestRunStopsWaitingWhenHAProxyIsNotRunning(t *testing.T) {
+	t.Parallel()
 	s := &spec.Spec{Name: "v", Profile: spec.ProfileOpenShift, LabDir: t.TempDir(),
 		Network: spec.Network{CIDR: "127.0.0.0/24"}, Topology: spec.Topology{Masters: 3}}
 	s.Defaults()
@@ -146,6 +152,7 @@ func TestRunStopsWaitingWhenHAProxyIsNotRunning(t *testing.T) {
 }
 
 func TestNodeStateComesBeforeConsoleReports(t *testing.T) {
+	t.Parallel()
 	s := testSpec(t)
 	boot, _ := s.Node("bootstrap")
 	master, _ := s.Node("master-0")
@@ -186,6 +193,7 @@ func TestNodeStateComesBeforeConsoleReports(t *testing.T) {
 }
 
 func TestSilentConsoleBlamesTheAccelerator(t *testing.T) {
+	t.Parallel()
 	s := testSpec(t)
 	writeConsole(t, s, "master-0", "")
 	long := time.Now().Add(-5 * time.Minute)
@@ -213,6 +221,7 @@ func TestSilentConsoleBlamesTheAccelerator(t *testing.T) {
 // says so and, on a probe lab, what the node's report tells about it,
 // instead of pointing at a report that is clean.
 func TestBackendFixNamesWhatDoesNotListen(t *testing.T) {
+	t.Parallel()
 	s := &spec.Spec{Name: "v", Profile: spec.ProfileProbe, LabDir: t.TempDir(), Network: spec.Network{CIDR: "10.232.11.0/24"}, Topology: spec.Topology{Masters: 3}}
 	s.Defaults()
 	lbc := loadbalancer.LabConfig(s, false)
@@ -313,6 +322,7 @@ func TestBackendFixNamesWhatDoesNotListen(t *testing.T) {
 // dashboard: counts and each failed check's message, under the lab's
 // identity (a lab of the same name built later does not read it).
 func TestRunRecordsLastResult(t *testing.T) {
+	t.Parallel()
 	s := &spec.Spec{Name: "v", Profile: spec.ProfileOpenShift, LabDir: t.TempDir(),
 		Network: spec.Network{CIDR: "127.0.0.0/24"}, Topology: spec.Topology{Masters: 3}}
 	s.Defaults()
@@ -346,6 +356,7 @@ func TestRunRecordsLastResult(t *testing.T) {
 
 // A lab directory that does not exist (a lab never built) is not created by verify.
 func TestRunRecordsNothingWithoutLabDir(t *testing.T) {
+	t.Parallel()
 	s := &spec.Spec{Name: "v", Profile: spec.ProfileOpenShift, LabDir: filepath.Join(t.TempDir(), "absent"),
 		Network: spec.Network{CIDR: "127.0.0.0/24"}, Topology: spec.Topology{Masters: 3}}
 	s.Defaults()
@@ -357,6 +368,7 @@ func TestRunRecordsNothingWithoutLabDir(t *testing.T) {
 // On a rehearsal lab, what the bootstrap and masters wait for is a stage:
 // the fixes name it.
 func TestRehearsalFixesNameTheStage(t *testing.T) {
+	t.Parallel()
 	s := &spec.Spec{Name: "reh", Profile: spec.ProfileProbe, OpenShift: spec.OpenShift{ManualBootstrap: true}, LabDir: t.TempDir()}
 	s.Defaults()
 	m0, _ := s.Node("master-0")

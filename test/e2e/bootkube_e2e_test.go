@@ -12,6 +12,7 @@ import (
 // TestStageNodeScriptFromFile maps, diffs and dry-runs a copy of a node's
 // bootkube.sh with the built binary: no node needed.
 func TestStageNodeScriptFromFile(t *testing.T) {
+	// Not parallel: seconds, no VM; its spec's lab name (stage-e2e) is the other stage tests' too.
 	spec, _ := stageSpec(t)
 	script := filepath.Join("..", "..", "testdata", "bootkube", "4.22", "usr", "local", "bin", "bootkube.sh")
 

@@ -33,6 +33,7 @@ import (
 // checkpoint puts it back; `class down` leaves nothing of the class and
 // spares the foreign network and domain. BENCH line: class up to all ✓.
 func TestClass(t *testing.T) {
+	// Not parallel: t.Setenv (BOOTLAB_HOME, BOOTLAB_LAB) changes the whole process's environment.
 	b := make([]byte, 2)
 	_, _ = rand.Read(b)
 	name := "c" + hex.EncodeToString(b)

@@ -109,6 +109,7 @@ const pageState = `JSON.stringify({
 // Screenshots of each moment are saved as artifacts (and, for `make
 // screenshots`, under docs/pictures).
 func TestDashboardInBrowser(t *testing.T) {
+	t.Parallel()
 	l := newLabWith(t, "topology:\n  masters: 1\n  workers: 0\n")
 	mustRun(t, "lab", "up", "-f", l.SpecFile)
 	s := loadSpec(t, l)
@@ -207,6 +208,7 @@ func TestDashboardInBrowser(t *testing.T) {
 // stages over SSH and the dashboard, open in a real browser, shows each
 // stage done as it finishes, without a reload.
 func TestDashboardFollowsRehearsalStages(t *testing.T) {
+	t.Parallel()
 	l := newLabWith(t, "topology: {masters: 1, workers: 1}\n")
 	mustRun(t, "lab", "up", "-f", l.SpecFile, "--manual-bootstrap")
 	s := loadSpec(t, l)

@@ -61,6 +61,7 @@ func notRunPages() map[string]string {
 // Every page in docs/ is either run here or says why not: a new page with
 // commands cannot be forgotten.
 func TestDocsPagesClassified(t *testing.T) {
+	t.Parallel()
 	root := filepath.Join("..", "..")
 	pages, err := filepath.Glob(filepath.Join(root, "docs", "*.md"))
 	if err != nil {
@@ -86,6 +87,7 @@ func TestDocsPagesClassified(t *testing.T) {
 // shell function that runs its command. `make demo` gets its lab name,
 // network, spec file and install prefix from the environment.
 func TestDocsRunAsWritten(t *testing.T) {
+	// Not parallel: the pages' commands name fixed labs (demo, demo-probe) and networks.
 	root, err := filepath.Abs(filepath.Join("..", ".."))
 	if err != nil {
 		t.Fatal(err)

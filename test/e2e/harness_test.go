@@ -49,22 +49,65 @@ func TestMain(m *testing.M) {
 	}
 	binDir = dir
 	bootlabBin = filepath.Join(dir, "bootlab")
-	for _, pkg := range []string{"./cmd/bootlab", "./cmd/bootlab-probe"} {
-		if _, err := os.Stat(filepath.Join("..", "..", pkg)); err != nil {
-			continue
-		}
-		out := filepath.Join(dir, filepath.Base(pkg))
-		cmd := exec.Command("go", "build", "-o", out, pkg)
-		cmd.Dir = filepath.Join("..", "..")
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-		if b, err := cmd.CombinedOutput(); err != nil {
-			fmt.Fprintf(os.Stderr, "build %s: %v\n%s", pkg, err, b)
-			os.Exit(1)
-		}
+	if err := buildBinaries(dir); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	if err := prepareProbeImage(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
 	}
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)
+}
+
+// agentBuildFlags are the flags bootlab builds the probe agent with from
+// its source tree (lab/probe.FindAgent): the same source gives the same
+// bytes, so the image the tests share is the one `make test-kernel`, a
+// source-tree `bootlab lab probe-image build` or an earlier run cached.
+var agentBuildFlags = []string{"-trimpath", "-buildvcs=false", "-tags", "netgo,osusergo", "-ldflags=-s -w"}
+
+// buildBinaries builds bootlab and the probe agent into dir once per run.
+func buildBinaries(dir string) error {
+	for _, pkg := range []string{"./cmd/bootlab", "./cmd/bootlab-probe"} {
+		if _, err := os.Stat(filepath.Join("..", "..", pkg)); err != nil {
+			continue
+		}
+		args := []string{"build", "-o", filepath.Join(dir, filepath.Base(pkg))}
+		if pkg == "./cmd/bootlab-probe" {
+			args = append(args, agentBuildFlags...)
+		}
+		cmd := exec.Command("go", append(args, pkg)...)
+		cmd.Dir = filepath.Join("..", "..")
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH=amd64")
+		if b, err := cmd.CombinedOutput(); err != nil {
+			return fmt.Errorf("build %s: %v\n%s", pkg, err, b)
+		}
+	}
+	return nil
+}
+
+// prepareProbeImage builds (or finds cached) the probe image and the
+// rehearsal initrd every test's labs boot, once, before any test runs:
+// tests running side by side then only read the cache, and no test pays
+// for the image. BOOTLAB_PROBE_AGENT, inherited by every bootlab the tests
+// start, makes them all use the agent built here rather than each
+// `lab up` building one from the source tree into the same cache path.
+func prepareProbeImage() error {
+	agent := filepath.Join(binDir, "bootlab-probe")
+	if err := os.Setenv("BOOTLAB_PROBE_AGENT", agent); err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
+	defer cancel()
+	start := time.Now()
+	cmd := exec.CommandContext(ctx, bootlabBin, "lab", "probe-image", "build", "--rehearsal")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("prepare the shared probe image (bootlab lab probe-image build --rehearsal): %v\n%s", err, out)
+	}
+	fmt.Fprintf(os.Stderr, "e2e: the shared probe image and rehearsal initrd are ready (%s)\n", time.Since(start).Round(time.Second))
+	return nil
 }
 
 func preconditions() error {
@@ -137,9 +180,16 @@ type labEnv struct {
 // Gateway is the host's address on the lab bridge (.1).
 func (l labEnv) Gateway() string { return l.CIDR.Addr().Next().String() }
 
-var cidrMu sync.Mutex
+// cidrMu guards handedOut: the /24s freeCIDR gave this run's tests, so two
+// tests running side by side never get the same one before either has
+// defined its network.
+var (
+	cidrMu    sync.Mutex
+	handedOut = map[netip.Prefix]bool{}
+)
 
-// freeCIDR returns a /24 in 10.213.0.0/16 that no host route or libvirt network uses.
+// freeCIDR returns a /24 in 10.213.0.0/16 that no host route or libvirt
+// network uses and no other test of this run was given.
 func freeCIDR(t *testing.T) netip.Prefix {
 	t.Helper()
 	cidrMu.Lock()
@@ -169,7 +219,8 @@ func freeCIDR(t *testing.T) netip.Prefix {
 				free = false
 			}
 		}
-		if free {
+		if free && !handedOut[p] {
+			handedOut[p] = true
 			return p
 		}
 	}

@@ -21,6 +21,7 @@ import (
 // masters) on qemu:///system as a user would, checks it with virsh and dig,
 // runs up again (nothing to change), and takes it down.
 func TestLabUpStatusDown(t *testing.T) {
+	t.Parallel()
 	l := newLabWith(t, "topology:\n  masters: 3\n  workers: 0\n")
 
 	r := mustRun(t, "lab", "up", "-f", l.SpecFile)
@@ -86,6 +87,7 @@ func TestLabUpStatusDown(t *testing.T) {
 // TestLabDownSparesForeignObjects: a network and a domain that bootlab did
 // not create, even one named like the lab's, survive `lab down`.
 func TestLabDownSparesForeignObjects(t *testing.T) {
+	t.Parallel()
 	l := newLabWith(t, "topology:\n  masters: 1\n  workers: 0\n")
 	mustRun(t, "lab", "up", "-f", l.SpecFile)
 
@@ -117,6 +119,7 @@ func TestLabDownSparesForeignObjects(t *testing.T) {
 // once its network exists, then runs up again: the lab converges, and down
 // leaves nothing.
 func TestLabUpResumesAfterInterrupt(t *testing.T) {
+	t.Parallel()
 	l := newLabWith(t, "topology:\n  masters: 3\n  workers: 0\n")
 	cmd := exec.Command(bootlabBin, "lab", "up", "-f", l.SpecFile)
 	cmd.Env = append(os.Environ(), "PATH="+binDir+":"+os.Getenv("PATH"))
@@ -161,6 +164,7 @@ poll:
 // TestLabDownKeepImages: `down --keep-images` keeps the uploaded base image,
 // the next `up` does not upload it again, and a plain down removes it.
 func TestLabDownKeepImages(t *testing.T) {
+	t.Parallel()
 	l := newLabWith(t, "topology:\n  masters: 1\n  workers: 0\n")
 	r := mustRun(t, "lab", "up", "-f", l.SpecFile)
 	assert.Contains(t, r.Stderr, "Importing base image base.qcow2: uploaded")

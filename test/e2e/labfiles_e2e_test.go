@@ -29,6 +29,7 @@ import (
 // result, even with the earlier lab's records.jsonl and verify.json put
 // back into the new lab's directory (as an older bootlab's down left them).
 func TestNextLabOfTheNameStartsClean(t *testing.T) {
+	// Not parallel: t.Setenv (BOOTLAB_HOME) changes the whole process's environment.
 	b := make([]byte, 2)
 	_, _ = rand.Read(b)
 	class := "n" + hex.EncodeToString(b)

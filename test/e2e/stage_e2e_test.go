@@ -27,6 +27,7 @@ func stageSpec(t *testing.T) (spec, labDir string) {
 }
 
 func TestStageListExplainDryRun(t *testing.T) {
+	// Not parallel: seconds, no VM; its spec's lab name (stage-e2e) is the other stage tests' too.
 	spec, _ := stageSpec(t)
 
 	var doc struct {
@@ -77,6 +78,7 @@ func TestStageListExplainDryRun(t *testing.T) {
 // for the bootstrap node: status reads markers over SSH, validate reports
 // the missing ones with exit 4, and the host key is recorded in the lab.
 func TestStageOverSSH(t *testing.T) {
+	// Not parallel: seconds, no VM; its spec's lab name (stage-e2e) is the other stage tests' too.
 	spec, labDir := stageSpec(t)
 	dir := t.TempDir()
 	if err := os.Chmod(dir, 0o755); err != nil {

@@ -115,6 +115,7 @@ func realControlPlane(t *testing.T, apiArgs ...string) (*kubetest.ControlPlane, 
 // CRDs, with cluster-bootstrap's loopback kubeconfig; kubectl reads back
 // the installer's Infrastructure with the status it carries.
 func TestCreateRehearsalManifestsThroughARealAPI(t *testing.T) {
+	t.Parallel()
 	tl, assets, rel, ca := standInNode(t)
 	rehearsalManifests(t, tl, assets, rel, ca)
 
@@ -153,6 +154,7 @@ func TestCreateRehearsalManifestsThroughARealAPI(t *testing.T) {
 // operator's teardown reads), stored in protobuf, and the teardown's
 // reader sees its status, complete or not.
 func TestBootstrapCompleteThroughTheRealAPIReachesTheTeardown(t *testing.T) {
+	t.Parallel()
 	cp, etcdPath := realControlPlane(t, "--etcd-prefix=kubernetes.io")
 	assets := t.TempDir()
 	require.NoError(t, os.MkdirAll(filepath.Join(assets, "auth"), 0o700))

@@ -16,6 +16,7 @@ import (
 // same flags `stage validate` holds them to and the real binaries run
 // with (internal/controlplane's integration test).
 func TestControlPlaneRendersWriteTheRealPods(t *testing.T) {
+	t.Parallel()
 	out := t.TempDir()
 	f := map[string]string{"asset-output-dir": out, "config-output-file": filepath.Join(out, "config"),
 		"cpc-config-output-file": filepath.Join(out, "cpc-config"), "manifest-image": "quay.io/example/hyperkube"}

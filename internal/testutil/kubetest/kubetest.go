@@ -26,25 +26,29 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/bootlab/bootlab/lab/cache"
 	"github.com/bootlab/bootlab/lab/pki"
 )
 
-// SharedCacheEnv names the cache directory every test of a run shares, so
-// each binary is built once however many tests and packages use it; point
-// it at a warm cache (/var/cache/bootlab) to build nothing.
+// SharedCacheEnv names the cache directory every test takes the release's
+// etcd and Kubernetes from, so each binary is built once however many
+// tests and packages use it. Unset, it is the machine's bootlab cache
+// (cache.Dir(), /var/cache/bootlab for root): make test fills it first
+// (make test-binaries: bootlab cache build kubernetes and etcd), the labs
+// take the same binaries from there, so the cold build (about 9 minutes
+// on 2 cores) happens once per machine and never inside a test run.
+// lab/gobuild's TestEnsureBuildsEtcdOnceAndTravels still proves the build,
+// into a cache of its own.
 const SharedCacheEnv = "BOOTLAB_GOBUILD_TEST_CACHE"
 
 // RunWithSharedCache runs the tests (TestMain) with SharedCacheEnv set: to
-// a temporary directory, removed afterwards, unless it is set already.
+// the bootlab cache unless it is set already.
 func RunWithSharedCache(m *testing.M) int {
 	if os.Getenv(SharedCacheEnv) == "" {
-		dir, err := os.MkdirTemp("", "bootlab-gobuild-test-")
-		if err != nil {
+		if err := os.Setenv(SharedCacheEnv, cache.Dir()); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			return 1
 		}
-		defer os.RemoveAll(dir)
-		os.Setenv(SharedCacheEnv, dir)
 	}
 	return m.Run()
 }

@@ -14,6 +14,7 @@ import (
 
 // The libvirt behaviours lab's tests rely on, as the package doc promises.
 func TestFakeBehavesLikeLibvirtWhereLabDependsOnIt(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	f := fake.New()
 
@@ -49,6 +50,7 @@ func TestFakeBehavesLikeLibvirtWhereLabDependsOnIt(t *testing.T) {
 }
 
 func TestFakeRecordsAndFailsCalls(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	f := fake.New()
 	_, err := f.DefinePool(ctx, `<pool><name>p</name></pool>`)
@@ -65,6 +67,7 @@ func TestFakeRecordsAndFailsCalls(t *testing.T) {
 }
 
 func TestMachineUnderstandsLabsCommands(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	m := fake.New().Machine
 	code, err := m.Run(ctx, "cat > '/lab/x.ign'", strings.NewReader("{}"), nil, nil)

@@ -163,6 +163,7 @@ spec:
 
 // One real cluster for the three: each start costs most of a minute here.
 func TestNodeJoin(t *testing.T) {
+	t.Parallel()
 	tc := startCluster(t)
 	t.Run("joins through the real CSR flow", func(t *testing.T) { testJoin(t, tc) })
 	t.Run("unapproved stays unregistered", func(t *testing.T) { testUnapproved(t, tc) })

@@ -23,6 +23,7 @@ import (
 )
 
 func TestNewChecksTheConfig(t *testing.T) {
+	t.Parallel()
 	ok := Config{Name: "master-0", BootstrapKubeconfig: "/etc/kubernetes/kubeconfig", Kubeconfig: "/var/lib/kubelet/kubeconfig",
 		CertDir: "/var/lib/kubelet/pki", KubeletVersion: "v1.32.13"}
 	for name, tc := range map[string]struct {
@@ -50,6 +51,7 @@ func TestNewChecksTheConfig(t *testing.T) {
 // Only the container that runs is shown running; a pod with one that
 // does not is not Ready, and one whose container never ran stays Pending.
 func TestStaticStatusShowsOnlyWhatRuns(t *testing.T) {
+	t.Parallel()
 	n := &Node{cfg: Config{Name: "master-0", Addresses: []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: "192.168.126.11"}}}}
 	pod := corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "etcd", Namespace: "openshift-etcd"}, Spec: corev1.PodSpec{HostNetwork: true,
 		Containers: []corev1.Container{{Name: "etcd", Image: "etcd"}, {Name: "etcd-metrics", Image: "etcd"}}}}
@@ -65,6 +67,7 @@ func TestStaticStatusShowsOnlyWhatRuns(t *testing.T) {
 		"exited":          {StaticPod{Pod: pod, Container: "etcd", Detail: "exited: exit status 1"}, corev1.PodPending, []bool{false, false}, corev1.ConditionFalse, "exit status 1"},
 	} {
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			st := n.staticStatus(tc.sp)
 			assert.Equal(t, tc.phase, st.Phase)
 			assert.Equal(t, "192.168.126.11", st.PodIP, "host network: the node's address")
@@ -88,6 +91,7 @@ func TestStaticStatusShowsOnlyWhatRuns(t *testing.T) {
 // The probe lab's API stand-in answers /readyz but serves no CSRs: a node
 // does not try to join it.
 func TestRealAPIRefusesTheStandIn(t *testing.T) {
+	t.Parallel()
 	srv := httptest.NewTLSServer(probe.APIStandIn("bootstrap"))
 	defer srv.Close()
 	ca, err := pki.NewCA("test")
