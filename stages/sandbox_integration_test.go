@@ -22,8 +22,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/bootlab/bootlab/internal/node"
-	"github.com/bootlab/bootlab/scripts"
 	"github.com/bootlab/bootlab/lab/pki"
+	"github.com/bootlab/bootlab/scripts"
 	"github.com/bootlab/bootlab/stages"
 )
 
