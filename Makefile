@@ -148,7 +148,7 @@ screenshots: build test-kernel ## Dashboard screenshots into docs/pictures (root
 
 .PHONY: bench
 bench: build ## Benchmarks: bootlab vs a plain virsh script and checkpoint save/restore of that lab, probe lab time-to-green, a class of 4 labs vs 4 in a row (root), dashboard update time
-	$(GO) test -run '^$$' -bench BenchmarkDashboard -benchmem ./internal/dashboard/
+	$(GO) test -run '^$$' -bench BenchmarkDashboard -benchmem ./dashboard/
 	bench/run.sh
 	bench/probe-green.sh
 	bench/rehearsal.sh

@@ -67,19 +67,35 @@ trap cleanup EXIT
 "$bootlab" lab probe-image build -q >/dev/null
 
 # Sequential: lab up + lab verify, one lab after another.
+# Each lab's lab up and its verify timed apart (the breakdown of this side).
+: >"$work/seq-rows.tsv"
 t0=$(date +%s.%N)
 for s in "${specs[@]}"; do
+  ta=$(date +%s.%N)
   "$bootlab" lab up -q -f "$s"
+  tb=$(date +%s.%N)
   "$bootlab" lab verify -q -f "$s" --timeout 5m >"$work/verify.txt" || { cat "$work/verify.txt"; die "verify of $s failed"; }
+  tc=$(date +%s.%N)
+  awk -v a="$ta" -v b="$tb" -v c="$tc" 'BEGIN { printf "lab\tup\t%.3f\nlab\tverify (nodes boot, report, all ✓)\t%.3f\n", b - a, c - b }' >>"$work/seq-rows.tsv"
 done
 t1=$(date +%s.%N)
 for s in "${specs[@]}"; do "$bootlab" lab down -q -f "$s"; done
 
 # The class: class up, then class verify.
 t2=$(date +%s.%N)
-BOOTLAB_HOME=$work/home "$bootlab" class up -q -f "$work/class.yaml"
+BOOTLAB_HOME=$work/home "$bootlab" class up -v --log-format json -f "$work/class.yaml" 2>"$work/class-up.log" >/dev/null || { cat "$work/class-up.log"; die "class up failed"; }
+tcu=$(date +%s.%N)
 BOOTLAB_HOME=$work/home "$bootlab" class verify -q --name "$class" --timeout 5m || die "class verify failed"
 t3=$(date +%s.%N)
 awk -v a="$t0" -v b="$t1" -v c="$t2" -v d="$t3" -v n="$labs" -v acc="$accel" -v cpus="$(nproc)" 'BEGIN {
   seq = b - a; cls = d - c
   printf "class of %d probe labs (1 bootstrap + 1 master each, %s, %d cores): class up -> all verified %.1fs; %d sequential lab up + verify %.1fs; ratio %.2fx\n", n, acc, cpus, cls, n, seq, cls / seq }'
+# Where the time went: the sequential side's lab up and verify (mean of
+# the labs), the class's up and verify, and the phases class up logged
+# (each the mean of its labs: they run at the same time, so they add up to
+# more than class up's wall time).
+echo "where the time went:"
+phase_table "$labs" <"$work/seq-rows.tsv"
+awk -v a="$t2" -v b="$tcu" -v c="$t3" 'BEGIN { printf "    class        up                                               %7.2fs\n    class        verify (nodes boot, report, all ✓)               %7.2fs\n", b - a, c - b }'
+phase_rows "$work/class-up.log" | { grep -v '^nodes' || true; } | phase_table "$labs" | sed 's/^    /    class lab /'
+say_load

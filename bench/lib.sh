@@ -7,6 +7,8 @@ die() { echo "bench: $*" >&2; exit 1; }
 need_root() {
   [[ $(id -u) == 0 ]] || die "run as root (it creates libvirt networks and VMs on qemu:///system)"
   [[ -x $1 ]] || die "$1 not built: run make build"
+  command -v jq >/dev/null || die "jq missing: apt-get install -y jq (it reads the phases bootlab logs)"
+  say_load
 }
 
 # Every route and libvirt network of the host, to pick free /24s from.
@@ -30,3 +32,32 @@ free24() {
   done
   die "no free /24 in $1.$2-$3.0/24"
 }
+
+# phase_rows LOG prints where the time of one bootlab command went, from
+# what it logged with `-v --log-format json` on stderr: its timing lines
+# (package internal/timing: of, phase, seconds) and its step lines
+# (elapsedMs), one "of<TAB>phase<TAB>seconds" row each, in the order they
+# ended. Per-node timings (of "nodes") become the slowest node's, per
+# action. Lab names, paths and addresses are cut from the phase names.
+phase_rows() {
+  grep -a '^{' "$1" | jq -rs '
+    def clean: gsub(" (bootlab-[^ ]*|/[^ ]*)"; "") | gsub(" on [0-9.]+"; "");
+    (.[] | if .msg == "timing" and .of != "nodes" then [.of, (.phase | clean), .seconds]
+           elif .step != null and .elapsedMs != null then ["step", (.step | clean), (.elapsedMs / 1000)]
+           else empty end),
+    ([.[] | select(.msg == "timing" and .of == "nodes")] | group_by(.phase | split(" ") | last)[]
+      | ["nodes", "slowest node " + (.[0].phase | split(" ") | last), (map(.seconds) | max)])
+    | @tsv'
+}
+
+# phase_table RUNS prints the rows of phase_rows of RUNS runs (on stdin) as
+# the mean of each phase over the runs, in the order they first appear.
+phase_table() {
+  awk -F'\t' -v runs="$1" '
+    { k = $1 "\t" $2; if (!(k in sum)) order[n++] = k; sum[k] += $3 }
+    END { for (i = 0; i < n; i++) { split(order[i], p, "\t"); printf "    %-12s %-48s %7.2fs\n", p[1], p[2], sum[order[i]] / runs } }'
+}
+
+# say_load prints the machine's load: every figure is read against it (the
+# machine may be shared).
+say_load() { echo "load: $(uptime)"; }

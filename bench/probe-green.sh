@@ -3,7 +3,7 @@
 # to `bootlab lab verify` reporting every check ✓ for a six-node probe lab
 # (1 bootstrap, 3 masters, 2 workers) on this machine, with the accelerator
 # given in ACCEL (default tcg, what CI machines have). The probe image is
-# built (or reused) first and not timed. Target: under 60 s on 2 cores, TCG.
+# built (or reused) first and not timed. Target: 15 s on 2 cores, TCG (issue 25).
 # It also prints the size of the probe agent (the initramfs's /init) and of
 # the initramfs, what a change to the agent's dependencies costs each boot.
 set -euo pipefail
@@ -52,13 +52,13 @@ agent_bytes=$(gzip -dc "$initrd" | cpio -t -v --quiet --numeric-uid-gid init | a
 awk -v a="$agent_bytes" -v i="$(stat -c %s "$initrd")" 'BEGIN {
   printf "probe agent (/init) %d bytes (%.1f MiB), initramfs %d bytes (%.1f MiB, gzip)\n", a, a / 1048576, i, i / 1048576 }'
 t0=$(date +%s.%N)
-"$bootlab" lab up -q -f "$spec"
+"$bootlab" lab up -v --log-format json -f "$spec" 2>"$work/up.log" >/dev/null || { cat "$work/up.log"; die "lab up failed"; }
 t1=$(date +%s.%N)
 "$bootlab" lab verify -q -f "$spec" --timeout 5m >"$work/verify.txt" || { cat "$work/verify.txt"; die "verify failed"; }
 t2=$(date +%s.%N)
 checks=$(grep -c '✓' "$work/verify.txt" || true)
 awk -v a="$t0" -v b="$t1" -v c="$t2" -v n="$checks" -v acc="$accel" -v cpus="$(nproc)" 'BEGIN {
-  printf "probe lab (1 bootstrap, 3 masters, 2 workers, %s, %d cores): lab up %.1fs, lab up -> all %d checks ✓ %.1fs (target < 60 s)\n", acc, cpus, b - a, n, c - a }'
+  printf "probe lab (1 bootstrap, 3 masters, 2 workers, %s, %d cores): lab up %.1fs, lab up -> all %d checks ✓ %.1fs (target <= 15 s)\n", acc, cpus, b - a, n, c - a }'
 
 # Where the time went, from the reports the nodes wrote on their consoles
 # (the last whole report of each node). "agent" is when the probe agent
@@ -84,11 +84,15 @@ for log in "$work"/lab/console/*.log; do
       ((.boot | epoch) - $t0),
       ms("dhcp"),
       ms("ignition-fetch"),
-      ([.checks[] | ((.start | epoch) + .durationMs / 1000)] | max) - $t0
+      ([.checks[] | ((.start | epoch) + .durationMs / 1000)] | max) - $t0,
+      ([.checks[] | ((.start | epoch) + .durationMs / 1000)] | min) - $t0
     ] | @tsv' <<<"$rep" >>"$rows"
 done
-awk -F'\t' -v t2="$t2" -v t0="$t0" '
+awk -F'\t' -v t2="$t2" -v t0="$t0" -v t1="$t1" '
   { if ($2 > agent) agent = $2; if ($3 > dhcp) dhcp = $3; if ($4 > fetch) fetch = $4
-    if ($5 > done) { done = $5; slow = $1 } }
-  END { printf "  where the time went (slowest of %d nodes): agent started %.1fs after lab up began, dhcp %.1fs, ignition-fetch %.1fs, last node (%s) reported all checks at %.1fs, verify saw every check ✓ at %.1fs\n",
-        NR, agent, dhcp, fetch, slow, done, t2 - t0 }' "$rows"
+    if ($5 > done) { done = $5; slow = $1 }; if ($6 > first) first = $6 }
+  END { printf "  where the time went (slowest of %d nodes): lab up %.1fs, kernel boot (lab up end -> agent) %.1fs, agent started %.1fs after lab up began, dhcp %.1fs, ignition-fetch %.1fs, first check done %.1fs, last node (%s) reported all checks at %.1fs, verify saw every check ✓ at %.1fs\n",
+        NR, t1 - t0, agent - (t1 - t0), agent, dhcp, fetch, first, slow, done, t2 - t0 }' "$rows"
+echo "  where lab up went:"
+{ phase_rows "$work/up.log"; printf 'lab up\twall (the whole command)\t%s\n' "$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }')"; } | phase_table 1
+say_load

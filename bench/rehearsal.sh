@@ -3,14 +3,19 @@
 # with --manual-bootstrap: 1 bootstrap, 3 masters) on this machine, with the
 # accelerator given in ACCEL (default tcg): time from `bootlab lab up
 # --manual-bootstrap` to SSH answering on the bootstrap, to all fifteen
-# stages run over SSH (`stage run --all`: real bash, jq and etcd on the
-# node, stand-ins for the release image's operators; the masters' etcd
-# members join 1 -> 4 and the bootstrap's leaves 4 -> 3), to `stage
-# validate --all`, and to `lab pivot` then `lab verify` all ✓. Then the
-# nodes' memory: the peak of each VM's qemu process (VmHWM: the guest RAM
-# it touched plus qemu's own) and the guests' MemTotal-MemAvailable at the
-# end. The probe image and the rehearsal tools are built (or reused) first
-# and not timed.
+# stages run over SSH (01 to 06 one command each, as a learner runs them,
+# then `stage run --from 07`: real bash, jq and etcd on the node, stand-ins
+# for the release image's operators; the masters' etcd members join
+# 1 -> 4 and the bootstrap's leaves 4 -> 3), to `stage validate --all`,
+# and to `lab pivot` then `lab verify` all ✓. Then the nodes' memory: the
+# peak of each VM's qemu process (VmHWM: the guest RAM it touched plus
+# qemu's own) and the guests' MemTotal-MemAvailable at the end. The probe
+# image and the rehearsal tools are built (or reused) first, timed apart.
+# BOOTLAB_BEFORE=/path/to/another/bootlab runs each trivial stage (or
+# those in AB_STAGES) with that build first, then `stage reset`s it, for a
+# before/after taken side by side.
+# Breakdowns (from -v --log-format json): lab up's phases, and where a
+# trivial stage's time goes (SSH dial, node checks, checkpoint, bash).
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -50,9 +55,11 @@ YAML
 cleanup() { "$bootlab" lab down -q -f "$spec" >/dev/null 2>&1 || true; }
 trap cleanup EXIT
 
-"$bootlab" lab probe-image build -q --rehearsal >/dev/null
+tb=$(date +%s.%N)
+"$bootlab" lab probe-image build -v --log-format json --rehearsal 2>"$work/image.log" >/dev/null || { cat "$work/image.log"; die "probe-image build --rehearsal failed"; }
 t0=$(date +%s.%N)
-"$bootlab" lab up -q -f "$spec"
+"$bootlab" lab up -v --log-format json -f "$spec" 2>"$work/up.log" >/dev/null || { cat "$work/up.log"; die "lab up --manual-bootstrap failed"; }
+tu=$(date +%s.%N)
 for _ in $(seq 1 120); do
   "$bootlab" lab ssh -f "$spec" bootstrap -- true >/dev/null 2>&1 && break
   sleep 1
@@ -69,7 +76,29 @@ meminfo='t=$(grep ^MemTotal: /proc/meminfo | tr -s " " | cut -d" " -f2); a=$(gre
   sleep 5
 done) &
 sampler=$!
-"$bootlab" stage run -q -f "$spec" --all >"$work/run.txt" 2>&1 || { kill "$sampler"; cat "$work/run.txt"; die "stage run --all failed"; }
+# The trivial stages one command each, as a learner runs them: each is an
+# SSH dial, the node checks, the before-NN checkpoint and a little bash;
+# then the rest in one run.
+: >"$work/stage-rows.tsv"
+: >"$work/before-rows.tsv"
+for n in 01 02 03 04 05 06; do
+  # BOOTLAB_BEFORE (another bootlab build) runs the stage first, then
+  # `stage reset` puts the node back: the two builds side by side.
+  if [[ -n ${BOOTLAB_BEFORE:-} && " ${AB_STAGES:-01 02 03 04 05 06} " == *" $n "* ]]; then
+    ts=$(date +%s.%N)
+    "$BOOTLAB_BEFORE" stage run -v --log-format json -f "$spec" "$n" >"$work/before-$n.txt" 2>"$work/before-$n.log" || { kill "$sampler"; cat "$work/before-$n.log"; die "stage run $n ($BOOTLAB_BEFORE) failed"; }
+    te=$(date +%s.%N)
+    { phase_rows "$work/before-$n.log"; printf 'stage run\twall (the whole command)\t%s\n' "$(awk -v a="$ts" -v b="$te" 'BEGIN { print b - a }')"; } >>"$work/before-rows.tsv"
+    awk -v a="$ts" -v b="$te" -v n="$n" 'BEGIN { printf "before: stage run %s: %.2fs\n", n, b - a }' >>"$work/stage-walls.txt"
+    "$bootlab" stage reset -q -f "$spec" "$n" >"$work/reset-$n.txt" 2>&1 || { kill "$sampler"; cat "$work/reset-$n.txt"; die "stage reset $n failed"; }
+  fi
+  ts=$(date +%s.%N)
+  "$bootlab" stage run -v --log-format json -f "$spec" "$n" >"$work/run-$n.txt" 2>"$work/run-$n.log" || { kill "$sampler"; cat "$work/run-$n.log"; die "stage run $n failed"; }
+  te=$(date +%s.%N)
+  { phase_rows "$work/run-$n.log"; printf 'stage run\twall (the whole command)\t%s\n' "$(awk -v a="$ts" -v b="$te" 'BEGIN { print b - a }')"; } >>"$work/stage-rows.tsv"
+  awk -v a="$ts" -v b="$te" -v n="$n" 'BEGIN { printf "stage run %s: %.2fs\n", n, b - a }' >>"$work/stage-walls.txt"
+done
+"$bootlab" stage run -q -f "$spec" --from 07 >"$work/run.txt" 2>&1 || { kill "$sampler"; cat "$work/run.txt"; die "stage run --from 07 failed"; }
 t2=$(date +%s.%N)
 kill "$sampler" 2>/dev/null || true
 "$bootlab" stage validate -f "$spec" --all >"$work/validate.txt" 2>&1 || { cat "$work/validate.txt"; die "stage validate --all failed"; }
@@ -78,7 +107,23 @@ t3=$(date +%s.%N)
 "$bootlab" lab verify -f "$spec" --timeout 3m >"$work/verify.txt" 2>&1 || { cat "$work/verify.txt"; die "lab verify is not all ✓"; }
 t4=$(date +%s.%N)
 awk -v a="$t0" -v b="$t1" -v c="$t2" -v d="$t3" -v e="$t4" -v acc="$accel" -v cpus="$(nproc)" 'BEGIN {
-  printf "rehearsal lab (1 bootstrap, 3 masters, %s, %d cores): lab up --manual-bootstrap -> SSH %.1fs, -> stage run --all (15 stages) %.1fs, -> stage validate --all %.1fs, -> pivot + verify all ✓ %.1fs\n", acc, cpus, b - a, c - a, d - a, e - a }'
+  printf "rehearsal lab (1 bootstrap, 3 masters, %s, %d cores): lab up --manual-bootstrap -> SSH %.1fs, -> stage run 01 ... 06 one at a time and --from 07 (15 stages) %.1fs, -> stage validate --all %.1fs, -> pivot + verify all ✓ %.1fs\n", acc, cpus, b - a, c - a, d - a, e - a }'
+# Ready for stage run 07: the image (download and build; warm when cached),
+# lab up's phases, then the bootstrap booting to SSH answering.
+awk -v i="$tb" -v a="$t0" -v u="$tu" -v b="$t1" 'BEGIN {
+  printf "ready for stage run: probe-image build --rehearsal %.1fs (warm when cached), lab up %.1fs, boot to SSH answering %.1fs; lab up -> SSH %.1fs\n", a - i, u - a, b - u, b - a }'
+echo "where probe-image build --rehearsal and lab up --manual-bootstrap went:"
+{ phase_rows "$work/image.log"; phase_rows "$work/up.log"; printf 'lab up\twall (the whole command)\t%s\n' "$(awk -v a="$t0" -v b="$tu" 'BEGIN { print b - a }')"; } | phase_table 1
+# The trivial stages: each one's wall time, and where the time of one went
+# (the mean over 01 ... 06; target 1.5 s).
+tr '\n' ' ' <"$work/stage-walls.txt"; echo
+echo "where a trivial stage went (mean of stage run 01 ... 06; wall minus the phases is process start, spec and state):"
+phase_table 6 <"$work/stage-rows.tsv"
+if [[ -s $work/before-rows.tsv ]]; then
+  runs=$(grep -c 'wall (the whole command)' "$work/before-rows.tsv")
+  echo "the same with $BOOTLAB_BEFORE, side by side (mean of its $runs runs):"
+  phase_table "$runs" <"$work/before-rows.tsv"
+fi
 
 # Memory, from the guests (MemTotal-MemAvailable; the host's view of a TCG
 # qemu includes its translation cache): the bootstrap's peak over the
@@ -88,3 +133,4 @@ peak=$(sort -n "$work/bootstrap-mem.txt" 2>/dev/null | tail -1)
 echo "memory bootstrap: peak ${peak:-?} MiB in use of $(grep -m1 . "$work/bootstrap-total.txt" 2>/dev/null || echo '?') MiB (sampled every 5 s during stage run --all)"
 "$bootlab" lab verify -f "$spec" -o json 2>/dev/null |
   jq -r '.checks[] | select(.name == "etcd member") | "memory \(.group): " + (.detail | capture("node memory in use: (?<m>[0-9]+ of [0-9]+ MiB)").m) + " in use at its last etcd report"' || true
+say_load

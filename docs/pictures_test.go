@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/bootlab/bootlab/lab/spec"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -22,10 +24,10 @@ var update = flag.Bool("update", false, "redraw docs/pictures (make docs-picture
 
 // demoTopology is the README's demo lab (make demo): a probe lab of one
 // bootstrap, three masters and two workers, drawn from its spec.
-func demoTopology(t *testing.T) *lab.Spec {
+func demoTopology(t *testing.T) *spec.Spec {
 	t.Helper()
-	s := &lab.Spec{Name: "demo", Profile: lab.ProfileProbe, LabDir: filepath.Join(t.TempDir(), "demo"),
-		Topology: lab.Topology{Masters: 3, Workers: 2}}
+	s := &spec.Spec{Name: "demo", Profile: spec.ProfileProbe, LabDir: filepath.Join(t.TempDir(), "demo"),
+		Topology: spec.Topology{Masters: 3, Workers: 2}}
 	s.Defaults()
 	require.NoError(t, s.Validate())
 	return s

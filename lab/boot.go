@@ -12,10 +12,12 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/bootlab/bootlab/lab/hypervisor"
+	"github.com/bootlab/bootlab/lab/spec"
+
 	"github.com/bootlab/bootlab/internal/userfile"
 	"github.com/bootlab/bootlab/lab/host"
 	"github.com/bootlab/bootlab/lab/labdir"
-	"github.com/bootlab/bootlab/lab/spec"
 )
 
 // bootSource is one file a lab's VMs read at start: what names it in an
@@ -30,7 +32,7 @@ type bootSource struct {
 // lab) for direct kernel boot, a rehearsal lab's image.kubeVolume, then
 // each node's Ignition. ReadBootFiles and
 // CheckBootFiles both walk it, so they never disagree on what a lab boots.
-func bootSources(s *Spec) []bootSource {
+func bootSources(s *spec.Spec) []bootSource {
 	var out []bootSource
 	if s.Image.Kernel != "" {
 		out = append(out, bootSource{what: "image.kernel", path: s.Image.Kernel})
@@ -53,7 +55,7 @@ func bootSources(s *Spec) []bootSource {
 // ReadBootFiles reads the size and digest of every file the spec's VMs
 // read at start (bootSources). A missing kernel or initrd is an error
 // naming its field; a node without an Ignition file gets none.
-func ReadBootFiles(s *Spec) (BootFiles, error) {
+func ReadBootFiles(s *spec.Spec) (BootFiles, error) {
 	var b BootFiles
 	for _, src := range bootSources(s) {
 		f, err := readBootFile(src.what, src.path)
@@ -95,9 +97,9 @@ func ReadBootFiles(s *Spec) (BootFiles, error) {
 // initrd is missing: qemu would otherwise fail at start, less helpfully,
 // and the accelerator check would boot nothing. The files are on this
 // machine for every lab, remote ones too (up uploads them into the pool);
-// only the test driver, which boots nothing, goes without.
-func CheckBootFiles(s *Spec) error {
-	if s.URIKind() == spec.URITest {
+// only a hypervisor that runs no guests (the test driver) goes without.
+func CheckBootFiles(s *spec.Spec, caps hypervisor.Capabilities) error {
+	if !caps.RunsGuests {
 		return nil
 	}
 	for _, src := range bootSources(s) {
@@ -163,14 +165,14 @@ func (r *labRun) ensureBootVolumes(ctx context.Context, vols []BootVolume) (stri
 			r.mu.Lock()
 			done := r.state.BootVolumes[v.Name]
 			r.mu.Unlock()
-			if done || isTestURI(r.s.Libvirt.URI) {
+			if done || !r.caps.UploadsVolumes {
 				return false, nil
 			}
 			// Present but not recorded complete: an upload cut short.
 			if err := r.hv.DeleteVolume(ctx, pool, v.Name); err != nil {
 				return false, err
 			}
-		case !errors.Is(err, ErrNotFound):
+		case !errors.Is(err, hypervisor.ErrNotFound):
 			return false, err
 		}
 		// Not complete until the upload below ends: a record left from a
@@ -181,7 +183,7 @@ func (r *labRun) ensureBootVolumes(ctx context.Context, vols []BootVolume) (stri
 		if _, err := r.hv.CreateVolume(ctx, pool, v.XML); err != nil {
 			return false, err
 		}
-		if !isTestURI(r.s.Libvirt.URI) { // the test driver cannot upload
+		if r.caps.UploadsVolumes { // the test driver cannot
 			f, _, err := userfile.Open(v.File.Source)
 			if err != nil {
 				return false, fmt.Errorf("upload boot file: %w", err)
@@ -228,7 +230,7 @@ func (r *labRun) staleBootVolumes(ctx context.Context, vols []BootVolume) (strin
 	}
 	for _, d := range doms {
 		snaps, err := r.hv.Snapshots(ctx, d.Name)
-		if err != nil && !errors.Is(err, ErrNotFound) {
+		if err != nil && !errors.Is(err, hypervisor.ErrNotFound) {
 			return "", err
 		}
 		if len(snaps) > 0 {
@@ -241,7 +243,7 @@ func (r *labRun) staleBootVolumes(ctx context.Context, vols []BootVolume) (strin
 		if !strings.HasPrefix(v.Name, BootVolumePrefix) || want[v.Name] {
 			continue
 		}
-		if err := r.hv.DeleteVolume(ctx, pool, v.Name); err != nil && !errors.Is(err, ErrNotFound) {
+		if err := r.hv.DeleteVolume(ctx, pool, v.Name); err != nil && !errors.Is(err, hypervisor.ErrNotFound) {
 			return "", err
 		}
 		gone = append(gone, v.Name)

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/bootlab/bootlab/lab/spec"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -17,7 +19,7 @@ import (
 
 // bootSpec is testSpec with a kernel, an initrd and an Ignition file per
 // node on disk.
-func bootSpec(t *testing.T) *Spec {
+func bootSpec(t *testing.T) *spec.Spec {
 	t.Helper()
 	s := testSpec(t, "t", false)
 	dir := t.TempDir()
@@ -114,7 +116,8 @@ func TestUpReplacesAChangedKernel(t *testing.T) {
 	assert.False(t, st.BootVolumes["boot-kernel-"+old.Kernel.Digest])
 	assert.True(t, st.BootVolumes["boot-kernel-"+now.Kernel.Digest])
 
-	require.NoError(t, Down(ctx, hv, s, DownOptions{}))
+	_, err = Down(ctx, hv, s, DownOptions{})
+	require.NoError(t, err)
 	assert.Empty(t, hv.PoolVolumes[s.PoolName()], "down deletes the boot volumes with the pool")
 }
 

@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/bootlab/bootlab/lab/hypervisor"
 	"github.com/bootlab/bootlab/lab/labdir"
 )
 
@@ -14,26 +15,24 @@ import (
 // missing the other cannot read, and a complete lab passes both.
 func TestCheckBootFilesNamesTheNodeOrField(t *testing.T) {
 	s := bootSpec(t)
-	require.NoError(t, CheckBootFiles(s))
+	require.NoError(t, CheckBootFiles(s, hypervisor.Full()))
 	boot, err := ReadBootFiles(s)
 	require.NoError(t, err)
 	assert.Len(t, boot.Ignition, len(s.Nodes))
 
 	n := s.Nodes[1]
 	require.NoError(t, os.Remove(labdir.Ignition(s, n)))
-	err = CheckBootFiles(s)
+	err = CheckBootFiles(s, hypervisor.Full())
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "node "+n.Name+" has no Ignition at "+labdir.Ignition(s, n))
 	boot, err = ReadBootFiles(s)
 	require.NoError(t, err, "a node without Ignition gets none when reading")
 	assert.NotContains(t, boot.Ignition, n.Name)
 
-	test := *s
-	test.Libvirt.URI = "test:///default"
-	assert.NoError(t, CheckBootFiles(&test), "the test driver boots nothing")
+	assert.NoError(t, CheckBootFiles(s, hypervisor.Capabilities{}), "the test driver boots nothing")
 
 	require.NoError(t, os.Remove(s.Image.Initrd))
-	for _, err := range []error{CheckBootFiles(s), func() error { _, err := ReadBootFiles(s); return err }()} {
+	for _, err := range []error{CheckBootFiles(s, hypervisor.Full()), func() error { _, err := ReadBootFiles(s); return err }()} {
 		require.Error(t, err)
 		assert.Contains(t, err.Error(), "image.initrd")
 	}

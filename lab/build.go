@@ -7,7 +7,11 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/bootlab/bootlab/lab/hypervisor"
+	"github.com/bootlab/bootlab/lab/spec"
+
 	"github.com/bootlab/bootlab/internal/status"
+	"github.com/bootlab/bootlab/internal/timing"
 	"github.com/bootlab/bootlab/lab/labdir"
 	"github.com/bootlab/bootlab/lab/libvirt"
 	"github.com/bootlab/bootlab/lab/openshift"
@@ -22,40 +26,37 @@ type InputError struct{ Err error }
 func (e *InputError) Error() string { return e.Err.Error() }
 func (e *InputError) Unwrap() error { return e.Err }
 
-// ConnectFunc opens the hypervisor of a libvirt URI; close releases it.
-type ConnectFunc func(ctx context.Context, uri string, log *slog.Logger) (hv Hypervisor, close func() error, err error)
-
-// ConnectLibvirt is the ConnectFunc of a real libvirt daemon (local, or
-// remote over qemu+ssh).
-func ConnectLibvirt(ctx context.Context, uri string, log *slog.Logger) (Hypervisor, func() error, error) {
+// ConnectLibvirt is the Connector of a real libvirt daemon (local, or
+// remote over qemu+ssh): the only caller of libvirt.Connect.
+func ConnectLibvirt(ctx context.Context, uri string, log *slog.Logger) (hypervisor.Hypervisor, error) {
 	c, err := libvirt.Connect(ctx, uri, log)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	return c, c.Close, nil
+	return c, nil
 }
 
-// BuildOptions tune Build.
+// BuildOptions tune Lab.Up and Lab.PlanUp.
 type BuildOptions struct {
 	Log    *slog.Logger
 	Status *status.Status
 	// Connect opens the hypervisor (default ConnectLibvirt).
-	Connect ConnectFunc
+	Connect Connector
 	// Accelerator, when set, is used as chosen (class up chooses once for
 	// all its labs); else preflight chooses it, or ChooseAccelerator once
 	// the boot files exist.
-	Accelerator Accelerator
+	Accelerator spec.Accelerator
 	// NoPreflight skips the host checks (the accelerator is still chosen).
 	NoPreflight bool
 	// Preflight are the host checks' options; Log, Status and ConnectError
-	// are Build's.
+	// are the Lab's.
 	Preflight preflight.Options
 	// StartWorkers starts an OpenShift lab's workers with everyone else
 	// (by default they boot once the masters serve their config).
 	StartWorkers bool
 	// Class records the lab as a member of that class.
 	Class string
-	// Prepare are the preparer's options; Log and Status are Build's.
+	// Prepare are the preparer's options; Log and Status are the Lab's.
 	Prepare PrepareOptions
 	// PrepareLock, when set, is held around the preparer: labs built in
 	// parallel share the caches it fills.
@@ -64,20 +65,20 @@ type BuildOptions struct {
 	SkipHostDNS bool
 }
 
-// BuildResult says what Build did.
+// BuildResult says what Lab.Up did.
 type BuildResult struct {
 	// Spec is the lab as built: the spec given, with the preparer's image.
-	Spec *Spec
+	Spec *spec.Spec
 	Up   *UpResult
 	// Accelerator is the one chosen, and AcceleratorReason why.
-	Accelerator       Accelerator
+	Accelerator       spec.Accelerator
 	AcceleratorReason string
 	// WorkersOff counts the workers defined but left off until the
 	// masters' MCS serves them (`lab wait` starts them).
 	WorkersOff int
 }
 
-// Build is `lab up`: everything from a validated spec to a running lab, in
+// build is `lab up` (Lab.Up): everything from a validated spec to a running lab, in
 // the order that makes nothing it cannot finish. The inputs are checked
 // before anything runs (the lab directory's identity, an OpenShift lab's
 // pull secret, SSH key and cluster domain), then the host (preflight, which
@@ -85,15 +86,17 @@ type BuildResult struct {
 // files (Prepare: s itself is not changed), the accelerator if preflight
 // could not prove it, the lab itself (Up), and host DNS for a local
 // OpenShift lab. Each step reports on opts.Status.
-func Build(ctx context.Context, s *Spec, o BuildOptions) (*BuildResult, error) {
+func build(ctx context.Context, s *spec.Spec, o BuildOptions) (*BuildResult, error) {
+	phases := timing.Start(o.Log, "lab up")
 	c, err := checkBuild(ctx, s, &o)
 	if err != nil {
 		return nil, err
 	}
+	phases.Mark("checks and preflight")
 	defer c.close()
 	hv, st, pullSecret := c.hv, c.state, c.pullSecret
 	res := &BuildResult{Accelerator: o.Accelerator}
-	if c.report != nil && !strings.HasPrefix(c.report.AcceleratorReason, preflight.NoProofKernel) {
+	if c.report != nil && !c.report.AcceleratorUnproven {
 		res.Accelerator, res.AcceleratorReason = c.report.Accelerator, c.report.AcceleratorReason
 		o.Status.Infof("accelerator: %s", AcceleratorLine(res.Accelerator, res.AcceleratorReason))
 	}
@@ -108,6 +111,7 @@ func Build(ctx context.Context, s *Spec, o BuildOptions) (*BuildResult, error) {
 		return nil, err
 	}
 	o.Status.End(true)
+	phases.Mark("lab key")
 	// The preparer reports its own steps.
 	popts := o.Prepare
 	popts.Log, popts.Status, popts.PullSecret = o.Log, o.Status, pullSecret
@@ -122,27 +126,30 @@ func Build(ctx context.Context, s *Spec, o BuildOptions) (*BuildResult, error) {
 		return nil, fmt.Errorf("prepare %s nodes: %w", s.Profile, err)
 	}
 	res.Spec = built
-	if err := CheckBootFiles(built); err != nil {
+	if err := CheckBootFiles(built, hv.Capabilities()); err != nil {
 		return nil, err
 	}
+	phases.Mark("prepare boot files")
 	if res.Accelerator == "" {
 		// Without preflight, or when preflight had no kernel to prove KVM
 		// with: chosen once the boot files exist, so under auto KVM proves
 		// it boots the lab's own kernel.
-		a, why, err := preflight.ChooseAcceleratorWith(ctx, built, hv, o.Preflight.Facts, o.Log)
+		a, why, err := preflight.ChooseAccelerator(ctx, built, hv, o.Preflight.Facts, o.Log)
 		if err != nil {
 			return nil, &InputError{Err: err}
 		}
 		res.Accelerator, res.AcceleratorReason = a, why
 		o.Status.Infof("accelerator: %s", AcceleratorLine(a, why))
 	}
+	phases.Mark("accelerator")
 	upOpts := UpOptions{Log: o.Log, Status: o.Status, Accelerator: res.Accelerator, Class: o.Class,
 		DeferRoles: DeferredRoles(built, o.StartWorkers)}
 	if res.Up, err = Up(ctx, hv, built, upOpts); err != nil {
 		return res, err
 	}
 	res.WorkersOff = res.Up.DeferredOff
-	if built.Profile == ProfileOpenShift && !o.SkipHostDNS {
+	phases.Mark("up")
+	if built.Profile == spec.ProfileOpenShift && !o.SkipHostDNS {
 		if err := setUpHostDNS(ctx, built, hv, o); err != nil {
 			return res, err
 		}
@@ -156,7 +163,7 @@ func Build(ctx context.Context, s *Spec, o BuildOptions) (*BuildResult, error) {
 // class). Every later file there, the key and the boot files first, is
 // then provably this lab's, and `lab down` finds a lab whose build failed
 // before Up (class down by the class recorded).
-func claimLabDir(s *Spec, class string) error {
+func claimLabDir(s *spec.Spec, class string) error {
 	if _, ok := labdir.Owned(s); !ok {
 		if err := labdir.Claimable(s); err != nil {
 			return err
@@ -174,24 +181,24 @@ func claimLabDir(s *Spec, class string) error {
 	})
 }
 
-// buildChecks is what Build and PlanBuild know once the inputs and the
+// buildChecks is what build and planBuild know once the inputs and the
 // host have passed their checks: nothing has been written yet.
 type buildChecks struct {
 	state      *labdir.State // nil for a lab never built
 	pullSecret string        // an OpenShift lab's, read once
-	hv         Hypervisor
+	hv         hypervisor.Hypervisor
 	close      func()
 	report     *preflight.Report // nil when preflight did not run
 }
 
 // checkBuild makes every check `lab up` makes before it writes anything,
-// in order, for Build and its dry run alike: the lab directory's identity,
+// in order, for build and its dry run alike: the lab directory's identity,
 // an OpenShift lab's cluster domain, pull secret and SSH key (refused
 // before libvirt, preflight or the lab key run), a lab directory holding
 // someone's files, then the hypervisor, the host (preflight, unless the
 // accelerator is given or preflight is off) and the directories the lab
 // would make on the hypervisor's machine.
-func checkBuild(ctx context.Context, s *Spec, o *BuildOptions) (*buildChecks, error) {
+func checkBuild(ctx context.Context, s *spec.Spec, o *BuildOptions) (*buildChecks, error) {
 	if o.Connect == nil {
 		o.Connect = ConnectLibvirt
 	}
@@ -203,7 +210,7 @@ func checkBuild(ctx context.Context, s *Spec, o *BuildOptions) (*buildChecks, er
 		return nil, err
 	}
 	c := &buildChecks{state: st, close: func() {}}
-	if s.Profile == ProfileOpenShift {
+	if s.Profile == spec.ProfileOpenShift {
 		if o.Class == "" {
 			if err := CheckDomainClaims(s); err != nil {
 				return nil, err
@@ -218,14 +225,14 @@ func checkBuild(ctx context.Context, s *Spec, o *BuildOptions) (*buildChecks, er
 			return nil, err
 		}
 	}
-	hv, closeHV, connErr := o.Connect(ctx, s.Libvirt.URI, o.Log)
+	hv, connErr := o.Connect(ctx, s.Libvirt.URI, o.Log)
 	if connErr == nil {
-		c.hv, c.close = hv, func() { _ = closeHV() }
+		c.hv, c.close = hv, func() { _ = hv.Close() }
 	}
 	if o.Accelerator == "" && !o.NoPreflight {
 		popts := o.Preflight
 		popts.Log, popts.Status, popts.ConnectError = o.Log, o.Status, connErr
-		var info HostInfo
+		var info hypervisor.HostInfo
 		if connErr == nil {
 			info = hv
 		}
@@ -254,16 +261,16 @@ func checkBuild(ctx context.Context, s *Spec, o *BuildOptions) (*buildChecks, er
 // OpenShift lab they boot after the control plane (unless startWorkers);
 // probe workers retry their pointer config until a probe master serves it,
 // so they start with everyone else.
-func DeferredRoles(s *Spec, startWorkers bool) []Role {
-	if s.Profile == ProfileOpenShift && !startWorkers {
-		return []Role{RoleWorker}
+func DeferredRoles(s *spec.Spec, startWorkers bool) []spec.Role {
+	if s.Profile == spec.ProfileOpenShift && !startWorkers {
+		return []spec.Role{spec.RoleWorker}
 	}
 	return nil
 }
 
 // AcceleratorLine is the accelerator decision as printed: the choice,
 // then why.
-func AcceleratorLine(accel Accelerator, why string) string {
+func AcceleratorLine(accel spec.Accelerator, why string) string {
 	if strings.HasPrefix(why, string(accel)) {
 		return why
 	}
@@ -274,8 +281,8 @@ func AcceleratorLine(accel Accelerator, why string) string {
 // of another on this host: both would claim it in host DNS (resolved's
 // ~domain, NetworkManager's server=/domain/) and the host would resolve one
 // lab's names to the other's addresses.
-func CheckDomainClaims(s *Spec) error {
-	labs, err := labdir.Find(DefaultHome())
+func CheckDomainClaims(s *spec.Spec) error {
+	labs, err := labdir.Find(spec.DefaultHome())
 	if err != nil {
 		return err
 	}
@@ -284,7 +291,7 @@ func CheckDomainClaims(s *Spec) error {
 			continue
 		}
 		other := l.State.Spec
-		if other == nil || l.Name == s.Name || other.Profile != ProfileOpenShift {
+		if other == nil || l.Name == s.Name || other.Profile != spec.ProfileOpenShift {
 			continue
 		}
 		if other.Cluster.Domain() == s.Cluster.Domain() {

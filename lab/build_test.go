@@ -12,10 +12,13 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/bootlab/bootlab/lab/spec"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/bootlab/bootlab/internal/status"
+	"github.com/bootlab/bootlab/lab/hypervisor"
 	"github.com/bootlab/bootlab/lab/hypervisor/fake"
 	"github.com/bootlab/bootlab/lab/labdir"
 	"github.com/bootlab/bootlab/lab/preflight"
@@ -64,7 +67,7 @@ func (b *buildHost) facts() preflight.HostFacts {
 // the lab, with the spec given left as it was.
 func TestBuildChoosesTheAcceleratorOnce(t *testing.T) {
 	s := bootSpec(t)
-	s.Profile = ProfileProbe
+	s.Profile = spec.ProfileProbe
 	// A new lab: its directory is empty until Build claims it (the probe
 	// preparer writes the Ignition bootSpec made for Up's tests).
 	require.NoError(t, os.RemoveAll(s.LabDir))
@@ -73,16 +76,14 @@ func TestBuildChoosesTheAcceleratorOnce(t *testing.T) {
 	haproxy := newHAProxyMachine(t, hv)
 	host := &buildHost{}
 	var out bytes.Buffer
-	res, err := Build(context.Background(), s, BuildOptions{
+	res, err := build(context.Background(), s, BuildOptions{
 		Log: slog.New(slog.DiscardHandler), Status: status.New(&out, false),
-		Connect: func(context.Context, string, *slog.Logger) (Hypervisor, func() error, error) {
-			return kvmFake{hv}, func() error { return nil }, nil
-		},
+		Connect:   hypervisor.Shared(kvmFake{hv}),
 		Preflight: preflight.Options{Facts: host.facts()},
 	})
 	require.NoError(t, err, out.String())
 	assert.Equal(t, []string{s.Image.Kernel}, host.smoked, "one test guest, the lab's own kernel")
-	assert.Equal(t, AccelKVM, res.Accelerator)
+	assert.Equal(t, spec.AccelKVM, res.Accelerator)
 	assert.Contains(t, out.String(), "accelerator: kvm")
 	assert.Equal(t, 1, strings.Count(out.String(), "accelerator:"), "decided and said once: %s", out.String())
 	for _, n := range s.Nodes {
@@ -91,7 +92,7 @@ func TestBuildChoosesTheAcceleratorOnce(t *testing.T) {
 	assert.Len(t, haproxy.startArgs(), 1, "the load balancer started")
 	st, err := labdir.LoadState(s.LabDir)
 	require.NoError(t, err)
-	assert.Equal(t, AccelKVM, st.Accelerator)
+	assert.Equal(t, spec.AccelKVM, st.Accelerator)
 	assert.Equal(t, before.Image, s.Image, "Build leaves the spec given as it was")
 	_, err = os.Stat(labdir.SSHKey(s))
 	assert.NoError(t, err, "the lab key was made")
@@ -99,11 +100,9 @@ func TestBuildChoosesTheAcceleratorOnce(t *testing.T) {
 	// Built again with the accelerator given (as class up does): no test
 	// guest at all, and nothing to change.
 	host.smoked = nil
-	res, err = Build(context.Background(), s, BuildOptions{
-		Accelerator: AccelKVM, Status: status.New(&out, false),
-		Connect: func(context.Context, string, *slog.Logger) (Hypervisor, func() error, error) {
-			return kvmFake{hv}, func() error { return nil }, nil
-		},
+	res, err = build(context.Background(), s, BuildOptions{
+		Accelerator: spec.AccelKVM, Status: status.New(&out, false),
+		Connect: hypervisor.Shared(kvmFake{hv}),
 	})
 	require.NoError(t, err)
 	assert.Empty(t, host.smoked)
@@ -111,32 +110,28 @@ func TestBuildChoosesTheAcceleratorOnce(t *testing.T) {
 
 	// Without preflight the accelerator is chosen once the boot files
 	// exist: one test guest again, never two.
-	res, err = Build(context.Background(), s, BuildOptions{
+	res, err = build(context.Background(), s, BuildOptions{
 		NoPreflight: true, Status: status.New(&out, false),
-		Connect: func(context.Context, string, *slog.Logger) (Hypervisor, func() error, error) {
-			return kvmFake{hv}, func() error { return nil }, nil
-		},
+		Connect:   hypervisor.Shared(kvmFake{hv}),
 		Preflight: preflight.Options{Facts: host.facts()},
 	})
 	require.NoError(t, err)
 	assert.Equal(t, []string{s.Image.Kernel}, host.smoked)
-	assert.Equal(t, AccelKVM, res.Accelerator)
+	assert.Equal(t, spec.AccelKVM, res.Accelerator)
 }
 
 // A failed preflight stops Build before anything is made: no key, no
 // Ignition, no libvirt object.
 func TestBuildStopsAtPreflight(t *testing.T) {
 	s := bootSpec(t)
-	s.Profile = ProfileProbe
+	s.Profile = spec.ProfileProbe
 	require.NoError(t, os.RemoveAll(filepath.Join(s.LabDir, "ignition")))
 	hv := fake.New()
 	host := &buildHost{}
 	facts := host.facts()
 	facts.FreeBytes = func(string) (uint64, error) { return 1 << 20, nil }
-	_, err := Build(context.Background(), s, BuildOptions{
-		Connect: func(context.Context, string, *slog.Logger) (Hypervisor, func() error, error) {
-			return kvmFake{hv}, func() error { return nil }, nil
-		},
+	_, err := build(context.Background(), s, BuildOptions{
+		Connect:   hypervisor.Shared(kvmFake{hv}),
 		Preflight: preflight.Options{Facts: facts},
 	})
 	var pe *preflight.Error

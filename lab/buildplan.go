@@ -7,27 +7,29 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/bootlab/bootlab/lab/spec"
+
 	"github.com/bootlab/bootlab/lab/images"
 	"github.com/bootlab/bootlab/lab/labdir"
 	"github.com/bootlab/bootlab/lab/probe"
 )
 
-// BuildPlan is what `lab up --dry-run` prints: everything Build would
+// BuildPlan is what `lab up --dry-run` prints: everything Lab.Up would
 // make or change, in the order it would, and the accelerator it would use.
 type BuildPlan struct {
 	Changes []Change
 	// Accelerator is the one the plan's domains use, and AcceleratorReason why.
-	Accelerator       Accelerator
+	Accelerator       spec.Accelerator
 	AcceleratorReason string
 }
 
-// PlanBuild is Build without a single write: the same input checks and
+// planBuild is build without a single write: the same input checks and
 // read-only preflight, failing with the same errors, then what the
 // preparer would make (lab key, PKI, probe image, Ignition) and Up's own
 // steps over a hypervisor that records instead of changing. The preparer
 // does not run (it writes files, builds and downloads): the lab's boot
 // files are those of the last up, or of the cached probe image.
-func PlanBuild(ctx context.Context, s *Spec, o BuildOptions) (*BuildPlan, error) {
+func planBuild(ctx context.Context, s *spec.Spec, o BuildOptions) (*BuildPlan, error) {
 	c, err := checkBuild(ctx, s, &o)
 	if err != nil {
 		return nil, err
@@ -40,13 +42,13 @@ func PlanBuild(ctx context.Context, s *Spec, o BuildOptions) (*BuildPlan, error)
 	}
 	built := plannedSpec(s, st)
 	plan.Changes = planPrepare(built)
-	if plan.Accelerator == "" || plan.Accelerator == AccelAuto {
+	if plan.Accelerator == "" || plan.Accelerator == spec.AccelAuto {
 		plan.Accelerator = s.Accelerator
 		if st != nil && st.Accelerator != "" {
 			plan.Accelerator = st.Accelerator
 		}
-		if plan.Accelerator == AccelAuto || plan.Accelerator == "" {
-			plan.Accelerator, plan.AcceleratorReason = AccelTCG, "tcg planned: the real up proves KVM first"
+		if plan.Accelerator == spec.AccelAuto || plan.Accelerator == "" {
+			plan.Accelerator, plan.AcceleratorReason = spec.AccelTCG, "tcg planned: the real up proves KVM first"
 		}
 	}
 	res, err := Up(ctx, hv, built, UpOptions{Log: o.Log, Accelerator: plan.Accelerator, DryRun: true,
@@ -59,28 +61,28 @@ func PlanBuild(ctx context.Context, s *Spec, o BuildOptions) (*BuildPlan, error)
 
 // plannedSpec is the spec Up is planned with: the image of the last up, or
 // for a probe lab never built, the cached probe image it would reuse.
-func plannedSpec(s *Spec, st *labdir.State) *Spec {
+func plannedSpec(s *spec.Spec, st *labdir.State) *spec.Spec {
 	built := *s
-	if built.Image != (Image{}) {
+	if built.Image != (spec.Image{}) {
 		return &built
 	}
 	if st != nil && st.Spec != nil {
 		built.Image = st.Spec.Image
 		return &built
 	}
-	if s.Profile == ProfileProbe && !s.Rehearsal() {
+	if s.Profile == spec.ProfileProbe && !s.Rehearsal() {
 		if k := probe.CachedKernel(probe.DefaultCacheDir()); k != "" {
 			dir := filepath.Dir(k)
-			built.Image = Image{Kernel: k, Initrd: filepath.Join(dir, "initramfs.img"),
+			built.Image = spec.Image{Kernel: k, Initrd: filepath.Join(dir, "initramfs.img"),
 				Path: filepath.Join(dir, "base.qcow2"), Cmdline: probe.Cmdline}
 		}
 	}
 	return &built
 }
 
-// planPrepare lists what Build makes before Up: the lab SSH key, and the
+// planPrepare lists what build makes before Up: the lab SSH key, and the
 // profile preparer's PKI, image and Ignition files.
-func planPrepare(s *Spec) []Change {
+func planPrepare(s *spec.Spec) []Change {
 	var out []Change
 	missing := func(p string) bool {
 		_, err := os.Lstat(p)
@@ -90,7 +92,7 @@ func planPrepare(s *Spec) []Change {
 		out = append(out, Change{Action: "create", Kind: "sshKey", Name: key, Detail: "ed25519, 0600"})
 	}
 	switch s.Profile {
-	case ProfileProbe:
+	case spec.ProfileProbe:
 		if d := labdir.PKI(s); missing(d) {
 			out = append(out, Change{Action: "create", Kind: "pki", Name: d, Detail: "lab CA and MCS certificate"})
 		}
@@ -106,7 +108,7 @@ func planPrepare(s *Spec) []Change {
 			out = append(out, kubeVolumeChange(s))
 		}
 		out = append(out, ignitionChanges(s)...)
-	case ProfileOpenShift:
+	case spec.ProfileOpenShift:
 		if d := labdir.Assets(s); missing(d) {
 			out = append(out, Change{Action: "create", Kind: "ignition", Name: d,
 				Detail: "openshift-install renders install-config, manifests and Ignition; RHCOS and the tools are downloaded into " + images.DefaultCacheDir() + " unless cached"})
@@ -117,7 +119,7 @@ func planPrepare(s *Spec) []Change {
 
 // kubeVolumeChange is the Kubernetes volume a rehearsal lab's preparer
 // would build, or find in the cache (then Up uploads it into the pool).
-func kubeVolumeChange(s *Spec) Change {
+func kubeVolumeChange(s *spec.Spec) Change {
 	version := OpenShiftVersion(s)
 	cache := probe.DefaultCacheDir()
 	if p, ok := probe.KubeVolumeCached(cache, version); ok {
@@ -133,7 +135,7 @@ func kubeVolumeChange(s *Spec) Change {
 
 // ignitionChanges are the probe Ignition files the preparer would make
 // (one it rewrites is listed by Up's boot volumes when its content changes).
-func ignitionChanges(s *Spec) []Change {
+func ignitionChanges(s *spec.Spec) []Change {
 	var out []Change
 	seen := map[string]bool{}
 	for _, n := range s.Nodes {

@@ -13,8 +13,12 @@ import (
 	"sync"
 	"time"
 
+	"github.com/bootlab/bootlab/lab/hypervisor"
+	"github.com/bootlab/bootlab/lab/spec"
+
 	"libvirt.org/go/libvirtxml"
 
+	"github.com/bootlab/bootlab/internal/timing"
 	"github.com/bootlab/bootlab/lab/labdir"
 	"github.com/bootlab/bootlab/lab/loadbalancer"
 )
@@ -76,13 +80,13 @@ func ValidateCheckpointName(name string) error {
 	return nil
 }
 
-func snapshotDescription(s *Spec, labUUID, name string) string {
+func snapshotDescription(s *spec.Spec, labUUID, name string) string {
 	return fmt.Sprintf("bootlab checkpoint=%s lab=%s uuid=%s", name, s.Name, labUUID)
 }
 
 // ourCheckpoint returns the checkpoint name a snapshot of this lab's domain
 // carries, or "" when bootlab did not take it for this lab.
-func ourCheckpoint(s *Spec, labUUID string, sn Snapshot) string {
+func ourCheckpoint(s *spec.Spec, labUUID string, sn hypervisor.Snapshot) string {
 	if !strings.HasPrefix(sn.Name, snapshotPrefix) {
 		return ""
 	}
@@ -99,7 +103,7 @@ func ourCheckpoint(s *Spec, labUUID string, sn Snapshot) string {
 	return name
 }
 
-// SaveOptions tune SaveCheckpointOf.
+// SaveOptions tune SaveCheckpoint.
 type SaveOptions struct {
 	// Nodes limits the checkpoint to these nodes (spec names, e.g.
 	// "bootstrap"); empty means every node. Only their console logs are
@@ -108,21 +112,20 @@ type SaveOptions struct {
 	// Replace deletes a checkpoint of the same name first (stage run's
 	// automatic before-NN) instead of refusing the name.
 	Replace bool
+	// Log gets the debug lines (where the time went); nil: none.
+	Log *slog.Logger
 }
 
-// SaveCheckpoint snapshots every node of the lab and copies the lab files
-// into the checkpoint's directory. A name in use is refused; on failure the
-// snapshots already taken are deleted again.
-func SaveCheckpoint(ctx context.Context, hv Hypervisor, s *Spec, name string) (*Checkpoint, error) {
-	return SaveCheckpointOf(ctx, hv, s, name, SaveOptions{})
-}
-
-// SaveCheckpointOf is SaveCheckpoint over the nodes opts names.
-func SaveCheckpointOf(ctx context.Context, hv Hypervisor, s *Spec, name string, opts SaveOptions) (*Checkpoint, error) {
+// SaveCheckpoint snapshots the nodes opts names (every node by default)
+// and copies the lab files into the checkpoint's directory. A name in use
+// is refused unless opts.Replace; on failure the snapshots already taken
+// are deleted again.
+func SaveCheckpoint(ctx context.Context, hv hypervisor.Hypervisor, s *spec.Spec, name string, opts SaveOptions) (*Checkpoint, error) {
 	if err := ValidateCheckpointName(name); err != nil {
 		return nil, err
 	}
-	r, unlock, err := lockedLabRun(hv, s, nil, false)
+	phases := timing.Start(opts.Log, "checkpoint save")
+	r, unlock, err := lockedLabRun(hv, s, opts.Log, false)
 	defer unlock()
 	if err != nil {
 		return nil, err
@@ -164,6 +167,7 @@ func SaveCheckpointOf(ctx context.Context, hv Hypervisor, s *Spec, name string, 
 		}
 	}
 
+	phases.Mark("lock and look up")
 	tmp := dir + ".partial"
 	if err := os.RemoveAll(tmp); err != nil {
 		return nil, err
@@ -180,6 +184,7 @@ func SaveCheckpointOf(ctx context.Context, hv Hypervisor, s *Spec, name string, 
 	if err := r.saveConsoleLogs(ctx, filepath.Join(tmp, consoleDir), opts.Nodes); err != nil {
 		return nil, fmt.Errorf("checkpoint %s: copy console logs: %w", name, err)
 	}
+	phases.Mark("copy lab files and console logs")
 
 	sx, err := (&libvirtxml.DomainSnapshot{Name: snapshotPrefix + name, Description: snapshotDescription(s, r.state.UUID, name)}).Marshal()
 	if err != nil {
@@ -192,28 +197,10 @@ func SaveCheckpointOf(ctx context.Context, hv Hypervisor, s *Spec, name string, 
 			meta.Nodes[d.Name] = "running"
 		}
 	}
-	// All nodes at once: each pauses while its memory is written, so the
-	// nodes' clocks and conversations stop at nearly the same moment.
-	var taken []string
-	var mu sync.Mutex
-	_, err = parallel(ctx, doms, parallelism, func(ctx context.Context, d Object) (bool, error) {
-		if err := hv.CreateSnapshot(ctx, d.Name, sx); err != nil {
-			return false, err
-		}
-		mu.Lock()
-		taken = append(taken, d.Name)
-		mu.Unlock()
-		return true, nil
-	})
-	if err != nil {
-		for _, dn := range taken {
-			// Without ctx: an interrupted save still cleans up what it made.
-			if derr := hv.DeleteSnapshot(context.WithoutCancel(ctx), dn, snapshotPrefix+name); derr != nil {
-				r.log.Warn("could not delete a snapshot of the failed checkpoint", "domain", dn, "err", derr)
-			}
-		}
-		return nil, fmt.Errorf("checkpoint %s: %w", name, err)
+	if err := r.snapshotAll(ctx, doms, name, sx); err != nil {
+		return nil, err
 	}
+	phases.Mark(fmt.Sprintf("snapshots of %d nodes (memory and disk)", len(doms)))
 	data, err := json.MarshalIndent(meta, "", "  ")
 	if err != nil {
 		return nil, err
@@ -224,15 +211,44 @@ func SaveCheckpointOf(ctx context.Context, hv Hypervisor, s *Spec, name string, 
 	if err := os.Rename(tmp, dir); err != nil {
 		return nil, fmt.Errorf("checkpoint %s: %w", name, err)
 	}
+	phases.Mark("write checkpoint.json")
 	return &Checkpoint{Name: name, Created: meta.Created, Nodes: meta.Nodes}, nil
+}
+
+// snapshotAll snapshots every domain as checkpoint name, all at once: each
+// pauses while its memory is written, so the nodes' clocks and
+// conversations stop at nearly the same moment. On failure the snapshots
+// taken are deleted again.
+func (r *labRun) snapshotAll(ctx context.Context, doms []hypervisor.Object, name, sx string) error {
+	var taken []string
+	var mu sync.Mutex
+	_, err := parallel(ctx, doms, parallelism, func(ctx context.Context, d hypervisor.Object) (bool, error) {
+		if err := r.hv.CreateSnapshot(ctx, d.Name, sx); err != nil {
+			return false, err
+		}
+		mu.Lock()
+		taken = append(taken, d.Name)
+		mu.Unlock()
+		return true, nil
+	})
+	if err == nil {
+		return nil
+	}
+	for _, dn := range taken {
+		// Without ctx: an interrupted save still cleans up what it made.
+		if derr := r.hv.DeleteSnapshot(context.WithoutCancel(ctx), dn, snapshotPrefix+name); derr != nil {
+			r.log.Warn("could not delete a snapshot of the failed checkpoint", "domain", dn, "err", derr)
+		}
+	}
+	return fmt.Errorf("checkpoint %s: %w", name, err)
 }
 
 // onlyNodes keeps the domains of the named nodes, refusing a name the lab
 // has no VM for.
-func onlyNodes(s *Spec, doms []Object, nodes []string) ([]Object, error) {
-	var out []Object
+func onlyNodes(s *spec.Spec, doms []hypervisor.Object, nodes []string) ([]hypervisor.Object, error) {
+	var out []hypervisor.Object
 	for _, n := range nodes {
-		want := s.DomainName(Node{Name: n})
+		want := s.DomainName(spec.Node{Name: n})
 		found := false
 		for _, d := range doms {
 			if d.Name == want {
@@ -251,13 +267,14 @@ func onlyNodes(s *Spec, doms []Object, nodes []string) ([]Object, error) {
 // state), puts the lab files back as they were, and makes the load balancer
 // match the restored state. What the checkpoint does not cover stays as it
 // is now: the lab's identity, the network and pool, the host DNS set-up.
-func RestoreCheckpoint(ctx context.Context, hv Hypervisor, s *Spec, name string, opts RestoreOptions) (*Checkpoint, error) {
+func RestoreCheckpoint(ctx context.Context, hv hypervisor.Hypervisor, s *spec.Spec, name string, opts RestoreOptions) (*Checkpoint, error) {
 	if err := ValidateCheckpointName(name); err != nil {
 		return nil, err
 	}
 	if err := requireOwned(s); err != nil {
 		return nil, err
 	}
+	phases := timing.Start(opts.Log, "checkpoint restore")
 	r, unlock, err := lockedLabRun(hv, s, opts.Log, false)
 	defer unlock()
 	if err != nil {
@@ -267,6 +284,7 @@ func RestoreCheckpoint(ctx context.Context, hv Hypervisor, s *Spec, name string,
 	if err != nil {
 		return nil, err
 	}
+	phases.Mark("lock and look up")
 	restored := &labdir.RestoreRecord{Checkpoint: name, Started: time.Now().UTC()}
 	if _, err := parallel(ctx, doms, parallelism, func(ctx context.Context, d string) (bool, error) {
 		return true, hv.RevertSnapshot(ctx, d, snapshotPrefix+name)
@@ -274,6 +292,7 @@ func RestoreCheckpoint(ctx context.Context, hv Hypervisor, s *Spec, name string,
 		return nil, fmt.Errorf("restore checkpoint %s: %w", name, err)
 	}
 	restored.Finished = time.Now().UTC()
+	phases.Mark(fmt.Sprintf("revert %d nodes (memory and disk)", len(doms)))
 
 	dir := labdir.Checkpoint(s, name)
 	for _, f := range labdir.CheckpointEntries() {
@@ -290,6 +309,7 @@ func RestoreCheckpoint(ctx context.Context, hv Hypervisor, s *Spec, name string,
 	if err := r.restoreConsoleLogs(ctx, filepath.Join(dir, consoleDir)); err != nil {
 		return nil, fmt.Errorf("restore checkpoint %s: console logs: %w", name, err)
 	}
+	phases.Mark("copy lab files and console logs back")
 	// The checkpoint's state, but the identity and the objects that exist
 	// now (the checkpoint did not roll them back) as they are.
 	now := r.state
@@ -303,7 +323,8 @@ func RestoreCheckpoint(ctx context.Context, hv Hypervisor, s *Spec, name string,
 	if err := st.Save(s.LabDir); err != nil {
 		return nil, err
 	}
-	if !isTestURI(s.Libvirt.URI) && !opts.SkipLoadBalancer {
+	phases.Mark("state")
+	if r.caps.HostNetwork && !opts.SkipLoadBalancer {
 		spec := s
 		if st.Spec != nil {
 			spec = st.Spec
@@ -311,6 +332,7 @@ func RestoreCheckpoint(ctx context.Context, hv Hypervisor, s *Spec, name string,
 		if _, err := loadbalancer.Ensure(ctx, loadbalancer.LabConfigOn(r.host, spec, st.BootstrapRemoved), r.log); err != nil {
 			return nil, fmt.Errorf("restore checkpoint %s: load balancer: %w", name, err)
 		}
+		phases.Mark("load balancer")
 	}
 	return cp, nil
 }

@@ -12,6 +12,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/bootlab/bootlab/lab/spec"
+
 	"github.com/bootlab/bootlab/internal/sshc"
 	"github.com/bootlab/bootlab/lab/labdir"
 )
@@ -67,7 +69,7 @@ func (r *labRun) restoreConsoleLogs(ctx context.Context, from string) error {
 	if err != nil {
 		return err
 	}
-	to := filepath.Dir(labdir.ConsoleLog(r.s, Node{Name: "x"}))
+	to := filepath.Dir(labdir.ConsoleLog(r.s, spec.Node{Name: "x"}))
 	for _, e := range entries {
 		if !e.Type().IsRegular() {
 			continue

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/bootlab/bootlab/lab/spec"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -26,13 +28,13 @@ func TestIntegrationCheckpointSnapshots(t *testing.T) {
 	s.Network.Bridge, s.Network.Gateway, s.Network.APIAddress, s.Network.IngressAddress = "", "", "", ""
 	s.Nodes = nil
 	s.Defaults()
-	_, err := lab.Up(ctx, c, s, lab.UpOptions{Accelerator: lab.AccelTCG})
+	_, err := lab.Up(ctx, c, s, lab.UpOptions{Accelerator: spec.AccelTCG})
 	require.NoError(t, err)
 	master := s.DomainName(s.Nodes[1])
 	// A snapshot that is not bootlab's, on our domain.
 	require.NoError(t, c.CreateSnapshot(ctx, master, `<domainsnapshot><name>by-hand</name></domainsnapshot>`))
 
-	cp, err := lab.SaveCheckpoint(ctx, c, s, "start")
+	cp, err := lab.SaveCheckpoint(ctx, c, s, "start", lab.SaveOptions{})
 	require.NoError(t, err)
 	assert.Len(t, cp.Nodes, len(s.Nodes))
 	snaps, err := c.Snapshots(ctx, master)
@@ -64,7 +66,8 @@ func TestIntegrationCheckpointSnapshots(t *testing.T) {
 	assert.Equal(t, "start", cps[0].Name)
 	assert.Empty(t, cps[0].Missing)
 
-	require.NoError(t, lab.Down(ctx, c, s, lab.DownOptions{}))
+	_, err = lab.Down(ctx, c, s, lab.DownOptions{})
+	require.NoError(t, err)
 	doms, err := c.Domains(ctx)
 	require.NoError(t, err)
 	for _, o := range doms {

@@ -11,12 +11,15 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/bootlab/bootlab/lab/hypervisor"
+	"github.com/bootlab/bootlab/lab/spec"
+
 	"github.com/bootlab/bootlab/lab/labdir"
 )
 
 // ListCheckpoints lists the lab's checkpoints, oldest first: every name
 // found in the lab's snapshots or checkpoint directories, with what is missing.
-func ListCheckpoints(ctx context.Context, hv Hypervisor, s *Spec) ([]Checkpoint, error) {
+func ListCheckpoints(ctx context.Context, hv hypervisor.Hypervisor, s *spec.Spec) ([]Checkpoint, error) {
 	r, err := newLabRun(hv, s, nil)
 	if err != nil {
 		return nil, err
@@ -107,7 +110,7 @@ func (r *labRun) checkpoints(ctx context.Context) ([]Checkpoint, error) {
 
 // DeleteCheckpoint deletes the checkpoint's snapshot on every node and its
 // directory. It finishes what an interrupted save or delete left.
-func DeleteCheckpoint(ctx context.Context, hv Hypervisor, s *Spec, name string) error {
+func DeleteCheckpoint(ctx context.Context, hv hypervisor.Hypervisor, s *spec.Spec, name string) error {
 	if err := ValidateCheckpointName(name); err != nil {
 		return err
 	}
@@ -117,14 +120,14 @@ func DeleteCheckpoint(ctx context.Context, hv Hypervisor, s *Spec, name string) 
 
 // PlanDeleteCheckpoint is what DeleteCheckpoint would remove, removing
 // nothing: `lab checkpoint delete --dry-run`.
-func PlanDeleteCheckpoint(ctx context.Context, hv Hypervisor, s *Spec, name string) ([]Change, error) {
+func PlanDeleteCheckpoint(ctx context.Context, hv hypervisor.Hypervisor, s *spec.Spec, name string) ([]Change, error) {
 	if err := ValidateCheckpointName(name); err != nil {
 		return nil, err
 	}
 	return deleteCheckpoint(ctx, hv, s, name, true)
 }
 
-func deleteCheckpoint(ctx context.Context, hv Hypervisor, s *Spec, name string, dryRun bool) ([]Change, error) {
+func deleteCheckpoint(ctx context.Context, hv hypervisor.Hypervisor, s *spec.Spec, name string, dryRun bool) ([]Change, error) {
 	if err := requireOwned(s); err != nil {
 		return nil, err
 	}
@@ -174,7 +177,7 @@ func (r *labRun) deleteCheckpointSnapshots(ctx context.Context, match func(strin
 		}
 		for _, sn := range snaps {
 			if name := ourCheckpoint(r.s, r.state.UUID, sn); name != "" && match(name) {
-				if err := r.hv.DeleteSnapshot(ctx, d.Name, sn.Name); err != nil && !errors.Is(err, ErrNotFound) {
+				if err := r.hv.DeleteSnapshot(ctx, d.Name, sn.Name); err != nil && !errors.Is(err, hypervisor.ErrNotFound) {
 					return n, err
 				}
 				n++

@@ -4,13 +4,16 @@ import (
 	"context"
 	"path/filepath"
 
+	"github.com/bootlab/bootlab/lab/hypervisor"
+	"github.com/bootlab/bootlab/lab/spec"
+
 	"github.com/bootlab/bootlab/lab/labdir"
 )
 
 // PlanRestoreCheckpoint is what RestoreCheckpoint would change, changing
 // nothing: `lab checkpoint restore --dry-run`. It refuses what restore
 // refuses (no such checkpoint, an incomplete one) with the same errors.
-func PlanRestoreCheckpoint(ctx context.Context, hv Hypervisor, s *Spec, name string, opts RestoreOptions) ([]Change, error) {
+func PlanRestoreCheckpoint(ctx context.Context, hv hypervisor.Hypervisor, s *spec.Spec, name string, opts RestoreOptions) ([]Change, error) {
 	if err := ValidateCheckpointName(name); err != nil {
 		return nil, err
 	}
@@ -32,7 +35,7 @@ func PlanRestoreCheckpoint(ctx context.Context, hv Hypervisor, s *Spec, name str
 		out = append(out, Change{Action: "replace", Kind: "labDir", Name: filepath.Join(s.LabDir, f), Detail: "with the checkpoint's copy in " + from})
 	}
 	out = append(out, Change{Action: "replace", Kind: "consoleLogs", Name: labdir.Console(s), Detail: "with the checkpoint's copy"})
-	if !isTestURI(s.Libvirt.URI) && !opts.SkipLoadBalancer {
+	if r.caps.HostNetwork && !opts.SkipLoadBalancer {
 		out = append(out, Change{Action: "reload", Kind: "loadBalancer", Name: "haproxy on " + s.Network.APIAddress, Detail: "if the restored state needs it"})
 	}
 	return out, nil

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bootlab/bootlab/lab/spec"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -14,7 +16,7 @@ import (
 	"github.com/bootlab/bootlab/lab/labdir"
 )
 
-func upForCheckpoint(t *testing.T, hv *fake.Hypervisor) *Spec {
+func upForCheckpoint(t *testing.T, hv *fake.Hypervisor) *spec.Spec {
 	t.Helper()
 	s := testSpec(t, "t", true)
 	_, err := Up(context.Background(), hv, s, upOpts())
@@ -36,7 +38,7 @@ func TestCheckpointSaveRestoreOnEveryNode(t *testing.T) {
 	require.NoError(t, err)
 
 	hv.Reset()
-	cp, err := SaveCheckpoint(ctx, hv, s, "start")
+	cp, err := SaveCheckpoint(ctx, hv, s, "start", SaveOptions{})
 	require.NoError(t, err)
 	assert.Len(t, cp.Nodes, 4)
 	assert.Equal(t, 4, countPrefix(hv.Mutations(), "CreateSnapshot bootlab-start "), "one snapshot per node")
@@ -100,10 +102,10 @@ func TestCheckpointListDelete(t *testing.T) {
 	require.NoError(t, hv.CreateSnapshot(ctx, master, `<domainsnapshot><name>mine</name></domainsnapshot>`))
 	require.NoError(t, hv.CreateSnapshot(ctx, master, `<domainsnapshot><name>bootlab-fake</name><description>bootlab checkpoint=fake lab=other uuid=x</description></domainsnapshot>`))
 
-	_, err := SaveCheckpoint(ctx, hv, s, "a")
+	_, err := SaveCheckpoint(ctx, hv, s, "a", SaveOptions{})
 	require.NoError(t, err)
 	require.NoError(t, hv.DestroyDomain(ctx, master))
-	_, err = SaveCheckpoint(ctx, hv, s, "b")
+	_, err = SaveCheckpoint(ctx, hv, s, "b", SaveOptions{})
 	require.NoError(t, err)
 
 	cps, err := ListCheckpoints(ctx, hv, s)
@@ -141,12 +143,12 @@ func TestCheckpointRefusals(t *testing.T) {
 	hv := fake.New()
 	s := upForCheckpoint(t, hv)
 	for _, bad := range []string{"", "Before", "a_b", "-a", "a-", "a.b", string(make([]byte, 64))} {
-		_, err := SaveCheckpoint(ctx, hv, s, bad)
+		_, err := SaveCheckpoint(ctx, hv, s, bad, SaveOptions{})
 		assert.ErrorContains(t, err, "is not a DNS label", "%q", bad)
 	}
-	_, err := SaveCheckpoint(ctx, hv, s, "x")
+	_, err := SaveCheckpoint(ctx, hv, s, "x", SaveOptions{})
 	require.NoError(t, err)
-	_, err = SaveCheckpoint(ctx, hv, s, "x")
+	_, err = SaveCheckpoint(ctx, hv, s, "x", SaveOptions{})
 	assert.ErrorContains(t, err, "checkpoint x of lab t exists: restore it, or delete it first (bootlab lab checkpoint delete x)")
 	_, err = RestoreCheckpoint(ctx, hv, s, "nope", RestoreOptions{SkipLoadBalancer: true})
 	assert.ErrorContains(t, err, "lab t has no checkpoint nope: `bootlab lab checkpoint list` shows them")
@@ -157,7 +159,7 @@ func TestCheckpointSaveFailureLeavesNothing(t *testing.T) {
 	hv := fake.New()
 	s := upForCheckpoint(t, hv)
 	hv.FailOn = "CreateSnapshot bootlab-x " + s.DomainName(s.Nodes[2])
-	_, err := SaveCheckpoint(ctx, hv, s, "x")
+	_, err := SaveCheckpoint(ctx, hv, s, "x", SaveOptions{})
 	require.ErrorContains(t, err, "injected failure")
 	for d, snaps := range hv.DomainSnapshots {
 		assert.Empty(t, snaps, "%s keeps no snapshot of the failed save", d)
@@ -172,11 +174,12 @@ func TestDownDeletesCheckpoints(t *testing.T) {
 	ctx := context.Background()
 	hv := fake.New()
 	s := upForCheckpoint(t, hv)
-	_, err := SaveCheckpoint(ctx, hv, s, "a")
+	_, err := SaveCheckpoint(ctx, hv, s, "a", SaveOptions{})
 	require.NoError(t, err)
-	_, err = SaveCheckpoint(ctx, hv, s, "b")
+	_, err = SaveCheckpoint(ctx, hv, s, "b", SaveOptions{})
 	require.NoError(t, err)
-	require.NoError(t, Down(ctx, hv, s, DownOptions{}))
+	_, err = Down(ctx, hv, s, DownOptions{})
+	require.NoError(t, err)
 	assert.Empty(t, hv.DomainObjects, "every domain undefined (the fake, like libvirt, refuses one with snapshots)")
 	_, err = os.Stat(filepath.Join(s.LabDir, "checkpoints"))
 	assert.True(t, os.IsNotExist(err), "checkpoint files removed")
@@ -189,12 +192,12 @@ func TestInspectSinceUnknownForNodeResumedByRestore(t *testing.T) {
 	old := qemuRunDir
 	qemuRunDir = t.TempDir()
 	t.Cleanup(func() { qemuRunDir = old })
-	pidAt := func(n Node, at time.Time) {
+	pidAt := func(n spec.Node, at time.Time) {
 		p := filepath.Join(qemuRunDir, s.DomainName(n)+".pid")
 		require.NoError(t, os.WriteFile(p, []byte("1\n"), 0o644))
 		require.NoError(t, os.Chtimes(p, at, at))
 	}
-	_, err := SaveCheckpoint(ctx, hv, s, "a")
+	_, err := SaveCheckpoint(ctx, hv, s, "a", SaveOptions{})
 	require.NoError(t, err)
 	master, bootstrap := s.Nodes[1], s.Nodes[0]
 	require.NoError(t, hv.DestroyDomain(ctx, s.DomainName(master)))
@@ -221,14 +224,14 @@ func TestCheckpointOfOneNode(t *testing.T) {
 	hv := fake.New()
 	s := upForCheckpoint(t, hv)
 	boot, master := s.Nodes[0], s.Nodes[1]
-	require.Equal(t, RoleBootstrap, boot.Role)
-	for _, n := range []Node{boot, master} {
+	require.Equal(t, spec.RoleBootstrap, boot.Role)
+	for _, n := range []spec.Node{boot, master} {
 		require.NoError(t, os.MkdirAll(filepath.Dir(labdir.ConsoleLog(s, n)), 0o755))
 		require.NoError(t, os.WriteFile(labdir.ConsoleLog(s, n), []byte(n.Name+" 1\n"), 0o644))
 	}
 
 	hv.Reset()
-	cp, err := SaveCheckpointOf(ctx, hv, s, "before-07", SaveOptions{Nodes: []string{"bootstrap"}})
+	cp, err := SaveCheckpoint(ctx, hv, s, "before-07", SaveOptions{Nodes: []string{"bootstrap"}})
 	require.NoError(t, err)
 	assert.Equal(t, map[string]string{s.DomainName(boot): "running"}, cp.Nodes)
 	assert.Equal(t, []string{"CreateSnapshot bootlab-before-07 " + s.DomainName(boot)}, hv.Mutations())
@@ -237,7 +240,7 @@ func TestCheckpointOfOneNode(t *testing.T) {
 		"only the console log of a node the checkpoint reverts")
 
 	// The master goes on; restoring the bootstrap's checkpoint leaves its log alone.
-	for _, n := range []Node{boot, master} {
+	for _, n := range []spec.Node{boot, master} {
 		require.NoError(t, os.WriteFile(labdir.ConsoleLog(s, n), []byte(n.Name+" 1\n"+n.Name+" 2\n"), 0o644))
 	}
 	hv.Reset()
@@ -252,10 +255,10 @@ func TestCheckpointOfOneNode(t *testing.T) {
 	assert.Equal(t, master.Name+" 1\n"+master.Name+" 2\n", string(data))
 
 	// A name in use is refused, unless replaced.
-	_, err = SaveCheckpointOf(ctx, hv, s, "before-07", SaveOptions{Nodes: []string{"bootstrap"}})
+	_, err = SaveCheckpoint(ctx, hv, s, "before-07", SaveOptions{Nodes: []string{"bootstrap"}})
 	assert.ErrorContains(t, err, "checkpoint before-07 of lab t exists")
 	hv.Reset()
-	_, err = SaveCheckpointOf(ctx, hv, s, "before-07", SaveOptions{Nodes: []string{"bootstrap"}, Replace: true})
+	_, err = SaveCheckpoint(ctx, hv, s, "before-07", SaveOptions{Nodes: []string{"bootstrap"}, Replace: true})
 	require.NoError(t, err)
 	assert.ElementsMatch(t, []string{
 		"DeleteSnapshot bootlab-before-07 " + s.DomainName(boot),
@@ -266,7 +269,7 @@ func TestCheckpointOfOneNode(t *testing.T) {
 	require.Len(t, cps, 1)
 	assert.Empty(t, cps[0].Missing)
 
-	_, err = SaveCheckpointOf(ctx, hv, s, "x", SaveOptions{Nodes: []string{"nosuch"}})
+	_, err = SaveCheckpoint(ctx, hv, s, "x", SaveOptions{Nodes: []string{"nosuch"}})
 	assert.ErrorContains(t, err, "lab t has no VM bootlab-t-nosuch to checkpoint (node nosuch)")
 }
 
@@ -286,7 +289,7 @@ func TestCheckpointConsoleLogsOfARemoteLab(t *testing.T) {
 	assert.Equal(t, "/srv/bootlab/t/console/"+s.Nodes[1].Name+".log", console)
 	hv.Machine.Files[console] = []byte("before\n")
 
-	_, err = SaveCheckpoint(ctx, hv, s, "a")
+	_, err = SaveCheckpoint(ctx, hv, s, "a", SaveOptions{})
 	require.NoError(t, err)
 	saved, err := os.ReadFile(filepath.Join(labdir.Checkpoint(s, "a"), consoleDir, s.Nodes[1].Name+".log"))
 	require.NoError(t, err)

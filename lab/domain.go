@@ -10,9 +10,14 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
+
+	"github.com/bootlab/bootlab/lab/hypervisor"
+	"github.com/bootlab/bootlab/lab/spec"
 
 	"libvirt.org/go/libvirtxml"
 
+	"github.com/bootlab/bootlab/internal/timing"
 	"github.com/bootlab/bootlab/lab/labdir"
 )
 
@@ -21,8 +26,8 @@ import (
 // the digest of the whole set: a master serves what it fetched from the
 // bootstrap at boot, so a change to any node's config (a node added) means
 // every node reads its config again.
-func ignitionDigests(s *Spec) map[string]string {
-	if s.Profile != ProfileProbe {
+func ignitionDigests(s *spec.Spec) map[string]string {
+	if s.Profile != spec.ProfileProbe {
 		// A real node reads its Ignition once, at first boot: a later change
 		// is nothing to restart for.
 		return nil
@@ -67,7 +72,7 @@ func (r *labRun) ownsUUID(md *Metadata) bool {
 }
 
 // ownDomain checks that an existing domain is this lab's node.
-func (r *labRun) ownDomain(o *Object, node string) error {
+func (r *labRun) ownDomain(o *hypervisor.Object, node string) error {
 	md := ParseLabMetadata(o.XML)
 	if md == nil || md.Name != r.s.Name || md.Node != node {
 		return fmt.Errorf("domain %s exists but is not node %s of lab %s (no matching bootlab metadata): remove it or choose another lab name", o.Name, node, r.s.Name)
@@ -78,7 +83,7 @@ func (r *labRun) ownDomain(o *Object, node string) error {
 	return nil
 }
 
-func (r *labRun) ensureDomains(ctx context.Context, doms []DomainPlan, deferred map[Role]bool) (string, error) {
+func (r *labRun) ensureDomains(ctx context.Context, doms []DomainPlan, deferred map[spec.Role]bool) (string, error) {
 	var mu sync.Mutex
 	var details []string
 	note := func(s string) { mu.Lock(); details = append(details, s); mu.Unlock() }
@@ -86,10 +91,12 @@ func (r *labRun) ensureDomains(ctx context.Context, doms []DomainPlan, deferred 
 		restarted := false
 		o, err := r.hv.LookupDomain(ctx, d.Name)
 		switch {
-		case errors.Is(err, ErrNotFound):
+		case errors.Is(err, hypervisor.ErrNotFound):
+			began := time.Now()
 			if o, err = r.hv.DefineDomain(ctx, d.XML); err != nil {
 				return false, err
 			}
+			timing.Log(r.log, "nodes", d.Node.Name+" define", time.Since(began))
 			note(d.Node.Name + " defined")
 		case err != nil:
 			return false, err
@@ -110,7 +117,7 @@ func (r *labRun) ensureDomains(ctx context.Context, doms []DomainPlan, deferred 
 				switch {
 				case !wasActive:
 					note(d.Node.Name + " redefined")
-				case r.s.Profile == ProfileProbe:
+				case r.s.Profile == spec.ProfileProbe:
 					// A probe node keeps nothing on disk: restart it so the
 					// new definition (kernel, initrd, size) takes effect now.
 					if err := r.hv.DestroyDomain(ctx, d.Name); err != nil {
@@ -127,9 +134,11 @@ func (r *labRun) ensureDomains(ctx context.Context, doms []DomainPlan, deferred 
 			r.deferredOff.Add(1)
 		}
 		if !o.Active && !deferred[d.Node.Role] {
+			began := time.Now()
 			if err := r.hv.StartDomain(ctx, d.Name); err != nil {
 				return false, err
 			}
+			timing.Log(r.log, "nodes", d.Node.Name+" start", time.Since(began))
 			if !restarted {
 				note(d.Node.Name + " started")
 			}
@@ -170,7 +179,7 @@ func (r *labRun) staleDomains(ctx context.Context, doms []DomainPlan) (string, e
 		return "", nil
 	}
 	sort.Strings(stale)
-	if r.s.Profile != ProfileProbe || r.state.BootstrapRemoved && len(stale) == 1 && stale[0] == "bootstrap" {
+	if r.s.Profile != spec.ProfileProbe || r.state.BootstrapRemoved && len(stale) == 1 && stale[0] == "bootstrap" {
 		r.log.Warn("nodes no longer in the spec are left as they are, without DHCP, DNS or load balancer entries: put them back in the spec, or remove each with `virsh destroy bootlab-"+r.s.Name+"-NODE; virsh undefine bootlab-"+r.s.Name+"-NODE` (its disk stays in pool "+r.s.PoolName()+")", "nodes", strings.Join(stale, ","))
 		return "", nil
 	}
@@ -184,16 +193,16 @@ func (r *labRun) staleDomains(ctx context.Context, doms []DomainPlan) (string, e
 
 // StartNodes starts the defined but stopped domains of role (workers
 // deferred by `up` until the control plane is ready), under the lab's lock.
-func StartNodes(ctx context.Context, hv Hypervisor, s *Spec, role Role) error {
+func StartNodes(ctx context.Context, hv hypervisor.Hypervisor, s *spec.Spec, role spec.Role) error {
 	r, unlock, err := lockedLabRun(hv, s, nil, false)
 	defer unlock()
 	if err != nil {
 		return err
 	}
 	nodes := s.NodesByRole(role)
-	_, err = parallel(ctx, nodes, parallelism, func(ctx context.Context, n Node) (bool, error) {
+	_, err = parallel(ctx, nodes, parallelism, func(ctx context.Context, n spec.Node) (bool, error) {
 		o, err := hv.LookupDomain(ctx, s.DomainName(n))
-		if errors.Is(err, ErrNotFound) {
+		if errors.Is(err, hypervisor.ErrNotFound) {
 			return false, fmt.Errorf("node %s has no domain: run `bootlab lab up` first", n.Name)
 		}
 		if err != nil {
@@ -212,7 +221,7 @@ func StartNodes(ctx context.Context, hv Hypervisor, s *Spec, role Role) error {
 
 // RemoveNode powers off and undefines node name's domain and deletes its
 // overlay (the bootstrap after the pivot, say), under the lab's lock.
-func RemoveNode(ctx context.Context, hv Hypervisor, s *Spec, name string) error {
+func RemoveNode(ctx context.Context, hv hypervisor.Hypervisor, s *spec.Spec, name string) error {
 	if _, ok := s.Node(name); !ok {
 		return fmt.Errorf("no node %q in lab %s (see `bootlab lab status`)", name, s.Name)
 	}
@@ -227,10 +236,10 @@ func RemoveNode(ctx context.Context, hv Hypervisor, s *Spec, name string) error 
 // removeNode powers off and undefines this lab's node name and deletes its
 // overlay, whether or not the spec still lists it.
 func (r *labRun) removeNode(ctx context.Context, name string) error {
-	n := Node{Name: name}
+	n := spec.Node{Name: name}
 	o, err := r.hv.LookupDomain(ctx, r.s.DomainName(n))
 	switch {
-	case errors.Is(err, ErrNotFound):
+	case errors.Is(err, hypervisor.ErrNotFound):
 	case err != nil:
 		return err
 	default:
@@ -247,7 +256,7 @@ func (r *labRun) removeNode(ctx context.Context, name string) error {
 		}
 	}
 	if p, err := r.hv.LookupPool(ctx, r.s.PoolName()); err == nil && p.UUID == r.state.PoolUUID {
-		if err := r.hv.DeleteVolume(ctx, r.s.PoolName(), r.s.VolumeName(n)); err != nil && !errors.Is(err, ErrNotFound) {
+		if err := r.hv.DeleteVolume(ctx, r.s.PoolName(), r.s.VolumeName(n)); err != nil && !errors.Is(err, hypervisor.ErrNotFound) {
 			return err
 		}
 	}

@@ -10,6 +10,9 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/bootlab/bootlab/lab/hypervisor"
+	"github.com/bootlab/bootlab/lab/spec"
+
 	"github.com/bootlab/bootlab/internal/sshc"
 	"github.com/bootlab/bootlab/internal/status"
 	"github.com/bootlab/bootlab/lab/host"
@@ -33,28 +36,22 @@ type DownOptions struct {
 // domains (found by bootlab metadata), the load balancer, the volumes and
 // pool and the network (found by name and the UUIDs in the lab state), then
 // the host files it wrote. It works after a half-failed `up` and never
-// touches an object that is not this lab's.
-func Down(ctx context.Context, hv Hypervisor, s *Spec, opts DownOptions) error {
-	_, err := DownSteps(ctx, hv, s, opts)
-	return err
-}
-
-// DownSteps is Down, returning what each step removed: none Changed means
-// there was nothing of this lab to remove.
-func DownSteps(ctx context.Context, hv Hypervisor, s *Spec, opts DownOptions) ([]StepResult, error) {
+// touches an object that is not this lab's. The steps say what each
+// removed: none Changed means there was nothing of this lab to remove.
+func Down(ctx context.Context, hv hypervisor.Hypervisor, s *spec.Spec, opts DownOptions) ([]StepResult, error) {
 	res, _, err := downRun(ctx, hv, s, opts)
 	return res, err
 }
 
 // PlanDown is what Down would remove, in order, removing nothing: Down's
 // own steps over a hypervisor that records instead of deleting.
-func PlanDown(ctx context.Context, hv Hypervisor, s *Spec, opts DownOptions) ([]Change, error) {
+func PlanDown(ctx context.Context, hv hypervisor.Hypervisor, s *spec.Spec, opts DownOptions) ([]Change, error) {
 	opts.DryRun = true
 	_, changes, err := downRun(ctx, hv, s, opts)
 	return changes, err
 }
 
-func downRun(ctx context.Context, hv Hypervisor, s *Spec, opts DownOptions) ([]StepResult, []Change, error) {
+func downRun(ctx context.Context, hv hypervisor.Hypervisor, s *spec.Spec, opts DownOptions) ([]StepResult, []Change, error) {
 	r, unlock, err := labRunFor(hv, s, opts.Log, false, opts.DryRun)
 	defer unlock()
 	if err != nil {
@@ -63,7 +60,7 @@ func downRun(ctx context.Context, hv Hypervisor, s *Spec, opts DownOptions) ([]S
 	steps := []step{
 		{"Deleting nodes", r.deleteDomains},
 	}
-	if !isTestURI(s.Libvirt.URI) {
+	if r.caps.HostNetwork {
 		steps = append(steps, step{"Stopping load balancer", func(ctx context.Context) (string, error) {
 			// Its pid file and socket are removed too: only from a
 			// directory that is provably this lab's.
@@ -90,7 +87,7 @@ func downRun(ctx context.Context, hv Hypervisor, s *Spec, opts DownOptions) ([]S
 	)
 	// The files on a remote machine go first: their proof of ownership
 	// starts with the lab state, which the last step removes.
-	if r.host.Remote() && !isTestURI(s.Libvirt.URI) {
+	if r.host.Remote() && r.caps.RunsGuests {
 		steps = append(steps, step{"Removing lab files on " + r.host.Name() + " in " + labdir.HostDir(s), r.removeHostFiles})
 	}
 	steps = append(steps, step{"Removing lab files in " + s.LabDir, func(ctx context.Context) (string, error) { return r.removeFiles(opts.KeepImages) }})
@@ -179,13 +176,13 @@ func (r *labRun) removeHostFiles(ctx context.Context) (string, error) {
 
 // ourDomains lists this lab's domains: named bootlab-<lab>-* and carrying
 // bootlab metadata naming this lab.
-func (r *labRun) ourDomains(ctx context.Context) ([]Object, error) {
+func (r *labRun) ourDomains(ctx context.Context) ([]hypervisor.Object, error) {
 	all, err := r.hv.Domains(ctx)
 	if err != nil {
 		return nil, err
 	}
 	prefix := "bootlab-" + r.s.Name + "-"
-	var out []Object
+	var out []hypervisor.Object
 	for _, o := range all {
 		if !strings.HasPrefix(o.Name, prefix) {
 			continue
@@ -209,24 +206,24 @@ func (r *labRun) deleteDomains(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	n, err := parallel(ctx, doms, parallelism, func(ctx context.Context, o Object) (bool, error) {
+	n, err := parallel(ctx, doms, parallelism, func(ctx context.Context, o hypervisor.Object) (bool, error) {
 		if o.Active {
-			if err := r.hv.DestroyDomain(ctx, o.Name); err != nil && !errors.Is(err, ErrNotFound) {
+			if err := r.hv.DestroyDomain(ctx, o.Name); err != nil && !errors.Is(err, hypervisor.ErrNotFound) {
 				return false, err
 			}
 		}
 		// libvirt refuses to undefine a domain that has snapshots: its
 		// checkpoints (and any other snapshot of this, our, domain) go first.
 		snaps, err := r.hv.Snapshots(ctx, o.Name)
-		if err != nil && !errors.Is(err, ErrNotFound) {
+		if err != nil && !errors.Is(err, hypervisor.ErrNotFound) {
 			return false, err
 		}
 		for _, sn := range snaps {
-			if err := r.hv.DeleteSnapshot(ctx, o.Name, sn.Name); err != nil && !errors.Is(err, ErrNotFound) {
+			if err := r.hv.DeleteSnapshot(ctx, o.Name, sn.Name); err != nil && !errors.Is(err, hypervisor.ErrNotFound) {
 				return false, err
 			}
 		}
-		if err := r.hv.UndefineDomain(ctx, o.Name); err != nil && !errors.Is(err, ErrNotFound) {
+		if err := r.hv.UndefineDomain(ctx, o.Name); err != nil && !errors.Is(err, hypervisor.ErrNotFound) {
 			return false, err
 		}
 		return true, nil
@@ -240,7 +237,7 @@ func (r *labRun) deleteDomains(ctx context.Context) (string, error) {
 func (r *labRun) deletePool(ctx context.Context, keepImages bool) (string, error) {
 	name := r.s.PoolName()
 	o, err := r.hv.LookupPool(ctx, name)
-	if errors.Is(err, ErrNotFound) {
+	if errors.Is(err, hypervisor.ErrNotFound) {
 		return "", nil
 	}
 	if err != nil {
@@ -255,7 +252,7 @@ func (r *labRun) deletePool(ctx context.Context, keepImages bool) (string, error
 	if err != nil {
 		return "", err
 	}
-	var doomed []Volume
+	var doomed []hypervisor.Volume
 	kept, foreign := false, 0
 	for _, v := range vols {
 		switch {
@@ -270,8 +267,8 @@ func (r *labRun) deletePool(ctx context.Context, keepImages bool) (string, error
 			doomed = append(doomed, v)
 		}
 	}
-	n, err := parallel(ctx, doomed, parallelism, func(ctx context.Context, v Volume) (bool, error) {
-		if err := r.hv.DeleteVolume(ctx, name, v.Name); err != nil && !errors.Is(err, ErrNotFound) {
+	n, err := parallel(ctx, doomed, parallelism, func(ctx context.Context, v hypervisor.Volume) (bool, error) {
+		if err := r.hv.DeleteVolume(ctx, name, v.Name); err != nil && !errors.Is(err, hypervisor.ErrNotFound) {
 			return false, err
 		}
 		return true, nil
@@ -291,7 +288,7 @@ func (r *labRun) deletePool(ctx context.Context, keepImages bool) (string, error
 	case kept:
 		did = append(did, "base image kept")
 	default:
-		if err := r.hv.DeletePool(ctx, name); err != nil && !errors.Is(err, ErrUnsupported) {
+		if err := r.hv.DeletePool(ctx, name); err != nil && !errors.Is(err, hypervisor.ErrUnsupported) {
 			return "", err
 		}
 	}
@@ -307,7 +304,7 @@ func (r *labRun) deletePool(ctx context.Context, keepImages bool) (string, error
 // poolVolumes lists the volumes of pool o, starting it if needed: volumes
 // can only be listed and deleted in an active pool. A dry run starts
 // nothing and plans the removal of the volumes of the pool bootlab made.
-func (r *labRun) poolVolumes(ctx context.Context, o *Object) ([]Volume, error) {
+func (r *labRun) poolVolumes(ctx context.Context, o *hypervisor.Object) ([]hypervisor.Volume, error) {
 	if !o.Active && r.plan != nil {
 		r.plan.note("remove", "volume", o.Name+"/*", "every volume of the inactive pool that bootlab made")
 		return nil, nil
@@ -323,7 +320,7 @@ func (r *labRun) poolVolumes(ctx context.Context, o *Object) ([]Volume, error) {
 func (r *labRun) deleteNetwork(ctx context.Context) (string, error) {
 	name := r.s.NetworkName()
 	o, err := r.hv.LookupNetwork(ctx, name)
-	if errors.Is(err, ErrNotFound) {
+	if errors.Is(err, hypervisor.ErrNotFound) {
 		return "", nil
 	}
 	if err != nil {

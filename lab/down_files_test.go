@@ -35,7 +35,7 @@ func TestDownRemovesStageLogsAndTheNextLabStartsClean(t *testing.T) {
 	require.NoError(t, log.Close())
 	require.NoError(t, labdir.SaveVerifyRecord(s.LabDir, &labdir.VerifyRecord{Time: time.Now(), OK: true, Total: 1, Passed: 1, LabUUID: first.UUID}))
 
-	steps, err := DownSteps(ctx, hv, s, DownOptions{})
+	steps, err := Down(ctx, hv, s, DownOptions{})
 	require.NoError(t, err)
 	assert.NoDirExists(t, labdir.Stages(s), "the stage logs go with the lab")
 	assert.NoDirExists(t, s.LabDir, "nothing of the lab is left in its directory")

@@ -8,6 +8,8 @@ import (
 	"sort"
 	"strings"
 	"sync"
+
+	"github.com/bootlab/bootlab/lab/hypervisor"
 )
 
 // Change is one thing `lab up` would do to converge the lab: what its dry
@@ -57,15 +59,15 @@ func sortedChanges(cs []Change) []Change {
 // change instead of making it: `lab up --dry-run` runs Up's own steps over
 // it, so the plan it prints is what up would do, decided by the same code.
 type planningHV struct {
-	Hypervisor
+	hypervisor.Hypervisor
 	mu      sync.Mutex
 	changes []Change
 	// defined are objects defined in this plan: they "exist" from then on.
-	defined map[string]*Object
+	defined map[string]*hypervisor.Object
 }
 
-func newPlanningHV(hv Hypervisor) *planningHV {
-	return &planningHV{Hypervisor: hv, defined: map[string]*Object{}}
+func newPlanningHV(hv hypervisor.Hypervisor) *planningHV {
+	return &planningHV{Hypervisor: hv, defined: map[string]*hypervisor.Object{}}
 }
 
 func (p *planningHV) note(action, kind, name, detail string) {
@@ -74,7 +76,7 @@ func (p *planningHV) note(action, kind, name, detail string) {
 	p.changes = append(p.changes, Change{Action: action, Kind: kind, Name: name, Detail: detail})
 }
 
-func (p *planningHV) define(kind, xml string, exists bool) *Object {
+func (p *planningHV) define(kind, xml string, exists bool) *hypervisor.Object {
 	name := xmlName(xml)
 	action := "define"
 	if exists {
@@ -83,12 +85,12 @@ func (p *planningHV) define(kind, xml string, exists bool) *Object {
 	p.note(action, kind, name, "")
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	o := &Object{Name: name, XML: xml}
+	o := &hypervisor.Object{Name: name, XML: xml}
 	p.defined[kind+"/"+name] = o
 	return o
 }
 
-func (p *planningHV) DefineNetwork(_ context.Context, xml string) (*Object, error) {
+func (p *planningHV) DefineNetwork(_ context.Context, xml string) (*hypervisor.Object, error) {
 	return p.define("network", xml, false), nil
 }
 func (p *planningHV) StartNetwork(_ context.Context, name string) error {
@@ -104,7 +106,7 @@ func (p *planningHV) UndefineNetwork(_ context.Context, name string) error {
 	p.note("remove", "network", name, "")
 	return nil
 }
-func (p *planningHV) UpdateNetwork(_ context.Context, name string, e NetworkEdit) error {
+func (p *planningHV) UpdateNetwork(_ context.Context, name string, e hypervisor.NetworkEdit) error {
 	verb := "add"
 	if e.Delete {
 		verb = "delete"
@@ -112,7 +114,7 @@ func (p *planningHV) UpdateNetwork(_ context.Context, name string, e NetworkEdit
 	p.note("update", "network", name, verb+" "+string(e.Section)+" "+e.XML)
 	return nil
 }
-func (p *planningHV) DefinePool(_ context.Context, xml string) (*Object, error) {
+func (p *planningHV) DefinePool(_ context.Context, xml string) (*hypervisor.Object, error) {
 	return p.define("pool", xml, false), nil
 }
 func (p *planningHV) StartPool(_ context.Context, name string) error {
@@ -134,18 +136,18 @@ func (p *planningHV) UndefinePool(_ context.Context, name string) error {
 }
 
 // LookupVolume finds no volume in a pool this plan only defines.
-func (p *planningHV) LookupVolume(ctx context.Context, pool, name string) (*Volume, error) {
+func (p *planningHV) LookupVolume(ctx context.Context, pool, name string) (*hypervisor.Volume, error) {
 	p.mu.Lock()
 	_, planned := p.defined["pool/"+pool]
 	p.mu.Unlock()
 	if planned {
-		return nil, fmt.Errorf("volume %s/%s: %w", pool, name, ErrNotFound)
+		return nil, fmt.Errorf("volume %s/%s: %w", pool, name, hypervisor.ErrNotFound)
 	}
 	return p.Hypervisor.LookupVolume(ctx, pool, name)
 }
 
 // Volumes lists nothing in a pool this plan only defines.
-func (p *planningHV) Volumes(ctx context.Context, pool string) ([]Volume, error) {
+func (p *planningHV) Volumes(ctx context.Context, pool string) ([]hypervisor.Volume, error) {
 	p.mu.Lock()
 	_, planned := p.defined["pool/"+pool]
 	p.mu.Unlock()
@@ -154,9 +156,9 @@ func (p *planningHV) Volumes(ctx context.Context, pool string) ([]Volume, error)
 	}
 	return p.Hypervisor.Volumes(ctx, pool)
 }
-func (p *planningHV) CreateVolume(_ context.Context, pool, xml string) (*Volume, error) {
+func (p *planningHV) CreateVolume(_ context.Context, pool, xml string) (*hypervisor.Volume, error) {
 	p.note("create", "volume", pool+"/"+xmlName(xml), "")
-	return &Volume{Name: xmlName(xml)}, nil
+	return &hypervisor.Volume{Name: xmlName(xml)}, nil
 }
 func (p *planningHV) UploadVolume(_ context.Context, pool, name string, _ io.Reader, size int64) error {
 	p.note("upload", "volume", pool+"/"+name, fmt.Sprintf("%d MiB", size>>20))
@@ -166,9 +168,9 @@ func (p *planningHV) DeleteVolume(_ context.Context, pool, name string) error {
 	p.note("remove", "volume", pool+"/"+name, "")
 	return nil
 }
-func (p *planningHV) DefineDomain(ctx context.Context, xml string) (*Object, error) {
+func (p *planningHV) DefineDomain(ctx context.Context, xml string) (*hypervisor.Object, error) {
 	old, err := p.Hypervisor.LookupDomain(ctx, xmlName(xml))
-	if err != nil && !errors.Is(err, ErrNotFound) {
+	if err != nil && !errors.Is(err, hypervisor.ErrNotFound) {
 		return nil, err
 	}
 	o := p.define("domain", xml, old != nil)

@@ -2,16 +2,18 @@ package lab
 
 import (
 	"context"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"sort"
 	"testing"
 
+	"github.com/bootlab/bootlab/lab/spec"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/bootlab/bootlab/internal/testutil"
+	"github.com/bootlab/bootlab/lab/hypervisor"
 	"github.com/bootlab/bootlab/lab/hypervisor/fake"
 	"github.com/bootlab/bootlab/lab/labdir"
 	"github.com/bootlab/bootlab/lab/probe"
@@ -52,7 +54,7 @@ func TestPlanDownListsWhatDownRemoves(t *testing.T) {
 	s := testSpec(t, "t", true)
 	_, err := Up(ctx, hv, s, upOpts())
 	require.NoError(t, err)
-	_, err = SaveCheckpoint(ctx, hv, s, "start")
+	_, err = SaveCheckpoint(ctx, hv, s, "start", SaveOptions{})
 	require.NoError(t, err)
 	root := filepath.Dir(s.LabDir)
 	before := testutil.Tree(t, root)
@@ -73,7 +75,7 @@ func TestPlanDownListsWhatDownRemoves(t *testing.T) {
 	}
 
 	// Down removes what the plan said: every domain, the network, the pool.
-	_, err = DownSteps(ctx, hv, s, DownOptions{})
+	_, err = Down(ctx, hv, s, DownOptions{})
 	require.NoError(t, err)
 	for _, n := range s.Nodes {
 		assert.Contains(t, hv.Mutations(), "UndefineDomain "+s.DomainName(n))
@@ -90,7 +92,7 @@ func TestPlanCheckpointRestoreAndDelete(t *testing.T) {
 	ctx := context.Background()
 	hv := fake.New()
 	s := upForCheckpoint(t, hv)
-	_, err := SaveCheckpoint(ctx, hv, s, "start")
+	_, err := SaveCheckpoint(ctx, hv, s, "start", SaveOptions{})
 	require.NoError(t, err)
 	root := filepath.Dir(s.LabDir)
 	before := testutil.Tree(t, root)
@@ -125,17 +127,15 @@ func TestPlanCheckpointRestoreAndDelete(t *testing.T) {
 func TestPlanBuildPlansThePreparerAndWritesNothing(t *testing.T) {
 	hv := fake.New()
 	s := testSpec(t, "pb", true)
-	s.Profile = ProfileProbe
+	s.Profile = spec.ProfileProbe
 	boot := filepath.Dir(s.LabDir)
 	for _, f := range []string{"vmlinuz", "initrd"} {
 		require.NoError(t, os.WriteFile(filepath.Join(boot, f), []byte(f), 0o644))
 	}
 	s.Image.Kernel, s.Image.Initrd = filepath.Join(boot, "vmlinuz"), filepath.Join(boot, "initrd")
 	before := testutil.Tree(t, boot)
-	connect := func(context.Context, string, *slog.Logger) (Hypervisor, func() error, error) {
-		return hv, func() error { return nil }, nil
-	}
-	plan, err := PlanBuild(context.Background(), s, BuildOptions{Connect: connect, NoPreflight: true, Accelerator: AccelTCG})
+	connect := hypervisor.Shared(hv)
+	plan, err := planBuild(context.Background(), s, BuildOptions{Connect: connect, NoPreflight: true, Accelerator: spec.AccelTCG})
 	require.NoError(t, err)
 	lines := changeLines(plan.Changes)
 	assert.Contains(t, lines, "create sshKey "+labdir.SSHKey(s))

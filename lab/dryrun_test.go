@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/bootlab/bootlab/lab/spec"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -14,7 +16,7 @@ import (
 	"github.com/bootlab/bootlab/lab/labdir"
 )
 
-func planLines(res *UpResult, s *Spec) string {
+func planLines(res *UpResult, s *spec.Spec) string {
 	var lines []string
 	for _, c := range res.Changes {
 		// Paths under the test's temporary directory are not stable.
@@ -53,7 +55,7 @@ func TestUpDryRunPlansAndChangesNothing(t *testing.T) {
 	// One node resized, one removed: the plan says what converge would do.
 	changed := testSpec(t, "dry", false)
 	changed.LabDir, changed.Storage.PoolDir, changed.Network = s.LabDir, s.Storage.PoolDir, s.Network
-	changed.Topology = Topology{Masters: 2, Workers: 0}
+	changed.Topology = spec.Topology{Masters: 2, Workers: 0}
 	changed.Nodes = nil
 	changed.Defaults()
 	changed.Nodes[1].MemoryMiB = 512

@@ -8,21 +8,18 @@ import (
 	"strings"
 	"time"
 
+	"github.com/bootlab/bootlab/lab/hypervisor"
+	"github.com/bootlab/bootlab/lab/spec"
+
 	"github.com/bootlab/bootlab/internal/diagram"
 	"github.com/bootlab/bootlab/lab/labdir"
 	"github.com/bootlab/bootlab/lab/loadbalancer"
 )
 
-// DomainReader is what Graph asks the hypervisor: each node's domain.
-type DomainReader interface {
-	LookupDomain(ctx context.Context, name string) (*Object, error)
-}
-
 // GraphOptions say whether Graph may ask libvirt which nodes run.
 type GraphOptions struct {
-	// Connect opens the hypervisor at uri; the returned func closes it.
-	// Nil draws from the spec alone.
-	Connect func(ctx context.Context, uri string) (DomainReader, func(), error)
+	// Connect opens the hypervisor at uri. Nil draws from the spec alone.
+	Connect Connector
 	// Timeout bounds the libvirt questions; 0 means 10 s. A lab whose
 	// hypervisor does not answer in time is drawn from its spec.
 	Timeout time.Duration
@@ -35,7 +32,7 @@ type GraphOptions struct {
 // pivot`, and each node's state is asked of libvirt; when the lab is not
 // built or libvirt does not answer, the picture comes from the spec alone
 // and its note says so.
-func Graph(ctx context.Context, s *Spec, opts GraphOptions) (*diagram.Topology, error) {
+func Graph(ctx context.Context, s *spec.Spec, opts GraphOptions) (*diagram.Topology, error) {
 	applied, st, err := labdir.Resolve(s)
 	if err != nil {
 		return nil, err
@@ -62,7 +59,7 @@ func Graph(ctx context.Context, s *Spec, opts GraphOptions) (*diagram.Topology, 
 }
 
 // topologyOf draws the spec; removed drops the bootstrap's backends.
-func topologyOf(s *Spec, removed bool) *diagram.Topology {
+func topologyOf(s *spec.Spec, removed bool) *diagram.Topology {
 	domain := s.Cluster.Domain()
 	t := &diagram.Topology{
 		Lab:      s.Name,
@@ -113,13 +110,13 @@ func checkText(check string) string {
 }
 
 // summary is "probe lab, 1 bootstrap, 3 masters, 2 workers".
-func summary(s *Spec) string {
+func summary(s *spec.Spec) string {
 	kind := string(s.Profile) + " lab"
 	if s.Rehearsal() {
 		kind = "rehearsal lab"
 	}
 	parts := []string{kind}
-	for _, r := range []Role{RoleBootstrap, RoleMaster, RoleWorker} {
+	for _, r := range []spec.Role{spec.RoleBootstrap, spec.RoleMaster, spec.RoleWorker} {
 		n := len(s.NodesByRole(r))
 		word := string(r)
 		if n != 1 {
@@ -132,23 +129,23 @@ func summary(s *Spec) string {
 
 // liveStates fills each node's state from libvirt: running, shut off,
 // absent, or foreign (a domain of that name that is not this lab's).
-func liveStates(ctx context.Context, s *Spec, labUUID string, t *diagram.Topology, opts GraphOptions) error {
+func liveStates(ctx context.Context, s *spec.Spec, labUUID string, t *diagram.Topology, opts GraphOptions) error {
 	timeout := opts.Timeout
 	if timeout == 0 {
 		timeout = 10 * time.Second
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	hv, closeHV, err := opts.Connect(ctx, s.Libvirt.URI)
+	hv, err := opts.Connect(ctx, s.Libvirt.URI, nil)
 	if err != nil {
 		return err
 	}
-	defer closeHV()
+	defer hv.Close()
 	states := make([]string, len(s.Nodes))
 	for i, n := range s.Nodes {
 		o, err := hv.LookupDomain(ctx, s.DomainName(n))
 		switch {
-		case errors.Is(err, ErrNotFound):
+		case errors.Is(err, hypervisor.ErrNotFound):
 			states[i] = "absent"
 		case err != nil:
 			return err

@@ -6,10 +6,14 @@ import (
 	"encoding/xml"
 	"errors"
 	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/bootlab/bootlab/lab/hypervisor"
+	"github.com/bootlab/bootlab/lab/spec"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -21,9 +25,9 @@ import (
 
 // graphSpec is a lab that was never built, at a fixed lab directory name
 // so the pictures do not depend on the test's temporary directory.
-func graphSpec(t *testing.T, masters, workers int) *Spec {
+func graphSpec(t *testing.T, masters, workers int) *spec.Spec {
 	t.Helper()
-	s := &Spec{Name: "demo", LabDir: filepath.Join(t.TempDir(), "demo"), Topology: Topology{Masters: masters, Workers: workers}}
+	s := &spec.Spec{Name: "demo", LabDir: filepath.Join(t.TempDir(), "demo"), Topology: spec.Topology{Masters: masters, Workers: workers}}
 	s.Defaults()
 	require.NoError(t, s.Validate())
 	return s
@@ -50,7 +54,7 @@ func TestGraphGoldens(t *testing.T) {
 	compact.Network.IngressAddress = "192.168.126.2"
 	cases := []struct {
 		name string
-		spec *Spec
+		spec *spec.Spec
 	}{
 		{"demo", graphSpec(t, 3, 2)},
 		{"compact", compact},
@@ -129,11 +133,10 @@ func TestGraphOfABuiltLab(t *testing.T) {
 	s := testSpec(t, "g", true)
 	_, err := Up(ctx, hv, s, upOpts())
 	require.NoError(t, err)
-	require.NoError(t, hv.DestroyDomain(ctx, s.DomainName(s.NodesByRole(RoleWorker)[0])))
+	require.NoError(t, hv.DestroyDomain(ctx, s.DomainName(s.NodesByRole(spec.RoleWorker)[0])))
 	require.NoError(t, UpdateState(s, false, func(st *labdir.State) error { st.BootstrapRemoved = true; return nil }))
 
-	connect := func(context.Context, string) (DomainReader, func(), error) { return hv, func() {}, nil }
-	topo, err := Graph(ctx, s, GraphOptions{Connect: connect})
+	topo, err := Graph(ctx, s, GraphOptions{Connect: hypervisor.Shared(hv)})
 	require.NoError(t, err)
 	assert.True(t, topo.Live)
 	states := map[string]string{}
@@ -147,8 +150,8 @@ func TestGraphOfABuiltLab(t *testing.T) {
 	assert.Contains(t, svg, "worker-0 (worker): shut off")
 	assert.Contains(t, svg, `fill="#2da44e"`, "a running node's dot is green")
 
-	down := func(context.Context, string) (DomainReader, func(), error) {
-		return nil, nil, errors.New("dial unix /var/run/libvirt/libvirt-sock: connect: no such file or directory")
+	down := func(context.Context, string, *slog.Logger) (hypervisor.Hypervisor, error) {
+		return nil, errors.New("dial unix /var/run/libvirt/libvirt-sock: connect: no such file or directory")
 	}
 	topo, err = Graph(ctx, s, GraphOptions{Connect: down})
 	require.NoError(t, err)

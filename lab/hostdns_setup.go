@@ -5,6 +5,9 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/bootlab/bootlab/lab/hypervisor"
+	"github.com/bootlab/bootlab/lab/spec"
+
 	"github.com/bootlab/bootlab/lab/hostdns"
 	"github.com/bootlab/bootlab/lab/labdir"
 )
@@ -15,7 +18,7 @@ import (
 // listens on a bridge of the hypervisor's machine, which this one does not
 // route to: host DNS is a workstation concern, off for a remote lab
 // (README, "Remote hypervisor"; `lab dns-proxy` answers for it instead).
-func setUpHostDNS(ctx context.Context, s *Spec, hv Hypervisor, o BuildOptions) error {
+func setUpHostDNS(ctx context.Context, s *spec.Spec, hv hypervisor.Hypervisor, o BuildOptions) error {
 	if s.Remote() {
 		o.Status.Infof("host DNS for %s is not set up: the lab network is on %s (see \"Remote hypervisor\" in the README)", s.Cluster.Domain(), hv.Host().Name())
 		return nil
@@ -36,7 +39,7 @@ func setUpHostDNS(ctx context.Context, s *Spec, hv Hypervisor, o BuildOptions) e
 		return fmt.Errorf("set up host DNS for %s: %w", s.Cluster.Domain(), err)
 	}
 	if err := UpdateState(s, false, func(st *labdir.State) error {
-		if st.HostDNS != "" && st.HostDNS != record {
+		if !st.HostDNS.IsZero() && st.HostDNS != record {
 			// The host changed resolvers since: undo the old way first.
 			if err := hostdns.Undo(ctx, st.HostDNS); err != nil && o.Log != nil {
 				o.Log.Warn("could not undo the earlier host DNS setup", "record", st.HostDNS, "err", err)

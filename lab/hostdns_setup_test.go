@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/bootlab/bootlab/lab/spec"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -18,7 +20,7 @@ import (
 // systemd-resolved forgets per-link settings when the bridge is recreated
 // (host reboot), and the lab's names would silently stop resolving.
 func TestUpSetsHostDNSAgain(t *testing.T) {
-	s := &Spec{Name: "dns", Profile: ProfileOpenShift, LabDir: t.TempDir()}
+	s := &spec.Spec{Name: "dns", Profile: spec.ProfileOpenShift, LabDir: t.TempDir()}
 	s.Defaults()
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "bin")
@@ -27,7 +29,7 @@ func TestUpSetsHostDNSAgain(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(bin, "resolvectl"), []byte("#!/bin/sh\n# TEST DOUBLE of resolvectl\necho \"$*\" >>"+logFile+"\n"), 0o755))
 	t.Setenv("PATH", bin+":"+os.Getenv("PATH"))
 	require.NoError(t, os.MkdirAll(s.LabDir, 0o755))
-	require.NoError(t, (&labdir.State{Spec: s, HostDNS: "resolved:" + s.Network.Bridge}).Save(s.LabDir))
+	require.NoError(t, (&labdir.State{Spec: s, HostDNS: labdir.HostDNS{Via: labdir.HostDNSResolved, Target: s.Network.Bridge}}).Save(s.LabDir))
 
 	var errOut bytes.Buffer
 	require.NoError(t, setUpHostDNS(context.Background(), s, nil, BuildOptions{Status: status.New(&errOut, false)}), errOut.String())
@@ -38,5 +40,5 @@ func TestUpSetsHostDNSAgain(t *testing.T) {
 	assert.NotContains(t, string(got), "revert", "same record: nothing to undo")
 	st, err := labdir.LoadState(s.LabDir)
 	require.NoError(t, err)
-	assert.Equal(t, "resolved:"+s.Network.Bridge, st.HostDNS)
+	assert.Equal(t, "resolved:"+s.Network.Bridge, st.HostDNS.String())
 }

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/bootlab/bootlab/lab/spec"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -15,10 +17,10 @@ import (
 
 // copiedSpec is what a trainer makes with `lab config -f ux1.yaml > ux7.yaml`
 // and a new name: the copy keeps ux1's labDir and poolDir.
-func copiedSpec(t *testing.T, from *Spec, name, cidr string) *Spec {
+func copiedSpec(t *testing.T, from *spec.Spec, name, cidr string) *spec.Spec {
 	t.Helper()
-	s := &Spec{Name: name, LabDir: from.LabDir, Storage: Storage{PoolDir: from.Storage.PoolDir},
-		Topology: Topology{Masters: 2, Workers: 1}, Network: Network{CIDR: cidr}}
+	s := &spec.Spec{Name: name, LabDir: from.LabDir, Storage: spec.Storage{PoolDir: from.Storage.PoolDir},
+		Topology: spec.Topology{Masters: 2, Workers: 1}, Network: spec.Network{CIDR: cidr}}
 	s.Defaults()
 	return s
 }
@@ -61,7 +63,7 @@ func TestCopiedSpecNeverActsOnTheOriginalLab(t *testing.T) {
 
 	hv.Reset()
 	var idErr *labdir.IdentityError
-	_, err = DownSteps(ctx, hv, ux7, DownOptions{})
+	_, err = Down(ctx, hv, ux7, DownOptions{})
 	require.ErrorAs(t, err, &idErr)
 	assert.Equal(t, "ux1", idErr.DirLab)
 	assert.Equal(t, "ux7", idErr.SpecLab)
@@ -89,7 +91,7 @@ func TestSameNameOtherLabDirLeavesTheOtherLabsDomains(t *testing.T) {
 	require.NotEqual(t, a.LabDir, b.LabDir)
 
 	hv.Reset()
-	_, err = DownSteps(ctx, hv, b, DownOptions{})
+	_, err = Down(ctx, hv, b, DownOptions{})
 	require.NoError(t, err)
 	for _, m := range hv.Mutations() {
 		assert.NotRegexp(t, `Domain `, m, "no domain of the other lab is touched")
@@ -110,7 +112,7 @@ func TestRefusedUpLeavesTheStateAsItWas(t *testing.T) {
 
 	changed := testSpec(t, "ux2", false)
 	changed.LabDir, changed.Storage.PoolDir = s.LabDir, s.Storage.PoolDir
-	changed.Network = Network{CIDR: "10.240.4.0/24"}
+	changed.Network = spec.Network{CIDR: "10.240.4.0/24"}
 	changed.Nodes = nil
 	changed.Defaults()
 	_, err = Up(ctx, hv, changed, upOpts())

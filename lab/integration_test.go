@@ -11,6 +11,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/bootlab/bootlab/lab/hypervisor"
+	"github.com/bootlab/bootlab/lab/spec"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -33,13 +36,13 @@ func connect(t *testing.T) *libvirt.Conn {
 	return c
 }
 
-func integSpec(t *testing.T, name string) *lab.Spec {
+func integSpec(t *testing.T, name string) *spec.Spec {
 	dir := t.TempDir()
 	img := filepath.Join(dir, "base.img")
 	require.NoError(t, os.WriteFile(img, make([]byte, 1<<20), 0o644))
-	s := &lab.Spec{Name: name, Libvirt: lab.Libvirt{URI: "test:///default"}, LabDir: filepath.Join(dir, "lab"),
-		Topology: lab.Topology{Masters: 3, Workers: 1}, Network: lab.Network{CIDR: "10.123.0.0/24"},
-		Storage: lab.Storage{PoolDir: filepath.Join(dir, "pool")}, Image: lab.Image{Path: img}}
+	s := &spec.Spec{Name: name, Libvirt: spec.Libvirt{URI: "test:///default"}, LabDir: filepath.Join(dir, "lab"),
+		Topology: spec.Topology{Masters: 3, Workers: 1}, Network: spec.Network{CIDR: "10.123.0.0/24"},
+		Storage: spec.Storage{PoolDir: filepath.Join(dir, "pool")}, Image: spec.Image{Path: img}}
 	s.Defaults()
 	return s
 }
@@ -56,7 +59,7 @@ func TestIntegrationHostInfo(t *testing.T) {
 	assert.Equal(t, "default", nets[0].Name)
 	assert.NotEmpty(t, nets[0].Prefixes)
 	_, err = c.LookupDomain(ctx, "no-such-domain")
-	assert.True(t, errors.Is(err, lab.ErrNotFound), "%v", err)
+	assert.True(t, errors.Is(err, hypervisor.ErrNotFound), "%v", err)
 }
 
 func TestIntegrationUpIdempotentDownClean(t *testing.T) {
@@ -69,7 +72,7 @@ func TestIntegrationUpIdempotentDownClean(t *testing.T) {
 	_, err = c.DefineDomain(ctx, `<domain type="test"><name>bootlab-integ-foreign</name><memory unit="MiB">64</memory><os><type>hvm</type></os></domain>`)
 	require.NoError(t, err)
 
-	opts := lab.UpOptions{Accelerator: lab.AccelTCG}
+	opts := lab.UpOptions{Accelerator: spec.AccelTCG}
 	res, err := lab.Up(ctx, c, s, opts)
 	require.NoError(t, err)
 	assert.True(t, res.Changed)
@@ -102,11 +105,12 @@ func TestIntegrationUpIdempotentDownClean(t *testing.T) {
 		assert.Equal(t, "running", n.State, n.Name)
 	}
 
-	require.NoError(t, lab.Down(ctx, c, s, lab.DownOptions{}))
+	_, err = lab.Down(ctx, c, s, lab.DownOptions{})
+	require.NoError(t, err)
 	_, err = c.LookupNetwork(ctx, s.NetworkName())
-	assert.ErrorIs(t, err, lab.ErrNotFound)
+	assert.ErrorIs(t, err, hypervisor.ErrNotFound)
 	_, err = c.LookupPool(ctx, s.PoolName())
-	assert.ErrorIs(t, err, lab.ErrNotFound)
+	assert.ErrorIs(t, err, hypervisor.ErrNotFound)
 	doms, err := c.Domains(ctx)
 	require.NoError(t, err)
 	var left []string
@@ -133,14 +137,15 @@ func TestIntegrationDownAfterInterruptedUp(t *testing.T) {
 			}
 		}
 	}()
-	_, err := lab.Up(ctx, c, s, lab.UpOptions{Accelerator: lab.AccelTCG})
+	_, err := lab.Up(ctx, c, s, lab.UpOptions{Accelerator: spec.AccelTCG})
 	cancel()
 	_ = err // it may have finished before the cancel landed; down must work either way
-	require.NoError(t, lab.Down(context.Background(), c, s, lab.DownOptions{}))
+	_, err = lab.Down(context.Background(), c, s, lab.DownOptions{})
+	require.NoError(t, err)
 	_, err = c.LookupNetwork(context.Background(), s.NetworkName())
-	assert.ErrorIs(t, err, lab.ErrNotFound)
+	assert.ErrorIs(t, err, hypervisor.ErrNotFound)
 	_, err = c.LookupPool(context.Background(), s.PoolName())
-	assert.ErrorIs(t, err, lab.ErrNotFound)
+	assert.ErrorIs(t, err, hypervisor.ErrNotFound)
 }
 
 func TestIntegrationVirshSeesNothingOfOurs(t *testing.T) {
@@ -148,7 +153,7 @@ func TestIntegrationVirshSeesNothingOfOurs(t *testing.T) {
 	// see our objects, which shows every test works on its own state.
 	c := connect(t)
 	s := integSpec(t, "iso")
-	_, err := lab.Up(context.Background(), c, s, lab.UpOptions{Accelerator: lab.AccelTCG})
+	_, err := lab.Up(context.Background(), c, s, lab.UpOptions{Accelerator: spec.AccelTCG})
 	require.NoError(t, err)
 	out, err := exec.Command("virsh", "-c", "test:///default", "net-list", "--all", "--name").CombinedOutput()
 	require.NoError(t, err, "virsh (apt-get install libvirt-clients): %s", out)
@@ -159,7 +164,7 @@ func TestIntegrationUpUpdatesNetworkInPlace(t *testing.T) {
 	c := connect(t)
 	ctx := context.Background()
 	s := integSpec(t, "upd")
-	opts := lab.UpOptions{Accelerator: lab.AccelTCG}
+	opts := lab.UpOptions{Accelerator: spec.AccelTCG}
 	_, err := lab.Up(ctx, c, s, opts)
 	require.NoError(t, err)
 	before, err := c.LookupNetwork(ctx, s.NetworkName())

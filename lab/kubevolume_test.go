@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/bootlab/bootlab/lab/spec"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -20,7 +22,7 @@ import (
 // rehearsalWithKubeVolume is a rehearsal lab whose boot files and
 // Kubernetes volume (a qcow2 header, 136 MiB virtual) are in a "cache"
 // outside the lab's directories.
-func rehearsalWithKubeVolume(t *testing.T) (*Spec, string) {
+func rehearsalWithKubeVolume(t *testing.T) (*spec.Spec, string) {
 	t.Helper()
 	s := testSpec(t, "reh", false)
 	cache := t.TempDir()
@@ -33,8 +35,8 @@ func rehearsalWithKubeVolume(t *testing.T) (*Spec, string) {
 	copy(hdr, "QFI\xfb")
 	hdr[24+4] = 0x08 // virtual size 136 MiB, big endian
 	hdr[24+5] = 0x80
-	s.Profile, s.OpenShift.ManualBootstrap = ProfileProbe, true
-	s.Image = Image{Kernel: write("vmlinuz", []byte("kernel")), Initrd: write("initramfs.img", []byte("initrd")),
+	s.Profile, s.OpenShift.ManualBootstrap = spec.ProfileProbe, true
+	s.Image = spec.Image{Kernel: write("vmlinuz", []byte("kernel")), Initrd: write("initramfs.img", []byte("initrd")),
 		RehearsalInitrd: write("rehearsal.img", []byte("rehearsal initrd")), KubeVolume: write("kubernetes-v1.qcow2", hdr)}
 	return s, s.Image.KubeVolume
 }
@@ -65,7 +67,7 @@ func TestUpUploadsTheKubeVolumeOnceAndDownRemovesOnlyThePoolCopy(t *testing.T) {
 	for _, n := range s.Nodes {
 		x := hv.DomainObjects[s.DomainName(n)].XML
 		has := strings.Contains(x, "<volume>"+name+"</volume>") || strings.Contains(x, `volume="`+name+`"`)
-		assert.Equal(t, n.Role != RoleWorker, has, "%s: the volume goes to the bootstrap and masters", n.Name)
+		assert.Equal(t, n.Role != spec.RoleWorker, has, "%s: the volume goes to the bootstrap and masters", n.Name)
 		if has {
 			assert.Contains(t, x, "<readonly>", n.Name)
 		}
@@ -77,7 +79,7 @@ func TestUpUploadsTheKubeVolumeOnceAndDownRemovesOnlyThePoolCopy(t *testing.T) {
 	assert.Zero(t, countPrefix(hv.Mutations(), "UploadVolume"), "a second up sends nothing")
 
 	hv.Reset()
-	_, err = DownSteps(ctx, hv, s, DownOptions{})
+	_, err = Down(ctx, hv, s, DownOptions{})
 	require.NoError(t, err)
 	assert.Contains(t, hv.Mutations(), "DeleteVolume bootlab-reh/"+name)
 	_, err = os.Stat(cached)

@@ -9,18 +9,13 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/bootlab/bootlab/lab/hypervisor"
+	"github.com/bootlab/bootlab/lab/spec"
+
 	"libvirt.org/go/libvirtxml"
 
 	"github.com/bootlab/bootlab/lab/labdir"
 )
-
-// Lister is the part of the hypervisor `lab list` needs: every network and
-// domain, to count running nodes and to find labs that have no directory.
-type Lister interface {
-	Networks(ctx context.Context) ([]NetworkInfo, error)
-	LookupNetwork(ctx context.Context, name string) (*Object, error)
-	Domains(ctx context.Context) ([]Object, error)
-}
 
 // ListOptions say where to look for labs.
 type ListOptions struct {
@@ -30,19 +25,19 @@ type ListOptions struct {
 	// URIs are libvirt URIs searched for orphaned labs beyond the ones the
 	// lab directories name.
 	URIs []string
-	// Connect opens the hypervisor at uri; the returned func closes it.
-	// Nil lists the lab directories only.
-	Connect func(ctx context.Context, uri string) (Lister, func(), error)
+	// Connect opens the hypervisor at uri. Nil lists the lab directories
+	// only.
+	Connect Connector
 	// Log hears about daemons that could not be searched for orphans.
 	Log *slog.Logger
 }
 
 // Summary is one lab on the host as `lab list` shows it.
 type Summary struct {
-	Name    string  `json:"name"`
-	Profile Profile `json:"profile,omitempty"`
-	URI     string  `json:"uri,omitempty"`
-	CIDR    string  `json:"cidr,omitempty"`
+	Name    string       `json:"name"`
+	Profile spec.Profile `json:"profile,omitempty"`
+	URI     string       `json:"uri,omitempty"`
+	CIDR    string       `json:"cidr,omitempty"`
 	// Dir is the lab directory ("" for a lab found only in libvirt).
 	Dir string `json:"dir,omitempty"`
 	// NodesUp counts the lab's running domains; NodesTotal its nodes (from
@@ -67,7 +62,7 @@ type Summary struct {
 	// Spec and State are the lab's recorded effective spec and state (nil
 	// for an orphaned lab). Never printed: the spec names key and pull
 	// secret paths.
-	Spec  *Spec         `json:"-"`
+	Spec  *spec.Spec    `json:"-"`
 	State *labdir.State `json:"-"`
 }
 
@@ -81,7 +76,7 @@ type Summary struct {
 func List(ctx context.Context, opts ListOptions) ([]Summary, error) {
 	home := opts.Home
 	if home == "" {
-		home = DefaultHome()
+		home = spec.DefaultHome()
 	}
 	labs, err := listDirs(home)
 	if err != nil {
@@ -106,7 +101,7 @@ func List(ctx context.Context, opts ListOptions) ([]Summary, error) {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		found, err := scanURI(ctx, opts.Connect, uri)
+		found, err := scanURI(ctx, opts.Connect, uri, opts.Log)
 		if err != nil {
 			if opts.Log != nil {
 				opts.Log.Warn("could not search libvirt for labs", "uri", uri, "err", err)
@@ -130,7 +125,7 @@ func List(ctx context.Context, opts ListOptions) ([]Summary, error) {
 			// its domains' console log paths, and is no orphan.
 			if dir := found.labDir(o.Name); dir != "" {
 				ref := labdir.Ref{Name: o.Name, Dir: dir}
-				if ref.State, ref.Err = labdir.LoadState(dir); ref.Err == nil && ref.State.CheckIdentity(&Spec{Name: o.Name}) != nil {
+				if ref.State, ref.Err = labdir.LoadState(dir); ref.Err == nil && ref.State.CheckIdentity(&spec.Spec{Name: o.Name}) != nil {
 					ref.State, ref.Err = nil, fmt.Errorf("%s holds another lab", dir)
 				}
 				l := summarize(ref)
@@ -223,17 +218,17 @@ func labURIs(labs []Summary) []string {
 // libvirtLabs is what one libvirt daemon holds of bootlab: domains by lab
 // (from their metadata) and lab networks.
 type libvirtLabs struct {
-	domains  map[string][]Object
+	domains  map[string][]hypervisor.Object
 	networks map[string]string // lab -> network name
 }
 
-func scanURI(ctx context.Context, connect func(context.Context, string) (Lister, func(), error), uri string) (*libvirtLabs, error) {
-	hv, closeFn, err := connect(ctx, uri)
+func scanURI(ctx context.Context, connect Connector, uri string, log *slog.Logger) (*libvirtLabs, error) {
+	hv, err := connect(ctx, uri, log)
 	if err != nil {
 		return nil, fmt.Errorf("libvirt %s: %w", uri, err)
 	}
-	defer closeFn()
-	found := &libvirtLabs{domains: map[string][]Object{}, networks: map[string]string{}}
+	defer hv.Close()
+	found := &libvirtLabs{domains: map[string][]hypervisor.Object{}, networks: map[string]string{}}
 	doms, err := hv.Domains(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("list domains on %s: %w", uri, err)
@@ -303,14 +298,14 @@ func (f *libvirtLabs) labDir(name string) string {
 }
 
 // running counts the spec's nodes whose domain runs and carries this lab's metadata.
-func (f *libvirtLabs) running(s *Spec) int {
+func (f *libvirtLabs) running(s *spec.Spec) int {
 	n := 0
 	for _, d := range f.domains[s.Name] {
 		if !d.Active {
 			continue
 		}
 		if md := ParseLabMetadata(d.XML); md != nil {
-			if _, ok := s.Node(md.Node); ok && d.Name == s.DomainName(Node{Name: md.Node}) {
+			if _, ok := s.Node(md.Node); ok && d.Name == s.DomainName(spec.Node{Name: md.Node}) {
 				n++
 			}
 		}

@@ -8,10 +8,13 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/bootlab/bootlab/lab/spec"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/bootlab/bootlab/lab"
+	"github.com/bootlab/bootlab/lab/hypervisor"
 )
 
 // lab.List against the real libvirtd (test driver): a lab whose directory
@@ -24,22 +27,20 @@ func TestIntegrationList(t *testing.T) {
 
 	s := integSpec(t, "listed")
 	s.LabDir = filepath.Join(home, "labs", "listed")
-	_, err := lab.Up(ctx, c, s, lab.UpOptions{Accelerator: lab.AccelTCG})
+	_, err := lab.Up(ctx, c, s, lab.UpOptions{Accelerator: spec.AccelTCG})
 	require.NoError(t, err)
 	require.NoError(t, c.DestroyDomain(ctx, s.DomainName(s.Nodes[1])))
 
 	dir := t.TempDir()
-	o := &lab.Spec{Name: "elsewhere", Libvirt: lab.Libvirt{URI: "test:///default"}, LabDir: filepath.Join(dir, "lab"),
-		Topology: lab.Topology{Masters: 1}, Network: lab.Network{CIDR: "10.125.0.0/24"},
-		Storage: lab.Storage{PoolDir: filepath.Join(dir, "pool")}, Image: s.Image}
+	o := &spec.Spec{Name: "elsewhere", Libvirt: spec.Libvirt{URI: "test:///default"}, LabDir: filepath.Join(dir, "lab"),
+		Topology: spec.Topology{Masters: 1}, Network: spec.Network{CIDR: "10.125.0.0/24"},
+		Storage: spec.Storage{PoolDir: filepath.Join(dir, "pool")}, Image: s.Image}
 	o.Defaults()
-	_, err = lab.Up(ctx, c, o, lab.UpOptions{Accelerator: lab.AccelTCG})
+	_, err = lab.Up(ctx, c, o, lab.UpOptions{Accelerator: spec.AccelTCG})
 	require.NoError(t, err)
 	require.NoError(t, os.RemoveAll(o.LabDir))
 
-	labs, err := lab.List(ctx, lab.ListOptions{Home: home, Connect: func(context.Context, string) (lab.Lister, func(), error) {
-		return c, func() {}, nil
-	}})
+	labs, err := lab.List(ctx, lab.ListOptions{Home: home, Connect: hypervisor.Shared(c)})
 	require.NoError(t, err)
 	require.Len(t, labs, 2)
 	assert.Equal(t, "elsewhere", labs[0].Name)

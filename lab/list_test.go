@@ -7,6 +7,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bootlab/bootlab/lab/hypervisor"
+	"github.com/bootlab/bootlab/lab/spec"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -15,17 +18,15 @@ import (
 )
 
 // listSpec is a lab whose directory is under home, as `up` would make it.
-func listSpec(t *testing.T, home, name, cidr string) *Spec {
+func listSpec(t *testing.T, home, name, cidr string) *spec.Spec {
 	t.Helper()
-	s := &Spec{Name: name, Profile: ProfileProbe, Libvirt: Libvirt{URI: "qemu:///fake"}, Topology: Topology{Masters: 1, Workers: 1},
-		Network: Network{CIDR: cidr}, LabDir: filepath.Join(home, "labs", name), Storage: Storage{PoolDir: filepath.Join(home, "pools", name)}}
+	s := &spec.Spec{Name: name, Profile: spec.ProfileProbe, Libvirt: spec.Libvirt{URI: "qemu:///fake"}, Topology: spec.Topology{Masters: 1, Workers: 1},
+		Network: spec.Network{CIDR: cidr}, LabDir: filepath.Join(home, "labs", name), Storage: spec.Storage{PoolDir: filepath.Join(home, "pools", name)}}
 	s.Defaults()
 	return s
 }
 
-func fakeConnect(hv *fake.Hypervisor) func(context.Context, string) (Lister, func(), error) {
-	return func(context.Context, string) (Lister, func(), error) { return hv, func() {}, nil }
-}
+func fakeConnect(hv *fake.Hypervisor) Connector { return hypervisor.Shared(hv) }
 
 func TestListFindsLabDirsAndOrphans(t *testing.T) {
 	ctx := context.Background()
@@ -58,7 +59,7 @@ func TestListFindsLabDirsAndOrphans(t *testing.T) {
 	require.Len(t, labs, 3)
 
 	assert.Equal(t, "alpha", labs[0].Name)
-	assert.Equal(t, ProfileProbe, labs[0].Profile)
+	assert.Equal(t, spec.ProfileProbe, labs[0].Profile)
 	assert.Equal(t, "10.90.1.0/24", labs[0].CIDR)
 	assert.Equal(t, "qemu:///fake", labs[0].URI)
 	assert.Equal(t, 3, labs[0].NodesTotal)
@@ -86,8 +87,8 @@ func TestListFindsLabDirsAndOrphans(t *testing.T) {
 func TestListIgnoresForeignObjects(t *testing.T) {
 	ctx := context.Background()
 	hv := fake.New()
-	hv.NetworkObjects["bootlab-x"] = &Object{Name: "bootlab-x", XML: `<network><name>bootlab-x</name><metadata><o:x xmlns:o="https://example.com/other"/></metadata></network>`}
-	hv.DomainObjects["bootlab-y-master-0"] = &Object{Name: "bootlab-y-master-0", XML: `<domain type="qemu"><name>bootlab-y-master-0</name></domain>`}
+	hv.NetworkObjects["bootlab-x"] = &hypervisor.Object{Name: "bootlab-x", XML: `<network><name>bootlab-x</name><metadata><o:x xmlns:o="https://example.com/other"/></metadata></network>`}
+	hv.DomainObjects["bootlab-y-master-0"] = &hypervisor.Object{Name: "bootlab-y-master-0", XML: `<domain type="qemu"><name>bootlab-y-master-0</name></domain>`}
 	labs, err := List(ctx, ListOptions{Home: t.TempDir(), URIs: []string{"qemu:///fake"}, Connect: fakeConnect(hv)})
 	require.NoError(t, err)
 	assert.Empty(t, labs)
@@ -151,7 +152,8 @@ func TestDownRemovesVerifyRecord(t *testing.T) {
 	_, err := Up(ctx, hv, s, upOpts())
 	require.NoError(t, err)
 	require.NoError(t, labdir.SaveVerifyRecord(s.LabDir, &labdir.VerifyRecord{Time: time.Now(), OK: true, Total: 1, Passed: 1}))
-	require.NoError(t, Down(ctx, hv, s, DownOptions{}))
+	_, err = Down(ctx, hv, s, DownOptions{})
+	require.NoError(t, err)
 	assert.NoFileExists(t, labdir.VerifyRecordPath(s.LabDir))
 	assert.NoDirExists(t, s.LabDir)
 }

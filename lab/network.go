@@ -8,6 +8,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/bootlab/bootlab/lab/hypervisor"
+
 	"libvirt.org/go/libvirtxml"
 
 	"github.com/bootlab/bootlab/lab/labdir"
@@ -15,7 +17,7 @@ import (
 
 // ownedNetwork checks that an existing network called like ours is ours:
 // its UUID is the one recorded in the lab state.
-func (r *labRun) ownedNetwork(o *Object) error {
+func (r *labRun) ownedNetwork(o *hypervisor.Object) error {
 	if r.state.NetworkUUID == o.UUID {
 		return nil
 	}
@@ -26,7 +28,7 @@ func (r *labRun) ensureNetwork(ctx context.Context, want NamedXML) (string, erro
 	var did []string
 	o, err := r.hv.LookupNetwork(ctx, want.Name)
 	switch {
-	case errors.Is(err, ErrNotFound):
+	case errors.Is(err, hypervisor.ErrNotFound):
 		o, err = r.hv.DefineNetwork(ctx, want.XML)
 		if err != nil {
 			return "", err
@@ -74,7 +76,7 @@ func (r *labRun) ensureNetwork(ctx context.Context, want NamedXML) (string, erro
 // network; anything else that differs (bridge, addresses, forward mode,
 // domain, DHCP range, dnsmasq options) comes back as drift, which needs the
 // network rebuilt.
-func networkDiff(wantXML, haveXML string) (edits []NetworkEdit, drift string, err error) {
+func networkDiff(wantXML, haveXML string) (edits []hypervisor.NetworkEdit, drift string, err error) {
 	var want, have libvirtxml.Network
 	if err := want.Unmarshal(wantXML); err != nil {
 		return nil, "", fmt.Errorf("parse planned network XML: %w", err)
@@ -140,13 +142,13 @@ func networkDiff(wantXML, haveXML string) (edits []NetworkEdit, drift string, er
 		}
 		return m
 	}
-	var dels, adds []NetworkEdit
-	edit := func(del bool, sec NetworkSection, v any) error {
+	var dels, adds []hypervisor.NetworkEdit
+	edit := func(del bool, sec hypervisor.NetworkSection, v any) error {
 		x, err := xml.Marshal(v)
 		if err != nil {
 			return err
 		}
-		e := NetworkEdit{Delete: del, Section: sec, XML: string(x)}
+		e := hypervisor.NetworkEdit{Delete: del, Section: sec, XML: string(x)}
 		if del {
 			dels = append(dels, e)
 		} else {
@@ -157,14 +159,14 @@ func networkDiff(wantXML, haveXML string) (edits []NetworkEdit, drift string, er
 	wd, hd := dhcp(&want), dhcp(&have)
 	for _, k := range sortedKeys(hd) {
 		if _, ok := wd[k]; !ok {
-			if err := edit(true, NetworkDHCPHost, hd[k]); err != nil {
+			if err := edit(true, hypervisor.NetworkDHCPHost, hd[k]); err != nil {
 				return nil, "", err
 			}
 		}
 	}
 	for _, k := range sortedKeys(wd) {
 		if _, ok := hd[k]; !ok {
-			if err := edit(false, NetworkDHCPHost, wd[k]); err != nil {
+			if err := edit(false, hypervisor.NetworkDHCPHost, wd[k]); err != nil {
 				return nil, "", err
 			}
 		}
@@ -172,14 +174,14 @@ func networkDiff(wantXML, haveXML string) (edits []NetworkEdit, drift string, er
 	wn, hn := dns(&want), dns(&have)
 	for _, k := range sortedKeys(hn) {
 		if _, ok := wn[k]; !ok {
-			if err := edit(true, NetworkDNSHost, hn[k]); err != nil {
+			if err := edit(true, hypervisor.NetworkDNSHost, hn[k]); err != nil {
 				return nil, "", err
 			}
 		}
 	}
 	for _, k := range sortedKeys(wn) {
 		if _, ok := hn[k]; !ok {
-			if err := edit(false, NetworkDNSHost, wn[k]); err != nil {
+			if err := edit(false, hypervisor.NetworkDNSHost, wn[k]); err != nil {
 				return nil, "", err
 			}
 		}

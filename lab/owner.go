@@ -11,10 +11,12 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/bootlab/bootlab/lab/hypervisor"
+	"github.com/bootlab/bootlab/lab/spec"
+
 	"github.com/bootlab/bootlab/internal/sshc"
 	"github.com/bootlab/bootlab/lab/host"
 	"github.com/bootlab/bootlab/lab/labdir"
-	"github.com/bootlab/bootlab/lab/spec"
 )
 
 // bootlab removes only what it can prove it made for a lab. In the lab
@@ -28,11 +30,11 @@ import (
 // lab's: it holds the lab's name and UUID.
 const hostMarker = ".bootlab-lab"
 
-func hostMarkerContent(s *Spec, uuid string) string { return s.Name + " " + uuid }
+func hostMarkerContent(s *spec.Spec, uuid string) string { return s.Name + " " + uuid }
 
 // requireOwned refuses to change files in a lab directory that holds no
 // state of this lab (labdir.ErrNoState: the lab does not exist there).
-func requireOwned(s *Spec) error {
+func requireOwned(s *spec.Spec) error {
 	if _, ok := labdir.Owned(s); !ok {
 		return fmt.Errorf("%w in %s: lab %s was never built there, so nothing there is touched", labdir.ErrNoState, s.LabDir, s.Name)
 	}
@@ -43,9 +45,9 @@ func requireOwned(s *Spec) error {
 // on a remote hypervisor a libvirt.hostDir) that exists and holds files
 // bootlab did not make for this lab. A hypervisor reached by libvirt alone
 // cannot be asked; ensurePool still checks the pool when it defines it.
-func checkHostDirs(ctx context.Context, hv Hypervisor, s *Spec, st *labdir.State) error {
+func checkHostDirs(ctx context.Context, hv hypervisor.Hypervisor, s *spec.Spec, st *labdir.State) error {
 	h := hv.Host()
-	if _, ok := h.(host.LibvirtOnly); ok || isTestURI(s.Libvirt.URI) {
+	if _, ok := h.(host.LibvirtOnly); ok || !hv.Capabilities().PoolsOnDisk {
 		return nil
 	}
 	if st == nil || st.PoolUUID == "" {
@@ -70,7 +72,7 @@ func checkHostDirs(ctx context.Context, hv Hypervisor, s *Spec, st *labdir.State
 // hostMarked reads the marker in the lab's host directory: true when it
 // names this lab (uuid), an error when it names another, false when there
 // is none.
-func hostMarked(ctx context.Context, h host.Host, s *Spec, uuid string) (bool, error) {
+func hostMarked(ctx context.Context, h host.Host, s *spec.Spec, uuid string) (bool, error) {
 	dir := labdir.HostDir(s)
 	b, err := h.ReadFile(ctx, dir+"/"+hostMarker)
 	switch {
@@ -133,7 +135,7 @@ func checkHostDir(ctx context.Context, h host.Host, field, dir string, allowed m
 // poolLeftovers are the files of this lab a pool directory may hold while
 // the lab has no pool: the base image `lab down --keep-images` kept, as
 // its record in the lab directory says.
-func poolLeftovers(s *Spec) map[string]bool {
+func poolLeftovers(s *spec.Spec) map[string]bool {
 	b, err := os.ReadFile(labdir.BaseImageMarker(s))
 	if err == nil && strings.HasPrefix(string(b), s.Storage.PoolDir+" ") {
 		return map[string]bool{s.BaseVolumeName(): true}
@@ -165,7 +167,7 @@ func ownVolume(name string, specs ...*spec.Spec) bool {
 
 // prepareHostDir makes the lab's directory on a remote hypervisor's
 // machine, with its marker and the console log directory: a directory
-// that exists without this lab's marker must be empty (Build refused it
+// that exists without this lab's marker must be empty (build refused it
 // already; this is the check at the moment of writing).
 func (r *labRun) prepareHostDir(ctx context.Context, consoleDir string) (bool, error) {
 	dir := labdir.HostDir(r.s)

@@ -12,6 +12,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/bootlab/bootlab/lab/hypervisor"
+	"github.com/bootlab/bootlab/lab/spec"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -40,7 +43,7 @@ func TestDownOfANeverBuiltLabTouchesNothing(t *testing.T) {
 	before := testutil.Tree(t, s.LabDir)
 	hv := fake.New()
 
-	steps, err := DownSteps(context.Background(), hv, s, DownOptions{})
+	steps, err := Down(context.Background(), hv, s, DownOptions{})
 	require.NoError(t, err)
 	for _, st := range steps {
 		assert.False(t, st.Changed, "step %q changed %q", st.Name, st.Detail)
@@ -53,13 +56,13 @@ func TestDownOfANeverBuiltLabTouchesNothing(t *testing.T) {
 // before anything is made: no key, no state, no libvirt object.
 func TestBuildRefusesADirectoryHoldingSomeoneElsesFiles(t *testing.T) {
 	s := bootSpec(t)
-	s.Profile = ProfileProbe
+	s.Profile = spec.ProfileProbe
 	require.NoError(t, os.RemoveAll(s.LabDir))
 	someonesDir(t, s.LabDir)
 	before := testutil.Tree(t, s.LabDir)
 	hv := fake.New()
 
-	_, err := Build(context.Background(), s, buildOpts(hv))
+	_, err := build(context.Background(), s, buildOpts(hv))
 	var notOurs *labdir.NotOursError
 	require.ErrorAs(t, err, &notOurs)
 	assert.Equal(t, "labDir", notOurs.Field)
@@ -75,14 +78,14 @@ func TestBuildRefusesHostDirectoriesHoldingOtherFiles(t *testing.T) {
 	for _, tc := range []struct {
 		name, field string
 		remote      bool
-		dir         func(s *Spec) string
+		dir         func(s *spec.Spec) string
 	}{
-		{"pool directory", "storage.poolDir", false, func(s *Spec) string { return s.Storage.PoolDir }},
-		{"remote host directory", "libvirt.hostDir", true, func(s *Spec) string { return labdir.HostDir(s) }},
+		{"pool directory", "storage.poolDir", false, func(s *spec.Spec) string { return s.Storage.PoolDir }},
+		{"remote host directory", "libvirt.hostDir", true, func(s *spec.Spec) string { return labdir.HostDir(s) }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := bootSpec(t)
-			s.Profile = ProfileProbe
+			s.Profile = spec.ProfileProbe
 			require.NoError(t, os.RemoveAll(s.LabDir))
 			hv := fake.New()
 			if tc.remote {
@@ -92,7 +95,7 @@ func TestBuildRefusesHostDirectoriesHoldingOtherFiles(t *testing.T) {
 			}
 			hv.Machine.Files[tc.dir(s)+"/images/disk.img"] = []byte("someone's")
 
-			_, err := Build(context.Background(), s, buildOpts(hv))
+			_, err := build(context.Background(), s, buildOpts(hv))
 			var notOurs *labdir.NotOursError
 			require.ErrorAs(t, err, &notOurs)
 			assert.Equal(t, tc.field, notOurs.Field)
@@ -118,7 +121,7 @@ func TestDownDeletesOnlyTheVolumesBootlabMade(t *testing.T) {
 	require.NoError(t, err)
 	hv.Reset()
 
-	steps, err := DownSteps(ctx, hv, s, DownOptions{})
+	steps, err := Down(ctx, hv, s, DownOptions{})
 	require.NoError(t, err)
 	vols, err := hv.Volumes(ctx, s.PoolName())
 	require.NoError(t, err, "the pool stays defined? no: listed before it goes")
@@ -162,7 +165,7 @@ func TestDownRemovesARemoteHostDirOnlyWithItsMarker(t *testing.T) {
 		}
 		hv.Machine.Commands = nil
 
-		_, err = DownSteps(ctx, hv, s, DownOptions{})
+		_, err = Down(ctx, hv, s, DownOptions{})
 		require.NoError(t, err)
 		removed := false
 		for _, c := range hv.Machine.Commands {
@@ -175,12 +178,10 @@ func TestDownRemovesARemoteHostDirOnlyWithItsMarker(t *testing.T) {
 }
 
 // buildOpts builds on hv without preflight, with TCG chosen.
-func buildOpts(hv Hypervisor) BuildOptions {
+func buildOpts(hv hypervisor.Hypervisor) BuildOptions {
 	return BuildOptions{
-		Log: slog.New(slog.DiscardHandler), Status: status.New(io.Discard, false), NoPreflight: true, Accelerator: AccelTCG,
-		Connect: func(context.Context, string, *slog.Logger) (Hypervisor, func() error, error) {
-			return hv, func() error { return nil }, nil
-		},
+		Log: slog.New(slog.DiscardHandler), Status: status.New(io.Discard, false), NoPreflight: true, Accelerator: spec.AccelTCG,
+		Connect: hypervisor.Shared(hv),
 	}
 }
 

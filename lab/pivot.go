@@ -5,18 +5,20 @@ import (
 	"fmt"
 	"log/slog"
 
+	"github.com/bootlab/bootlab/lab/spec"
+
 	"github.com/bootlab/bootlab/internal/status"
 	"github.com/bootlab/bootlab/lab/host"
 	"github.com/bootlab/bootlab/lab/labdir"
 	"github.com/bootlab/bootlab/lab/loadbalancer"
 )
 
-// PivotOptions tune Pivot.
+// PivotOptions tune pivot.
 type PivotOptions struct {
 	Log    *slog.Logger
 	Status *status.Status
 	// Connect opens the hypervisor (default ConnectLibvirt).
-	Connect ConnectFunc
+	Connect Connector
 }
 
 // PivotResult is what `lab pivot -o json` prints.
@@ -29,63 +31,51 @@ type PivotResult struct {
 	RemovedNodes []string                     `json:"removedNodes,omitempty"`
 }
 
-// Pivot is `lab pivot` of a built lab: the end of the bootstrap. It takes
+// pivot is `lab pivot` (Lab.Pivot) of a built lab: the end of the bootstrap. It takes
 // the bootstrap out of the load balancer (haproxy reloads; connections in
 // flight finish), records it under the lab's lock so a later up does not
 // add it back, and on an OpenShift lab destroys the bootstrap VM and
 // deletes its disk. A probe lab keeps its bootstrap VM. Running it again
-// changes nothing. The hypervisor is opened only when needed (a remote
-// lab's load balancer, or an OpenShift lab's VM).
-func Pivot(ctx context.Context, spec *Spec, o PivotOptions) (*PivotResult, error) {
+// changes nothing. The hypervisor is opened first: its capabilities say
+// whether the lab has a load balancer at all.
+func pivot(ctx context.Context, s *spec.Spec, o PivotOptions) (*PivotResult, error) {
 	if o.Connect == nil {
 		o.Connect = ConnectLibvirt
 	}
-	state, err := labdir.LoadState(spec.LabDir)
+	state, err := labdir.LoadState(s.LabDir)
 	if err != nil {
 		return nil, err
 	}
-	if len(spec.NodesByRole(RoleBootstrap)) == 0 {
-		return nil, &InputError{Err: fmt.Errorf("lab %s has no bootstrap node: nothing to pivot", spec.Name)}
+	if len(s.NodesByRole(spec.RoleBootstrap)) == 0 {
+		return nil, &InputError{Err: fmt.Errorf("lab %s has no bootstrap node: nothing to pivot", s.Name)}
 	}
-	res := &PivotResult{Lab: spec.Name, Changed: !state.BootstrapRemoved}
-	// The test driver runs no VM and lab up starts no haproxy for it.
-	withLB := !isTestURI(spec.Libvirt.URI)
-	// The hypervisor is opened on first need, once.
-	var hv Hypervisor
-	closeHV := func() error { return nil }
-	defer func() { _ = closeHV() }()
-	getHV := func() (Hypervisor, error) {
-		if hv == nil {
-			h, c, err := o.Connect(ctx, spec.Libvirt.URI, o.Log)
-			if err != nil {
-				return nil, err
-			}
-			hv, closeHV = h, c
-		}
-		return hv, nil
+	res := &PivotResult{Lab: s.Name, Changed: !state.BootstrapRemoved}
+	hv, err := o.Connect(ctx, s.Libvirt.URI, o.Log)
+	if err != nil {
+		return nil, err
 	}
+	defer hv.Close()
+	// lab up starts haproxy only where the network is a bridge on the
+	// hypervisor's machine (not on the test driver).
+	withLB := hv.Capabilities().HostNetwork
 	// The load balancer runs on the hypervisor's machine.
 	var lbHost host.Host = host.Local{}
-	if withLB && spec.Remote() {
-		h, err := getHV()
-		if err != nil {
-			return nil, err
-		}
-		lbHost = h.Host()
+	if withLB && s.Remote() {
+		lbHost = hv.Host()
 	}
 
 	if withLB {
-		before, err := loadbalancer.Inspect(ctx, loadbalancer.LabConfigOn(lbHost, spec, state.BootstrapRemoved))
+		before, err := loadbalancer.Inspect(ctx, loadbalancer.LabConfigOn(lbHost, s, state.BootstrapRemoved))
 		if err != nil {
 			return nil, fmt.Errorf("read the load balancer's backends: %w", err)
 		}
 		if !before.Running {
-			return nil, fmt.Errorf("the load balancer of lab %s is not running (%s): run `bootlab lab up` first", spec.Name, loadbalancer.LabConfigOn(lbHost, spec, false).PIDPath())
+			return nil, fmt.Errorf("the load balancer of lab %s is not running (%s): run `bootlab lab up` first", s.Name, loadbalancer.LabConfigOn(lbHost, s, false).PIDPath())
 		}
 		res.Before = before.Backends
 
 		o.Status.Start("Removing the bootstrap from the load balancer")
-		lbRes, err := loadbalancer.Ensure(ctx, loadbalancer.LabConfigOn(lbHost, spec, true), o.Log)
+		lbRes, err := loadbalancer.Ensure(ctx, loadbalancer.LabConfigOn(lbHost, s, true), o.Log)
 		if err != nil {
 			return nil, fmt.Errorf("reload the load balancer without the bootstrap: %w", err)
 		}
@@ -94,21 +84,17 @@ func Pivot(ctx context.Context, spec *Spec, o PivotOptions) (*PivotResult, error
 			res.Changed = true
 		}
 	}
-	if err := UpdateState(spec, false, func(st *labdir.State) error {
+	if err := UpdateState(s, false, func(st *labdir.State) error {
 		st.BootstrapRemoved = true
 		return nil
 	}); err != nil {
 		return nil, err
 	}
 
-	if spec.Profile == ProfileOpenShift {
-		hv, err := getHV()
-		if err != nil {
-			return nil, err
-		}
-		for _, n := range spec.NodesByRole(RoleBootstrap) {
+	if s.Profile == spec.ProfileOpenShift {
+		for _, n := range s.NodesByRole(spec.RoleBootstrap) {
 			o.Status.Start("Destroying %s and deleting its disk", n.Name)
-			if err := RemoveNode(ctx, hv, spec, n.Name); err != nil {
+			if err := RemoveNode(ctx, hv, s, n.Name); err != nil {
 				return nil, fmt.Errorf("remove node %s: %w (run `bootlab lab pivot` again to retry)", n.Name, err)
 			}
 			o.Status.End(true)
@@ -117,7 +103,7 @@ func Pivot(ctx context.Context, spec *Spec, o PivotOptions) (*PivotResult, error
 	}
 
 	if withLB {
-		after, err := loadbalancer.Inspect(ctx, loadbalancer.LabConfigOn(lbHost, spec, true))
+		after, err := loadbalancer.Inspect(ctx, loadbalancer.LabConfigOn(lbHost, s, true))
 		if err != nil {
 			return nil, fmt.Errorf("read the load balancer's backends: %w", err)
 		}

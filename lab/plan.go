@@ -6,6 +6,8 @@ import (
 	"path"
 	"path/filepath"
 
+	"github.com/bootlab/bootlab/lab/spec"
+
 	"libvirt.org/go/libvirtxml"
 
 	"github.com/bootlab/bootlab/lab/labdir"
@@ -17,10 +19,10 @@ const MetadataNamespace = "https://bootlab.dev/xmlns/lab/v1"
 // Metadata is the <bootlab:lab> element in every bootlab domain's
 // <metadata>: how `down` and `status` recognise a domain as theirs.
 type Metadata struct {
-	XMLName xml.Name `xml:"https://bootlab.dev/xmlns/lab/v1 lab"`
-	Name    string   `xml:"name,attr"`
-	Role    Role     `xml:"role,attr"`
-	Node    string   `xml:"node,attr"`
+	XMLName xml.Name  `xml:"https://bootlab.dev/xmlns/lab/v1 lab"`
+	Name    string    `xml:"name,attr"`
+	Role    spec.Role `xml:"role,attr"`
+	Node    string    `xml:"node,attr"`
 	// Plan is a digest of the domain definition bootlab wrote, so a second
 	// `up` can tell an unchanged domain from one whose spec changed.
 	Plan string `xml:"plan,attr,omitempty"`
@@ -44,7 +46,7 @@ type ImageInfo struct {
 // PlanInput is what a plan needs beyond the spec.
 type PlanInput struct {
 	// Accelerator is kvm or tcg (already chosen).
-	Accelerator Accelerator
+	Accelerator spec.Accelerator
 	// Base describes spec.Image.Path; nil when the spec has no disk image
 	// (the nodes then get blank overlays).
 	Base *ImageInfo
@@ -126,7 +128,7 @@ type VolumePlan struct {
 
 // DomainPlan is one node's domain.
 type DomainPlan struct {
-	Node Node
+	Node spec.Node
 	Name string
 	XML  string
 	// Digest is the plan digest recorded in the domain's metadata.
@@ -135,7 +137,7 @@ type DomainPlan struct {
 
 // withoutRole drops the domains and overlays of role's nodes: after `lab
 // pivot` destroyed a real lab's bootstrap, a later `up` must not bring it back.
-func (p *Plan) withoutRole(role Role) *Plan {
+func (p *Plan) withoutRole(role spec.Role) *Plan {
 	out := *p
 	out.Domains, out.Overlays = nil, nil
 	gone := map[string]bool{}
@@ -156,8 +158,8 @@ func (p *Plan) withoutRole(role Role) *Plan {
 
 // NewPlan computes the libvirt objects of spec s. It is pure: the same spec
 // and input always give the same XML.
-func NewPlan(s *Spec, in PlanInput) (*Plan, error) {
-	if in.Accelerator != AccelKVM && in.Accelerator != AccelTCG {
+func NewPlan(s *spec.Spec, in PlanInput) (*Plan, error) {
+	if in.Accelerator != spec.AccelKVM && in.Accelerator != spec.AccelTCG {
 		return nil, fmt.Errorf("plan: accelerator must be kvm or tcg, not %q", in.Accelerator)
 	}
 	p := &Plan{}
@@ -232,7 +234,7 @@ type bootPaths struct {
 
 // planBootVolumes adds a volume per distinct boot file and returns where
 // each lands. A spec that names a kernel or initrd needs it in in.Boot.
-func (p *Plan) planBootVolumes(s *Spec, in PlanInput) (bootPaths, error) {
+func (p *Plan) planBootVolumes(s *spec.Spec, in PlanInput) (bootPaths, error) {
 	out := bootPaths{ignition: map[string]string{}}
 	seen := map[string]bool{}
 	add := func(field, kind, src string, f *BootFile, ext string, owner *VolumeOwner, mode string) (string, error) {

@@ -8,15 +8,17 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/bootlab/bootlab/lab/spec"
+
 	"libvirt.org/go/libvirtxml"
 
 	"github.com/bootlab/bootlab/lab/labdir"
 	"github.com/bootlab/bootlab/lab/probe"
 )
 
-func domainPlan(s *Spec, n Node, accel Accelerator, extra Metadata, boot bootPaths) (DomainPlan, error) {
+func domainPlan(s *spec.Spec, n spec.Node, accel spec.Accelerator, extra Metadata, boot bootPaths) (DomainPlan, error) {
 	dtype := "qemu"
-	if accel == AccelKVM {
+	if accel == spec.AccelKVM {
 		dtype = "kvm"
 	}
 	d := &libvirtxml.Domain{
@@ -72,10 +74,10 @@ func domainPlan(s *Spec, n Node, accel Accelerator, extra Metadata, boot bootPat
 			Entry: []libvirtxml.DomainSysInfoEntry{{Name: "opt/com.coreos/config", File: ign}},
 		}}}
 	}
-	if (n.Role == RoleBootstrap || n.Role == RoleMaster) && boot.kubeVolume != "" {
+	if (n.Role == spec.RoleBootstrap || n.Role == spec.RoleMaster) && boot.kubeVolume != "" {
 		d.Devices.Disks = append(d.Devices.Disks, kubeVolumeDisk(s, boot.kubeVolume))
 	}
-	if accel == AccelKVM {
+	if accel == spec.AccelKVM {
 		d.CPU = &libvirtxml.DomainCPU{Mode: "host-passthrough"}
 	}
 	if s.Image.Kernel != "" {
@@ -83,14 +85,14 @@ func domainPlan(s *Spec, n Node, accel Accelerator, extra Metadata, boot bootPat
 		d.OS.Initrd = boot.initrd
 		// Masters of a rehearsal lab run real etcd too (they join the
 		// bootstrap's member after stage 12): they boot the same initrd.
-		if (n.Role == RoleBootstrap || n.Role == RoleMaster) && boot.rehearsalInitrd != "" {
+		if (n.Role == spec.RoleBootstrap || n.Role == spec.RoleMaster) && boot.rehearsalInitrd != "" {
 			d.OS.Initrd = boot.rehearsalInitrd
 		}
 		d.OS.Cmdline = s.Image.Cmdline
 		if s.Rehearsal() {
 			// The probe agents of a rehearsal lab wait for the stages:
 			// masters retry their pointer config as long as the learner needs.
-			d.OS.Cmdline = strings.TrimSpace(d.OS.Cmdline + " " + RehearsalCmdlineFlag)
+			d.OS.Cmdline = strings.TrimSpace(d.OS.Cmdline + " " + spec.RehearsalCmdlineFlag)
 		}
 	} else {
 		d.OS.BootDevices = []libvirtxml.DomainBootDevice{{Dev: "hd"}}
@@ -102,7 +104,7 @@ func domainPlan(s *Spec, n Node, accel Accelerator, extra Metadata, boot bootPat
 // signedDomain marshals d with md in its metadata, md.Plan being the
 // digest of d as marshalled without it, so a later up can tell a domain
 // whose definition changed.
-func signedDomain(d *libvirtxml.Domain, n Node, md Metadata) (DomainPlan, error) {
+func signedDomain(d *libvirtxml.Domain, n spec.Node, md Metadata) (DomainPlan, error) {
 	setMeta := func() error {
 		b, err := xml.Marshal(md)
 		if err != nil {
@@ -134,7 +136,7 @@ func signedDomain(d *libvirtxml.Domain, n Node, md Metadata) (DomainPlan, error)
 // every node shares the one file (qemu opens it read-only with a shared
 // lock), and no node can change what the others run. The agent finds it
 // by its serial.
-func kubeVolumeDisk(s *Spec, volume string) libvirtxml.DomainDisk {
+func kubeVolumeDisk(s *spec.Spec, volume string) libvirtxml.DomainDisk {
 	return libvirtxml.DomainDisk{
 		Device: "disk",
 		Driver: &libvirtxml.DomainDiskDriver{Name: "qemu", Type: "qcow2"},
@@ -180,7 +182,7 @@ func uintPtr(u uint) *uint { return &u }
 // hostPath is a path on the hypervisor's machine for libvirt, which resolves
 // nothing relative: a local lab directory given relative is made absolute
 // here; a remote one is used as written (libvirt.hostDir must be absolute).
-func hostPath(s *Spec, p string) string {
+func hostPath(s *spec.Spec, p string) string {
 	if s.Remote() {
 		return p
 	}

@@ -4,12 +4,12 @@ import (
 	"fmt"
 	"net/netip"
 
-	"libvirt.org/go/libvirtxml"
-
 	"github.com/bootlab/bootlab/lab/spec"
+
+	"libvirt.org/go/libvirtxml"
 )
 
-func networkXML(s *Spec) (string, error) {
+func networkXML(s *spec.Spec) (string, error) {
 	prefix, err := netip.ParsePrefix(s.Network.CIDR)
 	if err != nil {
 		return "", fmt.Errorf("plan network: network.cidr: %w", err)
@@ -33,7 +33,7 @@ func networkXML(s *Spec) (string, error) {
 			{Value: "address=/apps." + domain + "/" + s.Network.IngressAddress},
 		}},
 	}
-	if s.Network.Mode == NetworkNAT {
+	if s.Network.Mode == spec.NetworkNAT {
 		n.Forward = &libvirtxml.NetworkForward{Mode: "nat"}
 	}
 	n.DNS.Host = append(n.DNS.Host, libvirtxml.NetworkDNSHost{
@@ -70,7 +70,7 @@ func dhcpRange(p netip.Prefix) (string, string) {
 	return start, end
 }
 
-func poolXML(s *Spec) (string, error) {
+func poolXML(s *spec.Spec) (string, error) {
 	p := &libvirtxml.StoragePool{
 		Type:   "dir",
 		Name:   s.PoolName(),

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/bootlab/bootlab/lab/spec"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"libvirt.org/go/libvirtxml"
@@ -25,25 +27,25 @@ import (
 func xmlUnmarshalString(x string, v any) error { return xml.Unmarshal([]byte(x), v) }
 
 func planSpecs() map[string]struct {
-	spec *Spec
+	spec *spec.Spec
 	in   PlanInput
 } {
-	probe := &Spec{Name: "probe1", Profile: ProfileProbe, LabDir: "/var/lib/bootlab/labs/probe1",
-		Topology: Topology{Masters: 2, Workers: 1},
-		Network:  Network{CIDR: "10.77.0.0/24"},
-		Image:    Image{Kernel: "/var/cache/bootlab/probe/vmlinuz", Initrd: "/var/cache/bootlab/probe/initrd.img", Cmdline: "console=ttyS0 quiet"}}
+	probe := &spec.Spec{Name: "probe1", Profile: spec.ProfileProbe, LabDir: "/var/lib/bootlab/labs/probe1",
+		Topology: spec.Topology{Masters: 2, Workers: 1},
+		Network:  spec.Network{CIDR: "10.77.0.0/24"},
+		Image:    spec.Image{Kernel: "/var/cache/bootlab/probe/vmlinuz", Initrd: "/var/cache/bootlab/probe/initrd.img", Cmdline: "console=ttyS0 quiet"}}
 	probe.Defaults()
-	ocp := &Spec{Name: "ocp1", Profile: ProfileOpenShift, LabDir: "/var/lib/bootlab/labs/ocp1",
-		Topology: Topology{Masters: 3, Workers: 2},
-		Network:  Network{CIDR: "192.168.130.0/24", IngressAddress: "192.168.130.2"},
-		Image:    Image{Path: "/var/cache/bootlab/rhcos.qcow2"}}
+	ocp := &spec.Spec{Name: "ocp1", Profile: spec.ProfileOpenShift, LabDir: "/var/lib/bootlab/labs/ocp1",
+		Topology: spec.Topology{Masters: 3, Workers: 2},
+		Network:  spec.Network{CIDR: "192.168.130.0/24", IngressAddress: "192.168.130.2"},
+		Image:    spec.Image{Path: "/var/cache/bootlab/rhcos.qcow2"}}
 	ocp.Defaults()
 	return map[string]struct {
-		spec *Spec
+		spec *spec.Spec
 		in   PlanInput
 	}{
-		"probe-tcg": {probe, PlanInput{Accelerator: AccelTCG, Boot: fakeBoot(probe)}},
-		"openshift-kvm": {ocp, PlanInput{Accelerator: AccelKVM,
+		"probe-tcg": {probe, PlanInput{Accelerator: spec.AccelTCG, Boot: fakeBoot(probe)}},
+		"openshift-kvm": {ocp, PlanInput{Accelerator: spec.AccelKVM,
 			Base: &ImageInfo{Format: "qcow2", FileSize: 1 << 30, VirtualSize: 16 << 30},
 			Boot: fakeBoot(ocp), QEMUOwner: &VolumeOwner{UID: 64055, GID: 108}}},
 	}
@@ -51,7 +53,7 @@ func planSpecs() map[string]struct {
 
 // fakeBoot stands in for ReadBootFiles: every file the spec names, with
 // its path's digest, and an Ignition file for every node.
-func fakeBoot(s *Spec) BootFiles {
+func fakeBoot(s *spec.Spec) BootFiles {
 	f := func(p string) *BootFile {
 		if p == "" {
 			return nil
@@ -106,7 +108,7 @@ func TestPlanGoldens(t *testing.T) {
 	}
 }
 
-func bootVolumePath(s *Spec, kind string, f *BootFile) string {
+func bootVolumePath(s *spec.Spec, kind string, f *BootFile) string {
 	return path.Join(s.Storage.PoolDir, BootVolumePrefix+kind+"-"+f.Digest)
 }
 
@@ -202,7 +204,7 @@ func TestPlanDigestFollowsSpec(t *testing.T) {
 	a, err := NewPlan(tc.spec, tc.in)
 	require.NoError(t, err)
 	s2 := *tc.spec
-	s2.Nodes = append([]Node(nil), tc.spec.Nodes...)
+	s2.Nodes = append([]spec.Node(nil), tc.spec.Nodes...)
 	s2.Nodes[1].MemoryMiB = 512
 	b, err := NewPlan(&s2, tc.in)
 	require.NoError(t, err)
@@ -214,7 +216,7 @@ func TestPlanNATOnlyInNATMode(t *testing.T) {
 	for name, tc := range planSpecs() {
 		p, err := NewPlan(tc.spec, tc.in)
 		require.NoError(t, err)
-		if tc.spec.Network.Mode == NetworkNAT {
+		if tc.spec.Network.Mode == spec.NetworkNAT {
 			assert.Contains(t, p.Network.XML, `<forward mode="nat">`, name)
 		} else {
 			assert.NotContains(t, p.Network.XML, `<forward`, name)
@@ -224,7 +226,7 @@ func TestPlanNATOnlyInNATMode(t *testing.T) {
 
 func TestPlanRejectsUnchosenAccelerator(t *testing.T) {
 	tc := planSpecs()["probe-tcg"]
-	_, err := NewPlan(tc.spec, PlanInput{Accelerator: AccelAuto})
+	_, err := NewPlan(tc.spec, PlanInput{Accelerator: spec.AccelAuto})
 	assert.ErrorContains(t, err, "accelerator must be kvm or tcg")
 }
 
@@ -233,11 +235,11 @@ func TestPlanRejectsUnchosenAccelerator(t *testing.T) {
 // kube-apiservers) with 1 GiB; workers keep the small initrd and the probe size, and a plain
 // probe lab ignores RehearsalInitrd.
 func TestPlanRehearsalBootstrap(t *testing.T) {
-	mk := func(manual bool) *Spec {
-		s := &Spec{Name: "reh1", Profile: ProfileProbe, LabDir: "/var/lib/bootlab/labs/reh1",
-			Topology:  Topology{Masters: 1, Workers: 1},
-			OpenShift: OpenShift{ManualBootstrap: manual},
-			Image: Image{Kernel: "/c/vmlinuz", Initrd: "/c/initramfs.img", RehearsalInitrd: "/c/rehearsal.img",
+	mk := func(manual bool) *spec.Spec {
+		s := &spec.Spec{Name: "reh1", Profile: spec.ProfileProbe, LabDir: "/var/lib/bootlab/labs/reh1",
+			Topology:  spec.Topology{Masters: 1, Workers: 1},
+			OpenShift: spec.OpenShift{ManualBootstrap: manual},
+			Image: spec.Image{Kernel: "/c/vmlinuz", Initrd: "/c/initramfs.img", RehearsalInitrd: "/c/rehearsal.img",
 				Cmdline: "console=ttyS0"}}
 		s.Defaults()
 		return s
@@ -245,7 +247,7 @@ func TestPlanRehearsalBootstrap(t *testing.T) {
 	for _, manual := range []bool{true, false} {
 		s := mk(manual)
 		assert.Equal(t, manual, s.Rehearsal())
-		p, err := NewPlan(s, PlanInput{Accelerator: AccelTCG, Boot: fakeBoot(s)})
+		p, err := NewPlan(s, PlanInput{Accelerator: spec.AccelTCG, Boot: fakeBoot(s)})
 		require.NoError(t, err)
 		for _, d := range p.Domains {
 			var dom struct {
@@ -259,14 +261,14 @@ func TestPlanRehearsalBootstrap(t *testing.T) {
 			} else {
 				assert.Equal(t, "console=ttyS0", dom.Cmdline, d.Name)
 			}
-			if manual && d.Node.Role == RoleBootstrap {
+			if manual && d.Node.Role == spec.RoleBootstrap {
 				assert.Equal(t, bootVolumePath(s, "initrd", fakeBoot(s).RehearsalInitrd), dom.Initrd, d.Name)
-				assert.Equal(t, RehearsalBootstrapMemoryMiB, d.Node.MemoryMiB, d.Name)
+				assert.Equal(t, spec.RehearsalBootstrapMemoryMiB, d.Node.MemoryMiB, d.Name)
 				continue
 			}
-			if manual && d.Node.Role == RoleMaster {
+			if manual && d.Node.Role == spec.RoleMaster {
 				assert.Equal(t, bootVolumePath(s, "initrd", fakeBoot(s).RehearsalInitrd), dom.Initrd, d.Name, "masters run real etcd too")
-				assert.Equal(t, RehearsalMasterMemoryMiB, d.Node.MemoryMiB, d.Name)
+				assert.Equal(t, spec.RehearsalMasterMemoryMiB, d.Node.MemoryMiB, d.Name)
 				continue
 			}
 			assert.Equal(t, bootVolumePath(s, "initrd", fakeBoot(s).Initrd), dom.Initrd, d.Name)
@@ -281,14 +283,14 @@ func TestPlanRehearsalBootstrap(t *testing.T) {
 // a plain probe lab gets neither the volume nor the disk.
 func TestPlanKubeVolumeReadOnlyOnBootstrapAndMasters(t *testing.T) {
 	for _, manual := range []bool{true, false} {
-		s := &Spec{Name: "reh1", Profile: ProfileProbe, LabDir: "/var/lib/bootlab/labs/reh1",
-			Topology:  Topology{Masters: 3, Workers: 1},
-			OpenShift: OpenShift{ManualBootstrap: manual},
-			Image: Image{Kernel: "/c/vmlinuz", Initrd: "/c/initramfs.img", RehearsalInitrd: "/c/rehearsal.img",
+		s := &spec.Spec{Name: "reh1", Profile: spec.ProfileProbe, LabDir: "/var/lib/bootlab/labs/reh1",
+			Topology:  spec.Topology{Masters: 3, Workers: 1},
+			OpenShift: spec.OpenShift{ManualBootstrap: manual},
+			Image: spec.Image{Kernel: "/c/vmlinuz", Initrd: "/c/initramfs.img", RehearsalInitrd: "/c/rehearsal.img",
 				KubeVolume: "/c/kube-volume/1.32.13-0123456789abcdef/kubernetes-v1.qcow2"}}
 		s.Defaults()
 		boot := fakeBoot(s)
-		p, err := NewPlan(s, PlanInput{Accelerator: AccelTCG, Boot: boot})
+		p, err := NewPlan(s, PlanInput{Accelerator: spec.AccelTCG, Boot: boot})
 		require.NoError(t, err)
 		var kube []BootVolume
 		for _, v := range p.BootVolumes {
@@ -316,7 +318,7 @@ func TestPlanKubeVolumeReadOnlyOnBootstrapAndMasters(t *testing.T) {
 					disk = &dom.Devices.Disks[i]
 				}
 			}
-			if !manual || d.Node.Role == RoleWorker {
+			if !manual || d.Node.Role == spec.RoleWorker {
 				assert.Nil(t, disk, d.Name)
 				continue
 			}

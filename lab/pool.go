@@ -9,11 +9,14 @@ import (
 	"os"
 	"strings"
 
+	"github.com/bootlab/bootlab/lab/hypervisor"
+	"github.com/bootlab/bootlab/lab/spec"
+
 	"github.com/bootlab/bootlab/internal/userfile"
 	"github.com/bootlab/bootlab/lab/labdir"
 )
 
-func (r *labRun) ownedPool(o *Object) error {
+func (r *labRun) ownedPool(o *hypervisor.Object) error {
 	if r.state.PoolUUID == o.UUID {
 		return nil
 	}
@@ -24,7 +27,7 @@ func (r *labRun) ensurePool(ctx context.Context, want NamedXML) (string, error) 
 	var did []string
 	o, err := r.hv.LookupPool(ctx, want.Name)
 	switch {
-	case errors.Is(err, ErrNotFound):
+	case errors.Is(err, hypervisor.ErrNotFound):
 		o, err = r.hv.DefinePool(ctx, want.XML)
 		if o != nil {
 			if rerr := r.record(func(st *labdir.State) { st.PoolUUID = o.UUID }); rerr != nil {
@@ -60,7 +63,7 @@ func (r *labRun) ensurePool(ctx context.Context, want NamedXML) (string, error) 
 }
 
 // checkNewPool refuses a pool just defined on a directory that already
-// held files bootlab did not make for this lab (Build checks first where
+// held files bootlab did not make for this lab (build checks first where
 // it can run a command on the hypervisor's machine; libvirt's own listing
 // is the check that holds everywhere). The pool is then undefined again,
 // leaving its directory and every file as they were.
@@ -96,7 +99,7 @@ func (r *labRun) checkNewPool(ctx context.Context, name string) error {
 // in the pool directory's lab-side twin: the lab directory.
 func (r *labRun) baseMarker() string { return labdir.BaseImageMarker(r.s) }
 
-func baseMarkerContent(s *Spec, info *ImageInfo) string {
+func baseMarkerContent(s *spec.Spec, info *ImageInfo) string {
 	return fmt.Sprintf("%s %s %d\n", s.Storage.PoolDir, info.Format, info.FileSize)
 }
 
@@ -108,7 +111,7 @@ func (r *labRun) ensureBaseVolume(ctx context.Context, want VolumePlan, info *Im
 		if b, rerr := os.ReadFile(r.baseMarker()); rerr == nil && string(b) == marker {
 			return "", nil
 		}
-		if isTestURI(r.s.Libvirt.URI) {
+		if !r.caps.UploadsVolumes {
 			return "", nil
 		}
 		// Present but not known complete: an interrupted upload. Redo it.
@@ -116,13 +119,13 @@ func (r *labRun) ensureBaseVolume(ctx context.Context, want VolumePlan, info *Im
 		if err := r.hv.DeleteVolume(ctx, pool, want.Name); err != nil {
 			return "", err
 		}
-	} else if !errors.Is(err, ErrNotFound) {
+	} else if !errors.Is(err, hypervisor.ErrNotFound) {
 		return "", err
 	}
 	if _, err := r.hv.CreateVolume(ctx, pool, want.XML); err != nil {
 		return "", err
 	}
-	if isTestURI(r.s.Libvirt.URI) {
+	if !r.caps.UploadsVolumes {
 		// The test driver cannot upload: the volume exists, empty.
 		return "created (test driver: not uploaded)", nil
 	}
@@ -150,7 +153,7 @@ func (r *labRun) ensureOverlays(ctx context.Context, vols []VolumePlan) (string,
 		if err == nil {
 			return false, nil
 		}
-		if !errors.Is(err, ErrNotFound) {
+		if !errors.Is(err, hypervisor.ErrNotFound) {
 			return false, err
 		}
 		_, err = r.hv.CreateVolume(ctx, pool, v.XML)

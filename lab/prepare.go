@@ -6,6 +6,8 @@ import (
 	"io"
 	"log/slog"
 
+	"github.com/bootlab/bootlab/lab/spec"
+
 	"github.com/bootlab/bootlab/internal/status"
 	"github.com/bootlab/bootlab/lab/images"
 	"github.com/bootlab/bootlab/lab/openshift"
@@ -22,7 +24,7 @@ type PrepareOptions struct {
 	Progress io.Writer
 	TTY      bool
 	// PullSecret is an OpenShift lab's pull secret as openshift.CheckInputs
-	// returned it (Build passes it on, so the file is read once); "" reads
+	// returned it (build passes it on, so the file is read once); "" reads
 	// openshift.pullSecretFile.
 	PullSecret string
 }
@@ -32,19 +34,19 @@ type PrepareOptions struct {
 // boot. It returns the spec the lab is built from: a copy of s whose Image
 // names those files. s itself is not changed, so a caller's validated spec
 // stays what the user wrote.
-func Prepare(ctx context.Context, s *Spec, o PrepareOptions) (*Spec, error) {
+func Prepare(ctx context.Context, s *spec.Spec, o PrepareOptions) (*spec.Spec, error) {
 	if o.Log == nil {
 		o.Log = slog.New(slog.DiscardHandler)
 	}
 	built := *s
 	switch s.Profile {
-	case ProfileProbe:
+	case spec.ProfileProbe:
 		img, err := prepareProbe(ctx, &built, o)
 		if err != nil {
 			return nil, err
 		}
 		built.Image = img
-	case ProfileOpenShift:
+	case spec.ProfileOpenShift:
 		cache := o.CacheDir
 		if cache == "" {
 			cache = images.DefaultCacheDir()

@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/bootlab/bootlab/lab/spec"
+
 	"github.com/bootlab/bootlab/lab/labdir"
 	"github.com/bootlab/bootlab/lab/pki"
 	"github.com/bootlab/bootlab/lab/probe"
@@ -18,11 +20,11 @@ import (
 // master.ign and worker.ign (installer-shaped pointer configs). It returns
 // the image the nodes boot: the spec's own kernel and initrd when it names
 // them, else the probe image's.
-func prepareProbe(ctx context.Context, s *Spec, o PrepareOptions) (Image, error) {
+func prepareProbe(ctx context.Context, s *spec.Spec, o PrepareOptions) (spec.Image, error) {
 	img := s.Image
 	own := img.Kernel != "" && img.Initrd != ""
 	if own && s.Rehearsal() && img.RehearsalInitrd == "" {
-		return img, &ValidationError{Errs: []FieldError{{Field: "image.rehearsalInitrd",
+		return img, &spec.ValidationError{Errs: []spec.FieldError{{Field: "image.rehearsalInitrd",
 			Msg: "a rehearsal lab (openshift.manualBootstrap on a probe lab) with its own image.kernel and image.initrd needs the rehearsal initrd built for that kernel too: `bootlab lab probe-image build --rehearsal --kernel K --modules M` prints it"}}}
 	}
 	if !own || (s.Rehearsal() && img.RehearsalInitrd == "") {
@@ -67,7 +69,7 @@ func prepareProbe(ctx context.Context, s *Spec, o PrepareOptions) (Image, error)
 // Kubernetes that a rehearsal lab's bootstrap and masters mount, building
 // the hyperkube and the volume into the cache the first time. The status
 // line says when this lab is the one that pays for the build.
-func prepareKubeVolume(ctx context.Context, s *Spec, o PrepareOptions) (string, error) {
+func prepareKubeVolume(ctx context.Context, s *spec.Spec, o PrepareOptions) (string, error) {
 	version := OpenShiftVersion(s)
 	cache := probe.DefaultCacheDir()
 	what := "Preparing the Kubernetes volume"
@@ -112,7 +114,7 @@ func EnsureProbeImage(ctx context.Context, log *slog.Logger, kernel, modules, re
 // ProbeInput maps a lab spec to the probe's Ignition input. The nodes that
 // serve ingress are the load balancer's ingress backends (IngressNodes), so
 // the agents and haproxy cannot disagree on them.
-func ProbeInput(s *Spec, p *pki.Lab) probe.Input {
+func ProbeInput(s *spec.Spec, p *pki.Lab) probe.Input {
 	in := probe.Input{
 		ClusterDomain:  s.Cluster.Domain(),
 		APIAddress:     s.Network.APIAddress,
@@ -133,7 +135,7 @@ func ProbeInput(s *Spec, p *pki.Lab) probe.Input {
 // WriteProbeIgnition writes each node's probe Ignition (0600, replaced
 // atomically), making or reusing the lab PKI; a rehearsal lab's bootstrap
 // also gets the lab key, its fixed host key and the release's assets.
-func WriteProbeIgnition(s *Spec) error {
+func WriteProbeIgnition(s *spec.Spec) error {
 	pkiDir := labdir.PKI(s)
 	p, err := pki.Ensure(pkiDir, "api-int."+s.Cluster.Domain())
 	if err != nil {
@@ -151,7 +153,7 @@ func WriteProbeIgnition(s *Spec) error {
 		version := OpenShiftVersion(s)
 		in.Assets = probe.AssetInput{
 			ClusterName: s.Cluster.Name, BaseDomain: s.Cluster.BaseDomain, MachineCIDR: s.Network.CIDR,
-			Masters: len(s.NodesByRole(RoleMaster)), Workers: len(s.NodesByRole(RoleWorker)),
+			Masters: len(s.NodesByRole(spec.RoleMaster)), Workers: len(s.NodesByRole(spec.RoleWorker)),
 			Release: probe.ReleaseFor(version),
 		}
 	}
@@ -181,9 +183,9 @@ func WriteProbeIgnition(s *Spec) error {
 
 // OpenShiftVersion is the release a lab plays (a probe lab's spec may
 // leave it unset): its spec's, else the default.
-func OpenShiftVersion(s *Spec) string {
+func OpenShiftVersion(s *spec.Spec) string {
 	if s.OpenShift.Version != "" {
 		return s.OpenShift.Version
 	}
-	return DefaultOpenShiftVersion
+	return spec.DefaultOpenShiftVersion
 }

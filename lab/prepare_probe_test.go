@@ -8,9 +8,12 @@ import (
 	"sort"
 	"testing"
 
+	"github.com/bootlab/bootlab/lab/spec"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/bootlab/bootlab/lab/hypervisor"
 	"github.com/bootlab/bootlab/lab/ignition"
 	"github.com/bootlab/bootlab/lab/labdir"
 	"github.com/bootlab/bootlab/lab/loadbalancer"
@@ -19,7 +22,7 @@ import (
 )
 
 func TestWriteProbeIgnition(t *testing.T) {
-	s := &Spec{Name: "p", Profile: ProfileProbe, LabDir: t.TempDir()}
+	s := &spec.Spec{Name: "p", Profile: spec.ProfileProbe, LabDir: t.TempDir()}
 	s.Defaults()
 	require.NoError(t, WriteProbeIgnition(s))
 	for _, n := range s.Nodes {
@@ -31,7 +34,7 @@ func TestWriteProbeIgnition(t *testing.T) {
 		require.NoError(t, err)
 		cfg, err := ignition.Parse(data)
 		require.NoError(t, err, n.Name)
-		if n.Role == RoleBootstrap {
+		if n.Role == spec.RoleBootstrap {
 			pc, err := probe.ParseProbeConfig(cfg)
 			require.NoError(t, err)
 			self, ok := pc.Self(n.MAC)
@@ -55,9 +58,9 @@ func TestWriteProbeIgnition(t *testing.T) {
 // 443 to: read back from the configs each pool is served (what an agent
 // finds about itself), for every topology the spec accepts.
 func TestProbeIngressNodesAreTheLoadBalancers(t *testing.T) {
-	for _, topo := range []Topology{{Masters: 1}, {Masters: 3}, {Masters: 3, Workers: 1}, {Masters: 3, Workers: 2}, {Masters: 1, Workers: 1}} {
+	for _, topo := range []spec.Topology{{Masters: 1}, {Masters: 3}, {Masters: 3, Workers: 1}, {Masters: 3, Workers: 2}, {Masters: 1, Workers: 1}} {
 		t.Run(fmt.Sprintf("1+%d+%d", topo.Masters, topo.Workers), func(t *testing.T) {
-			s := &Spec{Name: "p", Profile: ProfileProbe, LabDir: t.TempDir(), Topology: topo}
+			s := &spec.Spec{Name: "p", Profile: spec.ProfileProbe, LabDir: t.TempDir(), Topology: topo}
 			s.Defaults()
 			p, err := pki.Ensure(filepath.Join(s.LabDir, "pki"), "api-int."+s.Cluster.Domain())
 			require.NoError(t, err)
@@ -98,7 +101,7 @@ func TestProbeIngressNodesAreTheLoadBalancers(t *testing.T) {
 // Prepare builds from a copy: the spec given keeps what the user wrote,
 // the one returned names the boot files, and every node has its Ignition.
 func TestPrepareProbeLeavesTheSpecAsGiven(t *testing.T) {
-	s := &Spec{Name: "p", Profile: ProfileProbe, LabDir: t.TempDir()}
+	s := &spec.Spec{Name: "p", Profile: spec.ProfileProbe, LabDir: t.TempDir()}
 	s.Defaults()
 	dir := t.TempDir()
 	s.Image.Kernel, s.Image.Initrd = filepath.Join(dir, "vmlinuz"), filepath.Join(dir, "initrd")
@@ -110,12 +113,12 @@ func TestPrepareProbeLeavesTheSpecAsGiven(t *testing.T) {
 	assert.Equal(t, before.Image, s.Image)
 	assert.NotSame(t, s, built)
 	assert.Equal(t, s.Image.Kernel, built.Image.Kernel, "its own kernel is kept")
-	require.NoError(t, CheckBootFiles(built), "every node got its Ignition")
+	require.NoError(t, CheckBootFiles(built, hypervisor.Full()), "every node got its Ignition")
 
 	reh := *s
 	reh.OpenShift.ManualBootstrap = true
 	_, err = Prepare(context.Background(), &reh, PrepareOptions{})
-	var ve *ValidationError
+	var ve *spec.ValidationError
 	require.ErrorAs(t, err, &ve)
 	assert.Equal(t, "image.rehearsalInitrd", ve.Errs[0].Field)
 

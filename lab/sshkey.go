@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/bootlab/bootlab/lab/spec"
+
 	"golang.org/x/crypto/ssh"
 
 	"github.com/bootlab/bootlab/lab/labdir"
@@ -16,7 +18,7 @@ import (
 // EnsureSSHKey creates the lab's SSH key pair (ed25519; private key 0600 at
 // labdir.SSHKey(s), public key beside it with .pub) unless it exists. Preparers
 // put the public key into Ignition; `lab ssh` logs in with the private one.
-func EnsureSSHKey(s *Spec) error {
+func EnsureSSHKey(s *spec.Spec) error {
 	priv := labdir.SSHKey(s)
 	pub := priv + ".pub"
 	if _, err := os.Stat(priv); err == nil {
@@ -76,7 +78,7 @@ func writePublicKey(path string, k ssh.PublicKey, lab string) error {
 }
 
 // SSHPublicKey returns the lab's public key line (authorized_keys format).
-func SSHPublicKey(s *Spec) (string, error) {
+func SSHPublicKey(s *spec.Spec) (string, error) {
 	b, err := os.ReadFile(labdir.SSHKey(s) + ".pub")
 	if err != nil {
 		return "", fmt.Errorf("read lab SSH public key: %w (run `bootlab lab up` to create it)", err)
@@ -86,7 +88,7 @@ func SSHPublicKey(s *Spec) (string, error) {
 
 // EnsureRehearsalHostKey returns the rehearsal bootstrap's host key (an
 // OpenSSH private key in PEM), creating it the first time.
-func EnsureRehearsalHostKey(s *Spec) ([]byte, error) {
+func EnsureRehearsalHostKey(s *spec.Spec) ([]byte, error) {
 	p := labdir.RehearsalHostKey(s)
 	if data, err := os.ReadFile(p); err == nil {
 		if _, err := ssh.ParsePrivateKey(data); err != nil {

@@ -3,6 +3,8 @@ package lab
 import (
 	"errors"
 
+	"github.com/bootlab/bootlab/lab/spec"
+
 	"github.com/bootlab/bootlab/lab/labdir"
 )
 
@@ -13,7 +15,7 @@ import (
 // to a lab's record (host DNS set up or undone, the bootstrap pivoted away,
 // a class's claim on a lab directory) goes through here, so two commands
 // never interleave their writes. change returning an error saves nothing.
-func UpdateState(s *Spec, create bool, change func(st *labdir.State) error) error {
+func UpdateState(s *spec.Spec, create bool, change func(st *labdir.State) error) error {
 	unlock, err := labdir.Lock(s, create)
 	if err != nil {
 		return err

@@ -9,6 +9,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/bootlab/bootlab/lab/hypervisor"
+	"github.com/bootlab/bootlab/lab/spec"
+
 	"libvirt.org/go/libvirtxml"
 
 	"github.com/bootlab/bootlab/internal/sshc"
@@ -21,7 +24,7 @@ import (
 type Status struct {
 	Name         string               `json:"name"`
 	URI          string               `json:"uri"`
-	Accelerator  Accelerator          `json:"accelerator,omitempty"`
+	Accelerator  spec.Accelerator     `json:"accelerator,omitempty"`
 	Network      NetworkStatus        `json:"network"`
 	DNS          []DNSRecord          `json:"dns"`
 	LoadBalancer *loadbalancer.Status `json:"loadBalancer,omitempty"`
@@ -47,9 +50,9 @@ type DNSRecord struct {
 
 // NodeStatus is one node's domain.
 type NodeStatus struct {
-	Name   string `json:"name"`
-	Role   Role   `json:"role"`
-	Domain string `json:"domain"`
+	Name   string    `json:"name"`
+	Role   spec.Role `json:"role"`
+	Domain string    `json:"domain"`
 	// State is "running", "shut off" or "absent".
 	State string `json:"state"`
 	MAC   string `json:"mac"`
@@ -93,7 +96,7 @@ func domainSince(ctx context.Context, h host.Host, uri, domain string) time.Time
 
 // Inspect reads the lab's live state: network, DNS records, load balancer
 // backends and each node's domain and lease.
-func Inspect(ctx context.Context, hv Hypervisor, s *Spec) (*Status, error) {
+func Inspect(ctx context.Context, hv hypervisor.Hypervisor, s *spec.Spec) (*Status, error) {
 	// Empty lists, not null, in -o json when nothing of the lab exists.
 	st := &Status{Name: s.Name, URI: s.Libvirt.URI, Network: NetworkStatus{Name: s.NetworkName()}, DNS: []DNSRecord{}, Nodes: []NodeStatus{}}
 	labUUID := ""
@@ -103,10 +106,10 @@ func Inspect(ctx context.Context, hv Hypervisor, s *Spec) (*Status, error) {
 		labUUID = state.UUID
 		restored = state.Restored
 	}
-	var leases []Lease
+	var leases []hypervisor.Lease
 	net, err := hv.LookupNetwork(ctx, s.NetworkName())
 	switch {
-	case errors.Is(err, ErrNotFound):
+	case errors.Is(err, hypervisor.ErrNotFound):
 	case err != nil:
 		return nil, err
 	default:
@@ -139,12 +142,12 @@ func Inspect(ctx context.Context, hv Hypervisor, s *Spec) (*Status, error) {
 		}
 		if net.Active {
 			leases, err = hv.NetworkLeases(ctx, s.NetworkName())
-			if err != nil && !errors.Is(err, ErrUnsupported) {
+			if err != nil && !errors.Is(err, hypervisor.ErrUnsupported) {
 				return nil, err
 			}
 		}
 	}
-	if !isTestURI(s.Libvirt.URI) {
+	if hv.Capabilities().HostNetwork {
 		lb, err := loadbalancer.Inspect(ctx, loadbalancer.LabConfigOn(hv.Host(), s, false))
 		if err != nil {
 			st.LoadBalancerError = err.Error()
@@ -156,7 +159,7 @@ func Inspect(ctx context.Context, hv Hypervisor, s *Spec) (*Status, error) {
 		ns := NodeStatus{Name: n.Name, Role: n.Role, Domain: s.DomainName(n), State: "absent", MAC: n.MAC, ReservedIP: n.IP}
 		o, err := hv.LookupDomain(ctx, ns.Domain)
 		switch {
-		case errors.Is(err, ErrNotFound):
+		case errors.Is(err, hypervisor.ErrNotFound):
 		case err != nil:
 			return nil, err
 		default:

@@ -11,6 +11,9 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/bootlab/bootlab/lab/hypervisor"
+	"github.com/bootlab/bootlab/lab/spec"
+
 	"github.com/bootlab/bootlab/internal/status"
 	"github.com/bootlab/bootlab/lab/host"
 	"github.com/bootlab/bootlab/lab/labdir"
@@ -22,11 +25,11 @@ type UpOptions struct {
 	Log    *slog.Logger
 	Status *status.Status
 	// DeferRoles are defined but not started (StartNodes starts them later).
-	DeferRoles []Role
+	DeferRoles []spec.Role
 	// SkipLoadBalancer leaves haproxy alone (always skipped on test:// URIs).
 	SkipLoadBalancer bool
 	// Accelerator is kvm or tcg, already chosen by ChooseAccelerator.
-	Accelerator Accelerator
+	Accelerator spec.Accelerator
 	// DryRun changes nothing (libvirt, haproxy, files, state): the result's
 	// Changes say what up would do, decided by the same steps.
 	DryRun bool
@@ -43,7 +46,7 @@ type UpResult struct {
 	// Steps lists every step with whether it changed anything.
 	Steps []StepResult
 	// Accelerator is the one the domains use.
-	Accelerator Accelerator
+	Accelerator spec.Accelerator
 	// Changes is the plan of a dry run, in order.
 	Changes []Change
 	// DeferredOff counts the nodes of the deferred roles (DeferRoles)
@@ -51,19 +54,17 @@ type UpResult struct {
 	DeferredOff int
 }
 
-// isTestURI is true for libvirt's in-memory test driver, which runs no VMs,
-// cannot upload volumes and has no dnsmasq: nothing on the host is set up for it.
-func isTestURI(uri string) bool { return ClassifyURI(uri) == URITest }
-
 // labRun holds what one Up, Down or Inspect shares.
 type labRun struct {
-	hv Hypervisor
+	hv hypervisor.Hypervisor
 	// host is hv's machine (hv.Host()).
 	host  host.Host
-	s     *Spec
+	s     *spec.Spec
 	log   *slog.Logger
 	mu    sync.Mutex // guards state
 	state *labdir.State
+	// caps are hv's capabilities: what up sets up on the machine.
+	caps hypervisor.Capabilities
 	// plan is set on a dry run: hv is the planning wrapper, nothing on the
 	// host changes and the state is not written.
 	plan *planningHV
@@ -74,7 +75,7 @@ type labRun struct {
 // lockedLabRun takes the lab's lock (creating the lab directory when
 // create) and reads its state: what every command that changes a lab starts
 // with. unlock releases the lock; it is a no-op after an error.
-func lockedLabRun(hv Hypervisor, s *Spec, log *slog.Logger, create bool) (r *labRun, unlock func(), err error) {
+func lockedLabRun(hv hypervisor.Hypervisor, s *spec.Spec, log *slog.Logger, create bool) (r *labRun, unlock func(), err error) {
 	unlock, err = labdir.Lock(s, create)
 	if err != nil {
 		return nil, func() {}, err
@@ -90,7 +91,7 @@ func lockedLabRun(hv Hypervisor, s *Spec, log *slog.Logger, create bool) (r *lab
 // no lock, because the lock is a file (and maybe a directory) a dry run
 // must not make, and a plan read while another command changes the lab
 // is only a plan. Its hypervisor records changes instead of making them.
-func labRunFor(hv Hypervisor, s *Spec, log *slog.Logger, create, dryRun bool) (r *labRun, unlock func(), err error) {
+func labRunFor(hv hypervisor.Hypervisor, s *spec.Spec, log *slog.Logger, create, dryRun bool) (r *labRun, unlock func(), err error) {
 	if !dryRun {
 		return lockedLabRun(hv, s, log, create)
 	}
@@ -102,7 +103,7 @@ func labRunFor(hv Hypervisor, s *Spec, log *slog.Logger, create, dryRun bool) (r
 	return r, func() {}, nil
 }
 
-func newLabRun(hv Hypervisor, s *Spec, log *slog.Logger) (*labRun, error) {
+func newLabRun(hv hypervisor.Hypervisor, s *spec.Spec, log *slog.Logger) (*labRun, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
@@ -116,7 +117,7 @@ func newLabRun(hv Hypervisor, s *Spec, log *slog.Logger) (*labRun, error) {
 	if err := st.CheckIdentity(s); err != nil {
 		return nil, err
 	}
-	return &labRun{hv: hv, host: hv.Host(), s: s, log: log, state: st}, nil
+	return &labRun{hv: hv, host: hv.Host(), caps: hv.Capabilities(), s: s, log: log, state: st}, nil
 }
 
 // record updates the state and saves it at once, so an object that exists
@@ -137,8 +138,8 @@ func (r *labRun) record(f func(st *labdir.State)) error {
 // Up builds (or converges) the lab of spec s: network, pool, base image,
 // overlays, load balancer, domains. It is idempotent and resumes where a
 // failed or interrupted run stopped.
-func Up(ctx context.Context, hv Hypervisor, s *Spec, opts UpOptions) (*UpResult, error) {
-	if opts.Accelerator != AccelKVM && opts.Accelerator != AccelTCG {
+func Up(ctx context.Context, hv hypervisor.Hypervisor, s *spec.Spec, opts UpOptions) (*UpResult, error) {
+	if opts.Accelerator != spec.AccelKVM && opts.Accelerator != spec.AccelTCG {
 		return nil, fmt.Errorf("lab up: accelerator must be chosen (kvm or tcg), got %q", opts.Accelerator)
 	}
 	r, unlock, err := labRunFor(hv, s, opts.Log, true, opts.DryRun)
@@ -172,7 +173,7 @@ func Up(ctx context.Context, hv Hypervisor, s *Spec, opts UpOptions) (*UpResult,
 		return nil, err
 	}
 	var owner *VolumeOwner
-	if !isTestURI(s.Libvirt.URI) {
+	if r.caps.RunsGuests {
 		owner = qemuOwner(ctx, r.host)
 	}
 	plan, err := NewPlan(s, PlanInput{Accelerator: opts.Accelerator, Base: base, LabUUID: r.state.UUID, Ignition: ignitionDigests(s),
@@ -180,10 +181,10 @@ func Up(ctx context.Context, hv Hypervisor, s *Spec, opts UpOptions) (*UpResult,
 	if err != nil {
 		return nil, err
 	}
-	if r.state.BootstrapRemoved && s.Profile == ProfileOpenShift {
-		plan = plan.withoutRole(RoleBootstrap)
+	if r.state.BootstrapRemoved && s.Profile == spec.ProfileOpenShift {
+		plan = plan.withoutRole(spec.RoleBootstrap)
 	}
-	deferred := map[Role]bool{}
+	deferred := map[spec.Role]bool{}
 	for _, role := range opts.DeferRoles {
 		deferred[role] = true
 	}
@@ -205,7 +206,7 @@ func Up(ctx context.Context, hv Hypervisor, s *Spec, opts UpOptions) (*UpResult,
 	steps = append(steps, step{fmt.Sprintf("Creating %d disk overlays", len(plan.Overlays)), func(ctx context.Context) (string, error) {
 		return r.ensureOverlays(ctx, plan.Overlays)
 	}})
-	if !opts.SkipLoadBalancer && !isTestURI(s.Libvirt.URI) {
+	if !opts.SkipLoadBalancer && r.caps.HostNetwork {
 		where := ""
 		if r.host.Remote() {
 			where = ", on " + r.host.Name()
@@ -271,7 +272,7 @@ func Up(ctx context.Context, hv Hypervisor, s *Spec, opts UpOptions) (*UpResult,
 func (r *labRun) prepareDirs(ctx context.Context) (string, error) {
 	created := false
 	dirs := []string{r.s.LabDir}
-	consoleDir := filepath.Dir(labdir.ConsoleLog(r.s, Node{Name: "x"}))
+	consoleDir := filepath.Dir(labdir.ConsoleLog(r.s, spec.Node{Name: "x"}))
 	if r.host.Remote() {
 		// virtlogd writes the console logs on the hypervisor, in a host
 		// directory marked as this lab's when bootlab makes it.

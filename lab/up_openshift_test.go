@@ -10,6 +10,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/bootlab/bootlab/lab/spec"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"libvirt.org/go/libvirtxml"
@@ -26,19 +28,19 @@ import (
 
 // openshiftSpec is a 1+3+2 OpenShift lab whose preparer has run: an RHCOS
 // qcow2 (a header only) and one Ignition file per node in the lab directory.
-func openshiftSpec(t *testing.T) *Spec {
+func openshiftSpec(t *testing.T) *spec.Spec {
 	t.Helper()
 	s := testSpec(t, "ocp", true)
-	s.Profile = ProfileOpenShift
+	s.Profile = spec.ProfileOpenShift
 	s.OpenShift.PullSecretFile = filepath.Join(t.TempDir(), "pull-secret.json")
-	s.Topology = Topology{Masters: 3, Workers: 2}
+	s.Topology = spec.Topology{Masters: 3, Workers: 2}
 	s.Nodes = nil
 	s.Network.Mode = ""
 	s.Defaults()
 	for _, n := range s.Nodes {
 		// The bootstrap gets the full config, the others a pointer to the MCS.
 		ign := `{"ignition":{"version":"3.2.0","config":{"merge":[{"source":"https://api-int.` + s.Cluster.Domain() + `:22623/config/` + string(n.Role) + `"}]}}}`
-		if n.Role == RoleBootstrap {
+		if n.Role == spec.RoleBootstrap {
 			ign = `{"ignition":{"version":"3.2.0"},"storage":{"files":[{"path":"/usr/local/bin/bootkube.sh"}]}}`
 		}
 		require.NoError(t, os.MkdirAll(filepath.Dir(labdir.Ignition(s, n)), 0o755))
@@ -133,10 +135,10 @@ func TestUpOpenShiftBuildsTheUPILab(t *testing.T) {
 	s := openshiftSpec(t)
 	require.Len(t, s.Nodes, 6)
 
-	res, err := Up(ctx, hv, s, UpOptions{Accelerator: AccelKVM})
+	res, err := Up(ctx, hv, s, UpOptions{Accelerator: spec.AccelKVM})
 	require.NoError(t, err)
 	assert.True(t, res.Changed)
-	assert.Equal(t, AccelKVM, res.Accelerator)
+	assert.Equal(t, spec.AccelKVM, res.Accelerator)
 	calls := hv.Mutations()
 	for _, c := range []string{"DefineNetwork bootlab-ocp", "StartNetwork bootlab-ocp", "DefinePool bootlab-ocp",
 		"StartPool bootlab-ocp", "UploadVolume bootlab-ocp/base.qcow2"} {
@@ -168,7 +170,7 @@ func TestUpOpenShiftBuildsTheUPILab(t *testing.T) {
 			require.NoError(t, v.Unmarshal(hv.VolumeXML[s.VolumeName(n)]))
 			require.NotNil(t, v.BackingStore, n.Name)
 			assert.Equal(t, filepath.Join(s.Storage.PoolDir, "base.qcow2"), v.BackingStore.Path, "%s's disk is an overlay of RHCOS", n.Name)
-			assert.Equal(t, uint64(DefaultSize(ProfileOpenShift, n.Role).DiskGiB)<<30, v.Capacity.Value, n.Name)
+			assert.Equal(t, uint64(spec.DefaultSize(spec.ProfileOpenShift, n.Role).DiskGiB)<<30, v.Capacity.Value, n.Name)
 		}
 	})
 
@@ -183,7 +185,7 @@ func TestUpOpenShiftBuildsTheUPILab(t *testing.T) {
 			assert.Equal(t, "host-passthrough", d.CPU.Mode)
 			assert.Empty(t, d.OS.Kernel, "%s boots its disk, not a kernel", n.Name)
 			assert.Equal(t, "hd", d.OS.BootDevices[0].Dev)
-			assert.Equal(t, uint(DefaultSize(ProfileOpenShift, n.Role).MemoryMiB), d.Memory.Value, n.Name)
+			assert.Equal(t, uint(spec.DefaultSize(spec.ProfileOpenShift, n.Role).MemoryMiB), d.Memory.Value, n.Name)
 			assert.Equal(t, s.VolumeName(n), d.Devices.Disks[0].Source.Volume.Volume)
 
 			ign := "boot-" + n.Name + "-" + boot.Ignition[n.Name].Digest + ".ign"
@@ -213,11 +215,11 @@ func TestUpOpenShiftBuildsTheUPILab(t *testing.T) {
 		cfg := string(got)
 		for _, n := range s.Nodes {
 			switch n.Role {
-			case RoleBootstrap, RoleMaster:
+			case spec.RoleBootstrap, spec.RoleMaster:
 				assert.Contains(t, cfg, fmt.Sprintf("server %s %s:6443 ", n.Name, n.IP))
 				assert.Contains(t, cfg, fmt.Sprintf("server %s %s:22623 ", n.Name, n.IP))
 				assert.NotContains(t, cfg, fmt.Sprintf("server %s %s:443 ", n.Name, n.IP))
-			case RoleWorker:
+			case spec.RoleWorker:
 				assert.Contains(t, cfg, fmt.Sprintf("server %s %s:443 ", n.Name, n.IP), "ingress goes to the workers")
 				assert.NotContains(t, cfg, fmt.Sprintf("server %s %s:6443 ", n.Name, n.IP))
 			}
@@ -229,12 +231,12 @@ func TestUpOpenShiftBuildsTheUPILab(t *testing.T) {
 
 	st, err := labdir.LoadState(s.LabDir)
 	require.NoError(t, err)
-	assert.Equal(t, AccelKVM, st.Accelerator)
+	assert.Equal(t, spec.AccelKVM, st.Accelerator)
 	require.NotNil(t, st.Spec)
-	assert.Equal(t, ProfileOpenShift, st.Spec.Profile)
+	assert.Equal(t, spec.ProfileOpenShift, st.Spec.Profile)
 
 	hv.Reset()
-	res, err = Up(ctx, hv, s, UpOptions{Accelerator: AccelKVM})
+	res, err = Up(ctx, hv, s, UpOptions{Accelerator: spec.AccelKVM})
 	require.NoError(t, err)
 	assert.False(t, res.Changed, "second up: %+v", res.Steps)
 	assert.Empty(t, hv.Mutations())
@@ -249,14 +251,14 @@ func TestUpOpenShiftChangedIgnitionDoesNotRestartANode(t *testing.T) {
 	hv := fake.New()
 	newHAProxyMachine(t, hv)
 	s := openshiftSpec(t)
-	_, err := Up(ctx, hv, s, UpOptions{Accelerator: AccelTCG})
+	_, err := Up(ctx, hv, s, UpOptions{Accelerator: spec.AccelTCG})
 	require.NoError(t, err)
 	master := s.Nodes[1]
-	require.Equal(t, RoleMaster, master.Role)
+	require.Equal(t, spec.RoleMaster, master.Role)
 	require.NoError(t, os.WriteFile(labdir.Ignition(s, master), []byte(`{"ignition":{"version":"3.2.0"},"changed":true}`), 0o600))
 
 	hv.Reset()
-	res, err := Up(ctx, hv, s, UpOptions{Accelerator: AccelTCG})
+	res, err := Up(ctx, hv, s, UpOptions{Accelerator: spec.AccelTCG})
 	require.NoError(t, err)
 	calls := hv.Mutations()
 	assert.Equal(t, 1, countPrefix(calls, "UploadVolume bootlab-ocp/boot-"+master.Name+"-"), "the new Ignition only")
@@ -280,7 +282,7 @@ func TestUpOpenShiftAfterPivotReloadsTheLoadBalancerWithoutBootstrap(t *testing.
 	hv := fake.New()
 	lb := newHAProxyMachine(t, hv)
 	s := openshiftSpec(t)
-	_, err := Up(ctx, hv, s, UpOptions{Accelerator: AccelTCG})
+	_, err := Up(ctx, hv, s, UpOptions{Accelerator: spec.AccelTCG})
 	require.NoError(t, err)
 
 	st, err := labdir.LoadState(s.LabDir)
@@ -289,7 +291,7 @@ func TestUpOpenShiftAfterPivotReloadsTheLoadBalancerWithoutBootstrap(t *testing.
 	require.NoError(t, st.Save(s.LabDir))
 	require.NoError(t, RemoveNode(ctx, hv, s, "bootstrap"))
 
-	_, err = Up(ctx, hv, s, UpOptions{Accelerator: AccelTCG})
+	_, err = Up(ctx, hv, s, UpOptions{Accelerator: spec.AccelTCG})
 	require.NoError(t, err)
 	starts := lb.startArgs()
 	require.Len(t, starts, 2)
@@ -308,7 +310,7 @@ func TestUpOpenShiftDryRunCreatesNothing(t *testing.T) {
 	hv := fake.New()
 	lb := newHAProxyMachine(t, hv)
 	s := openshiftSpec(t)
-	res, err := Up(ctx, hv, s, UpOptions{Accelerator: AccelTCG, DryRun: true})
+	res, err := Up(ctx, hv, s, UpOptions{Accelerator: spec.AccelTCG, DryRun: true})
 	require.NoError(t, err)
 	assert.True(t, res.Changed)
 	assert.Empty(t, hv.Mutations())

@@ -13,21 +13,24 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/bootlab/bootlab/lab/spec"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/bootlab/bootlab/internal/status"
+	"github.com/bootlab/bootlab/lab/hypervisor"
 	"github.com/bootlab/bootlab/lab/hypervisor/fake"
 	"github.com/bootlab/bootlab/lab/labdir"
 )
 
 // testSpec is a small lab on a URI that is not test:// so that the base
 // image upload runs; the load balancer is skipped in every Up.
-func testSpec(t *testing.T, name string, withImage bool) *Spec {
+func testSpec(t *testing.T, name string, withImage bool) *spec.Spec {
 	t.Helper()
 	dir := t.TempDir()
-	s := &Spec{Name: name, LabDir: filepath.Join(dir, "lab"), Topology: Topology{Masters: 2, Workers: 1},
-		Network: Network{CIDR: "10.88.0.0/24"}, Storage: Storage{PoolDir: filepath.Join(dir, "pool")}}
+	s := &spec.Spec{Name: name, LabDir: filepath.Join(dir, "lab"), Topology: spec.Topology{Masters: 2, Workers: 1},
+		Network: spec.Network{CIDR: "10.88.0.0/24"}, Storage: spec.Storage{PoolDir: filepath.Join(dir, "pool")}}
 	if withImage {
 		img := filepath.Join(dir, "base.qcow2")
 		hdr := make([]byte, 4096)
@@ -40,7 +43,7 @@ func testSpec(t *testing.T, name string, withImage bool) *Spec {
 	return s
 }
 
-func upOpts() UpOptions { return UpOptions{Accelerator: AccelTCG, SkipLoadBalancer: true} }
+func upOpts() UpOptions { return UpOptions{Accelerator: spec.AccelTCG, SkipLoadBalancer: true} }
 
 func countPrefix(calls []string, prefix string) int {
 	n := 0
@@ -73,7 +76,7 @@ func TestUpCreatesEverythingThenNothing(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, hv.NetworkObjects["bootlab-t"].UUID, st.NetworkUUID)
 	assert.Equal(t, hv.PoolObjects["bootlab-t"].UUID, st.PoolUUID)
-	assert.Equal(t, AccelTCG, st.Accelerator)
+	assert.Equal(t, spec.AccelTCG, st.Accelerator)
 
 	hv.Reset()
 	res, err = Up(ctx, hv, s, upOpts())
@@ -124,7 +127,7 @@ func TestUpDefersRolesAndStartNodes(t *testing.T) {
 	hv := fake.New()
 	s := testSpec(t, "t", false)
 	opts := upOpts()
-	opts.DeferRoles = []Role{RoleWorker}
+	opts.DeferRoles = []spec.Role{spec.RoleWorker}
 	_, err := Up(ctx, hv, s, opts)
 	require.NoError(t, err)
 	assert.False(t, hv.DomainObjects["bootlab-t-worker-0"].Active)
@@ -135,7 +138,7 @@ func TestUpDefersRolesAndStartNodes(t *testing.T) {
 	require.NoError(t, err)
 	assert.Empty(t, hv.Mutations(), "a deferred worker stays off on re-run")
 
-	require.NoError(t, StartNodes(ctx, hv, s, RoleWorker))
+	require.NoError(t, StartNodes(ctx, hv, s, spec.RoleWorker))
 	assert.True(t, hv.DomainObjects["bootlab-t-worker-0"].Active)
 }
 
@@ -143,14 +146,14 @@ func TestUpRedefinesChangedDomain(t *testing.T) {
 	// The fake refuses, as libvirt does, a redefinition without the
 	// domain's UUID ("already exists with uuid"): converge must keep it.
 	for _, tc := range []struct {
-		profile Profile
+		profile spec.Profile
 		want    []string
 		detail  string
 	}{
 		// A probe node keeps nothing: it is restarted so the change applies now.
-		{ProfileProbe, []string{"DefineDomain bootlab-t-master-0", "DestroyDomain bootlab-t-master-0", "StartDomain bootlab-t-master-0"}, "master-0 redefined and restarted"},
+		{spec.ProfileProbe, []string{"DefineDomain bootlab-t-master-0", "DestroyDomain bootlab-t-master-0", "StartDomain bootlab-t-master-0"}, "master-0 redefined and restarted"},
 		// A real node is left running; the change applies at its next boot.
-		{ProfileOpenShift, []string{"DefineDomain bootlab-t-master-0"}, "master-0 redefined (takes effect at its next boot"},
+		{spec.ProfileOpenShift, []string{"DefineDomain bootlab-t-master-0"}, "master-0 redefined (takes effect at its next boot"},
 	} {
 		t.Run(string(tc.profile), func(t *testing.T) {
 			ctx := context.Background()
@@ -271,7 +274,8 @@ func TestDownRemovesOnlyThisLab(t *testing.T) {
 
 	_, err = Up(ctx, hv, s, upOpts())
 	require.NoError(t, err)
-	require.NoError(t, Down(ctx, hv, s, DownOptions{}))
+	_, err = Down(ctx, hv, s, DownOptions{})
+	require.NoError(t, err)
 
 	assert.Nil(t, hv.NetworkObjects["bootlab-t"])
 	assert.Nil(t, hv.PoolObjects["bootlab-t"])
@@ -287,7 +291,8 @@ func TestDownRemovesOnlyThisLab(t *testing.T) {
 
 	// Down again is a no-op.
 	hv.Reset()
-	require.NoError(t, Down(ctx, hv, s, DownOptions{}))
+	_, err = Down(ctx, hv, s, DownOptions{})
+	require.NoError(t, err)
 	assert.Empty(t, hv.Mutations())
 }
 
@@ -299,7 +304,8 @@ func TestDownAfterHalfFailedUp(t *testing.T) {
 	_, err := Up(ctx, hv, s, upOpts())
 	require.Error(t, err)
 	hv.Reset()
-	require.NoError(t, Down(ctx, hv, s, DownOptions{}))
+	_, err = Down(ctx, hv, s, DownOptions{})
+	require.NoError(t, err)
 	assert.Empty(t, hv.NetworkObjects)
 	assert.Empty(t, hv.PoolObjects)
 	assert.Empty(t, hv.DomainObjects)
@@ -312,7 +318,7 @@ func TestDownStepsReportWhatWasRemoved(t *testing.T) {
 	s := testSpec(t, "t", false)
 	_, err := Up(ctx, hv, s, upOpts())
 	require.NoError(t, err)
-	steps, err := DownSteps(ctx, hv, s, DownOptions{})
+	steps, err := Down(ctx, hv, s, DownOptions{})
 	require.NoError(t, err)
 	changed := map[string]string{}
 	for _, st := range steps {
@@ -323,13 +329,13 @@ func TestDownStepsReportWhatWasRemoved(t *testing.T) {
 	assert.Equal(t, "4 deleted", changed["Deleting nodes"])
 	assert.Equal(t, "deleted", changed["Deleting network bootlab-t"])
 
-	steps, err = DownSteps(ctx, hv, s, DownOptions{})
+	steps, err = Down(ctx, hv, s, DownOptions{})
 	require.NoError(t, err)
 	for _, st := range steps {
 		assert.False(t, st.Changed, "second down: %+v", st)
 	}
 	absent := testSpec(t, "absent", false)
-	steps, err = DownSteps(ctx, hv, absent, DownOptions{})
+	steps, err = Down(ctx, hv, absent, DownOptions{})
 	require.NoError(t, err)
 	for _, st := range steps {
 		assert.False(t, st.Changed, "down of a lab that was never up: %+v", st)
@@ -340,7 +346,7 @@ func TestDownStepsReportWhatWasRemoved(t *testing.T) {
 // a cluster member's data), but it says so and how; a probe lab converges:
 // the dropped node goes, with its disk.
 func TestUpNodesDroppedFromTheSpec(t *testing.T) {
-	for _, profile := range []Profile{ProfileOpenShift, ProfileProbe} {
+	for _, profile := range []spec.Profile{spec.ProfileOpenShift, spec.ProfileProbe} {
 		t.Run(string(profile), func(t *testing.T) {
 			ctx := context.Background()
 			hv := fake.New()
@@ -349,7 +355,7 @@ func TestUpNodesDroppedFromTheSpec(t *testing.T) {
 			_, err := Up(ctx, hv, s, upOpts())
 			require.NoError(t, err)
 
-			smaller := &Spec{Name: "t", Profile: profile, LabDir: s.LabDir, Topology: Topology{Masters: 2, Workers: 0},
+			smaller := &spec.Spec{Name: "t", Profile: profile, LabDir: s.LabDir, Topology: spec.Topology{Masters: 2, Workers: 0},
 				Network: s.Network, Storage: s.Storage}
 			smaller.Defaults()
 			var logs bytes.Buffer
@@ -357,7 +363,7 @@ func TestUpNodesDroppedFromTheSpec(t *testing.T) {
 			opts.Log = slog.New(slog.NewTextHandler(&logs, nil))
 			res, err := Up(ctx, hv, smaller, opts)
 			require.NoError(t, err)
-			if profile == ProfileOpenShift {
+			if profile == spec.ProfileOpenShift {
 				assert.Contains(t, logs.String(), "nodes no longer in the spec")
 				assert.Contains(t, logs.String(), "virsh undefine bootlab-t-NODE")
 				assert.Contains(t, logs.String(), "nodes=worker-0")
@@ -444,13 +450,14 @@ func TestUpAndDownRefuseALabBeingChanged(t *testing.T) {
 	_, err = Up(ctx, hv, s, upOpts())
 	require.ErrorContains(t, err, "lab t is being changed by another bootlab command")
 	assert.Empty(t, hv.Mutations())
-	_, err = DownSteps(ctx, hv, s, DownOptions{})
+	_, err = Down(ctx, hv, s, DownOptions{})
 	require.ErrorContains(t, err, "lab t is being changed by another bootlab command")
 	unlock()
 
 	_, err = Up(ctx, hv, s, upOpts())
 	require.NoError(t, err)
-	require.NoError(t, Down(ctx, hv, s, DownOptions{}))
+	_, err = Down(ctx, hv, s, DownOptions{})
+	require.NoError(t, err)
 	_, err = os.Stat(s.LabDir)
 	assert.True(t, os.IsNotExist(err), "down leaves no lock file (or lab directory) behind")
 }
@@ -461,7 +468,8 @@ func TestDownKeepImages(t *testing.T) {
 	s := testSpec(t, "t", true)
 	_, err := Up(ctx, hv, s, upOpts())
 	require.NoError(t, err)
-	require.NoError(t, Down(ctx, hv, s, DownOptions{KeepImages: true}))
+	_, err = Down(ctx, hv, s, DownOptions{KeepImages: true})
+	require.NoError(t, err)
 	calls := hv.Mutations()
 	assert.NotContains(t, calls, "DeleteVolume bootlab-t/base.qcow2")
 	assert.NotContains(t, calls, "DeletePool bootlab-t")
@@ -484,10 +492,11 @@ func TestRemoveNode(t *testing.T) {
 func TestInspect(t *testing.T) {
 	ctx := context.Background()
 	hv := fake.New()
+	hv.Caps = hypervisor.Capabilities{} // libvirt's test driver
 	s := testSpec(t, "t", false)
 	s.Libvirt.URI = "test:///default"
 	opts := upOpts()
-	opts.DeferRoles = []Role{RoleWorker}
+	opts.DeferRoles = []spec.Role{spec.RoleWorker}
 	_, err := Up(ctx, hv, s, opts)
 	require.NoError(t, err)
 	st, err := Inspect(ctx, hv, s)
@@ -503,7 +512,7 @@ func TestInspect(t *testing.T) {
 }
 
 func TestEnsureSSHKey(t *testing.T) {
-	s := &Spec{Name: "k", LabDir: t.TempDir()}
+	s := &spec.Spec{Name: "k", LabDir: t.TempDir()}
 	require.NoError(t, EnsureSSHKey(s))
 	fi, err := os.Stat(labdir.SSHKey(s))
 	require.NoError(t, err)
@@ -526,7 +535,8 @@ func TestKeepImagesSkipsUploadOnNextUp(t *testing.T) {
 	s := testSpec(t, "t", true)
 	_, err := Up(ctx, hv, s, upOpts())
 	require.NoError(t, err)
-	require.NoError(t, Down(ctx, hv, s, DownOptions{KeepImages: true}))
+	_, err = Down(ctx, hv, s, DownOptions{KeepImages: true})
+	require.NoError(t, err)
 	hv.Reset()
 	_, err = Up(ctx, hv, s, upOpts())
 	require.NoError(t, err)
@@ -560,8 +570,8 @@ func TestUpUpdatesReservationsInPlace(t *testing.T) {
 
 	// master-0 moves to .99 and a worker joins.
 	s.Nodes[1].IP = "10.88.0.99"
-	s.Nodes = append(s.Nodes, Node{Name: "worker-1", Role: RoleWorker, VCPUs: 1, MemoryMiB: 256, DiskGiB: 1,
-		MAC: DeriveMAC("t", "worker-1"), IP: "10.88.0.21"})
+	s.Nodes = append(s.Nodes, spec.Node{Name: "worker-1", Role: spec.RoleWorker, VCPUs: 1, MemoryMiB: 256, DiskGiB: 1,
+		MAC: spec.DeriveMAC("t", "worker-1"), IP: "10.88.0.21"})
 	hv.Reset()
 	res, err := Up(ctx, hv, s, upOpts())
 	require.NoError(t, err)
@@ -584,7 +594,7 @@ func TestUpAfterPivotLeavesBootstrapGone(t *testing.T) {
 	ctx := context.Background()
 	hv := fake.New()
 	s := testSpec(t, "t", true)
-	s.Profile = ProfileOpenShift
+	s.Profile = spec.ProfileOpenShift
 	_, err := Up(ctx, hv, s, upOpts())
 	require.NoError(t, err)
 
@@ -602,7 +612,7 @@ func TestUpAfterPivotLeavesBootstrapGone(t *testing.T) {
 	assert.Zero(t, countPrefix(hv.Mutations(), "CreateVolume bootlab-t/bootstrap"))
 
 	// A probe lab keeps its bootstrap VM after pivot (only the LB changes).
-	s.Profile = ProfileProbe
+	s.Profile = spec.ProfileProbe
 	hv.Reset()
 	_, err = Up(ctx, hv, s, upOpts())
 	require.NoError(t, err)

@@ -8,12 +8,14 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/bootlab/bootlab/lab/spec"
+
 	"github.com/bootlab/bootlab/internal/status"
 	"github.com/bootlab/bootlab/lab/cluster"
 	"github.com/bootlab/bootlab/lab/labdir"
 )
 
-// WaitOptions tune WaitBootstrap and WaitInstall.
+// WaitOptions tune Lab.WaitBootstrap and Lab.WaitInstall.
 type WaitOptions struct {
 	Log    *slog.Logger
 	Status *status.Status
@@ -22,7 +24,7 @@ type WaitOptions struct {
 	Net cluster.Net
 	// Connect opens the hypervisor to start deferred workers (default
 	// ConnectLibvirt).
-	Connect ConnectFunc
+	Connect Connector
 	// Timeouts and the poll interval (zero: cluster's defaults).
 	APITimeout, BootstrapTimeout, InstallTimeout, Interval time.Duration
 	// NoSSH does not log in to the bootstrap node to watch bootkube's
@@ -32,18 +34,18 @@ type WaitOptions struct {
 
 // CheckWaitable refuses a lab `lab wait` cannot follow: only a real
 // OpenShift install has a bootstrap to complete.
-func CheckWaitable(s *Spec) error {
-	if s.Profile != ProfileOpenShift {
+func CheckWaitable(s *spec.Spec) error {
+	if s.Profile != spec.ProfileOpenShift {
 		return &InputError{Err: fmt.Errorf("lab %s is a %s lab: `lab wait` follows a real OpenShift install (give a pull secret); a probe lab is checked with `bootlab lab verify`", s.Name, s.Profile)}
 	}
 	return nil
 }
 
-// WaitBootstrap tells the bootstrap of a built OpenShift lab as it happens
+// waitBootstrap tells the bootstrap of a built OpenShift lab as it happens
 // (the API, the masters' MCS, bootkube's markers over SSH) until
 // bootstrap-complete, starting the deferred workers once the masters serve
 // their config.
-func WaitBootstrap(ctx context.Context, s *Spec, st *labdir.State, o WaitOptions) error {
+func waitBootstrap(ctx context.Context, s *spec.Spec, st *labdir.State, o WaitOptions) error {
 	if err := CheckWaitable(s); err != nil {
 		return err
 	}
@@ -75,14 +77,14 @@ func WaitBootstrap(ctx context.Context, s *Spec, st *labdir.State, o WaitOptions
 			o.Log.Warn("not watching the bootstrap node over SSH", "err", err)
 		}
 	}
-	if !o.NoStartWorkers && len(s.NodesByRole(RoleWorker)) > 0 {
+	if !o.NoStartWorkers && len(s.NodesByRole(spec.RoleWorker)) > 0 {
 		w.OnWorkerConfig = func(ctx context.Context) error {
-			hv, closeHV, err := o.Connect(ctx, s.Libvirt.URI, o.Log)
+			hv, err := o.Connect(ctx, s.Libvirt.URI, o.Log)
 			if err != nil {
 				return err
 			}
-			defer func() { _ = closeHV() }()
-			return StartNodes(ctx, hv, s, RoleWorker)
+			defer hv.Close()
+			return StartNodes(ctx, hv, s, spec.RoleWorker)
 		}
 	}
 	err = cluster.WaitBootstrapComplete(ctx, w)
@@ -93,9 +95,9 @@ func WaitBootstrap(ctx context.Context, s *Spec, st *labdir.State, o WaitOptions
 	return err
 }
 
-// WaitInstall waits for install-complete: the cluster operators available,
+// waitInstall waits for install-complete: the cluster operators available,
 // then the console URL and the kubeadmin password's file.
-func WaitInstall(ctx context.Context, s *Spec, o WaitOptions) error {
+func waitInstall(ctx context.Context, s *spec.Spec, o WaitOptions) error {
 	if err := CheckWaitable(s); err != nil {
 		return err
 	}

@@ -63,11 +63,19 @@ type NodeState struct {
 }
 
 // ReadNodeState reads every marker of the catalog and the service records.
+// The markers are files in AssetDir, so one listing of it answers for all
+// of them: a stat each was one SSH session per marker, about thirty, each a
+// process on the node, and a stage run reads the state three times.
 func ReadNodeState(ctx context.Context, n node.Node, c Catalog) (*NodeState, error) {
 	st := &NodeState{markers: map[string]bool{}, succeeded: map[string]bool{}}
+	listed, ok := listAssetDir(ctx, n)
 	for _, s := range c {
 		for _, m := range append(s.Markers(), s.Done...) {
 			if _, seen := st.markers[m]; seen {
+				continue
+			}
+			if ok && !strings.Contains(m, "/") {
+				st.markers[m] = listed[m]
 				continue
 			}
 			_, err := n.Stat(ctx, path.Join(AssetDir, m))
@@ -88,7 +96,10 @@ func ReadNodeState(ctx context.Context, n node.Node, c Catalog) (*NodeState, err
 	if err != nil {
 		return nil, fmt.Errorf("read %s on %s: %w", ServiceRecords, n, err)
 	}
-	var recs []struct{ Stage, Phase, Result string }
+	var recs []struct {
+		Stage, Phase string
+		Result       Result
+	}
 	if err := json.Unmarshal(data, &recs); err != nil {
 		return nil, fmt.Errorf("%s on %s is not bootkube's JSON array of service records: %w", ServiceRecords, n, err)
 	}
@@ -98,6 +109,26 @@ func ReadNodeState(ctx context.Context, n node.Node, c Catalog) (*NodeState, err
 		}
 	}
 	return st, nil
+}
+
+// listAssetDir returns the names in AssetDir on the node, with ok false
+// when it could not list them (the markers are then looked at one by one,
+// which reports why). No AssetDir yet is an empty listing.
+func listAssetDir(ctx context.Context, n node.Node) (names map[string]bool, ok bool) {
+	out, err := node.Output(ctx, n, "ls -A1 -- "+node.ShellQuote(AssetDir))
+	if err != nil {
+		if _, serr := n.Stat(ctx, AssetDir); errors.Is(serr, fs.ErrNotExist) {
+			return map[string]bool{}, true
+		}
+		return nil, false
+	}
+	names = map[string]bool{}
+	for _, l := range strings.Split(string(out), "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			names[l] = true
+		}
+	}
+	return names, true
 }
 
 // Has reports whether marker m exists.

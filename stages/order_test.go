@@ -225,3 +225,46 @@ func TestPrerequisites(t *testing.T) {
 		})
 	}
 }
+
+// One listing of the asset directory answers for every marker (a stat each
+// was one SSH session per marker); without one, the markers are looked at
+// one by one and a failure says why.
+func TestReadNodeStateListsTheAssetDirOnce(t *testing.T) {
+	c := stages.Default()
+	for _, tc := range []struct {
+		name      string
+		setup     func(t *testing.T, n *stagestest.Node)
+		wantHas   map[string]bool
+		wantLists int
+		wantStats int
+		wantErr   string
+	}{
+		{name: "stages 01 to 06 done", setup: func(t *testing.T, n *stagestest.Node) { require.NoError(t, n.FinishBefore(c, 7)) },
+			wantHas:   map[string]bool{"openshift-manifests.done": true, "cvo-bootstrap.done": true, "etcd-bootstrap.done": false, stages.BootkubeDone: false},
+			wantLists: 1},
+		{name: "no asset directory yet", setup: func(*testing.T, *stagestest.Node) {},
+			wantHas:   map[string]bool{"openshift-manifests.done": false, stages.BootkubeDone: false},
+			wantLists: 1, wantStats: 1},
+		{name: "an asset directory that cannot be listed", setup: func(t *testing.T, n *stagestest.Node) {
+			require.NoError(t, os.MkdirAll(filepath.Join(n.Root, "opt"), 0o755))
+			require.NoError(t, os.WriteFile(filepath.Join(n.Root, "opt", "openshift"), nil, 0o644))
+		}, wantLists: 1, wantStats: 2, wantErr: "check marker"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			n := stagestest.New(t.TempDir())
+			tc.setup(t, n)
+			st, err := stages.ReadNodeState(context.Background(), n, c)
+			assert.Len(t, n.CallsWith("ls -A1 -- "), tc.wantLists)
+			assert.Len(t, n.CallsWith("stat "), tc.wantStats)
+			if tc.wantErr != "" {
+				require.Error(t, err)
+				assert.Contains(t, err.Error(), tc.wantErr)
+				return
+			}
+			require.NoError(t, err)
+			for m, want := range tc.wantHas {
+				assert.Equal(t, want, st.Has(m), m)
+			}
+		})
+	}
+}

@@ -25,7 +25,7 @@ type Record struct {
 	Number int    `json:"number"`
 	Node   string `json:"node,omitempty"`
 	// Result is success, failure or skipped.
-	Result string `json:"result,omitempty"`
+	Result Result `json:"result,omitempty"`
 	Reason string `json:"reason,omitempty"`
 	// DurationSeconds is set on "stage end".
 	DurationSeconds float64 `json:"durationSeconds,omitempty"`
@@ -45,15 +45,23 @@ type Record struct {
 // never to a lab with a UUID, which cannot prove they are its own.
 func (r Record) Of(labUUID string) bool { return r.LabUUID == labUUID }
 
-// Record phases and results.
+// Record phases.
 const (
 	PhaseStart = "stage start"
 	PhaseEnd   = "stage end"
 	PhaseSkip  = "stage skip"
+)
 
-	ResultSuccess = "success"
-	ResultFailure = "failure"
-	ResultSkipped = "skipped"
+// Result is how a stage ended: in a record (success, failure, skipped) or
+// in a run's outcome, which adds dry-run (printed, not run).
+type Result string
+
+const (
+	ResultSuccess Result = "success"
+	ResultFailure Result = "failure"
+	ResultSkipped Result = "skipped"
+	// ResultDryRun is an outcome only: the stage's script was printed.
+	ResultDryRun Result = "dry-run"
 )
 
 // RecordSink receives records.

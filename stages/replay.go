@@ -256,7 +256,7 @@ func (r *Runner) RunNodeScript(ctx context.Context, s *Stage, ns *NodeScript, op
 	}
 	if opts.DryRun {
 		_, err := opts.DryRunOut.Write(append(script, '\n'))
-		oc.Result = "dry-run"
+		oc.Result = ResultDryRun
 		return oc, err
 	}
 	if err := r.PreflightNodeScript(ctx, s, ns, opts); err != nil {

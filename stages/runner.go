@@ -134,6 +134,10 @@ type Options struct {
 	// DryRun writes each script to DryRunOut instead of running it.
 	DryRun    bool
 	DryRunOut io.Writer
+	// Preflighted says the caller has just run Preflight on the same
+	// stages and options and nothing ran on the node since: Run does not
+	// read the node's state over again (each read is SSH round trips).
+	Preflighted bool
 }
 
 // Outcome is what happened to one stage.
@@ -141,7 +145,7 @@ type Outcome struct {
 	Stage    *Stage        `json:"-"`
 	Number   int           `json:"number"`
 	Slug     string        `json:"slug"`
-	Result   string        `json:"result"` // success, failure, skipped, dry-run
+	Result   Result        `json:"result"`
 	Reason   string        `json:"reason,omitempty"`
 	Duration time.Duration `json:"duration"`
 }
@@ -185,7 +189,7 @@ func (r *Runner) Run(ctx context.Context, stages []*Stage, opts Options) ([]Outc
 		// redoes them too; each script's own check is told so.
 		vars.ForceThrough = stages[len(stages)-1].Number
 	}
-	if !opts.DryRun {
+	if !opts.DryRun && !opts.Preflighted {
 		if err := r.Preflight(ctx, stages, opts); err != nil {
 			return nil, err
 		}
@@ -216,7 +220,7 @@ func (r *Runner) Run(ctx context.Context, stages []*Stage, opts Options) ([]Outc
 				return outcomes, err
 			}
 			fmt.Fprintln(opts.DryRunOut)
-			oc.Result = "dry-run"
+			oc.Result = ResultDryRun
 			outcomes = append(outcomes, oc)
 			continue
 		}
@@ -284,13 +288,13 @@ func (r *Runner) Preflight(ctx context.Context, stages []*Stage, opts Options) e
 	return nil
 }
 
-func (r *Runner) runOne(ctx context.Context, s *Stage, script []byte) (string, time.Duration, error) {
+func (r *Runner) runOne(ctx context.Context, s *Stage, script []byte) (Result, time.Duration, error) {
 	return r.runScript(ctx, s, script, ScriptPath(s), "bootlab's annotated script "+s.ScriptFile())
 }
 
 // runScript writes script to file on the node and runs it, streaming and
 // recording; what says which script it is.
-func (r *Runner) runScript(ctx context.Context, s *Stage, script []byte, file, what string) (string, time.Duration, error) {
+func (r *Runner) runScript(ctx context.Context, s *Stage, script []byte, file, what string) (Result, time.Duration, error) {
 	start := r.now()
 	r.log().Debug("running stage", "stage", s.Label(), "script", file, "node", r.Node.String())
 	r.record(Record{Timestamp: start.UTC(), Phase: PhaseStart, Stage: s.Slug, Number: s.Number, Reason: what})

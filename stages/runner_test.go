@@ -317,3 +317,29 @@ func TestJSONLinesRecord(t *testing.T) {
 }
 
 func bytesReader(b []byte) *bytes.Reader { return bytes.NewReader(b) }
+
+// Run reads the node's state for its own preflight unless the caller has
+// just done it (stage run, before its checkpoint): the same check, once.
+func TestRunPreflightsUnlessPreflighted(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		preflighted bool
+		wantLists   int
+	}{
+		{name: "Run preflights itself", wantLists: 1},
+		{name: "the caller preflighted", preflighted: true, wantLists: 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			node := stagestest.New(t.TempDir())
+			r, _, _ := newRunner(t, node, "4.19")
+			require.NoError(t, node.FinishBefore(r.Catalog, 3))
+			sel, err := r.Catalog.Select(stages.Selection{Only: []string{"03"}})
+			require.NoError(t, err)
+			outcomes, err := r.Run(context.Background(), sel, stages.Options{Preflighted: tc.preflighted})
+			require.NoError(t, err)
+			require.Len(t, outcomes, 1)
+			assert.Equal(t, stages.ResultSuccess, outcomes[0].Result)
+			assert.Len(t, node.CallsWith("ls -A1 -- "), tc.wantLists)
+		})
+	}
+}

@@ -113,6 +113,10 @@ func (a *Agent) Run(ctx context.Context) {
 	} else {
 		a.startServers(self, merged)
 	}
+	if self.Role == probe.RoleMaster {
+		// A rehearsal master joins as a Node once a real API serves.
+		go a.joinWhenRealAPI(ctx, self, merged, nil)
+	}
 	if a.etcd != nil {
 		go a.etcdOperator().Join(ctx, self, a.etcd, etcdLeader(pc, self), merged)
 	}

@@ -66,7 +66,7 @@ func SecretFiles(c Component) []string {
 		return []string{EtcdCABundle, EtcdClientCert, EtcdClientKey, LBServerCert, LBServerKey, LocalhostServerCert, LocalhostServerKey,
 			ServiceNetworkServerCert, ServiceNetworkServerKey, ClientCABundle, ServiceAccountPub, ServiceAccountKey}
 	case KubeControllerManager:
-		return []string{Kubeconfig, ServiceAccountKey, RootCA}
+		return []string{Kubeconfig, ServiceAccountKey, RootCA, KubeletSignerCert, KubeletSignerKey}
 	default:
 		return []string{Kubeconfig}
 	}
@@ -113,6 +113,20 @@ func CheckSecrets(c Component, read ReadSecret) error {
 		}
 		if _, err := privateKey(files[ServiceAccountKey]); err != nil {
 			return fmt.Errorf("%s: %w", ServiceAccountKey, err)
+		}
+		signer, err := certs(files[KubeletSignerCert])
+		if err != nil {
+			return fmt.Errorf("%s: %w", KubeletSignerCert, err)
+		}
+		if !signer[0].IsCA {
+			return fmt.Errorf("%s is not a CA certificate: the controller manager signs the kubelets' certificates with it", KubeletSignerCert)
+		}
+		key, err := privateKey(files[KubeletSignerKey])
+		if err != nil {
+			return fmt.Errorf("%s: %w", KubeletSignerKey, err)
+		}
+		if pub, ok := key.Public().(interface{ Equal(crypto.PublicKey) bool }); !ok || !pub.Equal(signer[0].PublicKey) {
+			return fmt.Errorf("%s is not the key of %s", KubeletSignerKey, KubeletSignerCert)
 		}
 	}
 	if !bytes.Contains(files[Kubeconfig], []byte("client-certificate")) {

@@ -47,6 +47,12 @@ const (
 	// Kubeconfig is auth/kubeconfig (the admin's, system:masters), as
 	// cluster-bootstrap copies it.
 	Kubeconfig = "kubeconfig"
+	// KubeletSignerCert and KubeletSignerKey are the controller manager's
+	// cluster signer (OpenShift's kubelet-signer): it signs the kubelets'
+	// approved CSRs, and ClientCABundle carries its certificate so the API
+	// trusts what it signs.
+	KubeletSignerCert = "kubelet-signer.crt"
+	KubeletSignerKey  = "kubelet-signer.key"
 )
 
 // Defaults of a lab's control plane: OpenShift's service network and
@@ -173,6 +179,8 @@ func KubeControllerManagerArgs(in Input) []string {
 		"--use-service-account-credentials=true",
 		"--service-account-private-key-file=" + s(ServiceAccountKey),
 		"--root-ca-file=" + s(RootCA),
+		"--cluster-signing-cert-file=" + s(KubeletSignerCert),
+		"--cluster-signing-key-file=" + s(KubeletSignerKey),
 		"--cluster-cidr=" + in.ClusterCIDR,
 		"--service-cluster-ip-range=" + in.ServiceCIDR,
 		"--v=2",

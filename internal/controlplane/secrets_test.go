@@ -89,6 +89,29 @@ func TestCheckSecrets(t *testing.T) {
 			assert.Contains(t, err.Error(), tc.want)
 		})
 	}
+	// The controller manager's kubelet-signer must be a CA with its key.
+	for name, tc := range map[string]struct {
+		file string
+		data []byte
+		want string
+	}{
+		"signer key of another pair": {controlplane.KubeletSignerKey, files[controlplane.ServiceAccountKey], "kubelet-signer.key is not the key of kubelet-signer.crt"},
+		"signer that is no CA":       {controlplane.KubeletSignerCert, files[controlplane.LBServerCert], "kubelet-signer.crt is not a CA certificate"},
+		"no signer":                  {controlplane.KubeletSignerCert, nil, "kubelet-signer.crt: open"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			changed := map[string][]byte{}
+			for k, v := range files {
+				changed[k] = v
+			}
+			if tc.data == nil {
+				delete(changed, tc.file)
+			} else {
+				changed[tc.file] = tc.data
+			}
+			assert.ErrorContains(t, controlplane.CheckSecrets(controlplane.KubeControllerManager, reader(changed)), tc.want)
+		})
+	}
 	delete(files, controlplane.Kubeconfig)
 	assert.ErrorContains(t, controlplane.CheckSecrets(controlplane.KubeScheduler, reader(files)), "kubeconfig")
 }

@@ -33,7 +33,7 @@ func NewClient(cfg Config) (*Client, error) {
 		return nil, fmt.Errorf("client: the client certificate and key do not make a pair: %w", err)
 	}
 	tr := &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, Certificates: []tls.Certificate{cert},
-		ServerName: cfg.ServerName, MinVersion: tls.VersionTLS12}}
+		ServerName: cfg.ServerName, MinVersion: tls.VersionTLS12}, DialContext: cfg.Dial}
 	return &Client{server: strings.TrimSuffix(cfg.Server, "/"), http: &http.Client{Transport: tr, Timeout: 30 * time.Second}}, nil
 }
 
@@ -77,6 +77,16 @@ const maxBody = 16 << 20
 // Do sends body (JSON, when not nil) and decodes the JSON answer into out
 // (when not nil). A non-2xx answer is an *APIError.
 func (c *Client) Do(ctx context.Context, method, path string, body, out any) error {
+	return c.send(ctx, method, path, "application/json", body, out)
+}
+
+// Patch sends a JSON merge patch (RFC 7386) to path, as kubectl patch
+// --type=merge does: the way to change a status without reading it first.
+func (c *Client) Patch(ctx context.Context, path string, patch, out any) error {
+	return c.send(ctx, http.MethodPatch, path, "application/merge-patch+json", patch, out)
+}
+
+func (c *Client) send(ctx context.Context, method, path, contentType string, body, out any) error {
 	var rd io.Reader
 	if body != nil {
 		data, err := json.Marshal(body)
@@ -90,7 +100,7 @@ func (c *Client) Do(ctx context.Context, method, path string, body, out any) err
 		return err
 	}
 	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Content-Type", contentType)
 	}
 	req.Header.Set("Accept", "application/json")
 	resp, err := c.http.Do(req)

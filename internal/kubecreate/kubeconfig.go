@@ -1,8 +1,10 @@
 package kubecreate
 
 import (
+	"context"
 	"encoding/base64"
 	"fmt"
+	"net"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -22,6 +24,9 @@ type Config struct {
 	// instead of the server's host (cluster-bootstrap reaches localhost
 	// with a certificate made for api-int, say).
 	ServerName string
+	// Dial, when set, opens the connections (a node resolving the lab's
+	// names through the DHCP server's DNS); nil dials directly.
+	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
 }
 
 // kubeconfig is the subset of a kubeconfig file Load reads: the one the

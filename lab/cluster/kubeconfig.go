@@ -62,8 +62,16 @@ func LoadKubeconfig(path string) (*Kubeconfig, error) {
 		}
 		return nil, fmt.Errorf("read kubeconfig: %w", err)
 	}
+	return ParseKubeconfig(path, data, filepath.Dir(path))
+}
+
+// ParseKubeconfig reads a kubeconfig's current context from data, named
+// path in errors. Files it names are read relative to dir; with dir empty
+// (a kubeconfig read from a node) it must carry its certificates inline.
+func ParseKubeconfig(path string, data []byte, dir string) (*Kubeconfig, error) {
+	var err error
 	var f kubeconfigFile
-	if err := yaml.Unmarshal(data, &f); err != nil {
+	if err = yaml.Unmarshal(data, &f); err != nil {
 		return nil, fmt.Errorf("parse kubeconfig %s: %w", path, err)
 	}
 	if len(f.Contexts) == 0 || len(f.Clusters) == 0 || len(f.Users) == 0 {
@@ -76,7 +84,6 @@ func LoadKubeconfig(path string) (*Kubeconfig, error) {
 		}
 	}
 	k := &Kubeconfig{Path: path}
-	dir := filepath.Dir(path)
 	found := false
 	for _, c := range f.Clusters {
 		if c.Name != ctx.Context.Cluster {
@@ -115,6 +122,9 @@ func dataOrFile(b64, file, dir string) ([]byte, error) {
 	}
 	if file == "" {
 		return nil, nil
+	}
+	if dir == "" {
+		return nil, fmt.Errorf("names the file %s: a kubeconfig read from a node must carry its certificates inline (-data)", file)
 	}
 	if !filepath.IsAbs(file) {
 		file = filepath.Join(dir, file)

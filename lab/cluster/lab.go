@@ -1,9 +1,13 @@
 package cluster
 
 import (
+	"bytes"
+	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/bootlab/bootlab/internal/node"
 	"github.com/bootlab/bootlab/internal/sshc"
@@ -93,4 +97,45 @@ func BootstrapSSH(s *spec.Spec, n Net) (*node.Redialing, error) {
 		Via:            n.Via,
 		AsUser:         true,
 	}), nil
+}
+
+// RehearsalKubeconfigPath is a rehearsal lab's admin kubeconfig: on the
+// bootstrap, among the installer's assets bootlab writes there (the host
+// keeps no copy).
+const RehearsalKubeconfigPath = "/opt/openshift/auth/kubeconfig"
+
+// RehearsalClient is a client of a rehearsal lab's API with the admin
+// kubeconfig read from the bootstrap over SSH, dialled through the load
+// balancer's address.
+func RehearsalClient(ctx context.Context, s *spec.Spec, n Net) (*Client, error) {
+	ssh, err := BootstrapSSH(s, n)
+	if err != nil {
+		return nil, err
+	}
+	defer ssh.Close()
+	k, err := nodeKubeconfig(ctx, ssh, RehearsalKubeconfigPath)
+	if err != nil {
+		return nil, err
+	}
+	return NewClient(k, s.Network.APIAddress, n.Dial)
+}
+
+// commandRunner is what reading a file from a node needs of it.
+type commandRunner interface {
+	Run(ctx context.Context, cmd string, stdin io.Reader, stdout, stderr io.Writer) (int, error)
+	String() string
+}
+
+// nodeKubeconfig reads the kubeconfig at path on node r (as root).
+func nodeKubeconfig(ctx context.Context, r commandRunner, path string) (*Kubeconfig, error) {
+	var out, errb bytes.Buffer
+	code, err := r.Run(ctx, "sudo -n cat "+path, nil, &out, &errb)
+	if err == nil && code != 0 {
+		err = fmt.Errorf("exit status %d: %s", code, strings.TrimSpace(errb.String()))
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read the admin kubeconfig %s from the bootstrap (%s): %w: a rehearsal lab keeps it there only, so this needs the bootstrap up (`bootlab lab status`)",
+			path, r, err)
+	}
+	return ParseKubeconfig(r.String()+":"+path, out.Bytes(), "")
 }

@@ -3,10 +3,12 @@ package cluster
 import (
 	"context"
 	"errors"
+	"io"
 	"net"
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -74,4 +76,44 @@ func TestLabNetThroughTheHypervisor(t *testing.T) {
 	r, err := BootstrapSSH(s, Net{Via: via})
 	require.NoError(t, err)
 	assert.Same(t, via, r.Config().Via)
+}
+
+// runnerStandIn answers every command with out and code.
+type runnerStandIn struct {
+	out, errOut string
+	code        int
+	ran         []string
+}
+
+func (r *runnerStandIn) Run(_ context.Context, cmd string, _ io.Reader, stdout, stderr io.Writer) (int, error) {
+	r.ran = append(r.ran, cmd)
+	_, _ = io.WriteString(stdout, r.out)
+	_, _ = io.WriteString(stderr, r.errOut)
+	return r.code, nil
+}
+
+func (r *runnerStandIn) String() string { return "core@192.168.126.10" }
+
+// A rehearsal lab's admin kubeconfig is read from the bootstrap; it must
+// be inline there, and a bootstrap without it says what to check.
+func TestNodeKubeconfig(t *testing.T) {
+	p := newTestPKI(t)
+	data, err := os.ReadFile(writeKubeconfig(t, p, "https://api.ocp.lab.local:6443"))
+	require.NoError(t, err)
+	r := &runnerStandIn{out: string(data)}
+	k, err := nodeKubeconfig(context.Background(), r, RehearsalKubeconfigPath)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"sudo -n cat " + RehearsalKubeconfigPath}, r.ran)
+	assert.Equal(t, "https://api.ocp.lab.local:6443", k.Server)
+	assert.Equal(t, p.clientPEM, k.CertData)
+
+	withFile := strings.Replace(string(data), "client-key-data:", "client-key: /etc/admin.key\n    x-key-data:", 1)
+	_, err = nodeKubeconfig(context.Background(), &runnerStandIn{out: withFile}, RehearsalKubeconfigPath)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "must carry its certificates inline")
+
+	_, err = nodeKubeconfig(context.Background(), &runnerStandIn{code: 1, errOut: "cat: /opt/openshift/auth/kubeconfig: No such file or directory"}, RehearsalKubeconfigPath)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "No such file")
+	assert.Contains(t, err.Error(), "bootlab lab status")
 }

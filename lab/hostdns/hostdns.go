@@ -16,15 +16,12 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/bootlab/bootlab/lab/labdir"
 	"github.com/bootlab/bootlab/lab/spec"
 )
 
-// Record prefixes.
-const (
-	resolvedPrefix = "resolved:"
-	nmPrefix       = "networkmanager:"
-	fileHeader     = "# Written by bootlab for lab "
-)
+// fileHeader starts the NetworkManager drop-in bootlab writes.
+const fileHeader = "# Written by bootlab for lab "
 
 // DefaultNMDnsmasqDir is NetworkManager's dnsmasq drop-in directory.
 const DefaultNMDnsmasqDir = "/etc/NetworkManager/dnsmasq.d"
@@ -74,54 +71,54 @@ func ManualSteps(s *spec.Spec) string {
 
 // Setup makes the host resolve the cluster domain of s through the lab's
 // dnsmasq, with the default Host.
-func Setup(ctx context.Context, s *spec.Spec) (string, error) { return Default().Setup(ctx, s) }
+func Setup(ctx context.Context, s *spec.Spec) (labdir.HostDNS, error) { return Default().Setup(ctx, s) }
 
 // Undo reverses what Setup recorded, with the default Host.
-func Undo(ctx context.Context, record string) error { return Default().Undo(ctx, record) }
+func Undo(ctx context.Context, record labdir.HostDNS) error { return Default().Undo(ctx, record) }
 
 // Setup chooses by what the host runs: systemd-resolved (per-link DNS and
 // a routing-only domain on the lab bridge), else NetworkManager's dnsmasq
 // (a drop-in file with server=/<domain>/<gateway> and a reload), else a
 // *ManualStepError. It returns the record Undo takes.
-func (h *Host) Setup(ctx context.Context, s *spec.Spec) (string, error) {
+func (h *Host) Setup(ctx context.Context, s *spec.Spec) (labdir.HostDNS, error) {
 	if s.Network.Bridge == "" || s.Network.Gateway == "" {
-		return "", errors.New("network.bridge and network.gateway must be set (run Defaults first)")
+		return labdir.HostDNS{}, errors.New("network.bridge and network.gateway must be set (run Defaults first)")
 	}
 	domain := s.Cluster.Domain()
 	if h.resolvedRunning(ctx) {
 		if _, err := h.Run(ctx, "resolvectl", "dns", s.Network.Bridge, s.Network.Gateway); err != nil {
-			return "", fmt.Errorf("point %s's DNS at the lab: %w", s.Network.Bridge, err)
+			return labdir.HostDNS{}, fmt.Errorf("point %s's DNS at the lab: %w", s.Network.Bridge, err)
 		}
 		if _, err := h.Run(ctx, "resolvectl", "domain", s.Network.Bridge, "~"+domain); err != nil {
 			h.Run(ctx, "resolvectl", "revert", s.Network.Bridge)
-			return "", fmt.Errorf("route %s to %s: %w", domain, s.Network.Bridge, err)
+			return labdir.HostDNS{}, fmt.Errorf("route %s to %s: %w", domain, s.Network.Bridge, err)
 		}
-		return resolvedPrefix + s.Network.Bridge, nil
+		return labdir.HostDNS{Via: labdir.HostDNSResolved, Target: s.Network.Bridge}, nil
 	}
 	if h.nmDnsmasqRunning(ctx) {
 		file := filepath.Join(h.NMDnsmasqDir, "bootlab-"+s.Name+".conf")
 		body := fmt.Sprintf("%s%s: `bootlab lab down` removes it.\nserver=/%s/%s\n", fileHeader, s.Name, domain, s.Network.Gateway)
 		if err := os.WriteFile(file, []byte(body), 0o644); err != nil {
-			return "", fmt.Errorf("write %s: %w", file, err)
+			return labdir.HostDNS{}, fmt.Errorf("write %s: %w", file, err)
 		}
 		if _, err := h.Run(ctx, "nmcli", "general", "reload", "dns-full"); err != nil {
 			os.Remove(file)
-			return "", fmt.Errorf("reload NetworkManager's dnsmasq: %w", err)
+			return labdir.HostDNS{}, fmt.Errorf("reload NetworkManager's dnsmasq: %w", err)
 		}
-		return nmPrefix + file, nil
+		return labdir.HostDNS{Via: labdir.HostDNSNetworkManager, Target: file}, nil
 	}
-	return "", &ManualStepError{Steps: ManualSteps(s)}
+	return labdir.HostDNS{}, &ManualStepError{Steps: ManualSteps(s)}
 }
 
 // Undo reverses a Setup record: `resolvectl revert <link>`, or removing
 // bootlab's NetworkManager drop-in (only a file bootlab wrote) and a
 // reload. An empty record does nothing.
-func (h *Host) Undo(ctx context.Context, record string) error {
+func (h *Host) Undo(ctx context.Context, record labdir.HostDNS) error {
 	switch {
-	case record == "":
+	case record.IsZero():
 		return nil
-	case strings.HasPrefix(record, resolvedPrefix):
-		link := strings.TrimPrefix(record, resolvedPrefix)
+	case record.Via == labdir.HostDNSResolved:
+		link := record.Target
 		if !h.resolvedRunning(ctx) {
 			return nil // resolved's per-link settings died with it
 		}
@@ -132,8 +129,8 @@ func (h *Host) Undo(ctx context.Context, record string) error {
 			return fmt.Errorf("revert host DNS on %s: %w", link, err)
 		}
 		return nil
-	case strings.HasPrefix(record, nmPrefix):
-		file := strings.TrimPrefix(record, nmPrefix)
+	case record.Via == labdir.HostDNSNetworkManager:
+		file := record.Target
 		data, err := os.ReadFile(file)
 		if errors.Is(err, os.ErrNotExist) {
 			return nil

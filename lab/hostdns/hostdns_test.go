@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/bootlab/bootlab/lab/labdir"
 	"github.com/bootlab/bootlab/lab/spec"
 )
 
@@ -47,7 +48,8 @@ func TestSetupWithSystemdResolved(t *testing.T) {
 	s := testSpec()
 	rec, err := h.Setup(context.Background(), s)
 	require.NoError(t, err)
-	assert.Equal(t, "resolved:"+s.Network.Bridge, rec)
+	assert.Equal(t, labdir.HostDNS{Via: labdir.HostDNSResolved, Target: s.Network.Bridge}, rec)
+	assert.Equal(t, "resolved:"+s.Network.Bridge, rec.String(), "as state.json keeps it")
 	assert.Equal(t, []string{
 		"resolvectl status",
 		"resolvectl dns " + s.Network.Bridge + " 192.168.140.1",
@@ -62,10 +64,10 @@ func TestSetupWithSystemdResolved(t *testing.T) {
 func TestUndoResolvedLinkGone(t *testing.T) {
 	f := &fakeHost{answers: map[string]string{"resolvectl status": "", "resolvectl revert": "FAIL"}}
 	h := &Host{Run: f.run, LinkExists: func(string) bool { return false }}
-	assert.NoError(t, h.Undo(context.Background(), "resolved:blgone"), "a deleted bridge took its settings with it")
+	assert.NoError(t, h.Undo(context.Background(), labdir.HostDNS{Via: labdir.HostDNSResolved, Target: "blgone"}), "a deleted bridge took its settings with it")
 	assert.NotContains(t, f.calls, "resolvectl revert blgone")
 	h.LinkExists = func(string) bool { return true }
-	assert.ErrorContains(t, h.Undo(context.Background(), "resolved:blgone"), "revert host DNS on blgone")
+	assert.ErrorContains(t, h.Undo(context.Background(), labdir.HostDNS{Via: labdir.HostDNSResolved, Target: "blgone"}), "revert host DNS on blgone")
 }
 
 func TestSetupWithNetworkManagerDnsmasq(t *testing.T) {
@@ -80,7 +82,7 @@ func TestSetupWithNetworkManagerDnsmasq(t *testing.T) {
 	rec, err := h.Setup(context.Background(), s)
 	require.NoError(t, err)
 	file := filepath.Join(dir, "bootlab-dns.conf")
-	assert.Equal(t, "networkmanager:"+file, rec)
+	assert.Equal(t, labdir.HostDNS{Via: labdir.HostDNSNetworkManager, Target: file}, rec)
 	data, err := os.ReadFile(file)
 	require.NoError(t, err)
 	assert.Contains(t, string(data), "server=/ocp.lab.local/192.168.140.1\n")
@@ -101,7 +103,7 @@ func TestUndoRefusesForeignFile(t *testing.T) {
 	file := filepath.Join(dir, "bootlab-x.conf")
 	require.NoError(t, os.WriteFile(file, []byte("server=/corp/10.0.0.1\n"), 0o644))
 	h := &Host{Run: (&fakeHost{}).run}
-	err := h.Undo(context.Background(), "networkmanager:"+file)
+	err := h.Undo(context.Background(), labdir.HostDNS{Via: labdir.HostDNSNetworkManager, Target: file})
 	assert.ErrorContains(t, err, "not written by bootlab")
 	assert.FileExists(t, file)
 }
@@ -111,7 +113,7 @@ func TestSetupNeitherPrintsManualStep(t *testing.T) {
 	h := &Host{Run: f.run, NMDnsmasqDir: t.TempDir()}
 	s := testSpec()
 	rec, err := h.Setup(context.Background(), s)
-	assert.Empty(t, rec)
+	assert.True(t, rec.IsZero(), "%v", rec)
 	var me *ManualStepError
 	require.ErrorAs(t, err, &me)
 	assert.Contains(t, me.Steps, "resolvectl domain "+s.Network.Bridge+" '~ocp.lab.local'")
@@ -122,6 +124,6 @@ func TestSetupNeitherPrintsManualStep(t *testing.T) {
 
 func TestUndoEmptyAndUnknown(t *testing.T) {
 	h := &Host{Run: (&fakeHost{}).run}
-	assert.NoError(t, h.Undo(context.Background(), ""))
-	assert.ErrorContains(t, h.Undo(context.Background(), "hosts:/etc/hosts"), "unknown host DNS record")
+	assert.NoError(t, h.Undo(context.Background(), labdir.HostDNS{}))
+	assert.ErrorContains(t, h.Undo(context.Background(), labdir.HostDNS{Via: "hosts", Target: "/etc/hosts"}), "unknown host DNS record")
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"log/slog"
 	"net/netip"
 	"time"
 
@@ -81,9 +82,36 @@ type Snapshot struct {
 // for concurrent use. Lookups wrap ErrNotFound when nothing has that name;
 // the other methods act on exactly the object named.
 
+// Capabilities are what a hypervisor can do. lab asks them instead of
+// looking at the URI: libvirt's test driver (test:///default) defines
+// objects and runs nothing, a qemu driver does all of it. The zero value
+// is the test driver's.
+type Capabilities struct {
+	// RunsGuests: a started domain boots a kernel under qemu (an
+	// accelerator is chosen, boot files must exist, console logs are
+	// written, qemu's user owns the disks).
+	RunsGuests bool `json:"runsGuests"`
+	// HostNetwork: a started network is a bridge with dnsmasq on the
+	// hypervisor's machine, so the load balancer can listen on it and its
+	// bridge can collide with the machine's interfaces.
+	HostNetwork bool `json:"hostNetwork"`
+	// UploadsVolumes: a volume's content can be uploaded.
+	UploadsVolumes bool `json:"uploadsVolumes"`
+	// PoolsOnDisk: a storage pool is a directory on the hypervisor's
+	// machine, which bootlab proves it owns before using or removing it.
+	PoolsOnDisk bool `json:"poolsOnDisk"`
+}
+
+// Full are the capabilities of a hypervisor that runs guests (qemu).
+func Full() Capabilities {
+	return Capabilities{RunsGuests: true, HostNetwork: true, UploadsVolumes: true, PoolsOnDisk: true}
+}
+
 // HostInfo is the read-only part of the hypervisor that validation and
 // preflight need.
 type HostInfo interface {
+	// Capabilities say what the hypervisor can do (known at connect).
+	Capabilities() Capabilities
 	// LibvirtVersion is the daemon's version, e.g. "9.0.0".
 	LibvirtVersion(ctx context.Context) (string, error)
 	// DomainTypes lists the domain types the hypervisor offers for x86_64
@@ -167,8 +195,10 @@ type Snapshots interface {
 	DeleteSnapshot(ctx context.Context, domain, name string) error
 }
 
-// Hypervisor is every call lab makes: the whole port.
+// Hypervisor is every call lab makes: the whole port. Close ends the
+// connection (and the machine's, when the connector opened it).
 type Hypervisor interface {
+	io.Closer
 	HostInfo
 	Machine
 	Networks
@@ -177,3 +207,22 @@ type Hypervisor interface {
 	Domains
 	Snapshots
 }
+
+// Connector opens the hypervisor of a libvirt URI; the caller closes it.
+// lab/libvirt's is the real one; tests hand lab the fake through Shared.
+type Connector func(ctx context.Context, uri string, log *slog.Logger) (Hypervisor, error)
+
+// Shared is a Connector that hands out hv, already open, for every URI;
+// closing what it hands out leaves hv open (its owner closes it).
+func Shared(hv Hypervisor) Connector {
+	return func(ctx context.Context, _ string, _ *slog.Logger) (Hypervisor, error) {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		return shared{hv}, nil
+	}
+}
+
+type shared struct{ Hypervisor }
+
+func (shared) Close() error { return nil }

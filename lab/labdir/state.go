@@ -43,8 +43,8 @@ type State struct {
 	// lists the bootstrap and `up` does not add it back.
 	BootstrapRemoved bool `json:"bootstrapRemoved,omitempty"`
 	// HostDNS records how the host was told to resolve the lab domain, so
-	// `down` can undo exactly that ("resolved:<link>", "networkmanager:<file>", "").
-	HostDNS string `json:"hostDNS,omitempty"`
+	// `down` can undo exactly that.
+	HostDNS HostDNS `json:"hostDNS,omitzero"`
 	// Restored is the last checkpoint restore: a node it resumed from memory
 	// runs in a qemu started then, but continues a guest run (and probe
 	// reports) that began before.

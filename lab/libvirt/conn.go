@@ -33,6 +33,7 @@ type Conn struct {
 	host host.Host
 	// ownHost: Close closes host too (Connect opened it).
 	ownHost bool
+	caps    hypervisor.Capabilities
 }
 
 var _ hypervisor.Hypervisor = (*Conn)(nil)
@@ -102,7 +103,7 @@ func ConnectHost(ctx context.Context, uri string, h host.Host, log *slog.Logger)
 			return nil, fmt.Errorf("connect to libvirt %s: %w", uri, err)
 		}
 		log.Debug("connected to libvirt", "uri", uri)
-		return &Conn{l: l, uri: uri, log: log, host: h}, nil
+		return &Conn{l: l, uri: uri, log: log, host: h, caps: CapabilitiesOf(uri)}, nil
 	}
 	var sock string
 	// The daemon is asked for its own URI: no transport, no host
@@ -131,7 +132,7 @@ func ConnectHost(ctx context.Context, uri string, h host.Host, log *slog.Logger)
 		return nil, fmt.Errorf("connect to libvirt %s through %s: %w (is libvirtd running? start it with `libvirtd -d`)", uri, sock, err)
 	}
 	log.Debug("connected to libvirt", "uri", uri, "host", h.Name())
-	return &Conn{l: l, uri: uri, log: log, host: h}, nil
+	return &Conn{l: l, uri: uri, log: log, host: h, caps: CapabilitiesOf(uri)}, nil
 }
 
 // hostDialer opens the daemon's socket on the host (go-libvirt's
@@ -145,6 +146,22 @@ type hostDialer struct {
 func (d hostDialer) Dial() (net.Conn, error) {
 	return d.h.Dial(d.ctx, "unix", d.sock)
 }
+
+// CapabilitiesOf answers, from the URI, what a hypervisor at uri can do:
+// the qemu driver everything, the local test driver (test:///default)
+// nothing but define objects. It is the one place the URI decides. The
+// test driver over SSH (test+ssh://) plays a remote qemu hypervisor: the
+// remote integration tests drive everything up does on another machine
+// with it, without VMs.
+func CapabilitiesOf(uri string) hypervisor.Capabilities {
+	if spec.ClassifyURI(uri) == spec.URITest {
+		return hypervisor.Capabilities{}
+	}
+	return hypervisor.Full()
+}
+
+// Capabilities are CapabilitiesOf the URI connected to.
+func (c *Conn) Capabilities() hypervisor.Capabilities { return c.caps }
 
 // Host is the machine the daemon runs on.
 func (c *Conn) Host() host.Host { return c.host }

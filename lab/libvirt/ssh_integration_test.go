@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/bootlab/bootlab/lab/hypervisor"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"golang.org/x/crypto/ssh"
@@ -67,11 +69,12 @@ func TestIntegrationRemoteURIThroughSSH(t *testing.T) {
 	_, err = os.Stat(filepath.Join(hostDir, "console"))
 	assert.NoError(t, err, "up made the console directory there, over SSH")
 
-	require.NoError(t, lab.Down(ctx, c, s, lab.DownOptions{}))
+	_, err = lab.Down(ctx, c, s, lab.DownOptions{})
+	require.NoError(t, err)
 	_, err = os.Stat(hostDir)
 	assert.True(t, os.IsNotExist(err), "down removes the lab's files on the hypervisor's machine")
 	_, err = c.LookupNetwork(ctx, s.NetworkName())
-	assert.ErrorIs(t, err, lab.ErrNotFound)
+	assert.ErrorIs(t, err, hypervisor.ErrNotFound)
 
 	// A second connection checks the recorded key and records nothing new.
 	c2, err := libvirt.Connect(ctx, uri, nil)

@@ -105,20 +105,30 @@ func canAccess(fo *FileOwner, u *HostUser, want fs.FileMode) bool {
 // when libvirt offers it, the qemu user can open /dev/kvm and a kernel really
 // prints to the serial console under KVM within a few seconds (on some hosts
 // KVM looks usable but hangs every guest). BOOTLAB_ACCEL=kvm|tcg overrides.
-func ChooseAccelerator(ctx context.Context, s *spec.Spec, host hypervisor.HostInfo, log *slog.Logger) (spec.Accelerator, string, error) {
-	return ChooseAcceleratorWith(ctx, s, host, HostFacts{}, log)
-}
-
-// ChooseAcceleratorWith is ChooseAccelerator with the host facts preflight
-// was given (the zero HostFacts reads this machine).
-func ChooseAcceleratorWith(ctx context.Context, s *spec.Spec, host hypervisor.HostInfo, facts HostFacts, log *slog.Logger) (spec.Accelerator, string, error) {
+// facts are the host facts preflight was given (the zero HostFacts reads
+// this machine).
+func ChooseAccelerator(ctx context.Context, s *spec.Spec, host hypervisor.HostInfo, facts HostFacts, log *slog.Logger) (spec.Accelerator, string, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
 	return chooseAccelerator(ctx, s, host, facts.withDefaults(), log)
 }
 
+// accelChoice is an accelerator chosen and why. Unproven: auto fell back
+// to TCG only for want of a kernel to prove KVM with (lab up chooses
+// again once the lab's own boot files exist).
+type accelChoice struct {
+	accel    spec.Accelerator
+	reason   string
+	unproven bool
+}
+
 func chooseAccelerator(ctx context.Context, s *spec.Spec, host hypervisor.HostInfo, h HostFacts, log *slog.Logger) (spec.Accelerator, string, error) {
+	c, err := choose(ctx, s, host, h, log)
+	return c.accel, c.reason, err
+}
+
+func choose(ctx context.Context, s *spec.Spec, host hypervisor.HostInfo, h HostFacts, log *slog.Logger) (accelChoice, error) {
 	want, source := s.Accelerator, "accelerator: "+string(s.Accelerator)
 	if env := h.Getenv("BOOTLAB_ACCEL"); env != "" {
 		want, source = spec.Accelerator(env), "BOOTLAB_ACCEL="+env
@@ -126,67 +136,62 @@ func chooseAccelerator(ctx context.Context, s *spec.Spec, host hypervisor.HostIn
 	if want == "" {
 		want, source = spec.AccelAuto, "accelerator: auto"
 	}
-	if s.URIKind() == spec.URITest {
-		return spec.AccelTCG, "tcg: the test driver runs no VM", nil
+	if !capabilities(host).RunsGuests {
+		return accelChoice{accel: spec.AccelTCG, reason: "tcg: the test driver runs no VM"}, nil
 	}
 	remote := s.URIKind().Remote()
 	switch want {
 	case spec.AccelTCG:
-		return spec.AccelTCG, "tcg (" + source + ")", nil
+		return accelChoice{accel: spec.AccelTCG, reason: "tcg (" + source + ")"}, nil
 	case spec.AccelKVM:
 		if remote {
-			return spec.AccelKVM, "kvm (" + source + "; remote host, not checked here)", nil
+			return accelChoice{accel: spec.AccelKVM, reason: "kvm (" + source + "; remote host, not checked here)"}, nil
 		}
 		if p := kvmProblem(ctx, host, h); p != "" {
-			return "", "", fmt.Errorf("%s, but KVM is not usable: %s", source, p)
+			return accelChoice{}, fmt.Errorf("%s, but KVM is not usable: %s", source, p)
 		}
 		// Asked for, KVM is still proven: on some hosts it hangs every guest,
 		// and a lab that never boots is a worse answer than a refusal now.
 		kernel := proofKernel(s, h)
 		if kernel == "" {
-			return spec.AccelKVM, "kvm (" + source + "; no kernel here to prove it boots guests)", nil
+			return accelChoice{accel: spec.AccelKVM, reason: "kvm (" + source + "; no kernel here to prove it boots guests)"}, nil
 		}
 		log.Debug("KVM smoke test", "kernel", kernel)
 		if err := h.KVMSmoke(ctx, kernel); err != nil {
 			if ctx.Err() != nil {
-				return "", "", ctx.Err()
+				return accelChoice{}, ctx.Err()
 			}
-			return "", "", fmt.Errorf("%s, but a test guest (%s) did not boot under KVM: %v", source, kernel, err)
+			return accelChoice{}, fmt.Errorf("%s, but a test guest (%s) did not boot under KVM: %v", source, kernel, err)
 		}
-		return spec.AccelKVM, "kvm (" + source + "; a test guest booted under KVM)", nil
+		return accelChoice{accel: spec.AccelKVM, reason: "kvm (" + source + "; a test guest booted under KVM)"}, nil
 	case spec.AccelAuto:
 	default:
-		return "", "", fmt.Errorf("%s: must be auto, kvm or tcg", source)
+		return accelChoice{}, fmt.Errorf("%s: must be auto, kvm or tcg", source)
 	}
 	if remote {
 		if host != nil {
 			if types, err := host.DomainTypes(ctx); err == nil && slices.Contains(types, "kvm") {
-				return spec.AccelKVM, "kvm: the remote libvirt offers it", nil
+				return accelChoice{accel: spec.AccelKVM, reason: "kvm: the remote libvirt offers it"}, nil
 			}
 		}
-		return spec.AccelTCG, "tcg: the remote libvirt offers no kvm domain type", nil
+		return accelChoice{accel: spec.AccelTCG, reason: "tcg: the remote libvirt offers no kvm domain type"}, nil
 	}
 	if p := kvmProblem(ctx, host, h); p != "" {
-		return spec.AccelTCG, "tcg: " + p, nil
+		return accelChoice{accel: spec.AccelTCG, reason: "tcg: " + p}, nil
 	}
 	kernel := proofKernel(s, h)
 	if kernel == "" {
-		return spec.AccelTCG, NoProofKernel + " (image.kernel, " + h.BootDir + "/vmlinuz* or a cached probe kernel: `bootlab lab probe-image build`) was found to prove it boots guests; set accelerator: kvm to use it anyway", nil
+		return accelChoice{accel: spec.AccelTCG, reason: "tcg: KVM looks usable but no kernel (image.kernel, " + h.BootDir + "/vmlinuz* or a cached probe kernel: `bootlab lab probe-image build`) was found to prove it boots guests; set accelerator: kvm to use it anyway", unproven: true}, nil
 	}
 	log.Debug("KVM smoke test", "kernel", kernel)
 	if err := h.KVMSmoke(ctx, kernel); err != nil {
 		if ctx.Err() != nil {
-			return "", "", ctx.Err()
+			return accelChoice{}, ctx.Err()
 		}
-		return spec.AccelTCG, "tcg: KVM looks usable but a test guest did not boot under it (" + err.Error() + ")", nil
+		return accelChoice{accel: spec.AccelTCG, reason: "tcg: KVM looks usable but a test guest did not boot under it (" + err.Error() + ")"}, nil
 	}
-	return spec.AccelKVM, "kvm: a test guest booted under KVM", nil
+	return accelChoice{accel: spec.AccelKVM, reason: "kvm: a test guest booted under KVM"}, nil
 }
-
-// NoProofKernel starts the reason auto gives for TCG when KVM looks usable
-// but no kernel was at hand to prove it: `lab up` chooses again once the
-// lab's own boot files exist.
-const NoProofKernel = "tcg: KVM looks usable but no kernel"
 
 // proofKernel is the kernel the KVM smoke test boots: the lab's own, the
 // host's, or the cached probe kernel.

@@ -57,7 +57,7 @@ func TestChooseAcceleratorOnThisHost(t *testing.T) {
 	s.Image.Kernel = testKernel(t)
 	s.Defaults()
 	t.Setenv("BOOTLAB_ACCEL", "")
-	accel, reason, err := ChooseAccelerator(context.Background(), s, nil, nil)
+	accel, reason, err := ChooseAccelerator(context.Background(), s, nil, HostFacts{}, nil)
 	require.NoError(t, err)
 	t.Logf("chose %s: %s", accel, reason)
 	if accel == spec.AccelKVM {

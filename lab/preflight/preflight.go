@@ -21,6 +21,10 @@ type Report struct {
 	// Accelerator is what `lab up` would use, and AcceleratorReason why.
 	Accelerator       spec.Accelerator `json:"accelerator,omitempty"`
 	AcceleratorReason string           `json:"acceleratorReason,omitempty"`
+	// AcceleratorUnproven: auto fell back to TCG only because no kernel
+	// was at hand to prove KVM boots guests; lab up chooses again once the
+	// lab's own boot files exist.
+	AcceleratorUnproven bool `json:"-"`
 }
 
 // OK is true when no check failed (warnings pass).
@@ -92,6 +96,7 @@ func Run(ctx context.Context, s *spec.Spec, hvInfo hypervisor.HostInfo, opts Opt
 		log = slog.New(slog.DiscardHandler)
 	}
 	kind := s.URIKind()
+	caps := capabilities(hvInfo)
 	machine := opts.Machine
 	if hv, ok := hvInfo.(interface{ Host() host.Host }); ok && machine == nil {
 		machine = hv.Host()
@@ -115,7 +120,8 @@ func Run(ctx context.Context, s *spec.Spec, hvInfo hypervisor.HostInfo, opts Opt
 
 	// The only slow check (the KVM smoke test boots a kernel): show progress.
 	st.Start("Choosing the accelerator")
-	accel, reason, err := chooseAccelerator(ctx, s, host, h, log)
+	choice, err := choose(ctx, s, host, h, log)
+	accel, reason := choice.accel, choice.reason
 	if ctx.Err() != nil {
 		st.End(false)
 		return nil, ctx.Err()
@@ -125,8 +131,8 @@ func Run(ctx context.Context, s *spec.Spec, hvInfo hypervisor.HostInfo, opts Opt
 		c.Detail = err.Error()
 		c.Fix = "use `accelerator: tcg` (or --accel tcg), or make KVM usable: load kvm_intel/kvm_amd and check `virsh -c " + s.Libvirt.URI + " domcapabilities --virttype kvm`"
 	} else {
-		r.Accelerator, r.AcceleratorReason = accel, reason
-		if accel == spec.AccelTCG && s.Accelerator != spec.AccelTCG && kind != spec.URITest {
+		r.Accelerator, r.AcceleratorReason, r.AcceleratorUnproven = accel, reason, choice.unproven
+		if accel == spec.AccelTCG && s.Accelerator != spec.AccelTCG && caps.RunsGuests {
 			c.Warning = true
 			c.Fix = "guests run under software emulation (TCG), several times slower; on a host with working KVM set accelerator: kvm"
 		}
@@ -156,22 +162,29 @@ func Run(ctx context.Context, s *spec.Spec, hvInfo hypervisor.HostInfo, opts Opt
 	add(checkTool(h, CheckQEMUImg, "qemu-img", "apt-get install -y qemu-utils   (Fedora/RHEL: dnf install -y qemu-img)"))
 
 	add(checkNetwork(ctx, s, host, h))
-	if kind != spec.URITest {
+	if caps.HostNetwork {
 		add(checkLoadBalancer(ctx, s, h, machine))
 	}
-
-	switch kind {
-	case spec.URILocalSystem, spec.URILocalSession, spec.URIRemoteSSH, spec.URIRemoteLibvirtOnly, spec.URIInvalid:
-		add(checkMemory(s, h))
-		add(checkDisk(s, h))
-		if kind == spec.URILocalSystem || kind.Remote() {
-			add(checkAccess(CheckPoolAccess, "storage.poolDir", s.Storage.PoolDir, h))
-		}
-		if kind == spec.URILocalSystem {
-			add(checkAccess(CheckLabAccess, "labDir", s.LabDir, h))
-		}
-	case spec.URITest:
+	if !caps.RunsGuests {
 		add(check.Result{Name: CheckMemory, OK: true, Detail: "not needed: the test driver runs no VM"})
+		return r, nil
+	}
+	add(checkMemory(s, h))
+	add(checkDisk(s, h))
+	if kind == spec.URILocalSystem || kind.Remote() {
+		add(checkAccess(CheckPoolAccess, "storage.poolDir", s.Storage.PoolDir, h))
+	}
+	if kind == spec.URILocalSystem {
+		add(checkAccess(CheckLabAccess, "labDir", s.LabDir, h))
 	}
 	return r, nil
+}
+
+// capabilities are the hypervisor's; without a connection, a hypervisor
+// that runs guests is assumed, so every check that could apply is shown.
+func capabilities(hv hypervisor.HostInfo) hypervisor.Capabilities {
+	if hv == nil {
+		return hypervisor.Full()
+	}
+	return hv.Capabilities()
 }

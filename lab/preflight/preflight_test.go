@@ -24,6 +24,15 @@ type fakeHost struct {
 	types   []string
 	nets    []hypervisor.NetworkInfo
 	err     error
+	// testDriver: the host answers as libvirt's test driver (no guests).
+	testDriver bool
+}
+
+func (f *fakeHost) Capabilities() hypervisor.Capabilities {
+	if f.testDriver {
+		return hypervisor.Capabilities{}
+	}
+	return hypervisor.Full()
 }
 
 func (f *fakeHost) LibvirtVersion(context.Context) (string, error) { return f.version, f.err }
@@ -300,7 +309,7 @@ func TestPreflightChecksTheRemoteHost(t *testing.T) {
 
 func TestPreflightTestURI(t *testing.T) {
 	g := newGoodHost(t)
-	r := run(t, preflightSpec(t, func(s *spec.Spec) { s.Libvirt.URI = "test:///default" }), &fakeHost{version: "9.0.0", types: []string{"test"}}, g)
+	r := run(t, preflightSpec(t, func(s *spec.Spec) { s.Libvirt.URI = "test:///default" }), &fakeHost{version: "9.0.0", types: []string{"test"}, testDriver: true}, g)
 	assert.True(t, r.OK(), "%+v", r.Checks)
 	assert.Equal(t, spec.AccelTCG, r.Accelerator)
 	assert.False(t, checkOf(t, r, CheckAccel).Warning)
@@ -424,4 +433,18 @@ func TestParseProcTCP(t *testing.T) {
 
 	_, err = parseProcTCP("head\n 0: zz:1 0 0A\n")
 	assert.Error(t, err)
+}
+
+// Auto without a kernel to prove KVM falls back to TCG and says the choice
+// is unproven (lab up chooses again once the boot files exist); a choice
+// proven either way is not.
+func TestPreflightMarksAnUnprovenAccelerator(t *testing.T) {
+	g := newGoodHost(t)
+	r := run(t, preflightSpec(t, func(s *spec.Spec) { s.Image.Kernel = "" }), kvmHost(), g)
+	assert.Equal(t, spec.AccelTCG, r.Accelerator)
+	assert.True(t, r.AcceleratorUnproven, r.AcceleratorReason)
+
+	r = run(t, preflightSpec(t, nil), kvmHost(), newGoodHost(t))
+	assert.Equal(t, spec.AccelKVM, r.Accelerator)
+	assert.False(t, r.AcceleratorUnproven)
 }

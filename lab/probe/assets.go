@@ -81,7 +81,6 @@ func RehearsalAssets(in Input, a AssetInput) ([]ignition.File, error) {
 
 	// tls/: the lab CA and what it signed, named as the installer names them.
 	add(AssetDir+"/tls/root-ca.crt", 0o644, in.PKI.CA.CertPEM)
-	add(AssetDir+"/tls/kube-apiserver-complete-client-ca-bundle.crt", 0o644, in.PKI.CA.CertPEM)
 	add(AssetDir+"/tls/machine-config-server.crt", 0o644, in.PKI.MCS.CertPEM)
 	add(AssetDir+"/tls/machine-config-server.key", 0o600, in.PKI.MCS.KeyPEM)
 	// The etcd signer, an intermediate of the lab CA: the etcd render
@@ -97,13 +96,11 @@ func RehearsalAssets(in Input, a AssetInput) ([]ignition.File, error) {
 	// The bootstrap control plane's serving pairs and service-account keys
 	// (stages 08-10's pods name them; cluster-bootstrap copies tls/ into
 	// /etc/kubernetes/bootstrap-secrets).
-	cpTLS, err := ControlPlaneTLS(in.PKI.CA, domain, controlplane.DefaultServiceCIDR)
+	cpTLS, err := controlPlaneFiles(in)
 	if err != nil {
 		return nil, err
 	}
-	for _, f := range cpTLS {
-		add(AssetDir+"/tls/"+f.Name, f.Mode, f.Data)
-	}
+	files = append(files, cpTLS...)
 	// The CVO overrides the installer set aside for bootstrap (none were
 	// given: the installer's CVOIgnore asset then writes null), which
 	// stage 14 patches back into the ClusterVersion.
@@ -119,8 +116,7 @@ func RehearsalAssets(in Input, a AssetInput) ([]ignition.File, error) {
 	if err != nil {
 		return nil, err
 	}
-	kubelet, err := pki.NewClient(in.PKI.CA, "system:serviceaccount:openshift-machine-config-operator:node-bootstrapper",
-		[]string{"system:serviceaccounts", "system:serviceaccounts:openshift-machine-config-operator"})
+	kubelet, err := nodeBootstrapper(in)
 	if err != nil {
 		return nil, err
 	}
@@ -257,6 +253,57 @@ func sshMachineConfig(role, key string) map[string]any {
 }
 
 // kubeconfig renders a one-context kubeconfig with embedded credentials.
+// controlPlaneFiles are tls/'s files for the bootstrap control plane:
+// ControlPlaneTLS's, and the client CA bundle, the lab CA with the
+// kubelet-signer, so the API trusts the kubelets' certificates the
+// controller manager signs.
+func controlPlaneFiles(in Input) ([]ignition.File, error) {
+	cpTLS, err := ControlPlaneTLS(in.PKI.CA, in.ClusterDomain, controlplane.DefaultServiceCIDR)
+	if err != nil {
+		return nil, err
+	}
+	var out []ignition.File
+	bundle := append([]byte(nil), in.PKI.CA.CertPEM...)
+	for _, f := range cpTLS {
+		out = append(out, ignition.File{Path: AssetDir + "/tls/" + f.Name, Mode: f.Mode, Data: f.Data})
+		if f.Name == controlplane.KubeletSignerCert {
+			bundle = append(bundle, f.Data...)
+		}
+	}
+	return append(out, ignition.File{Path: AssetDir + "/tls/" + controlplane.ClientCABundle, Mode: 0o644, Data: bundle}), nil
+}
+
+// NodeBootstrapKubeconfigPath is where a node's kubelet finds its
+// bootstrap kubeconfig (the machine-config's /etc/kubernetes/kubeconfig).
+const NodeBootstrapKubeconfigPath = "/etc/kubernetes/kubeconfig"
+
+// nodeBootstrapper is the installer's kubelet bootstrap identity: the
+// machine-config-operator's node-bootstrapper service account.
+func nodeBootstrapper(in Input) (pki.Pair, error) {
+	return pki.NewClient(in.PKI.CA, "system:serviceaccount:openshift-machine-config-operator:node-bootstrapper",
+		[]string{"system:serviceaccounts", "system:serviceaccounts:openshift-machine-config-operator"})
+}
+
+// rehearsalMasterFiles are what a rehearsal master's served config adds
+// for its kubelet stand-in's join: the bootstrap kubeconfig (api-int, the
+// node-bootstrapper), as the MCO's rendered master config has it, and
+// the release metadata, for the kubelet version the Node reports.
+func rehearsalMasterFiles(in Input, a AssetInput) ([]ignition.File, error) {
+	boot, err := nodeBootstrapper(in)
+	if err != nil {
+		return nil, err
+	}
+	kc, err := kubeconfig(a.ClusterName, "https://api-int."+in.ClusterDomain+":6443", "kubelet", in.PKI.CA.CertPEM, boot)
+	if err != nil {
+		return nil, err
+	}
+	rel, err := json.MarshalIndent(a.Release, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	return []ignition.File{{Path: NodeBootstrapKubeconfigPath, Mode: 0o600, Data: kc}, {Path: ReleaseMetadataPath, Mode: 0o644, Data: rel}}, nil
+}
+
 func kubeconfig(cluster, server, user string, caPEM []byte, client pki.Pair) ([]byte, error) {
 	b64 := base64.StdEncoding.EncodeToString
 	return yaml.Marshal(map[string]any{

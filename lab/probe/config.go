@@ -193,12 +193,12 @@ func Generate(in Input) (*Configs, error) {
 		if etcdSigner, err = pki.NewIntermediate(in.PKI.CA, "etcd-signer"); err != nil {
 			return nil, err
 		}
-		join, certs, err := masterEtcd(in, etcdSigner)
+		join, files, err := rehearsalMaster(in, etcdSigner)
 		if err != nil {
-			return nil, fmt.Errorf("master etcd certificates: %w", err)
+			return nil, err
 		}
 		masterPool.Etcd = join
-		masterFiles = append(masterFiles, certs...)
+		masterFiles = append(masterFiles, files...)
 	}
 	if out.MasterServed, err = full(masterPool, masterFiles...); err != nil {
 		return nil, fmt.Errorf("master config: %w", err)
@@ -237,6 +237,21 @@ func Generate(in Input) (*Configs, error) {
 // etcd-serving-NAME and etcd-peer-NAME), the CA bundle, and the client
 // certificate the etcd operator uses. One served config carries every
 // master's keys (the MCS serves one config per pool): a lab-only shortcut.
+// rehearsalMaster is what a rehearsal master's served config adds: where
+// the bootstrap member is, the master's etcd certificates and its
+// kubelet's bootstrap files.
+func rehearsalMaster(in Input, etcdSigner pki.Pair) (*EtcdJoin, []ignition.File, error) {
+	join, certs, err := masterEtcd(in, etcdSigner)
+	if err != nil {
+		return nil, nil, fmt.Errorf("master etcd certificates: %w", err)
+	}
+	kubelet, err := rehearsalMasterFiles(in, in.Assets)
+	if err != nil {
+		return nil, nil, fmt.Errorf("master kubelet bootstrap files: %w", err)
+	}
+	return join, append(certs, kubelet...), nil
+}
+
 func masterEtcd(in Input, signer pki.Pair) (*EtcdJoin, []ignition.File, error) {
 	join := &EtcdJoin{}
 	for _, n := range in.Nodes {

@@ -26,7 +26,9 @@ type TLSFile struct {
 // control plane, signed by the lab CA ca: the kube-apiserver's serving
 // pairs (api and api-int behind the load balancer; localhost; the service
 // network's kubernetes.default.svc and first IP of serviceCIDR) and the
-// service-account signing key pair. Keys are 0600.
+// service-account signing key pair, and the kubelet-signer (an
+// intermediate of ca) the controller manager signs the kubelets'
+// certificates with. Keys are 0600.
 func ControlPlaneTLS(ca pki.Pair, clusterDomain, serviceCIDR string) ([]TLSFile, error) {
 	svc, err := firstServiceIP(serviceCIDR)
 	if err != nil {
@@ -64,9 +66,15 @@ func ControlPlaneTLS(ca pki.Pair, clusterDomain, serviceCIDR string) ([]TLSFile,
 	if err != nil {
 		return nil, err
 	}
+	signer, err := pki.NewIntermediate(ca, "kubelet-signer")
+	if err != nil {
+		return nil, err
+	}
 	return append(out,
 		TLSFile{controlplane.ServiceAccountKey, 0o600, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: priv})},
-		TLSFile{controlplane.ServiceAccountPub, 0o644, pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: pub})}), nil
+		TLSFile{controlplane.ServiceAccountPub, 0o644, pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: pub})},
+		TLSFile{controlplane.KubeletSignerCert, 0o644, signer.CertPEM},
+		TLSFile{controlplane.KubeletSignerKey, 0o600, signer.KeyPEM}), nil
 }
 
 // firstServiceIP is the kubernetes service's address: the first of the

@@ -2,6 +2,7 @@ package probe
 
 import (
 	"crypto/x509"
+	"encoding/base64"
 	"encoding/pem"
 	"strings"
 	"testing"
@@ -98,4 +99,55 @@ func pemBlock(t *testing.T, data []byte) []byte {
 	b, _ := pem.Decode(data)
 	require.NotNil(t, b)
 	return b.Bytes
+}
+
+// A rehearsal master's served config carries the kubelet's bootstrap
+// kubeconfig (api-int, the node-bootstrapper, 0600) and the release
+// metadata, for its kubelet stand-in's join; a probe lab's does not.
+func TestRehearsalMasterKubeletBootstrapFiles(t *testing.T) {
+	in := rehearsalInput(t)
+	cfgs, err := Generate(in)
+	require.NoError(t, err)
+	served, err := ignition.Parse(cfgs.MasterServed)
+	require.NoError(t, err)
+	kc, ok, err := ignition.FileContents(served, NodeBootstrapKubeconfigPath)
+	require.NoError(t, err)
+	require.True(t, ok)
+	assert.Contains(t, string(kc), "server: https://api-int."+in.ClusterDomain+":6443")
+	for _, f := range served.Storage.Files {
+		if f.Path == NodeBootstrapKubeconfigPath {
+			assert.Equal(t, 0o600, *f.Mode)
+		}
+	}
+	certPEM := kubeconfigField(t, kc, "client-certificate-data")
+	block, _ := pem.Decode(certPEM)
+	require.NotNil(t, block)
+	cert, err := x509.ParseCertificate(block.Bytes)
+	require.NoError(t, err)
+	assert.Equal(t, "system:serviceaccount:openshift-machine-config-operator:node-bootstrapper", cert.Subject.CommonName)
+	rel, ok, err := ignition.FileContents(served, ReleaseMetadataPath)
+	require.NoError(t, err)
+	require.True(t, ok)
+	assert.Contains(t, string(rel), `"kubernetesVersion"`)
+
+	plain, err := Generate(testInput(t))
+	require.NoError(t, err)
+	served, err = ignition.Parse(plain.MasterServed)
+	require.NoError(t, err)
+	_, ok, err = ignition.FileContents(served, NodeBootstrapKubeconfigPath)
+	require.NoError(t, err)
+	assert.False(t, ok, "a probe lab's masters join nothing")
+}
+
+func kubeconfigField(t *testing.T, kc []byte, field string) []byte {
+	t.Helper()
+	for _, l := range strings.Split(string(kc), "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(l), field+": "); ok {
+			data, err := base64.StdEncoding.DecodeString(v)
+			require.NoError(t, err)
+			return data
+		}
+	}
+	require.FailNow(t, "no "+field)
+	return nil
 }

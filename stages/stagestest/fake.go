@@ -171,7 +171,7 @@ func (n *Node) FinishBefore(c stages.Catalog, number int) error {
 			}
 		}
 		if record != "" {
-			recs = append(recs, map[string]string{"phase": stages.PhaseEnd, "stage": record, "result": stages.ResultSuccess})
+			recs = append(recs, map[string]string{"phase": stages.PhaseEnd, "stage": record, "result": string(stages.ResultSuccess)})
 		}
 	}
 	if len(recs) == 0 {

@@ -15,10 +15,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bootlab/bootlab/lab/spec"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/bootlab/bootlab/lab"
 	"github.com/bootlab/bootlab/lab/labdir"
 )
 
@@ -87,7 +88,7 @@ overrides:
 	require.NoError(t, json.Unmarshal([]byte(up.Stdout), &res), up.String())
 	require.Len(t, res.Labs, 3)
 	labName := map[string]string{}
-	specs := map[string]*lab.Spec{}
+	specs := map[string]*spec.Spec{}
 	cidrs := map[string]bool{}
 	for _, l := range res.Labs {
 		assert.Empty(t, l.Error)

@@ -23,7 +23,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/bootlab/bootlab/lab"
+	"github.com/bootlab/bootlab/lab/spec"
+
 	"github.com/bootlab/bootlab/lab/labdir"
 	"github.com/bootlab/bootlab/lab/preflight"
 )
@@ -244,7 +245,7 @@ func labDown(t *testing.T, labDir string, args ...string) result {
 	r := mustRun(t, append([]string{"lab", "down"}, args...)...)
 	left := labDirLeft(t, labDir)
 	if slices.Contains(args, "--keep-images") {
-		marker := filepath.Base(labdir.BaseImageMarker(&lab.Spec{LabDir: labDir}))
+		marker := filepath.Base(labdir.BaseImageMarker(&spec.Spec{LabDir: labDir}))
 		left = slices.DeleteFunc(left, func(p string) bool { return p == marker })
 	}
 	if len(left) > 0 {

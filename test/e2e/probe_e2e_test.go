@@ -16,10 +16,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bootlab/bootlab/lab/spec"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/bootlab/bootlab/lab"
 	"github.com/bootlab/bootlab/lab/ignition"
 	"github.com/bootlab/bootlab/lab/labdir"
 	"github.com/bootlab/bootlab/lab/pki"
@@ -60,9 +61,9 @@ func failedChecks(v verifyResult) []string {
 	return out
 }
 
-func loadSpec(t *testing.T, l labEnv) *lab.Spec {
+func loadSpec(t *testing.T, l labEnv) *spec.Spec {
 	t.Helper()
-	s, err := lab.Load(l.SpecFile)
+	s, err := spec.Load(l.SpecFile)
 	require.NoError(t, err)
 	s.Defaults()
 	return s

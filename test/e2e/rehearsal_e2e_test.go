@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bootlab/bootlab/lab/spec"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"golang.org/x/crypto/ssh"
@@ -50,7 +52,7 @@ func TestRehearsalLab(t *testing.T) {
 	require.True(t, st.Spec.Rehearsal(), "the lab state records the rehearsal")
 	bs, _ := st.Spec.Node("bootstrap")
 	var xml string
-	assert.Equal(t, lab.RehearsalBootstrapMemoryMiB, bs.MemoryMiB)
+	assert.Equal(t, spec.RehearsalBootstrapMemoryMiB, bs.MemoryMiB)
 	xml, err = virsh(t, "dumpxml", st.Spec.DomainName(bs))
 	require.NoError(t, err)
 	assertBootsInitrd(t, xml, st.Spec.Image.RehearsalInitrd, "the rehearsal bootstrap boots the rehearsal initrd")
@@ -58,7 +60,7 @@ func TestRehearsalLab(t *testing.T) {
 	mxml, err := virsh(t, "dumpxml", st.Spec.DomainName(m0))
 	require.NoError(t, err)
 	assertBootsInitrd(t, mxml, st.Spec.Image.RehearsalInitrd, "masters run real etcd: they boot the rehearsal initrd")
-	assert.Equal(t, lab.RehearsalMasterMemoryMiB, m0.MemoryMiB)
+	assert.Equal(t, spec.RehearsalMasterMemoryMiB, m0.MemoryMiB)
 
 	// The node is up when lab ssh gets through.
 	var r result
@@ -149,8 +151,8 @@ func TestRehearsalLab(t *testing.T) {
 	// memberList asks any member that answers, as the masters join and
 	// the bootstrap's leaves.
 	endpoints := "https://localhost:2379"
-	var masterNodes []lab.Node
-	for _, n := range st.Spec.NodesByRole(lab.RoleMaster) {
+	var masterNodes []spec.Node
+	for _, n := range st.Spec.NodesByRole(spec.RoleMaster) {
 		endpoints += ",https://" + n.IP + ":2379"
 		masterNodes = append(masterNodes, n)
 	}
@@ -243,7 +245,7 @@ func TestRehearsalLab(t *testing.T) {
 	for _, es := range statuses {
 		assert.Equal(t, etcdVersion, es.Status.Version, "etcd server version at %s", es.Endpoint)
 	}
-	etcdCheck := func(n lab.Node) string {
+	etcdCheck := func(n spec.Node) string {
 		f, err := os.Open(labdir.ConsoleLog(st.Spec, n))
 		require.NoError(t, err)
 		defer f.Close()
@@ -260,7 +262,7 @@ func TestRehearsalLab(t *testing.T) {
 	// The member list can show a change a report interval before the
 	// master's agent has seen it on its own etcd and said so: wait for the
 	// agent's report, not only for the list.
-	waitEtcdCheck := func(n lab.Node, want string) string {
+	waitEtcdCheck := func(n spec.Node, want string) string {
 		got := etcdCheck(n)
 		for deadline := time.Now().Add(2 * time.Minute); !strings.Contains(got, want) && time.Now().Before(deadline); got = etcdCheck(n) {
 			time.Sleep(3 * time.Second)

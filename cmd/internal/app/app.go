@@ -27,7 +27,7 @@ import (
 	"github.com/bootlab/bootlab/cmd/internal/stagecmd"
 	"github.com/bootlab/bootlab/internal/status"
 	"github.com/bootlab/bootlab/internal/version"
-	"github.com/bootlab/bootlab/lab/libvirt"
+	"github.com/bootlab/bootlab/lab"
 )
 
 // Main runs bootlab with the process's arguments and streams and returns the
@@ -61,7 +61,7 @@ func execute(ctx context.Context, streams cmdutil.Streams, args []string, newRoo
 			exit = reportBug(streams.ErrOut, r, debug.Stack())
 		}
 	}()
-	f := &cmdutil.Factory{Streams: streams}
+	f := &cmdutil.Factory{Streams: streams, Connect: lab.ConnectLibvirt}
 	root := newRoot(f)
 	root.SetArgs(args)
 	root.SetIn(streams.In)
@@ -253,7 +253,7 @@ func newLogger(s cmdutil.Streams, verbosity int, quiet bool, format string) *slo
 	case quiet:
 		level = charmlog.ErrorLevel
 	case verbosity > 1:
-		level = charmlog.Level(libvirt.LevelXML) // -vv: also the XML sent to libvirt
+		level = charmlog.Level(lab.LevelXML) // -vv: also the XML sent to libvirt
 	case verbosity > 0:
 		level = charmlog.DebugLevel
 	}

@@ -37,9 +37,9 @@ func libvirtSnapshot(t *testing.T, uri string) []string {
 func libvirtObjects(t *testing.T, uri string) []string {
 	t.Helper()
 	ctx := context.Background()
-	hv, closeHV, err := lab.ConnectLibvirt(ctx, uri, nil)
+	hv, err := lab.ConnectLibvirt(ctx, uri, nil)
 	require.NoError(t, err)
-	defer func() { _ = closeHV() }()
+	defer hv.Close()
 	var out []string
 	nets, err := hv.Networks(ctx)
 	require.NoError(t, err)
@@ -81,9 +81,9 @@ func newDryRunEnv(t *testing.T) dryRunEnv {
 	t.Helper()
 	// libvirtd keeps test:///default's objects only while a connection to
 	// it is open: this one keeps them across the commands' own connections.
-	_, closeHV, err := lab.ConnectLibvirt(context.Background(), "test:///default", nil)
+	hv, err := lab.ConnectLibvirt(context.Background(), "test:///default", nil)
 	require.NoError(t, err)
-	t.Cleanup(func() { _ = closeHV() })
+	t.Cleanup(func() { _ = hv.Close() })
 	e := dryRunEnv{home: t.TempDir(), cache: t.TempDir(), pools: t.TempDir(), boot: t.TempDir()}
 	t.Setenv("BOOTLAB_HOME", e.home)
 	t.Setenv("BOOTLAB_CACHE", e.cache)

@@ -5,10 +5,11 @@ import (
 	"os"
 	"time"
 
+	"github.com/bootlab/bootlab/lab/spec"
+
 	"github.com/spf13/cobra"
 
 	"github.com/bootlab/bootlab/cmd/internal/cmdutil"
-	"github.com/bootlab/bootlab/lab"
 	"github.com/bootlab/bootlab/lab/gobuild"
 	"github.com/bootlab/bootlab/lab/release"
 )
@@ -53,7 +54,7 @@ stdout: the binary's path.`,
 			return run("build", c, func() error { return runBuild(c, f, opts) })
 		},
 	}
-	cmd.Flags().StringVar(&opts.OpenShiftVersion, "openshift-version", lab.DefaultOpenShiftVersion, "the OpenShift release whose pinned version is built")
+	cmd.Flags().StringVar(&opts.OpenShiftVersion, "openshift-version", spec.DefaultOpenShiftVersion, "the OpenShift release whose pinned version is built")
 	return cmd
 }
 

@@ -9,10 +9,11 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/bootlab/bootlab/lab/spec"
+
 	"github.com/spf13/cobra"
 
 	"github.com/bootlab/bootlab/cmd/internal/cmdutil"
-	"github.com/bootlab/bootlab/lab"
 	"github.com/bootlab/bootlab/lab/cache"
 	"github.com/bootlab/bootlab/lab/labdir"
 )
@@ -42,7 +43,7 @@ func (o *Options) dir() string {
 
 func (o *Options) home() string {
 	if o.Home == "" {
-		return lab.DefaultHome()
+		return spec.DefaultHome()
 	}
 	return o.Home
 }

@@ -9,11 +9,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bootlab/bootlab/lab/spec"
+
 	"github.com/stretchr/testify/require"
 
 	"github.com/bootlab/bootlab/cmd/internal/cmdutil"
 	"github.com/bootlab/bootlab/internal/status"
-	"github.com/bootlab/bootlab/lab"
 	"github.com/bootlab/bootlab/lab/cache"
 	"github.com/bootlab/bootlab/lab/gobuild"
 	"github.com/bootlab/bootlab/lab/labdir"
@@ -48,7 +49,7 @@ func TestFlags(t *testing.T) {
 	cmd.SetArgs([]string{"prune", "--cache-dir", "/c", "--home", "/h", "--older-than", "48h", "--dry-run"})
 	require.NoError(t, cmd.Execute())
 	require.Equal(t, "prune", which)
-	require.Equal(t, Options{Dir: "/c", Home: "/h", Output: "table", OlderThan: 48 * time.Hour, DryRun: true, OpenShiftVersion: lab.DefaultOpenShiftVersion}, got)
+	require.Equal(t, Options{Dir: "/c", Home: "/h", Output: "table", OlderThan: 48 * time.Hour, DryRun: true, OpenShiftVersion: spec.DefaultOpenShiftVersion}, got)
 
 	cmd.SetArgs([]string{"build", "kubernetes", "--openshift-version", "4.20"})
 	require.NoError(t, cmd.Execute())
@@ -141,9 +142,9 @@ func TestPruneKeepsWhatLabsBoot(t *testing.T) {
 		write(t, root, "probe/"+h+"/initramfs.img", "i")
 	}
 	used := filepath.Join(root, "probe", "aaaaaaaaaaaaaaaa")
-	s := &lab.Spec{Name: "p1", Profile: lab.ProfileProbe, Topology: lab.Topology{Masters: 1},
-		Network: lab.Network{CIDR: "10.77.0.0/24"}, LabDir: filepath.Join(home, "labs", "p1"),
-		Image: lab.Image{Kernel: filepath.Join(used, "vmlinuz"), Initrd: filepath.Join(used, "initramfs.img")}}
+	s := &spec.Spec{Name: "p1", Profile: spec.ProfileProbe, Topology: spec.Topology{Masters: 1},
+		Network: spec.Network{CIDR: "10.77.0.0/24"}, LabDir: filepath.Join(home, "labs", "p1"),
+		Image: spec.Image{Kernel: filepath.Join(used, "vmlinuz"), Initrd: filepath.Join(used, "initramfs.img")}}
 	s.Defaults()
 	require.NoError(t, (&labdir.State{Spec: s}).Save(s.LabDir))
 

@@ -13,16 +13,16 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/bootlab/bootlab/lab"
+	labspec "github.com/bootlab/bootlab/lab/spec"
+
 	"github.com/spf13/cobra"
 
 	"github.com/bootlab/bootlab/cmd/internal/cmdutil"
 	"github.com/bootlab/bootlab/internal/status"
 	"github.com/bootlab/bootlab/internal/userfile"
-	"github.com/bootlab/bootlab/lab"
 	"github.com/bootlab/bootlab/lab/class"
 	"github.com/bootlab/bootlab/lab/labdir"
-	"github.com/bootlab/bootlab/lab/libvirt"
-	"github.com/bootlab/bootlab/lab/preflight"
 )
 
 // DefaultClassFile is read when -f is not given and it exists.
@@ -80,7 +80,7 @@ func addClassFlags(cmd *cobra.Command, cf *ClassFlags, needFile bool) {
 func (cf *ClassFlags) Load() (*class.Spec, error) {
 	if cf.File != userfile.StdinPath || cf.cmd == nil {
 		c, err := class.Load(cf.File)
-		var ve *lab.ValidationError
+		var ve *labspec.ValidationError
 		if err != nil && !errors.As(err, &ve) {
 			return nil, cmdutil.WithCode(cmdutil.ExitInvalid, err)
 		}
@@ -115,39 +115,10 @@ func (cf *ClassFlags) ClassName() (string, error) {
 	return c.Name, nil
 }
 
-// hostOf reads what a class is checked against: routes, the libvirt
-// networks of the template's daemon, the labs on this host, and (local
-// daemons only) memory and disk.
-func hostOf(ctx context.Context, f *cmdutil.Factory, uri string) (class.Host, error) {
-	var h class.Host
-	routes, err := preflight.HostRoutes()
-	if err != nil {
-		return h, err
-	}
-	h.Routes = routes
-	if h.Labs, err = labdir.Find(lab.DefaultHome()); err != nil {
-		return h, err
-	}
-	conn, err := libvirt.Connect(ctx, uri, f.Log)
-	if err != nil {
-		return h, err
-	}
-	defer conn.Close()
-	if h.Networks, err = conn.Networks(ctx); err != nil {
-		return h, fmt.Errorf("list libvirt networks on %s: %w", uri, err)
-	}
-	if strings.HasPrefix(uri, "qemu:///") {
-		h.Capacity = func(poolDir string) (preflight.HostCapacity, error) {
-			return preflight.ReadHostCapacity(preflight.HostFacts{}, poolDir)
-		}
-	}
-	return h, nil
-}
-
 // templateURI is the libvirt URI the class's labs use (the template's, or
 // the default).
 func templateURI(c *class.Spec) string {
-	s := &lab.Spec{}
+	s := &labspec.Spec{}
 	if v, ok := c.Template["libvirt"].(map[string]any); ok {
 		if u, ok := v["uri"].(string); ok {
 			s.Libvirt.URI = u
@@ -166,7 +137,7 @@ func plan(ctx context.Context, f *cmdutil.Factory, cf *ClassFlags) (*class.Plan,
 	if err := c.Check(cf.File); err != nil {
 		return nil, err
 	}
-	h, err := hostOf(ctx, f, templateURI(c))
+	h, err := lab.ClassHost(ctx, f.Connector(), templateURI(c), f.Log)
 	if err != nil {
 		return nil, err
 	}
@@ -176,7 +147,7 @@ func plan(ctx context.Context, f *cmdutil.Factory, cf *ClassFlags) (*class.Plan,
 // member is a lab of a built class, found by its state.
 type member struct {
 	Learner string
-	Spec    *lab.Spec
+	Spec    *labspec.Spec
 	State   *labdir.State
 	Dir     string
 }
@@ -185,7 +156,7 @@ type member struct {
 // sorted by lab name. A lab half built (no complete up) is named by its
 // directory, as `lab down --all` does.
 func members(name string) ([]member, error) {
-	labs, err := labdir.Find(lab.DefaultHome())
+	labs, err := labdir.Find(labspec.DefaultHome())
 	if err != nil {
 		return nil, err
 	}
@@ -196,7 +167,7 @@ func members(name string) ([]member, error) {
 		}
 		spec := l.State.Spec
 		if spec == nil {
-			spec = &lab.Spec{Name: l.Name, LabDir: l.Dir}
+			spec = &labspec.Spec{Name: l.Name, LabDir: l.Dir}
 			spec.Defaults()
 		}
 		out = append(out, member{Learner: strings.TrimPrefix(l.Name, name+"-"), Spec: spec, State: l.State, Dir: l.Dir})
@@ -223,7 +194,7 @@ func classMembers(cf *ClassFlags, required bool) (string, []member, error) {
 }
 
 func noMembers(name string) error {
-	return cmdutil.WithCode(cmdutil.ExitNoLab, fmt.Errorf("class %s has no labs on this host (%s): `bootlab class up -f CLASS.yaml` builds them", name, filepath.Join(lab.DefaultHome(), "labs")))
+	return cmdutil.WithCode(cmdutil.ExitNoLab, fmt.Errorf("class %s has no labs on this host (%s): `bootlab class up -f CLASS.yaml` builds them", name, filepath.Join(labspec.DefaultHome(), "labs")))
 }
 
 // defaultParallel is how many labs class up builds at once: one per two

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/bootlab/bootlab/lab/spec"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -77,12 +79,12 @@ func TestClassUpDownSparesOtherLabs(t *testing.T) {
 	for _, f := range []string{"k", "i"} {
 		require.NoError(t, os.WriteFile(filepath.Join(boot, f), []byte(f), 0o644))
 	}
-	solo := &lab.Spec{Name: "it-solo", Libvirt: lab.Libvirt{URI: "test:///default"}, Network: lab.Network{CIDR: "10.232.0.0/24"},
-		Topology: lab.Topology{Masters: 1}, Image: lab.Image{Kernel: filepath.Join(boot, "k"), Initrd: filepath.Join(boot, "i")}}
+	solo := &spec.Spec{Name: "it-solo", Libvirt: spec.Libvirt{URI: "test:///default"}, Network: spec.Network{CIDR: "10.232.0.0/24"},
+		Topology: spec.Topology{Masters: 1}, Image: spec.Image{Kernel: filepath.Join(boot, "k"), Initrd: filepath.Join(boot, "i")}}
 	solo.Defaults()
-	_, err = lab.Up(ctx, conn, solo, lab.UpOptions{Accelerator: lab.AccelTCG})
+	_, err = lab.Up(ctx, conn, solo, lab.UpOptions{Accelerator: spec.AccelTCG})
 	require.NoError(t, err)
-	t.Cleanup(func() { _ = lab.Down(ctx, conn, solo, lab.DownOptions{}) })
+	t.Cleanup(func() { _, _ = lab.Down(ctx, conn, solo, lab.DownOptions{}) })
 
 	file := classFile(t, "")
 	out, _, err := run(t, "config", "-f", file)
@@ -181,7 +183,7 @@ func TestClassUpRefusesClashBeforeCreating(t *testing.T) {
 	home := t.TempDir()
 	t.Setenv("BOOTLAB_HOME", home)
 	t.Chdir(t.TempDir())
-	other := &lab.Spec{Name: "it-other", Libvirt: lab.Libvirt{URI: "test:///default"}, Network: lab.Network{CIDR: "10.233.0.0/24"}}
+	other := &spec.Spec{Name: "it-other", Libvirt: spec.Libvirt{URI: "test:///default"}, Network: spec.Network{CIDR: "10.233.0.0/24"}}
 	other.Defaults()
 	require.NoError(t, (&labdir.State{Name: other.Name, UUID: "u", Spec: other}).Save(other.LabDir))
 

@@ -6,11 +6,12 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/bootlab/bootlab/lab/spec"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/bootlab/bootlab/cmd/internal/cmdutil"
-	"github.com/bootlab/bootlab/lab"
 )
 
 func testFactory() *cmdutil.Factory {
@@ -106,7 +107,7 @@ func TestClassNameNeedsAClass(t *testing.T) {
 // class down asks as `lab down --all` does: at a terminal the answer
 // decides, off one only --yes does (checked before confirmDown is called).
 func TestClassDownConfirms(t *testing.T) {
-	ms := []member{{Learner: "ann", Spec: &lab.Spec{Name: "ws-ann"}}, {Learner: "ben", Spec: &lab.Spec{Name: "ws-ben"}}}
+	ms := []member{{Learner: "ann", Spec: &spec.Spec{Name: "ws-ann"}}, {Learner: "ben", Spec: &spec.Spec{Name: "ws-ben"}}}
 	cases := []struct {
 		name   string
 		tty    bool

@@ -3,10 +3,11 @@ package classcmd
 import (
 	"context"
 
+	"github.com/bootlab/bootlab/lab/spec"
+
 	"github.com/spf13/cobra"
 
 	"github.com/bootlab/bootlab/cmd/internal/cmdutil"
-	"github.com/bootlab/bootlab/lab"
 	"github.com/bootlab/bootlab/lab/class"
 )
 
@@ -24,9 +25,9 @@ type ClassConfig struct {
 
 // LabEntry is one learner's lab in a class document.
 type LabEntry struct {
-	Learner string    `json:"learner"`
-	Lab     string    `json:"lab"`
-	Spec    *lab.Spec `json:"spec"`
+	Learner string     `json:"learner"`
+	Lab     string     `json:"lab"`
+	Spec    *spec.Spec `json:"spec"`
 }
 
 // NewCmdConfig builds `class config`.

@@ -8,13 +8,14 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/bootlab/bootlab/lab/spec"
+
 	"github.com/spf13/cobra"
 
 	"github.com/bootlab/bootlab/cmd/internal/cmdutil"
 	"github.com/bootlab/bootlab/lab"
 	"github.com/bootlab/bootlab/lab/class"
 	"github.com/bootlab/bootlab/lab/labdir"
-	"github.com/bootlab/bootlab/lab/libvirt"
 )
 
 // DownOptions are the options of `class down`.
@@ -66,7 +67,7 @@ func runDown(ctx context.Context, f *cmdutil.Factory, opts *DownOptions) error {
 	if err != nil {
 		return err
 	}
-	dir := class.Dir(lab.DefaultHome(), name)
+	dir := class.Dir(spec.DefaultHome(), name)
 	if opts.DryRun {
 		return downDryRun(ctx, f, name, dir, ms)
 	}
@@ -122,7 +123,7 @@ func confirmDown(f *cmdutil.Factory, name string, ms []member) error {
 func downDryRun(ctx context.Context, f *cmdutil.Factory, name, dir string, ms []member) error {
 	fmt.Fprintf(f.Streams.Out, "class down would make these changes to class %s (nothing was changed):\n", name)
 	for _, m := range ms {
-		changes, err := lab.PlanTeardown(ctx, m.Spec, lab.TeardownOptions{Log: f.Log})
+		changes, err := planDownLab(ctx, f, m.Spec)
 		if err != nil {
 			return fmt.Errorf("lab %s: %w", m.Spec.Name, err)
 		}
@@ -139,14 +140,25 @@ func downDryRun(ctx context.Context, f *cmdutil.Factory, name, dir string, ms []
 	return nil
 }
 
-// downLab is `lab down` of one lab of the class.
-func downLab(ctx context.Context, f *cmdutil.Factory, spec *lab.Spec) error {
-	conn, err := libvirt.Connect(ctx, spec.Libvirt.URI, f.Log)
+// downLab is `lab down` of one lab of the class: the same call (Lab.Down).
+func downLab(ctx context.Context, f *cmdutil.Factory, spec *spec.Spec) error {
+	l, err := f.OpenLab(ctx, spec)
 	if err != nil {
 		return err
 	}
-	defer conn.Close()
-	return lab.Down(ctx, conn, spec, lab.DownOptions{Log: f.Log, Status: f.Status})
+	defer l.Close()
+	_, err = l.Down(ctx, lab.TeardownOptions{})
+	return err
+}
+
+// planDownLab is `lab down --dry-run` of one lab of the class.
+func planDownLab(ctx context.Context, f *cmdutil.Factory, spec *spec.Spec) ([]lab.Change, error) {
+	l, err := f.OpenLab(ctx, spec)
+	if err != nil {
+		return nil, err
+	}
+	defer l.Close()
+	return l.PlanDown(ctx, lab.TeardownOptions{})
 }
 
 // removeClassDir removes the class's own directory (handouts), which holds

@@ -9,16 +9,14 @@ import (
 	"sync"
 	"time"
 
+	"github.com/bootlab/bootlab/lab/spec"
+
 	"github.com/spf13/cobra"
 
 	"github.com/bootlab/bootlab/cmd/internal/cmdutil"
 	"github.com/bootlab/bootlab/internal/check"
 	"github.com/bootlab/bootlab/lab"
 	"github.com/bootlab/bootlab/lab/class"
-	"github.com/bootlab/bootlab/lab/labdir"
-	"github.com/bootlab/bootlab/lab/libvirt"
-	"github.com/bootlab/bootlab/lab/preflight"
-	"github.com/bootlab/bootlab/lab/verify"
 )
 
 // LabsOptions are the options of the commands over a built class's labs
@@ -81,30 +79,19 @@ func runVerify(ctx context.Context, f *cmdutil.Factory, opts *LabsOptions) error
 	return exitFor("class verify", rs)
 }
 
-// verifyLab is `lab verify` of one built lab: node states first, then the checks.
-func verifyLab(ctx context.Context, f *cmdutil.Factory, spec *lab.Spec, timeout time.Duration) error {
-	_, st, err := labdir.Resolve(spec)
+// verifyLab is `lab verify` of one built lab: the same call (Lab.Verify),
+// so a remote class reads its console logs on the hypervisor's machine.
+func verifyLab(ctx context.Context, f *cmdutil.Factory, spec *spec.Spec, timeout time.Duration) error {
+	l, err := f.OpenLab(ctx, spec)
 	if err != nil {
 		return err
 	}
-	if st == nil || st.Spec == nil {
+	defer l.Close()
+	res, err := l.Verify(ctx, lab.VerifyOptions{Timeout: timeout})
+	var nb *lab.NotBuiltError
+	if errors.As(err, &nb) {
 		return cmdutil.WithCode(cmdutil.ExitNoLab, fmt.Errorf("lab %s is not up (no complete up recorded): run `bootlab class up` first", spec.Name))
 	}
-	vopts := verify.Options{Timeout: timeout, Log: f.Log, Status: f.Status, Accelerator: st.Accelerator}
-	conn, err := libvirt.Connect(ctx, spec.Libvirt.URI, f.Log)
-	if err != nil {
-		return err
-	}
-	ls, err := lab.Inspect(ctx, conn, spec)
-	conn.Close()
-	if err != nil {
-		return err
-	}
-	vopts.Nodes = map[string]verify.NodeVM{}
-	for _, n := range ls.Nodes {
-		vopts.Nodes[n.Name] = verify.NodeVM{State: n.State, Since: n.Since}
-	}
-	res, err := verify.Run(ctx, spec, st, vopts)
 	if err != nil {
 		return err
 	}
@@ -179,18 +166,18 @@ func runReset(ctx context.Context, f *cmdutil.Factory, opts *ResetOptions) error
 	if m.State.Spec == nil {
 		return cmdutil.WithCode(cmdutil.ExitNoLab, fmt.Errorf("lab %s was never completely built: `bootlab class up` builds it", m.Spec.Name))
 	}
-	conn, err := libvirt.Connect(ctx, m.Spec.Libvirt.URI, f.Log)
+	l, err := f.OpenLab(ctx, m.Spec)
 	if err != nil {
 		return err
 	}
-	defer conn.Close()
+	defer l.Close()
 	if opts.DryRun {
-		return resetDryRun(ctx, f, conn, name, m, opts)
+		return resetDryRun(ctx, f, l, name, m, opts)
 	}
 	start := time.Now()
 	if opts.To != "" {
 		f.Status.Start("Restoring checkpoint %s of lab %s", opts.To, m.Spec.Name)
-		cp, err := lab.RestoreCheckpoint(ctx, conn, m.Spec, opts.To, lab.RestoreOptions{Log: f.Log})
+		cp, err := l.Restore(ctx, opts.To, lab.RestoreOptions{})
 		if err != nil {
 			f.Status.End(false)
 			return err
@@ -201,12 +188,12 @@ func runReset(ctx context.Context, f *cmdutil.Factory, opts *ResetOptions) error
 	// Rebuild from the spec as built: down removes the lab directory, and
 	// the build makes its key, CA and boot files again as for a new lab.
 	spec := *m.Spec
-	if err := lab.Down(ctx, conn, &spec, lab.DownOptions{Log: f.Log, Status: f.Status}); err != nil {
+	if _, err := l.Down(ctx, lab.TeardownOptions{}); err != nil {
 		return err
 	}
 	accel := m.State.Accelerator
 	if accel == "" {
-		a, _, err := preflight.ChooseAccelerator(ctx, &spec, conn, f.Log)
+		a, _, err := l.ChooseAccelerator(ctx)
 		if err != nil {
 			return err
 		}
@@ -225,16 +212,16 @@ func runReset(ctx context.Context, f *cmdutil.Factory, opts *ResetOptions) error
 
 // resetDryRun prints what class reset would change: the checkpoint's
 // restore, or the lab's removal and its build again.
-func resetDryRun(ctx context.Context, f *cmdutil.Factory, hv lab.Hypervisor, name string, m *member, opts *ResetOptions) error {
+func resetDryRun(ctx context.Context, f *cmdutil.Factory, l *lab.Lab, name string, m *member, opts *ResetOptions) error {
 	var changes []lab.Change
 	var err error
 	if opts.To != "" {
-		changes, err = lab.PlanRestoreCheckpoint(ctx, hv, m.Spec, opts.To, lab.RestoreOptions{Log: f.Log})
+		changes, err = l.PlanRestore(ctx, opts.To, lab.RestoreOptions{})
 	} else {
-		changes, err = lab.PlanDown(ctx, hv, m.Spec, lab.DownOptions{Log: f.Log})
+		changes, err = l.PlanDown(ctx, lab.TeardownOptions{})
 		changes = append(changes,
 			lab.Change{Action: "create", Kind: "lab", Name: m.Spec.Name, Detail: "built again from its spec, as class up builds it"},
-			lab.Change{Action: "update", Kind: "classDir", Name: filepath.Join(class.Dir(lab.DefaultHome(), name), "handouts", m.Learner), Detail: "handout"})
+			lab.Change{Action: "update", Kind: "classDir", Name: filepath.Join(class.Dir(spec.DefaultHome(), name), "handouts", m.Learner), Detail: "handout"})
 	}
 	if err != nil {
 		return err

@@ -5,13 +5,13 @@ import (
 	"fmt"
 	"text/tabwriter"
 
+	"github.com/bootlab/bootlab/lab/spec"
+
 	"github.com/spf13/cobra"
 
 	"github.com/bootlab/bootlab/cmd/internal/cmdutil"
-	"github.com/bootlab/bootlab/internal/dashboard"
 	"github.com/bootlab/bootlab/lab"
 	"github.com/bootlab/bootlab/lab/labdir"
-	"github.com/bootlab/bootlab/lab/libvirt"
 	"github.com/bootlab/bootlab/stages"
 )
 
@@ -74,12 +74,9 @@ func runStatus(ctx context.Context, f *cmdutil.Factory, opts *StatusOptions) err
 		return err
 	}
 	doc := ClassStatus{Class: name, Labs: []LabStatus{}}
-	conns := map[string]*libvirt.Conn{}
-	defer func() {
-		for _, c := range conns {
-			c.Close()
-		}
-	}()
+	// One connection per daemon, shared by the labs on it.
+	connect, closeAll := lab.Pooled(f.Connector())
+	defer closeAll()
 	for _, m := range ms {
 		ls := LabStatus{Learner: m.Learner, Lab: m.Spec.Name, CIDR: m.Spec.Network.CIDR, NodesTotal: len(m.Spec.Nodes)}
 		if m.State.Restored != nil {
@@ -87,17 +84,12 @@ func runStatus(ctx context.Context, f *cmdutil.Factory, opts *StatusOptions) err
 		}
 		ls.Verify, _ = labdir.LoadVerifyRecord(m.Dir, m.State.UUID)
 		ls.Stage = stageReached(m.Spec, m.State.UUID)
-		conn, ok := conns[m.Spec.Libvirt.URI]
-		if !ok {
-			c, err := libvirt.Connect(ctx, m.Spec.Libvirt.URI, f.Log)
-			if err != nil {
-				ls.Error = err.Error()
-				doc.Labs = append(doc.Labs, ls)
-				continue
-			}
-			conns[m.Spec.Libvirt.URI], conn = c, c
+		l, err := lab.Open(ctx, m.Spec, lab.Options{Connect: connect, Log: f.Log})
+		if err != nil {
+			return err
 		}
-		st, err := lab.Inspect(ctx, conn, m.Spec)
+		st, err := l.Status(ctx)
+		_ = l.Close()
 		if err != nil {
 			ls.Error = err.Error()
 		} else {
@@ -131,16 +123,10 @@ func runStatus(ctx context.Context, f *cmdutil.Factory, opts *StatusOptions) err
 // stageReached is the highest stage done in the stage records of the lab
 // whose state has labUUID ("" when none): another lab's records, one of the
 // same name built earlier, are not this lab's progress.
-func stageReached(s *lab.Spec, labUUID string) string {
+func stageReached(s *spec.Spec, labUUID string) string {
 	recs, err := stages.ReadRecords(labdir.Stages(s), labUUID)
 	if err != nil {
 		return ""
 	}
-	reached := ""
-	for _, sv := range dashboard.StagesFromRecords(recs) {
-		if sv.State == dashboard.StageDone {
-			reached = fmt.Sprintf("%02d %s", sv.Number, sv.Slug)
-		}
-	}
-	return reached
+	return stages.Reached(stages.FoldRecords(recs))
 }

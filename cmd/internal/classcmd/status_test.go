@@ -6,10 +6,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/bootlab/bootlab/lab/spec"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/bootlab/bootlab/lab"
 	"github.com/bootlab/bootlab/lab/labdir"
 	"github.com/bootlab/bootlab/stages"
 )
@@ -18,7 +19,7 @@ import (
 // records only: an earlier lab of the same name (another UUID) reached
 // nothing for this one, nor did records that name no lab.
 func TestStageReachedOfTheLabOnly(t *testing.T) {
-	s := &lab.Spec{Name: "c1-ann", LabDir: t.TempDir()}
+	s := &spec.Spec{Name: "c1-ann", LabDir: t.TempDir()}
 	require.NoError(t, os.MkdirAll(labdir.Stages(s), 0o700))
 	lines := []string{
 		`{"phase":"stage end","number":15,"result":"success"}`,
@@ -38,5 +39,5 @@ func TestStageReachedOfTheLabOnly(t *testing.T) {
 	for _, tt := range tests {
 		assert.Equal(t, tt.want, stageReached(s, tt.labUUID), "lab %q", tt.labUUID)
 	}
-	assert.Empty(t, stageReached(&lab.Spec{Name: "c1-ben", LabDir: t.TempDir()}, "current"), "no stage log")
+	assert.Empty(t, stageReached(&spec.Spec{Name: "c1-ben", LabDir: t.TempDir()}, "current"), "no stage log")
 }

@@ -4,9 +4,10 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
-	"strings"
 	"sync"
 	"time"
+
+	labspec "github.com/bootlab/bootlab/lab/spec"
 
 	"github.com/spf13/cobra"
 
@@ -14,9 +15,6 @@ import (
 	"github.com/bootlab/bootlab/lab"
 	"github.com/bootlab/bootlab/lab/class"
 	"github.com/bootlab/bootlab/lab/labdir"
-	"github.com/bootlab/bootlab/lab/libvirt"
-	"github.com/bootlab/bootlab/lab/preflight"
-	"github.com/bootlab/bootlab/lab/probe"
 )
 
 // UpOptions are the options of `class up`.
@@ -114,14 +112,14 @@ func runUp(ctx context.Context, f *cmdutil.Factory, opts *UpOptions) error {
 		return err
 	}
 	f.Status.Infof("class %s is up: %d labs in %s; handouts in %s; next: `bootlab class verify --name %s`, `bootlab class status --name %s`",
-		p.Class.Name, len(rs), time.Since(start).Round(time.Second), filepath.Join(class.Dir(lab.DefaultHome(), p.Class.Name), "handouts"), p.Class.Name, p.Class.Name)
+		p.Class.Name, len(rs), time.Since(start).Round(time.Second), filepath.Join(class.Dir(labspec.DefaultHome(), p.Class.Name), "handouts"), p.Class.Name, p.Class.Name)
 	return nil
 }
 
 // prepareClass does once what every lab's up would do alone: preflight of
 // the first lab still to build (tools, libvirt, KVM), the probe image
 // shared by every probe lab, and the accelerator.
-func prepareClass(ctx context.Context, f *cmdutil.Factory, p *class.Plan, noPreflight bool) (lab.Accelerator, error) {
+func prepareClass(ctx context.Context, f *cmdutil.Factory, p *class.Plan, noPreflight bool) (labspec.Accelerator, error) {
 	first := p.Labs[0].Spec
 	for _, l := range p.Labs {
 		if !l.Built {
@@ -129,39 +127,33 @@ func prepareClass(ctx context.Context, f *cmdutil.Factory, p *class.Plan, noPref
 			break
 		}
 	}
-	var accel lab.Accelerator
-	if first.Accelerator != lab.AccelAuto {
+	var accel labspec.Accelerator
+	if first.Accelerator != labspec.AccelAuto {
 		accel = first.Accelerator
 	}
-	conn, connErr := libvirt.Connect(ctx, first.Libvirt.URI, f.Log)
-	if connErr == nil {
-		defer conn.Close()
+	l, err := f.OpenLab(ctx, first)
+	if err != nil {
+		return "", err
 	}
+	defer l.Close()
 	if !noPreflight {
-		var host lab.HostInfo
-		if conn != nil {
-			host = conn
-		}
-		report, err := preflight.Run(ctx, first, host, preflight.Options{Log: f.Log, Status: f.Status, ConnectError: connErr,
-			Facts: preflight.HostFacts{SpareKernel: probe.CachedKernel(probe.DefaultCacheDir())}})
+		// The one preflight: lab up's and lab preflight's.
+		report, err := l.Preflight(ctx, lab.PreflightOptions{})
 		if err != nil {
 			return "", err
 		}
 		if err := report.Err(); err != nil {
 			return "", err
 		}
-		if !strings.HasPrefix(report.AcceleratorReason, preflight.NoProofKernel) {
+		if !report.AcceleratorUnproven {
 			accel = report.Accelerator
 		}
-	}
-	if connErr != nil {
-		return "", connErr
 	}
 	if err := shareProbeImage(ctx, f, p); err != nil {
 		return "", err
 	}
 	if accel == "" {
-		a, why, err := preflight.ChooseAccelerator(ctx, first, conn, f.Log)
+		a, why, err := l.ChooseAccelerator(ctx)
 		if err != nil {
 			return "", cmdutil.WithCode(cmdutil.ExitInvalid, err)
 		}
@@ -175,11 +167,11 @@ func prepareClass(ctx context.Context, f *cmdutil.Factory, p *class.Plan, noPref
 // every probe lab that has no image of its own, so parallel builds do not
 // each build it; with a rehearsal lab in the class, the rehearsal initrd too.
 func shareProbeImage(ctx context.Context, f *cmdutil.Factory, p *class.Plan) error {
-	var need []*lab.Spec
+	var need []*labspec.Spec
 	rehearsals := map[string]string{} // OpenShift version -> its rehearsal initrd
 	for _, l := range p.Labs {
 		s := l.Spec
-		if s.Profile != lab.ProfileProbe || s.Image.Kernel != "" && s.Image.Initrd != "" {
+		if s.Profile != labspec.ProfileProbe || s.Image.Kernel != "" && s.Image.Initrd != "" {
 			continue
 		}
 		need = append(need, s)
@@ -197,8 +189,8 @@ func shareProbeImage(ctx context.Context, f *cmdutil.Factory, p *class.Plan) err
 		if err != nil {
 			break
 		}
-		var ri *probe.Image
-		if ri, _, err = lab.EnsureProbeImage(ctx, f.Log, "", "", v); err == nil {
+		ri, _, rerr := lab.EnsureProbeImage(ctx, f.Log, "", "", v)
+		if err = rerr; err == nil {
 			rehearsals[v] = ri.RehearsalInitrd
 		}
 	}
@@ -225,11 +217,15 @@ func shareProbeImage(ctx context.Context, f *cmdutil.Factory, p *class.Plan) err
 // buildLab is `lab up` of one lab of the class, with the same library
 // calls: lab key, the profile's boot files, then lab.Up, recording the
 // class in the lab's state.
-func buildLab(ctx context.Context, f *cmdutil.Factory, spec *lab.Spec, accel lab.Accelerator, className string, prep *sync.Mutex) error {
+func buildLab(ctx context.Context, f *cmdutil.Factory, spec *labspec.Spec, accel labspec.Accelerator, className string, prep *sync.Mutex) error {
 	// The class checked the host and chose the accelerator once for all
 	// its labs; host DNS is a single lab's (a class's labs share a host).
-	res, err := lab.Build(ctx, spec, lab.BuildOptions{
-		Log: f.Log, Status: f.Status,
+	l, err := f.OpenLab(ctx, spec)
+	if err != nil {
+		return err
+	}
+	defer l.Close()
+	res, err := l.Up(ctx, lab.BuildOptions{
 		Accelerator: accel, Class: className,
 		Prepare: cmdutil.PrepareOptions(f), PrepareLock: prep,
 		SkipHostDNS: true,
@@ -244,12 +240,12 @@ func buildLab(ctx context.Context, f *cmdutil.Factory, spec *lab.Spec, accel lab
 }
 
 // writeHandout writes learner's handout from the lab as built.
-func writeHandout(className, learner string, spec *lab.Spec) error {
+func writeHandout(className, learner string, spec *labspec.Spec) error {
 	built, _, err := labdir.Resolve(spec)
 	if err != nil {
 		return err
 	}
-	dir := filepath.Join(class.Dir(lab.DefaultHome(), className), "handouts", learner)
+	dir := filepath.Join(class.Dir(labspec.DefaultHome(), className), "handouts", learner)
 	return class.WriteHandout(dir, className, learner, built)
 }
 

@@ -3,6 +3,8 @@ package cmdutil
 import (
 	"errors"
 
+	"github.com/bootlab/bootlab/lab/spec"
+
 	"github.com/bootlab/bootlab/lab"
 	"github.com/bootlab/bootlab/lab/labdir"
 	"github.com/bootlab/bootlab/lab/openshift"
@@ -39,7 +41,7 @@ func invalidInput(err error) bool {
 	var (
 		idErr     *labdir.IdentityError
 		notOurs   *labdir.NotOursError
-		specErr   *lab.ValidationError
+		specErr   *spec.ValidationError
 		flightErr *preflight.Error
 		secretErr *openshift.PullSecretError
 		inputErr  *lab.InputError

@@ -5,9 +5,10 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/bootlab/bootlab/lab/spec"
+
 	"github.com/stretchr/testify/assert"
 
-	"github.com/bootlab/bootlab/lab"
 	"github.com/bootlab/bootlab/lab/labdir"
 	"github.com/bootlab/bootlab/lab/openshift"
 	"github.com/bootlab/bootlab/lab/preflight"
@@ -17,7 +18,7 @@ import (
 // ExitCodeOf maps them to 3, however deeply they are wrapped.
 func TestExitCodeOfMapsLibraryErrors(t *testing.T) {
 	for _, err := range []error{
-		&lab.ValidationError{},
+		&spec.ValidationError{},
 		fmt.Errorf("lab up: %w", &preflight.Error{}),
 		fmt.Errorf("prepare: %w", fmt.Errorf("read: %w", &openshift.PullSecretError{Path: "ps.json", Msg: "not JSON"})),
 		&labdir.IdentityError{},
@@ -25,7 +26,7 @@ func TestExitCodeOfMapsLibraryErrors(t *testing.T) {
 		assert.Equal(t, ExitInvalid, ExitCodeOf(err), "%#v", err)
 	}
 	assert.Equal(t, ExitNoLab, ExitCodeOf(fmt.Errorf("status: %w", labdir.ErrNoState)))
-	assert.Equal(t, ExitCheckFailed, ExitCodeOf(WithCode(ExitCheckFailed, &lab.ValidationError{})), "an explicit code wins")
+	assert.Equal(t, ExitCheckFailed, ExitCodeOf(WithCode(ExitCheckFailed, &spec.ValidationError{})), "an explicit code wins")
 	assert.Equal(t, ExitError, ExitCodeOf(errors.New("connect to libvirt: refused")))
 	assert.Equal(t, 0, ExitCodeOf(nil))
 }

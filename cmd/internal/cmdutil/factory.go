@@ -3,6 +3,7 @@
 package cmdutil
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -12,10 +13,13 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/bootlab/bootlab/lab/spec"
+
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
 	"github.com/bootlab/bootlab/internal/status"
+	"github.com/bootlab/bootlab/lab"
 )
 
 // Streams are the process's standard streams. stdout is data, stderr is people.
@@ -49,6 +53,24 @@ type Factory struct {
 	Status  *status.Status
 	// JSONLogs is set by --log-format json: every line on stderr is JSON.
 	JSONLogs bool
+	// Connect opens a hypervisor: the one way a command reaches libvirt.
+	// app sets lab.ConnectLibvirt; command tests set
+	// hypervisor.Shared(fake). Nil is the real one (Connector).
+	Connect lab.Connector
+}
+
+// Connector is Connect, or lab.ConnectLibvirt when none was set.
+func (f *Factory) Connector() lab.Connector {
+	if f.Connect == nil {
+		return lab.ConnectLibvirt
+	}
+	return f.Connect
+}
+
+// OpenLab opens the lab of spec with the Factory's connector, log and
+// status: the handle every lab verb is a method of. Close it.
+func (f *Factory) OpenLab(ctx context.Context, spec *spec.Spec) (*lab.Lab, error) {
+	return lab.Open(ctx, spec, lab.Options{Connect: f.Connector(), Log: f.Log, Status: f.Status})
 }
 
 // Say prints a line for people on stderr (a summary, a warning): as is, or

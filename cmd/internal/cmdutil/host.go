@@ -3,8 +3,9 @@ package cmdutil
 import (
 	"context"
 
+	"github.com/bootlab/bootlab/lab/spec"
+
 	"github.com/bootlab/bootlab/internal/sshc"
-	"github.com/bootlab/bootlab/lab"
 	"github.com/bootlab/bootlab/lab/host"
 )
 
@@ -12,7 +13,7 @@ import (
 // one SSH connection to a remote hypervisor (qemu+ssh). A lab's network is
 // reachable only from its host, so everything that talks to it (verify,
 // lab ssh, the stage commands) goes through it. The caller closes it.
-func LabHost(ctx context.Context, f *Factory, spec *lab.Spec) (host.Host, error) {
+func LabHost(ctx context.Context, f *Factory, spec *spec.Spec) (host.Host, error) {
 	return host.Open(ctx, spec.Libvirt.URI, host.Options{Log: f.Log})
 }
 

@@ -7,11 +7,12 @@ import (
 	"path/filepath"
 	"strings"
 
+	labspec "github.com/bootlab/bootlab/lab/spec"
+
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/bootlab/bootlab/internal/userfile"
-	"github.com/bootlab/bootlab/lab"
 	"github.com/bootlab/bootlab/lab/labdir"
 )
 
@@ -47,7 +48,7 @@ type SpecFlags struct {
 	NoLab    error
 
 	// invalid is the spec Load read but could not validate.
-	invalid *lab.Spec
+	invalid *labspec.Spec
 	// target repeats how the user named the lab, for the hints we print.
 	target string
 	flags  *pflag.FlagSet
@@ -144,7 +145,7 @@ func shellQuote(s string) string {
 // ./bootlab.yaml, else the lab named by --name or $BOOTLAB_LAB, else the one
 // lab on this host. Anything else is refused, listing the labs: a command
 // never falls back to a lab the user did not name.
-func (sf *SpecFlags) base() (spec *lab.Spec, source string, err error) {
+func (sf *SpecFlags) base() (spec *labspec.Spec, source string, err error) {
 	changed := func(name string) bool { return sf.flags != nil && sf.flags.Changed(name) }
 	if sf.flags != nil {
 		sf.target = TargetArgsOf(sf.flags)
@@ -154,9 +155,9 @@ func (sf *SpecFlags) base() (spec *lab.Spec, source string, err error) {
 		return sf.stdin()
 	}
 	if _, statErr := os.Stat(sf.File); statErr == nil || explicit {
-		s, err := lab.Load(sf.File)
+		s, err := labspec.Load(sf.File)
 		if err != nil {
-			var ve *lab.ValidationError
+			var ve *labspec.ValidationError
 			if errors.As(err, &ve) {
 				return nil, "", err
 			}
@@ -165,12 +166,12 @@ func (sf *SpecFlags) base() (spec *lab.Spec, source string, err error) {
 		return s, sf.File, nil
 	}
 	if changed("name") {
-		return &lab.Spec{}, "flags (no " + sf.File + ")", nil
+		return &labspec.Spec{}, "flags (no " + sf.File + ")", nil
 	}
 	if name := os.Getenv(EnvLab); name != "" {
-		return &lab.Spec{Name: name}, EnvLab + "=" + name, nil
+		return &labspec.Spec{Name: name}, EnvLab + "=" + name, nil
 	}
-	labs, err := labdir.Find(lab.DefaultHome())
+	labs, err := labdir.Find(labspec.DefaultHome())
 	if err != nil {
 		return nil, "", err
 	}
@@ -182,7 +183,7 @@ func (sf *SpecFlags) base() (spec *lab.Spec, source string, err error) {
 	var why error
 	switch len(labs) {
 	case 0:
-		why = fmt.Errorf("no lab named and none on this host (%s): pass -f FILE (`bootlab lab init -f FILE` writes a small one), or --name NAME for a lab with every default", filepath.Join(lab.DefaultHome(), "labs"))
+		why = fmt.Errorf("no lab named and none on this host (%s): pass -f FILE (`bootlab lab init -f FILE` writes a small one), or --name NAME for a lab with every default", filepath.Join(labspec.DefaultHome(), "labs"))
 	default:
 		names := make([]string, len(labs))
 		for i, l := range labs {
@@ -192,13 +193,13 @@ func (sf *SpecFlags) base() (spec *lab.Spec, source string, err error) {
 	}
 	if sf.Optional {
 		sf.NoLab = why
-		return &lab.Spec{}, "flags (no " + sf.File + ")", nil
+		return &labspec.Spec{}, "flags (no " + sf.File + ")", nil
 	}
 	return nil, "", WithCode(ExitUsage, why)
 }
 
 // stdin reads the spec from standard input (-f -), giving up on Ctrl-C.
-func (sf *SpecFlags) stdin() (*lab.Spec, string, error) {
+func (sf *SpecFlags) stdin() (*labspec.Spec, string, error) {
 	const source = "standard input (-f -)"
 	data, err := userfile.ReadStdin(sf.cmd.Context(), sf.cmd.InOrStdin(), userfile.MaxTextBytes)
 	if err != nil && sf.cmd.Context().Err() != nil {
@@ -207,7 +208,7 @@ func (sf *SpecFlags) stdin() (*lab.Spec, string, error) {
 	if err != nil {
 		return nil, "", WithCode(ExitInvalid, fmt.Errorf("lab spec: %w", err))
 	}
-	s, err := lab.Parse(data, source)
+	s, err := labspec.Parse(data, source)
 	if err != nil {
 		return nil, "", err
 	}
@@ -217,7 +218,7 @@ func (sf *SpecFlags) stdin() (*lab.Spec, string, error) {
 // Load reads the spec (see base), applies flag overrides and defaults, and
 // validates it against the spec rules. It looks at the host only to find
 // the labs on it when nothing names one.
-func (sf *SpecFlags) Load() (*lab.Spec, error) {
+func (sf *SpecFlags) Load() (*labspec.Spec, error) {
 	spec, source, err := sf.base()
 	if err != nil {
 		return nil, err
@@ -230,7 +231,7 @@ func (sf *SpecFlags) Load() (*lab.Spec, error) {
 		spec.Libvirt.URI = sf.URI
 	}
 	if changed("accel") {
-		spec.Accelerator = lab.Accelerator(sf.Accel)
+		spec.Accelerator = labspec.Accelerator(sf.Accel)
 	}
 	if changed("cidr") {
 		spec.Network.CIDR = sf.CIDR
@@ -256,16 +257,16 @@ func (sf *SpecFlags) Load() (*lab.Spec, error) {
 		}
 	}
 	if changed("pull-secret") {
-		if p := lab.Profile(sf.Profile); spec.Profile == lab.ProfileProbe && !changed("profile") || changed("profile") && p == lab.ProfileProbe {
+		if p := labspec.Profile(sf.Profile); spec.Profile == labspec.ProfileProbe && !changed("profile") || changed("profile") && p == labspec.ProfileProbe {
 			return nil, UsageErrorf("--pull-secret builds a real OpenShift lab, but %s says profile: probe (a probe lab uses no pull secret): drop --pull-secret, or set profile: openshift", profileSource(changed("profile"), source))
 		}
 		spec.OpenShift.PullSecretFile = sf.PullSecret
 	}
 	if changed("profile") {
-		spec.Profile = lab.Profile(sf.Profile)
+		spec.Profile = labspec.Profile(sf.Profile)
 	}
 	if changed("network-mode") {
-		spec.Network.Mode = lab.NetworkMode(sf.NetworkMode)
+		spec.Network.Mode = labspec.NetworkMode(sf.NetworkMode)
 	}
 	if changed("lab-dir") {
 		spec.LabDir = sf.LabDir
@@ -276,7 +277,7 @@ func (sf *SpecFlags) Load() (*lab.Spec, error) {
 	spec.Defaults()
 	sf.invalid = nil
 	if err := spec.Validate(); err != nil {
-		var ve *lab.ValidationError
+		var ve *labspec.ValidationError
 		if errors.As(err, &ve) && ve.Source == "" {
 			ve.Source = source
 		}
@@ -290,9 +291,9 @@ func (sf *SpecFlags) Load() (*lab.Spec, error) {
 // longer validates (its pull secret file since removed, say) still names
 // the lab, and the lab as built (its recorded spec) is what they act on.
 // Anything else about the file is reported as Load reports it.
-func (sf *SpecFlags) loadBuilt() (*lab.Spec, error) {
+func (sf *SpecFlags) loadBuilt() (*labspec.Spec, error) {
 	spec, err := sf.Load()
-	var ve *lab.ValidationError
+	var ve *labspec.ValidationError
 	if err == nil || !errors.As(err, &ve) || sf.invalid == nil {
 		return spec, err
 	}
@@ -304,7 +305,7 @@ func (sf *SpecFlags) loadBuilt() (*lab.Spec, error) {
 
 // NotUp turns "no lab state" into what the user can do about it, with
 // the flags they used; the error still wraps labdir.ErrNoState (its own exit code).
-func NotUp(sf *SpecFlags, spec *lab.Spec, err error) error {
+func NotUp(sf *SpecFlags, spec *labspec.Spec, err error) error {
 	if !errors.Is(err, labdir.ErrNoState) {
 		return err
 	}
@@ -329,7 +330,7 @@ func profileSource(flag bool, source string) string {
 // returns the effective spec the last successful `up` recorded: down,
 // status, console, ssh, verify and stage act on the lab as it was built.
 // A flag that contradicts the built lab is refused rather than ignored.
-func AppliedSpec(sf *SpecFlags) (*lab.Spec, error) {
+func AppliedSpec(sf *SpecFlags) (*labspec.Spec, error) {
 	spec, err := sf.loadBuilt()
 	if err != nil {
 		return nil, err
@@ -349,7 +350,7 @@ func AppliedSpec(sf *SpecFlags) (*lab.Spec, error) {
 // BuiltSpec is AppliedSpec for commands that need the lab to exist
 // (verify, pivot, wait, gather, console, ssh, stage): a lab never brought
 // up is refused with the command that builds it (exit code: no such lab).
-func BuiltSpec(sf *SpecFlags) (*lab.Spec, *labdir.State, error) {
+func BuiltSpec(sf *SpecFlags) (*labspec.Spec, *labdir.State, error) {
 	spec, err := sf.loadBuilt()
 	if err != nil {
 		return nil, nil, err
@@ -382,7 +383,7 @@ func (e *ConflictError) ExitCode() int { return ExitUsage }
 
 // contradicts refuses a location flag that differs from the lab as built:
 // `lab status --uri X` on a lab built on Y would otherwise show Y silently.
-func (sf *SpecFlags) contradicts(built *lab.Spec) error {
+func (sf *SpecFlags) contradicts(built *labspec.Spec) error {
 	if sf.flags == nil {
 		return nil
 	}

@@ -6,11 +6,12 @@ import (
 	"path/filepath"
 	"testing"
 
+	labspec "github.com/bootlab/bootlab/lab/spec"
+
 	"github.com/spf13/cobra"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/bootlab/bootlab/lab"
 	"github.com/bootlab/bootlab/lab/labdir"
 )
 
@@ -26,9 +27,9 @@ func isolatedHost(t *testing.T) string {
 }
 
 // builtLab records a lab as a successful `up` would (state with its spec).
-func builtLab(t *testing.T, home, name string) *lab.Spec {
+func builtLab(t *testing.T, home, name string) *labspec.Spec {
 	t.Helper()
-	s := &lab.Spec{Name: name}
+	s := &labspec.Spec{Name: name}
 	s.Defaults()
 	require.Equal(t, filepath.Join(home, "labs", name), s.LabDir)
 	require.NoError(t, (&labdir.State{Name: name, UUID: "u-" + name, Spec: s}).Save(s.LabDir))
@@ -36,10 +37,10 @@ func builtLab(t *testing.T, home, name string) *lab.Spec {
 }
 
 // loadWith parses args into a command with the spec flags and loads.
-func loadWith(t *testing.T, optional bool, args ...string) (*lab.Spec, *SpecFlags, error) {
+func loadWith(t *testing.T, optional bool, args ...string) (*labspec.Spec, *SpecFlags, error) {
 	t.Helper()
 	sf := &SpecFlags{Optional: optional}
-	var spec *lab.Spec
+	var spec *labspec.Spec
 	var loadErr error
 	cmd := &cobra.Command{Use: "x", RunE: func(*cobra.Command, []string) error {
 		spec, loadErr = sf.Load()
@@ -154,7 +155,7 @@ func TestBuiltLabOutlivesItsPullSecretFile(t *testing.T) {
 	_, _, err = loadWith(t, false, "-f", file)
 	require.Error(t, err, "building needs the pull secret")
 	sf := &SpecFlags{}
-	var applied *lab.Spec
+	var applied *labspec.Spec
 	cmd := &cobra.Command{Use: "x", RunE: func(*cobra.Command, []string) error {
 		var err error
 		applied, _, err = BuiltSpec(sf)
@@ -164,5 +165,5 @@ func TestBuiltLabOutlivesItsPullSecretFile(t *testing.T) {
 	cmd.SetArgs([]string{"-f", file})
 	require.NoError(t, cmd.Execute(), "acting on the built lab does not")
 	assert.Equal(t, "ocp1", applied.Name)
-	assert.Equal(t, lab.ProfileOpenShift, applied.Profile)
+	assert.Equal(t, labspec.ProfileOpenShift, applied.Profile)
 }

@@ -1,5 +1,5 @@
 // Package dashcmd holds `bootlab dashboard`: it parses flags and runs the
-// server of internal/dashboard; it holds no dashboard logic.
+// server of package dashboard; it holds no dashboard logic.
 package dashcmd
 
 import (
@@ -15,9 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/bootlab/bootlab/cmd/internal/cmdutil"
-	"github.com/bootlab/bootlab/internal/dashboard"
-	"github.com/bootlab/bootlab/lab"
-	"github.com/bootlab/bootlab/lab/libvirt"
+	"github.com/bootlab/bootlab/dashboard"
 )
 
 // Options are the options of `bootlab dashboard`.
@@ -85,13 +83,7 @@ func run(ctx context.Context, f *cmdutil.Factory, opts *Options) error {
 		return fmt.Errorf("dashboard: listen on %s: %w (choose another address with --listen)", opts.Listen, err)
 	}
 	collector := &dashboard.Collector{Home: opts.Home, URIs: opts.URIs, Log: f.Log,
-		Connect: func(ctx context.Context, uri string) (lab.Hypervisor, func(), error) {
-			conn, err := libvirt.Connect(ctx, uri, f.Log)
-			if err != nil {
-				return nil, nil, err
-			}
-			return conn, func() { _ = conn.Close() }, nil
-		}}
+		Connect: f.Connector()}
 	defer collector.Close()
 	srv := dashboard.New(dashboard.Options{Source: collector, Interval: opts.Interval, Token: token, Log: f.Log})
 	ctx, cancel := context.WithCancel(ctx)

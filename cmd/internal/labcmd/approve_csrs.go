@@ -10,10 +10,11 @@ import (
 	"text/tabwriter"
 	"time"
 
+	labspec "github.com/bootlab/bootlab/lab/spec"
+
 	"github.com/spf13/cobra"
 
 	"github.com/bootlab/bootlab/cmd/internal/cmdutil"
-	"github.com/bootlab/bootlab/lab"
 	"github.com/bootlab/bootlab/lab/cluster"
 )
 
@@ -48,7 +49,9 @@ approve-csrs lists the pending CSRs with requestor and signer, says what each on
 is, and approves exactly those two kinds for this lab's masters and workers (short
 name or FQDN), with SANs of that node only. Everything else is refused, with the
 reason. --watch keeps looking (workers send the serving CSR only after the client
-one is approved).`,
+one is approved). On a rehearsal lab (openshift.manualBootstrap) it reaches the
+real API with the admin kubeconfig on the bootstrap (/opt/openshift/auth), so the
+bootstrap must be up.`,
 		Args: cmdutil.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := cmdutil.OutputFlag(opts.Output, "table", "json"); err != nil {
@@ -75,15 +78,21 @@ func runApproveCSRs(ctx context.Context, f *cmdutil.Factory, opts *ApproveCSRsOp
 	if err != nil {
 		return err
 	}
-	if spec.Profile != lab.ProfileOpenShift {
-		return cmdutil.WithCode(cmdutil.ExitInvalid, fmt.Errorf("lab %s is a %s lab: it has no cluster whose CSRs to approve", spec.Name, spec.Profile))
+	if spec.Profile != labspec.ProfileOpenShift && !spec.Rehearsal() {
+		return cmdutil.WithCode(cmdutil.ExitInvalid, fmt.Errorf("lab %s is a %s lab without openshift.manualBootstrap: it has no cluster whose CSRs to approve", spec.Name, spec.Profile))
 	}
 	ln, done, err := labNet(ctx, f, spec)
 	if err != nil {
 		return err
 	}
 	defer done()
-	api, err := cluster.LabClient(spec, ln)
+	var api *cluster.Client
+	if spec.Rehearsal() {
+		// A rehearsal lab's admin kubeconfig is on its bootstrap only.
+		api, err = cluster.RehearsalClient(ctx, spec, ln)
+	} else {
+		api, err = cluster.LabClient(spec, ln)
+	}
 	if err != nil {
 		return err
 	}

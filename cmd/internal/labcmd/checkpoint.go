@@ -9,11 +9,12 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/bootlab/bootlab/lab/spec"
+
 	"github.com/spf13/cobra"
 
 	"github.com/bootlab/bootlab/cmd/internal/cmdutil"
 	"github.com/bootlab/bootlab/lab"
-	"github.com/bootlab/bootlab/lab/libvirt"
 )
 
 // CheckpointOptions are the options of the `lab checkpoint` verbs.
@@ -109,19 +110,19 @@ func runCheckpoint(ctx context.Context, f *cmdutil.Factory, opts *CheckpointOpti
 	if err != nil {
 		return err
 	}
-	conn, err := libvirt.Connect(ctx, spec.Libvirt.URI, f.Log)
+	l, err := f.OpenLab(ctx, spec)
 	if err != nil {
 		return err
 	}
-	defer conn.Close()
+	defer l.Close()
 	if opts.DryRun {
-		return checkpointDryRun(ctx, f, conn, spec, opts)
+		return checkpointDryRun(ctx, f, l, spec, opts)
 	}
 	start := time.Now()
 	switch opts.Verb {
 	case "save":
 		f.Status.Start("Saving checkpoint %s of lab %s", opts.Name, spec.Name)
-		cp, err := lab.SaveCheckpoint(ctx, conn, spec, opts.Name)
+		cp, err := l.Checkpoint(ctx, opts.Name, lab.SaveOptions{})
 		if err != nil {
 			f.Status.End(false)
 			return err
@@ -129,7 +130,7 @@ func runCheckpoint(ctx context.Context, f *cmdutil.Factory, opts *CheckpointOpti
 		f.Status.EndDetail(true, fmt.Sprintf("%d nodes, %.1fs", len(cp.Nodes), time.Since(start).Seconds()))
 	case "restore":
 		f.Status.Start("Restoring checkpoint %s of lab %s", opts.Name, spec.Name)
-		cp, err := lab.RestoreCheckpoint(ctx, conn, spec, opts.Name, lab.RestoreOptions{Log: f.Log})
+		cp, err := l.Restore(ctx, opts.Name, lab.RestoreOptions{})
 		if err != nil {
 			f.Status.End(false)
 			return err
@@ -137,13 +138,13 @@ func runCheckpoint(ctx context.Context, f *cmdutil.Factory, opts *CheckpointOpti
 		f.Status.EndDetail(true, fmt.Sprintf("%d nodes, %.1fs", len(cp.Nodes), time.Since(start).Seconds()))
 	case "delete":
 		f.Status.Start("Deleting checkpoint %s of lab %s", opts.Name, spec.Name)
-		if err := lab.DeleteCheckpoint(ctx, conn, spec, opts.Name); err != nil {
+		if err := l.DeleteCheckpoint(ctx, opts.Name); err != nil {
 			f.Status.End(false)
 			return err
 		}
 		f.Status.End(true)
 	case "list":
-		cps, err := lab.ListCheckpoints(ctx, conn, spec)
+		cps, err := l.Checkpoints(ctx)
 		if err != nil {
 			return err
 		}
@@ -157,13 +158,13 @@ func runCheckpoint(ctx context.Context, f *cmdutil.Factory, opts *CheckpointOpti
 
 // checkpointDryRun prints what checkpoint restore or delete would change,
 // refusing what they refuse.
-func checkpointDryRun(ctx context.Context, f *cmdutil.Factory, hv lab.Hypervisor, spec *lab.Spec, opts *CheckpointOptions) error {
+func checkpointDryRun(ctx context.Context, f *cmdutil.Factory, l *lab.Lab, spec *spec.Spec, opts *CheckpointOptions) error {
 	var changes []lab.Change
 	var err error
 	if opts.Verb == "restore" {
-		changes, err = lab.PlanRestoreCheckpoint(ctx, hv, spec, opts.Name, lab.RestoreOptions{Log: f.Log})
+		changes, err = l.PlanRestore(ctx, opts.Name, lab.RestoreOptions{})
 	} else {
-		changes, err = lab.PlanDeleteCheckpoint(ctx, hv, spec, opts.Name)
+		changes, err = l.PlanDeleteCheckpoint(ctx, opts.Name)
 	}
 	if err != nil {
 		return err

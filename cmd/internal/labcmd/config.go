@@ -4,10 +4,11 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/bootlab/bootlab/lab/spec"
+
 	"github.com/spf13/cobra"
 
 	"github.com/bootlab/bootlab/cmd/internal/cmdutil"
-	"github.com/bootlab/bootlab/lab"
 )
 
 // ConfigOptions are the options of `lab config`.
@@ -49,7 +50,7 @@ func NewCmdConfig(f *cmdutil.Factory, runF func(*ConfigOptions) error) *cobra.Co
 	return cmd
 }
 
-func printSpec(f *cmdutil.Factory, spec *lab.Spec, format string) error {
+func printSpec(f *cmdutil.Factory, spec *spec.Spec, format string) error {
 	var (
 		data []byte
 		err  error

@@ -7,12 +7,13 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/bootlab/bootlab/lab/spec"
+
 	"github.com/spf13/cobra"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/bootlab/bootlab/cmd/internal/cmdutil"
-	"github.com/bootlab/bootlab/lab"
 )
 
 func TestConfigFlags(t *testing.T) {
@@ -122,7 +123,7 @@ func TestConfigYAMLKeepsSpecOrderAndRoundTrips(t *testing.T) {
 	out := f.Streams.Out.(*bytes.Buffer).String()
 	assert.True(t, strings.HasPrefix(out, "apiVersion: bootlab.dev/v1alpha1\nkind: Lab\nname: order1\nprofile: probe\ncluster:\n"), out)
 	assert.Less(t, strings.Index(out, "\nnetwork:"), strings.Index(out, "\nnodes:"), "fields in the Spec type's order")
-	back, err := lab.Parse([]byte(out), "config output")
+	back, err := spec.Parse([]byte(out), "config output")
 	require.NoError(t, err)
 	back.Defaults()
 	require.NoError(t, back.Validate())

@@ -10,14 +10,14 @@ import (
 	"strings"
 	"time"
 
+	labspec "github.com/bootlab/bootlab/lab/spec"
+
 	"github.com/spf13/cobra"
 
 	"github.com/bootlab/bootlab/cmd/internal/cmdutil"
 	"github.com/bootlab/bootlab/internal/sshc"
-	"github.com/bootlab/bootlab/lab"
 	"github.com/bootlab/bootlab/lab/host"
 	"github.com/bootlab/bootlab/lab/labdir"
-	"github.com/bootlab/bootlab/lab/libvirt"
 	"github.com/bootlab/bootlab/lab/probe"
 )
 
@@ -71,14 +71,14 @@ func runConsole(ctx context.Context, f *cmdutil.Factory, opts *ConsoleOptions) e
 	}
 	path := labdir.ConsoleLog(spec, n)
 	out := f.Streams.Out
-	if spec.Profile == lab.ProfileProbe && !opts.Raw {
+	if spec.Profile == labspec.ProfileProbe && !opts.Raw {
 		// Probe reports are one JSON line each: show them as a person reads.
 		out = &probe.ReadableConsole{W: out}
 	}
 	where := ""
 	if spec.Remote() {
 		// virtlogd writes the log on the hypervisor's machine: read it there.
-		conn, cerr := libvirt.Connect(ctx, spec.Libvirt.URI, f.Log)
+		conn, cerr := f.Connector()(ctx, spec.Libvirt.URI, f.Log)
 		if cerr != nil {
 			return cerr
 		}
@@ -158,7 +158,7 @@ func followFile(ctx context.Context, path string, out io.Writer, follow bool, ev
 	}
 }
 
-func nodeNames(s *lab.Spec) string {
+func nodeNames(s *labspec.Spec) string {
 	out := ""
 	for i, n := range s.Nodes {
 		if i > 0 {

@@ -7,11 +7,12 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/bootlab/bootlab/lab/spec"
+
 	"github.com/spf13/cobra"
 
 	"github.com/bootlab/bootlab/cmd/internal/cmdutil"
 	"github.com/bootlab/bootlab/internal/dnsproxy"
-	"github.com/bootlab/bootlab/lab"
 )
 
 // DNSProxyOptions are the options of `lab dns-proxy`.
@@ -80,7 +81,7 @@ func runDNSProxy(ctx context.Context, f *cmdutil.Factory, opts *DNSProxyOptions)
 }
 
 // dnsProxyBanner says what the proxy forwards where, and how to use it.
-func dnsProxyBanner(spec *lab.Spec, listen, upstream, via string) string {
+func dnsProxyBanner(spec *spec.Spec, listen, upstream, via string) string {
 	host, port, _ := net.SplitHostPort(listen)
 	d := spec.Cluster.Domain()
 	return fmt.Sprintf("answering DNS on %s (UDP and TCP) from lab %s's dnsmasq %s over TCP, through %s, until interrupted\n"+

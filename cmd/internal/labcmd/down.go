@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 
+	labspec "github.com/bootlab/bootlab/lab/spec"
+
 	"github.com/spf13/cobra"
 
 	"github.com/bootlab/bootlab/cmd/internal/cmdutil"
@@ -65,12 +67,17 @@ func runDown(ctx context.Context, f *cmdutil.Factory, opts *DownOptions) error {
 	return downSpec(ctx, f, opts, spec)
 }
 
-// downSpec is `lab down` of a loaded spec: one call into lab.Teardown.
-func downSpec(ctx context.Context, f *cmdutil.Factory, opts *DownOptions, spec *lab.Spec) error {
+// downSpec is `lab down` of a loaded spec: one call into Lab.Down.
+func downSpec(ctx context.Context, f *cmdutil.Factory, opts *DownOptions, spec *labspec.Spec) error {
 	if opts.DryRun {
 		return downDryRun(ctx, f, opts, spec)
 	}
-	steps, err := lab.Teardown(ctx, spec, lab.TeardownOptions{Log: f.Log, Status: f.Status, KeepImages: opts.KeepImages})
+	l, err := f.OpenLab(ctx, spec)
+	if err != nil {
+		return err
+	}
+	defer l.Close()
+	steps, err := l.Down(ctx, lab.TeardownOptions{KeepImages: opts.KeepImages})
 	if err != nil {
 		return err
 	}
@@ -80,8 +87,13 @@ func downSpec(ctx context.Context, f *cmdutil.Factory, opts *DownOptions, spec *
 
 // downDryRun prints what `lab down` would remove, decided by Down's own
 // steps over libvirt read but not written.
-func downDryRun(ctx context.Context, f *cmdutil.Factory, opts *DownOptions, spec *lab.Spec) error {
-	changes, err := lab.PlanTeardown(ctx, spec, lab.TeardownOptions{Log: f.Log, KeepImages: opts.KeepImages})
+func downDryRun(ctx context.Context, f *cmdutil.Factory, opts *DownOptions, spec *labspec.Spec) error {
+	l, err := f.OpenLab(ctx, spec)
+	if err != nil {
+		return err
+	}
+	defer l.Close()
+	changes, err := l.PlanDown(ctx, lab.TeardownOptions{KeepImages: opts.KeepImages})
 	if err != nil {
 		return err
 	}
@@ -99,7 +111,7 @@ func downDryRun(ctx context.Context, f *cmdutil.Factory, opts *DownOptions, spec
 // downSummary says what `lab down` removed, or that there was nothing of
 // this lab (a mistyped --name, say) to remove.
 // Each step said what it removed on its own line.
-func downSummary(spec *lab.Spec, steps []lab.StepResult) string {
+func downSummary(spec *labspec.Spec, steps []lab.StepResult) string {
 	for _, s := range steps {
 		if s.Changed {
 			return fmt.Sprintf("lab %s deleted", spec.Name)
@@ -116,12 +128,12 @@ func downAll(ctx context.Context, f *cmdutil.Factory, opts *DownOptions) error {
 			return cmdutil.UsageErrorf("--all deletes every lab: it takes no --%s", name)
 		}
 	}
-	labs, err := labdir.Find(lab.DefaultHome())
+	labs, err := labdir.Find(labspec.DefaultHome())
 	if err != nil {
 		return err
 	}
 	if len(labs) == 0 {
-		f.Status.Infof("nothing to delete: no labs in %s", filepath.Join(lab.DefaultHome(), "labs"))
+		f.Status.Infof("nothing to delete: no labs in %s", filepath.Join(labspec.DefaultHome(), "labs"))
 		return nil
 	}
 	names := make([]string, len(labs))
@@ -148,7 +160,7 @@ func downAll(ctx context.Context, f *cmdutil.Factory, opts *DownOptions) error {
 		if spec == nil {
 			// Never brought up completely: its name and directory are enough
 			// to find what it made.
-			spec = &lab.Spec{Name: l.Name, LabDir: l.Dir}
+			spec = &labspec.Spec{Name: l.Name, LabDir: l.Dir}
 			spec.Defaults()
 		}
 		if err := downSpec(ctx, f, opts, spec); err != nil {

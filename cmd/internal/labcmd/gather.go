@@ -6,10 +6,11 @@ import (
 	"os"
 	"path/filepath"
 
+	labspec "github.com/bootlab/bootlab/lab/spec"
+
 	"github.com/spf13/cobra"
 
 	"github.com/bootlab/bootlab/cmd/internal/cmdutil"
-	"github.com/bootlab/bootlab/lab"
 	"github.com/bootlab/bootlab/lab/images"
 	"github.com/bootlab/bootlab/lab/labdir"
 	"github.com/bootlab/bootlab/lab/openshift"
@@ -49,18 +50,18 @@ func runGather(ctx context.Context, f *cmdutil.Factory, opts *GatherOptions) err
 	if err != nil {
 		return err
 	}
-	if spec.Profile != lab.ProfileOpenShift {
+	if spec.Profile != labspec.ProfileOpenShift {
 		return cmdutil.WithCode(cmdutil.ExitInvalid, fmt.Errorf("lab %s is a %s lab: gather needs a real bootstrap node (openshift profile)", spec.Name, spec.Profile))
 	}
 	if st.BootstrapRemoved {
 		return fmt.Errorf("the bootstrap of lab %s was removed by `bootlab lab pivot`: there is nothing left to gather from it; use `oc adm must-gather` on the cluster", spec.Name)
 	}
-	boots := spec.NodesByRole(lab.RoleBootstrap)
+	boots := spec.NodesByRole(labspec.RoleBootstrap)
 	if len(boots) == 0 {
 		return fmt.Errorf("lab %s has no bootstrap node", spec.Name)
 	}
 	var masters []string
-	for _, m := range spec.NodesByRole(lab.RoleMaster) {
+	for _, m := range spec.NodesByRole(labspec.RoleMaster) {
 		masters = append(masters, m.IP)
 	}
 	if _, err := os.Stat(filepath.Join(labdir.Assets(spec), "metadata.json")); err != nil {

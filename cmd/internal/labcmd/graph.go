@@ -11,7 +11,6 @@ import (
 	"github.com/bootlab/bootlab/cmd/internal/cmdutil"
 	"github.com/bootlab/bootlab/internal/diagram"
 	"github.com/bootlab/bootlab/lab"
-	"github.com/bootlab/bootlab/lab/libvirt"
 )
 
 // GraphOptions are the options of `lab graph`.
@@ -20,9 +19,6 @@ type GraphOptions struct {
 	Output string
 	// Out is the file to write; empty writes stdout.
 	Out string
-	// Connect opens libvirt to read node states; nil means lab/libvirt
-	// (tests inject a fake).
-	Connect func(ctx context.Context, uri string) (lab.DomainReader, func(), error)
 }
 
 // NewCmdGraph builds `lab graph`: the lab topology as a picture, in the
@@ -69,17 +65,7 @@ func runGraph(ctx context.Context, f *cmdutil.Factory, opts *GraphOptions) error
 	if err != nil {
 		return err
 	}
-	connect := opts.Connect
-	if connect == nil {
-		connect = func(ctx context.Context, uri string) (lab.DomainReader, func(), error) {
-			conn, err := libvirt.Connect(ctx, uri, f.Log)
-			if err != nil {
-				return nil, nil, err
-			}
-			return conn, func() { _ = conn.Close() }, nil
-		}
-	}
-	topo, err := lab.Graph(ctx, spec, lab.GraphOptions{Connect: connect})
+	topo, err := lab.Graph(ctx, spec, lab.GraphOptions{Connect: f.Connector()})
 	if err != nil {
 		return err
 	}

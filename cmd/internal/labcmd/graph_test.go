@@ -3,16 +3,18 @@ package labcmd
 import (
 	"bytes"
 	"context"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/bootlab/bootlab/lab/hypervisor"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/bootlab/bootlab/cmd/internal/cmdutil"
-	"github.com/bootlab/bootlab/lab"
 )
 
 func TestGraphFlags(t *testing.T) {
@@ -42,13 +44,14 @@ func TestGraphDrawsAnUnbuiltLab(t *testing.T) {
 	dir := t.TempDir()
 	specFile := filepath.Join(dir, "lab.yaml")
 	require.NoError(t, os.WriteFile(specFile, []byte("name: pics\ntopology: {masters: 1, workers: 1}\n"), 0o644))
-	noLibvirt := func(context.Context, string) (lab.DomainReader, func(), error) {
+	noLibvirt := func(context.Context, string, *slog.Logger) (hypervisor.Hypervisor, error) {
 		t.Fatal("an unbuilt lab needs no libvirt")
-		return nil, nil, nil
+		return nil, nil
 	}
+	factory := func() *cmdutil.Factory { f := testFactory(); f.Connect = noLibvirt; return f }
 
-	f := testFactory()
-	opts := &GraphOptions{Spec: cmdutil.SpecFlags{File: specFile}, Output: "dot", Connect: noLibvirt}
+	f := factory()
+	opts := &GraphOptions{Spec: cmdutil.SpecFlags{File: specFile}, Output: "dot"}
 	require.NoError(t, runGraph(context.Background(), f, opts))
 	out := f.Streams.Out.(*bytes.Buffer).String()
 	assert.True(t, strings.HasPrefix(out, `digraph "bootlab-pics" {`), out)
@@ -56,8 +59,8 @@ func TestGraphDrawsAnUnbuiltLab(t *testing.T) {
 	assert.Contains(t, f.Streams.ErrOut.(*bytes.Buffer).String(), "Drawn from the spec: lab pics is not built.")
 
 	file := filepath.Join(dir, "pics.svg")
-	f = testFactory()
-	opts = &GraphOptions{Spec: cmdutil.SpecFlags{File: specFile}, Output: "svg", Out: file, Connect: noLibvirt}
+	f = factory()
+	opts = &GraphOptions{Spec: cmdutil.SpecFlags{File: specFile}, Output: "svg", Out: file}
 	require.NoError(t, runGraph(context.Background(), f, opts))
 	data, err := os.ReadFile(file)
 	require.NoError(t, err)
@@ -65,8 +68,8 @@ func TestGraphDrawsAnUnbuiltLab(t *testing.T) {
 	assert.Empty(t, f.Streams.Out.(*bytes.Buffer).String(), "--out writes nothing on stdout")
 	assert.Contains(t, f.Streams.ErrOut.(*bytes.Buffer).String(), "wrote "+file)
 
-	opts = &GraphOptions{Spec: cmdutil.SpecFlags{File: specFile}, Output: "svg", Out: filepath.Join(dir, "no", "such", "dir.svg"), Connect: noLibvirt}
-	err = runGraph(context.Background(), testFactory(), opts)
+	opts = &GraphOptions{Spec: cmdutil.SpecFlags{File: specFile}, Output: "svg", Out: filepath.Join(dir, "no", "such", "dir.svg")}
+	err = runGraph(context.Background(), factory(), opts)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "--out: ")
 }

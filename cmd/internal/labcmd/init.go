@@ -6,10 +6,11 @@ import (
 	"io/fs"
 	"os"
 
+	"github.com/bootlab/bootlab/lab/spec"
+
 	"github.com/spf13/cobra"
 
 	"github.com/bootlab/bootlab/cmd/internal/cmdutil"
-	"github.com/bootlab/bootlab/lab"
 )
 
 // InitOptions are the options of `lab init`.
@@ -72,7 +73,7 @@ openshift:
 
 func runInit(f *cmdutil.Factory, opts *InitOptions) error {
 	data := []byte(initSpec(opts.Name, opts.CIDR))
-	s, err := lab.Parse(data, opts.File)
+	s, err := spec.Parse(data, opts.File)
 	if err != nil {
 		return err
 	}

@@ -6,10 +6,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/bootlab/bootlab/lab/spec"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/bootlab/bootlab/lab"
 )
 
 // lab init writes a valid rehearsal-lab spec that names nothing derived
@@ -25,7 +25,7 @@ func TestInitWritesASpecSafeToRename(t *testing.T) {
 	for _, derived := range []string{"bridge", "mac", "labDir", "poolDir", "nodes:"} {
 		assert.NotContains(t, string(data), derived+":", "derived from the name: left out")
 	}
-	s, err := lab.Load(file)
+	s, err := spec.Load(file)
 	require.NoError(t, err)
 	s.Defaults()
 	require.NoError(t, s.Validate())
@@ -37,7 +37,7 @@ func TestInitWritesASpecSafeToRename(t *testing.T) {
 	// A renamed copy derives its own bridge, MACs and directories.
 	copied := strings.Replace(string(data), "\nname: ux1\n", "\nname: ux2\n", 1)
 	require.NotEqual(t, string(data), copied)
-	renamed, err := lab.Parse([]byte(copied), "ux2.yaml")
+	renamed, err := spec.Parse([]byte(copied), "ux2.yaml")
 	require.NoError(t, err)
 	renamed.Defaults()
 	assert.NotEqual(t, s.Network.Bridge, renamed.Network.Bridge)

@@ -5,8 +5,9 @@ package labcmd
 import (
 	"github.com/spf13/cobra"
 
+	"github.com/bootlab/bootlab/lab/spec"
+
 	"github.com/bootlab/bootlab/cmd/internal/cmdutil"
-	"github.com/bootlab/bootlab/lab"
 )
 
 // NewCmdLab builds the `lab` command group.
@@ -46,7 +47,7 @@ func NewCmdLab(f *cmdutil.Factory) *cobra.Command {
 
 // printWarnings tells, on stderr, what a valid spec may still get wrong
 // (lab.Spec.Warnings), before the command acts on it.
-func printWarnings(f *cmdutil.Factory, spec *lab.Spec) {
+func printWarnings(f *cmdutil.Factory, spec *spec.Spec) {
 	for _, w := range spec.Warnings() {
 		f.Say("warn", "%s", w)
 	}

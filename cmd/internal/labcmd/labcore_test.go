@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bootlab/bootlab/lab/spec"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -106,7 +108,7 @@ func TestPrintStatus(t *testing.T) {
 	st := &lab.Status{Name: "a", URI: "test:///default",
 		Network: lab.NetworkStatus{Name: "bootlab-a", Exists: true, Active: true, Bridge: "bl1", Gateway: "10.0.0.1"},
 		DNS:     []lab.DNSRecord{{Name: "api.ocp.lab.local", IP: "10.0.0.1"}},
-		Nodes:   []lab.NodeStatus{{Name: "master-0", Role: lab.RoleMaster, Domain: "bootlab-a-master-0", State: "running", ReservedIP: "10.0.0.11", MAC: "52:54:00:00:00:01"}}}
+		Nodes:   []lab.NodeStatus{{Name: "master-0", Role: spec.RoleMaster, Domain: "bootlab-a-master-0", State: "running", ReservedIP: "10.0.0.11", MAC: "52:54:00:00:00:01"}}}
 	require.NoError(t, printStatus(&out, st))
 	s := out.String()
 	assert.Contains(t, s, "bootlab-a")
@@ -117,7 +119,7 @@ func TestPrintStatus(t *testing.T) {
 
 // sshLab saves the state of a lab whose node runs an SSH server at srv
 // (its address made 127.0.0.1), with srv's client key as the lab key.
-func sshLab(t *testing.T, s *lab.Spec, node string, srv *sshctest.Server) {
+func sshLab(t *testing.T, s *spec.Spec, node string, srv *sshctest.Server) {
 	t.Helper()
 	s.Network.CIDR = "127.0.0.0/24"
 	s.Defaults()
@@ -151,7 +153,7 @@ func runSSHCmd(t *testing.T, port int, args ...string) (*cmdutil.Factory, error)
 // use), runs the words after -- as one command line and exits with its code.
 func TestSSHRunsCommandWithLabKey(t *testing.T) {
 	srv := sshctest.Start(t)
-	s := &lab.Spec{Name: "sshlab", Profile: lab.ProfileOpenShift, LabDir: filepath.Join(t.TempDir(), "lab"), Libvirt: lab.Libvirt{URI: "test:///default"}}
+	s := &spec.Spec{Name: "sshlab", Profile: spec.ProfileOpenShift, LabDir: filepath.Join(t.TempDir(), "lab"), Libvirt: spec.Libvirt{URI: "test:///default"}}
 	sshLab(t, s, "master-1", srv)
 
 	f, err := runSSHCmd(t, srv.Port, "--lab-dir", s.LabDir, "--name", "sshlab", "master-1", "--", "echo", "hi;", "exit", "3")
@@ -175,9 +177,9 @@ func TestSSHRunsCommandWithLabKey(t *testing.T) {
 // instead of letting ssh fail with "Connection refused".
 func TestSSHRefusesProbeLab(t *testing.T) {
 	srv := sshctest.Start(t)
-	s := &lab.Spec{Name: "sshprobe", LabDir: filepath.Join(t.TempDir(), "lab"), Libvirt: lab.Libvirt{URI: "test:///default"}}
+	s := &spec.Spec{Name: "sshprobe", LabDir: filepath.Join(t.TempDir(), "lab"), Libvirt: spec.Libvirt{URI: "test:///default"}}
 	sshLab(t, s, "master-0", srv)
-	require.Equal(t, lab.ProfileProbe, s.Profile)
+	require.Equal(t, spec.ProfileProbe, s.Profile)
 
 	_, err := runSSHCmd(t, srv.Port, "--lab-dir", s.LabDir, "--name", "sshprobe", "master-0")
 	require.Error(t, err)
@@ -190,8 +192,8 @@ func TestSSHRefusesProbeLab(t *testing.T) {
 // refuses the lab's other (probe) nodes.
 func TestSSHRehearsalBootstrap(t *testing.T) {
 	srv := sshctest.Start(t)
-	s := &lab.Spec{Name: "sshreh", LabDir: filepath.Join(t.TempDir(), "lab"), Libvirt: lab.Libvirt{URI: "test:///default"},
-		OpenShift: lab.OpenShift{ManualBootstrap: true}}
+	s := &spec.Spec{Name: "sshreh", LabDir: filepath.Join(t.TempDir(), "lab"), Libvirt: spec.Libvirt{URI: "test:///default"},
+		OpenShift: spec.OpenShift{ManualBootstrap: true}}
 	sshLab(t, s, "bootstrap", srv)
 	require.True(t, s.Rehearsal())
 
@@ -207,16 +209,16 @@ func TestSSHRehearsalBootstrap(t *testing.T) {
 }
 
 func TestUpNextStepsFitTheProfile(t *testing.T) {
-	rehearsal := &lab.Spec{Profile: lab.ProfileProbe, OpenShift: lab.OpenShift{ManualBootstrap: true}}
+	rehearsal := &spec.Spec{Profile: spec.ProfileProbe, OpenShift: spec.OpenShift{ManualBootstrap: true}}
 	assert.Contains(t, nextSteps(rehearsal), "`bootlab stage run 01`")
-	probe := &lab.Spec{Profile: lab.ProfileProbe}
+	probe := &spec.Spec{Profile: spec.ProfileProbe}
 	assert.NotContains(t, nextSteps(probe), "lab ssh", "probe nodes run no sshd")
 	assert.Contains(t, nextSteps(probe), "`bootlab lab verify`")
-	assert.Contains(t, nextSteps(&lab.Spec{Profile: lab.ProfileOpenShift}), "`bootlab lab ssh NODE`")
+	assert.Contains(t, nextSteps(&spec.Spec{Profile: spec.ProfileOpenShift}), "`bootlab lab ssh NODE`")
 }
 
 func TestDownSummary(t *testing.T) {
-	s := &lab.Spec{Name: "typo", LabDir: "/var/lib/bootlab/labs/typo", Libvirt: lab.Libvirt{URI: "qemu:///system"}}
+	s := &spec.Spec{Name: "typo", LabDir: "/var/lib/bootlab/labs/typo", Libvirt: spec.Libvirt{URI: "qemu:///system"}}
 	got := downSummary(s, []lab.StepResult{{Name: "Deleting nodes"}, {Name: "Deleting network bootlab-typo"}})
 	assert.Equal(t, "nothing to delete: lab typo has no VMs, load balancer, pool, network or files here (qemu:///system, /var/lib/bootlab/labs/typo; a directory without this lab's state is never touched)", got)
 	// What each step removed is on that step's own line (status EndDetail).
@@ -253,8 +255,8 @@ func TestSSHThroughRemoteHypervisor(t *testing.T) {
 	dir := t.TempDir()
 	hyperKH := filepath.Join(dir, "hyper_known_hosts")
 	uri := hyper.LibvirtURI(t, hyperKH)
-	s := &lab.Spec{Name: "sshremote", LabDir: filepath.Join(dir, "lab"), Libvirt: lab.Libvirt{URI: uri},
-		OpenShift: lab.OpenShift{ManualBootstrap: true}}
+	s := &spec.Spec{Name: "sshremote", LabDir: filepath.Join(dir, "lab"), Libvirt: spec.Libvirt{URI: uri},
+		OpenShift: spec.OpenShift{ManualBootstrap: true}}
 	sshLab(t, s, "bootstrap", node)
 
 	f, err := runSSHCmd(t, node.Port, "--lab-dir", s.LabDir, "--name", "sshremote", "bootstrap", "--", "echo", "behind")

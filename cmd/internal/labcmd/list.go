@@ -6,11 +6,12 @@ import (
 	"io"
 	"text/tabwriter"
 
+	"github.com/bootlab/bootlab/lab/spec"
+
 	"github.com/spf13/cobra"
 
 	"github.com/bootlab/bootlab/cmd/internal/cmdutil"
 	"github.com/bootlab/bootlab/lab"
-	"github.com/bootlab/bootlab/lab/libvirt"
 )
 
 // ListOptions are the options of `lab list`.
@@ -21,8 +22,6 @@ type ListOptions struct {
 	// URIs are libvirt daemons searched for orphaned labs (beyond the ones
 	// the labs name).
 	URIs []string
-	// Connect opens a libvirt daemon; nil means lab/libvirt (tests inject a fake).
-	Connect func(ctx context.Context, uri string) (lab.Lister, func(), error)
 }
 
 // NewCmdList builds `lab list`: every lab on the host.
@@ -56,28 +55,13 @@ directory is listed as "orphaned, found in libvirt", with how to remove it.`,
 	return cmd
 }
 
-// ConnectLister opens a libvirt daemon for lab.List.
-func ConnectLister(f *cmdutil.Factory) func(ctx context.Context, uri string) (lab.Lister, func(), error) {
-	return func(ctx context.Context, uri string) (lab.Lister, func(), error) {
-		conn, err := libvirt.Connect(ctx, uri, f.Log)
-		if err != nil {
-			return nil, nil, err
-		}
-		return conn, func() { _ = conn.Close() }, nil
-	}
-}
-
 // ListOutput is what `lab list -o json` prints.
 type ListOutput struct {
 	Labs []lab.Summary `json:"labs"`
 }
 
 func runList(ctx context.Context, f *cmdutil.Factory, opts *ListOptions) error {
-	connect := opts.Connect
-	if connect == nil {
-		connect = ConnectLister(f)
-	}
-	labs, err := lab.List(ctx, lab.ListOptions{Home: opts.Home, URIs: opts.URIs, Connect: connect, Log: f.Log})
+	labs, err := lab.List(ctx, lab.ListOptions{Home: opts.Home, URIs: opts.URIs, Connect: f.Connector(), Log: f.Log})
 	if err != nil {
 		return err
 	}
@@ -87,7 +71,7 @@ func runList(ctx context.Context, f *cmdutil.Factory, opts *ListOptions) error {
 	if len(labs) == 0 {
 		home := opts.Home
 		if home == "" {
-			home = lab.DefaultHome()
+			home = spec.DefaultHome()
 		}
 		f.Status.Infof("no labs in %s: `bootlab lab up -f SPEC` builds one", home)
 		return nil

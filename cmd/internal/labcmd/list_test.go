@@ -8,57 +8,55 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bootlab/bootlab/lab/spec"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/bootlab/bootlab/cmd/internal/cmdutil"
 	"github.com/bootlab/bootlab/internal/status"
-	"github.com/bootlab/bootlab/lab"
+	"github.com/bootlab/bootlab/lab/hypervisor"
+	"github.com/bootlab/bootlab/lab/hypervisor/fake"
 	"github.com/bootlab/bootlab/lab/labdir"
 )
 
-// fakeLister is a libvirt daemon holding the given domains and networks.
-type fakeLister struct {
-	domains  []lab.Object
-	networks []lab.NetworkInfo
-}
-
-func (l *fakeLister) Networks(context.Context) ([]lab.NetworkInfo, error) { return l.networks, nil }
-func (l *fakeLister) LookupNetwork(_ context.Context, name string) (*lab.Object, error) {
-	return &lab.Object{Name: name, XML: "<network><name>" + name + "</name></network>"}, nil
-}
-func (l *fakeLister) Domains(context.Context) ([]lab.Object, error) { return l.domains, nil }
-
-func domainOf(name, node string, role lab.Role, active bool) lab.Object {
-	return lab.Object{Name: "bootlab-" + name + "-" + node, Active: active, XML: `<domain type="qemu"><name>bootlab-` + name + "-" + node +
+// domainOf is a lab node's domain as lab up defines it.
+func domainOf(name, node string, role spec.Role, active bool) *hypervisor.Object {
+	return &hypervisor.Object{Name: "bootlab-" + name + "-" + node, Active: active, XML: `<domain type="qemu"><name>bootlab-` + name + "-" + node +
 		`</name><metadata><bootlab:lab xmlns:bootlab="https://bootlab.dev/xmlns/lab/v1" name="` + name + `" role="` + string(role) + `" node="` + node + `"/></metadata></domain>`}
 }
 
-func listFixture(t *testing.T) (string, *fakeLister) {
+// listFixture is a home with lab ux1 and the shared fake hypervisor
+// holding ux1's domains and those of lab gone, which has no directory.
+func listFixture(t *testing.T) (string, *fake.Hypervisor) {
 	t.Helper()
 	home := t.TempDir()
-	s := &lab.Spec{Name: "ux1", Profile: lab.ProfileProbe, Libvirt: lab.Libvirt{URI: "qemu:///fake"}, Topology: lab.Topology{Masters: 1},
-		Network: lab.Network{CIDR: "10.77.0.0/24"}, LabDir: filepath.Join(home, "labs", "ux1")}
+	s := &spec.Spec{Name: "ux1", Profile: spec.ProfileProbe, Libvirt: spec.Libvirt{URI: "qemu:///fake"}, Topology: spec.Topology{Masters: 1},
+		Network: spec.Network{CIDR: "10.77.0.0/24"}, LabDir: filepath.Join(home, "labs", "ux1")}
 	s.Defaults()
 	require.NoError(t, (&labdir.State{Spec: s}).Save(s.LabDir))
 	require.NoError(t, labdir.SaveVerifyRecord(s.LabDir, &labdir.VerifyRecord{Time: time.Date(2026, 1, 2, 3, 4, 0, 0, time.UTC), OK: true, Total: 12, Passed: 12}))
-	return home, &fakeLister{
-		domains: []lab.Object{
-			domainOf("ux1", "bootstrap", lab.RoleBootstrap, true),
-			domainOf("ux1", "master-0", lab.RoleMaster, false),
-			domainOf("gone", "master-0", lab.RoleMaster, true),
-		},
-		networks: []lab.NetworkInfo{{Name: "bootlab-ux1"}, {Name: "bootlab-gone"}, {Name: "default"}},
+	hv := fake.New()
+	for _, d := range []*hypervisor.Object{
+		domainOf("ux1", "bootstrap", spec.RoleBootstrap, true),
+		domainOf("ux1", "master-0", spec.RoleMaster, false),
+		domainOf("gone", "master-0", spec.RoleMaster, true),
+	} {
+		hv.DomainObjects[d.Name] = d
 	}
+	for _, n := range []string{"bootlab-ux1", "bootlab-gone", "default"} {
+		hv.NetworkObjects[n] = &hypervisor.Object{Name: n, XML: "<network><name>" + n + "</name></network>"}
+	}
+	return home, hv
 }
 
-func runListCmd(t *testing.T, home string, hv lab.Lister, args ...string) (string, string) {
+func runListCmd(t *testing.T, home string, hv *fake.Hypervisor, args ...string) (string, string) {
 	t.Helper()
 	var out, errOut bytes.Buffer
-	f := &cmdutil.Factory{Streams: cmdutil.Streams{Out: &out, ErrOut: &errOut}, Status: status.New(&errOut, false)}
+	f := &cmdutil.Factory{Streams: cmdutil.Streams{Out: &out, ErrOut: &errOut}, Status: status.New(&errOut, false),
+		Connect: hypervisor.Shared(hv)}
 	cmd := NewCmdList(f, func(o *ListOptions) error {
 		o.Home = home
-		o.Connect = func(context.Context, string) (lab.Lister, func(), error) { return hv, func() {}, nil }
 		return runList(context.Background(), f, o)
 	})
 	cmd.SetArgs(args)
@@ -100,11 +98,11 @@ func TestListJSON(t *testing.T) {
 }
 
 func TestListEmpty(t *testing.T) {
-	out, errOut := runListCmd(t, t.TempDir(), &fakeLister{})
+	out, errOut := runListCmd(t, t.TempDir(), fake.New())
 	assert.Empty(t, out)
 	assert.Contains(t, errOut, "no labs in")
 
-	out, _ = runListCmd(t, t.TempDir(), &fakeLister{}, "-o", "json")
+	out, _ = runListCmd(t, t.TempDir(), fake.New(), "-o", "json")
 	assert.JSONEq(t, `{"schemaVersion": 1, "kind": "LabList", "labs": []}`, out)
 }
 

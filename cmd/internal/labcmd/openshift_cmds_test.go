@@ -22,6 +22,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/bootlab/bootlab/lab/spec"
+
 	"github.com/spf13/cobra"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -119,7 +121,7 @@ func TestApproveCSRsTableAndExplanations(t *testing.T) {
 
 // fakeLab is an openshift-profile spec wired to the openshift-install test
 // double and a file:// mirror holding a small "RHCOS" image.
-func fakeLab(t *testing.T) (*lab.Spec, string) {
+func fakeLab(t *testing.T) (*spec.Spec, string) {
 	t.Helper()
 	dir := t.TempDir()
 	inst, _ := filepath.Abs(filepath.Join(openshiftTestdata, "fake-openshift-install"))
@@ -145,7 +147,7 @@ func fakeLab(t *testing.T) (*lab.Spec, string) {
 	t.Setenv("FAKE_STREAM_JSON", streamPath)
 	t.Setenv("BOOTLAB_CACHE", filepath.Join(dir, "cache"))
 
-	s := &lab.Spec{Name: "ocpfake", LabDir: filepath.Join(dir, "lab")}
+	s := &spec.Spec{Name: "ocpfake", LabDir: filepath.Join(dir, "lab")}
 	s.OpenShift.PullSecretFile = ps
 	s.OpenShift.InstallerPath = inst
 	s.OpenShift.OCPath = oc
@@ -170,7 +172,7 @@ func TestPrepareOpenShift(t *testing.T) {
 		require.NoError(t, err, n.Name)
 		assert.Equal(t, os.FileMode(0o600), fi.Mode().Perm())
 	}
-	boot, err := os.ReadFile(labdir.Ignition(s, s.NodesByRole(lab.RoleBootstrap)[0]))
+	boot, err := os.ReadFile(labdir.Ignition(s, s.NodesByRole(spec.RoleBootstrap)[0]))
 	require.NoError(t, err)
 	manual, err := ignition.IsManualBootstrap(boot)
 	require.NoError(t, err)
@@ -250,11 +252,11 @@ func TestManualBootstrapProbeSpec(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, manual, s.OpenShift.ManualBootstrap)
 		assert.Equal(t, manual, s.Rehearsal())
-		bs := s.NodesByRole(lab.RoleBootstrap)[0]
-		masters := s.NodesByRole(lab.RoleMaster)
+		bs := s.NodesByRole(spec.RoleBootstrap)[0]
+		masters := s.NodesByRole(spec.RoleMaster)
 		if manual {
-			assert.Equal(t, lab.RehearsalBootstrapMemoryMiB, bs.MemoryMiB)
-			assert.Equal(t, lab.RehearsalMasterMemoryMiB, masters[0].MemoryMiB, "a rehearsal master runs real etcd")
+			assert.Equal(t, spec.RehearsalBootstrapMemoryMiB, bs.MemoryMiB)
+			assert.Equal(t, spec.RehearsalMasterMemoryMiB, masters[0].MemoryMiB, "a rehearsal master runs real etcd")
 		} else {
 			assert.Equal(t, 256, bs.MemoryMiB)
 			assert.Equal(t, 256, masters[0].MemoryMiB)

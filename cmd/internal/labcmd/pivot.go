@@ -58,7 +58,12 @@ func runPivot(ctx context.Context, f *cmdutil.Factory, opts *PivotOptions) error
 	if err != nil {
 		return err
 	}
-	res, err := lab.Pivot(ctx, spec, lab.PivotOptions{Log: f.Log, Status: f.Status})
+	l, err := f.OpenLab(ctx, spec)
+	if err != nil {
+		return err
+	}
+	defer l.Close()
+	res, err := l.Pivot(ctx)
 	if err != nil {
 		return err
 	}

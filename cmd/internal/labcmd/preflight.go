@@ -11,9 +11,7 @@ import (
 	"github.com/bootlab/bootlab/internal/check"
 	"github.com/bootlab/bootlab/lab"
 	"github.com/bootlab/bootlab/lab/labdir"
-	"github.com/bootlab/bootlab/lab/libvirt"
 	"github.com/bootlab/bootlab/lab/preflight"
-	"github.com/bootlab/bootlab/lab/probe"
 )
 
 // PreflightOptions are the options of `lab preflight`.
@@ -66,13 +64,12 @@ func runPreflight(ctx context.Context, f *cmdutil.Factory, opts *PreflightOption
 	if _, _, err := labdir.Resolve(spec); err != nil {
 		return err
 	}
-	var host lab.HostInfo
-	conn, connErr := libvirt.Connect(ctx, spec.Libvirt.URI, f.Log)
-	if connErr == nil {
-		defer conn.Close()
-		host = conn
+	l, err := f.OpenLab(ctx, spec)
+	if err != nil {
+		return err
 	}
-	report, err := preflight.Run(ctx, spec, host, preflightOptions(f, connErr))
+	defer l.Close()
+	report, err := l.Preflight(ctx, lab.PreflightOptions{})
 	if err != nil {
 		return err
 	}
@@ -108,12 +105,4 @@ func printPreflight(w io.Writer, r *preflight.Report) error {
 		return err
 	}
 	return nil
-}
-
-// preflightOptions are the options preflight runs with in `lab preflight`
-// and `lab up`: the cached probe kernel can prove KVM on a host with no
-// kernel in /boot.
-func preflightOptions(f *cmdutil.Factory, connErr error) preflight.Options {
-	return preflight.Options{Log: f.Log, Status: f.Status, ConnectError: connErr,
-		Facts: preflight.HostFacts{SpareKernel: probe.CachedKernel(probe.DefaultCacheDir())}}
 }

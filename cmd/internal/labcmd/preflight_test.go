@@ -4,12 +4,13 @@ import (
 	"bytes"
 	"testing"
 
+	"github.com/bootlab/bootlab/lab/spec"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/bootlab/bootlab/cmd/internal/cmdutil"
 	"github.com/bootlab/bootlab/internal/check"
-	"github.com/bootlab/bootlab/lab"
 	"github.com/bootlab/bootlab/lab/loadbalancer"
 	"github.com/bootlab/bootlab/lab/preflight"
 )
@@ -55,7 +56,7 @@ func TestPrintPreflight(t *testing.T) {
 			{Name: "haproxy", Detail: "haproxy not found on PATH", Fix: "apt-get install -y haproxy"},
 			{Name: "memory", OK: true, Detail: "enough", Fix: "never shown for a clean pass"},
 		},
-		Accelerator: lab.AccelTCG,
+		Accelerator: spec.AccelTCG,
 	}
 	var b bytes.Buffer
 	require.NoError(t, printPreflight(&b, r))

@@ -3,6 +3,8 @@ package labcmd
 import (
 	"fmt"
 
+	"github.com/bootlab/bootlab/lab/spec"
+
 	"github.com/spf13/cobra"
 
 	"github.com/bootlab/bootlab/cmd/internal/cmdutil"
@@ -93,7 +95,7 @@ when an input changes. stdout: the image paths.`,
 	}
 	cmd.Flags().StringVar(&opts.Kernel, "kernel", "", "kernel image (vmlinuz) to boot; needs --modules")
 	cmd.Flags().BoolVar(&opts.Rehearsal, "rehearsal", false, "also build the rehearsal bootstrap's initrd (bash, coreutils, jq, curl from Debian packages: apt-get download; the release's etcd built from the Go module proxy)")
-	cmd.Flags().StringVar(&opts.OpenShiftVersion, "openshift-version", lab.DefaultOpenShiftVersion, "with --rehearsal: the OpenShift release whose etcd the initrd carries")
+	cmd.Flags().StringVar(&opts.OpenShiftVersion, "openshift-version", spec.DefaultOpenShiftVersion, "with --rehearsal: the OpenShift release whose etcd the initrd carries")
 	cmd.Flags().StringVar(&opts.Modules, "modules", "", "the kernel's module directory (/lib/modules/<release>); needs --kernel")
 	cmd.Flags().StringVarP(&opts.Output, "output", "o", "text", "output format: text or json")
 	return cmd

@@ -7,12 +7,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bootlab/bootlab/lab/spec"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/bootlab/bootlab/cmd/internal/cmdutil"
 	"github.com/bootlab/bootlab/internal/check"
-	"github.com/bootlab/bootlab/lab"
 	"github.com/bootlab/bootlab/lab/verify"
 )
 
@@ -38,7 +39,7 @@ func TestProbeImageBuildFlags(t *testing.T) {
 	cmd := NewCmdProbeImageBuild(testFactory(), func(o *ProbeImageBuildOptions) error { got = o; return nil })
 	cmd.SetArgs([]string{"--kernel", "/k", "--modules", "/m", "-o", "json"})
 	require.NoError(t, cmd.Execute())
-	assert.Equal(t, &ProbeImageBuildOptions{Kernel: "/k", Modules: "/m", Output: "json", OpenShiftVersion: lab.DefaultOpenShiftVersion}, got)
+	assert.Equal(t, &ProbeImageBuildOptions{Kernel: "/k", Modules: "/m", Output: "json", OpenShiftVersion: spec.DefaultOpenShiftVersion}, got)
 
 	cmd = NewCmdProbeImageBuild(testFactory(), func(o *ProbeImageBuildOptions) error { got = o; return nil })
 	cmd.SetArgs([]string{"--rehearsal", "--openshift-version", "4.21.3"})
@@ -58,7 +59,7 @@ func TestPrintVerify(t *testing.T) {
 		{Group: "host", Name: "dns api.x", OK: true, Detail: "api.x -> 1.2.3.4"},
 		{Group: "master-0", Name: "ignition-fetch", Detail: "still pending:\n x509", Fix: "rewrite the pointer"},
 	}}
-	require.NoError(t, printVerify(&b, res, ""))
+	require.NoError(t, printVerify(&b, res.Checks, ""))
 	out := b.String()
 	assert.Contains(t, out, "✓  host")
 	assert.Contains(t, out, "✗  master-0  ignition-fetch")

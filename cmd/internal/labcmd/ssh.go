@@ -6,11 +6,12 @@ import (
 	"os"
 	"strings"
 
+	labspec "github.com/bootlab/bootlab/lab/spec"
+
 	"github.com/spf13/cobra"
 
 	"github.com/bootlab/bootlab/cmd/internal/cmdutil"
 	"github.com/bootlab/bootlab/internal/sshc"
-	"github.com/bootlab/bootlab/lab"
 	"github.com/bootlab/bootlab/lab/labdir"
 )
 
@@ -75,7 +76,7 @@ func runSSH(ctx context.Context, f *cmdutil.Factory, opts *SSHOptions) error {
 	if !ok {
 		return cmdutil.UsageErrorf("no node %q in lab %s (nodes: %s)", opts.Node, spec.Name, nodeNames(spec))
 	}
-	if spec.Profile == lab.ProfileProbe && !(spec.Rehearsal() && n.Role == lab.RoleBootstrap) {
+	if spec.Profile == labspec.ProfileProbe && !(spec.Rehearsal() && n.Role == labspec.RoleBootstrap) {
 		if spec.Rehearsal() {
 			return fmt.Errorf("lab %s is a rehearsal lab: only its bootstrap node runs an SSH server (`bootlab lab ssh bootstrap`); read %s's report with `bootlab lab console %[2]s`, or check the whole lab with `bootlab lab verify`", spec.Name, n.Name)
 		}

@@ -10,7 +10,6 @@ import (
 
 	"github.com/bootlab/bootlab/cmd/internal/cmdutil"
 	"github.com/bootlab/bootlab/lab"
-	"github.com/bootlab/bootlab/lab/libvirt"
 )
 
 // StatusOptions are the options of `lab status`.
@@ -48,12 +47,12 @@ func runStatus(ctx context.Context, f *cmdutil.Factory, opts *StatusOptions) err
 	if err != nil {
 		return err
 	}
-	conn, err := libvirt.Connect(ctx, spec.Libvirt.URI, f.Log)
+	l, err := f.OpenLab(ctx, spec)
 	if err != nil {
 		return err
 	}
-	defer conn.Close()
-	st, err := lab.Inspect(ctx, conn, spec)
+	defer l.Close()
+	st, err := l.Status(ctx)
 	if err != nil {
 		return err
 	}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 
+	labspec "github.com/bootlab/bootlab/lab/spec"
+
 	"github.com/spf13/cobra"
 
 	"github.com/bootlab/bootlab/cmd/internal/cmdutil"
@@ -86,16 +88,16 @@ func runUp(ctx context.Context, f *cmdutil.Factory, opts *UpOptions) error {
 // upDryRun prints the plan `lab up` would carry out and writes nothing:
 // the same input checks and preflight as up (failing as up would), then
 // lab.Up's own steps over libvirt read but not written.
-func upDryRun(ctx context.Context, f *cmdutil.Factory, opts *UpOptions, spec *lab.Spec) error {
+func upDryRun(ctx context.Context, f *cmdutil.Factory, opts *UpOptions, spec *labspec.Spec) error {
 	if err := cmdutil.OutputFlag(opts.Output, "table", "json"); err != nil {
 		return err
 	}
-	plan, err := lab.PlanBuild(ctx, spec, lab.BuildOptions{
-		Log: f.Log, Status: f.Status,
-		NoPreflight:  opts.NoPreflight,
-		Preflight:    preflightOptions(f, nil),
-		StartWorkers: opts.StartWorkers,
-	})
+	l, err := f.OpenLab(ctx, spec)
+	if err != nil {
+		return err
+	}
+	defer l.Close()
+	plan, err := l.PlanUp(ctx, lab.BuildOptions{NoPreflight: opts.NoPreflight, StartWorkers: opts.StartWorkers})
 	if err != nil {
 		return err
 	}
@@ -124,13 +126,16 @@ func upDryRun(ctx context.Context, f *cmdutil.Factory, opts *UpOptions, spec *la
 	return nil
 }
 
-// upSpec is `lab up` of a loaded, validated spec: one call into lab.Build,
+// upSpec is `lab up` of a loaded, validated spec: one call into Lab.Up,
 // then what the user runs next.
-func upSpec(ctx context.Context, f *cmdutil.Factory, opts *UpOptions, spec *lab.Spec) error {
-	res, err := lab.Build(ctx, spec, lab.BuildOptions{
-		Log: f.Log, Status: f.Status,
+func upSpec(ctx context.Context, f *cmdutil.Factory, opts *UpOptions, spec *labspec.Spec) error {
+	l, err := f.OpenLab(ctx, spec)
+	if err != nil {
+		return err
+	}
+	defer l.Close()
+	res, err := l.Up(ctx, lab.BuildOptions{
 		NoPreflight:  opts.NoPreflight,
-		Preflight:    preflightOptions(f, nil),
 		StartWorkers: opts.StartWorkers,
 		Prepare:      cmdutil.PrepareOptions(f),
 	})
@@ -150,11 +155,11 @@ func upSpec(ctx context.Context, f *cmdutil.Factory, opts *UpOptions, spec *lab.
 
 // nextSteps are the commands `lab up` suggests: probe nodes run no SSH
 // server, so a probe lab is looked at with verify and the console instead.
-func nextSteps(spec *lab.Spec) string {
+func nextSteps(spec *labspec.Spec) string {
 	if spec.Rehearsal() {
 		return "`bootlab stage status` (once the bootstrap has booted), `bootlab stage run 01`, `bootlab lab ssh bootstrap`, `bootlab lab console NODE`"
 	}
-	if spec.Profile == lab.ProfileProbe {
+	if spec.Profile == labspec.ProfileProbe {
 		return "`bootlab lab verify` (once the nodes have booted), `bootlab lab status`, `bootlab lab console NODE`"
 	}
 	return "`bootlab lab status`, `bootlab lab console NODE`, `bootlab lab ssh NODE`"

@@ -11,12 +11,13 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/bootlab/bootlab/lab/spec"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/bootlab/bootlab/cmd/internal/cmdutil"
 	"github.com/bootlab/bootlab/internal/status"
-	"github.com/bootlab/bootlab/lab"
 	"github.com/bootlab/bootlab/lab/labdir"
 )
 
@@ -36,9 +37,9 @@ func TestUpOpenShiftDefersWorkersAndRecordsHostDNS(t *testing.T) {
 	s, dir := fakeLab(t)
 	s.Name = "ocpup-it"
 	s.Libvirt.URI = "test:///default"
-	s.Network = lab.Network{CIDR: "10.217.43.0/24", Mode: lab.NetworkIsolated}
+	s.Network = spec.Network{CIDR: "10.217.43.0/24", Mode: spec.NetworkIsolated}
 	s.Storage.PoolDir = filepath.Join(dir, "pool")
-	s.Topology = lab.Topology{Masters: 3, Workers: 2}
+	s.Topology = spec.Topology{Masters: 3, Workers: 2}
 	s.Nodes = nil
 	s.Defaults()
 	// The test driver's pool is small: tiny disks and a real (tiny) qcow2,
@@ -95,7 +96,7 @@ func TestUpOpenShiftDefersWorkersAndRecordsHostDNS(t *testing.T) {
 
 	st, err := labdir.LoadState(s.LabDir)
 	require.NoError(t, err)
-	assert.Equal(t, "resolved:"+s.Network.Bridge, st.HostDNS)
+	assert.Equal(t, "resolved:"+s.Network.Bridge, st.HostDNS.String())
 	got, err := os.ReadFile(resolvectlLog)
 	require.NoError(t, err)
 	assert.Contains(t, string(got), "dns "+s.Network.Bridge+" "+s.Network.Gateway+"\n")

@@ -11,9 +11,6 @@ import (
 	"github.com/bootlab/bootlab/cmd/internal/cmdutil"
 	"github.com/bootlab/bootlab/internal/check"
 	"github.com/bootlab/bootlab/lab"
-	"github.com/bootlab/bootlab/lab/host"
-	"github.com/bootlab/bootlab/lab/libvirt"
-	"github.com/bootlab/bootlab/lab/verify"
 )
 
 // VerifyOptions are the options of `lab verify`.
@@ -70,32 +67,16 @@ with the reason and the fix for each failure. Exit code 4 when a check failed.`,
 }
 
 func runVerify(ctx context.Context, f *cmdutil.Factory, opts *VerifyOptions) error {
-	spec, st, err := cmdutil.BuiltSpec(&opts.Spec)
+	spec, _, err := cmdutil.BuiltSpec(&opts.Spec)
 	if err != nil {
 		return err
 	}
-	vopts := verify.Options{Timeout: opts.Timeout, Log: f.Log, Status: f.Status, Accelerator: st.Accelerator}
-	// Node state first: a VM that is shut off still has yesterday's reports
-	// on its console, and they must not pass for today's. The connection
-	// stays open: its host holds the console logs and the load balancer,
-	// and for a remote lab it is the only way to the lab network.
-	conn, err := libvirt.Connect(ctx, spec.Libvirt.URI, f.Log)
-	switch {
-	case err != nil && host.IsRemote(spec.Libvirt.URI):
-		// Nothing of a remote lab can be checked without its hypervisor.
-		return fmt.Errorf("verify lab %s: %w", spec.Name, err)
-	case err != nil:
-		f.Log.Warn("cannot read the VMs' state from libvirt: trusting the console reports as they are", "err", err)
-	default:
-		defer conn.Close()
-		vopts.Host = conn.Host()
-		if vms, err := nodeVMs(ctx, conn, spec); err != nil {
-			f.Log.Warn("cannot read the VMs' state from libvirt: trusting the console reports as they are", "err", err)
-		} else {
-			vopts.Nodes = vms
-		}
+	l, err := f.OpenLab(ctx, spec)
+	if err != nil {
+		return err
 	}
-	res, err := verify.Run(ctx, spec, st, vopts)
+	defer l.Close()
+	res, err := l.Verify(ctx, lab.VerifyOptions{Timeout: opts.Timeout})
 	if err != nil {
 		return err
 	}
@@ -103,7 +84,7 @@ func runVerify(ctx context.Context, f *cmdutil.Factory, opts *VerifyOptions) err
 		if err := cmdutil.WriteJSON(f.Streams.Out, "VerifyResult", res); err != nil {
 			return err
 		}
-	} else if err := printVerify(f.Streams.Out, res, opts.Spec.TargetArgs()); err != nil {
+	} else if err := printVerify(f.Streams.Out, res.Checks, opts.Spec.TargetArgs()); err != nil {
 		return err
 	}
 	if failed := res.Failed(); len(failed) > 0 {
@@ -115,22 +96,9 @@ func runVerify(ctx context.Context, f *cmdutil.Factory, opts *VerifyOptions) err
 	return nil
 }
 
-// nodeVMs reads each node's VM state from libvirt.
-func nodeVMs(ctx context.Context, conn lab.Hypervisor, spec *lab.Spec) (map[string]verify.NodeVM, error) {
-	st, err := lab.Inspect(ctx, conn, spec)
-	if err != nil {
-		return nil, err
-	}
-	out := map[string]verify.NodeVM{}
-	for _, n := range st.Nodes {
-		out[n.Name] = verify.NodeVM{State: n.State, Since: n.Since}
-	}
-	return out, nil
-}
-
 // printVerify prints the checks as every check list prints, with the
 // commands in the fixes pointed at the lab the user named.
-func printVerify(out io.Writer, res *verify.Result, target string) error {
-	return check.Write(out, res.Checks, check.Options{GroupTitle: "WHERE",
+func printVerify(out io.Writer, checks []check.Result, target string) error {
+	return check.Write(out, checks, check.Options{GroupTitle: "WHERE",
 		Fix: func(fix string) string { return cmdutil.Retarget(fix, target) }})
 }

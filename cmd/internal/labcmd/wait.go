@@ -79,7 +79,7 @@ Timeouts are the installer's: 20m for the API, 45m more for bootstrap-complete,
 }
 
 func runWait(ctx context.Context, f *cmdutil.Factory, opts *WaitOptions) error {
-	spec, st, err := cmdutil.BuiltSpec(&opts.Spec)
+	spec, _, err := cmdutil.BuiltSpec(&opts.Spec)
 	if err != nil {
 		return err
 	}
@@ -91,13 +91,18 @@ func runWait(ctx context.Context, f *cmdutil.Factory, opts *WaitOptions) error {
 		return err
 	}
 	defer done()
+	l, err := f.OpenLab(ctx, spec)
+	if err != nil {
+		return err
+	}
+	defer l.Close()
 	wo := lab.WaitOptions{
-		Log: f.Log, Status: f.Status, Net: ln,
+		Net:        ln,
 		APITimeout: opts.APITimeout, BootstrapTimeout: opts.BootstrapTimeout, InstallTimeout: opts.InstallTimeout,
 		Interval: opts.Interval, NoSSH: opts.NoSSH, NoStartWorkers: opts.NoStartWorkers,
 	}
 	if opts.Event == EventInstallComplete {
-		return lab.WaitInstall(ctx, spec, wo)
+		return l.WaitInstall(ctx, wo)
 	}
-	return lab.WaitBootstrap(ctx, spec, st, wo)
+	return l.WaitBootstrap(ctx, wo)
 }

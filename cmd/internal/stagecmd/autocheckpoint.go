@@ -11,13 +11,14 @@ import (
 	"strings"
 	"time"
 
+	"github.com/bootlab/bootlab/lab/spec"
+
 	"github.com/spf13/cobra"
 
 	"github.com/bootlab/bootlab/cmd/internal/cmdutil"
 	"github.com/bootlab/bootlab/internal/node"
 	"github.com/bootlab/bootlab/lab"
 	"github.com/bootlab/bootlab/lab/labdir"
-	"github.com/bootlab/bootlab/lab/libvirt"
 	"github.com/bootlab/bootlab/stages"
 )
 
@@ -28,7 +29,7 @@ type AutoCheckpoint struct {
 	// NoCheckpoint is --no-checkpoint: this run takes none.
 	NoCheckpoint bool
 	// Checkpoints replaces the lab's libvirt (tests); nil: the lab's URI.
-	Checkpoints func(ctx context.Context, f *cmdutil.Factory, spec *lab.Spec) (checkpointer, func(), error)
+	Checkpoints func(ctx context.Context, f *cmdutil.Factory, spec *spec.Spec) (checkpointer, func(), error)
 }
 
 // checkpointer is the part of lab's checkpoints stage run and reset use.
@@ -40,38 +41,38 @@ type checkpointer interface {
 	Restore(ctx context.Context, name string) (*lab.Checkpoint, error)
 }
 
-// labCheckpoints are a lab's checkpoints through its libvirt.
+// labCheckpoints are a lab's checkpoints through its handle.
 type labCheckpoints struct {
-	f    *cmdutil.Factory
-	hv   lab.Hypervisor
-	spec *lab.Spec
+	l *lab.Lab
 }
 
 func (c *labCheckpoints) List(ctx context.Context) ([]lab.Checkpoint, error) {
-	return lab.ListCheckpoints(ctx, c.hv, c.spec)
+	return c.l.Checkpoints(ctx)
 }
 
 func (c *labCheckpoints) SaveBootstrap(ctx context.Context, name string, replace bool) (*lab.Checkpoint, error) {
 	var nodes []string
-	for _, n := range c.spec.NodesByRole(lab.RoleBootstrap) {
+	for _, n := range c.l.Spec().NodesByRole(spec.RoleBootstrap) {
 		nodes = append(nodes, n.Name)
 	}
-	return lab.SaveCheckpointOf(ctx, c.hv, c.spec, name, lab.SaveOptions{Nodes: nodes, Replace: replace})
+	return c.l.Checkpoint(ctx, name, lab.SaveOptions{Nodes: nodes, Replace: replace})
 }
 
 func (c *labCheckpoints) Restore(ctx context.Context, name string) (*lab.Checkpoint, error) {
-	return lab.RestoreCheckpoint(ctx, c.hv, c.spec, name, lab.RestoreOptions{Log: c.f.Log})
+	return c.l.Restore(ctx, name, lab.RestoreOptions{})
 }
 
-func connectCheckpoints(ctx context.Context, f *cmdutil.Factory, spec *lab.Spec) (checkpointer, func(), error) {
-	conn, err := libvirt.Connect(ctx, spec.Libvirt.URI, f.Log)
+// connectCheckpoints opens the lab; its hypervisor is connected on the
+// first call.
+func connectCheckpoints(ctx context.Context, f *cmdutil.Factory, spec *spec.Spec) (checkpointer, func(), error) {
+	l, err := f.OpenLab(ctx, spec)
 	if err != nil {
 		return nil, nil, err
 	}
-	return &labCheckpoints{f: f, hv: conn, spec: spec}, func() { _ = conn.Close() }, nil
+	return &labCheckpoints{l: l}, func() { _ = l.Close() }, nil
 }
 
-func (a *AutoCheckpoint) connect(ctx context.Context, f *cmdutil.Factory, spec *lab.Spec) (checkpointer, func(), error) {
+func (a *AutoCheckpoint) connect(ctx context.Context, f *cmdutil.Factory, spec *spec.Spec) (checkpointer, func(), error) {
 	if a.Checkpoints != nil {
 		return a.Checkpoints(ctx, f, spec)
 	}
@@ -130,7 +131,7 @@ func checkpointTarget(t *Target, r *resolved, injected bool) (ok bool, why strin
 		// On the node itself, or no lab built: nothing bootlab manages.
 		return false, ""
 	}
-	bs := r.spec.NodesByRole(lab.RoleBootstrap)
+	bs := r.spec.NodesByRole(spec.RoleBootstrap)
 	if len(bs) == 0 || bs[0].IP == "" {
 		return false, ""
 	}
@@ -307,7 +308,7 @@ func checkpointsOff(a *AutoCheckpoint, t *Target, r *resolved) string {
 		return "stages.checkpoints: false in the lab spec"
 	}
 	if t.Spec.File != "" {
-		if s, err := lab.Load(t.Spec.File); err == nil && !s.StageCheckpoints() {
+		if s, err := spec.Load(t.Spec.File); err == nil && !s.StageCheckpoints() {
 			return "stages.checkpoints: false in " + t.Spec.File
 		}
 	}

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bootlab/bootlab/lab/spec"
+
 	"github.com/spf13/cobra"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -55,7 +57,7 @@ func (c *fakeCheckpoints) Restore(_ context.Context, name string) (*lab.Checkpoi
 	return c.cps[name], nil
 }
 
-func (c *fakeCheckpoints) connect(context.Context, *cmdutil.Factory, *lab.Spec) (checkpointer, func(), error) {
+func (c *fakeCheckpoints) connect(context.Context, *cmdutil.Factory, *spec.Spec) (checkpointer, func(), error) {
 	return c, func() {}, nil
 }
 
@@ -68,7 +70,7 @@ func rehearsalEnv(t *testing.T, specExtra string) (*env, *bytes.Buffer) {
 	t.Helper()
 	e := newEnv(t)
 	require.NoError(t, os.WriteFile(e.spec, []byte("name: stagetest\nlabDir: "+e.labDir+"\nopenshift: {manualBootstrap: true}\n"+specExtra), 0o600))
-	s, err := lab.Load(e.spec)
+	s, err := spec.Load(e.spec)
 	require.NoError(t, err)
 	s.Defaults()
 	require.True(t, s.Rehearsal())
@@ -205,7 +207,7 @@ func TestReset(t *testing.T) {
 	e2 := newEnv(t)
 	err = execute(resetCmd(e2, cps), "-f", e2.spec, "07")
 	assert.ErrorIs(t, err, labdir.ErrNoState)
-	s := &lab.Spec{Name: "stagetest", LabDir: e2.labDir}
+	s := &spec.Spec{Name: "stagetest", LabDir: e2.labDir}
 	s.Defaults()
 	require.NoError(t, (&labdir.State{Spec: s}).Save(e2.labDir))
 	err = execute(resetCmd(e2, cps), "-f", e2.spec, "07")

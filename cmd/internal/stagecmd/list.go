@@ -7,10 +7,11 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/bootlab/bootlab/lab/spec"
+
 	"github.com/spf13/cobra"
 
 	"github.com/bootlab/bootlab/cmd/internal/cmdutil"
-	"github.com/bootlab/bootlab/lab"
 	"github.com/bootlab/bootlab/stages"
 )
 
@@ -202,7 +203,7 @@ func runList(cmd *cobra.Command, f *cmdutil.Factory, opts *ListOptions) error {
 		return err
 	}
 	// A lab that is up, or a node named by flags: map the node's own script.
-	if t.Node != nil || t.Host != "" || t.Local || (r.stateErr == nil && len(r.spec.NodesByRole(lab.RoleBootstrap)) > 0) {
+	if t.Node != nil || t.Host != "" || t.Local || (r.stateErr == nil && len(r.spec.NodesByRole(spec.RoleBootstrap)) > 0) {
 		ns, err := listNodeScript(cmd.Context(), f, t, r)
 		if err != nil {
 			if t.Node != nil || t.Host != "" || t.Local {

@@ -7,11 +7,12 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/bootlab/bootlab/lab/spec"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/bootlab/bootlab/internal/sshc/sshctest"
-	"github.com/bootlab/bootlab/lab"
 	"github.com/bootlab/bootlab/lab/labdir"
 	"github.com/bootlab/bootlab/stages"
 )
@@ -23,12 +24,12 @@ func TestStageReachesRemoteLabThroughHypervisor(t *testing.T) {
 	node := sshctest.Start(t)
 	e := newEnv(t)
 	hyperKH := filepath.Join(t.TempDir(), "hyper_known_hosts")
-	s := &lab.Spec{Name: "stagetest", LabDir: e.labDir, OpenShift: lab.OpenShift{ManualBootstrap: true, Version: "4.19.10"},
-		Network: lab.Network{CIDR: "127.0.0.0/24"},
-		Libvirt: lab.Libvirt{URI: hyper.LibvirtURI(t, hyperKH)}}
+	s := &spec.Spec{Name: "stagetest", LabDir: e.labDir, OpenShift: spec.OpenShift{ManualBootstrap: true, Version: "4.19.10"},
+		Network: spec.Network{CIDR: "127.0.0.0/24"},
+		Libvirt: spec.Libvirt{URI: hyper.LibvirtURI(t, hyperKH)}}
 	s.Defaults()
 	for i := range s.Nodes {
-		if s.Nodes[i].Role == lab.RoleBootstrap {
+		if s.Nodes[i].Role == spec.RoleBootstrap {
 			s.Nodes[i].IP = node.Host
 		}
 	}

@@ -5,10 +5,11 @@ import (
 	"fmt"
 	"time"
 
+	labspec "github.com/bootlab/bootlab/lab/spec"
+
 	"github.com/spf13/cobra"
 
 	"github.com/bootlab/bootlab/cmd/internal/cmdutil"
-	"github.com/bootlab/bootlab/lab"
 	"github.com/bootlab/bootlab/lab/labdir"
 	"github.com/bootlab/bootlab/stages"
 )
@@ -18,7 +19,7 @@ type ResetOptions struct {
 	Spec  cmdutil.SpecFlags
 	Stage string
 	// Checkpoints replaces the lab's libvirt (tests).
-	Checkpoints func(ctx context.Context, f *cmdutil.Factory, spec *lab.Spec) (checkpointer, func(), error)
+	Checkpoints func(ctx context.Context, f *cmdutil.Factory, spec *labspec.Spec) (checkpointer, func(), error)
 }
 
 // NewCmdReset builds `stage reset`.
@@ -63,7 +64,7 @@ func runReset(ctx context.Context, f *cmdutil.Factory, opts *ResetOptions) error
 	if err != nil {
 		return err
 	}
-	if spec.Profile == lab.ProfileProbe && !spec.Rehearsal() {
+	if spec.Profile == labspec.ProfileProbe && !spec.Rehearsal() {
 		return cmdutil.WithCode(cmdutil.ExitInvalid, fmt.Errorf("lab %s is a probe lab built without manual bootstrap: it runs no stages, so it has no before-NN checkpoints (`bootlab lab checkpoint` saves and restores its nodes)", spec.Name))
 	}
 	connect := opts.Checkpoints

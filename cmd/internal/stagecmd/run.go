@@ -12,6 +12,7 @@ import (
 
 	"github.com/bootlab/bootlab/cmd/internal/cmdutil"
 	"github.com/bootlab/bootlab/internal/node"
+	"github.com/bootlab/bootlab/internal/timing"
 	"github.com/bootlab/bootlab/lab/labdir"
 	"github.com/bootlab/bootlab/scripts"
 	"github.com/bootlab/bootlab/stages"
@@ -180,22 +181,25 @@ func runRun(cmd *cobra.Command, f *cmdutil.Factory, opts *RunOptions) error {
 		_, err := runner.Run(ctx, sel, stages.Options{Force: opts.Force, DryRun: true, DryRunOut: f.Streams.Out})
 		return err
 	}
+	phases := timing.Start(f.Log, "stage run")
 	node, closeNode, err := opts.Target.connect(ctx, f, r)
 	if err != nil {
 		return err
 	}
 	defer closeNode()
-	return runOnNode(ctx, f, opts, r, runner, sel, node)
+	phases.Mark("ssh dial")
+	return runOnNode(ctx, f, opts, r, runner, sel, node, phases)
 }
 
 // runOnNode runs the selection on the node: from the node's own script or
 // bootlab's, for the node's release, refused before anything happens when
 // the node is not ready for it, after the before-NN checkpoint.
-func runOnNode(ctx context.Context, f *cmdutil.Factory, opts *RunOptions, r *resolved, runner *stages.Runner, sel []*stages.Stage, node node.Node) error {
+func runOnNode(ctx context.Context, f *cmdutil.Factory, opts *RunOptions, r *resolved, runner *stages.Runner, sel []*stages.Stage, node node.Node, phases *timing.Phases) error {
 	active, err := stages.BootkubeActive(ctx, node)
 	if err != nil {
 		return err
 	}
+	phases.Mark("node check: bootkube.service")
 	if active {
 		return fmt.Errorf("bootkube.service is running on %s: stages would race it over /opt/openshift. Build the lab with openshift.manualBootstrap: true, or stop and mask it first: systemctl mask --now bootkube.service", node)
 	}
@@ -211,6 +215,7 @@ func runOnNode(ctx context.Context, f *cmdutil.Factory, opts *RunOptions, r *res
 		return err
 	}
 	noteInferredRelease(f, r.vars.Version, source, rehearsalTarget(&opts.Target, r))
+	phases.Mark("node check: script and release")
 	// Refused runs are refused before the checkpoint: nothing happens.
 	runner.Node, runner.Vars = node, r.vars
 	runOpts := stages.Options{Force: opts.Force, Validate: opts.Validate}
@@ -227,9 +232,13 @@ func runOnNode(ctx context.Context, f *cmdutil.Factory, opts *RunOptions, r *res
 	if err != nil {
 		return refusal(err, opts, r)
 	}
+	// The checkpoint below changes nothing on the node.
+	runOpts.Preflighted = true
+	phases.Mark("node check: stages done (markers), order")
 	if err := opts.AutoCheckpoint.before(ctx, f, &opts.Target, r, node, opts.Force, sel, target); err != nil {
 		return err
 	}
+	phases.Mark("checkpoint")
 	logDir := labdir.Stages(r.spec)
 	log, err := stages.OpenLog(logDir, r.labUUID)
 	if err != nil {
@@ -254,6 +263,7 @@ func runOnNode(ctx context.Context, f *cmdutil.Factory, opts *RunOptions, r *res
 			}
 		}
 	}
+	phases.Mark("stages (bash on the node)")
 	if err := printOutcomes(f, outcomes, opts.Output); err != nil {
 		return err
 	}

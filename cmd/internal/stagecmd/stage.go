@@ -10,11 +10,12 @@ import (
 	"os"
 	"strings"
 
+	labspec "github.com/bootlab/bootlab/lab/spec"
+
 	"github.com/spf13/cobra"
 
 	"github.com/bootlab/bootlab/cmd/internal/cmdutil"
 	"github.com/bootlab/bootlab/internal/node"
-	"github.com/bootlab/bootlab/lab"
 	labhost "github.com/bootlab/bootlab/lab/host"
 	"github.com/bootlab/bootlab/lab/labdir"
 	"github.com/bootlab/bootlab/stages"
@@ -95,7 +96,7 @@ func addNodeFlags(cmd *cobra.Command, t *Target) {
 
 // resolved is a Target with its spec loaded.
 type resolved struct {
-	spec *lab.Spec
+	spec *labspec.Spec
 	vars stages.Vars
 	// stateErr says why the lab state could not be read (the lab is not up).
 	stateErr error
@@ -140,7 +141,7 @@ func (t *Target) resolveVersion(anyVersion bool) (*resolved, error) {
 		vs = spec.OpenShift.Version
 	}
 	if vs == "" {
-		vs = lab.DefaultOpenShiftVersion
+		vs = labspec.DefaultOpenShiftVersion
 	}
 	v, err := stages.ParseVersion(vs)
 	if err != nil {
@@ -187,10 +188,10 @@ func (t *Target) connect(ctx context.Context, f *cmdutil.Factory, r *resolved) (
 		if r.stateErr != nil {
 			return nil, nil, fmt.Errorf("%w; or reach a node with --host (or --local on the node itself)", r.stateErr)
 		}
-		if r.spec.Profile == lab.ProfileProbe && !r.spec.Rehearsal() {
+		if r.spec.Profile == labspec.ProfileProbe && !r.spec.Rehearsal() {
 			return nil, nil, cmdutil.WithCode(cmdutil.ExitInvalid, fmt.Errorf("lab %q is a probe lab built without manual bootstrap: its bootstrap node starts its services at boot and runs no SSH and no stages. Rebuild it as a rehearsal lab, whose bootstrap runs the stages: bootlab lab down && bootlab lab up --manual-bootstrap", r.spec.Name))
 		}
-		bs := r.spec.NodesByRole(lab.RoleBootstrap)
+		bs := r.spec.NodesByRole(labspec.RoleBootstrap)
 		if len(bs) == 0 || bs[0].IP == "" {
 			return nil, nil, cmdutil.UsageErrorf("lab %q has no bootstrap node (it was removed by `bootlab lab pivot`?): pass --host, or --local on the node", r.spec.Name)
 		}

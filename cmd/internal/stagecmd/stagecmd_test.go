@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/bootlab/bootlab/lab/spec"
+
 	"github.com/charmbracelet/x/ansi"
 	"github.com/spf13/cobra"
 	"github.com/stretchr/testify/assert"
@@ -21,7 +23,6 @@ import (
 	"github.com/bootlab/bootlab/cmd/internal/cmdutil"
 	"github.com/bootlab/bootlab/docs"
 	"github.com/bootlab/bootlab/internal/status"
-	"github.com/bootlab/bootlab/lab"
 	"github.com/bootlab/bootlab/lab/labdir"
 	"github.com/bootlab/bootlab/stages"
 	"github.com/bootlab/bootlab/stages/stagestest"
@@ -88,9 +89,9 @@ func TestRunNeedsALabOrAHost(t *testing.T) {
 // so and how to rebuild, instead of "connection refused".
 func TestStagesRefusePlainProbeLab(t *testing.T) {
 	e := newEnv(t)
-	s := &lab.Spec{Name: "stagetest", LabDir: e.labDir}
+	s := &spec.Spec{Name: "stagetest", LabDir: e.labDir}
 	s.Defaults()
-	require.Equal(t, lab.ProfileProbe, s.Profile)
+	require.Equal(t, spec.ProfileProbe, s.Profile)
 	require.NoError(t, (&labdir.State{Spec: s}).Save(e.labDir))
 	for _, cmd := range []*cobra.Command{NewCmdRun(e.f, nil), NewCmdStatus(e.f, nil)} {
 		args := []string{"-f", e.spec}
@@ -108,7 +109,7 @@ func TestStagesRefusePlainProbeLab(t *testing.T) {
 // would act on the flags' spec instead of the lab.
 func TestStagesRefuseAURIThatContradictsTheBuiltLab(t *testing.T) {
 	e := newEnv(t)
-	s := &lab.Spec{Name: "stagetest", LabDir: e.labDir, OpenShift: lab.OpenShift{ManualBootstrap: true}}
+	s := &spec.Spec{Name: "stagetest", LabDir: e.labDir, OpenShift: spec.OpenShift{ManualBootstrap: true}}
 	s.Defaults()
 	require.NoError(t, (&labdir.State{Spec: s}).Save(e.labDir))
 	// With --host the node is reachable without the lab, which is where the
@@ -423,9 +424,9 @@ func TestRunRefusalSaysHowToGetBack(t *testing.T) {
 // A rehearsal bootstrap carries a bootkube.sh of the real shape, but its
 // stages are bootlab's annotated scripts: that is the default source there.
 func TestRehearsalLabDefaultsToTheAnnotatedScripts(t *testing.T) {
-	reh := &lab.Spec{Name: "reh", Profile: lab.ProfileProbe, OpenShift: lab.OpenShift{ManualBootstrap: true}, LabDir: t.TempDir()}
+	reh := &spec.Spec{Name: "reh", Profile: spec.ProfileProbe, OpenShift: spec.OpenShift{ManualBootstrap: true}, LabDir: t.TempDir()}
 	reh.Defaults()
-	plain := &lab.Spec{Name: "plain", Profile: lab.ProfileProbe, LabDir: t.TempDir()}
+	plain := &spec.Spec{Name: "plain", Profile: spec.ProfileProbe, LabDir: t.TempDir()}
 	plain.Defaults()
 	assert.True(t, rehearsalTarget(&Target{}, &resolved{spec: reh}))
 	assert.False(t, rehearsalTarget(&Target{}, &resolved{spec: plain}))

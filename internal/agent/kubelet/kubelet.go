@@ -19,6 +19,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/yaml"
 
+	"github.com/bootlab/bootlab/internal/agent/kubelet/node"
 	"github.com/bootlab/bootlab/internal/agent/rhcos"
 )
 
@@ -68,7 +69,16 @@ func New(log *slog.Logger, dir string, services map[string]Service) *Kubelet {
 	return &Kubelet{log: log, dir: dir, services: services, pods: map[string]*runningPod{}}
 }
 
+// WithPaths sets where the stand-in records its pods and their logs
+// (StatePath and PodLogDir by default), for a stand-in off the node.
+func (k *Kubelet) WithPaths(state, logs string) *Kubelet {
+	k.state, k.logs = state, logs
+	return k
+}
+
 type runningPod struct {
+	// pod is the manifest, when it is a Pod.
+	pod     *corev1.Pod
 	stopSvc func()
 	state   PodState
 	digest  string
@@ -171,6 +181,7 @@ func (k *Kubelet) start(p, digest string, data []byte) {
 		return
 	}
 	rp.state.Name, rp.state.Namespace = pod.Name, pod.Namespace
+	rp.pod = &pod
 	for _, c := range pod.Spec.Containers {
 		if svc, ok := k.services[c.Name]; ok {
 			k.startService(rp, pod, c, svc)
@@ -278,6 +289,23 @@ func (k *Kubelet) stop(rp *runningPod) {
 		<-rp.done
 	}
 	k.mu.Lock()
+}
+
+// StaticPods are the static pods of the directory that are Pods, with
+// whether their container runs: what the node publishes as mirror pods.
+func (k *Kubelet) StaticPods() []node.StaticPod {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	var out []node.StaticPod
+	for _, rp := range k.pods {
+		if rp.pod == nil {
+			continue
+		}
+		out = append(out, node.StaticPod{Pod: *rp.pod.DeepCopy(), Hash: rp.digest, Container: rp.state.Container,
+			Running: rp.state.Running, Started: rp.state.Started, Detail: rp.state.Detail})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Pod.Name < out[j].Pod.Name })
+	return out
 }
 
 func (k *Kubelet) save() {

@@ -211,6 +211,17 @@ func renderMCO(run *podmanRun, rel *probe.RehearsalRelease, f map[string]string)
 		"metadata": map[string]any{"name": "openshift-machine-config-operator"}}, 0o644); err != nil {
 		return err
 	}
+	// The node-bootstrapper may ask for client certificates (the kubelets'
+	// join, with the installer's kubeconfig-kubelet): the operator's
+	// csr-bootstrap-role-binding.
+	if files["manifests/csr-bootstrap-role-binding.yaml"], err = yamlOut(map[string]any{
+		"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+		"metadata": map[string]any{"name": "system-bootstrap-node-bootstrapper"},
+		"roleRef":  map[string]any{"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "system:node-bootstrapper"},
+		"subjects": []any{map[string]any{"kind": "ServiceAccount", "name": "node-bootstrapper", "namespace": "openshift-machine-config-operator"}},
+	}, 0o644); err != nil {
+		return err
+	}
 	return writeFiles(f["dest-dir"], files)
 }
 

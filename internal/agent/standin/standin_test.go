@@ -252,4 +252,9 @@ func TestPodmanMCO(t *testing.T) {
 	ents, err := os.ReadDir(filepath.Join(assets, "mco-bootstrap/manifests"))
 	require.NoError(t, err)
 	assert.NotEmpty(t, ents)
+	// The node-bootstrapper's right to send the kubelets' CSRs.
+	crb, err := os.ReadFile(filepath.Join(assets, "mco-bootstrap/manifests/csr-bootstrap-role-binding.yaml"))
+	require.NoError(t, err)
+	assert.Contains(t, string(crb), "name: system:node-bootstrapper")
+	assert.Contains(t, string(crb), "name: node-bootstrapper\n  namespace: openshift-machine-config-operator")
 }

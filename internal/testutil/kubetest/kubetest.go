@@ -16,6 +16,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -72,7 +73,8 @@ type ControlPlane struct {
 }
 
 // StartControlPlane starts etcd (the binary at etcdPath) and kube-apiserver
-// (from bin, a Links directory) with RBAC, a client CA and a service-account
+// (from bin, a Links directory) with RBAC (unless apiArgs set
+// --authorization-mode), a client CA and a service-account
 // key pair (and apiArgs), and waits until kubectl reads /readyz as ok.
 // Cleanup kills both if the test did not Stop them.
 func StartControlPlane(t testing.TB, etcdPath, bin string, apiArgs ...string) *ControlPlane {
@@ -91,9 +93,12 @@ func StartControlPlane(t testing.TB, etcdPath, bin string, apiArgs ...string) *C
 		"--etcd-servers=http://127.0.0.1:" + cp.EtcdPort,
 		"--service-account-issuer=https://kubernetes.default.svc",
 		"--service-account-key-file=" + cp.Files["sa.pub"], "--service-account-signing-key-file=" + cp.Files["sa.key"],
-		"--service-cluster-ip-range=172.30.0.0/16", "--authorization-mode=RBAC",
-		"--client-ca-file=" + cp.Files["ca.crt"],
+		"--service-cluster-ip-range=172.30.0.0/16", "--client-ca-file=" + cp.Files["ca.crt"],
 	}, apiArgs...)
+	if !slices.ContainsFunc(apiArgs, func(a string) bool { return strings.HasPrefix(a, "--authorization-mode=") }) {
+		// A list flag: a second one would add to it, not replace it.
+		args = append(args, "--authorization-mode=RBAC")
+	}
 	cp.API = Start(t, filepath.Join(dir, "kube-apiserver.log"), filepath.Join(bin, "kube-apiserver"), args...)
 	ready := time.Now()
 	WaitFor(t, 4*time.Minute, "kube-apiserver's /readyz through kubectl", cp.API, func() (string, bool) {
@@ -123,7 +128,21 @@ func (cp *ControlPlane) Stop(t testing.TB) {
 	}
 }
 
-// WriteAPIServerFiles writes the client CA, the admin's certificate, the
+// StartControllerManager runs the release's kube-controller-manager
+// against cp with the admin kubeconfig, no serving port and no leader
+// election, and the client CA (ca.crt, ca.key) as the cluster signer, so
+// the certificates it signs are the API's clients; args (--controllers=)
+// choose what runs.
+func (cp *ControlPlane) StartControllerManager(t testing.TB, args ...string) *Server {
+	t.Helper()
+	dir := t.TempDir()
+	return Start(t, filepath.Join(dir, "kube-controller-manager.log"), filepath.Join(cp.Bin, "kube-controller-manager"), append([]string{
+		"--kubeconfig=" + cp.Files["kubeconfig"], "--secure-port=0", "--leader-elect=false",
+		"--cluster-signing-cert-file=" + cp.Files["ca.crt"], "--cluster-signing-key-file=" + cp.Files["ca.key"],
+	}, args...)...)
+}
+
+// WriteAPIServerFiles writes the client CA (and its key), the admin's certificate, the
 // service-account key pair and a kubeconfig, returning their paths. The
 // kubeconfig trusts the serving certificate kube-apiserver writes into
 // dir/serving (--cert-dir), which the caller waits for.
@@ -141,7 +160,7 @@ func WriteAPIServerFiles(t testing.TB, dir, apiPort string) map[string]string {
 	require.NoError(t, err)
 	paths := map[string]string{}
 	for name, data := range map[string][]byte{
-		"ca.crt": ca.CertPEM, "admin.crt": admin.CertPEM, "admin.key": admin.KeyPEM,
+		"ca.crt": ca.CertPEM, "ca.key": ca.KeyPEM, "admin.crt": admin.CertPEM, "admin.key": admin.KeyPEM,
 		"sa.key": pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: priv}),
 		"sa.pub": pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: pub}),
 	} {

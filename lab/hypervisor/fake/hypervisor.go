@@ -35,6 +35,11 @@ type Hypervisor struct {
 	FailOn string
 	// Machine is what Host returns: the hypervisor's host machine.
 	Machine *Machine
+	// Caps is what Capabilities returns: New makes it hypervisor.Full();
+	// the zero Capabilities play libvirt's test driver.
+	Caps hypervisor.Capabilities
+	// Closed counts the calls to Close.
+	Closed int
 
 	calls   []string
 	uuidSeq int
@@ -46,7 +51,7 @@ func New() *Hypervisor {
 		NetworkObjects: map[string]*hypervisor.Object{}, PoolObjects: map[string]*hypervisor.Object{},
 		PoolVolumes: map[string]map[string]*hypervisor.Volume{}, DomainObjects: map[string]*hypervisor.Object{},
 		DomainSnapshots: map[string][]hypervisor.Snapshot{}, Uploaded: map[string]int64{},
-		VolumeXML: map[string]string{}, Machine: NewMachine(false),
+		VolumeXML: map[string]string{}, Machine: NewMachine(false), Caps: hypervisor.Full(),
 	}
 }
 
@@ -54,6 +59,17 @@ var _ hypervisor.Hypervisor = (*Hypervisor)(nil)
 
 // Host returns Machine.
 func (f *Hypervisor) Host() host.Host { return f.Machine }
+
+// Capabilities returns Caps.
+func (f *Hypervisor) Capabilities() hypervisor.Capabilities { return f.Caps }
+
+// Close counts the call (Closed); the objects stay, as a daemon's do.
+func (f *Hypervisor) Close() error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.Closed++
+	return nil
+}
 
 // call records a mutating call and fails it if it is FailOn.
 func (f *Hypervisor) call(format string, args ...any) error {

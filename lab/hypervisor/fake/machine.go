@@ -26,6 +26,9 @@ type Machine struct {
 	Files map[string][]byte
 	// Commands are the commands run, in order.
 	Commands []string
+	// Reads are the paths ReadFile was asked for, in order: where a
+	// caller looked for a file (the hypervisor's machine, not this one).
+	Reads []string
 	// Respond, when set, answers every command: it writes the command's
 	// stdout and returns its exit status.
 	Respond func(cmd string, stdout io.Writer) int
@@ -113,6 +116,7 @@ func (h *Machine) list(dir string, stdout io.Writer) int {
 func (h *Machine) ReadFile(_ context.Context, path string) ([]byte, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	h.Reads = append(h.Reads, path)
 	b, ok := h.Files[path]
 	if !ok {
 		return nil, &fs.PathError{Op: "read", Path: path, Err: fs.ErrNotExist}

@@ -10,6 +10,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/bootlab/bootlab/lab/hypervisor"
+	"github.com/bootlab/bootlab/lab/spec"
+
 	"github.com/bootlab/bootlab/lab"
 	"github.com/bootlab/bootlab/lab/labdir"
 	"github.com/bootlab/bootlab/lab/loadbalancer"
@@ -20,9 +23,6 @@ type Source interface {
 	Snapshot(ctx context.Context) ([]LabView, error)
 }
 
-// Connector opens the libvirt daemon at uri; the func closes it.
-type Connector func(ctx context.Context, uri string) (lab.Hypervisor, func(), error)
-
 // Collector is the Source of a host's labs: lab.List for the labs, then
 // lab.Inspect, the stage records and the last verify result of each. It
 // keeps one libvirt connection per URI between snapshots.
@@ -31,7 +31,7 @@ type Collector struct {
 	Home string
 	// URIs are searched for orphaned labs beside the labs' own.
 	URIs    []string
-	Connect Connector
+	Connect lab.Connector
 	Log     *slog.Logger
 
 	mu      sync.Mutex
@@ -41,8 +41,7 @@ type Collector struct {
 }
 
 type conn struct {
-	hv    lab.Hypervisor
-	close func()
+	hv hypervisor.Hypervisor
 }
 
 type recordsCache struct {
@@ -57,12 +56,12 @@ func (c *Collector) Close() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for uri, cn := range c.conns {
-		cn.close()
+		_ = cn.hv.Close()
 		delete(c.conns, uri)
 	}
 }
 
-func (c *Collector) hypervisor(ctx context.Context, uri string) (lab.Hypervisor, error) {
+func (c *Collector) hypervisor(ctx context.Context, uri string) (hypervisor.Hypervisor, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if cn, ok := c.conns[uri]; ok {
@@ -71,7 +70,7 @@ func (c *Collector) hypervisor(ctx context.Context, uri string) (lab.Hypervisor,
 	if c.Connect == nil {
 		return nil, fmt.Errorf("no libvirt connection to %s", uri)
 	}
-	hv, closeFn, err := c.Connect(ctx, uri)
+	hv, err := c.Connect(ctx, uri, c.Log)
 	if c.lastErr == nil {
 		c.lastErr = map[string]string{}
 	}
@@ -90,7 +89,7 @@ func (c *Collector) hypervisor(ctx context.Context, uri string) (lab.Hypervisor,
 	if c.conns == nil {
 		c.conns = map[string]*conn{}
 	}
-	c.conns[uri] = &conn{hv: hv, close: closeFn}
+	c.conns[uri] = &conn{hv: hv}
 	return hv, nil
 }
 
@@ -99,21 +98,23 @@ func (c *Collector) drop(uri string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if cn, ok := c.conns[uri]; ok {
-		cn.close()
+		_ = cn.hv.Close()
 		delete(c.conns, uri)
 	}
 }
 
 // Snapshot reads every lab on the host.
 func (c *Collector) Snapshot(ctx context.Context) ([]LabView, error) {
-	var lister func(context.Context, string) (lab.Lister, func(), error)
+	var lister lab.Connector
 	if c.Connect != nil {
-		lister = func(ctx context.Context, uri string) (lab.Lister, func(), error) {
+		// The connections are kept between snapshots: List's Close of
+		// what it is handed leaves them open.
+		lister = func(ctx context.Context, uri string, _ *slog.Logger) (hypervisor.Hypervisor, error) {
 			hv, err := c.hypervisor(ctx, uri)
 			if err != nil {
-				return nil, nil, err
+				return nil, err
 			}
-			return hv, func() {}, nil
+			return hypervisor.Shared(hv)(ctx, uri, nil)
 		}
 	}
 	// Connection failures are logged by hypervisor, once; a lab on a
@@ -194,7 +195,7 @@ func (c *Collector) view(ctx context.Context, l *lab.Summary) LabView {
 // nodesAndLB merges the spec (what should be) with the inspected state
 // (what is): every node and every backend appears, with "unknown" where
 // libvirt or haproxy could not be read.
-func nodesAndLB(s *lab.Spec, st *lab.Status, removed bool) ([]NodeView, LBView) {
+func nodesAndLB(s *spec.Spec, st *lab.Status, removed bool) ([]NodeView, LBView) {
 	nodes := make([]NodeView, 0, len(s.Nodes))
 	for _, n := range s.Nodes {
 		nv := NodeView{Name: n.Name, Role: n.Role, State: "unknown", IP: n.IP, FQDN: s.FQDN(n)}
@@ -260,7 +261,7 @@ func health(b loadbalancer.BackendStatus) string {
 // phase places the lab on the bootstrap timeline: the bootstrap serves the
 // API alone, then masters join the API frontend (handoff), then `lab pivot`
 // removes it.
-func phase(v *LabView, s *lab.Spec, removed bool) string {
+func phase(v *LabView, s *spec.Spec, removed bool) string {
 	if !v.Network.Exists && v.NodesUp == 0 {
 		return PhaseNotBuilt
 	}
@@ -272,7 +273,7 @@ func phase(v *LabView, s *lab.Spec, removed bool) string {
 			continue
 		}
 		for _, b := range f.Backends {
-			if n, ok := s.Node(b.Server); ok && n.Role == lab.RoleMaster && b.Health == HealthUp {
+			if n, ok := s.Node(b.Server); ok && n.Role == spec.RoleMaster && b.Health == HealthUp {
 				return PhaseHandoff
 			}
 		}
@@ -281,7 +282,7 @@ func phase(v *LabView, s *lab.Spec, removed bool) string {
 }
 
 // failures lists what needs a look, worst first.
-func failures(v *LabView, s *lab.Spec) []string {
+func failures(v *LabView, s *spec.Spec) []string {
 	out := []string{}
 	if v.Error != "" {
 		out = append(out, v.Error)
@@ -303,7 +304,7 @@ func failures(v *LabView, s *lab.Spec) []string {
 		return out
 	}
 	for _, n := range v.Nodes {
-		if n.State == "running" || (n.Role == lab.RoleBootstrap && v.Phase == PhaseBootstrapRemoved) {
+		if n.State == "running" || (n.Role == spec.RoleBootstrap && v.Phase == PhaseBootstrapRemoved) {
 			continue
 		}
 		out = append(out, fmt.Sprintf("node %s is %s", n.Name, n.State))

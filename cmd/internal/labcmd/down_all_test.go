@@ -1,5 +1,3 @@
-//go:build integration
-
 package labcmd
 
 import (
@@ -10,28 +8,34 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/bootlab/bootlab/lab/hypervisor"
+	"github.com/bootlab/bootlab/lab/hypervisor/fake"
+	"github.com/bootlab/bootlab/lab/spec"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/bootlab/bootlab/cmd/internal/cmdutil"
 	"github.com/bootlab/bootlab/internal/status"
-	"github.com/bootlab/bootlab/lab"
 	"github.com/bootlab/bootlab/lab/labdir"
 )
 
 // `lab down --all` asks first (refuses without a terminal unless --yes) and
-// then deletes every lab on the host, each as its own `lab down` would.
+// then deletes every lab on the host, each as its own `lab down` would, on
+// the Factory's hypervisor (the shared fake, as libvirt's test driver).
 func TestDownAllConfirmsThenDeletesEveryLab(t *testing.T) {
 	home := isolatedHost(t)
+	hv := fake.New()
+	hv.Caps = hypervisor.Capabilities{}
 	for _, name := range []string{"da1", "da2"} {
-		s := &lab.Spec{Name: name, Libvirt: lab.Libvirt{URI: "test:///default"}}
+		s := &spec.Spec{Name: name, Libvirt: spec.Libvirt{URI: "test:///default"}}
 		s.Defaults()
 		require.NoError(t, (&labdir.State{Name: name, UUID: "u-" + name, Spec: s}).Save(s.LabDir))
 	}
 	exec := func(in string, tty bool, args ...string) (string, error) {
 		var errOut bytes.Buffer
 		f := &cmdutil.Factory{Streams: cmdutil.Streams{In: strings.NewReader(in), Out: &bytes.Buffer{}, ErrOut: &errOut, InTTY: tty}, Status: status.New(&errOut, false)}
-		f.Log = slog.New(slog.DiscardHandler)
+		f.Log, f.Connect = slog.New(slog.DiscardHandler), hypervisor.Shared(hv)
 		cmd := NewCmdDown(f, nil)
 		cmd.SetArgs(args)
 		cmd.SilenceUsage, cmd.SilenceErrors = true, true

@@ -8,6 +8,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/bootlab/bootlab/lab/hypervisor"
+	"github.com/bootlab/bootlab/lab/spec"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -108,7 +111,7 @@ func TestHealth(t *testing.T) {
 // The phase follows the load balancer: the bootstrap alone, then masters
 // serving the API (handoff), then `lab pivot`.
 func TestPhaseAndBackendHealth(t *testing.T) {
-	s := &lab.Spec{Name: "p", Libvirt: lab.Libvirt{URI: "qemu:///fake"}, Topology: lab.Topology{Masters: 1}, Network: lab.Network{CIDR: "10.1.0.0/24"}, LabDir: t.TempDir()}
+	s := &spec.Spec{Name: "p", Libvirt: spec.Libvirt{URI: "qemu:///fake"}, Topology: spec.Topology{Masters: 1}, Network: spec.Network{CIDR: "10.1.0.0/24"}, LabDir: t.TempDir()}
 	s.Defaults()
 	st := &lab.Status{Network: lab.NetworkStatus{Exists: true, Active: true}, LoadBalancer: &loadbalancer.Status{Running: true, Backends: []loadbalancer.BackendStatus{
 		{Frontend: "api", Server: "bootstrap", Status: "UP"},
@@ -139,7 +142,7 @@ func TestPhaseAndBackendHealth(t *testing.T) {
 func TestCollectorNodeDownAndOrphan(t *testing.T) {
 	home, hv := fixtureHome(t, 1)
 	setActive(hv, "bootlab-ux1-worker-1", false)
-	orphan := &lab.Spec{Name: "gone", Topology: lab.Topology{Masters: 1}, Network: lab.Network{CIDR: "10.9.9.0/24"}}
+	orphan := &spec.Spec{Name: "gone", Topology: spec.Topology{Masters: 1}, Network: spec.Network{CIDR: "10.9.9.0/24"}}
 	orphan.Defaults()
 	addLab(hv, orphan)
 	c := &Collector{Home: home, Connect: connector(hv)}
@@ -160,8 +163,8 @@ func TestCollectorLogsUnreachableLibvirtOnce(t *testing.T) {
 	home, _ := fixtureHome(t, 1)
 	var logged strings.Builder
 	c := &Collector{Home: home, Log: slog.New(slog.NewTextHandler(&logged, nil)),
-		Connect: func(context.Context, string) (lab.Hypervisor, func(), error) {
-			return nil, nil, errors.New("dial unix /var/run/libvirt/libvirt-sock: connect: no such file or directory")
+		Connect: func(context.Context, string, *slog.Logger) (hypervisor.Hypervisor, error) {
+			return nil, errors.New("dial unix /var/run/libvirt/libvirt-sock: connect: no such file or directory")
 		}}
 	for i := 0; i < 3; i++ {
 		views, err := c.Snapshot(context.Background())

@@ -1,7 +1,6 @@
 package dashboard
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -9,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/bootlab/bootlab/lab/spec"
 
 	"github.com/stretchr/testify/require"
 
@@ -31,7 +32,7 @@ var secrets = []string{secretKey, secretPull, secretKubeconfig, secretIgnition}
 
 // addLab defines the lab's network and running domains on hv, as `lab up`
 // leaves them.
-func addLab(hv *fake.Hypervisor, s *lab.Spec) {
+func addLab(hv *fake.Hypervisor, s *spec.Spec) {
 	hv.NetworkObjects[s.NetworkName()] = &hypervisor.Object{Name: s.NetworkName(), Active: true, XML: fmt.Sprintf(
 		`<network><name>%s</name><bridge name="virbr-%s"/><ip address="%s" prefix="24"/><dns><host ip="%s"><hostname>api.%s</hostname><hostname>api-int.%s</hostname></host></dns></network>`,
 		s.NetworkName(), s.Name[:3], s.Network.Gateway, s.Network.APIAddress, s.Cluster.Domain(), s.Cluster.Domain())}
@@ -49,14 +50,12 @@ func setActive(hv *fake.Hypervisor, domain string, active bool) {
 }
 
 // connector hands out hv, the shared in-memory hypervisor.
-func connector(hv *fake.Hypervisor) Connector {
-	return func(context.Context, string) (lab.Hypervisor, func(), error) { return hv, func() {}, nil }
-}
+func connector(hv *fake.Hypervisor) lab.Connector { return hypervisor.Shared(hv) }
 
 // fixtureLab writes a lab directory under home as `lab up` and the stage
 // commands leave it, with a private key, a pull secret, a kubeconfig and
 // Ignition beside the state, and registers the lab with hv.
-func fixtureLab(t testing.TB, home string, hv *fake.Hypervisor, name string, i int) *lab.Spec {
+func fixtureLab(t testing.TB, home string, hv *fake.Hypervisor, name string, i int) *spec.Spec {
 	t.Helper()
 	dir := filepath.Join(home, "labs", name)
 	write := func(rel, content string) string {
@@ -66,12 +65,12 @@ func fixtureLab(t testing.TB, home string, hv *fake.Hypervisor, name string, i i
 		return p
 	}
 	pull := write("pull-secret.json", `{"auths":{"cloud.openshift.com":{"auth":"`+secretPull+`"}}}`)
-	s := &lab.Spec{Name: name, Profile: lab.ProfileOpenShift, Libvirt: lab.Libvirt{URI: "qemu:///fake"},
-		Topology: lab.Topology{Masters: 3, Workers: 2}, Network: lab.Network{CIDR: fmt.Sprintf("10.77.%d.0/24", i)}, LabDir: dir,
-		OpenShift: lab.OpenShift{PullSecretFile: pull}}
+	s := &spec.Spec{Name: name, Profile: spec.ProfileOpenShift, Libvirt: spec.Libvirt{URI: "qemu:///fake"},
+		Topology: spec.Topology{Masters: 3, Workers: 2}, Network: spec.Network{CIDR: fmt.Sprintf("10.77.%d.0/24", i)}, LabDir: dir,
+		OpenShift: spec.OpenShift{PullSecretFile: pull}}
 	s.Defaults()
 	labUUID := fixtureUUID(name)
-	require.NoError(t, (&labdir.State{Name: name, UUID: labUUID, Spec: s, Accelerator: lab.AccelTCG}).Save(dir))
+	require.NoError(t, (&labdir.State{Name: name, UUID: labUUID, Spec: s, Accelerator: spec.AccelTCG}).Save(dir))
 	write("ssh/id_ed25519", "-----BEGIN OPENSSH PRIVATE KEY-----\n"+secretKey+"\n-----END OPENSSH PRIVATE KEY-----\n")
 	write("assets/auth/kubeconfig", "users:\n- user:\n    client-key-data: "+secretKubeconfig+"\n")
 	write("assets/bootstrap.ign", `{"ignition":{"version":"3.2.0"},"storage":{"files":[{"contents":{"source":"data:,`+secretIgnition+`"}}]}}`)

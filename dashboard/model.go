@@ -3,6 +3,9 @@ package dashboard
 import (
 	"time"
 
+	"github.com/bootlab/bootlab/lab/spec"
+	"github.com/bootlab/bootlab/stages"
+
 	"github.com/bootlab/bootlab/lab"
 	"github.com/bootlab/bootlab/lab/labdir"
 )
@@ -20,11 +23,11 @@ var Phases = []string{PhaseBootstrapActive, PhaseHandoff, PhaseBootstrapRemoved}
 
 // Stage states.
 const (
-	StagePending = "pending"
-	StageRunning = "running"
-	StageDone    = "done"
-	StageFailed  = "failed"
-	StageSkipped = "skipped"
+	StagePending = string(stages.ProgressPending)
+	StageRunning = string(stages.ProgressRunning)
+	StageDone    = string(stages.ProgressDone)
+	StageFailed  = string(stages.ProgressFailed)
+	StageSkipped = string(stages.ProgressSkipped)
 )
 
 // Backend health colours.
@@ -37,14 +40,14 @@ const (
 
 // LabView is everything the page shows of one lab (GET /api/labs/{name}).
 type LabView struct {
-	Name       string      `json:"name"`
-	Profile    lab.Profile `json:"profile,omitempty"`
-	URI        string      `json:"uri,omitempty"`
-	CIDR       string      `json:"cidr,omitempty"`
-	Domain     string      `json:"domain,omitempty"`
-	Orphaned   bool        `json:"orphaned,omitempty"`
-	NodesUp    int         `json:"nodesUp"`
-	NodesTotal int         `json:"nodesTotal"`
+	Name       string       `json:"name"`
+	Profile    spec.Profile `json:"profile,omitempty"`
+	URI        string       `json:"uri,omitempty"`
+	CIDR       string       `json:"cidr,omitempty"`
+	Domain     string       `json:"domain,omitempty"`
+	Orphaned   bool         `json:"orphaned,omitempty"`
+	NodesUp    int          `json:"nodesUp"`
+	NodesTotal int          `json:"nodesTotal"`
 	// Phase is one of the Phase* constants.
 	Phase        string          `json:"phase"`
 	Network      NetworkView     `json:"network"`
@@ -100,8 +103,8 @@ type BackendView struct {
 
 // NodeView is one node.
 type NodeView struct {
-	Name string   `json:"name"`
-	Role lab.Role `json:"role"`
+	Name string    `json:"name"`
+	Role spec.Role `json:"role"`
 	// State is running, shut off, absent or foreign (lab.NodeStatus).
 	State string `json:"state"`
 	IP    string `json:"ip,omitempty"`

@@ -10,10 +10,13 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/bootlab/bootlab/lab/spec"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/bootlab/bootlab/lab"
+	"github.com/bootlab/bootlab/lab/hypervisor"
 	"github.com/bootlab/bootlab/lab/libvirt"
 )
 
@@ -31,14 +34,14 @@ func TestIntegrationDashboardOverLibvirt(t *testing.T) {
 	home := t.TempDir()
 	img := filepath.Join(home, "base.img")
 	require.NoError(t, os.WriteFile(img, make([]byte, 1<<20), 0o644))
-	s := &lab.Spec{Name: "dash", Libvirt: lab.Libvirt{URI: "test:///default"}, LabDir: filepath.Join(home, "labs", "dash"),
-		Topology: lab.Topology{Masters: 1, Workers: 1}, Network: lab.Network{CIDR: "10.126.0.0/24"},
-		Storage: lab.Storage{PoolDir: filepath.Join(home, "pool")}, Image: lab.Image{Path: img}}
+	s := &spec.Spec{Name: "dash", Libvirt: spec.Libvirt{URI: "test:///default"}, LabDir: filepath.Join(home, "labs", "dash"),
+		Topology: spec.Topology{Masters: 1, Workers: 1}, Network: spec.Network{CIDR: "10.126.0.0/24"},
+		Storage: spec.Storage{PoolDir: filepath.Join(home, "pool")}, Image: spec.Image{Path: img}}
 	s.Defaults()
-	_, err = lab.Up(ctx, c, s, lab.UpOptions{Accelerator: lab.AccelTCG})
+	_, err = lab.Up(ctx, c, s, lab.UpOptions{Accelerator: spec.AccelTCG})
 	require.NoError(t, err)
 
-	col := &Collector{Home: home, Connect: func(context.Context, string) (lab.Hypervisor, func(), error) { return c, func() {}, nil }}
+	col := &Collector{Home: home, Connect: hypervisor.Shared(c)}
 	srv := New(Options{Source: col})
 	ts := httptest.NewServer(srv.Handler())
 	defer ts.Close()

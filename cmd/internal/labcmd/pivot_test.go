@@ -1,62 +1,58 @@
-//go:build integration
-
 package labcmd
 
 import (
 	"context"
 	"errors"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/bootlab/bootlab/lab/hypervisor"
+	"github.com/bootlab/bootlab/lab/hypervisor/fake"
+	"github.com/bootlab/bootlab/lab/spec"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/bootlab/bootlab/lab"
 	"github.com/bootlab/bootlab/lab/labdir"
-	"github.com/bootlab/bootlab/lab/libvirt"
 )
 
-// On a real libvirtd (test:///default: in-memory, one connection for the
-// whole test) an openshift-profile pivot destroys the bootstrap domain and
+// On the shared fake playing libvirt's test driver (no guests, no load
+// balancer) an openshift-profile pivot destroys the bootstrap domain and
 // deletes its overlay, keeps the masters and workers, records the pivot,
 // and a second pivot changes nothing.
 func TestPivotRemovesBootstrapOnOpenShift(t *testing.T) {
-	if _, err := os.Stat("/var/run/libvirt/libvirt-sock"); err != nil {
-		t.Fatalf("libvirtd is not running: `mkdir -p /run/libvirt; virtlogd -d; libvirtd -d`: %v", err)
-	}
 	ctx := context.Background()
-	conn, err := libvirt.Connect(ctx, "test:///default", nil)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = conn.Close() })
+	conn := fake.New()
+	conn.Caps = hypervisor.Capabilities{}
 
 	dir := t.TempDir()
 	img := filepath.Join(dir, "base.img")
 	require.NoError(t, os.WriteFile(img, make([]byte, 1<<20), 0o644))
-	s := &lab.Spec{Name: "pivot-it", Profile: lab.ProfileOpenShift, Libvirt: lab.Libvirt{URI: "test:///default"},
-		LabDir: filepath.Join(dir, "lab"), Topology: lab.Topology{Masters: 3, Workers: 1},
-		Network: lab.Network{CIDR: "10.125.0.0/24"}, Storage: lab.Storage{PoolDir: filepath.Join(dir, "pool")},
-		Image: lab.Image{Path: img}}
+	s := &spec.Spec{Name: "pivot-it", Profile: spec.ProfileOpenShift, Libvirt: spec.Libvirt{URI: "test:///default"},
+		LabDir: filepath.Join(dir, "lab"), Topology: spec.Topology{Masters: 3, Workers: 1},
+		Network: spec.Network{CIDR: "10.125.0.0/24"}, Storage: spec.Storage{PoolDir: filepath.Join(dir, "pool")},
+		Image: spec.Image{Path: img}}
 	s.OpenShift.PullSecretFile = "/dev/null"
 	s.Defaults()
 	for i := range s.Nodes {
 		s.Nodes[i].DiskGiB = 1 // the test driver's pool is small
 	}
-	_, err = lab.Up(ctx, conn, s, lab.UpOptions{Accelerator: lab.AccelTCG})
+	_, err := lab.Up(ctx, conn, s, lab.UpOptions{Accelerator: spec.AccelTCG})
 	require.NoError(t, err)
 
-	connect := func(context.Context, string, *slog.Logger) (lab.Hypervisor, func() error, error) {
-		return conn, func() error { return nil }, nil
-	}
-	res, err := lab.Pivot(ctx, s, lab.PivotOptions{Connect: connect})
+	l, err := lab.Open(ctx, s, lab.Options{Connect: hypervisor.Shared(conn)})
+	require.NoError(t, err)
+	defer l.Close()
+	res, err := l.Pivot(ctx)
 	require.NoError(t, err)
 	assert.True(t, res.Changed)
 	assert.Equal(t, []string{"bootstrap"}, res.RemovedNodes)
 
 	bootstrap, _ := s.Node("bootstrap")
 	_, err = conn.LookupDomain(ctx, s.DomainName(bootstrap))
-	assert.True(t, errors.Is(err, lab.ErrNotFound), "bootstrap domain still defined: %v", err)
+	assert.True(t, errors.Is(err, hypervisor.ErrNotFound), "bootstrap domain still defined: %v", err)
 	vols, err := conn.Volumes(ctx, s.PoolName())
 	require.NoError(t, err)
 	var names []string
@@ -65,7 +61,7 @@ func TestPivotRemovesBootstrapOnOpenShift(t *testing.T) {
 	}
 	assert.NotContains(t, names, s.VolumeName(bootstrap))
 	for _, n := range s.Nodes {
-		if n.Role == lab.RoleBootstrap {
+		if n.Role == spec.RoleBootstrap {
 			continue
 		}
 		d, err := conn.LookupDomain(ctx, s.DomainName(n))
@@ -77,7 +73,7 @@ func TestPivotRemovesBootstrapOnOpenShift(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, st.BootstrapRemoved)
 
-	res, err = lab.Pivot(ctx, s, lab.PivotOptions{Connect: connect})
+	res, err = l.Pivot(ctx)
 	require.NoError(t, err, "pivot is idempotent")
 	assert.False(t, res.Changed)
 }

@@ -37,43 +37,14 @@ func (c *Collector) stages(dir, labUUID string) []StageView {
 	return out
 }
 
-func catalogStages() []StageView {
-	var out []StageView
-	for _, s := range stages.Default() {
-		out = append(out, StageView{Number: s.Number, Slug: s.Slug, State: StagePending})
-	}
-	return out
-}
+func catalogStages() []StageView { return StagesFromRecords(nil) }
 
-// StagesFromRecords folds one lab's stage records (stages.ReadRecords,
-// oldest first) into the state of each catalog stage: the last event wins.
+// StagesFromRecords is stages.FoldRecords as the page shows it: the
+// messages redacted (Sanitize).
 func StagesFromRecords(recs []stages.Record) []StageView {
-	out := catalogStages()
-	idx := map[int]int{}
-	for i, s := range out {
-		idx[s.Number] = i
-	}
-	for _, r := range recs {
-		i, ok := idx[r.Number]
-		if !ok {
-			continue
-		}
-		sv := &out[i]
-		sv.Time = r.Timestamp
-		switch {
-		case r.Phase == stages.PhaseStart:
-			sv.State, sv.Message = StageRunning, ""
-		case r.Phase == stages.PhaseSkip || r.Result == stages.ResultSkipped:
-			sv.State, sv.Message = StageSkipped, Sanitize(r.Reason)
-		case r.Result == stages.ResultSuccess:
-			sv.State, sv.Message = StageDone, ""
-		case r.Result == stages.ResultFailure:
-			msg := r.ErrorMessage
-			if msg == "" {
-				msg = r.ErrorLine
-			}
-			sv.State, sv.Message = StageFailed, Sanitize(msg)
-		}
+	var out []StageView
+	for _, p := range stages.FoldRecords(recs) {
+		out = append(out, StageView{Number: p.Number, Slug: p.Slug, State: string(p.State), Message: Sanitize(p.Message), Time: p.Time})
 	}
 	return out
 }

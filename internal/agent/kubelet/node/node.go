@@ -1,0 +1,175 @@
+package node
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/bootlab/bootlab/internal/kubecreate"
+)
+
+// StandInAnnotation marks every Node and mirror pod bootlab's kubelet
+// stand-in makes, so nobody takes it for a real kubelet's.
+const StandInAnnotation = "bootlab.io/kubelet-stand-in"
+
+// StaticPod is one static pod as the stand-in runs it (or does not).
+type StaticPod struct {
+	// Pod is the manifest as read from the static pod directory.
+	Pod corev1.Pod
+	// Hash is the manifest's digest (the mirror pod's config hash).
+	Hash string
+	// Container is the container the stand-in runs of it (one a pod).
+	Container string
+	// Running is true only while that container's process (or the
+	// agent's service) runs.
+	Running bool
+	Started time.Time
+	// Detail says why it is not running.
+	Detail string
+}
+
+// Config is one node's join.
+type Config struct {
+	// Name is the node name (the hostname: master-0).
+	Name string
+	// BootstrapKubeconfig is the installer's node-bootstrapper kubeconfig
+	// (auth/kubeconfig-kubelet, on the node /etc/kubernetes/kubeconfig).
+	BootstrapKubeconfig string
+	// Kubeconfig is where the node's own kubeconfig is written
+	// (/var/lib/kubelet/kubeconfig); CertDir holds its certificate
+	// (/var/lib/kubelet/pki).
+	Kubeconfig, CertDir string
+	// KubeletVersion is the version the release's kubelet reports (v1.32.13).
+	KubeletVersion string
+	// Addresses are the node's InternalIP and Hostname.
+	Addresses []corev1.NodeAddress
+	// Roles become node-role.kubernetes.io/<role> labels (master).
+	Roles []string
+	// StaticPods lists the static pods the stand-in runs right now.
+	StaticPods func() []StaticPod
+	// Dial, when set, opens the node's connections to the API (nil:
+	// directly): the agent resolves api-int through the lab's DNS.
+	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
+	// Poll is how often the CSR is looked at (default 2 s); Heartbeat how
+	// often the Lease, the status and the pods are written (default 10 s,
+	// the kubelet's nodeStatusUpdateFrequency).
+	Poll, Heartbeat time.Duration
+}
+
+// Node is a joining (then joined) node.
+type Node struct {
+	cfg Config
+	log *slog.Logger
+	api *kubecreate.Client
+	obj *corev1.Node
+	// evented records the pods already given a not-run event.
+	evented map[string]bool
+}
+
+// New checks cfg and returns the node, not joined yet.
+func New(log *slog.Logger, cfg Config) (*Node, error) {
+	switch {
+	case cfg.Name == "":
+		return nil, errors.New("node join: no node name")
+	case cfg.BootstrapKubeconfig == "" || cfg.Kubeconfig == "" || cfg.CertDir == "":
+		return nil, fmt.Errorf("node %s: the bootstrap kubeconfig, the kubeconfig and the certificate directory must all be set", cfg.Name)
+	case cfg.KubeletVersion == "":
+		return nil, fmt.Errorf("node %s: no kubelet version (the release's Kubernetes version, v1.32.13)", cfg.Name)
+	}
+	if cfg.Poll <= 0 {
+		cfg.Poll = 2 * time.Second
+	}
+	if cfg.Heartbeat <= 0 {
+		cfg.Heartbeat = 10 * time.Second
+	}
+	if cfg.StaticPods == nil {
+		cfg.StaticPods = func() []StaticPod { return nil }
+	}
+	return &Node{cfg: cfg, log: log, evented: map[string]bool{}}, nil
+}
+
+// Start joins (Join), registers the Node and makes its first heartbeat.
+func (n *Node) Start(ctx context.Context) error {
+	api, err := n.Join(ctx)
+	if err != nil {
+		return err
+	}
+	n.api = api
+	if err := n.register(ctx); err != nil {
+		return err
+	}
+	return n.Sync(ctx)
+}
+
+// Sync is one heartbeat: the Lease renewed, the status posted, mirror
+// pods made to match the static pods, pods it cannot run reported.
+func (n *Node) Sync(ctx context.Context) error {
+	if n.api == nil {
+		return fmt.Errorf("node %s: not joined", n.cfg.Name)
+	}
+	return errors.Join(n.renewLease(ctx), n.postStatus(ctx), n.syncMirrorPods(ctx), n.reportNotRun(ctx))
+}
+
+// Run starts the node, retrying the join until it succeeds, then syncs
+// every heartbeat until ctx ends.
+func (n *Node) Run(ctx context.Context) {
+	t := time.NewTicker(n.cfg.Heartbeat)
+	defer t.Stop()
+	joined, last := false, ""
+	for {
+		var err error
+		if joined {
+			err = n.Sync(ctx)
+		} else if err = n.Start(ctx); err == nil {
+			joined = true
+			n.log.Info("kubelet stand-in: node registered", "node", n.cfg.Name)
+		}
+		// The API goes away and comes back while the control plane
+		// moves: say so once, and once when it is back.
+		switch msg := fmt.Sprint(err); {
+		case err != nil && msg != last && ctx.Err() == nil:
+			n.log.Warn("kubelet stand-in: node", "node", n.cfg.Name, "err", err)
+			last = msg
+		case err == nil && last != "":
+			n.log.Info("kubelet stand-in: node in sync again", "node", n.cfg.Name)
+			last = ""
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// RealAPI says whether the API the bootstrap kubeconfig names is a real
+// kube-apiserver, one that serves CertificateSigningRequests (the
+// rehearsal's in-memory API stand-in does not): nil when it is, else why
+// not. A node joins only then, so labs without one keep working.
+func (n *Node) RealAPI(ctx context.Context) error {
+	boot, err := kubecreate.LoadKubeconfig(n.cfg.BootstrapKubeconfig)
+	if err != nil {
+		return fmt.Errorf("node %s: bootstrap kubeconfig: %w", n.cfg.Name, err)
+	}
+	boot.Dial = n.cfg.Dial
+	c, err := kubecreate.NewClient(boot)
+	if err != nil {
+		return fmt.Errorf("node %s: bootstrap kubeconfig %s: %w", n.cfg.Name, n.cfg.BootstrapKubeconfig, err)
+	}
+	var list metav1.APIResourceList
+	if err := c.Do(ctx, "GET", "/apis/certificates.k8s.io/v1", nil, &list); err != nil {
+		return fmt.Errorf("the API at %s serves no certificates.k8s.io/v1: %w", c.Server(), err)
+	}
+	for _, r := range list.APIResources {
+		if r.Name == "certificatesigningrequests" {
+			return nil
+		}
+	}
+	return fmt.Errorf("the API at %s lists no certificatesigningrequests in certificates.k8s.io/v1", c.Server())
+}

@@ -1,0 +1,89 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/coreos/ignition/v2/config/v3_2/types"
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/bootlab/bootlab/internal/agent/kubelet/node"
+	"github.com/bootlab/bootlab/lab/ignition"
+	"github.com/bootlab/bootlab/lab/probe"
+)
+
+// The kubelet's files for the join, as the kubelet has them on RHCOS.
+const (
+	nodeKubeconfigPath = "/var/lib/kubelet/kubeconfig"
+	nodeCertDir        = "/var/lib/kubelet/pki"
+)
+
+// joinWhenRealAPI registers a rehearsal master as a Node, through the
+// kubelet's CSR flow, once a real kube-apiserver answers at api-int: until
+// then (the in-memory API stand-in, a plain probe lab) it only looks
+// every 10 s, so today's labs are untouched. Its config carries the
+// bootstrap kubeconfig only on a rehearsal master; pods is the node's
+// kubelet stand-in's static pods (nil: it runs none).
+func (a *Agent) joinWhenRealAPI(ctx context.Context, self probe.NodeExpect, cfg types.Config, pods func() []node.StaticPod) {
+	version, ok := a.writeJoinFiles(cfg)
+	if !ok {
+		return
+	}
+	d := a.newDialer()
+	n, err := node.New(a.log, node.Config{Name: self.Name, BootstrapKubeconfig: probe.NodeBootstrapKubeconfigPath,
+		Kubeconfig: nodeKubeconfigPath, CertDir: nodeCertDir, KubeletVersion: version, Roles: []string{"master"},
+		Addresses:  []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: self.IP}, {Type: corev1.NodeHostName, Address: self.Name}},
+		StaticPods: pods, Dial: d.DialContext})
+	if err != nil {
+		a.log.Warn("kubelet stand-in: no node join", "err", err)
+		return
+	}
+	t := time.NewTicker(10 * time.Second)
+	defer t.Stop()
+	last := ""
+	for {
+		err := n.RealAPI(ctx)
+		if err == nil {
+			a.log.Info("kubelet stand-in: a real kube-apiserver answers at api-int: joining as a Node", "node", self.Name)
+			n.Run(ctx)
+			return
+		}
+		if msg := err.Error(); msg != last {
+			last = msg
+			a.log.Info("kubelet stand-in: not joining yet: no real kube-apiserver at api-int", "why", msg)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// writeJoinFiles lays down the bootstrap kubeconfig as Ignition would and
+// returns the release's kubelet version: false when the config has no
+// bootstrap kubeconfig (not a rehearsal master) or it cannot be written.
+func (a *Agent) writeJoinFiles(cfg types.Config) (string, bool) {
+	kc, ok, err := ignition.FileContents(cfg, probe.NodeBootstrapKubeconfigPath)
+	if err != nil || !ok {
+		return "", false
+	}
+	err = os.MkdirAll(filepath.Dir(probe.NodeBootstrapKubeconfigPath), 0o755)
+	if err == nil {
+		err = os.WriteFile(probe.NodeBootstrapKubeconfigPath, kc, 0o600)
+	}
+	if err != nil {
+		a.log.Warn("kubelet stand-in: write the bootstrap kubeconfig", "err", err)
+		return "", false
+	}
+	var rel probe.RehearsalRelease
+	data, ok, err := ignition.FileContents(cfg, probe.ReleaseMetadataPath)
+	if err != nil || !ok || json.Unmarshal(data, &rel) != nil || rel.KubernetesVersion == "" || rel.KubernetesVersion == "unknown" {
+		a.log.Warn("kubelet stand-in: no release metadata with a Kubernetes version: no node join", "path", probe.ReleaseMetadataPath)
+		return "", false
+	}
+	return "v" + rel.KubernetesVersion, true
+}

@@ -1,0 +1,105 @@
+package archtest
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"testing"
+)
+
+// What the commands may import: the facade (lab, with the model lab/spec),
+// the siblings with surfaces of their own (lab/class, lab/cache, stages,
+// the dashboard), the embedded data (docs, scripts) and the leaf utilities
+// under internal/ (packages that import no lab, stages or cmd package).
+// A command that needs more gets a method on lab.Lab instead: a verb that
+// lives in cmd drifts from its twin (class verify once read a remote
+// lab's console logs from the workstation).
+var commandImports = []string{"lab", "lab/spec", "lab/class", "lab/cache", "stages", "dashboard", "docs", "scripts"}
+
+// facadeDebt are the edges from the commands past the facade that remain,
+// each to be replaced by a method of lab.Lab (or a sibling's surface). The
+// list only shrinks: an edge here that no longer exists fails the test, so
+// whoever removes one removes it here too.
+var facadeDebt = []string{
+	"cmd/internal/cachecmd -> lab/gobuild",
+	"cmd/internal/cachecmd -> lab/labdir",
+	"cmd/internal/cachecmd -> lab/release",
+	"cmd/internal/classcmd -> lab/labdir",
+	"cmd/internal/cmdutil -> lab/host",
+	"cmd/internal/cmdutil -> lab/images",
+	"cmd/internal/cmdutil -> lab/labdir",
+	"cmd/internal/cmdutil -> lab/openshift",
+	"cmd/internal/cmdutil -> lab/preflight",
+	"cmd/internal/labcmd -> lab/cluster",
+	"cmd/internal/labcmd -> lab/host",
+	"cmd/internal/labcmd -> lab/images",
+	"cmd/internal/labcmd -> lab/labdir",
+	"cmd/internal/labcmd -> lab/loadbalancer",
+	"cmd/internal/labcmd -> lab/openshift",
+	"cmd/internal/labcmd -> lab/preflight",
+	"cmd/internal/labcmd -> lab/probe",
+	"cmd/internal/stagecmd -> lab/host",
+	"cmd/internal/stagecmd -> lab/ignition",
+	"cmd/internal/stagecmd -> lab/labdir",
+}
+
+// The commands go through the facade: cmd/** imports only the packages of
+// commandImports, internal/ leaves and each other (cmd/bootlab-probe, the
+// guest agent, has its own rule in TestImportArrows).
+func TestCommandsImportTheFacade(t *testing.T) {
+	pkgs := packages(t)
+	leaf := map[string]bool{}
+	for _, p := range pkgs {
+		if !under(p.ImportPath, "internal") {
+			continue
+		}
+		leaf[p.ImportPath] = true
+		for _, imp := range p.Imports {
+			if o, ok := strings.CutPrefix(imp, module); ok && under(o, "lab", "stages", "cmd", "dashboard") {
+				leaf[p.ImportPath] = false
+			}
+		}
+	}
+	allowed := func(o string) bool {
+		for _, a := range commandImports {
+			if o == a {
+				return true
+			}
+		}
+		return under(o, "cmd") || leaf[o]
+	}
+	debt := map[string]bool{}
+	for _, d := range facadeDebt {
+		debt[d] = true
+	}
+	var past []string
+	for _, p := range pkgs {
+		if !under(p.ImportPath, "cmd") || under(p.ImportPath, "cmd/bootlab-probe") {
+			continue
+		}
+		for _, imp := range p.Imports {
+			o, ok := strings.CutPrefix(imp, module)
+			if !ok || allowed(o) {
+				continue
+			}
+			edge := fmt.Sprintf("%s -> %s", p.ImportPath, o)
+			if debt[edge] {
+				delete(debt, edge)
+				continue
+			}
+			past = append(past, edge)
+		}
+	}
+	sort.Strings(past)
+	for _, e := range past {
+		t.Errorf("%s: the commands import lab, lab/spec, lab/class, lab/cache, stages, the dashboard and internal/ leaves only; add a method to lab.Lab instead", e)
+	}
+	var gone []string
+	for d := range debt {
+		gone = append(gone, d)
+	}
+	sort.Strings(gone)
+	for _, d := range gone {
+		t.Errorf("%s is no longer imported: remove it from facadeDebt", d)
+	}
+}

@@ -1,0 +1,92 @@
+package lab
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"testing"
+
+	"github.com/bootlab/bootlab/lab/hypervisor"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/bootlab/bootlab/lab/hypervisor/fake"
+	"github.com/bootlab/bootlab/lab/labdir"
+)
+
+// The handle connects on the first verb that needs the hypervisor, once for
+// all its verbs, and Close closes that connection.
+func TestOpenConnectsOnceAndCloses(t *testing.T) {
+	ctx := context.Background()
+	hv := fake.New()
+	s := testSpec(t, "h", false)
+	connects := 0
+	connect := func(context.Context, string, *slog.Logger) (hypervisor.Hypervisor, error) {
+		connects++
+		return hv, nil
+	}
+	l, err := Open(ctx, s, Options{Connect: connect})
+	require.NoError(t, err)
+	assert.Equal(t, 0, connects, "Open connects to nothing")
+
+	_, err = hv.DefineNetwork(ctx, "<network><name>other</name></network>")
+	require.NoError(t, err)
+	_, err = l.Status(ctx)
+	require.NoError(t, err)
+	_, err = l.Checkpoints(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, 1, connects, "one connection for every verb")
+	require.NoError(t, l.Close())
+	assert.Equal(t, 1, hv.Closed)
+	require.NoError(t, l.Close(), "closing twice is harmless")
+	assert.Equal(t, 1, hv.Closed)
+}
+
+// A connection that fails is the error of every verb that needs one.
+func TestOpenConnectErrorIsEveryVerbs(t *testing.T) {
+	ctx := context.Background()
+	s := testSpec(t, "h", false)
+	l, err := Open(ctx, s, Options{Connect: func(context.Context, string, *slog.Logger) (hypervisor.Hypervisor, error) {
+		return nil, errors.New("dial unix /var/run/libvirt/libvirt-sock: connect: no such file or directory")
+	}})
+	require.NoError(t, err)
+	_, err = l.Status(ctx)
+	assert.ErrorContains(t, err, "libvirt-sock")
+	_, err = l.Checkpoints(ctx)
+	assert.ErrorContains(t, err, "libvirt-sock")
+	assert.NoError(t, l.Close())
+}
+
+// Verify needs a built lab and says so in a typed error.
+func TestVerifyOfAnUnbuiltLab(t *testing.T) {
+	s := testSpec(t, "nb", false)
+	l, err := Open(context.Background(), s, Options{Connect: hypervisor.Shared(fake.New())})
+	require.NoError(t, err)
+	_, err = l.Verify(context.Background(), VerifyOptions{})
+	var nb *NotBuiltError
+	require.ErrorAs(t, err, &nb)
+	assert.Equal(t, "nb", nb.Lab)
+	assert.True(t, errors.Is(err, labdir.ErrNoState))
+}
+
+// Pooled opens each daemon once for all its callers and closes it once.
+func TestPooledSharesOneConnectionPerURI(t *testing.T) {
+	ctx := context.Background()
+	fakes := map[string]*fake.Hypervisor{"qemu:///a": fake.New(), "qemu:///b": fake.New()}
+	connects := map[string]int{}
+	pool, closeAll := Pooled(func(_ context.Context, uri string, _ *slog.Logger) (hypervisor.Hypervisor, error) {
+		connects[uri]++
+		return fakes[uri], nil
+	})
+	for _, uri := range []string{"qemu:///a", "qemu:///b", "qemu:///a"} {
+		hv, err := pool(ctx, uri, nil)
+		require.NoError(t, err)
+		require.NoError(t, hv.Close())
+	}
+	assert.Equal(t, map[string]int{"qemu:///a": 1, "qemu:///b": 1}, connects)
+	assert.Equal(t, 0, fakes["qemu:///a"].Closed, "a caller's Close leaves the shared connection open")
+	closeAll()
+	assert.Equal(t, 1, fakes["qemu:///a"].Closed)
+	assert.Equal(t, 1, fakes["qemu:///b"].Closed)
+}
