@@ -17,12 +17,12 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/bootlab/bootlab/internal/node"
+	"github.com/bootlab/bootlab/lab/pki"
 	"github.com/bootlab/bootlab/scripts"
 	"github.com/bootlab/bootlab/stages"
 )
@@ -59,8 +59,13 @@ func newSandbox(t *testing.T) *sandbox {
 	fixtures, err := filepath.Abs(filepath.Join("..", "testdata", "stages", "fixtures"))
 	require.NoError(t, err)
 	cert, key := filepath.Join(root, ".cert.pem"), filepath.Join(root, ".key.pem")
-	require.NoError(t, os.WriteFile(cert, pemCert(t, "sandbox", time.Now().Add(-time.Hour), time.Now().Add(24*time.Hour)), 0o644))
-	require.NoError(t, os.WriteFile(key, pemKey(t), 0o600))
+	// A self-signed pair whose key is its certificate's: the stand-ins copy
+	// it where the renders' certificates go (stage 07's etcd client pair
+	// too, which stage 08's check verifies against its CA bundle).
+	pair, err := pki.NewCA("sandbox")
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(cert, pair.CertPEM, 0o644))
+	require.NoError(t, os.WriteFile(key, pair.KeyPEM, 0o600))
 	s.env = []string{
 		"PATH=" + bin + ":/usr/sbin:/usr/bin:/sbin:/bin",
 		"SANDBOX_FIXTURES=" + fixtures, "SANDBOX_CALLS=" + s.calls, "SANDBOX_FAIL=" + s.fail,
@@ -101,6 +106,9 @@ func (s *sandbox) installerAssets(t *testing.T, fixtures, cert, key string) {
 	}
 	copyFile(key, filepath.Join(oo, "tls", "machine-config-server.key"), 0o600)
 	write(filepath.Join(oo, "original_cvo_overrides.patch"), `{"spec":{"overrides":null}}`, 0o600)
+	// The control plane's serving pairs, service-account keys and an admin
+	// kubeconfig, as lab/probe writes them (stages 08-10's checks read them).
+	writeLabControlPlaneTLS(t, s.root)
 }
 
 func (s *sandbox) run(ctx context.Context, cmd string, stdin io.Reader, stdout, stderr io.Writer) (int, error) {

@@ -107,9 +107,15 @@ func fixtureNode(t *testing.T, s *stages.Stage) *stagestest.Node {
 func writeControlPlaneSecrets(t *testing.T, root string) {
 	t.Helper()
 	pods, _ := filepath.Glob(filepath.Join(root, "opt/openshift/bootstrap-manifests/kube-*-pod.yaml"))
-	if len(pods) == 0 {
-		return
+	if len(pods) > 0 {
+		writeLabControlPlaneTLS(t, root)
 	}
+}
+
+// writeLabControlPlaneTLS writes tls/ and auth/kubeconfig as a lab's
+// bootstrap has them for its control plane (see writeControlPlaneSecrets).
+func writeLabControlPlaneTLS(t *testing.T, root string) {
+	t.Helper()
 	ca, err := pki.NewCA("bootlab-fixture-root")
 	require.NoError(t, err)
 	files := map[string][]byte{controlplane.RootCA: ca.CertPEM, controlplane.ClientCABundle: ca.CertPEM}
