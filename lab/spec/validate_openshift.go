@@ -128,6 +128,9 @@ func (s *Spec) validateOpenShiftNetworks(e *errs, machine netip.Prefix, machineO
 		case cn.HostPrefix < p.Bits():
 			e.add(f+".hostPrefix", "%d is shorter than the block's /%d: each node's pod subnet must fit inside %s", cn.HostPrefix, p.Bits(), p)
 			allOK = false
+		case cn.HostPrefix > 32:
+			e.add(f+".hostPrefix", "%d is not a prefix length: an IPv4 prefix is at most 32; use at most %d (the installer's default is %d)", cn.HostPrefix, maxHostPrefix, DefaultClusterHostPrefix)
+			allOK = false
 		case cn.HostPrefix > maxHostPrefix:
 			e.add(f+".hostPrefix", "%d leaves a node %d pod addresses, some of which OVN-Kubernetes takes for itself: use at most %d (the installer's default is %d)", cn.HostPrefix, 1<<(32-cn.HostPrefix), maxHostPrefix, DefaultClusterHostPrefix)
 			allOK = false

@@ -102,6 +102,9 @@ func TestClusterNetworkCapacityCountsEveryBlock(t *testing.T) {
 	assert.ErrorContains(t, s.Validate(), "openshift.clusterNetwork[0].hostPrefix: is missing")
 	s.OpenShift.ClusterNetwork = []ClusterNetwork{{CIDR: "10.128.0.0/14", HostPrefix: 30}}
 	assert.ErrorContains(t, s.Validate(), "use at most 28")
+	// Found by FuzzParseValidate: a length past 32 panicked (negative shift).
+	s.OpenShift.ClusterNetwork = []ClusterNetwork{{CIDR: "10.128.0.0/14", HostPrefix: 70}}
+	assert.ErrorContains(t, s.Validate(), "openshift.clusterNetwork[0].hostPrefix: 70 is not a prefix length")
 	s.OpenShift.ClusterNetwork = []ClusterNetwork{{CIDR: "10.128.0.1/14", HostPrefix: 23}}
 	assert.ErrorContains(t, s.Validate(), "did you mean 10.128.0.0/14?")
 }
