@@ -40,7 +40,7 @@ func longFuncs() map[string]int {
 		"lab/probe.Generate":                      88,
 		"lab/spec.Spec.Defaults":                  137,
 		"lab/spec.Spec.validateNodes":             94,
-		"lab/spec.Spec.validateOpenShiftNetworks": 91,
+		"lab/spec.Spec.validateOpenShiftNetworks": 81,
 		"stages.Default":                          149,
 		"stages.parser.scan":                      125,
 	}

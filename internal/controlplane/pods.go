@@ -166,43 +166,23 @@ func KubeAPIServerArgs(in Input) []string {
 func KubeControllerManagerArgs(in Input) []string {
 	in = in.withDefaults()
 	s := in.secret
-	return []string{
-		"--kubeconfig=" + s(Kubeconfig),
-		"--authentication-kubeconfig=" + s(Kubeconfig),
-		"--authorization-kubeconfig=" + s(Kubeconfig),
-		"--bind-address=127.0.0.1",
-		"--secure-port=" + strconv.Itoa(in.ControllerManagerPort),
-		"--leader-elect=true",
-		"--leader-elect-lease-duration=" + LeaseDuration,
-		"--leader-elect-renew-deadline=" + RenewDeadline,
-		"--leader-elect-retry-period=" + RetryPeriod,
+	return append(componentArgs(s, in.ControllerManagerPort),
 		"--use-service-account-credentials=true",
-		"--service-account-private-key-file=" + s(ServiceAccountKey),
-		"--root-ca-file=" + s(RootCA),
-		"--cluster-signing-cert-file=" + s(KubeletSignerCert),
-		"--cluster-signing-key-file=" + s(KubeletSignerKey),
-		"--cluster-cidr=" + in.ClusterCIDR,
-		"--service-cluster-ip-range=" + in.ServiceCIDR,
+		"--service-account-private-key-file="+s(ServiceAccountKey),
+		"--root-ca-file="+s(RootCA),
+		"--cluster-signing-cert-file="+s(KubeletSignerCert),
+		"--cluster-signing-key-file="+s(KubeletSignerKey),
+		"--cluster-cidr="+in.ClusterCIDR,
+		"--service-cluster-ip-range="+in.ServiceCIDR,
 		"--v=2",
-	}
+	)
 }
 
 // KubeSchedulerArgs are the bootstrap kube-scheduler's flags.
 func KubeSchedulerArgs(in Input) []string {
 	in = in.withDefaults()
 	s := in.secret
-	return []string{
-		"--kubeconfig=" + s(Kubeconfig),
-		"--authentication-kubeconfig=" + s(Kubeconfig),
-		"--authorization-kubeconfig=" + s(Kubeconfig),
-		"--bind-address=127.0.0.1",
-		"--secure-port=" + strconv.Itoa(in.SchedulerPort),
-		"--leader-elect=true",
-		"--leader-elect-lease-duration=" + LeaseDuration,
-		"--leader-elect-renew-deadline=" + RenewDeadline,
-		"--leader-elect-retry-period=" + RetryPeriod,
-		"--v=2",
-	}
+	return append(componentArgs(s, in.SchedulerPort), "--v=2")
 }
 
 // Pod is one bootstrap control-plane pod and the file it is written to
@@ -294,4 +274,22 @@ func flagValues(args []string) map[string][]string {
 		out[k] = append(out[k], v)
 	}
 	return out
+}
+
+// componentArgs are the flags the controller manager and the scheduler
+// share: their kubeconfig, for the API and for its delegated
+// authentication and authorization, a loopback secure port, and
+// OpenShift's leader election timings.
+func componentArgs(s func(string) string, port int) []string {
+	return []string{
+		"--kubeconfig=" + s(Kubeconfig),
+		"--authentication-kubeconfig=" + s(Kubeconfig),
+		"--authorization-kubeconfig=" + s(Kubeconfig),
+		"--bind-address=127.0.0.1",
+		"--secure-port=" + strconv.Itoa(port),
+		"--leader-elect=true",
+		"--leader-elect-lease-duration=" + LeaseDuration,
+		"--leader-elect-renew-deadline=" + RenewDeadline,
+		"--leader-elect-retry-period=" + RetryPeriod,
+	}
 }

@@ -121,25 +121,12 @@ func (s *Spec) validateOpenShiftNetworks(e *errs, machine netip.Prefix, machineO
 			continue
 		}
 		b := block{f, p}
-		switch {
-		case cn.HostPrefix == 0:
-			e.add(f+".hostPrefix", "is missing: set the prefix length of each node's pod subnet (the installer's default is %d)", DefaultClusterHostPrefix)
+		if n, ok := checkHostPrefix(e, f+".hostPrefix", cn.HostPrefix, p); !ok {
 			allOK = false
-		case cn.HostPrefix < p.Bits():
-			e.add(f+".hostPrefix", "%d is shorter than the block's /%d: each node's pod subnet must fit inside %s", cn.HostPrefix, p.Bits(), p)
-			allOK = false
-		case cn.HostPrefix > 32:
-			e.add(f+".hostPrefix", "%d is not a prefix length: an IPv4 prefix is at most 32; use at most %d (the installer's default is %d)", cn.HostPrefix, maxHostPrefix, DefaultClusterHostPrefix)
-			allOK = false
-		case cn.HostPrefix > maxHostPrefix:
-			e.add(f+".hostPrefix", "%d leaves a node %d pod addresses, some of which OVN-Kubernetes takes for itself: use at most %d (the installer's default is %d)", cn.HostPrefix, 1<<(32-cn.HostPrefix), maxHostPrefix, DefaultClusterHostPrefix)
-			allOK = false
-		default:
-			if n := cn.HostPrefix - p.Bits(); n >= 20 || capacity+(1<<n) > 1<<20 {
-				capacity = 1 << 20 // plenty: no lab has that many nodes
-			} else {
-				capacity += 1 << n
-			}
+		} else if n >= 20 || capacity+(1<<n) > 1<<20 {
+			capacity = 1 << 20 // plenty: no lab has that many nodes
+		} else {
+			capacity += 1 << n
 		}
 		for _, prev := range pods {
 			if prev.prefix.Overlaps(p) {
@@ -253,4 +240,22 @@ func (s *Spec) Warnings() []FieldError {
 		}
 	}
 	return w
+}
+
+// checkHostPrefix checks a cluster network block's per-node prefix length
+// and returns how many bits of node subnets the block holds.
+func checkHostPrefix(e *errs, field string, hostPrefix int, p netip.Prefix) (int, bool) {
+	switch {
+	case hostPrefix == 0:
+		e.add(field, "is missing: set the prefix length of each node's pod subnet (the installer's default is %d)", DefaultClusterHostPrefix)
+	case hostPrefix < p.Bits():
+		e.add(field, "%d is shorter than the block's /%d: each node's pod subnet must fit inside %s", hostPrefix, p.Bits(), p)
+	case hostPrefix > 32:
+		e.add(field, "%d is not a prefix length: an IPv4 prefix is at most 32; use at most %d (the installer's default is %d)", hostPrefix, maxHostPrefix, DefaultClusterHostPrefix)
+	case hostPrefix > maxHostPrefix:
+		e.add(field, "%d leaves a node %d pod addresses, some of which OVN-Kubernetes takes for itself: use at most %d (the installer's default is %d)", hostPrefix, 1<<(32-hostPrefix), maxHostPrefix, DefaultClusterHostPrefix)
+	default:
+		return hostPrefix - p.Bits(), true
+	}
+	return 0, false
 }
