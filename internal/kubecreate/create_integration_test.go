@@ -19,9 +19,8 @@ import (
 
 	"github.com/bootlab/bootlab/internal/kubecreate"
 	"github.com/bootlab/bootlab/internal/openshiftcrds"
+	"github.com/bootlab/bootlab/internal/testutil/kuberelease"
 	"github.com/bootlab/bootlab/internal/testutil/kubetest"
-	"github.com/bootlab/bootlab/lab/gobuild"
-	"github.com/bootlab/bootlab/lab/release"
 )
 
 func TestMain(m *testing.M) {
@@ -33,21 +32,8 @@ func TestMain(m *testing.M) {
 // client from their admin kubeconfig.
 func startAPI(t *testing.T) (*kubetest.ControlPlane, *kubecreate.Client) {
 	t.Helper()
-	r, err := release.For("4.19")
-	require.NoError(t, err)
-	kc, err := gobuild.Kubernetes(r.Kubernetes)
-	require.NoError(t, err)
-	ec, err := gobuild.Etcd(r.Etcd.Module)
-	require.NoError(t, err)
-	ctx, cancel := context.WithTimeout(context.Background(), 25*time.Minute)
-	defer cancel()
-	var bins []*gobuild.Binary
-	for _, c := range []gobuild.Component{kc, ec} {
-		b, err := gobuild.Ensure(ctx, os.Getenv(kubetest.SharedCacheEnv), c, nil)
-		require.NoError(t, err)
-		bins = append(bins, b)
-	}
-	cp := kubetest.StartControlPlane(t, bins[1].Path, kubetest.Links(t, bins[0].Path, kc.Programs))
+	rel := kuberelease.Build(t, "4.19")
+	cp := kubetest.StartControlPlane(t, rel.Etcd, rel.Programs)
 	cfg, err := kubecreate.LoadKubeconfig(cp.Files["kubeconfig"])
 	require.NoError(t, err)
 	c, err := kubecreate.NewClient(cfg)

@@ -15,11 +15,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/bootlab/bootlab/internal/testutil/kuberelease"
 	"github.com/bootlab/bootlab/internal/testutil/kubetest"
-	"github.com/bootlab/bootlab/lab/gobuild"
 	"github.com/bootlab/bootlab/lab/pki"
 	"github.com/bootlab/bootlab/lab/probe"
-	"github.com/bootlab/bootlab/lab/release"
 )
 
 func TestMain(m *testing.M) {
@@ -94,19 +93,8 @@ func rehearsalManifests(t *testing.T, tl *Tools, assets string, rel probe.Rehear
 // with the etcd binary.
 func realControlPlane(t *testing.T, apiArgs ...string) (*kubetest.ControlPlane, string) {
 	t.Helper()
-	r, err := release.For("4.19")
-	require.NoError(t, err)
-	kc, err := gobuild.Kubernetes(r.Kubernetes)
-	require.NoError(t, err)
-	ec, err := gobuild.Etcd(r.Etcd.Module)
-	require.NoError(t, err)
-	ctx, cancel := context.WithTimeout(context.Background(), 25*time.Minute)
-	defer cancel()
-	kube, err := gobuild.Ensure(ctx, os.Getenv(kubetest.SharedCacheEnv), kc, nil)
-	require.NoError(t, err)
-	etcd, err := gobuild.Ensure(ctx, os.Getenv(kubetest.SharedCacheEnv), ec, nil)
-	require.NoError(t, err)
-	return kubetest.StartControlPlane(t, etcd.Path, kubetest.Links(t, kube.Path, kc.Programs), apiArgs...), etcd.Path
+	rel := kuberelease.Build(t, "4.19")
+	return kubetest.StartControlPlane(t, rel.Etcd, rel.Programs, apiArgs...), rel.Etcd
 }
 
 // Stage 13's create, for real: every manifest a rehearsal bootstrap has in

@@ -23,11 +23,10 @@ import (
 	"github.com/bootlab/bootlab/internal/agent/kubelet"
 	"github.com/bootlab/bootlab/internal/agent/kubelet/node"
 	"github.com/bootlab/bootlab/internal/kubecreate"
+	"github.com/bootlab/bootlab/internal/testutil/kuberelease"
 	"github.com/bootlab/bootlab/internal/testutil/kubetest"
 	"github.com/bootlab/bootlab/lab/cluster"
-	"github.com/bootlab/bootlab/lab/gobuild"
 	"github.com/bootlab/bootlab/lab/pki"
-	"github.com/bootlab/bootlab/lab/release"
 )
 
 func TestMain(m *testing.M) {
@@ -47,23 +46,11 @@ type testCluster struct {
 
 func startCluster(t *testing.T) *testCluster {
 	t.Helper()
-	r, err := release.For("4.19")
-	require.NoError(t, err)
-	kc, err := gobuild.Kubernetes(r.Kubernetes)
-	require.NoError(t, err)
-	ec, err := gobuild.Etcd(r.Etcd.Module)
-	require.NoError(t, err)
-	ctx, cancel := context.WithTimeout(context.Background(), 25*time.Minute)
-	defer cancel()
-	var bins []*gobuild.Binary
-	for _, c := range []gobuild.Component{kc, ec} {
-		b, err := gobuild.Ensure(ctx, os.Getenv(kubetest.SharedCacheEnv), c, nil)
-		require.NoError(t, err)
-		bins = append(bins, b)
-	}
-	cp := kubetest.StartControlPlane(t, bins[1].Path, kubetest.Links(t, bins[0].Path, kc.Programs),
+	rel := kuberelease.Build(t, "4.19")
+	cp := kubetest.StartControlPlane(t, rel.Etcd, rel.Programs,
 		"--authorization-mode=Node,RBAC", "--enable-admission-plugins=NodeRestriction")
-	tc := &testCluster{cp: cp, version: "v" + r.Kubernetes}
+	tc := &testCluster{cp: cp, version: rel.Version}
+	var err error
 	tc.admin, err = kubecreate.LoadKubeconfig(cp.Files["kubeconfig"])
 	require.NoError(t, err)
 	tc.ca.CertPEM, err = os.ReadFile(cp.Files["ca.crt"])

@@ -1,0 +1,44 @@
+// Package kuberelease builds a release's etcd and Kubernetes for the
+// integration tests that run them on loopback (apart from kubetest, which
+// lab/gobuild's own tests use, so kubetest cannot import lab/gobuild).
+// Test code only.
+package kuberelease
+
+import (
+	"context"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/bootlab/bootlab/internal/testutil/kubetest"
+	"github.com/bootlab/bootlab/lab/gobuild"
+	"github.com/bootlab/bootlab/lab/release"
+)
+
+// Release is a release's etcd and Kubernetes as the tests run them.
+type Release struct {
+	Etcd     string // the etcd binary
+	Programs string // a directory of the Kubernetes programs, linked as on a node
+	Version  string // the Kubernetes version as a kubelet reports it ("v1.32.13")
+}
+
+// Build builds (once; then from the cache SharedCacheEnv names) the
+// etcd and Kubernetes of an OpenShift minor.
+func Build(t testing.TB, minor string) Release {
+	t.Helper()
+	r, err := release.For(minor)
+	require.NoError(t, err)
+	kc, err := gobuild.Kubernetes(r.Kubernetes)
+	require.NoError(t, err)
+	ec, err := gobuild.Etcd(r.Etcd.Module)
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), 25*time.Minute)
+	defer cancel()
+	kube, err := gobuild.Ensure(ctx, os.Getenv(kubetest.SharedCacheEnv), kc, nil)
+	require.NoError(t, err)
+	etcd, err := gobuild.Ensure(ctx, os.Getenv(kubetest.SharedCacheEnv), ec, nil)
+	require.NoError(t, err)
+	return Release{Etcd: etcd.Path, Programs: kubetest.Links(t, kube.Path, kc.Programs), Version: "v" + r.Kubernetes}
+}
