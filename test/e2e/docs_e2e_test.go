@@ -52,6 +52,7 @@ func notRunPages() map[string]string {
 		"docs/class.md":         "a class of several labs and a handout directory; TestClass runs them",
 		"docs/dashboard.md":     "a server that runs until stopped, driven by TestDashboardInBrowser's browser",
 		"docs/cache.md":         "exports and imports of the host's whole download cache, shared by every lab on it",
+		"docs/benchmarks.md":    "make bench: tens of minutes of labs on a quiet machine, whose figures are measurements, never assertions (issue 25: no timed tests); bench/*.sh are shellchecked by make lint",
 		"docs/json.md":          "JSON documents, no commands to follow",
 		"docs/architecture.md":  "the code's layout, no commands to follow",
 		"docs/README.md":        "the index of the docs",
