@@ -3,14 +3,12 @@
 package kubecreate_test
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -19,6 +17,7 @@ import (
 
 	"github.com/bootlab/bootlab/internal/kubecreate"
 	"github.com/bootlab/bootlab/internal/openshiftcrds"
+	"github.com/bootlab/bootlab/internal/testutil"
 	"github.com/bootlab/bootlab/internal/testutil/kuberelease"
 	"github.com/bootlab/bootlab/internal/testutil/kubetest"
 )
@@ -39,24 +38,6 @@ func startAPI(t *testing.T) (*kubetest.ControlPlane, *kubecreate.Client) {
 	c, err := kubecreate.NewClient(cfg)
 	require.NoError(t, err)
 	return cp, c
-}
-
-// syncBuffer is the create's log, read by the test while Create writes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // bootstrapManifests is a directory like /opt/openshift/manifests: the
@@ -126,7 +107,7 @@ func TestCreateThroughARealAPI(t *testing.T) {
 
 	crds, err := openshiftcrds.Manifests()
 	require.NoError(t, err)
-	var crdLog syncBuffer
+	var crdLog testutil.SyncBuffer
 	res, err := kubecreate.Create(ctx, c, crds, kubecreate.Options{Log: &crdLog})
 	require.NoError(t, err, crdLog.String())
 	assert.Equal(t, len(crds), res.Count(kubecreate.Created))
@@ -136,7 +117,7 @@ func TestCreateThroughARealAPI(t *testing.T) {
 	ms, err := kubecreate.Load(dir)
 	require.NoError(t, err)
 	require.Len(t, ms, 14)
-	var log syncBuffer
+	var log testutil.SyncBuffer
 	done := make(chan struct{})
 	var createErr error // the goroutine's own: err is the test's, written below while it runs
 	go func() {
@@ -197,7 +178,7 @@ func parse(t *testing.T, name, data string) []kubecreate.Manifest {
 	return ms
 }
 
-func waitLog(t *testing.T, log *syncBuffer, want string) {
+func waitLog(t *testing.T, log *testutil.SyncBuffer, want string) {
 	t.Helper()
 	deadline := time.Now().Add(2 * time.Minute)
 	for !strings.Contains(log.String(), want) {
@@ -263,7 +244,7 @@ func TestBootstrapCreatesCRDsFirst(t *testing.T) {
 		"cluster-dns-02-config.yml": "apiVersion: config.openshift.io/v1\nkind: DNS\nmetadata: {name: cluster}\nspec: {baseDomain: lab.example}\n",
 		"etcd-operator.yaml":        "apiVersion: operator.openshift.io/v1\nkind: Etcd\nmetadata: {name: cluster}\nspec: {managementState: Managed}\n",
 	})
-	var log syncBuffer
+	var log testutil.SyncBuffer
 	first, res, err := kubecreate.Bootstrap(context.Background(), kubecreate.BootstrapOptions{
 		Kubeconfig: cp.Files["kubeconfig"], ManifestDir: dir, First: crds,
 		FirstTitle:   "OpenShift's CRDs, written by bootlab (the real payload's come from its images)",

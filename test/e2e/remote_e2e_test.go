@@ -3,7 +3,6 @@
 package e2e
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"net"
@@ -12,13 +11,13 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/bootlab/bootlab/internal/testutil"
 	"github.com/bootlab/bootlab/lab"
 	"github.com/bootlab/bootlab/lab/cache"
 	"github.com/bootlab/bootlab/lab/labdir"
@@ -295,7 +294,7 @@ func checkDNSProxy(t *testing.T, l labEnv) {
 	ln.Close()
 	_, port, _ := net.SplitHostPort(listen)
 	cmd := exec.Command(bootlabBin, "lab", "dns-proxy", "-f", l.SpecFile, "--listen", listen)
-	var errb lockedBuffer
+	var errb testutil.SyncBuffer
 	cmd.Stderr = &errb
 	require.NoError(t, cmd.Start())
 	defer func() {
@@ -310,22 +309,4 @@ func checkDNSProxy(t *testing.T, l labEnv) {
 		require.NoError(t, err, "dig %s through dns-proxy", proto)
 		assert.Equal(t, []string{l.Gateway()}, strings.Fields(string(out)), "dig %s through dns-proxy: api.ocp.lab.local is the lab's load balancer", proto)
 	}
-}
-
-// lockedBuffer is a bytes.Buffer a child process writes while the test reads.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
 }

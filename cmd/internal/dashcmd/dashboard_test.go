@@ -1,13 +1,11 @@
 package dashcmd
 
 import (
-	"bytes"
 	"context"
 	"io"
 	"net/http"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -15,20 +13,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/bootlab/bootlab/cmd/internal/cmdutil"
+	"github.com/bootlab/bootlab/internal/testutil"
 )
-
-// lockedBuffer is a buffer the server goroutine writes while the test reads.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-func (l *lockedBuffer) String() string { l.mu.Lock(); defer l.mu.Unlock(); return l.b.String() }
 
 func TestDashboardFlags(t *testing.T) {
 	var got *Options
@@ -57,9 +43,9 @@ func TestDashboardFlags(t *testing.T) {
 
 // serve runs the dashboard on listen until the test ends and returns its
 // base URL and stderr.
-func serve(t *testing.T, listen string) (string, *lockedBuffer) {
+func serve(t *testing.T, listen string) (string, *testutil.SyncBuffer) {
 	t.Helper()
-	errOut := &lockedBuffer{}
+	errOut := &testutil.SyncBuffer{}
 	f := &cmdutil.Factory{Streams: cmdutil.Streams{Out: io.Discard, ErrOut: errOut}}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)

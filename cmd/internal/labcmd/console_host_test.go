@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/bootlab/bootlab/internal/sshc/sshctest"
+	"github.com/bootlab/bootlab/internal/testutil"
 	"github.com/bootlab/bootlab/lab/host"
 )
 
@@ -39,7 +40,7 @@ func TestFollowHostFile(t *testing.T) {
 
 	fctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	var got syncBuffer
+	var got testutil.SyncBuffer
 	done := make(chan error, 1)
 	go func() { done <- followHostFile(fctx, h, p, &got, true) }()
 	f, err := os.OpenFile(p, os.O_APPEND|os.O_WRONLY, 0)

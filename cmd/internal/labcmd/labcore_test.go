@@ -19,6 +19,7 @@ import (
 
 	"github.com/bootlab/bootlab/cmd/internal/cmdutil"
 	"github.com/bootlab/bootlab/internal/sshc/sshctest"
+	"github.com/bootlab/bootlab/internal/testutil"
 	"github.com/bootlab/bootlab/lab"
 	"github.com/bootlab/bootlab/lab/labdir"
 )
@@ -87,7 +88,7 @@ func TestFollowFile(t *testing.T) {
 
 	// Follow: lines appended later arrive; cancelling ends the follow.
 	ctx, cancel := context.WithCancel(context.Background())
-	pr := &syncBuffer{}
+	pr := &testutil.SyncBuffer{}
 	done := make(chan error, 1)
 	go func() { done <- followFile(ctx, p, pr, true, time.Millisecond) }()
 	fh, err := os.OpenFile(p, os.O_APPEND|os.O_WRONLY, 0)
