@@ -17,6 +17,7 @@ import (
 	"github.com/bootlab/bootlab/lab/probe"
 	"github.com/bootlab/bootlab/lab/release"
 	"github.com/bootlab/bootlab/lab/spec"
+	"github.com/bootlab/bootlab/lab/verify"
 )
 
 // DefaultTunnel is where the API of a lab on a remote hypervisor is
@@ -115,11 +116,43 @@ func (l *Lab) labNet(ctx context.Context, s *spec.Spec) (cluster.Net, func(), er
 	if err != nil {
 		return cluster.Net{}, nil, err
 	}
+	return netOf(h), func() { _ = h.Close() }, nil
+}
+
+// netOf is how the lab network is reached through h: directly when h is
+// this machine, else through its SSH connection.
+func netOf(h host.Host) cluster.Net {
+	if h == nil || !h.Remote() {
+		return cluster.Net{}
+	}
 	n := cluster.Net{Dial: h.Dial}
 	if sh, ok := h.(*host.SSH); ok {
 		n.Via = sh.Client()
 	}
-	return n, func() { _ = h.Close() }, nil
+	return n
+}
+
+// kubeClients opens a rehearsal lab's API for verify: the admin
+// kubeconfig from the bootstrap, through the load balancer by the names
+// api and api-int (the certificate checked for each).
+func kubeClients(s *spec.Spec, n cluster.Net) verify.KubeClients {
+	return func(ctx context.Context) (verify.KubeAPI, verify.KubeAPI, error) {
+		k, err := cluster.AdminKubeconfig(ctx, s, n)
+		if err != nil {
+			return nil, nil, err
+		}
+		api, err := cluster.NewClient(k, s.Network.APIAddress, n.Dial)
+		if err != nil {
+			return nil, nil, err
+		}
+		internal := *k
+		internal.Server = fmt.Sprintf("https://api-int.%s:%d", s.Cluster.Domain(), apiPort)
+		apiInt, err := cluster.NewClient(&internal, s.Network.APIAddress, n.Dial)
+		if err != nil {
+			return nil, nil, err
+		}
+		return api, apiInt, nil
+	}
 }
 
 // ServeAPITunnel forwards each connection to listen to the lab's API
