@@ -118,6 +118,10 @@ func (a *Agent) Run(ctx context.Context) {
 		go a.joinWhenRealAPI(ctx, self, merged, nil)
 	}
 	if a.etcd != nil {
+		// A rehearsal master runs the release's kube-apiserver as the
+		// bootstrap does: from the Kubernetes volume, mounted and linked
+		// on PATH the same way.
+		go a.mountKubeVolume()
 		go a.etcdOperator().Join(ctx, self, a.etcd, etcdLeader(pc, self), merged)
 	}
 	a.checkAllDNS(ctx, pc, self)
