@@ -52,6 +52,11 @@ type Resource struct {
 	// content: the same keys and certificates, so what the bootstrap API
 	// signed (service-account tokens) stays valid on the masters.
 	Bootstrap string
+	// NodeFile is true for etcd's CA bundle and client pair: a rehearsal
+	// master has them from its Ignition config (stage 07's etcd render
+	// does not put them in the API), so the lab's manifests carry only
+	// the others.
+	NodeFile bool
 }
 
 // Secret is true for a secret's key: written 0600.
@@ -69,10 +74,11 @@ func MasterResources() []Resource {
 	cm := func(d ResourceDir, name, key, boot string) Resource {
 		return Resource{Dir: d, Kind: "configmaps", Name: name, Key: key, Bootstrap: boot}
 	}
+	etcd := func(r Resource) Resource { r.NodeFile = true; return r }
 	return []Resource{
-		cm(RevisionDir, "etcd-serving-ca", "ca-bundle.crt", EtcdCABundle),
-		sec(RevisionDir, "etcd-client", "tls.crt", EtcdClientCert),
-		sec(RevisionDir, "etcd-client", "tls.key", EtcdClientKey),
+		etcd(cm(RevisionDir, "etcd-serving-ca", "ca-bundle.crt", EtcdCABundle)),
+		etcd(sec(RevisionDir, "etcd-client", "tls.crt", EtcdClientCert)),
+		etcd(sec(RevisionDir, "etcd-client", "tls.key", EtcdClientKey)),
 		cm(RevisionDir, "sa-token-signing-certs", "service-account-001.pub", ServiceAccountPub),
 		sec(RevisionDir, "kubelet-client", "tls.crt", KubeletClientCert),
 		sec(RevisionDir, "kubelet-client", "tls.key", KubeletClientKey),

@@ -3,8 +3,10 @@ package standin
 import (
 	"context"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"os"
 	"path/filepath"
 	"time"
@@ -12,6 +14,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/bootlab/bootlab/internal/controlplane"
+	"github.com/bootlab/bootlab/internal/kubecreate"
 )
 
 // A stand-in for the kube-apiserver operator's installer pod on a
@@ -118,27 +121,33 @@ func writeFileAtomic(p string, data []byte, mode os.FileMode) error {
 	return os.Rename(tmp, p)
 }
 
-// APISource reads objects through the kubeconfig's API with the small
-// client the oc stand-in uses.
-type APISource struct{ c *kubeClient }
+// APISource reads objects through the real API with a kubeconfig's
+// identity, as the operator reads them.
+type APISource struct{ c *kubecreate.Client }
 
 // NewAPISource returns the source for kubeconfig (client certificate and
-// CA embedded, as the installer's kubeconfigs are).
-func NewAPISource(kubeconfig string) (*APISource, error) {
-	c, err := newKubeClient(kubeconfig)
+// CA embedded, as the installer's kubeconfigs are); dial, when set, opens
+// the connections (the node's resolver for api-int).
+func NewAPISource(kubeconfig string, dial func(ctx context.Context, network, addr string) (net.Conn, error)) (*APISource, error) {
+	cfg, err := kubecreate.LoadKubeconfig(kubeconfig)
 	if err != nil {
 		return nil, err
+	}
+	cfg.Dial = dial
+	c, err := kubecreate.NewClient(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("kubeconfig %s: %w", kubeconfig, err)
 	}
 	return &APISource{c: c}, nil
 }
 
 // Data implements ObjectSource.
-func (s *APISource) Data(_ context.Context, kind, namespace, name string) (map[string][]byte, error) {
+func (s *APISource) Data(ctx context.Context, kind, namespace, name string) (map[string][]byte, error) {
 	var obj struct {
 		Data       map[string]string `json:"data"`
 		BinaryData map[string]string `json:"binaryData"`
 	}
-	if _, err := s.c.do("GET", fmt.Sprintf("/api/v1/namespaces/%s/%s/%s", namespace, kind, name), "", nil, &obj); err != nil {
+	if err := s.c.Do(ctx, "GET", fmt.Sprintf("/api/v1/namespaces/%s/%s/%s", namespace, kind, name), nil, &obj); err != nil {
 		return nil, err
 	}
 	out := map[string][]byte{}
@@ -161,4 +170,53 @@ func (s *APISource) Data(_ context.Context, kind, namespace, name string) (map[s
 		out[k] = b
 	}
 	return out, nil
+}
+
+// FileObjects are objects the node already has as files, by "kind/name"
+// then key: a rehearsal master's etcd-serving-ca and etcd-client, which
+// its Ignition config laid down (upstream the operator copies them from
+// openshift-etcd's objects; here the etcd render's are not in the API).
+type FileObjects map[string]map[string]string
+
+// Data implements ObjectSource: namespace is not looked at.
+func (f FileObjects) Data(_ context.Context, kind, _, name string) (map[string][]byte, error) {
+	keys, ok := f[kind+"/"+name]
+	if !ok {
+		return nil, errNotHere
+	}
+	out := map[string][]byte{}
+	for k, p := range keys {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return nil, err
+		}
+		out[k] = b
+	}
+	return out, nil
+}
+
+// MasterEtcdFiles are a master's etcd objects as files: the CA bundle
+// and client pair at these paths (probe.EtcdCABundle, ...).
+func MasterEtcdFiles(caBundle, cert, key string) FileObjects {
+	return FileObjects{
+		"configmaps/etcd-serving-ca": {"ca-bundle.crt": caBundle},
+		"secrets/etcd-client":        {"tls.crt": cert, "tls.key": key},
+	}
+}
+
+var errNotHere = errors.New("not among the node's files")
+
+// Sources reads an object from the first source that has it.
+type Sources []ObjectSource
+
+// Data implements ObjectSource.
+func (ss Sources) Data(ctx context.Context, kind, namespace, name string) (map[string][]byte, error) {
+	err := errNotHere
+	for _, s := range ss {
+		var d map[string][]byte
+		if d, err = s.Data(ctx, kind, namespace, name); !errors.Is(err, errNotHere) {
+			return d, err
+		}
+	}
+	return nil, err
 }

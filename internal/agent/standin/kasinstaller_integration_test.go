@@ -50,7 +50,7 @@ func TestKASInstallerStartsARealMasterAPI(t *testing.T) {
 	kc("create", "serviceaccount", "learner", "-n", "default")
 	token := kc("create", "token", "learner", "-n", "default")
 
-	src, err := NewAPISource(embeddedKubeconfig(t, dir, "https://127.0.0.1:"+cp.APIPort, cp.Files["admin.crt"], cp.Files["admin.key"]))
+	src, err := NewAPISource(embeddedKubeconfig(t, dir, "https://127.0.0.1:"+cp.APIPort, cp.Files["admin.crt"], cp.Files["admin.key"]), nil)
 	require.NoError(t, err)
 	port, err := strconv.Atoi(kubetest.FreePort(t))
 	require.NoError(t, err)
@@ -60,7 +60,8 @@ func TestKASInstallerStartsARealMasterAPI(t *testing.T) {
 		ResourcesDir: filepath.Join(dir, "static-pod-resources"), EtcdServers: []string{"http://127.0.0.1:" + cp.EtcdPort}}
 	manifests := filepath.Join(dir, "manifests")
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
-	inst := &KASInstaller{Log: log, Source: src, StaticPodDir: manifests, Input: in}
+	etcdFiles := MasterEtcdFiles(files[controlplane.EtcdCABundle], files[controlplane.EtcdClientCert], files[controlplane.EtcdClientKey])
+	inst := &KASInstaller{Log: log, Source: Sources{etcdFiles, src}, StaticPodDir: manifests, Input: in}
 	require.NoError(t, inst.Install(context.Background()))
 	for _, r := range controlplane.MasterResources() {
 		fi, err := os.Stat(filepath.Join(in.HostDir(r.Dir), r.Rel()))
@@ -140,12 +141,16 @@ func masterLabFiles(t *testing.T, cp *kubetest.ControlPlane, dir string) map[str
 }
 
 // createMasterObjects creates the master's secrets and configmaps in the
-// bootstrap API from the bootstrap's files, as stage 13 creates them.
+// bootstrap API from the bootstrap's files, as stage 13 creates them; the
+// etcd ones the master has as files.
 func createMasterObjects(t *testing.T, kc func(...string) string, files map[string]string) {
 	t.Helper()
 	keys := map[string][]string{}
 	var order []string
 	for _, r := range controlplane.MasterResources() {
+		if r.NodeFile {
+			continue
+		}
 		id := r.Kind + " " + r.Name
 		if _, ok := keys[id]; !ok {
 			order = append(order, id)

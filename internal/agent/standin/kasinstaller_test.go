@@ -37,3 +37,36 @@ func (m mapSource) Data(_ context.Context, kind, ns, name string) (map[string][]
 	}
 	return d, nil
 }
+
+// Sources takes an object from the first source that has it: the node's
+// etcd files before the API, the API for everything else, and its error
+// (not "not here") when the API lacks it.
+func TestSourcesTakeTheNodesEtcdFilesFirst(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	for _, n := range []string{"ca", "crt", "key"} {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, n), []byte("file "+n), 0o600))
+	}
+	api := mapSource{"configmaps/openshift-kube-apiserver/client-ca": {"ca-bundle.crt": []byte("api ca")},
+		"secrets/openshift-kube-apiserver/etcd-client": {"tls.crt": []byte("api's, not taken")}}
+	src := Sources{MasterEtcdFiles(filepath.Join(dir, "ca"), filepath.Join(dir, "crt"), filepath.Join(dir, "key")), api}
+	ctx := context.Background()
+	for _, tc := range []struct {
+		kind, name string
+		want       map[string][]byte
+		err        string
+	}{
+		{"secrets", "etcd-client", map[string][]byte{"tls.crt": []byte("file crt"), "tls.key": []byte("file key")}, ""},
+		{"configmaps", "etcd-serving-ca", map[string][]byte{"ca-bundle.crt": []byte("file ca")}, ""},
+		{"configmaps", "client-ca", map[string][]byte{"ca-bundle.crt": []byte("api ca")}, ""},
+		{"secrets", "kubelet-client", nil, `secrets "kubelet-client" not found`},
+	} {
+		got, err := src.Data(ctx, tc.kind, controlplane.MasterNamespace, tc.name)
+		if tc.err != "" {
+			assert.EqualError(t, err, tc.err, tc.name)
+			continue
+		}
+		require.NoError(t, err, tc.name)
+		assert.Equal(t, tc.want, got, tc.name)
+	}
+}
