@@ -128,8 +128,12 @@ func (a *Agent) Run(ctx context.Context) {
 		go a.mountKubeVolume()
 		op := a.etcdOperator()
 		op.Kubelet = kl
-		go op.Join(ctx, self, a.etcd, etcdLeader(pc, self), merged)
+		leader := etcdLeader(pc, self)
+		go op.Join(ctx, self, a.etcd, leader, merged)
 		go a.installKubeAPIServer(ctx, self, merged)
+		if leader {
+			go a.publishEtcdStatus(ctx, self, merged)
+		}
 	}
 	if self.Role == probe.RoleMaster {
 		// A rehearsal master joins as a Node once a real API serves, and

@@ -14,6 +14,7 @@ import (
 	"github.com/bootlab/bootlab/internal/agent/kubelet"
 	"github.com/bootlab/bootlab/internal/agent/standin"
 	"github.com/bootlab/bootlab/internal/controlplane"
+	"github.com/bootlab/bootlab/internal/kubecreate"
 	"github.com/bootlab/bootlab/lab/ignition"
 	"github.com/bootlab/bootlab/lab/probe"
 )
@@ -142,4 +143,48 @@ func sleepCtx(ctx context.Context, d time.Duration) bool {
 	case <-t.C:
 		return true
 	}
+}
+
+// publishEtcdStatus plays the etcd operator's status on the real API, on
+// the master that plays its teardown: every kasPoll it writes
+// etcds/cluster's EtcdBootstrapMemberRemoved from the member list, until
+// it has written True (stage 14's wait-for-ceo reads it). An API that is
+// not a real one (the in-memory stand-in refuses the create) is retried.
+func (a *Agent) publishEtcdStatus(ctx context.Context, self probe.NodeExpect, cfg types.Config) {
+	if _, ok, _ := ignition.FileContents(cfg, probe.KASOperatorKubeconfigPath); !ok {
+		return
+	}
+	local := standin.MasterEtcdctl("https://" + self.IP + ":2379")
+	last := ""
+	for {
+		removed, err := a.publishEtcdStatusOnce(ctx, local)
+		if err == nil && removed {
+			a.log.Info("etcd operator stand-in: wrote EtcdBootstrapMemberRemoved=True to etcds/cluster through the real API")
+			return
+		}
+		if err != nil && err.Error() != last {
+			last = err.Error()
+			a.log.Info("etcd operator stand-in: etcds/cluster status not written yet", "why", last)
+		}
+		if !sleepCtx(ctx, kasPoll) {
+			return
+		}
+	}
+}
+
+func (a *Agent) publishEtcdStatusOnce(ctx context.Context, local standin.Etcdctl) (bool, error) {
+	ms, err := local.Members(ctx)
+	if err != nil {
+		return false, err
+	}
+	cfg, err := kubecreate.LoadKubeconfig(probe.KASOperatorKubeconfigPath)
+	if err != nil {
+		return false, err
+	}
+	cfg.Dial = a.newDialer().DialContext
+	c, err := kubecreate.NewClient(cfg)
+	if err != nil {
+		return false, err
+	}
+	return standin.WriteEtcdStatus(ctx, c, ms)
 }
