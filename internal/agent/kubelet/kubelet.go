@@ -446,7 +446,14 @@ func HostArgs(pod corev1.Pod, c corev1.Container, argv []string) []string {
 	out := make([]string, len(argv))
 	for i, a := range argv {
 		if k, v, ok := strings.Cut(a, "="); ok && strings.HasPrefix(k, "-") && strings.HasPrefix(v, "/") {
-			out[i] = k + "=" + mapPath(v)
+			// A list of paths (--tls-sni-cert-key=cert,key): each one.
+			vs := strings.Split(v, ",")
+			for j := range vs {
+				if strings.HasPrefix(vs[j], "/") {
+					vs[j] = mapPath(vs[j])
+				}
+			}
+			out[i] = k + "=" + strings.Join(vs, ",")
 		} else if strings.HasPrefix(a, "/") {
 			out[i] = mapPath(a)
 		} else {
