@@ -3,8 +3,10 @@ package standin
 import (
 	"context"
 	"crypto/tls"
+	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -107,10 +109,34 @@ func (t *Tools) waitForControlPlanes(assets, requiredPods string, stdout, stderr
 		return err
 	}
 	// 4. Wait for the required pods, through the real API.
-	if err := t.waitRequiredPods(assets, required, apiInt, self, say); err != nil {
+	masters, err := t.mastersReadyz()
+	if err != nil {
+		return err
+	}
+	if err := t.waitRequiredPods(assets, required, masters, say); err != nil {
 		return err
 	}
 	return t.recordComplete(assets, true, stderr)
+}
+
+// mastersReadyz lists each master's https://IP:6443/readyz, by name,
+// from the node's probe config.
+func (t *Tools) mastersReadyz() (map[string]string, error) {
+	data, err := os.ReadFile(t.ProbeConfigPath)
+	if err != nil {
+		return nil, err
+	}
+	var c probe.Config
+	if err := json.Unmarshal(data, &c); err != nil {
+		return nil, fmt.Errorf("%s: %w", t.ProbeConfigPath, err)
+	}
+	out := map[string]string{}
+	for _, n := range c.Nodes {
+		if n.Role == probe.RoleMaster {
+			out[n.Name] = "https://" + net.JoinHostPort(n.IP, "6443") + "/readyz"
+		}
+	}
+	return out, nil
 }
 
 // apiProgressEvery spaces the "Still waiting" lines when the reason does

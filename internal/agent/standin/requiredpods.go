@@ -7,11 +7,11 @@ import (
 	"net/http"
 	"net/url"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/bootlab/bootlab/internal/kubecreate"
-	"github.com/bootlab/bootlab/lab/probe"
 )
 
 // cluster-bootstrap's wait for the required pods, through the real
@@ -142,10 +142,11 @@ func readyNodes(ctx context.Context, c *kubecreate.Client) (int, error) {
 // waitRequiredPods is cluster-bootstrap's wait for the required pods,
 // through the bootstrap's real API, up to MastersWait (upstream's 20
 // minutes). It prints each pod's status as it changes and returns when
-// all are Ready, or when the masters cannot publish the rest: no master
-// joined as a Node while the masters' API at apiInt is the stand-in, or
-// the masters joined and run none of them.
-func (t *Tools) waitRequiredPods(assets string, required []requiredPod, apiInt string, self probe.NodeExpect, say func(string, ...any)) error {
+// all are Ready, or when the masters run what a rehearsal lab runs and
+// cannot publish the rest: every master's own kube-apiserver answers on
+// its 6443 (masters: name -> its /readyz URL) while none joined as a Node
+// yet, or the masters joined and publish mirror pods of none of the rest.
+func (t *Tools) waitRequiredPods(assets string, required []requiredPod, masters map[string]string, say func(string, ...any)) error {
 	cfg, err := kubecreate.LoadKubeconfig(filepath.Join(assets, "auth", "kubeconfig-loopback"))
 	if err != nil {
 		return err
@@ -157,7 +158,7 @@ func (t *Tools) waitRequiredPods(assets string, required []requiredPod, apiInt s
 	ctx := context.Background()
 	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
 	say("Waiting up to %s for the required pods: %s", t.MastersWait, joinPods(required))
-	last, lastErr, why := map[requiredPod]podStatus{}, "", ""
+	last, lastErr, why, lastProgress := map[requiredPod]podStatus{}, "", "", ""
 	err = t.waitFor(t.MastersWait, func() bool {
 		st, err := requiredPodStatuses(ctx, c, required)
 		if err != nil {
@@ -173,7 +174,12 @@ func (t *Tools) waitRequiredPods(assets string, required []requiredPod, apiInt s
 			}
 		}
 		last = st
-		why = rehearsalWhyNotRun(ctx, c, client, st, apiInt, self)
+		var progress string
+		why, progress = rehearsalWhyNotRun(ctx, c, client, st, masters)
+		if progress != lastProgress && progress != "" {
+			say("Waiting for the masters' kube-apiservers: %s", progress)
+			lastProgress = progress
+		}
 		return why != "" || allReady(st)
 	})
 	if err != nil {
@@ -194,25 +200,44 @@ func (t *Tools) waitRequiredPods(assets string, required []requiredPod, apiInt s
 }
 
 // rehearsalWhyNotRun says why the pods not Ready yet will not come in a
-// rehearsal lab, or "" while they may.
-func rehearsalWhyNotRun(ctx context.Context, c *kubecreate.Client, client *http.Client, st map[requiredPod]podStatus, apiInt string, self probe.NodeExpect) string {
+// rehearsal lab, or "" while they may, with what the masters' 6443 answer.
+func rehearsalWhyNotRun(ctx context.Context, c *kubecreate.Client, client *http.Client, st map[requiredPod]podStatus, masters map[string]string) (why, progress string) {
 	nodes, err := readyNodes(ctx, c)
 	if err != nil {
-		return ""
+		return "", ""
 	}
-	if nodes == 0 {
-		node, why := readyzAnswer(client, apiInt)
-		if why != "" || node == "" || node == self.Name {
-			return ""
+	if nodes > 0 {
+		for _, s := range st {
+			if s == podPending || s == podRunningNotReady {
+				return "", "" // a master runs it: wait until it is Ready
+			}
 		}
-		return "no master joined as a Node, so none publishes mirror pods: the masters' API at " + apiInt + " is the API stand-in of " + node
+		return fmt.Sprintf("%d masters joined as Nodes; their kubelet stand-ins publish mirror pods only for the static pods they run", nodes), ""
 	}
-	for _, s := range st {
-		if s == podPending || s == podRunningNotReady {
-			return "" // a master runs it: wait until it is Ready
+	names := make([]string, 0, len(masters))
+	for n := range masters {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	var states []string
+	real := 0
+	for _, n := range names {
+		node, bad := readyzAnswer(client, masters[n])
+		switch {
+		case bad != "":
+			states = append(states, n+" not ready ("+bad+")")
+		case node != "":
+			states = append(states, n+" the in-memory API stand-in")
+		default:
+			states = append(states, n+" its own kube-apiserver")
+			real++
 		}
 	}
-	return fmt.Sprintf("%d masters joined as Nodes; their kubelet stand-ins publish mirror pods only for the static pods they run", nodes)
+	progress = strings.Join(states, ", ")
+	if real < len(names) {
+		return "", progress
+	}
+	return "the masters' own kube-apiservers answer on :6443 (" + strings.Join(names, ", ") + "), but no master joined as a Node yet (approve their CSRs: bootlab lab approve-csrs), so none publishes mirror pods", progress
 }
 
 func allReady(st map[requiredPod]podStatus) bool {

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -20,10 +21,12 @@ import (
 )
 
 // cluster-bootstrap's required-pods wait, through the release's real
-// kube-apiserver: with no master joined and the masters' API a stand-in,
-// it says which pods are not run in a rehearsal lab and does not block;
-// once a master joined and publishes a mirror pod that is not Ready yet,
-// it waits for it; with every required pod Ready it says they started.
+// kube-apiserver: while a master's 6443 is the in-memory API stand-in it
+// waits; once every master's own kube-apiserver answers and none joined
+// as a Node, it says which pods are not run in a rehearsal lab and does
+// not block; once a master joined and publishes a mirror pod that is not
+// Ready yet, it waits for it; with every required pod Ready it says they
+// started.
 func TestRequiredPodsWaitThroughARealAPI(t *testing.T) {
 	t.Parallel()
 	cp, _ := realControlPlane(t)
@@ -32,27 +35,45 @@ func TestRequiredPodsWaitThroughARealAPI(t *testing.T) {
 	kcfg, err := os.ReadFile(cp.Files["kubeconfig"])
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(filepath.Join(assets, "auth", "kubeconfig-loopback"), kcfg, 0o600))
+	var standIn atomic.Bool
+	standIn.Store(true)
 	master := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set(probe.NodeHeader, "master-0")
+		if standIn.Load() {
+			w.Header().Set(probe.NodeHeader, "master-0")
+		}
 		fmt.Fprint(w, "ok")
 	}))
 	defer master.Close()
 	tl := New()
 	tl.MastersWait, tl.BootstrapPoll = 2*time.Minute, 500*time.Millisecond
-	self := probe.NodeExpect{Name: "bootstrap"}
+	masters := map[string]string{"master-0": master.URL + "/readyz"}
 	required, err := parseRequiredPods("openshift-kube-apiserver/kube-apiserver,openshift-kube-scheduler/openshift-kube-scheduler")
 	require.NoError(t, err)
-	wait := func() string {
-		t.Helper()
+	waitErr := func() (string, error) {
 		var out bytes.Buffer
 		say := func(format string, a ...any) { fmt.Fprintf(&out, format+"\n", a...) }
-		require.NoError(t, tl.waitRequiredPods(assets, required, master.URL+"/readyz", self, say), out.String())
-		return out.String()
+		err := tl.waitRequiredPods(assets, required, masters, say)
+		return out.String(), err
+	}
+	wait := func() string {
+		t.Helper()
+		out, err := waitErr()
+		require.NoError(t, err, out)
+		return out
 	}
 
-	out := wait()
+	// master-0's 6443 is the in-memory stand-in: its kube-apiserver is
+	// still to come, the wait holds (here until its short deadline).
+	tl.MastersWait = 3 * time.Second
+	out, err := waitErr()
+	require.Error(t, err, out)
+	assert.Contains(t, out, "Waiting for the masters' kube-apiservers: master-0 the in-memory API stand-in")
+	tl.MastersWait = 2 * time.Minute
+
+	standIn.Store(false)
+	out = wait()
 	assert.Contains(t, out, "\tPod Status:openshift-kube-apiserver/kube-apiserver\tDoesNotExist")
-	assert.Contains(t, out, "Not waiting for required pods not run in a rehearsal lab: openshift-kube-apiserver/kube-apiserver (DoesNotExist), openshift-kube-scheduler/openshift-kube-scheduler (DoesNotExist): no master joined as a Node")
+	assert.Contains(t, out, "Not waiting for required pods not run in a rehearsal lab: openshift-kube-apiserver/kube-apiserver (DoesNotExist), openshift-kube-scheduler/openshift-kube-scheduler (DoesNotExist): the masters' own kube-apiservers answer on :6443 (master-0), but no master joined as a Node yet")
 	assert.NotContains(t, out, "successfully started")
 
 	// master-0 joins and publishes its kube-apiserver mirror pod, Running
