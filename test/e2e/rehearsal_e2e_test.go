@@ -302,7 +302,7 @@ func TestRehearsalLab(t *testing.T) {
 		"Tearing down temporary bootstrap control plane"} {
 		assert.Contains(t, out, want)
 	}
-	assert.NotContains(t, out, "API stand-in", "a rehearsal bootstrap runs the release's kube-apiserver")
+	assert.NotContains(t, out, "no real kube-apiserver", "a rehearsal bootstrap runs the release's kube-apiserver")
 	select {
 	case got := <-realAPI:
 		assert.Contains(t, got, "ok: ", "the real API answered through the load balancer during stage 13: %s", got)
