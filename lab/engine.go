@@ -8,6 +8,8 @@ import (
 	"github.com/bootlab/bootlab/lab/class"
 	"github.com/bootlab/bootlab/lab/hypervisor"
 	"github.com/bootlab/bootlab/lab/internal/engine"
+	"github.com/bootlab/bootlab/lab/loadbalancer"
+	"github.com/bootlab/bootlab/lab/preflight"
 	"github.com/bootlab/bootlab/lab/probe"
 	"github.com/bootlab/bootlab/lab/spec"
 )
@@ -39,6 +41,16 @@ type (
 	Summary         = engine.Summary
 	GraphOptions    = engine.GraphOptions
 	InputError      = engine.InputError
+)
+
+// The leaves' values a verb hands back whole, named here so that a command
+// prints them without importing the leaf: Lab.Preflight's report, the
+// load balancer's backends of a PivotResult, the probe image `lab
+// probe-image build` made.
+type (
+	PreflightReport = preflight.Report
+	BackendStatus   = loadbalancer.BackendStatus
+	ProbeImage      = probe.Image
 )
 
 // MetadataNamespace is the XML namespace of the metadata bootlab writes

@@ -257,6 +257,16 @@ func (l *Lab) WaitInstall(ctx context.Context, o engine.WaitOptions) error {
 	return engine.WaitInstall(ctx, l.spec, o)
 }
 
+// Gather is `lab gather`: openshift-install's gather bootstrap of the
+// built lab; it returns the bundle's path (see engine.Gather).
+func (l *Lab) Gather(ctx context.Context) (string, error) {
+	st, err := labdir.LoadState(l.spec.LabDir)
+	if err != nil {
+		return "", err
+	}
+	return engine.Gather(ctx, l.spec, st, engine.GatherOptions{Log: l.o.Log, Status: l.o.Status})
+}
+
 // Checkpoint saves checkpoint name of the lab (see engine.SaveCheckpoint).
 func (l *Lab) Checkpoint(ctx context.Context, name string, o engine.SaveOptions) (*engine.Checkpoint, error) {
 	hv, err := l.hypervisor(ctx)
