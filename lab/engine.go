@@ -41,6 +41,7 @@ type (
 	Summary         = engine.Summary
 	GraphOptions    = engine.GraphOptions
 	InputError      = engine.InputError
+	ConsoleOptions  = engine.ConsoleOptions
 )
 
 // The leaves' values a verb hands back whole, named here so that a command
