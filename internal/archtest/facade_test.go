@@ -21,9 +21,6 @@ var commandImports = []string{"lab", "lab/spec", "lab/class", "lab/cache", "stag
 // list only shrinks: an edge here that no longer exists fails the test, so
 // whoever removes one removes it here too.
 var facadeDebt = []string{
-	"cmd/internal/cachecmd -> lab/gobuild",
-	"cmd/internal/cachecmd -> lab/labdir",
-	"cmd/internal/cachecmd -> lab/release",
 	"cmd/internal/classcmd -> lab/labdir",
 	"cmd/internal/cmdutil -> lab/host",
 	"cmd/internal/cmdutil -> lab/labdir",
