@@ -17,6 +17,7 @@ import (
 	"github.com/bootlab/bootlab/lab/spec"
 
 	"github.com/bootlab/bootlab/internal/status"
+	"github.com/bootlab/bootlab/lab/cluster"
 	"github.com/bootlab/bootlab/lab/labdir"
 	"github.com/bootlab/bootlab/lab/preflight"
 	"github.com/bootlab/bootlab/lab/probe"
@@ -230,8 +231,14 @@ func (l *Lab) Verify(ctx context.Context, o VerifyOptions) (*verify.Result, erro
 		return nil, fmt.Errorf("verify lab %s: %w", spec.Name, err)
 	case err != nil:
 		l.o.Log.Warn("cannot read the VMs' state from libvirt: trusting the console reports as they are", "err", err)
+		if spec.Rehearsal() {
+			vopts.Kube = kubeClients(spec, cluster.Net{})
+		}
 	default:
 		vopts.Host = hv.Host()
+		if spec.Rehearsal() {
+			vopts.Kube = kubeClients(spec, netOf(hv.Host()))
+		}
 		if ls, err := engine.Inspect(ctx, hv, spec); err != nil {
 			l.o.Log.Warn("cannot read the VMs' state from libvirt: trusting the console reports as they are", "err", err)
 		} else {
