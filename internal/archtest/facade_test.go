@@ -27,7 +27,6 @@ var facadeDebt = []string{
 	"cmd/internal/labcmd -> lab/cluster",
 	"cmd/internal/labcmd -> lab/labdir",
 	"cmd/internal/stagecmd -> lab/host",
-	"cmd/internal/stagecmd -> lab/ignition",
 	"cmd/internal/stagecmd -> lab/labdir",
 }
 
