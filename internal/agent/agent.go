@@ -17,6 +17,8 @@ import (
 	"github.com/coreos/ignition/v2/config/v3_2/types"
 
 	"github.com/bootlab/bootlab/internal/agent/clusterapi"
+	"github.com/bootlab/bootlab/internal/agent/kubelet"
+	"github.com/bootlab/bootlab/internal/agent/kubelet/node"
 	"github.com/bootlab/bootlab/internal/agent/standin"
 	"github.com/bootlab/bootlab/lab/ignition"
 	"github.com/bootlab/bootlab/lab/probe"
@@ -46,6 +48,9 @@ type Agent struct {
 	// etcd is set on a rehearsal lab's master: it joins the bootstrap's
 	// etcd member and its API stand-in answers stage 14.
 	etcd *probe.EtcdJoin
+	// stopAPIStandIn stops a master's in-memory API stand-in, which
+	// serves until its real kube-apiserver takes 6443 over.
+	stopAPIStandIn func()
 }
 
 // etcdLeader is true on the master that plays the etcd operator's
@@ -113,12 +118,31 @@ func (a *Agent) Run(ctx context.Context) {
 	} else {
 		a.startServers(self, merged)
 	}
-	if self.Role == probe.RoleMaster {
-		// A rehearsal master joins as a Node once a real API serves.
-		go a.joinWhenRealAPI(ctx, self, merged, nil)
-	}
+	var kl *kubelet.Kubelet
 	if a.etcd != nil {
-		go a.etcdOperator().Join(ctx, self, a.etcd, etcdLeader(pc, self), merged)
+		// A rehearsal master runs the release's kube-apiserver as the
+		// bootstrap does: from the Kubernetes volume, mounted and linked
+		// on PATH the same way, started by its kubelet stand-in once the
+		// installer stand-in has written its pod.
+		kl = kubelet.New(a.log, kubelet.StaticPodDir, nil)
+		go a.mountKubeVolume()
+		op := a.etcdOperator()
+		op.Kubelet = kl
+		leader := etcdLeader(pc, self)
+		go op.Join(ctx, self, a.etcd, leader, merged)
+		go a.installKubeAPIServer(ctx, self, merged)
+		if leader {
+			go a.publishEtcdStatus(ctx, self, merged)
+		}
+	}
+	if self.Role == probe.RoleMaster {
+		// A rehearsal master joins as a Node once a real API serves, and
+		// publishes its kubelet stand-in's static pods as mirror pods.
+		var pods func() []node.StaticPod
+		if kl != nil {
+			pods = kl.StaticPods
+		}
+		go a.joinWhenRealAPI(ctx, self, merged, pods)
 	}
 	a.checkAllDNS(ctx, pc, self)
 }

@@ -44,13 +44,13 @@ func (a *Agent) startServers(self probe.NodeExpect, cfg types.Config) {
 		data, _, _ := ignition.FileContents(cfg, path)
 		return data
 	}
-	serveTLS := func(check string, port int, cert tls.Certificate, certErr error, h http.Handler) {
+	serveTLS := func(check string, port int, cert tls.Certificate, certErr error, h http.Handler) func() {
 		if certErr != nil {
 			a.rep.set(check, failed, "serving certificate: %v", certErr)
-			return
+			return nil
 		}
 		tlsCfg := &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12, NextProtos: []string{"http/1.1"}}
-		a.listen(check, port, tlsCfg, h)
+		return a.listen(check, port, tlsCfg, h)
 	}
 	var mcsCert tls.Certificate
 	var mcsErr error
@@ -69,7 +69,9 @@ func (a *Agent) startServers(self probe.NodeExpect, cfg types.Config) {
 		serveTLS(chkMCS, ignition.MCSPort, mcsCert, mcsErr, mcs)
 		serveTLS(chkAPI, 6443, mcsCert, mcsErr, probe.APIStandIn(self.Name))
 	case probe.RoleMaster:
-		serveTLS(chkAPI, 6443, mcsCert, mcsErr, a.masterAPI(self))
+		// A rehearsal master's installer stand-in stops this stand-in when
+		// it gives the master the real kube-apiserver (the handoff).
+		a.stopAPIStandIn = serveTLS(chkAPI, 6443, mcsCert, mcsErr, a.masterAPI(self))
 		mcs := &probe.MCS{Mode: probe.MCSCluster, Configs: map[string][]byte{"worker": file(probe.WorkerConfigPath)}, Log: a.log, Node: self.Name}
 		mcs.OnServe = func(pool, remote string, code int) {
 			served := mcs.Served()["worker"]
@@ -84,11 +86,13 @@ func (a *Agent) startServers(self probe.NodeExpect, cfg types.Config) {
 	}
 }
 
-func (a *Agent) listen(check string, port int, tlsCfg *tls.Config, h http.Handler) {
+// listen serves h on port and returns the function that stops it (nil
+// when it could not listen).
+func (a *Agent) listen(check string, port int, tlsCfg *tls.Config, h http.Handler) func() {
 	ln, err := net.Listen("tcp", fmt.Sprintf(":%d", port))
 	if err != nil {
 		a.rep.set(check, failed, "listen: %v", err)
-		return
+		return nil
 	}
 	kind := "HTTP"
 	if tlsCfg != nil {
@@ -99,6 +103,7 @@ func (a *Agent) listen(check string, port int, tlsCfg *tls.Config, h http.Handle
 		ErrorLog: slog.NewLogLogger(a.log.Handler(), slog.LevelDebug)}
 	go func() { _ = srv.Serve(ln) }()
 	a.rep.set(check, passed, "listening on :%d (%s)", port, kind)
+	return func() { _ = srv.Close() }
 }
 
 // selfSigned makes an ephemeral certificate for the ingress stand-in's 443

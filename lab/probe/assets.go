@@ -286,8 +286,9 @@ func nodeBootstrapper(in Input) (pki.Pair, error) {
 
 // rehearsalMasterFiles are what a rehearsal master's served config adds
 // for its kubelet stand-in's join: the bootstrap kubeconfig (api-int, the
-// node-bootstrapper), as the MCO's rendered master config has it, and
-// the release metadata, for the kubelet version the Node reports.
+// node-bootstrapper), as the MCO's rendered master config has it, the
+// release metadata, for the kubelet version the Node reports, and the
+// kube-apiserver installer stand-in's kubeconfig.
 func rehearsalMasterFiles(in Input, a AssetInput) ([]ignition.File, error) {
 	boot, err := nodeBootstrapper(in)
 	if err != nil {
@@ -301,7 +302,27 @@ func rehearsalMasterFiles(in Input, a AssetInput) ([]ignition.File, error) {
 	if err != nil {
 		return nil, err
 	}
-	return []ignition.File{{Path: NodeBootstrapKubeconfigPath, Mode: 0o600, Data: kc}, {Path: ReleaseMetadataPath, Mode: 0o644, Data: rel}}, nil
+	op, err := kasOperatorKubeconfig(in, a)
+	if err != nil {
+		return nil, err
+	}
+	return []ignition.File{{Path: NodeBootstrapKubeconfigPath, Mode: 0o600, Data: kc}, {Path: ReleaseMetadataPath, Mode: 0o644, Data: rel},
+		{Path: KASOperatorKubeconfigPath, Mode: 0o600, Data: op}}, nil
+}
+
+// KASOperatorKubeconfigPath is the credential of a rehearsal master's
+// kube-apiserver installer stand-in. Upstream the kube-apiserver operator
+// runs as a pod with its service account (cluster-admin) and reads the
+// revision's secrets itself; no operator pod runs in a rehearsal lab, so
+// the master's config carries a client certificate with that identity.
+const KASOperatorKubeconfigPath = "/etc/kubernetes/bootlab/kube-apiserver-operator.kubeconfig"
+
+func kasOperatorKubeconfig(in Input, a AssetInput) ([]byte, error) {
+	op, err := pki.NewClient(in.PKI.CA, "system:serviceaccount:openshift-kube-apiserver-operator:kube-apiserver-operator", []string{"system:masters"})
+	if err != nil {
+		return nil, err
+	}
+	return kubeconfig(a.ClusterName, "https://api-int."+in.ClusterDomain+":6443", "kube-apiserver-operator", in.PKI.CA.CertPEM, op)
 }
 
 func kubeconfig(cluster, server, user string, caPEM []byte, client pki.Pair) ([]byte, error) {

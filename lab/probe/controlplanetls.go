@@ -26,7 +26,7 @@ type TLSFile struct {
 // control plane, signed by the lab CA ca: the kube-apiserver's serving
 // pairs (api and api-int behind the load balancer; localhost; the service
 // network's kubernetes.default.svc and first IP of serviceCIDR) and the
-// service-account signing key pair, and the kubelet-signer (an
+// service-account signing key pair, the API's kubelet client pair, and the kubelet-signer (an
 // intermediate of ca) the controller manager signs the kubelets'
 // certificates with. Keys are 0600.
 func ControlPlaneTLS(ca pki.Pair, clusterDomain, serviceCIDR string) ([]TLSFile, error) {
@@ -70,6 +70,14 @@ func ControlPlaneTLS(ca pki.Pair, clusterDomain, serviceCIDR string) ([]TLSFile,
 	if err != nil {
 		return nil, err
 	}
+	// The API's client certificate for the kubelets (logs, exec), as the
+	// installer's kube-apiserver-to-kubelet client: the masters' pods
+	// name it (secret kubelet-client).
+	kc, err := pki.NewClient(ca, "system:kube-apiserver", []string{"kube-master"})
+	if err != nil {
+		return nil, err
+	}
+	out = append(out, TLSFile{controlplane.KubeletClientCert, 0o644, kc.CertPEM}, TLSFile{controlplane.KubeletClientKey, 0o600, kc.KeyPEM})
 	return append(out,
 		TLSFile{controlplane.ServiceAccountKey, 0o600, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: priv})},
 		TLSFile{controlplane.ServiceAccountPub, 0o644, pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: pub})},

@@ -152,3 +152,37 @@ func kubeconfigField(t *testing.T, kc []byte, field string) []byte {
 	require.FailNow(t, "no "+field)
 	return nil
 }
+
+// A rehearsal master's served config carries its kube-apiserver installer
+// stand-in's kubeconfig (api-int, the operator's identity, 0600); a probe
+// lab's does not.
+func TestRehearsalMasterKASOperatorKubeconfig(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		rehearsal bool
+	}{{"rehearsal", true}, {"probe", false}} {
+		in := testInput(t)
+		if tc.rehearsal {
+			in = rehearsalInput(t)
+		}
+		cfgs, err := Generate(in)
+		require.NoError(t, err)
+		served, err := ignition.Parse(cfgs.MasterServed)
+		require.NoError(t, err)
+		kc, ok, err := ignition.FileContents(served, KASOperatorKubeconfigPath)
+		require.NoError(t, err)
+		require.Equal(t, tc.rehearsal, ok, tc.name)
+		if !ok {
+			continue
+		}
+		assert.Contains(t, string(kc), "server: https://api-int."+in.ClusterDomain+":6443")
+		for _, f := range served.Storage.Files {
+			if f.Path == KASOperatorKubeconfigPath {
+				assert.Equal(t, 0o600, *f.Mode)
+			}
+		}
+		cert, err := x509.ParseCertificate(pemBlock(t, kubeconfigField(t, kc, "client-certificate-data")))
+		require.NoError(t, err)
+		assert.Equal(t, "system:serviceaccount:openshift-kube-apiserver-operator:kube-apiserver-operator", cert.Subject.CommonName)
+	}
+}

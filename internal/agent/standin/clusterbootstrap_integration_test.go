@@ -78,7 +78,11 @@ func rehearsalManifests(t *testing.T, tl *Tools, assets string, rel probe.Rehear
 	for _, op := range []string{"kube-apiserver", "kube-controller-manager", "kube-scheduler"} {
 		args := []string{"/usr/bin/cluster-" + op + "-operator", "render", "--manifest-image=hk",
 			"--asset-output-dir=/assets/" + op + "-bootstrap", "--config-output-file=/assets/" + op + "-bootstrap/config"}
-		if op == "kube-controller-manager" {
+		switch op {
+		case "kube-apiserver":
+			// As stage 08 runs it: the masters' objects come from tls/.
+			args = append(args, "--asset-input-dir=/assets/tls")
+		case "kube-controller-manager":
 			args = append(args, "--cpc-config-output-file=/assets/kube-controller-manager-bootstrap/cpc-config")
 		}
 		run("cluster-"+op+"-operator", args...)
@@ -127,6 +131,7 @@ func TestCreateRehearsalManifestsThroughARealAPI(t *testing.T) {
 	for _, q := range []struct{ args, want string }{
 		{"get infrastructure cluster -o jsonpath={.status.apiServerInternalURI}", "https://api-int.ocp.lab.local:6443"},
 		{"get configmap -n kube-system cluster-config-v1 -o name", "configmap/cluster-config-v1\n"},
+		{"get secret -n openshift-kube-apiserver bound-service-account-signing-key -o name", "secret/bound-service-account-signing-key\n"},
 		{"get machineconfig 99-master-ssh -o jsonpath={.metadata.labels.machineconfiguration\\.openshift\\.io/role}", "master"},
 		{"get clusterversion version -o jsonpath={.spec.clusterID}", "rehearsal"},
 		{"get featuregate cluster -o jsonpath={.status.featureGates[0].version}", rel.Version},

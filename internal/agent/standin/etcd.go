@@ -55,6 +55,9 @@ type EtcdOperator struct {
 	Poll time.Duration
 	// ReleasePath is the release metadata, which names the etcd image.
 	ReleasePath string
+	// Kubelet is the master's kubelet stand-in, started with the etcd
+	// pod; nil starts one of its own.
+	Kubelet *kubelet.Kubelet
 }
 
 // Progress is where the etcd operator stand-in stands, for the node's
@@ -263,7 +266,11 @@ func (o *EtcdOperator) startMember(ctx context.Context, self probe.NodeExpect, m
 		o.say(Failed, "write the etcd pod: %v", err)
 		return false
 	}
-	go kubelet.New(o.Log, kubelet.StaticPodDir, nil).Run(ctx)
+	kl := o.Kubelet
+	if kl == nil {
+		kl = kubelet.New(o.Log, kubelet.StaticPodDir, nil)
+	}
+	go kl.Run(ctx)
 	return true
 }
 

@@ -83,6 +83,15 @@ func renderKAS(run *podmanRun, rel *probe.RehearsalRelease, f map[string]string)
 		}
 		extra["manifests/00_"+ns+"-ns.yaml"] = fo
 	}
+	if in := f["asset-input-dir"]; in != "" {
+		objs, err := kasMasterObjects(in)
+		if err != nil {
+			return err
+		}
+		for k, v := range objs {
+			extra[k] = v
+		}
+	}
 	return controlPlaneRender(f, "KubeAPIServerConfig", "kube-apiserver-pod.yaml", pod, extra)
 }
 

@@ -1,0 +1,190 @@
+package agent
+
+import (
+	"context"
+	"crypto/tls"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"time"
+
+	"github.com/coreos/ignition/v2/config/v3_2/types"
+
+	"github.com/bootlab/bootlab/internal/agent/kubelet"
+	"github.com/bootlab/bootlab/internal/agent/standin"
+	"github.com/bootlab/bootlab/internal/controlplane"
+	"github.com/bootlab/bootlab/internal/kubecreate"
+	"github.com/bootlab/bootlab/lab/ignition"
+	"github.com/bootlab/bootlab/lab/probe"
+)
+
+// kasPoll is how often a master's installer stand-in looks again.
+const kasPoll = 10 * time.Second
+
+// installKubeAPIServer plays the kube-apiserver operator's installer for a
+// rehearsal master, in upstream's order: once this master's etcd member
+// votes and the real bootstrap API serves the revision's objects (stage
+// 13 created them), it copies them into static-pod-resources and writes
+// the kube-apiserver pod, which the kubelet stand-in starts; the
+// in-memory API stand-in then leaves 6443 to it. Until a real API serves
+// (a lab whose stage 13 plays the API), nothing changes.
+func (a *Agent) installKubeAPIServer(ctx context.Context, self probe.NodeExpect, cfg types.Config) {
+	if _, ok, _ := ignition.FileContents(cfg, probe.KASOperatorKubeconfigPath); !ok {
+		return
+	}
+	local := standin.MasterEtcdctl("https://" + self.IP + ":2379")
+	servers, ok := a.waitVoter(ctx, local, self)
+	if !ok {
+		return
+	}
+	var rel probe.RehearsalRelease
+	if data, err := os.ReadFile(probe.ReleaseMetadataPath); err == nil {
+		_ = json.Unmarshal(data, &rel)
+	}
+	image := rel.Components["hyperkube"]
+	inst := &standin.KASInstaller{Log: a.log, StaticPodDir: kubelet.StaticPodDir, Image: image,
+		Input: controlplane.MasterInput{AdvertiseAddress: self.IP, EtcdServers: servers}}
+	last := ""
+	for {
+		err := a.installOnce(ctx, inst)
+		if err == nil {
+			break
+		}
+		if msg := err.Error(); msg != last {
+			last = msg
+			a.log.Info("kube-apiserver installer stand-in: not installed yet", "why", msg)
+		}
+		if !sleepCtx(ctx, kasPoll) {
+			return
+		}
+	}
+	if a.stopAPIStandIn != nil {
+		a.stopAPIStandIn()
+	}
+	a.rep.set(chkAPI, retrying, "kube-apiserver installer stand-in wrote revision 1 (etcd %v); the kubelet stand-in starts the real kube-apiserver", servers)
+	a.waitLocalAPI(ctx, servers)
+}
+
+// installOnce builds the source (the kubeconfig lands with the etcd
+// operator stand-in's Ignition files) and installs.
+func (a *Agent) installOnce(ctx context.Context, inst *standin.KASInstaller) error {
+	api, err := standin.NewAPISource(probe.KASOperatorKubeconfigPath, a.newDialer().DialContext)
+	if err != nil {
+		return err
+	}
+	inst.Source = standin.Sources{standin.MasterEtcdFiles(probe.EtcdCABundle, probe.EtcdClientCert, probe.EtcdClientKey), api}
+	return inst.Install(ctx)
+}
+
+// waitVoter waits until this master's member votes and returns the
+// client URLs of the masters' voting members (the bootstrap's goes at
+// stage 14: the revision never names it), as upstream's etcd-endpoints.
+func (a *Agent) waitVoter(ctx context.Context, local standin.Etcdctl, self probe.NodeExpect) ([]string, bool) {
+	myPeer := "https://" + self.IP + ":2380"
+	for {
+		ms, err := local.Members(ctx)
+		if err == nil {
+			if servers, ok := votingMasters(ms, myPeer); ok {
+				return servers, true
+			}
+		}
+		if !sleepCtx(ctx, kasPoll) {
+			return nil, false
+		}
+	}
+}
+
+// votingMasters are the client URLs of the started, voting members but
+// the bootstrap's; ok is true when the member with peer URL myPeer is one.
+func votingMasters(ms []standin.Member, myPeer string) (servers []string, ok bool) {
+	for _, m := range ms {
+		if m.Name == "" || m.IsLearner || m.Name == standin.BootstrapMemberName {
+			continue
+		}
+		servers = append(servers, m.ClientURLs...)
+		for _, u := range m.PeerURLs {
+			ok = ok || u == myPeer
+		}
+	}
+	return servers, ok
+}
+
+// waitLocalAPI reports on the API check once the master's kube-apiserver
+// answers /readyz on 6443.
+func (a *Agent) waitLocalAPI(ctx context.Context, servers []string) {
+	// Any certificate: this asks the local process whether it is ready;
+	// the load balancer's check does the same.
+	c := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
+	start := time.Now()
+	for {
+		resp, err := c.Get("https://127.0.0.1:6443/readyz")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				a.rep.set(chkAPI, passed, "real kube-apiserver (the release's, from the installer stand-in's pod) ready %s after its pod landed; etcd %v", time.Since(start).Round(time.Second), servers)
+				return
+			}
+			err = fmt.Errorf("/readyz: %s", resp.Status)
+		}
+		a.rep.set(chkAPI, retrying, "kube-apiserver pod installed; waiting for /readyz on :6443: %v", err)
+		if !sleepCtx(ctx, 5*time.Second) {
+			return
+		}
+	}
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}
+
+// publishEtcdStatus plays the etcd operator's status on the real API, on
+// the master that plays its teardown: every kasPoll it writes
+// etcds/cluster's EtcdBootstrapMemberRemoved from the member list, until
+// it has written True (stage 14's wait-for-ceo reads it). An API that is
+// not a real one (the in-memory stand-in refuses the create) is retried.
+func (a *Agent) publishEtcdStatus(ctx context.Context, self probe.NodeExpect, cfg types.Config) {
+	if _, ok, _ := ignition.FileContents(cfg, probe.KASOperatorKubeconfigPath); !ok {
+		return
+	}
+	local := standin.MasterEtcdctl("https://" + self.IP + ":2379")
+	last := ""
+	for {
+		removed, err := a.publishEtcdStatusOnce(ctx, local)
+		if err == nil && removed {
+			a.log.Info("etcd operator stand-in: wrote EtcdBootstrapMemberRemoved=True to etcds/cluster through the real API")
+			return
+		}
+		if err != nil && err.Error() != last {
+			last = err.Error()
+			a.log.Info("etcd operator stand-in: etcds/cluster status not written yet", "why", last)
+		}
+		if !sleepCtx(ctx, kasPoll) {
+			return
+		}
+	}
+}
+
+func (a *Agent) publishEtcdStatusOnce(ctx context.Context, local standin.Etcdctl) (bool, error) {
+	ms, err := local.Members(ctx)
+	if err != nil {
+		return false, err
+	}
+	cfg, err := kubecreate.LoadKubeconfig(probe.KASOperatorKubeconfigPath)
+	if err != nil {
+		return false, err
+	}
+	cfg.Dial = a.newDialer().DialContext
+	c, err := kubecreate.NewClient(cfg)
+	if err != nil {
+		return false, err
+	}
+	return standin.WriteEtcdStatus(ctx, c, ms)
+}

@@ -1,0 +1,71 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/bootlab/bootlab/lab/spec"
+)
+
+// assertMastersServeTheAPI is TestRehearsalLab's check after stage 14,
+// once the bootstrap's kube-apiserver is gone (torn down at 13) and its
+// etcd member removed: the API through the load balancer (api, with the
+// installer's admin kubeconfig on the bootstrap and the release's kubectl)
+// is the masters' real kube-apiservers, serving what stage 13 created
+// through the bootstrap's; `lab approve-csrs` approves the masters' real
+// CSRs; `kubectl get nodes` lists them Ready; their mirror pods are
+// there, named as upstream's.
+func assertMastersServeTheAPI(t *testing.T, l labEnv, masters []spec.Node) {
+	t.Helper()
+	kubectl := func(args string) result {
+		return run(t, "lab", "ssh", "-f", l.SpecFile, "bootstrap", "--",
+			"sudo -n kubectl --kubeconfig=/opt/openshift/auth/kubeconfig "+args)
+	}
+	start := time.Now()
+	var r result
+	for deadline := time.Now().Add(5 * time.Minute); time.Now().Before(deadline); time.Sleep(5 * time.Second) {
+		if r = kubectl("get --raw /readyz"); r.Code == 0 && strings.TrimSpace(r.Stdout) == "ok" {
+			break
+		}
+	}
+	require.Equal(t, "ok", strings.TrimSpace(r.Stdout), "the masters' kube-apiservers answer /readyz through the load balancer:\n%s", r)
+	t.Logf("BENCH rehearsal handoff: the masters' API ready through the LB %.1fs after stage 14 validated", time.Since(start).Seconds())
+	r = kubectl("get configmap -n kube-system bootstrap -o jsonpath={.data.status}")
+	assert.Equal(t, "complete", r.Stdout, "the object stage 13 created through the bootstrap's API, read from the masters':\n%s", r)
+	r = kubectl("get secret -n openshift-kube-apiserver bound-service-account-signing-key -o name")
+	assert.Equal(t, "secret/bound-service-account-signing-key\n", r.Stdout, r.String())
+
+	approved := map[string]bool{}
+	ready := 0
+	for deadline := time.Now().Add(8 * time.Minute); ready < len(masters) && time.Now().Before(deadline); time.Sleep(10 * time.Second) {
+		a := mustRun(t, "lab", "approve-csrs", "-f", l.SpecFile, "-o", "json")
+		for _, line := range strings.Split(strings.TrimSpace(a.Stdout), "\n") {
+			var rev struct {
+				Name        string `json:"name"`
+				ApprovedNow bool   `json:"approvedNow"`
+			}
+			if line != "" && json.Unmarshal([]byte(line), &rev) == nil && rev.ApprovedNow {
+				approved[rev.Name] = true
+			}
+		}
+		r = kubectl(`get nodes -o jsonpath={range .items[*]}{.metadata.name}={.status.conditions[?(@.type=="Ready")].status}{"\n"}{end}`)
+		ready = strings.Count(r.Stdout, "=True")
+	}
+	for _, n := range masters {
+		assert.Contains(t, r.Stdout, n.Name+"=True", "kubectl get nodes lists %s Ready", n.Name)
+	}
+	assert.NotEmpty(t, approved, "lab approve-csrs approved the masters' real CSRs")
+	t.Logf("BENCH rehearsal nodes: %d masters Ready %.1fs after stage 14 validated; lab approve-csrs approved %d CSRs", ready, time.Since(start).Seconds(), len(approved))
+
+	r = kubectl("get pods -A -o jsonpath={range .items[*]}{.metadata.namespace}/{.metadata.name}{\"\\n\"}{end}")
+	for _, n := range masters {
+		assert.Contains(t, r.Stdout, "openshift-kube-apiserver/kube-apiserver-"+n.Name+"\n", "the mirror pod of %s's kube-apiserver", n.Name)
+	}
+}
