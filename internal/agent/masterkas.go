@@ -122,7 +122,7 @@ func (a *Agent) waitLocalAPI(ctx context.Context, servers []string) {
 		if err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
-				a.rep.set(chkAPI, passed, "real kube-apiserver (the release's, from the installer stand-in's pod) ready %s after its pod landed; etcd %v", time.Since(start).Round(time.Second), servers)
+				a.rep.set(chkAPI, passed, "real kube-apiserver (the release's, from the installer stand-in's pod) ready %s after its pod landed; etcd %v%s", time.Since(start).Round(time.Second), servers, standin.MemInUse())
 				return
 			}
 			err = fmt.Errorf("/readyz: %s", resp.Status)
