@@ -3,13 +3,12 @@
 // (Up is all of `lab up`: inputs, preflight and the accelerator, the lab
 // key, the profile's preparer, the converge, host DNS; Down is `lab down`,
 // Verify `lab verify`, Pivot `lab pivot`, ...), the same call for `lab X`
-// and for each lab of `class X`. The functions Up and Down converge the
-// libvirt objects and host files of a pure plan (spec -> XML) through the
-// hypervisor port (lab/hypervisor, implemented by lab/libvirt), and the
-// checkpoints, status and list verbs read and change the same lab.
+// and for each lab of `class X`. It is the facade (kind's pkg/cluster):
+// the converge engine, the plan, the checkpoints and the preparers live
+// under lab/internal/engine, which only this package imports, and the
+// values the verbs take and return are named here (engine.go).
 //
 // The leaves it calls never import it: they take the spec from lab/spec
-// and the lab directory from lab/labdir. Only lab writes a lab's state, and
-// only under the lab's lock. lab never imports cobra and never prints: it
-// takes a *slog.Logger and a *status.Status from its caller.
+// and the lab directory from lab/labdir. lab never imports cobra and never
+// prints: it takes a *slog.Logger and a *status.Status from its caller.
 package lab

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/bootlab/bootlab/lab/internal/engine"
 	"log/slog"
 	"sync"
 	"time"
@@ -13,6 +14,7 @@ import (
 	"github.com/bootlab/bootlab/lab/spec"
 
 	"github.com/bootlab/bootlab/internal/status"
+	"github.com/bootlab/bootlab/lab/cluster"
 	"github.com/bootlab/bootlab/lab/labdir"
 	"github.com/bootlab/bootlab/lab/preflight"
 	"github.com/bootlab/bootlab/lab/probe"
@@ -60,7 +62,7 @@ func Open(_ context.Context, s *spec.Spec, o Options) (*Lab, error) {
 		return nil, errors.New("open lab: no spec")
 	}
 	if o.Connect == nil {
-		o.Connect = ConnectLibvirt
+		o.Connect = engine.ConnectLibvirt
 	}
 	if o.Log == nil {
 		o.Log = slog.New(slog.DiscardHandler)
@@ -145,16 +147,16 @@ func (l *Lab) ChooseAccelerator(ctx context.Context) (spec.Accelerator, string, 
 }
 
 // Up is `lab up`: everything from the spec to a running lab (see build).
-func (l *Lab) Up(ctx context.Context, o BuildOptions) (*BuildResult, error) {
-	return build(ctx, l.spec, l.buildOptions(o))
+func (l *Lab) Up(ctx context.Context, o engine.BuildOptions) (*engine.BuildResult, error) {
+	return engine.Build(ctx, l.spec, l.buildOptions(o))
 }
 
 // PlanUp is what Up would do, doing nothing: `lab up --dry-run`.
-func (l *Lab) PlanUp(ctx context.Context, o BuildOptions) (*BuildPlan, error) {
-	return planBuild(ctx, l.spec, l.buildOptions(o))
+func (l *Lab) PlanUp(ctx context.Context, o engine.BuildOptions) (*engine.BuildPlan, error) {
+	return engine.PlanBuild(ctx, l.spec, l.buildOptions(o))
 }
 
-func (l *Lab) buildOptions(o BuildOptions) BuildOptions {
+func (l *Lab) buildOptions(o engine.BuildOptions) engine.BuildOptions {
 	o.Connect, o.Log, o.Status = l.connector(), l.o.Log, l.o.Status
 	if o.Preflight.Facts.SpareKernel == "" {
 		o.Preflight.Facts.SpareKernel = probe.CachedKernel(probe.DefaultCacheDir())
@@ -164,29 +166,29 @@ func (l *Lab) buildOptions(o BuildOptions) BuildOptions {
 
 // Down is `lab down` and each lab of `class down`: host DNS undone, then
 // everything the lab made removed (see teardown).
-func (l *Lab) Down(ctx context.Context, o TeardownOptions) ([]StepResult, error) {
+func (l *Lab) Down(ctx context.Context, o engine.TeardownOptions) ([]engine.StepResult, error) {
 	o.Connect, o.Log, o.Status = l.connector(), l.o.Log, l.o.Status
-	return teardown(ctx, l.spec, o)
+	return engine.Teardown(ctx, l.spec, o)
 }
 
 // PlanDown is what Down would undo and remove, removing nothing.
-func (l *Lab) PlanDown(ctx context.Context, o TeardownOptions) ([]Change, error) {
+func (l *Lab) PlanDown(ctx context.Context, o engine.TeardownOptions) ([]engine.Change, error) {
 	o.Connect, o.Log, o.Status = l.connector(), l.o.Log, l.o.Status
-	return planTeardown(ctx, l.spec, o)
+	return engine.PlanTeardown(ctx, l.spec, o)
 }
 
 // Status is the lab as libvirt, its load balancer and its state have it.
-func (l *Lab) Status(ctx context.Context) (*Status, error) {
+func (l *Lab) Status(ctx context.Context) (*engine.Status, error) {
 	hv, err := l.hypervisor(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return Inspect(ctx, hv, l.spec)
+	return engine.Inspect(ctx, hv, l.spec)
 }
 
 // Pivot takes the bootstrap out (see pivot).
-func (l *Lab) Pivot(ctx context.Context) (*PivotResult, error) {
-	return pivot(ctx, l.spec, PivotOptions{Connect: l.connector(), Log: l.o.Log, Status: l.o.Status})
+func (l *Lab) Pivot(ctx context.Context) (*engine.PivotResult, error) {
+	return engine.Pivot(ctx, l.spec, engine.PivotOptions{Connect: l.connector(), Log: l.o.Log, Status: l.o.Status})
 }
 
 // VerifyOptions tune Verify.
@@ -226,9 +228,15 @@ func (l *Lab) Verify(ctx context.Context, o VerifyOptions) (*verify.Result, erro
 		return nil, fmt.Errorf("verify lab %s: %w", spec.Name, err)
 	case err != nil:
 		l.o.Log.Warn("cannot read the VMs' state from libvirt: trusting the console reports as they are", "err", err)
+		if spec.Rehearsal() {
+			vopts.Kube = kubeClients(spec, cluster.Net{})
+		}
 	default:
 		vopts.Host = hv.Host()
-		if ls, err := Inspect(ctx, hv, spec); err != nil {
+		if spec.Rehearsal() {
+			vopts.Kube = kubeClients(spec, netOf(hv.Host()))
+		}
+		if ls, err := engine.Inspect(ctx, hv, spec); err != nil {
 			l.o.Log.Warn("cannot read the VMs' state from libvirt: trusting the console reports as they are", "err", err)
 		} else {
 			vopts.Nodes = map[string]verify.NodeVM{}
@@ -241,23 +249,23 @@ func (l *Lab) Verify(ctx context.Context, o VerifyOptions) (*verify.Result, erro
 }
 
 // WaitBootstrap is `lab wait bootstrap-complete` (see waitBootstrap).
-func (l *Lab) WaitBootstrap(ctx context.Context, o WaitOptions) error {
+func (l *Lab) WaitBootstrap(ctx context.Context, o engine.WaitOptions) error {
 	st, err := labdir.LoadState(l.spec.LabDir)
 	if err != nil {
 		return err
 	}
 	o.Connect, o.Log, o.Status = l.connector(), l.o.Log, l.o.Status
-	return waitBootstrap(ctx, l.spec, st, o)
+	return engine.WaitBootstrap(ctx, l.spec, st, o)
 }
 
 // WaitInstall is `lab wait install-complete` (see waitInstall).
-func (l *Lab) WaitInstall(ctx context.Context, o WaitOptions) error {
+func (l *Lab) WaitInstall(ctx context.Context, o engine.WaitOptions) error {
 	o.Log, o.Status = l.o.Log, l.o.Status
-	return waitInstall(ctx, l.spec, o)
+	return engine.WaitInstall(ctx, l.spec, o)
 }
 
-// Checkpoint saves checkpoint name of the lab (see SaveCheckpoint).
-func (l *Lab) Checkpoint(ctx context.Context, name string, o SaveOptions) (*Checkpoint, error) {
+// Checkpoint saves checkpoint name of the lab (see engine.SaveCheckpoint).
+func (l *Lab) Checkpoint(ctx context.Context, name string, o engine.SaveOptions) (*engine.Checkpoint, error) {
 	hv, err := l.hypervisor(ctx)
 	if err != nil {
 		return nil, err
@@ -265,36 +273,36 @@ func (l *Lab) Checkpoint(ctx context.Context, name string, o SaveOptions) (*Chec
 	if o.Log == nil {
 		o.Log = l.o.Log
 	}
-	return SaveCheckpoint(ctx, hv, l.spec, name, o)
+	return engine.SaveCheckpoint(ctx, hv, l.spec, name, o)
 }
 
 // Checkpoints lists the lab's checkpoints.
-func (l *Lab) Checkpoints(ctx context.Context) ([]Checkpoint, error) {
+func (l *Lab) Checkpoints(ctx context.Context) ([]engine.Checkpoint, error) {
 	hv, err := l.hypervisor(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return ListCheckpoints(ctx, hv, l.spec)
+	return engine.ListCheckpoints(ctx, hv, l.spec)
 }
 
-// Restore puts the lab back to checkpoint name (see RestoreCheckpoint).
-func (l *Lab) Restore(ctx context.Context, name string, o RestoreOptions) (*Checkpoint, error) {
+// Restore puts the lab back to checkpoint name (see engine.RestoreCheckpoint).
+func (l *Lab) Restore(ctx context.Context, name string, o engine.RestoreOptions) (*engine.Checkpoint, error) {
 	hv, err := l.hypervisor(ctx)
 	if err != nil {
 		return nil, err
 	}
 	o.Log = l.o.Log
-	return RestoreCheckpoint(ctx, hv, l.spec, name, o)
+	return engine.RestoreCheckpoint(ctx, hv, l.spec, name, o)
 }
 
 // PlanRestore is what Restore would change, changing nothing.
-func (l *Lab) PlanRestore(ctx context.Context, name string, o RestoreOptions) ([]Change, error) {
+func (l *Lab) PlanRestore(ctx context.Context, name string, o engine.RestoreOptions) ([]engine.Change, error) {
 	hv, err := l.hypervisor(ctx)
 	if err != nil {
 		return nil, err
 	}
 	o.Log = l.o.Log
-	return PlanRestoreCheckpoint(ctx, hv, l.spec, name, o)
+	return engine.PlanRestoreCheckpoint(ctx, hv, l.spec, name, o)
 }
 
 // DeleteCheckpoint deletes checkpoint name: its snapshots and files.
@@ -303,16 +311,16 @@ func (l *Lab) DeleteCheckpoint(ctx context.Context, name string) error {
 	if err != nil {
 		return err
 	}
-	return DeleteCheckpoint(ctx, hv, l.spec, name)
+	return engine.DeleteCheckpoint(ctx, hv, l.spec, name)
 }
 
 // PlanDeleteCheckpoint is what DeleteCheckpoint would remove.
-func (l *Lab) PlanDeleteCheckpoint(ctx context.Context, name string) ([]Change, error) {
+func (l *Lab) PlanDeleteCheckpoint(ctx context.Context, name string) ([]engine.Change, error) {
 	hv, err := l.hypervisor(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return PlanDeleteCheckpoint(ctx, hv, l.spec, name)
+	return engine.PlanDeleteCheckpoint(ctx, hv, l.spec, name)
 }
 
 // Pooled returns a Connector that opens each URI once, with connect, and

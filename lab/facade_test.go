@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"path/filepath"
 	"testing"
 
 	"github.com/bootlab/bootlab/lab/hypervisor"
@@ -13,7 +14,19 @@ import (
 
 	"github.com/bootlab/bootlab/lab/hypervisor/fake"
 	"github.com/bootlab/bootlab/lab/labdir"
+	"github.com/bootlab/bootlab/lab/spec"
 )
+
+// testSpec is a small lab of its own in a temporary directory: the handle's
+// tests need a valid spec, never its VMs.
+func testSpec(t *testing.T, name string) *spec.Spec {
+	t.Helper()
+	dir := t.TempDir()
+	s := &spec.Spec{Name: name, LabDir: filepath.Join(dir, "lab"), Topology: spec.Topology{Masters: 2, Workers: 1},
+		Network: spec.Network{CIDR: "10.88.0.0/24"}, Storage: spec.Storage{PoolDir: filepath.Join(dir, "pool")}}
+	s.Defaults()
+	return s
+}
 
 // The handle connects on the first verb that needs the hypervisor, once for
 // all its verbs, and Close closes that connection.
@@ -21,7 +34,7 @@ func TestOpenConnectsOnceAndCloses(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	hv := fake.New()
-	s := testSpec(t, "h", false)
+	s := testSpec(t, "h")
 	connects := 0
 	connect := func(context.Context, string, *slog.Logger) (hypervisor.Hypervisor, error) {
 		connects++
@@ -48,7 +61,7 @@ func TestOpenConnectsOnceAndCloses(t *testing.T) {
 func TestOpenConnectErrorIsEveryVerbs(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	s := testSpec(t, "h", false)
+	s := testSpec(t, "h")
 	l, err := Open(ctx, s, Options{Connect: func(context.Context, string, *slog.Logger) (hypervisor.Hypervisor, error) {
 		return nil, errors.New("dial unix /var/run/libvirt/libvirt-sock: connect: no such file or directory")
 	}})
@@ -63,7 +76,7 @@ func TestOpenConnectErrorIsEveryVerbs(t *testing.T) {
 // Verify needs a built lab and says so in a typed error.
 func TestVerifyOfAnUnbuiltLab(t *testing.T) {
 	t.Parallel()
-	s := testSpec(t, "nb", false)
+	s := testSpec(t, "nb")
 	l, err := Open(context.Background(), s, Options{Connect: hypervisor.Shared(fake.New())})
 	require.NoError(t, err)
 	_, err = l.Verify(context.Background(), VerifyOptions{})

@@ -100,13 +100,13 @@ func (ss StageStatus) Result() check.Result {
 	r := check.Result{Name: fmt.Sprintf("%02d %s", ss.Number, ss.Slug)}
 	switch ss.State {
 	case "done":
-		r.OK, r.Detail = true, "done: "+joinOr(ss.Present)
+		r.State, r.Detail = check.StatePassed, "done: "+joinOr(ss.Present)
 	case "always":
-		r.OK, r.Detail = true, ss.Reason
+		r.State, r.Detail = check.StatePassed, ss.Reason
 	case "skipped":
-		r.Skipped, r.Detail = true, "skipped: "+ss.Reason
+		r.State, r.Detail = check.StateSkipped, "skipped: "+ss.Reason
 	default:
-		r.Pending, r.Detail = true, "pending: missing "+joinOr(ss.Missing)
+		r.State, r.Detail = check.StatePending, "pending: missing "+joinOr(ss.Missing)
 		if len(ss.Present) > 0 {
 			r.Detail += ", present " + joinOr(ss.Present)
 		}

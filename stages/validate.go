@@ -52,9 +52,9 @@ func Validate(ctx context.Context, n node.Node, s *Stage, v Vars, opts ValidateO
 		if c.Live && opts.SkipLive {
 			continue
 		}
-		r := check.Result{Group: s.Label(), Name: c.Name, OK: true}
+		r := check.Result{Group: s.Label(), Name: c.Name, State: check.StatePassed}
 		if err := c.Run(ctx, env); err != nil {
-			r.OK, r.Detail = false, err.Error()
+			r.State, r.Detail = check.StateFailed, err.Error()
 		}
 		out = append(out, r)
 	}

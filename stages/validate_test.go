@@ -146,7 +146,7 @@ func failures(results []check.Result) []string {
 		out = append(out, r.Name+": "+r.Detail)
 	}
 	for _, r := range results {
-		if !r.OK && !r.Failed() {
+		if !r.Passed() && !r.Failed() {
 			out = append(out, r.Name+": neither passed nor failed")
 		}
 	}

@@ -178,7 +178,10 @@
       box.appendChild(el('p', { class: 'meta' }, 'never verified: bootlab lab verify'));
     } else {
       const when = new Date(v.time).toLocaleString();
-      box.appendChild(el('p', { 'data-ok': String(v.ok) }, (v.ok ? '✓ ' + v.passed + '/' + v.total + ' passed' : '✗ ' + (v.total - v.passed) + ' of ' + v.total + ' failed') + ' at ' + when));
+      // Pending and skipped checks neither passed nor failed (older records count pending under failed).
+      const pending = v.pending || 0, failed = v.total - v.passed - pending - (v.skipped || 0);
+      const sum = v.ok ? '✓ ' + v.passed + '/' + v.total + ' passed' : '✗ ' + failed + ' of ' + v.total + ' failed';
+      box.appendChild(el('p', { 'data-ok': String(v.ok) }, sum + (pending ? ', ' + pending + ' pending' : '') + ' at ' + when));
       const ul = el('ul', { class: 'failures' });
       for (const f of v.failed.slice(0, 8)) ul.appendChild(el('li', {}, f.group + ' ' + f.name + ': ' + f.detail));
       box.appendChild(ul);

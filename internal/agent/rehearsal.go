@@ -79,26 +79,32 @@ func (a *Agent) rehearse(self probe.NodeExpect, cfg types.Config) {
 	}
 	go func() { _ = srv.Serve(ln) }()
 	a.writeResolvConf()
+	// The volume is mounted before the control-plane pods start: the
+	// kubelet stand-in holds a pod whose program it brings until then.
+	vol := a.mountKubeVolumeAsync()
 	kl := kubelet.New(a.log, kubelet.StaticPodDir, map[string]kubelet.Service{
 		"machine-config-server": func(corev1.Pod, corev1.Container) (func(), error) { return a.startMCS(self) },
-		"kube-apiserver":        func(corev1.Pod, corev1.Container) (func(), error) { return a.startAPI(self) },
-	})
-	go a.mountKubeVolume()
+		"kube-apiserver":        func(corev1.Pod, corev1.Container) (func(), error) { return a.startAPI(self, vol.has()) },
+	}).WithPending(vol.pending).WithHostIP(self.IP)
 	go kl.Run(context.Background())
+	go a.reportRealAPI(context.Background(), kl)
 	a.rep.set(chkSSH, passed, "listening on :22 (users root and core, the lab's key; core runs root commands with sudo -n)")
 }
 
 // mountKubeVolume makes the release's Kubernetes runnable by name when
-// the node has the rehearsal lab's Kubernetes volume.
-func (a *Agent) mountKubeVolume() {
+// the node has the rehearsal lab's Kubernetes volume, and says whether it
+// is.
+func (a *Agent) mountKubeVolume() bool {
 	start := time.Now()
 	ok, err := mountKubeVolume(context.Background(), "/sys/block")
 	switch {
 	case err != nil:
 		a.log.Warn("the Kubernetes volume: kube-apiserver and kubectl will be missing", "err", err)
+		return false
 	case ok:
 		a.log.Info("mounted the Kubernetes volume read-only", "at", probe.KubeVolumeMount, "programs", binDir, "took", time.Since(start).Round(time.Millisecond))
 	}
+	return ok
 }
 
 // writeResolvConf points the node's resolver at the DHCP server's DNS
@@ -234,10 +240,15 @@ func setupSudo() error {
 	return nil
 }
 
-// startAPI starts the API stand-in on 6443, as the kubelet starts the
-// bootstrap kube-apiserver pod cluster-bootstrap lands: TLS with the
-// api-int certificate, /readyz, /livez and /healthz "ok".
-func (a *Agent) startAPI(self probe.NodeExpect) (func(), error) {
+// startAPI starts the in-memory API stand-in on 6443 where the kubelet
+// stand-in cannot run the release's kube-apiserver (a node without the
+// Kubernetes volume): TLS with the api-int certificate, /readyz, /livez
+// and /healthz "ok".
+func (a *Agent) startAPI(self probe.NodeExpect, volume bool) (func(), error) {
+	why := "this node has no Kubernetes volume (a plain probe lab), so no real kube-apiserver can run"
+	if volume {
+		why = "kube-apiserver is missing from the Kubernetes volume"
+	}
 	cert, err := tls.LoadX509KeyPair("/opt/openshift/tls/machine-config-server.crt", "/opt/openshift/tls/machine-config-server.key")
 	if err != nil {
 		return nil, fmt.Errorf("serving certificate: %w", err)
@@ -249,7 +260,7 @@ func (a *Agent) startAPI(self probe.NodeExpect) (func(), error) {
 	if err != nil {
 		return nil, err
 	}
-	a.rep.set(chkAPI, passed, "bootstrap API stand-in started by stage 13 (cluster-bootstrap landed the kube-apiserver pod)")
+	a.rep.set(chkAPI, passed, "bootstrap API stand-in (in memory) started by stage 13 (cluster-bootstrap landed the kube-apiserver pod): %s", why)
 	return func() {
 		stop()
 		a.rep.set(chkAPI, failed, "bootstrap API stopped: cluster-bootstrap tore the temporary control plane down")

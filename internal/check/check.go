@@ -5,29 +5,102 @@ import (
 	"strings"
 )
 
+// State is where a check ended: one of five values. Only StateFailed makes
+// a run fail. The zero State counts as failed, so a check that forgot to say
+// how it went never passes a run.
+type State string
+
+const (
+	// StatePassed: the check passed.
+	StatePassed State = "passed"
+	// StateWarning: passed with a caveat (TCG instead of KVM, say); the
+	// result's Fix says what would remove it.
+	StateWarning State = "warning"
+	// StateFailed: the check failed; the result's Fix says what to do.
+	StateFailed State = "failed"
+	// StateSkipped: the check did not run (a stage this version lacks).
+	StateSkipped State = "skipped"
+	// StatePending: the subject is not there yet (a stage still to run).
+	StatePending State = "pending"
+)
+
+// States are the five states in the order people read them.
+func States() []State {
+	return []State{StatePassed, StateWarning, StateFailed, StateSkipped, StatePending}
+}
+
+// PassIf is StatePassed when ok, else StateFailed: the state of a check
+// that either holds or does not.
+func PassIf(ok bool) State {
+	if ok {
+		return StatePassed
+	}
+	return StateFailed
+}
+
+// Known is false for the zero State and any string that is none of the five.
+func (s State) Known() bool {
+	for _, k := range States() {
+		if s == k {
+			return true
+		}
+	}
+	return false
+}
+
+// Passed is true for passed and warning: the check held.
+func (s State) Passed() bool { return s == StatePassed || s == StateWarning }
+
+// Failed is true when the state makes its run fail: failed, or unknown.
+func (s State) Failed() bool { return !s.Passed() && s != StateSkipped && s != StatePending }
+
+// Mark is the one-character state people see: ✓ passed, ! passed with a
+// caveat, ✗ failed, - skipped, … pending.
+func (s State) Mark() string {
+	switch s {
+	case StatePassed:
+		return "✓"
+	case StateWarning:
+		return "!"
+	case StateSkipped:
+		return "-"
+	case StatePending:
+		return "…"
+	}
+	return "✗"
+}
+
+// MarshalText writes the state's name; an unknown state is written as
+// "failed", which is how it counts.
+func (s State) MarshalText() ([]byte, error) {
+	if !s.Known() {
+		s = StateFailed
+	}
+	return []byte(s), nil
+}
+
+// UnmarshalText accepts the five names only.
+func (s *State) UnmarshalText(b []byte) error {
+	v := State(b)
+	if !v.Known() {
+		return fmt.Errorf("check state %q is none of passed, warning, failed, skipped, pending", b)
+	}
+	*s = v
+	return nil
+}
+
 // Result is the outcome of one check.
-//
-// A result is in exactly one of five states: passed (OK), passed with a
-// caveat (OK and Warning), failed (none of OK, Skipped, Pending), skipped
-// (Skipped: not run, e.g. a stage this version lacks) or pending (Pending:
-// not there yet and not a failure, e.g. a stage still to run). Only a
-// failed result makes a run fail.
 type Result struct {
 	// Group is where the check belongs: "host" or a node's name (verify),
 	// "07 etcd-bootstrap" (stage validate). Empty when there is one group.
 	Group string `json:"group,omitempty"`
 	Name  string `json:"name"`
-	// OK is true when the check passed.
-	OK bool `json:"ok"`
-	// Warning marks a passed check with a caveat (TCG instead of KVM, say).
-	Warning bool `json:"warning,omitempty"`
-	// Skipped marks a check that did not run; Pending one whose subject is
-	// not there yet. Neither is a failure.
-	Skipped bool `json:"skipped,omitempty"`
-	Pending bool `json:"pending,omitempty"`
+	// State is how the check ended.
+	State State `json:"state"`
 	// Detail is what was found: the reason of a failure, the value of a pass.
 	Detail string `json:"detail"`
-	// Fix says what to run or change when the check failed or warned.
+	// Fix says what to run or change when the check failed or warned, or
+	// what to run next when it is pending.
 	Fix string `json:"fix,omitempty"`
 	// Host is the machine the check looked at when that is worth saying:
 	// "localhost", or a remote hypervisor's user@host:port.
@@ -37,23 +110,13 @@ type Result struct {
 }
 
 // Failed is true when r makes its run fail.
-func (r Result) Failed() bool { return !r.OK && !r.Skipped && !r.Pending }
+func (r Result) Failed() bool { return r.State.Failed() }
 
-// Mark is the one-character state people see: ✓ passed, ! passed with a
-// caveat, ✗ failed, - skipped, … pending.
-func (r Result) Mark() string {
-	switch {
-	case r.Skipped:
-		return "-"
-	case r.Pending:
-		return "…"
-	case !r.OK:
-		return "✗"
-	case r.Warning:
-		return "!"
-	}
-	return "✓"
-}
+// Passed is true when r passed, with or without a caveat.
+func (r Result) Passed() bool { return r.State.Passed() }
+
+// Mark is r's state as one character (see State.Mark).
+func (r Result) Mark() string { return r.State.Mark() }
 
 // Label is "group name", or the name alone when there is no group.
 func (r Result) Label() string {
@@ -94,15 +157,15 @@ func Summarize(rs []Result) Summary {
 	s := Summary{Total: len(rs)}
 	for _, r := range rs {
 		switch {
-		case r.Skipped:
+		case r.State == StateSkipped:
 			s.Skipped++
-		case r.Pending:
+		case r.State == StatePending:
 			s.Pending++
-		case !r.OK:
+		case r.Failed():
 			s.Failed++
 		default:
 			s.Passed++
-			if r.Warning {
+			if r.State == StateWarning {
 				s.Warned++
 			}
 		}

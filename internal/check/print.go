@@ -60,7 +60,7 @@ func Write(w io.Writer, rs []Result, o Options) error {
 			detail += "   [on " + r.Host + "]"
 		}
 		line(r.Mark(), r.Group, r.Name, detail)
-		if r.Warning && r.OK && r.Fix != "" {
+		if r.State == StateWarning && r.Fix != "" {
 			line("", "", "", "note: "+oneLine(fix(r.Fix)))
 		}
 	}
@@ -95,7 +95,7 @@ func writePending(b *strings.Builder, rs []Result, summary bool, fix func(string
 	var order []string
 	waiting := map[string][]string{}
 	for _, r := range rs {
-		if !r.Pending || r.Fix == "" {
+		if r.State != StatePending || r.Fix == "" {
 			continue
 		}
 		if _, ok := waiting[r.Fix]; !ok {

@@ -37,6 +37,23 @@ func TestBootstrapPodsPassTheirCheck(t *testing.T) {
 	assert.Equal(t, []string{"https://localhost:2379"}, api["etcd-servers"])
 	assert.Equal(t, []string{SecretsDir + "/" + EtcdClientCert}, api["etcd-certfile"])
 	assert.Len(t, api["tls-sni-cert-key"], 2)
+	assert.Equal(t, []string{"192.168.126.10"}, api["advertise-address"])
+}
+
+// Without an address the pod advertises $(HOST_IP), which the kubelet
+// fills from status.hostIP, as OpenShift's pod does.
+func TestKubeAPIServerAdvertisesTheHostIP(t *testing.T) {
+	t.Parallel()
+	p := BootstrapPod(KubeAPIServer, Input{}, "")
+	ctr := p.Pod.Spec.Containers[0]
+	assert.Contains(t, ctr.Args, "--advertise-address=$(HOST_IP)")
+	require.Len(t, ctr.Env, 1)
+	assert.Equal(t, HostIPEnv, ctr.Env[0].Name)
+	require.NotNil(t, ctr.Env[0].ValueFrom)
+	assert.Equal(t, "status.hostIP", ctr.Env[0].ValueFrom.FieldRef.FieldPath)
+	require.NoError(t, CheckPod(KubeAPIServer, Input{}, podYAML(t, p)))
+	bad := BootstrapPod(KubeAPIServer, Input{AdvertiseAddress: "10.0.0.9"}, "")
+	assert.ErrorContains(t, CheckPod(KubeAPIServer, Input{}, podYAML(t, bad)), `--advertise-address is "10.0.0.9", want "$(HOST_IP)"`)
 }
 
 // A pod that differs where the lab's layout decides is refused, naming

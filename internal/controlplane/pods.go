@@ -86,9 +86,10 @@ const (
 // ports to run the real binaries as a user on loopback.
 type Input struct {
 	// AdvertiseAddress is the node's IP, the API's address for the cluster;
-	// empty leaves it to kube-apiserver, which takes the address of the
-	// node's default interface (OpenShift's pod passes $HOST_IP, from the
-	// downward API the kubelet stand-in does not serve).
+	// empty gives --advertise-address=$(HOST_IP), as OpenShift's pod: the
+	// kubelet fills HOST_IP from the downward API (status.hostIP). Left to
+	// itself kube-apiserver takes the address of the default route, which a
+	// node on an isolated network has not: it exits.
 	AdvertiseAddress string
 	// BindAddress is what the API listens on (0.0.0.0).
 	BindAddress string
@@ -132,11 +133,11 @@ func (in Input) secret(name string) string { return in.SecretsDir + "/" + name }
 func KubeAPIServerArgs(in Input) []string {
 	in = in.withDefaults()
 	s := in.secret
-	var args []string
-	if in.AdvertiseAddress != "" {
-		args = append(args, "--advertise-address="+in.AdvertiseAddress)
+	advertise := in.AdvertiseAddress
+	if advertise == "" {
+		advertise = "$(" + HostIPEnv + ")"
 	}
-	return append(args,
+	return append([]string{"--advertise-address=" + advertise},
 		"--bind-address="+in.BindAddress,
 		"--secure-port="+strconv.Itoa(in.APIPort),
 		"--etcd-servers="+in.EtcdServers,
@@ -184,6 +185,10 @@ func KubeSchedulerArgs(in Input) []string {
 	s := in.secret
 	return append(componentArgs(s, in.SchedulerPort), "--v=2")
 }
+
+// HostIPEnv is the kube-apiserver container's variable for the node's
+// IP, from the downward API (status.hostIP), as in OpenShift's pod.
+const HostIPEnv = "HOST_IP"
 
 // Pod is one bootstrap control-plane pod and the file it is written to
 // in bootstrap-manifests/.
@@ -244,6 +249,10 @@ func BootstrapPod(c Component, in Input, image string) Pod {
 			{Name: bootstrapSecretsVolume, MountPath: in.SecretsDir},
 			{Name: bootstrapConfigsVolume, MountPath: ConfigsDir},
 		},
+	}
+	if c == KubeAPIServer {
+		ctr.Env = []corev1.EnvVar{{Name: HostIPEnv, ValueFrom: &corev1.EnvVarSource{
+			FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: "status.hostIP"}}}}
 	}
 	return Pod{File: w.File, Pod: corev1.Pod{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},

@@ -22,6 +22,7 @@ const (
 	baseImageMarker = "base-image.done"
 	stagesDir       = "stages"
 	checkpointsDir  = "checkpoints"
+	kubeconfigFile  = "kubeconfig"
 )
 
 // Entries are the names bootlab's lab verbs, preparers and stage commands
@@ -32,7 +33,7 @@ const (
 // openshift preparer's kept copy (it holds the pull secret).
 func Entries() []string {
 	return []string{consoleDir, ignitionDir, haproxyDir, sshDir, pkiDir, assetsDir, installConfig, baseImageMarker,
-		stateFile, verifyFile, checkpointsDir, stagesDir}
+		stateFile, verifyFile, checkpointsDir, stagesDir, kubeconfigFile}
 }
 
 // CheckpointEntries are the lab files a checkpoint keeps beside its
@@ -45,6 +46,10 @@ func StatePath(labDir string) string { return filepath.Join(labDir, stateFile) }
 
 // VerifyRecordPath is the last verify result of the lab in labDir.
 func VerifyRecordPath(labDir string) string { return filepath.Join(labDir, verifyFile) }
+
+// Kubeconfig is the admin kubeconfig `lab kubeconfig` writes for the
+// learner's kubectl (0600).
+func Kubeconfig(s *spec.Spec) string { return filepath.Join(s.LabDir, kubeconfigFile) }
 
 // LockPath is the lab's lock file.
 func LockPath(labDir string) string { return filepath.Join(labDir, lockFile) }

@@ -12,11 +12,16 @@ import (
 // directory so `lab list` and the dashboard can show it without running the
 // checks again. It holds check names and messages only, never secrets.
 type VerifyRecord struct {
-	Time   time.Time       `json:"time"`
-	OK     bool            `json:"ok"`
-	Total  int             `json:"total"`
-	Passed int             `json:"passed"`
-	Failed []VerifyFailure `json:"failed"`
+	Time   time.Time `json:"time"`
+	OK     bool      `json:"ok"`
+	Total  int       `json:"total"`
+	Passed int       `json:"passed"`
+	// Pending and Skipped count the checks that neither passed nor failed
+	// (a record written before they were kept lists pending checks under
+	// Failed, and counts them so).
+	Pending int             `json:"pending,omitempty"`
+	Skipped int             `json:"skipped,omitempty"`
+	Failed  []VerifyFailure `json:"failed"`
 	// BootstrapRemoved is whether the run expected the bootstrap gone (after `lab pivot`).
 	BootstrapRemoved bool `json:"bootstrapRemoved,omitempty"`
 	// LabUUID is the identity (State.UUID) of the lab that was verified: a
@@ -33,15 +38,20 @@ type VerifyFailure struct {
 	Fix    string `json:"fix,omitempty"`
 }
 
-// Summary is the one-line form: "104/104 ok" or "3 of 104 failed".
+// Summary is the one-line form: "104/104 ok", "3 of 104 failed", with
+// ", 4 pending" when checks wait for a stage.
 func (r *VerifyRecord) Summary() string {
 	if r == nil {
 		return "never verified"
 	}
-	if r.OK {
-		return fmt.Sprintf("%d/%d ok", r.Passed, r.Total)
+	out := fmt.Sprintf("%d/%d ok", r.Passed, r.Total)
+	if !r.OK {
+		out = fmt.Sprintf("%d of %d failed", r.Total-r.Passed-r.Pending-r.Skipped, r.Total)
 	}
-	return fmt.Sprintf("%d of %d failed", r.Total-r.Passed, r.Total)
+	if r.Pending > 0 {
+		out += fmt.Sprintf(", %d pending", r.Pending)
+	}
+	return out
 }
 
 // LoadVerifyRecord reads the last verify result of the lab in labDir whose

@@ -55,3 +55,21 @@ func TestLoadVerifyRecordAbsentOrBroken(t *testing.T) {
 	_, err = labdir.LoadVerifyRecord(dir, "uuid-a")
 	assert.ErrorContains(t, err, "delete it; the next `bootlab lab verify` writes it again")
 }
+
+// A record written before pending checks were counted apart lists them
+// as failed; its summary says what it said then.
+func TestVerifyRecordSummary(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		rec  labdir.VerifyRecord
+		want string
+	}{
+		{labdir.VerifyRecord{OK: true, Total: 3, Passed: 3}, "3/3 ok"},
+		{labdir.VerifyRecord{OK: true, Total: 5, Passed: 3, Pending: 2}, "3/5 ok, 2 pending"},
+		{labdir.VerifyRecord{OK: false, Total: 5, Passed: 2, Pending: 2}, "1 of 5 failed, 2 pending"},
+		{labdir.VerifyRecord{OK: false, Total: 5, Passed: 3, Skipped: 1}, "1 of 5 failed"},
+		{labdir.VerifyRecord{OK: false, Total: 5, Passed: 2}, "3 of 5 failed"},
+	} {
+		assert.Equal(t, c.want, c.rec.Summary(), "%+v", c.rec)
+	}
+}

@@ -73,6 +73,11 @@ type Config struct {
 	Binary string
 	// CheckInterval is the health check period; 0 means DefaultCheckInterval.
 	CheckInterval time.Duration
+	// TransitionInterval is the check period of a server that is down or
+	// changing state (haproxy's downinter and fastinter): a server that
+	// starts answering is in rotation after rise checks this far apart, not
+	// CheckInterval apart. 0 means CheckInterval.
+	TransitionInterval time.Duration
 	// Host runs haproxy and holds Dir: the hypervisor's machine, where the
 	// lab's addresses are. nil means this machine.
 	Host host.Host
@@ -200,8 +205,16 @@ type tmplFrontend struct {
 }
 
 type tmplData struct {
-	Name, Socket, StateFile, StatsBind, Inter string
-	Frontends                                 []tmplFrontend
+	Name, Socket, StateFile, StatsBind, Inter, Transition string
+	Frontends                                             []tmplFrontend
+}
+
+// haproxyDuration is d in haproxy's notation: whole seconds, else milliseconds.
+func haproxyDuration(d time.Duration) string {
+	if d%time.Second == 0 {
+		return strconv.FormatInt(int64(d/time.Second), 10) + "s"
+	}
+	return strconv.FormatInt(d.Milliseconds(), 10) + "ms"
 }
 
 // Render returns haproxy.cfg for c.
@@ -218,10 +231,10 @@ func Render(c Config) ([]byte, error) {
 		Socket:    c.SocketPath(),
 		StateFile: c.StatePath(),
 		StatsBind: bindAddr(c.BindAddress, c.StatsPort),
-		Inter:     strconv.FormatInt(inter.Milliseconds(), 10) + "ms",
+		Inter:     haproxyDuration(inter),
 	}
-	if inter%time.Second == 0 {
-		d.Inter = strconv.FormatInt(int64(inter/time.Second), 10) + "s"
+	if c.TransitionInterval > 0 {
+		d.Transition = haproxyDuration(c.TransitionInterval)
 	}
 	for _, f := range c.Frontends {
 		addr := c.BindAddress

@@ -66,6 +66,10 @@ func TestRenderCheckInterval(t *testing.T) {
 	got, err = Render(c)
 	require.NoError(t, err)
 	assert.Contains(t, string(got), "default-server inter 5s fall 3 rise 2")
+	c.CheckInterval, c.TransitionInterval = 2*time.Second, 250*time.Millisecond
+	got, err = Render(c)
+	require.NoError(t, err)
+	assert.Contains(t, string(got), "default-server inter 2s fastinter 250ms downinter 250ms fall 3 rise 2")
 }
 
 func TestRenderRejects(t *testing.T) {

@@ -79,6 +79,25 @@ func TestLabConfigBackends(t *testing.T) {
 	assert.Equal(t, []string{"master-0", "master-1", "master-2"}, servers(compact, "ingress-http"), "no workers: routers run on the masters")
 }
 
+// A probe lab's servers enter rotation two quick checks after they answer;
+// a real lab keeps the documented period for every state.
+func TestLabConfigCheckIntervals(t *testing.T) {
+	t.Parallel()
+	real := LabConfig(lbSpec(3, 2), false)
+	assert.Zero(t, real.CheckInterval)
+	assert.Zero(t, real.TransitionInterval)
+
+	p := lbSpec(3, 2)
+	p.Profile = spec.ProfileProbe
+	probe := LabConfig(p, false)
+	assert.Equal(t, ProbeCheckInterval, probe.CheckInterval)
+	assert.Equal(t, ProbeTransitionInterval, probe.TransitionInterval)
+	assert.Less(t, probe.TransitionInterval, probe.CheckInterval)
+	got, err := Render(probe)
+	require.NoError(t, err)
+	assert.Contains(t, string(got), "default-server inter 2s fastinter 250ms downinter 250ms fall 3 rise 2")
+}
+
 // IngressNodes is the one rule for who serves 80 and 443; the load
 // balancer's ingress backends must be exactly those nodes in every topology
 // the spec accepts: with workers, without (compact and single master), and

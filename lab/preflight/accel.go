@@ -57,14 +57,14 @@ func kvmDeviceProblem(fo *FileOwner, h HostFacts) string {
 // the qemu user cannot open /dev/kvm, so libvirt re-probes qemu's
 // capabilities on every domain start, ~68 s each, under TCG too.
 func checkKVMDevice(h HostFacts) check.Result {
-	c := check.Result{Name: CheckKVMDevice, OK: true}
+	c := check.Result{Name: CheckKVMDevice, State: check.StatePassed}
 	fo, err := h.Stat(h.DevKVM)
 	if err != nil {
 		c.Detail = h.DevKVM + " absent: nothing to fix"
 		return c
 	}
 	if p := kvmDeviceProblem(fo, h); p != "" {
-		c.OK = false
+		c.State = check.StateFailed
 		c.Detail = p + "; libvirt then re-probes qemu on every domain start (~68 s each, even under TCG)"
 		c.Fix = "chgrp kvm " + h.DevKVM + " && chmod 0660 " + h.DevKVM + "   (Debian's normal setting; the qemu user is in group kvm)"
 		return c

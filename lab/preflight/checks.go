@@ -13,7 +13,7 @@ import (
 )
 
 func checkLibvirt(ctx context.Context, s *spec.Spec, host hypervisor.HostInfo, connErr error) check.Result {
-	c := check.Result{Name: CheckLibvirt}
+	c := check.Result{Name: CheckLibvirt, State: check.StateFailed}
 	fix := "start the daemons: `virtlogd -d && libvirtd -d` (without systemd) or `systemctl enable --now libvirtd`; " +
 		"install them with `apt-get install -y libvirt-daemon-system libvirt-clients qemu-system-x86`; then try `virsh -c " + s.Libvirt.URI + " version`"
 	if host == nil {
@@ -30,7 +30,7 @@ func checkLibvirt(ctx context.Context, s *spec.Spec, host hypervisor.HostInfo, c
 		c.Fix = fix
 		return c
 	}
-	c.OK = true
+	c.State = check.StatePassed
 	c.Detail = fmt.Sprintf("libvirt %s at %s", v, s.Libvirt.URI)
 	return c
 }
@@ -38,13 +38,13 @@ func checkLibvirt(ctx context.Context, s *spec.Spec, host hypervisor.HostInfo, c
 func checkTool(h HostFacts, name, binary, fix string) check.Result {
 	p, err := h.LookPath(binary)
 	if err != nil {
-		return check.Result{Name: name, Detail: binary + " not found on PATH", Fix: fix}
+		return check.Result{Name: name, State: check.StateFailed, Detail: binary + " not found on PATH", Fix: fix}
 	}
-	return check.Result{Name: name, OK: true, Detail: p}
+	return check.Result{Name: name, State: check.StatePassed, Detail: p}
 }
 
 func checkNetwork(ctx context.Context, s *spec.Spec, host hypervisor.HostInfo, h HostFacts) check.Result {
-	c := check.Result{Name: CheckNetwork}
+	c := check.Result{Name: CheckNetwork, State: check.StateFailed}
 	routes, err := h.Routes()
 	if err != nil {
 		c.Detail = err.Error()
@@ -81,17 +81,17 @@ func checkNetwork(ctx context.Context, s *spec.Spec, host hypervisor.HostInfo, h
 		c.Fix = "choose a free range with --cidr (or network.cidr), or a different lab name for another bridge"
 		return c
 	}
-	c.OK = true
+	c.State = check.StatePassed
 	c.Detail = fmt.Sprintf("%s overlaps no host route or other libvirt network", s.Network.CIDR)
 	if host == nil {
-		c.Warning = true
+		c.State = check.StateWarning
 		c.Detail = fmt.Sprintf("%s overlaps no host route; libvirt networks not checked (no connection)", s.Network.CIDR)
 	}
 	return c
 }
 
 func checkMemory(s *spec.Spec, h HostFacts) check.Result {
-	c := check.Result{Name: CheckMemory}
+	c := check.Result{Name: CheckMemory, State: check.StateFailed}
 	need := LabNeeds(s).MemoryBytes
 	avail, err := memAvailable(h.ReadFile, h.MemInfo)
 	if err != nil {
@@ -111,7 +111,7 @@ func checkMemory(s *spec.Spec, h HostFacts) check.Result {
 		}
 		return c
 	}
-	c.OK = true
+	c.State = check.StatePassed
 	c.Detail = fmt.Sprintf("the nodes need %s of %s available", human(need), human(avail))
 	return c
 }
@@ -132,7 +132,7 @@ func overlayGrowth(p spec.Profile) uint64 {
 const baseImageEstimate = 3 * gib
 
 func checkDisk(s *spec.Spec, h HostFacts) check.Result {
-	c := check.Result{Name: CheckDisk}
+	c := check.Result{Name: CheckDisk, State: check.StateFailed}
 	need := LabNeeds(s).DiskBytes
 	_, base := baseImageNeed(s)
 	if _, kube := kubeVolumeNeed(s); kube != "" {
@@ -152,7 +152,7 @@ func checkDisk(s *spec.Spec, h HostFacts) check.Result {
 		c.Fix = "free space on " + dir + " or set storage.poolDir to a larger filesystem"
 		return c
 	}
-	c.OK = true
+	c.State = check.StatePassed
 	c.Detail = detail
 	return c
 }
@@ -176,10 +176,10 @@ func nearestExisting(path string, h HostFacts) string {
 // directory from / down to dir (qemu opens disks, kernels and Ignition
 // files there). Directories not yet created are made 0755 by bootlab.
 func checkAccess(name, field, dir string, h HostFacts) check.Result {
-	c := check.Result{Name: name}
+	c := check.Result{Name: name, State: check.StateFailed}
 	u := qemuUser(h)
 	if u == nil {
-		c.OK, c.Warning = true, true
+		c.State = check.StateWarning
 		c.Detail = "no libvirt-qemu or qemu user on this host: access of " + dir + " not checked"
 		return c
 	}
@@ -205,7 +205,7 @@ func checkAccess(name, field, dir string, h HostFacts) check.Result {
 		c.Fix = fmt.Sprintf("chmod o+x %s   (or move %s under a directory qemu can reach, e.g. /var/lib/bootlab)", strings.Join(dirsOf(blocked), " "), field)
 		return c
 	}
-	c.OK = true
+	c.State = check.StatePassed
 	c.Detail = fmt.Sprintf("%s can reach %s", u.Name, clean)
 	return c
 }

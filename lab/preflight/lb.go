@@ -18,7 +18,7 @@ import (
 // checkLoadBalancer renders the lab's haproxy.cfg, has haproxy check it, and
 // makes sure no other program already listens on its ports.
 func checkLoadBalancer(ctx context.Context, s *spec.Spec, h HostFacts, machine host.Host) check.Result {
-	c := check.Result{Name: CheckLB}
+	c := check.Result{Name: CheckLB, State: check.StateFailed}
 	cfg := loadbalancer.LabConfigOn(machine, s, false)
 	data, err := loadbalancer.Render(cfg)
 	if err != nil {
@@ -37,13 +37,13 @@ func checkLoadBalancer(ctx context.Context, s *spec.Spec, h HostFacts, machine h
 		}
 	}
 	if st, err := loadbalancer.Inspect(ctx, cfg); err == nil && st.Running {
-		c.OK = true
+		c.State = check.StatePassed
 		c.Detail = fmt.Sprintf("haproxy.cfg valid; this lab's haproxy (pid %d) already holds its ports", st.PID)
 		return c
 	}
 	listeners, err := h.Listeners()
 	if err != nil {
-		c.OK, c.Warning = true, true
+		c.State = check.StateWarning
 		c.Detail = "haproxy.cfg valid; listening ports not checked: " + err.Error()
 		return c
 	}
@@ -72,10 +72,10 @@ func checkLoadBalancer(ctx context.Context, s *spec.Spec, h HostFacts, machine h
 		c.Fix = fix
 		return c
 	}
-	c.OK = true
+	c.State = check.StatePassed
 	c.Detail = fmt.Sprintf("haproxy.cfg valid; ports free on %s", cfg.BindAddress)
 	if len(maybe) > 0 {
-		c.Warning = true
+		c.State = check.StateWarning
 		c.Detail = "haproxy.cfg valid; an IPv6 wildcard listener may hold ports the load balancer needs (unless IPV6_V6ONLY): " + strings.Join(maybe, ", ")
 		c.Fix = fix
 	}

@@ -110,7 +110,7 @@ func Run(ctx context.Context, s *spec.Spec, hvInfo hypervisor.HostInfo, opts Opt
 	r := &Report{}
 	add := func(c check.Result) {
 		c.Host = h.Where
-		log.Debug("preflight check", "name", c.Name, "ok", c.OK, "warning", c.Warning, "detail", c.Detail, "host", c.Host)
+		log.Debug("preflight check", "name", c.Name, "state", c.State, "detail", c.Detail, "host", c.Host)
 		r.Checks = append(r.Checks, c)
 	}
 	host := hvInfo
@@ -126,18 +126,18 @@ func Run(ctx context.Context, s *spec.Spec, hvInfo hypervisor.HostInfo, opts Opt
 		st.End(false)
 		return nil, ctx.Err()
 	}
-	c := check.Result{Name: CheckAccel, OK: err == nil, Detail: reason}
+	c := check.Result{Name: CheckAccel, State: check.PassIf(err == nil), Detail: reason}
 	if err != nil {
 		c.Detail = err.Error()
 		c.Fix = "use `accelerator: tcg` (or --accel tcg), or make KVM usable: load kvm_intel/kvm_amd and check `virsh -c " + s.Libvirt.URI + " domcapabilities --virttype kvm`"
 	} else {
 		r.Accelerator, r.AcceleratorReason, r.AcceleratorUnproven = accel, reason, choice.unproven
 		if accel == spec.AccelTCG && s.Accelerator != spec.AccelTCG && caps.RunsGuests {
-			c.Warning = true
+			c.State = check.StateWarning
 			c.Fix = "guests run under software emulation (TCG), several times slower; on a host with working KVM set accelerator: kvm"
 		}
 	}
-	st.End(c.OK)
+	st.End(c.Passed())
 	add(c)
 	if kind == spec.URILocalSystem {
 		add(checkKVMDevice(h))
@@ -145,13 +145,13 @@ func Run(ctx context.Context, s *spec.Spec, hvInfo hypervisor.HostInfo, opts Opt
 
 	if kind.Remote() && opts.Facts.LookPath == nil {
 		if libvirtOnly {
-			add(check.Result{Name: CheckMemory, Detail: "the remote host of " + s.Libvirt.URI + " cannot be checked: its transport carries libvirt only",
+			add(check.Result{Name: CheckMemory, State: check.StateFailed, Detail: "the remote host of " + s.Libvirt.URI + " cannot be checked: its transport carries libvirt only",
 				Fix: "use qemu+ssh://user@host/system: bootlab runs the load balancer and keeps files there over SSH"})
 			return r, nil
 		}
 		if machine == nil || !machine.Remote() {
 			// No connection: nothing of that machine can be looked at.
-			add(check.Result{Name: CheckMemory, OK: true, Warning: true,
+			add(check.Result{Name: CheckMemory, State: check.StateWarning,
 				Detail: "the remote host of " + s.Libvirt.URI + " was not checked (no connection)",
 				Fix:    "fix the libvirt check above: this host is checked once bootlab can connect to it"})
 			return r, nil
@@ -166,7 +166,7 @@ func Run(ctx context.Context, s *spec.Spec, hvInfo hypervisor.HostInfo, opts Opt
 		add(checkLoadBalancer(ctx, s, h, machine))
 	}
 	if !caps.RunsGuests {
-		add(check.Result{Name: CheckMemory, OK: true, Detail: "not needed: the test driver runs no VM"})
+		add(check.Result{Name: CheckMemory, State: check.StatePassed, Detail: "not needed: the test driver runs no VM"})
 		return r, nil
 	}
 	add(checkMemory(s, h))

@@ -166,8 +166,8 @@ func TestPreflightAllGood(t *testing.T) {
 	g := newGoodHost(t)
 	r := run(t, preflightSpec(t, nil), kvmHost(), g)
 	for _, c := range r.Checks {
-		assert.True(t, c.OK, "%s: %s", c.Name, c.Detail)
-		assert.False(t, c.Warning, "%s: %s", c.Name, c.Detail)
+		assert.True(t, c.Passed(), "%s: %s", c.Name, c.Detail)
+		assert.NotEqual(t, check.StateWarning, c.State, "%s: %s", c.Name, c.Detail)
 	}
 	assert.True(t, r.OK())
 	assert.NoError(t, r.Err())
@@ -263,7 +263,7 @@ func TestPreflightFailures(t *testing.T) {
 			r, err := Run(context.Background(), s, host, Options{Facts: g.facts(), ConnectError: tc.connErr})
 			require.NoError(t, err)
 			c := checkOf(t, r, tc.check)
-			assert.False(t, c.OK, "%s should fail: %s", tc.check, c.Detail)
+			assert.True(t, c.Failed(), "%s should fail: %s", tc.check, c.Detail)
 			assert.Contains(t, c.Detail, tc.detail)
 			assert.Contains(t, c.Fix, tc.fix)
 			assert.False(t, r.OK())
@@ -275,7 +275,7 @@ func TestPreflightFailures(t *testing.T) {
 			require.ErrorAs(t, err, &pe)
 			for _, other := range r.Checks {
 				if other.Name != tc.check && other.Name != CheckAccel && other.Name != CheckNetwork {
-					assert.True(t, other.OK, "only %s should fail, but %s did: %s", tc.check, other.Name, other.Detail)
+					assert.True(t, other.Passed(), "only %s should fail, but %s did: %s", tc.check, other.Name, other.Detail)
 				}
 			}
 		})
@@ -294,10 +294,10 @@ func TestPreflightChecksTheRemoteHost(t *testing.T) {
 	r, err := Run(context.Background(), remote, kvmHost(), Options{Facts: facts})
 	require.NoError(t, err)
 	assert.False(t, r.OK())
-	assert.False(t, checkOf(t, r, CheckDisk).OK, "the remote disk is checked")
-	assert.True(t, checkOf(t, r, CheckMemory).OK)
-	assert.True(t, checkOf(t, r, CheckPoolAccess).OK)
-	assert.True(t, checkOf(t, r, CheckHAProxy).OK)
+	assert.True(t, checkOf(t, r, CheckDisk).Failed(), "the remote disk is checked")
+	assert.True(t, checkOf(t, r, CheckMemory).Passed())
+	assert.True(t, checkOf(t, r, CheckPoolAccess).Passed())
+	assert.True(t, checkOf(t, r, CheckHAProxy).Passed())
 	for _, c := range r.Checks {
 		assert.Equal(t, "root@lab-host:22", c.Host, c.Name)
 	}
@@ -307,7 +307,7 @@ func TestPreflightChecksTheRemoteHost(t *testing.T) {
 	// Without a connection, the remote machine cannot be looked at: said so.
 	r, err = Run(context.Background(), remote, nil, Options{ConnectError: errors.New("ssh: refused")})
 	require.NoError(t, err)
-	assert.False(t, checkOf(t, r, CheckLibvirt).OK)
+	assert.True(t, checkOf(t, r, CheckLibvirt).Failed())
 	assert.Contains(t, checkOf(t, r, CheckMemory).Detail, "was not checked (no connection)")
 }
 
@@ -317,7 +317,7 @@ func TestPreflightTestURI(t *testing.T) {
 	r := run(t, preflightSpec(t, func(s *spec.Spec) { s.Libvirt.URI = "test:///default" }), &fakeHost{version: "9.0.0", types: []string{"test"}, testDriver: true}, g)
 	assert.True(t, r.OK(), "%+v", r.Checks)
 	assert.Equal(t, spec.AccelTCG, r.Accelerator)
-	assert.False(t, checkOf(t, r, CheckAccel).Warning)
+	assert.Equal(t, check.StatePassed, checkOf(t, r, CheckAccel).State)
 }
 
 func TestChooseAccelerator(t *testing.T) {
@@ -417,8 +417,8 @@ func TestPreflightIPv6WildcardWarns(t *testing.T) {
 	g.listen = append(g.listen, netip.MustParseAddrPort("[::]:443"), netip.MustParseAddrPort("10.9.9.9:6443"))
 	r := run(t, preflightSpec(t, nil), kvmHost(), g)
 	c := checkOf(t, r, CheckLB)
-	assert.True(t, c.OK, c.Detail)
-	assert.True(t, c.Warning)
+	assert.True(t, c.Passed(), c.Detail)
+	assert.Equal(t, check.StateWarning, c.State)
 	assert.Contains(t, c.Detail, "443 (listening on [::]:443)")
 	assert.NotContains(t, c.Detail, "6443", "a listener on another address does not conflict")
 }

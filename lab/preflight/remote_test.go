@@ -39,9 +39,9 @@ func TestPreflightReadsTheRemoteMachineThroughItsHost(t *testing.T) {
 	for _, n := range []string{CheckHAProxy, CheckQEMUImg, CheckNetwork, CheckLB, CheckMemory, CheckDisk, CheckPoolAccess} {
 		assert.True(t, names[n], "check %s ran", n)
 	}
-	assert.True(t, checkOf(t, r, CheckMemory).OK, checkOf(t, r, CheckMemory).Detail)
+	assert.True(t, checkOf(t, r, CheckMemory).Passed(), checkOf(t, r, CheckMemory).Detail)
 	assert.Contains(t, checkOf(t, r, CheckMemory).Detail, "available")
-	assert.True(t, checkOf(t, r, CheckDisk).OK, checkOf(t, r, CheckDisk).Detail)
+	assert.True(t, checkOf(t, r, CheckDisk).Passed(), checkOf(t, r, CheckDisk).Detail)
 	assert.Contains(t, checkOf(t, r, CheckNetwork).Detail, "overlaps no host route")
 	assert.NotEmpty(t, srv.Commands(), "the facts were read over SSH")
 }

@@ -146,14 +146,14 @@ func TestHostChecksDialThroughOptions(t *testing.T) {
 	for _, name := range []string{"dns api." + domain, "dns api-int." + domain, "dns *.apps." + domain, "lb api :6443", "lb ingress-http :80", "lb ingress-https :443"} {
 		c, ok := byName[name]
 		if assert.True(t, ok, "no check %q in %v", name, checks) {
-			assert.True(t, c.OK, "%s: %s", name, c.Detail)
+			assert.True(t, c.Passed(), "%s: %s", name, c.Detail)
 		}
 	}
 	for _, n := range s.Nodes {
-		assert.True(t, byName["dns "+s.FQDN(n)].OK, byName["dns "+s.FQDN(n)].Detail)
+		assert.True(t, byName["dns "+s.FQDN(n)].Passed(), byName["dns "+s.FQDN(n)].Detail)
 	}
 	mcs := byName["lb machine-config :22623"]
-	assert.False(t, mcs.OK)
+	assert.True(t, mcs.Failed())
 	assert.Contains(t, mcs.Detail, "tunnel: nothing listens there")
 
 	// Every lab address was dialled through the tunnel, over TCP.

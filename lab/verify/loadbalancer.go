@@ -46,7 +46,7 @@ func hostChecks(ctx context.Context, s *spec.Spec, pivoted bool, reports map[str
 		if strings.Contains(nm.name, ".apps.") {
 			label = "*.apps." + domain
 		}
-		c := check.Result{Group: HostGroup, Name: "dns " + label}
+		c := check.Result{Group: HostGroup, Name: "dns " + label, State: check.StateFailed}
 		lctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 		addrs, err := r.LookupHost(lctx, nm.name)
 		cancel()
@@ -56,10 +56,10 @@ func hostChecks(ctx context.Context, s *spec.Spec, pivoted bool, reports map[str
 		case !contains(addrs, nm.want):
 			c.Detail = fmt.Sprintf("%s resolves to %s, expected %s", nm.name, strings.Join(addrs, ","), nm.want)
 		default:
-			c.OK = true
+			c.State = check.StatePassed
 			c.Detail = fmt.Sprintf("%s -> %s", nm.name, strings.Join(addrs, ","))
 		}
-		if !c.OK {
+		if c.Failed() {
 			c.Fix = fmt.Sprintf("the lab network's DNS (dnsmasq of libvirt network %s, see `virsh net-dumpxml %s`) must answer %s with %s: fix the record with `virsh net-update %s ... dns-host`, or rebuild with `bootlab lab down && bootlab lab up`", net, net, nm.name, nm.want, net)
 		}
 		c.DurationMS = time.Since(start).Milliseconds()
@@ -80,7 +80,7 @@ func frontendCheck(ctx context.Context, s *spec.Spec, lbc loadbalancer.Config, f
 		addr = lbc.BindAddress
 	}
 	hp := net.JoinHostPort(addr, strconv.Itoa(fe.Port))
-	c := check.Result{Group: HostGroup, Name: fmt.Sprintf("lb %s :%d", fe.Name, fe.Port)}
+	c := check.Result{Group: HostGroup, Name: fmt.Sprintf("lb %s :%d", fe.Name, fe.Port), State: check.StateFailed}
 	start := time.Now()
 	defer func() { c.DurationMS = time.Since(start).Milliseconds() }()
 	var err error
@@ -125,7 +125,7 @@ func frontendCheck(ctx context.Context, s *spec.Spec, lbc loadbalancer.Config, f
 		c.Fix = fmt.Sprintf("haproxy must listen on %s and have a live backend: `bootlab lab status`; `bootlab lab up` restarts haproxy (config %s)", hp, labdir.HAProxyConfig(s))
 		return c
 	}
-	c.OK = true
+	c.State = check.StatePassed
 	return c
 }
 
@@ -175,17 +175,17 @@ func backendChecks(ctx context.Context, s *spec.Spec, lbc loadbalancer.Config, p
 		if err != nil {
 			detail = "haproxy stats: " + err.Error()
 		}
-		return []check.Result{{Group: HostGroup, Name: "lb haproxy", Detail: detail, DurationMS: time.Since(start).Milliseconds(),
+		return []check.Result{{Group: HostGroup, Name: "lb haproxy", State: check.StateFailed, Detail: detail, DurationMS: time.Since(start).Milliseconds(),
 			Fix: "`bootlab lab up` starts the lab's haproxy again (config " + labdir.HAProxyConfig(s) + ")"}}
 	}
-	out := []check.Result{{Group: HostGroup, Name: "lb haproxy", OK: true, Detail: fmt.Sprintf("running, pid %d", st.PID), DurationMS: time.Since(start).Milliseconds()}}
+	out := []check.Result{{Group: HostGroup, Name: "lb haproxy", State: check.StatePassed, Detail: fmt.Sprintf("running, pid %d", st.PID), DurationMS: time.Since(start).Milliseconds()}}
 	seen := map[string]loadbalancer.BackendStatus{}
 	for _, b := range st.Backends {
 		seen[b.Frontend+"/"+b.Server] = b
 	}
 	for _, fe := range lbc.Frontends {
 		for _, srv := range fe.Servers {
-			c := check.Result{Group: HostGroup, Name: fmt.Sprintf("backend %s/%s", fe.Name, srv.Name)}
+			c := check.Result{Group: HostGroup, Name: fmt.Sprintf("backend %s/%s", fe.Name, srv.Name), State: check.StateFailed}
 			b, ok := seen[fe.Name+"/"+srv.Name]
 			delete(seen, fe.Name+"/"+srv.Name)
 			switch {
@@ -193,7 +193,7 @@ func backendChecks(ctx context.Context, s *spec.Spec, lbc loadbalancer.Config, p
 				c.Detail = "not in haproxy's stats"
 				c.Fix = "haproxy runs an old config: `bootlab lab up` reloads it"
 			case healthy(b):
-				c.OK = true
+				c.State = check.StatePassed
 				c.Detail = strings.TrimSpace(fmt.Sprintf("%s %s %s", b.Address, b.Status, b.LastCheck))
 			default:
 				c.Detail = strings.TrimSpace(fmt.Sprintf("%s %s %s", b.Address, b.Status, b.LastCheck))
@@ -214,7 +214,7 @@ func backendChecks(ctx context.Context, s *spec.Spec, lbc loadbalancer.Config, p
 	}
 	sort.Strings(extra)
 	for _, k := range extra {
-		c := check.Result{Group: HostGroup, Name: "backend " + k, Detail: "haproxy still lists it; the lab spec does not"}
+		c := check.Result{Group: HostGroup, Name: "backend " + k, State: check.StateFailed, Detail: "haproxy still lists it; the lab spec does not"}
 		c.Fix = "`bootlab lab up` reloads haproxy with the lab's config"
 		if pivoted && strings.HasSuffix(k, "/bootstrap") {
 			c.Detail = "the bootstrap is still a backend after `lab pivot`"

@@ -34,7 +34,7 @@ func nodeChecks(ctx context.Context, s *spec.Spec, pivoted bool, reports map[str
 		if known && vm.State != "running" {
 			// Its console still holds the reports of its last run: not
 			// evidence of anything now.
-			out = append(out, check.Result{Group: n.Name, Name: "vm", Detail: fmt.Sprintf("%s is %s (domain %s)", n.Name, vm.State, s.DomainName(n)),
+			out = append(out, check.Result{Group: n.Name, Name: "vm", State: check.StateFailed, Detail: fmt.Sprintf("%s is %s (domain %s)", n.Name, vm.State, s.DomainName(n)),
 				Fix: notRunningFix(s, n, vm.State)})
 			continue
 		}
@@ -72,20 +72,20 @@ func nodeChecks(ctx context.Context, s *spec.Spec, pivoted bool, reports map[str
 			if err != nil {
 				detail = err.Error()
 			}
-			out = append(out, check.Result{Group: n.Name, Name: "report", Detail: detail, Fix: fix})
+			out = append(out, check.Result{Group: n.Name, Name: "report", State: check.StateFailed, Detail: detail, Fix: fix})
 			continue
 		}
 		reports[n.Name] = rep
 		if rep.MAC != "" && !strings.EqualFold(rep.MAC, n.MAC) {
-			out = append(out, check.Result{Group: n.Name, Name: "report", Detail: fmt.Sprintf("report from MAC %s, the spec says %s", rep.MAC, n.MAC),
+			out = append(out, check.Result{Group: n.Name, Name: "report", State: check.StateFailed, Detail: fmt.Sprintf("report from MAC %s, the spec says %s", rep.MAC, n.MAC),
 				Fix: "the console log belongs to another VM: `bootlab lab down` then `bootlab lab up`"})
 		}
 		for _, c := range rep.Checks {
-			vc := check.Result{Group: n.Name, Name: c.Name, OK: c.OK && !c.Pending, Detail: c.Detail, DurationMS: c.DurationMS}
+			vc := check.Result{Group: n.Name, Name: c.Name, State: check.PassIf(c.OK && !c.Pending), Detail: c.Detail, DurationMS: c.DurationMS}
 			if c.Pending {
 				vc.Detail = "still pending: " + c.Detail
 			}
-			if !vc.OK {
+			if vc.Failed() {
 				vc.Fix = nodeFix(s, n, c)
 			}
 			out = append(out, vc)

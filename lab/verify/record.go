@@ -5,20 +5,27 @@ import (
 	"os"
 	"time"
 
+	"github.com/bootlab/bootlab/internal/check"
 	"github.com/bootlab/bootlab/lab/labdir"
 	"github.com/bootlab/bootlab/lab/spec"
 )
 
 // Record turns a verify result into what the lab directory keeps of it:
-// counts and the failed checks with their messages (no node reports).
+// counts by state and the failed checks with their messages (no node
+// reports).
 func Record(res *Result, at time.Time) *labdir.VerifyRecord {
 	r := &labdir.VerifyRecord{Time: at.UTC(), OK: res.OK, Total: len(res.Checks), BootstrapRemoved: res.Pivoted, Failed: []labdir.VerifyFailure{}}
 	for _, c := range res.Checks {
-		if c.OK {
+		switch c.State {
+		case check.StatePassed, check.StateWarning:
 			r.Passed++
-			continue
+		case check.StatePending:
+			r.Pending++
+		case check.StateSkipped:
+			r.Skipped++
+		default:
+			r.Failed = append(r.Failed, labdir.VerifyFailure{Group: c.Group, Name: c.Name, Detail: c.Detail, Fix: c.Fix})
 		}
-		r.Failed = append(r.Failed, labdir.VerifyFailure{Group: c.Group, Name: c.Name, Detail: c.Detail, Fix: c.Fix})
 	}
 	return r
 }

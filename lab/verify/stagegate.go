@@ -62,7 +62,7 @@ func awaitStages(s *spec.Spec, checks []check.Result, run map[int]bool) []check.
 		if stage == 0 || run[stage] {
 			continue
 		}
-		c.Pending = true
+		c.State = check.StatePending
 		c.Detail = fmt.Sprintf("waits for stage %d: %s (now: %s)", stage, why, strings.TrimPrefix(c.Detail, "still pending: "))
 		c.Fix = fmt.Sprintf("`bootlab stage run --to %d` (`bootlab stage status` names the next stage)", stage)
 		checks[i] = c

@@ -27,7 +27,7 @@ func rehearsalSpec(t *testing.T) *spec.Spec {
 // pointer Ignition, nothing serves 6443 or 22623 behind haproxy.
 func freshRehearsalChecks() []check.Result {
 	return []check.Result{
-		{Group: "bootstrap", Name: "serve ssh :22", OK: true, Detail: "listening"},
+		{Group: "bootstrap", Name: "serve ssh :22", State: check.StatePassed, Detail: "listening"},
 		{Group: "bootstrap", Name: "dns api.ocp.lab.local", Detail: "api.ocp.lab.local resolves to 10.0.0.9"},
 		{Group: "master-0", Name: "ignition-fetch", Detail: "still pending: GET https://api-int.ocp.lab.local:22623/config/master: attempt 73: EOF (retrying)"},
 		{Group: "master-0", Name: "hostname", Detail: "still pending: waiting"},

@@ -19,6 +19,7 @@ import (
 	"github.com/bootlab/bootlab/internal/status"
 	"github.com/bootlab/bootlab/lab/host"
 	"github.com/bootlab/bootlab/lab/labdir"
+	"github.com/bootlab/bootlab/lab/loadbalancer"
 	"github.com/bootlab/bootlab/lab/probe"
 	"github.com/bootlab/bootlab/lab/spec"
 )
@@ -78,6 +79,10 @@ type Options struct {
 	// for a local Host and through a remote Host's SSH connection, the only
 	// way to a remote lab's network.
 	Dial DialFunc
+	// Kube opens the lab's Kubernetes API (a rehearsal lab's, with the admin
+	// kubeconfig from its bootstrap): nil checks no API. It is called once
+	// a stage has started the API, and its clients are kept for the run.
+	Kube KubeClients
 }
 
 func (o Options) host() host.Host {
@@ -129,6 +134,7 @@ func Run(ctx context.Context, s *spec.Spec, st *labdir.State, opts Options) (*Re
 	pivoted := st != nil && st.BootstrapRemoved
 	opts.Status.Start("Verifying lab %s", s.Name)
 	finalBefore := map[string]bool{}
+	kube := keepClients(opts.Kube)
 	for pass := 1; ; pass++ {
 		res := &Result{Lab: s.Name, Profile: string(s.Profile), Pivoted: pivoted, Passes: pass}
 		if s.Profile == spec.ProfileProbe {
@@ -137,7 +143,11 @@ func Run(ctx context.Context, s *spec.Spec, st *labdir.State, opts Options) (*Re
 		}
 		res.Checks = append(res.Checks, hostChecks(ctx, s, pivoted, res.Reports, opts.Nodes, opts.host(), opts.dialer())...)
 		// Read each pass: a stage run meanwhile makes its checks count.
-		res.Checks = awaitStages(s, res.Checks, stagesRun(s, st))
+		run := stagesRun(s, st)
+		if kube != nil && run != nil {
+			res.Checks = append(res.Checks, apiChecks(ctx, s, run, kube, loadbalancer.LabConfigOn(opts.host(), s, pivoted))...)
+		}
+		res.Checks = awaitStages(s, res.Checks, run)
 		res.ElapsedMS = time.Since(start).Milliseconds()
 		failed := res.Failed()
 		res.OK = len(failed) == 0
@@ -168,6 +178,27 @@ func Run(ctx context.Context, s *spec.Spec, st *labdir.State, opts Options) (*Re
 			return res, ctx.Err()
 		case <-t.C:
 		}
+	}
+}
+
+// keepClients opens the API with open until it succeeds once, then hands
+// out the same clients: each pass of a run does not read the kubeconfig
+// over SSH again. nil stays nil.
+func keepClients(open KubeClients) KubeClients {
+	if open == nil {
+		return nil
+	}
+	var api, apiInt KubeAPI
+	return func(ctx context.Context) (KubeAPI, KubeAPI, error) {
+		if api != nil {
+			return api, apiInt, nil
+		}
+		a, ai, err := open(ctx)
+		if err != nil {
+			return nil, nil, err
+		}
+		api, apiInt = a, ai
+		return api, apiInt, nil
 	}
 }
 

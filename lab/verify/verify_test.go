@@ -59,15 +59,15 @@ func TestNodeChecksFromConsoleLogs(t *testing.T) {
 		byName[c.Group+" "+c.Name] = c
 	}
 	assert.Len(t, reports, 2)
-	assert.True(t, byName["bootstrap dhcp"].OK)
-	assert.True(t, byName["bootstrap serve mcs :22623"].OK)
+	assert.True(t, byName["bootstrap dhcp"].Passed())
+	assert.True(t, byName["bootstrap serve mcs :22623"].Passed())
 	fetch := byName["master-0 ignition-fetch"]
-	assert.False(t, fetch.OK)
+	assert.True(t, fetch.Failed())
 	assert.True(t, strings.HasPrefix(fetch.Detail, "still pending: GET https://api-int"))
 	assert.Contains(t, fetch.Fix, "ignition.security.tls.certificateAuthorities")
 	assert.Contains(t, fetch.Fix, labdir.Ignition(s, master))
 	dns := byName["master-0 dns api.ocp.lab.local"]
-	assert.False(t, dns.OK)
+	assert.True(t, dns.Failed())
 	assert.Contains(t, dns.Fix, "virsh net-update "+s.NetworkName())
 
 	// No console log for the worker-less lab's nodes is "no report".
@@ -76,7 +76,7 @@ func TestNodeChecksFromConsoleLogs(t *testing.T) {
 	require.Len(t, checks, 2)
 	for _, c := range checks {
 		assert.Equal(t, "report", c.Name)
-		assert.False(t, c.OK)
+		assert.True(t, c.Failed())
 		assert.Contains(t, c.Detail, "no probe report in")
 		assert.Contains(t, c.Fix, "bootlab lab console "+c.Group)
 	}
@@ -94,7 +94,7 @@ func TestNodeChecksReportFromAnotherVM(t *testing.T) {
 	writeConsole(t, s, "bootstrap", string(r.Line()))
 	checks := nodeChecks(context.Background(), s, false, map[string]*probe.Report{}, Options{})
 	assert.Equal(t, "report", checks[0].Name)
-	assert.False(t, checks[0].OK)
+	assert.True(t, checks[0].Failed())
 	assert.Contains(t, checks[0].Detail, "52:54:00:ff:ff:ff")
 }
 
@@ -118,7 +118,7 @@ func TestHealthy(t *testing.T) {
 
 func TestResultFailed(t *testing.T) {
 	t.Parallel()
-	r := &Result{Checks: []check.Result{{Name: "a", OK: true}, {Name: "b"}}}
+	r := &Result{Checks: []check.Result{{Name: "a", State: check.StatePassed}, {Name: "b"}}}
 	require.Len(t, r.Failed(), 1)
 	assert.Equal(t, "b", r.Failed()[0].Name)
 }
@@ -174,19 +174,19 @@ func TestNodeStateComesBeforeConsoleReports(t *testing.T) {
 		"bootstrap": {State: "running", Since: started}, "master-0": {State: "shut off"},
 	}}))
 	vm := checks["master-0 vm"]
-	assert.False(t, vm.OK)
+	assert.True(t, vm.Failed())
 	assert.Equal(t, "master-0 is shut off (domain "+s.DomainName(master)+")", vm.Detail)
 	assert.Contains(t, vm.Fix, "bootlab lab up")
 	_, trusted := checks["master-0 dhcp"]
 	assert.False(t, trusted, "the reports of a VM that is off are not checks")
-	assert.True(t, checks["bootstrap dhcp"].OK, "a report of the current boot counts")
+	assert.True(t, checks["bootstrap dhcp"].Passed(), "a report of the current boot counts")
 
 	// Running again, but its last report is from an earlier boot.
 	checks = byName(nodeChecks(context.Background(), s, false, map[string]*probe.Report{}, Options{Nodes: map[string]NodeVM{
 		"bootstrap": {State: "running", Since: started}, "master-0": {State: "running", Since: started},
 	}}))
 	rep := checks["master-0 report"]
-	assert.False(t, rep.OK)
+	assert.True(t, rep.Failed())
 	assert.Contains(t, rep.Detail, "no probe report since the VM started")
 	_, trusted = checks["master-0 dhcp"]
 	assert.False(t, trusted)
@@ -382,4 +382,25 @@ func TestRehearsalFixesNameTheStage(t *testing.T) {
 	plain.Defaults()
 	assert.Empty(t, rehearsalBackendFix(plain, "bootstrap", 22623))
 	assert.NotContains(t, nodeFix(plain, m0, probe.Check{Name: "ignition-fetch", Detail: "connection refused"}), "stage run 12")
+}
+
+// The record counts each state apart: a pending check (a stage not run
+// yet) is neither passed nor among the failures the dashboard lists.
+func TestRecordByState(t *testing.T) {
+	t.Parallel()
+	res := &Result{OK: true, Checks: []check.Result{
+		{Group: "host", Name: "a", State: check.StatePassed},
+		{Group: "host", Name: "b", State: check.StateWarning},
+		{Group: "host", Name: "c", State: check.StatePending, Detail: "waits for stage 13"},
+		{Group: "host", Name: "d", State: check.StateSkipped},
+	}}
+	rec := Record(res, time.Now())
+	assert.Equal(t, labdir.VerifyRecord{Time: rec.Time, OK: true, Total: 4, Passed: 2, Pending: 1, Skipped: 1, Failed: []labdir.VerifyFailure{}}, *rec)
+	assert.Equal(t, "2/4 ok, 1 pending", rec.Summary())
+
+	res.OK = false
+	res.Checks = append(res.Checks, check.Result{Group: "master-0", Name: "e", State: check.StateFailed, Detail: "no", Fix: "mend"})
+	rec = Record(res, time.Now())
+	assert.Equal(t, []labdir.VerifyFailure{{Group: "master-0", Name: "e", Detail: "no", Fix: "mend"}}, rec.Failed)
+	assert.Equal(t, "1 of 5 failed, 1 pending", rec.Summary())
 }

@@ -37,6 +37,8 @@ func NewCmdLab(f *cmdutil.Factory) *cobra.Command {
 		NewCmdPivot(f, nil),
 		NewCmdWait(f, nil),
 		NewCmdApproveCSRs(f, nil),
+		NewCmdKubeconfig(f, nil),
+		NewCmdKubectl(f, nil),
 		NewCmdGather(f, nil),
 		NewCmdList(f, nil),
 		NewCmdCheckpoint(f, nil),

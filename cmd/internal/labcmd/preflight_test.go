@@ -51,10 +51,10 @@ func TestPivotFlags(t *testing.T) {
 func TestPrintPreflight(t *testing.T) {
 	r := &preflight.Report{
 		Checks: []check.Result{
-			{Name: "libvirt", OK: true, Detail: "libvirt 9.0.0 at qemu:///system"},
-			{Name: "accelerator", OK: true, Warning: true, Detail: "tcg: no kernel", Fix: "set accelerator: kvm"},
+			{Name: "libvirt", State: check.StatePassed, Detail: "libvirt 9.0.0 at qemu:///system"},
+			{Name: "accelerator", State: check.StateWarning, Detail: "tcg: no kernel", Fix: "set accelerator: kvm"},
 			{Name: "haproxy", Detail: "haproxy not found on PATH", Fix: "apt-get install -y haproxy"},
-			{Name: "memory", OK: true, Detail: "enough", Fix: "never shown for a clean pass"},
+			{Name: "memory", State: check.StatePassed, Detail: "enough", Fix: "never shown for a clean pass"},
 		},
 		Accelerator: spec.AccelTCG,
 	}
@@ -73,7 +73,7 @@ func TestPrintPreflight(t *testing.T) {
 		"    fix: apt-get install -y haproxy\n"+
 		"→ accelerator: tcg\n", b.String())
 
-	r.Checks = []check.Result{{Name: "memory", OK: true, Detail: "enough", Host: "root@classroom:22"}}
+	r.Checks = []check.Result{{Name: "memory", State: check.StatePassed, Detail: "enough", Host: "root@classroom:22"}}
 	b.Reset()
 	require.NoError(t, printPreflight(&b, r))
 	assert.Contains(t, b.String(), "✓  memory  enough   [on root@classroom:22]\n")

@@ -56,7 +56,7 @@ func TestProbeImageBuildFlags(t *testing.T) {
 func TestPrintVerify(t *testing.T) {
 	var b bytes.Buffer
 	res := &verify.Result{Checks: []check.Result{
-		{Group: "host", Name: "dns api.x", OK: true, Detail: "api.x -> 1.2.3.4"},
+		{Group: "host", Name: "dns api.x", State: check.StatePassed, Detail: "api.x -> 1.2.3.4"},
 		{Group: "master-0", Name: "ignition-fetch", Detail: "still pending:\n x509", Fix: "rewrite the pointer"},
 	}}
 	require.NoError(t, printVerify(&b, res.Checks, ""))

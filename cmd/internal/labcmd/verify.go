@@ -42,7 +42,11 @@ is no longer expected.
 On a rehearsal lab the stages start the services: a check that waits for a
 stage not yet run (the masters' config waits for the MCS of stage 12) is
 pending (…), with the stage to run, not failed; once the stage has run (its
-stage records say so) it counts for real.
+stage records say so) it counts for real. A rehearsal lab's real Kubernetes API
+is checked from stage 13 on, with the admin kubeconfig from the bootstrap:
+/readyz through api and through api-int (and which nodes haproxy sends 6443 to
+now), the ConfigMap kube-system/bootstrap stage 13 creates, and after stage 14
+every master a Ready Node.
 
 verify waits up to --timeout for everything to pass, then prints every check
 with the reason and the fix for each failure. Exit code 4 when a check failed.`,

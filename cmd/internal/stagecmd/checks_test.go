@@ -66,7 +66,7 @@ func TestValidatePrintsChecks(t *testing.T) {
 	_ = validate("07", "-o", "json")
 	doc.Checks = nil
 	require.NoError(t, json.Unmarshal(e.out.Bytes(), &doc), e.out.String())
-	assert.True(t, doc.Checks[0].OK, "%+v", doc.Checks[0])
+	assert.True(t, doc.Checks[0].Passed(), "%+v", doc.Checks[0])
 	assert.Empty(t, doc.Checks[0].Fix)
 }
 
@@ -99,13 +99,13 @@ func TestStageStatusResult(t *testing.T) {
 		want check.Result
 	}{
 		{stages.StageStatus{Number: 7, Slug: "etcd-bootstrap", State: "done", Present: []string{"etcd-bootstrap.done"}},
-			check.Result{Name: "07 etcd-bootstrap", OK: true, Detail: "done: etcd-bootstrap.done"}},
+			check.Result{Name: "07 etcd-bootstrap", State: check.StatePassed, Detail: "done: etcd-bootstrap.done"}},
 		{stages.StageStatus{Number: 14, Slug: "wait-for-ceo", State: "pending", Present: []string{"a.done"}, Missing: []string{"b.done", "c.done"}, Reason: "b.done is missing"},
-			check.Result{Name: "14 wait-for-ceo", Pending: true, Detail: "pending: missing b.done,c.done, present a.done"}},
+			check.Result{Name: "14 wait-for-ceo", State: check.StatePending, Detail: "pending: missing b.done,c.done, present a.done"}},
 		{stages.StageStatus{Number: 2, Slug: "release-image", State: "skipped", Reason: "OpenShift 4.12 has no such step"},
-			check.Result{Name: "02 release-image", Skipped: true, Detail: "skipped: OpenShift 4.12 has no such step"}},
+			check.Result{Name: "02 release-image", State: check.StateSkipped, Detail: "skipped: OpenShift 4.12 has no such step"}},
 		{stages.StageStatus{Number: 13, Slug: "x", State: "always", Reason: "no marker: runs every time, as in bootkube"},
-			check.Result{Name: "13 x", OK: true, Detail: "no marker: runs every time, as in bootkube"}},
+			check.Result{Name: "13 x", State: check.StatePassed, Detail: "no marker: runs every time, as in bootkube"}},
 	} {
 		assert.Equal(t, c.want, c.ss.Result(), c.ss.Slug)
 	}

@@ -46,9 +46,14 @@ type PodState struct {
 	Detail    string    `json:"detail,omitempty"`
 }
 
-// Service is a container the agent plays itself: it starts it and returns
-// the function that stops it.
+// Service is a container the agent plays itself when the node does not
+// have its program: it starts it and returns the function that stops it.
 type Service func(pod corev1.Pod, c corev1.Container) (stop func(), err error)
+
+// Pending says why a program missing from PATH may still come (the
+// Kubernetes volume not mounted yet), or "" when it will not: a pod
+// waiting for its program is retried every sync.
+type Pending func(program string) string
 
 // Kubelet is the kubelet stand-in of one node.
 type Kubelet struct {
@@ -59,14 +64,33 @@ type Kubelet struct {
 	// services are containers the agent plays itself, by container name
 	// (machine-config-server).
 	services map[string]Service
-	mu       sync.Mutex
-	pods     map[string]*runningPod // by manifest file
+	// pending says which missing programs are still to come.
+	pending Pending
+	// hostIP is the node's IP, the downward API's status.hostIP (and
+	// podIP: the static pods share the host's network).
+	hostIP string
+	mu     sync.Mutex
+	pods   map[string]*runningPod // by manifest file
 }
 
 // New returns a kubelet stand-in watching the static pod directory dir,
 // playing services itself.
 func New(log *slog.Logger, dir string, services map[string]Service) *Kubelet {
 	return &Kubelet{log: log, dir: dir, services: services, pods: map[string]*runningPod{}}
+}
+
+// WithPending makes pods whose program is not on PATH yet wait for it
+// (retried every sync, their detail saying why) while p says it may come.
+func (k *Kubelet) WithPending(p Pending) *Kubelet {
+	k.pending = p
+	return k
+}
+
+// WithHostIP gives the node's IP to the containers that ask the downward
+// API for status.hostIP or status.podIP.
+func (k *Kubelet) WithHostIP(ip string) *Kubelet {
+	k.hostIP = ip
+	return k
 }
 
 // WithPaths sets where the stand-in records its pods and their logs
@@ -87,6 +111,8 @@ type runningPod struct {
 	stopped bool
 	// restarts counts restarts after exits, for the back-off.
 	restarts int
+	// waiting is set while its program is still to come.
+	waiting bool
 }
 
 // crashBackoff is how long after its last start an exited container is
@@ -147,6 +173,10 @@ func (k *Kubelet) sync() {
 		digest := hex.EncodeToString(sum[:])
 		rp := k.pods[p]
 		if rp != nil && rp.digest == digest {
+			if rp.waiting {
+				k.start(p, digest, data) // its program may have come
+				continue
+			}
 			if !rp.state.Running && rp.cmd != nil && time.Since(rp.state.Started) > crashBackoff(rp.restarts) {
 				k.start(p, rp.digest, data) // restart after an exit
 				k.pods[p].restarts = rp.restarts + 1
@@ -182,24 +212,48 @@ func (k *Kubelet) start(p, digest string, data []byte) {
 	}
 	rp.state.Name, rp.state.Namespace = pod.Name, pod.Namespace
 	rp.pod = &pod
+	// The node's own program first: the agent plays a container only
+	// where the node cannot run it (no Kubernetes volume).
+	var missing []string
+	for _, c := range pod.Spec.Containers {
+		argv := append(append([]string(nil), c.Command...), c.Args...)
+		if len(argv) == 0 {
+			continue
+		}
+		if bin, err := exec.LookPath(argv[0]); err == nil {
+			env := k.containerEnv(c)
+			k.startProcess(rp, pod, c, bin, HostArgs(pod, c, expandArgs(argv, env)), env)
+			return
+		}
+		missing = append(missing, argv[0])
+	}
+	if why := k.stillToCome(missing); why != "" {
+		rp.waiting = true
+		rp.state.Detail = "not started yet: " + why
+		close(rp.done)
+		return
+	}
 	for _, c := range pod.Spec.Containers {
 		if svc, ok := k.services[c.Name]; ok {
 			k.startService(rp, pod, c, svc)
 			return
 		}
-		argv := append(append([]string(nil), c.Command...), c.Args...)
-		if len(argv) == 0 {
-			continue
-		}
-		bin, err := exec.LookPath(argv[0])
-		if err != nil {
-			continue
-		}
-		k.startProcess(rp, pod, c, bin, HostArgs(pod, c, argv))
-		return
 	}
-	rp.state.Detail = "not run: the rehearsal bootstrap plays only pods whose program it has (etcd)"
+	rp.state.Detail = "not run: the rehearsal bootstrap plays only pods whose program it has (etcd, and the Kubernetes volume's)"
 	close(rp.done)
+}
+
+// stillToCome says why one of the missing programs may still come, or "".
+func (k *Kubelet) stillToCome(missing []string) string {
+	if k.pending == nil {
+		return ""
+	}
+	for _, p := range missing {
+		if why := k.pending(p); why != "" {
+			return why
+		}
+	}
+	return ""
 }
 
 // startService starts container c, which the agent plays itself.
@@ -220,7 +274,7 @@ func (k *Kubelet) startService(rp *runningPod, pod corev1.Pod, c corev1.Containe
 
 // startProcess runs container c's program bin with argv (host paths), its
 // output in the pod's log, and records its exit.
-func (k *Kubelet) startProcess(rp *runningPod, pod corev1.Pod, c corev1.Container, bin string, argv []string) {
+func (k *Kubelet) startProcess(rp *runningPod, pod corev1.Pod, c corev1.Container, bin string, argv, env []string) {
 	rp.state.Container, rp.state.Image = c.Name, c.Image
 	logDir := filepath.Join(orDefault(k.logs, PodLogDir), pod.Namespace+"_"+pod.Name)
 	_ = os.MkdirAll(logDir, 0o755)
@@ -237,10 +291,7 @@ func (k *Kubelet) startProcess(rp *runningPod, pod corev1.Pod, c corev1.Containe
 	}
 	cmd := exec.Command(bin, argv[1:]...)
 	cmd.Stdout, cmd.Stderr = logf, logf
-	cmd.Env = []string{"PATH=" + rhcos.DefaultPath, "HOME=/root"}
-	for _, e := range c.Env {
-		cmd.Env = append(cmd.Env, e.Name+"="+e.Value)
-	}
+	cmd.Env = append([]string{"PATH=" + rhcos.DefaultPath, "HOME=/root"}, env...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
 		logf.Close()
@@ -328,6 +379,38 @@ func orDefault(s, def string) string {
 	return s
 }
 
+// containerEnv is c's environment as NAME=value: literal values, and the
+// downward API's host and pod IP (other sources are left empty).
+func (k *Kubelet) containerEnv(c corev1.Container) []string {
+	var out []string
+	for _, e := range c.Env {
+		v := e.Value
+		if f := e.ValueFrom; f != nil && f.FieldRef != nil {
+			switch f.FieldRef.FieldPath {
+			case "status.hostIP", "status.podIP":
+				v = k.hostIP
+			}
+		}
+		out = append(out, e.Name+"="+v)
+	}
+	return out
+}
+
+// expandArgs replaces $(NAME) in argv with NAME's value in env, as the
+// kubelet expands a container's command and args; an unknown reference
+// stays as written, as the kubelet leaves it.
+func expandArgs(argv, env []string) []string {
+	out := make([]string, len(argv))
+	for i, a := range argv {
+		for _, kv := range env {
+			name, v, _ := strings.Cut(kv, "=")
+			a = strings.ReplaceAll(a, "$("+name+")", v)
+		}
+		out[i] = a
+	}
+	return out
+}
+
 // hostPathOf returns the host path of the pod's hostPath volume name.
 func hostPathOf(pod corev1.Pod, name string) string {
 	for _, v := range pod.Spec.Volumes {
@@ -378,4 +461,18 @@ func HostArgs(pod corev1.Pod, c corev1.Container, argv []string) []string {
 		}
 	}
 	return out
+}
+
+// Process returns the state of the pod whose container named container
+// runs as a process of the node (not one the agent plays), and whether
+// one does.
+func (k *Kubelet) Process(container string) (PodState, bool) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	for _, rp := range k.pods {
+		if rp.cmd != nil && rp.stopSvc == nil && rp.state.Container == container && rp.state.Running {
+			return rp.state, true
+		}
+	}
+	return PodState{}, false
 }

@@ -3,6 +3,7 @@ package kubelet
 import (
 	"log/slog"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -81,4 +82,72 @@ func TestCrashBackoff(t *testing.T) {
 	assert.Equal(t, 5*time.Second, crashBackoff(0))
 	assert.Equal(t, 20*time.Second, crashBackoff(2))
 	assert.Equal(t, 5*time.Minute, crashBackoff(30))
+}
+
+// A pod whose program is still to come (the Kubernetes volume not mounted
+// yet) waits and says why, and starts once the program is on PATH; the
+// agent's stand-in plays it only when the program will not come.
+func TestKubeletWaitsForPendingPrograms(t *testing.T) {
+	bin := t.TempDir()
+	t.Setenv("PATH", bin+":"+os.Getenv("PATH"))
+	dir := t.TempDir()
+	pending, played := "waiting for the Kubernetes volume", 0
+	k := (&Kubelet{log: slog.New(slog.DiscardHandler), dir: dir, state: filepath.Join(t.TempDir(), "k.json"), logs: t.TempDir(), pods: map[string]*runningPod{},
+		services: map[string]Service{
+			"kube-apiserver": func(corev1.Pod, corev1.Container) (func(), error) { played++; return func() {}, nil },
+		}}).WithPending(func(program string) string {
+		if program == "fake-apiserver" {
+			return pending
+		}
+		return ""
+	})
+	pod := "apiVersion: v1\nkind: Pod\nmetadata: {name: bootstrap-kube-apiserver, namespace: openshift-kube-apiserver}\nspec:\n  hostNetwork: true\n  containers:\n  - name: kube-apiserver\n    command: [fake-apiserver]\n    args: [\"300\"]\n"
+	p := filepath.Join(dir, "kube-apiserver-pod.yaml")
+	require.NoError(t, os.WriteFile(p, []byte(pod), 0o644))
+	k.sync()
+	require.NotNil(t, k.pods[p])
+	assert.False(t, k.pods[p].state.Running)
+	assert.Equal(t, "not started yet: waiting for the Kubernetes volume", k.pods[p].state.Detail)
+	assert.Zero(t, played, "the stand-in does not take a pod whose program is still to come")
+
+	// The volume mounts: the program is on PATH, the next sync runs it.
+	sleep, err := exec.LookPath("sleep")
+	require.NoError(t, err)
+	require.NoError(t, os.Symlink(sleep, filepath.Join(bin, "fake-apiserver")))
+	k.sync()
+	rp := k.pods[p]
+	require.True(t, rp.state.Running, rp.state.Detail)
+	pid := rp.state.PID
+	assert.Zero(t, played)
+	st, ok := k.Process("kube-apiserver")
+	assert.True(t, ok, "the process runs kube-apiserver")
+	assert.Equal(t, pid, st.PID)
+	require.NoError(t, os.Remove(p))
+	k.sync()
+	assert.Error(t, syscall.Kill(pid, 0), "the process is gone")
+
+	// No volume on this node: the program never comes, the stand-in plays it.
+	require.NoError(t, os.Remove(filepath.Join(bin, "fake-apiserver")))
+	pending = ""
+	require.NoError(t, os.WriteFile(p, []byte(pod), 0o644))
+	k.sync()
+	assert.Equal(t, 1, played)
+	assert.Equal(t, "played by the bootlab agent", k.pods[p].state.Detail)
+	_, ok = k.Process("kube-apiserver")
+	assert.False(t, ok, "a container the agent plays is no process of the node")
+}
+
+// $(NAME) in a container's args takes NAME's value, the downward API's
+// host IP included, as the kubelet expands them.
+func TestExpandArgsAndDownwardAPI(t *testing.T) {
+	t.Parallel()
+	k := (&Kubelet{}).WithHostIP("192.168.126.10")
+	c := corev1.Container{Env: []corev1.EnvVar{
+		{Name: "HOST_IP", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "status.hostIP"}}},
+		{Name: "LEVEL", Value: "2"},
+	}}
+	env := k.containerEnv(c)
+	assert.Equal(t, []string{"HOST_IP=192.168.126.10", "LEVEL=2"}, env)
+	assert.Equal(t, []string{"kube-apiserver", "--advertise-address=192.168.126.10", "--v=2", "--x=$(UNSET)"},
+		expandArgs([]string{"kube-apiserver", "--advertise-address=$(HOST_IP)", "--v=$(LEVEL)", "--x=$(UNSET)"}, env))
 }

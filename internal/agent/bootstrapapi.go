@@ -1,0 +1,125 @@
+package agent
+
+import (
+	"context"
+	"crypto/tls"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/bootlab/bootlab/internal/agent/kubelet"
+	"github.com/bootlab/bootlab/lab/probe"
+)
+
+// The rehearsal bootstrap's temporary control plane is the release's own
+// kube-apiserver, controller manager and scheduler, run by the kubelet
+// stand-in from the pods stage 13 lands, with the programs of the
+// Kubernetes volume. The in-memory API stand-in plays kube-apiserver only
+// on a node without that volume.
+
+// kubeVolume is the Kubernetes volume's mount on this node, as the kubelet
+// stand-in waits for it: its programs are still to come until the mount
+// is done.
+type kubeVolume struct {
+	done    chan struct{}
+	mounted bool
+}
+
+// mountKubeVolumeAsync mounts the volume in the background.
+func (a *Agent) mountKubeVolumeAsync() *kubeVolume {
+	v := &kubeVolume{done: make(chan struct{})}
+	go func() {
+		v.mounted = a.mountKubeVolume()
+		close(v.done)
+	}()
+	return v
+}
+
+// pending is the kubelet stand-in's kubelet.Pending: a Kubernetes program
+// is still to come while the mount is under way.
+func (v *kubeVolume) pending(program string) string {
+	select {
+	case <-v.done:
+		return ""
+	default:
+	}
+	if !slices.Contains(probe.KubePrograms(), program) {
+		return ""
+	}
+	return fmt.Sprintf("waiting for the Kubernetes volume (serial %s) to be mounted at %s: it brings %s", probe.KubeVolumeSerial, probe.KubeVolumeMount, program)
+}
+
+// has says whether the volume is mounted (false while under way).
+func (v *kubeVolume) has() bool {
+	select {
+	case <-v.done:
+		return v.mounted
+	default:
+		return false
+	}
+}
+
+// apiReadyz is where the agent asks the real kube-apiserver; /readyz is
+// open to anonymous clients (system:public-info-viewer).
+const apiReadyz = "https://localhost:6443/readyz"
+
+// reportRealAPI keeps the api check honest while the kubelet stand-in
+// runs the release's kube-apiserver: pending until /readyz says ok, then
+// passed, failed once cluster-bootstrap removed its pod.
+func (a *Agent) reportRealAPI(ctx context.Context, kl *kubelet.Kubelet) {
+	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{
+		TLSClientConfig: &tls.Config{InsecureSkipVerify: true}, //nolint:gosec // a local health probe, as cluster-bootstrap's
+	}}
+	seen, readySince := false, time.Time{}
+	t := time.NewTicker(2 * time.Second)
+	defer t.Stop()
+	for {
+		st, running := kl.Process("kube-apiserver")
+		switch {
+		case running:
+			seen = true
+			why := readyz(ctx, client)
+			up := time.Since(st.Started).Round(time.Second)
+			if why == "" {
+				if readySince.IsZero() {
+					readySince = time.Now()
+					a.log.Info("the release's kube-apiserver answers /readyz ok", "pid", st.PID, "after", up)
+				}
+				a.rep.set(chkAPI, passed, "the release's kube-apiserver (pid %d, started by the kubelet stand-in from the pod stage 13 landed) answers %s ok, ready %s after its start",
+					st.PID, apiReadyz, readySince.Sub(st.Started).Round(time.Second))
+			} else {
+				readySince = time.Time{}
+				a.rep.set(chkAPI, retrying, "the release's kube-apiserver (pid %d) runs for %s, %s not ok yet: %s", st.PID, up, apiReadyz, why)
+			}
+		case seen:
+			seen, readySince = false, time.Time{}
+			a.rep.set(chkAPI, failed, "bootstrap API stopped: cluster-bootstrap tore the temporary control plane down (the kube-apiserver pod's manifest was removed)")
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// readyz returns "" when /readyz answers ok, else why not.
+func readyz(ctx context.Context, c *http.Client) string {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, apiReadyz, nil)
+	if err != nil {
+		return err.Error()
+	}
+	resp, err := c.Do(req)
+	if err != nil {
+		return err.Error()
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 256))
+	if resp.StatusCode == http.StatusOK && strings.TrimSpace(string(body)) == "ok" {
+		return ""
+	}
+	return fmt.Sprintf("%s %s", resp.Status, strings.Join(strings.Fields(string(body)), " "))
+}

@@ -1,0 +1,108 @@
+package lab
+
+import (
+	"context"
+	"log/slog"
+
+	"github.com/bootlab/bootlab/internal/diagram"
+	"github.com/bootlab/bootlab/lab/class"
+	"github.com/bootlab/bootlab/lab/hypervisor"
+	"github.com/bootlab/bootlab/lab/internal/engine"
+	"github.com/bootlab/bootlab/lab/probe"
+	"github.com/bootlab/bootlab/lab/spec"
+)
+
+// The values the verbs take and return. They are defined by the engine
+// (lab/internal/engine) and named here, so that a command sees them
+// through the facade and never imports the engine.
+type (
+	BuildOptions    = engine.BuildOptions
+	BuildResult     = engine.BuildResult
+	BuildPlan       = engine.BuildPlan
+	UpOptions       = engine.UpOptions
+	UpResult        = engine.UpResult
+	DownOptions     = engine.DownOptions
+	TeardownOptions = engine.TeardownOptions
+	StepResult      = engine.StepResult
+	Change          = engine.Change
+	Status          = engine.Status
+	NodeStatus      = engine.NodeStatus
+	NetworkStatus   = engine.NetworkStatus
+	DNSRecord       = engine.DNSRecord
+	PivotResult     = engine.PivotResult
+	WaitOptions     = engine.WaitOptions
+	Checkpoint      = engine.Checkpoint
+	SaveOptions     = engine.SaveOptions
+	RestoreOptions  = engine.RestoreOptions
+	PrepareOptions  = engine.PrepareOptions
+	ListOptions     = engine.ListOptions
+	Summary         = engine.Summary
+	GraphOptions    = engine.GraphOptions
+	InputError      = engine.InputError
+)
+
+// MetadataNamespace is the XML namespace of the metadata bootlab writes
+// into every libvirt object it makes.
+const MetadataNamespace = engine.MetadataNamespace
+
+// ConnectLibvirt is the production Connector: libvirt at uri.
+func ConnectLibvirt(ctx context.Context, uri string, log *slog.Logger) (hypervisor.Hypervisor, error) {
+	return engine.ConnectLibvirt(ctx, uri, log)
+}
+
+// Up converges the lab of s on hv without the inputs, preflight or host
+// DNS of Lab.Up: the quick lab of a test fixture.
+func Up(ctx context.Context, hv hypervisor.Hypervisor, s *spec.Spec, o UpOptions) (*UpResult, error) {
+	return engine.Up(ctx, hv, s, o)
+}
+
+// Down removes what Up made on hv (a test fixture's cleanup).
+func Down(ctx context.Context, hv hypervisor.Hypervisor, s *spec.Spec, o DownOptions) ([]StepResult, error) {
+	return engine.Down(ctx, hv, s, o)
+}
+
+// Inspect is the status of the lab of s on hv (Lab.Status on an open
+// connection: the dashboard reads many labs over one).
+func Inspect(ctx context.Context, hv hypervisor.Hypervisor, s *spec.Spec) (*Status, error) {
+	return engine.Inspect(ctx, hv, s)
+}
+
+// List is `lab list`: the labs under a home and on hypervisors.
+func List(ctx context.Context, o ListOptions) ([]Summary, error) { return engine.List(ctx, o) }
+
+// Graph is the topology of the lab of s (`lab graph`).
+func Graph(ctx context.Context, s *spec.Spec, o GraphOptions) (*diagram.Topology, error) {
+	return engine.Graph(ctx, s, o)
+}
+
+// Prepare runs the profile's preparer of s (see engine.Prepare).
+func Prepare(ctx context.Context, s *spec.Spec, o PrepareOptions) (*spec.Spec, error) {
+	return engine.Prepare(ctx, s, o)
+}
+
+// EnsureProbeImage builds the probe image unless the cache has it.
+func EnsureProbeImage(ctx context.Context, log *slog.Logger, kernel, modules, rehearsal string) (*probe.Image, string, error) {
+	return engine.EnsureProbeImage(ctx, log, kernel, modules, rehearsal)
+}
+
+// OpenShiftVersion is the OpenShift version the lab of s installs.
+func OpenShiftVersion(s *spec.Spec) string { return engine.OpenShiftVersion(s) }
+
+// EnsureSSHKey makes the lab's SSH key unless it exists.
+func EnsureSSHKey(s *spec.Spec) error { return engine.EnsureSSHKey(s) }
+
+// ValidateCheckpointName says what is wrong with a checkpoint name.
+func ValidateCheckpointName(name string) error { return engine.ValidateCheckpointName(name) }
+
+// CheckWaitable says why the lab of s cannot be waited for, if it cannot.
+func CheckWaitable(s *spec.Spec) error { return engine.CheckWaitable(s) }
+
+// AcceleratorLine is the one line that says the accelerator and why.
+func AcceleratorLine(accel spec.Accelerator, why string) string {
+	return engine.AcceleratorLine(accel, why)
+}
+
+// ClassHost is the class.Host of the hypervisor at uri.
+func ClassHost(ctx context.Context, connect Connector, uri string, log *slog.Logger) (class.Host, error) {
+	return engine.ClassHost(ctx, connect, uri, log)
+}

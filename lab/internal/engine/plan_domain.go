@@ -1,0 +1,201 @@
+package engine
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/xml"
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/bootlab/bootlab/lab/spec"
+
+	"libvirt.org/go/libvirtxml"
+
+	"github.com/bootlab/bootlab/lab/labdir"
+	"github.com/bootlab/bootlab/lab/probe"
+)
+
+func domainPlan(s *spec.Spec, n spec.Node, accel spec.Accelerator, extra Metadata, boot bootPaths) (DomainPlan, error) {
+	dtype := "qemu"
+	if accel == spec.AccelKVM {
+		dtype = "kvm"
+	}
+	d := &libvirtxml.Domain{
+		Type:        dtype,
+		Name:        s.DomainName(n),
+		Description: fmt.Sprintf("bootlab lab %s: %s %s", s.Name, n.Role, s.FQDN(n)),
+		Memory:      &libvirtxml.DomainMemory{Value: uint(n.MemoryMiB), Unit: "MiB"},
+		VCPU:        &libvirtxml.DomainVCPU{Placement: "static", Value: uint(n.VCPUs)},
+		OS: &libvirtxml.DomainOS{
+			Type: &libvirtxml.DomainOSType{Arch: "x86_64", Machine: "q35", Type: "hvm"},
+		},
+		Features: &libvirtxml.DomainFeatureList{
+			ACPI: &libvirtxml.DomainFeature{},
+			APIC: &libvirtxml.DomainFeatureAPIC{},
+		},
+		OnPoweroff: "destroy",
+		OnReboot:   "restart",
+		OnCrash:    "destroy",
+		Devices: &libvirtxml.DomainDeviceList{
+			Disks: []libvirtxml.DomainDisk{{
+				Device: "disk",
+				Driver: &libvirtxml.DomainDiskDriver{Name: "qemu", Type: "qcow2"},
+				Source: &libvirtxml.DomainDiskSource{Volume: &libvirtxml.DomainDiskSourceVolume{
+					Pool: s.PoolName(), Volume: s.VolumeName(n),
+				}},
+				Target: &libvirtxml.DomainDiskTarget{Dev: "vda", Bus: "virtio"},
+			}},
+			Interfaces: []libvirtxml.DomainInterface{{
+				MAC:    &libvirtxml.DomainInterfaceMAC{Address: n.MAC},
+				Source: &libvirtxml.DomainInterfaceSource{Network: &libvirtxml.DomainInterfaceSourceNetwork{Network: s.NetworkName()}},
+				Model:  &libvirtxml.DomainInterfaceModel{Type: "virtio"},
+			}},
+			// The serial port is a pty (for `virsh console`) whose output
+			// virtlogd also appends to the console log (for `lab console`).
+			Serials: []libvirtxml.DomainSerial{{
+				Source: &libvirtxml.DomainChardevSource{Pty: &libvirtxml.DomainChardevSourcePty{}},
+				Target: &libvirtxml.DomainSerialTarget{Port: uintPtr(0)},
+				Log:    &libvirtxml.DomainChardevLog{File: hostPath(s, labdir.ConsoleLog(s, n)), Append: "on"},
+			}},
+			Consoles: []libvirtxml.DomainConsole{{
+				Source: &libvirtxml.DomainChardevSource{Pty: &libvirtxml.DomainChardevSourcePty{}},
+				Target: &libvirtxml.DomainConsoleTarget{Type: "serial", Port: uintPtr(0)},
+			}},
+			RNGs: []libvirtxml.DomainRNG{{
+				Model:   "virtio",
+				Backend: &libvirtxml.DomainRNGBackend{Random: &libvirtxml.DomainRNGBackendRandom{Device: "/dev/urandom"}},
+			}},
+			MemBalloon: &libvirtxml.DomainMemBalloon{Model: "none"},
+		},
+	}
+	if ign := boot.ignition[n.Name]; ign != "" {
+		d.SysInfo = []libvirtxml.DomainSysInfo{{FWCfg: &libvirtxml.DomainSysInfoFWCfg{
+			Entry: []libvirtxml.DomainSysInfoEntry{{Name: "opt/com.coreos/config", File: ign}},
+		}}}
+	}
+	if (n.Role == spec.RoleBootstrap || n.Role == spec.RoleMaster) && boot.kubeVolume != "" {
+		d.Devices.Disks = append(d.Devices.Disks, kubeVolumeDisk(s, boot.kubeVolume))
+	}
+	if accel == spec.AccelKVM {
+		d.CPU = &libvirtxml.DomainCPU{Mode: "host-passthrough"}
+	}
+	if s.Image.Kernel != "" {
+		d.OS.Kernel = boot.kernel
+		d.OS.Initrd = boot.initrd
+		// Masters of a rehearsal lab run real etcd too (they join the
+		// bootstrap's member after stage 12): they boot the same initrd.
+		if (n.Role == spec.RoleBootstrap || n.Role == spec.RoleMaster) && boot.rehearsalInitrd != "" {
+			d.OS.Initrd = boot.rehearsalInitrd
+		}
+		d.OS.Cmdline = s.Image.Cmdline
+		if s.Rehearsal() {
+			// The probe agents of a rehearsal lab wait for the stages:
+			// masters retry their pointer config as long as the learner needs.
+			d.OS.Cmdline = strings.TrimSpace(d.OS.Cmdline + " " + spec.RehearsalCmdlineFlag)
+		}
+	} else {
+		d.OS.BootDevices = []libvirtxml.DomainBootDevice{{Dev: "hd"}}
+	}
+	md := Metadata{Name: s.Name, Role: n.Role, Node: n.Name, LabUUID: extra.LabUUID, Ignition: extra.Ignition}
+	return signedDomain(d, n, md)
+}
+
+// signedDomain marshals d with md in its metadata, md.Plan being the
+// digest of d as marshalled without it, so a later up can tell a domain
+// whose definition changed.
+func signedDomain(d *libvirtxml.Domain, n spec.Node, md Metadata) (DomainPlan, error) {
+	setMeta := func() error {
+		b, err := xml.Marshal(md)
+		if err != nil {
+			return err
+		}
+		d.Metadata = &libvirtxml.DomainMetadata{XML: string(b)}
+		return nil
+	}
+	if err := setMeta(); err != nil {
+		return DomainPlan{}, fmt.Errorf("plan domain %s metadata: %w", d.Name, err)
+	}
+	unsigned, err := d.Marshal()
+	if err != nil {
+		return DomainPlan{}, fmt.Errorf("plan domain %s: %w", d.Name, err)
+	}
+	sum := sha256.Sum256([]byte(unsigned))
+	md.Plan = hex.EncodeToString(sum[:8])
+	if err := setMeta(); err != nil {
+		return DomainPlan{}, fmt.Errorf("plan domain %s metadata: %w", d.Name, err)
+	}
+	x, err := d.Marshal()
+	if err != nil {
+		return DomainPlan{}, fmt.Errorf("plan domain %s: %w", d.Name, err)
+	}
+	return DomainPlan{Node: n, Name: d.Name, XML: x, Digest: md.Plan}, nil
+}
+
+// kubeVolumeDisk attaches a rehearsal lab's Kubernetes volume read-only:
+// every node shares the one file (qemu opens it read-only with a shared
+// lock), and no node can change what the others run. The agent finds it
+// by its serial.
+func kubeVolumeDisk(s *spec.Spec, volume string) libvirtxml.DomainDisk {
+	return libvirtxml.DomainDisk{
+		Device: "disk",
+		Driver: &libvirtxml.DomainDiskDriver{Name: "qemu", Type: "qcow2"},
+		Source: &libvirtxml.DomainDiskSource{Volume: &libvirtxml.DomainDiskSourceVolume{
+			Pool: s.PoolName(), Volume: volume,
+		}},
+		Target:   &libvirtxml.DomainDiskTarget{Dev: "vdb", Bus: "virtio"},
+		ReadOnly: &libvirtxml.DomainDiskReadOnly{},
+		Serial:   probe.KubeVolumeSerial,
+	}
+}
+
+// ParseLabMetadata returns the bootlab metadata of a domain definition, or
+// nil when the domain is not bootlab's.
+func ParseLabMetadata(domainXML string) *Metadata {
+	var d libvirtxml.Domain
+	if err := d.Unmarshal(domainXML); err != nil || d.Metadata == nil {
+		return nil
+	}
+	if !strings.Contains(d.Metadata.XML, MetadataNamespace) {
+		return nil
+	}
+	dec := xml.NewDecoder(strings.NewReader("<m>" + d.Metadata.XML + "</m>"))
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil
+		}
+		se, ok := tok.(xml.StartElement)
+		if !ok || se.Name.Space != MetadataNamespace || se.Name.Local != "lab" {
+			continue
+		}
+		var md Metadata
+		if err := dec.DecodeElement(&md, &se); err != nil {
+			return nil
+		}
+		return &md
+	}
+}
+
+func uintPtr(u uint) *uint { return &u }
+
+// hostPath is a path on the hypervisor's machine for libvirt, which resolves
+// nothing relative: a local lab directory given relative is made absolute
+// here; a remote one is used as written (libvirt.hostDir must be absolute).
+func hostPath(s *spec.Spec, p string) string {
+	if s.Remote() {
+		return p
+	}
+	return absPath(p)
+}
+
+// absPath makes a path absolute for libvirt, which resolves nothing relative.
+func absPath(p string) string {
+	if p == "" || filepath.IsAbs(p) {
+		return p
+	}
+	if a, err := filepath.Abs(p); err == nil {
+		return a
+	}
+	return p
+}

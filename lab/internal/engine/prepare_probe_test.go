@@ -1,0 +1,135 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"testing"
+
+	"github.com/bootlab/bootlab/lab/spec"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/bootlab/bootlab/lab/hypervisor"
+	"github.com/bootlab/bootlab/lab/ignition"
+	"github.com/bootlab/bootlab/lab/labdir"
+	"github.com/bootlab/bootlab/lab/loadbalancer"
+	"github.com/bootlab/bootlab/lab/pki"
+	"github.com/bootlab/bootlab/lab/probe"
+)
+
+func TestWriteProbeIgnition(t *testing.T) {
+	t.Parallel()
+	s := &spec.Spec{Name: "p", Profile: spec.ProfileProbe, LabDir: t.TempDir()}
+	s.Defaults()
+	require.NoError(t, WriteProbeIgnition(s))
+	for _, n := range s.Nodes {
+		p := labdir.Ignition(s, n)
+		fi, err := os.Stat(p)
+		require.NoError(t, err, n.Name)
+		assert.Equal(t, os.FileMode(0o600), fi.Mode().Perm(), n.Name)
+		data, err := os.ReadFile(p)
+		require.NoError(t, err)
+		cfg, err := ignition.Parse(data)
+		require.NoError(t, err, n.Name)
+		if n.Role == spec.RoleBootstrap {
+			pc, err := probe.ParseProbeConfig(cfg)
+			require.NoError(t, err)
+			self, ok := pc.Self(n.MAC)
+			require.True(t, ok)
+			assert.Equal(t, n.IP, self.IP)
+			assert.Equal(t, s.FQDN(n), self.FQDN)
+			continue
+		}
+		require.Len(t, cfg.Ignition.Config.Merge, 1, n.Name)
+		assert.Equal(t, "https://api-int.ocp.lab.local:22623/config/"+string(n.Role), *cfg.Ignition.Config.Merge[0].Source)
+	}
+	ca1, err := os.ReadFile(filepath.Join(s.LabDir, "pki", "root-ca.crt"))
+	require.NoError(t, err)
+	require.NoError(t, WriteProbeIgnition(s))
+	ca2, err := os.ReadFile(filepath.Join(s.LabDir, "pki", "root-ca.crt"))
+	require.NoError(t, err)
+	assert.Equal(t, ca1, ca2, "the lab CA is reused on re-runs")
+}
+
+// The probe agents serve ingress on exactly the nodes haproxy sends 80 and
+// 443 to: read back from the configs each pool is served (what an agent
+// finds about itself), for every topology the spec accepts.
+func TestProbeIngressNodesAreTheLoadBalancers(t *testing.T) {
+	t.Parallel()
+	for _, topo := range []spec.Topology{{Masters: 1}, {Masters: 3}, {Masters: 3, Workers: 1}, {Masters: 3, Workers: 2}, {Masters: 1, Workers: 1}} {
+		t.Run(fmt.Sprintf("1+%d+%d", topo.Masters, topo.Workers), func(t *testing.T) {
+			t.Parallel()
+			s := &spec.Spec{Name: "p", Profile: spec.ProfileProbe, LabDir: t.TempDir(), Topology: topo}
+			s.Defaults()
+			p, err := pki.Ensure(filepath.Join(s.LabDir, "pki"), "api-int."+s.Cluster.Domain())
+			require.NoError(t, err)
+			cfgs, err := probe.Generate(ProbeInput(s, p))
+			require.NoError(t, err)
+			var serving []string
+			seen := 0
+			for _, served := range [][]byte{cfgs.Bootstrap, cfgs.MasterServed, cfgs.WorkerServed} {
+				cfg, err := ignition.Parse(served)
+				require.NoError(t, err)
+				pc, err := probe.ParseProbeConfig(cfg)
+				require.NoError(t, err)
+				for _, n := range pc.SortedNodes() {
+					seen++
+					if n.Ingress {
+						serving = append(serving, n.Name)
+					}
+				}
+			}
+			require.Equal(t, len(s.Nodes), seen, "every node finds itself in its pool's config")
+			sort.Strings(serving)
+
+			var backends []string
+			for _, fe := range loadbalancer.LabConfig(s, false).Frontends {
+				if fe.Name == "ingress-http" {
+					for _, srv := range fe.Servers {
+						backends = append(backends, srv.Name)
+					}
+				}
+			}
+			sort.Strings(backends)
+			require.NotEmpty(t, backends)
+			assert.Equal(t, backends, serving)
+		})
+	}
+}
+
+// Prepare builds from a copy: the spec given keeps what the user wrote,
+// the one returned names the boot files, and every node has its Ignition.
+func TestPrepareProbeLeavesTheSpecAsGiven(t *testing.T) {
+	t.Parallel()
+	s := &spec.Spec{Name: "p", Profile: spec.ProfileProbe, LabDir: t.TempDir()}
+	s.Defaults()
+	dir := t.TempDir()
+	s.Image.Kernel, s.Image.Initrd = filepath.Join(dir, "vmlinuz"), filepath.Join(dir, "initrd")
+	require.NoError(t, os.WriteFile(s.Image.Kernel, []byte("k"), 0o644))
+	require.NoError(t, os.WriteFile(s.Image.Initrd, []byte("i"), 0o644))
+	before := *s
+	built, err := Prepare(context.Background(), s, PrepareOptions{})
+	require.NoError(t, err)
+	assert.Equal(t, before.Image, s.Image)
+	assert.NotSame(t, s, built)
+	assert.Equal(t, s.Image.Kernel, built.Image.Kernel, "its own kernel is kept")
+	require.NoError(t, CheckBootFiles(built, hypervisor.Full()), "every node got its Ignition")
+
+	reh := *s
+	reh.OpenShift.ManualBootstrap = true
+	_, err = Prepare(context.Background(), &reh, PrepareOptions{})
+	var ve *spec.ValidationError
+	require.ErrorAs(t, err, &ve)
+	assert.Equal(t, "image.rehearsalInitrd", ve.Errs[0].Field)
+
+	other := *s
+	other.Profile = "bare"
+	_, err = Prepare(context.Background(), &other, PrepareOptions{})
+	var np *InputError
+	require.ErrorAs(t, err, &np)
+	assert.Contains(t, err.Error(), `profile "bare" has no preparer`)
+}
