@@ -8,6 +8,8 @@ import (
 	"github.com/bootlab/bootlab/lab/class"
 	"github.com/bootlab/bootlab/lab/hypervisor"
 	"github.com/bootlab/bootlab/lab/internal/engine"
+	"github.com/bootlab/bootlab/lab/loadbalancer"
+	"github.com/bootlab/bootlab/lab/preflight"
 	"github.com/bootlab/bootlab/lab/probe"
 	"github.com/bootlab/bootlab/lab/spec"
 )
@@ -16,29 +18,44 @@ import (
 // (lab/internal/engine) and named here, so that a command sees them
 // through the facade and never imports the engine.
 type (
-	BuildOptions    = engine.BuildOptions
-	BuildResult     = engine.BuildResult
-	BuildPlan       = engine.BuildPlan
-	UpOptions       = engine.UpOptions
-	UpResult        = engine.UpResult
-	DownOptions     = engine.DownOptions
-	TeardownOptions = engine.TeardownOptions
-	StepResult      = engine.StepResult
-	Change          = engine.Change
-	Status          = engine.Status
-	NodeStatus      = engine.NodeStatus
-	NetworkStatus   = engine.NetworkStatus
-	DNSRecord       = engine.DNSRecord
-	PivotResult     = engine.PivotResult
-	WaitOptions     = engine.WaitOptions
-	Checkpoint      = engine.Checkpoint
-	SaveOptions     = engine.SaveOptions
-	RestoreOptions  = engine.RestoreOptions
-	PrepareOptions  = engine.PrepareOptions
-	ListOptions     = engine.ListOptions
-	Summary         = engine.Summary
-	GraphOptions    = engine.GraphOptions
-	InputError      = engine.InputError
+	BuildOptions        = engine.BuildOptions
+	BuildResult         = engine.BuildResult
+	BuildPlan           = engine.BuildPlan
+	UpOptions           = engine.UpOptions
+	UpResult            = engine.UpResult
+	DownOptions         = engine.DownOptions
+	TeardownOptions     = engine.TeardownOptions
+	StepResult          = engine.StepResult
+	Change              = engine.Change
+	Status              = engine.Status
+	NodeStatus          = engine.NodeStatus
+	NetworkStatus       = engine.NetworkStatus
+	DNSRecord           = engine.DNSRecord
+	PivotResult         = engine.PivotResult
+	WaitOptions         = engine.WaitOptions
+	Checkpoint          = engine.Checkpoint
+	SaveOptions         = engine.SaveOptions
+	RestoreOptions      = engine.RestoreOptions
+	PrepareOptions      = engine.PrepareOptions
+	ListOptions         = engine.ListOptions
+	Summary             = engine.Summary
+	GraphOptions        = engine.GraphOptions
+	InputError          = engine.InputError
+	ConsoleOptions      = engine.ConsoleOptions
+	Program             = engine.Program
+	BuiltProgram        = engine.BuiltProgram
+	UnknownProgramError = engine.UnknownProgramError
+	UnknownReleaseError = engine.UnknownReleaseError
+)
+
+// The leaves' values a verb hands back whole, named here so that a command
+// prints them without importing the leaf: Lab.Preflight's report, the
+// load balancer's backends of a PivotResult, the probe image `lab
+// probe-image build` made.
+type (
+	PreflightReport = preflight.Report
+	BackendStatus   = loadbalancer.BackendStatus
+	ProbeImage      = probe.Image
 )
 
 // MetadataNamespace is the XML namespace of the metadata bootlab writes
@@ -106,3 +123,23 @@ func AcceleratorLine(accel spec.Accelerator, why string) string {
 func ClassHost(ctx context.Context, connect Connector, uri string, log *slog.Logger) (class.Host, error) {
 	return engine.ClassHost(ctx, connect, uri, log)
 }
+
+// LookupProgram is the program name (kubernetes or etcd) at the version
+// OpenShift release version pins: what `cache build` builds.
+func LookupProgram(name, version string) (*Program, error) {
+	return engine.LookupProgram(name, version)
+}
+
+// BuildProgram builds p from the Go module proxy into the cache under dir,
+// unless it is there.
+func BuildProgram(ctx context.Context, dir string, p *Program, log *slog.Logger) (*BuiltProgram, error) {
+	return engine.BuildProgram(ctx, dir, p, log)
+}
+
+// LabDirs are home and the directories of the labs under it (a cache
+// export leaves them out).
+func LabDirs(home string) ([]string, error) { return engine.LabDirs(home) }
+
+// LabImages are the image files the labs under home boot (a cache prune
+// keeps them).
+func LabImages(home string) ([]string, error) { return engine.LabImages(home) }

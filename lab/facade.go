@@ -4,11 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/bootlab/bootlab/lab/internal/engine"
+	"io"
 	"log/slog"
 	"sync"
 	"time"
 
+	"github.com/bootlab/bootlab/lab/internal/engine"
+
+	"github.com/bootlab/bootlab/lab/host"
 	"github.com/bootlab/bootlab/lab/hypervisor"
 	"github.com/bootlab/bootlab/lab/libvirt"
 	"github.com/bootlab/bootlab/lab/spec"
@@ -262,6 +265,30 @@ func (l *Lab) WaitBootstrap(ctx context.Context, o engine.WaitOptions) error {
 func (l *Lab) WaitInstall(ctx context.Context, o engine.WaitOptions) error {
 	o.Log, o.Status = l.o.Log, l.o.Status
 	return engine.WaitInstall(ctx, l.spec, o)
+}
+
+// Console is `lab console`: node n's serial console log copied to out,
+// read on the hypervisor's machine for a remote lab (see engine.Console).
+func (l *Lab) Console(ctx context.Context, n spec.Node, out io.Writer, o ConsoleOptions) error {
+	var h host.Host
+	if l.spec.Remote() {
+		hv, err := l.hypervisor(ctx)
+		if err != nil {
+			return err
+		}
+		h = hv.Host()
+	}
+	return engine.Console(ctx, h, l.spec, n, out, o)
+}
+
+// Gather is `lab gather`: openshift-install's gather bootstrap of the
+// built lab; it returns the bundle's path (see engine.Gather).
+func (l *Lab) Gather(ctx context.Context) (string, error) {
+	st, err := labdir.LoadState(l.spec.LabDir)
+	if err != nil {
+		return "", err
+	}
+	return engine.Gather(ctx, l.spec, st, engine.GatherOptions{Log: l.o.Log, Status: l.o.Status})
 }
 
 // Checkpoint saves checkpoint name of the lab (see engine.SaveCheckpoint).

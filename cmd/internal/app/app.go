@@ -47,21 +47,22 @@ func Main() int {
 // Run executes bootlab with args and returns the exit code. Errors are printed
 // once, here; a panic is a bootlab bug, reported as one (see recoverBug).
 func Run(ctx context.Context, streams cmdutil.Streams, args []string) int {
-	return execute(ctx, streams, args, NewCmdRoot)
+	return execute(ctx, streams, args, NewCmdRoot, lab.ConnectLibvirt)
 }
 
 // issuesURL is where a bootlab bug is reported.
 const issuesURL = "https://github.com/bootlab/bootlab/issues"
 
 // execute is Run with the command tree newRoot builds (tests add a
-// command that panics).
-func execute(ctx context.Context, streams cmdutil.Streams, args []string, newRoot func(*cmdutil.Factory) *cobra.Command) (exit int) {
+// command that panics) and the hypervisors connect opens (tests pass the
+// shared fake, hypervisor.Shared).
+func execute(ctx context.Context, streams cmdutil.Streams, args []string, newRoot func(*cmdutil.Factory) *cobra.Command, connect lab.Connector) (exit int) {
 	defer func() {
 		if r := recover(); r != nil {
 			exit = reportBug(streams.ErrOut, r, debug.Stack())
 		}
 	}()
-	f := &cmdutil.Factory{Streams: streams, Connect: lab.ConnectLibvirt}
+	f := &cmdutil.Factory{Streams: streams, Connect: connect}
 	root := newRoot(f)
 	root.SetArgs(args)
 	root.SetIn(streams.In)

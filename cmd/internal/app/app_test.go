@@ -18,12 +18,23 @@ import (
 
 	"github.com/bootlab/bootlab/cmd/internal/cmdutil"
 	"github.com/bootlab/bootlab/internal/version"
+	"github.com/bootlab/bootlab/lab"
+	"github.com/bootlab/bootlab/lab/hypervisor"
 )
 
 func run(t *testing.T, args ...string) (int, string, string) {
 	t.Helper()
 	var out, errb bytes.Buffer
 	code := Run(context.Background(), cmdutil.Streams{In: strings.NewReader(""), Out: &out, ErrOut: &errb}, args)
+	return code, out.String(), errb.String()
+}
+
+// runOn is run with every hypervisor the command opens being hv (the
+// shared fake): the command's logic without a libvirtd.
+func runOn(t *testing.T, hv hypervisor.Hypervisor, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := execute(context.Background(), cmdutil.Streams{In: strings.NewReader(""), Out: &out, ErrOut: &errb}, args, NewCmdRoot, hypervisor.Shared(hv))
 	return code, out.String(), errb.String()
 }
 
@@ -288,7 +299,7 @@ func TestPanicIsReportedAsBug(t *testing.T) {
 		return root
 	}
 	var out, errb bytes.Buffer
-	code := execute(context.Background(), cmdutil.Streams{In: strings.NewReader(""), Out: &out, ErrOut: &errb}, []string{"boom"}, withBoom)
+	code := execute(context.Background(), cmdutil.Streams{In: strings.NewReader(""), Out: &out, ErrOut: &errb}, []string{"boom"}, withBoom, lab.ConnectLibvirt)
 	assert.Equal(t, cmdutil.ExitBug, code)
 	assert.Equal(t, 70, code, "sysexits EX_SOFTWARE")
 	lines := strings.SplitN(errb.String(), "\n", 2)

@@ -1,27 +1,17 @@
 package cachecmd
 
 import (
+	"errors"
 	"fmt"
-	"os"
 	"time"
 
+	"github.com/bootlab/bootlab/lab"
 	"github.com/bootlab/bootlab/lab/spec"
 
 	"github.com/spf13/cobra"
 
 	"github.com/bootlab/bootlab/cmd/internal/cmdutil"
-	"github.com/bootlab/bootlab/lab/gobuild"
-	"github.com/bootlab/bootlab/lab/release"
 )
-
-// buildable are the programs `cache build` makes, by name: each returns
-// the release's component.
-func buildable() map[string]func(release.Release) (gobuild.Component, error) {
-	return map[string]func(release.Release) (gobuild.Component, error){
-		"kubernetes": func(r release.Release) (gobuild.Component, error) { return gobuild.Kubernetes(r.Kubernetes) },
-		"etcd":       func(r release.Release) (gobuild.Component, error) { return gobuild.Etcd(r.Etcd.Module) },
-	}
-}
 
 // newCmdBuild is `cache build NAME`: the programs bootlab builds from the
 // Go module proxy are built ahead of a classroom here, on a host with
@@ -45,11 +35,14 @@ stdout: the binary's path.`,
 		Args: cmdutil.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			opts.Program = args[0]
-			if _, ok := buildable()[opts.Program]; !ok {
+			_, err := lab.LookupProgram(opts.Program, opts.OpenShiftVersion)
+			var unknown *lab.UnknownProgramError
+			var release *lab.UnknownReleaseError
+			switch {
+			case errors.As(err, &unknown):
 				return cmdutil.UsageErrorf("cache build %q: bootlab builds kubernetes or etcd", opts.Program)
-			}
-			if _, err := release.For(opts.OpenShiftVersion); err != nil {
-				return cmdutil.UsageErrorf("--openshift-version: %v", err)
+			case errors.As(err, &release):
+				return cmdutil.UsageErrorf("--openshift-version: %v", release.Err)
 			}
 			return run("build", c, func() error { return runBuild(c, f, opts) })
 		},
@@ -59,21 +52,12 @@ stdout: the binary's path.`,
 }
 
 func runBuild(c *cobra.Command, f *cmdutil.Factory, o *Options) error {
-	rel, err := release.For(o.OpenShiftVersion)
+	p, err := lab.LookupProgram(o.Program, o.OpenShiftVersion)
 	if err != nil {
 		return err
 	}
-	comp, err := buildable()[o.Program](rel)
-	if err != nil {
-		return fmt.Errorf("OpenShift %s: %w", rel.OpenShift, err)
-	}
-	f.Status.Start("Building %s %s for OpenShift %s into %s", comp.Name, comp.Version, rel.OpenShift, o.dir())
-	b, err := gobuild.Ensure(c.Context(), o.dir(), comp, f.Log)
-	if err != nil {
-		f.Status.End(false)
-		return err
-	}
-	fi, err := os.Stat(b.Path)
+	f.Status.Start("Building %s %s for OpenShift %s into %s", p.Name, p.Version, p.OpenShift, o.dir())
+	b, err := lab.BuildProgram(c.Context(), o.dir(), p, f.Log)
 	if err != nil {
 		f.Status.End(false)
 		return err
@@ -82,7 +66,7 @@ func runBuild(c *cobra.Command, f *cmdutil.Factory, o *Options) error {
 	if b.Built {
 		how = "built in " + b.Took.Round(time.Second).String()
 	}
-	f.Status.EndDetail(true, fmt.Sprintf("%s, %s", human(fi.Size()), how))
+	f.Status.EndDetail(true, fmt.Sprintf("%s, %s", human(b.Size), how))
 	_, err = fmt.Fprintln(f.Streams.Out, b.Path)
 	return err
 }

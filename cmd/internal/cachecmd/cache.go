@@ -9,13 +9,13 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/bootlab/bootlab/lab"
 	"github.com/bootlab/bootlab/lab/spec"
 
 	"github.com/spf13/cobra"
 
 	"github.com/bootlab/bootlab/cmd/internal/cmdutil"
 	"github.com/bootlab/bootlab/lab/cache"
-	"github.com/bootlab/bootlab/lab/labdir"
 )
 
 // Options are shared by every `cache` command.
@@ -184,20 +184,8 @@ func dash(s string) string {
 	return s
 }
 
-func labDirs(home string) ([]string, error) {
-	labs, err := labdir.Find(home)
-	if err != nil {
-		return nil, err
-	}
-	dirs := []string{home}
-	for _, l := range labs {
-		dirs = append(dirs, l.Dir)
-	}
-	return dirs, nil
-}
-
 func runExport(f *cmdutil.Factory, o *Options) error {
-	dirs, err := labDirs(o.home())
+	dirs, err := lab.LabDirs(o.home())
 	if err != nil {
 		return err
 	}
@@ -240,33 +228,8 @@ func runImport(f *cmdutil.Factory, o *Options) error {
 	return nil
 }
 
-// LabImages returns the image files every lab under home boots. A lab whose
-// state cannot be read stops pruning: its probe image may be in use.
-func LabImages(home string) ([]string, error) {
-	labs, err := labdir.Find(home)
-	if err != nil {
-		return nil, err
-	}
-	var out []string
-	for _, l := range labs {
-		if l.Err != nil {
-			return nil, fmt.Errorf("lab %s (%s): %w: its probe image may be in use, so nothing is pruned; fix or remove that lab first", l.Name, l.Dir, l.Err)
-		}
-		if l.State == nil || l.State.Spec == nil {
-			continue
-		}
-		img := l.State.Spec.Image
-		for _, p := range []string{img.Kernel, img.Initrd, img.Path} {
-			if p != "" {
-				out = append(out, p)
-			}
-		}
-	}
-	return out, nil
-}
-
 func runPrune(f *cmdutil.Factory, o *Options) error {
-	refs, err := LabImages(o.home())
+	refs, err := lab.LabImages(o.home())
 	if err != nil {
 		return err
 	}

@@ -3,10 +3,8 @@
 package classcmd
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -18,48 +16,11 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/bootlab/bootlab/cmd/internal/cmdutil"
-	"github.com/bootlab/bootlab/internal/status"
 	"github.com/bootlab/bootlab/lab"
 	"github.com/bootlab/bootlab/lab/labdir"
 	"github.com/bootlab/bootlab/lab/libvirt"
 	"github.com/bootlab/bootlab/stages"
 )
-
-// run executes a class subcommand against the real libvirtd's test:///default
-// driver and returns stdout, stderr and the error.
-func run(t *testing.T, args ...string) (string, string, error) {
-	t.Helper()
-	var out, errOut bytes.Buffer
-	f := &cmdutil.Factory{Streams: cmdutil.Streams{Out: &out, ErrOut: &errOut}, Status: status.New(&errOut, false), Log: slog.New(slog.DiscardHandler)}
-	cmd := NewCmdClass(f)
-	cmd.SetArgs(args)
-	cmd.SilenceUsage, cmd.SilenceErrors = true, true
-	err := cmd.ExecuteContext(context.Background())
-	return out.String(), errOut.String(), err
-}
-
-// classFile writes a class of two probe labs on test:///default with boot
-// files of their own (no probe image is built) and returns its path.
-func classFile(t *testing.T, extra string) string {
-	t.Helper()
-	dir := t.TempDir()
-	for _, f := range []string{"vmlinuz", "initrd"} {
-		require.NoError(t, os.WriteFile(filepath.Join(dir, f), []byte("x"), 0o644))
-	}
-	spec := `name: it
-template:
-  profile: probe
-  accelerator: tcg
-  libvirt: {uri: "test:///default"}
-  image: {kernel: ` + filepath.Join(dir, "vmlinuz") + `, initrd: ` + filepath.Join(dir, "initrd") + `}
-  topology: {masters: 1, workers: 0}
-learners: [ann, ben]
-addressPool: 10.231.0.0/22
-` + extra
-	p := filepath.Join(dir, "class.yaml")
-	require.NoError(t, os.WriteFile(p, []byte(spec), 0o644))
-	return p
-}
 
 // class up builds every lab (recording the class), class down removes
 // them and spares a lab of no class on the same daemon.
@@ -175,57 +136,4 @@ func TestClassUpDownSparesOtherLabs(t *testing.T) {
 	assert.NoError(t, err, "the lab of no class is spared")
 	assert.DirExists(t, solo.LabDir)
 	assert.NoDirExists(t, filepath.Join(home, "classes", "it"))
-}
-
-// A class whose override takes another lab's network is refused before
-// anything is created, naming the field and the lab (exit 3).
-func TestClassUpRefusesClashBeforeCreating(t *testing.T) {
-	home := t.TempDir()
-	t.Setenv("BOOTLAB_HOME", home)
-	t.Chdir(t.TempDir())
-	other := &spec.Spec{Name: "it-other", Libvirt: spec.Libvirt{URI: "test:///default"}, Network: spec.Network{CIDR: "10.233.0.0/24"}}
-	other.Defaults()
-	require.NoError(t, (&labdir.State{Name: other.Name, UUID: "u", Spec: other}).Save(other.LabDir))
-
-	file := classFile(t, "overrides:\n  ben:\n    network: {cidr: 10.233.0.0/24}\n")
-	_, _, err := run(t, "up", "-f", file, "--no-preflight")
-	require.Error(t, err)
-	assert.Equal(t, file+": overrides.ben.network.cidr: 10.233.0.0/24 overlaps lab it-other (10.233.0.0/24): choose a free range", err.Error())
-	assert.Equal(t, cmdutil.ExitInvalid, cmdutil.ExitCodeOf(err))
-	assert.NoDirExists(t, filepath.Join(home, "labs", "it-ann"), "nothing was created")
-}
-
-// One lab's failure does not stop the others: the summary names the lab
-// and why, the exit is non-zero, and class down still removes the failed
-// lab (its state named the class before anything was made).
-func TestClassUpOneLabFails(t *testing.T) {
-	home := t.TempDir()
-	t.Setenv("BOOTLAB_HOME", home)
-	t.Chdir(t.TempDir())
-	ctx := context.Background()
-	conn, err := libvirt.Connect(ctx, "test:///default", nil)
-	require.NoError(t, err)
-	defer conn.Close()
-	// A network that is not bootlab's holds ben's lab network name.
-	_, err = conn.DefineNetwork(ctx, `<network><name>bootlab-it-ben</name><bridge name="itforeign0"/><ip address="10.234.0.1" netmask="255.255.255.0"/></network>`)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = conn.UndefineNetwork(ctx, "bootlab-it-ben") })
-
-	file := classFile(t, "")
-	_, errOut, err := run(t, "up", "-f", file, "--no-preflight")
-	require.Error(t, err)
-	assert.Contains(t, err.Error(), "class up failed for 1 of 2 labs:\n  it-ben (learner ben): ")
-	assert.Contains(t, errOut, "✓ up it-ann (learner ann)")
-	assert.Contains(t, errOut, "✗ up it-ben (learner ben)")
-	st, err := labdir.LoadState(filepath.Join(home, "labs", "it-ben"))
-	require.NoError(t, err)
-	assert.Equal(t, "it", st.Class)
-	assert.Nil(t, st.Spec, "the failed lab records no spec")
-
-	_, errOut, err = run(t, "down", "--name", "it", "--yes")
-	require.NoError(t, err, errOut)
-	assert.NoDirExists(t, filepath.Join(home, "labs", "it-ann"))
-	assert.NoDirExists(t, filepath.Join(home, "labs", "it-ben"))
-	_, err = conn.LookupNetwork(ctx, "bootlab-it-ben")
-	assert.NoError(t, err, "the network that was not the lab's is spared")
 }

@@ -3,12 +3,8 @@ package cmdutil
 import (
 	"errors"
 
-	"github.com/bootlab/bootlab/lab/spec"
-
 	"github.com/bootlab/bootlab/lab"
 	"github.com/bootlab/bootlab/lab/labdir"
-	"github.com/bootlab/bootlab/lab/openshift"
-	"github.com/bootlab/bootlab/lab/preflight"
 )
 
 // ExitBug is a panic: a bootlab bug, whatever the input (sysexits
@@ -26,25 +22,10 @@ func ExitCodeOf(err error) int {
 		return 0
 	case errors.As(err, &ec):
 		return ec.ExitCode()
-	case invalidInput(err):
+	case lab.InvalidInput(err):
 		return ExitInvalid
 	case errors.Is(err, labdir.ErrNoState):
 		return ExitNoLab
 	}
 	return ExitError
-}
-
-// invalidInput reports whether err is one of the library's invalid-input
-// errors: a spec, a preflight, a pull secret, a spec naming another lab, or
-// a directory the spec names that holds files bootlab did not make.
-func invalidInput(err error) bool {
-	var (
-		idErr     *labdir.IdentityError
-		notOurs   *labdir.NotOursError
-		specErr   *spec.ValidationError
-		flightErr *preflight.Error
-		secretErr *openshift.PullSecretError
-		inputErr  *lab.InputError
-	)
-	return errors.As(err, &idErr) || errors.As(err, &notOurs) || errors.As(err, &specErr) || errors.As(err, &flightErr) || errors.As(err, &secretErr) || errors.As(err, &inputErr)
 }

@@ -2,16 +2,15 @@ package cmdutil
 
 import (
 	"github.com/bootlab/bootlab/lab"
-	"github.com/bootlab/bootlab/lab/images"
 )
 
 // PrepareOptions are the preparer's options of a command: its logger,
-// status line, progress output and the download cache.
+// status line and progress output (the download cache is the engine's
+// default, images.DefaultCacheDir).
 func PrepareOptions(f *Factory) lab.PrepareOptions {
 	return lab.PrepareOptions{
 		Log:      f.Log,
 		Status:   f.Status,
-		CacheDir: images.DefaultCacheDir(),
 		Progress: f.Streams.ErrOut,
 		TTY:      f.Streams.ErrTTY,
 	}

@@ -3,22 +3,13 @@ package labcmd
 import (
 	"context"
 	"errors"
-	"fmt"
-	"io"
-	"io/fs"
-	"os"
-	"strings"
-	"time"
 
 	labspec "github.com/bootlab/bootlab/lab/spec"
 
 	"github.com/spf13/cobra"
 
 	"github.com/bootlab/bootlab/cmd/internal/cmdutil"
-	"github.com/bootlab/bootlab/internal/sshc"
-	"github.com/bootlab/bootlab/lab/host"
-	"github.com/bootlab/bootlab/lab/labdir"
-	"github.com/bootlab/bootlab/lab/probe"
+	"github.com/bootlab/bootlab/lab"
 )
 
 // ConsoleOptions are the options of `lab console`.
@@ -69,93 +60,18 @@ func runConsole(ctx context.Context, f *cmdutil.Factory, opts *ConsoleOptions) e
 	if !ok {
 		return cmdutil.UsageErrorf("no node %q in lab %s (nodes: %s)", opts.Node, spec.Name, nodeNames(spec))
 	}
-	path := labdir.ConsoleLog(spec, n)
-	out := f.Streams.Out
-	if spec.Profile == labspec.ProfileProbe && !opts.Raw {
-		// Probe reports are one JSON line each: show them as a person reads.
-		out = &probe.ReadableConsole{W: out}
+	l, err := f.OpenLab(ctx, spec)
+	if err != nil {
+		return err
 	}
-	where := ""
-	if spec.Remote() {
-		// virtlogd writes the log on the hypervisor's machine: read it there.
-		conn, cerr := f.Connector()(ctx, spec.Libvirt.URI, f.Log)
-		if cerr != nil {
-			return cerr
-		}
-		defer conn.Close()
-		where = " on " + conn.Host().Name()
-		err = followHostFile(ctx, conn.Host(), path, out, !opts.NoFollow)
-	} else {
-		err = followFile(ctx, path, out, !opts.NoFollow, 250*time.Millisecond)
-	}
-	if errors.Is(err, os.ErrNotExist) {
-		return fmt.Errorf("no console log for %s at %s%s: the node has not started yet (`bootlab lab up`)", n.Name, path, where)
-	}
+	defer l.Close()
+	err = l.Console(ctx, n, f.Streams.Out, lab.ConsoleOptions{Follow: !opts.NoFollow, Raw: opts.Raw})
 	if errors.Is(err, context.Canceled) {
 		// Ctrl-C is how following ends: 130, as for any interrupted command,
 		// but with nothing to resume or clean up there is nothing to say.
 		return cmdutil.WithCode(cmdutil.ExitInterrupted, cmdutil.ErrSilent)
 	}
 	return err
-}
-
-// followHostFile is followFile for a file on a (remote) host: read once,
-// or followed with tail -F until ctx ends.
-func followHostFile(ctx context.Context, h host.Host, path string, out io.Writer, follow bool) error {
-	if !follow {
-		data, err := h.ReadFile(ctx, path)
-		if err != nil {
-			return err
-		}
-		_, err = out.Write(data)
-		return err
-	}
-	q := sshc.Quote(path)
-	var errb strings.Builder
-	code, err := h.Run(ctx, "[ -e "+q+" ] || exit 66; exec tail -c +1 -F -- "+q+" 2>/dev/null", nil, out, &errb)
-	switch {
-	case err != nil:
-		return err
-	case code == 66:
-		return &fs.PathError{Op: "read", Path: path, Err: fs.ErrNotExist}
-	case code != 0:
-		return fmt.Errorf("follow %s on %s: exit status %d %s", path, h.Name(), code, strings.TrimSpace(errb.String()))
-	}
-	return nil
-}
-
-// followFile copies path to out and, when follow is set, keeps copying what
-// is appended (starting over if the file is truncated) until ctx ends.
-func followFile(ctx context.Context, path string, out io.Writer, follow bool, every time.Duration) error {
-	fh, err := os.Open(path)
-	if err != nil {
-		return err
-	}
-	defer fh.Close()
-	var off int64
-	t := time.NewTicker(every)
-	defer t.Stop()
-	for {
-		n, err := io.Copy(out, fh)
-		off += n
-		if err != nil {
-			return fmt.Errorf("read %s: %w", path, err)
-		}
-		if !follow {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-t.C:
-		}
-		if fi, err := os.Stat(path); err == nil && fi.Size() < off {
-			if _, err := fh.Seek(0, io.SeekStart); err != nil {
-				return err
-			}
-			off = 0
-		}
-	}
 }
 
 func nodeNames(s *labspec.Spec) string {

@@ -11,7 +11,6 @@ import (
 
 	"github.com/bootlab/bootlab/cmd/internal/cmdutil"
 	"github.com/bootlab/bootlab/lab"
-	"github.com/bootlab/bootlab/lab/loadbalancer"
 )
 
 // PivotOptions are the options of `lab pivot`.
@@ -100,7 +99,7 @@ func printPivot(f *cmdutil.Factory, res *lab.PivotResult, output string) error {
 }
 
 // printBackends prints the load balancer's servers, one line each.
-func printBackends(w io.Writer, backends []loadbalancer.BackendStatus) error {
+func printBackends(w io.Writer, backends []lab.BackendStatus) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "  FRONTEND\tSERVER\tADDRESS\tSTATUS\tLAST CHECK")
 	for _, b := range backends {
@@ -110,7 +109,7 @@ func printBackends(w io.Writer, backends []loadbalancer.BackendStatus) error {
 }
 
 // upServers counts the servers of frontend that haproxy sends traffic to.
-func upServers(backends []loadbalancer.BackendStatus, frontend string) int {
+func upServers(backends []lab.BackendStatus, frontend string) int {
 	n := 0
 	for _, b := range backends {
 		if b.Frontend == frontend && b.Up() {

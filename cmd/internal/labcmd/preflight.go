@@ -11,7 +11,6 @@ import (
 	"github.com/bootlab/bootlab/internal/check"
 	"github.com/bootlab/bootlab/lab"
 	"github.com/bootlab/bootlab/lab/labdir"
-	"github.com/bootlab/bootlab/lab/preflight"
 )
 
 // PreflightOptions are the options of `lab preflight`.
@@ -77,7 +76,7 @@ func runPreflight(ctx context.Context, f *cmdutil.Factory, opts *PreflightOption
 		doc := struct {
 			Name string `json:"name"`
 			OK   bool   `json:"ok"`
-			*preflight.Report
+			*lab.PreflightReport
 		}{spec.Name, report.OK(), report}
 		if err := cmdutil.WriteJSON(f.Streams.Out, "PreflightReport", doc); err != nil {
 			return err
@@ -96,7 +95,7 @@ func runPreflight(ctx context.Context, f *cmdutil.Factory, opts *PreflightOption
 // printPreflight writes the checks as every check list prints (✓ passed,
 // ! passed with a caveat and its note, ✗ failed, the fixes at the end),
 // then the accelerator lab up would use.
-func printPreflight(w io.Writer, r *preflight.Report) error {
+func printPreflight(w io.Writer, r *lab.PreflightReport) error {
 	if err := check.Write(w, r.Checks, check.Options{}); err != nil {
 		return err
 	}

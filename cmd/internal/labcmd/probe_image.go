@@ -9,7 +9,6 @@ import (
 
 	"github.com/bootlab/bootlab/cmd/internal/cmdutil"
 	"github.com/bootlab/bootlab/lab"
-	"github.com/bootlab/bootlab/lab/probe"
 )
 
 // ProbeImageBuildOptions are the options of `lab probe-image build`.
@@ -77,8 +76,8 @@ when an input changes. stdout: the image paths.`,
 			f.Status.End(true)
 			if opts.Output == "json" {
 				return cmdutil.WriteJSON(f.Streams.Out, "ProbeImage", struct {
-					Agent string       `json:"agent"`
-					Image *probe.Image `json:"image"`
+					Agent string          `json:"agent"`
+					Image *lab.ProbeImage `json:"image"`
 				}{how, img})
 			}
 			state := "built"

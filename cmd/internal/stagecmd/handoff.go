@@ -10,17 +10,13 @@ import (
 
 	"github.com/bootlab/bootlab/cmd/internal/cmdutil"
 	"github.com/bootlab/bootlab/internal/node"
-	"github.com/bootlab/bootlab/lab/ignition"
+	"github.com/bootlab/bootlab/lab"
 	"github.com/bootlab/bootlab/stages"
 )
 
-// HandoffCommand is what `stage handoff` runs on the bootstrap node. Ignition
-// masks a unit by replacing its file with a /dev/null symlink, so unmasking
-// alone leaves no unit: manual bootstrap mode kept the installer's unit at
-// ignition.SavedBootkubeUnitPath, and handoff puts it back first.
-const HandoffCommand = "systemctl unmask bootkube.service" +
-	" && if [ -f " + ignition.SavedBootkubeUnitPath + " ]; then install -m 0644 " + ignition.SavedBootkubeUnitPath + " /etc/systemd/system/bootkube.service; fi" +
-	" && systemctl daemon-reload && systemctl start bootkube.service"
+// HandoffCommand is what `stage handoff` runs on the bootstrap node
+// (lab.HandoffCommand: the lab that masked the unit says how to unmask it).
+const HandoffCommand = lab.HandoffCommand
 
 // HandoffOptions are the options of `stage handoff`.
 type HandoffOptions struct {
@@ -38,7 +34,7 @@ func NewCmdHandoff(f *cmdutil.Factory, runF func(*HandoffOptions) error) *cobra.
   bootlab stage handoff --name demo`,
 		Long: `A lab built with openshift.manualBootstrap: true has bootkube.service masked,
 so nothing happens until you run stages (the installer's unit file was kept at
-` + ignition.SavedBootkubeUnitPath + `). handoff runs, on the bootstrap node:
+` + lab.SavedBootkubeUnitPath + `). handoff runs, on the bootstrap node:
 
   ` + HandoffCommand + `
 

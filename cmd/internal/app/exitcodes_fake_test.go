@@ -1,5 +1,3 @@
-//go:build integration
-
 package app
 
 import (
@@ -10,19 +8,22 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/bootlab/bootlab/cmd/internal/cmdutil"
+	"github.com/bootlab/bootlab/lab/hypervisor/fake"
 )
 
 // `lab status` of a lab that does not exist exits 5 in both forms: the
 // JSON document says every object is absent, the code says "no such lab".
+// On the fake hypervisor: the exit code is the command's logic, not
+// libvirtd's.
 func TestStatusOfNoSuchLabExits5InEveryForm(t *testing.T) {
 	t.Setenv("BOOTLAB_HOME", t.TempDir())
 	t.Setenv(cmdutil.EnvLab, "")
 	args := []string{"lab", "status", "--name", "h21dry-nosuch", "--uri", "test:///default"}
-	code, _, errOut := run(t, args...)
+	code, _, errOut := runOn(t, fake.New(), args...)
 	assert.Equal(t, cmdutil.ExitNoLab, code, errOut)
 	assert.Contains(t, errOut, "lab h21dry-nosuch is not up")
 
-	code, out, errOut := run(t, append(args, "-o", "json")...)
+	code, out, errOut := runOn(t, fake.New(), append(args, "-o", "json")...)
 	assert.Equal(t, cmdutil.ExitNoLab, code, errOut)
 	var doc struct {
 		Kind    string `json:"kind"`

@@ -1,4 +1,4 @@
-package labcmd
+package engine
 
 import (
 	"context"
