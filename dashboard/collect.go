@@ -38,6 +38,8 @@ type Collector struct {
 	conns   map[string]*conn
 	lastErr map[string]string // uri -> last connection error, logged once
 	records map[string]recordsCache
+	// clusters are the last cluster views, by lab directory.
+	clusters map[string]*ClusterView
 }
 
 type conn struct {
@@ -134,7 +136,7 @@ func (c *Collector) view(ctx context.Context, l *lab.Summary) LabView {
 	v := LabView{Name: l.Name, Profile: l.Profile, URI: l.URI, CIDR: l.CIDR, Orphaned: l.Orphaned,
 		NodesUp: l.NodesUp, NodesTotal: l.NodesTotal, Phase: PhaseNotBuilt, Verify: l.Verify, Error: l.Error,
 		Nodes: []NodeView{}, DNS: []lab.DNSRecord{}, Stages: []StageView{}, Failures: []string{},
-		LoadBalancer: LBView{Frontends: []FrontendView{}}}
+		LoadBalancer: LBView{Frontends: []FrontendView{}}, Serving: ServingView{API: []string{}, MCS: []string{}}}
 	if l.Orphaned {
 		v.Error = l.OrphanHint()
 		v.Network = NetworkView{Name: l.Network, Exists: l.Network != ""}
@@ -167,6 +169,10 @@ func (c *Collector) view(ctx context.Context, l *lab.Summary) LabView {
 		v.Error = fmt.Sprintf("libvirt %s: %v", s.Libvirt.URI, err)
 	}
 	v.Nodes, v.LoadBalancer = nodesAndLB(s, st, removed)
+	v.Serving = serving(v.LoadBalancer)
+	if s.Rehearsal() || s.Profile == spec.ProfileOpenShift {
+		v.Cluster = c.cluster(ctx, s)
+	}
 	if st != nil {
 		v.Network = NetworkView{Name: st.Network.Name, Exists: st.Network.Exists, Active: st.Network.Active, Bridge: st.Network.Bridge, Gateway: st.Network.Gateway}
 		v.DNS = st.DNS

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -182,4 +183,32 @@ func TestCollectorLogsUnreachableLibvirtOnce(t *testing.T) {
 		assert.Contains(t, views[0].Failures[0], "libvirt qemu:///fake")
 	}
 	assert.Equal(t, 1, strings.Count(logged.String(), "cannot read labs from libvirt"), logged.String())
+}
+
+// Who serves the API and the MCS is read from the backends haproxy's
+// check passes; the ingress ports play no part.
+func TestServingFromTheLoadBalancer(t *testing.T) {
+	t.Parallel()
+	lb := LBView{Frontends: []FrontendView{
+		{Name: "api", Port: 6443, Backends: []BackendView{{Server: "bootstrap", Health: HealthDown}, {Server: "master-0", Health: HealthUp}, {Server: "master-1", Health: HealthUp}}},
+		{Name: "machine-config", Port: 22623, Backends: []BackendView{{Server: "bootstrap", Health: HealthUp}, {Server: "master-0", Health: HealthMaint}}},
+		{Name: "ingress-http", Port: 80, Backends: []BackendView{{Server: "worker-0", Health: HealthUp}}},
+	}}
+	assert.Equal(t, ServingView{API: []string{"master-0", "master-1"}, MCS: []string{"bootstrap"}}, serving(lb))
+	assert.Equal(t, ServingView{API: []string{}, MCS: []string{}}, serving(LBView{}), "nobody: empty lists, never null")
+}
+
+// No kubeconfig: no cluster card. One that cannot be used says why, and
+// the answer is kept for clusterEvery (the page polls every second).
+func TestClusterNeedsTheLabKubeconfig(t *testing.T) {
+	t.Parallel()
+	s := &spec.Spec{Name: "k", LabDir: t.TempDir(), OpenShift: spec.OpenShift{ManualBootstrap: true}}
+	s.Defaults()
+	var c Collector
+	assert.Nil(t, c.cluster(context.Background(), s))
+	require.NoError(t, os.WriteFile(labdir.Kubeconfig(s), []byte("clusters: []\n"), 0o600))
+	v := c.cluster(context.Background(), s)
+	require.NotNil(t, v)
+	assert.Contains(t, v.Error, "has no context, cluster or user")
+	assert.Same(t, v, c.cluster(context.Background(), s), "kept, not read again within clusterEvery")
 }

@@ -49,12 +49,17 @@ type LabView struct {
 	NodesUp    int          `json:"nodesUp"`
 	NodesTotal int          `json:"nodesTotal"`
 	// Phase is one of the Phase* constants.
-	Phase        string          `json:"phase"`
-	Network      NetworkView     `json:"network"`
-	LoadBalancer LBView          `json:"loadBalancer"`
-	Nodes        []NodeView      `json:"nodes"`
-	DNS          []lab.DNSRecord `json:"dns"`
-	Stages       []StageView     `json:"stages"`
+	Phase        string      `json:"phase"`
+	Network      NetworkView `json:"network"`
+	LoadBalancer LBView      `json:"loadBalancer"`
+	// Serving names who serves the API and the MCS now (haproxy's view).
+	Serving ServingView `json:"serving"`
+	// Cluster is the lab's Kubernetes through its real API, when the lab
+	// has a kubeconfig (`bootlab lab kubeconfig`); nil otherwise.
+	Cluster *ClusterView    `json:"cluster,omitempty"`
+	Nodes   []NodeView      `json:"nodes"`
+	DNS     []lab.DNSRecord `json:"dns"`
+	Stages  []StageView     `json:"stages"`
 	// StageReached is the highest stage done (0: none), StageRunning the
 	// one running now (0: none).
 	StageReached int `json:"stageReached"`

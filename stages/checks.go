@@ -222,6 +222,8 @@ func checksClusterBootstrap() []Check {
 			HostPaths:  []string{etcdResources, "/var/lib/etcd"},
 		}),
 		https("the masters' API answers https://$API_INT_URL:6443/readyz", "https://$API_INT_URL:6443/readyz", "ok", "--insecure"),
+		apiReadyz(),
+		apiBootstrapConfigMap(),
 	}
 }
 
@@ -229,6 +231,7 @@ func checksCVOOverrides() []Check {
 	return []Check{
 		marker("cvo-overrides.done"),
 		absent(mcoPod, "bootkube removes the bootstrap MCS after cluster-bootstrap"),
+		apiMastersReady(),
 	}
 }
 

@@ -97,6 +97,10 @@ func fixtureNode(t *testing.T, s *stages.Stage) *stagestest.Node {
 	n.Replies["https://localhost:2379/version"] = stagestest.Reply{Stdout: `{"etcdserver":"3.5.21","etcdcluster":"3.5.0"}` + "\n200"}
 	n.Replies["https://localhost:22623/healthz"] = stagestest.Reply{Stdout: "\n200"}
 	n.Replies[":6443/readyz"] = stagestest.Reply{Stdout: "ok\n200"}
+	// The real API through kubectl with the admin kubeconfig.
+	n.Replies["kubectl --kubeconfig=/opt/openshift/auth/kubeconfig --request-timeout=10s get --raw /readyz"] = stagestest.Reply{Stdout: "ok"}
+	n.Replies["get configmap -n kube-system bootstrap"] = stagestest.Reply{Stdout: "complete"}
+	n.Replies["get nodes -l node-role.kubernetes.io/master"] = stagestest.Reply{Stdout: "master-0=True master-1=True master-2=True "}
 	return n
 }
 
@@ -289,6 +293,11 @@ func TestValidateFailsUsefully(t *testing.T) {
 			require.NoError(t, os.MkdirAll(filepath.Join(root, "etc/kubernetes/bootstrap-secrets"), 0o700))
 		}, "/etc/kubernetes/bootstrap-secrets still exists: cluster-bootstrap removes it"},
 		{"api-int down", "13", reply(":6443/readyz", stagestest.Reply{Stdout: "\n000", Code: 7}), "https://api-int.ocp.lab.local:6443/readyz"},
+		{"API not ready", "13", reply("get --raw /readyz", stagestest.Reply{Stdout: "[-]etcd failed"}), `/readyz answered "[-]etcd failed", want ok`},
+		{"API refuses", "13", reply("get --raw /readyz", stagestest.Reply{Code: 1}), "kubectl get --raw /readyz on fake-node"},
+		{"bootstrap not complete", "13", reply("get configmap -n kube-system bootstrap", stagestest.Reply{Stdout: ""}), `kube-system/bootstrap status is "", want complete`},
+		{"a master not Ready", "14", reply("get nodes -l node-role", stagestest.Reply{Stdout: "master-0=True master-1=False "}), "not Ready: master-1"},
+		{"no master Node", "14", reply("get nodes -l node-role", stagestest.Reply{Stdout: ""}), "no master Node yet"},
 		{"MCS still there", "14", func(t *testing.T, root string, _ *stagestest.Node) {
 			require.NoError(t, os.WriteFile(filepath.Join(root, "etc/kubernetes/manifests/machineconfigoperator-bootstrap-pod.yaml"), []byte("kind: Pod\n"), 0o644))
 		}, "machineconfigoperator-bootstrap-pod.yaml still exists"},

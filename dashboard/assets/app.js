@@ -198,6 +198,41 @@
     }
   }
 
+  // renderCluster shows who serves the API and the MCS now (haproxy's
+  // view) and, when the lab has a kubeconfig, each Node with its static
+  // (mirror) pods and the CSRs waiting for approval, from the real API.
+  function renderCluster(l) {
+    const sv = l.serving || { api: [], mcs: [] };
+    const who = (xs) => (xs.length ? xs.join(' ') : 'nobody');
+    const p = $('serving');
+    p.textContent = 'API served by ' + who(sv.api) + ' · MCS served by ' + who(sv.mcs);
+    p.setAttribute('data-api', sv.api.join(' '));
+    p.setAttribute('data-mcs', sv.mcs.join(' '));
+    const box = clear($('cluster'));
+    const csrs = clear($('csrs'));
+    const c = l.cluster;
+    if (!c) {
+      box.appendChild(el('p', { class: 'meta' }, 'no kubeconfig for this lab: bootlab lab kubeconfig'));
+      csrs.appendChild(el('li', { class: 'meta' }, '-'));
+      return;
+    }
+    if (c.error) box.appendChild(el('p', { class: 'error', id: 'cluster-error' }, 'API: ' + c.error));
+    for (const n of c.nodes) {
+      const d = el('div', { 'data-cluster-node': n.name, 'data-ready': String(n.ready) });
+      d.appendChild(el('b', {}, n.name + (n.ready ? ' ✓ Ready' : ' ✗ not Ready')));
+      const ul = el('ul', { class: 'pods' });
+      for (const pod of n.pods) {
+        ul.appendChild(el('li', { 'data-pod': pod.namespace + '/' + pod.name, 'data-static': String(pod.static) },
+          pod.namespace + '/' + pod.name + ' ' + pod.phase + (pod.static ? ' (static)' : '')));
+      }
+      d.appendChild(ul);
+      box.appendChild(d);
+    }
+    if (!c.error && !c.nodes.length) box.appendChild(el('p', { class: 'meta' }, 'no Node registered yet'));
+    for (const r of c.pendingCSRs) csrs.appendChild(el('li', { 'data-csr': r.name }, r.name + ' from ' + r.requestor + ' (' + r.signer + ')'));
+    if (!c.pendingCSRs.length) csrs.appendChild(el('li', { class: 'meta' }, 'none'));
+  }
+
   function renderDetail() {
     const l = selected();
     $('detail').hidden = !l;
@@ -210,6 +245,7 @@
     renderTopology(l);
     renderTimeline(l);
     renderStages(l);
+    renderCluster(l);
     renderVerify(l);
   }
 
@@ -225,6 +261,8 @@
     const seen = [];
     if (old.loadBalancer.running !== l.loadBalancer.running) seen.push('load balancer ' + (l.loadBalancer.running ? 'started' : 'stopped'));
     if (old.phase !== l.phase) seen.push('phase ' + old.phase + ' → ' + l.phase);
+    const api = (v) => ((v.serving || {}).api || []).join(' ');
+    if (api(old) !== api(l)) seen.push('API served by ' + (api(l) || 'nobody'));
     if (old.stageReached !== l.stageReached) seen.push('stage reached ' + old.stageReached + ' → ' + l.stageReached);
     for (const n of l.nodes) {
       const o = old.nodes.find((x) => x.name === n.name);

@@ -15,12 +15,15 @@ import (
 // Kubeconfig is the part of a kubeconfig file bootlab uses: the current
 // context's server, CA and client credentials.
 type Kubeconfig struct {
-	Path     string
-	Server   string
-	CAData   []byte
-	CertData []byte
-	KeyData  []byte
-	Token    string
+	Path   string
+	Server string
+	// TLSServerName is the name the server's certificate is checked for
+	// when Server is an address (a kubeconfig `lab kubeconfig` wrote).
+	TLSServerName string
+	CAData        []byte
+	CertData      []byte
+	KeyData       []byte
+	Token         string
 }
 
 type kubeconfigFile struct {
@@ -29,6 +32,7 @@ type kubeconfigFile struct {
 		Name    string `json:"name"`
 		Cluster struct {
 			Server                   string `json:"server"`
+			TLSServerName            string `json:"tls-server-name"`
 			CertificateAuthority     string `json:"certificate-authority"`
 			CertificateAuthorityData string `json:"certificate-authority-data"`
 		} `json:"cluster"`
@@ -90,7 +94,7 @@ func ParseKubeconfig(path string, data []byte, dir string) (*Kubeconfig, error) 
 			continue
 		}
 		found = true
-		k.Server = c.Cluster.Server
+		k.Server, k.TLSServerName = c.Cluster.Server, c.Cluster.TLSServerName
 		if k.CAData, err = dataOrFile(c.Cluster.CertificateAuthorityData, c.Cluster.CertificateAuthority, dir); err != nil {
 			return nil, fmt.Errorf("kubeconfig %s: certificate-authority: %w", path, err)
 		}
@@ -134,7 +138,7 @@ func dataOrFile(b64, file, dir string) ([]byte, error) {
 
 // TLSConfig returns the TLS client configuration of the kubeconfig.
 func (k *Kubeconfig) TLSConfig() (*tls.Config, error) {
-	cfg := &tls.Config{MinVersion: tls.VersionTLS12}
+	cfg := &tls.Config{MinVersion: tls.VersionTLS12, ServerName: k.TLSServerName}
 	if len(k.CAData) > 0 {
 		pool := x509.NewCertPool()
 		if !pool.AppendCertsFromPEM(k.CAData) {

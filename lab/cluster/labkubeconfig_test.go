@@ -54,7 +54,7 @@ func TestRenderAndWriteKubeconfig(t *testing.T) {
 	assert.NotContains(t, string(data), "insecure")
 	back, err := ParseKubeconfig("rendered", data, "")
 	require.NoError(t, err)
-	assert.Equal(t, &Kubeconfig{Path: "rendered", Server: "https://10.1.1.1:6443", CAData: []byte("ca"), CertData: []byte("cert"), KeyData: []byte("key")}, back)
+	assert.Equal(t, &Kubeconfig{Path: "rendered", Server: "https://10.1.1.1:6443", TLSServerName: "api.x", CAData: []byte("ca"), CertData: []byte("cert"), KeyData: []byte("key")}, back)
 
 	path := filepath.Join(t.TempDir(), "lab", "kubeconfig")
 	require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))

@@ -36,6 +36,29 @@ func MinMemoryMiB(p Profile, r Role) int {
 // DefaultSize returns the default vCPU, memory and disk of a role in a profile.
 func DefaultSize(p Profile, r Role) Node { return profileSizes[p][r] }
 
+// defaultSize fills n's zero vCPUs, memory and disk: the profile's, or
+// a rehearsal lab's for its bootstrap and masters.
+func (s *Spec) defaultSize(n *Node) {
+	size := profileSizes[s.Profile][n.Role]
+	if s.Rehearsal() {
+		switch n.Role {
+		case RoleBootstrap:
+			size.VCPUs, size.MemoryMiB = RehearsalBootstrapVCPUs, RehearsalBootstrapMemoryMiB
+		case RoleMaster:
+			size.MemoryMiB = RehearsalMasterMemoryMiB
+		}
+	}
+	if n.VCPUs == 0 {
+		n.VCPUs = size.VCPUs
+	}
+	if n.MemoryMiB == 0 {
+		n.MemoryMiB = size.MemoryMiB
+	}
+	if n.DiskGiB == 0 {
+		n.DiskGiB = size.DiskGiB
+	}
+}
+
 // MaxNodes is the most nodes a lab has: its machine network is one /24
 // (gateway, load balancer and DHCP range included).
 const MaxNodes = 250
@@ -145,22 +168,7 @@ func (s *Spec) Defaults() {
 	var next = map[Role]int{RoleBootstrap: 10, RoleMaster: 11, RoleWorker: 20}
 	for i := range s.Nodes {
 		n := &s.Nodes[i]
-		size := profileSizes[s.Profile][n.Role]
-		if n.VCPUs == 0 {
-			n.VCPUs = size.VCPUs
-		}
-		if n.MemoryMiB == 0 {
-			n.MemoryMiB = size.MemoryMiB
-			if n.Role == RoleBootstrap && s.Rehearsal() {
-				n.MemoryMiB = RehearsalBootstrapMemoryMiB
-			}
-			if n.Role == RoleMaster && s.Rehearsal() {
-				n.MemoryMiB = RehearsalMasterMemoryMiB
-			}
-		}
-		if n.DiskGiB == 0 {
-			n.DiskGiB = size.DiskGiB
-		}
+		s.defaultSize(n)
 		if n.MAC == "" {
 			n.MAC = DeriveMAC(s.Name, n.Name)
 		}

@@ -3,8 +3,10 @@ package standin
 import (
 	"context"
 	"crypto/tls"
+	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -71,58 +73,136 @@ func landBootstrapControlPlane(assets, kube string) (secrets string, started []s
 	return secrets, started, nil
 }
 
-// waitForControlPlanes waits for the bootstrap API, then for the masters'
-// API through api-int (the required pods on the rehearsal lab), and records
-// that the bootstrap is complete.
+// waitForControlPlanes waits for the bootstrap API; through a real one it
+// creates the manifests and waits for the required pods, through the API
+// stand-in for the masters' API at api-int; then it records that the
+// bootstrap is complete.
 func (t *Tools) waitForControlPlanes(assets, requiredPods string, stdout, stderr io.Writer) error {
 	say := func(format string, a ...any) { fmt.Fprintf(stdout, format+"\n", a...) }
-	// 3. Wait for the bootstrap API.
 	self, err := t.bootstrapSelf()
 	if err != nil {
 		return err
 	}
-	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
-	ready := func(url string) (string, bool) {
-		resp, err := client.Get(url)
-		if err != nil {
-			return "", false
-		}
-		defer resp.Body.Close()
-		body, _ := io.ReadAll(io.LimitReader(resp.Body, 64))
-		return resp.Header.Get(probe.NodeHeader), resp.StatusCode == 200 && strings.TrimSpace(string(body)) == "ok"
+	required, err := parseRequiredPods(requiredPods)
+	if err != nil {
+		return err
 	}
-	var standIn string
-	if err := t.waitFor(t.BootstrapAPIWait, func() bool {
-		node, ok := ready("https://localhost:6443/readyz")
-		standIn = node
-		return ok
-	}); err != nil {
-		return fmt.Errorf("the bootstrap API did not answer https://localhost:6443/readyz: %w", err)
+	// 3. Wait for the bootstrap API.
+	standIn, err := t.waitForAPI(say)
+	if err != nil {
+		return err
 	}
-	say("API is up")
+	apiInt := "https://api-int." + clusterDomain(self) + ":6443/readyz"
 	// The API stand-in names its node; a real kube-apiserver (the kubelet
 	// started it from bootstrap-manifests/) does not.
-	if standIn == "" {
-		if err := t.createManifests(assets, stdout); err != nil {
+	if standIn != "" {
+		fmt.Fprintln(stderr, "cluster-bootstrap (bootlab rehearsal stand-in): the API stand-in of "+standIn+" answers, no real kube-apiserver (this node has no Kubernetes volume), so the manifests in "+filepath.Join(assets, "manifests")+" are not created in an API")
+		say("Waiting for required pods %s: the masters' API at %s", requiredPods, apiInt)
+		by, err := t.waitForMastersAPI(apiInt, self)
+		if err != nil {
 			return err
 		}
-	} else {
-		fmt.Fprintln(stderr, "cluster-bootstrap (bootlab rehearsal stand-in): the API stand-in of "+standIn+" answers, no real kube-apiserver, so the manifests in "+filepath.Join(assets, "manifests")+" are not created in an API")
+		say("All self-hosted control plane components successfully started (%s answered by %s)", apiInt, by)
+		return t.recordComplete(assets, false, stderr)
 	}
-	// 4. Wait for the required pods: on the rehearsal lab, the masters'
-	// API answering through api-int.
-	apiInt := "https://api-int." + clusterDomain(self) + ":6443/readyz"
-	say("Waiting for required pods %s: the masters' API at %s", requiredPods, apiInt)
+	if err := t.createManifests(assets, stdout); err != nil {
+		return err
+	}
+	// 4. Wait for the required pods, through the real API.
+	masters, err := t.mastersReadyz()
+	if err != nil {
+		return err
+	}
+	if err := t.waitRequiredPods(assets, required, masters, say); err != nil {
+		return err
+	}
+	return t.recordComplete(assets, true, stderr)
+}
+
+// mastersReadyz lists each master's https://IP:6443/readyz, by name,
+// from the node's probe config.
+func (t *Tools) mastersReadyz() (map[string]string, error) {
+	data, err := os.ReadFile(t.ProbeConfigPath)
+	if err != nil {
+		return nil, err
+	}
+	var c probe.Config
+	if err := json.Unmarshal(data, &c); err != nil {
+		return nil, fmt.Errorf("%s: %w", t.ProbeConfigPath, err)
+	}
+	out := map[string]string{}
+	for _, n := range c.Nodes {
+		if n.Role == probe.RoleMaster {
+			out[n.Name] = "https://" + net.JoinHostPort(n.IP, "6443") + "/readyz"
+		}
+	}
+	return out, nil
+}
+
+// apiProgressEvery spaces the "Still waiting" lines when the reason does
+// not change.
+const apiProgressEvery = 30 * time.Second
+
+// waitForAPI polls https://localhost:6443/readyz (TLS not verified, no
+// credentials, as cluster-bootstrap) up to BootstrapAPIWait, saying why it
+// still waits; it returns the node the API stand-in names, "" for a real
+// kube-apiserver.
+func (t *Tools) waitForAPI(say func(string, ...any)) (standIn string, err error) {
+	const url = "https://localhost:6443/readyz"
+	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
+	say("Waiting up to %s for the Kubernetes API", t.BootstrapAPIWait)
+	start, last, lastSaid := time.Now(), "", time.Time{}
+	err = t.waitFor(t.BootstrapAPIWait, func() bool {
+		node, why := readyzAnswer(client, url)
+		if why == "" {
+			standIn = node
+			return true
+		}
+		if why != last || time.Since(lastSaid) >= apiProgressEvery {
+			say("Still waiting for the Kubernetes API (%s): %s", time.Since(start).Round(time.Second), why)
+			last, lastSaid = why, time.Now()
+		}
+		return false
+	})
+	if err != nil {
+		return "", fmt.Errorf("the bootstrap API did not answer %s: %w (last: %s); on the node: crictl ps -a, /var/log/pods/openshift-kube-apiserver_bootstrap-kube-apiserver/kube-apiserver.log", url, err, last)
+	}
+	say("API is up (%s after the control plane landed)", time.Since(start).Round(time.Second))
+	return standIn, nil
+}
+
+// readyzAnswer asks url and returns the node the API stand-in names and
+// "" when it answered ok, else why not.
+func readyzAnswer(client *http.Client, url string) (node, why string) {
+	resp, err := client.Get(url)
+	if err != nil {
+		return "", err.Error()
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+	if resp.StatusCode == http.StatusOK && strings.TrimSpace(string(body)) == "ok" {
+		return resp.Header.Get(probe.NodeHeader), ""
+	}
+	if resp.StatusCode == http.StatusForbidden {
+		return "", "403 Forbidden for an anonymous client: the API server has not written its RBAC bootstrap roles yet"
+	}
+	return "", fmt.Sprintf("%s %s", resp.Status, strings.Join(strings.Fields(string(body)), " "))
+}
+
+// waitForMastersAPI waits until a master's API stand-in answers at apiInt
+// (through the load balancer) and returns which.
+func (t *Tools) waitForMastersAPI(apiInt string, self probe.NodeExpect) (string, error) {
+	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
 	var by string
-	if err := t.waitFor(t.MastersWait, func() bool {
-		node, ok := ready(apiInt)
+	err := t.waitFor(t.MastersWait, func() bool {
+		node, why := readyzAnswer(client, apiInt)
 		by = node
-		return ok && node != "" && node != self.Name
-	}); err != nil {
-		return fmt.Errorf("no master answered %s: do the masters have their config (stage 12, lab verify)? %w", apiInt, err)
+		return why == "" && node != "" && node != self.Name
+	})
+	if err != nil {
+		return "", fmt.Errorf("no master answered %s: do the masters have their config (stage 12, lab verify)? %w", apiInt, err)
 	}
-	say("All self-hosted control plane components successfully started (%s answered by %s)", apiInt, by)
-	return t.recordComplete(assets, standIn == "", stderr)
+	return by, nil
 }
 
 // recordComplete writes ConfigMap kube-system/bootstrap with status

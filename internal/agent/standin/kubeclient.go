@@ -167,7 +167,11 @@ func ocPatch(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "Error from server: %v\n", err)
 		return 1
 	}
-	say("PATCH %s/apis/config.openshift.io/v1/clusterversions/%s answered by the API stand-in on %s (no real kube-apiserver: it keeps the ClusterVersion in memory)", k.server, pos[1], node)
+	if node == "" {
+		say("PATCH %s/apis/config.openshift.io/v1/clusterversions/%s answered by a real kube-apiserver", k.server, pos[1])
+	} else {
+		say("PATCH %s/apis/config.openshift.io/v1/clusterversions/%s answered by the API stand-in on %s (no real kube-apiserver: it keeps the ClusterVersion in memory)", k.server, pos[1], node)
+	}
 	fmt.Fprintf(stdout, "clusterversion.config.openshift.io/%s patched\n", pos[1])
 	return 0
 }

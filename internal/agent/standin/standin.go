@@ -43,7 +43,7 @@ type Tools struct {
 func New() *Tools {
 	return &Tools{
 		ReleasePath: probe.ReleaseMetadataPath, ProbeConfigPath: probe.ConfigPath, KubeletState: kubelet.StatePath,
-		BootstrapAPIWait: 5 * time.Minute, MastersWait: 20 * time.Minute, BootstrapPoll: 2 * time.Second, CreateWait: 20 * time.Minute,
+		BootstrapAPIWait: 20 * time.Minute, MastersWait: 20 * time.Minute, BootstrapPoll: 2 * time.Second, CreateWait: 20 * time.Minute,
 		CEOWait: 30 * time.Minute, CEOPoll: 3 * time.Second,
 		RecordBootstrapComplete: recordBootstrapComplete,
 	}

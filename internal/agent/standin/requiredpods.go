@@ -1,0 +1,258 @@
+package standin
+
+import (
+	"context"
+	"crypto/tls"
+	"fmt"
+	"net/http"
+	"net/url"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/bootlab/bootlab/internal/kubecreate"
+)
+
+// cluster-bootstrap's wait for the required pods, through the real
+// bootstrap API: each --required-pods entry (namespace/name-prefix) is
+// DoesNotExist, Pending, RunningNotReady or Ready, as upstream prints it.
+// On a rehearsal lab those pods are the masters' mirror pods, published
+// by their kubelet stand-ins once they join as Nodes; a pod the masters do
+// not run is said to be not run in a rehearsal lab, never shown Running.
+
+// podStatus is one required pod's state, in upstream's words.
+type podStatus string
+
+const (
+	podDoesNotExist    podStatus = "DoesNotExist"
+	podPending         podStatus = "Pending"
+	podRunningNotReady podStatus = "RunningNotReady"
+	podReady           podStatus = "Ready"
+)
+
+// requiredPod is one --required-pods entry.
+type requiredPod struct{ Namespace, Prefix string }
+
+func (r requiredPod) String() string { return r.Namespace + "/" + r.Prefix }
+
+// parseRequiredPods reads --required-pods (comma-separated
+// namespace/name-prefix).
+func parseRequiredPods(s string) ([]requiredPod, error) {
+	var out []requiredPod
+	for _, e := range strings.Split(s, ",") {
+		e = strings.TrimSpace(e)
+		if e == "" {
+			continue
+		}
+		ns, prefix, ok := strings.Cut(e, "/")
+		if !ok || ns == "" || prefix == "" {
+			return nil, fmt.Errorf("--required-pods: %q is not namespace/name-prefix", e)
+		}
+		out = append(out, requiredPod{ns, prefix})
+	}
+	return out, nil
+}
+
+// podList is the part of a PodList the wait reads.
+type podList struct {
+	Items []struct {
+		Metadata struct {
+			Name string `json:"name"`
+		} `json:"metadata"`
+		Status struct {
+			Phase      string `json:"phase"`
+			Conditions []struct {
+				Type   string `json:"type"`
+				Status string `json:"status"`
+			} `json:"conditions"`
+		} `json:"status"`
+	} `json:"items"`
+}
+
+// requiredPodStatuses asks the API for each required pod's status.
+func requiredPodStatuses(ctx context.Context, c *kubecreate.Client, pods []requiredPod) (map[requiredPod]podStatus, error) {
+	out := map[requiredPod]podStatus{}
+	for _, r := range pods {
+		var l podList
+		if err := c.Do(ctx, http.MethodGet, "/api/v1/namespaces/"+url.PathEscape(r.Namespace)+"/pods", nil, &l); err != nil && !kubecreate.IsNotFound(err) {
+			return nil, fmt.Errorf("list pods in %s: %w", r.Namespace, err)
+		}
+		out[r] = podDoesNotExist
+		for _, p := range l.Items {
+			if !strings.HasPrefix(p.Metadata.Name, r.Prefix) {
+				continue
+			}
+			st := podPending
+			if p.Status.Phase == "Running" {
+				st = podRunningNotReady
+				for _, cond := range p.Status.Conditions {
+					if cond.Type == "Ready" && cond.Status == "True" {
+						st = podReady
+					}
+				}
+			}
+			if rank(st) > rank(out[r]) {
+				out[r] = st
+			}
+		}
+	}
+	return out, nil
+}
+
+func rank(s podStatus) int {
+	switch s {
+	case podPending:
+		return 1
+	case podRunningNotReady:
+		return 2
+	case podReady:
+		return 3
+	}
+	return 0
+}
+
+// readyNodes counts the Nodes the API has whose Ready condition is True:
+// the masters that joined (the bootstrap never joins).
+func readyNodes(ctx context.Context, c *kubecreate.Client) (int, error) {
+	var l struct {
+		Items []struct {
+			Status struct {
+				Conditions []struct {
+					Type   string `json:"type"`
+					Status string `json:"status"`
+				} `json:"conditions"`
+			} `json:"status"`
+		} `json:"items"`
+	}
+	if err := c.Do(ctx, http.MethodGet, "/api/v1/nodes", nil, &l); err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, it := range l.Items {
+		for _, cond := range it.Status.Conditions {
+			if cond.Type == "Ready" && cond.Status == "True" {
+				n++
+			}
+		}
+	}
+	return n, nil
+}
+
+// waitRequiredPods is cluster-bootstrap's wait for the required pods,
+// through the bootstrap's real API, up to MastersWait (upstream's 20
+// minutes). It prints each pod's status as it changes and returns when
+// all are Ready, or when the masters run what a rehearsal lab runs and
+// cannot publish the rest: every master's own kube-apiserver answers on
+// its 6443 (masters: name -> its /readyz URL) while none joined as a Node
+// yet, or the masters joined and publish mirror pods of none of the rest.
+func (t *Tools) waitRequiredPods(assets string, required []requiredPod, masters map[string]string, say func(string, ...any)) error {
+	cfg, err := kubecreate.LoadKubeconfig(filepath.Join(assets, "auth", "kubeconfig-loopback"))
+	if err != nil {
+		return err
+	}
+	c, err := kubecreate.NewClient(cfg)
+	if err != nil {
+		return err
+	}
+	ctx := context.Background()
+	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
+	say("Waiting up to %s for the required pods: %s", t.MastersWait, joinPods(required))
+	last, lastErr, why, lastProgress := map[requiredPod]podStatus{}, "", "", ""
+	err = t.waitFor(t.MastersWait, func() bool {
+		st, err := requiredPodStatuses(ctx, c, required)
+		if err != nil {
+			if err.Error() != lastErr {
+				say("Error checking pod status: %v", err)
+				lastErr = err.Error()
+			}
+			return false
+		}
+		for _, r := range required {
+			if st[r] != last[r] {
+				say("\tPod Status:%s\t%s", r, st[r])
+			}
+		}
+		last = st
+		var progress string
+		why, progress = rehearsalWhyNotRun(ctx, c, client, st, masters)
+		if progress != lastProgress && progress != "" {
+			say("Waiting for the masters' kube-apiservers: %s", progress)
+			lastProgress = progress
+		}
+		return why != "" || allReady(st)
+	})
+	if err != nil {
+		return fmt.Errorf("the required pods are not all Ready: %w (bootlab lab verify shows the masters' joins)", err)
+	}
+	if allReady(last) {
+		say("All self-hosted control plane components successfully started")
+		return nil
+	}
+	var notRun []string
+	for _, r := range required {
+		if last[r] != podReady {
+			notRun = append(notRun, fmt.Sprintf("%s (%s)", r, last[r]))
+		}
+	}
+	say("Not waiting for required pods not run in a rehearsal lab: %s: %s", strings.Join(notRun, ", "), why)
+	return nil
+}
+
+// rehearsalWhyNotRun says why the pods not Ready yet will not come in a
+// rehearsal lab, or "" while they may, with what the masters' 6443 answer.
+func rehearsalWhyNotRun(ctx context.Context, c *kubecreate.Client, client *http.Client, st map[requiredPod]podStatus, masters map[string]string) (why, progress string) {
+	nodes, err := readyNodes(ctx, c)
+	if err != nil {
+		return "", ""
+	}
+	if nodes > 0 {
+		for _, s := range st {
+			if s == podPending || s == podRunningNotReady {
+				return "", "" // a master runs it: wait until it is Ready
+			}
+		}
+		return fmt.Sprintf("%d masters joined as Nodes; their kubelet stand-ins publish mirror pods only for the static pods they run", nodes), ""
+	}
+	names := make([]string, 0, len(masters))
+	for n := range masters {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	var states []string
+	real := 0
+	for _, n := range names {
+		node, bad := readyzAnswer(client, masters[n])
+		switch {
+		case bad != "":
+			states = append(states, n+" not ready ("+bad+")")
+		case node != "":
+			states = append(states, n+" the in-memory API stand-in")
+		default:
+			states = append(states, n+" its own kube-apiserver")
+			real++
+		}
+	}
+	progress = strings.Join(states, ", ")
+	if real < len(names) {
+		return "", progress
+	}
+	return "the masters' own kube-apiservers answer on :6443 (" + strings.Join(names, ", ") + "), but no master joined as a Node yet (approve their CSRs: bootlab lab approve-csrs), so none publishes mirror pods", progress
+}
+
+func allReady(st map[requiredPod]podStatus) bool {
+	for _, s := range st {
+		if s != podReady {
+			return false
+		}
+	}
+	return true
+}
+
+func joinPods(rs []requiredPod) string {
+	var out []string
+	for _, r := range rs {
+		out = append(out, r.String())
+	}
+	return strings.Join(out, ",")
+}

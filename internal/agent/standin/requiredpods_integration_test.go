@@ -1,0 +1,127 @@
+//go:build integration
+
+package standin
+
+import (
+	"bytes"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/bootlab/bootlab/lab/probe"
+)
+
+// cluster-bootstrap's required-pods wait, through the release's real
+// kube-apiserver: while a master's 6443 is the in-memory API stand-in it
+// waits; once every master's own kube-apiserver answers and none joined
+// as a Node, it says which pods are not run in a rehearsal lab and does
+// not block; once a master joined and publishes a mirror pod that is not
+// Ready yet, it waits for it; with every required pod Ready it says they
+// started.
+func TestRequiredPodsWaitThroughARealAPI(t *testing.T) {
+	t.Parallel()
+	cp, _ := realControlPlane(t)
+	assets := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(assets, "auth"), 0o700))
+	kcfg, err := os.ReadFile(cp.Files["kubeconfig"])
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(assets, "auth", "kubeconfig-loopback"), kcfg, 0o600))
+	var standIn atomic.Bool
+	standIn.Store(true)
+	master := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if standIn.Load() {
+			w.Header().Set(probe.NodeHeader, "master-0")
+		}
+		fmt.Fprint(w, "ok")
+	}))
+	defer master.Close()
+	tl := New()
+	tl.MastersWait, tl.BootstrapPoll = 2*time.Minute, 500*time.Millisecond
+	masters := map[string]string{"master-0": master.URL + "/readyz"}
+	required, err := parseRequiredPods("openshift-kube-apiserver/kube-apiserver,openshift-kube-scheduler/openshift-kube-scheduler")
+	require.NoError(t, err)
+	waitErr := func() (string, error) {
+		var out bytes.Buffer
+		say := func(format string, a ...any) { fmt.Fprintf(&out, format+"\n", a...) }
+		err := tl.waitRequiredPods(assets, required, masters, say)
+		return out.String(), err
+	}
+	wait := func() string {
+		t.Helper()
+		out, err := waitErr()
+		require.NoError(t, err, out)
+		return out
+	}
+
+	// master-0's 6443 is the in-memory stand-in: its kube-apiserver is
+	// still to come, the wait holds (here until its short deadline).
+	tl.MastersWait = 3 * time.Second
+	out, err := waitErr()
+	require.Error(t, err, out)
+	assert.Contains(t, out, "Waiting for the masters' kube-apiservers: master-0 the in-memory API stand-in")
+	tl.MastersWait = 2 * time.Minute
+
+	standIn.Store(false)
+	out = wait()
+	assert.Contains(t, out, "\tPod Status:openshift-kube-apiserver/kube-apiserver\tDoesNotExist")
+	assert.Contains(t, out, "Not waiting for required pods not run in a rehearsal lab: openshift-kube-apiserver/kube-apiserver (DoesNotExist), openshift-kube-scheduler/openshift-kube-scheduler (DoesNotExist): the masters' own kube-apiservers answer on :6443 (master-0), but no master joined as a Node yet")
+	assert.NotContains(t, out, "successfully started")
+
+	// master-0 joins and publishes its kube-apiserver mirror pod, Running
+	// but not Ready: the wait holds until it is Ready.
+	kubectl := func(args ...string) {
+		t.Helper()
+		got, err := cp.Kubectl(args...)
+		require.NoError(t, err, got)
+	}
+	apply := func(doc string) {
+		t.Helper()
+		p := filepath.Join(t.TempDir(), "obj.json")
+		require.NoError(t, os.WriteFile(p, []byte(doc), 0o600))
+		kubectl("create", "-f", p)
+	}
+	apply(`{"apiVersion":"v1","kind":"Node","metadata":{"name":"master-0"}}`)
+	kubectl("patch", "node", "master-0", "--subresource=status", "--type=merge", "-p", `{"status":{"conditions":[{"type":"Ready","status":"True","reason":"KubeletReady","message":"stand-in","lastHeartbeatTime":"2026-01-01T00:00:00Z","lastTransitionTime":"2026-01-01T00:00:00Z"}]}}`)
+	for _, ns := range []string{"openshift-kube-apiserver", "openshift-kube-scheduler"} {
+		apply(`{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"` + ns + `"}}`)
+	}
+	apply(`{"apiVersion":"v1","kind":"Pod","metadata":{"name":"kube-apiserver-master-0","namespace":"openshift-kube-apiserver","annotations":{"kubernetes.io/config.mirror":"mirror"}},"spec":{"nodeName":"master-0","containers":[{"name":"kube-apiserver","image":"hk"}]}}`)
+	status := func(ready string) {
+		kubectl("patch", "pod", "-n", "openshift-kube-apiserver", "kube-apiserver-master-0", "--subresource=status", "--type=merge", "-p",
+			`{"status":{"phase":"Running","conditions":[{"type":"Ready","status":"`+ready+`"}]}}`)
+	}
+	status("False")
+	go func() {
+		time.Sleep(3 * time.Second)
+		status("True")
+	}()
+	start := time.Now()
+	out = wait()
+	assert.GreaterOrEqual(t, time.Since(start), 2*time.Second, "it waited for the mirror pod to be Ready:\n%s", out)
+	assert.Contains(t, out, "\tPod Status:openshift-kube-apiserver/kube-apiserver\tRunningNotReady")
+	assert.Contains(t, out, "\tPod Status:openshift-kube-apiserver/kube-apiserver\tReady")
+	assert.Contains(t, out, "Not waiting for required pods not run in a rehearsal lab: openshift-kube-scheduler/openshift-kube-scheduler (DoesNotExist): 1 masters joined as Nodes")
+
+	required = required[:1]
+	out = wait()
+	assert.Contains(t, out, "All self-hosted control plane components successfully started")
+	assert.False(t, strings.Contains(out, "Not waiting"), out)
+}
+
+func TestParseRequiredPods(t *testing.T) {
+	t.Parallel()
+	got, err := parseRequiredPods("a/b, c/d,")
+	require.NoError(t, err)
+	assert.Equal(t, []requiredPod{{"a", "b"}, {"c", "d"}}, got)
+	_, err = parseRequiredPods("a/b,nope")
+	assert.ErrorContains(t, err, `--required-pods: "nope" is not namespace/name-prefix`)
+}
