@@ -202,6 +202,7 @@ func TestSandboxAnnotatedScriptsMatchNodeScript(t *testing.T) {
 		}
 		compared++
 		t.Run(release, func(t *testing.T) {
+			t.Parallel() // each release has sandboxes of its own
 			ctx := context.Background()
 			node := newSandbox(t)
 			node.installNodeScript(t, release)

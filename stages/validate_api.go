@@ -19,7 +19,8 @@ import (
 // kubectlGet runs `kubectl ARGS` as root with the admin kubeconfig and
 // returns its output.
 func kubectlGet(ctx context.Context, n node.Node, args string) (string, error) {
-	cmd := "sudo -n kubectl --kubeconfig=" + opt("auth/kubeconfig") + " --request-timeout=10s " + args
+	// sudo keeps the caller's PATH: kubectl is where a login finds it.
+	cmd := `sudo -n env "PATH=$PATH" kubectl --kubeconfig=` + opt("auth/kubeconfig") + " --request-timeout=10s " + args
 	out, err := node.Output(ctx, n, cmd)
 	if err != nil {
 		return "", fmt.Errorf("kubectl %s on %s: %w", args, n, err)

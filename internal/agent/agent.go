@@ -124,8 +124,8 @@ func (a *Agent) Run(ctx context.Context) {
 		// bootstrap does: from the Kubernetes volume, mounted and linked
 		// on PATH the same way, started by its kubelet stand-in once the
 		// installer stand-in has written its pod.
-		kl = kubelet.New(a.log, kubelet.StaticPodDir, nil)
-		go a.mountKubeVolume()
+		vol := a.mountKubeVolumeAsync()
+		kl = kubelet.New(a.log, kubelet.StaticPodDir, nil).WithPending(vol.pending).WithHostIP(self.IP)
 		op := a.etcdOperator()
 		op.Kubelet = kl
 		leader := etcdLeader(pc, self)

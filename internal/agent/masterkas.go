@@ -122,7 +122,7 @@ func (a *Agent) waitLocalAPI(ctx context.Context, servers []string) {
 		if err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
-				a.rep.set(chkAPI, passed, "real kube-apiserver (the release's, from the installer stand-in's pod) ready %s after its pod landed; etcd %v", time.Since(start).Round(time.Second), servers)
+				a.rep.set(chkAPI, passed, "real kube-apiserver (the release's, from the installer stand-in's pod) ready %s after its pod landed; etcd %v%s", time.Since(start).Round(time.Second), servers, standin.MemInUse())
 				return
 			}
 			err = fmt.Errorf("/readyz: %s", resp.Status)
@@ -172,17 +172,23 @@ func (a *Agent) publishEtcdStatus(ctx context.Context, self probe.NodeExpect, cf
 	}
 }
 
+// publishEtcdStatusOnce asks the API first: etcdctl runs (a process, a
+// load on a TCG master) only once a real API serves the etcd operator's
+// kind.
 func (a *Agent) publishEtcdStatusOnce(ctx context.Context, local standin.Etcdctl) (bool, error) {
-	ms, err := local.Members(ctx)
-	if err != nil {
-		return false, err
-	}
 	cfg, err := kubecreate.LoadKubeconfig(probe.KASOperatorKubeconfigPath)
 	if err != nil {
 		return false, err
 	}
 	cfg.Dial = a.newDialer().DialContext
 	c, err := kubecreate.NewClient(cfg)
+	if err != nil {
+		return false, err
+	}
+	if err := c.Do(ctx, "GET", "/apis/operator.openshift.io/v1/etcds", nil, nil); err != nil {
+		return false, fmt.Errorf("no real API serving etcds at %s yet: %w", c.Server(), err)
+	}
+	ms, err := local.Members(ctx)
 	if err != nil {
 		return false, err
 	}

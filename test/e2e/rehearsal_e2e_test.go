@@ -346,7 +346,7 @@ func TestRehearsalLab(t *testing.T) {
 		c.Close()
 		t.Errorf("the bootstrap MCS still answers 22623 after stage 14 removed its pod")
 	}
-	assertMastersServeTheAPI(t, l, masterNodes)
+	assertMastersServeTheAPI(t, l, masterNodes, func(n spec.Node) string { return labdir.ConsoleLog(st.Spec, n) })
 
 	// Stage 15 checks the API names through the load balancer (the
 	// masters answer) and writes .bootkube.done; then --all has nothing

@@ -4,6 +4,8 @@ package e2e
 
 import (
 	"encoding/json"
+	"fmt"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -11,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/bootlab/bootlab/lab/probe"
 	"github.com/bootlab/bootlab/lab/spec"
 )
 
@@ -22,7 +25,8 @@ import (
 // through the bootstrap's; `lab approve-csrs` approves the masters' real
 // CSRs; `kubectl get nodes` lists them Ready; their mirror pods are
 // there, named as upstream's.
-func assertMastersServeTheAPI(t *testing.T, l labEnv, masters []spec.Node) {
+// console is a node's console log, where its agent reports.
+func assertMastersServeTheAPI(t *testing.T, l labEnv, masters []spec.Node, console func(spec.Node) string) {
 	t.Helper()
 	kubectl := func(args string) result {
 		return run(t, "lab", "ssh", "-f", l.SpecFile, "bootstrap", "--",
@@ -64,8 +68,28 @@ func assertMastersServeTheAPI(t *testing.T, l labEnv, masters []spec.Node) {
 	assert.NotEmpty(t, approved, "lab approve-csrs approved the masters' real CSRs")
 	t.Logf("BENCH rehearsal nodes: %d masters Ready %.1fs after stage 14 validated; lab approve-csrs approved %d CSRs", ready, time.Since(start).Seconds(), len(approved))
 
+	for _, n := range masters {
+		t.Logf("BENCH rehearsal %s: %s", n.Name, consoleCheck(t, console(n), "serve api :6443"))
+	}
 	r = kubectl("get pods -A -o jsonpath={range .items[*]}{.metadata.namespace}/{.metadata.name}{\"\\n\"}{end}")
 	for _, n := range masters {
 		assert.Contains(t, r.Stdout, "openshift-kube-apiserver/kube-apiserver-"+n.Name+"\n", "the mirror pod of %s's kube-apiserver", n.Name)
 	}
+}
+
+// consoleCheck is check name's state and detail in the console log at path.
+func consoleCheck(t *testing.T, path, name string) string {
+	t.Helper()
+	f, err := os.Open(path)
+	require.NoError(t, err)
+	defer f.Close()
+	rep, _ := probe.ParseConsole(f)
+	if rep != nil {
+		for _, c := range rep.Checks {
+			if c.Name == name {
+				return fmt.Sprintf("ok=%v %s", c.OK, c.Detail)
+			}
+		}
+	}
+	return "no " + name + " check"
 }

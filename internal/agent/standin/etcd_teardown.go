@@ -152,6 +152,10 @@ func writeMasterEtcdPod(dir string, self probe.NodeExpect, members []Member, ima
 
 // memInUse is "; node memory in use: N of M MiB" (MemTotal-MemAvailable),
 // for the report: the masters have no SSH to ask them.
+// MemInUse is ", memory in use X of Y MiB" for a report detail ("" when
+// /proc/meminfo cannot be read).
+func MemInUse() string { return memInUse() }
+
 func memInUse() string {
 	data, err := os.ReadFile("/proc/meminfo")
 	if err != nil {
