@@ -43,7 +43,7 @@ func (s *Spec) defaultSize(n *Node) {
 	if s.Rehearsal() {
 		switch n.Role {
 		case RoleBootstrap:
-			size.VCPUs, size.MemoryMiB = RehearsalBootstrapVCPUs, RehearsalBootstrapMemoryMiB
+			size.MemoryMiB = RehearsalBootstrapMemoryMiB
 		case RoleMaster:
 			size.MemoryMiB = RehearsalMasterMemoryMiB
 		}

@@ -252,15 +252,6 @@ const RehearsalCmdlineFlag = "bootlab.rehearsal"
 // of hyperkube they run; the rest is room for stage 13's objects.
 const RehearsalBootstrapMemoryMiB = 1536
 
-// RehearsalBootstrapVCPUs is the default vCPU count of a rehearsal
-// bootstrap: under TCG its etcd member, which serves the three masters'
-// peers over TLS from stage 12 on, took about two thirds of one vCPU
-// while the release's kube-apiserver started (measured on a rehearsal VM,
-// docs/rehearsal-lab.md), leaving the API server a third: with a second
-// vCPU (a second host thread under multi-threaded TCG) they run side by
-// side.
-const RehearsalBootstrapVCPUs = 2
-
 // RehearsalMasterMemoryMiB is the default memory of a rehearsal lab's
 // master: the probe agent, the rehearsal initrd's tools, a real etcd
 // member that joins the bootstrap's after stage 12 and the master's

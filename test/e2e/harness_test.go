@@ -140,7 +140,15 @@ func (r result) String() string {
 // run executes the built bootlab with args (10 minutes at most).
 func run(t *testing.T, args ...string) result {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	return runFor(t, 10*time.Minute, args...)
+}
+
+// runFor executes the built bootlab with args, for d at most: a command
+// bounded by a longer wait of its own (stage 13's 20 minutes for the
+// bootstrap API) gets that.
+func runFor(t *testing.T, d time.Duration, args ...string) result {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), d)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bootlabBin, args...)
 	var out, errb bytes.Buffer

@@ -293,7 +293,11 @@ func TestRehearsalLab(t *testing.T) {
 	ran13 := time.Now()
 	realAPI := make(chan string, 1)
 	go func() { realAPI <- waitRealAPIThroughLB(kubectl, pins.Kubernetes, 20*time.Minute) }()
-	r = mustRun(t, "stage", "run", "-f", l.SpecFile, "13")
+	// Stage 13 waits up to 20 minutes for the bootstrap API, as
+	// cluster-bootstrap: under TCG on a loaded host it needed more than
+	// the harness's 10 minutes (docs/rehearsal-lab.md).
+	r = runFor(t, 30*time.Minute, "stage", "run", "-f", l.SpecFile, "13")
+	require.Equal(t, 0, r.Code, "stage run 13:\n%s", r)
 	t.Logf("BENCH rehearsal stage 13: %.1fs with the real temporary control plane", time.Since(ran13).Seconds())
 	out := r.Stdout + r.Stderr
 	for _, want := range []string{"Waiting up to 20m0s for the Kubernetes API", "API is up", "Creating OpenShift's CRDs", "failed 0",
