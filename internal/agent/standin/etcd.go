@@ -339,20 +339,58 @@ func sleepCtx(ctx context.Context, d time.Duration) bool {
 
 // etcdReleaseEnv is the environment the release's cluster-etcd-operator
 // gives every etcd member of a 3.5 cluster (pkg/etcdenvvar's
-// FixedEtcdEnvVars, with render's heartbeat and election timeout for
-// platforms other than Azure): the 8 GiB quota, the watch progress
-// notifications the API server's watch cache relies on, the apply-duration
-// warning at 200ms. etcd 3.6 still reads the experimental names, with a
+// FixedEtcdEnvVars): the 8 GiB quota, the watch progress notifications the
+// API server's watch cache relies on, the apply-duration warning at 200ms,
+// and the heartbeat and election timeout of the control plane's hardware
+// speed (etcdTimeouts). etcd 3.6 still reads the experimental names, with a
 // deprecation warning. The member's name, data dir and initial cluster
 // state stay flags here, as the kubelet stand-in maps paths in arguments.
 func etcdReleaseEnv() []corev1.EnvVar {
+	return etcdEnvFor(softwareEmulated(clocksourcesPath))
+}
+
+// etcdEnvFor is etcdReleaseEnv for a node that is (slower) or is not
+// emulated in software.
+func etcdEnvFor(slower bool) []corev1.EnvVar {
+	heartbeat, election := etcdTimeouts(slower)
 	return []corev1.EnvVar{
-		{Name: "ETCD_ELECTION_TIMEOUT", Value: "1000"},
+		{Name: "ETCD_ELECTION_TIMEOUT", Value: election},
 		{Name: "ETCD_ENABLE_PPROF", Value: "true"},
 		{Name: "ETCD_EXPERIMENTAL_WARNING_APPLY_DURATION", Value: "200ms"},
 		{Name: "ETCD_EXPERIMENTAL_WATCH_PROGRESS_NOTIFY_INTERVAL", Value: "5s"},
-		{Name: "ETCD_HEARTBEAT_INTERVAL", Value: "100"},
+		{Name: "ETCD_HEARTBEAT_INTERVAL", Value: heartbeat},
 		{Name: "ETCD_QUOTA_BACKEND_BYTES", Value: "8589934592"},
 		{Name: "ETCD_SOCKET_REUSE_ADDRESS", Value: "true"},
 	}
+}
+
+// etcdTimeouts are the heartbeat interval and election timeout (ms) of the
+// operator's two control-plane hardware speeds: Standard (100 / 1000) and
+// Slower (500 / 2500: what the operator sets on Azure and when the Etcd
+// resource asks for controlPlaneHardwareSpeed: Slower). A rehearsal node
+// emulated in software (TCG) is slow hardware by any measure: with the
+// Standard profile, measured on a TCG rehearsal bootstrap, the peer round
+// trip (1.1 s) exceeded the 1 s election timeout, the members changed
+// leader again and again and the API server's lists failed with "leader
+// changed", so stage 13's kube-apiserver never became ready.
+func etcdTimeouts(slower bool) (heartbeat, election string) {
+	if slower {
+		return "500", "2500"
+	}
+	return "100", "1000"
+}
+
+// clocksourcesPath lists the clock sources the kernel can use.
+const clocksourcesPath = "/sys/devices/system/clocksource/clocksource0/available_clocksource"
+
+// softwareEmulated says whether this node runs under software emulation
+// rather than a hypervisor with hardware virtualization: a KVM guest
+// always has the kvm-clock paravirtual clock source, a TCG guest never.
+// A file that cannot be read (not Linux, no sysfs) counts as hardware.
+func softwareEmulated(path string) bool {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return false
+	}
+	return !strings.Contains(string(data), "kvm-clock")
 }

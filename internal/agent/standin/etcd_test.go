@@ -124,3 +124,29 @@ func readPod(p string) (corev1.Pod, error) {
 	}
 	return pod, yaml.Unmarshal(data, &pod)
 }
+
+func TestEtcdTimeoutsFollowTheHardwareSpeed(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	kvm := filepath.Join(dir, "kvm")
+	tcg := filepath.Join(dir, "tcg")
+	require.NoError(t, os.WriteFile(kvm, []byte("kvm-clock tsc hpet acpi_pm \n"), 0o644))
+	require.NoError(t, os.WriteFile(tcg, []byte("tsc-early hpet acpi_pm \n"), 0o644))
+	assert.False(t, softwareEmulated(kvm), "a KVM guest has kvm-clock")
+	assert.True(t, softwareEmulated(tcg), "a TCG guest has no kvm-clock")
+	assert.False(t, softwareEmulated(filepath.Join(dir, "missing")), "no sysfs counts as hardware")
+
+	env := func(slower bool) map[string]string {
+		m := map[string]string{}
+		for _, e := range etcdEnvFor(slower) {
+			m[e.Name] = e.Value
+		}
+		return m
+	}
+	standard, slower := env(false), env(true)
+	assert.Equal(t, "100", standard["ETCD_HEARTBEAT_INTERVAL"])
+	assert.Equal(t, "1000", standard["ETCD_ELECTION_TIMEOUT"])
+	assert.Equal(t, "500", slower["ETCD_HEARTBEAT_INTERVAL"], "the operator's Slower hardware speed")
+	assert.Equal(t, "2500", slower["ETCD_ELECTION_TIMEOUT"])
+	assert.Equal(t, standard["ETCD_QUOTA_BACKEND_BYTES"], slower["ETCD_QUOTA_BACKEND_BYTES"], "only the timeouts differ")
+}
