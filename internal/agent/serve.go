@@ -69,9 +69,18 @@ func (a *Agent) startServers(self probe.NodeExpect, cfg types.Config) {
 		serveTLS(chkMCS, ignition.MCSPort, mcsCert, mcsErr, mcs)
 		serveTLS(chkAPI, 6443, mcsCert, mcsErr, probe.APIStandIn(self.Name))
 	case probe.RoleMaster:
-		// A rehearsal master's installer stand-in stops this stand-in when
-		// it gives the master the real kube-apiserver (the handoff).
-		a.stopAPIStandIn = serveTLS(chkAPI, 6443, mcsCert, mcsErr, a.masterAPI(self))
+		if _, real, _ := ignition.FileContents(cfg, probe.KASOperatorKubeconfigPath); real {
+			// A rehearsal master of a lab with the real control plane
+			// leaves 6443 closed, as a real master does until the
+			// operator's installer gives it a kube-apiserver: an
+			// in-memory stand-in here would pass haproxy's /readyz check
+			// and take api and api-int traffic from the bootstrap's real
+			// API (measured on VMs: the installers read their secrets
+			// from each other's stand-ins and never installed).
+			a.rep.set(chkAPI, retrying, "nothing on :6443 yet, as on a real master: the kube-apiserver installer stand-in gives this master the release's kube-apiserver once its etcd member votes and stage 13 created the objects it copies")
+		} else {
+			a.stopAPIStandIn = serveTLS(chkAPI, 6443, mcsCert, mcsErr, a.masterAPI(self))
+		}
 		mcs := &probe.MCS{Mode: probe.MCSCluster, Configs: map[string][]byte{"worker": file(probe.WorkerConfigPath)}, Log: a.log, Node: self.Name}
 		mcs.OnServe = func(pool, remote string, code int) {
 			served := mcs.Served()["worker"]

@@ -19,6 +19,9 @@ import (
 const (
 	stageMCS = 12 // mco-bootstrap: the bootstrap MCS, then the masters' config
 	stageAPI = 13 // cb-bootstrap: the bootstrap's temporary control plane
+
+	// masterAPICheck is the agent's check of a master's :6443.
+	masterAPICheck = "serve api :6443"
 )
 
 // stagesRun reads which stages have run on a rehearsal lab's bootstrap from
@@ -82,6 +85,9 @@ func gate(s *spec.Spec, c check.Result) (int, string) {
 		// the node's agent gave up on has failed, whatever ran.
 		return 0, ""
 	}
+	if n.Role == spec.RoleMaster && c.Name == masterAPICheck {
+		return stageAPI, "a master's kube-apiserver starts once stage 13 created the objects its installer copies"
+	}
 	if n.Role == spec.RoleMaster {
 		return stageMCS, "masters fetch their config once stage 12 starts the MCS"
 	}
@@ -104,6 +110,8 @@ func hostGate(s *spec.Spec, c check.Result) (int, string) {
 			return stageMCS, "the bootstrap MCS starts with stage 12"
 		case n.Role == spec.RoleBootstrap && port == "6443":
 			return stageAPI, "the bootstrap API answers while stage 13 runs the temporary control plane"
+		case n.Role == spec.RoleMaster && port == "6443" && s.Rehearsal():
+			return stageAPI, n.Name + "'s kube-apiserver starts once stage 13 created the objects its installer copies"
 		case n.Role != spec.RoleBootstrap:
 			return stageMCS, n.Name + " serves once it has its config, which the MCS of stage 12 gives"
 		}

@@ -146,3 +146,28 @@ func TestStagesRunFromRecords(t *testing.T) {
 	require.NoError(t, f.Close())
 	assert.True(t, stagesRun(s, st)[12])
 }
+
+// A rehearsal master leaves :6443 closed until its installer stand-in gives
+// it the real kube-apiserver after stage 13: after stage 12 its api check
+// and its api backend wait for stage 13, and count for real once it ran.
+func TestMasterAPIWaitsForStage13(t *testing.T) {
+	t.Parallel()
+	s := rehearsalSpec(t)
+	checks := func() []check.Result {
+		return []check.Result{
+			{Group: "master-0", Name: masterAPICheck, Detail: "still pending: nothing on :6443 yet, as on a real master"},
+			{Group: HostGroup, Name: "backend api/master-0", Detail: "192.168.126.11:6443 DOWN L4CON Connection refused"},
+			{Group: "master-0", Name: "ignition-fetch", Detail: "still pending: attempt 3: EOF (retrying)"},
+		}
+	}
+	after12 := awaitStages(s, checks(), map[int]bool{7: true, 12: true})
+	assert.Equal(t, check.StatePending, after12[0].State, after12[0].Detail)
+	assert.Contains(t, after12[0].Detail, "waits for stage 13")
+	assert.Equal(t, check.StatePending, after12[1].State, after12[1].Detail)
+	assert.Contains(t, after12[1].Detail, "waits for stage 13")
+	assert.True(t, after12[2].Failed(), "a master's config fetch still counts after stage 12")
+
+	after13 := awaitStages(s, checks(), map[int]bool{7: true, 12: true, 13: true})
+	assert.True(t, after13[0].Failed(), "after stage 13 a closed :6443 on a master is a failure")
+	assert.True(t, after13[1].Failed())
+}
