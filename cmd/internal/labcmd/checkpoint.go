@@ -106,11 +106,7 @@ type CheckpointList struct {
 }
 
 func runCheckpoint(ctx context.Context, f *cmdutil.Factory, opts *CheckpointOptions) error {
-	spec, _, err := cmdutil.BuiltSpec(&opts.Spec)
-	if err != nil {
-		return err
-	}
-	l, err := f.OpenLab(ctx, spec)
+	l, spec, err := f.OpenBuiltLab(ctx, &opts.Spec)
 	if err != nil {
 		return err
 	}

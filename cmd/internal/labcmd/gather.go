@@ -39,11 +39,7 @@ the failing stage when it can. Prints the bundle's path on stdout.`,
 }
 
 func runGather(ctx context.Context, f *cmdutil.Factory, opts *GatherOptions) error {
-	spec, _, err := cmdutil.BuiltSpec(&opts.Spec)
-	if err != nil {
-		return err
-	}
-	l, err := f.OpenLab(ctx, spec)
+	l, _, err := f.OpenBuiltLab(ctx, &opts.Spec)
 	if err != nil {
 		return err
 	}

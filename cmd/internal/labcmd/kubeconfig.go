@@ -65,11 +65,7 @@ kubectl, the one bootlab built for the lab's nodes, with it.`,
 }
 
 func runKubeconfig(ctx context.Context, f *cmdutil.Factory, opts *KubeconfigOptions) error {
-	spec, _, err := cmdutil.BuiltSpec(&opts.Spec)
-	if err != nil {
-		return err
-	}
-	l, err := f.OpenLab(ctx, spec)
+	l, spec, err := f.OpenBuiltLab(ctx, &opts.Spec)
 	if err != nil {
 		return err
 	}
@@ -149,11 +145,7 @@ keeps open: run that in a terminal of its own first.`,
 }
 
 func runKubectl(ctx context.Context, f *cmdutil.Factory, opts *KubectlOptions) error {
-	spec, _, err := cmdutil.BuiltSpec(&opts.Spec)
-	if err != nil {
-		return err
-	}
-	l, err := f.OpenLab(ctx, spec)
+	l, spec, err := f.OpenBuiltLab(ctx, &opts.Spec)
 	if err != nil {
 		return err
 	}

@@ -53,11 +53,7 @@ Everything else stays. Running it again changes nothing.`,
 }
 
 func runPivot(ctx context.Context, f *cmdutil.Factory, opts *PivotOptions) error {
-	spec, _, err := cmdutil.BuiltSpec(&opts.Spec)
-	if err != nil {
-		return err
-	}
-	l, err := f.OpenLab(ctx, spec)
+	l, _, err := f.OpenBuiltLab(ctx, &opts.Spec)
 	if err != nil {
 		return err
 	}

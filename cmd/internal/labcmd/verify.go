@@ -71,11 +71,7 @@ with the reason and the fix for each failure. Exit code 4 when a check failed.`,
 }
 
 func runVerify(ctx context.Context, f *cmdutil.Factory, opts *VerifyOptions) error {
-	spec, _, err := cmdutil.BuiltSpec(&opts.Spec)
-	if err != nil {
-		return err
-	}
-	l, err := f.OpenLab(ctx, spec)
+	l, _, err := f.OpenBuiltLab(ctx, &opts.Spec)
 	if err != nil {
 		return err
 	}
