@@ -150,3 +150,20 @@ func TestEtcdTimeoutsFollowTheHardwareSpeed(t *testing.T) {
 	assert.Equal(t, "2500", slower["ETCD_ELECTION_TIMEOUT"])
 	assert.Equal(t, standard["ETCD_QUOTA_BACKEND_BYTES"], slower["ETCD_QUOTA_BACKEND_BYTES"], "only the timeouts differ")
 }
+
+// The bootstrap finds its masters' API servers from the etcd members that
+// joined it: every named member but its own, at the member's host.
+func TestReadyzOfMembers(t *testing.T) {
+	t.Parallel()
+	got := readyzOfMembers([]Member{
+		{Name: BootstrapMemberName, ClientURLs: []string{"https://192.168.126.10:2379"}},
+		{Name: "master-0", ClientURLs: []string{"https://192.168.126.11:2379"}},
+		{Name: "master-1", ClientURLs: []string{"https://192.168.126.12:2379"}, IsLearner: true},
+		{Name: "", PeerURLs: []string{"https://192.168.126.13:2380"}}, // added, not started: no name yet
+		{Name: "broken", ClientURLs: []string{"::not a url"}},
+	})
+	assert.Equal(t, map[string]string{
+		"master-0": "https://192.168.126.11:6443/readyz",
+		"master-1": "https://192.168.126.12:6443/readyz",
+	}, got)
+}
