@@ -115,6 +115,8 @@ func hostGate(s *spec.Spec, c check.Result) (int, string) {
 		case n.Role != spec.RoleBootstrap:
 			return stageMCS, n.Name + " serves once it has its config, which the MCS of stage 12 gives"
 		}
+	case strings.HasPrefix(c.Name, "lb ") && strings.HasSuffix(c.Name, ":6443") && s.Rehearsal() && noBackendYet(c.Detail):
+		return stageAPI, "nothing serves 6443 before stage 13 starts the bootstrap's temporary control plane (the masters' kube-apiservers come after it)"
 	case strings.HasPrefix(c.Name, "lb ") && (strings.HasSuffix(c.Name, ":6443") || strings.HasSuffix(c.Name, ":22623")) && noBackendYet(c.Detail):
 		return stageMCS, "nothing serves behind it before stage 12 starts the MCS and the masters get their config"
 	}
