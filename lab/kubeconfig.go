@@ -244,7 +244,9 @@ func (l *Lab) Kubectl(ctx context.Context, kubeconfig string, args []string) (*e
 // KubectlPath is the cached hyperkube of the lab's OpenShift release (its
 // Kubernetes minor), built the first time.
 func (l *Lab) KubectlPath(ctx context.Context) (string, error) {
-	rel, err := release.For(l.spec.OpenShift.Version)
+	// A spec that names no version (the demo lab's) installs the default,
+	// as up does.
+	rel, err := release.For(OpenShiftVersion(l.spec))
 	if err != nil {
 		return "", fmt.Errorf("kubectl for lab %s: %w", l.spec.Name, err)
 	}
