@@ -252,9 +252,9 @@ func (r *Runner) RunNodeScript(ctx context.Context, s *Stage, ns *NodeScript, op
 	oc := Outcome{Stage: s, Number: s.Number, Slug: s.Slug, Reason: ns.Describe()}
 	// As in Run: the state read by the caller's preflight serves this
 	// one, and none of it outlives the script.
-	defer func() { r.state = nil }()
+	defer r.forget()
 	if !opts.Preflighted {
-		r.state = nil
+		r.forget()
 	}
 	script, err := ns.BuildReplay(s)
 	if err != nil {

@@ -197,9 +197,9 @@ func (r *Runner) Run(ctx context.Context, stages []*Stage, opts Options) ([]Outc
 	}
 	// The state read before this run is stale once it returns (the
 	// caller may run other commands on the node after it).
-	defer func() { r.state = nil }()
+	defer r.forget()
 	if !opts.Preflighted {
-		r.state = nil
+		r.forget()
 	}
 	if !opts.DryRun && !opts.Preflighted {
 		if err := r.Preflight(ctx, stages, opts); err != nil {
@@ -215,12 +215,7 @@ func (r *Runner) Run(ctx context.Context, stages []*Stage, opts Options) ([]Outc
 		if reason := s.SkipReason(vars.Version); reason != "" {
 			oc.Result, oc.Reason = ResultSkipped, reason
 			outcomes = append(outcomes, oc)
-			if opts.DryRun {
-				fmt.Fprintf(opts.DryRunOut, "# stage %s skipped: %s\n\n", s.Label(), reason)
-				continue
-			}
-			r.Status.Infof("stage %s skipped: %s", s.Label(), reason)
-			r.record(Record{Timestamp: r.now().UTC(), Phase: PhaseSkip, Stage: s.Slug, Number: s.Number, Result: ResultSkipped, Reason: reason})
+			r.noteVersionSkip(s, reason, opts)
 			continue
 		}
 		script, err := RenderScript(r.Scripts, s, vars)
@@ -240,21 +235,18 @@ func (r *Runner) Run(ctx context.Context, stages []*Stage, opts Options) ([]Outc
 			return outcomes, &StageError{Stage: s, Err: errors.New("no node to run on")}
 		}
 		if !vars.Force {
-			run, why, err := r.runIf(ctx, s)
+			reason, err := r.skipDone(ctx, s)
 			if err != nil {
 				return outcomes, &StageError{Stage: s, Err: err}
 			}
-			if !run {
-				reason := "already done: " + why + " (--force reruns)"
+			if reason != "" {
 				oc.Result, oc.Reason = ResultSkipped, reason
 				outcomes = append(outcomes, oc)
-				r.Status.Infof("stage %s skipped: %s", s.Label(), reason)
-				r.record(Record{Timestamp: r.now().UTC(), Phase: PhaseSkip, Stage: s.Slug, Number: s.Number, Result: ResultSkipped, Reason: reason})
 				continue
 			}
 		}
 		// From here on the node is not what was read.
-		r.state = nil
+		r.forget()
 		oc.Result, oc.Duration, err = r.runOne(ctx, s, script)
 		if err == nil && opts.Validate {
 			err = r.validate(ctx, s, vars)
@@ -298,6 +290,33 @@ func (r *Runner) NodeState(ctx context.Context) (*NodeState, error) {
 	}
 	r.state = st
 	return st, nil
+}
+
+// noteVersionSkip says stage s is skipped for the release: in the dry
+// run's output, or to the user and the records.
+func (r *Runner) noteVersionSkip(s *Stage, reason string, opts Options) {
+	if opts.DryRun {
+		fmt.Fprintf(opts.DryRunOut, "# stage %s skipped: %s\n\n", s.Label(), reason)
+		return
+	}
+	r.Status.Infof("stage %s skipped: %s", s.Label(), reason)
+	r.record(Record{Timestamp: r.now().UTC(), Phase: PhaseSkip, Stage: s.Slug, Number: s.Number, Result: ResultSkipped, Reason: reason})
+}
+
+// forget drops the state read: the node may have changed since.
+func (r *Runner) forget() { r.state = nil }
+
+// skipDone says why stage s is skipped as already done, recording it, or
+// "" when it has work left.
+func (r *Runner) skipDone(ctx context.Context, s *Stage) (string, error) {
+	run, why, err := r.runIf(ctx, s)
+	if err != nil || run {
+		return "", err
+	}
+	reason := "already done: " + why + " (--force reruns)"
+	r.Status.Infof("stage %s skipped: %s", s.Label(), reason)
+	r.record(Record{Timestamp: r.now().UTC(), Phase: PhaseSkip, Stage: s.Slug, Number: s.Number, Result: ResultSkipped, Reason: reason})
+	return reason, nil
 }
 
 // runIf is s.RunIf, from the state read when nothing ran since.

@@ -237,15 +237,19 @@ func checkpointCandidates(sel []*stages.Stage, through *stages.Stage) []*stages.
 // checkpoint that cannot be saved stops the run: the user counts on
 // `stage reset`, and --no-checkpoint goes on without one.
 //
-// st is the node's state read by the run's preflight: the markers decide,
-// and nothing has run on the node since.
-func (a *AutoCheckpoint) before(ctx context.Context, f *cmdutil.Factory, t *Target, r *resolved, st *stages.NodeState, force bool, sel []*stages.Stage, through *stages.Stage) error {
+// The markers decide, as the runner read them for its preflight: nothing
+// has run on the node since.
+func (a *AutoCheckpoint) before(ctx context.Context, f *cmdutil.Factory, t *Target, r *resolved, runner *stages.Runner, force bool, sel []*stages.Stage, through *stages.Stage) error {
 	ok, why := checkpointTarget(t, r, a.Checkpoints != nil)
 	if !ok {
 		if why != "" {
 			f.Status.Infof("%s", why)
 		}
 		return nil
+	}
+	st, err := runner.NodeState(ctx)
+	if err != nil {
+		return err
 	}
 	first := firstToRun(st, r.vars.Version, force, checkpointCandidates(sel, through))
 	if first == nil {

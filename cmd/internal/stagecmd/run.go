@@ -235,11 +235,7 @@ func runOnNode(ctx context.Context, f *cmdutil.Factory, opts *RunOptions, r *res
 	// The checkpoint below changes nothing on the node.
 	runOpts.Preflighted = true
 	phases.Mark("node check: stages done (markers), order")
-	st, err := runner.NodeState(ctx)
-	if err != nil {
-		return err
-	}
-	if err := opts.AutoCheckpoint.before(ctx, f, &opts.Target, r, st, opts.Force, sel, target); err != nil {
+	if err := opts.AutoCheckpoint.before(ctx, f, &opts.Target, r, runner, opts.Force, sel, target); err != nil {
 		return err
 	}
 	phases.Mark("checkpoint")
