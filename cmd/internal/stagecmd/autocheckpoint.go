@@ -18,7 +18,6 @@ import (
 	"github.com/bootlab/bootlab/cmd/internal/cmdutil"
 	"github.com/bootlab/bootlab/internal/node"
 	"github.com/bootlab/bootlab/lab"
-	"github.com/bootlab/bootlab/lab/labdir"
 	"github.com/bootlab/bootlab/stages"
 )
 
@@ -255,7 +254,7 @@ func (a *AutoCheckpoint) before(ctx context.Context, f *cmdutil.Factory, t *Targ
 		return err
 	}
 	name := beforeName(first.Number)
-	logDir := labdir.Stages(r.spec)
+	logDir := lab.StageDir(r.spec)
 	if off := checkpointsOff(a, t, r); off != "" {
 		f.Status.Infof("no checkpoint %s: %s", name, off)
 		return writeOffNote(logDir, name, off)

@@ -13,7 +13,7 @@ import (
 	"github.com/bootlab/bootlab/cmd/internal/cmdutil"
 	"github.com/bootlab/bootlab/internal/node"
 	"github.com/bootlab/bootlab/internal/timing"
-	"github.com/bootlab/bootlab/lab/labdir"
+	"github.com/bootlab/bootlab/lab"
 	"github.com/bootlab/bootlab/scripts"
 	"github.com/bootlab/bootlab/stages"
 )
@@ -239,7 +239,7 @@ func runOnNode(ctx context.Context, f *cmdutil.Factory, opts *RunOptions, r *res
 		return err
 	}
 	phases.Mark("checkpoint")
-	logDir := labdir.Stages(r.spec)
+	logDir := lab.StageDir(r.spec)
 	log, err := stages.OpenLog(logDir, r.labUUID)
 	if err != nil {
 		return err
