@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/bootlab/bootlab/internal/controlplane"
+	"github.com/bootlab/bootlab/internal/testutil/cptest"
 	"github.com/bootlab/bootlab/internal/testutil/kubetest"
 	"github.com/bootlab/bootlab/lab/cache"
 	"github.com/bootlab/bootlab/lab/gobuild"
@@ -82,7 +83,7 @@ func TestRenderedPodsRunTheRealControlPlane(t *testing.T) {
 	dir := t.TempDir()
 	secrets := filepath.Join(dir, "bootstrap-secrets")
 	require.NoError(t, os.MkdirAll(secrets, 0o700))
-	files, ca := labSecrets(t)
+	files, ca := cptest.Secrets(t)
 	etcdServer := writeEtcdAndKubeconfig(t, files, ca, secrets)
 	for c := range files {
 		require.NoError(t, os.WriteFile(filepath.Join(secrets, c), files[c], 0o600))
