@@ -23,7 +23,6 @@ func longFuncs() map[string]int {
 	return map[string]int{
 		"lab/internal/engine.SaveCheckpoint":      108,
 		"lab/internal/engine.Up":                  130,
-		"lab/internal/engine.networkDiff":         113,
 		"lab/cache.importArchive":                 83,
 		"lab/class.Expand":                        239,
 		"lab/cluster.ReviewCSR":                   94,
