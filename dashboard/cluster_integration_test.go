@@ -21,8 +21,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/bootlab/bootlab/internal/testutil/kuberelease"
-	"github.com/bootlab/bootlab/internal/testutil/kubetest"
-	"github.com/bootlab/bootlab/lab/cache"
 	"github.com/bootlab/bootlab/lab/cluster"
 	"github.com/bootlab/bootlab/lab/labdir"
 )
@@ -31,11 +29,7 @@ import (
 // on loopback, with the kubeconfig `lab kubeconfig` writes: each Node with
 // its static (mirror) pods first, and the CSRs nobody approved yet.
 func TestClusterViewFromTheRealAPI(t *testing.T) {
-	if os.Getenv(kubetest.SharedCacheEnv) == "" {
-		t.Setenv(kubetest.SharedCacheEnv, cache.Dir())
-	}
-	rel := kuberelease.Build(t, "4.19")
-	cp := kubetest.StartControlPlane(t, rel.Etcd, rel.Programs)
+	cp := kuberelease.StartControlPlane(t)
 	dir := t.TempDir()
 	apply := func(name string, obj any) {
 		data, err := json.Marshal(obj)

@@ -35,20 +35,12 @@ type (
 // a nil state; a lab directory holding another lab is an *IdentityError.
 func Resolve(s *spec.Spec) (*spec.Spec, *State, error) { return labdir.Resolve(s) }
 
-// LoadState reads the state of the lab in labDir (an error that NotUp
-// reports when there is none).
-func LoadState(labDir string) (*State, error) { return labdir.LoadState(labDir) }
-
 // FindLabs are the lab directories under home.
 func FindLabs(home string) ([]LabRef, error) { return labdir.Find(home) }
 
 // NotUp reports whether err says the lab has no complete up recorded:
 // the commands' "no such lab" exit code.
 func NotUp(err error) bool { return errors.Is(err, labdir.ErrNoState) }
-
-// ErrNotUp wraps msg so that NotUp reports it: a command's own wording of
-// "the lab is not up" keeps the exit code.
-func ErrNotUp(msg string) error { return fmt.Errorf("%s: %w", msg, labdir.ErrNoState) }
 
 // LoadVerifyRecord is the verify record of the lab in labDir built as
 // labUUID (nil when none was recorded for it).
