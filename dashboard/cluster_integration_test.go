@@ -11,8 +11,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"encoding/pem"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"testing"
@@ -77,12 +75,7 @@ func TestClusterViewFromTheRealAPI(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, cluster.WriteKubeconfig(labdir.Kubeconfig(s.Spec), data))
 
-	ts := httptest.NewServer(New(Options{Source: &Collector{Home: home, Connect: connector(hv)}}).Handler())
-	defer ts.Close()
-	code, body := get(t, ts.URL+"/api/labs/ux1")
-	require.Equal(t, http.StatusOK, code, body)
-	var v LabView
-	require.NoError(t, json.Unmarshal([]byte(body), &v))
+	v, body := labView(t, home, connector(hv), "ux1")
 	require.NotNil(t, v.Cluster, body)
 	assert.Empty(t, v.Cluster.Error)
 	require.Len(t, v.Cluster.Nodes, 1)

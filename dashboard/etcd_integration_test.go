@@ -3,9 +3,6 @@
 package dashboard
 
 import (
-	"encoding/json"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"testing"
@@ -55,12 +52,7 @@ func TestEtcdMembersFromTheMastersReports(t *testing.T) {
 		return probe.EtcdMembers{Endpoint: e.Endpoint, Time: time.Now().UTC(), Members: ms}
 	}
 	view := func() EtcdView {
-		ts := httptest.NewServer(New(Options{Source: &Collector{Home: home, Connect: connector(hv)}}).Handler())
-		defer ts.Close()
-		code, body := get(t, ts.URL+"/api/labs/ux1")
-		require.Equal(t, http.StatusOK, code, body)
-		var v LabView
-		require.NoError(t, json.Unmarshal([]byte(body), &v))
+		v, body := labView(t, home, connector(hv), "ux1")
 		require.NotNil(t, v.Etcd, body)
 		return *v.Etcd
 	}
