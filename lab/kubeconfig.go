@@ -64,13 +64,10 @@ func KubeContext(s *spec.Spec) string { return "bootlab-" + s.Name }
 // (never without verifying the certificate); for a lab on a remote
 // hypervisor, at a local tunnel (see ServeAPITunnel).
 func (l *Lab) Kubeconfig(ctx context.Context, o KubeconfigOptions) (*Kubeconfig, error) {
-	s, st, err := labdir.Resolve(l.spec)
-	if err != nil {
-		return nil, err
-	}
-	if st == nil || st.Spec == nil {
+	if !l.Built() {
 		return nil, &NotBuiltError{Lab: l.spec.Name}
 	}
+	s := l.spec
 	n, done, err := l.labNet(ctx, s)
 	if err != nil {
 		return nil, err

@@ -20,8 +20,8 @@ var commandImports = []string{"lab", "lab/spec", "lab/class", "lab/cache", "stag
 // each to be replaced by a method of lab.Lab (or a sibling's surface). The
 // list only shrinks: an edge here that no longer exists fails the test, so
 // whoever removes one removes it here too. It is empty: the lab directory
-// (lab.Resolve, FindLabs, NotUp, SSHKey, KnownHosts, StageDir), the
-// hypervisor host (Lab.Hop, Lab.DialNode) and approve-csrs' review and the
+// (lab.Open resolves the lab as built; Lab.SSHKey, KnownHosts, StageDir,
+// LastVerify; lab.FindLabs, NotUp), the hypervisor host (Lab.Hop, Lab.DialNode) and approve-csrs' review and the
 // waits' defaults (Lab.CSRApprover, lab.Default*) are the facade's.
 var facadeDebt = []string{}
 
