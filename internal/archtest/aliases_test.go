@@ -140,14 +140,7 @@ func TestFacadeDeclaresNoNewAliases(t *testing.T) {
 		}
 		delete(allowed, a)
 	}
-	var gone []string
-	for a := range allowed {
-		gone = append(gone, a)
-	}
-	sort.Strings(gone)
-	for _, a := range gone {
-		t.Errorf("package lab no longer declares type %s: remove it from facadeAliases", a)
-	}
+	reportStale(t, allowed, "package lab no longer declares type %s: remove it from facadeAliases")
 }
 
 // The guard sees every form of alias it is meant to catch, and no type
