@@ -11,8 +11,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"encoding/pem"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"testing"
@@ -21,8 +19,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/bootlab/bootlab/internal/testutil/kuberelease"
-	"github.com/bootlab/bootlab/internal/testutil/kubetest"
-	"github.com/bootlab/bootlab/lab/cache"
 	"github.com/bootlab/bootlab/lab/cluster"
 	"github.com/bootlab/bootlab/lab/labdir"
 )
@@ -31,11 +27,7 @@ import (
 // on loopback, with the kubeconfig `lab kubeconfig` writes: each Node with
 // its static (mirror) pods first, and the CSRs nobody approved yet.
 func TestClusterViewFromTheRealAPI(t *testing.T) {
-	if os.Getenv(kubetest.SharedCacheEnv) == "" {
-		t.Setenv(kubetest.SharedCacheEnv, cache.Dir())
-	}
-	rel := kuberelease.Build(t, "4.19")
-	cp := kubetest.StartControlPlane(t, rel.Etcd, rel.Programs)
+	cp := kuberelease.StartControlPlane(t)
 	dir := t.TempDir()
 	apply := func(name string, obj any) {
 		data, err := json.Marshal(obj)
@@ -83,12 +75,7 @@ func TestClusterViewFromTheRealAPI(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, cluster.WriteKubeconfig(labdir.Kubeconfig(s.Spec), data))
 
-	ts := httptest.NewServer(New(Options{Source: &Collector{Home: home, Connect: connector(hv)}}).Handler())
-	defer ts.Close()
-	code, body := get(t, ts.URL+"/api/labs/ux1")
-	require.Equal(t, http.StatusOK, code, body)
-	var v LabView
-	require.NoError(t, json.Unmarshal([]byte(body), &v))
+	v, body := labView(t, home, connector(hv), "ux1")
 	require.NotNil(t, v.Cluster, body)
 	assert.Empty(t, v.Cluster.Error)
 	require.Len(t, v.Cluster.Nodes, 1)

@@ -40,6 +40,8 @@ type Collector struct {
 	records map[string]recordsCache
 	// clusters are the last cluster views, by lab directory.
 	clusters map[string]*ClusterView
+	// etcdViews are the last etcd views, by lab directory.
+	etcdViews map[string]etcdCache
 }
 
 type conn struct {
@@ -173,6 +175,7 @@ func (c *Collector) view(ctx context.Context, l *lab.Summary) LabView {
 	if s.Rehearsal() || s.Profile == spec.ProfileOpenShift {
 		v.Cluster = c.cluster(ctx, s)
 	}
+	v.Etcd = c.etcd(ctx, s, hv)
 	if st != nil {
 		v.Network = NetworkView{Name: st.Network.Name, Exists: st.Network.Exists, Active: st.Network.Active, Bridge: st.Network.Bridge, Gateway: st.Network.Gateway}
 		v.DNS = st.DNS

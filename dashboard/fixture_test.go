@@ -3,6 +3,8 @@ package dashboard
 import (
 	"encoding/json"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -109,4 +111,18 @@ func fixtureHome(t testing.TB, n int) (string, *fake.Hypervisor) {
 		fixtureLab(t, home, hv, fmt.Sprintf("ux%d", i+1), i+1)
 	}
 	return home, hv
+}
+
+// labView serves the labs of home through connect, as the dashboard does, and
+// returns lab name's view (its JSON body too, for messages and checks of
+// what it must not carry).
+func labView(t *testing.T, home string, connect lab.Connector, name string) (LabView, string) {
+	t.Helper()
+	ts := httptest.NewServer(New(Options{Source: &Collector{Home: home, Connect: connect}}).Handler())
+	defer ts.Close()
+	code, body := get(t, ts.URL+"/api/labs/"+name)
+	require.Equal(t, http.StatusOK, code, body)
+	var v LabView
+	require.NoError(t, json.Unmarshal([]byte(body), &v))
+	return v, body
 }

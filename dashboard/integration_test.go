@@ -4,8 +4,6 @@ package dashboard
 
 import (
 	"context"
-	"encoding/json"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"testing"
@@ -42,14 +40,7 @@ func TestIntegrationDashboardOverLibvirt(t *testing.T) {
 	_, err = lab.Up(ctx, c, s, lab.UpOptions{Accelerator: spec.AccelTCG})
 	require.NoError(t, err)
 
-	col := &Collector{Home: home, Connect: hypervisor.Shared(c)}
-	srv := New(Options{Source: col})
-	ts := httptest.NewServer(srv.Handler())
-	defer ts.Close()
-	code, body := get(t, ts.URL+"/api/labs/dash")
-	require.Equal(t, 200, code, body)
-	var v LabView
-	require.NoError(t, json.Unmarshal([]byte(body), &v))
+	v, _ := labView(t, home, hypervisor.Shared(c), "dash")
 	assert.True(t, v.Network.Exists)
 	assert.True(t, v.Network.Active)
 	assert.Equal(t, 3, v.NodesUp)

@@ -56,10 +56,13 @@ type LabView struct {
 	Serving ServingView `json:"serving"`
 	// Cluster is the lab's Kubernetes through its real API, when the lab
 	// has a kubeconfig (`bootlab lab kubeconfig`); nil otherwise.
-	Cluster *ClusterView    `json:"cluster,omitempty"`
-	Nodes   []NodeView      `json:"nodes"`
-	DNS     []lab.DNSRecord `json:"dns"`
-	Stages  []StageView     `json:"stages"`
+	Cluster *ClusterView `json:"cluster,omitempty"`
+	// Etcd is the etcd members per node of a rehearsal lab, from the
+	// masters' console reports; nil until one lists them.
+	Etcd   *EtcdView       `json:"etcd,omitempty"`
+	Nodes  []NodeView      `json:"nodes"`
+	DNS    []lab.DNSRecord `json:"dns"`
+	Stages []StageView     `json:"stages"`
 	// StageReached is the highest stage done (0: none), StageRunning the
 	// one running now (0: none).
 	StageReached int `json:"stageReached"`

@@ -147,16 +147,30 @@ func (s *Stage) SkipReason(v Version) string {
 // RunIf decides whether the stage has work left on the node: false when
 // every Done marker exists (the bootkube .done files).
 func (s *Stage) RunIf(ctx context.Context, n node.Node) (bool, string, error) {
+	return s.runIf(func(m string) (bool, error) {
+		_, err := n.Stat(ctx, path.Join(AssetDir, m))
+		if errors.Is(err, fs.ErrNotExist) {
+			return false, nil
+		}
+		if err != nil {
+			return false, fmt.Errorf("check marker %s: %w", m, err)
+		}
+		return true, nil
+	})
+}
+
+// runIf is RunIf over has, which says whether a marker exists.
+func (s *Stage) runIf(has func(m string) (bool, error)) (bool, string, error) {
 	if len(s.Done) == 0 {
 		return true, "no marker: runs every time, as in bootkube", nil
 	}
 	for _, m := range s.Done {
-		_, err := n.Stat(ctx, path.Join(AssetDir, m))
-		if errors.Is(err, fs.ErrNotExist) {
-			return true, m + " is missing", nil
-		}
+		ok, err := has(m)
 		if err != nil {
-			return false, "", fmt.Errorf("check marker %s: %w", m, err)
+			return false, "", err
+		}
+		if !ok {
+			return true, m + " is missing", nil
 		}
 	}
 	if len(s.Done) == 1 {

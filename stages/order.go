@@ -131,6 +131,13 @@ func listAssetDir(ctx context.Context, n node.Node) (names map[string]bool, ok b
 	return names, true
 }
 
+// RunIf is s.RunIf answered from the markers read, without going back to
+// the node: ReadNodeState reads every Done marker of the catalog.
+func (st *NodeState) RunIf(s *Stage) (bool, string) {
+	run, why, _ := s.runIf(func(m string) (bool, error) { return st.markers[m], nil })
+	return run, why
+}
+
 // Has reports whether marker m exists.
 func (st *NodeState) Has(m string) bool { return st.markers[m] }
 

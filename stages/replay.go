@@ -250,6 +250,12 @@ oc adm release info -o 'jsonpath={.metadata.version}' "${mirror[@]}" "${RELEASE_
 // steps are removed first, so the guards let those steps run again.
 func (r *Runner) RunNodeScript(ctx context.Context, s *Stage, ns *NodeScript, opts Options) (Outcome, error) {
 	oc := Outcome{Stage: s, Number: s.Number, Slug: s.Slug, Reason: ns.Describe()}
+	// As in Run: the state read by the caller's preflight serves this
+	// one, and none of it outlives the script.
+	defer r.forget()
+	if !opts.Preflighted {
+		r.forget()
+	}
 	script, err := ns.BuildReplay(s)
 	if err != nil {
 		return oc, &StageError{Stage: s, Err: err}
@@ -294,10 +300,7 @@ func (r *Runner) RunNodeScript(ctx context.Context, s *Stage, ns *NodeScript, op
 // marker exists is skipped by its guard, and the unmarked work after it
 // (stage 14 removes the bootstrap MCO pod) would run in the replay of s.
 func (r *Runner) PreflightNodeScript(ctx context.Context, s *Stage, ns *NodeScript, opts Options) error {
-	if r.Node == nil {
-		return errors.New("no node to run on")
-	}
-	st, err := ReadNodeState(ctx, r.Node, r.Catalog)
+	st, err := r.NodeState(ctx)
 	if err != nil {
 		return err
 	}

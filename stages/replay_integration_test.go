@@ -84,7 +84,7 @@ func nodeRunner(sb *sandbox, out *bytes.Buffer) *stages.Runner {
 // stage 08, and bootkube.service run afterwards skips what it did.
 func TestSandboxNodeScriptStage07ThenHandoff(t *testing.T) {
 	t.Parallel()
-	for _, release := range fixtureReleases {
+	for _, release := range scriptShapes {
 		t.Run(release, func(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()
@@ -156,7 +156,7 @@ func TestSandboxNodeScriptStage07ThenHandoff(t *testing.T) {
 // steps: each stops where the next begins.
 func TestSandboxNodeScriptEveryStopPoint(t *testing.T) {
 	t.Parallel()
-	for _, release := range fixtureReleases {
+	for _, release := range scriptShapes {
 		t.Run(release, func(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()
@@ -195,7 +195,7 @@ func TestSandboxNodeScriptEveryStopPoint(t *testing.T) {
 func TestSandboxAnnotatedScriptsMatchNodeScript(t *testing.T) {
 	t.Parallel()
 	compared := 0
-	for _, release := range fixtureReleases {
+	for _, release := range scriptShapes {
 		v := stages.MustVersion(fixtureVersion(release))
 		if v.CheckSupported() != nil {
 			continue

@@ -116,6 +116,12 @@ type Runner struct {
 	Status  *status.Status
 	// Now is the clock (tests).
 	Now func() time.Time
+
+	// state is the node's state as last read, kept from Pending or
+	// Preflight until a script runs or Run returns: each read is SSH
+	// sessions on the node, a sudo and a bash each (0.5 s on a TCG node),
+	// and a stage run asked for it five times before anything changed.
+	state *NodeState
 }
 
 // ScriptDir is where the runner puts each stage's script on the node.
@@ -189,6 +195,12 @@ func (r *Runner) Run(ctx context.Context, stages []*Stage, opts Options) ([]Outc
 		// redoes them too; each script's own check is told so.
 		vars.ForceThrough = stages[len(stages)-1].Number
 	}
+	// The state read before this run is stale once it returns (the
+	// caller may run other commands on the node after it).
+	defer r.forget()
+	if !opts.Preflighted {
+		r.forget()
+	}
 	if !opts.DryRun && !opts.Preflighted {
 		if err := r.Preflight(ctx, stages, opts); err != nil {
 			return nil, err
@@ -203,12 +215,7 @@ func (r *Runner) Run(ctx context.Context, stages []*Stage, opts Options) ([]Outc
 		if reason := s.SkipReason(vars.Version); reason != "" {
 			oc.Result, oc.Reason = ResultSkipped, reason
 			outcomes = append(outcomes, oc)
-			if opts.DryRun {
-				fmt.Fprintf(opts.DryRunOut, "# stage %s skipped: %s\n\n", s.Label(), reason)
-				continue
-			}
-			r.Status.Infof("stage %s skipped: %s", s.Label(), reason)
-			r.record(Record{Timestamp: r.now().UTC(), Phase: PhaseSkip, Stage: s.Slug, Number: s.Number, Result: ResultSkipped, Reason: reason})
+			r.noteVersionSkip(s, reason, opts)
 			continue
 		}
 		script, err := RenderScript(r.Scripts, s, vars)
@@ -228,19 +235,18 @@ func (r *Runner) Run(ctx context.Context, stages []*Stage, opts Options) ([]Outc
 			return outcomes, &StageError{Stage: s, Err: errors.New("no node to run on")}
 		}
 		if !vars.Force {
-			run, why, err := s.RunIf(ctx, r.Node)
+			reason, err := r.skipDone(ctx, s)
 			if err != nil {
 				return outcomes, &StageError{Stage: s, Err: err}
 			}
-			if !run {
-				reason := "already done: " + why + " (--force reruns)"
+			if reason != "" {
 				oc.Result, oc.Reason = ResultSkipped, reason
 				outcomes = append(outcomes, oc)
-				r.Status.Infof("stage %s skipped: %s", s.Label(), reason)
-				r.record(Record{Timestamp: r.now().UTC(), Phase: PhaseSkip, Stage: s.Slug, Number: s.Number, Result: ResultSkipped, Reason: reason})
 				continue
 			}
 		}
+		// From here on the node is not what was read.
+		r.forget()
 		oc.Result, oc.Duration, err = r.runOne(ctx, s, script)
 		if err == nil && opts.Validate {
 			err = r.validate(ctx, s, vars)
@@ -261,6 +267,20 @@ func (r *Runner) Run(ctx context.Context, stages []*Stage, opts Options) ([]Outc
 // would break a later stage (Catalog.CheckOrder, Catalog.CheckForce).
 // Pending is what sel needs first on the node (Catalog.Prerequisites).
 func (r *Runner) Pending(ctx context.Context, sel []*Stage) ([]*Stage, error) {
+	st, err := r.NodeState(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return r.Catalog.Prerequisites(st, sel, r.Vars.Version), nil
+}
+
+// NodeState is what the node shows of the stages: read once, then kept
+// until a script runs on the node or Run returns. A caller that runs
+// anything else on the node in between must not use the Runner's answers.
+func (r *Runner) NodeState(ctx context.Context) (*NodeState, error) {
+	if r.state != nil {
+		return r.state, nil
+	}
 	if r.Node == nil {
 		return nil, errors.New("no node to run on")
 	}
@@ -268,14 +288,48 @@ func (r *Runner) Pending(ctx context.Context, sel []*Stage) ([]*Stage, error) {
 	if err != nil {
 		return nil, err
 	}
-	return r.Catalog.Prerequisites(st, sel, r.Vars.Version), nil
+	r.state = st
+	return st, nil
+}
+
+// noteVersionSkip says stage s is skipped for the release: in the dry
+// run's output, or to the user and the records.
+func (r *Runner) noteVersionSkip(s *Stage, reason string, opts Options) {
+	if opts.DryRun {
+		fmt.Fprintf(opts.DryRunOut, "# stage %s skipped: %s\n\n", s.Label(), reason)
+		return
+	}
+	r.Status.Infof("stage %s skipped: %s", s.Label(), reason)
+	r.record(Record{Timestamp: r.now().UTC(), Phase: PhaseSkip, Stage: s.Slug, Number: s.Number, Result: ResultSkipped, Reason: reason})
+}
+
+// forget drops the state read: the node may have changed since.
+func (r *Runner) forget() { r.state = nil }
+
+// skipDone says why stage s is skipped as already done, recording it, or
+// "" when it has work left.
+func (r *Runner) skipDone(ctx context.Context, s *Stage) (string, error) {
+	run, why, err := r.runIf(ctx, s)
+	if err != nil || run {
+		return "", err
+	}
+	reason := "already done: " + why + " (--force reruns)"
+	r.Status.Infof("stage %s skipped: %s", s.Label(), reason)
+	r.record(Record{Timestamp: r.now().UTC(), Phase: PhaseSkip, Stage: s.Slug, Number: s.Number, Result: ResultSkipped, Reason: reason})
+	return reason, nil
+}
+
+// runIf is s.RunIf, from the state read when nothing ran since.
+func (r *Runner) runIf(ctx context.Context, s *Stage) (bool, string, error) {
+	if r.state != nil {
+		run, why := r.state.RunIf(s)
+		return run, why, nil
+	}
+	return s.RunIf(ctx, r.Node)
 }
 
 func (r *Runner) Preflight(ctx context.Context, stages []*Stage, opts Options) error {
-	if r.Node == nil {
-		return errors.New("no node to run on")
-	}
-	st, err := ReadNodeState(ctx, r.Node, r.Catalog)
+	st, err := r.NodeState(ctx)
 	if err != nil {
 		return err
 	}

@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -351,6 +353,100 @@ func TestRunPreflightsUnlessPreflighted(t *testing.T) {
 			require.Len(t, outcomes, 1)
 			assert.Equal(t, stages.ResultSuccess, outcomes[0].Result)
 			assert.Len(t, node.CallsWith("ls -A1 -- "), tc.wantLists)
+		})
+	}
+}
+
+// A stage run asks about the node's state several times before anything
+// runs on it (prerequisites, preflight, the checkpoint's decision, each
+// stage's markers): it is read once, one SSH session each, not once per
+// question.
+func TestRunReadsTheNodeOnceUntilAScriptRuns(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	node := stagestest.New(t.TempDir())
+	require.NoError(t, node.Touch("/opt/openshift/openshift-manifests.done"))
+	r, _, _ := newRunner(t, node, "4.18")
+	sel, err := r.Catalog.Select(stages.Selection{From: "01", To: "03"})
+	require.NoError(t, err)
+
+	_, err = r.Pending(ctx, sel)
+	require.NoError(t, err)
+	require.NoError(t, r.Preflight(ctx, sel, stages.Options{}))
+	st, err := r.NodeState(ctx)
+	require.NoError(t, err)
+	run, why := st.RunIf(sel[0])
+	assert.False(t, run, "stage 01's marker exists")
+	assert.Contains(t, why, "openshift-manifests.done exists")
+	outcomes, err := r.Run(ctx, sel, stages.Options{Preflighted: true})
+	require.NoError(t, err)
+	require.Len(t, outcomes, 3)
+	assert.Equal(t, stages.ResultSkipped, outcomes[0].Result)
+	assert.Equal(t, stages.ResultSuccess, outcomes[1].Result)
+
+	var before []string
+	for _, c := range node.Calls {
+		if strings.HasPrefix(c, "write ") {
+			break
+		}
+		before = append(before, c)
+	}
+	assert.Equal(t, []string{"ls -A1 -- '/opt/openshift'", "read " + stages.ServiceRecords}, before,
+		"one read of the node before the first script, however often it is asked")
+	assert.Contains(t, node.Calls[len(before):], "stat /opt/openshift/api-bootstrap.done",
+		"after a script ran, the next stage's markers are read from the node again")
+}
+
+// What was read does not outlive Run: the next run sees what changed on
+// the node in between.
+func TestRunDoesNotKeepTheNodeStateAfterItReturns(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	node := stagestest.New(t.TempDir())
+	require.NoError(t, node.Touch("/opt/openshift/openshift-manifests.done"))
+	r, _, _ := newRunner(t, node, "4.18")
+	sel, err := r.Catalog.Select(stages.Selection{Only: []string{"01"}})
+	require.NoError(t, err)
+	require.NoError(t, r.Preflight(ctx, sel, stages.Options{}))
+	outcomes, err := r.Run(ctx, sel, stages.Options{Preflighted: true})
+	require.NoError(t, err)
+	assert.Equal(t, stages.ResultSkipped, outcomes[0].Result)
+
+	require.NoError(t, os.Remove(filepath.Join(node.Root, "opt/openshift/openshift-manifests.done")))
+	outcomes, err = r.Run(ctx, sel, stages.Options{})
+	require.NoError(t, err)
+	assert.Equal(t, stages.ResultSuccess, outcomes[0].Result, "the marker removed after the first run is seen missing")
+}
+
+func TestNodeStateRunIfAgreesWithTheNode(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	tests := []struct {
+		name    string
+		markers []string
+	}{
+		{"fresh node", nil},
+		{"some stages done", []string{"openshift-manifests.done", "api-bootstrap.done", "etcd-bootstrap.done"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			node := stagestest.New(t.TempDir())
+			for _, m := range tt.markers {
+				require.NoError(t, node.Touch("/opt/openshift/"+m))
+			}
+			c := stages.Default()
+			st, err := stages.ReadNodeState(ctx, node, c)
+			require.NoError(t, err)
+			for _, s := range c {
+				want, wantWhy, err := s.RunIf(ctx, node)
+				require.NoError(t, err)
+				got, why := st.RunIf(s)
+				assert.Equal(t, want, got, "stage %s", s.ID())
+				assert.Equal(t, wantWhy, why, "stage %s", s.ID())
+			}
 		})
 	}
 }

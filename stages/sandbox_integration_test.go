@@ -22,6 +22,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/bootlab/bootlab/internal/node"
+	"github.com/bootlab/bootlab/internal/testutil/cptest"
 	"github.com/bootlab/bootlab/lab/pki"
 	"github.com/bootlab/bootlab/scripts"
 	"github.com/bootlab/bootlab/stages"
@@ -108,7 +109,7 @@ func (s *sandbox) installerAssets(t *testing.T, fixtures, cert, key string) {
 	write(filepath.Join(oo, "original_cvo_overrides.patch"), `{"spec":{"overrides":null}}`, 0o600)
 	// The control plane's serving pairs, service-account keys and an admin
 	// kubeconfig, as lab/probe writes them (stages 08-10's checks read them).
-	writeLabControlPlaneTLS(t, s.root)
+	cptest.Write(t, s.root)
 }
 
 func (s *sandbox) run(ctx context.Context, cmd string, stdin io.Reader, stdout, stderr io.Writer) (int, error) {

@@ -21,8 +21,8 @@ import (
 
 	"github.com/bootlab/bootlab/internal/check"
 	"github.com/bootlab/bootlab/internal/controlplane"
+	"github.com/bootlab/bootlab/internal/testutil/cptest"
 	"github.com/bootlab/bootlab/lab/pki"
-	"github.com/bootlab/bootlab/lab/probe"
 	"github.com/bootlab/bootlab/stages"
 	"github.com/bootlab/bootlab/stages/stagestest"
 )
@@ -112,36 +112,8 @@ func writeControlPlaneSecrets(t *testing.T, root string) {
 	t.Helper()
 	pods, _ := filepath.Glob(filepath.Join(root, "opt/openshift/bootstrap-manifests/kube-*-pod.yaml"))
 	if len(pods) > 0 {
-		writeLabControlPlaneTLS(t, root)
+		cptest.Write(t, root)
 	}
-}
-
-// writeLabControlPlaneTLS writes tls/ and auth/kubeconfig as a lab's
-// bootstrap has them for its control plane (see writeControlPlaneSecrets).
-func writeLabControlPlaneTLS(t *testing.T, root string) {
-	t.Helper()
-	ca, err := pki.NewCA("bootlab-fixture-root")
-	require.NoError(t, err)
-	files := map[string][]byte{controlplane.RootCA: ca.CertPEM, controlplane.ClientCABundle: ca.CertPEM}
-	cpTLS, err := probe.ControlPlaneTLS(ca, "ocp.lab.local", controlplane.DefaultServiceCIDR)
-	require.NoError(t, err)
-	for _, f := range cpTLS {
-		files[f.Name] = f.Data
-	}
-	signer, err := pki.NewIntermediate(ca, "etcd-signer")
-	require.NoError(t, err)
-	client, err := pki.NewClient(signer, "etcd", nil)
-	require.NoError(t, err)
-	files[controlplane.EtcdCABundle] = append(append([]byte{}, signer.CertPEM...), ca.CertPEM...)
-	files[controlplane.EtcdClientCert], files[controlplane.EtcdClientKey] = client.CertPEM, client.KeyPEM
-	dir := filepath.Join(root, "opt/openshift/tls")
-	require.NoError(t, os.MkdirAll(dir, 0o755))
-	for name, data := range files {
-		require.NoError(t, os.WriteFile(filepath.Join(dir, name), data, 0o600))
-	}
-	auth := filepath.Join(root, "opt/openshift/auth")
-	require.NoError(t, os.MkdirAll(auth, 0o755))
-	require.NoError(t, os.WriteFile(filepath.Join(auth, "kubeconfig"), []byte("users:\n- name: admin\n  user:\n    client-certificate-data: AAAA\n"), 0o600))
 }
 
 func failures(results []check.Result) []string {

@@ -233,6 +233,23 @@
     if (!c.pendingCSRs.length) csrs.appendChild(el('li', { class: 'meta' }, 'none'));
   }
 
+  // renderEtcd lists the etcd members with each one's state (leader,
+  // voter, learner) and node, from the masters' console reports.
+  function renderEtcd(l) {
+    const ul = clear($('etcd'));
+    const e = l.etcd;
+    $('etcd-sum').textContent = e ? e.members.length + (e.from ? ' · as ' + e.from + ' reads them' : '') : '';
+    if (e && e.error) ul.appendChild(el('li', { class: 'error', id: 'etcd-error' }, e.error));
+    if (!e || (!e.members.length && !e.error)) {
+      ul.appendChild(el('li', { class: 'meta' }, 'no member list reported yet (a rehearsal master reports it from stage 07)'));
+      return;
+    }
+    for (const m of e.members) {
+      ul.appendChild(el('li', { 'data-etcd-member': m.name || m.peerURL, 'data-state': m.state, 'data-node': m.node || '' },
+        (m.name || '(not started)') + ' ' + m.state + ' on ' + (m.node || '?') + ' · ' + m.peerURL));
+    }
+  }
+
   function renderDetail() {
     const l = selected();
     $('detail').hidden = !l;
@@ -246,6 +263,7 @@
     renderTimeline(l);
     renderStages(l);
     renderCluster(l);
+    renderEtcd(l);
     renderVerify(l);
   }
 

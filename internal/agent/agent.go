@@ -131,6 +131,7 @@ func (a *Agent) Run(ctx context.Context) {
 		leader := etcdLeader(pc, self)
 		go op.Join(ctx, self, a.etcd, leader, merged)
 		go a.installKubeAPIServer(ctx, self, merged)
+		go a.reportEtcdMembers(ctx, self)
 		if leader {
 			go a.publishEtcdStatus(ctx, self, merged)
 		}

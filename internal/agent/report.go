@@ -1,10 +1,13 @@
 package agent
 
 import (
+	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
+	"github.com/bootlab/bootlab/internal/agent/standin"
 	"github.com/bootlab/bootlab/lab/probe"
 )
 
@@ -121,4 +124,49 @@ func (r *reporter) heartbeat() {
 		r.emitLocked()
 		r.mu.Unlock()
 	}
+}
+
+// etcdEvery is how often a rehearsal master lists the etcd members for its
+// report: two etcdctl runs, cheap next to a stage, frequent enough to see
+// each learner join and be promoted.
+const etcdEvery = 15 * time.Second
+
+// reportEtcdMembers puts the etcd member list in this master's report
+// until ctx ends, read with the node's own client certificate (the host
+// keeps none): from its own member once it votes, from the bootstrap's
+// before.
+func (a *Agent) reportEtcdMembers(ctx context.Context, self probe.NodeExpect) {
+	local := standin.MasterEtcdctl("https://" + self.IP + ":2379")
+	boot := standin.MasterEtcdctl("https://" + a.etcd.BootstrapIP + ":2379")
+	a.rep.watchEtcd(ctx, etcdEvery, func(ctx context.Context) probe.EtcdMembers {
+		return standin.ReadMembers(ctx, local, boot)
+	})
+}
+
+// watchEtcd records read's member list now and every `every` until ctx
+// ends.
+func (r *reporter) watchEtcd(ctx context.Context, every time.Duration, read func(context.Context) probe.EtcdMembers) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		r.etcdMembers(read(ctx))
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// etcdMembers records a member list; a report line is written when the
+// members or the error changed (the heartbeat carries the newer time).
+func (r *reporter) etcdMembers(m probe.EtcdMembers) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	old := r.rep.Etcd
+	r.rep.Etcd = &m
+	if old != nil && old.Error == m.Error && old.Endpoint == m.Endpoint && slices.Equal(old.Members, m.Members) {
+		return
+	}
+	r.emitLocked()
 }

@@ -19,27 +19,11 @@ var commandImports = []string{"lab", "lab/spec", "lab/class", "lab/cache", "stag
 // facadeDebt are the edges from the commands past the facade that remain,
 // each to be replaced by a method of lab.Lab (or a sibling's surface). The
 // list only shrinks: an edge here that no longer exists fails the test, so
-// whoever removes one removes it here too.
-//
-// Why each is left: lab/labdir is how every command turns its flags into
-// the lab as built (cmdutil's spec resolution: Resolve, Find, ErrNoState)
-// and names the lab's files (ssh key, known_hosts, stage records); it goes
-// when the handle resolves the spec itself (lab.Open from the flags) and
-// the verbs that read those files (lab ssh, stage run/reset, class status)
-// are methods. lab/host is the hypervisor machine's connection that lab
-// ssh, dns-proxy, the API waits and the stage commands reach nodes
-// through; it goes with a Lab method that dials a node. lab/cluster is
-// approve-csrs' review loop and the waits' default timeouts, being
-// changed by the control-plane work of the same round (issue 22).
-var facadeDebt = []string{
-	"cmd/internal/classcmd -> lab/labdir",
-	"cmd/internal/cmdutil -> lab/host",
-	"cmd/internal/cmdutil -> lab/labdir",
-	"cmd/internal/labcmd -> lab/cluster",
-	"cmd/internal/labcmd -> lab/labdir",
-	"cmd/internal/stagecmd -> lab/host",
-	"cmd/internal/stagecmd -> lab/labdir",
-}
+// whoever removes one removes it here too. It is empty: the lab directory
+// (lab.Resolve, FindLabs, NotUp, SSHKey, KnownHosts, StageDir), the
+// hypervisor host (Lab.Hop, Lab.DialNode) and approve-csrs' review and the
+// waits' defaults (Lab.CSRApprover, lab.Default*) are the facade's.
+var facadeDebt = []string{}
 
 // The commands go through the facade: cmd/** imports only the packages of
 // commandImports, internal/ leaves and each other (cmd/bootlab-probe, the

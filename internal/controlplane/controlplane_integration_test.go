@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/bootlab/bootlab/internal/controlplane"
+	"github.com/bootlab/bootlab/internal/testutil/cptest"
 	"github.com/bootlab/bootlab/internal/testutil/kubetest"
 	"github.com/bootlab/bootlab/lab/cache"
 	"github.com/bootlab/bootlab/lab/gobuild"
@@ -82,7 +83,7 @@ func TestRenderedPodsRunTheRealControlPlane(t *testing.T) {
 	dir := t.TempDir()
 	secrets := filepath.Join(dir, "bootstrap-secrets")
 	require.NoError(t, os.MkdirAll(secrets, 0o700))
-	files, ca := labSecrets(t)
+	files, ca := cptest.Secrets(t)
 	etcdServer := writeEtcdAndKubeconfig(t, files, ca, secrets)
 	for c := range files {
 		require.NoError(t, os.WriteFile(filepath.Join(secrets, c), files[c], 0o600))
@@ -105,7 +106,7 @@ func TestRenderedPodsRunTheRealControlPlane(t *testing.T) {
 		EtcdServers: "https://127.0.0.1:" + clientPort, APIPort: port(t), ControllerManagerPort: port(t), SchedulerPort: port(t)}
 	rewriteKubeconfig(t, secrets, in.APIPort)
 	procs := map[controlplane.Component]*kubetest.Server{}
-	for _, c := range controlplane.Components() {
+	startPod := func(c controlplane.Component) {
 		p := controlplane.BootstrapPod(c, in, "")
 		doc, err := yaml.Marshal(p.Pod)
 		require.NoError(t, err)
@@ -113,6 +114,7 @@ func TestRenderedPodsRunTheRealControlPlane(t *testing.T) {
 		cmd := controlplane.CommandLine(p.Pod.Spec.Containers[0])
 		procs[c] = kubetest.Start(t, filepath.Join(dir, string(c)+".log"), filepath.Join(bin, cmd[0]), cmd[1:]...)
 	}
+	startPod(controlplane.KubeAPIServer)
 
 	kubectl := func(args ...string) (string, error) {
 		out, err := exec.Command(filepath.Join(bin, "kubectl"), append([]string{"--kubeconfig", filepath.Join(secrets, controlplane.Kubeconfig)}, args...)...).CombinedOutput()
@@ -124,6 +126,14 @@ func TestRenderedPodsRunTheRealControlPlane(t *testing.T) {
 		return out, err == nil && out == "ok"
 	})
 	t.Logf("kube-apiserver ready %s after start", time.Since(start).Round(time.Second))
+	// The others start once it is ready: a first lease request it refuses
+	// (its RBAC roles not yet bootstrapped) is retried only a RetryPeriod
+	// (26 s, jittered) later, which once made this test take a minute.
+	for _, c := range controlplane.Components() {
+		if c != controlplane.KubeAPIServer {
+			startPod(c)
+		}
+	}
 	insecure := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
 	for c, p := range map[controlplane.Component]int{controlplane.KubeControllerManager: in.ControllerManagerPort, controlplane.KubeScheduler: in.SchedulerPort} {
 		url := fmt.Sprintf("https://127.0.0.1:%d/healthz", p)
@@ -135,11 +145,13 @@ func TestRenderedPodsRunTheRealControlPlane(t *testing.T) {
 			defer resp.Body.Close()
 			return resp.Status, resp.StatusCode == http.StatusOK
 		})
+		t.Logf("%s healthy %s after start", c, time.Since(start).Round(time.Second))
 		lease := string(c)
 		kubetest.WaitFor(t, 3*time.Minute, string(c)+" holds its lease", procs[c], func() (string, bool) {
 			out, err := kubectl("get", "lease", lease, "-n", "kube-system", "-o", "jsonpath={.spec.holderIdentity}")
 			return out, err == nil && out != ""
 		})
+		t.Logf("%s holds its lease %s after start", c, time.Since(start).Round(time.Second))
 	}
 	for _, c := range controlplane.Components() {
 		t.Logf("BENCH control plane: %s RSS %s", c, kubetest.RSS(procs[c].Cmd.Process.Pid))

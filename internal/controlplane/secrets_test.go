@@ -2,7 +2,6 @@ package controlplane_test
 
 import (
 	"fmt"
-	"net"
 	"os"
 	"testing"
 
@@ -10,32 +9,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/bootlab/bootlab/internal/controlplane"
+	"github.com/bootlab/bootlab/internal/testutil/cptest"
 	"github.com/bootlab/bootlab/lab/pki"
 	"github.com/bootlab/bootlab/lab/probe"
 )
-
-// labSecrets are the files a rehearsal bootstrap's tls/ and auth/ hold
-// for the control plane: the lab CA, ControlPlaneTLS's pairs and keys,
-// stage 07's etcd CA bundle and client pair, and a kubeconfig.
-func labSecrets(t *testing.T) (map[string][]byte, pki.Pair) {
-	t.Helper()
-	ca, err := pki.NewCA("bootlab-test-root")
-	require.NoError(t, err)
-	files := map[string][]byte{controlplane.RootCA: ca.CertPEM, controlplane.ClientCABundle: ca.CertPEM}
-	tls, err := probe.ControlPlaneTLS(ca, "ocp.lab.local", controlplane.DefaultServiceCIDR)
-	require.NoError(t, err)
-	for _, f := range tls {
-		files[f.Name] = f.Data
-	}
-	signer, err := pki.NewIntermediate(ca, "etcd-signer")
-	require.NoError(t, err)
-	client, err := pki.NewLeaf(signer, "etcd", nil, nil, []net.IP{net.IPv4(127, 0, 0, 1)})
-	require.NoError(t, err)
-	files[controlplane.EtcdCABundle] = append(append([]byte{}, signer.CertPEM...), ca.CertPEM...)
-	files[controlplane.EtcdClientCert], files[controlplane.EtcdClientKey] = client.CertPEM, client.KeyPEM
-	files[controlplane.Kubeconfig] = []byte("users:\n- user:\n    client-certificate-data: AAAA\n")
-	return files, ca
-}
 
 func reader(files map[string][]byte) controlplane.ReadSecret {
 	return func(name string) ([]byte, error) {
@@ -52,7 +29,7 @@ func reader(files map[string][]byte) controlplane.ReadSecret {
 // service-account public key of another pair are each refused by name.
 func TestCheckSecrets(t *testing.T) {
 	t.Parallel()
-	files, _ := labSecrets(t)
+	files, _ := cptest.Secrets(t)
 	for _, c := range controlplane.Components() {
 		require.NoError(t, controlplane.CheckSecrets(c, reader(files)), c)
 	}

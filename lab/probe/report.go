@@ -40,6 +40,9 @@ type Report struct {
 	Boot     time.Time `json:"boot"`
 	UptimeMS int64     `json:"uptimeMs"`
 	Checks   []Check   `json:"checks"`
+	// Etcd is the etcd member list a rehearsal master last read (nil on
+	// other nodes).
+	Etcd *EtcdMembers `json:"etcd,omitempty"`
 }
 
 // Complete is true when no check is pending.

@@ -12,8 +12,6 @@ import (
 
 	"github.com/bootlab/bootlab/internal/check"
 	"github.com/bootlab/bootlab/internal/testutil/kuberelease"
-	"github.com/bootlab/bootlab/internal/testutil/kubetest"
-	"github.com/bootlab/bootlab/lab/cache"
 	"github.com/bootlab/bootlab/lab/cluster"
 	"github.com/bootlab/bootlab/lab/loadbalancer"
 )
@@ -24,11 +22,7 @@ import (
 // Ready condition as their kubelets report it (no Node after stage 14
 // fails).
 func TestAPIChecksOnTheRealAPI(t *testing.T) {
-	if os.Getenv(kubetest.SharedCacheEnv) == "" {
-		t.Setenv(kubetest.SharedCacheEnv, cache.Dir())
-	}
-	rel := kuberelease.Build(t, "4.19")
-	cp := kubetest.StartControlPlane(t, rel.Etcd, rel.Programs)
+	cp := kuberelease.StartControlPlane(t)
 	k, err := cluster.LoadKubeconfig(cp.Files["kubeconfig"])
 	require.NoError(t, err)
 	api, err := cluster.NewClient(k, "", nil)

@@ -80,6 +80,23 @@ checked against the export's sha256 manifest before anything is moved in.`,
 		return fn()
 	}
 
+	cmd.AddCommand(newCmdList(opts, run, f), newCmdExport(opts, run, f), newCmdImport(opts, run, f),
+		newCmdPrune(opts, run, f), newCmdBuild(opts, run, f))
+	return cmd
+}
+
+// runner runs a cache subcommand: its own run function, or the tests'
+// runF with the parsed options.
+type runner = func(name string, c *cobra.Command, fn func() error) error
+
+// addHomeFlag is --home: the labs under it are kept (prune) and never
+// exported (export).
+func addHomeFlag(c *cobra.Command, opts *Options) {
+	c.Flags().StringVar(&opts.Home, "home", "", "bootlab home whose labs are kept and never exported (default $BOOTLAB_HOME, else /var/lib/bootlab as root)")
+}
+
+// newCmdList builds `cache list`.
+func newCmdList(opts *Options, run runner, f *cmdutil.Factory) *cobra.Command {
 	list := &cobra.Command{
 		Use:   "list",
 		Short: "List every cached file: kind, version, size, sha256, last used",
@@ -94,7 +111,11 @@ checked against the export's sha256 manifest before anything is moved in.`,
 		},
 	}
 	list.Flags().StringVarP(&opts.Output, "output", "o", "table", "output format: table or json")
+	return list
+}
 
+// newCmdExport builds `cache export FILE`.
+func newCmdExport(opts *Options, run runner, f *cmdutil.Factory) *cobra.Command {
 	export := &cobra.Command{
 		Use:     "export FILE",
 		Short:   "Write the cache to a tar (FILE.gz or .tgz: compressed) with a sha256 manifest first",
@@ -105,6 +126,12 @@ checked against the export's sha256 manifest before anything is moved in.`,
 			return run("export", c, func() error { return runExport(f, opts) })
 		},
 	}
+	addHomeFlag(export, opts)
+	return export
+}
+
+// newCmdImport builds `cache import FILE`.
+func newCmdImport(opts *Options, run runner, f *cmdutil.Factory) *cobra.Command {
 	imp := &cobra.Command{
 		Use:   "import FILE",
 		Short: "Check every file of an export against its manifest, then move them into the cache",
@@ -116,6 +143,12 @@ checked against the export's sha256 manifest before anything is moved in.`,
 			return run("import", c, func() error { return runImport(f, opts) })
 		},
 	}
+	imp.Flags().BoolVar(&opts.DryRun, "dry-run", false, "check the archive and list what would be imported, import nothing")
+	return imp
+}
+
+// newCmdPrune builds `cache prune`.
+func newCmdPrune(opts *Options, run runner, f *cmdutil.Factory) *cobra.Command {
 	prune := &cobra.Command{
 		Use:   "prune",
 		Short: "Remove probe images no lab on this host boots",
@@ -131,12 +164,8 @@ boots (the kernel and initrd of its last up), last used longer ago than
 	}
 	prune.Flags().DurationVar(&opts.OlderThan, "older-than", 0, "keep images used more recently than this (e.g. 720h)")
 	prune.Flags().BoolVar(&opts.DryRun, "dry-run", false, "list what would be removed, remove nothing")
-	imp.Flags().BoolVar(&opts.DryRun, "dry-run", false, "check the archive and list what would be imported, import nothing")
-	for _, c := range []*cobra.Command{export, prune} {
-		c.Flags().StringVar(&opts.Home, "home", "", "bootlab home whose labs are kept and never exported (default $BOOTLAB_HOME, else /var/lib/bootlab as root)")
-	}
-	cmd.AddCommand(list, export, imp, prune, newCmdBuild(opts, run, f))
-	return cmd
+	addHomeFlag(prune, opts)
+	return prune
 }
 
 // ListOutput is what `cache list -o json` prints.

@@ -22,7 +22,6 @@ import (
 	"github.com/bootlab/bootlab/internal/status"
 	"github.com/bootlab/bootlab/internal/userfile"
 	"github.com/bootlab/bootlab/lab/class"
-	"github.com/bootlab/bootlab/lab/labdir"
 )
 
 // DefaultClassFile is read when -f is not given and it exists.
@@ -148,7 +147,7 @@ func plan(ctx context.Context, f *cmdutil.Factory, cf *ClassFlags) (*class.Plan,
 type member struct {
 	Learner string
 	Spec    *labspec.Spec
-	State   *labdir.State
+	State   *lab.State
 	Dir     string
 }
 
@@ -156,7 +155,7 @@ type member struct {
 // sorted by lab name. A lab half built (no complete up) is named by its
 // directory, as `lab down --all` does.
 func members(name string) ([]member, error) {
-	labs, err := labdir.Find(labspec.DefaultHome())
+	labs, err := lab.FindLabs(labspec.DefaultHome())
 	if err != nil {
 		return nil, err
 	}

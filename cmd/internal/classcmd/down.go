@@ -15,7 +15,6 @@ import (
 	"github.com/bootlab/bootlab/cmd/internal/cmdutil"
 	"github.com/bootlab/bootlab/lab"
 	"github.com/bootlab/bootlab/lab/class"
-	"github.com/bootlab/bootlab/lab/labdir"
 )
 
 // DownOptions are the options of `class down`.
@@ -127,8 +126,8 @@ func downDryRun(ctx context.Context, f *cmdutil.Factory, name, dir string, ms []
 		if err != nil {
 			return fmt.Errorf("lab %s: %w", m.Spec.Name, err)
 		}
-		if _, err := os.Lstat(labdir.Stages(m.Spec)); err == nil {
-			changes = append(changes, lab.Change{Action: "remove", Kind: "labDir", Name: labdir.Stages(m.Spec), Detail: "stage logs"})
+		if _, err := os.Lstat(lab.StageDir(m.Spec)); err == nil {
+			changes = append(changes, lab.Change{Action: "remove", Kind: "labDir", Name: lab.StageDir(m.Spec), Detail: "stage logs"})
 		}
 		for _, c := range changes {
 			fmt.Fprintf(f.Streams.Out, "  %s\n", c)

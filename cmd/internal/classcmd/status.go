@@ -11,7 +11,6 @@ import (
 
 	"github.com/bootlab/bootlab/cmd/internal/cmdutil"
 	"github.com/bootlab/bootlab/lab"
-	"github.com/bootlab/bootlab/lab/labdir"
 	"github.com/bootlab/bootlab/stages"
 )
 
@@ -35,7 +34,7 @@ type LabStatus struct {
 	NodesUp    int    `json:"nodesUp"`
 	NodesTotal int    `json:"nodesTotal"`
 	// Verify is the last `lab verify` (or `class verify`) result, if any.
-	Verify *labdir.VerifyRecord `json:"verify,omitempty"`
+	Verify *lab.VerifyRecord `json:"verify,omitempty"`
 	// Stage is the highest stage done on a rehearsal or manual-bootstrap
 	// lab ("07 etcd-bootstrap"), "" when none ran.
 	Stage string `json:"stage,omitempty"`
@@ -82,7 +81,7 @@ func runStatus(ctx context.Context, f *cmdutil.Factory, opts *StatusOptions) err
 		if m.State.Restored != nil {
 			ls.Restored = m.State.Restored.Checkpoint
 		}
-		ls.Verify, _ = labdir.LoadVerifyRecord(m.Dir, m.State.UUID)
+		ls.Verify, _ = lab.LoadVerifyRecord(m.Dir, m.State.UUID)
 		ls.Stage = stageReached(m.Spec, m.State.UUID)
 		l, err := lab.Open(ctx, m.Spec, lab.Options{Connect: connect, Log: f.Log})
 		if err != nil {
@@ -124,7 +123,7 @@ func runStatus(ctx context.Context, f *cmdutil.Factory, opts *StatusOptions) err
 // whose state has labUUID ("" when none): another lab's records, one of the
 // same name built earlier, are not this lab's progress.
 func stageReached(s *spec.Spec, labUUID string) string {
-	recs, err := stages.ReadRecords(labdir.Stages(s), labUUID)
+	recs, err := stages.ReadRecords(lab.StageDir(s), labUUID)
 	if err != nil {
 		return ""
 	}

@@ -14,7 +14,6 @@ import (
 	"github.com/bootlab/bootlab/cmd/internal/cmdutil"
 	"github.com/bootlab/bootlab/lab"
 	"github.com/bootlab/bootlab/lab/class"
-	"github.com/bootlab/bootlab/lab/labdir"
 )
 
 // UpOptions are the options of `class up`.
@@ -241,7 +240,7 @@ func buildLab(ctx context.Context, f *cmdutil.Factory, spec *labspec.Spec, accel
 
 // writeHandout writes learner's handout from the lab as built.
 func writeHandout(className, learner string, spec *labspec.Spec) error {
-	built, _, err := labdir.Resolve(spec)
+	built, _, err := lab.Resolve(spec)
 	if err != nil {
 		return err
 	}

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"log/slog"
-	"path/filepath"
 	"testing"
 
 	"github.com/bootlab/bootlab/lab/spec"
@@ -28,11 +27,7 @@ func TestClassVerifyReadsConsoleLogsOnTheHypervisor(t *testing.T) {
 	home := t.TempDir()
 	t.Setenv("BOOTLAB_HOME", home)
 	t.Setenv(cmdutil.EnvLab, "")
-	s := &spec.Spec{Name: "ws-ann", Profile: spec.ProfileProbe, Libvirt: spec.Libvirt{URI: "qemu+ssh://root@hypervisor/system"},
-		LabDir: filepath.Join(home, "labs", "ws-ann"), Topology: spec.Topology{Masters: 1}, Network: spec.Network{CIDR: "10.233.0.0/24"}}
-	s.Defaults()
-	hv := fake.New()
-	hv.Machine = fake.NewMachine(true)
+	s, hv := fake.RemoteLab(home, "ws-ann", "10.233.0.0/24")
 	// Built as class up builds it, on the fake: its VMs run there.
 	_, err := lab.Up(context.Background(), hv, s, lab.UpOptions{Accelerator: spec.AccelTCG, Class: "ws", SkipLoadBalancer: true})
 	require.NoError(t, err)

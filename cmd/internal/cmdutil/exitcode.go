@@ -4,7 +4,6 @@ import (
 	"errors"
 
 	"github.com/bootlab/bootlab/lab"
-	"github.com/bootlab/bootlab/lab/labdir"
 )
 
 // ExitBug is a panic: a bootlab bug, whatever the input (sysexits
@@ -24,7 +23,7 @@ func ExitCodeOf(err error) int {
 		return ec.ExitCode()
 	case lab.InvalidInput(err):
 		return ExitInvalid
-	case errors.Is(err, labdir.ErrNoState):
+	case lab.NotUp(err):
 		return ExitNoLab
 	}
 	return ExitError

@@ -13,7 +13,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/bootlab/bootlab/internal/userfile"
-	"github.com/bootlab/bootlab/lab/labdir"
+	"github.com/bootlab/bootlab/lab"
 )
 
 // DefaultSpecFile is read when -f is not given and it exists.
@@ -93,7 +93,7 @@ func (sf *SpecFlags) CompleteNodes(_ *cobra.Command, args []string, _ string) ([
 	if err != nil {
 		return nil, cobra.ShellCompDirectiveNoFileComp
 	}
-	if applied, _, err := labdir.Resolve(spec); err == nil {
+	if applied, _, err := lab.Resolve(spec); err == nil {
 		spec = applied
 	}
 	var names []string
@@ -171,7 +171,7 @@ func (sf *SpecFlags) base() (spec *labspec.Spec, source string, err error) {
 	if name := os.Getenv(EnvLab); name != "" {
 		return &labspec.Spec{Name: name}, EnvLab + "=" + name, nil
 	}
-	labs, err := labdir.Find(labspec.DefaultHome())
+	labs, err := lab.FindLabs(labspec.DefaultHome())
 	if err != nil {
 		return nil, "", err
 	}
@@ -297,26 +297,29 @@ func (sf *SpecFlags) loadBuilt() (*labspec.Spec, error) {
 	if err == nil || !errors.As(err, &ve) || sf.invalid == nil {
 		return spec, err
 	}
-	if applied, st, rerr := labdir.Resolve(sf.invalid); rerr == nil && st != nil && st.Spec != nil {
+	if applied, st, rerr := lab.Resolve(sf.invalid); rerr == nil && st != nil && st.Spec != nil {
 		return applied, nil
 	}
 	return nil, err
 }
 
 // NotUp turns "no lab state" into what the user can do about it, with
-// the flags they used; the error still wraps labdir.ErrNoState (its own exit code).
+// the flags they used; the error is still lab.NotUp (its own exit code).
 func NotUp(sf *SpecFlags, spec *labspec.Spec, err error) error {
-	if !errors.Is(err, labdir.ErrNoState) {
+	if !lab.NotUp(err) {
 		return err
 	}
-	return &notUpError{fmt.Sprintf("lab %s is not up (no complete `lab up` recorded in %s): run %s first", spec.Name, spec.LabDir, sf.Hint("lab up"))}
+	return &notUpError{err, fmt.Sprintf("lab %s is not up (no complete `lab up` recorded in %s): run %s first", spec.Name, spec.LabDir, sf.Hint("lab up"))}
 }
 
-// notUpError reads as its message and is labdir.ErrNoState to errors.Is.
-type notUpError struct{ msg string }
+// notUpError reads as its message and wraps the error it words (lab.NotUp).
+type notUpError struct {
+	cause error
+	msg   string
+}
 
 func (e *notUpError) Error() string { return e.msg }
-func (e *notUpError) Unwrap() error { return labdir.ErrNoState }
+func (e *notUpError) Unwrap() error { return e.cause }
 
 func profileSource(flag bool, source string) string {
 	if flag {
@@ -326,7 +329,7 @@ func profileSource(flag bool, source string) string {
 }
 
 // AppliedSpec loads the spec from file and flags and resolves the lab it
-// names (labdir.Resolve: a lab directory holding another lab is refused), then
+// names (lab.Resolve: a lab directory holding another lab is refused), then
 // returns the effective spec the last successful `up` recorded: down,
 // status, console, ssh, verify and stage act on the lab as it was built.
 // A flag that contradicts the built lab is refused rather than ignored.
@@ -335,7 +338,7 @@ func AppliedSpec(sf *SpecFlags) (*labspec.Spec, error) {
 	if err != nil {
 		return nil, err
 	}
-	applied, _, err := labdir.Resolve(spec)
+	applied, _, err := lab.Resolve(spec)
 	if err != nil {
 		return nil, err
 	}
@@ -350,17 +353,17 @@ func AppliedSpec(sf *SpecFlags) (*labspec.Spec, error) {
 // BuiltSpec is AppliedSpec for commands that need the lab to exist
 // (verify, pivot, wait, gather, console, ssh, stage): a lab never brought
 // up is refused with the command that builds it (exit code: no such lab).
-func BuiltSpec(sf *SpecFlags) (*labspec.Spec, *labdir.State, error) {
+func BuiltSpec(sf *SpecFlags) (*labspec.Spec, *lab.State, error) {
 	spec, err := sf.loadBuilt()
 	if err != nil {
 		return nil, nil, err
 	}
-	applied, st, err := labdir.Resolve(spec)
+	applied, st, err := lab.Resolve(spec)
 	if err != nil {
 		return nil, nil, err
 	}
 	if st == nil || st.Spec == nil {
-		return nil, nil, NotUp(sf, spec, labdir.ErrNoState)
+		return nil, nil, NotUp(sf, spec, &lab.NotBuiltError{Lab: spec.Name})
 	}
 	if err := sf.contradicts(applied); err != nil {
 		return nil, nil, err

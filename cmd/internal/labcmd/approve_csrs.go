@@ -15,7 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/bootlab/bootlab/cmd/internal/cmdutil"
-	"github.com/bootlab/bootlab/lab/cluster"
+	"github.com/bootlab/bootlab/lab"
 )
 
 // ApproveCSRsOptions are the options of `lab approve-csrs`.
@@ -81,31 +81,32 @@ func runApproveCSRs(ctx context.Context, f *cmdutil.Factory, opts *ApproveCSRsOp
 	if spec.Profile != labspec.ProfileOpenShift && !spec.Rehearsal() {
 		return cmdutil.WithCode(cmdutil.ExitInvalid, fmt.Errorf("lab %s is a %s lab without openshift.manualBootstrap: it has no cluster whose CSRs to approve", spec.Name, spec.Profile))
 	}
-	ln, done, err := labNet(ctx, f, spec)
+	l, err := f.OpenLab(ctx, spec)
 	if err != nil {
 		return err
 	}
-	defer done()
-	var api *cluster.Client
-	if spec.Rehearsal() {
-		// A rehearsal lab's admin kubeconfig is on its bootstrap only.
-		api, err = cluster.RehearsalClient(ctx, spec, ln)
-	} else {
-		api, err = cluster.LabClient(spec, ln)
-	}
+	defer l.Close()
+	a, err := l.CSRApprover(ctx)
 	if err != nil {
 		return err
 	}
-	return approveCSRs(ctx, f, opts, api, cluster.LabNodes(spec))
+	defer a.Close()
+	return approveCSRs(ctx, f, opts, a)
+}
+
+// csrReviewer is one look at the lab's CSRs (lab.CSRApprover; tests pass
+// a cluster client of their own).
+type csrReviewer interface {
+	Review(ctx context.Context, dryRun bool) ([]lab.CSRReview, error)
 }
 
 // approveCSRs is the loop of `approve-csrs`, apart from the spec for tests.
-func approveCSRs(ctx context.Context, f *cmdutil.Factory, opts *ApproveCSRsOptions, api *cluster.Client, nodes []cluster.LabNode) error {
+func approveCSRs(ctx context.Context, f *cmdutil.Factory, opts *ApproveCSRsOptions, csrs csrReviewer) error {
 	seen := map[string]bool{}
 	first := true
 	lastErr := ""
 	for {
-		reviews, err := cluster.ReviewAndApprove(ctx, api, nodes, opts.DryRun, f.Log)
+		reviews, err := csrs.Review(ctx, opts.DryRun)
 		if err != nil {
 			if !opts.Watch {
 				return err
@@ -125,7 +126,7 @@ func approveCSRs(ctx context.Context, f *cmdutil.Factory, opts *ApproveCSRsOptio
 			continue
 		}
 		lastErr = ""
-		var show []cluster.CSRReview
+		var show []lab.CSRReview
 		for _, r := range reviews {
 			if (r.State != "Pending" && !r.Approved && !opts.All) || seen[r.Name] {
 				continue
@@ -159,7 +160,7 @@ func sleepCtx(ctx context.Context, d time.Duration) bool {
 	}
 }
 
-func printCSRs(f *cmdutil.Factory, opts *ApproveCSRsOptions, rs []cluster.CSRReview, header bool) error {
+func printCSRs(f *cmdutil.Factory, opts *ApproveCSRsOptions, rs []lab.CSRReview, header bool) error {
 	if opts.Output == "json" {
 		// One document a CSR, one a line: --watch streams them.
 		for _, r := range rs {
@@ -196,7 +197,7 @@ func printCSRs(f *cmdutil.Factory, opts *ApproveCSRsOptions, rs []cluster.CSRRev
 	return nil
 }
 
-func action(r cluster.CSRReview, dryRun bool) string {
+func action(r lab.CSRReview, dryRun bool) string {
 	switch {
 	case r.Approved:
 		return "approved"
@@ -210,9 +211,9 @@ func action(r cluster.CSRReview, dryRun bool) string {
 	return "refused"
 }
 
-func explainCSRs(w io.Writer, rs []cluster.CSRReview) {
+func explainCSRs(w io.Writer, rs []lab.CSRReview) {
 	for _, r := range rs {
-		fmt.Fprintf(w, "   %s: %s (%s). %s\n", r.Name, r.Kind, cluster.Explain(r.Kind), r.Reason)
+		fmt.Fprintf(w, "   %s: %s (%s). %s\n", r.Name, r.Kind, lab.ExplainCSR(r.Kind), r.Reason)
 	}
 }
 

@@ -62,7 +62,12 @@ func runDNSProxy(ctx context.Context, f *cmdutil.Factory, opts *DNSProxyOptions)
 	if err != nil {
 		return err
 	}
-	h, err := cmdutil.LabHost(ctx, f, spec)
+	l, err := f.OpenLab(ctx, spec)
+	if err != nil {
+		return err
+	}
+	defer l.Close()
+	h, err := l.Hop(ctx)
 	if err != nil {
 		return err
 	}

@@ -13,7 +13,6 @@ import (
 
 	"github.com/bootlab/bootlab/cmd/internal/cmdutil"
 	"github.com/bootlab/bootlab/lab"
-	"github.com/bootlab/bootlab/lab/labdir"
 )
 
 // DownOptions are the options of `lab down`.
@@ -128,7 +127,7 @@ func downAll(ctx context.Context, f *cmdutil.Factory, opts *DownOptions) error {
 			return cmdutil.UsageErrorf("--all deletes every lab: it takes no --%s", name)
 		}
 	}
-	labs, err := labdir.Find(labspec.DefaultHome())
+	labs, err := lab.FindLabs(labspec.DefaultHome())
 	if err != nil {
 		return err
 	}

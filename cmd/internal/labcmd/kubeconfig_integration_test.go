@@ -19,7 +19,6 @@ import (
 	"github.com/bootlab/bootlab/cmd/internal/cmdutil"
 	"github.com/bootlab/bootlab/internal/testutil/kuberelease"
 	"github.com/bootlab/bootlab/internal/testutil/kubetest"
-	"github.com/bootlab/bootlab/lab/cache"
 	"github.com/bootlab/bootlab/lab/labdir"
 	"github.com/bootlab/bootlab/lab/spec"
 )
@@ -37,6 +36,18 @@ func runLabCmd(t *testing.T, newCmd func(*cmdutil.Factory) *cobra.Command, args 
 	return f.Streams.Out.(*bytes.Buffer).String(), f.Streams.ErrOut.(*bytes.Buffer).String(), err
 }
 
+// installerKubeconfig writes the installer's auth/kubeconfig of lab s for
+// cp's admin: it names the API by a name the API's serving certificate
+// carries and this machine does not resolve.
+func installerKubeconfig(t *testing.T, s *spec.Spec, cp *kubetest.ControlPlane) {
+	t.Helper()
+	admin, err := os.ReadFile(cp.Files["kubeconfig"])
+	require.NoError(t, err)
+	installer := strings.Replace(string(admin), "https://127.0.0.1:", "https://kubernetes.default.svc:", 1)
+	require.NoError(t, os.MkdirAll(filepath.Join(labdir.Assets(s), "auth"), 0o700))
+	require.NoError(t, os.WriteFile(filepath.Join(labdir.Assets(s), "auth", "kubeconfig"), []byte(installer), 0o600))
+}
+
 // The learner's kubectl against a real kube-apiserver on loopback: `lab
 // kubeconfig` writes the lab's admin kubeconfig with a context named after
 // the lab; since this machine does not resolve the name the installer's
@@ -45,11 +56,7 @@ func runLabCmd(t *testing.T, newCmd func(*cmdutil.Factory) *cobra.Command, args 
 // kubectl`) verifies the API's certificate against it.
 func TestKubeconfigAndKubectlOnTheRealAPI(t *testing.T) {
 	isolatedHost(t)
-	if os.Getenv(kubetest.SharedCacheEnv) == "" {
-		t.Setenv(kubetest.SharedCacheEnv, cache.Dir())
-	}
-	rel := kuberelease.Build(t, "4.19")
-	cp := kubetest.StartControlPlane(t, rel.Etcd, rel.Programs)
+	cp := kuberelease.StartControlPlane(t)
 
 	// An OpenShift lab on loopback: its load balancer address is 127.0.0.1.
 	s := &spec.Spec{Name: "kc", Profile: spec.ProfileOpenShift, LabDir: filepath.Join(t.TempDir(), "lab"),
@@ -57,13 +64,7 @@ func TestKubeconfigAndKubectlOnTheRealAPI(t *testing.T) {
 	s.Defaults()
 	require.Equal(t, "127.0.0.1", s.Network.APIAddress)
 	require.NoError(t, (&labdir.State{Spec: s}).Save(s.LabDir))
-	// The installer's kubeconfig names the API by a name the API's serving
-	// certificate carries and this machine does not resolve.
-	admin, err := os.ReadFile(cp.Files["kubeconfig"])
-	require.NoError(t, err)
-	installer := strings.Replace(string(admin), "https://127.0.0.1:", "https://kubernetes.default.svc:", 1)
-	require.NoError(t, os.MkdirAll(filepath.Join(labdir.Assets(s), "auth"), 0o700))
-	require.NoError(t, os.WriteFile(filepath.Join(labdir.Assets(s), "auth", "kubeconfig"), []byte(installer), 0o600))
+	installerKubeconfig(t, s, cp)
 	target := []string{"--lab-dir", s.LabDir, "--name", s.Name}
 
 	kubeconfig := func(f *cmdutil.Factory) *cobra.Command { return NewCmdKubeconfig(f, nil) }
@@ -99,7 +100,7 @@ func TestKubeconfigAndKubectlOnTheRealAPI(t *testing.T) {
 	assert.Equal(t, "ok", out)
 
 	// Any kubectl takes the file, with the lab's context.
-	raw, err := exec.Command(filepath.Join(rel.Programs, "kubectl"), "--kubeconfig", path, "--context", "bootlab-kc", "get", "ns", "kube-system", "-o", "name").CombinedOutput()
+	raw, err := exec.Command(filepath.Join(cp.Bin, "kubectl"), "--kubeconfig", path, "--context", "bootlab-kc", "get", "ns", "kube-system", "-o", "name").CombinedOutput()
 	require.NoError(t, err, string(raw))
 	assert.Equal(t, "namespace/kube-system\n", string(raw))
 

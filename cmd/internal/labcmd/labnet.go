@@ -6,20 +6,21 @@ import (
 	"github.com/bootlab/bootlab/lab/spec"
 
 	"github.com/bootlab/bootlab/cmd/internal/cmdutil"
-	"github.com/bootlab/bootlab/lab/cluster"
+	"github.com/bootlab/bootlab/lab"
 )
 
 // labNet says how the lab network is reached from here: directly for a lab
 // on this machine, through its hypervisor host's SSH connection for a lab
 // on a remote one (qemu+ssh). done closes that connection.
-func labNet(ctx context.Context, f *cmdutil.Factory, spec *spec.Spec) (n cluster.Net, done func(), err error) {
-	h, err := cmdutil.LabHost(ctx, f, spec)
+func labNet(ctx context.Context, f *cmdutil.Factory, spec *spec.Spec) (n lab.Net, done func(), err error) {
+	l, err := f.OpenLab(ctx, spec)
 	if err != nil {
-		return cluster.Net{}, nil, err
+		return lab.Net{}, nil, err
 	}
-	done = func() { _ = h.Close() }
-	if !h.Remote() {
-		return cluster.Net{}, done, nil
+	defer l.Close()
+	h, err := l.Hop(ctx)
+	if err != nil {
+		return lab.Net{}, nil, err
 	}
-	return cluster.Net{Dial: h.Dial, Via: cmdutil.NodeVia(h)}, done, nil
+	return h.Net(), func() { _ = h.Close() }, nil
 }

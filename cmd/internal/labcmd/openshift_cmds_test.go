@@ -107,7 +107,7 @@ func TestApproveCSRsTableAndExplanations(t *testing.T) {
 	var out, errOut bytes.Buffer
 	f := &cmdutil.Factory{Streams: cmdutil.Streams{Out: &out, ErrOut: &errOut}, Status: status.New(&errOut, false)}
 	nodes := []cluster.LabNode{{Name: "worker-0", FQDN: "worker-0.ocp.lab.local", IP: "192.168.126.20"}}
-	require.NoError(t, approveCSRs(context.Background(), f, &ApproveCSRsOptions{Output: "table"}, api, nodes))
+	require.NoError(t, approveCSRs(context.Background(), f, &ApproveCSRsOptions{Output: "table"}, clusterCSRs{api, nodes}))
 
 	assert.Equal(t, []string{cluster.CSRPath + "/csr-w0/approval"}, puts, "only this lab's node is approved")
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
@@ -262,4 +262,15 @@ func TestManualBootstrapProbeSpec(t *testing.T) {
 			assert.Equal(t, 256, masters[0].MemoryMiB)
 		}
 	}
+}
+
+// clusterCSRs is approve-csrs' look at a test API server: the review
+// lab.CSRApprover does, on a client the test made.
+type clusterCSRs struct {
+	api   *cluster.Client
+	nodes []cluster.LabNode
+}
+
+func (c clusterCSRs) Review(ctx context.Context, dryRun bool) ([]lab.CSRReview, error) {
+	return cluster.ReviewAndApprove(ctx, c.api, c.nodes, dryRun, nil)
 }

@@ -10,7 +10,6 @@ import (
 	"github.com/bootlab/bootlab/cmd/internal/cmdutil"
 	"github.com/bootlab/bootlab/internal/check"
 	"github.com/bootlab/bootlab/lab"
-	"github.com/bootlab/bootlab/lab/labdir"
 )
 
 // PreflightOptions are the options of `lab preflight`.
@@ -60,7 +59,7 @@ func runPreflight(ctx context.Context, f *cmdutil.Factory, opts *PreflightOption
 	}
 	printWarnings(f, spec)
 	// Another lab's directory would make its haproxy pass for this lab's.
-	if _, _, err := labdir.Resolve(spec); err != nil {
+	if _, _, err := lab.Resolve(spec); err != nil {
 		return err
 	}
 	l, err := f.OpenLab(ctx, spec)

@@ -3,7 +3,6 @@ package labcmd
 import (
 	"context"
 	"fmt"
-	"os"
 	"strings"
 
 	labspec "github.com/bootlab/bootlab/lab/spec"
@@ -11,8 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/bootlab/bootlab/cmd/internal/cmdutil"
-	"github.com/bootlab/bootlab/internal/sshc"
-	"github.com/bootlab/bootlab/lab/labdir"
+	"github.com/bootlab/bootlab/lab"
 )
 
 // SSHOptions are the options of `lab ssh`.
@@ -82,22 +80,16 @@ func runSSH(ctx context.Context, f *cmdutil.Factory, opts *SSHOptions) error {
 		}
 		return fmt.Errorf("lab %s is a probe lab: its nodes run bootlab's probe agent and no SSH server; read %s's report with `bootlab lab console %[2]s`, or check the whole lab with `bootlab lab verify`. `bootlab lab up --manual-bootstrap` builds a rehearsal lab, whose bootstrap node you can ssh to and run the stages on", spec.Name, n.Name)
 	}
-	if _, err := os.Stat(labdir.SSHKey(spec)); err != nil {
-		return fmt.Errorf("lab SSH key %s missing: run `bootlab lab up` first", labdir.SSHKey(spec))
-	}
-	h, err := cmdutil.LabHost(ctx, f, spec)
+	l, err := f.OpenLab(ctx, spec)
 	if err != nil {
 		return err
 	}
-	defer h.Close()
-	c, err := sshc.Dial(ctx, sshc.Config{
-		Host: n.IP, Port: opts.Port, User: "core", KeyFiles: []string{labdir.SSHKey(spec)},
-		KnownHosts: labdir.KnownHosts(spec), Via: cmdutil.NodeVia(h), Log: f.Log,
-	})
+	defer l.Close()
+	c, done, err := l.DialNode(ctx, n, lab.DialOptions{Port: opts.Port})
 	if err != nil {
-		return fmt.Errorf("lab ssh %s: %w (is it up? `bootlab lab status`)", n.Name, err)
+		return err
 	}
-	defer c.Close()
+	defer done()
 	var code int
 	if len(opts.Command) > 0 {
 		// As ssh does: the words after -- make one command line for the

@@ -93,7 +93,7 @@ func TestApproveCSRsWatchSurvivesAPIErrors(t *testing.T) {
 	var out, errOut bytes.Buffer
 	f := &cmdutil.Factory{Streams: cmdutil.Streams{Out: &out, ErrOut: &errOut}, Status: status.New(&errOut, false)}
 	nodes := []cluster.LabNode{{Name: "worker-0", FQDN: "worker-0.ocp.lab.local", IP: "192.168.126.20"}}
-	err := approveCSRs(ctx, f, &ApproveCSRsOptions{Output: "table", Watch: true, Interval: time.Millisecond}, api, nodes)
+	err := approveCSRs(ctx, f, &ApproveCSRsOptions{Output: "table", Watch: true, Interval: time.Millisecond}, clusterCSRs{api, nodes})
 	require.NoError(t, err, errOut.String())
 	mu.Lock()
 	defer mu.Unlock()
@@ -105,7 +105,7 @@ func TestApproveCSRsWatchSurvivesAPIErrors(t *testing.T) {
 	// Without --watch an API error is the command's error.
 	lists = 0
 	mu.Unlock()
-	err = approveCSRs(context.Background(), f, &ApproveCSRsOptions{Output: "table"}, api, nodes)
+	err = approveCSRs(context.Background(), f, &ApproveCSRsOptions{Output: "table"}, clusterCSRs{api, nodes})
 	mu.Lock()
 	assert.ErrorContains(t, err, "HTTP 503")
 }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"log/slog"
-	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -24,11 +23,7 @@ import (
 // class verify's).
 func TestVerifyReadsConsoleLogsOnTheHypervisor(t *testing.T) {
 	home := isolatedHost(t)
-	s := &spec.Spec{Name: "rv", Profile: spec.ProfileProbe, Libvirt: spec.Libvirt{URI: "qemu+ssh://root@hypervisor/system"},
-		LabDir: filepath.Join(home, "labs", "rv"), Topology: spec.Topology{Masters: 1}, Network: spec.Network{CIDR: "10.234.0.0/24"}}
-	s.Defaults()
-	hv := fake.New()
-	hv.Machine = fake.NewMachine(true)
+	s, hv := fake.RemoteLab(home, "rv", "10.234.0.0/24")
 	_, err := lab.Up(context.Background(), hv, s, lab.UpOptions{Accelerator: spec.AccelTCG, SkipLoadBalancer: true})
 	require.NoError(t, err)
 	master, _ := s.Node("master-0")

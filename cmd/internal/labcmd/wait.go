@@ -8,7 +8,6 @@ import (
 
 	"github.com/bootlab/bootlab/cmd/internal/cmdutil"
 	"github.com/bootlab/bootlab/lab"
-	"github.com/bootlab/bootlab/lab/cluster"
 )
 
 // WaitOptions are the options of `lab wait`.
@@ -69,10 +68,10 @@ Timeouts are the installer's: 20m for the API, 45m more for bootstrap-complete,
 	}
 	cmdutil.AddTargetFlags(cmd, &opts.Spec)
 	fl := cmd.Flags()
-	fl.DurationVar(&opts.APITimeout, "api-timeout", cluster.DefaultAPITimeout, "how long to wait for the Kubernetes API")
-	fl.DurationVar(&opts.BootstrapTimeout, "bootstrap-timeout", cluster.DefaultBootstrapTimeout, "how long to wait, once the API is up, for bootstrap-complete")
-	fl.DurationVar(&opts.InstallTimeout, "install-timeout", cluster.DefaultInstallTimeout, "how long to wait for install-complete")
-	fl.DurationVar(&opts.Interval, "interval", cluster.DefaultPollInterval, "how often to look")
+	fl.DurationVar(&opts.APITimeout, "api-timeout", lab.DefaultAPITimeout, "how long to wait for the Kubernetes API")
+	fl.DurationVar(&opts.BootstrapTimeout, "bootstrap-timeout", lab.DefaultBootstrapTimeout, "how long to wait, once the API is up, for bootstrap-complete")
+	fl.DurationVar(&opts.InstallTimeout, "install-timeout", lab.DefaultInstallTimeout, "how long to wait for install-complete")
+	fl.DurationVar(&opts.Interval, "interval", lab.DefaultPollInterval, "how often to look")
 	fl.BoolVar(&opts.NoSSH, "no-ssh", false, "do not log in to the bootstrap node to watch bootkube's markers and containers")
 	fl.BoolVar(&opts.NoStartWorkers, "no-start-workers", false, "do not start deferred workers when the masters' MCS serves /config/worker")
 	return cmd

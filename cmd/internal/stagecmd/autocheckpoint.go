@@ -16,9 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/bootlab/bootlab/cmd/internal/cmdutil"
-	"github.com/bootlab/bootlab/internal/node"
 	"github.com/bootlab/bootlab/lab"
-	"github.com/bootlab/bootlab/lab/labdir"
 	"github.com/bootlab/bootlab/stages"
 )
 
@@ -144,33 +142,29 @@ func checkpointTarget(t *Target, r *resolved, injected bool) (ok bool, why strin
 // firstToRun is the first stage of the run with work to do: the one the
 // checkpoint is taken before. candidates are the stages the run may run, in
 // order; nil when none has work left.
-func firstToRun(ctx context.Context, node node.Node, v stages.Version, force bool, candidates []*stages.Stage) (*stages.Stage, error) {
+func firstToRun(st *stages.NodeState, v stages.Version, force bool, candidates []*stages.Stage) *stages.Stage {
 	for _, s := range candidates {
 		if s.SkipReason(v) != "" {
 			continue
 		}
 		if force {
-			return s, nil
+			return s
 		}
-		run, _, err := s.RunIf(ctx, node)
-		if err != nil {
-			return nil, err
-		}
-		if run {
-			return s, nil
+		if run, _ := st.RunIf(s); run {
+			return s
 		}
 	}
-	return nil, nil
+	return nil
 }
 
 // stageDone reports whether every Done marker of s exists on the node
 // (false for a stage without markers: it runs every time).
-func stageDone(ctx context.Context, node node.Node, s *stages.Stage) (bool, error) {
+func stageDone(st *stages.NodeState, s *stages.Stage) bool {
 	if len(s.Done) == 0 {
-		return false, nil
+		return false
 	}
-	run, _, err := s.RunIf(ctx, node)
-	return !run, err
+	run, _ := st.RunIf(s)
+	return !run
 }
 
 // startedSince reports whether the lab's stage records (those of the lab
@@ -242,7 +236,10 @@ func checkpointCandidates(sel []*stages.Stage, through *stages.Stage) []*stages.
 // before the first stage with work to do, as decideCheckpoint says. A
 // checkpoint that cannot be saved stops the run: the user counts on
 // `stage reset`, and --no-checkpoint goes on without one.
-func (a *AutoCheckpoint) before(ctx context.Context, f *cmdutil.Factory, t *Target, r *resolved, node node.Node, force bool, sel []*stages.Stage, through *stages.Stage) error {
+//
+// The markers decide, as the runner read them for its preflight: nothing
+// has run on the node since.
+func (a *AutoCheckpoint) before(ctx context.Context, f *cmdutil.Factory, t *Target, r *resolved, runner *stages.Runner, force bool, sel []*stages.Stage, through *stages.Stage) error {
 	ok, why := checkpointTarget(t, r, a.Checkpoints != nil)
 	if !ok {
 		if why != "" {
@@ -250,12 +247,16 @@ func (a *AutoCheckpoint) before(ctx context.Context, f *cmdutil.Factory, t *Targ
 		}
 		return nil
 	}
-	first, err := firstToRun(ctx, node, r.vars.Version, force, checkpointCandidates(sel, through))
-	if err != nil || first == nil {
+	st, err := runner.NodeState(ctx)
+	if err != nil {
 		return err
 	}
+	first := firstToRun(st, r.vars.Version, force, checkpointCandidates(sel, through))
+	if first == nil {
+		return nil
+	}
 	name := beforeName(first.Number)
-	logDir := labdir.Stages(r.spec)
+	logDir := lab.StageDir(r.spec)
 	if off := checkpointsOff(a, t, r); off != "" {
 		f.Status.Infof("no checkpoint %s: %s", name, off)
 		return writeOffNote(logDir, name, off)
@@ -275,10 +276,7 @@ func (a *AutoCheckpoint) before(ctx context.Context, f *cmdutil.Factory, t *Targ
 			old = &list[i]
 		}
 	}
-	done, err := stageDone(ctx, node, first)
-	if err != nil {
-		return err
-	}
+	done := stageDone(st, first)
 	since := false
 	if old != nil {
 		if since, err = startedSince(logDir, r.labUUID, first.Number, old.Created); err != nil {

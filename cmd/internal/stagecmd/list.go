@@ -217,22 +217,7 @@ func runList(cmd *cobra.Command, f *cmdutil.Factory, opts *ListOptions) error {
 	if err := r.vars.Version.CheckSupported(); err != nil {
 		return cmdutil.WithCode(cmdutil.ExitInvalid, err)
 	}
-	var entries []listEntry
-	for _, s := range stages.Default() {
-		e := listEntry{Number: s.Number, Slug: s.Slug, Script: s.Script, File: "scripts/" + s.ScriptFile(),
-			Short: s.Short, Done: s.Done, Skipped: s.SkipReason(r.vars.Version)}
-		for _, g := range s.GatesFor(r.vars.Version) {
-			e.Gates = append(e.Gates, listGate{Releases: g.Releases(), What: g.What, Evidence: g.Evidence})
-		}
-		for _, st := range s.Steps {
-			ls := listStep{Name: st.Name, Marker: st.Marker, Optional: st.Optional}
-			if !st.Since.IsZero() {
-				ls.Since = st.Since.String()
-			}
-			e.Steps = append(e.Steps, ls)
-		}
-		entries = append(entries, e)
-	}
+	entries := catalogEntries(r.vars.Version)
 	rel, _ := stages.ReleaseOf(r.vars.Version)
 	if opts.Output == "json" {
 		return cmdutil.WriteJSON(f.Streams.Out, "StageList", stageListDoc{Version: r.vars.Version.String(), Release: &rel.Evidence, Source: "bootlab's catalog", Stages: entries})
@@ -245,7 +230,35 @@ func runList(cmd *cobra.Command, f *cmdutil.Factory, opts *ListOptions) error {
 	if opts.Output == "table" {
 		return printNarrowList(f.Streams.Out, entries, r.vars.Version)
 	}
-	w := tabwriter.NewWriter(f.Streams.Out, 0, 4, 2, ' ', 0)
+	return printWideList(f.Streams.Out, entries, r.vars.Version)
+}
+
+// catalogEntries are bootlab's stages as release v runs them: their
+// bootkube steps, markers, gates and whether v skips them.
+func catalogEntries(v stages.Version) []listEntry {
+	var entries []listEntry
+	for _, s := range stages.Default() {
+		e := listEntry{Number: s.Number, Slug: s.Slug, Script: s.Script, File: "scripts/" + s.ScriptFile(),
+			Short: s.Short, Done: s.Done, Skipped: s.SkipReason(v)}
+		for _, g := range s.GatesFor(v) {
+			e.Gates = append(e.Gates, listGate{Releases: g.Releases(), What: g.What, Evidence: g.Evidence})
+		}
+		for _, st := range s.Steps {
+			ls := listStep{Name: st.Name, Marker: st.Marker, Optional: st.Optional}
+			if !st.Since.IsZero() {
+				ls.Since = st.Since.String()
+			}
+			e.Steps = append(e.Steps, ls)
+		}
+		entries = append(entries, e)
+	}
+	return entries
+}
+
+// printWideList is the -o wide table: a row per bootkube step, with the
+// marker that says it ran and what release v changes about it.
+func printWideList(out io.Writer, entries []listEntry, v stages.Version) error {
+	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(w, "NO\tSTAGE\tSCRIPT\tBOOTKUBE STEPS\tMARKERS")
 	for _, e := range entries {
 		for i, st := range e.Steps {
@@ -260,13 +273,13 @@ func runList(cmd *cobra.Command, f *cmdutil.Factory, opts *ListOptions) error {
 			if st.Optional {
 				m += " (only on success; never fails)"
 			}
-			if st.Since != "" && r.vars.Version.Less(stages.MustVersion(st.Since)) {
-				m += " (not in " + r.vars.Version.String() + ": arrived in " + st.Since + ")"
+			if st.Since != "" && v.Less(stages.MustVersion(st.Since)) {
+				m += " (not in " + v.String() + ": arrived in " + st.Since + ")"
 			}
 			fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", no, slug, script, st.Name, m)
 		}
 		if e.Skipped != "" {
-			fmt.Fprintf(w, "\t\t\t  skipped: %s\t\n", strings.TrimPrefix(e.Skipped, "OpenShift "+r.vars.Version.String()+" has no such step: "))
+			fmt.Fprintf(w, "\t\t\t  skipped: %s\t\n", strings.TrimPrefix(e.Skipped, "OpenShift "+v.String()+" has no such step: "))
 		}
 	}
 	return w.Flush()

@@ -10,7 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/bootlab/bootlab/cmd/internal/cmdutil"
-	"github.com/bootlab/bootlab/lab/labdir"
+	"github.com/bootlab/bootlab/lab"
 	"github.com/bootlab/bootlab/stages"
 )
 
@@ -86,7 +86,7 @@ func runReset(ctx context.Context, f *cmdutil.Factory, opts *ResetOptions) error
 		found = found || cp.Name == name
 	}
 	if !found {
-		return noCheckpointError(spec.Name, name, list, readOffNotes(labdir.Stages(spec)))
+		return noCheckpointError(spec.Name, name, list, readOffNotes(lab.StageDir(spec)))
 	}
 	start := time.Now()
 	f.Status.Start("Resetting the bootstrap node of lab %s to checkpoint %s", spec.Name, name)

@@ -13,7 +13,7 @@ import (
 	"github.com/bootlab/bootlab/cmd/internal/cmdutil"
 	"github.com/bootlab/bootlab/internal/node"
 	"github.com/bootlab/bootlab/internal/timing"
-	"github.com/bootlab/bootlab/lab/labdir"
+	"github.com/bootlab/bootlab/lab"
 	"github.com/bootlab/bootlab/scripts"
 	"github.com/bootlab/bootlab/stages"
 )
@@ -203,11 +203,8 @@ func runOnNode(ctx context.Context, f *cmdutil.Factory, opts *RunOptions, r *res
 	if active {
 		return fmt.Errorf("bootkube.service is running on %s: stages would race it over /opt/openshift. Build the lab with openshift.manualBootstrap: true, or stop and mask it first: systemctl mask --now bootkube.service", node)
 	}
-	ns, err := nodeScript(ctx, f, node)
+	ns, pre, err := readNode(ctx, f, node, opts, r)
 	if err != nil {
-		return err
-	}
-	if err := nodeRelease(ctx, f, node, &opts.Target, r, ns); err != nil {
 		return err
 	}
 	source, target, err := pickSource(f, opts, r, ns, runner.Catalog, sel, node.String())
@@ -217,7 +214,7 @@ func runOnNode(ctx context.Context, f *cmdutil.Factory, opts *RunOptions, r *res
 	noteInferredRelease(f, r.vars.Version, source, rehearsalTarget(&opts.Target, r))
 	phases.Mark("node check: script and release")
 	// Refused runs are refused before the checkpoint: nothing happens.
-	runner.Node, runner.Vars = node, r.vars
+	runner.Node, runner.Vars = pre, r.vars
 	runOpts := stages.Options{Force: opts.Force, Validate: opts.Validate}
 	if source == stages.SourceBootlab && rehearsalTarget(&opts.Target, r) && len(opts.Skip) == 0 {
 		if sel, err = withPrerequisites(ctx, f, runner, sel); err != nil {
@@ -232,14 +229,15 @@ func runOnNode(ctx context.Context, f *cmdutil.Factory, opts *RunOptions, r *res
 	if err != nil {
 		return refusal(err, opts, r)
 	}
-	// The checkpoint below changes nothing on the node.
-	runOpts.Preflighted = true
+	// The checkpoint below changes nothing on the node; the scripts and
+	// what follows them read the node itself.
+	runOpts.Preflighted, runner.Node = true, node
 	phases.Mark("node check: stages done (markers), order")
-	if err := opts.AutoCheckpoint.before(ctx, f, &opts.Target, r, node, opts.Force, sel, target); err != nil {
+	if err := opts.AutoCheckpoint.before(ctx, f, &opts.Target, r, runner, opts.Force, sel, target); err != nil {
 		return err
 	}
 	phases.Mark("checkpoint")
-	logDir := labdir.Stages(r.spec)
+	logDir := lab.StageDir(r.spec)
 	log, err := stages.OpenLog(logDir, r.labUUID)
 	if err != nil {
 		return err
@@ -272,6 +270,30 @@ func runOnNode(ctx context.Context, f *cmdutil.Factory, opts *RunOptions, r *res
 		return fmt.Errorf("%w\n  full output: %s", runErr, filepath.Join(logDir, stages.OutputFile))
 	}
 	return runErr
+}
+
+// prefetchedFiles are the files a stage run's checks read before anything
+// runs: one command reads them all (node.Prefetch).
+func prefetchedFiles() []string {
+	return []string{stages.NodeBootkube, stages.ImagesFile, stages.NodeReleaseImage, stages.ServiceRecords}
+}
+
+// readNode reads the node's script and release (nodeScript, nodeRelease)
+// from one read of the files they and the preflight need; the node it
+// returns answers those from that read until anything runs.
+func readNode(ctx context.Context, f *cmdutil.Factory, n node.Node, opts *RunOptions, r *resolved) (*stages.NodeScript, node.Node, error) {
+	pre, err := node.Prefetch(ctx, n, prefetchedFiles()...)
+	if err != nil {
+		return nil, nil, err
+	}
+	ns, err := nodeScript(ctx, f, pre)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := nodeRelease(ctx, f, pre, &opts.Target, r, ns); err != nil {
+		return nil, nil, err
+	}
+	return ns, pre, nil
 }
 
 // withPrerequisites puts before sel the stages it needs that the node has

@@ -16,8 +16,7 @@ import (
 
 	"github.com/bootlab/bootlab/cmd/internal/cmdutil"
 	"github.com/bootlab/bootlab/internal/node"
-	labhost "github.com/bootlab/bootlab/lab/host"
-	"github.com/bootlab/bootlab/lab/labdir"
+	"github.com/bootlab/bootlab/lab"
 	"github.com/bootlab/bootlab/stages"
 )
 
@@ -125,7 +124,7 @@ func (t *Target) resolveVersion(anyVersion bool) (*resolved, error) {
 		// contradicts, is refused here as everywhere (never taken for "the
 		// lab is not up", which would act on the flags' spec instead).
 		built, st, err := cmdutil.BuiltSpec(&t.Spec)
-		var idErr *labdir.IdentityError
+		var idErr *lab.IdentityError
 		var conflict *cmdutil.ConflictError
 		switch {
 		case errors.As(err, &idErr), errors.As(err, &conflict):
@@ -199,19 +198,19 @@ func (t *Target) connect(ctx context.Context, f *cmdutil.Factory, r *resolved) (
 	}
 	key := t.Key
 	if key == "" {
-		key = labdir.SSHKey(r.spec)
+		key = lab.SSHKey(r.spec)
 	}
 	kh := t.KnownHosts
 	if kh == "" {
-		kh = labdir.KnownHosts(r.spec)
+		kh = lab.KnownHosts(r.spec)
 	}
 	// A lab on a remote hypervisor: its network exists only there, so the
 	// node is reached through the hypervisor host's SSH connection.
-	hyper := labhost.Host(labhost.Local{})
-	if r.stateErr == nil && labhost.IsRemote(r.spec.Libvirt.URI) {
+	hyper := lab.LocalHop()
+	if r.stateErr == nil && r.spec.Remote() {
 		f.Status.Start("connecting to the hypervisor of lab %s", r.spec.Name)
 		var err error
-		hyper, err = cmdutil.LabHost(ctx, f, r.spec)
+		hyper, err = hopOf(ctx, f, r.spec)
 		f.Status.End(err == nil)
 		if err != nil {
 			return nil, nil, err
@@ -220,7 +219,7 @@ func (t *Target) connect(ctx context.Context, f *cmdutil.Factory, r *resolved) (
 	f.Status.Start("connecting to %s@%s%s", t.User, host, via(hyper))
 	n, err := node.DialSSH(ctx, node.SSHConfig{
 		Host: host, Port: t.Port, User: t.User, KeyPath: key, KnownHostsPath: kh,
-		Via: cmdutil.NodeVia(hyper), Log: f.Log,
+		Via: hyper.Via(), Log: f.Log,
 	})
 	f.Status.End(err == nil)
 	if err != nil {
@@ -231,7 +230,7 @@ func (t *Target) connect(ctx context.Context, f *cmdutil.Factory, r *resolved) (
 }
 
 // via names the hypervisor host a node is reached through, if not this machine.
-func via(h labhost.Host) string {
+func via(h *lab.Hop) string {
 	if !h.Remote() {
 		return ""
 	}
@@ -284,4 +283,14 @@ func lookupAll(c stages.Catalog, args []string, all bool) ([]*stages.Stage, erro
 		return nil, cmdutil.WithCode(cmdutil.ExitUsage, err)
 	}
 	return out, nil
+}
+
+// hopOf opens the hop to the network of the lab of s (lab.Hop).
+func hopOf(ctx context.Context, f *cmdutil.Factory, s *labspec.Spec) (*lab.Hop, error) {
+	l, err := f.OpenLab(ctx, s)
+	if err != nil {
+		return nil, err
+	}
+	defer l.Close()
+	return l.Hop(ctx)
 }

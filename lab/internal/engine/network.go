@@ -84,110 +84,111 @@ func networkDiff(wantXML, haveXML string) (edits []hypervisor.NetworkEdit, drift
 	if err := have.Unmarshal(haveXML); err != nil {
 		return nil, "", fmt.Errorf("parse network XML from libvirt: %w", err)
 	}
-	shape := func(n *libvirtxml.Network, withOptions bool) string {
-		var b strings.Builder
-		if n.Bridge != nil {
-			fmt.Fprintf(&b, "bridge %s; ", n.Bridge.Name)
-		}
-		if n.Forward != nil {
-			fmt.Fprintf(&b, "forward %s; ", n.Forward.Mode)
-		}
-		if n.Domain != nil {
-			fmt.Fprintf(&b, "domain %s; ", n.Domain.Name)
-		}
-		for _, ip := range n.IPs {
-			fmt.Fprintf(&b, "ip %s/%d; ", ip.Address, ip.Prefix)
-			if ip.DHCP != nil {
-				for _, r := range ip.DHCP.Ranges {
-					fmt.Fprintf(&b, "range %s-%s; ", r.Start, r.End)
-				}
-			}
-		}
-		if withOptions && n.DnsmasqOptions != nil {
-			for _, o := range n.DnsmasqOptions.Option {
-				fmt.Fprintf(&b, "option %s; ", o.Value)
-			}
-		}
-		return b.String()
-	}
 	// The test driver drops dnsmasq options; compare them only when kept.
 	withOptions := have.DnsmasqOptions != nil
-	if w, h := shape(&want, withOptions), shape(&have, withOptions); w != h {
+	if w, h := networkShape(&want, withOptions), networkShape(&have, withOptions); w != h {
 		return nil, fmt.Sprintf("live: %sspec: %s", h, w), nil
 	}
-
-	dhcp := func(n *libvirtxml.Network) map[string]libvirtxml.NetworkDHCPHost {
-		m := map[string]libvirtxml.NetworkDHCPHost{}
-		for _, ip := range n.IPs {
-			if ip.DHCP == nil {
-				continue
-			}
-			for _, h := range ip.DHCP.Hosts {
-				m[strings.ToLower(h.MAC)+"|"+h.Name+"|"+h.IP] = h
-			}
-		}
-		return m
+	dhcpDels, dhcpAdds, err := hostEdits(hypervisor.NetworkDHCPHost, dhcpHosts(&want), dhcpHosts(&have))
+	if err != nil {
+		return nil, "", err
 	}
-	dns := func(n *libvirtxml.Network) map[string]libvirtxml.NetworkDNSHost {
-		m := map[string]libvirtxml.NetworkDNSHost{}
-		if n.DNS == nil {
-			return m
-		}
-		for _, h := range n.DNS.Host {
-			names := make([]string, 0, len(h.Hostnames))
-			for _, hn := range h.Hostnames {
-				names = append(names, hn.Hostname)
-			}
-			m[h.IP+"|"+strings.Join(names, ",")] = h
-		}
-		return m
-	}
-	var dels, adds []hypervisor.NetworkEdit
-	edit := func(del bool, sec hypervisor.NetworkSection, v any) error {
-		x, err := xml.Marshal(v)
-		if err != nil {
-			return err
-		}
-		e := hypervisor.NetworkEdit{Delete: del, Section: sec, XML: string(x)}
-		if del {
-			dels = append(dels, e)
-		} else {
-			adds = append(adds, e)
-		}
-		return nil
-	}
-	wd, hd := dhcp(&want), dhcp(&have)
-	for _, k := range sortedKeys(hd) {
-		if _, ok := wd[k]; !ok {
-			if err := edit(true, hypervisor.NetworkDHCPHost, hd[k]); err != nil {
-				return nil, "", err
-			}
-		}
-	}
-	for _, k := range sortedKeys(wd) {
-		if _, ok := hd[k]; !ok {
-			if err := edit(false, hypervisor.NetworkDHCPHost, wd[k]); err != nil {
-				return nil, "", err
-			}
-		}
-	}
-	wn, hn := dns(&want), dns(&have)
-	for _, k := range sortedKeys(hn) {
-		if _, ok := wn[k]; !ok {
-			if err := edit(true, hypervisor.NetworkDNSHost, hn[k]); err != nil {
-				return nil, "", err
-			}
-		}
-	}
-	for _, k := range sortedKeys(wn) {
-		if _, ok := hn[k]; !ok {
-			if err := edit(false, hypervisor.NetworkDNSHost, wn[k]); err != nil {
-				return nil, "", err
-			}
-		}
+	dnsDels, dnsAdds, err := hostEdits(hypervisor.NetworkDNSHost, dnsHosts(&want), dnsHosts(&have))
+	if err != nil {
+		return nil, "", err
 	}
 	// Deletions first: a changed reservation frees its MAC and address.
-	return append(dels, adds...), "", nil
+	edits = append(append(dhcpDels, dnsDels...), append(dhcpAdds, dnsAdds...)...)
+	return edits, "", nil
+}
+
+// networkShape is what of network n cannot be edited live: bridge,
+// forward mode, domain, addresses, DHCP ranges and (withOptions) dnsmasq
+// options.
+func networkShape(n *libvirtxml.Network, withOptions bool) string {
+	var b strings.Builder
+	if n.Bridge != nil {
+		fmt.Fprintf(&b, "bridge %s; ", n.Bridge.Name)
+	}
+	if n.Forward != nil {
+		fmt.Fprintf(&b, "forward %s; ", n.Forward.Mode)
+	}
+	if n.Domain != nil {
+		fmt.Fprintf(&b, "domain %s; ", n.Domain.Name)
+	}
+	for _, ip := range n.IPs {
+		fmt.Fprintf(&b, "ip %s/%d; ", ip.Address, ip.Prefix)
+		if ip.DHCP != nil {
+			for _, r := range ip.DHCP.Ranges {
+				fmt.Fprintf(&b, "range %s-%s; ", r.Start, r.End)
+			}
+		}
+	}
+	if withOptions && n.DnsmasqOptions != nil {
+		for _, o := range n.DnsmasqOptions.Option {
+			fmt.Fprintf(&b, "option %s; ", o.Value)
+		}
+	}
+	return b.String()
+}
+
+// dhcpHosts are network n's DHCP reservations by MAC, name and address.
+func dhcpHosts(n *libvirtxml.Network) map[string]libvirtxml.NetworkDHCPHost {
+	m := map[string]libvirtxml.NetworkDHCPHost{}
+	for _, ip := range n.IPs {
+		if ip.DHCP == nil {
+			continue
+		}
+		for _, h := range ip.DHCP.Hosts {
+			m[strings.ToLower(h.MAC)+"|"+h.Name+"|"+h.IP] = h
+		}
+	}
+	return m
+}
+
+// dnsHosts are network n's DNS host records by address and names.
+func dnsHosts(n *libvirtxml.Network) map[string]libvirtxml.NetworkDNSHost {
+	m := map[string]libvirtxml.NetworkDNSHost{}
+	if n.DNS == nil {
+		return m
+	}
+	for _, h := range n.DNS.Host {
+		names := make([]string, 0, len(h.Hostnames))
+		for _, hn := range h.Hostnames {
+			names = append(names, hn.Hostname)
+		}
+		m[h.IP+"|"+strings.Join(names, ",")] = h
+	}
+	return m
+}
+
+// hostEdits are the live edits of section sec that turn the hosts have
+// into want: deletions of those only have has, additions of those only
+// want has, each in key order.
+func hostEdits[V any](sec hypervisor.NetworkSection, want, have map[string]V) (dels, adds []hypervisor.NetworkEdit, err error) {
+	edit := func(del bool, v V) (hypervisor.NetworkEdit, error) {
+		x, err := xml.Marshal(v)
+		return hypervisor.NetworkEdit{Delete: del, Section: sec, XML: string(x)}, err
+	}
+	for _, k := range sortedKeys(have) {
+		if _, ok := want[k]; !ok {
+			e, err := edit(true, have[k])
+			if err != nil {
+				return nil, nil, err
+			}
+			dels = append(dels, e)
+		}
+	}
+	for _, k := range sortedKeys(want) {
+		if _, ok := have[k]; !ok {
+			e, err := edit(false, want[k])
+			if err != nil {
+				return nil, nil, err
+			}
+			adds = append(adds, e)
+		}
+	}
+	return dels, adds, nil
 }
 
 func sortedKeys[V any](m map[string]V) []string {

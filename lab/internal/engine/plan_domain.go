@@ -37,37 +37,7 @@ func domainPlan(s *spec.Spec, n spec.Node, accel spec.Accelerator, extra Metadat
 		OnPoweroff: "destroy",
 		OnReboot:   "restart",
 		OnCrash:    "destroy",
-		Devices: &libvirtxml.DomainDeviceList{
-			Disks: []libvirtxml.DomainDisk{{
-				Device: "disk",
-				Driver: &libvirtxml.DomainDiskDriver{Name: "qemu", Type: "qcow2"},
-				Source: &libvirtxml.DomainDiskSource{Volume: &libvirtxml.DomainDiskSourceVolume{
-					Pool: s.PoolName(), Volume: s.VolumeName(n),
-				}},
-				Target: &libvirtxml.DomainDiskTarget{Dev: "vda", Bus: "virtio"},
-			}},
-			Interfaces: []libvirtxml.DomainInterface{{
-				MAC:    &libvirtxml.DomainInterfaceMAC{Address: n.MAC},
-				Source: &libvirtxml.DomainInterfaceSource{Network: &libvirtxml.DomainInterfaceSourceNetwork{Network: s.NetworkName()}},
-				Model:  &libvirtxml.DomainInterfaceModel{Type: "virtio"},
-			}},
-			// The serial port is a pty (for `virsh console`) whose output
-			// virtlogd also appends to the console log (for `lab console`).
-			Serials: []libvirtxml.DomainSerial{{
-				Source: &libvirtxml.DomainChardevSource{Pty: &libvirtxml.DomainChardevSourcePty{}},
-				Target: &libvirtxml.DomainSerialTarget{Port: uintPtr(0)},
-				Log:    &libvirtxml.DomainChardevLog{File: hostPath(s, labdir.ConsoleLog(s, n)), Append: "on"},
-			}},
-			Consoles: []libvirtxml.DomainConsole{{
-				Source: &libvirtxml.DomainChardevSource{Pty: &libvirtxml.DomainChardevSourcePty{}},
-				Target: &libvirtxml.DomainConsoleTarget{Type: "serial", Port: uintPtr(0)},
-			}},
-			RNGs: []libvirtxml.DomainRNG{{
-				Model:   "virtio",
-				Backend: &libvirtxml.DomainRNGBackend{Random: &libvirtxml.DomainRNGBackendRandom{Device: "/dev/urandom"}},
-			}},
-			MemBalloon: &libvirtxml.DomainMemBalloon{Model: "none"},
-		},
+		Devices:    domainDevices(s, n),
 	}
 	if ign := boot.ignition[n.Name]; ign != "" {
 		d.SysInfo = []libvirtxml.DomainSysInfo{{FWCfg: &libvirtxml.DomainSysInfoFWCfg{
@@ -80,25 +50,68 @@ func domainPlan(s *spec.Spec, n spec.Node, accel spec.Accelerator, extra Metadat
 	if accel == spec.AccelKVM {
 		d.CPU = &libvirtxml.DomainCPU{Mode: "host-passthrough"}
 	}
+	bootFrom(d.OS, s, n, boot)
+	md := Metadata{Name: s.Name, Role: n.Role, Node: n.Name, LabUUID: extra.LabUUID, Ignition: extra.Ignition}
+	return signedDomain(d, n, md)
+}
+
+// domainDevices are node n's disk (its volume), its NIC on the lab
+// network, its serial console (logged for `lab console`), an RNG and no
+// balloon.
+func domainDevices(s *spec.Spec, n spec.Node) *libvirtxml.DomainDeviceList {
+	return &libvirtxml.DomainDeviceList{
+		Disks: []libvirtxml.DomainDisk{{
+			Device: "disk",
+			Driver: &libvirtxml.DomainDiskDriver{Name: "qemu", Type: "qcow2"},
+			Source: &libvirtxml.DomainDiskSource{Volume: &libvirtxml.DomainDiskSourceVolume{
+				Pool: s.PoolName(), Volume: s.VolumeName(n),
+			}},
+			Target: &libvirtxml.DomainDiskTarget{Dev: "vda", Bus: "virtio"},
+		}},
+		Interfaces: []libvirtxml.DomainInterface{{
+			MAC:    &libvirtxml.DomainInterfaceMAC{Address: n.MAC},
+			Source: &libvirtxml.DomainInterfaceSource{Network: &libvirtxml.DomainInterfaceSourceNetwork{Network: s.NetworkName()}},
+			Model:  &libvirtxml.DomainInterfaceModel{Type: "virtio"},
+		}},
+		// The serial port is a pty (for `virsh console`) whose output
+		// virtlogd also appends to the console log (for `lab console`).
+		Serials: []libvirtxml.DomainSerial{{
+			Source: &libvirtxml.DomainChardevSource{Pty: &libvirtxml.DomainChardevSourcePty{}},
+			Target: &libvirtxml.DomainSerialTarget{Port: uintPtr(0)},
+			Log:    &libvirtxml.DomainChardevLog{File: hostPath(s, labdir.ConsoleLog(s, n)), Append: "on"},
+		}},
+		Consoles: []libvirtxml.DomainConsole{{
+			Source: &libvirtxml.DomainChardevSource{Pty: &libvirtxml.DomainChardevSourcePty{}},
+			Target: &libvirtxml.DomainConsoleTarget{Type: "serial", Port: uintPtr(0)},
+		}},
+		RNGs: []libvirtxml.DomainRNG{{
+			Model:   "virtio",
+			Backend: &libvirtxml.DomainRNGBackend{Random: &libvirtxml.DomainRNGBackendRandom{Device: "/dev/urandom"}},
+		}},
+		MemBalloon: &libvirtxml.DomainMemBalloon{Model: "none"},
+	}
+}
+
+// bootFrom says what node n boots: the lab image's kernel and initrd (a
+// probe lab's) with its command line, or its disk.
+func bootFrom(o *libvirtxml.DomainOS, s *spec.Spec, n spec.Node, boot bootPaths) {
 	if s.Image.Kernel != "" {
-		d.OS.Kernel = boot.kernel
-		d.OS.Initrd = boot.initrd
+		o.Kernel = boot.kernel
+		o.Initrd = boot.initrd
 		// Masters of a rehearsal lab run real etcd too (they join the
 		// bootstrap's member after stage 12): they boot the same initrd.
 		if (n.Role == spec.RoleBootstrap || n.Role == spec.RoleMaster) && boot.rehearsalInitrd != "" {
-			d.OS.Initrd = boot.rehearsalInitrd
+			o.Initrd = boot.rehearsalInitrd
 		}
-		d.OS.Cmdline = s.Image.Cmdline
+		o.Cmdline = s.Image.Cmdline
 		if s.Rehearsal() {
 			// The probe agents of a rehearsal lab wait for the stages:
 			// masters retry their pointer config as long as the learner needs.
-			d.OS.Cmdline = strings.TrimSpace(d.OS.Cmdline + " " + spec.RehearsalCmdlineFlag)
+			o.Cmdline = strings.TrimSpace(o.Cmdline + " " + spec.RehearsalCmdlineFlag)
 		}
 	} else {
-		d.OS.BootDevices = []libvirtxml.DomainBootDevice{{Dev: "hd"}}
+		o.BootDevices = []libvirtxml.DomainBootDevice{{Dev: "hd"}}
 	}
-	md := Metadata{Name: s.Name, Role: n.Role, Node: n.Name, LabUUID: extra.LabUUID, Ignition: extra.Ignition}
-	return signedDomain(d, n, md)
 }
 
 // signedDomain marshals d with md in its metadata, md.Plan being the

@@ -106,46 +106,9 @@ func Inspect(ctx context.Context, hv hypervisor.Hypervisor, s *spec.Spec) (*Stat
 		labUUID = state.UUID
 		restored = state.Restored
 	}
-	var leases []hypervisor.Lease
-	net, err := hv.LookupNetwork(ctx, s.NetworkName())
-	switch {
-	case errors.Is(err, hypervisor.ErrNotFound):
-	case err != nil:
+	leases, err := inspectNetwork(ctx, hv, s, st)
+	if err != nil {
 		return nil, err
-	default:
-		st.Network.Exists, st.Network.Active = true, net.Active
-		var nx libvirtxml.Network
-		if err := nx.Unmarshal(net.XML); err == nil {
-			if nx.Bridge != nil {
-				st.Network.Bridge = nx.Bridge.Name
-			}
-			if len(nx.IPs) > 0 {
-				st.Network.Gateway = nx.IPs[0].Address
-			}
-			if nx.DNS != nil {
-				for _, h := range nx.DNS.Host {
-					for _, hn := range h.Hostnames {
-						st.DNS = append(st.DNS, DNSRecord{Name: hn.Hostname, IP: h.IP})
-					}
-				}
-			}
-			if nx.DnsmasqOptions != nil {
-				for _, o := range nx.DnsmasqOptions.Option {
-					// address=/apps.<domain>/<ip> answers every name under it.
-					if rest, ok := strings.CutPrefix(o.Value, "address=/"); ok {
-						if name, ip, ok := strings.Cut(rest, "/"); ok {
-							st.DNS = append(st.DNS, DNSRecord{Name: "*." + name, IP: ip})
-						}
-					}
-				}
-			}
-		}
-		if net.Active {
-			leases, err = hv.NetworkLeases(ctx, s.NetworkName())
-			if err != nil && !errors.Is(err, hypervisor.ErrUnsupported) {
-				return nil, err
-			}
-		}
 	}
 	if hv.Capabilities().HostNetwork {
 		lb, err := loadbalancer.Inspect(ctx, loadbalancer.LabConfigOn(hv.Host(), s, false))
@@ -156,29 +119,9 @@ func Inspect(ctx context.Context, hv hypervisor.Hypervisor, s *spec.Spec) (*Stat
 		}
 	}
 	for _, n := range s.Nodes {
-		ns := NodeStatus{Name: n.Name, Role: n.Role, Domain: s.DomainName(n), State: "absent", MAC: n.MAC, ReservedIP: n.IP}
-		o, err := hv.LookupDomain(ctx, ns.Domain)
-		switch {
-		case errors.Is(err, hypervisor.ErrNotFound):
-		case err != nil:
+		ns, err := inspectNode(ctx, hv, s, n, labUUID, restored)
+		if err != nil {
 			return nil, err
-		default:
-			md := ParseLabMetadata(o.XML)
-			switch {
-			case md == nil || md.Name != s.Name || md.LabUUID != "" && md.LabUUID != labUUID:
-				ns.State = "foreign"
-			case o.Active:
-				ns.State = "running"
-				ns.Since = domainSince(ctx, hv.Host(), s.Libvirt.URI, ns.Domain)
-				if restored.Resumed(ns.Since) {
-					// A checkpoint restore started this qemu with the
-					// guest's memory as it was: its run began earlier,
-					// when is unknown here.
-					ns.Since = time.Time{}
-				}
-			default:
-				ns.State = "shut off"
-			}
 		}
 		for _, l := range leases {
 			if strings.EqualFold(l.MAC, n.MAC) {
@@ -188,4 +131,87 @@ func Inspect(ctx context.Context, hv hypervisor.Hypervisor, s *spec.Spec) (*Stat
 		st.Nodes = append(st.Nodes, ns)
 	}
 	return st, nil
+}
+
+// inspectNetwork fills st's network and DNS records from the lab's libvirt
+// network and returns its DHCP leases (none while it is inactive).
+func inspectNetwork(ctx context.Context, hv hypervisor.Hypervisor, s *spec.Spec, st *Status) ([]hypervisor.Lease, error) {
+	net, err := hv.LookupNetwork(ctx, s.NetworkName())
+	switch {
+	case errors.Is(err, hypervisor.ErrNotFound):
+		return nil, nil
+	case err != nil:
+		return nil, err
+	}
+	st.Network.Exists, st.Network.Active = true, net.Active
+	var nx libvirtxml.Network
+	if err := nx.Unmarshal(net.XML); err == nil {
+		networkRecords(&nx, st)
+	}
+	if !net.Active {
+		return nil, nil
+	}
+	leases, err := hv.NetworkLeases(ctx, s.NetworkName())
+	if err != nil && !errors.Is(err, hypervisor.ErrUnsupported) {
+		return nil, err
+	}
+	return leases, nil
+}
+
+// networkRecords are the bridge, gateway and DNS records of network nx.
+func networkRecords(nx *libvirtxml.Network, st *Status) {
+	if nx.Bridge != nil {
+		st.Network.Bridge = nx.Bridge.Name
+	}
+	if len(nx.IPs) > 0 {
+		st.Network.Gateway = nx.IPs[0].Address
+	}
+	if nx.DNS != nil {
+		for _, h := range nx.DNS.Host {
+			for _, hn := range h.Hostnames {
+				st.DNS = append(st.DNS, DNSRecord{Name: hn.Hostname, IP: h.IP})
+			}
+		}
+	}
+	if nx.DnsmasqOptions != nil {
+		for _, o := range nx.DnsmasqOptions.Option {
+			// address=/apps.<domain>/<ip> answers every name under it.
+			if rest, ok := strings.CutPrefix(o.Value, "address=/"); ok {
+				if name, ip, ok := strings.Cut(rest, "/"); ok {
+					st.DNS = append(st.DNS, DNSRecord{Name: "*." + name, IP: ip})
+				}
+			}
+		}
+	}
+}
+
+// inspectNode is node n's domain as libvirt has it: absent, foreign (not
+// this lab's, or this lab's before a rebuild), running since when, or
+// shut off.
+func inspectNode(ctx context.Context, hv hypervisor.Hypervisor, s *spec.Spec, n spec.Node, labUUID string, restored *labdir.RestoreRecord) (NodeStatus, error) {
+	ns := NodeStatus{Name: n.Name, Role: n.Role, Domain: s.DomainName(n), State: "absent", MAC: n.MAC, ReservedIP: n.IP}
+	o, err := hv.LookupDomain(ctx, ns.Domain)
+	switch {
+	case errors.Is(err, hypervisor.ErrNotFound):
+		return ns, nil
+	case err != nil:
+		return ns, err
+	}
+	md := ParseLabMetadata(o.XML)
+	switch {
+	case md == nil || md.Name != s.Name || md.LabUUID != "" && md.LabUUID != labUUID:
+		ns.State = "foreign"
+	case o.Active:
+		ns.State = "running"
+		ns.Since = domainSince(ctx, hv.Host(), s.Libvirt.URI, ns.Domain)
+		if restored.Resumed(ns.Since) {
+			// A checkpoint restore started this qemu with the guest's
+			// memory as it was: its run began earlier, when is unknown
+			// here.
+			ns.Since = time.Time{}
+		}
+	default:
+		ns.State = "shut off"
+	}
+	return ns, nil
 }

@@ -152,10 +152,22 @@ spec:
 func TestNodeJoin(t *testing.T) {
 	t.Parallel()
 	tc := startCluster(t)
-	t.Run("joins through the real CSR flow", func(t *testing.T) { testJoin(t, tc) })
-	t.Run("unapproved stays unregistered", func(t *testing.T) { testUnapproved(t, tc) })
-	t.Run("approval refuses a non-node requester", func(t *testing.T) { testRefusesNonNodeRequester(t, tc) })
-	t.Run("Run joins once approved and keeps the lease fresh", func(t *testing.T) { testRunHeartbeat(t, tc) })
+	t.Run("joins through the real CSR flow", func(t *testing.T) {
+		t.Parallel() // a node of its own on the shared cluster
+		testJoin(t, tc)
+	})
+	t.Run("unapproved stays unregistered", func(t *testing.T) {
+		t.Parallel() // a node of its own on the shared cluster
+		testUnapproved(t, tc)
+	})
+	t.Run("approval refuses a non-node requester", func(t *testing.T) {
+		t.Parallel() // a node of its own on the shared cluster
+		testRefusesNonNodeRequester(t, tc)
+	})
+	t.Run("Run joins once approved and keeps the lease fresh", func(t *testing.T) {
+		t.Parallel() // a node of its own on the shared cluster
+		testRunHeartbeat(t, tc)
+	})
 }
 
 // Run waits for approval, registers, then renews the Lease and the Ready

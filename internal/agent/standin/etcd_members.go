@@ -1,0 +1,43 @@
+package standin
+
+import (
+	"context"
+	"strings"
+	"time"
+
+	"github.com/bootlab/bootlab/lab/probe"
+)
+
+// memberStates lists the members through c's endpoint with each one's
+// state: voter or learner, and which is the leader (endpoint status).
+func (c Etcdctl) memberStates(ctx context.Context) ([]probe.EtcdMember, error) {
+	list, err := c.run(ctx, "member", "list", "-w", "json")
+	if err != nil {
+		return nil, err
+	}
+	status, err := c.run(ctx, "endpoint", "status", "-w", "json")
+	if err != nil {
+		return nil, err
+	}
+	return probe.ParseEtcdMembers(list, status)
+}
+
+// ReadMembers reads the member list through the first of ctls that
+// answers: a master's own member once it votes (a learner refuses member
+// list), the bootstrap's before, so the list is there from stage 07 to
+// after the bootstrap's member is removed.
+func ReadMembers(ctx context.Context, ctls ...Etcdctl) probe.EtcdMembers {
+	var errs []string
+	out := probe.EtcdMembers{Members: []probe.EtcdMember{}}
+	for _, c := range ctls {
+		out.Endpoint = strings.Join(c.endpoints, ",")
+		ms, err := c.memberStates(ctx)
+		if err == nil {
+			out.Members, out.Time = ms, time.Now().UTC()
+			return out
+		}
+		errs = append(errs, err.Error())
+	}
+	out.Time, out.Error = time.Now().UTC(), strings.Join(errs, "; ")
+	return out
+}
