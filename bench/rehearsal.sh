@@ -12,8 +12,9 @@
 # qemu's own) and the guests' MemTotal-MemAvailable at the end. The probe
 # image and the rehearsal tools are built (or reused) first, timed apart.
 # BOOTLAB_BEFORE=/path/to/another/bootlab runs each trivial stage (or
-# those in AB_STAGES) with that build first, then `stage reset`s it, for a
-# before/after taken side by side.
+# those in AB_STAGES) with that build too, `stage reset` between the two
+# runs, the builds taking turns at going first (right after a reset the
+# node's first SSH session is slower), for a before/after side by side.
 # Breakdowns (from -v --log-format json): lab up's phases, and where a
 # trivial stage's time goes (SSH dial, node checks, checkpoint, bash).
 set -euo pipefail
@@ -81,22 +82,31 @@ sampler=$!
 # then the rest in one run.
 : >"$work/stage-rows.tsv"
 : >"$work/before-rows.tsv"
-for n in 01 02 03 04 05 06; do
-  # BOOTLAB_BEFORE (another bootlab build) runs the stage first, then
-  # `stage reset` puts the node back: the two builds side by side.
-  if [[ -n ${BOOTLAB_BEFORE:-} && " ${AB_STAGES:-01 02 03 04 05 06} " == *" $n "* ]]; then
-    ts=$(date +%s.%N)
-    "$BOOTLAB_BEFORE" stage run -v --log-format json -f "$spec" "$n" >"$work/before-$n.txt" 2>"$work/before-$n.log" || { kill "$sampler"; cat "$work/before-$n.log"; die "stage run $n ($BOOTLAB_BEFORE) failed"; }
-    te=$(date +%s.%N)
-    { phase_rows "$work/before-$n.log"; printf 'stage run\twall (the whole command)\t%s\n' "$(awk -v a="$ts" -v b="$te" 'BEGIN { print b - a }')"; } >>"$work/before-rows.tsv"
-    awk -v a="$ts" -v b="$te" -v n="$n" 'BEGIN { printf "before: stage run %s: %.2fs\n", n, b - a }' >>"$work/stage-walls.txt"
-    "$bootlab" stage reset -q -f "$spec" "$n" >"$work/reset-$n.txt" 2>&1 || { kill "$sampler"; cat "$work/reset-$n.txt"; die "stage reset $n failed"; }
-  fi
+# timed_stage BUILD NAME N runs stage N with BUILD, adding its breakdown to
+# NAME-rows.tsv and its wall time to stage-walls.txt.
+timed_stage() {
+  local build=$1 name=$2 n=$3 ts te
   ts=$(date +%s.%N)
-  "$bootlab" stage run -v --log-format json -f "$spec" "$n" >"$work/run-$n.txt" 2>"$work/run-$n.log" || { kill "$sampler"; cat "$work/run-$n.log"; die "stage run $n failed"; }
+  "$build" stage run -v --log-format json -f "$spec" "$n" >"$work/$name-$n.txt" 2>"$work/$name-$n.log" || { kill "$sampler"; cat "$work/$name-$n.log"; die "stage run $n ($build) failed"; }
   te=$(date +%s.%N)
-  { phase_rows "$work/run-$n.log"; printf 'stage run\twall (the whole command)\t%s\n' "$(awk -v a="$ts" -v b="$te" 'BEGIN { print b - a }')"; } >>"$work/stage-rows.tsv"
-  awk -v a="$ts" -v b="$te" -v n="$n" 'BEGIN { printf "stage run %s: %.2fs\n", n, b - a }' >>"$work/stage-walls.txt"
+  { phase_rows "$work/$name-$n.log"; printf 'stage run\twall (the whole command)\t%s\n' "$(awk -v a="$ts" -v b="$te" 'BEGIN { print b - a }')"; } >>"$work/$name-rows.tsv"
+  awk -v a="$ts" -v b="$te" -v n="$n" -v w="$name" 'BEGIN { printf "%s: stage run %s: %.2fs\n", w, n, b - a }' >>"$work/stage-walls.txt"
+}
+for n in 01 02 03 04 05 06; do
+  # BOOTLAB_BEFORE (another bootlab build) runs the stage too, and `stage
+  # reset` puts the node back between the two: the builds side by side.
+  # They take turns at going first: the first SSH session after a reset
+  # (a node resumed from its snapshot) is slower, and each build gets it
+  # on half of the stages.
+  if [[ -n ${BOOTLAB_BEFORE:-} && " ${AB_STAGES:-01 02 03 04 05 06} " == *" $n "* ]]; then
+    first=("$BOOTLAB_BEFORE" before) second=("$bootlab" stage)
+    if (( 10#$n % 2 == 0 )); then first=("$bootlab" stage) second=("$BOOTLAB_BEFORE" before); fi
+    timed_stage "${first[@]}" "$n"
+    "$bootlab" stage reset -q -f "$spec" "$n" >"$work/reset-$n.txt" 2>&1 || { kill "$sampler"; cat "$work/reset-$n.txt"; die "stage reset $n failed"; }
+    timed_stage "${second[@]}" "$n"
+  else
+    timed_stage "$bootlab" stage "$n"
+  fi
 done
 "$bootlab" stage run -q -f "$spec" --from 07 >"$work/run.txt" 2>&1 || { kill "$sampler"; cat "$work/run.txt"; die "stage run --from 07 failed"; }
 t2=$(date +%s.%N)

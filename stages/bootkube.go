@@ -11,6 +11,14 @@ import (
 // bootstrap node, beside the helpers it sources.
 const NodeBootkube = "/usr/local/bin/bootkube.sh"
 
+// NodeScriptFiles are bootkube.sh and the helpers the installer's
+// bootkube.sh sources: what ReadNodeScript reads on a bootstrap node, for a
+// caller that reads them all at once (node.Prefetch). ReadNodeScript still
+// follows the script's own source lines.
+func NodeScriptFiles() []string {
+	return []string{NodeBootkube, NodeReleaseImage, "/usr/local/bin/bootstrap-service-record.sh", "/usr/local/bin/bootstrap-verify-api-server-urls.sh"}
+}
+
 // ScriptStep is one named step of a node's bootkube.sh, in script order.
 type ScriptStep struct {
 	Name string `json:"name"`

@@ -358,11 +358,9 @@ func (r *Runner) runScript(ctx context.Context, s *Stage, script []byte, file, w
 	stdout, stderr := sink.Stream(), sink.Stream()
 	// The script goes to a file first: with `bash -s` any command that
 	// reads stdin would eat the rest of the script. The learner can read
-	// (and rerun) the file on the node.
-	code, runErr := -1, r.Node.WriteFile(ctx, file, script, 0o700)
-	if runErr == nil {
-		code, runErr = r.Node.Run(ctx, "bash "+file+" </dev/null", nil, stdout, stderr)
-	}
+	// (and rerun) the file on the node. Written and run in one command
+	// where the node can: one SSH session instead of two.
+	code, runErr := node.RunScript(ctx, r.Node, file, script, stdout, stderr)
 	stdout.Flush()
 	stderr.Flush()
 	dur := r.now().Sub(start)

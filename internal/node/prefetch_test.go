@@ -54,7 +54,7 @@ func TestPrefetchAnswersFromOneCommand(t *testing.T) {
 		"script.sh": "#!/bin/bash\necho hi\n",
 		"no-eol":    "VERSION=4.18.0",
 		"empty":     "",
-		"binary":    "a\x00b\n\n@@bootlab-prefetch 9 missing\n",
+		"binary":    "a\x00b\n\n@@bootlab-prefetch content\n@@bootlab-prefetch end\n",
 	}
 	for name, data := range files {
 		require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte(data), 0o640))
@@ -109,6 +109,13 @@ func TestPrefetchFallsBackToTheNode(t *testing.T) {
 		name string
 		run  node.RunFunc
 	}{
+		{"a file it could not describe", func(ctx context.Context, cmd string, stdin io.Reader, stdout, stderr io.Writer) (int, error) {
+			if strings.Contains(cmd, "prefetch") {
+				_, err := io.WriteString(stdout, "@@bootlab-prefetch exists "+f+"\n@@bootlab-prefetch content\n\n@@bootlab-prefetch end\n")
+				return 0, err
+			}
+			return (&bashNode{}).run(ctx, cmd, stdin, stdout, stderr)
+		}},
 		{"no stat on the node", func(ctx context.Context, cmd string, stdin io.Reader, stdout, stderr io.Writer) (int, error) {
 			if strings.Contains(cmd, "prefetch") {
 				return 127, nil
@@ -117,7 +124,7 @@ func TestPrefetchFallsBackToTheNode(t *testing.T) {
 		}},
 		{"output cut short", func(ctx context.Context, cmd string, stdin io.Reader, stdout, stderr io.Writer) (int, error) {
 			if strings.Contains(cmd, "prefetch") {
-				_, err := io.WriteString(stdout, "@@bootlab-prefetch 0 file 600 8 regular file\ncont")
+				_, err := io.WriteString(stdout, "@@bootlab-prefetch exists "+f+"\n"+f+"\t600 8 regular file\n@@bootlab-prefetch content\ncont")
 				return 0, err
 			}
 			return (&bashNode{}).run(ctx, cmd, stdin, stdout, stderr)

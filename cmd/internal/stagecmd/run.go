@@ -275,7 +275,7 @@ func runOnNode(ctx context.Context, f *cmdutil.Factory, opts *RunOptions, r *res
 // prefetchedFiles are the files a stage run's checks read before anything
 // runs: one command reads them all (node.Prefetch).
 func prefetchedFiles() []string {
-	return []string{stages.NodeBootkube, stages.ImagesFile, stages.NodeReleaseImage, stages.ServiceRecords}
+	return append(stages.NodeScriptFiles(), stages.ImagesFile, stages.ServiceRecords)
 }
 
 // readNode reads the node's script and release (nodeScript, nodeRelease)
