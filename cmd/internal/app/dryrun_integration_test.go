@@ -21,21 +21,13 @@ import (
 
 // libvirtSnapshot lists the names of every network, pool and domain (with
 // its run state) of uri, and the snapshots of each domain, of the labs these
-// tests make (bootlab-h21*): other tests and labs share the daemon and may
-// change their own objects meanwhile.
+// tests make (bootlab-h21*). Other tests and labs share the daemon and may
+// change or delete their own objects meanwhile (go test runs packages side by
+// side), so nothing of theirs is looked up further: a domain listed and then
+// undefined by another package's test would fail the snapshot lookup.
 func libvirtSnapshot(t *testing.T, uri string) []string {
 	t.Helper()
-	var out []string
-	for _, o := range libvirtObjects(t, uri) {
-		if strings.Contains(o, " bootlab-h21") {
-			out = append(out, o)
-		}
-	}
-	return out
-}
-
-func libvirtObjects(t *testing.T, uri string) []string {
-	t.Helper()
+	const ours = "bootlab-h21"
 	ctx := context.Background()
 	hv, err := lab.ConnectLibvirt(ctx, uri, nil)
 	require.NoError(t, err)
@@ -44,11 +36,16 @@ func libvirtObjects(t *testing.T, uri string) []string {
 	nets, err := hv.Networks(ctx)
 	require.NoError(t, err)
 	for _, n := range nets {
-		out = append(out, "network "+n.Name)
+		if strings.HasPrefix(n.Name, ours) {
+			out = append(out, "network "+n.Name)
+		}
 	}
 	pools, err := hv.Pools(ctx)
 	require.NoError(t, err)
 	for _, p := range pools {
+		if !strings.HasPrefix(p.Name, ours) {
+			continue
+		}
 		out = append(out, fmt.Sprintf("pool %s active=%v", p.Name, p.Active))
 		vols, err := hv.Volumes(ctx, p.Name)
 		if err == nil {
@@ -60,6 +57,9 @@ func libvirtObjects(t *testing.T, uri string) []string {
 	doms, err := hv.Domains(ctx)
 	require.NoError(t, err)
 	for _, d := range doms {
+		if !strings.HasPrefix(d.Name, ours) {
+			continue
+		}
 		out = append(out, fmt.Sprintf("domain %s active=%v", d.Name, d.Active))
 		snaps, err := hv.Snapshots(ctx, d.Name)
 		require.NoError(t, err)
