@@ -73,7 +73,7 @@ func assertMastersServeTheAPI(t *testing.T, l labEnv, masters []spec.Node, conso
 	assert.GreaterOrEqual(t, clients, len(masters), "one client CSR per master at least:\n%s", r)
 	// lab approve-csrs reads the same CSRs from the masters' API: nothing
 	// left pending for a master's client certificate.
-	a := mustRun(t, "lab", "approve-csrs", "-f", l.SpecFile, "-o", "json")
+	a := mustRun(t, "lab", "approve-csrs", "--all", "-f", l.SpecFile, "-o", "json")
 	reviewed := 0
 	for _, line := range strings.Split(strings.TrimSpace(a.Stdout), "\n") {
 		var rev struct {

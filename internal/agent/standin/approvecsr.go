@@ -7,12 +7,14 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	certv1 "k8s.io/api/certificates/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/bootlab/bootlab/internal/agent/kubelet/node"
 	"github.com/bootlab/bootlab/internal/kubecreate"
 )
 
@@ -55,9 +57,13 @@ func (a ApproveCSR) Run(ctx context.Context) {
 			a.Log.Info(approveCSRSays+": bootstrapping is complete: stopped", "found", done)
 			return
 		}
-		names, err := a.round(ctx)
+		names, labelled, err := a.round(ctx)
 		for _, n := range names {
 			a.Log.Info(approveCSRSays+": certificatesigningrequest.certificates.k8s.io/"+n+" approved", "csr", n)
+		}
+		for _, n := range labelled {
+			a.Log.Info(approveCSRSays+": node/"+n+" labelled with the node-role labels its kubelet asked for "+
+				"(OpenShift's kube-apiserver lets a kubelet set them itself; the upstream one of a rehearsal lab does not)", "node", n)
 		}
 		switch {
 		case err != nil && err.Error() != lastErr:
@@ -75,17 +81,51 @@ func (a ApproveCSR) Run(ctx context.Context) {
 }
 
 // round lists the CSRs through the loopback kubeconfig and approves the
-// pending ones, returning their names.
-func (a ApproveCSR) round(ctx context.Context) ([]string, error) {
+// pending ones, then sets the node-role labels the kubelet stand-ins
+// asked for, returning the CSRs approved and the nodes labelled.
+func (a ApproveCSR) round(ctx context.Context) (approved, labelled []string, err error) {
 	cfg, err := kubecreate.LoadKubeconfig(filepath.Join(a.Assets, "auth", "kubeconfig-loopback"))
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	c, err := kubecreate.NewClient(cfg)
 	if err != nil {
+		return nil, nil, err
+	}
+	approved, err = approvePending(ctx, c)
+	labelled, lerr := labelNodeRoles(ctx, c)
+	return approved, labelled, errors.Join(err, lerr)
+}
+
+// labelNodeRoles sets, on every Node whose kubelet registered without its
+// node-role labels (node.RoleLabelsAnnotation), the labels it asked for.
+// It is the one duty the stand-in has that approve-csr.sh has not: on a
+// real cluster the kubelet sets them itself (see the annotation).
+func labelNodeRoles(ctx context.Context, c *kubecreate.Client) ([]string, error) {
+	var list corev1.NodeList
+	if err := c.Do(ctx, "GET", "/api/v1/nodes", nil, &list); err != nil {
 		return nil, err
 	}
-	return approvePending(ctx, c)
+	var labelled []string
+	var errs []error
+	for _, n := range list.Items {
+		missing := map[string]string{}
+		for _, k := range strings.Split(n.Annotations[node.RoleLabelsAnnotation], ",") {
+			if _, ok := n.Labels[k]; k != "" && !ok {
+				missing[k] = ""
+			}
+		}
+		if len(missing) == 0 {
+			continue
+		}
+		patch := map[string]any{"metadata": map[string]any{"labels": missing}}
+		if err := c.Patch(ctx, "/api/v1/nodes/"+n.Name, patch, nil); err != nil {
+			errs = append(errs, fmt.Errorf("label node %s: %w", n.Name, err))
+			continue
+		}
+		labelled = append(labelled, n.Name)
+	}
+	return labelled, errors.Join(errs...)
 }
 
 const csrPath = "/apis/certificates.k8s.io/v1/certificatesigningrequests"

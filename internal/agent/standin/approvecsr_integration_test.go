@@ -22,6 +22,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/bootlab/bootlab/internal/agent/kubelet/node"
 	"github.com/bootlab/bootlab/internal/testutil"
 	"github.com/bootlab/bootlab/internal/testutil/kubetest"
 )
@@ -42,6 +43,11 @@ func TestApproveCSRApprovesUntilBootkubeDone(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(assets, "auth", "kubeconfig-loopback"), kcfg, 0o600))
 
 	sendCSR(t, cp, "first")
+	// A kubelet stand-in that registered without its node-role labels
+	// (upstream's NodeRestriction) asked for them; a node that asked for
+	// nothing keeps its labels as they are.
+	createNode(t, cp, "asks", `{"`+node.RoleLabelsAnnotation+`":"node-role.kubernetes.io/master,node-role.kubernetes.io/control-plane"}`)
+	createNode(t, cp, "quiet", `{}`)
 	var log testutil.SyncBuffer
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -59,6 +65,12 @@ func TestApproveCSRApprovesUntilBootkubeDone(t *testing.T) {
 	assert.Equal(t, "KubectlApprove", reason)
 	assert.Contains(t, log.String(), "approve-csr.service (bootlab stand-in of approve-csr.sh): Approving all CSR requests until bootstrapping is complete...")
 	assert.Contains(t, log.String(), "certificatesigningrequest.certificates.k8s.io/first approved")
+	require.Eventually(t, func() bool {
+		out, _ := cp.Kubectl("get", "nodes", "-l", "node-role.kubernetes.io/master,node-role.kubernetes.io/control-plane", "-o", "name")
+		return strings.TrimSpace(out) == "node/asks"
+	}, 30*time.Second, 200*time.Millisecond, "the stand-in sets the labels the node asked for, on it only:\n%s", log.String())
+	assert.Contains(t, log.String(), "node/asks labelled with the node-role labels its kubelet asked for")
+	assert.NotContains(t, log.String(), "node/quiet")
 
 	require.NoError(t, os.WriteFile(filepath.Join(assets, ".bootkube.done"), nil, 0o644))
 	select {
@@ -72,6 +84,15 @@ func TestApproveCSRApprovesUntilBootkubeDone(t *testing.T) {
 	out, err := cp.Kubectl("get", "csr", "late", "--no-headers")
 	require.NoError(t, err, out)
 	assert.Contains(t, out, "Pending", "after .bootkube.done nothing approves it")
+}
+
+// createNode registers a Node named name with the given annotations (JSON).
+func createNode(t *testing.T, cp *kubetest.ControlPlane, name, annotations string) {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "node.json")
+	require.NoError(t, os.WriteFile(p, []byte(fmt.Sprintf(`{"apiVersion":"v1","kind":"Node","metadata":{"name":%q,"annotations":%s}}`, name, annotations)), 0o600))
+	out, err := cp.Kubectl("create", "-f", p)
+	require.NoError(t, err, out)
 }
 
 // sendCSR creates a CSR for a client certificate, as a kubelet sends one.

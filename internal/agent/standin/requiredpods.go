@@ -112,8 +112,11 @@ func rank(s podStatus) int {
 	return 0
 }
 
-// readyNodes counts the Nodes the API has whose Ready condition is True:
-// the masters that joined (the bootstrap never joins).
+// readyNodes counts the master Nodes (node-role.kubernetes.io/master) the
+// API has whose Ready condition is True: the masters that joined (the
+// bootstrap never joins). A master counts once it has its role label, as
+// `oc get nodes` shows it, which approve-csr's stand-in sets in a
+// rehearsal lab (node.RoleLabelsAnnotation).
 func readyNodes(ctx context.Context, c *kubecreate.Client) (int, error) {
 	var l struct {
 		Items []struct {
@@ -125,7 +128,7 @@ func readyNodes(ctx context.Context, c *kubecreate.Client) (int, error) {
 			} `json:"status"`
 		} `json:"items"`
 	}
-	if err := c.Do(ctx, http.MethodGet, "/api/v1/nodes", nil, &l); err != nil {
+	if err := c.Do(ctx, http.MethodGet, "/api/v1/nodes?labelSelector="+url.QueryEscape("node-role.kubernetes.io/master"), nil, &l); err != nil {
 		return 0, err
 	}
 	n := 0

@@ -78,10 +78,7 @@ func TestRequiredPodsWaitThroughARealAPI(t *testing.T) {
 	assert.Contains(t, out, "\tPod Status:openshift-kube-apiserver/kube-apiserver\tDoesNotExist")
 	assert.Contains(t, out, "Waiting for the masters: master-0 its own kube-apiserver; 0 of 1 masters joined as Ready Nodes")
 	assert.NotContains(t, out, "Not waiting")
-	tl.MastersWait = 2 * time.Minute
 
-	// master-0 joins and publishes its kube-apiserver mirror pod, Running
-	// but not Ready: the wait holds until it is Ready.
 	kubectl := func(args ...string) {
 		t.Helper()
 		got, err := cp.Kubectl(args...)
@@ -93,8 +90,19 @@ func TestRequiredPodsWaitThroughARealAPI(t *testing.T) {
 		require.NoError(t, os.WriteFile(p, []byte(doc), 0o600))
 		kubectl("create", "-f", p)
 	}
+	// A Ready Node without its node-role label (registered under
+	// upstream's NodeRestriction, approve-csr's stand-in not yet round)
+	// is not a master yet: the wait holds.
 	apply(`{"apiVersion":"v1","kind":"Node","metadata":{"name":"master-0"}}`)
 	kubectl("patch", "node", "master-0", "--subresource=status", "--type=merge", "-p", `{"status":{"conditions":[{"type":"Ready","status":"True","reason":"KubeletReady","message":"stand-in","lastHeartbeatTime":"2026-01-01T00:00:00Z","lastTransitionTime":"2026-01-01T00:00:00Z"}]}}`)
+	out, err = waitErr()
+	require.Error(t, err, out)
+	assert.Contains(t, out, "Waiting for the masters: master-0 its own kube-apiserver; 0 of 1 masters joined as Ready Nodes")
+	kubectl("label", "node", "master-0", "node-role.kubernetes.io/master=")
+	tl.MastersWait = 2 * time.Minute
+
+	// master-0 joins and publishes its kube-apiserver mirror pod, Running
+	// but not Ready: the wait holds until it is Ready.
 	for _, ns := range []string{"openshift-kube-apiserver", "openshift-kube-scheduler"} {
 		apply(`{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"` + ns + `"}}`)
 	}
