@@ -8,6 +8,7 @@ import (
 	"github.com/bootlab/bootlab/lab/class"
 	"github.com/bootlab/bootlab/lab/hypervisor"
 	"github.com/bootlab/bootlab/lab/internal/engine"
+	"github.com/bootlab/bootlab/lab/internal/plan"
 	"github.com/bootlab/bootlab/lab/loadbalancer"
 	"github.com/bootlab/bootlab/lab/preflight"
 	"github.com/bootlab/bootlab/lab/probe"
@@ -60,7 +61,7 @@ type (
 
 // MetadataNamespace is the XML namespace of the metadata bootlab writes
 // into every libvirt object it makes.
-const MetadataNamespace = engine.MetadataNamespace
+const MetadataNamespace = plan.MetadataNamespace
 
 // ConnectLibvirt is the production Connector: libvirt at uri.
 func ConnectLibvirt(ctx context.Context, uri string, log *slog.Logger) (hypervisor.Hypervisor, error) {
