@@ -16,6 +16,7 @@ import (
 	"github.com/bootlab/bootlab/lab/libvirt"
 	"github.com/bootlab/bootlab/lab/spec"
 
+	"github.com/bootlab/bootlab/internal/diagram"
 	"github.com/bootlab/bootlab/internal/status"
 	"github.com/bootlab/bootlab/lab/cluster"
 	"github.com/bootlab/bootlab/lab/labdir"
@@ -287,6 +288,13 @@ func (l *Lab) Status(ctx context.Context) (*engine.Status, error) {
 	return engine.Inspect(ctx, hv, l.spec)
 }
 
+// Graph is the lab as `lab graph` draws it (see engine.Graph): as built
+// when it was, each node's state asked of its hypervisor.
+func (l *Lab) Graph(ctx context.Context, o engine.GraphOptions) (*diagram.Topology, error) {
+	o.Connect = l.connector()
+	return engine.Graph(ctx, l.given, o)
+}
+
 // Pivot takes the bootstrap out (see pivot).
 func (l *Lab) Pivot(ctx context.Context) (*engine.PivotResult, error) {
 	return engine.Pivot(ctx, l.spec, engine.PivotOptions{Connect: l.connector(), Log: l.o.Log, Status: l.o.Status})
@@ -349,6 +357,9 @@ func (l *Lab) Verify(ctx context.Context, o VerifyOptions) (*verify.Result, erro
 // WaitBootstrap is `lab wait bootstrap-complete` (see waitBootstrap),
 // watching the lab network as this machine reaches it.
 func (l *Lab) WaitBootstrap(ctx context.Context, o engine.WaitOptions) error {
+	if err := engine.CheckWaitable(l.spec); err != nil {
+		return err
+	}
 	st, err := labdir.LoadState(l.spec.LabDir)
 	if err != nil {
 		return err
@@ -364,6 +375,9 @@ func (l *Lab) WaitBootstrap(ctx context.Context, o engine.WaitOptions) error {
 
 // WaitInstall is `lab wait install-complete` (see waitInstall).
 func (l *Lab) WaitInstall(ctx context.Context, o engine.WaitOptions) error {
+	if err := engine.CheckWaitable(l.spec); err != nil {
+		return err
+	}
 	n, done, err := l.labNet(ctx, l.spec)
 	if err != nil {
 		return err

@@ -50,11 +50,11 @@ type Kubeconfig struct {
 }
 
 // KubeconfigPath is where Kubeconfig writes the lab's kubeconfig.
-func KubeconfigPath(s *spec.Spec) string { return labdir.Kubeconfig(s) }
+func (l *Lab) KubeconfigPath() string { return labdir.Kubeconfig(l.spec) }
 
-// KubeContext is the name of a lab's context in the kubeconfig bootlab
+// kubeContext is the name of a lab's context in the kubeconfig bootlab
 // writes (kind names its own kind-<name>).
-func KubeContext(s *spec.Spec) string { return "bootlab-" + s.Name }
+func kubeContext(s *spec.Spec) string { return "bootlab-" + s.Name }
 
 // Kubeconfig writes a kubeconfig for the lab's admin into the lab
 // directory: the installer's (OpenShift lab) or the one on the bootstrap
@@ -77,7 +77,7 @@ func (l *Lab) Kubeconfig(ctx context.Context, o KubeconfigOptions) (*Kubeconfig,
 	if err != nil {
 		return nil, fmt.Errorf("kubeconfig of lab %s: %w", s.Name, err)
 	}
-	out := &Kubeconfig{Path: labdir.Kubeconfig(s), Context: KubeContext(s)}
+	out := &Kubeconfig{Path: labdir.Kubeconfig(s), Context: kubeContext(s)}
 	var ep cluster.Endpoint
 	if s.Remote() {
 		out.Tunnel = o.Tunnel

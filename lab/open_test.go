@@ -3,6 +3,8 @@ package lab
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"testing"
@@ -11,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/bootlab/bootlab/lab/hypervisor"
 	"github.com/bootlab/bootlab/lab/labdir"
 	"github.com/bootlab/bootlab/lab/spec"
 )
@@ -124,4 +127,28 @@ func TestFindLabs(t *testing.T) {
 	assert.Equal(t, "c", c.Name)
 	assert.Nil(t, c.Spec)
 	assert.ErrorContains(t, c.Err, "parse lab state")
+}
+
+// `lab wait` follows a real OpenShift install only: the handle refuses a
+// probe lab as bad input before it reaches for the lab's network or its
+// hypervisor.
+func TestWaitRefusesAProbeLab(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := testSpec(t, "pw")
+	s.Profile = spec.ProfileProbe
+	require.NoError(t, (&labdir.State{Name: "pw", UUID: "u", Spec: s}).Save(s.LabDir))
+	connects := 0
+	l, err := Open(ctx, s, Options{Connect: func(context.Context, string, *slog.Logger) (hypervisor.Hypervisor, error) {
+		connects++
+		return nil, errors.New("no hypervisor here")
+	}})
+	require.NoError(t, err)
+	for name, wait := range map[string]func(context.Context, WaitOptions) error{"bootstrap": l.WaitBootstrap, "install": l.WaitInstall} {
+		err := wait(ctx, WaitOptions{})
+		require.Error(t, err, name)
+		assert.True(t, InvalidInput(err), name)
+		assert.Contains(t, err.Error(), "lab pw is a probe lab: `lab wait` follows a real OpenShift install", name)
+	}
+	assert.Zero(t, connects)
 }

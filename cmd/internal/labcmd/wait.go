@@ -78,14 +78,11 @@ Timeouts are the installer's: 20m for the API, 45m more for bootstrap-complete,
 }
 
 func runWait(ctx context.Context, f *cmdutil.Factory, opts *WaitOptions) error {
-	l, spec, err := f.OpenBuiltLab(ctx, &opts.Spec)
+	l, _, err := f.OpenBuiltLab(ctx, &opts.Spec)
 	if err != nil {
 		return err
 	}
 	defer l.Close()
-	if err := lab.CheckWaitable(spec); err != nil {
-		return err
-	}
 	wo := lab.WaitOptions{
 		APITimeout: opts.APITimeout, BootstrapTimeout: opts.BootstrapTimeout, InstallTimeout: opts.InstallTimeout,
 		Interval: opts.Interval, NoSSH: opts.NoSSH, NoStartWorkers: opts.NoStartWorkers,
