@@ -146,18 +146,38 @@ func (t *Target) open(ctx context.Context, f *cmdutil.Factory) (*resolved, error
 	// Stage commands run without a lab too (stage list, --host, --local).
 	t.Spec.Optional = true
 	l, err := f.OpenTarget(ctx, &t.Spec)
+	if t.Spec.NoLab != nil {
+		return t.unnamed(l)
+	}
 	if err != nil {
 		return nil, err
 	}
 	defer l.Close()
 	r := &resolved{spec: l.Spec(), sshKey: l.SSHKey(), knownHosts: l.KnownHosts(), stageDir: l.StageDir()}
-	switch {
-	case t.Spec.NoLab != nil:
-		r.stateErr = t.Spec.NoLab
-	case !l.Built():
+	if !l.Built() {
 		r.stateErr = cmdutil.NotUp(&t.Spec, l.Spec(), &lab.NotBuiltError{Lab: l.Spec().Name})
-	default:
+	} else {
 		r.labUUID = l.UUID()
+	}
+	return r, nil
+}
+
+// unnamed is the target when no lab is named (stateErr says so): the
+// flags' spec with every default, never a lab that default's name finds
+// (a command never falls back to a lab the user did not name); the lab
+// files are where that spec puts them, when l could be opened.
+func (t *Target) unnamed(l *lab.Lab) (*resolved, error) {
+	if l != nil {
+		defer l.Close()
+	}
+	// Load again: with no lab named no file or standard input is read.
+	spec, err := t.Spec.Load()
+	if err != nil {
+		return nil, err
+	}
+	r := &resolved{spec: spec, stateErr: t.Spec.NoLab}
+	if l != nil {
+		r.sshKey, r.knownHosts, r.stageDir = l.SSHKey(), l.KnownHosts(), l.StageDir()
 	}
 	return r, nil
 }
