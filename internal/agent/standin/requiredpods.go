@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/bootlab/bootlab/internal/controlplane"
 	"github.com/bootlab/bootlab/internal/kubecreate"
 )
 
@@ -237,12 +238,29 @@ func rehearsalWhyNotRun(ctx context.Context, c *kubecreate.Client, client *http.
 		return "", fmt.Sprintf("%s; %d of %d masters joined as Ready Nodes (approve-csr approves their client CSRs, the bootstrap's controller manager signs them)",
 			strings.Join(states, ", "), nodes, len(names))
 	}
-	for _, s := range st {
+	for r, s := range st {
 		if s == podPending || s == podRunningNotReady {
 			return "", "" // a master runs it: wait until it is Ready
 		}
+		if s != podReady && mastersRun(r) {
+			// Its installer stand-in writes it once the master's
+			// kube-apiserver serves: still to come.
+			return "", fmt.Sprintf("%s: the masters' installer stand-ins write it", r)
+		}
 	}
 	return fmt.Sprintf("%d masters joined as Nodes; their kubelet stand-ins publish mirror pods only for the static pods they run", nodes), ""
+}
+
+// mastersRun says whether a rehearsal lab's masters run r: one of their
+// control-plane pods (the kube-apiserver, controller manager, scheduler),
+// which their installer stand-ins write and kubelet stand-ins run.
+func mastersRun(r requiredPod) bool {
+	for _, o := range controlplane.MasterOperands() {
+		if o.Namespace == r.Namespace && strings.HasPrefix(o.PodName, r.Prefix) {
+			return true
+		}
+	}
+	return false
 }
 
 func allReady(st map[requiredPod]podStatus) bool {
