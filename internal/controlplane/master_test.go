@@ -118,9 +118,18 @@ func TestMasterOperandPodsReadOnlyTheirResources(t *testing.T) {
 			}
 		}
 		kc := string(o.Kubeconfig())
+		var kcDir string
+		for _, r := range o.Resources() {
+			if r.Key == "kubeconfig" {
+				kcDir = path.Dir(containerPath(r))
+			}
+		}
 		for _, line := range strings.Split(kc, "\n") {
-			if _, v, ok := strings.Cut(line, ": /"); ok {
-				paths = append(paths, "/"+v)
+			for _, k := range []string{"certificate-authority: ", "client-certificate: ", "client-key: "} {
+				if _, v, ok := strings.Cut(line, k); ok {
+					assert.False(t, path.IsAbs(v), "%s: relative to the kubeconfig, so the host's layout holds too: %s", o.Component, v)
+					paths = append(paths, path.Join(kcDir, v))
+				}
 			}
 		}
 		for _, f := range paths {

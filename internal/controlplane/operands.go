@@ -2,6 +2,7 @@ package controlplane
 
 import (
 	"path"
+	"path/filepath"
 	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
@@ -14,7 +15,7 @@ import (
 // /etc/kubernetes/static-pod-resources/<operand>-pod-<revision> and
 // <operand>-certs and writes the pod into /etc/kubernetes/manifests. Each
 // talks to its own master's kube-apiserver at localhost:6443 with a
-// kubeconfig that names a client pair in its cert-dir, as OpenShift's
+// kubeconfig that names a client pair, as OpenShift's
 // controller-manager-kubeconfig and scheduler-kubeconfig do.
 
 // The operands' namespaces, as OpenShift's operators name them.
@@ -90,15 +91,15 @@ func (o Operand) Resources() []Resource {
 			sec(RevisionDir, "service-account-private-key", "service-account.key", ServiceAccountKey),
 			sec(CertDir, "csr-signer", tlsCrt, KubeletSignerCert),
 			sec(CertDir, "csr-signer", tlsKey, KubeletSignerKey),
-			node(sec(CertDir, client, tlsCrt, "")),
-			node(sec(CertDir, client, tlsKey, "")),
+			node(sec(RevisionDir, client, tlsCrt, "")),
+			node(sec(RevisionDir, client, tlsKey, "")),
 		}
 	case KubeScheduler:
 		return []Resource{
 			cm(RevisionDir, "scheduler-kubeconfig", kubeconfigKey, ""),
 			cm(RevisionDir, "serviceaccount-ca", "ca-bundle.crt", RootCA),
-			node(sec(CertDir, client, tlsCrt, "")),
-			node(sec(CertDir, client, tlsKey, "")),
+			node(sec(RevisionDir, client, tlsCrt, "")),
+			node(sec(RevisionDir, client, tlsKey, "")),
 		}
 	}
 	return MasterResources()
@@ -128,15 +129,23 @@ func (o Operand) ClientUser() string {
 
 // Kubeconfig is the operand's kubeconfig, as its installer copies it from
 // its configmap: its own master's kube-apiserver at localhost, the CA of
-// serviceaccount-ca, the client pair in its cert-dir (nil for the
-// kube-apiserver).
+// serviceaccount-ca, its client pair (nil for the kube-apiserver). The
+// paths are relative to the kubeconfig's own directory, which client-go
+// resolves them against: OpenShift's name the pod's absolute paths, which
+// only a container's mounts give, while the kubelet stand-in runs the
+// program on the host and maps only its flags. So the client pair is in
+// the revision's directory beside the kubeconfig (upstream's is in the
+// cert-dir, rotated without a new revision), and the same relative paths
+// hold in a container and on the host.
 func (o Operand) Kubeconfig() []byte {
 	if o.ClientSecret() == "" {
 		return nil
 	}
-	var ca, crt, key string
+	var kc, ca, crt, key string
 	for _, r := range o.Resources() {
 		switch {
+		case r.Kind == "configmaps" && r.Key == kubeconfigKey:
+			kc = containerPath(r)
 		case r.Name == "serviceaccount-ca":
 			ca = containerPath(r)
 		case r.Name == o.ClientSecret() && r.Key == tlsCrt:
@@ -145,13 +154,20 @@ func (o Operand) Kubeconfig() []byte {
 			key = containerPath(r)
 		}
 	}
+	rel := func(p string) string {
+		r, err := filepath.Rel(path.Dir(kc), p)
+		if err != nil {
+			panic("controlplane: " + err.Error())
+		}
+		return r
+	}
 	user := string(o.Component)
 	return []byte(`apiVersion: v1
 kind: Config
 clusters:
 - name: localhost
   cluster:
-    certificate-authority: ` + ca + `
+    certificate-authority: ` + rel(ca) + `
     server: https://localhost:` + strconv.Itoa(APIPort) + `
 contexts:
 - name: ` + user + `
@@ -162,8 +178,8 @@ current-context: ` + user + `
 users:
 - name: ` + user + `
   user:
-    client-certificate: ` + crt + `
-    client-key: ` + key + `
+    client-certificate: ` + rel(crt) + `
+    client-key: ` + rel(key) + `
 `)
 }
 
