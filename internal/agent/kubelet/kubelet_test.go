@@ -15,12 +15,19 @@ import (
 	corev1 "k8s.io/api/core/v1"
 )
 
+// testKubelet is a kubelet stand-in watching dir, its state and pod logs
+// in directories of the test's own.
+func testKubelet(t *testing.T, dir string) *Kubelet {
+	t.Helper()
+	return &Kubelet{log: slog.New(slog.DiscardHandler), dir: dir, state: filepath.Join(t.TempDir(), "kubelet.json"), logs: t.TempDir(), pods: map[string]*runningPod{}}
+}
+
 // A manifest that lands starts its program, one removed stops it; a pod
 // whose program the node lacks is recorded as not run.
 func TestKubeletStandIn(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	k := &Kubelet{log: slog.New(slog.DiscardHandler), dir: dir, state: filepath.Join(t.TempDir(), "kubelet.json"), logs: t.TempDir(), pods: map[string]*runningPod{}}
+	k := testKubelet(t, dir)
 	pod := `apiVersion: v1
 kind: Pod
 metadata: {name: sleeper, namespace: test}
@@ -157,7 +164,7 @@ func TestExpandArgsAndDownwardAPI(t *testing.T) {
 func TestExitedContainerSaysWhy(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	k := &Kubelet{log: slog.New(slog.DiscardHandler), dir: dir, state: filepath.Join(t.TempDir(), "kubelet.json"), logs: t.TempDir(), pods: map[string]*runningPod{}}
+	k := testKubelet(t, dir)
 	pod := `apiVersion: v1
 kind: Pod
 metadata: {name: failer, namespace: test}
