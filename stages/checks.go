@@ -224,6 +224,7 @@ func checksClusterBootstrap() []Check {
 		https("the masters' API answers https://$API_INT_URL:6443/readyz", "https://$API_INT_URL:6443/readyz", "ok", "--insecure"),
 		apiReadyz(),
 		apiBootstrapConfigMap(),
+		apiControlPlanePodsReady(),
 	}
 }
 

@@ -94,3 +94,47 @@ func mastersReady(out string) error {
 	}
 	return nil
 }
+
+// controlPlanePods are cluster-bootstrap's required pods the masters run:
+// namespace and pod-name prefix, as --required-pods names them.
+var controlPlanePods = [][2]string{
+	{"openshift-kube-apiserver", "kube-apiserver"},
+	{"openshift-kube-controller-manager", "kube-controller-manager"},
+	{"openshift-kube-scheduler", "openshift-kube-scheduler"},
+}
+
+// apiControlPlanePodsReady checks each of the masters' control-plane pods
+// has a Ready pod: cluster-bootstrap waited for them before it tore the
+// temporary control plane down (on a rehearsal lab the masters' installer
+// stand-ins write them and their kubelet stand-ins publish the mirror pods).
+func apiControlPlanePodsReady() Check {
+	return Check{Name: "kubectl get pods: a Ready kube-apiserver, kube-controller-manager and kube-scheduler pod", Live: true,
+		Run: func(ctx context.Context, e *CheckEnv) error {
+			var missing []string
+			for _, p := range controlPlanePods {
+				out, err := kubectlGet(ctx, e.Node, "get pods -n "+p[0]+` -o 'jsonpath={range .items[*]}{.metadata.name}={.status.conditions[?(@.type=="Ready")].status}{" "}{end}'`)
+				if err != nil {
+					return err
+				}
+				if !readyPodWithPrefix(out, p[1]) {
+					missing = append(missing, p[0]+"/"+p[1])
+				}
+			}
+			if len(missing) > 0 {
+				return fmt.Errorf("no Ready pod for %s: the masters' installers write them once their kube-apiserver serves (`kubectl get pods -A -o wide`)", strings.Join(missing, ", "))
+			}
+			return nil
+		}}
+}
+
+// readyPodWithPrefix reads "name=True name=False " and says whether a pod
+// whose name starts with prefix is Ready.
+func readyPodWithPrefix(out, prefix string) bool {
+	for _, f := range strings.Fields(out) {
+		name, status, _ := strings.Cut(f, "=")
+		if strings.HasPrefix(name, prefix) && status == "True" {
+			return true
+		}
+	}
+	return false
+}

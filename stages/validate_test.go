@@ -101,6 +101,9 @@ func fixtureNode(t *testing.T, s *stages.Stage) *stagestest.Node {
 	n.Replies["kubectl --kubeconfig=/opt/openshift/auth/kubeconfig --request-timeout=10s get --raw /readyz"] = stagestest.Reply{Stdout: "ok"}
 	n.Replies["get configmap -n kube-system bootstrap"] = stagestest.Reply{Stdout: "complete"}
 	n.Replies["get nodes -l node-role.kubernetes.io/master"] = stagestest.Reply{Stdout: "master-0=True master-1=True master-2=True "}
+	n.Replies["get pods -n openshift-kube-apiserver "] = stagestest.Reply{Stdout: "installer-1-master-0=False kube-apiserver-master-0=True "}
+	n.Replies["get pods -n openshift-kube-controller-manager "] = stagestest.Reply{Stdout: "kube-controller-manager-master-0=True "}
+	n.Replies["get pods -n openshift-kube-scheduler "] = stagestest.Reply{Stdout: "openshift-kube-scheduler-master-0=True "}
 	return n
 }
 
@@ -268,6 +271,7 @@ func TestValidateFailsUsefully(t *testing.T) {
 		{"API not ready", "13", reply("get --raw /readyz", stagestest.Reply{Stdout: "[-]etcd failed"}), `/readyz answered "[-]etcd failed", want ok`},
 		{"API refuses", "13", reply("get --raw /readyz", stagestest.Reply{Code: 1}), "kubectl get --raw /readyz on fake-node"},
 		{"bootstrap not complete", "13", reply("get configmap -n kube-system bootstrap", stagestest.Reply{Stdout: ""}), `kube-system/bootstrap status is "", want complete`},
+		{"no scheduler", "13", reply("get pods -n openshift-kube-scheduler ", stagestest.Reply{Stdout: "openshift-kube-scheduler-master-0=False "}), "no Ready pod for openshift-kube-scheduler/openshift-kube-scheduler"},
 		{"a master not Ready", "14", reply("get nodes -l node-role", stagestest.Reply{Stdout: "master-0=True master-1=False "}), "not Ready: master-1"},
 		{"no master registered", "14", reply("get nodes -l node-role", stagestest.Reply{Stdout: ""}), "no master registered as a Node"},
 		{"MCS still there", "14", func(t *testing.T, root string, _ *stagestest.Node) {

@@ -124,6 +124,12 @@ func (a *Agent) Run(ctx context.Context) {
 		// bootstrap does: from the Kubernetes volume, mounted and linked
 		// on PATH the same way, started by its kubelet stand-in once the
 		// installer stand-in has written its pod.
+		// Its programs resolve names as RHCOS's do: /etc/hosts has
+		// localhost, resolv.conf the lab's dnsmasq (NetworkManager writes
+		// both there). Without them the controller manager's and
+		// scheduler's localhost:6443 went to [::1]:53 and the controller
+		// manager exited (measured on VMs).
+		a.writeResolvConf()
 		vol := a.mountKubeVolumeAsync()
 		kl = kubelet.New(a.log, kubelet.StaticPodDir, nil).WithPending(vol.pending).WithHostIP(self.IP)
 		op := a.etcdOperator()

@@ -43,37 +43,55 @@ func (a *Agent) installKubeAPIServer(ctx context.Context, self probe.NodeExpect,
 		_ = json.Unmarshal(data, &rel)
 	}
 	image := rel.Components["hyperkube"]
-	inst := &standin.KASInstaller{Log: a.log, StaticPodDir: kubelet.StaticPodDir, Image: image,
-		Input: controlplane.MasterInput{AdvertiseAddress: self.IP, EtcdServers: servers}}
-	last := ""
-	for {
-		err := a.installOnce(ctx, inst)
-		if err == nil {
-			break
-		}
-		if msg := err.Error(); msg != last {
-			last = msg
-			a.log.Info("kube-apiserver installer stand-in: not installed yet", "why", msg)
-		}
-		if !sleepCtx(ctx, kasPoll) {
-			return
-		}
+	in := controlplane.MasterInput{AdvertiseAddress: self.IP, EtcdServers: servers}
+	if !a.installUntilDone(ctx, controlplane.KubeAPIServerOperand, in, image) {
+		return
 	}
 	if a.stopAPIStandIn != nil {
 		a.stopAPIStandIn()
 	}
 	a.rep.set(chkAPI, retrying, "kube-apiserver installer stand-in wrote revision 1 (etcd %v); the kubelet stand-in starts the real kube-apiserver", servers)
 	a.waitLocalAPI(ctx, servers)
+	// The controller manager's and scheduler's operators install theirs
+	// once the master's kube-apiserver serves: each talks to it at
+	// localhost:6443.
+	for _, o := range []controlplane.Operand{controlplane.KubeControllerManagerOperand, controlplane.KubeSchedulerOperand} {
+		if !a.installUntilDone(ctx, o, in, image) {
+			return
+		}
+	}
+}
+
+// installUntilDone runs operand o's installer stand-in every kasPoll
+// until it has installed (its objects appear once stage 13 has created
+// them), logging each new reason it waits; false when ctx ended first.
+func (a *Agent) installUntilDone(ctx context.Context, o controlplane.Operand, in controlplane.MasterInput, image string) bool {
+	inst := &standin.Installer{Log: a.log, Operand: o, StaticPodDir: kubelet.StaticPodDir, Image: image, Input: in}
+	last := ""
+	for {
+		err := a.installOnce(ctx, inst)
+		if err == nil {
+			return true
+		}
+		if msg := err.Error(); msg != last {
+			last = msg
+			a.log.Info(string(o.Component)+" installer stand-in: not installed yet", "why", msg)
+		}
+		if !sleepCtx(ctx, kasPoll) {
+			return false
+		}
+	}
 }
 
 // installOnce builds the source (the kubeconfig lands with the etcd
 // operator stand-in's Ignition files) and installs.
-func (a *Agent) installOnce(ctx context.Context, inst *standin.KASInstaller) error {
+func (a *Agent) installOnce(ctx context.Context, inst *standin.Installer) error {
 	api, err := standin.NewAPISource(probe.KASOperatorKubeconfigPath, a.newDialer().DialContext)
 	if err != nil {
 		return err
 	}
-	inst.Source = standin.Sources{standin.MasterEtcdFiles(probe.EtcdCABundle, probe.EtcdClientCert, probe.EtcdClientKey), api}
+	inst.Source = standin.Sources{standin.MasterEtcdFiles(probe.EtcdCABundle, probe.EtcdClientCert, probe.EtcdClientKey),
+		standin.MasterClientFiles(), api}
 	return inst.Install(ctx)
 }
 

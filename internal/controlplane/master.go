@@ -199,6 +199,8 @@ func MasterKubeAPIServerArgs(in MasterInput) []string {
 		"--enable-admission-plugins=NodeRestriction",
 		"--allow-privileged=true",
 		"--storage-backend=etcd3",
+		"--etcd-healthcheck-timeout="+EtcdCheckTimeout,
+		"--etcd-readycheck-timeout="+EtcdCheckTimeout,
 		"--v=2",
 	)
 }

@@ -81,6 +81,17 @@ const (
 	RetryPeriod   = "26s"
 )
 
+// EtcdCheckTimeout is how long kube-apiserver's /healthz and /readyz wait
+// for etcd (upstream's default is 2 s). Under TCG, with three masters'
+// members and their kube-apiservers on two host cores, etcd answered the
+// check later than that often enough that the masters' /readyz flapped
+// ("[-]etcd failed") for minutes, the load balancer dropped them, and
+// their controller managers, which wait 10 s for a healthy API at start,
+// exited over and over (measured on VMs); like the leader election
+// timings above, a timing for emulated CPUs, not a change of what is
+// checked.
+const EtcdCheckTimeout = "10s"
+
 // Input is what the pods depend on. The zero value of each field but
 // AdvertiseAddress takes the default; tests move the directories and
 // ports to run the real binaries as a user on loopback.
@@ -158,6 +169,8 @@ func KubeAPIServerArgs(in Input) []string {
 		"--enable-admission-plugins=NodeRestriction",
 		"--allow-privileged=true",
 		"--storage-backend=etcd3",
+		"--etcd-healthcheck-timeout="+EtcdCheckTimeout,
+		"--etcd-readycheck-timeout="+EtcdCheckTimeout,
 		"--v=2",
 	)
 }

@@ -306,8 +306,36 @@ func rehearsalMasterFiles(in Input, a AssetInput) ([]ignition.File, error) {
 	if err != nil {
 		return nil, err
 	}
-	return []ignition.File{{Path: NodeBootstrapKubeconfigPath, Mode: 0o600, Data: kc}, {Path: ReleaseMetadataPath, Mode: 0o644, Data: rel},
-		{Path: KASOperatorKubeconfigPath, Mode: 0o600, Data: op}}, nil
+	files := []ignition.File{{Path: NodeBootstrapKubeconfigPath, Mode: 0o600, Data: kc}, {Path: ReleaseMetadataPath, Mode: 0o644, Data: rel},
+		{Path: KASOperatorKubeconfigPath, Mode: 0o600, Data: op}}
+	for _, o := range controlplane.MasterOperands() {
+		if o.ClientUser() == "" {
+			continue
+		}
+		pair, err := pki.NewClient(in.PKI.CA, o.ClientUser(), nil)
+		if err != nil {
+			return nil, err
+		}
+		files = append(files, ignition.File{Path: OperandClientCertPath(string(o.Component)), Mode: 0o644, Data: pair.CertPEM},
+			ignition.File{Path: OperandClientKeyPath(string(o.Component)), Mode: 0o600, Data: pair.KeyPEM})
+	}
+	return files, nil
+}
+
+// OperandClientCertPath is where a rehearsal master's served config puts
+// the client certificate of its controller manager or scheduler
+// (component), as the user upstream's RBAC bootstrap roles bind
+// (system:kube-controller-manager, system:kube-scheduler). Upstream the
+// operators issue these pairs from the kube-control-plane-signer; no
+// operator runs in a rehearsal lab, so the lab's PKI issues them and the
+// master's installer stand-ins copy them into the pods' cert-dirs.
+func OperandClientCertPath(component string) string {
+	return "/etc/kubernetes/bootlab/" + component + "-client.crt"
+}
+
+// OperandClientKeyPath is the key of OperandClientCertPath's certificate.
+func OperandClientKeyPath(component string) string {
+	return "/etc/kubernetes/bootlab/" + component + "-client.key"
 }
 
 // KASOperatorKubeconfigPath is the credential of a rehearsal master's

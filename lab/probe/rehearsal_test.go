@@ -184,5 +184,24 @@ func TestRehearsalMasterKASOperatorKubeconfig(t *testing.T) {
 		cert, err := x509.ParseCertificate(pemBlock(t, kubeconfigField(t, kc, "client-certificate-data")))
 		require.NoError(t, err)
 		assert.Equal(t, "system:serviceaccount:openshift-kube-apiserver-operator:kube-apiserver-operator", cert.Subject.CommonName)
+		// The controller manager's and scheduler's client pairs: their own
+		// users, no group (the RBAC bootstrap roles bind the users), keys 0600.
+		for _, c := range []string{"kube-controller-manager", "kube-scheduler"} {
+			crt, ok, err := ignition.FileContents(served, OperandClientCertPath(c))
+			require.NoError(t, err)
+			require.True(t, ok, c)
+			cert, err := x509.ParseCertificate(pemBlock(t, crt))
+			require.NoError(t, err)
+			assert.Equal(t, "system:"+c, cert.Subject.CommonName)
+			assert.Empty(t, cert.Subject.Organization, c)
+			for _, f := range served.Storage.Files {
+				if f.Path == OperandClientKeyPath(c) {
+					assert.Equal(t, 0o600, *f.Mode)
+				}
+			}
+			_, ok, err = ignition.FileContents(served, OperandClientKeyPath(c))
+			require.NoError(t, err)
+			assert.True(t, ok, c)
+		}
 	}
 }

@@ -3,7 +3,14 @@
 package e2e
 
 import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/base64"
 	"encoding/json"
+	"encoding/pem"
 	"fmt"
 	"os"
 	"strings"
@@ -86,6 +93,8 @@ func assertMastersServeTheAPI(t *testing.T, l labEnv, masters []spec.Node, conso
 		}
 	}
 	assert.GreaterOrEqual(t, reviewed, len(masters), "lab approve-csrs lists the masters' client CSRs:\n%s", a)
+	assertMastersRunTheirControlPlane(t, kubectl, masters)
+	assertApproveCSRsAfterTheHandoff(t, l, kubectl, masters[0].Name)
 	for _, n := range masters {
 		t.Logf("BENCH rehearsal %s: %s", n.Name, consoleCheck(t, console(n), "serve api :6443"))
 	}
@@ -106,4 +115,74 @@ func consoleCheck(t *testing.T, path, name string) string {
 		}
 	}
 	return "no " + name + " check"
+}
+
+// assertMastersRunTheirControlPlane: each master's installer stand-ins
+// wrote its kube-controller-manager and kube-scheduler pods, its kubelet
+// stand-in runs them and publishes their mirror pods, Running.
+func assertMastersRunTheirControlPlane(t *testing.T, kubectl func(string) result, masters []spec.Node) {
+	t.Helper()
+	for _, p := range []struct{ ns, name string }{
+		{"openshift-kube-apiserver", "kube-apiserver"},
+		{"openshift-kube-controller-manager", "kube-controller-manager"},
+		{"openshift-kube-scheduler", "openshift-kube-scheduler"},
+	} {
+		want := make([]string, 0, len(masters))
+		for _, n := range masters {
+			want = append(want, p.name+"-"+n.Name+"=Running")
+		}
+		var r result
+		for deadline := time.Now().Add(3 * time.Minute); time.Now().Before(deadline); time.Sleep(5 * time.Second) {
+			r = kubectl("get pods -n " + p.ns + ` -o 'jsonpath={range .items[*]}{.metadata.name}={.status.phase}{" "}{end}'`)
+			if strings.Join(strings.Fields(r.Stdout), " ") == strings.Join(want, " ") {
+				break
+			}
+		}
+		assert.Equal(t, strings.Join(want, " "), strings.Join(strings.Fields(r.Stdout), " "), "the masters' %s mirror pods:\n%s", p.name, r)
+	}
+}
+
+// assertApproveCSRsAfterTheHandoff: after stage 14 approve-csr has
+// stopped and the bootstrap's controller manager is gone. A kubelet client
+// CSR sent now (as a kubelet that lost its certificate does, with the
+// node-bootstrapper's kubeconfig) stays Pending until `bootlab lab
+// approve-csrs` approves it, and then the masters' own controller manager
+// signs it.
+func assertApproveCSRsAfterTheHandoff(t *testing.T, l labEnv, kubectl func(string) result, nodeName string) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	require.NoError(t, err)
+	der, err := x509.CreateCertificateRequest(rand.Reader, &x509.CertificateRequest{
+		Subject: pkix.Name{CommonName: "system:node:" + nodeName, Organization: []string{"system:nodes"}}}, key)
+	require.NoError(t, err)
+	req := base64.StdEncoding.EncodeToString(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE REQUEST", Bytes: der}))
+	doc := fmt.Sprintf(`{"apiVersion":"certificates.k8s.io/v1","kind":"CertificateSigningRequest","metadata":{"name":"bootlab-e2e-after-handoff"},`+
+		`"spec":{"request":%q,"signerName":"kubernetes.io/kube-apiserver-client-kubelet","usages":["digital signature","client auth"]}}`, req)
+	mustRun(t, "lab", "ssh", "-f", l.SpecFile, "bootstrap", "--",
+		"sudo -n kubectl --kubeconfig=/opt/openshift/auth/kubeconfig-kubelet create -f - <<'EOF'\n"+doc+"\nEOF")
+	r := kubectl("get csr bootlab-e2e-after-handoff -o jsonpath={.status.conditions}")
+	assert.Empty(t, r.Stdout, "nobody approves it by itself after stage 14:\n%s", r)
+	a := mustRun(t, "lab", "approve-csrs", "-f", l.SpecFile, "-o", "json")
+	assert.Contains(t, a.Stdout, "bootlab-e2e-after-handoff", "lab approve-csrs reviews the new CSR:\n%s", a)
+	start := time.Now()
+	for deadline := time.Now().Add(5 * time.Minute); time.Now().Before(deadline); time.Sleep(5 * time.Second) {
+		if r = kubectl("get csr bootlab-e2e-after-handoff -o jsonpath={.status.certificate}"); r.Stdout != "" {
+			break
+		}
+	}
+	require.NotEmpty(t, r.Stdout, "the masters' kube-controller-manager signs what lab approve-csrs approved:\n%s", r)
+	t.Logf("BENCH rehearsal CSR after the handoff: approved by lab approve-csrs, signed by a master's controller manager %.1fs later", time.Since(start).Seconds())
+	b, _ := pem.Decode([]byte(mustDecodeB64(t, r.Stdout)))
+	require.NotNil(t, b, "a PEM certificate")
+	cert, err := x509.ParseCertificate(b.Bytes)
+	require.NoError(t, err)
+	assert.Equal(t, "system:node:"+nodeName, cert.Subject.CommonName)
+	assert.Equal(t, "kubelet-signer", cert.Issuer.CommonName, "signed with the csr-signer the masters' installer copied")
+}
+
+func mustDecodeB64(t *testing.T, s string) string {
+	t.Helper()
+	b, err := base64.StdEncoding.DecodeString(strings.TrimSpace(s))
+	require.NoError(t, err)
+	return string(b)
 }

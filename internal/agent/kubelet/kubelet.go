@@ -5,7 +5,9 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"os/exec"
@@ -308,13 +310,43 @@ func (k *Kubelet) startProcess(rp *runningPod, pod corev1.Pod, c corev1.Containe
 		k.mu.Lock()
 		rp.state.Running, rp.state.PID = false, 0
 		if !rp.stopped {
-			rp.state.Detail = fmt.Sprintf("exited: %v", err)
-			k.log.Warn("kubelet stand-in: container exited", "pod", pod.Namespace+"/"+pod.Name, "err", err)
+			// As a kubelet's FallbackToLogsOnError: the log's end says why.
+			last := logTail(logf.Name(), 400)
+			rp.state.Detail = fmt.Sprintf("exited: %v: %s", err, last)
+			k.log.Warn("kubelet stand-in: container exited", "pod", pod.Namespace+"/"+pod.Name, "err", err, "last", last)
 		}
 		k.save()
 		k.mu.Unlock()
 		close(rp.done)
 	}()
+}
+
+// logTail is the last non-empty line of the log at p, at most max bytes
+// of it ("" when there is none).
+func logTail(p string, max int64) string {
+	f, err := os.Open(p)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return ""
+	}
+	off := fi.Size() - 4*max
+	if off < 0 {
+		off = 0
+	}
+	b := make([]byte, fi.Size()-off)
+	if _, err := f.ReadAt(b, off); err != nil && !errors.Is(err, io.EOF) {
+		return ""
+	}
+	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	last := strings.TrimSpace(lines[len(lines)-1])
+	if int64(len(last)) > max {
+		last = "..." + last[int64(len(last))-max:]
+	}
+	return last
 }
 
 // stop ends a pod's process group (SIGTERM, then SIGKILL after 10 s).

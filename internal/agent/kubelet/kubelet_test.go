@@ -15,12 +15,19 @@ import (
 	corev1 "k8s.io/api/core/v1"
 )
 
+// testKubelet is a kubelet stand-in watching dir, its state and pod logs
+// in directories of the test's own.
+func testKubelet(t *testing.T, dir string) *Kubelet {
+	t.Helper()
+	return &Kubelet{log: slog.New(slog.DiscardHandler), dir: dir, state: filepath.Join(t.TempDir(), "kubelet.json"), logs: t.TempDir(), pods: map[string]*runningPod{}}
+}
+
 // A manifest that lands starts its program, one removed stops it; a pod
 // whose program the node lacks is recorded as not run.
 func TestKubeletStandIn(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	k := &Kubelet{log: slog.New(slog.DiscardHandler), dir: dir, state: filepath.Join(t.TempDir(), "kubelet.json"), logs: t.TempDir(), pods: map[string]*runningPod{}}
+	k := testKubelet(t, dir)
 	pod := `apiVersion: v1
 kind: Pod
 metadata: {name: sleeper, namespace: test}
@@ -150,4 +157,43 @@ func TestExpandArgsAndDownwardAPI(t *testing.T) {
 	assert.Equal(t, []string{"HOST_IP=192.168.126.10", "LEVEL=2"}, env)
 	assert.Equal(t, []string{"kube-apiserver", "--advertise-address=192.168.126.10", "--v=2", "--x=$(UNSET)"},
 		expandArgs([]string{"kube-apiserver", "--advertise-address=$(HOST_IP)", "--v=$(LEVEL)", "--x=$(UNSET)"}, env))
+}
+
+// A container that exits says why in its pod's state: the last line of
+// its log, as a kubelet's FallbackToLogsOnError termination message.
+func TestExitedContainerSaysWhy(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	k := testKubelet(t, dir)
+	pod := `apiVersion: v1
+kind: Pod
+metadata: {name: failer, namespace: test}
+spec:
+  containers:
+  - name: fail
+    image: example
+    command: ["sh"]
+    args: ["-c", "echo starting; echo 'failed to wait for apiserver being healthy' >&2; exit 1"]
+`
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "failer.yaml"), []byte(pod), 0o644))
+	k.sync()
+	rp := k.pods[filepath.Join(dir, "failer.yaml")]
+	require.NotNil(t, rp)
+	select {
+	case <-rp.done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the container did not exit")
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	assert.Equal(t, "exited: exit status 1: failed to wait for apiserver being healthy", rp.state.Detail)
+}
+
+func TestLogTail(t *testing.T) {
+	t.Parallel()
+	p := filepath.Join(t.TempDir(), "c.log")
+	assert.Empty(t, logTail(p, 10), "no log")
+	require.NoError(t, os.WriteFile(p, []byte("one\ntwo three four five\n\n"), 0o644))
+	assert.Equal(t, "two three four five", logTail(p, 100))
+	assert.Equal(t, "...four five", logTail(p, 9))
 }

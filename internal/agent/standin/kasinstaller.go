@@ -15,6 +15,7 @@ import (
 
 	"github.com/bootlab/bootlab/internal/controlplane"
 	"github.com/bootlab/bootlab/internal/kubecreate"
+	"github.com/bootlab/bootlab/lab/probe"
 )
 
 // A stand-in for the kube-apiserver operator's installer pod on a
@@ -34,61 +35,75 @@ type ObjectSource interface {
 	Data(ctx context.Context, kind, namespace, name string) (map[string][]byte, error)
 }
 
-// KASInstaller installs a master's kube-apiserver revision.
-type KASInstaller struct {
-	Log    *slog.Logger
-	Source ObjectSource
+// Installer installs a master's revision of one operand (the
+// kube-apiserver, the controller manager or the scheduler), as that
+// operator's installer pod does.
+type Installer struct {
+	Log *slog.Logger
+	// Operand is what to install (controlplane.KubeAPIServerOperand, ...).
+	Operand controlplane.Operand
+	Source  ObjectSource
 	// StaticPodDir is the kubelet's manifests directory.
 	StaticPodDir string
 	Input        controlplane.MasterInput
-	// Image is the release's kube-apiserver image, for the pod's record.
+	// Image is the release's hyperkube image, for the pod's record.
 	Image string
 }
 
 // Install copies the revision's files and then writes the pod, so the
 // kubelet never starts it with half its files. The error names the object
 // that is missing and what creates it.
-func (k *KASInstaller) Install(ctx context.Context) error {
+func (k *Installer) Install(ctx context.Context) error {
+	o := k.Operand
+	who := string(o.Component) + " installer stand-in"
 	objs := map[string]map[string][]byte{}
-	for _, r := range controlplane.MasterResources() {
+	for _, r := range o.Resources() {
 		id := r.Kind + "/" + r.Name
 		data, ok := objs[id]
 		if !ok {
 			var err error
-			if data, err = k.Source.Data(ctx, r.Kind, controlplane.MasterNamespace, r.Name); err != nil {
-				return fmt.Errorf("kube-apiserver installer stand-in: read %s %s/%s (stage 13 creates it from /opt/openshift/manifests): %w", r.Kind, controlplane.MasterNamespace, r.Name, err)
+			if data, err = k.Source.Data(ctx, r.Kind, o.Namespace, r.Name); err != nil {
+				return fmt.Errorf("%s: read %s %s/%s (%s): %w", who, r.Kind, o.Namespace, r.Name, whoMakes(r), err)
 			}
 			objs[id] = data
 		}
 		content, ok := data[r.Key]
 		if !ok {
-			return fmt.Errorf("kube-apiserver installer stand-in: %s %s/%s has no key %q", r.Kind, controlplane.MasterNamespace, r.Name, r.Key)
+			return fmt.Errorf("%s: %s %s/%s has no key %q", who, r.Kind, o.Namespace, r.Name, r.Key)
 		}
 		mode := os.FileMode(0o644)
 		if r.Secret() {
 			mode = 0o600
 		}
-		if err := writeFileAtomic(filepath.Join(k.Input.HostDir(r.Dir), r.Rel()), content, mode); err != nil {
-			return fmt.Errorf("kube-apiserver installer stand-in: %w", err)
+		if err := writeFileAtomic(filepath.Join(o.HostDir(k.Input, r.Dir), r.Rel()), content, mode); err != nil {
+			return fmt.Errorf("%s: %w", who, err)
 		}
 	}
-	pod := controlplane.MasterKubeAPIServerPod(k.Input, k.Image)
+	pod := o.Pod(k.Input, k.Image)
 	doc, err := yaml.Marshal(pod.Pod)
 	if err != nil {
 		return err
 	}
 	if err := writeFileAtomic(filepath.Join(k.StaticPodDir, pod.File), doc, 0o644); err != nil {
-		return fmt.Errorf("kube-apiserver installer stand-in: %w", err)
+		return fmt.Errorf("%s: %w", who, err)
 	}
-	k.Log.Info("kube-apiserver installer stand-in: installed revision", "dir", k.Input.HostDir(controlplane.RevisionDir),
-		"files", len(controlplane.MasterResources()), "pod", filepath.Join(k.StaticPodDir, pod.File))
+	k.Log.Info(who+": installed revision", "dir", o.HostDir(k.Input, controlplane.RevisionDir),
+		"files", len(o.Resources()), "pod", filepath.Join(k.StaticPodDir, pod.File))
 	return nil
+}
+
+// whoMakes says where an object the installer reads comes from.
+func whoMakes(r controlplane.Resource) string {
+	if r.NodeFile {
+		return "the master's served config lays it down"
+	}
+	return "stage 13 creates it from /opt/openshift/manifests"
 }
 
 // InstallWhenReady retries Install every poll until it succeeds (the
 // objects appear once stage 13 has created them) or ctx ends; report
 // says each new reason it waits.
-func (k *KASInstaller) InstallWhenReady(ctx context.Context, poll time.Duration, report func(detail string)) bool {
+func (k *Installer) InstallWhenReady(ctx context.Context, poll time.Duration, report func(detail string)) bool {
 	last := ""
 	for {
 		err := k.Install(ctx)
@@ -202,6 +217,22 @@ func MasterEtcdFiles(caBundle, cert, key string) FileObjects {
 		"configmaps/etcd-serving-ca": {"ca-bundle.crt": caBundle},
 		"secrets/etcd-client":        {"tls.crt": cert, "tls.key": key},
 	}
+}
+
+// MasterClientFiles are a master's controller manager's and scheduler's
+// client pairs as files (probe.OperandClientCertPath, ...): no operator
+// issues them in a rehearsal lab, the lab's PKI does, in the master's
+// served config.
+func MasterClientFiles() FileObjects {
+	out := FileObjects{}
+	for _, o := range controlplane.MasterOperands() {
+		if o.ClientSecret() == "" {
+			continue
+		}
+		out["secrets/"+o.ClientSecret()] = map[string]string{
+			"tls.crt": probe.OperandClientCertPath(string(o.Component)), "tls.key": probe.OperandClientKeyPath(string(o.Component))}
+	}
+	return out
 }
 
 var errNotHere = errors.New("not among the node's files")

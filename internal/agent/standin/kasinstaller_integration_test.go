@@ -34,7 +34,7 @@ import (
 // as the stand-in does on a node). The master's API then serves the
 // bootstrap's data (one etcd), a service-account token the bootstrap
 // issued stays valid on it, and its serving certificate is the lab's.
-func TestKASInstallerStartsARealMasterAPI(t *testing.T) {
+func TestInstallerStartsARealMasterAPI(t *testing.T) {
 	// The bootstrap's etcd prefix, OpenShift's, as stage 08's pod has it.
 	cp, _ := realControlPlane(t, "--etcd-prefix=kubernetes.io")
 	dir := t.TempDir()
@@ -61,7 +61,7 @@ func TestKASInstallerStartsARealMasterAPI(t *testing.T) {
 	manifests := filepath.Join(dir, "manifests")
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
 	etcdFiles := MasterEtcdFiles(files[controlplane.EtcdCABundle], files[controlplane.EtcdClientCert], files[controlplane.EtcdClientKey])
-	inst := &KASInstaller{Log: log, Source: Sources{etcdFiles, src}, StaticPodDir: manifests, Input: in}
+	inst := &Installer{Log: log, Operand: controlplane.KubeAPIServerOperand, Source: Sources{etcdFiles, src}, StaticPodDir: manifests, Input: in}
 	require.NoError(t, inst.Install(context.Background()))
 	for _, r := range controlplane.MasterResources() {
 		fi, err := os.Stat(filepath.Join(in.HostDir(r.Dir), r.Rel()))

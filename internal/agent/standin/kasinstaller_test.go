@@ -16,15 +16,22 @@ import (
 
 // A missing object fails the install with its name and what creates it,
 // and nothing lands in the manifests directory.
-func TestKASInstallerNamesTheMissingObject(t *testing.T) {
+func TestInstallerNamesTheMissingObject(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	inst := &KASInstaller{Log: slog.New(slog.NewTextHandler(os.Stderr, nil)), Source: mapSource{},
+	inst := &Installer{Log: slog.New(slog.NewTextHandler(os.Stderr, nil)), Operand: controlplane.KubeAPIServerOperand, Source: mapSource{},
 		StaticPodDir: filepath.Join(dir, "manifests"), Input: controlplane.MasterInput{ResourcesDir: dir}}
 	err := inst.Install(context.Background())
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), "read configmaps openshift-kube-apiserver/etcd-serving-ca (stage 13 creates it from /opt/openshift/manifests)")
+	assert.Contains(t, err.Error(), "kube-apiserver installer stand-in: read configmaps openshift-kube-apiserver/etcd-serving-ca (the master's served config lays it down)")
 	_, err = os.Stat(filepath.Join(dir, "manifests", "kube-apiserver-pod.yaml"))
+	assert.ErrorIs(t, err, os.ErrNotExist)
+
+	inst.Operand = controlplane.KubeControllerManagerOperand
+	err = inst.Install(context.Background())
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "kube-controller-manager installer stand-in: read configmaps openshift-kube-controller-manager/controller-manager-kubeconfig (stage 13 creates it from /opt/openshift/manifests)")
+	_, err = os.Stat(filepath.Join(dir, "manifests", "kube-controller-manager-pod.yaml"))
 	assert.ErrorIs(t, err, os.ErrNotExist)
 }
 
@@ -69,4 +76,19 @@ func TestSourcesTakeTheNodesEtcdFilesFirst(t *testing.T) {
 		require.NoError(t, err, tc.name)
 		assert.Equal(t, tc.want, got, tc.name)
 	}
+}
+
+// cluster-bootstrap's required pods a rehearsal lab's masters run (the
+// wait holds for them) and those it does not (the wait says so).
+func TestMastersRunTheirControlPlanePods(t *testing.T) {
+	t.Parallel()
+	rs, err := parseRequiredPods("openshift-kube-apiserver/kube-apiserver,openshift-kube-scheduler/openshift-kube-scheduler," +
+		"openshift-kube-controller-manager/kube-controller-manager,openshift-cluster-version/cluster-version-operator")
+	require.NoError(t, err)
+	got := map[string]bool{}
+	for _, r := range rs {
+		got[r.String()] = mastersRun(r)
+	}
+	assert.Equal(t, map[string]bool{"openshift-kube-apiserver/kube-apiserver": true, "openshift-kube-scheduler/openshift-kube-scheduler": true,
+		"openshift-kube-controller-manager/kube-controller-manager": true, "openshift-cluster-version/cluster-version-operator": false}, got)
 }

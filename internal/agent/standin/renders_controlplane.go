@@ -83,14 +83,8 @@ func renderKAS(run *podmanRun, rel *probe.RehearsalRelease, f map[string]string)
 		}
 		extra["manifests/00_"+ns+"-ns.yaml"] = fo
 	}
-	if in := f["asset-input-dir"]; in != "" {
-		objs, err := kasMasterObjects(in)
-		if err != nil {
-			return err
-		}
-		for k, v := range objs {
-			extra[k] = v
-		}
+	if err := addOperandObjects(extra, controlplane.KubeAPIServerOperand, f); err != nil {
+		return err
 	}
 	return controlPlaneRender(f, "KubeAPIServerConfig", "kube-apiserver-pod.yaml", pod, extra)
 }
@@ -113,12 +107,44 @@ func renderKCM(run *podmanRun, rel *probe.RehearsalRelease, f map[string]string)
 	if err := writeFiles(filepath.Dir(f["cpc-config-output-file"]), map[string]fileOut{filepath.Base(f["cpc-config-output-file"]): cpc}); err != nil {
 		return err
 	}
-	return controlPlaneRender(f, "KubeControllerManagerConfig", "kube-controller-manager-pod.yaml", pod, nil)
+	extra := map[string]fileOut{}
+	if err := addOperandObjects(extra, controlplane.KubeControllerManagerOperand, f); err != nil {
+		return err
+	}
+	return controlPlaneRender(f, "KubeControllerManagerConfig", "kube-controller-manager-pod.yaml", pod, extra)
 }
 
 func renderScheduler(run *podmanRun, rel *probe.RehearsalRelease, f map[string]string) error {
 	pod := controlplane.BootstrapPod(controlplane.KubeScheduler, controlplane.Input{}, f["manifest-image"]).Pod
-	return controlPlaneRender(f, "KubeSchedulerConfiguration", "kube-scheduler-pod.yaml", pod, nil)
+	extra := map[string]fileOut{}
+	if err := addOperandObjects(extra, controlplane.KubeSchedulerOperand, f); err != nil {
+		return err
+	}
+	return controlPlaneRender(f, "KubeSchedulerConfiguration", "kube-scheduler-pod.yaml", pod, extra)
+}
+
+// addOperandObjects adds to extra, when the render has --asset-input-dir,
+// the objects the master's installer of o copies (operandObjects) and o's
+// namespace, where the bootstrap pod's is another (kube-system).
+func addOperandObjects(extra map[string]fileOut, o controlplane.Operand, f map[string]string) error {
+	in := f["asset-input-dir"]
+	if in == "" {
+		return nil
+	}
+	objs, err := operandObjects(o, in)
+	if err != nil {
+		return err
+	}
+	for k, v := range objs {
+		extra[k] = v
+	}
+	if o.Component == controlplane.KubeAPIServer {
+		return nil
+	}
+	ns, err := yamlOut(map[string]any{"apiVersion": "v1", "kind": "Namespace",
+		"metadata": map[string]any{"name": o.Namespace, "labels": map[string]string{"openshift.io/run-level": "0"}}}, 0o644)
+	extra["manifests/00_"+o.Namespace+"-namespace.yaml"] = ns
+	return err
 }
 
 // renderIngress plays `ingress-operator render`: the IngressController CRD

@@ -34,59 +34,99 @@ func TestControlPlaneRendersWriteTheRealPods(t *testing.T) {
 	}
 }
 
-// Stage 08's render writes, from --asset-input-dir (/assets/tls), the
-// openshift-kube-apiserver objects a master's installer copies, with the
-// bootstrap's own bytes (secrets 0600); a missing file is named.
-func TestKASRenderWritesTheMastersObjects(t *testing.T) {
+// Stages 08-10's renders write, from --asset-input-dir (/assets/tls), the
+// objects each master installer copies into its operand's namespace, with
+// the bootstrap's own bytes (secrets 0600) or, for the controller
+// manager's and scheduler's kubeconfigs, the kubeconfig naming their
+// cert-dir's client pair; a missing file is named.
+func TestRendersWriteTheMastersObjects(t *testing.T) {
 	t.Parallel()
-	tlsDir, out := t.TempDir(), t.TempDir()
+	tlsDir := t.TempDir()
 	ca, err := pki.NewCA("bootlab-test-root")
 	require.NoError(t, err)
 	files, err := probe.ControlPlaneTLS(ca, "ocp.lab.local", controlplane.DefaultServiceCIDR)
 	require.NoError(t, err)
-	files = append(files, probe.TLSFile{Name: controlplane.ClientCABundle, Mode: 0o644, Data: ca.CertPEM})
+	files = append(files, probe.TLSFile{Name: controlplane.ClientCABundle, Mode: 0o644, Data: ca.CertPEM},
+		probe.TLSFile{Name: controlplane.RootCA, Mode: 0o644, Data: ca.CertPEM})
 	for _, f := range files {
 		require.NoError(t, os.WriteFile(filepath.Join(tlsDir, f.Name), f.Data, os.FileMode(f.Mode)))
 	}
-	f := map[string]string{"asset-output-dir": out, "config-output-file": filepath.Join(out, "config"), "asset-input-dir": tlsDir}
-	require.NoError(t, renderKAS(&podmanRun{}, nil, f))
-	n := 0
-	for _, r := range controlplane.MasterResources() {
-		if r.NodeFile {
-			continue
+	for _, tc := range []struct {
+		o      controlplane.Operand
+		render func(*podmanRun, *probe.RehearsalRelease, map[string]string) error
+		extra  map[string]string
+		n      int
+	}{
+		{controlplane.KubeAPIServerOperand, renderKAS, nil, 11},
+		{controlplane.KubeControllerManagerOperand, renderKCM, map[string]string{"cpc-config-output-file": "cpc"}, 5},
+		{controlplane.KubeSchedulerOperand, renderScheduler, nil, 2},
+	} {
+		out := t.TempDir()
+		f := map[string]string{"asset-output-dir": out, "config-output-file": filepath.Join(out, "config"), "asset-input-dir": tlsDir}
+		for k, v := range tc.extra {
+			f[k] = filepath.Join(out, v)
 		}
-		n++
-		kind, prefix, mode := "ConfigMap", "configmap-", os.FileMode(0o644)
-		if r.Secret() {
-			kind, prefix, mode = "Secret", "secret-", 0o600
+		require.NoError(t, tc.render(&podmanRun{}, nil, f), tc.o.Component)
+		n := 0
+		for _, r := range tc.o.Resources() {
+			if r.NodeFile {
+				continue
+			}
+			n++
+			assertRenderedResource(t, tc.o, r, out, tlsDir)
 		}
-		p := filepath.Join(out, "manifests", prefix+r.Name+".yaml")
-		fi, err := os.Stat(p)
-		require.NoError(t, err, r.Rel())
-		assert.Equal(t, mode, fi.Mode().Perm(), p)
-		data, err := os.ReadFile(p)
-		require.NoError(t, err)
-		var obj struct {
-			Kind     string            `json:"kind"`
-			Metadata map[string]string `json:"metadata"`
-			Data     map[string]string `json:"data"`
+		assert.Equal(t, tc.n, n, "%s: every resource but the node's own", tc.o.Component)
+		if tc.o.Component != controlplane.KubeAPIServer {
+			assert.FileExists(t, filepath.Join(out, "manifests", "00_"+tc.o.Namespace+"-namespace.yaml"))
 		}
-		require.NoError(t, yaml.Unmarshal(data, &obj))
-		assert.Equal(t, kind, obj.Kind)
-		assert.Equal(t, controlplane.MasterNamespace, obj.Metadata["namespace"])
-		want, err := os.ReadFile(filepath.Join(tlsDir, r.Bootstrap))
-		require.NoError(t, err)
-		got := []byte(obj.Data[r.Key])
-		if r.Secret() {
-			got, err = base64.StdEncoding.DecodeString(obj.Data[r.Key])
-			require.NoError(t, err)
-		}
-		assert.Equal(t, want, got, "%s is the bootstrap's %s", r.Rel(), r.Bootstrap)
 	}
-	assert.Equal(t, 11, n, "every resource but etcd's three")
 
 	require.NoError(t, os.Remove(filepath.Join(tlsDir, controlplane.ServiceAccountKey)))
+	out := t.TempDir()
+	f := map[string]string{"asset-output-dir": out, "config-output-file": filepath.Join(out, "config"), "asset-input-dir": tlsDir}
 	err = renderKAS(&podmanRun{}, nil, f)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "bound-service-account-signing-key needs service-account.key from --asset-input-dir")
+	f["cpc-config-output-file"] = filepath.Join(out, "cpc")
+	err = renderKCM(&podmanRun{}, nil, f)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "kube-controller-manager's secrets openshift-kube-controller-manager/service-account-private-key needs service-account.key")
+}
+
+// assertRenderedResource checks r's object in the render's manifests/:
+// kind, namespace, mode and the bytes the installer will copy.
+func assertRenderedResource(t *testing.T, o controlplane.Operand, r controlplane.Resource, out, tlsDir string) {
+	t.Helper()
+	kind, prefix, mode := "ConfigMap", "configmap-", os.FileMode(0o644)
+	if r.Secret() {
+		kind, prefix, mode = "Secret", "secret-", 0o600
+	}
+	if o.Component != controlplane.KubeAPIServer {
+		prefix = o.Namespace + "-" + prefix
+	}
+	p := filepath.Join(out, "manifests", prefix+r.Name+".yaml")
+	fi, err := os.Stat(p)
+	require.NoError(t, err, r.Rel())
+	assert.Equal(t, mode, fi.Mode().Perm(), p)
+	data, err := os.ReadFile(p)
+	require.NoError(t, err)
+	var obj struct {
+		Kind     string            `json:"kind"`
+		Metadata map[string]string `json:"metadata"`
+		Data     map[string]string `json:"data"`
+	}
+	require.NoError(t, yaml.Unmarshal(data, &obj))
+	assert.Equal(t, kind, obj.Kind)
+	assert.Equal(t, o.Namespace, obj.Metadata["namespace"])
+	want, generated := o.Generated(r)
+	if !generated {
+		want, err = os.ReadFile(filepath.Join(tlsDir, r.Bootstrap))
+		require.NoError(t, err)
+	}
+	got := []byte(obj.Data[r.Key])
+	if r.Secret() {
+		got, err = base64.StdEncoding.DecodeString(obj.Data[r.Key])
+		require.NoError(t, err)
+	}
+	assert.Equal(t, string(want), string(got), "%s/%s is the bootstrap's %s", o.Namespace, r.Rel(), r.Bootstrap)
 }

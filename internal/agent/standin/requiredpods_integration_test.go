@@ -47,7 +47,7 @@ func TestRequiredPodsWaitThroughARealAPI(t *testing.T) {
 	tl := New()
 	tl.MastersWait, tl.BootstrapPoll = 2*time.Minute, 500*time.Millisecond
 	masters := map[string]string{"master-0": master.URL + "/readyz"}
-	required, err := parseRequiredPods("openshift-kube-apiserver/kube-apiserver,openshift-kube-scheduler/openshift-kube-scheduler")
+	required, err := parseRequiredPods("openshift-kube-apiserver/kube-apiserver,openshift-cluster-version/cluster-version-operator")
 	require.NoError(t, err)
 	waitErr := func() (string, error) {
 		var out bytes.Buffer
@@ -103,7 +103,7 @@ func TestRequiredPodsWaitThroughARealAPI(t *testing.T) {
 
 	// master-0 joins and publishes its kube-apiserver mirror pod, Running
 	// but not Ready: the wait holds until it is Ready.
-	for _, ns := range []string{"openshift-kube-apiserver", "openshift-kube-scheduler"} {
+	for _, ns := range []string{"openshift-kube-apiserver", "openshift-cluster-version"} {
 		apply(`{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"` + ns + `"}}`)
 	}
 	apply(`{"apiVersion":"v1","kind":"Pod","metadata":{"name":"kube-apiserver-master-0","namespace":"openshift-kube-apiserver","annotations":{"kubernetes.io/config.mirror":"mirror"}},"spec":{"nodeName":"master-0","containers":[{"name":"kube-apiserver","image":"hk"}]}}`)
@@ -121,7 +121,7 @@ func TestRequiredPodsWaitThroughARealAPI(t *testing.T) {
 	assert.GreaterOrEqual(t, time.Since(start), 2*time.Second, "it waited for the mirror pod to be Ready:\n%s", out)
 	assert.Contains(t, out, "\tPod Status:openshift-kube-apiserver/kube-apiserver\tRunningNotReady")
 	assert.Contains(t, out, "\tPod Status:openshift-kube-apiserver/kube-apiserver\tReady")
-	assert.Contains(t, out, "Not waiting for required pods not run in a rehearsal lab: openshift-kube-scheduler/openshift-kube-scheduler (DoesNotExist): 1 masters joined as Nodes")
+	assert.Contains(t, out, "Not waiting for required pods not run in a rehearsal lab: openshift-cluster-version/cluster-version-operator (DoesNotExist): 1 masters joined as Nodes")
 
 	required = required[:1]
 	out = wait()
