@@ -119,7 +119,9 @@ func consoleCheck(t *testing.T, path, name string) string {
 
 // assertMastersRunTheirControlPlane: each master's installer stand-ins
 // wrote its kube-controller-manager and kube-scheduler pods, its kubelet
-// stand-in runs them and publishes their mirror pods, Running.
+// stand-in runs them and publishes their mirror pods, Running. Stage 13
+// waited for 2 masters of 3, as upstream: the last may still be starting
+// (its kube-apiserver first, under TCG minutes), so this waits longer.
 func assertMastersRunTheirControlPlane(t *testing.T, kubectl func(string) result, masters []spec.Node) {
 	t.Helper()
 	for _, p := range []struct{ ns, name string }{
@@ -132,7 +134,7 @@ func assertMastersRunTheirControlPlane(t *testing.T, kubectl func(string) result
 			want = append(want, p.name+"-"+n.Name+"=Running")
 		}
 		var r result
-		for deadline := time.Now().Add(3 * time.Minute); time.Now().Before(deadline); time.Sleep(5 * time.Second) {
+		for deadline := time.Now().Add(8 * time.Minute); time.Now().Before(deadline); time.Sleep(5 * time.Second) {
 			r = kubectl("get pods -n " + p.ns + ` -o 'jsonpath={range .items[*]}{.metadata.name}={.status.phase}{" "}{end}'`)
 			if strings.Join(strings.Fields(r.Stdout), " ") == strings.Join(want, " ") {
 				break

@@ -192,14 +192,37 @@ func readyzAnswer(client *http.Client, url string) (node, why string) {
 		return "", err.Error()
 	}
 	defer resp.Body.Close()
-	body, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 16<<10))
 	if resp.StatusCode == http.StatusOK && strings.TrimSpace(string(body)) == "ok" {
 		return resp.Header.Get(probe.NodeHeader), ""
 	}
 	if resp.StatusCode == http.StatusForbidden {
 		return "", "403 Forbidden for an anonymous client: the API server has not written its RBAC bootstrap roles yet"
 	}
-	return "", fmt.Sprintf("%s %s", resp.Status, strings.Join(strings.Fields(string(body)), " "))
+	if failed := failedChecks(string(body)); failed != "" {
+		return "", resp.Status + ": " + failed
+	}
+	return "", fmt.Sprintf("%s %s", resp.Status, truncate(strings.Join(strings.Fields(string(body)), " "), 300))
+}
+
+// failedChecks is what a /readyz or /healthz answer says failed: its
+// "[-]name failed: reason" lines (the "[+]name ok" ones are dozens, and the
+// one that holds the server back is among the last), or "" when it has none.
+func failedChecks(body string) string {
+	var out []string
+	for _, l := range strings.Split(body, "\n") {
+		if l = strings.TrimSpace(l); strings.HasPrefix(l, "[-]") {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, ", ")
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "..."
 }
 
 // waitForMastersAPI waits until a master's API stand-in answers at apiInt

@@ -147,9 +147,9 @@ func readyNodes(ctx context.Context, c *kubecreate.Client) (int, error) {
 // through the bootstrap's real API, up to MastersWait (upstream's 20
 // minutes). It prints each pod's status as it changes and returns when
 // all are Ready, or when the masters run what a rehearsal lab runs and
-// cannot publish the rest: every master's own kube-apiserver answers on
-// its 6443 (masters: name -> its /readyz URL), every master joined as a
-// Ready Node, and none publishes a mirror pod of the rest.
+// cannot publish the rest: enough masters (mastersNeeded) serve their own
+// kube-apiserver on 6443 (masters: name -> its /readyz URL) and joined as
+// Ready Nodes, and none publishes a mirror pod of the rest.
 func (t *Tools) waitRequiredPods(assets string, required []requiredPod, masters map[string]string, say func(string, ...any)) error {
 	cfg, err := kubecreate.LoadKubeconfig(filepath.Join(assets, "auth", "kubeconfig-loopback"))
 	if err != nil {
@@ -206,11 +206,10 @@ func (t *Tools) waitRequiredPods(assets string, required []requiredPod, masters 
 
 // rehearsalWhyNotRun says why the pods not Ready yet will not come in a
 // rehearsal lab, or "" while they may, with what the masters' 6443 answer
-// and how many joined. It waits, as upstream, until every master's own
-// kube-apiserver answers (tearing down earlier would strand their
-// installers) and every master joined as a Ready Node (approve-csr
-// approves their client CSRs, the bootstrap's controller manager signs
-// them); then only for mirror pods not Ready yet.
+// and how many joined. It waits, as upstream, until enough masters
+// (mastersNeeded) serve their own kube-apiserver and joined as Ready Nodes
+// (approve-csr approves their client CSRs, the bootstrap's controller
+// manager signs them); then only for mirror pods not Ready yet.
 //
 // A master counts once its kube-apiserver answered ready (served): under
 // load a master's /readyz blips (an etcd check timing out) and waiting
@@ -246,9 +245,9 @@ func rehearsalWhyNotRun(ctx context.Context, c *kubecreate.Client, client *http.
 			real++
 		}
 	}
-	if real < len(names) || nodes < len(names) || nodes == 0 {
-		return "", fmt.Sprintf("%s; %d of %d masters joined as Ready Nodes (approve-csr approves their client CSRs, the bootstrap's controller manager signs them)",
-			strings.Join(states, ", "), nodes, len(names))
+	if need := mastersNeeded(len(names)); real < need || nodes < need || nodes == 0 {
+		return "", fmt.Sprintf("%s; %d of %d masters joined as Ready Nodes (approve-csr approves their client CSRs, the bootstrap's controller manager signs them); waiting for %d of %d",
+			strings.Join(states, ", "), nodes, len(names), need, len(names))
 	}
 	for r, s := range st {
 		if s == podPending || s == podRunningNotReady {
@@ -261,6 +260,20 @@ func rehearsalWhyNotRun(ctx context.Context, c *kubecreate.Client, client *http.
 		}
 	}
 	return fmt.Sprintf("%d masters joined as Nodes; their kubelet stand-ins publish mirror pods only for the static pods they run", nodes), ""
+}
+
+// mastersNeeded is how many of n masters must serve their own
+// kube-apiserver and have joined as Ready Nodes before the temporary
+// control plane goes: in an HA cluster (3 masters or more) upstream's
+// cluster-bootstrap waits for the control-plane operators to report a
+// revision on at least 2 nodes, not on all (the last master catches up
+// through api-int, served by the others); a smaller cluster waits for
+// every master.
+func mastersNeeded(n int) int {
+	if n >= 3 {
+		return 2
+	}
+	return n
 }
 
 // mastersRun says whether a rehearsal lab's masters run r: one of their
