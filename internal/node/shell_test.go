@@ -115,6 +115,8 @@ func TestShellFilesAndScripts(t *testing.T) {
 	ls, apart := &localShells{}, &bashNode{}
 	sh := node.NewShell("local", ls.start, apart.run)
 	defer sh.Close()
+	require.NoError(t, sh.Open(ctx))
+	assert.Equal(t, 1, ls.count(), "Open starts the shell")
 	dir := t.TempDir()
 	p := filepath.Join(dir, "with space", "s.sh")
 	require.NoError(t, sh.WriteFile(ctx, p, []byte("secret"), 0o600))
