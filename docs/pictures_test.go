@@ -36,7 +36,10 @@ func demoTopology(t *testing.T) *spec.Spec {
 // docs-pictures` redraws it, so the docs cannot drift.
 func TestPictures(t *testing.T) {
 	t.Parallel()
-	topo, err := lab.Graph(context.Background(), demoTopology(t), lab.GraphOptions{})
+	// The demo lab is never built: Graph draws it from its spec alone.
+	l, err := lab.Open(context.Background(), demoTopology(t), lab.Options{})
+	require.NoError(t, err)
+	topo, err := l.Graph(context.Background(), lab.GraphOptions{})
 	require.NoError(t, err)
 	c := stages.Default()
 	pictures := map[string][]byte{

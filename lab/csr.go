@@ -42,9 +42,9 @@ func (l *Lab) CSRApprover(ctx context.Context) (*CSRApprover, error) {
 	}
 	var api *cluster.Client
 	if l.spec.Rehearsal() {
-		api, err = cluster.RehearsalClient(ctx, l.spec, hop.Net())
+		api, err = cluster.RehearsalClient(ctx, l.spec, hop.net())
 	} else {
-		api, err = cluster.LabClient(l.spec, hop.Net())
+		api, err = cluster.LabClient(l.spec, hop.net())
 	}
 	if err != nil {
 		_ = hop.Close()

@@ -3,10 +3,13 @@
 // (Up is all of `lab up`: inputs, preflight and the accelerator, the lab
 // key, the profile's preparer, the converge, host DNS; Down is `lab down`,
 // Verify `lab verify`, Pivot `lab pivot`, ...), the same call for `lab X`
-// and for each lab of `class X`. It is the facade (kind's pkg/cluster):
-// the converge engine, the plan, the checkpoints and the preparers live
-// under lab/internal/engine, which only this package imports, and the
-// values the verbs take and return are named here (engine.go).
+// and for each lab of `class X`. Open reads the lab directory itself, so
+// a command hands it the spec as the user gave it and every verb but Up
+// acts on the lab as built. It is the facade (kind's pkg/cluster):
+// the converge engine, the checkpoints and the preparers live under
+// lab/internal/engine, the pure plan it applies under lab/internal/plan
+// (only this package and the engine import them), and the values the
+// verbs take and return are named here (engine.go).
 //
 // The leaves it calls never import it: they take the spec from lab/spec
 // and the lab directory from lab/labdir. lab never imports cobra and never

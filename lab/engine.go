@@ -4,10 +4,10 @@ import (
 	"context"
 	"log/slog"
 
-	"github.com/bootlab/bootlab/internal/diagram"
 	"github.com/bootlab/bootlab/lab/class"
 	"github.com/bootlab/bootlab/lab/hypervisor"
 	"github.com/bootlab/bootlab/lab/internal/engine"
+	"github.com/bootlab/bootlab/lab/internal/plan"
 	"github.com/bootlab/bootlab/lab/loadbalancer"
 	"github.com/bootlab/bootlab/lab/preflight"
 	"github.com/bootlab/bootlab/lab/probe"
@@ -60,7 +60,7 @@ type (
 
 // MetadataNamespace is the XML namespace of the metadata bootlab writes
 // into every libvirt object it makes.
-const MetadataNamespace = engine.MetadataNamespace
+const MetadataNamespace = plan.MetadataNamespace
 
 // ConnectLibvirt is the production Connector: libvirt at uri.
 func ConnectLibvirt(ctx context.Context, uri string, log *slog.Logger) (hypervisor.Hypervisor, error) {
@@ -87,11 +87,6 @@ func Inspect(ctx context.Context, hv hypervisor.Hypervisor, s *spec.Spec) (*Stat
 // List is `lab list`: the labs under a home and on hypervisors.
 func List(ctx context.Context, o ListOptions) ([]Summary, error) { return engine.List(ctx, o) }
 
-// Graph is the topology of the lab of s (`lab graph`).
-func Graph(ctx context.Context, s *spec.Spec, o GraphOptions) (*diagram.Topology, error) {
-	return engine.Graph(ctx, s, o)
-}
-
 // Prepare runs the profile's preparer of s (see engine.Prepare).
 func Prepare(ctx context.Context, s *spec.Spec, o PrepareOptions) (*spec.Spec, error) {
 	return engine.Prepare(ctx, s, o)
@@ -110,9 +105,6 @@ func EnsureSSHKey(s *spec.Spec) error { return engine.EnsureSSHKey(s) }
 
 // ValidateCheckpointName says what is wrong with a checkpoint name.
 func ValidateCheckpointName(name string) error { return engine.ValidateCheckpointName(name) }
-
-// CheckWaitable says why the lab of s cannot be waited for, if it cannot.
-func CheckWaitable(s *spec.Spec) error { return engine.CheckWaitable(s) }
 
 // AcceleratorLine is the one line that says the accelerator and why.
 func AcceleratorLine(accel spec.Accelerator, why string) string {

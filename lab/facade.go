@@ -16,6 +16,7 @@ import (
 	"github.com/bootlab/bootlab/lab/libvirt"
 	"github.com/bootlab/bootlab/lab/spec"
 
+	"github.com/bootlab/bootlab/internal/diagram"
 	"github.com/bootlab/bootlab/internal/status"
 	"github.com/bootlab/bootlab/lab/cluster"
 	"github.com/bootlab/bootlab/lab/labdir"
@@ -49,17 +50,28 @@ type Options struct {
 // hypervisor is connected on the first verb that needs it, once, and
 // closed by Close.
 type Lab struct {
-	spec *spec.Spec
-	o    Options
+	// given is the spec as the caller gave it: what Up builds and
+	// Preflight checks. spec is the lab as built when its directory
+	// records a complete up (that up's effective spec), else given: what
+	// every other verb acts on. state is what the directory records (nil:
+	// nothing yet).
+	given *spec.Spec
+	spec  *spec.Spec
+	state *labdir.State
+	o     Options
 
 	mu    sync.Mutex
 	hv    hypervisor.Hypervisor
 	hvErr error
 }
 
-// Open returns the lab of spec s (validated, defaults applied). It
-// connects to nothing yet: a verb connects when it needs the hypervisor,
-// and some (a verify of a local lab) carry on without one.
+// Open returns the lab spec s names (defaults applied), as its lab
+// directory records it: once a complete up was recorded, the verbs other
+// than Up and Preflight act on that up's effective spec, whatever s says
+// now. A lab directory that holds another lab is refused (a
+// labdir.IdentityError: InvalidInput), as is one whose state cannot be
+// read. Open connects to nothing yet: a verb connects when it needs the
+// hypervisor, and some (a verify of a local lab) carry on without one.
 func Open(_ context.Context, s *spec.Spec, o Options) (*Lab, error) {
 	if s == nil {
 		return nil, errors.New("open lab: no spec")
@@ -70,11 +82,89 @@ func Open(_ context.Context, s *spec.Spec, o Options) (*Lab, error) {
 	if o.Log == nil {
 		o.Log = slog.New(slog.DiscardHandler)
 	}
-	return &Lab{spec: s, o: o}, nil
+	l := &Lab{given: s, o: o}
+	if err := l.resolve(); err != nil {
+		return nil, err
+	}
+	return l, nil
 }
 
-// Spec is the spec the lab was opened with.
+// resolve reads the lab directory again: after Up or Down the lab as
+// built is another.
+func (l *Lab) resolve() error {
+	applied, st, err := labdir.Resolve(l.given)
+	if err != nil {
+		return err
+	}
+	l.spec, l.state = applied, st
+	return nil
+}
+
+// Spec is the lab's spec: as built (see Open), else as given.
 func (l *Lab) Spec() *spec.Spec { return l.spec }
+
+// Built reports whether the lab directory records a complete up.
+func (l *Lab) Built() bool { return l.state != nil && l.state.Spec != nil }
+
+// UUID is the lab's identity, recorded when its directory was first made
+// ("" before): records of another lab of the same name (stage records, a
+// verify record) carry another.
+func (l *Lab) UUID() string {
+	if l.state == nil {
+		return ""
+	}
+	return l.state.UUID
+}
+
+// Accelerator is the accelerator the recorded up chose ("" when none did).
+func (l *Lab) Accelerator() spec.Accelerator {
+	if l.state == nil {
+		return ""
+	}
+	return l.state.Accelerator
+}
+
+// Restored is the checkpoint last restored ("" when none was).
+func (l *Lab) Restored() string {
+	if l.state == nil || l.state.Restored == nil {
+		return ""
+	}
+	return l.state.Restored.Checkpoint
+}
+
+// SSHKey is the lab's private SSH key (its nodes let core in with it).
+func (l *Lab) SSHKey() string { return labdir.SSHKey(l.spec) }
+
+// KnownHosts is the lab's own known_hosts: its nodes' host keys change at
+// every rebuild, so they never go to the user's.
+func (l *Lab) KnownHosts() string { return labdir.KnownHosts(l.spec) }
+
+// StageDir holds the stage commands' records and logs of the lab.
+func (l *Lab) StageDir() string { return labdir.Stages(l.spec) }
+
+// LastVerify is the outcome the last `lab verify` of this lab recorded
+// (nil when none was: a record of another lab of the same name is not
+// this one's).
+func (l *Lab) LastVerify() (*VerifyRecord, error) {
+	r, err := labdir.LoadVerifyRecord(l.spec.LabDir, l.UUID())
+	if r == nil || err != nil {
+		return nil, err
+	}
+	return &VerifyRecord{VerifyRecord: *r}, nil
+}
+
+// VerifyRecord is the outcome of a `lab verify` as its lab directory
+// keeps it (the JSON `lab list` and `class status` print).
+type VerifyRecord struct{ labdir.VerifyRecord }
+
+// Summary is the record in one line ("104/104 ok"); "never verified"
+// for none.
+func (r *VerifyRecord) Summary() string {
+	if r == nil {
+		return (*labdir.VerifyRecord)(nil).Summary()
+	}
+	return r.VerifyRecord.Summary()
+}
 
 // Close closes the hypervisor connection, if a verb opened one.
 func (l *Lab) Close() error {
@@ -128,7 +218,7 @@ func (l *Lab) Preflight(ctx context.Context, o PreflightOptions) (*preflight.Rep
 	if connErr == nil {
 		info = hv
 	}
-	return preflight.Run(ctx, l.spec, info, l.preflightOptions(o, connErr))
+	return preflight.Run(ctx, l.given, info, l.preflightOptions(o, connErr))
 }
 
 func (l *Lab) preflightOptions(o PreflightOptions, connErr error) preflight.Options {
@@ -146,17 +236,22 @@ func (l *Lab) ChooseAccelerator(ctx context.Context) (spec.Accelerator, string, 
 	if err != nil {
 		return "", "", err
 	}
-	return preflight.ChooseAccelerator(ctx, l.spec, hv, preflight.HostFacts{}, l.o.Log)
+	return preflight.ChooseAccelerator(ctx, l.given, hv, preflight.HostFacts{}, l.o.Log)
 }
 
-// Up is `lab up`: everything from the spec to a running lab (see build).
+// Up is `lab up`: everything from the spec as given to a running lab (see
+// build); the handle then acts on the lab as built.
 func (l *Lab) Up(ctx context.Context, o engine.BuildOptions) (*engine.BuildResult, error) {
-	return engine.Build(ctx, l.spec, l.buildOptions(o))
+	res, err := engine.Build(ctx, l.given, l.buildOptions(o))
+	if err != nil {
+		return nil, err
+	}
+	return res, l.resolve()
 }
 
 // PlanUp is what Up would do, doing nothing: `lab up --dry-run`.
 func (l *Lab) PlanUp(ctx context.Context, o engine.BuildOptions) (*engine.BuildPlan, error) {
-	return engine.PlanBuild(ctx, l.spec, l.buildOptions(o))
+	return engine.PlanBuild(ctx, l.given, l.buildOptions(o))
 }
 
 func (l *Lab) buildOptions(o engine.BuildOptions) engine.BuildOptions {
@@ -171,7 +266,11 @@ func (l *Lab) buildOptions(o engine.BuildOptions) engine.BuildOptions {
 // everything the lab made removed (see teardown).
 func (l *Lab) Down(ctx context.Context, o engine.TeardownOptions) ([]engine.StepResult, error) {
 	o.Connect, o.Log, o.Status = l.connector(), l.o.Log, l.o.Status
-	return engine.Teardown(ctx, l.spec, o)
+	res, err := engine.Teardown(ctx, l.spec, o)
+	if err != nil {
+		return res, err
+	}
+	return res, l.resolve()
 }
 
 // PlanDown is what Down would undo and remove, removing nothing.
@@ -187,6 +286,13 @@ func (l *Lab) Status(ctx context.Context) (*engine.Status, error) {
 		return nil, err
 	}
 	return engine.Inspect(ctx, hv, l.spec)
+}
+
+// Graph is the lab as `lab graph` draws it (see engine.Graph): as built
+// when it was, each node's state asked of its hypervisor.
+func (l *Lab) Graph(ctx context.Context, o engine.GraphOptions) (*diagram.Topology, error) {
+	o.Connect = l.connector()
+	return engine.Graph(ctx, l.given, o)
 }
 
 // Pivot takes the bootstrap out (see pivot).
@@ -217,13 +323,10 @@ func (e *NotBuiltError) Unwrap() error { return labdir.ErrNoState }
 // remote lab cannot be checked without its hypervisor; a local one is,
 // trusting the console reports as they are.
 func (l *Lab) Verify(ctx context.Context, o VerifyOptions) (*verify.Result, error) {
-	spec, st, err := labdir.Resolve(l.spec)
-	if err != nil {
-		return nil, err
-	}
-	if st == nil || st.Spec == nil {
+	if !l.Built() {
 		return nil, &NotBuiltError{Lab: l.spec.Name}
 	}
+	spec, st := l.spec, l.state
 	vopts := verify.Options{Timeout: o.Timeout, Log: l.o.Log, Status: l.o.Status, Accelerator: st.Accelerator}
 	hv, err := l.hypervisor(ctx)
 	switch {
@@ -251,19 +354,36 @@ func (l *Lab) Verify(ctx context.Context, o VerifyOptions) (*verify.Result, erro
 	return verify.Run(ctx, spec, st, vopts)
 }
 
-// WaitBootstrap is `lab wait bootstrap-complete` (see waitBootstrap).
+// WaitBootstrap is `lab wait bootstrap-complete` (see waitBootstrap),
+// watching the lab network as this machine reaches it.
 func (l *Lab) WaitBootstrap(ctx context.Context, o engine.WaitOptions) error {
+	if err := engine.CheckWaitable(l.spec); err != nil {
+		return err
+	}
 	st, err := labdir.LoadState(l.spec.LabDir)
 	if err != nil {
 		return err
 	}
-	o.Connect, o.Log, o.Status = l.connector(), l.o.Log, l.o.Status
+	n, done, err := l.labNet(ctx, l.spec)
+	if err != nil {
+		return err
+	}
+	defer done()
+	o.Net, o.Connect, o.Log, o.Status = n, l.connector(), l.o.Log, l.o.Status
 	return engine.WaitBootstrap(ctx, l.spec, st, o)
 }
 
 // WaitInstall is `lab wait install-complete` (see waitInstall).
 func (l *Lab) WaitInstall(ctx context.Context, o engine.WaitOptions) error {
-	o.Log, o.Status = l.o.Log, l.o.Status
+	if err := engine.CheckWaitable(l.spec); err != nil {
+		return err
+	}
+	n, done, err := l.labNet(ctx, l.spec)
+	if err != nil {
+		return err
+	}
+	defer done()
+	o.Net, o.Log, o.Status = n, l.o.Log, l.o.Status
 	return engine.WaitInstall(ctx, l.spec, o)
 }
 

@@ -50,11 +50,11 @@ type Kubeconfig struct {
 }
 
 // KubeconfigPath is where Kubeconfig writes the lab's kubeconfig.
-func KubeconfigPath(s *spec.Spec) string { return labdir.Kubeconfig(s) }
+func (l *Lab) KubeconfigPath() string { return labdir.Kubeconfig(l.spec) }
 
-// KubeContext is the name of a lab's context in the kubeconfig bootlab
+// kubeContext is the name of a lab's context in the kubeconfig bootlab
 // writes (kind names its own kind-<name>).
-func KubeContext(s *spec.Spec) string { return "bootlab-" + s.Name }
+func kubeContext(s *spec.Spec) string { return "bootlab-" + s.Name }
 
 // Kubeconfig writes a kubeconfig for the lab's admin into the lab
 // directory: the installer's (OpenShift lab) or the one on the bootstrap
@@ -64,13 +64,10 @@ func KubeContext(s *spec.Spec) string { return "bootlab-" + s.Name }
 // (never without verifying the certificate); for a lab on a remote
 // hypervisor, at a local tunnel (see ServeAPITunnel).
 func (l *Lab) Kubeconfig(ctx context.Context, o KubeconfigOptions) (*Kubeconfig, error) {
-	s, st, err := labdir.Resolve(l.spec)
-	if err != nil {
-		return nil, err
-	}
-	if st == nil || st.Spec == nil {
+	if !l.Built() {
 		return nil, &NotBuiltError{Lab: l.spec.Name}
 	}
+	s := l.spec
 	n, done, err := l.labNet(ctx, s)
 	if err != nil {
 		return nil, err
@@ -80,7 +77,7 @@ func (l *Lab) Kubeconfig(ctx context.Context, o KubeconfigOptions) (*Kubeconfig,
 	if err != nil {
 		return nil, fmt.Errorf("kubeconfig of lab %s: %w", s.Name, err)
 	}
-	out := &Kubeconfig{Path: labdir.Kubeconfig(s), Context: KubeContext(s)}
+	out := &Kubeconfig{Path: labdir.Kubeconfig(s), Context: kubeContext(s)}
 	var ep cluster.Endpoint
 	if s.Remote() {
 		out.Tunnel = o.Tunnel

@@ -14,49 +14,47 @@ import (
 	"github.com/bootlab/bootlab/lab/spec"
 )
 
-// The lab as built, and where its files are: what every command turns its
-// flags into before a verb. The lab directory is labdir's; the commands
-// see it through these, so that a change of layout is one package's.
-type (
-	// State is what the last complete `lab up` recorded.
-	State = labdir.State
-	// LabRef is one lab directory found under a home (FindLabs).
-	LabRef = labdir.Ref
-	// VerifyRecord is the last `lab verify`'s outcome, as recorded.
-	VerifyRecord = labdir.VerifyRecord
-	// IdentityError is a lab directory that holds another lab.
-	IdentityError = labdir.IdentityError
-	// Net is how the lab network is reached from this machine (Hop.Net).
-	Net = cluster.Net
-)
-
-// Resolve is the spec of the lab as built, if it was: the effective spec
-// the last `lab up` recorded, with its state. A lab never built is s and
-// a nil state; a lab directory holding another lab is an *IdentityError.
-func Resolve(s *spec.Spec) (*spec.Spec, *State, error) { return labdir.Resolve(s) }
-
-// FindLabs are the lab directories under home.
-func FindLabs(home string) ([]LabRef, error) { return labdir.Find(home) }
-
 // NotUp reports whether err says the lab has no complete up recorded:
 // the commands' "no such lab" exit code.
 func NotUp(err error) bool { return errors.Is(err, labdir.ErrNoState) }
 
-// LoadVerifyRecord is the verify record of the lab in labDir built as
-// labUUID (nil when none was recorded for it).
-func LoadVerifyRecord(labDir, labUUID string) (*VerifyRecord, error) {
-	return labdir.LoadVerifyRecord(labDir, labUUID)
+// Found is a lab directory found under a bootlab home (FindLabs): what a
+// command needs of a lab before it opens one (lab down --all, class
+// members, the only lab on this host).
+type Found struct {
+	// Name is the lab's name; Dir its lab directory.
+	Name, Dir string
+	// Spec names the lab: the effective spec its last complete up
+	// recorded, or (Built false) its name and directory with every
+	// default, enough to find and remove what a cut-short up made.
+	Spec  *spec.Spec
+	Built bool
+	// Class is the class the lab was built for ("" for none).
+	Class string
+	// Err says why its state could not be read (Spec is then nil).
+	Err error
 }
 
-// SSHKey is the lab's private SSH key (its nodes let core in with it).
-func SSHKey(s *spec.Spec) string { return labdir.SSHKey(s) }
-
-// KnownHosts is the lab's own known_hosts: its nodes' host keys change at
-// every rebuild, so they never go to the user's.
-func KnownHosts(s *spec.Spec) string { return labdir.KnownHosts(s) }
-
-// StageDir holds the stage commands' records and logs of the lab.
-func StageDir(s *spec.Spec) string { return labdir.Stages(s) }
+// FindLabs are the lab directories under home, sorted by name.
+func FindLabs(home string) ([]Found, error) {
+	refs, err := labdir.Find(home)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Found, len(refs))
+	for i, r := range refs {
+		f := Found{Name: r.Name, Dir: r.Dir, Err: r.Err}
+		if r.Err == nil {
+			f.Class, f.Spec, f.Built = r.State.Class, r.State.Spec, r.State.Spec != nil
+			if !f.Built {
+				f.Spec = &spec.Spec{Name: r.Name, LabDir: r.Dir}
+				f.Spec.Defaults()
+			}
+		}
+		out[i] = f
+	}
+	return out, nil
+}
 
 // Hop is how this machine reaches the lab network: directly for a lab on
 // this machine, through one SSH connection to the hypervisor host for a
@@ -94,8 +92,8 @@ func (h *Hop) Via() *sshc.Client {
 	return nil
 }
 
-// Net is the hop as the cluster clients take it.
-func (h *Hop) Net() Net { return netOf(h.h) }
+// net is the hop as the cluster clients take it.
+func (h *Hop) net() cluster.Net { return netOf(h.h) }
 
 // Close closes the connection to the hypervisor host, if there is one.
 func (h *Hop) Close() error { return h.h.Close() }
@@ -110,7 +108,7 @@ type DialOptions struct {
 // through the lab's hop; its host key goes to the lab's known_hosts.
 // done closes the client and the hop.
 func (l *Lab) DialNode(ctx context.Context, n spec.Node, o DialOptions) (*sshc.Client, func(), error) {
-	key := SSHKey(l.spec)
+	key := l.SSHKey()
 	if _, err := os.Stat(key); err != nil {
 		return nil, nil, fmt.Errorf("lab SSH key %s missing: run `bootlab lab up` first", key)
 	}
@@ -123,7 +121,7 @@ func (l *Lab) DialNode(ctx context.Context, n spec.Node, o DialOptions) (*sshc.C
 	}
 	c, err := sshc.Dial(ctx, sshc.Config{
 		Host: n.IP, Port: o.Port, User: "core", KeyFiles: []string{key},
-		KnownHosts: KnownHosts(l.spec), Via: hop.Via(), Log: l.o.Log,
+		KnownHosts: l.KnownHosts(), Via: hop.Via(), Log: l.o.Log,
 	})
 	if err != nil {
 		_ = hop.Close()

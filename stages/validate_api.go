@@ -2,6 +2,7 @@ package stages
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -59,13 +60,13 @@ func apiBootstrapConfigMap() Check {
 		}}
 }
 
-// apiMastersReady checks no registered master is NotReady. It does not
-// ask that the masters have registered: that is the kubelets' CSR flow,
-// not bootkube's work, and on a rehearsal lab nothing signs the approved
-// CSRs after stage 13 (its masters run no kube-controller-manager), so
-// no master registers there.
+// apiMastersReady checks the masters registered as Nodes and none is
+// NotReady. By stage 14 cluster-bootstrap's required-pods wait has seen
+// the masters' mirror pods, so they joined: their client CSRs approved by
+// approve-csr on the bootstrap and signed by its controller manager (on a
+// rehearsal lab too). It does not count them: the node has no spec.
 func apiMastersReady() Check {
-	return Check{Name: "kubectl get nodes: no registered master NotReady", Live: true,
+	return Check{Name: "kubectl get nodes: the masters registered, none NotReady", Live: true,
 		Run: func(ctx context.Context, e *CheckEnv) error {
 			out, err := kubectlGet(ctx, e.Node, `get nodes -l node-role.kubernetes.io/master -o 'jsonpath={range .items[*]}{.metadata.name}={.status.conditions[?(@.type=="Ready")].status}{" "}{end}'`)
 			if err != nil {
@@ -79,6 +80,9 @@ func apiMastersReady() Check {
 func mastersReady(out string) error {
 	var notReady []string
 	fields := strings.Fields(out)
+	if len(fields) == 0 {
+		return errors.New("no master registered as a Node: approve-csr on the bootstrap approves their client CSRs while the bootstrap's control plane runs; see `kubectl get csr` and approve pending ones (`bootlab lab approve-csrs`)")
+	}
 	for _, f := range fields {
 		name, status, _ := strings.Cut(f, "=")
 		if status != "True" {

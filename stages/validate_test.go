@@ -269,6 +269,7 @@ func TestValidateFailsUsefully(t *testing.T) {
 		{"API refuses", "13", reply("get --raw /readyz", stagestest.Reply{Code: 1}), "kubectl get --raw /readyz on fake-node"},
 		{"bootstrap not complete", "13", reply("get configmap -n kube-system bootstrap", stagestest.Reply{Stdout: ""}), `kube-system/bootstrap status is "", want complete`},
 		{"a master not Ready", "14", reply("get nodes -l node-role", stagestest.Reply{Stdout: "master-0=True master-1=False "}), "not Ready: master-1"},
+		{"no master registered", "14", reply("get nodes -l node-role", stagestest.Reply{Stdout: ""}), "no master registered as a Node"},
 		{"MCS still there", "14", func(t *testing.T, root string, _ *stagestest.Node) {
 			require.NoError(t, os.WriteFile(filepath.Join(root, "etc/kubernetes/manifests/machineconfigoperator-bootstrap-pod.yaml"), []byte("kind: Pod\n"), 0o644))
 		}, "machineconfigoperator-bootstrap-pod.yaml still exists"},

@@ -34,7 +34,7 @@ func (a *Agent) joinWhenRealAPI(ctx context.Context, self probe.NodeExpect, cfg 
 	}
 	d := a.newDialer()
 	n, err := node.New(a.log, node.Config{Name: self.Name, BootstrapKubeconfig: probe.NodeBootstrapKubeconfigPath,
-		Kubeconfig: nodeKubeconfigPath, CertDir: nodeCertDir, KubeletVersion: version, Roles: []string{"master"},
+		Kubeconfig: nodeKubeconfigPath, CertDir: nodeCertDir, KubeletVersion: version, Roles: []string{"master", "control-plane"},
 		Addresses:  []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: self.IP}, {Type: corev1.NodeHostName, Address: self.Name}},
 		StaticPods: pods, Dial: d.DialContext})
 	if err != nil {

@@ -28,7 +28,8 @@ import (
 )
 
 // A rehearsal bootstrap (probe lab with openshift.manualBootstrap) starts
-// at boot only what a real bootstrap starts at boot: sshd. The Ignition
+// at boot only what a real bootstrap starts at boot: sshd, the kubelet and
+// approve-csr.service. The Ignition
 // files are laid down as Ignition would, the core user gets its key, and
 // the stages do the rest over SSH.
 
@@ -88,6 +89,9 @@ func (a *Agent) rehearse(self probe.NodeExpect, cfg types.Config) {
 	}).WithPending(vol.pending).WithHostIP(self.IP)
 	go kl.Run(context.Background())
 	go a.reportRealAPI(context.Background(), kl)
+	// approve-csr.service is enabled on a real bootstrap: it approves the
+	// masters' CSRs whenever an API answers, until .bootkube.done.
+	go standin.ApproveCSR{Assets: probe.AssetDir, Interval: standin.ApproveCSRInterval, Log: a.log}.Run(context.Background())
 	a.rep.set(chkSSH, passed, "listening on :22 (users root and core, the lab's key; core runs root commands with sudo -n)")
 }
 

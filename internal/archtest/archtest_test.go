@@ -118,6 +118,12 @@ func TestImportArrows(t *testing.T) {
 		{why: "lab/probe, what the guest agent shares with the host, imports no lab orchestration",
 			from: func(p string) bool { return p == "lab/probe" },
 			to:   func(i string) bool { o, ok := own(i); return ok && o == "lab" }},
+		{why: "lab/internal/plan, the spec -> libvirt XML, is pure: it imports no bootlab package but lab/spec, lab/labdir (paths) and lab/probe (the guest's kernel arguments); no port, no engine",
+			from: func(p string) bool { return p == "lab/internal/plan" },
+			to: func(i string) bool {
+				o, ok := own(i)
+				return ok && o != "lab/spec" && o != "lab/labdir" && o != "lab/probe"
+			}},
 		{why: "lab/cache, the cache root lab/images and lab/probe share, imports no bootlab package but internal/userfile",
 			from: func(p string) bool { return p == "lab/cache" },
 			to:   func(i string) bool { o, ok := own(i); return ok && o != "internal/userfile" }},

@@ -159,12 +159,12 @@ func nodesReadyCheck(ctx context.Context, c check.Result, api KubeAPI, s *spec.S
 		}
 	}
 	if len(nodes.Items) == 0 {
-		// Nothing registered: the kubelets' CSRs are approved (lab
-		// approve-csrs) but a rehearsal lab's masters run no
-		// kube-controller-manager after stage 13, so none is signed.
-		c.State = check.StateSkipped
-		c.Detail = "no Node registered: a rehearsal lab's masters run no kube-controller-manager yet, so their approved CSRs get no certificate (not run here, not passed)"
-		c.Fix = "`bootlab lab kubectl -- get csr` shows them Approved without a certificate"
+		// After stage 14 the masters must have joined: approve-csr on the
+		// bootstrap approved their client CSRs during stage 13 and the
+		// bootstrap's controller manager signed them.
+		c.State = check.StateFailed
+		c.Detail = "no Node registered after stage 14: the masters' client CSRs were not approved and signed while the bootstrap's control plane ran"
+		c.Fix = "`bootlab lab kubectl -- get csr` shows the masters' CSRs; approve pending ones with `bootlab lab approve-csrs`; the masters' console logs (`bootlab lab console master-0`) say why a join waits"
 		return c
 	}
 	var ok, missing []string

@@ -19,7 +19,8 @@ import (
 // The API checks against the release's real kube-apiserver on loopback,
 // read with the admin kubeconfig as lab verify reads a rehearsal lab's:
 // /readyz, kube-system/bootstrap as stage 13 leaves it, and the masters'
-// Ready condition as their kubelets report it.
+// Ready condition as their kubelets report it (no Node after stage 14
+// fails).
 func TestAPIChecksOnTheRealAPI(t *testing.T) {
 	cp := kuberelease.StartControlPlane(t)
 	k, err := cluster.LoadKubeconfig(cp.Files["kubeconfig"])
@@ -35,8 +36,8 @@ func TestAPIChecksOnTheRealAPI(t *testing.T) {
 	assert.Equal(t, check.StatePassed, rs[0].State, rs[0].Detail)
 	assert.Equal(t, check.StateFailed, rs[2].State, "no ConfigMap yet")
 	assert.Contains(t, rs[2].Detail, `configmaps "bootstrap" not found`)
-	assert.Equal(t, check.StateSkipped, rs[3].State, "no Node registered: not run, never passed")
-	assert.Contains(t, rs[3].Detail, "no Node registered")
+	assert.Equal(t, check.StateFailed, rs[3].State, "no Node registered after stage 14 fails: never skipped, never passed")
+	assert.Contains(t, rs[3].Detail, "no Node registered after stage 14")
 
 	kubectl := func(args ...string) {
 		out, err := cp.Kubectl(args...)

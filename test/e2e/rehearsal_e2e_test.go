@@ -345,10 +345,9 @@ func TestRehearsalLab(t *testing.T) {
 		c.Close()
 		t.Errorf("the bootstrap MCS still answers 22623 after stage 14 removed its pod")
 	}
-	// The masters join through the CSR flow, which nothing on a rehearsal
-	// bootstrap approves (upstream's approve-csr is not played): the
-	// helper approves them with `bootlab lab approve-csrs`, as stage
-	// validate 14's fix says, and then every master is Ready.
+	// The masters joined through the CSR flow during stage 13 (approve-csr
+	// on the bootstrap approved, its controller manager signed): stage
+	// validate 14 requires them registered and Ready.
 	assertMastersServeTheAPI(t, l, masterNodes, func(n spec.Node) string { return labdir.ConsoleLog(st.Spec, n) })
 	mustRun(t, "stage", "validate", "-f", l.SpecFile, "14")
 

@@ -22,8 +22,8 @@ import (
 // etcd member removed: the API through the load balancer (api, with the
 // installer's admin kubeconfig on the bootstrap and the release's kubectl)
 // is the masters' real kube-apiservers, serving what stage 13 created
-// through the bootstrap's; `lab approve-csrs` approves the masters' real
-// client CSRs.
+// through the bootstrap's; the masters are Ready Nodes, their client CSRs
+// approved by approve-csr on the bootstrap during stage 13.
 // console is a node's console log, where its agent reports.
 func assertMastersServeTheAPI(t *testing.T, l labEnv, masters []spec.Node, console func(spec.Node) string) {
 	t.Helper()
@@ -45,29 +45,47 @@ func assertMastersServeTheAPI(t *testing.T, l labEnv, masters []spec.Node, conso
 	r = kubectl("get secret -n openshift-kube-apiserver bound-service-account-signing-key -o name")
 	assert.Equal(t, "secret/bound-service-account-signing-key\n", r.Stdout, r.String())
 
-	// The masters' kubelet stand-ins send real client CSRs once the API is
-	// real; lab approve-csrs approves them. Nothing signs them after stage
-	// 13 (a rehearsal lab's masters run no kube-controller-manager yet), so
-	// no master registers: the test checks the approval, not Ready Nodes.
-	approved := map[string]bool{}
-	for deadline := time.Now().Add(5 * time.Minute); len(approved) < len(masters) && time.Now().Before(deadline); time.Sleep(10 * time.Second) {
-		a := mustRun(t, "lab", "approve-csrs", "-f", l.SpecFile, "-o", "json")
-		for _, line := range strings.Split(strings.TrimSpace(a.Stdout), "\n") {
-			var rev struct {
-				Name        string `json:"name"`
-				ApprovedNow bool   `json:"approvedNow"`
-			}
-			if line != "" && json.Unmarshal([]byte(line), &rev) == nil && rev.ApprovedNow {
-				approved[rev.Name] = true
-			}
+	// The masters' kubelet stand-ins sent real client CSRs once the API was
+	// real (stage 13); approve-csr's stand-in on the bootstrap approved them
+	// and the bootstrap's controller manager signed them: every master is
+	// a Ready Node, read from the masters' API.
+	want := make([]string, 0, len(masters))
+	for _, n := range masters {
+		want = append(want, n.Name+"=True")
+	}
+	for deadline := time.Now().Add(3 * time.Minute); time.Now().Before(deadline); time.Sleep(5 * time.Second) {
+		r = kubectl(`get nodes -l node-role.kubernetes.io/master -o 'jsonpath={range .items[*]}{.metadata.name}={.status.conditions[?(@.type=="Ready")].status}{" "}{end}'`)
+		if strings.Join(strings.Fields(r.Stdout), " ") == strings.Join(want, " ") {
+			break
 		}
 	}
-	assert.Len(t, approved, len(masters), "lab approve-csrs approved one real client CSR per master")
-	r = kubectl("get csr -o name")
-	for name := range approved {
-		assert.Contains(t, r.Stdout, "certificatesigningrequest.certificates.k8s.io/"+name, "the approved CSR is in the masters' API")
+	assert.Equal(t, strings.Join(want, " "), strings.Join(strings.Fields(r.Stdout), " "), "kubectl get nodes lists the masters Ready:\n%s", r)
+	t.Logf("BENCH rehearsal nodes: %s Ready %.1fs after stage 14", strings.Join(want, " "), time.Since(start).Seconds())
+	r = kubectl(`get csr -o 'jsonpath={range .items[*]}{.spec.signerName}={.status.conditions[?(@.type=="Approved")].reason}/{.status.certificate}{"\n"}{end}'`)
+	clients := 0
+	for _, line := range strings.Split(r.Stdout, "\n") {
+		if rest, ok := strings.CutPrefix(line, "kubernetes.io/kube-apiserver-client-kubelet="); ok {
+			clients++
+			assert.True(t, strings.HasPrefix(rest, "KubectlApprove/") && len(rest) > len("KubectlApprove/"),
+				"a master's client CSR approved by approve-csr (oc adm certificate approve's reason) and signed: %s", rest)
+		}
 	}
-	t.Logf("BENCH rehearsal CSRs: lab approve-csrs approved %d real CSRs %.1fs after stage 14", len(approved), time.Since(start).Seconds())
+	assert.GreaterOrEqual(t, clients, len(masters), "one client CSR per master at least:\n%s", r)
+	// lab approve-csrs reads the same CSRs from the masters' API: nothing
+	// left pending for a master's client certificate.
+	a := mustRun(t, "lab", "approve-csrs", "--all", "-f", l.SpecFile, "-o", "json")
+	reviewed := 0
+	for _, line := range strings.Split(strings.TrimSpace(a.Stdout), "\n") {
+		var rev struct {
+			Kind  string `json:"kind"`
+			State string `json:"state"`
+		}
+		if line != "" && json.Unmarshal([]byte(line), &rev) == nil && rev.Kind == "kubelet client" {
+			reviewed++
+			assert.Equal(t, "Approved", rev.State, line)
+		}
+	}
+	assert.GreaterOrEqual(t, reviewed, len(masters), "lab approve-csrs lists the masters' client CSRs:\n%s", a)
 	for _, n := range masters {
 		t.Logf("BENCH rehearsal %s: %s", n.Name, consoleCheck(t, console(n), "serve api :6443"))
 	}

@@ -143,11 +143,12 @@ func plan(ctx context.Context, f *cmdutil.Factory, cf *ClassFlags) (*class.Plan,
 	return class.Expand(c, cf.File, h)
 }
 
-// member is a lab of a built class, found by its state.
+// member is a lab of a built class, found by its state: Spec is the spec
+// as built, or (Built false) the lab's name and directory.
 type member struct {
 	Learner string
 	Spec    *labspec.Spec
-	State   *lab.State
+	Built   bool
 	Dir     string
 }
 
@@ -161,15 +162,10 @@ func members(name string) ([]member, error) {
 	}
 	var out []member
 	for _, l := range labs {
-		if l.State == nil || l.State.Class != name {
+		if l.Err != nil || l.Class != name {
 			continue
 		}
-		spec := l.State.Spec
-		if spec == nil {
-			spec = &labspec.Spec{Name: l.Name, LabDir: l.Dir}
-			spec.Defaults()
-		}
-		out = append(out, member{Learner: strings.TrimPrefix(l.Name, name+"-"), Spec: spec, State: l.State, Dir: l.Dir})
+		out = append(out, member{Learner: strings.TrimPrefix(l.Name, name+"-"), Spec: l.Spec, Built: l.Built, Dir: l.Dir})
 	}
 	return out, nil
 }

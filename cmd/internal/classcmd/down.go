@@ -126,9 +126,6 @@ func downDryRun(ctx context.Context, f *cmdutil.Factory, name, dir string, ms []
 		if err != nil {
 			return fmt.Errorf("lab %s: %w", m.Spec.Name, err)
 		}
-		if _, err := os.Lstat(lab.StageDir(m.Spec)); err == nil {
-			changes = append(changes, lab.Change{Action: "remove", Kind: "labDir", Name: lab.StageDir(m.Spec), Detail: "stage logs"})
-		}
 		for _, c := range changes {
 			fmt.Fprintf(f.Streams.Out, "  %s\n", c)
 		}
@@ -150,14 +147,22 @@ func downLab(ctx context.Context, f *cmdutil.Factory, spec *spec.Spec) error {
 	return err
 }
 
-// planDownLab is `lab down --dry-run` of one lab of the class.
+// planDownLab is `lab down --dry-run` of one lab of the class, and its
+// stage logs.
 func planDownLab(ctx context.Context, f *cmdutil.Factory, spec *spec.Spec) ([]lab.Change, error) {
 	l, err := f.OpenLab(ctx, spec)
 	if err != nil {
 		return nil, err
 	}
 	defer l.Close()
-	return l.PlanDown(ctx, lab.TeardownOptions{})
+	changes, err := l.PlanDown(ctx, lab.TeardownOptions{})
+	if err != nil {
+		return nil, err
+	}
+	if _, err := os.Lstat(l.StageDir()); err == nil {
+		changes = append(changes, lab.Change{Action: "remove", Kind: "labDir", Name: l.StageDir(), Detail: "stage logs"})
+	}
+	return changes, nil
 }
 
 // removeClassDir removes the class's own directory (handouts), which holds

@@ -60,7 +60,7 @@ for class status. Exit code 4 when a lab's check failed
 func builtLabs(ms []member) []class.Lab {
 	out := make([]class.Lab, len(ms))
 	for i, m := range ms {
-		out[i] = class.Lab{Learner: m.Learner, Spec: m.Spec, Built: m.State.Spec != nil}
+		out[i] = class.Lab{Learner: m.Learner, Spec: m.Spec, Built: m.Built}
 	}
 	return out
 }
@@ -163,7 +163,7 @@ func runReset(ctx context.Context, f *cmdutil.Factory, opts *ResetOptions) error
 	if m == nil {
 		return cmdutil.WithCode(cmdutil.ExitNoLab, fmt.Errorf("class %s has no lab of learner %q (learners with a lab: %v)", name, opts.Learner, learners))
 	}
-	if m.State.Spec == nil {
+	if !m.Built {
 		return cmdutil.WithCode(cmdutil.ExitNoLab, fmt.Errorf("lab %s was never completely built: `bootlab class up` builds it", m.Spec.Name))
 	}
 	l, err := f.OpenLab(ctx, m.Spec)
@@ -188,10 +188,10 @@ func runReset(ctx context.Context, f *cmdutil.Factory, opts *ResetOptions) error
 	// Rebuild from the spec as built: down removes the lab directory, and
 	// the build makes its key, CA and boot files again as for a new lab.
 	spec := *m.Spec
+	accel := l.Accelerator()
 	if _, err := l.Down(ctx, lab.TeardownOptions{}); err != nil {
 		return err
 	}
-	accel := m.State.Accelerator
 	if accel == "" {
 		a, _, err := l.ChooseAccelerator(ctx)
 		if err != nil {
@@ -200,10 +200,7 @@ func runReset(ctx context.Context, f *cmdutil.Factory, opts *ResetOptions) error
 		accel = a
 	}
 	var prep sync.Mutex
-	if err := buildLab(ctx, f, &spec, accel, name, &prep); err != nil {
-		return err
-	}
-	if err := writeHandout(name, m.Learner, &spec); err != nil {
+	if err := buildLab(ctx, f, &spec, accel, name, m.Learner, &prep); err != nil {
 		return err
 	}
 	f.Status.Infof("lab %s rebuilt in %s", spec.Name, time.Since(start).Round(time.Second))
@@ -270,7 +267,7 @@ func runHandouts(f *cmdutil.Factory, opts *HandoutsOptions) error {
 	}
 	var errs []error
 	for _, m := range ms {
-		if m.State.Spec == nil {
+		if !m.Built {
 			errs = append(errs, fmt.Errorf("lab %s was never completely built: no handout", m.Spec.Name))
 			continue
 		}

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"text/tabwriter"
 
-	"github.com/bootlab/bootlab/lab/spec"
-
 	"github.com/spf13/cobra"
 
 	"github.com/bootlab/bootlab/cmd/internal/cmdutil"
@@ -78,15 +76,13 @@ func runStatus(ctx context.Context, f *cmdutil.Factory, opts *StatusOptions) err
 	defer closeAll()
 	for _, m := range ms {
 		ls := LabStatus{Learner: m.Learner, Lab: m.Spec.Name, CIDR: m.Spec.Network.CIDR, NodesTotal: len(m.Spec.Nodes)}
-		if m.State.Restored != nil {
-			ls.Restored = m.State.Restored.Checkpoint
-		}
-		ls.Verify, _ = lab.LoadVerifyRecord(m.Dir, m.State.UUID)
-		ls.Stage = stageReached(m.Spec, m.State.UUID)
 		l, err := lab.Open(ctx, m.Spec, lab.Options{Connect: connect, Log: f.Log})
 		if err != nil {
 			return err
 		}
+		ls.Restored = l.Restored()
+		ls.Verify, _ = l.LastVerify()
+		ls.Stage = stageReached(l.StageDir(), l.UUID())
 		st, err := l.Status(ctx)
 		_ = l.Close()
 		if err != nil {
@@ -119,11 +115,11 @@ func runStatus(ctx context.Context, f *cmdutil.Factory, opts *StatusOptions) err
 	return w.Flush()
 }
 
-// stageReached is the highest stage done in the stage records of the lab
-// whose state has labUUID ("" when none): another lab's records, one of the
-// same name built earlier, are not this lab's progress.
-func stageReached(s *spec.Spec, labUUID string) string {
-	recs, err := stages.ReadRecords(lab.StageDir(s), labUUID)
+// stageReached is the highest stage done in the stage records in dir of
+// the lab whose state has labUUID ("" when none): another lab's records,
+// one of the same name built earlier, are not this lab's progress.
+func stageReached(dir, labUUID string) string {
+	recs, err := stages.ReadRecords(dir, labUUID)
 	if err != nil {
 		return ""
 	}

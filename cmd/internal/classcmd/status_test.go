@@ -37,7 +37,7 @@ func TestStageReachedOfTheLabOnly(t *testing.T) {
 		{"", "15 check-api-url"},
 	}
 	for _, tt := range tests {
-		assert.Equal(t, tt.want, stageReached(s, tt.labUUID), "lab %q", tt.labUUID)
+		assert.Equal(t, tt.want, stageReached(labdir.Stages(s), tt.labUUID), "lab %q", tt.labUUID)
 	}
-	assert.Empty(t, stageReached(&spec.Spec{Name: "c1-ben", LabDir: t.TempDir()}, "current"), "no stage log")
+	assert.Empty(t, stageReached(labdir.Stages(&spec.Spec{Name: "c1-ben", LabDir: t.TempDir()}), "current"), "no stage log")
 }

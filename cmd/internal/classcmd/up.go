@@ -95,10 +95,7 @@ func runUp(ctx context.Context, f *cmdutil.Factory, opts *UpOptions) error {
 	var prep sync.Mutex // the preparers share the cache and the tools
 	rs := class.Each(ctx, p.Labs, opts.Parallel, func(ctx context.Context, l class.Lab) error {
 		lf := labFactory(f, l.Spec.Name, &mu)
-		if err := buildLab(ctx, lf, l.Spec, accel, p.Class.Name, &prep); err != nil {
-			return err
-		}
-		return writeHandout(p.Class.Name, l.Learner, l.Spec)
+		return buildLab(ctx, lf, l.Spec, accel, p.Class.Name, l.Learner, &prep)
 	})
 	if opts.Output == "json" {
 		if err := cmdutil.WriteJSON(f.Streams.Out, "ClassUpResult", ClassUpResult{Class: p.Class.Name, Seconds: time.Since(start).Round(100 * time.Millisecond).Seconds(), Labs: rs}); err != nil {
@@ -215,8 +212,8 @@ func shareProbeImage(ctx context.Context, f *cmdutil.Factory, p *class.Plan) err
 
 // buildLab is `lab up` of one lab of the class, with the same library
 // calls: lab key, the profile's boot files, then lab.Up, recording the
-// class in the lab's state.
-func buildLab(ctx context.Context, f *cmdutil.Factory, spec *labspec.Spec, accel labspec.Accelerator, className string, prep *sync.Mutex) error {
+// class in the lab's state; then learner's handout, from the lab as built.
+func buildLab(ctx context.Context, f *cmdutil.Factory, spec *labspec.Spec, accel labspec.Accelerator, className, learner string, prep *sync.Mutex) error {
 	// The class checked the host and chose the accelerator once for all
 	// its labs; host DNS is a single lab's (a class's labs share a host).
 	l, err := f.OpenLab(ctx, spec)
@@ -235,17 +232,8 @@ func buildLab(ctx context.Context, f *cmdutil.Factory, spec *labspec.Spec, accel
 	if !res.Up.Changed {
 		f.Status.Infof("nothing to change: lab %s already matches the spec", spec.Name)
 	}
-	return nil
-}
-
-// writeHandout writes learner's handout from the lab as built.
-func writeHandout(className, learner string, spec *labspec.Spec) error {
-	built, _, err := lab.Resolve(spec)
-	if err != nil {
-		return err
-	}
 	dir := filepath.Join(class.Dir(labspec.DefaultHome(), className), "handouts", learner)
-	return class.WriteHandout(dir, className, learner, built)
+	return class.WriteHandout(dir, className, learner, l.Spec())
 }
 
 // printResults prints one line per lab of a class operation on stderr

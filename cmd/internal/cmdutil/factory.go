@@ -73,21 +73,6 @@ func (f *Factory) OpenLab(ctx context.Context, spec *spec.Spec) (*lab.Lab, error
 	return lab.Open(ctx, spec, lab.Options{Connect: f.Connector(), Log: f.Log, Status: f.Status})
 }
 
-// OpenBuiltLab opens the lab the target flags name, which must have been
-// built (BuiltSpec): the start of every command that acts on a lab that
-// exists. The caller closes the lab.
-func (f *Factory) OpenBuiltLab(ctx context.Context, sf *SpecFlags) (*lab.Lab, *spec.Spec, error) {
-	s, _, err := BuiltSpec(sf)
-	if err != nil {
-		return nil, nil, err
-	}
-	l, err := f.OpenLab(ctx, s)
-	if err != nil {
-		return nil, nil, err
-	}
-	return l, s, nil
-}
-
 // Say prints a line for people on stderr (a summary, a warning): as is, or
 // as a JSON line of the given level with --log-format json.
 func (f *Factory) Say(level, format string, args ...any) {

@@ -1,6 +1,7 @@
 package cmdutil
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -85,7 +86,7 @@ func AddTargetFlags(cmd *cobra.Command, sf *SpecFlags) {
 
 // CompleteNodes offers the lab's node names (for lab ssh and console): the
 // lab the flags typed so far name, as built.
-func (sf *SpecFlags) CompleteNodes(_ *cobra.Command, args []string, _ string) ([]string, cobra.ShellCompDirective) {
+func (sf *SpecFlags) CompleteNodes(cmd *cobra.Command, args []string, _ string) ([]string, cobra.ShellCompDirective) {
 	if len(args) > 0 {
 		return nil, cobra.ShellCompDirectiveNoFileComp
 	}
@@ -93,8 +94,12 @@ func (sf *SpecFlags) CompleteNodes(_ *cobra.Command, args []string, _ string) ([
 	if err != nil {
 		return nil, cobra.ShellCompDirectiveNoFileComp
 	}
-	if applied, _, err := lab.Resolve(spec); err == nil {
-		spec = applied
+	ctx := cmd.Context()
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	if l, err := lab.Open(ctx, spec, lab.Options{}); err == nil {
+		spec = l.Spec()
 	}
 	var names []string
 	for _, n := range spec.Nodes {
@@ -175,8 +180,8 @@ func (sf *SpecFlags) base() (spec *labspec.Spec, source string, err error) {
 	if err != nil {
 		return nil, "", err
 	}
-	if len(labs) == 1 && labs[0].State != nil && labs[0].State.Spec != nil {
-		s := *labs[0].State.Spec
+	if len(labs) == 1 && labs[0].Built {
+		s := *labs[0].Spec
 		sf.target = "--name " + shellQuote(s.Name)
 		return &s, "the only lab on this host (" + labs[0].Dir + ")", nil
 	}
@@ -287,18 +292,25 @@ func (sf *SpecFlags) Load() (*labspec.Spec, error) {
 	return spec, nil
 }
 
-// loadBuilt is Load for commands that act on a built lab: a spec that no
-// longer validates (its pull secret file since removed, say) still names
-// the lab, and the lab as built (its recorded spec) is what they act on.
-// Anything else about the file is reported as Load reports it.
-func (sf *SpecFlags) loadBuilt() (*labspec.Spec, error) {
+// openTarget is Load and Factory.OpenLab for commands that act on a built
+// lab: a spec that no longer validates (its pull secret file since
+// removed, say) still names the lab, and the lab as built (its recorded
+// spec) is what they act on. Anything else about the file is reported as
+// Load reports it.
+func (f *Factory) openTarget(ctx context.Context, sf *SpecFlags) (*lab.Lab, error) {
 	spec, err := sf.Load()
 	var ve *labspec.ValidationError
-	if err == nil || !errors.As(err, &ve) || sf.invalid == nil {
-		return spec, err
+	if err == nil {
+		return f.OpenLab(ctx, spec)
 	}
-	if applied, st, rerr := lab.Resolve(sf.invalid); rerr == nil && st != nil && st.Spec != nil {
-		return applied, nil
+	if !errors.As(err, &ve) || sf.invalid == nil {
+		return nil, err
+	}
+	if l, oerr := f.OpenLab(ctx, sf.invalid); oerr == nil {
+		if l.Built() {
+			return l, nil
+		}
+		_ = l.Close()
 	}
 	return nil, err
 }
@@ -328,47 +340,38 @@ func profileSource(flag bool, source string) string {
 	return source
 }
 
-// AppliedSpec loads the spec from file and flags and resolves the lab it
-// names (lab.Resolve: a lab directory holding another lab is refused), then
-// returns the effective spec the last successful `up` recorded: down,
-// status, console, ssh, verify and stage act on the lab as it was built.
-// A flag that contradicts the built lab is refused rather than ignored.
-func AppliedSpec(sf *SpecFlags) (*labspec.Spec, error) {
-	spec, err := sf.loadBuilt()
+// OpenTarget opens the lab the spec file and flags name (lab.Open: a lab
+// directory holding another lab is refused): down and status act on the
+// lab as it was built, when it was. A flag that contradicts the built lab
+// is refused rather than ignored. Close the lab.
+func (f *Factory) OpenTarget(ctx context.Context, sf *SpecFlags) (*lab.Lab, error) {
+	l, err := f.openTarget(ctx, sf)
 	if err != nil {
 		return nil, err
 	}
-	applied, _, err := lab.Resolve(spec)
-	if err != nil {
-		return nil, err
-	}
-	if applied != spec {
-		if err := sf.contradicts(applied); err != nil {
+	if l.Built() {
+		if err := sf.contradicts(l.Spec()); err != nil {
+			_ = l.Close()
 			return nil, err
 		}
 	}
-	return applied, nil
+	return l, nil
 }
 
-// BuiltSpec is AppliedSpec for commands that need the lab to exist
+// OpenBuiltLab is OpenTarget for commands that need the lab to exist
 // (verify, pivot, wait, gather, console, ssh, stage): a lab never brought
 // up is refused with the command that builds it (exit code: no such lab).
-func BuiltSpec(sf *SpecFlags) (*labspec.Spec, *lab.State, error) {
-	spec, err := sf.loadBuilt()
+// It returns the lab's spec as built too. Close the lab.
+func (f *Factory) OpenBuiltLab(ctx context.Context, sf *SpecFlags) (*lab.Lab, *labspec.Spec, error) {
+	l, err := f.OpenTarget(ctx, sf)
 	if err != nil {
 		return nil, nil, err
 	}
-	applied, st, err := lab.Resolve(spec)
-	if err != nil {
-		return nil, nil, err
+	if !l.Built() {
+		_ = l.Close()
+		return nil, nil, NotUp(sf, l.Spec(), &lab.NotBuiltError{Lab: l.Spec().Name})
 	}
-	if st == nil || st.Spec == nil {
-		return nil, nil, NotUp(sf, spec, &lab.NotBuiltError{Lab: spec.Name})
-	}
-	if err := sf.contradicts(applied); err != nil {
-		return nil, nil, err
-	}
-	return applied, st, nil
+	return l, l.Spec(), nil
 }
 
 // ConflictError is a target flag that contradicts the lab as built (its

@@ -107,8 +107,11 @@ func TestUriThatContradictsTheBuiltLabIsRefused(t *testing.T) {
 	home := isolatedHost(t)
 	builtLab(t, home, "ux1")
 	sf := &SpecFlags{}
-	cmd := &cobra.Command{Use: "x", RunE: func(*cobra.Command, []string) error {
-		_, err := AppliedSpec(sf)
+	cmd := &cobra.Command{Use: "x", RunE: func(c *cobra.Command, _ []string) error {
+		l, err := (&Factory{}).OpenTarget(c.Context(), sf)
+		if err == nil {
+			_ = l.Close()
+		}
 		return err
 	}}
 	AddSpecFlags(cmd, sf)
@@ -156,10 +159,13 @@ func TestBuiltLabOutlivesItsPullSecretFile(t *testing.T) {
 	require.Error(t, err, "building needs the pull secret")
 	sf := &SpecFlags{}
 	var applied *labspec.Spec
-	cmd := &cobra.Command{Use: "x", RunE: func(*cobra.Command, []string) error {
-		var err error
-		applied, _, err = BuiltSpec(sf)
-		return err
+	cmd := &cobra.Command{Use: "x", RunE: func(c *cobra.Command, _ []string) error {
+		l, s, err := (&Factory{}).OpenBuiltLab(c.Context(), sf)
+		if err != nil {
+			return err
+		}
+		applied = s
+		return l.Close()
 	}}
 	AddTargetFlags(cmd, sf)
 	cmd.SetArgs([]string{"-f", file})

@@ -74,18 +74,14 @@ bootstrap must be up.`,
 }
 
 func runApproveCSRs(ctx context.Context, f *cmdutil.Factory, opts *ApproveCSRsOptions) error {
-	spec, _, err := cmdutil.BuiltSpec(&opts.Spec)
-	if err != nil {
-		return err
-	}
-	if spec.Profile != labspec.ProfileOpenShift && !spec.Rehearsal() {
-		return cmdutil.WithCode(cmdutil.ExitInvalid, fmt.Errorf("lab %s is a %s lab without openshift.manualBootstrap: it has no cluster whose CSRs to approve", spec.Name, spec.Profile))
-	}
-	l, err := f.OpenLab(ctx, spec)
+	l, spec, err := f.OpenBuiltLab(ctx, &opts.Spec)
 	if err != nil {
 		return err
 	}
 	defer l.Close()
+	if spec.Profile != labspec.ProfileOpenShift && !spec.Rehearsal() {
+		return cmdutil.WithCode(cmdutil.ExitInvalid, fmt.Errorf("lab %s is a %s lab without openshift.manualBootstrap: it has no cluster whose CSRs to approve", spec.Name, spec.Profile))
+	}
 	a, err := l.CSRApprover(ctx)
 	if err != nil {
 		return err

@@ -52,19 +52,15 @@ For an interactive console use ` + "`virsh console bootlab-<lab>-NODE`" + `.`,
 }
 
 func runConsole(ctx context.Context, f *cmdutil.Factory, opts *ConsoleOptions) error {
-	spec, _, err := cmdutil.BuiltSpec(&opts.Spec)
-	if err != nil {
-		return err
-	}
-	n, ok := spec.Node(opts.Node)
-	if !ok {
-		return cmdutil.UsageErrorf("no node %q in lab %s (nodes: %s)", opts.Node, spec.Name, nodeNames(spec))
-	}
-	l, err := f.OpenLab(ctx, spec)
+	l, spec, err := f.OpenBuiltLab(ctx, &opts.Spec)
 	if err != nil {
 		return err
 	}
 	defer l.Close()
+	n, ok := spec.Node(opts.Node)
+	if !ok {
+		return cmdutil.UsageErrorf("no node %q in lab %s (nodes: %s)", opts.Node, spec.Name, nodeNames(spec))
+	}
 	err = l.Console(ctx, n, f.Streams.Out, lab.ConsoleOptions{Follow: !opts.NoFollow, Raw: opts.Raw})
 	if errors.Is(err, context.Canceled) {
 		// Ctrl-C is how following ends: 130, as for any interrupted command,

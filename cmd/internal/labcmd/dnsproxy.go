@@ -58,11 +58,7 @@ forwarded port (see "Remote hypervisor" in the README).`,
 }
 
 func runDNSProxy(ctx context.Context, f *cmdutil.Factory, opts *DNSProxyOptions) error {
-	spec, _, err := cmdutil.BuiltSpec(&opts.Spec)
-	if err != nil {
-		return err
-	}
-	l, err := f.OpenLab(ctx, spec)
+	l, spec, err := f.OpenBuiltLab(ctx, &opts.Spec)
 	if err != nil {
 		return err
 	}

@@ -59,23 +59,20 @@ func runDown(ctx context.Context, f *cmdutil.Factory, opts *DownOptions) error {
 	if opts.All {
 		return downAll(ctx, f, opts)
 	}
-	spec, err := cmdutil.AppliedSpec(&opts.Spec)
-	if err != nil {
-		return err
-	}
-	return downSpec(ctx, f, opts, spec)
-}
-
-// downSpec is `lab down` of a loaded spec: one call into Lab.Down.
-func downSpec(ctx context.Context, f *cmdutil.Factory, opts *DownOptions, spec *labspec.Spec) error {
-	if opts.DryRun {
-		return downDryRun(ctx, f, opts, spec)
-	}
-	l, err := f.OpenLab(ctx, spec)
+	l, err := f.OpenTarget(ctx, &opts.Spec)
 	if err != nil {
 		return err
 	}
 	defer l.Close()
+	return downLab(ctx, f, opts, l)
+}
+
+// downLab is `lab down` of an opened lab: one call into Lab.Down.
+func downLab(ctx context.Context, f *cmdutil.Factory, opts *DownOptions, l *lab.Lab) error {
+	if opts.DryRun {
+		return downDryRun(ctx, f, opts, l)
+	}
+	spec := l.Spec()
 	steps, err := l.Down(ctx, lab.TeardownOptions{KeepImages: opts.KeepImages})
 	if err != nil {
 		return err
@@ -86,12 +83,8 @@ func downSpec(ctx context.Context, f *cmdutil.Factory, opts *DownOptions, spec *
 
 // downDryRun prints what `lab down` would remove, decided by Down's own
 // steps over libvirt read but not written.
-func downDryRun(ctx context.Context, f *cmdutil.Factory, opts *DownOptions, spec *labspec.Spec) error {
-	l, err := f.OpenLab(ctx, spec)
-	if err != nil {
-		return err
-	}
-	defer l.Close()
+func downDryRun(ctx context.Context, f *cmdutil.Factory, opts *DownOptions, l *lab.Lab) error {
+	spec := l.Spec()
 	changes, err := l.PlanDown(ctx, lab.TeardownOptions{KeepImages: opts.KeepImages})
 	if err != nil {
 		return err
@@ -105,6 +98,16 @@ func downDryRun(ctx context.Context, f *cmdutil.Factory, opts *DownOptions, spec
 		fmt.Fprintf(f.Streams.Out, "  %s\n", c)
 	}
 	return nil
+}
+
+// downSpec is `lab down` of the lab spec names (one FindLabs found).
+func downSpec(ctx context.Context, f *cmdutil.Factory, opts *DownOptions, spec *labspec.Spec) error {
+	l, err := f.OpenLab(ctx, spec)
+	if err != nil {
+		return err
+	}
+	defer l.Close()
+	return downLab(ctx, f, opts, l)
 }
 
 // downSummary says what `lab down` removed, or that there was nothing of
@@ -155,14 +158,9 @@ func downAll(ctx context.Context, f *cmdutil.Factory, opts *DownOptions) error {
 			failed = append(failed, l.Name+": "+l.Err.Error())
 			continue
 		}
-		spec := l.State.Spec
-		if spec == nil {
-			// Never brought up completely: its name and directory are enough
-			// to find what it made.
-			spec = &labspec.Spec{Name: l.Name, LabDir: l.Dir}
-			spec.Defaults()
-		}
-		if err := downSpec(ctx, f, opts, spec); err != nil {
+		// A lab never brought up completely is named by its name and
+		// directory: enough to find what it made.
+		if err := downSpec(ctx, f, opts, l.Spec); err != nil {
 			if ctx.Err() != nil {
 				return err
 			}

@@ -65,7 +65,12 @@ func runGraph(ctx context.Context, f *cmdutil.Factory, opts *GraphOptions) error
 	if err != nil {
 		return err
 	}
-	topo, err := lab.Graph(ctx, spec, lab.GraphOptions{Connect: f.Connector()})
+	l, err := f.OpenLab(ctx, spec)
+	if err != nil {
+		return err
+	}
+	defer l.Close()
+	topo, err := l.Graph(ctx, lab.GraphOptions{})
 	if err != nil {
 		return err
 	}

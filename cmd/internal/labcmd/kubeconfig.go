@@ -145,12 +145,12 @@ keeps open: run that in a terminal of its own first.`,
 }
 
 func runKubectl(ctx context.Context, f *cmdutil.Factory, opts *KubectlOptions) error {
-	l, spec, err := f.OpenBuiltLab(ctx, &opts.Spec)
+	l, _, err := f.OpenBuiltLab(ctx, &opts.Spec)
 	if err != nil {
 		return err
 	}
 	defer l.Close()
-	path := lab.KubeconfigPath(spec)
+	path := l.KubeconfigPath()
 	if _, err := os.Stat(path); err != nil {
 		k, err := l.Kubeconfig(ctx, lab.KubeconfigOptions{})
 		if err != nil {

@@ -58,10 +58,8 @@ func runPreflight(ctx context.Context, f *cmdutil.Factory, opts *PreflightOption
 		return err
 	}
 	printWarnings(f, spec)
-	// Another lab's directory would make its haproxy pass for this lab's.
-	if _, _, err := lab.Resolve(spec); err != nil {
-		return err
-	}
+	// Another lab's directory would make its haproxy pass for this lab's:
+	// opening the lab refuses it.
 	l, err := f.OpenLab(ctx, spec)
 	if err != nil {
 		return err

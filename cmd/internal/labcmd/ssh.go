@@ -66,10 +66,11 @@ exists only there.`,
 }
 
 func runSSH(ctx context.Context, f *cmdutil.Factory, opts *SSHOptions) error {
-	spec, _, err := cmdutil.BuiltSpec(&opts.Spec)
+	l, spec, err := f.OpenBuiltLab(ctx, &opts.Spec)
 	if err != nil {
 		return err
 	}
+	defer l.Close()
 	n, ok := spec.Node(opts.Node)
 	if !ok {
 		return cmdutil.UsageErrorf("no node %q in lab %s (nodes: %s)", opts.Node, spec.Name, nodeNames(spec))
@@ -80,11 +81,6 @@ func runSSH(ctx context.Context, f *cmdutil.Factory, opts *SSHOptions) error {
 		}
 		return fmt.Errorf("lab %s is a probe lab: its nodes run bootlab's probe agent and no SSH server; read %s's report with `bootlab lab console %[2]s`, or check the whole lab with `bootlab lab verify`. `bootlab lab up --manual-bootstrap` builds a rehearsal lab, whose bootstrap node you can ssh to and run the stages on", spec.Name, n.Name)
 	}
-	l, err := f.OpenLab(ctx, spec)
-	if err != nil {
-		return err
-	}
-	defer l.Close()
 	c, done, err := l.DialNode(ctx, n, lab.DialOptions{Port: opts.Port})
 	if err != nil {
 		return err

@@ -43,11 +43,7 @@ func NewCmdStatus(f *cmdutil.Factory, runF func(*StatusOptions) error) *cobra.Co
 }
 
 func runStatus(ctx context.Context, f *cmdutil.Factory, opts *StatusOptions) error {
-	spec, err := cmdutil.AppliedSpec(&opts.Spec)
-	if err != nil {
-		return err
-	}
-	l, err := f.OpenLab(ctx, spec)
+	l, err := f.OpenTarget(ctx, &opts.Spec)
 	if err != nil {
 		return err
 	}

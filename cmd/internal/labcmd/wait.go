@@ -78,25 +78,12 @@ Timeouts are the installer's: 20m for the API, 45m more for bootstrap-complete,
 }
 
 func runWait(ctx context.Context, f *cmdutil.Factory, opts *WaitOptions) error {
-	spec, _, err := cmdutil.BuiltSpec(&opts.Spec)
-	if err != nil {
-		return err
-	}
-	if err := lab.CheckWaitable(spec); err != nil {
-		return err
-	}
-	ln, done, err := labNet(ctx, f, spec)
-	if err != nil {
-		return err
-	}
-	defer done()
-	l, err := f.OpenLab(ctx, spec)
+	l, _, err := f.OpenBuiltLab(ctx, &opts.Spec)
 	if err != nil {
 		return err
 	}
 	defer l.Close()
 	wo := lab.WaitOptions{
-		Net:        ln,
 		APITimeout: opts.APITimeout, BootstrapTimeout: opts.BootstrapTimeout, InstallTimeout: opts.InstallTimeout,
 		Interval: opts.Interval, NoSSH: opts.NoSSH, NoStartWorkers: opts.NoStartWorkers,
 	}

@@ -256,7 +256,7 @@ func (a *AutoCheckpoint) before(ctx context.Context, f *cmdutil.Factory, t *Targ
 		return nil
 	}
 	name := beforeName(first.Number)
-	logDir := lab.StageDir(r.spec)
+	logDir := r.stageDir
 	if off := checkpointsOff(a, t, r); off != "" {
 		f.Status.Infof("no checkpoint %s: %s", name, off)
 		return writeOffNote(logDir, name, off)

@@ -198,7 +198,7 @@ func runList(cmd *cobra.Command, f *cmdutil.Factory, opts *ListOptions) error {
 		return printScriptMap(f, ns, opts.Output)
 	}
 	t := &opts.Target
-	r, err := t.resolveVersion(true)
+	r, err := t.resolveVersion(cmd.Context(), f, true)
 	if err != nil {
 		return err
 	}

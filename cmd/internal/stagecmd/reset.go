@@ -10,7 +10,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/bootlab/bootlab/cmd/internal/cmdutil"
-	"github.com/bootlab/bootlab/lab"
 	"github.com/bootlab/bootlab/stages"
 )
 
@@ -60,10 +59,12 @@ func runReset(ctx context.Context, f *cmdutil.Factory, opts *ResetOptions) error
 	if err != nil {
 		return cmdutil.WithCode(cmdutil.ExitUsage, err)
 	}
-	spec, _, err := cmdutil.BuiltSpec(&opts.Spec)
+	l, spec, err := f.OpenBuiltLab(ctx, &opts.Spec)
 	if err != nil {
 		return err
 	}
+	stageDir := l.StageDir()
+	_ = l.Close()
 	if spec.Profile == labspec.ProfileProbe && !spec.Rehearsal() {
 		return cmdutil.WithCode(cmdutil.ExitInvalid, fmt.Errorf("lab %s is a probe lab built without manual bootstrap: it runs no stages, so it has no before-NN checkpoints (`bootlab lab checkpoint` saves and restores its nodes)", spec.Name))
 	}
@@ -86,7 +87,7 @@ func runReset(ctx context.Context, f *cmdutil.Factory, opts *ResetOptions) error
 		found = found || cp.Name == name
 	}
 	if !found {
-		return noCheckpointError(spec.Name, name, list, readOffNotes(lab.StageDir(spec)))
+		return noCheckpointError(spec.Name, name, list, readOffNotes(stageDir))
 	}
 	start := time.Now()
 	f.Status.Start("Resetting the bootstrap node of lab %s to checkpoint %s", spec.Name, name)

@@ -13,7 +13,6 @@ import (
 	"github.com/bootlab/bootlab/cmd/internal/cmdutil"
 	"github.com/bootlab/bootlab/internal/node"
 	"github.com/bootlab/bootlab/internal/timing"
-	"github.com/bootlab/bootlab/lab"
 	"github.com/bootlab/bootlab/scripts"
 	"github.com/bootlab/bootlab/stages"
 )
@@ -152,7 +151,7 @@ func runRun(cmd *cobra.Command, f *cmdutil.Factory, opts *RunOptions) error {
 	ctx := cmd.Context()
 	// The node's script runs any release; the annotated scripts need one
 	// they model (checked below once the source is known).
-	r, err := opts.Target.resolveVersion(true)
+	r, err := opts.Target.resolveVersion(ctx, f, true)
 	if err != nil {
 		return err
 	}
@@ -243,7 +242,7 @@ func runOnNode(ctx context.Context, f *cmdutil.Factory, opts *RunOptions, r *res
 		return err
 	}
 	phases.Mark("checkpoint")
-	logDir := lab.StageDir(r.spec)
+	logDir := r.stageDir
 	log, err := stages.OpenLog(logDir, r.labUUID)
 	if err != nil {
 		return err

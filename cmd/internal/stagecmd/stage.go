@@ -5,7 +5,6 @@ package stagecmd
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -102,39 +101,19 @@ type resolved struct {
 	// labUUID is the identity of the lab as built (its state's UUID): the
 	// stage records written for it carry it, and only those are read back.
 	labUUID string
+	// The lab's files: its key, known_hosts and stage records and logs.
+	sshKey, knownHosts, stageDir string
 }
 
 // resolveVersion loads the lab the target names and the release to replay;
 // with anyVersion it also accepts a release
 // the annotated scripts do not model (the node's own script runs it).
-func (t *Target) resolveVersion(anyVersion bool) (*resolved, error) {
-	// Stage commands run without a lab too (stage list, --host, --local).
-	t.Spec.Optional = true
-	spec, err := t.Spec.Load()
+func (t *Target) resolveVersion(ctx context.Context, f *cmdutil.Factory, anyVersion bool) (*resolved, error) {
+	r, err := t.open(ctx, f)
 	if err != nil {
 		return nil, err
 	}
-	var stateErr error
-	var labUUID string
-	if t.Spec.NoLab != nil {
-		stateErr = t.Spec.NoLab
-	} else {
-		// The effective spec of the last `lab up` knows the real addresses;
-		// a lab directory holding another lab, or a flag the built lab
-		// contradicts, is refused here as everywhere (never taken for "the
-		// lab is not up", which would act on the flags' spec instead).
-		built, st, err := cmdutil.BuiltSpec(&t.Spec)
-		var idErr *lab.IdentityError
-		var conflict *cmdutil.ConflictError
-		switch {
-		case errors.As(err, &idErr), errors.As(err, &conflict):
-			return nil, err
-		case err != nil:
-			stateErr = err
-		default:
-			spec, labUUID = built, st.UUID
-		}
-	}
+	spec := r.spec
 	vs := t.OpenShiftVersion
 	if vs == "" {
 		vs = spec.OpenShift.Version
@@ -150,16 +129,63 @@ func (t *Target) resolveVersion(anyVersion bool) (*resolved, error) {
 		return nil, cmdutil.WithCode(cmdutil.ExitInvalid, err)
 	}
 	domain := spec.Cluster.Domain()
-	return &resolved{spec: spec, stateErr: stateErr, labUUID: labUUID, vars: stages.Vars{
+	r.vars = stages.Vars{
 		Version: v, APIURL: "api." + domain, APIIntURL: "api-int." + domain,
 		ReleaseImage: t.ReleaseImage,
-	}}, nil
+	}
+	return r, nil
+}
+
+// open loads the lab the target names: the effective spec of its last
+// `lab up`, which knows the real addresses, or (stateErr set) the flags'
+// spec of a lab not up or not named. A lab directory holding another lab,
+// one whose state cannot be read, or a flag the built lab contradicts is
+// refused here as everywhere (never taken for "the lab is not up", which
+// would act on the flags' spec instead).
+func (t *Target) open(ctx context.Context, f *cmdutil.Factory) (*resolved, error) {
+	// Stage commands run without a lab too (stage list, --host, --local).
+	t.Spec.Optional = true
+	l, err := f.OpenTarget(ctx, &t.Spec)
+	if t.Spec.NoLab != nil {
+		return t.unnamed(l)
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer l.Close()
+	r := &resolved{spec: l.Spec(), sshKey: l.SSHKey(), knownHosts: l.KnownHosts(), stageDir: l.StageDir()}
+	if !l.Built() {
+		r.stateErr = cmdutil.NotUp(&t.Spec, l.Spec(), &lab.NotBuiltError{Lab: l.Spec().Name})
+	} else {
+		r.labUUID = l.UUID()
+	}
+	return r, nil
+}
+
+// unnamed is the target when no lab is named (stateErr says so): the
+// flags' spec with every default, never a lab that default's name finds
+// (a command never falls back to a lab the user did not name); the lab
+// files are where that spec puts them, when l could be opened.
+func (t *Target) unnamed(l *lab.Lab) (*resolved, error) {
+	if l != nil {
+		defer l.Close()
+	}
+	// Load again: with no lab named no file or standard input is read.
+	spec, err := t.Spec.Load()
+	if err != nil {
+		return nil, err
+	}
+	r := &resolved{spec: spec, stateErr: t.Spec.NoLab}
+	if l != nil {
+		r.sshKey, r.knownHosts, r.stageDir = l.SSHKey(), l.KnownHosts(), l.StageDir()
+	}
+	return r, nil
 }
 
 // reach resolves the target (anyVersion as resolveVersion) and connects to
 // its node: what a stage command that talks to one node starts with.
 func (t *Target) reach(ctx context.Context, f *cmdutil.Factory, anyVersion bool) (*resolved, node.Node, func(), error) {
-	r, err := t.resolveVersion(anyVersion)
+	r, err := t.resolveVersion(ctx, f, anyVersion)
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -198,11 +224,11 @@ func (t *Target) connect(ctx context.Context, f *cmdutil.Factory, r *resolved) (
 	}
 	key := t.Key
 	if key == "" {
-		key = lab.SSHKey(r.spec)
+		key = r.sshKey
 	}
 	kh := t.KnownHosts
 	if kh == "" {
-		kh = lab.KnownHosts(r.spec)
+		kh = r.knownHosts
 	}
 	// A lab on a remote hypervisor: its network exists only there, so the
 	// node is reached through the hypervisor host's SSH connection.

@@ -433,3 +433,35 @@ func TestRehearsalLabDefaultsToTheAnnotatedScripts(t *testing.T) {
 	assert.False(t, rehearsalTarget(&Target{Host: "10.0.0.5"}, &resolved{spec: reh}), "a node named by --host is taken as a real one")
 	assert.False(t, rehearsalTarget(&Target{Local: true}, &resolved{spec: reh}))
 }
+
+// With no lab named and several on the host, a stage command (stage list)
+// runs on the flags' spec with every default: never on a built lab that
+// default's name ("demo") happens to find, which the user did not name.
+func TestUnnamedTargetIsNoLabFoundByTheDefaultName(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("BOOTLAB_HOME", home)
+	t.Setenv(cmdutil.EnvLab, "")
+	t.Chdir(t.TempDir())
+	for _, name := range []string{"demo", "other"} {
+		s := &spec.Spec{Name: name, OpenShift: spec.OpenShift{Version: "4.16.3", ManualBootstrap: true}}
+		s.Defaults()
+		require.NoError(t, (&labdir.State{Name: name, UUID: "u-" + name, Spec: s}).Save(s.LabDir))
+	}
+	e := newEnv(t)
+	var r *resolved
+	cmd := NewCmdList(e.f, func(o *ListOptions) error {
+		var err error
+		r, err = o.Target.resolveVersion(context.Background(), e.f, true)
+		return err
+	})
+	require.NoError(t, execute(cmd))
+	require.NotNil(t, r)
+	assert.ErrorContains(t, r.stateErr, "no lab named")
+	assert.Equal(t, "demo", r.spec.Name)
+	assert.Empty(t, r.spec.OpenShift.Version, "the flags' spec, not the built demo's")
+	want, err := stages.ParseVersion(spec.DefaultOpenShiftVersion)
+	require.NoError(t, err)
+	assert.Equal(t, want, r.vars.Version, "the default release, not the built demo's 4.16")
+	assert.Empty(t, r.labUUID)
+	assert.Equal(t, filepath.Join(home, "labs", "demo", "stages"), r.stageDir, "files where the defaults put them, as before")
+}

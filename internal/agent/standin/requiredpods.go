@@ -112,8 +112,11 @@ func rank(s podStatus) int {
 	return 0
 }
 
-// readyNodes counts the Nodes the API has whose Ready condition is True:
-// the masters that joined (the bootstrap never joins).
+// readyNodes counts the master Nodes (node-role.kubernetes.io/master) the
+// API has whose Ready condition is True: the masters that joined (the
+// bootstrap never joins). A master counts once it has its role label, as
+// `oc get nodes` shows it, which approve-csr's stand-in sets in a
+// rehearsal lab (node.RoleLabelsAnnotation).
 func readyNodes(ctx context.Context, c *kubecreate.Client) (int, error) {
 	var l struct {
 		Items []struct {
@@ -125,7 +128,7 @@ func readyNodes(ctx context.Context, c *kubecreate.Client) (int, error) {
 			} `json:"status"`
 		} `json:"items"`
 	}
-	if err := c.Do(ctx, http.MethodGet, "/api/v1/nodes", nil, &l); err != nil {
+	if err := c.Do(ctx, http.MethodGet, "/api/v1/nodes?labelSelector="+url.QueryEscape("node-role.kubernetes.io/master"), nil, &l); err != nil {
 		return 0, err
 	}
 	n := 0
@@ -144,8 +147,8 @@ func readyNodes(ctx context.Context, c *kubecreate.Client) (int, error) {
 // minutes). It prints each pod's status as it changes and returns when
 // all are Ready, or when the masters run what a rehearsal lab runs and
 // cannot publish the rest: every master's own kube-apiserver answers on
-// its 6443 (masters: name -> its /readyz URL) while none joined as a Node
-// yet, or the masters joined and publish mirror pods of none of the rest.
+// its 6443 (masters: name -> its /readyz URL), every master joined as a
+// Ready Node, and none publishes a mirror pod of the rest.
 func (t *Tools) waitRequiredPods(assets string, required []requiredPod, masters map[string]string, say func(string, ...any)) error {
 	cfg, err := kubecreate.LoadKubeconfig(filepath.Join(assets, "auth", "kubeconfig-loopback"))
 	if err != nil {
@@ -177,7 +180,7 @@ func (t *Tools) waitRequiredPods(assets string, required []requiredPod, masters 
 		var progress string
 		why, progress = rehearsalWhyNotRun(ctx, c, client, st, masters)
 		if progress != lastProgress && progress != "" {
-			say("Waiting for the masters' kube-apiservers: %s", progress)
+			say("Waiting for the masters: %s", progress)
 			lastProgress = progress
 		}
 		return why != "" || allReady(st)
@@ -200,19 +203,16 @@ func (t *Tools) waitRequiredPods(assets string, required []requiredPod, masters 
 }
 
 // rehearsalWhyNotRun says why the pods not Ready yet will not come in a
-// rehearsal lab, or "" while they may, with what the masters' 6443 answer.
+// rehearsal lab, or "" while they may, with what the masters' 6443 answer
+// and how many joined. It waits, as upstream, until every master's own
+// kube-apiserver answers (tearing down earlier would strand their
+// installers) and every master joined as a Ready Node (approve-csr
+// approves their client CSRs, the bootstrap's controller manager signs
+// them); then only for mirror pods not Ready yet.
 func rehearsalWhyNotRun(ctx context.Context, c *kubecreate.Client, client *http.Client, st map[requiredPod]podStatus, masters map[string]string) (why, progress string) {
 	nodes, err := readyNodes(ctx, c)
 	if err != nil {
 		return "", ""
-	}
-	if nodes > 0 {
-		for _, s := range st {
-			if s == podPending || s == podRunningNotReady {
-				return "", "" // a master runs it: wait until it is Ready
-			}
-		}
-		return fmt.Sprintf("%d masters joined as Nodes; their kubelet stand-ins publish mirror pods only for the static pods they run", nodes), ""
 	}
 	names := make([]string, 0, len(masters))
 	for n := range masters {
@@ -233,11 +233,16 @@ func rehearsalWhyNotRun(ctx context.Context, c *kubecreate.Client, client *http.
 			real++
 		}
 	}
-	progress = strings.Join(states, ", ")
-	if real < len(names) {
-		return "", progress
+	if real < len(names) || nodes < len(names) || nodes == 0 {
+		return "", fmt.Sprintf("%s; %d of %d masters joined as Ready Nodes (approve-csr approves their client CSRs, the bootstrap's controller manager signs them)",
+			strings.Join(states, ", "), nodes, len(names))
 	}
-	return "the masters' own kube-apiservers answer on :6443 (" + strings.Join(names, ", ") + "), but no master joined as a Node yet (approve their CSRs: bootlab lab approve-csrs), so none publishes mirror pods", progress
+	for _, s := range st {
+		if s == podPending || s == podRunningNotReady {
+			return "", "" // a master runs it: wait until it is Ready
+		}
+	}
+	return fmt.Sprintf("%d masters joined as Nodes; their kubelet stand-ins publish mirror pods only for the static pods they run", nodes), ""
 }
 
 func allReady(st map[requiredPod]podStatus) bool {

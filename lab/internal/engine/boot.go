@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/bootlab/bootlab/lab/hypervisor"
+	"github.com/bootlab/bootlab/lab/internal/plan"
 	"github.com/bootlab/bootlab/lab/spec"
 
 	"github.com/bootlab/bootlab/internal/userfile"
@@ -55,8 +56,8 @@ func bootSources(s *spec.Spec) []bootSource {
 // ReadBootFiles reads the size and digest of every file the spec's VMs
 // read at start (bootSources). A missing kernel or initrd is an error
 // naming its field; a node without an Ignition file gets none.
-func ReadBootFiles(s *spec.Spec) (BootFiles, error) {
-	var b BootFiles
+func ReadBootFiles(s *spec.Spec) (plan.BootFiles, error) {
+	var b plan.BootFiles
 	for _, src := range bootSources(s) {
 		f, err := readBootFile(src.what, src.path)
 		if src.node != "" && errors.Is(err, os.ErrNotExist) {
@@ -84,7 +85,7 @@ func ReadBootFiles(s *spec.Spec) (BootFiles, error) {
 			b.KubeVolume = f
 		default:
 			if b.Ignition == nil {
-				b.Ignition = map[string]*BootFile{}
+				b.Ignition = map[string]*plan.BootFile{}
 			}
 			b.Ignition[src.node] = f
 		}
@@ -115,7 +116,7 @@ func CheckBootFiles(s *spec.Spec, caps hypervisor.Capabilities) error {
 	return nil
 }
 
-func readBootFile(what, path string) (*BootFile, error) {
+func readBootFile(what, path string) (*plan.BootFile, error) {
 	f, _, err := userfile.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", what, err)
@@ -126,13 +127,13 @@ func readBootFile(what, path string) (*BootFile, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: read %s: %w", what, path, err)
 	}
-	return &BootFile{Source: absPath(path), Size: n, Digest: hex.EncodeToString(h.Sum(nil))[:16]}, nil
+	return &plan.BootFile{Source: plan.AbsPath(path), Size: n, Digest: hex.EncodeToString(h.Sum(nil))[:16]}, nil
 }
 
 // qemuOwner is the qemu user of the hypervisor's machine (Debian's
 // libvirt-qemu, Fedora's qemu), who must read the Ignition volumes; nil when
 // there is none.
-func qemuOwner(ctx context.Context, h host.Host) *VolumeOwner {
+func qemuOwner(ctx context.Context, h host.Host) *plan.VolumeOwner {
 	out, err := host.Output(ctx, h, `for u in libvirt-qemu qemu; do if id -u "$u" >/dev/null 2>&1; then echo "$(id -u "$u") $(id -g "$u")"; exit 0; fi; done`)
 	if err != nil {
 		return nil
@@ -146,19 +147,19 @@ func qemuOwner(ctx context.Context, h host.Host) *VolumeOwner {
 	if err1 != nil || err2 != nil {
 		return nil
 	}
-	return &VolumeOwner{UID: uid, GID: gid}
+	return &plan.VolumeOwner{UID: uid, GID: gid}
 }
 
 // ensureBootVolumes uploads every boot file whose volume is not there
 // complete. The names carry the digests, so an unchanged file is found and
 // nothing is sent.
-func (r *labRun) ensureBootVolumes(ctx context.Context, vols []BootVolume) (string, error) {
+func (r *labRun) ensureBootVolumes(ctx context.Context, vols []plan.BootVolume) (string, error) {
 	pool := r.s.PoolName()
 	var sent int64
 	// One upload at a time: two libvirt streams at once on one connection
 	// hung an upload for ten minutes in CI (the files are small: a kernel,
 	// two initrds, a few KiB of Ignition per node).
-	n, err := parallel(ctx, vols, 1, func(ctx context.Context, v BootVolume) (bool, error) {
+	n, err := parallel(ctx, vols, 1, func(ctx context.Context, v plan.BootVolume) (bool, error) {
 		_, err := r.hv.LookupVolume(ctx, pool, v.Name)
 		switch {
 		case err == nil:
@@ -212,7 +213,7 @@ func (r *labRun) ensureBootVolumes(ctx context.Context, vols []BootVolume) (stri
 // staleBootVolumes deletes the boot volumes of files the plan no longer
 // names (a rebuilt probe image, rewritten Ignition), once the domains name
 // the new ones.
-func (r *labRun) staleBootVolumes(ctx context.Context, vols []BootVolume) (string, error) {
+func (r *labRun) staleBootVolumes(ctx context.Context, vols []plan.BootVolume) (string, error) {
 	pool := r.s.PoolName()
 	want := map[string]bool{}
 	for _, v := range vols {
@@ -240,7 +241,7 @@ func (r *labRun) staleBootVolumes(ctx context.Context, vols []BootVolume) (strin
 	}
 	var gone []string
 	for _, v := range have {
-		if !strings.HasPrefix(v.Name, BootVolumePrefix) || want[v.Name] {
+		if !strings.HasPrefix(v.Name, plan.BootVolumePrefix) || want[v.Name] {
 			continue
 		}
 		if err := r.hv.DeleteVolume(ctx, pool, v.Name); err != nil && !errors.Is(err, hypervisor.ErrNotFound) {

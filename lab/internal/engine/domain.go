@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/bootlab/bootlab/lab/hypervisor"
+	"github.com/bootlab/bootlab/lab/internal/plan"
 	"github.com/bootlab/bootlab/lab/spec"
 
 	"libvirt.org/go/libvirtxml"
@@ -67,13 +68,13 @@ func withDomainUUID(domainXML, uuid string) (string, error) {
 
 // ownsUUID says whether a domain's metadata is this lab's by UUID. Domains
 // made before labs had UUIDs carry none and are told apart by name alone.
-func (r *labRun) ownsUUID(md *Metadata) bool {
+func (r *labRun) ownsUUID(md *plan.Metadata) bool {
 	return md.LabUUID == "" || md.LabUUID == r.state.UUID
 }
 
 // ownDomain checks that an existing domain is this lab's node.
 func (r *labRun) ownDomain(o *hypervisor.Object, node string) error {
-	md := ParseLabMetadata(o.XML)
+	md := plan.ParseLabMetadata(o.XML)
 	if md == nil || md.Name != r.s.Name || md.Node != node {
 		return fmt.Errorf("domain %s exists but is not node %s of lab %s (no matching bootlab metadata): remove it or choose another lab name", o.Name, node, r.s.Name)
 	}
@@ -83,11 +84,11 @@ func (r *labRun) ownDomain(o *hypervisor.Object, node string) error {
 	return nil
 }
 
-func (r *labRun) ensureDomains(ctx context.Context, doms []DomainPlan, deferred map[spec.Role]bool) (string, error) {
+func (r *labRun) ensureDomains(ctx context.Context, doms []plan.DomainPlan, deferred map[spec.Role]bool) (string, error) {
 	var mu sync.Mutex
 	var details []string
 	note := func(s string) { mu.Lock(); details = append(details, s); mu.Unlock() }
-	_, err := parallel(ctx, doms, parallelism, func(ctx context.Context, d DomainPlan) (bool, error) {
+	_, err := parallel(ctx, doms, parallelism, func(ctx context.Context, d plan.DomainPlan) (bool, error) {
 		restarted := false
 		o, err := r.hv.LookupDomain(ctx, d.Name)
 		switch {
@@ -104,7 +105,7 @@ func (r *labRun) ensureDomains(ctx context.Context, doms []DomainPlan, deferred 
 			if err := r.ownDomain(o, d.Node.Name); err != nil {
 				return false, err
 			}
-			if md := ParseLabMetadata(o.XML); md.Plan != d.Digest {
+			if md := plan.ParseLabMetadata(o.XML); md.Plan != d.Digest {
 				x, err := withDomainUUID(d.XML, o.UUID)
 				if err != nil {
 					return false, err
@@ -160,7 +161,7 @@ func (r *labRun) ensureDomains(ctx context.Context, doms []DomainPlan, deferred 
 // removed from it): their DHCP, DNS and load balancer entries are gone. A
 // probe node keeps nothing, so it is removed with its disk; a real node may
 // hold a cluster member's data, so up leaves it and says how to remove it.
-func (r *labRun) staleDomains(ctx context.Context, doms []DomainPlan) (string, error) {
+func (r *labRun) staleDomains(ctx context.Context, doms []plan.DomainPlan) (string, error) {
 	want := map[string]bool{}
 	for _, d := range doms {
 		want[d.Name] = true

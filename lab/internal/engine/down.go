@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/bootlab/bootlab/lab/hypervisor"
+	"github.com/bootlab/bootlab/lab/internal/plan"
 	"github.com/bootlab/bootlab/lab/spec"
 
 	"github.com/bootlab/bootlab/internal/sshc"
@@ -187,7 +188,7 @@ func (r *labRun) ourDomains(ctx context.Context) ([]hypervisor.Object, error) {
 		if !strings.HasPrefix(o.Name, prefix) {
 			continue
 		}
-		md := ParseLabMetadata(o.XML)
+		md := plan.ParseLabMetadata(o.XML)
 		if md == nil || md.Name != r.s.Name || prefix+md.Node != o.Name {
 			r.log.Warn("leaving domain without this lab's bootlab metadata", "domain", o.Name)
 			continue

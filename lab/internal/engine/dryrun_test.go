@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/bootlab/bootlab/internal/testutil"
 	"github.com/bootlab/bootlab/lab/hypervisor/fake"
 	"github.com/bootlab/bootlab/lab/labdir"
 )
@@ -40,7 +41,7 @@ func TestUpDryRunPlansAndChangesNothing(t *testing.T) {
 	assert.Empty(t, hv.Mutations(), "a dry run changes nothing in libvirt")
 	_, statErr := os.Stat(s.LabDir)
 	assert.True(t, os.IsNotExist(statErr), "nor on the host: no lab directory, no state")
-	golden(t, filepath.Join("..", "..", "..", "testdata", "plan", "dryrun-new-lab.golden"), planLines(res, s))
+	testutil.Golden(t, filepath.Join("..", "..", "..", "testdata", "plan", "dryrun-new-lab.golden"), []byte(planLines(res, s)+"\n"))
 
 	// Built for real, the same spec plans nothing.
 	opts.DryRun = false
@@ -68,5 +69,5 @@ func TestUpDryRunPlansAndChangesNothing(t *testing.T) {
 	after, err := labdir.LoadState(s.LabDir)
 	require.NoError(t, err)
 	assert.Equal(t, before.Updated, after.Updated, "the state is not written")
-	golden(t, filepath.Join("..", "..", "..", "testdata", "plan", "dryrun-converge.golden"), planLines(res, changed))
+	testutil.Golden(t, filepath.Join("..", "..", "..", "testdata", "plan", "dryrun-converge.golden"), []byte(planLines(res, changed)+"\n"))
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/bootlab/bootlab/lab/hypervisor"
+	"github.com/bootlab/bootlab/lab/internal/plan"
 	"github.com/bootlab/bootlab/lab/spec"
 
 	"github.com/bootlab/bootlab/internal/diagram"
@@ -150,7 +151,7 @@ func liveStates(ctx context.Context, s *spec.Spec, labUUID string, t *diagram.To
 		case err != nil:
 			return err
 		default:
-			md := ParseLabMetadata(o.XML)
+			md := plan.ParseLabMetadata(o.XML)
 			switch {
 			case md == nil || md.Name != s.Name || md.LabUUID != "" && md.LabUUID != labUUID:
 				states[i] = "foreign"

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/bootlab/bootlab/lab/internal/plan"
 	"github.com/bootlab/bootlab/lab/spec"
 
 	"github.com/stretchr/testify/assert"
@@ -48,7 +49,7 @@ func TestUpRecordsIdentityBeforeAnyObject(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, st.UUID, st2.UUID, "the identity never changes")
 	for name, d := range hv.DomainObjects {
-		md := ParseLabMetadata(d.XML)
+		md := plan.ParseLabMetadata(d.XML)
 		require.NotNil(t, md, name)
 		assert.Equal(t, st.UUID, md.LabUUID, "domain %s carries the lab UUID", name)
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/bootlab/bootlab/lab/internal/engine"
+	"github.com/bootlab/bootlab/lab/internal/plan"
 	"github.com/bootlab/bootlab/lab/libvirt"
 )
 
@@ -90,7 +91,7 @@ func TestIntegrationUpIdempotentDownClean(t *testing.T) {
 		d, err := c.LookupDomain(ctx, s.DomainName(n))
 		require.NoError(t, err)
 		assert.True(t, d.Active, n.Name)
-		md := engine.ParseLabMetadata(d.XML)
+		md := plan.ParseLabMetadata(d.XML)
 		require.NotNil(t, md, "metadata survives libvirt's round trip")
 		assert.Equal(t, s.Name, md.Name)
 		assert.Equal(t, n.Role, md.Role)

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/bootlab/bootlab/lab/internal/plan"
 	"github.com/bootlab/bootlab/lab/spec"
 
 	"github.com/stretchr/testify/assert"
@@ -58,7 +59,7 @@ func TestUpUploadsTheKubeVolumeOnceAndDownRemovesOnlyThePoolCopy(t *testing.T) {
 	require.NoError(t, err)
 	require.NotNil(t, boot.KubeVolume)
 	assert.Equal(t, uint64(136<<20), boot.KubeVolume.VirtualSize)
-	name := BootVolumePrefix + "kube-" + boot.KubeVolume.Digest + ".qcow2"
+	name := plan.BootVolumePrefix + "kube-" + boot.KubeVolume.Digest + ".qcow2"
 	assert.Equal(t, 1, countPrefix(hv.Mutations(), "UploadVolume bootlab-reh/"+name))
 	assert.Equal(t, int64(8192), hv.Uploaded[name])
 	st, err := labdir.LoadState(s.LabDir)

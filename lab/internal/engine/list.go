@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/bootlab/bootlab/lab/hypervisor"
+	"github.com/bootlab/bootlab/lab/internal/plan"
 	"github.com/bootlab/bootlab/lab/spec"
 
 	"libvirt.org/go/libvirtxml"
@@ -234,7 +235,7 @@ func scanURI(ctx context.Context, connect hypervisor.Connector, uri string, log 
 		return nil, fmt.Errorf("list domains on %s: %w", uri, err)
 	}
 	for _, d := range doms {
-		if md := ParseLabMetadata(d.XML); md != nil && md.Name != "" {
+		if md := plan.ParseLabMetadata(d.XML); md != nil && md.Name != "" {
 			found.domains[md.Name] = append(found.domains[md.Name], d)
 		}
 	}
@@ -268,7 +269,7 @@ func networkLabName(networkXML string) (name string, foreign bool) {
 	if err := nx.Unmarshal(networkXML); err != nil || nx.Metadata == nil || strings.TrimSpace(nx.Metadata.XML) == "" {
 		return "", false
 	}
-	if !strings.Contains(nx.Metadata.XML, MetadataNamespace) {
+	if !strings.Contains(nx.Metadata.XML, plan.MetadataNamespace) {
 		return "", true
 	}
 	dec := xml.NewDecoder(strings.NewReader("<m>" + nx.Metadata.XML + "</m>"))
@@ -277,7 +278,7 @@ func networkLabName(networkXML string) (name string, foreign bool) {
 		if err != nil {
 			return "", false
 		}
-		if se, ok := tok.(xml.StartElement); ok && se.Name.Space == MetadataNamespace {
+		if se, ok := tok.(xml.StartElement); ok && se.Name.Space == plan.MetadataNamespace {
 			for _, a := range se.Attr {
 				if a.Name.Local == "name" {
 					return a.Value, false
@@ -304,7 +305,7 @@ func (f *libvirtLabs) running(s *spec.Spec) int {
 		if !d.Active {
 			continue
 		}
-		if md := ParseLabMetadata(d.XML); md != nil {
+		if md := plan.ParseLabMetadata(d.XML); md != nil {
 			if _, ok := s.Node(md.Node); ok && d.Name == s.DomainName(spec.Node{Name: md.Node}) {
 				n++
 			}

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/bootlab/bootlab/lab/hypervisor"
+	"github.com/bootlab/bootlab/lab/internal/plan"
 
 	"libvirt.org/go/libvirtxml"
 
@@ -24,7 +25,7 @@ func (r *labRun) ownedNetwork(o *hypervisor.Object) error {
 	return fmt.Errorf("network %s exists but this lab did not create it (UUID %s, lab state has %q): remove it (`virsh net-destroy %[1]s; virsh net-undefine %[1]s`) or choose another lab name", o.Name, o.UUID, r.state.NetworkUUID)
 }
 
-func (r *labRun) ensureNetwork(ctx context.Context, want NamedXML) (string, error) {
+func (r *labRun) ensureNetwork(ctx context.Context, want plan.NamedXML) (string, error) {
 	var did []string
 	o, err := r.hv.LookupNetwork(ctx, want.Name)
 	switch {

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/bootlab/bootlab/lab/hypervisor"
+	"github.com/bootlab/bootlab/lab/internal/plan"
 	"github.com/bootlab/bootlab/lab/spec"
 
 	"github.com/bootlab/bootlab/internal/sshc"
@@ -146,7 +147,7 @@ func poolLeftovers(s *spec.Spec) map[string]bool {
 // ownVolume says whether a volume of the lab's pool is one bootlab makes:
 // the base image, a node's overlay, a boot file volume.
 func ownVolume(name string, specs ...*spec.Spec) bool {
-	if strings.HasPrefix(name, BootVolumePrefix) {
+	if strings.HasPrefix(name, plan.BootVolumePrefix) {
 		return true
 	}
 	for _, s := range specs {

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/bootlab/bootlab/lab/hypervisor"
+	"github.com/bootlab/bootlab/lab/internal/plan"
 	"github.com/bootlab/bootlab/lab/spec"
 
 	"github.com/bootlab/bootlab/internal/userfile"
@@ -23,7 +24,7 @@ func (r *labRun) ownedPool(o *hypervisor.Object) error {
 	return fmt.Errorf("storage pool %s exists but this lab did not create it (UUID %s, lab state has %q): remove it (`virsh pool-destroy %[1]s; virsh pool-undefine %[1]s`) or choose another lab name", o.Name, o.UUID, r.state.PoolUUID)
 }
 
-func (r *labRun) ensurePool(ctx context.Context, want NamedXML) (string, error) {
+func (r *labRun) ensurePool(ctx context.Context, want plan.NamedXML) (string, error) {
 	var did []string
 	o, err := r.hv.LookupPool(ctx, want.Name)
 	switch {
@@ -99,11 +100,11 @@ func (r *labRun) checkNewPool(ctx context.Context, name string) error {
 // in the pool directory's lab-side twin: the lab directory.
 func (r *labRun) baseMarker() string { return labdir.BaseImageMarker(r.s) }
 
-func baseMarkerContent(s *spec.Spec, info *ImageInfo) string {
+func baseMarkerContent(s *spec.Spec, info *plan.ImageInfo) string {
 	return fmt.Sprintf("%s %s %d\n", s.Storage.PoolDir, info.Format, info.FileSize)
 }
 
-func (r *labRun) ensureBaseVolume(ctx context.Context, want VolumePlan, info *ImageInfo) (string, error) {
+func (r *labRun) ensureBaseVolume(ctx context.Context, want plan.VolumePlan, info *plan.ImageInfo) (string, error) {
 	pool := r.s.PoolName()
 	marker := baseMarkerContent(r.s, info)
 	_, err := r.hv.LookupVolume(ctx, pool, want.Name)
@@ -146,9 +147,9 @@ func (r *labRun) ensureBaseVolume(ctx context.Context, want VolumePlan, info *Im
 	return fmt.Sprintf("uploaded %d MiB", info.FileSize>>20), nil
 }
 
-func (r *labRun) ensureOverlays(ctx context.Context, vols []VolumePlan) (string, error) {
+func (r *labRun) ensureOverlays(ctx context.Context, vols []plan.VolumePlan) (string, error) {
 	pool := r.s.PoolName()
-	n, err := parallel(ctx, vols, parallelism, func(ctx context.Context, v VolumePlan) (bool, error) {
+	n, err := parallel(ctx, vols, parallelism, func(ctx context.Context, v plan.VolumePlan) (bool, error) {
 		_, err := r.hv.LookupVolume(ctx, pool, v.Name)
 		if err == nil {
 			return false, nil
@@ -166,13 +167,13 @@ func (r *labRun) ensureOverlays(ctx context.Context, vols []VolumePlan) (string,
 }
 
 // ReadImageInfo reads a base image's format and sizes from its header.
-func ReadImageInfo(path string) (*ImageInfo, error) {
+func ReadImageInfo(path string) (*plan.ImageInfo, error) {
 	f, fi, err := userfile.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("base image (image.path): %w", err)
 	}
 	defer f.Close()
-	info := &ImageInfo{Format: "raw", FileSize: fi.Size(), VirtualSize: uint64(fi.Size())}
+	info := &plan.ImageInfo{Format: "raw", FileSize: fi.Size(), VirtualSize: uint64(fi.Size())}
 	hdr := make([]byte, 32)
 	if _, err := io.ReadFull(f, hdr); err == nil && string(hdr[:4]) == "QFI\xfb" {
 		info.Format = "qcow2"

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/bootlab/bootlab/lab/hypervisor"
+	"github.com/bootlab/bootlab/lab/internal/plan"
 	"github.com/bootlab/bootlab/lab/spec"
 
 	"libvirt.org/go/libvirtxml"
@@ -197,7 +198,7 @@ func inspectNode(ctx context.Context, hv hypervisor.Hypervisor, s *spec.Spec, n 
 	case err != nil:
 		return ns, err
 	}
-	md := ParseLabMetadata(o.XML)
+	md := plan.ParseLabMetadata(o.XML)
 	switch {
 	case md == nil || md.Name != s.Name || md.LabUUID != "" && md.LabUUID != labUUID:
 		ns.State = "foreign"

@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 
 	"github.com/bootlab/bootlab/lab/hypervisor"
+	"github.com/bootlab/bootlab/lab/internal/plan"
 	"github.com/bootlab/bootlab/lab/spec"
 
 	"github.com/bootlab/bootlab/internal/status"
@@ -162,7 +163,7 @@ func Up(ctx context.Context, hv hypervisor.Hypervisor, s *spec.Spec, opts UpOpti
 			return nil, err
 		}
 	}
-	var base *ImageInfo
+	var base *plan.ImageInfo
 	if s.Image.Path != "" {
 		if base, err = ReadImageInfo(s.Image.Path); err != nil {
 			return nil, err
@@ -172,17 +173,17 @@ func Up(ctx context.Context, hv hypervisor.Hypervisor, s *spec.Spec, opts UpOpti
 	if err != nil {
 		return nil, err
 	}
-	var owner *VolumeOwner
+	var owner *plan.VolumeOwner
 	if r.caps.RunsGuests {
 		owner = qemuOwner(ctx, r.host)
 	}
-	plan, err := NewPlan(s, PlanInput{Accelerator: opts.Accelerator, Base: base, LabUUID: r.state.UUID, Ignition: ignitionDigests(s),
+	lp, err := plan.NewPlan(s, plan.PlanInput{Accelerator: opts.Accelerator, Base: base, LabUUID: r.state.UUID, Ignition: ignitionDigests(s),
 		Boot: boot, QEMUOwner: owner})
 	if err != nil {
 		return nil, err
 	}
 	if r.state.BootstrapRemoved && s.Profile == spec.ProfileOpenShift {
-		plan = plan.withoutRole(spec.RoleBootstrap)
+		lp = lp.WithoutRole(spec.RoleBootstrap)
 	}
 	deferred := map[spec.Role]bool{}
 	for _, role := range opts.DeferRoles {
@@ -190,21 +191,21 @@ func Up(ctx context.Context, hv hypervisor.Hypervisor, s *spec.Spec, opts UpOpti
 	}
 	steps := []step{
 		{"Preparing lab directory " + s.LabDir, r.prepareDirs},
-		{"Creating network " + plan.Network.Name, func(ctx context.Context) (string, error) { return r.ensureNetwork(ctx, plan.Network) }},
-		{"Creating storage pool " + plan.Pool.Name, func(ctx context.Context) (string, error) { return r.ensurePool(ctx, plan.Pool) }},
+		{"Creating network " + lp.Network.Name, func(ctx context.Context) (string, error) { return r.ensureNetwork(ctx, lp.Network) }},
+		{"Creating storage pool " + lp.Pool.Name, func(ctx context.Context) (string, error) { return r.ensurePool(ctx, lp.Pool) }},
 	}
-	if plan.BaseVolume != nil {
+	if lp.BaseVolume != nil {
 		steps = append(steps, step{"Importing base image " + filepath.Base(s.Image.Path), func(ctx context.Context) (string, error) {
-			return r.ensureBaseVolume(ctx, *plan.BaseVolume, base)
+			return r.ensureBaseVolume(ctx, *lp.BaseVolume, base)
 		}})
 	}
-	if len(plan.BootVolumes) > 0 {
-		steps = append(steps, step{fmt.Sprintf("Uploading %d boot files to pool %s", len(plan.BootVolumes), plan.Pool.Name), func(ctx context.Context) (string, error) {
-			return r.ensureBootVolumes(ctx, plan.BootVolumes)
+	if len(lp.BootVolumes) > 0 {
+		steps = append(steps, step{fmt.Sprintf("Uploading %d boot files to pool %s", len(lp.BootVolumes), lp.Pool.Name), func(ctx context.Context) (string, error) {
+			return r.ensureBootVolumes(ctx, lp.BootVolumes)
 		}})
 	}
-	steps = append(steps, step{fmt.Sprintf("Creating %d disk overlays", len(plan.Overlays)), func(ctx context.Context) (string, error) {
-		return r.ensureOverlays(ctx, plan.Overlays)
+	steps = append(steps, step{fmt.Sprintf("Creating %d disk overlays", len(lp.Overlays)), func(ctx context.Context) (string, error) {
+		return r.ensureOverlays(ctx, lp.Overlays)
 	}})
 	if !opts.SkipLoadBalancer && r.caps.HostNetwork {
 		where := ""
@@ -234,13 +235,13 @@ func Up(ctx context.Context, hv hypervisor.Hypervisor, s *spec.Spec, opts UpOpti
 			return "", nil
 		}})
 	}
-	steps = append(steps, step{fmt.Sprintf("Creating %d nodes (%s)", len(plan.Domains), opts.Accelerator), func(ctx context.Context) (string, error) {
-		detail, err := r.ensureDomains(ctx, plan.Domains, deferred)
-		if err != nil || len(plan.BootVolumes) == 0 {
+	steps = append(steps, step{fmt.Sprintf("Creating %d nodes (%s)", len(lp.Domains), opts.Accelerator), func(ctx context.Context) (string, error) {
+		detail, err := r.ensureDomains(ctx, lp.Domains, deferred)
+		if err != nil || len(lp.BootVolumes) == 0 {
 			return detail, err
 		}
 		// Only now no domain names the boot files of an earlier up.
-		removed, err := r.staleBootVolumes(ctx, plan.BootVolumes)
+		removed, err := r.staleBootVolumes(ctx, lp.BootVolumes)
 		if removed != "" {
 			detail = strings.TrimPrefix(detail+", "+removed, ", ")
 		}

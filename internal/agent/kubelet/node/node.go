@@ -18,6 +18,14 @@ import (
 // stand-in makes, so nobody takes it for a real kubelet's.
 const StandInAnnotation = "bootlab.io/kubelet-stand-in"
 
+// RoleLabelsAnnotation holds the node-role labels a node registered
+// without (comma-separated keys): OpenShift's kube-apiserver lets a kubelet
+// set its own node-role.kubernetes.io labels (the --node-labels of the
+// masters' kubelet.service), upstream's NodeRestriction does not, so a
+// node of the release's upstream apiserver asks for them here and the
+// rehearsal's approve-csr stand-in, holding the admin kubeconfig, sets them.
+const RoleLabelsAnnotation = "bootlab.io/node-role-labels"
+
 // StaticPod is one static pod as the stand-in runs it (or does not).
 type StaticPod struct {
 	// Pod is the manifest as read from the static pod directory.

@@ -235,6 +235,10 @@ func testJoin(t *testing.T, tc *testCluster) {
 	assert.Regexp(t, `(?m)^master-0\s+Ready\s+\S+\s+\S+\s+`+tc.version+`$`, tc.kubectl(t, "get", "nodes"))
 	assert.Equal(t, "True", tc.kubectl(t, "get", "node", "master-0", "-o", `jsonpath={.status.conditions[?(@.type=="Ready")].status}`))
 	assert.Contains(t, tc.kubectl(t, "get", "node", "master-0", "-o", "jsonpath={.metadata.annotations}"), node.StandInAnnotation)
+	// NodeRestriction refused the node-role label: the node asks for it.
+	assert.Equal(t, "node-role.kubernetes.io/master", tc.kubectl(t, "get", "node", "master-0", "-o",
+		`jsonpath={.metadata.annotations.bootlab\.io/node-role-labels}`))
+	assert.NotContains(t, tc.kubectl(t, "get", "node", "master-0", "-o", "jsonpath={.metadata.labels}"), "node-role.kubernetes.io")
 	assert.Equal(t, "master-0", tc.kubectl(t, "get", "lease", "-n", "kube-node-lease", "master-0", "-o", "jsonpath={.spec.holderIdentity}"))
 	kc, err := os.Stat(cfg.Kubeconfig)
 	require.NoError(t, err)

@@ -54,16 +54,24 @@ func (n *Node) nodeObject(roles bool) *corev1.Node {
 		"kubernetes.io/hostname": n.cfg.Name, "kubernetes.io/os": "linux", "kubernetes.io/arch": runtime.GOARCH,
 		"beta.kubernetes.io/os": "linux", "beta.kubernetes.io/arch": runtime.GOARCH,
 	}
-	if roles {
-		for _, r := range n.cfg.Roles {
-			labels["node-role.kubernetes.io/"+r] = ""
+	annotations := map[string]string{
+		StandInAnnotation: "bootlab's kubelet stand-in " + n.cfg.KubeletVersion + ": runs only the static pods whose program the node has; scheduled pods are not run",
+	}
+	var wanted []string
+	for _, r := range n.cfg.Roles {
+		wanted = append(wanted, "node-role.kubernetes.io/"+r)
+	}
+	switch {
+	case roles:
+		for _, k := range wanted {
+			labels[k] = ""
 		}
+	case len(wanted) > 0:
+		annotations[RoleLabelsAnnotation] = strings.Join(wanted, ",")
 	}
 	return &corev1.Node{
-		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Node"},
-		ObjectMeta: metav1.ObjectMeta{Name: n.cfg.Name, Labels: labels, Annotations: map[string]string{
-			StandInAnnotation: "bootlab's kubelet stand-in " + n.cfg.KubeletVersion + ": runs only the static pods whose program the node has; scheduled pods are not run",
-		}},
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Node"},
+		ObjectMeta: metav1.ObjectMeta{Name: n.cfg.Name, Labels: labels, Annotations: annotations},
 	}
 }
 

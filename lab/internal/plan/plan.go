@@ -1,4 +1,4 @@
-package engine
+package plan
 
 import (
 	"encoding/xml"
@@ -135,9 +135,9 @@ type DomainPlan struct {
 	Digest string
 }
 
-// withoutRole drops the domains and overlays of role's nodes: after `lab
+// WithoutRole drops the domains and overlays of role's nodes: after `lab
 // pivot` destroyed a real lab's bootstrap, a later `up` must not bring it back.
-func (p *Plan) withoutRole(role spec.Role) *Plan {
+func (p *Plan) WithoutRole(role spec.Role) *Plan {
 	out := *p
 	out.Domains, out.Overlays = nil, nil
 	gone := map[string]bool{}

@@ -1,4 +1,4 @@
-package engine
+package plan
 
 import (
 	"crypto/sha256"
@@ -199,11 +199,11 @@ func hostPath(s *spec.Spec, p string) string {
 	if s.Remote() {
 		return p
 	}
-	return absPath(p)
+	return AbsPath(p)
 }
 
-// absPath makes a path absolute for libvirt, which resolves nothing relative.
-func absPath(p string) string {
+// AbsPath makes a path absolute for libvirt, which resolves nothing relative.
+func AbsPath(p string) string {
 	if p == "" || filepath.IsAbs(p) {
 		return p
 	}
