@@ -3,6 +3,7 @@ package node_test
 import (
 	"bytes"
 	"context"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -30,6 +31,8 @@ func (l *localShells) start(ctx context.Context, cmd string) (*node.ShellProcess
 	l.started++
 	l.mu.Unlock()
 	c := exec.Command("bash", "-c", l.prefix+cmd)
+	// A UTF-8 locale, as on a node: the loop must still count bytes.
+	c.Env = append(os.Environ(), "LC_ALL=C.UTF-8")
 	stdin, err := c.StdinPipe()
 	if err != nil {
 		return nil, err
@@ -80,6 +83,7 @@ func TestShellRunsEveryCommandInOneShell(t *testing.T) {
 		{"exec ends only the command", "exec bash -c 'echo execed; exit 4'", nil, 4, "execed\n", ""},
 		{"a syntax error fails the command, not the shell", "if then fi (", nil, 2, "", "syntax error"},
 		{"non-ASCII commands are read whole", "echo 'déjà vu ✓'", nil, 0, "déjà vu ✓\n", ""},
+		{"... and the next command starts where it should", "echo ok", nil, 0, "ok\n", ""},
 		{"variables do not outlive a command", "x=1; echo ${x}", nil, 0, "1\n", ""},
 		{"... as the next one sees", "echo \"[${x:-unset}]\"", nil, 0, "[unset]\n", ""},
 		{"large output streams through", "printf '%s' \"$(cat)\"", &big, 0, big, ""},
