@@ -100,6 +100,16 @@ func (l *Lab) resolve() error {
 	return nil
 }
 
+// recorded is the state Open read (and checked is this lab's), or, when
+// the directory records nothing yet, LoadState's error for it: the verbs
+// that need a state must not read state.json again, unchecked.
+func (l *Lab) recorded() (*labdir.State, error) {
+	if l.state == nil {
+		return nil, fmt.Errorf("%w in %s: run `bootlab lab up` first", labdir.ErrNoState, l.spec.LabDir)
+	}
+	return l.state, nil
+}
+
 // Spec is the lab's spec: as built (see Open), else as given.
 func (l *Lab) Spec() *spec.Spec { return l.spec }
 
@@ -360,7 +370,7 @@ func (l *Lab) WaitBootstrap(ctx context.Context, o engine.WaitOptions) error {
 	if err := engine.CheckWaitable(l.spec); err != nil {
 		return err
 	}
-	st, err := labdir.LoadState(l.spec.LabDir)
+	st, err := l.recorded()
 	if err != nil {
 		return err
 	}
@@ -404,7 +414,7 @@ func (l *Lab) Console(ctx context.Context, n spec.Node, out io.Writer, o Console
 // Gather is `lab gather`: openshift-install's gather bootstrap of the
 // built lab; it returns the bundle's path (see engine.Gather).
 func (l *Lab) Gather(ctx context.Context) (string, error) {
-	st, err := labdir.LoadState(l.spec.LabDir)
+	st, err := l.recorded()
 	if err != nil {
 		return "", err
 	}

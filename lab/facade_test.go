@@ -107,3 +107,17 @@ func TestPooledSharesOneConnectionPerURI(t *testing.T) {
 	assert.Equal(t, 1, fakes["qemu:///a"].Closed)
 	assert.Equal(t, 1, fakes["qemu:///b"].Closed)
 }
+
+// The verbs that need what up recorded use the state Open read and checked,
+// and a lab never brought up gets LoadState's own error, naming its
+// directory.
+func TestGatherOfAnUnbuiltLab(t *testing.T) {
+	t.Parallel()
+	s := testSpec(t, "ng")
+	l, err := Open(context.Background(), s, Options{Connect: hypervisor.Shared(fake.New())})
+	require.NoError(t, err)
+	_, err = l.Gather(context.Background())
+	require.ErrorIs(t, err, labdir.ErrNoState)
+	assert.ErrorContains(t, err, s.LabDir)
+	assert.ErrorContains(t, err, "bootlab lab up")
+}
