@@ -121,7 +121,7 @@ func TestRunForceRerunsDoneStages(t *testing.T) {
 	require.Len(t, node.Scripts, 1)
 	assert.Contains(t, node.Scripts[0], "\nBOOTLAB_FORCE=1\n")
 	assert.Equal(t, []string{"write /run/bootlab/stages/07-etcd-bootstrap.sh"}, node.CallsWith("write "))
-	assert.Equal(t, []string{"bash /run/bootlab/stages/07-etcd-bootstrap.sh </dev/null"}, node.CallsWith("bash "))
+	assert.Equal(t, []string{"bash '/run/bootlab/stages/07-etcd-bootstrap.sh' </dev/null"}, node.CallsWith("bash "))
 }
 
 func TestRunFailureIsWrappedAndStops(t *testing.T) {

@@ -30,7 +30,7 @@ func RunScript(ctx context.Context, n Node, path string, script []byte, stdout, 
 	if err := n.WriteFile(ctx, path, script, 0o700); err != nil {
 		return -1, err
 	}
-	return n.Run(ctx, "bash "+path+" </dev/null", nil, stdout, stderr)
+	return n.Run(ctx, "bash "+ShellQuote(path)+" </dev/null", nil, stdout, stderr)
 }
 
 // writeFailedCode and writeFailedLine are what the one command says when

@@ -156,3 +156,21 @@ func (r *Redialing) Close() error {
 	}
 	return n.Close()
 }
+
+// shellGrace is how long a shell gets to exit (and remove its temporary
+// file) once its stdin closes.
+const shellGrace = 2 * time.Second
+
+// Start starts cmd as a root bash with piped streams: what a Shell runs.
+func (n *SSH) Start(ctx context.Context, cmd string) (*ShellProcess, error) {
+	p, err := n.client.Start(ctx, cmd)
+	if err != nil {
+		return nil, err
+	}
+	return &ShellProcess{Stdin: p.Stdin, Stdout: p.Stdout, Stderr: p.Stderr,
+		Close: func() error { return p.Close(shellGrace) }}, nil
+}
+
+// OneShell is n running all its commands in one root shell (Shell): one
+// sudo and one bash for a whole stage run. Close it before n.
+func (n *SSH) OneShell() *Shell { return NewShell(n.String(), n.Start, n.Run) }

@@ -167,6 +167,9 @@ func TestSSHNodeAsRoot(t *testing.T) {
 	defer n.Close()
 	assert.Equal(t, "root@127.0.0.1:"+strconv.Itoa(s.port), n.String())
 	exerciseNode(t, n)
+	sh := n.OneShell()
+	defer sh.Close()
+	exerciseNode(t, sh)
 }
 
 func TestSSHNodeWithSudo(t *testing.T) {
@@ -204,11 +207,26 @@ func TestSSHNodeWithSudo(t *testing.T) {
 	assert.Equal(t, 0, code)
 	assert.Equal(t, "root\n", plain.String(), "commands of a non-root user go through sudo")
 	exerciseNode(t, n)
+	sh := n.OneShell()
+	defer sh.Close()
+	plain.Reset()
+	_, err = sh.Run(context.Background(), "id -un", nil, &plain, nil)
+	require.NoError(t, err)
+	assert.Equal(t, "root\n", plain.String(), "the one shell is root's too")
+	exerciseNode(t, sh)
 
 	// ...and a user without sudo rights gets sudo's refusal as a failure.
 	require.NoError(t, os.Remove(sudoers))
 	var errb bytes.Buffer
 	code, err = n.Run(context.Background(), "true", nil, nil, &errb)
+	require.NoError(t, err)
+	assert.NotEqual(t, 0, code)
+	assert.Contains(t, errb.String(), "sudo")
+	// A shell that sudo refuses runs each command apart: the same refusal.
+	refused := n.OneShell()
+	defer refused.Close()
+	errb.Reset()
+	code, err = refused.Run(context.Background(), "true", nil, nil, &errb)
 	require.NoError(t, err)
 	assert.NotEqual(t, 0, code)
 	assert.Contains(t, errb.String(), "sudo")

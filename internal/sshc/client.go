@@ -228,28 +228,9 @@ func (c *Client) Wait() error { return c.ssh.Wait() }
 // stderr, and returns the exit status. A command killed by a signal
 // returns -1 and no error; ctx ending sends SIGTERM and returns ctx.Err().
 func (c *Client) Stream(ctx context.Context, cmd string, stdin io.Reader, stdout, stderr io.Writer) (int, error) {
-	// Opening the session waits on the peer too, so it happens apart and
-	// ctx ends a call to a host that stopped answering.
-	type opened struct {
-		s   *ssh.Session
-		err error
-	}
-	op := make(chan opened, 1)
-	go func() { s, err := c.ssh.NewSession(); op <- opened{s, err} }()
-	var sess *ssh.Session
-	select {
-	case <-ctx.Done():
-		go func() {
-			if o := <-op; o.s != nil {
-				o.s.Close()
-			}
-		}()
-		return -1, ctx.Err()
-	case o := <-op:
-		if o.err != nil {
-			return -1, fmt.Errorf("ssh %s: new session: %w", c, o.err)
-		}
-		sess = o.s
+	sess, err := c.openSession(ctx)
+	if err != nil {
+		return -1, err
 	}
 	defer sess.Close()
 	if stdout == nil {
@@ -259,13 +240,8 @@ func (c *Client) Stream(ctx context.Context, cmd string, stdin io.Reader, stdout
 		stderr = io.Discard
 	}
 	sess.Stdin, sess.Stdout, sess.Stderr = stdin, stdout, stderr
-	line := "bash -c " + Quote(cmd)
-	if c.sudo {
-		line = "sudo -n " + line
-	}
 	done := make(chan error, 1)
-	go func() { done <- sess.Run(line) }()
-	var err error
+	go func() { done <- sess.Run(c.commandLine(cmd)) }()
 	select {
 	case <-ctx.Done():
 		_ = sess.Signal(ssh.SIGTERM)
@@ -275,6 +251,41 @@ func (c *Client) Stream(ctx context.Context, cmd string, stdin io.Reader, stdout
 	case err = <-done:
 	}
 	return c.exitStatus(err, firstLine(cmd)+": the command")
+}
+
+// commandLine is how cmd runs on the host: bash -c, through `sudo -n`
+// when the client was configured so.
+func (c *Client) commandLine(cmd string) string {
+	line := "bash -c " + Quote(cmd)
+	if c.sudo {
+		line = "sudo -n " + line
+	}
+	return line
+}
+
+// openSession opens a session apart, as it waits on the peer too: ctx
+// ends a call to a host that stopped answering.
+func (c *Client) openSession(ctx context.Context) (*ssh.Session, error) {
+	type opened struct {
+		s   *ssh.Session
+		err error
+	}
+	op := make(chan opened, 1)
+	go func() { s, err := c.ssh.NewSession(); op <- opened{s, err} }()
+	select {
+	case <-ctx.Done():
+		go func() {
+			if o := <-op; o.s != nil {
+				o.s.Close()
+			}
+		}()
+		return nil, ctx.Err()
+	case o := <-op:
+		if o.err != nil {
+			return nil, fmt.Errorf("ssh %s: new session: %w", c, o.err)
+		}
+		return o.s, nil
+	}
 }
 
 // exitStatus is the exit code of a finished session: its status, -1 with

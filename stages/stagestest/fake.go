@@ -59,8 +59,8 @@ func (n *Node) Run(ctx context.Context, cmd string, stdin io.Reader, stdout, std
 	if stderr == nil {
 		stderr = io.Discard
 	}
-	if p, ok := strings.CutPrefix(cmd, "bash "+stages.ReplayDir+"/"); ok {
-		p = stages.ReplayDir + "/" + strings.TrimSuffix(p, " </dev/null")
+	if p, ok := strings.CutPrefix(cmd, "bash '"+stages.ReplayDir+"/"); ok {
+		p = stages.ReplayDir + "/" + strings.TrimSuffix(p, "' </dev/null")
 		data, err := os.ReadFile(n.host(p))
 		if err != nil {
 			fmt.Fprintln(stderr, err)

@@ -181,13 +181,19 @@ func runRun(cmd *cobra.Command, f *cmdutil.Factory, opts *RunOptions) error {
 		return err
 	}
 	phases := timing.Start(f.Log, "stage run")
-	node, closeNode, err := opts.Target.connect(ctx, f, r)
+	target, closeNode, err := opts.Target.connect(ctx, f, r)
 	if err != nil {
 		return err
 	}
 	defer closeNode()
 	phases.Mark("ssh dial")
-	return runOnNode(ctx, f, opts, r, runner, sel, node, phases)
+	if o, ok := target.(node.Opener); ok {
+		if err := o.Open(ctx); err != nil {
+			return err
+		}
+		phases.Mark("root shell (sudo bash, once)")
+	}
+	return runOnNode(ctx, f, opts, r, runner, sel, target, phases)
 }
 
 // runOnNode runs the selection on the node: from the node's own script or
