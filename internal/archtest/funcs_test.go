@@ -24,7 +24,6 @@ func longFuncs() map[string]int {
 		"lab/internal/engine.SaveCheckpoint":      108,
 		"lab/internal/engine.Up":                  130,
 		"lab/cache.importArchive":                 83,
-		"lab/class.Expand":                        239,
 		"lab/cluster.ReviewCSR":                   94,
 		"lab/cluster.WaitInstallComplete":         86,
 		"lab/images.Downloader.open":              85,

@@ -35,95 +35,160 @@ type Host struct {
 // networks use and what other labs hold; a lab this class already built
 // keeps the network it has.
 func Expand(c *Spec, source string, host Host) (*Plan, error) {
-	var errs []spec.FieldError
-	add := func(field, format string, args ...any) {
-		errs = append(errs, spec.FieldError{Field: field, Msg: fmt.Sprintf(format, args...)})
+	e := &expansion{c: c, source: source, host: host}
+	learners := c.validateClass(e.add)
+	if e.failed() {
+		return nil, e.fail()
 	}
-	fail := func() error { return &spec.ValidationError{Source: source, Errs: errs} }
-	learners := c.validateClass(add)
-	if len(errs) > 0 {
-		return nil, fail()
+	pool := e.addressPool()
+	if e.failed() {
+		return nil, e.fail()
 	}
+	e.sortLabs()
+	e.planLabs(learners)
+	if e.failed() {
+		return nil, e.fail()
+	}
+	e.assignNetworks(pool)
+	if e.failed() {
+		return nil, e.fail()
+	}
+	if err := e.validateLabs(); err != nil {
+		return nil, err
+	}
+	if e.failed() {
+		return nil, e.fail()
+	}
+	distinct(e.plan, e.add)
+	e.bridgesFree()
+	if e.failed() {
+		return nil, e.fail()
+	}
+	if host.Capacity != nil {
+		if err := capacity(e.plan, host, e.add); err != nil {
+			return nil, err
+		}
+		if e.failed() {
+			return nil, e.fail()
+		}
+	}
+	return e.plan, nil
+}
+
+// expansion is one Expand: the class, the host's facts, the errors found
+// so far (each naming the class file's field) and the plan taking shape.
+type expansion struct {
+	c      *Spec
+	source string
+	host   Host
+	errs   []spec.FieldError
+	plan   *Plan
+	// ours are the labs of this class that exist, others every other
+	// lab on the host; explicit the learners whose network the class
+	// file names.
+	ours     map[string]*labdir.Ref
+	others   []labdir.Ref
+	explicit map[string]bool
+}
+
+func (e *expansion) add(field, format string, args ...any) {
+	e.errs = append(e.errs, spec.FieldError{Field: field, Msg: fmt.Sprintf(format, args...)})
+}
+
+func (e *expansion) failed() bool { return len(e.errs) > 0 }
+
+func (e *expansion) fail() error { return &spec.ValidationError{Source: e.source, Errs: e.errs} }
+
+// addressPool checks the class's address pool (the default when none).
+func (e *expansion) addressPool() netip.Prefix {
+	c := e.c
 	if c.AddressPool == "" {
 		c.AddressPool = DefaultAddressPool
 	}
 	pool, perr := netip.ParsePrefix(c.AddressPool)
 	switch {
 	case perr != nil:
-		add("addressPool", "%q is not a CIDR: write it like 192.168.128.0/17", c.AddressPool)
+		e.add("addressPool", "%q is not a CIDR: write it like 192.168.128.0/17", c.AddressPool)
 	case !pool.Addr().Is4() || !pool.Addr().IsPrivate():
-		add("addressPool", "%s is not a private IPv4 range: use one inside 10.0.0.0/8, 172.16.0.0/12 or 192.168.0.0/16", pool)
+		e.add("addressPool", "%s is not a private IPv4 range: use one inside 10.0.0.0/8, 172.16.0.0/12 or 192.168.0.0/16", pool)
 	case pool.Bits() > 24:
-		add("addressPool", "%s is smaller than one /24, and every lab needs a /24: give a /24 or larger (one /24 per learner)", pool)
+		e.add("addressPool", "%s is smaller than one /24, and every lab needs a /24: give a /24 or larger (one /24 per learner)", pool)
 	case pool.Masked() != pool:
-		add("addressPool", "%s has host bits set: write %s", pool, pool.Masked())
+		e.add("addressPool", "%s has host bits set: write %s", pool, pool.Masked())
 	}
-	if len(errs) > 0 {
-		return nil, fail()
-	}
+	return pool
+}
 
-	// Labs of this class that exist, and every other lab on the host.
-	ours := map[string]*labdir.Ref{}
-	var others []labdir.Ref
-	for i, l := range host.Labs {
-		if l.State != nil && l.State.Class == c.Name {
-			ours[l.Name] = &host.Labs[i]
+// sortLabs tells the labs of this class that exist from every other lab on
+// the host.
+func (e *expansion) sortLabs() {
+	e.ours = map[string]*labdir.Ref{}
+	for i, l := range e.host.Labs {
+		if l.State != nil && l.State.Class == e.c.Name {
+			e.ours[l.Name] = &e.host.Labs[i]
 			continue
 		}
-		others = append(others, l)
+		e.others = append(e.others, l)
 	}
+}
 
-	plan := &Plan{Class: c}
-	explicit := map[string]bool{}
+// planLabs makes each learner's lab spec; a built lab keeps its network,
+// and a lab of the name that is not this class's is refused.
+func (e *expansion) planLabs(learners []string) {
+	c := e.c
+	e.plan = &Plan{Class: c}
+	e.explicit = map[string]bool{}
 	for _, learner := range learners {
 		s, ferrs := c.labSpec(learner)
-		errs = append(errs, ferrs...)
+		e.errs = append(e.errs, ferrs...)
 		if s == nil {
 			continue
 		}
 		l := Lab{Learner: learner, Spec: s}
 		if s.Network.CIDR != "" {
-			explicit[learner] = true
+			e.explicit[learner] = true
 		}
-		if ref := ours[s.Name]; ref != nil && ref.State.Spec != nil && s.Network.CIDR == "" {
+		if ref := e.ours[s.Name]; ref != nil && ref.State.Spec != nil && s.Network.CIDR == "" {
 			// A built lab keeps its network: re-running class up resumes it.
 			s.Network.CIDR = ref.State.Spec.Network.CIDR
 			l.Built = true
 		} else if ref != nil && ref.State.Spec != nil {
 			l.Built = true
 		}
-		for _, o := range others {
+		for _, o := range e.others {
 			if o.Name == s.Name {
 				cls := "no class"
 				if o.State != nil && o.State.Class != "" {
 					cls = "class " + o.State.Class
 				}
-				add("learners", "lab %s already exists on this host (%s, %s) and is not a lab of class %s: `bootlab lab down --name %s` first, or choose another class name", s.Name, cls, o.Dir, c.Name, s.Name)
+				e.add("learners", "lab %s already exists on this host (%s, %s) and is not a lab of class %s: `bootlab lab down --name %s` first, or choose another class name", s.Name, cls, o.Dir, c.Name, s.Name)
 			}
 		}
-		plan.Labs = append(plan.Labs, l)
+		e.plan.Labs = append(e.plan.Labs, l)
 	}
-	if len(errs) > 0 {
-		return nil, fail()
-	}
+}
 
-	// What the class's networks must not overlap.
-	type taken struct {
-		prefix netip.Prefix
-		what   string
-	}
+// taken is a range the class's networks must not overlap, and whose it is.
+type taken struct {
+	prefix netip.Prefix
+	what   string
+}
+
+// usedNetworks are the ranges the class's networks must not overlap:
+// other labs' first (a lab's network is also a libvirt network and a route
+// on its bridge, and "lab X" says the most), then libvirt's networks and
+// the host's routes, but this class's own.
+func (e *expansion) usedNetworks() []taken {
 	ourNets := map[string]bool{}
 	ourBridges := map[string]bool{}
-	for name, ref := range ours {
+	for name, ref := range e.ours {
 		ourNets["bootlab-"+name] = true
 		if ref.State.Spec != nil {
 			ourBridges[ref.State.Spec.Network.Bridge] = true
 		}
 	}
-	// Other labs first: a lab's network is also a libvirt network and a
-	// route on its bridge, and "lab X" says the most.
 	var used []taken
-	for _, o := range others {
+	for _, o := range e.others {
 		if o.State == nil || o.State.Spec == nil {
 			continue
 		}
@@ -135,7 +200,7 @@ func Expand(c *Spec, source string, host Host) (*Plan, error) {
 			used = append(used, taken{p.Masked(), what})
 		}
 	}
-	for _, n := range host.Networks {
+	for _, n := range e.host.Networks {
 		if ourNets[n.Name] {
 			continue
 		}
@@ -143,50 +208,34 @@ func Expand(c *Spec, source string, host Host) (*Plan, error) {
 			used = append(used, taken{p, fmt.Sprintf("libvirt network %q (%s)", n.Name, p)})
 		}
 	}
-	for _, r := range host.Routes {
+	for _, r := range e.host.Routes {
 		if r.Prefix.Bits() == 0 || ourBridges[r.Dev] {
 			continue
 		}
 		used = append(used, taken{r.Prefix, fmt.Sprintf("the host route %s on %s", r.Prefix, r.Dev)})
 	}
-	clash := func(p netip.Prefix) string {
-		for _, u := range used {
-			if u.prefix.Overlaps(p) {
-				return u.what
-			}
-		}
-		return ""
-	}
+	return used
+}
 
-	// Explicit and built networks first, then carve the rest in order.
-	assigned := map[netip.Prefix]string{}
-	for i := range plan.Labs {
-		s := plan.Labs[i].Spec
-		if s.Network.CIDR == "" {
-			continue
+// clash is what of used p overlaps, or "".
+func clash(used []taken, p netip.Prefix) string {
+	for _, u := range used {
+		if u.prefix.Overlaps(p) {
+			return u.what
 		}
-		p, err := netip.ParsePrefix(s.Network.CIDR)
-		if err != nil {
-			continue // the lab's own validation names it
-		}
-		field := "lab " + s.Name + ": network.cidr"
-		if explicit[plan.Labs[i].Learner] {
-			field = "overrides." + plan.Labs[i].Learner + ".network.cidr"
-		}
-		if what := clash(p.Masked()); what != "" && !plan.Labs[i].Built {
-			add(field, "%s overlaps %s: choose a free range", p.Masked(), what)
-		}
-		for q, other := range assigned {
-			if q.Overlaps(p.Masked()) {
-				add(field, "%s overlaps lab %s's network %s: every lab needs its own range", p.Masked(), other, q)
-			}
-		}
-		assigned[p.Masked()] = s.Name
 	}
+	return ""
+}
+
+// assignNetworks checks the explicit and built networks, then carves the
+// rest from pool in learner order.
+func (e *expansion) assignNetworks(pool netip.Prefix) {
+	used := e.usedNetworks()
+	assigned := e.checkGivenNetworks(used)
 	var free []netip.Prefix
 	var busy []string
 	for sub := range subnets24(pool) {
-		if what := clash(sub); what != "" {
+		if what := clash(used, sub); what != "" {
 			busy = append(busy, sub.String()+" by "+what)
 			continue
 		}
@@ -201,77 +250,95 @@ func Expand(c *Spec, source string, host Host) (*Plan, error) {
 			free = append(free, sub)
 		}
 	}
-	var need []string
-	for i := range plan.Labs {
-		if plan.Labs[i].Spec.Network.CIDR == "" {
-			need = append(need, plan.Labs[i].Spec.Name)
+	need := 0
+	for i := range e.plan.Labs {
+		if e.plan.Labs[i].Spec.Network.CIDR == "" {
+			need++
 		}
 	}
-	if len(need) > len(free) {
-		used := ""
+	if need > len(free) {
+		usedBy := ""
 		if len(busy) > 0 {
 			if len(busy) > 3 {
 				busy = append(busy[:3], fmt.Sprintf("%d more", len(busy)-3))
 			}
-			used = " (used: " + strings.Join(busy, ", ") + ")"
+			usedBy = " (used: " + strings.Join(busy, ", ") + ")"
 		}
-		add("addressPool", "%s has %d free /24 networks%s, the class needs %d: give a larger addressPool, or fewer learners", pool, len(free), used, len(need))
-		return nil, fail()
+		e.add("addressPool", "%s has %d free /24 networks%s, the class needs %d: give a larger addressPool, or fewer learners", pool, len(free), usedBy, need)
+		return
 	}
 	k := 0
-	for i := range plan.Labs {
-		s := plan.Labs[i].Spec
+	for i := range e.plan.Labs {
+		s := e.plan.Labs[i].Spec
 		if s.Network.CIDR == "" {
 			s.Network.CIDR = free[k].String()
 			k++
 		}
 	}
-	if len(errs) > 0 {
-		return nil, fail()
-	}
+}
 
-	// Each lab on its own, then the labs against each other and the host.
-	for i := range plan.Labs {
-		s := plan.Labs[i].Spec
-		// Real labs claim their cluster domain in host DNS: one each.
+// checkGivenNetworks checks the networks the class file names or a built
+// lab has against used and each other, and returns them by lab.
+func (e *expansion) checkGivenNetworks(used []taken) map[netip.Prefix]string {
+	assigned := map[netip.Prefix]string{}
+	for i := range e.plan.Labs {
+		s := e.plan.Labs[i].Spec
+		if s.Network.CIDR == "" {
+			continue
+		}
+		p, err := netip.ParsePrefix(s.Network.CIDR)
+		if err != nil {
+			continue // the lab's own validation names it
+		}
+		field := "lab " + s.Name + ": network.cidr"
+		if e.explicit[e.plan.Labs[i].Learner] {
+			field = "overrides." + e.plan.Labs[i].Learner + ".network.cidr"
+		}
+		if what := clash(used, p.Masked()); what != "" && !e.plan.Labs[i].Built {
+			e.add(field, "%s overlaps %s: choose a free range", p.Masked(), what)
+		}
+		for q, other := range assigned {
+			if q.Overlaps(p.Masked()) {
+				e.add(field, "%s overlaps lab %s's network %s: every lab needs its own range", p.Masked(), other, q)
+			}
+		}
+		assigned[p.Masked()] = s.Name
+	}
+	return assigned
+}
+
+// validateLabs checks each lab on its own, its defaults applied; a real
+// lab claims its cluster domain in host DNS, one each.
+func (e *expansion) validateLabs() error {
+	for i := range e.plan.Labs {
+		s := e.plan.Labs[i].Spec
 		if s.Cluster.Name == "" && (s.Profile == spec.ProfileOpenShift || s.Profile == "" && s.OpenShift.PullSecretFile != "") {
-			s.Cluster.Name = plan.Labs[i].Learner
+			s.Cluster.Name = e.plan.Labs[i].Learner
 		}
 		s.Defaults()
 		if err := s.Validate(); err != nil {
 			var ve *spec.ValidationError
 			if !errors.As(err, &ve) {
-				return nil, err
+				return err
 			}
 			for _, fe := range ve.Errs {
-				add("lab "+s.Name+": "+fe.Field, "%s", fe.Msg)
+				e.add("lab "+s.Name+": "+fe.Field, "%s", fe.Msg)
 			}
 		}
 	}
-	if len(errs) > 0 {
-		return nil, fail()
-	}
-	distinct(plan, add)
-	for i := range plan.Labs {
-		s := plan.Labs[i].Spec
-		for _, n := range host.Networks {
+	return nil
+}
+
+// bridgesFree refuses a lab whose bridge another libvirt network has.
+func (e *expansion) bridgesFree() {
+	for i := range e.plan.Labs {
+		s := e.plan.Labs[i].Spec
+		for _, n := range e.host.Networks {
 			if n.Name != s.NetworkName() && n.Bridge == s.Network.Bridge {
-				add("lab "+s.Name+": network.bridge", "%s is already the bridge of libvirt network %q: choose another class or learner name", n.Bridge, n.Name)
+				e.add("lab "+s.Name+": network.bridge", "%s is already the bridge of libvirt network %q: choose another class or learner name", n.Bridge, n.Name)
 			}
 		}
 	}
-	if len(errs) > 0 {
-		return nil, fail()
-	}
-	if host.Capacity != nil {
-		if err := capacity(plan, host, add); err != nil {
-			return nil, err
-		}
-		if len(errs) > 0 {
-			return nil, fail()
-		}
-	}
-	return plan, nil
 }
 
 // distinct refuses two labs sharing what must be a lab's own: bridge, node
