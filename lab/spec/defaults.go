@@ -66,6 +66,16 @@ const MaxNodes = 250
 // Defaults fills every zero field. It is idempotent and never overrides a
 // value the user set.
 func (s *Spec) Defaults() {
+	s.defaultIdentity()
+	prefix, perr := s.defaultNetwork()
+	s.defaultPlaces()
+	s.defaultOpenShift()
+	s.defaultTopology()
+	s.defaultNodeFields(prefix, perr == nil)
+}
+
+// defaultIdentity fills what names the lab and says what it is.
+func (s *Spec) defaultIdentity() {
 	if s.APIVersion == "" {
 		s.APIVersion = APIVersion
 	}
@@ -90,6 +100,14 @@ func (s *Spec) Defaults() {
 	if s.Libvirt.URI == "" {
 		s.Libvirt.URI = "qemu:///system"
 	}
+	if s.Accelerator == "" {
+		s.Accelerator = AccelAuto
+	}
+}
+
+// defaultNetwork fills the network's fields and returns its prefix
+// (masked), with the parse error of a CIDR Validate will name.
+func (s *Spec) defaultNetwork() (netip.Prefix, error) {
 	if s.Network.CIDR == "" {
 		s.Network.CIDR = defaultMachineCIDR
 	}
@@ -116,33 +134,46 @@ func (s *Spec) Defaults() {
 	if s.Network.IngressAddress == "" {
 		s.Network.IngressAddress = s.Network.APIAddress
 	}
+	return prefix, perr
+}
+
+// defaultPlaces fills the lab's directories and the stages' checkpoints.
+func (s *Spec) defaultPlaces() {
 	if s.Storage.PoolDir == "" {
 		s.Storage.PoolDir = filepath.Join("/var/lib/libvirt/images", "bootlab-"+s.Name)
-	}
-	if s.Accelerator == "" {
-		s.Accelerator = AccelAuto
 	}
 	if s.LabDir == "" {
 		s.LabDir = filepath.Join(DefaultHome(), "labs", s.Name)
 	}
 	s.CleanDirs()
-	if s.OpenShift.Version == "" && s.Profile == ProfileOpenShift {
-		s.OpenShift.Version = DefaultOpenShiftVersion
-	}
 	if s.Stages.Checkpoints == nil {
 		on := true
 		s.Stages.Checkpoints = &on
 	}
-	// Probe labs render no install-config: their networks stay unset unless
-	// the user wrote them (then Validate checks them and warns).
-	if s.Profile == ProfileOpenShift {
-		if len(s.OpenShift.ClusterNetwork) == 0 {
-			s.OpenShift.ClusterNetwork = []ClusterNetwork{{CIDR: DefaultClusterNetworkCIDR, HostPrefix: DefaultClusterHostPrefix}}
-		}
-		if len(s.OpenShift.ServiceNetwork) == 0 {
-			s.OpenShift.ServiceNetwork = []string{DefaultServiceNetworkCIDR}
-		}
+}
+
+// defaultOpenShift fills a real lab's release and networks. Probe labs
+// render no install-config: their networks stay unset unless the user
+// wrote them (then Validate checks them and warns).
+func (s *Spec) defaultOpenShift() {
+	if s.Profile != ProfileOpenShift {
+		return
 	}
+	if s.OpenShift.Version == "" {
+		s.OpenShift.Version = DefaultOpenShiftVersion
+	}
+	if len(s.OpenShift.ClusterNetwork) == 0 {
+		s.OpenShift.ClusterNetwork = []ClusterNetwork{{CIDR: DefaultClusterNetworkCIDR, HostPrefix: DefaultClusterHostPrefix}}
+	}
+	if len(s.OpenShift.ServiceNetwork) == 0 {
+		s.OpenShift.ServiceNetwork = []string{DefaultServiceNetworkCIDR}
+	}
+}
+
+// defaultTopology makes the node list from the topology when there is
+// none, and the topology from the node list always, so `lab config` is
+// truthful (a negative count stays, for Validate to name).
+func (s *Spec) defaultTopology() {
 	if len(s.Nodes) == 0 && s.Topology.nodes() <= MaxNodes {
 		if s.Topology.Masters == 0 && s.Topology.Workers == 0 && !s.mastersGiven {
 			s.Topology = Topology{Masters: 3, Workers: 2}
@@ -155,12 +186,15 @@ func (s *Spec) Defaults() {
 			s.Nodes = append(s.Nodes, Node{Name: fmt.Sprintf("worker-%d", i), Role: RoleWorker})
 		}
 	}
-	// The topology always reflects the node list, so `lab config` is truthful
-	// (a negative count stays, for Validate to name).
 	if len(s.Nodes) > 0 && s.Topology.Masters >= 0 && s.Topology.Workers >= 0 {
 		s.Topology = Topology{Masters: len(s.NodesByRole(RoleMaster)), Workers: len(s.NodesByRole(RoleWorker))}
 	}
+}
 
+// defaultNodeFields gives each node its size, MAC and address: bootstrap
+// .10, masters .11.., workers .20.. of prefix (when it parsed), as the old
+// libvirt platform did, skipping addresses already taken.
+func (s *Spec) defaultNodeFields(prefix netip.Prefix, prefixOK bool) {
 	used := map[string]bool{}
 	for _, n := range s.Nodes {
 		used[n.IP] = true
@@ -172,17 +206,16 @@ func (s *Spec) Defaults() {
 		if n.MAC == "" {
 			n.MAC = DeriveMAC(s.Name, n.Name)
 		}
-		if n.IP == "" && perr == nil {
-			// bootstrap .10, masters .11.., workers .20.. as the old libvirt
-			// platform did, skipping addresses already taken.
-			for {
-				ip := NthHost(prefix, next[n.Role])
-				next[n.Role]++
-				if ip == "" || !used[ip] {
-					n.IP = ip
-					used[ip] = true
-					break
-				}
+		if n.IP != "" || !prefixOK {
+			continue
+		}
+		for {
+			ip := NthHost(prefix, next[n.Role])
+			next[n.Role]++
+			if ip == "" || !used[ip] {
+				n.IP = ip
+				used[ip] = true
+				break
 			}
 		}
 	}
