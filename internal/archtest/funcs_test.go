@@ -22,7 +22,6 @@ const maxFuncLines = 80
 func longFuncs() map[string]int {
 	return map[string]int{
 		"lab/internal/engine.SaveCheckpoint":      108,
-		"lab/internal/engine.Up":                  130,
 		"lab/cache.importArchive":                 83,
 		"lab/cluster.ReviewCSR":                   94,
 		"lab/cluster.WaitInstallComplete":         86,

@@ -148,30 +148,69 @@ func Up(ctx context.Context, hv hypervisor.Hypervisor, s *spec.Spec, opts UpOpti
 	if err != nil {
 		return nil, err
 	}
-	// The lab's identity is written before any object exists, so every
-	// object below can carry it and `down` can always find them.
-	if (r.state.UUID == "" || r.state.Name == "" || opts.Class != "" && r.state.Class != opts.Class) && !opts.DryRun {
-		if err := r.record(func(st *labdir.State) {
-			st.Name = s.Name
-			if st.UUID == "" {
-				st.UUID = labdir.NewLabUUID()
-			}
-			if opts.Class != "" {
-				st.Class = opts.Class
-			}
-		}); err != nil {
-			return nil, err
-		}
+	if err := r.recordIdentity(opts); err != nil {
+		return nil, err
 	}
+	lp, base, err := r.upPlan(ctx, opts)
+	if err != nil {
+		return nil, err
+	}
+	results, err := runSteps(ctx, opts.Status, r.log, r.upSteps(lp, base, opts))
+	res := &UpResult{Steps: results, Accelerator: opts.Accelerator, DeferredOff: int(r.deferredOff.Load())}
+	if r.plan != nil {
+		res.Changes = sortedChanges(r.plan.changes)
+		res.Changed = len(res.Changes) > 0
+		return res, err
+	}
+	for _, sr := range results {
+		res.Changed = res.Changed || sr.Changed
+	}
+	if err != nil {
+		// The state keeps the spec of the last up that succeeded: a refused
+		// or failed up must not make status, verify or stage act on
+		// addresses or images the lab does not have.
+		return res, err
+	}
+	// Only now does the lab match s: record it.
+	if err := r.record(func(st *labdir.State) { st.Spec = s; st.Accelerator = opts.Accelerator }); err != nil {
+		return res, err
+	}
+	return res, nil
+}
+
+// recordIdentity writes the lab's identity (name, UUID, class) before any
+// object exists, so every object can carry it and `down` can always find
+// them; a dry run writes nothing.
+func (r *labRun) recordIdentity(opts UpOptions) error {
+	st := r.state
+	if opts.DryRun || st.UUID != "" && st.Name != "" && (opts.Class == "" || st.Class == opts.Class) {
+		return nil
+	}
+	return r.record(func(st *labdir.State) {
+		st.Name = r.s.Name
+		if st.UUID == "" {
+			st.UUID = labdir.NewLabUUID()
+		}
+		if opts.Class != "" {
+			st.Class = opts.Class
+		}
+	})
+}
+
+// upPlan is what up makes of the spec: the lab's plan (without the
+// bootstrap once a real lab removed it) and the base image it imports.
+func (r *labRun) upPlan(ctx context.Context, opts UpOptions) (*plan.Plan, *plan.ImageInfo, error) {
+	s := r.s
 	var base *plan.ImageInfo
+	var err error
 	if s.Image.Path != "" {
 		if base, err = ReadImageInfo(s.Image.Path); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	boot, err := ReadBootFiles(s)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var owner *plan.VolumeOwner
 	if r.caps.RunsGuests {
@@ -180,15 +219,17 @@ func Up(ctx context.Context, hv hypervisor.Hypervisor, s *spec.Spec, opts UpOpti
 	lp, err := plan.NewPlan(s, plan.PlanInput{Accelerator: opts.Accelerator, Base: base, LabUUID: r.state.UUID, Ignition: ignitionDigests(s),
 		Boot: boot, QEMUOwner: owner})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if r.state.BootstrapRemoved && s.Profile == spec.ProfileOpenShift {
 		lp = lp.WithoutRole(spec.RoleBootstrap)
 	}
-	deferred := map[spec.Role]bool{}
-	for _, role := range opts.DeferRoles {
-		deferred[role] = true
-	}
+	return lp, base, nil
+}
+
+// upSteps are up's steps for plan lp, in order.
+func (r *labRun) upSteps(lp *plan.Plan, base *plan.ImageInfo, opts UpOptions) []step {
+	s := r.s
 	steps := []step{
 		{"Preparing lab directory " + s.LabDir, r.prepareDirs},
 		{"Creating network " + lp.Network.Name, func(ctx context.Context) (string, error) { return r.ensureNetwork(ctx, lp.Network) }},
@@ -212,30 +253,13 @@ func Up(ctx context.Context, hv hypervisor.Hypervisor, s *spec.Spec, opts UpOpti
 		if r.host.Remote() {
 			where = ", on " + r.host.Name()
 		}
-		steps = append(steps, step{"Starting load balancer (haproxy on " + s.Network.APIAddress + where + ")", func(ctx context.Context) (string, error) {
-			if r.plan != nil {
-				action, err := loadbalancer.Plan(ctx, loadbalancer.LabConfigOn(r.host, s, r.state.BootstrapRemoved))
-				if action != "" {
-					r.plan.note(action, "loadBalancer", "haproxy on "+s.Network.APIAddress, "")
-				}
-				return action, err
-			}
-			res, err := loadbalancer.Ensure(ctx, loadbalancer.LabConfigOn(r.host, s, r.state.BootstrapRemoved), r.log)
-			if err != nil {
-				return "", fmt.Errorf("load balancer: %w", err)
-			}
-			switch {
-			case res.Started:
-				return "started", nil
-			case res.Reloaded:
-				return "reloaded", nil
-			case res.Changed:
-				return "config changed", nil
-			}
-			return "", nil
-		}})
+		steps = append(steps, step{"Starting load balancer (haproxy on " + s.Network.APIAddress + where + ")", r.ensureLoadBalancer})
 	}
-	steps = append(steps, step{fmt.Sprintf("Creating %d nodes (%s)", len(lp.Domains), opts.Accelerator), func(ctx context.Context) (string, error) {
+	deferred := map[spec.Role]bool{}
+	for _, role := range opts.DeferRoles {
+		deferred[role] = true
+	}
+	return append(steps, step{fmt.Sprintf("Creating %d nodes (%s)", len(lp.Domains), opts.Accelerator), func(ctx context.Context) (string, error) {
 		detail, err := r.ensureDomains(ctx, lp.Domains, deferred)
 		if err != nil || len(lp.BootVolumes) == 0 {
 			return detail, err
@@ -247,27 +271,32 @@ func Up(ctx context.Context, hv hypervisor.Hypervisor, s *spec.Spec, opts UpOpti
 		}
 		return detail, err
 	}})
-	results, err := runSteps(ctx, opts.Status, r.log, steps)
-	res := &UpResult{Steps: results, Accelerator: opts.Accelerator, DeferredOff: int(r.deferredOff.Load())}
+}
+
+// ensureLoadBalancer starts or reloads the lab's haproxy (a dry run says
+// what it would do).
+func (r *labRun) ensureLoadBalancer(ctx context.Context) (string, error) {
+	s := r.s
 	if r.plan != nil {
-		res.Changes = sortedChanges(r.plan.changes)
-		res.Changed = len(res.Changes) > 0
-		return res, err
+		action, err := loadbalancer.Plan(ctx, loadbalancer.LabConfigOn(r.host, s, r.state.BootstrapRemoved))
+		if action != "" {
+			r.plan.note(action, "loadBalancer", "haproxy on "+s.Network.APIAddress, "")
+		}
+		return action, err
 	}
-	for _, sr := range results {
-		res.Changed = res.Changed || sr.Changed
-	}
+	res, err := loadbalancer.Ensure(ctx, loadbalancer.LabConfigOn(r.host, s, r.state.BootstrapRemoved), r.log)
 	if err != nil {
-		// The state keeps the spec of the last up that succeeded: a refused
-		// or failed up must not make status, verify or stage act on
-		// addresses or images the lab does not have.
-		return res, err
+		return "", fmt.Errorf("load balancer: %w", err)
 	}
-	// Only now does the lab match s: record it.
-	if err := r.record(func(st *labdir.State) { st.Spec = s; st.Accelerator = opts.Accelerator }); err != nil {
-		return res, err
+	switch {
+	case res.Started:
+		return "started", nil
+	case res.Reloaded:
+		return "reloaded", nil
+	case res.Changed:
+		return "config changed", nil
 	}
-	return res, nil
+	return "", nil
 }
 
 func (r *labRun) prepareDirs(ctx context.Context) (string, error) {
