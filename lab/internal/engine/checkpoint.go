@@ -130,43 +130,14 @@ func SaveCheckpoint(ctx context.Context, hv hypervisor.Hypervisor, s *spec.Spec,
 	if err != nil {
 		return nil, err
 	}
-	doms, err := r.ourDomains(ctx)
+	doms, err := r.checkpointDomains(ctx, opts.Nodes)
 	if err != nil {
 		return nil, err
 	}
-	if len(opts.Nodes) > 0 {
-		doms, err = onlyNodes(s, doms, opts.Nodes)
-		if err != nil {
-			return nil, err
-		}
-	}
-	if len(doms) == 0 {
-		return nil, fmt.Errorf("lab %s has no VMs to checkpoint: run `bootlab lab up` first", s.Name)
-	}
 	dir := labdir.Checkpoint(s, name)
-	if opts.Replace {
-		if _, err := r.deleteCheckpointSnapshots(ctx, func(n string) bool { return n == name }); err != nil {
-			return nil, fmt.Errorf("replace checkpoint %s: %w", name, err)
-		}
-		if err := os.RemoveAll(dir); err != nil {
-			return nil, fmt.Errorf("replace checkpoint %s: %w", name, err)
-		}
+	if err := r.freeCheckpointName(ctx, doms, name, dir, opts.Replace); err != nil {
+		return nil, err
 	}
-	if _, err := os.Stat(dir); err == nil {
-		return nil, fmt.Errorf("checkpoint %s of lab %s exists: restore it, or delete it first (bootlab lab checkpoint delete %s)", name, s.Name, name)
-	}
-	for _, d := range doms {
-		snaps, err := hv.Snapshots(ctx, d.Name)
-		if err != nil {
-			return nil, err
-		}
-		for _, sn := range snaps {
-			if sn.Name == snapshotPrefix+name {
-				return nil, fmt.Errorf("domain %s already has a snapshot %s (left by an interrupted save?): delete it with `bootlab lab checkpoint delete %s`", d.Name, sn.Name, name)
-			}
-		}
-	}
-
 	phases.Mark("lock and look up")
 	tmp := dir + ".partial"
 	if err := os.RemoveAll(tmp); err != nil {
@@ -213,6 +184,53 @@ func SaveCheckpoint(ctx context.Context, hv hypervisor.Hypervisor, s *spec.Spec,
 	}
 	phases.Mark("write checkpoint.json")
 	return &Checkpoint{Name: name, Created: meta.Created, Nodes: meta.Nodes}, nil
+}
+
+// checkpointDomains are the lab's domains a checkpoint takes: nodes' when
+// named, else all; none is an error.
+func (r *labRun) checkpointDomains(ctx context.Context, nodes []string) ([]hypervisor.Object, error) {
+	doms, err := r.ourDomains(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if len(nodes) > 0 {
+		if doms, err = onlyNodes(r.s, doms, nodes); err != nil {
+			return nil, err
+		}
+	}
+	if len(doms) == 0 {
+		return nil, fmt.Errorf("lab %s has no VMs to checkpoint: run `bootlab lab up` first", r.s.Name)
+	}
+	return doms, nil
+}
+
+// freeCheckpointName refuses a checkpoint name in use (its directory, or
+// a snapshot of that name an interrupted save left), or with replace
+// deletes the old checkpoint first.
+func (r *labRun) freeCheckpointName(ctx context.Context, doms []hypervisor.Object, name, dir string, replace bool) error {
+	if replace {
+		if _, err := r.deleteCheckpointSnapshots(ctx, func(n string) bool { return n == name }); err != nil {
+			return fmt.Errorf("replace checkpoint %s: %w", name, err)
+		}
+		if err := os.RemoveAll(dir); err != nil {
+			return fmt.Errorf("replace checkpoint %s: %w", name, err)
+		}
+	}
+	if _, err := os.Stat(dir); err == nil {
+		return fmt.Errorf("checkpoint %s of lab %s exists: restore it, or delete it first (bootlab lab checkpoint delete %s)", name, r.s.Name, name)
+	}
+	for _, d := range doms {
+		snaps, err := r.hv.Snapshots(ctx, d.Name)
+		if err != nil {
+			return err
+		}
+		for _, sn := range snaps {
+			if sn.Name == snapshotPrefix+name {
+				return fmt.Errorf("domain %s already has a snapshot %s (left by an interrupted save?): delete it with `bootlab lab checkpoint delete %s`", d.Name, sn.Name, name)
+			}
+		}
+	}
+	return nil
 }
 
 // snapshotAll snapshots every domain as checkpoint name, all at once: each
