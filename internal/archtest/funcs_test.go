@@ -26,7 +26,6 @@ func longFuncs() map[string]int {
 		"lab/cluster.WaitInstallComplete":         86,
 		"lab/images.Downloader.open":              85,
 		"lab/openshift.Prepare":                   95,
-		"lab/preflight.Run":                       89,
 		"lab/preflight.remoteFacts":               84,
 		"lab/probe.EnsureImage":                   95,
 		"lab/probe.Generate":                      88,

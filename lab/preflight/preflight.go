@@ -114,46 +114,19 @@ func Run(ctx context.Context, s *spec.Spec, hvInfo hypervisor.HostInfo, opts Opt
 		r.Checks = append(r.Checks, c)
 	}
 	host := hvInfo
-	st := opts.Status
 
 	add(checkLibvirt(ctx, s, host, opts.ConnectError))
-
-	// The only slow check (the KVM smoke test boots a kernel): show progress.
-	st.Start("Choosing the accelerator")
-	choice, err := choose(ctx, s, host, h, log)
-	accel, reason := choice.accel, choice.reason
-	if ctx.Err() != nil {
-		st.End(false)
-		return nil, ctx.Err()
-	}
-	c := check.Result{Name: CheckAccel, State: check.PassIf(err == nil), Detail: reason}
+	c, err := acceleratorCheck(ctx, s, host, h, caps, opts.Status, log, r)
 	if err != nil {
-		c.Detail = err.Error()
-		c.Fix = "use `accelerator: tcg` (or --accel tcg), or make KVM usable: load kvm_intel/kvm_amd and check `virsh -c " + s.Libvirt.URI + " domcapabilities --virttype kvm`"
-	} else {
-		r.Accelerator, r.AcceleratorReason, r.AcceleratorUnproven = accel, reason, choice.unproven
-		if accel == spec.AccelTCG && s.Accelerator != spec.AccelTCG && caps.RunsGuests {
-			c.State = check.StateWarning
-			c.Fix = "guests run under software emulation (TCG), several times slower; on a host with working KVM set accelerator: kvm"
-		}
+		return nil, err
 	}
-	st.End(c.Passed())
 	add(c)
 	if kind == spec.URILocalSystem {
 		add(checkKVMDevice(h))
 	}
-
 	if kind.Remote() && opts.Facts.LookPath == nil {
-		if libvirtOnly {
-			add(check.Result{Name: CheckMemory, State: check.StateFailed, Detail: "the remote host of " + s.Libvirt.URI + " cannot be checked: its transport carries libvirt only",
-				Fix: "use qemu+ssh://user@host/system: bootlab runs the load balancer and keeps files there over SSH"})
-			return r, nil
-		}
-		if machine == nil || !machine.Remote() {
-			// No connection: nothing of that machine can be looked at.
-			add(check.Result{Name: CheckMemory, State: check.StateWarning,
-				Detail: "the remote host of " + s.Libvirt.URI + " was not checked (no connection)",
-				Fix:    "fix the libvirt check above: this host is checked once bootlab can connect to it"})
+		if c, unreachable := remoteUnchecked(s, machine, libvirtOnly); unreachable {
+			add(c)
 			return r, nil
 		}
 	}
@@ -178,6 +151,48 @@ func Run(ctx context.Context, s *spec.Spec, hvInfo hypervisor.HostInfo, opts Opt
 		add(checkAccess(CheckLabAccess, "labDir", s.LabDir, h))
 	}
 	return r, nil
+}
+
+// acceleratorCheck chooses the accelerator (the only slow check: the KVM
+// smoke test boots a kernel, so it shows progress) and records the choice
+// in r; an error only when ctx ended.
+func acceleratorCheck(ctx context.Context, s *spec.Spec, host hypervisor.HostInfo, h HostFacts, caps hypervisor.Capabilities, st *status.Status, log *slog.Logger, r *Report) (check.Result, error) {
+	st.Start("Choosing the accelerator")
+	choice, err := choose(ctx, s, host, h, log)
+	accel, reason := choice.accel, choice.reason
+	if ctx.Err() != nil {
+		st.End(false)
+		return check.Result{}, ctx.Err()
+	}
+	c := check.Result{Name: CheckAccel, State: check.PassIf(err == nil), Detail: reason}
+	if err != nil {
+		c.Detail = err.Error()
+		c.Fix = "use `accelerator: tcg` (or --accel tcg), or make KVM usable: load kvm_intel/kvm_amd and check `virsh -c " + s.Libvirt.URI + " domcapabilities --virttype kvm`"
+	} else {
+		r.Accelerator, r.AcceleratorReason, r.AcceleratorUnproven = accel, reason, choice.unproven
+		if accel == spec.AccelTCG && s.Accelerator != spec.AccelTCG && caps.RunsGuests {
+			c.State = check.StateWarning
+			c.Fix = "guests run under software emulation (TCG), several times slower; on a host with working KVM set accelerator: kvm"
+		}
+	}
+	st.End(c.Passed())
+	return c, nil
+}
+
+// remoteUnchecked is the check a remote host gets when nothing of it can
+// be looked at (a transport that carries libvirt only, or no connection),
+// and true then: the host's own checks are skipped.
+func remoteUnchecked(s *spec.Spec, machine host.Host, libvirtOnly bool) (check.Result, bool) {
+	if libvirtOnly {
+		return check.Result{Name: CheckMemory, State: check.StateFailed, Detail: "the remote host of " + s.Libvirt.URI + " cannot be checked: its transport carries libvirt only",
+			Fix: "use qemu+ssh://user@host/system: bootlab runs the load balancer and keeps files there over SSH"}, true
+	}
+	if machine == nil || !machine.Remote() {
+		return check.Result{Name: CheckMemory, State: check.StateWarning,
+			Detail: "the remote host of " + s.Libvirt.URI + " was not checked (no connection)",
+			Fix:    "fix the libvirt check above: this host is checked once bootlab can connect to it"}, true
+	}
+	return check.Result{}, false
 }
 
 // capabilities are the hypervisor's; without a connection, a hypervisor
