@@ -135,69 +135,104 @@ func ReviewCSR(c certv1.CertificateSigningRequest, nodes []LabNode) CSRReview {
 	if known {
 		r.Node = node.Name
 	}
-	refuse := func(format string, a ...any) CSRReview {
-		r.Reason = "refused: " + fmt.Sprintf(format, a...)
-		return r
-	}
-	hasUsage := func(u certv1.KeyUsage) bool {
-		for _, x := range c.Spec.Usages {
-			if x == u {
-				return true
-			}
-		}
-		return false
-	}
-	orgOK := len(req.Subject.Organization) == 1 && req.Subject.Organization[0] == nodesGroup
+	in := csrInput{c: c, req: req, nodeName: nodeName, isNodeCN: isNodeCN, node: node, known: known, nodes: nodes,
+		orgOK: len(req.Subject.Organization) == 1 && req.Subject.Organization[0] == nodesGroup}
+	var why string
 	switch r.Kind {
 	case KindClient:
-		switch {
-		case c.Spec.Username != NodeBootstrapper:
-			return refuse("a kubelet client CSR must come from %s, this one comes from %q", NodeBootstrapper, c.Spec.Username)
-		case !isNodeCN:
-			return refuse("subject %q is not system:node:<name>", req.Subject.CommonName)
-		case !known:
-			return refuse("%q is not a node of this lab (masters and workers: %s)", nodeName, nodeList(nodes))
-		case !orgOK:
-			return refuse("organization %v is not [system:nodes]", req.Subject.Organization)
-		case len(req.DNSNames)+len(req.IPAddresses)+len(req.EmailAddresses)+len(req.URIs) > 0:
-			return refuse("a client certificate request carries no SANs, this one does")
-		case !hasUsage(certv1.UsageClientAuth) || hasUsage(certv1.UsageServerAuth):
-			return refuse("usages %v are not those of a client certificate", c.Spec.Usages)
+		if why = in.clientRefusal(); why == "" {
+			r.Approve = true
+			r.Reason = fmt.Sprintf("node %s joining through the node-bootstrapper (platform none has no machine-approver for it)", node.Name)
+			return r
 		}
-		r.Approve = true
-		r.Reason = fmt.Sprintf("node %s joining through the node-bootstrapper (platform none has no machine-approver for it)", node.Name)
-		return r
 	case KindServing:
-		requestorNode, fromNode := strings.CutPrefix(c.Spec.Username, nodeUserPrefix)
-		switch {
-		case !fromNode:
-			return refuse("a kubelet serving CSR must come from the node itself (system:node:<name>), this one comes from %q", c.Spec.Username)
-		case !isNodeCN || !strings.EqualFold(nodeName, requestorNode):
-			return refuse("subject %q is not the requesting node %q", req.Subject.CommonName, c.Spec.Username)
-		case !known:
-			return refuse("%q is not a node of this lab (masters and workers: %s)", nodeName, nodeList(nodes))
-		case !orgOK:
-			return refuse("organization %v is not [system:nodes]", req.Subject.Organization)
-		case len(req.EmailAddresses)+len(req.URIs) > 0:
-			return refuse("it asks for e-mail or URI SANs")
-		case !hasUsage(certv1.UsageServerAuth) || hasUsage(certv1.UsageClientAuth):
-			return refuse("usages %v are not those of a serving certificate", c.Spec.Usages)
+		if why = in.servingRefusal(); why == "" {
+			r.Approve = true
+			r.Reason = fmt.Sprintf("node %s's serving certificate, with only its own names and address", node.Name)
+			return r
 		}
-		for _, d := range req.DNSNames {
-			if !containsFold(node.names(), d) {
-				return refuse("DNS name %q is not node %s's (%s)", d, node.Name, strings.Join(node.names(), ", "))
-			}
-		}
-		for _, ip := range req.IPAddresses {
-			if node.IP == "" || !ip.Equal(net.ParseIP(node.IP)) {
-				return refuse("IP address %s is not node %s's (%s)", ip, node.Name, node.IP)
-			}
-		}
-		r.Approve = true
-		r.Reason = fmt.Sprintf("node %s's serving certificate, with only its own names and address", node.Name)
-		return r
+	default:
+		why = fmt.Sprintf("signer %q is not a kubelet signer; approve it yourself (`oc adm certificate approve %s`) if you trust it", c.Spec.SignerName, c.Name)
 	}
-	return refuse("signer %q is not a kubelet signer; approve it yourself (`oc adm certificate approve %s`) if you trust it", c.Spec.SignerName, c.Name)
+	r.Reason = "refused: " + why
+	return r
+}
+
+// csrInput is what ReviewCSR read of one CSR: the object, its request, the
+// node its subject names (known: a node of the lab) and whether its
+// organization is [system:nodes].
+type csrInput struct {
+	c               certv1.CertificateSigningRequest
+	req             *x509.CertificateRequest
+	nodeName        string
+	isNodeCN, known bool
+	node            LabNode
+	nodes           []LabNode
+	orgOK           bool
+}
+
+func (in csrInput) hasUsage(u certv1.KeyUsage) bool {
+	for _, x := range in.c.Spec.Usages {
+		if x == u {
+			return true
+		}
+	}
+	return false
+}
+
+// clientRefusal says why a kubelet client CSR is refused, or "": it must
+// come from the node-bootstrapper for system:node:<a lab node>, in
+// system:nodes, with no SANs and client usages.
+func (in csrInput) clientRefusal() string {
+	c, req := in.c, in.req
+	switch {
+	case c.Spec.Username != NodeBootstrapper:
+		return fmt.Sprintf("a kubelet client CSR must come from %s, this one comes from %q", NodeBootstrapper, c.Spec.Username)
+	case !in.isNodeCN:
+		return fmt.Sprintf("subject %q is not system:node:<name>", req.Subject.CommonName)
+	case !in.known:
+		return fmt.Sprintf("%q is not a node of this lab (masters and workers: %s)", in.nodeName, nodeList(in.nodes))
+	case !in.orgOK:
+		return fmt.Sprintf("organization %v is not [system:nodes]", req.Subject.Organization)
+	case len(req.DNSNames)+len(req.IPAddresses)+len(req.EmailAddresses)+len(req.URIs) > 0:
+		return "a client certificate request carries no SANs, this one does"
+	case !in.hasUsage(certv1.UsageClientAuth) || in.hasUsage(certv1.UsageServerAuth):
+		return fmt.Sprintf("usages %v are not those of a client certificate", c.Spec.Usages)
+	}
+	return ""
+}
+
+// servingRefusal says why a kubelet serving CSR is refused, or "": it must
+// come from the node it names, in system:nodes, with serving usages and
+// only that node's names and address.
+func (in csrInput) servingRefusal() string {
+	c, req, node := in.c, in.req, in.node
+	requestorNode, fromNode := strings.CutPrefix(c.Spec.Username, nodeUserPrefix)
+	switch {
+	case !fromNode:
+		return fmt.Sprintf("a kubelet serving CSR must come from the node itself (system:node:<name>), this one comes from %q", c.Spec.Username)
+	case !in.isNodeCN || !strings.EqualFold(in.nodeName, requestorNode):
+		return fmt.Sprintf("subject %q is not the requesting node %q", req.Subject.CommonName, c.Spec.Username)
+	case !in.known:
+		return fmt.Sprintf("%q is not a node of this lab (masters and workers: %s)", in.nodeName, nodeList(in.nodes))
+	case !in.orgOK:
+		return fmt.Sprintf("organization %v is not [system:nodes]", req.Subject.Organization)
+	case len(req.EmailAddresses)+len(req.URIs) > 0:
+		return "it asks for e-mail or URI SANs"
+	case !in.hasUsage(certv1.UsageServerAuth) || in.hasUsage(certv1.UsageClientAuth):
+		return fmt.Sprintf("usages %v are not those of a serving certificate", c.Spec.Usages)
+	}
+	for _, d := range req.DNSNames {
+		if !containsFold(node.names(), d) {
+			return fmt.Sprintf("DNS name %q is not node %s's (%s)", d, node.Name, strings.Join(node.names(), ", "))
+		}
+	}
+	for _, ip := range req.IPAddresses {
+		if node.IP == "" || !ip.Equal(net.ParseIP(node.IP)) {
+			return fmt.Sprintf("IP address %s is not node %s's (%s)", ip, node.Name, node.IP)
+		}
+	}
+	return ""
 }
 
 func containsFold(list []string, s string) bool {
