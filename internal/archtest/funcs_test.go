@@ -28,7 +28,6 @@ func longFuncs() map[string]int {
 		"lab/preflight.remoteFacts":               84,
 		"lab/probe.EnsureImage":                   95,
 		"lab/probe.Generate":                      88,
-		"lab/spec.Spec.validateNodes":             94,
 		"lab/spec.Spec.validateOpenShiftNetworks": 81,
 		"stages.Default":                          149,
 		"stages.parser.scan":                      125,
