@@ -22,7 +22,6 @@ const maxFuncLines = 80
 func longFuncs() map[string]int {
 	return map[string]int{
 		"lab/cache.importArchive":                 83,
-		"lab/cluster.WaitInstallComplete":         86,
 		"lab/images.Downloader.open":              85,
 		"lab/openshift.Prepare":                   95,
 		"lab/preflight.remoteFacts":               84,
