@@ -78,13 +78,15 @@ type etcdCache struct {
 	view *EtcdView
 }
 
-// readEtcd takes the freshest member list of the masters' last console
-// reports (one that answered over one that failed).
+// readEtcd takes the freshest member list of the masters' and the
+// bootstrap's last console reports (one that answered over one that
+// failed): a rehearsal bootstrap reports from stage 07 on, the masters
+// once they have their config (stage 12).
 func readEtcd(ctx context.Context, h host.Host, s *spec.Spec) *EtcdView {
 	var best *probe.EtcdMembers
 	from := ""
 	for _, n := range s.Nodes {
-		if n.Role != spec.RoleMaster {
+		if n.Role != spec.RoleMaster && n.Role != spec.RoleBootstrap {
 			continue
 		}
 		data, err := h.ReadFile(ctx, labdir.ConsoleLog(s, n))

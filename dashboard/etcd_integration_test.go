@@ -18,9 +18,10 @@ import (
 	"github.com/bootlab/bootlab/lab/spec"
 )
 
-// The etcd card of a lab from a real etcd, as a master's agent reads it
-// into its console report: the bootstrap's member alone and leading
-// (stage 07), then a master added as a learner, each on its node; the
+// The etcd card of a lab from a real etcd, as the bootstrap's and a
+// master's agents read it into their console reports: the bootstrap's
+// member alone and leading (stage 07, from the bootstrap's report before
+// any master has one), then a master added as a learner, each on its node; the
 // freshest list that was read wins over a master's failed read.
 func TestEtcdMembersFromTheMastersReports(t *testing.T) {
 	rel := kuberelease.Build(t, "4.19")
@@ -64,10 +65,18 @@ func TestEtcdMembersFromTheMastersReports(t *testing.T) {
 		return out
 	}
 
+	// Stage 07 run, stage 12 not: the masters have no config and report
+	// nothing; the bootstrap reports its own member.
+	report(node("bootstrap"), read())
+	v := view()
+	assert.Equal(t, "bootstrap", v.From, "the bootstrap's report, before any master's")
+	require.Len(t, v.Members, 1)
+	assert.Equal(t, map[string]string{"bootstrap": EtcdLeader}, states(v))
+
 	report(node("master-1"), probe.EtcdMembers{Endpoint: "https://" + node("master-1").IP + ":2379", Time: time.Now().UTC(),
 		Members: []probe.EtcdMember{}, Error: "etcdctl member list: context deadline exceeded"})
 	report(node("master-0"), read())
-	v := view()
+	v = view()
 	assert.Equal(t, "master-0", v.From, "a list that was read wins over a failed read, however recent")
 	assert.Empty(t, v.Error)
 	require.Len(t, v.Members, 1, "stage 07: the bootstrap's member alone")

@@ -92,6 +92,7 @@ func (a *Agent) rehearse(self probe.NodeExpect, cfg types.Config) {
 	// approve-csr.service is enabled on a real bootstrap: it approves the
 	// masters' CSRs whenever an API answers, until .bootkube.done.
 	go standin.ApproveCSR{Assets: probe.AssetDir, Interval: standin.ApproveCSRInterval, Log: a.log}.Run(context.Background())
+	go a.reportBootstrapEtcd(context.Background())
 	a.rep.set(chkSSH, passed, "listening on :22 (users root and core, the lab's key; core runs root commands with sudo -n)")
 }
 
@@ -269,4 +270,24 @@ func (a *Agent) startAPI(self probe.NodeExpect, volume bool) (func(), error) {
 		stop()
 		a.rep.set(chkAPI, failed, "bootstrap API stopped: cluster-bootstrap tore the temporary control plane down")
 	}, nil
+}
+
+// reportBootstrapEtcd puts the etcd member list, as the bootstrap's own
+// member answers it, in the bootstrap's report once stage 07 has run (its
+// marker), every etcdEvery: the dashboard's etcd card shows the one member
+// before the masters have their config and report theirs.
+func (a *Agent) reportBootstrapEtcd(ctx context.Context) {
+	marker := filepath.Join(probe.AssetDir, "etcd-bootstrap.done")
+	for {
+		if _, err := os.Stat(marker); err == nil {
+			break
+		}
+		if !sleepCtx(ctx, 5*time.Second) {
+			return
+		}
+	}
+	ctl := standin.BootstrapEtcdctl(probe.AssetDir)
+	a.rep.watchEtcd(ctx, etcdEvery, func(ctx context.Context) probe.EtcdMembers {
+		return standin.ReadMembers(ctx, ctl)
+	})
 }

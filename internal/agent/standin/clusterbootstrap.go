@@ -117,7 +117,7 @@ func (t *Tools) waitForControlPlanes(assets, requiredPods string, stdout, stderr
 	if len(masters) == 0 {
 		// A rehearsal bootstrap's probe config names only itself: its
 		// masters are the members that joined its etcd after stage 12.
-		ms, err := bootstrapEtcdctl(assets).Members(context.Background())
+		ms, err := BootstrapEtcdctl(assets).Members(context.Background())
 		if err != nil {
 			return fmt.Errorf("list the masters from the bootstrap's etcd members: %w", err)
 		}
@@ -290,13 +290,13 @@ func recordBootstrapCompleteAPI(ctx context.Context, assets string) error {
 // status complete in the bootstrap's etcd (Tools.RecordBootstrapComplete).
 func recordBootstrapComplete(assets string) error {
 	cm := `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"bootstrap","namespace":"kube-system"},"data":{"status":"complete"}}`
-	_, err := bootstrapEtcdctl(assets).run(context.Background(), "put", bootstrapConfigMapKey, cm)
+	_, err := BootstrapEtcdctl(assets).run(context.Background(), "put", bootstrapConfigMapKey, cm)
 	return err
 }
 
-// bootstrapEtcdctl is the bootstrap's etcdctl with the client certificate
+// BootstrapEtcdctl is the bootstrap's etcdctl with the client certificate
 // the installer puts in assets/tls.
-func bootstrapEtcdctl(assets string) Etcdctl {
+func BootstrapEtcdctl(assets string) Etcdctl {
 	return Etcdctl{bin: "etcdctl", endpoints: []string{"https://localhost:2379"}, cacert: filepath.Join(assets, "tls", "etcd-ca-bundle.crt"),
 		cert: filepath.Join(assets, "tls", "etcd-client.crt"), key: filepath.Join(assets, "tls", "etcd-client.key")}
 }
