@@ -29,7 +29,9 @@ func main() {
 		fmt.Fprintln(os.Stderr, "bootlab-probe is the /init of bootlab's probe VMs and runs only as PID 1")
 		os.Exit(2)
 	}
-	agent.New(agent.SetupSystem()).Run(context.Background())
+	a := agent.New(agent.SetupSystem())
+	go a.WatchClock(context.Background())
+	a.Run(context.Background())
 	// PID 1 must never exit: the kernel would panic.
 	for {
 		time.Sleep(time.Hour)

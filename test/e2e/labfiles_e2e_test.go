@@ -124,6 +124,14 @@ type labView struct {
 	Verify *struct {
 		OK bool `json:"ok"`
 	} `json:"verify"`
+	Etcd *struct {
+		From    string `json:"from"`
+		Members []struct {
+			Name  string `json:"name"`
+			Node  string `json:"node"`
+			State string `json:"state"`
+		} `json:"members"`
+	} `json:"etcd"`
 }
 
 // waitLabView polls the dashboard's view of lab until ok holds (1 minute).

@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -235,6 +236,10 @@ func TestRehearsalLab(t *testing.T) {
 		assert.Contains(t, strings.Join(ms, "\n"), n.Name+", https://"+n.IP+":2380")
 	}
 	assert.Contains(t, strings.Join(ms, "\n"), "etcd-bootstrap")
+	// The dashboard's etcd card shows the same 4 members, each on its node,
+	// from the masters' console reports.
+	dash := rehearsalDashboard(t, l, s)
+	assertDashboardEtcd(t, dash, l.Name, append([]string{"etcd-bootstrap@bootstrap"}, memberAtNode(masterNodes)...))
 	// Every member, the masters' included, is the pinned etcd: the
 	// masters boot the same initrd and have no SSH, so ask their servers.
 	r = mustRun(t, "lab", "ssh", "-f", l.SpecFile, "bootstrap", "--", strings.Replace(etcdctl, "--endpoints=https://localhost:2379", "--endpoints="+endpoints, 1)+"endpoint status -w json")
@@ -340,6 +345,7 @@ func TestRehearsalLab(t *testing.T) {
 	assert.Contains(t, out, "Cluster etcd operator bootstrapped successfully")
 	ms = waitMembers(masters, "after stage 14, the bootstrap member is removed")
 	assert.NotContains(t, strings.Join(ms, "\n"), "etcd-bootstrap")
+	assertDashboardEtcd(t, dash, l.Name, memberAtNode(masterNodes))
 	assert.Contains(t, waitEtcdCheck(masterNodes[0], "bootstrap teardown:"), "bootstrap teardown:", "master-0 plays the bootstrap teardown")
 	if c, err := net.DialTimeout("tcp", net.JoinHostPort(bs.IP, "22623"), 5*time.Second); err == nil {
 		c.Close()
@@ -348,7 +354,7 @@ func TestRehearsalLab(t *testing.T) {
 	// The masters joined through the CSR flow during stage 13 (approve-csr
 	// on the bootstrap approved, its controller manager signed): stage
 	// validate 14 requires them registered and Ready.
-	assertMastersServeTheAPI(t, l, masterNodes, func(n spec.Node) string { return labdir.ConsoleLog(st.Spec, n) })
+	csrSigned := assertMastersServeTheAPI(t, l, masterNodes, func(n spec.Node) string { return labdir.ConsoleLog(st.Spec, n) })
 	mustRun(t, "stage", "validate", "-f", l.SpecFile, "14")
 
 	// Stage 15 checks the API names through the load balancer (the
@@ -369,6 +375,21 @@ func TestRehearsalLab(t *testing.T) {
 		if c.Name == "lb api :6443" || c.Name == "lb machine-config :22623" {
 			assert.NotContains(t, c.Detail, "bootstrap", c.Name)
 		}
+	}
+
+	// The CSR sent after the handoff: signed by a master's controller
+	// manager by now, or soon.
+	csrSigned()
+
+	// Every node's agent checked its clock against the RTC once (a TSC
+	// calibrated wrongly at boot runs the clock fast; the agent mends it
+	// and says so).
+	for _, n := range st.Spec.Nodes {
+		data, err := os.ReadFile(labdir.ConsoleLog(st.Spec, n))
+		require.NoError(t, err)
+		line := regexp.MustCompile(`(?m)^.*msg="?clock.*$`).FindString(string(data))
+		assert.NotEmpty(t, line, "%s's agent checked its clock", n.Name)
+		t.Logf("%s: %s", n.Name, line)
 	}
 
 	// Memory in use on the node (etcd running) and the initrd it booted.
@@ -466,4 +487,53 @@ func assertBootsInitrd(t *testing.T, xml, want, msg string) {
 	wantData, err := os.ReadFile(want)
 	require.NoError(t, err, msg)
 	assert.True(t, bytes.Equal(got, wantData), "%s: %s is not %s", msg, m[1], want)
+}
+
+// rehearsalDashboard starts `bootlab dashboard` on a home that lists lab l
+// and returns its address.
+func rehearsalDashboard(t *testing.T, l labEnv, s *spec.Spec) string {
+	t.Helper()
+	home := filepath.Join(l.Dir, "dash-home")
+	require.NoError(t, os.MkdirAll(filepath.Join(home, "labs"), 0o755))
+	require.NoError(t, os.Symlink(s.LabDir, filepath.Join(home, "labs", l.Name)))
+	base, _ := startDashboard(t, home, "127.0.0.1:0")
+	return base
+}
+
+// memberAtNode is "name@node" of each master's etcd member.
+func memberAtNode(masters []spec.Node) []string {
+	out := make([]string, 0, len(masters))
+	for _, n := range masters {
+		out = append(out, n.Name+"@"+n.Name)
+	}
+	return out
+}
+
+// assertDashboardEtcd waits until the dashboard's etcd card lists exactly
+// want ("name@node", any order), read from a master's report, with one
+// leader among them.
+func assertDashboardEtcd(t *testing.T, base, lab string, want []string) {
+	t.Helper()
+	slices.Sort(want)
+	var got []string
+	v := waitLabView(t, base, lab, func(v labView) bool {
+		if v.Etcd == nil {
+			return false
+		}
+		got = got[:0]
+		for _, m := range v.Etcd.Members {
+			got = append(got, m.Name+"@"+m.Node)
+		}
+		slices.Sort(got)
+		return slices.Equal(got, want)
+	})
+	assert.True(t, strings.HasPrefix(v.Etcd.From, "master-"), "a master's report: %q", v.Etcd.From)
+	leaders := 0
+	for _, m := range v.Etcd.Members {
+		if m.State == "leader" {
+			leaders++
+		}
+	}
+	assert.Equal(t, 1, leaders, "one leader among %v", got)
+	t.Logf("the dashboard's etcd card (from %s): %s", v.Etcd.From, strings.Join(got, " "))
 }
