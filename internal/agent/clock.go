@@ -17,7 +17,9 @@ import (
 // wrong. The agent compares its clock with the real-time clock (the
 // emulated CMOS RTC follows the host's) over clockWindow, and if its own
 // ran faster by more than clockTolerance it switches the kernel to the
-// HPET, slower to read but right, sets the time from the RTC and says so.
+// HPET, slower to read but right, and says so. It does not set the time:
+// a clock that ran fast is ahead, which no certificate minds, and a
+// wrong verdict must not put a node's clock back.
 const (
 	clockWindow    = 30 * time.Second
 	clockTolerance = 1.25
@@ -30,24 +32,25 @@ type guestClock struct {
 	RTC                func() (int64, error)
 	Now                func() time.Time
 	Sleep              func(context.Context, time.Duration) bool
-	SetTime            func(time.Time) error
 }
 
 // clockVerdict says whether the clock ran too fast: own is how long the
-// agent's clock measured, rtc how long the RTC did (whole seconds, so
-// one second of slack). A clock that ran slow is no verdict: a paused VM
-// (a checkpoint) stops the guest's clock while the RTC goes on, and a
-// reverted one sees the RTC jump ahead.
-func clockVerdict(own, rtc time.Duration) (fast bool, ratio float64) {
-	if rtc < 0 {
-		rtc = 0
+// agent's clock measured, rtc how long the RTC did (whole seconds, so one
+// second of slack). ok is false when there is no verdict: an RTC that
+// moved less than minRTC (seen on a VM: a master's RTC read the same
+// second 40 s apart) says nothing. A clock that ran slow is no verdict
+// either: a paused VM (a checkpoint) stops the guest's clock while the RTC
+// goes on, and a reverted one sees the RTC jump ahead.
+func clockVerdict(own, rtc time.Duration) (fast bool, ratio float64, ok bool) {
+	if rtc < minRTC {
+		return false, 0, false
 	}
 	fast = own.Seconds()/(rtc+time.Second).Seconds() > clockTolerance
-	if rtc == 0 {
-		return fast, 0
-	}
-	return fast, own.Seconds() / rtc.Seconds()
+	return fast, own.Seconds() / rtc.Seconds(), true
 }
+
+// minRTC is the least the RTC must move over the window for a verdict.
+const minRTC = 5 * time.Second
 
 // checkClock measures once, over clockWindow, and mends a clock that ran
 // fast; it returns what it found.
@@ -68,7 +71,11 @@ func (a *Agent) checkClock(ctx context.Context, c guestClock) string {
 	rtc := time.Duration(r1-r0) * time.Second
 	src, _ := os.ReadFile(c.Current)
 	source := strings.TrimSpace(string(src))
-	fast, ratio := clockVerdict(own, rtc)
+	fast, ratio, ok := clockVerdict(own, rtc)
+	if !ok {
+		a.log.Warn("clock: the real-time clock did not move over the check: no verdict", "source", source, "own", own.Round(time.Second).String(), "rtc", rtc.String())
+		return "no verdict"
+	}
 	if !fast {
 		a.log.Info("clock", "source", source, "own", own.Round(time.Second).String(), "rtc", rtc.String())
 		return "ok"
@@ -84,10 +91,7 @@ func (a *Agent) checkClock(ctx context.Context, c guestClock) string {
 		a.log.Warn(msg+"; switching to the HPET failed", "err", err)
 		return "fast, switch failed"
 	}
-	if r, err := c.RTC(); err == nil {
-		_ = c.SetTime(time.Unix(r, 0))
-	}
-	a.log.Warn(msg + "; switched to the HPET and set the time from the RTC")
+	a.log.Warn(msg + "; switched to the HPET")
 	return "fast, switched to hpet"
 }
 
@@ -104,6 +108,6 @@ func (a *Agent) WatchClock(ctx context.Context) {
 			}
 			return strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
 		},
-		Now: time.Now, Sleep: sleepCtx, SetTime: setSystemTime,
+		Now: time.Now, Sleep: sleepCtx,
 	})
 }

@@ -139,9 +139,3 @@ func readFwCfg(timeout time.Duration) ([]byte, error) {
 		time.Sleep(100 * time.Millisecond)
 	}
 }
-
-// setSystemTime sets the wall clock (the agent is PID 1, root).
-func setSystemTime(t time.Time) error {
-	tv := unix.NsecToTimeval(t.UnixNano())
-	return unix.Settimeofday(&tv)
-}
