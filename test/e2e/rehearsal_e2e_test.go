@@ -182,6 +182,10 @@ func TestRehearsalLab(t *testing.T) {
 	}
 	ms := waitMembers(1, "after stage 07")
 	assert.Contains(t, ms[0], "etcd-bootstrap")
+	// The dashboard's etcd card: the bootstrap's member alone, from the
+	// bootstrap's own report (the masters have no config yet).
+	dash := rehearsalDashboard(t, l, s)
+	assertDashboardEtcd(t, dash, l.Name, "bootstrap", []string{"etcd-bootstrap@bootstrap"})
 	r = mustRun(t, "lab", "ssh", "-f", l.SpecFile, "bootstrap", "--", "sudo -n crictl ps")
 	assert.Contains(t, r.Stdout, "etcd-bootstrap-member")
 
@@ -238,8 +242,7 @@ func TestRehearsalLab(t *testing.T) {
 	assert.Contains(t, strings.Join(ms, "\n"), "etcd-bootstrap")
 	// The dashboard's etcd card shows the same 4 members, each on its node,
 	// from the masters' console reports.
-	dash := rehearsalDashboard(t, l, s)
-	assertDashboardEtcd(t, dash, l.Name, append([]string{"etcd-bootstrap@bootstrap"}, memberAtNode(masterNodes)...))
+	assertDashboardEtcd(t, dash, l.Name, "", append([]string{"etcd-bootstrap@bootstrap"}, memberAtNode(masterNodes)...))
 	// Every member, the masters' included, is the pinned etcd: the
 	// masters boot the same initrd and have no SSH, so ask their servers.
 	r = mustRun(t, "lab", "ssh", "-f", l.SpecFile, "bootstrap", "--", strings.Replace(etcdctl, "--endpoints=https://localhost:2379", "--endpoints="+endpoints, 1)+"endpoint status -w json")
@@ -345,7 +348,7 @@ func TestRehearsalLab(t *testing.T) {
 	assert.Contains(t, out, "Cluster etcd operator bootstrapped successfully")
 	ms = waitMembers(masters, "after stage 14, the bootstrap member is removed")
 	assert.NotContains(t, strings.Join(ms, "\n"), "etcd-bootstrap")
-	assertDashboardEtcd(t, dash, l.Name, memberAtNode(masterNodes))
+	assertDashboardEtcd(t, dash, l.Name, "master-", memberAtNode(masterNodes))
 	assert.Contains(t, waitEtcdCheck(masterNodes[0], "bootstrap teardown:"), "bootstrap teardown:", "master-0 plays the bootstrap teardown")
 	if c, err := net.DialTimeout("tcp", net.JoinHostPort(bs.IP, "22623"), 5*time.Second); err == nil {
 		c.Close()
@@ -510,9 +513,9 @@ func memberAtNode(masters []spec.Node) []string {
 }
 
 // assertDashboardEtcd waits until the dashboard's etcd card lists exactly
-// want ("name@node", any order), read from a master's report, with one
-// leader among them.
-func assertDashboardEtcd(t *testing.T, base, lab string, want []string) {
+// want ("name@node", any order), with one leader among them, read from the
+// report of a node whose name starts with from.
+func assertDashboardEtcd(t *testing.T, base, lab, from string, want []string) {
 	t.Helper()
 	slices.Sort(want)
 	var got []string
@@ -527,7 +530,7 @@ func assertDashboardEtcd(t *testing.T, base, lab string, want []string) {
 		slices.Sort(got)
 		return slices.Equal(got, want)
 	})
-	assert.True(t, strings.HasPrefix(v.Etcd.From, "master-"), "a master's report: %q", v.Etcd.From)
+	assert.True(t, strings.HasPrefix(v.Etcd.From, from), "the report of %s...: %q", from, v.Etcd.From)
 	leaders := 0
 	for _, m := range v.Etcd.Members {
 		if m.State == "leader" {
