@@ -23,7 +23,6 @@ func longFuncs() map[string]int {
 	return map[string]int{
 		"lab/cache.importArchive":                 83,
 		"lab/images.Downloader.open":              85,
-		"lab/openshift.Prepare":                   95,
 		"lab/preflight.remoteFacts":               84,
 		"lab/probe.EnsureImage":                   95,
 		"lab/probe.Generate":                      88,

@@ -74,22 +74,10 @@ func Prepare(ctx context.Context, s *spec.Spec, o PrepareOptions) (*PrepareResul
 	if o.CacheDir == "" {
 		o.CacheDir = images.DefaultCacheDir()
 	}
-	o.Status.Start("Checking the pull secret and SSH key")
-	pullSecret := o.PullSecret
-	if pullSecret == "" {
-		var err error
-		if pullSecret, err = LoadPullSecret(s.OpenShift.PullSecretFile); err != nil {
-			o.Status.End(false)
-			return nil, err
-		}
-	}
-	sshKey, err := InstallSSHKeys(s)
+	pullSecret, sshKey, err := checkSecrets(s, o)
 	if err != nil {
-		o.Status.End(false)
 		return nil, err
 	}
-	o.Status.End(true)
-
 	dl := &images.Downloader{Client: o.HTTPClient, Log: log, Progress: o.Progress, TTY: o.TTY}
 	res := &PrepareResult{}
 	o.Status.Start("Finding openshift-install and oc %s", s.OpenShift.Version)
@@ -111,43 +99,8 @@ func Prepare(ctx context.Context, s *spec.Spec, o PrepareOptions) (*PrepareResul
 	o.Status.Infof("openshift-install: %s (%s)", res.Tools.Installer, res.Tools.InstallerFrom)
 	o.Status.Infof("oc: %s (%s)", res.Tools.OC, res.Tools.OCFrom)
 	inst := &Installer{Path: res.Tools.Installer, Log: log}
-
-	if s.Image.Path != "" {
-		if _, err := os.Stat(s.Image.Path); err != nil {
-			return nil, fmt.Errorf("image.path %s: %w: unset it to use the installer's RHCOS, or fix the path", s.Image.Path, err)
-		}
-		o.Status.Infof("RHCOS image: %s (image.path)", s.Image.Path)
-		res.BaseImage = s.Image.Path
-	} else {
-		o.Status.Start("Reading the installer's RHCOS stream metadata")
-		data, err := inst.PrintStreamJSON(ctx)
-		if err != nil {
-			o.Status.End(false)
-			return nil, err
-		}
-		stream, err := images.ParseStream(data)
-		if err != nil {
-			o.Status.End(false)
-			return nil, err
-		}
-		disk, err := stream.QEMUDisk("x86_64")
-		if err != nil {
-			o.Status.End(false)
-			return nil, err
-		}
-		o.Status.End(true)
-		// The progress bar needs the line to itself: no spinner meanwhile.
-		o.Status.Infof("RHCOS %s (%s): %s", disk.Release, disk.Stream, disk.FileName())
-		res.Image, err = images.EnsureRHCOS(ctx, dl, o.CacheDir, disk, s.OpenShift.Mirrors.RHCOS)
-		if err != nil {
-			return nil, err
-		}
-		if res.Image.Cached {
-			o.Status.Infof("RHCOS image cached: %s", res.Image.Path)
-		} else {
-			o.Status.Infof("RHCOS image downloaded and verified: %s", res.Image.Path)
-		}
-		res.BaseImage = res.Image.Path
+	if err := baseImage(ctx, s, o, inst, dl, res); err != nil {
+		return nil, err
 	}
 
 	res.Assets, err = CreateAssets(ctx, s, AssetsOptions{
@@ -160,4 +113,67 @@ func Prepare(ctx context.Context, s *spec.Spec, o PrepareOptions) (*PrepareResul
 		o.Status.Infof("manual bootstrap: bootkube.service is masked on the bootstrap node; drive it with `bootlab stage`, then `bootlab stage handoff`")
 	}
 	return res, nil
+}
+
+// checkSecrets reads the pull secret (unless o gives it) and the SSH key,
+// before anything runs.
+func checkSecrets(s *spec.Spec, o PrepareOptions) (pullSecret, sshKey string, err error) {
+	o.Status.Start("Checking the pull secret and SSH key")
+	pullSecret = o.PullSecret
+	if pullSecret == "" {
+		if pullSecret, err = LoadPullSecret(s.OpenShift.PullSecretFile); err != nil {
+			o.Status.End(false)
+			return "", "", err
+		}
+	}
+	if sshKey, err = InstallSSHKeys(s); err != nil {
+		o.Status.End(false)
+		return "", "", err
+	}
+	o.Status.End(true)
+	return pullSecret, sshKey, nil
+}
+
+// baseImage sets res's base image: the spec's image.path, else the RHCOS
+// the installer's stream metadata names, from the cache or downloaded and
+// verified.
+func baseImage(ctx context.Context, s *spec.Spec, o PrepareOptions, inst *Installer, dl *images.Downloader, res *PrepareResult) error {
+	if s.Image.Path != "" {
+		if _, err := os.Stat(s.Image.Path); err != nil {
+			return fmt.Errorf("image.path %s: %w: unset it to use the installer's RHCOS, or fix the path", s.Image.Path, err)
+		}
+		o.Status.Infof("RHCOS image: %s (image.path)", s.Image.Path)
+		res.BaseImage = s.Image.Path
+		return nil
+	}
+	o.Status.Start("Reading the installer's RHCOS stream metadata")
+	data, err := inst.PrintStreamJSON(ctx)
+	if err != nil {
+		o.Status.End(false)
+		return err
+	}
+	stream, err := images.ParseStream(data)
+	if err != nil {
+		o.Status.End(false)
+		return err
+	}
+	disk, err := stream.QEMUDisk("x86_64")
+	if err != nil {
+		o.Status.End(false)
+		return err
+	}
+	o.Status.End(true)
+	// The progress bar needs the line to itself: no spinner meanwhile.
+	o.Status.Infof("RHCOS %s (%s): %s", disk.Release, disk.Stream, disk.FileName())
+	res.Image, err = images.EnsureRHCOS(ctx, dl, o.CacheDir, disk, s.OpenShift.Mirrors.RHCOS)
+	if err != nil {
+		return err
+	}
+	if res.Image.Cached {
+		o.Status.Infof("RHCOS image cached: %s", res.Image.Path)
+	} else {
+		o.Status.Infof("RHCOS image downloaded and verified: %s", res.Image.Path)
+	}
+	res.BaseImage = res.Image.Path
+	return nil
 }
