@@ -14,6 +14,7 @@ import (
 	"log/slog"
 	"net"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -37,16 +38,41 @@ func Listen(addr string, dial Dial, log *slog.Logger) (*Proxy, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	udp, err := net.ListenPacket("udp", addr)
+	udp, tcp, err := listenPair(addr, net.ListenPacket, net.Listen)
 	if err != nil {
-		return nil, fmt.Errorf("listen for DNS on udp %s: %w", addr, err)
-	}
-	tcp, err := net.Listen("tcp", udp.LocalAddr().String())
-	if err != nil {
-		udp.Close()
-		return nil, fmt.Errorf("listen for DNS on tcp %s: %w", udp.LocalAddr(), err)
+		return nil, err
 	}
 	return &Proxy{udp: udp, tcp: tcp, dial: dial, log: log}, nil
+}
+
+// pairTries is how many UDP ports listenPair tries when any will do.
+const pairTries = 20
+
+// listenPair listens on UDP at addr, then on TCP at the same address and
+// port. With port 0 the UDP port is the kernel's pick, and another
+// program may hold that number on TCP: then it tries another, up to
+// pairTries times (seen under `make test -p 2`: a test of another package
+// held the TCP port).
+func listenPair(addr string, listenUDP func(network, address string) (net.PacketConn, error),
+	listenTCP func(network, address string) (net.Listener, error)) (net.PacketConn, net.Listener, error) {
+	tries := 1
+	if _, port, err := net.SplitHostPort(addr); err == nil && port == "0" {
+		tries = pairTries
+	}
+	for i := 1; ; i++ {
+		udp, err := listenUDP("udp", addr)
+		if err != nil {
+			return nil, nil, fmt.Errorf("listen for DNS on udp %s: %w", addr, err)
+		}
+		tcp, err := listenTCP("tcp", udp.LocalAddr().String())
+		if err == nil {
+			return udp, tcp, nil
+		}
+		udp.Close()
+		if i >= tries || !errors.Is(err, syscall.EADDRINUSE) {
+			return nil, nil, fmt.Errorf("listen for DNS on tcp %s: %w", udp.LocalAddr(), err)
+		}
+	}
 }
 
 // Addr is the address the proxy listens on (UDP and TCP).

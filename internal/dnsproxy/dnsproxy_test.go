@@ -5,7 +5,9 @@ import (
 	"encoding/binary"
 	"io"
 	"net"
+	"os"
 	"sync/atomic"
+	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -77,7 +79,9 @@ func resolver(network, addr string) *net.Resolver {
 // speaks TCP both get the upstream's answers through the proxy, and the
 // upstream sees only TCP.
 func TestProxyForwardsUDPAndTCPOverTCP(t *testing.T) {
-	// Not parallel: Listen takes a free UDP port, then the same number for TCP: a TCP listener of a test beside it may hold that number.
+	// Not parallel: Listen takes a free UDP port, then the same number for
+	// TCP: a TCP listener of a test beside it may hold that number (Listen
+	// then tries another, TestListenPairTriesAnotherPort).
 	up, queries := upstream(t)
 	var dials atomic.Int32
 	p, err := Listen("127.0.0.1:0", func(ctx context.Context) (net.Conn, error) {
@@ -107,7 +111,9 @@ func TestProxyForwardsUDPAndTCPOverTCP(t *testing.T) {
 // When the upstream cannot be reached, the proxy keeps serving: the next
 // query, once the upstream is back, is answered.
 func TestProxySurvivesAnUnreachableUpstream(t *testing.T) {
-	// Not parallel: Listen takes a free UDP port, then the same number for TCP: a TCP listener of a test beside it may hold that number.
+	// Not parallel: Listen takes a free UDP port, then the same number for
+	// TCP: a TCP listener of a test beside it may hold that number (Listen
+	// then tries another, TestListenPairTriesAnotherPort).
 	up, _ := upstream(t)
 	var fail atomic.Bool
 	fail.Store(true)
@@ -135,4 +141,46 @@ func TestListenNamesTheAddress(t *testing.T) {
 	_, err := Listen("256.0.0.1:53", nil, nil)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "listen for DNS on udp 256.0.0.1:53")
+}
+
+// With any port asked for, a TCP port another program holds makes
+// listenPair take another UDP port, closing the first; with a port given,
+// it says which address was taken.
+func TestListenPairTriesAnotherPort(t *testing.T) {
+	t.Parallel()
+	var udps []net.PacketConn
+	listenUDP := func(network, address string) (net.PacketConn, error) {
+		c, err := net.ListenPacket(network, address)
+		if err == nil {
+			udps = append(udps, c)
+		}
+		return c, err
+	}
+	busy := 2
+	listenTCP := func(network, address string) (net.Listener, error) {
+		if busy > 0 {
+			busy--
+			return nil, &net.OpError{Op: "listen", Net: network, Err: os.NewSyscallError("bind", syscall.EADDRINUSE)}
+		}
+		return net.Listen(network, address)
+	}
+	udp, tcp, err := listenPair("127.0.0.1:0", listenUDP, listenTCP)
+	require.NoError(t, err)
+	defer udp.Close()
+	defer tcp.Close()
+	require.Len(t, udps, 3, "two ports taken on TCP, the third free")
+	assert.Equal(t, udp.LocalAddr().String(), tcp.Addr().String())
+	for _, c := range udps[:2] {
+		_, werr := c.WriteTo([]byte("x"), udp.LocalAddr())
+		assert.Error(t, werr, "the UDP listener of a port given up is closed")
+	}
+
+	free, err := net.ListenPacket("udp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := free.LocalAddr().String()
+	require.NoError(t, free.Close())
+	busy = 1
+	_, _, err = listenPair(addr, listenUDP, listenTCP)
+	require.Error(t, err, "a port asked for is not swapped for another")
+	assert.Contains(t, err.Error(), "listen for DNS on tcp "+addr)
 }
