@@ -148,22 +148,10 @@ func EnsureImage(ctx context.Context, opts ImageOptions) (*Image, error) {
 	if err != nil {
 		return nil, fmt.Errorf("kernel (--kernel) %w (pass --kernel with a readable vmlinuz)", err)
 	}
-	h := sha256.New()
-	fmt.Fprintf(h, "%s\n%s\n", imageFormat, Cmdline)
-	hashPart(h, "agent", agent)
-	hashPart(h, "kernel", kdata)
-	modData := make([][]byte, len(mods))
-	for i, m := range mods {
-		if m.path == "" {
-			fmt.Fprintf(h, "builtin %s\n", m.name)
-			continue
-		}
-		if modData[i], err = readModule(ctx, m.path); err != nil {
-			return nil, err
-		}
-		hashPart(h, m.name, modData[i])
+	sum, modData, err := imageHash(ctx, agent, kdata, mods)
+	if err != nil {
+		return nil, err
 	}
-	sum := hex.EncodeToString(h.Sum(nil))
 	dir := filepath.Join(opts.CacheDir, "probe", sum[:16])
 	img := &Image{
 		Kernel: filepath.Join(dir, "vmlinuz"), Initrd: filepath.Join(dir, "initramfs.img"),
@@ -177,6 +165,50 @@ func EnsureImage(ctx context.Context, opts ImageOptions) (*Image, error) {
 	if err := mkdirReadable(dir); err != nil {
 		return nil, err
 	}
+	initrd, err := probeInitramfs(mods, modData, agent)
+	if err != nil {
+		return nil, err
+	}
+	if err := writeAtomic(img.Kernel, kdata); err != nil {
+		return nil, err
+	}
+	if err := writeAtomic(img.Initrd, initrd); err != nil {
+		return nil, err
+	}
+	if err := makeBaseDisk(ctx, img.BaseDisk); err != nil {
+		return nil, err
+	}
+	img.Built = true
+	return img, ensureRehearsal(ctx, opts, img, log)
+}
+
+// imageHash is the image's content address: the format, the command
+// line, the agent, the kernel and each module (read here, uncompressed,
+// and returned for the initramfs; nil for a module built in).
+func imageHash(ctx context.Context, agent, kdata []byte, mods []module) (string, [][]byte, error) {
+	h := sha256.New()
+	fmt.Fprintf(h, "%s\n%s\n", imageFormat, Cmdline)
+	hashPart(h, "agent", agent)
+	hashPart(h, "kernel", kdata)
+	modData := make([][]byte, len(mods))
+	for i, m := range mods {
+		if m.path == "" {
+			fmt.Fprintf(h, "builtin %s\n", m.name)
+			continue
+		}
+		var err error
+		if modData[i], err = readModule(ctx, m.path); err != nil {
+			return "", nil, err
+		}
+		hashPart(h, m.name, modData[i])
+	}
+	return hex.EncodeToString(h.Sum(nil)), modData, nil
+}
+
+// probeInitramfs is the probe image's initramfs, gzipped: the directories
+// the agent mounts on, the console and null devices, the modules and their
+// load order, and the agent as /init.
+func probeInitramfs(mods []module, modData [][]byte, agent []byte) ([]byte, error) {
 	var order bytes.Buffer
 	var cz bytes.Buffer
 	gz, _ := gzip.NewWriterLevel(&cz, gzip.BestSpeed)
@@ -201,17 +233,7 @@ func EnsureImage(ctx context.Context, opts ImageOptions) (*Image, error) {
 	if err := gz.Close(); err != nil {
 		return nil, err
 	}
-	if err := writeAtomic(img.Kernel, kdata); err != nil {
-		return nil, err
-	}
-	if err := writeAtomic(img.Initrd, cz.Bytes()); err != nil {
-		return nil, err
-	}
-	if err := makeBaseDisk(ctx, img.BaseDisk); err != nil {
-		return nil, err
-	}
-	img.Built = true
-	return img, ensureRehearsal(ctx, opts, img, log)
+	return cz.Bytes(), nil
 }
 
 // ensureRehearsal sets img.RehearsalInitrd when opts ask for it, writing
