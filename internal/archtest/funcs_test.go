@@ -24,7 +24,6 @@ func longFuncs() map[string]int {
 		"lab/cache.importArchive":                 83,
 		"lab/images.Downloader.open":              85,
 		"lab/preflight.remoteFacts":               84,
-		"lab/probe.Generate":                      88,
 		"lab/spec.Spec.validateOpenShiftNetworks": 81,
 		"stages.Default":                          149,
 		"stages.parser.scan":                      125,

@@ -146,81 +146,28 @@ func Generate(in Input) (*Configs, error) {
 	if in.ClusterDomain == "" {
 		return nil, fmt.Errorf("probe Ignition: cluster domain is empty")
 	}
-	resolve := []NameExpect{
+	g := &generator{in: in, resolve: []NameExpect{
 		{Name: "api." + in.ClusterDomain, Address: in.APIAddress},
 		{Name: "api-int." + in.ClusterDomain, Address: in.APIAddress},
 		{Name: "apps." + in.ClusterDomain, Address: in.IngressAddress, Wildcard: true},
-	}
-	pool := func(role string) Config {
-		c := Config{ClusterDomain: in.ClusterDomain, Nodes: map[string]NodeExpect{}, Resolve: resolve}
-		for _, n := range in.Nodes {
-			if n.Role == role {
-				c.Nodes[strings.ToLower(n.MAC)] = n
-			}
-		}
-		return c
-	}
-	tls := []ignition.File{
+	}, tls: []ignition.File{
 		{Path: RootCAPath, Mode: 0o644, Data: in.PKI.CA.CertPEM},
 		{Path: MCSCertPath, Mode: 0o644, Data: in.PKI.MCS.CertPEM},
 		{Path: MCSKeyPath, Mode: 0o600, Data: in.PKI.MCS.KeyPEM},
-	}
-	var users []types.PasswdUser
-	full := func(c Config, extra ...ignition.File) ([]byte, error) {
-		pc, err := json.MarshalIndent(c, "", "  ")
-		if err != nil {
-			return nil, err
-		}
-		files := append([]ignition.File{{Path: ConfigPath, Mode: 0o644, Data: pc}}, extra...)
-		cfg := ignition.WithFiles(files)
-		cfg.Passwd.Users = users
-		return ignition.Marshal(cfg)
-	}
+	}}
 	var (
 		out Configs
 		err error
 	)
-	if out.WorkerServed, err = full(pool(RoleWorker)); err != nil {
+	if out.WorkerServed, err = g.full(g.pool(RoleWorker), nil); err != nil {
 		return nil, fmt.Errorf("worker config: %w", err)
 	}
-	masterFiles := append(append([]ignition.File(nil), tls...), ignition.File{Path: WorkerConfigPath, Mode: 0o600, Data: out.WorkerServed})
-	masterPool := pool(RoleMaster)
 	var etcdSigner pki.Pair
-	if in.Rehearsal {
-		// The etcd-signer signs the bootstrap member's certificates (stage
-		// 07's render) and the masters' (served with their config here,
-		// where a real cluster's etcd operator puts them in etcd-all-certs).
-		if etcdSigner, err = pki.NewIntermediate(in.PKI.CA, "etcd-signer"); err != nil {
-			return nil, err
-		}
-		join, files, err := rehearsalMaster(in, etcdSigner)
-		if err != nil {
-			return nil, err
-		}
-		masterPool.Etcd = join
-		masterFiles = append(masterFiles, files...)
+	if out.MasterServed, etcdSigner, err = g.masterServed(out.WorkerServed); err != nil {
+		return nil, err
 	}
-	if out.MasterServed, err = full(masterPool, masterFiles...); err != nil {
-		return nil, fmt.Errorf("master config: %w", err)
-	}
-	bootFiles := append(append([]ignition.File(nil), tls...), ignition.File{Path: MasterConfigPath, Mode: 0o600, Data: out.MasterServed})
-	bootPool := pool(RoleBootstrap)
-	if in.Rehearsal {
-		in.Assets.EtcdSigner = etcdSigner
-		if in.SSHAuthorizedKey == "" || len(in.SSHHostKeyPEM) == 0 {
-			return nil, fmt.Errorf("probe Ignition: a rehearsal bootstrap needs the lab's SSH public key and a host key")
-		}
-		bootPool.Rehearsal = true
-		bootFiles = append(bootFiles, ignition.File{Path: SSHHostKeyPath, Mode: 0o600, Data: in.SSHHostKeyPEM})
-		assets, err := RehearsalAssets(in, in.Assets)
-		if err != nil {
-			return nil, fmt.Errorf("rehearsal bootstrap assets: %w", err)
-		}
-		bootFiles = append(bootFiles, assets...)
-		users = []types.PasswdUser{{Name: "core", SSHAuthorizedKeys: []types.SSHAuthorizedKey{types.SSHAuthorizedKey(strings.TrimSpace(in.SSHAuthorizedKey))}}}
-	}
-	if out.Bootstrap, err = full(bootPool, bootFiles...); err != nil {
-		return nil, fmt.Errorf("bootstrap config: %w", err)
+	if out.Bootstrap, err = g.bootstrap(out.MasterServed, etcdSigner); err != nil {
+		return nil, err
 	}
 	for role, dst := range map[string]*[]byte{RoleMaster: &out.Master, RoleWorker: &out.Worker} {
 		p := ignition.Pointer(ignition.MCSURL(in.ClusterDomain, role), in.PKI.CA.CertPEM)
@@ -229,6 +176,95 @@ func Generate(in Input) (*Configs, error) {
 		}
 	}
 	return &out, nil
+}
+
+// generator is one Generate: its input, the names every node resolves and
+// the TLS files the bootstrap and the masters carry.
+type generator struct {
+	in      Input
+	resolve []NameExpect
+	tls     []ignition.File
+}
+
+// pool is the probe config of the nodes of role.
+func (g *generator) pool(role string) Config {
+	c := Config{ClusterDomain: g.in.ClusterDomain, Nodes: map[string]NodeExpect{}, Resolve: g.resolve}
+	for _, n := range g.in.Nodes {
+		if n.Role == role {
+			c.Nodes[strings.ToLower(n.MAC)] = n
+		}
+	}
+	return c
+}
+
+// full is a full Ignition config: probe config c, extra files and users.
+func (g *generator) full(c Config, users []types.PasswdUser, extra ...ignition.File) ([]byte, error) {
+	pc, err := json.MarshalIndent(c, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	files := append([]ignition.File{{Path: ConfigPath, Mode: 0o644, Data: pc}}, extra...)
+	cfg := ignition.WithFiles(files)
+	cfg.Passwd.Users = users
+	return ignition.Marshal(cfg)
+}
+
+// masterServed is the config the bootstrap's MCS serves the masters: the
+// TLS files and the worker config they serve on; in a rehearsal lab also
+// their etcd join and certificates, signed by the etcd-signer it returns.
+func (g *generator) masterServed(workerServed []byte) ([]byte, pki.Pair, error) {
+	files := append(append([]ignition.File(nil), g.tls...), ignition.File{Path: WorkerConfigPath, Mode: 0o600, Data: workerServed})
+	pool := g.pool(RoleMaster)
+	var etcdSigner pki.Pair
+	if g.in.Rehearsal {
+		// The etcd-signer signs the bootstrap member's certificates (stage
+		// 07's render) and the masters' (served with their config here,
+		// where a real cluster's etcd operator puts them in etcd-all-certs).
+		var err error
+		if etcdSigner, err = pki.NewIntermediate(g.in.PKI.CA, "etcd-signer"); err != nil {
+			return nil, pki.Pair{}, err
+		}
+		join, extra, err := rehearsalMaster(g.in, etcdSigner)
+		if err != nil {
+			return nil, pki.Pair{}, err
+		}
+		pool.Etcd = join
+		files = append(files, extra...)
+	}
+	data, err := g.full(pool, nil, files...)
+	if err != nil {
+		return nil, pki.Pair{}, fmt.Errorf("master config: %w", err)
+	}
+	return data, etcdSigner, nil
+}
+
+// bootstrap is bootstrap.ign: the TLS files and the masters' served
+// config; in a rehearsal lab also the SSH host key, user core with the
+// lab's key, and the assets the stages start from.
+func (g *generator) bootstrap(masterServed []byte, etcdSigner pki.Pair) ([]byte, error) {
+	in := g.in
+	files := append(append([]ignition.File(nil), g.tls...), ignition.File{Path: MasterConfigPath, Mode: 0o600, Data: masterServed})
+	pool := g.pool(RoleBootstrap)
+	var users []types.PasswdUser
+	if in.Rehearsal {
+		in.Assets.EtcdSigner = etcdSigner
+		if in.SSHAuthorizedKey == "" || len(in.SSHHostKeyPEM) == 0 {
+			return nil, fmt.Errorf("probe Ignition: a rehearsal bootstrap needs the lab's SSH public key and a host key")
+		}
+		pool.Rehearsal = true
+		files = append(files, ignition.File{Path: SSHHostKeyPath, Mode: 0o600, Data: in.SSHHostKeyPEM})
+		assets, err := RehearsalAssets(in, in.Assets)
+		if err != nil {
+			return nil, fmt.Errorf("rehearsal bootstrap assets: %w", err)
+		}
+		files = append(files, assets...)
+		users = []types.PasswdUser{{Name: "core", SSHAuthorizedKeys: []types.SSHAuthorizedKey{types.SSHAuthorizedKey(strings.TrimSpace(in.SSHAuthorizedKey))}}}
+	}
+	data, err := g.full(pool, users, files...)
+	if err != nil {
+		return nil, fmt.Errorf("bootstrap config: %w", err)
+	}
+	return data, nil
 }
 
 // masterEtcd returns the masters' etcd join settings and their
