@@ -94,10 +94,6 @@ func importArchive(root, file string, free func(string) (uint64, error), dryRun 
 	if err != nil {
 		return nil, err
 	}
-	want := map[string]ManifestFile{}
-	for _, mf := range m.Files {
-		want[mf.Path] = mf
-	}
 	if !dryRun {
 		if err := os.MkdirAll(root, 0o755); err != nil {
 			return nil, fmt.Errorf("create cache %s: %w", root, err)
@@ -115,6 +111,21 @@ func importArchive(root, file string, free func(string) (uint64, error), dryRun 
 		}
 		defer os.RemoveAll(tmp)
 	}
+	if err := extractAll(tr, file, tmp, m); err != nil {
+		return nil, err
+	}
+	return moveIn(root, tmp, m)
+}
+
+// extractAll checks every file of the archive against manifest m (listed,
+// once, a regular file, its size and sha256) and extracts it under tmp
+// ("": a dry run, checked only); a file the manifest lists and the archive
+// lacks is an error too.
+func extractAll(tr *tar.Reader, file, tmp string, m *Manifest) error {
+	want := map[string]ManifestFile{}
+	for _, mf := range m.Files {
+		want[mf.Path] = mf
+	}
 	seen := map[string]bool{}
 	for {
 		hdr, err := tr.Next()
@@ -122,7 +133,7 @@ func importArchive(root, file string, free func(string) (uint64, error), dryRun 
 			break
 		}
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w: the archive is damaged; nothing was imported", file, err)
+			return fmt.Errorf("%s: %w: the archive is damaged; nothing was imported", file, err)
 		}
 		if hdr.Typeflag == tar.TypeDir {
 			continue
@@ -130,11 +141,11 @@ func importArchive(root, file string, free func(string) (uint64, error), dryRun 
 		mf, ok := want[hdr.Name]
 		switch {
 		case !ok:
-			return nil, fmt.Errorf("%s: %s is not in the manifest: the archive was changed; nothing was imported", file, hdr.Name)
+			return fmt.Errorf("%s: %s is not in the manifest: the archive was changed; nothing was imported", file, hdr.Name)
 		case seen[hdr.Name]:
-			return nil, fmt.Errorf("%s: %s appears twice: the archive was changed; nothing was imported", file, hdr.Name)
+			return fmt.Errorf("%s: %s appears twice: the archive was changed; nothing was imported", file, hdr.Name)
 		case hdr.Typeflag != tar.TypeReg:
-			return nil, fmt.Errorf("%s: %s is not a regular file: the archive was changed; nothing was imported", file, hdr.Name)
+			return fmt.Errorf("%s: %s is not a regular file: the archive was changed; nothing was imported", file, hdr.Name)
 		}
 		seen[hdr.Name] = true
 		dest := ""
@@ -142,7 +153,7 @@ func importArchive(root, file string, free func(string) (uint64, error), dryRun 
 			dest = filepath.Join(tmp, filepath.FromSlash(mf.Path))
 		}
 		if err := extract(tr, file, dest, mf, hdr); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	var missing []string
@@ -152,9 +163,9 @@ func importArchive(root, file string, free func(string) (uint64, error), dryRun 
 		}
 	}
 	if len(missing) > 0 {
-		return nil, fmt.Errorf("%s lacks %s, listed in its manifest: the archive is incomplete; nothing was imported", file, strings.Join(missing, ", "))
+		return fmt.Errorf("%s lacks %s, listed in its manifest: the archive is incomplete; nothing was imported", file, strings.Join(missing, ", "))
 	}
-	return moveIn(root, tmp, m)
+	return nil
 }
 
 // moveIn moves the checked files from tmp into the cache, skipping those it
