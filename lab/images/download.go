@@ -171,19 +171,10 @@ func (m markReader) Read(p []byte) (int, error) {
 // open returns a reader of the whole file: the bytes already in partial,
 // then the rest from the server (appended to partial as they arrive).
 func (d *Downloader) open(ctx context.Context, url, partial string) (io.Reader, func(), error) {
-	if err := os.MkdirAll(filepath.Dir(partial), 0o755); err != nil {
-		return nil, nil, fmt.Errorf("create cache directory: %w", err)
-	}
-	f, err := os.OpenFile(partial, os.O_CREATE|os.O_RDWR, 0o644)
+	f, have, err := openPartial(partial)
 	if err != nil {
-		return nil, nil, fmt.Errorf("open %s: %w", partial, err)
-	}
-	fi, err := f.Stat()
-	if err != nil {
-		f.Close()
 		return nil, nil, err
 	}
-	have := fi.Size()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		f.Close()
@@ -254,6 +245,24 @@ func (d *Downloader) open(ctx context.Context, url, partial string) (io.Reader, 
 		f.Close()
 	}
 	return markReader{src}, done, nil
+}
+
+// openPartial opens (or creates) the partial download and says how many
+// bytes it holds.
+func openPartial(partial string) (*os.File, int64, error) {
+	if err := os.MkdirAll(filepath.Dir(partial), 0o755); err != nil {
+		return nil, 0, fmt.Errorf("create cache directory: %w", err)
+	}
+	f, err := os.OpenFile(partial, os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return nil, 0, fmt.Errorf("open %s: %w", partial, err)
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, 0, err
+	}
+	return f, fi.Size(), nil
 }
 
 // parseContentRange reads "bytes start-end/size".
