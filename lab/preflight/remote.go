@@ -46,29 +46,10 @@ func remoteFacts(ctx context.Context, h host.Host, base HostFacts) HostFacts {
 		}
 	}
 	if f.Stat == nil {
-		f.Stat = func(p string) (*FileOwner, error) {
-			o, err := out(fmt.Sprintf("[ -e %[1]s ] || exit 66; stat -L -c '%%a %%u %%g %%F' -- %[1]s", sshc.Quote(p)))
-			if err != nil {
-				if strings.Contains(err.Error(), "exit status 66") {
-					return nil, &fs.PathError{Op: "stat", Path: p, Err: fs.ErrNotExist}
-				}
-				return nil, err
-			}
-			return parseStatOutput(p, o)
-		}
+		f.Stat = remoteStat(ctx, h)
 	}
 	if f.FreeBytes == nil {
-		f.FreeBytes = func(p string) (uint64, error) {
-			o, err := out("df -P -B1 -- " + sshc.Quote(p) + " | tail -n 1")
-			if err != nil {
-				return 0, err
-			}
-			fields := strings.Fields(o)
-			if len(fields) < 4 {
-				return 0, fmt.Errorf("df on %s: unexpected output %q", h.Name(), o)
-			}
-			return strconv.ParseUint(fields[3], 10, 64)
-		}
+		f.FreeBytes = remoteFreeBytes(ctx, h)
 	}
 	if f.Routes == nil {
 		f.Routes = func() ([]HostRoute, error) {
@@ -80,15 +61,7 @@ func remoteFacts(ctx context.Context, h host.Host, base HostFacts) HostFacts {
 		}
 	}
 	if f.WriteTemp == nil {
-		f.WriteTemp = func(data []byte) (string, func(), error) {
-			b := make([]byte, 6)
-			_, _ = rand.Read(b)
-			p := "/tmp/bootlab-preflight-" + hex.EncodeToString(b) + ".cfg"
-			if err := h.WriteFile(ctx, p, data, 0o600); err != nil {
-				return "", nil, err
-			}
-			return p, func() { _, _ = out("rm -f -- " + sshc.Quote(p)) }, nil
-		}
+		f.WriteTemp = remoteWriteTemp(ctx, h)
 	}
 	if f.HAProxyCheck == nil {
 		f.HAProxyCheck = func(ctx context.Context, binary, cfgPath string) error {
@@ -101,6 +74,49 @@ func remoteFacts(ctx context.Context, h host.Host, base HostFacts) HostFacts {
 		f.KVMSmoke = func(context.Context, string) error { return errors.New("not run on a remote host") }
 	}
 	return f
+}
+
+// remoteStat stats a path on h (following links).
+func remoteStat(ctx context.Context, h host.Host) func(string) (*FileOwner, error) {
+	return func(p string) (*FileOwner, error) {
+		o, err := host.Output(ctx, h, fmt.Sprintf("[ -e %[1]s ] || exit 66; stat -L -c '%%a %%u %%g %%F' -- %[1]s", sshc.Quote(p)))
+		if err != nil {
+			if strings.Contains(err.Error(), "exit status 66") {
+				return nil, &fs.PathError{Op: "stat", Path: p, Err: fs.ErrNotExist}
+			}
+			return nil, err
+		}
+		return parseStatOutput(p, o)
+	}
+}
+
+// remoteFreeBytes is the space free for a path on h, from df.
+func remoteFreeBytes(ctx context.Context, h host.Host) func(string) (uint64, error) {
+	return func(p string) (uint64, error) {
+		o, err := host.Output(ctx, h, "df -P -B1 -- "+sshc.Quote(p)+" | tail -n 1")
+		if err != nil {
+			return 0, err
+		}
+		fields := strings.Fields(o)
+		if len(fields) < 4 {
+			return 0, fmt.Errorf("df on %s: unexpected output %q", h.Name(), o)
+		}
+		return strconv.ParseUint(fields[3], 10, 64)
+	}
+}
+
+// remoteWriteTemp writes data to a private temporary file on h and
+// returns its path and what removes it.
+func remoteWriteTemp(ctx context.Context, h host.Host) func([]byte) (string, func(), error) {
+	return func(data []byte) (string, func(), error) {
+		b := make([]byte, 6)
+		_, _ = rand.Read(b)
+		p := "/tmp/bootlab-preflight-" + hex.EncodeToString(b) + ".cfg"
+		if err := h.WriteFile(ctx, p, data, 0o600); err != nil {
+			return "", nil, err
+		}
+		return p, func() { _, _ = host.Output(ctx, h, "rm -f -- "+sshc.Quote(p)) }, nil
+	}
 }
 
 // parseIDOutput reads `id -u NAME && id -G NAME`.
