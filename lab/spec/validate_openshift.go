@@ -86,14 +86,45 @@ func parseIPv4Block(e *errs, field, val, example string) (netip.Prefix, bool) {
 // openshift.serviceNetwork against each other, the machine network (network.cidr)
 // and OVN-Kubernetes' internal ranges, and the pod network's size against the
 // nodes. Probe labs check them only when set (Warnings says they are ignored).
+// block is a network the lab's OpenShift networks name, and the field
+// that names it.
+type block struct {
+	field  string
+	prefix netip.Prefix
+}
+
+// validateServiceNetwork checks openshift.serviceNetwork: one IPv4 block,
+// no larger than the installer allows, apart from the pod networks, the
+// machine network (machineOverlap) and OVN-Kubernetes' ranges (ovn).
+func (s *Spec) validateServiceNetwork(e *errs, pods []block, machineOverlap func(block, string), ovn func(block)) {
+	o := s.OpenShift
+	if len(o.ServiceNetwork) > 1 {
+		e.add("openshift.serviceNetwork", "lists %d networks: an IPv4 cluster takes exactly one (e.g. %s)", len(o.ServiceNetwork), DefaultServiceNetworkCIDR)
+	}
+	for i, sn := range o.ServiceNetwork {
+		f := fmt.Sprintf("openshift.serviceNetwork[%d]", i)
+		p, ok := parseIPv4Block(e, f, sn, DefaultServiceNetworkCIDR)
+		if !ok {
+			continue
+		}
+		if p.Bits() < minServiceNetworkBits {
+			e.add(f, "%s is larger than a /%d, the installer's limit for the service network: use e.g. %s", p, minServiceNetworkBits, DefaultServiceNetworkCIDR)
+		}
+		b := block{f, p}
+		for _, pod := range pods {
+			if pod.prefix.Overlaps(p) {
+				e.add(f, "%s overlaps %s %s, the pod network: service and pod networks must not overlap", p, pod.field, pod.prefix)
+			}
+		}
+		machineOverlap(b, "the service network")
+		ovn(b)
+	}
+}
+
 func (s *Spec) validateOpenShiftNetworks(e *errs, machine netip.Prefix, machineOK bool) {
 	o := s.OpenShift
 	if s.Profile != ProfileOpenShift && len(o.ClusterNetwork) == 0 && len(o.ServiceNetwork) == 0 {
 		return
-	}
-	type block struct {
-		field  string
-		prefix netip.Prefix
 	}
 	machineOverlap := func(b block, what string) {
 		if !machineOK || !b.prefix.Overlaps(machine) {
@@ -138,27 +169,7 @@ func (s *Spec) validateOpenShiftNetworks(e *errs, machine netip.Prefix, machineO
 		pods = append(pods, b)
 	}
 
-	if len(o.ServiceNetwork) > 1 {
-		e.add("openshift.serviceNetwork", "lists %d networks: an IPv4 cluster takes exactly one (e.g. %s)", len(o.ServiceNetwork), DefaultServiceNetworkCIDR)
-	}
-	for i, sn := range o.ServiceNetwork {
-		f := fmt.Sprintf("openshift.serviceNetwork[%d]", i)
-		p, ok := parseIPv4Block(e, f, sn, DefaultServiceNetworkCIDR)
-		if !ok {
-			continue
-		}
-		if p.Bits() < minServiceNetworkBits {
-			e.add(f, "%s is larger than a /%d, the installer's limit for the service network: use e.g. %s", p, minServiceNetworkBits, DefaultServiceNetworkCIDR)
-		}
-		b := block{f, p}
-		for _, pod := range pods {
-			if pod.prefix.Overlaps(p) {
-				e.add(f, "%s overlaps %s %s, the pod network: service and pod networks must not overlap", p, pod.field, pod.prefix)
-			}
-		}
-		machineOverlap(b, "the service network")
-		ovn(b)
-	}
+	s.validateServiceNetwork(e, pods, machineOverlap, ovn)
 
 	if s.Profile == ProfileOpenShift && allOK && len(pods) > 0 {
 		masters, workers := len(s.NodesByRole(RoleMaster)), len(s.NodesByRole(RoleWorker))
