@@ -233,10 +233,25 @@ func (s *Stage) PartOf(arg string) []string {
 
 // Default returns the catalog of bootkube.sh for OpenShift 4.16 through 4.22.
 func Default() Catalog {
-	v419, v422 := Version{4, 19}, Version{4, 22}
-	// The konnectivity steps run only where the installer enables them.
-	konnectivity := "installer #10344 (CORS-4334), 2026; only when the installer enables konnectivity"
-	c := Catalog{
+	c := append(append(renderStages(), controlPlaneStages()...), handoffStages()...)
+	gates := releaseGates()
+	for _, s := range c {
+		s.Gates = gates[s.Number]
+	}
+	return c
+}
+
+// v419 and v422 are the releases steps came in with (Step.Since).
+var v419, v422 = Version{4, 19}, Version{4, 22}
+
+// konnectivityHistory says where the konnectivity steps come from: they
+// run only where the installer enables them.
+const konnectivityHistory = "installer #10344 (CORS-4334), 2026; only when the installer enables konnectivity"
+
+// renderStages are stages 01 to 07: the directories, the release's
+// images, then the renders up to etcd's, which stage 07 starts.
+func renderStages() Catalog {
+	return Catalog{
 		{
 			Number: 1, Slug: "openshift-manifests", Script: "move-manifests",
 			Short: "Make bootkube's directories and merge the installer's openshift/ manifests into manifests/",
@@ -290,13 +305,20 @@ func Default() Catalog {
 			After: After{Runs: "etcd (the etcd-bootstrap member pod)", RehearsalEtcd: EtcdBootstrap,
 				EtcdHow: "the kubelet starts the member pod stage 07 rendered"},
 		},
+	}
+}
+
+// controlPlaneStages are stages 08 to 12: the temporary control plane's
+// renders, then the machine-config server.
+func controlPlaneStages() Catalog {
+	return Catalog{
 		{
 			Number: 8, Slug: "kube-apiserver-bootstrap", Script: "render-kube-apiserver",
 			Short: "Render the bootstrap kube-apiserver pod, its config and core manifests (4.22+: start the konnectivity server first)",
 			Steps: []Step{
-				{Name: "konnectivity-certs", Marker: "konnectivity-certs.done", Since: v422, History: konnectivity},
-				{Name: "konnectivity-server-bootstrap", Marker: "konnectivity-server-bootstrap.done", Since: v422, History: konnectivity},
-				{Name: "konnectivity-agent-manifest", Marker: "konnectivity-agent-manifest.done", Since: v422, History: konnectivity},
+				{Name: "konnectivity-certs", Marker: "konnectivity-certs.done", Since: v422, History: konnectivityHistory},
+				{Name: "konnectivity-server-bootstrap", Marker: "konnectivity-server-bootstrap.done", Since: v422, History: konnectivityHistory},
+				{Name: "konnectivity-agent-manifest", Marker: "konnectivity-agent-manifest.done", Since: v422, History: konnectivityHistory},
 				{Name: "kube-apiserver-bootstrap", Marker: "kube-apiserver-bootstrap.done"},
 			},
 			Done: []string{"kube-apiserver-bootstrap.done"}, Checks: checksKAS(),
@@ -337,6 +359,13 @@ func Default() Catalog {
 			After: After{Runs: "etcd, the bootstrap MCS", MCS: ServedByBootstrap, RehearsalEtcd: EtcdBootstrapAndMasters,
 				EtcdHow: "each master, once the MCS served it: member add --learner, then promote"},
 		},
+	}
+}
+
+// handoffStages are stages 13 to 15: cluster-bootstrap, the hand-over
+// to the masters and the last checks.
+func handoffStages() Catalog {
+	return Catalog{
 		{
 			Number: 13, Slug: "cb-bootstrap", Script: "start-bootstrap",
 			Short: "Wait for etcd, then cluster-bootstrap start: temporary control plane up, manifests created, hand-over",
@@ -353,7 +382,7 @@ func Default() Catalog {
 			Number: 14, Slug: "cvo-overrides", Script: "wait-for-ceo",
 			Short: "Remove the bootstrap konnectivity (4.22+), restore the CVO overrides, stop the bootstrap MCS, wait for the etcd operator",
 			Steps: []Step{
-				{Name: "konnectivity-cleanup", Marker: "konnectivity-cleanup.done", Since: v422, History: konnectivity},
+				{Name: "konnectivity-cleanup", Marker: "konnectivity-cleanup.done", Since: v422, History: konnectivityHistory},
 				{Name: "cvo-overrides", Marker: "cvo-overrides.done"},
 				{Name: "(rm /etc/kubernetes/manifests/machineconfigoperator-bootstrap-pod.yaml)"},
 				{Name: "wait-for-ceo"},
@@ -375,9 +404,4 @@ func Default() Catalog {
 			After:  After{Runs: "nothing: .bootkube.done written"},
 		},
 	}
-	gates := releaseGates()
-	for _, s := range c {
-		s.Gates = gates[s.Number]
-	}
-	return c
 }

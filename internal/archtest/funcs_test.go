@@ -21,7 +21,6 @@ const maxFuncLines = 80
 // may not grow, and one split to maxFuncLines or less leaves the list.
 func longFuncs() map[string]int {
 	return map[string]int{
-		"stages.Default":     149,
 		"stages.parser.scan": 125,
 	}
 }
