@@ -189,129 +189,150 @@ type level struct {
 // scan walks lines (of the script, or one function body) and returns the
 // steps in the order they run. Line numbers are offset+index+1.
 func (p *parser) scan(lines []string, file string, skip [][2]int, offset int) []ScriptStep {
-	var steps []ScriptStep
-	var stack []*level
-	inSNO := func() bool {
-		for _, l := range stack {
-			if l.sno {
-				return true
-			}
-		}
-		return false
-	}
-	add := func(st ScriptStep, line int) {
-		if st.Line == 0 || file == "" {
-			st.Line = line
-		}
-		if file != "" && st.File == "" {
-			st.File = file
-		}
-		st.SingleNode = st.SingleNode || inSNO() || singleNodeSteps[st.Name]
-		// The innermost guard without a step yet owns this one.
-		for i := len(stack) - 1; i >= 0; i-- {
-			if stack[i].guard != "" {
-				if stack[i].owner < 0 {
-					stack[i].owner = len(steps)
-				}
-				break
-			}
-		}
-		steps = append(steps, st)
-	}
-	closeLevel := func() {
-		if len(stack) == 0 {
-			return
-		}
-		l := stack[len(stack)-1]
-		stack = stack[:len(stack)-1]
-		if l.guard == "" {
-			return
-		}
-		if l.owner < 0 {
-			// A guarded block with no recorded step: name it by its marker,
-			// or give the marker to the step of that name found earlier
-			// (its record call sat in a function defined before the guard).
-			name := strings.TrimSuffix(l.guard, ".done")
-			for i := range steps {
-				if steps[i].Name == name && steps[i].Marker == "" {
-					steps[i].Marker = l.guard
-					return
-				}
-			}
-			if !l.touch {
-				return
-			}
-			l.owner = len(steps)
-			steps = append(steps, ScriptStep{Name: name, Line: offset + l.line + 1, SingleNode: inSNO() || l.sno})
-		}
-		st := &steps[l.owner]
-		if gl := offset + l.line + 1; file == "" && gl < st.Line {
-			st.Line = gl
-		}
-		if l.touch || strings.TrimSuffix(l.guard, ".done") == st.Name {
-			if st.Marker == "" {
-				st.Marker = l.guard
-			}
-		} else if st.Guard == "" {
-			st.Guard = l.guard
-		}
-	}
+	sc := &scanner{p: p, file: file, offset: offset}
 	for i := 0; i < len(lines); i++ {
 		if inRanges(skip, i) {
 			continue
 		}
-		line := strings.TrimSpace(lines[i])
-		if line == "" || strings.HasPrefix(line, "#") {
-			continue
-		}
-		lineNo := offset + i + 1
-		first := strings.Fields(line)[0]
-		opens := first == "if"
-		if opens {
-			l := &level{owner: -1, line: i, sno: snoIfRE.MatchString(line)}
-			if m := guardRE.FindStringSubmatch(line); m != nil {
-				l.guard = m[1]
-			}
-			stack = append(stack, l)
-		}
-		if first == "else" || first == "elif" {
-			if n := len(stack); n > 0 {
-				stack[n-1].sno = false
-			}
-		}
-		if m := touchRE.FindStringSubmatch(line); m != nil {
-			for _, l := range stack {
-				if l.guard == m[1] {
-					l.touch = true
-				}
-			}
-		}
-		if m := recordRE.FindStringSubmatch(line); m != nil {
-			add(ScriptStep{Name: m[1]}, lineNo)
-		} else if !strings.HasPrefix(first, "echo") {
-			words := wordRE.FindAllString(line, -1)
-			for wi, w := range words {
-				if names, ok := helperCallSteps[w]; ok && wi+1 < len(words) {
-					if n, ok := names[words[wi+1]]; ok {
-						add(ScriptStep{Name: n}, lineNo)
-					}
-					continue
-				}
-				if _, ok := p.funcs[w]; ok && !funcRE.MatchString(lines[i]) {
-					for _, st := range p.stepsOf(w) {
-						add(st, lineNo)
-					}
-				}
-			}
-		}
-		if first == "fi" || strings.HasSuffix(line, "; fi") || strings.HasSuffix(line, ";fi") {
-			closeLevel()
+		sc.line(lines, i)
+	}
+	for len(sc.stack) > 0 {
+		sc.closeLevel()
+	}
+	return sc.steps
+}
+
+// scanner is one scan: the steps found so far and the if-blocks open at
+// the current line.
+type scanner struct {
+	p      *parser
+	file   string
+	offset int
+	steps  []ScriptStep
+	stack  []*level
+}
+
+// inSNO says whether the current line is inside a single-node-only block.
+func (sc *scanner) inSNO() bool {
+	for _, l := range sc.stack {
+		if l.sno {
+			return true
 		}
 	}
-	for len(stack) > 0 {
-		closeLevel()
+	return false
+}
+
+// add records step st found at line.
+func (sc *scanner) add(st ScriptStep, line int) {
+	if st.Line == 0 || sc.file == "" {
+		st.Line = line
 	}
-	return steps
+	if sc.file != "" && st.File == "" {
+		st.File = sc.file
+	}
+	st.SingleNode = st.SingleNode || sc.inSNO() || singleNodeSteps[st.Name]
+	// The innermost guard without a step yet owns this one.
+	for i := len(sc.stack) - 1; i >= 0; i-- {
+		if sc.stack[i].guard != "" {
+			if sc.stack[i].owner < 0 {
+				sc.stack[i].owner = len(sc.steps)
+			}
+			break
+		}
+	}
+	sc.steps = append(sc.steps, st)
+}
+
+// closeLevel ends the innermost if-block, giving its guard's marker to the
+// step it owns (or naming a step by the marker).
+func (sc *scanner) closeLevel() {
+	if len(sc.stack) == 0 {
+		return
+	}
+	l := sc.stack[len(sc.stack)-1]
+	sc.stack = sc.stack[:len(sc.stack)-1]
+	if l.guard == "" {
+		return
+	}
+	if l.owner < 0 {
+		// A guarded block with no recorded step: name it by its marker,
+		// or give the marker to the step of that name found earlier
+		// (its record call sat in a function defined before the guard).
+		name := strings.TrimSuffix(l.guard, ".done")
+		for i := range sc.steps {
+			if sc.steps[i].Name == name && sc.steps[i].Marker == "" {
+				sc.steps[i].Marker = l.guard
+				return
+			}
+		}
+		if !l.touch {
+			return
+		}
+		l.owner = len(sc.steps)
+		sc.steps = append(sc.steps, ScriptStep{Name: name, Line: sc.offset + l.line + 1, SingleNode: sc.inSNO() || l.sno})
+	}
+	st := &sc.steps[l.owner]
+	if gl := sc.offset + l.line + 1; sc.file == "" && gl < st.Line {
+		st.Line = gl
+	}
+	if l.touch || strings.TrimSuffix(l.guard, ".done") == st.Name {
+		if st.Marker == "" {
+			st.Marker = l.guard
+		}
+	} else if st.Guard == "" {
+		st.Guard = l.guard
+	}
+}
+
+// line reads lines[i]: the blocks it opens or closes, the markers it
+// touches and the steps it records or calls.
+func (sc *scanner) line(lines []string, i int) {
+	line := strings.TrimSpace(lines[i])
+	if line == "" || strings.HasPrefix(line, "#") {
+		return
+	}
+	lineNo := sc.offset + i + 1
+	first := strings.Fields(line)[0]
+	if first == "if" {
+		l := &level{owner: -1, line: i, sno: snoIfRE.MatchString(line)}
+		if m := guardRE.FindStringSubmatch(line); m != nil {
+			l.guard = m[1]
+		}
+		sc.stack = append(sc.stack, l)
+	}
+	if first == "else" || first == "elif" {
+		if n := len(sc.stack); n > 0 {
+			sc.stack[n-1].sno = false
+		}
+	}
+	if m := touchRE.FindStringSubmatch(line); m != nil {
+		for _, l := range sc.stack {
+			if l.guard == m[1] {
+				l.touch = true
+			}
+		}
+	}
+	if m := recordRE.FindStringSubmatch(line); m != nil {
+		sc.add(ScriptStep{Name: m[1]}, lineNo)
+	} else if !strings.HasPrefix(first, "echo") {
+		words := wordRE.FindAllString(line, -1)
+		for wi, w := range words {
+			if names, ok := helperCallSteps[w]; ok && wi+1 < len(words) {
+				if n, ok := names[words[wi+1]]; ok {
+					sc.add(ScriptStep{Name: n}, lineNo)
+				}
+				continue
+			}
+			if _, ok := sc.p.funcs[w]; ok && !funcRE.MatchString(lines[i]) {
+				for _, st := range sc.p.stepsOf(w) {
+					sc.add(st, lineNo)
+				}
+			}
+		}
+	}
+	if first == "fi" || strings.HasSuffix(line, "; fi") || strings.HasSuffix(line, ";fi") {
+		sc.closeLevel()
+	}
 }
 
 func inRanges(rs [][2]int, i int) bool {
