@@ -58,13 +58,20 @@ func (l *localShells) start(ctx context.Context, cmd string) (*node.ShellProcess
 
 func (l *localShells) count() int { l.mu.Lock(); defer l.mu.Unlock(); return l.started }
 
+// newLocalShell is a Shell over local bash (its starts counted), with the
+// commands that run apart on a local bash node too; closed when t ends.
+func newLocalShell(t *testing.T) (*node.Shell, *localShells, *bashNode) {
+	ls, apart := &localShells{}, &bashNode{}
+	sh := node.NewShell("local", ls.start, apart.run)
+	t.Cleanup(func() { sh.Close() })
+	return sh, ls, apart
+}
+
 func TestShellRunsEveryCommandInOneShell(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	ls, apart := &localShells{}, &bashNode{}
-	sh := node.NewShell("local", ls.start, apart.run)
-	defer sh.Close()
+	sh, ls, apart := newLocalShell(t)
 	big := strings.Repeat("0123456789abcdef", 1<<16) // 1 MiB, more than any pipe buffer
 	tests := []struct {
 		name     string
@@ -116,9 +123,7 @@ func TestShellFilesAndScripts(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	ls, apart := &localShells{}, &bashNode{}
-	sh := node.NewShell("local", ls.start, apart.run)
-	defer sh.Close()
+	sh, ls, apart := newLocalShell(t)
 	require.NoError(t, sh.Open(ctx))
 	assert.Equal(t, 1, ls.count(), "Open starts the shell")
 	dir := t.TempDir()
@@ -163,9 +168,7 @@ func TestShellThatCannotStartRunsCommandsApart(t *testing.T) {
 // a new one.
 func TestShellCommandCutOffByItsContext(t *testing.T) {
 	t.Parallel()
-	ls, apart := &localShells{}, &bashNode{}
-	sh := node.NewShell("local", ls.start, apart.run)
-	defer sh.Close()
+	sh, ls, _ := newLocalShell(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
 	_, err := sh.Run(ctx, "sleep 60", nil, nil, nil)
@@ -187,9 +190,7 @@ func TestShellThatDiesIsAnError(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	ls, apart := &localShells{}, &bashNode{}
-	sh := node.NewShell("local", ls.start, apart.run)
-	defer sh.Close()
+	sh, ls, apart := newLocalShell(t)
 	_, err := sh.Run(ctx, "kill -9 $$", nil, nil, nil)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "root shell ended")
