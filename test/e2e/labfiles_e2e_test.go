@@ -124,6 +124,10 @@ type labView struct {
 	Verify *struct {
 		OK bool `json:"ok"`
 	} `json:"verify"`
+	Serving struct {
+		API []string `json:"api"`
+		MCS []string `json:"mcs"`
+	} `json:"serving"`
 	Etcd *struct {
 		From    string `json:"from"`
 		Members []struct {

@@ -380,6 +380,19 @@ func TestRehearsalLab(t *testing.T) {
 		}
 	}
 
+	// The dashboard says who serves the API and the MCS now: the masters
+	// only, as haproxy sees them after the pivot.
+	onlyMasters := func(xs []string) bool {
+		for _, x := range xs {
+			if !strings.HasPrefix(x, "master-") {
+				return false
+			}
+		}
+		return len(xs) > 0
+	}
+	sv := waitLabView(t, dash, l.Name, func(v labView) bool { return onlyMasters(v.Serving.API) && onlyMasters(v.Serving.MCS) })
+	t.Logf("the dashboard after the pivot: API served by %v, MCS by %v", sv.Serving.API, sv.Serving.MCS)
+
 	// The CSR sent after the handoff: signed by a master's controller
 	// manager by now, or soon.
 	csrSigned()
