@@ -132,13 +132,15 @@ E2E_PARALLEL ?= 2
 # started first, beside the others, instead of after them: go test starts
 # its parallel tests only once every serial one has ended, so in one run it
 # began 9 minutes in. With TESTFLAGS set (a -run of your own) one go test
-# runs everything asked for.
+# runs everything asked for. The rehearsal initrd both use is built first,
+# once.
 E2E_LONG  := ^TestRehearsalLab$$
 E2E_FLAGS  = -tags e2e -p 1 -parallel $(E2E_PARALLEL) -count=1 -timeout $(E2E_TIMEOUT)
 
 .PHONY: e2e
 e2e: $(GOTESTSUM) build test-kernel ## End-to-end tests: real VMs on qemu:///system (root), E2E_PARALLEL (2) side by side, the rehearsal lab's beside them
 ifeq ($(strip $(TESTFLAGS)),)
+	$(BIN)/bootlab lab probe-image build -q --rehearsal >/dev/null
 	@out=$$(mktemp); \
 	$(GOTESTSUM) --format testname -- $(E2E_FLAGS) -run '$(E2E_LONG)' ./test/e2e/... >"$$out" 2>&1 & long=$$!; \
 	$(GOTESTSUM) --format testname -- $(E2E_FLAGS) -skip '$(E2E_LONG)' ./test/e2e/...; rest=$$?; \

@@ -312,14 +312,29 @@ func mkdirReadable(dir string) error {
 }
 
 func writeAtomic(path string, data []byte) error {
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, data, 0o644); err != nil {
+	// A temporary file of its own: two bootlab processes building the same
+	// content-addressed file at once (two labs coming up, the e2e's two go
+	// tests) each rename a whole file over the other's, never a half one.
+	f, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".*.tmp")
+	if err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
-	if err := os.Chmod(tmp, 0o644); err != nil {
-		return err
+	tmp := f.Name()
+	_, werr := f.Write(data)
+	if cerr := f.Close(); werr == nil {
+		werr = cerr
 	}
-	return os.Rename(tmp, path)
+	if werr == nil {
+		werr = os.Chmod(tmp, 0o644)
+	}
+	if werr == nil {
+		werr = os.Rename(tmp, path)
+	}
+	if werr != nil {
+		_ = os.Remove(tmp)
+		return fmt.Errorf("write %s: %w", path, werr)
+	}
+	return nil
 }
 
 func makeBaseDisk(ctx context.Context, path string) error {
@@ -327,7 +342,7 @@ func makeBaseDisk(ctx context.Context, path string) error {
 	if err != nil {
 		return errors.New("qemu-img not found: apt-get install -y qemu-utils")
 	}
-	tmp := path + ".tmp"
+	tmp := fmt.Sprintf("%s.%d.tmp", path, os.Getpid()) // a name of its own, as writeAtomic's
 	_ = os.Remove(tmp)
 	out, err := exec.CommandContext(ctx, qi, "create", "-q", "-f", "qcow2", tmp, "64M").CombinedOutput()
 	if err != nil {

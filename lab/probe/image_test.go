@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -139,4 +140,33 @@ func TestDebianKernelFromTheCacheWithoutAptGet(t *testing.T) {
 	assert.Equal(t, filepath.Join(dir, "root", "lib", "modules", "6.1.0-99-cloud-amd64"), m)
 	assert.Equal(t, "debian 6.1.0-99-cloud-amd64", source)
 	assert.NoFileExists(t, marker, "apt-get is not run when the cache has the package")
+}
+
+// Two builders writing the same cached file at once (two labs coming up,
+// the e2e's two go tests) both succeed, and the file is whole.
+func TestWriteAtomicConcurrently(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "initramfs.img")
+	data := bytes.Repeat([]byte("0123456789abcdef"), 1<<14)
+	var wg sync.WaitGroup
+	errs := make([]error, 8)
+	for i := range errs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = writeAtomic(path, data)
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		require.NoError(t, err)
+	}
+	got, err := os.ReadFile(path)
+	require.NoError(t, err)
+	assert.Equal(t, data, got)
+	left, _ := filepath.Glob(path + ".*")
+	assert.Empty(t, left, "no temporary file left behind")
+	fi, err := os.Stat(path)
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o644), fi.Mode().Perm())
 }

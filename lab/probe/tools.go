@@ -159,12 +159,17 @@ func unpackDebs(ctx context.Context, dir string, pkgs []string, debs map[string]
 		if allExist(roots[p]) {
 			continue
 		}
-		tmp := roots[p] + ".tmp"
-		_ = os.RemoveAll(tmp)
+		// A directory of its own: another bootlab may unpack the same
+		// package at once; whichever renames first wins, the other's goes.
+		tmp, err := os.MkdirTemp(dir, filepath.Base(roots[p])+".*.tmp")
+		if err != nil {
+			return nil, err
+		}
 		if out, err := exec.CommandContext(ctx, "dpkg-deb", "-x", debs[p], tmp).CombinedOutput(); err != nil {
+			_ = os.RemoveAll(tmp)
 			return nil, fmt.Errorf("dpkg-deb -x %s: %v: %s", debs[p], err, bytes.TrimSpace(out))
 		}
-		if err := os.Rename(tmp, roots[p]); err != nil {
+		if err := renameDir(tmp, roots[p]); err != nil {
 			return nil, err
 		}
 	}
@@ -212,4 +217,14 @@ func downloadDebs(ctx context.Context, dl string, pkgs []string, log *slog.Logge
 		return nil, fmt.Errorf("apt-get download left no .deb of %s in %s", strings.Join(missing, ", "), dl)
 	}
 	return have, nil
+}
+
+// renameDir moves directory tmp to dst; if another process put dst there
+// first, tmp goes and dst stays.
+func renameDir(tmp, dst string) error {
+	err := os.Rename(tmp, dst)
+	if err != nil && allExist(dst) {
+		return os.RemoveAll(tmp)
+	}
+	return err
 }
