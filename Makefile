@@ -126,33 +126,9 @@ test: $(GOTESTSUM) $(VALIDATE) build test-kernel test-binaries ## Unit + integra
 # without starving either (the tests that share something run alone first).
 E2E_PARALLEL ?= 2
 
-# E2E_LONG is the test that takes most of the e2e time: the rehearsal lab,
-# whose stage 13 starts four real kube-apiservers under TCG (15 minutes
-# here, the rest together about as long). It runs in a go test of its own,
-# started first, beside the others, instead of after them: go test starts
-# its parallel tests only once every serial one has ended, so in one run it
-# began 9 minutes in. With TESTFLAGS set (a -run of your own) one go test
-# runs everything asked for. The rehearsal initrd both use is built first,
-# once. The recipe runs under bash -e: each go test's failure is caught
-# (|| rc=), so a failure of the others still waits for the rehearsal's,
-# and prints it, instead of leaving it running unseen.
-E2E_LONG  := ^TestRehearsalLab$$
-E2E_FLAGS  = -tags e2e -p 1 -parallel $(E2E_PARALLEL) -count=1 -timeout $(E2E_TIMEOUT)
-
 .PHONY: e2e
-e2e: $(GOTESTSUM) build test-kernel ## End-to-end tests: real VMs on qemu:///system (root), E2E_PARALLEL (2) side by side, the rehearsal lab's beside them
-ifeq ($(strip $(TESTFLAGS)),)
-	$(BIN)/bootlab lab probe-image build -q --rehearsal >/dev/null
-	@out=$$(mktemp); rest=0; lrc=0; \
-	$(GOTESTSUM) --format testname -- $(E2E_FLAGS) -run '$(E2E_LONG)' ./test/e2e/... >"$$out" 2>&1 & long=$$!; \
-	trap 'kill $$long 2>/dev/null' INT TERM; \
-	$(GOTESTSUM) --format testname -- $(E2E_FLAGS) -skip '$(E2E_LONG)' ./test/e2e/... || rest=$$?; \
-	wait $$long || lrc=$$?; \
-	echo "== $(E2E_LONG), run beside the tests above:"; cat "$$out"; rm -f "$$out"; \
-	test $$rest -eq 0 && test $$lrc -eq 0
-else
-	$(GOTESTSUM) --format testname -- $(E2E_FLAGS) $(TESTFLAGS) ./test/e2e/...
-endif
+e2e: $(GOTESTSUM) build test-kernel ## End-to-end tests: real VMs on qemu:///system (root), E2E_PARALLEL (2) side by side
+	$(GOTESTSUM) --format testname -- -tags e2e -p 1 -parallel $(E2E_PARALLEL) -count=1 -timeout $(E2E_TIMEOUT) $(TESTFLAGS) ./test/e2e/...
 
 # Fuzz targets, TARGET:PACKAGE: every parser of what a user hands bootlab.
 # Their seed corpora are in each package's testdata/fuzz/; a crash found is
