@@ -98,7 +98,7 @@ func gate(s *spec.Spec, c check.Result) (int, string) {
 // yet, a frontend with no live backend yet.
 func hostGate(s *spec.Spec, c check.Result) (int, string) {
 	switch {
-	case strings.HasPrefix(c.Name, "backend ") && strings.Contains(strings.ToLower(c.Detail), "connection refused"):
+	case strings.HasPrefix(c.Name, "backend ") && nothingListens(c.Detail):
 		_, server, _ := strings.Cut(strings.TrimPrefix(c.Name, "backend "), "/")
 		n, ok := s.Node(server)
 		if !ok {
@@ -121,6 +121,15 @@ func hostGate(s *spec.Spec, c check.Result) (int, string) {
 		return stageMCS, "nothing serves behind it before stage 12 starts the MCS and the masters get their config"
 	}
 	return 0, ""
+}
+
+// nothingListens says whether a backend check's detail is haproxy's
+// connection failure: "L4CON Connection refused", or L4CON alone while its
+// next check runs ("DOWN * L4CON": haproxy drops the message then; seen on
+// CI right after a stage ran).
+func nothingListens(detail string) bool {
+	d := strings.ToLower(detail)
+	return strings.Contains(d, "connection refused") || strings.Contains(d, "l4con")
 }
 
 // backendPort is the port of a backend check's detail ("ADDR:PORT STATUS ...").

@@ -172,3 +172,17 @@ func TestMasterAPIWaitsForStage13(t *testing.T) {
 	assert.True(t, after13[0].Failed(), "after stage 13 a closed :6443 on a master is a failure")
 	assert.True(t, after13[1].Failed())
 }
+
+// haproxy drops the "Connection refused" of an L4CON while its next check
+// runs ("DOWN * L4CON"): before stage 13 that backend waits for it too.
+func TestAwaitStagesBackendMidCheck(t *testing.T) {
+	t.Parallel()
+	s := rehearsalSpec(t)
+	for _, detail := range []string{"192.168.126.10:6443 DOWN * L4CON", "192.168.126.10:6443 DOWN L4CON Connection refused"} {
+		got := awaitStages(s, []check.Result{{Group: HostGroup, Name: "backend api/bootstrap", Detail: detail}}, map[int]bool{1: true})
+		assert.Equal(t, "…", got[0].Mark(), detail)
+		assert.Contains(t, got[0].Detail, "waits for stage 13", detail)
+	}
+	got := awaitStages(s, []check.Result{{Group: HostGroup, Name: "backend api/bootstrap", Detail: "192.168.126.10:6443 DOWN L7STS/500 HTTP status"}}, map[int]bool{1: true})
+	assert.Equal(t, "✗", got[0].Mark(), "something answers, wrongly: not a stage to wait for")
+}
