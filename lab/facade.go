@@ -101,11 +101,11 @@ func (l *Lab) resolve() error {
 }
 
 // recorded is the state Open read (and checked is this lab's), or, when
-// the directory records nothing yet, LoadState's error for it: the verbs
+// the directory records nothing yet, the error LoadState gives: the verbs
 // that need a state must not read state.json again, unchecked.
 func (l *Lab) recorded() (*labdir.State, error) {
 	if l.state == nil {
-		return nil, fmt.Errorf("%w in %s: run `bootlab lab up` first", labdir.ErrNoState, l.spec.LabDir)
+		return nil, labdir.NoStateIn(l.spec.LabDir)
 	}
 	return l.state, nil
 }

@@ -69,11 +69,17 @@ func (r *RestoreRecord) Resumed(since time.Time) bool {
 // ErrNoState is returned by LoadState when the lab directory has no state.
 var ErrNoState = errors.New("no lab state")
 
+// NoStateIn is the error for labDir recording no lab yet (ErrNoState,
+// which app.Run maps to its own exit code), saying what to run.
+func NoStateIn(labDir string) error {
+	return fmt.Errorf("%w in %s: run `bootlab lab up` first", ErrNoState, labDir)
+}
+
 // LoadState reads the state of the lab in labDir.
 func LoadState(labDir string) (*State, error) {
 	data, err := os.ReadFile(StatePath(labDir))
 	if errors.Is(err, os.ErrNotExist) {
-		return nil, fmt.Errorf("%w in %s: run `bootlab lab up` first", ErrNoState, labDir)
+		return nil, NoStateIn(labDir)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("read lab state: %w", err)
