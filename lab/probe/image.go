@@ -342,13 +342,21 @@ func makeBaseDisk(ctx context.Context, path string) error {
 	if err != nil {
 		return errors.New("qemu-img not found: apt-get install -y qemu-utils")
 	}
-	tmp := fmt.Sprintf("%s.%d.tmp", path, os.Getpid()) // a name of its own, as writeAtomic's
-	_ = os.Remove(tmp)
+	// A name of its own, as writeAtomic's: a process id is not enough, a
+	// class builds several labs in one process.
+	f, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".*.tmp")
+	if err != nil {
+		return fmt.Errorf("create %s: %w", path, err)
+	}
+	tmp := f.Name()
+	f.Close()
 	out, err := exec.CommandContext(ctx, qi, "create", "-q", "-f", "qcow2", tmp, "64M").CombinedOutput()
 	if err != nil {
+		_ = os.Remove(tmp)
 		return fmt.Errorf("qemu-img create %s: %v: %s", tmp, err, bytes.TrimSpace(out))
 	}
 	if err := os.Chmod(tmp, 0o644); err != nil {
+		_ = os.Remove(tmp)
 		return err
 	}
 	return os.Rename(tmp, path)

@@ -203,13 +203,18 @@ func debianKernel(ctx context.Context, dir string, log *slog.Logger) (kernel, mo
 		log.Info("unpacking the Debian kernel package from the cache", "deb", debs[0])
 	}
 	root := filepath.Join(dir, "root")
-	tmp := root + ".tmp"
-	_ = os.RemoveAll(tmp)
+	// A directory of its own, as unpackDebs's: another bootlab may unpack
+	// the same package at once.
+	tmp, err := os.MkdirTemp(dir, "root.*.tmp")
+	if err != nil {
+		return "", "", "", err
+	}
 	if _, err := run("dpkg-deb", "-x", debs[0], tmp); err != nil {
+		_ = os.RemoveAll(tmp)
 		return "", "", "", err
 	}
 	_ = os.RemoveAll(root)
-	if err := os.Rename(tmp, root); err != nil {
+	if err := renameDir(tmp, root); err != nil {
 		return "", "", "", err
 	}
 	if k, m, ok := extractedKernel(dir); ok {
