@@ -26,7 +26,7 @@ const (
 )
 
 // guestClock is what the check reads and writes: the kernel's clock
-// source files, the RTC, the agent's own clock and the wall clock.
+// source files, the RTC and the agent's own clock (and how it waits).
 type guestClock struct {
 	Current, Available string
 	RTC                func() (int64, error)
