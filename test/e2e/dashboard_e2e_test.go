@@ -20,6 +20,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/bootlab/bootlab/lab/labdir"
+	"github.com/bootlab/bootlab/lab/spec"
 )
 
 // artifactsDir is where the e2e tests keep what a person may want to look
@@ -35,6 +36,16 @@ func artifactsDir(t *testing.T, sub string) string {
 	require.NoError(t, os.MkdirAll(dir, 0o755))
 	abs, _ := filepath.Abs(dir)
 	return abs
+}
+
+// dashboardHome is a bootlab home of its own that lists lab l (its lab
+// directory linked under labs/), for a dashboard to show.
+func dashboardHome(t *testing.T, l labEnv, s *spec.Spec) string {
+	t.Helper()
+	home := filepath.Join(l.Dir, "dash-home")
+	require.NoError(t, os.MkdirAll(filepath.Join(home, "labs"), 0o755))
+	require.NoError(t, os.Symlink(s.LabDir, filepath.Join(home, "labs", l.Name)))
+	return home
 }
 
 // startDashboard runs `bootlab dashboard` for the labs of home on listen
@@ -116,9 +127,7 @@ func TestDashboardInBrowser(t *testing.T) {
 
 	// The dashboard reads labs from a bootlab home; this lab's directory
 	// lives elsewhere (labDir:), so the home links to it.
-	home := filepath.Join(l.Dir, "home")
-	require.NoError(t, os.MkdirAll(filepath.Join(home, "labs"), 0o755))
-	require.NoError(t, os.Symlink(s.LabDir, filepath.Join(home, "labs", l.Name)))
+	home := dashboardHome(t, l, s)
 	r := mustRun(t, "lab", "list", "--home", home, "-o", "json")
 	assert.Contains(t, r.Stdout, `"name": "`+l.Name+`"`)
 	assert.Contains(t, r.Stdout, `"nodesUp": 2`)
@@ -212,9 +221,7 @@ func TestDashboardFollowsRehearsalStages(t *testing.T) {
 	l := newLabWith(t, "topology: {masters: 1, workers: 1}\n")
 	mustRun(t, "lab", "up", "-f", l.SpecFile, "--manual-bootstrap")
 	s := loadSpec(t, l)
-	home := filepath.Join(l.Dir, "home")
-	require.NoError(t, os.MkdirAll(filepath.Join(home, "labs"), 0o755))
-	require.NoError(t, os.Symlink(s.LabDir, filepath.Join(home, "labs", l.Name)))
+	home := dashboardHome(t, l, s)
 
 	deadline := time.Now().Add(4 * time.Minute)
 	for {

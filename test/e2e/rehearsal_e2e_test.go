@@ -184,7 +184,7 @@ func TestRehearsalLab(t *testing.T) {
 	assert.Contains(t, ms[0], "etcd-bootstrap")
 	// The dashboard's etcd card: the bootstrap's member alone, from the
 	// bootstrap's own report (the masters have no config yet).
-	dash := rehearsalDashboard(t, l, s)
+	dash, _ := startDashboard(t, dashboardHome(t, l, s), "127.0.0.1:0")
 	assertDashboardEtcd(t, dash, l.Name, "bootstrap", []string{"etcd-bootstrap@bootstrap"})
 	r = mustRun(t, "lab", "ssh", "-f", l.SpecFile, "bootstrap", "--", "sudo -n crictl ps")
 	assert.Contains(t, r.Stdout, "etcd-bootstrap-member")
@@ -503,17 +503,6 @@ func assertBootsInitrd(t *testing.T, xml, want, msg string) {
 	wantData, err := os.ReadFile(want)
 	require.NoError(t, err, msg)
 	assert.True(t, bytes.Equal(got, wantData), "%s: %s is not %s", msg, m[1], want)
-}
-
-// rehearsalDashboard starts `bootlab dashboard` on a home that lists lab l
-// and returns its address.
-func rehearsalDashboard(t *testing.T, l labEnv, s *spec.Spec) string {
-	t.Helper()
-	home := filepath.Join(l.Dir, "dash-home")
-	require.NoError(t, os.MkdirAll(filepath.Join(home, "labs"), 0o755))
-	require.NoError(t, os.Symlink(s.LabDir, filepath.Join(home, "labs", l.Name)))
-	base, _ := startDashboard(t, home, "127.0.0.1:0")
-	return base
 }
 
 // memberAtNode is "name@node" of each master's etcd member.
