@@ -87,7 +87,7 @@ func RehearsalAssets(in Input, a AssetInput) ([]ignition.File, error) {
 	// signs the member's serving, peer and client certificates with it.
 	etcdSigner := a.EtcdSigner
 	if len(etcdSigner.CertPEM) == 0 {
-		if etcdSigner, err = pki.NewIntermediate(in.PKI.CA, "etcd-signer"); err != nil {
+		if etcdSigner, err = in.Issuer.Intermediate(in.PKI.CA, "etcd-signer"); err != nil {
 			return nil, err
 		}
 	}
@@ -112,7 +112,7 @@ func RehearsalAssets(in Input, a AssetInput) ([]ignition.File, error) {
 	add(ReleaseMetadataPath, 0o644, rel)
 
 	// auth/: kubeconfigs with client certificates signed by the lab CA.
-	admin, err := pki.NewClient(in.PKI.CA, "system:admin", []string{"system:masters"})
+	admin, err := in.Issuer.Client(in.PKI.CA, "system:admin", []string{"system:masters"})
 	if err != nil {
 		return nil, err
 	}
@@ -258,7 +258,7 @@ func sshMachineConfig(role, key string) map[string]any {
 // kubelet-signer, so the API trusts the kubelets' certificates the
 // controller manager signs.
 func controlPlaneFiles(in Input) ([]ignition.File, error) {
-	cpTLS, err := ControlPlaneTLS(in.PKI.CA, in.ClusterDomain, controlplane.DefaultServiceCIDR)
+	cpTLS, err := controlPlaneTLS(in.Issuer, in.PKI.CA, in.ClusterDomain, controlplane.DefaultServiceCIDR)
 	if err != nil {
 		return nil, err
 	}
@@ -280,7 +280,7 @@ const NodeBootstrapKubeconfigPath = "/etc/kubernetes/kubeconfig"
 // nodeBootstrapper is the installer's kubelet bootstrap identity: the
 // machine-config-operator's node-bootstrapper service account.
 func nodeBootstrapper(in Input) (pki.Pair, error) {
-	return pki.NewClient(in.PKI.CA, "system:serviceaccount:openshift-machine-config-operator:node-bootstrapper",
+	return in.Issuer.Client(in.PKI.CA, "system:serviceaccount:openshift-machine-config-operator:node-bootstrapper",
 		[]string{"system:serviceaccounts", "system:serviceaccounts:openshift-machine-config-operator"})
 }
 
@@ -312,7 +312,7 @@ func rehearsalMasterFiles(in Input, a AssetInput) ([]ignition.File, error) {
 		if o.ClientUser() == "" {
 			continue
 		}
-		pair, err := pki.NewClient(in.PKI.CA, o.ClientUser(), nil)
+		pair, err := in.Issuer.Client(in.PKI.CA, o.ClientUser(), nil)
 		if err != nil {
 			return nil, err
 		}
@@ -346,7 +346,7 @@ func OperandClientKeyPath(component string) string {
 const KASOperatorKubeconfigPath = "/etc/kubernetes/bootlab/kube-apiserver-operator.kubeconfig"
 
 func kasOperatorKubeconfig(in Input, a AssetInput) ([]byte, error) {
-	op, err := pki.NewClient(in.PKI.CA, "system:serviceaccount:openshift-kube-apiserver-operator:kube-apiserver-operator", []string{"system:masters"})
+	op, err := in.Issuer.Client(in.PKI.CA, "system:serviceaccount:openshift-kube-apiserver-operator:kube-apiserver-operator", []string{"system:masters"})
 	if err != nil {
 		return nil, err
 	}

@@ -104,6 +104,10 @@ type Input struct {
 	IngressAddress string
 	Nodes          []NodeExpect
 	PKI            pki.Lab
+	// Issuer issues the pairs and keys the configs carry beyond PKI's: a
+	// lab's keeps them, so its configs come out the same every time; nil
+	// makes new ones.
+	Issuer *pki.Issuer
 	// Rehearsal makes the bootstrap a rehearsal bootstrap. Its config then
 	// carries the core user's SSH key (passwd.users, as the installer's
 	// bootstrap.ign does) and the host key (SSHHostKeyPath, 0600).
@@ -221,7 +225,7 @@ func (g *generator) masterServed(workerServed []byte) ([]byte, pki.Pair, error) 
 		// 07's render) and the masters' (served with their config here,
 		// where a real cluster's etcd operator puts them in etcd-all-certs).
 		var err error
-		if etcdSigner, err = pki.NewIntermediate(g.in.PKI.CA, "etcd-signer"); err != nil {
+		if etcdSigner, err = g.in.Issuer.Intermediate(g.in.PKI.CA, "etcd-signer"); err != nil {
 			return nil, pki.Pair{}, err
 		}
 		join, extra, err := rehearsalMaster(g.in, etcdSigner)
@@ -303,7 +307,7 @@ func masterEtcd(in Input, signer pki.Pair) (*EtcdJoin, []ignition.File, error) {
 	}
 	bundle := append(append([]byte(nil), signer.CertPEM...), in.PKI.CA.CertPEM...)
 	files := []ignition.File{{Path: EtcdCABundle, Mode: 0o644, Data: bundle}}
-	client, err := pki.NewClient(signer, "etcd", []string{"etcd"})
+	client, err := in.Issuer.Client(signer, "etcd", []string{"etcd"})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -322,7 +326,7 @@ func masterEtcd(in Input, signer pki.Pair) (*EtcdJoin, []ignition.File, error) {
 			{"etcd-serving-" + n.Name, "system:etcd-server:" + n.FQDN, "system:etcd-servers"},
 			{"etcd-peer-" + n.Name, "system:etcd-peer:" + n.FQDN, "system:etcd-peers"},
 		} {
-			p, err := pki.NewLeaf(signer, kind.cn, []string{kind.org}, names, ips)
+			p, err := in.Issuer.Leaf(signer, kind.cn, []string{kind.org}, names, ips)
 			if err != nil {
 				return nil, nil, err
 			}

@@ -1,9 +1,7 @@
 package probe
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
+	"crypto"
 	"crypto/x509"
 	"encoding/pem"
 	"fmt"
@@ -26,10 +24,16 @@ type TLSFile struct {
 // control plane, signed by the lab CA ca: the kube-apiserver's serving
 // pairs (api and api-int behind the load balancer; localhost; the service
 // network's kubernetes.default.svc and first IP of serviceCIDR) and the
-// service-account signing key pair, the API's kubelet client pair, and the kubelet-signer (an
-// intermediate of ca) the controller manager signs the kubelets'
-// certificates with. Keys are 0600.
+// service-account signing key pair, the API's kubelet client pair, and
+// the kubelet-signer (an intermediate of ca) the controller manager signs
+// the kubelets' certificates with. Keys are 0600. Every call makes new
+// keys.
 func ControlPlaneTLS(ca pki.Pair, clusterDomain, serviceCIDR string) ([]TLSFile, error) {
+	return controlPlaneTLS(nil, ca, clusterDomain, serviceCIDR)
+}
+
+// controlPlaneTLS is ControlPlaneTLS with its pairs and keys from iss.
+func controlPlaneTLS(iss *pki.Issuer, ca pki.Pair, clusterDomain, serviceCIDR string) ([]TLSFile, error) {
 	svc, err := firstServiceIP(serviceCIDR)
 	if err != nil {
 		return nil, err
@@ -48,41 +52,58 @@ func ControlPlaneTLS(ca pki.Pair, clusterDomain, serviceCIDR string) ([]TLSFile,
 			[]string{"kubernetes", "kubernetes.default", "kubernetes.default.svc", "kubernetes.default.svc.cluster.local", "openshift", "openshift.default", "openshift.default.svc"},
 			[]net.IP{svc}},
 	} {
-		p, err := pki.NewLeaf(ca, s.cn, nil, s.dns, s.ips)
+		p, err := iss.Leaf(ca, s.cn, nil, s.dns, s.ips)
 		if err != nil {
 			return nil, err
 		}
 		out = append(out, TLSFile{s.cert, 0o644, p.CertPEM}, TLSFile{s.key, 0o600, p.KeyPEM})
 	}
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	saKey, err := iss.Key("service-account")
 	if err != nil {
 		return nil, err
 	}
-	priv, err := x509.MarshalPKCS8PrivateKey(key)
+	pub, err := publicKeyPEM(saKey)
 	if err != nil {
 		return nil, err
 	}
-	pub, err := x509.MarshalPKIXPublicKey(key.Public())
-	if err != nil {
-		return nil, err
-	}
-	signer, err := pki.NewIntermediate(ca, "kubelet-signer")
+	signer, err := iss.Intermediate(ca, "kubelet-signer")
 	if err != nil {
 		return nil, err
 	}
 	// The API's client certificate for the kubelets (logs, exec), as the
 	// installer's kube-apiserver-to-kubelet client: the masters' pods
 	// name it (secret kubelet-client).
-	kc, err := pki.NewClient(ca, "system:kube-apiserver", []string{"kube-master"})
+	kc, err := iss.Client(ca, "system:kube-apiserver", []string{"kube-master"})
 	if err != nil {
 		return nil, err
 	}
 	out = append(out, TLSFile{controlplane.KubeletClientCert, 0o644, kc.CertPEM}, TLSFile{controlplane.KubeletClientKey, 0o600, kc.KeyPEM})
 	return append(out,
-		TLSFile{controlplane.ServiceAccountKey, 0o600, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: priv})},
-		TLSFile{controlplane.ServiceAccountPub, 0o644, pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: pub})},
+		TLSFile{controlplane.ServiceAccountKey, 0o600, saKey},
+		TLSFile{controlplane.ServiceAccountPub, 0o644, pub},
 		TLSFile{controlplane.KubeletSignerCert, 0o644, signer.CertPEM},
 		TLSFile{controlplane.KubeletSignerKey, 0o600, signer.KeyPEM}), nil
+}
+
+// publicKeyPEM is the PKIX public key PEM of a PKCS#8 private key PEM.
+func publicKeyPEM(keyPEM []byte) ([]byte, error) {
+	b, _ := pem.Decode(keyPEM)
+	if b == nil {
+		return nil, fmt.Errorf("service-account key: no PEM block")
+	}
+	key, err := x509.ParsePKCS8PrivateKey(b.Bytes)
+	if err != nil {
+		return nil, fmt.Errorf("service-account key: %w", err)
+	}
+	signer, ok := key.(crypto.Signer)
+	if !ok {
+		return nil, fmt.Errorf("service-account key: a %T cannot sign", key)
+	}
+	der, err := x509.MarshalPKIXPublicKey(signer.Public())
+	if err != nil {
+		return nil, err
+	}
+	return pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: der}), nil
 }
 
 // firstServiceIP is the kubernetes service's address: the first of the

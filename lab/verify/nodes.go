@@ -16,8 +16,13 @@ import (
 	"github.com/bootlab/bootlab/lab/spec"
 )
 
-// staleSlack allows for the guest clock being a little behind the host's.
-const staleSlack = 30 * time.Second
+// staleSlack allows for the guest clock being a little behind the host's:
+// a guest sets its clock from the emulated RTC, which qemu starts at the
+// host's time, to the second. A report whose boot is earlier than its VM's
+// start by more than this is from an earlier run, however recent: `lab
+// up` may restart a node seconds after its last boot, and the reports of
+// that boot must not pass for the new one's.
+const staleSlack = 5 * time.Second
 
 // silentAfter is how long a running node may print nothing on its console
 // before verify blames the boot (the accelerator, the image).

@@ -190,6 +190,26 @@ func TestNodeStateComesBeforeConsoleReports(t *testing.T) {
 	assert.Contains(t, rep.Detail, "no probe report since the VM started")
 	_, trusted = checks["master-0 dhcp"]
 	assert.False(t, trusted)
+
+	// Restarted 20 s after its last boot (a `lab up` that redefined it
+	// right after a `make demo`): that boot's all-✓ report is stale too.
+	recent := &probe.Report{Node: "master-0", MAC: master.MAC, Seq: 3, Boot: started.Add(-20 * time.Second), Checks: []probe.Check{{Name: "dhcp", OK: true, Detail: "lease"}}}
+	writeConsole(t, s, "master-0", string(recent.Line()))
+	checks = byName(nodeChecks(context.Background(), s, false, map[string]*probe.Report{}, Options{Nodes: map[string]NodeVM{
+		"bootstrap": {State: "running", Since: started}, "master-0": {State: "running", Since: started},
+	}}))
+	assert.True(t, checks["master-0 report"].Failed(), "a report of the boot 20 s before the VM's start")
+	_, trusted = checks["master-0 dhcp"]
+	assert.False(t, trusted)
+
+	// A guest clock a second behind the host's (the RTC's resolution):
+	// its report of the current boot counts.
+	behind := &probe.Report{Node: "master-0", MAC: master.MAC, Seq: 1, Boot: started.Add(-time.Second), Checks: []probe.Check{{Name: "dhcp", OK: true, Detail: "lease"}}}
+	writeConsole(t, s, "master-0", string(behind.Line()))
+	checks = byName(nodeChecks(context.Background(), s, false, map[string]*probe.Report{}, Options{Nodes: map[string]NodeVM{
+		"bootstrap": {State: "running", Since: started}, "master-0": {State: "running", Since: started},
+	}}))
+	assert.True(t, checks["master-0 dhcp"].Passed())
 }
 
 func TestSilentConsoleBlamesTheAccelerator(t *testing.T) {

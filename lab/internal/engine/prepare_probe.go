@@ -113,13 +113,17 @@ func EnsureProbeImage(ctx context.Context, log *slog.Logger, kernel, modules, re
 
 // ProbeInput maps a lab spec to the probe's Ignition input. The nodes that
 // serve ingress are the load balancer's ingress backends (IngressNodes), so
-// the agents and haproxy cannot disagree on them.
+// the agents and haproxy cannot disagree on them. What the configs carry
+// beyond the lab CA and MCS pair is issued once and kept in the lab's PKI
+// directory (pki.IssuedDir), so the configs come out the same on every
+// `lab up` and running nodes are left alone.
 func ProbeInput(s *spec.Spec, p *pki.Lab) probe.Input {
 	in := probe.Input{
 		ClusterDomain:  s.Cluster.Domain(),
 		APIAddress:     s.Network.APIAddress,
 		IngressAddress: s.Network.IngressAddress,
 		PKI:            *p,
+		Issuer:         pki.KeepIn(filepath.Join(labdir.PKI(s), pki.IssuedDir)),
 	}
 	ingress := map[string]bool{}
 	for _, n := range s.IngressNodes() {

@@ -1,7 +1,9 @@
 package engine
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -53,6 +55,54 @@ func TestWriteProbeIgnition(t *testing.T) {
 	ca2, err := os.ReadFile(filepath.Join(s.LabDir, "pki", "root-ca.crt"))
 	require.NoError(t, err)
 	assert.Equal(t, ca1, ca2, "the lab CA is reused on re-runs")
+}
+
+// Ignition written again for the same spec is the same bytes, for a probe
+// and a rehearsal lab: `lab up` on a running lab then finds every node's
+// plan unchanged and restarts none (a rehearsal bootstrap would lose the
+// stages a learner ran). A changed spec still changes what it names.
+func TestWriteProbeIgnitionIsStable(t *testing.T) {
+	t.Parallel()
+	for _, rehearsal := range []bool{false, true} {
+		t.Run(fmt.Sprintf("rehearsal=%v", rehearsal), func(t *testing.T) {
+			t.Parallel()
+			s := &spec.Spec{Name: "p", Profile: spec.ProfileProbe, LabDir: t.TempDir(), Topology: spec.Topology{Masters: 3, Workers: 1}}
+			s.OpenShift.ManualBootstrap = rehearsal
+			s.Defaults()
+			require.NoError(t, EnsureSSHKey(s))
+			read := func() map[string][]byte {
+				require.NoError(t, WriteProbeIgnition(s))
+				out := map[string][]byte{}
+				for _, n := range s.Nodes {
+					data, err := os.ReadFile(labdir.Ignition(s, n))
+					require.NoError(t, err)
+					out[n.Name] = data
+				}
+				return out
+			}
+			first, second := read(), read()
+			for name, data := range first {
+				assert.True(t, bytes.Equal(data, second[name]), "%s: Ignition differs when written again", name)
+			}
+			kept, err := os.ReadDir(filepath.Join(labdir.PKI(s), pki.IssuedDir))
+			if !rehearsal && errors.Is(err, os.ErrNotExist) {
+				err = nil // a plain probe lab's configs carry only the CA and MCS pair
+			}
+			require.NoError(t, err)
+			for _, e := range kept {
+				fi, err := e.Info()
+				require.NoError(t, err)
+				assert.Equal(t, os.FileMode(0o600), fi.Mode().Perm(), e.Name())
+			}
+			if rehearsal {
+				assert.NotEmpty(t, kept, "the rehearsal assets' pairs are kept")
+			}
+			s.Cluster.Name = "other"
+			s.Defaults()
+			third := read()
+			assert.False(t, bytes.Equal(first["bootstrap"], third["bootstrap"]), "a renamed cluster gets new configs")
+		})
+	}
 }
 
 // The probe agents serve ingress on exactly the nodes haproxy sends 80 and
