@@ -150,3 +150,14 @@ func TestOpenRemoteFailsClearly(t *testing.T) {
 	assert.ErrorContains(t, err, "connection refused")
 	assert.ErrorContains(t, err, "libvirt URI qemu+ssh://root@"+addr)
 }
+
+// A local command runs in /, as a remote one runs in a fixed place: never
+// in bootlab's own working directory, which the user may have removed.
+func TestLocalRunsInRoot(t *testing.T) {
+	t.Parallel()
+	var out strings.Builder
+	code, err := host.Local{}.Run(context.Background(), "pwd", nil, &out, io.Discard)
+	require.NoError(t, err)
+	require.Equal(t, 0, code)
+	assert.Equal(t, "/\n", out.String())
+}

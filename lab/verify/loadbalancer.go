@@ -226,20 +226,21 @@ func backendChecks(ctx context.Context, s *spec.Spec, lbc loadbalancer.Config, p
 }
 
 // backendFix says why srv fails haproxy's check on fe and what to do. A
-// refused connection means nothing listens on that port of the node: on a
+// refused connection (haproxy's L4CON, the same test as the stage gate's
+// nothingListens) means nothing listens on that port of the node: on a
 // probe lab its report tells whether its server failed, has not started yet
 // or was never meant to run there (the node's agent and the load balancer
 // disagree on who serves it); rep is nil on a real lab or without a report.
 func backendFix(s *spec.Spec, fe loadbalancer.Frontend, srv loadbalancer.Server, b loadbalancer.BackendStatus, rep *probe.Report) string {
 	hp := net.JoinHostPort(srv.Address, strconv.Itoa(fe.Port))
 	console := fmt.Sprintf("`bootlab lab console %s`", srv.Name)
-	if !strings.Contains(strings.ToLower(b.LastCheck), "refused") {
+	if !nothingListens(b.LastCheck) {
 		if failing := firstFailing(rep); failing != "" {
 			return fmt.Sprintf("%s does not pass haproxy's %s check on %s (%s): its report above says why (%q), or %s", srv.Name, fe.Check, hp, b.LastCheck, failing, console)
 		}
 		return fmt.Sprintf("%s does not pass haproxy's %s check on %s (%s): is the VM running? `bootlab lab status`; then %s", srv.Name, fe.Check, hp, b.LastCheck, console)
 	}
-	nothing := fmt.Sprintf("nothing listens on %s on %s (haproxy's %s check: connection refused)", hp, srv.Name, fe.Name)
+	nothing := fmt.Sprintf("nothing listens on %s on %s (haproxy's %s check: %s)", hp, srv.Name, fe.Name, b.LastCheck)
 	if s.Profile != spec.ProfileProbe {
 		if fe.Port == loadbalancer.PortIngressHTTP || fe.Port == loadbalancer.PortIngressHTTPS {
 			return nothing + ": the router pods listen there once the ingress operator schedules them on it (`oc -n openshift-ingress get pods -o wide`)"

@@ -272,7 +272,7 @@ func TestBackendFixNamesWhatDoesNotListen(t *testing.T) {
 			name: "clean report without an ingress server",
 			fe:   ingressHTTP, b: refused,
 			rep:     report(ok("dhcp"), ok("ignition-fetch"), ok("serve api :6443"), ok("serve mcs :22623")),
-			want:    []string{"nothing listens on 10.232.11.11:80 on master-0", "connection refused", "lists no \"serve ... :80\"", "routes ingress-http to it", "bootlab lab probe-image build"},
+			want:    []string{"nothing listens on 10.232.11.11:80 on master-0", "Connection refused", "lists no \"serve ... :80\"", "routes ingress-http to it", "bootlab lab probe-image build"},
 			notWant: []string{"see its report above"},
 		},
 		{
@@ -303,6 +303,13 @@ func TestBackendFixNamesWhatDoesNotListen(t *testing.T) {
 			name: "no report",
 			fe:   ingressHTTP, b: refused,
 			want: []string{"nothing listens on 10.232.11.11:80 on master-0", "no probe report yet", "bootlab lab status"},
+		},
+		{
+			// haproxy shows L4CON alone between its checks: the stage gate
+			// reads that as nothing listening, and so does the fix.
+			name: "bare L4CON, no report",
+			fe:   ingressHTTP, b: loadbalancer.BackendStatus{Status: "DOWN", LastCheck: "L4CON"},
+			want: []string{"nothing listens on 10.232.11.11:80 on master-0 (haproxy's ingress-http check: L4CON)", "no probe report yet"},
 		},
 		{
 			name: "not a refusal, clean report",
