@@ -61,12 +61,13 @@ func (Local) Name() string { return "localhost" }
 func (Local) Remote() bool { return false }
 func (Local) Close() error { return nil }
 
-// Run runs cmd with bash, in /: bootlab's commands name absolute paths,
-// as on a remote host, and must not depend on (or fail in) a working
-// directory the user removed, where bash and haproxy -c complain.
+// Run runs cmd with bash in bootlab's working directory, or in / when
+// the user removed that directory: there bash and haproxy -c fail.
 func (Local) Run(ctx context.Context, cmd string, stdin io.Reader, stdout, stderr io.Writer) (int, error) {
 	c := exec.CommandContext(ctx, "bash", "-c", cmd)
-	c.Dir = "/"
+	if _, err := os.Getwd(); err != nil {
+		c.Dir = "/"
+	}
 	c.Stdin, c.Stdout, c.Stderr = stdin, stdout, stderr
 	err := c.Run()
 	if ctx.Err() != nil {

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -151,13 +152,35 @@ func TestOpenRemoteFailsClearly(t *testing.T) {
 	assert.ErrorContains(t, err, "libvirt URI qemu+ssh://root@"+addr)
 }
 
-// A local command runs in /, as a remote one runs in a fixed place: never
-// in bootlab's own working directory, which the user may have removed.
-func TestLocalRunsInRoot(t *testing.T) {
+// A local command runs in bootlab's working directory, or in / once the
+// user removed it (where haproxy -c failed): the test runs itself in a
+// directory it removes first.
+func TestLocalRunsWhereItCan(t *testing.T) {
 	t.Parallel()
+	if os.Getenv("BOOTLAB_HOST_TEST_GONE_CWD") == "1" {
+		var out strings.Builder
+		code, err := host.Local{}.Run(context.Background(), "pwd", nil, &out, os.Stderr)
+		if err != nil || code != 0 {
+			t.Fatalf("pwd in a removed directory: exit %d, %v", code, err)
+		}
+		fmt.Print("PWD=" + out.String())
+		return
+	}
 	var out strings.Builder
 	code, err := host.Local{}.Run(context.Background(), "pwd", nil, &out, io.Discard)
 	require.NoError(t, err)
 	require.Equal(t, 0, code)
-	assert.Equal(t, "/\n", out.String())
+	wd, err := os.Getwd()
+	require.NoError(t, err)
+	assert.Equal(t, wd+"\n", out.String(), "relative paths stay relative to bootlab's directory")
+
+	gone := t.TempDir() + "/gone"
+	require.NoError(t, os.Mkdir(gone, 0o755))
+	self, err := os.Executable()
+	require.NoError(t, err)
+	cmd := exec.Command("bash", "-c", `cd "$1" && rmdir "$1" && exec "$2" -test.run='^TestLocalRunsWhereItCan$'`, "bash", gone, self)
+	cmd.Env = append(os.Environ(), "BOOTLAB_HOST_TEST_GONE_CWD=1")
+	got, err := cmd.CombinedOutput()
+	require.NoError(t, err, "%s", got)
+	assert.Contains(t, string(got), "PWD=/\n")
 }
