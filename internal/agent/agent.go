@@ -65,24 +65,6 @@ func etcdLeader(pc *probe.Config, self probe.NodeExpect) bool {
 	return false
 }
 
-// masterBefore is the master whose kube-apiserver rolls out before
-// self's: the one before it by name (nil for the first). The operator's
-// installer controller takes the masters in its node order, one at a
-// time.
-func masterBefore(pc *probe.Config, self probe.NodeExpect) *probe.NodeExpect {
-	var prev *probe.NodeExpect
-	for _, n := range pc.SortedNodes() {
-		if n.Role != probe.RoleMaster {
-			continue
-		}
-		if n.Name == self.Name {
-			return prev
-		}
-		prev = &n
-	}
-	return nil
-}
-
 // masterAPI is the API stand-in a master serves.
 func (a *Agent) masterAPI(self probe.NodeExpect) http.Handler {
 	if a.etcd == nil {
@@ -154,7 +136,7 @@ func (a *Agent) Run(ctx context.Context) {
 		op.Kubelet = kl
 		leader := etcdLeader(pc, self)
 		go op.Join(ctx, self, a.etcd, leader, merged)
-		go a.installKubeAPIServer(ctx, self, masterBefore(pc, self), merged)
+		go a.installKubeAPIServer(ctx, self, merged)
 		go a.reportEtcdMembers(ctx, self)
 		if leader {
 			go a.publishEtcdStatus(ctx, self, merged)

@@ -24,25 +24,18 @@ const kasPoll = 10 * time.Second
 
 // installKubeAPIServer plays the kube-apiserver operator's installer for a
 // rehearsal master, in upstream's order: once this master's etcd member
-// votes, the master before it (prev, nil for the first) runs its own
-// kube-apiserver (the operator's installer controller rolls a revision
-// out one node at a time: the next node's installer pod only once the
-// node before runs the revision Ready), and the real bootstrap API serves
-// the revision's objects (stage 13 created them), it copies them into
-// static-pod-resources and writes the kube-apiserver pod, which the
-// kubelet stand-in starts; the in-memory API stand-in then leaves 6443 to
-// it. Until a real API serves (a lab whose stage 13 plays the API),
-// nothing changes.
-func (a *Agent) installKubeAPIServer(ctx context.Context, self probe.NodeExpect, prev *probe.NodeExpect, cfg types.Config) {
+// votes and the real bootstrap API serves the revision's objects (stage
+// 13 created them), it copies them into static-pod-resources and writes
+// the kube-apiserver pod, which the kubelet stand-in starts; the
+// in-memory API stand-in then leaves 6443 to it. Until a real API serves
+// (a lab whose stage 13 plays the API), nothing changes.
+func (a *Agent) installKubeAPIServer(ctx context.Context, self probe.NodeExpect, cfg types.Config) {
 	if _, ok, _ := ignition.FileContents(cfg, probe.KASOperatorKubeconfigPath); !ok {
 		return
 	}
 	local := standin.MasterEtcdctl("https://" + self.IP + ":2379")
 	servers, ok := a.waitVoter(ctx, local, self)
 	if !ok {
-		return
-	}
-	if prev != nil && !a.waitTurn(ctx, prev.Name, "https://"+prev.IP+":6443/readyz", turnWait) {
 		return
 	}
 	var rel probe.RehearsalRelease
@@ -65,39 +58,6 @@ func (a *Agent) installKubeAPIServer(ctx context.Context, self probe.NodeExpect,
 	for _, o := range []controlplane.Operand{controlplane.KubeControllerManagerOperand, controlplane.KubeSchedulerOperand} {
 		if !a.installUntilDone(ctx, o, in, image) {
 			return
-		}
-	}
-}
-
-// turnWait bounds a master's wait for the master before it: a master
-// whose kube-apiserver never comes must not hold the others back for
-// good (upstream's operator would retry the failed node; a lab goes on).
-const turnWait = 15 * time.Minute
-
-// waitTurn waits until the master before this one (prev, nil for the
-// first) runs its own kube-apiserver: readyz (its /readyz URL) answers ok
-// from a real one, not from its in-memory API stand-in, which names its
-// node in probe.NodeHeader. It goes after limit without it, and reports
-// on the API check meanwhile; false when ctx ended first.
-func (a *Agent) waitTurn(ctx context.Context, prev, readyz string, limit time.Duration) bool {
-	if prev == "" {
-		return true
-	}
-	c := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
-	start := time.Now()
-	for {
-		why := standin.RealAPIReady(c, readyz)
-		switch {
-		case why == "":
-			a.log.Info("kube-apiserver installer stand-in: this master's turn", "after", prev, "waited", time.Since(start).Round(time.Second).String())
-			return true
-		case time.Since(start) >= limit:
-			a.log.Info("kube-apiserver installer stand-in: going without the master before", "master", prev, "waited", limit.String(), "why", why)
-			return true
-		}
-		a.rep.set(chkAPI, retrying, "the kube-apiserver operator rolls out one master at a time: waiting for %s's own kube-apiserver (now: %s)", prev, why)
-		if !sleepCtx(ctx, kasPoll) {
-			return false
 		}
 	}
 }

@@ -186,17 +186,6 @@ func (t *Tools) waitForAPI(say func(string, ...any)) (standIn string, err error)
 
 // readyzAnswer asks url and returns the node the API stand-in names and
 // "" when it answered ok, else why not.
-// RealAPIReady is "" once a real kube-apiserver answers /readyz ok at
-// url, else why not (an in-memory API stand-in, which names its node in
-// probe.NodeHeader, is not one).
-func RealAPIReady(client *http.Client, url string) string {
-	node, why := readyzAnswer(client, url)
-	if why == "" && node != "" {
-		return "its in-memory API stand-in answers"
-	}
-	return why
-}
-
 func readyzAnswer(client *http.Client, url string) (node, why string) {
 	resp, err := client.Get(url)
 	if err != nil {
