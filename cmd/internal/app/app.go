@@ -31,10 +31,12 @@ import (
 )
 
 // Main runs bootlab with the process's arguments and streams and returns the
-// exit code. The first Ctrl-C cancels the context; steps clean up and return.
+// exit code; the programs it starts inherit none of its descriptors but
+// the standard three. The first Ctrl-C cancels the context; steps clean up and return.
 // A second Ctrl-C (or SIGTERM) ends the process at once, should a step
 // not return.
 func Main() int {
+	closeOnExecInherited()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	go func() {
