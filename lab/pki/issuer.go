@@ -67,99 +67,103 @@ func (i *Issuer) Leaf(ca Pair, cn string, orgs, dnsNames []string, ips []net.IP)
 // Key returns the PKCS#8 PEM of an ECDSA P-256 private key called name
 // (the service-account signing key), kept.
 func (i *Issuer) Key(name string) ([]byte, error) {
-	fresh := func() ([]byte, error) {
-		key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-		if err != nil {
-			return nil, err
-		}
-		der, err := x509.MarshalPKCS8PrivateKey(key)
-		if err != nil {
-			return nil, err
-		}
-		return pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}), nil
-	}
-	if i == nil {
-		return fresh()
-	}
-	i.mu.Lock()
-	defer i.mu.Unlock()
-	path := filepath.Join(i.dir, "key-"+requestID([]string{name})+".pem")
-	if data, err := os.ReadFile(path); err == nil {
-		if b, _ := pem.Decode(data); b != nil && b.Type == "PRIVATE KEY" {
-			if _, err := x509.ParsePKCS8PrivateKey(b.Bytes); err == nil {
-				return data, nil
-			}
-		}
-	} else if !errors.Is(err, os.ErrNotExist) {
-		return nil, err
-	}
-	data, err := fresh()
+	return i.keep("key-"+requestID([]string{name}), validKey, newKey)
+}
+
+// newKey is the PKCS#8 PEM of a new ECDSA P-256 private key.
+func newKey() ([]byte, error) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		return nil, err
 	}
-	return data, i.write(path, data)
+	der, err := x509.MarshalPKCS8PrivateKey(key)
+	if err != nil {
+		return nil, err
+	}
+	return pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}), nil
+}
+
+// validKey says whether data is a PKCS#8 PEM private key.
+func validKey(data []byte) bool {
+	b, _ := pem.Decode(data)
+	if b == nil || b.Type != "PRIVATE KEY" {
+		return false
+	}
+	_, err := x509.ParsePKCS8PrivateKey(b.Bytes)
+	return err == nil
 }
 
 // pair returns the kept pair of the request (kind, issuer ca and fields)
 // while it is sound, signed by ca and not about to expire; else it makes
-// one with fresh and keeps it.
+// one with fresh and keeps it (certificate, then key, in one file).
 func (i *Issuer) pair(ca Pair, kind string, fields []string, fresh func() (Pair, error)) (Pair, error) {
+	if i == nil {
+		return fresh()
+	}
+	name := kind + "-" + requestID(append([]string{kind, string(bytes.TrimSpace(ca.CertPEM))}, fields...))
+	data, err := i.keep(name, func(data []byte) bool { return soundPair(splitPair(data), ca) }, func() ([]byte, error) {
+		p, err := fresh()
+		return append(append([]byte(nil), p.CertPEM...), p.KeyPEM...), err
+	})
+	if err != nil {
+		return Pair{}, err
+	}
+	return splitPair(data), nil
+}
+
+// keep returns the file called name in the Issuer's directory while valid
+// accepts it; else it makes one with fresh and keeps it (0600). A nil
+// Issuer keeps nothing.
+func (i *Issuer) keep(name string, valid func([]byte) bool, fresh func() ([]byte, error)) ([]byte, error) {
 	if i == nil {
 		return fresh()
 	}
 	i.mu.Lock()
 	defer i.mu.Unlock()
-	path := filepath.Join(i.dir, kind+"-"+requestID(append([]string{kind, string(bytes.TrimSpace(ca.CertPEM))}, fields...))+".pem")
+	path := filepath.Join(i.dir, name+".pem")
 	data, err := os.ReadFile(path)
 	switch {
-	case err == nil:
-		if p, ok := keptPair(data, ca); ok {
-			return p, nil
-		}
-	case !errors.Is(err, os.ErrNotExist):
-		return Pair{}, err
+	case err == nil && valid(data):
+		return data, nil
+	case err != nil && !errors.Is(err, os.ErrNotExist):
+		return nil, err
 	}
-	p, err := fresh()
-	if err != nil {
-		return Pair{}, err
+	if data, err = fresh(); err != nil {
+		return nil, err
 	}
-	return p, i.write(path, append(append([]byte(nil), p.CertPEM...), p.KeyPEM...))
+	if err := os.MkdirAll(i.dir, 0o700); err != nil {
+		return nil, fmt.Errorf("create %s: %w", i.dir, err)
+	}
+	return data, writeSecret(path, data)
 }
 
-// keptPair splits a kept file into its pair, if the pair parses, is
-// signed by ca and is valid for longer than renewBefore.
-func keptPair(data []byte, ca Pair) (Pair, bool) {
+// splitPair is the certificate and the key of a kept file (empty where
+// it has none).
+func splitPair(data []byte) Pair {
 	cb, rest := pem.Decode(data)
-	kb, _ := pem.Decode(rest)
-	if cb == nil || kb == nil {
-		return Pair{}, false
+	if cb == nil {
+		return Pair{}
 	}
-	p := Pair{CertPEM: pem.EncodeToMemory(cb), KeyPEM: pem.EncodeToMemory(kb)}
+	kb, _ := pem.Decode(rest)
+	if kb == nil {
+		return Pair{}
+	}
+	return Pair{CertPEM: pem.EncodeToMemory(cb), KeyPEM: pem.EncodeToMemory(kb)}
+}
+
+// soundPair says whether p parses, its key is its certificate's, ca
+// signed it and it is valid for longer than renewBefore.
+func soundPair(p Pair, ca Pair) bool {
 	cert, key, err := p.Parse()
 	if err != nil || time.Until(cert.NotAfter) < renewBefore {
-		return Pair{}, false
+		return false
 	}
 	pub, ok := key.Public().(*ecdsa.PublicKey)
 	if !ok || !pub.Equal(cert.PublicKey) {
-		return Pair{}, false
+		return false
 	}
 	caCert, _, err := ca.Parse()
-	if err != nil || cert.CheckSignatureFrom(caCert) != nil {
-		return Pair{}, false
-	}
-	return p, true
-}
-
-// write keeps data at path (0600), replacing it atomically.
-func (i *Issuer) write(path string, data []byte) error {
-	if err := os.MkdirAll(i.dir, 0o700); err != nil {
-		return fmt.Errorf("create %s: %w", i.dir, err)
-	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, data, 0o600); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return os.Rename(tmp, path)
+	return err == nil && cert.CheckSignatureFrom(caCert) == nil
 }
 
 // requestID names a request by a digest of its fields.

@@ -228,16 +228,20 @@ func load(dir, certName, keyName string) (*Pair, error) {
 
 func save(dir, certName, keyName string, p Pair) error {
 	for name, data := range map[string][]byte{certName: p.CertPEM, keyName: p.KeyPEM} {
-		path := filepath.Join(dir, name)
-		tmp := path + ".tmp"
-		if err := os.WriteFile(tmp, data, 0o600); err != nil {
-			return fmt.Errorf("write %s: %w", path, err)
-		}
-		if err := os.Rename(tmp, path); err != nil {
+		if err := writeSecret(filepath.Join(dir, name), data); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// writeSecret writes data to path (0600), replacing it atomically.
+func writeSecret(path string, data []byte) error {
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, data, 0o600); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return os.Rename(tmp, path)
 }
 
 // SamePEM reports whether two PEM certificates are the same bytes.

@@ -125,11 +125,11 @@ func (r *labRun) ensureDomains(ctx context.Context, doms []plan.DomainPlan, defe
 						return false, fmt.Errorf("restart node %s: %w", d.Node.Name, err)
 					}
 					o.Active, restarted = false, true
+					again := ""
 					if r.s.Rehearsal() && d.Node.Role == spec.RoleBootstrap {
-						note(d.Node.Name + " redefined and restarted (a new boot: its stages start again from 01)")
-					} else {
-						note(d.Node.Name + " redefined and restarted")
+						again = " (a new boot: its stages start again from 01)"
 					}
+					note(d.Node.Name + " redefined and restarted" + again)
 				default:
 					note(d.Node.Name + " redefined (takes effect at its next boot: `virsh reboot " + d.Name + "`)")
 				}
