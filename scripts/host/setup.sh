@@ -68,6 +68,11 @@ if ((${#missing[@]})); then
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
+# Without systemd, libvirtd runs under tini (below).
+if [[ ! -d /run/systemd/system ]]; then
+  packages+=(tini)
+fi
+
 # Debian's normal /dev/kvm is root:kvm 0660. Where it is root-only, libvirtd
 # sees KVM as root but not as the qemu user, re-probes qemu on every start and
 # each domain takes about a minute to start.
@@ -79,7 +84,18 @@ fi
 if [[ ! -d /run/systemd/system ]]; then
   mkdir -p /run/libvirt
   pgrep -x virtlogd >/dev/null || virtlogd -d
-  pgrep -x libvirtd >/dev/null || libvirtd -d
+  # libvirt daemonizes each QEMU, so a QEMU that exits is reaped by
+  # libvirtd's nearest subreaper, PID 1 unless one is set, and libvirt's
+  # destroy waits until the zombie is gone. Without systemd, PID 1 (a
+  # container's entry command, a sandbox's init) may reap late or never:
+  # on the CI machine every destroy waited 1.7 s for it, and where PID 1
+  # never reaps a destroy fails after 15 s. tini -s reaps at once.
+  if ! pgrep -x libvirtd >/dev/null; then
+    mkdir -p /var/log/libvirt
+    setsid -f tini -s -- libvirtd </dev/null >>/var/log/libvirt/libvirtd-stderr.log 2>&1
+  elif [[ $(ps -o comm= -p "$(ps -o ppid= -p "$(pgrep -xo libvirtd)" | tr -d ' ')") != tini ]]; then
+    echo "setup.sh: libvirtd already runs, not under tini: if stopping a VM (virsh destroy, lab down) is slow, stop libvirtd while no VM runs and run this again" >&2
+  fi
 else
   systemctl start virtlogd.socket libvirtd.service
 fi
