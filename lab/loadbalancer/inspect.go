@@ -30,6 +30,19 @@ type BackendStatus struct {
 	LastCheck string `json:"lastCheck,omitempty"`
 }
 
+// Settling is true while haproxy is moving the server between up and down
+// ("DOWN 1/2": one more good check and it is up; "UP 1/3": two more failed
+// checks and it is down): its status changes by itself within a few of
+// haproxy's checks.
+func (b BackendStatus) Settling() bool {
+	word, count, ok := strings.Cut(b.Status, " ")
+	if !ok || (word != "UP" && word != "DOWN") {
+		return false
+	}
+	n, m, ok := strings.Cut(count, "/")
+	return ok && n != "" && m != "" && strings.Trim(n+m, "0123456789") == ""
+}
+
 // Up is true when haproxy sends traffic to the server.
 func (b BackendStatus) Up() bool {
 	return b.Status == "UP" || strings.HasPrefix(b.Status, "UP ") || b.Status == "no check"

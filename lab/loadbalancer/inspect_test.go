@@ -102,3 +102,14 @@ func TestRunningPIDBadFiles(t *testing.T) {
 		assert.False(t, ok, "pid file %q", content)
 	}
 }
+
+func TestBackendSettling(t *testing.T) {
+	t.Parallel()
+	for status, want := range map[string]bool{
+		"DOWN 1/2": true, "UP 1/3": true, "UP 2/3": true,
+		"UP": false, "DOWN": false, "MAINT": false, "no check": false, "NOLB": false, "": false,
+		"DOWN x/2": false, "DOWN 1/": false, "UP 1": false, "MAINT 1/2": false,
+	} {
+		assert.Equal(t, want, BackendStatus{Status: status}.Settling(), status)
+	}
+}

@@ -168,8 +168,18 @@ func TestLifecycle(t *testing.T) {
 	assert.Equal(t, map[string]bool{"b1": true, "b2": true}, seen, "roundrobin reaches both backends")
 
 	// /readyz failing takes b2 out of the rotation.
+	// On its way down and up again b2 passes through haproxy's transitions
+	// ("UP 1/3", "DOWN 1/2"), which verify reads as settling.
+	b2Seen := map[string]bool{}
+	b2Is := func(want string) func() bool {
+		return func() bool {
+			st := statusOf(t, c)["api/b2"]
+			b2Seen[st] = true
+			return st == want
+		}
+	}
 	b2.healthy.Store(false)
-	eventually(t, 100, "b2 DOWN", func() bool { return statusOf(t, c)["api/b2"] == "DOWN" })
+	eventually(t, 100, "b2 DOWN", b2Is("DOWN"))
 	assert.Equal(t, "UP", statusOf(t, c)["api/b1"])
 	for range 4 {
 		assert.Equal(t, "b1", get(t, client, lbURL), "a DOWN backend gets no traffic")
@@ -183,7 +193,13 @@ func TestLifecycle(t *testing.T) {
 		}
 	}
 	b2.healthy.Store(true)
-	eventually(t, 100, "b2 UP again", func() bool { return statusOf(t, c)["api/b2"] == "UP" })
+	eventually(t, 100, "b2 UP again", b2Is("UP"))
+	for st := range b2Seen {
+		if st != "UP" && st != "DOWN" {
+			assert.True(t, BackendStatus{Status: st}.Settling(), "haproxy's %q is a transition", st)
+		}
+	}
+	t.Logf("b2's statuses on its way down and up: %v", b2Seen)
 
 	// The stats endpoint answers in HTML and CSV.
 	statsURL := fmt.Sprintf("http://%s:%d/stats", lbIP, c.StatsPort)

@@ -138,7 +138,7 @@ func TestHostChecksDialThroughOptions(t *testing.T) {
 		return nil, errors.New("tunnel: nothing listens there")
 	}
 
-	checks := hostChecks(context.Background(), s, false, nil, nil, host.Local{}, tunnel)
+	checks, _ := hostChecks(context.Background(), s, false, nil, nil, host.Local{}, tunnel)
 	byName := map[string]check.Result{}
 	for _, c := range checks {
 		byName[c.Name] = c

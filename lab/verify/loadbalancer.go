@@ -26,8 +26,10 @@ import (
 
 // hostChecks checks DNS, the load balancer frontends and its backends;
 // reports (nil on a real lab) are the nodes' probe reports and vms their
-// VMs' states, which explain a backend that is down.
-func hostChecks(ctx context.Context, s *spec.Spec, pivoted bool, reports map[string]*probe.Report, vms map[string]NodeVM, machine host.Host, dial DialFunc) []check.Result {
+// VMs' states, which explain a backend that is down. settling says that a
+// failed backend is one haproxy is moving up or down: its check changes
+// without anything else happening.
+func hostChecks(ctx context.Context, s *spec.Spec, pivoted bool, reports map[string]*probe.Report, vms map[string]NodeVM, machine host.Host, dial DialFunc) (_ []check.Result, settling bool) {
 	var out []check.Result
 	domain := s.Cluster.Domain()
 	net := s.NetworkName()
@@ -70,8 +72,8 @@ func hostChecks(ctx context.Context, s *spec.Spec, pivoted bool, reports map[str
 	for _, fe := range lbc.Frontends {
 		out = append(out, frontendCheck(ctx, s, lbc, fe, pivoted, dial))
 	}
-	out = append(out, backendChecks(ctx, s, lbc, pivoted, reports, vms)...)
-	return out
+	backends, settling := backendChecks(ctx, s, lbc, pivoted, reports, vms)
+	return append(out, backends...), settling
 }
 
 func frontendCheck(ctx context.Context, s *spec.Spec, lbc loadbalancer.Config, fe loadbalancer.Frontend, pivoted bool, dial DialFunc) check.Result {
@@ -167,7 +169,7 @@ func labCAPool(s *spec.Spec) (*x509.CertPool, error) {
 	return pool, nil
 }
 
-func backendChecks(ctx context.Context, s *spec.Spec, lbc loadbalancer.Config, pivoted bool, reports map[string]*probe.Report, vms map[string]NodeVM) []check.Result {
+func backendChecks(ctx context.Context, s *spec.Spec, lbc loadbalancer.Config, pivoted bool, reports map[string]*probe.Report, vms map[string]NodeVM) (_ []check.Result, settling bool) {
 	start := time.Now()
 	st, err := loadbalancer.Inspect(ctx, lbc)
 	if err != nil || st == nil || !st.Running {
@@ -176,7 +178,7 @@ func backendChecks(ctx context.Context, s *spec.Spec, lbc loadbalancer.Config, p
 			detail = "haproxy stats: " + err.Error()
 		}
 		return []check.Result{{Group: HostGroup, Name: "lb haproxy", State: check.StateFailed, Detail: detail, DurationMS: time.Since(start).Milliseconds(),
-			Fix: "`bootlab lab up` starts the lab's haproxy again (config " + labdir.HAProxyConfig(s) + ")"}}
+			Fix: "`bootlab lab up` starts the lab's haproxy again (config " + labdir.HAProxyConfig(s) + ")"}}, false
 	}
 	out := []check.Result{{Group: HostGroup, Name: "lb haproxy", State: check.StatePassed, Detail: fmt.Sprintf("running, pid %d", st.PID), DurationMS: time.Since(start).Milliseconds()}}
 	seen := map[string]loadbalancer.BackendStatus{}
@@ -196,6 +198,7 @@ func backendChecks(ctx context.Context, s *spec.Spec, lbc loadbalancer.Config, p
 				c.State = check.StatePassed
 				c.Detail = strings.TrimSpace(fmt.Sprintf("%s %s %s", b.Address, b.Status, b.LastCheck))
 			default:
+				settling = settling || b.Settling()
 				c.Detail = strings.TrimSpace(fmt.Sprintf("%s %s %s", b.Address, b.Status, b.LastCheck))
 				c.Fix = backendFix(s, fe, srv, b, reports[srv.Name])
 				if fix := rehearsalBackendFix(s, srv.Name, fe.Port); fix != "" {
@@ -222,7 +225,7 @@ func backendChecks(ctx context.Context, s *spec.Spec, lbc loadbalancer.Config, p
 		}
 		out = append(out, c)
 	}
-	return out
+	return out, settling
 }
 
 // backendFix says why srv fails haproxy's check on fe and what to do. A

@@ -1,0 +1,125 @@
+package verify
+
+import (
+	"context"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/bootlab/bootlab/lab/host"
+	"github.com/bootlab/bootlab/lab/labdir"
+	"github.com/bootlab/bootlab/lab/spec"
+)
+
+// remoteHost is a host.Host that says it is another machine.
+type remoteHost struct{ host.Local }
+
+func (remoteHost) Remote() bool { return true }
+
+func TestWatchConsolesOnlyLocalProbeLogs(t *testing.T) {
+	t.Parallel()
+	s := testSpec(t)
+	boot, _ := s.Node("bootstrap")
+	master, _ := s.Node("master-0")
+
+	w := watchConsoles(s, false, Options{})
+	assert.Equal(t, []string{labdir.ConsoleLog(s, boot), labdir.ConsoleLog(s, master)}, w.paths)
+	w = watchConsoles(s, true, Options{})
+	assert.Equal(t, []string{labdir.ConsoleLog(s, master)}, w.paths, "a removed bootstrap's log is not waited on")
+
+	assert.Empty(t, watchConsoles(s, false, Options{Host: remoteHost{}}).paths, "a remote lab's logs are read over SSH: not stat'ed every 100 ms")
+	real := *s
+	real.Profile = spec.ProfileOpenShift
+	assert.Empty(t, watchConsoles(&real, false, Options{}).paths, "only a probe node reports on its console")
+}
+
+func TestConsoleWatchNoticesWrites(t *testing.T) {
+	t.Parallel()
+	s := testSpec(t)
+	w := watchConsoles(s, false, Options{})
+	w.mark()
+	assert.False(t, w.changed(), "nothing written yet")
+
+	writeConsole(t, s, "master-0", "[ 0.1] booting\n")
+	assert.True(t, w.changed(), "a log that appears")
+	w.mark()
+	assert.False(t, w.changed())
+
+	master, _ := s.Node("master-0")
+	f, err := os.OpenFile(labdir.ConsoleLog(s, master), os.O_APPEND|os.O_WRONLY, 0)
+	require.NoError(t, err)
+	_, err = f.WriteString(`{"probe":"report"}` + "\n")
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
+	assert.True(t, w.changed(), "a log that grew")
+}
+
+func TestConsoleWatchWait(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+
+	// Written while waiting: the wait ends on it, not on the hour.
+	s := testSpec(t)
+	w := watchConsoles(s, false, Options{})
+	w.mark()
+	writeConsole(t, s, "bootstrap", "report\n")
+	why, err := w.wait(ctx, time.Hour)
+	require.NoError(t, err)
+	assert.Equal(t, wakeConsole, why)
+
+	// Nothing to watch: the interval.
+	none := &consoleWatch{}
+	none.mark()
+	why, err = none.wait(ctx, 10*time.Millisecond)
+	require.NoError(t, err)
+	assert.Equal(t, wakeInterval, why)
+
+	// Nothing written: the interval, shorter than the gap or not.
+	w.mark()
+	for _, d := range []time.Duration{10 * time.Millisecond, watchGap + 50*time.Millisecond} {
+		why, err = w.wait(ctx, d)
+		require.NoError(t, err)
+		assert.Equal(t, wakeInterval, why, d)
+	}
+
+	gone, stop := context.WithCancel(ctx)
+	stop()
+	_, err = w.wait(gone, time.Hour)
+	assert.ErrorIs(t, err, context.Canceled)
+}
+
+// Run starts its next pass when a node reports, without waiting out the
+// interval: here an hour, with the test's context ending long before.
+func TestRunPassesAgainOnAReport(t *testing.T) {
+	t.Parallel()
+	s := testSpec(t)
+	s.Network.CIDR = "127.0.0.0/24"
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	writeConsole(t, s, "master-0", "")
+	master, _ := s.Node("master-0")
+	done, wrote := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(wrote)
+		// The node keeps reporting (its heartbeat), as a booted agent does.
+		for i := 1; ; i++ {
+			select {
+			case <-done:
+				return
+			case <-time.After(200 * time.Millisecond):
+			}
+			if os.WriteFile(labdir.ConsoleLog(s, master), make([]byte, i), 0o600) != nil {
+				return
+			}
+		}
+	}()
+	res, err := Run(ctx, s, nil, Options{Timeout: time.Hour, Interval: time.Hour})
+	close(done)
+	<-wrote
+	require.NoError(t, err, "the second pass came from the node's report, not the hour")
+	assert.Equal(t, 2, res.Passes, "haproxy not running on two passes ends the wait")
+}
