@@ -7,6 +7,8 @@ import (
 	"net/netip"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -42,6 +44,25 @@ func TestLabUpStatusDown(t *testing.T) {
 		require.NoError(t, err)
 		assert.Contains(t, x, "opt/com.coreos/config", "Ignition through fw_cfg")
 		assert.Contains(t, x, "<acpi/>")
+	}
+
+	// The lab's bridge forwards on every VM's port from the start: no
+	// spanning tree holding a new port 4 s in listening and learning.
+	info, err := virsh(t, "net-info", "bootlab-"+l.Name)
+	require.NoError(t, err)
+	m := regexp.MustCompile(`(?m)^Bridge:\s+(\S+)`).FindStringSubmatch(info)
+	require.NotNil(t, m, info)
+	br := "/sys/class/net/" + m[1]
+	stp, err := os.ReadFile(br + "/bridge/stp_state")
+	require.NoError(t, err)
+	assert.Equal(t, "0", strings.TrimSpace(string(stp)), "STP off on %s", m[1])
+	ports, err := filepath.Glob(br + "/brif/*/state")
+	require.NoError(t, err)
+	assert.Len(t, ports, len(nodes), "one port per VM")
+	for _, p := range ports {
+		state, err := os.ReadFile(p)
+		require.NoError(t, err)
+		assert.Equal(t, "3", strings.TrimSpace(string(state)), "%s forwarding (3) right after lab up", p)
 	}
 
 	// dnsmasq on the bridge answers every lab name, before any node has booted.
@@ -80,7 +101,7 @@ func TestLabUpStatusDown(t *testing.T) {
 	// down leaves no bootlab object of this lab and no lab state.
 	labDown(t, l.LabDir, "-f", l.SpecFile)
 	assert.Empty(t, leftovers(t, l))
-	_, err := os.Stat(labdir.StatePath(l.Dir + "/lab"))
+	_, err = os.Stat(labdir.StatePath(l.Dir + "/lab"))
 	assert.True(t, os.IsNotExist(err), "lab state removed")
 }
 

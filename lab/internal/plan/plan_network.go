@@ -18,8 +18,14 @@ func networkXML(s *spec.Spec) (string, error) {
 	start, end := dhcpRange(prefix)
 	domain := s.Cluster.Domain()
 	n := &libvirtxml.Network{
-		Name:   s.NetworkName(),
-		Bridge: &libvirtxml.NetworkBridge{Name: s.Network.Bridge, STP: "on", Delay: "0"},
+		Name: s.NetworkName(),
+		// No spanning tree: the lab's bridge holds only its VMs' taps, one
+		// each, so it has no loop to break, and with STP on the kernel
+		// holds every new port 4 s in listening and learning (its least
+		// forward delay is 2 s, whatever delay libvirt asks for): the
+		// network was dead for the first 4 s of every boot and of every
+		// checkpoint restore (QEMU starts again, with a new tap).
+		Bridge: &libvirtxml.NetworkBridge{Name: s.Network.Bridge, STP: "off", Delay: "0"},
 		Domain: &libvirtxml.NetworkDomain{Name: domain, LocalOnly: "yes"},
 		DNS:    &libvirtxml.NetworkDNS{},
 		IPs: []libvirtxml.NetworkIP{{
