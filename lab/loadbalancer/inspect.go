@@ -43,6 +43,17 @@ func (b BackendStatus) Settling() bool {
 	return ok && n != "" && m != "" && strings.Trim(n+m, "0123456789") == ""
 }
 
+// Proven is true when haproxy sends traffic to the server on the strength
+// of a health check it passed (or to a server it does not check). haproxy
+// starts every server as up before its first check: until then it sends
+// connections to a VM that may still be booting.
+func (b BackendStatus) Proven() bool {
+	if b.Status == "no check" {
+		return true
+	}
+	return b.Up() && (strings.HasPrefix(b.LastCheck, "L4OK") || strings.HasPrefix(b.LastCheck, "L6OK") || strings.HasPrefix(b.LastCheck, "L7OK"))
+}
+
 // Up is true when haproxy sends traffic to the server.
 func (b BackendStatus) Up() bool {
 	return b.Status == "UP" || strings.HasPrefix(b.Status, "UP ") || b.Status == "no check"

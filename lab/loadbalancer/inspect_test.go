@@ -113,3 +113,22 @@ func TestBackendSettling(t *testing.T) {
 		assert.Equal(t, want, BackendStatus{Status: status}.Settling(), status)
 	}
 }
+
+func TestBackendProven(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		status, last string
+		want         bool
+	}{
+		{"UP", "L7OK 200", true}, {"UP", "L4OK", true}, {"UP", "L6OK", true}, {"UP 1/3", "L7OK 200", true},
+		{"no check", "", true},
+		{"UP", "", false},          // before its first check: haproxy starts every server up
+		{"UP", "INI", false},       // the same, as some versions say it
+		{"UP 2/3", "L4CON", false}, // going down
+		{"DOWN", "L7OK 200", false},
+		{"DOWN 1/2", "L4OK", false}, // one more good check to go
+		{"MAINT", "", false},
+	} {
+		assert.Equal(t, tc.want, BackendStatus{Status: tc.status, LastCheck: tc.last}.Proven(), "%s %s", tc.status, tc.last)
+	}
+}

@@ -151,6 +151,13 @@ func TestLifecycle(t *testing.T) {
 		s := statusOf(t, c)
 		return s["api/b1"] == "UP" && s["api/b2"] == "UP"
 	})
+	// Up on a passed check, in real haproxy's words: what verify needs
+	// before it sends a request through the frontend.
+	st, err = Inspect(ctx, c)
+	require.NoError(t, err)
+	for _, b := range st.Backends {
+		assert.True(t, b.Proven(), "%s: %s %s", b.Server, b.Status, b.LastCheck)
+	}
 
 	// Idempotent.
 	res, err = Ensure(ctx, c, nil)

@@ -27,8 +27,8 @@ import (
 // hostChecks checks DNS, the load balancer frontends and its backends;
 // reports (nil on a real lab) are the nodes' probe reports and vms their
 // VMs' states, which explain a backend that is down. settling says that a
-// failed backend is one haproxy is moving up or down: its check changes
-// without anything else happening.
+// failed backend is catching up (catchingUp): its check changes without
+// anything else happening.
 func hostChecks(ctx context.Context, s *spec.Spec, pivoted bool, reports map[string]*probe.Report, vms map[string]NodeVM, machine host.Host, dial DialFunc) (_ []check.Result, settling bool) {
 	var out []check.Result
 	domain := s.Cluster.Domain()
@@ -69,20 +69,66 @@ func hostChecks(ctx context.Context, s *spec.Spec, pivoted bool, reports map[str
 	}
 
 	lbc := loadbalancer.LabConfigOn(machine, s, pivoted)
+	start := time.Now()
+	st, err := loadbalancer.Inspect(ctx, lbc)
+	stats := haproxyStats{st: st, err: err, took: time.Since(start)}
 	for _, fe := range lbc.Frontends {
+		if c, unchecked, ok := unproven(fe, stats); ok {
+			out = append(out, c)
+			settling = settling || unchecked
+			continue
+		}
 		out = append(out, frontendCheck(ctx, s, lbc, fe, pivoted, dial))
 	}
-	backends, settling := backendChecks(ctx, s, lbc, pivoted, reports, vms)
-	return append(out, backends...), settling
+	backends, moving := backendChecks(s, lbc, stats, pivoted, reports, vms)
+	return append(out, backends...), settling || moving
 }
 
-func frontendCheck(ctx context.Context, s *spec.Spec, lbc loadbalancer.Config, fe loadbalancer.Frontend, pivoted bool, dial DialFunc) check.Result {
+// haproxyStats is what loadbalancer.Inspect said, once per pass.
+type haproxyStats struct {
+	st   *loadbalancer.Status
+	err  error
+	took time.Duration
+}
+
+// unproven fails frontend fe without a request when haproxy's stats say
+// none of its servers has passed a check: haproxy would send the request
+// to a server it has not checked yet (a VM still booting, which leaves a
+// connection hanging for seconds) or to none. A pass then stays short, and
+// the request is made once a server has passed. Without stats (haproxy not
+// running, a frontend it does not list) the request decides. unchecked
+// says a server is still to have its first check: haproxy's next checks
+// change the answer by themselves.
+func unproven(fe loadbalancer.Frontend, stats haproxyStats) (_ check.Result, unchecked, ok bool) {
+	if stats.err != nil || stats.st == nil || !stats.st.Running {
+		return check.Result{}, false, false
+	}
+	var seen []string
+	for _, b := range stats.st.Backends {
+		if b.Frontend != fe.Name {
+			continue
+		}
+		if b.Proven() {
+			return check.Result{}, false, false
+		}
+		unchecked = unchecked || b.Up()
+		seen = append(seen, strings.TrimSpace(b.Server+" "+b.Status+" "+b.LastCheck))
+	}
+	if len(seen) == 0 {
+		return check.Result{}, false, false
+	}
+	return check.Result{Group: HostGroup, Name: fmt.Sprintf("lb %s :%d", fe.Name, fe.Port), State: check.StateFailed,
+		Detail: "no server has passed haproxy's check yet (" + strings.Join(seen, ", ") + ")",
+		Fix:    "the backend checks below say why each server fails; `bootlab lab status` shows the VMs"}, unchecked, true
+}
+
+func frontendCheck(ctx context.Context, s *spec.Spec, lbc loadbalancer.Config, fe loadbalancer.Frontend, pivoted bool, dial DialFunc) (c check.Result) {
 	addr := fe.Address
 	if addr == "" {
 		addr = lbc.BindAddress
 	}
 	hp := net.JoinHostPort(addr, strconv.Itoa(fe.Port))
-	c := check.Result{Group: HostGroup, Name: fmt.Sprintf("lb %s :%d", fe.Name, fe.Port), State: check.StateFailed}
+	c = check.Result{Group: HostGroup, Name: fmt.Sprintf("lb %s :%d", fe.Name, fe.Port), State: check.StateFailed}
 	start := time.Now()
 	defer func() { c.DurationMS = time.Since(start).Milliseconds() }()
 	var err error
@@ -169,18 +215,17 @@ func labCAPool(s *spec.Spec) (*x509.CertPool, error) {
 	return pool, nil
 }
 
-func backendChecks(ctx context.Context, s *spec.Spec, lbc loadbalancer.Config, pivoted bool, reports map[string]*probe.Report, vms map[string]NodeVM) (_ []check.Result, settling bool) {
-	start := time.Now()
-	st, err := loadbalancer.Inspect(ctx, lbc)
+func backendChecks(s *spec.Spec, lbc loadbalancer.Config, stats haproxyStats, pivoted bool, reports map[string]*probe.Report, vms map[string]NodeVM) (_ []check.Result, settling bool) {
+	st, err := stats.st, stats.err
 	if err != nil || st == nil || !st.Running {
 		detail := haproxyDown + " (no live process for " + lbc.PIDPath() + ")"
 		if err != nil {
 			detail = "haproxy stats: " + err.Error()
 		}
-		return []check.Result{{Group: HostGroup, Name: "lb haproxy", State: check.StateFailed, Detail: detail, DurationMS: time.Since(start).Milliseconds(),
+		return []check.Result{{Group: HostGroup, Name: "lb haproxy", State: check.StateFailed, Detail: detail, DurationMS: stats.took.Milliseconds(),
 			Fix: "`bootlab lab up` starts the lab's haproxy again (config " + labdir.HAProxyConfig(s) + ")"}}, false
 	}
-	out := []check.Result{{Group: HostGroup, Name: "lb haproxy", State: check.StatePassed, Detail: fmt.Sprintf("running, pid %d", st.PID), DurationMS: time.Since(start).Milliseconds()}}
+	out := []check.Result{{Group: HostGroup, Name: "lb haproxy", State: check.StatePassed, Detail: fmt.Sprintf("running, pid %d", st.PID), DurationMS: stats.took.Milliseconds()}}
 	seen := map[string]loadbalancer.BackendStatus{}
 	for _, b := range st.Backends {
 		seen[b.Frontend+"/"+b.Server] = b
@@ -198,7 +243,7 @@ func backendChecks(ctx context.Context, s *spec.Spec, lbc loadbalancer.Config, p
 				c.State = check.StatePassed
 				c.Detail = strings.TrimSpace(fmt.Sprintf("%s %s %s", b.Address, b.Status, b.LastCheck))
 			default:
-				settling = settling || b.Settling()
+				settling = settling || catchingUp(b, reports[srv.Name], fe.Port)
 				c.Detail = strings.TrimSpace(fmt.Sprintf("%s %s %s", b.Address, b.Status, b.LastCheck))
 				c.Fix = backendFix(s, fe, srv, b, reports[srv.Name])
 				if fix := rehearsalBackendFix(s, srv.Name, fe.Port); fix != "" {
@@ -254,10 +299,7 @@ func backendFix(s *spec.Spec, fe loadbalancer.Frontend, srv loadbalancer.Server,
 		return nothing + " and it has no probe report yet: is the VM running? `bootlab lab status`; watch it boot with " + console
 	}
 	suffix := " :" + strconv.Itoa(fe.Port)
-	for _, c := range rep.Checks {
-		if !strings.HasPrefix(c.Name, "serve ") || !strings.HasSuffix(c.Name, suffix) {
-			continue
-		}
+	if c, ok := serveCheck(rep, fe.Port); ok {
 		switch {
 		case c.Pending:
 			return fmt.Sprintf("%s: its %q is still pending (%s): wait for it, or %s", nothing, c.Name, c.Detail, console)
@@ -271,6 +313,29 @@ func backendFix(s *spec.Spec, fe loadbalancer.Frontend, srv loadbalancer.Server,
 	}
 	return fmt.Sprintf("%s: its report is clean but lists no \"serve ...%s\", so its probe agent does not serve %s although the load balancer routes %s to it; "+
 		"the lab's probe configs or image come from another bootlab: `bootlab lab probe-image build`, then `bootlab lab down && bootlab lab up`", nothing, suffix, fe.Name, fe.Name)
+}
+
+// serveCheck is rep's check of its server on port ("serve api :6443").
+func serveCheck(rep *probe.Report, port int) (probe.Check, bool) {
+	if rep == nil {
+		return probe.Check{}, false
+	}
+	suffix := " :" + strconv.Itoa(port)
+	for _, c := range rep.Checks {
+		if strings.HasPrefix(c.Name, "serve ") && strings.HasSuffix(c.Name, suffix) {
+			return c, true
+		}
+	}
+	return probe.Check{}, false
+}
+
+// catchingUp says that haproxy will put the server in rotation by itself:
+// it is in one of haproxy's transitions, or its probe node reports that it
+// serves on that port, which haproxy's next checks (every 250 ms on a probe
+// lab) will see.
+func catchingUp(b loadbalancer.BackendStatus, rep *probe.Report, port int) bool {
+	c, ok := serveCheck(rep, port)
+	return b.Settling() || ok && c.OK && !c.Pending
 }
 
 // firstFailing names the first failed or pending check of rep, or "".

@@ -173,7 +173,9 @@ func Run(ctx context.Context, s *spec.Spec, st *labdir.State, opts Options) (*Re
 			}
 			return res, nil
 		}
-		log.Debug("verify pass", "pass", pass, "failed", len(failed), "first", failed[0].Group+" "+failed[0].Name+": "+failed[0].Detail)
+		slow := slowest(res.Checks)
+		log.Debug("verify pass", "pass", pass, "elapsedMs", res.ElapsedMS, "failed", len(failed), "first", failed[0].Group+" "+failed[0].Name+": "+failed[0].Detail,
+			"settling", settling, "slowest", slow.Group+" "+slow.Name, "slowestMs", slow.DurationMS)
 		opts.Status.Update("%d/%d checks pass, waiting for %s %s", len(res.Checks)-len(failed), len(res.Checks), failed[0].Group, failed[0].Name)
 		wait := opts.Interval
 		if settling {
@@ -184,6 +186,17 @@ func Run(ctx context.Context, s *spec.Spec, st *labdir.State, opts Options) (*Re
 			return res, err
 		}
 	}
+}
+
+// slowest is the check of cs that took longest (the zero Result if none).
+func slowest(cs []check.Result) check.Result {
+	var out check.Result
+	for _, c := range cs {
+		if c.DurationMS > out.DurationMS {
+			out = c
+		}
+	}
+	return out
 }
 
 // keepClients opens the API with open until it succeeds once, then hands

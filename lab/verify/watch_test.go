@@ -11,6 +11,8 @@ import (
 
 	"github.com/bootlab/bootlab/lab/host"
 	"github.com/bootlab/bootlab/lab/labdir"
+	"github.com/bootlab/bootlab/lab/loadbalancer"
+	"github.com/bootlab/bootlab/lab/probe"
 	"github.com/bootlab/bootlab/lab/spec"
 )
 
@@ -122,4 +124,58 @@ func TestRunPassesAgainOnAReport(t *testing.T) {
 	<-wrote
 	require.NoError(t, err, "the second pass came from the node's report, not the hour")
 	assert.Equal(t, 2, res.Passes, "haproxy not running on two passes ends the wait")
+}
+
+func TestCatchingUp(t *testing.T) {
+	t.Parallel()
+	down := loadbalancer.BackendStatus{Status: "DOWN", LastCheck: "L4CON Connection refused"}
+	serving := &probe.Report{Checks: []probe.Check{{Name: "serve api :6443", OK: true}}}
+	pending := &probe.Report{Checks: []probe.Check{{Name: "serve api :6443", Pending: true}}}
+	failed := &probe.Report{Checks: []probe.Check{{Name: "serve api :6443", Detail: "listen: address already in use"}}}
+	other := &probe.Report{Checks: []probe.Check{{Name: "serve mcs :22623", OK: true}}}
+	for _, tc := range []struct {
+		name string
+		b    loadbalancer.BackendStatus
+		rep  *probe.Report
+		want bool
+	}{
+		{"its node serves the port: haproxy's next check sees it", down, serving, true},
+		{"in one of haproxy's transitions", loadbalancer.BackendStatus{Status: "DOWN 1/2"}, nil, true},
+		{"no report", down, nil, false},
+		{"its server still starting", down, pending, false},
+		{"its server failed", down, failed, false},
+		{"it serves another port", down, other, false},
+	} {
+		assert.Equal(t, tc.want, catchingUp(tc.b, tc.rep, 6443), tc.name)
+	}
+}
+
+func TestUnprovenFrontendIsNotDialed(t *testing.T) {
+	t.Parallel()
+	fe := loadbalancer.Frontend{Name: "api", Port: 6443}
+	stats := func(bs ...loadbalancer.BackendStatus) haproxyStats {
+		return haproxyStats{st: &loadbalancer.Status{Running: true, PID: 7, Backends: bs}}
+	}
+	booting := loadbalancer.BackendStatus{Frontend: "api", Server: "bootstrap", Status: "UP"}
+	refused := loadbalancer.BackendStatus{Frontend: "api", Server: "master-0", Status: "DOWN", LastCheck: "L4CON Connection refused"}
+	serving := loadbalancer.BackendStatus{Frontend: "api", Server: "master-0", Status: "UP", LastCheck: "L7OK 200"}
+	other := loadbalancer.BackendStatus{Frontend: "machine-config", Server: "bootstrap", Status: "UP", LastCheck: "L7OK 200"}
+
+	c, unchecked, ok := unproven(fe, stats(booting, refused, other))
+	require.True(t, ok, "no server of api has passed a check")
+	assert.True(t, c.Failed())
+	assert.Equal(t, "lb api :6443", c.Name)
+	assert.Equal(t, "no server has passed haproxy's check yet (bootstrap UP, master-0 DOWN L4CON Connection refused)", c.Detail)
+	assert.True(t, unchecked, "the bootstrap has its first check to come")
+
+	_, unchecked, ok = unproven(fe, stats(refused))
+	assert.True(t, ok)
+	assert.False(t, unchecked, "every server failed its checks: nothing changes by itself")
+
+	_, _, ok = unproven(fe, stats(booting, serving))
+	assert.False(t, ok, "a server passed: the request decides")
+	_, _, ok = unproven(fe, stats(other))
+	assert.False(t, ok, "haproxy lists no server of api: the request decides")
+	_, _, ok = unproven(fe, haproxyStats{st: &loadbalancer.Status{}})
+	assert.False(t, ok, "haproxy not running: the request decides")
 }
