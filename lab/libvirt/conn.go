@@ -129,7 +129,7 @@ func ConnectHost(ctx context.Context, uri string, h host.Host, log *slog.Logger)
 		if s := u.Query().Get("socket"); s != "" {
 			return nil, fmt.Errorf("connect to libvirt %s: the socket %s it names (socket=) cannot be reached: %w: check that path, or drop socket= to use the daemon's own", uri, s, err)
 		}
-		return nil, fmt.Errorf("connect to libvirt %s through %s: %w (is libvirtd running? start it with `libvirtd -d`)", uri, sock, err)
+		return nil, fmt.Errorf("connect to libvirt %s through %s: %w (is libvirtd running? start it: `systemctl start libvirtd`, or without systemd `setsid -f tini -s -- libvirtd`)", uri, sock, err)
 	}
 	log.Debug("connected to libvirt", "uri", uri, "host", h.Name())
 	return &Conn{l: l, uri: uri, log: log, host: h, caps: CapabilitiesOf(uri)}, nil

@@ -14,7 +14,8 @@ import (
 
 func checkLibvirt(ctx context.Context, s *spec.Spec, host hypervisor.HostInfo, connErr error) check.Result {
 	c := check.Result{Name: CheckLibvirt, State: check.StateFailed}
-	fix := "start the daemons: `virtlogd -d && libvirtd -d` (without systemd) or `systemctl enable --now libvirtd`; " +
+	fix := "start the daemons: `systemctl enable --now libvirtd`, or without systemd `virtlogd -d && setsid -f tini -s -- libvirtd` " +
+		"(tini reaps the QEMUs libvirtd daemonizes; under a PID 1 that reaps late every VM's stop waits for it; scripts/host/setup.sh does this); " +
 		"install them with `apt-get install -y libvirt-daemon-system libvirt-clients qemu-system-x86`; then try `virsh -c " + s.Libvirt.URI + " version`"
 	if host == nil {
 		c.Detail = fmt.Sprintf("cannot connect to %s", s.Libvirt.URI)

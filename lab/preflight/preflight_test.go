@@ -196,7 +196,7 @@ func TestPreflightFailures(t *testing.T) {
 		fix        string
 	}{
 		{name: "libvirt unreachable", host: func() hypervisor.HostInfo { return nil }, connErr: errors.New("dial unix /var/run/libvirt/libvirt-sock: connect: no such file or directory"),
-			check: CheckLibvirt, detail: "cannot connect to qemu:///system: dial unix", fix: "virtlogd -d && libvirtd -d"},
+			check: CheckLibvirt, detail: "cannot connect to qemu:///system: dial unix", fix: "virtlogd -d && setsid -f tini -s -- libvirtd"},
 		{name: "libvirt not answering", host: func() hypervisor.HostInfo { return &fakeHost{err: errors.New("rpc error")} },
 			check: CheckLibvirt, detail: "qemu:///system does not answer: rpc error", fix: "virsh -c qemu:///system version"},
 		{name: "kvm required but absent", host: func() hypervisor.HostInfo { return &fakeHost{version: "9.0.0", types: []string{"qemu"}} },
