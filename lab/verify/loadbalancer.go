@@ -84,6 +84,9 @@ func hostChecks(ctx context.Context, s *spec.Spec, pivoted bool, reports map[str
 	return append(out, backends...), settling || moving
 }
 
+// noServerPassed starts the detail of a frontend check unproven fails.
+const noServerPassed = "no server has passed haproxy's check yet"
+
 // haproxyStats is what loadbalancer.Inspect said, once per pass.
 type haproxyStats struct {
 	st   *loadbalancer.Status
@@ -118,7 +121,7 @@ func unproven(fe loadbalancer.Frontend, stats haproxyStats) (_ check.Result, unc
 		return check.Result{}, false, false
 	}
 	return check.Result{Group: HostGroup, Name: fmt.Sprintf("lb %s :%d", fe.Name, fe.Port), State: check.StateFailed,
-		Detail: "no server has passed haproxy's check yet (" + strings.Join(seen, ", ") + ")",
+		Detail: noServerPassed + " (" + strings.Join(seen, ", ") + ")",
 		Fix:    "the backend checks below say why each server fails; `bootlab lab status` shows the VMs"}, unchecked, true
 }
 

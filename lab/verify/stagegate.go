@@ -141,10 +141,14 @@ func backendPort(detail string) string {
 	return port
 }
 
-// noBackendYet is true for how haproxy answers a frontend with no live
-// backend: it accepts, then closes (EOF, reset). A TLS or HTTP answer that
-// is wrong is a real failure.
+// noBackendYet is true for a frontend with no live backend: verify did not
+// ask it, as no server has passed haproxy's check (unproven), or haproxy
+// accepted and closed (EOF, reset). A TLS or HTTP answer that is wrong is
+// a real failure.
 func noBackendYet(detail string) bool {
+	if strings.HasPrefix(detail, noServerPassed) {
+		return true
+	}
 	d := strings.ToLower(detail)
 	return strings.HasSuffix(d, ": eof") || strings.Contains(d, "connection reset")
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/bootlab/bootlab/internal/check"
 	"github.com/bootlab/bootlab/lab/labdir"
+	"github.com/bootlab/bootlab/lab/loadbalancer"
 	"github.com/bootlab/bootlab/lab/spec"
 	"github.com/bootlab/bootlab/stages"
 )
@@ -185,4 +186,27 @@ func TestAwaitStagesBackendMidCheck(t *testing.T) {
 	}
 	got := awaitStages(s, []check.Result{{Group: HostGroup, Name: "backend api/bootstrap", Detail: "192.168.126.10:6443 DOWN L7STS/500 HTTP status"}}, map[int]bool{1: true})
 	assert.Equal(t, "✗", got[0].Mark(), "something answers, wrongly: not a stage to wait for")
+}
+
+// A frontend verify did not ask, because no server of it has passed
+// haproxy's check, waits for the stage that starts its servers, as one
+// haproxy accepted and closed does; once the stage ran it fails for real.
+func TestAwaitStagesUnprovenFrontend(t *testing.T) {
+	t.Parallel()
+	s := rehearsalSpec(t)
+	fe := loadbalancer.Frontend{Name: "api", Port: 6443}
+	c, _, ok := unproven(fe, haproxyStats{st: &loadbalancer.Status{Running: true, Backends: []loadbalancer.BackendStatus{
+		{Frontend: "api", Server: "bootstrap", Status: "DOWN", LastCheck: "L4CON Connection refused"},
+		{Frontend: "api", Server: "master-0", Status: "DOWN", LastCheck: "L4CON Connection refused"},
+	}}})
+	require.True(t, ok)
+	rs := awaitStages(s, []check.Result{c}, map[int]bool{12: true})
+	assert.Equal(t, check.StatePending, rs[0].State)
+	assert.Contains(t, rs[0].Detail, "waits for stage 13: nothing serves 6443 before stage 13")
+	assert.Contains(t, rs[0].Detail, "(now: no server has passed haproxy's check yet (bootstrap DOWN L4CON")
+
+	c2, _, _ := unproven(fe, haproxyStats{st: &loadbalancer.Status{Running: true, Backends: []loadbalancer.BackendStatus{
+		{Frontend: "api", Server: "bootstrap", Status: "DOWN", LastCheck: "L4CON Connection refused"}}}})
+	rs = awaitStages(s, []check.Result{c2}, map[int]bool{12: true, 13: true})
+	assert.True(t, rs[0].Failed(), "after stage 13 it counts")
 }
