@@ -94,8 +94,9 @@ type haproxyStats struct {
 	took time.Duration
 }
 
-// unproven fails frontend fe without a request when haproxy's stats say
-// none of its servers has passed a check: haproxy would send the request
+// unproven fails an HTTPS frontend fe (one whose check is a request that a
+// server answers) without a request when haproxy's stats say none of its
+// servers has passed a check: haproxy would send the request
 // to a server it has not checked yet (a VM still booting, which leaves a
 // connection hanging for seconds) or to none. A pass then stays short, and
 // the request is made once a server has passed. Without stats (haproxy not
@@ -103,6 +104,10 @@ type haproxyStats struct {
 // says a server is still to have its first check: haproxy's next checks
 // change the answer by themselves.
 func unproven(fe loadbalancer.Frontend, stats haproxyStats) (_ check.Result, unchecked, ok bool) {
+	if fe.Check != loadbalancer.CheckReadyz && fe.Check != loadbalancer.CheckHealthz {
+		// A TCP frontend's check is haproxy accepting the connection.
+		return check.Result{}, false, false
+	}
 	if stats.err != nil || stats.st == nil || !stats.st.Running {
 		return check.Result{}, false, false
 	}

@@ -194,7 +194,7 @@ func TestAwaitStagesBackendMidCheck(t *testing.T) {
 func TestAwaitStagesUnprovenFrontend(t *testing.T) {
 	t.Parallel()
 	s := rehearsalSpec(t)
-	fe := loadbalancer.Frontend{Name: "api", Port: 6443}
+	fe := loadbalancer.Frontend{Name: "api", Port: 6443, Check: loadbalancer.CheckReadyz}
 	c, _, ok := unproven(fe, haproxyStats{st: &loadbalancer.Status{Running: true, Backends: []loadbalancer.BackendStatus{
 		{Frontend: "api", Server: "bootstrap", Status: "DOWN", LastCheck: "L4CON Connection refused"},
 		{Frontend: "api", Server: "master-0", Status: "DOWN", LastCheck: "L4CON Connection refused"},

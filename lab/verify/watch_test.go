@@ -152,7 +152,7 @@ func TestCatchingUp(t *testing.T) {
 
 func TestUnprovenFrontendIsNotDialed(t *testing.T) {
 	t.Parallel()
-	fe := loadbalancer.Frontend{Name: "api", Port: 6443}
+	fe := loadbalancer.Frontend{Name: "api", Port: 6443, Check: loadbalancer.CheckReadyz}
 	stats := func(bs ...loadbalancer.BackendStatus) haproxyStats {
 		return haproxyStats{st: &loadbalancer.Status{Running: true, PID: 7, Backends: bs}}
 	}
@@ -178,4 +178,7 @@ func TestUnprovenFrontendIsNotDialed(t *testing.T) {
 	assert.False(t, ok, "haproxy lists no server of api: the request decides")
 	_, _, ok = unproven(fe, haproxyStats{st: &loadbalancer.Status{}})
 	assert.False(t, ok, "haproxy not running: the request decides")
+	ingress := loadbalancer.Frontend{Name: "ingress-http", Port: 80}
+	_, _, ok = unproven(ingress, stats(loadbalancer.BackendStatus{Frontend: "ingress-http", Server: "worker-0", Status: "DOWN", LastCheck: "L4CON"}))
+	assert.False(t, ok, "a TCP frontend's check is haproxy accepting: it is always made")
 }
