@@ -19,6 +19,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -196,11 +197,30 @@ current-context: admin
 // FreePort is a TCP port free on 127.0.0.1 right now.
 func FreePort(t testing.TB) string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	defer l.Close()
-	return strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
+	handedOut.Lock()
+	defer handedOut.Unlock()
+	for range 100 {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		require.NoError(t, err)
+		port := l.Addr().(*net.TCPAddr).Port
+		l.Close()
+		// The kernel may give a port it gave a moment ago, now closed
+		// again: CI saw etcd's peer and client URLs get the same one.
+		if !handedOut.ports[port] {
+			handedOut.ports[port] = true
+			return strconv.Itoa(port)
+		}
+	}
+	t.Fatal("no port on 127.0.0.1 that this test binary has not handed out already")
+	return ""
 }
+
+// handedOut is every port FreePort returned in this test binary: a port
+// is free when it is handed out, and stays someone's until the binary ends.
+var handedOut = struct {
+	sync.Mutex
+	ports map[int]bool
+}{ports: map[int]bool{}}
 
 // Server is a started process; Exited is closed once it has exited.
 type Server struct {
