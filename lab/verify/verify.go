@@ -135,7 +135,7 @@ func Run(ctx context.Context, s *spec.Spec, st *labdir.State, opts Options) (*Re
 	deadline := start.Add(opts.Timeout)
 	pivoted := st != nil && st.BootstrapRemoved
 	opts.Status.Start("Verifying lab %s", s.Name)
-	finalBefore := map[string]bool{}
+	finalSince := map[string]time.Time{}
 	kube := keepClients(opts.Kube)
 	watch := watchConsoles(s, pivoted, opts)
 	for pass := 1; ; pass++ {
@@ -158,14 +158,21 @@ func Run(ctx context.Context, s *spec.Spec, st *labdir.State, opts Options) (*Re
 		res.OK = len(failed) == 0
 		// A failure that waiting cannot mend, seen on two passes in a row
 		// (not a moment of haproxy's reload), ends the wait at once.
-		hopeless, finalNow := false, map[string]bool{}
+		// Passes can follow each other within 0.5 s (consoleWatch): the
+		// failure must also have lasted an interval.
+		hopeless, finalNow := false, map[string]time.Time{}
 		for _, c := range failed {
 			if final(c) {
-				finalNow[c.Group+" "+c.Name] = true
-				hopeless = hopeless || finalBefore[c.Group+" "+c.Name]
+				key := c.Group + " " + c.Name
+				since, seen := finalSince[key]
+				if !seen {
+					since = time.Now()
+				}
+				finalNow[key] = since
+				hopeless = hopeless || seen && time.Since(since) >= opts.Interval
 			}
 		}
-		finalBefore = finalNow
+		finalSince = finalNow
 		if res.OK || hopeless || time.Now().After(deadline) || ctx.Err() != nil {
 			opts.Status.End(res.OK)
 			if ctx.Err() == nil {

@@ -95,12 +95,12 @@ func TestConsoleWatchWait(t *testing.T) {
 }
 
 // Run starts its next pass when a node reports, without waiting out the
-// interval: here an hour, with the test's context ending long before.
+// interval: here an hour, with the test's context ending after 3 s.
 func TestRunPassesAgainOnAReport(t *testing.T) {
 	t.Parallel()
 	s := testSpec(t)
 	s.Network.CIDR = "127.0.0.0/24"
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 	defer cancel()
 	writeConsole(t, s, "master-0", "")
 	master, _ := s.Node("master-0")
@@ -122,8 +122,8 @@ func TestRunPassesAgainOnAReport(t *testing.T) {
 	res, err := Run(ctx, s, nil, Options{Timeout: time.Hour, Interval: time.Hour})
 	close(done)
 	<-wrote
-	require.NoError(t, err, "the second pass came from the node's report, not the hour")
-	assert.Equal(t, 2, res.Passes, "haproxy not running on two passes ends the wait")
+	require.ErrorIs(t, err, context.DeadlineExceeded, "haproxy not running stays for less than the interval: not hopeless yet")
+	assert.GreaterOrEqual(t, res.Passes, 3, "the node's reports started passes, not the hour")
 }
 
 func TestCatchingUp(t *testing.T) {
