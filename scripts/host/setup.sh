@@ -46,6 +46,10 @@ case "${1:-}" in
     exit 2
     ;;
 esac
+# Without systemd, libvirtd runs under tini (below).
+if [[ ! -d /run/systemd/system ]]; then
+  packages+=(tini)
+fi
 
 if [[ $(id -u) -ne 0 ]]; then
   echo "setup.sh: run as root (sudo $0)" >&2
@@ -66,11 +70,6 @@ fi
 if ((${#missing[@]})); then
   echo "installing: ${missing[*]}"
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-fi
-
-# Without systemd, libvirtd runs under tini (below).
-if [[ ! -d /run/systemd/system ]]; then
-  packages+=(tini)
 fi
 
 # Debian's normal /dev/kvm is root:kvm 0660. Where it is root-only, libvirtd
