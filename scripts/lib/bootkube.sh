@@ -98,10 +98,11 @@ mark_done() {
 
 # add_service_record_entry appends one entry to the JSON array of the
 # service, keeping only the fields that have a value. The installer's
-# helper takes the directory from dirname, the time from date and the old
-# array from cat; here bash does those itself (a stage writes four records,
-# and on an emulated node every program started costs about 0.05 s): the
-# same JSON, written the same way (jq, then mv over the old file).
+# helper takes the directory from dirname and the time from date, and runs
+# mkdir every time; here bash does those itself (a stage writes four
+# records, and on an emulated node every program started costs about
+# 0.05 s): the same JSON, written the same way (cat the old array, jq, then
+# mv over the old file).
 add_service_record_entry() {
     local file="${SERVICE_RECORDS_DIR%/}/${SERVICE_NAME}.json" now
     [ -d "${file%/*}" ] || mkdir --parents "${file%/*}"
