@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"text/template"
 
+	"github.com/bootlab/bootlab/internal/atomicfile"
 	"github.com/bootlab/bootlab/lab/labdir"
 	"github.com/bootlab/bootlab/lab/spec"
 )
@@ -34,16 +35,16 @@ func WriteHandout(dir, class, learner string, s *spec.Spec) error {
 	if err != nil {
 		return err
 	}
-	if err := writeFile(filepath.Join(dir, HandoutSpec), doc, 0o644); err != nil {
+	if err := atomicfile.Write(filepath.Join(dir, HandoutSpec), doc, 0o644); err != nil {
 		return err
 	}
 	hasKey := false
 	if key, err := os.ReadFile(labdir.SSHKey(s)); err == nil {
-		if err := writeFile(filepath.Join(dir, HandoutKey), key, 0o600); err != nil {
+		if err := atomicfile.Write(filepath.Join(dir, HandoutKey), key, 0o600); err != nil {
 			return err
 		}
 		if pub, err := os.ReadFile(labdir.SSHKey(s) + ".pub"); err == nil {
-			if err := writeFile(filepath.Join(dir, HandoutKey+".pub"), pub, 0o644); err != nil {
+			if err := atomicfile.Write(filepath.Join(dir, HandoutKey+".pub"), pub, 0o644); err != nil {
 				return err
 			}
 		}
@@ -53,12 +54,12 @@ func WriteHandout(dir, class, learner string, s *spec.Spec) error {
 	}
 	hasKubeconfig := false
 	if kc, err := os.ReadFile(filepath.Join(labdir.Assets(s), "auth", "kubeconfig")); err == nil {
-		if err := writeFile(filepath.Join(dir, HandoutKubecfg), kc, 0o600); err != nil {
+		if err := atomicfile.Write(filepath.Join(dir, HandoutKubecfg), kc, 0o600); err != nil {
 			return err
 		}
 		hasKubeconfig = true
 	}
-	if err := writeFile(filepath.Join(dir, HandoutAddresses), []byte(Addresses(s)), 0o644); err != nil {
+	if err := atomicfile.Write(filepath.Join(dir, HandoutAddresses), []byte(Addresses(s)), 0o644); err != nil {
 		return err
 	}
 	var b bytes.Buffer
@@ -70,7 +71,7 @@ func WriteHandout(dir, class, learner string, s *spec.Spec) error {
 	if err != nil {
 		return err
 	}
-	return writeFile(filepath.Join(dir, HandoutReadme), b.Bytes(), 0o644)
+	return atomicfile.Write(filepath.Join(dir, HandoutReadme), b.Bytes(), 0o644)
 }
 
 // Addresses are a lab's addresses, one name and address a line.
@@ -84,18 +85,6 @@ func Addresses(s *spec.Spec) string {
 		fmt.Fprintf(&b, "%-12s %s  %s  %s\n", n.Name, n.IP, s.FQDN(n), n.MAC)
 	}
 	return b.String()
-}
-
-func writeFile(path string, data []byte, mode os.FileMode) error {
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, data, mode); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	// WriteFile keeps the mode of a file that existed: a key is 0600 always.
-	if err := os.Chmod(tmp, mode); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
 }
 
 var readme = template.Must(template.New("readme").Parse(`# Your lab: {{.Lab}}

@@ -13,6 +13,7 @@ import (
 
 	"sigs.k8s.io/yaml"
 
+	"github.com/bootlab/bootlab/internal/atomicfile"
 	"github.com/bootlab/bootlab/lab/labdir"
 	"github.com/bootlab/bootlab/lab/spec"
 )
@@ -152,15 +153,8 @@ func WriteKubeconfig(path string, data []byte) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return fmt.Errorf("write kubeconfig %s: %w", path, err)
 	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, data, 0o600); err != nil {
-		return fmt.Errorf("write kubeconfig %s: %w", path, err)
-	}
-	if err := os.Chmod(tmp, 0o600); err != nil { // an earlier .tmp kept its mode
-		return fmt.Errorf("write kubeconfig %s: %w", path, err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return fmt.Errorf("write kubeconfig %s: %w", path, err)
+	if err := atomicfile.Write(path, data, 0o600); err != nil {
+		return fmt.Errorf("kubeconfig: %w", err)
 	}
 	return nil
 }

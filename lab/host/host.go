@@ -17,6 +17,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/bootlab/bootlab/internal/atomicfile"
 	"github.com/bootlab/bootlab/internal/sshc"
 	"github.com/bootlab/bootlab/lab/spec"
 )
@@ -88,25 +89,13 @@ func (Local) ReadFile(_ context.Context, path string) ([]byte, error) {
 	return os.ReadFile(path)
 }
 
-// WriteFile writes data to a private temporary file beside path, sets mode
-// and renames it over path.
+// WriteFile replaces path with data, mode, atomically (atomicfile.Write),
+// making its directory.
 func (Local) WriteFile(_ context.Context, path string, data []byte, mode fs.FileMode) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
-	tmp := path + ".bootlab-tmp"
-	if err := os.WriteFile(tmp, data, 0o600); err != nil {
-		return err
-	}
-	if err := os.Chmod(tmp, mode.Perm()); err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	return nil
+	return atomicfile.Write(path, data, mode)
 }
 
 // Dial connects from this machine.

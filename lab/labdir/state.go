@@ -10,6 +10,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/bootlab/bootlab/internal/atomicfile"
 	"github.com/bootlab/bootlab/lab/spec"
 )
 
@@ -101,11 +102,10 @@ func (st *State) Save(labDir string) error {
 	if err := os.MkdirAll(labDir, 0o755); err != nil {
 		return fmt.Errorf("create lab directory: %w", err)
 	}
-	tmp := StatePath(labDir) + ".tmp"
-	if err := os.WriteFile(tmp, data, 0o600); err != nil {
-		return fmt.Errorf("write lab state: %w", err)
+	if err := atomicfile.Write(StatePath(labDir), data, 0o600); err != nil {
+		return fmt.Errorf("lab state: %w", err)
 	}
-	return os.Rename(tmp, StatePath(labDir))
+	return nil
 }
 
 // LabName is the name of the lab the state belongs to (older states kept it

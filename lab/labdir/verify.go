@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"time"
+
+	"github.com/bootlab/bootlab/internal/atomicfile"
 )
 
 // VerifyRecord is the outcome of the last `lab verify`, kept in the lab
@@ -86,12 +88,8 @@ func SaveVerifyRecord(labDir string, r *VerifyRecord) error {
 	if err != nil {
 		return err
 	}
-	tmp := VerifyRecordPath(labDir) + ".tmp"
-	if err := os.WriteFile(tmp, append(data, '\n'), 0o600); err != nil {
-		return fmt.Errorf("write last verify result: %w", err)
-	}
-	if err := os.Rename(tmp, VerifyRecordPath(labDir)); err != nil {
-		return fmt.Errorf("write last verify result: %w", err)
+	if err := atomicfile.Write(VerifyRecordPath(labDir), append(data, '\n'), 0o600); err != nil {
+		return fmt.Errorf("last verify result: %w", err)
 	}
 	return nil
 }

@@ -21,6 +21,8 @@ import (
 	"path/filepath"
 	"slices"
 	"time"
+
+	"github.com/bootlab/bootlab/internal/atomicfile"
 )
 
 // Validity of the CA and of the certificates it signs, as the installer's.
@@ -237,11 +239,7 @@ func save(dir, certName, keyName string, p Pair) error {
 
 // writeSecret writes data to path (0600), replacing it atomically.
 func writeSecret(path string, data []byte) error {
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, data, 0o600); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return os.Rename(tmp, path)
+	return atomicfile.Write(path, data, 0o600)
 }
 
 // SamePEM reports whether two PEM certificates are the same bytes.

@@ -23,6 +23,7 @@ import (
 
 	"github.com/bootlab/bootlab/internal/agent/kubelet/node"
 	"github.com/bootlab/bootlab/internal/agent/rhcos"
+	"github.com/bootlab/bootlab/internal/atomicfile"
 )
 
 const (
@@ -400,8 +401,7 @@ func (k *Kubelet) save() {
 	data, _ := json.MarshalIndent(out, "", "  ")
 	p := orDefault(k.state, StatePath)
 	_ = os.MkdirAll(filepath.Dir(p), 0o755)
-	_ = os.WriteFile(p+".tmp", data, 0o644)
-	_ = os.Rename(p+".tmp", p)
+	_ = atomicfile.Write(p, data, 0o644)
 }
 
 func orDefault(s, def string) string {

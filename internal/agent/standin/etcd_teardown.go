@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
 
+	"github.com/bootlab/bootlab/internal/atomicfile"
 	"github.com/bootlab/bootlab/lab/probe"
 )
 
@@ -143,11 +144,7 @@ func writeMasterEtcdPod(dir string, self probe.NodeExpect, members []Member, ima
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	p := filepath.Join(dir, "etcd-pod.yaml")
-	if err := os.WriteFile(p+".tmp", data, 0o644); err != nil {
-		return err
-	}
-	return os.Rename(p+".tmp", p)
+	return atomicfile.Write(filepath.Join(dir, "etcd-pod.yaml"), data, 0o644)
 }
 
 // memInUse is "; node memory in use: N of M MiB" (MemTotal-MemAvailable),

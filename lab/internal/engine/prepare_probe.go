@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/bootlab/bootlab/internal/atomicfile"
 	"github.com/bootlab/bootlab/lab/spec"
 
 	"github.com/bootlab/bootlab/lab/labdir"
@@ -174,12 +175,8 @@ func WriteProbeIgnition(s *spec.Spec) error {
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 			return err
 		}
-		tmp := path + ".tmp"
-		if err := os.WriteFile(tmp, data, 0o600); err != nil {
-			return fmt.Errorf("write Ignition of %s: %w", n.Name, err)
-		}
-		if err := os.Rename(tmp, path); err != nil {
-			return err
+		if err := atomicfile.Write(path, data, 0o600); err != nil {
+			return fmt.Errorf("node %s Ignition: %w", n.Name, err)
 		}
 	}
 	return nil

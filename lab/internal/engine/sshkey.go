@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/bootlab/bootlab/internal/atomicfile"
 	"github.com/bootlab/bootlab/lab/spec"
 
 	"golang.org/x/crypto/ssh"
@@ -56,15 +57,13 @@ func EnsureSSHKey(s *spec.Spec) error {
 	if err != nil {
 		return fmt.Errorf("encode lab SSH public key: %w", err)
 	}
-	tmp := priv + ".tmp"
-	if err := os.WriteFile(tmp, pem.EncodeToMemory(block), 0o600); err != nil {
-		return fmt.Errorf("write lab SSH key: %w", err)
-	}
+	// The public key first: the private key's presence says the pair is
+	// whole.
 	if err := writePublicKey(pub, sshPub, s.Name); err != nil {
 		return err
 	}
-	if err := os.Rename(tmp, priv); err != nil {
-		return fmt.Errorf("write lab SSH key: %w", err)
+	if err := atomicfile.Write(priv, pem.EncodeToMemory(block), 0o600); err != nil {
+		return fmt.Errorf("lab SSH key: %w", err)
 	}
 	return nil
 }
@@ -108,12 +107,8 @@ func EnsureRehearsalHostKey(s *spec.Spec) ([]byte, error) {
 		return nil, fmt.Errorf("encode rehearsal host key: %w", err)
 	}
 	data := pem.EncodeToMemory(block)
-	tmp := p + ".tmp"
-	if err := os.WriteFile(tmp, data, 0o600); err != nil {
-		return nil, fmt.Errorf("write rehearsal host key: %w", err)
-	}
-	if err := os.Rename(tmp, p); err != nil {
-		return nil, fmt.Errorf("write rehearsal host key: %w", err)
+	if err := atomicfile.Write(p, data, 0o600); err != nil {
+		return nil, fmt.Errorf("rehearsal host key: %w", err)
 	}
 	return data, nil
 }
