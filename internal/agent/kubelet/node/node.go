@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -64,9 +65,10 @@ type Config struct {
 	// Dial, when set, opens the node's connections to the API (nil:
 	// directly): the agent resolves api-int through the lab's DNS.
 	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
-	// Poll is how often the CSR is looked at (default 2 s); Heartbeat how
-	// often the Lease, the status and the pods are written (default 10 s,
-	// the kubelet's nodeStatusUpdateFrequency).
+	// Poll is how often the CSR is looked at (default 2 s), and how soon a
+	// failed Lease renewal is tried again; Heartbeat how often the Lease,
+	// the status and the pods are written (default 10 s, the kubelet's
+	// nodeStatusUpdateFrequency and its lease renew interval).
 	Poll, Heartbeat time.Duration
 }
 
@@ -75,6 +77,9 @@ type Node struct {
 	cfg Config
 	log *slog.Logger
 	api *kubecreate.Client
+	// mu guards obj, which the Lease loop reads while the sync loop
+	// replaces it (a new pointer each time: a Node read is never changed).
+	mu  sync.Mutex
 	obj *corev1.Node
 	// evented records the pods already given a not-run event.
 	evented map[string]bool
@@ -102,7 +107,8 @@ func New(log *slog.Logger, cfg Config) (*Node, error) {
 	return &Node{cfg: cfg, log: log, evented: map[string]bool{}}, nil
 }
 
-// Start joins (Join), registers the Node and makes its first heartbeat.
+// Start joins (Join), registers the Node, takes its Lease and makes its
+// first heartbeat.
 func (n *Node) Start(ctx context.Context) error {
 	api, err := n.Join(ctx)
 	if err != nil {
@@ -112,47 +118,91 @@ func (n *Node) Start(ctx context.Context) error {
 	if err := n.register(ctx); err != nil {
 		return err
 	}
-	return n.Sync(ctx)
+	return errors.Join(n.renewLease(ctx), n.Sync(ctx))
 }
 
-// Sync is one heartbeat: the Lease renewed, the status posted, mirror
-// pods made to match the static pods, pods it cannot run reported.
+// Sync is one status heartbeat: the status posted, mirror pods made to
+// match the static pods, pods it cannot run reported. The Lease is not
+// in it: Run renews that on a loop of its own (RenewLease).
 func (n *Node) Sync(ctx context.Context) error {
 	if n.api == nil {
 		return fmt.Errorf("node %s: not joined", n.cfg.Name)
 	}
-	return errors.Join(n.renewLease(ctx), n.postStatus(ctx), n.syncMirrorPods(ctx), n.reportNotRun(ctx))
+	return errors.Join(n.postStatus(ctx), n.syncMirrorPods(ctx), n.reportNotRun(ctx))
+}
+
+// RenewLease renews the node's Lease once, the heartbeat the node
+// lifecycle controller reads.
+func (n *Node) RenewLease(ctx context.Context) error {
+	if n.api == nil {
+		return fmt.Errorf("node %s: not joined", n.cfg.Name)
+	}
+	return n.renewLease(ctx)
 }
 
 // Run starts the node, retrying the join until it succeeds, then syncs
-// every heartbeat until ctx ends.
+// every heartbeat until ctx ends. The Lease is renewed on a loop of its
+// own, as the kubelet's node lease controller does: a sync slowed by a
+// loaded API (mirror pods, events, each request up to its timeout) never
+// lets the Lease age past the node controller's grace period.
 func (n *Node) Run(ctx context.Context) {
 	t := time.NewTicker(n.cfg.Heartbeat)
 	defer t.Stop()
+	var leases sync.WaitGroup
+	defer leases.Wait()
 	joined, last := false, ""
 	for {
 		var err error
 		if joined {
 			err = n.Sync(ctx)
-		} else if err = n.Start(ctx); err == nil {
+		} else if err = n.Start(ctx); err == nil || n.current() != nil {
+			// Registered (the Node is there, whatever the first
+			// heartbeat said): from now on only heartbeats.
 			joined = true
 			n.log.Info("kubelet stand-in: node registered", "node", n.cfg.Name)
+			leases.Go(func() { n.keepLease(ctx) })
 		}
-		// The API goes away and comes back while the control plane
-		// moves: say so once, and once when it is back.
-		switch msg := fmt.Sprint(err); {
-		case err != nil && msg != last && ctx.Err() == nil:
-			n.log.Warn("kubelet stand-in: node", "node", n.cfg.Name, "err", err)
-			last = msg
-		case err == nil && last != "":
-			n.log.Info("kubelet stand-in: node in sync again", "node", n.cfg.Name)
-			last = ""
-		}
+		n.logChange(ctx, "node", err, &last)
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
 		}
+	}
+}
+
+// keepLease renews the Lease every Heartbeat until ctx ends; a failed
+// renewal is tried again after Poll. Each try is bounded by Heartbeat, so
+// one hung request cannot hold the Lease back.
+func (n *Node) keepLease(ctx context.Context) {
+	last := ""
+	for {
+		rctx, cancel := context.WithTimeout(ctx, n.cfg.Heartbeat)
+		err := n.RenewLease(rctx)
+		cancel()
+		n.logChange(ctx, "lease", err, &last)
+		wait := n.cfg.Heartbeat
+		if err != nil {
+			wait = n.cfg.Poll
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(wait):
+		}
+	}
+}
+
+// logChange says an error once, and once when it is gone: the API goes
+// away and comes back while the control plane moves.
+func (n *Node) logChange(ctx context.Context, what string, err error, last *string) {
+	switch msg := fmt.Sprint(err); {
+	case err != nil && msg != *last && ctx.Err() == nil:
+		n.log.Warn("kubelet stand-in: "+what, "node", n.cfg.Name, "err", err)
+		*last = msg
+	case err == nil && *last != "":
+		n.log.Info("kubelet stand-in: "+what+" in sync again", "node", n.cfg.Name)
+		*last = ""
 	}
 }
 

@@ -107,7 +107,7 @@ func (n *Node) mirrorPod(sp StaticPod, ns, name string) *corev1.Pod {
 	p.Annotations[sourceAnnotation] = "file"
 	p.Annotations[seenAnnotation] = sp.Started.UTC().Format(time.RFC3339Nano)
 	p.Annotations[StandInAnnotation] = "static pod run by bootlab's kubelet stand-in"
-	p.OwnerReferences = nodeRef(n.obj, true)
+	p.OwnerReferences = nodeRef(n.current(), true)
 	p.Spec.NodeName = n.cfg.Name
 	p.Spec.Tolerations = append(p.Spec.Tolerations, corev1.Toleration{Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute})
 	p.Status = corev1.PodStatus{}

@@ -40,8 +40,22 @@ func (n *Node) register(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("node %s: register the Node: %w", n.cfg.Name, err)
 	}
-	n.obj = &got
+	n.setObj(&got)
 	return nil
+}
+
+// setObj records the Node as the API last returned it.
+func (n *Node) setObj(obj *corev1.Node) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.obj = obj
+}
+
+// current is the Node as the API last returned it (nil before register).
+func (n *Node) current() *corev1.Node {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.obj
 }
 
 func isForbidden(err error) bool {
@@ -107,15 +121,15 @@ func (n *Node) postStatus(ctx context.Context) error {
 	if err := n.api.Patch(ctx, "/api/v1/nodes/"+n.cfg.Name+"/status", map[string]any{"status": status}, &got); err != nil {
 		return fmt.Errorf("node %s: post the status: %w", n.cfg.Name, err)
 	}
-	n.obj = &got
+	n.setObj(&got)
 	return nil
 }
 
 // transition keeps a condition's last transition time while its status
 // holds, as the kubelet does.
 func (n *Node) transition(t corev1.NodeConditionType, s corev1.ConditionStatus, now metav1.Time) metav1.Time {
-	if n.obj != nil {
-		for _, c := range n.obj.Status.Conditions {
+	if obj := n.current(); obj != nil {
+		for _, c := range obj.Status.Conditions {
 			if c.Type == t && c.Status == s && !c.LastTransitionTime.IsZero() {
 				return c.LastTransitionTime
 			}
@@ -156,7 +170,7 @@ func (n *Node) renewLease(ctx context.Context) error {
 	if kubecreate.IsNotFound(err) {
 		l = coordv1.Lease{
 			TypeMeta:   metav1.TypeMeta{APIVersion: "coordination.k8s.io/v1", Kind: "Lease"},
-			ObjectMeta: metav1.ObjectMeta{Name: n.cfg.Name, Namespace: "kube-node-lease", OwnerReferences: nodeRef(n.obj, false)},
+			ObjectMeta: metav1.ObjectMeta{Name: n.cfg.Name, Namespace: "kube-node-lease", OwnerReferences: nodeRef(n.current(), false)},
 			Spec:       coordv1.LeaseSpec{HolderIdentity: &holder, LeaseDurationSeconds: &dur, RenewTime: &now},
 		}
 		err = n.api.Do(ctx, "POST", "/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases", &l, nil)
