@@ -152,6 +152,7 @@ func (a *Agent) waitLocalAPI(ctx context.Context, servers []string) {
 	}
 }
 
+// sleepCtx waits d; false when ctx ended first.
 func sleepCtx(ctx context.Context, d time.Duration) bool {
 	t := time.NewTimer(d)
 	defer t.Stop()
