@@ -124,11 +124,15 @@ test: $(GOTESTSUM) $(VALIDATE) build test-kernel test-binaries ## Unit + integra
 # E2E_PARALLEL caps how many e2e tests run side by side: each parallel test
 # has its own lab, name and network; two TCG labs keep a 2-core machine busy
 # without starving either (the tests that share something run alone first).
+# The harness admits them (test/e2e/lanes_test.go), the long rehearsal test
+# first; Go's own -parallel is set above the number of tests so that it
+# never picks the order.
 E2E_PARALLEL ?= 2
 
 .PHONY: e2e
 e2e: $(GOTESTSUM) build test-kernel ## End-to-end tests: real VMs on qemu:///system (root), E2E_PARALLEL (2) side by side
-	$(GOTESTSUM) --format testname -- -tags e2e -p 1 -parallel $(E2E_PARALLEL) -count=1 -timeout $(E2E_TIMEOUT) $(TESTFLAGS) ./test/e2e/...
+	@mkdir -p $(OUT)/e2e-artifacts
+	E2E_PARALLEL=$(E2E_PARALLEL) $(GOTESTSUM) --format testname --jsonfile $(OUT)/e2e-artifacts/e2e.json -- -tags e2e -p 1 -parallel 64 -count=1 -timeout $(E2E_TIMEOUT) $(TESTFLAGS) ./test/e2e/...
 
 # Fuzz targets, TARGET:PACKAGE: every parser of what a user hands bootlab.
 # Their seed corpora are in each package's testdata/fuzz/; a crash found is

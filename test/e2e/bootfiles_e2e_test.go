@@ -18,7 +18,7 @@ import (
 // hypervisor possible), the nodes boot and verify from them, a second `up`
 // uploads nothing, and `down` removes them with the pool.
 func TestBootFilesFromThePool(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	l := newLabWith(t, "topology:\n  masters: 1\n  workers: 0\n")
 	r := mustRun(t, "lab", "up", "-f", l.SpecFile)
 	assert.Regexp(t, `Uploading \d+ boot files`, r.Stdout+r.Stderr)

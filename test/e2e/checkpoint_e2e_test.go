@@ -24,7 +24,7 @@ import (
 // again with its files as they were; down leaves no snapshot and nothing
 // else. It logs save/restore time and the overlays' disk cost (BENCH line).
 func TestCheckpointSaveBreakRestore(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	l := newLabWith(t, "topology:\n  masters: 1\n  workers: 0\n")
 	mustRun(t, "lab", "up", "-f", l.SpecFile)
 	booted := time.Now()

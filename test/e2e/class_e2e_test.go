@@ -33,7 +33,11 @@ import (
 // checkpoint puts it back; `class down` leaves nothing of the class and
 // spares the foreign network and domain. BENCH line: class up to all ✓.
 func TestClass(t *testing.T) {
-	// Not parallel: t.Setenv (BOOTLAB_HOME, BOOTLAB_LAB) changes the whole process's environment.
+	// Not parallel, though it owns its home, pool and names: its
+	// rehearsal learner runs stage 13 (a real control plane) and on 2
+	// cores beside TestRehearsalLab's stage 13 both near cluster-
+	// bootstrap's 20-minute waits (on CI that stage took 26 minutes with
+	// only the lighter tests beside it).
 	b := make([]byte, 2)
 	_, _ = rand.Read(b)
 	name := "c" + hex.EncodeToString(b)
@@ -41,11 +45,11 @@ func TestClass(t *testing.T) {
 	require.NoError(t, os.MkdirAll(home, 0o755))
 	require.NoError(t, os.Chmod(e2eRoot, 0o755))
 	// Every bootlab run of this test finds its labs under its own home.
-	t.Setenv("BOOTLAB_HOME", home)
+	setRunEnv(t, "BOOTLAB_HOME", home)
 
-	// The pool's first free /24 goes to a foreign network; the labs must skip it.
-	foreignNet := freeCIDR(t)
-	poolPrefix := netip.PrefixFrom(foreignNet.Addr(), 21).Masked()
+	// The pool's first /24 goes to a foreign network; the labs must skip it.
+	poolPrefix := freePool(t)
+	foreignNet := netip.PrefixFrom(poolPrefix.Addr(), 24)
 	pool := poolPrefix.String()
 	netName := "e2e-foreign-" + name
 	netXML := fmt.Sprintf(`<network><name>%s</name><bridge name="vf%s"/><ip address="%s" netmask="255.255.255.0"/></network>`,
@@ -126,11 +130,11 @@ overrides:
 	assert.Contains(t, r.Stderr, "✓ verify "+labName["ben"])
 	assert.Contains(t, r.Stderr, "✓ verify "+labName["cat"])
 	// She runs the bootstrap herself, as her handout says, then pivots.
-	t.Setenv("BOOTLAB_LAB", labName["cat"])
+	setRunEnv(t, "BOOTLAB_LAB", labName["cat"])
 	waitSSH(t, labName["cat"])
 	mustRun(t, "stage", "run", "--all")
 	mustRun(t, "lab", "pivot")
-	os.Unsetenv("BOOTLAB_LAB")
+	setRunEnv(t, "BOOTLAB_LAB", "")
 	mustRun(t, "class", "verify", "--name", name, "--timeout", "3m")
 	allGreen := time.Since(start)
 

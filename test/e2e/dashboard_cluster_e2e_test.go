@@ -27,7 +27,7 @@ func (s clusterSource) Snapshot(context.Context) ([]dashboard.LabView, error) { 
 // etcd members with their state and node (a learner not started yet). No VM:
 // the page is what is tested.
 func TestDashboardClusterCardInBrowser(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	v := dashboard.LabView{Name: "cards", Phase: dashboard.PhaseHandoff, Nodes: []dashboard.NodeView{}, Stages: []dashboard.StageView{}, DNS: []lab.DNSRecord{},
 		Failures: []string{}, LoadBalancer: dashboard.LBView{Frontends: []dashboard.FrontendView{}},
 		Serving: dashboard.ServingView{API: []string{"master-0", "master-1"}, MCS: []string{"master-0"}},

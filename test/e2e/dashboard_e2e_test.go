@@ -54,7 +54,7 @@ func dashboardHome(t *testing.T, l labEnv, s *spec.Spec) string {
 func startDashboard(t *testing.T, home, listen string) (string, func()) {
 	t.Helper()
 	cmd := exec.Command(bootlabBin, "dashboard", "--listen", listen, "--home", home, "--interval", "500ms")
-	cmd.Env = append(os.Environ(), "PATH="+binDir+":"+os.Getenv("PATH"))
+	cmd.Env = bootlabEnv(t)
 	stderr, err := cmd.StderrPipe()
 	require.NoError(t, err)
 	require.NoError(t, cmd.Start())
@@ -120,7 +120,7 @@ const pageState = `JSON.stringify({
 // Screenshots of each moment are saved as artifacts (and, for `make
 // screenshots`, under docs/pictures).
 func TestDashboardInBrowser(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	l := newLabWith(t, "topology:\n  masters: 1\n  workers: 0\n")
 	mustRun(t, "lab", "up", "-f", l.SpecFile)
 	s := loadSpec(t, l)
@@ -217,7 +217,7 @@ func TestDashboardInBrowser(t *testing.T) {
 // stages over SSH and the dashboard, open in a real browser, shows each
 // stage done as it finishes, without a reload.
 func TestDashboardFollowsRehearsalStages(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	l := newLabWith(t, "topology: {masters: 1, workers: 1}\n")
 	mustRun(t, "lab", "up", "-f", l.SpecFile, "--manual-bootstrap")
 	s := loadSpec(t, l)

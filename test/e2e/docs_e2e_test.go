@@ -62,7 +62,7 @@ func notRunPages() map[string]string {
 // Every page in docs/ is either run here or says why not: a new page with
 // commands cannot be forgotten.
 func TestDocsPagesClassified(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	root := filepath.Join("..", "..")
 	pages, err := filepath.Glob(filepath.Join(root, "docs", "*.md"))
 	if err != nil {

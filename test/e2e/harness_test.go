@@ -153,7 +153,7 @@ func runFor(t *testing.T, d time.Duration, args ...string) result {
 	cmd := exec.CommandContext(ctx, bootlabBin, args...)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
-	cmd.Env = append(os.Environ(), "PATH="+binDir+":"+os.Getenv("PATH"))
+	cmd.Env = bootlabEnv(t)
 	err := cmd.Run()
 	code := 0
 	if ee, ok := err.(*exec.ExitError); ok {
@@ -163,6 +163,51 @@ func runFor(t *testing.T, d time.Duration, args ...string) result {
 	}
 	t.Logf("bootlab %s -> exit %d", strings.Join(args, " "), code)
 	return result{Stdout: out.String(), Stderr: errb.String(), Code: code}
+}
+
+// runEnv is the environment each test's bootlab runs add to the
+// process's (its BOOTLAB_HOME, BOOTLAB_LAB), by top-level test name:
+// t.Setenv would change it for every test and keep the test from running
+// beside the others.
+var (
+	runEnvMu sync.Mutex
+	runEnv   = map[string]map[string]string{}
+)
+
+// setRunEnv makes the bootlab runs of t's top-level test (its subtests
+// included) see key=value, until that test ends; "" unsets it for them.
+func setRunEnv(t *testing.T, key, value string) {
+	t.Helper()
+	top, _, _ := strings.Cut(t.Name(), "/")
+	runEnvMu.Lock()
+	defer runEnvMu.Unlock()
+	if runEnv[top] == nil {
+		runEnv[top] = map[string]string{}
+		t.Cleanup(func() {
+			runEnvMu.Lock()
+			defer runEnvMu.Unlock()
+			delete(runEnv, top)
+		})
+	}
+	runEnv[top][key] = value
+}
+
+// bootlabEnv is the environment of a bootlab run of t: the process's, the
+// built binaries first on PATH, then what setRunEnv set for its test (the
+// last value of a key is the one a command sees).
+func bootlabEnv(t *testing.T) []string {
+	env := append(os.Environ(), "PATH="+binDir+":"+os.Getenv("PATH"))
+	top, _, _ := strings.Cut(t.Name(), "/")
+	runEnvMu.Lock()
+	defer runEnvMu.Unlock()
+	for k, v := range runEnv[top] {
+		if v == "" {
+			env = slices.DeleteFunc(env, func(kv string) bool { return strings.HasPrefix(kv, k+"=") })
+			continue
+		}
+		env = append(env, k+"="+v)
+	}
+	return env
 }
 
 // mustRun runs bootlab and fails the test unless it exits 0.
@@ -233,6 +278,56 @@ func freeCIDR(t *testing.T) netip.Prefix {
 		}
 	}
 	t.Fatal("no free /24 in 10.213.0.0/16")
+	return netip.Prefix{}
+}
+
+// freePool returns a /21 address pool in 10.213.0.0/16 of eight /24s that
+// no host route or libvirt network uses and no other test of this run was
+// given, and hands them all out: a class carves its labs' networks from
+// it while other tests make theirs beside it.
+func freePool(t *testing.T) netip.Prefix {
+	t.Helper()
+	cidrMu.Lock()
+	defer cidrMu.Unlock()
+	routes, err := preflight.HostRoutes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, _ := exec.Command("virsh", "-c", "qemu:///system", "net-list", "--all", "--name").Output()
+	var used []string
+	for _, n := range strings.Fields(string(out)) {
+		x, _ := exec.Command("virsh", "-c", "qemu:///system", "net-dumpxml", n).Output()
+		used = append(used, string(x))
+	}
+	free := func(p netip.Prefix) bool {
+		for _, r := range routes {
+			if r.Prefix.Bits() > 0 && r.Prefix.Overlaps(p) {
+				return false
+			}
+		}
+		for _, x := range used {
+			if strings.Contains(x, fmt.Sprintf("10.213.%d.", p.Addr().As4()[2])) {
+				return false
+			}
+		}
+		return !handedOut[p]
+	}
+	b := make([]byte, 1)
+	for i := 0; i < 64; i++ {
+		_, _ = rand.Read(b)
+		pool := netip.PrefixFrom(netip.AddrFrom4([4]byte{10, 213, b[0] &^ 7, 0}), 21)
+		var subnets []netip.Prefix
+		for j := byte(0); j < 8; j++ {
+			subnets = append(subnets, netip.PrefixFrom(netip.AddrFrom4([4]byte{10, 213, b[0]&^7 + j, 0}), 24))
+		}
+		if !slices.ContainsFunc(subnets, func(p netip.Prefix) bool { return !free(p) }) {
+			for _, p := range subnets {
+				handedOut[p] = true
+			}
+			return pool
+		}
+	}
+	t.Fatal("no free /21 in 10.213.0.0/16")
 	return netip.Prefix{}
 }
 

@@ -15,7 +15,7 @@ import (
 // lab it names, a refused up changes nothing, verify tells the truth about a
 // destroyed node, and changing a lab (a definition, its size) converges green.
 func TestTwoLabsNeverTheWrongLab(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	ux1 := newLabWith(t, "topology: {masters: 1, workers: 1}\n")
 	ux2 := newLabWith(t, "topology: {masters: 1, workers: 0}\n")
 	mustRun(t, "lab", "up", "-f", ux1.SpecFile)

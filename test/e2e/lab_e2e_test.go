@@ -23,7 +23,7 @@ import (
 // masters) on qemu:///system as a user would, checks it with virsh and dig,
 // runs up again (nothing to change), and takes it down.
 func TestLabUpStatusDown(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	l := newLabWith(t, "topology:\n  masters: 3\n  workers: 0\n")
 
 	r := mustRun(t, "lab", "up", "-f", l.SpecFile)
@@ -108,7 +108,7 @@ func TestLabUpStatusDown(t *testing.T) {
 // TestLabDownSparesForeignObjects: a network and a domain that bootlab did
 // not create, even one named like the lab's, survive `lab down`.
 func TestLabDownSparesForeignObjects(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	l := newLabWith(t, "topology:\n  masters: 1\n  workers: 0\n")
 	mustRun(t, "lab", "up", "-f", l.SpecFile)
 
@@ -140,10 +140,10 @@ func TestLabDownSparesForeignObjects(t *testing.T) {
 // once its network exists, then runs up again: the lab converges, and down
 // leaves nothing.
 func TestLabUpResumesAfterInterrupt(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	l := newLabWith(t, "topology:\n  masters: 3\n  workers: 0\n")
 	cmd := exec.Command(bootlabBin, "lab", "up", "-f", l.SpecFile)
-	cmd.Env = append(os.Environ(), "PATH="+binDir+":"+os.Getenv("PATH"))
+	cmd.Env = bootlabEnv(t)
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	require.NoError(t, cmd.Start())
@@ -185,7 +185,7 @@ poll:
 // TestLabDownKeepImages: `down --keep-images` keeps the uploaded base image,
 // the next `up` does not upload it again, and a plain down removes it.
 func TestLabDownKeepImages(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	l := newLabWith(t, "topology:\n  masters: 1\n  workers: 0\n")
 	r := mustRun(t, "lab", "up", "-f", l.SpecFile)
 	assert.Contains(t, r.Stderr, "Importing base image base.qcow2: uploaded")

@@ -29,14 +29,14 @@ import (
 // result, even with the earlier lab's records.jsonl and verify.json put
 // back into the new lab's directory (as an older bootlab's down left them).
 func TestNextLabOfTheNameStartsClean(t *testing.T) {
-	// Not parallel: t.Setenv (BOOTLAB_HOME) changes the whole process's environment.
+	parallel(t) // its own home and pool: setRunEnv, not t.Setenv
 	b := make([]byte, 2)
 	_, _ = rand.Read(b)
 	class := "n" + hex.EncodeToString(b)
 	home := filepath.Join(e2eRoot, class+"-home")
 	require.NoError(t, os.MkdirAll(home, 0o755))
 	require.NoError(t, os.Chmod(e2eRoot, 0o755))
-	t.Setenv("BOOTLAB_HOME", home)
+	setRunEnv(t, "BOOTLAB_HOME", home)
 	file := filepath.Join(home, "class.yaml")
 	pool := freeCIDR(t).String()
 	writeClass := func(rehearsal bool) {

@@ -60,7 +60,7 @@ func procAlive(pid int) bool {
 // bootstrap out (once: the second pivot changes nothing), and down leaves
 // no haproxy behind.
 func TestLoadBalancerPreflightPivot(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	l := newLabWith(t, "topology:\n  masters: 3\n  workers: 0\n")
 
 	pf := run(t, "lab", "preflight", "-f", l.SpecFile, "-o", "json")

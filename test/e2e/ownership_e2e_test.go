@@ -42,7 +42,7 @@ func assertSomeonesFiles(t *testing.T, dir string) {
 // never built there removes nothing, `lab up` is refused before anything
 // is made (no libvirt object, no lab state), and the files stay.
 func TestForeignDirectoriesAreNeverTouched(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	t.Run("labDir", func(t *testing.T) {
 		l := newLab(t)
 		labDir := filepath.Join(l.Dir, "lab")

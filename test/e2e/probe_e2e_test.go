@@ -75,7 +75,7 @@ func loadSpec(t *testing.T, l labEnv) *spec.Spec {
 // goes down leaving nothing. It logs the time from `lab up` to all ✓
 // (BENCH line, printed by `make bench`).
 func TestProbeLabLifecycle(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	l := newLab(t)
 	start := time.Now()
 	mustRun(t, "lab", "up", "-f", l.SpecFile, "--start-workers")
@@ -141,7 +141,7 @@ func TestProbeLabLifecycle(t *testing.T) {
 // TestProbeVerifyNamesBrokenThings breaks one thing at a time on a small
 // probe lab and asserts that verify fails (exit 4) naming it.
 func TestProbeVerifyNamesBrokenThings(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	l := newLabWith(t, "topology:\n  masters: 1\n  workers: 1\n")
 	mustRun(t, "lab", "up", "-f", l.SpecFile, "--start-workers")
 	v, r := verifyJSON(t, l, "5m")
@@ -243,7 +243,7 @@ func TestProbeVerifyNamesBrokenThings(t *testing.T) {
 // worker, where only the worker does. The labs run one after the other to
 // spare the CPUs.
 func TestProbeLabTopologies(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	for _, tc := range []struct {
 		masters, workers int
 		ingress          []string // the nodes that serve 80 and 443

@@ -43,7 +43,7 @@ import (
 // validate --all` pass, pivot, verify all ✓, and `lab down` leaves
 // nothing. It logs the nodes' memory use and the initrd size (BENCH lines).
 func TestRehearsalLab(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	// One worker: with none, haproxy sends ingress to the masters.
 	const masters = 3
 	l := newLabWith(t, "topology: {masters: 3, workers: 1}\n")

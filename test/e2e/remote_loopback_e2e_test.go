@@ -21,7 +21,7 @@ import (
 // verifies green. (The lab network is on this machine, so verify reaches it
 // directly: the separate-host test is the namespace e2e.)
 func TestRemoteURIOnLoopback(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	port, key := sshctest.OpenSSHD(t)
 	kh := filepath.Join(t.TempDir(), "known_hosts")
 	uri := fmt.Sprintf("qemu+ssh://root@127.0.0.1:%d/system?keyfile=%s&known_hosts=%s", port, key, kh)
