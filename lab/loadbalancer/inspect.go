@@ -142,7 +142,9 @@ func parseStat(raw string) ([]BackendStatus, error) {
 		if px == "stats" || sv == "FRONTEND" || sv == "BACKEND" || sv == "" {
 			continue
 		}
-		last := strings.TrimSpace(get(row, "check_status") + " " + get(row, "last_chk"))
+		// haproxy marks a check running right now with "* " before the
+		// last one's result ("* L7OK"): the result is what is reported.
+		last := strings.TrimSpace(strings.TrimPrefix(get(row, "check_status"), "* ") + " " + get(row, "last_chk"))
 		out = append(out, BackendStatus{
 			Frontend:  px,
 			Server:    sv,

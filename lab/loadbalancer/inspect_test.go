@@ -23,6 +23,7 @@ api,FRONTEND,,OPEN,,,,,,tcp,
 api,bootstrap,0,UP,1,L7OK,200,"HTTP status check returned code <3C200>",192.168.126.10:6443,tcp,
 api,master-0,0,DOWN,1,L4CON,,Connection refused,192.168.126.11:6443,tcp,
 api,master-1,0,UP 1/3,1,L7STS,500,,192.168.126.12:6443,tcp,
+api,master-2,0,UP,1,* L7OK,200,,192.168.126.13:6443,tcp,
 api,BACKEND,0,UP,2,,,,,tcp,
 ingress-http,worker-0,0,no check,1,,,,192.168.126.20:80,tcp,
 ingress-http,worker-1,0,MAINT,1,,,,192.168.126.21:80,tcp,
@@ -36,6 +37,9 @@ func TestParseStat(t *testing.T) {
 		{Frontend: "api", Server: "bootstrap", Address: "192.168.126.10:6443", Status: "UP", LastCheck: "L7OK HTTP status check returned code <3C200>"},
 		{Frontend: "api", Server: "master-0", Address: "192.168.126.11:6443", Status: "DOWN", LastCheck: "L4CON Connection refused"},
 		{Frontend: "api", Server: "master-1", Address: "192.168.126.12:6443", Status: "UP 1/3", LastCheck: "L7STS"},
+		// "* " is haproxy's mark of a check running now: the last result
+		// is the rest.
+		{Frontend: "api", Server: "master-2", Address: "192.168.126.13:6443", Status: "UP", LastCheck: "L7OK"},
 		{Frontend: "ingress-http", Server: "worker-0", Address: "192.168.126.20:80", Status: "no check"},
 		{Frontend: "ingress-http", Server: "worker-1", Address: "192.168.126.21:80", Status: "MAINT"},
 	}, got)
@@ -43,7 +47,8 @@ func TestParseStat(t *testing.T) {
 	for _, b := range got {
 		up[b.Server] = b.Up()
 	}
-	assert.Equal(t, map[string]bool{"bootstrap": true, "master-0": false, "master-1": true, "worker-0": true, "worker-1": false}, up)
+	assert.Equal(t, map[string]bool{"bootstrap": true, "master-0": false, "master-1": true, "master-2": true, "worker-0": true, "worker-1": false}, up)
+	assert.True(t, got[3].Proven(), "a server whose next check runs now is proven by its last")
 }
 
 func TestParseStatErrors(t *testing.T) {
