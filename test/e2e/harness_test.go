@@ -245,47 +245,21 @@ var (
 // network uses and no other test of this run was given.
 func freeCIDR(t *testing.T) netip.Prefix {
 	t.Helper()
-	cidrMu.Lock()
-	defer cidrMu.Unlock()
-	routes, err := preflight.HostRoutes()
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, _ := exec.Command("virsh", "-c", "qemu:///system", "net-list", "--all", "--name").Output()
-	var used []string
-	for _, n := range strings.Fields(string(out)) {
-		x, _ := exec.Command("virsh", "-c", "qemu:///system", "net-dumpxml", n).Output()
-		used = append(used, string(x))
-	}
-	b := make([]byte, 1)
-	for i := 0; i < 256; i++ {
-		_, _ = rand.Read(b)
-		p := netip.PrefixFrom(netip.AddrFrom4([4]byte{10, 213, b[0], 0}), 24)
-		free := true
-		for _, r := range routes {
-			if r.Prefix.Bits() > 0 && r.Prefix.Overlaps(p) {
-				free = false
-			}
-		}
-		for _, x := range used {
-			if strings.Contains(x, fmt.Sprintf("10.213.%d.", b[0])) {
-				free = false
-			}
-		}
-		if free && !handedOut[p] {
-			handedOut[p] = true
-			return p
-		}
-	}
-	t.Fatal("no free /24 in 10.213.0.0/16")
-	return netip.Prefix{}
+	return freeBlock(t, 24)
 }
 
-// freePool returns a /21 address pool in 10.213.0.0/16 of eight /24s that
-// no host route or libvirt network uses and no other test of this run was
-// given, and hands them all out: a class carves its labs' networks from
-// it while other tests make theirs beside it.
+// freePool returns a /21 address pool in 10.213.0.0/16 whose eight /24s
+// are all free as freeCIDR's are, and hands them all out: a class carves
+// its labs' networks from it while other tests make theirs beside it.
 func freePool(t *testing.T) netip.Prefix {
+	t.Helper()
+	return freeBlock(t, 21)
+}
+
+// freeBlock returns a random aligned block of the given prefix length (21
+// to 24) in 10.213.0.0/16 each of whose /24s no host route or libvirt
+// network uses and no other test of this run was given, and hands them out.
+func freeBlock(t *testing.T, bits int) netip.Prefix {
 	t.Helper()
 	cidrMu.Lock()
 	defer cidrMu.Unlock()
@@ -299,35 +273,36 @@ func freePool(t *testing.T) netip.Prefix {
 		x, _ := exec.Command("virsh", "-c", "qemu:///system", "net-dumpxml", n).Output()
 		used = append(used, string(x))
 	}
-	free := func(p netip.Prefix) bool {
+	taken := func(p netip.Prefix) bool {
 		for _, r := range routes {
 			if r.Prefix.Bits() > 0 && r.Prefix.Overlaps(p) {
-				return false
+				return true
 			}
 		}
 		for _, x := range used {
 			if strings.Contains(x, fmt.Sprintf("10.213.%d.", p.Addr().As4()[2])) {
-				return false
+				return true
 			}
 		}
-		return !handedOut[p]
+		return handedOut[p]
 	}
+	size := byte(1) << (24 - bits)
 	b := make([]byte, 1)
-	for i := 0; i < 64; i++ {
+	for i := 0; i < 256; i++ {
 		_, _ = rand.Read(b)
-		pool := netip.PrefixFrom(netip.AddrFrom4([4]byte{10, 213, b[0] &^ 7, 0}), 21)
+		first := b[0] &^ (size - 1)
 		var subnets []netip.Prefix
-		for j := byte(0); j < 8; j++ {
-			subnets = append(subnets, netip.PrefixFrom(netip.AddrFrom4([4]byte{10, 213, b[0]&^7 + j, 0}), 24))
+		for j := byte(0); j < size; j++ {
+			subnets = append(subnets, netip.PrefixFrom(netip.AddrFrom4([4]byte{10, 213, first + j, 0}), 24))
 		}
-		if !slices.ContainsFunc(subnets, func(p netip.Prefix) bool { return !free(p) }) {
+		if !slices.ContainsFunc(subnets, taken) {
 			for _, p := range subnets {
 				handedOut[p] = true
 			}
-			return pool
+			return netip.PrefixFrom(subnets[0].Addr(), bits)
 		}
 	}
-	t.Fatal("no free /21 in 10.213.0.0/16")
+	t.Fatalf("no free /%d in 10.213.0.0/16", bits)
 	return netip.Prefix{}
 }
 
