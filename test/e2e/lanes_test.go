@@ -28,6 +28,7 @@ var lanes = newLaneSet()
 type laneSet struct {
 	mu   sync.Mutex
 	cond *sync.Cond
+	size int
 	free int
 	// pending counts the long tests this run selected that have not
 	// taken a lane; a short test leaves them that many lanes.
@@ -40,7 +41,7 @@ func newLaneSet() *laneSet {
 	if v, err := strconv.Atoi(os.Getenv("E2E_PARALLEL")); err == nil && v > 0 {
 		n = v
 	}
-	l := &laneSet{free: n}
+	l := &laneSet{size: n, free: n}
 	l.cond = sync.NewCond(&l.mu)
 	return l
 }
@@ -49,9 +50,14 @@ func newLaneSet() *laneSet {
 // t.Parallel does), then waits for a lane and holds it until t's
 // cleanups have run (its lab is down). Every parallel e2e test calls
 // this instead of t.Parallel (TestEveryParallelTestTakesALane).
+//
+// Go times a parallel test from its release, so its reported duration
+// includes the wait for a lane: the test logs that wait.
 func parallel(t *testing.T) {
 	t.Parallel()
+	start := time.Now()
 	lanes.acquire(t.Name())
+	t.Logf("lane: waited %s for one of %d", time.Since(start).Round(time.Second), lanes.size)
 	t.Cleanup(lanes.release)
 }
 
