@@ -123,21 +123,12 @@ func (n *Node) Start(ctx context.Context) error {
 
 // Sync is one status heartbeat: the status posted, mirror pods made to
 // match the static pods, pods it cannot run reported. The Lease is not
-// in it: Run renews that on a loop of its own (RenewLease).
+// in it: Run renews that on a loop of its own (keepLease).
 func (n *Node) Sync(ctx context.Context) error {
 	if n.api == nil {
 		return fmt.Errorf("node %s: not joined", n.cfg.Name)
 	}
 	return errors.Join(n.postStatus(ctx), n.syncMirrorPods(ctx), n.reportNotRun(ctx))
-}
-
-// RenewLease renews the node's Lease once, the heartbeat the node
-// lifecycle controller reads.
-func (n *Node) RenewLease(ctx context.Context) error {
-	if n.api == nil {
-		return fmt.Errorf("node %s: not joined", n.cfg.Name)
-	}
-	return n.renewLease(ctx)
 }
 
 // Run starts the node, retrying the join until it succeeds, then syncs
@@ -178,7 +169,7 @@ func (n *Node) keepLease(ctx context.Context) {
 	last := ""
 	for {
 		rctx, cancel := context.WithTimeout(ctx, n.cfg.Heartbeat)
-		err := n.RenewLease(rctx)
+		err := n.renewLease(rctx)
 		cancel()
 		n.logChange(ctx, "lease", err, &last)
 		wait := n.cfg.Heartbeat
