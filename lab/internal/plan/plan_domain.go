@@ -47,12 +47,42 @@ func domainPlan(s *spec.Spec, n spec.Node, accel spec.Accelerator, extra Metadat
 	if (n.Role == spec.RoleBootstrap || n.Role == spec.RoleMaster) && boot.kubeVolume != "" {
 		d.Devices.Disks = append(d.Devices.Disks, kubeVolumeDisk(s, boot.kubeVolume))
 	}
-	if accel == spec.AccelKVM {
-		d.CPU = &libvirtxml.DomainCPU{Mode: "host-passthrough"}
-	}
+	d.CPU = domainCPU(s, accel)
 	bootFrom(d.OS, s, n, boot)
 	md := Metadata{Name: s.Name, Role: n.Role, Node: n.Name, LabUUID: extra.LabUUID, Ignition: extra.Ignition}
 	return signedDomain(d, n, md)
+}
+
+// x8664v2Features are the CPU features of the x86-64-v2 level beyond
+// QEMU's qemu64 model, the level RHEL 9, and so RHCOS since OpenShift 4.13,
+// is built for: its glibc stops every program ("CPU does not support
+// x86-64-v2") on a CPU without them. cx16 and lahf_lm, the rest of the
+// level, are qemu64's already; they are required too, so the list is the
+// level's whole.
+var x8664v2Features = []string{"cx16", "lahf_lm", "popcnt", "sse4.1", "sse4.2", "ssse3"}
+
+// domainCPU is the virtual CPU of a lab's domains. Under KVM it is the
+// host's (host-passthrough). Under TCG a node that boots its disk (RHCOS)
+// gets qemu64 with the x86-64-v2 features, which TCG emulates: without
+// them RHCOS does not get past its initramfs. The model stays qemu64 (an
+// AMD vendor: the guest kernel turns on no Meltdown page-table isolation,
+// costly under TCG) and offers no AES-NI (with it Go's TLS picks AES-GCM,
+// slower emulated than ChaCha20 in software: measured in docs/benchmarks.md).
+// A probe or rehearsal node (bootlab's kernel and Debian's programs) keeps
+// libvirt's default, qemu64, which measured no slower than any other.
+func domainCPU(s *spec.Spec, accel spec.Accelerator) *libvirtxml.DomainCPU {
+	if accel == spec.AccelKVM {
+		return &libvirtxml.DomainCPU{Mode: "host-passthrough"}
+	}
+	if s.Image.Kernel != "" {
+		return nil
+	}
+	cpu := &libvirtxml.DomainCPU{Mode: "custom", Match: "exact",
+		Model: &libvirtxml.DomainCPUModel{Fallback: "forbid", Value: "qemu64"}}
+	for _, f := range x8664v2Features {
+		cpu.Features = append(cpu.Features, libvirtxml.DomainCPUFeature{Policy: "require", Name: f})
+	}
+	return cpu
 }
 
 // domainDevices are node n's disk (its volume), its NIC on the lab

@@ -48,6 +48,11 @@ func planSpecs() map[string]struct {
 		"openshift-kvm": {ocp, PlanInput{Accelerator: spec.AccelKVM,
 			Base: &ImageInfo{Format: "qcow2", FileSize: 1 << 30, VirtualSize: 16 << 30},
 			Boot: fakeBoot(ocp), QEMUOwner: &VolumeOwner{UID: 64055, GID: 108}}},
+		// The same lab on a host without KVM: RHCOS under TCG needs an
+		// x86-64-v2 CPU (domainCPU).
+		"openshift-tcg": {ocp, PlanInput{Accelerator: spec.AccelTCG,
+			Base: &ImageInfo{Format: "qcow2", FileSize: 1 << 30, VirtualSize: 16 << 30},
+			Boot: fakeBoot(ocp), QEMUOwner: &VolumeOwner{UID: 64055, GID: 108}}},
 	}
 }
 
@@ -336,6 +341,49 @@ func TestPlanKubeVolumeReadOnlyOnBootstrapAndMasters(t *testing.T) {
 			assert.Equal(t, s.PoolName(), disk.Source.Volume.Pool, d.Name)
 			assert.Equal(t, probe.KubeVolumeSerial, disk.Serial, d.Name)
 			assert.Contains(t, d.XML, "<readonly></readonly>", d.Name)
+		}
+	}
+}
+
+// Under TCG a node that boots RHCOS gets every x86-64-v2 feature (RHEL 9's
+// glibc stops on a CPU without them), on qemu64; bootlab's own kernel keeps
+// libvirt's default CPU; under KVM every node has the host's.
+func TestPlanCPU(t *testing.T) {
+	t.Parallel()
+	specs := planSpecs()
+	for _, tc := range []struct {
+		name     string
+		mode     string
+		features []string
+	}{
+		{"probe-tcg", "", nil},
+		{"openshift-kvm", "host-passthrough", nil},
+		{"openshift-tcg", "custom", []string{"cx16", "lahf_lm", "popcnt", "sse4.1", "sse4.2", "ssse3"}},
+	} {
+		p, err := NewPlan(specs[tc.name].spec, specs[tc.name].in)
+		require.NoError(t, err, tc.name)
+		require.NotEmpty(t, p.Domains, tc.name)
+		for _, dp := range p.Domains {
+			var d libvirtxml.Domain
+			require.NoError(t, d.Unmarshal(dp.XML), tc.name)
+			if tc.mode == "" {
+				assert.Nil(t, d.CPU, "%s %s: libvirt's default CPU", tc.name, dp.Node.Name)
+				continue
+			}
+			require.NotNil(t, d.CPU, "%s %s", tc.name, dp.Node.Name)
+			assert.Equal(t, tc.mode, d.CPU.Mode, "%s %s", tc.name, dp.Node.Name)
+			var required []string
+			for _, f := range d.CPU.Features {
+				if f.Policy == "require" {
+					required = append(required, f.Name)
+				}
+			}
+			assert.Equal(t, tc.features, required, "%s %s", tc.name, dp.Node.Name)
+			if tc.mode == "custom" {
+				require.NotNil(t, d.CPU.Model)
+				assert.Equal(t, "qemu64", d.CPU.Model.Value)
+				assert.Equal(t, "forbid", d.CPU.Model.Fallback, "a libvirt that lacks the model must refuse, not boot a CPU RHCOS cannot run on")
+			}
 		}
 	}
 }
