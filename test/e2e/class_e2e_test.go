@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"net/netip"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -215,8 +214,8 @@ func defineForeign(t *testing.T, kind, name, xml string) {
 		})
 		return
 	}
-	out, err := exec.Command("virsh", "-c", "qemu:///system", "define", f).CombinedOutput()
-	require.NoError(t, err, string(out))
+	_, err := virsh(t, "define", f)
+	require.NoError(t, err)
 	t.Cleanup(func() { _, _ = virsh(t, "undefine", name) })
 }
 

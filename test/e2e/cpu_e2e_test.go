@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"testing"
@@ -58,11 +57,11 @@ func vcpuFeatures(t *testing.T, cpu string) map[string]bool {
 		`<os><type arch="x86_64" machine="q35">hvm</type></os>%s<devices><memballoon model="none"/></devices></domain>`, name, cpu)
 	f := filepath.Join(t.TempDir(), name+".xml")
 	require.NoError(t, os.WriteFile(f, []byte(xml), 0o644))
-	out, err := exec.Command("virsh", "-c", "qemu:///system", "define", f).CombinedOutput()
-	require.NoError(t, err, string(out))
+	_, err := virsh(t, "define", f)
+	require.NoError(t, err)
 	t.Cleanup(func() { _, _ = virsh(t, "undefine", name) })
-	out, err = exec.Command("virsh", "-c", "qemu:///system", "start", name).CombinedOutput()
-	require.NoError(t, err, "QEMU under TCG refused the CPU:\n%s\n%s", out, cpu)
+	_, err = virsh(t, "start", name)
+	require.NoError(t, err, "QEMU under TCG refused the CPU:\n%s", cpu)
 	t.Cleanup(func() { _, _ = virsh(t, "destroy", name) })
 
 	mon, err := virsh(t, "qemu-monitor-command", name, `{"execute":"query-cpus-fast"}`)

@@ -411,10 +411,14 @@ func isEmptyDir(p string) bool {
 	return err == nil && len(entries) == 0
 }
 
-// virsh runs virsh on qemu:///system and returns its stdout.
+// virsh runs virsh on qemu:///system and returns its stdout; a failure's
+// error carries what virsh said on stderr (it wraps the *exec.ExitError).
 func virsh(t *testing.T, args ...string) (string, error) {
 	t.Helper()
 	out, err := exec.Command("virsh", append([]string{"-c", "qemu:///system"}, args...)...).Output()
+	if ee := (*exec.ExitError)(nil); errors.As(err, &ee) {
+		err = fmt.Errorf("virsh %s: %w: %s", strings.Join(args, " "), err, bytes.TrimSpace(ee.Stderr))
+	}
 	return string(out), err
 }
 
