@@ -17,6 +17,7 @@ import (
 	"github.com/bootlab/bootlab/internal/kubecreate"
 	"github.com/bootlab/bootlab/internal/openshiftcrds"
 	"github.com/bootlab/bootlab/lab/probe"
+	"sigs.k8s.io/yaml"
 )
 
 // cluster-bootstrap start, played on the rehearsal bootstrap: it does on
@@ -114,19 +115,13 @@ func (t *Tools) waitForControlPlanes(assets, requiredPods string, stdout, stderr
 	if err != nil {
 		return err
 	}
+	list := func(context.Context) (map[string]string, int) { return masters, len(masters) }
 	if len(masters) == 0 {
 		// A rehearsal bootstrap's probe config names only itself: its
-		// masters are the members that joined its etcd after stage 12.
-		ms, err := BootstrapEtcdctl(assets).Members(context.Background())
-		if err != nil {
-			return fmt.Errorf("list the masters from the bootstrap's etcd members: %w", err)
-		}
-		masters = readyzOfMembers(ms)
-		if len(masters) == 0 {
-			return fmt.Errorf("no master has joined the bootstrap's etcd: stage 12 gives the masters their config, and each joins etcd (bootlab lab verify shows the joins)")
-		}
+		// masters are the members that join its etcd after stage 12.
+		list = joinedMasters(BootstrapEtcdctl(assets), installConfigMasters(assets))
 	}
-	if err := t.waitRequiredPods(assets, required, masters, say); err != nil {
+	if err := t.waitRequiredPods(assets, required, list, say); err != nil {
 		return err
 	}
 	return t.recordComplete(assets, true, stderr)
@@ -299,6 +294,54 @@ func recordBootstrapComplete(assets string) error {
 func BootstrapEtcdctl(assets string) Etcdctl {
 	return Etcdctl{bin: "etcdctl", endpoints: []string{"https://localhost:2379"}, cacert: filepath.Join(assets, "tls", "etcd-ca-bundle.crt"),
 		cert: filepath.Join(assets, "tls", "etcd-client.crt"), key: filepath.Join(assets, "tls", "etcd-client.key")}
+}
+
+// masterList says which masters the bootstrap knows of now, each with the
+// /readyz URL of its kube-apiserver, and how many the cluster has.
+type masterList func(ctx context.Context) (readyz map[string]string, want int)
+
+// joinedMasters lists a rehearsal bootstrap's masters: the members that
+// joined its etcd, asked again each round until want have. A master joins
+// once it has fetched its config, which stage 12 serves and which it may
+// fetch only after this stage began: the wait holds for it, as upstream's
+// holds for its pods, rather than going on with the masters that joined
+// first. want is the install-config's controlPlane.replicas, 0 when
+// unknown (the members seen so far are then all there are).
+func joinedMasters(etcd Etcdctl, want int) masterList {
+	var known map[string]string
+	return func(ctx context.Context) (map[string]string, int) {
+		if known == nil || len(known) < want {
+			if ms, err := etcd.Members(ctx); err == nil {
+				known = readyzOfMembers(ms)
+			}
+		}
+		return known, max(want, len(known))
+	}
+}
+
+// installConfigMasters is controlPlane.replicas of the install-config the
+// installer keeps in manifests/cluster-config.yaml (kube-system/
+// cluster-config-v1), 0 when the file or the field is missing.
+func installConfigMasters(assets string) int {
+	data, err := os.ReadFile(filepath.Join(assets, "manifests", "cluster-config.yaml"))
+	if err != nil {
+		return 0
+	}
+	var cm struct {
+		Data map[string]string `json:"data"`
+	}
+	if yaml.Unmarshal(data, &cm) != nil {
+		return 0
+	}
+	var ic struct {
+		ControlPlane struct {
+			Replicas int `json:"replicas"`
+		} `json:"controlPlane"`
+	}
+	if yaml.Unmarshal([]byte(cm.Data["install-config"]), &ic) != nil || ic.ControlPlane.Replicas < 0 {
+		return 0
+	}
+	return ic.ControlPlane.Replicas
 }
 
 // readyzOfMembers maps the masters' etcd members (every named member but

@@ -147,10 +147,11 @@ func readyNodes(ctx context.Context, c *kubecreate.Client) (int, error) {
 // through the bootstrap's real API, up to MastersWait (upstream's 20
 // minutes). It prints each pod's status as it changes and returns when
 // all are Ready, or when the masters run what a rehearsal lab runs and
-// cannot publish the rest: enough masters (mastersNeeded) serve their own
-// kube-apiserver on 6443 (masters: name -> its /readyz URL) and joined as
-// Ready Nodes, and none publishes a mirror pod of the rest.
-func (t *Tools) waitRequiredPods(assets string, required []requiredPod, masters map[string]string, say func(string, ...any)) error {
+// cannot publish the rest: enough of the cluster's masters (mastersNeeded)
+// serve their own kube-apiserver on 6443 (list names those it knows of,
+// each with its /readyz URL, asked each round) and joined as Ready Nodes,
+// and none publishes a mirror pod of the rest.
+func (t *Tools) waitRequiredPods(assets string, required []requiredPod, list masterList, say func(string, ...any)) error {
 	cfg, err := kubecreate.LoadKubeconfig(filepath.Join(assets, "auth", "kubeconfig-loopback"))
 	if err != nil {
 		return err
@@ -180,7 +181,8 @@ func (t *Tools) waitRequiredPods(assets string, required []requiredPod, masters 
 		}
 		last = st
 		var progress string
-		why, progress = rehearsalWhyNotRun(ctx, c, client, st, masters, served)
+		masters, want := list(ctx)
+		why, progress = rehearsalWhyNotRun(ctx, c, client, st, masters, want, served)
 		if progress != lastProgress && progress != "" {
 			say("Waiting for the masters: %s", progress)
 			lastProgress = progress
@@ -206,8 +208,9 @@ func (t *Tools) waitRequiredPods(assets string, required []requiredPod, masters 
 
 // rehearsalWhyNotRun says why the pods not Ready yet will not come in a
 // rehearsal lab, or "" while they may, with what the masters' 6443 answer
-// and how many joined. It waits, as upstream, until enough masters
-// (mastersNeeded) serve their own kube-apiserver and joined as Ready Nodes
+// and how many joined. It waits, as upstream, until enough of the want
+// masters (mastersNeeded) serve their own kube-apiserver and joined as
+// Ready Nodes; masters are those the bootstrap knows of so far
 // (approve-csr approves their client CSRs, the bootstrap's controller
 // manager signs them); then only for mirror pods not Ready yet.
 //
@@ -215,7 +218,7 @@ func (t *Tools) waitRequiredPods(assets string, required []requiredPod, masters 
 // load a master's /readyz blips (an etcd check timing out) and waiting
 // for all three to answer in the same round took minutes longer, while
 // upstream's wait looks only at the mirror pods.
-func rehearsalWhyNotRun(ctx context.Context, c *kubecreate.Client, client *http.Client, st map[requiredPod]podStatus, masters map[string]string, served map[string]bool) (why, progress string) {
+func rehearsalWhyNotRun(ctx context.Context, c *kubecreate.Client, client *http.Client, st map[requiredPod]podStatus, masters map[string]string, want int, served map[string]bool) (why, progress string) {
 	nodes, err := readyNodes(ctx, c)
 	if err != nil {
 		return "", ""
@@ -245,9 +248,17 @@ func rehearsalWhyNotRun(ctx context.Context, c *kubecreate.Client, client *http.
 			real++
 		}
 	}
-	if need := mastersNeeded(len(names)); real < need || nodes < need || nodes == 0 {
+	want = max(want, len(names))
+	const joins = "joined the bootstrap's etcd (each joins once it has its config, which stage 12 serves)"
+	switch {
+	case want == 0:
+		return "", "no master has " + joins
+	case len(names) < want:
+		states = append(states, fmt.Sprintf("%d of %d %s", len(names), want, joins))
+	}
+	if need := mastersNeeded(want); real < need || nodes < need || nodes == 0 {
 		return "", fmt.Sprintf("%s; %d of %d masters joined as Ready Nodes (approve-csr approves their client CSRs, the bootstrap's controller manager signs them); waiting for %d of %d",
-			strings.Join(states, ", "), nodes, len(names), need, len(names))
+			strings.Join(states, ", "), nodes, want, need, want)
 	}
 	for r, s := range st {
 		if s == podPending || s == podRunningNotReady {

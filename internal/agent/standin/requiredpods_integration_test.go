@@ -4,6 +4,7 @@ package standin
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -52,7 +53,7 @@ func TestRequiredPodsWaitThroughARealAPI(t *testing.T) {
 	waitErr := func() (string, error) {
 		var out bytes.Buffer
 		say := func(format string, a ...any) { fmt.Fprintf(&out, format+"\n", a...) }
-		err := tl.waitRequiredPods(assets, required, masters, say)
+		err := tl.waitRequiredPods(assets, required, func(context.Context) (map[string]string, int) { return masters, len(masters) }, say)
 		return out.String(), err
 	}
 	wait := func() string {

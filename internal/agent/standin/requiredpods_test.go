@@ -68,18 +68,34 @@ func TestRehearsalWaitEndsOnTwoOfThreeMasters(t *testing.T) {
 	st := map[requiredPod]podStatus{{"openshift-kube-apiserver", "kube-apiserver"}: podReady}
 
 	masters := map[string]string{"master-0": readyz(false).URL, "master-1": readyz(true).URL, "master-2": readyz(false).URL}
-	why, progress := rehearsalWhyNotRun(context.Background(), c, client, st, masters, map[string]bool{})
+	why, progress := rehearsalWhyNotRun(context.Background(), c, client, st, masters, 3, map[string]bool{})
 	assert.Empty(t, why, "one master of three serves: the wait holds")
 	assert.Contains(t, progress, "master-0 not ready (500 Internal Server Error: [-]poststarthook/rbac/bootstrap-roles failed: reason withheld)")
 	assert.Contains(t, progress, "master-1 its own kube-apiserver")
 	assert.Contains(t, progress, "waiting for 2 of 3")
 
 	masters["master-2"] = readyz(true).URL
-	why, _ = rehearsalWhyNotRun(context.Background(), c, client, st, masters, map[string]bool{})
+	why, _ = rehearsalWhyNotRun(context.Background(), c, client, st, masters, 3, map[string]bool{})
 	assert.NotEmpty(t, why, "two masters of three serve and joined: the wait ends, master-0 catches up")
 
 	readyNodes.Store(1)
-	why, progress = rehearsalWhyNotRun(context.Background(), c, client, st, masters, map[string]bool{})
+	why, progress = rehearsalWhyNotRun(context.Background(), c, client, st, masters, 3, map[string]bool{})
 	assert.Empty(t, why, "two serve but only one joined as a Ready Node: the wait holds")
 	assert.Contains(t, progress, "1 of 3 masters joined as Ready Nodes")
+
+	// The masters join the bootstrap's etcd one by one, maybe after
+	// stage 13 began: none joined yet holds the wait (it used to fail the
+	// stage), and the first to join, serving and Ready, does not end it
+	// for a cluster of three (it used to: need was counted of the masters
+	// joined so far).
+	why, progress = rehearsalWhyNotRun(context.Background(), c, client, st, map[string]string{}, 3, map[string]bool{})
+	assert.Empty(t, why, "no master joined yet: the wait holds")
+	assert.Contains(t, progress, "0 of 3 joined the bootstrap's etcd")
+	assert.Contains(t, progress, "waiting for 2 of 3")
+	why, progress = rehearsalWhyNotRun(context.Background(), c, client, st, map[string]string{"master-1": readyz(true).URL}, 3, map[string]bool{})
+	assert.Empty(t, why, "one master of three joined, serves and is Ready: the wait holds")
+	assert.Contains(t, progress, "master-1 its own kube-apiserver, 1 of 3 joined the bootstrap's etcd")
+	why, progress = rehearsalWhyNotRun(context.Background(), c, client, st, map[string]string{}, 0, map[string]bool{})
+	assert.Empty(t, why, "nothing known of the masters: the wait holds")
+	assert.Equal(t, "no master has joined the bootstrap's etcd (each joins once it has its config, which stage 12 serves)", progress)
 }

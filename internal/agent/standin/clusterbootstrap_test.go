@@ -1,0 +1,101 @@
+package standin
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/bootlab/bootlab/lab/pki"
+	"github.com/bootlab/bootlab/lab/probe"
+)
+
+// The number of masters a rehearsal bootstrap waits for is the
+// install-config's controlPlane.replicas, read from the cluster-config.yaml
+// the installer's assets put in manifests/; 0 when that is missing.
+func TestInstallConfigMasters(t *testing.T) {
+	t.Parallel()
+	ca, err := pki.NewCA("test")
+	require.NoError(t, err)
+	mcs, err := pki.NewServing(ca, "api-int.ocp.lab.local", []string{"api-int.ocp.lab.local"})
+	require.NoError(t, err)
+	for _, masters := range []int{1, 3} {
+		files, err := probe.RehearsalAssets(probe.Input{ClusterDomain: "ocp.lab.local", PKI: pki.Lab{CA: ca, MCS: mcs}},
+			probe.AssetInput{ClusterName: "ocp", BaseDomain: "lab.local", MachineCIDR: "192.168.126.0/24", Masters: masters,
+				Release: probe.ReleaseFor("4.19.10")})
+		require.NoError(t, err)
+		assets := t.TempDir()
+		for _, f := range files {
+			if f.Path == probe.AssetDir+"/manifests/cluster-config.yaml" {
+				require.NoError(t, os.MkdirAll(filepath.Join(assets, "manifests"), 0o755))
+				require.NoError(t, os.WriteFile(filepath.Join(assets, "manifests", "cluster-config.yaml"), f.Data, 0o644))
+			}
+		}
+		assert.Equal(t, masters, installConfigMasters(assets), "the installer's assets for %d masters", masters)
+	}
+
+	assets := t.TempDir()
+	assert.Zero(t, installConfigMasters(assets), "no cluster-config.yaml")
+	require.NoError(t, os.MkdirAll(filepath.Join(assets, "manifests"), 0o755))
+	for _, bad := range []string{"{", "data: {install-config: '{'}", "data: {install-config: 'controlPlane: {replicas: -1}'}", "kind: ConfigMap"} {
+		require.NoError(t, os.WriteFile(filepath.Join(assets, "manifests", "cluster-config.yaml"), []byte(bad), 0o644))
+		assert.Zero(t, installConfigMasters(assets), "%q", bad)
+	}
+}
+
+// A rehearsal bootstrap learns its masters from its etcd's members as they
+// join: the list is asked again each round until as many as the cluster
+// has joined, then no more; an unstarted member (no name yet) and the
+// bootstrap's own are not masters; a failed listing keeps what was known.
+func TestJoinedMastersAsksUntilAllJoined(t *testing.T) {
+	t.Parallel()
+	c, dir := fakeEtcdctl(t)
+	write := func(members ...string) {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "members.json"), []byte(`{"members":[`+strings.Join(members, ",")+`]}`), 0o644))
+	}
+	calls := func() int {
+		b, _ := os.ReadFile(filepath.Join(dir, "calls"))
+		return strings.Count(string(b), "member list")
+	}
+	boot := `{"ID":171,"name":"etcd-bootstrap","peerURLs":["https://10.0.0.10:2380"],"clientURLs":["https://10.0.0.10:2379"]}`
+	m := func(name, ip string) string {
+		return `{"ID":1,"name":"` + name + `","peerURLs":["https://` + ip + `:2380"],"clientURLs":["https://` + ip + `:2379"]}`
+	}
+	unstarted := `{"ID":2,"peerURLs":["https://10.0.0.13:2380"],"isLearner":true}`
+	ctx := context.Background()
+	list := joinedMasters(c, 3)
+
+	write(boot)
+	got, want := list(ctx)
+	assert.Empty(t, got, "only the bootstrap's member")
+	assert.Equal(t, 3, want)
+
+	write(boot, m("master-0", "10.0.0.11"), unstarted)
+	got, want = list(ctx)
+	assert.Equal(t, map[string]string{"master-0": "https://10.0.0.11:6443/readyz"}, got)
+	assert.Equal(t, 3, want)
+
+	require.NoError(t, os.Remove(filepath.Join(dir, "members.json")))
+	got, _ = list(ctx)
+	assert.Len(t, got, 1, "a failed listing keeps what was known")
+
+	write(boot, m("master-0", "10.0.0.11"), m("master-1", "10.0.0.12"), m("master-2", "10.0.0.13"))
+	got, want = list(ctx)
+	assert.Len(t, got, 3)
+	assert.Equal(t, 3, want)
+	asked := calls()
+	got, _ = list(ctx)
+	assert.Len(t, got, 3)
+	assert.Equal(t, asked, calls(), "all three joined: the members are not asked again")
+
+	// With the cluster's size unknown, the members seen are all there are.
+	c2, dir2 := fakeEtcdctl(t)
+	require.NoError(t, os.WriteFile(filepath.Join(dir2, "members.json"), []byte(`{"members":[`+boot+`,`+m("master-0", "10.0.0.11")+`]}`), 0o644))
+	got, want = joinedMasters(c2, 0)(ctx)
+	assert.Len(t, got, 1)
+	assert.Equal(t, 1, want)
+}
