@@ -221,7 +221,7 @@ func (t *Tools) waitRequiredPods(assets string, required []requiredPod, list mas
 func rehearsalWhyNotRun(ctx context.Context, c *kubecreate.Client, client *http.Client, st map[requiredPod]podStatus, masters map[string]string, want int, served map[string]bool) (why, progress string) {
 	nodes, err := readyNodes(ctx, c)
 	if err != nil {
-		return "", ""
+		return "", "cannot count the master Nodes yet: " + err.Error()
 	}
 	names := make([]string, 0, len(masters))
 	for n := range masters {
