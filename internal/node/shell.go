@@ -255,8 +255,11 @@ func newMarkedStream(r io.Reader) *markedStream {
 }
 
 // copyUntil copies to w what comes before the next marker line and
-// returns the rest of that line; it holds back only what could be the
-// start of the marker, so output streams as it comes. A writer that fails
+// returns the rest of that line; it holds back only an end of the output
+// that is the start of the marker, so output streams as it comes, its
+// last line too. (It held back the marker's length, whatever the bytes:
+// a progress line printed before a long wait, stage 13's "Waiting for the
+// masters", reached the user only with the next line, minutes later.) A writer that fails
 // gets nothing more, but the stream is still read to its marker (the
 // next command's output starts there).
 func (m *markedStream) copyUntil(w io.Writer, marker string) (string, error) {
@@ -274,8 +277,7 @@ func (m *markedStream) copyUntil(w io.Writer, marker string) (string, error) {
 				m.pending = append(m.pending[:0], m.pending[i+j+1:]...)
 				return rest, nil
 			}
-		} else if keep := len(mk) - 1; len(m.pending) > keep {
-			n := len(m.pending) - keep
+		} else if n := len(m.pending) - markerStart(m.pending, mk); n > 0 {
 			write(m.pending[:n])
 			m.pending = append(m.pending[:0], m.pending[n:]...)
 		}
@@ -288,4 +290,15 @@ func (m *markedStream) copyUntil(w io.Writer, marker string) (string, error) {
 			return "", err
 		}
 	}
+}
+
+// markerStart is the length of the longest end of p that is the start of
+// mk (shorter than mk): what copyUntil holds back until more comes.
+func markerStart(p, mk []byte) int {
+	for k := min(len(p), len(mk)-1); k > 0; k-- {
+		if bytes.HasSuffix(p, mk[:k]) {
+			return k
+		}
+	}
+	return 0
 }

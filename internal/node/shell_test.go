@@ -94,6 +94,7 @@ func TestShellRunsEveryCommandInOneShell(t *testing.T) {
 		{"variables do not outlive a command", "x=1; echo ${x}", nil, 0, "1\n", ""},
 		{"... as the next one sees", "echo \"[${x:-unset}]\"", nil, 0, "[unset]\n", ""},
 		{"large output streams through", "printf '%s' \"$(cat)\"", &big, 0, big, ""},
+		{"output that starts like the marker is output", "printf '@@bootlab-shell-'; sleep 0.2; echo x; printf '@@'", nil, 0, "@@bootlab-shell-x\n@@", ""},
 	}
 	for _, tt := range tests {
 		var out, errb bytes.Buffer
@@ -118,6 +119,53 @@ func TestShellRunsEveryCommandInOneShell(t *testing.T) {
 }
 
 func ptr(s string) *string { return &s }
+
+// lineWriter records what it is given and says when it has seen want.
+type lineWriter struct {
+	mu   sync.Mutex
+	buf  bytes.Buffer
+	want string
+	seen chan struct{}
+}
+
+func (w *lineWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	had := strings.Contains(w.buf.String(), w.want)
+	w.buf.Write(p)
+	if !had && strings.Contains(w.buf.String(), w.want) {
+		close(w.seen)
+	}
+	return len(p), nil
+}
+
+// A command's output reaches the writer as it comes, its last line too,
+// while the command still runs: a stage's progress line before a long
+// wait is seen then, not with the next line. The command waits for the
+// test to see its line; a shell that holds the line back fails the test
+// at its deadline.
+func TestShellStreamsTheLastLineWhileTheCommandRuns(t *testing.T) {
+	t.Parallel()
+	sh, _, _ := newLocalShell(t)
+	gate := filepath.Join(t.TempDir(), "go")
+	line := "Waiting for the masters: 0 of 3 joined; waiting for 2 of 3\n"
+	out := &lineWriter{want: line, seen: make(chan struct{})}
+	done := make(chan error, 1)
+	go func() {
+		_, err := sh.Run(context.Background(), "printf '"+strings.TrimSuffix(line, "\n")+"\\n'; until [ -e "+gate+" ]; do sleep 0.05; done; echo after", nil, out, nil)
+		done <- err
+	}()
+	select {
+	case <-out.seen:
+	case <-time.After(30 * time.Second):
+		out.mu.Lock()
+		t.Errorf("the line never reached the writer while the command ran; it had %q", out.buf.String())
+		out.mu.Unlock()
+	}
+	require.NoError(t, os.WriteFile(gate, nil, 0o600))
+	require.NoError(t, <-done)
+	assert.Equal(t, line+"after\n", out.buf.String())
+}
 
 func TestShellFilesAndScripts(t *testing.T) {
 	t.Parallel()
