@@ -20,37 +20,6 @@ import (
 // whole length to the run after everything else.
 var longTests = map[string]bool{"TestRehearsalLab": true}
 
-// longTestShares is the CPU weight a long test gives its lab's VMs:
-// libvirt's cpu_shares (the cgroup's cpu.shares), 1024 for every other
-// domain. A long test is the run's critical path, and the tests in the
-// other lane have slack (they finish long before it): with the weight,
-// its VMs take the CPU when they want it, and the other lane's use what
-// they leave. Without, the three masters' control plane shared two cores
-// evenly with whatever ran beside it, and its stage 13 took 607 to 1532 s
-// in CI runs against 320 to 400 s alone.
-const longTestShares = 4096
-
-// favour gives the running VMs of lab l the long test's CPU weight, and
-// logs what it did. It changes no behaviour a test checks, only which
-// VM waits when two want the CPU: where libvirt cannot set the weight
-// (no cgroup cpu controller), the test runs as before, and says so. A
-// domain libvirt starts again (a checkpoint restored) starts at 1024:
-// call it again after.
-func favour(t *testing.T, l labEnv) {
-	t.Helper()
-	s := loadSpec(t, l)
-	var set []string
-	for _, n := range s.Nodes {
-		d := s.DomainName(n)
-		if _, err := virsh(t, "schedinfo", d, "--live", "--set", "cpu_shares="+strconv.Itoa(longTestShares)); err != nil {
-			t.Logf("lane: VM %s keeps the default CPU weight: %v", d, err)
-			continue
-		}
-		set = append(set, n.Name)
-	}
-	t.Logf("lane: CPU weight %d (others 1024) for %s", longTestShares, strings.Join(set, ", "))
-}
-
 // lanes admits the e2e tests that run side by side, E2E_PARALLEL (2) at a
 // time, long tests first. The Makefile gives Go a -parallel above the
 // number of tests, so this is the one gate.
