@@ -151,9 +151,10 @@ func TestDashboardInBrowser(t *testing.T) {
 		conds = append(conds, fmt.Sprintf(`(document.querySelector('[data-backend=%q]') || {dataset: {}}).dataset.health === %q`, be, h))
 	}
 	// The phase is read in the same look as the backends it follows from:
-	// on a loaded host a later update may see a health check fail once, and
-	// an assertion after the wait would then read a different update's phase
-	// (the page's change log, printed when the wait fails, says which).
+	// on a loaded host a later update may show the master's API down (or
+	// its health unread), and an assertion after the wait would then read
+	// that update's phase (the page's change log, printed when the wait
+	// fails, says what changed).
 	conds = append(conds, `document.getElementById('lb-state').textContent === 'running'`,
 		fmt.Sprintf(`document.getElementById('detail').dataset.lab === %q`, l.Name),
 		`document.getElementById('conn').dataset.state === 'live'`,
