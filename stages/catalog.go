@@ -72,6 +72,11 @@ type After struct {
 	// (docs/rehearsal-lab.md), and EtcdHow how it came to be.
 	RehearsalEtcd EtcdMembers
 	EtcdHow       string
+	// DuringEtcd is a membership the stage passes through before it ends
+	// (stage 13: the masters join once its API answers, and the
+	// bootstrap's member leaves at its end), and DuringEtcdHow how.
+	DuringEtcd    EtcdMembers
+	DuringEtcdHow string
 }
 
 // Server is who answers a port of the load balancer.
@@ -356,8 +361,7 @@ func controlPlaneStages() Catalog {
 			},
 			Done:   []string{"mco-bootstrap.done", "cco-bootstrap.done"},
 			Checks: checksMCO(),
-			After: After{Runs: "etcd, the bootstrap MCS", MCS: ServedByBootstrap, RehearsalEtcd: EtcdBootstrapAndMasters,
-				EtcdHow: "each master, once the MCS served it: member add --learner, then promote"},
+			After:  After{Runs: "etcd, the bootstrap MCS", MCS: ServedByBootstrap},
 		},
 	}
 }
@@ -376,6 +380,8 @@ func handoffStages() Catalog {
 			Done:   []string{"cb-bootstrap.done"},
 			Checks: checksClusterBootstrap(),
 			After: After{Runs: "etcd, the MCS, the temporary control plane until the hand-over", API: ServedByHandover,
+				DuringEtcd:    EtcdBootstrapAndMasters,
+				DuringEtcdHow: "once its API answers, the etcd operator adds each master (config from the MCS): member add --learner, then promote",
 				RehearsalEtcd: EtcdMasters, EtcdHow: "kube-system/bootstrap says complete: the teardown removes etcd-bootstrap"},
 		},
 		{

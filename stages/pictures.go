@@ -40,10 +40,14 @@ func (c Catalog) Timeline() *diagram.Timeline {
 func (c Catalog) EtcdMembership(masters int) *diagram.Membership {
 	m := &diagram.Membership{
 		Title: fmt.Sprintf("etcd membership on the rehearsal lab: 1 -> %d -> %d", masters+1, masters),
-		Note:  "Real etcd on every node: stage 07 starts the bootstrap's member, the masters join after 12, the bootstrap's leaves after 13.",
+		Note:  "Real etcd on every node: stage 07 starts the bootstrap's member, the masters join once 13's API answers, the bootstrap's leaves at 13's end.",
 	}
 	var now EtcdMembers
 	for _, s := range c {
+		if d := s.After.DuringEtcd; d != "" && d != now {
+			now = d
+			m.Steps = append(m.Steps, diagram.MembershipStep{Label: "during stage " + s.ID() + " " + s.Slug, How: s.After.DuringEtcdHow, Members: now.members(masters)})
+		}
 		if s.After.RehearsalEtcd == "" || s.After.RehearsalEtcd == now || s.After.RehearsalEtcd == EtcdNone {
 			continue
 		}

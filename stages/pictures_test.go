@@ -38,8 +38,8 @@ func TestTimelineFollowsTheCatalog(t *testing.T) {
 	assert.Equal(t, len(want), seen)
 }
 
-// The rehearsal lab's etcd membership: 1 after 07, masters+1 after 12,
-// masters after 13.
+// The rehearsal lab's etcd membership: 1 after 07, masters+1 during 13
+// (the masters join once its API answers, not after 12), masters after 13.
 func TestEtcdMembership(t *testing.T) {
 	t.Parallel()
 	m := Default().EtcdMembership(3)
@@ -58,7 +58,9 @@ func TestEtcdMembership(t *testing.T) {
 		{"etcd-bootstrap", "master-0", "master-1", "master-2"},
 		{"master-0", "master-1", "master-2"},
 	}, got)
-	assert.Equal(t, "after stage 12 mco-bootstrap", m.Steps[1].Label)
+	assert.Equal(t, "after stage 07 etcd-bootstrap", m.Steps[0].Label)
+	assert.Equal(t, "during stage 13 cb-bootstrap", m.Steps[1].Label)
 	assert.Contains(t, m.Steps[1].How, "member add --learner")
+	assert.Equal(t, "after stage 13 cb-bootstrap", m.Steps[2].Label)
 	assert.Len(t, Default().EtcdMembership(1).Steps[1].Members, 2, "one master: 1 -> 2 -> 1")
 }

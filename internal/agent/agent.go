@@ -137,6 +137,7 @@ func (a *Agent) Run(ctx context.Context) {
 		kl = kubelet.New(a.log, kubelet.StaticPodDir, nil).WithPending(vol.pending).WithHostIP(self.IP)
 		op := a.etcdOperator()
 		op.Kubelet = kl
+		op.APIReady = a.clusterAPIReady()
 		leader := etcdLeader(pc, self)
 		go op.Join(ctx, self, a.etcd, leader, merged)
 		go a.installKubeAPIServer(ctx, self, merged)

@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/bootlab/bootlab/internal/agent/kubelet/node"
+	"github.com/bootlab/bootlab/internal/kubecreate"
 	"github.com/bootlab/bootlab/lab/ignition"
 	"github.com/bootlab/bootlab/lab/probe"
 )
@@ -86,4 +87,32 @@ func (a *Agent) writeJoinFiles(cfg types.Config) (string, bool) {
 		return "", false
 	}
 	return "v" + rel.KubernetesVersion, true
+}
+
+// clusterAPIReady is what the etcd operator stand-in waits for before it
+// adds this master to etcd: the API the node's bootstrap kubeconfig names
+// (api-int, through the load balancer) answers /readyz ok. That is the
+// bootstrap's temporary control plane from stage 13 on (or the in-memory
+// API stand-in where no Kubernetes volume is), as the operator's pod runs
+// only once a cluster API does. One client for every ask, so its
+// connection is kept.
+func (a *Agent) clusterAPIReady() func(context.Context) error {
+	var c *kubecreate.Client
+	return func(ctx context.Context) error {
+		if c == nil {
+			cfg, err := kubecreate.LoadKubeconfig(probe.NodeBootstrapKubeconfigPath)
+			if err != nil {
+				return err
+			}
+			cfg.Dial = a.newDialer().DialContext
+			nc, err := kubecreate.NewClient(cfg)
+			if err != nil {
+				return err
+			}
+			c = nc
+		}
+		ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+		return c.Ready(ctx)
+	}
 }

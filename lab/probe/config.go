@@ -69,7 +69,8 @@ type Config struct {
 	// agent serves SSH and starts nothing the stages start.
 	Rehearsal bool `json:"rehearsal,omitempty"`
 	// Etcd is set in the masters' config of a rehearsal lab: each master
-	// joins the bootstrap's etcd member once it has its config.
+	// joins the bootstrap's etcd member once it has its config and the
+	// cluster's API answers (stage 13).
 	Etcd *EtcdJoin `json:"etcd,omitempty"`
 }
 

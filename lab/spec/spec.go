@@ -254,7 +254,7 @@ const RehearsalBootstrapMemoryMiB = 1536
 
 // RehearsalMasterMemoryMiB is the default memory of a rehearsal lab's
 // master: the probe agent, the rehearsal initrd's tools, a real etcd
-// member that joins the bootstrap's after stage 12 and the master's
+// member that joins the bootstrap's during stage 13 and the master's
 // kube-apiserver.
 const RehearsalMasterMemoryMiB = 1024
 

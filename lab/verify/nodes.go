@@ -163,7 +163,7 @@ func nodeFix(s *spec.Spec, n spec.Node, c probe.Check) string {
 	case c.Name == "ignition-fwcfg":
 		return fmt.Sprintf("the Ignition file %s passed through fw_cfg (domain %s): `bootlab lab up` rewrites it", labdir.Ignition(s, n), s.DomainName(n))
 	case c.Name == "etcd member" && s.Rehearsal():
-		return "a master's etcd joins the bootstrap's member (started by stage 07) once the master has its config (stage 12): the etcd operator stand-in adds one learner at a time and promotes it when in sync; `bootlab stage status` names the next stage, `bootlab lab ssh bootstrap -- sudo crictl ps` shows whether the bootstrap's etcd runs"
+		return "a master's etcd joins the bootstrap's member (started by stage 07) once the master has its config (stage 12) and the cluster's API answers (stage 13 starts the bootstrap's): the etcd operator stand-in adds one learner at a time and promotes it when in sync; `bootlab stage status` names the next stage, `bootlab lab ssh bootstrap -- sudo crictl ps` shows whether the bootstrap's etcd runs"
 	case c.Name == "ignition-fetch" && s.Rehearsal() && n.Role == spec.RoleMaster:
 		return "masters wait for the MCS: run `bootlab stage run 12` (on a rehearsal lab the bootstrap MCS starts when stage 12 lands its pod; `bootlab stage status` names the next stage)"
 	case c.Name == "ignition-fetch":

@@ -22,6 +22,8 @@ const (
 
 	// masterAPICheck is the agent's check of a master's :6443.
 	masterAPICheck = "serve api :6443"
+	// masterEtcdCheck is the agent's check of a master's etcd member.
+	masterEtcdCheck = "etcd member"
 )
 
 // stagesRun reads which stages have run on a rehearsal lab's bootstrap from
@@ -87,6 +89,9 @@ func gate(s *spec.Spec, c check.Result) (int, string) {
 	}
 	if n.Role == spec.RoleMaster && c.Name == masterAPICheck {
 		return stageAPI, "a master's kube-apiserver starts once stage 13 created the objects its installer copies"
+	}
+	if n.Role == spec.RoleMaster && c.Name == masterEtcdCheck {
+		return stageAPI, "a master joins etcd once the cluster's API answers, as the etcd operator is a pod of the cluster: stage 13 starts the bootstrap's"
 	}
 	if n.Role == spec.RoleMaster {
 		return stageMCS, "masters fetch their config once stage 12 starts the MCS"

@@ -174,6 +174,23 @@ func TestMasterAPIWaitsForStage13(t *testing.T) {
 	assert.True(t, after13[1].Failed())
 }
 
+// A rehearsal master joins etcd only once the cluster's API answers (the
+// etcd operator is a pod of the cluster): after stage 12 its etcd check
+// waits for stage 13, and counts for real once stage 13 ran.
+func TestMasterEtcdWaitsForStage13(t *testing.T) {
+	t.Parallel()
+	s := rehearsalSpec(t)
+	checks := func() []check.Result {
+		return []check.Result{{Group: "master-0", Name: masterEtcdCheck,
+			Detail: "still pending: etcd operator stand-in: waiting for the cluster's API (stage 13 starts the bootstrap's): connection refused"}}
+	}
+	after12 := awaitStages(s, checks(), map[int]bool{7: true, 12: true})
+	assert.Equal(t, check.StatePending, after12[0].State, after12[0].Detail)
+	assert.Contains(t, after12[0].Detail, "waits for stage 13: a master joins etcd once the cluster's API answers")
+	after13 := awaitStages(s, checks(), map[int]bool{7: true, 12: true, 13: true})
+	assert.True(t, after13[0].Failed(), "after stage 13 a master that has not joined etcd is a failure")
+}
+
 // haproxy drops the "Connection refused" of an L4CON while its next check
 // runs ("DOWN * L4CON"): before stage 13 that backend waits for it too.
 func TestAwaitStagesBackendMidCheck(t *testing.T) {

@@ -6,7 +6,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -233,30 +235,6 @@ func TestRehearsalLab(t *testing.T) {
 		time.Sleep(3 * time.Second)
 	}
 	assert.True(t, ok, "after stage 12 master-0 fetched its config through the load balancer from the bootstrap MCS: %s", detail)
-	// Each master, once it has its config, joins etcd: added as a learner
-	// against the bootstrap member, then promoted (1 -> 4).
-	ms = waitMembers(masters+1, "after stage 12, every master joined")
-	for _, n := range masterNodes {
-		assert.Contains(t, strings.Join(ms, "\n"), n.Name+", https://"+n.IP+":2380")
-	}
-	assert.Contains(t, strings.Join(ms, "\n"), "etcd-bootstrap")
-	// The dashboard's etcd card shows the same 4 members, each on its node,
-	// from the masters' console reports.
-	assertDashboardEtcd(t, dash, l.Name, "", append([]string{"etcd-bootstrap@bootstrap"}, memberAtNode(masterNodes)...))
-	// Every member, the masters' included, is the pinned etcd: the
-	// masters boot the same initrd and have no SSH, so ask their servers.
-	r = mustRun(t, "lab", "ssh", "-f", l.SpecFile, "bootstrap", "--", strings.Replace(etcdctl, "--endpoints=https://localhost:2379", "--endpoints="+endpoints, 1)+"endpoint status -w json")
-	var statuses []struct {
-		Endpoint string `json:"Endpoint"`
-		Status   struct {
-			Version string `json:"version"`
-		} `json:"Status"`
-	}
-	require.NoError(t, json.Unmarshal([]byte(r.Stdout), &statuses), r.String())
-	require.Len(t, statuses, masters+1, r.Stdout)
-	for _, es := range statuses {
-		assert.Equal(t, etcdVersion, es.Status.Version, "etcd server version at %s", es.Endpoint)
-	}
 	etcdCheck := func(n spec.Node) string {
 		f, err := os.Open(labdir.ConsoleLog(st.Spec, n))
 		require.NoError(t, err)
@@ -281,9 +259,43 @@ func TestRehearsalLab(t *testing.T) {
 		}
 		return got
 	}
+	// The etcd operator is a pod of the cluster: no master joins etcd
+	// before stage 13's API answers, so after stage 12 etcd is still the
+	// bootstrap's member alone, and each master's etcd check says why.
 	for _, n := range masterNodes {
-		assert.Contains(t, waitEtcdCheck(n, "ok=true"), "ok=true", n.Name)
+		assert.Contains(t, waitEtcdCheck(n, "waiting for the cluster's API"), "waiting for the cluster's API (stage 13 starts the bootstrap's)", n.Name)
 	}
+	ms = memberList()
+	require.Len(t, ms, 1, "after stage 12 etcd is the bootstrap's member alone:\n%s", strings.Join(ms, "\n"))
+	assert.Contains(t, ms[0], "etcd-bootstrap")
+	// Every member is the pinned etcd: the masters boot the same initrd
+	// and have no SSH, so ask their servers (theirs after stage 13).
+	etcdVersions := func(endpoints string, n int) {
+		t.Helper()
+		// Retried as the health check above: after stage 13 the masters
+		// run their kube-apiservers beside etcd on one emulated vCPU, and
+		// a member may miss etcdctl's deadline for a while.
+		var r result
+		for i := 0; i < 12; i++ {
+			if r = run(t, "lab", "ssh", "-f", l.SpecFile, "bootstrap", "--", strings.Replace(etcdctl, "--endpoints=https://localhost:2379", "--endpoints="+endpoints, 1)+"--command-timeout=20s endpoint status -w json"); r.Code == 0 {
+				break
+			}
+			time.Sleep(5 * time.Second)
+		}
+		require.Equal(t, 0, r.Code, "etcdctl endpoint status at %s:\n%s", endpoints, r)
+		var statuses []struct {
+			Endpoint string `json:"Endpoint"`
+			Status   struct {
+				Version string `json:"version"`
+			} `json:"Status"`
+		}
+		require.NoError(t, json.Unmarshal([]byte(r.Stdout), &statuses), r.String())
+		require.Len(t, statuses, n, r.Stdout)
+		for _, es := range statuses {
+			assert.Equal(t, etcdVersion, es.Status.Version, "etcd server version at %s", es.Endpoint)
+		}
+	}
+	etcdVersions("https://localhost:2379", 1)
 
 	// Until stage 13 nothing answers 6443 on the bootstrap. Stage 13 waits
 	// for etcd for real (etcdctl endpoint health), cluster-bootstrap lands
@@ -301,12 +313,36 @@ func TestRehearsalLab(t *testing.T) {
 	ran13 := time.Now()
 	realAPI := make(chan string, 1)
 	go func() { realAPI <- waitRealAPIThroughLB(kubectl, pins.Kubernetes, 20*time.Minute) }()
+	// Once stage 13's API answers, each master is added as a learner and
+	// promoted (1 -> 4), seen from the bootstrap and on the dashboard's
+	// etcd card while the stage runs: the bootstrap's member leaves at its
+	// end.
+	done13 := make(chan struct{})
+	joined := make(chan joinedDuring13, 1)
+	wantCard := append([]string{"etcd-bootstrap@bootstrap"}, memberAtNode(masterNodes)...)
+	slices.Sort(wantCard)
+	go func() { joined <- watchJoinsDuring13(memberList, dash, l.Name, wantCard, done13) }()
 	// Stage 13 waits up to 20 minutes for the bootstrap API, as
 	// cluster-bootstrap: under TCG on a loaded host it needed more than
 	// the harness's 10 minutes (docs/rehearsal-lab.md).
 	r = runFor(t, 30*time.Minute, "stage", "run", "-f", l.SpecFile, "13")
+	close(done13)
 	require.Equal(t, 0, r.Code, "stage run 13:\n%s", r)
 	t.Logf("BENCH rehearsal stage 13: %.1fs with the real temporary control plane", time.Since(ran13).Seconds())
+	j := <-joined
+	require.Len(t, j.members, masters+1, "during stage 13 every master joined etcd and votes beside the bootstrap's member (last list seen %s after the stage began):\n%s", j.after, strings.Join(j.members, "\n"))
+	t.Logf("etcd members (during stage 13, %s after it began, every master joined):\n%s", j.after.Round(time.Second), strings.Join(j.members, "\n"))
+	for _, n := range masterNodes {
+		assert.Contains(t, strings.Join(j.members, "\n"), n.Name+", https://"+n.IP+":2380")
+	}
+	assert.Contains(t, strings.Join(j.members, "\n"), "etcd-bootstrap")
+	// The dashboard's etcd card showed the same 4 members, each on its
+	// node, from the masters' console reports.
+	assert.Equal(t, wantCard, j.card, "the dashboard's etcd card during stage 13: %s", j.cardWhy)
+	for _, n := range masterNodes {
+		assert.Contains(t, waitEtcdCheck(n, "ok=true"), "ok=true", n.Name)
+	}
+	etcdVersions(strings.TrimPrefix(endpoints, "https://localhost:2379,"), masters)
 	out := r.Stdout + r.Stderr
 	for _, want := range []string{"Waiting up to 20m0s for the Kubernetes API", "API is up", "Creating OpenShift's CRDs", "failed 0",
 		"Waiting up to 20m0s for the required pods", "\tPod Status:openshift-kube-apiserver/kube-apiserver\t",
@@ -541,4 +577,67 @@ func assertDashboardEtcd(t *testing.T, base, lab, from string, want []string) {
 	}
 	assert.Equal(t, 1, leaders, "one leader among %v", got)
 	t.Logf("the dashboard's etcd card (from %s): %s", v.Etcd.From, strings.Join(got, " "))
+}
+
+// joinedDuring13 is what watchJoinsDuring13 saw: the member list once every
+// master had joined (or the last one seen), when, and the dashboard's etcd
+// card then ("name@node", sorted).
+type joinedDuring13 struct {
+	members []string
+	after   time.Duration
+	card    []string
+	cardWhy string
+}
+
+// watchJoinsDuring13 asks the member list every 15 s until it has as many
+// started voting members as wantCard names (the bootstrap's and every
+// master's) or done is closed, then reads the dashboard's etcd card until
+// it lists wantCard ("name@node", sorted; a minute at most: a master's
+// report may still show an older list). It runs beside stage 13, so it fails nothing itself;
+// each ask is an etcdctl on the bootstrap, whose one vCPU stage 13 needs,
+// and the four members stand for minutes (the masters' API servers start
+// before the bootstrap's member leaves), so it asks seldom.
+func watchJoinsDuring13(memberList func() []string, dash, lab string, wantCard []string, done <-chan struct{}) joinedDuring13 {
+	start := time.Now()
+	var j joinedDuring13
+	for {
+		ms := memberList()
+		all := strings.Join(ms, "\n")
+		if ms != nil {
+			j.members, j.after = ms, time.Since(start)
+		}
+		if len(ms) == len(wantCard) && !strings.Contains(all, "unstarted") && !strings.Contains(all, "true") {
+			break
+		}
+		select {
+		case <-done:
+			j.cardWhy = "not read: not every master had joined when the stage ended"
+			return j
+		case <-time.After(15 * time.Second):
+		}
+	}
+	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(time.Second) {
+		var v labView
+		resp, err := http.Get(dash + "api/labs/" + lab)
+		if err != nil {
+			j.cardWhy = err.Error()
+			continue
+		}
+		data, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err := json.Unmarshal(data, &v); err != nil || v.Etcd == nil {
+			j.cardWhy = fmt.Sprintf("%s: %v: %.300s", resp.Status, err, data)
+			continue
+		}
+		j.card = j.card[:0]
+		for _, m := range v.Etcd.Members {
+			j.card = append(j.card, m.Name+"@"+m.Node)
+		}
+		slices.Sort(j.card)
+		j.cardWhy = "from " + v.Etcd.From
+		if slices.Equal(j.card, wantCard) {
+			break
+		}
+	}
+	return j
 }

@@ -118,7 +118,8 @@ func (t *Tools) waitForControlPlanes(assets, requiredPods string, stdout, stderr
 	list := func(context.Context) (map[string]string, int) { return masters, len(masters) }
 	if len(masters) == 0 {
 		// A rehearsal bootstrap's probe config names only itself: its
-		// masters are the members that join its etcd after stage 12.
+		// masters are the members that join its etcd once this stage's
+		// API answers.
 		list = joinedMasters(BootstrapEtcdctl(assets), installConfigMasters(assets))
 	}
 	if err := t.waitRequiredPods(assets, required, list, say); err != nil {

@@ -21,9 +21,12 @@ import (
 	"github.com/bootlab/bootlab/lab/probe"
 )
 
-// A rehearsal master's etcd, in the order of a real cluster: once the
-// master has its config (after stage 12), the cluster-etcd-operator's
-// cluster member controller adds the master as a learner to the
+// A rehearsal master's etcd, in the order of a real cluster: the
+// cluster-etcd-operator is a pod of the cluster, so it runs only once the
+// bootstrap's temporary control plane serves (stage 13); until then etcd
+// is the bootstrap's member alone, and the bootstrap's kube-apiserver
+// starts against it. Then, the master having its config (stage 12), the
+// operator's cluster member controller adds the master as a learner to the
 // bootstrap's member, the master's etcd pod lands in its static pod
 // directory and the kubelet starts it with the initial cluster the add
 // returned, and the operator promotes the learner when it has caught up.
@@ -58,6 +61,9 @@ type EtcdOperator struct {
 	// Kubelet is the master's kubelet stand-in, started with the etcd
 	// pod; nil starts one of its own.
 	Kubelet *kubelet.Kubelet
+	// APIReady says whether the cluster's API answers (nil) or why not:
+	// the operator adds no member before it does. Nil adds at once.
+	APIReady func(ctx context.Context) error
 }
 
 // Progress is where the etcd operator stand-in stands, for the node's
@@ -177,6 +183,9 @@ func (o *EtcdOperator) Join(ctx context.Context, self probe.NodeExpect, join *pr
 		o.Report(Failed, fmt.Sprintf("write the Ignition files: %v", err))
 		return
 	}
+	if !o.waitAPI(ctx) {
+		return
+	}
 	bootEP := "https://" + join.BootstrapIP + ":2379"
 	myPeer := "https://" + self.IP + ":2380"
 	boot := MasterEtcdctl(bootEP)
@@ -210,6 +219,38 @@ func (o *EtcdOperator) Join(ctx context.Context, self probe.NodeExpect, join *pr
 // say reports on the etcd member check, with the node's memory in use.
 func (o *EtcdOperator) say(p Progress, format string, args ...any) {
 	o.Report(p, fmt.Sprintf("etcd operator stand-in: "+format+memInUse(), args...))
+}
+
+// waitAPI is step 0: the operator runs as a pod of the cluster, so it adds
+// no member before the cluster's API answers (stage 13 starts the
+// bootstrap's). Joining earlier, as the rehearsal once did right after
+// stage 12, made the bootstrap's kube-apiserver start against four TLS
+// members of emulated nodes instead of one, which a real cluster never
+// does. False when ctx ended first.
+func (o *EtcdOperator) waitAPI(ctx context.Context) bool {
+	if o.APIReady == nil {
+		return true
+	}
+	last := ""
+	for {
+		err := o.APIReady(ctx)
+		if err == nil {
+			return true
+		}
+		// The first line, short: a /readyz that is not ok yet lists
+		// every check it has.
+		msg, _, _ := strings.Cut(err.Error(), "\n")
+		if len(msg) > 200 {
+			msg = msg[:200] + "..."
+		}
+		if msg != last {
+			last = msg
+			o.say(Waiting, "waiting for the cluster's API (stage 13 starts the bootstrap's): the etcd operator is a pod of the cluster, so etcd stays the bootstrap's member alone until it answers: %s", msg)
+		}
+		if !sleepCtx(ctx, o.Poll) {
+			return false
+		}
+	}
 }
 
 // addLearner is step 1: member add --learner, retried: the cluster takes

@@ -2,10 +2,12 @@ package standin
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/bootlab/bootlab/internal/agent/kubelet"
 	"github.com/bootlab/bootlab/lab/probe"
@@ -177,4 +179,46 @@ func TestReadyzOfMembers(t *testing.T) {
 		"master-0": "https://192.168.126.11:6443/readyz",
 		"master-1": "https://192.168.126.12:6443/readyz",
 	}, got)
+}
+
+// The operator is a pod of the cluster: it adds no member before the
+// cluster's API answers, and says what it waits for, once per reason.
+func TestEtcdOperatorWaitsForTheClusterAPI(t *testing.T) {
+	t.Parallel()
+	var said []string
+	o := &EtcdOperator{Poll: time.Millisecond, Report: func(p Progress, detail string) {
+		assert.Equal(t, Waiting, p)
+		said = append(said, detail)
+	}}
+	asks := 0
+	o.APIReady = func(context.Context) error {
+		asks++
+		if asks < 4 {
+			return errors.New("GET https://api-int.lab.example:6443/readyz: connection refused")
+		}
+		return nil
+	}
+	require.True(t, o.waitAPI(context.Background()))
+	assert.Equal(t, 4, asks)
+	require.Len(t, said, 1, "one report per reason: %v", said)
+	assert.Contains(t, said[0], "waiting for the cluster's API (stage 13 starts the bootstrap's)")
+	assert.Contains(t, said[0], "connection refused")
+
+	long := errors.New("GET https://api-int.lab.example:6443/readyz: 500 Internal Server Error " + strings.Repeat("[+]ping ok ", 40) + "\n[-]poststarthook/rbac/bootstrap-roles failed: reason withheld")
+	said = nil
+	o.APIReady = func(context.Context) error { return long }
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel()
+	assert.False(t, o.waitAPI(ctx), "gives up when its context ends")
+	require.Len(t, said, 1)
+	assert.Less(t, len(said[0]), 500, "a long /readyz answer is cut to its first line's start: %s", said[0])
+	assert.Contains(t, said[0], "500 Internal Server Error")
+
+	o.APIReady = func(context.Context) error { return errors.New("not yet") }
+	ctx, cancel = context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel()
+	assert.False(t, o.waitAPI(ctx), "gives up when its context ends")
+
+	o.APIReady = nil
+	assert.True(t, (&EtcdOperator{}).waitAPI(context.Background()), "without a wait it joins at once")
 }
