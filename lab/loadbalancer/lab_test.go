@@ -96,6 +96,19 @@ func TestLabConfigCheckIntervals(t *testing.T) {
 	got, err := Render(probe)
 	require.NoError(t, err)
 	assert.Contains(t, string(got), "default-server inter 2s fastinter 250ms downinter 250ms fall 3 rise 2")
+
+	// A rehearsal lab's real kube-apiservers, down for minutes while they
+	// start under TCG, are not asked four times a second.
+	r := lbSpec(3, 2)
+	r.Profile = spec.ProfileProbe
+	r.OpenShift.ManualBootstrap = true
+	require.True(t, r.Rehearsal())
+	rehearsal := LabConfig(r, false)
+	assert.Equal(t, ProbeCheckInterval, rehearsal.CheckInterval)
+	assert.Equal(t, ProbeCheckInterval, rehearsal.TransitionInterval)
+	got, err = Render(rehearsal)
+	require.NoError(t, err)
+	assert.Contains(t, string(got), "default-server inter 2s fastinter 2s downinter 2s fall 3 rise 2")
 }
 
 // IngressNodes is the one rule for who serves 80 and 443; the load
