@@ -339,6 +339,7 @@ func TestRehearsalLab(t *testing.T) {
 	// The dashboard's etcd card showed the same 4 members, each on its
 	// node, from the masters' console reports.
 	assert.Equal(t, wantCard, j.card, "the dashboard's etcd card during stage 13: %s", j.cardWhy)
+	assert.Equal(t, 1, j.leaders, "one leader among %v", j.card)
 	for _, n := range masterNodes {
 		assert.Contains(t, waitEtcdCheck(n, "ok=true"), "ok=true", n.Name)
 	}
@@ -581,11 +582,12 @@ func assertDashboardEtcd(t *testing.T, base, lab, from string, want []string) {
 
 // joinedDuring13 is what watchJoinsDuring13 saw: the member list once every
 // master had joined (or the last one seen), when, and the dashboard's etcd
-// card then ("name@node", sorted).
+// card then ("name@node", sorted, and how many it marks leader).
 type joinedDuring13 struct {
 	members []string
 	after   time.Duration
 	card    []string
+	leaders int
 	cardWhy string
 }
 
@@ -593,10 +595,11 @@ type joinedDuring13 struct {
 // started voting members as wantCard names (the bootstrap's and every
 // master's) or done is closed, then reads the dashboard's etcd card until
 // it lists wantCard ("name@node", sorted; a minute at most: a master's
-// report may still show an older list). It runs beside stage 13, so it fails nothing itself;
-// each ask is an etcdctl on the bootstrap, whose one vCPU stage 13 needs,
-// and the four members stand for minutes (the masters' API servers start
-// before the bootstrap's member leaves), so it asks seldom.
+// report may still show an older list). It runs beside stage 13, so it
+// fails nothing itself; each ask is an etcdctl on the bootstrap, whose one
+// vCPU stage 13 needs, and the four members stand for minutes (the
+// masters' API servers start before the bootstrap's member leaves), so it
+// asks seldom.
 func watchJoinsDuring13(memberList func() []string, dash, lab string, wantCard []string, done <-chan struct{}) joinedDuring13 {
 	start := time.Now()
 	var j joinedDuring13
@@ -629,9 +632,12 @@ func watchJoinsDuring13(memberList func() []string, dash, lab string, wantCard [
 			j.cardWhy = fmt.Sprintf("%s: %v: %.300s", resp.Status, err, data)
 			continue
 		}
-		j.card = j.card[:0]
+		j.card, j.leaders = j.card[:0], 0
 		for _, m := range v.Etcd.Members {
 			j.card = append(j.card, m.Name+"@"+m.Node)
+			if m.State == "leader" {
+				j.leaders++
+			}
 		}
 		slices.Sort(j.card)
 		j.cardWhy = "from " + v.Etcd.From
