@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/bootlab/bootlab/lab/images"
@@ -221,6 +222,14 @@ func BinaryVersion(ctx context.Context, bin string, args ...string) (string, err
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	out, err := exec.CommandContext(ctx, bin, args...).CombinedOutput()
+	// A binary just written may be busy for a moment: a process forked
+	// elsewhere in this program while the file was open for writing holds
+	// that descriptor until it execs (Go issue 22315; seen with tests side
+	// by side). Go's own tools retry; so does this, for up to 2 s.
+	for i := 0; i < 40 && errors.Is(err, syscall.ETXTBSY) && ctx.Err() == nil; i++ {
+		time.Sleep(50 * time.Millisecond)
+		out, err = exec.CommandContext(ctx, bin, args...).CombinedOutput()
+	}
 	if err != nil {
 		return "", fmt.Errorf("`%s %s` failed: %w: %s", bin, strings.Join(args, " "), err, firstLine(out))
 	}

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -137,4 +138,30 @@ func TestFindInstallerAndGather(t *testing.T) {
 	assert.Equal(t, filepath.Join(assets, "log-bundle-20250101000000.tar.gz"), bundle)
 	calls, _ := os.ReadFile(log)
 	assert.Equal(t, "gather bootstrap --dir "+assets+" --bootstrap 192.168.126.10 --master 192.168.126.11 --master 192.168.126.12 --key /labs/x/ssh/id_ed25519\n", string(calls))
+}
+
+// A binary still open for writing somewhere (a process forked meanwhile
+// holds the descriptor until it execs) cannot be run: "text file busy".
+// BinaryVersion waits for it rather than calling the download broken.
+func TestBinaryVersionWaitsOutABusyFile(t *testing.T) {
+	t.Parallel()
+	bin := filepath.Join(t.TempDir(), "openshift-install")
+	w, err := os.OpenFile(bin, os.O_CREATE|os.O_WRONLY, 0o755)
+	require.NoError(t, err)
+	_, err = w.WriteString("#!/bin/sh\necho openshift-install 4.19.10\n")
+	require.NoError(t, err)
+	released := make(chan time.Time, 1)
+	go func() {
+		time.Sleep(300 * time.Millisecond)
+		released <- time.Now()
+		w.Close()
+	}()
+	v, err := BinaryVersion(context.Background(), bin, "version")
+	require.NoError(t, err, "the file is run once its writer closes it")
+	assert.Equal(t, "openshift-install 4.19.10", v)
+	select {
+	case <-released:
+	default:
+		t.Fatal("BinaryVersion returned before the writer closed the file: the test did not make it busy")
+	}
 }
