@@ -150,10 +150,10 @@ func TestBinaryVersionWaitsOutABusyFile(t *testing.T) {
 	require.NoError(t, err)
 	_, err = w.WriteString("#!/bin/sh\necho openshift-install 4.19.10\n")
 	require.NoError(t, err)
-	released := make(chan time.Time, 1)
+	released := make(chan struct{}, 1)
 	go func() {
 		time.Sleep(300 * time.Millisecond)
-		released <- time.Now()
+		released <- struct{}{}
 		w.Close()
 	}()
 	v, err := BinaryVersion(context.Background(), bin, "version")

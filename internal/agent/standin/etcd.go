@@ -240,10 +240,7 @@ func (o *EtcdOperator) waitAPI(ctx context.Context) bool {
 		// The first line, short: a /readyz that is not ok yet lists
 		// every check it has.
 		msg, _, _ := strings.Cut(err.Error(), "\n")
-		if len(msg) > 200 {
-			msg = msg[:200] + "..."
-		}
-		if msg != last {
+		if msg = truncate(msg, 200); msg != last {
 			last = msg
 			o.say(Waiting, "waiting for the cluster's API (stage 13 starts the bootstrap's): the etcd operator is a pod of the cluster, so etcd stays the bootstrap's member alone until it answers: %s", msg)
 		}
