@@ -6,6 +6,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -138,23 +139,41 @@ type labView struct {
 	} `json:"etcd"`
 }
 
+// errNotOK is getLabView's answer when the dashboard does not answer 200
+// (the lab not listed yet).
+var errNotOK = errors.New("the dashboard did not answer 200")
+
+// getLabView reads the dashboard's view of lab once, with the body it
+// answered.
+func getLabView(base, lab string) (labView, string, error) {
+	var v labView
+	resp, err := http.Get(base + "api/labs/" + lab)
+	if err != nil {
+		return v, "", err
+	}
+	data, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil {
+		return v, "", err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return v, string(data), fmt.Errorf("%w: %s", errNotOK, resp.Status)
+	}
+	return v, string(data), json.Unmarshal(data, &v)
+}
+
 // waitLabView polls the dashboard's view of lab until ok holds (1 minute).
 func waitLabView(t *testing.T, base, lab string, ok func(labView) bool) labView {
 	t.Helper()
 	var v labView
 	var body string
 	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(500 * time.Millisecond) {
-		resp, err := http.Get(base + "api/labs/" + lab)
-		require.NoError(t, err)
-		data, err := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		require.NoError(t, err)
-		body = string(data)
-		if resp.StatusCode != http.StatusOK {
+		var err error
+		v, body, err = getLabView(base, lab)
+		if errors.Is(err, errNotOK) {
 			continue
 		}
-		v = labView{}
-		require.NoError(t, json.Unmarshal(data, &v), body)
+		require.NoError(t, err, body)
 		if ok(v) {
 			return v
 		}

@@ -5,10 +5,9 @@ package e2e
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
-	"io"
 	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -174,7 +173,7 @@ func TestRehearsalLab(t *testing.T) {
 	waitMembers := func(n int, why string) []string {
 		var ms []string
 		for deadline := time.Now().Add(4 * time.Minute); time.Now().Before(deadline); time.Sleep(3 * time.Second) {
-			if ms = memberList(); len(ms) == n && !strings.Contains(strings.Join(ms, "\n"), "unstarted") && !strings.Contains(strings.Join(ms, "\n"), "true") {
+			if ms = memberList(); allStartedVoters(ms, n) {
 				break
 			}
 		}
@@ -558,24 +557,15 @@ func assertDashboardEtcd(t *testing.T, base, lab, from string, want []string) {
 	t.Helper()
 	slices.Sort(want)
 	var got []string
+	var leaders int
 	v := waitLabView(t, base, lab, func(v labView) bool {
 		if v.Etcd == nil {
 			return false
 		}
-		got = got[:0]
-		for _, m := range v.Etcd.Members {
-			got = append(got, m.Name+"@"+m.Node)
-		}
-		slices.Sort(got)
+		got, leaders = etcdCard(v)
 		return slices.Equal(got, want)
 	})
 	assert.True(t, strings.HasPrefix(v.Etcd.From, from), "the report of %s...: %q", from, v.Etcd.From)
-	leaders := 0
-	for _, m := range v.Etcd.Members {
-		if m.State == "leader" {
-			leaders++
-		}
-	}
 	assert.Equal(t, 1, leaders, "one leader among %v", got)
 	t.Logf("the dashboard's etcd card (from %s): %s", v.Etcd.From, strings.Join(got, " "))
 }
@@ -605,11 +595,10 @@ func watchJoinsDuring13(memberList func() []string, dash, lab string, wantCard [
 	var j joinedDuring13
 	for {
 		ms := memberList()
-		all := strings.Join(ms, "\n")
 		if ms != nil {
 			j.members, j.after = ms, time.Since(start)
 		}
-		if len(ms) == len(wantCard) && !strings.Contains(all, "unstarted") && !strings.Contains(all, "true") {
+		if allStartedVoters(ms, len(wantCard)) {
 			break
 		}
 		select {
@@ -620,30 +609,39 @@ func watchJoinsDuring13(memberList func() []string, dash, lab string, wantCard [
 		}
 	}
 	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(time.Second) {
-		var v labView
-		resp, err := http.Get(dash + "api/labs/" + lab)
+		v, body, err := getLabView(dash, lab)
+		if err == nil && v.Etcd == nil {
+			err = errors.New("no etcd card yet")
+		}
 		if err != nil {
-			j.cardWhy = err.Error()
+			j.cardWhy = fmt.Sprintf("%v: %.300s", err, body)
 			continue
 		}
-		data, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if err := json.Unmarshal(data, &v); err != nil || v.Etcd == nil {
-			j.cardWhy = fmt.Sprintf("%s: %v: %.300s", resp.Status, err, data)
-			continue
-		}
-		j.card, j.leaders = j.card[:0], 0
-		for _, m := range v.Etcd.Members {
-			j.card = append(j.card, m.Name+"@"+m.Node)
-			if m.State == "leader" {
-				j.leaders++
-			}
-		}
-		slices.Sort(j.card)
+		j.card, j.leaders = etcdCard(v)
 		j.cardWhy = "from " + v.Etcd.From
 		if slices.Equal(j.card, wantCard) {
 			break
 		}
 	}
 	return j
+}
+
+// allStartedVoters says whether an `etcdctl member list` (its lines) has n
+// members, every one started and none a learner.
+func allStartedVoters(ms []string, n int) bool {
+	all := strings.Join(ms, "\n")
+	return len(ms) == n && !strings.Contains(all, "unstarted") && !strings.Contains(all, "true")
+}
+
+// etcdCard is the dashboard's etcd card of v as "name@node", sorted, and
+// how many of its members it marks leader.
+func etcdCard(v labView) (card []string, leaders int) {
+	for _, m := range v.Etcd.Members {
+		card = append(card, m.Name+"@"+m.Node)
+		if m.State == "leader" {
+			leaders++
+		}
+	}
+	slices.Sort(card)
+	return card, leaders
 }
