@@ -1,16 +1,28 @@
 package probe
 
 import (
+	"context"
+	"crypto/tls"
 	"crypto/x509"
 	"encoding/base64"
 	"encoding/pem"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/bootlab/bootlab/internal/kubecreate"
 	"github.com/bootlab/bootlab/lab/ignition"
+	"github.com/bootlab/bootlab/lab/pki"
 )
 
 // A rehearsal bootstrap's config carries core's key the way the
@@ -204,4 +216,56 @@ func TestRehearsalMasterKASOperatorKubeconfig(t *testing.T) {
 			assert.True(t, ok, c)
 		}
 	}
+}
+
+// Where a rehearsal node has no Kubernetes volume, stage 13 serves the
+// in-memory API stand-in with the MCS certificate, and a master's etcd
+// operator stand-in waits for /readyz through the bootstrap kubeconfig it
+// was served (api-int, the lab CA) before it joins etcd. That kubeconfig
+// must reach the stand-in: the same certificate under another CA must not.
+func TestRehearsalMasterKubeconfigReachesTheAPIStandIn(t *testing.T) {
+	t.Parallel()
+	in := rehearsalInput(t)
+	cfgs, err := Generate(in)
+	require.NoError(t, err)
+	served, err := ignition.Parse(cfgs.MasterServed)
+	require.NoError(t, err)
+	kc, ok, err := ignition.FileContents(served, NodeBootstrapKubeconfigPath)
+	require.NoError(t, err)
+	require.True(t, ok)
+	path := filepath.Join(t.TempDir(), "kubeconfig")
+	require.NoError(t, os.WriteFile(path, kc, 0o600))
+
+	ready := func(serving pki.Pair) error {
+		cert, err := tls.X509KeyPair(serving.CertPEM, serving.KeyPEM)
+		require.NoError(t, err)
+		srv := httptest.NewUnstartedServer(APIStandIn("bootstrap"))
+		srv.TLS = &tls.Config{Certificates: []tls.Certificate{cert}}
+		srv.Config.ErrorLog = log.New(io.Discard, "", 0)
+		srv.StartTLS()
+		defer srv.Close()
+		cfg, err := kubecreate.LoadKubeconfig(path)
+		require.NoError(t, err)
+		want := "api-int." + in.ClusterDomain + ":6443"
+		cfg.Dial = func(ctx context.Context, network, addr string) (net.Conn, error) {
+			if addr != want {
+				return nil, fmt.Errorf("dialled %s, want %s", addr, want)
+			}
+			return (&net.Dialer{}).DialContext(ctx, network, srv.Listener.Addr().String())
+		}
+		c, err := kubecreate.NewClient(cfg)
+		require.NoError(t, err)
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		return c.Ready(ctx)
+	}
+	assert.NoError(t, ready(in.PKI.MCS), "the lab's MCS certificate, as the in-memory API stand-in serves it")
+
+	other, err := pki.NewCA("another-ca")
+	require.NoError(t, err)
+	stranger, err := pki.NewServing(other, "system:machine-config-server", []string{"api-int." + in.ClusterDomain})
+	require.NoError(t, err)
+	err = ready(stranger)
+	require.Error(t, err, "a server the lab CA did not sign")
+	assert.Contains(t, err.Error(), "certificate")
 }
