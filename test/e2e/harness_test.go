@@ -449,3 +449,21 @@ func leftovers(t *testing.T, l labEnv) []string {
 	}
 	return left
 }
+
+// reportGuestClockOnFailure registers, for a rehearsal lab made at up,
+// a cleanup that runs before the lab's teardown when t has failed: it
+// logs the bootstrap's uptime beside this host's time since up, and its
+// kernel's TSC and clocksource lines. A guest clock that runs fast times
+// out every wait on the node: once in CI, stage 13 gave up "after 20m0s"
+// on the node 2m21s into the stage by this host's clock.
+func reportGuestClockOnFailure(t *testing.T, up time.Time, lab ...string) {
+	t.Cleanup(func() {
+		if !t.Failed() {
+			return
+		}
+		args := append(append([]string{"lab", "ssh"}, lab...), "bootstrap", "--",
+			`cut -d' ' -f1 /proc/uptime; sudo -n timeout 1 cat /dev/kmsg | grep -i 'tsc\|clocksource' | cut -d';' -f2`)
+		r := runFor(t, time.Minute, args...)
+		t.Logf("guest clock: the bootstrap's uptime and kernel lines, %s after lab up by this host's clock:\n%s", time.Since(up).Round(time.Second), r.Stdout+r.Stderr)
+	})
+}
