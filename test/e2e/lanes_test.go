@@ -14,33 +14,11 @@ import (
 )
 
 // longTests are the e2e tests that take most of a run (TestRehearsalLab:
-// three masters' real control plane under TCG, about 20 minutes here;
-// TestClass: a class whose rehearsal learner runs stages 01 to 15).
+// three masters' real control plane under TCG, about 25 minutes here).
 // They take a lane before any other test: Go's own -parallel admits the
 // released tests in no set order, and a long test admitted last adds its
 // whole length to the run after everything else.
-var longTests = map[string]bool{"TestRehearsalLab": true, "TestClass": true}
-
-// controlPlanes lets one real temporary control plane start at a time.
-// TestClass takes it first (its learner's stages 01 to 15, a minute into
-// the test) while TestRehearsalLab climbs to its stage 13, which waits for
-// it: two stage 13s at once on two emulated cores would both near
-// cluster-bootstrap's 20-minute wait.
-var controlPlanes sync.Mutex
-
-// holdControlPlanes takes controlPlanes for t and returns what gives it
-// back, at once or, if t ends first, at t's cleanup (either, once).
-func holdControlPlanes(t *testing.T) (release func()) {
-	start := time.Now()
-	controlPlanes.Lock()
-	if w := time.Since(start); w > time.Second {
-		t.Logf("control plane: waited %s for another test's stage 13", w.Round(time.Second))
-	}
-	var once sync.Once
-	release = func() { once.Do(controlPlanes.Unlock) }
-	t.Cleanup(release)
-	return release
-}
+var longTests = map[string]bool{"TestRehearsalLab": true}
 
 // lanes admits the e2e tests that run side by side, E2E_PARALLEL (2) at a
 // time, long tests first. The Makefile gives Go a -parallel above the
@@ -77,25 +55,6 @@ func newLaneSet() *laneSet {
 // includes the wait for a lane: the test logs that wait.
 func parallel(t *testing.T) {
 	t.Parallel()
-	takeLane(t)
-}
-
-// parallelAfter is parallel for a test that shares one thing of the
-// machine with other tests (mu): it takes mu before a lane, so no lane is
-// held by a test that cannot start yet, and gives mu back after the
-// test's cleanups (its lane first).
-func parallelAfter(t *testing.T, mu *sync.Mutex) {
-	t.Parallel()
-	start := time.Now()
-	mu.Lock()
-	t.Cleanup(mu.Unlock)
-	if w := time.Since(start); w > time.Second {
-		t.Logf("waited %s for a test sharing this one's resource", w.Round(time.Second))
-	}
-	takeLane(t)
-}
-
-func takeLane(t *testing.T) {
 	start := time.Now()
 	lanes.acquire(t.Name())
 	t.Logf("lane: waited %s for one of %d", time.Since(start).Round(time.Second), lanes.size)

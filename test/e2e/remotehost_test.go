@@ -42,20 +42,15 @@ type remoteHost struct {
 // remoteHostScript is the script, relative to this package.
 var remoteHostScript = filepath.Join("..", "..", "scripts", "host", "remote-host.sh")
 
-// One remote host at a time: they share the /30 and every one runs a
-// libvirtd. A test that makes one holds this from its start
-// (parallelAfter).
+// One remote host at a time: they share the /30 and every one runs a libvirtd.
 var remoteHostMu sync.Mutex
 
 // newRemoteHost brings a remote host up and registers its teardown, which
-// fails the test if anything is left: processes, mounts, the veth or the
-// netns. The caller holds remoteHostMu.
+// fails the test if anything is left: processes, mounts, the veth or the netns.
 func newRemoteHost(t *testing.T) *remoteHost {
 	t.Helper()
-	if remoteHostMu.TryLock() {
-		remoteHostMu.Unlock()
-		t.Fatal("newRemoteHost: the test must hold remoteHostMu (call parallelAfter(t, &remoteHostMu) first)")
-	}
+	remoteHostMu.Lock()
+	t.Cleanup(remoteHostMu.Unlock)
 	for _, tool := range []string{"sshd", "unshare", "nsenter", "ip", "ssh", "virt-ssh-helper"} {
 		if _, err := exec.LookPath(tool); err != nil {
 			if _, err := os.Stat("/usr/sbin/" + tool); err != nil {
@@ -211,7 +206,7 @@ func (h *remoteHost) leftovers(t *testing.T) []string {
 // qemu+ssh from the root namespace, it is a different daemon with its own
 // state, and the workstation's files are invisible inside.
 func TestRemoteHostHarness(t *testing.T) {
-	parallelAfter(t, &remoteHostMu) // the remote host is one per machine, on 10.254.0.0/30
+	// Not parallel: the remote host (scripts/host/remote-host.sh) is one per machine, on 10.254.0.0/30.
 	h := newRemoteHost(t)
 
 	// The inner daemon answers over SSH, and it is not the root's daemon:
