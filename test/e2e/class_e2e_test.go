@@ -82,6 +82,7 @@ overrides:
 	start := time.Now()
 	up := mustRun(t, "class", "up", "-f", file, "--parallel", "3", "-o", "json")
 	upTime := time.Since(start)
+	reportGuestClockOnFailure(t, start, "--name", name+"-cat")
 	var res struct {
 		Labs []struct {
 			Learner string `json:"learner"`

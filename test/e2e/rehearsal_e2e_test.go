@@ -50,6 +50,7 @@ func TestRehearsalLab(t *testing.T) {
 	l := newLabWith(t, "topology: {masters: 3, workers: 1}\n")
 	start := time.Now()
 	up := mustRun(t, "lab", "up", "-f", l.SpecFile, "--manual-bootstrap")
+	reportGuestClockOnFailure(t, start, "-f", l.SpecFile)
 	assert.Contains(t, up.Stderr, "bootlab stage run 01", "lab up names the next step of a rehearsal lab")
 
 	s := loadSpec(t, l)
