@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/coreos/ignition/v2/config/v3_2/types"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -119,13 +120,7 @@ func pemBlock(t *testing.T, data []byte) []byte {
 // metadata, for its kubelet stand-in's join; a probe lab's does not.
 func TestRehearsalMasterKubeletBootstrapFiles(t *testing.T) {
 	in := rehearsalInput(t)
-	cfgs, err := Generate(in)
-	require.NoError(t, err)
-	served, err := ignition.Parse(cfgs.MasterServed)
-	require.NoError(t, err)
-	kc, ok, err := ignition.FileContents(served, NodeBootstrapKubeconfigPath)
-	require.NoError(t, err)
-	require.True(t, ok)
+	served, kc := servedMasterKubeconfig(t, in)
 	assert.Contains(t, string(kc), "server: https://api-int."+in.ClusterDomain+":6443")
 	for _, f := range served.Storage.Files {
 		if f.Path == NodeBootstrapKubeconfigPath {
@@ -150,6 +145,20 @@ func TestRehearsalMasterKubeletBootstrapFiles(t *testing.T) {
 	_, ok, err = ignition.FileContents(served, NodeBootstrapKubeconfigPath)
 	require.NoError(t, err)
 	assert.False(t, ok, "a probe lab's masters join nothing")
+}
+
+// servedMasterKubeconfig is a master's served config for in and the
+// bootstrap kubeconfig in it, which must be there.
+func servedMasterKubeconfig(t *testing.T, in Input) (types.Config, []byte) {
+	t.Helper()
+	cfgs, err := Generate(in)
+	require.NoError(t, err)
+	served, err := ignition.Parse(cfgs.MasterServed)
+	require.NoError(t, err)
+	kc, ok, err := ignition.FileContents(served, NodeBootstrapKubeconfigPath)
+	require.NoError(t, err)
+	require.True(t, ok)
+	return served, kc
 }
 
 func kubeconfigField(t *testing.T, kc []byte, field string) []byte {
@@ -226,13 +235,7 @@ func TestRehearsalMasterKASOperatorKubeconfig(t *testing.T) {
 func TestRehearsalMasterKubeconfigReachesTheAPIStandIn(t *testing.T) {
 	t.Parallel()
 	in := rehearsalInput(t)
-	cfgs, err := Generate(in)
-	require.NoError(t, err)
-	served, err := ignition.Parse(cfgs.MasterServed)
-	require.NoError(t, err)
-	kc, ok, err := ignition.FileContents(served, NodeBootstrapKubeconfigPath)
-	require.NoError(t, err)
-	require.True(t, ok)
+	_, kc := servedMasterKubeconfig(t, in)
 	path := filepath.Join(t.TempDir(), "kubeconfig")
 	require.NoError(t, os.WriteFile(path, kc, 0o600))
 
