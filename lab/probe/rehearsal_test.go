@@ -120,7 +120,8 @@ func pemBlock(t *testing.T, data []byte) []byte {
 // metadata, for its kubelet stand-in's join; a probe lab's does not.
 func TestRehearsalMasterKubeletBootstrapFiles(t *testing.T) {
 	in := rehearsalInput(t)
-	served, kc := servedMasterKubeconfig(t, in)
+	served, kc, ok := servedMasterFile(t, in, NodeBootstrapKubeconfigPath)
+	require.True(t, ok)
 	assert.Contains(t, string(kc), "server: https://api-int."+in.ClusterDomain+":6443")
 	for _, f := range served.Storage.Files {
 		if f.Path == NodeBootstrapKubeconfigPath {
@@ -138,27 +139,21 @@ func TestRehearsalMasterKubeletBootstrapFiles(t *testing.T) {
 	require.True(t, ok)
 	assert.Contains(t, string(rel), `"kubernetesVersion"`)
 
-	plain, err := Generate(testInput(t))
-	require.NoError(t, err)
-	served, err = ignition.Parse(plain.MasterServed)
-	require.NoError(t, err)
-	_, ok, err = ignition.FileContents(served, NodeBootstrapKubeconfigPath)
-	require.NoError(t, err)
+	_, _, ok = servedMasterFile(t, testInput(t), NodeBootstrapKubeconfigPath)
 	assert.False(t, ok, "a probe lab's masters join nothing")
 }
 
-// servedMasterKubeconfig is a master's served config for in and the
-// bootstrap kubeconfig in it, which must be there.
-func servedMasterKubeconfig(t *testing.T, in Input) (types.Config, []byte) {
+// servedMasterFile is a master's served config for in, and the file at
+// path in it, if it is there.
+func servedMasterFile(t *testing.T, in Input, path string) (served types.Config, data []byte, ok bool) {
 	t.Helper()
 	cfgs, err := Generate(in)
 	require.NoError(t, err)
-	served, err := ignition.Parse(cfgs.MasterServed)
+	served, err = ignition.Parse(cfgs.MasterServed)
 	require.NoError(t, err)
-	kc, ok, err := ignition.FileContents(served, NodeBootstrapKubeconfigPath)
+	data, ok, err = ignition.FileContents(served, path)
 	require.NoError(t, err)
-	require.True(t, ok)
-	return served, kc
+	return served, data, ok
 }
 
 func kubeconfigField(t *testing.T, kc []byte, field string) []byte {
@@ -186,12 +181,7 @@ func TestRehearsalMasterKASOperatorKubeconfig(t *testing.T) {
 		if tc.rehearsal {
 			in = rehearsalInput(t)
 		}
-		cfgs, err := Generate(in)
-		require.NoError(t, err)
-		served, err := ignition.Parse(cfgs.MasterServed)
-		require.NoError(t, err)
-		kc, ok, err := ignition.FileContents(served, KASOperatorKubeconfigPath)
-		require.NoError(t, err)
+		served, kc, ok := servedMasterFile(t, in, KASOperatorKubeconfigPath)
 		require.Equal(t, tc.rehearsal, ok, tc.name)
 		if !ok {
 			continue
@@ -235,7 +225,8 @@ func TestRehearsalMasterKASOperatorKubeconfig(t *testing.T) {
 func TestRehearsalMasterKubeconfigReachesTheAPIStandIn(t *testing.T) {
 	t.Parallel()
 	in := rehearsalInput(t)
-	_, kc := servedMasterKubeconfig(t, in)
+	_, kc, ok := servedMasterFile(t, in, NodeBootstrapKubeconfigPath)
+	require.True(t, ok)
 	path := filepath.Join(t.TempDir(), "kubeconfig")
 	require.NoError(t, os.WriteFile(path, kc, 0o600))
 
