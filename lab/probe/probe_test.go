@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/tls"
-	"errors"
+	"fmt"
 	"io"
 	"log"
 	"net"
@@ -47,23 +47,30 @@ func testInput(t *testing.T) Input {
 // returns a dialer that sends api-int:22623 to it.
 func mcsServer(t *testing.T, in Input, mode MCSMode, configs map[string][]byte, wrap func(http.Handler) http.Handler) func(ctx context.Context, network, addr string) (net.Conn, error) {
 	t.Helper()
-	cert, err := tls.X509KeyPair(in.PKI.MCS.CertPEM, in.PKI.MCS.KeyPEM)
-	require.NoError(t, err)
 	var h http.Handler = &MCS{Mode: mode, Configs: configs}
 	if wrap != nil {
 		h = wrap(h)
 	}
+	return tlsServer(t, in.PKI.MCS, h, "api-int."+domain+":22623")
+}
+
+// tlsServer serves h over TLS with serving until the test ends, and
+// returns a dialer that sends addr to it and refuses any other address.
+func tlsServer(t *testing.T, serving pki.Pair, h http.Handler, addr string) func(ctx context.Context, network, addr string) (net.Conn, error) {
+	t.Helper()
+	cert, err := tls.X509KeyPair(serving.CertPEM, serving.KeyPEM)
+	require.NoError(t, err)
 	srv := httptest.NewUnstartedServer(h)
 	srv.TLS = &tls.Config{Certificates: []tls.Certificate{cert}}
 	srv.Config.ErrorLog = log.New(io.Discard, "", 0)
 	srv.StartTLS()
 	t.Cleanup(srv.Close)
-	addr := srv.Listener.Addr().String()
+	local := srv.Listener.Addr().String()
 	return func(ctx context.Context, network, a string) (net.Conn, error) {
-		if a != "api-int."+domain+":22623" {
-			return nil, errors.New("unexpected dial " + a)
+		if a != addr {
+			return nil, fmt.Errorf("dialled %s, want %s", a, addr)
 		}
-		return (&net.Dialer{}).DialContext(ctx, network, addr)
+		return (&net.Dialer{}).DialContext(ctx, network, local)
 	}
 }
 

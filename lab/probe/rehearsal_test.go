@@ -2,15 +2,9 @@ package probe
 
 import (
 	"context"
-	"crypto/tls"
 	"crypto/x509"
 	"encoding/base64"
 	"encoding/pem"
-	"fmt"
-	"io"
-	"log"
-	"net"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -231,22 +225,9 @@ func TestRehearsalMasterKubeconfigReachesTheAPIStandIn(t *testing.T) {
 	require.NoError(t, os.WriteFile(path, kc, 0o600))
 
 	ready := func(serving pki.Pair) error {
-		cert, err := tls.X509KeyPair(serving.CertPEM, serving.KeyPEM)
-		require.NoError(t, err)
-		srv := httptest.NewUnstartedServer(APIStandIn("bootstrap"))
-		srv.TLS = &tls.Config{Certificates: []tls.Certificate{cert}}
-		srv.Config.ErrorLog = log.New(io.Discard, "", 0)
-		srv.StartTLS()
-		defer srv.Close()
 		cfg, err := kubecreate.LoadKubeconfig(path)
 		require.NoError(t, err)
-		want := "api-int." + in.ClusterDomain + ":6443"
-		cfg.Dial = func(ctx context.Context, network, addr string) (net.Conn, error) {
-			if addr != want {
-				return nil, fmt.Errorf("dialled %s, want %s", addr, want)
-			}
-			return (&net.Dialer{}).DialContext(ctx, network, srv.Listener.Addr().String())
-		}
+		cfg.Dial = tlsServer(t, serving, APIStandIn("bootstrap"), "api-int."+in.ClusterDomain+":6443")
 		c, err := kubecreate.NewClient(cfg)
 		require.NoError(t, err)
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
