@@ -41,12 +41,13 @@ func TestEtcdMembersFromTheMastersReports(t *testing.T) {
 		rep := probe.Report{Node: n.Name, Role: string(n.Role), Seq: 1, Boot: time.Now(), Etcd: &m}
 		require.NoError(t, os.WriteFile(p, append([]byte("[    1.0] kernel line\n"), rep.Line()...), 0o600))
 	}
-	// A master's agent runs member list and endpoint status against the
-	// member it reaches; this is the same pair against the real etcd.
+	// A master's agent asks the member it reaches for the member list and
+	// its status (etcd's v3 JSON API); this is the same pair against the
+	// real etcd.
 	read := func() probe.EtcdMembers {
-		list, err := e.Ctl("member", "list", "-w", "json")
+		list, err := e.API("/v3/cluster/member/list", `{"linearizable":true}`)
 		require.NoError(t, err)
-		status, err := e.Ctl("endpoint", "status", "-w", "json")
+		status, err := e.API("/v3/maintenance/status", `{}`)
 		require.NoError(t, err)
 		ms, err := probe.ParseEtcdMembers([]byte(list), []byte(status))
 		require.NoError(t, err)
@@ -74,7 +75,7 @@ func TestEtcdMembersFromTheMastersReports(t *testing.T) {
 	assert.Equal(t, map[string]string{"bootstrap": EtcdLeader}, states(v))
 
 	report(node("master-1"), probe.EtcdMembers{Endpoint: "https://" + node("master-1").IP + ":2379", Time: time.Now().UTC(),
-		Members: []probe.EtcdMember{}, Error: "etcdctl member list: context deadline exceeded"})
+		Members: []probe.EtcdMember{}, Error: "etcd member list: context deadline exceeded"})
 	report(node("master-0"), read())
 	v = view()
 	assert.Equal(t, "master-0", v.From, "a list that was read wins over a failed read, however recent")

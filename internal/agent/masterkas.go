@@ -191,9 +191,8 @@ func (a *Agent) publishEtcdStatus(ctx context.Context, self probe.NodeExpect, cf
 	}
 }
 
-// publishEtcdStatusOnce asks the API first: etcdctl runs (a process, a
-// load on a TCG master) only once a real API serves the etcd operator's
-// kind.
+// publishEtcdStatusOnce asks the API first: etcd is read only once a real
+// API serves the etcd operator's kind.
 func (a *Agent) publishEtcdStatusOnce(ctx context.Context, local standin.Etcdctl) (bool, error) {
 	cfg, err := kubecreate.LoadKubeconfig(probe.KASOperatorKubeconfigPath)
 	if err != nil {

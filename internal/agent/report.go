@@ -127,8 +127,8 @@ func (r *reporter) heartbeat() {
 }
 
 // etcdEvery is how often a rehearsal master lists the etcd members for its
-// report: two etcdctl runs, cheap next to a stage, frequent enough to see
-// each learner join and be promoted.
+// report: two reads of etcd's API on a kept connection, cheap next to a
+// stage, frequent enough to see each learner join and be promoted.
 const etcdEvery = 15 * time.Second
 
 // reportEtcdMembers puts the etcd member list in this master's report

@@ -40,33 +40,30 @@ type EtcdMembers struct {
 	Error string `json:"error,omitempty"`
 }
 
-// ParseEtcdMembers reads `etcdctl member list -w json` and `etcdctl
-// endpoint status -w json` (of one endpoint: it names the leader) into
-// members sorted by name, unstarted learners last.
+// ParseEtcdMembers reads the answers of etcd's v3 JSON API to a member
+// list and to one endpoint's status (it names the leader), the requests
+// `etcdctl member list` and `etcdctl endpoint status` send, into members
+// sorted by name, unstarted learners last. The API writes the uint64 IDs
+// as strings, as protobuf's JSON mapping does.
 func ParseEtcdMembers(list, status []byte) ([]EtcdMember, error) {
 	var l struct {
 		Members []struct {
-			ID        uint64   `json:"ID"`
+			ID        uint64   `json:"ID,string"`
 			Name      string   `json:"name"`
 			PeerURLs  []string `json:"peerURLs"`
 			IsLearner bool     `json:"isLearner"`
 		} `json:"members"`
 	}
 	if err := json.Unmarshal(list, &l); err != nil {
-		return nil, fmt.Errorf("etcdctl member list -w json: %w", err)
+		return nil, fmt.Errorf("etcd member list: %w", err)
 	}
-	var st []struct {
-		Status struct {
-			Leader uint64 `json:"leader"`
-		} `json:"Status"`
+	var st struct {
+		Leader uint64 `json:"leader,string"`
 	}
 	if err := json.Unmarshal(status, &st); err != nil {
-		return nil, fmt.Errorf("etcdctl endpoint status -w json: %w", err)
+		return nil, fmt.Errorf("etcd endpoint status: %w", err)
 	}
-	var leader uint64
-	if len(st) > 0 {
-		leader = st[0].Status.Leader
-	}
+	leader := st.Leader
 	out := make([]EtcdMember, 0, len(l.Members))
 	for _, m := range l.Members {
 		em := EtcdMember{ID: fmt.Sprintf("%x", m.ID), Name: m.Name, Learner: m.IsLearner, Leader: m.ID == leader && leader != 0}

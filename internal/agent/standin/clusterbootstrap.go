@@ -294,7 +294,7 @@ func recordBootstrapComplete(assets string) error {
 // the installer puts in assets/tls.
 func BootstrapEtcdctl(assets string) Etcdctl {
 	return Etcdctl{bin: "etcdctl", endpoints: []string{"https://localhost:2379"}, cacert: filepath.Join(assets, "tls", "etcd-ca-bundle.crt"),
-		cert: filepath.Join(assets, "tls", "etcd-client.crt"), key: filepath.Join(assets, "tls", "etcd-client.key")}
+		cert: filepath.Join(assets, "tls", "etcd-client.crt"), key: filepath.Join(assets, "tls", "etcd-client.key"), api: newEtcdHTTP()}
 }
 
 // masterList says which masters the bootstrap knows of now, each with the

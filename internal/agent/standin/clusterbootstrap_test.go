@@ -59,13 +59,13 @@ func TestJoinedMastersAsksUntilAllJoined(t *testing.T) {
 	}
 	calls := func() int {
 		b, _ := os.ReadFile(filepath.Join(dir, "calls"))
-		return strings.Count(string(b), "member list")
+		return strings.Count(string(b), "/v3/cluster/member/list")
 	}
-	boot := `{"ID":171,"name":"etcd-bootstrap","peerURLs":["https://10.0.0.10:2380"],"clientURLs":["https://10.0.0.10:2379"]}`
+	boot := `{"ID":"171","name":"etcd-bootstrap","peerURLs":["https://10.0.0.10:2380"],"clientURLs":["https://10.0.0.10:2379"]}`
 	m := func(name, ip string) string {
-		return `{"ID":1,"name":"` + name + `","peerURLs":["https://` + ip + `:2380"],"clientURLs":["https://` + ip + `:2379"]}`
+		return `{"ID":"1","name":"` + name + `","peerURLs":["https://` + ip + `:2380"],"clientURLs":["https://` + ip + `:2379"]}`
 	}
-	unstarted := `{"ID":2,"peerURLs":["https://10.0.0.13:2380"],"isLearner":true}`
+	unstarted := `{"ID":"2","peerURLs":["https://10.0.0.13:2380"],"isLearner":true}`
 	ctx := context.Background()
 	list := joinedMasters(c, 3)
 

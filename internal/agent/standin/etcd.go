@@ -85,18 +85,23 @@ func NewEtcdOperator(log *slog.Logger, report func(p Progress, detail string)) *
 	return &EtcdOperator{Log: log, Report: report, Poll: 2 * time.Second, ReleasePath: probe.ReleaseMetadataPath}
 }
 
-// Etcdctl runs the node's real etcdctl with the client certificate.
+// Etcdctl asks a member of the node's etcd with the node's client
+// certificate: the changes by running the node's real etcdctl, the reads
+// the stand-ins repeat over etcd's v3 JSON API in process (etcdapi.go).
 type Etcdctl struct {
 	bin               string
 	endpoints         []string
 	cacert, cert, key string
+	// api is the HTTP client of the reads, shared by the copies.
+	api *etcdHTTP
 }
 
 // MasterEtcdctl is a master's etcdctl with the node's client certificate.
 func MasterEtcdctl(endpoints ...string) Etcdctl {
-	return Etcdctl{bin: "etcdctl", endpoints: endpoints, cacert: probe.EtcdCABundle, cert: probe.EtcdClientCert, key: probe.EtcdClientKey}
+	return Etcdctl{bin: "etcdctl", endpoints: endpoints, cacert: probe.EtcdCABundle, cert: probe.EtcdClientCert, key: probe.EtcdClientKey, api: newEtcdHTTP()}
 }
 
+// run runs etcdctl with args: a change to the cluster.
 func (c Etcdctl) run(ctx context.Context, args ...string) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	defer cancel()
@@ -117,9 +122,10 @@ func (c Etcdctl) run(ctx context.Context, args ...string) ([]byte, error) {
 	return out.Bytes(), nil
 }
 
-// Member is a member as `etcdctl member list -w json` prints it.
+// Member is a member as etcd's v3 JSON API lists it (the IDs, uint64,
+// as strings: protobuf's JSON mapping).
 type Member struct {
-	ID         uint64   `json:"ID"`
+	ID         uint64   `json:"ID,string"`
 	Name       string   `json:"name"`
 	PeerURLs   []string `json:"peerURLs"`
 	ClientURLs []string `json:"clientURLs"`
@@ -130,7 +136,7 @@ func (m Member) hexID() string { return fmt.Sprintf("%x", m.ID) }
 
 // Members lists the cluster's members.
 func (c Etcdctl) Members(ctx context.Context) ([]Member, error) {
-	out, err := c.run(ctx, "member", "list", "-w", "json")
+	out, err := c.memberListJSON(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -138,19 +144,9 @@ func (c Etcdctl) Members(ctx context.Context) ([]Member, error) {
 		Members []Member `json:"members"`
 	}
 	if err := json.Unmarshal(out, &l); err != nil {
-		return nil, fmt.Errorf("etcdctl member list: %w", err)
+		return nil, fmt.Errorf("etcd member list: %w", err)
 	}
 	return l.Members, nil
-}
-
-// healthy reports whether every endpoint answers etcdctl endpoint health.
-func (c Etcdctl) healthy(ctx context.Context, endpoints []string) (bool, string) {
-	cc := c
-	cc.endpoints = endpoints
-	if _, err := cc.run(ctx, "endpoint", "health"); err != nil {
-		return false, err.Error()
-	}
-	return true, ""
 }
 
 // MemberSummary is "etcd-bootstrap, master-0 (learner), ..." for reports.

@@ -11,11 +11,11 @@ import (
 // memberStates lists the members through c's endpoint with each one's
 // state: voter or learner, and which is the leader (endpoint status).
 func (c Etcdctl) memberStates(ctx context.Context) ([]probe.EtcdMember, error) {
-	list, err := c.run(ctx, "member", "list", "-w", "json")
+	list, err := c.memberListJSON(ctx)
 	if err != nil {
 		return nil, err
 	}
-	status, err := c.run(ctx, "endpoint", "status", "-w", "json")
+	status, err := c.statusJSON(ctx)
 	if err != nil {
 		return nil, err
 	}

@@ -40,6 +40,6 @@ func TestReadMembersFromTheRealEtcd(t *testing.T) {
 
 	got = ReadMembers(t.Context(), dead)
 	assert.Empty(t, got.Members)
-	assert.Contains(t, got.Error, "etcdctl member list")
+	assert.Contains(t, got.Error, "etcd member list: "+dead.endpoints[0])
 	assert.False(t, got.Time.IsZero())
 }

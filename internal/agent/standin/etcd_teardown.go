@@ -46,14 +46,14 @@ func (o *EtcdOperator) teardownBootstrapMember(ctx context.Context, self probe.N
 // bootstrapTeardownStep checks once whether the bootstrap member can go and
 // removes it if so; it returns true when it is gone. It asks first what
 // holds longest: cluster-bootstrap's ConfigMap, absent for the whole of
-// stage 13, read from this master's own member (one etcdctl run, a
-// serializable read that needs no round of the other members), so a wait
-// of many minutes costs one process every Poll. Upstream's controller reads
-// the ConfigMap from its informer's cache, which costs nothing; each
-// etcdctl run here costs a TCG master about 0.2 s of its vCPU, and the
-// member list, the health of three members and the read together took
-// master-0 a fifth of a vCPU through stage 13. Only then the members:
-// every master a started voting member, all of them healthy.
+// stage 13, read from this master's own member (a serializable read that
+// needs no round of the other members), so a wait of many minutes costs
+// one request every Poll. Upstream's controller reads the ConfigMap from
+// its informer's cache, which costs nothing; when each read was an etcdctl
+// run (0.2 s of a TCG master's vCPU), the member list, the health of three
+// members and the read together took master-0 a fifth of a vCPU through
+// stage 13. Only then the members: every master a started voting member,
+// all of them healthy.
 func bootstrapTeardownStep(ctx context.Context, c Etcdctl, want int) (bool, string) {
 	complete, detail := c.bootstrapComplete(ctx)
 	if !complete {
@@ -191,11 +191,7 @@ func memInUse() string {
 // the real kube-apiserver (protobuf) or the API stand-in's etcdctl put
 // (JSON) stored it, and says whether its status is complete.
 func (c Etcdctl) bootstrapComplete(ctx context.Context) (bool, string) {
-	out, err := c.run(ctx, "get", bootstrapConfigMapKey, "--consistency=s", "-w", "json")
-	if err != nil {
-		return false, err.Error()
-	}
-	value, err := etcdValue(out)
+	value, err := c.rangeSerializable(ctx, bootstrapConfigMapKey)
 	if err != nil {
 		return false, err.Error()
 	}

@@ -2,10 +2,17 @@ package standin
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -17,30 +24,74 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-// fakeEtcdctl is a stand-in etcdctl for unit tests: it answers member
-// list with members.json, get -w json with configmap.json, fails endpoint health
-// when unhealthy exists, and logs every call to calls.
+// fakeEtcdctl is a stand-in etcd for unit tests, on every endpoint: its
+// v3 JSON API answers member list with members.json (refuses when absent),
+// a range with configmap.json, /health unhealthy when unhealthy exists;
+// its etcdctl (the changes) takes member remove. Every read and etcdctl
+// run is a line of calls.
 func fakeEtcdctl(t *testing.T) (Etcdctl, string) {
 	t.Helper()
 	dir := t.TempDir()
+	var mu sync.Mutex
+	logCall := func(line string) {
+		mu.Lock()
+		defer mu.Unlock()
+		f, err := os.OpenFile(filepath.Join(dir, "calls"), os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+		if err == nil {
+			_, _ = f.WriteString(line + "\n")
+			_ = f.Close()
+		}
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		logCall(r.Method + " " + r.Host + r.URL.Path + " " + string(body))
+		read := func(name string) ([]byte, bool) {
+			b, err := os.ReadFile(filepath.Join(dir, name))
+			return b, err == nil
+		}
+		switch r.URL.Path {
+		case "/v3/cluster/member/list":
+			if b, ok := read("members.json"); ok {
+				_, _ = w.Write(b)
+				return
+			}
+			w.WriteHeader(http.StatusServiceUnavailable)
+			_, _ = io.WriteString(w, `{"error":"etcdserver: leader changed","code":14,"message":"etcdserver: leader changed"}`)
+		case "/health":
+			if _, unhealthy := read("unhealthy"); unhealthy {
+				w.WriteHeader(http.StatusServiceUnavailable)
+				_, _ = io.WriteString(w, `{"health":"false","reason":"RAFT NO LEADER"}`)
+				return
+			}
+			_, _ = io.WriteString(w, `{"health":"true","reason":""}`)
+		case "/v3/kv/range": // the value base64-encoded; a missing key has no kvs
+			if b, ok := read("configmap.json"); ok {
+				_, _ = fmt.Fprintf(w, `{"header":{},"kvs":[{"value":"%s"}],"count":"1"}`, base64.StdEncoding.EncodeToString(b))
+				return
+			}
+			_, _ = io.WriteString(w, `{"header":{}}`)
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	api := newEtcdHTTP()
+	api.dial = func(ctx context.Context, network, _ string) (net.Conn, error) {
+		return (&net.Dialer{}).DialContext(ctx, network, srv.Listener.Addr().String())
+	}
 	script := `#!/bin/bash
 d=$(dirname "$0")
-echo "$*" >>"$d/calls"
+echo "etcdctl $*" >>"$d/calls"
 args=()
 for a in "$@"; do case $a in --*) ;; *) args+=("$a") ;; esac; done
 case "${args[0]} ${args[1]}" in
-"member list") cat "$d/members.json" ;;
-"endpoint health") [ ! -e "$d/unhealthy" ] || { echo "unhealthy" >&2; exit 1; } ;;
-"get "*) # as -w json prints it: the value base64-encoded; a missing key has no kvs
-  if [ -e "$d/configmap.json" ]; then printf '{"header":{},"kvs":[{"value":"%s"}],"count":1}' "$(base64 -w0 "$d/configmap.json")"
-  else echo '{"header":{},"count":0}'; fi ;;
 "member remove") ;;
 *) echo "unexpected: $*" >&2; exit 2 ;;
 esac
 `
 	bin := filepath.Join(dir, "etcdctl")
 	require.NoError(t, os.WriteFile(bin, []byte(script), 0o755))
-	return Etcdctl{bin: bin, endpoints: []string{"https://10.0.0.11:2379"}, cacert: "ca", cert: "c", key: "k"}, dir
+	return Etcdctl{bin: bin, endpoints: []string{"http://10.0.0.11:2379"}, api: api}, dir
 }
 
 // The bootstrap teardown removes etcd-bootstrap only when every master is
@@ -55,9 +106,9 @@ func TestBootstrapTeardownStep(t *testing.T) {
 		require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte(data), 0o644))
 	}
 	calls := func() string { b, _ := os.ReadFile(filepath.Join(dir, "calls")); return string(b) }
-	boot := `{"ID":171,"name":"etcd-bootstrap","peerURLs":["https://10.0.0.10:2380"],"clientURLs":["https://10.0.0.10:2379"]}`
+	boot := `{"ID":"171","name":"etcd-bootstrap","peerURLs":["https://10.0.0.10:2380"],"clientURLs":["http://10.0.0.10:2379"]}`
 	m := func(id, name string) string {
-		return `{"ID":` + id + `,"name":"` + name + `","peerURLs":["https://` + name + `:2380"],"clientURLs":["https://` + name + `:2379"]}`
+		return `{"ID":"` + id + `","name":"` + name + `","peerURLs":["https://` + name + `:2380"],"clientURLs":["http://` + name + `:2379"]}`
 	}
 	all := `{"members":[` + boot + `,` + m("1", "master-0") + `,` + m("2", "master-1") + `,` + m("3", "master-2") + `]}`
 	ctx := context.Background()
@@ -66,8 +117,9 @@ func TestBootstrapTeardownStep(t *testing.T) {
 	done, why := bootstrapTeardownStep(ctx, c, 4)
 	assert.False(t, done)
 	assert.Contains(t, why, "cluster-bootstrap is not yet finished")
-	assert.Equal(t, 1, strings.Count(calls(), "\n"), "one etcdctl run while cluster-bootstrap has not finished: %s", calls())
-	assert.Contains(t, calls(), "get /kubernetes.io/configmaps/kube-system/bootstrap --consistency=s -w json")
+	assert.Equal(t, 1, strings.Count(calls(), "\n"), "one read while cluster-bootstrap has not finished: %s", calls())
+	key := base64.StdEncoding.EncodeToString([]byte("/kubernetes.io/configmaps/kube-system/bootstrap"))
+	assert.Contains(t, calls(), `POST 10.0.0.11:2379/v3/kv/range {"key":"`+key+`","serializable":true}`, "a serializable read of this master's member")
 
 	write("configmap.json", `{"kind":"ConfigMap","data":{"status":"pending"}}`)
 	done, why = bootstrapTeardownStep(ctx, c, 4)
@@ -75,7 +127,7 @@ func TestBootstrapTeardownStep(t *testing.T) {
 	assert.Contains(t, why, "cluster-bootstrap is not yet finished")
 
 	write("configmap.json", `{"kind":"ConfigMap","data":{"status":"complete"}}`)
-	write("members.json", `{"members":[`+boot+`,`+m("1", "master-0")+`,{"ID":2,"peerURLs":["https://x:2380"],"isLearner":true}]}`)
+	write("members.json", `{"members":[`+boot+`,`+m("1", "master-0")+`,{"ID":"2","peerURLs":["https://x:2380"],"isLearner":true}]}`)
 	done, why = bootstrapTeardownStep(ctx, c, 4)
 	assert.False(t, done)
 	assert.Contains(t, why, "every master to be a started voting member")
@@ -96,8 +148,11 @@ func TestBootstrapTeardownStep(t *testing.T) {
 	done, why = bootstrapTeardownStep(ctx, c, 4)
 	assert.True(t, done)
 	assert.Equal(t, "removed the etcd-bootstrap member ab", why)
-	assert.Contains(t, calls(), "member remove ab")
-	assert.Contains(t, calls(), "--endpoints=https://master-0:2379,https://master-1:2379,https://master-2:2379 --cacert=ca --cert=c --key=k --dial-timeout=3s --command-timeout=5s endpoint health", "the masters' members are checked, not the bootstrap's")
+	assert.Contains(t, calls(), "etcdctl --endpoints=http://10.0.0.11:2379 --dial-timeout=3s --command-timeout=5s member remove ab")
+	for _, m := range []string{"master-0", "master-1", "master-2"} {
+		assert.Contains(t, calls(), "GET "+m+":2379/health", "each master's member is checked")
+	}
+	assert.NotContains(t, calls(), "10.0.0.10:2379/health", "the bootstrap's member is not checked")
 
 	write("members.json", `{"members":[`+m("1", "master-0")+`,`+m("2", "master-1")+`,`+m("3", "master-2")+`]}`)
 	done, why = bootstrapTeardownStep(ctx, c, 4)

@@ -36,9 +36,9 @@ func storedConfigMapData(value []byte) (map[string]string, error) {
 	return cm.Data, nil
 }
 
-// etcdValue is the value of the one key `etcdctl get KEY -w json` printed
-// (nil when the key is absent): -w json carries it base64-encoded, so a
-// binary (protobuf) value comes through whole.
+// etcdValue is the value of the one key of a range answer of etcd's v3
+// JSON API (nil when the key is absent): it carries the value
+// base64-encoded, so a binary (protobuf) value comes through whole.
 func etcdValue(out []byte) ([]byte, error) {
 	var got struct {
 		KVs []struct {
@@ -46,7 +46,7 @@ func etcdValue(out []byte) ([]byte, error) {
 		} `json:"kvs"`
 	}
 	if err := json.Unmarshal(out, &got); err != nil {
-		return nil, fmt.Errorf("etcdctl get -w json: %w", err)
+		return nil, fmt.Errorf("etcd range: %w", err)
 	}
 	switch len(got.KVs) {
 	case 0:
@@ -54,5 +54,5 @@ func etcdValue(out []byte) ([]byte, error) {
 	case 1:
 		return base64.StdEncoding.DecodeString(got.KVs[0].Value)
 	}
-	return nil, errors.New("etcdctl get -w json: more than one key")
+	return nil, errors.New("etcd range: more than one key")
 }

@@ -3,6 +3,8 @@ package kubetest
 import (
 	"bytes"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -53,4 +55,19 @@ func (e *Etcd) Ctl(args ...string) (string, error) {
 		return string(out), fmt.Errorf("etcdctl %s: %w: %s", strings.Join(args, " "), err, strings.TrimSpace(errb.String()))
 	}
 	return string(out), nil
+}
+
+// API posts body (JSON) to path of etcd's v3 JSON API, as the agents read
+// the members, and returns the answer; a status other than 200 is an error.
+func (e *Etcd) API(path, body string) (string, error) {
+	resp, err := http.Post(e.Endpoint+path, "application/json", strings.NewReader(body))
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	out, err := io.ReadAll(resp.Body)
+	if err == nil && resp.StatusCode != http.StatusOK {
+		err = fmt.Errorf("POST %s: %s: %s", path, resp.Status, out)
+	}
+	return string(out), err
 }
