@@ -15,7 +15,8 @@ import (
 // A master reads the member list through the first endpoint that answers
 // (its own member refuses before it runs): the real etcd's members with
 // the leader marked, a learner as a learner; with none answering, the
-// error names each endpoint's failure.
+// error names each endpoint's failure. The health and the key the
+// stand-ins poll are read from the same etcd.
 func TestReadMembersFromTheRealEtcd(t *testing.T) {
 	rel := kuberelease.Build(t, kuberelease.DefaultMinor)
 	e := kubetest.StartEtcd(t, rel.Etcd, "etcd-bootstrap", "127.0.0.1")
@@ -37,6 +38,23 @@ func TestReadMembersFromTheRealEtcd(t *testing.T) {
 	assert.True(t, got.Members[1].Learner)
 	assert.False(t, got.Members[1].Leader)
 	assert.Equal(t, "10.0.0.11", got.Members[1].Host())
+
+	ok, why := live.healthy(t.Context(), live.endpoints)
+	assert.True(t, ok, "a member with a leader answers /health: %s", why)
+	ok, why = live.healthy(t.Context(), append(live.endpoints, dead.endpoints...))
+	assert.False(t, ok, "every endpoint must answer")
+	assert.Contains(t, why, dead.endpoints[0])
+
+	// The serializable read the teardown controller polls: nil while the
+	// key is absent, the value once etcdctl put wrote it.
+	v, err := live.rangeSerializable(t.Context(), bootstrapConfigMapKey)
+	require.NoError(t, err)
+	assert.Nil(t, v)
+	_, err = live.run(t.Context(), "put", bootstrapConfigMapKey, "value")
+	require.NoError(t, err)
+	v, err = live.rangeSerializable(t.Context(), bootstrapConfigMapKey)
+	require.NoError(t, err)
+	assert.Equal(t, "value", string(v))
 
 	got = ReadMembers(t.Context(), dead)
 	assert.Empty(t, got.Members)
