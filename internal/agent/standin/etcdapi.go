@@ -45,11 +45,12 @@ type etcdHTTP struct {
 
 func newEtcdHTTP() *etcdHTTP { return &etcdHTTP{} }
 
-// httpClient returns the shared client, made now if need be.
+// httpClient returns the shared client, made now if need be; an Etcdctl
+// without one gets a client of its own that keeps no connection.
 func (c Etcdctl) httpClient() (*http.Client, error) {
-	h := c.api
+	h, keep := c.api, true
 	if h == nil {
-		h = newEtcdHTTP()
+		h, keep = newEtcdHTTP(), false
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -60,7 +61,7 @@ func (c Etcdctl) httpClient() (*http.Client, error) {
 	if dial == nil {
 		dial = (&net.Dialer{Timeout: etcdDialTimeout}).DialContext
 	}
-	tr := &http.Transport{DialContext: dial, TLSHandshakeTimeout: etcdDialTimeout, MaxIdleConnsPerHost: 2, IdleConnTimeout: 5 * time.Minute}
+	tr := &http.Transport{DialContext: dial, TLSHandshakeTimeout: etcdDialTimeout, MaxIdleConnsPerHost: 2, IdleConnTimeout: 5 * time.Minute, DisableKeepAlives: !keep}
 	if c.cacert != "" {
 		cfg, err := etcdTLS(c.cacert, c.cert, c.key)
 		if err != nil {
