@@ -109,6 +109,7 @@ overrides:
 		cidrs[p.String()] = true
 	}
 	assert.True(t, specs["cat"].Rehearsal(), "cat's override made hers a rehearsal lab")
+	catCPU := newGuestCPULedger(specs["cat"])
 	assert.False(t, specs["ann"].Rehearsal())
 	// Handouts: spec, key 0600, README with the commands for the lab.
 	hd := filepath.Join(home, "classes", name, "handouts", "ann")
@@ -132,8 +133,11 @@ overrides:
 	// She runs the bootstrap herself, as her handout says, then pivots.
 	setRunEnv(t, "BOOTLAB_LAB", labName["cat"])
 	waitSSH(t, labName["cat"])
+	catCPU.phase("class up to her stages")
 	mustRun(t, "stage", "run", "--all")
 	mustRun(t, "lab", "pivot")
+	catCPU.phase("stage run --all and pivot")
+	catCPU.log(t, "class learner cat's rehearsal lab (1 master)")
 	setRunEnv(t, "BOOTLAB_LAB", "")
 	mustRun(t, "class", "verify", "--name", name, "--timeout", "3m")
 	allGreen := time.Since(start)

@@ -57,6 +57,7 @@ func TestRehearsalLab(t *testing.T) {
 	st, err := labdir.LoadState(s.LabDir)
 	require.NoError(t, err)
 	require.True(t, st.Spec.Rehearsal(), "the lab state records the rehearsal")
+	cpu := newGuestCPULedger(st.Spec)
 	bs, _ := st.Spec.Node("bootstrap")
 	var xml string
 	assert.Equal(t, spec.RehearsalBootstrapMemoryMiB, bs.MemoryMiB)
@@ -138,6 +139,7 @@ func TestRehearsalLab(t *testing.T) {
 	}
 	require.Equal(t, 0, r.Code, "stage validate 07:\n%s", r)
 	assert.Contains(t, r.Stdout+r.Stderr, "etcd is the release's minor", "stage validate 07 checks the etcd version")
+	cpu.phase("boot to 07 validated (the bootstrap from its before-07 restore)")
 	t.Logf("BENCH rehearsal stage 07: stage validate 07 ✓ (etcd %s healthy) %.1fs after stage run 07 returned", etcdVersion, time.Since(ran07).Seconds())
 	r = mustRun(t, "lab", "ssh", "-f", l.SpecFile, "bootstrap", "--", `sudo -n bash -c 'for p in /proc/[0-9]*; do if [ "$(cat $p/comm 2>/dev/null)" = etcd ]; then grep VmRSS $p/status; fi; done'`)
 	t.Logf("BENCH rehearsal bootstrap etcd (1 member): %s", strings.Join(strings.Fields(r.Stdout), " "))
@@ -310,6 +312,7 @@ func TestRehearsalLab(t *testing.T) {
 	}
 	mustRun(t, "lab", "ssh", "-f", l.SpecFile, "bootstrap", "--", "sudo -n tee /opt/openshift/manifests/99_bootlab-e2e-stage13.yaml >/dev/null <<'EOF'\n"+stage13Object+"EOF")
 	kubectl := hostKubectl(t, l, st.Spec)
+	cpu.phase("07 validated to 13 begun")
 	ran13 := time.Now()
 	realAPI := make(chan string, 1)
 	go func() { realAPI <- waitRealAPIThroughLB(kubectl, pins.Kubernetes, 20*time.Minute) }()
@@ -329,6 +332,7 @@ func TestRehearsalLab(t *testing.T) {
 	close(done13)
 	require.Equal(t, 0, r.Code, "stage run 13:\n%s", r)
 	t.Logf("BENCH rehearsal stage 13: %.1fs with the real temporary control plane", time.Since(ran13).Seconds())
+	cpu.phase("stage 13")
 	j := <-joined
 	require.Len(t, j.members, masters+1, "during stage 13 every master joined etcd and votes beside the bootstrap's member (last list seen %s after the stage began):\n%s", j.after, strings.Join(j.members, "\n"))
 	t.Logf("etcd members (during stage 13, %s after it began, every master joined):\n%s", j.after.Round(time.Second), strings.Join(j.members, "\n"))
@@ -458,6 +462,9 @@ func TestRehearsalLab(t *testing.T) {
 	for _, n := range masterNodes {
 		t.Logf("BENCH rehearsal %s: %s", n.Name, etcdCheck(n))
 	}
+
+	cpu.phase("13 validated to pivot and the CSR")
+	cpu.log(t, "rehearsal")
 
 	labDown(t, l.LabDir, "-f", l.SpecFile)
 	assert.Empty(t, leftovers(t, l))
