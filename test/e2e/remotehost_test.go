@@ -206,7 +206,9 @@ func (h *remoteHost) leftovers(t *testing.T) []string {
 // qemu+ssh from the root namespace, it is a different daemon with its own
 // state, and the workstation's files are invisible inside.
 func TestRemoteHostHarness(t *testing.T) {
-	// Not parallel: the remote host (scripts/host/remote-host.sh) is one per machine, on 10.254.0.0/30.
+	// Beside the other tests, not beside TestRemoteLab: newRemoteHost waits
+	// for the one remote host of the machine.
+	parallel(t)
 	h := newRemoteHost(t)
 
 	// The inner daemon answers over SSH, and it is not the root's daemon:
