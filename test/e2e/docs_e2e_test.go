@@ -88,10 +88,7 @@ func TestDocsPagesClassified(t *testing.T) {
 // shell function that runs its command. `make demo` gets its lab name,
 // network, spec file and install prefix from the environment.
 func TestDocsRunAsWritten(t *testing.T) {
-	// Beside the other tests: the pages' lab is named by DEMO_NAME, on a
-	// free network, in a bootlab home of its own, where the commands that
-	// name no lab find it as the only one.
-	parallel(t)
+	// Not parallel: the pages' commands name fixed labs (demo, demo-probe) and networks.
 	root, err := filepath.Abs(filepath.Join("..", ".."))
 	if err != nil {
 		t.Fatal(err)

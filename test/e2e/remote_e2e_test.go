@@ -133,9 +133,7 @@ func workstationLeftovers(l labEnv) []string {
 // bootstrap answers `lab ssh` and `stage` through the host (ProxyJump).
 // One TCG lab at a time.
 func TestRemoteLab(t *testing.T) {
-	// Beside the other tests, not beside TestRemoteHostHarness: the remote
-	// host is one per machine, on 10.254.0.0/30 (newRemoteHost waits its turn).
-	parallel(t)
+	// Not parallel: the remote host (scripts/host/remote-host.sh) is one per machine, on 10.254.0.0/30.
 	h := newRemoteHost(t)
 
 	t.Run("probe", func(t *testing.T) {

@@ -206,9 +206,7 @@ func (h *remoteHost) leftovers(t *testing.T) []string {
 // qemu+ssh from the root namespace, it is a different daemon with its own
 // state, and the workstation's files are invisible inside.
 func TestRemoteHostHarness(t *testing.T) {
-	// Beside the other tests, not beside TestRemoteLab: newRemoteHost waits
-	// for the one remote host of the machine.
-	parallel(t)
+	// Not parallel: the remote host (scripts/host/remote-host.sh) is one per machine, on 10.254.0.0/30.
 	h := newRemoteHost(t)
 
 	// The inner daemon answers over SSH, and it is not the root's daemon:
