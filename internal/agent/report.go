@@ -117,10 +117,14 @@ func (r *reporter) emitLocked() {
 	_, _ = r.out.Write(r.rep.Line())
 }
 
+// heartbeat writes the report every 15 s, with the node's CPU by program
+// read afresh.
 func (r *reporter) heartbeat() {
 	for {
 		time.Sleep(15 * time.Second)
+		cpu := programCPU("/proc", cpuTop)
 		r.mu.Lock()
+		r.rep.CPU = cpu
 		r.emitLocked()
 		r.mu.Unlock()
 	}

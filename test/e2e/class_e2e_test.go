@@ -138,6 +138,7 @@ overrides:
 	mustRun(t, "lab", "pivot")
 	catCPU.phase("stage run --all and pivot")
 	catCPU.log(t, "class learner cat's rehearsal lab (1 master)")
+	logNodeCPU(t, "class learner cat's", specs["cat"])
 	setRunEnv(t, "BOOTLAB_LAB", "")
 	mustRun(t, "class", "verify", "--name", name, "--timeout", "3m")
 	allGreen := time.Since(start)

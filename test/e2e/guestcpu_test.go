@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/bootlab/bootlab/lab/labdir"
+	"github.com/bootlab/bootlab/lab/probe"
 	"github.com/bootlab/bootlab/lab/spec"
 )
 
@@ -110,4 +112,24 @@ func (l *guestCPULedger) phase(name string) {
 func (l *guestCPULedger) log(t *testing.T, what string) {
 	t.Helper()
 	t.Logf("BENCH %s guest CPU, seconds of its QEMUs (user+system) by phase: %s", what, strings.Join(l.parts, "; "))
+}
+
+// logNodeCPU writes a BENCH line for each node of the lab: its CPU by program since boot, as
+// its agent last reported it on the console (every 15 s).
+func logNodeCPU(t *testing.T, what string, s *spec.Spec) {
+	t.Helper()
+	for _, n := range s.Nodes {
+		f, err := os.Open(labdir.ConsoleLog(s, n))
+		if err != nil {
+			t.Logf("BENCH %s %s CPU by program: %v", what, n.Name, err)
+			continue
+		}
+		rep, _ := probe.ParseConsole(f)
+		f.Close()
+		sum := "no report with CPU yet"
+		if rep != nil && len(rep.CPU) > 0 {
+			sum = rep.CPUSummary()
+		}
+		t.Logf("BENCH %s %s CPU by program since boot: %s", what, n.Name, sum)
+	}
 }

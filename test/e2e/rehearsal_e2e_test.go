@@ -333,6 +333,7 @@ func TestRehearsalLab(t *testing.T) {
 	require.Equal(t, 0, r.Code, "stage run 13:\n%s", r)
 	t.Logf("BENCH rehearsal stage 13: %.1fs with the real temporary control plane", time.Since(ran13).Seconds())
 	cpu.phase("stage 13")
+	logNodeCPU(t, "rehearsal after stage 13:", st.Spec)
 	j := <-joined
 	require.Len(t, j.members, masters+1, "during stage 13 every master joined etcd and votes beside the bootstrap's member (last list seen %s after the stage began):\n%s", j.after, strings.Join(j.members, "\n"))
 	t.Logf("etcd members (during stage 13, %s after it began, every master joined):\n%s", j.after.Round(time.Second), strings.Join(j.members, "\n"))
@@ -465,6 +466,7 @@ func TestRehearsalLab(t *testing.T) {
 
 	cpu.phase("13 validated to pivot and the CSR")
 	cpu.log(t, "rehearsal")
+	logNodeCPU(t, "rehearsal at the end:", st.Spec)
 
 	labDown(t, l.LabDir, "-f", l.SpecFile)
 	assert.Empty(t, leftovers(t, l))

@@ -1,0 +1,107 @@
+package agent
+
+import (
+	"bytes"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/bootlab/bootlab/lab/probe"
+)
+
+// cpuTop is how many programs a report names in its CPU list.
+const cpuTop = 8
+
+// clockTicks is the unit of /proc/<pid>/stat's times: USER_HZ, 100 on
+// every Linux architecture the lab runs.
+const clockTicks = 100
+
+// programCPU reads each process under procDir (the node's /proc) and
+// returns the CPU time by program, the most first, at most top of them.
+// A process counts its own user and system time and its reaped children's
+// (cutime, cstime), so a program that starts short-lived helpers is
+// charged for them; the time of a process that exited is its parent's.
+// Unreadable entries (a process that ended while read) are skipped.
+func programCPU(procDir string, top int) []probe.ProgramCPU {
+	entries, err := os.ReadDir(procDir)
+	if err != nil {
+		return nil
+	}
+	ticks := map[string]int64{}
+	for _, e := range entries {
+		if _, err := strconv.Atoi(e.Name()); err != nil {
+			continue
+		}
+		dir := filepath.Join(procDir, e.Name())
+		stat, err := os.ReadFile(filepath.Join(dir, "stat"))
+		if err != nil {
+			continue
+		}
+		name, t, ok := parseProcStat(stat)
+		if !ok || t == 0 {
+			continue
+		}
+		ticks[programName(dir, name)] += t
+	}
+	out := make([]probe.ProgramCPU, 0, len(ticks))
+	for name, t := range ticks {
+		out = append(out, probe.ProgramCPU{Program: name, Seconds: math.Round(float64(t)*10/clockTicks) / 10})
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Seconds != out[j].Seconds {
+			return out[i].Seconds > out[j].Seconds
+		}
+		return out[i].Program < out[j].Program
+	})
+	if len(out) > top {
+		out = out[:top]
+	}
+	return out
+}
+
+// parseProcStat returns a /proc/<pid>/stat line's command name and its
+// utime + stime + cutime + cstime, in clock ticks. The name is in
+// parentheses and may itself hold spaces and parentheses: the fields
+// start after the last ')'.
+func parseProcStat(stat []byte) (string, int64, bool) {
+	open, end := bytes.IndexByte(stat, '('), bytes.LastIndexByte(stat, ')')
+	if open < 0 || end < open {
+		return "", 0, false
+	}
+	f := strings.Fields(string(stat[end+1:]))
+	// state is the first field after the name, utime the 12th, then
+	// stime, cutime and cstime.
+	if len(f) < 15 {
+		return "", 0, false
+	}
+	var sum int64
+	for _, v := range f[11:15] {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 0 {
+			return "", 0, false
+		}
+		sum += n
+	}
+	return string(stat[open+1 : end]), sum, true
+}
+
+// programName is the process's command name, or, where the kernel cut it
+// at 15 bytes (kube-controller-manager), the program's file name from its
+// command line.
+func programName(dir, comm string) string {
+	if len(comm) < 15 {
+		return comm
+	}
+	cmdline, err := os.ReadFile(filepath.Join(dir, "cmdline"))
+	if err != nil {
+		return comm
+	}
+	argv0, _, _ := bytes.Cut(cmdline, []byte{0})
+	if base := filepath.Base(string(argv0)); strings.HasPrefix(base, comm) {
+		return base
+	}
+	return comm
+}
