@@ -9,15 +9,12 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/bootlab/bootlab/internal/procstat"
 	"github.com/bootlab/bootlab/lab/probe"
 )
 
 // cpuTop is how many programs a report names in its CPU list.
 const cpuTop = 8
-
-// clockTicks is the unit of /proc/<pid>/stat's times: USER_HZ, 100 on
-// every Linux architecture the lab runs.
-const clockTicks = 100
 
 // programCPU reads each process under procDir (the node's /proc) and
 // returns the CPU time by program, the most first, at most top of them.
@@ -40,15 +37,15 @@ func programCPU(procDir string, top int) []probe.ProgramCPU {
 		if err != nil {
 			continue
 		}
-		name, t, ok := parseProcStat(stat)
-		if !ok || t == 0 {
+		st, err := procstat.Parse(stat)
+		if err != nil || st.TicksWithChildren() == 0 {
 			continue
 		}
-		ticks[programName(dir, name)] += t
+		ticks[programName(dir, st.Comm)] += st.TicksWithChildren()
 	}
 	out := make([]probe.ProgramCPU, 0, len(ticks))
 	for name, t := range ticks {
-		out = append(out, probe.ProgramCPU{Program: name, Seconds: math.Round(float64(t)*10/clockTicks) / 10})
+		out = append(out, probe.ProgramCPU{Program: name, Seconds: math.Round(float64(t)*10/procstat.ClockTicks) / 10})
 	}
 	sort.Slice(out, func(i, j int) bool {
 		if out[i].Seconds != out[j].Seconds {
@@ -60,32 +57,6 @@ func programCPU(procDir string, top int) []probe.ProgramCPU {
 		out = out[:top]
 	}
 	return out
-}
-
-// parseProcStat returns a /proc/<pid>/stat line's command name and its
-// utime + stime + cutime + cstime, in clock ticks. The name is in
-// parentheses and may itself hold spaces and parentheses: the fields
-// start after the last ')'.
-func parseProcStat(stat []byte) (string, int64, bool) {
-	open, end := bytes.IndexByte(stat, '('), bytes.LastIndexByte(stat, ')')
-	if open < 0 || end < open {
-		return "", 0, false
-	}
-	f := strings.Fields(string(stat[end+1:]))
-	// state is the first field after the name, utime the 12th, then
-	// stime, cutime and cstime.
-	if len(f) < 15 {
-		return "", 0, false
-	}
-	var sum int64
-	for _, v := range f[11:15] {
-		n, err := strconv.ParseInt(v, 10, 64)
-		if err != nil || n < 0 {
-			return "", 0, false
-		}
-		sum += n
-	}
-	return string(stat[open+1 : end]), sum, true
 }
 
 // programName is the process's command name, or, where the kernel cut it

@@ -63,18 +63,3 @@ func TestProgramCPU(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, got[:2], back.CPU, "the CPU list survives the console line")
 }
-
-// This process's own stat line parses, with a time that only grows.
-func TestParseProcStatOfThisProcess(t *testing.T) {
-	t.Parallel()
-	stat, err := os.ReadFile("/proc/self/stat")
-	if err != nil {
-		t.Fatalf("this test needs Linux's /proc: %v", err)
-	}
-	name, ticks, ok := parseProcStat(stat)
-	require.True(t, ok, "%s", stat)
-	assert.NotEmpty(t, name)
-	assert.GreaterOrEqual(t, ticks, int64(0))
-	_, _, ok = parseProcStat([]byte("7 (x) S 1 2 3 4 5 6 7 8 9 10 -1 0 0 0 0"))
-	assert.False(t, ok, "a negative time is refused")
-}

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/bootlab/bootlab/internal/procstat"
 	"github.com/bootlab/bootlab/internal/sshc"
 	"github.com/bootlab/bootlab/lab/host"
 )
@@ -298,13 +299,8 @@ func alive(ctx context.Context, h host.Host, pid int) bool {
 	if err != nil {
 		return false
 	}
-	// The state follows the parenthesised command name.
-	s := string(data)
-	i := strings.LastIndexByte(s, ')')
-	if i < 0 || i+2 >= len(s) {
-		return false
-	}
-	return s[i+2] != 'Z' && s[i+2] != 'X'
+	st, err := procstat.Parse(data)
+	return err == nil && !st.Gone()
 }
 
 // Plan says what Ensure would do with c, changing nothing: "start" (not

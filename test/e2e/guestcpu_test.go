@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/bootlab/bootlab/internal/procstat"
 	"github.com/bootlab/bootlab/lab/labdir"
 	"github.com/bootlab/bootlab/lab/probe"
 	"github.com/bootlab/bootlab/lab/spec"
@@ -45,19 +46,11 @@ func qemuCPU(domain string) (float64, error) {
 	if err != nil {
 		return 0, err
 	}
-	// The fields after the command name's closing parenthesis: state is
-	// the first, utime the 12th, stime the 13th.
-	_, rest, ok := strings.Cut(string(stat), ") ")
-	f := strings.Fields(rest)
-	if !ok || len(f) < 13 {
-		return 0, fmt.Errorf("unexpected /proc stat: %q", stat)
+	st, err := procstat.Parse(stat)
+	if err != nil {
+		return 0, fmt.Errorf("/proc stat of %s's QEMU: %w: %q", domain, err, stat)
 	}
-	ut, err1 := strconv.ParseInt(f[11], 10, 64)
-	st, err2 := strconv.ParseInt(f[12], 10, 64)
-	if err1 != nil || err2 != nil {
-		return 0, fmt.Errorf("unexpected /proc stat: %q", stat)
-	}
-	return float64(ut+st) / 100, nil
+	return float64(st.Ticks()) / procstat.ClockTicks, nil
 }
 
 // guestCPULedger splits a test's guest CPU into its phases: each phase is

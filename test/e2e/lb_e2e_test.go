@@ -8,12 +8,13 @@ import (
 	"net/http"
 	"os"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/bootlab/bootlab/internal/procstat"
 )
 
 type lbStatus struct {
@@ -50,9 +51,8 @@ func procAlive(pid int) bool {
 	if err != nil {
 		return false
 	}
-	s := string(data)
-	i := strings.LastIndexByte(s, ')')
-	return i > 0 && i+2 < len(s) && s[i+2] != 'Z'
+	st, err := procstat.Parse(data)
+	return err == nil && !st.Gone()
 }
 
 // Preflight passes on the CI host, the lab's haproxy runs on the API

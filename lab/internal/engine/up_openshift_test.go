@@ -113,7 +113,9 @@ func (h *haproxyMachine) respond(cmd string, stdout io.Writer) int {
 		proc := fmt.Sprintf("/proc/%d/", pid)
 		require.NoError(h.t, h.m.WriteFile(ctx, argv[5], []byte(fmt.Sprintf("%d\n", pid)), 0o644))
 		require.NoError(h.t, h.m.WriteFile(ctx, proc+"cmdline", []byte(strings.Join(argv, "\x00")+"\x00"), 0o444))
-		require.NoError(h.t, h.m.WriteFile(ctx, proc+"stat", []byte(fmt.Sprintf("%d (haproxy) S 1", pid)), 0o444))
+		// A stat line as the kernel writes it (state S, its times after).
+		stat := fmt.Sprintf("%d (haproxy) S 1 %d %d 0 -1 4194624 300 0 0 0 12 5 0 0 20 0 1 0 100 10000000 2000\n", pid, pid, pid)
+		require.NoError(h.t, h.m.WriteFile(ctx, proc+"stat", []byte(stat), 0o444))
 		return 0
 	}
 	h.t.Errorf("the fake hypervisor machine got an unexpected command: %q", cmd)
