@@ -80,7 +80,7 @@ func hostChecks(ctx context.Context, s *spec.Spec, pivoted bool, reports map[str
 		}
 		out = append(out, frontendCheck(ctx, s, lbc, fe, pivoted, dial))
 	}
-	backends, moving := backendChecks(s, lbc, stats, pivoted, reports, vms)
+	backends, moving := backendChecks(ctx, s, lbc, stats, pivoted, reports, vms, dial)
 	return append(out, backends...), settling || moving
 }
 
@@ -223,7 +223,7 @@ func labCAPool(s *spec.Spec) (*x509.CertPool, error) {
 	return pool, nil
 }
 
-func backendChecks(s *spec.Spec, lbc loadbalancer.Config, stats haproxyStats, pivoted bool, reports map[string]*probe.Report, vms map[string]NodeVM) (_ []check.Result, settling bool) {
+func backendChecks(ctx context.Context, s *spec.Spec, lbc loadbalancer.Config, stats haproxyStats, pivoted bool, reports map[string]*probe.Report, vms map[string]NodeVM, dial DialFunc) (_ []check.Result, settling bool) {
 	st, err := stats.st, stats.err
 	if err != nil || st == nil || !st.Running {
 		detail := haproxyDown + " (no live process for " + lbc.PIDPath() + ")"
@@ -251,6 +251,9 @@ func backendChecks(s *spec.Spec, lbc loadbalancer.Config, stats haproxyStats, pi
 				c.State = check.StatePassed
 				c.Detail = strings.TrimSpace(fmt.Sprintf("%s %s %s", b.Address, b.Status, b.LastCheck))
 			default:
+				if vm, ok := vms[srv.Name]; !ok || vm.State == "running" {
+					b = recheckTimeout(ctx, dial, b, net.JoinHostPort(srv.Address, strconv.Itoa(fe.Port)))
+				}
 				settling = settling || catchingUp(b, reports[srv.Name], fe.Port)
 				c.Detail = strings.TrimSpace(fmt.Sprintf("%s %s %s", b.Address, b.Status, b.LastCheck))
 				c.Fix = backendFix(s, fe, srv, b, reports[srv.Name])
@@ -279,6 +282,31 @@ func backendChecks(s *spec.Spec, lbc loadbalancer.Config, stats haproxyStats, pi
 		out = append(out, c)
 	}
 	return out, settling
+}
+
+// recheckTimeout looks again, with one connect of its own, at a backend
+// whose last haproxy check timed out (L4TOUT). haproxy keeps a result until
+// its next check, seconds apart: a node checked while it booted (or while a
+// checkpoint paused it) shows a timeout well after it answers again. A
+// refusal now says the node is up and nothing listens on that port, which
+// the stage gate and backendFix read as such (nothingListens); any other
+// outcome leaves haproxy's word as it was. The backend stays down either
+// way: only the reason changes.
+func recheckTimeout(ctx context.Context, dial DialFunc, b loadbalancer.BackendStatus, hp string) loadbalancer.BackendStatus {
+	if dial == nil || !strings.Contains(b.LastCheck, "L4TOUT") {
+		return b
+	}
+	dctx, cancel := context.WithTimeout(ctx, dialTimeout)
+	defer cancel()
+	conn, err := dial(dctx, "tcp", hp)
+	if err == nil {
+		_ = conn.Close()
+		return b
+	}
+	if strings.Contains(strings.ToLower(err.Error()), "connection refused") {
+		b.LastCheck += "; connect to " + hp + " just now: connection refused"
+	}
+	return b
 }
 
 // backendFix says why srv fails haproxy's check on fe and what to do. A

@@ -1,6 +1,8 @@
 package verify
 
 import (
+	"context"
+	"net"
 	"os"
 	"testing"
 	"time"
@@ -226,4 +228,50 @@ func TestAwaitStagesUnprovenFrontend(t *testing.T) {
 		{Frontend: "api", Server: "bootstrap", Status: "DOWN", LastCheck: "L4CON Connection refused"}}}})
 	rs = awaitStages(s, []check.Result{c2}, map[int]bool{12: true, 13: true})
 	assert.True(t, rs[0].Failed(), "after stage 13 it counts")
+}
+
+// A backend haproxy last saw time out (checked while its node booted) is
+// looked at again with one connect: refused now, it is a port nothing
+// listens on yet, which waits for its stage; a connect that times out or
+// succeeds leaves haproxy's word, and any other last check is not redone.
+func TestRecheckTimeoutOnlyRefinesATimeout(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	closed := ln.Addr().String()
+	require.NoError(t, ln.Close())
+	open, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer open.Close()
+	var d net.Dialer
+	timedOut := func(ctx context.Context, _, _ string) (net.Conn, error) {
+		return nil, &net.OpError{Op: "dial", Net: "tcp", Err: context.DeadlineExceeded}
+	}
+	dials := 0
+	counting := func(ctx context.Context, network, addr string) (net.Conn, error) {
+		dials++
+		return d.DialContext(ctx, network, addr)
+	}
+	tout := loadbalancer.BackendStatus{Status: "DOWN", LastCheck: "L4TOUT"}
+
+	got := recheckTimeout(ctx, counting, tout, closed)
+	assert.Equal(t, "L4TOUT; connect to "+closed+" just now: connection refused", got.LastCheck)
+	assert.True(t, nothingListens(got.LastCheck))
+	assert.Equal(t, "DOWN", got.Status, "still down: only the reason changes")
+	s := rehearsalSpec(t)
+	gated := awaitStages(s, []check.Result{{Group: HostGroup, Name: "backend machine-config/bootstrap", Detail: "192.168.126.10:22623 DOWN " + got.LastCheck}}, map[int]bool{1: true})
+	assert.Equal(t, "…", gated[0].Mark(), "refused before stage 12: it waits for the MCS")
+	gated = awaitStages(s, []check.Result{{Group: HostGroup, Name: "backend machine-config/bootstrap", Detail: "192.168.126.10:22623 DOWN " + got.LastCheck}}, map[int]bool{12: true})
+	assert.Equal(t, "✗", gated[0].Mark(), "refused after stage 12 ran: a failure")
+
+	assert.Equal(t, tout, recheckTimeout(ctx, timedOut, tout, closed), "a timeout again stays a timeout")
+	assert.Equal(t, tout, recheckTimeout(ctx, counting, tout, open.Addr().String()), "something answers now: haproxy's next check will say so")
+	assert.Equal(t, tout, recheckTimeout(ctx, nil, tout, closed), "no dialer, no second look")
+	before := dials
+	refused := loadbalancer.BackendStatus{Status: "DOWN", LastCheck: "L4CON Connection refused"}
+	assert.Equal(t, refused, recheckTimeout(ctx, counting, refused, closed))
+	l7 := loadbalancer.BackendStatus{Status: "DOWN", LastCheck: "L7STS/500 HTTP status"}
+	assert.Equal(t, l7, recheckTimeout(ctx, counting, l7, closed))
+	assert.Equal(t, before, dials, "only a timeout is looked at again")
 }
