@@ -38,10 +38,12 @@ func programCPU(procDir string, top int) []probe.ProgramCPU {
 			continue
 		}
 		st, err := procstat.Parse(stat)
-		if err != nil || st.TicksWithChildren() == 0 {
+		if err != nil {
 			continue
 		}
-		ticks[programName(dir, st.Comm)] += st.TicksWithChildren()
+		if t := st.TicksWithChildren(); t > 0 {
+			ticks[programName(dir, st.Comm)] += t
+		}
 	}
 	out := make([]probe.ProgramCPU, 0, len(ticks))
 	for name, t := range ticks {

@@ -303,7 +303,7 @@ func recheckTimeout(ctx context.Context, dial DialFunc, b loadbalancer.BackendSt
 		_ = conn.Close()
 		return b
 	}
-	if strings.Contains(strings.ToLower(err.Error()), "connection refused") {
+	if nothingListens(err.Error()) {
 		b.LastCheck += "; connect to " + hp + " just now: connection refused"
 	}
 	return b
