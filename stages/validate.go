@@ -35,6 +35,17 @@ type ValidateOptions struct {
 	SkipLive bool
 	// Now is the time certificates must be valid at (default time.Now()).
 	Now time.Time
+	// Wait is how long live checks that fail are asked again once every
+	// other check of the stage passed: what a stage starts (etcd, the MCS,
+	// the API) answers a moment after its script returns, longer under
+	// TCG. Zero asks once. A stage whose files are not there (it has not
+	// run, or failed) is reported at once.
+	Wait time.Duration
+	// Interval is the pause between asks (default 2s).
+	Interval time.Duration
+	// Waiting, when set, is told before each pause which live checks are
+	// still failing and how long is left.
+	Waiting func(names []string, left time.Duration)
 }
 
 // Validate runs the checks of stage s against the node. It returns every
@@ -47,18 +58,74 @@ func Validate(ctx context.Context, n node.Node, s *Stage, v Vars, opts ValidateO
 		now = time.Now()
 	}
 	env := &CheckEnv{Node: n, Vars: v, Now: now}
-	var out []check.Result
+	var (
+		out []check.Result
+		ran []Check // ran[i] gave out[i]
+	)
 	for _, c := range s.Checks {
 		if c.Live && opts.SkipLive {
 			continue
 		}
-		r := check.Result{Group: s.Label(), Name: c.Name, State: check.StatePassed}
-		if err := c.Run(ctx, env); err != nil {
-			r.State, r.Detail = check.StateFailed, err.Error()
-		}
-		out = append(out, r)
+		out = append(out, runCheck(ctx, env, s, c))
+		ran = append(ran, c)
 	}
-	return out
+	if opts.Wait <= 0 {
+		return out
+	}
+	interval := opts.Interval
+	if interval <= 0 {
+		interval = 2 * time.Second
+	}
+	deadline := time.Now().Add(opts.Wait)
+	for {
+		again := liveFailures(out, ran)
+		left := time.Until(deadline)
+		if len(again) == 0 || left <= 0 {
+			return out
+		}
+		if opts.Waiting != nil {
+			names := make([]string, len(again))
+			for j, i := range again {
+				names[j] = ran[i].Name
+			}
+			opts.Waiting(names, left)
+		}
+		t := time.NewTimer(min(interval, left))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return out
+		case <-t.C:
+		}
+		for _, i := range again {
+			out[i] = runCheck(ctx, env, s, ran[i])
+		}
+	}
+}
+
+func runCheck(ctx context.Context, env *CheckEnv, s *Stage, c Check) check.Result {
+	r := check.Result{Group: s.Label(), Name: c.Name, State: check.StatePassed}
+	if err := c.Run(ctx, env); err != nil {
+		r.State, r.Detail = check.StateFailed, err.Error()
+	}
+	return r
+}
+
+// liveFailures are the indexes of the failed live checks, none when a
+// check that reads files failed: the stage's own output is not all there,
+// and no wait makes it so.
+func liveFailures(out []check.Result, ran []Check) []int {
+	var live []int
+	for i, r := range out {
+		if !r.Failed() {
+			continue
+		}
+		if !ran[i].Live {
+			return nil
+		}
+		live = append(live, i)
+	}
+	return live
 }
 
 // ---- check builders ----

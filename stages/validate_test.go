@@ -292,3 +292,68 @@ func TestValidateFailsUsefully(t *testing.T) {
 		})
 	}
 }
+
+// What stage 07 starts answers a moment after its script returns: with a
+// wait, validate asks the live checks again until they pass, and only them.
+func TestValidateWaitsForWhatTheStageStarted(t *testing.T) {
+	t.Parallel()
+	s, err := stages.Default().Lookup("07")
+	require.NoError(t, err)
+	n := fixtureNode(t, s)
+	const health = "https://localhost:2379/health"
+	healthy := n.Replies[health]
+	delete(n.Replies, health) // not listening yet
+	var waited [][]string
+	upAfter := 3 // etcd answers after this many waits
+	opts := stages.ValidateOptions{Now: validateNow, Wait: time.Minute, Interval: time.Millisecond,
+		Waiting: func(names []string, left time.Duration) {
+			waited = append(waited, names)
+			assert.Positive(t, left)
+			if len(waited) == upAfter {
+				n.Replies[health] = healthy
+			}
+		}}
+	asked := func(what string) int {
+		c := 0
+		for _, call := range append(n.CallsWith("curl"), n.CallsWith("read ")...) {
+			if strings.Contains(call, what) {
+				c++
+			}
+		}
+		return c
+	}
+	results := stages.Validate(context.Background(), n, s, testVars("4.19"), opts)
+	assert.Empty(t, failures(results), "etcd answered on the fourth ask")
+	require.Len(t, waited, 3)
+	for _, names := range waited {
+		require.Len(t, names, 1, "only the failing live check is asked again")
+		assert.Contains(t, names[0], "etcd answers healthy")
+	}
+	assert.Equal(t, 4, asked("/health"), "health asked once and again after each wait")
+	assert.Equal(t, 1, asked("/version"), "what passed is not asked again")
+	assert.Len(t, n.CallsWith("read /opt/openshift/tls/etcd-client.crt"), 1, "the files are not read again")
+	upAfter = -1
+
+	// Once is once: the same node, etcd down, no wait.
+	delete(n.Replies, health)
+	waited = nil
+	opts.Wait = 0
+	results = stages.Validate(context.Background(), n, s, testVars("4.19"), opts)
+	assert.Len(t, failures(results), 1)
+	assert.Empty(t, waited)
+
+	// A stage whose own files are missing has not run: nothing to wait for.
+	opts.Wait = time.Minute
+	require.NoError(t, os.Remove(filepath.Join(n.Root, "opt/openshift/etcd-bootstrap.done")))
+	results = stages.Validate(context.Background(), n, s, testVars("4.19"), opts)
+	assert.Len(t, failures(results), 2, "the marker and etcd's health")
+	assert.Empty(t, waited, "no wait when the stage's files are not there")
+
+	// A wait ends: etcd never answers, the failure is reported.
+	require.NoError(t, os.WriteFile(filepath.Join(n.Root, "opt/openshift/etcd-bootstrap.done"), nil, 0o644))
+	opts.Wait = 20 * time.Millisecond
+	results = stages.Validate(context.Background(), n, s, testVars("4.19"), opts)
+	require.Len(t, failures(results), 1)
+	assert.Contains(t, failures(results)[0], "etcd answers healthy")
+	assert.NotEmpty(t, waited)
+}

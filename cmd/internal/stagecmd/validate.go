@@ -2,6 +2,8 @@ package stagecmd
 
 import (
 	"fmt"
+	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -16,6 +18,9 @@ type ValidateOptions struct {
 	Stages []string
 	All    bool
 	NoLive bool
+	// Wait is how long failing live checks are asked again once the
+	// stage's files are all there.
+	Wait   time.Duration
 	Output string
 }
 
@@ -32,7 +37,13 @@ func NewCmdValidate(f *cmdutil.Factory, runF func(*ValidateOptions) error) *cobr
 files and their modes, manifests parsed as their Kubernetes kinds (static pods
 with their containers, hostNetwork and host paths), certificates unexpired, and
 live answers where the stage starts something (etcd health, the MCS on 22623,
-/readyz of the API). Exits 4 when a check fails.`,
+/readyz of the API). Exits 4 when a check fails.
+
+What a stage starts answers a moment after its script returns (etcd after
+stage 07 needs seconds, longer under TCG): when every file check of a stage
+passes and only live checks fail, those are asked again every 2s for up to
+--wait (default 1m; --wait 0 asks once). A stage whose files are missing is
+reported at once.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Stages = args
 			if err := cmdutil.OutputFlag(opts.Output, "table", "json"); err != nil {
@@ -52,6 +63,7 @@ live answers where the stage starts something (etcd health, the MCS on 22623,
 	addNodeFlags(cmd, &opts.Target)
 	cmd.Flags().BoolVar(&opts.All, "all", false, "validate every stage")
 	cmd.Flags().BoolVar(&opts.NoLive, "no-live", false, "only read files; do not ask running services")
+	cmd.Flags().DurationVar(&opts.Wait, "wait", time.Minute, "ask failing live checks again for up to this long once the stage's files all pass (0: once)")
 	cmd.Flags().StringVarP(&opts.Output, "output", "o", "table", "output format: table or json")
 	return cmd
 }
@@ -74,7 +86,15 @@ func runValidate(cmd *cobra.Command, f *cmdutil.Factory, opts *ValidateOptions) 
 			continue
 		}
 		f.Status.Start("validating stage %s", s.Label())
-		res := stages.Validate(ctx, node, s, r.vars, stages.ValidateOptions{SkipLive: opts.NoLive})
+		told := false
+		res := stages.Validate(ctx, node, s, r.vars, stages.ValidateOptions{SkipLive: opts.NoLive, Wait: opts.Wait,
+			Waiting: func(names []string, left time.Duration) {
+				if !told {
+					told = true
+					f.Status.Infof("stage %s: waiting up to %s for what it started to answer: %s", s.Label(), opts.Wait, strings.Join(names, "; "))
+				}
+				f.Status.Update("%d live check(s) not answering yet, %s left", len(names), left.Round(time.Second))
+			}})
 		for i := range res {
 			if res[i].Failed() {
 				res[i].Fix = fmt.Sprintf("`bootlab stage explain %s` lists the common failures of stage %s", s.ID(), s.Label())
