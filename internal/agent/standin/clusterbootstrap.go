@@ -52,16 +52,26 @@ func (t *Tools) clusterBootstrapStart(run *podmanRun, rel *probe.RehearsalReleas
 // control-plane pods mount them and the pods where the kubelet starts
 // them; it returns the secrets' directory and the pods' manifests.
 func landBootstrapControlPlane(assets, kube string) (secrets string, started []string, err error) {
-	// 1. The bootstrap secrets the control-plane pods mount.
+	// 1. The bootstrap secrets the control-plane pods mount: tls/, and
+	// the loopback admin kubeconfig as their kubeconfig (upstream's
+	// assetPathAdminKubeConfig), so the bootstrap's controller manager and
+	// scheduler talk to the kube-apiserver beside them on localhost:6443.
+	// auth/kubeconfig names api.<domain>: through the load balancer, which
+	// has no server while the bootstrap's API starts (the controller
+	// manager exited on EOF, again and again), and later to the masters'
+	// API servers, loading them while they start.
 	secrets = filepath.Join(kube, "bootstrap-secrets")
 	if err := os.MkdirAll(secrets, 0o700); err != nil {
 		return "", nil, err
 	}
 	tlsFiles, _ := filepath.Glob(filepath.Join(assets, "tls", "*"))
-	for _, src := range append(tlsFiles, filepath.Join(assets, "auth", "kubeconfig")) {
+	for _, src := range tlsFiles {
 		if err := copyFile(src, filepath.Join(secrets, filepath.Base(src))); err != nil {
 			return "", nil, err
 		}
+	}
+	if err := copyFile(filepath.Join(assets, "auth", "kubeconfig-loopback"), filepath.Join(secrets, "kubeconfig")); err != nil {
+		return "", nil, err
 	}
 	// 2. The bootstrap control plane: its pods go to the kubelet.
 	pods, _ := filepath.Glob(filepath.Join(assets, "bootstrap-manifests", "*"))

@@ -99,3 +99,41 @@ func TestJoinedMastersAsksUntilAllJoined(t *testing.T) {
 	assert.Len(t, got, 1)
 	assert.Equal(t, 1, want)
 }
+
+// cluster-bootstrap start lands tls/ and the loopback admin kubeconfig as
+// bootstrap-secrets/kubeconfig (upstream's assetPathAdminKubeConfig): the
+// bootstrap's controller manager and scheduler reach the kube-apiserver
+// beside them, never api.<domain> through the load balancer.
+func TestLandBootstrapControlPlaneUsesTheLoopbackKubeconfig(t *testing.T) {
+	t.Parallel()
+	assets, kube := t.TempDir(), t.TempDir()
+	write := func(rel, data string, mode os.FileMode) {
+		p := filepath.Join(assets, rel)
+		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		require.NoError(t, os.WriteFile(p, []byte(data), mode))
+	}
+	write("tls/kube-apiserver-lb-server.crt", "cert", 0o644)
+	write("tls/service-account.key", "key", 0o600)
+	write("auth/kubeconfig", "server: https://api.ocp.lab.local:6443\n", 0o600)
+	write("auth/kubeconfig-loopback", "server: https://localhost:6443\n", 0o600)
+	write("bootstrap-manifests/kube-controller-manager-pod.yaml", "kind: Pod\n", 0o644)
+	require.NoError(t, os.MkdirAll(filepath.Join(kube, "manifests"), 0o755))
+
+	secrets, started, err := landBootstrapControlPlane(assets, kube)
+	require.NoError(t, err)
+	assert.Equal(t, filepath.Join(kube, "bootstrap-secrets"), secrets)
+	got, err := os.ReadFile(filepath.Join(secrets, "kubeconfig"))
+	require.NoError(t, err)
+	assert.Equal(t, "server: https://localhost:6443\n", string(got), "the control plane's kubeconfig is the loopback one")
+	fi, err := os.Stat(filepath.Join(secrets, "kubeconfig"))
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o600), fi.Mode().Perm(), "a kubeconfig is a secret")
+	entries, err := os.ReadDir(secrets)
+	require.NoError(t, err)
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	assert.ElementsMatch(t, []string{"kube-apiserver-lb-server.crt", "service-account.key", "kubeconfig"}, names)
+	assert.Equal(t, []string{filepath.Join(kube, "manifests", "kube-controller-manager-pod.yaml")}, started)
+}
