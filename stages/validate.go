@@ -11,6 +11,7 @@ import (
 
 	"github.com/bootlab/bootlab/internal/check"
 	"github.com/bootlab/bootlab/internal/node"
+	"github.com/bootlab/bootlab/internal/timing"
 )
 
 // Check is one validation of what a stage produced, read back from the node.
@@ -90,12 +91,8 @@ func Validate(ctx context.Context, n node.Node, s *Stage, v Vars, opts ValidateO
 			}
 			opts.Waiting(names, left)
 		}
-		t := time.NewTimer(min(interval, left))
-		select {
-		case <-ctx.Done():
-			t.Stop()
+		if !timing.Sleep(ctx, min(interval, left)) {
 			return out
-		case <-t.C:
 		}
 		for _, i := range again {
 			out[i] = runCheck(ctx, env, s, ran[i])

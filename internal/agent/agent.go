@@ -21,6 +21,7 @@ import (
 	"github.com/bootlab/bootlab/internal/agent/kubelet"
 	"github.com/bootlab/bootlab/internal/agent/kubelet/node"
 	"github.com/bootlab/bootlab/internal/agent/standin"
+	"github.com/bootlab/bootlab/internal/timing"
 	"github.com/bootlab/bootlab/lab/ignition"
 	"github.com/bootlab/bootlab/lab/probe"
 )
@@ -404,7 +405,7 @@ func (a *Agent) checkDNS(ctx context.Context, ne probe.NameExpect) {
 			return
 		}
 		a.rep.set(check, retrying, "%v (retrying)", err)
-		if !sleepCtx(ctx, tm.pause) {
+		if !timing.Sleep(ctx, tm.pause) {
 			return
 		}
 	}
@@ -416,7 +417,7 @@ func (a *Agent) checkDNS(ctx context.Context, ne probe.NameExpect) {
 // slow to answer while the node booted (a loaded host) then does not leave
 // the lab failing verify for good; a wrong record still fails.
 func (a *Agent) recheckDNS(ctx context.Context, tm dnsTimes, check, name, want string, began time.Time) {
-	for sleepCtx(ctx, tm.recheck) {
+	for timing.Sleep(ctx, tm.recheck) {
 		addrs, err := a.lookupExpect(ctx, tm.try, name, want)
 		if err == nil {
 			a.rep.set(check, passed, "%s -> %s (answered %s after the first try; failed before)", name, addrs, time.Since(began).Round(time.Second))

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/bootlab/bootlab/internal/timing"
 )
 
 // The guest kernel's clock under TCG is the TSC, at the rate the kernel
@@ -108,6 +110,6 @@ func (a *Agent) WatchClock(ctx context.Context) {
 			}
 			return strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
 		},
-		Now: time.Now, Sleep: sleepCtx,
+		Now: time.Now, Sleep: timing.Sleep,
 	})
 }

@@ -11,6 +11,8 @@ import (
 	"github.com/insomniacslk/dhcp/dhcpv4"
 	"github.com/insomniacslk/dhcp/dhcpv4/nclient4"
 	"golang.org/x/sys/unix"
+
+	"github.com/bootlab/bootlab/internal/timing"
 )
 
 // Lease is what DHCP gave.
@@ -87,10 +89,7 @@ func leaseOn(ctx context.Context, conn net.PacketConn, mac net.HardwareAddr, opt
 		if nak := (*nclient4.ErrNak)(nil); errors.As(err, &nak) {
 			last = fmt.Errorf("DHCP NAK from %s: %s", nak.Nak.ServerIdentifier(), nak.Nak.Message())
 			// A NAK is an answer: ask again after a pause, not at once.
-			select {
-			case <-ctx.Done():
-			case <-time.After(time.Second):
-			}
+			timing.Sleep(ctx, time.Second)
 		}
 	}
 	if last == nil {

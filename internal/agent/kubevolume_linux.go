@@ -11,6 +11,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/bootlab/bootlab/internal/timing"
 	"github.com/bootlab/bootlab/lab/probe"
 )
 
@@ -35,10 +36,8 @@ func mountKubeVolume(ctx context.Context, sysBlock string) (bool, error) {
 		if dev != "" {
 			break
 		}
-		select {
-		case <-ctx.Done():
+		if !timing.Sleep(ctx, 500*time.Millisecond) {
 			return false, nil
-		case <-time.After(500 * time.Millisecond):
 		}
 	}
 	if err := os.MkdirAll(probe.KubeVolumeMount, 0o755); err != nil {

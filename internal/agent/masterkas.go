@@ -15,6 +15,7 @@ import (
 	"github.com/bootlab/bootlab/internal/agent/standin"
 	"github.com/bootlab/bootlab/internal/controlplane"
 	"github.com/bootlab/bootlab/internal/kubecreate"
+	"github.com/bootlab/bootlab/internal/timing"
 	"github.com/bootlab/bootlab/lab/ignition"
 	"github.com/bootlab/bootlab/lab/probe"
 )
@@ -77,7 +78,7 @@ func (a *Agent) installUntilDone(ctx context.Context, o controlplane.Operand, in
 			last = msg
 			a.log.Info(string(o.Component)+" installer stand-in: not installed yet", "why", msg)
 		}
-		if !sleepCtx(ctx, kasPoll) {
+		if !timing.Sleep(ctx, kasPoll) {
 			return false
 		}
 	}
@@ -107,7 +108,7 @@ func (a *Agent) waitVoter(ctx context.Context, local standin.Etcdctl, self probe
 				return servers, true
 			}
 		}
-		if !sleepCtx(ctx, kasPoll) {
+		if !timing.Sleep(ctx, kasPoll) {
 			return nil, false
 		}
 	}
@@ -146,21 +147,9 @@ func (a *Agent) waitLocalAPI(ctx context.Context, servers []string) {
 			err = fmt.Errorf("/readyz: %s", resp.Status)
 		}
 		a.rep.set(chkAPI, retrying, "kube-apiserver pod installed; waiting for /readyz on :6443: %v", err)
-		if !sleepCtx(ctx, 5*time.Second) {
+		if !timing.Sleep(ctx, 5*time.Second) {
 			return
 		}
-	}
-}
-
-// sleepCtx waits d; false when ctx ended first.
-func sleepCtx(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
 	}
 }
 
@@ -185,7 +174,7 @@ func (a *Agent) publishEtcdStatus(ctx context.Context, self probe.NodeExpect, cf
 			last = err.Error()
 			a.log.Info("etcd operator stand-in: etcds/cluster status not written yet", "why", last)
 		}
-		if !sleepCtx(ctx, kasPoll) {
+		if !timing.Sleep(ctx, kasPoll) {
 			return
 		}
 	}

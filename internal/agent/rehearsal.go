@@ -23,6 +23,7 @@ import (
 	"github.com/bootlab/bootlab/internal/agent/rhcos"
 	"github.com/bootlab/bootlab/internal/agent/sshd"
 	"github.com/bootlab/bootlab/internal/agent/standin"
+	"github.com/bootlab/bootlab/internal/timing"
 	"github.com/bootlab/bootlab/lab/ignition"
 	"github.com/bootlab/bootlab/lab/probe"
 )
@@ -282,7 +283,7 @@ func (a *Agent) reportBootstrapEtcd(ctx context.Context) {
 		if _, err := os.Stat(marker); err == nil {
 			break
 		}
-		if !sleepCtx(ctx, 5*time.Second) {
+		if !timing.Sleep(ctx, 5*time.Second) {
 			return
 		}
 	}

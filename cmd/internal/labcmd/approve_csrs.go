@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/bootlab/bootlab/cmd/internal/cmdutil"
+	"github.com/bootlab/bootlab/internal/timing"
 	"github.com/bootlab/bootlab/lab"
 )
 
@@ -116,7 +117,7 @@ func approveCSRs(ctx context.Context, f *cmdutil.Factory, opts *ApproveCSRsOptio
 				lastErr = msg
 				f.Status.Infof("%v; still watching, next look in %s", err, opts.Interval)
 			}
-			if !sleepCtx(ctx, opts.Interval) {
+			if !timing.Sleep(ctx, opts.Interval) {
 				return nil
 			}
 			continue
@@ -140,19 +141,9 @@ func approveCSRs(ctx context.Context, f *cmdutil.Factory, opts *ApproveCSRsOptio
 		if !opts.Watch {
 			return nil
 		}
-		if !sleepCtx(ctx, opts.Interval) {
+		if !timing.Sleep(ctx, opts.Interval) {
 			return nil
 		}
-	}
-}
-
-// sleepCtx waits d; false when ctx ended first.
-func sleepCtx(ctx context.Context, d time.Duration) bool {
-	select {
-	case <-ctx.Done():
-		return false
-	case <-time.After(d):
-		return true
 	}
 }
 

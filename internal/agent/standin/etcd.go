@@ -18,6 +18,7 @@ import (
 
 	"github.com/bootlab/bootlab/internal/agent/kubelet"
 	"github.com/bootlab/bootlab/internal/agent/rhcos"
+	"github.com/bootlab/bootlab/internal/timing"
 	"github.com/bootlab/bootlab/lab/probe"
 )
 
@@ -240,7 +241,7 @@ func (o *EtcdOperator) waitAPI(ctx context.Context) bool {
 			last = msg
 			o.say(Waiting, "waiting for the cluster's API (stage 13 starts the bootstrap's): the etcd operator is a pod of the cluster, so etcd stays the bootstrap's member alone until it answers: %s", msg)
 		}
-		if !sleepCtx(ctx, o.Poll) {
+		if !timing.Sleep(ctx, o.Poll) {
 			return false
 		}
 	}
@@ -258,7 +259,7 @@ func (o *EtcdOperator) addLearner(ctx context.Context, boot Etcdctl, bootEP stri
 		if err != nil {
 			o.say(Waiting, "member add %s --learner against %s: %v (retrying)", self.Name, bootEP, err)
 		}
-		if !sleepCtx(ctx, o.Poll) {
+		if !timing.Sleep(ctx, o.Poll) {
 			return nil, false
 		}
 	}
@@ -328,7 +329,7 @@ func (o *EtcdOperator) promote(ctx context.Context, boot Etcdctl, self probe.Nod
 			}
 		}
 		o.say(Waiting, "member promote %s: %v (retrying until the learner is in sync)", self.Name, err)
-		if !sleepCtx(ctx, o.Poll) {
+		if !timing.Sleep(ctx, o.Poll) {
 			return members, false
 		}
 	}
@@ -343,7 +344,7 @@ func (o *EtcdOperator) waitHealthy(ctx context.Context, local Etcdctl, self prob
 			return true
 		}
 		o.say(Waiting, "%s promoted; waiting for its etcd to be healthy: %s", self.Name, detail)
-		if !sleepCtx(ctx, o.Poll) {
+		if !timing.Sleep(ctx, o.Poll) {
 			return false
 		}
 	}
@@ -358,17 +359,6 @@ func findPeer(ms []Member, peer string) *Member {
 		}
 	}
 	return nil
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
-	}
 }
 
 // etcdReleaseEnv is the environment the release's cluster-etcd-operator

@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/bootlab/bootlab/internal/atomicfile"
+	"github.com/bootlab/bootlab/internal/timing"
 	"github.com/bootlab/bootlab/lab/probe"
 )
 
@@ -37,7 +38,7 @@ func (o *EtcdOperator) teardownBootstrapMember(ctx context.Context, self probe.N
 			o.Report(Joined, fmt.Sprintf("etcd operator stand-in: %s joined; bootstrap teardown: %s; members %s"+memInUse(), self.Name, why, MemberSummary(ms)))
 			return
 		}
-		if !sleepCtx(ctx, o.Poll) {
+		if !timing.Sleep(ctx, o.Poll) {
 			return
 		}
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/bootlab/bootlab/internal/atomicfile"
 	"github.com/bootlab/bootlab/internal/controlplane"
 	"github.com/bootlab/bootlab/internal/kubecreate"
+	"github.com/bootlab/bootlab/internal/timing"
 	"github.com/bootlab/bootlab/lab/probe"
 )
 
@@ -115,7 +116,7 @@ func (k *Installer) InstallWhenReady(ctx context.Context, poll time.Duration, re
 			last = msg
 			report(msg + " (retrying)")
 		}
-		if !sleepCtx(ctx, poll) {
+		if !timing.Sleep(ctx, poll) {
 			return false
 		}
 	}

@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/bootlab/bootlab/internal/kubecreate"
+	"github.com/bootlab/bootlab/internal/timing"
 )
 
 // StandInAnnotation marks every Node and mirror pod bootlab's kubelet
@@ -176,10 +177,8 @@ func (n *Node) keepLease(ctx context.Context) {
 		if err != nil {
 			wait = n.cfg.Poll
 		}
-		select {
-		case <-ctx.Done():
+		if !timing.Sleep(ctx, wait) {
 			return
-		case <-time.After(wait):
 		}
 	}
 }
