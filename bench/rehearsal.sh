@@ -17,6 +17,9 @@
 # node's first SSH session is slower), for a before/after side by side.
 # Breakdowns (from -v --log-format json): lab up's phases, and where a
 # trivial stage's time goes (SSH dial, node checks, checkpoint, bash).
+# MASTERS (default 3) sets the lab's masters; TRIVIAL_ONLY=1 stops after
+# the trivial stages and their breakdowns (a before/after of a change to
+# `stage run` itself, without the minutes of stages 07 to 15).
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -24,6 +27,7 @@ root=$(cd "$here/.." && pwd)
 bootlab=${BOOTLAB:-$root/bin/bootlab}
 work=${BENCH_DIR:-/var/lib/bootlab-bench}/rehearsal
 accel=${ACCEL:-tcg}
+masters=${MASTERS:-3}
 
 # shellcheck source=bench/lib.sh
 . "$here/lib.sh"
@@ -47,7 +51,7 @@ labDir: $work/lab
 storage:
   poolDir: $work/pool
 topology:
-  masters: 3
+  masters: $masters
   workers: 0
 openshift:
   manualBootstrap: true
@@ -82,6 +86,20 @@ timed_stage() {
   { phase_rows "$work/$name-$n.log"; printf 'stage run\twall (the whole command)\t%s\n' "$(awk -v a="$ts" -v b="$te" 'BEGIN { print b - a }')"; } >>"$work/$name-rows.tsv"
   awk -v a="$ts" -v b="$te" -v n="$n" -v w="$name" 'BEGIN { printf "%s: stage run %s: %.2fs\n", w, n, b - a }' >>"$work/stage-walls.txt"
 }
+# print_trivial prints the trivial stages: each one's wall time, and where
+# the time of one went (the mean over 01 ... 06; target 1.5 s), with
+# BOOTLAB_BEFORE's side by side.
+print_trivial() {
+  local runs
+  tr '\n' ' ' <"$work/stage-walls.txt"; echo
+  echo "where a trivial stage went (mean of stage run 01 ... 06; wall minus the phases is process start, spec and state):"
+  phase_table 6 <"$work/stage-rows.tsv"
+  if [[ -s $work/before-rows.tsv ]]; then
+    runs=$(grep -c 'wall (the whole command)' "$work/before-rows.tsv")
+    echo "the same with $BOOTLAB_BEFORE, side by side (mean of its $runs runs):"
+    phase_table "$runs" <"$work/before-rows.tsv"
+  fi
+}
 for n in 01 02 03 04 05 06; do
   # BOOTLAB_BEFORE (another bootlab build) runs the stage too, and `stage
   # reset` puts the node back between the two: the builds side by side.
@@ -98,6 +116,11 @@ for n in 01 02 03 04 05 06; do
     timed_stage "$bootlab" stage "$n"
   fi
 done
+if [[ ${TRIVIAL_ONLY:-} == 1 ]]; then
+  print_trivial
+  say_load
+  exit 0
+fi
 # Sample the bootstrap's memory while stages 07 to 15 run (the node has no
 # awk). Not during the trivial stages: a sample is an SSH session and a few
 # programs on the node every 5 s, and with it beside them the trivial stages
@@ -119,24 +142,15 @@ t3=$(date +%s.%N)
 "$bootlab" lab pivot -q -f "$spec" >"$work/pivot.txt" 2>&1 || { cat "$work/pivot.txt"; die "lab pivot failed"; }
 "$bootlab" lab verify -f "$spec" --timeout 3m >"$work/verify.txt" 2>&1 || { cat "$work/verify.txt"; die "lab verify is not all ✓"; }
 t4=$(date +%s.%N)
-awk -v a="$t0" -v b="$t1" -v c="$t2" -v d="$t3" -v e="$t4" -v acc="$accel" -v cpus="$(nproc)" 'BEGIN {
-  printf "rehearsal lab (1 bootstrap, 3 masters, %s, %d cores): lab up --manual-bootstrap -> SSH %.1fs, -> stage run 01 ... 06 one at a time and --from 07 (15 stages) %.1fs, -> stage validate --all %.1fs, -> pivot + verify all ✓ %.1fs\n", acc, cpus, b - a, c - a, d - a, e - a }'
+awk -v a="$t0" -v b="$t1" -v c="$t2" -v d="$t3" -v e="$t4" -v m="$masters" -v acc="$accel" -v cpus="$(nproc)" 'BEGIN {
+  printf "rehearsal lab (1 bootstrap, %d masters, %s, %d cores): lab up --manual-bootstrap -> SSH %.1fs, -> stage run 01 ... 06 one at a time and --from 07 (15 stages) %.1fs, -> stage validate --all %.1fs, -> pivot + verify all ✓ %.1fs\n", m, acc, cpus, b - a, c - a, d - a, e - a }'
 # Ready for stage run 07: the image (download and build; warm when cached),
 # lab up's phases, then the bootstrap booting to SSH answering.
 awk -v i="$tb" -v a="$t0" -v u="$tu" -v b="$t1" 'BEGIN {
   printf "ready for stage run: probe-image build --rehearsal %.1fs (warm when cached), lab up %.1fs, boot to SSH answering %.1fs; lab up -> SSH %.1fs\n", a - i, u - a, b - u, b - a }'
 echo "where probe-image build --rehearsal and lab up --manual-bootstrap went:"
 { phase_rows "$work/image.log"; phase_rows "$work/up.log"; printf 'lab up\twall (the whole command)\t%s\n' "$(awk -v a="$t0" -v b="$tu" 'BEGIN { print b - a }')"; } | phase_table 1
-# The trivial stages: each one's wall time, and where the time of one went
-# (the mean over 01 ... 06; target 1.5 s).
-tr '\n' ' ' <"$work/stage-walls.txt"; echo
-echo "where a trivial stage went (mean of stage run 01 ... 06; wall minus the phases is process start, spec and state):"
-phase_table 6 <"$work/stage-rows.tsv"
-if [[ -s $work/before-rows.tsv ]]; then
-  runs=$(grep -c 'wall (the whole command)' "$work/before-rows.tsv")
-  echo "the same with $BOOTLAB_BEFORE, side by side (mean of its $runs runs):"
-  phase_table "$runs" <"$work/before-rows.tsv"
-fi
+print_trivial
 
 # Memory, from the guests (MemTotal-MemAvailable; the host's view of a TCG
 # qemu includes its translation cache): the bootstrap's peak over the
