@@ -16,9 +16,12 @@ import (
 const NodeReleaseImage = "/usr/local/bin/release-image.sh"
 
 // payloadCommand prints what release-image.sh names: RELEASE_IMAGE and the
-// RELEASE_IMAGE_DIGEST it resolves, as bootkube.sh sees them.
-const payloadCommand = `env RELEASE_IMAGE= RELEASE_IMAGE_DIGEST= bash -c '. ` + NodeReleaseImage +
-	` >/dev/null 2>&1; echo "${RELEASE_IMAGE-} ${RELEASE_IMAGE_DIGEST-}"'`
+// RELEASE_IMAGE_DIGEST it resolves, as bootkube.sh sees them. It sources
+// the file in a subshell, with neither variable inherited, rather than in
+// a new bash: no program starts (each costs 0.04 to 0.1 s on an emulated
+// node, and every `stage run` asks this before anything runs).
+const payloadCommand = `( RELEASE_IMAGE= RELEASE_IMAGE_DIGEST=; . ` + NodeReleaseImage +
+	` >/dev/null 2>&1; echo "${RELEASE_IMAGE-} ${RELEASE_IMAGE_DIGEST-}" )`
 
 // NodePayload returns the pull specs of the node's release payload, as its
 // release-image.sh names it (the tag and the digest); nil when the node has
