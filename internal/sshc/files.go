@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"path"
 	"strings"
 )
 
@@ -46,9 +47,11 @@ func (c *Client) WriteFile(ctx context.Context, path string, data []byte, mode f
 // WriteFileCommand is the shell command that writes its standard input to
 // path with mode: into a temporary file first (umask 077, so a secret is
 // never readable by others, even briefly), renamed over path, so a reader
-// sees the old or the new content, never half; the directory is made.
-func WriteFileCommand(path string, mode fs.FileMode) string {
-	return fmt.Sprintf("mkdir -p -- \"$(dirname -- %[1]s)\" && umask 077 && cat > %[1]s.bootlab-tmp && chmod %[2]o %[1]s.bootlab-tmp && mv -f -- %[1]s.bootlab-tmp %[1]s", Quote(path), mode.Perm())
+// sees the old or the new content, never half; the directory is made
+// where it is missing (a test, not mkdir and dirname every time: on an
+// emulated node each program started costs 0.04 to 0.1 s).
+func WriteFileCommand(p string, mode fs.FileMode) string {
+	return fmt.Sprintf("{ [ -d %[3]s ] || mkdir -p -- %[3]s; } && umask 077 && cat > %[1]s.bootlab-tmp && chmod %[2]o %[1]s.bootlab-tmp && mv -f -- %[1]s.bootlab-tmp %[1]s", Quote(p), mode.Perm(), Quote(path.Dir(p)))
 }
 
 // Quote quotes s for a POSIX shell.
