@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/bootlab/bootlab/internal/check"
@@ -238,6 +239,7 @@ func backendChecks(ctx context.Context, s *spec.Spec, lbc loadbalancer.Config, s
 	for _, b := range st.Backends {
 		seen[b.Frontend+"/"+b.Server] = b
 	}
+	rechecked := recheckTimeouts(ctx, dial, lbc, seen, vms)
 	for _, fe := range lbc.Frontends {
 		for _, srv := range fe.Servers {
 			c := check.Result{Group: HostGroup, Name: fmt.Sprintf("backend %s/%s", fe.Name, srv.Name), State: check.StateFailed}
@@ -251,8 +253,8 @@ func backendChecks(ctx context.Context, s *spec.Spec, lbc loadbalancer.Config, s
 				c.State = check.StatePassed
 				c.Detail = strings.TrimSpace(fmt.Sprintf("%s %s %s", b.Address, b.Status, b.LastCheck))
 			default:
-				if vm, ok := vms[srv.Name]; !ok || vm.State == "running" {
-					b = recheckTimeout(ctx, dial, b, net.JoinHostPort(srv.Address, strconv.Itoa(fe.Port)))
+				if r, ok := rechecked[fe.Name+"/"+srv.Name]; ok {
+					b = r
 				}
 				settling = settling || catchingUp(b, reports[srv.Name], fe.Port)
 				c.Detail = strings.TrimSpace(fmt.Sprintf("%s %s %s", b.Address, b.Status, b.LastCheck))
@@ -282,6 +284,38 @@ func backendChecks(ctx context.Context, s *spec.Spec, lbc loadbalancer.Config, s
 		out = append(out, c)
 	}
 	return out, settling
+}
+
+// recheckTimeouts gives recheckTimeout's second look to every backend of
+// lbc that haproxy lists down on a node that runs (or that verify cannot
+// see), all at once: each may wait out dialTimeout, and a lab that boots
+// has several such backends. The result is keyed "frontend/server", for
+// the backends it looked at.
+func recheckTimeouts(ctx context.Context, dial DialFunc, lbc loadbalancer.Config, seen map[string]loadbalancer.BackendStatus, vms map[string]NodeVM) map[string]loadbalancer.BackendStatus {
+	out := map[string]loadbalancer.BackendStatus{}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for _, fe := range lbc.Frontends {
+		for _, srv := range fe.Servers {
+			key := fe.Name + "/" + srv.Name
+			b, ok := seen[key]
+			if !ok || healthy(b) {
+				continue
+			}
+			if vm, ok := vms[srv.Name]; ok && vm.State != "running" {
+				continue
+			}
+			hp := net.JoinHostPort(srv.Address, strconv.Itoa(fe.Port))
+			wg.Go(func() {
+				r := recheckTimeout(ctx, dial, b, hp)
+				mu.Lock()
+				out[key] = r
+				mu.Unlock()
+			})
+		}
+	}
+	wg.Wait()
+	return out
 }
 
 // recheckTimeout looks again, with one connect of its own, at a backend

@@ -4,6 +4,8 @@ import (
 	"context"
 	"net"
 	"os"
+	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -274,4 +276,53 @@ func TestRecheckTimeoutOnlyRefinesATimeout(t *testing.T) {
 	l7 := loadbalancer.BackendStatus{Status: "DOWN", LastCheck: "L7STS/500 HTTP status"}
 	assert.Equal(t, l7, recheckTimeout(ctx, counting, l7, closed))
 	assert.Equal(t, before, dials, "only a timeout is looked at again")
+}
+
+// recheckTimeouts looks again at every backend whose last check timed out
+// on a node that runs, all at once (each look may wait out dialTimeout):
+// the dialer below answers only once three dials are in flight together,
+// so a look one at a time would time out, and keep haproxy's L4TOUT. A
+// healthy backend, one whose node is shut off and one haproxy does not
+// list are not dialed.
+func TestRecheckTimeoutsLookAtOnce(t *testing.T) {
+	t.Parallel()
+	lbc := loadbalancer.Config{Frontends: []loadbalancer.Frontend{
+		{Name: "api", Port: 6443, Servers: []loadbalancer.Server{
+			{Name: "bootstrap", Address: "192.0.2.10"}, {Name: "master-0", Address: "192.0.2.11"}, {Name: "master-1", Address: "192.0.2.12"}}},
+		{Name: "machine-config", Port: 22623, Servers: []loadbalancer.Server{
+			{Name: "bootstrap", Address: "192.0.2.10"}, {Name: "master-0", Address: "192.0.2.11"}, {Name: "master-2", Address: "192.0.2.13"}}},
+	}}
+	tout := loadbalancer.BackendStatus{Status: "DOWN", LastCheck: "L4TOUT"}
+	seen := map[string]loadbalancer.BackendStatus{
+		"api/bootstrap": tout, "api/master-0": tout, "api/master-1": tout,
+		"machine-config/bootstrap": tout, "machine-config/master-0": {Status: "UP", LastCheck: "L7OK/200"},
+	}
+	vms := map[string]NodeVM{"bootstrap": {State: "running"}, "master-0": {State: "running"}, "master-1": {State: "shut off"}}
+
+	var mu sync.Mutex
+	var dialed []string
+	inFlight := 0
+	all := make(chan struct{})
+	dial := func(ctx context.Context, _, addr string) (net.Conn, error) {
+		mu.Lock()
+		dialed = append(dialed, addr)
+		if inFlight++; inFlight == 3 {
+			close(all)
+		}
+		mu.Unlock()
+		select {
+		case <-all:
+			return nil, &net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED}
+		case <-ctx.Done():
+			return nil, &net.OpError{Op: "dial", Net: "tcp", Err: ctx.Err()}
+		}
+	}
+	got := recheckTimeouts(context.Background(), dial, lbc, seen, vms)
+
+	assert.ElementsMatch(t, []string{"192.0.2.10:6443", "192.0.2.11:6443", "192.0.2.10:22623"}, dialed)
+	require.Len(t, got, 3, "the three timed-out backends of running (or unseen) nodes: %v", got)
+	for key, hp := range map[string]string{"api/bootstrap": "192.0.2.10:6443", "api/master-0": "192.0.2.11:6443", "machine-config/bootstrap": "192.0.2.10:22623"} {
+		assert.Equal(t, "L4TOUT; connect to "+hp+" just now: connection refused", got[key].LastCheck, key)
+		assert.Equal(t, "DOWN", got[key].Status, key)
+	}
 }
