@@ -2,6 +2,7 @@ package stages
 
 import (
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -30,7 +31,9 @@ type Progress struct {
 
 // FoldRecords folds one lab's stage records (ReadRecords, oldest first)
 // into the state of each stage of the default catalog, in catalog order:
-// the last event of a stage wins; a stage with no record is pending.
+// the last event of a stage wins, but a skip because the stage is already
+// done (its markers are on the node: a later `stage run --all`) leaves it
+// done, or makes it so; a stage with no record is pending.
 func FoldRecords(recs []Record) []Progress {
 	var out []Progress
 	idx := map[int]int{}
@@ -48,6 +51,8 @@ func FoldRecords(recs []Record) []Progress {
 		switch {
 		case r.Phase == PhaseStart:
 			p.State, p.Message = ProgressRunning, ""
+		case (r.Phase == PhaseSkip || r.Result == ResultSkipped) && strings.HasPrefix(r.Reason, skippedDone):
+			p.State, p.Message = ProgressDone, ""
 		case r.Phase == PhaseSkip || r.Result == ResultSkipped:
 			p.State, p.Message = ProgressSkipped, r.Reason
 		case r.Result == ResultSuccess:

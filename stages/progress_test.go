@@ -1,6 +1,7 @@
 package stages
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -44,4 +45,41 @@ func TestFoldRecords(t *testing.T) {
 	require.Equal(t, "openshift-manifests", first.Slug)
 	assert.Equal(t, "01 openshift-manifests", Reached(got), "the last stage done")
 	assert.Equal(t, "", Reached(FoldRecords(nil)))
+}
+
+// A later `stage run --all` skips the stages already done (their markers
+// exist) and runs the unmarked ones again: the skips leave those stages
+// done, so the stage reached stays the last one (class status, the
+// dashboard), and a skip for another reason is still a skip.
+func TestFoldRecordsKeepsDoneThroughAnAlreadyDoneSkip(t *testing.T) {
+	t.Parallel()
+	at := time.Date(2026, 11, 29, 0, 0, 0, 0, time.UTC)
+	cat := Default()
+	var recs []Record
+	for _, s := range cat {
+		recs = append(recs, Record{Timestamp: at, Phase: PhaseStart, Number: s.Number},
+			Record{Timestamp: at, Phase: PhaseEnd, Number: s.Number, Result: ResultSuccess})
+	}
+	last := cat[len(cat)-1]
+	require.Equal(t, "15 check-api-url", Reached(FoldRecords(recs)))
+	// The second --all: stage 02 has no marker and runs, the rest skip.
+	for _, s := range cat {
+		if s.Number == 2 {
+			recs = append(recs, Record{Timestamp: at, Phase: PhaseStart, Number: s.Number},
+				Record{Timestamp: at, Phase: PhaseEnd, Number: s.Number, Result: ResultSuccess})
+			continue
+		}
+		recs = append(recs, Record{Timestamp: at, Phase: PhaseSkip, Number: s.Number, Result: ResultSkipped, Reason: skippedDone + "its markers exist (--force reruns)"})
+	}
+	got := FoldRecords(recs)
+	for _, p := range got {
+		assert.Equal(t, ProgressDone, p.State, "%02d %s", p.Number, p.Slug)
+		assert.Empty(t, p.Message)
+	}
+	assert.Equal(t, fmt.Sprintf("%02d %s", last.Number, last.Slug), Reached(got))
+	// Skipped for another reason (the release has no such stage): skipped.
+	recs = append(recs, Record{Timestamp: at, Phase: PhaseSkip, Number: last.Number, Result: ResultSkipped, Reason: "not in release 4.16"})
+	got = FoldRecords(recs)
+	assert.Equal(t, ProgressSkipped, got[len(got)-1].State)
+	assert.Equal(t, "not in release 4.16", got[len(got)-1].Message)
 }

@@ -306,6 +306,10 @@ func (r *Runner) noteVersionSkip(s *Stage, reason string, opts Options) {
 // forget drops the state read: the node may have changed since.
 func (r *Runner) forget() { r.state = nil }
 
+// skippedDone begins the reason of a skip because the stage is already
+// done (FoldRecords reads such a stage as done).
+const skippedDone = "already done: "
+
 // skipDone says why stage s is skipped as already done, recording it, or
 // "" when it has work left.
 func (r *Runner) skipDone(ctx context.Context, s *Stage) (string, error) {
@@ -313,7 +317,7 @@ func (r *Runner) skipDone(ctx context.Context, s *Stage) (string, error) {
 	if err != nil || run {
 		return "", err
 	}
-	reason := "already done: " + why + " (--force reruns)"
+	reason := skippedDone + why + " (--force reruns)"
 	r.Status.Infof("stage %s skipped: %s", s.Label(), reason)
 	r.record(Record{Timestamp: r.now().UTC(), Phase: PhaseSkip, Stage: s.Slug, Number: s.Number, Result: ResultSkipped, Reason: reason})
 	return reason, nil
