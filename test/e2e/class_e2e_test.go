@@ -22,21 +22,31 @@ import (
 	"github.com/bootlab/bootlab/lab/labdir"
 )
 
-// TestClass is the issue's class path: a class of three probe labs (1
-// bootstrap + 1 master each; learner cat's a rehearsal lab through her
-// override) is built in parallel by `class up`, with a foreign isolated
-// network inside the address pool (which the carving skips) and a foreign
-// domain beside them. `class verify` names only cat's lab until she runs
-// her stages and pivots, then all three verify ✓; `class status` shows
-// each learner's line; one lab is broken and `class reset --to` its
-// checkpoint puts it back; `class down` leaves nothing of the class and
-// spares the foreign network and domain. BENCH line: class up to all ✓.
+// TestClass is the issue's class path and the rehearsal lab's: a class of
+// three probe labs (1 bootstrap + 1 master each; learner cat's a rehearsal
+// lab with a worker too, through her override) is built in parallel by
+// `class up`, with a foreign isolated network inside the address pool
+// (which the carving skips) and a foreign domain beside them. `class
+// verify` names only cat's lab until she runs her stages and pivots
+// (rehearseLab: the fifteen stages with the real temporary control plane,
+// checked from outside at each step), then all three verify ✓; `class
+// status` shows each learner's line; one lab is broken and `class reset
+// --to` its checkpoint puts it back; `class down` leaves nothing of the
+// class and spares the foreign network and domain. BENCH line: class up to
+// all ✓.
 func TestClass(t *testing.T) {
-	// Not parallel, though it owns its home, pool and names: its
-	// rehearsal learner runs stage 13 (a real control plane) and on 2
-	// cores beside TestRehearsalLab's stage 13 both near cluster-
-	// bootstrap's 20-minute waits (on CI that stage took 26 minutes with
-	// only the lighter tests beside it).
+	// The run's long test (lanes_test.go): it owns its home, pool and
+	// names, and it is the one e2e test that starts a real control plane,
+	// so it runs beside the short tests. One master: three are what the
+	// stand-ins are written for and what make demo builds, but not what
+	// CI's 2 TCG cores can run a real control plane on in time (on
+	// 2026-11-28, with the host about three times slower than the day
+	// before, stage 13 with three masters gave up after cluster-
+	// bootstrap's 20 minutes, twice). Every assertion of rehearseLab is
+	// written for any count: set catMasters to 3 to run the HA path
+	// (docs/rehearsal-lab.md).
+	parallel(t)
+	const catMasters = 1
 	b := make([]byte, 2)
 	_, _ = rand.Read(b)
 	name := "c" + hex.EncodeToString(b)
@@ -69,7 +79,8 @@ addressPool: %s
 overrides:
   cat:
     openshift: {manualBootstrap: true}
-`, name, pool)), 0o644))
+    topology: {masters: %d, workers: 1}
+`, name, pool, catMasters)), 0o644))
 	t.Cleanup(func() {
 		if r := run(t, "class", "down", "--name", name, "--yes"); r.Code != 0 {
 			t.Errorf("cleanup: class down failed:\n%s", r)
@@ -124,22 +135,20 @@ overrides:
 
 	// cat's bootstrap waits for her stages: her lab's checks that need stage
 	// 12's MCS are pending, not failed; the probe labs pass every check.
-	r := mustRun(t, "class", "verify", "--name", name, "--timeout", "150s")
+	// (Beside the other lane's lab, the seven guests boot on two cores.)
+	r := mustRun(t, "class", "verify", "--name", name, "--timeout", "5m")
 	assert.Regexp(t, `\[`+labName["cat"]+`\] +\d+ of \d+ checks passed, \d+ pending`, r.Stderr)
 	assert.Regexp(t, `\[`+labName["ann"]+`\] +all \d+ checks passed`, r.Stderr)
 	assert.Contains(t, r.Stderr, "✓ verify "+labName["ann"])
 	assert.Contains(t, r.Stderr, "✓ verify "+labName["ben"])
 	assert.Contains(t, r.Stderr, "✓ verify "+labName["cat"])
-	// She runs the bootstrap herself, as her handout says, then pivots.
-	setRunEnv(t, "BOOTLAB_LAB", labName["cat"])
-	waitSSH(t, labName["cat"])
+	// She runs the bootstrap herself, each stage, with her handout's spec,
+	// then pivots.
 	catCPU.phase("class up to her stages")
-	mustRun(t, "stage", "run", "--all")
-	mustRun(t, "lab", "pivot")
-	catCPU.phase("stage run --all and pivot")
-	catCPU.log(t, "class learner cat's rehearsal lab (1 master)")
-	logNodeCPU(t, "class learner cat's", specs["cat"])
-	setRunEnv(t, "BOOTLAB_LAB", "")
+	cat := labEnv{Name: labName["cat"], SpecFile: filepath.Join(home, "classes", name, "handouts", "cat", "bootlab.yaml"),
+		CIDR: netip.MustParsePrefix(specs["cat"].Network.CIDR), Dir: filepath.Join(home, "cat-test"), LabDir: specs["cat"].LabDir}
+	require.NoError(t, os.MkdirAll(cat.Dir, 0o755))
+	rehearseLab(t, cat, catMasters, start, catCPU)
 	mustRun(t, "class", "verify", "--name", name, "--timeout", "3m")
 	allGreen := time.Since(start)
 
@@ -159,9 +168,10 @@ overrides:
 	require.NoError(t, json.Unmarshal([]byte(st.Stdout), &status), st.String())
 	assert.Equal(t, "ClassStatus", status.Kind)
 	require.Len(t, status.Labs, 3)
+	nodes := map[string]int{"ann": 2, "ben": 2, "cat": 2 + catMasters}
 	for _, l := range status.Labs {
-		assert.Equal(t, 2, l.NodesTotal, l.Learner)
-		assert.Equal(t, 2, l.NodesUp, l.Learner)
+		assert.Equal(t, nodes[l.Learner], l.NodesTotal, l.Learner)
+		assert.Equal(t, nodes[l.Learner], l.NodesUp, l.Learner)
 		require.NotNil(t, l.Verify, l.Learner)
 		assert.True(t, l.Verify.OK, l.Learner)
 		if l.Learner == "cat" {
@@ -193,13 +203,15 @@ overrides:
 	}
 	_, err = os.Stat(filepath.Join(home, "classes", name))
 	assert.True(t, os.IsNotExist(err), "the class's handouts (lab keys) are removed")
+	_, err = os.Stat(labdir.RehearsalHostKey(specs["cat"]))
+	assert.True(t, os.IsNotExist(err), "class down removes the rehearsal lab's keys, the host key with them")
 	_, err = virsh(t, "net-info", netName)
 	assert.NoError(t, err, "class down spares the foreign network")
 	_, err = virsh(t, "dominfo", domName)
 	assert.NoError(t, err, "class down spares the foreign domain")
 	r = run(t, "class", "status", "--name", name)
 	assert.Equal(t, 5, r.Code, "no labs of the class remain:\n%s", r)
-	t.Logf("BENCH class of 3 probe labs (2 nodes, one rehearsal): class up %.1fs; all three verified %.1fs after class up began (the rehearsal lab after its stages 01-15 and pivot)",
+	t.Logf("BENCH class of 3 probe labs (2 nodes, one a rehearsal lab with a worker): class up %.1fs; all three verified %.1fs after class up began (the rehearsal lab after its stages 01-15, checked at each step, and pivot)",
 		upTime.Seconds(), allGreen.Seconds())
 }
 

@@ -48,7 +48,7 @@ func notRunPages() map[string]string {
 	return map[string]string{
 		"docs/openshift-lab.md": "a real OpenShift lab: a pull secret, the internet and about 64 GiB of RAM",
 		"docs/probe-lab.md":     "a plain probe lab of its own (make demo-probe); TestProbeLabLifecycle and TestProbeVerifyNamesBrokenThings run its verify and break-it cases",
-		"docs/checkpoints.md":   "checkpoints of any lab; TestCheckpointSaveBreakRestore and TestRehearsalLab run them",
+		"docs/checkpoints.md":   "checkpoints of any lab; TestCheckpointSaveBreakRestore and TestClass's rehearsal lab run them",
 		"docs/class.md":         "a class of several labs and a handout directory; TestClass runs them",
 		"docs/dashboard.md":     "a server that runs until stopped, driven by TestDashboardInBrowser's browser",
 		"docs/cache.md":         "exports and imports of the host's whole download cache, shared by every lab on it",

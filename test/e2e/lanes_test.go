@@ -13,12 +13,13 @@ import (
 	"time"
 )
 
-// longTests are the e2e tests that take most of a run (TestRehearsalLab:
-// three masters' real control plane under TCG, about 25 minutes here).
+// longTests are the e2e tests that take most of a run (TestClass: its
+// rehearsal learner's fifteen stages with a real control plane under TCG,
+// 10 to 20 minutes here).
 // They take a lane before any other test: Go's own -parallel admits the
 // released tests in no set order, and a long test admitted last adds its
 // whole length to the run after everything else.
-var longTests = map[string]bool{"TestRehearsalLab": true}
+var longTests = map[string]bool{"TestClass": true}
 
 // lanes admits the e2e tests that run side by side, E2E_PARALLEL (2) at a
 // time, long tests first. The Makefile gives Go a -parallel above the

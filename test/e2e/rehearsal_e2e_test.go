@@ -31,42 +31,36 @@ import (
 	"github.com/bootlab/bootlab/lab/release"
 )
 
-// TestRehearsalLab: `lab up --manual-bootstrap` on a probe lab builds a
-// rehearsal lab whose bootstrap node (1.5 GiB, the rehearsal initrd)
-// serves SSH with the lab's key and a host key made on the host: `lab
-// ssh bootstrap` runs real bash as core, sudo -n makes it root, real
-// jq and etcd are there, and `stage status` reads the node over the stage
-// transport. The stages run one by one, and after 07, 12, 13 and 14 the
-// test checks their effect from outside: the etcd membership (1, then
-// 1+masters when the masters have their config, then masters once the etcd
-// operator stand-in removed the bootstrap member), the masters' Ignition fetch,
-// the bootstrap's 22623 and 6443. Then `stage run --all` and `stage
-// validate --all` pass, pivot, verify all ✓, and `lab down` leaves
-// nothing. It logs the nodes' memory use and the initrd size (BENCH lines).
-func TestRehearsalLab(t *testing.T) {
-	parallel(t)
-	// One master and one worker (with none, haproxy sends ingress to the
-	// masters). Three masters are what the stand-ins are written for and
-	// what make demo builds, but not what CI's 2 TCG cores can run a real
-	// control plane on in time: on 2026-11-28, with the host about three
-	// times slower than the day before, stage 13 with three masters gave
-	// up after cluster-bootstrap's 20 minutes, twice (the masters' API
-	// servers ready after 16 minutes, the bootstrap's controller manager
-	// then starting its controllers one every 20 to 40 s before its CSR
-	// signer ran). Every assertion below is written for any count:
-	// set masters to 3 to run the HA path (docs/rehearsal-lab.md).
-	const masters = 1
-	l := newLabWith(t, fmt.Sprintf("topology: {masters: %d, workers: 1}\n", masters))
-	start := time.Now()
+// rehearseLab is the rehearsal half of TestClass, on its rehearsal
+// learner's lab l (built by `class up` from a probe template with
+// openshift.manualBootstrap; the commands name it by its handout's spec):
+// `lab up` on it changes nothing and names the next step; its bootstrap
+// node (1.5 GiB, the rehearsal initrd) serves SSH with the lab's key and
+// a host key made on the host: `lab ssh bootstrap` runs real bash as
+// core, sudo -n makes it root, real jq and etcd are there, and `stage
+// status` reads the node over the stage transport. The stages run one by
+// one, and after 07, 12, 13 and 14 the test checks their effect from
+// outside: the etcd membership (1, then 1+masters once stage 13's API
+// answers, then masters once the etcd operator stand-in removed the
+// bootstrap member), the masters' Ignition fetch, the bootstrap's 22623
+// and 6443. Then `stage run --all` and `stage validate --all` pass, pivot,
+// verify all ✓. It logs the nodes' memory use and the initrd size (BENCH
+// lines); start is when `class up` began.
+//
+// It was TestRehearsalLab, a lab of its own beside the class's: the two
+// ran the same fifteen stages with a real control plane each, 13% of the
+// e2e run's CPU for the class's copy alone, and the class ran first,
+// alone, with the cores a third idle (docs/benchmarks.md).
+func rehearseLab(t *testing.T, l labEnv, masters int, start time.Time, cpu *guestCPULedger) {
+	// Not a t.Helper: a failure and a BENCH line name their line here.
 	up := mustRun(t, "lab", "up", "-f", l.SpecFile, "--manual-bootstrap")
-	reportGuestClockOnFailure(t, start, "-f", l.SpecFile)
+	assert.Contains(t, up.Stderr, "nothing to change", "lab up of a class's lab from its handout spec changes nothing")
 	assert.Contains(t, up.Stderr, "bootlab stage run 01", "lab up names the next step of a rehearsal lab")
 
 	s := loadSpec(t, l)
 	st, err := labdir.LoadState(s.LabDir)
 	require.NoError(t, err)
 	require.True(t, st.Spec.Rehearsal(), "the lab state records the rehearsal")
-	cpu := newGuestCPULedger(st.Spec)
 	bs, _ := st.Spec.Node("bootstrap")
 	var xml string
 	assert.Equal(t, spec.RehearsalBootstrapMemoryMiB, bs.MemoryMiB)
@@ -90,7 +84,7 @@ func TestRehearsalLab(t *testing.T) {
 		time.Sleep(3 * time.Second)
 	}
 	require.Equal(t, 0, r.Code, "lab ssh bootstrap -- true never succeeded:\n%s", r)
-	t.Logf("BENCH rehearsal lab: lab up --manual-bootstrap -> ssh answers %.1fs", time.Since(start).Seconds())
+	t.Logf("BENCH rehearsal lab: class up -> the rehearsal bootstrap answers ssh %.1fs", time.Since(start).Seconds())
 
 	// The release's own etcd (lab/release), not Debian's 3.4.
 	pins, err := release.For(lab.OpenShiftVersion(st.Spec))
@@ -460,13 +454,8 @@ func TestRehearsalLab(t *testing.T) {
 	}
 
 	cpu.phase("13 validated to pivot and the CSR")
-	cpu.log(t, "rehearsal")
+	cpu.log(t, fmt.Sprintf("rehearsal (%d master)", masters))
 	logNodeCPU(t, "rehearsal at the end:", st.Spec)
-
-	labDown(t, l.LabDir, "-f", l.SpecFile)
-	assert.Empty(t, leftovers(t, l))
-	_, err = os.Stat(labdir.RehearsalHostKey(st.Spec))
-	assert.True(t, os.IsNotExist(err), "lab down removes the lab's keys, the host key with them")
 }
 
 // stage13Object is a manifest the test adds to /opt/openshift/manifests

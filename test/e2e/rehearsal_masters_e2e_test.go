@@ -24,7 +24,7 @@ import (
 	"github.com/bootlab/bootlab/lab/spec"
 )
 
-// assertMastersServeTheAPI is TestRehearsalLab's check after stage 14,
+// assertMastersServeTheAPI is rehearseLab's check after stage 14,
 // once the bootstrap's kube-apiserver is gone (torn down at 13) and its
 // etcd member removed: the API through the load balancer (api, with the
 // installer's admin kubeconfig on the bootstrap and the release's kubectl)

@@ -23,7 +23,7 @@ import (
 // client certificates stage 07 renders.
 const etcdctlOnNode = "sudo -n etcdctl --cacert=/opt/openshift/tls/etcd-ca-bundle.crt --cert=/opt/openshift/tls/etcd-client.crt --key=/opt/openshift/tls/etcd-client.key --endpoints=https://localhost:2379 "
 
-// stageResetRoundTrip is part of TestRehearsalLab, on its lab once stages
+// stageResetRoundTrip is part of rehearseLab (TestClass), on its lab once stages
 // 01 to 06 have run: `stage run 07` checkpoints the bootstrap as
 // before-07 and starts real etcd (the kubelet stand-in runs the member
 // pod); `stage reset 07` puts the node back: etcd's process and port are
