@@ -21,7 +21,7 @@ import (
 // whole length to the run after everything else.
 var longTests = map[string]bool{"TestClass": true}
 
-// lanes admits the e2e tests that run side by side, E2E_PARALLEL (2) at a
+// lanes admits the e2e tests that run side by side, E2E_PARALLEL (1) at a
 // time, long tests first. The Makefile gives Go a -parallel above the
 // number of tests, so this is the one gate.
 var lanes = newLaneSet()
@@ -38,7 +38,7 @@ type laneSet struct {
 }
 
 func newLaneSet() *laneSet {
-	n := 2
+	n := 1
 	if v, err := strconv.Atoi(os.Getenv("E2E_PARALLEL")); err == nil && v > 0 {
 		n = v
 	}
