@@ -77,6 +77,9 @@ KbdInteractiveAuthentication no
 UsePAM no
 StrictModes no
 PidFile none
+# bash sources ~/.bashrc for a command sshd runs unless SHLVL says it is
+# not the top shell: this machine's root dotfiles (1 s here) stay out.
+SetEnv SHLVL=1
 `, hostKey, s.dir)), 0o600))
 	// The test's directory must be traversable by the throwaway user.
 	require.NoError(t, os.Chmod(s.dir, 0o755))

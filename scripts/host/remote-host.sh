@@ -117,6 +117,10 @@ StrictModes no
 AllowTcpForwarding yes
 AllowStreamLocalForwarding yes
 Subsystem sftp internal-sftp
+# The namespace shares this machine's /root: SHLVL=1 keeps bash from
+# sourcing its ~/.bashrc for each command sshd runs, as a separate host's
+# dotfiles would not be this machine's.
+SetEnv SHLVL=1
 EOF
 
   # shellcheck disable=SC2016 # expanded inside, by the inner shell

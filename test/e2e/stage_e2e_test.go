@@ -103,7 +103,7 @@ func TestStageOverSSH(t *testing.T) {
 	port := l.Addr().(*net.TCPAddr).Port
 	l.Close()
 	cfg := filepath.Join(dir, "sshd_config")
-	if err := os.WriteFile(cfg, []byte(fmt.Sprintf("ListenAddress 127.0.0.1\nHostKey %s/host_key\nAuthorizedKeysFile %s/authorized_keys\nPermitRootLogin yes\nPasswordAuthentication no\nUsePAM no\nStrictModes no\nPidFile none\n", dir, dir)), 0o600); err != nil {
+	if err := os.WriteFile(cfg, []byte(fmt.Sprintf("ListenAddress 127.0.0.1\nHostKey %s/host_key\nAuthorizedKeysFile %s/authorized_keys\nPermitRootLogin yes\nPasswordAuthentication no\nUsePAM no\nStrictModes no\nPidFile none\nSetEnv SHLVL=1\n", dir, dir)), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.MkdirAll("/run/sshd", 0o755); err != nil {

@@ -66,6 +66,9 @@ KbdInteractiveAuthentication no
 StrictModes no
 UsePAM no
 AllowStreamLocalForwarding yes
+# bash sources ~/.bashrc for a command sshd runs unless SHLVL says it
+# is not the top shell: this machine's root dotfiles stay out of the test.
+SetEnv SHLVL=1
 `, port, filepath.Join(dir, "host"), filepath.Join(dir, "authorized_keys"), filepath.Join(dir, "sshd.pid"))
 	cfgFile := filepath.Join(dir, "sshd_config")
 	must(os.WriteFile(cfgFile, []byte(cfg), 0o600))
