@@ -36,8 +36,8 @@ import (
 // all ✓.
 func TestClass(t *testing.T) {
 	// The run's long test (lanes_test.go): it owns its home, pool and
-	// names, and takes a lane first, the only e2e test that starts a real
-	// control plane. One master: three are what the stand-ins are written
+	// names, and takes every lane first (it runs alone), the only e2e test
+	// that starts a real control plane. One master: three are what the stand-ins are written
 	// for and what make demo builds, but not what CI's 2 TCG cores can run
 	// a real control plane on in time (on 2026-11-28, with the host about
 	// three times slower than the day before, stage 13 with three masters

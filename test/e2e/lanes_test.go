@@ -15,15 +15,19 @@ import (
 
 // longTests are the e2e tests that take most of a run (TestClass: its
 // rehearsal learner's fifteen stages with a real control plane under TCG,
-// 10 to 20 minutes here).
-// They take a lane before any other test: Go's own -parallel admits the
-// released tests in no set order, and a long test admitted last adds its
-// whole length to the run after everything else.
+// about 10 minutes here). Each takes every lane, so it runs alone, and
+// before any other test: Go's own -parallel admits the released tests in
+// no set order, and a long test admitted last adds its whole length to the
+// run after everything else. Alone because its real control plane beside
+// another lab's guests took three times as long on two emulated cores
+// (docs/benchmarks.md, eighteenth round), while the short tests, which
+// keep two cores half idle one at a time, gain from running two abreast
+// (nineteenth round).
 var longTests = map[string]bool{"TestClass": true}
 
-// lanes admits the e2e tests that run side by side, E2E_PARALLEL (1) at a
-// time, long tests first. The Makefile gives Go a -parallel above the
-// number of tests, so this is the one gate.
+// lanes admits the e2e tests that run side by side, E2E_PARALLEL (2) at a
+// time, long tests first and alone. The Makefile gives Go a -parallel
+// above the number of tests, so this is the one gate.
 var lanes = newLaneSet()
 
 type laneSet struct {
@@ -32,13 +36,13 @@ type laneSet struct {
 	size int
 	free int
 	// pending counts the long tests this run selected that have not
-	// taken a lane; a short test leaves them that many lanes.
+	// taken their lanes; no short test starts while one is pending.
 	pending int
 	timer   *time.Timer
 }
 
 func newLaneSet() *laneSet {
-	n := 1
+	n := 2
 	if v, err := strconv.Atoi(os.Getenv("E2E_PARALLEL")); err == nil && v > 0 {
 		n = v
 	}
@@ -48,7 +52,7 @@ func newLaneSet() *laneSet {
 }
 
 // parallel marks t parallel (it waits for the serial tests, as
-// t.Parallel does), then waits for a lane and holds it until t's
+// t.Parallel does), then waits for its lanes and holds them until t's
 // cleanups have run (its lab is down). Every parallel e2e test calls
 // this instead of t.Parallel (TestEveryParallelTestTakesALane).
 //
@@ -57,12 +61,14 @@ func newLaneSet() *laneSet {
 func parallel(t *testing.T) {
 	t.Parallel()
 	start := time.Now()
-	lanes.acquire(t.Name())
-	t.Logf("lane: waited %s for one of %d", time.Since(start).Round(time.Second), lanes.size)
-	t.Cleanup(lanes.release)
+	n := lanes.acquire(t.Name())
+	t.Logf("lane: waited %s for %d of %d", time.Since(start).Round(time.Second), n, lanes.size)
+	t.Cleanup(func() { lanes.release(n) })
 }
 
-func (l *laneSet) acquire(name string) {
+// acquire waits until the test called name may start and takes its lanes:
+// how many it took is what release gives back.
+func (l *laneSet) acquire(name string) int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.timer == nil {
@@ -79,21 +85,74 @@ func (l *laneSet) acquire(name string) {
 			l.cond.Broadcast()
 		})
 	}
-	long := longTests[name]
-	for l.free == 0 || (!long && l.free <= l.pending) {
+	for !l.admits(name) {
 		l.cond.Wait()
 	}
-	l.free--
-	if long && l.pending > 0 {
-		l.pending--
-	}
+	return l.take(name)
 }
 
-func (l *laneSet) release() {
+// lanesOf is how many lanes the test called name takes: every one for a
+// long test, else one.
+func (l *laneSet) lanesOf(name string) int {
+	if longTests[name] {
+		return l.size
+	}
+	return 1
+}
+
+// admits reports whether the test called name may start now (l.mu held).
+func (l *laneSet) admits(name string) bool {
+	if longTests[name] {
+		return l.free == l.size
+	}
+	return l.free > 0 && l.pending == 0
+}
+
+// take takes the lanes of the test called name (l.mu held, admitted).
+func (l *laneSet) take(name string) int {
+	n := l.lanesOf(name)
+	l.free -= n
+	if longTests[name] && l.pending > 0 {
+		l.pending--
+	}
+	return n
+}
+
+func (l *laneSet) release(n int) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.free++
+	l.free += n
 	l.cond.Broadcast()
+}
+
+// A long test waits for every lane and runs alone; a short test waits
+// while a long test is pending or running, then shares the lanes.
+func TestLongTestsRunAlone(t *testing.T) {
+	t.Parallel()
+	l := &laneSet{size: 2, free: 2, pending: 1}
+	if l.admits("TestShort") {
+		t.Error("a short test started while the long test was still to come")
+	}
+	if !l.admits("TestClass") {
+		t.Fatal("the long test did not start with every lane free")
+	}
+	if n := l.take("TestClass"); n != 2 || l.free != 0 || l.pending != 0 {
+		t.Fatalf("the long test took %d lanes (free %d, pending %d), want 2 (0, 0)", n, l.free, l.pending)
+	}
+	if l.admits("TestShort") {
+		t.Error("a short test started beside the long test")
+	}
+	l.free += 2 // the long test ended
+	if !l.admits("TestShort") {
+		t.Fatal("a short test waited with every lane free")
+	}
+	l.take("TestShort")
+	if !l.admits("TestOther") {
+		t.Error("a second short test waited with a lane free")
+	}
+	if l.admits("TestClass") {
+		t.Error("a long test started beside a short one")
+	}
 }
 
 // selectedLongTests counts the long tests -test.run selects and
@@ -136,7 +195,7 @@ func TestEveryParallelTestTakesALane(t *testing.T) {
 		}
 		for _, m := range bare.FindAllIndex(data, -1) {
 			line := 1 + strings.Count(string(data[:m[0]]), "\n")
-			t.Errorf("%s:%d: an e2e test calls t.Parallel(); call parallel(t), which takes one of the E2E_PARALLEL lanes", f.Name(), line)
+			t.Errorf("%s:%d: an e2e test calls t.Parallel(); call parallel(t), which takes its E2E_PARALLEL lanes", f.Name(), line)
 		}
 	}
 }
