@@ -51,10 +51,12 @@ func FoldRecords(recs []Record) []Progress {
 		switch {
 		case r.Phase == PhaseStart:
 			p.State, p.Message = ProgressRunning, ""
-		case (r.Phase == PhaseSkip || r.Result == ResultSkipped) && strings.HasPrefix(r.Reason, skippedDone):
-			p.State, p.Message = ProgressDone, ""
 		case r.Phase == PhaseSkip || r.Result == ResultSkipped:
-			p.State, p.Message = ProgressSkipped, r.Reason
+			if strings.HasPrefix(r.Reason, skippedDone) {
+				p.State, p.Message = ProgressDone, ""
+			} else {
+				p.State, p.Message = ProgressSkipped, r.Reason
+			}
 		case r.Result == ResultSuccess:
 			p.State, p.Message = ProgressDone, ""
 		case r.Result == ResultFailure:

@@ -142,15 +142,14 @@ func (s *sandbox) run(ctx context.Context, cmd string, stdin io.Reader, stdout, 
 		err := c.Run()
 		if ee, ok := err.(*exec.ExitError); ok {
 			done <- ran{ee.ExitCode(), nil}
-			return
+		} else if err != nil {
+			done <- ran{-1, err}
+		} else {
+			done <- ran{0, nil}
 		}
-		done <- ran{0, err}
 	}()
 	r := <-done
-	if r.err != nil {
-		return -1, r.err
-	}
-	return r.code, nil
+	return r.code, r.err
 }
 
 // enterNamespace gives the calling (locked) thread a mount namespace of
