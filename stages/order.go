@@ -60,6 +60,10 @@ func (s *Stage) Proof() (markers []string, record string) {
 type NodeState struct {
 	markers   map[string]bool
 	succeeded map[string]bool
+	// listed is AssetDir's listing when it could be read (nil when not):
+	// it answers for the markers of a node script the catalog does not
+	// name as well.
+	listed map[string]bool
 }
 
 // ReadNodeState reads every marker of the catalog and the service records.
@@ -69,6 +73,9 @@ type NodeState struct {
 func ReadNodeState(ctx context.Context, n node.Node, c Catalog) (*NodeState, error) {
 	st := &NodeState{markers: map[string]bool{}, succeeded: map[string]bool{}}
 	listed, ok := listAssetDir(ctx, n)
+	if ok {
+		st.listed = listed
+	}
 	for _, s := range c {
 		for _, m := range append(s.Markers(), s.Done...) {
 			if _, seen := st.markers[m]; seen {
@@ -140,6 +147,26 @@ func (st *NodeState) RunIf(s *Stage) (bool, string) {
 
 // Has reports whether marker m exists.
 func (st *NodeState) Has(m string) bool { return st.markers[m] }
+
+// Marker reports whether marker m (a name in AssetDir) exists: from what
+// was read when the catalog names it or AssetDir could be listed, else
+// from a stat on n.
+func (st *NodeState) Marker(ctx context.Context, n node.Node, m string) (bool, error) {
+	if has, read := st.markers[m]; read {
+		return has, nil
+	}
+	if st.listed != nil && !strings.Contains(m, "/") {
+		return st.listed[m], nil
+	}
+	_, err := n.Stat(ctx, path.Join(AssetDir, m))
+	switch {
+	case err == nil:
+		return true, nil
+	case errors.Is(err, fs.ErrNotExist):
+		return false, nil
+	}
+	return false, fmt.Errorf("check marker %s on %s: %w", m, n, err)
+}
 
 // Missing says what of s's proof the node lacks ("" when s finished, or
 // has no proof).

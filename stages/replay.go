@@ -313,12 +313,12 @@ func (r *Runner) PreflightNodeScript(ctx context.Context, s *Stage, ns *NodeScri
 		if step.Stage <= s.Number || step.Marker == "" || step.SingleNode {
 			continue
 		}
-		_, err := r.Node.Stat(ctx, path.Join(AssetDir, step.Marker))
-		if errors.Is(err, fs.ErrNotExist) {
-			continue
-		}
+		has, err := st.Marker(ctx, r.Node, step.Marker)
 		if err != nil {
-			return fmt.Errorf("check marker %s on %s: %w", step.Marker, r.Node, err)
+			return err
+		}
+		if !has {
+			continue
 		}
 		later := fmt.Sprintf("stage %02d", step.Stage)
 		if ls, lerr := r.Catalog.Lookup(fmt.Sprint(step.Stage)); lerr == nil {

@@ -106,3 +106,62 @@ func TestReadNodeScriptAndRelease(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "4.22.3", v, "what stage 02 read from the release image")
 }
+
+// The replay's preflight asks whether a later step has run from the one
+// listing of AssetDir that the node state reads, for the markers of a
+// node script the catalog does not name too: on a real node a stat each
+// was an SSH session per later marker (about twenty-five before stage 01)
+// ahead of every stage run.
+func TestPreflightNodeScriptAsksTheNodeOnce(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	b := parseFixture(t, "4.23-unknown")
+	c := stages.Default()
+	ns := &stages.NodeScript{Script: b, Blocks: c.MapScript(b)}
+	known := map[string]bool{}
+	for _, s := range c {
+		for _, m := range append(s.Markers(), s.Done...) {
+			known[m] = true
+		}
+	}
+	etcd, err := c.Lookup("07")
+	require.NoError(t, err)
+	var unnamed string
+	for _, st := range ns.Script.Steps {
+		if st.Stage > etcd.Number && st.Marker != "" && !st.SingleNode && !known[st.Marker] {
+			unnamed = st.Marker
+			break
+		}
+	}
+	require.NotEmpty(t, unnamed, "the 4.23-unknown fixture has a later step whose marker the catalog does not name")
+
+	for _, tc := range []struct {
+		name, later, refused string
+	}{
+		{name: "nothing later has run"},
+		{name: "a later stage of the catalog has run", later: "kube-apiserver-bootstrap.done",
+			refused: "stage 08 (kube-apiserver-bootstrap) has run (kube-apiserver-bootstrap.done exists)"},
+		{name: "a later step the catalog does not name has run", later: unnamed,
+			refused: "(" + unnamed + " exists)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			n := stagestest.New(t.TempDir())
+			require.NoError(t, n.FinishBefore(c, etcd.Number))
+			if tc.later != "" {
+				require.NoError(t, n.Touch(stages.AssetDir+"/"+tc.later))
+			}
+			r, _, _ := newRunner(t, n, "4.19")
+			err := r.PreflightNodeScript(ctx, etcd, ns, stages.Options{})
+			assert.Len(t, n.CallsWith("ls -A1 -- "), 1)
+			assert.Empty(t, n.CallsWith("stat "), "no marker is asked about on its own")
+			if tc.refused == "" {
+				require.NoError(t, err)
+				return
+			}
+			var re *stages.RefusedError
+			require.ErrorAs(t, err, &re)
+			assert.Contains(t, err.Error(), tc.refused)
+		})
+	}
+}

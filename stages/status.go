@@ -2,10 +2,7 @@ package stages
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io/fs"
-	"path"
 	"slices"
 	"strings"
 
@@ -46,9 +43,15 @@ func bootkubeState(ctx context.Context, n node.Node) string {
 	return lines[len(lines)-1]
 }
 
-// NodeStatus reads the markers of every stage from the node.
+// NodeStatus reads the markers of every stage from the node: from one
+// listing of AssetDir (ReadNodeState), not a stat per marker, which over
+// SSH was a session each, about forty-five for the catalog.
 func NodeStatus(ctx context.Context, n node.Node, c Catalog, v Version) (*Status, error) {
 	st := &Status{Node: n.String(), Bootkube: bootkubeState(ctx, n)}
+	ns, err := ReadNodeState(ctx, n, c)
+	if err != nil {
+		return nil, err
+	}
 	for _, s := range c {
 		ss := StageStatus{Number: s.Number, Slug: s.Slug, Present: []string{}, Missing: []string{}}
 		// The stage's own markers, and the ones that decide it is done:
@@ -60,20 +63,17 @@ func NodeStatus(ctx context.Context, n node.Node, c Catalog, v Version) (*Status
 			}
 		}
 		for _, m := range markers {
-			_, err := n.Stat(ctx, path.Join(AssetDir, m))
-			switch {
-			case err == nil:
-				ss.Present = append(ss.Present, m)
-			case errors.Is(err, fs.ErrNotExist):
-				ss.Missing = append(ss.Missing, m)
-			default:
+			has, err := ns.Marker(ctx, n, m)
+			if err != nil {
 				return nil, err
 			}
+			if has {
+				ss.Present = append(ss.Present, m)
+			} else {
+				ss.Missing = append(ss.Missing, m)
+			}
 		}
-		run, why, err := s.RunIf(ctx, n)
-		if err != nil {
-			return nil, err
-		}
+		run, why := ns.RunIf(s)
 		switch {
 		case s.SkipReason(v) != "":
 			ss.State, ss.Reason = "skipped", s.SkipReason(v)

@@ -201,6 +201,10 @@ func TestStatusAndNext(t *testing.T) {
 	assert.Equal(t, "pending", st.Stages[4].State)
 	assert.Equal(t, "05 config-bootstrap", st.Next)
 	assert.Equal(t, "unknown", st.Bootkube, "no systemd on the fake node")
+	// One listing answers for every marker: over SSH a stat each was a
+	// session each.
+	assert.Len(t, node.CallsWith("ls -A1 -- "), 1)
+	assert.Empty(t, node.CallsWith("stat "))
 
 	node.Replies["systemctl is-enabled bootkube.service"] = stagestest.Reply{Stdout: "masked\ninactive\n", Code: 3}
 	st, err = stages.NodeStatus(context.Background(), node, stages.Default(), stages.MustVersion("4.19"))
