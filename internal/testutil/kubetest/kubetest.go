@@ -9,10 +9,13 @@ import (
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
+	"crypto/tls"
 	"crypto/x509"
 	"encoding/pem"
 	"fmt"
+	"io"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -106,12 +109,49 @@ func StartControlPlane(t testing.TB, etcdPath, bin string, apiArgs ...string) *C
 	}
 	cp.API = Start(t, filepath.Join(dir, "kube-apiserver.log"), filepath.Join(bin, "kube-apiserver"), args...)
 	ready := time.Now()
-	WaitFor(t, 4*time.Minute, "kube-apiserver's /readyz through kubectl", cp.API, func() (string, bool) {
-		out, err := cp.Kubectl("get", "--raw", "/readyz")
+	// /readyz is asked in-process, as the admin: each kubectl is a start of
+	// the multi-call Kubernetes binary, about 0.2 CPU s of package
+	// initializers here, and the tests' own kubectl calls come after.
+	waitEvery(t, 4*time.Minute, 250*time.Millisecond, "kube-apiserver's /readyz as the admin", cp.API, func() (string, bool) {
+		out, err := cp.readyz()
 		return out, err == nil && out == "ok"
 	})
 	t.Logf("kube-apiserver ready %s after etcd; RSS %s", time.Since(ready).Round(time.Second), RSS(cp.API.Cmd.Process.Pid))
 	return cp
+}
+
+// readyz reads /readyz with the admin's certificate, trusting the serving
+// certificate kube-apiserver wrote (not there yet: an error).
+func (cp *ControlPlane) readyz() (string, error) {
+	serving, err := os.ReadFile(filepath.Join(filepath.Dir(cp.Files["kubeconfig"]), "serving", "apiserver.crt"))
+	if err != nil {
+		return "", err
+	}
+	roots := x509.NewCertPool()
+	if !roots.AppendCertsFromPEM(serving) {
+		return "", fmt.Errorf("no certificate in the serving certificate file")
+	}
+	admin, err := tls.LoadX509KeyPair(cp.Files["admin.crt"], cp.Files["admin.key"])
+	if err != nil {
+		return "", err
+	}
+	c := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{
+		TLSClientConfig: &tls.Config{RootCAs: roots, Certificates: []tls.Certificate{admin}, MinVersion: tls.VersionTLS12},
+	}}
+	defer c.CloseIdleConnections()
+	resp, err := c.Get("https://127.0.0.1:" + cp.APIPort + "/readyz")
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<16))
+	if err != nil {
+		return "", err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return string(body), fmt.Errorf("/readyz: %s", resp.Status)
+	}
+	return string(body), nil
 }
 
 // Kubectl runs the release's kubectl with the admin kubeconfig.
@@ -260,6 +300,12 @@ func Start(t testing.TB, logPath, path string, args ...string) *Server {
 // output after limit or as soon as s exits.
 func WaitFor(t testing.TB, limit time.Duration, what string, s *Server, ok func() (string, bool)) {
 	t.Helper()
+	waitEvery(t, limit, time.Second, what, s, ok)
+}
+
+// waitEvery is WaitFor polling every interval.
+func waitEvery(t testing.TB, limit, interval time.Duration, what string, s *Server, ok func() (string, bool)) {
+	t.Helper()
 	deadline := time.Now().Add(limit)
 	var last string
 	for time.Now().Before(deadline) {
@@ -271,7 +317,7 @@ func WaitFor(t testing.TB, limit time.Duration, what string, s *Server, ok func(
 		select {
 		case <-s.Exited:
 			require.FailNow(t, what, "%s exited (%v): %s", s.Name, s.Err, last)
-		case <-time.After(time.Second):
+		case <-time.After(interval):
 		}
 	}
 	require.FailNow(t, what, "not done after %s: %s", limit, strings.TrimSpace(last))
