@@ -10,7 +10,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,105 +17,27 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/bootlab/bootlab/internal/node"
+	"github.com/bootlab/bootlab/internal/sshc/sshctest"
 )
 
 // sshd is a real OpenSSH server on loopback, run by the test.
-type sshd struct {
-	dir, userKey string
-	port         int
-}
+type sshd struct{ *sshctest.SSHD }
 
-func keygen(t *testing.T, path string) {
+// startSSHD starts the tests' sshd; the users listed log in with its
+// client key.
+func startSSHD(t *testing.T, users ...string) sshd {
 	t.Helper()
-	out, err := exec.Command("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "bootlab-test", "-f", path).CombinedOutput()
-	require.NoError(t, err, "ssh-keygen (apt-get install -y openssh-client): %s", out)
+	return sshd{sshctest.StartOpenSSHD(t, users...)}
 }
 
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
-
-// startSSHD starts sshd -D with a fresh host key; users listed in
-// authorized get the test's user key.
-func startSSHD(t *testing.T, hostKey string, authorized ...string) *sshd {
-	t.Helper()
-	bin := "/usr/sbin/sshd"
-	_, err := os.Stat(bin)
-	require.NoError(t, err, "sshd is needed: apt-get install -y openssh-server")
-	require.Equal(t, 0, os.Geteuid(), "the sshd integration test runs sshd as root: run it as root (make integration)")
-	require.NoError(t, os.MkdirAll("/run/sshd", 0o755), "sshd privilege separation directory")
-
-	s := &sshd{dir: t.TempDir(), port: freePort(t)}
-	if hostKey == "" {
-		hostKey = filepath.Join(s.dir, "host_key")
-		keygen(t, hostKey)
-	}
-	s.userKey = filepath.Join(s.dir, "user_key")
-	keygen(t, s.userKey)
-	pub, err := os.ReadFile(s.userKey + ".pub")
-	require.NoError(t, err)
-	for _, u := range authorized {
-		require.NoError(t, os.WriteFile(filepath.Join(s.dir, "authorized_keys_"+u), pub, 0o644))
-	}
-	cfg := filepath.Join(s.dir, "sshd_config")
-	require.NoError(t, os.WriteFile(cfg, []byte(fmt.Sprintf(`ListenAddress 127.0.0.1
-HostKey %s
-AuthorizedKeysFile %s/authorized_keys_%%u
-PermitRootLogin yes
-PasswordAuthentication no
-KbdInteractiveAuthentication no
-UsePAM no
-StrictModes no
-PidFile none
-# bash sources ~/.bashrc for a command sshd runs unless SHLVL says it is
-# not the top shell: this machine's root dotfiles (1 s here) stay out.
-SetEnv SHLVL=1
-`, hostKey, s.dir)), 0o600))
-	// The test's directory must be traversable by the throwaway user.
-	require.NoError(t, os.Chmod(s.dir, 0o755))
-	require.NoError(t, os.Chmod(filepath.Dir(s.dir), 0o755))
-
-	ctx, cancel := context.WithCancel(context.Background())
-	cmd := exec.CommandContext(ctx, bin, "-D", "-e", "-f", cfg, "-p", strconv.Itoa(s.port))
-	var logs bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &logs, &logs
-	require.NoError(t, cmd.Start())
-	t.Cleanup(func() {
-		cancel()
-		_ = cmd.Wait()
-		if t.Failed() {
-			t.Logf("sshd log:\n%s", logs.String())
-		}
-	})
-	// Wait until sshd listens (it exits on a bad config: report that).
-	exited := make(chan struct{})
-	go func() { _, _ = cmd.Process.Wait(); close(exited) }()
-	for {
-		c, err := net.Dial("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(s.port)))
-		if err == nil {
-			c.Close()
-			break
-		}
-		select {
-		case <-exited:
-			t.Fatalf("sshd exited: %s", logs.String())
-		default:
-		}
-	}
-	return s
-}
-
-func (s *sshd) config(u, knownHosts string) node.SSHConfig {
-	return node.SSHConfig{Host: "127.0.0.1", Port: s.port, User: u, KeyPath: s.userKey, KnownHostsPath: knownHosts}
+func (s sshd) config(u, knownHosts string) node.SSHConfig {
+	return node.SSHConfig{Host: "127.0.0.1", Port: s.Port, User: u, KeyPath: s.KeyFile, KnownHostsPath: knownHosts}
 }
 
 func exerciseNode(t *testing.T, n node.Node) {
@@ -163,12 +84,12 @@ func exerciseNode(t *testing.T, n node.Node) {
 
 func TestSSHNodeAsRoot(t *testing.T) {
 	t.Parallel()
-	s := startSSHD(t, "", "root")
+	s := startSSHD(t, "root")
 	kh := filepath.Join(t.TempDir(), "known_hosts")
 	n, err := node.DialSSH(context.Background(), s.config("root", kh))
 	require.NoError(t, err)
 	defer n.Close()
-	assert.Equal(t, "root@127.0.0.1:"+strconv.Itoa(s.port), n.String())
+	assert.Equal(t, "root@127.0.0.1:"+strconv.Itoa(s.Port), n.String())
 	exerciseNode(t, n)
 	sh := n.OneShell()
 	defer sh.Close()
@@ -191,13 +112,26 @@ func TestSSHNodeWithSudo(t *testing.T) {
 	sudoers := "/etc/sudoers.d/" + name
 	t.Cleanup(func() {
 		_ = os.Remove(sudoers)
-		if out, err := exec.Command("userdel", "--remove", name).CombinedOutput(); err != nil {
+		// sshd's session processes of the user were killed with it (the
+		// cleanup before this one) and may not have exited yet: userdel
+		// refuses a user with a process (exit 8).
+		var out []byte
+		var err error
+		for range 50 {
+			out, err = exec.Command("userdel", "--remove", name).CombinedOutput()
+			var ee *exec.ExitError
+			if err == nil || !errors.As(err, &ee) || ee.ExitCode() != 8 {
+				break
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		if err != nil {
 			t.Errorf("userdel %s: %v: %s", name, err, out)
 		}
 	})
 	require.NoError(t, os.WriteFile(sudoers, []byte(name+" ALL=(ALL) NOPASSWD: ALL\n"), 0o440))
 
-	s := startSSHD(t, "", name)
+	s := startSSHD(t, name)
 	kh := filepath.Join(t.TempDir(), "known_hosts")
 	n, err := node.DialSSH(context.Background(), s.config(name, kh))
 	require.NoError(t, err)
@@ -237,7 +171,7 @@ func TestSSHNodeWithSudo(t *testing.T) {
 
 func TestSSHHostKeyTrustOnFirstUseThenRefuseMismatch(t *testing.T) {
 	t.Parallel()
-	s := startSSHD(t, "", "root")
+	s := startSSHD(t, "root")
 	kh := filepath.Join(t.TempDir(), "lab", "ssh", "known_hosts")
 
 	n, err := node.DialSSH(context.Background(), s.config("root", kh))
@@ -245,7 +179,7 @@ func TestSSHHostKeyTrustOnFirstUseThenRefuseMismatch(t *testing.T) {
 	n.Close()
 	data, err := os.ReadFile(kh)
 	require.NoError(t, err)
-	assert.Contains(t, string(data), fmt.Sprintf("[127.0.0.1]:%d ssh-ed25519 ", s.port), "and recorded")
+	assert.Contains(t, string(data), fmt.Sprintf("[127.0.0.1]:%d ssh-ed25519 ", s.Port), "and recorded")
 	fi, err := os.Stat(kh)
 	require.NoError(t, err)
 	assert.Equal(t, fs.FileMode(0o600), fi.Mode().Perm())
@@ -258,10 +192,10 @@ func TestSSHHostKeyTrustOnFirstUseThenRefuseMismatch(t *testing.T) {
 	assert.Equal(t, string(data), string(again), "a known key is not recorded twice")
 
 	// A rebuilt node on the same address has a new host key: refused.
-	other := startSSHD(t, "", "root")
+	other := startSSHD(t, "root")
 	cfg := other.config("root", kh)
 	// Pretend the rebuilt node answers at the recorded address.
-	require.NoError(t, os.WriteFile(kh, []byte(strings.Replace(string(data), fmt.Sprintf("]:%d ", s.port), fmt.Sprintf("]:%d ", other.port), 1)), 0o600))
+	require.NoError(t, os.WriteFile(kh, []byte(strings.Replace(string(data), fmt.Sprintf("]:%d ", s.Port), fmt.Sprintf("]:%d ", other.Port), 1)), 0o600))
 	_, err = node.DialSSH(context.Background(), cfg)
 	require.Error(t, err)
 	var mm *node.HostKeyMismatchError

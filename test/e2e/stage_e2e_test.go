@@ -5,13 +5,13 @@ package e2e
 import (
 	"encoding/json"
 	"fmt"
-	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/bootlab/bootlab/internal/sshc/sshctest"
 )
 
 // stageSpec writes a lab spec whose lab directory is private to the test.
@@ -80,48 +80,9 @@ func TestStageListExplainDryRun(t *testing.T) {
 func TestStageOverSSH(t *testing.T) {
 	// Not parallel: seconds, no VM; its spec's lab name (stage-e2e) is the other stage tests' too.
 	spec, labDir := stageSpec(t)
-	dir := t.TempDir()
-	if err := os.Chmod(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	for _, k := range []string{"host_key", "user_key"} {
-		if out, err := exec.Command("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", filepath.Join(dir, k)).CombinedOutput(); err != nil {
-			t.Fatalf("ssh-keygen (apt-get install -y openssh-client): %v: %s", err, out)
-		}
-	}
-	pub, err := os.ReadFile(filepath.Join(dir, "user_key.pub"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "authorized_keys"), pub, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := l.Addr().(*net.TCPAddr).Port
-	l.Close()
-	cfg := filepath.Join(dir, "sshd_config")
-	if err := os.WriteFile(cfg, []byte(fmt.Sprintf("ListenAddress 127.0.0.1\nHostKey %s/host_key\nAuthorizedKeysFile %s/authorized_keys\nPermitRootLogin yes\nPasswordAuthentication no\nUsePAM no\nStrictModes no\nPidFile none\nSetEnv SHLVL=1\n", dir, dir)), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.MkdirAll("/run/sshd", 0o755); err != nil {
-		t.Fatal(err)
-	}
-	sshd := exec.Command("/usr/sbin/sshd", "-D", "-e", "-f", cfg, "-p", strconv.Itoa(port))
-	if err := sshd.Start(); err != nil {
-		t.Fatalf("sshd (apt-get install -y openssh-server): %v", err)
-	}
-	t.Cleanup(func() { _ = sshd.Process.Kill(); _ = sshd.Wait() })
-	for {
-		c, err := net.Dial("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
-		if err == nil {
-			c.Close()
-			break
-		}
-	}
-	node := []string{"-f", spec, "--host", "127.0.0.1", "--port", strconv.Itoa(port), "--user", "root", "--key", filepath.Join(dir, "user_key")}
+	sshd := sshctest.StartOpenSSHD(t)
+	port := sshd.Port
+	node := []string{"-f", spec, "--host", "127.0.0.1", "--port", strconv.Itoa(port), "--user", "root", "--key", sshd.KeyFile}
 
 	r := mustRun(t, append([]string{"stage", "status", "-o", "json"}, node...)...)
 	var st struct {
