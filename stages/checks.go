@@ -2,6 +2,7 @@ package stages
 
 import (
 	"context"
+	"slices"
 
 	"github.com/bootlab/bootlab/internal/controlplane"
 )
@@ -131,6 +132,7 @@ func etcdServerMinor() Check {
 func undoneBy(marker, why string, c Check) Check {
 	run := c.Run
 	c.Name += " (until " + marker + ": " + why + ")"
+	c.Reads = append(slices.Clone(c.Reads), opt(marker))
 	c.Run = func(ctx context.Context, e *CheckEnv) error {
 		err := run(ctx, e)
 		if err == nil {

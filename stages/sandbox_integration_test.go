@@ -172,6 +172,22 @@ func (s *sandbox) enterNamespace() error {
 
 func (s *sandbox) node() node.Node { return node.Command("sandbox", s.run) }
 
+// askedNode records the paths read or stat'ed on its node one at a time.
+type askedNode struct {
+	node.Node
+	paths []string
+}
+
+func (a *askedNode) ReadFile(ctx context.Context, p string) ([]byte, error) {
+	a.paths = append(a.paths, p)
+	return a.Node.ReadFile(ctx, p)
+}
+
+func (a *askedNode) Stat(ctx context.Context, p string) (node.FileInfo, error) {
+	a.paths = append(a.paths, p)
+	return a.Node.Stat(ctx, p)
+}
+
 // serviceRecords reads /var/log/openshift/bootkube.json as the scripts wrote it.
 func (s *sandbox) serviceRecords(t *testing.T) []map[string]string {
 	t.Helper()
@@ -196,8 +212,20 @@ func TestSandboxRunsEveryStageThenValidates(t *testing.T) {
 		outcomes, err := r.Run(ctx, []*stages.Stage{s}, stages.Options{})
 		require.NoError(t, err, "stage %s:\n%s", s.Label(), out.String())
 		require.Equal(t, stages.ResultSuccess, outcomes[0].Result, s.Label())
-		results := stages.Validate(ctx, node, s, vars, stages.ValidateOptions{})
+		asked := &askedNode{Node: node}
+		results := stages.Validate(ctx, asked, s, vars, stages.ValidateOptions{})
 		assert.Empty(t, failures(results), "validate %s right after it ran", s.Label())
+		// What the checks read came in one command (when they read more
+		// than one path): none of it is asked of the node on its own.
+		var reads []string
+		for _, c := range s.Checks {
+			reads = append(reads, c.Reads...)
+		}
+		for _, p := range reads {
+			if len(reads) > 1 {
+				assert.NotContains(t, asked.paths, p, "validate %s: %s was read in the prefetch", s.Label(), p)
+			}
+		}
 		// bootkube.json says "service end: success" only once bootkube is finished.
 		recs := sb.serviceRecords(t)
 		last := recs[len(recs)-1]
@@ -513,8 +541,20 @@ func TestSandboxNewestReleaseWithKonnectivity(t *testing.T) {
 		outcomes, err := r.Run(ctx, []*stages.Stage{s}, stages.Options{})
 		require.NoError(t, err, "stage %s:\n%s", s.Label(), out.String())
 		require.Equal(t, stages.ResultSuccess, outcomes[0].Result, s.Label())
-		results := stages.Validate(ctx, node, s, vars, stages.ValidateOptions{})
+		asked := &askedNode{Node: node}
+		results := stages.Validate(ctx, asked, s, vars, stages.ValidateOptions{})
 		assert.Empty(t, failures(results), "validate %s right after it ran", s.Label())
+		// What the checks read came in one command (when they read more
+		// than one path): none of it is asked of the node on its own.
+		var reads []string
+		for _, c := range s.Checks {
+			reads = append(reads, c.Reads...)
+		}
+		for _, p := range reads {
+			if len(reads) > 1 {
+				assert.NotContains(t, asked.paths, p, "validate %s: %s was read in the prefetch", s.Label(), p)
+			}
+		}
 		if s.Number == 8 {
 			pod, err := os.ReadFile(serverPod)
 			require.NoError(t, err, "stage 08 starts the konnectivity server")

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"path"
+	"slices"
 	"strings"
 	"time"
 
@@ -21,6 +22,10 @@ type Check struct {
 	// than read files.
 	Live bool                                         `json:"live,omitempty"`
 	Run  func(ctx context.Context, e *CheckEnv) error `json:"-"`
+	// Reads are the paths the check stats or reads: Validate reads every
+	// check's in one command first (node.Prefetch), since over SSH each
+	// read is otherwise a command with programs on the node.
+	Reads []string `json:"-"`
 }
 
 // CheckEnv is what a check may look at.
@@ -63,11 +68,12 @@ func Validate(ctx context.Context, n node.Node, s *Stage, v Vars, opts ValidateO
 		out []check.Result
 		ran []Check // ran[i] gave out[i]
 	)
+	first := &CheckEnv{Node: prefetchChecks(ctx, n, s.Checks, opts.SkipLive), Vars: v, Now: now}
 	for _, c := range s.Checks {
 		if c.Live && opts.SkipLive {
 			continue
 		}
-		out = append(out, runCheck(ctx, env, s, c))
+		out = append(out, runCheck(ctx, first, s, c))
 		ran = append(ran, c)
 	}
 	if opts.Wait <= 0 {
@@ -98,6 +104,32 @@ func Validate(ctx context.Context, n node.Node, s *Stage, v Vars, opts ValidateO
 			out[i] = runCheck(ctx, env, s, ran[i])
 		}
 	}
+}
+
+// prefetchChecks reads what the checks read in one command, for their
+// first pass (the files do not change under it); the live checks asked
+// again later go to the node itself. A node the prefetch cannot reach is
+// asked directly, so that each check reports what failed.
+func prefetchChecks(ctx context.Context, n node.Node, checks []Check, skipLive bool) node.Node {
+	var paths []string
+	for _, c := range checks {
+		if c.Live && skipLive {
+			continue
+		}
+		for _, p := range c.Reads {
+			if !slices.Contains(paths, p) {
+				paths = append(paths, p)
+			}
+		}
+	}
+	if len(paths) < 2 {
+		return n
+	}
+	pre, err := node.Prefetch(ctx, n, paths...)
+	if err != nil {
+		return n
+	}
+	return pre
 }
 
 func runCheck(ctx context.Context, env *CheckEnv, s *Stage, c Check) check.Result {
@@ -131,7 +163,7 @@ func opt(p string) string { return path.Join(AssetDir, p) }
 
 func marker(name string) Check {
 	p := opt(name)
-	return Check{Name: "marker " + p, Run: func(ctx context.Context, e *CheckEnv) error {
+	return Check{Name: "marker " + p, Reads: []string{p}, Run: func(ctx context.Context, e *CheckEnv) error {
 		_, err := e.Node.Stat(ctx, p)
 		if errors.Is(err, fs.ErrNotExist) {
 			return fmt.Errorf("%s is missing: the stage has not finished (run it, then look at its output log)", p)
@@ -147,7 +179,7 @@ func file(p string, mode fs.FileMode) Check {
 	if mode != 0 {
 		name += fmt.Sprintf(" (mode %04o)", mode)
 	}
-	return Check{Name: name, Run: func(ctx context.Context, e *CheckEnv) error {
+	return Check{Name: name, Reads: []string{p}, Run: func(ctx context.Context, e *CheckEnv) error {
 		fi, err := statFile(ctx, e.Node, p)
 		if err != nil {
 			return err
@@ -166,7 +198,7 @@ func file(p string, mode fs.FileMode) Check {
 }
 
 func dir(p string) Check {
-	return Check{Name: "directory " + p, Run: func(ctx context.Context, e *CheckEnv) error {
+	return Check{Name: "directory " + p, Reads: []string{p}, Run: func(ctx context.Context, e *CheckEnv) error {
 		fi, err := statFile(ctx, e.Node, p)
 		if err != nil {
 			return err
@@ -179,7 +211,7 @@ func dir(p string) Check {
 }
 
 func absent(p, why string) Check {
-	return Check{Name: "absent " + p, Run: func(ctx context.Context, e *CheckEnv) error {
+	return Check{Name: "absent " + p, Reads: []string{p}, Run: func(ctx context.Context, e *CheckEnv) error {
 		_, err := e.Node.Stat(ctx, p)
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil

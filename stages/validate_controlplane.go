@@ -21,6 +21,7 @@ func controlPlanePod(c controlplane.Component) Check {
 	w := controlplane.Wanted(c, controlplane.Input{})
 	p := opt("bootstrap-manifests/" + w.File)
 	return Check{Name: "the " + string(c) + " pod in " + p + " runs the real " + string(c) + " with the lab's certificates",
+		Reads: []string{p},
 		Run: func(ctx context.Context, e *CheckEnv) error {
 			doc, err := readFile(ctx, e.Node, p)
 			if err != nil {

@@ -17,7 +17,7 @@ import (
 // cert checks a PEM certificate (bundle) is present and every certificate
 // in it is valid now.
 func cert(p string) Check {
-	return Check{Name: "certificate " + p, Run: func(ctx context.Context, e *CheckEnv) error {
+	return Check{Name: "certificate " + p, Reads: []string{p}, Run: func(ctx context.Context, e *CheckEnv) error {
 		data, err := readFile(ctx, e.Node, p)
 		if err != nil {
 			return err
@@ -53,7 +53,7 @@ func cert(p string) Check {
 
 // key checks a PEM private key with mode 0600.
 func key(p string) Check {
-	return Check{Name: fmt.Sprintf("private key %s (mode 0600)", p), Run: func(ctx context.Context, e *CheckEnv) error {
+	return Check{Name: fmt.Sprintf("private key %s (mode 0600)", p), Reads: []string{p}, Run: func(ctx context.Context, e *CheckEnv) error {
 		if err := file(p, 0o600).Run(ctx, e); err != nil {
 			return err
 		}
@@ -71,7 +71,7 @@ func key(p string) Check {
 
 // envFile checks a KEY=value file sets every key to something.
 func envFile(p string, keys ...string) Check {
-	return Check{Name: "settings in " + p, Run: func(ctx context.Context, e *CheckEnv) error {
+	return Check{Name: "settings in " + p, Reads: []string{p}, Run: func(ctx context.Context, e *CheckEnv) error {
 		data, err := readFile(ctx, e.Node, p)
 		if err != nil {
 			return err
@@ -93,7 +93,7 @@ func envFile(p string, keys ...string) Check {
 
 // featureGates checks api-bootstrap resolved the gates in 99_feature-gate.yaml.
 func featureGates(p string) Check {
-	return Check{Name: "feature gates resolved in " + p, Run: func(ctx context.Context, e *CheckEnv) error {
+	return Check{Name: "feature gates resolved in " + p, Reads: []string{p}, Run: func(ctx context.Context, e *CheckEnv) error {
 		data, err := readFile(ctx, e.Node, p)
 		if err != nil {
 			return err

@@ -42,7 +42,7 @@ func parseObject(p string, doc []byte) (object, error) {
 
 // manifest checks p holds an object of kind (and name, when given).
 func manifest(p, kind, name string) Check {
-	return Check{Name: fmt.Sprintf("manifest %s is %s %s", p, kind, name), Run: func(ctx context.Context, e *CheckEnv) error {
+	return Check{Name: fmt.Sprintf("manifest %s is %s %s", p, kind, name), Reads: []string{p}, Run: func(ctx context.Context, e *CheckEnv) error {
 		data, err := readFile(ctx, e.Node, p)
 		if err != nil {
 			return err
@@ -79,10 +79,35 @@ func listDir(ctx context.Context, n node.Node, d string) ([]string, error) {
 	return names, nil
 }
 
+// listManifests lists directory d and returns a node that answers for
+// the files in it (read in one command when there are several: one read
+// each was a command each, seconds for a directory of renders on a TCG
+// guest).
+func listManifests(ctx context.Context, n node.Node, d string) ([]string, node.Node, error) {
+	names, err := listDir(ctx, n, d)
+	if err != nil {
+		return nil, nil, err
+	}
+	var paths []string
+	for _, f := range names {
+		if ext := path.Ext(f); ext == ".yaml" || ext == ".yml" || ext == ".json" {
+			paths = append(paths, path.Join(d, f))
+		}
+	}
+	if len(paths) < 2 {
+		return names, n, nil
+	}
+	pre, err := node.Prefetch(ctx, n, paths...)
+	if err != nil {
+		return nil, nil, err
+	}
+	return names, pre, nil
+}
+
 // findObject looks through the manifests of directory d for an object of
 // kind (and name, when given) and returns its file and document.
 func findObject(ctx context.Context, n node.Node, d, kind, name string) (string, []byte, error) {
-	names, err := listDir(ctx, n, d)
+	names, n, err := listManifests(ctx, n, d)
 	if err != nil {
 		return "", nil, err
 	}
@@ -180,7 +205,7 @@ func checkPod(p string, doc []byte, w PodWant) error {
 
 // staticPod checks the pod manifest at p.
 func staticPod(p string, w PodWant) Check {
-	return Check{Name: fmt.Sprintf("static pod %s/%s in %s", w.Namespace, w.Name, p), Run: func(ctx context.Context, e *CheckEnv) error {
+	return Check{Name: fmt.Sprintf("static pod %s/%s in %s", w.Namespace, w.Name, p), Reads: []string{p}, Run: func(ctx context.Context, e *CheckEnv) error {
 		data, err := readFile(ctx, e.Node, p)
 		if err != nil {
 			return err
@@ -192,13 +217,13 @@ func staticPod(p string, w PodWant) Check {
 // staticPodIn finds the pod in directory d (file names differ by release).
 func staticPodIn(d string, w PodWant) Check {
 	return Check{Name: fmt.Sprintf("static pod %s/%s in %s", w.Namespace, w.Name, d), Run: func(ctx context.Context, e *CheckEnv) error {
-		names, err := listDir(ctx, e.Node, d)
+		names, n, err := listManifests(ctx, e.Node, d)
 		if err != nil {
 			return err
 		}
 		for _, f := range names {
 			p := path.Join(d, f)
-			data, err := readFile(ctx, e.Node, p)
+			data, err := readFile(ctx, n, p)
 			if err != nil {
 				return err
 			}
