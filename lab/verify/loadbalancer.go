@@ -287,10 +287,10 @@ func backendChecks(ctx context.Context, s *spec.Spec, lbc loadbalancer.Config, s
 }
 
 // recheckTimeouts gives recheckTimeout's second look to every backend of
-// lbc that haproxy lists down on a node that runs (or that verify cannot
-// see), all at once: each may wait out dialTimeout, and a lab that boots
-// has several such backends. The result is keyed "frontend/server", for
-// the backends it looked at.
+// lbc that haproxy lists down with a timed-out check on a node that runs
+// (or that verify cannot see), all at once: each may wait out dialTimeout,
+// and a lab that boots has several such backends. The result is keyed
+// "frontend/server", for the backends it looked at.
 func recheckTimeouts(ctx context.Context, dial DialFunc, lbc loadbalancer.Config, seen map[string]loadbalancer.BackendStatus, vms map[string]NodeVM) map[string]loadbalancer.BackendStatus {
 	out := map[string]loadbalancer.BackendStatus{}
 	var mu sync.Mutex
@@ -299,7 +299,7 @@ func recheckTimeouts(ctx context.Context, dial DialFunc, lbc loadbalancer.Config
 		for _, srv := range fe.Servers {
 			key := fe.Name + "/" + srv.Name
 			b, ok := seen[key]
-			if !ok || healthy(b) {
+			if !ok || healthy(b) || dial == nil || !strings.Contains(b.LastCheck, "L4TOUT") {
 				continue
 			}
 			if vm, ok := vms[srv.Name]; ok && vm.State != "running" {

@@ -282,8 +282,8 @@ func TestRecheckTimeoutOnlyRefinesATimeout(t *testing.T) {
 // on a node that runs, all at once (each look may wait out dialTimeout):
 // the dialer below answers only once three dials are in flight together,
 // so a look one at a time would time out, and keep haproxy's L4TOUT. A
-// healthy backend, one whose node is shut off and one haproxy does not
-// list are not dialed.
+// healthy backend, one whose check was refused rather than timed out, one
+// whose node is shut off and one haproxy does not list are not looked at.
 func TestRecheckTimeoutsLookAtOnce(t *testing.T) {
 	t.Parallel()
 	lbc := loadbalancer.Config{Frontends: []loadbalancer.Frontend{
@@ -296,6 +296,8 @@ func TestRecheckTimeoutsLookAtOnce(t *testing.T) {
 	seen := map[string]loadbalancer.BackendStatus{
 		"api/bootstrap": tout, "api/master-0": tout, "api/master-1": tout,
 		"machine-config/bootstrap": tout, "machine-config/master-0": {Status: "UP", LastCheck: "L7OK/200"},
+		// Refused, not timed out: haproxy's word stands, no second look.
+		"machine-config/master-2": {Status: "DOWN", LastCheck: "L4CON"},
 	}
 	vms := map[string]NodeVM{"bootstrap": {State: "running"}, "master-0": {State: "running"}, "master-1": {State: "shut off"}}
 
