@@ -20,8 +20,12 @@ import (
 func controlPlanePod(c controlplane.Component) Check {
 	w := controlplane.Wanted(c, controlplane.Input{})
 	p := opt("bootstrap-manifests/" + w.File)
+	reads := []string{p}
+	for _, name := range append(controlplane.SecretFiles(c), controlplane.RootCA) {
+		reads = append(reads, secretPaths(name)...)
+	}
 	return Check{Name: "the " + string(c) + " pod in " + p + " runs the real " + string(c) + " with the lab's certificates",
-		Reads: []string{p},
+		Reads: reads,
 		Run: func(ctx context.Context, e *CheckEnv) error {
 			doc, err := readFile(ctx, e.Node, p)
 			if err != nil {
@@ -36,15 +40,24 @@ func controlPlanePod(c controlplane.Component) Check {
 		}}
 }
 
-// readSecret reads a bootstrap secret from the secrets directory, else
-// from where cluster-bootstrap copies it (tls/NAME, auth/kubeconfig).
+// secretPaths are where a bootstrap secret is looked for, in order: the
+// secrets directory, else where cluster-bootstrap copies it from
+// (tls/NAME, auth/kubeconfig).
+func secretPaths(name string) []string {
+	from := opt("tls/" + name)
+	if name == controlplane.Kubeconfig {
+		from = opt("auth/kubeconfig")
+	}
+	return []string{path.Join(controlplane.SecretsDir, name), from}
+}
+
+// readSecret reads a bootstrap secret from the first of its secretPaths
+// that exists.
 func readSecret(ctx context.Context, e *CheckEnv, name string) ([]byte, error) {
-	b, err := e.Node.ReadFile(ctx, path.Join(controlplane.SecretsDir, name))
+	paths := secretPaths(name)
+	b, err := e.Node.ReadFile(ctx, paths[0])
 	if err == nil || !errors.Is(err, fs.ErrNotExist) {
 		return b, err
 	}
-	if name == controlplane.Kubeconfig {
-		return readFile(ctx, e.Node, opt("auth/kubeconfig"))
-	}
-	return readFile(ctx, e.Node, opt("tls/"+name))
+	return readFile(ctx, e.Node, paths[1])
 }
