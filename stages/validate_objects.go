@@ -61,13 +61,14 @@ func manifest(p, kind, name string) Check {
 	}}
 }
 
-// listDir lists a directory on the node.
+// listDir lists a directory on the node: one command, and a stat only
+// when the listing fails, to say that d is missing.
 func listDir(ctx context.Context, n node.Node, d string) ([]string, error) {
-	if _, err := statFile(ctx, n, d); err != nil {
-		return nil, err
-	}
 	out, err := node.Output(ctx, n, "ls -A1 -- "+node.ShellQuote(d))
 	if err != nil {
+		if _, serr := statFile(ctx, n, d); serr != nil {
+			return nil, serr
+		}
 		return nil, fmt.Errorf("list %s: %w", d, err)
 	}
 	var names []string

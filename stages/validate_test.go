@@ -243,6 +243,7 @@ func TestValidateFailsUsefully(t *testing.T) {
 		{"no auth operator image on 4.19", "02", edit("opt/openshift/bootlab-images.env", "AUTH_OPERATOR_IMAGE=", "#"), "does not set AUTH_OPERATOR_IMAGE: rerun stage 02"},
 		{"gates not resolved", "03", edit("opt/openshift/manifests/99_feature-gate.yaml", "status:", "statusx:"), "has no status.featureGates"},
 		{"no CRD", "04", edit("opt/openshift/auth-api-bootstrap/manifests/0000_03_authorization-openshift_01_rolebindingrestriction.crd.yaml", "name: rolebindingrestrictions", "name: other"), "no CustomResourceDefinition rolebindingrestrictions.authorization.openshift.io in /opt/openshift/auth-api-bootstrap/manifests"},
+		{"no render directory", "04", rm("opt/openshift/auth-api-bootstrap"), "/opt/openshift/auth-api-bootstrap/manifests is missing"},
 		{"missing config", "05", rm("opt/openshift/config-bootstrap/config"), "/opt/openshift/config-bootstrap/config is missing"},
 		{"kubeconfig mode", "06", chmod("etc/kubernetes/kubeconfig", 0o644), "/etc/kubernetes/kubeconfig has mode 0644, want 0600"},
 		{"no CVO pod", "06", rm("opt/openshift/bootstrap-manifests/bootstrap-pod.yaml"), "no pod openshift-cluster-version/bootstrap-cluster-version-operator in /opt/openshift/bootstrap-manifests"},
