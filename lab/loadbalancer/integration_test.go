@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -187,7 +188,11 @@ func TestLifecycle(t *testing.T) {
 	}
 	b2.healthy.Store(false)
 	eventually(t, 100, "b2 DOWN", b2Is("DOWN"))
-	assert.Equal(t, "UP", statusOf(t, c)["api/b1"])
+	// b1 stays in the rotation: UP, or "UP 1/3" and "UP 2/3" when a check
+	// of it failed on a loaded machine (CI saw "UP 2/3"), which haproxy
+	// still sends traffic to.
+	b1Status := statusOf(t, c)["api/b1"]
+	assert.True(t, b1Status == "UP" || strings.HasPrefix(b1Status, "UP "), "b1 is %q, want it up", b1Status)
 	for range 4 {
 		assert.Equal(t, "b1", get(t, client, lbURL), "a DOWN backend gets no traffic")
 	}
