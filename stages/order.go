@@ -72,8 +72,7 @@ type NodeState struct {
 // process on the node, and a stage run reads the state three times.
 func ReadNodeState(ctx context.Context, n node.Node, c Catalog) (*NodeState, error) {
 	st := &NodeState{markers: map[string]bool{}, succeeded: map[string]bool{}}
-	listed, ok := listAssetDir(ctx, n)
-	if ok {
+	if listed, ok := listAssetDir(ctx, n); ok {
 		st.listed = listed
 	}
 	for _, s := range c {
@@ -81,19 +80,11 @@ func ReadNodeState(ctx context.Context, n node.Node, c Catalog) (*NodeState, err
 			if _, seen := st.markers[m]; seen {
 				continue
 			}
-			if ok && !strings.Contains(m, "/") {
-				st.markers[m] = listed[m]
-				continue
+			has, err := st.Marker(ctx, n, m)
+			if err != nil {
+				return nil, err
 			}
-			_, err := n.Stat(ctx, path.Join(AssetDir, m))
-			switch {
-			case err == nil:
-				st.markers[m] = true
-			case errors.Is(err, fs.ErrNotExist):
-				st.markers[m] = false
-			default:
-				return nil, fmt.Errorf("check marker %s on %s: %w", m, n, err)
-			}
+			st.markers[m] = has
 		}
 	}
 	data, err := n.ReadFile(ctx, ServiceRecords)
@@ -150,7 +141,7 @@ func (st *NodeState) Has(m string) bool { return st.markers[m] }
 
 // Marker reports whether marker m (a name in AssetDir) exists: from what
 // was read when the catalog names it or AssetDir could be listed, else
-// from a stat on n.
+// from a stat on n (ReadNodeState reads the catalog's markers with it).
 func (st *NodeState) Marker(ctx context.Context, n node.Node, m string) (bool, error) {
 	if has, read := st.markers[m]; read {
 		return has, nil

@@ -182,7 +182,11 @@ func validateRightAfter(t *testing.T, ctx context.Context, n node.Node, s *stage
 	assert.Empty(t, failures(results), "validate %s right after it ran", s.Label())
 	var reads []string
 	for _, c := range s.Checks {
-		reads = append(reads, c.Reads...)
+		for _, p := range c.Reads {
+			if !slices.Contains(reads, p) {
+				reads = append(reads, p)
+			}
+		}
 	}
 	if len(reads) < 2 {
 		return

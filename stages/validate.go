@@ -68,13 +68,14 @@ func Validate(ctx context.Context, n node.Node, s *Stage, v Vars, opts ValidateO
 		out []check.Result
 		ran []Check // ran[i] gave out[i]
 	)
-	first := &CheckEnv{Node: prefetchChecks(ctx, n, s.Checks, opts.SkipLive), Vars: v, Now: now}
 	for _, c := range s.Checks {
-		if c.Live && opts.SkipLive {
-			continue
+		if !c.Live || !opts.SkipLive {
+			ran = append(ran, c)
 		}
+	}
+	first := &CheckEnv{Node: prefetchChecks(ctx, n, ran), Vars: v, Now: now}
+	for _, c := range ran {
 		out = append(out, runCheck(ctx, first, s, c))
-		ran = append(ran, c)
 	}
 	if opts.Wait <= 0 {
 		return out
@@ -110,26 +111,33 @@ func Validate(ctx context.Context, n node.Node, s *Stage, v Vars, opts ValidateO
 // first pass (the files do not change under it); the live checks asked
 // again later go to the node itself. A node the prefetch cannot reach is
 // asked directly, so that each check reports what failed.
-func prefetchChecks(ctx context.Context, n node.Node, checks []Check, skipLive bool) node.Node {
+func prefetchChecks(ctx context.Context, n node.Node, checks []Check) node.Node {
 	var paths []string
 	for _, c := range checks {
-		if c.Live && skipLive {
-			continue
-		}
 		for _, p := range c.Reads {
 			if !slices.Contains(paths, p) {
 				paths = append(paths, p)
 			}
 		}
 	}
+	if pre, err := readTogether(ctx, n, paths); err == nil {
+		return pre
+	}
+	return n
+}
+
+// readTogether is n answering for paths from one read of them all
+// (node.Prefetch) when there are two or more; a single path is read as
+// cheaply on its own, so n itself is returned.
+func readTogether(ctx context.Context, n node.Node, paths []string) (node.Node, error) {
 	if len(paths) < 2 {
-		return n
+		return n, nil
 	}
 	pre, err := node.Prefetch(ctx, n, paths...)
 	if err != nil {
-		return n
+		return nil, err
 	}
-	return pre
+	return pre, nil
 }
 
 func runCheck(ctx context.Context, env *CheckEnv, s *Stage, c Check) check.Result {

@@ -95,14 +95,11 @@ func listManifests(ctx context.Context, n node.Node, d string) ([]string, node.N
 			paths = append(paths, path.Join(d, f))
 		}
 	}
-	if len(paths) < 2 {
-		return names, n, nil
-	}
-	pre, err := node.Prefetch(ctx, n, paths...)
+	together, err := readTogether(ctx, n, paths)
 	if err != nil {
 		return nil, nil, err
 	}
-	return names, pre, nil
+	return names, together, nil
 }
 
 // findObject looks through the manifests of directory d for an object of
