@@ -75,6 +75,32 @@ version_at_least() {
     [ "${have_minor}" -ge "${want_minor}" ]
 }
 
+# images_file_version FILE sets IMAGES_VERSION to the VERSION that stage
+# 02 wrote in FILE, its quotes dropped: what
+# $(sed -n 's/^VERSION=[quotes]*\([^quotes]*\).*/\1/p' FILE) would be
+# (every VERSION line's, one per line; empty when there is none). bash
+# reads the file itself: a sed is one more program on the node for every
+# stage, 0.05 s on an emulated one. scripts.TestImagesFileVersionIsSed
+# holds the two to the same answer.
+images_file_version() {
+    local line value
+    IMAGES_VERSION=""
+    while IFS= read -r line || [ -n "${line}" ]; do
+        case "${line}" in
+        VERSION=*)
+            value=${line#VERSION=}
+            while [ "${value#[\'\"]}" != "${value}" ]; do
+                value=${value#[\'\"]}
+            done
+            IMAGES_VERSION+="${value%%[\'\"]*}"$'\n'
+            ;;
+        esac
+    done <"${1}"
+    while [ "${IMAGES_VERSION%$'\n'}" != "${IMAGES_VERSION}" ]; do
+        IMAGES_VERSION=${IMAGES_VERSION%$'\n'}
+    done
+}
+
 # ---- markers: the same /opt/openshift/<name>.done files bootkube writes ----
 
 # stage_needed NAME: true when NAME.done is absent (or BOOTLAB_FORCE=1).
@@ -214,7 +240,8 @@ record_service_exit() {
         ERROR_MESSAGE="exit status ${1}"
     elif [ ! -f "${ASSET_DIR}/.bootkube.done" ]; then
         RESULT=stopped
-        ERROR_MESSAGE="$(stages_after "${STAGE_NUMBER}")"
+        stages_after "${STAGE_NUMBER}"
+        ERROR_MESSAGE=${STAGES_AFTER}
     fi
     if [ -n "${STAGE_NAME-}" ]; then
         record_service_stage_end "${RESULT}"
@@ -257,7 +284,12 @@ step_succeeded() {
             "${file}" >/dev/null
 }
 
-# proof_missing PROOF...: what of a stage's proof the node lacks ("" if none).
+# The helpers below set a variable rather than print: a $(...) is a fork
+# of this shell, 7 ms on an emulated node, and check_stage_order asks once
+# for every earlier stage.
+
+# proof_missing PROOF... sets PROOF_MISSING to what of a stage's proof the
+# node lacks ("" if none).
 proof_missing() {
     local p missing=()
     for p in "$@"; do
@@ -266,10 +298,11 @@ proof_missing() {
         *) [ -f "${ASSET_DIR}/${p}" ] || missing+=("${p} missing") ;;
         esac
     done
-    echo "${missing[*]}"
+    PROOF_MISSING="${missing[*]}"
 }
 
-# proof_present PROOF...: the markers of a stage's proof that exist.
+# proof_present PROOF... sets PROOF_PRESENT to the markers of a stage's
+# proof that exist.
 proof_present() {
     local p present=()
     for p in "$@"; do
@@ -278,19 +311,21 @@ proof_present() {
         *) [ ! -f "${ASSET_DIR}/${p}" ] || present+=("${p}") ;;
         esac
     done
-    echo "${present[*]}"
+    PROOF_PRESENT="${present[*]}"
 }
 
-# stages_after NN: what a run that stopped after stage NN leaves undone.
+# stages_after NN sets STAGES_AFTER to what a run that stopped after stage
+# NN leaves undone.
 stages_after() {
-    local entry num slug since rest=()
+    local entry num slug since rest=() IFS
     for entry in "${BOOTLAB_STAGES[@]}"; do
         read -r num slug since _ <<<"${entry}"
         if ((10#${num} > 10#${1})) && version_at_least "${since}"; then
             rest+=("${num} ${slug}")
         fi
     done
-    echo "stage ${1} done; bootkube is not finished (no .bootkube.done); not run yet: $(IFS=,; echo "${rest[*]}")"
+    IFS=,
+    STAGES_AFTER="stage ${1} done; bootkube is not finished (no .bootkube.done); not run yet: ${rest[*]}"
 }
 
 # check_stage_order refuses to run this stage before an earlier one it
@@ -314,7 +349,8 @@ check_stage_order() {
         ((10#${num} < 10#${STAGE_NUMBER})) || break
         version_at_least "${since}" || continue
         # shellcheck disable=SC2086 # the proof is a list of words
-        missing=$(proof_missing ${proof})
+        proof_missing ${proof}
+        missing=${PROOF_MISSING}
         if [ -n "${missing}" ]; then
             echo "stage ${STAGE_NUMBER} (${me}) needs stage ${num} (${slug}) first: run bootlab stage run ${num}, or scripts/${num}-${slug}.sh (${missing}). bootkube.sh runs its steps in this order; nothing ran" >&2
             exit 1
@@ -346,7 +382,8 @@ check_force() {
         ((10#${num} > 10#${BOOTLAB_FORCE_THROUGH})) || continue
         version_at_least "${since}" || continue
         # shellcheck disable=SC2086 # the proof is a list of words
-        present=$(proof_present ${proof})
+        proof_present ${proof}
+        present=${PROOF_PRESENT}
         if [ -n "${present}" ]; then
             echo "BOOTLAB_FORCE=1 on stage ${STAGE_NUMBER} refused: stage ${num} (${slug}) has run since (${present}) and used what stage ${STAGE_NUMBER} made; a rerun would leave them disagreeing. On a lab, bootlab stage reset ${STAGE_NUMBER} goes back to before it; a real node has no way back. Nothing ran" >&2
             exit 1
@@ -354,19 +391,20 @@ check_force() {
     done
 }
 
-# major_minor 4.21.3 prints 4.21.
+# major_minor 4.21.3 sets MAJOR_MINOR to 4.21.
 major_minor() {
     local major=${1%%.*} minor=${1#*.}
-    echo "${major}.${minor%%[!0-9]*}"
+    MAJOR_MINOR="${major}.${minor%%[!0-9]*}"
 }
 
 # check_release sets OPENSHIFT_VERSION from the node's release when unset,
 # and refuses one the node contradicts: the scripts would render with
 # another release's flags and steps than the payload's.
 check_release() {
-    local have=""
+    local have="" have_mm
     if [ -f "${IMAGES_FILE}" ]; then
-        have=$(sed -n "s/^VERSION=['\"]*\([^'\"]*\).*/\1/p" "${IMAGES_FILE}")
+        images_file_version "${IMAGES_FILE}"
+        have=${IMAGES_VERSION}
     fi
     if [ -z "${have}" ] && ! have=$(release_info '{.metadata.version}' 2>/dev/null); then
         have=""
@@ -379,11 +417,16 @@ check_release() {
         echo "warning: cannot read the node's release; rendering for OpenShift ${OPENSHIFT_VERSION} as told" >&2
         return 0
     fi
+    major_minor "${have}"
     if [ -z "${OPENSHIFT_VERSION}" ]; then
-        OPENSHIFT_VERSION=$(major_minor "${have}")
+        OPENSHIFT_VERSION=${MAJOR_MINOR}
         echo "OpenShift ${have} (read from the node)"
-    elif [ "$(major_minor "${OPENSHIFT_VERSION}")" != "$(major_minor "${have}")" ]; then
-        echo "OPENSHIFT_VERSION=${OPENSHIFT_VERSION} contradicts the node, whose release is ${have}: the stages would render with ${OPENSHIFT_VERSION}'s flags and steps against a ${have} payload. Unset OPENSHIFT_VERSION (the node's release is used) or set it to $(major_minor "${have}"); nothing ran" >&2
+        return 0
+    fi
+    have_mm=${MAJOR_MINOR}
+    major_minor "${OPENSHIFT_VERSION}"
+    if [ "${MAJOR_MINOR}" != "${have_mm}" ]; then
+        echo "OPENSHIFT_VERSION=${OPENSHIFT_VERSION} contradicts the node, whose release is ${have}: the stages would render with ${OPENSHIFT_VERSION}'s flags and steps against a ${have} payload. Unset OPENSHIFT_VERSION (the node's release is used) or set it to ${have_mm}; nothing ran" >&2
         exit 1
     fi
 }
