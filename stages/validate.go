@@ -52,6 +52,11 @@ type ValidateOptions struct {
 	// Waiting, when set, is told before each pause which live checks are
 	// still failing and how long is left.
 	Waiting func(names []string, left time.Duration)
+	// Read, when set, answers the first pass's reads instead of a read
+	// of Validate's own: ReadChecks of this stage among others, so that
+	// validating several stages reads the node once. Checks asked again
+	// (Wait) still go to the node.
+	Read node.Node
 }
 
 // Validate runs the checks of stage s against the node. It returns every
@@ -64,16 +69,13 @@ func Validate(ctx context.Context, n node.Node, s *Stage, v Vars, opts ValidateO
 		now = time.Now()
 	}
 	env := &CheckEnv{Node: n, Vars: v, Now: now}
-	var (
-		out []check.Result
-		ran []Check // ran[i] gave out[i]
-	)
-	for _, c := range s.Checks {
-		if !c.Live || !opts.SkipLive {
-			ran = append(ran, c)
-		}
+	var out []check.Result
+	ran := checksToRun(s, opts.SkipLive) // ran[i] gives out[i]
+	read := opts.Read
+	if read == nil {
+		read = prefetchChecks(ctx, n, ran)
 	}
-	first := &CheckEnv{Node: prefetchChecks(ctx, n, ran), Vars: v, Now: now}
+	first := &CheckEnv{Node: read, Vars: v, Now: now}
 	for _, c := range ran {
 		out = append(out, runCheck(ctx, first, s, c))
 	}
@@ -105,6 +107,29 @@ func Validate(ctx context.Context, n node.Node, s *Stage, v Vars, opts ValidateO
 			out[i] = runCheck(ctx, env, s, ran[i])
 		}
 	}
+}
+
+// checksToRun are the checks of s that Validate runs.
+func checksToRun(s *Stage, skipLive bool) []Check {
+	var ran []Check
+	for _, c := range s.Checks {
+		if !c.Live || !skipLive {
+			ran = append(ran, c)
+		}
+	}
+	return ran
+}
+
+// ReadChecks reads on n, in one command, what the checks of every stage
+// of sel read (those Validate runs with skipLive), for their first pass
+// (ValidateOptions.Read): `stage validate --all` reads the node once, not
+// once a stage. A node the read cannot reach is returned itself.
+func ReadChecks(ctx context.Context, n node.Node, sel []*Stage, skipLive bool) node.Node {
+	var ran []Check
+	for _, s := range sel {
+		ran = append(ran, checksToRun(s, skipLive)...)
+	}
+	return prefetchChecks(ctx, n, ran)
 }
 
 // prefetchChecks reads what the checks read in one command, for their

@@ -1,11 +1,14 @@
 package stagecmd
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/stretchr/testify/assert"
@@ -108,5 +111,74 @@ func TestStageStatusResult(t *testing.T) {
 			check.Result{Name: "13 x", State: check.StatePassed, Detail: "no marker: runs every time, as in bootkube"}},
 	} {
 		assert.Equal(t, c.want, c.ss.Result(), c.ss.Slug)
+	}
+}
+
+// stage validate of several stages reads what all their checks read in
+// one command, where each stage would read its own.
+func TestValidateSeveralStagesReadsOnce(t *testing.T) {
+	e := newEnv(t)
+	validate := func(args ...string) *stagestest.Node {
+		node := stagestest.New(t.TempDir())
+		var cmd *cobra.Command
+		cmd = NewCmdValidate(e.f, func(o *ValidateOptions) error {
+			o.Target.Node = node
+			return runValidate(cmd, e.f, o)
+		})
+		err := execute(cmd, append([]string{"-f", e.spec, "--no-live"}, args...)...)
+		assert.Equal(t, cmdutil.ExitCheckFailed, exitCode(err), "%v", err)
+		return node
+	}
+	one := validate("07")
+	assert.Equal(t, 1, prefetches(one), "one stage: its own read\n%s", strings.Join(one.Calls, "\n"))
+	all := validate("--all")
+	assert.Equal(t, 1, prefetches(all), "every stage: one read\n%s", strings.Join(all.Calls, "\n"))
+	for _, p := range []string{"/opt/openshift/etcd-bootstrap.done", "/opt/openshift/mco-bootstrap.done", "/opt/openshift/.bootkube.done"} {
+		assert.Contains(t, all.Calls[0], p, "the read asks for every stage's files")
+	}
+	assert.Equal(t, 1, prefetches(validate("07", "08", "12")))
+}
+
+// prefetches counts n's node.Prefetch commands.
+func prefetches(n *stagestest.Node) int { return len(n.CallsWith("set -- ")) }
+
+// Once a stage has waited for its live checks, the stages after it read
+// afresh: what it waited for may have let their files appear.
+func TestValidateStagesReadAfreshAfterAWait(t *testing.T) {
+	e := newEnv(t)
+	file := func(p string) stages.Check {
+		return stages.Check{Name: "file " + p, Reads: []string{p, p + ".sig"}, Run: func(ctx context.Context, env *stages.CheckEnv) error {
+			_, err := env.Node.Stat(ctx, p)
+			return err
+		}}
+	}
+	answers := 0
+	live := stages.Check{Name: "answers on the second ask", Live: true, Run: func(context.Context, *stages.CheckEnv) error {
+		if answers++; answers < 2 {
+			return errors.New("not yet")
+		}
+		return nil
+	}}
+	run := []*stages.Stage{
+		{Number: 1, Slug: "one", Checks: []stages.Check{file("/a"), live}},
+		{Number: 2, Slug: "two", Checks: []stages.Check{file("/b")}},
+		{Number: 3, Slug: "three", Checks: []stages.Check{file("/c")}},
+	}
+	for _, tc := range []struct {
+		wait time.Duration
+		want int
+	}{{0, 1}, {time.Millisecond, 2}} {
+		node := stagestest.New(t.TempDir())
+		node.Touch("/a", "/b", "/c")
+		answers = 0
+		res := validateStages(context.Background(), e.f, node, stages.Vars{}, run, &ValidateOptions{Wait: tc.wait})
+		assert.Equal(t, tc.want, prefetches(node), "wait %s\n%s", tc.wait, strings.Join(node.Calls, "\n"))
+		assert.Len(t, res, 4)
+		if tc.wait > 0 {
+			assert.Empty(t, check.Failed(res), "%+v", res)
+			reads := node.CallsWith("set -- ")
+			assert.Contains(t, reads[1], "'/b'", "the second read is of the stages after the wait")
+			assert.NotContains(t, reads[1], "'/a'")
+		}
 	}
 }

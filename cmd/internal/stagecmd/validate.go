@@ -1,6 +1,7 @@
 package stagecmd
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"time"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/bootlab/bootlab/cmd/internal/cmdutil"
 	"github.com/bootlab/bootlab/internal/check"
+	"github.com/bootlab/bootlab/internal/node"
 	"github.com/bootlab/bootlab/stages"
 )
 
@@ -74,35 +76,20 @@ func runValidate(cmd *cobra.Command, f *cmdutil.Factory, opts *ValidateOptions) 
 	if err != nil {
 		return err
 	}
-	r, node, closeNode, err := opts.Target.reach(ctx, f, false)
+	r, n, closeNode, err := opts.Target.reach(ctx, f, false)
 	if err != nil {
 		return err
 	}
 	defer closeNode()
-	results := []check.Result{}
+	var run []*stages.Stage
 	for _, s := range sel {
 		if reason := s.SkipReason(r.vars.Version); reason != "" {
 			f.Status.Infof("stage %s skipped: %s", s.Label(), reason)
 			continue
 		}
-		f.Status.Start("validating stage %s", s.Label())
-		told := false
-		res := stages.Validate(ctx, node, s, r.vars, stages.ValidateOptions{SkipLive: opts.NoLive, Wait: opts.Wait,
-			Waiting: func(names []string, left time.Duration) {
-				if !told {
-					told = true
-					f.Status.Infof("stage %s: waiting up to %s for what it started to answer: %s", s.Label(), opts.Wait, strings.Join(names, "; "))
-				}
-				f.Status.Update("%d live check(s) not answering yet, %s left", len(names), left.Round(time.Second))
-			}})
-		for i := range res {
-			if res[i].Failed() {
-				res[i].Fix = fmt.Sprintf("`bootlab stage explain %s` lists the common failures of stage %s", s.ID(), s.Label())
-			}
-		}
-		f.Status.End(check.OK(res))
-		results = append(results, res...)
+		run = append(run, s)
 	}
+	results := validateStages(ctx, f, n, r.vars, run, opts)
 	if opts.Output == "json" {
 		if err := cmdutil.WriteJSON(f.Streams.Out, "StageValidation", check.NewDoc(results)); err != nil {
 			return err
@@ -115,4 +102,40 @@ func runValidate(cmd *cobra.Command, f *cmdutil.Factory, opts *ValidateOptions) 
 		return cmdutil.WithCode(cmdutil.ExitCheckFailed, fmt.Errorf("%d check(s) failed: `bootlab stage explain NN` lists the common failures of each stage", failed))
 	}
 	return nil
+}
+
+// validateStages validates each stage of run on n. What the checks of the
+// stages read comes in one command, since each stage's own read is a
+// command with programs on the node; once a stage has waited for its live
+// checks, the stages left read afresh: what it waited for may have let
+// their files appear.
+func validateStages(ctx context.Context, f *cmdutil.Factory, n node.Node, vars stages.Vars, run []*stages.Stage, opts *ValidateOptions) []check.Result {
+	results := []check.Result{}
+	var read node.Node
+	for i, s := range run {
+		if read == nil && len(run)-i > 1 {
+			read = stages.ReadChecks(ctx, n, run[i:], opts.NoLive)
+		}
+		f.Status.Start("validating stage %s", s.Label())
+		told := false
+		res := stages.Validate(ctx, n, s, vars, stages.ValidateOptions{SkipLive: opts.NoLive, Wait: opts.Wait, Read: read,
+			Waiting: func(names []string, left time.Duration) {
+				if !told {
+					told = true
+					f.Status.Infof("stage %s: waiting up to %s for what it started to answer: %s", s.Label(), opts.Wait, strings.Join(names, "; "))
+				}
+				f.Status.Update("%d live check(s) not answering yet, %s left", len(names), left.Round(time.Second))
+			}})
+		if told {
+			read = nil
+		}
+		for i := range res {
+			if res[i].Failed() {
+				res[i].Fix = fmt.Sprintf("`bootlab stage explain %s` lists the common failures of stage %s", s.ID(), s.Label())
+			}
+		}
+		f.Status.End(check.OK(res))
+		results = append(results, res...)
+	}
+	return results
 }
