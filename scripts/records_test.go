@@ -12,21 +12,6 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// recordsSection is the library's service-record helpers, cut out so a
-// test can source them without the rest (which needs a bootstrap node).
-func recordsSection(t *testing.T) string {
-	t.Helper()
-	lib, err := FS.ReadFile("lib/bootkube.sh")
-	require.NoError(t, err)
-	text := string(lib)
-	start := strings.Index(text, "# ---- service records")
-	require.GreaterOrEqual(t, start, 0, "lib/bootkube.sh has a service records section")
-	rest := text[start:]
-	end := strings.Index(rest[1:], "\n# ---- ")
-	require.Greater(t, end, 0, "the service records section ends at the next section")
-	return rest[:end+1]
-}
-
 // recordStep is one entry added to bootkube.json, with the path the
 // library must take to write it.
 type recordStep struct {
@@ -50,7 +35,7 @@ func TestServiceRecordsBashIsJq(t *testing.T) {
 	}
 	dir := t.TempDir()
 	lib := filepath.Join(dir, "records.sh")
-	require.NoError(t, os.WriteFile(lib, []byte(recordsSection(t)), 0o600))
+	require.NoError(t, os.WriteFile(lib, []byte(librarySection(t, "service records")), 0o600))
 	driver := `set -euoE pipefail
 . "$LIB"
 if service_record_by_bash "$A" "$TS"; then echo bash; else service_record_by_jq "$A" "$TS"; echo jq; fi
