@@ -26,14 +26,7 @@ import (
 func TestValidatePrintsChecks(t *testing.T) {
 	e := newEnv(t)
 	node := stagestest.New(t.TempDir())
-	validate := func(args ...string) error {
-		var cmd *cobra.Command
-		cmd = NewCmdValidate(e.f, func(o *ValidateOptions) error {
-			o.Target.Node = node
-			return runValidate(cmd, e.f, o)
-		})
-		return execute(cmd, append([]string{"-f", e.spec, "--no-live"}, args...)...)
-	}
+	validate := func(args ...string) error { return validateOn(e, node, append([]string{"--no-live"}, args...)...) }
 
 	err := validate("07")
 	assert.Equal(t, cmdutil.ExitCheckFailed, exitCode(err), "%v", err)
@@ -71,6 +64,16 @@ func TestValidatePrintsChecks(t *testing.T) {
 	require.NoError(t, json.Unmarshal(e.out.Bytes(), &doc), e.out.String())
 	assert.True(t, doc.Checks[0].Passed(), "%+v", doc.Checks[0])
 	assert.Empty(t, doc.Checks[0].Fix)
+}
+
+// validateOn runs `stage validate -f SPEC ARGS...` against node.
+func validateOn(e *env, node *stagestest.Node, args ...string) error {
+	var cmd *cobra.Command
+	cmd = NewCmdValidate(e.f, func(o *ValidateOptions) error {
+		o.Target.Node = node
+		return runValidate(cmd, e.f, o)
+	})
+	return execute(cmd, append([]string{"-f", e.spec}, args...)...)
 }
 
 // stage status prints one line per stage with the shared printer: ✓ done,
@@ -120,12 +123,7 @@ func TestValidateSeveralStagesReadsOnce(t *testing.T) {
 	e := newEnv(t)
 	validate := func(args ...string) *stagestest.Node {
 		node := stagestest.New(t.TempDir())
-		var cmd *cobra.Command
-		cmd = NewCmdValidate(e.f, func(o *ValidateOptions) error {
-			o.Target.Node = node
-			return runValidate(cmd, e.f, o)
-		})
-		err := execute(cmd, append([]string{"-f", e.spec, "--no-live"}, args...)...)
+		err := validateOn(e, node, append([]string{"--no-live"}, args...)...)
 		assert.Equal(t, cmdutil.ExitCheckFailed, exitCode(err), "%v", err)
 		return node
 	}

@@ -228,9 +228,7 @@ func TestStatusAndNext(t *testing.T) {
 func TestValidateExitsFourOnFailedChecks(t *testing.T) {
 	e := newEnv(t)
 	node := stagestest.New(t.TempDir())
-	var cmd *cobra.Command
-	cmd = NewCmdValidate(e.f, func(o *ValidateOptions) error { o.Target.Node = node; return runValidate(cmd, e.f, o) })
-	err := execute(cmd, "-f", e.spec, "07", "--no-live")
+	err := validateOn(e, node, "07", "--no-live")
 	assert.Equal(t, cmdutil.ExitCheckFailed, exitCode(err), "%v", err)
 	assert.Contains(t, e.out.String(), "✗ 07 etcd-bootstrap marker /opt/openshift/etcd-bootstrap.done: /opt/openshift/etcd-bootstrap.done is missing")
 	assert.Empty(t, node.CallsWith("curl"), "--no-live asks no service")
