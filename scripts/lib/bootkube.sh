@@ -331,7 +331,7 @@ stages_after() {
 # check_stage_order refuses to run this stage before an earlier one it
 # needs has finished; nothing has run or been recorded yet.
 check_stage_order() {
-    local entry num slug since proof missing me=""
+    local entry num slug since proof me=""
     for entry in "${BOOTLAB_STAGES[@]}"; do
         read -r num slug since proof <<<"${entry}"
         if [ "${num}" = "${STAGE_NUMBER}" ]; then
@@ -350,9 +350,8 @@ check_stage_order() {
         version_at_least "${since}" || continue
         # shellcheck disable=SC2086 # the proof is a list of words
         proof_missing ${proof}
-        missing=${PROOF_MISSING}
-        if [ -n "${missing}" ]; then
-            echo "stage ${STAGE_NUMBER} (${me}) needs stage ${num} (${slug}) first: run bootlab stage run ${num}, or scripts/${num}-${slug}.sh (${missing}). bootkube.sh runs its steps in this order; nothing ran" >&2
+        if [ -n "${PROOF_MISSING}" ]; then
+            echo "stage ${STAGE_NUMBER} (${me}) needs stage ${num} (${slug}) first: run bootlab stage run ${num}, or scripts/${num}-${slug}.sh (${PROOF_MISSING}). bootkube.sh runs its steps in this order; nothing ran" >&2
             exit 1
         fi
     done
@@ -363,7 +362,7 @@ check_stage_order() {
 # `bootlab stage run --force`, through BOOTLAB_FORCE_THROUGH), or
 # cluster-bootstrap after it handed over. 02, 14 and 15 are safe reruns.
 check_force() {
-    local entry num slug since proof present
+    local entry num slug since proof
     [ "${BOOTLAB_FORCE}" = 1 ] || return 0
     case "${STAGE_NUMBER}" in 02 | 14 | 15) return 0 ;; esac
     for entry in "${BOOTLAB_STAGES[@]}"; do
@@ -383,9 +382,8 @@ check_force() {
         version_at_least "${since}" || continue
         # shellcheck disable=SC2086 # the proof is a list of words
         proof_present ${proof}
-        present=${PROOF_PRESENT}
-        if [ -n "${present}" ]; then
-            echo "BOOTLAB_FORCE=1 on stage ${STAGE_NUMBER} refused: stage ${num} (${slug}) has run since (${present}) and used what stage ${STAGE_NUMBER} made; a rerun would leave them disagreeing. On a lab, bootlab stage reset ${STAGE_NUMBER} goes back to before it; a real node has no way back. Nothing ran" >&2
+        if [ -n "${PROOF_PRESENT}" ]; then
+            echo "BOOTLAB_FORCE=1 on stage ${STAGE_NUMBER} refused: stage ${num} (${slug}) has run since (${PROOF_PRESENT}) and used what stage ${STAGE_NUMBER} made; a rerun would leave them disagreeing. On a lab, bootlab stage reset ${STAGE_NUMBER} goes back to before it; a real node has no way back. Nothing ran" >&2
             exit 1
         fi
     done
