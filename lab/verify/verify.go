@@ -122,7 +122,8 @@ type NodeVM struct {
 }
 
 // Run verifies the lab s with its state st, repeating until every check
-// passes or opts.Timeout is reached, and returns the last pass.
+// passes or opts.Timeout is reached, and returns the last pass. If ctx ends
+// first, the error is ctx's (a pass it cut short is no verdict on the lab).
 func Run(ctx context.Context, s *spec.Spec, st *labdir.State, opts Options) (*Result, error) {
 	if opts.Interval <= 0 {
 		opts.Interval = 2 * time.Second
@@ -173,11 +174,15 @@ func Run(ctx context.Context, s *spec.Spec, st *labdir.State, opts Options) (*Re
 			}
 		}
 		finalSince = finalNow
-		if res.OK || hopeless || time.Now().After(deadline) || ctx.Err() != nil {
+		if err := ctx.Err(); err != nil {
+			// The pass ran into the end of the caller's context: its
+			// failures may be the cut itself, so it is not a result.
+			opts.Status.End(false)
+			return res, err
+		}
+		if res.OK || hopeless || time.Now().After(deadline) {
 			opts.Status.End(res.OK)
-			if ctx.Err() == nil {
-				saveRecord(s, res, log)
-			}
+			saveRecord(s, res, log)
 			return res, nil
 		}
 		slow := slowest(res.Checks)

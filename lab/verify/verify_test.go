@@ -151,6 +151,21 @@ func TestRunStopsWaitingWhenHAProxyIsNotRunning(t *testing.T) {
 	assert.Contains(t, names, "lb haproxy")
 }
 
+// A pass the caller's context cut short is no verdict: Run returns the
+// context's error and keeps no record of it for `lab list`.
+func TestRunCutShortIsAnErrorNotAResult(t *testing.T) {
+	t.Parallel()
+	s := &spec.Spec{Name: "v", Profile: spec.ProfileOpenShift, LabDir: t.TempDir(),
+		Network: spec.Network{CIDR: "127.0.0.0/24"}, Topology: spec.Topology{Masters: 3}}
+	s.Defaults()
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	res, err := Run(ctx, s, nil, Options{Timeout: time.Minute, Interval: time.Millisecond})
+	require.ErrorIs(t, err, context.Canceled)
+	assert.Equal(t, 1, res.Passes)
+	assert.NoFileExists(t, labdir.VerifyRecordPath(s.LabDir))
+}
+
 func TestNodeStateComesBeforeConsoleReports(t *testing.T) {
 	t.Parallel()
 	s := testSpec(t)
