@@ -71,6 +71,12 @@ type NodeState struct {
 // of them: a stat each was one SSH session per marker, about thirty, each a
 // process on the node, and a stage run reads the state three times.
 func ReadNodeState(ctx context.Context, n node.Node, c Catalog) (*NodeState, error) {
+	// The listing and the records in one command (none when n read them).
+	pre, err := node.Prefetch(ctx, n, node.Paths{Files: []string{ServiceRecords}, Dirs: []string{AssetDir}})
+	if err != nil {
+		return nil, err
+	}
+	n = pre
 	st := &NodeState{markers: map[string]bool{}, succeeded: map[string]bool{}}
 	if listed, ok := listAssetDir(ctx, n); ok {
 		st.listed = listed
@@ -113,18 +119,19 @@ func ReadNodeState(ctx context.Context, n node.Node, c Catalog) (*NodeState, err
 // when it could not list them (the markers are then looked at one by one,
 // which reports why). No AssetDir yet is an empty listing.
 func listAssetDir(ctx context.Context, n node.Node) (names map[string]bool, ok bool) {
-	out, err := node.Output(ctx, n, "ls -A1 -- "+node.ShellQuote(AssetDir))
+	list, err := node.List(ctx, n, AssetDir)
 	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return map[string]bool{}, true
+		}
 		if _, serr := n.Stat(ctx, AssetDir); errors.Is(serr, fs.ErrNotExist) {
 			return map[string]bool{}, true
 		}
 		return nil, false
 	}
 	names = map[string]bool{}
-	for _, l := range strings.Split(string(out), "\n") {
-		if l = strings.TrimSpace(l); l != "" {
-			names[l] = true
-		}
+	for _, l := range list {
+		names[l] = true
 	}
 	return names, true
 }

@@ -158,7 +158,7 @@ func readTogether(ctx context.Context, n node.Node, paths []string) (node.Node, 
 	if len(paths) < 2 {
 		return n, nil
 	}
-	pre, err := node.Prefetch(ctx, n, paths...)
+	pre, err := node.Prefetch(ctx, n, node.Paths{Files: paths})
 	if err != nil {
 		return nil, err
 	}

@@ -3,10 +3,11 @@ package stages
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"path"
 	"slices"
-	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -64,18 +65,15 @@ func manifest(p, kind, name string) Check {
 // listDir lists a directory on the node: one command, and a stat only
 // when the listing fails, to say that d is missing.
 func listDir(ctx context.Context, n node.Node, d string) ([]string, error) {
-	out, err := node.Output(ctx, n, "ls -A1 -- "+node.ShellQuote(d))
+	names, err := node.List(ctx, n, d)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("%s is missing", d)
+	}
 	if err != nil {
 		if _, serr := statFile(ctx, n, d); serr != nil {
 			return nil, serr
 		}
 		return nil, fmt.Errorf("list %s: %w", d, err)
-	}
-	var names []string
-	for _, l := range strings.Split(string(out), "\n") {
-		if l = strings.TrimSpace(l); l != "" {
-			names = append(names, l)
-		}
 	}
 	return names, nil
 }

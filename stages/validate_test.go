@@ -332,7 +332,7 @@ func TestValidateWaitsForWhatTheStageStarted(t *testing.T) {
 	}
 	assert.Equal(t, 4, asked("/health"), "health asked once and again after each wait")
 	assert.Equal(t, 1, asked("/version"), "what passed is not asked again")
-	assert.Len(t, n.CallsWith("read /opt/openshift/tls/etcd-client.crt"), 1, "the files are not read again")
+	assert.Equal(t, 1, n.Reads("/opt/openshift/tls/etcd-client.crt"), "the files are not read again")
 	upAfter = -1
 
 	// Once is once: the same node, etcd down, no wait.

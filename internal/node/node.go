@@ -66,6 +66,33 @@ func Output(ctx context.Context, n Node, cmd string) ([]byte, error) {
 	return out.Bytes(), nil
 }
 
+// Lister is a node that lists directories itself (a Prefetched answers
+// from what it read).
+type Lister interface {
+	List(ctx context.Context, dir string) ([]string, error)
+}
+
+// List returns the names in directory dir on n, dot files too, as `ls -A`
+// lists them: from n when it is a Lister, else with ls. A Lister's error
+// for a missing dir wraps fs.ErrNotExist (syscall.ENOTDIR for a file);
+// ls's is its exit.
+func List(ctx context.Context, n Node, dir string) ([]string, error) {
+	if l, ok := n.(Lister); ok {
+		return l.List(ctx, dir)
+	}
+	out, err := Output(ctx, n, "ls -A1 -- "+ShellQuote(dir))
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, l := range strings.Split(string(out), "\n") {
+		if l != "" {
+			names = append(names, l)
+		}
+	}
+	return names, nil
+}
+
 func firstWord(cmd string) string {
 	if f := strings.Fields(cmd); len(f) > 0 {
 		return f[0]

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -68,7 +69,7 @@ func TestPrefetchAnswersFromOneCommand(t *testing.T) {
 	}
 	paths = append(paths, filepath.Join(dir, "sub"))
 
-	p, err := node.Prefetch(ctx, n, paths...)
+	p, err := node.Prefetch(ctx, n, node.Paths{Files: paths})
 	require.NoError(t, err)
 	require.Equal(t, 1, b.count(), "one command reads them all")
 
@@ -132,11 +133,14 @@ func TestPrefetchFallsBackToTheNode(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			p, err := node.Prefetch(ctx, node.Command("n", tt.run), f)
+			p, err := node.Prefetch(ctx, node.Command("n", tt.run), node.Paths{Files: []string{f}, Dirs: []string{dir}})
 			require.NoError(t, err)
 			got, err := p.ReadFile(ctx, f)
 			require.NoError(t, err)
 			assert.Equal(t, "content\n", string(got), "read from the node itself")
+			names, err := node.List(ctx, p, dir)
+			require.NoError(t, err)
+			assert.Equal(t, []string{"f"}, names, "listed by the node itself")
 		})
 	}
 }
@@ -148,6 +152,76 @@ func TestPrefetchUnreachableNode(t *testing.T) {
 	down := errors.New("ssh: connection refused")
 	_, err := node.Prefetch(ctx, node.Command("n", func(context.Context, string, io.Reader, io.Writer, io.Writer) (int, error) {
 		return -1, down
-	}), "/etc/hostname")
+	}), node.Paths{Files: []string{"/etc/hostname"}})
 	assert.ErrorIs(t, err, down)
+}
+
+// Directories are listed in the same command, dot files too and none of
+// . and ..; a missing one is known to be missing; anything else (not a
+// directory, not asked) goes to the node, as `ls -A1` would list it.
+func TestPrefetchListsDirectories(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	dir := t.TempDir()
+	full, empty := filepath.Join(dir, "full"), filepath.Join(dir, "empty")
+	require.NoError(t, os.Mkdir(full, 0o755))
+	require.NoError(t, os.Mkdir(empty, 0o755))
+	for _, name := range []string{"a.done", ".bootkube.done", "with space", "*", "sub"} {
+		require.NoError(t, os.WriteFile(filepath.Join(full, name), nil, 0o600))
+	}
+	require.NoError(t, os.Symlink("nowhere", filepath.Join(full, "dangling")))
+	records := filepath.Join(dir, "records.json")
+	require.NoError(t, os.WriteFile(records, []byte("[]\n"), 0o600))
+	missing, file := filepath.Join(dir, "missing"), records
+	b := &bashNode{}
+	n := node.Command("bash", b.run)
+
+	p, err := node.Prefetch(ctx, n, node.Paths{Files: []string{records}, Dirs: []string{full, empty, missing, file}})
+	require.NoError(t, err)
+	require.Equal(t, 1, b.count())
+	names, err := node.List(ctx, p, full)
+	require.NoError(t, err)
+	assert.ElementsMatch(t, []string{"*", ".bootkube.done", "a.done", "dangling", "sub", "with space"}, names)
+	names, err = node.List(ctx, p, empty)
+	require.NoError(t, err)
+	assert.Empty(t, names)
+	_, err = node.List(ctx, p, missing)
+	assert.ErrorIs(t, err, fs.ErrNotExist)
+	data, err := p.ReadFile(ctx, records)
+	require.NoError(t, err)
+	assert.Equal(t, "[]\n", string(data))
+	assert.Equal(t, 1, b.count(), "the listings and the file came from the prefetch")
+
+	_, err = node.List(ctx, p, file)
+	assert.ErrorIs(t, err, syscall.ENOTDIR)
+
+	// ls's answers, for what the prefetch did not list.
+	names, err = node.List(ctx, n, full)
+	require.NoError(t, err)
+	assert.ElementsMatch(t, []string{"*", ".bootkube.done", "a.done", "dangling", "sub", "with space"}, names, "the same names as ls -A")
+	assert.Equal(t, 2, b.count())
+
+	// What it read already is not read again.
+	again, err := node.Prefetch(ctx, p, node.Paths{Files: []string{records}, Dirs: []string{full}})
+	require.NoError(t, err)
+	assert.Same(t, p, again)
+	assert.Equal(t, 2, b.count())
+	_, err = node.Prefetch(ctx, p, node.Paths{Files: []string{filepath.Join(dir, "other")}, Dirs: []string{full}})
+	require.NoError(t, err)
+	assert.Equal(t, 3, b.count(), "a path it did not read is a new prefetch")
+
+	// Before bash 5.2 (RHCOS 9 has 5.1) .* matches . and .. too.
+	old := node.Command("bash 5.1", func(ctx context.Context, cmd string, stdin io.Reader, stdout, stderr io.Writer) (int, error) {
+		return b.run(ctx, "shopt -u globskipdots\n"+cmd, stdin, stdout, stderr)
+	})
+	p, err = node.Prefetch(ctx, old, node.Paths{Dirs: []string{empty, full}})
+	require.NoError(t, err)
+	names, err = node.List(ctx, p, empty)
+	require.NoError(t, err)
+	assert.Empty(t, names)
+	names, err = node.List(ctx, p, full)
+	require.NoError(t, err)
+	assert.Len(t, names, 6)
+	assert.Equal(t, 4, b.count())
 }

@@ -4,6 +4,7 @@
 package stagestest
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -11,7 +12,9 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -48,7 +51,8 @@ func (n *Node) String() string { return "fake-node" }
 func (n *Node) host(p string) string { return filepath.Join(n.Root, filepath.FromSlash(p)) }
 
 // Run records cmd and answers it: scripts under /run/bootlab with Script, `ls -A1 -- DIR`
-// from the files, anything else from Replies (exit 127 when unknown).
+// and node.Prefetch's command from the files, anything else from Replies
+// (exit 127 when unknown).
 func (n *Node) Run(ctx context.Context, cmd string, stdin io.Reader, stdout, stderr io.Writer) (int, error) {
 	n.mu.Lock()
 	n.Calls = append(n.Calls, cmd)
@@ -73,6 +77,9 @@ func (n *Node) Run(ctx context.Context, cmd string, stdin io.Reader, stdout, std
 			return 0, nil
 		}
 		return n.Script(string(data), stdout), nil
+	}
+	if strings.Contains(cmd, prefetchTag) {
+		return n.prefetch(ctx, cmd, stdout, stderr)
 	}
 	if d, ok := strings.CutPrefix(cmd, "ls -A1 -- "); ok {
 		entries, err := os.ReadDir(n.host(strings.Trim(d, "'")))
@@ -99,6 +106,32 @@ func (n *Node) Run(ctx context.Context, cmd string, stdin io.Reader, stdout, std
 	}
 	fmt.Fprintf(stderr, "fake node: no reply for %q\n", cmd)
 	return 127, nil
+}
+
+// prefetchTag marks the output, and so the command, of node.Prefetch.
+const prefetchTag = "@@bootlab-prefetch"
+
+// prefetch runs node.Prefetch's command with bash on the files under Root:
+// the paths it names (each one quoted) moved under Root, and back in what
+// it says of them.
+func (n *Node) prefetch(ctx context.Context, cmd string, stdout, stderr io.Writer) (int, error) {
+	root, err := filepath.Abs(n.Root)
+	if err != nil || strings.ContainsRune(root, '\'') {
+		return -1, fmt.Errorf("fake node: root %q cannot be quoted", n.Root)
+	}
+	var out bytes.Buffer
+	c := exec.CommandContext(ctx, "bash", "-c", strings.ReplaceAll(cmd, "'/", "'"+root+"/"))
+	c.Stdout, c.Stderr = &out, stderr
+	var ee *exec.ExitError
+	if err := c.Run(); errors.As(err, &ee) {
+		return ee.ExitCode(), nil
+	} else if err != nil {
+		return -1, err
+	}
+	head, content, _ := bytes.Cut(out.Bytes(), []byte(prefetchTag+" content\n"))
+	head = bytes.ReplaceAll(head, []byte(root+"/"), []byte("/"))
+	_, err = fmt.Fprintf(stdout, "%s%s content\n%s", head, prefetchTag, content)
+	return 0, err
 }
 
 // ReadFile reads Root/path.
@@ -185,6 +218,46 @@ func (n *Node) FinishBefore(c stages.Catalog, number int) error {
 		return err
 	}
 	return os.WriteFile(n.host(stages.ServiceRecords), data, 0o644)
+}
+
+// Lists counts the listings of dir asked of the node: an ls, or a
+// node.Prefetch that lists it.
+func (n *Node) Lists(dir string) int {
+	return n.count(func(c string) bool {
+		return c == "ls -A1 -- "+node.ShellQuote(dir) || prefetchLine(c, "for d in ", dir)
+	})
+}
+
+// Reads counts the reads of file p asked of the node: one of its own, or
+// a node.Prefetch that reads it.
+func (n *Node) Reads(p string) int {
+	return n.count(func(c string) bool { return c == "read "+p || prefetchLine(c, "set -- ", p) })
+}
+
+func (n *Node) count(match func(string) bool) int {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	k := 0
+	for _, c := range n.Calls {
+		if match(c) {
+			k++
+		}
+	}
+	return k
+}
+
+// prefetchLine reports whether cmd is node.Prefetch's and its line that
+// starts with prefix names p.
+func prefetchLine(cmd, prefix, p string) bool {
+	if !strings.Contains(cmd, prefetchTag) {
+		return false
+	}
+	for _, l := range strings.Split(cmd, "\n") {
+		if rest, ok := strings.CutPrefix(l, prefix); ok {
+			return slices.Contains(strings.Fields(strings.TrimSuffix(rest, "; do")), node.ShellQuote(p))
+		}
+	}
+	return false
 }
 
 // CallsWith returns the recorded calls that start with prefix.

@@ -277,17 +277,21 @@ func runOnNode(ctx context.Context, f *cmdutil.Factory, opts *RunOptions, r *res
 	return runErr
 }
 
-// prefetchedFiles are the files a stage run's checks read before anything
-// runs: one command reads them all (node.Prefetch).
-func prefetchedFiles() []string {
-	return append(stages.NodeScriptFiles(), stages.ImagesFile, stages.ServiceRecords)
+// prefetched are the files a stage run's checks read before anything runs,
+// and the directory of the markers: one command reads them all
+// (node.Prefetch).
+func prefetched() node.Paths {
+	return node.Paths{
+		Files: append(stages.NodeScriptFiles(), stages.ImagesFile, stages.ServiceRecords),
+		Dirs:  []string{stages.AssetDir},
+	}
 }
 
 // readNode reads the node's script and release (nodeScript, nodeRelease)
 // from one read of the files they and the preflight need; the node it
 // returns answers those from that read until anything runs.
 func readNode(ctx context.Context, f *cmdutil.Factory, n node.Node, opts *RunOptions, r *resolved) (*stages.NodeScript, node.Node, error) {
-	pre, err := node.Prefetch(ctx, n, prefetchedFiles()...)
+	pre, err := node.Prefetch(ctx, n, prefetched())
 	if err != nil {
 		return nil, nil, err
 	}

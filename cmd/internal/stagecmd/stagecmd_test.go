@@ -203,7 +203,7 @@ func TestStatusAndNext(t *testing.T) {
 	assert.Equal(t, "unknown", st.Bootkube, "no systemd on the fake node")
 	// One listing answers for every marker: over SSH a stat each was a
 	// session each.
-	assert.Len(t, node.CallsWith("ls -A1 -- "), 1)
+	assert.Equal(t, 1, node.Lists(stages.AssetDir))
 	assert.Empty(t, node.CallsWith("stat "))
 
 	node.Replies["systemctl is-enabled bootkube.service"] = stagestest.Reply{Stdout: "masked\ninactive\n", Code: 3}
