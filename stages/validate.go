@@ -33,6 +33,9 @@ type CheckEnv struct {
 	Node node.Node
 	Vars Vars
 	Now  time.Time
+	// api is asked once per pass before the kubectl checks (nil: not
+	// asked, kubectl runs).
+	api *apiGate
 }
 
 // ValidateOptions change what Validate runs.
@@ -68,14 +71,13 @@ func Validate(ctx context.Context, n node.Node, s *Stage, v Vars, opts ValidateO
 	if now.IsZero() {
 		now = time.Now()
 	}
-	env := &CheckEnv{Node: n, Vars: v, Now: now}
 	var out []check.Result
 	ran := checksToRun(s, opts.SkipLive) // ran[i] gives out[i]
 	read := opts.Read
 	if read == nil {
 		read = prefetchChecks(ctx, n, ran)
 	}
-	first := &CheckEnv{Node: read, Vars: v, Now: now}
+	first := &CheckEnv{Node: read, Vars: v, Now: now, api: &apiGate{}}
 	for _, c := range ran {
 		out = append(out, runCheck(ctx, first, s, c))
 	}
@@ -103,6 +105,7 @@ func Validate(ctx context.Context, n node.Node, s *Stage, v Vars, opts ValidateO
 		if !timing.Sleep(ctx, min(interval, left)) {
 			return out
 		}
+		env := &CheckEnv{Node: n, Vars: v, Now: now, api: &apiGate{}}
 		for _, i := range again {
 			out[i] = runCheck(ctx, env, s, ran[i])
 		}

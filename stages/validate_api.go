@@ -18,22 +18,64 @@ import (
 // volume: the same check on both.
 
 // kubectlGet runs `kubectl ARGS` as root with the admin kubeconfig and
-// returns its output.
-func kubectlGet(ctx context.Context, n node.Node, args string) (string, error) {
+// returns its output, once the API answers at all (e.api).
+func kubectlGet(ctx context.Context, e *CheckEnv, args string) (string, error) {
+	if err := e.api.answers(ctx, e); err != nil {
+		return "", fmt.Errorf("kubectl %s not asked: %w", args, err)
+	}
 	// sudo keeps the caller's PATH: kubectl is where a login finds it.
 	cmd := `sudo -n env "PATH=$PATH" kubectl --kubeconfig=` + opt("auth/kubeconfig") + " --request-timeout=10s " + args
-	out, err := node.Output(ctx, n, cmd)
+	out, err := node.Output(ctx, e.Node, cmd)
 	if err != nil {
-		return "", fmt.Errorf("kubectl %s on %s: %w", args, n, err)
+		return "", fmt.Errorf("kubectl %s on %s: %w", args, e.Node, err)
 	}
 	return strings.TrimSpace(string(out)), nil
+}
+
+// apiGate is whether anything answers https on the API's name, asked once
+// a pass (one curl) for every kubectl check of it. kubectl retries a GET
+// that meets a closed connection ten times, a second apart, for each
+// request it makes (discovery first): on an API not up yet, the load
+// balancer with no server to send it to, each kubectl check took 20 to
+// 30 s on a TCG node, and `stage validate --all` after stage 12 minutes.
+// Only curl's "nothing answered" exits stop kubectl: any HTTP answer, or a
+// node without curl, leaves the verdict to kubectl.
+type apiGate struct {
+	asked bool
+	err   error
+}
+
+// curlNoAnswer are curl's exits for a server that did not answer: name
+// not resolved, connection refused, timeout, TLS handshake cut, empty
+// reply, connection reset.
+var curlNoAnswer = map[int]string{6: "the name does not resolve", 7: "nothing listens", 28: "no answer in 10 s",
+	35: "the TLS handshake was cut (as a load balancer does while no server is up)", 52: "an empty reply", 56: "the connection was reset"}
+
+func (g *apiGate) answers(ctx context.Context, e *CheckEnv) error {
+	if g == nil || e.Vars.APIURL == "" {
+		return nil
+	}
+	if !g.asked {
+		g.asked = true
+		url := "https://" + e.Vars.APIURL + ":6443/readyz"
+		var errb strings.Builder
+		code, err := e.Node.Run(ctx, "curl --silent --show-error --insecure --max-time 10 --output /dev/null "+node.ShellQuote(url), nil, nil, &errb)
+		switch why, none := curlNoAnswer[code]; {
+		case err != nil:
+			g.err = fmt.Errorf("GET %s from %s: %w", url, e.Node, err)
+		case none:
+			msg := strings.TrimPrefix(strings.TrimSpace(errb.String()), "curl: ")
+			g.err = fmt.Errorf("GET %s from %s: %s (curl: %s)", url, e.Node, why, trim(msg, 160))
+		}
+	}
+	return g.err
 }
 
 // apiReadyz checks the API answers /readyz "ok" to the admin.
 func apiReadyz() Check {
 	return Check{Name: "kubectl get --raw /readyz answers ok (the admin kubeconfig, through api)", Live: true,
 		Run: func(ctx context.Context, e *CheckEnv) error {
-			out, err := kubectlGet(ctx, e.Node, "get --raw /readyz")
+			out, err := kubectlGet(ctx, e, "get --raw /readyz")
 			if err != nil {
 				return err
 			}
@@ -49,7 +91,7 @@ func apiReadyz() Check {
 func apiBootstrapConfigMap() Check {
 	return Check{Name: "kubectl get cm -n kube-system bootstrap says status complete", Live: true,
 		Run: func(ctx context.Context, e *CheckEnv) error {
-			out, err := kubectlGet(ctx, e.Node, "get configmap -n kube-system bootstrap -o jsonpath={.data.status}")
+			out, err := kubectlGet(ctx, e, "get configmap -n kube-system bootstrap -o jsonpath={.data.status}")
 			if err != nil {
 				return err
 			}
@@ -68,7 +110,7 @@ func apiBootstrapConfigMap() Check {
 func apiMastersReady() Check {
 	return Check{Name: "kubectl get nodes: the masters registered, none NotReady", Live: true,
 		Run: func(ctx context.Context, e *CheckEnv) error {
-			out, err := kubectlGet(ctx, e.Node, `get nodes -l node-role.kubernetes.io/master -o 'jsonpath={range .items[*]}{.metadata.name}={.status.conditions[?(@.type=="Ready")].status}{" "}{end}'`)
+			out, err := kubectlGet(ctx, e, `get nodes -l node-role.kubernetes.io/master -o 'jsonpath={range .items[*]}{.metadata.name}={.status.conditions[?(@.type=="Ready")].status}{" "}{end}'`)
 			if err != nil {
 				return err
 			}
@@ -112,7 +154,7 @@ func apiControlPlanePodsReady() Check {
 		Run: func(ctx context.Context, e *CheckEnv) error {
 			var missing []string
 			for _, p := range controlPlanePods {
-				out, err := kubectlGet(ctx, e.Node, "get pods -n "+p[0]+` -o 'jsonpath={range .items[*]}{.metadata.name}={.status.conditions[?(@.type=="Ready")].status}{" "}{end}'`)
+				out, err := kubectlGet(ctx, e, "get pods -n "+p[0]+` -o 'jsonpath={range .items[*]}{.metadata.name}={.status.conditions[?(@.type=="Ready")].status}{" "}{end}'`)
 				if err != nil {
 					return err
 				}

@@ -294,6 +294,53 @@ func TestValidateFailsUsefully(t *testing.T) {
 	}
 }
 
+// kubectl retries a GET on a closed connection ten times a second apart,
+// per request: the kubectl checks of a pass ask first, with one curl,
+// whether anything answers https on the API's name, and are not run when
+// nothing does. A later pass asks again, and runs them once it answers.
+func TestValidateAsksKubectlOnlyOfAnAPIThatAnswers(t *testing.T) {
+	t.Parallel()
+	s, err := stages.Default().Lookup("13")
+	require.NoError(t, err)
+	n := fixtureNode(t, s)
+	const gate = "--output /dev/null 'https://api.ocp.lab.local:6443/readyz'"
+	n.Replies[gate] = stagestest.Reply{Code: 35} // haproxy, no server up: it closes the handshake
+	kubectl := func() int { return len(n.CallsWith(`sudo -n env "PATH=$PATH" kubectl`)) }
+	gates := func() int {
+		c := 0
+		for _, call := range n.CallsWith("curl ") {
+			if strings.Contains(call, gate) {
+				c++
+			}
+		}
+		return c
+	}
+
+	results := stages.Validate(context.Background(), n, s, testVars("4.19"), stages.ValidateOptions{Now: validateNow})
+	fails := failures(results)
+	assert.Len(t, fails, 3, "the three kubectl checks: %q", fails)
+	for _, f := range fails {
+		assert.Contains(t, f, "not asked: GET https://api.ocp.lab.local:6443/readyz from fake-node: the TLS handshake was cut (as a load balancer does while no server is up)")
+	}
+	assert.Zero(t, kubectl(), "kubectl is not run against an API that does not answer")
+	assert.Equal(t, 1, gates(), "one curl for the pass")
+
+	passes := 0
+	results = stages.Validate(context.Background(), n, s, testVars("4.19"), stages.ValidateOptions{Now: validateNow, Wait: time.Minute, Interval: time.Millisecond,
+		Waiting: func([]string, time.Duration) {
+			if passes++; passes == 2 {
+				n.Replies[gate] = stagestest.Reply{Stdout: "\n503"} // it answers, even if not ready: kubectl decides
+			}
+		}})
+	assert.Empty(t, failures(results))
+	assert.Equal(t, 1+3, gates(), "asked again on each pass")
+	assert.Equal(t, 5, kubectl(), "then kubectl: readyz, the configmap, three namespaces' pods")
+
+	// A node without curl: kubectl decides, as before.
+	n.Replies[gate] = stagestest.Reply{Code: 127}
+	assert.Empty(t, failures(stages.Validate(context.Background(), n, s, testVars("4.19"), stages.ValidateOptions{Now: validateNow})))
+}
+
 // What stage 07 starts answers a moment after its script returns: with a
 // wait, validate asks the live checks again until they pass, and only them.
 func TestValidateWaitsForWhatTheStageStarted(t *testing.T) {

@@ -45,7 +45,10 @@ What a stage starts answers a moment after its script returns (etcd after
 stage 07 needs seconds, longer under TCG): when every file check of a stage
 passes and only live checks fail, those are asked again every 2s for up to
 --wait (default 1m; --wait 0 asks once). A stage whose files are missing is
-reported at once.`,
+reported at once. The kubectl checks first ask, with one curl, whether
+anything answers https on the API's name: when nothing does (stage 13 not
+run yet) they fail at once and say why, instead of waiting out kubectl's
+retries of every request.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Stages = args
 			if err := cmdutil.OutputFlag(opts.Output, "table", "json"); err != nil {
