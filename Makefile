@@ -142,10 +142,10 @@ e2e: $(GOTESTSUM) build test-kernel ## End-to-end tests: real VMs on qemu:///sys
 # Their seed corpora are in each package's testdata/fuzz/; a crash found is
 # written there too, and becomes a test `go test` runs from then on.
 FUZZTIME    ?= 15s
-FUZZ_TARGETS := FuzzParseValidate:./lab/spec FuzzCheckPullSecret:./lab/spec FuzzClassParseExpand:./lab/class FuzzParseBootkube:./stages FuzzParse:./internal/kubecreate
+FUZZ_TARGETS := FuzzParseValidate:./lab/spec FuzzCheckPullSecret:./lab/spec FuzzClassParseExpand:./lab/class FuzzParseBootkube:./stages FuzzParse:./internal/kubecreate FuzzParsePrefetch:./internal/node
 
 .PHONY: fuzz
-fuzz: ## Fuzz the spec, class, pull secret, bootkube.sh and manifest parsers, FUZZTIME (15s) each
+fuzz: ## Fuzz the spec, class, pull secret, bootkube.sh, manifest and node prefetch parsers, FUZZTIME (15s) each
 	@for t in $(FUZZ_TARGETS); do \
 		echo "== $${t%%:*} ($${t#*:}, $(FUZZTIME))"; \
 		$(GO) test -run '^$$' -fuzz "^$${t%%:*}\$$" -fuzztime $(FUZZTIME) $${t#*:} || exit 1; \
