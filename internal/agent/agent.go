@@ -346,7 +346,6 @@ func (a *Agent) fetch(ctx context.Context, cfg types.Config) (types.Config, erro
 	f := &probe.Fetcher{
 		DialContext: a.dialer.DialContext,
 		Retry:       time.Second,
-		Deadline:    fetchDeadline(),
 		OnAttempt: func(src string, n int, err error) {
 			a.rep.set(chkFetch, retrying, "GET %s: attempt %d: %v (retrying)", src, n, err)
 		},

@@ -171,27 +171,6 @@ func (a *Agent) serveTLSOn(port int, cert tls.Certificate, h http.Handler) (func
 	return func() { _ = srv.Close() }, nil
 }
 
-// fetchDeadline is how long a node retries its pointer config: 10 minutes
-// on a probe lab, a day on a rehearsal lab (the kernel command line says
-// which), where the masters wait until the learner runs stage 12 (real
-// Ignition retries forever).
-func fetchDeadline() time.Duration {
-	data, _ := os.ReadFile("/proc/cmdline")
-	if hasCmdlineFlag(string(data), probe.RehearsalCmdlineFlag) {
-		return 24 * time.Hour
-	}
-	return 10 * time.Minute
-}
-
-func hasCmdlineFlag(cmdline, flag string) bool {
-	for _, f := range strings.Fields(cmdline) {
-		if f == flag {
-			return true
-		}
-	}
-	return false
-}
-
 // authorizedKeys returns the SSH keys Ignition gives user.
 func authorizedKeys(cfg types.Config, user string) []string {
 	var out []string

@@ -363,7 +363,3 @@ func (c Config) SortedNodes() []NodeExpect {
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
 }
-
-// RehearsalCmdlineFlag is on the kernel command line of every node of a
-// rehearsal lab: the agent then plays its part in the rehearsal bootstrap.
-const RehearsalCmdlineFlag = "bootlab.rehearsal"

@@ -24,13 +24,20 @@ const UserAgent = "Ignition/2.24.0 (bootlab-probe)"
 
 // Fetcher follows pointer configs the way Ignition does: every
 // ignition.config.merge[].source is fetched (https with only the config's
-// certificateAuthorities trusted, or a data URL), retried until served or
-// until Deadline, then merged over the parent config.
+// certificateAuthorities trusted, or a data URL), retried until served,
+// then merged over the parent config.
+//
+// The parent config's ignition.timeouts apply as in Ignition: httpTotal
+// (seconds) bounds one source's attempts together, and without it (the
+// installer's pointer configs set none) a source is retried for as long as
+// ctx lasts, the way Ignition retries forever; httpResponseHeaders
+// (default 10 s) bounds the wait for an answer's headers.
 type Fetcher struct {
 	// DialContext resolves and dials (through the lab's DNS in the agent).
 	DialContext func(ctx context.Context, network, addr string) (net.Conn, error)
-	// Retry is the wait between attempts (default 2s), Deadline the total
-	// time allowed for one source (default 10m).
+	// Retry is the wait between attempts (default 2s). Deadline, when set,
+	// bounds one source's attempts as well (the shorter of it and the
+	// config's httpTotal wins).
 	Retry    time.Duration
 	Deadline time.Duration
 	// OnAttempt, when set, is told about every failed attempt.
@@ -65,6 +72,10 @@ func (f *Fetcher) resolve(ctx context.Context, cfg types.Config, depth int) (typ
 	if err != nil {
 		return cfg, nil, err
 	}
+	tm, err := timeoutsOf(cfg.Ignition.Timeouts)
+	if err != nil {
+		return cfg, nil, err
+	}
 	parent := cfg
 	parent.Ignition.Config.Merge = nil
 	var all []Fetched
@@ -72,7 +83,7 @@ func (f *Fetcher) resolve(ctx context.Context, cfg types.Config, depth int) (typ
 		if m.Source == nil {
 			continue
 		}
-		data, fx, err := f.fetchRetry(ctx, *m.Source, pool)
+		data, fx, err := f.fetchRetry(ctx, *m.Source, pool, tm)
 		if err != nil {
 			return cfg, all, err
 		}
@@ -89,6 +100,32 @@ func (f *Fetcher) resolve(ctx context.Context, cfg types.Config, depth int) (typ
 		parent = v3_2.Merge(parent, child)
 	}
 	return parent, all, nil
+}
+
+// timeouts are a config's ignition.timeouts: total 0 is no limit.
+type timeouts struct {
+	total, headers time.Duration
+}
+
+// Ignition's defaults (internal/resource/http.go): no limit on the total,
+// 10 s for an answer's headers.
+const defaultHeaderTimeout = 10 * time.Second
+
+func timeoutsOf(t types.Timeouts) (timeouts, error) {
+	tm := timeouts{headers: defaultHeaderTimeout}
+	if v := t.HTTPTotal; v != nil {
+		if *v < 0 {
+			return tm, fmt.Errorf("ignition.timeouts.httpTotal is %d: seconds, 0 or more (0: no limit)", *v)
+		}
+		tm.total = time.Duration(*v) * time.Second
+	}
+	if v := t.HTTPResponseHeaders; v != nil {
+		if *v < 0 {
+			return tm, fmt.Errorf("ignition.timeouts.httpResponseHeaders is %d: seconds, 0 or more (0: no limit)", *v)
+		}
+		tm.headers = time.Duration(*v) * time.Second
+	}
+	return tm, nil
 }
 
 func caPool(cas []types.Resource) (*x509.CertPool, error) {
@@ -111,23 +148,29 @@ func caPool(cas []types.Resource) (*x509.CertPool, error) {
 	return pool, nil
 }
 
-func (f *Fetcher) fetchRetry(ctx context.Context, source string, pool *x509.CertPool) ([]byte, Fetched, error) {
+func (f *Fetcher) fetchRetry(ctx context.Context, source string, pool *x509.CertPool, tm timeouts) ([]byte, Fetched, error) {
 	fx := Fetched{Source: source}
 	if strings.HasPrefix(source, "data:") {
 		data, err := ignition.DecodeDataURL(source)
 		fx.Attempts, fx.Bytes = 1, len(data)
 		return data, fx, err
 	}
-	retry, deadline := f.Retry, f.Deadline
+	retry := f.Retry
 	if retry <= 0 {
 		retry = 2 * time.Second
 	}
-	if deadline <= 0 {
-		deadline = 10 * time.Minute
+	deadline, limit := tm.total, fmt.Sprintf(" (ignition.timeouts.httpTotal: %s)", tm.total)
+	if f.Deadline > 0 && (deadline == 0 || f.Deadline < deadline) {
+		deadline, limit = f.Deadline, fmt.Sprintf(" (in %s)", f.Deadline)
 	}
-	ctx, cancel := context.WithTimeout(ctx, deadline)
-	defer cancel()
-	client := f.client(pool)
+	var ours error // the cause our deadline gives ctx
+	if deadline > 0 {
+		var cancel context.CancelFunc
+		ours = errors.New(limit)
+		ctx, cancel = context.WithTimeoutCause(ctx, deadline, ours)
+		defer cancel()
+	}
+	client := f.client(pool, tm.headers)
 	defer client.CloseIdleConnections()
 	var last error
 	for {
@@ -139,7 +182,7 @@ func (f *Fetcher) fetchRetry(ctx context.Context, source string, pool *x509.Cert
 		}
 		if ctx.Err() != nil && last != nil {
 			// the deadline cut this attempt: the previous error is the news.
-			return nil, fx, fmt.Errorf("GET %s: gave up after %d attempts: %w", source, fx.Attempts, last)
+			return nil, fx, fmt.Errorf("GET %s: gave up after %d attempts%s: %w", source, fx.Attempts, limitOf(ctx, ours), last)
 		}
 		last = err
 		if f.OnAttempt != nil {
@@ -149,13 +192,22 @@ func (f *Fetcher) fetchRetry(ctx context.Context, source string, pool *x509.Cert
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return nil, fx, fmt.Errorf("GET %s: gave up after %d attempts: %w", source, fx.Attempts, last)
+			return nil, fx, fmt.Errorf("GET %s: gave up after %d attempts%s: %w", source, fx.Attempts, limitOf(ctx, ours), last)
 		case <-t.C:
 		}
 	}
 }
 
-func (f *Fetcher) client(pool *x509.CertPool) *http.Client {
+// limitOf names the limit that ended the attempts: the fetch's own when
+// its deadline passed, none when the caller's ctx ended.
+func limitOf(ctx context.Context, ours error) string {
+	if ours != nil && errors.Is(context.Cause(ctx), ours) {
+		return ours.Error()
+	}
+	return ""
+}
+
+func (f *Fetcher) client(pool *x509.CertPool, headers time.Duration) *http.Client {
 	dial := f.DialContext
 	if dial == nil {
 		dial = (&net.Dialer{Timeout: 10 * time.Second}).DialContext
@@ -166,8 +218,10 @@ func (f *Fetcher) client(pool *x509.CertPool) *http.Client {
 			DialContext:         dial,
 			TLSClientConfig:     &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12},
 			TLSHandshakeTimeout: 10 * time.Second,
-			DisableKeepAlives:   true,
-			ForceAttemptHTTP2:   false,
+			// 0 (httpResponseHeaders: 0) is no limit, as in net/http.
+			ResponseHeaderTimeout: headers,
+			DisableKeepAlives:     true,
+			ForceAttemptHTTP2:     false,
 		},
 	}
 }

@@ -239,11 +239,6 @@ func (s *Spec) Rehearsal() bool {
 	return s.Profile == ProfileProbe && s.OpenShift.ManualBootstrap
 }
 
-// RehearsalCmdlineFlag is on the kernel command line of every node of a
-// rehearsal lab, for the probe agent (which reads lab/probe's twin of it;
-// lab/probe's tests hold the two equal: the agent never imports lab).
-const RehearsalCmdlineFlag = "bootlab.rehearsal"
-
 // RehearsalBootstrapMemoryMiB is the default memory of a rehearsal
 // bootstrap node: the probe agent, real etcd, the stage scripts and the
 // real bootstrap control plane. Measured under TCG (docs/rehearsal-lab.md):

@@ -141,11 +141,6 @@ func bootFrom(o *libvirtxml.DomainOS, s *spec.Spec, n spec.Node, boot bootPaths)
 			o.Initrd = boot.rehearsalInitrd
 		}
 		o.Cmdline = s.Image.Cmdline
-		if s.Rehearsal() {
-			// The probe agents of a rehearsal lab wait for the stages:
-			// masters retry their pointer config as long as the learner needs.
-			o.Cmdline = strings.TrimSpace(o.Cmdline + " " + spec.RehearsalCmdlineFlag)
-		}
 	} else {
 		o.BootDevices = []libvirtxml.DomainBootDevice{{Dev: "hd"}}
 	}

@@ -267,11 +267,7 @@ func TestPlanRehearsalBootstrap(t *testing.T) {
 				Cmdline string `xml:"os>cmdline"`
 			}
 			require.NoError(t, xmlUnmarshalString(d.XML, &dom))
-			if manual {
-				assert.Equal(t, "console=ttyS0 bootlab.rehearsal", dom.Cmdline, d.Name)
-			} else {
-				assert.Equal(t, "console=ttyS0", dom.Cmdline, d.Name)
-			}
+			assert.Equal(t, "console=ttyS0", dom.Cmdline, d.Name)
 			if manual && d.Node.Role == spec.RoleBootstrap {
 				assert.Equal(t, bootVolumePath(s, "initrd", fakeBoot(s).RehearsalInitrd), dom.Initrd, d.Name)
 				assert.Equal(t, spec.RehearsalBootstrapMemoryMiB, d.Node.MemoryMiB, d.Name)
