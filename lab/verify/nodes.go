@@ -81,6 +81,7 @@ func nodeChecks(ctx context.Context, s *spec.Spec, pivoted bool, reports map[str
 			continue
 		}
 		reports[n.Name] = rep
+		ahead := clockAhead(s, n, rep, vm, time.Now())
 		if rep.MAC != "" && !strings.EqualFold(rep.MAC, n.MAC) {
 			out = append(out, check.Result{Group: n.Name, Name: "report", State: check.StateFailed, Detail: fmt.Sprintf("report from MAC %s, the spec says %s", rep.MAC, n.MAC),
 				Fix: "the console log belongs to another VM: `bootlab lab down` then `bootlab lab up`"})
@@ -91,12 +92,46 @@ func nodeChecks(ctx context.Context, s *spec.Spec, pivoted bool, reports map[str
 				vc.Detail = "still pending: " + c.Detail
 			}
 			if vc.Failed() {
-				vc.Fix = nodeFix(s, n, c)
+				vc.Fix = nodeFix(s, n, c) + ahead
 			}
 			out = append(out, vc)
 		}
 	}
 	return out
+}
+
+// clockAheadSlack is how far a node's uptime may exceed the time its VM
+// has run, by the host's clock, before verify says the node's clock ran
+// ahead: more than a remote host's clock may be off this one's, or a
+// report's age.
+const clockAheadSlack = time.Minute
+
+// clockAhead is what a failing check of node adds to its fix when the
+// node's clock ran ahead of the host's while its VM ran: its agent counts
+// more uptime than the VM has run. Its own timeouts then ended early (a
+// fetch, a DNS answer, a lease), which explains failures nothing else
+// does. A TCG guest keeps time by the host CPU's TSC, which can run on
+// while the host's own clocks stand still, as when the host, itself a VM,
+// is paused (seen in CI: 10 minutes of a node's in 8m06s of the host's
+// libvirt log). "" when it did not, or
+// when the VM's start is unknown (a restored checkpoint goes on with the
+// uptime it was saved with).
+func clockAhead(s *spec.Spec, n spec.Node, rep *probe.Report, vm NodeVM, now time.Time) string {
+	if vm.Since.IsZero() {
+		return ""
+	}
+	ran := now.Sub(vm.Since)
+	up := time.Duration(rep.UptimeMS) * time.Millisecond
+	if up-ran < clockAheadSlack {
+		return ""
+	}
+	again := ""
+	if s.Rehearsal() && n.Role == spec.RoleBootstrap {
+		again = "; its stages then start again from 01"
+	}
+	return fmt.Sprintf("; note: %s's clock ran %s ahead of this host's (its agent counts %s of uptime in a VM that has run %s), so its own timeouts ended early: "+
+		"a TCG guest keeps time by the host CPU's time stamp counter, which can run on while the host's own clock stands still, as when the host, itself a VM, is paused; "+
+		"restart it to try again (`virsh reboot %s`%s)", n.Name, (up - ran).Round(time.Second), up.Round(time.Second), ran.Round(time.Second), s.DomainName(n), again)
 }
 
 // notRunningFix says how to bring a node's VM back.

@@ -446,3 +446,64 @@ func TestRecordByState(t *testing.T) {
 	assert.Equal(t, []labdir.VerifyFailure{{Group: "master-0", Name: "e", Detail: "no", Fix: "mend"}}, rec.Failed)
 	assert.Equal(t, "1 of 5 failed, 1 pending", rec.Summary())
 }
+
+// A node whose agent counts more uptime than its VM has run (its clock ran
+// ahead: the host was paused) has that said in the fix of each check that
+// failed, since its own timeouts ended early; a node within the slack, one
+// whose VM's start is unknown, and passing checks say nothing of it.
+func TestClockAheadIsNamedInTheFix(t *testing.T) {
+	t.Parallel()
+	s := testSpec(t)
+	boot, _ := s.Node("bootstrap")
+	master, _ := s.Node("master-0")
+	started := time.Now().Add(-8 * time.Minute)
+	ahead := &probe.Report{Node: "master-0", MAC: master.MAC, Seq: 40, Boot: started.Add(3 * time.Second), UptimeMS: (10 * time.Minute).Milliseconds(), Checks: []probe.Check{
+		{Name: "dhcp", OK: true, Detail: "lease"},
+		{Name: "ignition-fetch", Detail: "GET https://api-int.ocp.lab.local:22623/config/master: gave up after 22 attempts: net/http: TLS handshake timeout"},
+	}}
+	inTime := &probe.Report{Node: "bootstrap", MAC: boot.MAC, Seq: 9, Boot: started.Add(2 * time.Second), UptimeMS: (8*time.Minute + 30*time.Second).Milliseconds(), Checks: []probe.Check{
+		{Name: "dhcp", OK: true, Detail: "lease"}, {Name: "dns api.ocp.lab.local", Detail: "no answer"},
+	}}
+	writeConsole(t, s, "master-0", string(ahead.Line()))
+	writeConsole(t, s, "bootstrap", string(inTime.Line()))
+	byName := func(vms map[string]NodeVM) map[string]check.Result {
+		m := map[string]check.Result{}
+		for _, c := range nodeChecks(context.Background(), s, false, map[string]*probe.Report{}, Options{Nodes: vms}) {
+			m[c.Group+" "+c.Name] = c
+		}
+		return m
+	}
+	checks := byName(map[string]NodeVM{"bootstrap": {State: "running", Since: started}, "master-0": {State: "running", Since: started}})
+	fetch := checks["master-0 ignition-fetch"]
+	require.True(t, fetch.Failed())
+	assert.Contains(t, fetch.Fix, "nothing serves", "the fix of the failure itself comes first")
+	assert.Regexp(t, `note: master-0's clock ran (2m0s|1m59s) ahead of this host's \(its agent counts 10m0s of uptime in a VM that has run (8m0s|8m1s)\)`, fetch.Fix)
+	assert.Contains(t, fetch.Fix, "`virsh reboot "+s.DomainName(master)+"`")
+	assert.Empty(t, checks["master-0 dhcp"].Fix, "a passing check has no fix")
+	dns := checks["bootstrap dns api.ocp.lab.local"]
+	require.True(t, dns.Failed())
+	assert.NotContains(t, dns.Fix, "clock", "30 s over is within the slack")
+
+	checks = byName(map[string]NodeVM{"bootstrap": {State: "running"}, "master-0": {State: "running"}})
+	assert.NotContains(t, checks["master-0 ignition-fetch"].Fix, "clock", "the VM's start unknown (a restored checkpoint)")
+}
+
+func TestClockAhead(t *testing.T) {
+	t.Parallel()
+	s := testSpec(t)
+	s.Profile, s.OpenShift.ManualBootstrap = spec.ProfileProbe, true
+	boot, _ := s.Node("bootstrap")
+	master, _ := s.Node("master-0")
+	now := time.Date(2026, 11, 29, 13, 24, 33, 0, time.UTC)
+	vm := NodeVM{State: "running", Since: now.Add(-8*time.Minute - 6*time.Second)}
+	rep := &probe.Report{UptimeMS: (10 * time.Minute).Milliseconds()}
+	assert.Equal(t, "; note: master-0's clock ran 1m54s ahead of this host's (its agent counts 10m0s of uptime in a VM that has run 8m6s), so its own timeouts ended early: "+
+		"a TCG guest keeps time by the host CPU's time stamp counter, which can run on while the host's own clock stands still, as when the host, itself a VM, is paused; restart it to try again (`virsh reboot "+s.DomainName(master)+"`)",
+		clockAhead(s, master, rep, vm, now))
+	assert.Contains(t, clockAhead(s, boot, rep, vm, now), "`virsh reboot "+s.DomainName(boot)+"`; its stages then start again from 01)", "a rehearsal bootstrap's stages")
+	rep.UptimeMS = (9*time.Minute + 5*time.Second).Milliseconds()
+	assert.Empty(t, clockAhead(s, master, rep, vm, now), "59 s over: within the slack")
+	rep.UptimeMS = (9*time.Minute + 6*time.Second).Milliseconds()
+	assert.NotEmpty(t, clockAhead(s, master, rep, vm, now), "a minute over")
+	assert.Empty(t, clockAhead(s, master, rep, NodeVM{State: "running"}, now), "the VM's start unknown")
+}
