@@ -213,7 +213,7 @@ func (f *Fetcher) client(pool *x509.CertPool, headers time.Duration) *http.Clien
 		dial = (&net.Dialer{Timeout: 10 * time.Second}).DialContext
 	}
 	return &http.Client{
-		Timeout: 30 * time.Second,
+		Timeout: attemptTimeout(headers),
 		Transport: &http.Transport{
 			DialContext:         dial,
 			TLSClientConfig:     &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12},
@@ -224,6 +224,20 @@ func (f *Fetcher) client(pool *x509.CertPool, headers time.Duration) *http.Clien
 			ForceAttemptHTTP2:     false,
 		},
 	}
+}
+
+// attemptTimeout bounds one attempt whole (dial, handshake, headers and
+// body): 30 s, or 20 s past a longer httpResponseHeaders, so that the
+// config's wait is the one that ends it; none when the config sets no
+// header limit, as in Ignition (whose client has no other bound).
+func attemptTimeout(headers time.Duration) time.Duration {
+	switch {
+	case headers == 0:
+		return 0
+	case headers+20*time.Second > 30*time.Second:
+		return headers + 20*time.Second
+	}
+	return 30 * time.Second
 }
 
 // StatusError is a non-200 answer.

@@ -119,3 +119,13 @@ func TestTimeoutsOf(t *testing.T) {
 	_, err = timeoutsOf(types.Timeouts{HTTPResponseHeaders: intp(-5)})
 	assert.EqualError(t, err, "ignition.timeouts.httpResponseHeaders is -5: seconds, 0 or more (0: no limit)")
 }
+
+// An attempt's own bound never cuts the config's header wait short.
+func TestAttemptTimeout(t *testing.T) {
+	t.Parallel()
+	assert.Equal(t, 30*time.Second, attemptTimeout(defaultHeaderTimeout), "Ignition's default headers wait")
+	assert.Equal(t, 80*time.Second, attemptTimeout(time.Minute), "past a longer headers wait")
+	assert.Equal(t, time.Duration(0), attemptTimeout(0), "no header limit: no attempt limit")
+	f := &Fetcher{}
+	assert.Equal(t, 80*time.Second, f.client(nil, time.Minute).Timeout)
+}
