@@ -35,6 +35,15 @@ func writeConsole(t *testing.T, s *spec.Spec, node string, content string) {
 	require.NoError(t, os.WriteFile(p, []byte(content), 0o600))
 }
 
+// byGroupName indexes checks by "GROUP NAME" ("master-0 dhcp").
+func byGroupName(checks []check.Result) map[string]check.Result {
+	m := map[string]check.Result{}
+	for _, c := range checks {
+		m[c.Group+" "+c.Name] = c
+	}
+	return m
+}
+
 func TestNodeChecksFromConsoleLogs(t *testing.T) {
 	t.Parallel()
 	s := testSpec(t)
@@ -54,10 +63,7 @@ func TestNodeChecksFromConsoleLogs(t *testing.T) {
 
 	reports := map[string]*probe.Report{}
 	checks := nodeChecks(context.Background(), s, false, reports, Options{})
-	byName := map[string]check.Result{}
-	for _, c := range checks {
-		byName[c.Group+" "+c.Name] = c
-	}
+	byName := byGroupName(checks)
 	assert.Len(t, reports, 2)
 	assert.True(t, byName["bootstrap dhcp"].Passed())
 	assert.True(t, byName["bootstrap serve mcs :22623"].Passed())
@@ -176,16 +182,9 @@ func TestNodeStateComesBeforeConsoleReports(t *testing.T) {
 	fresh := &probe.Report{Node: "bootstrap", MAC: boot.MAC, Seq: 2, Boot: started.Add(5 * time.Second), Checks: []probe.Check{{Name: "dhcp", OK: true, Detail: "lease"}}}
 	writeConsole(t, s, "master-0", string(old.Line()))
 	writeConsole(t, s, "bootstrap", string(fresh.Line()))
-	byName := func(checks []check.Result) map[string]check.Result {
-		m := map[string]check.Result{}
-		for _, c := range checks {
-			m[c.Group+" "+c.Name] = c
-		}
-		return m
-	}
 
 	// A destroyed VM: its console still holds all-✓ reports.
-	checks := byName(nodeChecks(context.Background(), s, false, map[string]*probe.Report{}, Options{Nodes: map[string]NodeVM{
+	checks := byGroupName(nodeChecks(context.Background(), s, false, map[string]*probe.Report{}, Options{Nodes: map[string]NodeVM{
 		"bootstrap": {State: "running", Since: started}, "master-0": {State: "shut off"},
 	}}))
 	vm := checks["master-0 vm"]
@@ -197,7 +196,7 @@ func TestNodeStateComesBeforeConsoleReports(t *testing.T) {
 	assert.True(t, checks["bootstrap dhcp"].Passed(), "a report of the current boot counts")
 
 	// Running again, but its last report is from an earlier boot.
-	checks = byName(nodeChecks(context.Background(), s, false, map[string]*probe.Report{}, Options{Nodes: map[string]NodeVM{
+	checks = byGroupName(nodeChecks(context.Background(), s, false, map[string]*probe.Report{}, Options{Nodes: map[string]NodeVM{
 		"bootstrap": {State: "running", Since: started}, "master-0": {State: "running", Since: started},
 	}}))
 	rep := checks["master-0 report"]
@@ -210,7 +209,7 @@ func TestNodeStateComesBeforeConsoleReports(t *testing.T) {
 	// right after a `make demo`): that boot's all-✓ report is stale too.
 	recent := &probe.Report{Node: "master-0", MAC: master.MAC, Seq: 3, Boot: started.Add(-20 * time.Second), Checks: []probe.Check{{Name: "dhcp", OK: true, Detail: "lease"}}}
 	writeConsole(t, s, "master-0", string(recent.Line()))
-	checks = byName(nodeChecks(context.Background(), s, false, map[string]*probe.Report{}, Options{Nodes: map[string]NodeVM{
+	checks = byGroupName(nodeChecks(context.Background(), s, false, map[string]*probe.Report{}, Options{Nodes: map[string]NodeVM{
 		"bootstrap": {State: "running", Since: started}, "master-0": {State: "running", Since: started},
 	}}))
 	assert.True(t, checks["master-0 report"].Failed(), "a report of the boot 20 s before the VM's start")
@@ -221,7 +220,7 @@ func TestNodeStateComesBeforeConsoleReports(t *testing.T) {
 	// its report of the current boot counts.
 	behind := &probe.Report{Node: "master-0", MAC: master.MAC, Seq: 1, Boot: started.Add(-time.Second), Checks: []probe.Check{{Name: "dhcp", OK: true, Detail: "lease"}}}
 	writeConsole(t, s, "master-0", string(behind.Line()))
-	checks = byName(nodeChecks(context.Background(), s, false, map[string]*probe.Report{}, Options{Nodes: map[string]NodeVM{
+	checks = byGroupName(nodeChecks(context.Background(), s, false, map[string]*probe.Report{}, Options{Nodes: map[string]NodeVM{
 		"bootstrap": {State: "running", Since: started}, "master-0": {State: "running", Since: started},
 	}}))
 	assert.True(t, checks["master-0 dhcp"].Passed())
@@ -467,11 +466,7 @@ func TestClockAheadIsNamedInTheFix(t *testing.T) {
 	writeConsole(t, s, "master-0", string(ahead.Line()))
 	writeConsole(t, s, "bootstrap", string(inTime.Line()))
 	byName := func(vms map[string]NodeVM) map[string]check.Result {
-		m := map[string]check.Result{}
-		for _, c := range nodeChecks(context.Background(), s, false, map[string]*probe.Report{}, Options{Nodes: vms}) {
-			m[c.Group+" "+c.Name] = c
-		}
-		return m
+		return byGroupName(nodeChecks(context.Background(), s, false, map[string]*probe.Report{}, Options{Nodes: vms}))
 	}
 	checks := byName(map[string]NodeVM{"bootstrap": {State: "running", Since: started}, "master-0": {State: "running", Since: started}})
 	fetch := checks["master-0 ignition-fetch"]
