@@ -159,9 +159,9 @@ func (f *Fetcher) fetchRetry(ctx context.Context, source string, pool *x509.Cert
 	if retry <= 0 {
 		retry = 2 * time.Second
 	}
-	deadline, limit := tm.total, fmt.Sprintf(" (ignition.timeouts.httpTotal: %s)", tm.total)
+	deadline, limit := tm.total, "ignition.timeouts.httpTotal: "+tm.total.String()
 	if f.Deadline > 0 && (deadline == 0 || f.Deadline < deadline) {
-		deadline, limit = f.Deadline, fmt.Sprintf(" (in %s)", f.Deadline)
+		deadline, limit = f.Deadline, "in "+f.Deadline.String()
 	}
 	var ours error // the cause our deadline gives ctx
 	if deadline > 0 {
@@ -173,6 +173,15 @@ func (f *Fetcher) fetchRetry(ctx context.Context, source string, pool *x509.Cert
 	client := f.client(pool, tm.headers)
 	defer client.CloseIdleConnections()
 	var last error
+	// gaveUp is the error once ctx has ended, naming our limit when it was
+	// what ended it (none when the caller's ctx did).
+	gaveUp := func() error {
+		why := ""
+		if ours != nil && errors.Is(context.Cause(ctx), ours) {
+			why = " (" + ours.Error() + ")"
+		}
+		return fmt.Errorf("GET %s: gave up after %d attempts%s: %w", source, fx.Attempts, why, last)
+	}
 	for {
 		fx.Attempts++
 		data, err := get(ctx, client, source)
@@ -182,7 +191,7 @@ func (f *Fetcher) fetchRetry(ctx context.Context, source string, pool *x509.Cert
 		}
 		if ctx.Err() != nil && last != nil {
 			// the deadline cut this attempt: the previous error is the news.
-			return nil, fx, fmt.Errorf("GET %s: gave up after %d attempts%s: %w", source, fx.Attempts, limitOf(ctx, ours), last)
+			return nil, fx, gaveUp()
 		}
 		last = err
 		if f.OnAttempt != nil {
@@ -192,19 +201,10 @@ func (f *Fetcher) fetchRetry(ctx context.Context, source string, pool *x509.Cert
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return nil, fx, fmt.Errorf("GET %s: gave up after %d attempts%s: %w", source, fx.Attempts, limitOf(ctx, ours), last)
+			return nil, fx, gaveUp()
 		case <-t.C:
 		}
 	}
-}
-
-// limitOf names the limit that ended the attempts: the fetch's own when
-// its deadline passed, none when the caller's ctx ended.
-func limitOf(ctx context.Context, ours error) string {
-	if ours != nil && errors.Is(context.Cause(ctx), ours) {
-		return ours.Error()
-	}
-	return ""
 }
 
 func (f *Fetcher) client(pool *x509.CertPool, headers time.Duration) *http.Client {
