@@ -67,6 +67,9 @@ func (r *Report) CPUSummary() string {
 	return strings.Join(parts, ", ")
 }
 
+// Uptime is how long the agent had run when it wrote the report (node clock).
+func (r *Report) Uptime() time.Duration { return time.Duration(r.UptimeMS) * time.Millisecond }
+
 // Complete is true when no check is pending.
 func (r *Report) Complete() bool {
 	for _, c := range r.Checks {
@@ -138,7 +141,7 @@ func (r *Report) Summary() string {
 		}
 	}
 	fmt.Fprintf(&b, "── probe report #%d from %s (%s), %s after boot: %d/%d checks ok", r.Seq, r.Node, r.Role,
-		(time.Duration(r.UptimeMS) * time.Millisecond).Round(time.Second), ok, len(r.Checks))
+		r.Uptime().Round(time.Second), ok, len(r.Checks))
 	if pending > 0 {
 		fmt.Fprintf(&b, ", %d pending", pending)
 	}

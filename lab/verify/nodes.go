@@ -113,15 +113,14 @@ const clockAheadSlack = time.Minute
 // does. A TCG guest keeps time by the host CPU's TSC, which can run on
 // while the host's own clocks stand still, as when the host, itself a VM,
 // is paused (seen in CI: 10 minutes of a node's in 8m06s of the host's
-// libvirt log). "" when it did not, or
-// when the VM's start is unknown (a restored checkpoint goes on with the
-// uptime it was saved with).
+// libvirt log). "" when it did not, or when the VM's start is unknown (a
+// restored checkpoint goes on with the uptime it was saved with).
 func clockAhead(s *spec.Spec, n spec.Node, rep *probe.Report, vm NodeVM, now time.Time) string {
 	if vm.Since.IsZero() {
 		return ""
 	}
 	ran := now.Sub(vm.Since)
-	up := time.Duration(rep.UptimeMS) * time.Millisecond
+	up := rep.Uptime()
 	if up-ran < clockAheadSlack {
 		return ""
 	}
