@@ -68,7 +68,7 @@ cpu_ticks() {
 # between two cpu_ticks readings (every process: bootlab, libvirtd, QEMU
 # and the guests it runs). Work that takes W CPU seconds cannot end in
 # less than W / cores seconds of wall time, however it is scheduled: the
-# floor a ratio is read against.
+# floor of a ratio whose two sides do the same work (bench/class.sh).
 cpu_busy() {
   awk -v t0="$1" -v i0="$2" -v t1="$3" -v i1="$4" -v hz="$(getconf CLK_TCK)" \
     'BEGIN { printf "%.2f", ((t1 - t0) - (i1 - i0)) / hz }'

@@ -206,9 +206,9 @@ func testLanes(size, pending int) *laneSet {
 	return l
 }
 
-// A long test that lends its lanes keeps one: one short test starts beside
-// it, a second waits, and the long test's end gives back only the lane it
-// kept. A short test has nothing to lend.
+// A long test that lends its lanes keeps one: short tests start in the
+// lanes it lent, one more waits, and the long test's end gives back only
+// the lane it kept. A short test has nothing to lend.
 func TestALongTestLendsAllButOneLane(t *testing.T) {
 	t.Parallel()
 	l := testLanes(3, 1)
