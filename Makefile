@@ -128,9 +128,9 @@ test: $(GOTESTSUM) $(VALIDATE) build test-kernel test-binaries ## Unit + integra
 # test (the class, with its real control plane) first and alone, since
 # beside another lab's guests it took three times as long on 2 emulated
 # cores, until its control plane has moved to the masters (then it lends
-# all lanes but one); then the short ones two at a time, which kept the cores 84% busy
-# against 54% one at a time and took 115 s against 162 s for four of them
-# (docs/benchmarks.md, nineteenth round). Go's own -parallel is set above
+# all lanes but one); then the short ones two at a time, which kept the
+# cores 84% busy against 54% one at a time and took 115 s against 162 s
+# for four of them (docs/benchmarks.md, nineteenth round). Go's own -parallel is set above
 # the number of tests so that it never picks the order. More cores, more.
 E2E_PARALLEL ?= 2
 

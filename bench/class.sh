@@ -69,9 +69,7 @@ trap cleanup EXIT
 # Sequential: lab up + lab verify, one lab after another.
 # Each lab's lab up and its verify timed apart (the breakdown of this side).
 : >"$work/seq-rows.tsv"
-# shellcheck disable=SC2046 # two numbers each
-set -- $(cpu_ticks)
-c0=$1 i0=$2
+c0=$(busy_ticks)
 t0=$(date +%s.%N)
 for s in "${specs[@]}"; do
   ta=$(date +%s.%N)
@@ -82,28 +80,23 @@ for s in "${specs[@]}"; do
   awk -v a="$ta" -v b="$tb" -v c="$tc" 'BEGIN { printf "lab\tup\t%.3f\nlab\tverify (nodes boot, report, all ✓)\t%.3f\n", b - a, c - b }' >>"$work/seq-rows.tsv"
 done
 t1=$(date +%s.%N)
-# shellcheck disable=SC2046
-seq_cpu=$(cpu_busy "$c0" "$i0" $(cpu_ticks))
+seq_cpu=$(cpu_secs "$c0" "$(busy_ticks)")
 for s in "${specs[@]}"; do "$bootlab" lab down -q -f "$s"; done
 
 # The class: class up, then class verify.
-# shellcheck disable=SC2046
-set -- $(cpu_ticks)
-c2=$1 i2=$2
+c2=$(busy_ticks)
 t2=$(date +%s.%N)
 BOOTLAB_HOME=$work/home "$bootlab" class up -v --log-format json -f "$work/class.yaml" 2>"$work/class-up.log" >/dev/null || { cat "$work/class-up.log"; die "class up failed"; }
 tcu=$(date +%s.%N)
 BOOTLAB_HOME=$work/home "$bootlab" class verify -q --name "$class" --timeout 5m || die "class verify failed"
 t3=$(date +%s.%N)
-# shellcheck disable=SC2046
-class_cpu=$(cpu_busy "$c2" "$i2" $(cpu_ticks))
-awk -v a="$t0" -v b="$t1" -v c="$t2" -v d="$t3" -v n="$labs" -v acc="$accel" -v cpus="$(nproc)" 'BEGIN {
+class_cpu=$(cpu_secs "$c2" "$(busy_ticks)")
+# The ratio, then its floor: the class's own CPU time on these cores. The
+# labs in a row leave the cores idle only for the share they were not
+# busy; a class can win back that share and no more.
+awk -v a="$t0" -v b="$t1" -v c="$t2" -v d="$t3" -v n="$labs" -v acc="$accel" -v cpus="$(nproc)" -v sc="$seq_cpu" -v cc="$class_cpu" 'BEGIN {
   seq = b - a; cls = d - c
-  printf "class of %d probe labs (1 bootstrap + 1 master each, %s, %d cores): class up -> all verified %.1fs; %d sequential lab up + verify %.1fs; ratio %.2fx\n", n, acc, cpus, cls, n, seq, cls / seq }'
-# The floor: the class's own CPU time on these cores. The labs in a row
-# leave the cores idle only for the share they were not busy; a class can
-# win back that share and no more.
-awk -v seq="$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }')" -v sc="$seq_cpu" -v cc="$class_cpu" -v cls="$(awk -v a="$t2" -v b="$t3" 'BEGIN { print b - a }')" -v cpus="$(nproc)" 'BEGIN {
+  printf "class of %d probe labs (1 bootstrap + 1 master each, %s, %d cores): class up -> all verified %.1fs; %d sequential lab up + verify %.1fs; ratio %.2fx\n", n, acc, cpus, cls, n, seq, cls / seq
   printf "CPU (every process, guests included): in a row %.1f CPU s, the cores %.0f%% busy; the class %.1f CPU s, %.0f%% busy; the class'"'"'s CPU on %d cores takes at least %.1fs: a ratio of %.2fx at best\n", sc, 100 * sc / (seq * cpus), cc, 100 * cc / (cls * cpus), cpus, cc / cpus, cc / cpus / seq }'
 # Where the time went: the sequential side's lab up and verify (mean of
 # the labs), the class's up and verify, and the phases class up logged

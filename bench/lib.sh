@@ -58,20 +58,19 @@ phase_table() {
     END { for (i = 0; i < n; i++) { split(order[i], p, "\t"); printf "    %-12s %-48s %7.2fs\n", p[1], p[2], sum[order[i]] / runs } }'
 }
 
-# cpu_ticks prints the host's CPU time since boot, all cores, in ticks:
-# the total and its idle part (idle + iowait), as .ci/run reads it.
-cpu_ticks() {
-  awk '/^cpu /{t=0; for (i = 2; i <= 9; i++) t += $i; print t, $5 + $6; exit}' /proc/stat
+# busy_ticks prints how long the host's cores have been busy since boot,
+# all cores, in ticks: /proc/stat's total less idle and iowait, as .ci/run
+# reads it (every process: bootlab, libvirtd, QEMU and its guests).
+busy_ticks() {
+  awk '/^cpu /{t=0; for (i = 2; i <= 9; i++) t += $i; print t - $5 - $6; exit}' /proc/stat
 }
 
-# cpu_busy T0 I0 T1 I1 prints the CPU seconds the host's cores were busy
-# between two cpu_ticks readings (every process: bootlab, libvirtd, QEMU
-# and the guests it runs). Work that takes W CPU seconds cannot end in
-# less than W / cores seconds of wall time, however it is scheduled: the
-# floor of a ratio whose two sides do the same work (bench/class.sh).
-cpu_busy() {
-  awk -v t0="$1" -v i0="$2" -v t1="$3" -v i1="$4" -v hz="$(getconf CLK_TCK)" \
-    'BEGIN { printf "%.2f", ((t1 - t0) - (i1 - i0)) / hz }'
+# cpu_secs FROM TO prints the CPU seconds between two busy_ticks readings.
+# Work that takes W CPU seconds cannot end in less than W / cores seconds
+# of wall time, however it is scheduled: the floor of a ratio whose two
+# sides do the same work (bench/class.sh).
+cpu_secs() {
+  awk -v a="$1" -v b="$2" -v hz="$(getconf CLK_TCK)" 'BEGIN { printf "%.2f", (b - a) / hz }'
 }
 
 # say_load prints the machine's load: every figure is read against it (the

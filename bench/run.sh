@@ -79,25 +79,19 @@ tb=0 ts=0 cb=0 cs=0
 : >"$work/up-rows.tsv"
 : >"$work/down-rows.tsv"
 for r in $(seq 1 "$rounds"); do
-  # shellcheck disable=SC2046 # two numbers each
-  set -- $(cpu_ticks)
-  k0=$1 j0=$2
+  k0=$(busy_ticks)
   t0=$(now)
   "$bootlab" lab up -v --log-format json -f "$spec" --no-preflight 2>"$work/up.log" >/dev/null || { cat "$work/up.log"; die "lab up failed"; }
   tu=$(now)
   "$bootlab" lab down -v --log-format json -f "$spec" 2>"$work/down.log" >/dev/null || { cat "$work/down.log"; die "lab down failed"; }
   t1=$(now)
-  # shellcheck disable=SC2046
-  set -- $(cpu_ticks)
-  k1=$1 j1=$2
+  k1=$(busy_ticks)
   { phase_rows "$work/up.log"; printf 'lab up\twall (the whole command)\t%s\n' "$(secs "$t0" "$tu")"; } >>"$work/up-rows.tsv"
   { phase_rows "$work/down.log"; printf 'lab down\twall (the whole command)\t%s\n' "$(secs "$tu" "$t1")"; } >>"$work/down-rows.tsv"
   "$here/virsh-lab.sh" up "$name" "$net_sh" "$work/sh" "$kernel" "$initrd" "$cmdline" "$base" "$work/sh/ignition"
   "$here/virsh-lab.sh" down "$name" "$net_sh" "$work/sh" "$kernel" "$initrd" "$cmdline" "$base" "$work/sh/ignition"
   t2=$(now)
-  # shellcheck disable=SC2046
-  s2=$(cpu_busy "$k1" "$j1" $(cpu_ticks))
-  s1=$(cpu_busy "$k0" "$j0" "$k1" "$j1")
+  s1=$(cpu_secs "$k0" "$k1") s2=$(cpu_secs "$k1" "$(busy_ticks)")
   cb=$(awk -v x="$cb" -v y="$s1" 'BEGIN { print x + y }')
   cs=$(awk -v x="$cs" -v y="$s2" 'BEGIN { print x + y }')
   b=$(secs "$t0" "$t1") s=$(secs "$t1" "$t2")
