@@ -362,7 +362,7 @@ func TestPrune(t *testing.T) {
 	mk := func(hash string, age time.Duration) string {
 		dir := filepath.Join(root, "probe", hash)
 		require.NoError(t, os.MkdirAll(dir, 0o755))
-		for _, f := range []string{"vmlinuz", "initramfs.img", "base.qcow2"} {
+		for _, f := range []string{"vmlinuz", "vmlinux-pvh", "initramfs.img", "base.qcow2"} {
 			p := filepath.Join(dir, f)
 			require.NoError(t, os.WriteFile(p, []byte("1234"), 0o644))
 			require.NoError(t, os.Chtimes(p, now.Add(-age), now.Add(-age)))
@@ -373,13 +373,14 @@ func TestPrune(t *testing.T) {
 	used := mk("aaaaaaaaaaaaaaaa", 30*24*time.Hour)
 	old := mk("bbbbbbbbbbbbbbbb", 10*24*time.Hour)
 	fresh := mk("cccccccccccccccc", time.Hour)
-	refs := []string{filepath.Join(used, "vmlinuz"), filepath.Join(used, "initramfs.img")}
+	// A lab made now boots the image's PVH kernel (probe.PVHKernelFile).
+	refs := []string{filepath.Join(used, "vmlinux-pvh"), filepath.Join(used, "initramfs.img")}
 
 	dry, err := Prune(root, PruneOptions{Referenced: refs, OlderThan: 24 * time.Hour, DryRun: true, Now: now})
 	require.NoError(t, err)
 	require.Len(t, dry, 1)
 	require.Equal(t, old, dry[0].Path)
-	require.Equal(t, int64(12), dry[0].Size)
+	require.Equal(t, int64(16), dry[0].Size)
 	require.DirExists(t, old, "a dry run removes nothing")
 
 	got, err := Prune(root, PruneOptions{Referenced: refs, Now: now})

@@ -19,7 +19,7 @@ import (
 const (
 	KindRHCOS         = "rhcos"          // rhcos/<file>.qcow2 (+ <file>.sha256, its verified sum)
 	KindClient        = "client"         // clients/<version>/{openshift-install,oc}
-	KindProbeImage    = "probe-image"    // probe/<hash>/{vmlinuz,initramfs.img,base.qcow2}
+	KindProbeImage    = "probe-image"    // probe/<hash>/{vmlinuz,vmlinux-pvh,initramfs.img,base.qcow2}
 	KindDebianPackage = "debian-package" // debian/download/*.deb, the probe image's kernel
 	KindProbeAgent    = "probe-agent"    // agent/bootlab-probe
 	// KindRehearsalTools is debian-tools/tools-<hash>.cpio.gz, the tools a

@@ -130,7 +130,7 @@ func isProbeImageDir(dir string) bool {
 	if err != nil {
 		return false
 	}
-	made := map[string]bool{"vmlinuz": true, "initramfs.img": true, "base.qcow2": true}
+	made := map[string]bool{"vmlinuz": true, "vmlinux-pvh": true, "initramfs.img": true, "base.qcow2": true}
 	for _, e := range entries {
 		if !made[e.Name()] && !strings.HasSuffix(e.Name(), ".tmp") {
 			return false

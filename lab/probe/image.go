@@ -95,6 +95,10 @@ type Image struct {
 	// ImageOptions.Rehearsal): Initrd with the tools archive appended, which
 	// the kernel unpacks over it.
 	RehearsalInitrd string `json:"rehearsalInitrd,omitempty"`
+	// PVH says Kernel is the uncompressed kernel with a PVH entry
+	// (PVHKernel), made from the bzImage beside it; else Kernel is that
+	// bzImage.
+	PVH bool `json:"pvh"`
 	// KernelSource says where the kernel came from (host, debian package, flag).
 	KernelSource string `json:"kernelSource"`
 	// Built is false when the cache already had this image.
@@ -163,6 +167,9 @@ func EnsureImage(ctx context.Context, opts ImageOptions) (*Image, error) {
 	}
 	if allExist(img.Kernel, img.Initrd, img.BaseDisk) {
 		log.Debug("probe image cached", "dir", dir)
+		if err := ensurePVH(ctx, img, kdata, log); err != nil {
+			return nil, err
+		}
 		return img, ensureRehearsal(ctx, opts, img, log)
 	}
 	log.Info("building probe image", "dir", dir, "kernel", source)
@@ -183,7 +190,46 @@ func EnsureImage(ctx context.Context, opts ImageOptions) (*Image, error) {
 		return nil, err
 	}
 	img.Built = true
+	if err := ensurePVH(ctx, img, kdata, log); err != nil {
+		return nil, err
+	}
 	return img, ensureRehearsal(ctx, opts, img, log)
+}
+
+// PVHKernelFile is the name, in a probe image's directory, of the kernel
+// the nodes boot when it could be made (PVHKernel): vmlinuz stays beside it.
+const PVHKernelFile = "vmlinux-pvh"
+
+// BootKernel is the kernel the nodes of the probe image in dir boot: its
+// PVH kernel when it has one, else its vmlinuz.
+func BootKernel(dir string) string {
+	if p := filepath.Join(dir, PVHKernelFile); allExist(p) {
+		return p
+	}
+	return filepath.Join(dir, "vmlinuz")
+}
+
+// ensurePVH makes img's PVH kernel from the bzImage kdata when it is not
+// there yet (an image cached before bootlab made one gets it now), and
+// points img.Kernel at it. A kernel it cannot make one of keeps booting
+// as a bzImage: slower under TCG, the same otherwise.
+func ensurePVH(ctx context.Context, img *Image, kdata []byte, log *slog.Logger) error {
+	p := filepath.Join(filepath.Dir(img.Kernel), PVHKernelFile)
+	if !allExist(p) {
+		elfKernel, err := PVHKernel(ctx, kdata)
+		if errors.Is(err, ErrNoPVH) {
+			log.Debug("probe nodes boot the bzImage", "kernel", img.Kernel, "why", err)
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if err := writeAtomic(p, elfKernel); err != nil {
+			return err
+		}
+	}
+	img.Kernel, img.PVH = p, true
+	return nil
 }
 
 // imageHash is the image's content address: the format, the command

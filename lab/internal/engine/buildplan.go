@@ -73,7 +73,7 @@ func plannedSpec(s *spec.Spec, st *labdir.State) *spec.Spec {
 	if s.Profile == spec.ProfileProbe && !s.Rehearsal() {
 		if k := probe.CachedKernel(probe.DefaultCacheDir()); k != "" {
 			dir := filepath.Dir(k)
-			built.Image = spec.Image{Kernel: k, Initrd: filepath.Join(dir, "initramfs.img"),
+			built.Image = spec.Image{Kernel: probe.BootKernel(dir), Initrd: filepath.Join(dir, "initramfs.img"),
 				Path: filepath.Join(dir, "base.qcow2"), Cmdline: probe.Cmdline}
 		}
 	}
