@@ -198,6 +198,8 @@ func EnsureImage(ctx context.Context, opts ImageOptions) (*Image, error) {
 
 // PVHKernelFile is the name, in a probe image's directory, of the kernel
 // the nodes boot when it could be made (PVHKernel): vmlinuz stays beside it.
+// The image's hash does not cover PVHKernel's code: a change to what it
+// writes must rename the file, so that cached images make theirs again.
 const PVHKernelFile = "vmlinux-pvh"
 
 // BootKernel is the kernel the nodes of the probe image in dir boot: its
