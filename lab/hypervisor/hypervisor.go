@@ -32,6 +32,8 @@ type Object struct {
 	Name   string
 	UUID   string
 	Active bool
+	// Paused is set for an active domain whose vCPUs are stopped.
+	Paused bool
 	// XML is the object's current (inactive, persistent) definition.
 	XML string
 }
@@ -176,6 +178,11 @@ type Domains interface {
 	LookupDomain(ctx context.Context, name string) (*Object, error)
 	DefineDomain(ctx context.Context, xml string) (*Object, error)
 	StartDomain(ctx context.Context, name string) error
+	// StartDomainPaused starts the domain with its vCPUs stopped (libvirt's
+	// start --paused) until ResumeDomain: QEMU is up, the guest has not run.
+	StartDomainPaused(ctx context.Context, name string) error
+	// ResumeDomain runs a paused domain's vCPUs; a running domain is no error.
+	ResumeDomain(ctx context.Context, name string) error
 	// DestroyDomain powers the domain off; a domain already off is no error.
 	DestroyDomain(ctx context.Context, name string) error
 	UndefineDomain(ctx context.Context, name string) error

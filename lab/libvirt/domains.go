@@ -27,7 +27,8 @@ func (c *Conn) domainObject(d golibvirt.Domain) (*hypervisor.Object, error) {
 		return nil, wrap(err, "read state of domain %s", d.Name)
 	}
 	active := golibvirt.DomainState(state) != golibvirt.DomainShutoff
-	return &hypervisor.Object{Name: d.Name, UUID: uuidString(d.UUID), Active: active, XML: x}, nil
+	paused := golibvirt.DomainState(state) == golibvirt.DomainPaused
+	return &hypervisor.Object{Name: d.Name, UUID: uuidString(d.UUID), Active: active, Paused: paused, XML: x}, nil
 }
 
 func (c *Conn) domain(ctx context.Context, name string) (golibvirt.Domain, error) {
@@ -99,6 +100,38 @@ func (c *Conn) StartDomain(ctx context.Context, name string) error {
 		return err
 	}
 	return wrap(c.l.DomainCreate(d), "start domain %s", name)
+}
+
+// StartDomainPaused starts the domain with its vCPUs stopped. A driver
+// without start --paused (libvirt's test driver) starts it and suspends it.
+func (c *Conn) StartDomainPaused(ctx context.Context, name string) error {
+	d, err := c.domain(ctx, name)
+	if err != nil {
+		return err
+	}
+	_, err = c.l.DomainCreateWithFlags(d, uint32(golibvirt.DomainStartPaused))
+	if unsupportedFlags(err) {
+		if err = c.l.DomainCreate(d); err == nil {
+			err = c.l.DomainSuspend(d)
+		}
+	}
+	return wrap(err, "start domain %s paused", name)
+}
+
+// ResumeDomain runs a paused domain's vCPUs; a running domain is no error.
+func (c *Conn) ResumeDomain(ctx context.Context, name string) error {
+	d, err := c.domain(ctx, name)
+	if err != nil {
+		return err
+	}
+	state, _, err := c.l.DomainGetState(d, 0)
+	if err != nil {
+		return wrap(err, "read state of domain %s", name)
+	}
+	if golibvirt.DomainState(state) != golibvirt.DomainPaused {
+		return nil
+	}
+	return wrap(c.l.DomainResume(d), "resume domain %s", name)
 }
 
 // DestroyDomain powers the domain off; a domain already off is no error.

@@ -86,8 +86,24 @@ func (f *Hypervisor) setDom(name, what string, fn func(o *hypervisor.Object)) er
 func (f *Hypervisor) StartDomain(_ context.Context, n string) error {
 	return f.setDom(n, "StartDomain", func(o *hypervisor.Object) { o.Active = true })
 }
+func (f *Hypervisor) StartDomainPaused(_ context.Context, n string) error {
+	return f.setDom(n, "StartDomainPaused", func(o *hypervisor.Object) { o.Active, o.Paused = true, true })
+}
+
+// ResumeDomain fails, as libvirt does, for a domain that is not active.
+func (f *Hypervisor) ResumeDomain(_ context.Context, n string) error {
+	var inactive bool
+	err := f.setDom(n, "ResumeDomain", func(o *hypervisor.Object) {
+		inactive = !o.Active
+		o.Paused = o.Paused && inactive
+	})
+	if err == nil && inactive {
+		return fmt.Errorf("ResumeDomain %s: Requested operation is not valid: domain is not running", n)
+	}
+	return err
+}
 func (f *Hypervisor) DestroyDomain(_ context.Context, n string) error {
-	return f.setDom(n, "DestroyDomain", func(o *hypervisor.Object) { o.Active = false })
+	return f.setDom(n, "DestroyDomain", func(o *hypervisor.Object) { o.Active, o.Paused = false, false })
 }
 func (f *Hypervisor) UndefineDomain(_ context.Context, n string) error {
 	f.mu.Lock()

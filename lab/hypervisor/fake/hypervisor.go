@@ -91,6 +91,14 @@ func (f *Hypervisor) Mutations() []string {
 	return out
 }
 
+// InOrder returns the mutating calls recorded since New or Reset in the
+// order they were made, for a test of what must come after what.
+func (f *Hypervisor) InOrder() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]string(nil), f.calls...)
+}
+
 // Reset forgets the recorded calls and clears FailOn; objects stay.
 func (f *Hypervisor) Reset() { f.mu.Lock(); f.calls = nil; f.FailOn = ""; f.mu.Unlock() }
 

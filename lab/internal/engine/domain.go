@@ -84,9 +84,17 @@ func (r *labRun) ownDomain(o *hypervisor.Object, node string) error {
 	return nil
 }
 
+// ensureDomains defines, redefines and starts the planned domains. They
+// start paused and run together once all have started: a guest booting
+// under TCG takes a core from the QEMUs libvirt is still starting (six
+// probe nodes: 1.0 s from the first start to the last resume, against
+// 1.3 s started running; docs/benchmarks.md, twenty-fifth round). A domain
+// found paused (an up stopped between the two, or `virsh suspend`) runs
+// again too: up leaves every node it started running.
 func (r *labRun) ensureDomains(ctx context.Context, doms []plan.DomainPlan, deferred map[spec.Role]bool) (string, error) {
 	var mu sync.Mutex
 	var details []string
+	var paused []plan.DomainPlan
 	note := func(s string) { mu.Lock(); details = append(details, s); mu.Unlock() }
 	_, err := parallel(ctx, doms, parallelism, func(ctx context.Context, d plan.DomainPlan) (bool, error) {
 		restarted := false
@@ -106,50 +114,40 @@ func (r *labRun) ensureDomains(ctx context.Context, doms []plan.DomainPlan, defe
 				return false, err
 			}
 			if md := plan.ParseLabMetadata(o.XML); md.Plan != d.Digest {
-				x, err := withDomainUUID(d.XML, o.UUID)
-				if err != nil {
+				if o, restarted, err = r.redefineDomain(ctx, o, d, note); err != nil {
 					return false, err
-				}
-				wasActive := o.Active
-				if o, err = r.hv.DefineDomain(ctx, x); err != nil {
-					return false, fmt.Errorf("redefine node %s: %w", d.Node.Name, err)
-				}
-				o.Active = wasActive
-				switch {
-				case !wasActive:
-					note(d.Node.Name + " redefined")
-				case r.s.Profile == spec.ProfileProbe:
-					// A probe node keeps nothing on disk: restart it so the
-					// new definition (kernel, initrd, size) takes effect now.
-					if err := r.hv.DestroyDomain(ctx, d.Name); err != nil {
-						return false, fmt.Errorf("restart node %s: %w", d.Node.Name, err)
-					}
-					o.Active, restarted = false, true
-					again := ""
-					if r.s.Rehearsal() && d.Node.Role == spec.RoleBootstrap {
-						again = " (a new boot: its stages start again from 01)"
-					}
-					note(d.Node.Name + " redefined and restarted" + again)
-				default:
-					note(d.Node.Name + " redefined (takes effect at its next boot: `virsh reboot " + d.Name + "`)")
 				}
 			}
 		}
 		if !o.Active && deferred[d.Node.Role] {
 			r.deferredOff.Add(1)
 		}
+		if o.Active && o.Paused {
+			mu.Lock()
+			paused = append(paused, d)
+			mu.Unlock()
+			note(d.Node.Name + " resumed (it was paused)")
+		}
 		if !o.Active && !deferred[d.Node.Role] {
 			began := time.Now()
-			if err := r.hv.StartDomain(ctx, d.Name); err != nil {
+			if err := r.hv.StartDomainPaused(ctx, d.Name); err != nil {
 				return false, err
 			}
 			timing.Log(r.log, "nodes", d.Node.Name+" start", time.Since(began))
+			mu.Lock()
+			paused = append(paused, d)
+			mu.Unlock()
 			if !restarted {
 				note(d.Node.Name + " started")
 			}
 		}
 		return true, nil
 	})
+	// Resumed even when another node failed to start: a failed up leaves
+	// its started nodes running, as it did when they started running.
+	if rerr := r.resumeDomains(ctx, paused); err == nil {
+		err = rerr
+	}
 	if err == nil {
 		var removed string
 		removed, err = r.staleDomains(ctx, doms)
@@ -159,6 +157,53 @@ func (r *labRun) ensureDomains(ctx context.Context, doms []plan.DomainPlan, defe
 	}
 	sort.Strings(details)
 	return strings.Join(details, ", "), err
+}
+
+// redefineDomain gives the existing domain o its changed definition d. A
+// running probe node keeps nothing on disk: it is powered off (restarted
+// says so) for its caller to start again, so the new definition (kernel,
+// initrd, size) takes effect now; a real node takes it at its next boot.
+func (r *labRun) redefineDomain(ctx context.Context, o *hypervisor.Object, d plan.DomainPlan, note func(string)) (*hypervisor.Object, bool, error) {
+	x, err := withDomainUUID(d.XML, o.UUID)
+	if err != nil {
+		return nil, false, err
+	}
+	wasActive := o.Active
+	if o, err = r.hv.DefineDomain(ctx, x); err != nil {
+		return nil, false, fmt.Errorf("redefine node %s: %w", d.Node.Name, err)
+	}
+	o.Active = wasActive
+	switch {
+	case !wasActive:
+		note(d.Node.Name + " redefined")
+	case r.s.Profile == spec.ProfileProbe:
+		if err := r.hv.DestroyDomain(ctx, d.Name); err != nil {
+			return nil, false, fmt.Errorf("restart node %s: %w", d.Node.Name, err)
+		}
+		again := ""
+		if r.s.Rehearsal() && d.Node.Role == spec.RoleBootstrap {
+			again = " (a new boot: its stages start again from 01)"
+		}
+		note(d.Node.Name + " redefined and restarted" + again)
+		o.Active, o.Paused = false, false
+		return o, true, nil
+	default:
+		note(d.Node.Name + " redefined (takes effect at its next boot: `virsh reboot " + d.Name + "`)")
+	}
+	return o, false, nil
+}
+
+// resumeDomains runs the vCPUs of the paused domains.
+func (r *labRun) resumeDomains(ctx context.Context, doms []plan.DomainPlan) error {
+	_, err := parallel(ctx, doms, parallelism, func(ctx context.Context, d plan.DomainPlan) (bool, error) {
+		began := time.Now()
+		if err := r.hv.ResumeDomain(ctx, d.Name); err != nil {
+			return false, fmt.Errorf("node %s started paused and did not resume (`bootlab lab up` again resumes it): %w", d.Node.Name, err)
+		}
+		timing.Log(r.log, "nodes", d.Node.Name+" resume", time.Since(began))
+		return true, nil
+	})
+	return err
 }
 
 // staleDomains handles this lab's domains the spec no longer has (nodes

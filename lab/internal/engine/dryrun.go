@@ -183,6 +183,13 @@ func (p *planningHV) StartDomain(_ context.Context, name string) error {
 	p.note("start", "domain", name, "")
 	return nil
 }
+func (p *planningHV) StartDomainPaused(_ context.Context, name string) error {
+	p.note("start", "domain", name, "")
+	return nil
+}
+
+// ResumeDomain notes nothing: it ends the start already noted.
+func (p *planningHV) ResumeDomain(context.Context, string) error { return nil }
 func (p *planningHV) DestroyDomain(_ context.Context, name string) error {
 	p.note("stop", "domain", name, "")
 	return nil

@@ -190,3 +190,34 @@ func TestIntegrationUpUpdatesNetworkInPlace(t *testing.T) {
 	require.NoError(t, err)
 	assert.False(t, res.Changed, "converged: %+v", res.Steps)
 }
+
+// libvirt's own states behind StartDomainPaused and ResumeDomain: a domain
+// started paused is active and paused, resumes to running, and resuming
+// a running domain is no error. Up leaves every node it started running.
+func TestIntegrationStartPausedThenResume(t *testing.T) {
+	// Not parallel: one test:///default state per process (above).
+	c := connect(t)
+	ctx := context.Background()
+	s := integSpec(t, "paused")
+	_, err := engine.Up(ctx, c, s, engine.UpOptions{Accelerator: spec.AccelTCG})
+	require.NoError(t, err)
+	name := s.DomainName(s.Nodes[0])
+	for _, n := range s.Nodes {
+		o, err := c.LookupDomain(ctx, s.DomainName(n))
+		require.NoError(t, err)
+		assert.True(t, o.Active && !o.Paused, "%s after up: active %v, paused %v", n.Name, o.Active, o.Paused)
+	}
+
+	require.NoError(t, c.DestroyDomain(ctx, name))
+	require.NoError(t, c.StartDomainPaused(ctx, name))
+	o, err := c.LookupDomain(ctx, name)
+	require.NoError(t, err)
+	assert.True(t, o.Active && o.Paused, "started paused: active %v, paused %v", o.Active, o.Paused)
+	require.NoError(t, c.ResumeDomain(ctx, name))
+	require.NoError(t, c.ResumeDomain(ctx, name), "a running domain")
+	o, err = c.LookupDomain(ctx, name)
+	require.NoError(t, err)
+	assert.True(t, o.Active && !o.Paused, "resumed: active %v, paused %v", o.Active, o.Paused)
+	_, err = engine.Down(ctx, c, s, engine.DownOptions{})
+	require.NoError(t, err)
+}

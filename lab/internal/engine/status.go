@@ -54,7 +54,7 @@ type NodeStatus struct {
 	Name   string    `json:"name"`
 	Role   spec.Role `json:"role"`
 	Domain string    `json:"domain"`
-	// State is "running", "shut off" or "absent".
+	// State is "running", "paused", "shut off" or "absent".
 	State string `json:"state"`
 	MAC   string `json:"mac"`
 	// IP is the address leased by DHCP ("" when the node has no lease yet).
@@ -202,6 +202,10 @@ func inspectNode(ctx context.Context, hv hypervisor.Hypervisor, s *spec.Spec, n 
 	switch {
 	case md == nil || md.Name != s.Name || md.LabUUID != "" && md.LabUUID != labUUID:
 		ns.State = "foreign"
+	case o.Active && o.Paused:
+		// Its vCPUs stopped: an up cut short between starting its nodes
+		// paused and running them (the next up runs it), or virsh suspend.
+		ns.State = "paused"
 	case o.Active:
 		ns.State = "running"
 		ns.Since = domainSince(ctx, hv.Host(), s.Libvirt.URI, ns.Domain)

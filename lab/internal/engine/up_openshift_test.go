@@ -151,7 +151,8 @@ func TestUpOpenShiftBuildsTheUPILab(t *testing.T) {
 		"the RHCOS base, one overlay and one Ignition volume per node")
 	assert.Equal(t, len(s.Nodes), countPrefix(calls, "UploadVolume bootlab-ocp/boot-"), "one Ignition per node, no kernel")
 	assert.Equal(t, len(s.Nodes), countPrefix(calls, "DefineDomain "))
-	assert.Equal(t, len(s.Nodes), countPrefix(calls, "StartDomain "))
+	assert.Equal(t, len(s.Nodes), countPrefix(calls, "StartDomainPaused "))
+	assert.Equal(t, len(s.Nodes), countPrefix(calls, "ResumeDomain "))
 
 	t.Run("network", func(t *testing.T) {
 		var n libvirtxml.Network
@@ -268,7 +269,8 @@ func TestUpOpenShiftChangedIgnitionDoesNotRestartANode(t *testing.T) {
 	assert.Equal(t, 1, countPrefix(calls, "UploadVolume bootlab-ocp/boot-"+master.Name+"-"), "the new Ignition only")
 	assert.Equal(t, []string{"DefineDomain " + s.DomainName(master)}, filterPrefix(calls, "DefineDomain "))
 	assert.Empty(t, filterPrefix(calls, "DestroyDomain "), "no node is powered off")
-	assert.Empty(t, filterPrefix(calls, "StartDomain "))
+	assert.Empty(t, filterPrefix(calls, "StartDomain"))
+	assert.Empty(t, filterPrefix(calls, "ResumeDomain "))
 	assert.True(t, hv.DomainObjects[s.DomainName(master)].Active)
 	var detail string
 	for _, sr := range res.Steps {

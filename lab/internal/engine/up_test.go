@@ -70,7 +70,8 @@ func TestUpCreatesEverythingThenNothing(t *testing.T) {
 	assert.Equal(t, 5, countPrefix(calls, "CreateVolume bootlab-t/"), "base + 4 overlays")
 	assert.Equal(t, 1, countPrefix(calls, "UploadVolume bootlab-t/base.qcow2"))
 	assert.Equal(t, 4, countPrefix(calls, "DefineDomain "))
-	assert.Equal(t, 4, countPrefix(calls, "StartDomain "))
+	assert.Equal(t, 4, countPrefix(calls, "StartDomainPaused "))
+	assert.Equal(t, 4, countPrefix(calls, "ResumeDomain "))
 	assert.Equal(t, int64(4096), hv.Uploaded["base.qcow2"])
 
 	st, err := labdir.LoadState(s.LabDir)
@@ -105,7 +106,7 @@ func TestUpResumesAfterFailure(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, res.Changed)
 	calls := hv.Mutations()
-	assert.Equal(t, []string{"DefineDomain bootlab-t-master-1", "StartDomain bootlab-t-master-1"}, calls,
+	assert.Equal(t, []string{"DefineDomain bootlab-t-master-1", "ResumeDomain bootlab-t-master-1", "StartDomainPaused bootlab-t-master-1"}, calls,
 		"resume makes only what is missing")
 }
 
@@ -156,7 +157,7 @@ func TestUpRedefinesChangedDomain(t *testing.T) {
 		detail  string
 	}{
 		// A probe node keeps nothing: it is restarted so the change applies now.
-		{spec.ProfileProbe, []string{"DefineDomain bootlab-t-master-0", "DestroyDomain bootlab-t-master-0", "StartDomain bootlab-t-master-0"}, "master-0 redefined and restarted"},
+		{spec.ProfileProbe, []string{"DefineDomain bootlab-t-master-0", "DestroyDomain bootlab-t-master-0", "ResumeDomain bootlab-t-master-0", "StartDomainPaused bootlab-t-master-0"}, "master-0 redefined and restarted"},
 		// A real node is left running; the change applies at its next boot.
 		{spec.ProfileOpenShift, []string{"DefineDomain bootlab-t-master-0"}, "master-0 redefined (takes effect at its next boot"},
 	} {
@@ -437,7 +438,7 @@ func TestUpRestartsProbeNodesWhoseIgnitionChanged(t *testing.T) {
 	}
 	for _, n := range s.Nodes {
 		d := s.DomainName(n)
-		want = append(want, "DefineDomain "+d, "DestroyDomain "+d, "StartDomain "+d)
+		want = append(want, "DefineDomain "+d, "DestroyDomain "+d, "ResumeDomain "+d, "StartDomainPaused "+d)
 	}
 	sort.Strings(want)
 	assert.Equal(t, want, hv.Mutations())
@@ -678,4 +679,80 @@ func TestUpRecordsClass(t *testing.T) {
 	st, err = labdir.LoadState(solo.LabDir)
 	require.NoError(t, err)
 	assert.Empty(t, st.Class)
+}
+
+// Every node starts paused and none runs before the last has started:
+// a guest booting under TCG would take a core from the QEMUs still
+// starting. Then all of them run.
+func TestUpStartsEveryNodeBeforeAnyRuns(t *testing.T) {
+	t.Parallel()
+	hv := fake.New()
+	s := testSpec(t, "t", true)
+	_, err := Up(context.Background(), hv, s, upOpts())
+	require.NoError(t, err)
+	lastStart, firstResume := -1, -1
+	for i, c := range hv.InOrder() {
+		if strings.HasPrefix(c, "StartDomainPaused ") {
+			lastStart = i
+		}
+		if strings.HasPrefix(c, "ResumeDomain ") && firstResume < 0 {
+			firstResume = i
+		}
+	}
+	require.GreaterOrEqual(t, lastStart, 0, "no node started")
+	assert.Less(t, lastStart, firstResume, "a node ran before the last one started: %v", hv.InOrder())
+	for _, n := range s.Nodes {
+		o := hv.DomainObjects[s.DomainName(n)]
+		assert.True(t, o.Active && !o.Paused, "%s is not running", n.Name)
+	}
+}
+
+// An up that stopped between its starts and its resumes leaves paused
+// nodes; the next up runs them, and says so.
+func TestUpResumesNodesLeftPaused(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	hv := fake.New()
+	s := testSpec(t, "t", true)
+	hv.FailOn = "ResumeDomain bootlab-t-master-0"
+	_, err := Up(ctx, hv, s, upOpts())
+	require.ErrorContains(t, err, "node master-0 started paused and did not resume (`bootlab lab up` again resumes it)")
+	assert.True(t, hv.DomainObjects["bootlab-t-master-0"].Paused)
+	assert.False(t, hv.DomainObjects["bootlab-t-bootstrap"].Paused, "the others run though one did not")
+	st, err := Inspect(ctx, hv, s)
+	require.NoError(t, err)
+	states := map[string]string{}
+	for _, n := range st.Nodes {
+		states[n.Name] = n.State
+	}
+	assert.Equal(t, "paused", states["master-0"], "lab status names the paused node")
+
+	hv.Reset()
+	res, err := Up(ctx, hv, s, upOpts())
+	require.NoError(t, err)
+	assert.Equal(t, []string{"ResumeDomain bootlab-t-master-0"}, hv.Mutations())
+	assert.False(t, hv.DomainObjects["bootlab-t-master-0"].Paused)
+	var details []string
+	for _, st := range res.Steps {
+		details = append(details, st.Detail)
+	}
+	assert.Contains(t, strings.Join(details, "; "), "master-0 resumed (it was paused)")
+}
+
+// A node that fails to start does not keep the others paused.
+func TestUpRunsTheStartedNodesWhenOneFailsToStart(t *testing.T) {
+	t.Parallel()
+	hv := fake.New()
+	s := testSpec(t, "t", true)
+	hv.FailOn = "StartDomainPaused bootlab-t-master-1"
+	_, err := Up(context.Background(), hv, s, upOpts())
+	require.ErrorContains(t, err, "injected failure")
+	for _, n := range s.Nodes {
+		o := hv.DomainObjects[s.DomainName(n)]
+		if n.Name == "master-1" {
+			assert.False(t, o.Active)
+			continue
+		}
+		assert.True(t, o.Active && !o.Paused, "%s is not running", n.Name)
+	}
 }
