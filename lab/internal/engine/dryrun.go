@@ -40,7 +40,7 @@ func (c Change) String() string {
 // up creates volumes and domains in parallel, a plan reads in one order.
 func sortedChanges(cs []Change) []Change {
 	kind := map[string]int{"labDir": 0, "network": 1, "pool": 2, "volume": 3, "loadBalancer": 4, "domain": 5}
-	action := map[string]int{"create": 0, "define": 0, "redefine": 0, "update": 1, "upload": 1, "stop": 2, "start": 3, "reload": 3, "remove": 4}
+	action := map[string]int{"create": 0, "define": 0, "redefine": 0, "update": 1, "upload": 1, "stop": 2, "start": 3, "resume": 3, "reload": 3, "remove": 4}
 	out := append([]Change(nil), cs...)
 	sort.SliceStable(out, func(i, j int) bool {
 		a, b := out[i], out[j]
@@ -64,10 +64,12 @@ type planningHV struct {
 	changes []Change
 	// defined are objects defined in this plan: they "exist" from then on.
 	defined map[string]*hypervisor.Object
+	// started are the domains this plan starts (paused, then resumed).
+	started map[string]bool
 }
 
 func newPlanningHV(hv hypervisor.Hypervisor) *planningHV {
-	return &planningHV{Hypervisor: hv, defined: map[string]*hypervisor.Object{}}
+	return &planningHV{Hypervisor: hv, defined: map[string]*hypervisor.Object{}, started: map[string]bool{}}
 }
 
 func (p *planningHV) note(action, kind, name, detail string) {
@@ -184,12 +186,24 @@ func (p *planningHV) StartDomain(_ context.Context, name string) error {
 	return nil
 }
 func (p *planningHV) StartDomainPaused(_ context.Context, name string) error {
+	p.mu.Lock()
+	p.started[name] = true
+	p.mu.Unlock()
 	p.note("start", "domain", name, "")
 	return nil
 }
 
-// ResumeDomain notes nothing: it ends the start already noted.
-func (p *planningHV) ResumeDomain(context.Context, string) error { return nil }
+// ResumeDomain notes a domain found paused; one this plan starts is
+// noted once, as started.
+func (p *planningHV) ResumeDomain(_ context.Context, name string) error {
+	p.mu.Lock()
+	started := p.started[name]
+	p.mu.Unlock()
+	if !started {
+		p.note("resume", "domain", name, "paused")
+	}
+	return nil
+}
 func (p *planningHV) DestroyDomain(_ context.Context, name string) error {
 	p.note("stop", "domain", name, "")
 	return nil

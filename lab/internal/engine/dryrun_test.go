@@ -54,6 +54,14 @@ func TestUpDryRunPlansAndChangesNothing(t *testing.T) {
 	assert.Empty(t, res.Changes)
 	assert.False(t, res.Changed)
 
+	// A node left paused: the plan resumes it.
+	hv.DomainObjects[s.DomainName(s.Nodes[0])].Paused = true
+	res, err = Up(ctx, hv, s, opts)
+	require.NoError(t, err)
+	assert.Equal(t, []Change{{Action: "resume", Kind: "domain", Name: s.DomainName(s.Nodes[0]), Detail: "paused"}}, res.Changes)
+	assert.Empty(t, hv.Mutations())
+	hv.DomainObjects[s.DomainName(s.Nodes[0])].Paused = false
+
 	// One node resized, one removed: the plan says what converge would do.
 	changed := testSpec(t, "dry", false)
 	changed.LabDir, changed.Storage.PoolDir, changed.Network = s.LabDir, s.Storage.PoolDir, s.Network
