@@ -74,7 +74,7 @@ func findModules(modDir string) ([]module, error) {
 
 // readModule returns a module uncompressed, so any kernel can load it.
 func readModule(ctx context.Context, p string) ([]byte, error) {
-	var tool []string
+	var tool string
 	switch {
 	case strings.HasSuffix(p, ".ko"):
 		return os.ReadFile(p)
@@ -90,16 +90,39 @@ func readModule(ctx context.Context, p string) ([]byte, error) {
 		}
 		return io.ReadAll(zr)
 	case strings.HasSuffix(p, ".ko.xz"):
-		tool = []string{"xz", "-dc", p}
+		tool = "xz"
 	case strings.HasSuffix(p, ".ko.zst"):
-		tool = []string{"zstd", "-dcq", p}
+		tool = "zstd"
 	}
-	if _, err := exec.LookPath(tool[0]); err != nil {
-		return nil, fmt.Errorf("%s is compressed and %s is not installed: apt-get install -y %s", p, tool[0], map[string]string{"xz": "xz-utils", "zstd": "zstd"}[tool[0]])
-	}
-	out, err := exec.CommandContext(ctx, tool[0], tool[1:]...).Output()
+	f, err := os.Open(p)
 	if err != nil {
-		return nil, fmt.Errorf("decompress %s: %w", p, err)
+		return nil, err
+	}
+	defer f.Close()
+	return unpackWith(ctx, p, f, tool)
+}
+
+// unpackTools are the commands that unpack data bootlab has no Go code
+// for, from stdin, and the Debian package that has each.
+var unpackTools = map[string]struct {
+	args []string
+	pkg  string
+}{
+	"xz":   {[]string{"-dc"}, "xz-utils"},
+	"zstd": {[]string{"-dcq"}, "zstd"},
+}
+
+// unpackWith unpacks in with tool (a key of unpackTools); what names the
+// data in errors.
+func unpackWith(ctx context.Context, what string, in io.Reader, tool string) ([]byte, error) {
+	if _, err := exec.LookPath(tool); err != nil {
+		return nil, fmt.Errorf("%s is compressed and %s is not installed: apt-get install -y %s", what, tool, unpackTools[tool].pkg)
+	}
+	cmd := exec.CommandContext(ctx, tool, unpackTools[tool].args...)
+	cmd.Stdin = in
+	out, err := cmd.Output()
+	if err != nil {
+		return nil, fmt.Errorf("decompress %s: %w", what, err)
 	}
 	return out, nil
 }

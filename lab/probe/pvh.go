@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os/exec"
 )
 
 // A probe node boots its kernel directly. Given a compressed kernel
@@ -110,9 +109,9 @@ func decompressKernel(ctx context.Context, p []byte) ([]byte, error) {
 	case bytes.HasPrefix(body, lz4LegacyMagic):
 		out, err = unLZ4Legacy(body, size)
 	case bytes.HasPrefix(body, []byte{0xfd, '7', 'z', 'X', 'Z', 0}):
-		out, err = unpackWith(ctx, body, "xz", "-dc")
+		out, err = unpackWith(ctx, "the kernel's payload", bytes.NewReader(body), "xz")
 	case bytes.HasPrefix(body, []byte{0x28, 0xb5, 0x2f, 0xfd}):
-		out, err = unpackWith(ctx, body, "zstd", "-dcq")
+		out, err = unpackWith(ctx, "the kernel's payload", bytes.NewReader(body), "zstd")
 	default:
 		return nil, fmt.Errorf("%w: the payload's compression (first bytes % x) is not gzip, LZ4, xz or zstd", ErrNoPVH, body[:min(4, len(body))])
 	}
@@ -121,19 +120,6 @@ func decompressKernel(ctx context.Context, p []byte) ([]byte, error) {
 	}
 	if len(out) != size {
 		return nil, fmt.Errorf("%w: the payload unpacked to %d bytes, its trailer says %d", ErrNoPVH, len(out), size)
-	}
-	return out, nil
-}
-
-func unpackWith(ctx context.Context, body []byte, tool string, args ...string) ([]byte, error) {
-	if _, err := exec.LookPath(tool); err != nil {
-		return nil, fmt.Errorf("the payload is %s-compressed and %s is not installed", tool, tool)
-	}
-	cmd := exec.CommandContext(ctx, tool, args...)
-	cmd.Stdin = bytes.NewReader(body)
-	out, err := cmd.Output()
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", tool, err)
 	}
 	return out, nil
 }

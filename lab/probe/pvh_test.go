@@ -8,6 +8,9 @@ import (
 	"encoding/binary"
 	"fmt"
 	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -167,6 +170,29 @@ func TestPVHKernelLoadsWhatTheKernelLoads(t *testing.T) {
 			assert.True(t, hasPVHNote(notes))
 		})
 	}
+}
+
+// An xz payload, as Debian's generic kernels have, goes through the xz
+// command (unpackWith, shared with the modules' .ko.xz), its size trailer
+// checked as LZ4's is.
+func TestPVHKernelFromAnXzPayload(t *testing.T) {
+	t.Parallel()
+	_, err := exec.LookPath("xz")
+	require.NoError(t, err, "apt-get install -y xz-utils")
+	vmlinux := testVmlinux(true)
+	cmd := exec.Command("xz", "-c", "--check=crc32")
+	cmd.Stdin = bytes.NewReader(vmlinux)
+	packed, err := cmd.Output()
+	require.NoError(t, err)
+	out, err := PVHKernel(context.Background(), bzImage(binary.LittleEndian.AppendUint32(packed, uint32(len(vmlinux)))))
+	require.NoError(t, err)
+	assert.Equal(t, memoryImage(t, vmlinux), memoryImage(t, out))
+
+	mod := filepath.Join(t.TempDir(), "virtio_rng.ko.xz")
+	require.NoError(t, os.WriteFile(mod, packed, 0o644))
+	got, err := readModule(context.Background(), mod)
+	require.NoError(t, err)
+	assert.Equal(t, vmlinux, got, "a module's .ko.xz, the same command")
 }
 
 // A kernel bootlab cannot make a PVH kernel of says why, as ErrNoPVH: the

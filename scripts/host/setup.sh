@@ -19,7 +19,7 @@ packages=(
 )
 # What only the tests need: a learner's laptop does without them.
 test_packages=(
-  dnsutils cpio curl jq gettext-base openssl util-linux sudo
+  dnsutils cpio curl jq gettext-base openssl util-linux sudo xz-utils
   openssh-client openssh-server # sshd on loopback: the stage and remote-host tests
   shellcheck                    # make lint
   chromium # headless, for the dashboard's browser test (test/e2e/dashboard_e2e_test.go)
