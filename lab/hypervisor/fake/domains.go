@@ -94,8 +94,7 @@ func (f *Hypervisor) StartDomainPaused(_ context.Context, n string) error {
 func (f *Hypervisor) ResumeDomain(_ context.Context, n string) error {
 	var inactive bool
 	err := f.setDom(n, "ResumeDomain", func(o *hypervisor.Object) {
-		inactive = !o.Active
-		o.Paused = o.Paused && inactive
+		inactive, o.Paused = !o.Active, false
 	})
 	if err == nil && inactive {
 		return fmt.Errorf("ResumeDomain %s: Requested operation is not valid: domain is not running", n)
