@@ -109,11 +109,7 @@ func TestUpReplacesAChangedKernel(t *testing.T) {
 	assert.Equal(t, 1, countCalls(calls, "UploadVolume "), calls)
 	assert.Contains(t, calls, "UploadVolume bootlab-t/boot-kernel-"+now.Kernel.Digest)
 	assert.Contains(t, calls, "DeleteVolume bootlab-t/boot-kernel-"+old.Kernel.Digest)
-	var details []string
-	for _, st := range res.Steps {
-		details = append(details, st.Detail)
-	}
-	assert.Contains(t, strings.Join(details, "; "), "1 old boot files removed")
+	assert.Contains(t, stepDetails(res), "1 old boot files removed")
 	st, err := labdir.LoadState(s.LabDir)
 	require.NoError(t, err)
 	assert.False(t, st.BootVolumes["boot-kernel-"+old.Kernel.Digest])

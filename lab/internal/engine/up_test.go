@@ -45,6 +45,16 @@ func testSpec(t *testing.T, name string, withImage bool) *spec.Spec {
 
 func upOpts() UpOptions { return UpOptions{Accelerator: spec.AccelTCG, SkipLoadBalancer: true} }
 
+// stepDetails joins the details of every step of res, for a test that
+// looks for what up said it did.
+func stepDetails(res *UpResult) string {
+	var details []string
+	for _, st := range res.Steps {
+		details = append(details, st.Detail)
+	}
+	return strings.Join(details, "; ")
+}
+
 func countPrefix(calls []string, prefix string) int {
 	n := 0
 	for _, c := range calls {
@@ -178,11 +188,7 @@ func TestUpRedefinesChangedDomain(t *testing.T) {
 			assert.Equal(t, tc.want, hv.Mutations())
 			assert.Equal(t, uuid, hv.DomainObjects["bootlab-t-master-0"].UUID)
 			assert.True(t, hv.DomainObjects["bootlab-t-master-0"].Active)
-			var details []string
-			for _, st := range res.Steps {
-				details = append(details, st.Detail)
-			}
-			assert.Contains(t, strings.Join(details, "; "), tc.detail)
+			assert.Contains(t, stepDetails(res), tc.detail)
 		})
 	}
 }
@@ -387,11 +393,7 @@ func TestUpNodesDroppedFromTheSpec(t *testing.T) {
 			} else {
 				assert.Nil(t, hv.DomainObjects["bootlab-t-worker-0"], "the probe node is gone")
 				assert.Nil(t, hv.PoolVolumes["bootlab-t"]["worker-0.qcow2"], "with its disk")
-				var details []string
-				for _, st := range res.Steps {
-					details = append(details, st.Detail)
-				}
-				assert.Contains(t, strings.Join(details, "; "), "removed worker-0 (no longer in the spec)")
+				assert.Contains(t, stepDetails(res), "removed worker-0 (no longer in the spec)")
 			}
 
 			logs.Reset()
@@ -732,11 +734,7 @@ func TestUpResumesNodesLeftPaused(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []string{"ResumeDomain bootlab-t-master-0"}, hv.Mutations())
 	assert.False(t, hv.DomainObjects["bootlab-t-master-0"].Paused)
-	var details []string
-	for _, st := range res.Steps {
-		details = append(details, st.Detail)
-	}
-	assert.Contains(t, strings.Join(details, "; "), "master-0 resumed (it was paused)")
+	assert.Contains(t, stepDetails(res), "master-0 resumed (it was paused)")
 }
 
 // A node that fails to start does not keep the others paused.
