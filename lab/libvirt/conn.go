@@ -34,6 +34,8 @@ type Conn struct {
 	// ownHost: Close closes host too (Connect opened it).
 	ownHost bool
 	caps    hypervisor.Capabilities
+	// lanes spread the long calls over more connections (lanes.go).
+	lanes *lanes
 }
 
 var _ hypervisor.Hypervisor = (*Conn)(nil)
@@ -103,7 +105,7 @@ func ConnectHost(ctx context.Context, uri string, h host.Host, log *slog.Logger)
 			return nil, fmt.Errorf("connect to libvirt %s: %w", uri, err)
 		}
 		log.Debug("connected to libvirt", "uri", uri)
-		return &Conn{l: l, uri: uri, log: log, host: h, caps: CapabilitiesOf(uri)}, nil
+		return newConn(l, uri, log, h, func() (*golibvirt.Libvirt, error) { return golibvirt.ConnectToURI(u) }), nil
 	}
 	var sock string
 	// The daemon is asked for its own URI: no transport, no host
@@ -121,8 +123,12 @@ func ConnectHost(ctx context.Context, uri string, h host.Host, log *slog.Logger)
 			sock = s
 		}
 	}
-	l := golibvirt.NewWithDialer(hostDialer{ctx: ctx, h: h, sock: sock})
-	if err := l.ConnectToURI(remoteURI); err != nil {
+	dial := func() (*golibvirt.Libvirt, error) {
+		l := golibvirt.NewWithDialer(hostDialer{ctx: ctx, h: h, sock: sock})
+		return l, l.ConnectToURI(remoteURI)
+	}
+	l, err := dial()
+	if err != nil {
 		if h.Remote() {
 			return nil, fmt.Errorf("connect to libvirt %s through %s (socket %s there): %w (is libvirtd running on that host?)", uri, h.Name(), sock, err)
 		}
@@ -132,7 +138,18 @@ func ConnectHost(ctx context.Context, uri string, h host.Host, log *slog.Logger)
 		return nil, fmt.Errorf("connect to libvirt %s through %s: %w (is libvirtd running? start it: `systemctl start libvirtd`, or without systemd `setsid -f tini -s -- libvirtd`)", uri, sock, err)
 	}
 	log.Debug("connected to libvirt", "uri", uri, "host", h.Name())
-	return &Conn{l: l, uri: uri, log: log, host: h, caps: CapabilitiesOf(uri)}, nil
+	return newConn(l, uri, log, h, dial), nil
+}
+
+// newConn is a Conn over l. dial opens another connection to the same
+// daemon, for the lanes; the test driver gets none (a test:///file URI is
+// a new, empty driver on every connection).
+func newConn(l *golibvirt.Libvirt, uri string, log *slog.Logger, h host.Host, dial func() (*golibvirt.Libvirt, error)) *Conn {
+	caps := CapabilitiesOf(uri)
+	if spec.ClassifyURI(uri) == spec.URITest {
+		dial = nil
+	}
+	return &Conn{l: l, uri: uri, log: log, host: h, caps: caps, lanes: newLanes(l, dial)}
 }
 
 // hostDialer opens the daemon's socket on the host (go-libvirt's
@@ -179,6 +196,7 @@ func sessionSocket() string {
 
 // Close ends the connection (and the host's, when Connect opened it).
 func (c *Conn) Close() error {
+	c.lanes.closeExtra()
 	err := c.l.Disconnect()
 	if c.ownHost {
 		_ = c.host.Close()

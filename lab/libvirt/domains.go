@@ -99,7 +99,7 @@ func (c *Conn) StartDomain(ctx context.Context, name string) error {
 	if err != nil {
 		return err
 	}
-	return wrap(c.l.DomainCreate(d), "start domain %s", name)
+	return wrap(c.long(ctx, func(l *golibvirt.Libvirt) error { return l.DomainCreate(d) }), "start domain %s", name)
 }
 
 // StartDomainPaused starts the domain with its vCPUs stopped. A driver
@@ -109,12 +109,15 @@ func (c *Conn) StartDomainPaused(ctx context.Context, name string) error {
 	if err != nil {
 		return err
 	}
-	_, err = c.l.DomainCreateWithFlags(d, uint32(golibvirt.DomainStartPaused))
-	if unsupportedFlags(err) {
-		if err = c.l.DomainCreate(d); err == nil {
-			err = c.l.DomainSuspend(d)
+	err = c.long(ctx, func(l *golibvirt.Libvirt) error {
+		_, err := l.DomainCreateWithFlags(d, uint32(golibvirt.DomainStartPaused))
+		if unsupportedFlags(err) {
+			if err = l.DomainCreate(d); err == nil {
+				err = l.DomainSuspend(d)
+			}
 		}
-	}
+		return err
+	})
 	return wrap(err, "start domain %s paused", name)
 }
 
@@ -140,7 +143,8 @@ func (c *Conn) DestroyDomain(ctx context.Context, name string) error {
 	if err != nil {
 		return err
 	}
-	if err := c.l.DomainDestroy(d); err != nil && code(err) != golibvirt.ErrOperationInvalid {
+	err = c.long(ctx, func(l *golibvirt.Libvirt) error { return l.DomainDestroy(d) })
+	if err != nil && code(err) != golibvirt.ErrOperationInvalid {
 		return wrap(err, "power off domain %s", name)
 	}
 	return nil
@@ -201,10 +205,13 @@ func (c *Conn) CreateSnapshot(ctx context.Context, domain, xml string) error {
 		return err
 	}
 	c.logXML(ctx, "create snapshot of "+domain, xml)
-	_, err = c.l.DomainSnapshotCreateXML(d, xml, uint32(golibvirt.DomainSnapshotCreateAtomic))
-	if unsupportedFlags(err) {
-		_, err = c.l.DomainSnapshotCreateXML(d, xml, 0)
-	}
+	err = c.long(ctx, func(l *golibvirt.Libvirt) error {
+		_, err := l.DomainSnapshotCreateXML(d, xml, uint32(golibvirt.DomainSnapshotCreateAtomic))
+		if unsupportedFlags(err) {
+			_, err = l.DomainSnapshotCreateXML(d, xml, 0)
+		}
+		return err
+	})
 	return wrap(err, "snapshot domain %s", domain)
 }
 
@@ -224,10 +231,13 @@ func (c *Conn) RevertSnapshot(ctx context.Context, domain, name string) error {
 	if err != nil {
 		return err
 	}
-	err = c.l.DomainRevertToSnapshot(sn, 0)
-	if code(err) == golibvirt.ErrSnapshotRevertRisky {
-		err = c.l.DomainRevertToSnapshot(sn, uint32(golibvirt.DomainSnapshotRevertForce))
-	}
+	err = c.long(ctx, func(l *golibvirt.Libvirt) error {
+		err := l.DomainRevertToSnapshot(sn, 0)
+		if code(err) == golibvirt.ErrSnapshotRevertRisky {
+			err = l.DomainRevertToSnapshot(sn, uint32(golibvirt.DomainSnapshotRevertForce))
+		}
+		return err
+	})
 	return wrap(err, "revert domain %s to snapshot %s", domain, name)
 }
 
@@ -237,5 +247,5 @@ func (c *Conn) DeleteSnapshot(ctx context.Context, domain, name string) error {
 	if err != nil {
 		return err
 	}
-	return wrap(c.l.DomainSnapshotDelete(sn, 0), "delete snapshot %s of domain %s", name, domain)
+	return wrap(c.long(ctx, func(l *golibvirt.Libvirt) error { return l.DomainSnapshotDelete(sn, 0) }), "delete snapshot %s of domain %s", name, domain)
 }

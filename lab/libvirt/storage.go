@@ -191,7 +191,11 @@ func (c *Conn) CreateVolume(ctx context.Context, pool, xml string) (*hypervisor.
 		return nil, err
 	}
 	c.logXML(ctx, "create volume", xml)
-	v, err := c.l.StorageVolCreateXML(p, xml, 0)
+	var v golibvirt.StorageVol
+	err = c.long(ctx, func(l *golibvirt.Libvirt) error {
+		v, err = l.StorageVolCreateXML(p, xml, 0)
+		return err
+	})
 	if err != nil {
 		return nil, wrap(err, "create volume %s in pool %s", xmlName(xml), pool)
 	}

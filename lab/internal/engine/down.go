@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/bootlab/bootlab/lab/hypervisor"
 	"github.com/bootlab/bootlab/lab/internal/plan"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/bootlab/bootlab/internal/sshc"
 	"github.com/bootlab/bootlab/internal/status"
+	"github.com/bootlab/bootlab/internal/timing"
 	"github.com/bootlab/bootlab/lab/host"
 	"github.com/bootlab/bootlab/lab/labdir"
 	"github.com/bootlab/bootlab/lab/loadbalancer"
@@ -208,11 +210,15 @@ func (r *labRun) deleteDomains(ctx context.Context) (string, error) {
 		return "", err
 	}
 	n, err := parallel(ctx, doms, parallelism, func(ctx context.Context, o hypervisor.Object) (bool, error) {
+		node := strings.TrimPrefix(o.Name, "bootlab-"+r.s.Name+"-")
 		if o.Active {
+			began := time.Now()
 			if err := r.hv.DestroyDomain(ctx, o.Name); err != nil && !errors.Is(err, hypervisor.ErrNotFound) {
 				return false, err
 			}
+			timing.Log(r.log, "nodes", node+" destroy", time.Since(began))
 		}
+		began := time.Now()
 		// libvirt refuses to undefine a domain that has snapshots: its
 		// checkpoints (and any other snapshot of this, our, domain) go first.
 		snaps, err := r.hv.Snapshots(ctx, o.Name)
@@ -227,6 +233,7 @@ func (r *labRun) deleteDomains(ctx context.Context) (string, error) {
 		if err := r.hv.UndefineDomain(ctx, o.Name); err != nil && !errors.Is(err, hypervisor.ErrNotFound) {
 			return false, err
 		}
+		timing.Log(r.log, "nodes", node+" undefine", time.Since(began))
 		return true, nil
 	})
 	if n > 0 {
