@@ -142,11 +142,11 @@ func ConnectHost(ctx context.Context, uri string, h host.Host, log *slog.Logger)
 }
 
 // newConn is a Conn over l. dial opens another connection to the same
-// daemon, for the lanes; the test driver gets none (a test:///file URI is
-// a new, empty driver on every connection).
+// daemon, for the lanes; the test driver, local or over SSH, gets none (a
+// test:///file URI is a new, empty driver on every connection).
 func newConn(l *golibvirt.Libvirt, uri string, log *slog.Logger, h host.Host, dial func() (*golibvirt.Libvirt, error)) *Conn {
 	caps := CapabilitiesOf(uri)
-	if spec.ClassifyURI(uri) == spec.URITest {
+	if spec.URIDriver(uri) == "test" {
 		dial = nil
 	}
 	return &Conn{l: l, uri: uri, log: log, host: h, caps: caps, lanes: newLanes(l, dial)}
