@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -389,4 +390,50 @@ func TestLifecycleThroughSSHHost(t *testing.T) {
 	_, err = os.Stat(c.PIDPath())
 	assert.True(t, os.IsNotExist(err), "pid file removed")
 	assert.NotEmpty(t, srv.Commands(), "everything ran through the SSH host")
+}
+
+// recordingHost is this machine, noting every command it is asked to run.
+type recordingHost struct {
+	host.Local
+	mu   sync.Mutex
+	cmds []string
+}
+
+func (h *recordingHost) Run(ctx context.Context, cmd string, stdin io.Reader, stdout, stderr io.Writer) (int, error) {
+	h.mu.Lock()
+	h.cmds = append(h.cmds, cmd)
+	h.mu.Unlock()
+	return h.Local.Run(ctx, cmd, stdin, stdout, stderr)
+}
+
+func (h *recordingHost) count(substr string) int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	n := 0
+	for _, c := range h.cmds {
+		if strings.Contains(c, substr) {
+			n++
+		}
+	}
+	return n
+}
+
+// A first start looks haproxy up once, checks the new config once and
+// starts it once: each is a process (a round trip on a remote host), and
+// haproxy 2.6 reads every system CA file at each start.
+func TestFirstStartRunsEachProgramOnce(t *testing.T) {
+	t.Parallel()
+	requireHAProxy(t)
+	const lbIP = "127.88.0.41"
+	b := newBackend(t, "b", "127.88.0.42")
+	h := &recordingHost{}
+	c := Config{Name: "once", BindAddress: lbIP, StatsPort: freePort(t, lbIP), Dir: t.TempDir(), Host: h,
+		Frontends: []Frontend{{Name: "api", Port: freePort(t, lbIP), Check: CheckReadyz, Servers: []Server{{Name: "b", Address: b.addr()}}}}}
+	t.Cleanup(func() { _ = Stop(context.Background(), c) })
+	res, err := Ensure(context.Background(), c, nil)
+	require.NoError(t, err)
+	require.True(t, res.Started)
+	assert.Equal(t, 1, h.count("command -v"), h.cmds)
+	assert.Equal(t, 1, h.count(" -c -f "), h.cmds)
+	assert.Equal(t, 1, h.count(" -D -f "), h.cmds)
 }

@@ -89,6 +89,11 @@ func Check(ctx context.Context, h host.Host, binary, cfgPath string) error {
 	if err != nil {
 		return fmt.Errorf("check %s: %w", cfgPath, err)
 	}
+	return checkWith(ctx, h, bin, cfgPath)
+}
+
+// checkWith is Check with the binary's path already found on h.
+func checkWith(ctx context.Context, h host.Host, bin, cfgPath string) error {
 	out, code, err := combined(ctx, h, bin, "-c", "-f", cfgPath)
 	if err == nil && code != 0 {
 		err = fmt.Errorf("exit status %d", code)
@@ -175,7 +180,7 @@ func writeChecked(ctx context.Context, c Config, bin string, data []byte) error 
 	if err := h.WriteFile(ctx, tmp, data, 0o644); err != nil {
 		return fmt.Errorf("write %s on %s: %w", tmp, h.Name(), err)
 	}
-	if err := Check(ctx, h, bin, tmp); err != nil {
+	if err := checkWith(ctx, h, bin, tmp); err != nil {
 		_, _, _ = combined(ctx, h, "rm", "-f", "--", tmp)
 		return err
 	}
