@@ -1,6 +1,7 @@
-// Package libvirt implements the hypervisor port (lab/hypervisor) over one
-// go-libvirt RPC connection (local socket, qemu+ssh, or the test:///default
-// driver through the daemon). It is the only bootlab package that imports
+// Package libvirt implements the hypervisor port (lab/hypervisor) over
+// go-libvirt RPC connections to one daemon (local socket, qemu+ssh, or the
+// test:///default driver through the daemon): one, and more for long calls
+// made in parallel (lanes.go). It is the only bootlab package that imports
 // go-libvirt, and it never imports lab: the orchestration uses it, not the
 // other way round.
 package libvirt
@@ -24,8 +25,10 @@ import (
 	"github.com/bootlab/bootlab/lab/spec"
 )
 
-// Conn is one connection to a libvirt daemon. Its methods are safe for
-// concurrent use: go-libvirt multiplexes calls over the one socket.
+// Conn is a connection to a libvirt daemon. Its methods are safe for
+// concurrent use: go-libvirt multiplexes calls over a socket, and long
+// calls spread over further sockets to the same daemon when many run at
+// once (lanes).
 type Conn struct {
 	l    *golibvirt.Libvirt
 	uri  string
