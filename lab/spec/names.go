@@ -14,7 +14,11 @@ func (s *Spec) NetworkName() string { return "bootlab-" + s.Name }
 func (s *Spec) PoolName() string { return "bootlab-" + s.Name }
 
 // DomainName is the libvirt domain of node n.
-func (s *Spec) DomainName(n Node) string { return "bootlab-" + s.Name + "-" + n.Name }
+func (s *Spec) DomainName(n Node) string { return s.DomainPrefix() + n.Name }
+
+// DomainPrefix starts the name of every domain of the lab; the node's
+// name follows it.
+func (s *Spec) DomainPrefix() string { return "bootlab-" + s.Name + "-" }
 
 // BaseVolumeName is the imported base image in the lab pool.
 func (s *Spec) BaseVolumeName() string { return "base.qcow2" }

@@ -222,7 +222,7 @@ func (r *labRun) staleDomains(ctx context.Context, doms []plan.DomainPlan) (stri
 	var stale []string
 	for _, o := range ours {
 		if !want[o.Name] {
-			stale = append(stale, strings.TrimPrefix(o.Name, "bootlab-"+r.s.Name+"-"))
+			stale = append(stale, strings.TrimPrefix(o.Name, r.s.DomainPrefix()))
 		}
 	}
 	if len(stale) == 0 {

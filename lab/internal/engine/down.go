@@ -184,7 +184,7 @@ func (r *labRun) ourDomains(ctx context.Context) ([]hypervisor.Object, error) {
 	if err != nil {
 		return nil, err
 	}
-	prefix := "bootlab-" + r.s.Name + "-"
+	prefix := r.s.DomainPrefix()
 	var out []hypervisor.Object
 	for _, o := range all {
 		if !strings.HasPrefix(o.Name, prefix) {
@@ -210,7 +210,7 @@ func (r *labRun) deleteDomains(ctx context.Context) (string, error) {
 		return "", err
 	}
 	n, err := parallel(ctx, doms, parallelism, func(ctx context.Context, o hypervisor.Object) (bool, error) {
-		node := strings.TrimPrefix(o.Name, "bootlab-"+r.s.Name+"-")
+		node := strings.TrimPrefix(o.Name, r.s.DomainPrefix())
 		if o.Active {
 			began := time.Now()
 			if err := r.hv.DestroyDomain(ctx, o.Name); err != nil && !errors.Is(err, hypervisor.ErrNotFound) {
