@@ -96,6 +96,7 @@ func (r *labRun) ensureDomains(ctx context.Context, doms []plan.DomainPlan, defe
 	var details []string
 	var paused []plan.DomainPlan
 	note := func(s string) { mu.Lock(); details = append(details, s); mu.Unlock() }
+	toResume := func(d plan.DomainPlan) { mu.Lock(); paused = append(paused, d); mu.Unlock() }
 	_, err := parallel(ctx, doms, parallelism, func(ctx context.Context, d plan.DomainPlan) (bool, error) {
 		restarted := false
 		o, err := r.hv.LookupDomain(ctx, d.Name)
@@ -123,9 +124,7 @@ func (r *labRun) ensureDomains(ctx context.Context, doms []plan.DomainPlan, defe
 			r.deferredOff.Add(1)
 		}
 		if o.Active && o.Paused {
-			mu.Lock()
-			paused = append(paused, d)
-			mu.Unlock()
+			toResume(d)
 			note(d.Node.Name + " resumed (it was paused)")
 		}
 		if !o.Active && !deferred[d.Node.Role] {
@@ -134,9 +133,7 @@ func (r *labRun) ensureDomains(ctx context.Context, doms []plan.DomainPlan, defe
 				return false, err
 			}
 			timing.Log(r.log, "nodes", d.Node.Name+" start", time.Since(began))
-			mu.Lock()
-			paused = append(paused, d)
-			mu.Unlock()
+			toResume(d)
 			if !restarted {
 				note(d.Node.Name + " started")
 			}
