@@ -167,33 +167,36 @@ func EnsureImage(ctx context.Context, opts ImageOptions) (*Image, error) {
 	}
 	if allExist(img.Kernel, img.Initrd, img.BaseDisk) {
 		log.Debug("probe image cached", "dir", dir)
-		if err := ensurePVH(ctx, img, kdata, log); err != nil {
+	} else {
+		log.Info("building probe image", "dir", dir, "kernel", source)
+		if err := writeImage(ctx, img, kdata, mods, modData, agent); err != nil {
 			return nil, err
 		}
-		return img, ensureRehearsal(ctx, opts, img, log)
+		img.Built = true
 	}
-	log.Info("building probe image", "dir", dir, "kernel", source)
-	if err := mkdirReadable(dir); err != nil {
-		return nil, err
-	}
-	initrd, err := probeInitramfs(mods, modData, agent)
-	if err != nil {
-		return nil, err
-	}
-	if err := writeAtomic(img.Kernel, kdata); err != nil {
-		return nil, err
-	}
-	if err := writeAtomic(img.Initrd, initrd); err != nil {
-		return nil, err
-	}
-	if err := makeBaseDisk(ctx, img.BaseDisk); err != nil {
-		return nil, err
-	}
-	img.Built = true
 	if err := ensurePVH(ctx, img, kdata, log); err != nil {
 		return nil, err
 	}
 	return img, ensureRehearsal(ctx, opts, img, log)
+}
+
+// writeImage writes img's files into its directory: the kernel kdata, the
+// initramfs of the modules and the agent, the base disk.
+func writeImage(ctx context.Context, img *Image, kdata []byte, mods []module, modData [][]byte, agent []byte) error {
+	if err := mkdirReadable(filepath.Dir(img.Kernel)); err != nil {
+		return err
+	}
+	initrd, err := probeInitramfs(mods, modData, agent)
+	if err != nil {
+		return err
+	}
+	if err := writeAtomic(img.Kernel, kdata); err != nil {
+		return err
+	}
+	if err := writeAtomic(img.Initrd, initrd); err != nil {
+		return err
+	}
+	return makeBaseDisk(ctx, img.BaseDisk)
 }
 
 // PVHKernelFile is the name, in a probe image's directory, of the kernel
