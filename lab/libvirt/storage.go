@@ -192,7 +192,7 @@ func (c *Conn) CreateVolume(ctx context.Context, pool, xml string) (*hypervisor.
 	}
 	c.logXML(ctx, "create volume", xml)
 	var v golibvirt.StorageVol
-	err = c.long(ctx, func(l *golibvirt.Libvirt) error {
+	err = c.long(ctx, func(l *golibvirt.Libvirt) (err error) {
 		v, err = l.StorageVolCreateXML(p, xml, 0)
 		return err
 	})
