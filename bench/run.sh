@@ -8,7 +8,8 @@
 # verified, and the disk the checkpoint costs.
 #
 # Both sides use the same initrd, base image and Ignition files and the
-# same kernel, compressed for the script (made by one untimed warm-up `lab up`). Root, libvirtd and haproxy needed.
+# same kernel, compressed for the script (made by one untimed warm-up
+# `lab up`). Root, libvirtd and haproxy needed.
 # ROUNDS (default 3) alternating rounds; BENCH_STRICT=1 fails above target.
 set -euo pipefail
 
