@@ -29,7 +29,9 @@ func main() {
 		fmt.Fprintln(os.Stderr, "bootlab-probe is the /init of bootlab's probe VMs and runs only as PID 1")
 		os.Exit(2)
 	}
-	a := agent.New(agent.SetupSystem())
+	console := agent.SetupSystem()
+	agent.AwaitSavedStart(console)
+	a := agent.New(console)
 	go a.WatchClock(context.Background())
 	a.Run(context.Background())
 	// PID 1 must never exit: the kernel would panic.

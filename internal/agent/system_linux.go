@@ -39,32 +39,54 @@ func SetupSystem() *Console {
 	return &Console{w: w}
 }
 
-// loadModules loads the modules of the initramfs in the order file's order.
-func loadModules() (int, error) {
+// loadModules loads the modules of the initramfs in the order file's order;
+// those loaded already (a node restored from a saved start loaded them
+// before starting again) are counted, not loaded again.
+func loadModules() (int, error) { return loadModulesExcept("") }
+
+// loadModulesExcept is loadModules without module skip (its file name).
+func loadModulesExcept(skip string) (int, error) {
 	f, err := os.Open(probe.ModuleOrderFile)
 	if err != nil {
 		return 0, err
 	}
 	defer f.Close()
+	loaded := map[string]bool{}
+	if data, err := os.ReadFile("/proc/modules"); err == nil {
+		for _, line := range strings.Split(string(data), "\n") {
+			if name, _, ok := strings.Cut(line, " "); ok {
+				loaded[name+".ko"] = true
+			}
+		}
+	}
 	n := 0
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
 		name := strings.TrimSpace(sc.Text())
-		if name == "" {
+		if name == "" || name == skip {
 			continue
 		}
-		mf, err := os.Open(filepath.Join(probe.ModuleDir, name))
-		if err != nil {
-			return n, err
-		}
-		err = unix.FinitModule(int(mf.Fd()), "", 0)
-		mf.Close()
-		if err != nil && !errors.Is(err, unix.EEXIST) {
-			return n, fmt.Errorf("load %s: %w", name, err)
+		if !loaded[strings.ReplaceAll(name, "-", "_")] {
+			if err := loadModuleFile(filepath.Join(probe.ModuleDir, name)); err != nil {
+				return n, err
+			}
 		}
 		n++
 	}
 	return n, sc.Err()
+}
+
+// loadModuleFile loads one module file (already loaded is fine).
+func loadModuleFile(path string) error {
+	mf, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer mf.Close()
+	if err := unix.FinitModule(int(mf.Fd()), "", 0); err != nil && !errors.Is(err, unix.EEXIST) {
+		return fmt.Errorf("load %s: %w", filepath.Base(path), err)
+	}
+	return nil
 }
 
 // findNIC waits for the first non-loopback interface.

@@ -416,3 +416,20 @@ func makeBaseDisk(ctx context.Context, path string) error {
 	}
 	return os.Rename(tmp, path)
 }
+
+// A saved start: lab up boots one probe node as a template, saves its
+// memory once the agent waits at SavedStartReady, and starts the lab's
+// nodes from copies of that image instead of booting each (lab/savedstart).
+// SavedStartEntry is the fw_cfg entry only a template has; the agent waits
+// while it is there, reloading its fw_cfg driver, and once it is gone (a
+// node restored with its own fw_cfg) it loads its modules, reseeds the
+// kernel's random pool from the virtio RNG, sets its clock from the RTC
+// and starts again, a node like any other.
+// SavedStartDeclined starts the line of an agent that cannot be a
+// template (its kernel has the drivers built in that must bind after the
+// restore), followed by why.
+const (
+	SavedStartEntry    = "opt/org.bootlab/saved-start"
+	SavedStartReady    = "bootlab-probe: saved-start template ready"
+	SavedStartDeclined = "bootlab-probe: saved-start template declined: "
+)
