@@ -102,6 +102,10 @@ type Capabilities struct {
 	// PoolsOnDisk: a storage pool is a directory on the hypervisor's
 	// machine, which bootlab proves it owns before using or removing it.
 	PoolsOnDisk bool `json:"poolsOnDisk"`
+	// SavesMemory: a running domain's memory can be saved to a file of
+	// this machine and domains restored from one (the qemu driver, here):
+	// probe nodes then start from a saved image (lab/internal/savedstart).
+	SavesMemory bool `json:"savesMemory"`
 }
 
 // Full are the capabilities of a hypervisor that runs guests (qemu).
@@ -186,6 +190,15 @@ type Domains interface {
 	// DestroyDomain powers the domain off; a domain already off is no error.
 	DestroyDomain(ctx context.Context, name string) error
 	UndefineDomain(ctx context.Context, name string) error
+	// CreateDomain starts a transient domain (gone once stopped).
+	CreateDomain(ctx context.Context, xml string) error
+	// SaveDomain saves a running domain's memory to path and stops it;
+	// RestoreDomainPaused starts the domain saved in path, paused; and
+	// DomainSaveXML is a domain's definition as a save image carries it.
+	// Only with Capabilities().SavesMemory.
+	SaveDomain(ctx context.Context, name, path string) error
+	RestoreDomainPaused(ctx context.Context, path string) error
+	DomainSaveXML(ctx context.Context, name string) (string, error)
 }
 
 // Snapshots manages the internal snapshots of a domain.

@@ -152,6 +152,9 @@ func newConn(l *golibvirt.Libvirt, uri string, log *slog.Logger, h host.Host, di
 	if spec.URIDriver(uri) == "test" {
 		dial = nil
 	}
+	// Save images are files of the daemon's machine that bootlab reads and
+	// writes: only a daemon on this one.
+	caps.SavesMemory = caps.RunsGuests && !h.Remote()
 	return &Conn{l: l, uri: uri, log: log, host: h, caps: caps, lanes: newLanes(l, dial)}
 }
 

@@ -249,3 +249,49 @@ func (c *Conn) DeleteSnapshot(ctx context.Context, domain, name string) error {
 	}
 	return wrap(c.long(ctx, func(l *golibvirt.Libvirt) error { return l.DomainSnapshotDelete(sn, 0) }), "delete snapshot %s of domain %s", name, domain)
 }
+
+// CreateDomain starts a transient domain of xml: it is gone once stopped.
+func (c *Conn) CreateDomain(ctx context.Context, xml string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	c.logXML(ctx, "create domain", xml)
+	err := c.long(ctx, func(l *golibvirt.Libvirt) error {
+		_, err := l.DomainCreateXML(xml, 0)
+		return err
+	})
+	return wrap(err, "create domain %s", xmlName(xml))
+}
+
+// SaveDomain writes the running domain's memory and device state to path,
+// on the hypervisor's machine, and stops it.
+func (c *Conn) SaveDomain(ctx context.Context, name, path string) error {
+	d, err := c.domain(ctx, name)
+	if err != nil {
+		return err
+	}
+	return wrap(c.long(ctx, func(l *golibvirt.Libvirt) error { return l.DomainSave(d, path) }), "save domain %s to %s", name, path)
+}
+
+// RestoreDomainPaused starts the domain a save image at path describes
+// (the definition in its header names it), with its vCPUs stopped.
+func (c *Conn) RestoreDomainPaused(ctx context.Context, path string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	err := c.long(ctx, func(l *golibvirt.Libvirt) error {
+		return l.DomainRestoreFlags(path, nil, uint32(golibvirt.DomainSavePaused))
+	})
+	return wrap(err, "restore domain from %s", path)
+}
+
+// DomainSaveXML is the domain's persistent definition as a save image
+// carries it (inactive, migratable: no live-only parts).
+func (c *Conn) DomainSaveXML(ctx context.Context, name string) (string, error) {
+	d, err := c.domain(ctx, name)
+	if err != nil {
+		return "", err
+	}
+	x, err := c.l.DomainGetXMLDesc(d, golibvirt.DomainXMLInactive|golibvirt.DomainXMLMigratable)
+	return x, wrap(err, "read definition of domain %s", name)
+}

@@ -168,3 +168,35 @@ func (f *Hypervisor) DeleteSnapshot(_ context.Context, dom, name string) error {
 	})
 	return errors.Join(serr, err)
 }
+
+// The fake runs no guest, so it has no memory to save
+// (Capabilities().SavesMemory is false): these calls fail as a driver
+// without them would.
+func (f *Hypervisor) CreateDomain(_ context.Context, x string) error {
+	return f.unsupported("CreateDomain " + nameOf(x))
+}
+func (f *Hypervisor) SaveDomain(_ context.Context, n, _ string) error {
+	return f.unsupported("SaveDomain " + n)
+}
+func (f *Hypervisor) RestoreDomainPaused(_ context.Context, path string) error {
+	return f.unsupported("RestoreDomainPaused " + path)
+}
+
+// DomainSaveXML is the domain's definition as defined.
+func (f *Hypervisor) DomainSaveXML(_ context.Context, n string) (string, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if o, ok := f.DomainObjects[n]; ok {
+		return o.XML, nil
+	}
+	return "", notFound("domain", n)
+}
+
+func (f *Hypervisor) unsupported(what string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err := f.call("%s", what); err != nil {
+		return err
+	}
+	return fmt.Errorf("%s: %w", what, hypervisor.ErrUnsupported)
+}

@@ -236,3 +236,18 @@ func (p *planningHV) DeleteSnapshot(_ context.Context, domain, name string) erro
 	p.note("remove", "snapshot", domain+"/"+name, "")
 	return nil
 }
+
+// A dry run starts no node from a saved image (labRun.saved is nil); were
+// it asked, the calls are noted, never made.
+func (p *planningHV) CreateDomain(_ context.Context, xml string) error {
+	p.note("create", "domain", xmlName(xml), "transient")
+	return nil
+}
+func (p *planningHV) SaveDomain(_ context.Context, name, _ string) error {
+	p.note("save", "domain", name, "")
+	return nil
+}
+func (p *planningHV) RestoreDomainPaused(_ context.Context, path string) error {
+	p.note("restore", "domain", path, "")
+	return nil
+}
