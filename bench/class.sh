@@ -3,7 +3,8 @@
 # + 1 master each, ACCEL default tcg) from `bootlab class up` to every lab
 # verified (`class verify`), against the same 4 labs made one after another
 # with `lab up` + `lab verify`. Prints both times and the ratio. The probe
-# image is built (or reused) first and not timed. Root, libvirtd, haproxy.
+# image is built (or reused) first and not timed. CLASS_PARALLEL sets class
+# up's --parallel (its default when unset). Root, libvirtd, haproxy.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -86,7 +87,7 @@ for s in "${specs[@]}"; do "$bootlab" lab down -q -f "$s"; done
 # The class: class up, then class verify.
 c2=$(busy_ticks)
 t2=$(date +%s.%N)
-BOOTLAB_HOME=$work/home "$bootlab" class up -v --log-format json -f "$work/class.yaml" 2>"$work/class-up.log" >/dev/null || { cat "$work/class-up.log"; die "class up failed"; }
+BOOTLAB_HOME=$work/home "$bootlab" class up ${CLASS_PARALLEL:+--parallel $CLASS_PARALLEL} -v --log-format json -f "$work/class.yaml" 2>"$work/class-up.log" >/dev/null || { cat "$work/class-up.log"; die "class up failed"; }
 tcu=$(date +%s.%N)
 BOOTLAB_HOME=$work/home "$bootlab" class verify -q --name "$class" --timeout 5m || die "class verify failed"
 t3=$(date +%s.%N)

@@ -59,13 +59,17 @@ type Entry struct {
 const importPrefix = ".import-"
 
 // skip says whether rel (a slash path under the root) is not an artifact:
-// partial downloads, temporaries, build locks, an import in progress, and Debian
-// packages unpacked by the builders (debian*/root, remade from the .deb).
+// partial downloads, temporaries, build locks, an import in progress,
+// saved-start images, and Debian packages unpacked by the builders
+// (debian*/root, remade from the .deb).
 func skip(rel string) bool {
 	base := filepath.Base(rel)
 	parts := strings.SplitN(rel, "/", 3)
 	unpacked := len(parts) >= 2 && strings.HasPrefix(parts[0], "debian") && (parts[1] == "root" || parts[1] == "root.tmp")
-	return strings.HasPrefix(rel, importPrefix) || unpacked ||
+	// A saved-start image (lab/internal/savedstart) is this machine's QEMU's
+	// memory of a probe node: remade where it is wanted, never carried.
+	savedStart := strings.HasPrefix(base, "saved-start-") || strings.HasPrefix(base, ".restore-")
+	return strings.HasPrefix(rel, importPrefix) || unpacked || savedStart ||
 		strings.HasSuffix(base, ".partial") || strings.HasSuffix(base, ".tmp") || strings.HasSuffix(base, ".lock")
 }
 

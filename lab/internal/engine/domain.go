@@ -97,6 +97,7 @@ func (r *labRun) ensureDomains(ctx context.Context, doms []plan.DomainPlan, defe
 	var paused []plan.DomainPlan
 	note := func(s string) { mu.Lock(); details = append(details, s); mu.Unlock() }
 	toResume := func(d plan.DomainPlan) { mu.Lock(); paused = append(paused, d); mu.Unlock() }
+	ss := r.savedStarter(ctx)
 	_, err := parallel(ctx, doms, parallelism, func(ctx context.Context, d plan.DomainPlan) (bool, error) {
 		restarted := false
 		o, err := r.hv.LookupDomain(ctx, d.Name)
@@ -129,13 +130,14 @@ func (r *labRun) ensureDomains(ctx context.Context, doms []plan.DomainPlan, defe
 		}
 		if !o.Active && !deferred[d.Node.Role] {
 			began := time.Now()
-			if err := r.hv.StartDomainPaused(ctx, d.Name); err != nil {
+			how, err := r.startPaused(ctx, ss, d)
+			if err != nil {
 				return false, err
 			}
 			timing.Log(r.log, "nodes", d.Node.Name+" start", time.Since(began))
 			toResume(d)
 			if !restarted {
-				note(d.Node.Name + " started")
+				note(d.Node.Name + " started" + how)
 			}
 		}
 		return true, nil
@@ -298,7 +300,8 @@ func (r *labRun) removeNode(ctx context.Context, name string) error {
 				return err
 			}
 		}
-		if err := r.hv.UndefineDomain(ctx, o.Name); err != nil {
+		// A transient domain (a saved-start template) is gone once stopped.
+		if err := r.hv.UndefineDomain(ctx, o.Name); err != nil && !errors.Is(err, hypervisor.ErrNotFound) {
 			return err
 		}
 	}
