@@ -51,7 +51,10 @@ func AwaitSavedStart(c *Console) {
 		fmt.Fprintf(c, "%sloading modules failed: %v\n", probe.SavedStartDeclined, err)
 		return
 	}
-	fmt.Fprintln(c, probe.SavedStartReady)
+	// The uptime lets lab up check the kernel's clock against its own
+	// before saving it: every node restored from the image keeps its TSC
+	// calibration.
+	fmt.Fprintf(c, "%s (uptime %s s)\n", probe.SavedStartReady, uptime())
 	for exists(fwCfgDir + probe.SavedStartEntry) {
 		time.Sleep(20 * time.Millisecond)
 		_ = unix.DeleteModule("qemu_fw_cfg", unix.O_NONBLOCK)
@@ -155,6 +158,16 @@ func readRTC() (int64, error) {
 // loadModule loads one module of the initramfs by name.
 func loadModule(name string) error {
 	return loadModuleFile(filepath.Join(probe.ModuleDir, name+".ko"))
+}
+
+// uptime is the kernel's uptime in seconds, as /proc/uptime has it.
+func uptime() string {
+	b, err := os.ReadFile("/proc/uptime")
+	if err != nil {
+		return "?"
+	}
+	up, _, _ := strings.Cut(string(b), " ")
+	return up
 }
 
 func exists(p string) bool { _, err := os.Stat(p); return err == nil }

@@ -161,10 +161,14 @@ func (s *Starter) make(ctx context.Context, path, nodeXML string) error {
 	}
 	// Its console log stays when it fails: the error names it.
 	_ = os.Remove(s.Template.Log)
+	created := time.Now()
 	if err := s.HV.CreateDomain(ctx, tx); err != nil {
 		return err
 	}
 	ready, declined, err := s.waitReady(ctx)
+	if err == nil && ready {
+		err = checkClock(s.readyLine(), time.Since(created))
+	}
 	if err != nil || !ready {
 		_ = s.stopTemplate(context.WithoutCancel(ctx))
 		if declined != "" {
@@ -191,6 +195,32 @@ func (s *Starter) make(ctx context.Context, path, nodeXML string) error {
 	}
 	os.Remove(s.Template.Log)
 	return os.Rename(tmp, path)
+}
+
+// readyLine is the template's ready line, once written.
+func (s *Starter) readyLine() string {
+	data, _ := os.ReadFile(s.Template.Log)
+	_, rest, _ := bytes.Cut(data, []byte(probe.SavedStartReady))
+	line, _, _ := bytes.Cut(rest, []byte("\n"))
+	return string(line)
+}
+
+// checkClock refuses a template whose clock ran fast: its kernel counted
+// more uptime (readyTail: " (uptime 1.93 s)") than elapsed here since
+// its domain was created, by more than a quarter. Under TCG the kernel
+// calibrates its TSC at boot, and a loaded host can make it wrong (seen
+// once: 2.8 times as fast); a save would give every node restored from
+// it that clock. (One that ran slow shows nothing here: the kernel starts
+// after the domain.)
+func checkClock(readyTail string, elapsed time.Duration) error {
+	var up float64
+	if _, err := fmt.Sscanf(strings.TrimSpace(readyTail), "(uptime %g s)", &up); err != nil {
+		return fmt.Errorf("the template's ready line %q has no uptime (an agent older than this bootlab?)", strings.TrimSpace(readyTail))
+	}
+	if uptime := time.Duration(up * float64(time.Second)); uptime > elapsed*5/4+200*time.Millisecond {
+		return fmt.Errorf("the template's kernel counted %s of uptime in %s: its clock runs fast (a TSC calibrated wrongly at boot on a loaded host); not saved, its nodes boot (the next lab up tries again)", uptime.Round(10*time.Millisecond), elapsed.Round(10*time.Millisecond))
+	}
+	return nil
 }
 
 // waitReady polls the template's console for its agent's ready or

@@ -125,6 +125,9 @@ func nodeDefs(t *testing.T) map[string]string {
 	}
 }
 
+// readyLine is an agent's ready line, 0.05 s into its boot.
+const readyLine = probe.SavedStartReady + " (uptime 0.05 s)"
+
 func newStarter(t *testing.T, d *domains, dir string) *Starter {
 	return &Starter{
 		HV: d, Dir: dir, Libvirt: "9.0.0", Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
@@ -152,7 +155,7 @@ func startAll(t *testing.T, s *Starter, names ...string) []error {
 
 func TestStartMakesOneImageAndRestoresEachNodeAsItself(t *testing.T) {
 	dir, logDir := t.TempDir(), t.TempDir()
-	d := &domains{t: t, log: filepath.Join(logDir, "saved_start.log"), line: probe.SavedStartReady, defs: nodeDefs(t)}
+	d := &domains{t: t, log: filepath.Join(logDir, "saved_start.log"), line: readyLine, defs: nodeDefs(t)}
 	s := newStarter(t, d, dir)
 	for _, err := range startAll(t, s, "bootlab-ck2-master-0", "bootlab-ck2-bootstrap") {
 		require.NoError(t, err)
@@ -181,9 +184,11 @@ func TestStartWithoutATemplateLeavesTheNodeToBoot(t *testing.T) {
 		want     string
 		remember bool
 	}{
-		"declined": {probe.SavedStartDeclined + "virtio_pci is built into the kernel", "cannot make saved starts: virtio_pci is built into the kernel", true},
-		"silent":   {"", "did not write", false},
-		"panicked": {"[    2.4] Kernel panic - not syncing: System is deadlocked on memory", "panicked: not syncing: System is deadlocked on memory", false},
+		"declined":   {probe.SavedStartDeclined + "virtio_pci is built into the kernel", "cannot make saved starts: virtio_pci is built into the kernel", true},
+		"silent":     {"", "did not write", false},
+		"fast clock": {probe.SavedStartReady + " (uptime 40.00 s)", "its clock runs fast", false},
+		"old agent":  {probe.SavedStartReady, "has no uptime", false},
+		"panicked":   {"[    2.4] Kernel panic - not syncing: System is deadlocked on memory", "panicked: not syncing: System is deadlocked on memory", false},
 	} {
 		t.Run(name, func(t *testing.T) {
 			dir, logDir := t.TempDir(), t.TempDir()
@@ -197,7 +202,7 @@ func TestStartWithoutATemplateLeavesTheNodeToBoot(t *testing.T) {
 			assert.Empty(t, d.restored)
 			assert.FileExists(t, d.log, "the console of a template that failed stays, for its error names it")
 
-			d2 := &domains{t: t, log: d.log, line: probe.SavedStartReady, defs: nodeDefs(t)}
+			d2 := &domains{t: t, log: d.log, line: readyLine, defs: nodeDefs(t)}
 			err = newStarter(t, d2, dir).Start(context.Background(), "bootlab-ck2-master-0")
 			if tc.remember {
 				assert.ErrorContains(t, err, tc.want, "a kernel that declined is remembered")
@@ -212,7 +217,7 @@ func TestStartWithoutATemplateLeavesTheNodeToBoot(t *testing.T) {
 
 func TestARefusedImageIsRemadeNextTime(t *testing.T) {
 	dir, logDir := t.TempDir(), t.TempDir()
-	d := &domains{t: t, log: filepath.Join(logDir, "saved_start.log"), line: probe.SavedStartReady, defs: nodeDefs(t),
+	d := &domains{t: t, log: filepath.Join(logDir, "saved_start.log"), line: readyLine, defs: nodeDefs(t),
 		restoreErr: errors.New("operation failed: job 'restore' failed: Unknown savevm section")}
 	err := newStarter(t, d, dir).Start(context.Background(), "bootlab-ck2-master-0")
 	assert.ErrorContains(t, err, "Unknown savevm section")
@@ -224,7 +229,7 @@ func TestARefusedImageIsRemadeNextTime(t *testing.T) {
 
 func TestAForeignDomainOfTheTemplatesNameIsLeftAlone(t *testing.T) {
 	dir, logDir := t.TempDir(), t.TempDir()
-	d := &domains{t: t, log: filepath.Join(logDir, "saved_start.log"), line: probe.SavedStartReady, defs: nodeDefs(t),
+	d := &domains{t: t, log: filepath.Join(logDir, "saved_start.log"), line: readyLine, defs: nodeDefs(t),
 		leftover: &hypervisor.Object{Name: "bootlab-ck2-saved_start", XML: "foreign", Active: true}}
 	err := newStarter(t, d, dir).Start(context.Background(), "bootlab-ck2-master-0")
 	assert.ErrorContains(t, err, "not this lab's")
@@ -244,4 +249,12 @@ func TestSweepRemovesOnlyOldCopies(t *testing.T) {
 	assert.NoFileExists(t, old)
 	assert.FileExists(t, fresh, "a copy in use is young")
 	assert.FileExists(t, other)
+}
+
+func TestCheckClockRefusesAFastTemplateClock(t *testing.T) {
+	assert.NoError(t, checkClock(" (uptime 1.90 s)", 2*time.Second), "a kernel starts after its domain")
+	assert.NoError(t, checkClock(" (uptime 2.60 s)", 2*time.Second), "a quarter and 0.2 s of slack")
+	assert.ErrorContains(t, checkClock(" (uptime 2.80 s)", 2*time.Second), "its clock runs fast")
+	assert.ErrorContains(t, checkClock(" (uptime 5.6 s)", 2*time.Second), "5.6s of uptime in 2s")
+	assert.ErrorContains(t, checkClock("", time.Second), "no uptime")
 }
