@@ -91,7 +91,7 @@ done
 awk -F'\t' -v t2="$t2" -v t0="$t0" -v t1="$t1" '
   { if ($2 > agent) agent = $2; if ($3 > dhcp) dhcp = $3; if ($4 > fetch) fetch = $4
     if ($5 > done) { done = $5; slow = $1 }; if ($6 > first) first = $6 }
-  END { printf "  where the time went (slowest of %d nodes): lab up %.1fs, kernel boot (lab up end -> agent) %.1fs, agent started %.1fs after lab up began, dhcp %.1fs, ignition-fetch %.1fs, first check done %.1fs, last node (%s) reported all checks at %.1fs, verify saw every check ✓ at %.1fs\n",
+  END { printf "  where the time went (slowest of %d nodes): lab up %.1fs, boot or restore (lab up end -> agent) %.1fs, agent started %.1fs after lab up began, dhcp %.1fs, ignition-fetch %.1fs, first check done %.1fs, last node (%s) reported all checks at %.1fs, verify saw every check ✓ at %.1fs\n",
         NR, t1 - t0, agent - (t1 - t0), agent, dhcp, fetch, first, slow, done, t2 - t0 }' "$rows"
 echo "  where lab up went:"
 { phase_rows "$work/up.log"; printf 'lab up\twall (the whole command)\t%s\n' "$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }')"; } | phase_table 1

@@ -67,7 +67,8 @@ func skip(rel string) bool {
 	parts := strings.SplitN(rel, "/", 3)
 	unpacked := len(parts) >= 2 && strings.HasPrefix(parts[0], "debian") && (parts[1] == "root" || parts[1] == "root.tmp")
 	// A saved-start image (lab/internal/savedstart) is this machine's QEMU's
-	// memory of a probe node: remade where it is wanted, never carried.
+	// memory of a probe node: remade where it is wanted, never carried; a
+	// .restore- pipe feeds it to one restore.
 	savedStart := strings.HasPrefix(base, "saved-start-") || strings.HasPrefix(base, ".restore-")
 	return strings.HasPrefix(rel, importPrefix) || unpacked || savedStart ||
 		strings.HasSuffix(base, ".partial") || strings.HasSuffix(base, ".tmp") || strings.HasSuffix(base, ".lock")

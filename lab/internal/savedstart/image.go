@@ -112,10 +112,10 @@ func readHeader(f *os.File) (header, error) {
 	return h, nil
 }
 
-// writeImage writes dst, a copy of the save image src whose header names
-// the domain of definition x: the image a node is restored from. dst is
-// new (it must not exist) and 0600: it holds a guest's memory.
-func writeImage(src, dst, x string) (err error) {
+// streamImage writes to w the save image src with its header naming the
+// domain of definition x: the image a node is restored from, fed to
+// libvirt through a pipe (feedImage), never written to disk.
+func streamImage(src string, w io.Writer, x string) error {
 	in, err := os.Open(src)
 	if err != nil {
 		return err
@@ -129,23 +129,10 @@ func writeImage(src, dst, x string) (err error) {
 	if err != nil {
 		return err
 	}
-	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if err != nil {
+	if _, err := w.Write(head); err != nil {
 		return err
 	}
-	defer func() {
-		if cerr := out.Close(); err == nil {
-			err = cerr
-		}
-		if err != nil {
-			os.Remove(dst)
-		}
-	}()
-	if _, err = out.Write(head); err != nil {
-		return err
-	}
-	// Both files are at the stream's offset: io.Copy hands the kernel the
-	// rest (copy_file_range), which shares the blocks where it can.
-	_, err = io.Copy(out, in)
+	// in is at the stream's offset: the rest goes as it is.
+	_, err = io.Copy(w, in)
 	return err
 }

@@ -90,31 +90,24 @@ func TestWithXMLKeepsTheStreamWhereItIs(t *testing.T) {
 	assert.Error(t, err)
 }
 
-func TestWriteImageCopiesTheStreamUnderANewHeader(t *testing.T) {
+func TestStreamImageSendsTheStreamUnderANewHeader(t *testing.T) {
 	dir := t.TempDir()
 	stream := bytes.Repeat([]byte("QEVM-stream-"), 100000)
 	src := filepath.Join(dir, "template.img")
 	require.NoError(t, os.WriteFile(src, saveImage(t, "<domain><name>t</name></domain>", testCookie, 65536, stream), 0o600))
 
-	dst := filepath.Join(dir, "node.img")
-	require.NoError(t, writeImage(src, dst, "<domain><name>node</name></domain>"))
-	got, err := os.ReadFile(dst)
-	require.NoError(t, err)
-	h, err := parseHeader(got)
+	var got bytes.Buffer
+	require.NoError(t, streamImage(src, &got, "<domain><name>node</name></domain>"))
+	h, err := parseHeader(got.Bytes())
 	require.NoError(t, err)
 	assert.Equal(t, "<domain><name>node</name></domain>", string(h.xml))
-	assert.Equal(t, stream, got[headerSize+65536:], "the migration stream is copied as it was")
-	fi, err := os.Stat(dst)
-	require.NoError(t, err)
-	assert.Equal(t, os.FileMode(0o600), fi.Mode().Perm(), "it holds a guest's memory")
-
-	err = writeImage(src, dst, "<domain/>")
-	assert.ErrorIs(t, err, os.ErrExist, "an existing file is never overwritten")
+	assert.Equal(t, stream, got.Bytes()[headerSize+65536:], "the migration stream goes as it was")
 
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "bad.img"), []byte("not an image"), 0o600))
-	err = writeImage(filepath.Join(dir, "bad.img"), filepath.Join(dir, "out.img"), "<domain/>")
+	got.Reset()
+	err = streamImage(filepath.Join(dir, "bad.img"), &got, "<domain/>")
 	assert.ErrorContains(t, err, "read save image")
-	assert.NoFileExists(t, filepath.Join(dir, "out.img"))
+	assert.Zero(t, got.Len(), "nothing is sent of an image that does not parse")
 }
 
 // FuzzParseHeader: no input panics, and whatever parses takes another

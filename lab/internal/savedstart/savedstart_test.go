@@ -31,6 +31,8 @@ type domains struct {
 	log        string
 	line       string
 	restoreErr error
+	// refuseErr fails a restore before it reads the image.
+	refuseErr error
 
 	mu        sync.Mutex
 	defs      map[string]string
@@ -91,6 +93,9 @@ func (d *domains) SaveDomain(_ context.Context, name, path string) error {
 }
 
 func (d *domains) RestoreDomainPaused(_ context.Context, path string) error {
+	if d.refuseErr != nil {
+		return d.refuseErr
+	}
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return err
@@ -165,8 +170,8 @@ func TestStartMakesOneImageAndRestoresEachNodeAsItself(t *testing.T) {
 	assert.Equal(t, d.defs["bootlab-ck2-bootstrap"], d.restored["bootlab-ck2-bootstrap"])
 	imgs, _ := filepath.Glob(filepath.Join(dir, "saved-start-*.img"))
 	assert.Len(t, imgs, 1)
-	copies, _ := filepath.Glob(filepath.Join(dir, ".restore-*"))
-	assert.Empty(t, copies, "the copies are removed once restored")
+	pipes, _ := filepath.Glob(filepath.Join(dir, ".restore-*"))
+	assert.Empty(t, pipes, "the pipes are removed once restored")
 	assert.NoFileExists(t, d.log, "the template's console log is removed")
 
 	// The next up (another Starter) uses the image as it is.
@@ -225,6 +230,22 @@ func TestARefusedImageIsRemadeNextTime(t *testing.T) {
 	for _, p := range left {
 		assert.True(t, strings.HasSuffix(p, ".lock"), "only the lock file is left: %s", p)
 	}
+}
+
+func TestARestoreThatNeverReadsLeavesNoFeederWaiting(t *testing.T) {
+	dir, logDir := t.TempDir(), t.TempDir()
+	d := &domains{t: t, log: filepath.Join(logDir, "saved_start.log"), line: readyLine, defs: nodeDefs(t),
+		refuseErr: errors.New("Requested operation is not valid: domain is already active")}
+	done := make(chan error, 1)
+	go func() { done <- newStarter(t, d, dir).Start(context.Background(), "bootlab-ck2-master-0") }()
+	select {
+	case err := <-done:
+		assert.ErrorContains(t, err, "already active")
+	case <-time.After(10 * time.Second):
+		t.Fatal("Start still waits for a reader that never came")
+	}
+	pipes, _ := filepath.Glob(filepath.Join(dir, ".restore-*"))
+	assert.Empty(t, pipes)
 }
 
 func TestAForeignDomainOfTheTemplatesNameIsLeftAlone(t *testing.T) {
