@@ -103,13 +103,16 @@ func (a *Agent) WatchClock(ctx context.Context) {
 	const dir = "/sys/devices/system/clocksource/clocksource0/"
 	a.checkClock(ctx, guestClock{
 		Current: dir + "current_clocksource", Available: dir + "available_clocksource",
-		RTC: func() (int64, error) {
-			b, err := os.ReadFile("/sys/class/rtc/rtc0/since_epoch")
-			if err != nil {
-				return 0, err
-			}
-			return strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
-		},
-		Now: time.Now, Sleep: timing.Sleep,
+		RTC: readRTC, Now: time.Now, Sleep: timing.Sleep,
 	})
+}
+
+// readRTC reads the RTC's seconds since the epoch (the emulated CMOS RTC
+// follows the host's clock).
+func readRTC() (int64, error) {
+	b, err := os.ReadFile("/sys/class/rtc/rtc0/since_epoch")
+	if err != nil {
+		return 0, err
+	}
+	return strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
 }

@@ -1,11 +1,11 @@
 package agent
 
 import (
+	"encoding/binary"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 	"unsafe"
@@ -14,12 +14,6 @@ import (
 
 	"github.com/bootlab/bootlab/lab/probe"
 )
-
-// fwCfgDir is the qemu_fw_cfg driver's view of fw_cfg, by entry name.
-const fwCfgDir = "/sys/firmware/qemu_fw_cfg/by_name/"
-
-// savedStartEnv tells the agent exec'd after a restore that it was.
-const savedStartEnv = "BOOTLAB_SAVED_START"
 
 // AwaitSavedStart makes a template of this VM when its fw_cfg says so
 // (probe.SavedStartEntry): it writes probe.SavedStartReady to the console
@@ -100,8 +94,7 @@ func resumeSaved(c *Console) error {
 	if err != nil {
 		exe = "/init"
 	}
-	env := append(os.Environ(), savedStartEnv+"=1")
-	return fmt.Errorf("exec %s failed: %w", exe, unix.Exec(exe, os.Args, env))
+	return fmt.Errorf("exec %s failed: %w", exe, unix.Exec(exe, os.Args, os.Environ()))
 }
 
 // reseed mixes 64 bytes of the virtio RNG into the kernel's input pool,
@@ -130,8 +123,8 @@ func reseed() error {
 	defer rnd.Close()
 	// struct rand_pool_info { int entropy_count; int buf_size; __u32 buf[]; }
 	info := make([]byte, 8+len(buf))
-	putInt32(info[0:], int32(len(buf)*8))
-	putInt32(info[4:], int32(len(buf)))
+	binary.NativeEndian.PutUint32(info[0:], uint32(len(buf)*8))
+	binary.NativeEndian.PutUint32(info[4:], uint32(len(buf)))
 	copy(info[8:], buf[:])
 	if _, _, e := unix.Syscall(unix.SYS_IOCTL, rnd.Fd(), unix.RNDADDENTROPY, uintptr(unsafe.Pointer(&info[0]))); e != 0 {
 		return fmt.Errorf("RNDADDENTROPY: %w", e)
@@ -140,19 +133,6 @@ func reseed() error {
 		return fmt.Errorf("RNDRESEEDCRNG: %w", e)
 	}
 	return nil
-}
-
-func putInt32(b []byte, v int32) {
-	b[0], b[1], b[2], b[3] = byte(v), byte(v>>8), byte(v>>16), byte(v>>24)
-}
-
-// readRTC reads the RTC's seconds since the epoch.
-func readRTC() (int64, error) {
-	b, err := os.ReadFile("/sys/class/rtc/rtc0/since_epoch")
-	if err != nil {
-		return 0, err
-	}
-	return strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
 }
 
 // loadModule loads one module of the initramfs by name.

@@ -142,8 +142,12 @@ func setAddr(ifname string, ip netip.Addr, mask net.IPMask) error {
 
 func setHostname(name string) error { return unix.Sethostname([]byte(name)) }
 
-// fwCfgPath is where the qemu_fw_cfg driver shows the Ignition blob.
-const fwCfgPath = "/sys/firmware/qemu_fw_cfg/by_name/opt/com.coreos/config/raw"
+// fwCfgDir is the qemu_fw_cfg driver's view of fw_cfg, by entry name;
+// fwCfgPath is where it shows the Ignition blob.
+const (
+	fwCfgDir  = "/sys/firmware/qemu_fw_cfg/by_name/"
+	fwCfgPath = fwCfgDir + "opt/com.coreos/config/raw"
+)
 
 func readFwCfg(timeout time.Duration) ([]byte, error) {
 	deadline := time.Now().Add(timeout)

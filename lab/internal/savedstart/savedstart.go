@@ -207,9 +207,9 @@ func (s *Starter) make(ctx context.Context, path, nodeXML string) error {
 	if err := s.HV.CreateDomain(ctx, tx); err != nil {
 		return err
 	}
-	ready, declined, err := s.waitReady(ctx)
+	ready, tail, declined, err := s.waitReady(ctx)
 	if err == nil && ready {
-		err = checkClock(s.readyLine(), time.Since(created))
+		err = checkClock(tail, time.Since(created))
 	}
 	if err != nil || !ready {
 		_ = s.stopTemplate(context.WithoutCancel(ctx))
@@ -239,14 +239,6 @@ func (s *Starter) make(ctx context.Context, path, nodeXML string) error {
 	return os.Rename(tmp, path)
 }
 
-// readyLine is the template's ready line, once written.
-func (s *Starter) readyLine() string {
-	data, _ := os.ReadFile(s.Template.Log)
-	_, rest, _ := bytes.Cut(data, []byte(probe.SavedStartReady))
-	line, _, _ := bytes.Cut(rest, []byte("\n"))
-	return string(line)
-}
-
 // checkClock refuses a template whose clock ran fast: its kernel counted
 // more uptime (readyTail: " (uptime 1.93 s)") than elapsed here since
 // its domain was created, by more than a quarter. Under TCG the kernel
@@ -265,29 +257,35 @@ func checkClock(readyTail string, elapsed time.Duration) error {
 	return nil
 }
 
-// waitReady polls the template's console for its agent's ready or
-// declined line (what follows it: why). make stops a declined template
-// and remembers why: that image's nodes boot from then on.
-func (s *Starter) waitReady(ctx context.Context) (ready bool, declined string, err error) {
+// waitReady polls the template's console for its agent's ready line
+// (tail: what follows it on its line, the uptime) or declined line
+// (declined: why). make stops a declined template and remembers why: that
+// image's nodes boot from then on.
+func (s *Starter) waitReady(ctx context.Context) (ready bool, tail, declined string, err error) {
 	deadline := time.Now().Add(s.readyTimeout())
 	for time.Now().Before(deadline) {
 		data, _ := os.ReadFile(s.Template.Log)
-		if bytes.Contains(data, []byte(probe.SavedStartReady)) {
-			return true, "", nil
+		if rest, ok := lineAfter(data, probe.SavedStartReady); ok {
+			return true, rest, "", nil
 		}
-		if _, rest, ok := bytes.Cut(data, []byte(probe.SavedStartDeclined)); ok {
-			why, _, _ := bytes.Cut(rest, []byte("\n"))
-			return false, strings.TrimSpace(string(why)), nil
+		if why, ok := lineAfter(data, probe.SavedStartDeclined); ok {
+			return false, "", strings.TrimSpace(why), nil
 		}
-		if _, rest, ok := bytes.Cut(data, []byte("Kernel panic - ")); ok {
-			why, _, _ := bytes.Cut(rest, []byte("\n"))
-			return false, "", fmt.Errorf("the template's kernel panicked: %s (its console: %s)", strings.TrimSpace(string(why)), s.Template.Log)
+		if why, ok := lineAfter(data, "Kernel panic - "); ok {
+			return false, "", "", fmt.Errorf("the template's kernel panicked: %s (its console: %s)", strings.TrimSpace(why), s.Template.Log)
 		}
 		if !timing.Sleep(ctx, 50*time.Millisecond) {
-			return false, "", ctx.Err()
+			return false, "", "", ctx.Err()
 		}
 	}
-	return false, "", nil
+	return false, "", "", nil
+}
+
+// lineAfter is what follows marker on its line in data, if marker is there.
+func lineAfter(data []byte, marker string) (string, bool) {
+	_, rest, ok := bytes.Cut(data, []byte(marker))
+	line, _, _ := bytes.Cut(rest, []byte("\n"))
+	return string(line), ok
 }
 
 func (s *Starter) readyTimeout() time.Duration {
