@@ -57,13 +57,16 @@ func newLaneSet() *laneSet {
 
 // parallel marks t parallel (it waits for the serial tests, as
 // t.Parallel does), then waits for its lanes and holds them until t's
-// cleanups have run (its lab is down). Every parallel e2e test calls
+// cleanups have run (its lab is down), and watches for t's failure mark
+// (watchFailure). Every parallel e2e test calls
 // this instead of t.Parallel (TestEveryParallelTestTakesALane).
 //
 // Go times a parallel test from its release, so its reported duration
 // includes the wait for a lane: the test logs that wait.
 func parallel(t *testing.T) {
 	t.Parallel()
+	// First registered, so the last cleanup to run: it sees every other.
+	t.Cleanup(watchFailure(t))
 	start := time.Now()
 	n := lanes.acquire(t.Name())
 	t.Logf("lane: waited %s for %d of %d", time.Since(start).Round(time.Second), n, lanes.size)
