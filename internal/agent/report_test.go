@@ -3,6 +3,7 @@ package agent
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -37,6 +38,52 @@ func TestCheckStates(t *testing.T) {
 	assert.Contains(t, out.String(), probe.ReportPrefix, "every change is written to the console")
 }
 
+// A burst of changes is one line written at once and one with the last
+// state when the gap has passed; a change after a quiet gap is written at
+// once, and a flush with nothing new writes nothing.
+func TestReportLinesArePaced(t *testing.T) {
+	t.Parallel()
+	var out bytes.Buffer
+	lines := func() (int, *probe.Report) {
+		rep, err := probe.ParseConsole(bytes.NewReader(out.Bytes()))
+		require.NoError(t, err)
+		return strings.Count(out.String(), probe.ReportPrefix), rep
+	}
+	r := newReporter(&Console{w: &out})
+	clock := time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC)
+	r.now = func() time.Time { return clock }
+	var due []time.Duration
+	var flush func()
+	r.after = func(d time.Duration, f func()) { due, flush = append(due, d), f }
+
+	for i := range 10 {
+		r.set(fmt.Sprintf("dns %d", i), passed, "ok")
+		clock = clock.Add(time.Millisecond)
+	}
+	n, rep := lines()
+	assert.Equal(t, 1, n, "the burst's first change at once, the rest held back")
+	require.NotNil(t, rep)
+	assert.Len(t, rep.Checks, 1)
+	assert.Equal(t, []time.Duration{emitGap - time.Millisecond}, due, "one flush, due when the gap since the written line has passed")
+
+	clock = clock.Add(emitGap)
+	flush()
+	n, rep = lines()
+	assert.Equal(t, 2, n, "the rest in one line")
+	assert.Len(t, rep.Checks, 10, "the held line carries the burst's last state")
+	assert.Equal(t, 2, rep.Seq)
+	flush()
+	n, _ = lines()
+	assert.Equal(t, 2, n, "a flush with nothing new writes nothing")
+
+	clock = clock.Add(emitGap)
+	r.set("dns 0", failed, "no answer")
+	n, rep = lines()
+	assert.Equal(t, 3, n, "a change after a quiet gap is written at once")
+	assert.False(t, rep.Checks[0].OK)
+	assert.Len(t, due, 1, "and schedules nothing")
+}
+
 // A master's etcd member list lands in its report: a line is written when
 // the members change, not when the same list is read again, and the line
 // parses back with the list.
@@ -44,6 +91,7 @@ func TestReportCarriesEtcdMembers(t *testing.T) {
 	t.Parallel()
 	var out bytes.Buffer
 	r := newReporter(&Console{w: &out})
+	r.gap = 0 // a line for each change, not paced
 	one := probe.EtcdMembers{Endpoint: "https://10.0.0.10:2379", Members: []probe.EtcdMember{{ID: "ff", Name: "etcd-bootstrap", PeerURL: "https://10.0.0.10:2380", Leader: true}}}
 	two := one
 	two.Members = append(slices.Clone(one.Members), probe.EtcdMember{ID: "11", PeerURL: "https://10.0.0.11:2380", Learner: true})
