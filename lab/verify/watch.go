@@ -11,11 +11,11 @@ import (
 
 // Between two passes verify waits Options.Interval, or, on a probe lab
 // whose console logs are on this machine, until a node writes to its
-// console: a probe node's agent prints its report on every change of a
-// check (and a heartbeat every 15 s), so a new line there is what can turn
-// a failed check into a passed one. A lab turns green on its last node's
-// last report; without the watch, verify saw it up to a whole interval
-// later.
+// console: a probe node's agent prints its report when a check changes
+// (a burst of changes in one line, at most one line per 100 ms) and every
+// 15 s, so a new line there is what can turn a failed check into a passed
+// one. A lab turns green on its last node's last report; without the
+// watch, verify saw it up to a whole interval later.
 const (
 	// watchTick is how often the console logs are stat'ed while waiting.
 	watchTick = 100 * time.Millisecond
