@@ -28,13 +28,18 @@ import (
 // _output/e2e-artifacts in the repository.
 func artifactsDir(t *testing.T, sub string) string {
 	t.Helper()
+	dir := artifactsPath(sub)
+	require.NoError(t, os.MkdirAll(dir, 0o755))
+	return dir
+}
+
+// artifactsPath is artifactsDir's directory, not made.
+func artifactsPath(sub string) string {
 	dir := os.Getenv("BOOTLAB_E2E_ARTIFACTS")
 	if dir == "" {
 		dir = filepath.Join("..", "..", "_output", "e2e-artifacts")
 	}
-	dir = filepath.Join(dir, sub)
-	require.NoError(t, os.MkdirAll(dir, 0o755))
-	abs, _ := filepath.Abs(dir)
+	abs, _ := filepath.Abs(filepath.Join(dir, sub))
 	return abs
 }
 

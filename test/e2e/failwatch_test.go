@@ -29,11 +29,14 @@ const failWatchEvery = 250 * time.Millisecond
 // parallel registers that as the test's last cleanup.
 func watchFailure(t *testing.T) (stop func()) {
 	start := time.Now()
-	dir := artifactsDir(t, "failures")
+	dir := artifactsPath("failures") // made only for a failure
 	name := strings.ReplaceAll(t.Name(), "/", "_")
 	w := newFailWatch(t.Failed, func(at time.Time, stacks string) {
 		f := filepath.Join(dir, name+".goroutines.txt")
-		werr := os.WriteFile(f, []byte(stacks), 0o644)
+		werr := os.MkdirAll(dir, 0o755)
+		if werr == nil {
+			werr = os.WriteFile(f, []byte(stacks), 0o644)
+		}
 		t.Logf("harness: %s was marked failed at %s, %s into the test; every goroutine's stack then: %s (write error: %v)",
 			t.Name(), at.Format("15:04:05.000"), at.Sub(start).Round(time.Millisecond), f, werr)
 	})
