@@ -73,6 +73,21 @@ cpu_secs() {
   awk -v a="$1" -v b="$2" -v hz="$(getconf CLK_TCK)" 'BEGIN { printf "%.2f", (b - a) / hz }'
 }
 
+# guest_cpu LAB prints one "node<TAB>CPU seconds" row for each running
+# QEMU of lab LAB: the CPU its process has used since it started (the
+# restore or boot, the guest's work, the host's answers to it).
+guest_cpu() {
+  local p name hz
+  hz=$(getconf CLK_TCK)
+  for p in $(pgrep -f "guest=bootlab-$1-" || true); do
+    name=$(tr '\0' '\n' <"/proc/$p/cmdline" 2>/dev/null | grep -o "guest=bootlab-$1-[^,]*" | head -1) || continue
+    # utime and stime, /proc/PID/stat's 14th and 15th fields: the 12th
+    # and 13th once "PID (COMM) " is cut.
+    sed 's/.*) //' "/proc/$p/stat" 2>/dev/null |
+      awk -v n="${name#guest=bootlab-"$1"-}" -v hz="$hz" '{ printf "%s\t%.2f\n", n, ($12 + $13) / hz }'
+  done
+}
+
 # say_load prints the machine's load: every figure is read against it (the
 # machine may be shared).
 say_load() { echo "load: $(uptime)"; }

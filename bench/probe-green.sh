@@ -56,6 +56,7 @@ t0=$(date +%s.%N)
 t1=$(date +%s.%N)
 "$bootlab" lab verify -q -f "$spec" --timeout 5m >"$work/verify.txt" || { cat "$work/verify.txt"; die "verify failed"; }
 t2=$(date +%s.%N)
+guest_cpu "green$$" >"$work/guest-cpu.tsv"
 checks=$(grep -c '✓' "$work/verify.txt" || true)
 awk -v a="$t0" -v b="$t1" -v c="$t2" -v n="$checks" -v acc="$accel" -v cpus="$(nproc)" 'BEGIN {
   printf "probe lab (1 bootstrap, 3 masters, 2 workers, %s, %d cores): lab up %.1fs, lab up -> all %d checks ✓ %.1fs (target <= 15 s)\n", acc, cpus, b - a, n, c - a }'
@@ -93,6 +94,18 @@ awk -F'\t' -v t2="$t2" -v t0="$t0" -v t1="$t1" '
     if ($5 > done) { done = $5; slow = $1 }; if ($6 > first) first = $6 }
   END { printf "  where the time went (slowest of %d nodes): lab up %.1fs, boot or restore (lab up end -> agent) %.1fs, agent started %.1fs after lab up began, dhcp %.1fs, ignition-fetch %.1fs, first check done %.1fs, last node (%s) reported all checks at %.1fs, verify saw every check ✓ at %.1fs\n",
         NR, t1 - t0, agent - (t1 - t0), agent, dhcp, fetch, first, slow, done, t2 - t0 }' "$rows"
+# What each node cost to get there, and what its console carried: the
+# agent's report lines go through an emulated UART a byte at a time
+# (docs/benchmarks.md, twenty-eighth round).
+for log in "$work"/lab/console/*.log; do
+  printf '%s\t%s\t%s\n' "$(basename "$log" .log)" "$(grep -ac 'BOOTLAB-PROBE-REPORT' "$log")" "$(stat -c %s "$log")"
+done >"$work/console.tsv"
+awk -F'\t' 'NR == FNR { cpu[$1] = $2; next }
+  { n++; s += cpu[$1]; if (cpu[$1] > max) { max = cpu[$1]; who = $1 }
+    if (lmin == "" || $2 < lmin) lmin = $2; if ($2 > lmax) lmax = $2
+    if (bmin == "" || $3 < bmin) bmin = $3; if ($3 > bmax) bmax = $3 }
+  END { printf "  what a node cost: its QEMU from start to verify passing %.2f CPU s on average, %.2f the most (%s); its console %d to %d report lines, %.1f to %.1f KB\n",
+        s / n, max, who, lmin, lmax, bmin / 1000, bmax / 1000 }' "$work/guest-cpu.tsv" "$work/console.tsv"
 echo "  where lab up went:"
 { phase_rows "$work/up.log"; printf 'lab up\twall (the whole command)\t%s\n' "$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }')"; } | phase_table 1
 say_load
