@@ -17,15 +17,16 @@ import (
 // been marked failed.
 const failWatchEvery = 250 * time.Millisecond
 
-// watchFailure records the moment the test t is first marked failed, for a
-// failure that says nothing else: TestClass twice ended `--- FAIL` with no
-// failure message in its output, e2e.json or any other test's output
-// (docs/benchmarks.md, twenty-seventh round), and nothing of this package
-// calls t.Fail without a message. When the mark appears it logs when and
-// how far into the test (the output before that line is what the test had
-// done), and writes every goroutine's stack at that moment to the e2e
-// artifacts (the code that failed it may still be on one). It stops, and
-// reports a mark it had not seen yet, when the returned function runs:
+// watchFailure records the moment the test t is first marked failed. A
+// long test's output is hundreds of lines, and a failure whose message
+// reads like a finding is easy to miss among them: TestClass ended
+// `--- FAIL` twice with no failure found in its output, until this watch
+// put its line right after the one that failed it (an Errorf that said
+// "the bootstrap MCS still answers 22623 ..."; docs/benchmarks.md,
+// twenty-eighth round). When the mark appears it logs when and how far
+// into the test, and writes every goroutine's stack at that moment to the
+// e2e artifacts (the code that failed it may still be on one). It stops,
+// and reports a mark it had not seen yet, when the returned function runs:
 // parallel registers that as the test's last cleanup.
 func watchFailure(t *testing.T) (stop func()) {
 	start := time.Now()

@@ -15,6 +15,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -302,7 +303,7 @@ func rehearseLab(t *testing.T, l labEnv, masters int, start time.Time, cpu *gues
 	// kube-system/bootstrap through it and tears the control plane down.
 	if c, err := net.DialTimeout("tcp", net.JoinHostPort(bs.IP, "6443"), 5*time.Second); err == nil {
 		c.Close()
-		t.Errorf("the bootstrap answers 6443 before stage 13")
+		t.Errorf("want nothing on the bootstrap's 6443 before stage 13; it accepted a connection")
 	}
 	mustRun(t, "lab", "ssh", "-f", l.SpecFile, "bootstrap", "--", "sudo -n tee /opt/openshift/manifests/99_bootlab-e2e-stage13.yaml >/dev/null <<'EOF'\n"+stage13Object+"EOF")
 	kubectl := hostKubectl(t, l, st.Spec)
@@ -381,9 +382,15 @@ func rehearseLab(t *testing.T, l labEnv, masters int, start time.Time, cpu *gues
 	assert.NotContains(t, strings.Join(ms, "\n"), "etcd-bootstrap")
 	assertDashboardEtcd(t, dash, l.Name, "master-", memberAtNode(masterNodes))
 	assert.Contains(t, waitEtcdCheck(masterNodes[0], "bootstrap teardown:"), "bootstrap teardown:", "master-0 plays the bootstrap teardown")
-	if c, err := net.DialTimeout("tcp", net.JoinHostPort(bs.IP, "22623"), 5*time.Second); err == nil {
-		c.Close()
-		t.Errorf("the bootstrap MCS still answers 22623 after stage 14 removed its pod")
+	// Stage 14 removes the MCS's static pod manifest, as bootkube does; the
+	// kubelet stops the pod when it next reads the directory, with a grace
+	// period (the stand-in: within a second, then up to 10 s of SIGTERM):
+	// the port closes some seconds later, not when the stage returns. A
+	// single look right after the stage failed twice in CI.
+	if took, ok := waitPortClosed(net.JoinHostPort(bs.IP, "22623"), mcsStopDeadline); ok {
+		t.Logf("the bootstrap MCS stopped answering 22623 %.1fs after the checks that follow stage 14", took.Seconds())
+	} else {
+		t.Errorf("want the bootstrap MCS gone after stage 14 removed its pod; 22623 still accepted connections %s later", mcsStopDeadline)
 	}
 	// The masters joined through the CSR flow during stage 13 (approve-csr
 	// on the bootstrap approved, its controller manager signed): stage
@@ -495,6 +502,32 @@ func hostKubectl(t *testing.T, l labEnv, s *spec.Spec) func(args ...string) (str
 	return func(args ...string) (string, error) {
 		out, err := exec.Command(bin, append([]string{"--kubeconfig", kc, "--server", lb, "--tls-server-name", "api-int." + s.Cluster.Domain(), "--request-timeout=10s"}, args...)...).CombinedOutput()
 		return string(out), err
+	}
+}
+
+// mcsStopDeadline is how long the bootstrap MCS may take to stop after
+// stage 14: the kubelet's grace period (30 s by default) and its reading
+// of the manifest directory, with room for a slow TCG host.
+const mcsStopDeadline = time.Minute
+
+// waitPortClosed dials addr every half second until a dial is refused
+// (the host answers, and nothing listens there any more) or d has passed,
+// and says how long that took. A dial that times out proves nothing: it
+// is tried again.
+func waitPortClosed(addr string, d time.Duration) (time.Duration, bool) {
+	start := time.Now()
+	for {
+		c, err := net.DialTimeout("tcp", addr, 2*time.Second)
+		if errors.Is(err, syscall.ECONNREFUSED) {
+			return time.Since(start), true
+		}
+		if c != nil {
+			c.Close()
+		}
+		if time.Since(start) >= d {
+			return time.Since(start), false
+		}
+		time.Sleep(500 * time.Millisecond)
 	}
 }
 

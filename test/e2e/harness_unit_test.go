@@ -3,6 +3,7 @@
 package e2e
 
 import (
+	"net"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -45,4 +46,19 @@ func TestFailWatchStopReportsALateMark(t *testing.T) {
 	w.stop()
 	assert.EqualValues(t, 1, calls.Load(), "a second stop reports nothing again")
 	assert.True(t, strings.HasPrefix(allStacks(), "goroutine "), "runtime.Stack's format")
+}
+
+// waitPortClosed sees a port close once a dial is refused, and gives up
+// on one that keeps listening.
+func TestWaitPortClosed(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := ln.Addr().String()
+	took, ok := waitPortClosed(addr, 600*time.Millisecond)
+	assert.False(t, ok, "a port still listening after the deadline")
+	assert.GreaterOrEqual(t, took, 600*time.Millisecond)
+	go func() { time.Sleep(700 * time.Millisecond); ln.Close() }()
+	took, ok = waitPortClosed(addr, time.Minute)
+	assert.True(t, ok, "the port closed")
+	assert.Less(t, took, 30*time.Second)
 }
