@@ -33,19 +33,19 @@ func TestStageNodeScriptFromFile(t *testing.T) {
 	}
 	list := doc.Stages
 	if got := list[7]; got.Slug != "kube-apiserver-bootstrap" || len(got.Steps) != 4 || got.Steps[0].Name != "konnectivity-certs" || got.Steps[0].New {
-		t.Errorf("stage 08 opens with the konnectivity steps the catalog knows: %+v", got)
+		t.Errorf("want stage 08 to open with the konnectivity steps the catalog knows (kube-apiserver-bootstrap, 4 steps, konnectivity-certs known); got %+v", got)
 	}
 
 	r = mustRun(t, "stage", "diff", "08", "--bootkube", script)
 	if !strings.Contains(r.Stdout, "+++ scripts/08-kube-apiserver-bootstrap.sh (bootlab's annotated script)") || !strings.Contains(r.Stdout, "-konnectivity_setup") {
-		t.Errorf("stage diff 08:\n%s", r)
+		t.Errorf("want stage diff 08 to show bootlab's annotated script against bootkube's konnectivity_setup; got:\n%s", r)
 	}
 
 	r = mustRun(t, "stage", "run", "07", "--dry-run", "--bootkube", script, "-f", spec)
 	if !strings.Contains(r.Stdout, "BOOTLAB_STOP_BEFORE=' konnectivity-certs ") || !strings.Contains(r.Stdout, ". /usr/local/bin/bootstrap-service-record.sh; bootlab_stop_hook") {
-		t.Errorf("stage run --dry-run --bootkube:\n%s", r)
+		t.Errorf("want stage run --dry-run --bootkube to stop before konnectivity-certs through the service record hook; got:\n%s", r)
 	}
 	if r := run(t, "stage", "run", "07", "--bootkube", script, "-f", spec); r.Code != 2 {
-		t.Errorf("--bootkube without --dry-run is a usage error:\n%s", r)
+		t.Errorf("want --bootkube without --dry-run refused as a usage error (exit 2); got:\n%s", r)
 	}
 }
