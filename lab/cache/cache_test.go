@@ -14,6 +14,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
 )
 
 // fillCache writes one artifact of each kind the writers make, plus the
@@ -424,11 +425,13 @@ func TestPruneLeavesWhatItDidNotMake(t *testing.T) {
 	root := t.TempDir()
 	now := time.Date(2026, 1, 2, 0, 0, 0, 0, time.UTC)
 	keep := map[string]string{
-		"probe/photos/cat.jpg":                 "meow",
-		"probe/0123456789abcdef/notes.txt":     "a file the builder never writes",
-		"probe/0123456789abcdef/vmlinuz":       "k",
-		"probe/not-a-hash-0000000/vmlinuz":     "k",
-		"probe/fedcba9876543210/initramfs.img": "no kernel: not a built image",
+		"probe/photos/cat.jpg":                            "meow",
+		"probe/0123456789abcdef/notes.txt":                "a file the builder never writes",
+		"probe/0123456789abcdef/vmlinuz":                  "k",
+		"probe/not-a-hash-0000000/vmlinuz":                "k",
+		"probe/fedcba9876543210/initramfs.img":            "no kernel: not a built image",
+		"probe/1111111111111111/vmlinuz":                  "k",
+		"probe/1111111111111111/saved-start-0123.img.bak": "not a name bootlab writes",
 	}
 	for p, content := range keep {
 		full := filepath.Join(root, p)
@@ -475,4 +478,60 @@ func TestPlanImportWritesNothing(t *testing.T) {
 	require.ErrorAs(t, err, &ce, "a dry run refuses a tampered archive as import does")
 	_, err = os.Stat(b)
 	require.ErrorIs(t, err, os.ErrNotExist)
+}
+
+// Prune removes a probe image's directory with what lab up adds to it (a
+// saved-start image, its lock and declined marker, the rehearsal initrd,
+// a restore pipe left by an interrupted up) and keeps one a lab up is
+// using now: a saved start being made (its lock held) or a node being
+// restored (a pipe less than an hour old).
+func TestPruneTakesWhatLabUpAddsAndSparesWhatIsInUse(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	now := time.Now()
+	mk := func(hash string, extra ...string) string {
+		dir := filepath.Join(root, "probe", hash)
+		require.NoError(t, os.MkdirAll(dir, 0o755))
+		for _, f := range append([]string{"vmlinuz", "vmlinux-pvh", "initramfs.img", "base.qcow2"}, extra...) {
+			require.NoError(t, os.WriteFile(filepath.Join(dir, f), []byte("1234"), 0o644))
+		}
+		return dir
+	}
+	fifo := func(dir, name string, age time.Duration) {
+		p := filepath.Join(dir, name)
+		require.NoError(t, unix.Mkfifo(p, 0o600))
+		require.NoError(t, os.Chtimes(p, now.Add(-age), now.Add(-age)))
+	}
+	used := mk("aaaaaaaaaaaaaaaa", "saved-start-0123456789abcdef.img", "saved-start-0123456789abcdef.img.lock",
+		"saved-start-fedcba9876543210.img.none", "initramfs-rehearsal-00112233445566ff.img")
+	fifo(used, ".restore-master-0-a1b2c3d4e5f6.fifo", 2*time.Hour)
+	making := mk("bbbbbbbbbbbbbbbb", "saved-start-0123456789abcdef.img.lock")
+	lock, err := os.Open(filepath.Join(making, "saved-start-0123456789abcdef.img.lock"))
+	require.NoError(t, err)
+	defer lock.Close()
+	require.NoError(t, unix.Flock(int(lock.Fd()), unix.LOCK_EX|unix.LOCK_NB))
+	restoring := mk("cccccccccccccccc", "saved-start-0123456789abcdef.img")
+	fifo(restoring, ".restore-bootstrap-0123456789ab.fifo", time.Second)
+
+	dry, err := Prune(root, PruneOptions{DryRun: true, Now: now})
+	require.NoError(t, err)
+	require.Len(t, dry, 1)
+	assert.Equal(t, used, dry[0].Path)
+	assert.Equal(t, int64(8*4), dry[0].Size, "the saved-start files count in its size")
+	got, err := Prune(root, PruneOptions{Now: now})
+	require.NoError(t, err)
+	require.Len(t, got, 1)
+	assert.NoDirExists(t, used)
+	assert.DirExists(t, making, "a saved start being made keeps its directory")
+	assert.DirExists(t, restoring, "a restore in progress keeps its directory")
+
+	// Its lock let go, the first is an image like any other; a pipe an
+	// hour old is an interrupted up's, not a restore.
+	require.NoError(t, unix.Flock(int(lock.Fd()), unix.LOCK_UN))
+	require.NoError(t, os.Chtimes(filepath.Join(restoring, ".restore-bootstrap-0123456789ab.fifo"), now.Add(-2*time.Hour), now.Add(-2*time.Hour)))
+	got, err = Prune(root, PruneOptions{Now: now})
+	require.NoError(t, err)
+	assert.Len(t, got, 2)
+	assert.NoDirExists(t, making)
+	assert.NoDirExists(t, restoring)
 }

@@ -4,8 +4,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -57,6 +59,8 @@ func Prune(root string, opts PruneOptions) ([]Pruned, error) {
 		return nil, fmt.Errorf("list probe images in %s: %w", probeDir, err)
 	}
 	out := []Pruned{}
+	var held []func() // the saved-start locks of what out lists
+	defer func() { releaseAll(held) }()
 	for _, d := range dirs {
 		// Only what the probe image builder makes: a directory named by
 		// its hash, holding its image. Anything else someone keeps there
@@ -82,6 +86,11 @@ func Prune(root string, opts PruneOptions) ([]Pruned, error) {
 		if opts.OlderThan > 0 && now.Sub(last) < opts.OlderThan {
 			continue
 		}
+		release, busy := claimProbeImage(dir, now)
+		if busy {
+			continue
+		}
+		held = append(held, release)
 		out = append(out, Pruned{Path: dir, Hash: d.Name(), Size: size, LastUsed: last})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
@@ -94,6 +103,63 @@ func Prune(root string, opts PruneOptions) ([]Pruned, error) {
 		}
 	}
 	return out, nil
+}
+
+// restoreInFlight is how long a saved start's restore pipe (.restore-*)
+// counts as a restore in progress: one lives a second, and the next up
+// sweeps those an hour old (lab/internal/savedstart).
+const restoreInFlight = time.Hour
+
+// claimProbeImage takes the saved-start locks of the probe image dir, so
+// no lab up starts making a saved-start image there while it is removed,
+// and says it is busy (holding nothing) when one is being made now or a
+// node is being restored from it. release lets the locks go.
+func claimProbeImage(dir string, now time.Time) (release func(), busy bool) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return func() {}, true
+	}
+	var locks []*os.File
+	release = func() {
+		for _, f := range locks {
+			_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+			f.Close()
+		}
+	}
+	for _, e := range entries {
+		name := e.Name()
+		if strings.HasPrefix(name, ".restore-") {
+			if fi, err := e.Info(); err != nil || now.Sub(fi.ModTime()) < restoreInFlight {
+				release()
+				return func() {}, true
+			}
+			continue
+		}
+		if !strings.HasSuffix(name, ".lock") {
+			continue
+		}
+		f, err := os.Open(filepath.Join(dir, name))
+		if err == nil {
+			err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+			if err != nil {
+				f.Close()
+			}
+		}
+		if err != nil {
+			// EWOULDBLOCK: a lab up is making the image now; anything
+			// else: bootlab cannot tell, so the directory stays.
+			release()
+			return func() {}, true
+		}
+		locks = append(locks, f)
+	}
+	return release, false
+}
+
+func releaseAll(fs []func()) {
+	for _, f := range fs {
+		f()
+	}
 }
 
 // dirUsage is the total size of dir's files and the newest mtime among them.
@@ -118,9 +184,17 @@ func dirUsage(dir string) (int64, time.Time, error) {
 	return size, last, nil
 }
 
-// isProbeImageDir says whether dir is one the probe image builder made:
-// named by 16 hex digits of its hash, holding its kernel and initramfs
-// and nothing it does not write.
+// probeImageFile matches what bootlab writes in a probe image's
+// directory: the builder's kernel, initramfs and base disk, the rehearsal
+// initrd (lab/probe), a saved start's image, its lock, its declined
+// marker and the pipes that feed it to restores (lab/internal/savedstart).
+var probeImageFile = regexp.MustCompile(`^(vmlinuz|vmlinux-pvh|initramfs\.img|base\.qcow2|` +
+	`initramfs-rehearsal-[0-9a-f]{16}\.img|saved-start-[0-9a-f]{16}\.img(\.lock|\.none)?|` +
+	`\.restore-[a-z0-9-]+-[0-9a-f]{12}\.fifo)$`)
+
+// isProbeImageDir says whether dir is one bootlab made: named by 16 hex
+// digits of its image's hash, holding its kernel and nothing bootlab does
+// not write there (probeImageFile, and temporaries).
 func isProbeImageDir(dir string) bool {
 	name := filepath.Base(dir)
 	if len(name) != 16 || strings.Trim(name, "0123456789abcdef") != "" {
@@ -130,9 +204,8 @@ func isProbeImageDir(dir string) bool {
 	if err != nil {
 		return false
 	}
-	made := map[string]bool{"vmlinuz": true, "vmlinux-pvh": true, "initramfs.img": true, "base.qcow2": true}
 	for _, e := range entries {
-		if !made[e.Name()] && !strings.HasSuffix(e.Name(), ".tmp") {
+		if !probeImageFile.MatchString(e.Name()) && !strings.HasSuffix(e.Name(), ".tmp") {
 			return false
 		}
 	}
