@@ -105,10 +105,11 @@ func Prune(root string, opts PruneOptions) ([]Pruned, error) {
 	return out, nil
 }
 
-// restoreInFlight is how long a saved start's restore pipe (.restore-*)
-// counts as a restore in progress: one lives a second, and the next up
-// sweeps those an hour old (lab/internal/savedstart).
-const restoreInFlight = time.Hour
+// RestorePipeStale is the age from which a saved start's restore pipe
+// (.restore-*, lab/internal/savedstart) was left by an interrupted up: one
+// in use lives a second. Younger, it is a restore in progress, and prune
+// keeps its probe image; older, the next up sweeps it.
+const RestorePipeStale = time.Hour
 
 // claimProbeImage takes the saved-start locks of the probe image dir, so
 // no lab up starts making a saved-start image there while it is removed,
@@ -129,7 +130,7 @@ func claimProbeImage(dir string, now time.Time) (release func(), busy bool) {
 	for _, e := range entries {
 		name := e.Name()
 		if strings.HasPrefix(name, ".restore-") {
-			if fi, err := e.Info(); err != nil || now.Sub(fi.ModTime()) < restoreInFlight {
+			if fi, err := e.Info(); err != nil || now.Sub(fi.ModTime()) < RestorePipeStale {
 				release()
 				return func() {}, true
 			}

@@ -20,6 +20,7 @@ import (
 	"libvirt.org/go/libvirtxml"
 
 	"github.com/bootlab/bootlab/internal/timing"
+	"github.com/bootlab/bootlab/lab/cache"
 	"github.com/bootlab/bootlab/lab/hypervisor"
 	"github.com/bootlab/bootlab/lab/probe"
 )
@@ -338,15 +339,15 @@ func emulatorID(nodeXML string) string {
 	return fmt.Sprintf("%s %d %d", d.Devices.Emulator, fi.Size(), fi.ModTime().UnixNano())
 }
 
-// sweep removes the pipes an interrupted up left (an hour old: a pipe in
-// use lives a second).
+// sweep removes the pipes an interrupted up left (cache.RestorePipeStale
+// old: a pipe in use lives a second).
 func sweep(dir string, now time.Time) {
 	ents, _ := os.ReadDir(dir)
 	for _, e := range ents {
 		if !strings.HasPrefix(e.Name(), ".restore-") {
 			continue
 		}
-		if fi, err := e.Info(); err == nil && now.Sub(fi.ModTime()) > time.Hour {
+		if fi, err := e.Info(); err == nil && now.Sub(fi.ModTime()) > cache.RestorePipeStale {
 			os.Remove(filepath.Join(dir, e.Name()))
 		}
 	}
