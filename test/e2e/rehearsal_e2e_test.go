@@ -363,7 +363,7 @@ func rehearseLab(t *testing.T, l labEnv, masters int, start time.Time, cpu *gues
 	require.Equal(t, 0, r.Code, "stage validate 13:\n%s", r)
 	if c, err := net.DialTimeout("tcp", net.JoinHostPort(bs.IP, "6443"), 5*time.Second); err == nil {
 		c.Close()
-		t.Errorf("the bootstrap still answers 6443 after cluster-bootstrap tore the temporary control plane down")
+		t.Errorf("want nothing on the bootstrap's 6443 once cluster-bootstrap tore the temporary control plane down (stage validate 13 passed); it accepted a connection")
 	}
 	// The test's object, created through the bootstrap API, is in etcd
 	// (at OpenShift's prefix, in protobuf): what the masters' members
