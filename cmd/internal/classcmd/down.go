@@ -1,7 +1,6 @@
 package classcmd
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"os"
@@ -106,15 +105,8 @@ func confirmDown(f *cmdutil.Factory, name string, ms []member) error {
 		names[i] = m.Spec.Name
 	}
 	list := strings.Join(names, ", ")
-	if !f.Streams.InTTY {
-		return cmdutil.UsageErrorf("class down would delete the %d labs of class %s (%s): pass --yes to confirm when not at a terminal", len(ms), name, list)
-	}
-	fmt.Fprintf(f.Streams.ErrOut, "Delete class %s and its %d labs: %s? [y/N] ", name, len(ms), list)
-	answer, _ := bufio.NewReader(f.Streams.In).ReadString('\n')
-	if a := strings.ToLower(strings.TrimSpace(answer)); a != "y" && a != "yes" {
-		return cmdutil.WithCode(cmdutil.ExitError, fmt.Errorf("nothing deleted"))
-	}
-	return nil
+	return f.Confirm(fmt.Sprintf("Delete class %s and its %d labs: %s", name, len(ms), list),
+		fmt.Sprintf("class down would delete the %d labs of class %s (%s): pass --yes to confirm when not at a terminal", len(ms), name, list))
 }
 
 // downDryRun prints what class down would remove: each lab's plan as

@@ -52,6 +52,15 @@ type SpecFlags struct {
 	invalid *labspec.Spec
 	// target repeats how the user named the lab, for the hints we print.
 	target string
+	// found says where the lab was found when nothing named it ("the only
+	// lab on this host (DIR)"); empty when a flag, file or $BOOTLAB_LAB did.
+	found string
+	// builds is set for the commands that build or check a spec (config,
+	// preflight, up): Load then refuses directories nested in another lab's.
+	builds bool
+	// verb, yes and dryRun: see Destructive.
+	verb        string
+	yes, dryRun *bool
 	flags  *pflag.FlagSet
 	// cmd gives -f - its standard input and the context that ends the read.
 	cmd *cobra.Command
@@ -61,6 +70,7 @@ type SpecFlags struct {
 // spec (config, preflight, up): which lab, and every field a flag overrides.
 func AddSpecFlags(cmd *cobra.Command, sf *SpecFlags) {
 	AddTargetFlags(cmd, sf)
+	sf.builds = true
 	fl := cmd.Flags()
 	fl.StringVar(&sf.Accel, "accel", "", "accelerator: auto, kvm or tcg (overrides accelerator)")
 	fl.StringVar(&sf.CIDR, "cidr", "", "machine network CIDR (overrides network.cidr)")
@@ -155,6 +165,7 @@ func (sf *SpecFlags) base() (spec *labspec.Spec, source string, err error) {
 	if sf.flags != nil {
 		sf.target = TargetArgsOf(sf.flags)
 	}
+	sf.found = ""
 	explicit := changed("file")
 	if explicit && sf.File == userfile.StdinPath && sf.cmd != nil {
 		return sf.stdin()
@@ -167,6 +178,9 @@ func (sf *SpecFlags) base() (spec *labspec.Spec, source string, err error) {
 				return nil, "", err
 			}
 			return nil, "", WithCode(ExitInvalid, err)
+		}
+		if err := sf.unnamed(s, sf.File); err != nil {
+			return nil, "", err
 		}
 		return s, sf.File, nil
 	}
@@ -183,7 +197,8 @@ func (sf *SpecFlags) base() (spec *labspec.Spec, source string, err error) {
 	if len(labs) == 1 && labs[0].Built {
 		s := *labs[0].Spec
 		sf.target = "--name " + shellQuote(s.Name)
-		return &s, "the only lab on this host (" + labs[0].Dir + ")", nil
+		sf.found = "the only lab on this host (" + labs[0].Dir + ")"
+		return &s, sf.found, nil
 	}
 	var why error
 	switch len(labs) {
@@ -217,7 +232,24 @@ func (sf *SpecFlags) stdin() (*labspec.Spec, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
+	if err := sf.unnamed(s, source); err != nil {
+		return nil, "", err
+	}
 	return s, source, nil
+}
+
+// unnamed refuses a spec file that does not name its lab (no name:, or
+// name: "" or null) unless --name does: defaults would make it lab demo,
+// and down or up would then act on a lab the file never named. A default
+// name is for no file at all (lab config with nothing named).
+func (sf *SpecFlags) unnamed(s *labspec.Spec, source string) error {
+	if s.Name != "" || sf.Changed("name") {
+		return nil
+	}
+	return &labspec.ValidationError{Source: source, Errs: []labspec.FieldError{{
+		Field: "name",
+		Msg:   "missing: a spec file must name its lab (bootlab never picks one for a file); add a line such as `name: mylab`, or pass --name NAME",
+	}}}
 }
 
 // Load reads the spec (see base), applies flag overrides and defaults, and
@@ -289,8 +321,18 @@ func (sf *SpecFlags) Load() (*labspec.Spec, error) {
 		sf.invalid = spec
 		return nil, err
 	}
+	if sf.builds {
+		if err := lab.NestedDirs(labspec.DefaultHome(), spec); err != nil {
+			var ve *labspec.ValidationError
+			if errors.As(err, &ve) {
+				ve.Source = source
+			}
+			return nil, err
+		}
+	}
 	return spec, nil
 }
+
 
 // openTarget is Load and Factory.OpenLab for commands that act on a built
 // lab: a spec that no longer validates (its pull secret file since
@@ -301,9 +343,15 @@ func (f *Factory) openTarget(ctx context.Context, sf *SpecFlags) (*lab.Lab, erro
 	spec, err := sf.Load()
 	var ve *labspec.ValidationError
 	if err == nil {
+		if err := f.confirmFound(sf, spec.Name); err != nil {
+			return nil, err
+		}
 		return f.OpenLab(ctx, spec)
 	}
 	if !errors.As(err, &ve) || sf.invalid == nil {
+		return nil, err
+	}
+	if err := f.confirmFound(sf, sf.invalid.Name); err != nil {
 		return nil, err
 	}
 	if l, oerr := f.OpenLab(ctx, sf.invalid); oerr == nil {
@@ -356,6 +404,7 @@ func (f *Factory) OpenTarget(ctx context.Context, sf *SpecFlags) (*lab.Lab, erro
 		}
 	}
 	return l, nil
+
 }
 
 // OpenBuiltLab is OpenTarget for commands that need the lab to exist

@@ -26,6 +26,9 @@ type CheckpointOptions struct {
 	Output string
 	// DryRun (restore, delete) prints what would change and changes nothing.
 	DryRun bool
+	// Yes (restore, delete) skips the question asked when the lab was
+	// found, not named.
+	Yes bool
 }
 
 // NewCmdCheckpoint builds the `lab checkpoint` group.
@@ -86,6 +89,7 @@ See docs/checkpoints.md.`,
 		}
 		if opts.Verb == "restore" || opts.Verb == "delete" {
 			c.Flags().BoolVar(&opts.DryRun, "dry-run", false, "print what "+opts.Verb+" would change, and change nothing")
+			cmdutil.AddYesFlag(c, &opts.Spec, "lab checkpoint "+opts.Verb, &opts.Yes, &opts.DryRun)
 		}
 		c.Example = examples[opts.Verb]
 		return c

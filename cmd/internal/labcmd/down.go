@@ -1,7 +1,6 @@
 package labcmd
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"path/filepath"
@@ -50,7 +49,8 @@ half-failed up; never touches another lab or an object bootlab did not make.`,
 	cmdutil.AddTargetFlags(cmd, &opts.Spec)
 	cmd.Flags().BoolVar(&opts.KeepImages, "keep-images", false, "keep the imported base image so the next up does not upload it again")
 	cmd.Flags().BoolVar(&opts.All, "all", false, "delete every lab on this host (asks first; --yes for scripts)")
-	cmd.Flags().BoolVarP(&opts.Yes, "yes", "y", false, "with --all: do not ask")
+	cmd.Flags().BoolVarP(&opts.Yes, "yes", "y", false, "do not ask (with --all, or for a lab found rather than named)")
+	opts.Spec.Destructive("lab down", &opts.Yes, &opts.DryRun)
 	cmd.Flags().BoolVar(&opts.DryRun, "dry-run", false, "print what down would remove, and remove nothing")
 	return cmd
 }
@@ -143,13 +143,9 @@ func downAll(ctx context.Context, f *cmdutil.Factory, opts *DownOptions) error {
 		names[i] = l.Name
 	}
 	if !opts.Yes && !opts.DryRun {
-		if !f.Streams.InTTY {
-			return cmdutil.UsageErrorf("lab down --all would delete %d labs (%s): pass --yes to confirm when not at a terminal", len(labs), strings.Join(names, ", "))
-		}
-		fmt.Fprintf(f.Streams.ErrOut, "Delete %d labs: %s? [y/N] ", len(labs), strings.Join(names, ", "))
-		answer, _ := bufio.NewReader(f.Streams.In).ReadString('\n')
-		if a := strings.ToLower(strings.TrimSpace(answer)); a != "y" && a != "yes" {
-			return cmdutil.WithCode(cmdutil.ExitError, fmt.Errorf("nothing deleted"))
+		if err := f.Confirm(fmt.Sprintf("Delete %d labs: %s", len(labs), strings.Join(names, ", ")),
+			fmt.Sprintf("lab down --all would delete %d labs (%s): pass --yes to confirm when not at a terminal", len(labs), strings.Join(names, ", "))); err != nil {
+			return err
 		}
 	}
 	var failed []string

@@ -17,6 +17,8 @@ import (
 type PivotOptions struct {
 	Spec   cmdutil.SpecFlags
 	Output string
+	// Yes skips the question asked when the lab was found, not named.
+	Yes bool
 }
 
 // NewCmdPivot builds `lab pivot`: take the bootstrap out of the load balancer.
@@ -49,6 +51,7 @@ Everything else stays. Running it again changes nothing.`,
 	}
 	cmdutil.AddTargetFlags(cmd, &opts.Spec)
 	cmd.Flags().StringVarP(&opts.Output, "output", "o", "table", "output format: table or json")
+	cmdutil.AddYesFlag(cmd, &opts.Spec, "lab pivot", &opts.Yes, nil)
 	return cmd
 }
 

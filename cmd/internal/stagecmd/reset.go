@@ -17,6 +17,8 @@ import (
 type ResetOptions struct {
 	Spec  cmdutil.SpecFlags
 	Stage string
+	// Yes skips the question asked when the lab was found, not named.
+	Yes bool
 	// Checkpoints replaces the lab's libvirt (tests).
 	Checkpoints func(ctx context.Context, f *cmdutil.Factory, spec *labspec.Spec) (checkpointer, func(), error)
 }
@@ -51,6 +53,7 @@ you like. See docs/checkpoints.md.`,
 		ValidArgsFunction: completeStages,
 	}
 	cmdutil.AddTargetFlags(cmd, &opts.Spec)
+	cmdutil.AddYesFlag(cmd, &opts.Spec, "stage reset", &opts.Yes, nil)
 	return cmd
 }
 
