@@ -131,12 +131,13 @@ func Parse(data []byte, source string) (*Spec, error) {
 		msg = strings.TrimPrefix(msg, "error converting YAML to JSON: ")
 		field := "(file)"
 		if name, ok := strings.CutPrefix(msg, "json: unknown field "); ok {
-			field, msg = strings.Trim(name, `"`), "unknown field: a class has apiVersion, kind, name, template, learners, addressPool and overrides"
+			fe := spec.UnknownField(data, strings.Trim(name, `"`), "class spec", "unknown field: a class has apiVersion, kind, name, template, learners, addressPool and overrides")
+			field, msg = fe.Field, fe.Msg
 		} else if strings.Contains(msg, "learners") {
 			field = "learners"
 			msg = "want a whole number of learners or a list of learner names"
 		} else {
-			msg += ": fix the YAML syntax"
+			msg = spec.Unquoted(msg) + ": fix the YAML syntax"
 		}
 		return nil, &spec.ValidationError{Source: source, Errs: []spec.FieldError{{Field: field, Msg: msg}}}
 	}

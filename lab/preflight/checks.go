@@ -14,17 +14,16 @@ import (
 
 func checkLibvirt(ctx context.Context, s *spec.Spec, host hypervisor.HostInfo, connErr error) check.Result {
 	c := check.Result{Name: CheckLibvirt, State: check.StateFailed}
-	fix := "start the daemons: `systemctl enable --now libvirtd`, or without systemd `virtlogd -d && setsid -f tini -s -- libvirtd` " +
-		"(tini reaps the QEMUs libvirtd daemonizes; under a PID 1 that reaps late every VM's stop waits for it; scripts/host/setup.sh does this); " +
-		"install them with `apt-get install -y libvirt-daemon-system libvirt-clients qemu-system-x86`; then try `virsh -c " + s.Libvirt.URI + " version`"
+	fix := connectFix(s, nil)
 	if host == nil {
 		c.Detail = fmt.Sprintf("cannot connect to %s", s.Libvirt.URI)
 		if connErr != nil {
 			c.Detail += ": " + connErr.Error()
 		}
-		c.Fix = fix
+		c.Fix = connectFix(s, connErr)
 		return c
 	}
+
 	v, err := host.LibvirtVersion(ctx)
 	if err != nil {
 		c.Detail = fmt.Sprintf("%s does not answer: %v", s.Libvirt.URI, err)

@@ -30,8 +30,14 @@ func Load(path string) (*Spec, error) {
 
 // Parse decodes a spec, rejecting unknown fields so a typo names itself.
 func Parse(data []byte, source string) (*Spec, error) {
-	if errs := CheckYAML(data, reflect.TypeOf(Spec{}), "lab spec", "`bootlab lab config -o yaml` prints a full one"); len(errs) > 0 {
+	if errs := CheckYAML(data, reflect.TypeOf(Spec{}), "lab spec", "`bootlab lab init -f -` prints a small one to start from"); len(errs) > 0 {
 		return nil, &ValidationError{Source: source, Errs: errs}
+	}
+	var head struct {
+		Kind string `json:"kind"`
+	}
+	if err := yaml.Unmarshal(data, &head); err == nil && head.Kind == "Class" {
+		return nil, &ValidationError{Source: source, Errs: []FieldError{{Field: "kind", Msg: "Class: this is a class spec, not a lab spec: give it to the class commands (bootlab class config, class up, ... with -f)"}}}
 	}
 	var s Spec
 	if err := yaml.UnmarshalStrict(data, &s); err != nil {
@@ -39,7 +45,7 @@ func Parse(data []byte, source string) (*Spec, error) {
 		if errors.As(err, &te) {
 			return nil, &ValidationError{Source: source, Errs: []FieldError{typeFieldError(data, te)}}
 		}
-		return nil, &ValidationError{Source: source, Errs: []FieldError{yamlFieldError(err)}}
+		return nil, &ValidationError{Source: source, Errs: []FieldError{yamlFieldError(data, err)}}
 	}
 	var keys struct {
 		Topology map[string]any `json:"topology"`
@@ -99,7 +105,11 @@ func lookupPath(doc any, path []string) (any, bool) {
 
 // keyLine is the line of the first "KEY:" of a dotted field's last key.
 func keyLine(data []byte, field string) int {
-	key := field[strings.LastIndex(field, ".")+1:]
+	return lineOfKey(data, field[strings.LastIndex(field, ".")+1:])
+}
+
+// lineOfKey is the line of the first "KEY:" in data, 0 if none.
+func lineOfKey(data []byte, key string) int {
 	re := regexp.MustCompile(`(^|[\s{,])` + regexp.QuoteMeta(key) + `\s*:`)
 	for i, l := range strings.Split(string(data), "\n") {
 		if re.MatchString(l) {
@@ -109,17 +119,55 @@ func keyLine(data []byte, field string) int {
 	return 0
 }
 
-func yamlFieldError(err error) FieldError {
+func yamlFieldError(data []byte, err error) FieldError {
 	msg := err.Error()
 	msg = strings.TrimPrefix(msg, "error unmarshaling JSON: while decoding JSON: ")
 	msg = strings.TrimPrefix(msg, "error converting YAML to JSON: ")
 	if name, ok := strings.CutPrefix(msg, "json: unknown field "); ok {
-		return FieldError{Field: strings.Trim(name, `"`), Msg: "unknown field: check its spelling and place against `bootlab lab config -o yaml`"}
+		return UnknownField(data, strings.Trim(name, `"`), "lab spec",
+			"unknown field: check its spelling and place against README.md's \"The lab spec\" (every field, with its default)")
 	}
-	return FieldError{Field: "(file)", Msg: msg + ": fix the YAML syntax"}
+	return FieldError{Field: "(file)", Msg: Unquoted(msg) + ": fix the YAML syntax"}
+}
+
+// quotedText is what a YAML or JSON parser's message quotes of its input:
+// 'anchor', "key", a Go value such as []interface {}{"x"}.
+var quotedText = regexp.MustCompile(`'[^']*'|"[^"]*"|\[\]interface \{\}\{.*\}|map\[[^\]]*\][^ ]*\{.*\}`)
+
+// Unquoted is a parser's message with every piece of quoted input
+// replaced by '…' but a "key" that looks like a field name: the message
+// keeps its line number and what is wrong, never a line of someone else's
+// file (an anchor's name is input too).
+func Unquoted(msg string) string {
+	return quotedText.ReplaceAllStringFunc(msg, func(q string) string {
+		if len(q) >= 2 && q[0] == '"' && fieldName.MatchString(q[1:len(q)-1]) {
+			return q
+		}
+		return "'…'"
+	})
+}
+
+// fieldName is what a key of a bootlab spec looks like: a word, camelCase.
+var fieldName = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9]{0,39}$`)
+
+// UnknownField is the error for a key the spec (what: "lab spec", "class
+// spec") has no field for, msg saying what to do. The key is quoted only
+// when it looks like a field name: a file that is no spec at all (`sudo
+// bootlab lab config -f /etc/shadow`) is never read aloud, only its line
+// number given.
+func UnknownField(data []byte, key, what, msg string) FieldError {
+	if fieldName.MatchString(key) {
+		return FieldError{Field: key, Msg: msg}
+	}
+	where := "a key"
+	if line := lineOfKey(data, key); line > 0 {
+		where = fmt.Sprintf("the key on line %d", line)
+	}
+	return FieldError{Field: "(file)", Msg: fmt.Sprintf("%s is not a field name (its text is not shown): is this file a %s?", where, what)}
 }
 
 // Marshal renders the spec as YAML.
+
 // Keys keep the spec's own order (apiVersion and kind first, as the Spec
 // type lists them), not the alphabetical order a map would give.
 func (s *Spec) Marshal() ([]byte, error) {

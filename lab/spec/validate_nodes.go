@@ -48,8 +48,13 @@ func (s *Spec) validateNodes(e *errs, prefix netip.Prefix, prefixOK bool) {
 		seen.ip(e, f, i, n, prefix, s.Network.Gateway)
 	}
 	if len(seen.unaddressed) > 0 {
-		e.add("network.cidr", "%s has no free address for %d node(s) (%s, ...): use a larger network, e.g. a /24, or fewer nodes", prefix, len(seen.unaddressed), seen.unaddressed[0])
+		larger := "a larger network, e.g. a /24, or fewer nodes"
+		if prefix.Bits() <= 24 {
+			larger = "fewer nodes, or list the nodes with an ip: each (derived addresses start at .10)" // not a /24: it has one
+		}
+		e.add("network.cidr", "%s has no free address for %d node(s) (%s, ...): use %s", prefix, len(seen.unaddressed), seen.unaddressed[0], larger)
 	}
+
 	if count[RoleBootstrap] != 1 {
 		e.add("nodes", "a lab needs exactly one bootstrap node, found %d", count[RoleBootstrap])
 	}

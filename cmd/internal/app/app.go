@@ -96,12 +96,9 @@ func execute(ctx context.Context, streams cmdutil.Streams, args []string, newRoo
 		if cmd != nil {
 			target = labTarget(cmd)
 		}
-		down := strings.TrimSpace("bootlab lab down " + target)
-		if cmd != nil && isClassCmd(cmd) {
-			down = strings.TrimSpace("bootlab class down " + cmdutil.TargetArgsOf(cmd.Flags()))
-		}
-		printError(streams.ErrOut, jsonLogs, code, fmt.Sprintf("interrupted: run the same command again to resume, or `%s` to remove what was made", down))
+		printError(streams.ErrOut, jsonLogs, code, interrupted(cmd, target))
 		return code
+
 	}
 	if msg := err.Error(); msg != "" && !errors.Is(err, cmdutil.ErrSilent) {
 		if cmd != nil {
@@ -301,4 +298,34 @@ func newCmdVersion(f *cmdutil.Factory) *cobra.Command {
 	}
 	cmd.Flags().StringVarP(&output, "output", "o", "text", "output format: text or json")
 	return cmd
+}
+
+// interrupted is the line an interrupted command ends with: only a command
+// that builds a lab or a class (up) suggests the down that removes what it
+// made; one that changes a lab otherwise is run again, and one that only
+// reads changed nothing.
+func interrupted(cmd *cobra.Command, target string) string {
+	path := ""
+	if cmd != nil {
+		path = cmd.CommandPath()
+	}
+	switch path {
+	case "bootlab lab up":
+		return fmt.Sprintf("interrupted: run the same command again to resume, or `%s` to remove what was made", strings.TrimSpace("bootlab lab down "+target))
+	case "bootlab class up":
+		return fmt.Sprintf("interrupted: run the same command again to resume, or `%s` to remove what was made", strings.TrimSpace("bootlab class down "+cmdutil.TargetArgsOf(cmd.Flags())))
+	}
+	if cmd != nil && readOnly[strings.TrimPrefix(path, "bootlab ")] {
+		return "interrupted: this command only reads, so nothing was changed"
+	}
+	return "interrupted: run the same command again to resume"
+}
+
+// readOnly are the commands that change nothing on a lab, a class or the
+// host (what they print or write for the user aside).
+var readOnly = map[string]bool{
+	"lab status": true, "lab verify": true, "lab config": true, "lab list": true, "lab wait": true,
+	"lab console": true, "lab graph": true, "lab preflight": true, "lab gather": true,
+	"stage status": true, "stage validate": true, "stage list": true, "stage explain": true, "stage diff": true,
+	"class status": true, "class config": true, "class verify": true, "cache list": true, "version": true,
 }

@@ -315,3 +315,19 @@ func TestPanicIsReportedAsBug(t *testing.T) {
 	code, _, _ = run(t, "version")
 	assert.Equal(t, cmdutil.ExitOK, code)
 }
+
+// Only a command that builds suggests the down that removes what it made:
+// an interrupted read-only command says it changed nothing.
+func TestInterruptedReadOnlySuggestsNoDown(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	dir := t.TempDir()
+	t.Setenv("BOOTLAB_HOME", filepath.Join(dir, "home"))
+	spec := filepath.Join(dir, "lab.yaml")
+	require.NoError(t, os.WriteFile(spec, []byte("name: demo\n"), 0o644))
+	var out, errb bytes.Buffer
+	code := Run(ctx, cmdutil.Streams{In: strings.NewReader(""), Out: &out, ErrOut: &errb}, []string{"lab", "status", "-f", spec, "--uri", "test:///default"})
+	require.Equal(t, cmdutil.ExitInterrupted, code, errb.String())
+	assert.Contains(t, errb.String(), "interrupted: this command only reads, so nothing was changed")
+	assert.NotContains(t, errb.String(), "lab down")
+}

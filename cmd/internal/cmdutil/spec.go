@@ -61,7 +61,7 @@ type SpecFlags struct {
 	// verb, yes and dryRun: see Destructive.
 	verb        string
 	yes, dryRun *bool
-	flags  *pflag.FlagSet
+	flags       *pflag.FlagSet
 	// cmd gives -f - its standard input and the context that ends the read.
 	cmd *cobra.Command
 }
@@ -332,7 +332,6 @@ func (sf *SpecFlags) Load() (*labspec.Spec, error) {
 	}
 	return spec, nil
 }
-
 
 // openTarget is Load and Factory.OpenLab for commands that act on a built
 // lab: a spec that no longer validates (its pull secret file since

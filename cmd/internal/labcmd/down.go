@@ -73,7 +73,18 @@ func downLab(ctx context.Context, f *cmdutil.Factory, opts *DownOptions, l *lab.
 		return downDryRun(ctx, f, opts, l)
 	}
 	spec := l.Spec()
+	// Nothing of this lab here (a mistyped --name, a lab already down):
+	// say so, without a ✓ step line for each object that never existed.
+	changes, err := l.PlanDown(ctx, lab.TeardownOptions{KeepImages: opts.KeepImages})
+	if err != nil {
+		return err
+	}
+	if len(changes) == 0 {
+		f.Status.Infof("%s", downSummary(spec, nil))
+		return nil
+	}
 	steps, err := l.Down(ctx, lab.TeardownOptions{KeepImages: opts.KeepImages})
+
 	if err != nil {
 		return err
 	}
