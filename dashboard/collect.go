@@ -16,6 +16,7 @@ import (
 	"github.com/bootlab/bootlab/lab"
 	"github.com/bootlab/bootlab/lab/labdir"
 	"github.com/bootlab/bootlab/lab/loadbalancer"
+	"github.com/bootlab/bootlab/lab/verify"
 )
 
 // Source produces the views of every lab; the server polls it.
@@ -171,6 +172,7 @@ func (c *Collector) view(ctx context.Context, l *lab.Summary) LabView {
 		v.Error = fmt.Sprintf("libvirt %s: %v", s.Libvirt.URI, err)
 	}
 	v.Nodes, v.LoadBalancer = nodesAndLB(s, st, removed)
+	expectedDown(s, st, v.Stages, &v.LoadBalancer)
 	v.Serving = serving(v.LoadBalancer)
 	if s.Rehearsal() || s.Profile == spec.ProfileOpenShift {
 		v.Cluster = c.cluster(ctx, s)
@@ -253,6 +255,37 @@ func nodesAndLB(s *spec.Spec, st *lab.Status, removed bool) ([]NodeView, LBView)
 		lb.Frontends = append(lb.Frontends, fv)
 	}
 	return nodes, lb
+}
+
+// expectedDown marks pending each backend of a rehearsal lab that is down
+// as the stages leave it (nothing serves before its stage, the bootstrap
+// after its stages stopped it and before `lab pivot`), in verify's words:
+// the same state is never red here and pending there.
+func expectedDown(s *spec.Spec, st *lab.Status, stageViews []StageView, lb *LBView) {
+	if !s.Rehearsal() || st == nil || st.LoadBalancer == nil {
+		return
+	}
+	run := map[int]bool{}
+	for _, sv := range stageViews {
+		run[sv.Number] = sv.State == StageDone || sv.State == StageSkipped
+	}
+	for i := range lb.Frontends {
+		f := &lb.Frontends[i]
+		for j := range f.Backends {
+			bv := &f.Backends[j]
+			if bv.Health != HealthDown {
+				continue
+			}
+			for _, b := range st.LoadBalancer.Backends {
+				if b.Frontend != f.Name || b.Server != bv.Server {
+					continue
+				}
+				if why, ok := verify.BackendExpectedDown(s, run, b); ok {
+					bv.Health, bv.Pending = HealthPending, why
+				}
+			}
+		}
+	}
 }
 
 func health(b loadbalancer.BackendStatus) string {

@@ -212,3 +212,43 @@ func TestClusterNeedsTheLabKubeconfig(t *testing.T) {
 	assert.Contains(t, v.Error, "has no context, cluster or user")
 	assert.Same(t, v, c.cluster(context.Background(), s), "kept, not read again within clusterEvery")
 }
+
+// On a rehearsal lab a backend down as the stages leave it is pending, in
+// verify's words, and not among what needs a look: the masters' 6443
+// before stage 13 ran, the bootstrap's after it until `lab pivot`. Down
+// for any other reason it stays red.
+func TestExpectedDownIsPendingNotRed(t *testing.T) {
+	t.Parallel()
+	s := &spec.Spec{Name: "p", Libvirt: spec.Libvirt{URI: "qemu:///fake"}, Topology: spec.Topology{Masters: 1}, Network: spec.Network{CIDR: "10.1.0.0/24"},
+		LabDir: t.TempDir(), OpenShift: spec.OpenShift{ManualBootstrap: true}}
+	s.Defaults()
+	require.True(t, s.Rehearsal())
+	st := &lab.Status{Network: lab.NetworkStatus{Exists: true, Active: true}, LoadBalancer: &loadbalancer.Status{Running: true, Backends: []loadbalancer.BackendStatus{
+		{Frontend: "api", Server: "bootstrap", Address: "10.1.0.10:6443", Status: "DOWN", LastCheck: "L4CON Connection refused"},
+		{Frontend: "api", Server: "master-0", Address: "10.1.0.11:6443", Status: "DOWN", LastCheck: "L4CON Connection refused"},
+	}}, Nodes: []lab.NodeStatus{{Name: "bootstrap", State: "running"}, {Name: "master-0", State: "running"}}}
+	view := func(done ...int) LabView {
+		v := LabView{Network: NetworkView{Exists: true}, NodesUp: 2}
+		for _, n := range done {
+			v.Stages = append(v.Stages, StageView{Number: n, State: StageDone})
+		}
+		v.Nodes, v.LoadBalancer = nodesAndLB(s, st, false)
+		expectedDown(s, st, v.Stages, &v.LoadBalancer)
+		v.Phase = phase(&v, s, false)
+		return v
+	}
+
+	before := view(12)
+	master := before.LoadBalancer.Frontends[0].Backends[1]
+	assert.Equal(t, HealthPending, master.Health)
+	assert.Contains(t, master.Pending, "waits for stage 13")
+	assert.NotContains(t, strings.Join(failures(&before, s), "\n"), "master-0", "expected before stage 13: not red")
+
+	after := view(12, 13)
+	boot, master := after.LoadBalancer.Frontends[0].Backends[0], after.LoadBalancer.Frontends[0].Backends[1]
+	assert.Equal(t, HealthPending, boot.Health)
+	assert.Contains(t, boot.Pending, "waits for `lab pivot`")
+	assert.Equal(t, HealthDown, master.Health, "after stage 13 a master's API must answer")
+	assert.Contains(t, failures(&after, s), "backend api/master-0 is DOWN")
+	assert.NotContains(t, strings.Join(failures(&after, s), "\n"), "api/bootstrap")
+}

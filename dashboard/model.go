@@ -36,6 +36,9 @@ const (
 	HealthDown    = "down"
 	HealthMaint   = "maint"
 	HealthUnknown = "unknown"
+	// HealthPending is a rehearsal lab's backend down as the stages leave
+	// it (verify's pending): BackendView.Pending says why.
+	HealthPending = "pending"
 )
 
 // LabView is everything the page shows of one lab (GET /api/labs/{name}).
@@ -107,6 +110,9 @@ type BackendView struct {
 	// Status is haproxy's word (UP, DOWN 1/2, MAINT, ...); "" when unknown.
 	Status string `json:"status,omitempty"`
 	Health string `json:"health"`
+	// Pending says why a backend down is expected (Health pending), in
+	// verify's words: which stage it waits for, or `lab pivot`.
+	Pending string `json:"pending,omitempty"`
 }
 
 // NodeView is one node.

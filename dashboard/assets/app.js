@@ -128,7 +128,7 @@
         const p = ports[f.name], n = pos[b.server];
         if (!p || !n) continue;
         const line = sv('line', { class: 'link', x1: p.x, y1: p.y, x2: n.x, y2: n.y, 'data-backend': f.name + '/' + b.server, 'data-health': b.health });
-        line.appendChild(sv('title', {}, f.name + ' → ' + b.server + ' ' + b.address + ': ' + (b.status || b.health)));
+        line.appendChild(sv('title', {}, f.name + ' → ' + b.server + ' ' + b.address + ': ' + (b.status || b.health) + (b.pending ? ' (expected: ' + b.pending + ')' : '')));
         links.appendChild(line);
       }
     }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/bootlab/bootlab/internal/check"
 	"github.com/bootlab/bootlab/lab/labdir"
+	"github.com/bootlab/bootlab/lab/loadbalancer"
 	"github.com/bootlab/bootlab/lab/spec"
 	"github.com/bootlab/bootlab/stages"
 )
@@ -17,8 +18,9 @@ import (
 // the masters' MCS, and nothing serves 6443 or 22623: those checks are
 // pending, not failed. Once the stage has run they count for real.
 const (
-	stageMCS = 12 // mco-bootstrap: the bootstrap MCS, then the masters' config
-	stageAPI = 13 // cb-bootstrap: the bootstrap's temporary control plane
+	stageMCS      = 12 // mco-bootstrap: the bootstrap MCS, then the masters' config
+	stageAPI      = 13 // cb-bootstrap: the bootstrap's temporary control plane
+	stageTeardown = 14 // wait-for-ceo and the bootstrap MCS pod removed
 
 	// masterAPICheck is the agent's check of a master's :6443.
 	masterAPICheck = "serve api :6443"
@@ -63,6 +65,13 @@ func awaitStages(s *spec.Spec, checks []check.Result, run map[int]bool) []check.
 		if !c.Failed() {
 			continue
 		}
+		if why, ok := awaitsPivot(s, c, run); ok {
+			c.State = check.StatePending
+			c.Detail = fmt.Sprintf("waits for `lab pivot`: %s (now: %s)", why, c.Detail)
+			c.Fix = "`bootlab lab pivot` takes the bootstrap out of the load balancer, as the docs require once bootstrap is complete"
+			checks[i] = c
+			continue
+		}
 		stage, why := gate(s, c)
 		if stage == 0 || run[stage] {
 			continue
@@ -73,6 +82,34 @@ func awaitStages(s *spec.Spec, checks []check.Result, run map[int]bool) []check.
 		checks[i] = c
 	}
 	return checks
+}
+
+// awaitsPivot says whether c is a bootstrap backend that is down because
+// the stages stopped what served it: 6443 after stage 13 tore the
+// temporary control plane down, 22623 after stage 14 removed the MCS. A
+// real bootstrap's backends go down the same way, until the bootstrap is
+// taken out of the load balancer (`lab pivot`; after it the checks are
+// gone): the expected state of a lab whose learner has not pivoted yet,
+// which no wait can change, so verify must not wait for it.
+func awaitsPivot(s *spec.Spec, c check.Result, run map[int]bool) (string, bool) {
+	if c.Group != HostGroup || !strings.HasPrefix(c.Name, "backend ") || !nothingListens(c.Detail) {
+		return "", false
+	}
+	_, server, _ := strings.Cut(strings.TrimPrefix(c.Name, "backend "), "/")
+	if n, ok := s.Node(server); !ok || n.Role != spec.RoleBootstrap {
+		return "", false
+	}
+	switch backendPort(c.Detail) {
+	case "6443":
+		if run[stageAPI] {
+			return "the bootstrap's temporary API stopped when stage 13 finished, as on a real bootstrap", true
+		}
+	case "22623":
+		if run[stageTeardown] {
+			return "the bootstrap MCS stopped when stage 14 removed its pod, as on a real bootstrap", true
+		}
+	}
+	return "", false
 }
 
 // gate is the stage a failed check waits for on a rehearsal lab, and why
@@ -156,4 +193,23 @@ func noBackendYet(detail string) bool {
 	}
 	d := strings.ToLower(detail)
 	return strings.HasSuffix(d, ": eof") || strings.Contains(d, "connection reset")
+}
+
+// BackendExpectedDown says whether a rehearsal lab's backend b, which
+// haproxy lists down, is down as the stages leave it (what verify shows as
+// pending), and why; run says which stages have run (stage number: done).
+// The dashboard asks it, so that a trainer's projector never shows as
+// broken what verify calls expected.
+func BackendExpectedDown(s *spec.Spec, run map[int]bool, b loadbalancer.BackendStatus) (string, bool) {
+	if !s.Rehearsal() || b.Up() {
+		return "", false
+	}
+	c := check.Result{Group: HostGroup, Name: "backend " + b.Frontend + "/" + b.Server, State: check.StateFailed,
+		Detail: strings.TrimSpace(fmt.Sprintf("%s %s %s", b.Address, b.Status, b.LastCheck))}
+	got := awaitStages(s, []check.Result{c}, run)[0]
+	if got.State != check.StatePending {
+		return "", false
+	}
+	why, _, _ := strings.Cut(got.Detail, " (now: ")
+	return why, true
 }

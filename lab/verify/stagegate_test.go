@@ -90,7 +90,9 @@ func TestAwaitStagesOnlyWhatAStageStarts(t *testing.T) {
 			"host backend api/bootstrap":            "…", // the bootstrap API comes with 13
 		}},
 		{"stage 13 run", map[int]bool{12: true, 13: true}, map[string]string{
-			"host backend api/bootstrap": "✗",
+			// Stage 13 tore the bootstrap API down, as cluster-bootstrap
+			// does: its backend waits for `lab pivot` (issue 59).
+			"host backend api/bootstrap": "…",
 			"host lb api :6443":          "✗",
 		}},
 	} {
@@ -327,4 +329,33 @@ func TestRecheckTimeoutsLookAtOnce(t *testing.T) {
 		assert.Equal(t, "L4TOUT; connect to "+hp+" just now: connection refused", got[key].LastCheck, key)
 		assert.Equal(t, "DOWN", got[key].Status, key)
 	}
+}
+
+// Once stage 13 tore the temporary control plane down (6443) and stage 14
+// removed the MCS (22623), the bootstrap's backends are down as on a real
+// bootstrap that is done: pending on `lab pivot`, not a failure verify
+// waits for. Before those stages the same state is a real failure (or
+// waits for its stage), and a master's backend is never excused.
+func TestAwaitsPivotAfterTheStagesStoppedTheBootstrap(t *testing.T) {
+	t.Parallel()
+	s := rehearsalSpec(t)
+	api := check.Result{Group: HostGroup, Name: "backend api/bootstrap", Detail: "192.168.126.10:6443 DOWN L4CON Connection refused"}
+	mcs := check.Result{Group: HostGroup, Name: "backend machine-config/bootstrap", Detail: "192.168.126.10:22623 DOWN L4CON Connection refused"}
+	master := check.Result{Group: HostGroup, Name: "backend api/master-0", Detail: "192.168.126.11:6443 DOWN L4CON Connection refused"}
+	wrong := check.Result{Group: HostGroup, Name: "backend api/bootstrap", Detail: "192.168.126.10:6443 DOWN L7STS/500 HTTP status"}
+	all := map[int]bool{12: true, 13: true, 14: true, 15: true}
+
+	got := awaitStages(s, []check.Result{api, mcs, master, wrong}, all)
+	for _, c := range got[:2] {
+		assert.Equal(t, check.StatePending, c.State, c.Name)
+		assert.Contains(t, c.Detail, "waits for `lab pivot`: ", c.Name)
+		assert.Equal(t, "`bootlab lab pivot` takes the bootstrap out of the load balancer, as the docs require once bootstrap is complete", c.Fix)
+	}
+	assert.Contains(t, got[0].Detail, "stopped when stage 13 finished")
+	assert.Contains(t, got[1].Detail, "stopped when stage 14 removed its pod")
+	assert.True(t, got[2].Failed(), "a master's API down after stage 13 is a failure")
+	assert.True(t, got[3].Failed(), "a bootstrap that answers wrongly is no pivot to wait for")
+
+	got = awaitStages(s, []check.Result{mcs}, map[int]bool{12: true, 13: true})
+	assert.True(t, got[0].Failed(), "before stage 14 the bootstrap MCS must answer")
 }

@@ -31,6 +31,7 @@ import (
 type verifyResult struct {
 	OK      bool           `json:"ok"`
 	Pivoted bool           `json:"bootstrapRemoved"`
+	Elapsed int64          `json:"elapsedMs"`
 	Reports map[string]any `json:"reports"`
 	Checks  []verifyCheck  `json:"checks"`
 }
@@ -39,6 +40,7 @@ type verifyCheck struct {
 	Group  string `json:"group"`
 	Name   string `json:"name"`
 	OK     bool   `json:"ok"`
+	State  string `json:"state"`
 	Detail string `json:"detail"`
 	Fix    string `json:"fix"`
 }

@@ -411,6 +411,22 @@ func rehearseLab(t *testing.T, l labEnv, masters int, start time.Time, cpu *gues
 	assert.NotContains(t, all.Stderr, "not rehearsed")
 	r = run(t, "stage", "validate", "--all", "-f", l.SpecFile)
 	require.Equal(t, 0, r.Code, "stage validate --all:\n%s", r)
+	// Before the pivot the bootstrap's backends are down, as a real
+	// bootstrap's are once it is done: verify says so at once, pending on
+	// `lab pivot`, not a wait that ends in exit 4 (issue 59).
+	pre, pr := verifyJSON(t, l, "3m")
+	require.Equal(t, 0, pr.Code, "verify after stage 15, before the pivot:\n%s\n%s", strings.Join(failedChecks(pre), "\n"), pr.Stderr)
+	waiting := 0
+	for _, c := range pre.Checks {
+		if strings.HasPrefix(c.Name, "backend ") && strings.HasSuffix(c.Name, "/bootstrap") && c.State != "passed" {
+			assert.Equal(t, "pending", c.State, "%s: %s", c.Name, c.Detail)
+			assert.Contains(t, c.Fix, "bootlab lab pivot", c.Name)
+			waiting++
+		}
+	}
+	assert.Positive(t, waiting, "the bootstrap's backends wait for the pivot")
+	t.Logf("BENCH verify after stage 15, before the pivot: %.1f s, %d bootstrap backends pending on lab pivot", float64(pre.Elapsed)/1000, waiting)
+
 	// lab pivot takes the bootstrap out of the load balancer; then verify
 	// is all ✓, the API and the MCS answered by the master only.
 	mustRun(t, "lab", "pivot", "-f", l.SpecFile)
