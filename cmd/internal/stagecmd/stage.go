@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"time"
 
 	labspec "github.com/bootlab/bootlab/lab/spec"
 
@@ -243,9 +244,20 @@ func (t *Target) connect(ctx context.Context, f *cmdutil.Factory, r *resolved) (
 		}
 	}
 	f.Status.Start("connecting to %s@%s%s", t.User, host, via(hyper))
-	n, err := node.DialSSH(ctx, node.SSHConfig{
-		Host: host, Port: t.Port, User: t.User, KeyPath: key, KnownHostsPath: kh,
-		Via: hyper.Via(), Log: f.Log,
+	dial := func() (*node.SSH, error) {
+		return node.DialSSH(ctx, node.SSHConfig{
+			Host: host, Port: t.Port, User: t.User, KeyPath: key, KnownHostsPath: kh,
+			Via: hyper.Via(), Log: f.Log,
+		})
+	}
+	within := time.Duration(0)
+	if t.Host == "" {
+		// The lab's own bootstrap: a `stage run` typed right after `lab up`
+		// finds it still booting; wait for it, saying so, rather than fail.
+		within = bootWait
+	}
+	n, err := dialUntilUp(ctx, dial, within, time.Second, func() {
+		f.Status.Update("%s does not answer SSH yet (still booting?): waiting up to %s", host, bootWait)
 	})
 	f.Status.End(err == nil)
 	if err != nil {
