@@ -1,0 +1,97 @@
+package app
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/bootlab/bootlab/cmd/internal/cmdutil"
+	"github.com/bootlab/bootlab/internal/testutil"
+)
+
+// userFileCase is a file bootlab writes or reads that is not its own
+// (issue 52, item 3): the exact error line (or output) and exit code, and
+// the test's directory exactly as it was afterwards: the existing file's
+// bytes unchanged, no temporary file left, nothing made.
+type userFileCase struct {
+	name string
+	// args and env run with {{dir}} replaced by the test's directory,
+	// which holds ps.json (a pull secret), fifo (a FIFO) and cache/ (a
+	// cache root with one probe kernel).
+	args []string
+	env  map[string]string
+	code int
+	// errLine is stderr's one ERROR line, exactly; out is stdout, exactly.
+	errLine, out string
+}
+
+func userFileCases() []userFileCase {
+	return []userFileCase{
+		{name: "cache export over a pull secret", args: []string{"cache", "export", "{{dir}}/ps.json", "--cache-dir", "{{dir}}/cache"},
+			code: cmdutil.ExitUsage, errLine: "ERROR: export file {{dir}}/ps.json: exists, and is kept: give another path, or --force to replace it"},
+		{name: "cache export over a FIFO", args: []string{"cache", "export", "{{dir}}/fifo", "--cache-dir", "{{dir}}/cache"},
+			code: cmdutil.ExitInvalid, errLine: "ERROR: export file {{dir}}/fifo: is a FIFO (named pipe), not a regular file: bootlab writes its output only to a new file (or, with --force, over a regular one); give another path"},
+		{name: "cache export --force over a FIFO", args: []string{"cache", "export", "{{dir}}/fifo", "--force", "--cache-dir", "{{dir}}/cache"},
+			code: cmdutil.ExitInvalid, errLine: "ERROR: export file {{dir}}/fifo: is a FIFO (named pipe), not a regular file: bootlab writes its output only to a new file (or, with --force, over a regular one); give another path"},
+		{name: "cache export --force over /dev/null", args: []string{"cache", "export", "/dev/null", "--force", "--cache-dir", "{{dir}}/cache"},
+			code: cmdutil.ExitInvalid, errLine: "ERROR: export file /dev/null: is a character device, not a regular file: bootlab writes its output only to a new file (or, with --force, over a regular one); give another path"},
+	}
+}
+
+func TestFilesThatAreNotBootlabsOwn(t *testing.T) {
+	for _, tc := range userFileCases() {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			t.Setenv("BOOTLAB_HOME", filepath.Join(dir, "home"))
+			t.Setenv(cmdutil.EnvLab, "")
+			t.Setenv("BOOTLAB_CACHE", filepath.Join(dir, "cache"))
+			t.Chdir(dir)
+			require.NoError(t, syscall.Mkfifo(filepath.Join(dir, "fifo"), 0o600))
+			require.NoError(t, os.WriteFile(filepath.Join(dir, "ps.json"), []byte(`{"auths":{"quay.io":{"auth":"dTpw"}}}`), 0o600))
+			require.NoError(t, os.MkdirAll(filepath.Join(dir, "cache", "probe", "0123456789abcdef"), 0o755))
+			require.NoError(t, os.WriteFile(filepath.Join(dir, "cache", "probe", "0123456789abcdef", "vmlinuz"), []byte("kernel"), 0o644))
+			expand := strings.NewReplacer("{{dir}}", dir).Replace
+			for k, v := range tc.env {
+				t.Setenv(k, expand(v))
+			}
+			args := make([]string, len(tc.args))
+			for i, a := range tc.args {
+				args[i] = expand(a)
+			}
+			before := testutil.Tree(t, dir)
+
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			var out, errb bytes.Buffer
+			start := time.Now()
+			code := Run(ctx, cmdutil.Streams{In: strings.NewReader(""), Out: &out, ErrOut: &errb}, args)
+			assert.Less(t, time.Since(start), 2*time.Second, "answered at once, never waiting on a FIFO")
+
+			assert.Equal(t, tc.code, code, errb.String())
+			if tc.errLine != "" {
+				assert.Equal(t, []string{expand(tc.errLine)}, errorLines(errb.String()), "one error line, exactly: %s", errb.String())
+			}
+			assert.Equal(t, expand(tc.out), out.String())
+			assert.Equal(t, before, testutil.Tree(t, dir), "nothing created, nothing changed")
+		})
+	}
+}
+
+// errorLines are the ERROR lines of stderr.
+func errorLines(stderr string) []string {
+	var out []string
+	for _, l := range strings.Split(stderr, "\n") {
+		if strings.HasPrefix(l, "ERROR: ") {
+			out = append(out, l)
+		}
+	}
+	return out
+}
