@@ -2,8 +2,11 @@ package userfile
 
 import (
 	"errors"
+	"io"
 	"io/fs"
 	"os"
+
+	"github.com/bootlab/bootlab/internal/atomicfile"
 )
 
 // CheckOutput says whether bootlab may write a new file at path for the
@@ -12,8 +15,7 @@ import (
 // device, socket or symbolic link is never replaced: a rename over it
 // would put a tar where a pipe or a device node was, or replace a link the
 // user meant to write through. The writer still renames without replacing
-// when replace is unset (atomicfile.File.Commit), so a file made meanwhile
-// is kept too.
+// when replace is unset (WriteNew), so a file made meanwhile is kept too.
 func CheckOutput(path string, replace bool) error {
 	fi, err := os.Lstat(path)
 	switch {
@@ -35,4 +37,29 @@ func CheckOutput(path string, replace bool) error {
 // holds one, kept because --force was not given.
 func ExistsError(path string) error {
 	return &Error{Path: path, Msg: "exists, and is kept: give another path, or --force to replace it", Err: fs.ErrExist}
+}
+
+// WriteNew writes a file for the user at path: CheckOutput first, then
+// what write writes goes to a temporary file beside path, renamed to path
+// with mode perm once write returns nil (atomicfile): path is the whole
+// new file or what it was before, never half of one, and without replace
+// a file made at path meanwhile is kept too. On any failure the temporary
+// file is removed.
+func WriteNew(path string, perm fs.FileMode, replace bool, write func(io.Writer) error) error {
+	if err := CheckOutput(path, replace); err != nil {
+		return err
+	}
+	f, err := atomicfile.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := write(f); err != nil {
+		f.Abort()
+		return err
+	}
+	err = f.Commit(perm, replace)
+	if errors.Is(err, fs.ErrExist) {
+		return ExistsError(path) // made since it was checked
+	}
+	return err
 }

@@ -10,13 +10,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
 	"strings"
 
-	"github.com/bootlab/bootlab/internal/atomicfile"
 	"github.com/bootlab/bootlab/internal/userfile"
 )
 
@@ -64,6 +62,7 @@ type ExportOptions struct {
 // file is refused (a userfile.Error) unless opts.Replace, before anything
 // is read or written.
 func Export(root, file string, opts ExportOptions) (*Manifest, error) {
+	// Checked before the cache is read and hashed (WriteNew checks again).
 	if err := userfile.CheckOutput(file, opts.Replace); err != nil {
 		return nil, fmt.Errorf("export file %w", err)
 	}
@@ -92,20 +91,13 @@ func Export(root, file string, opts ExportOptions) (*Manifest, error) {
 		}
 		m.Files = append(m.Files, ManifestFile{Path: e.Path, Size: e.Size, SHA256: e.SHA256, Executable: e.Executable})
 	}
-	out, err := atomicfile.Create(file)
+	err = userfile.WriteNew(file, 0o644, opts.Replace, func(w io.Writer) error { return writeExport(w, root, file, m) })
+	var fe *userfile.Error
+	if errors.As(err, &fe) {
+		return nil, fmt.Errorf("export file %w", err)
+	}
 	if err != nil {
-		return nil, fmt.Errorf("create export: %w", err)
-	}
-	if err := writeExport(out, root, file, m); err != nil {
-		out.Abort()
-		return nil, err
-	}
-	if err := out.Commit(0o644, opts.Replace); err != nil {
-		if errors.Is(err, fs.ErrExist) {
-			// Made while the export was written: kept as well.
-			return nil, fmt.Errorf("export file %w", userfile.ExistsError(file))
-		}
-		return nil, fmt.Errorf("move export into place: %w", err)
+		return nil, err // each says which file, the export's or the cache's
 	}
 	return m, nil
 }
