@@ -43,7 +43,27 @@ func userFileCases() []userFileCase {
 			code: cmdutil.ExitInvalid, errLine: "ERROR: export file {{dir}}/fifo: is a FIFO (named pipe), not a regular file: bootlab writes its output only to a new file (or, with --force, over a regular one); give another path"},
 		{name: "cache export --force over /dev/null", args: []string{"cache", "export", "/dev/null", "--force", "--cache-dir", "{{dir}}/cache"},
 			code: cmdutil.ExitInvalid, errLine: "ERROR: export file /dev/null: is a character device, not a regular file: bootlab writes its output only to a new file (or, with --force, over a regular one); give another path"},
+		// lab init writes a new file, or standard output for -f -.
+		{name: "lab init -f - writes to stdout", args: []string{"lab", "init", "--name", "ux9", "-f", "-"},
+			code: cmdutil.ExitOK, out: initSpecOf("ux9")},
+		{name: "lab init over a pull secret", args: []string{"lab", "init", "-f", "{{dir}}/ps.json"},
+			code: cmdutil.ExitUsage, errLine: "ERROR: write lab spec {{dir}}/ps.json: exists, and is kept: give another path, or --force to replace it"},
+		{name: "lab init --force over a FIFO", args: []string{"lab", "init", "--force", "-f", "{{dir}}/fifo"},
+			code: cmdutil.ExitInvalid, errLine: "ERROR: write lab spec {{dir}}/fifo: is a FIFO (named pipe), not a regular file: bootlab writes its output only to a new file (or, with --force, over a regular one); give another path"},
 	}
+}
+
+// initSpecOf is what `lab init --name name` writes, read from the README's
+// copy of it (TestReadmeShowsWhatInitWrites keeps that one exact).
+func initSpecOf(name string) string {
+	readme, err := os.ReadFile(filepath.Join("..", "..", "..", "README.md"))
+	if err != nil {
+		panic(err)
+	}
+	_, after, _ := strings.Cut(string(readme), "`bootlab lab init --name demo` writes")
+	_, block, _ := strings.Cut(after, "```yaml\n")
+	block, _, _ = strings.Cut(block, "```")
+	return strings.Replace(block, "\nname: demo\n", "\nname: "+name+"\n", 1)
 }
 
 func TestFilesThatAreNotBootlabsOwn(t *testing.T) {
