@@ -33,6 +33,9 @@ type userFileCase struct {
 	errLine, out string
 }
 
+// cacheRootTail ends every refusal of a cache root.
+const cacheRootTail = "bootlab lists and hashes everything under the cache root, and writes and removes files there; give it a directory of its own, or leave it unset for the default"
+
 func userFileCases() []userFileCase {
 	return []userFileCase{
 		{name: "cache export over a pull secret", args: []string{"cache", "export", "{{dir}}/ps.json", "--cache-dir", "{{dir}}/cache"},
@@ -43,6 +46,17 @@ func userFileCases() []userFileCase {
 			code: cmdutil.ExitInvalid, errLine: "ERROR: export file {{dir}}/fifo: is a FIFO (named pipe), not a regular file: bootlab writes its output only to a new file (or, with --force, over a regular one); give another path"},
 		{name: "cache export --force over /dev/null", args: []string{"cache", "export", "/dev/null", "--force", "--cache-dir", "{{dir}}/cache"},
 			code: cmdutil.ExitInvalid, errLine: "ERROR: export file /dev/null: is a character device, not a regular file: bootlab writes its output only to a new file (or, with --force, over a regular one); give another path"},
+		// The cache root gets labDir's system-directory rules.
+		{name: "--cache-dir /etc", args: []string{"cache", "list", "--cache-dir", "/etc"},
+			code: cmdutil.ExitInvalid, errLine: "ERROR: --cache-dir: /etc is a top-level system directory: " + cacheRootTail},
+		{name: "BOOTLAB_CACHE=/etc", args: []string{"cache", "list"}, env: map[string]string{"BOOTLAB_CACHE": "/etc"},
+			code: cmdutil.ExitInvalid, errLine: "ERROR: BOOTLAB_CACHE: /etc is a top-level system directory: " + cacheRootTail},
+		{name: "BOOTLAB_CACHE=/dev/null", args: []string{"cache", "prune"}, env: map[string]string{"BOOTLAB_CACHE": "/dev/null"},
+			code: cmdutil.ExitInvalid, errLine: "ERROR: BOOTLAB_CACHE: /dev/null is inside /dev, which belongs to the operating system: " + cacheRootTail},
+		{name: "a pull secret as --cache-dir", args: []string{"cache", "import", "{{dir}}/ps.json", "--cache-dir", "{{dir}}/ps.json"},
+			code: cmdutil.ExitInvalid, errLine: "ERROR: --cache-dir: {{dir}}/ps.json is not a directory: " + cacheRootTail},
+		{name: "BOOTLAB_CACHE=/etc refuses lab up --dry-run", args: []string{"lab", "up", "--dry-run", "--name", "c52", "--uri", "test:///default"}, env: map[string]string{"BOOTLAB_CACHE": "/etc"},
+			code: cmdutil.ExitInvalid, errLine: "ERROR: BOOTLAB_CACHE: /etc is a top-level system directory: " + cacheRootTail},
 		// lab init writes a new file, or standard output for -f -.
 		{name: "lab init -f - writes to stdout", args: []string{"lab", "init", "--name", "ux9", "-f", "-"},
 			code: cmdutil.ExitOK, out: initSpecOf("ux9")},

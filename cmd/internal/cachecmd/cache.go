@@ -43,6 +43,16 @@ func (o *Options) dir() string {
 	return o.Dir
 }
 
+// checkDir refuses a cache root a lab directory could not be: every
+// cache command lists, hashes, writes or removes everything under it.
+func (o *Options) checkDir() error {
+	if o.Dir != "" {
+		return lab.CheckCacheRoot(o.Dir, "--cache-dir")
+	}
+	_, err := lab.CacheRoot()
+	return err
+}
+
 func (o *Options) home() string {
 	if o.Home == "" {
 		return spec.DefaultHome()
@@ -78,6 +88,9 @@ checked against the export's sha256 manifest before anything is moved in.`,
 	run := func(name string, c *cobra.Command, fn func() error) error {
 		if runF != nil {
 			return runF(name, opts)
+		}
+		if err := opts.checkDir(); err != nil {
+			return err
 		}
 		return fn()
 	}
