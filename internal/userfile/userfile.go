@@ -54,6 +54,15 @@ func Open(path string) (*os.File, fs.FileInfo, error) {
 	return open(path, os.O_RDONLY)
 }
 
+// OpenAppend opens an existing regular file to append to it (a
+// known_hosts file a user named), with Open's checks: a FIFO, a device or
+// a directory is refused at once, never written to or waited on, and
+// nothing is created.
+func OpenAppend(path string) (*os.File, error) {
+	f, _, err := open(path, os.O_WRONLY|os.O_APPEND)
+	return f, err
+}
+
 func open(path string, flag int) (*os.File, fs.FileInfo, error) {
 	// Opening a device can act (a tape rewinds, a watchdog arms): refuse
 	// what stat already shows is no regular file without opening it.

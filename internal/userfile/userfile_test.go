@@ -121,3 +121,33 @@ func TestCheckOutput(t *testing.T) {
 	assert.NoError(t, CheckOutput(file, true))
 	assert.NoError(t, CheckOutput(filepath.Join(dir, "new.tar"), false))
 }
+
+// OpenAppend appends to a regular file only: a FIFO without a reader is
+// refused at once (never waited on), a missing file is not created.
+func TestOpenAppend(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "fifo")
+	require.NoError(t, syscall.Mkfifo(fifo, 0o600))
+	start := time.Now()
+	_, err := OpenAppend(fifo)
+	assert.ErrorContains(t, err, "is a FIFO (named pipe), not a regular file")
+	assert.Less(t, time.Since(start), time.Second)
+
+	missing := filepath.Join(dir, "known_hosts")
+	_, err = OpenAppend(missing)
+	var fe *Error
+	require.ErrorAs(t, err, &fe)
+	assert.True(t, fe.NotExist)
+	assert.NoFileExists(t, missing)
+
+	require.NoError(t, os.WriteFile(missing, []byte("a\n"), 0o600))
+	f, err := OpenAppend(missing)
+	require.NoError(t, err)
+	_, err = f.WriteString("b\n")
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
+	got, err := os.ReadFile(missing)
+	require.NoError(t, err)
+	assert.Equal(t, "a\nb\n", string(got))
+}

@@ -57,6 +57,14 @@ func userFileCases() []userFileCase {
 			code: cmdutil.ExitInvalid, errLine: "ERROR: --cache-dir: {{dir}}/ps.json is not a directory: " + cacheRootTail},
 		{name: "BOOTLAB_CACHE=/etc refuses lab up --dry-run", args: []string{"lab", "up", "--dry-run", "--name", "c52", "--uri", "test:///default"}, env: map[string]string{"BOOTLAB_CACHE": "/etc"},
 			code: cmdutil.ExitInvalid, errLine: "ERROR: BOOTLAB_CACHE: /etc is a top-level system directory: " + cacheRootTail},
+		// A known_hosts file is a user's file: refused at once when special,
+		// never made outside bootlab's own directories.
+		{name: "--known-hosts FIFO", args: []string{"stage", "status", "--host", "127.0.0.1", "--port", "1", "--key", "{{dir}}/ps.json", "--known-hosts", "{{dir}}/fifo"},
+			code: cmdutil.ExitInvalid, errLine: "ERROR: known_hosts {{dir}}/fifo: is a FIFO (named pipe), not a regular file: give the path of a regular file"},
+		{name: "--known-hosts missing", args: []string{"stage", "status", "--host", "127.0.0.1", "--port", "1", "--key", "{{dir}}/ps.json", "--known-hosts", "{{dir}}/ssh/known_hosts"},
+			code: cmdutil.ExitInvalid, errLine: "ERROR: known_hosts {{dir}}/ssh/known_hosts: not found: bootlab records host keys in a known_hosts file it did not make only when the file exists; create it (touch {{dir}}/ssh/known_hosts) or name another"},
+		{name: "?known_hosts= FIFO", args: []string{"lab", "status", "--name", "k52", "--uri", "qemu+ssh://root@127.0.0.1:1/system?known_hosts={{dir}}/fifo"},
+			code: cmdutil.ExitInvalid, errLine: "ERROR: libvirt URI qemu+ssh://root@127.0.0.1:1/system?known_hosts={{dir}}/fifo: known_hosts {{dir}}/fifo: is a FIFO (named pipe), not a regular file: give the path of a regular file"},
 		// lab init writes a new file, or standard output for -f -.
 		{name: "lab init -f - writes to stdout", args: []string{"lab", "init", "--name", "ux9", "-f", "-"},
 			code: cmdutil.ExitOK, out: initSpecOf("ux9")},
