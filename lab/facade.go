@@ -310,6 +310,12 @@ func (l *Lab) Pivot(ctx context.Context) (*engine.PivotResult, error) {
 	return engine.Pivot(ctx, l.spec, engine.PivotOptions{Connect: l.connector(), Log: l.o.Log, Status: l.o.Status})
 }
 
+// PlanPivot is what Pivot would change, changing nothing: its Changes,
+// decided by Pivot's own steps.
+func (l *Lab) PlanPivot(ctx context.Context) (*engine.PivotResult, error) {
+	return engine.Pivot(ctx, l.spec, engine.PivotOptions{Connect: l.connector(), Log: l.o.Log, Status: l.o.Status, DryRun: true})
+}
+
 // VerifyOptions tune Verify.
 type VerifyOptions struct {
 	// Timeout bounds the wait for every check to pass (0: one pass).

@@ -109,23 +109,31 @@ func upDryRun(ctx context.Context, f *cmdutil.Factory, opts *UpOptions, spec *la
 	if plan.AcceleratorReason != "" {
 		f.Status.Infof("accelerator: %s", lab.AcceleratorLine(plan.Accelerator, plan.AcceleratorReason))
 	}
-	if opts.Output == "json" {
-		changes := plan.Changes
-		if changes == nil {
-			changes = []lab.Change{}
-		}
-		return cmdutil.WriteJSON(f.Streams.Out, "UpPlan", struct {
+	return printPlan(f, "UpPlan", opts.Output, spec.Name, plan.Changes,
+		fmt.Sprintf("nothing to change: lab %s already matches the spec", spec.Name),
+		fmt.Sprintf("lab up would make these changes to lab %s (nothing was changed):", spec.Name))
+}
+
+// printPlan prints what a dry run found it would change: a document of
+// kind (-o json), or the header and one line per change (nothing, when
+// there is none).
+func printPlan(f *cmdutil.Factory, kind, output, name string, changes []lab.Change, nothing, header string) error {
+	if changes == nil {
+		changes = []lab.Change{}
+	}
+	if output == "json" {
+		return cmdutil.WriteJSON(f.Streams.Out, kind, struct {
 			Name    string       `json:"name"`
 			Changed bool         `json:"changed"`
 			Changes []lab.Change `json:"changes"`
-		}{spec.Name, len(changes) > 0, changes})
+		}{name, len(changes) > 0, changes})
 	}
-	if len(plan.Changes) == 0 {
-		fmt.Fprintf(f.Streams.Out, "nothing to change: lab %s already matches the spec\n", spec.Name)
+	if len(changes) == 0 {
+		fmt.Fprintln(f.Streams.Out, nothing)
 		return nil
 	}
-	fmt.Fprintf(f.Streams.Out, "lab up would make these changes to lab %s (nothing was changed):\n", spec.Name)
-	for _, c := range plan.Changes {
+	fmt.Fprintln(f.Streams.Out, header)
+	for _, c := range changes {
 		fmt.Fprintf(f.Streams.Out, "  %s\n", c)
 	}
 	return nil
