@@ -223,11 +223,9 @@ func resetDryRun(ctx context.Context, f *cmdutil.Factory, l *lab.Lab, name strin
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(f.Streams.Out, "class reset %s would make these changes to lab %s (nothing was changed):\n", m.Learner, m.Spec.Name)
-	for _, c := range changes {
-		fmt.Fprintf(f.Streams.Out, "  %s\n", c)
-	}
-	return nil
+	return cmdutil.WritePlan(f, "", "table", m.Spec.Name, changes,
+		fmt.Sprintf("nothing to change: class reset %s has nothing to do", m.Learner),
+		fmt.Sprintf("class reset %s would make these changes to lab %s (nothing was changed):", m.Learner, m.Spec.Name))
 }
 
 // HandoutsOptions are the options of `class handouts`.

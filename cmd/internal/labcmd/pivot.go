@@ -69,7 +69,7 @@ func runPivot(ctx context.Context, f *cmdutil.Factory, opts *PivotOptions) error
 		if err != nil {
 			return err
 		}
-		return printPlan(f, "PivotPlan", opts.Output, res.Lab, res.Changes,
+		return cmdutil.WritePlan(f, "PivotPlan", opts.Output, res.Lab, res.Changes,
 			fmt.Sprintf("nothing to change: the bootstrap of lab %s is already out", res.Lab),
 			fmt.Sprintf("lab pivot would make these changes to lab %s (nothing was changed):", res.Lab))
 	}

@@ -109,34 +109,9 @@ func upDryRun(ctx context.Context, f *cmdutil.Factory, opts *UpOptions, spec *la
 	if plan.AcceleratorReason != "" {
 		f.Status.Infof("accelerator: %s", lab.AcceleratorLine(plan.Accelerator, plan.AcceleratorReason))
 	}
-	return printPlan(f, "UpPlan", opts.Output, spec.Name, plan.Changes,
+	return cmdutil.WritePlan(f, "UpPlan", opts.Output, spec.Name, plan.Changes,
 		fmt.Sprintf("nothing to change: lab %s already matches the spec", spec.Name),
 		fmt.Sprintf("lab up would make these changes to lab %s (nothing was changed):", spec.Name))
-}
-
-// printPlan prints what a dry run found it would change: a document of
-// kind (-o json), or the header and one line per change (nothing, when
-// there is none).
-func printPlan(f *cmdutil.Factory, kind, output, name string, changes []lab.Change, nothing, header string) error {
-	if changes == nil {
-		changes = []lab.Change{}
-	}
-	if output == "json" {
-		return cmdutil.WriteJSON(f.Streams.Out, kind, struct {
-			Name    string       `json:"name"`
-			Changed bool         `json:"changed"`
-			Changes []lab.Change `json:"changes"`
-		}{name, len(changes) > 0, changes})
-	}
-	if len(changes) == 0 {
-		fmt.Fprintln(f.Streams.Out, nothing)
-		return nil
-	}
-	fmt.Fprintln(f.Streams.Out, header)
-	for _, c := range changes {
-		fmt.Fprintf(f.Streams.Out, "  %s\n", c)
-	}
-	return nil
 }
 
 // upSpec is `lab up` of a loaded, validated spec: one call into Lab.Up,
