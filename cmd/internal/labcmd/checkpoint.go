@@ -86,6 +86,7 @@ See docs/checkpoints.md.`,
 		}
 		if opts.Verb == "restore" || opts.Verb == "delete" {
 			c.Flags().BoolVar(&opts.DryRun, "dry-run", false, "print what "+opts.Verb+" would change, and change nothing")
+			c.ValidArgsFunction = f.CompleteCheckpoints(&opts.Spec)
 		}
 		c.Example = examples[opts.Verb]
 		return c
