@@ -16,13 +16,20 @@ import (
 	"github.com/bootlab/bootlab/lab/spec"
 )
 
-// completionLab builds lab name (of class, when set) on hv under the
-// bootlab home, as lab up would, with checkpoint cp when set.
+// completionLab builds probe lab name (of class, when set) on hv under
+// the bootlab home, as lab up would, with checkpoint cp when set.
 func completionLab(t *testing.T, hv *fake.Hypervisor, name, class, cidr, cp string) {
 	t.Helper()
+	buildLab(t, hv, &spec.Spec{Name: name, Network: spec.Network{CIDR: cidr}}, class, cp)
+}
+
+// buildLab builds s (one master, on the test driver) on hv as lab up
+// would, with checkpoint cp when set.
+func buildLab(t *testing.T, hv *fake.Hypervisor, s *spec.Spec, class, cp string) {
+	t.Helper()
 	ctx := context.Background()
-	s := &spec.Spec{Name: name, Libvirt: spec.Libvirt{URI: "test:///default"}, Topology: spec.Topology{Masters: 1},
-		Network: spec.Network{CIDR: cidr}, Storage: spec.Storage{PoolDir: filepath.Join(t.TempDir(), "pool")}}
+	s.Libvirt.URI, s.Topology = "test:///default", spec.Topology{Masters: 1}
+	s.Storage.PoolDir = filepath.Join(t.TempDir(), "pool")
 	s.Defaults()
 	_, err := lab.Up(ctx, hv, s, lab.UpOptions{Accelerator: spec.AccelTCG, Class: class})
 	require.NoError(t, err)
