@@ -26,7 +26,7 @@ func CheckOutput(path string, replace bool) error {
 	case fi.Mode()&fs.ModeSymlink != 0:
 		return &Error{Path: path, Msg: "is a symbolic link: bootlab replaces no link; give the path of a new file, or of the file the link points to"}
 	case !fi.Mode().IsRegular():
-		return &Error{Path: path, Msg: "is " + fileKind(fi.Mode()) + ", not a regular file: bootlab writes its output only to a new file (or, with --force, over a regular one); give another path"}
+		return &Error{Path: path, Msg: "is " + fileKind(fi.Mode()) + ", not a regular file: bootlab writes its output to a new file or over a regular one only; give another path"}
 	case !replace:
 		return ExistsError(path)
 	}

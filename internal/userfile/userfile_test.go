@@ -106,7 +106,7 @@ func TestCheckOutput(t *testing.T) {
 		want    string
 	}{
 		{path: file, want: file + ": exists, and is kept: give another path, or --force to replace it"},
-		{path: fifo, want: fifo + ": is a FIFO (named pipe), not a regular file: bootlab writes its output only to a new file (or, with --force, over a regular one); give another path"},
+		{path: fifo, want: fifo + ": is a FIFO (named pipe), not a regular file: bootlab writes its output to a new file or over a regular one only; give another path"},
 		{path: fifo, replace: true, want: "is a FIFO (named pipe), not a regular file"},
 		{path: "/dev/null", replace: true, want: "/dev/null: is a character device, not a regular file"},
 		{path: dir, replace: true, want: "is a directory, not a regular file"},

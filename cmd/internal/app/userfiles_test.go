@@ -41,11 +41,11 @@ func userFileCases() []userFileCase {
 		{name: "cache export over a pull secret", args: []string{"cache", "export", "{{dir}}/ps.json", "--cache-dir", "{{dir}}/cache"},
 			code: cmdutil.ExitUsage, errLine: "ERROR: export file {{dir}}/ps.json: exists, and is kept: give another path, or --force to replace it"},
 		{name: "cache export over a FIFO", args: []string{"cache", "export", "{{dir}}/fifo", "--cache-dir", "{{dir}}/cache"},
-			code: cmdutil.ExitInvalid, errLine: "ERROR: export file {{dir}}/fifo: is a FIFO (named pipe), not a regular file: bootlab writes its output only to a new file (or, with --force, over a regular one); give another path"},
+			code: cmdutil.ExitInvalid, errLine: "ERROR: export file {{dir}}/fifo: is a FIFO (named pipe), not a regular file: bootlab writes its output to a new file or over a regular one only; give another path"},
 		{name: "cache export --force over a FIFO", args: []string{"cache", "export", "{{dir}}/fifo", "--force", "--cache-dir", "{{dir}}/cache"},
-			code: cmdutil.ExitInvalid, errLine: "ERROR: export file {{dir}}/fifo: is a FIFO (named pipe), not a regular file: bootlab writes its output only to a new file (or, with --force, over a regular one); give another path"},
+			code: cmdutil.ExitInvalid, errLine: "ERROR: export file {{dir}}/fifo: is a FIFO (named pipe), not a regular file: bootlab writes its output to a new file or over a regular one only; give another path"},
 		{name: "cache export --force over /dev/null", args: []string{"cache", "export", "/dev/null", "--force", "--cache-dir", "{{dir}}/cache"},
-			code: cmdutil.ExitInvalid, errLine: "ERROR: export file /dev/null: is a character device, not a regular file: bootlab writes its output only to a new file (or, with --force, over a regular one); give another path"},
+			code: cmdutil.ExitInvalid, errLine: "ERROR: export file /dev/null: is a character device, not a regular file: bootlab writes its output to a new file or over a regular one only; give another path"},
 		// The cache root gets labDir's system-directory rules.
 		{name: "--cache-dir /etc", args: []string{"cache", "list", "--cache-dir", "/etc"},
 			code: cmdutil.ExitInvalid, errLine: "ERROR: --cache-dir: /etc is a top-level system directory: " + cacheRootTail},
@@ -65,13 +65,16 @@ func userFileCases() []userFileCase {
 			code: cmdutil.ExitInvalid, errLine: "ERROR: known_hosts {{dir}}/ssh/known_hosts: not found: bootlab records host keys in a known_hosts file it did not make only when the file exists; create it (touch {{dir}}/ssh/known_hosts) or name another"},
 		{name: "?known_hosts= FIFO", args: []string{"lab", "status", "--name", "k52", "--uri", "qemu+ssh://root@127.0.0.1:1/system?known_hosts={{dir}}/fifo"},
 			code: cmdutil.ExitInvalid, errLine: "ERROR: libvirt URI qemu+ssh://root@127.0.0.1:1/system?known_hosts={{dir}}/fifo: known_hosts {{dir}}/fifo: is a FIFO (named pipe), not a regular file: give the path of a regular file"},
+		// lab graph --out replaces a regular file, never a FIFO.
+		{name: "lab graph --out FIFO", args: []string{"lab", "graph", "--name", "g52", "--out", "{{dir}}/fifo"},
+			code: cmdutil.ExitInvalid, errLine: "ERROR: --out {{dir}}/fifo: is a FIFO (named pipe), not a regular file: bootlab writes its output to a new file or over a regular one only; give another path"},
 		// lab init writes a new file, or standard output for -f -.
 		{name: "lab init -f - writes to stdout", args: []string{"lab", "init", "--name", "ux9", "-f", "-"},
 			code: cmdutil.ExitOK, out: initSpecOf("ux9")},
 		{name: "lab init over a pull secret", args: []string{"lab", "init", "-f", "{{dir}}/ps.json"},
 			code: cmdutil.ExitUsage, errLine: "ERROR: write lab spec {{dir}}/ps.json: exists, and is kept: give another path, or --force to replace it"},
 		{name: "lab init --force over a FIFO", args: []string{"lab", "init", "--force", "-f", "{{dir}}/fifo"},
-			code: cmdutil.ExitInvalid, errLine: "ERROR: write lab spec {{dir}}/fifo: is a FIFO (named pipe), not a regular file: bootlab writes its output only to a new file (or, with --force, over a regular one); give another path"},
+			code: cmdutil.ExitInvalid, errLine: "ERROR: write lab spec {{dir}}/fifo: is a FIFO (named pipe), not a regular file: bootlab writes its output to a new file or over a regular one only; give another path"},
 	}
 }
 
