@@ -103,6 +103,15 @@ func OpenShiftVersion(s *spec.Spec) string { return engine.OpenShiftVersion(s) }
 // EnsureSSHKey makes the lab's SSH key unless it exists.
 func EnsureSSHKey(s *spec.Spec) error { return engine.EnsureSSHKey(s) }
 
+// CheckCacheRoot refuses a cache root a lab directory could not be (a
+// system directory, a file): source says where dir came from
+// (--cache-dir, BOOTLAB_CACHE). An InvalidInput error.
+func CheckCacheRoot(dir, source string) error { return engine.CheckCacheRoot(dir, source) }
+
+// CacheRoot is the cache root ($BOOTLAB_CACHE or the default), checked as
+// CheckCacheRoot checks it.
+func CacheRoot() (string, error) { return engine.CacheRoot() }
+
 // ValidateCheckpointName says what is wrong with a checkpoint name.
 func ValidateCheckpointName(name string) error { return engine.ValidateCheckpointName(name) }
 

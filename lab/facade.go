@@ -217,6 +217,9 @@ type PreflightOptions struct {
 	// read the machine. The cached probe kernel is the spare kernel that
 	// proves KVM on a host with none in /boot.
 	Facts preflight.HostFacts
+	// NoTestGuest is a dry run's preflight (class up --dry-run): no test
+	// guest is booted to prove KVM (preflight.Options.NoTestGuest).
+	NoTestGuest bool
 }
 
 // Preflight checks that the host can run the lab and says how to fix what
@@ -236,7 +239,7 @@ func (l *Lab) preflightOptions(o PreflightOptions, connErr error) preflight.Opti
 	if facts.SpareKernel == "" {
 		facts.SpareKernel = probe.CachedKernel(probe.DefaultCacheDir())
 	}
-	return preflight.Options{Log: l.o.Log, Status: l.o.Status, ConnectError: connErr, Facts: facts}
+	return preflight.Options{Log: l.o.Log, Status: l.o.Status, ConnectError: connErr, Facts: facts, NoTestGuest: o.NoTestGuest}
 }
 
 // ChooseAccelerator picks kvm or tcg for the lab on its hypervisor and
@@ -308,6 +311,12 @@ func (l *Lab) Graph(ctx context.Context, o engine.GraphOptions) (*diagram.Topolo
 // Pivot takes the bootstrap out (see pivot).
 func (l *Lab) Pivot(ctx context.Context) (*engine.PivotResult, error) {
 	return engine.Pivot(ctx, l.spec, engine.PivotOptions{Connect: l.connector(), Log: l.o.Log, Status: l.o.Status})
+}
+
+// PlanPivot is what Pivot would change, changing nothing: its Changes,
+// decided by Pivot's own steps.
+func (l *Lab) PlanPivot(ctx context.Context) (*engine.PivotResult, error) {
+	return engine.Pivot(ctx, l.spec, engine.PivotOptions{Connect: l.connector(), Log: l.o.Log, Status: l.o.Status, DryRun: true})
 }
 
 // VerifyOptions tune Verify.

@@ -121,7 +121,7 @@ func (l *Lab) DialNode(ctx context.Context, n spec.Node, o DialOptions) (*sshc.C
 	}
 	c, err := sshc.Dial(ctx, sshc.Config{
 		Host: n.IP, Port: o.Port, User: "core", KeyFiles: []string{key},
-		KnownHosts: l.KnownHosts(), Via: hop.Via(), Log: l.o.Log,
+		KnownHosts: l.KnownHosts(), OwnKnownHosts: true, Via: hop.Via(), Log: l.o.Log,
 	})
 	if err != nil {
 		_ = hop.Close()

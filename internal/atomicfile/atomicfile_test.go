@@ -81,3 +81,53 @@ func names(t *testing.T, dir string) []string {
 	}
 	return out
 }
+
+// A file written without replace never takes the place of one that is
+// there (made since the caller looked): the old bytes stay, the error is
+// fs.ErrExist, no temporary file is left. With replace it is renamed over.
+func TestCommitWithoutReplaceKeepsAnExistingFile(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	p := filepath.Join(dir, "export.tar")
+	f, err := Create(p)
+	require.NoError(t, err)
+	_, err = f.Write([]byte("new"))
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(p, []byte("someone else's"), 0o600))
+	err = f.Commit(0o644, false)
+	require.ErrorIs(t, err, os.ErrExist)
+	assert.Contains(t, err.Error(), "write "+p)
+	got, err := os.ReadFile(p)
+	require.NoError(t, err)
+	assert.Equal(t, "someone else's", string(got))
+	assert.Equal(t, []string{"export.tar"}, names(t, dir))
+
+	// Nothing there: the file appears whole, with its mode.
+	q := filepath.Join(dir, "new.tar")
+	f, err = Create(q)
+	require.NoError(t, err)
+	_, err = f.Write([]byte("new"))
+	require.NoError(t, err)
+	require.NoError(t, f.Commit(0o644, false))
+	fi, err := os.Stat(q)
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o644), fi.Mode().Perm())
+	assert.Equal(t, []string{"export.tar", "new.tar"}, names(t, dir))
+}
+
+// Abort leaves nothing: no temporary file, the path untouched.
+func TestAbortRemovesTheTemporaryFile(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	p := filepath.Join(dir, "export.tar")
+	require.NoError(t, os.WriteFile(p, []byte("old"), 0o644))
+	f, err := Create(p)
+	require.NoError(t, err)
+	_, err = f.Write([]byte("half"))
+	require.NoError(t, err)
+	f.Abort()
+	got, err := os.ReadFile(p)
+	require.NoError(t, err)
+	assert.Equal(t, "old", string(got))
+	assert.Equal(t, []string{"export.tar"}, names(t, dir))
+}

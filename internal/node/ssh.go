@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/bootlab/bootlab/internal/sshc"
+	"github.com/bootlab/bootlab/internal/userfile"
 )
 
 // SSHConfig says how to reach a node over SSH.
@@ -24,8 +25,12 @@ type SSHConfig struct {
 	// KeyPath is the private key (the lab key: labdir.SSHKey(spec)).
 	KeyPath string
 	// KnownHostsPath records host keys: an unknown key is trusted on first
-	// use and written here; a different key later is refused.
+	// use and written here; a different key later is refused. It must
+	// exist, unless OwnKnownHosts.
 	KnownHostsPath string
+	// OwnKnownHosts says KnownHostsPath is the lab's own (made when
+	// missing), not a file the user named.
+	OwnKnownHosts bool
 	// Via is a connected host the node is reached through, like OpenSSH's
 	// ProxyJump: the hypervisor host of a lab on a remote libvirt, the only
 	// machine on the lab network. nil dials the node directly.
@@ -61,11 +66,14 @@ func DialSSH(ctx context.Context, cfg SSHConfig) (*SSH, error) {
 	}
 	c, err := sshc.Dial(ctx, sshc.Config{
 		Host: cfg.Host, Port: cfg.Port, User: cfg.User, KeyFiles: []string{cfg.KeyPath},
-		KnownHosts: cfg.KnownHostsPath, Sudo: !cfg.AsUser, Via: cfg.Via, Timeout: cfg.Timeout, Log: cfg.Log,
+		KnownHosts: cfg.KnownHostsPath, OwnKnownHosts: cfg.OwnKnownHosts, Sudo: !cfg.AsUser, Via: cfg.Via, Timeout: cfg.Timeout, Log: cfg.Log,
 	})
 	if err != nil {
-		var mm *HostKeyMismatchError
-		if errors.As(err, &mm) || ctx.Err() != nil {
+		var (
+			mm *HostKeyMismatchError
+			fe *userfile.Error // the key or known_hosts file, not the node
+		)
+		if errors.As(err, &mm) || errors.As(err, &fe) || ctx.Err() != nil {
 			return nil, err
 		}
 		return nil, fmt.Errorf("%w (is the node up? `bootlab lab status`)", err)

@@ -37,7 +37,7 @@ func startSSHD(t *testing.T, users ...string) sshd {
 }
 
 func (s sshd) config(u, knownHosts string) node.SSHConfig {
-	return node.SSHConfig{Host: "127.0.0.1", Port: s.Port, User: u, KeyPath: s.KeyFile, KnownHostsPath: knownHosts}
+	return node.SSHConfig{Host: "127.0.0.1", Port: s.Port, User: u, KeyPath: s.KeyFile, KnownHostsPath: knownHosts, OwnKnownHosts: true}
 }
 
 func exerciseNode(t *testing.T, n node.Node) {

@@ -32,7 +32,11 @@ type Config struct {
 	// Agent also offers the keys of the ssh-agent at $SSH_AUTH_SOCK.
 	Agent bool
 	// KnownHosts records host keys, trusted on first use (TrustOnFirstUse).
+	// It must be a regular file that exists, unless OwnKnownHosts.
 	KnownHosts string
+	// OwnKnownHosts says KnownHosts is bootlab's own (a lab's
+	// ssh/known_hosts): it is made, with its directory, when missing.
+	OwnKnownHosts bool
 	// InsecureIgnoreHostKey accepts any host key and records none
 	// (libvirt's no_verify=1). Only for throwaway test hosts.
 	InsecureIgnoreHostKey bool
@@ -81,14 +85,17 @@ func Dial(ctx context.Context, cfg Config) (*Client, error) {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
 	addr := net.JoinHostPort(cfg.Host, strconv.Itoa(cfg.Port))
-	auth, err := authMethods(cfg)
-	if err != nil {
-		return nil, err
-	}
+	// The known_hosts file first: a FIFO or a missing file is refused
+	// before any key or agent is looked at.
 	var hostKeys ssh.HostKeyCallback
+	var err error
 	if cfg.InsecureIgnoreHostKey {
 		hostKeys = ssh.InsecureIgnoreHostKey() //nolint:gosec // asked for explicitly (no_verify=1)
-	} else if hostKeys, err = TrustOnFirstUse(cfg.KnownHosts, cfg.Log); err != nil {
+	} else if hostKeys, err = TrustOnFirstUse(cfg.KnownHosts, cfg.OwnKnownHosts, cfg.Log); err != nil {
+		return nil, err
+	}
+	auth, err := authMethods(cfg)
+	if err != nil {
 		return nil, err
 	}
 	conf := &ssh.ClientConfig{User: cfg.User, Auth: auth, HostKeyCallback: hostKeys, Timeout: cfg.Timeout}

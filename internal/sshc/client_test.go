@@ -24,7 +24,7 @@ import (
 
 func dial(t *testing.T, srv *sshctest.Server, kh string) *sshc.Client {
 	t.Helper()
-	c, err := sshc.Dial(context.Background(), sshc.Config{Host: srv.Host, Port: srv.Port, User: "root", KeyFiles: []string{srv.KeyFile}, KnownHosts: kh})
+	c, err := sshc.Dial(context.Background(), sshc.Config{Host: srv.Host, Port: srv.Port, User: "root", KeyFiles: []string{srv.KeyFile}, KnownHosts: kh, OwnKnownHosts: true})
 	require.NoError(t, err)
 	t.Cleanup(func() { c.Close() })
 	return c
@@ -63,7 +63,7 @@ func TestSudoOnlyForNonRoot(t *testing.T) {
 	for _, tc := range []struct {
 		user, prefix string
 	}{{"root", "bash -c "}, {"core", "sudo -n bash -c "}} {
-		c, err := sshc.Dial(ctx, sshc.Config{Host: srv.Host, Port: srv.Port, User: tc.user, KeyFiles: []string{srv.KeyFile}, KnownHosts: kh, Sudo: true})
+		c, err := sshc.Dial(ctx, sshc.Config{Host: srv.Host, Port: srv.Port, User: tc.user, KeyFiles: []string{srv.KeyFile}, KnownHosts: kh, OwnKnownHosts: true, Sudo: true})
 		require.NoError(t, err)
 		_, err = c.Stream(ctx, "true", nil, nil, nil)
 		require.NoError(t, err)
@@ -129,7 +129,7 @@ func TestTrustOnFirstUse(t *testing.T) {
 	_, other := sshctest.Key(t)
 	line := strings.Replace(string(data), strings.TrimSpace(string(ssh.MarshalAuthorizedKey(srv.HostKey))), strings.TrimSpace(string(ssh.MarshalAuthorizedKey(other.PublicKey()))), 1)
 	require.NoError(t, os.WriteFile(kh, []byte(line), 0o600))
-	_, err = sshc.Dial(context.Background(), sshc.Config{Host: srv.Host, Port: srv.Port, User: "root", KeyFiles: []string{srv.KeyFile}, KnownHosts: kh})
+	_, err = sshc.Dial(context.Background(), sshc.Config{Host: srv.Host, Port: srv.Port, User: "root", KeyFiles: []string{srv.KeyFile}, KnownHosts: kh, OwnKnownHosts: true})
 	var mm *sshc.HostKeyMismatchError
 	require.ErrorAs(t, err, &mm)
 	assert.Equal(t, 1, mm.Line)
@@ -137,7 +137,7 @@ func TestTrustOnFirstUse(t *testing.T) {
 
 	// no_verify: any key, nothing recorded.
 	kh2 := filepath.Join(t.TempDir(), "known_hosts")
-	c, err := sshc.Dial(context.Background(), sshc.Config{Host: srv.Host, Port: srv.Port, User: "root", KeyFiles: []string{srv.KeyFile}, KnownHosts: kh2, InsecureIgnoreHostKey: true})
+	c, err := sshc.Dial(context.Background(), sshc.Config{Host: srv.Host, Port: srv.Port, User: "root", KeyFiles: []string{srv.KeyFile}, KnownHosts: kh2, OwnKnownHosts: true, InsecureIgnoreHostKey: true})
 	require.NoError(t, err)
 	c.Close()
 	_, err = os.Stat(kh2)
@@ -149,13 +149,13 @@ func TestDialErrors(t *testing.T) {
 	srv := sshctest.Start(t)
 	ctx := context.Background()
 	kh := filepath.Join(t.TempDir(), "known_hosts")
-	_, err := sshc.Dial(ctx, sshc.Config{Host: srv.Host, Port: srv.Port, User: "root", KeyFiles: []string{"/nonexistent/key"}, KnownHosts: kh})
+	_, err := sshc.Dial(ctx, sshc.Config{Host: srv.Host, Port: srv.Port, User: "root", KeyFiles: []string{"/nonexistent/key"}, KnownHosts: kh, OwnKnownHosts: true})
 	assert.ErrorContains(t, err, "ssh key /nonexistent/key")
 	// A FIFO as the key (?keyfile= names it) is refused, not read forever.
 	fifo := filepath.Join(t.TempDir(), "fifo")
 	require.NoError(t, syscall.Mkfifo(fifo, 0o600))
 	start := time.Now()
-	_, err = sshc.Dial(ctx, sshc.Config{Host: srv.Host, Port: srv.Port, User: "root", KeyFiles: []string{fifo}, KnownHosts: kh})
+	_, err = sshc.Dial(ctx, sshc.Config{Host: srv.Host, Port: srv.Port, User: "root", KeyFiles: []string{fifo}, KnownHosts: kh, OwnKnownHosts: true})
 	assert.ErrorContains(t, err, "is a FIFO (named pipe), not a regular file")
 	assert.Less(t, time.Since(start), time.Second)
 	_, err = sshc.Dial(ctx, sshc.Config{Host: srv.Host, Port: srv.Port, User: "root", KeyFiles: []string{srv.KeyFile}})
@@ -167,7 +167,7 @@ func TestDialErrors(t *testing.T) {
 	pem, _ := sshctest.Key(t)
 	other := filepath.Join(t.TempDir(), "other")
 	require.NoError(t, os.WriteFile(other, pem, 0o600))
-	_, err = sshc.Dial(ctx, sshc.Config{Host: srv.Host, Port: srv.Port, User: "root", KeyFiles: []string{other}, KnownHosts: kh})
+	_, err = sshc.Dial(ctx, sshc.Config{Host: srv.Host, Port: srv.Port, User: "root", KeyFiles: []string{other}, KnownHosts: kh, OwnKnownHosts: true})
 	assert.ErrorContains(t, err, "unable to authenticate")
 
 	// Nothing listening.
@@ -175,7 +175,7 @@ func TestDialErrors(t *testing.T) {
 	require.NoError(t, err)
 	addr := ln.Addr().(*net.TCPAddr)
 	ln.Close()
-	_, err = sshc.Dial(ctx, sshc.Config{Host: "127.0.0.1", Port: addr.Port, User: "root", KeyFiles: []string{srv.KeyFile}, KnownHosts: kh})
+	_, err = sshc.Dial(ctx, sshc.Config{Host: "127.0.0.1", Port: addr.Port, User: "root", KeyFiles: []string{srv.KeyFile}, KnownHosts: kh, OwnKnownHosts: true})
 	assert.ErrorContains(t, err, "connection refused")
 }
 
@@ -261,7 +261,7 @@ func TestProxyJump(t *testing.T) {
 	kh := filepath.Join(t.TempDir(), "known_hosts")
 	j := dial(t, jump, kh)
 	ctx := context.Background()
-	n, err := sshc.Dial(ctx, sshc.Config{Host: node.Host, Port: node.Port, User: "core", KeyFiles: []string{node.KeyFile}, KnownHosts: kh, Via: j})
+	n, err := sshc.Dial(ctx, sshc.Config{Host: node.Host, Port: node.Port, User: "core", KeyFiles: []string{node.KeyFile}, KnownHosts: kh, OwnKnownHosts: true, Via: j})
 	require.NoError(t, err)
 	defer n.Close()
 	r, err := n.Run(ctx, "echo behind")
@@ -306,7 +306,7 @@ func TestKeepAlive(t *testing.T) {
 	t.Parallel()
 	srv := sshctest.Start(t)
 	c, err := sshc.Dial(context.Background(), sshc.Config{Host: srv.Host, Port: srv.Port, User: "root", KeyFiles: []string{srv.KeyFile},
-		KnownHosts: filepath.Join(t.TempDir(), "kh"), KeepAlive: 20 * time.Millisecond})
+		KnownHosts: filepath.Join(t.TempDir(), "kh"), OwnKnownHosts: true, KeepAlive: 20 * time.Millisecond})
 	require.NoError(t, err)
 	defer c.Close()
 	for i := 0; i < 100 && srv.GlobalRequests() < 3; i++ {
@@ -316,4 +316,48 @@ func TestKeepAlive(t *testing.T) {
 	r, err := c.Run(context.Background(), "echo alive")
 	require.NoError(t, err)
 	assert.Equal(t, "alive\n", string(r.Stdout))
+}
+
+// A known_hosts file is a user's file: a FIFO or a device is refused at
+// once (it hung the connection, deaf to Ctrl-C), one the user named must
+// exist (bootlab makes only its own), and an existing one is appended to.
+func TestKnownHostsIsAUsersFile(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "fifo")
+	require.NoError(t, syscall.Mkfifo(fifo, 0o600))
+	for _, own := range []bool{false, true} {
+		start := time.Now()
+		_, err := sshc.TrustOnFirstUse(fifo, own, nil)
+		require.EqualError(t, err, "known_hosts "+fifo+": is a FIFO (named pipe), not a regular file: give the path of a regular file")
+		assert.Less(t, time.Since(start), time.Second)
+		_, err = sshc.TrustOnFirstUse("/dev/null", own, nil)
+		require.EqualError(t, err, "known_hosts /dev/null: is a character device, not a regular file: give the path of a regular file")
+	}
+	missing := filepath.Join(dir, "ssh", "known_hosts")
+	_, err := sshc.TrustOnFirstUse(missing, false, nil)
+	require.EqualError(t, err, "known_hosts "+missing+": not found: bootlab records host keys in a known_hosts file it did not make only when the file exists; create it (touch "+missing+") or name another")
+	assert.NoDirExists(t, filepath.Dir(missing), "nothing made outside bootlab's own directories")
+
+	// bootlab's own (a lab's) is made, private.
+	_, err = sshc.TrustOnFirstUse(missing, true, nil)
+	require.NoError(t, err)
+	st, err := os.Stat(missing)
+	require.NoError(t, err)
+	assert.Equal(t, fs.FileMode(0o600), st.Mode().Perm())
+	st, err = os.Stat(filepath.Dir(missing))
+	require.NoError(t, err)
+	assert.Equal(t, fs.FileMode(0o700), st.Mode().Perm())
+
+	// A user's existing file gets the first key appended.
+	srv := sshctest.Start(t)
+	users := filepath.Join(dir, "users_known_hosts")
+	require.NoError(t, os.WriteFile(users, []byte("# mine\n"), 0o644))
+	c, err := sshc.Dial(context.Background(), sshc.Config{Host: srv.Host, Port: srv.Port, User: "root", KeyFiles: []string{srv.KeyFile}, KnownHosts: users})
+	require.NoError(t, err)
+	c.Close()
+	data, err := os.ReadFile(users)
+	require.NoError(t, err)
+	assert.True(t, strings.HasPrefix(string(data), "# mine\n"), string(data))
+	assert.Contains(t, string(data), strings.TrimSpace(string(ssh.MarshalAuthorizedKey(srv.HostKey))))
 }

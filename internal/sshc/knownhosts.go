@@ -3,6 +3,7 @@ package sshc
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"net"
 	"os"
@@ -11,6 +12,8 @@ import (
 
 	"golang.org/x/crypto/ssh"
 	"golang.org/x/crypto/ssh/knownhosts"
+
+	"github.com/bootlab/bootlab/internal/userfile"
 )
 
 // HostKeyMismatchError is a host key that differs from the recorded one.
@@ -27,27 +30,30 @@ func (e *HostKeyMismatchError) Error() string {
 // TrustOnFirstUse checks host keys against the known_hosts file at path:
 // an unknown host's key is recorded (and logged with its fingerprint), a
 // known host with a different key is refused with *HostKeyMismatchError.
-// The file (and its directory) is created private if missing and re-read on
-// every check, so concurrent clients in one process see each other's
-// records.
-func TrustOnFirstUse(path string, log *slog.Logger) (ssh.HostKeyCallback, error) {
+// The file is a user's file like any other (internal/userfile): a FIFO,
+// a device or a directory is refused at once, never read or written (it
+// would hang the connection, deaf to Ctrl-C). It must exist, unless own
+// says it is bootlab's own (a lab's ssh/known_hosts): that one is made
+// private, with its directory, when missing; bootlab makes no file
+// outside its own directories. It is re-read on every check, so
+// concurrent clients in one process see each other's records.
+func TrustOnFirstUse(path string, own bool, log *slog.Logger) (ssh.HostKeyCallback, error) {
 	if path == "" {
 		return nil, errors.New("ssh: no known_hosts file given")
 	}
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return nil, fmt.Errorf("known_hosts: %w", err)
+	if err := checkKnownHosts(path, own); err != nil {
+		return nil, err
 	}
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDONLY, 0o600)
-	if err != nil {
-		return nil, fmt.Errorf("known_hosts: %w", err)
-	}
-	f.Close()
 	return func(hostname string, remote net.Addr, key ssh.PublicKey) error {
 		knownHostsMu.Lock()
 		defer knownHostsMu.Unlock()
+		// Checked again: knownhosts.New opens the path as it finds it.
+		if err := checkKnownHosts(path, false); err != nil {
+			return err
+		}
 		check, err := knownhosts.New(path)
 		if err != nil {
 			return fmt.Errorf("read %s: %w", path, err)
@@ -61,9 +67,9 @@ func TrustOnFirstUse(path string, log *slog.Logger) (ssh.HostKeyCallback, error)
 			return &HostKeyMismatchError{Host: hostname, KnownHosts: path, Line: ke.Want[0].Line}
 		}
 		line := knownhosts.Line([]string{knownhosts.Normalize(hostname)}, key)
-		f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0o600)
+		f, err := userfile.OpenAppend(path)
 		if err != nil {
-			return fmt.Errorf("record host key in %s: %w", path, err)
+			return fmt.Errorf("record host key in known_hosts %w", err)
 		}
 		defer f.Close()
 		if _, err := fmt.Fprintln(f, line); err != nil {
@@ -72,6 +78,35 @@ func TrustOnFirstUse(path string, log *slog.Logger) (ssh.HostKeyCallback, error)
 		log.Info("trusting the host key on first use", "host", hostname, "fingerprint", ssh.FingerprintSHA256(key), "known_hosts", path)
 		return nil
 	}, nil
+}
+
+// checkKnownHosts makes sure path is a regular file (userfile.Open's
+// checks: nothing is waited on), making bootlab's own when missing.
+func checkKnownHosts(path string, own bool) error {
+	f, _, err := userfile.Open(path)
+	if err == nil {
+		return f.Close()
+	}
+	var fe *userfile.Error
+	if !errors.As(err, &fe) || !fe.NotExist {
+		return fmt.Errorf("known_hosts %w", err)
+	}
+	if !own {
+		return fmt.Errorf("known_hosts %w", &userfile.Error{Path: path, NotExist: true, Err: fe.Err,
+			Msg: "not found: bootlab records host keys in a known_hosts file it did not make only when the file exists; create it (touch " + path + ") or name another"})
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return fmt.Errorf("known_hosts: %w", err)
+	}
+	// O_EXCL: never opened if something appeared there meanwhile.
+	nf, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
+	if errors.Is(err, fs.ErrExist) {
+		return checkKnownHosts(path, false)
+	}
+	if err != nil {
+		return fmt.Errorf("known_hosts: %w", err)
+	}
+	return nf.Close()
 }
 
 // knownHostsMu serialises the read-check-append of every known_hosts file

@@ -1,6 +1,9 @@
 // Package userfile reads the files a user names (specs, pull secrets, keys,
 // images, archives) safely: regular files only, opened without blocking on
-// a FIFO, checked on the opened descriptor, and read up to a limit.
+// a FIFO, checked on the opened descriptor, and read up to a limit. It
+// also checks the paths bootlab writes a file to for a user (an export, a
+// spec, a known_hosts record): an existing file is replaced or appended to
+// only when asked, and a special file never.
 package userfile
 
 import (
@@ -22,8 +25,9 @@ const MaxTextBytes = 1 << 20
 // StdinPath is the file name that means standard input (`-f -`).
 const StdinPath = "-"
 
-// Error is a path a user gave that cannot be used as an input file:
-// missing, not a regular file, or too large. It never quotes the content.
+// Error is a path a user gave that cannot be used as an input file
+// (missing, not a regular file, or too large) or as an output file (one
+// that exists, a special file). It never quotes the content.
 type Error struct {
 	Path string
 	// Msg says what is wrong and what to give instead.
@@ -36,7 +40,8 @@ type Error struct {
 
 func (e *Error) Error() string { return e.Path + ": " + e.Msg }
 
-// Unwrap lets errors.Is see the cause (fs.ErrNotExist for a missing file).
+// Unwrap lets errors.Is see the cause (fs.ErrNotExist for a missing file,
+// fs.ErrExist for an output file kept).
 func (e *Error) Unwrap() error { return e.Err }
 
 // Open opens path for reading and makes sure it is a regular file.
@@ -46,12 +51,25 @@ func (e *Error) Unwrap() error { return e.Err }
 // not even opened). Large regular files (disk images) are fine;
 // the caller bounds what it reads.
 func Open(path string) (*os.File, fs.FileInfo, error) {
+	return open(path, os.O_RDONLY)
+}
+
+// OpenAppend opens an existing regular file to append to it (a
+// known_hosts file a user named), with Open's checks: a FIFO, a device or
+// a directory is refused at once, never written to or waited on, and
+// nothing is created.
+func OpenAppend(path string) (*os.File, error) {
+	f, _, err := open(path, os.O_WRONLY|os.O_APPEND)
+	return f, err
+}
+
+func open(path string, flag int) (*os.File, fs.FileInfo, error) {
 	// Opening a device can act (a tape rewinds, a watchdog arms): refuse
 	// what stat already shows is no regular file without opening it.
 	if fi, err := os.Stat(path); err == nil && !fi.Mode().IsRegular() {
 		return nil, nil, notRegular(path, fi.Mode())
 	}
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0)
+	f, err := os.OpenFile(path, flag|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0)
 	if err != nil {
 		return nil, nil, openError(path, err)
 	}
@@ -64,8 +82,8 @@ func Open(path string) (*os.File, fs.FileInfo, error) {
 		f.Close()
 		return nil, nil, notRegular(path, fi.Mode())
 	}
-	// O_NONBLOCK means nothing for a regular file's reads; clear it anyway
-	// so the descriptor behaves as a plain open would.
+	// O_NONBLOCK means nothing for a regular file's reads and writes;
+	// clear it anyway so the descriptor behaves as a plain open would.
 	if err := syscall.SetNonblock(int(f.Fd()), false); err != nil {
 		f.Close()
 		return nil, nil, &Error{Path: path, Msg: "cannot be read: " + err.Error()}

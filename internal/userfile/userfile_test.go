@@ -86,3 +86,68 @@ func TestReadStdinIsBoundedAndCancellable(t *testing.T) {
 	_, err = ReadStdin(ctx, r, 1024)
 	assert.ErrorIs(t, err, context.DeadlineExceeded)
 }
+
+// An output path is refused before anything is written: an existing file
+// without replace, and a FIFO, device, directory or link whatever replace
+// says; nothing there, or a regular file with replace, may be written.
+func TestCheckOutput(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "fifo")
+	require.NoError(t, syscall.Mkfifo(fifo, 0o600))
+	file := filepath.Join(dir, "pull-secret.json")
+	require.NoError(t, os.WriteFile(file, []byte("{}"), 0o600))
+	link := filepath.Join(dir, "link")
+	require.NoError(t, os.Symlink(file, link))
+
+	for _, tc := range []struct {
+		path    string
+		replace bool
+		want    string
+	}{
+		{path: file, want: file + ": exists, and is kept: give another path, or --force to replace it"},
+		{path: fifo, want: fifo + ": is a FIFO (named pipe), not a regular file: bootlab writes its output to a new file or over a regular one only; give another path"},
+		{path: fifo, replace: true, want: "is a FIFO (named pipe), not a regular file"},
+		{path: "/dev/null", replace: true, want: "/dev/null: is a character device, not a regular file"},
+		{path: dir, replace: true, want: "is a directory, not a regular file"},
+		{path: link, replace: true, want: link + ": is a symbolic link: bootlab replaces no link"},
+	} {
+		err := CheckOutput(tc.path, tc.replace)
+		var fe *Error
+		require.ErrorAs(t, err, &fe, tc.path)
+		assert.Contains(t, err.Error(), tc.want)
+	}
+	assert.ErrorIs(t, CheckOutput(file, false), os.ErrExist)
+	assert.NoError(t, CheckOutput(file, true))
+	assert.NoError(t, CheckOutput(filepath.Join(dir, "new.tar"), false))
+}
+
+// OpenAppend appends to a regular file only: a FIFO without a reader is
+// refused at once (never waited on), a missing file is not created.
+func TestOpenAppend(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "fifo")
+	require.NoError(t, syscall.Mkfifo(fifo, 0o600))
+	start := time.Now()
+	_, err := OpenAppend(fifo)
+	assert.ErrorContains(t, err, "is a FIFO (named pipe), not a regular file")
+	assert.Less(t, time.Since(start), time.Second)
+
+	missing := filepath.Join(dir, "known_hosts")
+	_, err = OpenAppend(missing)
+	var fe *Error
+	require.ErrorAs(t, err, &fe)
+	assert.True(t, fe.NotExist)
+	assert.NoFileExists(t, missing)
+
+	require.NoError(t, os.WriteFile(missing, []byte("a\n"), 0o600))
+	f, err := OpenAppend(missing)
+	require.NoError(t, err)
+	_, err = f.WriteString("b\n")
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
+	got, err := os.ReadFile(missing)
+	require.NoError(t, err)
+	assert.Equal(t, "a\nb\n", string(got))
+}

@@ -7,12 +7,15 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path"
 	"path/filepath"
 	"strings"
+
+	"github.com/bootlab/bootlab/internal/userfile"
 )
 
 // ManifestName is the first entry of an exported cache: every file's path,
@@ -37,19 +40,32 @@ type ManifestFile struct {
 	Executable bool   `json:"executable,omitempty"`
 }
 
-// ExportOptions say what Export must never include.
+// ExportOptions say what Export must never include, and whether it may
+// replace a file.
 type ExportOptions struct {
 	// LabDirs are the lab directories on this host (keys, pull secrets,
 	// kubeconfigs): a cache that holds one of them is refused.
 	LabDirs []string
+	// Replace lets the export replace a regular file at its path
+	// (--force); without it an existing file is kept and the export
+	// refused. A special file (a FIFO, a device) is never replaced.
+	Replace bool
 }
 
 // Export writes the cache under root to file as a tar (gzip-compressed
 // when file ends in .gz or .tgz), the manifest first, every file 0644
 // (0755 when executable). Nothing in a cache is secret, so a file that
 // looks like it is (under a lab directory, beside a lab's state.json, or
-// not readable by others) stops the export, named.
+// not readable by others) stops the export, named. The tar is written to
+// a temporary file beside file and renamed to it once complete: file is
+// a whole export or what it was before, never half of one. An existing
+// file is refused (a userfile.Error) unless opts.Replace, before anything
+// is read or written.
 func Export(root, file string, opts ExportOptions) (*Manifest, error) {
+	// Checked before the cache is read and hashed (WriteNew checks again).
+	if err := userfile.CheckOutput(file, opts.Replace); err != nil {
+		return nil, fmt.Errorf("export file %w", err)
+	}
 	absRoot, err := filepath.Abs(root)
 	if err != nil {
 		return nil, err
@@ -75,15 +91,19 @@ func Export(root, file string, opts ExportOptions) (*Manifest, error) {
 		}
 		m.Files = append(m.Files, ManifestFile{Path: e.Path, Size: e.Size, SHA256: e.SHA256, Executable: e.Executable})
 	}
-	tmp := file + ".tmp"
-	out, err := os.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
-	if err != nil {
-		return nil, fmt.Errorf("create export %s: %w", file, err)
+	err = userfile.WriteNew(file, 0o644, opts.Replace, func(w io.Writer) error { return writeExport(w, root, file, m) })
+	var fe *userfile.Error
+	if errors.As(err, &fe) {
+		return nil, fmt.Errorf("export file %w", err)
 	}
-	defer func() {
-		out.Close()
-		os.Remove(tmp) // a no-op after the rename
-	}()
+	if err != nil {
+		return nil, err // each says which file, the export's or the cache's
+	}
+	return m, nil
+}
+
+// writeExport writes the tar of m's files under root to out.
+func writeExport(out io.Writer, root, file string, m *Manifest) error {
 	bw := bufio.NewWriterSize(out, 1<<20)
 	var w io.Writer = bw
 	var zw *gzip.Writer
@@ -93,34 +113,25 @@ func Export(root, file string, opts ExportOptions) (*Manifest, error) {
 	}
 	tw := tar.NewWriter(w)
 	if err := writeManifest(tw, m); err != nil {
-		return nil, err
+		return err
 	}
 	for _, f := range m.Files {
 		if err := addFile(tw, root, f); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	if err := tw.Close(); err != nil {
-		return nil, fmt.Errorf("write export %s: %w", file, err)
+		return fmt.Errorf("write export %s: %w", file, err)
 	}
 	if zw != nil {
 		if err := zw.Close(); err != nil {
-			return nil, fmt.Errorf("write export %s: %w", file, err)
+			return fmt.Errorf("write export %s: %w", file, err)
 		}
 	}
 	if err := bw.Flush(); err != nil {
-		return nil, fmt.Errorf("write export %s: %w", file, err)
+		return fmt.Errorf("write export %s: %w", file, err)
 	}
-	if err := out.Close(); err != nil {
-		return nil, fmt.Errorf("write export %s: %w", file, err)
-	}
-	if err := os.Chmod(tmp, 0o644); err != nil {
-		return nil, err
-	}
-	if err := os.Rename(tmp, file); err != nil {
-		return nil, fmt.Errorf("move export into place: %w", err)
-	}
-	return m, nil
+	return nil
 }
 
 func writeManifest(tw *tar.Writer, m *Manifest) error {

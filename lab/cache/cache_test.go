@@ -535,3 +535,46 @@ func TestPruneTakesWhatLabUpAddsAndSparesWhatIsInUse(t *testing.T) {
 	assert.NoDirExists(t, making)
 	assert.NoDirExists(t, restoring)
 }
+
+// An export never takes the place of a file the user has: an existing
+// file is kept unless Replace, a FIFO or device never (a rename would put
+// the tar where the pipe was), and nothing is left beside it.
+func TestExportKeepsWhatIsAtItsPath(t *testing.T) {
+	t.Parallel()
+	a := t.TempDir()
+	fillCache(t, a)
+	dir := t.TempDir()
+	secret := filepath.Join(dir, "pull-secret.json")
+	require.NoError(t, os.WriteFile(secret, []byte(`{"auths":{}}`), 0o600))
+	fifo := filepath.Join(dir, "fifo")
+	require.NoError(t, unix.Mkfifo(fifo, 0o600))
+
+	_, err := Export(a, secret, ExportOptions{})
+	require.EqualError(t, err, "export file "+secret+": exists, and is kept: give another path, or --force to replace it")
+	require.ErrorIs(t, err, os.ErrExist)
+	for _, replace := range []bool{false, true} {
+		start := time.Now()
+		_, err = Export(a, fifo, ExportOptions{Replace: replace})
+		require.ErrorContains(t, err, "export file "+fifo+": is a FIFO (named pipe), not a regular file")
+		assert.Less(t, time.Since(start), time.Second)
+	}
+	data, err := os.ReadFile(secret)
+	require.NoError(t, err)
+	assert.Equal(t, `{"auths":{}}`, string(data), "the file is as it was")
+	fi, err := os.Lstat(fifo)
+	require.NoError(t, err)
+	assert.NotZero(t, fi.Mode()&os.ModeNamedPipe, "the FIFO is still a FIFO")
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	assert.Len(t, entries, 2, "no temporary file left")
+
+	// Asked to, a regular file is replaced whole.
+	m, err := Export(a, secret, ExportOptions{Replace: true})
+	require.NoError(t, err)
+	res, err := PlanImport(t.TempDir(), secret)
+	require.NoError(t, err)
+	assert.Len(t, res.Imported, len(m.Files))
+	entries, err = os.ReadDir(dir)
+	require.NoError(t, err)
+	assert.Len(t, entries, 2, "no temporary file left")
+}

@@ -94,6 +94,7 @@ func BootstrapSSH(s *spec.Spec, n Net) (*node.Redialing, error) {
 		User:           "core",
 		KeyPath:        labdir.SSHKey(s),
 		KnownHostsPath: labdir.KnownHosts(s),
+		OwnKnownHosts:  true,
 		Via:            n.Via,
 		AsUser:         true,
 	}), nil

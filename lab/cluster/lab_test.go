@@ -54,6 +54,7 @@ func TestLabHelpers(t *testing.T) {
 	assert.True(t, cfg.AsUser, "lab wait reads what core may read: no sudo")
 	assert.Equal(t, labdir.SSHKey(s), cfg.KeyPath)
 	assert.Equal(t, labdir.KnownHosts(s), cfg.KnownHostsPath)
+	assert.True(t, cfg.OwnKnownHosts, "the lab's own known_hosts: made when missing")
 
 	_, err = LabClient(s, Net{})
 	assert.ErrorContains(t, err, "kubeconfig")

@@ -123,7 +123,7 @@ func redialing(t *testing.T, addr, keyPath, known string) *node.Redialing {
 	require.NoError(t, err)
 	p, err := strconv.Atoi(port)
 	require.NoError(t, err)
-	return node.NewRedialing(node.SSHConfig{Host: host, Port: p, User: "core", KeyPath: keyPath, KnownHostsPath: known, AsUser: true})
+	return node.NewRedialing(node.SSHConfig{Host: host, Port: p, User: "core", KeyPath: keyPath, KnownHostsPath: known, OwnKnownHosts: true, AsUser: true})
 }
 
 func runOut(n node.Node, cmd string) (string, error) {

@@ -147,7 +147,7 @@ func TestOpenRemoteFailsClearly(t *testing.T) {
 	addr := ln.Addr().String()
 	ln.Close()
 	srv := sshctest.Start(t)
-	_, err = host.Open(context.Background(), fmt.Sprintf("qemu+ssh://root@%s/system?keyfile=%s&known_hosts=%s", addr, srv.KeyFile, filepath.Join(t.TempDir(), "kh")), host.Options{})
+	_, err = host.Open(context.Background(), fmt.Sprintf("qemu+ssh://root@%s/system?keyfile=%s&known_hosts=%s", addr, srv.KeyFile, sshctest.KnownHosts(t)), host.Options{})
 	assert.ErrorContains(t, err, "connection refused")
 	assert.ErrorContains(t, err, "libvirt URI qemu+ssh://root@"+addr)
 }

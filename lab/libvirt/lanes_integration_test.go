@@ -5,7 +5,6 @@ package libvirt
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"sync"
 	"testing"
 
@@ -26,7 +25,7 @@ func TestIntegrationLongCallsSpreadOverConnections(t *testing.T) {
 	uris := map[string]string{
 		"local": "qemu:///system",
 		"ssh": fmt.Sprintf("qemu+ssh://root@127.0.0.1:%d/system?keyfile=%s&known_hosts=%s",
-			port, key, filepath.Join(t.TempDir(), "known_hosts")),
+			port, key, sshctest.KnownHosts(t)),
 	}
 	for name, uri := range uris {
 		t.Run(name, func(t *testing.T) {
@@ -78,7 +77,7 @@ func holdLongCalls(t *testing.T, c *Conn, n int) map[*golibvirt.Libvirt]int {
 func TestIntegrationTestDriverHasOneConnection(t *testing.T) {
 	port, key := sshctest.OpenSSHD(t)
 	for _, uri := range []string{"test:///default", fmt.Sprintf("test+ssh://root@127.0.0.1:%d/default?keyfile=%s&known_hosts=%s",
-		port, key, filepath.Join(t.TempDir(), "known_hosts"))} {
+		port, key, sshctest.KnownHosts(t))} {
 		c, err := Connect(context.Background(), uri, nil)
 		require.NoError(t, err)
 		used := holdLongCalls(t, c, 2*laneCalls)

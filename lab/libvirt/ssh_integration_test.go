@@ -35,7 +35,7 @@ func TestIntegrationRemoteURIThroughSSH(t *testing.T) {
 	// Not parallel: its test+ssh:// connection reaches the daemon's test:///default, whose one in-memory state every connection open at the same time shares.
 	port, key := sshctest.OpenSSHD(t)
 	ctx := context.Background()
-	kh := filepath.Join(t.TempDir(), "known_hosts")
+	kh := sshctest.KnownHosts(t)
 	uri := fmt.Sprintf("test+ssh://root@127.0.0.1:%d/default?keyfile=%s&known_hosts=%s", port, key, kh)
 	c, err := libvirt.Connect(ctx, uri, nil)
 	require.NoError(t, err)
@@ -111,7 +111,7 @@ func TestIntegrationOneSSHConnectionServesLibvirtAndTheHost(t *testing.T) {
 	// Not parallel: its test+ssh:// connection reaches the daemon's test:///default, whose one in-memory state every connection open at the same time shares.
 	srv := sshctest.Start(t)
 	ctx := context.Background()
-	uri := fmt.Sprintf("test+ssh://root@%s/default?keyfile=%s&known_hosts=%s", srv.Addr, srv.KeyFile, filepath.Join(t.TempDir(), "kh"))
+	uri := fmt.Sprintf("test+ssh://root@%s/default?keyfile=%s&known_hosts=%s", srv.Addr, srv.KeyFile, sshctest.KnownHosts(t))
 	h, err := host.Open(ctx, uri, host.Options{})
 	require.NoError(t, err)
 	defer h.Close()

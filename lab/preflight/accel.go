@@ -124,11 +124,14 @@ type accelChoice struct {
 }
 
 func chooseAccelerator(ctx context.Context, s *spec.Spec, host hypervisor.HostInfo, h HostFacts, log *slog.Logger) (spec.Accelerator, string, error) {
-	c, err := choose(ctx, s, host, h, log)
+	c, err := choose(ctx, s, host, h, true, log)
 	return c.accel, c.reason, err
 }
 
-func choose(ctx context.Context, s *spec.Spec, host hypervisor.HostInfo, h HostFacts, log *slog.Logger) (accelChoice, error) {
+// choose picks the accelerator. prove boots a test guest where KVM must
+// be proven (a dry run passes false: KVM is then planned where it looks
+// usable, and the reason says the real up proves it).
+func choose(ctx context.Context, s *spec.Spec, host hypervisor.HostInfo, h HostFacts, prove bool, log *slog.Logger) (accelChoice, error) {
 	want, source := s.Accelerator, "accelerator: "+string(s.Accelerator)
 	if env := h.Getenv("BOOTLAB_ACCEL"); env != "" {
 		want, source = spec.Accelerator(env), "BOOTLAB_ACCEL="+env
@@ -156,6 +159,9 @@ func choose(ctx context.Context, s *spec.Spec, host hypervisor.HostInfo, h HostF
 		if kernel == "" {
 			return accelChoice{accel: spec.AccelKVM, reason: "kvm (" + source + "; no kernel here to prove it boots guests)"}, nil
 		}
+		if !prove {
+			return accelChoice{accel: spec.AccelKVM, reason: "kvm (" + source + "; the real up proves it with a test guest first; a dry run boots none)"}, nil
+		}
 		log.Debug("KVM smoke test", "kernel", kernel)
 		if err := h.KVMSmoke(ctx, kernel); err != nil {
 			if ctx.Err() != nil {
@@ -182,6 +188,9 @@ func choose(ctx context.Context, s *spec.Spec, host hypervisor.HostInfo, h HostF
 	kernel := proofKernel(s, h)
 	if kernel == "" {
 		return accelChoice{accel: spec.AccelTCG, reason: "tcg: KVM looks usable but no kernel (image.kernel, " + h.BootDir + "/vmlinuz* or a cached probe kernel: `bootlab lab probe-image build`) was found to prove it boots guests; set accelerator: kvm to use it anyway", unproven: true}, nil
+	}
+	if !prove {
+		return accelChoice{accel: spec.AccelKVM, reason: "kvm planned (" + source + ": KVM looks usable; the real up proves it with a test guest first and takes tcg if that does not boot; a dry run boots none)", unproven: true}, nil
 	}
 	log.Debug("KVM smoke test", "kernel", kernel)
 	if err := h.KVMSmoke(ctx, kernel); err != nil {

@@ -69,6 +69,10 @@ type Options struct {
 	// Machine is the hypervisor's machine when the HostInfo given to
 	// Run is not a Hypervisor (nil: the Hypervisor's Host).
 	Machine host.Host
+	// NoTestGuest is a dry run's preflight: it boots no test guest to
+	// prove KVM. Where one would, KVM that looks usable is planned
+	// (AcceleratorUnproven), and the reason says the real up proves it.
+	NoTestGuest bool
 }
 
 // Names of the preflight checks, in report order.
@@ -116,7 +120,7 @@ func Run(ctx context.Context, s *spec.Spec, hvInfo hypervisor.HostInfo, opts Opt
 	host := hvInfo
 
 	add(checkLibvirt(ctx, s, host, opts.ConnectError))
-	c, err := acceleratorCheck(ctx, s, host, h, caps, opts.Status, log, r)
+	c, err := acceleratorCheck(ctx, s, host, h, caps, !opts.NoTestGuest, opts.Status, log, r)
 	if err != nil {
 		return nil, err
 	}
@@ -154,11 +158,11 @@ func Run(ctx context.Context, s *spec.Spec, hvInfo hypervisor.HostInfo, opts Opt
 }
 
 // acceleratorCheck chooses the accelerator (the only slow check: the KVM
-// smoke test boots a kernel, so it shows progress) and records the choice
-// in r; an error only when ctx ended.
-func acceleratorCheck(ctx context.Context, s *spec.Spec, host hypervisor.HostInfo, h HostFacts, caps hypervisor.Capabilities, st *status.Status, log *slog.Logger, r *Report) (check.Result, error) {
+// smoke test boots a kernel, unless prove is false, so it shows progress)
+// and records the choice in r; an error only when ctx ended.
+func acceleratorCheck(ctx context.Context, s *spec.Spec, host hypervisor.HostInfo, h HostFacts, caps hypervisor.Capabilities, prove bool, st *status.Status, log *slog.Logger, r *Report) (check.Result, error) {
 	st.Start("Choosing the accelerator")
-	choice, err := choose(ctx, s, host, h, log)
+	choice, err := choose(ctx, s, host, h, prove, log)
 	accel, reason := choice.accel, choice.reason
 	if ctx.Err() != nil {
 		st.End(false)

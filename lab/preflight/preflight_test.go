@@ -459,3 +459,27 @@ func TestPreflightMarksAnUnprovenAccelerator(t *testing.T) {
 	assert.Equal(t, spec.AccelKVM, r.Accelerator)
 	assert.False(t, r.AcceleratorUnproven)
 }
+
+// A dry run's preflight boots no test guest: KVM that looks usable is
+// planned, with a reason that says the real up proves it; KVM asked for
+// is taken the same way. What needs no test guest is decided as ever.
+func TestPreflightWithoutTestGuest(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		accel spec.Accelerator
+		want  string
+	}{
+		{spec.AccelAuto, "kvm planned (accelerator: auto: KVM looks usable; the real up proves it with a test guest first and takes tcg if that does not boot; a dry run boots none)"},
+		{spec.AccelKVM, "kvm (accelerator: kvm; the real up proves it with a test guest first; a dry run boots none)"},
+		{spec.AccelTCG, "tcg (accelerator: tcg)"},
+	} {
+		g := newGoodHost(t)
+		g.smoke = errors.New("a test guest was booted")
+		s := preflightSpec(t, func(s *spec.Spec) { s.Accelerator = tc.accel })
+		r, err := Run(context.Background(), s, kvmHost(), Options{Facts: g.facts(), NoTestGuest: true})
+		require.NoError(t, err)
+		assert.Empty(t, g.smoked, "%s: no test guest", tc.accel)
+		assert.True(t, r.OK(), "%s: %+v", tc.accel, r.Failed())
+		assert.Equal(t, tc.want, r.AcceleratorReason)
+	}
+}

@@ -23,7 +23,7 @@ import (
 func TestRemoteURIOnLoopback(t *testing.T) {
 	parallel(t)
 	port, key := sshctest.OpenSSHD(t)
-	kh := filepath.Join(t.TempDir(), "known_hosts")
+	kh := sshctest.KnownHosts(t)
 	uri := fmt.Sprintf("qemu+ssh://root@127.0.0.1:%d/system?keyfile=%s&known_hosts=%s", port, key, kh)
 	hostDir := filepath.Join(e2eRoot, "remote-host-"+filepath.Base(t.TempDir()))
 	l := newLabWith(t, fmt.Sprintf("topology:\n  masters: 1\n  workers: 0\nlibvirt:\n  uri: %q\n  hostDir: %s\n", uri, hostDir))

@@ -201,6 +201,12 @@ bootkube.sh as numbered stages that explain, execute, validate and log.`,
 	root.PersistentFlags().CountVarP(&verbosity, "verbose", "v", "more log output (-v debug, -vv also libvirt XML)")
 	root.PersistentFlags().BoolVarP(&quiet, "quiet", "q", false, "only errors and command output")
 	root.PersistentFlags().StringVar(&logFormat, "log-format", "text", "log format: text or json")
+	// --version prints what `bootlab version` prints (kubectl and gh have
+	// both). The flag is bootlab's own: cobra's would take -v, which is
+	// --verbose.
+	root.Version = version.Get().Version
+	root.SetVersionTemplate(versionText(version.Get()))
+	root.Flags().Bool("version", false, "print the version, commit, Go version and platform (as bootlab version does)")
 
 	root.AddGroup(&cobra.Group{ID: "main", Title: "Commands:"})
 	for _, c := range []*cobra.Command{labcmd.NewCmdLab(f), stagecmd.NewCmdStage(f), classcmd.NewCmdClass(f), cachecmd.NewCmdCache(f, nil), dashcmd.NewCmdDashboard(f, nil)} {
@@ -292,7 +298,7 @@ func newCmdVersion(f *cmdutil.Factory) *cobra.Command {
 			if output == "json" {
 				return cmdutil.WriteJSON(f.Streams.Out, "Version", in)
 			}
-			fmt.Fprintf(f.Streams.Out, "bootlab %s\ncommit %s\n%s %s\n", in.Version, in.Commit, in.GoVersion, in.Platform)
+			fmt.Fprint(f.Streams.Out, versionText(in))
 			return nil
 		},
 	}
@@ -328,4 +334,9 @@ var readOnly = map[string]bool{
 	"lab console": true, "lab graph": true, "lab preflight": true, "lab gather": true,
 	"stage status": true, "stage validate": true, "stage list": true, "stage explain": true, "stage diff": true,
 	"class status": true, "class config": true, "class verify": true, "cache list": true, "version": true,
+}
+
+// versionText is what `bootlab version` and `bootlab --version` print.
+func versionText(in version.Info) string {
+	return fmt.Sprintf("bootlab %s\ncommit %s\n%s %s\n", in.Version, in.Commit, in.GoVersion, in.Platform)
 }

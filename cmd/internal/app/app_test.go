@@ -45,6 +45,12 @@ func TestVersion(t *testing.T) {
 	assert.Contains(t, out, "\ncommit ")
 	assert.Contains(t, out, runtime.Version()+" "+runtime.GOOS+"/"+runtime.GOARCH)
 
+	// --version, as kubectl and gh have it, prints the same.
+	code, flagOut, flagErr := run(t, "--version")
+	assert.Equal(t, 0, code, flagErr)
+	assert.Equal(t, out, flagOut)
+	assert.Empty(t, flagErr)
+
 	code, out, _ = run(t, "version", "-o", "json")
 	require.Equal(t, 0, code)
 	var in map[string]any

@@ -27,8 +27,10 @@ type hostile struct {
 	file    string
 	special string
 	stdin   string
-	// args run with {{spec}} replaced by the spec's path.
+	// args run with {{spec}} replaced by the spec's path and {{dir}} by
+	// the test's directory; env is set the same way.
 	args []string
+	env  map[string]string
 	code int
 	want string
 }
@@ -81,6 +83,12 @@ func hostileInputs() []hostile {
 		{name: "override name", file: "name: ws\ntemplate: {}\nlearners: [alice]\noverrides:\n  alice: {name: other}\n", args: classConfig, code: cmdutil.ExitInvalid, want: "overrides.alice.name: must not be set per learner"},
 		{name: "override of no learner", file: "name: ws\ntemplate: {}\nlearners: [alice]\noverrides:\n  bob: {}\n", args: classConfig, code: cmdutil.ExitInvalid, want: `overrides.bob: "bob" is not a learner of this class`},
 		{name: "override unknown field", file: "name: ws\ntemplate: {}\nlearners: [alice]\noverrides:\n  alice: {topology: {wrokers: 1}}\n", args: classConfig, code: cmdutil.ExitInvalid, want: "overrides.alice.wrokers: unknown field"},
+		// Files bootlab reads or writes that are not its own (issue 52).
+		{name: "FIFO as --known-hosts", file: "name: h21in-hostile\n", args: []string{"stage", "status", "-f", "{{spec}}", "--host", "127.0.0.1", "--port", "1", "--key", "{{dir}}/ps.json", "--known-hosts", "{{dir}}/fifo"}, code: cmdutil.ExitInvalid, want: "known_hosts {{dir}}/fifo: is a FIFO (named pipe), not a regular file"},
+		{name: "FIFO as ?known_hosts=", file: "name: h21in-hostile\nlibvirt: {uri: \"qemu+ssh://root@127.0.0.1:1/system?known_hosts={{dir}}/fifo\"}\n", args: []string{"lab", "status", "-f", "{{spec}}"}, code: cmdutil.ExitInvalid, want: "known_hosts {{dir}}/fifo: is a FIFO (named pipe), not a regular file"},
+		{name: "FIFO as cache export FILE", args: []string{"cache", "export", "{{dir}}/fifo", "--force", "--cache-dir", "{{dir}}/cache"}, code: cmdutil.ExitInvalid, want: "export file {{dir}}/fifo: is a FIFO (named pipe), not a regular file"},
+		{name: "/etc as BOOTLAB_CACHE", file: "name: h21in-hostile\n", args: upDryRun, env: map[string]string{"BOOTLAB_CACHE": "/etc"}, code: cmdutil.ExitInvalid, want: "BOOTLAB_CACHE: /etc is a top-level system directory"},
+		{name: "/dev/null as --cache-dir", args: []string{"cache", "list", "--cache-dir", "/dev/null"}, code: cmdutil.ExitInvalid, want: "--cache-dir: /dev/null is inside /dev"},
 	}
 }
 
@@ -99,9 +107,13 @@ func TestHostileInputs(t *testing.T) {
 			path := specPath(t, dir, tc)
 			before := listDir(t, dir)
 
+			expand := strings.NewReplacer("{{spec}}", path, "{{dir}}", dir).Replace
 			args := make([]string, len(tc.args))
 			for i, a := range tc.args {
-				args[i] = strings.ReplaceAll(a, "{{spec}}", path)
+				args[i] = expand(a)
+			}
+			for k, v := range tc.env {
+				t.Setenv(k, expand(v))
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()

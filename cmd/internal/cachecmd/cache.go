@@ -29,6 +29,8 @@ type Options struct {
 	File      string
 	OlderThan time.Duration
 	DryRun    bool
+	// Force lets export replace a regular file at FILE.
+	Force bool
 	// Program and OpenShiftVersion are what `cache build` builds.
 	Program          string
 	OpenShiftVersion string
@@ -39,6 +41,16 @@ func (o *Options) dir() string {
 		return cache.Dir()
 	}
 	return o.Dir
+}
+
+// checkDir refuses a cache root a lab directory could not be: every
+// cache command lists, hashes, writes or removes everything under it.
+func (o *Options) checkDir() error {
+	if o.Dir != "" {
+		return lab.CheckCacheRoot(o.Dir, "--cache-dir")
+	}
+	_, err := lab.CacheRoot()
+	return err
 }
 
 func (o *Options) home() string {
@@ -76,6 +88,9 @@ checked against the export's sha256 manifest before anything is moved in.`,
 	run := func(name string, c *cobra.Command, fn func() error) error {
 		if runF != nil {
 			return runF(name, opts)
+		}
+		if err := opts.checkDir(); err != nil {
+			return err
 		}
 		return fn()
 	}
@@ -117,16 +132,22 @@ func newCmdList(opts *Options, run runner, f *cmdutil.Factory) *cobra.Command {
 // newCmdExport builds `cache export FILE`.
 func newCmdExport(opts *Options, run runner, f *cmdutil.Factory) *cobra.Command {
 	export := &cobra.Command{
-		Use:     "export FILE",
-		Short:   "Write the cache to a tar (FILE.gz or .tgz: compressed) with a sha256 manifest first",
-		Example: `  bootlab cache export bootlab-cache.tar`,
-		Args:    cmdutil.ExactArgs(1),
+		Use:   "export FILE",
+		Short: "Write the cache to a tar (FILE.gz or .tgz: compressed) with a sha256 manifest first",
+		Example: `  bootlab cache export bootlab-cache.tar
+  bootlab cache export bootlab-cache.tar.gz --force`,
+		Long: `Write the cache to FILE as a tar, its sha256 manifest first. The tar is
+written beside FILE under a temporary name and renamed to FILE once
+complete. An existing FILE is kept and the export refused unless --force;
+a FIFO, device or other special file at FILE is never replaced.`,
+		Args: cmdutil.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			opts.File = args[0]
 			return run("export", c, func() error { return runExport(f, opts) })
 		},
 	}
 	addHomeFlag(export, opts)
+	export.Flags().BoolVar(&opts.Force, "force", false, "replace FILE if it exists (a regular file only)")
 	return export
 }
 
@@ -219,7 +240,7 @@ func runExport(f *cmdutil.Factory, o *Options) error {
 		return err
 	}
 	f.Status.Start("Exporting the cache %s to %s", o.dir(), o.File)
-	m, err := cache.Export(o.dir(), o.File, cache.ExportOptions{LabDirs: dirs})
+	m, err := cache.Export(o.dir(), o.File, cache.ExportOptions{LabDirs: dirs, Replace: o.Force})
 	if err != nil {
 		f.Status.End(false)
 		return err

@@ -2,6 +2,7 @@ package classcmd
 
 import (
 	"context"
+	"encoding/json"
 	"path/filepath"
 	"testing"
 
@@ -68,4 +69,41 @@ func TestClassUpOneLabFails(t *testing.T) {
 	assert.NoDirExists(t, filepath.Join(home, "labs", "it-ben"))
 	_, err = conn.LookupNetwork(ctx, "bootlab-it-ben")
 	assert.NoError(t, err, "the network that was not the lab's is spared")
+}
+
+// class up --dry-run makes the class checks, then prints each lab's plan
+// (lab up --dry-run's, with the options class up builds it with) and its
+// handout, and changes nothing: no lab directory, no libvirt object. A
+// class that would be refused is refused the same way.
+func TestClassUpDryRunChangesNothing(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("BOOTLAB_HOME", home)
+	t.Chdir(t.TempDir())
+	hv := fakeTestDriver()
+	file := classFile(t, "")
+	out, errOut, err := runOn(t, hv, "up", "-f", file, "--dry-run")
+	require.NoError(t, err, errOut)
+	for _, l := range []string{"ann", "ben"} {
+		assert.Contains(t, out, "class up would make these changes to lab it-"+l+" (learner "+l+"; nothing was changed):\n")
+		assert.Contains(t, out, "define    network      bootlab-it-"+l+"\n")
+		assert.Contains(t, out, "update    classDir     "+filepath.Join(home, "classes", "it", "handouts", l)+" (handout)\n")
+	}
+	assert.Empty(t, hv.Mutations(), "nothing defined")
+	assert.NoDirExists(t, filepath.Join(home, "labs"), "no lab directory")
+	assert.NoDirExists(t, filepath.Join(home, "classes"), "no handout")
+
+	out, _, err = runOn(t, hv, "up", "-f", file, "--dry-run", "-o", "json")
+	require.NoError(t, err)
+	var doc ClassUpPlan
+	require.NoError(t, json.Unmarshal([]byte(out), &doc))
+	require.Len(t, doc.Labs, 2)
+	assert.Equal(t, "it-ann", doc.Labs[0].Name)
+	assert.True(t, doc.Labs[0].Changed)
+
+	// Refused as class up refuses it.
+	clash := classFile(t, "overrides:\n  ben:\n    labDir: /etc\n")
+	_, _, err = runOn(t, hv, "up", "-f", clash, "--dry-run")
+	assert.Equal(t, cmdutil.ExitInvalid, cmdutil.ExitCodeOf(err), "%v", err)
+	assert.Empty(t, hv.Mutations())
+	assert.NoDirExists(t, filepath.Join(home, "labs"))
 }

@@ -144,7 +144,54 @@ Without --to the lab is rebuilt from its spec: removed, then built again
 	addClassFlags(cmd, &opts.Class, false)
 	cmd.Flags().StringVar(&opts.To, "to", "", "restore this checkpoint instead of rebuilding the lab")
 	cmd.Flags().BoolVar(&opts.DryRun, "dry-run", false, "print what reset would change, and change nothing")
+	cmd.ValidArgsFunction = opts.completeLearners
+	_ = cmd.RegisterFlagCompletionFunc("to", func(c *cobra.Command, args []string, _ string) ([]string, cobra.ShellCompDirective) {
+		return opts.completeCheckpoints(c, f, args)
+	})
 	return cmd
+}
+
+// completeLearners offers the learners with a lab in the class the flags
+// name.
+func (o *ResetOptions) completeLearners(_ *cobra.Command, args []string, _ string) ([]string, cobra.ShellCompDirective) {
+	if len(args) > 0 {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	_, ms, err := classMembers(&o.Class, false)
+	if err != nil {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	var out []string
+	for _, m := range ms {
+		out = append(out, m.Learner+"\tlab "+m.Spec.Name)
+	}
+	return out, cobra.ShellCompDirectiveNoFileComp
+}
+
+// completeCheckpoints offers the checkpoints of the lab of the learner
+// named first, for --to.
+func (o *ResetOptions) completeCheckpoints(c *cobra.Command, f *cmdutil.Factory, args []string) ([]string, cobra.ShellCompDirective) {
+	if len(args) != 1 {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	_, ms, err := classMembers(&o.Class, false)
+	if err != nil {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	for _, m := range ms {
+		if m.Learner != args[0] || !m.Built {
+			continue
+		}
+		ctx, cancel := cmdutil.CompletionContext(c)
+		defer cancel()
+		l, err := f.OpenLab(ctx, m.Spec)
+		if err != nil {
+			break
+		}
+		defer l.Close()
+		return cmdutil.CheckpointNames(ctx, l), cobra.ShellCompDirectiveNoFileComp
+	}
+	return nil, cobra.ShellCompDirectiveNoFileComp
 }
 
 func runReset(ctx context.Context, f *cmdutil.Factory, opts *ResetOptions) error {
@@ -223,11 +270,9 @@ func resetDryRun(ctx context.Context, f *cmdutil.Factory, l *lab.Lab, name strin
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(f.Streams.Out, "class reset %s would make these changes to lab %s (nothing was changed):\n", m.Learner, m.Spec.Name)
-	for _, c := range changes {
-		fmt.Fprintf(f.Streams.Out, "  %s\n", c)
-	}
-	return nil
+	return cmdutil.WritePlan(f, "", "table", m.Spec.Name, changes,
+		fmt.Sprintf("nothing to change: class reset %s has nothing to do", m.Learner),
+		fmt.Sprintf("class reset %s would make these changes to lab %s (nothing was changed):", m.Learner, m.Spec.Name))
 }
 
 // HandoutsOptions are the options of `class handouts`.

@@ -22,6 +22,8 @@ type UpOptions struct {
 	Parallel    int
 	NoPreflight bool
 	Output      string
+	// DryRun checks the class and prints each lab's plan, changing nothing.
+	DryRun bool
 }
 
 // ClassUpResult is `class up -o json`: what happened to each lab.
@@ -37,7 +39,8 @@ func NewCmdUp(f *cmdutil.Factory, runF func(*UpOptions) error) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "up",
 		Short: "Check the whole class, then build every learner's lab in parallel (idempotent)",
-		Example: `  bootlab class up -f class.yaml
+		Example: `  bootlab class up -f class.yaml --dry-run
+  bootlab class up -f class.yaml
   bootlab class up -f class.yaml --parallel 4 -o json`,
 		Long: `Build one lab per learner, as ` + "`bootlab lab up`" + ` builds a lab.
 
@@ -51,7 +54,12 @@ failure does not stop the others: the summary names each failed lab and why,
 and the exit code is non-zero. Running it again resumes, like lab up.
 
 Each learner's handout (spec, SSH key, addresses, README with the commands for
-their lab) is written to <bootlab home>/classes/<class>/handouts/<learner>.`,
+their lab) is written to <bootlab home>/classes/<class>/handouts/<learner>.
+
+--dry-run makes the same class checks and the one preflight, then prints what
+lab up would change for each lab (as lab up --dry-run does) and its handout:
+nothing is written, downloaded, built or booted, not even the test guest that
+proves KVM.`,
 		Args: cmdutil.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := cmdutil.OutputFlag(opts.Output, "table", "json"); err != nil {
@@ -70,6 +78,7 @@ their lab) is written to <bootlab home>/classes/<class>/handouts/<learner>.`,
 	cmd.Flags().IntVar(&opts.Parallel, "parallel", defaultParallel(), "build at most this many labs at once")
 	cmd.Flags().BoolVar(&opts.NoPreflight, "no-preflight", false, "skip the host checks (the class checks and the accelerator choice still run)")
 	cmd.Flags().StringVarP(&opts.Output, "output", "o", "table", "summary format: table or json")
+	cmd.Flags().BoolVar(&opts.DryRun, "dry-run", false, "check the class and print what up would change for each lab, and change nothing")
 	return cmd
 }
 
@@ -87,9 +96,12 @@ func runUp(ctx context.Context, f *cmdutil.Factory, opts *UpOptions) error {
 			f.Say("warn", "lab %s: %s", l.Spec.Name, w)
 		}
 	}
-	accel, err := prepareClass(ctx, f, p, opts.NoPreflight)
+	accel, err := prepareClass(ctx, f, p, opts.NoPreflight, opts.DryRun)
 	if err != nil {
 		return err
+	}
+	if opts.DryRun {
+		return upDryRun(ctx, f, p, accel, opts)
 	}
 	var mu sync.Mutex   // stderr lines
 	var prep sync.Mutex // the preparers share the cache and the tools
@@ -114,8 +126,9 @@ func runUp(ctx context.Context, f *cmdutil.Factory, opts *UpOptions) error {
 
 // prepareClass does once what every lab's up would do alone: preflight of
 // the first lab still to build (tools, libvirt, KVM), the probe image
-// shared by every probe lab, and the accelerator.
-func prepareClass(ctx context.Context, f *cmdutil.Factory, p *class.Plan, noPreflight bool) (labspec.Accelerator, error) {
+// shared by every probe lab, and the accelerator. A dry run stops after
+// preflight, which boots no test guest then: its accelerator is planned.
+func prepareClass(ctx context.Context, f *cmdutil.Factory, p *class.Plan, noPreflight, dryRun bool) (labspec.Accelerator, error) {
 	first := p.Labs[0].Spec
 	for _, l := range p.Labs {
 		if !l.Built {
@@ -134,16 +147,22 @@ func prepareClass(ctx context.Context, f *cmdutil.Factory, p *class.Plan, noPref
 	defer l.Close()
 	if !noPreflight {
 		// The one preflight: lab up's and lab preflight's.
-		report, err := l.Preflight(ctx, lab.PreflightOptions{})
+		report, err := l.Preflight(ctx, lab.PreflightOptions{NoTestGuest: dryRun})
 		if err != nil {
 			return "", err
 		}
 		if err := report.Err(); err != nil {
 			return "", err
 		}
-		if !report.AcceleratorUnproven {
+		if !report.AcceleratorUnproven || dryRun {
 			accel = report.Accelerator
 		}
+		if dryRun && report.AcceleratorReason != "" {
+			f.Status.Infof("accelerator: %s", lab.AcceleratorLine(report.Accelerator, report.AcceleratorReason))
+		}
+	}
+	if dryRun {
+		return accel, nil
 	}
 	if err := shareProbeImage(ctx, f, p); err != nil {
 		return "", err
@@ -221,11 +240,9 @@ func buildLab(ctx context.Context, f *cmdutil.Factory, spec *labspec.Spec, accel
 		return err
 	}
 	defer l.Close()
-	res, err := l.Up(ctx, lab.BuildOptions{
-		Accelerator: accel, Class: className,
-		Prepare: cmdutil.PrepareOptions(f), PrepareLock: prep,
-		SkipHostDNS: true,
-	})
+	o := labBuildOptions(accel, className)
+	o.Prepare, o.PrepareLock = cmdutil.PrepareOptions(f), prep
+	res, err := l.Up(ctx, o)
 	if err != nil {
 		return err
 	}
@@ -234,6 +251,73 @@ func buildLab(ctx context.Context, f *cmdutil.Factory, spec *labspec.Spec, accel
 	}
 	dir := filepath.Join(class.Dir(labspec.DefaultHome(), className), "handouts", learner)
 	return class.WriteHandout(dir, className, learner, l.Spec())
+}
+
+// labBuildOptions are the options of a class's lab up and of its dry run:
+// the class checked the host and chose the accelerator once for all its
+// labs (a dry run may leave it to each lab's plan, which then runs no
+// preflight of its own either); host DNS is a single lab's.
+func labBuildOptions(accel labspec.Accelerator, className string) lab.BuildOptions {
+	return lab.BuildOptions{Accelerator: accel, NoPreflight: true, Class: className, SkipHostDNS: true}
+}
+
+// ClassUpPlan is `class up --dry-run -o json`: what up would change for
+// each lab.
+type ClassUpPlan struct {
+	Class string    `json:"class"`
+	Labs  []LabPlan `json:"labs"`
+}
+
+// LabPlan is what class up would change for one lab.
+type LabPlan struct {
+	Name    string       `json:"name"`
+	Learner string       `json:"learner"`
+	Changed bool         `json:"changed"`
+	Changes []lab.Change `json:"changes"`
+}
+
+// upDryRun prints what class up would change for every lab of p: each
+// lab's lab up --dry-run with the options its up gets, and its handout.
+// A lab whose plan fails is named in the summary, as class up names it.
+func upDryRun(ctx context.Context, f *cmdutil.Factory, p *class.Plan, accel labspec.Accelerator, opts *UpOptions) error {
+	var mu sync.Mutex
+	plans := map[string]LabPlan{}
+	rs := class.Each(ctx, p.Labs, opts.Parallel, func(ctx context.Context, cl class.Lab) error {
+		l, err := f.OpenLab(ctx, cl.Spec)
+		if err != nil {
+			return err
+		}
+		defer l.Close()
+		plan, err := l.PlanUp(ctx, labBuildOptions(accel, p.Class.Name))
+		if err != nil {
+			return err
+		}
+		changes := append(plan.Changes, lab.Change{Action: "update", Kind: "classDir",
+			Name: filepath.Join(class.Dir(labspec.DefaultHome(), p.Class.Name), "handouts", cl.Learner), Detail: "handout"})
+		mu.Lock()
+		defer mu.Unlock()
+		plans[cl.Spec.Name] = LabPlan{Name: cl.Spec.Name, Learner: cl.Learner, Changed: len(plan.Changes) > 0, Changes: changes}
+		return nil
+	})
+	doc := ClassUpPlan{Class: p.Class.Name, Labs: []LabPlan{}}
+	for _, r := range rs {
+		if lp, ok := plans[r.Lab]; ok {
+			doc.Labs = append(doc.Labs, lp)
+		}
+	}
+	if opts.Output == "json" {
+		if err := cmdutil.WriteJSON(f.Streams.Out, "ClassUpPlan", doc); err != nil {
+			return err
+		}
+	} else {
+		for _, lp := range doc.Labs {
+			if err := cmdutil.WritePlan(f, "", "table", lp.Name, lp.Changes, "",
+				fmt.Sprintf("class up would make these changes to lab %s (learner %s; nothing was changed):", lp.Name, lp.Learner)); err != nil {
+				return err
+			}
+		}
+	}
+	return exitFor("class up --dry-run", rs)
 }
 
 // printResults prints one line per lab of a class operation on stderr

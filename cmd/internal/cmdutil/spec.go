@@ -92,6 +92,7 @@ func AddTargetFlags(cmd *cobra.Command, sf *SpecFlags) {
 	fl.StringVar(&sf.Name, "name", "", "lab name: overrides name in the spec file (-f, or ./bootlab.yaml when it exists); without one, the lab of that name as built, or a new one with every default")
 	fl.StringVar(&sf.URI, "uri", "", "libvirt URI (overrides libvirt.uri)")
 	fl.StringVar(&sf.LabDir, "lab-dir", "", "lab directory (overrides labDir)")
+	_ = cmd.RegisterFlagCompletionFunc("name", completeLabNames)
 }
 
 // CompleteNodes offers the lab's node names (for lab ssh and console): the

@@ -90,6 +90,7 @@ See docs/checkpoints.md.`,
 		if opts.Verb == "restore" || opts.Verb == "delete" {
 			c.Flags().BoolVar(&opts.DryRun, "dry-run", false, "print what "+opts.Verb+" would change, and change nothing")
 			cmdutil.AddYesFlag(c, &opts.Spec, "lab checkpoint "+opts.Verb, &opts.Yes, &opts.DryRun)
+			c.ValidArgsFunction = f.CompleteCheckpoints(&opts.Spec)
 		}
 		c.Example = examples[opts.Verb]
 		return c
@@ -169,11 +170,9 @@ func checkpointDryRun(ctx context.Context, f *cmdutil.Factory, l *lab.Lab, spec 
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(f.Streams.Out, "lab checkpoint %s %s would make these changes to lab %s (nothing was changed):\n", opts.Verb, opts.Name, spec.Name)
-	for _, c := range changes {
-		fmt.Fprintf(f.Streams.Out, "  %s\n", c)
-	}
-	return nil
+	return cmdutil.WritePlan(f, "", "table", spec.Name, changes,
+		fmt.Sprintf("nothing to change: lab checkpoint %s %s has nothing to do", opts.Verb, opts.Name),
+		fmt.Sprintf("lab checkpoint %s %s would make these changes to lab %s (nothing was changed):", opts.Verb, opts.Name, spec.Name))
 }
 
 func printCheckpoints(out io.Writer, cps []lab.Checkpoint) error {

@@ -2,14 +2,16 @@ package labcmd
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"os"
+	"io"
 	"path/filepath"
 
 	"github.com/spf13/cobra"
 
 	"github.com/bootlab/bootlab/cmd/internal/cmdutil"
 	"github.com/bootlab/bootlab/internal/diagram"
+	"github.com/bootlab/bootlab/internal/userfile"
 	"github.com/bootlab/bootlab/lab"
 )
 
@@ -83,7 +85,17 @@ func runGraph(ctx context.Context, f *cmdutil.Factory, opts *GraphOptions) error
 		_, err = f.Streams.Out.Write(data)
 		return err
 	}
-	if err := os.WriteFile(opts.Out, data, 0o644); err != nil {
+	// The picture replaces a regular file, never a FIFO or a device
+	// (os.WriteFile waited on a FIFO for a reader, deaf to Ctrl-C).
+	err = userfile.WriteNew(opts.Out, 0o644, true, func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	})
+	var fe *userfile.Error
+	if errors.As(err, &fe) {
+		return fmt.Errorf("--out %w", err)
+	}
+	if err != nil {
 		return fmt.Errorf("--out: %w (does %s exist?)", err, filepath.Dir(opts.Out))
 	}
 	f.Say("info", "wrote %s", opts.Out)

@@ -3,14 +3,14 @@ package labcmd
 import (
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
+	"io"
 
 	"github.com/bootlab/bootlab/lab/spec"
 
 	"github.com/spf13/cobra"
 
 	"github.com/bootlab/bootlab/cmd/internal/cmdutil"
+	"github.com/bootlab/bootlab/internal/userfile"
 )
 
 // InitOptions are the options of `lab init`.
@@ -32,9 +32,11 @@ topology and a rehearsal bootstrap (openshift.manualBootstrap), each with a
 comment. Everything derived from the name (the bridge, the MACs, the lab and
 pool directories) is left out, so a copy with another name and network is a
 lab of its own; ` + "`bootlab lab config -f FILE`" + ` prints it with every default.
-An existing file is kept unless --force.`,
+An existing file is kept unless --force (a FIFO or a device is never replaced);
+-f - writes the spec to standard output.`,
 		Example: `  bootlab lab init --name ux1 -f ux1.yaml
   bootlab lab init --name ux2 --cidr 192.168.130.0/24 -f ux2.yaml
+  bootlab lab init --name ux3 -f - | sudo bootlab lab up -f -
   sudo bootlab lab up -f ux1.yaml`,
 		Args: cmdutil.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -45,7 +47,7 @@ An existing file is kept unless --force.`,
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVarP(&opts.File, "file", "f", cmdutil.DefaultSpecFile, "spec file to write")
+	fl.StringVarP(&opts.File, "file", "f", cmdutil.DefaultSpecFile, "spec file to write (- writes it to standard output)")
 	fl.StringVar(&opts.Name, "name", "lab", "lab name: prefixes every libvirt object (bootlab-NAME-...)")
 	fl.StringVar(&opts.CIDR, "cidr", "192.168.126.0/24", "machine network CIDR: one free /24 per lab on a host")
 	fl.BoolVar(&opts.Force, "force", false, "overwrite an existing file")
@@ -81,23 +83,20 @@ func runInit(f *cmdutil.Factory, opts *InitOptions) error {
 	if err := s.Validate(); err != nil {
 		return err // a bad --name or --cidr, named as the field it fills
 	}
-	flag := os.O_WRONLY | os.O_CREATE | os.O_EXCL
-	if opts.Force {
-		flag = os.O_WRONLY | os.O_CREATE | os.O_TRUNC
+	if opts.File == userfile.StdinPath {
+		_, err := f.Streams.Out.Write(data)
+		return err
 	}
-	w, err := os.OpenFile(opts.File, flag, 0o644)
-	if errors.Is(err, fs.ErrExist) {
-		return cmdutil.UsageErrorf("%s exists: choose another file with -f, or --force to overwrite it", opts.File)
+	err = userfile.WriteNew(opts.File, 0o644, opts.Force, func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	})
+	var fe *userfile.Error
+	if errors.As(err, &fe) {
+		return fmt.Errorf("write lab spec %w", err)
 	}
 	if err != nil {
 		return fmt.Errorf("write lab spec: %w", err)
-	}
-	if _, err := w.Write(data); err != nil {
-		w.Close()
-		return fmt.Errorf("write lab spec %s: %w", opts.File, err)
-	}
-	if err := w.Close(); err != nil {
-		return fmt.Errorf("write lab spec %s: %w", opts.File, err)
 	}
 	f.Say("info", "wrote %s (lab %s): build it with `sudo bootlab lab up -f %s`", opts.File, opts.Name, opts.File)
 	return nil

@@ -57,7 +57,7 @@ func TestInitRefusals(t *testing.T) {
 	cmd.SetArgs([]string{"-f", file})
 	err := cmd.Execute()
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), file+" exists: choose another file with -f, or --force")
+	assert.Equal(t, "write lab spec "+file+": exists, and is kept: give another path, or --force to replace it", err.Error())
 	data, _ := os.ReadFile(file)
 	assert.Equal(t, "name: mine\n", string(data))
 

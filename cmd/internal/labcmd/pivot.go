@@ -19,6 +19,8 @@ type PivotOptions struct {
 	Output string
 	// Yes skips the question asked when the lab was found, not named.
 	Yes bool
+	// DryRun prints what pivot would change and changes nothing.
+	DryRun bool
 }
 
 // NewCmdPivot builds `lab pivot`: take the bootstrap out of the load balancer.
@@ -27,7 +29,8 @@ func NewCmdPivot(f *cmdutil.Factory, runF func(*PivotOptions) error) *cobra.Comm
 	cmd := &cobra.Command{
 		Use:   "pivot",
 		Short: "Remove the bootstrap from the load balancer (and, on an OpenShift lab, its VM and disk)",
-		Example: `  bootlab lab pivot
+		Example: `  bootlab lab pivot --dry-run
+  bootlab lab pivot
   bootlab lab pivot --name demo -o json`,
 		Long: `The end of the bootstrap: after bootstrap-complete (see
 ` + "`bootlab lab wait bootstrap-complete`" + `) the docs require removing the
@@ -37,7 +40,9 @@ it in the lab state so a later ` + "`lab up`" + ` does not add it back, and show
 the backends after. On the openshift profile it then destroys the bootstrap
 VM and deletes its disk; a probe lab keeps its bootstrap VM, so
 ` + "`bootlab lab verify`" + ` can show the API still served by the masters.
-Everything else stays. Running it again changes nothing.`,
+Everything else stays. Running it again changes nothing. --dry-run takes
+the same steps, reading the load balancer and libvirt, and prints what
+they would change: nothing is reloaded, recorded or removed.`,
 		Args: cmdutil.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := cmdutil.OutputFlag(opts.Output, "table", "json"); err != nil {
@@ -51,7 +56,8 @@ Everything else stays. Running it again changes nothing.`,
 	}
 	cmdutil.AddTargetFlags(cmd, &opts.Spec)
 	cmd.Flags().StringVarP(&opts.Output, "output", "o", "table", "output format: table or json")
-	cmdutil.AddYesFlag(cmd, &opts.Spec, "lab pivot", &opts.Yes, nil)
+	cmd.Flags().BoolVar(&opts.DryRun, "dry-run", false, "print what pivot would change, and change nothing")
+	cmdutil.AddYesFlag(cmd, &opts.Spec, "lab pivot", &opts.Yes, &opts.DryRun)
 	return cmd
 }
 
@@ -61,6 +67,15 @@ func runPivot(ctx context.Context, f *cmdutil.Factory, opts *PivotOptions) error
 		return err
 	}
 	defer l.Close()
+	if opts.DryRun {
+		res, err := l.PlanPivot(ctx)
+		if err != nil {
+			return err
+		}
+		return cmdutil.WritePlan(f, "PivotPlan", opts.Output, res.Lab, res.Changes,
+			fmt.Sprintf("nothing to change: the bootstrap of lab %s is already out", res.Lab),
+			fmt.Sprintf("lab pivot would make these changes to lab %s (nothing was changed):", res.Lab))
+	}
 	res, err := l.Pivot(ctx)
 	if err != nil {
 		return err

@@ -45,12 +45,32 @@ func TestPivotRemovesBootstrapOnOpenShift(t *testing.T) {
 	l, err := lab.Open(ctx, s, lab.Options{Connect: hypervisor.Shared(conn)})
 	require.NoError(t, err)
 	defer l.Close()
+
+	// The dry run: Pivot's own steps, recorded, nothing changed.
+	conn.Reset()
+	stateBefore, err := os.ReadFile(labdir.StatePath(s.LabDir))
+	require.NoError(t, err)
+	bootstrap, _ := s.Node("bootstrap")
+	plan, err := l.PlanPivot(ctx)
+	require.NoError(t, err)
+	assert.True(t, plan.Changed)
+	assert.Empty(t, plan.RemovedNodes, "nothing removed")
+	assert.Equal(t, []lab.Change{
+		{Action: "update", Kind: "labDir", Name: labdir.StatePath(s.LabDir), Detail: "the bootstrap is out of the load balancer"},
+		{Action: "stop", Kind: "domain", Name: s.DomainName(bootstrap)},
+		{Action: "remove", Kind: "domain", Name: s.DomainName(bootstrap)},
+		{Action: "remove", Kind: "volume", Name: s.PoolName() + "/" + s.VolumeName(bootstrap)},
+	}, plan.Changes)
+	assert.Empty(t, conn.Mutations(), "a dry run changes nothing in libvirt")
+	stateAfter, err := os.ReadFile(labdir.StatePath(s.LabDir))
+	require.NoError(t, err)
+	assert.Equal(t, string(stateBefore), string(stateAfter), "nor the lab state")
+
 	res, err := l.Pivot(ctx)
 	require.NoError(t, err)
 	assert.True(t, res.Changed)
 	assert.Equal(t, []string{"bootstrap"}, res.RemovedNodes)
 
-	bootstrap, _ := s.Node("bootstrap")
 	_, err = conn.LookupDomain(ctx, s.DomainName(bootstrap))
 	assert.True(t, errors.Is(err, hypervisor.ErrNotFound), "bootstrap domain still defined: %v", err)
 	vols, err := conn.Volumes(ctx, s.PoolName())
@@ -76,4 +96,8 @@ func TestPivotRemovesBootstrapOnOpenShift(t *testing.T) {
 	res, err = l.Pivot(ctx)
 	require.NoError(t, err, "pivot is idempotent")
 	assert.False(t, res.Changed)
+	plan, err = l.PlanPivot(ctx)
+	require.NoError(t, err)
+	assert.False(t, plan.Changed)
+	assert.Empty(t, plan.Changes, "and its dry run plans nothing")
 }

@@ -34,10 +34,11 @@ func TestPreflightFlags(t *testing.T) {
 func TestPivotFlags(t *testing.T) {
 	var got *PivotOptions
 	cmd := NewCmdPivot(testFactory(), func(o *PivotOptions) error { got = o; return nil })
-	cmd.SetArgs([]string{"--name", "class1", "-o", "json"})
+	cmd.SetArgs([]string{"--name", "class1", "-o", "json", "--dry-run"})
 	require.NoError(t, cmd.Execute())
 	assert.Equal(t, "class1", got.Spec.Name)
 	assert.Equal(t, "json", got.Output)
+	assert.True(t, got.DryRun)
 
 	cmd = NewCmdPivot(testFactory(), nil)
 	cmd.SetArgs([]string{"extra"})

@@ -46,7 +46,12 @@ are defined but left off until the masters serve their config, as UPI
 requires; --start-workers starts them. Probe lab workers start at once.
 
 Running it again changes nothing when nothing changed, and resumes a run
-that failed or was interrupted.`,
+that failed or was interrupted.
+
+--dry-run makes the same checks and prints the plan; it writes, downloads,
+builds and boots nothing. Under accelerator auto (or kvm) the real up first
+boots a test guest for a few seconds to prove KVM; a dry run boots none and
+says so: "kvm planned (... the real up proves it with a test guest first ...)".`,
 		Args: cmdutil.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if runF != nil {
@@ -58,7 +63,7 @@ that failed or was interrupted.`,
 	cmdutil.AddSpecFlags(cmd, &opts.Spec)
 	cmd.Flags().BoolVar(&opts.StartWorkers, "start-workers", false, "start the workers now (on openshift labs they are otherwise left off until the masters serve them)")
 	cmd.Flags().BoolVar(&opts.NoPreflight, "no-preflight", false, "skip the host checks (the accelerator is still chosen)")
-	cmd.Flags().BoolVar(&opts.DryRun, "dry-run", false, "print what up would create, change or remove, and change nothing")
+	cmd.Flags().BoolVar(&opts.DryRun, "dry-run", false, "print what up would create, change or remove, and change nothing (no test guest is booted: the real up proves KVM)")
 	cmd.Flags().StringVarP(&opts.Output, "output", "o", "table", "with --dry-run, the plan's format: table or json")
 	manual := cmd.Flags().Bool("manual-bootstrap", false, "start no bootstrap service at boot so you drive the bootstrap with bootlab stage: masks bootkube.service on a real lab, builds a rehearsal bootstrap (SSH, bash, etcd) on a probe lab (overrides openshift.manualBootstrap)")
 	cmd.PreRun = func(c *cobra.Command, _ []string) {
@@ -104,26 +109,9 @@ func upDryRun(ctx context.Context, f *cmdutil.Factory, opts *UpOptions, spec *la
 	if plan.AcceleratorReason != "" {
 		f.Status.Infof("accelerator: %s", lab.AcceleratorLine(plan.Accelerator, plan.AcceleratorReason))
 	}
-	if opts.Output == "json" {
-		changes := plan.Changes
-		if changes == nil {
-			changes = []lab.Change{}
-		}
-		return cmdutil.WriteJSON(f.Streams.Out, "UpPlan", struct {
-			Name    string       `json:"name"`
-			Changed bool         `json:"changed"`
-			Changes []lab.Change `json:"changes"`
-		}{spec.Name, len(changes) > 0, changes})
-	}
-	if len(plan.Changes) == 0 {
-		fmt.Fprintf(f.Streams.Out, "nothing to change: lab %s already matches the spec\n", spec.Name)
-		return nil
-	}
-	fmt.Fprintf(f.Streams.Out, "lab up would make these changes to lab %s (nothing was changed):\n", spec.Name)
-	for _, c := range plan.Changes {
-		fmt.Fprintf(f.Streams.Out, "  %s\n", c)
-	}
-	return nil
+	return cmdutil.WritePlan(f, "UpPlan", opts.Output, spec.Name, plan.Changes,
+		fmt.Sprintf("nothing to change: lab %s already matches the spec", spec.Name),
+		fmt.Sprintf("lab up would make these changes to lab %s (nothing was changed):", spec.Name))
 }
 
 // upSpec is `lab up` of a loaded, validated spec: one call into Lab.Up,

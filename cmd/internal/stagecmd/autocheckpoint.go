@@ -37,6 +37,8 @@ type checkpointer interface {
 	// checkpoint of that name is deleted first).
 	SaveBootstrap(ctx context.Context, name string, replace bool) (*lab.Checkpoint, error)
 	Restore(ctx context.Context, name string) (*lab.Checkpoint, error)
+	// PlanRestore is what Restore would change, changing nothing.
+	PlanRestore(ctx context.Context, name string) ([]lab.Change, error)
 }
 
 // labCheckpoints are a lab's checkpoints through its handle.
@@ -58,6 +60,10 @@ func (c *labCheckpoints) SaveBootstrap(ctx context.Context, name string, replace
 
 func (c *labCheckpoints) Restore(ctx context.Context, name string) (*lab.Checkpoint, error) {
 	return c.l.Restore(ctx, name, lab.RestoreOptions{})
+}
+
+func (c *labCheckpoints) PlanRestore(ctx context.Context, name string) ([]lab.Change, error) {
+	return c.l.PlanRestore(ctx, name, lab.RestoreOptions{})
 }
 
 // connectCheckpoints opens the lab; its hypervisor is connected on the

@@ -57,6 +57,11 @@ func (c *fakeCheckpoints) Restore(_ context.Context, name string) (*lab.Checkpoi
 	return c.cps[name], nil
 }
 
+func (c *fakeCheckpoints) PlanRestore(_ context.Context, name string) ([]lab.Change, error) {
+	c.calls = append(c.calls, "plan restore "+name)
+	return []lab.Change{{Action: "revert", Kind: "snapshot", Name: "bootlab-stagetest-bootstrap/" + name}}, nil
+}
+
 func (c *fakeCheckpoints) connect(context.Context, *cmdutil.Factory, *spec.Spec) (checkpointer, func(), error) {
 	return c, func() {}, nil
 }
@@ -191,11 +196,20 @@ func TestReset(t *testing.T) {
 	e, say := rehearsalEnv(t, "")
 	cps := newFakeCheckpoints()
 	cps.cps["before-07"] = &lab.Checkpoint{Name: "before-07"}
+	// --dry-run: the restore's plan, nothing restored.
+	require.NoError(t, execute(resetCmd(e, cps), "-f", e.spec, "etcd-bootstrap", "--dry-run"))
+	assert.Equal(t, []string{"plan restore before-07"}, cps.calls)
+	assert.Equal(t, "stage reset 07 would make these changes to lab stagetest (nothing was changed):\n  revert    snapshot     bootlab-stagetest-bootstrap/before-07\n", e.out.String())
+	assert.Empty(t, say.String())
+	err := execute(resetCmd(e, cps), "-f", e.spec, "08", "--dry-run")
+	assert.EqualError(t, err, "lab stagetest has no checkpoint before-08: `bootlab stage run` takes it before the stage when the stage runs first in a run; it has before-07 (`bootlab stage reset NN` for one of them)", "refused as the reset is")
+	cps.calls = nil
+
 	require.NoError(t, execute(resetCmd(e, cps), "-f", e.spec, "etcd-bootstrap"))
 	assert.Equal(t, []string{"restore before-07"}, cps.calls)
 	assert.Contains(t, say.String(), "next: bootlab stage run 07")
 
-	err := execute(resetCmd(e, cps), "-f", e.spec, "08")
+	err = execute(resetCmd(e, cps), "-f", e.spec, "08")
 	assert.EqualError(t, err, "lab stagetest has no checkpoint before-08: `bootlab stage run` takes it before the stage when the stage runs first in a run; it has before-07 (`bootlab stage reset NN` for one of them)")
 
 	err = execute(resetCmd(e, cps), "-f", e.spec, "99")

@@ -19,6 +19,8 @@ type ResetOptions struct {
 	Stage string
 	// Yes skips the question asked when the lab was found, not named.
 	Yes bool
+	// DryRun prints what the reset would change and changes nothing.
+	DryRun bool
 	// Checkpoints replaces the lab's libvirt (tests).
 	Checkpoints func(ctx context.Context, f *cmdutil.Factory, spec *labspec.Spec) (checkpointer, func(), error)
 }
@@ -35,8 +37,10 @@ reboot), the lab's stage records and state, and the load balancer to match.
 What the stage and every later one did on the node is gone: its .done
 markers, the files it rendered, the services it started. The masters and
 workers are left as they are. The checkpoint stays: reset again as often as
-you like. See docs/checkpoints.md.`,
+you like. --dry-run refuses what the reset refuses and prints what it would
+change, changing nothing. See docs/checkpoints.md.`,
 		Example: `  bootlab stage run 08          # checkpoint before-08 saved (0.5 s), then stage 08 breaks
+  bootlab stage reset 08 --dry-run
   bootlab stage reset 08        # the node as it was before stage 08
   bootlab stage reset etcd-bootstrap
   bootlab lab checkpoint list   # every checkpoint of the lab`,
@@ -53,7 +57,8 @@ you like. See docs/checkpoints.md.`,
 		ValidArgsFunction: completeStages,
 	}
 	cmdutil.AddTargetFlags(cmd, &opts.Spec)
-	cmdutil.AddYesFlag(cmd, &opts.Spec, "stage reset", &opts.Yes, nil)
+	cmd.Flags().BoolVar(&opts.DryRun, "dry-run", false, "print what the reset would change, and change nothing")
+	cmdutil.AddYesFlag(cmd, &opts.Spec, "stage reset", &opts.Yes, &opts.DryRun)
 	return cmd
 }
 
@@ -91,6 +96,15 @@ func runReset(ctx context.Context, f *cmdutil.Factory, opts *ResetOptions) error
 	}
 	if !found {
 		return noCheckpointError(spec.Name, name, list, readOffNotes(stageDir))
+	}
+	if opts.DryRun {
+		changes, err := cps.PlanRestore(ctx, name)
+		if err != nil {
+			return err
+		}
+		return cmdutil.WritePlan(f, "", "table", spec.Name, changes,
+			fmt.Sprintf("nothing to change: stage reset %s has nothing to do", s.ID()),
+			fmt.Sprintf("stage reset %s would make these changes to lab %s (nothing was changed):", s.ID(), spec.Name))
 	}
 	start := time.Now()
 	f.Status.Start("Resetting the bootstrap node of lab %s to checkpoint %s", spec.Name, name)

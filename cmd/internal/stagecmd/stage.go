@@ -88,7 +88,7 @@ func addNodeFlags(cmd *cobra.Command, t *Target) {
 	fl.IntVar(&t.Port, "port", 22, "SSH port")
 	fl.StringVar(&t.User, "user", "core", "SSH user; commands run through sudo unless it is root")
 	fl.StringVar(&t.Key, "key", "", "SSH private key (default: the lab key)")
-	fl.StringVar(&t.KnownHosts, "known-hosts", "", "known_hosts file (default: ssh/known_hosts in the lab directory)")
+	fl.StringVar(&t.KnownHosts, "known-hosts", "", "known_hosts file, which must exist (default: ssh/known_hosts in the lab directory, made when missing)")
 	fl.BoolVar(&t.Local, "local", false, "run on this machine (bootlab runs on the bootstrap node itself)")
 	fl.BoolVar(&t.ForceLocal, "force-local", false, "with --local: run even where this machine does not look like a bootstrap node")
 }
@@ -227,9 +227,11 @@ func (t *Target) connect(ctx context.Context, f *cmdutil.Factory, r *resolved) (
 	if key == "" {
 		key = r.sshKey
 	}
-	kh := t.KnownHosts
+	// The lab's own known_hosts is made when missing; one --known-hosts
+	// names must exist.
+	kh, own := t.KnownHosts, false
 	if kh == "" {
-		kh = r.knownHosts
+		kh, own = r.knownHosts, true
 	}
 	// A lab on a remote hypervisor: its network exists only there, so the
 	// node is reached through the hypervisor host's SSH connection.
@@ -246,7 +248,7 @@ func (t *Target) connect(ctx context.Context, f *cmdutil.Factory, r *resolved) (
 	f.Status.Start("connecting to %s@%s%s", t.User, host, via(hyper))
 	dial := func() (*node.SSH, error) {
 		return node.DialSSH(ctx, node.SSHConfig{
-			Host: host, Port: t.Port, User: t.User, KeyPath: key, KnownHostsPath: kh,
+			Host: host, Port: t.Port, User: t.User, KeyPath: key, KnownHostsPath: kh, OwnKnownHosts: own,
 			Via: hyper.Via(), Log: f.Log,
 		})
 	}

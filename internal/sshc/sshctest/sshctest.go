@@ -47,13 +47,30 @@ type Server struct {
 
 // LibvirtURI is a qemu+ssh libvirt URI that reaches this server as root
 // with its key, recording its host key in knownHosts (a fresh file under
-// t's temporary directory when "").
+// t's temporary directory when ""). A known_hosts file the URI names must
+// exist, as a user's must: a missing knownHosts is made, empty.
 func (s *Server) LibvirtURI(t testing.TB, knownHosts string) string {
 	t.Helper()
 	if knownHosts == "" {
-		knownHosts = filepath.Join(t.TempDir(), "known_hosts")
+		knownHosts = KnownHosts(t)
+	} else if _, err := os.Stat(knownHosts); os.IsNotExist(err) {
+		if err := os.WriteFile(knownHosts, nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
 	}
 	return fmt.Sprintf("qemu+ssh://root@%s/system?keyfile=%s&known_hosts=%s", s.Addr, s.KeyFile, knownHosts)
+}
+
+// KnownHosts is a new, empty known_hosts file under t's temporary
+// directory: what a user names in ?known_hosts= (bootlab makes only its
+// labs' own known_hosts files).
+func KnownHosts(t testing.TB) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "known_hosts")
+	if err := os.WriteFile(p, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
 }
 
 // Conns counts the SSH connections accepted so far.

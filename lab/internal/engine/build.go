@@ -193,7 +193,8 @@ type buildChecks struct {
 
 // checkBuild makes every check `lab up` makes before it writes anything,
 // in order, for build and its dry run alike: the lab directory's identity,
-// an OpenShift lab's cluster domain, pull secret and SSH key (refused
+// the cache root it would download and build into, an OpenShift lab's
+// cluster domain, pull secret and SSH key (refused
 // before libvirt, preflight or the lab key run), a lab directory holding
 // someone's files, then the hypervisor, the host (preflight, unless the
 // accelerator is given or preflight is off) and the directories the lab
@@ -207,6 +208,9 @@ func checkBuild(ctx context.Context, s *spec.Spec, o *BuildOptions) (*buildCheck
 	}
 	_, st, err := labdir.Resolve(s)
 	if err != nil {
+		return nil, err
+	}
+	if _, err := CacheRoot(); err != nil {
 		return nil, err
 	}
 	c := &buildChecks{state: st, close: func() {}}

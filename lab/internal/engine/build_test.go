@@ -142,3 +142,27 @@ func TestBuildStopsAtPreflight(t *testing.T) {
 	_, err = os.Stat(labdir.SSHKey(s))
 	assert.ErrorIs(t, err, fs.ErrNotExist, "no lab key")
 }
+
+// `lab up --dry-run` plans and boots nothing: preflight's KVM proof is
+// left to the real up, which the plan's accelerator line says, and no
+// libvirt object or lab file is made.
+func TestPlanBuildBootsNoTestGuest(t *testing.T) {
+	t.Parallel()
+	s := bootSpec(t)
+	s.Profile = spec.ProfileProbe
+	require.NoError(t, os.RemoveAll(s.LabDir))
+	hv := fake.New()
+	newHAProxyMachine(t, hv)
+	host := &buildHost{}
+	plan, err := PlanBuild(context.Background(), s, BuildOptions{
+		Connect:   hypervisor.Shared(kvmFake{hv}),
+		Preflight: preflight.Options{Facts: host.facts()},
+	})
+	require.NoError(t, err)
+	assert.Empty(t, host.smoked, "no test guest booted")
+	assert.Equal(t, spec.AccelKVM, plan.Accelerator)
+	assert.Equal(t, "kvm planned (accelerator: auto: KVM looks usable; the real up proves it with a test guest first and takes tcg if that does not boot; a dry run boots none)", plan.AcceleratorReason)
+	assert.Empty(t, hv.Mutations())
+	assert.NoDirExists(t, s.LabDir)
+	assert.NotEmpty(t, plan.Changes)
+}

@@ -28,8 +28,11 @@ type BuildPlan struct {
 // preparer would make (lab key, PKI, probe image, Ignition) and Up's own
 // steps over a hypervisor that records instead of changing. The preparer
 // does not run (it writes files, builds and downloads): the lab's boot
-// files are those of the last up, or of the cached probe image.
+// files are those of the last up, or of the cached probe image. Nothing
+// is booted either: where up proves KVM with a test guest, the plan says
+// so and plans KVM if it looks usable (preflight's NoTestGuest).
 func PlanBuild(ctx context.Context, s *spec.Spec, o BuildOptions) (*BuildPlan, error) {
+	o.Preflight.NoTestGuest = true
 	c, err := checkBuild(ctx, s, &o)
 	if err != nil {
 		return nil, err

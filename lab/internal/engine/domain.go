@@ -271,15 +271,28 @@ func StartNodes(ctx context.Context, hv hypervisor.Hypervisor, s *spec.Spec, rol
 // RemoveNode powers off and undefines node name's domain and deletes its
 // overlay (the bootstrap after the pivot, say), under the lab's lock.
 func RemoveNode(ctx context.Context, hv hypervisor.Hypervisor, s *spec.Spec, name string) error {
+	_, err := removeNode(ctx, hv, s, name, false)
+	return err
+}
+
+// removeNode is RemoveNode, or on a dry run what it would remove, by the
+// same steps over a hypervisor that records instead of removing.
+func removeNode(ctx context.Context, hv hypervisor.Hypervisor, s *spec.Spec, name string, dryRun bool) ([]Change, error) {
 	if _, ok := s.Node(name); !ok {
-		return fmt.Errorf("no node %q in lab %s (see `bootlab lab status`)", name, s.Name)
+		return nil, fmt.Errorf("no node %q in lab %s (see `bootlab lab status`)", name, s.Name)
 	}
-	r, unlock, err := lockedLabRun(hv, s, nil, false)
+	r, unlock, err := labRunFor(hv, s, nil, false, dryRun)
 	defer unlock()
 	if err != nil {
-		return err
+		return nil, err
 	}
-	return r.removeNode(ctx, name)
+	if err := r.removeNode(ctx, name); err != nil {
+		return nil, err
+	}
+	if r.plan != nil {
+		return r.plan.changes, nil
+	}
+	return nil, nil
 }
 
 // removeNode powers off and undefines this lab's node name and deletes its

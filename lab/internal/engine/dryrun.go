@@ -166,7 +166,13 @@ func (p *planningHV) UploadVolume(_ context.Context, pool, name string, _ io.Rea
 	p.note("upload", "volume", pool+"/"+name, fmt.Sprintf("%d MiB", size>>20))
 	return nil
 }
-func (p *planningHV) DeleteVolume(_ context.Context, pool, name string) error {
+
+// DeleteVolume notes a volume that is there; one that is not is not
+// found, as the hypervisor would say (removeNode after a pivot).
+func (p *planningHV) DeleteVolume(ctx context.Context, pool, name string) error {
+	if _, err := p.LookupVolume(ctx, pool, name); err != nil {
+		return err
+	}
 	p.note("remove", "volume", pool+"/"+name, "")
 	return nil
 }

@@ -99,7 +99,10 @@ func EnsureProbeImage(ctx context.Context, log *slog.Logger, kernel, modules, re
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	cache := probe.DefaultCacheDir()
+	cache, err := CacheRoot()
+	if err != nil {
+		return nil, "", err
+	}
 	agent, how, err := probe.FindAgent(ctx, cache, log)
 	if err != nil {
 		return nil, "", err
