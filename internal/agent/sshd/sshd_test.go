@@ -60,7 +60,8 @@ func startTestSSHD(t *testing.T) (addr, keyFile string, hostKey ssh.PublicKey) {
 
 // The stage transport (node.DialSSH, as root) runs commands with real
 // bash and gets stdout, stderr, stdin and the exit status; the host key is
-// recorded on first use and accepted again.
+// recorded on first use (in a known_hosts file of its own, as a lab's) and
+// accepted again.
 func TestSSHDServesTheStageTransport(t *testing.T) {
 	t.Parallel()
 	addr, keyFile, hostKey := startTestSSHD(t)
@@ -70,7 +71,7 @@ func TestSSHDServesTheStageTransport(t *testing.T) {
 	kh := filepath.Join(t.TempDir(), "known_hosts")
 	ctx := context.Background()
 	for i := 0; i < 2; i++ {
-		n, err := node.DialSSH(ctx, node.SSHConfig{Host: host, Port: p, User: "root", KeyPath: keyFile, KnownHostsPath: kh})
+		n, err := node.DialSSH(ctx, node.SSHConfig{Host: host, Port: p, User: "root", KeyPath: keyFile, KnownHostsPath: kh, OwnKnownHosts: true})
 		require.NoError(t, err)
 		var out, errb bytes.Buffer
 		code, err := n.Run(ctx, `read -r line; echo "out $line"; echo err >&2; exit 3`, strings.NewReader("hello\n"), &out, &errb)
