@@ -21,8 +21,8 @@ import (
 	"github.com/bootlab/bootlab/internal/agent/kubelet"
 	"github.com/bootlab/bootlab/internal/agent/kubelet/node"
 	"github.com/bootlab/bootlab/internal/agent/standin"
+	"github.com/bootlab/bootlab/internal/ignition"
 	"github.com/bootlab/bootlab/internal/timing"
-	"github.com/bootlab/bootlab/lab/ignition"
 	"github.com/bootlab/bootlab/lab/probe"
 )
 

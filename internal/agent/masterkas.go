@@ -14,9 +14,9 @@ import (
 	"github.com/bootlab/bootlab/internal/agent/kubelet"
 	"github.com/bootlab/bootlab/internal/agent/standin"
 	"github.com/bootlab/bootlab/internal/controlplane"
+	"github.com/bootlab/bootlab/internal/ignition"
 	"github.com/bootlab/bootlab/internal/kubecreate"
 	"github.com/bootlab/bootlab/internal/timing"
-	"github.com/bootlab/bootlab/lab/ignition"
 	"github.com/bootlab/bootlab/lab/probe"
 )
 

@@ -11,8 +11,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/bootlab/bootlab/internal/agent/kubelet/node"
+	"github.com/bootlab/bootlab/internal/ignition"
 	"github.com/bootlab/bootlab/internal/kubecreate"
-	"github.com/bootlab/bootlab/lab/ignition"
 	"github.com/bootlab/bootlab/lab/probe"
 )
 

@@ -23,8 +23,8 @@ import (
 	"github.com/bootlab/bootlab/internal/agent/rhcos"
 	"github.com/bootlab/bootlab/internal/agent/sshd"
 	"github.com/bootlab/bootlab/internal/agent/standin"
+	"github.com/bootlab/bootlab/internal/ignition"
 	"github.com/bootlab/bootlab/internal/timing"
-	"github.com/bootlab/bootlab/lab/ignition"
 	"github.com/bootlab/bootlab/lab/probe"
 )
 

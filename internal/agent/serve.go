@@ -17,7 +17,7 @@ import (
 
 	"github.com/coreos/ignition/v2/config/v3_2/types"
 
-	"github.com/bootlab/bootlab/lab/ignition"
+	"github.com/bootlab/bootlab/internal/ignition"
 	"github.com/bootlab/bootlab/lab/probe"
 )
 

@@ -13,8 +13,8 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/bootlab/bootlab/internal/controlplane"
+	"github.com/bootlab/bootlab/internal/ignition"
 	"github.com/bootlab/bootlab/lab/cluster"
-	"github.com/bootlab/bootlab/lab/ignition"
 	"github.com/bootlab/bootlab/lab/pki"
 )
 

@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/bootlab/bootlab/lab/ignition"
+	"github.com/bootlab/bootlab/internal/ignition"
 )
 
 // notYet answers 503 to every request, counting them.

@@ -12,7 +12,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/bootlab/bootlab/lab/ignition"
+	"github.com/bootlab/bootlab/internal/ignition"
 )
 
 // MCSMode is which Machine Config Server the stand-in imitates.

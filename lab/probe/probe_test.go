@@ -22,7 +22,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/bootlab/bootlab/lab/ignition"
+	"github.com/bootlab/bootlab/internal/ignition"
 	"github.com/bootlab/bootlab/lab/pki"
 )
 
