@@ -21,8 +21,8 @@ import (
 
 	"github.com/bootlab/bootlab/internal/check"
 	"github.com/bootlab/bootlab/internal/controlplane"
+	"github.com/bootlab/bootlab/internal/pki"
 	"github.com/bootlab/bootlab/internal/testutil/cptest"
-	"github.com/bootlab/bootlab/lab/pki"
 	"github.com/bootlab/bootlab/stages"
 	"github.com/bootlab/bootlab/stages/stagestest"
 )

@@ -21,11 +21,11 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/bootlab/bootlab/internal/controlplane"
+	"github.com/bootlab/bootlab/internal/pki"
 	"github.com/bootlab/bootlab/internal/testutil/cptest"
 	"github.com/bootlab/bootlab/internal/testutil/kubetest"
 	"github.com/bootlab/bootlab/lab/cache"
 	"github.com/bootlab/bootlab/lab/gobuild"
-	"github.com/bootlab/bootlab/lab/pki"
 	"github.com/bootlab/bootlab/lab/release"
 )
 

@@ -14,8 +14,8 @@ import (
 
 	"github.com/bootlab/bootlab/internal/controlplane"
 	"github.com/bootlab/bootlab/internal/ignition"
+	"github.com/bootlab/bootlab/internal/pki"
 	"github.com/bootlab/bootlab/lab/cluster"
-	"github.com/bootlab/bootlab/lab/pki"
 )
 
 func rehearsalInput(t *testing.T) Input {

@@ -10,7 +10,7 @@ import (
 	"github.com/coreos/ignition/v2/config/v3_2/types"
 
 	"github.com/bootlab/bootlab/internal/ignition"
-	"github.com/bootlab/bootlab/lab/pki"
+	"github.com/bootlab/bootlab/internal/pki"
 )
 
 // Paths of the files the probe Ignition configs lay down. The MCS cert and

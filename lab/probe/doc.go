@@ -4,6 +4,6 @@
 // (pointer configs followed as Ignition does), the JSON check report each
 // node writes to its serial console, and the initramfs image builder.
 //
-// Of bootlab it imports only internal/ignition, lab/pki and lab/cache (the one
+// Of bootlab it imports only internal/ignition, internal/pki and lab/cache (the one
 // cache root), so the agent binary, which imports it, stays small.
 package probe

@@ -23,7 +23,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/bootlab/bootlab/internal/ignition"
-	"github.com/bootlab/bootlab/lab/pki"
+	"github.com/bootlab/bootlab/internal/pki"
 )
 
 const domain = "ocp.lab.local"

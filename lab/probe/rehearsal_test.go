@@ -17,7 +17,7 @@ import (
 
 	"github.com/bootlab/bootlab/internal/ignition"
 	"github.com/bootlab/bootlab/internal/kubecreate"
-	"github.com/bootlab/bootlab/lab/pki"
+	"github.com/bootlab/bootlab/internal/pki"
 )
 
 // A rehearsal bootstrap's config carries core's key the way the

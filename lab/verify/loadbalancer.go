@@ -17,10 +17,10 @@ import (
 	"time"
 
 	"github.com/bootlab/bootlab/internal/check"
+	"github.com/bootlab/bootlab/internal/pki"
 	"github.com/bootlab/bootlab/lab/host"
 	"github.com/bootlab/bootlab/lab/labdir"
 	"github.com/bootlab/bootlab/lab/loadbalancer"
-	"github.com/bootlab/bootlab/lab/pki"
 	"github.com/bootlab/bootlab/lab/probe"
 	"github.com/bootlab/bootlab/lab/spec"
 )

@@ -15,9 +15,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/bootlab/bootlab/internal/pki"
 	"github.com/bootlab/bootlab/internal/testutil/kuberelease"
 	"github.com/bootlab/bootlab/internal/testutil/kubetest"
-	"github.com/bootlab/bootlab/lab/pki"
 	"github.com/bootlab/bootlab/lab/probe"
 )
 

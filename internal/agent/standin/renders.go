@@ -13,7 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
 
-	"github.com/bootlab/bootlab/lab/pki"
+	"github.com/bootlab/bootlab/internal/pki"
 	"github.com/bootlab/bootlab/lab/probe"
 )
 

@@ -11,7 +11,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/bootlab/bootlab/internal/controlplane"
-	"github.com/bootlab/bootlab/lab/pki"
+	"github.com/bootlab/bootlab/internal/pki"
 	"github.com/bootlab/bootlab/lab/probe"
 )
 

@@ -10,8 +10,8 @@ import (
 	"github.com/bootlab/bootlab/internal/atomicfile"
 	"github.com/bootlab/bootlab/lab/spec"
 
+	"github.com/bootlab/bootlab/internal/pki"
 	"github.com/bootlab/bootlab/lab/labdir"
-	"github.com/bootlab/bootlab/lab/pki"
 	"github.com/bootlab/bootlab/lab/probe"
 )
 
