@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/bootlab/bootlab/internal/agent/kubelet"
+	"github.com/bootlab/bootlab/internal/wire"
 	"github.com/bootlab/bootlab/lab/probe"
 )
 
@@ -49,7 +50,7 @@ func (v *kubeVolume) pending(program string) string {
 	if !slices.Contains(probe.KubePrograms(), program) {
 		return ""
 	}
-	return fmt.Sprintf("waiting for the Kubernetes volume (serial %s) to be mounted at %s: it brings %s", probe.KubeVolumeSerial, probe.KubeVolumeMount, program)
+	return fmt.Sprintf("waiting for the Kubernetes volume (serial %s) to be mounted at %s: it brings %s", wire.KubeVolumeSerial, wire.KubeVolumeMount, program)
 }
 
 // has says whether the volume is mounted (false while under way).

@@ -104,7 +104,7 @@ func TestImportArrows(t *testing.T) {
 			from: func(p string) bool { return under(p, "cmd/bootlab-probe", "internal/agent") },
 			to: func(i string) bool {
 				o, ok := own(i)
-				return ok && !under(o, "lab/probe", "internal/ignition", "internal/pki", "internal/agent", "internal/kubecreate", "internal/openshiftcrds", "internal/controlplane", "internal/atomicfile", "internal/procstat", "internal/timing")
+				return ok && !under(o, "lab/probe", "internal/wire", "internal/ignition", "internal/pki", "internal/agent", "internal/kubecreate", "internal/openshiftcrds", "internal/controlplane", "internal/atomicfile", "internal/procstat", "internal/timing")
 			}},
 		{why: "the guest agent is imported only by its one-file main (cmd/bootlab-probe) and its own packages",
 			from: func(p string) bool { return !under(p, "cmd/bootlab-probe", "internal/agent") },
@@ -118,17 +118,20 @@ func TestImportArrows(t *testing.T) {
 		{why: "lab/probe, what the guest agent shares with the host, imports no lab orchestration",
 			from: func(p string) bool { return p == "lab/probe" },
 			to:   func(i string) bool { o, ok := own(i); return ok && o == "lab" }},
-		{why: "lab/internal/plan, the spec -> libvirt XML, is pure: it imports no bootlab package but lab/spec, lab/labdir (paths) and lab/probe (the guest's kernel arguments); no port, no engine",
+		{why: "lab/internal/plan, the spec -> libvirt XML, is pure: it imports no bootlab package but lab/spec, lab/labdir (paths) and internal/wire (the Kubernetes volume's disk serial); no port, no engine",
 			from: func(p string) bool { return p == "lab/internal/plan" },
 			to: func(i string) bool {
 				o, ok := own(i)
-				return ok && o != "lab/spec" && o != "lab/labdir" && o != "lab/probe"
+				return ok && o != "lab/spec" && o != "lab/labdir" && o != "internal/wire"
 			}},
 		{why: "lab/cache, the cache root lab/images and lab/probe share, imports no bootlab package but internal/userfile",
 			from: func(p string) bool { return p == "lab/cache" },
 			to:   func(i string) bool { o, ok := own(i); return ok && o != "internal/userfile" }},
 		{why: "internal/userfile, the one way a file a user names is read, imports no bootlab package: the leaves use it",
 			from: func(p string) bool { return p == "internal/userfile" },
+			to:   func(i string) bool { _, ok := own(i); return ok }},
+		{why: "internal/wire, what host and guest exchange (the probe config, the report, paths), imports no bootlab package: both sides import it, and neither the other",
+			from: func(p string) bool { return p == "internal/wire" },
 			to:   func(i string) bool { _, ok := own(i); return ok }},
 		{why: "internal/ignition, Ignition configs typed and validated, imports no bootlab package: the host writes them and the guest agent reads them",
 			from: func(p string) bool { return p == "internal/ignition" },

@@ -15,6 +15,7 @@ import (
 	"github.com/bootlab/bootlab/internal/controlplane"
 	"github.com/bootlab/bootlab/internal/ignition"
 	"github.com/bootlab/bootlab/internal/pki"
+	"github.com/bootlab/bootlab/internal/wire"
 	"github.com/bootlab/bootlab/lab/cluster"
 )
 
@@ -104,7 +105,7 @@ func TestRehearsalAssets(t *testing.T) {
 	require.NoError(t, err)
 	tls[controlplane.EtcdCABundle], tls[controlplane.EtcdClientCert], tls[controlplane.EtcdClientKey] = in.PKI.CA.CertPEM, etcdClient.CertPEM, etcdClient.KeyPEM
 	assert.NoError(t, controlplane.CheckSecrets(controlplane.KubeAPIServer, func(name string) ([]byte, error) { return tls[name], nil }))
-	for _, p := range []string{"/opt/openshift/tls/machine-config-server.key", "/opt/openshift/manifests/openshift-config-secret-pull-secret.yaml", "/opt/openshift/manifests/machine-config-server-tls-secret.yaml", SSHHostKeyPath} {
+	for _, p := range []string{"/opt/openshift/tls/machine-config-server.key", "/opt/openshift/manifests/openshift-config-secret-pull-secret.yaml", "/opt/openshift/manifests/machine-config-server-tls-secret.yaml", wire.SSHHostKeyPath} {
 		assert.Equal(t, 0o600, modes[p], "%s is a secret", p)
 	}
 	assert.Equal(t, in.PKI.CA.CertPEM, read("/opt/openshift/tls/root-ca.crt"))

@@ -13,6 +13,7 @@ import (
 	"sync"
 
 	"github.com/bootlab/bootlab/internal/ignition"
+	"github.com/bootlab/bootlab/internal/wire"
 )
 
 // MCSMode is which Machine Config Server the stand-in imitates.
@@ -57,12 +58,9 @@ func (m *MCS) Served() map[string][]string {
 	return out
 }
 
-// NodeHeader names the node that answered (probe stand-ins only).
-const NodeHeader = "X-Bootlab-Node"
-
 func (m *MCS) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if m.Node != "" {
-		w.Header().Set(NodeHeader, m.Node)
+		w.Header().Set(wire.NodeHeader, m.Node)
 	}
 	if r.URL.Path == "/healthz" {
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
@@ -247,7 +245,7 @@ func APIStandIn(node string) http.Handler {
 	mux := http.NewServeMux()
 	ok := func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		w.Header().Set(NodeHeader, node)
+		w.Header().Set(wire.NodeHeader, node)
 		_, _ = w.Write([]byte("ok"))
 	}
 	mux.HandleFunc("/readyz", ok)
@@ -260,7 +258,7 @@ func APIStandIn(node string) http.Handler {
 // serving a default backend.
 func IngressStandIn(node string) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set(NodeHeader, node)
+		w.Header().Set(wire.NodeHeader, node)
 		fmt.Fprintf(w, "bootlab probe ingress on %s\n", node)
 	})
 }

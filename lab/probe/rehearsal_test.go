@@ -18,6 +18,7 @@ import (
 	"github.com/bootlab/bootlab/internal/ignition"
 	"github.com/bootlab/bootlab/internal/kubecreate"
 	"github.com/bootlab/bootlab/internal/pki"
+	"github.com/bootlab/bootlab/internal/wire"
 )
 
 // A rehearsal bootstrap's config carries core's key the way the
@@ -40,12 +41,12 @@ func TestGenerateRehearsalBootstrap(t *testing.T) {
 	assert.Equal(t, "core", boot.Passwd.Users[0].Name)
 	require.Len(t, boot.Passwd.Users[0].SSHAuthorizedKeys, 1)
 	assert.Equal(t, "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGm1dFvC5y2o9kS3B9lG4zS3VfN1nO0m6j3yWQf1m3Xh bootlab-t", string(boot.Passwd.Users[0].SSHAuthorizedKeys[0]))
-	key, ok, err := ignition.FileContents(boot, SSHHostKeyPath)
+	key, ok, err := ignition.FileContents(boot, wire.SSHHostKeyPath)
 	require.NoError(t, err)
 	require.True(t, ok)
 	assert.Equal(t, in.SSHHostKeyPEM, key)
 	for _, f := range boot.Storage.Files {
-		if f.Path == SSHHostKeyPath {
+		if f.Path == wire.SSHHostKeyPath {
 			assert.Equal(t, 0o600, *f.Mode)
 		}
 	}
@@ -64,14 +65,14 @@ func TestGenerateRehearsalBootstrap(t *testing.T) {
 	// carries their etcd certificates, signed by the same etcd-signer as
 	// the bootstrap's (which stage 07's render uses).
 	require.NotNil(t, mc.Etcd)
-	assert.Equal(t, EtcdJoin{BootstrapIP: "192.168.126.10", Masters: 1}, *mc.Etcd)
-	signerPEM, ok, err := ignition.FileContents(boot, AssetDir+"/tls/etcd-signer.crt")
+	assert.Equal(t, wire.EtcdJoin{BootstrapIP: "192.168.126.10", Masters: 1}, *mc.Etcd)
+	signerPEM, ok, err := ignition.FileContents(boot, wire.AssetDir+"/tls/etcd-signer.crt")
 	require.NoError(t, err)
 	require.True(t, ok)
 	signer, err := x509.ParseCertificate(pemBlock(t, signerPEM))
 	require.NoError(t, err)
 	for _, name := range []string{"etcd-serving-master-0", "etcd-peer-master-0"} {
-		crt, ok, err := ignition.FileContents(served, EtcdAllCertsDir+"/"+name+".crt")
+		crt, ok, err := ignition.FileContents(served, wire.EtcdAllCertsDir+"/"+name+".crt")
 		require.NoError(t, err)
 		require.True(t, ok, name)
 		leaf, err := x509.ParseCertificate(pemBlock(t, crt))
@@ -85,7 +86,7 @@ func TestGenerateRehearsalBootstrap(t *testing.T) {
 			assert.Equal(t, 0o600, *f.Mode, f.Path)
 		}
 	}
-	_, ok, _ = ignition.FileContents(boot, AssetDir+"/original_cvo_overrides.patch")
+	_, ok, _ = ignition.FileContents(boot, wire.AssetDir+"/original_cvo_overrides.patch")
 	assert.True(t, ok, "stage 14 patches the ClusterVersion with the overrides the installer set aside")
 
 	in.Rehearsal = false
@@ -98,7 +99,7 @@ func TestGenerateRehearsalBootstrap(t *testing.T) {
 	assert.Nil(t, pmc.Etcd, "masters of a plain probe lab run no etcd")
 	pb, err := ignition.Parse(plain.Bootstrap)
 	require.NoError(t, err)
-	_, ok, _ = ignition.FileContents(pb, SSHHostKeyPath)
+	_, ok, _ = ignition.FileContents(pb, wire.SSHHostKeyPath)
 	assert.False(t, ok, "a plain probe bootstrap gets no host key")
 }
 
@@ -114,11 +115,11 @@ func pemBlock(t *testing.T, data []byte) []byte {
 // metadata, for its kubelet stand-in's join; a probe lab's does not.
 func TestRehearsalMasterKubeletBootstrapFiles(t *testing.T) {
 	in := rehearsalInput(t)
-	served, kc, ok := servedMasterFile(t, in, NodeBootstrapKubeconfigPath)
+	served, kc, ok := servedMasterFile(t, in, wire.NodeBootstrapKubeconfigPath)
 	require.True(t, ok)
 	assert.Contains(t, string(kc), "server: https://api-int."+in.ClusterDomain+":6443")
 	for _, f := range served.Storage.Files {
-		if f.Path == NodeBootstrapKubeconfigPath {
+		if f.Path == wire.NodeBootstrapKubeconfigPath {
 			assert.Equal(t, 0o600, *f.Mode)
 		}
 	}
@@ -128,12 +129,12 @@ func TestRehearsalMasterKubeletBootstrapFiles(t *testing.T) {
 	cert, err := x509.ParseCertificate(block.Bytes)
 	require.NoError(t, err)
 	assert.Equal(t, "system:serviceaccount:openshift-machine-config-operator:node-bootstrapper", cert.Subject.CommonName)
-	rel, ok, err := ignition.FileContents(served, ReleaseMetadataPath)
+	rel, ok, err := ignition.FileContents(served, wire.ReleaseMetadataPath)
 	require.NoError(t, err)
 	require.True(t, ok)
 	assert.Contains(t, string(rel), `"kubernetesVersion"`)
 
-	_, _, ok = servedMasterFile(t, testInput(t), NodeBootstrapKubeconfigPath)
+	_, _, ok = servedMasterFile(t, testInput(t), wire.NodeBootstrapKubeconfigPath)
 	assert.False(t, ok, "a probe lab's masters join nothing")
 }
 
@@ -175,14 +176,14 @@ func TestRehearsalMasterKASOperatorKubeconfig(t *testing.T) {
 		if tc.rehearsal {
 			in = rehearsalInput(t)
 		}
-		served, kc, ok := servedMasterFile(t, in, KASOperatorKubeconfigPath)
+		served, kc, ok := servedMasterFile(t, in, wire.KASOperatorKubeconfigPath)
 		require.Equal(t, tc.rehearsal, ok, tc.name)
 		if !ok {
 			continue
 		}
 		assert.Contains(t, string(kc), "server: https://api-int."+in.ClusterDomain+":6443")
 		for _, f := range served.Storage.Files {
-			if f.Path == KASOperatorKubeconfigPath {
+			if f.Path == wire.KASOperatorKubeconfigPath {
 				assert.Equal(t, 0o600, *f.Mode)
 			}
 		}
@@ -192,7 +193,7 @@ func TestRehearsalMasterKASOperatorKubeconfig(t *testing.T) {
 		// The controller manager's and scheduler's client pairs: their own
 		// users, no group (the RBAC bootstrap roles bind the users), keys 0600.
 		for _, c := range []string{"kube-controller-manager", "kube-scheduler"} {
-			crt, ok, err := ignition.FileContents(served, OperandClientCertPath(c))
+			crt, ok, err := ignition.FileContents(served, wire.OperandClientCertPath(c))
 			require.NoError(t, err)
 			require.True(t, ok, c)
 			cert, err := x509.ParseCertificate(pemBlock(t, crt))
@@ -200,11 +201,11 @@ func TestRehearsalMasterKASOperatorKubeconfig(t *testing.T) {
 			assert.Equal(t, "system:"+c, cert.Subject.CommonName)
 			assert.Empty(t, cert.Subject.Organization, c)
 			for _, f := range served.Storage.Files {
-				if f.Path == OperandClientKeyPath(c) {
+				if f.Path == wire.OperandClientKeyPath(c) {
 					assert.Equal(t, 0o600, *f.Mode)
 				}
 			}
-			_, ok, err = ignition.FileContents(served, OperandClientKeyPath(c))
+			_, ok, err = ignition.FileContents(served, wire.OperandClientKeyPath(c))
 			require.NoError(t, err)
 			assert.True(t, ok, c)
 		}
@@ -219,7 +220,7 @@ func TestRehearsalMasterKASOperatorKubeconfig(t *testing.T) {
 func TestRehearsalMasterKubeconfigReachesTheAPIStandIn(t *testing.T) {
 	t.Parallel()
 	in := rehearsalInput(t)
-	_, kc, ok := servedMasterFile(t, in, NodeBootstrapKubeconfigPath)
+	_, kc, ok := servedMasterFile(t, in, wire.NodeBootstrapKubeconfigPath)
 	require.True(t, ok)
 	path := filepath.Join(t.TempDir(), "kubeconfig")
 	require.NoError(t, os.WriteFile(path, kc, 0o600))

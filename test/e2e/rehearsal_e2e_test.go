@@ -25,10 +25,10 @@ import (
 	"github.com/stretchr/testify/require"
 	"golang.org/x/crypto/ssh"
 
+	"github.com/bootlab/bootlab/internal/wire"
 	"github.com/bootlab/bootlab/lab"
 	"github.com/bootlab/bootlab/lab/cache"
 	"github.com/bootlab/bootlab/lab/labdir"
-	"github.com/bootlab/bootlab/lab/probe"
 	"github.com/bootlab/bootlab/lab/release"
 )
 
@@ -208,7 +208,7 @@ func rehearseLab(t *testing.T, l labEnv, masters int, start time.Time, cpu *gues
 		f, err := os.Open(labdir.ConsoleLog(st.Spec, m0))
 		require.NoError(t, err)
 		defer f.Close()
-		rep, err := probe.ParseConsole(f)
+		rep, err := wire.ParseConsole(f)
 		if err != nil || rep == nil {
 			return false, true, fmt.Sprint(err)
 		}
@@ -236,7 +236,7 @@ func rehearseLab(t *testing.T, l labEnv, masters int, start time.Time, cpu *gues
 		f, err := os.Open(labdir.ConsoleLog(st.Spec, n))
 		require.NoError(t, err)
 		defer f.Close()
-		rep, _ := probe.ParseConsole(f)
+		rep, _ := wire.ParseConsole(f)
 		if rep != nil {
 			for _, c := range rep.Checks {
 				if c.Name == "etcd member" {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/bootlab/bootlab/internal/agent/standin"
+	"github.com/bootlab/bootlab/internal/wire"
 	"github.com/bootlab/bootlab/lab/probe"
 )
 
@@ -38,7 +39,7 @@ func New(node string, members func(context.Context) ([]standin.Member, error)) *
 }
 
 func (c *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	w.Header().Set(probe.NodeHeader, c.node)
+	w.Header().Set(wire.NodeHeader, c.node)
 	switch r.URL.Path {
 	case clusterVersionPath:
 		c.clusterVersion(w, r)

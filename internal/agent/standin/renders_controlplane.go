@@ -9,7 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/bootlab/bootlab/internal/controlplane"
-	"github.com/bootlab/bootlab/lab/probe"
+	"github.com/bootlab/bootlab/internal/wire"
 )
 
 // controlPlanePod is a bootstrap control-plane static pod: host network,
@@ -66,7 +66,7 @@ func controlPlaneRender(f map[string]string, cfgKind, podFile string, pod corev1
 	return writeFiles(filepath.Dir(f["config-output-file"]), map[string]fileOut{filepath.Base(f["config-output-file"]): cfg})
 }
 
-func renderKAS(run *podmanRun, rel *probe.RehearsalRelease, f map[string]string) error {
+func renderKAS(run *podmanRun, rel *wire.RehearsalRelease, f map[string]string) error {
 	// OpenShift's pod runs `hyperkube kube-apiserver --openshift-config=...`;
 	// upstream's binary has no --openshift-config, so the lab's pod carries
 	// the settings as flags (internal/controlplane; stage 08's page says so).
@@ -89,7 +89,7 @@ func renderKAS(run *podmanRun, rel *probe.RehearsalRelease, f map[string]string)
 	return controlPlaneRender(f, "KubeAPIServerConfig", "kube-apiserver-pod.yaml", pod, extra)
 }
 
-func renderKCM(run *podmanRun, rel *probe.RehearsalRelease, f map[string]string) error {
+func renderKCM(run *podmanRun, rel *wire.RehearsalRelease, f map[string]string) error {
 	if err := required(f, "cpc-config-output-file"); err != nil {
 		return err
 	}
@@ -114,7 +114,7 @@ func renderKCM(run *podmanRun, rel *probe.RehearsalRelease, f map[string]string)
 	return controlPlaneRender(f, "KubeControllerManagerConfig", "kube-controller-manager-pod.yaml", pod, extra)
 }
 
-func renderScheduler(run *podmanRun, rel *probe.RehearsalRelease, f map[string]string) error {
+func renderScheduler(run *podmanRun, rel *wire.RehearsalRelease, f map[string]string) error {
 	pod := controlplane.BootstrapPod(controlplane.KubeScheduler, controlplane.Input{}, f["manifest-image"]).Pod
 	extra := map[string]fileOut{}
 	if err := addOperandObjects(extra, controlplane.KubeSchedulerOperand, f); err != nil {
@@ -149,7 +149,7 @@ func addOperandObjects(extra map[string]fileOut, o controlplane.Operand, f map[s
 
 // renderIngress plays `ingress-operator render`: the IngressController CRD
 // and the operator's namespace, prefixed.
-func renderIngress(run *podmanRun, rel *probe.RehearsalRelease, f map[string]string) error {
+func renderIngress(run *podmanRun, rel *wire.RehearsalRelease, f map[string]string) error {
 	if err := required(f, "output-dir"); err != nil {
 		return err
 	}
@@ -168,7 +168,7 @@ func renderIngress(run *podmanRun, rel *probe.RehearsalRelease, f map[string]str
 
 // renderNodeTuning plays the node tuning operator's render: on a cluster
 // without performance profiles it writes nothing.
-func renderNodeTuning(run *podmanRun, rel *probe.RehearsalRelease, f map[string]string) error {
+func renderNodeTuning(run *podmanRun, rel *wire.RehearsalRelease, f map[string]string) error {
 	if err := required(f, "asset-output-dir"); err != nil {
 		return err
 	}
@@ -177,9 +177,9 @@ func renderNodeTuning(run *podmanRun, rel *probe.RehearsalRelease, f map[string]
 
 // imageReferences is the release's /release-manifests/image-references:
 // an ImageStream naming every component's pull spec.
-func imageReferences(rel *probe.RehearsalRelease) ([]byte, error) {
+func imageReferences(rel *wire.RehearsalRelease) ([]byte, error) {
 	var tags []any
-	for _, name := range probe.ReleaseComponents {
+	for _, name := range wire.ReleaseComponents {
 		tags = append(tags, map[string]any{"name": name, "from": map[string]any{"kind": "DockerImage", "name": rel.Components[name]}})
 	}
 	return json.MarshalIndent(map[string]any{"kind": "ImageStream", "apiVersion": "image.openshift.io/v1",
@@ -191,7 +191,7 @@ func imageReferences(rel *probe.RehearsalRelease) ([]byte, error) {
 // worker pools for the bootstrap controller under bootstrap/manifests/,
 // the bootstrap MCO pod (machine-config-controller as init container,
 // machine-config-server) and the operator's manifests.
-func renderMCO(run *podmanRun, rel *probe.RehearsalRelease, f map[string]string) error {
+func renderMCO(run *podmanRun, rel *wire.RehearsalRelease, f map[string]string) error {
 	if err := required(f, "dest-dir"); err != nil {
 		return err
 	}
@@ -262,7 +262,7 @@ func renderMCO(run *podmanRun, rel *probe.RehearsalRelease, f map[string]string)
 
 // renderCCO plays the cloud-credential-operator render: on platform None
 // in the default mode it has nothing to add.
-func renderCCO(run *podmanRun, rel *probe.RehearsalRelease, f map[string]string) error {
+func renderCCO(run *podmanRun, rel *wire.RehearsalRelease, f map[string]string) error {
 	if err := required(f, "dest-dir"); err != nil {
 		return err
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/bootlab/bootlab/internal/controlplane"
 	"github.com/bootlab/bootlab/internal/pki"
+	"github.com/bootlab/bootlab/internal/wire"
 	"github.com/bootlab/bootlab/lab/probe"
 )
 
@@ -23,7 +24,7 @@ func TestControlPlaneRendersWriteTheRealPods(t *testing.T) {
 	out := t.TempDir()
 	f := map[string]string{"asset-output-dir": out, "config-output-file": filepath.Join(out, "config"),
 		"cpc-config-output-file": filepath.Join(out, "cpc-config"), "manifest-image": "quay.io/example/hyperkube"}
-	for c, render := range map[controlplane.Component]func(*podmanRun, *probe.RehearsalRelease, map[string]string) error{
+	for c, render := range map[controlplane.Component]func(*podmanRun, *wire.RehearsalRelease, map[string]string) error{
 		controlplane.KubeAPIServer: renderKAS, controlplane.KubeControllerManager: renderKCM, controlplane.KubeScheduler: renderScheduler,
 	} {
 		require.NoError(t, render(&podmanRun{}, nil, f), c)
@@ -53,7 +54,7 @@ func TestRendersWriteTheMastersObjects(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		o      controlplane.Operand
-		render func(*podmanRun, *probe.RehearsalRelease, map[string]string) error
+		render func(*podmanRun, *wire.RehearsalRelease, map[string]string) error
 		extra  map[string]string
 		n      int
 	}{

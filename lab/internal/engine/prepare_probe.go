@@ -11,6 +11,7 @@ import (
 	"github.com/bootlab/bootlab/lab/spec"
 
 	"github.com/bootlab/bootlab/internal/pki"
+	"github.com/bootlab/bootlab/internal/wire"
 	"github.com/bootlab/bootlab/lab/labdir"
 	"github.com/bootlab/bootlab/lab/probe"
 )
@@ -131,7 +132,7 @@ func ProbeInput(s *spec.Spec, p *pki.Lab) probe.Input {
 		ingress[n.Name] = true
 	}
 	for _, n := range s.Nodes {
-		in.Nodes = append(in.Nodes, probe.NodeExpect{Name: n.Name, FQDN: s.FQDN(n), Role: string(n.Role), IP: n.IP, MAC: n.MAC,
+		in.Nodes = append(in.Nodes, wire.NodeExpect{Name: n.Name, FQDN: s.FQDN(n), Role: string(n.Role), IP: n.IP, MAC: n.MAC,
 			Ingress: ingress[n.Name]})
 	}
 	return in
