@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -18,13 +19,13 @@ import (
 	"github.com/coreos/ignition/v2/config/v3_2/types"
 
 	"github.com/bootlab/bootlab/internal/agent/clusterapi"
+	"github.com/bootlab/bootlab/internal/agent/endpoints"
 	"github.com/bootlab/bootlab/internal/agent/kubelet"
 	"github.com/bootlab/bootlab/internal/agent/kubelet/node"
 	"github.com/bootlab/bootlab/internal/agent/standin"
 	"github.com/bootlab/bootlab/internal/ignition"
 	"github.com/bootlab/bootlab/internal/timing"
 	"github.com/bootlab/bootlab/internal/wire"
-	"github.com/bootlab/bootlab/lab/probe"
 )
 
 // Check names, in report order.
@@ -73,7 +74,7 @@ func etcdLeader(pc *wire.Config, self wire.NodeExpect) bool {
 // masterAPI is the API stand-in a master serves.
 func (a *Agent) masterAPI(self wire.NodeExpect) http.Handler {
 	if a.etcd == nil {
-		return probe.APIStandIn(self.Name)
+		return endpoints.APIStandIn(self.Name)
 	}
 	local := standin.MasterEtcdctl("https://" + self.IP + ":2379")
 	return clusterapi.New(self.Name, local.Members)
@@ -97,7 +98,7 @@ func (a *Agent) Run(ctx context.Context) {
 	if !ok {
 		return
 	}
-	pc, err := probe.ParseProbeConfig(merged)
+	pc, err := probeConfig(merged)
 	if err != nil {
 		a.failRest(chkFetch, err.Error())
 		return
@@ -213,6 +214,23 @@ func (a *Agent) upDHCP(ctx context.Context) bool {
 	a.rep.set(chkDHCP, passed, "lease %s/%d from %s, hostname %q, DNS %v", lease.IP, ones, lease.Server, lease.Hostname, lease.DNS)
 	a.dialer = a.newDialer()
 	return true
+}
+
+// probeConfig is the probe config the host put at wire.ConfigPath in a
+// (merged) Ignition config.
+func probeConfig(cfg types.Config) (*wire.Config, error) {
+	data, ok, err := ignition.FileContents(cfg, wire.ConfigPath)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, fmt.Errorf("the Ignition config has no %s: is this a bootlab probe lab config?", wire.ConfigPath)
+	}
+	var c wire.Config
+	if err := json.Unmarshal(data, &c); err != nil {
+		return nil, fmt.Errorf("parse %s: %w", wire.ConfigPath, err)
+	}
+	return &c, nil
 }
 
 // readConfig reads the Ignition config from fw_cfg and resolves what it
@@ -344,7 +362,7 @@ func (a *Agent) fetch(ctx context.Context, cfg types.Config) (types.Config, erro
 		a.rep.set(chkFetch, passed, "full config: nothing to fetch")
 		return cfg, nil
 	}
-	f := &probe.Fetcher{
+	f := &Fetcher{
 		DialContext: a.dialer.DialContext,
 		Retry:       time.Second,
 		OnAttempt: func(src string, n int, err error) {

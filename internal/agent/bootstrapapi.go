@@ -12,7 +12,6 @@ import (
 
 	"github.com/bootlab/bootlab/internal/agent/kubelet"
 	"github.com/bootlab/bootlab/internal/wire"
-	"github.com/bootlab/bootlab/lab/probe"
 )
 
 // The rehearsal bootstrap's temporary control plane is the release's own
@@ -47,7 +46,7 @@ func (v *kubeVolume) pending(program string) string {
 		return ""
 	default:
 	}
-	if !slices.Contains(probe.KubePrograms(), program) {
+	if !slices.Contains(wire.KubePrograms(), program) {
 		return ""
 	}
 	return fmt.Sprintf("waiting for the Kubernetes volume (serial %s) to be mounted at %s: it brings %s", wire.KubeVolumeSerial, wire.KubeVolumeMount, program)

@@ -13,7 +13,6 @@ import (
 
 	"github.com/bootlab/bootlab/internal/timing"
 	"github.com/bootlab/bootlab/internal/wire"
-	"github.com/bootlab/bootlab/lab/probe"
 )
 
 // kubeVolumeWait bounds the wait for the Kubernetes volume's disk to show
@@ -69,7 +68,7 @@ func linkPrograms(from, to string) error {
 	if err := os.MkdirAll(to, 0o755); err != nil {
 		return err
 	}
-	for _, p := range probe.KubePrograms() {
+	for _, p := range wire.KubePrograms() {
 		dst := filepath.Join(to, p)
 		_ = os.Remove(dst)
 		if err := os.Symlink(filepath.Join(from, p), dst); err != nil {

@@ -19,6 +19,7 @@ import (
 	"golang.org/x/sys/unix"
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/bootlab/bootlab/internal/agent/endpoints"
 	"github.com/bootlab/bootlab/internal/agent/kubelet"
 	"github.com/bootlab/bootlab/internal/agent/rhcos"
 	"github.com/bootlab/bootlab/internal/agent/sshd"
@@ -26,7 +27,6 @@ import (
 	"github.com/bootlab/bootlab/internal/ignition"
 	"github.com/bootlab/bootlab/internal/timing"
 	"github.com/bootlab/bootlab/internal/wire"
-	"github.com/bootlab/bootlab/lab/probe"
 )
 
 // A rehearsal bootstrap (probe lab with openshift.manualBootstrap) starts
@@ -143,7 +143,7 @@ func (a *Agent) startMCS(self wire.NodeExpect) (func(), error) {
 	if err != nil {
 		return nil, fmt.Errorf("the master pool's config: %w", err)
 	}
-	mcs := &probe.MCS{Mode: probe.MCSBootstrap, Configs: map[string][]byte{"master": master}, Log: a.log, Node: self.Name}
+	mcs := &endpoints.MCS{Mode: endpoints.MCSBootstrap, Configs: map[string][]byte{"master": master}, Log: a.log, Node: self.Name}
 	mcs.OnServe = func(pool, remote string, code int) {
 		served := mcs.Served()["master"]
 		a.rep.set(chkMCS, passed, "bootstrap MCS started by stage 12; served /config/master to %d: %s", len(served), strings.Join(served, " "))
@@ -242,7 +242,7 @@ func (a *Agent) startAPI(self wire.NodeExpect, volume bool) (func(), error) {
 	if _, err := x509.ParseCertificate(cert.Certificate[0]); err != nil {
 		return nil, err
 	}
-	stop, err := a.serveTLSOn(6443, cert, probe.APIStandIn(self.Name))
+	stop, err := a.serveTLSOn(6443, cert, endpoints.APIStandIn(self.Name))
 	if err != nil {
 		return nil, err
 	}

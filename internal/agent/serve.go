@@ -17,9 +17,9 @@ import (
 
 	"github.com/coreos/ignition/v2/config/v3_2/types"
 
+	"github.com/bootlab/bootlab/internal/agent/endpoints"
 	"github.com/bootlab/bootlab/internal/ignition"
 	"github.com/bootlab/bootlab/internal/wire"
-	"github.com/bootlab/bootlab/lab/probe"
 )
 
 // serveChecks names the servers a node runs: its role's (the bootstrap and
@@ -62,13 +62,13 @@ func (a *Agent) startServers(self wire.NodeExpect, cfg types.Config) {
 	}
 	switch self.Role {
 	case wire.RoleBootstrap:
-		mcs := &probe.MCS{Mode: probe.MCSBootstrap, Configs: map[string][]byte{"master": file(wire.MasterConfigPath)}, Log: a.log, Node: self.Name}
+		mcs := &endpoints.MCS{Mode: endpoints.MCSBootstrap, Configs: map[string][]byte{"master": file(wire.MasterConfigPath)}, Log: a.log, Node: self.Name}
 		mcs.OnServe = func(pool, remote string, code int) {
 			served := mcs.Served()["master"]
 			a.rep.set(chkMCS, passed, "bootstrap MCS (TLS, api-int cert); served /config/master to %d: %s", len(served), strings.Join(served, " "))
 		}
 		serveTLS(chkMCS, ignition.MCSPort, mcsCert, mcsErr, mcs)
-		serveTLS(chkAPI, 6443, mcsCert, mcsErr, probe.APIStandIn(self.Name))
+		serveTLS(chkAPI, 6443, mcsCert, mcsErr, endpoints.APIStandIn(self.Name))
 	case wire.RoleMaster:
 		if _, real, _ := ignition.FileContents(cfg, wire.KASOperatorKubeconfigPath); real {
 			// A rehearsal master of a lab with the real control plane
@@ -82,7 +82,7 @@ func (a *Agent) startServers(self wire.NodeExpect, cfg types.Config) {
 		} else {
 			a.stopAPIStandIn = serveTLS(chkAPI, 6443, mcsCert, mcsErr, a.masterAPI(self))
 		}
-		mcs := &probe.MCS{Mode: probe.MCSCluster, Configs: map[string][]byte{"worker": file(wire.WorkerConfigPath)}, Log: a.log, Node: self.Name}
+		mcs := &endpoints.MCS{Mode: endpoints.MCSCluster, Configs: map[string][]byte{"worker": file(wire.WorkerConfigPath)}, Log: a.log, Node: self.Name}
 		mcs.OnServe = func(pool, remote string, code int) {
 			served := mcs.Served()["worker"]
 			a.rep.set(chkMCS, passed, "in-cluster MCS (TLS); served /config/worker to %d: %s", len(served), strings.Join(served, " "))
@@ -91,8 +91,8 @@ func (a *Agent) startServers(self wire.NodeExpect, cfg types.Config) {
 	}
 	if self.Ingress {
 		cert, err := selfSigned(self.FQDN)
-		a.listen(chkIngressHTTP, 80, nil, probe.IngressStandIn(self.Name))
-		serveTLS(chkIngressHTTPS, 443, cert, err, probe.IngressStandIn(self.Name))
+		a.listen(chkIngressHTTP, 80, nil, endpoints.IngressStandIn(self.Name))
+		serveTLS(chkIngressHTTPS, 443, cert, err, endpoints.IngressStandIn(self.Name))
 	}
 }
 

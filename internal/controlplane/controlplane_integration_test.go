@@ -62,7 +62,7 @@ func binaries(t *testing.T) (kube, etcd *gobuild.Binary) {
 func programs(t *testing.T, kube *gobuild.Binary) string {
 	t.Helper()
 	dir := t.TempDir()
-	for _, p := range gobuild.KubernetesPrograms() {
+	for _, p := range kube.Component.Programs {
 		require.NoError(t, os.Symlink(kube.Path, filepath.Join(dir, p)))
 	}
 	return dir

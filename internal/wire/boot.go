@@ -23,6 +23,13 @@ const (
 	KubeVolumeBin   = KubeVolumeMount + "/bin"
 )
 
+// KubePrograms are the names under KubeVolumeBin: hyperkube, the one
+// binary, first, then the programs it answers to by name, each a link to
+// it (lab/gobuild builds it to answer to them).
+func KubePrograms() []string {
+	return []string{"hyperkube", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubectl"}
+}
+
 // A saved start: lab up boots one probe node as a template, saves its
 // memory once the agent waits at SavedStartReady, and starts the lab's
 // nodes from copies of that image instead of booting each (lab/savedstart).

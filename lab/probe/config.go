@@ -252,19 +252,3 @@ func masterEtcd(in Input, signer pki.Pair) (*wire.EtcdJoin, []ignition.File, err
 	}
 	return join, files, nil
 }
-
-// ParseProbeConfig extracts the probe config from a (merged) Ignition config.
-func ParseProbeConfig(cfg types.Config) (*wire.Config, error) {
-	data, ok, err := ignition.FileContents(cfg, wire.ConfigPath)
-	if err != nil {
-		return nil, err
-	}
-	if !ok {
-		return nil, fmt.Errorf("the Ignition config has no %s: is this a bootlab probe lab config?", wire.ConfigPath)
-	}
-	var c wire.Config
-	if err := json.Unmarshal(data, &c); err != nil {
-		return nil, fmt.Errorf("parse %s: %w", wire.ConfigPath, err)
-	}
-	return &c, nil
-}

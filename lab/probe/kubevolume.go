@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/bootlab/bootlab/internal/wire"
 	"github.com/bootlab/bootlab/lab/gobuild"
 	"github.com/bootlab/bootlab/lab/release"
 )
@@ -28,9 +29,6 @@ const (
 	// kubeVolumeFormat is bumped when the volume's layout changes.
 	kubeVolumeFormat = "1"
 )
-
-// KubePrograms are the names under wire.KubeVolumeBin: hyperkube and its links.
-func KubePrograms() []string { return gobuild.KubernetesPrograms() }
 
 // KubeVolume is a built Kubernetes volume.
 type KubeVolume struct {
@@ -172,7 +170,7 @@ func stageKubeTree(hyperkube, root string) (os.FileInfo, error) {
 	if err := os.WriteFile(dst, data, 0o755); err != nil {
 		return nil, err
 	}
-	for _, p := range gobuild.KubernetesPrograms() {
+	for _, p := range wire.KubePrograms() {
 		if p == "hyperkube" {
 			continue
 		}

@@ -1,23 +1,18 @@
 package probe
 
 import (
-	"context"
 	"crypto/x509"
 	"encoding/base64"
+	"encoding/json"
 	"encoding/pem"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/coreos/ignition/v2/config/v3_2/types"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/bootlab/bootlab/internal/ignition"
-	"github.com/bootlab/bootlab/internal/kubecreate"
-	"github.com/bootlab/bootlab/internal/pki"
 	"github.com/bootlab/bootlab/internal/wire"
 )
 
@@ -50,15 +45,13 @@ func TestGenerateRehearsalBootstrap(t *testing.T) {
 			assert.Equal(t, 0o600, *f.Mode)
 		}
 	}
-	pc, err := ParseProbeConfig(boot)
-	require.NoError(t, err)
+	pc := probeConfigOf(t, boot)
 	assert.True(t, pc.Rehearsal)
 
 	served, err := ignition.Parse(cfgs.MasterServed)
 	require.NoError(t, err)
 	assert.Empty(t, served.Passwd.Users)
-	mc, err := ParseProbeConfig(served)
-	require.NoError(t, err)
+	mc := probeConfigOf(t, served)
 	assert.False(t, mc.Rehearsal)
 
 	// The masters' config tells them where the bootstrap member is and
@@ -94,8 +87,7 @@ func TestGenerateRehearsalBootstrap(t *testing.T) {
 	require.NoError(t, err)
 	pm, err := ignition.Parse(plain.MasterServed)
 	require.NoError(t, err)
-	pmc, err := ParseProbeConfig(pm)
-	require.NoError(t, err)
+	pmc := probeConfigOf(t, pm)
 	assert.Nil(t, pmc.Etcd, "masters of a plain probe lab run no etcd")
 	pb, err := ignition.Parse(plain.Bootstrap)
 	require.NoError(t, err)
@@ -212,36 +204,14 @@ func TestRehearsalMasterKASOperatorKubeconfig(t *testing.T) {
 	}
 }
 
-// Where a rehearsal node has no Kubernetes volume, stage 13 serves the
-// in-memory API stand-in with the MCS certificate, and a master's etcd
-// operator stand-in waits for /readyz through the bootstrap kubeconfig it
-// was served (api-int, the lab CA) before it joins etcd. That kubeconfig
-// must reach the stand-in: the same certificate under another CA must not.
-func TestRehearsalMasterKubeconfigReachesTheAPIStandIn(t *testing.T) {
-	t.Parallel()
-	in := rehearsalInput(t)
-	_, kc, ok := servedMasterFile(t, in, wire.NodeBootstrapKubeconfigPath)
-	require.True(t, ok)
-	path := filepath.Join(t.TempDir(), "kubeconfig")
-	require.NoError(t, os.WriteFile(path, kc, 0o600))
-
-	ready := func(serving pki.Pair) error {
-		cfg, err := kubecreate.LoadKubeconfig(path)
-		require.NoError(t, err)
-		cfg.Dial = tlsServer(t, serving, APIStandIn("bootstrap"), "api-int."+in.ClusterDomain+":6443")
-		c, err := kubecreate.NewClient(cfg)
-		require.NoError(t, err)
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		return c.Ready(ctx)
-	}
-	assert.NoError(t, ready(in.PKI.MCS), "the lab's MCS certificate, as the in-memory API stand-in serves it")
-
-	other, err := pki.NewCA("another-ca")
+// probeConfigOf is the probe config (wire.ConfigPath) an Ignition config
+// carries, as the agent reads it.
+func probeConfigOf(t *testing.T, cfg types.Config) *wire.Config {
+	t.Helper()
+	data, ok, err := ignition.FileContents(cfg, wire.ConfigPath)
 	require.NoError(t, err)
-	stranger, err := pki.NewServing(other, "system:machine-config-server", []string{"api-int." + in.ClusterDomain})
-	require.NoError(t, err)
-	err = ready(stranger)
-	require.Error(t, err, "a server the lab CA did not sign")
-	assert.Contains(t, err.Error(), "certificate")
+	require.True(t, ok, "no %s in the Ignition config", wire.ConfigPath)
+	var c wire.Config
+	require.NoError(t, json.Unmarshal(data, &c))
+	return &c
 }

@@ -3,6 +3,7 @@ package engine
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -12,11 +13,13 @@ import (
 
 	"github.com/bootlab/bootlab/lab/spec"
 
+	"github.com/coreos/ignition/v2/config/v3_2/types"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/bootlab/bootlab/internal/ignition"
 	"github.com/bootlab/bootlab/internal/pki"
+	"github.com/bootlab/bootlab/internal/wire"
 	"github.com/bootlab/bootlab/lab/hypervisor"
 	"github.com/bootlab/bootlab/lab/labdir"
 	"github.com/bootlab/bootlab/lab/loadbalancer"
@@ -38,8 +41,7 @@ func TestWriteProbeIgnition(t *testing.T) {
 		cfg, err := ignition.Parse(data)
 		require.NoError(t, err, n.Name)
 		if n.Role == spec.RoleBootstrap {
-			pc, err := probe.ParseProbeConfig(cfg)
-			require.NoError(t, err)
+			pc := probeConfigOf(t, cfg)
 			self, ok := pc.Self(n.MAC)
 			require.True(t, ok)
 			assert.Equal(t, n.IP, self.IP)
@@ -124,8 +126,7 @@ func TestProbeIngressNodesAreTheLoadBalancers(t *testing.T) {
 			for _, served := range [][]byte{cfgs.Bootstrap, cfgs.MasterServed, cfgs.WorkerServed} {
 				cfg, err := ignition.Parse(served)
 				require.NoError(t, err)
-				pc, err := probe.ParseProbeConfig(cfg)
-				require.NoError(t, err)
+				pc := probeConfigOf(t, cfg)
 				for _, n := range pc.SortedNodes() {
 					seen++
 					if n.Ingress {
@@ -182,4 +183,16 @@ func TestPrepareProbeLeavesTheSpecAsGiven(t *testing.T) {
 	var np *InputError
 	require.ErrorAs(t, err, &np)
 	assert.Contains(t, err.Error(), `profile "bare" has no preparer`)
+}
+
+// probeConfigOf is the probe config (wire.ConfigPath) an Ignition config
+// carries, as the agent reads it.
+func probeConfigOf(t *testing.T, cfg types.Config) *wire.Config {
+	t.Helper()
+	data, ok, err := ignition.FileContents(cfg, wire.ConfigPath)
+	require.NoError(t, err)
+	require.True(t, ok, "no %s in the Ignition config", wire.ConfigPath)
+	var c wire.Config
+	require.NoError(t, json.Unmarshal(data, &c))
+	return &c
 }
