@@ -100,6 +100,9 @@ func TestImportArrows(t *testing.T) {
 		{why: "stages never imports lab: the bootkube replay runs on any node, lab or not",
 			from: func(p string) bool { return under(p, "stages") },
 			to:   func(i string) bool { o, ok := own(i); return ok && under(o, "lab") }},
+		{why: "nothing the guest agent is built from imports lab/...: lab is the host's (lab/probe's builders pulled lab/gobuild, lab/cache and lab/release into the guest binary); what both sides need is internal/wire's or an internal/ leaf's",
+			from: func(p string) bool { return under(p, "cmd/bootlab-probe", "internal/agent") },
+			to:   func(i string) bool { o, ok := own(i); return ok && under(o, "lab") }},
 		{why: "the probe agent (runs in the guest) imports only the guest-side packages",
 			from: func(p string) bool { return under(p, "cmd/bootlab-probe", "internal/agent") },
 			to: func(i string) bool {
