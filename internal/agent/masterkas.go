@@ -85,12 +85,19 @@ func (a *Agent) installUntilDone(ctx context.Context, o controlplane.Operand, in
 }
 
 // installOnce builds the source (the kubeconfig lands with the etcd
-// operator stand-in's Ignition files) and installs.
+// operator stand-in's Ignition files), reads the cluster's networks from
+// its Network config, as the operators observe them, and installs.
 func (a *Agent) installOnce(ctx context.Context, inst *standin.Installer) error {
 	api, err := standin.NewAPISource(wire.KASOperatorKubeconfigPath, a.newDialer().DialContext)
 	if err != nil {
 		return err
 	}
+	n, err := api.Network(ctx)
+	if err != nil {
+		return fmt.Errorf("%s installer stand-in: read networks.config.openshift.io/cluster (stage 13 creates it from /opt/openshift/%s): %w",
+			inst.Operand.Component, controlplane.NetworkManifest, err)
+	}
+	inst.Input.ServiceCIDR, inst.Input.ClusterCIDR = n.ServiceCIDR, n.ClusterCIDR
 	inst.Source = standin.Sources{standin.MasterEtcdFiles(wire.EtcdCABundle, wire.EtcdClientCert, wire.EtcdClientKey),
 		standin.MasterClientFiles(), api}
 	return inst.Install(ctx)

@@ -15,6 +15,7 @@ import (
 	"github.com/bootlab/bootlab/internal/pki"
 	"github.com/bootlab/bootlab/internal/wire"
 	"github.com/bootlab/bootlab/lab/release"
+	"github.com/bootlab/bootlab/lab/spec"
 )
 
 // BinDir is where the installer's bootstrap.ign puts bootkube.sh and the
@@ -27,10 +28,35 @@ type AssetInput struct {
 	MachineCIDR             string
 	Masters, Workers        int
 	Release                 wire.RehearsalRelease
+	// ClusterNetwork and ServiceNetwork are the spec's
+	// openshift.clusterNetwork and openshift.serviceNetwork: the
+	// install-config's and the Network config's, which the control
+	// plane's renders read. Unset (a probe lab's spec is not defaulted),
+	// they are the installer's defaults.
+	ClusterNetwork []spec.ClusterNetwork
+	ServiceNetwork []string
 	// EtcdSigner signs the etcd certificates (Generate makes it, so the
 	// masters' certificates chain to the same signer); one is made when
 	// it is empty.
 	EtcdSigner pki.Pair
+}
+
+// clusterNetwork is a's pod network blocks, the installer's default
+// where the spec leaves them unset.
+func (a AssetInput) clusterNetwork() []spec.ClusterNetwork {
+	if len(a.ClusterNetwork) == 0 {
+		return []spec.ClusterNetwork{{CIDR: spec.DefaultClusterNetworkCIDR, HostPrefix: spec.DefaultClusterHostPrefix}}
+	}
+	return a.ClusterNetwork
+}
+
+// serviceNetwork is a's service network, the installer's default where
+// the spec leaves it unset.
+func (a AssetInput) serviceNetwork() []string {
+	if len(a.ServiceNetwork) == 0 {
+		return []string{spec.DefaultServiceNetworkCIDR}
+	}
+	return a.ServiceNetwork
 }
 
 // RehearsalAssets returns the files the installer's bootstrap.ign puts on a
@@ -66,7 +92,7 @@ func RehearsalAssets(in Input, a AssetInput) ([]ignition.File, error) {
 	// The bootstrap control plane's serving pairs and service-account keys
 	// (stages 08-10's pods name them; cluster-bootstrap copies tls/ into
 	// /etc/kubernetes/bootstrap-secrets).
-	cpTLS, err := controlPlaneFiles(in)
+	cpTLS, err := controlPlaneFiles(in, a)
 	if err != nil {
 		return nil, err
 	}
@@ -162,8 +188,7 @@ func installerManifests(in Input, a AssetInput) ([]ignition.File, error) {
 				"infrastructureTopology": "HighlyAvailable", "platform": "None", "platformStatus": map[string]any{"type": "None"}}}},
 		{"manifests", "cluster-network-02-config.yml", 0o644, map[string]any{"apiVersion": "config.openshift.io/v1", "kind": "Network",
 			"metadata": meta("cluster", ""),
-			"spec": map[string]any{"clusterNetwork": []any{map[string]any{"cidr": "10.128.0.0/14", "hostPrefix": 23}},
-				"networkType": "OVNKubernetes", "serviceNetwork": []any{"172.30.0.0/16"}}}},
+			"spec":     map[string]any{"clusterNetwork": a.clusterNetwork(), "networkType": "OVNKubernetes", "serviceNetwork": a.serviceNetwork()}}},
 		{"manifests", "cluster-dns-02-config.yml", 0o644, map[string]any{"apiVersion": "config.openshift.io/v1", "kind": "DNS",
 			"metadata": meta("cluster", ""), "spec": map[string]any{"baseDomain": domain}}},
 		{"manifests", "cluster-ingress-02-config.yml", 0o644, map[string]any{"apiVersion": "config.openshift.io/v1", "kind": "Ingress",
@@ -201,9 +226,9 @@ func installConfigYAML(in Input, a AssetInput) ([]byte, error) {
 		"compute":      []any{map[string]any{"name": "worker", "replicas": a.Workers, "architecture": "amd64", "hyperthreading": "Enabled"}},
 		"networking": map[string]any{
 			"networkType":    "OVNKubernetes",
-			"clusterNetwork": []any{map[string]any{"cidr": "10.128.0.0/14", "hostPrefix": 23}},
+			"clusterNetwork": a.clusterNetwork(),
 			"machineNetwork": []any{map[string]any{"cidr": a.MachineCIDR}},
-			"serviceNetwork": []any{"172.30.0.0/16"},
+			"serviceNetwork": a.serviceNetwork(),
 		},
 		"platform": map[string]any{"none": map[string]any{}},
 		"sshKey":   strings.TrimSpace(in.SSHAuthorizedKey),
@@ -224,11 +249,11 @@ func sshMachineConfig(role, key string) map[string]any {
 
 // kubeconfig renders a one-context kubeconfig with embedded credentials.
 // controlPlaneFiles are tls/'s files for the bootstrap control plane:
-// ControlPlaneTLS's, and the client CA bundle, the lab CA with the
+// ControlPlaneTLS's for a's service network, and the client CA bundle, the lab CA with the
 // kubelet-signer, so the API trusts the kubelets' certificates the
 // controller manager signs.
-func controlPlaneFiles(in Input) ([]ignition.File, error) {
-	cpTLS, err := controlPlaneTLS(in.Issuer, in.PKI.CA, in.ClusterDomain, controlplane.DefaultServiceCIDR)
+func controlPlaneFiles(in Input, a AssetInput) ([]ignition.File, error) {
+	cpTLS, err := controlPlaneTLS(in.Issuer, in.PKI.CA, in.ClusterDomain, a.serviceNetwork()[0])
 	if err != nil {
 		return nil, err
 	}

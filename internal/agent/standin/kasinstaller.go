@@ -3,6 +3,7 @@ package standin
 import (
 	"context"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -180,6 +181,17 @@ func (s *APISource) Data(ctx context.Context, kind, namespace, name string) (map
 		out[k] = b
 	}
 	return out, nil
+}
+
+// Network reads the cluster's Network config (networks.config.openshift.io
+// "cluster"), as the kube-apiserver's and controller manager's operators
+// observe it for their pods' networks.
+func (s *APISource) Network(ctx context.Context) (controlplane.Network, error) {
+	var obj json.RawMessage
+	if err := s.c.Do(ctx, "GET", "/apis/config.openshift.io/v1/networks/cluster", nil, &obj); err != nil {
+		return controlplane.Network{}, err
+	}
+	return controlplane.ParseNetwork(obj)
 }
 
 // FileObjects are objects the node already has as files, by "kind/name"

@@ -2,6 +2,7 @@ package standin
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 
@@ -66,11 +67,37 @@ func controlPlaneRender(f map[string]string, cfgKind, podFile string, pod corev1
 	return writeFiles(filepath.Dir(f["config-output-file"]), map[string]fileOut{filepath.Base(f["config-output-file"]): cfg})
 }
 
+// renderInput is what a render's pod depends on beyond OpenShift's
+// defaults: the cluster's networks, from the Network config the render is
+// given as --cluster-config-file (the installer's
+// cluster-network-02-config.yml), as the operators' renders read them.
+func renderInput(f map[string]string) (controlplane.Input, error) {
+	var in controlplane.Input
+	p := f["cluster-config-file"]
+	if p == "" {
+		return in, nil
+	}
+	doc, err := os.ReadFile(p)
+	if err != nil {
+		return in, fmt.Errorf("--cluster-config-file: %w", err)
+	}
+	n, err := controlplane.ParseNetwork(doc)
+	if err != nil {
+		return in, fmt.Errorf("--cluster-config-file %s: %w", p, err)
+	}
+	in.ServiceCIDR, in.ClusterCIDR = n.ServiceCIDR, n.ClusterCIDR
+	return in, nil
+}
+
 func renderKAS(run *podmanRun, rel *wire.RehearsalRelease, f map[string]string) error {
 	// OpenShift's pod runs `hyperkube kube-apiserver --openshift-config=...`;
 	// upstream's binary has no --openshift-config, so the lab's pod carries
 	// the settings as flags (internal/controlplane; stage 08's page says so).
-	pod := controlplane.BootstrapPod(controlplane.KubeAPIServer, controlplane.Input{}, f["manifest-image"]).Pod
+	in, err := renderInput(f)
+	if err != nil {
+		return err
+	}
+	pod := controlplane.BootstrapPod(controlplane.KubeAPIServer, in, f["manifest-image"]).Pod
 	// The real render also writes the namespaces of the cluster's
 	// configuration (00_openshift-config-ns.yaml, ...-managed-ns.yaml): the
 	// installer's pull secret and the etcd render's objects live there.
@@ -93,7 +120,11 @@ func renderKCM(run *podmanRun, rel *wire.RehearsalRelease, f map[string]string) 
 	if err := required(f, "cpc-config-output-file"); err != nil {
 		return err
 	}
-	pod := controlplane.BootstrapPod(controlplane.KubeControllerManager, controlplane.Input{}, f["manifest-image"]).Pod
+	in, err := renderInput(f)
+	if err != nil {
+		return err
+	}
+	pod := controlplane.BootstrapPod(controlplane.KubeControllerManager, in, f["manifest-image"]).Pod
 	// OpenShift's pod also runs its cluster-policy-controller, an OpenShift
 	// program the lab does not have: it stays in the pod, as not run.
 	policy := controlPlanePod("kube-system", "", corev1.Container{Name: "cluster-policy-controller", Image: f["cluster-policy-controller-image"],

@@ -160,7 +160,8 @@ func WriteProbeIgnition(s *spec.Spec) error {
 		in.Assets = probe.AssetInput{
 			ClusterName: s.Cluster.Name, BaseDomain: s.Cluster.BaseDomain, MachineCIDR: s.Network.CIDR,
 			Masters: len(s.NodesByRole(spec.RoleMaster)), Workers: len(s.NodesByRole(spec.RoleWorker)),
-			Release: probe.ReleaseFor(version),
+			Release:        probe.ReleaseFor(version),
+			ClusterNetwork: s.OpenShift.ClusterNetwork, ServiceNetwork: s.OpenShift.ServiceNetwork,
 		}
 	}
 	cfgs, err := probe.Generate(in)

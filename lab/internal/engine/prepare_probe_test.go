@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/bootlab/bootlab/internal/controlplane"
 	"github.com/bootlab/bootlab/internal/ignition"
 	"github.com/bootlab/bootlab/internal/pki"
 	"github.com/bootlab/bootlab/internal/wire"
@@ -183,6 +184,42 @@ func TestPrepareProbeLeavesTheSpecAsGiven(t *testing.T) {
 	var np *InputError
 	require.ErrorAs(t, err, &np)
 	assert.Contains(t, err.Error(), `profile "bare" has no preparer`)
+}
+
+// A rehearsal lab whose spec names another service network
+// (openshift.serviceNetwork: 172.31.0.0/16) gets it in its bootstrap's
+// install-config and Network config, and so in the kube-apiserver's
+// --service-cluster-ip-range the render of stage 08 writes from that
+// Network config (internal/controlplane, as the render and the stage's
+// check read it).
+func TestRehearsalIgnitionCarriesTheSpecsServiceNetwork(t *testing.T) {
+	t.Parallel()
+	s := &spec.Spec{Name: "p", Profile: spec.ProfileProbe, LabDir: t.TempDir(), Topology: spec.Topology{Masters: 1, Workers: 1}}
+	s.OpenShift.ManualBootstrap = true
+	s.OpenShift.ServiceNetwork = []string{"172.31.0.0/16"}
+	s.Defaults()
+	require.NoError(t, s.Validate())
+	require.NoError(t, EnsureSSHKey(s))
+	require.NoError(t, WriteProbeIgnition(s))
+	bs, ok := s.Node("bootstrap")
+	require.True(t, ok)
+	data, err := os.ReadFile(labdir.Ignition(s, bs))
+	require.NoError(t, err)
+	boot, err := ignition.Parse(data)
+	require.NoError(t, err)
+	read := func(p string) []byte {
+		data, ok, err := ignition.FileContents(boot, wire.AssetDir+"/"+p)
+		require.NoError(t, err)
+		require.True(t, ok, p)
+		return data
+	}
+	assert.Contains(t, string(read("manifests/cluster-config.yaml")), "serviceNetwork:\n      - 172.31.0.0/16", "install-config networking.serviceNetwork")
+	n, err := controlplane.ParseNetwork(read(controlplane.NetworkManifest))
+	require.NoError(t, err)
+	assert.Equal(t, "172.31.0.0/16", n.ServiceCIDR)
+	assert.Equal(t, spec.DefaultClusterNetworkCIDR, n.ClusterCIDR, "the pod network the spec left unset is the installer's")
+	assert.Contains(t, controlplane.KubeAPIServerArgs(controlplane.Input{ServiceCIDR: n.ServiceCIDR, ClusterCIDR: n.ClusterCIDR}),
+		"--service-cluster-ip-range=172.31.0.0/16")
 }
 
 // probeConfigOf is the probe config (wire.ConfigPath) an Ignition config
