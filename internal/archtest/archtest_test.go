@@ -118,7 +118,7 @@ func TestImportArrows(t *testing.T) {
 		{why: "internal/agent/rhcos, what the agent's packages share of the node, and internal/agent/endpoints, the MCS, API and ingress stand-ins, import no other agent package",
 			from: func(p string) bool { return p == "internal/agent/rhcos" || p == "internal/agent/endpoints" },
 			to:   func(i string) bool { o, ok := own(i); return ok && under(o, "internal/agent") }},
-		{why: "lab/probe, what the guest agent shares with the host, imports no lab orchestration",
+		{why: "lab/probe, the probe lab's host-side builders, imports no lab orchestration: the engine calls it",
 			from: func(p string) bool { return p == "lab/probe" },
 			to:   func(i string) bool { o, ok := own(i); return ok && o == "lab" }},
 		{why: "lab/internal/plan, the spec -> libvirt XML, is pure: it imports no bootlab package but lab/spec, lab/labdir (paths) and internal/wire (the Kubernetes volume's disk serial); no port, no engine",
