@@ -7,10 +7,10 @@ import (
 	"io/fs"
 	"time"
 
+	"github.com/bootlab/bootlab/internal/wire"
 	"github.com/bootlab/bootlab/lab/host"
 	"github.com/bootlab/bootlab/lab/hypervisor"
 	"github.com/bootlab/bootlab/lab/labdir"
-	"github.com/bootlab/bootlab/lab/probe"
 	"github.com/bootlab/bootlab/lab/spec"
 )
 
@@ -83,7 +83,7 @@ type etcdCache struct {
 // failed): a rehearsal bootstrap reports from stage 07 on, the masters
 // once they have their config (stage 12).
 func readEtcd(ctx context.Context, h host.Host, s *spec.Spec) *EtcdView {
-	var best *probe.EtcdMembers
+	var best *wire.EtcdMembers
 	from := ""
 	for _, n := range s.Nodes {
 		if n.Role != spec.RoleMaster && n.Role != spec.RoleBootstrap {
@@ -96,7 +96,7 @@ func readEtcd(ctx context.Context, h host.Host, s *spec.Spec) *EtcdView {
 		if err != nil {
 			return &EtcdView{Members: []EtcdMemberView{}, Error: Sanitize(err.Error())}
 		}
-		rep, err := probe.ParseConsole(bytes.NewReader(data))
+		rep, err := wire.ParseConsole(bytes.NewReader(data))
 		if err != nil || rep == nil || rep.Etcd == nil {
 			continue
 		}
@@ -115,7 +115,7 @@ func readEtcd(ctx context.Context, h host.Host, s *spec.Spec) *EtcdView {
 }
 
 // fresher prefers a list that was read to an error, then the later one.
-func fresher(a, b *probe.EtcdMembers) bool {
+func fresher(a, b *wire.EtcdMembers) bool {
 	if (a.Error == "") != (b.Error == "") {
 		return a.Error == ""
 	}
@@ -124,7 +124,7 @@ func fresher(a, b *probe.EtcdMembers) bool {
 
 // memberView names the node a member runs on: the node whose address its
 // peer URL names, else the node it is named after.
-func memberView(s *spec.Spec, m probe.EtcdMember) EtcdMemberView {
+func memberView(s *spec.Spec, m wire.EtcdMember) EtcdMemberView {
 	mv := EtcdMemberView{ID: m.ID, Name: m.Name, PeerURL: m.PeerURL, State: EtcdVoter}
 	switch {
 	case m.Learner:

@@ -13,8 +13,8 @@ import (
 
 	"github.com/bootlab/bootlab/internal/testutil/kuberelease"
 	"github.com/bootlab/bootlab/internal/testutil/kubetest"
+	"github.com/bootlab/bootlab/internal/wire"
 	"github.com/bootlab/bootlab/lab/labdir"
-	"github.com/bootlab/bootlab/lab/probe"
 	"github.com/bootlab/bootlab/lab/spec"
 )
 
@@ -35,23 +35,23 @@ func TestEtcdMembersFromTheMastersReports(t *testing.T) {
 		return n
 	}
 	e := kubetest.StartEtcd(t, rel.Etcd, "etcd-bootstrap", node("bootstrap").IP)
-	report := func(n spec.Node, m probe.EtcdMembers) {
+	report := func(n spec.Node, m wire.EtcdMembers) {
 		p := labdir.ConsoleLog(s, n)
 		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o700))
-		rep := probe.Report{Node: n.Name, Role: string(n.Role), Seq: 1, Boot: time.Now(), Etcd: &m}
+		rep := wire.Report{Node: n.Name, Role: string(n.Role), Seq: 1, Boot: time.Now(), Etcd: &m}
 		require.NoError(t, os.WriteFile(p, append([]byte("[    1.0] kernel line\n"), rep.Line()...), 0o600))
 	}
 	// A master's agent asks the member it reaches for the member list and
 	// its status (etcd's v3 JSON API); this is the same pair against the
 	// real etcd.
-	read := func() probe.EtcdMembers {
+	read := func() wire.EtcdMembers {
 		list, err := e.API("/v3/cluster/member/list", `{"linearizable":true}`)
 		require.NoError(t, err)
 		status, err := e.API("/v3/maintenance/status", `{}`)
 		require.NoError(t, err)
-		ms, err := probe.ParseEtcdMembers([]byte(list), []byte(status))
+		ms, err := wire.ParseEtcdMembers([]byte(list), []byte(status))
 		require.NoError(t, err)
-		return probe.EtcdMembers{Endpoint: e.Endpoint, Time: time.Now().UTC(), Members: ms}
+		return wire.EtcdMembers{Endpoint: e.Endpoint, Time: time.Now().UTC(), Members: ms}
 	}
 	view := func() EtcdView {
 		v, body := labView(t, home, connector(hv), "ux1")
@@ -74,8 +74,8 @@ func TestEtcdMembersFromTheMastersReports(t *testing.T) {
 	require.Len(t, v.Members, 1)
 	assert.Equal(t, map[string]string{"bootstrap": EtcdLeader}, states(v))
 
-	report(node("master-1"), probe.EtcdMembers{Endpoint: "https://" + node("master-1").IP + ":2379", Time: time.Now().UTC(),
-		Members: []probe.EtcdMember{}, Error: "etcd member list: context deadline exceeded"})
+	report(node("master-1"), wire.EtcdMembers{Endpoint: "https://" + node("master-1").IP + ":2379", Time: time.Now().UTC(),
+		Members: []wire.EtcdMember{}, Error: "etcd member list: context deadline exceeded"})
 	report(node("master-0"), read())
 	v = view()
 	assert.Equal(t, "master-0", v.From, "a list that was read wins over a failed read, however recent")

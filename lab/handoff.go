@@ -1,6 +1,6 @@
 package lab
 
-import "github.com/bootlab/bootlab/lab/ignition"
+import "github.com/bootlab/bootlab/internal/ignition"
 
 // SavedBootkubeUnitPath is where a manual-bootstrap lab's Ignition keeps
 // the installer's bootkube.service on the bootstrap node (the unit itself

@@ -3,10 +3,12 @@ package stages
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"path"
 
 	"github.com/bootlab/bootlab/internal/controlplane"
+	"github.com/bootlab/bootlab/internal/node"
 )
 
 // controlPlanePod checks the bootstrap pod stage 08, 09 or 10 rendered for
@@ -16,11 +18,12 @@ import (
 // the etcd client certificate by stage 07's CA bundle, the service-account
 // keys a pair. Before stage 13 copies them into the bootstrap secrets
 // directory, the files are read where cluster-bootstrap copies them from:
-// tls/ and auth/kubeconfig.
+// tls/ and auth/kubeconfig. The flags that name the cluster's networks
+// are held to the Network config the render read (podInput).
 func controlPlanePod(c controlplane.Component) Check {
 	w := controlplane.Wanted(c, controlplane.Input{})
 	p := opt("bootstrap-manifests/" + w.File)
-	reads := []string{p}
+	reads := []string{p, opt(controlplane.NetworkManifest)}
 	for _, name := range append(controlplane.SecretFiles(c), controlplane.RootCA) {
 		reads = append(reads, secretPaths(name)...)
 	}
@@ -31,13 +34,39 @@ func controlPlanePod(c controlplane.Component) Check {
 			if err != nil {
 				return err
 			}
-			if err := controlplane.CheckPod(c, controlplane.Input{}, doc); err != nil {
+			in, err := podInput(ctx, e.Node)
+			if err != nil {
+				return err
+			}
+			if err := controlplane.CheckPod(c, in, doc); err != nil {
 				return err
 			}
 			return controlplane.CheckSecrets(c, func(name string) ([]byte, error) {
 				return readSecret(ctx, e, name)
 			})
 		}}
+}
+
+// podInput is what the bootstrap pods depend on beyond OpenShift's
+// defaults: the cluster's networks, from the installer's Network config
+// (controlplane.NetworkManifest), which the renders of stages 08 and 09
+// read; without one, the defaults.
+func podInput(ctx context.Context, n node.Node) (controlplane.Input, error) {
+	var in controlplane.Input
+	p := opt(controlplane.NetworkManifest)
+	doc, err := n.ReadFile(ctx, p)
+	if errors.Is(err, fs.ErrNotExist) {
+		return in, nil
+	}
+	if err != nil {
+		return in, err
+	}
+	net, err := controlplane.ParseNetwork(doc)
+	if err != nil {
+		return in, fmt.Errorf("%s: %w", p, err)
+	}
+	in.ServiceCIDR, in.ClusterCIDR = net.ServiceCIDR, net.ClusterCIDR
+	return in, nil
 }
 
 // secretPaths are where a bootstrap secret is looked for, in order: the

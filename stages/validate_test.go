@@ -21,8 +21,8 @@ import (
 
 	"github.com/bootlab/bootlab/internal/check"
 	"github.com/bootlab/bootlab/internal/controlplane"
+	"github.com/bootlab/bootlab/internal/pki"
 	"github.com/bootlab/bootlab/internal/testutil/cptest"
-	"github.com/bootlab/bootlab/lab/pki"
 	"github.com/bootlab/bootlab/stages"
 	"github.com/bootlab/bootlab/stages/stagestest"
 )
@@ -259,6 +259,13 @@ func TestValidateFailsUsefully(t *testing.T) {
 		{"etcd unhealthy", "07", reply("https://localhost:2379/health", stagestest.Reply{Stdout: `{"health":"false"}` + "\n200"}), `want "\"health\":\"true\""`},
 		{"wrong config kind", "08", edit("etc/kubernetes/bootstrap-configs/kube-apiserver-config.yaml", "kind: KubeAPIServerConfig", "kind: KubeControllerManagerConfig"), "want kind KubeAPIServerConfig"},
 		{"missing volume", "08", edit("opt/openshift/bootstrap-manifests/kube-apiserver-pod.yaml", "path: /etc/kubernetes/bootstrap-secrets", "path: /tmp"), "want /etc/kubernetes/bootstrap-secrets among them"},
+		{"another service network", "08", func(t *testing.T, root string, _ *stagestest.Node) {
+			// The spec's openshift.serviceNetwork reached the Network config,
+			// not the pod the render wrote before it.
+			p := filepath.Join(root, "opt/openshift", controlplane.NetworkManifest)
+			require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+			require.NoError(t, os.WriteFile(p, []byte("apiVersion: config.openshift.io/v1\nkind: Network\nmetadata: {name: cluster}\nspec: {serviceNetwork: [172.31.0.0/16]}\n"), 0o644))
+		}, `--service-cluster-ip-range is "172.30.0.0/16", want "172.31.0.0/16"`},
 		{"no policy controller", "09", edit("opt/openshift/bootstrap-manifests/kube-controller-manager-pod.yaml", "name: cluster-policy-controller", "name: other"), `want "cluster-policy-controller" among them`},
 		{"no scheduler pod", "10", rm("opt/openshift/bootstrap-manifests/kube-scheduler-pod.yaml"), "no pod kube-system/bootstrap-kube-scheduler"},
 		{"CRD not copied", "11", rm("opt/openshift/manifests/cluster-ingress-00-custom-resource-definition.yaml"), "no CustomResourceDefinition ingresscontrollers.operator.openshift.io in /opt/openshift/manifests"},

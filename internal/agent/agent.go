@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -18,12 +19,13 @@ import (
 	"github.com/coreos/ignition/v2/config/v3_2/types"
 
 	"github.com/bootlab/bootlab/internal/agent/clusterapi"
+	"github.com/bootlab/bootlab/internal/agent/endpoints"
 	"github.com/bootlab/bootlab/internal/agent/kubelet"
 	"github.com/bootlab/bootlab/internal/agent/kubelet/node"
 	"github.com/bootlab/bootlab/internal/agent/standin"
+	"github.com/bootlab/bootlab/internal/ignition"
 	"github.com/bootlab/bootlab/internal/timing"
-	"github.com/bootlab/bootlab/lab/ignition"
-	"github.com/bootlab/bootlab/lab/probe"
+	"github.com/bootlab/bootlab/internal/wire"
 )
 
 // Check names, in report order.
@@ -49,7 +51,7 @@ type Agent struct {
 	dialer *net.Dialer
 	// etcd is set on a rehearsal lab's master: it joins the bootstrap's
 	// etcd member and its API stand-in answers stage 14.
-	etcd *probe.EtcdJoin
+	etcd *wire.EtcdJoin
 	// stopAPIStandIn stops a master's in-memory API stand-in, which
 	// serves until its real kube-apiserver takes 6443 over.
 	stopAPIStandIn func()
@@ -60,9 +62,9 @@ type Agent struct {
 // etcdLeader is true on the master that plays the etcd operator's
 // bootstrap teardown: the first by name (a real cluster elects one
 // operator pod).
-func etcdLeader(pc *probe.Config, self probe.NodeExpect) bool {
+func etcdLeader(pc *wire.Config, self wire.NodeExpect) bool {
 	for _, n := range pc.SortedNodes() {
-		if n.Role == probe.RoleMaster {
+		if n.Role == wire.RoleMaster {
 			return n.Name == self.Name
 		}
 	}
@@ -70,9 +72,9 @@ func etcdLeader(pc *probe.Config, self probe.NodeExpect) bool {
 }
 
 // masterAPI is the API stand-in a master serves.
-func (a *Agent) masterAPI(self probe.NodeExpect) http.Handler {
+func (a *Agent) masterAPI(self wire.NodeExpect) http.Handler {
 	if a.etcd == nil {
-		return probe.APIStandIn(self.Name)
+		return endpoints.APIStandIn(self.Name)
 	}
 	local := standin.MasterEtcdctl("https://" + self.IP + ":2379")
 	return clusterapi.New(self.Name, local.Members)
@@ -96,7 +98,7 @@ func (a *Agent) Run(ctx context.Context) {
 	if !ok {
 		return
 	}
-	pc, err := probe.ParseProbeConfig(merged)
+	pc, err := probeConfig(merged)
 	if err != nil {
 		a.failRest(chkFetch, err.Error())
 		return
@@ -108,8 +110,8 @@ func (a *Agent) Run(ctx context.Context) {
 		return
 	}
 	a.rep.identity(self.Name, self.Role, "", "")
-	rehearsal := pc.Rehearsal && self.Role == probe.RoleBootstrap
-	if self.Role == probe.RoleMaster && pc.Etcd != nil {
+	rehearsal := pc.Rehearsal && self.Role == wire.RoleBootstrap
+	if self.Role == wire.RoleMaster && pc.Etcd != nil {
 		a.etcd = pc.Etcd
 	}
 	a.declareChecks(pc, self, rehearsal)
@@ -147,7 +149,7 @@ func (a *Agent) Run(ctx context.Context) {
 			go a.publishEtcdStatus(ctx, self, merged)
 		}
 	}
-	if self.Role == probe.RoleMaster {
+	if self.Role == wire.RoleMaster {
 		// A rehearsal master joins as a Node once a real API serves, and
 		// publishes its kubelet stand-in's static pods as mirror pods.
 		var pods func() []node.StaticPod
@@ -214,6 +216,23 @@ func (a *Agent) upDHCP(ctx context.Context) bool {
 	return true
 }
 
+// probeConfig is the probe config the host put at wire.ConfigPath in a
+// (merged) Ignition config.
+func probeConfig(cfg types.Config) (*wire.Config, error) {
+	data, ok, err := ignition.FileContents(cfg, wire.ConfigPath)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, fmt.Errorf("the Ignition config has no %s: is this a bootlab probe lab config?", wire.ConfigPath)
+	}
+	var c wire.Config
+	if err := json.Unmarshal(data, &c); err != nil {
+		return nil, fmt.Errorf("parse %s: %w", wire.ConfigPath, err)
+	}
+	return &c, nil
+}
+
 // readConfig reads the Ignition config from fw_cfg and resolves what it
 // points to, as Ignition does.
 func (a *Agent) readConfig(ctx context.Context) (types.Config, bool) {
@@ -245,7 +264,7 @@ func (a *Agent) readConfig(ctx context.Context) (types.Config, bool) {
 
 // declareChecks adds the node's DNS and serve checks as pending, so the
 // report is complete only when all are done.
-func (a *Agent) declareChecks(pc *probe.Config, self probe.NodeExpect, rehearsal bool) {
+func (a *Agent) declareChecks(pc *wire.Config, self wire.NodeExpect, rehearsal bool) {
 	var dnsChecks []string
 	for _, ne := range pc.Resolve {
 		dnsChecks = append(dnsChecks, "dns "+dnsLabel(ne))
@@ -263,7 +282,7 @@ func (a *Agent) declareChecks(pc *probe.Config, self probe.NodeExpect, rehearsal
 
 // checkLease compares the lease with the node's reservation: its address
 // and its hostname.
-func (a *Agent) checkLease(self probe.NodeExpect) {
+func (a *Agent) checkLease(self wire.NodeExpect) {
 	lease := a.lease
 	if lease.IP.String() == self.IP {
 		a.rep.set(chkAddress, passed, "%s is the reserved address", lease.IP)
@@ -283,16 +302,16 @@ func (a *Agent) checkLease(self probe.NodeExpect) {
 
 // checkAllDNS checks the config's names and the node's own, in parallel,
 // and returns when all are done.
-func (a *Agent) checkAllDNS(ctx context.Context, pc *probe.Config, self probe.NodeExpect) {
+func (a *Agent) checkAllDNS(ctx context.Context, pc *wire.Config, self wire.NodeExpect) {
 	var wg sync.WaitGroup
 	for _, ne := range pc.Resolve {
 		wg.Add(1)
-		go func(ne probe.NameExpect) { defer wg.Done(); a.checkDNS(ctx, ne) }(ne)
+		go func(ne wire.NameExpect) { defer wg.Done(); a.checkDNS(ctx, ne) }(ne)
 	}
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		a.checkDNS(ctx, probe.NameExpect{Name: self.FQDN, Address: self.IP})
+		a.checkDNS(ctx, wire.NameExpect{Name: self.FQDN, Address: self.IP})
 	}()
 	wg.Wait()
 }
@@ -343,7 +362,7 @@ func (a *Agent) fetch(ctx context.Context, cfg types.Config) (types.Config, erro
 		a.rep.set(chkFetch, passed, "full config: nothing to fetch")
 		return cfg, nil
 	}
-	f := &probe.Fetcher{
+	f := &Fetcher{
 		DialContext: a.dialer.DialContext,
 		Retry:       time.Second,
 		OnAttempt: func(src string, n int, err error) {
@@ -362,7 +381,7 @@ func (a *Agent) fetch(ctx context.Context, cfg types.Config) (types.Config, erro
 	return merged, nil
 }
 
-func dnsLabel(ne probe.NameExpect) string {
+func dnsLabel(ne wire.NameExpect) string {
 	if ne.Wildcard {
 		return "*." + ne.Name
 	}
@@ -378,7 +397,7 @@ type dnsTimes struct {
 
 var defaultDNSTimes = dnsTimes{deadline: 30 * time.Second, try: 5 * time.Second, pause: 2 * time.Second, recheck: 10 * time.Second}
 
-func (a *Agent) checkDNS(ctx context.Context, ne probe.NameExpect) {
+func (a *Agent) checkDNS(ctx context.Context, ne wire.NameExpect) {
 	check := "dns " + dnsLabel(ne)
 	name := ne.Name
 	if ne.Wildcard {

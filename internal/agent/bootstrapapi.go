@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/bootlab/bootlab/internal/agent/kubelet"
-	"github.com/bootlab/bootlab/lab/probe"
+	"github.com/bootlab/bootlab/internal/wire"
 )
 
 // The rehearsal bootstrap's temporary control plane is the release's own
@@ -46,10 +46,10 @@ func (v *kubeVolume) pending(program string) string {
 		return ""
 	default:
 	}
-	if !slices.Contains(probe.KubePrograms(), program) {
+	if !slices.Contains(wire.KubePrograms(), program) {
 		return ""
 	}
-	return fmt.Sprintf("waiting for the Kubernetes volume (serial %s) to be mounted at %s: it brings %s", probe.KubeVolumeSerial, probe.KubeVolumeMount, program)
+	return fmt.Sprintf("waiting for the Kubernetes volume (serial %s) to be mounted at %s: it brings %s", wire.KubeVolumeSerial, wire.KubeVolumeMount, program)
 }
 
 // has says whether the volume is mounted (false while under way).

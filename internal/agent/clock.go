@@ -14,7 +14,7 @@ import (
 // The guest kernel's clock under TCG is the TSC, at the rate the kernel
 // calibrated at boot against the HPET or PIT. On a loaded host that
 // calibration can come out wrong (seen once: a bootstrap's clock ran 2.8
-// times as fast), and tsc=reliable (probe.Cmdline) turns off the watchdog
+// times as fast), and tsc=reliable (lab/probe's Cmdline) turns off the watchdog
 // that would notice: certificates, leases and every timeout then go
 // wrong. The agent compares its clock with the real-time clock (the
 // emulated CMOS RTC follows the host's) over clockWindow, and if its own

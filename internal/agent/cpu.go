@@ -10,7 +10,7 @@ import (
 	"strings"
 
 	"github.com/bootlab/bootlab/internal/procstat"
-	"github.com/bootlab/bootlab/lab/probe"
+	"github.com/bootlab/bootlab/internal/wire"
 )
 
 // cpuTop is how many programs a report names in its CPU list.
@@ -22,7 +22,7 @@ const cpuTop = 8
 // (cutime, cstime), so a program that starts short-lived helpers is
 // charged for them; the time of a process that exited is its parent's.
 // Unreadable entries (a process that ended while read) are skipped.
-func programCPU(procDir string, top int) []probe.ProgramCPU {
+func programCPU(procDir string, top int) []wire.ProgramCPU {
 	entries, err := os.ReadDir(procDir)
 	if err != nil {
 		return nil
@@ -45,9 +45,9 @@ func programCPU(procDir string, top int) []probe.ProgramCPU {
 			ticks[programName(dir, st.Comm)] += t
 		}
 	}
-	out := make([]probe.ProgramCPU, 0, len(ticks))
+	out := make([]wire.ProgramCPU, 0, len(ticks))
 	for name, t := range ticks {
-		out = append(out, probe.ProgramCPU{Program: name, Seconds: math.Round(float64(t)*10/procstat.ClockTicks) / 10})
+		out = append(out, wire.ProgramCPU{Program: name, Seconds: math.Round(float64(t)*10/procstat.ClockTicks) / 10})
 	}
 	sort.Slice(out, func(i, j int) bool {
 		if out[i].Seconds != out[j].Seconds {

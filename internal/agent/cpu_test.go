@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/bootlab/bootlab/lab/probe"
+	"github.com/bootlab/bootlab/internal/wire"
 )
 
 // procStat is a /proc/<pid>/stat line for comm with the given utime,
@@ -47,7 +47,7 @@ func TestProgramCPU(t *testing.T) {
 	require.NoError(t, os.MkdirAll(filepath.Join(dir, "sys"), 0o755))
 
 	got := programCPU(dir, 8)
-	assert.Equal(t, []probe.ProgramCPU{
+	assert.Equal(t, []wire.ProgramCPU{
 		{Program: "etcd", Seconds: 12.5},
 		{Program: "bootlab-probe", Seconds: 7},
 		{Program: "kube-controller-manager", Seconds: 1},
@@ -57,9 +57,9 @@ func TestProgramCPU(t *testing.T) {
 	assert.Equal(t, got[:2], programCPU(dir, 2), "at most top programs")
 	assert.Nil(t, programCPU(filepath.Join(dir, "absent"), 8))
 
-	rep := probe.Report{CPU: got[:2]}
+	rep := wire.Report{CPU: got[:2]}
 	assert.Equal(t, "etcd 12.5 s, bootlab-probe 7.0 s", rep.CPUSummary())
-	back, err := probe.ParseConsole(bytes.NewReader(rep.Line()))
+	back, err := wire.ParseConsole(bytes.NewReader(rep.Line()))
 	require.NoError(t, err)
 	assert.Equal(t, got[:2], back.CPU, "the CPU list survives the console line")
 }

@@ -15,7 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"golang.org/x/net/dns/dnsmessage"
 
-	"github.com/bootlab/bootlab/lab/probe"
+	"github.com/bootlab/bootlab/internal/wire"
 )
 
 // dnsServer answers A queries on loopback UDP with what answer returns
@@ -58,7 +58,7 @@ func startDNS(t *testing.T, answer func(n int) netip.Addr) *dnsServer {
 	return s
 }
 
-func testAgent(t *testing.T, srv *dnsServer, tm dnsTimes) (*Agent, func() []probe.Check) {
+func testAgent(t *testing.T, srv *dnsServer, tm dnsTimes) (*Agent, func() []wire.Check) {
 	t.Helper()
 	var mu sync.Mutex
 	var out bytes.Buffer
@@ -68,10 +68,10 @@ func testAgent(t *testing.T, srv *dnsServer, tm dnsTimes) (*Agent, func() []prob
 	}}
 	a := &Agent{log: slog.New(slog.DiscardHandler), rep: newReporter(&Console{w: &lockedWriter{mu: &mu, w: &out}}),
 		dialer: &net.Dialer{Resolver: r}, dnsTimes: tm}
-	checks := func() []probe.Check {
+	checks := func() []wire.Check {
 		a.rep.mu.Lock()
 		defer a.rep.mu.Unlock()
-		return append([]probe.Check(nil), a.rep.rep.Checks...)
+		return append([]wire.Check(nil), a.rep.rep.Checks...)
 	}
 	return a, checks
 }
@@ -105,7 +105,7 @@ func TestDNSCheckFailsThenMendsWhenTheAnswerComesRight(t *testing.T) {
 	defer cancel()
 	done := make(chan struct{})
 	go func() {
-		a.checkDNS(ctx, probe.NameExpect{Name: "api.ocp.lab.local", Address: right.String()})
+		a.checkDNS(ctx, wire.NameExpect{Name: "api.ocp.lab.local", Address: right.String()})
 		close(done)
 	}()
 	select {
@@ -141,7 +141,7 @@ func TestDNSCheckPassesAtOnce(t *testing.T) {
 	right := netip.MustParseAddr("10.0.0.11")
 	srv := startDNS(t, func(int) netip.Addr { return right })
 	a, checks := testAgent(t, srv, dnsTimes{deadline: time.Second, try: time.Second, pause: 20 * time.Millisecond, recheck: 20 * time.Millisecond})
-	a.checkDNS(context.Background(), probe.NameExpect{Name: "master-0.ocp.lab.local", Address: right.String()})
+	a.checkDNS(context.Background(), wire.NameExpect{Name: "master-0.ocp.lab.local", Address: right.String()})
 	c := checks()
 	require.Len(t, c, 1)
 	assert.True(t, c[0].OK)

@@ -12,7 +12,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/bootlab/bootlab/internal/timing"
-	"github.com/bootlab/bootlab/lab/probe"
+	"github.com/bootlab/bootlab/internal/wire"
 )
 
 // kubeVolumeWait bounds the wait for the Kubernetes volume's disk to show
@@ -24,15 +24,15 @@ const kubeVolumeWait = 30 * time.Second
 const binDir = "/usr/local/bin"
 
 // mountKubeVolume mounts the rehearsal lab's Kubernetes volume (the disk
-// whose serial is probe.KubeVolumeSerial) read-only at
-// probe.KubeVolumeMount and links each program into binDir. A node without
+// whose serial is wire.KubeVolumeSerial) read-only at
+// wire.KubeVolumeMount and links each program into binDir. A node without
 // the disk (a worker, a lab built before it) reports false and no error.
 func mountKubeVolume(ctx context.Context, sysBlock string) (bool, error) {
 	ctx, cancel := context.WithTimeout(ctx, kubeVolumeWait)
 	defer cancel()
 	var dev string
 	for dev == "" {
-		dev = findDiskBySerial(sysBlock, probe.KubeVolumeSerial)
+		dev = findDiskBySerial(sysBlock, wire.KubeVolumeSerial)
 		if dev != "" {
 			break
 		}
@@ -40,14 +40,14 @@ func mountKubeVolume(ctx context.Context, sysBlock string) (bool, error) {
 			return false, nil
 		}
 	}
-	if err := os.MkdirAll(probe.KubeVolumeMount, 0o755); err != nil {
+	if err := os.MkdirAll(wire.KubeVolumeMount, 0o755); err != nil {
 		return false, err
 	}
-	err := unix.Mount("/dev/"+dev, probe.KubeVolumeMount, "ext4", unix.MS_RDONLY|unix.MS_NODEV|unix.MS_NOSUID, "")
+	err := unix.Mount("/dev/"+dev, wire.KubeVolumeMount, "ext4", unix.MS_RDONLY|unix.MS_NODEV|unix.MS_NOSUID, "")
 	if err != nil && !errors.Is(err, unix.EBUSY) {
-		return false, fmt.Errorf("mount /dev/%s (serial %s) read-only at %s: %w", dev, probe.KubeVolumeSerial, probe.KubeVolumeMount, err)
+		return false, fmt.Errorf("mount /dev/%s (serial %s) read-only at %s: %w", dev, wire.KubeVolumeSerial, wire.KubeVolumeMount, err)
 	}
-	return true, linkPrograms(probe.KubeVolumeBin, binDir)
+	return true, linkPrograms(wire.KubeVolumeBin, binDir)
 }
 
 // findDiskBySerial returns the name of the block device (vdb) whose
@@ -68,7 +68,7 @@ func linkPrograms(from, to string) error {
 	if err := os.MkdirAll(to, 0o755); err != nil {
 		return err
 	}
-	for _, p := range probe.KubePrograms() {
+	for _, p := range wire.KubePrograms() {
 		dst := filepath.Join(to, p)
 		_ = os.Remove(dst)
 		if err := os.Symlink(filepath.Join(from, p), dst); err != nil {

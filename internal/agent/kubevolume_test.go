@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/bootlab/bootlab/lab/probe"
+	"github.com/bootlab/bootlab/internal/wire"
 )
 
 // The volume's disk is found by its serial among the node's disks, and
@@ -17,20 +17,20 @@ import (
 func TestKubeVolumeFoundBySerialAndLinked(t *testing.T) {
 	t.Parallel()
 	sys := t.TempDir()
-	for dev, serial := range map[string]string{"vda": "", "vdb": probe.KubeVolumeSerial + "\n", "vdc": "other"} {
+	for dev, serial := range map[string]string{"vda": "", "vdb": wire.KubeVolumeSerial + "\n", "vdc": "other"} {
 		require.NoError(t, os.MkdirAll(filepath.Join(sys, dev), 0o755))
 		require.NoError(t, os.WriteFile(filepath.Join(sys, dev, "serial"), []byte(serial), 0o444))
 	}
-	assert.Equal(t, "vdb", findDiskBySerial(sys, probe.KubeVolumeSerial))
+	assert.Equal(t, "vdb", findDiskBySerial(sys, wire.KubeVolumeSerial))
 	assert.Empty(t, findDiskBySerial(sys, "absent"))
 
 	bin := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(bin, "kubectl"), []byte("stale"), 0o755))
-	require.NoError(t, linkPrograms(probe.KubeVolumeBin, bin))
+	require.NoError(t, linkPrograms(wire.KubeVolumeBin, bin))
 	for _, p := range []string{"hyperkube", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubectl"} {
 		dst, err := os.Readlink(filepath.Join(bin, p))
 		require.NoError(t, err, p)
-		assert.Equal(t, probe.KubeVolumeBin+"/"+p, dst)
+		assert.Equal(t, wire.KubeVolumeBin+"/"+p, dst)
 	}
 }
 

@@ -14,10 +14,10 @@ import (
 	"github.com/bootlab/bootlab/internal/agent/kubelet"
 	"github.com/bootlab/bootlab/internal/agent/standin"
 	"github.com/bootlab/bootlab/internal/controlplane"
+	"github.com/bootlab/bootlab/internal/ignition"
 	"github.com/bootlab/bootlab/internal/kubecreate"
 	"github.com/bootlab/bootlab/internal/timing"
-	"github.com/bootlab/bootlab/lab/ignition"
-	"github.com/bootlab/bootlab/lab/probe"
+	"github.com/bootlab/bootlab/internal/wire"
 )
 
 // kasPoll is how often a master's installer stand-in looks again.
@@ -30,8 +30,8 @@ const kasPoll = 10 * time.Second
 // the kube-apiserver pod, which the kubelet stand-in starts; the
 // in-memory API stand-in then leaves 6443 to it. Until a real API serves
 // (a lab whose stage 13 plays the API), nothing changes.
-func (a *Agent) installKubeAPIServer(ctx context.Context, self probe.NodeExpect, cfg types.Config) {
-	if _, ok, _ := ignition.FileContents(cfg, probe.KASOperatorKubeconfigPath); !ok {
+func (a *Agent) installKubeAPIServer(ctx context.Context, self wire.NodeExpect, cfg types.Config) {
+	if _, ok, _ := ignition.FileContents(cfg, wire.KASOperatorKubeconfigPath); !ok {
 		return
 	}
 	local := standin.MasterEtcdctl("https://" + self.IP + ":2379")
@@ -39,8 +39,8 @@ func (a *Agent) installKubeAPIServer(ctx context.Context, self probe.NodeExpect,
 	if !ok {
 		return
 	}
-	var rel probe.RehearsalRelease
-	if data, err := os.ReadFile(probe.ReleaseMetadataPath); err == nil {
+	var rel wire.RehearsalRelease
+	if data, err := os.ReadFile(wire.ReleaseMetadataPath); err == nil {
 		_ = json.Unmarshal(data, &rel)
 	}
 	image := rel.Components["hyperkube"]
@@ -85,13 +85,20 @@ func (a *Agent) installUntilDone(ctx context.Context, o controlplane.Operand, in
 }
 
 // installOnce builds the source (the kubeconfig lands with the etcd
-// operator stand-in's Ignition files) and installs.
+// operator stand-in's Ignition files), reads the cluster's networks from
+// its Network config, as the operators observe them, and installs.
 func (a *Agent) installOnce(ctx context.Context, inst *standin.Installer) error {
-	api, err := standin.NewAPISource(probe.KASOperatorKubeconfigPath, a.newDialer().DialContext)
+	api, err := standin.NewAPISource(wire.KASOperatorKubeconfigPath, a.newDialer().DialContext)
 	if err != nil {
 		return err
 	}
-	inst.Source = standin.Sources{standin.MasterEtcdFiles(probe.EtcdCABundle, probe.EtcdClientCert, probe.EtcdClientKey),
+	n, err := api.Network(ctx)
+	if err != nil {
+		return fmt.Errorf("%s installer stand-in: read networks.config.openshift.io/cluster (stage 13 creates it from /opt/openshift/%s): %w",
+			inst.Operand.Component, controlplane.NetworkManifest, err)
+	}
+	inst.Input.ServiceCIDR, inst.Input.ClusterCIDR = n.ServiceCIDR, n.ClusterCIDR
+	inst.Source = standin.Sources{standin.MasterEtcdFiles(wire.EtcdCABundle, wire.EtcdClientCert, wire.EtcdClientKey),
 		standin.MasterClientFiles(), api}
 	return inst.Install(ctx)
 }
@@ -99,7 +106,7 @@ func (a *Agent) installOnce(ctx context.Context, inst *standin.Installer) error 
 // waitVoter waits until this master's member votes and returns the
 // client URLs of the masters' voting members (the bootstrap's goes at
 // stage 14: the revision never names it), as upstream's etcd-endpoints.
-func (a *Agent) waitVoter(ctx context.Context, local standin.Etcdctl, self probe.NodeExpect) ([]string, bool) {
+func (a *Agent) waitVoter(ctx context.Context, local standin.Etcdctl, self wire.NodeExpect) ([]string, bool) {
 	myPeer := "https://" + self.IP + ":2380"
 	for {
 		ms, err := local.Members(ctx)
@@ -158,8 +165,8 @@ func (a *Agent) waitLocalAPI(ctx context.Context, servers []string) {
 // etcds/cluster's EtcdBootstrapMemberRemoved from the member list, until
 // it has written True (stage 14's wait-for-ceo reads it). An API that is
 // not a real one (the in-memory stand-in refuses the create) is retried.
-func (a *Agent) publishEtcdStatus(ctx context.Context, self probe.NodeExpect, cfg types.Config) {
-	if _, ok, _ := ignition.FileContents(cfg, probe.KASOperatorKubeconfigPath); !ok {
+func (a *Agent) publishEtcdStatus(ctx context.Context, self wire.NodeExpect, cfg types.Config) {
+	if _, ok, _ := ignition.FileContents(cfg, wire.KASOperatorKubeconfigPath); !ok {
 		return
 	}
 	local := standin.MasterEtcdctl("https://" + self.IP + ":2379")
@@ -183,7 +190,7 @@ func (a *Agent) publishEtcdStatus(ctx context.Context, self probe.NodeExpect, cf
 // publishEtcdStatusOnce asks the API first: etcd is read only once a real
 // API serves the etcd operator's kind.
 func (a *Agent) publishEtcdStatusOnce(ctx context.Context, local standin.Etcdctl) (bool, error) {
-	cfg, err := kubecreate.LoadKubeconfig(probe.KASOperatorKubeconfigPath)
+	cfg, err := kubecreate.LoadKubeconfig(wire.KASOperatorKubeconfigPath)
 	if err != nil {
 		return false, err
 	}

@@ -11,9 +11,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/bootlab/bootlab/internal/agent/kubelet/node"
+	"github.com/bootlab/bootlab/internal/ignition"
 	"github.com/bootlab/bootlab/internal/kubecreate"
-	"github.com/bootlab/bootlab/lab/ignition"
-	"github.com/bootlab/bootlab/lab/probe"
+	"github.com/bootlab/bootlab/internal/wire"
 )
 
 // The kubelet's files for the join, as the kubelet has them on RHCOS.
@@ -28,13 +28,13 @@ const (
 // every 10 s, so today's labs are untouched. Its config carries the
 // bootstrap kubeconfig only on a rehearsal master; pods is the node's
 // kubelet stand-in's static pods (nil: it runs none).
-func (a *Agent) joinWhenRealAPI(ctx context.Context, self probe.NodeExpect, cfg types.Config, pods func() []node.StaticPod) {
+func (a *Agent) joinWhenRealAPI(ctx context.Context, self wire.NodeExpect, cfg types.Config, pods func() []node.StaticPod) {
 	version, ok := a.writeJoinFiles(cfg)
 	if !ok {
 		return
 	}
 	d := a.newDialer()
-	n, err := node.New(a.log, node.Config{Name: self.Name, BootstrapKubeconfig: probe.NodeBootstrapKubeconfigPath,
+	n, err := node.New(a.log, node.Config{Name: self.Name, BootstrapKubeconfig: wire.NodeBootstrapKubeconfigPath,
 		Kubeconfig: nodeKubeconfigPath, CertDir: nodeCertDir, KubeletVersion: version, Roles: []string{"master", "control-plane"},
 		Addresses:  []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: self.IP}, {Type: corev1.NodeHostName, Address: self.Name}},
 		StaticPods: pods, Dial: d.DialContext})
@@ -68,22 +68,22 @@ func (a *Agent) joinWhenRealAPI(ctx context.Context, self probe.NodeExpect, cfg 
 // returns the release's kubelet version: false when the config has no
 // bootstrap kubeconfig (not a rehearsal master) or it cannot be written.
 func (a *Agent) writeJoinFiles(cfg types.Config) (string, bool) {
-	kc, ok, err := ignition.FileContents(cfg, probe.NodeBootstrapKubeconfigPath)
+	kc, ok, err := ignition.FileContents(cfg, wire.NodeBootstrapKubeconfigPath)
 	if err != nil || !ok {
 		return "", false
 	}
-	err = os.MkdirAll(filepath.Dir(probe.NodeBootstrapKubeconfigPath), 0o755)
+	err = os.MkdirAll(filepath.Dir(wire.NodeBootstrapKubeconfigPath), 0o755)
 	if err == nil {
-		err = os.WriteFile(probe.NodeBootstrapKubeconfigPath, kc, 0o600)
+		err = os.WriteFile(wire.NodeBootstrapKubeconfigPath, kc, 0o600)
 	}
 	if err != nil {
 		a.log.Warn("kubelet stand-in: write the bootstrap kubeconfig", "err", err)
 		return "", false
 	}
-	var rel probe.RehearsalRelease
-	data, ok, err := ignition.FileContents(cfg, probe.ReleaseMetadataPath)
+	var rel wire.RehearsalRelease
+	data, ok, err := ignition.FileContents(cfg, wire.ReleaseMetadataPath)
 	if err != nil || !ok || json.Unmarshal(data, &rel) != nil || rel.KubernetesVersion == "" || rel.KubernetesVersion == "unknown" {
-		a.log.Warn("kubelet stand-in: no release metadata with a Kubernetes version: no node join", "path", probe.ReleaseMetadataPath)
+		a.log.Warn("kubelet stand-in: no release metadata with a Kubernetes version: no node join", "path", wire.ReleaseMetadataPath)
 		return "", false
 	}
 	return "v" + rel.KubernetesVersion, true
@@ -100,7 +100,7 @@ func (a *Agent) clusterAPIReady() func(context.Context) error {
 	var c *kubecreate.Client
 	return func(ctx context.Context) error {
 		if c == nil {
-			cfg, err := kubecreate.LoadKubeconfig(probe.NodeBootstrapKubeconfigPath)
+			cfg, err := kubecreate.LoadKubeconfig(wire.NodeBootstrapKubeconfigPath)
 			if err != nil {
 				return err
 			}

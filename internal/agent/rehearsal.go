@@ -19,13 +19,14 @@ import (
 	"golang.org/x/sys/unix"
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/bootlab/bootlab/internal/agent/endpoints"
 	"github.com/bootlab/bootlab/internal/agent/kubelet"
 	"github.com/bootlab/bootlab/internal/agent/rhcos"
 	"github.com/bootlab/bootlab/internal/agent/sshd"
 	"github.com/bootlab/bootlab/internal/agent/standin"
+	"github.com/bootlab/bootlab/internal/ignition"
 	"github.com/bootlab/bootlab/internal/timing"
-	"github.com/bootlab/bootlab/lab/ignition"
-	"github.com/bootlab/bootlab/lab/probe"
+	"github.com/bootlab/bootlab/internal/wire"
 )
 
 // A rehearsal bootstrap (probe lab with openshift.manualBootstrap) starts
@@ -37,7 +38,7 @@ import (
 const chkSSH = "serve ssh :22"
 
 // rehearse prepares the node and starts its SSH server.
-func (a *Agent) rehearse(self probe.NodeExpect, cfg types.Config) {
+func (a *Agent) rehearse(self wire.NodeExpect, cfg types.Config) {
 	// The kernel starts /init with no PATH; sudo and the shells get theirs.
 	_ = os.Setenv("PATH", rhcos.DefaultPath)
 	n, err := rhcos.WriteIgnitionFiles(cfg)
@@ -64,9 +65,9 @@ func (a *Agent) rehearse(self probe.NodeExpect, cfg types.Config) {
 		a.rep.set(chkSSH, failed, "no bash in this initrd: the rehearsal bootstrap boots image.rehearsalInitrd (bootlab lab probe-image build --rehearsal)")
 		return
 	}
-	hostKey, ok, err := ignition.FileContents(cfg, probe.SSHHostKeyPath)
+	hostKey, ok, err := ignition.FileContents(cfg, wire.SSHHostKeyPath)
 	if err != nil || !ok {
-		a.rep.set(chkSSH, failed, "no host key at %s in the Ignition config: %v", probe.SSHHostKeyPath, err)
+		a.rep.set(chkSSH, failed, "no host key at %s in the Ignition config: %v", wire.SSHHostKeyPath, err)
 		return
 	}
 	srv, err := sshd.New(hostKey, keys, a.log)
@@ -92,7 +93,7 @@ func (a *Agent) rehearse(self probe.NodeExpect, cfg types.Config) {
 	go a.reportRealAPI(context.Background(), kl)
 	// approve-csr.service is enabled on a real bootstrap: it approves the
 	// masters' CSRs whenever an API answers, until .bootkube.done.
-	go standin.ApproveCSR{Assets: probe.AssetDir, Interval: standin.ApproveCSRInterval, Log: a.log}.Run(context.Background())
+	go standin.ApproveCSR{Assets: wire.AssetDir, Interval: standin.ApproveCSRInterval, Log: a.log}.Run(context.Background())
 	go a.reportBootstrapEtcd(context.Background())
 	a.rep.set(chkSSH, passed, "listening on :22 (users root and core, the lab's key; core runs root commands with sudo -n)")
 }
@@ -108,7 +109,7 @@ func (a *Agent) mountKubeVolume() bool {
 		a.log.Warn("the Kubernetes volume: kube-apiserver and kubectl will be missing", "err", err)
 		return false
 	case ok:
-		a.log.Info("mounted the Kubernetes volume read-only", "at", probe.KubeVolumeMount, "programs", binDir, "took", time.Since(start).Round(time.Millisecond))
+		a.log.Info("mounted the Kubernetes volume read-only", "at", wire.KubeVolumeMount, "programs", binDir, "took", time.Since(start).Round(time.Millisecond))
 	}
 	return ok
 }
@@ -133,16 +134,16 @@ func (a *Agent) writeResolvConf() {
 // starts the machine-config-server container of the pod stage 12 lands:
 // TLS with /etc/ssl/mcs (which stage 12 copies), serving the master
 // config under /etc/mcs/bootstrap.
-func (a *Agent) startMCS(self probe.NodeExpect) (func(), error) {
+func (a *Agent) startMCS(self wire.NodeExpect) (func(), error) {
 	cert, err := tls.LoadX509KeyPair("/etc/ssl/mcs/tls.crt", "/etc/ssl/mcs/tls.key")
 	if err != nil {
 		return nil, fmt.Errorf("serving certificate: %w", err)
 	}
-	master, err := os.ReadFile(probe.MasterConfigPath)
+	master, err := os.ReadFile(wire.MasterConfigPath)
 	if err != nil {
 		return nil, fmt.Errorf("the master pool's config: %w", err)
 	}
-	mcs := &probe.MCS{Mode: probe.MCSBootstrap, Configs: map[string][]byte{"master": master}, Log: a.log, Node: self.Name}
+	mcs := &endpoints.MCS{Mode: endpoints.MCSBootstrap, Configs: map[string][]byte{"master": master}, Log: a.log, Node: self.Name}
 	mcs.OnServe = func(pool, remote string, code int) {
 		served := mcs.Served()["master"]
 		a.rep.set(chkMCS, passed, "bootstrap MCS started by stage 12; served /config/master to %d: %s", len(served), strings.Join(served, " "))
@@ -229,7 +230,7 @@ func setupSudo() error {
 // stand-in cannot run the release's kube-apiserver (a node without the
 // Kubernetes volume): TLS with the api-int certificate, /readyz, /livez
 // and /healthz "ok".
-func (a *Agent) startAPI(self probe.NodeExpect, volume bool) (func(), error) {
+func (a *Agent) startAPI(self wire.NodeExpect, volume bool) (func(), error) {
 	why := "this node has no Kubernetes volume (a plain probe lab), so no real kube-apiserver can run"
 	if volume {
 		why = "kube-apiserver is missing from the Kubernetes volume"
@@ -241,7 +242,7 @@ func (a *Agent) startAPI(self probe.NodeExpect, volume bool) (func(), error) {
 	if _, err := x509.ParseCertificate(cert.Certificate[0]); err != nil {
 		return nil, err
 	}
-	stop, err := a.serveTLSOn(6443, cert, probe.APIStandIn(self.Name))
+	stop, err := a.serveTLSOn(6443, cert, endpoints.APIStandIn(self.Name))
 	if err != nil {
 		return nil, err
 	}
@@ -257,7 +258,7 @@ func (a *Agent) startAPI(self probe.NodeExpect, volume bool) (func(), error) {
 // marker), every etcdEvery: the dashboard's etcd card shows the one member
 // before the masters have their config and report theirs.
 func (a *Agent) reportBootstrapEtcd(ctx context.Context) {
-	marker := filepath.Join(probe.AssetDir, "etcd-bootstrap.done")
+	marker := filepath.Join(wire.AssetDir, "etcd-bootstrap.done")
 	for {
 		if _, err := os.Stat(marker); err == nil {
 			break
@@ -266,8 +267,8 @@ func (a *Agent) reportBootstrapEtcd(ctx context.Context) {
 			return
 		}
 	}
-	ctl := standin.BootstrapEtcdctl(probe.AssetDir)
-	a.rep.watchEtcd(ctx, etcdEvery, func(ctx context.Context) probe.EtcdMembers {
+	ctl := standin.BootstrapEtcdctl(wire.AssetDir)
+	a.rep.watchEtcd(ctx, etcdEvery, func(ctx context.Context) wire.EtcdMembers {
 		return standin.ReadMembers(ctx, ctl)
 	})
 }

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/bootlab/bootlab/internal/agent/standin"
-	"github.com/bootlab/bootlab/lab/probe"
+	"github.com/bootlab/bootlab/internal/wire"
 )
 
 // emitGap is the least time between two report lines. The checks change
@@ -27,7 +27,7 @@ const emitGap = 100 * time.Millisecond
 type reporter struct {
 	mu     sync.Mutex
 	out    *Console
-	rep    probe.Report
+	rep    wire.Report
 	boot   time.Time
 	starts map[string]time.Time
 	// gap is emitGap; 0 writes every change at once. now and after are
@@ -44,7 +44,7 @@ type reporter struct {
 
 func newReporter(out *Console) *reporter {
 	now := time.Now().UTC()
-	return &reporter{out: out, boot: now, rep: probe.Report{Boot: now}, starts: map[string]time.Time{},
+	return &reporter{out: out, boot: now, rep: wire.Report{Boot: now}, starts: map[string]time.Time{},
 		gap: emitGap, now: time.Now, after: func(d time.Duration, f func()) { time.AfterFunc(d, f) }}
 }
 
@@ -58,7 +58,7 @@ func (r *reporter) pending(detail string, names ...string) {
 		}
 		now := time.Now().UTC()
 		r.starts[n] = now
-		r.rep.Checks = append(r.rep.Checks, probe.Check{Name: n, Pending: true, Detail: detail, Start: now})
+		r.rep.Checks = append(r.rep.Checks, wire.Check{Name: n, Pending: true, Detail: detail, Start: now})
 	}
 	r.emitLocked()
 }
@@ -95,7 +95,7 @@ func (r *reporter) set(name string, st checkState, format string, args ...any) {
 	i := r.index(name)
 	if i < 0 {
 		r.starts[name] = time.Now().UTC()
-		r.rep.Checks = append(r.rep.Checks, probe.Check{Name: name, Start: r.starts[name]})
+		r.rep.Checks = append(r.rep.Checks, wire.Check{Name: name, Start: r.starts[name]})
 		i = len(r.rep.Checks) - 1
 	}
 	c := &r.rep.Checks[i]
@@ -189,17 +189,17 @@ const etcdEvery = 15 * time.Second
 // until ctx ends, read with the node's own client certificate (the host
 // keeps none): from its own member once it votes, from the bootstrap's
 // before.
-func (a *Agent) reportEtcdMembers(ctx context.Context, self probe.NodeExpect) {
+func (a *Agent) reportEtcdMembers(ctx context.Context, self wire.NodeExpect) {
 	local := standin.MasterEtcdctl("https://" + self.IP + ":2379")
 	boot := standin.MasterEtcdctl("https://" + a.etcd.BootstrapIP + ":2379")
-	a.rep.watchEtcd(ctx, etcdEvery, func(ctx context.Context) probe.EtcdMembers {
+	a.rep.watchEtcd(ctx, etcdEvery, func(ctx context.Context) wire.EtcdMembers {
 		return standin.ReadMembers(ctx, local, boot)
 	})
 }
 
 // watchEtcd records read's member list now and every `every` until ctx
 // ends.
-func (r *reporter) watchEtcd(ctx context.Context, every time.Duration, read func(context.Context) probe.EtcdMembers) {
+func (r *reporter) watchEtcd(ctx context.Context, every time.Duration, read func(context.Context) wire.EtcdMembers) {
 	t := time.NewTicker(every)
 	defer t.Stop()
 	for {
@@ -214,7 +214,7 @@ func (r *reporter) watchEtcd(ctx context.Context, every time.Duration, read func
 
 // etcdMembers records a member list; a report line is written when the
 // members or the error changed (the heartbeat carries the newer time).
-func (r *reporter) etcdMembers(m probe.EtcdMembers) {
+func (r *reporter) etcdMembers(m wire.EtcdMembers) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	old := r.rep.Etcd

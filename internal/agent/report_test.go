@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/bootlab/bootlab/internal/agent/standin"
-	"github.com/bootlab/bootlab/lab/probe"
+	"github.com/bootlab/bootlab/internal/wire"
 )
 
 // A check's state becomes the report's OK and Pending: passed is done and
@@ -35,7 +35,7 @@ func TestCheckStates(t *testing.T) {
 		assert.Equal(t, want[c.Name], [2]bool{c.OK, c.Pending}, "check %s", c.Name)
 	}
 	assert.Equal(t, "waiting on x", r.rep.Checks[2].Detail)
-	assert.Contains(t, out.String(), probe.ReportPrefix, "every change is written to the console")
+	assert.Contains(t, out.String(), wire.ReportPrefix, "every change is written to the console")
 }
 
 // A burst of changes is one line written at once and one with the last
@@ -44,10 +44,10 @@ func TestCheckStates(t *testing.T) {
 func TestReportLinesArePaced(t *testing.T) {
 	t.Parallel()
 	var out bytes.Buffer
-	lines := func() (int, *probe.Report) {
-		rep, err := probe.ParseConsole(bytes.NewReader(out.Bytes()))
+	lines := func() (int, *wire.Report) {
+		rep, err := wire.ParseConsole(bytes.NewReader(out.Bytes()))
 		require.NoError(t, err)
-		return strings.Count(out.String(), probe.ReportPrefix), rep
+		return strings.Count(out.String(), wire.ReportPrefix), rep
 	}
 	r := newReporter(&Console{w: &out})
 	clock := time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC)
@@ -92,13 +92,13 @@ func TestReportCarriesEtcdMembers(t *testing.T) {
 	var out bytes.Buffer
 	r := newReporter(&Console{w: &out})
 	r.gap = 0 // a line for each change, not paced
-	one := probe.EtcdMembers{Endpoint: "https://10.0.0.10:2379", Members: []probe.EtcdMember{{ID: "ff", Name: "etcd-bootstrap", PeerURL: "https://10.0.0.10:2380", Leader: true}}}
+	one := wire.EtcdMembers{Endpoint: "https://10.0.0.10:2379", Members: []wire.EtcdMember{{ID: "ff", Name: "etcd-bootstrap", PeerURL: "https://10.0.0.10:2380", Leader: true}}}
 	two := one
-	two.Members = append(slices.Clone(one.Members), probe.EtcdMember{ID: "11", PeerURL: "https://10.0.0.11:2380", Learner: true})
-	lists := []probe.EtcdMembers{one, one, two}
+	two.Members = append(slices.Clone(one.Members), wire.EtcdMember{ID: "11", PeerURL: "https://10.0.0.11:2380", Learner: true})
+	lists := []wire.EtcdMembers{one, one, two}
 	ctx, cancel := context.WithCancel(t.Context())
 	i := 0
-	r.watchEtcd(ctx, time.Millisecond, func(context.Context) probe.EtcdMembers {
+	r.watchEtcd(ctx, time.Millisecond, func(context.Context) wire.EtcdMembers {
 		m := lists[i]
 		m.Time = time.Now().UTC()
 		if i++; i == len(lists) {
@@ -106,8 +106,8 @@ func TestReportCarriesEtcdMembers(t *testing.T) {
 		}
 		return m
 	})
-	assert.Equal(t, 2, strings.Count(out.String(), probe.ReportPrefix), "one line for the first list, one for the learner; none for the same list again")
-	rep, err := probe.ParseConsole(&out)
+	assert.Equal(t, 2, strings.Count(out.String(), wire.ReportPrefix), "one line for the first list, one for the learner; none for the same list again")
+	rep, err := wire.ParseConsole(&out)
 	require.NoError(t, err)
 	require.NotNil(t, rep)
 	require.NotNil(t, rep.Etcd)

@@ -12,18 +12,18 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/bootlab/bootlab/lab/probe"
+	"github.com/bootlab/bootlab/internal/wire"
 )
 
 // AwaitSavedStart makes a template of this VM when its fw_cfg says so
-// (probe.SavedStartEntry): it writes probe.SavedStartReady to the console
+// (wire.SavedStartEntry): it writes wire.SavedStartReady to the console
 // and waits there, for lab up to save the VM's memory. A VM restored from
 // that image wakes in the same loop, finds its own fw_cfg (read again by
 // reloading the driver, which reads the entry list once, at load), and
 // starts afresh: see resumeSaved. On any other VM it returns at once.
 func AwaitSavedStart(c *Console) {
 	loadErr := loadModule("qemu_fw_cfg")
-	if !exists(fwCfgDir + probe.SavedStartEntry) {
+	if !exists(fwCfgDir + wire.SavedStartEntry) {
 		return // not a template (readConfig says what is wrong with fw_cfg, if anything)
 	}
 	// A template's kernel must leave the fw_cfg and virtio drivers to the
@@ -32,24 +32,24 @@ func AwaitSavedStart(c *Console) {
 	// declined line, stops the template and boots its nodes.
 	switch {
 	case loadErr != nil:
-		fmt.Fprintf(c, "%sqemu_fw_cfg is not a module of the initramfs (%v)\n", probe.SavedStartDeclined, loadErr)
+		fmt.Fprintf(c, "%sqemu_fw_cfg is not a module of the initramfs (%v)\n", wire.SavedStartDeclined, loadErr)
 		return
 	case exists("/sys/bus/pci/drivers/virtio-pci"):
-		fmt.Fprintln(c, probe.SavedStartDeclined+"virtio_pci is built into the kernel: its devices are bound before the agent starts")
+		fmt.Fprintln(c, wire.SavedStartDeclined+"virtio_pci is built into the kernel: its devices are bound before the agent starts")
 		return
 	}
 	// Every module but virtio_pci loads now, saved with the template: their
 	// drivers bind nothing until virtio_pci, loaded after the restore,
 	// finds the node's own devices.
 	if _, err := loadModulesExcept("virtio_pci.ko"); err != nil {
-		fmt.Fprintf(c, "%sloading modules failed: %v\n", probe.SavedStartDeclined, err)
+		fmt.Fprintf(c, "%sloading modules failed: %v\n", wire.SavedStartDeclined, err)
 		return
 	}
 	// The uptime lets lab up check the kernel's clock against its own
 	// before saving it: every node restored from the image keeps its TSC
 	// calibration.
-	fmt.Fprintf(c, "%s (uptime %s s)\n", probe.SavedStartReady, uptime())
-	for exists(fwCfgDir + probe.SavedStartEntry) {
+	fmt.Fprintf(c, "%s (uptime %s s)\n", wire.SavedStartReady, uptime())
+	for exists(fwCfgDir + wire.SavedStartEntry) {
 		time.Sleep(20 * time.Millisecond)
 		_ = unix.DeleteModule("qemu_fw_cfg", unix.O_NONBLOCK)
 		_ = loadModule("qemu_fw_cfg")
@@ -137,7 +137,7 @@ func reseed() error {
 
 // loadModule loads one module of the initramfs by name.
 func loadModule(name string) error {
-	return loadModuleFile(filepath.Join(probe.ModuleDir, name+".ko"))
+	return loadModuleFile(filepath.Join(wire.ModuleDir, name+".ko"))
 }
 
 // uptime is the kernel's uptime in seconds, as /proc/uptime has it.

@@ -17,20 +17,21 @@ import (
 
 	"github.com/coreos/ignition/v2/config/v3_2/types"
 
-	"github.com/bootlab/bootlab/lab/ignition"
-	"github.com/bootlab/bootlab/lab/probe"
+	"github.com/bootlab/bootlab/internal/agent/endpoints"
+	"github.com/bootlab/bootlab/internal/ignition"
+	"github.com/bootlab/bootlab/internal/wire"
 )
 
 // serveChecks names the servers a node runs: its role's (the bootstrap and
 // masters serve the API and MCS stand-ins), then ingress on the nodes the
 // lab routes 80 and 443 to (self.Ingress: the workers, or the masters of a
 // lab without workers).
-func serveChecks(self probe.NodeExpect) []string {
+func serveChecks(self wire.NodeExpect) []string {
 	var out []string
 	switch self.Role {
-	case probe.RoleBootstrap:
+	case wire.RoleBootstrap:
 		out = []string{chkMCS, chkAPI}
-	case probe.RoleMaster:
+	case wire.RoleMaster:
 		out = []string{chkAPI, chkMCS}
 	}
 	if self.Ingress {
@@ -39,7 +40,7 @@ func serveChecks(self probe.NodeExpect) []string {
 	return out
 }
 
-func (a *Agent) startServers(self probe.NodeExpect, cfg types.Config) {
+func (a *Agent) startServers(self wire.NodeExpect, cfg types.Config) {
 	file := func(path string) []byte {
 		data, _, _ := ignition.FileContents(cfg, path)
 		return data
@@ -54,22 +55,22 @@ func (a *Agent) startServers(self probe.NodeExpect, cfg types.Config) {
 	}
 	var mcsCert tls.Certificate
 	var mcsErr error
-	if self.Role == probe.RoleBootstrap || self.Role == probe.RoleMaster {
+	if self.Role == wire.RoleBootstrap || self.Role == wire.RoleMaster {
 		// The API and MCS stand-ins serve the lab's api-int certificate,
 		// which the pointer configs' CA verifies.
-		mcsCert, mcsErr = tls.X509KeyPair(file(probe.MCSCertPath), file(probe.MCSKeyPath))
+		mcsCert, mcsErr = tls.X509KeyPair(file(wire.MCSCertPath), file(wire.MCSKeyPath))
 	}
 	switch self.Role {
-	case probe.RoleBootstrap:
-		mcs := &probe.MCS{Mode: probe.MCSBootstrap, Configs: map[string][]byte{"master": file(probe.MasterConfigPath)}, Log: a.log, Node: self.Name}
+	case wire.RoleBootstrap:
+		mcs := &endpoints.MCS{Mode: endpoints.MCSBootstrap, Configs: map[string][]byte{"master": file(wire.MasterConfigPath)}, Log: a.log, Node: self.Name}
 		mcs.OnServe = func(pool, remote string, code int) {
 			served := mcs.Served()["master"]
 			a.rep.set(chkMCS, passed, "bootstrap MCS (TLS, api-int cert); served /config/master to %d: %s", len(served), strings.Join(served, " "))
 		}
 		serveTLS(chkMCS, ignition.MCSPort, mcsCert, mcsErr, mcs)
-		serveTLS(chkAPI, 6443, mcsCert, mcsErr, probe.APIStandIn(self.Name))
-	case probe.RoleMaster:
-		if _, real, _ := ignition.FileContents(cfg, probe.KASOperatorKubeconfigPath); real {
+		serveTLS(chkAPI, 6443, mcsCert, mcsErr, endpoints.APIStandIn(self.Name))
+	case wire.RoleMaster:
+		if _, real, _ := ignition.FileContents(cfg, wire.KASOperatorKubeconfigPath); real {
 			// A rehearsal master of a lab with the real control plane
 			// leaves 6443 closed, as a real master does until the
 			// operator's installer gives it a kube-apiserver: an
@@ -81,7 +82,7 @@ func (a *Agent) startServers(self probe.NodeExpect, cfg types.Config) {
 		} else {
 			a.stopAPIStandIn = serveTLS(chkAPI, 6443, mcsCert, mcsErr, a.masterAPI(self))
 		}
-		mcs := &probe.MCS{Mode: probe.MCSCluster, Configs: map[string][]byte{"worker": file(probe.WorkerConfigPath)}, Log: a.log, Node: self.Name}
+		mcs := &endpoints.MCS{Mode: endpoints.MCSCluster, Configs: map[string][]byte{"worker": file(wire.WorkerConfigPath)}, Log: a.log, Node: self.Name}
 		mcs.OnServe = func(pool, remote string, code int) {
 			served := mcs.Served()["worker"]
 			a.rep.set(chkMCS, passed, "in-cluster MCS (TLS); served /config/worker to %d: %s", len(served), strings.Join(served, " "))
@@ -90,8 +91,8 @@ func (a *Agent) startServers(self probe.NodeExpect, cfg types.Config) {
 	}
 	if self.Ingress {
 		cert, err := selfSigned(self.FQDN)
-		a.listen(chkIngressHTTP, 80, nil, probe.IngressStandIn(self.Name))
-		serveTLS(chkIngressHTTPS, 443, cert, err, probe.IngressStandIn(self.Name))
+		a.listen(chkIngressHTTP, 80, nil, endpoints.IngressStandIn(self.Name))
+		serveTLS(chkIngressHTTPS, 443, cert, err, endpoints.IngressStandIn(self.Name))
 	}
 }
 

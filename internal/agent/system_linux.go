@@ -15,7 +15,7 @@ import (
 	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
 
-	"github.com/bootlab/bootlab/lab/probe"
+	"github.com/bootlab/bootlab/internal/wire"
 )
 
 // SetupSystem mounts the kernel filesystems and opens the serial console.
@@ -46,7 +46,7 @@ func loadModules() (int, error) { return loadModulesExcept("") }
 
 // loadModulesExcept is loadModules without module skip (its file name).
 func loadModulesExcept(skip string) (int, error) {
-	f, err := os.Open(probe.ModuleOrderFile)
+	f, err := os.Open(wire.ModuleOrderFile)
 	if err != nil {
 		return 0, err
 	}
@@ -67,7 +67,7 @@ func loadModulesExcept(skip string) (int, error) {
 			continue
 		}
 		if !loaded[strings.ReplaceAll(name, "-", "_")] {
-			if err := loadModuleFile(filepath.Join(probe.ModuleDir, name)); err != nil {
+			if err := loadModuleFile(filepath.Join(wire.ModuleDir, name)); err != nil {
 				return n, err
 			}
 		}

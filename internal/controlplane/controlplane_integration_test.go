@@ -21,11 +21,11 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/bootlab/bootlab/internal/controlplane"
+	"github.com/bootlab/bootlab/internal/pki"
 	"github.com/bootlab/bootlab/internal/testutil/cptest"
 	"github.com/bootlab/bootlab/internal/testutil/kubetest"
 	"github.com/bootlab/bootlab/lab/cache"
 	"github.com/bootlab/bootlab/lab/gobuild"
-	"github.com/bootlab/bootlab/lab/pki"
 	"github.com/bootlab/bootlab/lab/release"
 )
 
@@ -62,7 +62,7 @@ func binaries(t *testing.T) (kube, etcd *gobuild.Binary) {
 func programs(t *testing.T, kube *gobuild.Binary) string {
 	t.Helper()
 	dir := t.TempDir()
-	for _, p := range gobuild.KubernetesPrograms() {
+	for _, p := range kube.Component.Programs {
 		require.NoError(t, os.Symlink(kube.Path, filepath.Join(dir, p)))
 	}
 	return dir

@@ -113,10 +113,10 @@ type MasterInput struct {
 	Revision int
 	// ResourcesDir replaces StaticPodResourcesDir on the host.
 	ResourcesDir string
-	// BindAddress, APIPort and ServiceCIDR as Input's.
-	BindAddress string
-	APIPort     int
-	ServiceCIDR string
+	// BindAddress, APIPort, ServiceCIDR and ClusterCIDR as Input's.
+	BindAddress              string
+	APIPort                  int
+	ServiceCIDR, ClusterCIDR string
 }
 
 func (in MasterInput) withDefaults() MasterInput {
@@ -134,6 +134,9 @@ func (in MasterInput) withDefaults() MasterInput {
 	}
 	if in.ServiceCIDR == "" {
 		in.ServiceCIDR = DefaultServiceCIDR
+	}
+	if in.ClusterCIDR == "" {
+		in.ClusterCIDR = DefaultClusterCIDR
 	}
 	return in
 }

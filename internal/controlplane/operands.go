@@ -206,7 +206,7 @@ func (o Operand) Args(in MasterInput) []string {
 			"--root-ca-file="+o.file("serviceaccount-ca", "ca-bundle.crt"),
 			"--cluster-signing-cert-file="+o.file("csr-signer", tlsCrt),
 			"--cluster-signing-key-file="+o.file("csr-signer", tlsKey),
-			"--cluster-cidr="+DefaultClusterCIDR,
+			"--cluster-cidr="+in.ClusterCIDR,
 			"--service-cluster-ip-range="+in.ServiceCIDR,
 			"--v=2",
 		)

@@ -108,7 +108,8 @@ type Input struct {
 	SecretsDir string
 	// EtcdServers is https://localhost:2379.
 	EtcdServers string
-	// ServiceCIDR and ClusterCIDR are OpenShift's defaults.
+	// ServiceCIDR and ClusterCIDR are the cluster's Network
+	// (ParseNetwork); unset, OpenShift's defaults.
 	ServiceCIDR, ClusterCIDR string
 	// APIPort, ControllerManagerPort and SchedulerPort are the secure ports.
 	APIPort, ControllerManagerPort, SchedulerPort int

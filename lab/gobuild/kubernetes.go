@@ -5,6 +5,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/bootlab/bootlab/internal/wire"
 )
 
 // kubernetesMain is one binary for the control plane and its client,
@@ -71,12 +73,6 @@ func main() {
 	os.Exit(cli.Run(c))
 }
 `
-
-// KubernetesPrograms are the names the kubernetes binary answers to; the
-// first is its file name.
-func KubernetesPrograms() []string {
-	return []string{"hyperkube", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubectl"}
-}
 
 // kubeSource is what building one k8s.io/kubernetes version needs beyond
 // its version: read from that version's go.mod and from what the module
@@ -186,8 +182,10 @@ func kubernetesComponent(version string, minor int, src kubeSource) Component {
 			{"k8s.io/kubectl", staging},
 			{"k8s.io/kubernetes", version},
 		},
-		Main:     []byte(kubernetesMain),
-		Programs: KubernetesPrograms(),
+		Main: []byte(kubernetesMain),
+		// The names it answers to, the first its file name: the guest
+		// links them from the Kubernetes volume.
+		Programs: wire.KubePrograms(),
 	}
 	for _, m := range stagingModules(minor) {
 		v := staging

@@ -92,7 +92,7 @@ func TestKubernetesBinaryAnswersByName(t *testing.T) {
 }
 
 // The release's kube-apiserver really serves: against a real etcd on
-// loopback, with RBAC, a client CA and an admin certificate from lab/pki;
+// loopback, with RBAC, a client CA and an admin certificate from internal/pki;
 // kubectl (the same binary) reads /readyz and writes and reads back
 // kube-system/bootstrap; both servers stop on SIGTERM.
 func TestKubeAPIServerServesOnEtcd(t *testing.T) {
@@ -112,6 +112,6 @@ func TestKubeAPIServerServesOnEtcd(t *testing.T) {
 	assert.Equal(t, "complete", out)
 	out, err = cp.Kubectl("auth", "whoami", "-o", "jsonpath={.status.userInfo.username}")
 	require.NoError(t, err, out)
-	assert.Equal(t, "admin", out, "kubectl authenticates with the admin certificate from lab/pki")
+	assert.Equal(t, "admin", out, "kubectl authenticates with the admin certificate from internal/pki")
 	cp.Stop(t)
 }

@@ -11,56 +11,52 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/bootlab/bootlab/internal/controlplane"
-	"github.com/bootlab/bootlab/lab/ignition"
-	"github.com/bootlab/bootlab/lab/pki"
+	"github.com/bootlab/bootlab/internal/ignition"
+	"github.com/bootlab/bootlab/internal/pki"
+	"github.com/bootlab/bootlab/internal/wire"
 	"github.com/bootlab/bootlab/lab/release"
+	"github.com/bootlab/bootlab/lab/spec"
 )
 
-// What the installer's bootstrap.ign lays down for bootkube, and where.
-const (
-	AssetDir = "/opt/openshift"
-	BinDir   = "/usr/local/bin"
-)
-
-// RehearsalRelease describes the release the rehearsal bootstrap plays:
-// the version its stand-ins report and the pull spec release-image.sh
-// names (nothing is ever pulled).
-type RehearsalRelease struct {
-	Version           string `json:"version"`           // 4.19.10
-	KubernetesVersion string `json:"kubernetesVersion"` // 1.32.13
-	// EtcdVersion is the etcd the rehearsal nodes run (lab/release's
-	// built version); EtcdShipped is the one the real release ships.
-	EtcdVersion string `json:"etcdVersion,omitempty"`
-	EtcdShipped string `json:"etcdShipped,omitempty"`
-	Image       string `json:"image"` // quay.io/openshift-release-dev/ocp-release@sha256:...
-	// Components maps image-references names (etcd, cluster-etcd-operator,
-	// ...) to their pull specs, as `oc adm release info` lists them.
-	Components map[string]string `json:"components"`
-}
-
-// ReleaseMetadataPath is where the rehearsal bootstrap keeps its release
-// metadata; the podman and oc stand-ins answer from it.
-const ReleaseMetadataPath = "/etc/bootlab/release.json"
-
-// ReleaseComponents are the image-references names bootkube.sh asks the
-// release payload for (image_for).
-var ReleaseComponents = []string{
-	"machine-config-operator", "etcd", "pod", "cluster-etcd-operator", "cluster-config-api", "cluster-config-operator",
-	"cluster-kube-apiserver-operator", "cluster-kube-controller-manager-operator", "cluster-kube-scheduler-operator",
-	"cluster-ingress-operator", "cluster-node-tuning-operator", "cloud-credential-operator", "hyperkube",
-	"cluster-policy-controller", "cluster-bootstrap", "cluster-authentication-operator", "cluster-version-operator",
-}
+// BinDir is where the installer's bootstrap.ign puts bootkube.sh and the
+// helpers it sources.
+const BinDir = "/usr/local/bin"
 
 // AssetInput is what the rehearsal assets need beyond Input.
 type AssetInput struct {
 	ClusterName, BaseDomain string
 	MachineCIDR             string
 	Masters, Workers        int
-	Release                 RehearsalRelease
+	Release                 wire.RehearsalRelease
+	// ClusterNetwork and ServiceNetwork are the spec's
+	// openshift.clusterNetwork and openshift.serviceNetwork: the
+	// install-config's and the Network config's, which the control
+	// plane's renders read. Unset (a probe lab's spec is not defaulted),
+	// they are the installer's defaults.
+	ClusterNetwork []spec.ClusterNetwork
+	ServiceNetwork []string
 	// EtcdSigner signs the etcd certificates (Generate makes it, so the
 	// masters' certificates chain to the same signer); one is made when
 	// it is empty.
 	EtcdSigner pki.Pair
+}
+
+// clusterNetwork is a's pod network blocks, the installer's default
+// where the spec leaves them unset.
+func (a AssetInput) clusterNetwork() []spec.ClusterNetwork {
+	if len(a.ClusterNetwork) == 0 {
+		return []spec.ClusterNetwork{{CIDR: spec.DefaultClusterNetworkCIDR, HostPrefix: spec.DefaultClusterHostPrefix}}
+	}
+	return a.ClusterNetwork
+}
+
+// serviceNetwork is a's service network, the installer's default where
+// the spec leaves it unset.
+func (a AssetInput) serviceNetwork() []string {
+	if len(a.ServiceNetwork) == 0 {
+		return []string{spec.DefaultServiceNetworkCIDR}
+	}
+	return a.ServiceNetwork
 }
 
 // RehearsalAssets returns the files the installer's bootstrap.ign puts on a
@@ -80,9 +76,9 @@ func RehearsalAssets(in Input, a AssetInput) ([]ignition.File, error) {
 	apiURL, apiIntURL := "https://api."+domain+":6443", "https://api-int."+domain+":6443"
 
 	// tls/: the lab CA and what it signed, named as the installer names them.
-	add(AssetDir+"/tls/root-ca.crt", 0o644, in.PKI.CA.CertPEM)
-	add(AssetDir+"/tls/machine-config-server.crt", 0o644, in.PKI.MCS.CertPEM)
-	add(AssetDir+"/tls/machine-config-server.key", 0o600, in.PKI.MCS.KeyPEM)
+	add(wire.AssetDir+"/tls/root-ca.crt", 0o644, in.PKI.CA.CertPEM)
+	add(wire.AssetDir+"/tls/machine-config-server.crt", 0o644, in.PKI.MCS.CertPEM)
+	add(wire.AssetDir+"/tls/machine-config-server.key", 0o600, in.PKI.MCS.KeyPEM)
 	// The etcd signer, an intermediate of the lab CA: the etcd render
 	// signs the member's serving, peer and client certificates with it.
 	etcdSigner := a.EtcdSigner
@@ -91,12 +87,12 @@ func RehearsalAssets(in Input, a AssetInput) ([]ignition.File, error) {
 			return nil, err
 		}
 	}
-	add(AssetDir+"/tls/etcd-signer.crt", 0o644, etcdSigner.CertPEM)
-	add(AssetDir+"/tls/etcd-signer.key", 0o600, etcdSigner.KeyPEM)
+	add(wire.AssetDir+"/tls/etcd-signer.crt", 0o644, etcdSigner.CertPEM)
+	add(wire.AssetDir+"/tls/etcd-signer.key", 0o600, etcdSigner.KeyPEM)
 	// The bootstrap control plane's serving pairs and service-account keys
 	// (stages 08-10's pods name them; cluster-bootstrap copies tls/ into
 	// /etc/kubernetes/bootstrap-secrets).
-	cpTLS, err := controlPlaneFiles(in)
+	cpTLS, err := controlPlaneFiles(in, a)
 	if err != nil {
 		return nil, err
 	}
@@ -104,12 +100,12 @@ func RehearsalAssets(in Input, a AssetInput) ([]ignition.File, error) {
 	// The CVO overrides the installer set aside for bootstrap (none were
 	// given: the installer's CVOIgnore asset then writes null), which
 	// stage 14 patches back into the ClusterVersion.
-	add(AssetDir+"/original_cvo_overrides.patch", 0o600, []byte(`{"spec":{"overrides":null}}`+"\n"))
+	add(wire.AssetDir+"/original_cvo_overrides.patch", 0o600, []byte(`{"spec":{"overrides":null}}`+"\n"))
 	rel, err := json.MarshalIndent(a.Release, "", "  ")
 	if err != nil {
 		return nil, err
 	}
-	add(ReleaseMetadataPath, 0o644, rel)
+	add(wire.ReleaseMetadataPath, 0o644, rel)
 
 	// auth/: kubeconfigs with client certificates signed by the lab CA.
 	admin, err := in.Issuer.Client(in.PKI.CA, "system:admin", []string{"system:masters"})
@@ -132,7 +128,7 @@ func RehearsalAssets(in Input, a AssetInput) ([]ignition.File, error) {
 		if err != nil {
 			return nil, err
 		}
-		add(AssetDir+"/auth/"+k.name, 0o600, data)
+		add(wire.AssetDir+"/auth/"+k.name, 0o600, data)
 	}
 
 	// /usr/local/bin: bootkube.sh and the helpers it sources.
@@ -156,7 +152,7 @@ func installerManifests(in Input, a AssetInput) ([]ignition.File, error) {
 		if err != nil {
 			return fmt.Errorf("%s: %w", name, err)
 		}
-		add(AssetDir+"/"+dir+"/"+name, mode, data)
+		add(wire.AssetDir+"/"+dir+"/"+name, mode, data)
 		return nil
 	}
 	meta := func(name, ns string) map[string]any {
@@ -192,8 +188,7 @@ func installerManifests(in Input, a AssetInput) ([]ignition.File, error) {
 				"infrastructureTopology": "HighlyAvailable", "platform": "None", "platformStatus": map[string]any{"type": "None"}}}},
 		{"manifests", "cluster-network-02-config.yml", 0o644, map[string]any{"apiVersion": "config.openshift.io/v1", "kind": "Network",
 			"metadata": meta("cluster", ""),
-			"spec": map[string]any{"clusterNetwork": []any{map[string]any{"cidr": "10.128.0.0/14", "hostPrefix": 23}},
-				"networkType": "OVNKubernetes", "serviceNetwork": []any{"172.30.0.0/16"}}}},
+			"spec":     map[string]any{"clusterNetwork": a.clusterNetwork(), "networkType": "OVNKubernetes", "serviceNetwork": a.serviceNetwork()}}},
 		{"manifests", "cluster-dns-02-config.yml", 0o644, map[string]any{"apiVersion": "config.openshift.io/v1", "kind": "DNS",
 			"metadata": meta("cluster", ""), "spec": map[string]any{"baseDomain": domain}}},
 		{"manifests", "cluster-ingress-02-config.yml", 0o644, map[string]any{"apiVersion": "config.openshift.io/v1", "kind": "Ingress",
@@ -231,9 +226,9 @@ func installConfigYAML(in Input, a AssetInput) ([]byte, error) {
 		"compute":      []any{map[string]any{"name": "worker", "replicas": a.Workers, "architecture": "amd64", "hyperthreading": "Enabled"}},
 		"networking": map[string]any{
 			"networkType":    "OVNKubernetes",
-			"clusterNetwork": []any{map[string]any{"cidr": "10.128.0.0/14", "hostPrefix": 23}},
+			"clusterNetwork": a.clusterNetwork(),
 			"machineNetwork": []any{map[string]any{"cidr": a.MachineCIDR}},
-			"serviceNetwork": []any{"172.30.0.0/16"},
+			"serviceNetwork": a.serviceNetwork(),
 		},
 		"platform": map[string]any{"none": map[string]any{}},
 		"sshKey":   strings.TrimSpace(in.SSHAuthorizedKey),
@@ -254,28 +249,24 @@ func sshMachineConfig(role, key string) map[string]any {
 
 // kubeconfig renders a one-context kubeconfig with embedded credentials.
 // controlPlaneFiles are tls/'s files for the bootstrap control plane:
-// ControlPlaneTLS's, and the client CA bundle, the lab CA with the
+// ControlPlaneTLS's for a's service network, and the client CA bundle, the lab CA with the
 // kubelet-signer, so the API trusts the kubelets' certificates the
 // controller manager signs.
-func controlPlaneFiles(in Input) ([]ignition.File, error) {
-	cpTLS, err := controlPlaneTLS(in.Issuer, in.PKI.CA, in.ClusterDomain, controlplane.DefaultServiceCIDR)
+func controlPlaneFiles(in Input, a AssetInput) ([]ignition.File, error) {
+	cpTLS, err := controlPlaneTLS(in.Issuer, in.PKI.CA, in.ClusterDomain, a.serviceNetwork()[0])
 	if err != nil {
 		return nil, err
 	}
 	var out []ignition.File
 	bundle := append([]byte(nil), in.PKI.CA.CertPEM...)
 	for _, f := range cpTLS {
-		out = append(out, ignition.File{Path: AssetDir + "/tls/" + f.Name, Mode: f.Mode, Data: f.Data})
+		out = append(out, ignition.File{Path: wire.AssetDir + "/tls/" + f.Name, Mode: f.Mode, Data: f.Data})
 		if f.Name == controlplane.KubeletSignerCert {
 			bundle = append(bundle, f.Data...)
 		}
 	}
-	return append(out, ignition.File{Path: AssetDir + "/tls/" + controlplane.ClientCABundle, Mode: 0o644, Data: bundle}), nil
+	return append(out, ignition.File{Path: wire.AssetDir + "/tls/" + controlplane.ClientCABundle, Mode: 0o644, Data: bundle}), nil
 }
-
-// NodeBootstrapKubeconfigPath is where a node's kubelet finds its
-// bootstrap kubeconfig (the machine-config's /etc/kubernetes/kubeconfig).
-const NodeBootstrapKubeconfigPath = "/etc/kubernetes/kubeconfig"
 
 // nodeBootstrapper is the installer's kubelet bootstrap identity: the
 // machine-config-operator's node-bootstrapper service account.
@@ -306,8 +297,8 @@ func rehearsalMasterFiles(in Input, a AssetInput) ([]ignition.File, error) {
 	if err != nil {
 		return nil, err
 	}
-	files := []ignition.File{{Path: NodeBootstrapKubeconfigPath, Mode: 0o600, Data: kc}, {Path: ReleaseMetadataPath, Mode: 0o644, Data: rel},
-		{Path: KASOperatorKubeconfigPath, Mode: 0o600, Data: op}}
+	files := []ignition.File{{Path: wire.NodeBootstrapKubeconfigPath, Mode: 0o600, Data: kc}, {Path: wire.ReleaseMetadataPath, Mode: 0o644, Data: rel},
+		{Path: wire.KASOperatorKubeconfigPath, Mode: 0o600, Data: op}}
 	for _, o := range controlplane.MasterOperands() {
 		if o.ClientUser() == "" {
 			continue
@@ -316,34 +307,11 @@ func rehearsalMasterFiles(in Input, a AssetInput) ([]ignition.File, error) {
 		if err != nil {
 			return nil, err
 		}
-		files = append(files, ignition.File{Path: OperandClientCertPath(string(o.Component)), Mode: 0o644, Data: pair.CertPEM},
-			ignition.File{Path: OperandClientKeyPath(string(o.Component)), Mode: 0o600, Data: pair.KeyPEM})
+		files = append(files, ignition.File{Path: wire.OperandClientCertPath(string(o.Component)), Mode: 0o644, Data: pair.CertPEM},
+			ignition.File{Path: wire.OperandClientKeyPath(string(o.Component)), Mode: 0o600, Data: pair.KeyPEM})
 	}
 	return files, nil
 }
-
-// OperandClientCertPath is where a rehearsal master's served config puts
-// the client certificate of its controller manager or scheduler
-// (component), as the user upstream's RBAC bootstrap roles bind
-// (system:kube-controller-manager, system:kube-scheduler). Upstream the
-// operators issue these pairs from the kube-control-plane-signer; no
-// operator runs in a rehearsal lab, so the lab's PKI issues them and the
-// master's installer stand-ins copy them into the pods' cert-dirs.
-func OperandClientCertPath(component string) string {
-	return "/etc/kubernetes/bootlab/" + component + "-client.crt"
-}
-
-// OperandClientKeyPath is the key of OperandClientCertPath's certificate.
-func OperandClientKeyPath(component string) string {
-	return "/etc/kubernetes/bootlab/" + component + "-client.key"
-}
-
-// KASOperatorKubeconfigPath is the credential of a rehearsal master's
-// kube-apiserver installer stand-in. Upstream the kube-apiserver operator
-// runs as a pod with its service account (cluster-admin) and reads the
-// revision's secrets itself; no operator pod runs in a rehearsal lab, so
-// the master's config carries a client certificate with that identity.
-const KASOperatorKubeconfigPath = "/etc/kubernetes/bootlab/kube-apiserver-operator.kubeconfig"
 
 func kasOperatorKubeconfig(in Input, a AssetInput) ([]byte, error) {
 	op, err := in.Issuer.Client(in.PKI.CA, "system:serviceaccount:openshift-kube-apiserver-operator:kube-apiserver-operator", []string{"system:masters"})
@@ -369,7 +337,7 @@ func kubeconfig(cluster, server, user string, caPEM []byte, client pki.Pair) ([]
 // releaseImageScript is /usr/local/bin/release-image.sh: the installer
 // stamps the release pull spec into it; bootkube.sh sources it for
 // RELEASE_IMAGE_DIGEST and image_for.
-func releaseImageScript(r RehearsalRelease) string {
+func releaseImageScript(r wire.RehearsalRelease) string {
 	return `#!/usr/bin/env bash
 # Stamped by bootlab for the rehearsal bootstrap, as the installer stamps
 # it on a real one. Nothing is pulled here: podman on this node is a
@@ -489,8 +457,8 @@ touch .bootkube.done
 // ReleaseFor returns the rehearsal release of OpenShift version (x.y.z):
 // its Kubernetes and etcd versions (lab/release) and a pull spec whose
 // digest is derived from the version, so it is stable.
-func ReleaseFor(version string) RehearsalRelease {
-	r := RehearsalRelease{Version: version, KubernetesVersion: "unknown"}
+func ReleaseFor(version string) wire.RehearsalRelease {
+	r := wire.RehearsalRelease{Version: version, KubernetesVersion: "unknown"}
 	if pins, err := release.For(version); err == nil {
 		r.KubernetesVersion = pins.Kubernetes
 		r.EtcdVersion, r.EtcdShipped = pins.Etcd.Module, pins.Etcd.Shipped
@@ -498,7 +466,7 @@ func ReleaseFor(version string) RehearsalRelease {
 	sum := sha256.Sum256([]byte("bootlab rehearsal release " + version))
 	r.Image = "quay.io/openshift-release-dev/ocp-release@sha256:" + hex.EncodeToString(sum[:])
 	r.Components = map[string]string{}
-	for _, c := range ReleaseComponents {
+	for _, c := range wire.ReleaseComponents {
 		sum := sha256.Sum256([]byte("bootlab rehearsal release " + version + " " + c))
 		r.Components[c] = "quay.io/openshift-release-dev/ocp-v4.0-art-dev@sha256:" + hex.EncodeToString(sum[:])
 	}

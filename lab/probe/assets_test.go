@@ -13,9 +13,11 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/bootlab/bootlab/internal/controlplane"
+	"github.com/bootlab/bootlab/internal/ignition"
+	"github.com/bootlab/bootlab/internal/pki"
+	"github.com/bootlab/bootlab/internal/wire"
 	"github.com/bootlab/bootlab/lab/cluster"
-	"github.com/bootlab/bootlab/lab/ignition"
-	"github.com/bootlab/bootlab/lab/pki"
+	"github.com/bootlab/bootlab/lab/spec"
 )
 
 func rehearsalInput(t *testing.T) Input {
@@ -104,7 +106,7 @@ func TestRehearsalAssets(t *testing.T) {
 	require.NoError(t, err)
 	tls[controlplane.EtcdCABundle], tls[controlplane.EtcdClientCert], tls[controlplane.EtcdClientKey] = in.PKI.CA.CertPEM, etcdClient.CertPEM, etcdClient.KeyPEM
 	assert.NoError(t, controlplane.CheckSecrets(controlplane.KubeAPIServer, func(name string) ([]byte, error) { return tls[name], nil }))
-	for _, p := range []string{"/opt/openshift/tls/machine-config-server.key", "/opt/openshift/manifests/openshift-config-secret-pull-secret.yaml", "/opt/openshift/manifests/machine-config-server-tls-secret.yaml", SSHHostKeyPath} {
+	for _, p := range []string{"/opt/openshift/tls/machine-config-server.key", "/opt/openshift/manifests/openshift-config-secret-pull-secret.yaml", "/opt/openshift/manifests/machine-config-server-tls-secret.yaml", wire.SSHHostKeyPath} {
 		assert.Equal(t, 0o600, modes[p], "%s is a secret", p)
 	}
 	assert.Equal(t, in.PKI.CA.CertPEM, read("/opt/openshift/tls/root-ca.crt"))
@@ -125,4 +127,66 @@ func TestReleaseFor(t *testing.T) {
 	assert.Equal(t, r, ReleaseFor("4.19.10"), "stable")
 	assert.NotEqual(t, r.Image, ReleaseFor("4.18.1").Image)
 	assert.Regexp(t, `^quay\.io/openshift-release-dev/ocp-release@sha256:[0-9a-f]{64}$`, r.Image)
+}
+
+// A spec's openshift.serviceNetwork and clusterNetwork reach the
+// rehearsal's install-config (kube-system/cluster-config-v1), its Network
+// config (what the renders of stages 08 and 09 read), and the API's
+// service-network certificate, which names the service network's first
+// address (the kubernetes service's); unset, they are the installer's
+// defaults.
+func TestRehearsalAssetsTakeTheSpecsNetworks(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name                  string
+		service               []string
+		cluster               []spec.ClusterNetwork
+		wantService, wantPods string
+		wantHostPrefix        int
+		wantIP                string
+	}{
+		{"unset", nil, nil, "172.30.0.0/16", "10.128.0.0/14", 23, "172.30.0.1"},
+		{"the spec's", []string{"172.31.0.0/16"}, []spec.ClusterNetwork{{CIDR: "10.132.0.0/14", HostPrefix: 24}}, "172.31.0.0/16", "10.132.0.0/14", 24, "172.31.0.1"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			in := rehearsalInput(t)
+			in.Assets.ServiceNetwork, in.Assets.ClusterNetwork = tc.service, tc.cluster
+			files, err := RehearsalAssets(in, in.Assets)
+			require.NoError(t, err)
+			read := func(p string) []byte {
+				for _, f := range files {
+					if f.Path == p {
+						return f.Data
+					}
+				}
+				require.FailNow(t, "no "+p)
+				return nil
+			}
+			var cm struct {
+				Data map[string]string `json:"data"`
+			}
+			require.NoError(t, yaml.Unmarshal(read(wire.AssetDir+"/manifests/cluster-config.yaml"), &cm))
+			var ic struct {
+				Networking struct {
+					ClusterNetwork []spec.ClusterNetwork `json:"clusterNetwork"`
+					ServiceNetwork []string              `json:"serviceNetwork"`
+				} `json:"networking"`
+			}
+			require.NoError(t, yaml.Unmarshal([]byte(cm.Data["install-config"]), &ic))
+			assert.Equal(t, []string{tc.wantService}, ic.Networking.ServiceNetwork, "install-config networking.serviceNetwork")
+			assert.Equal(t, []spec.ClusterNetwork{{CIDR: tc.wantPods, HostPrefix: tc.wantHostPrefix}}, ic.Networking.ClusterNetwork, "install-config networking.clusterNetwork")
+
+			n, err := controlplane.ParseNetwork(read(wire.AssetDir + "/" + controlplane.NetworkManifest))
+			require.NoError(t, err)
+			assert.Equal(t, controlplane.Network{ServiceCIDR: tc.wantService, ClusterCIDR: tc.wantPods}, n)
+
+			b, _ := pem.Decode(read(wire.AssetDir + "/tls/" + controlplane.ServiceNetworkServerCert))
+			require.NotNil(t, b)
+			cert, err := x509.ParseCertificate(b.Bytes)
+			require.NoError(t, err)
+			require.Len(t, cert.IPAddresses, 1)
+			assert.Equal(t, tc.wantIP, cert.IPAddresses[0].String())
+		})
+	}
 }

@@ -9,7 +9,7 @@ import (
 	"net/netip"
 
 	"github.com/bootlab/bootlab/internal/controlplane"
-	"github.com/bootlab/bootlab/lab/pki"
+	"github.com/bootlab/bootlab/internal/pki"
 )
 
 // TLSFile is one file of /opt/openshift/tls: its name there, mode and

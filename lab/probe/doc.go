@@ -1,9 +1,10 @@
-// Package probe is the probe lab: the configuration and Ignition its tiny
-// VMs boot with, the stand-ins they serve (a Machine Config Server on 22623,
-// an API /readyz on 6443, ingress on 80/443), the agent's Ignition fetching
-// (pointer configs followed as Ignition does), the JSON check report each
-// node writes to its serial console, and the initramfs image builder.
+// Package probe is the probe lab's host side: the Ignition configs its tiny
+// VMs boot with (the probe config of internal/wire, the lab PKI's files,
+// a rehearsal bootstrap's /opt/openshift with the spec's networks), the
+// initramfs image with the agent as /init, the rehearsal tools archive and
+// the Kubernetes volume.
 //
-// Of bootlab it imports only lab/ignition, lab/pki and lab/cache (the one
-// cache root), so the agent binary, which imports it, stays small.
+// The agent (internal/agent) does not import it: what host and guest
+// exchange (the probe config, the console report, the paths) is
+// internal/wire's, which both import.
 package probe

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/bootlab/bootlab/internal/userfile"
+	"github.com/bootlab/bootlab/internal/wire"
 	"github.com/bootlab/bootlab/lab/cache"
 )
 
@@ -25,7 +26,7 @@ import (
 // the kernel's random pool from the host's, so the agent's wait for it
 // before DHCP ends at once instead of on jitter entropy), networking, the
 // fw_cfg driver Ignition reads from, and the virtio disk with ext4 that a
-// rehearsal node mounts the Kubernetes volume (KubeVolumeSerial) with
+// rehearsal node mounts the Kubernetes volume (wire.KubeVolumeSerial) with
 // (Debian's cloud kernel has ext4 and its helpers built in; another kernel
 // may have them as modules).
 var Modules = []string{
@@ -48,13 +49,6 @@ var Modules = []string{
 // were the two slowest initcalls); no probe or rehearsal program uses the
 // kernel's crypto (Go and OpenSSL do their own in user space).
 const Cmdline = "console=ttyS0 panic=-1 quiet no_timer_check tsc=reliable cryptomgr.notests"
-
-// ModuleDir is where the initramfs holds the modules; ModuleOrderFile
-// lists them, in load order, for the agent.
-const (
-	ModuleDir       = "/lib/modules/bootlab"
-	ModuleOrderFile = "/lib/modules/bootlab/order"
-)
 
 // maxKernelBytes bounds the kernel read into the probe image: a vmlinuz
 // is some 10 MiB; a path to something else must not fill memory.
@@ -268,7 +262,7 @@ func probeInitramfs(mods []module, modData [][]byte, agent []byte) ([]byte, erro
 	var cz bytes.Buffer
 	gz, _ := gzip.NewWriterLevel(&cz, gzip.BestSpeed)
 	w := NewCPIOWriter(gz)
-	for _, d := range []string{"dev", "proc", "sys", "run", "tmp", "etc", "lib", "lib/modules", ModuleDir} {
+	for _, d := range []string{"dev", "proc", "sys", "run", "tmp", "etc", "lib", "lib/modules", wire.ModuleDir} {
 		_ = w.Dir(d, 0o755)
 	}
 	_ = w.CharDev("dev/console", 0o600, 5, 1)
@@ -278,9 +272,9 @@ func probeInitramfs(mods []module, modData [][]byte, agent []byte) ([]byte, erro
 			continue
 		}
 		fmt.Fprintln(&order, m.name+".ko")
-		_ = w.File(filepath.Join(ModuleDir, m.name+".ko"), 0o644, modData[i])
+		_ = w.File(filepath.Join(wire.ModuleDir, m.name+".ko"), 0o644, modData[i])
 	}
-	_ = w.File(ModuleOrderFile, 0o644, order.Bytes())
+	_ = w.File(wire.ModuleOrderFile, 0o644, order.Bytes())
 	_ = w.File("init", 0o755, agent)
 	if err := w.Close(); err != nil {
 		return nil, fmt.Errorf("write initramfs: %w", err)
@@ -416,20 +410,3 @@ func makeBaseDisk(ctx context.Context, path string) error {
 	}
 	return os.Rename(tmp, path)
 }
-
-// A saved start: lab up boots one probe node as a template, saves its
-// memory once the agent waits at SavedStartReady, and starts the lab's
-// nodes from copies of that image instead of booting each (lab/savedstart).
-// SavedStartEntry is the fw_cfg entry only a template has; the agent waits
-// while it is there, reloading its fw_cfg driver, and once it is gone (a
-// node restored with its own fw_cfg) it loads its modules, reseeds the
-// kernel's random pool from the virtio RNG, sets its clock from the RTC
-// and starts again, a node like any other.
-// SavedStartDeclined starts the line of an agent that cannot be a
-// template (its kernel has the drivers built in that must bind after the
-// restore), followed by why.
-const (
-	SavedStartEntry    = "opt/org.bootlab/saved-start"
-	SavedStartReady    = "bootlab-probe: saved-start template ready"
-	SavedStartDeclined = "bootlab-probe: saved-start template declined: "
-)

@@ -11,34 +11,24 @@ import (
 	"strings"
 	"time"
 
+	"github.com/bootlab/bootlab/internal/wire"
 	"github.com/bootlab/bootlab/lab/gobuild"
 	"github.com/bootlab/bootlab/lab/release"
 )
 
-// The Kubernetes volume: the release's hyperkube (lab/gobuild) and a link
-// per program in an ext4 file system, in a compressed qcow2 file cached
-// as kube-volume/<version>-<recipe>/, uploaded once into a rehearsal lab's
-// pool and attached read-only to its bootstrap and masters. The agent finds
-// the disk by its serial, mounts it read-only at KubeVolumeMount and puts
-// KubeVolumeBin on PATH. docs/cache.md says why a volume and not the initrd.
+// The Kubernetes volume (wire.KubeVolumeSerial): the release's hyperkube
+// (lab/gobuild) and a link per program in an ext4 file system, in a
+// compressed qcow2 file cached as kube-volume/<version>-<recipe>/,
+// uploaded once into a rehearsal lab's pool and attached read-only to its
+// bootstrap and masters.
 const (
-	// KubeVolumeSerial is the disk serial the domains give the volume
-	// (/sys/block/vdX/serial in the guest).
-	KubeVolumeSerial = "bootlab-kube"
 	// KubeVolumeLabel is the ext4 label.
 	KubeVolumeLabel = "bootlab-kube"
-	// KubeVolumeMount is where the agent mounts it; KubeVolumeBin holds
-	// hyperkube and its links.
-	KubeVolumeMount = "/opt/bootlab/kubernetes"
-	KubeVolumeBin   = KubeVolumeMount + "/bin"
 	// kubeVolumeDir is its directory in the cache.
 	kubeVolumeDir = "kube-volume"
 	// kubeVolumeFormat is bumped when the volume's layout changes.
 	kubeVolumeFormat = "1"
 )
-
-// KubePrograms are the names under KubeVolumeBin: hyperkube and its links.
-func KubePrograms() []string { return gobuild.KubernetesPrograms() }
 
 // KubeVolume is a built Kubernetes volume.
 type KubeVolume struct {
@@ -180,7 +170,7 @@ func stageKubeTree(hyperkube, root string) (os.FileInfo, error) {
 	if err := os.WriteFile(dst, data, 0o755); err != nil {
 		return nil, err
 	}
-	for _, p := range gobuild.KubernetesPrograms() {
+	for _, p := range wire.KubePrograms() {
 		if p == "hyperkube" {
 			continue
 		}

@@ -1,23 +1,19 @@
 package probe
 
 import (
-	"context"
 	"crypto/x509"
 	"encoding/base64"
+	"encoding/json"
 	"encoding/pem"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/coreos/ignition/v2/config/v3_2/types"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/bootlab/bootlab/internal/kubecreate"
-	"github.com/bootlab/bootlab/lab/ignition"
-	"github.com/bootlab/bootlab/lab/pki"
+	"github.com/bootlab/bootlab/internal/ignition"
+	"github.com/bootlab/bootlab/internal/wire"
 )
 
 // A rehearsal bootstrap's config carries core's key the way the
@@ -40,38 +36,36 @@ func TestGenerateRehearsalBootstrap(t *testing.T) {
 	assert.Equal(t, "core", boot.Passwd.Users[0].Name)
 	require.Len(t, boot.Passwd.Users[0].SSHAuthorizedKeys, 1)
 	assert.Equal(t, "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGm1dFvC5y2o9kS3B9lG4zS3VfN1nO0m6j3yWQf1m3Xh bootlab-t", string(boot.Passwd.Users[0].SSHAuthorizedKeys[0]))
-	key, ok, err := ignition.FileContents(boot, SSHHostKeyPath)
+	key, ok, err := ignition.FileContents(boot, wire.SSHHostKeyPath)
 	require.NoError(t, err)
 	require.True(t, ok)
 	assert.Equal(t, in.SSHHostKeyPEM, key)
 	for _, f := range boot.Storage.Files {
-		if f.Path == SSHHostKeyPath {
+		if f.Path == wire.SSHHostKeyPath {
 			assert.Equal(t, 0o600, *f.Mode)
 		}
 	}
-	pc, err := ParseProbeConfig(boot)
-	require.NoError(t, err)
+	pc := probeConfigOf(t, boot)
 	assert.True(t, pc.Rehearsal)
 
 	served, err := ignition.Parse(cfgs.MasterServed)
 	require.NoError(t, err)
 	assert.Empty(t, served.Passwd.Users)
-	mc, err := ParseProbeConfig(served)
-	require.NoError(t, err)
+	mc := probeConfigOf(t, served)
 	assert.False(t, mc.Rehearsal)
 
 	// The masters' config tells them where the bootstrap member is and
 	// carries their etcd certificates, signed by the same etcd-signer as
 	// the bootstrap's (which stage 07's render uses).
 	require.NotNil(t, mc.Etcd)
-	assert.Equal(t, EtcdJoin{BootstrapIP: "192.168.126.10", Masters: 1}, *mc.Etcd)
-	signerPEM, ok, err := ignition.FileContents(boot, AssetDir+"/tls/etcd-signer.crt")
+	assert.Equal(t, wire.EtcdJoin{BootstrapIP: "192.168.126.10", Masters: 1}, *mc.Etcd)
+	signerPEM, ok, err := ignition.FileContents(boot, wire.AssetDir+"/tls/etcd-signer.crt")
 	require.NoError(t, err)
 	require.True(t, ok)
 	signer, err := x509.ParseCertificate(pemBlock(t, signerPEM))
 	require.NoError(t, err)
 	for _, name := range []string{"etcd-serving-master-0", "etcd-peer-master-0"} {
-		crt, ok, err := ignition.FileContents(served, EtcdAllCertsDir+"/"+name+".crt")
+		crt, ok, err := ignition.FileContents(served, wire.EtcdAllCertsDir+"/"+name+".crt")
 		require.NoError(t, err)
 		require.True(t, ok, name)
 		leaf, err := x509.ParseCertificate(pemBlock(t, crt))
@@ -85,7 +79,7 @@ func TestGenerateRehearsalBootstrap(t *testing.T) {
 			assert.Equal(t, 0o600, *f.Mode, f.Path)
 		}
 	}
-	_, ok, _ = ignition.FileContents(boot, AssetDir+"/original_cvo_overrides.patch")
+	_, ok, _ = ignition.FileContents(boot, wire.AssetDir+"/original_cvo_overrides.patch")
 	assert.True(t, ok, "stage 14 patches the ClusterVersion with the overrides the installer set aside")
 
 	in.Rehearsal = false
@@ -93,12 +87,11 @@ func TestGenerateRehearsalBootstrap(t *testing.T) {
 	require.NoError(t, err)
 	pm, err := ignition.Parse(plain.MasterServed)
 	require.NoError(t, err)
-	pmc, err := ParseProbeConfig(pm)
-	require.NoError(t, err)
+	pmc := probeConfigOf(t, pm)
 	assert.Nil(t, pmc.Etcd, "masters of a plain probe lab run no etcd")
 	pb, err := ignition.Parse(plain.Bootstrap)
 	require.NoError(t, err)
-	_, ok, _ = ignition.FileContents(pb, SSHHostKeyPath)
+	_, ok, _ = ignition.FileContents(pb, wire.SSHHostKeyPath)
 	assert.False(t, ok, "a plain probe bootstrap gets no host key")
 }
 
@@ -114,11 +107,11 @@ func pemBlock(t *testing.T, data []byte) []byte {
 // metadata, for its kubelet stand-in's join; a probe lab's does not.
 func TestRehearsalMasterKubeletBootstrapFiles(t *testing.T) {
 	in := rehearsalInput(t)
-	served, kc, ok := servedMasterFile(t, in, NodeBootstrapKubeconfigPath)
+	served, kc, ok := servedMasterFile(t, in, wire.NodeBootstrapKubeconfigPath)
 	require.True(t, ok)
 	assert.Contains(t, string(kc), "server: https://api-int."+in.ClusterDomain+":6443")
 	for _, f := range served.Storage.Files {
-		if f.Path == NodeBootstrapKubeconfigPath {
+		if f.Path == wire.NodeBootstrapKubeconfigPath {
 			assert.Equal(t, 0o600, *f.Mode)
 		}
 	}
@@ -128,12 +121,12 @@ func TestRehearsalMasterKubeletBootstrapFiles(t *testing.T) {
 	cert, err := x509.ParseCertificate(block.Bytes)
 	require.NoError(t, err)
 	assert.Equal(t, "system:serviceaccount:openshift-machine-config-operator:node-bootstrapper", cert.Subject.CommonName)
-	rel, ok, err := ignition.FileContents(served, ReleaseMetadataPath)
+	rel, ok, err := ignition.FileContents(served, wire.ReleaseMetadataPath)
 	require.NoError(t, err)
 	require.True(t, ok)
 	assert.Contains(t, string(rel), `"kubernetesVersion"`)
 
-	_, _, ok = servedMasterFile(t, testInput(t), NodeBootstrapKubeconfigPath)
+	_, _, ok = servedMasterFile(t, testInput(t), wire.NodeBootstrapKubeconfigPath)
 	assert.False(t, ok, "a probe lab's masters join nothing")
 }
 
@@ -175,14 +168,14 @@ func TestRehearsalMasterKASOperatorKubeconfig(t *testing.T) {
 		if tc.rehearsal {
 			in = rehearsalInput(t)
 		}
-		served, kc, ok := servedMasterFile(t, in, KASOperatorKubeconfigPath)
+		served, kc, ok := servedMasterFile(t, in, wire.KASOperatorKubeconfigPath)
 		require.Equal(t, tc.rehearsal, ok, tc.name)
 		if !ok {
 			continue
 		}
 		assert.Contains(t, string(kc), "server: https://api-int."+in.ClusterDomain+":6443")
 		for _, f := range served.Storage.Files {
-			if f.Path == KASOperatorKubeconfigPath {
+			if f.Path == wire.KASOperatorKubeconfigPath {
 				assert.Equal(t, 0o600, *f.Mode)
 			}
 		}
@@ -192,7 +185,7 @@ func TestRehearsalMasterKASOperatorKubeconfig(t *testing.T) {
 		// The controller manager's and scheduler's client pairs: their own
 		// users, no group (the RBAC bootstrap roles bind the users), keys 0600.
 		for _, c := range []string{"kube-controller-manager", "kube-scheduler"} {
-			crt, ok, err := ignition.FileContents(served, OperandClientCertPath(c))
+			crt, ok, err := ignition.FileContents(served, wire.OperandClientCertPath(c))
 			require.NoError(t, err)
 			require.True(t, ok, c)
 			cert, err := x509.ParseCertificate(pemBlock(t, crt))
@@ -200,47 +193,25 @@ func TestRehearsalMasterKASOperatorKubeconfig(t *testing.T) {
 			assert.Equal(t, "system:"+c, cert.Subject.CommonName)
 			assert.Empty(t, cert.Subject.Organization, c)
 			for _, f := range served.Storage.Files {
-				if f.Path == OperandClientKeyPath(c) {
+				if f.Path == wire.OperandClientKeyPath(c) {
 					assert.Equal(t, 0o600, *f.Mode)
 				}
 			}
-			_, ok, err = ignition.FileContents(served, OperandClientKeyPath(c))
+			_, ok, err = ignition.FileContents(served, wire.OperandClientKeyPath(c))
 			require.NoError(t, err)
 			assert.True(t, ok, c)
 		}
 	}
 }
 
-// Where a rehearsal node has no Kubernetes volume, stage 13 serves the
-// in-memory API stand-in with the MCS certificate, and a master's etcd
-// operator stand-in waits for /readyz through the bootstrap kubeconfig it
-// was served (api-int, the lab CA) before it joins etcd. That kubeconfig
-// must reach the stand-in: the same certificate under another CA must not.
-func TestRehearsalMasterKubeconfigReachesTheAPIStandIn(t *testing.T) {
-	t.Parallel()
-	in := rehearsalInput(t)
-	_, kc, ok := servedMasterFile(t, in, NodeBootstrapKubeconfigPath)
-	require.True(t, ok)
-	path := filepath.Join(t.TempDir(), "kubeconfig")
-	require.NoError(t, os.WriteFile(path, kc, 0o600))
-
-	ready := func(serving pki.Pair) error {
-		cfg, err := kubecreate.LoadKubeconfig(path)
-		require.NoError(t, err)
-		cfg.Dial = tlsServer(t, serving, APIStandIn("bootstrap"), "api-int."+in.ClusterDomain+":6443")
-		c, err := kubecreate.NewClient(cfg)
-		require.NoError(t, err)
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		return c.Ready(ctx)
-	}
-	assert.NoError(t, ready(in.PKI.MCS), "the lab's MCS certificate, as the in-memory API stand-in serves it")
-
-	other, err := pki.NewCA("another-ca")
+// probeConfigOf is the probe config (wire.ConfigPath) an Ignition config
+// carries, as the agent reads it.
+func probeConfigOf(t *testing.T, cfg types.Config) *wire.Config {
+	t.Helper()
+	data, ok, err := ignition.FileContents(cfg, wire.ConfigPath)
 	require.NoError(t, err)
-	stranger, err := pki.NewServing(other, "system:machine-config-server", []string{"api-int." + in.ClusterDomain})
-	require.NoError(t, err)
-	err = ready(stranger)
-	require.Error(t, err, "a server the lab CA did not sign")
-	assert.Contains(t, err.Error(), "certificate")
+	require.True(t, ok, "no %s in the Ignition config", wire.ConfigPath)
+	var c wire.Config
+	require.NoError(t, json.Unmarshal(data, &c))
+	return &c
 }

@@ -11,9 +11,9 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
+	"github.com/bootlab/bootlab/internal/wire"
 	"github.com/bootlab/bootlab/lab/host"
 	"github.com/bootlab/bootlab/lab/labdir"
-	"github.com/bootlab/bootlab/lab/probe"
 	"github.com/bootlab/bootlab/lab/spec"
 )
 
@@ -53,9 +53,9 @@ func TestNodeChecksReadConsolesThroughTheHost(t *testing.T) {
 		Libvirt: spec.Libvirt{URI: "qemu+ssh://root@classroom/system"}}
 	s.Defaults()
 	boot, _ := s.Node("bootstrap")
-	rep := &probe.Report{Node: "bootstrap", MAC: boot.MAC, Seq: 1, Boot: time.Now().UTC(), Checks: []probe.Check{{Name: "dhcp", OK: true, Detail: "lease"}}}
+	rep := &wire.Report{Node: "bootstrap", MAC: boot.MAC, Seq: 1, Boot: time.Now().UTC(), Checks: []wire.Check{{Name: "dhcp", OK: true, Detail: "lease"}}}
 	h := &fileHost{files: map[string][]byte{labdir.ConsoleLog(s, boot): rep.Line()}}
-	reports := map[string]*probe.Report{}
+	reports := map[string]*wire.Report{}
 	checks := nodeChecks(context.Background(), s, false, reports, Options{Host: h})
 	assert.Contains(t, reports, "bootstrap")
 	assert.Equal(t, "/var/lib/bootlab/labs/rv/console/bootstrap.log", labdir.ConsoleLog(s, boot))

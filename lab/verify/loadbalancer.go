@@ -17,11 +17,11 @@ import (
 	"time"
 
 	"github.com/bootlab/bootlab/internal/check"
+	"github.com/bootlab/bootlab/internal/pki"
+	"github.com/bootlab/bootlab/internal/wire"
 	"github.com/bootlab/bootlab/lab/host"
 	"github.com/bootlab/bootlab/lab/labdir"
 	"github.com/bootlab/bootlab/lab/loadbalancer"
-	"github.com/bootlab/bootlab/lab/pki"
-	"github.com/bootlab/bootlab/lab/probe"
 	"github.com/bootlab/bootlab/lab/spec"
 )
 
@@ -30,7 +30,7 @@ import (
 // VMs' states, which explain a backend that is down. settling says that a
 // failed backend is catching up (catchingUp): its check changes without
 // anything else happening.
-func hostChecks(ctx context.Context, s *spec.Spec, pivoted bool, reports map[string]*probe.Report, vms map[string]NodeVM, machine host.Host, dial DialFunc) (_ []check.Result, settling bool) {
+func hostChecks(ctx context.Context, s *spec.Spec, pivoted bool, reports map[string]*wire.Report, vms map[string]NodeVM, machine host.Host, dial DialFunc) (_ []check.Result, settling bool) {
 	var out []check.Result
 	domain := s.Cluster.Domain()
 	net := s.NetworkName()
@@ -209,7 +209,7 @@ func httpsGet(ctx context.Context, s *spec.Spec, hp string, port int, path strin
 	if resp.StatusCode != http.StatusOK {
 		return "", "", fmt.Errorf("HTTP %d %s", resp.StatusCode, strings.TrimSpace(string(data)))
 	}
-	return string(data), resp.Header.Get(probe.NodeHeader), nil
+	return string(data), resp.Header.Get(wire.NodeHeader), nil
 }
 
 func labCAPool(s *spec.Spec) (*x509.CertPool, error) {
@@ -224,7 +224,7 @@ func labCAPool(s *spec.Spec) (*x509.CertPool, error) {
 	return pool, nil
 }
 
-func backendChecks(ctx context.Context, s *spec.Spec, lbc loadbalancer.Config, stats haproxyStats, pivoted bool, reports map[string]*probe.Report, vms map[string]NodeVM, dial DialFunc) (_ []check.Result, settling bool) {
+func backendChecks(ctx context.Context, s *spec.Spec, lbc loadbalancer.Config, stats haproxyStats, pivoted bool, reports map[string]*wire.Report, vms map[string]NodeVM, dial DialFunc) (_ []check.Result, settling bool) {
 	st, err := stats.st, stats.err
 	if err != nil || st == nil || !st.Running {
 		detail := haproxyDown + " (no live process for " + lbc.PIDPath() + ")"
@@ -349,7 +349,7 @@ func recheckTimeout(ctx context.Context, dial DialFunc, b loadbalancer.BackendSt
 // probe lab its report tells whether its server failed, has not started yet
 // or was never meant to run there (the node's agent and the load balancer
 // disagree on who serves it); rep is nil on a real lab or without a report.
-func backendFix(s *spec.Spec, fe loadbalancer.Frontend, srv loadbalancer.Server, b loadbalancer.BackendStatus, rep *probe.Report) string {
+func backendFix(s *spec.Spec, fe loadbalancer.Frontend, srv loadbalancer.Server, b loadbalancer.BackendStatus, rep *wire.Report) string {
 	hp := net.JoinHostPort(srv.Address, strconv.Itoa(fe.Port))
 	console := fmt.Sprintf("`bootlab lab console %s`", srv.Name)
 	if !nothingListens(b.LastCheck) {
@@ -386,9 +386,9 @@ func backendFix(s *spec.Spec, fe loadbalancer.Frontend, srv loadbalancer.Server,
 }
 
 // serveCheck is rep's check of its server on port ("serve api :6443").
-func serveCheck(rep *probe.Report, port int) (probe.Check, bool) {
+func serveCheck(rep *wire.Report, port int) (wire.Check, bool) {
 	if rep == nil {
-		return probe.Check{}, false
+		return wire.Check{}, false
 	}
 	suffix := " :" + strconv.Itoa(port)
 	for _, c := range rep.Checks {
@@ -396,20 +396,20 @@ func serveCheck(rep *probe.Report, port int) (probe.Check, bool) {
 			return c, true
 		}
 	}
-	return probe.Check{}, false
+	return wire.Check{}, false
 }
 
 // catchingUp says that haproxy will put the server in rotation by itself:
 // it is in one of haproxy's transitions, or its probe node reports that it
 // serves on that port, which haproxy's next checks (every 250 ms on a probe
 // lab) will see.
-func catchingUp(b loadbalancer.BackendStatus, rep *probe.Report, port int) bool {
+func catchingUp(b loadbalancer.BackendStatus, rep *wire.Report, port int) bool {
 	c, ok := serveCheck(rep, port)
 	return b.Settling() || ok && c.OK && !c.Pending
 }
 
 // firstFailing names the first failed or pending check of rep, or "".
-func firstFailing(rep *probe.Report) string {
+func firstFailing(rep *wire.Report) string {
 	if rep == nil {
 		return ""
 	}

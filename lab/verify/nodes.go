@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/bootlab/bootlab/internal/check"
+	"github.com/bootlab/bootlab/internal/wire"
 	"github.com/bootlab/bootlab/lab/labdir"
-	"github.com/bootlab/bootlab/lab/probe"
 	"github.com/bootlab/bootlab/lab/spec"
 )
 
@@ -29,7 +29,7 @@ const staleSlack = 5 * time.Second
 const silentAfter = 90 * time.Second
 
 // nodeChecks turns each node's last console report into checks.
-func nodeChecks(ctx context.Context, s *spec.Spec, pivoted bool, reports map[string]*probe.Report, opts Options) []check.Result {
+func nodeChecks(ctx context.Context, s *spec.Spec, pivoted bool, reports map[string]*wire.Report, opts Options) []check.Result {
 	var out []check.Result
 	for _, n := range s.Nodes {
 		if pivoted && n.Role == spec.RoleBootstrap {
@@ -49,7 +49,7 @@ func nodeChecks(ctx context.Context, s *spec.Spec, pivoted bool, reports map[str
 		if errors.Is(err, fs.ErrNotExist) {
 			err = nil
 		}
-		var rep *probe.Report
+		var rep *wire.Report
 		var panicLine string
 		if err == nil {
 			rep, panicLine, err = readReport(data)
@@ -115,7 +115,7 @@ const clockAheadSlack = time.Minute
 // is paused (seen in CI: 10 minutes of a node's in 8m06s of the host's
 // libvirt log). "" when it did not, or when the VM's start is unknown (a
 // restored checkpoint goes on with the uptime it was saved with).
-func clockAhead(s *spec.Spec, n spec.Node, rep *probe.Report, vm NodeVM, now time.Time) string {
+func clockAhead(s *spec.Spec, n spec.Node, rep *wire.Report, vm NodeVM, now time.Time) string {
 	if vm.Since.IsZero() {
 		return ""
 	}
@@ -163,8 +163,8 @@ func silentFix(accel spec.Accelerator) string {
 
 // readReport returns the last report in a console log; without one, the
 // first line of a kernel panic, if the log has one.
-func readReport(data []byte) (*probe.Report, string, error) {
-	rep, err := probe.ParseConsole(bytes.NewReader(data))
+func readReport(data []byte) (*wire.Report, string, error) {
+	rep, err := wire.ParseConsole(bytes.NewReader(data))
 	if rep != nil || err != nil {
 		return rep, "", err
 	}
@@ -186,7 +186,7 @@ func readReport(data []byte) (*probe.Report, string, error) {
 	return nil, why, nil
 }
 
-func nodeFix(s *spec.Spec, n spec.Node, c probe.Check) string {
+func nodeFix(s *spec.Spec, n spec.Node, c wire.Check) string {
 	net := s.NetworkName()
 	d := strings.ToLower(c.Detail)
 	switch {

@@ -17,10 +17,10 @@ import (
 
 	"github.com/bootlab/bootlab/internal/check"
 	"github.com/bootlab/bootlab/internal/status"
+	"github.com/bootlab/bootlab/internal/wire"
 	"github.com/bootlab/bootlab/lab/host"
 	"github.com/bootlab/bootlab/lab/labdir"
 	"github.com/bootlab/bootlab/lab/loadbalancer"
-	"github.com/bootlab/bootlab/lab/probe"
 	"github.com/bootlab/bootlab/lab/spec"
 )
 
@@ -36,7 +36,7 @@ type Result struct {
 	Checks    []check.Result `json:"checks"`
 	ElapsedMS int64          `json:"elapsedMs"`
 	// Reports are the nodes' last console reports (probe labs).
-	Reports map[string]*probe.Report `json:"reports,omitempty"`
+	Reports map[string]*wire.Report `json:"reports,omitempty"`
 	// Passes counts the rounds of checks run.
 	Passes int `json:"-"`
 }
@@ -143,7 +143,7 @@ func Run(ctx context.Context, s *spec.Spec, st *labdir.State, opts Options) (*Re
 		watch.mark()
 		res := &Result{Lab: s.Name, Profile: string(s.Profile), Pivoted: pivoted, Passes: pass}
 		if s.Profile == spec.ProfileProbe {
-			res.Reports = map[string]*probe.Report{}
+			res.Reports = map[string]*wire.Report{}
 			res.Checks = append(res.Checks, nodeChecks(ctx, s, pivoted, res.Reports, opts)...)
 		}
 		hc, settling := hostChecks(ctx, s, pivoted, res.Reports, opts.Nodes, opts.host(), opts.dialer())

@@ -13,9 +13,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/bootlab/bootlab/internal/check"
+	"github.com/bootlab/bootlab/internal/wire"
 	"github.com/bootlab/bootlab/lab/labdir"
 	"github.com/bootlab/bootlab/lab/loadbalancer"
-	"github.com/bootlab/bootlab/lab/probe"
 	"github.com/bootlab/bootlab/lab/spec"
 )
 
@@ -50,10 +50,10 @@ func TestNodeChecksFromConsoleLogs(t *testing.T) {
 	boot, _ := s.Node("bootstrap")
 	master, _ := s.Node("master-0")
 	now := time.Now().UTC()
-	good := &probe.Report{Node: "bootstrap", MAC: boot.MAC, Seq: 3, Boot: now, Checks: []probe.Check{
+	good := &wire.Report{Node: "bootstrap", MAC: boot.MAC, Seq: 3, Boot: now, Checks: []wire.Check{
 		{Name: "dhcp", OK: true, Detail: "lease"}, {Name: "serve mcs :22623", OK: true, Detail: "listening"},
 	}}
-	failing := &probe.Report{Node: "master-0", MAC: master.MAC, Seq: 7, Boot: now, Checks: []probe.Check{
+	failing := &wire.Report{Node: "master-0", MAC: master.MAC, Seq: 7, Boot: now, Checks: []wire.Check{
 		{Name: "dhcp", OK: true, Detail: "lease"},
 		{Name: "ignition-fetch", Pending: true, Detail: "GET https://api-int.ocp.lab.local:22623/config/master: attempt 4: tls: failed to verify certificate: x509: certificate signed by unknown authority (retrying)"},
 		{Name: "dns api.ocp.lab.local", OK: false, Detail: "api.ocp.lab.local resolves to 10.0.0.9, expected 192.168.126.1"},
@@ -61,7 +61,7 @@ func TestNodeChecksFromConsoleLogs(t *testing.T) {
 	writeConsole(t, s, "bootstrap", "[ 0.1] kernel noise\n"+string(good.Line()))
 	writeConsole(t, s, "master-0", string(failing.Line()))
 
-	reports := map[string]*probe.Report{}
+	reports := map[string]*wire.Report{}
 	checks := nodeChecks(context.Background(), s, false, reports, Options{})
 	byName := byGroupName(checks)
 	assert.Len(t, reports, 2)
@@ -78,7 +78,7 @@ func TestNodeChecksFromConsoleLogs(t *testing.T) {
 
 	// No console log for the worker-less lab's nodes is "no report".
 	s2 := testSpec(t)
-	checks = nodeChecks(context.Background(), s2, false, map[string]*probe.Report{}, Options{})
+	checks = nodeChecks(context.Background(), s2, false, map[string]*wire.Report{}, Options{})
 	require.Len(t, checks, 2)
 	for _, c := range checks {
 		assert.Equal(t, "report", c.Name)
@@ -88,7 +88,7 @@ func TestNodeChecksFromConsoleLogs(t *testing.T) {
 	}
 
 	// After pivot the bootstrap is not expected.
-	checks = nodeChecks(context.Background(), s2, true, map[string]*probe.Report{}, Options{})
+	checks = nodeChecks(context.Background(), s2, true, map[string]*wire.Report{}, Options{})
 	require.Len(t, checks, 1)
 	assert.Equal(t, "master-0", checks[0].Group)
 }
@@ -96,9 +96,9 @@ func TestNodeChecksFromConsoleLogs(t *testing.T) {
 func TestNodeChecksReportFromAnotherVM(t *testing.T) {
 	t.Parallel()
 	s := testSpec(t)
-	r := &probe.Report{MAC: "52:54:00:ff:ff:ff", Seq: 1, Boot: time.Now(), Checks: []probe.Check{{Name: "dhcp", OK: true}}}
+	r := &wire.Report{MAC: "52:54:00:ff:ff:ff", Seq: 1, Boot: time.Now(), Checks: []wire.Check{{Name: "dhcp", OK: true}}}
 	writeConsole(t, s, "bootstrap", string(r.Line()))
-	checks := nodeChecks(context.Background(), s, false, map[string]*probe.Report{}, Options{})
+	checks := nodeChecks(context.Background(), s, false, map[string]*wire.Report{}, Options{})
 	assert.Equal(t, "report", checks[0].Name)
 	assert.True(t, checks[0].Failed())
 	assert.Contains(t, checks[0].Detail, "52:54:00:ff:ff:ff")
@@ -133,7 +133,7 @@ func TestNodeChecksNameAKernelPanic(t *testing.T) {
 	t.Parallel()
 	s := testSpec(t)
 	writeConsole(t, s, "bootstrap", "[    3.57] Failed to execute /init (error -2)\n[    3.58] Kernel panic - not syncing: No working init found.\n")
-	checks := nodeChecks(context.Background(), s, false, map[string]*probe.Report{}, Options{})
+	checks := nodeChecks(context.Background(), s, false, map[string]*wire.Report{}, Options{})
 	assert.Equal(t, "report", checks[0].Name)
 	assert.Contains(t, checks[0].Detail, "the kernel panicked before the agent reported: Failed to execute /init (error -2); Kernel panic - not syncing")
 	assert.Contains(t, checks[0].Fix, "probe-image build")
@@ -178,13 +178,13 @@ func TestNodeStateComesBeforeConsoleReports(t *testing.T) {
 	boot, _ := s.Node("bootstrap")
 	master, _ := s.Node("master-0")
 	started := time.Now().Add(-10 * time.Minute)
-	old := &probe.Report{Node: "master-0", MAC: master.MAC, Seq: 9, Boot: started.Add(-time.Hour), Checks: []probe.Check{{Name: "dhcp", OK: true, Detail: "lease"}}}
-	fresh := &probe.Report{Node: "bootstrap", MAC: boot.MAC, Seq: 2, Boot: started.Add(5 * time.Second), Checks: []probe.Check{{Name: "dhcp", OK: true, Detail: "lease"}}}
+	old := &wire.Report{Node: "master-0", MAC: master.MAC, Seq: 9, Boot: started.Add(-time.Hour), Checks: []wire.Check{{Name: "dhcp", OK: true, Detail: "lease"}}}
+	fresh := &wire.Report{Node: "bootstrap", MAC: boot.MAC, Seq: 2, Boot: started.Add(5 * time.Second), Checks: []wire.Check{{Name: "dhcp", OK: true, Detail: "lease"}}}
 	writeConsole(t, s, "master-0", string(old.Line()))
 	writeConsole(t, s, "bootstrap", string(fresh.Line()))
 
 	// A destroyed VM: its console still holds all-✓ reports.
-	checks := byGroupName(nodeChecks(context.Background(), s, false, map[string]*probe.Report{}, Options{Nodes: map[string]NodeVM{
+	checks := byGroupName(nodeChecks(context.Background(), s, false, map[string]*wire.Report{}, Options{Nodes: map[string]NodeVM{
 		"bootstrap": {State: "running", Since: started}, "master-0": {State: "shut off"},
 	}}))
 	vm := checks["master-0 vm"]
@@ -196,7 +196,7 @@ func TestNodeStateComesBeforeConsoleReports(t *testing.T) {
 	assert.True(t, checks["bootstrap dhcp"].Passed(), "a report of the current boot counts")
 
 	// Running again, but its last report is from an earlier boot.
-	checks = byGroupName(nodeChecks(context.Background(), s, false, map[string]*probe.Report{}, Options{Nodes: map[string]NodeVM{
+	checks = byGroupName(nodeChecks(context.Background(), s, false, map[string]*wire.Report{}, Options{Nodes: map[string]NodeVM{
 		"bootstrap": {State: "running", Since: started}, "master-0": {State: "running", Since: started},
 	}}))
 	rep := checks["master-0 report"]
@@ -207,9 +207,9 @@ func TestNodeStateComesBeforeConsoleReports(t *testing.T) {
 
 	// Restarted 20 s after its last boot (a `lab up` that redefined it
 	// right after a `make demo`): that boot's all-✓ report is stale too.
-	recent := &probe.Report{Node: "master-0", MAC: master.MAC, Seq: 3, Boot: started.Add(-20 * time.Second), Checks: []probe.Check{{Name: "dhcp", OK: true, Detail: "lease"}}}
+	recent := &wire.Report{Node: "master-0", MAC: master.MAC, Seq: 3, Boot: started.Add(-20 * time.Second), Checks: []wire.Check{{Name: "dhcp", OK: true, Detail: "lease"}}}
 	writeConsole(t, s, "master-0", string(recent.Line()))
-	checks = byGroupName(nodeChecks(context.Background(), s, false, map[string]*probe.Report{}, Options{Nodes: map[string]NodeVM{
+	checks = byGroupName(nodeChecks(context.Background(), s, false, map[string]*wire.Report{}, Options{Nodes: map[string]NodeVM{
 		"bootstrap": {State: "running", Since: started}, "master-0": {State: "running", Since: started},
 	}}))
 	assert.True(t, checks["master-0 report"].Failed(), "a report of the boot 20 s before the VM's start")
@@ -218,9 +218,9 @@ func TestNodeStateComesBeforeConsoleReports(t *testing.T) {
 
 	// A guest clock a second behind the host's (the RTC's resolution):
 	// its report of the current boot counts.
-	behind := &probe.Report{Node: "master-0", MAC: master.MAC, Seq: 1, Boot: started.Add(-time.Second), Checks: []probe.Check{{Name: "dhcp", OK: true, Detail: "lease"}}}
+	behind := &wire.Report{Node: "master-0", MAC: master.MAC, Seq: 1, Boot: started.Add(-time.Second), Checks: []wire.Check{{Name: "dhcp", OK: true, Detail: "lease"}}}
 	writeConsole(t, s, "master-0", string(behind.Line()))
-	checks = byGroupName(nodeChecks(context.Background(), s, false, map[string]*probe.Report{}, Options{Nodes: map[string]NodeVM{
+	checks = byGroupName(nodeChecks(context.Background(), s, false, map[string]*wire.Report{}, Options{Nodes: map[string]NodeVM{
 		"bootstrap": {State: "running", Since: started}, "master-0": {State: "running", Since: started},
 	}}))
 	assert.True(t, checks["master-0 dhcp"].Passed())
@@ -233,7 +233,7 @@ func TestSilentConsoleBlamesTheAccelerator(t *testing.T) {
 	long := time.Now().Add(-5 * time.Minute)
 	vms := map[string]NodeVM{"bootstrap": {State: "running", Since: long}, "master-0": {State: "running", Since: long}}
 	for accel, want := range map[spec.Accelerator]string{spec.AccelKVM: "--accel tcg", spec.AccelTCG: "probe-image build"} {
-		checks := nodeChecks(context.Background(), s, false, map[string]*probe.Report{}, Options{Nodes: vms, Accelerator: accel})
+		checks := nodeChecks(context.Background(), s, false, map[string]*wire.Report{}, Options{Nodes: vms, Accelerator: accel})
 		var found bool
 		for _, c := range checks {
 			if c.Group == "master-0" && c.Name == "report" {
@@ -245,7 +245,7 @@ func TestSilentConsoleBlamesTheAccelerator(t *testing.T) {
 		assert.True(t, found)
 	}
 	// Shortly after start, silence is just a boot in progress.
-	checks := nodeChecks(context.Background(), s, false, map[string]*probe.Report{}, Options{Nodes: map[string]NodeVM{"master-0": {State: "running", Since: time.Now()}}, Accelerator: spec.AccelKVM})
+	checks := nodeChecks(context.Background(), s, false, map[string]*wire.Report{}, Options{Nodes: map[string]NodeVM{"master-0": {State: "running", Since: time.Now()}}, Accelerator: spec.AccelKVM})
 	for _, c := range checks {
 		assert.NotContains(t, c.Detail, "printed nothing")
 	}
@@ -270,15 +270,15 @@ func TestBackendFixNamesWhatDoesNotListen(t *testing.T) {
 	}
 	master := loadbalancer.Server{Name: "master-0", Address: "10.232.11.11"}
 	refused := loadbalancer.BackendStatus{Frontend: "ingress-http", Server: "master-0", Address: "10.232.11.11:80", Status: "DOWN", LastCheck: "L4CON Connection refused"}
-	ok := func(name string) probe.Check { return probe.Check{Name: name, OK: true, Detail: "fine"} }
-	report := func(checks ...probe.Check) *probe.Report {
-		return &probe.Report{Node: "master-0", Role: "master", Checks: checks}
+	ok := func(name string) wire.Check { return wire.Check{Name: name, OK: true, Detail: "fine"} }
+	report := func(checks ...wire.Check) *wire.Report {
+		return &wire.Report{Node: "master-0", Role: "master", Checks: checks}
 	}
 	for _, tc := range []struct {
 		name    string
 		fe      loadbalancer.Frontend
 		b       loadbalancer.BackendStatus
-		rep     *probe.Report
+		rep     *wire.Report
 		want    []string
 		notWant []string
 	}{
@@ -292,13 +292,13 @@ func TestBackendFixNamesWhatDoesNotListen(t *testing.T) {
 		{
 			name: "its ingress server failed",
 			fe:   ingressHTTP, b: refused,
-			rep:  report(ok("dhcp"), probe.Check{Name: "serve ingress :80", Detail: "listen: address already in use"}),
+			rep:  report(ok("dhcp"), wire.Check{Name: "serve ingress :80", Detail: "listen: address already in use"}),
 			want: []string{"nothing listens on 10.232.11.11:80 on master-0", `its "serve ingress :80" check failed, see its report above`},
 		},
 		{
 			name: "its ingress server is still starting",
 			fe:   ingressHTTP, b: refused,
-			rep:  report(ok("dhcp"), probe.Check{Name: "serve ingress :80", Pending: true, Detail: "waiting"}),
+			rep:  report(ok("dhcp"), wire.Check{Name: "serve ingress :80", Pending: true, Detail: "waiting"}),
 			want: []string{"nothing listens on 10.232.11.11:80 on master-0", `its "serve ingress :80" is still pending (waiting)`},
 		},
 		{
@@ -310,7 +310,7 @@ func TestBackendFixNamesWhatDoesNotListen(t *testing.T) {
 		{
 			name: "it is still fetching its config",
 			fe:   ingressHTTP, b: refused,
-			rep:  report(ok("dhcp"), probe.Check{Name: "ignition-fetch", Pending: true, Detail: "attempt 3"}),
+			rep:  report(ok("dhcp"), wire.Check{Name: "ignition-fetch", Pending: true, Detail: "attempt 3"}),
 			want: []string{"nothing listens on 10.232.11.11:80 on master-0", `has not got as far as serving ("ignition-fetch"`},
 		},
 		{
@@ -335,7 +335,7 @@ func TestBackendFixNamesWhatDoesNotListen(t *testing.T) {
 		{
 			name: "not a refusal, failing report",
 			fe:   api, b: loadbalancer.BackendStatus{Status: "DOWN", LastCheck: "L7STS 500"},
-			rep:     report(ok("dhcp"), probe.Check{Name: "serve api :6443", Detail: "serving certificate: bad"}),
+			rep:     report(ok("dhcp"), wire.Check{Name: "serve api :6443", Detail: "serving certificate: bad"}),
 			want:    []string{"(L7STS 500): its report above says why (\"serve api :6443\")"},
 			notWant: []string{"nothing listens"},
 		},
@@ -413,7 +413,7 @@ func TestRehearsalFixesNameTheStage(t *testing.T) {
 	s := &spec.Spec{Name: "reh", Profile: spec.ProfileProbe, OpenShift: spec.OpenShift{ManualBootstrap: true}, LabDir: t.TempDir()}
 	s.Defaults()
 	m0, _ := s.Node("master-0")
-	fix := nodeFix(s, m0, probe.Check{Name: "ignition-fetch", Pending: true, Detail: "GET https://api-int.ocp.lab.local:22623/config/master: connection refused"})
+	fix := nodeFix(s, m0, wire.Check{Name: "ignition-fetch", Pending: true, Detail: "GET https://api-int.ocp.lab.local:22623/config/master: connection refused"})
 	assert.Contains(t, fix, "masters wait for the MCS: run `bootlab stage run 12`")
 	assert.Contains(t, rehearsalBackendFix(s, "bootstrap", 22623), "`bootlab stage run 12`")
 	assert.Contains(t, rehearsalBackendFix(s, "bootstrap", 6443), "stage 13")
@@ -422,7 +422,7 @@ func TestRehearsalFixesNameTheStage(t *testing.T) {
 	plain := &spec.Spec{Name: "plain", Profile: spec.ProfileProbe, LabDir: t.TempDir()}
 	plain.Defaults()
 	assert.Empty(t, rehearsalBackendFix(plain, "bootstrap", 22623))
-	assert.NotContains(t, nodeFix(plain, m0, probe.Check{Name: "ignition-fetch", Detail: "connection refused"}), "stage run 12")
+	assert.NotContains(t, nodeFix(plain, m0, wire.Check{Name: "ignition-fetch", Detail: "connection refused"}), "stage run 12")
 }
 
 // The record counts each state apart: a pending check (a stage not run
@@ -456,17 +456,17 @@ func TestClockAheadIsNamedInTheFix(t *testing.T) {
 	boot, _ := s.Node("bootstrap")
 	master, _ := s.Node("master-0")
 	started := time.Now().Add(-8 * time.Minute)
-	ahead := &probe.Report{Node: "master-0", MAC: master.MAC, Seq: 40, Boot: started.Add(3 * time.Second), UptimeMS: (10 * time.Minute).Milliseconds(), Checks: []probe.Check{
+	ahead := &wire.Report{Node: "master-0", MAC: master.MAC, Seq: 40, Boot: started.Add(3 * time.Second), UptimeMS: (10 * time.Minute).Milliseconds(), Checks: []wire.Check{
 		{Name: "dhcp", OK: true, Detail: "lease"},
 		{Name: "ignition-fetch", Detail: "GET https://api-int.ocp.lab.local:22623/config/master: gave up after 22 attempts: net/http: TLS handshake timeout"},
 	}}
-	inTime := &probe.Report{Node: "bootstrap", MAC: boot.MAC, Seq: 9, Boot: started.Add(2 * time.Second), UptimeMS: (8*time.Minute + 30*time.Second).Milliseconds(), Checks: []probe.Check{
+	inTime := &wire.Report{Node: "bootstrap", MAC: boot.MAC, Seq: 9, Boot: started.Add(2 * time.Second), UptimeMS: (8*time.Minute + 30*time.Second).Milliseconds(), Checks: []wire.Check{
 		{Name: "dhcp", OK: true, Detail: "lease"}, {Name: "dns api.ocp.lab.local", Detail: "no answer"},
 	}}
 	writeConsole(t, s, "master-0", string(ahead.Line()))
 	writeConsole(t, s, "bootstrap", string(inTime.Line()))
 	byName := func(vms map[string]NodeVM) map[string]check.Result {
-		return byGroupName(nodeChecks(context.Background(), s, false, map[string]*probe.Report{}, Options{Nodes: vms}))
+		return byGroupName(nodeChecks(context.Background(), s, false, map[string]*wire.Report{}, Options{Nodes: vms}))
 	}
 	checks := byName(map[string]NodeVM{"bootstrap": {State: "running", Since: started}, "master-0": {State: "running", Since: started}})
 	fetch := checks["master-0 ignition-fetch"]
@@ -491,7 +491,7 @@ func TestClockAhead(t *testing.T) {
 	master, _ := s.Node("master-0")
 	now := time.Date(2026, 11, 29, 13, 24, 33, 0, time.UTC)
 	vm := NodeVM{State: "running", Since: now.Add(-8*time.Minute - 6*time.Second)}
-	rep := &probe.Report{UptimeMS: (10 * time.Minute).Milliseconds()}
+	rep := &wire.Report{UptimeMS: (10 * time.Minute).Milliseconds()}
 	assert.Equal(t, "; note: master-0's clock ran 1m54s ahead of this host's (its agent counts 10m0s of uptime in a VM that has run 8m6s), so its own timeouts ended early: "+
 		"a TCG guest keeps time by the host CPU's time stamp counter, which can run on while the host's own clock stands still, as when the host, itself a VM, is paused; restart it to try again (`virsh reboot "+s.DomainName(master)+"`)",
 		clockAhead(s, master, rep, vm, now))

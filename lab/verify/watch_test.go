@@ -9,10 +9,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/bootlab/bootlab/internal/wire"
 	"github.com/bootlab/bootlab/lab/host"
 	"github.com/bootlab/bootlab/lab/labdir"
 	"github.com/bootlab/bootlab/lab/loadbalancer"
-	"github.com/bootlab/bootlab/lab/probe"
 	"github.com/bootlab/bootlab/lab/spec"
 )
 
@@ -129,14 +129,14 @@ func TestRunPassesAgainOnAReport(t *testing.T) {
 func TestCatchingUp(t *testing.T) {
 	t.Parallel()
 	down := loadbalancer.BackendStatus{Status: "DOWN", LastCheck: "L4CON Connection refused"}
-	serving := &probe.Report{Checks: []probe.Check{{Name: "serve api :6443", OK: true}}}
-	pending := &probe.Report{Checks: []probe.Check{{Name: "serve api :6443", Pending: true}}}
-	failed := &probe.Report{Checks: []probe.Check{{Name: "serve api :6443", Detail: "listen: address already in use"}}}
-	other := &probe.Report{Checks: []probe.Check{{Name: "serve mcs :22623", OK: true}}}
+	serving := &wire.Report{Checks: []wire.Check{{Name: "serve api :6443", OK: true}}}
+	pending := &wire.Report{Checks: []wire.Check{{Name: "serve api :6443", Pending: true}}}
+	failed := &wire.Report{Checks: []wire.Check{{Name: "serve api :6443", Detail: "listen: address already in use"}}}
+	other := &wire.Report{Checks: []wire.Check{{Name: "serve mcs :22623", OK: true}}}
 	for _, tc := range []struct {
 		name string
 		b    loadbalancer.BackendStatus
-		rep  *probe.Report
+		rep  *wire.Report
 		want bool
 	}{
 		{"its node serves the port: haproxy's next check sees it", down, serving, true},

@@ -77,7 +77,7 @@ learners: [ann, ben, cat]
 addressPool: %s
 overrides:
   cat:
-    openshift: {manualBootstrap: true}
+    openshift: {manualBootstrap: true, serviceNetwork: [172.31.0.0/16]}
     topology: {masters: %d, workers: 1}
 `, name, pool, catMasters)), 0o644))
 	t.Cleanup(func() {

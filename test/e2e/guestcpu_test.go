@@ -11,8 +11,8 @@ import (
 	"testing"
 
 	"github.com/bootlab/bootlab/internal/procstat"
+	"github.com/bootlab/bootlab/internal/wire"
 	"github.com/bootlab/bootlab/lab/labdir"
-	"github.com/bootlab/bootlab/lab/probe"
 	"github.com/bootlab/bootlab/lab/spec"
 )
 
@@ -117,7 +117,7 @@ func logNodeCPU(t *testing.T, what string, s *spec.Spec) {
 			t.Logf("BENCH %s %s CPU by program: %v", what, n.Name, err)
 			continue
 		}
-		rep, _ := probe.ParseConsole(f)
+		rep, _ := wire.ParseConsole(f)
 		f.Close()
 		sum := "no report with CPU yet"
 		if rep != nil && len(rep.CPU) > 0 {

@@ -21,10 +21,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/bootlab/bootlab/lab/ignition"
+	"github.com/bootlab/bootlab/internal/ignition"
+	"github.com/bootlab/bootlab/internal/pki"
+	"github.com/bootlab/bootlab/internal/wire"
 	"github.com/bootlab/bootlab/lab/labdir"
-	"github.com/bootlab/bootlab/lab/pki"
-	"github.com/bootlab/bootlab/lab/probe"
 )
 
 // verifyResult is the part of `lab verify -o json` the tests read.
@@ -311,7 +311,7 @@ func ingressAnswers(t *testing.T, scheme, addr string, n int) []string {
 		body, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
 		require.Equal(t, http.StatusOK, resp.StatusCode, "%s", body)
-		node := resp.Header.Get(probe.NodeHeader)
+		node := resp.Header.Get(wire.NodeHeader)
 		assert.Equal(t, "bootlab probe ingress on "+node+"\n", string(body))
 		seen[node] = true
 	}

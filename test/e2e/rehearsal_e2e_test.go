@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -25,10 +26,10 @@ import (
 	"github.com/stretchr/testify/require"
 	"golang.org/x/crypto/ssh"
 
+	"github.com/bootlab/bootlab/internal/wire"
 	"github.com/bootlab/bootlab/lab"
 	"github.com/bootlab/bootlab/lab/cache"
 	"github.com/bootlab/bootlab/lab/labdir"
-	"github.com/bootlab/bootlab/lab/probe"
 	"github.com/bootlab/bootlab/lab/release"
 )
 
@@ -208,7 +209,7 @@ func rehearseLab(t *testing.T, l labEnv, masters int, start time.Time, cpu *gues
 		f, err := os.Open(labdir.ConsoleLog(st.Spec, m0))
 		require.NoError(t, err)
 		defer f.Close()
-		rep, err := probe.ParseConsole(f)
+		rep, err := wire.ParseConsole(f)
 		if err != nil || rep == nil {
 			return false, true, fmt.Sprint(err)
 		}
@@ -236,7 +237,7 @@ func rehearseLab(t *testing.T, l labEnv, masters int, start time.Time, cpu *gues
 		f, err := os.Open(labdir.ConsoleLog(st.Spec, n))
 		require.NoError(t, err)
 		defer f.Close()
-		rep, _ := probe.ParseConsole(f)
+		rep, _ := wire.ParseConsole(f)
 		if rep != nil {
 			for _, c := range rep.Checks {
 				if c.Name == "etcd member" {
@@ -397,6 +398,7 @@ func rehearseLab(t *testing.T, l labEnv, masters int, start time.Time, cpu *gues
 	// validate 14 requires them registered and Ready.
 	csrSigned := assertMastersServeTheAPI(t, l, masterNodes, func(n spec.Node) string { return labdir.ConsoleLog(st.Spec, n) })
 	mustRun(t, "stage", "validate", "-f", l.SpecFile, "14")
+	assertServiceNetwork(t, kubectl, st.Spec, masterNodes)
 	// The control plane has moved: what is left of the test mostly waits
 	// (the CSR above is signed once the bootstrap's lease runs out), so
 	// the short tests may start beside it.
@@ -518,6 +520,28 @@ func hostKubectl(t *testing.T, l labEnv, s *spec.Spec) func(args ...string) (str
 	return func(args ...string) (string, error) {
 		out, err := exec.Command(bin, append([]string{"--kubeconfig", kc, "--server", lb, "--tls-server-name", "api-int." + s.Cluster.Domain(), "--request-timeout=10s"}, args...)...).CombinedOutput()
 		return string(out), err
+	}
+}
+
+// assertServiceNetwork checks that the spec's openshift.serviceNetwork
+// (TestClass gives cat's lab 172.31.0.0/16) is the cluster's: `kubectl get
+// svc kubernetes` shows the first address of it, which the bootstrap's
+// kube-apiserver gave the service, and the masters' kube-apiservers, now
+// serving, run with that range (their mirror pods' flags).
+func assertServiceNetwork(t *testing.T, kubectl func(args ...string) (string, error), s *spec.Spec, masters []spec.Node) {
+	t.Helper()
+	cidr := spec.DefaultServiceNetworkCIDR
+	if len(s.OpenShift.ServiceNetwork) > 0 {
+		cidr = s.OpenShift.ServiceNetwork[0]
+	}
+	want := netip.MustParsePrefix(cidr).Masked().Addr().Next().String()
+	out, err := kubectl("get", "svc", "kubernetes", "-n", "default", "-o", "jsonpath={.spec.clusterIP}")
+	require.NoError(t, err, out)
+	assert.Equal(t, want, strings.TrimSpace(out), "kubectl get svc kubernetes: the first address of the service network %s", cidr)
+	for _, n := range masters {
+		out, err := kubectl("get", "pod", "-n", "openshift-kube-apiserver", "kube-apiserver-"+n.Name, "-o", "yaml")
+		require.NoError(t, err, out)
+		assert.Contains(t, out, "--service-cluster-ip-range="+cidr, "%s's kube-apiserver serves the spec's service network", n.Name)
 	}
 }
 

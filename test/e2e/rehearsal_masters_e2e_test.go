@@ -20,7 +20,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/bootlab/bootlab/lab/probe"
+	"github.com/bootlab/bootlab/internal/wire"
 	"github.com/bootlab/bootlab/lab/spec"
 )
 
@@ -109,7 +109,7 @@ func consoleCheck(t *testing.T, path, name string) string {
 	f, err := os.Open(path)
 	require.NoError(t, err)
 	defer f.Close()
-	rep, _ := probe.ParseConsole(f)
+	rep, _ := wire.ParseConsole(f)
 	if rep != nil {
 		for _, c := range rep.Checks {
 			if c.Name == name {

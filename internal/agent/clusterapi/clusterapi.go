@@ -8,8 +8,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/bootlab/bootlab/internal/agent/endpoints"
 	"github.com/bootlab/bootlab/internal/agent/standin"
-	"github.com/bootlab/bootlab/lab/probe"
+	"github.com/bootlab/bootlab/internal/wire"
 )
 
 const (
@@ -32,13 +33,13 @@ type API struct {
 // New returns the API stand-in of master node, which reads the etcd
 // members with members.
 func New(node string, members func(context.Context) ([]standin.Member, error)) *API {
-	return &API{node: node, health: probe.APIStandIn(node), members: members,
+	return &API{node: node, health: endpoints.APIStandIn(node), members: members,
 		cv: map[string]any{"apiVersion": "config.openshift.io/v1", "kind": "ClusterVersion",
 			"metadata": map[string]any{"name": "version"}, "spec": map[string]any{}}}
 }
 
 func (c *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	w.Header().Set(probe.NodeHeader, c.node)
+	w.Header().Set(wire.NodeHeader, c.node)
 	switch r.URL.Path {
 	case clusterVersionPath:
 		c.clusterVersion(w, r)

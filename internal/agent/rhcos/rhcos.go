@@ -8,7 +8,7 @@ import (
 
 	"github.com/coreos/ignition/v2/config/v3_2/types"
 
-	"github.com/bootlab/bootlab/lab/ignition"
+	"github.com/bootlab/bootlab/internal/ignition"
 )
 
 // DefaultPath is the PATH of a login on RHCOS.

@@ -16,7 +16,7 @@ import (
 
 	"github.com/bootlab/bootlab/internal/kubecreate"
 	"github.com/bootlab/bootlab/internal/openshiftcrds"
-	"github.com/bootlab/bootlab/lab/probe"
+	"github.com/bootlab/bootlab/internal/wire"
 	"sigs.k8s.io/yaml"
 )
 
@@ -25,7 +25,7 @@ import (
 // When a real kube-apiserver answers on localhost:6443 it creates the
 // manifests through it; when the API stand-in answers, nothing is created.
 
-func (t *Tools) clusterBootstrapStart(run *podmanRun, rel *probe.RehearsalRelease, f map[string]string, stdout, stderr io.Writer) error {
+func (t *Tools) clusterBootstrapStart(run *podmanRun, rel *wire.RehearsalRelease, f map[string]string, stdout, stderr io.Writer) error {
 	assets := f["asset-dir"]
 	if assets == "" {
 		return fmt.Errorf("--asset-dir is required")
@@ -145,13 +145,13 @@ func (t *Tools) mastersReadyz() (map[string]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	var c probe.Config
+	var c wire.Config
 	if err := json.Unmarshal(data, &c); err != nil {
 		return nil, fmt.Errorf("%s: %w", t.ProbeConfigPath, err)
 	}
 	out := map[string]string{}
 	for _, n := range c.Nodes {
-		if n.Role == probe.RoleMaster {
+		if n.Role == wire.RoleMaster {
 			out[n.Name] = "https://" + net.JoinHostPort(n.IP, "6443") + "/readyz"
 		}
 	}
@@ -200,7 +200,7 @@ func readyzAnswer(client *http.Client, url string) (node, why string) {
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, 16<<10))
 	if resp.StatusCode == http.StatusOK && strings.TrimSpace(string(body)) == "ok" {
-		return resp.Header.Get(probe.NodeHeader), ""
+		return resp.Header.Get(wire.NodeHeader), ""
 	}
 	if resp.StatusCode == http.StatusForbidden {
 		return "", "403 Forbidden for an anonymous client: the API server has not written its RBAC bootstrap roles yet"
@@ -233,7 +233,7 @@ func truncate(s string, n int) string {
 
 // waitForMastersAPI waits until a master's API stand-in answers at apiInt
 // (through the load balancer) and returns which.
-func (t *Tools) waitForMastersAPI(apiInt string, self probe.NodeExpect) (string, error) {
+func (t *Tools) waitForMastersAPI(apiInt string, self wire.NodeExpect) (string, error) {
 	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
 	var by string
 	err := t.waitFor(t.MastersWait, func() bool {
@@ -374,7 +374,7 @@ func readyzOfMembers(ms []Member) map[string]string {
 	return out
 }
 
-func clusterDomain(n probe.NodeExpect) string {
+func clusterDomain(n wire.NodeExpect) string {
 	_, d, _ := strings.Cut(n.FQDN, ".")
 	return d
 }

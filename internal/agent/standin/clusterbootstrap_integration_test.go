@@ -15,9 +15,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/bootlab/bootlab/internal/pki"
 	"github.com/bootlab/bootlab/internal/testutil/kuberelease"
 	"github.com/bootlab/bootlab/internal/testutil/kubetest"
-	"github.com/bootlab/bootlab/lab/pki"
+	"github.com/bootlab/bootlab/internal/wire"
 	"github.com/bootlab/bootlab/lab/probe"
 )
 
@@ -29,7 +30,7 @@ func TestMain(m *testing.M) {
 // it before stage 13: the installer's assets, openshift/ copied into
 // manifests/ (stage 01), and what the renders of stages 03 to 11 wrote,
 // copied as the stage scripts copy it.
-func rehearsalManifests(t *testing.T, tl *Tools, assets string, rel probe.RehearsalRelease, ca pki.Pair) {
+func rehearsalManifests(t *testing.T, tl *Tools, assets string, rel wire.RehearsalRelease, ca pki.Pair) {
 	t.Helper()
 	mcs, err := pki.NewServing(ca, "api-int.ocp.lab.local", []string{"api-int.ocp.lab.local", "api.ocp.lab.local"})
 	require.NoError(t, err)
@@ -38,7 +39,7 @@ func rehearsalManifests(t *testing.T, tl *Tools, assets string, rel probe.Rehear
 		probe.AssetInput{ClusterName: "ocp", BaseDomain: "lab.local", MachineCIDR: "192.168.126.0/24", Masters: 3, Release: rel})
 	require.NoError(t, err)
 	for _, f := range files {
-		rel, ok := strings.CutPrefix(f.Path, probe.AssetDir+"/")
+		rel, ok := strings.CutPrefix(f.Path, wire.AssetDir+"/")
 		if !ok {
 			continue
 		}

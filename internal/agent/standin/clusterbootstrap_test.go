@@ -10,7 +10,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/bootlab/bootlab/lab/pki"
+	"github.com/bootlab/bootlab/internal/pki"
+	"github.com/bootlab/bootlab/internal/wire"
 	"github.com/bootlab/bootlab/lab/probe"
 )
 
@@ -30,7 +31,7 @@ func TestInstallConfigMasters(t *testing.T) {
 		require.NoError(t, err)
 		assets := t.TempDir()
 		for _, f := range files {
-			if f.Path == probe.AssetDir+"/manifests/cluster-config.yaml" {
+			if f.Path == wire.AssetDir+"/manifests/cluster-config.yaml" {
 				require.NoError(t, os.MkdirAll(filepath.Join(assets, "manifests"), 0o755))
 				require.NoError(t, os.WriteFile(filepath.Join(assets, "manifests", "cluster-config.yaml"), f.Data, 0o644))
 			}

@@ -19,7 +19,7 @@ import (
 	"github.com/bootlab/bootlab/internal/agent/kubelet"
 	"github.com/bootlab/bootlab/internal/agent/rhcos"
 	"github.com/bootlab/bootlab/internal/timing"
-	"github.com/bootlab/bootlab/lab/probe"
+	"github.com/bootlab/bootlab/internal/wire"
 )
 
 // A rehearsal master's etcd, in the order of a real cluster: the
@@ -44,7 +44,7 @@ const (
 	// bootstrapConfigMapKey is where the API server keeps ConfigMap
 	// kube-system/bootstrap in etcd.
 	bootstrapConfigMapKey = "/kubernetes.io/configmaps/kube-system/bootstrap"
-	// etcdPodCertDir is where the etcd pod mounts probe.EtcdCertsDir, as
+	// etcdPodCertDir is where the etcd pod mounts wire.EtcdCertsDir, as
 	// the operator's etcd pod does.
 	etcdPodCertDir = "/etc/kubernetes/static-pod-certs"
 )
@@ -83,7 +83,7 @@ const (
 
 // NewEtcdOperator returns the etcd operator stand-in as a master runs it.
 func NewEtcdOperator(log *slog.Logger, report func(p Progress, detail string)) *EtcdOperator {
-	return &EtcdOperator{Log: log, Report: report, Poll: 2 * time.Second, ReleasePath: probe.ReleaseMetadataPath}
+	return &EtcdOperator{Log: log, Report: report, Poll: 2 * time.Second, ReleasePath: wire.ReleaseMetadataPath}
 }
 
 // Etcdctl asks a member of the node's etcd with the node's client
@@ -99,7 +99,7 @@ type Etcdctl struct {
 
 // MasterEtcdctl is a master's etcdctl with the node's client certificate.
 func MasterEtcdctl(endpoints ...string) Etcdctl {
-	return Etcdctl{bin: "etcdctl", endpoints: endpoints, cacert: probe.EtcdCABundle, cert: probe.EtcdClientCert, key: probe.EtcdClientKey, api: newEtcdHTTP()}
+	return Etcdctl{bin: "etcdctl", endpoints: endpoints, cacert: wire.EtcdCABundle, cert: wire.EtcdClientCert, key: wire.EtcdClientKey, api: newEtcdHTTP()}
 }
 
 // run runs etcdctl with args: a change to the cluster.
@@ -170,7 +170,7 @@ func MemberSummary(ms []Member) string {
 // Join plays the etcd operator's cluster member controller for this
 // master and starts its etcd pod; on the first master by name (leader)
 // it then plays the bootstrap teardown controller.
-func (o *EtcdOperator) Join(ctx context.Context, self probe.NodeExpect, join *probe.EtcdJoin, leader bool, cfg types.Config) {
+func (o *EtcdOperator) Join(ctx context.Context, self wire.NodeExpect, join *wire.EtcdJoin, leader bool, cfg types.Config) {
 	// The kernel starts /init with no PATH: etcdctl and the kubelet
 	// stand-in's etcd are found in the node's usual one.
 	_ = os.Setenv("PATH", rhcos.DefaultPath)
@@ -250,7 +250,7 @@ func (o *EtcdOperator) waitAPI(ctx context.Context) bool {
 // addLearner is step 1: member add --learner, retried: the cluster takes
 // one learner at a time, as the operator adds one master at a time. It
 // returns the members the add left, false when ctx ended.
-func (o *EtcdOperator) addLearner(ctx context.Context, boot Etcdctl, bootEP string, self probe.NodeExpect, myPeer string) ([]Member, bool) {
+func (o *EtcdOperator) addLearner(ctx context.Context, boot Etcdctl, bootEP string, self wire.NodeExpect, myPeer string) ([]Member, bool) {
 	for {
 		members, added, err := addLearnerOnce(ctx, boot, self.Name, myPeer)
 		if added {
@@ -292,7 +292,7 @@ func addLearnerOnce(ctx context.Context, boot Etcdctl, name, myPeer string) (mem
 
 // startMember is step 2: the etcd pod lands on the master; its kubelet
 // starts it.
-func (o *EtcdOperator) startMember(ctx context.Context, self probe.NodeExpect, members []Member) bool {
+func (o *EtcdOperator) startMember(ctx context.Context, self wire.NodeExpect, members []Member) bool {
 	image := ""
 	if rel, _ := readRelease(o.ReleasePath); rel != nil {
 		image = rel.Components["etcd"]
@@ -311,7 +311,7 @@ func (o *EtcdOperator) startMember(ctx context.Context, self probe.NodeExpect, m
 
 // promote is step 3: member promote once the learner has caught up. It
 // returns the members once this one votes, false when ctx ended.
-func (o *EtcdOperator) promote(ctx context.Context, boot Etcdctl, self probe.NodeExpect, myPeer string, members []Member) ([]Member, bool) {
+func (o *EtcdOperator) promote(ctx context.Context, boot Etcdctl, self wire.NodeExpect, myPeer string, members []Member) ([]Member, bool) {
 	for {
 		ms, err := boot.Members(ctx)
 		if err == nil {
@@ -337,7 +337,7 @@ func (o *EtcdOperator) promote(ctx context.Context, boot Etcdctl, self probe.Nod
 
 // waitHealthy waits until this master's etcd answers endpoint health;
 // false when ctx ended.
-func (o *EtcdOperator) waitHealthy(ctx context.Context, local Etcdctl, self probe.NodeExpect) bool {
+func (o *EtcdOperator) waitHealthy(ctx context.Context, local Etcdctl, self wire.NodeExpect) bool {
 	for {
 		ok, detail := local.healthy(ctx, local.endpoints)
 		if ok {

@@ -5,12 +5,12 @@ import (
 	"strings"
 	"time"
 
-	"github.com/bootlab/bootlab/lab/probe"
+	"github.com/bootlab/bootlab/internal/wire"
 )
 
 // memberStates lists the members through c's endpoint with each one's
 // state: voter or learner, and which is the leader (endpoint status).
-func (c Etcdctl) memberStates(ctx context.Context) ([]probe.EtcdMember, error) {
+func (c Etcdctl) memberStates(ctx context.Context) ([]wire.EtcdMember, error) {
 	list, err := c.memberListJSON(ctx)
 	if err != nil {
 		return nil, err
@@ -19,16 +19,16 @@ func (c Etcdctl) memberStates(ctx context.Context) ([]probe.EtcdMember, error) {
 	if err != nil {
 		return nil, err
 	}
-	return probe.ParseEtcdMembers(list, status)
+	return wire.ParseEtcdMembers(list, status)
 }
 
 // ReadMembers reads the member list through the first of ctls that
 // answers: a master's own member once it votes (a learner refuses member
 // list), the bootstrap's before, so the list is there from stage 07 to
 // after the bootstrap's member is removed.
-func ReadMembers(ctx context.Context, ctls ...Etcdctl) probe.EtcdMembers {
+func ReadMembers(ctx context.Context, ctls ...Etcdctl) wire.EtcdMembers {
 	var errs []string
-	out := probe.EtcdMembers{Members: []probe.EtcdMember{}}
+	out := wire.EtcdMembers{Members: []wire.EtcdMember{}}
 	for _, c := range ctls {
 		out.Endpoint = strings.Join(c.endpoints, ",")
 		ms, err := c.memberStates(ctx)

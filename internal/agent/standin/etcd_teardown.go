@@ -14,14 +14,14 @@ import (
 
 	"github.com/bootlab/bootlab/internal/atomicfile"
 	"github.com/bootlab/bootlab/internal/timing"
-	"github.com/bootlab/bootlab/lab/probe"
+	"github.com/bootlab/bootlab/internal/wire"
 )
 
 // teardownBootstrapMember plays the bootstrap teardown controller: it
 // removes etcd-bootstrap once the cluster has every master as a healthy
 // voting member and cluster-bootstrap has finished (ConfigMap
 // kube-system/bootstrap with status complete).
-func (o *EtcdOperator) teardownBootstrapMember(ctx context.Context, self probe.NodeExpect, c Etcdctl, join *probe.EtcdJoin) {
+func (o *EtcdOperator) teardownBootstrapMember(ctx context.Context, self wire.NodeExpect, c Etcdctl, join *wire.EtcdJoin) {
 	last := ""
 	note := func(format string, args ...any) {
 		msg := fmt.Sprintf(format, args...)
@@ -94,7 +94,7 @@ func bootstrapTeardownStep(ctx context.Context, c Etcdctl, want int) (bool, stri
 // writeMasterEtcdPod lands the master's etcd static pod, with the initial
 // cluster of the members the add returned (the unstarted one is this
 // master), joining an existing cluster, running image.
-func writeMasterEtcdPod(dir string, self probe.NodeExpect, members []Member, image string) error {
+func writeMasterEtcdPod(dir string, self wire.NodeExpect, members []Member, image string) error {
 	var initial []string
 	myPeer := "https://" + self.IP + ":2380"
 	for _, m := range members {
@@ -143,7 +143,7 @@ func writeMasterEtcdPod(dir string, self probe.NodeExpect, members []Member, ima
 				VolumeMounts: []corev1.VolumeMount{{Name: "cert-dir", MountPath: etcdPodCertDir}, {Name: "data-dir", MountPath: "/var/lib/etcd"}},
 			}},
 			Volumes: []corev1.Volume{
-				{Name: "cert-dir", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: probe.EtcdCertsDir}}},
+				{Name: "cert-dir", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: wire.EtcdCertsDir}}},
 				{Name: "data-dir", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/var/lib/etcd", Type: &hostPathDir}}},
 			},
 		},

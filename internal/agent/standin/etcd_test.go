@@ -17,7 +17,7 @@ import (
 	"time"
 
 	"github.com/bootlab/bootlab/internal/agent/kubelet"
-	"github.com/bootlab/bootlab/lab/probe"
+	"github.com/bootlab/bootlab/internal/wire"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
@@ -166,7 +166,7 @@ func TestBootstrapTeardownStep(t *testing.T) {
 func TestWriteMasterEtcdPod(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	self := probe.NodeExpect{Name: "master-1", IP: "192.168.126.12"}
+	self := wire.NodeExpect{Name: "master-1", IP: "192.168.126.12"}
 	ms := []Member{
 		{Name: "etcd-bootstrap", PeerURLs: []string{"https://192.168.126.10:2380"}},
 		{Name: "master-0", PeerURLs: []string{"https://192.168.126.11:2380"}},
@@ -180,8 +180,8 @@ func TestWriteMasterEtcdPod(t *testing.T) {
 	assert.Contains(t, c.Args, "--initial-cluster-state=existing")
 	assert.Equal(t, etcdReleaseEnv(), c.Env, "a master's member gets the release's environment too")
 	argv := kubelet.HostArgs(pod, c, append(c.Command, c.Args...))
-	assert.Contains(t, argv, "--cert-file="+probe.EtcdAllCertsDir+"/etcd-serving-master-1.crt", "the kubelet stand-in maps the pod's mounts to the host")
-	assert.Contains(t, argv, "--peer-trusted-ca-file="+probe.EtcdCABundle)
+	assert.Contains(t, argv, "--cert-file="+wire.EtcdAllCertsDir+"/etcd-serving-master-1.crt", "the kubelet stand-in maps the pod's mounts to the host")
+	assert.Contains(t, argv, "--peer-trusted-ca-file="+wire.EtcdCABundle)
 }
 
 func readPod(p string) (corev1.Pod, error) {

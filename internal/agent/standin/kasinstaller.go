@@ -3,6 +3,7 @@ package standin
 import (
 	"context"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -17,7 +18,7 @@ import (
 	"github.com/bootlab/bootlab/internal/controlplane"
 	"github.com/bootlab/bootlab/internal/kubecreate"
 	"github.com/bootlab/bootlab/internal/timing"
-	"github.com/bootlab/bootlab/lab/probe"
+	"github.com/bootlab/bootlab/internal/wire"
 )
 
 // A stand-in for the kube-apiserver operator's installer pod on a
@@ -182,6 +183,17 @@ func (s *APISource) Data(ctx context.Context, kind, namespace, name string) (map
 	return out, nil
 }
 
+// Network reads the cluster's Network config (networks.config.openshift.io
+// "cluster"), as the kube-apiserver's and controller manager's operators
+// observe it for their pods' networks.
+func (s *APISource) Network(ctx context.Context) (controlplane.Network, error) {
+	var obj json.RawMessage
+	if err := s.c.Do(ctx, "GET", "/apis/config.openshift.io/v1/networks/cluster", nil, &obj); err != nil {
+		return controlplane.Network{}, err
+	}
+	return controlplane.ParseNetwork(obj)
+}
+
 // FileObjects are objects the node already has as files, by "kind/name"
 // then key: a rehearsal master's etcd-serving-ca and etcd-client, which
 // its Ignition config laid down (upstream the operator copies them from
@@ -206,7 +218,7 @@ func (f FileObjects) Data(_ context.Context, kind, _, name string) (map[string][
 }
 
 // MasterEtcdFiles are a master's etcd objects as files: the CA bundle
-// and client pair at these paths (probe.EtcdCABundle, ...).
+// and client pair at these paths (wire.EtcdCABundle, ...).
 func MasterEtcdFiles(caBundle, cert, key string) FileObjects {
 	return FileObjects{
 		"configmaps/etcd-serving-ca": {"ca-bundle.crt": caBundle},
@@ -215,7 +227,7 @@ func MasterEtcdFiles(caBundle, cert, key string) FileObjects {
 }
 
 // MasterClientFiles are a master's controller manager's and scheduler's
-// client pairs as files (probe.OperandClientCertPath, ...): no operator
+// client pairs as files (wire.OperandClientCertPath, ...): no operator
 // issues them in a rehearsal lab, the lab's PKI does, in the master's
 // served config.
 func MasterClientFiles() FileObjects {
@@ -225,7 +237,7 @@ func MasterClientFiles() FileObjects {
 			continue
 		}
 		out["secrets/"+o.ClientSecret()] = map[string]string{
-			"tls.crt": probe.OperandClientCertPath(string(o.Component)), "tls.key": probe.OperandClientKeyPath(string(o.Component))}
+			"tls.crt": wire.OperandClientCertPath(string(o.Component)), "tls.key": wire.OperandClientKeyPath(string(o.Component))}
 	}
 	return out
 }

@@ -2,16 +2,23 @@ package standin
 
 import (
 	"context"
+	"crypto/tls"
+	"encoding/base64"
 	"fmt"
 	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/bootlab/bootlab/internal/controlplane"
+	"github.com/bootlab/bootlab/internal/pki"
 )
 
 // A missing object fails the install with its name and what creates it,
@@ -91,4 +98,45 @@ func TestMastersRunTheirControlPlanePods(t *testing.T) {
 	}
 	assert.Equal(t, map[string]bool{"openshift-kube-apiserver/kube-apiserver": true, "openshift-kube-scheduler/openshift-kube-scheduler": true,
 		"openshift-kube-controller-manager/kube-controller-manager": true, "openshift-cluster-version/cluster-version-operator": false}, got)
+}
+
+// A master's installer stand-in reads the cluster's networks from the
+// API's Network config (what stage 13 created from the installer's
+// manifest), as the operators observe them; an API without one says so.
+func TestAPISourceReadsTheNetwork(t *testing.T) {
+	t.Parallel()
+	ca, err := pki.NewCA("test")
+	require.NoError(t, err)
+	serving, err := pki.NewLeaf(ca, "api", nil, []string{"localhost"}, []net.IP{net.IPv4(127, 0, 0, 1)})
+	require.NoError(t, err)
+	client, err := pki.NewClient(ca, "system:serviceaccount:openshift-kube-apiserver-operator:kube-apiserver-operator", []string{"system:masters"})
+	require.NoError(t, err)
+	cert, err := tls.X509KeyPair(serving.CertPEM, serving.KeyPEM)
+	require.NoError(t, err)
+	var served atomic.Bool
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/apis/config.openshift.io/v1/networks/cluster" || !served.Load() {
+			http.NotFound(w, r)
+			return
+		}
+		fmt.Fprint(w, `{"apiVersion":"config.openshift.io/v1","kind":"Network","metadata":{"name":"cluster"},`+
+			`"spec":{"clusterNetwork":[{"cidr":"10.132.0.0/14","hostPrefix":23}],"networkType":"OVNKubernetes","serviceNetwork":["172.31.0.0/16"]}}`)
+	}))
+	srv.TLS = &tls.Config{Certificates: []tls.Certificate{cert}}
+	srv.StartTLS()
+	t.Cleanup(srv.Close)
+	b64 := base64.StdEncoding.EncodeToString
+	kc := filepath.Join(t.TempDir(), "kubeconfig")
+	require.NoError(t, os.WriteFile(kc, []byte(fmt.Sprintf("apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster: {server: %q, certificate-authority-data: %s}\n"+
+		"users:\n- name: u\n  user: {client-certificate-data: %s, client-key-data: %s}\ncontexts:\n- name: x\n  context: {cluster: c, user: u}\ncurrent-context: x\n",
+		srv.URL, b64(ca.CertPEM), b64(client.CertPEM), b64(client.KeyPEM))), 0o600))
+	src, err := NewAPISource(kc, nil)
+	require.NoError(t, err)
+
+	_, err = src.Network(context.Background())
+	assert.ErrorContains(t, err, "404", "no Network before stage 13")
+	served.Store(true)
+	n, err := src.Network(context.Background())
+	require.NoError(t, err)
+	assert.Equal(t, controlplane.Network{ServiceCIDR: "172.31.0.0/16", ClusterCIDR: "10.132.0.0/14"}, n)
 }

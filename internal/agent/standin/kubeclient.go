@@ -16,7 +16,7 @@ import (
 
 	"sigs.k8s.io/yaml"
 
-	"github.com/bootlab/bootlab/lab/probe"
+	"github.com/bootlab/bootlab/internal/wire"
 )
 
 // A small client of the cluster API for the oc and wait-for-ceo stand-ins:
@@ -94,7 +94,7 @@ func (k *kubeClient) do(method, path, contentType string, body []byte, out any) 
 	}
 	defer resp.Body.Close()
 	data, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	node := resp.Header.Get(probe.NodeHeader)
+	node := resp.Header.Get(wire.NodeHeader)
 	if resp.StatusCode/100 != 2 {
 		var st struct {
 			Message string `json:"message"`

@@ -13,12 +13,12 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
 
-	"github.com/bootlab/bootlab/lab/pki"
-	"github.com/bootlab/bootlab/lab/probe"
+	"github.com/bootlab/bootlab/internal/pki"
+	"github.com/bootlab/bootlab/internal/wire"
 )
 
 // renderFunc plays one operator's `render` command.
-type renderFunc func(run *podmanRun, rel *probe.RehearsalRelease, f map[string]string) error
+type renderFunc func(run *podmanRun, rel *wire.RehearsalRelease, f map[string]string) error
 
 // renders play the operators' `render` commands: each writes the files
 // its operator's render writes, in the directories its flags name.
@@ -69,21 +69,21 @@ func yamlOut(obj any, mode os.FileMode) (fileOut, error) {
 
 // bootstrapSelf returns the bootstrap node's name and address from the
 // probe config the agent wrote.
-func (t *Tools) bootstrapSelf() (probe.NodeExpect, error) {
+func (t *Tools) bootstrapSelf() (wire.NodeExpect, error) {
 	data, err := os.ReadFile(t.ProbeConfigPath)
 	if err != nil {
-		return probe.NodeExpect{}, err
+		return wire.NodeExpect{}, err
 	}
-	var c probe.Config
+	var c wire.Config
 	if err := json.Unmarshal(data, &c); err != nil {
-		return probe.NodeExpect{}, err
+		return wire.NodeExpect{}, err
 	}
 	for _, n := range c.Nodes {
-		if n.Role == probe.RoleBootstrap {
+		if n.Role == wire.RoleBootstrap {
 			return n, nil
 		}
 	}
-	return probe.NodeExpect{}, fmt.Errorf("%s names no bootstrap node", t.ProbeConfigPath)
+	return wire.NodeExpect{}, fmt.Errorf("%s names no bootstrap node", t.ProbeConfigPath)
 }
 
 // Paths of the bootstrap etcd member, as the cluster-etcd-operator's
@@ -99,7 +99,7 @@ const (
 // secrets and config maps for the bootstrap API server under manifests/,
 // and the CA bundle and client certificate under tls/. Certificates are
 // signed by tls/etcd-signer (an intermediate of the lab CA).
-func (t *Tools) renderEtcd(run *podmanRun, rel *probe.RehearsalRelease, f map[string]string) error {
+func (t *Tools) renderEtcd(run *podmanRun, rel *wire.RehearsalRelease, f map[string]string) error {
 	out := f["asset-output-dir"]
 	if out == "" {
 		return fmt.Errorf("--asset-output-dir is required")
@@ -161,7 +161,7 @@ type etcdCerts struct {
 
 // newEtcdCerts signs the bootstrap member's serving, peer and client
 // certificates; the bundle is the signer and the root CA.
-func newEtcdCerts(signer pki.Pair, rootCA []byte, self probe.NodeExpect) (etcdCerts, error) {
+func newEtcdCerts(signer pki.Pair, rootCA []byte, self wire.NodeExpect) (etcdCerts, error) {
 	ip := net.ParseIP(self.IP)
 	names := []string{"localhost", "etcd-bootstrap", self.Name, self.FQDN}
 	ips := []net.IP{net.ParseIP("127.0.0.1"), net.ParseIP("::1"), ip}
@@ -183,7 +183,7 @@ func newEtcdCerts(signer pki.Pair, rootCA []byte, self probe.NodeExpect) (etcdCe
 
 // etcdBootstrapPod is the bootstrap etcd member's static pod, as the
 // cluster-etcd-operator's render writes it.
-func etcdBootstrapPod(self probe.NodeExpect, image string) corev1.Pod {
+func etcdBootstrapPod(self wire.NodeExpect, image string) corev1.Pod {
 	url := func(port int) string { return fmt.Sprintf("https://%s", net.JoinHostPort(self.IP, fmt.Sprint(port))) }
 	cert := func(n string) string { return etcdCertMount + "/" + n }
 	hostPathDir := corev1.HostPathDirectoryOrCreate
@@ -304,7 +304,7 @@ func required(f map[string]string, names ...string) error {
 // renderAPI plays the cluster-config-api render: the config.openshift.io
 // CRDs, and the FeatureGate in the rendered manifests resolved for the
 // payload version (status.featureGates).
-func renderAPI(run *podmanRun, rel *probe.RehearsalRelease, f map[string]string) error {
+func renderAPI(run *podmanRun, rel *wire.RehearsalRelease, f map[string]string) error {
 	if err := required(f, "asset-output-dir", "rendered-manifest-dir", "payload-version"); err != nil {
 		return err
 	}
@@ -351,7 +351,7 @@ func renderAPI(run *podmanRun, rel *probe.RehearsalRelease, f map[string]string)
 
 // renderAuthAPI plays the cluster-authentication-operator render (4.19+):
 // the RoleBindingRestriction CRD.
-func renderAuthAPI(run *podmanRun, rel *probe.RehearsalRelease, f map[string]string) error {
+func renderAuthAPI(run *podmanRun, rel *wire.RehearsalRelease, f map[string]string) error {
 	if err := required(f, "asset-output-dir"); err != nil {
 		return err
 	}
@@ -364,7 +364,7 @@ func renderAuthAPI(run *podmanRun, rel *probe.RehearsalRelease, f map[string]str
 
 // renderConfig plays the cluster-config-operator render: the operator
 // config and the generated cloud provider config (empty on platform None).
-func renderConfig(run *podmanRun, rel *probe.RehearsalRelease, f map[string]string) error {
+func renderConfig(run *podmanRun, rel *wire.RehearsalRelease, f map[string]string) error {
 	if err := required(f, "config-output-file", "cloud-provider-config-output-file"); err != nil {
 		return err
 	}
@@ -386,7 +386,7 @@ func renderConfig(run *podmanRun, rel *probe.RehearsalRelease, f map[string]stri
 
 // renderCVO plays `cluster-version-operator render`: the bootstrap CVO
 // static pod under bootstrap/ and the CVO's manifests under manifests/.
-func renderCVO(run *podmanRun, rel *probe.RehearsalRelease, f map[string]string) error {
+func renderCVO(run *podmanRun, rel *wire.RehearsalRelease, f map[string]string) error {
 	if err := required(f, "output-dir"); err != nil {
 		return err
 	}

@@ -2,6 +2,7 @@ package standin
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 
@@ -9,7 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/bootlab/bootlab/internal/controlplane"
-	"github.com/bootlab/bootlab/lab/probe"
+	"github.com/bootlab/bootlab/internal/wire"
 )
 
 // controlPlanePod is a bootstrap control-plane static pod: host network,
@@ -66,11 +67,37 @@ func controlPlaneRender(f map[string]string, cfgKind, podFile string, pod corev1
 	return writeFiles(filepath.Dir(f["config-output-file"]), map[string]fileOut{filepath.Base(f["config-output-file"]): cfg})
 }
 
-func renderKAS(run *podmanRun, rel *probe.RehearsalRelease, f map[string]string) error {
+// renderInput is what a render's pod depends on beyond OpenShift's
+// defaults: the cluster's networks, from the Network config the render is
+// given as --cluster-config-file (the installer's
+// cluster-network-02-config.yml), as the operators' renders read them.
+func renderInput(f map[string]string) (controlplane.Input, error) {
+	var in controlplane.Input
+	p := f["cluster-config-file"]
+	if p == "" {
+		return in, nil
+	}
+	doc, err := os.ReadFile(p)
+	if err != nil {
+		return in, fmt.Errorf("--cluster-config-file: %w", err)
+	}
+	n, err := controlplane.ParseNetwork(doc)
+	if err != nil {
+		return in, fmt.Errorf("--cluster-config-file %s: %w", p, err)
+	}
+	in.ServiceCIDR, in.ClusterCIDR = n.ServiceCIDR, n.ClusterCIDR
+	return in, nil
+}
+
+func renderKAS(run *podmanRun, rel *wire.RehearsalRelease, f map[string]string) error {
 	// OpenShift's pod runs `hyperkube kube-apiserver --openshift-config=...`;
 	// upstream's binary has no --openshift-config, so the lab's pod carries
 	// the settings as flags (internal/controlplane; stage 08's page says so).
-	pod := controlplane.BootstrapPod(controlplane.KubeAPIServer, controlplane.Input{}, f["manifest-image"]).Pod
+	in, err := renderInput(f)
+	if err != nil {
+		return err
+	}
+	pod := controlplane.BootstrapPod(controlplane.KubeAPIServer, in, f["manifest-image"]).Pod
 	// The real render also writes the namespaces of the cluster's
 	// configuration (00_openshift-config-ns.yaml, ...-managed-ns.yaml): the
 	// installer's pull secret and the etcd render's objects live there.
@@ -89,11 +116,15 @@ func renderKAS(run *podmanRun, rel *probe.RehearsalRelease, f map[string]string)
 	return controlPlaneRender(f, "KubeAPIServerConfig", "kube-apiserver-pod.yaml", pod, extra)
 }
 
-func renderKCM(run *podmanRun, rel *probe.RehearsalRelease, f map[string]string) error {
+func renderKCM(run *podmanRun, rel *wire.RehearsalRelease, f map[string]string) error {
 	if err := required(f, "cpc-config-output-file"); err != nil {
 		return err
 	}
-	pod := controlplane.BootstrapPod(controlplane.KubeControllerManager, controlplane.Input{}, f["manifest-image"]).Pod
+	in, err := renderInput(f)
+	if err != nil {
+		return err
+	}
+	pod := controlplane.BootstrapPod(controlplane.KubeControllerManager, in, f["manifest-image"]).Pod
 	// OpenShift's pod also runs its cluster-policy-controller, an OpenShift
 	// program the lab does not have: it stays in the pod, as not run.
 	policy := controlPlanePod("kube-system", "", corev1.Container{Name: "cluster-policy-controller", Image: f["cluster-policy-controller-image"],
@@ -114,7 +145,7 @@ func renderKCM(run *podmanRun, rel *probe.RehearsalRelease, f map[string]string)
 	return controlPlaneRender(f, "KubeControllerManagerConfig", "kube-controller-manager-pod.yaml", pod, extra)
 }
 
-func renderScheduler(run *podmanRun, rel *probe.RehearsalRelease, f map[string]string) error {
+func renderScheduler(run *podmanRun, rel *wire.RehearsalRelease, f map[string]string) error {
 	pod := controlplane.BootstrapPod(controlplane.KubeScheduler, controlplane.Input{}, f["manifest-image"]).Pod
 	extra := map[string]fileOut{}
 	if err := addOperandObjects(extra, controlplane.KubeSchedulerOperand, f); err != nil {
@@ -149,7 +180,7 @@ func addOperandObjects(extra map[string]fileOut, o controlplane.Operand, f map[s
 
 // renderIngress plays `ingress-operator render`: the IngressController CRD
 // and the operator's namespace, prefixed.
-func renderIngress(run *podmanRun, rel *probe.RehearsalRelease, f map[string]string) error {
+func renderIngress(run *podmanRun, rel *wire.RehearsalRelease, f map[string]string) error {
 	if err := required(f, "output-dir"); err != nil {
 		return err
 	}
@@ -168,7 +199,7 @@ func renderIngress(run *podmanRun, rel *probe.RehearsalRelease, f map[string]str
 
 // renderNodeTuning plays the node tuning operator's render: on a cluster
 // without performance profiles it writes nothing.
-func renderNodeTuning(run *podmanRun, rel *probe.RehearsalRelease, f map[string]string) error {
+func renderNodeTuning(run *podmanRun, rel *wire.RehearsalRelease, f map[string]string) error {
 	if err := required(f, "asset-output-dir"); err != nil {
 		return err
 	}
@@ -177,9 +208,9 @@ func renderNodeTuning(run *podmanRun, rel *probe.RehearsalRelease, f map[string]
 
 // imageReferences is the release's /release-manifests/image-references:
 // an ImageStream naming every component's pull spec.
-func imageReferences(rel *probe.RehearsalRelease) ([]byte, error) {
+func imageReferences(rel *wire.RehearsalRelease) ([]byte, error) {
 	var tags []any
-	for _, name := range probe.ReleaseComponents {
+	for _, name := range wire.ReleaseComponents {
 		tags = append(tags, map[string]any{"name": name, "from": map[string]any{"kind": "DockerImage", "name": rel.Components[name]}})
 	}
 	return json.MarshalIndent(map[string]any{"kind": "ImageStream", "apiVersion": "image.openshift.io/v1",
@@ -191,7 +222,7 @@ func imageReferences(rel *probe.RehearsalRelease) ([]byte, error) {
 // worker pools for the bootstrap controller under bootstrap/manifests/,
 // the bootstrap MCO pod (machine-config-controller as init container,
 // machine-config-server) and the operator's manifests.
-func renderMCO(run *podmanRun, rel *probe.RehearsalRelease, f map[string]string) error {
+func renderMCO(run *podmanRun, rel *wire.RehearsalRelease, f map[string]string) error {
 	if err := required(f, "dest-dir"); err != nil {
 		return err
 	}
@@ -262,7 +293,7 @@ func renderMCO(run *podmanRun, rel *probe.RehearsalRelease, f map[string]string)
 
 // renderCCO plays the cloud-credential-operator render: on platform None
 // in the default mode it has nothing to add.
-func renderCCO(run *podmanRun, rel *probe.RehearsalRelease, f map[string]string) error {
+func renderCCO(run *podmanRun, rel *wire.RehearsalRelease, f map[string]string) error {
 	if err := required(f, "dest-dir"); err != nil {
 		return err
 	}

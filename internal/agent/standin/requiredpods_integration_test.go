@@ -18,7 +18,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/bootlab/bootlab/lab/probe"
+	"github.com/bootlab/bootlab/internal/wire"
 )
 
 // cluster-bootstrap's required-pods wait, through the release's real
@@ -40,7 +40,7 @@ func TestRequiredPodsWaitThroughARealAPI(t *testing.T) {
 	standIn.Store(true)
 	master := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if standIn.Load() {
-			w.Header().Set(probe.NodeHeader, "master-0")
+			w.Header().Set(wire.NodeHeader, "master-0")
 		}
 		fmt.Fprint(w, "ok")
 	}))

@@ -14,7 +14,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/bootlab/bootlab/internal/agent/kubelet"
-	"github.com/bootlab/bootlab/lab/probe"
+	"github.com/bootlab/bootlab/internal/wire"
 )
 
 // Tools are the rehearsal stand-ins. Its fields say where they read the
@@ -42,7 +42,7 @@ type Tools struct {
 // New returns the stand-ins as a rehearsal node runs them.
 func New() *Tools {
 	return &Tools{
-		ReleasePath: probe.ReleaseMetadataPath, ProbeConfigPath: probe.ConfigPath, KubeletState: kubelet.StatePath,
+		ReleasePath: wire.ReleaseMetadataPath, ProbeConfigPath: wire.ConfigPath, KubeletState: kubelet.StatePath,
 		BootstrapAPIWait: 20 * time.Minute, MastersWait: 20 * time.Minute, BootstrapPoll: 2 * time.Second, CreateWait: 20 * time.Minute,
 		CEOWait: 30 * time.Minute, CEOPoll: 3 * time.Second,
 		RecordBootstrapComplete: recordBootstrapComplete,
@@ -83,15 +83,15 @@ func (t *Tools) Multicall(args []string) (int, bool) {
 func Names() []string { return []string{"podman", "oc", "crictl", "dig"} }
 
 // release reads the rehearsal release metadata.
-func (t *Tools) release() (*probe.RehearsalRelease, error) { return readRelease(t.ReleasePath) }
+func (t *Tools) release() (*wire.RehearsalRelease, error) { return readRelease(t.ReleasePath) }
 
 // readRelease reads the rehearsal release metadata at path.
-func readRelease(path string) (*probe.RehearsalRelease, error) {
+func readRelease(path string) (*wire.RehearsalRelease, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("release metadata: %w (is this a rehearsal bootstrap?)", err)
 	}
-	var r probe.RehearsalRelease
+	var r wire.RehearsalRelease
 	if err := json.Unmarshal(data, &r); err != nil {
 		return nil, fmt.Errorf("parse %s: %w", path, err)
 	}
@@ -104,7 +104,7 @@ const releasePayload = ""
 
 // componentOf names the image-references entry of pull spec image
 // (releasePayload for the release image itself).
-func componentOf(r *probe.RehearsalRelease, image string) (string, bool) {
+func componentOf(r *wire.RehearsalRelease, image string) (string, bool) {
 	if image == r.Image {
 		return releasePayload, true
 	}
@@ -243,7 +243,7 @@ func podmanSay(stderr io.Writer, format string, a ...any) {
 
 // podmanCommand plays the commands of component comp's image that are not
 // renders; played is false for the others.
-func (t *Tools) podmanCommand(run *podmanRun, rel *probe.RehearsalRelease, comp string, cmd []string, stdout, stderr io.Writer) (code int, played bool) {
+func (t *Tools) podmanCommand(run *podmanRun, rel *wire.RehearsalRelease, comp string, cmd []string, stdout, stderr io.Writer) (code int, played bool) {
 	say := func(format string, a ...any) { podmanSay(stderr, format, a...) }
 	// done reports err as what's failure, or success.
 	done := func(what string, err error) (int, bool) {

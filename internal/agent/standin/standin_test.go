@@ -16,14 +16,15 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/bootlab/bootlab/internal/agent/kubelet"
-	"github.com/bootlab/bootlab/lab/pki"
+	"github.com/bootlab/bootlab/internal/pki"
+	"github.com/bootlab/bootlab/internal/wire"
 	"github.com/bootlab/bootlab/lab/probe"
 )
 
 // standInNode points the stand-ins at a release and probe config in a
 // temporary directory and returns an /opt/openshift-like assets directory
 // with the lab CA and the etcd signer in tls/.
-func standInNode(t *testing.T) (tl *Tools, assets string, rel probe.RehearsalRelease, ca pki.Pair) {
+func standInNode(t *testing.T) (tl *Tools, assets string, rel wire.RehearsalRelease, ca pki.Pair) {
 	t.Helper()
 	dir := t.TempDir()
 	tl = New()
@@ -31,7 +32,7 @@ func standInNode(t *testing.T) (tl *Tools, assets string, rel probe.RehearsalRel
 	data, _ := json.Marshal(rel)
 	tl.ReleasePath = filepath.Join(dir, "release.json")
 	require.NoError(t, os.WriteFile(tl.ReleasePath, data, 0o644))
-	pc := probe.Config{Nodes: map[string]probe.NodeExpect{"52:54:00:00:00:0a": {Name: "bootstrap", FQDN: "bootstrap.ocp.lab.local", Role: "bootstrap", IP: "192.168.126.10"}}}
+	pc := wire.Config{Nodes: map[string]wire.NodeExpect{"52:54:00:00:00:0a": {Name: "bootstrap", FQDN: "bootstrap.ocp.lab.local", Role: "bootstrap", IP: "192.168.126.10"}}}
 	data, _ = json.Marshal(pc)
 	tl.ProbeConfigPath = filepath.Join(dir, "probe.json")
 	require.NoError(t, os.WriteFile(tl.ProbeConfigPath, data, 0o644))
@@ -234,7 +235,7 @@ func TestPodmanMCO(t *testing.T) {
 	}
 	require.NoError(t, json.Unmarshal(out.Bytes(), &is))
 	assert.Equal(t, "ImageStream", is.Kind)
-	assert.Len(t, is.Spec.Tags, len(probe.ReleaseComponents))
+	assert.Len(t, is.Spec.Tags, len(wire.ReleaseComponents))
 
 	require.Equal(t, 0, tl.podmanMain([]string{"run", "--quiet", "--net=host", "--rm", "--name", "mco-render", "--user", "0", "--volume", assets + ":/assets:z",
 		rel.Components["machine-config-operator"], "bootstrap", "--root-ca=/assets/tls/root-ca.crt", "--dest-dir=/assets/mco-bootstrap",

@@ -30,8 +30,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/bootlab/bootlab/internal/pki"
 	"github.com/bootlab/bootlab/lab/cache"
-	"github.com/bootlab/bootlab/lab/pki"
 )
 
 // SharedCacheEnv names the cache directory every test takes the release's

@@ -11,9 +11,9 @@ import (
 	"time"
 
 	"github.com/bootlab/bootlab/internal/sshc"
+	"github.com/bootlab/bootlab/internal/wire"
 	"github.com/bootlab/bootlab/lab/host"
 	"github.com/bootlab/bootlab/lab/labdir"
-	"github.com/bootlab/bootlab/lab/probe"
 	"github.com/bootlab/bootlab/lab/spec"
 )
 
@@ -34,7 +34,7 @@ func Console(ctx context.Context, h host.Host, s *spec.Spec, n spec.Node, out io
 	path := labdir.ConsoleLog(s, n)
 	if s.Profile == spec.ProfileProbe && !o.Raw {
 		// Probe reports are one JSON line each: show them as a person reads.
-		out = &probe.ReadableConsole{W: out}
+		out = &wire.ReadableConsole{W: out}
 	}
 	var err error
 	where := ""

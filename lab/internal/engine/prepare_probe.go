@@ -10,8 +10,9 @@ import (
 	"github.com/bootlab/bootlab/internal/atomicfile"
 	"github.com/bootlab/bootlab/lab/spec"
 
+	"github.com/bootlab/bootlab/internal/pki"
+	"github.com/bootlab/bootlab/internal/wire"
 	"github.com/bootlab/bootlab/lab/labdir"
-	"github.com/bootlab/bootlab/lab/pki"
 	"github.com/bootlab/bootlab/lab/probe"
 )
 
@@ -134,7 +135,7 @@ func ProbeInput(s *spec.Spec, p *pki.Lab) probe.Input {
 		ingress[n.Name] = true
 	}
 	for _, n := range s.Nodes {
-		in.Nodes = append(in.Nodes, probe.NodeExpect{Name: n.Name, FQDN: s.FQDN(n), Role: string(n.Role), IP: n.IP, MAC: n.MAC,
+		in.Nodes = append(in.Nodes, wire.NodeExpect{Name: n.Name, FQDN: s.FQDN(n), Role: string(n.Role), IP: n.IP, MAC: n.MAC,
 			Ingress: ingress[n.Name]})
 	}
 	return in
@@ -162,7 +163,8 @@ func WriteProbeIgnition(s *spec.Spec) error {
 		in.Assets = probe.AssetInput{
 			ClusterName: s.Cluster.Name, BaseDomain: s.Cluster.BaseDomain, MachineCIDR: s.Network.CIDR,
 			Masters: len(s.NodesByRole(spec.RoleMaster)), Workers: len(s.NodesByRole(spec.RoleWorker)),
-			Release: probe.ReleaseFor(version),
+			Release:        probe.ReleaseFor(version),
+			ClusterNetwork: s.OpenShift.ClusterNetwork, ServiceNetwork: s.OpenShift.ServiceNetwork,
 		}
 	}
 	cfgs, err := probe.Generate(in)

@@ -3,6 +3,7 @@ package engine
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -12,14 +13,17 @@ import (
 
 	"github.com/bootlab/bootlab/lab/spec"
 
+	"github.com/coreos/ignition/v2/config/v3_2/types"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/bootlab/bootlab/internal/controlplane"
+	"github.com/bootlab/bootlab/internal/ignition"
+	"github.com/bootlab/bootlab/internal/pki"
+	"github.com/bootlab/bootlab/internal/wire"
 	"github.com/bootlab/bootlab/lab/hypervisor"
-	"github.com/bootlab/bootlab/lab/ignition"
 	"github.com/bootlab/bootlab/lab/labdir"
 	"github.com/bootlab/bootlab/lab/loadbalancer"
-	"github.com/bootlab/bootlab/lab/pki"
 	"github.com/bootlab/bootlab/lab/probe"
 )
 
@@ -38,8 +42,7 @@ func TestWriteProbeIgnition(t *testing.T) {
 		cfg, err := ignition.Parse(data)
 		require.NoError(t, err, n.Name)
 		if n.Role == spec.RoleBootstrap {
-			pc, err := probe.ParseProbeConfig(cfg)
-			require.NoError(t, err)
+			pc := probeConfigOf(t, cfg)
 			self, ok := pc.Self(n.MAC)
 			require.True(t, ok)
 			assert.Equal(t, n.IP, self.IP)
@@ -124,8 +127,7 @@ func TestProbeIngressNodesAreTheLoadBalancers(t *testing.T) {
 			for _, served := range [][]byte{cfgs.Bootstrap, cfgs.MasterServed, cfgs.WorkerServed} {
 				cfg, err := ignition.Parse(served)
 				require.NoError(t, err)
-				pc, err := probe.ParseProbeConfig(cfg)
-				require.NoError(t, err)
+				pc := probeConfigOf(t, cfg)
 				for _, n := range pc.SortedNodes() {
 					seen++
 					if n.Ingress {
@@ -182,4 +184,52 @@ func TestPrepareProbeLeavesTheSpecAsGiven(t *testing.T) {
 	var np *InputError
 	require.ErrorAs(t, err, &np)
 	assert.Contains(t, err.Error(), `profile "bare" has no preparer`)
+}
+
+// A rehearsal lab whose spec names another service network
+// (openshift.serviceNetwork: 172.31.0.0/16) gets it in its bootstrap's
+// install-config and Network config, and so in the kube-apiserver's
+// --service-cluster-ip-range the render of stage 08 writes from that
+// Network config (internal/controlplane, as the render and the stage's
+// check read it).
+func TestRehearsalIgnitionCarriesTheSpecsServiceNetwork(t *testing.T) {
+	t.Parallel()
+	s := &spec.Spec{Name: "p", Profile: spec.ProfileProbe, LabDir: t.TempDir(), Topology: spec.Topology{Masters: 1, Workers: 1}}
+	s.OpenShift.ManualBootstrap = true
+	s.OpenShift.ServiceNetwork = []string{"172.31.0.0/16"}
+	s.Defaults()
+	require.NoError(t, s.Validate())
+	require.NoError(t, EnsureSSHKey(s))
+	require.NoError(t, WriteProbeIgnition(s))
+	bs, ok := s.Node("bootstrap")
+	require.True(t, ok)
+	data, err := os.ReadFile(labdir.Ignition(s, bs))
+	require.NoError(t, err)
+	boot, err := ignition.Parse(data)
+	require.NoError(t, err)
+	read := func(p string) []byte {
+		data, ok, err := ignition.FileContents(boot, wire.AssetDir+"/"+p)
+		require.NoError(t, err)
+		require.True(t, ok, p)
+		return data
+	}
+	assert.Contains(t, string(read("manifests/cluster-config.yaml")), "serviceNetwork:\n      - 172.31.0.0/16", "install-config networking.serviceNetwork")
+	n, err := controlplane.ParseNetwork(read(controlplane.NetworkManifest))
+	require.NoError(t, err)
+	assert.Equal(t, "172.31.0.0/16", n.ServiceCIDR)
+	assert.Equal(t, spec.DefaultClusterNetworkCIDR, n.ClusterCIDR, "the pod network the spec left unset is the installer's")
+	assert.Contains(t, controlplane.KubeAPIServerArgs(controlplane.Input{ServiceCIDR: n.ServiceCIDR, ClusterCIDR: n.ClusterCIDR}),
+		"--service-cluster-ip-range=172.31.0.0/16")
+}
+
+// probeConfigOf is the probe config (wire.ConfigPath) an Ignition config
+// carries, as the agent reads it.
+func probeConfigOf(t *testing.T, cfg types.Config) *wire.Config {
+	t.Helper()
+	data, ok, err := ignition.FileContents(cfg, wire.ConfigPath)
+	require.NoError(t, err)
+	require.True(t, ok, "no %s in the Ignition config", wire.ConfigPath)
+	var c wire.Config
+	require.NoError(t, json.Unmarshal(data, &c))
+	return &c
 }

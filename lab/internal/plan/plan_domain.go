@@ -12,8 +12,8 @@ import (
 
 	"libvirt.org/go/libvirtxml"
 
+	"github.com/bootlab/bootlab/internal/wire"
 	"github.com/bootlab/bootlab/lab/labdir"
-	"github.com/bootlab/bootlab/lab/probe"
 )
 
 func domainPlan(s *spec.Spec, n spec.Node, accel spec.Accelerator, extra Metadata, boot bootPaths) (DomainPlan, error) {
@@ -190,7 +190,7 @@ func kubeVolumeDisk(s *spec.Spec, volume string) libvirtxml.DomainDisk {
 		}},
 		Target:   &libvirtxml.DomainDiskTarget{Dev: "vdb", Bus: "virtio"},
 		ReadOnly: &libvirtxml.DomainDiskReadOnly{},
-		Serial:   probe.KubeVolumeSerial,
+		Serial:   wire.KubeVolumeSerial,
 	}
 }
 

@@ -17,8 +17,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"libvirt.org/go/libvirtxml"
 
+	"github.com/bootlab/bootlab/internal/wire"
 	"github.com/bootlab/bootlab/lab/labdir"
-	"github.com/bootlab/bootlab/lab/probe"
 )
 
 // The -update flag (internal/testutil) rewrites these goldens:
@@ -335,7 +335,7 @@ func TestPlanKubeVolumeReadOnlyOnBootstrapAndMasters(t *testing.T) {
 			assert.Equal(t, "qcow2", disk.Driver.Type, d.Name)
 			assert.Equal(t, kube[0].Name, disk.Source.Volume.Volume, d.Name)
 			assert.Equal(t, s.PoolName(), disk.Source.Volume.Pool, d.Name)
-			assert.Equal(t, probe.KubeVolumeSerial, disk.Serial, d.Name)
+			assert.Equal(t, wire.KubeVolumeSerial, disk.Serial, d.Name)
 			assert.Contains(t, d.XML, "<readonly></readonly>", d.Name)
 		}
 	}

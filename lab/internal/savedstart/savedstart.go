@@ -20,9 +20,9 @@ import (
 	"libvirt.org/go/libvirtxml"
 
 	"github.com/bootlab/bootlab/internal/timing"
+	"github.com/bootlab/bootlab/internal/wire"
 	"github.com/bootlab/bootlab/lab/cache"
 	"github.com/bootlab/bootlab/lab/hypervisor"
-	"github.com/bootlab/bootlab/lab/probe"
 )
 
 // Template is the domain a lab makes a save image with.
@@ -30,7 +30,7 @@ type Template struct {
 	// Name is its domain name; Metadata its <metadata> content (the lab's,
 	// so a template left by an interrupted up is the lab's to remove).
 	Name, Metadata string
-	// Log is its console log, read for probe.SavedStartReady.
+	// Log is its console log, read for wire.SavedStartReady.
 	Log string
 	// Owns says whether an existing domain of Name is this lab's (an
 	// earlier template), which Start then stops.
@@ -219,7 +219,7 @@ func (s *Starter) make(ctx context.Context, path, nodeXML string) error {
 			_ = os.WriteFile(path+".none", []byte(err.Error()+"\n"), 0o644)
 		}
 		if err == nil {
-			err = fmt.Errorf("the template's agent did not write %q within %s (its console: %s)", probe.SavedStartReady, s.readyTimeout(), s.Template.Log)
+			err = fmt.Errorf("the template's agent did not write %q within %s (its console: %s)", wire.SavedStartReady, s.readyTimeout(), s.Template.Log)
 		}
 		return err
 	}
@@ -266,10 +266,10 @@ func (s *Starter) waitReady(ctx context.Context) (ready bool, tail, declined str
 	deadline := time.Now().Add(s.readyTimeout())
 	for time.Now().Before(deadline) {
 		data, _ := os.ReadFile(s.Template.Log)
-		if rest, ok := lineAfter(data, probe.SavedStartReady); ok {
+		if rest, ok := lineAfter(data, wire.SavedStartReady); ok {
 			return true, rest, "", nil
 		}
-		if why, ok := lineAfter(data, probe.SavedStartDeclined); ok {
+		if why, ok := lineAfter(data, wire.SavedStartDeclined); ok {
 			return false, "", strings.TrimSpace(why), nil
 		}
 		if why, ok := lineAfter(data, "Kernel panic - "); ok {

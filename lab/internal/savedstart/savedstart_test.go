@@ -16,8 +16,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/bootlab/bootlab/internal/wire"
 	"github.com/bootlab/bootlab/lab/hypervisor"
-	"github.com/bootlab/bootlab/lab/probe"
 )
 
 type port = hypervisor.Domains
@@ -131,7 +131,7 @@ func nodeDefs(t *testing.T) map[string]string {
 }
 
 // readyLine is an agent's ready line, 0.05 s into its boot.
-const readyLine = probe.SavedStartReady + " (uptime 0.05 s)"
+const readyLine = wire.SavedStartReady + " (uptime 0.05 s)"
 
 func newStarter(t *testing.T, d *domains, dir string) *Starter {
 	return &Starter{
@@ -189,10 +189,10 @@ func TestStartWithoutATemplateLeavesTheNodeToBoot(t *testing.T) {
 		want     string
 		remember bool
 	}{
-		"declined":   {probe.SavedStartDeclined + "virtio_pci is built into the kernel", "cannot make saved starts: virtio_pci is built into the kernel", true},
+		"declined":   {wire.SavedStartDeclined + "virtio_pci is built into the kernel", "cannot make saved starts: virtio_pci is built into the kernel", true},
 		"silent":     {"", "did not write", false},
-		"fast clock": {probe.SavedStartReady + " (uptime 40.00 s)", "its clock runs fast", false},
-		"old agent":  {probe.SavedStartReady, "has no uptime", false},
+		"fast clock": {wire.SavedStartReady + " (uptime 40.00 s)", "its clock runs fast", false},
+		"old agent":  {wire.SavedStartReady, "has no uptime", false},
 		"panicked":   {"[    2.4] Kernel panic - not syncing: System is deadlocked on memory", "panicked: not syncing: System is deadlocked on memory", false},
 	} {
 		t.Run(name, func(t *testing.T) {

@@ -8,7 +8,7 @@ import (
 
 	"libvirt.org/go/libvirtxml"
 
-	"github.com/bootlab/bootlab/lab/probe"
+	"github.com/bootlab/bootlab/internal/wire"
 )
 
 // format is bumped when what a template is changes (its definition, the
@@ -88,7 +88,7 @@ func templateXML(nodeXML, name, metadata, logPath string) (string, error) {
 	d.Description = "bootlab saved-start template: lab up saves its memory, which stops it"
 	d.Metadata = &libvirtxml.DomainMetadata{XML: metadata}
 	d.SysInfo = append(withoutFWCfg(d.SysInfo), libvirtxml.DomainSysInfo{FWCfg: &libvirtxml.DomainSysInfoFWCfg{
-		Entry: []libvirtxml.DomainSysInfoEntry{{Name: probe.SavedStartEntry, Value: "1"}},
+		Entry: []libvirtxml.DomainSysInfoEntry{{Name: wire.SavedStartEntry, Value: "1"}},
 	}})
 	if d.Devices == nil || len(d.Devices.Interfaces) != 1 || len(d.Devices.Serials) != 1 {
 		return "", fmt.Errorf("domain %s has not the one NIC and one serial console of a probe node", d.Name)

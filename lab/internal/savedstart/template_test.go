@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"libvirt.org/go/libvirtxml"
 
-	"github.com/bootlab/bootlab/lab/probe"
+	"github.com/bootlab/bootlab/internal/wire"
 )
 
 // nodeXML is a probe node's definition as libvirt 9.0 gives it for a save
@@ -100,7 +100,7 @@ func TestTemplateIsTheNodesShapeWithoutItsIdentity(t *testing.T) {
 			}
 		}
 	}
-	assert.Equal(t, []string{probe.SavedStartEntry + "=1"}, entries, "no Ignition: the template is no node")
+	assert.Equal(t, []string{wire.SavedStartEntry + "=1"}, entries, "no Ignition: the template is no node")
 	assert.False(t, strings.Contains(tx, ".ign"), "the node's Ignition file is not named")
 
 	_, err = templateXML(edit(t, x, func(d *libvirtxml.Domain) { d.Devices.Interfaces = nil }), "t", md, "l")

@@ -17,9 +17,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/bootlab/bootlab/internal/agent/endpoints"
+	"github.com/bootlab/bootlab/internal/pki"
 	"github.com/bootlab/bootlab/lab/cluster"
-	"github.com/bootlab/bootlab/lab/pki"
-	"github.com/bootlab/bootlab/lab/probe"
 )
 
 func TestNewChecksTheConfig(t *testing.T) {
@@ -92,7 +92,7 @@ func TestStaticStatusShowsOnlyWhatRuns(t *testing.T) {
 // does not try to join it.
 func TestRealAPIRefusesTheStandIn(t *testing.T) {
 	t.Parallel()
-	srv := httptest.NewTLSServer(probe.APIStandIn("bootstrap"))
+	srv := httptest.NewTLSServer(endpoints.APIStandIn("bootstrap"))
 	defer srv.Close()
 	ca, err := pki.NewCA("test")
 	require.NoError(t, err)

@@ -1,4 +1,4 @@
-package probe
+package agent
 
 import (
 	"context"
@@ -16,7 +16,7 @@ import (
 	"github.com/coreos/ignition/v2/config/v3_2"
 	"github.com/coreos/ignition/v2/config/v3_2/types"
 
-	"github.com/bootlab/bootlab/lab/ignition"
+	"github.com/bootlab/bootlab/internal/ignition"
 )
 
 // UserAgent is what the agent sends, shaped like Ignition's own.

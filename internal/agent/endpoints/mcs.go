@@ -1,4 +1,4 @@
-package probe
+package endpoints
 
 import (
 	"encoding/json"
@@ -12,7 +12,8 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/bootlab/bootlab/lab/ignition"
+	"github.com/bootlab/bootlab/internal/ignition"
+	"github.com/bootlab/bootlab/internal/wire"
 )
 
 // MCSMode is which Machine Config Server the stand-in imitates.
@@ -33,7 +34,7 @@ type MCS struct {
 	Mode    MCSMode
 	Configs map[string][]byte
 	Log     *slog.Logger
-	// Node, when set, is sent in an X-Bootlab-Node header so a client behind
+	// Node, when set, is sent in the wire.NodeHeader header so a client behind
 	// the load balancer can see which node answered.
 	Node string
 	// OnServe, when set, is called after each /config request.
@@ -57,12 +58,9 @@ func (m *MCS) Served() map[string][]string {
 	return out
 }
 
-// NodeHeader names the node that answered (probe stand-ins only).
-const NodeHeader = "X-Bootlab-Node"
-
 func (m *MCS) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if m.Node != "" {
-		w.Header().Set(NodeHeader, m.Node)
+		w.Header().Set(wire.NodeHeader, m.Node)
 	}
 	if r.URL.Path == "/healthz" {
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
@@ -239,28 +237,4 @@ func deref(s *string) string {
 		return ""
 	}
 	return *s
-}
-
-// APIStandIn answers like a ready kube-apiserver: /readyz, /livez and
-// /healthz 200 "ok". Everything else is 404.
-func APIStandIn(node string) http.Handler {
-	mux := http.NewServeMux()
-	ok := func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		w.Header().Set(NodeHeader, node)
-		_, _ = w.Write([]byte("ok"))
-	}
-	mux.HandleFunc("/readyz", ok)
-	mux.HandleFunc("/livez", ok)
-	mux.HandleFunc("/healthz", ok)
-	return mux
-}
-
-// IngressStandIn answers any path with the node's name, like a router pod
-// serving a default backend.
-func IngressStandIn(node string) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set(NodeHeader, node)
-		fmt.Fprintf(w, "bootlab probe ingress on %s\n", node)
-	})
 }

@@ -1,4 +1,4 @@
-package probe
+package wire
 
 import (
 	"encoding/json"

@@ -1,4 +1,4 @@
-package probe
+package agent
 
 import (
 	"context"
@@ -11,7 +11,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/bootlab/bootlab/lab/ignition"
+	"github.com/bootlab/bootlab/internal/agent/endpoints"
+	"github.com/bootlab/bootlab/internal/ignition"
+	"github.com/bootlab/bootlab/lab/probe"
 )
 
 // notYet answers 503 to every request, counting them.
@@ -33,7 +35,7 @@ func TestFetchRetriesForAsLongAsTheCallerWaits(t *testing.T) {
 	t.Parallel()
 	in := testInput(t)
 	var n atomic.Int32
-	dial := mcsServer(t, in, MCSBootstrap, nil, notYet(&n))
+	dial := mcsServer(t, in, endpoints.MCSBootstrap, nil, notYet(&n))
 	pointer := ignition.Pointer(ignition.MCSURL(domain, "master"), in.PKI.CA.CertPEM)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -56,7 +58,7 @@ func TestFetchHonoursHTTPTotal(t *testing.T) {
 	t.Parallel()
 	in := testInput(t)
 	var n atomic.Int32
-	dial := mcsServer(t, in, MCSBootstrap, nil, notYet(&n))
+	dial := mcsServer(t, in, endpoints.MCSBootstrap, nil, notYet(&n))
 	pointer := ignition.Pointer(ignition.MCSURL(domain, "master"), in.PKI.CA.CertPEM)
 	pointer.Ignition.Timeouts.HTTPTotal = intp(1)
 
@@ -79,10 +81,10 @@ func TestFetchHonoursHTTPTotal(t *testing.T) {
 func TestFetchHonoursHTTPResponseHeaders(t *testing.T) {
 	t.Parallel()
 	in := testInput(t)
-	cfgs, err := Generate(in)
+	cfgs, err := probe.Generate(in)
 	require.NoError(t, err)
 	var n atomic.Int32
-	dial := mcsServer(t, in, MCSBootstrap, map[string][]byte{"master": cfgs.MasterServed}, func(h http.Handler) http.Handler {
+	dial := mcsServer(t, in, endpoints.MCSBootstrap, map[string][]byte{"master": cfgs.MasterServed}, func(h http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if n.Add(1) == 1 {
 				select { // the first answer comes late
