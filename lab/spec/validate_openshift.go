@@ -229,11 +229,14 @@ func (s *Spec) Warnings() []FieldError {
 			add("topology.workers", "1 worker: the default IngressController runs 2 router replicas, one per node and only on workers (the masters are not schedulable once there is a worker), so one router stays Pending and the ingress operator reports Degraded: use 2 workers, or 0 (the routers then run on the masters)")
 		}
 	case ProfileProbe:
-		if len(s.OpenShift.ClusterNetwork) > 0 {
-			add("openshift.clusterNetwork", "the probe profile renders no install-config and ignores it (it is still checked, so the spec works with profile: openshift)")
+		// A rehearsal lab renders an install-config and runs a real
+		// control plane: both networks reach its pods. A plain probe lab
+		// renders none.
+		if len(s.OpenShift.ClusterNetwork) > 0 && !s.Rehearsal() {
+			add("openshift.clusterNetwork", "the probe profile without manualBootstrap (no rehearsal) renders no install-config and ignores it (it is still checked, so the spec works with profile: openshift or as a rehearsal lab)")
 		}
-		if len(s.OpenShift.ServiceNetwork) > 0 {
-			add("openshift.serviceNetwork", "the probe profile renders no install-config and ignores it (it is still checked, so the spec works with profile: openshift)")
+		if len(s.OpenShift.ServiceNetwork) > 0 && !s.Rehearsal() {
+			add("openshift.serviceNetwork", "the probe profile without manualBootstrap (no rehearsal) renders no install-config and ignores it (it is still checked, so the spec works with profile: openshift or as a rehearsal lab)")
 		}
 		o := s.OpenShift
 		for _, f := range []struct {

@@ -66,6 +66,12 @@ func TestWarnings(t *testing.T) {
 	assert.Equal(t, "openshift.clusterNetwork", w[0].Field)
 	assert.Equal(t, "openshift.serviceNetwork", w[1].Field)
 	assert.Contains(t, w[0].Msg, "probe profile")
+
+	// A rehearsal lab renders an install-config with both networks: no
+	// warning.
+	p.OpenShift.ManualBootstrap = true
+	require.True(t, p.Rehearsal())
+	assert.Empty(t, p.Warnings())
 }
 
 // Before 4.14 new clusters got the /29 masquerade subnet; from 4.14 the /17.
