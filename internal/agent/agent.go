@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
-	"net/http"
 	"net/netip"
 	"slices"
 	"strings"
@@ -18,8 +17,6 @@ import (
 
 	"github.com/coreos/ignition/v2/config/v3_2/types"
 
-	"github.com/bootlab/bootlab/internal/agent/clusterapi"
-	"github.com/bootlab/bootlab/internal/agent/endpoints"
 	"github.com/bootlab/bootlab/internal/agent/kubelet"
 	"github.com/bootlab/bootlab/internal/agent/kubelet/node"
 	"github.com/bootlab/bootlab/internal/agent/standin"
@@ -50,11 +47,9 @@ type Agent struct {
 	lease  *Lease
 	dialer *net.Dialer
 	// etcd is set on a rehearsal lab's master: it joins the bootstrap's
-	// etcd member and its API stand-in answers stage 14.
+	// etcd member and gets the release's kube-apiserver from its
+	// installer stand-in.
 	etcd *wire.EtcdJoin
-	// stopAPIStandIn stops a master's in-memory API stand-in, which
-	// serves until its real kube-apiserver takes 6443 over.
-	stopAPIStandIn func()
 	// dnsTimes are the DNS checks' waits (zero: defaultDNSTimes).
 	dnsTimes dnsTimes
 }
@@ -69,15 +64,6 @@ func etcdLeader(pc *wire.Config, self wire.NodeExpect) bool {
 		}
 	}
 	return false
-}
-
-// masterAPI is the API stand-in a master serves.
-func (a *Agent) masterAPI(self wire.NodeExpect) http.Handler {
-	if a.etcd == nil {
-		return endpoints.APIStandIn(self.Name)
-	}
-	local := standin.MasterEtcdctl("https://" + self.IP + ":2379")
-	return clusterapi.New(self.Name, local.Members)
 }
 
 // New returns the agent of the node whose console is console.

@@ -27,9 +27,8 @@ const kasPoll = 10 * time.Second
 // rehearsal master, in upstream's order: once this master's etcd member
 // votes and the real bootstrap API serves the revision's objects (stage
 // 13 created them), it copies them into static-pod-resources and writes
-// the kube-apiserver pod, which the kubelet stand-in starts; the
-// in-memory API stand-in then leaves 6443 to it. Until a real API serves
-// (a lab whose stage 13 plays the API), nothing changes.
+// the kube-apiserver pod, which the kubelet stand-in starts on the 6443
+// the master kept closed until then.
 func (a *Agent) installKubeAPIServer(ctx context.Context, self wire.NodeExpect, cfg types.Config) {
 	if _, ok, _ := ignition.FileContents(cfg, wire.KASOperatorKubeconfigPath); !ok {
 		return
@@ -47,9 +46,6 @@ func (a *Agent) installKubeAPIServer(ctx context.Context, self wire.NodeExpect, 
 	in := controlplane.MasterInput{AdvertiseAddress: self.IP, EtcdServers: servers}
 	if !a.installUntilDone(ctx, controlplane.KubeAPIServerOperand, in, image) {
 		return
-	}
-	if a.stopAPIStandIn != nil {
-		a.stopAPIStandIn()
 	}
 	a.rep.set(chkAPI, retrying, "kube-apiserver installer stand-in wrote revision 1 (etcd %v); the kubelet stand-in starts the real kube-apiserver", servers)
 	a.waitLocalAPI(ctx, servers)
@@ -163,8 +159,8 @@ func (a *Agent) waitLocalAPI(ctx context.Context, servers []string) {
 // publishEtcdStatus plays the etcd operator's status on the real API, on
 // the master that plays its teardown: every kasPoll it writes
 // etcds/cluster's EtcdBootstrapMemberRemoved from the member list, until
-// it has written True (stage 14's wait-for-ceo reads it). An API that is
-// not a real one (the in-memory stand-in refuses the create) is retried.
+// it has written True (stage 14's wait-for-ceo reads it). An API that
+// does not serve etcds yet (stage 13 creates its CRD) is retried.
 func (a *Agent) publishEtcdStatus(ctx context.Context, self wire.NodeExpect, cfg types.Config) {
 	if _, ok, _ := ignition.FileContents(cfg, wire.KASOperatorKubeconfigPath); !ok {
 		return

@@ -70,17 +70,8 @@ func (a *Agent) startServers(self wire.NodeExpect, cfg types.Config) {
 		serveTLS(chkMCS, ignition.MCSPort, mcsCert, mcsErr, mcs)
 		serveTLS(chkAPI, 6443, mcsCert, mcsErr, endpoints.APIStandIn(self.Name))
 	case wire.RoleMaster:
-		if _, real, _ := ignition.FileContents(cfg, wire.KASOperatorKubeconfigPath); real {
-			// A rehearsal master of a lab with the real control plane
-			// leaves 6443 closed, as a real master does until the
-			// operator's installer gives it a kube-apiserver: an
-			// in-memory stand-in here would pass haproxy's /readyz check
-			// and take api and api-int traffic from the bootstrap's real
-			// API (measured on VMs: the installers read their secrets
-			// from each other's stand-ins and never installed).
-			a.rep.set(chkAPI, retrying, "nothing on :6443 yet, as on a real master: the kube-apiserver installer stand-in gives this master the release's kube-apiserver once its etcd member votes and stage 13 created the objects it copies")
-		} else {
-			a.stopAPIStandIn = serveTLS(chkAPI, 6443, mcsCert, mcsErr, a.masterAPI(self))
+		if !a.rehearsalMasterAPI(cfg) {
+			serveTLS(chkAPI, 6443, mcsCert, mcsErr, endpoints.APIStandIn(self.Name))
 		}
 		mcs := &endpoints.MCS{Mode: endpoints.MCSCluster, Configs: map[string][]byte{"worker": file(wire.WorkerConfigPath)}, Log: a.log, Node: self.Name}
 		mcs.OnServe = func(pool, remote string, code int) {
@@ -94,6 +85,27 @@ func (a *Agent) startServers(self wire.NodeExpect, cfg types.Config) {
 		a.listen(chkIngressHTTP, 80, nil, endpoints.IngressStandIn(self.Name))
 		serveTLS(chkIngressHTTPS, 443, cert, err, endpoints.IngressStandIn(self.Name))
 	}
+}
+
+// rehearsalMasterAPI reports on a rehearsal master's 6443 and returns
+// true; false on any other master, which serves the health-only API
+// stand-in the load balancer's checks and lab verify read. A rehearsal
+// master leaves 6443 closed, as a real master does until the
+// kube-apiserver operator's installer gives it a kube-apiserver: its
+// installer stand-in does (masterkas.go). A stand-in here would pass
+// haproxy's /readyz check and take api and api-int traffic from the
+// bootstrap's real API (measured on VMs: the installers read their
+// secrets from each other's stand-ins and never installed).
+func (a *Agent) rehearsalMasterAPI(cfg types.Config) bool {
+	if a.etcd == nil {
+		return false
+	}
+	if _, ok, _ := ignition.FileContents(cfg, wire.KASOperatorKubeconfigPath); !ok {
+		a.rep.set(chkAPI, failed, "this rehearsal master's served config has no %s, so no kube-apiserver installer runs here: its Ignition is older than its agent; rebuild the lab (bootlab lab down, then bootlab lab up --manual-bootstrap)", wire.KASOperatorKubeconfigPath)
+		return true
+	}
+	a.rep.set(chkAPI, retrying, "nothing on :6443 yet, as on a real master: the kube-apiserver installer stand-in gives this master the release's kube-apiserver once its etcd member votes and stage 13 created the objects it copies")
+	return true
 }
 
 // listen serves h on port and returns the function that stops it (nil

@@ -112,9 +112,6 @@ func TestImportArrows(t *testing.T) {
 		{why: "the guest agent is imported only by its one-file main (cmd/bootlab-probe) and its own packages",
 			from: func(p string) bool { return !under(p, "cmd/bootlab-probe", "internal/agent") },
 			to:   func(i string) bool { o, ok := own(i); return ok && under(o, "internal/agent") }},
-		{why: "internal/agent/clusterapi, the in-memory API stand-in, is wired in by internal/agent alone, so it can go without touching the rest",
-			from: func(p string) bool { return p != "internal/agent" && !under(p, "internal/agent/clusterapi") },
-			to:   func(i string) bool { o, ok := own(i); return ok && under(o, "internal/agent/clusterapi") }},
 		{why: "internal/agent/rhcos, what the agent's packages share of the node, and internal/agent/endpoints, the MCS, API and ingress stand-ins, import no other agent package",
 			from: func(p string) bool { return p == "internal/agent/rhcos" || p == "internal/agent/endpoints" },
 			to:   func(i string) bool { o, ok := own(i); return ok && under(o, "internal/agent") }},
@@ -286,7 +283,7 @@ func TestOnlyLabWritesState(t *testing.T) {
 }
 
 // cmd/bootlab-probe is one file, main.go, that wires internal/agent/...:
-// the agent's products (agent, sshd, stand-ins, kubelet, API stand-in)
+// the agent's products (agent, sshd, stand-ins, kubelet)
 // live in packages that are read and tested apart.
 func TestProbeMainIsOneFile(t *testing.T) {
 	t.Parallel()
