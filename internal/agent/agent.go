@@ -123,6 +123,7 @@ func (a *Agent) Run(ctx context.Context) {
 		// manager exited (measured on VMs).
 		a.writeResolvConf()
 		vol := a.mountKubeVolumeAsync()
+		go a.reportNoKubeVolume(vol)
 		kl = kubelet.New(a.log, kubelet.StaticPodDir, nil).WithPending(vol.pending).WithHostIP(self.IP)
 		op := a.etcdOperator()
 		op.Kubelet = kl

@@ -17,8 +17,9 @@ import (
 // The rehearsal bootstrap's temporary control plane is the release's own
 // kube-apiserver, controller manager and scheduler, run by the kubelet
 // stand-in from the pods stage 13 lands, with the programs of the
-// Kubernetes volume. The in-memory API stand-in plays kube-apiserver only
-// on a node without that volume.
+// Kubernetes volume. Nothing plays them on a node without that volume:
+// its api check fails and says so (lab up attaches the volume to every
+// rehearsal bootstrap and master).
 
 // kubeVolume is the Kubernetes volume's mount on this node, as the kubelet
 // stand-in waits for it: its programs are still to come until the mount
@@ -52,14 +53,15 @@ func (v *kubeVolume) pending(program string) string {
 	return fmt.Sprintf("waiting for the Kubernetes volume (serial %s) to be mounted at %s: it brings %s", wire.KubeVolumeSerial, wire.KubeVolumeMount, program)
 }
 
-// has says whether the volume is mounted (false while under way).
-func (v *kubeVolume) has() bool {
-	select {
-	case <-v.done:
-		return v.mounted
-	default:
-		return false
+// reportNoKubeVolume fails the api check once the mount is done without
+// the volume: a rehearsal node runs the release's kube-apiserver from it,
+// and nothing plays it in its place.
+func (a *Agent) reportNoKubeVolume(v *kubeVolume) {
+	<-v.done
+	if v.mounted {
+		return
 	}
+	a.rep.set(chkAPI, failed, "no Kubernetes volume (the disk with serial %s) on this rehearsal node, so the release's kube-apiserver cannot run here and nothing plays it: `bootlab lab up` attaches it to a rehearsal lab's bootstrap and masters; rebuild the lab (bootlab lab down, then bootlab lab up --manual-bootstrap)", wire.KubeVolumeSerial)
 }
 
 // apiReadyz is where the agent asks the real kube-apiserver; /readyz is

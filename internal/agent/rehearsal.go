@@ -3,7 +3,6 @@ package agent
 import (
 	"context"
 	"crypto/tls"
-	"crypto/x509"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -85,9 +84,9 @@ func (a *Agent) rehearse(self wire.NodeExpect, cfg types.Config) {
 	// The volume is mounted before the control-plane pods start: the
 	// kubelet stand-in holds a pod whose program it brings until then.
 	vol := a.mountKubeVolumeAsync()
+	go a.reportNoKubeVolume(vol)
 	kl := kubelet.New(a.log, kubelet.StaticPodDir, map[string]kubelet.Service{
 		"machine-config-server": func(corev1.Pod, corev1.Container) (func(), error) { return a.startMCS(self) },
-		"kube-apiserver":        func(corev1.Pod, corev1.Container) (func(), error) { return a.startAPI(self, vol.has()) },
 	}).WithPending(vol.pending).WithHostIP(self.IP)
 	go kl.Run(context.Background())
 	go a.reportRealAPI(context.Background(), kl)
@@ -106,7 +105,7 @@ func (a *Agent) mountKubeVolume() bool {
 	ok, err := mountKubeVolume(context.Background(), "/sys/block")
 	switch {
 	case err != nil:
-		a.log.Warn("the Kubernetes volume: kube-apiserver and kubectl will be missing", "err", err)
+		a.log.Error("the Kubernetes volume: kube-apiserver and kubectl will be missing", "err", err)
 		return false
 	case ok:
 		a.log.Info("mounted the Kubernetes volume read-only", "at", wire.KubeVolumeMount, "programs", binDir, "took", time.Since(start).Round(time.Millisecond))
@@ -224,33 +223,6 @@ func setupSudo() error {
 		}
 	}
 	return nil
-}
-
-// startAPI starts the in-memory API stand-in on 6443 where the kubelet
-// stand-in cannot run the release's kube-apiserver (a node without the
-// Kubernetes volume): TLS with the api-int certificate, /readyz, /livez
-// and /healthz "ok".
-func (a *Agent) startAPI(self wire.NodeExpect, volume bool) (func(), error) {
-	why := "this node has no Kubernetes volume (a plain probe lab), so no real kube-apiserver can run"
-	if volume {
-		why = "kube-apiserver is missing from the Kubernetes volume"
-	}
-	cert, err := tls.LoadX509KeyPair("/opt/openshift/tls/machine-config-server.crt", "/opt/openshift/tls/machine-config-server.key")
-	if err != nil {
-		return nil, fmt.Errorf("serving certificate: %w", err)
-	}
-	if _, err := x509.ParseCertificate(cert.Certificate[0]); err != nil {
-		return nil, err
-	}
-	stop, err := a.serveTLSOn(6443, cert, endpoints.APIStandIn(self.Name))
-	if err != nil {
-		return nil, err
-	}
-	a.rep.set(chkAPI, passed, "bootstrap API stand-in (in memory) started by stage 13 (cluster-bootstrap landed the kube-apiserver pod): %s", why)
-	return func() {
-		stop()
-		a.rep.set(chkAPI, failed, "bootstrap API stopped: cluster-bootstrap tore the temporary control plane down")
-	}, nil
 }
 
 // reportBootstrapEtcd puts the etcd member list, as the bootstrap's own

@@ -216,12 +216,12 @@ func TestFetchWorkerFromBootstrapIsRefused(t *testing.T) {
 	assert.Contains(t, se.Body, `refusing to serve bootstrap configuration to pool "worker"`)
 }
 
-// Where a rehearsal node has no Kubernetes volume, stage 13 serves the
-// in-memory API stand-in with the MCS certificate, and a master's etcd
-// operator stand-in waits for /readyz through the bootstrap kubeconfig it
-// was served (api-int, the lab CA) before it joins etcd. That kubeconfig
-// must reach the stand-in: the same certificate under another CA must not.
-func TestRehearsalMasterKubeconfigReachesTheAPIStandIn(t *testing.T) {
+// A master's etcd operator stand-in waits for /readyz through the
+// bootstrap kubeconfig it was served (api-int, the lab CA) before it joins
+// etcd. That kubeconfig must reach a server with the lab's api-int
+// certificate (the MCS pair; here behind the health-only API handler): the
+// same certificate under another CA must not.
+func TestRehearsalMasterKubeconfigTrustsTheLabCA(t *testing.T) {
 	t.Parallel()
 	in := rehearsalInput(t)
 	kc, ok := servedMasterFile(t, in, wire.NodeBootstrapKubeconfigPath)
@@ -239,7 +239,7 @@ func TestRehearsalMasterKubeconfigReachesTheAPIStandIn(t *testing.T) {
 		defer cancel()
 		return c.Ready(ctx)
 	}
-	assert.NoError(t, ready(in.PKI.MCS), "the lab's MCS certificate, as the in-memory API stand-in serves it")
+	assert.NoError(t, ready(in.PKI.MCS), "the lab's api-int certificate")
 
 	other, err := pki.NewCA("another-ca")
 	require.NoError(t, err)

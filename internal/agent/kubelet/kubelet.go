@@ -215,8 +215,8 @@ func (k *Kubelet) start(p, digest string, data []byte) {
 	}
 	rp.state.Name, rp.state.Namespace = pod.Name, pod.Namespace
 	rp.pod = &pod
-	// The node's own program first: the agent plays a container only
-	// where the node cannot run it (no Kubernetes volume).
+	// The node's own program first: the agent plays only the containers
+	// no program of the node runs (the MCS).
 	var missing []string
 	for _, c := range pod.Spec.Containers {
 		argv := append(append([]string(nil), c.Command...), c.Args...)
