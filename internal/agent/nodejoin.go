@@ -24,8 +24,7 @@ const (
 
 // joinWhenRealAPI registers a rehearsal master as a Node, through the
 // kubelet's CSR flow, once a real kube-apiserver answers at api-int: until
-// then (the in-memory API stand-in, a plain probe lab) it only looks
-// every 10 s, so today's labs are untouched. Its config carries the
+// then (before stage 13) it only looks every 10 s. Its config carries the
 // bootstrap kubeconfig only on a rehearsal master; pods is the node's
 // kubelet stand-in's static pods (nil: it runs none).
 func (a *Agent) joinWhenRealAPI(ctx context.Context, self wire.NodeExpect, cfg types.Config, pods func() []node.StaticPod) {
@@ -92,9 +91,8 @@ func (a *Agent) writeJoinFiles(cfg types.Config) (string, bool) {
 // clusterAPIReady is what the etcd operator stand-in waits for before it
 // adds this master to etcd: the API the node's bootstrap kubeconfig names
 // (api-int, through the load balancer) answers /readyz ok. That is the
-// bootstrap's temporary control plane from stage 13 on (or the in-memory
-// API stand-in where no Kubernetes volume is), as the operator's pod runs
-// only once a cluster API does. One client for every ask, so its
+// bootstrap's temporary control plane from stage 13 on, as the operator's
+// pod runs only once a cluster API does. One client for every ask, so its
 // connection is kept.
 func (a *Agent) clusterAPIReady() func(context.Context) error {
 	var c *kubecreate.Client

@@ -22,8 +22,9 @@ import (
 
 // cluster-bootstrap start, played on the rehearsal bootstrap: it does on
 // the node what the real one does, in order, and says what it cannot do.
-// When a real kube-apiserver answers on localhost:6443 it creates the
-// manifests through it; when the API stand-in answers, nothing is created.
+// The kubelet stand-in runs the release's kube-apiserver from the pods it
+// lands; once it answers on localhost:6443 the manifests are created
+// through it.
 
 func (t *Tools) clusterBootstrapStart(run *podmanRun, rel *wire.RehearsalRelease, f map[string]string, stdout, stderr io.Writer) error {
 	assets := f["asset-dir"]
@@ -85,37 +86,18 @@ func landBootstrapControlPlane(assets, kube string) (secrets string, started []s
 	return secrets, started, nil
 }
 
-// waitForControlPlanes waits for the bootstrap API; through a real one it
-// creates the manifests and waits for the required pods, through the API
-// stand-in for the masters' API at api-int; then it records that the
+// waitForControlPlanes waits for the bootstrap API, creates the manifests
+// and waits for the required pods through it, then records that the
 // bootstrap is complete.
 func (t *Tools) waitForControlPlanes(assets, requiredPods string, stdout, stderr io.Writer) error {
 	say := func(format string, a ...any) { fmt.Fprintf(stdout, format+"\n", a...) }
-	self, err := t.bootstrapSelf()
-	if err != nil {
-		return err
-	}
 	required, err := parseRequiredPods(requiredPods)
 	if err != nil {
 		return err
 	}
 	// 3. Wait for the bootstrap API.
-	standIn, err := t.waitForAPI(say)
-	if err != nil {
+	if err := t.waitForAPI(say); err != nil {
 		return err
-	}
-	apiInt := "https://api-int." + clusterDomain(self) + ":6443/readyz"
-	// The API stand-in names its node; a real kube-apiserver (the kubelet
-	// started it from bootstrap-manifests/) does not.
-	if standIn != "" {
-		fmt.Fprintln(stderr, "cluster-bootstrap (bootlab rehearsal stand-in): the API stand-in of "+standIn+" answers, no real kube-apiserver (this node has no Kubernetes volume), so the manifests in "+filepath.Join(assets, "manifests")+" are not created in an API")
-		say("Waiting for required pods %s: the masters' API at %s", requiredPods, apiInt)
-		by, err := t.waitForMastersAPI(apiInt, self)
-		if err != nil {
-			return err
-		}
-		say("All self-hosted control plane components successfully started (%s answered by %s)", apiInt, by)
-		return t.recordComplete(assets, false, stderr)
 	}
 	if err := t.createManifests(assets, stdout); err != nil {
 		return err
@@ -135,7 +117,7 @@ func (t *Tools) waitForControlPlanes(assets, requiredPods string, stdout, stderr
 	if err := t.waitRequiredPods(assets, required, list, say); err != nil {
 		return err
 	}
-	return t.recordComplete(assets, true, stderr)
+	return recordComplete(assets, stderr)
 }
 
 // mastersReadyz lists each master's https://IP:6443/readyz, by name,
@@ -164,17 +146,15 @@ const apiProgressEvery = 30 * time.Second
 
 // waitForAPI polls https://localhost:6443/readyz (TLS not verified, no
 // credentials, as cluster-bootstrap) up to BootstrapAPIWait, saying why it
-// still waits; it returns the node the API stand-in names, "" for a real
-// kube-apiserver.
-func (t *Tools) waitForAPI(say func(string, ...any)) (standIn string, err error) {
+// still waits.
+func (t *Tools) waitForAPI(say func(string, ...any)) error {
 	const url = "https://localhost:6443/readyz"
 	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
 	say("Waiting up to %s for the Kubernetes API", t.BootstrapAPIWait)
 	start, last, lastSaid := time.Now(), "", time.Time{}
-	err = t.waitFor(t.BootstrapAPIWait, func() bool {
-		node, why := readyzAnswer(client, url)
+	err := t.waitFor(t.BootstrapAPIWait, func() bool {
+		why := readyzAnswer(client, url)
 		if why == "" {
-			standIn = node
 			return true
 		}
 		if why != last || time.Since(lastSaid) >= apiProgressEvery {
@@ -184,31 +164,30 @@ func (t *Tools) waitForAPI(say func(string, ...any)) (standIn string, err error)
 		return false
 	})
 	if err != nil {
-		return "", fmt.Errorf("the bootstrap API did not answer %s: %w (last: %s); on the node: crictl ps -a, /var/log/pods/openshift-kube-apiserver_bootstrap-kube-apiserver/kube-apiserver.log", url, err, last)
+		return fmt.Errorf("the bootstrap API did not answer %s: %w (last: %s); on the node: crictl ps -a, /var/log/pods/openshift-kube-apiserver_bootstrap-kube-apiserver/kube-apiserver.log", url, err, last)
 	}
 	say("API is up (%s after the control plane landed)", time.Since(start).Round(time.Second))
-	return standIn, nil
+	return nil
 }
 
-// readyzAnswer asks url and returns the node the API stand-in names and
-// "" when it answered ok, else why not.
-func readyzAnswer(client *http.Client, url string) (node, why string) {
+// readyzAnswer asks url and returns "" when it answered ok, else why not.
+func readyzAnswer(client *http.Client, url string) (why string) {
 	resp, err := client.Get(url)
 	if err != nil {
-		return "", err.Error()
+		return err.Error()
 	}
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, 16<<10))
 	if resp.StatusCode == http.StatusOK && strings.TrimSpace(string(body)) == "ok" {
-		return resp.Header.Get(wire.NodeHeader), ""
+		return ""
 	}
 	if resp.StatusCode == http.StatusForbidden {
-		return "", "403 Forbidden for an anonymous client: the API server has not written its RBAC bootstrap roles yet"
+		return "403 Forbidden for an anonymous client: the API server has not written its RBAC bootstrap roles yet"
 	}
 	if failed := failedChecks(string(body)); failed != "" {
-		return "", resp.Status + ": " + failed
+		return resp.Status + ": " + failed
 	}
-	return "", fmt.Sprintf("%s %s", resp.Status, truncate(strings.Join(strings.Fields(string(body)), " "), 300))
+	return fmt.Sprintf("%s %s", resp.Status, truncate(strings.Join(strings.Fields(string(body)), " "), 300))
 }
 
 // failedChecks is what a /readyz or /healthz answer says failed: its
@@ -231,42 +210,17 @@ func truncate(s string, n int) string {
 	return s[:n] + "..."
 }
 
-// waitForMastersAPI waits until a master's API stand-in answers at apiInt
-// (through the load balancer) and returns which.
-func (t *Tools) waitForMastersAPI(apiInt string, self wire.NodeExpect) (string, error) {
-	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
-	var by string
-	err := t.waitFor(t.MastersWait, func() bool {
-		node, why := readyzAnswer(client, apiInt)
-		by = node
-		return why == "" && node != "" && node != self.Name
-	})
-	if err != nil {
-		return "", fmt.Errorf("no master answered %s: do the masters have their config (stage 12, lab verify)? %w", apiInt, err)
+// recordComplete creates (or updates) ConfigMap kube-system/bootstrap
+// with status complete through the bootstrap's kube-apiserver. Not
+// cluster-bootstrap's work upstream: report-progress.sh (progress.service)
+// writes it after .bootkube.done. The rehearsal writes it here because the
+// etcd operator's teardown waits for it and stage 14's wait-for-ceo waits
+// for the teardown; docs/rehearsal-lab.md and `stage explain 13` say so.
+func recordComplete(assets string, stderr io.Writer) error {
+	if err := recordBootstrapCompleteAPI(context.Background(), assets); err != nil {
+		return fmt.Errorf("create ConfigMap kube-system/bootstrap through the bootstrap API: %w", err)
 	}
-	return by, nil
-}
-
-// recordComplete writes ConfigMap kube-system/bootstrap with status
-// complete. Not cluster-bootstrap's work upstream: report-progress.sh
-// (progress.service) writes it after .bootkube.done. The rehearsal writes
-// it here because the etcd operator's teardown waits for it and stage 14's
-// wait-for-ceo waits for the teardown; docs/rehearsal-lab.md and `stage
-// explain 13` say so. Through the real kube-apiserver when one serves the
-// bootstrap; otherwise into etcd, where the API server would keep it.
-func (t *Tools) recordComplete(assets string, realAPI bool, stderr io.Writer) error {
-	say := func(msg string) { fmt.Fprintln(stderr, "cluster-bootstrap (bootlab rehearsal stand-in): "+msg) }
-	if realAPI {
-		if err := recordBootstrapCompleteAPI(context.Background(), assets); err != nil {
-			return fmt.Errorf("create ConfigMap kube-system/bootstrap through the bootstrap API: %w", err)
-		}
-		say("ConfigMap kube-system/bootstrap (status complete) created through the bootstrap's kube-apiserver; the etcd operator's teardown reads it from etcd")
-		return nil
-	}
-	if err := t.RecordBootstrapComplete(assets); err != nil {
-		return fmt.Errorf("create ConfigMap kube-system/bootstrap: %w", err)
-	}
-	say("ConfigMap kube-system/bootstrap (status complete) written into etcd with the node's real etcdctl, at " + bootstrapConfigMapKey + ", as JSON where the API server would store protobuf")
+	fmt.Fprintln(stderr, "cluster-bootstrap (bootlab rehearsal stand-in): ConfigMap kube-system/bootstrap (status complete) created through the bootstrap's kube-apiserver; the etcd operator's teardown reads it from etcd")
 	return nil
 }
 
@@ -289,14 +243,6 @@ func recordBootstrapCompleteAPI(ctx context.Context, assets string) error {
 	if kubecreate.IsAlreadyExists(err) {
 		err = c.Do(ctx, http.MethodPut, coll+"/bootstrap", cm, nil)
 	}
-	return err
-}
-
-// recordBootstrapComplete stores ConfigMap kube-system/bootstrap with
-// status complete in the bootstrap's etcd (Tools.RecordBootstrapComplete).
-func recordBootstrapComplete(assets string) error {
-	cm := `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"bootstrap","namespace":"kube-system"},"data":{"status":"complete"}}`
-	_, err := BootstrapEtcdctl(assets).run(context.Background(), "put", bootstrapConfigMapKey, cm)
 	return err
 }
 
@@ -372,11 +318,6 @@ func readyzOfMembers(ms []Member) map[string]string {
 		out[m.Name] = "https://" + net.JoinHostPort(u.Hostname(), "6443") + "/readyz"
 	}
 	return out
-}
-
-func clusterDomain(n wire.NodeExpect) string {
-	_, d, _ := strings.Cut(n.FQDN, ".")
-	return d
 }
 
 func (t *Tools) waitFor(timeout time.Duration, ok func() bool) error {

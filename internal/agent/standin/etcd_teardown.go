@@ -189,8 +189,8 @@ func memInUse() string {
 }
 
 // bootstrapComplete reads ConfigMap kube-system/bootstrap from etcd, as
-// the real kube-apiserver (protobuf) or the API stand-in's etcdctl put
-// (JSON) stored it, and says whether its status is complete.
+// the kube-apiserver stored it (protobuf by default, or JSON), and says
+// whether its status is complete.
 func (c Etcdctl) bootstrapComplete(ctx context.Context) (bool, string) {
 	value, err := c.rangeSerializable(ctx, bootstrapConfigMapKey)
 	if err != nil {

@@ -34,9 +34,6 @@ type Tools struct {
 	CreateWait time.Duration
 	// CEOWait and CEOPoll time wait-for-ceo.
 	CEOWait, CEOPoll time.Duration
-	// RecordBootstrapComplete stores ConfigMap kube-system/bootstrap with
-	// status complete in the bootstrap's etcd.
-	RecordBootstrapComplete func(assets string) error
 }
 
 // New returns the stand-ins as a rehearsal node runs them.
@@ -45,7 +42,6 @@ func New() *Tools {
 		ReleasePath: wire.ReleaseMetadataPath, ProbeConfigPath: wire.ConfigPath, KubeletState: kubelet.StatePath,
 		BootstrapAPIWait: 20 * time.Minute, MastersWait: 20 * time.Minute, BootstrapPoll: 2 * time.Second, CreateWait: 20 * time.Minute,
 		CEOWait: 30 * time.Minute, CEOPoll: 3 * time.Second,
-		RecordBootstrapComplete: recordBootstrapComplete,
 	}
 }
 
@@ -282,7 +278,7 @@ func (t *Tools) podmanCommand(run *podmanRun, rel *wire.RehearsalRelease, comp s
 		say("running the node's real etcdctl for the etcd image")
 		return execReal("/usr/bin/etcdctl", mapPaths(run, cmd[1:]), run.env), true
 	case comp == "cluster-etcd-operator" && len(cmd) > 1 && filepath.Base(cmd[0]) == "cluster-etcd-operator" && cmd[1] == "wait-for-ceo":
-		say("cluster-etcd-operator wait-for-ceo, played by bootlab: it reads the etcd operator's status from the masters' API stand-in, which reads the real etcd member list")
+		say("cluster-etcd-operator wait-for-ceo, played by bootlab: it reads the etcd operator's status (etcds/cluster) from the real API, where the first master's etcd operator stand-in writes it from the real etcd member list")
 		return done("wait-for-ceo", t.WaitForCEO(flags(mapPaths(run, cmd)), stdout, stderr))
 	}
 	return 0, false

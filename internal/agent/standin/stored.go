@@ -12,8 +12,8 @@ import (
 )
 
 // protobufMagic starts a value kube-apiserver stores in protobuf, its
-// default for built-in kinds; a value without it is JSON (what the API
-// stand-in's etcdctl put writes, and what kube-apiserver reads too).
+// default for built-in kinds; a value without it is JSON (what
+// kube-apiserver stores with --storage-media-type=application/json).
 const protobufMagic = "k8s\x00"
 
 // storedConfigMapData reads the data of a ConfigMap as etcd holds it.

@@ -197,9 +197,9 @@ func (n *Node) logChange(ctx context.Context, what string, err error, last *stri
 }
 
 // RealAPI says whether the API the bootstrap kubeconfig names is a real
-// kube-apiserver, one that serves CertificateSigningRequests (the
-// rehearsal's in-memory API stand-in does not): nil when it is, else why
-// not. A node joins only then, so labs without one keep working.
+// kube-apiserver, one that serves CertificateSigningRequests (a plain
+// probe lab's health-only API stand-in does not): nil when it is, else why
+// not. A node joins only then.
 func (n *Node) RealAPI(ctx context.Context) error {
 	boot, err := kubecreate.LoadKubeconfig(n.cfg.BootstrapKubeconfig)
 	if err != nil {
