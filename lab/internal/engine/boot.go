@@ -103,6 +103,9 @@ func CheckBootFiles(s *spec.Spec, caps hypervisor.Capabilities) error {
 	if !caps.RunsGuests {
 		return nil
 	}
+	if s.Rehearsal() && s.Image.KubeVolume == "" {
+		return errNoKubeVolume
+	}
 	for _, src := range bootSources(s) {
 		_, err := os.Stat(src.path)
 		switch {
@@ -115,6 +118,14 @@ func CheckBootFiles(s *spec.Spec, caps hypervisor.Capabilities) error {
 	}
 	return nil
 }
+
+// errNoKubeVolume refuses a rehearsal lab whose bootstrap and masters
+// would boot without the Kubernetes volume: they run the release's
+// kube-apiserver, controller manager and scheduler from it, and nothing
+// plays them in its place.
+var errNoKubeVolume = errors.New("image.kubeVolume is empty: a rehearsal lab's bootstrap and masters run the release's Kubernetes from that volume, and nothing plays the kube-apiserver without it. " +
+	"Leave the field out of the spec and `bootlab lab up` builds the volume (`bootlab cache build kubernetes` does it ahead of time); " +
+	"a lab built before rehearsal labs had it: `bootlab lab down`, then `bootlab lab up --manual-bootstrap`")
 
 func readBootFile(what, path string) (*plan.BootFile, error) {
 	f, _, err := userfile.Open(path)

@@ -38,3 +38,18 @@ func TestCheckBootFilesNamesTheNodeOrField(t *testing.T) {
 		assert.Contains(t, err.Error(), "image.initrd")
 	}
 }
+
+// A rehearsal lab boots its bootstrap and masters with the Kubernetes
+// volume or not at all: nothing plays the kube-apiserver without it.
+func TestCheckBootFilesRefusesARehearsalLabWithoutItsKubernetesVolume(t *testing.T) {
+	t.Parallel()
+	s := bootSpec(t)
+	s.OpenShift.ManualBootstrap = true
+	require.True(t, s.Rehearsal())
+	s.Image.KubeVolume = ""
+	err := CheckBootFiles(s, hypervisor.Full())
+	require.ErrorIs(t, err, errNoKubeVolume)
+	assert.Contains(t, err.Error(), "image.kubeVolume is empty")
+	assert.Contains(t, err.Error(), "bootlab lab up --manual-bootstrap")
+	assert.NoError(t, CheckBootFiles(s, hypervisor.Capabilities{}), "the test driver boots nothing")
+}
