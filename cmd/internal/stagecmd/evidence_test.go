@@ -114,5 +114,5 @@ func TestRehearsalNoteOf13NamesWhoWritesTheBootstrapConfigMap(t *testing.T) {
 	note := rehearsalSection(13)
 	assert.Contains(t, note, "what upstream's cluster-bootstrap does not")
 	assert.Contains(t, note, "by report-progress.sh (progress.service) after .bootkube.done")
-	assert.Contains(t, note, "their etcd members join once this API stand-in answers, as upstream's join once the etcd operator runs in the cluster", "when the masters' etcd members join, upstream and here")
+	assert.Contains(t, note, "their etcd members join once this API answers, as upstream's join once the etcd operator runs in the cluster", "when the masters' etcd members join, upstream and here")
 }
