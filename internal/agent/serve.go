@@ -68,10 +68,10 @@ func (a *Agent) startServers(self wire.NodeExpect, cfg types.Config) {
 			a.rep.set(chkMCS, passed, "bootstrap MCS (TLS, api-int cert); served /config/master to %d: %s", len(served), strings.Join(served, " "))
 		}
 		serveTLS(chkMCS, ignition.MCSPort, mcsCert, mcsErr, mcs)
-		serveTLS(chkAPI, 6443, mcsCert, mcsErr, endpoints.APIStandIn(self.Name))
+		serveTLS(chkAPI, 6443, mcsCert, mcsErr, endpoints.APIHealth(self.Name))
 	case wire.RoleMaster:
 		if !a.rehearsalMasterAPI(cfg) {
-			serveTLS(chkAPI, 6443, mcsCert, mcsErr, endpoints.APIStandIn(self.Name))
+			serveTLS(chkAPI, 6443, mcsCert, mcsErr, endpoints.APIHealth(self.Name))
 		}
 		mcs := &endpoints.MCS{Mode: endpoints.MCSCluster, Configs: map[string][]byte{"worker": file(wire.WorkerConfigPath)}, Log: a.log, Node: self.Name}
 		mcs.OnServe = func(pool, remote string, code int) {

@@ -232,7 +232,7 @@ func TestRehearsalMasterKubeconfigTrustsTheLabCA(t *testing.T) {
 	ready := func(serving pki.Pair) error {
 		cfg, err := kubecreate.LoadKubeconfig(path)
 		require.NoError(t, err)
-		cfg.Dial = tlsServer(t, serving, endpoints.APIStandIn("bootstrap"), "api-int."+in.ClusterDomain+":6443")
+		cfg.Dial = tlsServer(t, serving, endpoints.APIHealth("bootstrap"), "api-int."+in.ClusterDomain+":6443")
 		c, err := kubecreate.NewClient(cfg)
 		require.NoError(t, err)
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

@@ -7,9 +7,12 @@ import (
 	"github.com/bootlab/bootlab/internal/wire"
 )
 
-// APIStandIn answers like a ready kube-apiserver: /readyz, /livez and
-// /healthz 200 "ok". Everything else is 404.
-func APIStandIn(node string) http.Handler {
+// APIHealth answers a kube-apiserver's health checks as a ready one does:
+// /readyz, /livez and /healthz 200 "ok". Everything else is 404: it is no
+// API. A plain probe lab's bootstrap and masters serve it on 6443, so the
+// load balancer's checks and lab verify prove the lab's network without a
+// release; a rehearsal lab runs the release's kube-apiserver instead.
+func APIHealth(node string) http.Handler {
 	mux := http.NewServeMux()
 	ok := func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")

@@ -92,7 +92,7 @@ func TestStaticStatusShowsOnlyWhatRuns(t *testing.T) {
 // does not try to join it.
 func TestRealAPIRefusesTheStandIn(t *testing.T) {
 	t.Parallel()
-	srv := httptest.NewTLSServer(endpoints.APIStandIn("bootstrap"))
+	srv := httptest.NewTLSServer(endpoints.APIHealth("bootstrap"))
 	defer srv.Close()
 	ca, err := pki.NewCA("test")
 	require.NoError(t, err)
