@@ -22,8 +22,8 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/bootlab/bootlab/internal/agent/kubelet/node"
-	"github.com/bootlab/bootlab/internal/agent/rhcos"
 	"github.com/bootlab/bootlab/internal/atomicfile"
+	"github.com/bootlab/bootlab/internal/rhcos"
 )
 
 const (

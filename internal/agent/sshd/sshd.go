@@ -17,7 +17,7 @@ import (
 	"github.com/creack/pty"
 	"golang.org/x/crypto/ssh"
 
-	"github.com/bootlab/bootlab/internal/agent/rhcos"
+	"github.com/bootlab/bootlab/internal/rhcos"
 )
 
 // Server serves SSH connections until its listener closes.

@@ -8,7 +8,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/bootlab/bootlab/internal/agent/rhcos"
+	"github.com/bootlab/bootlab/internal/rhcos"
 )
 
 // SudoPath is where the sudo stand-in lives: a set-user-ID link to the
