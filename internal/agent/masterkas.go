@@ -15,7 +15,7 @@ import (
 	"github.com/bootlab/bootlab/internal/agent/standin"
 	"github.com/bootlab/bootlab/internal/controlplane"
 	"github.com/bootlab/bootlab/internal/ignition"
-	"github.com/bootlab/bootlab/internal/kubecreate"
+	"github.com/bootlab/bootlab/internal/kube"
 	"github.com/bootlab/bootlab/internal/timing"
 	"github.com/bootlab/bootlab/internal/wire"
 )
@@ -186,12 +186,12 @@ func (a *Agent) publishEtcdStatus(ctx context.Context, self wire.NodeExpect, cfg
 // publishEtcdStatusOnce asks the API first: etcd is read only once a real
 // API serves the etcd operator's kind.
 func (a *Agent) publishEtcdStatusOnce(ctx context.Context, local standin.Etcdctl) (bool, error) {
-	cfg, err := kubecreate.LoadKubeconfig(wire.KASOperatorKubeconfigPath)
+	cfg, err := kube.LoadKubeconfig(wire.KASOperatorKubeconfigPath)
 	if err != nil {
 		return false, err
 	}
 	cfg.Dial = a.newDialer().DialContext
-	c, err := kubecreate.NewClient(cfg)
+	c, err := kube.NewClient(cfg)
 	if err != nil {
 		return false, err
 	}

@@ -12,7 +12,7 @@ import (
 
 	"github.com/bootlab/bootlab/internal/agent/kubelet/node"
 	"github.com/bootlab/bootlab/internal/ignition"
-	"github.com/bootlab/bootlab/internal/kubecreate"
+	"github.com/bootlab/bootlab/internal/kube"
 	"github.com/bootlab/bootlab/internal/wire"
 )
 
@@ -95,15 +95,15 @@ func (a *Agent) writeJoinFiles(cfg types.Config) (string, bool) {
 // pod runs only once a cluster API does. One client for every ask, so its
 // connection is kept.
 func (a *Agent) clusterAPIReady() func(context.Context) error {
-	var c *kubecreate.Client
+	var c *kube.Client
 	return func(ctx context.Context) error {
 		if c == nil {
-			cfg, err := kubecreate.LoadKubeconfig(wire.NodeBootstrapKubeconfigPath)
+			cfg, err := kube.LoadKubeconfig(wire.NodeBootstrapKubeconfigPath)
 			if err != nil {
 				return err
 			}
 			cfg.Dial = a.newDialer().DialContext
-			nc, err := kubecreate.NewClient(cfg)
+			nc, err := kube.NewClient(cfg)
 			if err != nil {
 				return err
 			}

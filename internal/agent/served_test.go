@@ -21,7 +21,7 @@ import (
 
 	"github.com/bootlab/bootlab/internal/agent/endpoints"
 	"github.com/bootlab/bootlab/internal/ignition"
-	"github.com/bootlab/bootlab/internal/kubecreate"
+	"github.com/bootlab/bootlab/internal/kube"
 	"github.com/bootlab/bootlab/internal/pki"
 	"github.com/bootlab/bootlab/internal/wire"
 	"github.com/bootlab/bootlab/lab/probe"
@@ -230,10 +230,10 @@ func TestRehearsalMasterKubeconfigTrustsTheLabCA(t *testing.T) {
 	require.NoError(t, os.WriteFile(path, kc, 0o600))
 
 	ready := func(serving pki.Pair) error {
-		cfg, err := kubecreate.LoadKubeconfig(path)
+		cfg, err := kube.LoadKubeconfig(path)
 		require.NoError(t, err)
 		cfg.Dial = tlsServer(t, serving, endpoints.APIHealth("bootstrap"), "api-int."+in.ClusterDomain+":6443")
-		c, err := kubecreate.NewClient(cfg)
+		c, err := kube.NewClient(cfg)
 		require.NoError(t, err)
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()

@@ -107,7 +107,7 @@ func TestImportArrows(t *testing.T) {
 			from: func(p string) bool { return under(p, "cmd/bootlab-probe", "internal/agent") },
 			to: func(i string) bool {
 				o, ok := own(i)
-				return ok && !under(o, "internal/wire", "internal/ignition", "internal/pki", "internal/rhcos", "internal/agent", "internal/kubecreate", "internal/openshiftcrds", "internal/controlplane", "internal/atomicfile", "internal/procstat", "internal/timing")
+				return ok && !under(o, "internal/wire", "internal/ignition", "internal/pki", "internal/rhcos", "internal/agent", "internal/kube", "internal/kubecreate", "internal/openshiftcrds", "internal/controlplane", "internal/atomicfile", "internal/procstat", "internal/timing")
 			}},
 		{why: "the guest agent is imported only by its one-file main (cmd/bootlab-probe) and its own packages",
 			from: func(p string) bool { return !under(p, "cmd/bootlab-probe", "internal/agent") },
@@ -163,9 +163,12 @@ func TestImportArrows(t *testing.T) {
 				o, ok := own(i)
 				return ok && !under(o, "lab/hypervisor") && o != "lab/spec" && o != "lab/host"
 			}},
-		{why: "internal/kubecreate, cluster-bootstrap's create that the static guest agent runs, imports no bootlab package",
-			from: func(p string) bool { return p == "internal/kubecreate" },
+		{why: "internal/kube, the one Kubernetes REST client and kubeconfig loader, imports no bootlab package: the guest cluster and the host's lab/cluster both speak to an API server through it",
+			from: func(p string) bool { return p == "internal/kube" },
 			to:   func(i string) bool { _, ok := own(i); return ok }},
+		{why: "internal/kubecreate, cluster-bootstrap's create that the static guest agent runs, imports no bootlab package but internal/kube",
+			from: func(p string) bool { return p == "internal/kubecreate" },
+			to:   func(i string) bool { o, ok := own(i); return ok && o != "internal/kube" }},
 		{why: "internal/openshiftcrds, bootlab's OpenShift CRDs, imports no bootlab package but internal/kubecreate, which creates them",
 			from: func(p string) bool { return p == "internal/openshiftcrds" },
 			to:   func(i string) bool { o, ok := own(i); return ok && o != "internal/kubecreate" }},

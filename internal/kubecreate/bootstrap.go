@@ -3,6 +3,7 @@ package kubecreate
 import (
 	"context"
 	"fmt"
+	"github.com/bootlab/bootlab/internal/kube"
 	"io"
 	"time"
 )
@@ -42,11 +43,11 @@ func Bootstrap(ctx context.Context, o BootstrapOptions) (first, manifests *Resul
 	if err != nil {
 		return nil, nil, err
 	}
-	cfg, err := LoadKubeconfig(o.Kubeconfig)
+	cfg, err := kube.LoadKubeconfig(o.Kubeconfig)
 	if err != nil {
 		return nil, nil, err
 	}
-	c, err := NewClient(cfg)
+	c, err := kube.NewClient(cfg)
 	if err != nil {
 		return nil, nil, fmt.Errorf("kubeconfig %s: %w", o.Kubeconfig, err)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/bootlab/bootlab/internal/kube"
 	"io"
 	"net/http"
 	"strings"
@@ -90,7 +91,7 @@ var errPermanent = errors.New("refused")
 // are done or ctx ends. An object the API refuses as invalid is not
 // retried (upstream retries it until its deadline). The error, when some
 // are left, is an *IncompleteError; the Result lists every outcome.
-func Create(ctx context.Context, c *Client, ms []Manifest, opts Options) (*Result, error) {
+func Create(ctx context.Context, c *kube.Client, ms []Manifest, opts Options) (*Result, error) {
 	if opts.Interval <= 0 {
 		opts.Interval = 200 * time.Millisecond
 	}
@@ -176,7 +177,7 @@ func roundReport(r *Result, tried []int) string {
 
 // creation is one Create's state.
 type creation struct {
-	c   *Client
+	c   *kube.Client
 	m   *mapper
 	log io.Writer
 	// crds maps group/Kind to the manifest of the CRD that defines it.
@@ -207,18 +208,18 @@ func (r *creation) one(ctx context.Context, o *Object) error {
 			o.Outcome = Existed
 			fmt.Fprintf(r.log, "Skipped %q %s as it already exists\n", o.Source(), o.Resource)
 		}
-	case !IsNotFound(err):
+	case !kube.IsNotFound(err):
 		return fmt.Errorf("get: %w", err)
 	default:
 		err = r.c.Do(ctx, http.MethodPost, coll, o.Object, &inCluster)
 		switch {
-		case IsAlreadyExists(err):
+		case kube.IsAlreadyExists(err):
 			o.Outcome = Existed
 			fmt.Fprintf(r.log, "Skipped creating %q %s as it already exists\n", o.Source(), o.Resource)
 			if err := r.c.Do(ctx, http.MethodGet, coll+"/"+o.Name, nil, &inCluster); err != nil {
 				return fmt.Errorf("get: %w", err)
 			}
-		case hasCode(err, http.StatusBadRequest) || hasCode(err, http.StatusUnprocessableEntity):
+		case kube.HasCode(err, http.StatusBadRequest) || kube.HasCode(err, http.StatusUnprocessableEntity):
 			return fmt.Errorf("%w: %w", errPermanent, err)
 		case err != nil:
 			return fmt.Errorf("create: %w", err)
@@ -244,7 +245,7 @@ func (r *creation) status(ctx context.Context, o *Object, coll string, inCluster
 	inCluster["status"] = want
 	err := r.c.Do(ctx, http.MethodPut, coll+"/"+o.Name+"/status", inCluster, nil)
 	switch {
-	case IsNotFound(err):
+	case kube.IsNotFound(err):
 		return nil // no status subresource: the create kept it
 	case err != nil:
 		return fmt.Errorf("update status: %w", err)

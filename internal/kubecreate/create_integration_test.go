@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/bootlab/bootlab/internal/kube"
 	"github.com/bootlab/bootlab/internal/kubecreate"
 	"github.com/bootlab/bootlab/internal/openshiftcrds"
 	"github.com/bootlab/bootlab/internal/testutil"
@@ -29,13 +30,13 @@ func TestMain(m *testing.M) {
 // startAPI runs the default release's etcd and kube-apiserver on loopback,
 // built (once) into the run's shared cache, and returns them with a
 // client from their admin kubeconfig.
-func startAPI(t *testing.T) (*kubetest.ControlPlane, *kubecreate.Client) {
+func startAPI(t *testing.T) (*kubetest.ControlPlane, *kube.Client) {
 	t.Helper()
 	rel := kuberelease.Build(t, "4.19")
 	cp := kubetest.StartControlPlane(t, rel.Etcd, rel.Programs)
-	cfg, err := kubecreate.LoadKubeconfig(cp.Files["kubeconfig"])
+	cfg, err := kube.LoadKubeconfig(cp.Files["kubeconfig"])
 	require.NoError(t, err)
-	c, err := kubecreate.NewClient(cfg)
+	c, err := kube.NewClient(cfg)
 	require.NoError(t, err)
 	return cp, c
 }

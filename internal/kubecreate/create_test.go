@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bootlab/bootlab/internal/kube"
+	"github.com/bootlab/bootlab/internal/pki"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -31,7 +33,7 @@ func TestCreateRetriesUntilTheDeadline(t *testing.T) {
 	}))
 	defer srv.Close()
 	_, client := testPKI(t)
-	c, err := NewClient(Config{Server: srv.URL, CAPEM: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw}),
+	c, err := kube.NewClient(kube.Config{Server: srv.URL, CAPEM: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw}),
 		CertPEM: client.CertPEM, KeyPEM: client.KeyPEM})
 	require.NoError(t, err)
 	ms, err := Parse("gadget.yaml", []byte("apiVersion: late.example/v1\nkind: Gadget\nmetadata: {name: g}\n"))
@@ -53,4 +55,13 @@ func TestCreateRetriesUntilTheDeadline(t *testing.T) {
 	assert.InDelta(t, res.Rounds, int(discoveries.Load()), 1, "discovery asked again each round")
 	assert.Equal(t, 1, strings.Count(log.String(), "failed to create some manifests"), "an unchanged round is not reported again:\n%s", log.String())
 	assert.Equal(t, 1, res.Count(Failed))
+}
+
+func testPKI(t *testing.T) (ca, client pki.Pair) {
+	t.Helper()
+	ca, err := pki.NewCA("kubecreate-test")
+	require.NoError(t, err)
+	client, err = pki.NewClient(ca, "system:admin", []string{"system:masters"})
+	require.NoError(t, err)
+	return ca, client
 }

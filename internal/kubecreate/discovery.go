@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/bootlab/bootlab/internal/kube"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -36,12 +37,14 @@ func (e *NotServedError) Error() string {
 // /apis/GROUP/VERSION), one group version at a time, cached until reset:
 // a kind that appears (its CRD became Established) is seen after a reset.
 type mapper struct {
-	c *Client
+	c *kube.Client
 	// lists holds each group version asked; nil when it is not served.
 	lists map[string]*metav1.APIResourceList
 }
 
-func newMapper(c *Client) *mapper { return &mapper{c: c, lists: map[string]*metav1.APIResourceList{}} }
+func newMapper(c *kube.Client) *mapper {
+	return &mapper{c: c, lists: map[string]*metav1.APIResourceList{}}
+}
 
 // reset forgets what discovery said, to ask again.
 func (m *mapper) reset() { clear(m.lists) }
@@ -52,7 +55,7 @@ func (m *mapper) lookup(ctx context.Context, apiVersion, kind string) (resource,
 		l = &metav1.APIResourceList{}
 		err := m.c.Do(ctx, http.MethodGet, groupVersionPath(apiVersion), nil, l)
 		switch {
-		case IsNotFound(err):
+		case kube.IsNotFound(err):
 			l = nil
 		case err != nil:
 			return resource{}, fmt.Errorf("discovery: %w", err)

@@ -4,8 +4,7 @@
 // file, then create in rounds, CRDs first and namespaces before what lives
 // in them, until everything exists or the deadline passes.
 //
-// It runs inside the static probe agent on the bootstrap, so it speaks the
-// API with net/http and the apimachinery wire types only (no client-go),
-// and authenticates with the client certificate of a kubeconfig like
-// /opt/openshift/auth/kubeconfig.
+// It runs inside the static probe agent on the bootstrap and speaks the
+// API through internal/kube, with the client certificate of a kubeconfig
+// like /opt/openshift/auth/kubeconfig.
 package kubecreate

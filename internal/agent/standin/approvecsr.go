@@ -15,7 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/bootlab/bootlab/internal/agent/kubelet/node"
-	"github.com/bootlab/bootlab/internal/kubecreate"
+	"github.com/bootlab/bootlab/internal/kube"
 )
 
 // approve-csr.service on a real bootstrap runs approve-csr.sh with the
@@ -84,11 +84,11 @@ func (a ApproveCSR) Run(ctx context.Context) {
 // pending ones, then sets the node-role labels the kubelet stand-ins
 // asked for, returning the CSRs approved and the nodes labelled.
 func (a ApproveCSR) round(ctx context.Context) (approved, labelled []string, err error) {
-	cfg, err := kubecreate.LoadKubeconfig(filepath.Join(a.Assets, "auth", "kubeconfig-loopback"))
+	cfg, err := kube.LoadKubeconfig(filepath.Join(a.Assets, "auth", "kubeconfig-loopback"))
 	if err != nil {
 		return nil, nil, err
 	}
-	c, err := kubecreate.NewClient(cfg)
+	c, err := kube.NewClient(cfg)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -101,7 +101,7 @@ func (a ApproveCSR) round(ctx context.Context) (approved, labelled []string, err
 // node-role labels (node.RoleLabelsAnnotation), the labels it asked for.
 // It is the one duty the stand-in has that approve-csr.sh has not: on a
 // real cluster the kubelet sets them itself (see the annotation).
-func labelNodeRoles(ctx context.Context, c *kubecreate.Client) ([]string, error) {
+func labelNodeRoles(ctx context.Context, c *kube.Client) ([]string, error) {
 	var list corev1.NodeList
 	if err := c.Do(ctx, "GET", "/api/v1/nodes", nil, &list); err != nil {
 		return nil, err
@@ -132,7 +132,7 @@ const csrPath = "/apis/certificates.k8s.io/v1/certificatesigningrequests"
 
 // approvePending approves every CSR with neither an Approved nor a Denied
 // condition, as `oc adm certificate approve` does.
-func approvePending(ctx context.Context, c *kubecreate.Client) ([]string, error) {
+func approvePending(ctx context.Context, c *kube.Client) ([]string, error) {
 	var list certv1.CertificateSigningRequestList
 	if err := c.Do(ctx, "GET", csrPath, nil, &list); err != nil {
 		return nil, err

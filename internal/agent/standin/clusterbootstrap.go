@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/bootlab/bootlab/internal/kube"
 	"github.com/bootlab/bootlab/internal/kubecreate"
 	"github.com/bootlab/bootlab/internal/openshiftcrds"
 	"github.com/bootlab/bootlab/internal/wire"
@@ -228,11 +229,11 @@ func recordComplete(assets string, stderr io.Writer) error {
 // kube-system/bootstrap with status complete through the API of
 // cluster-bootstrap's loopback kubeconfig.
 func recordBootstrapCompleteAPI(ctx context.Context, assets string) error {
-	cfg, err := kubecreate.LoadKubeconfig(filepath.Join(assets, "auth", "kubeconfig-loopback"))
+	cfg, err := kube.LoadKubeconfig(filepath.Join(assets, "auth", "kubeconfig-loopback"))
 	if err != nil {
 		return err
 	}
-	c, err := kubecreate.NewClient(cfg)
+	c, err := kube.NewClient(cfg)
 	if err != nil {
 		return err
 	}
@@ -240,7 +241,7 @@ func recordBootstrapCompleteAPI(ctx context.Context, assets string) error {
 		"metadata": map[string]any{"name": "bootstrap", "namespace": "kube-system"}, "data": map[string]string{"status": "complete"}}
 	const coll = "/api/v1/namespaces/kube-system/configmaps"
 	err = c.Do(ctx, http.MethodPost, coll, cm, nil)
-	if kubecreate.IsAlreadyExists(err) {
+	if kube.IsAlreadyExists(err) {
 		err = c.Do(ctx, http.MethodPut, coll+"/bootstrap", cm, nil)
 	}
 	return err

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/bootlab/bootlab/internal/kubecreate"
+	"github.com/bootlab/bootlab/internal/kube"
 )
 
 // The etcd operator's status through the real API: upstream the operator
@@ -31,11 +31,11 @@ func etcdStatusCondition(ms []Member, now time.Time) (map[string]any, bool) {
 // WriteEtcdStatus creates etcds/cluster if the API lacks it and sets its
 // EtcdBootstrapMemberRemoved condition from ms; it returns whether the
 // bootstrap member is removed.
-func WriteEtcdStatus(ctx context.Context, c *kubecreate.Client, ms []Member) (bool, error) {
+func WriteEtcdStatus(ctx context.Context, c *kube.Client, ms []Member) (bool, error) {
 	obj := map[string]any{"apiVersion": "operator.openshift.io/v1", "kind": "Etcd",
 		"metadata": map[string]any{"name": "cluster"}, "spec": map[string]any{"managementState": "Managed"}}
 	err := c.Do(ctx, "POST", "/apis/operator.openshift.io/v1/etcds", obj, nil)
-	if err != nil && !kubecreate.IsAlreadyExists(err) {
+	if err != nil && !kube.IsAlreadyExists(err) {
 		return false, fmt.Errorf("create etcds/cluster: %w", err)
 	}
 	cond, removed := etcdStatusCondition(ms, time.Now())

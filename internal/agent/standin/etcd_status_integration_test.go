@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/bootlab/bootlab/internal/kube"
 	"github.com/bootlab/bootlab/internal/kubecreate"
 	"github.com/bootlab/bootlab/internal/openshiftcrds"
 )
@@ -25,9 +26,9 @@ func TestEtcdStatusThroughTheRealAPIEndsWaitForCEO(t *testing.T) {
 	cp, _ := realControlPlane(t)
 	dir := t.TempDir()
 	kcPath := embeddedKubeconfig(t, dir, "https://127.0.0.1:"+cp.APIPort, cp.Files["admin.crt"], cp.Files["admin.key"])
-	cfg, err := kubecreate.LoadKubeconfig(kcPath)
+	cfg, err := kube.LoadKubeconfig(kcPath)
 	require.NoError(t, err)
-	c, err := kubecreate.NewClient(cfg)
+	c, err := kube.NewClient(cfg)
 	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()

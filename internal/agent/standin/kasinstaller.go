@@ -16,7 +16,7 @@ import (
 
 	"github.com/bootlab/bootlab/internal/atomicfile"
 	"github.com/bootlab/bootlab/internal/controlplane"
-	"github.com/bootlab/bootlab/internal/kubecreate"
+	"github.com/bootlab/bootlab/internal/kube"
 	"github.com/bootlab/bootlab/internal/timing"
 	"github.com/bootlab/bootlab/internal/wire"
 )
@@ -134,18 +134,18 @@ func writeFileAtomic(p string, data []byte, mode os.FileMode) error {
 
 // APISource reads objects through the real API with a kubeconfig's
 // identity, as the operator reads them.
-type APISource struct{ c *kubecreate.Client }
+type APISource struct{ c *kube.Client }
 
 // NewAPISource returns the source for kubeconfig (client certificate and
 // CA embedded, as the installer's kubeconfigs are); dial, when set, opens
 // the connections (the node's resolver for api-int).
 func NewAPISource(kubeconfig string, dial func(ctx context.Context, network, addr string) (net.Conn, error)) (*APISource, error) {
-	cfg, err := kubecreate.LoadKubeconfig(kubeconfig)
+	cfg, err := kube.LoadKubeconfig(kubeconfig)
 	if err != nil {
 		return nil, err
 	}
 	cfg.Dial = dial
-	c, err := kubecreate.NewClient(cfg)
+	c, err := kube.NewClient(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("kubeconfig %s: %w", kubeconfig, err)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/bootlab/bootlab/internal/kube"
 	"github.com/bootlab/bootlab/internal/kubecreate"
 	"github.com/bootlab/bootlab/internal/openshiftcrds"
 )
@@ -28,9 +29,9 @@ func TestOcPatchClusterVersionThroughTheRealAPI(t *testing.T) {
 	cp, _ := realControlPlane(t)
 	dir := t.TempDir()
 	kubeconfig := embeddedKubeconfig(t, dir, "https://127.0.0.1:"+cp.APIPort, cp.Files["admin.crt"], cp.Files["admin.key"])
-	cfg, err := kubecreate.LoadKubeconfig(kubeconfig)
+	cfg, err := kube.LoadKubeconfig(kubeconfig)
 	require.NoError(t, err)
-	c, err := kubecreate.NewClient(cfg)
+	c, err := kube.NewClient(cfg)
 	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()

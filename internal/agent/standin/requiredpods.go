@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/bootlab/bootlab/internal/controlplane"
-	"github.com/bootlab/bootlab/internal/kubecreate"
+	"github.com/bootlab/bootlab/internal/kube"
 )
 
 // cluster-bootstrap's wait for the required pods, through the real
@@ -72,11 +72,11 @@ type podList struct {
 }
 
 // requiredPodStatuses asks the API for each required pod's status.
-func requiredPodStatuses(ctx context.Context, c *kubecreate.Client, pods []requiredPod) (map[requiredPod]podStatus, error) {
+func requiredPodStatuses(ctx context.Context, c *kube.Client, pods []requiredPod) (map[requiredPod]podStatus, error) {
 	out := map[requiredPod]podStatus{}
 	for _, r := range pods {
 		var l podList
-		if err := c.Do(ctx, http.MethodGet, "/api/v1/namespaces/"+url.PathEscape(r.Namespace)+"/pods", nil, &l); err != nil && !kubecreate.IsNotFound(err) {
+		if err := c.Do(ctx, http.MethodGet, "/api/v1/namespaces/"+url.PathEscape(r.Namespace)+"/pods", nil, &l); err != nil && !kube.IsNotFound(err) {
 			return nil, fmt.Errorf("list pods in %s: %w", r.Namespace, err)
 		}
 		out[r] = podDoesNotExist
@@ -118,7 +118,7 @@ func rank(s podStatus) int {
 // bootstrap never joins). A master counts once it has its role label, as
 // `oc get nodes` shows it, which approve-csr's stand-in sets in a
 // rehearsal lab (node.RoleLabelsAnnotation).
-func readyNodes(ctx context.Context, c *kubecreate.Client) (int, error) {
+func readyNodes(ctx context.Context, c *kube.Client) (int, error) {
 	var l struct {
 		Items []struct {
 			Status struct {
@@ -152,11 +152,11 @@ func readyNodes(ctx context.Context, c *kubecreate.Client) (int, error) {
 // each with its /readyz URL, asked each round) and joined as Ready Nodes,
 // and none publishes a mirror pod of the rest.
 func (t *Tools) waitRequiredPods(assets string, required []requiredPod, list masterList, say func(string, ...any)) error {
-	cfg, err := kubecreate.LoadKubeconfig(filepath.Join(assets, "auth", "kubeconfig-loopback"))
+	cfg, err := kube.LoadKubeconfig(filepath.Join(assets, "auth", "kubeconfig-loopback"))
 	if err != nil {
 		return err
 	}
-	c, err := kubecreate.NewClient(cfg)
+	c, err := kube.NewClient(cfg)
 	if err != nil {
 		return err
 	}
@@ -218,7 +218,7 @@ func (t *Tools) waitRequiredPods(assets string, required []requiredPod, list mas
 // load a master's /readyz blips (an etcd check timing out) and waiting
 // for all three to answer in the same round took minutes longer, while
 // upstream's wait looks only at the mirror pods.
-func rehearsalWhyNotRun(ctx context.Context, c *kubecreate.Client, client *http.Client, st map[requiredPod]podStatus, masters map[string]string, want int, served map[string]bool) (why, progress string) {
+func rehearsalWhyNotRun(ctx context.Context, c *kube.Client, client *http.Client, st map[requiredPod]podStatus, masters map[string]string, want int, served map[string]bool) (why, progress string) {
 	nodes, err := readyNodes(ctx, c)
 	if err != nil {
 		return "", "cannot count the master Nodes yet: " + err.Error()

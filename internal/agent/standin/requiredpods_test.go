@@ -15,7 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/bootlab/bootlab/internal/kubecreate"
+	"github.com/bootlab/bootlab/internal/kube"
 	"github.com/bootlab/bootlab/internal/pki"
 )
 
@@ -61,7 +61,7 @@ func TestRehearsalWaitEndsOnTwoOfThreeMasters(t *testing.T) {
 	require.NoError(t, err)
 	cl, err := pki.NewClient(ca, "admin", nil)
 	require.NoError(t, err)
-	c, err := kubecreate.NewClient(kubecreate.Config{Server: api.URL, CAPEM: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: api.Certificate().Raw}),
+	c, err := kube.NewClient(kube.Config{Server: api.URL, CAPEM: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: api.Certificate().Raw}),
 		CertPEM: cl.CertPEM, KeyPEM: cl.KeyPEM})
 	require.NoError(t, err)
 	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}

@@ -21,7 +21,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/bootlab/bootlab/internal/atomicfile"
-	"github.com/bootlab/bootlab/internal/kubecreate"
+	"github.com/bootlab/bootlab/internal/kube"
 )
 
 const (
@@ -51,16 +51,16 @@ func (e *NotApprovedError) Unwrap() error { return e.Err }
 // while it is valid for a day more, else a new key, a CSR sent with the
 // bootstrap kubeconfig and the certificate once approved and signed. It
 // writes the node's kubeconfig and returns its client.
-func (n *Node) Join(ctx context.Context) (*kubecreate.Client, error) {
+func (n *Node) Join(ctx context.Context) (*kube.Client, error) {
 	if c, err := n.existingClient(); err == nil {
 		return c, nil
 	}
-	boot, err := kubecreate.LoadKubeconfig(n.cfg.BootstrapKubeconfig)
+	boot, err := kube.LoadKubeconfig(n.cfg.BootstrapKubeconfig)
 	if err != nil {
 		return nil, fmt.Errorf("node %s: bootstrap kubeconfig: %w", n.cfg.Name, err)
 	}
 	boot.Dial = n.cfg.Dial
-	bc, err := kubecreate.NewClient(boot)
+	bc, err := kube.NewClient(boot)
 	if err != nil {
 		return nil, fmt.Errorf("node %s: bootstrap kubeconfig %s: %w", n.cfg.Name, n.cfg.BootstrapKubeconfig, err)
 	}
@@ -112,7 +112,7 @@ func newCSR(name string) (keyPEM, csrPEM []byte, err error) {
 
 // waitCertificate polls the CSR until the signer wrote its certificate,
 // it is denied or failed, or ctx ends.
-func waitCertificate(ctx context.Context, c *kubecreate.Client, name string, every time.Duration) ([]byte, error) {
+func waitCertificate(ctx context.Context, c *kube.Client, name string, every time.Duration) ([]byte, error) {
 	t := time.NewTicker(every)
 	defer t.Stop()
 	state, lastErr := "pending (not approved)", error(nil)
@@ -146,7 +146,7 @@ func waitCertificate(ctx context.Context, c *kubecreate.Client, name string, eve
 
 // writeKubeconfig writes the certificate and key (0600) and a kubeconfig
 // naming them, as the kubelet writes /var/lib/kubelet/kubeconfig.
-func (n *Node) writeKubeconfig(boot kubecreate.Config, cert, key []byte) (*kubecreate.Client, error) {
+func (n *Node) writeKubeconfig(boot kube.Config, cert, key []byte) (*kube.Client, error) {
 	if err := os.MkdirAll(n.cfg.CertDir, 0o700); err != nil {
 		return nil, fmt.Errorf("node %s: certificate directory: %w", n.cfg.Name, err)
 	}
@@ -176,13 +176,13 @@ current-context: default-context
 	}
 	cfg := boot
 	cfg.CertPEM, cfg.KeyPEM = cert, key
-	return kubecreate.NewClient(cfg)
+	return kube.NewClient(cfg)
 }
 
 // existingClient is the client of the kubeconfig a former join wrote,
 // while its certificate stays valid for a day more.
-func (n *Node) existingClient() (*kubecreate.Client, error) {
-	cfg, err := kubecreate.LoadKubeconfig(n.cfg.Kubeconfig)
+func (n *Node) existingClient() (*kube.Client, error) {
+	cfg, err := kube.LoadKubeconfig(n.cfg.Kubeconfig)
 	if err != nil {
 		return nil, err
 	}
@@ -198,7 +198,7 @@ func (n *Node) existingClient() (*kubecreate.Client, error) {
 	if leaf.Subject.CommonName != "system:node:"+n.cfg.Name || time.Until(leaf.NotAfter) < 24*time.Hour {
 		return nil, errors.New("the certificate is another node's or expires within a day")
 	}
-	return kubecreate.NewClient(cfg)
+	return kube.NewClient(cfg)
 }
 
 func writeFile(path string, data []byte) error {

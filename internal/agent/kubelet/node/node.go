@@ -12,7 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/bootlab/bootlab/internal/kubecreate"
+	"github.com/bootlab/bootlab/internal/kube"
 	"github.com/bootlab/bootlab/internal/timing"
 )
 
@@ -77,7 +77,7 @@ type Config struct {
 type Node struct {
 	cfg Config
 	log *slog.Logger
-	api *kubecreate.Client
+	api *kube.Client
 	// mu guards obj, which the Lease loop reads while the sync loop
 	// replaces it (a new pointer each time: a Node read is never changed).
 	mu  sync.Mutex
@@ -201,12 +201,12 @@ func (n *Node) logChange(ctx context.Context, what string, err error, last *stri
 // probe lab's health-only API stand-in does not): nil when it is, else why
 // not. A node joins only then.
 func (n *Node) RealAPI(ctx context.Context) error {
-	boot, err := kubecreate.LoadKubeconfig(n.cfg.BootstrapKubeconfig)
+	boot, err := kube.LoadKubeconfig(n.cfg.BootstrapKubeconfig)
 	if err != nil {
 		return fmt.Errorf("node %s: bootstrap kubeconfig: %w", n.cfg.Name, err)
 	}
 	boot.Dial = n.cfg.Dial
-	c, err := kubecreate.NewClient(boot)
+	c, err := kube.NewClient(boot)
 	if err != nil {
 		return fmt.Errorf("node %s: bootstrap kubeconfig %s: %w", n.cfg.Name, n.cfg.BootstrapKubeconfig, err)
 	}

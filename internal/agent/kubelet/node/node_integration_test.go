@@ -22,7 +22,7 @@ import (
 
 	"github.com/bootlab/bootlab/internal/agent/kubelet"
 	"github.com/bootlab/bootlab/internal/agent/kubelet/node"
-	"github.com/bootlab/bootlab/internal/kubecreate"
+	"github.com/bootlab/bootlab/internal/kube"
 	"github.com/bootlab/bootlab/internal/pki"
 	"github.com/bootlab/bootlab/internal/testutil/kuberelease"
 	"github.com/bootlab/bootlab/internal/testutil/kubetest"
@@ -39,7 +39,7 @@ func TestMain(m *testing.M) {
 // a platform-none cluster once the bootstrap's approve-csr is gone.
 type testCluster struct {
 	cp      *kubetest.ControlPlane
-	admin   kubecreate.Config
+	admin   kube.Config
 	ca      pki.Pair
 	version string
 }
@@ -51,7 +51,7 @@ func startCluster(t *testing.T) *testCluster {
 		"--authorization-mode=Node,RBAC", "--enable-admission-plugins=NodeRestriction")
 	tc := &testCluster{cp: cp, version: rel.Version}
 	var err error
-	tc.admin, err = kubecreate.LoadKubeconfig(cp.Files["kubeconfig"])
+	tc.admin, err = kube.LoadKubeconfig(cp.Files["kubeconfig"])
 	require.NoError(t, err)
 	tc.ca.CertPEM, err = os.ReadFile(cp.Files["ca.crt"])
 	require.NoError(t, err)

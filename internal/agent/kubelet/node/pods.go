@@ -9,7 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/bootlab/bootlab/internal/kubecreate"
+	"github.com/bootlab/bootlab/internal/kube"
 )
 
 // The kubelet's annotations on a mirror pod.
@@ -59,7 +59,7 @@ func (n *Node) syncMirrorPods(ctx context.Context) error {
 	}
 	for key, p := range mirrors {
 		if !want[key] {
-			if err := n.deleteMirror(ctx, p.Namespace, p.Name); err != nil && !kubecreate.IsNotFound(err) {
+			if err := n.deleteMirror(ctx, p.Namespace, p.Name); err != nil && !kube.IsNotFound(err) {
 				errs = append(errs, fmt.Errorf("delete mirror pod %s: %w", key, err))
 			}
 		}
@@ -71,7 +71,7 @@ func (n *Node) syncMirrorPods(ctx context.Context) error {
 // since the one there) and writes its status.
 func (n *Node) ensureMirror(ctx context.Context, sp StaticPod, ns, name string, there *corev1.Pod) error {
 	if there != nil && there.Annotations[MirrorAnnotation] != sp.Hash {
-		if err := n.deleteMirror(ctx, ns, name); err != nil && !kubecreate.IsNotFound(err) {
+		if err := n.deleteMirror(ctx, ns, name); err != nil && !kube.IsNotFound(err) {
 			return fmt.Errorf("replace mirror pod %s/%s: %w", ns, name, err)
 		}
 		there = nil

@@ -15,7 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/bootlab/bootlab/internal/kubecreate"
+	"github.com/bootlab/bootlab/internal/kube"
 )
 
 // leaseSeconds is the kubelet's node lease duration.
@@ -34,7 +34,7 @@ func (n *Node) register(ctx context.Context) error {
 		n.log.Info("kubelet stand-in: the API refuses node-role labels from a node; registering without them", "node", n.cfg.Name, "err", err)
 		err = n.api.Do(ctx, "POST", "/api/v1/nodes", n.nodeObject(false), &got)
 	}
-	if kubecreate.IsAlreadyExists(err) {
+	if kube.IsAlreadyExists(err) {
 		err = n.api.Do(ctx, "GET", "/api/v1/nodes/"+n.cfg.Name, nil, &got)
 	}
 	if err != nil {
@@ -59,7 +59,7 @@ func (n *Node) current() *corev1.Node {
 }
 
 func isForbidden(err error) bool {
-	var e *kubecreate.APIError
+	var e *kube.APIError
 	return errors.As(err, &e) && e.Code == http.StatusForbidden
 }
 
@@ -167,7 +167,7 @@ func (n *Node) renewLease(ctx context.Context) error {
 	holder := n.cfg.Name
 	var l coordv1.Lease
 	err := n.api.Do(ctx, "GET", path, nil, &l)
-	if kubecreate.IsNotFound(err) {
+	if kube.IsNotFound(err) {
 		l = coordv1.Lease{
 			TypeMeta:   metav1.TypeMeta{APIVersion: "coordination.k8s.io/v1", Kind: "Lease"},
 			ObjectMeta: metav1.ObjectMeta{Name: n.cfg.Name, Namespace: "kube-node-lease", OwnerReferences: nodeRef(n.current(), false)},

@@ -1,4 +1,4 @@
-package kubecreate
+package kube
 
 import (
 	"encoding/base64"

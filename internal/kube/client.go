@@ -1,4 +1,4 @@
-package kubecreate
+package kube
 
 import (
 	"bytes"
@@ -58,7 +58,7 @@ func (e *APIError) Error() string {
 }
 
 // IsNotFound is true for a 404 answer.
-func IsNotFound(err error) bool { return hasCode(err, http.StatusNotFound) }
+func IsNotFound(err error) bool { return HasCode(err, http.StatusNotFound) }
 
 // IsAlreadyExists is true when a create found the object there.
 func IsAlreadyExists(err error) bool {
@@ -66,7 +66,8 @@ func IsAlreadyExists(err error) bool {
 	return errors.As(err, &e) && e.Code == http.StatusConflict && e.Reason == metav1.StatusReasonAlreadyExists
 }
 
-func hasCode(err error, code int) bool {
+// HasCode is true when err is an answer of the API with status code.
+func HasCode(err error, code int) bool {
 	var e *APIError
 	return errors.As(err, &e) && e.Code == code
 }
