@@ -17,9 +17,9 @@ import (
 
 	"github.com/coreos/ignition/v2/config/v3_2/types"
 
-	"github.com/bootlab/bootlab/internal/agent/kubelet"
-	"github.com/bootlab/bootlab/internal/agent/kubelet/node"
 	"github.com/bootlab/bootlab/internal/agent/standin"
+	"github.com/bootlab/bootlab/internal/guestcluster/kubelet"
+	"github.com/bootlab/bootlab/internal/guestcluster/kubelet/node"
 	"github.com/bootlab/bootlab/internal/ignition"
 	"github.com/bootlab/bootlab/internal/timing"
 	"github.com/bootlab/bootlab/internal/wire"

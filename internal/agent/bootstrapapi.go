@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/bootlab/bootlab/internal/agent/kubelet"
+	"github.com/bootlab/bootlab/internal/guestcluster/kubelet"
 	"github.com/bootlab/bootlab/internal/wire"
 )
 

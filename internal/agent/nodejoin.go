@@ -10,7 +10,7 @@ import (
 	"github.com/coreos/ignition/v2/config/v3_2/types"
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/bootlab/bootlab/internal/agent/kubelet/node"
+	"github.com/bootlab/bootlab/internal/guestcluster/kubelet/node"
 	"github.com/bootlab/bootlab/internal/ignition"
 	"github.com/bootlab/bootlab/internal/kube"
 	"github.com/bootlab/bootlab/internal/wire"

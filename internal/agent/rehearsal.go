@@ -19,9 +19,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/bootlab/bootlab/internal/agent/endpoints"
-	"github.com/bootlab/bootlab/internal/agent/kubelet"
 	"github.com/bootlab/bootlab/internal/agent/sshd"
 	"github.com/bootlab/bootlab/internal/agent/standin"
+	"github.com/bootlab/bootlab/internal/guestcluster/kubelet"
 	"github.com/bootlab/bootlab/internal/ignition"
 	"github.com/bootlab/bootlab/internal/rhcos"
 	"github.com/bootlab/bootlab/internal/timing"

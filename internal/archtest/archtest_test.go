@@ -104,13 +104,19 @@ func TestImportArrows(t *testing.T) {
 			from: func(p string) bool { return under(p, "cmd/bootlab-probe", "internal/agent") },
 			to:   func(i string) bool { o, ok := own(i); return ok && under(o, "lab") }},
 		{why: "the probe agent (runs in the guest) imports only the guest-side packages",
-			from: func(p string) bool { return under(p, "cmd/bootlab-probe", "internal/agent") },
+			from: func(p string) bool { return under(p, "cmd/bootlab-probe", "internal/agent", "internal/guestcluster") },
 			to: func(i string) bool {
 				o, ok := own(i)
-				return ok && !under(o, "internal/wire", "internal/ignition", "internal/pki", "internal/rhcos", "internal/agent", "internal/kube", "internal/kubecreate", "internal/openshiftcrds", "internal/controlplane", "internal/atomicfile", "internal/procstat", "internal/timing")
+				return ok && !under(o, "internal/wire", "internal/ignition", "internal/pki", "internal/rhcos", "internal/agent", "internal/guestcluster", "internal/kube", "internal/kubecreate", "internal/openshiftcrds", "internal/controlplane", "internal/atomicfile", "internal/procstat", "internal/timing")
 			}},
 		{why: "the guest agent is imported only by its one-file main (cmd/bootlab-probe) and its own packages",
 			from: func(p string) bool { return !under(p, "cmd/bootlab-probe", "internal/agent") },
+			to:   func(i string) bool { o, ok := own(i); return ok && under(o, "internal/agent") }},
+		{why: "internal/guestcluster, the rehearsal cluster the agent plays, is imported only by the agent (and its main) and its own packages",
+			from: func(p string) bool { return !under(p, "cmd/bootlab-probe", "internal/agent", "internal/guestcluster") },
+			to:   func(i string) bool { o, ok := own(i); return ok && under(o, "internal/guestcluster") }},
+		{why: "internal/guestcluster imports no agent package: the agent wires the cluster's parts, they do not reach back into the agent's boot, report or servers",
+			from: func(p string) bool { return under(p, "internal/guestcluster") },
 			to:   func(i string) bool { o, ok := own(i); return ok && under(o, "internal/agent") }},
 		{why: "internal/agent/endpoints, the MCS, API and ingress stand-ins, imports no other agent package",
 			from: func(p string) bool { return p == "internal/agent/endpoints" },

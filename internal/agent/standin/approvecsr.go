@@ -14,7 +14,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/bootlab/bootlab/internal/agent/kubelet/node"
+	"github.com/bootlab/bootlab/internal/guestcluster/kubelet/node"
 	"github.com/bootlab/bootlab/internal/kube"
 )
 

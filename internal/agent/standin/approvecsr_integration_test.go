@@ -22,7 +22,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/bootlab/bootlab/internal/agent/kubelet/node"
+	"github.com/bootlab/bootlab/internal/guestcluster/kubelet/node"
 	"github.com/bootlab/bootlab/internal/testutil"
 	"github.com/bootlab/bootlab/internal/testutil/kubetest"
 )

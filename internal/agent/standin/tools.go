@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/bootlab/bootlab/internal/agent/kubelet"
+	"github.com/bootlab/bootlab/internal/guestcluster/kubelet"
 )
 
 // OcMain plays `oc adm release info` from the release metadata, and `oc

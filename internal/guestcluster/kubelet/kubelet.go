@@ -21,8 +21,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/yaml"
 
-	"github.com/bootlab/bootlab/internal/agent/kubelet/node"
 	"github.com/bootlab/bootlab/internal/atomicfile"
+	"github.com/bootlab/bootlab/internal/guestcluster/kubelet/node"
 	"github.com/bootlab/bootlab/internal/rhcos"
 )
 
