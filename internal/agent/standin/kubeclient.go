@@ -1,10 +1,7 @@
 package standin
 
 import (
-	"bytes"
-	"crypto/tls"
-	"crypto/x509"
-	"encoding/base64"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -14,103 +11,24 @@ import (
 	"strings"
 	"time"
 
-	"sigs.k8s.io/yaml"
-
-	"github.com/bootlab/bootlab/internal/wire"
+	"github.com/bootlab/bootlab/internal/kube"
 )
 
-// A small client of the cluster API for the oc and wait-for-ceo stand-ins:
-// the kubeconfig's server, CA and client certificate, as oc reads them.
-
-type kubeClient struct {
-	server string
-	http   *http.Client
-}
-
-func newKubeClient(kubeconfig string) (*kubeClient, error) {
-	data, err := os.ReadFile(kubeconfig)
+// apiClient is a client of the API kubeconfig names, as oc reads it: the
+// server, the CA and the client certificate. A kubeconfig that names
+// api.<domain> without a tls-server-name is checked against api-int.<domain>,
+// as the stand-ins always have: the lab's serving certificates name both.
+func apiClient(kubeconfig string) (*kube.Client, error) {
+	cfg, err := kube.LoadKubeconfig(kubeconfig)
 	if err != nil {
-		return nil, fmt.Errorf("kubeconfig: %w", err)
+		return nil, err
 	}
-	var kc struct {
-		Clusters []struct {
-			Cluster struct {
-				Server string `json:"server"`
-				CA     string `json:"certificate-authority-data"`
-			} `json:"cluster"`
-		} `json:"clusters"`
-		Users []struct {
-			User struct {
-				Cert string `json:"client-certificate-data"`
-				Key  string `json:"client-key-data"`
-			} `json:"user"`
-		} `json:"users"`
-	}
-	if err := yaml.Unmarshal(data, &kc); err != nil {
-		return nil, fmt.Errorf("parse kubeconfig %s: %w", kubeconfig, err)
-	}
-	if len(kc.Clusters) == 0 || len(kc.Users) == 0 {
-		return nil, fmt.Errorf("kubeconfig %s: want one cluster and one user", kubeconfig)
-	}
-	dec := func(s string) []byte { b, _ := base64.StdEncoding.DecodeString(s); return b }
-	pool := x509.NewCertPool()
-	if !pool.AppendCertsFromPEM(dec(kc.Clusters[0].Cluster.CA)) {
-		return nil, fmt.Errorf("kubeconfig %s: no certificate-authority-data", kubeconfig)
-	}
-	cert, err := tls.X509KeyPair(dec(kc.Users[0].User.Cert), dec(kc.Users[0].User.Key))
-	if err != nil {
-		return nil, fmt.Errorf("kubeconfig %s: client certificate: %w", kubeconfig, err)
-	}
-	server := kc.Clusters[0].Cluster.Server
-	u, err := url.Parse(server)
-	if err != nil || u.Host == "" {
-		return nil, fmt.Errorf("kubeconfig %s: server %q is not a URL", kubeconfig, server)
-	}
-	// The lab's API stand-ins serve the api-int certificate for api too
-	// (a real cluster's serving certificates name both): the chain is
-	// checked against the kubeconfig's CA, the name against api-int.
-	serverName := u.Hostname()
-	if rest, ok := strings.CutPrefix(serverName, "api."); ok {
-		serverName = "api-int." + rest
-	}
-	tr := &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, Certificates: []tls.Certificate{cert}, ServerName: serverName, MinVersion: tls.VersionTLS12}}
-	return &kubeClient{server: strings.TrimSuffix(server, "/"), http: &http.Client{Transport: tr, Timeout: 30 * time.Second}}, nil
-}
-
-// do sends a request and decodes a JSON answer; it returns the answering
-// node (the stand-ins name themselves).
-func (k *kubeClient) do(method, path, contentType string, body []byte, out any) (string, error) {
-	req, err := http.NewRequest(method, k.server+path, bytes.NewReader(body))
-	if err != nil {
-		return "", err
-	}
-	if contentType != "" {
-		req.Header.Set("Content-Type", contentType)
-	}
-	req.Header.Set("Accept", "application/json")
-	resp, err := k.http.Do(req)
-	if err != nil {
-		return "", err
-	}
-	defer resp.Body.Close()
-	data, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	node := resp.Header.Get(wire.NodeHeader)
-	if resp.StatusCode/100 != 2 {
-		var st struct {
-			Message string `json:"message"`
-		}
-		_ = json.Unmarshal(data, &st)
-		if st.Message == "" {
-			st.Message = strings.TrimSpace(string(data))
-		}
-		return node, fmt.Errorf("%s %s: %s: %s", method, k.server+path, resp.Status, st.Message)
-	}
-	if out != nil {
-		if err := json.Unmarshal(data, out); err != nil {
-			return node, fmt.Errorf("%s %s: %w", method, k.server+path, err)
+	if u, err := url.Parse(cfg.Server); err == nil && cfg.ServerName == "" {
+		if rest, ok := strings.CutPrefix(u.Hostname(), "api."); ok {
+			cfg.ServerName = "api-int." + rest
 		}
 	}
-	return node, nil
+	return kube.NewClient(cfg)
 }
 
 // ocPatch plays `oc patch clusterversion[.config.openshift.io] NAME
@@ -138,7 +56,7 @@ func ocPatch(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	if t := opts["type"]; t != "merge" {
-		say("--type=%s is not played: the API stand-in takes merge patches (--type=merge)", t)
+		say("--type=%s is not played: stage 14 sends a merge patch (--type=merge)", t)
 		return 1
 	}
 	patch := []byte(opts["patch"])
@@ -157,21 +75,17 @@ func ocPatch(args []string, stdout, stderr io.Writer) int {
 	if kubeconfig == "" {
 		kubeconfig = os.Getenv("KUBECONFIG")
 	}
-	k, err := newKubeClient(kubeconfig)
+	k, err := apiClient(kubeconfig)
 	if err != nil {
 		say("%v", err)
 		return 1
 	}
-	node, err := k.do(http.MethodPatch, "/apis/config.openshift.io/v1/clusterversions/"+pos[1], "application/merge-patch+json", patch, nil)
-	if err != nil {
+	path := "/apis/config.openshift.io/v1/clusterversions/" + pos[1]
+	if err := k.Patch(context.Background(), path, json.RawMessage(patch), nil); err != nil {
 		fmt.Fprintf(stderr, "Error from server: %v\n", err)
 		return 1
 	}
-	if node == "" {
-		say("PATCH %s/apis/config.openshift.io/v1/clusterversions/%s answered by a real kube-apiserver", k.server, pos[1])
-	} else {
-		say("PATCH %s/apis/config.openshift.io/v1/clusterversions/%s answered by the API stand-in on %s (no real kube-apiserver: it keeps the ClusterVersion in memory)", k.server, pos[1], node)
-	}
+	say("PATCH %s%s answered by the kube-apiserver", k.Server(), path)
 	fmt.Fprintf(stdout, "clusterversion.config.openshift.io/%s patched\n", pos[1])
 	return 0
 }
@@ -192,7 +106,7 @@ type condition struct {
 // etcd operator's status through the API until the bootstrap member is
 // removed.
 func (t *Tools) WaitForCEO(f map[string]string, stdout, stderr io.Writer) error {
-	k, err := newKubeClient(f["kubeconfig"])
+	k, err := apiClient(f["kubeconfig"])
 	if err != nil {
 		return err
 	}
@@ -204,7 +118,7 @@ func (t *Tools) WaitForCEO(f map[string]string, stdout, stderr io.Writer) error 
 				Conditions []condition `json:"conditions"`
 			} `json:"status"`
 		}
-		node, err := k.do(http.MethodGet, etcdOperatorPath, "", nil, &etcd)
+		err := k.Do(context.Background(), http.MethodGet, etcdOperatorPath, nil, &etcd)
 		msg := ""
 		if err != nil {
 			msg = err.Error()
@@ -212,7 +126,7 @@ func (t *Tools) WaitForCEO(f map[string]string, stdout, stderr io.Writer) error 
 			for _, c := range etcd.Status.Conditions {
 				if c.Type == "EtcdBootstrapMemberRemoved" {
 					if c.Status == "True" {
-						fmt.Fprintf(stdout, "Cluster etcd operator bootstrapped successfully (%s, answered by %s)\n", c.Message, node)
+						fmt.Fprintf(stdout, "Cluster etcd operator bootstrapped successfully (%s)\n", c.Message)
 						return nil
 					}
 					msg = c.Message
