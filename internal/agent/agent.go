@@ -17,9 +17,9 @@ import (
 
 	"github.com/coreos/ignition/v2/config/v3_2/types"
 
-	"github.com/bootlab/bootlab/internal/agent/standin"
 	"github.com/bootlab/bootlab/internal/guestcluster/kubelet"
 	"github.com/bootlab/bootlab/internal/guestcluster/kubelet/node"
+	"github.com/bootlab/bootlab/internal/guestcluster/operators/etcd"
 	"github.com/bootlab/bootlab/internal/ignition"
 	"github.com/bootlab/bootlab/internal/timing"
 	"github.com/bootlab/bootlab/internal/wire"
@@ -449,19 +449,19 @@ func (a *Agent) lookupExpect(ctx context.Context, try time.Duration, name, want 
 
 // etcdOperator is the etcd operator stand-in of a rehearsal master, which
 // reports on the etcd member check.
-func (a *Agent) etcdOperator() *standin.EtcdOperator {
-	return standin.NewEtcdOperator(a.log, func(p standin.Progress, detail string) {
+func (a *Agent) etcdOperator() *etcd.Operator {
+	return etcd.NewOperator(a.log, func(p etcd.Progress, detail string) {
 		a.rep.set(chkEtcd, etcdCheckState(p), "%s", detail)
 	})
 }
 
 // etcdCheckState is the etcd member check's state for the etcd operator
 // stand-in's progress.
-func etcdCheckState(p standin.Progress) checkState {
+func etcdCheckState(p etcd.Progress) checkState {
 	switch p {
-	case standin.Joined:
+	case etcd.Joined:
 		return passed
-	case standin.Waiting:
+	case etcd.Waiting:
 		return retrying
 	default:
 		return failed

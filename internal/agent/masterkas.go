@@ -14,6 +14,7 @@ import (
 	"github.com/bootlab/bootlab/internal/agent/standin"
 	"github.com/bootlab/bootlab/internal/controlplane"
 	"github.com/bootlab/bootlab/internal/guestcluster/kubelet"
+	"github.com/bootlab/bootlab/internal/guestcluster/operators/etcd"
 	"github.com/bootlab/bootlab/internal/ignition"
 	"github.com/bootlab/bootlab/internal/kube"
 	"github.com/bootlab/bootlab/internal/timing"
@@ -33,7 +34,7 @@ func (a *Agent) installKubeAPIServer(ctx context.Context, self wire.NodeExpect, 
 	if _, ok, _ := ignition.FileContents(cfg, wire.KASOperatorKubeconfigPath); !ok {
 		return
 	}
-	local := standin.MasterEtcdctl("https://" + self.IP + ":2379")
+	local := etcd.MasterEtcdctl("https://" + self.IP + ":2379")
 	servers, ok := a.waitVoter(ctx, local, self)
 	if !ok {
 		return
@@ -102,7 +103,7 @@ func (a *Agent) installOnce(ctx context.Context, inst *standin.Installer) error 
 // waitVoter waits until this master's member votes and returns the
 // client URLs of the masters' voting members (the bootstrap's goes at
 // stage 14: the revision never names it), as upstream's etcd-endpoints.
-func (a *Agent) waitVoter(ctx context.Context, local standin.Etcdctl, self wire.NodeExpect) ([]string, bool) {
+func (a *Agent) waitVoter(ctx context.Context, local etcd.Etcdctl, self wire.NodeExpect) ([]string, bool) {
 	myPeer := "https://" + self.IP + ":2380"
 	for {
 		ms, err := local.Members(ctx)
@@ -119,9 +120,9 @@ func (a *Agent) waitVoter(ctx context.Context, local standin.Etcdctl, self wire.
 
 // votingMasters are the client URLs of the started, voting members but
 // the bootstrap's; ok is true when the member with peer URL myPeer is one.
-func votingMasters(ms []standin.Member, myPeer string) (servers []string, ok bool) {
+func votingMasters(ms []etcd.Member, myPeer string) (servers []string, ok bool) {
 	for _, m := range ms {
-		if m.Name == "" || m.IsLearner || m.Name == standin.BootstrapMemberName {
+		if m.Name == "" || m.IsLearner || m.Name == etcd.BootstrapMemberName {
 			continue
 		}
 		servers = append(servers, m.ClientURLs...)
@@ -144,7 +145,7 @@ func (a *Agent) waitLocalAPI(ctx context.Context, servers []string) {
 		if err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
-				a.rep.set(chkAPI, passed, "real kube-apiserver (the release's, from the installer stand-in's pod) ready %s after its pod landed; etcd %v%s", time.Since(start).Round(time.Second), servers, standin.MemInUse())
+				a.rep.set(chkAPI, passed, "real kube-apiserver (the release's, from the installer stand-in's pod) ready %s after its pod landed; etcd %v%s", time.Since(start).Round(time.Second), servers, etcd.MemInUse())
 				return
 			}
 			err = fmt.Errorf("/readyz: %s", resp.Status)
@@ -165,7 +166,7 @@ func (a *Agent) publishEtcdStatus(ctx context.Context, self wire.NodeExpect, cfg
 	if _, ok, _ := ignition.FileContents(cfg, wire.KASOperatorKubeconfigPath); !ok {
 		return
 	}
-	local := standin.MasterEtcdctl("https://" + self.IP + ":2379")
+	local := etcd.MasterEtcdctl("https://" + self.IP + ":2379")
 	last := ""
 	for {
 		removed, err := a.publishEtcdStatusOnce(ctx, local)
@@ -185,7 +186,7 @@ func (a *Agent) publishEtcdStatus(ctx context.Context, self wire.NodeExpect, cfg
 
 // publishEtcdStatusOnce asks the API first: etcd is read only once a real
 // API serves the etcd operator's kind.
-func (a *Agent) publishEtcdStatusOnce(ctx context.Context, local standin.Etcdctl) (bool, error) {
+func (a *Agent) publishEtcdStatusOnce(ctx context.Context, local etcd.Etcdctl) (bool, error) {
 	cfg, err := kube.LoadKubeconfig(wire.KASOperatorKubeconfigPath)
 	if err != nil {
 		return false, err
@@ -202,5 +203,5 @@ func (a *Agent) publishEtcdStatusOnce(ctx context.Context, local standin.Etcdctl
 	if err != nil {
 		return false, err
 	}
-	return standin.WriteEtcdStatus(ctx, c, ms)
+	return etcd.WriteStatus(ctx, c, ms)
 }

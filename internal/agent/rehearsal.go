@@ -22,6 +22,7 @@ import (
 	"github.com/bootlab/bootlab/internal/agent/sshd"
 	"github.com/bootlab/bootlab/internal/agent/standin"
 	"github.com/bootlab/bootlab/internal/guestcluster/kubelet"
+	"github.com/bootlab/bootlab/internal/guestcluster/operators/etcd"
 	"github.com/bootlab/bootlab/internal/ignition"
 	"github.com/bootlab/bootlab/internal/rhcos"
 	"github.com/bootlab/bootlab/internal/timing"
@@ -239,8 +240,8 @@ func (a *Agent) reportBootstrapEtcd(ctx context.Context) {
 			return
 		}
 	}
-	ctl := standin.BootstrapEtcdctl(wire.AssetDir)
+	ctl := etcd.BootstrapEtcdctl(wire.AssetDir)
 	a.rep.watchEtcd(ctx, etcdEvery, func(ctx context.Context) wire.EtcdMembers {
-		return standin.ReadMembers(ctx, ctl)
+		return etcd.ReadMembers(ctx, ctl)
 	})
 }

@@ -7,7 +7,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/bootlab/bootlab/internal/agent/standin"
+	"github.com/bootlab/bootlab/internal/guestcluster/operators/etcd"
 	"github.com/bootlab/bootlab/internal/wire"
 )
 
@@ -190,10 +190,10 @@ const etcdEvery = 15 * time.Second
 // keeps none): from its own member once it votes, from the bootstrap's
 // before.
 func (a *Agent) reportEtcdMembers(ctx context.Context, self wire.NodeExpect) {
-	local := standin.MasterEtcdctl("https://" + self.IP + ":2379")
-	boot := standin.MasterEtcdctl("https://" + a.etcd.BootstrapIP + ":2379")
+	local := etcd.MasterEtcdctl("https://" + self.IP + ":2379")
+	boot := etcd.MasterEtcdctl("https://" + a.etcd.BootstrapIP + ":2379")
 	a.rep.watchEtcd(ctx, etcdEvery, func(ctx context.Context) wire.EtcdMembers {
-		return standin.ReadMembers(ctx, local, boot)
+		return etcd.ReadMembers(ctx, local, boot)
 	})
 }
 

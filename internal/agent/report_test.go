@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/bootlab/bootlab/internal/agent/standin"
+	"github.com/bootlab/bootlab/internal/guestcluster/operators/etcd"
 	"github.com/bootlab/bootlab/internal/wire"
 )
 
@@ -26,9 +26,9 @@ func TestCheckStates(t *testing.T) {
 	r.set("a", passed, "ok")
 	r.set("b", failed, "no")
 	r.set("c", retrying, "waiting on %s", "x")
-	r.set("d", etcdCheckState(standin.Joined), "joined")
-	r.set("e", etcdCheckState(standin.Waiting), "adding")
-	r.set("f", etcdCheckState(standin.Failed), "gave up")
+	r.set("d", etcdCheckState(etcd.Joined), "joined")
+	r.set("e", etcdCheckState(etcd.Waiting), "adding")
+	r.set("f", etcdCheckState(etcd.Failed), "gave up")
 	want := map[string][2]bool{"a": {true, false}, "b": {false, false}, "c": {false, true}, "d": {true, false}, "e": {false, true}, "f": {false, false}}
 	require.Len(t, r.rep.Checks, len(want))
 	for _, c := range r.rep.Checks {

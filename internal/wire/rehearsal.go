@@ -1,5 +1,11 @@
 package wire
 
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+)
+
 // AssetDir is where the installer's bootstrap.ign lays down bootkube's
 // assets, and where a rehearsal bootstrap's config puts the lab's.
 const AssetDir = "/opt/openshift"
@@ -23,6 +29,19 @@ type RehearsalRelease struct {
 // ReleaseMetadataPath is where the rehearsal bootstrap keeps its release
 // metadata; the podman and oc stand-ins answer from it.
 const ReleaseMetadataPath = "/etc/bootlab/release.json"
+
+// ReadRehearsalRelease reads the rehearsal release metadata at path.
+func ReadRehearsalRelease(path string) (*RehearsalRelease, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("release metadata: %w (is this a rehearsal bootstrap?)", err)
+	}
+	var r RehearsalRelease
+	if err := json.Unmarshal(data, &r); err != nil {
+		return nil, fmt.Errorf("parse %s: %w", path, err)
+	}
+	return &r, nil
+}
 
 // ReleaseComponents are the image-references names bootkube.sh asks the
 // release payload for (image_for).

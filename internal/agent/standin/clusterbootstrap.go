@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/bootlab/bootlab/internal/guestcluster/operators/etcd"
 	"github.com/bootlab/bootlab/internal/kube"
 	"github.com/bootlab/bootlab/internal/kubecreate"
 	"github.com/bootlab/bootlab/internal/openshiftcrds"
@@ -113,7 +114,7 @@ func (t *Tools) waitForControlPlanes(assets, requiredPods string, stdout, stderr
 		// A rehearsal bootstrap's probe config names only itself: its
 		// masters are the members that join its etcd once this stage's
 		// API answers.
-		list = joinedMasters(BootstrapEtcdctl(assets), installConfigMasters(assets))
+		list = joinedMasters(etcd.BootstrapEtcdctl(assets).Members, installConfigMasters(assets))
 	}
 	if err := t.waitRequiredPods(assets, required, list, say); err != nil {
 		return err
@@ -247,29 +248,23 @@ func recordBootstrapCompleteAPI(ctx context.Context, assets string) error {
 	return err
 }
 
-// BootstrapEtcdctl is the bootstrap's etcdctl with the client certificate
-// the installer puts in assets/tls.
-func BootstrapEtcdctl(assets string) Etcdctl {
-	return Etcdctl{bin: "etcdctl", endpoints: []string{"https://localhost:2379"}, cacert: filepath.Join(assets, "tls", "etcd-ca-bundle.crt"),
-		cert: filepath.Join(assets, "tls", "etcd-client.crt"), key: filepath.Join(assets, "tls", "etcd-client.key"), api: newEtcdHTTP()}
-}
-
 // masterList says which masters the bootstrap knows of now, each with the
 // /readyz URL of its kube-apiserver, and how many the cluster has.
 type masterList func(ctx context.Context) (readyz map[string]string, want int)
 
 // joinedMasters lists a rehearsal bootstrap's masters: the members that
-// joined its etcd, asked again each round until want have. A master joins
+// joined its etcd (members lists them), asked again each round until want
+// have. A master joins
 // once it has fetched its config, which stage 12 serves and which it may
 // fetch only after this stage began: the wait holds for it, as upstream's
 // holds for its pods, rather than going on with the masters that joined
 // first. want is the install-config's controlPlane.replicas, 0 when
 // unknown (the members seen so far are then all there are).
-func joinedMasters(etcd Etcdctl, want int) masterList {
+func joinedMasters(members func(context.Context) ([]etcd.Member, error), want int) masterList {
 	var known map[string]string
 	return func(ctx context.Context) (map[string]string, int) {
 		if known == nil || len(known) < want {
-			if ms, err := etcd.Members(ctx); err == nil {
+			if ms, err := members(ctx); err == nil {
 				known = readyzOfMembers(ms)
 			}
 		}
@@ -306,10 +301,10 @@ func installConfigMasters(assets string) int {
 // the bootstrap's) to the /readyz URL of the kube-apiserver on the same
 // host: what the bootstrap knows of its masters, since its probe config
 // names only itself.
-func readyzOfMembers(ms []Member) map[string]string {
+func readyzOfMembers(ms []etcd.Member) map[string]string {
 	out := map[string]string{}
 	for _, m := range ms {
-		if m.Name == "" || m.Name == BootstrapMemberName || len(m.ClientURLs) == 0 {
+		if m.Name == "" || m.Name == etcd.BootstrapMemberName || len(m.ClientURLs) == 0 {
 			continue
 		}
 		u, err := url.Parse(m.ClientURLs[0])

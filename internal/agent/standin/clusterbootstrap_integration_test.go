@@ -144,46 +144,33 @@ func TestCreateRehearsalManifestsThroughARealAPI(t *testing.T) {
 }
 
 // With a real kube-apiserver, ConfigMap kube-system/bootstrap is created
-// through it (with OpenShift's etcd prefix, so at the key the etcd
-// operator's teardown reads), stored in protobuf, and the teardown's
-// reader sees its status, complete or not.
-func TestBootstrapCompleteThroughTheRealAPIReachesTheTeardown(t *testing.T) {
+// through it with status complete, and a second record updates it (the
+// etcd operator's teardown reads it from etcd: its own test).
+func TestRecordCompleteThroughTheRealAPI(t *testing.T) {
 	t.Parallel()
-	cp, etcdPath := realControlPlane(t, "--etcd-prefix=kubernetes.io")
+	cp, _ := realControlPlane(t, "--etcd-prefix=kubernetes.io")
 	assets := t.TempDir()
 	require.NoError(t, os.MkdirAll(filepath.Join(assets, "auth"), 0o700))
 	kcfg, err := os.ReadFile(cp.Files["kubeconfig"])
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(filepath.Join(assets, "auth", "kubeconfig-loopback"), kcfg, 0o600))
 	ctx := context.Background()
-	etcdctl := Etcdctl{bin: filepath.Join(kubetest.Links(t, etcdPath, []string{"etcdctl"}), "etcdctl"),
-		endpoints: []string{"http://127.0.0.1:" + cp.EtcdPort}}
-
-	done, why := etcdctl.bootstrapComplete(ctx)
-	assert.False(t, done)
-	assert.Contains(t, why, "cluster-bootstrap is not yet finished")
+	status := func() string {
+		t.Helper()
+		out, err := cp.Kubectl("get", "configmap", "bootstrap", "-n", "kube-system", "-o", "jsonpath={.data.status}")
+		require.NoError(t, err, out)
+		return out
+	}
 
 	kubetest.WaitFor(t, time.Minute, "ConfigMap kube-system/bootstrap through the API", cp.API, func() (string, bool) {
 		err := recordBootstrapCompleteAPI(ctx, assets)
 		return fmt.Sprint(err), err == nil // kube-system may not exist for a moment after readyz
 	})
-	out, err := cp.Kubectl("get", "configmap", "bootstrap", "-n", "kube-system", "-o", "jsonpath={.data.status}")
-	require.NoError(t, err, out)
-	assert.Equal(t, "complete", out)
-	raw, err := etcdctl.run(ctx, "get", bootstrapConfigMapKey, "-w", "json")
-	require.NoError(t, err)
-	value, err := etcdValue(raw)
-	require.NoError(t, err)
-	assert.True(t, bytes.HasPrefix(value, []byte(protobufMagic)), "kube-apiserver stores it in protobuf")
-	done, why = etcdctl.bootstrapComplete(ctx)
-	assert.True(t, done, why)
+	assert.Equal(t, "complete", status())
 
-	out, err = cp.Kubectl("patch", "configmap", "bootstrap", "-n", "kube-system", "--type=merge", "-p", `{"data":{"status":"progressing"}}`)
+	out, err := cp.Kubectl("patch", "configmap", "bootstrap", "-n", "kube-system", "--type=merge", "-p", `{"data":{"status":"progressing"}}`)
 	require.NoError(t, err, out)
-	done, why = etcdctl.bootstrapComplete(ctx)
-	assert.False(t, done)
-	assert.Contains(t, why, "no status complete")
+	assert.Equal(t, "progressing", status())
 	require.NoError(t, recordBootstrapCompleteAPI(ctx, assets), "a second record updates it")
-	done, why = etcdctl.bootstrapComplete(ctx)
-	assert.True(t, done, why)
+	assert.Equal(t, "complete", status())
 }

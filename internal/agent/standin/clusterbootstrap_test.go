@@ -2,14 +2,15 @@ package standin
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/bootlab/bootlab/internal/guestcluster/operators/etcd"
 	"github.com/bootlab/bootlab/internal/pki"
 	"github.com/bootlab/bootlab/internal/wire"
 	"github.com/bootlab/bootlab/lab/probe"
@@ -54,21 +55,25 @@ func TestInstallConfigMasters(t *testing.T) {
 // bootstrap's own are not masters; a failed listing keeps what was known.
 func TestJoinedMastersAsksUntilAllJoined(t *testing.T) {
 	t.Parallel()
-	c, dir := fakeEtcdctl(t)
-	write := func(members ...string) {
-		require.NoError(t, os.WriteFile(filepath.Join(dir, "members.json"), []byte(`{"members":[`+strings.Join(members, ",")+`]}`), 0o644))
+	// members is the bootstrap member's list as etcd answers it (nil: the
+	// listing fails), asked counts the asks.
+	var members []etcd.Member
+	asked := 0
+	fake := func(context.Context) ([]etcd.Member, error) {
+		asked++
+		if members == nil {
+			return nil, errors.New("etcdserver: leader changed")
+		}
+		return members, nil
 	}
-	calls := func() int {
-		b, _ := os.ReadFile(filepath.Join(dir, "calls"))
-		return strings.Count(string(b), "/v3/cluster/member/list")
+	write := func(ms ...etcd.Member) { members = ms }
+	boot := etcd.Member{ID: 171, Name: "etcd-bootstrap", PeerURLs: []string{"https://10.0.0.10:2380"}, ClientURLs: []string{"https://10.0.0.10:2379"}}
+	m := func(name, ip string) etcd.Member {
+		return etcd.Member{ID: 1, Name: name, PeerURLs: []string{"https://" + ip + ":2380"}, ClientURLs: []string{"https://" + ip + ":2379"}}
 	}
-	boot := `{"ID":"171","name":"etcd-bootstrap","peerURLs":["https://10.0.0.10:2380"],"clientURLs":["https://10.0.0.10:2379"]}`
-	m := func(name, ip string) string {
-		return `{"ID":"1","name":"` + name + `","peerURLs":["https://` + ip + `:2380"],"clientURLs":["https://` + ip + `:2379"]}`
-	}
-	unstarted := `{"ID":"2","peerURLs":["https://10.0.0.13:2380"],"isLearner":true}`
+	unstarted := etcd.Member{ID: 2, PeerURLs: []string{"https://10.0.0.13:2380"}, IsLearner: true}
 	ctx := context.Background()
-	list := joinedMasters(c, 3)
+	list := joinedMasters(fake, 3)
 
 	write(boot)
 	got, want := list(ctx)
@@ -80,7 +85,7 @@ func TestJoinedMastersAsksUntilAllJoined(t *testing.T) {
 	assert.Equal(t, map[string]string{"master-0": "https://10.0.0.11:6443/readyz"}, got)
 	assert.Equal(t, 3, want)
 
-	require.NoError(t, os.Remove(filepath.Join(dir, "members.json")))
+	members = nil
 	got, _ = list(ctx)
 	assert.Len(t, got, 1, "a failed listing keeps what was known")
 
@@ -88,15 +93,14 @@ func TestJoinedMastersAsksUntilAllJoined(t *testing.T) {
 	got, want = list(ctx)
 	assert.Len(t, got, 3)
 	assert.Equal(t, 3, want)
-	asked := calls()
+	before := asked
 	got, _ = list(ctx)
 	assert.Len(t, got, 3)
-	assert.Equal(t, asked, calls(), "all three joined: the members are not asked again")
+	assert.Equal(t, before, asked, "all three joined: the members are not asked again")
 
 	// With the cluster's size unknown, the members seen are all there are.
-	c2, dir2 := fakeEtcdctl(t)
-	require.NoError(t, os.WriteFile(filepath.Join(dir2, "members.json"), []byte(`{"members":[`+boot+`,`+m("master-0", "10.0.0.11")+`]}`), 0o644))
-	got, want = joinedMasters(c2, 0)(ctx)
+	write(boot, m("master-0", "10.0.0.11"))
+	got, want = joinedMasters(fake, 0)(ctx)
 	assert.Len(t, got, 1)
 	assert.Equal(t, 1, want)
 }
@@ -137,4 +141,21 @@ func TestLandBootstrapControlPlaneUsesTheLoopbackKubeconfig(t *testing.T) {
 	}
 	assert.ElementsMatch(t, []string{"kube-apiserver-lb-server.crt", "service-account.key", "kubeconfig"}, names)
 	assert.Equal(t, []string{filepath.Join(kube, "manifests", "kube-controller-manager-pod.yaml")}, started)
+}
+
+// The bootstrap finds its masters' API servers from the etcd members that
+// joined it: every named member but its own, at the member's host.
+func TestReadyzOfMembers(t *testing.T) {
+	t.Parallel()
+	got := readyzOfMembers([]etcd.Member{
+		{Name: etcd.BootstrapMemberName, ClientURLs: []string{"https://192.168.126.10:2379"}},
+		{Name: "master-0", ClientURLs: []string{"https://192.168.126.11:2379"}},
+		{Name: "master-1", ClientURLs: []string{"https://192.168.126.12:2379"}, IsLearner: true},
+		{Name: "", PeerURLs: []string{"https://192.168.126.13:2380"}}, // added, not started: no name yet
+		{Name: "broken", ClientURLs: []string{"::not a url"}},
+	})
+	assert.Equal(t, map[string]string{
+		"master-0": "https://192.168.126.11:6443/readyz",
+		"master-1": "https://192.168.126.12:6443/readyz",
+	}, got)
 }

@@ -3,7 +3,5 @@
 // the operators' render commands, cluster-bootstrap start, wait-for-ceo),
 // oc (adm release info, patch clusterversion), crictl and dig. They are the
 // agent itself, linked under those names (Tools.Multicall); each says it is
-// a stand-in on stderr. On a rehearsal master the etcd operator's member and
-// bootstrap teardown controllers are played here too (EtcdOperator), with
-// the node's real etcd and etcdctl.
+// a stand-in on stderr.
 package standin

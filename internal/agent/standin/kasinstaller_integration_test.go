@@ -4,8 +4,6 @@ package standin
 
 import (
 	"context"
-	"encoding/base64"
-	"fmt"
 	"log/slog"
 	"os"
 	"os/exec"
@@ -50,7 +48,7 @@ func TestInstallerStartsARealMasterAPI(t *testing.T) {
 	kc("create", "serviceaccount", "learner", "-n", "default")
 	token := kc("create", "token", "learner", "-n", "default")
 
-	src, err := NewAPISource(embeddedKubeconfig(t, dir, "https://127.0.0.1:"+cp.APIPort, cp.Files["admin.crt"], cp.Files["admin.key"]), nil)
+	src, err := NewAPISource(cp.EmbeddedKubeconfig(t, dir), nil)
 	require.NoError(t, err)
 	port, err := strconv.Atoi(kubetest.FreePort(t))
 	require.NoError(t, err)
@@ -165,22 +163,6 @@ func createMasterObjects(t *testing.T, kc func(...string) string, files map[stri
 		}
 		kc(append(append(args, "-n", controlplane.MasterNamespace), keys[id]...)...)
 	}
-}
-
-// embeddedKubeconfig writes a kubeconfig with the CA (the API's
-// self-signed serving certificate) and client pair embedded.
-func embeddedKubeconfig(t *testing.T, dir, server, cert, key string) string {
-	t.Helper()
-	enc := func(p string) string {
-		b, err := os.ReadFile(p)
-		require.NoError(t, err)
-		return base64.StdEncoding.EncodeToString(b)
-	}
-	kc := fmt.Sprintf("apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster: {server: %q, certificate-authority-data: %s}\nusers:\n- name: u\n  user: {client-certificate-data: %s, client-key-data: %s}\ncontexts:\n- name: x\n  context: {cluster: c, user: u}\ncurrent-context: x\n",
-		server, enc(filepath.Join(filepath.Dir(cert), "serving", "apiserver.crt")), enc(cert), enc(key))
-	p := filepath.Join(dir, "embedded.kubeconfig")
-	require.NoError(t, os.WriteFile(p, []byte(kc), 0o600))
-	return p
 }
 
 // podLog is the end of the master kube-apiserver's log, for a failure.

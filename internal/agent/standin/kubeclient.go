@@ -5,11 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net/http"
 	"net/url"
 	"os"
 	"strings"
-	"time"
 
 	"github.com/bootlab/bootlab/internal/kube"
 )
@@ -88,58 +86,4 @@ func ocPatch(args []string, stdout, stderr io.Writer) int {
 	say("PATCH %s%s answered by the kube-apiserver", k.Server(), path)
 	fmt.Fprintf(stdout, "clusterversion.config.openshift.io/%s patched\n", pos[1])
 	return 0
-}
-
-// etcdOperatorPath is the API path of the etcd operator's resource (Etcd
-// "cluster"), which wait-for-ceo reads.
-const etcdOperatorPath = "/apis/operator.openshift.io/v1/etcds/cluster"
-
-// condition is an operator status condition, as wait-for-ceo reads it.
-type condition struct {
-	Type    string `json:"type"`
-	Status  string `json:"status"`
-	Reason  string `json:"reason"`
-	Message string `json:"message"`
-}
-
-// WaitForCEO plays `cluster-etcd-operator wait-for-ceo`: it watches the
-// etcd operator's status through the API until the bootstrap member is
-// removed.
-func (t *Tools) WaitForCEO(f map[string]string, stdout, stderr io.Writer) error {
-	k, err := apiClient(f["kubeconfig"])
-	if err != nil {
-		return err
-	}
-	deadline := time.Now().Add(t.CEOWait)
-	last := ""
-	for {
-		var etcd struct {
-			Status struct {
-				Conditions []condition `json:"conditions"`
-			} `json:"status"`
-		}
-		err := k.Do(context.Background(), http.MethodGet, etcdOperatorPath, nil, &etcd)
-		msg := ""
-		if err != nil {
-			msg = err.Error()
-		} else {
-			for _, c := range etcd.Status.Conditions {
-				if c.Type == "EtcdBootstrapMemberRemoved" {
-					if c.Status == "True" {
-						fmt.Fprintf(stdout, "Cluster etcd operator bootstrapped successfully (%s)\n", c.Message)
-						return nil
-					}
-					msg = c.Message
-				}
-			}
-		}
-		if msg != last {
-			fmt.Fprintf(stdout, "Still waiting for the cluster-etcd-operator to bootstrap: %s\n", msg)
-			last = msg
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("the etcd operator did not remove the bootstrap member in %s: %s", t.CEOWait, last)
-		}
-		time.Sleep(t.CEOPoll)
-	}
 }

@@ -28,7 +28,7 @@ func TestOcPatchClusterVersionThroughTheRealAPI(t *testing.T) {
 	t.Parallel()
 	cp, _ := realControlPlane(t)
 	dir := t.TempDir()
-	kubeconfig := embeddedKubeconfig(t, dir, "https://127.0.0.1:"+cp.APIPort, cp.Files["admin.crt"], cp.Files["admin.key"])
+	kubeconfig := cp.EmbeddedKubeconfig(t, dir)
 	cfg, err := kube.LoadKubeconfig(kubeconfig)
 	require.NoError(t, err)
 	c, err := kube.NewClient(cfg)

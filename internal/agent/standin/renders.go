@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
 
+	"github.com/bootlab/bootlab/internal/guestcluster/operators/etcd"
 	"github.com/bootlab/bootlab/internal/pki"
 	"github.com/bootlab/bootlab/internal/wire"
 )
@@ -218,7 +219,7 @@ func etcdBootstrapPod(self wire.NodeExpect, image string) corev1.Pod {
 					"--logger=zap",
 					"--log-outputs=stderr",
 				},
-				Env: etcdReleaseEnv(),
+				Env: etcd.ReleaseEnv(),
 				VolumeMounts: []corev1.VolumeMount{
 					{Name: "certs", MountPath: etcdCertMount},
 					{Name: "data-dir", MountPath: etcdDataDir},

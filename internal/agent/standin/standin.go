@@ -14,6 +14,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/bootlab/bootlab/internal/guestcluster/kubelet"
+	"github.com/bootlab/bootlab/internal/guestcluster/operators/etcd"
 	"github.com/bootlab/bootlab/internal/wire"
 )
 
@@ -32,8 +33,8 @@ type Tools struct {
 	// real kube-apiserver (upstream: within the 20 minutes of the
 	// required-pods wait it runs beside).
 	CreateWait time.Duration
-	// CEOWait and CEOPoll time wait-for-ceo.
-	CEOWait, CEOPoll time.Duration
+	// CEO is wait-for-ceo.
+	CEO etcd.WaitForCEO
 }
 
 // New returns the stand-ins as a rehearsal node runs them.
@@ -41,7 +42,7 @@ func New() *Tools {
 	return &Tools{
 		ReleasePath: wire.ReleaseMetadataPath, ProbeConfigPath: wire.ConfigPath, KubeletState: kubelet.StatePath,
 		BootstrapAPIWait: 20 * time.Minute, MastersWait: 20 * time.Minute, BootstrapPoll: 2 * time.Second, CreateWait: 20 * time.Minute,
-		CEOWait: 30 * time.Minute, CEOPoll: 3 * time.Second,
+		CEO: etcd.NewWaitForCEO(),
 	}
 }
 
@@ -279,7 +280,7 @@ func (t *Tools) podmanCommand(run *podmanRun, rel *wire.RehearsalRelease, comp s
 		return execReal("/usr/bin/etcdctl", mapPaths(run, cmd[1:]), run.env), true
 	case comp == "cluster-etcd-operator" && len(cmd) > 1 && filepath.Base(cmd[0]) == "cluster-etcd-operator" && cmd[1] == "wait-for-ceo":
 		say("cluster-etcd-operator wait-for-ceo, played by bootlab: it reads the etcd operator's status (etcds/cluster) from the real API, where the first master's etcd operator stand-in writes it from the real etcd member list")
-		return done("wait-for-ceo", t.WaitForCEO(flags(mapPaths(run, cmd)), stdout, stderr))
+		return done("wait-for-ceo", t.CEO.Run(flags(mapPaths(run, cmd))["kubeconfig"], stdout))
 	}
 	return 0, false
 }

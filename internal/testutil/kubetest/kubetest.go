@@ -11,6 +11,7 @@ import (
 	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/base64"
 	"encoding/pem"
 	"fmt"
 	"io"
@@ -152,6 +153,23 @@ func (cp *ControlPlane) readyz() (string, error) {
 		return string(body), fmt.Errorf("/readyz: %s", resp.Status)
 	}
 	return string(body), nil
+}
+
+// EmbeddedKubeconfig writes into dir a kubeconfig of the admin with the
+// CA (the API's self-signed serving certificate) and the client pair
+// embedded, as the installer's are, and returns its path.
+func (cp *ControlPlane) EmbeddedKubeconfig(t testing.TB, dir string) string {
+	t.Helper()
+	enc := func(p string) string {
+		b, err := os.ReadFile(p)
+		require.NoError(t, err)
+		return base64.StdEncoding.EncodeToString(b)
+	}
+	kc := fmt.Sprintf("apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster: {server: %q, certificate-authority-data: %s}\nusers:\n- name: u\n  user: {client-certificate-data: %s, client-key-data: %s}\ncontexts:\n- name: x\n  context: {cluster: c, user: u}\ncurrent-context: x\n",
+		"https://127.0.0.1:"+cp.APIPort, enc(filepath.Join(filepath.Dir(cp.Files["admin.crt"]), "serving", "apiserver.crt")), enc(cp.Files["admin.crt"]), enc(cp.Files["admin.key"]))
+	p := filepath.Join(dir, "embedded.kubeconfig")
+	require.NoError(t, os.WriteFile(p, []byte(kc), 0o600))
+	return p
 }
 
 // Kubectl runs the release's kubectl with the admin kubeconfig.

@@ -1,6 +1,6 @@
 //go:build integration
 
-package standin
+package etcd
 
 import (
 	"bytes"
@@ -14,6 +14,8 @@ import (
 	"github.com/bootlab/bootlab/internal/kube"
 	"github.com/bootlab/bootlab/internal/kubecreate"
 	"github.com/bootlab/bootlab/internal/openshiftcrds"
+	"github.com/bootlab/bootlab/internal/testutil/kuberelease"
+	"github.com/bootlab/bootlab/internal/testutil/kubetest"
 )
 
 // Once the masters serve the API with their real kube-apiservers, the
@@ -25,7 +27,7 @@ func TestEtcdStatusThroughTheRealAPIEndsWaitForCEO(t *testing.T) {
 	t.Parallel()
 	cp, _ := realControlPlane(t)
 	dir := t.TempDir()
-	kcPath := embeddedKubeconfig(t, dir, "https://127.0.0.1:"+cp.APIPort, cp.Files["admin.crt"], cp.Files["admin.key"])
+	kcPath := cp.EmbeddedKubeconfig(t, dir)
 	cfg, err := kube.LoadKubeconfig(kcPath)
 	require.NoError(t, err)
 	c, err := kube.NewClient(cfg)
@@ -43,25 +45,33 @@ func TestEtcdStatusThroughTheRealAPIEndsWaitForCEO(t *testing.T) {
 	masters := []Member{member("master-0", "192.168.126.11"), member("master-1", "192.168.126.12"), member("master-2", "192.168.126.13")}
 	var removed bool
 	require.Eventually(t, func() bool {
-		removed, err = WriteEtcdStatus(ctx, c, append([]Member{member(BootstrapMemberName, "192.168.126.10")}, masters...))
+		removed, err = WriteStatus(ctx, c, append([]Member{member(BootstrapMemberName, "192.168.126.10")}, masters...))
 		return err == nil
 	}, time.Minute, time.Second, "etcds/cluster is writable once its CRD is established: %v", err)
 	assert.False(t, removed)
 
-	tl := New()
-	tl.CEOWait, tl.CEOPoll = 3*time.Second, 500*time.Millisecond
+	w := WaitForCEO{Wait: 3 * time.Second, Poll: 500 * time.Millisecond}
 	var out bytes.Buffer
-	err = tl.WaitForCEO(map[string]string{"kubeconfig": kcPath}, &out, &out)
+	err = w.Run(kcPath, &out)
 	require.Error(t, err, "the bootstrap member is still there")
 	assert.Contains(t, out.String(), "Still waiting for the cluster-etcd-operator to bootstrap: still waiting for the bootstrap teardown; members 4:")
 
-	removed, err = WriteEtcdStatus(ctx, c, masters)
+	removed, err = WriteStatus(ctx, c, masters)
 	require.NoError(t, err)
 	assert.True(t, removed)
 	out.Reset()
-	require.NoError(t, tl.WaitForCEO(map[string]string{"kubeconfig": kcPath}, &out, &out))
+	require.NoError(t, w.Run(kcPath, &out))
 	assert.Contains(t, out.String(), "Cluster etcd operator bootstrapped successfully (etcd bootstrap member is removed; members 3:")
 	got, err := cp.Kubectl("get", "etcd", "cluster", "-o", "jsonpath={.status.conditions[0].type}={.status.conditions[0].status}")
 	require.NoError(t, err, got)
 	assert.Equal(t, "EtcdBootstrapMemberRemoved=True", got)
+}
+
+// realControlPlane starts the default release's etcd and kube-apiserver
+// on loopback (built once into the run's shared cache) and returns them
+// with the etcd binary.
+func realControlPlane(t *testing.T, apiArgs ...string) (*kubetest.ControlPlane, string) {
+	t.Helper()
+	rel := kuberelease.Build(t, kuberelease.DefaultMinor)
+	return kubetest.StartControlPlane(t, rel.Etcd, rel.Programs, apiArgs...), rel.Etcd
 }

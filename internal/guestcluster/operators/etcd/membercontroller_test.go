@@ -1,4 +1,4 @@
-package standin
+package etcd
 
 import (
 	"context"
@@ -178,7 +178,7 @@ func TestWriteMasterEtcdPod(t *testing.T) {
 	c := pod.Spec.Containers[0]
 	assert.Contains(t, c.Args, "--initial-cluster=etcd-bootstrap=https://192.168.126.10:2380,master-0=https://192.168.126.11:2380,master-1=https://192.168.126.12:2380")
 	assert.Contains(t, c.Args, "--initial-cluster-state=existing")
-	assert.Equal(t, etcdReleaseEnv(), c.Env, "a master's member gets the release's environment too")
+	assert.Equal(t, ReleaseEnv(), c.Env, "a master's member gets the release's environment too")
 	argv := kubelet.HostArgs(pod, c, append(c.Command, c.Args...))
 	assert.Contains(t, argv, "--cert-file="+wire.EtcdAllCertsDir+"/etcd-serving-master-1.crt", "the kubelet stand-in maps the pod's mounts to the host")
 	assert.Contains(t, argv, "--peer-trusted-ca-file="+wire.EtcdCABundle)
@@ -219,29 +219,12 @@ func TestEtcdTimeoutsFollowTheHardwareSpeed(t *testing.T) {
 	assert.Equal(t, standard["ETCD_QUOTA_BACKEND_BYTES"], slower["ETCD_QUOTA_BACKEND_BYTES"], "only the timeouts differ")
 }
 
-// The bootstrap finds its masters' API servers from the etcd members that
-// joined it: every named member but its own, at the member's host.
-func TestReadyzOfMembers(t *testing.T) {
-	t.Parallel()
-	got := readyzOfMembers([]Member{
-		{Name: BootstrapMemberName, ClientURLs: []string{"https://192.168.126.10:2379"}},
-		{Name: "master-0", ClientURLs: []string{"https://192.168.126.11:2379"}},
-		{Name: "master-1", ClientURLs: []string{"https://192.168.126.12:2379"}, IsLearner: true},
-		{Name: "", PeerURLs: []string{"https://192.168.126.13:2380"}}, // added, not started: no name yet
-		{Name: "broken", ClientURLs: []string{"::not a url"}},
-	})
-	assert.Equal(t, map[string]string{
-		"master-0": "https://192.168.126.11:6443/readyz",
-		"master-1": "https://192.168.126.12:6443/readyz",
-	}, got)
-}
-
 // The operator is a pod of the cluster: it adds no member before the
 // cluster's API answers, and says what it waits for, once per reason.
 func TestEtcdOperatorWaitsForTheClusterAPI(t *testing.T) {
 	t.Parallel()
 	var said []string
-	o := &EtcdOperator{Poll: time.Millisecond, Report: func(p Progress, detail string) {
+	o := &Operator{Poll: time.Millisecond, Report: func(p Progress, detail string) {
 		assert.Equal(t, Waiting, p)
 		said = append(said, detail)
 	}}
@@ -274,5 +257,5 @@ func TestEtcdOperatorWaitsForTheClusterAPI(t *testing.T) {
 	defer cancel()
 	assert.False(t, o.waitAPI(ctx), "gives up when its context ends")
 
-	assert.True(t, (&EtcdOperator{}).waitAPI(context.Background()), "without a wait it joins at once")
+	assert.True(t, (&Operator{}).waitAPI(context.Background()), "without a wait it joins at once")
 }

@@ -1,4 +1,4 @@
-package standin
+package etcd
 
 import (
 	"bytes"
@@ -211,4 +211,11 @@ func (c Etcdctl) healthy(ctx context.Context, endpoints []string) (bool, string)
 		return false, strings.Join(bad, "; ")
 	}
 	return true, ""
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "..."
 }

@@ -1,15 +1,11 @@
-package standin
+package etcd
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"os"
-	"os/exec"
-	"sort"
 	"strings"
 	"time"
 
@@ -49,9 +45,9 @@ const (
 	etcdPodCertDir = "/etc/kubernetes/static-pod-certs"
 )
 
-// EtcdOperator plays the etcd operator's cluster member and bootstrap
+// Operator plays the etcd operator's cluster member and bootstrap
 // teardown controllers on one rehearsal master.
-type EtcdOperator struct {
+type Operator struct {
 	Log *slog.Logger
 	// Report sets the master's etcd check of the node's report.
 	Report func(p Progress, detail string)
@@ -81,96 +77,15 @@ const (
 	Joined
 )
 
-// NewEtcdOperator returns the etcd operator stand-in as a master runs it.
-func NewEtcdOperator(log *slog.Logger, report func(p Progress, detail string)) *EtcdOperator {
-	return &EtcdOperator{Log: log, Report: report, Poll: 2 * time.Second, ReleasePath: wire.ReleaseMetadataPath}
-}
-
-// Etcdctl asks a member of the node's etcd with the node's client
-// certificate: the changes by running the node's real etcdctl, the reads
-// the stand-ins repeat over etcd's v3 JSON API in process (etcdapi.go).
-type Etcdctl struct {
-	bin               string
-	endpoints         []string
-	cacert, cert, key string
-	// api is the HTTP client of the reads, shared by the copies.
-	api *etcdHTTP
-}
-
-// MasterEtcdctl is a master's etcdctl with the node's client certificate.
-func MasterEtcdctl(endpoints ...string) Etcdctl {
-	return Etcdctl{bin: "etcdctl", endpoints: endpoints, cacert: wire.EtcdCABundle, cert: wire.EtcdClientCert, key: wire.EtcdClientKey, api: newEtcdHTTP()}
-}
-
-// run runs etcdctl with args: a change to the cluster.
-func (c Etcdctl) run(ctx context.Context, args ...string) ([]byte, error) {
-	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
-	defer cancel()
-	argv := []string{"--endpoints=" + strings.Join(c.endpoints, ",")}
-	for _, f := range [][2]string{{"--cacert=", c.cacert}, {"--cert=", c.cert}, {"--key=", c.key}} {
-		if f[1] != "" { // empty: plain http, as tests run etcd on loopback
-			argv = append(argv, f[0]+f[1])
-		}
-	}
-	argv = append(append(argv, "--dial-timeout=3s", "--command-timeout=5s"), args...)
-	cmd := exec.CommandContext(ctx, c.bin, argv...)
-	cmd.Env = []string{"ETCDCTL_API=3", "PATH=" + rhcos.DefaultPath}
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	if err := cmd.Run(); err != nil {
-		return out.Bytes(), fmt.Errorf("etcdctl %s: %v: %s", strings.Join(args, " "), err, strings.TrimSpace(errb.String()))
-	}
-	return out.Bytes(), nil
-}
-
-// Member is a member as etcd's v3 JSON API lists it (the IDs, uint64,
-// as strings: protobuf's JSON mapping).
-type Member struct {
-	ID         uint64   `json:"ID,string"`
-	Name       string   `json:"name"`
-	PeerURLs   []string `json:"peerURLs"`
-	ClientURLs []string `json:"clientURLs"`
-	IsLearner  bool     `json:"isLearner"`
-}
-
-func (m Member) hexID() string { return fmt.Sprintf("%x", m.ID) }
-
-// Members lists the cluster's members.
-func (c Etcdctl) Members(ctx context.Context) ([]Member, error) {
-	out, err := c.memberListJSON(ctx)
-	if err != nil {
-		return nil, err
-	}
-	var l struct {
-		Members []Member `json:"members"`
-	}
-	if err := json.Unmarshal(out, &l); err != nil {
-		return nil, fmt.Errorf("etcd member list: %w", err)
-	}
-	return l.Members, nil
-}
-
-// MemberSummary is "etcd-bootstrap, master-0 (learner), ..." for reports.
-func MemberSummary(ms []Member) string {
-	var parts []string
-	for _, m := range ms {
-		n := m.Name
-		if n == "" {
-			n = "(unstarted " + strings.Join(m.PeerURLs, ",") + ")"
-		}
-		if m.IsLearner {
-			n += " (learner)"
-		}
-		parts = append(parts, n)
-	}
-	sort.Strings(parts)
-	return fmt.Sprintf("%d: %s", len(ms), strings.Join(parts, ", "))
+// NewOperator returns the etcd operator stand-in as a master runs it.
+func NewOperator(log *slog.Logger, report func(p Progress, detail string)) *Operator {
+	return &Operator{Log: log, Report: report, Poll: 2 * time.Second, ReleasePath: wire.ReleaseMetadataPath}
 }
 
 // Join plays the etcd operator's cluster member controller for this
 // master and starts its etcd pod; on the first master by name (leader)
 // it then plays the bootstrap teardown controller.
-func (o *EtcdOperator) Join(ctx context.Context, self wire.NodeExpect, join *wire.EtcdJoin, leader bool, cfg types.Config) {
+func (o *Operator) Join(ctx context.Context, self wire.NodeExpect, join *wire.EtcdJoin, leader bool, cfg types.Config) {
 	// The kernel starts /init with no PATH: etcdctl and the kubelet
 	// stand-in's etcd are found in the node's usual one.
 	_ = os.Setenv("PATH", rhcos.DefaultPath)
@@ -214,7 +129,7 @@ func (o *EtcdOperator) Join(ctx context.Context, self wire.NodeExpect, join *wir
 }
 
 // say reports on the etcd member check, with the node's memory in use.
-func (o *EtcdOperator) say(p Progress, format string, args ...any) {
+func (o *Operator) say(p Progress, format string, args ...any) {
 	o.Report(p, fmt.Sprintf("etcd operator stand-in: "+format+memInUse(), args...))
 }
 
@@ -224,7 +139,7 @@ func (o *EtcdOperator) say(p Progress, format string, args ...any) {
 // stage 12, made the bootstrap's kube-apiserver start against four TLS
 // members of emulated nodes instead of one, which a real cluster never
 // does. False when ctx ended first.
-func (o *EtcdOperator) waitAPI(ctx context.Context) bool {
+func (o *Operator) waitAPI(ctx context.Context) bool {
 	if o.APIReady == nil {
 		return true
 	}
@@ -250,7 +165,7 @@ func (o *EtcdOperator) waitAPI(ctx context.Context) bool {
 // addLearner is step 1: member add --learner, retried: the cluster takes
 // one learner at a time, as the operator adds one master at a time. It
 // returns the members the add left, false when ctx ended.
-func (o *EtcdOperator) addLearner(ctx context.Context, boot Etcdctl, bootEP string, self wire.NodeExpect, myPeer string) ([]Member, bool) {
+func (o *Operator) addLearner(ctx context.Context, boot Etcdctl, bootEP string, self wire.NodeExpect, myPeer string) ([]Member, bool) {
 	for {
 		members, added, err := addLearnerOnce(ctx, boot, self.Name, myPeer)
 		if added {
@@ -292,9 +207,9 @@ func addLearnerOnce(ctx context.Context, boot Etcdctl, name, myPeer string) (mem
 
 // startMember is step 2: the etcd pod lands on the master; its kubelet
 // starts it.
-func (o *EtcdOperator) startMember(ctx context.Context, self wire.NodeExpect, members []Member) bool {
+func (o *Operator) startMember(ctx context.Context, self wire.NodeExpect, members []Member) bool {
 	image := ""
-	if rel, _ := readRelease(o.ReleasePath); rel != nil {
+	if rel, _ := wire.ReadRehearsalRelease(o.ReleasePath); rel != nil {
 		image = rel.Components["etcd"]
 	}
 	if err := writeMasterEtcdPod(kubelet.StaticPodDir, self, members, image); err != nil {
@@ -311,7 +226,7 @@ func (o *EtcdOperator) startMember(ctx context.Context, self wire.NodeExpect, me
 
 // promote is step 3: member promote once the learner has caught up. It
 // returns the members once this one votes, false when ctx ended.
-func (o *EtcdOperator) promote(ctx context.Context, boot Etcdctl, self wire.NodeExpect, myPeer string, members []Member) ([]Member, bool) {
+func (o *Operator) promote(ctx context.Context, boot Etcdctl, self wire.NodeExpect, myPeer string, members []Member) ([]Member, bool) {
 	for {
 		ms, err := boot.Members(ctx)
 		if err == nil {
@@ -337,7 +252,7 @@ func (o *EtcdOperator) promote(ctx context.Context, boot Etcdctl, self wire.Node
 
 // waitHealthy waits until this master's etcd answers endpoint health;
 // false when ctx ended.
-func (o *EtcdOperator) waitHealthy(ctx context.Context, local Etcdctl, self wire.NodeExpect) bool {
+func (o *Operator) waitHealthy(ctx context.Context, local Etcdctl, self wire.NodeExpect) bool {
 	for {
 		ok, detail := local.healthy(ctx, local.endpoints)
 		if ok {
@@ -361,7 +276,7 @@ func findPeer(ms []Member, peer string) *Member {
 	return nil
 }
 
-// etcdReleaseEnv is the environment the release's cluster-etcd-operator
+// ReleaseEnv is the environment the release's cluster-etcd-operator
 // gives every etcd member of a 3.5 cluster (pkg/etcdenvvar's
 // FixedEtcdEnvVars): the 8 GiB quota, the watch progress notifications the
 // API server's watch cache relies on, the apply-duration warning at 200ms,
@@ -369,11 +284,11 @@ func findPeer(ms []Member, peer string) *Member {
 // speed (etcdTimeouts). etcd 3.6 still reads the experimental names, with a
 // deprecation warning. The member's name, data dir and initial cluster
 // state stay flags here, as the kubelet stand-in maps paths in arguments.
-func etcdReleaseEnv() []corev1.EnvVar {
+func ReleaseEnv() []corev1.EnvVar {
 	return etcdEnvFor(softwareEmulated(clocksourcesPath))
 }
 
-// etcdEnvFor is etcdReleaseEnv for a node that is (slower) or is not
+// etcdEnvFor is ReleaseEnv for a node that is (slower) or is not
 // emulated in software.
 func etcdEnvFor(slower bool) []corev1.EnvVar {
 	heartbeat, election := etcdTimeouts(slower)

@@ -1,4 +1,4 @@
-package standin
+package etcd
 
 import (
 	"context"
@@ -21,7 +21,7 @@ import (
 // removes etcd-bootstrap once the cluster has every master as a healthy
 // voting member and cluster-bootstrap has finished (ConfigMap
 // kube-system/bootstrap with status complete).
-func (o *EtcdOperator) teardownBootstrapMember(ctx context.Context, self wire.NodeExpect, c Etcdctl, join *wire.EtcdJoin) {
+func (o *Operator) teardownBootstrapMember(ctx context.Context, self wire.NodeExpect, c Etcdctl, join *wire.EtcdJoin) {
 	last := ""
 	note := func(format string, args ...any) {
 		msg := fmt.Sprintf(format, args...)
@@ -139,7 +139,7 @@ func writeMasterEtcdPod(dir string, self wire.NodeExpect, members []Member, imag
 					"--logger=zap",
 					"--log-outputs=stderr",
 				},
-				Env:          etcdReleaseEnv(),
+				Env:          ReleaseEnv(),
 				VolumeMounts: []corev1.VolumeMount{{Name: "cert-dir", MountPath: etcdPodCertDir}, {Name: "data-dir", MountPath: "/var/lib/etcd"}},
 			}},
 			Volumes: []corev1.Volume{

@@ -1,4 +1,4 @@
-package standin
+package etcd
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package standin
+package etcd
 
 import (
 	"context"
@@ -28,10 +28,10 @@ func etcdStatusCondition(ms []Member, now time.Time) (map[string]any, bool) {
 	return c, true
 }
 
-// WriteEtcdStatus creates etcds/cluster if the API lacks it and sets its
+// WriteStatus creates etcds/cluster if the API lacks it and sets its
 // EtcdBootstrapMemberRemoved condition from ms; it returns whether the
 // bootstrap member is removed.
-func WriteEtcdStatus(ctx context.Context, c *kube.Client, ms []Member) (bool, error) {
+func WriteStatus(ctx context.Context, c *kube.Client, ms []Member) (bool, error) {
 	obj := map[string]any{"apiVersion": "operator.openshift.io/v1", "kind": "Etcd",
 		"metadata": map[string]any{"name": "cluster"}, "spec": map[string]any{"managementState": "Managed"}}
 	err := c.Do(ctx, "POST", "/apis/operator.openshift.io/v1/etcds", obj, nil)

@@ -1,0 +1,77 @@
+package etcd
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"time"
+
+	"github.com/bootlab/bootlab/internal/kube"
+)
+
+// etcdOperatorPath is the API path of the etcd operator's resource (Etcd
+// "cluster"), which wait-for-ceo reads.
+const etcdOperatorPath = "/apis/operator.openshift.io/v1/etcds/cluster"
+
+// condition is an operator status condition, as wait-for-ceo reads it.
+type condition struct {
+	Type    string `json:"type"`
+	Status  string `json:"status"`
+	Reason  string `json:"reason"`
+	Message string `json:"message"`
+}
+
+// WaitForCEO is `cluster-etcd-operator wait-for-ceo` (stage 14): Wait
+// bounds it, Poll spaces the reads.
+type WaitForCEO struct {
+	Wait, Poll time.Duration
+}
+
+// NewWaitForCEO returns wait-for-ceo as the rehearsal bootstrap runs it.
+func NewWaitForCEO() WaitForCEO { return WaitForCEO{Wait: 30 * time.Minute, Poll: 3 * time.Second} }
+
+// Run watches the etcd operator's status through the API kubeconfig
+// names until the bootstrap member is removed.
+func (w WaitForCEO) Run(kubeconfig string, stdout io.Writer) error {
+	cfg, err := kube.LoadKubeconfig(kubeconfig)
+	if err != nil {
+		return err
+	}
+	k, err := kube.NewClient(cfg)
+	if err != nil {
+		return err
+	}
+	deadline := time.Now().Add(w.Wait)
+	last := ""
+	for {
+		var etcd struct {
+			Status struct {
+				Conditions []condition `json:"conditions"`
+			} `json:"status"`
+		}
+		err := k.Do(context.Background(), http.MethodGet, etcdOperatorPath, nil, &etcd)
+		msg := ""
+		if err != nil {
+			msg = err.Error()
+		} else {
+			for _, c := range etcd.Status.Conditions {
+				if c.Type == "EtcdBootstrapMemberRemoved" {
+					if c.Status == "True" {
+						fmt.Fprintf(stdout, "Cluster etcd operator bootstrapped successfully (%s)\n", c.Message)
+						return nil
+					}
+					msg = c.Message
+				}
+			}
+		}
+		if msg != last {
+			fmt.Fprintf(stdout, "Still waiting for the cluster-etcd-operator to bootstrap: %s\n", msg)
+			last = msg
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("the etcd operator did not remove the bootstrap member in %s: %s", w.Wait, last)
+		}
+		time.Sleep(w.Poll)
+	}
+}
