@@ -33,7 +33,7 @@ func (t *Tools) clusterBootstrapStart(run *podmanRun, rel *wire.RehearsalRelease
 	if assets == "" {
 		return fmt.Errorf("--asset-dir is required")
 	}
-	kube := run.hostPath("/etc/kubernetes")
+	kube := run.HostPath("/etc/kubernetes")
 	say := func(format string, a ...any) { fmt.Fprintf(stdout, format+"\n", a...) }
 	secrets, started, err := landBootstrapControlPlane(assets, kube)
 	if err != nil {

@@ -18,6 +18,7 @@ import (
 
 	"github.com/bootlab/bootlab/internal/controlplane"
 	"github.com/bootlab/bootlab/internal/guestcluster/kubelet"
+	"github.com/bootlab/bootlab/internal/guestcluster/operators/renders"
 	"github.com/bootlab/bootlab/internal/pki"
 	"github.com/bootlab/bootlab/internal/testutil/kuberelease"
 	"github.com/bootlab/bootlab/lab/probe"
@@ -79,10 +80,10 @@ func TestOperandInstallersLeaveRunnablePods(t *testing.T) {
 }
 
 // renderedSource is what stage 13 creates from o's render: the objects
-// operandObjects writes, by kind/namespace/name, secrets decoded.
+// renders.OperandObjects writes, by kind/namespace/name, secrets decoded.
 func renderedSource(t *testing.T, o controlplane.Operand, tlsDir string) mapSource {
 	t.Helper()
-	objs, err := operandObjects(o, tlsDir)
+	objs, err := renders.OperandObjects(o, tlsDir)
 	require.NoError(t, err)
 	src := mapSource{}
 	for _, fo := range objs {
@@ -91,7 +92,7 @@ func renderedSource(t *testing.T, o controlplane.Operand, tlsDir string) mapSour
 			Metadata map[string]string `json:"metadata"`
 			Data     map[string]string `json:"data"`
 		}
-		require.NoError(t, yaml.Unmarshal(fo.data, &obj))
+		require.NoError(t, yaml.Unmarshal(fo.Data, &obj))
 		kind := "configmaps"
 		if obj.Kind == "Secret" {
 			kind = "secrets"

@@ -15,6 +15,7 @@ import (
 
 	"github.com/bootlab/bootlab/internal/guestcluster/kubelet"
 	"github.com/bootlab/bootlab/internal/guestcluster/operators/etcd"
+	"github.com/bootlab/bootlab/internal/guestcluster/operators/renders"
 	"github.com/bootlab/bootlab/internal/wire"
 )
 
@@ -97,7 +98,7 @@ func readRelease(path string) (*wire.RehearsalRelease, error) {
 
 // releasePayload is the component name of the release image itself, whose
 // entrypoint is the cluster-version-operator.
-const releasePayload = ""
+const releasePayload = renders.ReleasePayload
 
 // componentOf names the image-references entry of pull spec image
 // (releasePayload for the release image itself).
@@ -158,8 +159,8 @@ func parsePodmanRun(args []string) (*podmanRun, error) {
 	return r, nil
 }
 
-// hostPath maps a path inside the container to the host through the volumes.
-func (r *podmanRun) hostPath(p string) string {
+// HostPath maps a path inside the container to the host through the volumes.
+func (r *podmanRun) HostPath(p string) string {
 	best := ""
 	for c := range r.volumes {
 		if (p == c || strings.HasPrefix(p, strings.TrimSuffix(c, "/")+"/")) && len(c) > len(best) {
@@ -220,7 +221,7 @@ func (t *Tools) podmanMain(args []string, stdout, stderr io.Writer) int {
 	if code, played := t.podmanCommand(run, rel, comp, cmd, stdout, stderr); played {
 		return code
 	}
-	render, known := t.renders()[comp]
+	render, known := renders.Renders{ProbeConfigPath: t.ProbeConfigPath}.ByComponent()[comp]
 	if !known || !containsRender(cmd) {
 		say("%s (%s) %s is not played on the rehearsal bootstrap", comp, run.image, strings.Join(cmd, " "))
 		return 125
@@ -271,7 +272,7 @@ func (t *Tools) podmanCommand(run *podmanRun, rel *wire.RehearsalRelease, comp s
 		return 0, true
 	case comp == "machine-config-operator" && len(cmd) > 0 && cmd[0] == "bootstrap":
 		say("machine-config-operator bootstrap, played by bootlab: it writes the files the operator writes")
-		return done("machine-config-operator bootstrap", renderMCO(run, rel, flags(mapPaths(run, cmd))))
+		return done("machine-config-operator bootstrap", renders.MCO(run, rel, flags(mapPaths(run, cmd))))
 	case comp == "cluster-bootstrap" && len(cmd) > 0 && cmd[0] == "start":
 		say("cluster-bootstrap start, played by bootlab: it starts the temporary control plane's pods, waits for the bootstrap API and the masters', then tears the temporary control plane down")
 		return done("cluster-bootstrap", t.clusterBootstrapStart(run, rel, flags(mapPaths(run, cmd)), stdout, stderr))
@@ -306,9 +307,9 @@ func mapPaths(run *podmanRun, args []string) []string {
 	out := make([]string, len(args))
 	for i, a := range args {
 		if k, v, ok := strings.Cut(a, "="); ok && strings.HasPrefix(v, "/") {
-			out[i] = k + "=" + run.hostPath(v)
+			out[i] = k + "=" + run.HostPath(v)
 		} else if strings.HasPrefix(a, "/") {
-			out[i] = run.hostPath(a)
+			out[i] = run.HostPath(a)
 		} else {
 			out[i] = a
 		}
@@ -330,4 +331,16 @@ func execReal(path string, args, env []string) int {
 		return 127
 	}
 	return 0
+}
+
+// imageReferences is the release's /release-manifests/image-references:
+// an ImageStream naming every component's pull spec.
+func imageReferences(rel *wire.RehearsalRelease) ([]byte, error) {
+	var tags []any
+	for _, name := range wire.ReleaseComponents {
+		tags = append(tags, map[string]any{"name": name, "from": map[string]any{"kind": "DockerImage", "name": rel.Components[name]}})
+	}
+	return json.MarshalIndent(map[string]any{"kind": "ImageStream", "apiVersion": "image.openshift.io/v1",
+		"metadata": map[string]any{"name": rel.Version, "creationTimestamp": nil},
+		"spec":     map[string]any{"tags": tags}}, "", "  ")
 }

@@ -15,10 +15,13 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/yaml"
 
+	"github.com/bootlab/bootlab/internal/controlplane"
 	"github.com/bootlab/bootlab/internal/guestcluster/kubelet"
+	"github.com/bootlab/bootlab/internal/guestcluster/operators/renders"
 	"github.com/bootlab/bootlab/internal/pki"
 	"github.com/bootlab/bootlab/internal/wire"
 	"github.com/bootlab/bootlab/lab/probe"
+	"github.com/bootlab/bootlab/lab/spec"
 )
 
 // standInNode points the stand-ins at a release and probe config in a
@@ -107,7 +110,7 @@ func TestPodmanEtcdRender(t *testing.T) {
 	assert.Equal(t, rel.Components["etcd"], c.Image)
 	argv := kubelet.HostArgs(pod, c, append(c.Command, c.Args...))
 	joined := strings.Join(argv, " ")
-	assert.Contains(t, joined, "--cert-file="+etcdResourceDir+"/etcd-serving.crt", "the kubelet maps the mount to the host path")
+	assert.Contains(t, joined, "--cert-file="+renders.EtcdResourceDir+"/etcd-serving.crt", "the kubelet maps the mount to the host path")
 	assert.Contains(t, joined, "--advertise-client-urls=https://192.168.126.10:2379")
 	assert.Contains(t, joined, "--data-dir=/var/lib/etcd")
 	assert.NotContains(t, joined, "--enable-v2", "etcd 3.5 serves no v2 API")
@@ -258,4 +261,56 @@ func TestPodmanMCO(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, string(crb), "name: system:node-bootstrapper")
 	assert.Contains(t, string(crb), "name: node-bootstrapper\n  namespace: openshift-machine-config-operator")
+}
+
+// The renders of stages 08 and 09, called as the stage scripts call them,
+// read the cluster's networks from the Network config they are given
+// (--cluster-config-file), as the operators' renders do: the one a
+// rehearsal's assets carry for a spec with another service network puts
+// it in the kube-apiserver's --service-cluster-ip-range, and the pods pass
+// the check stage validate holds them to for that Network.
+func TestControlPlaneRendersTakeTheClusterConfigFile(t *testing.T) {
+	t.Parallel()
+	tl, assets, rel, ca := standInNode(t)
+	mcs, err := pki.NewServing(ca, "api-int.ocp.lab.local", []string{"api-int.ocp.lab.local"})
+	require.NoError(t, err)
+	files, err := probe.RehearsalAssets(probe.Input{ClusterDomain: "ocp.lab.local", PKI: pki.Lab{CA: ca, MCS: mcs}},
+		probe.AssetInput{ClusterName: "ocp", BaseDomain: "lab.local", MachineCIDR: "192.168.126.0/24", Masters: 3, Release: rel,
+			ServiceNetwork: []string{"172.31.0.0/16"}, ClusterNetwork: []spec.ClusterNetwork{{CIDR: "10.132.0.0/14", HostPrefix: 23}}})
+	require.NoError(t, err)
+	for _, f := range files {
+		if f.Path == wire.AssetDir+"/"+controlplane.NetworkManifest {
+			require.NoError(t, os.MkdirAll(filepath.Join(assets, "manifests"), 0o755))
+			require.NoError(t, os.WriteFile(filepath.Join(assets, controlplane.NetworkManifest), f.Data, 0o644))
+		}
+	}
+	network, err := os.ReadFile(filepath.Join(assets, controlplane.NetworkManifest))
+	require.NoError(t, err)
+	n, err := controlplane.ParseNetwork(network)
+	require.NoError(t, err)
+	in := controlplane.Input{ServiceCIDR: n.ServiceCIDR, ClusterCIDR: n.ClusterCIDR}
+	for _, op := range []controlplane.Component{controlplane.KubeAPIServer, controlplane.KubeControllerManager} {
+		args := []string{"run", "--quiet", "--net=host", "--rm", "--volume", assets + ":/assets:z", rel.Components["cluster-"+string(op)+"-operator"],
+			"/usr/bin/cluster-" + string(op) + "-operator", "render", "--manifest-image=hk",
+			"--asset-output-dir=/assets/" + string(op) + "-bootstrap", "--config-output-file=/assets/" + string(op) + "-bootstrap/config",
+			"--cluster-config-file=/assets/manifests/cluster-network-02-config.yml"}
+		if op == controlplane.KubeControllerManager {
+			args = append(args, "--cpc-config-output-file=/assets/"+string(op)+"-bootstrap/cpc-config")
+		}
+		var out, errb bytes.Buffer
+		require.Equal(t, 0, tl.podmanMain(args, &out, &errb), "%s: %s", op, errb.String())
+		w := controlplane.Wanted(op, in)
+		doc, err := os.ReadFile(filepath.Join(assets, string(op)+"-bootstrap", "bootstrap-manifests", w.File))
+		require.NoError(t, err)
+		assert.Contains(t, string(doc), "--service-cluster-ip-range=172.31.0.0/16", op)
+		assert.NoError(t, controlplane.CheckPod(op, in, doc), op)
+		assert.Error(t, controlplane.CheckPod(op, controlplane.Input{}, doc), "%s: not the default network's pod", op)
+	}
+
+	var errb bytes.Buffer
+	code := tl.podmanMain([]string{"run", "--rm", "--volume", assets + ":/assets:z", rel.Components["cluster-kube-apiserver-operator"],
+		"/usr/bin/cluster-kube-apiserver-operator", "render", "--asset-output-dir=/assets/x", "--config-output-file=/assets/x/config",
+		"--cluster-config-file=/assets/manifests/none.yml"}, &bytes.Buffer{}, &errb)
+	assert.Equal(t, 1, code)
+	assert.Contains(t, errb.String(), "--cluster-config-file: open "+filepath.Join(assets, "manifests", "none.yml"))
 }

@@ -1,7 +1,6 @@
-package standin
+package renders
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -40,12 +39,12 @@ func controlPlanePod(ns, name string, containers ...corev1.Container) corev1.Pod
 // controlPlaneRender writes what the kube-* operators' renders write: the
 // operand config at --config-output-file, the bootstrap pod under
 // bootstrap-manifests/ and the operand's namespace under manifests/.
-func controlPlaneRender(f map[string]string, cfgKind, podFile string, pod corev1.Pod, extra map[string]fileOut) error {
+func controlPlaneRender(f map[string]string, cfgKind, podFile string, pod corev1.Pod, extra map[string]File) error {
 	if err := required(f, "asset-output-dir", "config-output-file"); err != nil {
 		return err
 	}
 	out := f["asset-output-dir"]
-	files := map[string]fileOut{}
+	files := map[string]File{}
 	var err error
 	if files["bootstrap-manifests/"+podFile], err = yamlOut(pod, 0o644); err != nil {
 		return err
@@ -64,7 +63,7 @@ func controlPlaneRender(f map[string]string, cfgKind, podFile string, pod corev1
 	if err != nil {
 		return err
 	}
-	return writeFiles(filepath.Dir(f["config-output-file"]), map[string]fileOut{filepath.Base(f["config-output-file"]): cfg})
+	return writeFiles(filepath.Dir(f["config-output-file"]), map[string]File{filepath.Base(f["config-output-file"]): cfg})
 }
 
 // renderInput is what a render's pod depends on beyond OpenShift's
@@ -89,7 +88,7 @@ func renderInput(f map[string]string) (controlplane.Input, error) {
 	return in, nil
 }
 
-func renderKAS(run *podmanRun, rel *wire.RehearsalRelease, f map[string]string) error {
+func renderKAS(run Mounts, rel *wire.RehearsalRelease, f map[string]string) error {
 	// OpenShift's pod runs `hyperkube kube-apiserver --openshift-config=...`;
 	// upstream's binary has no --openshift-config, so the lab's pod carries
 	// the settings as flags (internal/controlplane; stage 08's page says so).
@@ -101,7 +100,7 @@ func renderKAS(run *podmanRun, rel *wire.RehearsalRelease, f map[string]string) 
 	// The real render also writes the namespaces of the cluster's
 	// configuration (00_openshift-config-ns.yaml, ...-managed-ns.yaml): the
 	// installer's pull secret and the etcd render's objects live there.
-	extra := map[string]fileOut{}
+	extra := map[string]File{}
 	for _, ns := range []string{"openshift-config", "openshift-config-managed"} {
 		fo, err := yamlOut(map[string]any{"apiVersion": "v1", "kind": "Namespace",
 			"metadata": map[string]any{"name": ns, "labels": map[string]string{"openshift.io/run-level": "0"}}}, 0o644)
@@ -116,7 +115,7 @@ func renderKAS(run *podmanRun, rel *wire.RehearsalRelease, f map[string]string) 
 	return controlPlaneRender(f, "KubeAPIServerConfig", "kube-apiserver-pod.yaml", pod, extra)
 }
 
-func renderKCM(run *podmanRun, rel *wire.RehearsalRelease, f map[string]string) error {
+func renderKCM(run Mounts, rel *wire.RehearsalRelease, f map[string]string) error {
 	if err := required(f, "cpc-config-output-file"); err != nil {
 		return err
 	}
@@ -135,19 +134,19 @@ func renderKCM(run *podmanRun, rel *wire.RehearsalRelease, f map[string]string) 
 	if err != nil {
 		return err
 	}
-	if err := writeFiles(filepath.Dir(f["cpc-config-output-file"]), map[string]fileOut{filepath.Base(f["cpc-config-output-file"]): cpc}); err != nil {
+	if err := writeFiles(filepath.Dir(f["cpc-config-output-file"]), map[string]File{filepath.Base(f["cpc-config-output-file"]): cpc}); err != nil {
 		return err
 	}
-	extra := map[string]fileOut{}
+	extra := map[string]File{}
 	if err := addOperandObjects(extra, controlplane.KubeControllerManagerOperand, f); err != nil {
 		return err
 	}
 	return controlPlaneRender(f, "KubeControllerManagerConfig", "kube-controller-manager-pod.yaml", pod, extra)
 }
 
-func renderScheduler(run *podmanRun, rel *wire.RehearsalRelease, f map[string]string) error {
+func renderScheduler(run Mounts, rel *wire.RehearsalRelease, f map[string]string) error {
 	pod := controlplane.BootstrapPod(controlplane.KubeScheduler, controlplane.Input{}, f["manifest-image"]).Pod
-	extra := map[string]fileOut{}
+	extra := map[string]File{}
 	if err := addOperandObjects(extra, controlplane.KubeSchedulerOperand, f); err != nil {
 		return err
 	}
@@ -155,14 +154,14 @@ func renderScheduler(run *podmanRun, rel *wire.RehearsalRelease, f map[string]st
 }
 
 // addOperandObjects adds to extra, when the render has --asset-input-dir,
-// the objects the master's installer of o copies (operandObjects) and o's
+// the objects the master's installer of o copies (OperandObjects) and o's
 // namespace, where the bootstrap pod's is another (kube-system).
-func addOperandObjects(extra map[string]fileOut, o controlplane.Operand, f map[string]string) error {
+func addOperandObjects(extra map[string]File, o controlplane.Operand, f map[string]string) error {
 	in := f["asset-input-dir"]
 	if in == "" {
 		return nil
 	}
-	objs, err := operandObjects(o, in)
+	objs, err := OperandObjects(o, in)
 	if err != nil {
 		return err
 	}
@@ -180,12 +179,12 @@ func addOperandObjects(extra map[string]fileOut, o controlplane.Operand, f map[s
 
 // renderIngress plays `ingress-operator render`: the IngressController CRD
 // and the operator's namespace, prefixed.
-func renderIngress(run *podmanRun, rel *wire.RehearsalRelease, f map[string]string) error {
+func renderIngress(run Mounts, rel *wire.RehearsalRelease, f map[string]string) error {
 	if err := required(f, "output-dir"); err != nil {
 		return err
 	}
 	prefix := f["prefix"]
-	files := map[string]fileOut{}
+	files := map[string]File{}
 	var err error
 	if files[prefix+"00-custom-resource-definition.yaml"], err = yamlOut(crd("operator.openshift.io", "IngressController", "ingresscontrollers", true), 0o644); err != nil {
 		return err
@@ -199,30 +198,18 @@ func renderIngress(run *podmanRun, rel *wire.RehearsalRelease, f map[string]stri
 
 // renderNodeTuning plays the node tuning operator's render: on a cluster
 // without performance profiles it writes nothing.
-func renderNodeTuning(run *podmanRun, rel *wire.RehearsalRelease, f map[string]string) error {
+func renderNodeTuning(run Mounts, rel *wire.RehearsalRelease, f map[string]string) error {
 	if err := required(f, "asset-output-dir"); err != nil {
 		return err
 	}
 	return os.MkdirAll(f["asset-output-dir"], 0o755)
 }
 
-// imageReferences is the release's /release-manifests/image-references:
-// an ImageStream naming every component's pull spec.
-func imageReferences(rel *wire.RehearsalRelease) ([]byte, error) {
-	var tags []any
-	for _, name := range wire.ReleaseComponents {
-		tags = append(tags, map[string]any{"name": name, "from": map[string]any{"kind": "DockerImage", "name": rel.Components[name]}})
-	}
-	return json.MarshalIndent(map[string]any{"kind": "ImageStream", "apiVersion": "image.openshift.io/v1",
-		"metadata": map[string]any{"name": rel.Version, "creationTimestamp": nil},
-		"spec":     map[string]any{"tags": tags}}, "", "  ")
-}
-
-// renderMCO plays `machine-config-operator bootstrap`: the master and
+// MCO plays `machine-config-operator bootstrap`: the master and
 // worker pools for the bootstrap controller under bootstrap/manifests/,
 // the bootstrap MCO pod (machine-config-controller as init container,
 // machine-config-server) and the operator's manifests.
-func renderMCO(run *podmanRun, rel *wire.RehearsalRelease, f map[string]string) error {
+func MCO(run Mounts, rel *wire.RehearsalRelease, f map[string]string) error {
 	if err := required(f, "dest-dir"); err != nil {
 		return err
 	}
@@ -257,7 +244,7 @@ func renderMCO(run *podmanRun, rel *wire.RehearsalRelease, f map[string]string) 
 			},
 		},
 	}
-	files := map[string]fileOut{}
+	files := map[string]File{}
 	var err error
 	if files["bootstrap/machineconfigoperator-bootstrap-pod.yaml"], err = yamlOut(pod, 0o644); err != nil {
 		return err
@@ -293,7 +280,7 @@ func renderMCO(run *podmanRun, rel *wire.RehearsalRelease, f map[string]string) 
 
 // renderCCO plays the cloud-credential-operator render: on platform None
 // in the default mode it has nothing to add.
-func renderCCO(run *podmanRun, rel *wire.RehearsalRelease, f map[string]string) error {
+func renderCCO(run Mounts, rel *wire.RehearsalRelease, f map[string]string) error {
 	if err := required(f, "dest-dir"); err != nil {
 		return err
 	}

@@ -1,4 +1,4 @@
-package standin
+package renders
 
 import (
 	"encoding/base64"
@@ -18,17 +18,34 @@ import (
 	"github.com/bootlab/bootlab/internal/wire"
 )
 
-// renderFunc plays one operator's `render` command.
-type renderFunc func(run *podmanRun, rel *wire.RehearsalRelease, f map[string]string) error
+// Mounts maps a path inside the operator's container to the node's, as
+// podman's --volume options do.
+type Mounts interface {
+	HostPath(p string) string
+}
 
-// renders play the operators' `render` commands: each writes the files
-// its operator's render writes, in the directories its flags name.
-// Components are keyed by image-references name (releasePayload for the
-// release image).
-func (t *Tools) renders() map[string]renderFunc {
-	return map[string]renderFunc{
+// Func plays one operator's `render` command: m maps its container's
+// paths, rel is the release, f its --flags (paths on the node).
+type Func func(m Mounts, rel *wire.RehearsalRelease, f map[string]string) error
+
+// ReleasePayload is the image-references name of the release image itself,
+// whose entrypoint is the cluster-version-operator.
+const ReleasePayload = ""
+
+// Renders play the operators' `render` commands on a rehearsal bootstrap.
+type Renders struct {
+	// ProbeConfigPath is the probe config the agent wrote: the etcd render
+	// finds the bootstrap node's name and address there.
+	ProbeConfigPath string
+}
+
+// ByComponent are the renders: each writes the files its operator's render
+// writes, in the directories its flags name. Components are keyed by
+// image-references name (ReleasePayload for the release image).
+func (t Renders) ByComponent() map[string]Func {
+	return map[string]Func{
 		"cluster-etcd-operator":                    t.renderEtcd,
-		releasePayload:                             renderCVO,
+		ReleasePayload:                             renderCVO,
 		"cluster-config-api":                       renderAPI,
 		"cluster-authentication-operator":          renderAuthAPI,
 		"cluster-config-operator":                  renderConfig,
@@ -42,35 +59,36 @@ func (t *Tools) renders() map[string]renderFunc {
 }
 
 // writeFiles writes files (relative to dir) with their modes.
-func writeFiles(dir string, files map[string]fileOut) error {
+func writeFiles(dir string, files map[string]File) error {
 	for name, f := range files {
 		p := filepath.Join(dir, name)
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			return err
 		}
-		if err := os.WriteFile(p, f.data, f.mode); err != nil {
+		if err := os.WriteFile(p, f.Data, f.Mode); err != nil {
 			return err
 		}
-		if err := os.Chmod(p, f.mode); err != nil {
+		if err := os.Chmod(p, f.Mode); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-type fileOut struct {
-	data []byte
-	mode os.FileMode
+// File is a file a render writes: its bytes and mode.
+type File struct {
+	Data []byte
+	Mode os.FileMode
 }
 
-func yamlOut(obj any, mode os.FileMode) (fileOut, error) {
+func yamlOut(obj any, mode os.FileMode) (File, error) {
 	data, err := yaml.Marshal(obj)
-	return fileOut{data, mode}, err
+	return File{data, mode}, err
 }
 
 // bootstrapSelf returns the bootstrap node's name and address from the
 // probe config the agent wrote.
-func (t *Tools) bootstrapSelf() (wire.NodeExpect, error) {
+func (t Renders) bootstrapSelf() (wire.NodeExpect, error) {
 	data, err := os.ReadFile(t.ProbeConfigPath)
 	if err != nil {
 		return wire.NodeExpect{}, err
@@ -90,7 +108,7 @@ func (t *Tools) bootstrapSelf() (wire.NodeExpect, error) {
 // Paths of the bootstrap etcd member, as the cluster-etcd-operator's
 // bootstrap pod uses them.
 const (
-	etcdResourceDir = "/etc/kubernetes/static-pod-resources/etcd-member"
+	EtcdResourceDir = "/etc/kubernetes/static-pod-resources/etcd-member"
 	etcdCertMount   = "/etc/ssl/etcd"
 	etcdDataDir     = "/var/lib/etcd"
 )
@@ -100,7 +118,7 @@ const (
 // secrets and config maps for the bootstrap API server under manifests/,
 // and the CA bundle and client certificate under tls/. Certificates are
 // signed by tls/etcd-signer (an intermediate of the lab CA).
-func (t *Tools) renderEtcd(run *podmanRun, rel *wire.RehearsalRelease, f map[string]string) error {
+func (t Renders) renderEtcd(run Mounts, rel *wire.RehearsalRelease, f map[string]string) error {
 	out := f["asset-output-dir"]
 	if out == "" {
 		return fmt.Errorf("--asset-output-dir is required")
@@ -109,7 +127,7 @@ func (t *Tools) renderEtcd(run *podmanRun, rel *wire.RehearsalRelease, f map[str
 	if image == "" {
 		image = rel.Components["etcd"]
 	}
-	signer, rootCA, err := readEtcdSigner(run.hostPath("/assets/tls"))
+	signer, rootCA, err := readEtcdSigner(run.HostPath("/assets/tls"))
 	if err != nil {
 		return err
 	}
@@ -226,7 +244,7 @@ func etcdBootstrapPod(self wire.NodeExpect, image string) corev1.Pod {
 				},
 			}},
 			Volumes: []corev1.Volume{
-				{Name: "certs", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: etcdResourceDir}}},
+				{Name: "certs", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: EtcdResourceDir}}},
 				{Name: "data-dir", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: etcdDataDir, Type: &hostPathDir}}},
 			},
 		},
@@ -234,8 +252,8 @@ func etcdBootstrapPod(self wire.NodeExpect, image string) corev1.Pod {
 }
 
 // etcdCertFiles are the certificates the render writes, with their modes.
-func etcdCertFiles(c etcdCerts) map[string]fileOut {
-	return map[string]fileOut{
+func etcdCertFiles(c etcdCerts) map[string]File {
+	return map[string]File{
 		"etc-kubernetes/static-pod-resources/etcd-member/ca.crt":           {c.bundle, 0o644},
 		"etc-kubernetes/static-pod-resources/etcd-member/etcd-serving.crt": {c.serving.CertPEM, 0o644},
 		"etc-kubernetes/static-pod-resources/etcd-member/etcd-serving.key": {c.serving.KeyPEM, 0o600},
@@ -305,11 +323,11 @@ func required(f map[string]string, names ...string) error {
 // renderAPI plays the cluster-config-api render: the config.openshift.io
 // CRDs, and the FeatureGate in the rendered manifests resolved for the
 // payload version (status.featureGates).
-func renderAPI(run *podmanRun, rel *wire.RehearsalRelease, f map[string]string) error {
+func renderAPI(run Mounts, rel *wire.RehearsalRelease, f map[string]string) error {
 	if err := required(f, "asset-output-dir", "rendered-manifest-dir", "payload-version"); err != nil {
 		return err
 	}
-	files := map[string]fileOut{}
+	files := map[string]File{}
 	for _, c := range []struct{ file, kind, plural string }{
 		{"0000_10_config-operator_01_apiservers.crd.yaml", "APIServer", "apiservers"},
 		{"0000_10_config-operator_01_infrastructures.crd.yaml", "Infrastructure", "infrastructures"},
@@ -347,12 +365,12 @@ func renderAPI(run *podmanRun, rel *wire.RehearsalRelease, f map[string]string) 
 	if err != nil {
 		return err
 	}
-	return writeFiles(filepath.Dir(fgPath), map[string]fileOut{filepath.Base(fgPath): fo})
+	return writeFiles(filepath.Dir(fgPath), map[string]File{filepath.Base(fgPath): fo})
 }
 
 // renderAuthAPI plays the cluster-authentication-operator render (4.19+):
 // the RoleBindingRestriction CRD.
-func renderAuthAPI(run *podmanRun, rel *wire.RehearsalRelease, f map[string]string) error {
+func renderAuthAPI(run Mounts, rel *wire.RehearsalRelease, f map[string]string) error {
 	if err := required(f, "asset-output-dir"); err != nil {
 		return err
 	}
@@ -360,12 +378,12 @@ func renderAuthAPI(run *podmanRun, rel *wire.RehearsalRelease, f map[string]stri
 	if err != nil {
 		return err
 	}
-	return writeFiles(f["asset-output-dir"], map[string]fileOut{"0000_03_authorization-openshift_01_rolebindingrestriction.crd.yaml": fo})
+	return writeFiles(f["asset-output-dir"], map[string]File{"0000_03_authorization-openshift_01_rolebindingrestriction.crd.yaml": fo})
 }
 
 // renderConfig plays the cluster-config-operator render: the operator
 // config and the generated cloud provider config (empty on platform None).
-func renderConfig(run *podmanRun, rel *wire.RehearsalRelease, f map[string]string) error {
+func renderConfig(run Mounts, rel *wire.RehearsalRelease, f map[string]string) error {
 	if err := required(f, "config-output-file", "cloud-provider-config-output-file"); err != nil {
 		return err
 	}
@@ -379,15 +397,15 @@ func renderConfig(run *podmanRun, rel *wire.RehearsalRelease, f map[string]strin
 	if err != nil {
 		return err
 	}
-	if err := writeFiles(filepath.Dir(f["config-output-file"]), map[string]fileOut{filepath.Base(f["config-output-file"]): cfg}); err != nil {
+	if err := writeFiles(filepath.Dir(f["config-output-file"]), map[string]File{filepath.Base(f["config-output-file"]): cfg}); err != nil {
 		return err
 	}
-	return writeFiles(filepath.Dir(f["cloud-provider-config-output-file"]), map[string]fileOut{filepath.Base(f["cloud-provider-config-output-file"]): cloud})
+	return writeFiles(filepath.Dir(f["cloud-provider-config-output-file"]), map[string]File{filepath.Base(f["cloud-provider-config-output-file"]): cloud})
 }
 
 // renderCVO plays `cluster-version-operator render`: the bootstrap CVO
 // static pod under bootstrap/ and the CVO's manifests under manifests/.
-func renderCVO(run *podmanRun, rel *wire.RehearsalRelease, f map[string]string) error {
+func renderCVO(run Mounts, rel *wire.RehearsalRelease, f map[string]string) error {
 	if err := required(f, "output-dir"); err != nil {
 		return err
 	}
@@ -411,7 +429,7 @@ func renderCVO(run *podmanRun, rel *wire.RehearsalRelease, f map[string]string) 
 			Volumes: []corev1.Volume{{Name: "kubeconfig", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/etc/kubernetes/kubeconfig", Type: &hostFile}}}},
 		},
 	}
-	files := map[string]fileOut{}
+	files := map[string]File{}
 	var err error
 	if files["bootstrap/bootstrap-pod.yaml"], err = yamlOut(pod, 0o644); err != nil {
 		return err

@@ -1,7 +1,6 @@
-package standin
+package renders
 
 import (
-	"bytes"
 	"encoding/base64"
 	"os"
 	"path/filepath"
@@ -13,9 +12,7 @@ import (
 
 	"github.com/bootlab/bootlab/internal/controlplane"
 	"github.com/bootlab/bootlab/internal/pki"
-	"github.com/bootlab/bootlab/internal/wire"
 	"github.com/bootlab/bootlab/lab/probe"
-	"github.com/bootlab/bootlab/lab/spec"
 )
 
 // Stages 08-10's renders write the pods internal/controlplane checks: the
@@ -26,67 +23,15 @@ func TestControlPlaneRendersWriteTheRealPods(t *testing.T) {
 	out := t.TempDir()
 	f := map[string]string{"asset-output-dir": out, "config-output-file": filepath.Join(out, "config"),
 		"cpc-config-output-file": filepath.Join(out, "cpc-config"), "manifest-image": "quay.io/example/hyperkube"}
-	for c, render := range map[controlplane.Component]func(*podmanRun, *wire.RehearsalRelease, map[string]string) error{
+	for c, render := range map[controlplane.Component]Func{
 		controlplane.KubeAPIServer: renderKAS, controlplane.KubeControllerManager: renderKCM, controlplane.KubeScheduler: renderScheduler,
 	} {
-		require.NoError(t, render(&podmanRun{}, nil, f), c)
+		require.NoError(t, render(nil, nil, f), c)
 		w := controlplane.Wanted(c, controlplane.Input{})
 		doc, err := os.ReadFile(filepath.Join(out, "bootstrap-manifests", w.File))
 		require.NoError(t, err, c)
 		assert.NoError(t, controlplane.CheckPod(c, controlplane.Input{}, doc), c)
 	}
-}
-
-// The renders of stages 08 and 09, called as the stage scripts call them,
-// read the cluster's networks from the Network config they are given
-// (--cluster-config-file), as the operators' renders do: the one a
-// rehearsal's assets carry for a spec with another service network puts
-// it in the kube-apiserver's --service-cluster-ip-range, and the pods pass
-// the check stage validate holds them to for that Network.
-func TestControlPlaneRendersTakeTheClusterConfigFile(t *testing.T) {
-	t.Parallel()
-	tl, assets, rel, ca := standInNode(t)
-	mcs, err := pki.NewServing(ca, "api-int.ocp.lab.local", []string{"api-int.ocp.lab.local"})
-	require.NoError(t, err)
-	files, err := probe.RehearsalAssets(probe.Input{ClusterDomain: "ocp.lab.local", PKI: pki.Lab{CA: ca, MCS: mcs}},
-		probe.AssetInput{ClusterName: "ocp", BaseDomain: "lab.local", MachineCIDR: "192.168.126.0/24", Masters: 3, Release: rel,
-			ServiceNetwork: []string{"172.31.0.0/16"}, ClusterNetwork: []spec.ClusterNetwork{{CIDR: "10.132.0.0/14", HostPrefix: 23}}})
-	require.NoError(t, err)
-	for _, f := range files {
-		if f.Path == wire.AssetDir+"/"+controlplane.NetworkManifest {
-			require.NoError(t, os.MkdirAll(filepath.Join(assets, "manifests"), 0o755))
-			require.NoError(t, os.WriteFile(filepath.Join(assets, controlplane.NetworkManifest), f.Data, 0o644))
-		}
-	}
-	network, err := os.ReadFile(filepath.Join(assets, controlplane.NetworkManifest))
-	require.NoError(t, err)
-	n, err := controlplane.ParseNetwork(network)
-	require.NoError(t, err)
-	in := controlplane.Input{ServiceCIDR: n.ServiceCIDR, ClusterCIDR: n.ClusterCIDR}
-	for _, op := range []controlplane.Component{controlplane.KubeAPIServer, controlplane.KubeControllerManager} {
-		args := []string{"run", "--quiet", "--net=host", "--rm", "--volume", assets + ":/assets:z", rel.Components["cluster-"+string(op)+"-operator"],
-			"/usr/bin/cluster-" + string(op) + "-operator", "render", "--manifest-image=hk",
-			"--asset-output-dir=/assets/" + string(op) + "-bootstrap", "--config-output-file=/assets/" + string(op) + "-bootstrap/config",
-			"--cluster-config-file=/assets/manifests/cluster-network-02-config.yml"}
-		if op == controlplane.KubeControllerManager {
-			args = append(args, "--cpc-config-output-file=/assets/"+string(op)+"-bootstrap/cpc-config")
-		}
-		var out, errb bytes.Buffer
-		require.Equal(t, 0, tl.podmanMain(args, &out, &errb), "%s: %s", op, errb.String())
-		w := controlplane.Wanted(op, in)
-		doc, err := os.ReadFile(filepath.Join(assets, string(op)+"-bootstrap", "bootstrap-manifests", w.File))
-		require.NoError(t, err)
-		assert.Contains(t, string(doc), "--service-cluster-ip-range=172.31.0.0/16", op)
-		assert.NoError(t, controlplane.CheckPod(op, in, doc), op)
-		assert.Error(t, controlplane.CheckPod(op, controlplane.Input{}, doc), "%s: not the default network's pod", op)
-	}
-
-	var errb bytes.Buffer
-	code := tl.podmanMain([]string{"run", "--rm", "--volume", assets + ":/assets:z", rel.Components["cluster-kube-apiserver-operator"],
-		"/usr/bin/cluster-kube-apiserver-operator", "render", "--asset-output-dir=/assets/x", "--config-output-file=/assets/x/config",
-		"--cluster-config-file=/assets/manifests/none.yml"}, &bytes.Buffer{}, &errb)
-	assert.Equal(t, 1, code)
-	assert.Contains(t, errb.String(), "--cluster-config-file: open "+filepath.Join(assets, "manifests", "none.yml"))
 }
 
 // Stages 08-10's renders write, from --asset-input-dir (/assets/tls), the
@@ -108,7 +53,7 @@ func TestRendersWriteTheMastersObjects(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		o      controlplane.Operand
-		render func(*podmanRun, *wire.RehearsalRelease, map[string]string) error
+		render Func
 		extra  map[string]string
 		n      int
 	}{
@@ -121,7 +66,7 @@ func TestRendersWriteTheMastersObjects(t *testing.T) {
 		for k, v := range tc.extra {
 			f[k] = filepath.Join(out, v)
 		}
-		require.NoError(t, tc.render(&podmanRun{}, nil, f), tc.o.Component)
+		require.NoError(t, tc.render(nil, nil, f), tc.o.Component)
 		n := 0
 		for _, r := range tc.o.Resources() {
 			if r.NodeFile {
@@ -139,11 +84,11 @@ func TestRendersWriteTheMastersObjects(t *testing.T) {
 	require.NoError(t, os.Remove(filepath.Join(tlsDir, controlplane.ServiceAccountKey)))
 	out := t.TempDir()
 	f := map[string]string{"asset-output-dir": out, "config-output-file": filepath.Join(out, "config"), "asset-input-dir": tlsDir}
-	err = renderKAS(&podmanRun{}, nil, f)
+	err = renderKAS(nil, nil, f)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "bound-service-account-signing-key needs service-account.key from --asset-input-dir")
 	f["cpc-config-output-file"] = filepath.Join(out, "cpc")
-	err = renderKCM(&podmanRun{}, nil, f)
+	err = renderKCM(nil, nil, f)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "kube-controller-manager's secrets openshift-kube-controller-manager/service-account-private-key needs service-account.key")
 }

@@ -1,4 +1,4 @@
-package standin
+package renders
 
 import (
 	"encoding/base64"
@@ -10,7 +10,7 @@ import (
 	"github.com/bootlab/bootlab/internal/controlplane"
 )
 
-// operandObjects are the secrets and configmaps of o's namespace a
+// OperandObjects are the secrets and configmaps of o's namespace a
 // master's installer copies (o's Resources that are not the master's own
 // files), made from the bootstrap's files in the render's
 // --asset-input-dir (/assets/tls), or written by the render (the
@@ -21,7 +21,7 @@ import (
 // signers their renders write; no operator runs in the rehearsal, so
 // stages 08-10's renders write them already made, and stage 13 creates
 // them. Secrets are 0600.
-func operandObjects(o controlplane.Operand, inputDir string) (map[string]fileOut, error) {
+func OperandObjects(o controlplane.Operand, inputDir string) (map[string]File, error) {
 	type object struct {
 		kind string
 		data map[string]string
@@ -51,7 +51,7 @@ func operandObjects(o controlplane.Operand, inputDir string) (map[string]fileOut
 			obj.data[r.Key] = string(b)
 		}
 	}
-	out := map[string]fileOut{}
+	out := map[string]File{}
 	for _, name := range order {
 		obj := objs[name]
 		kind, file, mode := "ConfigMap", "manifests/configmap-"+name+".yaml", os.FileMode(0o644)
