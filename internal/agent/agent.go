@@ -130,11 +130,8 @@ func (a *Agent) Run(ctx context.Context) {
 		op.APIReady = a.clusterAPIReady()
 		leader := etcdLeader(pc, self)
 		go op.Join(ctx, self, a.etcd, leader, merged)
-		go a.installKubeAPIServer(ctx, self, merged)
+		a.runMasterOperators(ctx, self, merged, op, leader)
 		go a.reportEtcdMembers(ctx, self)
-		if leader {
-			go a.publishEtcdStatus(ctx, self, merged)
-		}
 	}
 	if self.Role == wire.RoleMaster {
 		// A rehearsal master joins as a Node once a real API serves, and

@@ -6,5 +6,5 @@
 // (internal/wire's, which the host reads). On a rehearsal lab the bootstrap
 // serves SSH (sshd) and a kubelet stand-in (kubelet) instead, and the masters
 // join etcd (standin) and run the release's kube-apiserver, which their
-// installer stand-in writes (masterkas.go).
+// installer stand-in writes (internal/guestcluster/operators/installer).
 package agent

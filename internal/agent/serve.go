@@ -92,7 +92,7 @@ func (a *Agent) startServers(self wire.NodeExpect, cfg types.Config) {
 // stand-in the load balancer's checks and lab verify read. A rehearsal
 // master leaves 6443 closed, as a real master does until the
 // kube-apiserver operator's installer gives it a kube-apiserver: its
-// installer stand-in does (masterkas.go). A stand-in here would pass
+// installer stand-in does (operators/installer). A stand-in here would pass
 // haproxy's /readyz check and take api and api-int traffic from the
 // bootstrap's real API (measured on VMs: the installers read their
 // secrets from each other's stand-ins and never installed).

@@ -99,3 +99,18 @@ func TestRehearsalWaitEndsOnTwoOfThreeMasters(t *testing.T) {
 	assert.Empty(t, why, "nothing known of the masters: the wait holds")
 	assert.Equal(t, "no master has joined the bootstrap's etcd (each joins once it has its config, which stage 12 serves)", progress)
 }
+
+// cluster-bootstrap's required pods a rehearsal lab's masters run (the
+// wait holds for them) and those it does not (the wait says so).
+func TestMastersRunTheirControlPlanePods(t *testing.T) {
+	t.Parallel()
+	rs, err := parseRequiredPods("openshift-kube-apiserver/kube-apiserver,openshift-kube-scheduler/openshift-kube-scheduler," +
+		"openshift-kube-controller-manager/kube-controller-manager,openshift-cluster-version/cluster-version-operator")
+	require.NoError(t, err)
+	got := map[string]bool{}
+	for _, r := range rs {
+		got[r.String()] = mastersRun(r)
+	}
+	assert.Equal(t, map[string]bool{"openshift-kube-apiserver/kube-apiserver": true, "openshift-kube-scheduler/openshift-kube-scheduler": true,
+		"openshift-kube-controller-manager/kube-controller-manager": true, "openshift-cluster-version/cluster-version-operator": false}, got)
+}

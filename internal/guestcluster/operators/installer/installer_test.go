@@ -1,4 +1,4 @@
-package standin
+package installer
 
 import (
 	"context"
@@ -83,21 +83,6 @@ func TestSourcesTakeTheNodesEtcdFilesFirst(t *testing.T) {
 		require.NoError(t, err, tc.name)
 		assert.Equal(t, tc.want, got, tc.name)
 	}
-}
-
-// cluster-bootstrap's required pods a rehearsal lab's masters run (the
-// wait holds for them) and those it does not (the wait says so).
-func TestMastersRunTheirControlPlanePods(t *testing.T) {
-	t.Parallel()
-	rs, err := parseRequiredPods("openshift-kube-apiserver/kube-apiserver,openshift-kube-scheduler/openshift-kube-scheduler," +
-		"openshift-kube-controller-manager/kube-controller-manager,openshift-cluster-version/cluster-version-operator")
-	require.NoError(t, err)
-	got := map[string]bool{}
-	for _, r := range rs {
-		got[r.String()] = mastersRun(r)
-	}
-	assert.Equal(t, map[string]bool{"openshift-kube-apiserver/kube-apiserver": true, "openshift-kube-scheduler/openshift-kube-scheduler": true,
-		"openshift-kube-controller-manager/kube-controller-manager": true, "openshift-cluster-version/cluster-version-operator": false}, got)
 }
 
 // A master's installer stand-in reads the cluster's networks from the

@@ -1,6 +1,6 @@
 //go:build integration
 
-package standin
+package installer
 
 import (
 	"context"
@@ -19,6 +19,7 @@ import (
 	"github.com/bootlab/bootlab/internal/controlplane"
 	"github.com/bootlab/bootlab/internal/guestcluster/kubelet"
 	"github.com/bootlab/bootlab/internal/pki"
+	"github.com/bootlab/bootlab/internal/testutil/kuberelease"
 	"github.com/bootlab/bootlab/internal/testutil/kubetest"
 	"github.com/bootlab/bootlab/lab/probe"
 )
@@ -186,4 +187,13 @@ func runningPID(t *testing.T, state string) int {
 	}
 	require.FailNow(t, "no running pod in "+state)
 	return 0
+}
+
+// realControlPlane starts the default release's etcd and kube-apiserver
+// on loopback (built once into the run's shared cache) and returns them
+// with the etcd binary.
+func realControlPlane(t *testing.T, apiArgs ...string) (*kubetest.ControlPlane, string) {
+	t.Helper()
+	rel := kuberelease.Build(t, kuberelease.DefaultMinor)
+	return kubetest.StartControlPlane(t, rel.Etcd, rel.Programs, apiArgs...), rel.Etcd
 }

@@ -1,0 +1,162 @@
+package installer
+
+import (
+	"context"
+	"crypto/tls"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/bootlab/bootlab/internal/controlplane"
+	"github.com/bootlab/bootlab/internal/guestcluster/kubelet"
+	"github.com/bootlab/bootlab/internal/guestcluster/operators/etcd"
+	"github.com/bootlab/bootlab/internal/timing"
+	"github.com/bootlab/bootlab/internal/wire"
+)
+
+// kasPoll is how often a master's installer stand-in looks again.
+const kasPoll = 10 * time.Second
+
+// Master plays the installers of a rehearsal master's control plane.
+type Master struct {
+	Log  *slog.Logger
+	Self wire.NodeExpect
+	// Dial opens the connections to the API (the node's resolver for
+	// api-int).
+	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
+	// Report says where the master's kube-apiserver stands: ready, or
+	// still to come and why (the node's api check).
+	Report func(ready bool, detail string)
+}
+
+// Run plays the kube-apiserver operator's installer for the master, in
+// upstream's order: once this master's etcd member votes and the real
+// bootstrap API serves the revision's objects (stage 13 created them), it
+// copies them into static-pod-resources and writes the kube-apiserver pod,
+// which the kubelet stand-in starts on the 6443 the master kept closed
+// until then. Then the controller manager's and scheduler's installers.
+func (a Master) Run(ctx context.Context) {
+	self := a.Self
+	local := etcd.MasterEtcdctl("https://" + self.IP + ":2379")
+	servers, ok := a.waitVoter(ctx, local, self)
+	if !ok {
+		return
+	}
+	image := ""
+	if rel, err := wire.ReadRehearsalRelease(wire.ReleaseMetadataPath); err == nil {
+		image = rel.Components["hyperkube"]
+	}
+	in := controlplane.MasterInput{AdvertiseAddress: self.IP, EtcdServers: servers}
+	if !a.installUntilDone(ctx, controlplane.KubeAPIServerOperand, in, image) {
+		return
+	}
+	a.Report(false, fmt.Sprintf("kube-apiserver installer stand-in wrote revision 1 (etcd %v); the kubelet stand-in starts the real kube-apiserver", servers))
+	a.waitLocalAPI(ctx, servers)
+	// The controller manager's and scheduler's operators install theirs
+	// once the master's kube-apiserver serves: each talks to it at
+	// localhost:6443.
+	for _, o := range []controlplane.Operand{controlplane.KubeControllerManagerOperand, controlplane.KubeSchedulerOperand} {
+		if !a.installUntilDone(ctx, o, in, image) {
+			return
+		}
+	}
+}
+
+// installUntilDone runs operand o's installer stand-in every kasPoll
+// until it has installed (its objects appear once stage 13 has created
+// them), logging each new reason it waits; false when ctx ended first.
+func (a Master) installUntilDone(ctx context.Context, o controlplane.Operand, in controlplane.MasterInput, image string) bool {
+	inst := &Installer{Log: a.Log, Operand: o, StaticPodDir: kubelet.StaticPodDir, Image: image, Input: in}
+	last := ""
+	for {
+		err := a.installOnce(ctx, inst)
+		if err == nil {
+			return true
+		}
+		if msg := err.Error(); msg != last {
+			last = msg
+			a.Log.Info(string(o.Component)+" installer stand-in: not installed yet", "why", msg)
+		}
+		if !timing.Sleep(ctx, kasPoll) {
+			return false
+		}
+	}
+}
+
+// installOnce builds the source (the kubeconfig lands with the etcd
+// operator stand-in's Ignition files), reads the cluster's networks from
+// its Network config, as the operators observe them, and installs.
+func (a Master) installOnce(ctx context.Context, inst *Installer) error {
+	api, err := NewAPISource(wire.KASOperatorKubeconfigPath, a.Dial)
+	if err != nil {
+		return err
+	}
+	n, err := api.Network(ctx)
+	if err != nil {
+		return fmt.Errorf("%s installer stand-in: read networks.config.openshift.io/cluster (stage 13 creates it from /opt/openshift/%s): %w",
+			inst.Operand.Component, controlplane.NetworkManifest, err)
+	}
+	inst.Input.ServiceCIDR, inst.Input.ClusterCIDR = n.ServiceCIDR, n.ClusterCIDR
+	inst.Source = Sources{MasterEtcdFiles(wire.EtcdCABundle, wire.EtcdClientCert, wire.EtcdClientKey),
+		MasterClientFiles(), api}
+	return inst.Install(ctx)
+}
+
+// waitVoter waits until this master's member votes and returns the
+// client URLs of the masters' voting members (the bootstrap's goes at
+// stage 14: the revision never names it), as upstream's etcd-endpoints.
+func (a Master) waitVoter(ctx context.Context, local etcd.Etcdctl, self wire.NodeExpect) ([]string, bool) {
+	myPeer := "https://" + self.IP + ":2380"
+	for {
+		ms, err := local.Members(ctx)
+		if err == nil {
+			if servers, ok := votingMasters(ms, myPeer); ok {
+				return servers, true
+			}
+		}
+		if !timing.Sleep(ctx, kasPoll) {
+			return nil, false
+		}
+	}
+}
+
+// votingMasters are the client URLs of the started, voting members but
+// the bootstrap's; ok is true when the member with peer URL myPeer is one.
+func votingMasters(ms []etcd.Member, myPeer string) (servers []string, ok bool) {
+	for _, m := range ms {
+		if m.Name == "" || m.IsLearner || m.Name == etcd.BootstrapMemberName {
+			continue
+		}
+		servers = append(servers, m.ClientURLs...)
+		for _, u := range m.PeerURLs {
+			ok = ok || u == myPeer
+		}
+	}
+	return servers, ok
+}
+
+// waitLocalAPI reports on the API check once the master's kube-apiserver
+// answers /readyz on 6443.
+func (a Master) waitLocalAPI(ctx context.Context, servers []string) {
+	// Any certificate: this asks the local process whether it is ready;
+	// the load balancer's check does the same.
+	c := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
+	start := time.Now()
+	for {
+		resp, err := c.Get("https://127.0.0.1:6443/readyz")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				a.Report(true, fmt.Sprintf("real kube-apiserver (the release's, from the installer stand-in's pod) ready %s after its pod landed; etcd %v%s", time.Since(start).Round(time.Second), servers, etcd.MemInUse()))
+				return
+			}
+			err = fmt.Errorf("/readyz: %s", resp.Status)
+		}
+		a.Report(false, fmt.Sprintf("kube-apiserver pod installed; waiting for /readyz on :6443: %v", err))
+		if !timing.Sleep(ctx, 5*time.Second) {
+			return
+		}
+	}
+}
