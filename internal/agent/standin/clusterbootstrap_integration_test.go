@@ -4,7 +4,6 @@ package standin
 
 import (
 	"bytes"
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -118,10 +117,10 @@ func TestCreateRehearsalManifestsThroughARealAPI(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(filepath.Join(assets, "auth", "kubeconfig-loopback"), kcfg, 0o600))
 
-	tl.CreateWait = 2 * time.Minute
-	tl.BootstrapPoll = time.Second
+	tl.ClusterBootstrap.CreateWait = 2 * time.Minute
+	tl.ClusterBootstrap.BootstrapPoll = time.Second
 	var out bytes.Buffer
-	err = tl.createManifests(assets, &out)
+	err = tl.ClusterBootstrap.CreateManifests(assets, &out)
 	require.NoError(t, err, out.String())
 	t.Logf("stage 13's create:\n%s", out.String())
 	ents, err := os.ReadDir(filepath.Join(assets, "manifests"))
@@ -143,34 +142,19 @@ func TestCreateRehearsalManifestsThroughARealAPI(t *testing.T) {
 	}
 }
 
-// With a real kube-apiserver, ConfigMap kube-system/bootstrap is created
-// through it with status complete, and a second record updates it (the
-// etcd operator's teardown reads it from etcd: its own test).
-func TestRecordCompleteThroughTheRealAPI(t *testing.T) {
-	t.Parallel()
-	cp, _ := realControlPlane(t, "--etcd-prefix=kubernetes.io")
-	assets := t.TempDir()
-	require.NoError(t, os.MkdirAll(filepath.Join(assets, "auth"), 0o700))
-	kcfg, err := os.ReadFile(cp.Files["kubeconfig"])
-	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(filepath.Join(assets, "auth", "kubeconfig-loopback"), kcfg, 0o600))
-	ctx := context.Background()
-	status := func() string {
-		t.Helper()
-		out, err := cp.Kubectl("get", "configmap", "bootstrap", "-n", "kube-system", "-o", "jsonpath={.data.status}")
-		require.NoError(t, err, out)
-		return out
+// copyFile copies file src to dst with its mode (a directory is skipped),
+// as the stage scripts' cp does.
+func copyFile(src, dst string) error {
+	fi, err := os.Stat(src)
+	if err != nil || fi.IsDir() {
+		return err
 	}
-
-	kubetest.WaitFor(t, time.Minute, "ConfigMap kube-system/bootstrap through the API", cp.API, func() (string, bool) {
-		err := recordBootstrapCompleteAPI(ctx, assets)
-		return fmt.Sprint(err), err == nil // kube-system may not exist for a moment after readyz
-	})
-	assert.Equal(t, "complete", status())
-
-	out, err := cp.Kubectl("patch", "configmap", "bootstrap", "-n", "kube-system", "--type=merge", "-p", `{"data":{"status":"progressing"}}`)
-	require.NoError(t, err, out)
-	assert.Equal(t, "progressing", status())
-	require.NoError(t, recordBootstrapCompleteAPI(ctx, assets), "a second record updates it")
-	assert.Equal(t, "complete", status())
+	data, err := os.ReadFile(src)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(dst, data, fi.Mode().Perm())
 }

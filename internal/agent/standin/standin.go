@@ -9,10 +9,10 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"golang.org/x/sys/unix"
 
+	"github.com/bootlab/bootlab/internal/guestcluster/clusterbootstrap"
 	"github.com/bootlab/bootlab/internal/guestcluster/kubelet"
 	"github.com/bootlab/bootlab/internal/guestcluster/operators/etcd"
 	"github.com/bootlab/bootlab/internal/guestcluster/operators/renders"
@@ -27,13 +27,8 @@ type Tools struct {
 	// probe config the agent wrote; KubeletState what the kubelet
 	// stand-in runs (crictl lists it).
 	ReleasePath, ProbeConfigPath, KubeletState string
-	// BootstrapAPIWait, MastersWait and BootstrapPoll time cluster-bootstrap
-	// start's waits.
-	BootstrapAPIWait, MastersWait, BootstrapPoll time.Duration
-	// CreateWait bounds cluster-bootstrap's create of manifests/ through a
-	// real kube-apiserver (upstream: within the 20 minutes of the
-	// required-pods wait it runs beside).
-	CreateWait time.Duration
+	// ClusterBootstrap is cluster-bootstrap start.
+	ClusterBootstrap *clusterbootstrap.Start
 	// CEO is wait-for-ceo.
 	CEO etcd.WaitForCEO
 }
@@ -42,8 +37,8 @@ type Tools struct {
 func New() *Tools {
 	return &Tools{
 		ReleasePath: wire.ReleaseMetadataPath, ProbeConfigPath: wire.ConfigPath, KubeletState: kubelet.StatePath,
-		BootstrapAPIWait: 20 * time.Minute, MastersWait: 20 * time.Minute, BootstrapPoll: 2 * time.Second, CreateWait: 20 * time.Minute,
-		CEO: etcd.NewWaitForCEO(),
+		ClusterBootstrap: clusterbootstrap.New(),
+		CEO:              etcd.NewWaitForCEO(),
 	}
 }
 
@@ -275,7 +270,11 @@ func (t *Tools) podmanCommand(run *podmanRun, rel *wire.RehearsalRelease, comp s
 		return done("machine-config-operator bootstrap", renders.MCO(run, rel, flags(mapPaths(run, cmd))))
 	case comp == "cluster-bootstrap" && len(cmd) > 0 && cmd[0] == "start":
 		say("cluster-bootstrap start, played by bootlab: it starts the temporary control plane's pods, waits for the bootstrap API and the masters', then tears the temporary control plane down")
-		return done("cluster-bootstrap", t.clusterBootstrapStart(run, rel, flags(mapPaths(run, cmd)), stdout, stderr))
+		f := flags(mapPaths(run, cmd))
+		if f["asset-dir"] == "" {
+			return done("cluster-bootstrap", errors.New("--asset-dir is required"))
+		}
+		return done("cluster-bootstrap", t.ClusterBootstrap.Run(f["asset-dir"], run.HostPath("/etc/kubernetes"), f["required-pods"], stdout, stderr))
 	case comp == "etcd" && len(cmd) > 0 && cmd[0] == "etcdctl":
 		say("running the node's real etcdctl for the etcd image")
 		return execReal("/usr/bin/etcdctl", mapPaths(run, cmd[1:]), run.env), true

@@ -1,4 +1,4 @@
-package standin
+package clusterbootstrap
 
 import (
 	"context"
@@ -22,25 +22,42 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-// cluster-bootstrap start, played on the rehearsal bootstrap: it does on
-// the node what the real one does, in order, and says what it cannot do.
-// The kubelet stand-in runs the release's kube-apiserver from the pods it
-// lands; once it answers on localhost:6443 the manifests are created
-// through it.
+// Start is `cluster-bootstrap start`, played on the rehearsal bootstrap:
+// it does on the node what the real one does, in order, and says what it
+// cannot do. The kubelet stand-in runs the release's kube-apiserver from
+// the pods it lands; once it answers on localhost:6443 the manifests are
+// created through it. Its fields say where it reads the node's files and
+// how long it waits: New sets what a node uses.
+type Start struct {
+	// ProbeConfigPath is the probe config the agent wrote (the masters of
+	// a lab whose config names them).
+	ProbeConfigPath string
+	// BootstrapAPIWait, MastersWait and BootstrapPoll time its waits.
+	BootstrapAPIWait, MastersWait, BootstrapPoll time.Duration
+	// CreateWait bounds the create of manifests/ through a real
+	// kube-apiserver (upstream: within the 20 minutes of the required-pods
+	// wait it runs beside).
+	CreateWait time.Duration
+}
 
-func (t *Tools) clusterBootstrapStart(run *podmanRun, rel *wire.RehearsalRelease, f map[string]string, stdout, stderr io.Writer) error {
-	assets := f["asset-dir"]
-	if assets == "" {
-		return fmt.Errorf("--asset-dir is required")
-	}
-	kube := run.HostPath("/etc/kubernetes")
+// New returns cluster-bootstrap start as a rehearsal bootstrap runs it.
+func New() *Start {
+	return &Start{ProbeConfigPath: wire.ConfigPath,
+		BootstrapAPIWait: 20 * time.Minute, MastersWait: 20 * time.Minute, BootstrapPoll: 2 * time.Second, CreateWait: 20 * time.Minute}
+}
+
+// Run starts the temporary control plane from assets (/opt/openshift) in
+// kube (/etc/kubernetes), waits for the bootstrap API, creates the
+// manifests and waits for requiredPods (--required-pods) through it,
+// records that the bootstrap is complete and tears the control plane down.
+func (t *Start) Run(assets, kube, requiredPods string, stdout, stderr io.Writer) error {
 	say := func(format string, a ...any) { fmt.Fprintf(stdout, format+"\n", a...) }
 	secrets, started, err := landBootstrapControlPlane(assets, kube)
 	if err != nil {
 		return err
 	}
 	say("Starting temporary bootstrap control plane...")
-	if err := t.waitForControlPlanes(assets, f["required-pods"], stdout, stderr); err != nil {
+	if err := t.waitForControlPlanes(assets, requiredPods, stdout, stderr); err != nil {
 		return err
 	}
 	// 5. Tear down the temporary control plane.
@@ -91,7 +108,7 @@ func landBootstrapControlPlane(assets, kube string) (secrets string, started []s
 // waitForControlPlanes waits for the bootstrap API, creates the manifests
 // and waits for the required pods through it, then records that the
 // bootstrap is complete.
-func (t *Tools) waitForControlPlanes(assets, requiredPods string, stdout, stderr io.Writer) error {
+func (t *Start) waitForControlPlanes(assets, requiredPods string, stdout, stderr io.Writer) error {
 	say := func(format string, a ...any) { fmt.Fprintf(stdout, format+"\n", a...) }
 	required, err := parseRequiredPods(requiredPods)
 	if err != nil {
@@ -101,7 +118,7 @@ func (t *Tools) waitForControlPlanes(assets, requiredPods string, stdout, stderr
 	if err := t.waitForAPI(say); err != nil {
 		return err
 	}
-	if err := t.createManifests(assets, stdout); err != nil {
+	if err := t.CreateManifests(assets, stdout); err != nil {
 		return err
 	}
 	// 4. Wait for the required pods, through the real API.
@@ -124,7 +141,7 @@ func (t *Tools) waitForControlPlanes(assets, requiredPods string, stdout, stderr
 
 // mastersReadyz lists each master's https://IP:6443/readyz, by name,
 // from the node's probe config.
-func (t *Tools) mastersReadyz() (map[string]string, error) {
+func (t *Start) mastersReadyz() (map[string]string, error) {
 	data, err := os.ReadFile(t.ProbeConfigPath)
 	if err != nil {
 		return nil, err
@@ -149,7 +166,7 @@ const apiProgressEvery = 30 * time.Second
 // waitForAPI polls https://localhost:6443/readyz (TLS not verified, no
 // credentials, as cluster-bootstrap) up to BootstrapAPIWait, saying why it
 // still waits.
-func (t *Tools) waitForAPI(say func(string, ...any)) error {
+func (t *Start) waitForAPI(say func(string, ...any)) error {
 	const url = "https://localhost:6443/readyz"
 	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
 	say("Waiting up to %s for the Kubernetes API", t.BootstrapAPIWait)
@@ -316,7 +333,7 @@ func readyzOfMembers(ms []etcd.Member) map[string]string {
 	return out
 }
 
-func (t *Tools) waitFor(timeout time.Duration, ok func() bool) error {
+func (t *Start) waitFor(timeout time.Duration, ok func() bool) error {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	tick := time.NewTicker(t.BootstrapPoll)
@@ -351,11 +368,11 @@ func copyFile(src, dst string) error {
 	return os.WriteFile(dst, data, fi.Mode().Perm())
 }
 
-// createManifests is cluster-bootstrap's create, through the real
+// CreateManifests is cluster-bootstrap's create, through the real
 // kube-apiserver: OpenShift's CRDs first, which bootlab writes because the
 // real payload's come from its images, then every manifest of manifests/,
 // with cluster-bootstrap's loopback kubeconfig.
-func (t *Tools) createManifests(assets string, stdout io.Writer) error {
+func (t *Start) CreateManifests(assets string, stdout io.Writer) error {
 	crds, err := openshiftcrds.Manifests()
 	if err != nil {
 		return err

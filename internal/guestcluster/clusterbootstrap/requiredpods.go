@@ -1,4 +1,4 @@
-package standin
+package clusterbootstrap
 
 import (
 	"context"
@@ -151,7 +151,7 @@ func readyNodes(ctx context.Context, c *kube.Client) (int, error) {
 // serve their own kube-apiserver on 6443 (list names those it knows of,
 // each with its /readyz URL, asked each round) and joined as Ready Nodes,
 // and none publishes a mirror pod of the rest.
-func (t *Tools) waitRequiredPods(assets string, required []requiredPod, list masterList, say func(string, ...any)) error {
+func (t *Start) waitRequiredPods(assets string, required []requiredPod, list masterList, say func(string, ...any)) error {
 	cfg, err := kube.LoadKubeconfig(filepath.Join(assets, "auth", "kubeconfig-loopback"))
 	if err != nil {
 		return err
