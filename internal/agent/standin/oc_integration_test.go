@@ -14,9 +14,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/bootlab/bootlab/internal/guestcluster/clusterbootstrap/create"
+	"github.com/bootlab/bootlab/internal/guestcluster/clusterbootstrap/openshiftcrds"
 	"github.com/bootlab/bootlab/internal/kube"
-	"github.com/bootlab/bootlab/internal/kubecreate"
-	"github.com/bootlab/bootlab/internal/openshiftcrds"
 )
 
 // Stage 14's `oc patch clusterversion`, as the script sends it (a
@@ -37,7 +37,7 @@ func TestOcPatchClusterVersionThroughTheRealAPI(t *testing.T) {
 	defer cancel()
 	crds, err := openshiftcrds.Manifests()
 	require.NoError(t, err)
-	_, err = kubecreate.Create(ctx, c, crds, kubecreate.Options{})
+	_, err = create.Create(ctx, c, crds, create.Options{})
 	require.NoError(t, err)
 	cv := map[string]any{"apiVersion": "config.openshift.io/v1", "kind": "ClusterVersion", "metadata": map[string]any{"name": "version"},
 		"spec": map[string]any{"clusterID": "5e2e1e7e-0000-4000-8000-000000000000", "overrides": []any{map[string]any{"kind": "Deployment", "group": "apps", "name": "x", "namespace": "y", "unmanaged": true}}}}

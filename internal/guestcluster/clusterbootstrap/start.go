@@ -14,10 +14,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/bootlab/bootlab/internal/guestcluster/clusterbootstrap/create"
+	"github.com/bootlab/bootlab/internal/guestcluster/clusterbootstrap/openshiftcrds"
 	"github.com/bootlab/bootlab/internal/guestcluster/operators/etcd"
 	"github.com/bootlab/bootlab/internal/kube"
-	"github.com/bootlab/bootlab/internal/kubecreate"
-	"github.com/bootlab/bootlab/internal/openshiftcrds"
 	"github.com/bootlab/bootlab/internal/wire"
 	"sigs.k8s.io/yaml"
 )
@@ -377,7 +377,7 @@ func (t *Start) CreateManifests(assets string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	_, _, err = kubecreate.Bootstrap(context.Background(), kubecreate.BootstrapOptions{
+	_, _, err = create.Bootstrap(context.Background(), create.BootstrapOptions{
 		Kubeconfig: filepath.Join(assets, "auth", "kubeconfig-loopback"), ManifestDir: filepath.Join(assets, "manifests"),
 		First: crds, FirstTitle: "OpenShift's CRDs, written by bootlab (the real payload's CRDs come from its images)",
 		ReadyTimeout: t.BootstrapAPIWait, CreateTimeout: t.CreateWait, Poll: t.BootstrapPoll, Log: stdout,

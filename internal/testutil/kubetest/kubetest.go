@@ -1,6 +1,6 @@
 // Package kubetest runs the release's real etcd and kube-apiserver on
 // loopback for integration tests: lab/gobuild's proof that the built
-// binaries serve, and internal/kubecreate's proof that manifests are
+// binaries serve, and cluster-bootstrap's create's proof that manifests are
 // created through a real API. Test code only.
 package kubetest
 

@@ -11,9 +11,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/bootlab/bootlab/internal/guestcluster/clusterbootstrap/create"
+	"github.com/bootlab/bootlab/internal/guestcluster/clusterbootstrap/openshiftcrds"
 	"github.com/bootlab/bootlab/internal/kube"
-	"github.com/bootlab/bootlab/internal/kubecreate"
-	"github.com/bootlab/bootlab/internal/openshiftcrds"
 	"github.com/bootlab/bootlab/internal/testutil/kuberelease"
 	"github.com/bootlab/bootlab/internal/testutil/kubetest"
 )
@@ -36,7 +36,7 @@ func TestEtcdStatusThroughTheRealAPIEndsWaitForCEO(t *testing.T) {
 	defer cancel()
 	crds, err := openshiftcrds.Manifests()
 	require.NoError(t, err)
-	_, err = kubecreate.Create(ctx, c, crds, kubecreate.Options{})
+	_, err = create.Create(ctx, c, crds, create.Options{})
 	require.NoError(t, err)
 
 	member := func(name, ip string) Member {

@@ -1,6 +1,6 @@
 //go:build integration
 
-package kubecreate_test
+package create_test
 
 import (
 	"context"
@@ -15,9 +15,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/bootlab/bootlab/internal/guestcluster/clusterbootstrap/create"
+	"github.com/bootlab/bootlab/internal/guestcluster/clusterbootstrap/openshiftcrds"
 	"github.com/bootlab/bootlab/internal/kube"
-	"github.com/bootlab/bootlab/internal/kubecreate"
-	"github.com/bootlab/bootlab/internal/openshiftcrds"
 	"github.com/bootlab/bootlab/internal/testutil"
 	"github.com/bootlab/bootlab/internal/testutil/kuberelease"
 	"github.com/bootlab/bootlab/internal/testutil/kubetest"
@@ -109,13 +109,13 @@ func TestCreateThroughARealAPI(t *testing.T) {
 	crds, err := openshiftcrds.Manifests()
 	require.NoError(t, err)
 	var crdLog testutil.SyncBuffer
-	res, err := kubecreate.Create(ctx, c, crds, kubecreate.Options{Log: &crdLog})
+	res, err := create.Create(ctx, c, crds, create.Options{Log: &crdLog})
 	require.NoError(t, err, crdLog.String())
-	assert.Equal(t, len(crds), res.Count(kubecreate.Created))
+	assert.Equal(t, len(crds), res.Count(create.Created))
 	assert.Contains(t, crdLog.String(), `Created "bootlab-crds/0000_10_config-operator_01_infrastructures-Default.crd.yaml" customresourcedefinitions.v1.apiextensions.k8s.io/infrastructures.config.openshift.io -n `+"\n")
 
 	dir := writeDir(t, bootstrapManifests)
-	ms, err := kubecreate.Load(dir)
+	ms, err := create.Load(dir)
 	require.NoError(t, err)
 	require.Len(t, ms, 14)
 	var log testutil.SyncBuffer
@@ -123,17 +123,17 @@ func TestCreateThroughARealAPI(t *testing.T) {
 	var createErr error // the goroutine's own: err is the test's, written below while it runs
 	go func() {
 		defer close(done)
-		res, createErr = kubecreate.Create(ctx, c, ms, kubecreate.Options{Log: &log})
+		res, createErr = create.Create(ctx, c, ms, create.Options{Log: &log})
 	}()
 	// The Gadget waits for a CRD nobody in the directory creates.
 	waitLog(t, &log, `"00_a-gadget.yaml": the API does not serve late.bootlab.dev/v1 (kind Gadget) yet: no CRD among the manifests defines it`)
-	_, err = kubecreate.Create(ctx, c, parse(t, "gadget.crd.yaml", gadgetCRD), kubecreate.Options{})
+	_, err = create.Create(ctx, c, parse(t, "gadget.crd.yaml", gadgetCRD), create.Options{})
 	require.NoError(t, err)
 	<-done
 	require.NoError(t, createErr, log.String())
 	t.Logf("create log:\n%s%s", log.String(), res.Summary())
 
-	assert.Equal(t, 14, res.Count(kubecreate.Created), res.Summary())
+	assert.Equal(t, 14, res.Count(create.Created), res.Summary())
 	assert.GreaterOrEqual(t, res.Rounds, 2, "the Gadget was retried")
 	assert.Contains(t, res.Summary(), "14 manifests: created 14, skipped 0 (already there), failed 0")
 	assert.Contains(t, log.String(), `Created "openshift-config-secret-pull-secret.yaml" secrets.v1./pull-secret -n openshift-config`)
@@ -166,15 +166,15 @@ func TestCreateThroughARealAPI(t *testing.T) {
 		assert.Equal(t, q.want, out, q.args)
 	}
 
-	again, err := kubecreate.Create(ctx, c, ms, kubecreate.Options{})
+	again, err := create.Create(ctx, c, ms, create.Options{})
 	require.NoError(t, err)
-	assert.Equal(t, 14, again.Count(kubecreate.Existed), "a second run finds everything there")
+	assert.Equal(t, 14, again.Count(create.Existed), "a second run finds everything there")
 	assert.Equal(t, 1, again.Rounds)
 }
 
-func parse(t *testing.T, name, data string) []kubecreate.Manifest {
+func parse(t *testing.T, name, data string) []create.Manifest {
 	t.Helper()
-	ms, err := kubecreate.Parse(name, []byte(data))
+	ms, err := create.Parse(name, []byte(data))
 	require.NoError(t, err)
 	return ms
 }
@@ -204,7 +204,7 @@ func TestBrokenManifestsAreNamed(t *testing.T) {
 		"good.yaml":   "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: good, namespace: default}\n",
 		"broken.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: [\n",
 	})
-	_, err := kubecreate.Load(dir)
+	_, err := create.Load(dir)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), `"broken.yaml": document 1: not YAML or JSON`)
 	out, err := cp.Kubectl("get", "configmap", "good", "-n", "default")
@@ -216,18 +216,18 @@ func TestBrokenManifestsAreNamed(t *testing.T) {
 		"invalid.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: Not_A_Name, namespace: default}\n",
 		"nons.yaml":    "apiVersion: v1\nkind: Secret\nmetadata: {name: s}\n",
 	})
-	ms, err := kubecreate.Load(dir)
+	ms, err := create.Load(dir)
 	require.NoError(t, err)
 	start := time.Now()
-	res, err := kubecreate.Create(ctx, c, ms, kubecreate.Options{})
-	var inc *kubecreate.IncompleteError
+	res, err := create.Create(ctx, c, ms, create.Options{})
+	var inc *create.IncompleteError
 	require.ErrorAs(t, err, &inc)
 	assert.Less(t, time.Since(start), time.Minute, "refusals are not retried until the deadline")
 	assert.Len(t, inc.Failed, 2)
 	msg := err.Error()
 	assert.Contains(t, msg, `"invalid.yaml": refused: POST /api/v1/namespaces/default/configmaps: 422 Invalid`)
 	assert.Contains(t, msg, `"nons.yaml": refused: Secret is namespaced and the manifest has no metadata.namespace: set it`)
-	assert.Equal(t, 1, res.Count(kubecreate.Created))
+	assert.Equal(t, 1, res.Count(create.Created))
 	assert.Contains(t, res.Summary(), "3 manifests: created 1, skipped 0 (already there), failed 2")
 	out, err = cp.Kubectl("get", "configmap", "good", "-n", "default", "-o", "name")
 	require.NoError(t, err, out)
@@ -246,14 +246,14 @@ func TestBootstrapCreatesCRDsFirst(t *testing.T) {
 		"etcd-operator.yaml":        "apiVersion: operator.openshift.io/v1\nkind: Etcd\nmetadata: {name: cluster}\nspec: {managementState: Managed}\n",
 	})
 	var log testutil.SyncBuffer
-	first, res, err := kubecreate.Bootstrap(context.Background(), kubecreate.BootstrapOptions{
+	first, res, err := create.Bootstrap(context.Background(), create.BootstrapOptions{
 		Kubeconfig: cp.Files["kubeconfig"], ManifestDir: dir, First: crds,
 		FirstTitle:   "OpenShift's CRDs, written by bootlab (the real payload's come from its images)",
 		ReadyTimeout: time.Minute, CreateTimeout: 2 * time.Minute, Poll: time.Second, Log: &log,
 	})
 	require.NoError(t, err, log.String())
-	assert.Equal(t, len(crds), first.Count(kubecreate.Created))
-	assert.Equal(t, 2, res.Count(kubecreate.Created))
+	assert.Equal(t, len(crds), first.Count(create.Created))
+	assert.Equal(t, 2, res.Count(create.Created))
 	text := log.String()
 	at := 0
 	for _, want := range []string{

@@ -15,7 +15,7 @@ import (
 	"io/fs"
 	"path"
 
-	"github.com/bootlab/bootlab/internal/kubecreate"
+	"github.com/bootlab/bootlab/internal/guestcluster/clusterbootstrap/create"
 )
 
 //go:embed crds/*.yaml
@@ -25,25 +25,25 @@ var crds embed.FS
 // create's lines, which CRDs bootlab wrote.
 const Prefix = "bootlab-crds/"
 
-// Manifests are the CRDs, as kubecreate creates them, each named
+// Manifests are the CRDs, as cluster-bootstrap's create creates them, each named
 // Prefix + the file name (upstream's, from openshift/api).
-func Manifests() ([]kubecreate.Manifest, error) {
+func Manifests() ([]create.Manifest, error) {
 	names, err := fs.Glob(crds, "crds/*.yaml")
 	if err != nil {
 		return nil, err
 	}
-	var out []kubecreate.Manifest
+	var out []create.Manifest
 	for _, n := range names {
 		data, err := crds.ReadFile(n)
 		if err != nil {
 			return nil, err
 		}
-		ms, err := kubecreate.Parse(Prefix+path.Base(n), data)
+		ms, err := create.Parse(Prefix+path.Base(n), data)
 		if err != nil {
 			return nil, fmt.Errorf("bootlab's CRD %s: %w", n, err)
 		}
 		out = append(out, ms...)
 	}
-	kubecreate.Order(out)
+	create.Order(out)
 	return out, nil
 }

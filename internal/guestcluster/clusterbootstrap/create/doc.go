@@ -1,4 +1,4 @@
-// Package kubecreate creates a directory of manifests through a real
+// Package create creates a directory of manifests through a real
 // Kubernetes API, the way cluster-bootstrap creates /opt/openshift/manifests
 // on the bootstrap node (library-go's EnsureManifestsCreated): load every
 // file, then create in rounds, CRDs first and namespaces before what lives
@@ -7,4 +7,4 @@
 // It runs inside the static probe agent on the bootstrap and speaks the
 // API through internal/kube, with the client certificate of a kubeconfig
 // like /opt/openshift/auth/kubeconfig.
-package kubecreate
+package create

@@ -1,4 +1,4 @@
-package kubecreate
+package create
 
 import (
 	"encoding/json"
