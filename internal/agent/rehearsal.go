@@ -21,6 +21,7 @@ import (
 	"github.com/bootlab/bootlab/internal/agent/endpoints"
 	"github.com/bootlab/bootlab/internal/agent/sshd"
 	"github.com/bootlab/bootlab/internal/agent/standin"
+	"github.com/bootlab/bootlab/internal/guestcluster/approvecsr"
 	"github.com/bootlab/bootlab/internal/guestcluster/kubelet"
 	"github.com/bootlab/bootlab/internal/guestcluster/operators/etcd"
 	"github.com/bootlab/bootlab/internal/ignition"
@@ -93,7 +94,7 @@ func (a *Agent) rehearse(self wire.NodeExpect, cfg types.Config) {
 	go a.reportRealAPI(context.Background(), kl)
 	// approve-csr.service is enabled on a real bootstrap: it approves the
 	// masters' CSRs whenever an API answers, until .bootkube.done.
-	go standin.ApproveCSR{Assets: wire.AssetDir, Interval: standin.ApproveCSRInterval, Log: a.log}.Run(context.Background())
+	go approvecsr.Service{Assets: wire.AssetDir, Interval: approvecsr.Interval, Log: a.log}.Run(context.Background())
 	go a.reportBootstrapEtcd(context.Background())
 	a.rep.set(chkSSH, passed, "listening on :22 (users root and core, the lab's key; core runs root commands with sudo -n)")
 }

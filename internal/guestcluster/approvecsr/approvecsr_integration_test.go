@@ -1,6 +1,6 @@
 //go:build integration
 
-package standin
+package approvecsr
 
 import (
 	"context"
@@ -24,6 +24,7 @@ import (
 
 	"github.com/bootlab/bootlab/internal/guestcluster/kubelet/node"
 	"github.com/bootlab/bootlab/internal/testutil"
+	"github.com/bootlab/bootlab/internal/testutil/kuberelease"
 	"github.com/bootlab/bootlab/internal/testutil/kubetest"
 )
 
@@ -53,7 +54,7 @@ func TestApproveCSRApprovesUntilBootkubeDone(t *testing.T) {
 	defer cancel()
 	stopped := make(chan struct{})
 	go func() {
-		ApproveCSR{Assets: assets, Interval: 500 * time.Millisecond, Log: slog.New(slog.NewTextHandler(&log, nil))}.Run(ctx)
+		Service{Assets: assets, Interval: 500 * time.Millisecond, Log: slog.New(slog.NewTextHandler(&log, nil))}.Run(ctx)
 		close(stopped)
 	}()
 	require.Eventually(t, func() bool {
@@ -108,4 +109,13 @@ func sendCSR(t *testing.T, cp *kubetest.ControlPlane, name string) {
 	out, err := cp.Kubectl("create", "-f", p)
 	require.NoError(t, err, out)
 	assert.True(t, strings.HasPrefix(out, "certificatesigningrequest"), out)
+}
+
+// realControlPlane starts the default release's etcd and kube-apiserver
+// on loopback (built once into the run's shared cache) and returns them
+// with the etcd binary.
+func realControlPlane(t *testing.T, apiArgs ...string) (*kubetest.ControlPlane, string) {
+	t.Helper()
+	rel := kuberelease.Build(t, kuberelease.DefaultMinor)
+	return kubetest.StartControlPlane(t, rel.Etcd, rel.Programs, apiArgs...), rel.Etcd
 }

@@ -1,4 +1,4 @@
-package standin
+package approvecsr
 
 import (
 	"context"
@@ -18,27 +18,17 @@ import (
 	"github.com/bootlab/bootlab/internal/kube"
 )
 
-// approve-csr.service on a real bootstrap runs approve-csr.sh with the
-// loopback admin kubeconfig: every 20 s, until /opt/openshift/.bootkube.done
-// exists, it approves every Pending CSR (oc get csr | grep Pending | oc adm
-// certificate approve). That is how the masters' kubelets get their client
-// certificates while the bootstrap's control plane runs: the bootstrap's
-// kube-controller-manager signs what is approved. The rehearsal bootstrap
-// has no systemd: its agent runs this stand-in from boot, as the enabled
-// unit would be, and the script's errors before the API answers are as
-// silent here as oc's are in the journal.
-
-// ApproveCSRInterval is approve-csr.sh's sleep between rounds.
-const ApproveCSRInterval = 20 * time.Second
+// Interval is approve-csr.sh's sleep between rounds.
+const Interval = 20 * time.Second
 
 // approveCSRSays starts every line the stand-in logs: it says it is one.
 const approveCSRSays = "approve-csr.service (bootlab stand-in of approve-csr.sh)"
 
-// ApproveCSR is the approve-csr.service stand-in on a rehearsal bootstrap.
-type ApproveCSR struct {
+// Service is the approve-csr.service stand-in on a rehearsal bootstrap.
+type Service struct {
 	// Assets is /opt/openshift: auth/kubeconfig-loopback and .bootkube.done.
 	Assets string
-	// Interval is the pause between rounds (ApproveCSRInterval).
+	// Interval is the pause between rounds (the package's Interval).
 	Interval time.Duration
 	Log      *slog.Logger
 }
@@ -46,7 +36,7 @@ type ApproveCSR struct {
 // Run approves every pending CSR each Interval until .bootkube.done
 // exists or ctx ends. Errors (no API yet, no kubeconfig yet) are logged
 // once each, as the loop goes on.
-func (a ApproveCSR) Run(ctx context.Context) {
+func (a Service) Run(ctx context.Context) {
 	done := filepath.Join(a.Assets, ".bootkube.done")
 	a.Log.Info(approveCSRSays+": Approving all CSR requests until bootstrapping is complete...", "until", done, "every", a.Interval)
 	t := time.NewTicker(a.Interval)
@@ -83,7 +73,7 @@ func (a ApproveCSR) Run(ctx context.Context) {
 // round lists the CSRs through the loopback kubeconfig and approves the
 // pending ones, then sets the node-role labels the kubelet stand-ins
 // asked for, returning the CSRs approved and the nodes labelled.
-func (a ApproveCSR) round(ctx context.Context) (approved, labelled []string, err error) {
+func (a Service) round(ctx context.Context) (approved, labelled []string, err error) {
 	cfg, err := kube.LoadKubeconfig(filepath.Join(a.Assets, "auth", "kubeconfig-loopback"))
 	if err != nil {
 		return nil, nil, err
