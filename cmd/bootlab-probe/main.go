@@ -16,13 +16,13 @@ import (
 	"time"
 
 	"github.com/bootlab/bootlab/internal/agent"
-	"github.com/bootlab/bootlab/internal/agent/standin"
+	"github.com/bootlab/bootlab/internal/guestcluster/shims"
 )
 
 func main() {
 	// On a rehearsal bootstrap the agent is also sudo and the stand-ins
-	// (internal/agent/standin), by the name it is started as.
-	if code, ok := standin.New().Multicall(os.Args); ok {
+	// (internal/guestcluster/shims), by the name it is started as.
+	if code, ok := shims.New().Multicall(os.Args); ok {
 		os.Exit(code)
 	}
 	if os.Getpid() != 1 {

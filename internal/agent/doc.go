@@ -5,6 +5,6 @@
 // and writes a JSON report of every check to the serial console
 // (internal/wire's, which the host reads). On a rehearsal lab the bootstrap
 // serves SSH (sshd) and a kubelet stand-in (kubelet) instead, and the masters
-// join etcd (standin) and run the release's kube-apiserver, which their
+// join etcd (internal/guestcluster/operators/etcd) and run the release's kube-apiserver, which their
 // installer stand-in writes (internal/guestcluster/operators/installer).
 package agent

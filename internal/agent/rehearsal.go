@@ -20,10 +20,10 @@ import (
 
 	"github.com/bootlab/bootlab/internal/agent/endpoints"
 	"github.com/bootlab/bootlab/internal/agent/sshd"
-	"github.com/bootlab/bootlab/internal/agent/standin"
 	"github.com/bootlab/bootlab/internal/guestcluster/approvecsr"
 	"github.com/bootlab/bootlab/internal/guestcluster/kubelet"
 	"github.com/bootlab/bootlab/internal/guestcluster/operators/etcd"
+	"github.com/bootlab/bootlab/internal/guestcluster/shims"
 	"github.com/bootlab/bootlab/internal/ignition"
 	"github.com/bootlab/bootlab/internal/rhcos"
 	"github.com/bootlab/bootlab/internal/timing"
@@ -204,21 +204,21 @@ func setupCore(keys []string) error {
 	return os.Chmod(core.Home, 0o700)
 }
 
-// setupSudo links standin.SudoPath to the agent and makes it set-user-ID root.
+// setupSudo links shims.SudoPath to the agent and makes it set-user-ID root.
 func setupSudo() error {
 	self, err := os.Executable()
 	if err != nil {
 		self = "/init"
 	}
-	_ = os.Remove(standin.SudoPath)
-	if err := os.Link(self, standin.SudoPath); err != nil {
-		return fmt.Errorf("link %s to %s: %w", standin.SudoPath, self, err)
+	_ = os.Remove(shims.SudoPath)
+	if err := os.Link(self, shims.SudoPath); err != nil {
+		return fmt.Errorf("link %s to %s: %w", shims.SudoPath, self, err)
 	}
-	if err := os.Chmod(standin.SudoPath, 0o4755|fs.ModeSetuid); err != nil {
+	if err := os.Chmod(shims.SudoPath, 0o4755|fs.ModeSetuid); err != nil {
 		return err
 	}
-	for _, name := range standin.Names() {
-		p := filepath.Join(filepath.Dir(standin.SudoPath), name)
+	for _, name := range shims.Names() {
+		p := filepath.Join(filepath.Dir(shims.SudoPath), name)
 		_ = os.Remove(p)
 		if err := os.Symlink(self, p); err != nil {
 			return fmt.Errorf("link %s: %w", p, err)

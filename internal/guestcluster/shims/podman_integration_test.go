@@ -1,6 +1,6 @@
 //go:build integration
 
-package standin
+package shims
 
 import (
 	"bytes"
