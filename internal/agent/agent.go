@@ -127,7 +127,7 @@ func (a *Agent) Run(ctx context.Context) {
 		kl = kubelet.New(a.log, kubelet.StaticPodDir, nil).WithPending(vol.pending).WithHostIP(self.IP)
 		op := a.etcdOperator()
 		op.Kubelet = kl
-		op.APIReady = a.clusterAPIReady()
+		op.APIReady = etcd.APIReady(wire.NodeBootstrapKubeconfigPath, a.newDialer().DialContext)
 		leader := etcdLeader(pc, self)
 		go op.Join(ctx, self, a.etcd, leader, merged)
 		a.runMasterOperators(ctx, self, merged, op, leader)

@@ -5,14 +5,12 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
-	"time"
 
 	"github.com/coreos/ignition/v2/config/v3_2/types"
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/bootlab/bootlab/internal/guestcluster/kubelet/node"
 	"github.com/bootlab/bootlab/internal/ignition"
-	"github.com/bootlab/bootlab/internal/kube"
 	"github.com/bootlab/bootlab/internal/wire"
 )
 
@@ -22,11 +20,10 @@ const (
 	nodeCertDir        = "/var/lib/kubelet/pki"
 )
 
-// joinWhenRealAPI registers a rehearsal master as a Node, through the
-// kubelet's CSR flow, once a real kube-apiserver answers at api-int: until
-// then (before stage 13) it only looks every 10 s. Its config carries the
-// bootstrap kubeconfig only on a rehearsal master; pods is the node's
-// kubelet stand-in's static pods (nil: it runs none).
+// joinWhenRealAPI registers a rehearsal master as a Node once a real
+// kube-apiserver answers at api-int (node.JoinWhenRealAPI). Its config
+// carries the bootstrap kubeconfig only on a rehearsal master; pods is the
+// node's kubelet stand-in's static pods (nil: it runs none).
 func (a *Agent) joinWhenRealAPI(ctx context.Context, self wire.NodeExpect, cfg types.Config, pods func() []node.StaticPod) {
 	version, ok := a.writeJoinFiles(cfg)
 	if !ok {
@@ -41,26 +38,7 @@ func (a *Agent) joinWhenRealAPI(ctx context.Context, self wire.NodeExpect, cfg t
 		a.log.Warn("kubelet stand-in: no node join", "err", err)
 		return
 	}
-	t := time.NewTicker(10 * time.Second)
-	defer t.Stop()
-	last := ""
-	for {
-		err := n.RealAPI(ctx)
-		if err == nil {
-			a.log.Info("kubelet stand-in: a real kube-apiserver answers at api-int: joining as a Node", "node", self.Name)
-			n.Run(ctx)
-			return
-		}
-		if msg := err.Error(); msg != last {
-			last = msg
-			a.log.Info("kubelet stand-in: not joining yet: no real kube-apiserver at api-int", "why", msg)
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-	}
+	n.JoinWhenRealAPI(ctx)
 }
 
 // writeJoinFiles lays down the bootstrap kubeconfig as Ignition would and
@@ -86,31 +64,4 @@ func (a *Agent) writeJoinFiles(cfg types.Config) (string, bool) {
 		return "", false
 	}
 	return "v" + rel.KubernetesVersion, true
-}
-
-// clusterAPIReady is what the etcd operator stand-in waits for before it
-// adds this master to etcd: the API the node's bootstrap kubeconfig names
-// (api-int, through the load balancer) answers /readyz ok. That is the
-// bootstrap's temporary control plane from stage 13 on, as the operator's
-// pod runs only once a cluster API does. One client for every ask, so its
-// connection is kept.
-func (a *Agent) clusterAPIReady() func(context.Context) error {
-	var c *kube.Client
-	return func(ctx context.Context) error {
-		if c == nil {
-			cfg, err := kube.LoadKubeconfig(wire.NodeBootstrapKubeconfigPath)
-			if err != nil {
-				return err
-			}
-			cfg.Dial = a.newDialer().DialContext
-			nc, err := kube.NewClient(cfg)
-			if err != nil {
-				return err
-			}
-			c = nc
-		}
-		ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-		defer cancel()
-		return c.Ready(ctx)
-	}
 }

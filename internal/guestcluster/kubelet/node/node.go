@@ -221,3 +221,29 @@ func (n *Node) RealAPI(ctx context.Context) error {
 	}
 	return fmt.Errorf("the API at %s lists no certificatesigningrequests in certificates.k8s.io/v1", c.Server())
 }
+
+// JoinWhenRealAPI joins the node, through the kubelet's CSR flow, once a
+// real kube-apiserver answers at the bootstrap kubeconfig's server
+// (RealAPI): until then (before stage 13) it only looks every 10 s.
+func (n *Node) JoinWhenRealAPI(ctx context.Context) {
+	t := time.NewTicker(10 * time.Second)
+	defer t.Stop()
+	last := ""
+	for {
+		err := n.RealAPI(ctx)
+		if err == nil {
+			n.log.Info("kubelet stand-in: a real kube-apiserver answers at api-int: joining as a Node", "node", n.cfg.Name)
+			n.Run(ctx)
+			return
+		}
+		if msg := err.Error(); msg != last {
+			last = msg
+			n.log.Info("kubelet stand-in: not joining yet: no real kube-apiserver at api-int", "why", msg)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}

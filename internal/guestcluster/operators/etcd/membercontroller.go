@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"os"
 	"strings"
 	"time"
@@ -13,6 +14,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/bootlab/bootlab/internal/guestcluster/kubelet"
+	"github.com/bootlab/bootlab/internal/kube"
 	"github.com/bootlab/bootlab/internal/rhcos"
 	"github.com/bootlab/bootlab/internal/timing"
 	"github.com/bootlab/bootlab/internal/wire"
@@ -332,4 +334,31 @@ func softwareEmulated(path string) bool {
 		return false
 	}
 	return !strings.Contains(string(data), "kvm-clock")
+}
+
+// APIReady is what the operator waits for before it adds this master to
+// etcd (Operator.APIReady): the API kubeconfig names (the node's bootstrap
+// kubeconfig: api-int, through the load balancer) answers /readyz ok. That
+// is the bootstrap's temporary control plane from stage 13 on, as the
+// operator's pod runs only once a cluster API does. One client for every
+// ask, so its connection is kept; dial opens it (the node's resolver).
+func APIReady(kubeconfig string, dial func(ctx context.Context, network, addr string) (net.Conn, error)) func(context.Context) error {
+	var c *kube.Client
+	return func(ctx context.Context) error {
+		if c == nil {
+			cfg, err := kube.LoadKubeconfig(kubeconfig)
+			if err != nil {
+				return err
+			}
+			cfg.Dial = dial
+			nc, err := kube.NewClient(cfg)
+			if err != nil {
+				return err
+			}
+			c = nc
+		}
+		ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+		return c.Ready(ctx)
+	}
 }
