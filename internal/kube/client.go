@@ -16,7 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// Client speaks JSON to a Kubernetes API with a client certificate.
+// Client speaks JSON to a Kubernetes API.
 type Client struct {
 	server string
 	http   *http.Client
@@ -24,17 +24,57 @@ type Client struct {
 
 // NewClient checks cfg and makes a client for it.
 func NewClient(cfg Config) (*Client, error) {
-	pool := x509.NewCertPool()
-	if !pool.AppendCertsFromPEM(cfg.CAPEM) {
-		return nil, errors.New("client: no PEM certificate in the certificate authority (certificate-authority-data of the kubeconfig)")
-	}
-	cert, err := tls.X509KeyPair(cfg.CertPEM, cfg.KeyPEM)
+	h, err := NewHTTPClient(cfg)
 	if err != nil {
-		return nil, fmt.Errorf("client: the client certificate and key do not make a pair: %w", err)
+		return nil, err
 	}
-	tr := &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, Certificates: []tls.Certificate{cert},
-		ServerName: cfg.ServerName, MinVersion: tls.VersionTLS12}, DialContext: cfg.Dial}
-	return &Client{server: strings.TrimSuffix(cfg.Server, "/"), http: &http.Client{Transport: tr, Timeout: 30 * time.Second}}, nil
+	return New(cfg.Server, h), nil
+}
+
+// New is a client of the API at server over h, an HTTP client made by
+// NewHTTPClient (or a test server's).
+func New(server string, h *http.Client) *Client {
+	return &Client{server: strings.TrimSuffix(server, "/"), http: h}
+}
+
+// NewHTTPClient is the HTTP client of cfg: TLS verified against its CA (the
+// system's roots when it names none), its client certificate or bearer
+// token, its dialer.
+func NewHTTPClient(cfg Config) (*http.Client, error) {
+	tlsCfg := &tls.Config{ServerName: cfg.ServerName, MinVersion: tls.VersionTLS12}
+	if len(cfg.CAPEM) > 0 {
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(cfg.CAPEM) {
+			return nil, errors.New("client: no PEM certificate in the certificate authority (certificate-authority-data of the kubeconfig)")
+		}
+		tlsCfg.RootCAs = pool
+	}
+	if len(cfg.CertPEM) > 0 || len(cfg.KeyPEM) > 0 || cfg.Token == "" {
+		cert, err := tls.X509KeyPair(cfg.CertPEM, cfg.KeyPEM)
+		if err != nil {
+			return nil, fmt.Errorf("client: the client certificate and key do not make a pair: %w", err)
+		}
+		tlsCfg.Certificates = []tls.Certificate{cert}
+	}
+	tr := &http.Transport{TLSClientConfig: tlsCfg, DialContext: cfg.Dial,
+		TLSHandshakeTimeout: cfg.HandshakeTimeout, ForceAttemptHTTP2: cfg.HTTP2}
+	var rt http.RoundTripper = tr
+	if cfg.Token != "" {
+		rt = bearer{token: cfg.Token, rt: tr}
+	}
+	return &http.Client{Transport: rt, Timeout: 30 * time.Second}, nil
+}
+
+// bearer authenticates each request with a token.
+type bearer struct {
+	token string
+	rt    http.RoundTripper
+}
+
+func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.token)
+	return b.rt.RoundTrip(r)
 }
 
 // Server is the API's URL.
@@ -72,11 +112,13 @@ func HasCode(err error, code int) bool {
 	return errors.As(err, &e) && e.Code == code
 }
 
-// maxBody bounds an answer read: a discovery document is tens of KiB.
-const maxBody = 16 << 20
+// maxBody bounds an answer read: a discovery document is tens of KiB, a
+// list of a cluster's objects some MiB.
+const maxBody = 32 << 20
 
 // Do sends body (JSON, when not nil) and decodes the JSON answer into out
-// (when not nil). A non-2xx answer is an *APIError.
+// (when not nil; a *string takes the answer as it is). A non-2xx answer is
+// an *APIError.
 func (c *Client) Do(ctx context.Context, method, path string, body, out any) error {
 	return c.send(ctx, method, path, "application/json", body, out)
 }
@@ -122,6 +164,10 @@ func (c *Client) send(ctx context.Context, method, path, contentType string, bod
 			e.Message = strings.TrimSpace(string(data))
 		}
 		return e
+	}
+	if raw, ok := out.(*string); ok {
+		*raw = string(data)
+		return nil
 	}
 	if out != nil {
 		if err := json.Unmarshal(data, out); err != nil {

@@ -8,11 +8,13 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"time"
 
 	"sigs.k8s.io/yaml"
 )
 
-// Config is what a client needs to reach an API with a client certificate.
+// Config is what a client needs to reach an API: its URL and CA, and a
+// client certificate or a bearer token.
 type Config struct {
 	// Server is the API's URL: https://localhost:6443.
 	Server string
@@ -24,9 +26,15 @@ type Config struct {
 	// instead of the server's host (cluster-bootstrap reaches localhost
 	// with a certificate made for api-int, say).
 	ServerName string
+	// Token is a bearer token, for a user with no client certificate.
+	Token string
 	// Dial, when set, opens the connections (a node resolving the lab's
 	// names through the DHCP server's DNS); nil dials directly.
 	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
+	// HTTP2 tries HTTP/2 (the host's clients); HandshakeTimeout bounds the
+	// TLS handshake (0: only the request's 30 s).
+	HTTP2            bool
+	HandshakeTimeout time.Duration
 }
 
 // kubeconfig is the subset of a kubeconfig file Load reads: the one the
@@ -48,6 +56,7 @@ type kubeconfig struct {
 			CertData string `json:"client-certificate-data"`
 			Key      string `json:"client-key"`
 			KeyData  string `json:"client-key-data"`
+			Token    string `json:"token"`
 		} `json:"user"`
 	} `json:"users"`
 	Contexts []struct {
@@ -60,30 +69,45 @@ type kubeconfig struct {
 	CurrentContext string `json:"current-context"`
 }
 
-// LoadKubeconfig reads the current context of a kubeconfig (or its only
-// context, or its only cluster and user when it has no context): the
-// server, the CA and the client certificate, inline (-data) or in files
-// relative to the kubeconfig, as kubectl reads them.
+// LoadKubeconfig reads the kubeconfig at path as the guest cluster's parts
+// use it (ParseKubeconfig, files relative to the kubeconfig), with a client
+// certificate: the installer's kubeconfigs have one.
 func LoadKubeconfig(path string) (Config, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return Config{}, fmt.Errorf("kubeconfig: %w", err)
 	}
+	return ParseKubeconfig(path, data, filepath.Dir(path), ParseOptions{})
+}
+
+// ParseOptions say what a kubeconfig may hold besides a client
+// certificate.
+type ParseOptions struct {
+	// Token accepts a user with a bearer token and no client certificate.
+	Token bool
+}
+
+// ParseKubeconfig reads a kubeconfig's current context (or its only
+// context, or its only cluster and user when it has no context) from data,
+// named name in errors: the server, the CA and the client certificate (or,
+// with o.Token, a token), inline (-data) or in files relative to dir, as
+// kubectl reads them. With dir empty (a kubeconfig read from a node) they
+// must be inline.
+func ParseKubeconfig(name string, data []byte, dir string, o ParseOptions) (Config, error) {
 	var kc kubeconfig
 	if err := yaml.Unmarshal(data, &kc); err != nil {
-		return Config{}, fmt.Errorf("kubeconfig %s is not YAML: %w", path, err)
+		return Config{}, fmt.Errorf("kubeconfig %s is not YAML: %w", name, err)
 	}
 	cluster, user, err := kc.pick()
 	if err != nil {
-		return Config{}, fmt.Errorf("kubeconfig %s: %w", path, err)
+		return Config{}, fmt.Errorf("kubeconfig %s: %w", name, err)
 	}
 	c := kc.Clusters[cluster].Cluster
 	u := kc.Users[user].User
 	if u, err := url.Parse(c.Server); err != nil || u.Scheme != "https" || u.Host == "" {
-		return Config{}, fmt.Errorf("kubeconfig %s: cluster %q: server %q is not an https:// URL", path, kc.Clusters[cluster].Name, c.Server)
+		return Config{}, fmt.Errorf("kubeconfig %s: cluster %q: server %q is not an https:// URL", name, kc.Clusters[cluster].Name, c.Server)
 	}
 	cfg := Config{Server: c.Server, ServerName: c.TLSServerName}
-	dir := filepath.Dir(path)
 	for _, f := range []struct {
 		field, data, file string
 		into              *[]byte
@@ -93,11 +117,17 @@ func LoadKubeconfig(path string) (Config, error) {
 		{"client-key", u.KeyData, u.Key, &cfg.KeyPEM},
 	} {
 		if *f.into, err = inlineOrFile(dir, f.data, f.file); err != nil {
-			return Config{}, fmt.Errorf("kubeconfig %s: %s: %w", path, f.field, err)
+			return Config{}, fmt.Errorf("kubeconfig %s: %s: %w", name, f.field, err)
 		}
 	}
-	if len(cfg.CertPEM) == 0 || len(cfg.KeyPEM) == 0 {
-		return Config{}, fmt.Errorf("kubeconfig %s: user %q has no client-certificate(-data) and client-key(-data): bootlab authenticates with a client certificate only (the installer's auth/kubeconfig has one)", path, kc.Users[user].Name)
+	if o.Token {
+		cfg.Token = u.Token
+	}
+	if (len(cfg.CertPEM) == 0 || len(cfg.KeyPEM) == 0) && cfg.Token == "" {
+		if o.Token {
+			return Config{}, fmt.Errorf("kubeconfig %s: user %q has neither a client certificate nor a token", name, kc.Users[user].Name)
+		}
+		return Config{}, fmt.Errorf("kubeconfig %s: user %q has no client-certificate(-data) and client-key(-data): bootlab authenticates with a client certificate only (the installer's auth/kubeconfig has one)", name, kc.Users[user].Name)
 	}
 	return cfg, nil
 }
@@ -123,7 +153,7 @@ func (kc kubeconfig) pick() (cluster, user int, err error) {
 	case len(kc.Clusters) == 1 && len(kc.Users) == 1:
 		return 0, 0, nil
 	default:
-		return 0, 0, fmt.Errorf("no context, and not exactly one cluster and one user (%d clusters, %d users)", len(kc.Clusters), len(kc.Users))
+		return 0, 0, fmt.Errorf("has no context, cluster or user to use: no context, and not exactly one cluster and one user (%d clusters, %d users)", len(kc.Clusters), len(kc.Users))
 	}
 	cluster, user = -1, -1
 	for i, c := range kc.Clusters {
@@ -155,6 +185,9 @@ func inlineOrFile(dir, data, file string) ([]byte, error) {
 	}
 	if file == "" {
 		return nil, nil
+	}
+	if dir == "" {
+		return nil, fmt.Errorf("names the file %s: a kubeconfig read from a node must carry its certificates inline (-data)", file)
 	}
 	if !filepath.IsAbs(file) {
 		file = filepath.Join(dir, file)

@@ -1,19 +1,21 @@
 package cluster
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
+	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/bootlab/bootlab/internal/kube"
 )
 
-// Client is a minimal Kubernetes API client over net/http.
+// Client is the host's client of a lab's API: internal/kube's requests
+// over HTTP, the transport NewClient makes from a kubeconfig (tests give
+// an httptest server's).
 type Client struct {
 	Server string
 	HTTP   *http.Client
@@ -63,84 +65,34 @@ type DialFunc func(ctx context.Context, network, addr string) (net.Conn, error)
 // NewClient builds a client of the kubeconfig's server, dialling via (an
 // IP, e.g. the lab's API address) when not empty, with dial (nil: directly).
 func NewClient(k *Kubeconfig, via string, dial DialFunc) (*Client, error) {
-	tlsCfg, err := k.TLSConfig()
+	h, err := kube.NewHTTPClient(k.config(DialVia(via, dial)))
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("kubeconfig %s: %w", k.Path, err)
 	}
-	tr := &http.Transport{
-		TLSClientConfig:     tlsCfg,
-		DialContext:         DialVia(via, dial),
-		TLSHandshakeTimeout: 10 * time.Second,
-		ForceAttemptHTTP2:   true,
-	}
-	c := &Client{Server: strings.TrimSuffix(k.Server, "/"), HTTP: &http.Client{Transport: tr, Timeout: 30 * time.Second}}
-	if k.Token != "" {
-		c.HTTP.Transport = bearer{token: k.Token, rt: tr}
-	}
-	return c, nil
+	return &Client{Server: strings.TrimSuffix(k.Server, "/"), HTTP: h}, nil
 }
 
-type bearer struct {
-	token string
-	rt    http.RoundTripper
-}
-
-func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
-	r = r.Clone(r.Context())
-	r.Header.Set("Authorization", "Bearer "+b.token)
-	return b.rt.RoundTrip(r)
-}
-
+// do is internal/kube's request over c.HTTP, its answers' errors as the
+// host's commands print them: an *APIError (the message cut to 300
+// bytes), or the transport's error as it is.
 func (c *Client) do(ctx context.Context, method, path string, in, out any) error {
-	var body io.Reader
-	if in != nil {
-		b, err := json.Marshal(in)
-		if err != nil {
-			return err
-		}
-		body = bytes.NewReader(b)
-	}
-	req, err := http.NewRequestWithContext(ctx, method, c.Server+path, body)
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Accept", "application/json")
-	if in != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	resp, err := c.HTTP.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(resp.Body, 32<<20))
-	if err != nil {
-		return err
-	}
-	if resp.StatusCode/100 != 2 {
-		msg := strings.TrimSpace(string(data))
-		var st struct {
-			Message string `json:"message"`
-		}
-		if json.Unmarshal(data, &st) == nil && st.Message != "" {
-			msg = st.Message
-		}
+	err := kube.New(c.Server, c.HTTP).Do(ctx, method, path, in, out)
+	var ae *kube.APIError
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &ae):
+		msg := ae.Message
 		if len(msg) > 300 {
 			msg = msg[:300] + "..."
 		}
-		return &APIError{Method: method, Path: path, Code: resp.StatusCode, Message: msg}
+		return &APIError{Method: method, Path: path, Code: ae.Code, Message: msg}
 	}
-	if out == nil {
-		return nil
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return ue
 	}
-	if s, ok := out.(*string); ok {
-		*s = string(data)
-		return nil
-	}
-	if err := json.Unmarshal(data, out); err != nil {
-		return fmt.Errorf("%s %s: decode: %w", method, path, err)
-	}
-	return nil
+	return err
 }
 
 // Get decodes the JSON at path into out (*string takes the raw body).

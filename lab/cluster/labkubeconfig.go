@@ -2,7 +2,6 @@ package cluster
 
 import (
 	"context"
-	"encoding/base64"
 	"fmt"
 	"net"
 	"net/url"
@@ -11,9 +10,8 @@ import (
 	"slices"
 	"time"
 
-	"sigs.k8s.io/yaml"
-
 	"github.com/bootlab/bootlab/internal/atomicfile"
+	"github.com/bootlab/bootlab/internal/kube"
 	"github.com/bootlab/bootlab/lab/labdir"
 	"github.com/bootlab/bootlab/lab/spec"
 )
@@ -87,64 +85,12 @@ func TunnelEndpoint(server, listen string) (Endpoint, error) {
 	return ep, nil
 }
 
-// The kubeconfig file as kubectl reads it (client-go's clientcmd v1), the
-// fields bootlab writes.
-type (
-	kcOut struct {
-		APIVersion     string      `json:"apiVersion"`
-		Kind           string      `json:"kind"`
-		Clusters       []kcCluster `json:"clusters"`
-		Users          []kcUser    `json:"users"`
-		Contexts       []kcContext `json:"contexts"`
-		CurrentContext string      `json:"current-context"`
-	}
-	kcCluster struct {
-		Name    string `json:"name"`
-		Cluster struct {
-			Server                   string `json:"server"`
-			TLSServerName            string `json:"tls-server-name,omitempty"`
-			CertificateAuthorityData string `json:"certificate-authority-data,omitempty"`
-		} `json:"cluster"`
-	}
-	kcUser struct {
-		Name string `json:"name"`
-		User struct {
-			ClientCertificateData string `json:"client-certificate-data,omitempty"`
-			ClientKeyData         string `json:"client-key-data,omitempty"`
-			Token                 string `json:"token,omitempty"`
-		} `json:"user"`
-	}
-	kcContext struct {
-		Name    string `json:"name"`
-		Context struct {
-			Cluster string `json:"cluster"`
-			User    string `json:"user"`
-		} `json:"context"`
-	}
-)
-
 // Render is k as a kubeconfig of its own with one context, name (cluster,
 // user and context all named so), pointed at ep; certificates inline, so
 // the file works wherever it is copied.
 func (k *Kubeconfig) Render(name string, ep Endpoint) ([]byte, error) {
-	enc := base64.StdEncoding.EncodeToString
-	var c kcCluster
-	c.Name = name
-	c.Cluster.Server, c.Cluster.TLSServerName = ep.Server, ep.TLSServerName
-	if len(k.CAData) > 0 {
-		c.Cluster.CertificateAuthorityData = enc(k.CAData)
-	}
-	var u kcUser
-	u.Name = name
-	if len(k.CertData) > 0 {
-		u.User.ClientCertificateData, u.User.ClientKeyData = enc(k.CertData), enc(k.KeyData)
-	}
-	u.User.Token = k.Token
-	var x kcContext
-	x.Name = name
-	x.Context.Cluster, x.Context.User = name, name
-	return yaml.Marshal(kcOut{APIVersion: "v1", Kind: "Config", Clusters: []kcCluster{c}, Users: []kcUser{u},
-		Contexts: []kcContext{x}, CurrentContext: name})
+	return kube.RenderKubeconfig(name, kube.Config{Server: ep.Server, ServerName: ep.TLSServerName,
+		CAPEM: k.CAData, CertPEM: k.CertData, KeyPEM: k.KeyData, Token: k.Token})
 }
 
 // WriteKubeconfig writes data to path, 0600 (it holds the admin's key),
