@@ -2,15 +2,14 @@ package agent
 
 import (
 	"context"
-	"crypto/tls"
 	"fmt"
-	"io"
 	"net/http"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/bootlab/bootlab/internal/guestcluster/kubelet"
+	"github.com/bootlab/bootlab/internal/kube"
 	"github.com/bootlab/bootlab/internal/wire"
 )
 
@@ -72,9 +71,7 @@ const apiReadyz = "https://localhost:6443/readyz"
 // runs the release's kube-apiserver: pending until /readyz says ok, then
 // passed, failed once cluster-bootstrap removed its pod.
 func (a *Agent) reportRealAPI(ctx context.Context, kl *kubelet.Kubelet) {
-	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{
-		TLSClientConfig: &tls.Config{InsecureSkipVerify: true}, //nolint:gosec // a local health probe, as cluster-bootstrap's
-	}}
+	probe := kube.NewProbe(5 * time.Second)
 	seen, readySince := false, time.Time{}
 	t := time.NewTicker(2 * time.Second)
 	defer t.Stop()
@@ -83,7 +80,7 @@ func (a *Agent) reportRealAPI(ctx context.Context, kl *kubelet.Kubelet) {
 		switch {
 		case running:
 			seen = true
-			why := readyz(ctx, client)
+			why := readyz(ctx, probe)
 			up := time.Since(st.Started).Round(time.Second)
 			if why == "" {
 				if readySince.IsZero() {
@@ -109,18 +106,13 @@ func (a *Agent) reportRealAPI(ctx context.Context, kl *kubelet.Kubelet) {
 }
 
 // readyz returns "" when /readyz answers ok, else why not.
-func readyz(ctx context.Context, c *http.Client) string {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, apiReadyz, nil)
+func readyz(ctx context.Context, p *kube.Probe) string {
+	resp, err := p.Get(ctx, apiReadyz, 256)
 	if err != nil {
 		return err.Error()
 	}
-	resp, err := c.Do(req)
-	if err != nil {
-		return err.Error()
-	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(io.LimitReader(resp.Body, 256))
-	if resp.StatusCode == http.StatusOK && strings.TrimSpace(string(body)) == "ok" {
+	body := resp.Body
+	if resp.Code == http.StatusOK && strings.TrimSpace(string(body)) == "ok" {
 		return ""
 	}
 	return fmt.Sprintf("%s %s", resp.Status, strings.Join(strings.Fields(string(body)), " "))

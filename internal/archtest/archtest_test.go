@@ -91,6 +91,9 @@ func TestImportArrows(t *testing.T) {
 		{why: "only lab/libvirt speaks libvirt (one pure-Go client, one place)",
 			from: func(p string) bool { return p != "lab/libvirt" },
 			to:   func(i string) bool { return strings.HasPrefix(i, "github.com/digitalocean/go-libvirt") }},
+		{why: "internal/kube is the one Kubernetes API client (no client-go: it adds 237 KiB to the static guest agent, and a second client is how the guest once had three)",
+			from: func(p string) bool { return true },
+			to:   func(i string) bool { return strings.HasPrefix(i, "k8s.io/client-go") }},
 		{why: "lab/ and stages/ never import cmd/ or cobra: the CLI is the edge",
 			from: func(p string) bool { return under(p, "lab", "stages") },
 			to: func(i string) bool {

@@ -2,7 +2,6 @@ package clusterbootstrap
 
 import (
 	"context"
-	"crypto/tls"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -161,7 +160,7 @@ func (t *Start) waitRequiredPods(assets string, required []requiredPod, list mas
 		return err
 	}
 	ctx := context.Background()
-	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
+	probe := kube.NewProbe(5 * time.Second)
 	say("Waiting up to %s for the required pods: %s", t.MastersWait, joinPods(required))
 	last, lastErr, why, lastProgress := map[requiredPod]podStatus{}, "", "", ""
 	served := map[string]bool{} // masters whose own kube-apiserver answered ready
@@ -182,7 +181,7 @@ func (t *Start) waitRequiredPods(assets string, required []requiredPod, list mas
 		last = st
 		var progress string
 		masters, want := list(ctx)
-		why, progress = rehearsalWhyNotRun(ctx, c, client, st, masters, want, served)
+		why, progress = rehearsalWhyNotRun(ctx, c, probe, st, masters, want, served)
 		if progress != lastProgress && progress != "" {
 			say("Waiting for the masters: %s", progress)
 			lastProgress = progress
@@ -218,7 +217,7 @@ func (t *Start) waitRequiredPods(assets string, required []requiredPod, list mas
 // load a master's /readyz blips (an etcd check timing out) and waiting
 // for all three to answer in the same round took minutes longer, while
 // upstream's wait looks only at the mirror pods.
-func rehearsalWhyNotRun(ctx context.Context, c *kube.Client, client *http.Client, st map[requiredPod]podStatus, masters map[string]string, want int, served map[string]bool) (why, progress string) {
+func rehearsalWhyNotRun(ctx context.Context, c *kube.Client, probe *kube.Probe, st map[requiredPod]podStatus, masters map[string]string, want int, served map[string]bool) (why, progress string) {
 	nodes, err := readyNodes(ctx, c)
 	if err != nil {
 		return "", "cannot count the master Nodes yet: " + err.Error()
@@ -236,7 +235,7 @@ func rehearsalWhyNotRun(ctx context.Context, c *kube.Client, client *http.Client
 			real++
 			continue
 		}
-		if bad := readyzAnswer(client, masters[n]); bad != "" {
+		if bad := readyzAnswer(probe, masters[n]); bad != "" {
 			states = append(states, n+" not ready ("+bad+")")
 			continue
 		}

@@ -2,7 +2,6 @@ package clusterbootstrap
 
 import (
 	"context"
-	"crypto/tls"
 	"encoding/pem"
 	"fmt"
 	"net/http"
@@ -64,7 +63,7 @@ func TestRehearsalWaitEndsOnTwoOfThreeMasters(t *testing.T) {
 	c, err := kube.NewClient(kube.Config{Server: api.URL, CAPEM: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: api.Certificate().Raw}),
 		CertPEM: cl.CertPEM, KeyPEM: cl.KeyPEM})
 	require.NoError(t, err)
-	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
+	client := kube.NewProbe(5 * time.Second)
 	st := map[requiredPod]podStatus{{"openshift-kube-apiserver", "kube-apiserver"}: podReady}
 
 	masters := map[string]string{"master-0": readyz(false).URL, "master-1": readyz(true).URL, "master-2": readyz(false).URL}

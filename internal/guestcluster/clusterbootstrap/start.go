@@ -2,7 +2,6 @@ package clusterbootstrap
 
 import (
 	"context"
-	"crypto/tls"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -168,11 +167,11 @@ const apiProgressEvery = 30 * time.Second
 // still waits.
 func (t *Start) waitForAPI(say func(string, ...any)) error {
 	const url = "https://localhost:6443/readyz"
-	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
+	probe := kube.NewProbe(5 * time.Second)
 	say("Waiting up to %s for the Kubernetes API", t.BootstrapAPIWait)
 	start, last, lastSaid := time.Now(), "", time.Time{}
 	err := t.waitFor(t.BootstrapAPIWait, func() bool {
-		why := readyzAnswer(client, url)
+		why := readyzAnswer(probe, url)
 		if why == "" {
 			return true
 		}
@@ -190,17 +189,16 @@ func (t *Start) waitForAPI(say func(string, ...any)) error {
 }
 
 // readyzAnswer asks url and returns "" when it answered ok, else why not.
-func readyzAnswer(client *http.Client, url string) (why string) {
-	resp, err := client.Get(url)
+func readyzAnswer(probe *kube.Probe, url string) (why string) {
+	resp, err := probe.Get(context.Background(), url, 16<<10)
 	if err != nil {
 		return err.Error()
 	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(io.LimitReader(resp.Body, 16<<10))
-	if resp.StatusCode == http.StatusOK && strings.TrimSpace(string(body)) == "ok" {
+	body := resp.Body
+	if resp.Code == http.StatusOK && strings.TrimSpace(string(body)) == "ok" {
 		return ""
 	}
-	if resp.StatusCode == http.StatusForbidden {
+	if resp.Code == http.StatusForbidden {
 		return "403 Forbidden for an anonymous client: the API server has not written its RBAC bootstrap roles yet"
 	}
 	if failed := failedChecks(string(body)); failed != "" {

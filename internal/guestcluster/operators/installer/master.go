@@ -2,7 +2,6 @@ package installer
 
 import (
 	"context"
-	"crypto/tls"
 	"fmt"
 	"log/slog"
 	"net"
@@ -12,6 +11,7 @@ import (
 	"github.com/bootlab/bootlab/internal/controlplane"
 	"github.com/bootlab/bootlab/internal/guestcluster/kubelet"
 	"github.com/bootlab/bootlab/internal/guestcluster/operators/etcd"
+	"github.com/bootlab/bootlab/internal/kube"
 	"github.com/bootlab/bootlab/internal/timing"
 	"github.com/bootlab/bootlab/internal/wire"
 )
@@ -142,13 +142,12 @@ func votingMasters(ms []etcd.Member, myPeer string) (servers []string, ok bool) 
 func (a Master) waitLocalAPI(ctx context.Context, servers []string) {
 	// Any certificate: this asks the local process whether it is ready;
 	// the load balancer's check does the same.
-	c := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
+	probe := kube.NewProbe(5 * time.Second)
 	start := time.Now()
 	for {
-		resp, err := c.Get("https://127.0.0.1:6443/readyz")
+		resp, err := probe.Get(ctx, "https://127.0.0.1:6443/readyz", 0)
 		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
+			if resp.Code == http.StatusOK {
 				a.Report(true, fmt.Sprintf("real kube-apiserver (the release's, from the installer stand-in's pod) ready %s after its pod landed; etcd %v%s", time.Since(start).Round(time.Second), servers, etcd.MemInUse()))
 				return
 			}
