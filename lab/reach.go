@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 
+	"github.com/bootlab/bootlab/internal/node"
 	"github.com/bootlab/bootlab/internal/sshc"
 	"github.com/bootlab/bootlab/lab/cluster"
 	"github.com/bootlab/bootlab/lab/host"
@@ -119,13 +120,24 @@ func (l *Lab) DialNode(ctx context.Context, n spec.Node, o DialOptions) (*sshc.C
 	if err != nil {
 		return nil, nil, err
 	}
-	c, err := sshc.Dial(ctx, sshc.Config{
-		Host: n.IP, Port: o.Port, User: "core", KeyFiles: []string{key},
-		KnownHosts: l.KnownHosts(), OwnKnownHosts: true, Via: hop.Via(), Log: l.o.Log,
-	})
+	cfg := NodeSSH(l.spec, n.IP, hop)
+	cfg.Port, cfg.AsUser, cfg.Log = o.Port, true, l.o.Log
+	s, err := node.DialSSH(ctx, cfg)
 	if err != nil {
 		_ = hop.Close()
-		return nil, nil, fmt.Errorf("lab ssh %s: %w (is it up? `bootlab lab status`)", n.Name, err)
+		return nil, nil, fmt.Errorf("lab ssh %s: %w", n.Name, err)
 	}
+	c := s.Client()
 	return c, func() { _ = c.Close(); _ = hop.Close() }, nil
+}
+
+// NodeSSH is how bootlab logs in to host, a node of the lab spec s
+// describes: as core with the lab's key and known_hosts, through hop (nil:
+// directly). Every verb reaches a node this way (lab/cluster.NodeSSH).
+func NodeSSH(s *spec.Spec, host string, hop *Hop) node.SSHConfig {
+	var via *sshc.Client
+	if hop != nil {
+		via = hop.Via()
+	}
+	return cluster.NodeSSH(s, host, via)
 }

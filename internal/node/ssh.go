@@ -85,6 +85,10 @@ func DialSSH(ctx context.Context, cfg SSHConfig) (*SSH, error) {
 
 func (n *SSH) String() string { return n.client.String() }
 
+// Client is the SSH connection, for what runs more than commands over it
+// (an interactive session with a terminal: lab ssh).
+func (n *SSH) Client() *sshc.Client { return n.client }
+
 // Close ends the connection.
 func (n *SSH) Close() error { return n.client.Close() }
 

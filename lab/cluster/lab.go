@@ -81,23 +81,28 @@ func LabMCS(s *spec.Spec, n Net) (*MCS, error) {
 	return NewMCS(pem, s.Cluster.Domain(), s.Network.APIAddress, n.Dial)
 }
 
-// BootstrapSSH runs commands on the lab's bootstrap node as core with the
-// lab key; host keys are kept in <labDir>/ssh/known_hosts.
+// NodeSSH is how bootlab logs in to a node of lab s at host: as core with
+// the lab's key, its host key trusted on first use and kept in the lab's
+// own known_hosts (<labDir>/ssh/known_hosts: a rebuild changes it), through
+// via, the hypervisor host of a remote lab (nil: directly). Every verb
+// reaches a node this way: lab ssh (lab's DialNode), the stage commands
+// (lab.NodeSSH, with their flags on top) and the bootstrap watch of lab
+// wait and lab kubeconfig (BootstrapSSH).
+func NodeSSH(s *spec.Spec, host string, via *sshc.Client) node.SSHConfig {
+	return node.SSHConfig{Host: host, Port: 22, User: "core", KeyPath: labdir.SSHKey(s),
+		KnownHostsPath: labdir.KnownHosts(s), OwnKnownHosts: true, Via: via}
+}
+
+// BootstrapSSH runs commands on the lab's bootstrap node (NodeSSH) as
+// core, without sudo: it watches what core may read.
 func BootstrapSSH(s *spec.Spec, n Net) (*node.Redialing, error) {
 	boots := s.NodesByRole(spec.RoleBootstrap)
 	if len(boots) == 0 || boots[0].IP == "" {
 		return nil, fmt.Errorf("the lab has no bootstrap node with an address")
 	}
-	return node.NewRedialing(node.SSHConfig{
-		Host:           boots[0].IP,
-		Port:           22,
-		User:           "core",
-		KeyPath:        labdir.SSHKey(s),
-		KnownHostsPath: labdir.KnownHosts(s),
-		OwnKnownHosts:  true,
-		Via:            n.Via,
-		AsUser:         true,
-	}), nil
+	cfg := NodeSSH(s, boots[0].IP, n.Via)
+	cfg.AsUser = true
+	return node.NewRedialing(cfg), nil
 }
 
 // RehearsalKubeconfigPath is a rehearsal lab's admin kubeconfig: on the

@@ -247,10 +247,10 @@ func (t *Target) connect(ctx context.Context, f *cmdutil.Factory, r *resolved) (
 	}
 	f.Status.Start("connecting to %s@%s%s", t.User, host, via(hyper))
 	dial := func() (*node.SSH, error) {
-		return node.DialSSH(ctx, node.SSHConfig{
-			Host: host, Port: t.Port, User: t.User, KeyPath: key, KnownHostsPath: kh, OwnKnownHosts: own,
-			Via: hyper.Via(), Log: f.Log,
-		})
+		// The lab's way into a node (lab.NodeSSH), with the flags on top.
+		cfg := lab.NodeSSH(r.spec, host, hyper)
+		cfg.Port, cfg.User, cfg.KeyPath, cfg.KnownHostsPath, cfg.OwnKnownHosts, cfg.Log = t.Port, t.User, key, kh, own, f.Log
+		return node.DialSSH(ctx, cfg)
 	}
 	within := time.Duration(0)
 	if t.Host == "" {
