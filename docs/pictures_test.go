@@ -31,7 +31,8 @@ func demoTopology(t *testing.T) *spec.Spec {
 
 // The pictures under docs/pictures are what the code draws today: the
 // demo lab's topology (lab graph), the bootstrap timeline and the etcd
-// membership (the stage catalog). A change to the lab, the load balancer
+// membership (the stage catalog), the guest cluster's module (its import
+// graph). A change to the lab, the load balancer
 // or the catalog that changes a picture fails here until `make
 // docs-pictures` redraws it, so the docs cannot drift.
 func TestPictures(t *testing.T) {
@@ -49,6 +50,8 @@ func TestPictures(t *testing.T) {
 		"bootstrap-timeline.mmd": c.Timeline().Mermaid(),
 		"etcd-membership.svg":    c.EtcdMembership(3).SVG(),
 		"etcd-membership.mmd":    c.EtcdMembership(3).Mermaid(),
+		"guest-cluster.svg":      guestClusterMap(t).SVG(),
+		"guest-cluster.mmd":      guestClusterMap(t).Mermaid(),
 	}
 	for name, got := range pictures {
 		t.Run(name, func(t *testing.T) {

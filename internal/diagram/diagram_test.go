@@ -84,3 +84,28 @@ func TestWrap(t *testing.T) {
 	assert.Equal(t, []string{"averyverylongword"}, wrap("averyverylongword", 4))
 	assert.Empty(t, wrap("", 4))
 }
+
+// A package sits one row below its lowest importer, so every arrow points
+// down; a package nobody imports is on top; an import another path
+// implies (top -> leaf, through mid) is not drawn.
+func TestModulesLayersByImports(t *testing.T) {
+	t.Parallel()
+	m := &Modules{Title: "m", Packages: []Package{
+		{Name: "leaf", Plays: "shared"}, {Name: "top", Plays: "the main"}, {Name: "mid", Files: []string{"mid.go: the work"}, Tone: ToneMasters},
+	}, Imports: []Import{{"top", "mid"}, {"top", "leaf"}, {"mid", "leaf"}}}
+	var rows [][]string
+	for _, l := range m.layers() {
+		var names []string
+		for _, p := range l {
+			names = append(names, p.Name)
+		}
+		rows = append(rows, names)
+	}
+	assert.Equal(t, [][]string{{"top"}, {"mid"}, {"leaf"}}, rows)
+	svg := m.SVG()
+	parses(t, svg)
+	assert.Contains(t, string(svg), ">mid.go: the work</text>")
+	assert.Equal(t, "flowchart TD\n"+
+		"  p_leaf[\"leaf<br/>shared\"]\n  p_top[\"top<br/>the main\"]\n  p_mid[\"mid\"]\n"+
+		"  p_top --> p_mid\n  p_mid --> p_leaf\n", string(m.Mermaid()))
+}
