@@ -100,7 +100,7 @@ test-kernel: build
 
 # The release's Kubernetes and etcd in the bootlab cache, as `bootlab cache
 # build` leaves them: the integration tests that run them (lab/gobuild,
-# internal/kubecreate, the stand-ins; internal/testutil/kubetest) and the
+# internal/guestcluster/..., internal/kube; internal/testutil/kubetest) and the
 # labs take them from there, so the cold build (about 9 minutes on 2 cores from an empty Go
 # build cache, docs/cache.md) happens once per machine, here, and not inside
 # a test run; a cached binary is found in a fraction of a second.
@@ -146,7 +146,7 @@ e2e: $(GOTESTSUM) build test-kernel ## End-to-end tests: real VMs on qemu:///sys
 # (scripts/dev/fuzz.sh says why).
 FUZZTIME    ?= 15s
 FUZZMINIMIZE ?= 1000x
-FUZZ_TARGETS := FuzzParseValidate:./lab/spec FuzzCheckPullSecret:./lab/spec FuzzClassParseExpand:./lab/class FuzzParseBootkube:./stages FuzzParse:./internal/kubecreate FuzzParsePrefetch:./internal/node FuzzPVHKernel:./lab/probe FuzzParseHeader:./lab/internal/savedstart
+FUZZ_TARGETS := FuzzParseValidate:./lab/spec FuzzCheckPullSecret:./lab/spec FuzzClassParseExpand:./lab/class FuzzParseBootkube:./stages FuzzParse:./internal/guestcluster/clusterbootstrap/create FuzzParsePrefetch:./internal/node FuzzPVHKernel:./lab/probe FuzzParseHeader:./lab/internal/savedstart
 
 .PHONY: fuzz
 fuzz: ## Fuzz the spec, class, pull secret, bootkube.sh, manifest, node prefetch, kernel image and save image parsers, FUZZTIME (15s) each

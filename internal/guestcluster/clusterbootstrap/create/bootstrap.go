@@ -15,7 +15,7 @@ type BootstrapOptions struct {
 	// ManifestDir is created: /opt/openshift/manifests.
 	ManifestDir string
 	// First are created before the directory, under their own heading:
-	// bootlab's OpenShift CRDs (internal/openshiftcrds).
+	// bootlab's OpenShift CRDs (clusterbootstrap/openshiftcrds).
 	First []Manifest
 	// FirstTitle names them in the log.
 	FirstTitle string
