@@ -84,29 +84,36 @@ func NewPlan(ctx context.Context, p Program, o Options) *Plan {
 		pl.Source, pl.Why = Build, "built from the Go module proxy, as asked"
 		pl.Err = p.buildErr
 	default:
-		pl.Source, pl.Why = pl.auto(ctx)
-		if pl.Source == Build && p.buildErr != nil {
-			pl.Err = fmt.Errorf("%s %s cannot be downloaded (%s) nor built: %w", p.Name, p.Version, pl.Why, p.buildErr)
+		var notDownloaded string
+		pl.Source, notDownloaded = pl.auto(ctx)
+		if pl.Source == Download {
+			break
+		}
+		pl.Why = "built from the Go module proxy: " + notDownloaded
+		if p.buildErr != nil {
+			pl.Err = fmt.Errorf("%s %s can be neither downloaded nor built. Not downloaded: %s. Not built: %w", p.Name, p.Version, notDownloaded, p.buildErr)
 		}
 	}
 	return pl
 }
 
 // auto is the default order: download when the checksums are pinned and
-// the site answers quickly, else build, saying why.
+// the site answers quickly (setting Why), else build, saying why not the
+// download.
 func (pl *Plan) auto(ctx context.Context) (Source, string) {
 	p, o := pl.Program, pl.opts
 	if missing := release.Unpinned(p.Artefacts); len(missing) > 0 {
-		return Build, fmt.Sprintf("built from the Go module proxy: %s pins no checksum for %s %s's %s (`make pin-checksums` fills them where the site is reachable)",
+		return Build, fmt.Sprintf("%s pins no checksum for %s %s's %s (`make pin-checksums` fills them where the site is reachable)",
 			release.ChecksumsFile, p.Name, p.Version, strings.Join(missing, ", "))
 	}
 	u := o.Sites.URL(p.Artefacts[0])
 	took, err := probe(ctx, o.client(), u, o.ProbeTimeout)
 	if err != nil {
-		return Build, fmt.Sprintf("built from the Go module proxy: %s did not answer within %s (%v)", host(u), o.ProbeTimeout, err)
+		return Build, fmt.Sprintf("%s did not answer within %s (%v)", host(u), o.ProbeTimeout, err)
 	}
-	return Download, fmt.Sprintf("the official release artefacts: their checksums are pinned in %s and %s answered in %s",
+	pl.Why = fmt.Sprintf("the official release artefacts: their checksums are pinned in %s and %s answered in %s",
 		release.ChecksumsFile, host(u), took.Round(time.Millisecond))
+	return Download, ""
 }
 
 // Run carries the plan out.
