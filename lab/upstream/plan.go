@@ -15,7 +15,8 @@ import (
 
 // Cached returns the program's files when the cache has them (the
 // official artefacts first, then a build), or nil: no network, no go,
-// nothing read but directory entries.
+// nothing read but directory entries (so a build's ID is not set; Get
+// sets it).
 func Cached(cacheDir string, p Program) *Binaries {
 	if b := cachedOfficial(cacheDir, p); b != nil {
 		return b
@@ -118,6 +119,14 @@ func (pl *Plan) auto(ctx context.Context) (Source, string) {
 
 // Run carries the plan out.
 func (pl *Plan) Run(ctx context.Context) (*Binaries, error) {
+	if pl.Cached != nil && pl.Cached.Source == Build {
+		// Ensure finds it without go and reads its sha256 (the ID).
+		b, err := gobuild.Ensure(ctx, pl.opts.CacheDir, pl.Program.build, pl.opts.Log)
+		if err != nil {
+			return nil, err
+		}
+		return builtBinaries(pl.Program, b, pl.Cached.Why), nil
+	}
 	if pl.Cached != nil {
 		return pl.Cached, nil
 	}

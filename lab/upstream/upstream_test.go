@@ -343,6 +343,7 @@ func TestTheCacheComesFirst(t *testing.T) {
 	assert.Equal(t, Build, b.Source)
 	assert.Equal(t, "cached: built from the Go module proxy before", b.Why)
 	assert.Zero(t, s.requests())
+	assert.Equal(t, sum([]byte("#!/bin/sh\necho hyperkube \"$0\" \"$@\"\n")), b.ID, "a build is known by its sha256")
 	require.Len(t, b.Files, 1)
 	assert.Equal(t, []string{"hyperkube", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubectl"}, b.Files[0].Names)
 	cmd, err := b.Command(context.Background(), "kube-scheduler", "--version")
