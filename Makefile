@@ -98,6 +98,15 @@ unit: $(GOTESTSUM) $(VALIDATE) ## Unit tests only (no daemons needed)
 test-kernel: build
 	$(BIN)/bootlab lab probe-image build -q
 
+# The checksums of the official Kubernetes and etcd artefacts the release
+# table downloads (lab/release/checksums.txt): a maintainer's step on a host
+# that reaches dl.k8s.io and github.com, never run by the tests or CI. It
+# fills each "-" from the projects' own .sha256 and SHA256SUMS files;
+# PIN_FLAGS=--check fetches the pinned ones again and fails on a difference.
+.PHONY: pin-checksums
+pin-checksums: ## Pin the sha256 of the release table's official Kubernetes and etcd artefacts (needs internet)
+	scripts/dev/pin-release-checksums.sh $(PIN_FLAGS) lab/release/checksums.txt
+
 # The release's Kubernetes and etcd in the bootlab cache, as `bootlab cache
 # build` leaves them: the integration tests that run them (lab/gobuild,
 # internal/kubecreate, the stand-ins; internal/testutil/kubetest) and the
