@@ -146,10 +146,10 @@ e2e: $(GOTESTSUM) build test-kernel ## End-to-end tests: real VMs on qemu:///sys
 # (scripts/dev/fuzz.sh says why).
 FUZZTIME    ?= 15s
 FUZZMINIMIZE ?= 1000x
-FUZZ_TARGETS := FuzzParseValidate:./lab/spec FuzzCheckPullSecret:./lab/spec FuzzClassParseExpand:./lab/class FuzzParseBootkube:./stages FuzzParse:./internal/kubecreate FuzzParsePrefetch:./internal/node FuzzPVHKernel:./lab/probe FuzzParseHeader:./lab/internal/savedstart
+FUZZ_TARGETS := FuzzParseValidate:./lab/spec FuzzCheckPullSecret:./lab/spec FuzzClassParseExpand:./lab/class FuzzParseBootkube:./stages FuzzParse:./internal/kubecreate FuzzParsePrefetch:./internal/node FuzzPVHKernel:./lab/probe FuzzParseHeader:./lab/internal/savedstart FuzzReadBundle:./lab/diagnose
 
 .PHONY: fuzz
-fuzz: ## Fuzz the spec, class, pull secret, bootkube.sh, manifest, node prefetch, kernel image and save image parsers, FUZZTIME (15s) each
+fuzz: ## Fuzz the spec, class, pull secret, bootkube.sh, manifest, node prefetch, kernel image, save image and log bundle parsers, FUZZTIME (15s) each
 	@GO=$(GO) scripts/dev/fuzz.sh $(FUZZTIME) $(FUZZMINIMIZE) $(FUZZ_TARGETS)
 
 # test-all is test then e2e (the e2e tag marks test/e2e only, so the two
