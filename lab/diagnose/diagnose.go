@@ -357,6 +357,7 @@ func (d *diag) report() *Report {
 	if c := r.First(); c != nil {
 		r.FirstFailure = c.ID
 	}
+	r.OK = r.FirstFailure == ""
 	return r
 }
 

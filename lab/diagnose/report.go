@@ -99,7 +99,9 @@ type Report struct {
 	// when the bundle was gathered, as far as it tells.
 	At    time.Time  `json:"at"`
 	Nodes []NodeInfo `json:"nodes"`
-	// Healthy is true only when every check passed.
+	// OK is true when no check failed (as in every document with checks);
+	// Healthy, only when every check passed too.
+	OK      bool `json:"ok"`
 	Healthy bool `json:"healthy"`
 	// FirstFailure is the ID of the first check that failed, in the
 	// tree's order ("" when none did).
