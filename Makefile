@@ -162,7 +162,7 @@ test-all: host-setup-test lint fuzz test e2e ## Everything CI runs: the test too
 # (docs/pictures_test.go fails when a committed one differs); the dashboard
 # PNGs come from the browser e2e test on real probe labs (root, minutes).
 .PHONY: docs-pictures
-docs-pictures: ## Redraw docs/pictures/*.svg (lab topology, bootstrap timeline, etcd membership) from the code
+docs-pictures: ## Redraw docs/pictures/*.svg (lab topology, bootstrap timeline, etcd membership, troubleshooting tree) from the code
 	$(GO) test -count=1 -run '^TestPictures$$' ./docs/ -update
 
 .PHONY: screenshots
