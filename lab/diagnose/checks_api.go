@@ -187,11 +187,15 @@ func (d *diag) lbProblems() []Evidence {
 	}
 	complete := d.bootkubeDone() != nil
 	for _, fe := range []struct{ name, port string }{{"api", "6443"}, {"machine-config", "22623"}} {
+		// haproxy's servers are named after the nodes: which nodes it
+		// must have is known from bootlab's lab file only.
 		want := []*node{}
-		if !complete {
+		if d.lab != nil && !complete {
 			want = append(want, d.boot)
 		}
-		want = append(want, d.masters...)
+		if d.lab != nil {
+			want = append(want, d.masters...)
+		}
 		for _, n := range want {
 			if n.Name != "" && !servers[fe.name][n.Name] {
 				out = append(out, Evidence{File: name, Text: fmt.Sprintf("the %s frontend (%s) has no backend for %s", fe.name, fe.port, n.Name)})

@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"time"
 )
 
 // The lines bootkube.sh prints while it waits for the bootstrap etcd
@@ -148,16 +149,22 @@ func (d *diag) etcdMembers() Check {
 	var missing []string
 	for _, m := range expected {
 		if m.Address == "" || !voting[m.Address] {
-			missing = append(missing, fmt.Sprintf("%s (%s)", m.Name, m.Address))
+			missing = append(missing, m.label())
 		}
 	}
 	if len(missing) == 0 {
 		c.State, c.Detail = Passed, fmt.Sprintf("all %d masters are voting members", len(expected))
 		return c
 	}
+	stuck := d.lastingAnywhere("can only promote a learner member which is in sync with leader")
+	if upFor, up := d.apiUpFor(); up && upFor < joinGrace && len(stuck) == 0 && d.bootkubeDone() == nil {
+		c.State = Unknown
+		c.Detail = fmt.Sprintf("%s not a voting etcd member yet, and the bootstrap's API had been up for only %s when the bundle was taken: gather again later", joinIs(missing), upFor.Round(time.Minute))
+		return c
+	}
 	c.State = Failed
 	c.Detail = fmt.Sprintf("%s not a voting etcd member (never added, or a learner never promoted)", joinIs(missing))
-	c.Evidence = append(c.Evidence, d.lastingAnywhere("can only promote a learner member which is in sync with leader", "learner")...)
+	c.Evidence = append(c.Evidence, stuck...)
 	return c
 }
 

@@ -128,21 +128,46 @@ func (d *diag) mastersJoined() Check {
 	c.Evidence = []Evidence{{File: d.res.nodesFile.Name, Text: fmt.Sprintf("master Nodes: %s", orNone(registered))}}
 	expected := d.expectedMasters()
 	var missing []string
+	said := false
 	for _, m := range expected {
 		if !names[m.Name] && !ips[m.Address] {
 			missing = append(missing, m.Name)
-			c.Evidence = append(c.Evidence, d.kubeletSaid(m)...)
+			ev := d.kubeletSaid(m)
+			said = said || len(ev) > 0
+			c.Evidence = append(c.Evidence, ev...)
 		}
 	}
+	upFor, up := d.apiUpFor()
 	switch {
 	case len(expected) == 0:
 		c.State, c.Detail = Failed, "no master is a Node"
+	case len(missing) > 0 && !said && up && upFor < joinGrace && d.bootkubeDone() == nil:
+		c.State = Unknown
+		c.Detail = fmt.Sprintf("%s not a Node yet, and the bootstrap's API had been up for only %s when the bundle was taken: gather again later", joinIs(missing), upFor.Round(time.Minute))
 	case len(missing) > 0:
 		c.State, c.Detail = Failed, fmt.Sprintf("%s not a Node", joinIs(missing))
 	default:
 		c.State, c.Detail = Passed, fmt.Sprintf("all %d masters are Nodes", len(expected))
 	}
 	return c
+}
+
+// joinGrace is how long after the bootstrap's API came up a master may
+// still be joining (booting its config, registering, becoming an etcd
+// member) before its absence is a failure rather than not yet; once
+// bootkube completed, it is a failure at once.
+const joinGrace = 20 * time.Minute
+
+// apiUpFor is how long the bootstrap's API had been up at the bundle's
+// time: from cluster-bootstrap's "API is up" line. ok is false when the
+// journal does not say.
+func (d *diag) apiUpFor() (time.Duration, bool) {
+	bk := d.journal(d.boot, "bootkube")
+	up := grep(bk, d.year, apiUpLine)
+	if len(up) == 0 || up[0].T.IsZero() {
+		return 0, false
+	}
+	return d.at.Sub(up[0].T), true
 }
 
 func orNone(items []string) string {

@@ -211,6 +211,17 @@ func addrLess(a, b *node) bool {
 	return a.Name < b.Name
 }
 
+// label is "name (address)", or the one of them a node has.
+func (n *node) label() string {
+	if n.Address == "" || n.Address == n.Name {
+		return n.Name
+	}
+	if n.Name == "" {
+		return n.Address
+	}
+	return n.Name + " (" + n.Address + ")"
+}
+
 // validName is a hostname's shape: letters, digits, '-' and '.'.
 var validName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9.-]{0,252}$`).MatchString
 

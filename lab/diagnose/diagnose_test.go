@@ -29,6 +29,9 @@ type scenario struct {
 	evidence []string
 	// golden writes the bundle and its diagnosis under testdata/bundles.
 	golden bool
+	// unseen, for a bundle where nothing failed, are the checks it cannot
+	// show (none: healthy).
+	unseen []string
 }
 
 // scenarios are the bundles of the table: healthy, and one per point of
@@ -36,6 +39,39 @@ type scenario struct {
 func scenarios() []scenario {
 	return []scenario{
 		{name: "healthy", build: healthy, golden: true},
+		{name: "healthy-in-progress", build: inProgress,
+			unseen: []string{"masters.joined", "etcd.members", "bootkube.complete"}},
+		{name: "healthy-without-masters", build: func(t testing.TB) *fixture {
+			f := healthy(t)
+			for _, ip := range masterIPs {
+				f.emptyDir("control-plane/" + ip)
+				delete(f.dirs, "control-plane/"+ip)
+			}
+			delete(f.dirs, "control-plane")
+			return f
+		}, unseen: []string{"clock.skew", "conn.bootstrap-masters.api", "conn.masters-masters.api", "masters.ignition", "conn.masters-bootstrap.mcs"}},
+		{name: "healthy-bootlab", build: func(t testing.TB) *fixture {
+			f := healthy(t)
+			f.set("bootlab/lab.json", labJSON())
+			f.set("bootlab/loadbalancer.json", lbJSON(func(string, string) bool { return true }))
+			f.set("bootlab/clocks.json", clocksJSON(0))
+			f.set("bootlab/verify.json", []byte(`{"schemaVersion":1,"kind":"VerifyResult","name":"demo","ok":true,"checks":[{"group":"host","name":"dns api-int.demo.bootlab.test","state":"passed","detail":"192.168.126.1"}]}`))
+			return f
+		}},
+		{name: "bootlab-clock-off", build: func(t testing.TB) *fixture {
+			f := healthy(t)
+			f.set("bootlab/lab.json", labJSON())
+			f.set("bootlab/clocks.json", clocksJSON(2*time.Hour))
+			return f
+		}, first: "clock.skew", detail: "master-1's clock is 2h0m0s ahead of the host's",
+			evidence: []string{"bootlab/clocks.json", "master-1: node time 2025-05-14T12:30:02Z, host time 2025-05-14T10:30:02Z (read over SSH within 20ms)"}},
+		{name: "bootlab-api-int-wrong", build: func(t testing.TB) *fixture {
+			f := healthy(t)
+			f.set("bootlab/lab.json", labJSON())
+			f.set("bootlab/verify.json", []byte(`{"schemaVersion":1,"kind":"VerifyResult","name":"demo","ok":false,"checks":[
+  {"group":"host","name":"dns api-int.demo.bootlab.test","state":"failed","detail":"api-int.demo.bootlab.test resolves to 192.168.126.99, not the load balancer's 192.168.126.1","fix":"bootlab lab up"}]}`))
+			return f
+		}, first: "api.dns", evidence: []string{"bootlab/verify.json:2", "lab verify: host dns api-int.demo.bootlab.test failed: api-int.demo.bootlab.test resolves to 192.168.126.99"}},
 		{name: "etcd-unhealthy", golden: true, build: func(t testing.TB) *fixture {
 			f := healthy(t)
 			f.mastersWaiting()
@@ -223,6 +259,42 @@ func releaseImageFailing(t testing.TB) *fixture {
 	return f
 }
 
+// inProgress is a healthy bootstrap gathered while it runs: the API up
+// for twenty minutes less thirty seconds, cluster-bootstrap waiting for the
+// control-plane pods, master-0 joined, the other two registering.
+func inProgress(t testing.TB) *fixture {
+	f := healthy(t)
+	bk := append([]entry{start(at(1, 0))}, stagesUpTo("")...)
+	bk = append(bk, stage(at(9, 0), "wait-for-etcd"), stageEnd(at(9, 10), "wait-for-etcd", "success"), stage(at(9, 15), "cb-bootstrap"))
+	f.set("bootstrap/services/bootkube.json", records(bk...))
+	f.set("bootstrap/services/progress.json", records(start(at(1, 0)), stage(at(1, 0), "wait-for-bootstrap-complete")))
+	f.set("bootstrap/journals/bootkube.log", bootkubeJournal("", "pods-pending").bytes())
+	f.resourcesHealthy(1)
+	for i := 1; i < 3; i++ {
+		kl := &journal{host: masterName[i], ident: "kubenswrapper", pid: 2100}
+		kl.every(at(27, 0), at(29, 55), 15*time.Second, `I0514 kubelet_node_status.go:75] "Attempting to register node" node="%s"`, masterName[i])
+		f.set("control-plane/"+masterIPs[i]+"/journals/kubelet.log", kl.bytes())
+		f.del("control-plane/" + masterIPs[i] + "/containers/etcd-" + containerID("etcd"+masterName[i]) + ".log")
+	}
+	return f
+}
+
+// clocksJSON is bootlab/clocks.json with master-1's clock off by skew.
+func clocksJSON(skew time.Duration) []byte {
+	type obj = map[string]any
+	var nodes []obj
+	for i, n := range append([]string{"bootstrap"}, masterName...) {
+		before := gathered.Add(time.Duration(i) * time.Second)
+		node := before.Add(10 * time.Millisecond)
+		if n == "master-1" {
+			node = node.Add(skew)
+		}
+		nodes = append(nodes, obj{"node": n, "hostBefore": before, "nodeTime": node, "hostAfter": before.Add(20 * time.Millisecond)})
+	}
+	data, _ := json.MarshalIndent(obj{"nodes": nodes}, "", "  ")
+	return data
+}
+
 // labJSON is bootlab/lab.json of the fixtures' lab.
 func labJSON() []byte {
 	type obj = map[string]any
@@ -283,9 +355,14 @@ func TestDiagnoseBundles(t *testing.T) {
 				testutil.Golden(t, filepath.Join("..", "..", "testdata", "bundles", sc.name+".txt"), text.Bytes())
 			}
 			if sc.first == "" {
-				assert.True(t, r.Healthy, "not healthy:\n%s", text.String())
-				assert.Empty(t, r.FirstFailure)
-				assert.Empty(t, r.CouldNotSee, "a healthy bundle shows everything")
+				assert.Empty(t, r.FirstFailure, "a healthy bootstrap is never diagnosed as broken:\n%s", text.String())
+				assert.True(t, r.OK)
+				assert.Equal(t, len(sc.unseen) == 0, r.Healthy, "healthy only when every check passed")
+				var unseen []string
+				for _, u := range r.CouldNotSee {
+					unseen = append(unseen, u.Check)
+				}
+				assert.Equal(t, sc.unseen, unseen, "\n%s", text.String())
 				return
 			}
 			assert.False(t, r.Healthy)
