@@ -46,7 +46,8 @@ type File struct {
 	// Name is the file's path as the bundle holds it, top directory
 	// included: what a person finds after tar xzf, and what evidence names.
 	Name string
-	data []byte
+	// text is the content, held once (a string: its lines share it).
+	text string
 	// skipped counts the lines cut from the head of a log longer than the
 	// limit (only its tail is kept): line numbers stay those of the file.
 	skipped int
@@ -68,7 +69,7 @@ func (b *Bundle) Add(rel, name string, data []byte) error {
 	if name == "" {
 		name = rel
 	}
-	b.files[rel] = &File{Name: name, data: data}
+	b.files[rel] = &File{Name: name, text: string(data)}
 	b.addDir(path.Dir(rel))
 	b.full[path.Dir(rel)] = true
 	return nil
@@ -425,7 +426,7 @@ func (rd *reader) keep(rel, name string, k kind, size int64, r io.Reader) error 
 		rd.note(name, fmt.Sprintf("not read: %s, larger than the %s a diagnosis reads of one file", sizeOf(size), sizeOf(limit)))
 		return nil
 	}
-	data, skipped, err := readTail(r, limit)
+	data, skipped, err := readTail(r, size, limit)
 	if err != nil {
 		return archiveError(rd.b.Source, err)
 	}
@@ -433,7 +434,7 @@ func (rd *reader) keep(rel, name string, k kind, size int64, r io.Reader) error 
 		rd.note(name, fmt.Sprintf("only its last %s were read (%d lines before them were not)", sizeOf(limit), skipped))
 	}
 	rd.kept += int64(len(data))
-	rd.b.files[rel] = &File{Name: name, data: data, skipped: skipped}
+	rd.b.files[rel] = &File{Name: name, text: string(data), skipped: skipped}
 	return nil
 }
 
@@ -449,9 +450,17 @@ func (rd *reader) note(name, why string) {
 	rd.b.notes = append(rd.b.notes, name+": "+why)
 }
 
-// readTail reads r to its end and keeps its last limit bytes, from a line
-// start; skipped counts the lines before them.
-func readTail(r io.Reader, limit int64) (data []byte, skipped int, err error) {
+// readTail reads r (size bytes, as its header says) to its end and keeps
+// its last limit bytes, from a line start; skipped counts the lines before
+// them. A file within the limit is read in one piece.
+func readTail(r io.Reader, size, limit int64) (data []byte, skipped int, err error) {
+	if size >= 0 && size <= limit {
+		data = make([]byte, size)
+		if _, err := io.ReadFull(r, data); err != nil {
+			return nil, 0, err
+		}
+		return data, 0, nil
+	}
 	buf := make([]byte, 0, min(limit, 64<<10))
 	chunk := make([]byte, 64<<10)
 	for {

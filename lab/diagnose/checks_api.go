@@ -99,7 +99,7 @@ func (d *diag) apiReadyz() Check {
 // emptyResources is the evidence that the gather asked the API and got
 // nothing: resources/nodes.json there but empty.
 func (d *diag) emptyResources() *Evidence {
-	if f := d.b.File("resources/nodes.json"); f != nil && len(strings.TrimSpace(string(f.Data()))) == 0 {
+	if f := d.b.File("resources/nodes.json"); f != nil && len(strings.TrimSpace(f.Text())) == 0 {
 		return &Evidence{File: f.Name, Text: "empty: `oc get nodes` through the bootstrap's kubeconfig got no answer"}
 	}
 	return nil

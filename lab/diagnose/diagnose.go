@@ -162,7 +162,7 @@ func (d *diag) findNodes() {
 			n.Address = a
 		}
 		if h := d.b.File(n.dir + "/network/hostname.txt"); h != nil {
-			if name := strings.TrimSpace(string(h.Data())); validName(name) {
+			if name := strings.TrimSpace(h.Text()); validName(name) {
 				n.Name = strings.Split(name, ".")[0]
 			}
 		}
@@ -233,7 +233,7 @@ func firstAddress(f *File) string {
 	if f == nil {
 		return ""
 	}
-	for _, l := range strings.Split(string(f.Data()), "\n") {
+	for _, l := range strings.Split(f.Text(), "\n") {
 		if m := inetLine.FindStringSubmatch(l); m != nil {
 			if _, err := netip.ParseAddr(m[1]); err == nil {
 				return m[1]

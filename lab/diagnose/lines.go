@@ -26,7 +26,7 @@ func (f *File) Lines(year int) []Line {
 	if f.lines != nil {
 		return f.lines
 	}
-	text := strings.TrimSuffix(string(f.data), "\n")
+	text := strings.TrimSuffix(f.text, "\n")
 	if text == "" {
 		f.lines = []Line{}
 		return f.lines
@@ -51,12 +51,13 @@ func (f *File) End(year int) time.Time {
 	return time.Time{}
 }
 
-// Data is f's content (for the JSON and certificate readers).
-func (f *File) Data() []byte { return f.data }
+// Data is f's content (for the JSON and certificate readers): a copy.
+func (f *File) Data() []byte { return []byte(f.text) }
+
+// Text is f's content.
+func (f *File) Text() string { return f.text }
 
 var (
-	// journalctl --output=short: "May 14 10:23:45 host unit[pid]: ...".
-	shortTime = regexp.MustCompile(`^([A-Z][a-z]{2}) +(\d{1,2}) (\d{2}):(\d{2}):(\d{2})(\.\d+)? `)
 	// RFC 3339 at the start of a line (journalctl short-iso, most tools).
 	isoTime = regexp.MustCompile(`^(\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:?\d{2})?)`)
 	// klog's header: "I0514 10:23:45.123456 ...".
@@ -71,30 +72,73 @@ var months = map[string]time.Month{"Jan": 1, "Feb": 2, "Mar": 3, "Apr": 4, "May"
 // lineTime is the time a log line starts with, in any of the forms the
 // bundle's logs use, UTC; zero when it has none.
 func lineTime(l string, year int) time.Time {
-	if m := shortTime.FindStringSubmatch(l); m != nil {
-		mon, ok := months[m[1]]
-		if !ok {
-			return time.Time{}
+	if len(l) < 15 {
+		return time.Time{}
+	}
+	// Each form is known by its first bytes: the regular expressions run
+	// only on the lines that may match (a journal has millions).
+	switch c := l[0]; {
+	case c >= 'A' && c <= 'Z' && l[3] == ' ' && (c != 'I' && c != 'W' && c != 'E' && c != 'F' || l[1] > '9'):
+	case c >= '0' && c <= '9' && l[4] == '-':
+		if m := isoTime.FindStringSubmatch(l); m != nil {
+			if t, ok := parseISO(m[1]); ok {
+				return t
+			}
 		}
-		return date(year, int(mon), m[2], m[3], m[4], m[5], strings.TrimPrefix(m[6], "."))
-	}
-	if m := isoTime.FindStringSubmatch(l); m != nil {
-		if t, ok := parseISO(m[1]); ok {
-			return t
+		return time.Time{}
+	case c == 'I' || c == 'W' || c == 'E' || c == 'F':
+		if m := klogTime.FindStringSubmatch(l); m != nil {
+			mon, _ := strconv.Atoi(m[1])
+			return date(year, mon, m[2], m[3], m[4], m[5], m[6])
 		}
-	}
-	if m := klogTime.FindStringSubmatch(l); m != nil {
-		mon, _ := strconv.Atoi(m[1])
-		return date(year, mon, m[2], m[3], m[4], m[5], m[6])
-	}
-	if strings.HasPrefix(l, "{") {
+		return time.Time{}
+	case c == '{':
 		if m := jsonTime.FindStringSubmatch(l); m != nil {
 			if t, ok := parseISO(m[1]); ok {
 				return t
 			}
 		}
+		return time.Time{}
+	default:
+		return time.Time{}
 	}
-	return time.Time{}
+	return shortTime(l, year)
+}
+
+// shortTime reads journalctl's short form, "May 14 10:23:45[.123456] ",
+// by hand: a bootstrap's journals have millions of lines.
+func shortTime(l string, year int) time.Time {
+	mon, ok := months[l[:3]]
+	if !ok {
+		return time.Time{}
+	}
+	rest := strings.TrimLeft(l[4:], " ")
+	day, rest, ok := strings.Cut(rest, " ")
+	if !ok || len(day) > 2 || len(rest) < 9 || rest[2] != ':' || rest[5] != ':' {
+		return time.Time{}
+	}
+	clock, frac := rest[:8], ""
+	if len(rest) > 9 && rest[8] == '.' {
+		end := 9
+		for end < len(rest) && end < 18 && rest[end] >= '0' && rest[end] <= '9' {
+			end++
+		}
+		frac = rest[9:end]
+	}
+	if !digits(day) || !digits(clock[:2]) || !digits(clock[3:5]) || !digits(clock[6:8]) {
+		return time.Time{}
+	}
+	return date(year, int(mon), day, clock[:2], clock[3:5], clock[6:8], frac)
+}
+
+// digits is true for a non-empty run of ASCII digits.
+func digits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return s != ""
 }
 
 // date builds a UTC time from a line's fields; zero for a field out of range.

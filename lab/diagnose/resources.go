@@ -1,7 +1,6 @@
 package diagnose
 
 import (
-	"bytes"
 	"encoding/json"
 	"strings"
 	"time"
@@ -172,10 +171,10 @@ func (r *resources) readOperators(f *File) {
 // nameLine is the line of `"name": "<name>"` in f (oc's indented JSON), 0
 // when it is not there.
 func nameLine(f *File, name string) int {
-	data := f.Data()
+	text := f.Text()
 	for _, sep := range []string{`": "`, `":"`} {
-		if i := bytes.Index(data, []byte(`"name`+sep+name+`"`)); i >= 0 {
-			return bytes.Count(data[:i], []byte{'\n'}) + 1
+		if i := strings.Index(text, `"name`+sep+name+`"`); i >= 0 {
+			return strings.Count(text[:i], "\n") + 1
 		}
 	}
 	return 0
@@ -196,7 +195,7 @@ func (r resources) masterNodes() []nodeObj {
 // objects: the API answered through the bootstrap's kubeconfig.
 func (r resources) answered() (*File, bool) {
 	for _, f := range []*File{r.nodesFile, r.csrFile, r.cmFile, r.coFile} {
-		if f != nil && strings.Contains(string(f.Data()), `"items"`) {
+		if f != nil && strings.Contains(f.Text(), `"items"`) {
 			return f, true
 		}
 	}
