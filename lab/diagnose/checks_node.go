@@ -26,7 +26,7 @@ func (d *diag) serviceCheck(name string) Check {
 		c.Fix = serviceFix(name, "notRun")
 	case s.err != nil:
 		c.State, c.Detail = Unknown, fmt.Sprintf("%s could not be read: %v", s.file.Name, s.err)
-	case s.starts == 0:
+	case s.starts == 0 && s.commands == 0:
 		c.State, c.Detail = Failed, fmt.Sprintf("The bootstrap machine did not execute the %s.service systemd unit (its record has no start)", name)
 		c.Fix = serviceFix(name, "notRun")
 	case s.failingNow:
@@ -49,6 +49,8 @@ func (s *service) passDetail() string {
 	switch {
 	case s.successful:
 		fmt.Fprintf(&b, "ran %d time(s); the last run ended in success", s.starts)
+	case s.starts == 0 && s.endedOK:
+		fmt.Fprintf(&b, "its pre- or post-command ran %d time(s); the last ended in success", s.commands)
 	case s.running && s.open != "":
 		fmt.Fprintf(&b, "running, at stage %q, no failure recorded in this run", s.open)
 	default:

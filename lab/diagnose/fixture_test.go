@@ -281,6 +281,9 @@ func (f *fixture) bootstrapHealthy() {
 		stageEnd(at(0, 40), "pull-release-image", "success"), stage(at(0, 40), "image-metadata-arches-match"),
 		stageEnd(at(0, 41), "image-metadata-arches-match", "success"), end(at(0, 41), "success")))
 	f.set("bootstrap/services/crio-configure.json", records(start(at(0, 42)), end(at(0, 44), "success")))
+	// kubelet.service's record holds only its pre-command's entries.
+	f.set("bootstrap/services/kubelet.json", records(entry{"timestamp": ts(at(0, 46)), "phase": "pre-command start", "preCommand": "kubelet-pause-image"},
+		entry{"timestamp": ts(at(0, 48)), "phase": "pre-command end", "preCommand": "kubelet-pause-image", "result": "success"}))
 	bk := append([]entry{start(at(1, 0))}, stagesUpTo("")...)
 	bk = append(bk, stage(at(8, 0), "resolve-api-url"), stageEnd(at(8, 1), "resolve-api-url", "success"),
 		stage(at(8, 1), "resolve-api-int-url"), stageEnd(at(8, 2), "resolve-api-int-url", "success"),

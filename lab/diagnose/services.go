@@ -42,11 +42,15 @@ type service struct {
 	name string
 	file *File
 	recs []record
-	// starts counts the service's starts.
-	starts int
+	// starts counts the service's starts; commands counts the starts of
+	// its pre- and post-commands (kubelet.json holds only its
+	// pre-command's: kubelet-pause-image).
+	starts, commands int
 	// successful: the last entry is a successful end of the service or of
 	// its post-command (the installer's own rule, pkg/gather/service/analyze.go).
 	successful bool
+	// endedOK: the last entry is any successful end (a pre-command's too).
+	endedOK bool
 	// failure is the entry of the last failure; failingStage its stage,
 	// kept from a failed stage end when the service's end follows it (as
 	// the installer's analysis keeps it).
@@ -129,12 +133,15 @@ func (s *service) analyze() {
 			s.starts++
 			last, run = run, fail{}
 			s.open = ""
+		case "pre-command start", "post-command start":
+			s.commands++
 		case phaseStageStart:
 			s.open = r.Stage
 		case phaseStageEnd:
 			s.open = ""
 		}
 		s.successful = r.Result == resultSuccess && (r.Phase == phaseServiceEnd || r.Phase == phasePostEnd)
+		s.endedOK = r.Result == resultSuccess && strings.HasSuffix(r.Phase, " end")
 		if r.Result == resultFailure && r.Phase == phaseStageEnd && carriesOn[r.Stage] {
 			s.stageFailures = append(s.stageFailures, *r)
 			prev = r

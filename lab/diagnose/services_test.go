@@ -44,6 +44,8 @@ func TestServiceRecords(t *testing.T) {
 		{name: "a post-command ends it", json: `[{"phase":"service start"},{"phase":"service end","result":"success"},
 			{"phase":"post-command start","postCommand":"x"},{"phase":"post-command end","postCommand":"x","result":"success"}]`,
 			successful: true, starts: 1},
+		{name: "only a pre-command, which succeeded", json: `[{"phase":"pre-command start","preCommand":"kubelet-pause-image"},
+			{"phase":"pre-command end","preCommand":"kubelet-pause-image","result":"success"}]`},
 		{name: "a pre-command failed", json: `[{"phase":"pre-command start","preCommand":"kubelet-pause-image"},
 			{"phase":"pre-command end","preCommand":"kubelet-pause-image","result":"failure"}]`,
 			failing: true, stage: "pre-command kubelet-pause-image"},
