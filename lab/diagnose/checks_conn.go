@@ -96,7 +96,8 @@ func (d *diag) connMastersBootstrapMCS() Check  { return d.connCheck("conn.maste
 
 // connCheck judges one row of the connection table from the logs of the
 // nodes that must connect: failed when one keeps failing to dial a node it
-// must reach, on a port of the row, to the end of a log; passed when that
+// must reach, on a port of the row, to the end of a log and for minutes
+// (persistent: not a pod's restart); passed when that
 // is inferred to have worked, or when their logs show no such lasting
 // failure while the other end was up (the bundle has its logs too);
 // unknown when the bundle has no such log.
@@ -117,7 +118,7 @@ func (d *diag) connCheck(id string) Check {
 		for _, f := range d.logs(from) {
 			read++
 			for key, ms := range d.dialFailures(f, targets, r.ports) {
-				if len(ms) >= 2 && lasting(f, ms, d.year) {
+				if persistent(f, ms, d.year) {
 					c.State = Failed
 					c.Detail = fmt.Sprintf("%s cannot reach %s: its dials fail to the end of its log (%d times)", from.Name, key, len(ms))
 					c.Evidence = append(c.Evidence, lineEvidence(f, ms[len(ms)-1]))

@@ -4,6 +4,7 @@ import (
 	"crypto/x509"
 	"encoding/pem"
 	"fmt"
+	"regexp"
 	"sort"
 	"strings"
 	"time"
@@ -162,18 +163,31 @@ func (d *diag) clockSkew() Check {
 	return d.journalSkew(c)
 }
 
-// etcdDrift is etcd's last lasting warning of clock drift, nil if none.
+// etcdDrift is etcd's last warning of a clock drift over skewMeasured
+// between members ("prober found high clock drift", "clock-drift":"3h0m1s"),
+// when it warns so to the end of its log, nil if it does not.
 func (d *diag) etcdDrift() *Evidence {
 	for _, n := range append([]*node{d.boot}, d.masters...) {
-		for _, f := range d.containers(n, "etcd", "etcd-member") {
-			if ms := grep(f, d.year, "clock drift", "clock-drift"); lasting(f, ms, d.year) {
-				e := lineEvidence(f, ms[len(ms)-1])
+		for _, f := range d.containers(n, etcdNames...) {
+			var big []Line
+			for _, l := range grep(f, d.year, `"clock-drift":"`) {
+				if m := clockDrift.FindStringSubmatch(l.Text); m != nil {
+					if drift, err := time.ParseDuration(m[1]); err == nil && abs(drift) > skewMeasured {
+						big = append(big, l)
+					}
+				}
+			}
+			if len(big) >= 2 && lasting(f, big, d.year) {
+				e := lineEvidence(f, big[len(big)-1])
 				return &e
 			}
 		}
 	}
 	return nil
 }
+
+// clockDrift is the drift etcd's prober measured, as it logs it.
+var clockDrift = regexp.MustCompile(`"clock-drift":"([0-9a-zµ.]+)"`)
 
 // measuredSkew judges bootlab's readings: each node's clock against the
 // host's at the middle of the SSH round trip.

@@ -50,6 +50,31 @@ func scenarios() []scenario {
 			delete(f.dirs, "control-plane")
 			return f
 		}, unseen: []string{"clock.skew", "conn.bootstrap-masters.api", "conn.masters-masters.api", "masters.ignition", "conn.masters-bootstrap.mcs"}},
+		{name: "healthy-with-noise", build: func(t testing.TB) *fixture {
+			// What a healthy bootstrap also logs at its end: master-0's
+			// kube-apiserver restarting for a new revision (a minute of
+			// refused dials), etcd's prober seeing a second of drift.
+			f := healthy(t)
+			kl := &journal{host: "master-1", ident: "kubenswrapper", pid: 2100}
+			kl.every(at(12, 30), at(29, 55), 30*time.Second, `I0514 kubelet.go:2400] "SyncLoop (PLEG): event for pod"`)
+			kl.every(at(29, 0), at(29, 55), 5*time.Second, `E0514 reflector.go:158] "Unhandled Error" err="Get \"https://%s:6443/api/v1/pods\": dial tcp %s:6443: connect: connection refused"`, masterIPs[0], masterIPs[0])
+			f.set("control-plane/"+masterIPs[1]+"/journals/kubelet.log", kl.bytes())
+			etcd := []string{}
+			for t := at(14, 0); t.Before(at(30, 0)); t = t.Add(30 * time.Second) {
+				etcd = append(etcd, etcdLine(t, "warn", "prober found high clock drift", `"remote-peer-id":"2","clock-drift":"1.12s","rtt":"1ms"`))
+			}
+			f.setText("control-plane/"+masterIPs[2]+"/containers/etcd-"+containerID("etcdmaster-2")+".log", etcd...)
+			return f
+		}},
+		{name: "etcd-clock-drift", build: func(t testing.TB) *fixture {
+			f := healthy(t)
+			etcd := []string{}
+			for t := at(14, 0); t.Before(at(30, 0)); t = t.Add(30 * time.Second) {
+				etcd = append(etcd, etcdLine(t, "warn", "prober found high clock drift", `"remote-peer-id":"2","clock-drift":"3h0m1s","rtt":"1ms"`))
+			}
+			f.setText("control-plane/"+masterIPs[2]+"/containers/etcd-"+containerID("etcdmaster-2")+".log", etcd...)
+			return f
+		}, first: "clock.skew", detail: "etcd reports clock drift between members", evidence: []string{`"clock-drift":"3h0m1s"`}},
 		{name: "healthy-bootlab", build: func(t testing.TB) *fixture {
 			f := healthy(t)
 			f.set("bootlab/lab.json", labJSON())

@@ -242,6 +242,30 @@ func lasting(f *File, ms []Line, year int) bool {
 	return len(ls) == 0 || last.N > ls[len(ls)-1].N-20
 }
 
+// persistentSpan is how long a failure must have gone on, to the end of a
+// log, to count as persistent: longer than a control-plane pod's restart
+// (a new revision of the kube-apiserver refuses connections for a minute).
+const persistentSpan = 2 * time.Minute
+
+// persistent is true when the matching lines ms of f last to its end
+// (lasting) and go back at least persistentSpan from the last one (or,
+// in a file without times, number at least 5).
+func persistent(f *File, ms []Line, year int) bool {
+	if !lasting(f, ms, year) {
+		return false
+	}
+	last := ms[len(ms)-1]
+	if last.T.IsZero() {
+		return len(ms) >= 5
+	}
+	for _, m := range ms {
+		if !m.T.IsZero() && last.T.Sub(m.T) >= persistentSpan {
+			return true
+		}
+	}
+	return false
+}
+
 // grep is the lines of f that contain any of subs.
 func grep(f *File, year int, subs ...string) []Line {
 	var out []Line
