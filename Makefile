@@ -155,10 +155,10 @@ e2e: $(GOTESTSUM) build test-kernel ## End-to-end tests: real VMs on qemu:///sys
 # (scripts/dev/fuzz.sh says why).
 FUZZTIME    ?= 15s
 FUZZMINIMIZE ?= 1000x
-FUZZ_TARGETS := FuzzParseValidate:./lab/spec FuzzCheckPullSecret:./lab/spec FuzzClassParseExpand:./lab/class FuzzParseBootkube:./stages FuzzParse:./internal/kubecreate FuzzParsePrefetch:./internal/node FuzzPVHKernel:./lab/probe FuzzParseHeader:./lab/internal/savedstart
+FUZZ_TARGETS := FuzzParseValidate:./lab/spec FuzzCheckPullSecret:./lab/spec FuzzClassParseExpand:./lab/class FuzzParseBootkube:./stages FuzzParse:./internal/kubecreate FuzzParsePrefetch:./internal/node FuzzPVHKernel:./lab/probe FuzzParseHeader:./lab/internal/savedstart FuzzReadBundle:./lab/diagnose
 
 .PHONY: fuzz
-fuzz: ## Fuzz the spec, class, pull secret, bootkube.sh, manifest, node prefetch, kernel image and save image parsers, FUZZTIME (15s) each
+fuzz: ## Fuzz the spec, class, pull secret, bootkube.sh, manifest, node prefetch, kernel image, save image and log bundle parsers, FUZZTIME (15s) each
 	@GO=$(GO) scripts/dev/fuzz.sh $(FUZZTIME) $(FUZZMINIMIZE) $(FUZZ_TARGETS)
 
 # test-all is test then e2e (the e2e tag marks test/e2e only, so the two
@@ -171,7 +171,7 @@ test-all: host-setup-test lint fuzz test e2e ## Everything CI runs: the test too
 # (docs/pictures_test.go fails when a committed one differs); the dashboard
 # PNGs come from the browser e2e test on real probe labs (root, minutes).
 .PHONY: docs-pictures
-docs-pictures: ## Redraw docs/pictures/*.svg (lab topology, bootstrap timeline, etcd membership) from the code
+docs-pictures: ## Redraw docs/pictures/*.svg (lab topology, bootstrap timeline, etcd membership, troubleshooting tree) from the code
 	$(GO) test -count=1 -run '^TestPictures$$' ./docs/ -update
 
 .PHONY: screenshots

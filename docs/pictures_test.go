@@ -31,7 +31,7 @@ func demoTopology(t *testing.T) *spec.Spec {
 
 // The pictures under docs/pictures are what the code draws today: the
 // demo lab's topology (lab graph), the bootstrap timeline and the etcd
-// membership (the stage catalog). A change to the lab, the load balancer
+// membership (the stage catalog), the troubleshooting tree (lab diagnose). A change to the lab, the load balancer
 // or the catalog that changes a picture fails here until `make
 // docs-pictures` redraws it, so the docs cannot drift.
 func TestPictures(t *testing.T) {
@@ -43,12 +43,14 @@ func TestPictures(t *testing.T) {
 	require.NoError(t, err)
 	c := stages.Default()
 	pictures := map[string][]byte{
-		"topology.svg":           topo.SVG(),
-		"topology.mmd":           topo.Mermaid(),
-		"bootstrap-timeline.svg": c.Timeline().SVG(),
-		"bootstrap-timeline.mmd": c.Timeline().Mermaid(),
-		"etcd-membership.svg":    c.EtcdMembership(3).SVG(),
-		"etcd-membership.mmd":    c.EtcdMembership(3).Mermaid(),
+		"topology.svg":             topo.SVG(),
+		"topology.mmd":             topo.Mermaid(),
+		"bootstrap-timeline.svg":   c.Timeline().SVG(),
+		"bootstrap-timeline.mmd":   c.Timeline().Mermaid(),
+		"etcd-membership.svg":      c.EtcdMembership(3).SVG(),
+		"etcd-membership.mmd":      c.EtcdMembership(3).Mermaid(),
+		"troubleshooting-tree.svg": lab.DiagnosisTree().SVG(),
+		"troubleshooting-tree.mmd": lab.DiagnosisTree().Mermaid(),
 	}
 	for name, got := range pictures {
 		t.Run(name, func(t *testing.T) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -120,4 +121,19 @@ func TestGatherOfAnUnbuiltLab(t *testing.T) {
 	require.ErrorIs(t, err, labdir.ErrNoState)
 	assert.ErrorContains(t, err, s.LabDir)
 	assert.ErrorContains(t, err, "bootlab lab up")
+}
+
+// lab diagnose needs no lab: a bundle file is diagnosed alone, and a file
+// that is no bundle is invalid input, named.
+func TestDiagnoseBundleNeedsNoLab(t *testing.T) {
+	t.Parallel()
+	r, err := DiagnoseBundle(context.Background(), filepath.Join("..", "testdata", "bundles", "healthy.tar.gz"))
+	require.NoError(t, err)
+	assert.True(t, r.Healthy)
+	notBundle := filepath.Join(t.TempDir(), "notes.txt")
+	require.NoError(t, os.WriteFile(notBundle, []byte("hello\n"), 0o600))
+	_, err = DiagnoseBundle(context.Background(), notBundle)
+	assert.True(t, InvalidInput(err), "%v", err)
+	assert.Contains(t, err.Error(), notBundle)
+	assert.NotEmpty(t, DiagnosisTree().Steps)
 }
