@@ -117,7 +117,7 @@ func TestGatherOfAnUnbuiltLab(t *testing.T) {
 	s := testSpec(t, "ng")
 	l, err := Open(context.Background(), s, Options{Connect: hypervisor.Shared(fake.New())})
 	require.NoError(t, err)
-	_, err = l.Gather(context.Background())
+	_, err = l.Gather(context.Background(), GatherOptions{})
 	require.ErrorIs(t, err, labdir.ErrNoState)
 	assert.ErrorContains(t, err, s.LabDir)
 	assert.ErrorContains(t, err, "bootlab lab up")
