@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/bootlab/bootlab/lab/diagnose"
 	"github.com/bootlab/bootlab/lab/hypervisor/fake"
 	"github.com/bootlab/bootlab/lab/labdir"
 	"github.com/bootlab/bootlab/lab/spec"
@@ -136,4 +137,25 @@ func TestDiagnoseBundleNeedsNoLab(t *testing.T) {
 	assert.True(t, InvalidInput(err), "%v", err)
 	assert.Contains(t, err.Error(), notBundle)
 	assert.NotEmpty(t, DiagnosisTree().Steps)
+}
+
+// A probe lab's gather on the fake hypervisor, whose nodes cannot be
+// logged in to (no key yet): the bundle is still written, in --dir, and
+// says what it could not see; lab diagnose reads it.
+func TestGatherOfAProbeLabWritesABundle(t *testing.T) {
+	t.Parallel()
+	s := testSpec(t, "gp")
+	require.NoError(t, (&labdir.State{Name: s.Name, Spec: s}).Save(s.LabDir))
+	l, err := Open(context.Background(), s, Options{Connect: hypervisor.Shared(fake.New())})
+	require.NoError(t, err)
+	defer l.Close()
+	dir := t.TempDir()
+	bundle, err := l.Gather(context.Background(), GatherOptions{Dir: dir})
+	require.NoError(t, err)
+	assert.Equal(t, dir, filepath.Dir(bundle))
+	b, err := diagnose.ReadBundle(context.Background(), bundle)
+	require.NoError(t, err)
+	r := diagnose.Diagnose(b, diagnose.Options{})
+	assert.Equal(t, "bootlab", r.Layout)
+	assert.False(t, r.Healthy)
 }
