@@ -21,12 +21,14 @@ type diag struct {
 	b    *Bundle
 	year int
 	// at is the time the bundle stands for: when it was gathered.
-	at       time.Time
-	boot     *node
-	masters  []*node
-	lab      *labFile
-	lb       *lbFile
-	clocks   []clockFile
+	at      time.Time
+	boot    *node
+	masters []*node
+	lab     *labFile
+	lb      *lbFile
+	clocks  []clockFile
+	// missing is what bootlab/missing.json says the gather did not hold.
+	missing  []Unseen
 	services map[string]*service
 	res      resources
 	certList []cert
@@ -106,6 +108,20 @@ func (d *diag) readBootlab() {
 		var l lbFile
 		if json.Unmarshal(f.Data(), &l) == nil {
 			d.lb = &l
+		}
+	}
+	// What bootlab's gather could not see or left out (a node without
+	// journalctl, a file that held a credential), as it wrote it.
+	if f := d.b.File("bootlab/missing.json"); f != nil {
+		var m struct {
+			Missing []Unseen `json:"missing"`
+		}
+		if json.Unmarshal(f.Data(), &m) == nil {
+			for _, u := range m.Missing {
+				if u.File != "" {
+					d.missing = append(d.missing, Unseen{File: u.File, Why: u.Why})
+				}
+			}
 		}
 	}
 	if f := d.b.File("bootlab/clocks.json"); f != nil {
@@ -365,6 +381,7 @@ func (d *diag) report() *Report {
 		file, why, _ := strings.Cut(n, ": ")
 		r.CouldNotSee = append(r.CouldNotSee, Unseen{File: file, Why: why})
 	}
+	r.CouldNotSee = append(r.CouldNotSee, d.missing...)
 	if c := r.First(); c != nil {
 		r.FirstFailure = c.ID
 	}

@@ -510,6 +510,14 @@ func TestGatherRehearsalFromTheStageLog(t *testing.T) {
 	require.NoError(t, r.WriteText(&text))
 	assert.False(t, r.Healthy, "what it could not see is never healthy")
 	assert.NotEmpty(t, r.CouldNotSee)
+	// What the gather wrote in bootlab/missing.json is what diagnose says
+	// it could not see.
+	files2 := map[string]string{}
+	for _, u := range r.CouldNotSee {
+		files2[u.File] = u.Why
+	}
+	assert.Contains(t, files2, "bootstrap/journals", "diagnose lists the gather's missing.json")
+	assert.Contains(t, files2["bootstrap/journals"], "has no journalctl")
 	t.Log(text.String())
 }
 
