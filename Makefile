@@ -98,6 +98,15 @@ unit: $(GOTESTSUM) $(VALIDATE) ## Unit tests only (no daemons needed)
 test-kernel: build
 	$(BIN)/bootlab lab probe-image build -q
 
+# The checksums of the official Kubernetes and etcd artefacts the release
+# table downloads (lab/release/checksums.txt): a maintainer's step on a host
+# that reaches dl.k8s.io and github.com, never run by the tests or CI. It
+# fills each "-" from the projects' own .sha256 and SHA256SUMS files;
+# PIN_FLAGS=--check fetches the pinned ones again and fails on a difference.
+.PHONY: pin-checksums
+pin-checksums: ## Pin the sha256 of the release table's official Kubernetes and etcd artefacts (needs internet)
+	scripts/dev/pin-release-checksums.sh $(PIN_FLAGS) lab/release/checksums.txt
+
 # The release's Kubernetes and etcd in the bootlab cache, as `bootlab cache
 # build` leaves them: the integration tests that run them (lab/gobuild,
 # internal/guestcluster/..., internal/kube; internal/testutil/kubetest) and the
@@ -146,10 +155,10 @@ e2e: $(GOTESTSUM) build test-kernel ## End-to-end tests: real VMs on qemu:///sys
 # (scripts/dev/fuzz.sh says why).
 FUZZTIME    ?= 15s
 FUZZMINIMIZE ?= 1000x
-FUZZ_TARGETS := FuzzParseValidate:./lab/spec FuzzCheckPullSecret:./lab/spec FuzzClassParseExpand:./lab/class FuzzParseBootkube:./stages FuzzParse:./internal/guestcluster/clusterbootstrap/create FuzzParsePrefetch:./internal/node FuzzPVHKernel:./lab/probe FuzzParseHeader:./lab/internal/savedstart
+FUZZ_TARGETS := FuzzParseValidate:./lab/spec FuzzCheckPullSecret:./lab/spec FuzzClassParseExpand:./lab/class FuzzParseBootkube:./stages FuzzParse:./internal/guestcluster/clusterbootstrap/create FuzzParsePrefetch:./internal/node FuzzPVHKernel:./lab/probe FuzzParseHeader:./lab/internal/savedstart FuzzReadBundle:./lab/diagnose
 
 .PHONY: fuzz
-fuzz: ## Fuzz the spec, class, pull secret, bootkube.sh, manifest, node prefetch, kernel image and save image parsers, FUZZTIME (15s) each
+fuzz: ## Fuzz the spec, class, pull secret, bootkube.sh, manifest, node prefetch, kernel image, save image and log bundle parsers, FUZZTIME (15s) each
 	@GO=$(GO) scripts/dev/fuzz.sh $(FUZZTIME) $(FUZZMINIMIZE) $(FUZZ_TARGETS)
 
 # test-all is test then e2e (the e2e tag marks test/e2e only, so the two
@@ -162,7 +171,7 @@ test-all: host-setup-test lint fuzz test e2e ## Everything CI runs: the test too
 # (docs/pictures_test.go fails when a committed one differs); the dashboard
 # PNGs come from the browser e2e test on real probe labs (root, minutes).
 .PHONY: docs-pictures
-docs-pictures: ## Redraw docs/pictures/*.svg (lab topology, bootstrap timeline, etcd membership, the guest cluster's packages) from the code
+docs-pictures: ## Redraw docs/pictures/*.svg (lab topology, bootstrap timeline, etcd membership, troubleshooting tree, the guest cluster's packages) from the code
 	$(GO) test -count=1 -run '^TestPictures$$' ./docs/ -update
 
 .PHONY: screenshots

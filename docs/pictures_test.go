@@ -31,8 +31,8 @@ func demoTopology(t *testing.T) *spec.Spec {
 
 // The pictures under docs/pictures are what the code draws today: the
 // demo lab's topology (lab graph), the bootstrap timeline and the etcd
-// membership (the stage catalog), the guest cluster's module (its import
-// graph). A change to the lab, the load balancer
+// membership (the stage catalog), the troubleshooting tree (lab diagnose),
+// the guest cluster's module (its import graph). A change to the lab, the load balancer
 // or the catalog that changes a picture fails here until `make
 // docs-pictures` redraws it, so the docs cannot drift.
 func TestPictures(t *testing.T) {
@@ -44,14 +44,16 @@ func TestPictures(t *testing.T) {
 	require.NoError(t, err)
 	c := stages.Default()
 	pictures := map[string][]byte{
-		"topology.svg":           topo.SVG(),
-		"topology.mmd":           topo.Mermaid(),
-		"bootstrap-timeline.svg": c.Timeline().SVG(),
-		"bootstrap-timeline.mmd": c.Timeline().Mermaid(),
-		"etcd-membership.svg":    c.EtcdMembership(3).SVG(),
-		"etcd-membership.mmd":    c.EtcdMembership(3).Mermaid(),
-		"guest-cluster.svg":      guestClusterMap(t).SVG(),
-		"guest-cluster.mmd":      guestClusterMap(t).Mermaid(),
+		"topology.svg":             topo.SVG(),
+		"topology.mmd":             topo.Mermaid(),
+		"bootstrap-timeline.svg":   c.Timeline().SVG(),
+		"bootstrap-timeline.mmd":   c.Timeline().Mermaid(),
+		"etcd-membership.svg":      c.EtcdMembership(3).SVG(),
+		"etcd-membership.mmd":      c.EtcdMembership(3).Mermaid(),
+		"troubleshooting-tree.svg": lab.DiagnosisTree().SVG(),
+		"troubleshooting-tree.mmd": lab.DiagnosisTree().Mermaid(),
+		"guest-cluster.svg":        guestClusterMap(t).SVG(),
+		"guest-cluster.mmd":        guestClusterMap(t).Mermaid(),
 	}
 	for name, got := range pictures {
 		t.Run(name, func(t *testing.T) {

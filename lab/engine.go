@@ -2,7 +2,10 @@ package lab
 
 import (
 	"context"
+	"io"
 	"log/slog"
+
+	"github.com/bootlab/bootlab/internal/status"
 
 	"github.com/bootlab/bootlab/lab/class"
 	"github.com/bootlab/bootlab/lab/hypervisor"
@@ -126,15 +129,34 @@ func ClassHost(ctx context.Context, connect Connector, uri string, log *slog.Log
 }
 
 // LookupProgram is the program name (kubernetes or etcd) at the version
-// OpenShift release version pins: what `cache build` builds.
+// OpenShift release version pins: what `cache build` gets.
 func LookupProgram(name, version string) (*Program, error) {
 	return engine.LookupProgram(name, version)
 }
 
-// BuildProgram builds p from the Go module proxy into the cache under dir,
-// unless it is there.
-func BuildProgram(ctx context.Context, dir string, p *Program, log *slog.Logger) (*BuiltProgram, error) {
-	return engine.BuildProgram(ctx, dir, p, log)
+// ProgramOptions say where GetProgram puts a program and which way it
+// gets it.
+type ProgramOptions struct {
+	// Dir is the cache root.
+	Dir string
+	// Source is "" (the cache, else the official artefacts when their
+	// checksums are pinned and the site answers, else a build),
+	// "download" or "build".
+	Source string
+	Log    *slog.Logger
+	// Status says which way and why; Progress gets the download's bar,
+	// redrawn in place when TTY.
+	Status   *status.Status
+	Progress io.Writer
+	TTY      bool
+}
+
+// GetProgram puts p into the cache under o.Dir unless it is there: its
+// official release artefacts, checked against the pinned checksums, or a
+// build from the Go module proxy (lab/upstream decides, and says why).
+func GetProgram(ctx context.Context, p *Program, o ProgramOptions) (*BuiltProgram, error) {
+	return engine.GetProgram(ctx, p, engine.ProgramOptions{Dir: o.Dir, Source: o.Source, Log: o.Log,
+		Status: o.Status, Progress: o.Progress, TTY: o.TTY})
 }
 
 // LabDirs are home and the directories of the labs under it (a cache

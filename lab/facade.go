@@ -420,16 +420,6 @@ func (l *Lab) Console(ctx context.Context, n spec.Node, out io.Writer, o Console
 	return engine.Console(ctx, h, l.spec, n, out, o)
 }
 
-// Gather is `lab gather`: openshift-install's gather bootstrap of the
-// built lab; it returns the bundle's path (see engine.Gather).
-func (l *Lab) Gather(ctx context.Context) (string, error) {
-	st, err := l.recorded()
-	if err != nil {
-		return "", err
-	}
-	return engine.Gather(ctx, l.spec, st, engine.GatherOptions{Log: l.o.Log, Status: l.o.Status})
-}
-
 // Checkpoint saves checkpoint name of the lab (see engine.SaveCheckpoint).
 func (l *Lab) Checkpoint(ctx context.Context, name string, o engine.SaveOptions) (*engine.Checkpoint, error) {
 	hv, err := l.hypervisor(ctx)

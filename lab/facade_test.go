@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -12,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/bootlab/bootlab/lab/diagnose"
 	"github.com/bootlab/bootlab/lab/hypervisor/fake"
 	"github.com/bootlab/bootlab/lab/labdir"
 	"github.com/bootlab/bootlab/lab/spec"
@@ -116,8 +118,44 @@ func TestGatherOfAnUnbuiltLab(t *testing.T) {
 	s := testSpec(t, "ng")
 	l, err := Open(context.Background(), s, Options{Connect: hypervisor.Shared(fake.New())})
 	require.NoError(t, err)
-	_, err = l.Gather(context.Background())
+	_, err = l.Gather(context.Background(), GatherOptions{})
 	require.ErrorIs(t, err, labdir.ErrNoState)
 	assert.ErrorContains(t, err, s.LabDir)
 	assert.ErrorContains(t, err, "bootlab lab up")
+}
+
+// lab diagnose needs no lab: a bundle file is diagnosed alone, and a file
+// that is no bundle is invalid input, named.
+func TestDiagnoseBundleNeedsNoLab(t *testing.T) {
+	t.Parallel()
+	r, err := DiagnoseBundle(context.Background(), filepath.Join("..", "testdata", "bundles", "healthy.tar.gz"))
+	require.NoError(t, err)
+	assert.True(t, r.Healthy)
+	notBundle := filepath.Join(t.TempDir(), "notes.txt")
+	require.NoError(t, os.WriteFile(notBundle, []byte("hello\n"), 0o600))
+	_, err = DiagnoseBundle(context.Background(), notBundle)
+	assert.True(t, InvalidInput(err), "%v", err)
+	assert.Contains(t, err.Error(), notBundle)
+	assert.NotEmpty(t, DiagnosisTree().Steps)
+}
+
+// A probe lab's gather on the fake hypervisor, whose nodes cannot be
+// logged in to (no key yet): the bundle is still written, in --dir, and
+// says what it could not see; lab diagnose reads it.
+func TestGatherOfAProbeLabWritesABundle(t *testing.T) {
+	t.Parallel()
+	s := testSpec(t, "gp")
+	require.NoError(t, (&labdir.State{Name: s.Name, Spec: s}).Save(s.LabDir))
+	l, err := Open(context.Background(), s, Options{Connect: hypervisor.Shared(fake.New())})
+	require.NoError(t, err)
+	defer l.Close()
+	dir := t.TempDir()
+	bundle, err := l.Gather(context.Background(), GatherOptions{Dir: dir})
+	require.NoError(t, err)
+	assert.Equal(t, dir, filepath.Dir(bundle))
+	b, err := diagnose.ReadBundle(context.Background(), bundle)
+	require.NoError(t, err)
+	r := diagnose.Diagnose(b, diagnose.Options{})
+	assert.Equal(t, "bootlab", r.Layout)
+	assert.False(t, r.Healthy)
 }

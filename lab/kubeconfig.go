@@ -11,12 +11,12 @@ import (
 	"sync"
 
 	"github.com/bootlab/bootlab/lab/cluster"
-	"github.com/bootlab/bootlab/lab/gobuild"
 	"github.com/bootlab/bootlab/lab/host"
 	"github.com/bootlab/bootlab/lab/labdir"
 	"github.com/bootlab/bootlab/lab/probe"
 	"github.com/bootlab/bootlab/lab/release"
 	"github.com/bootlab/bootlab/lab/spec"
+	"github.com/bootlab/bootlab/lab/upstream"
 	"github.com/bootlab/bootlab/lab/verify"
 )
 
@@ -223,39 +223,28 @@ func forward(ctx context.Context, c net.Conn, dial cluster.DialFunc, target stri
 	}
 }
 
-// Kubectl is the command that runs the release's kubectl (the cached
-// hyperkube, called as `hyperkube kubectl ARGS`) with KUBECONFIG set to
-// the lab's kubeconfig; the caller sets its streams and runs it.
-// Building the hyperkube the first time takes minutes (a rehearsal lab's
-// `lab up` has built it already).
+// Kubectl is the command that runs the release's kubectl (from the cache:
+// the official binary, or the hyperkube built, called by the name
+// kubectl) with KUBECONFIG set to the lab's kubeconfig; the caller sets
+// its streams and runs it. Getting Kubernetes the first time takes a
+// download or minutes of build (a rehearsal lab's `lab up` has done it).
 func (l *Lab) Kubectl(ctx context.Context, kubeconfig string, args []string) (*exec.Cmd, error) {
-	path, err := l.KubectlPath(ctx)
-	if err != nil {
-		return nil, err
-	}
-	cmd := exec.CommandContext(ctx, path, append([]string{"kubectl"}, args...)...)
-	cmd.Env = append(cmd.Environ(), "KUBECONFIG="+kubeconfig)
-	return cmd, nil
-}
-
-// KubectlPath is the cached hyperkube of the lab's OpenShift release (its
-// Kubernetes minor), built the first time.
-func (l *Lab) KubectlPath(ctx context.Context) (string, error) {
 	// A spec that names no version (the demo lab's) installs the default,
 	// as up does.
 	rel, err := release.For(OpenShiftVersion(l.spec))
 	if err != nil {
-		return "", fmt.Errorf("kubectl for lab %s: %w", l.spec.Name, err)
+		return nil, fmt.Errorf("kubectl for lab %s: %w", l.spec.Name, err)
 	}
-	c, err := gobuild.Kubernetes(rel.Kubernetes)
+	b, err := upstream.Get(ctx, upstream.Kubernetes(rel), upstream.Options{CacheDir: probe.DefaultCacheDir(), Log: l.o.Log})
 	if err != nil {
-		return "", fmt.Errorf("kubectl for lab %s: %w", l.spec.Name, err)
+		return nil, fmt.Errorf("kubectl for lab %s: %w", l.spec.Name, err)
 	}
-	b, err := gobuild.Ensure(ctx, probe.DefaultCacheDir(), c, l.o.Log)
+	cmd, err := b.Command(ctx, "kubectl", args...)
 	if err != nil {
-		return "", fmt.Errorf("kubectl for lab %s: %w", l.spec.Name, err)
+		return nil, err
 	}
-	return b.Path, nil
+	cmd.Env = append(cmd.Environ(), "KUBECONFIG="+kubeconfig)
+	return cmd, nil
 }
 
 // KubectlExit is the exit code of a kubectl that ran and failed, or -1.

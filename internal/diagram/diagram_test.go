@@ -109,3 +109,28 @@ func TestModulesLayersByImports(t *testing.T) {
 		"  p_leaf[\"leaf<br/>shared\"]\n  p_top[\"top<br/>the main\"]\n  p_mid[\"mid\"]\n"+
 		"  p_top --> p_mid\n  p_mid --> p_leaf\n", string(m.Mermaid()))
 }
+
+// A decision tree: one box per question with its checks, a "no" arrow to
+// where to look, "yes" down to the next; a failed step's "no" is red.
+func TestDecision(t *testing.T) {
+	t.Parallel()
+	d := &Decision{Title: "tree", End: "done", Note: "n", Steps: []DecisionStep{
+		{Question: "etcd healthy?", Otherwise: []string{"check etcd"}, Verdict: VerdictPassed,
+			Checks: []DecisionCheck{{Name: "etcd.healthy", Verdict: VerdictPassed}}},
+		{Question: `API "accessible"?`, Otherwise: []string{"check the MCS", "verify DNS"}, Verdict: VerdictFailed,
+			Checks: []DecisionCheck{{Name: "api.readyz", Verdict: VerdictFailed}, {Name: "api.lb", Verdict: VerdictUnknown}}},
+	}}
+	svg := string(d.SVG())
+	parses(t, []byte(svg))
+	for _, want := range []string{">✓ etcd.healthy</text>", ">✗ api.readyz</text>", ">? api.lb</text>", "API &quot;accessible&quot;?", ">check the MCS</text>", ">done</text>", `stroke="#cf222e" stroke-width="1.6" marker-end="url(#arrow-cf222e)"`} {
+		assert.Contains(t, svg, want)
+	}
+	assert.Equal(t, 2, strings.Count(svg, ">no</text>"))
+	assert.Equal(t, 2, strings.Count(svg, ">yes</text>"))
+	mm := string(d.Mermaid())
+	for _, want := range []string{"flowchart TD", `Q1["<b>API #quot;accessible#quot;?</b><br/>✗ api.readyz<br/>? api.lb"]`, "Q0 -->|yes| Q1", "Q1 -->|yes| END", "Q1 -->|no| E1", `E1["check the MCS<br/>verify DNS"]`, "style Q1 fill:#ffe5e3,stroke:#cf222e"} {
+		assert.Contains(t, mm, want)
+	}
+	bare := &Decision{Title: "t", End: "e", Steps: []DecisionStep{{Question: "q?", Checks: []DecisionCheck{{Name: "c"}}}}}
+	assert.Contains(t, string(bare.SVG()), ">• c</text>", "the bare tree marks no verdict")
+}

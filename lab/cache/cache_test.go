@@ -42,7 +42,8 @@ func fillCache(t *testing.T, root string) {
 	require.NoError(t, os.Chmod(filepath.Join(root, "clients/4.19.0/oc"), 0o755))
 	require.NoError(t, os.Chmod(filepath.Join(root, "clients/4.19.0/openshift-install"), 0o755))
 	// Not artifacts: a partial download, a temporary, the extracted kernel.
-	for _, rel := range []string{"gobuild/etcd/3.5.21-0123456789abcdef.lock", "rhcos/x.qcow2.gz.partial", "probe/0123456789abcdef/base.qcow2.tmp", "debian/root/boot/vmlinuz-6.1", "debian-tools/root/cpio/usr/bin/cpio"} {
+	for _, rel := range []string{"gobuild/etcd/3.5.21-0123456789abcdef.lock", "rhcos/x.qcow2.gz.partial", "probe/0123456789abcdef/base.qcow2.tmp", "debian/root/boot/vmlinuz-6.1", "debian-tools/root/cpio/usr/bin/cpio",
+		"official/kubernetes/1.32.13-0123456789abcdef.tmp/download/kubectl", "official/kubernetes/1.32.13-0123456789abcdef.lock"} {
 		p := filepath.Join(root, filepath.FromSlash(rel))
 		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
 		require.NoError(t, os.WriteFile(p, []byte("x"), 0o644))
@@ -94,6 +95,9 @@ func TestClassifyBuiltPrograms(t *testing.T) {
 		{"gobuild/kubernetes/1.32.13-0123456789abcdef/hyperkube", KindGoBinary, "1.32.13"},
 		{"gobuild/etcd/3.6.0-rc.1-0123456789abcdef/etcd", KindGoBinary, "3.6.0-rc.1"},
 		{"gobuild/etcd/stray", KindOther, ""},
+		{"official/kubernetes/1.32.13-0123456789abcdef/kube-apiserver", KindOfficialBinary, "1.32.13"},
+		{"official/etcd/3.5.26-0123456789abcdef/etcdctl", KindOfficialBinary, "3.5.26"},
+		{"official/etcd/stray", KindOther, ""},
 		{"kube-volume/1.32.13-0123456789abcdef/kubernetes-v1.qcow2", KindKubeVolume, "1.32.13"},
 		{"kube-volume/1.32.13-0123456789abcdef/stray.img", KindOther, ""},
 	} {

@@ -29,6 +29,11 @@ const (
 	// program lab/gobuild built from pinned modules (etcd, kubernetes); the
 	// entry's name is the component, the version the program's.
 	KindGoBinary = "go-binary"
+	// KindOfficialBinary is official/<name>/<version>-<key>/<program>: a
+	// program as its project publishes it (lab/upstream: Kubernetes's
+	// binaries, the programs of etcd's release tarball), checked against
+	// the checksum lab/release pins; the entry's name is the component.
+	KindOfficialBinary = "official-binary"
 	// KindKubeVolume is kube-volume/<version>-<recipe>/kubernetes-v<n>.qcow2:
 	// the go-binary kubernetes in a read-only ext4 volume (lab/probe) that a
 	// rehearsal lab's bootstrap and masters mount.
@@ -104,11 +109,15 @@ func Classify(rel string) (kind, version string) {
 		return KindRehearsalTools, strings.TrimSuffix(strings.TrimPrefix(parts[1], "tools-"), ".cpio.gz")
 	case parts[0] == "agent":
 		return KindProbeAgent, ""
-	case parts[0] == "gobuild" && len(parts) == 4:
-		// <version>-<recipe hash>: versions have no dash but pre-releases.
+	case (parts[0] == "gobuild" || parts[0] == "official") && len(parts) == 4:
+		// <version>-<recipe or checksums hash>: versions have no dash but
+		// pre-releases.
 		v := parts[2]
 		if i := strings.LastIndex(v, "-"); i > 0 {
 			v = v[:i]
+		}
+		if parts[0] == "official" {
+			return KindOfficialBinary, v
 		}
 		return KindGoBinary, v
 	case parts[0] == "kube-volume" && len(parts) == 3 && strings.HasSuffix(parts[2], ".qcow2"):
@@ -170,7 +179,7 @@ func entry(root, rel string) (Entry, error) {
 	kind, version := Classify(rel)
 	e := Entry{Path: rel, Kind: kind, Version: version, Size: fi.Size(), SHA256: sum,
 		LastUsed: fi.ModTime(), Executable: fi.Mode().Perm()&0o111 != 0}
-	if kind == KindGoBinary {
+	if kind == KindGoBinary || kind == KindOfficialBinary {
 		e.Name = strings.Split(rel, "/")[1]
 	}
 	return e, nil

@@ -85,9 +85,9 @@ func LabMCS(s *spec.Spec, n Net) (*MCS, error) {
 // the lab's key, its host key trusted on first use and kept in the lab's
 // own known_hosts (<labDir>/ssh/known_hosts: a rebuild changes it), through
 // via, the hypervisor host of a remote lab (nil: directly). Every verb
-// reaches a node this way: lab ssh (lab's DialNode), the stage commands
-// (lab.NodeSSH, with their flags on top) and the bootstrap watch of lab
-// wait and lab kubeconfig (BootstrapSSH).
+// reaches a node this way: lab ssh and lab gather (lab's DialNode), the
+// stage commands (lab.NodeSSH, with their flags on top) and the bootstrap
+// watch of lab wait and lab kubeconfig (BootstrapSSH).
 func NodeSSH(s *spec.Spec, host string, via *sshc.Client) node.SSHConfig {
 	return node.SSHConfig{Host: host, Port: 22, User: "core", KeyPath: labdir.SSHKey(s),
 		KnownHostsPath: labdir.KnownHosts(s), OwnKnownHosts: true, Via: via}

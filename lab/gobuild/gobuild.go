@@ -167,6 +167,14 @@ func (c Component) Dir(cacheDir string) string {
 	return filepath.Join(cacheDir, "gobuild", c.Name, c.Version+"-"+c.Recipe()[:16])
 }
 
+// CachedPath is where the component's binary is in cacheDir, and whether
+// it is there: a stat, no go run and nothing read.
+func (c Component) CachedPath(cacheDir string) (string, bool) {
+	p := filepath.Join(c.Dir(cacheDir), c.Programs[0])
+	fi, err := os.Stat(p)
+	return p, err == nil && fi.Mode().IsRegular()
+}
+
 // Ensure returns the component's binary from cacheDir, building it the
 // first time with the Go toolchain on PATH. Concurrent callers (test
 // packages sharing a cache) wait for one build instead of racing two.
@@ -191,7 +199,7 @@ func Ensure(ctx context.Context, cacheDir string, c Component, log *slog.Logger)
 	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
 		return nil, fmt.Errorf("cache for %s: %w", c.Name, err)
 	}
-	unlock, err := lock(ctx, dir+".lock")
+	unlock, err := Lock(ctx, dir+".lock")
 	if err != nil {
 		return nil, err
 	}
@@ -264,11 +272,12 @@ func toolchainHint(c Component, stderr string) string {
 		c.Name, c.Version, c.Name)
 }
 
-// lock takes an exclusive flock on path, waiting until ctx is done.
-func lock(ctx context.Context, path string) (func(), error) {
+// Lock takes an exclusive flock on path, waiting until ctx is done, so
+// that two labs filling the same cache entry (a class's) do it once.
+func Lock(ctx context.Context, path string) (func(), error) {
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
 	if err != nil {
-		return nil, fmt.Errorf("build lock: %w", err)
+		return nil, fmt.Errorf("cache lock: %w", err)
 	}
 	tick := time.NewTicker(200 * time.Millisecond)
 	defer tick.Stop()
@@ -279,12 +288,12 @@ func lock(ctx context.Context, path string) (func(), error) {
 		}
 		if !errors.Is(err, syscall.EWOULDBLOCK) {
 			f.Close()
-			return nil, fmt.Errorf("build lock %s: %w", path, err)
+			return nil, fmt.Errorf("cache lock %s: %w", path, err)
 		}
 		select {
 		case <-ctx.Done():
 			f.Close()
-			return nil, fmt.Errorf("waiting for another build (lock %s): %w", path, ctx.Err())
+			return nil, fmt.Errorf("waiting for another bootlab to fill the cache (lock %s): %w", path, ctx.Err())
 		case <-tick.C:
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"os/exec"
@@ -11,16 +12,18 @@ import (
 	"strings"
 	"time"
 
-	"github.com/bootlab/bootlab/internal/wire"
-	"github.com/bootlab/bootlab/lab/gobuild"
 	"github.com/bootlab/bootlab/lab/release"
+	"github.com/bootlab/bootlab/lab/upstream"
 )
 
-// The Kubernetes volume (wire.KubeVolumeSerial): the release's hyperkube
-// (lab/gobuild) and a link per program in an ext4 file system, in a
-// compressed qcow2 file cached as kube-volume/<version>-<recipe>/,
-// uploaded once into a rehearsal lab's pool and attached read-only to its
-// bootstrap and masters.
+// The Kubernetes volume (wire.KubeVolumeSerial): the release's Kubernetes
+// binaries (lab/upstream: the four official ones, or the hyperkube built
+// and a link per program) in an ext4 file system, in a compressed qcow2
+// file cached as kube-volume/<version>-<key of the binaries>/, uploaded
+// once into a rehearsal lab's pool and attached read-only to its
+// bootstrap and masters. The agent finds the disk by its serial, mounts it
+// read-only at wire.KubeVolumeMount and puts wire.KubeVolumeBin on PATH.
+// docs/cache.md says why a volume and not the initrd.
 const (
 	// KubeVolumeLabel is the ext4 label.
 	KubeVolumeLabel = "bootlab-kube"
@@ -36,88 +39,88 @@ type KubeVolume struct {
 	Path string
 	// Kubernetes is the version it carries, OpenShift the release's minor.
 	Kubernetes, OpenShift string
-	// Binary is the hyperkube it was made from.
-	Binary *gobuild.Binary
-	// Built is true when this call made the volume (BinaryBuilt when it
-	// also built the binary: the ~8 minute part).
-	Built, BinaryBuilt bool
+	// Binaries are the files it was made from: the official binaries or
+	// the hyperkube built (Binaries.Why says which and why).
+	Binaries *upstream.Binaries
+	// Built is true when this call made the volume (Binaries.Fetched when
+	// it also downloaded or built the binaries: the minutes-long part).
+	Built bool
 }
 
-// kubeComponent is the release's Kubernetes as lab/gobuild builds it.
-func kubeComponent(openshiftVersion string) (release.Release, gobuild.Component, error) {
+// kubeProgram is the release's Kubernetes as lab/upstream gets it.
+func kubeProgram(openshiftVersion string) (release.Release, upstream.Program, error) {
 	rel, err := release.For(openshiftVersion)
 	if err != nil {
-		return rel, gobuild.Component{}, fmt.Errorf("rehearsal Kubernetes: %w", err)
+		return rel, upstream.Program{}, fmt.Errorf("rehearsal Kubernetes: %w", err)
 	}
-	c, err := gobuild.Kubernetes(rel.Kubernetes)
-	if err != nil {
-		return rel, c, fmt.Errorf("rehearsal Kubernetes of OpenShift %s: %w", rel.OpenShift, err)
-	}
-	return rel, c, nil
+	return rel, upstream.Kubernetes(rel), nil
 }
 
 // kubeVolumePath names the volume by the Kubernetes version and the
-// binary's recipe, so a cached one is found without reading the binary.
-func kubeVolumePath(cacheDir string, c gobuild.Component) string {
-	return filepath.Join(cacheDir, kubeVolumeDir, c.Version+"-"+c.Recipe()[:16], "kubernetes-v"+kubeVolumeFormat+".qcow2")
+// binaries' key (the build's recipe, or the pinned checksums of the
+// official ones), so a cached one is found without reading the binaries.
+func kubeVolumePath(cacheDir string, b *upstream.Binaries) string {
+	return filepath.Join(cacheDir, kubeVolumeDir, b.Version+"-"+b.Key, "kubernetes-v"+kubeVolumeFormat+".qcow2")
 }
 
 // KubeVolumeCached says whether the release's Kubernetes volume is in
 // cacheDir (the dry run's question: would `lab up` build it?), and where.
 func KubeVolumeCached(cacheDir, openshiftVersion string) (string, bool) {
-	_, c, err := kubeComponent(openshiftVersion)
+	_, p, err := kubeProgram(openshiftVersion)
 	if err != nil {
 		return "", false
 	}
-	p := kubeVolumePath(cacheDir, c)
-	_, err = os.Stat(p)
-	return p, err == nil
+	b := upstream.Cached(cacheDir, p)
+	if b == nil {
+		return "", false
+	}
+	path := kubeVolumePath(cacheDir, b)
+	_, err = os.Stat(path)
+	return path, err == nil
 }
 
-// KubeBinaryCached says whether the release's hyperkube is in cacheDir:
-// when it is not, the volume's first build is the ~8 minute one.
+// KubeBinaryCached says whether the release's Kubernetes binaries are in
+// cacheDir: when they are not, the volume's first build waits for a
+// download or the minutes-long build.
 func KubeBinaryCached(cacheDir, openshiftVersion string) bool {
-	_, c, err := kubeComponent(openshiftVersion)
-	if err != nil {
-		return false
-	}
-	_, err = os.Stat(filepath.Join(c.Dir(cacheDir), c.Programs[0]))
-	return err == nil
+	_, p, err := kubeProgram(openshiftVersion)
+	return err == nil && upstream.Cached(cacheDir, p) != nil
 }
 
 // EnsureKubeVolume returns the Kubernetes volume of an OpenShift release,
-// building the hyperkube (lab/gobuild, once) and the volume the first time.
+// getting the binaries (lab/upstream: downloaded or built, once; a caller
+// that wants a progress bar gets them first) and making the volume the
+// first time.
 func EnsureKubeVolume(ctx context.Context, cacheDir, openshiftVersion string, log *slog.Logger) (*KubeVolume, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	rel, c, err := kubeComponent(openshiftVersion)
+	rel, p, err := kubeProgram(openshiftVersion)
 	if err != nil {
 		return nil, err
 	}
-	v := &KubeVolume{Path: kubeVolumePath(cacheDir, c), Kubernetes: c.Version, OpenShift: rel.OpenShift}
-	b, err := gobuild.Ensure(ctx, cacheDir, c, log)
+	b, err := upstream.Get(ctx, p, upstream.Options{CacheDir: cacheDir, Log: log})
 	if err != nil {
 		return nil, fmt.Errorf("rehearsal Kubernetes of OpenShift %s: %w", rel.OpenShift, err)
 	}
-	v.Binary, v.BinaryBuilt = b, b.Built
+	v := &KubeVolume{Path: kubeVolumePath(cacheDir, b), Kubernetes: b.Version, OpenShift: rel.OpenShift, Binaries: b}
 	if _, err := os.Stat(v.Path); err == nil {
 		return v, nil
 	}
 	start := time.Now()
-	if err := makeKubeVolume(ctx, b.Path, v.Path); err != nil {
+	if err := makeKubeVolume(ctx, b, v.Path); err != nil {
 		return nil, fmt.Errorf("make the Kubernetes volume %s: %w", v.Path, err)
 	}
 	v.Built = true
-	log.Info("made the Kubernetes volume (once; cached)", "path", v.Path, "took", time.Since(start).Round(time.Millisecond))
+	log.Info("made the Kubernetes volume (once; cached)", "path", v.Path, "from", b.Why, "took", time.Since(start).Round(time.Millisecond))
 	return v, nil
 }
 
-// makeKubeVolume writes hyperkube and its links into an ext4 image sized
-// to fit (mkfs.ext4 -d: no root, no loop device), then compresses it into
-// out as qcow2: qemu decompresses on the host, natively, the clusters the
-// guest reads.
-func makeKubeVolume(ctx context.Context, hyperkube, out string) error {
+// makeKubeVolume writes the Kubernetes binaries (hyperkube and its links,
+// or the four official ones) into an ext4 image sized to fit (mkfs.ext4
+// -d: no root, no loop device), then compresses it into out as qcow2: qemu
+// decompresses on the host, natively, the clusters the guest reads.
+func makeKubeVolume(ctx context.Context, b *upstream.Binaries, out string) error {
 	mkfs, err := findTool("mkfs.ext4", "apt-get install -y e2fsprogs   (Fedora/RHEL: dnf install -y e2fsprogs)")
 	if err != nil {
 		return err
@@ -134,13 +137,13 @@ func makeKubeVolume(ctx context.Context, hyperkube, out string) error {
 		return err
 	}
 	defer os.RemoveAll(work)
-	fi, err := stageKubeTree(hyperkube, filepath.Join(work, "root"))
+	size, err := stageKubeTree(b, filepath.Join(work, "root"))
 	if err != nil {
 		return err
 	}
-	// The binary, a tenth for the file system's own blocks, and 8 MiB for
-	// its fixed part: ext4 needs no more for five inodes and one file.
-	sizeMiB := fi.Size()*11/10>>20 + 8
+	// The binaries, a tenth for the file system's own blocks, and 8 MiB
+	// for its fixed part: ext4 needs no more for a few inodes and files.
+	sizeMiB := size*11/10>>20 + 8
 	raw := filepath.Join(work, "kube.img")
 	if err := runTool(ctx, mkfs, "-q", "-F", "-L", KubeVolumeLabel, "-O", "^has_journal", "-m", "0", "-N", "64",
 		"-E", "root_owner=0:0", "-d", filepath.Join(work, "root"), raw, fmt.Sprintf("%dM", sizeMiB)); err != nil {
@@ -156,29 +159,46 @@ func makeKubeVolume(ctx context.Context, hyperkube, out string) error {
 	return os.Rename(tmp, out)
 }
 
-// stageKubeTree lays out bin/hyperkube and a link per program under root.
-func stageKubeTree(hyperkube, root string) (os.FileInfo, error) {
+// stageKubeTree lays out under root/bin each file of b (0755) and a link
+// to it per other name it answers to (hyperkube's programs), and returns
+// the files' total size.
+func stageKubeTree(b *upstream.Binaries, root string) (int64, error) {
 	bin := filepath.Join(root, "bin")
 	if err := os.MkdirAll(bin, 0o755); err != nil {
-		return nil, err
+		return 0, err
 	}
-	data, err := os.ReadFile(hyperkube)
+	var size int64
+	for _, f := range b.Files {
+		n, err := copyExecutable(f.Path, filepath.Join(bin, f.Names[0]))
+		if err != nil {
+			return 0, err
+		}
+		size += n
+		for _, name := range f.Names[1:] {
+			if err := os.Symlink(f.Names[0], filepath.Join(bin, name)); err != nil {
+				return 0, err
+			}
+		}
+	}
+	return size, nil
+}
+
+// copyExecutable copies src to dst, 0755, and returns its size.
+func copyExecutable(src, dst string) (int64, error) {
+	in, err := os.Open(src)
 	if err != nil {
-		return nil, fmt.Errorf("read hyperkube: %w", err)
+		return 0, fmt.Errorf("read %s: %w", filepath.Base(src), err)
 	}
-	dst := filepath.Join(bin, "hyperkube")
-	if err := os.WriteFile(dst, data, 0o755); err != nil {
-		return nil, err
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o755)
+	if err != nil {
+		return 0, err
 	}
-	for _, p := range wire.KubePrograms() {
-		if p == "hyperkube" {
-			continue
-		}
-		if err := os.Symlink("hyperkube", filepath.Join(bin, p)); err != nil {
-			return nil, err
-		}
+	n, err := io.Copy(out, in)
+	if cerr := out.Close(); err == nil {
+		err = cerr
 	}
-	return os.Stat(dst)
+	return n, err
 }
 
 // findTool looks a tool up on PATH and in the sbin directories a user's

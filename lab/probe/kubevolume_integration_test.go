@@ -12,6 +12,9 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/bootlab/bootlab/lab/gobuild"
+	"github.com/bootlab/bootlab/lab/release"
 )
 
 // debugfs reads an ext4 image without mounting it (no root, no loop).
@@ -33,7 +36,9 @@ func TestEnsureKubeVolumeCarriesHyperkubeAndLinks(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	cache := t.TempDir()
-	_, c, err := kubeComponent("4.19")
+	rel, err := release.For("4.19")
+	require.NoError(t, err)
+	c, err := gobuild.Kubernetes(rel.Kubernetes)
 	require.NoError(t, err)
 	_, cached := KubeVolumeCached(cache, "4.19")
 	assert.False(t, cached, "an empty cache has no volume")
@@ -46,7 +51,7 @@ func TestEnsureKubeVolumeCarriesHyperkubeAndLinks(t *testing.T) {
 	v, err := EnsureKubeVolume(ctx, cache, "4.19.3", nil)
 	require.NoError(t, err)
 	assert.True(t, v.Built)
-	assert.False(t, v.BinaryBuilt, "the primed binary is used, not built")
+	assert.False(t, v.Binaries.Fetched, "the primed binary is used, not built")
 	assert.Equal(t, "1.32.13", v.Kubernetes)
 	assert.Equal(t, "4.19", v.OpenShift)
 	p, cached := KubeVolumeCached(cache, "4.19")

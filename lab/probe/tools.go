@@ -14,8 +14,8 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/bootlab/bootlab/lab/gobuild"
 	"github.com/bootlab/bootlab/lab/release"
+	"github.com/bootlab/bootlab/lab/upstream"
 )
 
 // ToolPackages are the Debian packages whose programs the rehearsal
@@ -50,8 +50,9 @@ type Tools struct {
 	Archive string   // path of the .cpio.gz
 	Hash    string   // of the packages and programs it was made from and the layout
 	Files   []string // paths in the archive of the programs and libraries
-	// Etcd is the etcd (and etcdctl) binary it carries.
-	Etcd *gobuild.Binary
+	// Etcd is the etcd and etcdctl it carries (downloaded or built:
+	// Etcd.Why says which).
+	Etcd *upstream.Binaries
 }
 
 // staticProgram is a static binary the archive carries as is, under each
@@ -62,10 +63,11 @@ type staticProgram struct {
 }
 
 // EnsureTools returns the rehearsal tools archive of an OpenShift release,
-// downloading the Debian packages (apt-get download), building the
-// release's etcd (lab/gobuild) and the archive the first time. Packages
-// and binaries already in the cache are reused, so a host that made them
-// once (or imported a cache that has them) builds offline.
+// downloading the Debian packages (apt-get download), getting the
+// release's etcd (lab/upstream: downloaded or built) and making the
+// archive the first time. Packages and binaries already in the cache are
+// reused, so a host that made them once (or imported a cache that has
+// them) builds offline.
 func EnsureTools(ctx context.Context, cacheDir, openshiftVersion string, log *slog.Logger) (*Tools, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -74,9 +76,13 @@ func EnsureTools(ctx context.Context, cacheDir, openshiftVersion string, log *sl
 	if err != nil {
 		return nil, err
 	}
-	etcdData, err := os.ReadFile(etcd.Path)
-	if err != nil {
-		return nil, err
+	var static []staticProgram
+	for _, f := range etcd.Files {
+		data, err := os.ReadFile(f.Path)
+		if err != nil {
+			return nil, err
+		}
+		static = append(static, staticProgram{f.Names, data})
 	}
 	dir := filepath.Join(cacheDir, "debian-tools")
 	pkgs := append(append([]string(nil), ToolPackages...), LibraryPackages...)
@@ -93,7 +99,7 @@ func EnsureTools(ctx context.Context, cacheDir, openshiftVersion string, log *sl
 		}
 		hashPart(h, filepath.Base(debs[p]), data)
 	}
-	fmt.Fprintf(h, "etcd %s %s\n", etcd.Component.Version, etcd.SHA256)
+	fmt.Fprintf(h, "etcd %s %s\n", etcd.Version, etcd.ID)
 	sum := hex.EncodeToString(h.Sum(nil))
 	t := &Tools{Archive: filepath.Join(dir, "tools-"+sum[:16]+".cpio.gz"), Hash: sum, Etcd: etcd}
 	roots, err := unpackDebs(ctx, filepath.Join(dir, "root"), pkgs, debs)
@@ -117,7 +123,7 @@ func EnsureTools(ctx context.Context, cacheDir, openshiftVersion string, log *sl
 		level = gzip.NoCompression
 	}
 	var buf bytes.Buffer
-	files, err := writeTools(&buf, level, toolRoots, allRoots, staticProgram{etcd.Component.Programs, etcdData})
+	files, err := writeTools(&buf, level, toolRoots, allRoots, static...)
 	if err != nil {
 		return nil, err
 	}
@@ -132,17 +138,14 @@ func EnsureTools(ctx context.Context, cacheDir, openshiftVersion string, log *sl
 	return t, nil
 }
 
-// ensureEtcd builds (or finds) the etcd the release pins.
-func ensureEtcd(ctx context.Context, cacheDir, openshiftVersion string, log *slog.Logger) (*gobuild.Binary, error) {
+// ensureEtcd finds, downloads or builds (lab/upstream) the etcd the
+// release pins.
+func ensureEtcd(ctx context.Context, cacheDir, openshiftVersion string, log *slog.Logger) (*upstream.Binaries, error) {
 	rel, err := release.For(openshiftVersion)
 	if err != nil {
 		return nil, fmt.Errorf("rehearsal etcd: %w", err)
 	}
-	c, err := gobuild.Etcd(rel.Etcd.Module)
-	if err != nil {
-		return nil, err
-	}
-	b, err := gobuild.Ensure(ctx, cacheDir, c, log)
+	b, err := upstream.Get(ctx, upstream.Etcd(rel), upstream.Options{CacheDir: cacheDir, Log: log})
 	if err != nil {
 		return nil, fmt.Errorf("rehearsal etcd of OpenShift %s: %w", rel.OpenShift, err)
 	}

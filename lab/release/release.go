@@ -11,7 +11,7 @@ import (
 // not serve the shipped one (or the checksum database has no entry).
 type Etcd struct {
 	// Shipped is api/version.Version on the release's branch of
-	// openshift/etcd.
+	// openshift/etcd: the upstream release tarball downloaded is this one.
 	Shipped string
 	// Source says where Shipped was read.
 	Source string
@@ -28,11 +28,16 @@ type Release struct {
 	OpenShift string
 	Etcd      Etcd
 	// Kubernetes is the k8s.io/kubernetes module version (without the v)
-	// of the release's Kubernetes minor that the module proxy serves.
+	// of the release's Kubernetes minor that the module proxy serves: the
+	// version both downloaded and built.
 	Kubernetes string
 	// KubernetesNote says what is special about building Kubernetes for
 	// this release (lab/gobuild builds it), empty when nothing is.
 	KubernetesNote string
+	// Checksums are the pinned sha256 of the official artefacts, by
+	// Artefact.Key: the table in checksums.txt (KubernetesArtefacts and
+	// EtcdArtefact read it). A version missing here is built instead.
+	Checksums map[string]string
 }
 
 const (
@@ -45,16 +50,27 @@ const (
 
 // All returns the pinned releases, oldest first: etcd read from
 // openshift/etcd's release branches (the commit is the branch head read,
-// November 2026), Kubernetes the served patch of each release's minor.
+// November 2026), Kubernetes the served patch of each release's minor,
+// and the checksums of their official artefacts from checksums.txt.
 func All() []Release {
+	table := versions()
+	sums := pinnedChecksums()
+	for i := range table {
+		table[i].Checksums = sums
+	}
+	return table
+}
+
+// versions is the table without its checksums.
+func versions() []Release {
 	return []Release{
-		{"4.16", Etcd{"3.5.14", "openshift/etcd openshift-4.16@e7911c0d1992 api/version/version.go", "3.5.14", ""}, "1.29.6", kubeNot129},
-		{"4.17", Etcd{"3.5.18", "openshift/etcd openshift-4.17@0d9e0a907c4a api/version/version.go", "3.5.16", notServed3518}, "1.30.14", ""},
-		{"4.18", Etcd{"3.5.18", "openshift/etcd openshift-4.18@b5a4f8d079fb api/version/version.go", "3.5.16", notServed3518}, "1.31.14", kubeNear131},
-		{"4.19", Etcd{"3.5.26", "openshift/etcd openshift-4.19@3ebce536634c api/version/version.go", "3.5.21", notServed3526}, "1.32.13", kubeNear132},
-		{"4.20", Etcd{"3.5.26", "openshift/etcd openshift-4.20@05bca97760b1 api/version/version.go", "3.5.21", notServed3526}, "1.33.13", ""},
-		{"4.21", Etcd{"3.6.5", "openshift/etcd openshift-4.21@806f690e1f14 api/version/version.go", "3.6.5", ""}, "1.34.4", ""},
-		{"4.22", Etcd{"3.6.5", "openshift/etcd openshift-4.22@d8d67b8ce849 api/version/version.go", "3.6.5", ""}, "1.35.4", ""},
+		{"4.16", Etcd{"3.5.14", "openshift/etcd openshift-4.16@e7911c0d1992 api/version/version.go", "3.5.14", ""}, "1.29.6", kubeNot129, nil},
+		{"4.17", Etcd{"3.5.18", "openshift/etcd openshift-4.17@0d9e0a907c4a api/version/version.go", "3.5.16", notServed3518}, "1.30.14", "", nil},
+		{"4.18", Etcd{"3.5.18", "openshift/etcd openshift-4.18@b5a4f8d079fb api/version/version.go", "3.5.16", notServed3518}, "1.31.14", kubeNear131, nil},
+		{"4.19", Etcd{"3.5.26", "openshift/etcd openshift-4.19@3ebce536634c api/version/version.go", "3.5.21", notServed3526}, "1.32.13", kubeNear132, nil},
+		{"4.20", Etcd{"3.5.26", "openshift/etcd openshift-4.20@05bca97760b1 api/version/version.go", "3.5.21", notServed3526}, "1.33.13", "", nil},
+		{"4.21", Etcd{"3.6.5", "openshift/etcd openshift-4.21@806f690e1f14 api/version/version.go", "3.6.5", ""}, "1.34.4", "", nil},
+		{"4.22", Etcd{"3.6.5", "openshift/etcd openshift-4.22@d8d67b8ce849 api/version/version.go", "3.6.5", ""}, "1.35.4", "", nil},
 	}
 }
 

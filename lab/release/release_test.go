@@ -54,3 +54,63 @@ func TestTableMatchesTheCatalogAndExplainsEveryDifference(t *testing.T) {
 		assert.True(t, strings.HasPrefix(r.Etcd.Module, stages.MustVersion(r.OpenShift).EtcdMinor()+"."), "%s: stage 07's check expects etcd %s", r.OpenShift, stages.MustVersion(r.OpenShift).EtcdMinor())
 	}
 }
+
+// checksums.txt has exactly one line per artefact the table's versions
+// download, in table order: a version added to the table without its
+// lines (or a line left behind by a removed one) fails here.
+func TestChecksumsTableListsExactlyTheWantedArtefacts(t *testing.T) {
+	t.Parallel()
+	var keys []string
+	for _, line := range strings.Split(checksums, "\n") {
+		if line = strings.TrimSpace(line); line != "" && !strings.HasPrefix(line, "#") {
+			_, key, _ := strings.Cut(line, "  ")
+			keys = append(keys, key)
+		}
+	}
+	assert.Equal(t, Wanted(All()), keys, "%s: add a \"-  <path>\" line per new artefact and run `make pin-checksums`", ChecksumsFile)
+	_, err := ParseChecksums(checksums)
+	require.NoError(t, err)
+}
+
+func TestArtefactsFollowTheProjectsLayouts(t *testing.T) {
+	t.Parallel()
+	r, err := For("4.19")
+	require.NoError(t, err)
+	var keys []string
+	for _, a := range r.KubernetesArtefacts() {
+		keys = append(keys, a.Key())
+	}
+	assert.Equal(t, []string{
+		"kubernetes/v1.32.13/bin/linux/amd64/kube-apiserver",
+		"kubernetes/v1.32.13/bin/linux/amd64/kube-controller-manager",
+		"kubernetes/v1.32.13/bin/linux/amd64/kube-scheduler",
+		"kubernetes/v1.32.13/bin/linux/amd64/kubectl",
+	}, keys)
+	e := r.EtcdArtefact()
+	assert.Equal(t, "etcd/v3.5.26/etcd-v3.5.26-linux-amd64.tar.gz", e.Key(), "the shipped etcd, not the one built")
+	assert.Equal(t, "etcd-v3.5.26-linux-amd64.tar.gz", e.Name())
+
+	sum := strings.Repeat("ab", 32)
+	r.Checksums = map[string]string{"kubernetes/v1.32.13/bin/linux/amd64/kubectl": sum}
+	as := r.KubernetesArtefacts()
+	assert.Equal(t, sum, as[3].SHA256)
+	assert.Equal(t, []string{"kube-apiserver", "kube-controller-manager", "kube-scheduler"}, Unpinned(as))
+}
+
+func TestParseChecksumsRefusesWhatItCannotTrust(t *testing.T) {
+	t.Parallel()
+	sum := strings.Repeat("0f", 32)
+	got, err := ParseChecksums("# comment\n\n" + sum + "  etcd/v3.5.26/etcd-v3.5.26-linux-amd64.tar.gz\n-  kubernetes/v1.32.13/bin/linux/amd64/kubectl\n")
+	require.NoError(t, err)
+	assert.Equal(t, map[string]string{"etcd/v3.5.26/etcd-v3.5.26-linux-amd64.tar.gz": sum}, got)
+	for in, want := range map[string]string{
+		"abc  etcd/v1/x.tar.gz":                     "not 64 lowercase hex digits",
+		strings.ToUpper(sum) + "  etcd/v1/x.tar.gz": "not 64 lowercase hex digits",
+		sum + " etcd/v1/x.tar.gz":                   "two spaces",
+		sum + "  quay/v1/x":                         "starts with kubernetes/ or etcd/",
+		"-  etcd/v1/x.tar.gz\n-  etcd/v1/x.tar.gz":  "line 2: etcd/v1/x.tar.gz is listed twice",
+	} {
+		_, err := ParseChecksums(in)
+		assert.ErrorContains(t, err, want, in)
+	}
+}

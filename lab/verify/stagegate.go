@@ -22,7 +22,10 @@ const (
 	stageAPI      = 13 // cb-bootstrap: the bootstrap's temporary control plane
 	stageTeardown = 14 // wait-for-ceo and the bootstrap MCS pod removed
 
-	// masterAPICheck is the agent's check of a master's :6443.
+	// bootstrapMCSCheck is the agent's check of the bootstrap MCS.
+	bootstrapMCSCheck = "serve mcs :22623"
+	// masterAPICheck is the agent's check of a master's :6443 (the
+	// bootstrap's too).
 	masterAPICheck = "serve api :6443"
 	// masterEtcdCheck is the agent's check of a master's etcd member.
 	masterEtcdCheck = "etcd member"
@@ -92,6 +95,17 @@ func awaitStages(s *spec.Spec, checks []check.Result, run map[int]bool) []check.
 // gone): the expected state of a lab whose learner has not pivoted yet,
 // which no wait can change, so verify must not wait for it.
 func awaitsPivot(s *spec.Spec, c check.Result, run map[int]bool) (string, bool) {
+	if n, ok := s.Node(c.Group); ok && n.Role == spec.RoleBootstrap {
+		// The bootstrap's agent says it stopped serving: the same end,
+		// seen from the node.
+		switch {
+		case c.Name == masterAPICheck && run[stageAPI] && strings.Contains(c.Detail, "stopped"):
+			return "the bootstrap's temporary API stopped when stage 13 finished, as on a real bootstrap", true
+		case c.Name == bootstrapMCSCheck && run[stageTeardown] && strings.Contains(c.Detail, "stopped"):
+			return "the bootstrap MCS stopped when stage 14 removed its pod, as on a real bootstrap", true
+		}
+		return "", false
+	}
 	if c.Group != HostGroup || !strings.HasPrefix(c.Name, "backend ") || !nothingListens(c.Detail) {
 		return "", false
 	}

@@ -358,4 +358,17 @@ func TestAwaitsPivotAfterTheStagesStoppedTheBootstrap(t *testing.T) {
 
 	got = awaitStages(s, []check.Result{mcs}, map[int]bool{12: true, 13: true})
 	assert.True(t, got[0].Failed(), "before stage 14 the bootstrap MCS must answer")
+
+	// The bootstrap's own agent says the same (as seen in the class e2e
+	// after stage 15): pending on the pivot too, and only after the stage
+	// that stopped it.
+	nodeAPI := check.Result{Group: "bootstrap", Name: "serve api :6443", State: check.StateFailed, Detail: "bootstrap API stopped: cluster-bootstrap tore the temporary control plane down (the kube-apiserver pod's manifest was removed)"}
+	nodeMCS := check.Result{Group: "bootstrap", Name: "serve mcs :22623", State: check.StateFailed, Detail: "bootstrap MCS stopped: its pod's manifest was removed"}
+	got = awaitStages(s, []check.Result{nodeAPI, nodeMCS}, all)
+	for _, c := range got {
+		assert.Equal(t, check.StatePending, c.State, c.Name)
+		assert.Contains(t, c.Fix, "bootlab lab pivot", c.Name)
+	}
+	got = awaitStages(s, []check.Result{nodeMCS}, map[int]bool{12: true, 13: true})
+	assert.True(t, got[0].Failed(), "stopped before stage 14 removed it: a failure")
 }

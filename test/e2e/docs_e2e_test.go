@@ -46,16 +46,17 @@ func runPages() []docPage {
 // cmd/internal/app's docs test, and the e2e tests named run them).
 func notRunPages() map[string]string {
 	return map[string]string{
-		"docs/openshift-lab.md": "a real OpenShift lab: a pull secret, the internet and about 64 GiB of RAM",
-		"docs/probe-lab.md":     "a plain probe lab of its own (make demo-probe); TestProbeLabLifecycle and TestProbeVerifyNamesBrokenThings run its verify and break-it cases",
-		"docs/checkpoints.md":   "checkpoints of any lab; TestCheckpointSaveBreakRestore and TestClass's rehearsal lab run them",
-		"docs/class.md":         "a class of several labs and a handout directory; TestClass runs them",
-		"docs/dashboard.md":     "a server that runs until stopped, driven by TestDashboardInBrowser's browser",
-		"docs/cache.md":         "exports and imports of the host's whole download cache, shared by every lab on it",
-		"docs/benchmarks.md":    "make bench: tens of minutes of labs on a quiet machine, whose figures are measurements, never assertions (issue 25: no timed tests); bench/*.sh are shellchecked by make lint",
-		"docs/json.md":          "JSON documents, no commands to follow",
-		"docs/architecture.md":  "the code's layout, no commands to follow",
-		"docs/README.md":        "the index of the docs",
+		"docs/openshift-lab.md":   "a real OpenShift lab: a pull secret, the internet and about 64 GiB of RAM",
+		"docs/probe-lab.md":       "a plain probe lab of its own (make demo-probe); TestProbeLabLifecycle and TestProbeVerifyNamesBrokenThings run its verify and break-it cases",
+		"docs/checkpoints.md":     "checkpoints of any lab; TestCheckpointSaveBreakRestore and TestClass's rehearsal lab run them",
+		"docs/class.md":           "a class of several labs and a handout directory; TestClass runs them",
+		"docs/dashboard.md":       "a server that runs until stopped, driven by TestDashboardInBrowser's browser",
+		"docs/cache.md":           "exports and imports of the host's whole download cache, shared by every lab on it",
+		"docs/benchmarks.md":      "make bench: tens of minutes of labs on a quiet machine, whose figures are measurements, never assertions (issue 25: no timed tests); bench/*.sh are shellchecked by make lint",
+		"docs/troubleshooting.md": "its lab diagnose commands read the repository's bundles and no lab: cmd/internal/app's docs test runs them; its journalctl and crictl commands on the nodes need an OpenShift lab (a rehearsal lab's nodes do not keep those logs yet)",
+		"docs/json.md":            "JSON documents, no commands to follow",
+		"docs/architecture.md":    "the code's layout, no commands to follow",
+		"docs/README.md":          "the index of the docs",
 	}
 }
 

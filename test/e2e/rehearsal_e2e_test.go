@@ -362,6 +362,19 @@ func rehearseLab(t *testing.T, l labEnv, masters int, start time.Time, cpu *gues
 	}
 	r = run(t, "stage", "validate", "-f", l.SpecFile, "13")
 	require.Equal(t, 0, r.Code, "stage validate 13:\n%s", r)
+	// lab gather writes bootlab's bundle of the rehearsal (issue 55), and
+	// lab diagnose reads it: a diagnosis, not "no bundle" (exit 3).
+	gathered := time.Now()
+	r = mustRun(t, "lab", "gather", "-f", l.SpecFile)
+	t.Logf("BENCH lab gather after stage 13: %.1fs", time.Since(gathered).Seconds())
+	bundle := strings.TrimSpace(r.Stdout)
+	if fi, err := os.Stat(bundle); assert.NoError(t, err, "lab gather prints the bundle's path") {
+		t.Logf("BENCH lab gather bundle after stage 13: %d KiB", fi.Size()>>10)
+	}
+	assert.Contains(t, r.Stderr, "gathered bootstrap", "a progress line per node")
+	r = run(t, "lab", "diagnose", "--bundle", bundle)
+	assert.Contains(t, []int{0, 4}, r.Code, "lab diagnose reads lab gather's bundle:\n%s", r)
+	t.Logf("lab diagnose of the bundle after stage 13:\n%s", r.Stdout)
 	if c, err := net.DialTimeout("tcp", net.JoinHostPort(bs.IP, "6443"), 5*time.Second); err == nil {
 		c.Close()
 		t.Errorf("want nothing on the bootstrap's 6443 once cluster-bootstrap tore the temporary control plane down (stage validate 13 passed); it accepted a connection")

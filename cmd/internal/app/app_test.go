@@ -266,6 +266,7 @@ func TestJSONDocumentsCarrySchemaVersionAndKind(t *testing.T) {
 		{[]string{"stage", "list", "-o", "json"}, "StageList"},
 		{[]string{"lab", "list", "-o", "json", "--uri", "test:///default"}, "LabList"},
 		{[]string{"cache", "list", "-o", "json", "--cache-dir", t.TempDir()}, "CacheList"},
+		{[]string{"lab", "diagnose", "--bundle", filepath.Join("..", "..", "..", "testdata", "bundles", "healthy.tar.gz"), "-o", "json"}, "Diagnosis"},
 	} {
 		code, out, errOut := run(t, c.args...)
 		require.Equal(t, 0, code, "%v: %s", c.args, errOut)

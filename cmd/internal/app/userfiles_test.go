@@ -68,6 +68,12 @@ func userFileCases() []userFileCase {
 		// lab graph --out replaces a regular file, never a FIFO.
 		{name: "lab graph --out FIFO", args: []string{"lab", "graph", "--name", "g52", "--out", "{{dir}}/fifo"},
 			code: cmdutil.ExitInvalid, errLine: "ERROR: --out {{dir}}/fifo: is a FIFO (named pipe), not a regular file: bootlab writes its output to a new file or over a regular one only; give another path"},
+		// lab diagnose reads a log bundle: a FIFO is refused at once, and a
+		// file that is no bundle is never read aloud.
+		{name: "lab diagnose --bundle FIFO", args: []string{"lab", "diagnose", "--bundle", "{{dir}}/fifo"},
+			code: cmdutil.ExitInvalid, errLine: "ERROR: --bundle {{dir}}/fifo: is a FIFO (named pipe), not a regular file: give the path of a regular file"},
+		{name: "lab diagnose --bundle a pull secret", args: []string{"lab", "diagnose", "--bundle", "{{dir}}/ps.json"},
+			code: cmdutil.ExitInvalid, errLine: "ERROR: --bundle {{dir}}/ps.json: is neither a .tar.gz nor a .tar (its content is not shown): a log bundle is the log-bundle-<id>.tar.gz that `bootlab lab gather` or `openshift-install gather bootstrap` writes"},
 		// lab init writes a new file, or standard output for -f -.
 		{name: "lab init -f - writes to stdout", args: []string{"lab", "init", "--name", "ux9", "-f", "-"},
 			code: cmdutil.ExitOK, out: initSpecOf("ux9")},

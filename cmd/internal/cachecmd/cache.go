@@ -31,9 +31,12 @@ type Options struct {
 	DryRun    bool
 	// Force lets export replace a regular file at FILE.
 	Force bool
-	// Program and OpenShiftVersion are what `cache build` builds.
+	// Program and OpenShiftVersion are what `cache build` gets; Source is
+	// "" (download when pinned and reachable, else build), "download" or
+	// "build".
 	Program          string
 	OpenShiftVersion string
+	Source           string
 }
 
 func (o *Options) dir() string {
@@ -73,9 +76,10 @@ func NewCmdCache(f *cmdutil.Factory, runF func(cmd string, o *Options) error) *c
 openshift-install and oc clients (clients/<version>/), probe images
 (probe/<hash>/), the Debian kernel package the probe image is built from
 (debian/download/), the probe agent (agent/), the rehearsal tools
-(debian-tools/) and the programs built from the Go module proxy, such as
-the release's etcd and Kubernetes (gobuild/<name>/<version>-<recipe>/;
-` + "`bootlab cache build`" + ` builds them ahead). It lives in $BOOTLAB_CACHE,
+(debian-tools/) and the release's Kubernetes and etcd, downloaded as their
+projects publish them (official/<name>/<version>-<key>/) or built from the
+Go module proxy (gobuild/<name>/<version>-<recipe>/); ` + "`bootlab cache build`" + `
+puts them there ahead. It lives in $BOOTLAB_CACHE,
 else /var/cache/bootlab for root, else $XDG_CACHE_HOME/bootlab.
 
 Fill a cache on a host with internet, ` + "`bootlab cache export cache.tar.gz`" + `, copy the

@@ -56,8 +56,16 @@ func TestFlags(t *testing.T) {
 	require.Equal(t, "build", which)
 	require.Equal(t, "kubernetes", got.Program)
 	require.Equal(t, "4.20", got.OpenShiftVersion)
+	require.Empty(t, got.Source, "neither flag: download when pinned and reachable, else build")
+	for flag, want := range map[string]string{"--build": "build", "--download": "download"} {
+		cmd := NewCmdCache(f, func(name string, o *Options) error { got = *o; return nil })
+		cmd.SetArgs([]string{"build", "etcd", flag})
+		require.NoError(t, cmd.Execute())
+		require.Equal(t, want, got.Source, flag)
+	}
 	for args, want := range map[string]string{
-		"build kubelet": `cache build "kubelet": bootlab builds kubernetes or etcd`,
+		"build kubelet":                             `cache build "kubelet": bootlab gets kubernetes or etcd`,
+		"build etcd --build --download":             "--build and --download: choose one",
 		"build kubernetes --openshift-version 3.11": "--openshift-version: OpenShift 3.11 has no pinned",
 		"build": "",
 		"build kubernetes --openshift-version 4.16 --x": "unknown flag",
@@ -161,8 +169,10 @@ func TestPruneKeepsWhatLabsBoot(t *testing.T) {
 	require.DirExists(t, used)
 }
 
-// A cached build is found and printed with no go on PATH; a release whose
-// Kubernetes cannot be built says why before anything runs.
+// A cached build is found and printed with no go on PATH, saying it was
+// built before; a release whose Kubernetes can be neither downloaded (no
+// checksums pinned) nor built says why before anything runs; --download
+// refuses what it cannot check.
 func TestBuildCachedRunsNoGo(t *testing.T) {
 	root := t.TempDir()
 	rel, err := release.For("4.19")
@@ -172,13 +182,15 @@ func TestBuildCachedRunsNoGo(t *testing.T) {
 	bin := filepath.Join(c.Dir(root), "hyperkube")
 	write(t, root, strings.TrimPrefix(bin, root+"/"), "elf")
 	t.Setenv("PATH", t.TempDir())
-	out, errOut, err := run(t, "build", "kubernetes", "--openshift-version", "4.19", "--cache-dir", root)
+	out, errOut, err := run(t, "build", "kubernetes", "--openshift-version", "4.19", "--cache-dir", root, "--build")
 	require.NoError(t, err)
 	require.Equal(t, bin+"\n", out)
-	require.Contains(t, errOut, "cached, go not run")
+	require.Contains(t, errOut, "cached: built from the Go module proxy before; nothing downloaded or built")
 
-	_, _, err = run(t, "build", "kubernetes", "--openshift-version", "4.16", "--cache-dir", root)
+	_, _, err = run(t, "build", "kubernetes", "--openshift-version", "4.16", "--cache-dir", root, "--build")
 	require.ErrorContains(t, err, "OpenShift 4.16: Kubernetes 1.29.6 cannot be built by bootlab")
-	_, _, err = run(t, "build", "etcd", "--openshift-version", "4.19", "--cache-dir", root)
+	_, _, err = run(t, "build", "etcd", "--openshift-version", "4.19", "--cache-dir", root, "--build")
 	require.ErrorContains(t, err, "etcd 3.5.21 is built from the Go module proxy and is not in the cache "+root)
+	_, _, err = run(t, "build", "etcd", "--openshift-version", "4.19", "--cache-dir", root, "--download")
+	require.ErrorContains(t, err, "OpenShift 4.19: etcd 3.5.26 cannot be downloaded: lab/release/checksums.txt pins no checksum for etcd-v3.5.26-linux-amd64.tar.gz")
 }

@@ -12,6 +12,8 @@ import (
 	"github.com/bootlab/bootlab/lab/images"
 	"github.com/bootlab/bootlab/lab/labdir"
 	"github.com/bootlab/bootlab/lab/probe"
+	"github.com/bootlab/bootlab/lab/release"
+	"github.com/bootlab/bootlab/lab/upstream"
 )
 
 // BuildPlan is what `lab up --dry-run` prints: everything Lab.Up would
@@ -122,18 +124,25 @@ func planPrepare(s *spec.Spec) []Change {
 
 // kubeVolumeChange is the Kubernetes volume a rehearsal lab's preparer
 // would build, or find in the cache (then Up uploads it into the pool).
+// It asks no download site: whether one answers is Up's question.
 func kubeVolumeChange(s *spec.Spec) Change {
 	version := OpenShiftVersion(s)
 	cache := probe.DefaultCacheDir()
 	if p, ok := probe.KubeVolumeCached(cache, version); ok {
 		return Change{Action: "check", Kind: "kubeVolume", Name: p, Detail: "cached: the release's Kubernetes, attached read-only to the bootstrap and masters"}
 	}
+	change := Change{Action: "build", Kind: "kubeVolume", Name: filepath.Join(cache, "kube-volume")}
 	if probe.KubeBinaryCached(cache, version) {
-		return Change{Action: "build", Kind: "kubeVolume", Name: filepath.Join(cache, "kube-volume"),
-			Detail: "would make it from the cached hyperkube of OpenShift " + version + " (seconds, once)"}
+		change.Detail = "would make it from the cached Kubernetes binaries of OpenShift " + version + " (seconds, once)"
+		return change
 	}
-	return Change{Action: "build", Kind: "kubeVolume", Name: filepath.Join(cache, "kube-volume"),
-		Detail: "would build the Kubernetes of OpenShift " + version + " (kube-apiserver, kube-controller-manager, kube-scheduler, kubectl) once: about 8 min on 2 cores, then cached"}
+	build := "build the Kubernetes of OpenShift " + version + " (kube-apiserver, kube-controller-manager, kube-scheduler, kubectl) from the Go module proxy once: about 8 min on 2 cores, then cached"
+	if rel, err := release.For(version); err == nil && len(release.Unpinned(rel.KubernetesArtefacts())) == 0 {
+		change.Detail = "would download the official Kubernetes " + rel.Kubernetes + " binaries of OpenShift " + version + " (checksums pinned) when " + upstream.DefaultSites().Kubernetes + " answers, else " + build
+		return change
+	}
+	change.Detail = "would " + build + " (no checksums pinned in " + release.ChecksumsFile + " to download them)"
+	return change
 }
 
 // ignitionChanges are the probe Ignition files the preparer would make

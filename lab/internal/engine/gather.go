@@ -9,24 +9,35 @@ import (
 
 	"github.com/bootlab/bootlab/internal/status"
 	"github.com/bootlab/bootlab/lab/images"
+	"github.com/bootlab/bootlab/lab/internal/logbundle"
 	"github.com/bootlab/bootlab/lab/labdir"
 	"github.com/bootlab/bootlab/lab/openshift"
 	"github.com/bootlab/bootlab/lab/spec"
 )
 
-// GatherOptions say where Gather reports.
+// GatherOptions say where Gather writes and reports.
 type GatherOptions struct {
 	Log    *slog.Logger
 	Status *status.Status
+	// Dir is where bootlab's bundle goes ("": the lab directory).
+	Dir string
+	// Limits cap bootlab's bundle (zero: logbundle.DefaultLimits).
+	Limits logbundle.Limits
+	// Sources are where bootlab's bundle comes from (probe and rehearsal labs).
+	Sources GatherSources
 }
 
-// Gather is `lab gather` of a built OpenShift lab: openshift-install's
-// gather bootstrap against its bootstrap node and masters, with the lab's
-// install assets and key. It returns the bundle's path. A lab of another
-// profile, or one whose bootstrap was pivoted out, has nothing to gather.
+// Gather is `lab gather`: of an OpenShift lab, openshift-install's gather
+// bootstrap against its bootstrap node and masters, with the lab's install
+// assets and key; of a probe or rehearsal lab, bootlab's own bundle in the
+// installer's layout (gatherBundle). It returns the bundle's path. A lab
+// whose bootstrap was pivoted out has nothing to gather.
 func Gather(ctx context.Context, s *spec.Spec, st *labdir.State, o GatherOptions) (string, error) {
 	if s.Profile != spec.ProfileOpenShift {
-		return "", &InputError{Err: fmt.Errorf("lab %s is a %s lab: gather needs a real bootstrap node (openshift profile)", s.Name, s.Profile)}
+		if st.BootstrapRemoved {
+			return "", fmt.Errorf("the bootstrap of lab %s was removed by `bootlab lab pivot`: there is nothing left to gather from it", s.Name)
+		}
+		return gatherBundle(ctx, s, st, o)
 	}
 	if st.BootstrapRemoved {
 		return "", fmt.Errorf("the bootstrap of lab %s was removed by `bootlab lab pivot`: there is nothing left to gather from it; use `oc adm must-gather` on the cluster", s.Name)

@@ -120,6 +120,7 @@ func TestPlanPrepareNamesTheKubeVolume(t *testing.T) {
 	require.True(t, ok)
 	assert.Equal(t, "build", c.Action)
 	assert.Contains(t, c.Detail, "about 8 min")
+	assert.Contains(t, c.Detail, "(no checksums pinned in lab/release/checksums.txt to download them)")
 
 	rel, err := release.For(OpenShiftVersion(s))
 	require.NoError(t, err)
@@ -130,7 +131,7 @@ func TestPlanPrepareNamesTheKubeVolume(t *testing.T) {
 	require.NoError(t, os.WriteFile(bin, []byte("hyperkube"), 0o755))
 	c2 := kinds(planPrepare(s))["kubeVolume"]
 	assert.Equal(t, "build", c2.Action)
-	assert.Contains(t, c2.Detail, "from the cached hyperkube")
+	assert.Contains(t, c2.Detail, "from the cached Kubernetes binaries")
 
 	p, cached := probe.KubeVolumeCached(cache, OpenShiftVersion(s))
 	require.False(t, cached)

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/bootlab/bootlab/internal/atomicfile"
 	"github.com/bootlab/bootlab/lab/spec"
@@ -14,6 +15,8 @@ import (
 	"github.com/bootlab/bootlab/internal/wire"
 	"github.com/bootlab/bootlab/lab/labdir"
 	"github.com/bootlab/bootlab/lab/probe"
+	"github.com/bootlab/bootlab/lab/release"
+	"github.com/bootlab/bootlab/lab/upstream"
 )
 
 // prepareProbe readies a probe lab before Up creates anything: the probe
@@ -68,18 +71,19 @@ func prepareProbe(ctx context.Context, s *spec.Spec, o PrepareOptions) (spec.Ima
 }
 
 // prepareKubeVolume returns the read-only volume with the release's
-// Kubernetes that a rehearsal lab's bootstrap and masters mount, building
-// the hyperkube and the volume into the cache the first time. The status
-// line says when this lab is the one that pays for the build.
+// Kubernetes that a rehearsal lab's bootstrap and masters mount, getting
+// the binaries (downloaded, or built: lab/upstream says which and why) and
+// making the volume into the cache the first time. The status lines say
+// when this lab is the one that pays for them.
 func prepareKubeVolume(ctx context.Context, s *spec.Spec, o PrepareOptions) (string, error) {
 	version := OpenShiftVersion(s)
 	cache := probe.DefaultCacheDir()
 	what := "Preparing the Kubernetes volume"
-	switch _, ok := probe.KubeVolumeCached(cache, version); {
-	case !probe.KubeBinaryCached(cache, version):
-		what = fmt.Sprintf("Building the Kubernetes of OpenShift %s into %s (only the first lab builds it: about 8 min on 2 cores, then cached)", version, cache)
-	case !ok:
-		what = "Making the Kubernetes volume from the cached hyperkube (once)"
+	if _, ok := probe.KubeVolumeCached(cache, version); !ok {
+		if err := getKubernetes(ctx, version, cache, o); err != nil {
+			return "", err
+		}
+		what = "Making the Kubernetes volume from the cached Kubernetes binaries (once)"
 	}
 	o.Status.Start("%s", what)
 	v, err := probe.EnsureKubeVolume(ctx, cache, version, o.Log)
@@ -88,8 +92,41 @@ func prepareKubeVolume(ctx context.Context, s *spec.Spec, o PrepareOptions) (str
 		return "", err
 	}
 	o.Status.End(true)
-	o.Log.Debug("Kubernetes volume", "path", v.Path, "kubernetes", v.Kubernetes, "built", v.Built, "binaryBuilt", v.BinaryBuilt)
+	o.Log.Debug("Kubernetes volume", "path", v.Path, "kubernetes", v.Kubernetes, "built", v.Built, "binaries", v.Binaries.Why)
 	return v.Path, nil
+}
+
+// getKubernetes puts the release's Kubernetes binaries into the cache
+// unless they are there: a download has its progress bar to itself, a
+// build its spinner; both say why that way.
+func getKubernetes(ctx context.Context, version, cache string, o PrepareOptions) error {
+	rel, err := release.For(version)
+	if err != nil {
+		return fmt.Errorf("rehearsal Kubernetes: %w", err)
+	}
+	pl := upstream.NewPlan(ctx, upstream.Kubernetes(rel),
+		upstream.Options{CacheDir: cache, Log: o.Log, Progress: o.Progress, TTY: o.TTY})
+	switch {
+	case pl.Err != nil:
+		return fmt.Errorf("rehearsal Kubernetes of OpenShift %s: %w", rel.OpenShift, pl.Err)
+	case pl.Cached != nil:
+		return nil
+	case pl.Source == upstream.Download:
+		o.Status.Infof("Downloading the Kubernetes %s of OpenShift %s into %s (once, then cached): %s", rel.Kubernetes, rel.OpenShift, cache, pl.Why)
+	default:
+		o.Status.Start("Building the Kubernetes %s of OpenShift %s into %s (only the first lab builds it: about 8 min on 2 cores, then cached): %s",
+			rel.Kubernetes, rel.OpenShift, cache, pl.Why)
+	}
+	b, err := pl.Run(ctx)
+	if err != nil {
+		o.Status.End(false)
+		return fmt.Errorf("rehearsal Kubernetes of OpenShift %s: %w", rel.OpenShift, err)
+	}
+	if b.Source == upstream.Download {
+		o.Status.Infof("Kubernetes %s downloaded in %s, every file checked against %s", b.Version, b.Took.Round(time.Second), release.ChecksumsFile)
+	}
+	o.Status.End(true)
+	return nil
 }
 
 // EnsureProbeImage finds the agent and builds (or reuses) the probe image

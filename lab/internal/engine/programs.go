@@ -3,31 +3,30 @@ package engine
 import (
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
+	"strings"
 	"time"
 
-	"github.com/bootlab/bootlab/lab/gobuild"
+	"github.com/bootlab/bootlab/internal/status"
+	"github.com/bootlab/bootlab/lab/cache"
 	"github.com/bootlab/bootlab/lab/labdir"
 	"github.com/bootlab/bootlab/lab/release"
+	"github.com/bootlab/bootlab/lab/upstream"
 )
 
-// programs are what `cache build` makes, by name: each returns the
-// release's component.
-func programs() map[string]func(release.Release) (gobuild.Component, error) {
-	return map[string]func(release.Release) (gobuild.Component, error){
-		"kubernetes": func(r release.Release) (gobuild.Component, error) { return gobuild.Kubernetes(r.Kubernetes) },
-		"etcd":       func(r release.Release) (gobuild.Component, error) { return gobuild.Etcd(r.Etcd.Module) },
-	}
-}
-
-// Program is one program bootlab builds from the Go module proxy, at the
-// version an OpenShift release pins.
+// Program is one program bootlab downloads or builds (lab/upstream), at
+// the version an OpenShift release pins.
 type Program struct {
-	Name      string
-	Version   string
-	OpenShift string
-	comp      gobuild.Component
+	Name string
+	// Version is the official release's (etcd: the one OpenShift ships);
+	// BuildVersion what a build from the Go module proxy makes ("" when
+	// it cannot be built).
+	Version      string
+	BuildVersion string
+	OpenShift    string
+	prog         upstream.Program
 }
 
 // UnknownProgramError is LookupProgram's error for a name it does not know
@@ -35,7 +34,7 @@ type Program struct {
 type UnknownProgramError struct{ Name string }
 
 func (e *UnknownProgramError) Error() string {
-	return fmt.Sprintf("bootlab builds no program %q", e.Name)
+	return fmt.Sprintf("bootlab gets no program %q (it gets %s)", e.Name, strings.Join(upstream.Names(), " and "))
 }
 
 // UnknownReleaseError is LookupProgram's error for an OpenShift version
@@ -47,41 +46,93 @@ func (e *UnknownReleaseError) Unwrap() error { return e.Err }
 
 // LookupProgram is program name of OpenShift release version, or why not.
 func LookupProgram(name, version string) (*Program, error) {
-	mk, ok := programs()[name]
+	rel, err := release.For(version)
+	if err != nil {
+		if _, ok := upstream.ProgramFor(name, release.Release{}); !ok {
+			return nil, &UnknownProgramError{Name: name}
+		}
+		return nil, &UnknownReleaseError{Err: err}
+	}
+	p, ok := upstream.ProgramFor(name, rel)
 	if !ok {
 		return nil, &UnknownProgramError{Name: name}
 	}
-	rel, err := release.For(version)
-	if err != nil {
-		return nil, &UnknownReleaseError{Err: err}
-	}
-	comp, err := mk(rel)
-	if err != nil {
-		return nil, fmt.Errorf("OpenShift %s: %w", rel.OpenShift, err)
-	}
-	return &Program{Name: comp.Name, Version: comp.Version, OpenShift: rel.OpenShift, comp: comp}, nil
+	return &Program{Name: p.Name, Version: p.Version, BuildVersion: p.BuildVersion(), OpenShift: rel.OpenShift, prog: p}, nil
 }
 
-// BuiltProgram is a program in the cache: where, and whether this call ran
-// go to build it (and how long it took).
+// ProgramOptions say where the program goes and how: Source is "" (the
+// cache, else the official artefacts when pinned and reachable, else a
+// build), "download" or "build".
+type ProgramOptions struct {
+	Dir    string
+	Source string
+	Log    *slog.Logger
+	Status *status.Status
+	// Progress receives the download's progress bar; TTY redraws it.
+	Progress io.Writer
+	TTY      bool
+}
+
+// BuiltProgram is a program in the cache: its files, where they came
+// from and why, and whether this call downloaded or built them.
 type BuiltProgram struct {
-	Path  string
-	Size  int64
-	Built bool
-	Took  time.Duration
+	Paths []string
+	// Size is the files' total.
+	Size int64
+	// Version is the files' (etcd built: the module version).
+	Version string
+	// Source is "download" or "build"; Why says why.
+	Source, Why string
+	// Fetched is true when this call downloaded or built it, in Took.
+	Fetched bool
+	Took    time.Duration
 }
 
-// BuildProgram builds p into the cache under dir unless it is there.
-func BuildProgram(ctx context.Context, dir string, p *Program, log *slog.Logger) (*BuiltProgram, error) {
-	b, err := gobuild.Ensure(ctx, dir, p.comp, log)
+// GetProgram puts p into the cache under o.Dir unless it is there, saying
+// on o.Status which way and why.
+func GetProgram(ctx context.Context, p *Program, o ProgramOptions) (*BuiltProgram, error) {
+	src, err := upstream.ParseSource(o.Source)
 	if err != nil {
 		return nil, err
 	}
-	fi, err := os.Stat(b.Path)
+	pl := upstream.NewPlan(ctx, p.prog, upstream.Options{CacheDir: o.Dir, Source: src, Log: o.Log, Progress: o.Progress, TTY: o.TTY})
+	if pl.Err != nil {
+		return nil, fmt.Errorf("OpenShift %s: %w", p.OpenShift, pl.Err)
+	}
+	what := fmt.Sprintf("%s %s for OpenShift %s", p.Name, p.Version, p.OpenShift)
+	switch {
+	case pl.Cached != nil:
+		o.Status.Start("Finding %s %s for OpenShift %s in %s", p.Name, pl.Cached.Version, p.OpenShift, o.Dir)
+	case pl.Source == upstream.Download:
+		// The progress bar needs the line to itself: no spinner meanwhile.
+		o.Status.Infof("Downloading %s into %s: %s", what, o.Dir, pl.Why)
+	default:
+		o.Status.Start("Building %s %s for OpenShift %s into %s (%s)", p.Name, p.BuildVersion, p.OpenShift, o.Dir, pl.Why)
+	}
+	b, err := pl.Run(ctx)
 	if err != nil {
+		o.Status.End(false)
 		return nil, err
 	}
-	return &BuiltProgram{Path: b.Path, Size: fi.Size(), Built: b.Built, Took: b.Took}, nil
+	out := &BuiltProgram{Paths: b.Paths(), Version: b.Version, Source: string(b.Source), Why: b.Why, Fetched: b.Fetched, Took: b.Took}
+	for _, path := range out.Paths {
+		fi, err := os.Stat(path)
+		if err != nil {
+			o.Status.End(false)
+			return nil, err
+		}
+		out.Size += fi.Size()
+	}
+	size := cache.HumanSize(out.Size)
+	switch {
+	case !b.Fetched:
+		o.Status.EndDetail(true, size+", "+b.Why+"; nothing downloaded or built")
+	case b.Source == upstream.Download:
+		o.Status.Infof("Downloaded %s: %s in %s, every file checked against %s", what, size, b.Took.Round(time.Second), release.ChecksumsFile)
+	default:
+		o.Status.EndDetail(true, fmt.Sprintf("%s, built in %s", size, b.Took.Round(time.Second)))
+	}
+	return out, nil
 }
 
 // LabDirs are home and the directories of the labs under it: what a cache
