@@ -44,7 +44,7 @@ func (a *Agent) installKubeAPIServer(ctx context.Context, self wire.NodeExpect, 
 		_ = json.Unmarshal(data, &rel)
 	}
 	image := rel.Components["hyperkube"]
-	in := controlplane.MasterInput{AdvertiseAddress: self.IP, EtcdServers: servers}
+	in := controlplane.MasterInput{AdvertiseAddress: self.IP, EtcdServers: servers, OpenShift: rel.Version}
 	if !a.installUntilDone(ctx, controlplane.KubeAPIServerOperand, in, image) {
 		return
 	}
