@@ -148,6 +148,9 @@ func controllerManagerDifferences() []Difference {
 		{OnBoth, "--pv-recycler-pod-template-filepath-nfs", "bootstrap \"\"; masters the recycler-config configmap's pod", notPassed, why},
 		{OnBoth, "--pv-recycler-pod-template-filepath-hostpath", "bootstrap \"\"; masters the recycler-config configmap's pod", notPassed, why},
 		{OnBoth, "--cert-dir", "/var/run/kubernetes", "not passed: its serving certificate stays in memory", "the program runs on the node, where the pod's directory is not its own"},
+		{OnMasters, "--client-ca-file", "the client-ca configmap's bundle", "not passed: read from the API's kube-system/extension-apiserver-authentication, as upstream does",
+			"the same CA either way (the kube-apiserver publishes its --client-ca-file there)"},
+		{OnMasters, "--requestheader-client-ca-file", "the aggregator-client-ca configmap's bundle", "not passed", "the lab's PKI issues no aggregator signer (stage 08's page)"},
 		{OnBoth, "containers", "cluster-policy-controller (bootstrap: in the pod, not run; masters also the cert syncer and recovery controller)",
 			"kube-controller-manager alone", "the others are OpenShift programs a rehearsal has not"},
 	}

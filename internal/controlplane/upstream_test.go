@@ -186,6 +186,31 @@ func kcmoBootstrap419() upstreamPod {
 		}}
 }
 
+// kcmoMaster419 is a master's kube-controller-manager of OpenShift 4.19:
+// defaultconfig.yaml (release-4.19) and bindata/assets/kube-controller-manager/pod.yaml
+// (its kubeconfigs and CA flags); the networks are observed from the
+// Network, -v=2 is the operator's Normal log level.
+func kcmoMaster419() upstreamPod {
+	p := kcmoBootstrap419()
+	p.pods, p.source = OnMasters, "cluster-kube-controller-manager-operator release-4.19 defaultconfig.yaml + assets/kube-controller-manager/pod.yaml"
+	r, c := masterResourceMount+"/", masterCertMount+"/"
+	kc := r + "configmaps/controller-manager-kubeconfig/kubeconfig"
+	for k, v := range map[string][]string{
+		"kubeconfig": {kc}, "authentication-kubeconfig": {kc}, "authorization-kubeconfig": {kc},
+		"client-ca-file":                             {c + "configmaps/client-ca/ca-bundle.crt"},
+		"requestheader-client-ca-file":               {c + "configmaps/aggregator-client-ca/ca-bundle.crt"},
+		"root-ca-file":                               {r + "configmaps/serviceaccount-ca/ca-bundle.crt"},
+		"service-account-private-key-file":           {r + "secrets/service-account-private-key/service-account.key"},
+		"cluster-signing-cert-file":                  {c + "secrets/csr-signer/tls.crt"},
+		"cluster-signing-key-file":                   {c + "secrets/csr-signer/tls.key"},
+		"pv-recycler-pod-template-filepath-nfs":      {r + "configmaps/recycler-config/recycler-pod.yaml"},
+		"pv-recycler-pod-template-filepath-hostpath": {r + "configmaps/recycler-config/recycler-pod.yaml"},
+	} {
+		p.flags[k] = v
+	}
+	return p
+}
+
 // ksoBootstrap419 is the bootstrap kube-scheduler's pod, which passes no
 // --config: openshift/cluster-kube-scheduler-operator release-4.19
 // bindata/bootkube/bootstrap-manifests/kube-scheduler-pod.yaml (the same
@@ -254,7 +279,7 @@ func labFlags(u upstreamPod) map[string][]string {
 func TestPodsAgainstTheOperatorsConfigs(t *testing.T) {
 	t.Parallel()
 	for _, u := range []upstreamPod{kasoBootstrap("4.16"), kasoBootstrap("4.17"), kasoBootstrap419(), kasoMaster419(),
-		kcmoBootstrap419(), ksoBootstrap419(), ksoMaster419()} {
+		kcmoBootstrap419(), kcmoMaster419(), ksoBootstrap419(), ksoMaster419()} {
 		lab := labFlags(u)
 		diffs := map[string]bool{}
 		for _, d := range Differences(u.component) {
@@ -311,7 +336,7 @@ func TestLeaderElection(t *testing.T) {
 func TestDifferencesNameOperatorSettings(t *testing.T) {
 	t.Parallel()
 	known := map[Component]map[string]bool{}
-	for _, u := range []upstreamPod{kasoBootstrap419(), kasoMaster419(), kcmoBootstrap419(), ksoBootstrap419(), ksoMaster419()} {
+	for _, u := range []upstreamPod{kasoBootstrap419(), kasoMaster419(), kcmoBootstrap419(), kcmoMaster419(), ksoBootstrap419(), ksoMaster419()} {
 		if known[u.component] == nil {
 			known[u.component] = map[string]bool{}
 		}
