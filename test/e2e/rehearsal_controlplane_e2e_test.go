@@ -17,7 +17,7 @@ import (
 
 // exitRE matches the kubelet stand-in's line for a container that exited:
 // its pod and the last line the program wrote.
-var exitRE = regexp.MustCompile(`kubelet stand-in: container exited"? pod=(\S+).*?last=(.*)$`)
+var exitRE = regexp.MustCompile(`kubelet stand-in: container exited.*? pod=(\S+).*? last=(.*)$`)
 
 // logControlPlaneExits logs, from a node's console log, how often each
 // control-plane pod's program exited (the kubelet stand-in restarts it
@@ -34,7 +34,7 @@ func logControlPlaneExits(t *testing.T, node, console string) {
 		if m == nil || !isControlPlanePod(m[1]) {
 			continue
 		}
-		exits[m[1]] = append(exits[m[1]], strings.Trim(m[2], `"`))
+		exits[m[1]] = append(exits[m[1]], strings.Trim(strings.TrimSpace(m[2]), `"`))
 	}
 	if len(exits) == 0 {
 		t.Logf("BENCH rehearsal %s: no control-plane program exited", node)
