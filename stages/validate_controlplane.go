@@ -8,7 +8,6 @@ import (
 	"path"
 
 	"github.com/bootlab/bootlab/internal/controlplane"
-	"github.com/bootlab/bootlab/internal/node"
 )
 
 // controlPlanePod checks the bootstrap pod stage 08, 09 or 10 rendered for
@@ -23,7 +22,7 @@ import (
 func controlPlanePod(c controlplane.Component) Check {
 	w := controlplane.Wanted(c, controlplane.Input{})
 	p := opt("bootstrap-manifests/" + w.File)
-	reads := []string{p, opt(controlplane.NetworkManifest)}
+	reads := []string{p, opt(controlplane.NetworkManifest), opt(controlplane.FeatureGateManifest)}
 	for _, name := range append(controlplane.SecretFiles(c), controlplane.RootCA) {
 		reads = append(reads, secretPaths(name)...)
 	}
@@ -34,7 +33,7 @@ func controlPlanePod(c controlplane.Component) Check {
 			if err != nil {
 				return err
 			}
-			in, err := podInput(ctx, e.Node)
+			in, err := podInput(ctx, e)
 			if err != nil {
 				return err
 			}
@@ -48,24 +47,32 @@ func controlPlanePod(c controlplane.Component) Check {
 }
 
 // podInput is what the bootstrap pods depend on beyond OpenShift's
-// defaults: the cluster's networks, from the installer's Network config
-// (controlplane.NetworkManifest), which the renders of stages 08 and 09
-// read; without one, the defaults.
-func podInput(ctx context.Context, n node.Node) (controlplane.Input, error) {
-	var in controlplane.Input
-	p := opt(controlplane.NetworkManifest)
-	doc, err := n.ReadFile(ctx, p)
-	if errors.Is(err, fs.ErrNotExist) {
-		return in, nil
+// defaults, read as the renders of stages 08 and 09 read it
+// (controlplane.RenderInput): the installer's Network config
+// (controlplane.NetworkManifest) and the FeatureGate stage 05 resolved
+// (controlplane.FeatureGateManifest) for the release; a file not there
+// leaves its part at the defaults.
+func podInput(ctx context.Context, e *CheckEnv) (controlplane.Input, error) {
+	flags := map[string]string{}
+	if !e.Vars.Version.IsZero() {
+		flags["payload-version"] = e.Vars.Version.String()
 	}
+	for flag, file := range map[string]string{"cluster-config-file": controlplane.NetworkManifest, "rendered-manifest-files": controlplane.FeatureGateManifest} {
+		p := opt(file)
+		if _, err := e.Node.ReadFile(ctx, p); errors.Is(err, fs.ErrNotExist) {
+			continue
+		} else if err != nil {
+			return controlplane.Input{}, err
+		}
+		if flag == "rendered-manifest-files" {
+			p = path.Dir(p)
+		}
+		flags[flag] = p
+	}
+	in, err := controlplane.RenderInput(func(name string) ([]byte, error) { return e.Node.ReadFile(ctx, name) }, flags)
 	if err != nil {
-		return in, err
+		return in, fmt.Errorf("what the render of %s read: %w", opt("manifests"), err)
 	}
-	net, err := controlplane.ParseNetwork(doc)
-	if err != nil {
-		return in, fmt.Errorf("%s: %w", p, err)
-	}
-	in.ServiceCIDR, in.ClusterCIDR = net.ServiceCIDR, net.ClusterCIDR
 	return in, nil
 }
 

@@ -64,7 +64,8 @@ func SecretFiles(c Component) []string {
 	switch c {
 	case KubeAPIServer:
 		return []string{EtcdCABundle, EtcdClientCert, EtcdClientKey, LBServerCert, LBServerKey, LocalhostServerCert, LocalhostServerKey,
-			ServiceNetworkServerCert, ServiceNetworkServerKey, ClientCABundle, ServiceAccountPub, ServiceAccountKey}
+			ServiceNetworkServerCert, ServiceNetworkServerKey, ClientCABundle, ServiceAccountPub, ServiceAccountKey,
+			KubeletClientCert, KubeletClientKey, KubeletSignerCert}
 	case KubeControllerManager:
 		return []string{Kubeconfig, ServiceAccountKey, RootCA, KubeletSignerCert, KubeletSignerKey}
 	default:
@@ -106,6 +107,12 @@ func CheckSecrets(c Component, read ReadSecret) error {
 		if _, err := certs(files[ClientCABundle]); err != nil {
 			return fmt.Errorf("%s: %w", ClientCABundle, err)
 		}
+		if err := signedPair(files[KubeletClientCert], files[KubeletClientKey], rootCA, x509.ExtKeyUsageClientAuth); err != nil {
+			return fmt.Errorf("%s: %w", KubeletClientCert, err)
+		}
+		if err := isCA(files[KubeletSignerCert]); err != nil {
+			return err
+		}
 		return samePublicKey(files[ServiceAccountPub], files[ServiceAccountKey])
 	case KubeControllerManager:
 		if _, err := certs(files[RootCA]); err != nil {
@@ -114,13 +121,10 @@ func CheckSecrets(c Component, read ReadSecret) error {
 		if _, err := privateKey(files[ServiceAccountKey]); err != nil {
 			return fmt.Errorf("%s: %w", ServiceAccountKey, err)
 		}
-		signer, err := certs(files[KubeletSignerCert])
-		if err != nil {
-			return fmt.Errorf("%s: %w", KubeletSignerCert, err)
+		if err := isCA(files[KubeletSignerCert]); err != nil {
+			return err
 		}
-		if !signer[0].IsCA {
-			return fmt.Errorf("%s is not a CA certificate: the controller manager signs the kubelets' certificates with it", KubeletSignerCert)
-		}
+		signer, _ := certs(files[KubeletSignerCert])
 		key, err := privateKey(files[KubeletSignerKey])
 		if err != nil {
 			return fmt.Errorf("%s: %w", KubeletSignerKey, err)
@@ -131,6 +135,18 @@ func CheckSecrets(c Component, read ReadSecret) error {
 	}
 	if !bytes.Contains(files[Kubeconfig], []byte("client-certificate")) {
 		return fmt.Errorf("%s holds no client certificate", Kubeconfig)
+	}
+	return nil
+}
+
+// isCA checks that the kubelet signer is a CA certificate.
+func isCA(pemData []byte) error {
+	signer, err := certs(pemData)
+	if err != nil {
+		return fmt.Errorf("%s: %w", KubeletSignerCert, err)
+	}
+	if !signer[0].IsCA {
+		return fmt.Errorf("%s is not a CA certificate: the controller manager signs the kubelets' certificates with it", KubeletSignerCert)
 	}
 	return nil
 }

@@ -13,6 +13,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -42,7 +44,7 @@ func binaries(t *testing.T) (kube, etcd *gobuild.Binary) {
 	if dir == "" {
 		dir = cache.Dir()
 	}
-	r, err := release.For("4.19")
+	r, err := release.For(testRelease())
 	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(context.Background(), buildTimeout)
 	defer cancel()
@@ -102,8 +104,13 @@ func TestRenderedPodsRunTheRealControlPlane(t *testing.T) {
 		"--listen-peer-urls=http://127.0.0.1:"+peerPort, "--initial-advertise-peer-urls=http://127.0.0.1:"+peerPort,
 		"--initial-cluster=etcd-bootstrap=http://127.0.0.1:"+peerPort)
 
+	// The release's rendered FeatureGate, as stage 05 writes it: the
+	// binaries take the gates the lab passes them.
 	in := controlplane.Input{AdvertiseAddress: "127.0.0.1", BindAddress: "127.0.0.1", SecretsDir: secrets,
-		EtcdServers: "https://127.0.0.1:" + clientPort, APIPort: port(t), ControllerManagerPort: port(t), SchedulerPort: port(t)}
+		EtcdServers: "https://127.0.0.1:" + clientPort, APIPort: port(t), ControllerManagerPort: port(t), SchedulerPort: port(t),
+		OpenShift: testRelease(), FeatureGates: controlplane.FeatureGates{Enabled: []string{"GatewayAPI", "OpenShiftPodSecurityAdmission"},
+			Disabled: []string{"DynamicResourceAllocation"}}}
+	require.NotEmpty(t, controlplane.KubernetesFeatureGates(in.FeatureGates, in.OpenShift), "the pods pass a feature gate")
 	rewriteKubeconfig(t, secrets, in.APIPort)
 	procs := map[controlplane.Component]*kubetest.Server{}
 	startPod := func(c controlplane.Component) {
@@ -127,8 +134,8 @@ func TestRenderedPodsRunTheRealControlPlane(t *testing.T) {
 	})
 	t.Logf("kube-apiserver ready %s after start", time.Since(start).Round(time.Second))
 	// The others start once it is ready: a first lease request it refuses
-	// (its RBAC roles not yet bootstrapped) is retried only a RetryPeriod
-	// (26 s, jittered) later, which once made this test take a minute.
+	// (its RBAC roles not yet bootstrapped) is retried only a retry period
+	// later.
 	for _, c := range controlplane.Components() {
 		if c != controlplane.KubeAPIServer {
 			startPod(c)
@@ -161,10 +168,64 @@ func TestRenderedPodsRunTheRealControlPlane(t *testing.T) {
 	require.NoError(t, err, out)
 	assert.Contains(t, out, "system:masters", "the kubeconfig's client certificate is the lab's admin")
 
-	for _, c := range []controlplane.Component{controlplane.KubeScheduler, controlplane.KubeControllerManager, controlplane.KubeAPIServer} {
+	for _, c := range []controlplane.Component{controlplane.KubeScheduler, controlplane.KubeControllerManager} {
 		kubetest.Stop(t, procs[c])
 	}
+	stopLikeTheKubeletStandIn(t, procs[controlplane.KubeAPIServer], kubectl)
 	kubetest.Stop(t, etcd)
+}
+
+// releaseEnv names another release whose binaries the tests run
+// (BOOTLAB_CONTROLPLANE_TEST_RELEASE=4.16 go test -tags integration
+// ./internal/controlplane/), built into the cache first if they are not
+// there; by default the lab's default release, 4.19.
+const releaseEnv = "BOOTLAB_CONTROLPLANE_TEST_RELEASE"
+
+// testRelease is the release whose binaries and flags the tests run.
+func testRelease() string {
+	if r := os.Getenv(releaseEnv); r != "" {
+		return r
+	}
+	return "4.19"
+}
+
+// stopLikeTheKubeletStandIn stops the kube-apiserver as the kubelet
+// stand-in stops a pod: SIGTERM, SIGKILL 10 s later. With OpenShift's
+// --shutdown-delay-duration it says at once it is not ready (what takes
+// it out of a load balancer) and still serves until killed.
+func stopLikeTheKubeletStandIn(t *testing.T, s *kubetest.Server, kubectl func(...string) (string, error)) {
+	t.Helper()
+	require.NoError(t, s.Cmd.Process.Signal(syscall.SIGTERM))
+	start := time.Now()
+	kubetest.WaitFor(t, 10*time.Second, "kube-apiserver's /readyz failing after SIGTERM", s, func() (string, bool) {
+		out, err := kubectl("get", "--raw", "/readyz")
+		return out, err != nil
+	})
+	out, err := kubectl("get", "--raw", "/livez")
+	assert.NoError(t, err, "kube-apiserver still serves during its shutdown delay: %s", out)
+	t.Logf("BENCH control plane: kube-apiserver not ready %.1fs after SIGTERM, still serving (--shutdown-delay-duration=%s)",
+		time.Since(start).Seconds(), controlplane.ShutdownDelay)
+	time.Sleep(time.Until(start.Add(10 * time.Second)))
+	require.NoError(t, s.Cmd.Process.Signal(syscall.SIGKILL))
+	<-s.Exited
+}
+
+// The release's kube-apiserver knows each Kubernetes gate the lab may pass
+// (controlplane's table) from the minor the table says, and lists it as
+// settable where the table says it is not locked.
+func TestKubernetesGatesAreTheBinarysOwn(t *testing.T) {
+	t.Parallel()
+	kube, _ := binaries(t)
+	bin := programs(t, kube)
+	out, err := exec.Command(filepath.Join(bin, "kube-apiserver"), "--help").CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	for _, g := range []string{"DynamicResourceAllocation", "MutatingAdmissionPolicy", "VolumeAttributesClass"} {
+		on := controlplane.FeatureGates{Enabled: []string{g}}
+		off := controlplane.FeatureGates{Disabled: []string{g}}
+		passed := len(controlplane.KubernetesFeatureGates(on, testRelease()))+len(controlplane.KubernetesFeatureGates(off, testRelease())) == 2
+		assert.Equal(t, passed, strings.Contains(string(out), g+"=true|false"),
+			"Kubernetes %d.%d's kube-apiserver --help lists %s as settable exactly when the lab passes it either way", 1, controlplane.KubernetesMinor(testRelease()), g)
+	}
 }
 
 func port(t *testing.T) int {

@@ -36,7 +36,7 @@ func TestBootstrapPodsPassTheirCheck(t *testing.T) {
 	assert.Equal(t, []string{"6443"}, api["secure-port"])
 	assert.Equal(t, []string{"https://localhost:2379"}, api["etcd-servers"])
 	assert.Equal(t, []string{SecretsDir + "/" + EtcdClientCert}, api["etcd-certfile"])
-	assert.Len(t, api["tls-sni-cert-key"], 2)
+	assert.Len(t, api["tls-sni-cert-key"], 3)
 	assert.Equal(t, []string{"192.168.126.10"}, api["advertise-address"])
 }
 

@@ -80,8 +80,9 @@ func MasterResources() []Resource {
 		etcd(sec(RevisionDir, "etcd-client", "tls.crt", EtcdClientCert)),
 		etcd(sec(RevisionDir, "etcd-client", "tls.key", EtcdClientKey)),
 		cm(RevisionDir, "sa-token-signing-certs", "service-account-001.pub", ServiceAccountPub),
-		sec(RevisionDir, "kubelet-client", "tls.crt", KubeletClientCert),
-		sec(RevisionDir, "kubelet-client", "tls.key", KubeletClientKey),
+		cm(RevisionDir, "kubelet-serving-ca", "ca-bundle.crt", KubeletSignerCert),
+		sec(CertDir, "kubelet-client", "tls.crt", KubeletClientCert),
+		sec(CertDir, "kubelet-client", "tls.key", KubeletClientKey),
 		cm(CertDir, "client-ca", "ca-bundle.crt", ClientCABundle),
 		sec(CertDir, "bound-service-account-signing-key", "service-account.key", ServiceAccountKey),
 		sec(CertDir, "internal-loadbalancer-serving-certkey", "tls.crt", LBServerCert),
@@ -113,10 +114,13 @@ type MasterInput struct {
 	Revision int
 	// ResourcesDir replaces StaticPodResourcesDir on the host.
 	ResourcesDir string
-	// BindAddress, APIPort, ServiceCIDR and ClusterCIDR as Input's.
+	// BindAddress, APIPort, ServiceCIDR, ClusterCIDR, OpenShift and
+	// FeatureGates as Input's.
 	BindAddress              string
 	APIPort                  int
 	ServiceCIDR, ClusterCIDR string
+	OpenShift                string
+	FeatureGates             FeatureGates
 }
 
 func (in MasterInput) withDefaults() MasterInput {
@@ -170,42 +174,28 @@ func masterFile(name, key string) string {
 
 // MasterKubeAPIServerArgs are a master kube-apiserver's flags, with the
 // paths the pod sees: what the operator's config.yaml gives OpenShift's
-// binary through --openshift-config, given to the upstream binary
-// directly.
+// binary through --openshift-config (kubeapiserver.go), given to the
+// upstream binary directly. Its serving certificates are served for the
+// names they carry, as the operator's observed config has them, and, as
+// OpenShift's pod, it binds with SO_REUSEADDR so a new revision can start
+// while the old one drains.
 func MasterKubeAPIServerArgs(in MasterInput) []string {
 	in = in.withDefaults()
-	f := masterFile
-	var args []string
-	if in.AdvertiseAddress != "" {
-		args = append(args, "--advertise-address="+in.AdvertiseAddress)
-	}
-	return append(args,
-		"--bind-address="+in.BindAddress,
-		"--secure-port="+strconv.Itoa(in.APIPort),
-		"--etcd-servers="+strings.Join(in.EtcdServers, ","),
-		"--etcd-cafile="+f("etcd-serving-ca", "ca-bundle.crt"),
-		"--etcd-certfile="+f("etcd-client", "tls.crt"),
-		"--etcd-keyfile="+f("etcd-client", "tls.key"),
-		"--etcd-prefix=kubernetes.io", // the bootstrap's: the same data
-		"--tls-cert-file="+f("internal-loadbalancer-serving-certkey", "tls.crt"),
-		"--tls-private-key-file="+f("internal-loadbalancer-serving-certkey", "tls.key"),
-		"--tls-sni-cert-key="+f("localhost-serving-cert-certkey", "tls.crt")+","+f("localhost-serving-cert-certkey", "tls.key"),
-		"--tls-sni-cert-key="+f("service-network-serving-certkey", "tls.crt")+","+f("service-network-serving-certkey", "tls.key"),
-		"--client-ca-file="+f("client-ca", "ca-bundle.crt"),
-		"--kubelet-client-certificate="+f("kubelet-client", "tls.crt"),
-		"--kubelet-client-key="+f("kubelet-client", "tls.key"),
-		"--service-account-issuer="+ServiceAccountIssuer,
-		"--service-account-key-file="+f("sa-token-signing-certs", "service-account-001.pub"),
-		"--service-account-signing-key-file="+f("bound-service-account-signing-key", "service-account.key"),
-		"--service-cluster-ip-range="+in.ServiceCIDR,
-		"--authorization-mode=Node,RBAC",
-		"--enable-admission-plugins=NodeRestriction",
-		"--allow-privileged=true",
-		"--storage-backend=etcd3",
-		"--etcd-healthcheck-timeout="+EtcdCheckTimeout,
-		"--etcd-readycheck-timeout="+EtcdCheckTimeout,
-		"--v=2",
-	)
+	f := func(name, key string) string { return masterFile(name, key) }
+	p := func(name string) pair { return pair{f(name, "tls.crt"), f(name, "tls.key")} }
+	serviceNetwork, localhost, lb := p("service-network-serving-certkey"), p("localhost-serving-cert-certkey"), p("internal-loadbalancer-serving-certkey")
+	return kubeAPIServerArgs(apiServerSettings{advertise: in.AdvertiseAddress, bind: in.BindAddress, port: in.APIPort,
+		etcdServers: strings.Join(in.EtcdServers, ","), serviceCIDR: in.ServiceCIDR, openshift: in.OpenShift,
+		featureGates: in.FeatureGates, extra: []string{"--permit-address-sharing=true"}},
+		apiServerFiles{
+			etcdCA: f("etcd-serving-ca", "ca-bundle.crt"), etcdClient: p("etcd-client"),
+			serviceNetwork: serviceNetwork,
+			namedServing:   []string{localhost.sni(), serviceNetwork.sni(), lb.sni()},
+			clientCA:       f("client-ca", "ca-bundle.crt"),
+			saVerify:       []string{f("sa-token-signing-certs", "service-account-001.pub")},
+			saSign:         f("bound-service-account-signing-key", "service-account.key"),
+			kubeletCA:      f("kubelet-serving-ca", "ca-bundle.crt"), kubeletPair: p("kubelet-client"),
+		})
 }
 
 // MasterKubeAPIServerPod is a master's kube-apiserver static pod, as the
@@ -236,6 +226,7 @@ func MasterKubeAPIServerPod(in MasterInput, image string) Pod {
 			Annotations: map[string]string{"kubectl.kubernetes.io/default-container": string(KubeAPIServer)}},
 		Spec: corev1.PodSpec{
 			HostNetwork: true, PriorityClassName: "system-node-critical", Containers: []corev1.Container{ctr},
+			TerminationGracePeriodSeconds: ptr(int64(TerminationGracePeriod)),
 			Volumes: []corev1.Volume{
 				{Name: "resource-dir", VolumeSource: hostPath(in.HostDir(RevisionDir))},
 				{Name: "cert-dir", VolumeSource: hostPath(in.HostDir(CertDir))},

@@ -4,6 +4,7 @@ import (
 	"path"
 	"path/filepath"
 	"strconv"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -200,7 +201,11 @@ func (o Operand) Args(in MasterInput) []string {
 	switch o.Component {
 	case KubeControllerManager:
 		kc := o.file("controller-manager-kubeconfig", kubeconfigKey)
-		return append(masterComponentArgs(kc, ControllerManagerPort),
+		args := append(masterComponentArgs(kc, ControllerManagerPort), controllerManagerLeaderElection()...)
+		if gates := KubernetesFeatureGates(in.FeatureGates, in.OpenShift); len(gates) > 0 {
+			args = append(args, "--feature-gates="+strings.Join(gates, ","))
+		}
+		return append(args,
 			"--use-service-account-credentials=true",
 			"--service-account-private-key-file="+o.file("service-account-private-key", "service-account.key"),
 			"--root-ca-file="+o.file("serviceaccount-ca", "ca-bundle.crt"),
@@ -211,7 +216,16 @@ func (o Operand) Args(in MasterInput) []string {
 			"--v=2",
 		)
 	case KubeScheduler:
-		return append(masterComponentArgs(o.file("scheduler-kubeconfig", kubeconfigKey), SchedulerPort), "--v=2")
+		return append(masterComponentArgs(o.file("scheduler-kubeconfig", kubeconfigKey), SchedulerPort),
+			"--leader-elect=true",
+			"--leader-elect-lease-duration="+SchedulerLeaseDuration,
+			"--leader-elect-renew-deadline="+SchedulerRenewDeadline,
+			"--leader-elect-retry-period="+SchedulerRetryPeriod,
+			"--leader-elect-resource-lock=leases",
+			"--leader-elect-resource-namespace="+SchedulerNamespace,
+			"--profiling=false",
+			"--contention-profiling=false",
+			"--v=2")
 	}
 	return MasterKubeAPIServerArgs(in)
 }
@@ -219,17 +233,13 @@ func (o Operand) Args(in MasterInput) []string {
 // masterComponentArgs are what a master's controller manager and
 // scheduler share: the kubeconfig for the API and its delegated
 // authentication and authorization, the secure port on all addresses
-// (upstream's servingInfo), OpenShift's leader election timings.
+// (upstream's servingInfo).
 func masterComponentArgs(kubeconfig string, port int) []string {
 	return []string{
 		"--kubeconfig=" + kubeconfig,
 		"--authentication-kubeconfig=" + kubeconfig,
 		"--authorization-kubeconfig=" + kubeconfig,
 		"--secure-port=" + strconv.Itoa(port),
-		"--leader-elect=true",
-		"--leader-elect-lease-duration=" + LeaseDuration,
-		"--leader-elect-renew-deadline=" + RenewDeadline,
-		"--leader-elect-retry-period=" + RetryPeriod,
 	}
 }
 

@@ -70,27 +70,37 @@ const (
 	bootstrapConfigsVolume = "config"
 )
 
-// OpenShift's leader election (library-go's defaults, which its
-// controller manager and scheduler configs carry): upstream's 15 s lease
-// and 10 s renew deadline lose the lease under TCG, where one renewal
-// through a busy kube-apiserver took longer (measured: both exited with
-// "leaderelection lost" 40 s after start on a rehearsal bootstrap).
+// The controller manager's leader election, on the bootstrap and the
+// masters: the kube-controller-manager operator's (KCMO)
+// bindata/assets/config/defaultconfig.yaml, release-4.16 to release-4.19,
+// sets the renew deadline and retry period and a Lease lock, and no lease
+// duration, so Kubernetes' 15 s.
 const (
-	LeaseDuration = "137s"
-	RenewDeadline = "107s"
-	RetryPeriod   = "26s"
+	ControllerManagerRenewDeadline = "12s"
+	ControllerManagerRetryPeriod   = "3s"
 )
 
-// EtcdCheckTimeout is how long kube-apiserver's /healthz and /readyz wait
-// for etcd (upstream's default is 2 s). Under TCG, with three masters'
-// members and their kube-apiservers on two host cores, etcd answered the
-// check later than that often enough that the masters' /readyz flapped
-// ("[-]etcd failed") for minutes, the load balancer dropped them, and
-// their controller managers, which wait 10 s for a healthy API at start,
-// exited over and over (measured on VMs); like the leader election
-// timings above, a timing for emulated CPUs, not a change of what is
-// checked.
-const EtcdCheckTimeout = "10s"
+// Kubernetes' own leader election defaults (component-base's
+// RecommendedDefaultLeaderElectionConfiguration): what the bootstrap
+// scheduler runs with, its pod passing no --config (KSO
+// bindata/bootkube/bootstrap-manifests/kube-scheduler-pod.yaml,
+// release-4.16 to release-4.19), its lock in kube-system; the lease
+// duration is the controller manager's too.
+const (
+	KubernetesLeaseDuration = "15s"
+	KubernetesRenewDeadline = "10s"
+	KubernetesRetryPeriod   = "2s"
+)
+
+// The masters' scheduler's leader election: the kube-scheduler operator's
+// (KSO) bindata/assets/config/defaultconfig.yaml KubeSchedulerConfiguration,
+// release-4.16 to release-4.19, its lock in the operand's namespace
+// (library-go's defaults for OpenShift's own components).
+const (
+	SchedulerLeaseDuration = "137s"
+	SchedulerRenewDeadline = "107s"
+	SchedulerRetryPeriod   = "26s"
+)
 
 // Input is what the pods depend on. The zero value of each field but
 // AdvertiseAddress takes the default; tests move the directories and
@@ -113,6 +123,14 @@ type Input struct {
 	ServiceCIDR, ClusterCIDR string
 	// APIPort, ControllerManagerPort and SchedulerPort are the secure ports.
 	APIPort, ControllerManagerPort, SchedulerPort int
+	// OpenShift is the release's version (the render's --payload-version):
+	// what the kube-apiserver operator's config says differs by release,
+	// and the release's Kubernetes knows its own feature gates. Empty
+	// takes the newest release's values and passes no feature gates.
+	OpenShift string
+	// FeatureGates are the rendered FeatureGate's gates for the release
+	// (ParseFeatureGate).
+	FeatureGates FeatureGates
 }
 
 func (in Input) withDefaults() Input {
@@ -140,8 +158,8 @@ func (in Input) withDefaults() Input {
 func (in Input) secret(name string) string { return in.SecretsDir + "/" + name }
 
 // KubeAPIServerArgs are the bootstrap kube-apiserver's flags: what
-// OpenShift's pod reads from its --openshift-config file, given to the
-// upstream binary directly (it has no --openshift-config).
+// OpenShift's pod reads from its --openshift-config file (kubeapiserver.go),
+// given to the upstream binary directly, with the files of SecretsDir.
 func KubeAPIServerArgs(in Input) []string {
 	in = in.withDefaults()
 	s := in.secret
@@ -149,39 +167,32 @@ func KubeAPIServerArgs(in Input) []string {
 	if advertise == "" {
 		advertise = "$(" + HostIPEnv + ")"
 	}
-	return append([]string{"--advertise-address=" + advertise},
-		"--bind-address="+in.BindAddress,
-		"--secure-port="+strconv.Itoa(in.APIPort),
-		"--etcd-servers="+in.EtcdServers,
-		"--etcd-cafile="+s(EtcdCABundle),
-		"--etcd-certfile="+s(EtcdClientCert),
-		"--etcd-keyfile="+s(EtcdClientKey),
-		"--etcd-prefix=kubernetes.io", // OpenShift's, not upstream's /registry
-		"--tls-cert-file="+s(LBServerCert),
-		"--tls-private-key-file="+s(LBServerKey),
-		"--tls-sni-cert-key="+s(LocalhostServerCert)+","+s(LocalhostServerKey),
-		"--tls-sni-cert-key="+s(ServiceNetworkServerCert)+","+s(ServiceNetworkServerKey),
-		"--client-ca-file="+s(ClientCABundle),
-		"--service-account-issuer="+ServiceAccountIssuer,
-		"--service-account-key-file="+s(ServiceAccountPub),
-		"--service-account-signing-key-file="+s(ServiceAccountKey),
-		"--service-cluster-ip-range="+in.ServiceCIDR,
-		"--authorization-mode=Node,RBAC",
-		"--enable-admission-plugins=NodeRestriction",
-		"--allow-privileged=true",
-		"--storage-backend=etcd3",
-		"--etcd-healthcheck-timeout="+EtcdCheckTimeout,
-		"--etcd-readycheck-timeout="+EtcdCheckTimeout,
-		"--v=2",
-	)
+	serviceNetwork := pair{s(ServiceNetworkServerCert), s(ServiceNetworkServerKey)}
+	localhost := pair{s(LocalhostServerCert), s(LocalhostServerKey)}
+	lb := pair{s(LBServerCert), s(LBServerKey)}
+	return kubeAPIServerArgs(apiServerSettings{advertise: advertise, bind: in.BindAddress, port: in.APIPort,
+		etcdServers: in.EtcdServers, serviceCIDR: in.ServiceCIDR, openshift: in.OpenShift, featureGates: in.FeatureGates},
+		apiServerFiles{
+			etcdCA: s(EtcdCABundle), etcdClient: pair{s(EtcdClientCert), s(EtcdClientKey)},
+			serviceNetwork: serviceNetwork,
+			namedServing:   []string{serviceNetwork.sni(serviceNetworkNames...), localhost.sni(localhostNames...), lb.sni()},
+			clientCA:       s(ClientCABundle),
+			saVerify:       []string{s(ServiceAccountPub)}, saSign: s(ServiceAccountKey),
+			kubeletCA: s(KubeletSignerCert), kubeletPair: pair{s(KubeletClientCert), s(KubeletClientKey)},
+		})
 }
 
 // KubeControllerManagerArgs are the bootstrap kube-controller-manager's
-// flags (OpenShift's pod reads most of them from --openshift-config).
+// flags (OpenShift's pod reads most of them from --openshift-config): the
+// operator's leader election, the feature gates Kubernetes knows.
 func KubeControllerManagerArgs(in Input) []string {
 	in = in.withDefaults()
 	s := in.secret
-	return append(componentArgs(s, in.ControllerManagerPort),
+	args := append(componentArgs(s, in.ControllerManagerPort), controllerManagerLeaderElection()...)
+	if gates := KubernetesFeatureGates(in.FeatureGates, in.OpenShift); len(gates) > 0 {
+		args = append(args, "--feature-gates="+strings.Join(gates, ","))
+	}
+	return append(args,
 		"--use-service-account-credentials=true",
 		"--service-account-private-key-file="+s(ServiceAccountKey),
 		"--root-ca-file="+s(RootCA),
@@ -193,11 +204,23 @@ func KubeControllerManagerArgs(in Input) []string {
 	)
 }
 
-// KubeSchedulerArgs are the bootstrap kube-scheduler's flags.
+// KubeSchedulerArgs are the bootstrap kube-scheduler's flags: as
+// OpenShift's pod, leader election on with Kubernetes' defaults.
 func KubeSchedulerArgs(in Input) []string {
 	in = in.withDefaults()
 	s := in.secret
-	return append(componentArgs(s, in.SchedulerPort), "--v=2")
+	return append(componentArgs(s, in.SchedulerPort), "--leader-elect=true", "--v=2")
+}
+
+// controllerManagerLeaderElection are the controller manager's leader
+// election flags, the bootstrap's and the masters'.
+func controllerManagerLeaderElection() []string {
+	return []string{
+		"--leader-elect=true",
+		"--leader-elect-resource-lock=leases",
+		"--leader-elect-renew-deadline=" + ControllerManagerRenewDeadline,
+		"--leader-elect-retry-period=" + ControllerManagerRetryPeriod,
+	}
 }
 
 // HostIPEnv is the kube-apiserver container's variable for the node's
@@ -264,15 +287,18 @@ func BootstrapPod(c Component, in Input, image string) Pod {
 			{Name: bootstrapConfigsVolume, MountPath: ConfigsDir},
 		},
 	}
+	var grace *int64
 	if c == KubeAPIServer {
 		ctr.Env = []corev1.EnvVar{{Name: HostIPEnv, ValueFrom: &corev1.EnvVarSource{
 			FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: "status.hostIP"}}}}
+		grace = ptr(int64(TerminationGracePeriod))
 	}
 	return Pod{File: w.File, Pod: corev1.Pod{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
 		ObjectMeta: metav1.ObjectMeta{Name: w.Name, Namespace: w.Namespace, Labels: map[string]string{controlPlaneLabel: "true"}},
 		Spec: corev1.PodSpec{
 			HostNetwork: true, PriorityClassName: "system-node-critical", Containers: []corev1.Container{ctr},
+			TerminationGracePeriodSeconds: grace,
 			Volumes: []corev1.Volume{
 				{Name: bootstrapSecretsVolume, VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: in.SecretsDir}}},
 				{Name: bootstrapConfigsVolume, VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: ConfigsDir}}},
@@ -280,6 +306,8 @@ func BootstrapPod(c Component, in Input, image string) Pod {
 		},
 	}}
 }
+
+func ptr[T any](v T) *T { return &v }
 
 // CommandLine is the program and arguments a container runs.
 func CommandLine(ctr corev1.Container) []string {
@@ -301,18 +329,13 @@ func flagValues(args []string) map[string][]string {
 
 // componentArgs are the flags the controller manager and the scheduler
 // share: their kubeconfig, for the API and for its delegated
-// authentication and authorization, a loopback secure port, and
-// OpenShift's leader election timings.
+// authentication and authorization, and the secure port (on all
+// addresses, as OpenShift's).
 func componentArgs(s func(string) string, port int) []string {
 	return []string{
 		"--kubeconfig=" + s(Kubeconfig),
 		"--authentication-kubeconfig=" + s(Kubeconfig),
 		"--authorization-kubeconfig=" + s(Kubeconfig),
-		"--bind-address=127.0.0.1",
 		"--secure-port=" + strconv.Itoa(port),
-		"--leader-elect=true",
-		"--leader-elect-lease-duration=" + LeaseDuration,
-		"--leader-elect-renew-deadline=" + RenewDeadline,
-		"--leader-elect-retry-period=" + RetryPeriod,
 	}
 }

@@ -94,8 +94,16 @@ type kubeSource struct {
 // kubeSources are the k8s.io/kubernetes versions release.All pins.
 func kubeSources() map[string]kubeSource {
 	return map[string]kubeSource{
-		"1.29.6": {goVersion: "1.21", cobra: "1.7.0",
-			unbuildable: "the Go module proxy here serves no k8s.io/endpointslice v0.29.x (its first is v0.30.4), which the 1.29 controller manager imports"},
+		// The proxy refuses these at v0.29.6 (403) though it lists none of
+		// v0.29.x for endpointslice; v0.29.5 is served and the nearest older
+		// patch. endpointslice's and kube-controller-manager's Go files are
+		// the same in v0.29.5 and v0.29.15, so in v0.29.6 too;
+		// legacy-cloud-providers differs only in its Azure disk code, which
+		// a lab without a cloud provider never runs; the sample-* modules
+		// are in the module graph only.
+		"1.29.6": {goVersion: "1.21", cobra: "1.7.0", nearest: map[string]string{
+			"k8s.io/endpointslice": "0.29.5", "k8s.io/kube-controller-manager": "0.29.5", "k8s.io/legacy-cloud-providers": "0.29.5",
+			"k8s.io/sample-apiserver": "0.29.5", "k8s.io/sample-cli-plugin": "0.29.5", "k8s.io/sample-controller": "0.29.5"}},
 		"1.30.14": {goVersion: "1.22.0", cobra: "1.7.0"},
 		// The proxy refuses these three at v0.31.14 (403); v0.31.13 is the
 		// nearest served patch of the minor.

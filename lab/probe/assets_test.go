@@ -95,7 +95,7 @@ func TestRehearsalAssets(t *testing.T) {
 	tls := map[string][]byte{}
 	for _, f := range []string{controlplane.LBServerCert, controlplane.LBServerKey, controlplane.LocalhostServerCert, controlplane.LocalhostServerKey,
 		controlplane.ServiceNetworkServerCert, controlplane.ServiceNetworkServerKey, controlplane.ServiceAccountKey, controlplane.ServiceAccountPub,
-		controlplane.RootCA, controlplane.ClientCABundle} {
+		controlplane.RootCA, controlplane.ClientCABundle, controlplane.KubeletClientCert, controlplane.KubeletClientKey, controlplane.KubeletSignerCert} {
 		p := "/opt/openshift/tls/" + f
 		tls[f] = read(p)
 		if strings.HasSuffix(f, ".key") {

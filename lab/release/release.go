@@ -43,7 +43,7 @@ type Release struct {
 const (
 	notServed3518 = "etcdutl v3.5.18 has no checksum-database entry here; 3.5.16 is the nearest served pair"
 	notServed3526 = "etcdctl v3.5.22-v3.5.26 are not served here; 3.5.21 is the nearest served pair not newer than 3.5.26"
-	kubeNot129    = "not built: the Go module proxy here serves no k8s.io/endpointslice v0.29.x (its first is v0.30.4), which the 1.29 controller manager imports"
+	kubeNear129   = "endpointslice, kube-controller-manager, legacy-cloud-providers and the sample modules are built at v0.29.5: the proxy refuses v0.29.6"
 	kubeNear131   = "endpointslice, kube-controller-manager and kube-scheduler are built at v0.31.13: the proxy refuses v0.31.14"
 	kubeNear132   = "endpointslice is built at v0.32.12: the proxy refuses v0.32.13"
 )
@@ -64,7 +64,7 @@ func All() []Release {
 // versions is the table without its checksums.
 func versions() []Release {
 	return []Release{
-		{"4.16", Etcd{"3.5.14", "openshift/etcd openshift-4.16@e7911c0d1992 api/version/version.go", "3.5.14", ""}, "1.29.6", kubeNot129, nil},
+		{"4.16", Etcd{"3.5.14", "openshift/etcd openshift-4.16@e7911c0d1992 api/version/version.go", "3.5.14", ""}, "1.29.6", kubeNear129, nil},
 		{"4.17", Etcd{"3.5.18", "openshift/etcd openshift-4.17@0d9e0a907c4a api/version/version.go", "3.5.16", notServed3518}, "1.30.14", "", nil},
 		{"4.18", Etcd{"3.5.18", "openshift/etcd openshift-4.18@b5a4f8d079fb api/version/version.go", "3.5.16", notServed3518}, "1.31.14", kubeNear131, nil},
 		{"4.19", Etcd{"3.5.26", "openshift/etcd openshift-4.19@3ebce536634c api/version/version.go", "3.5.21", notServed3526}, "1.32.13", kubeNear132, nil},

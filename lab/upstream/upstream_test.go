@@ -282,15 +282,16 @@ func TestUnpinnedChecksumsBuild(t *testing.T) {
 	assert.Equal(t, "built from the Go module proxy: lab/release/checksums.txt pins no checksum for kubernetes 1.32.13's kube-apiserver, kube-controller-manager, kube-scheduler, kubectl (`make pin-checksums` fills them where the site is reachable)", pl.Why)
 	assert.Zero(t, s.requests())
 
-	old, err := release.For("4.16")
-	require.NoError(t, err)
-	old.Checksums = nil
+	// Every pinned release's Kubernetes builds; one lab/gobuild does not
+	// pin can be neither downloaded nor built.
+	old := r
+	old.Kubernetes = "1.28.15"
 	pl = NewPlan(context.Background(), Kubernetes(old), o)
-	assert.ErrorContains(t, pl.Err, "kubernetes 1.29.6 can be neither downloaded nor built. Not downloaded: lab/release/checksums.txt pins no checksum for kubernetes 1.29.6's kube-apiserver")
-	assert.ErrorContains(t, pl.Err, "is reachable). Not built: Kubernetes 1.29.6 cannot be built by bootlab: the Go module proxy here serves no k8s.io/endpointslice v0.29.x")
+	assert.ErrorContains(t, pl.Err, "kubernetes 1.28.15 can be neither downloaded nor built. Not downloaded: lab/release/checksums.txt pins no checksum for kubernetes 1.28.15's kube-apiserver")
+	assert.ErrorContains(t, pl.Err, "is reachable). Not built: Kubernetes 1.28.15 is not one bootlab pins")
 
 	o.Source = Download
-	_, err = Get(context.Background(), Etcd(r), o)
+	_, err := Get(context.Background(), Etcd(r), o)
 	var np *NotPinnedError
 	require.ErrorAs(t, err, &np)
 	assert.EqualError(t, err, "etcd 3.5.26 cannot be downloaded: lab/release/checksums.txt pins no checksum for etcd-v3.5.26-linux-amd64.tar.gz, and bootlab downloads nothing it cannot check; pin them (`make pin-checksums` in bootlab's source, on a host with internet) or build it from the Go module proxy")

@@ -76,9 +76,9 @@ func parallel(t *testing.T) {
 // lendLanes gives back every lane but one that the test t (or the test
 // it is a subtest of) holds, for the rest of that test. A long test calls
 // it once its heavy part is done and what is left of it mostly waits:
-// TestClass after the hand-off, when its cores are two thirds idle while
-// a master's controller manager waits out the bootstrap's 137 s lease to
-// sign a CSR (docs/benchmarks.md, twenty-fourth round). The short tests
+// TestClass after the hand-off, when its cores are two thirds idle (then
+// while a master's controller manager waited out the bootstrap's 137 s
+// lease to sign a CSR: docs/benchmarks.md, twenty-fourth round). The short tests
 // then start in the lanes it lent; it never takes them back.
 func lendLanes(t *testing.T) {
 	t.Helper()

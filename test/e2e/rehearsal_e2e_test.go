@@ -198,6 +198,9 @@ func rehearseLab(t *testing.T, l labEnv, masters int, start time.Time, cpu *gues
 	mustRun(t, "stage", "run", "-f", l.SpecFile, "--from", "08", "--to", "11")
 	r = run(t, "stage", "validate", "-f", l.SpecFile, "08", "09", "10", "11")
 	require.Equal(t, 0, r.Code, "stage validate 08 09 10 11:\n%s", r)
+	assertBootstrapPodFlags(t, func(p string) string {
+		return mustRun(t, "lab", "ssh", "-f", l.SpecFile, "bootstrap", "--", "sudo -n cat "+p).Stdout
+	}, lab.OpenShiftVersion(st.Spec))
 	r = mustRun(t, "stage", "status", "-f", l.SpecFile, "-o", "json")
 	require.NoError(t, json.Unmarshal([]byte(r.Stdout), &status), r.String())
 	assert.True(t, strings.HasPrefix(status.Next, "12"), "after 11 the next stage is 12, got %q", status.Next)
@@ -409,12 +412,19 @@ func rehearseLab(t *testing.T, l labEnv, masters int, start time.Time, cpu *gues
 	// The masters joined through the CSR flow during stage 13 (approve-csr
 	// on the bootstrap approved, its controller manager signed): stage
 	// validate 14 requires them registered and Ready.
-	csrSigned := assertMastersServeTheAPI(t, l, masterNodes, func(n spec.Node) string { return labdir.ConsoleLog(st.Spec, n) })
+	assertMastersServeTheAPI(t, l, masterNodes, func(n spec.Node) string { return labdir.ConsoleLog(st.Spec, n) })
 	mustRun(t, "stage", "validate", "-f", l.SpecFile, "14")
+	// Did a control-plane program exit (leader election lost, an etcd
+	// check, ...) and the kubelet stand-in restart it, from stage 13 to
+	// here? Measured, not asserted: the stages completed either way.
+	for _, n := range st.Spec.Nodes {
+		if n.Role == spec.RoleBootstrap || n.Role == spec.RoleMaster {
+			logControlPlaneExits(t, n.Name, labdir.ConsoleLog(st.Spec, n))
+		}
+	}
 	assertServiceNetwork(t, kubectl, st.Spec, masterNodes)
-	// The control plane has moved: what is left of the test mostly waits
-	// (the CSR above is signed once the bootstrap's lease runs out), so
-	// the short tests may start beside it.
+	// The control plane has moved: what is left of the test mostly waits,
+	// so the short tests may start beside it.
 	lendLanes(t)
 
 	// Stage 15 checks the API names through the load balancer (the
@@ -466,9 +476,6 @@ func rehearseLab(t *testing.T, l labEnv, masters int, start time.Time, cpu *gues
 	sv := waitLabView(t, dash, l.Name, func(v labView) bool { return onlyMasters(v.Serving.API) && onlyMasters(v.Serving.MCS) })
 	t.Logf("the dashboard after the pivot: API served by %v, MCS by %v", sv.Serving.API, sv.Serving.MCS)
 
-	// The CSR sent after the handoff: signed by a master's controller
-	// manager by now, or soon.
-	csrSigned()
 
 	// Every node's agent checked its clock against the RTC once (a TSC
 	// calibrated wrongly at boot runs the clock fast; the agent mends it

@@ -44,11 +44,11 @@ func (a Master) Run(ctx context.Context) {
 	if !ok {
 		return
 	}
-	image := ""
+	image, version := "", ""
 	if rel, err := wire.ReadRehearsalRelease(wire.ReleaseMetadataPath); err == nil {
-		image = rel.Components["hyperkube"]
+		image, version = rel.Components["hyperkube"], rel.Version
 	}
-	in := controlplane.MasterInput{AdvertiseAddress: self.IP, EtcdServers: servers}
+	in := controlplane.MasterInput{AdvertiseAddress: self.IP, EtcdServers: servers, OpenShift: version}
 	if !a.installUntilDone(ctx, controlplane.KubeAPIServerOperand, in, image) {
 		return
 	}

@@ -1,7 +1,6 @@
 package renders
 
 import (
-	"fmt"
 	"os"
 	"path/filepath"
 
@@ -66,33 +65,11 @@ func controlPlaneRender(f map[string]string, cfgKind, podFile string, pod corev1
 	return writeFiles(filepath.Dir(f["config-output-file"]), map[string]File{filepath.Base(f["config-output-file"]): cfg})
 }
 
-// renderInput is what a render's pod depends on beyond OpenShift's
-// defaults: the cluster's networks, from the Network config the render is
-// given as --cluster-config-file (the installer's
-// cluster-network-02-config.yml), as the operators' renders read them.
-func renderInput(f map[string]string) (controlplane.Input, error) {
-	var in controlplane.Input
-	p := f["cluster-config-file"]
-	if p == "" {
-		return in, nil
-	}
-	doc, err := os.ReadFile(p)
-	if err != nil {
-		return in, fmt.Errorf("--cluster-config-file: %w", err)
-	}
-	n, err := controlplane.ParseNetwork(doc)
-	if err != nil {
-		return in, fmt.Errorf("--cluster-config-file %s: %w", p, err)
-	}
-	in.ServiceCIDR, in.ClusterCIDR = n.ServiceCIDR, n.ClusterCIDR
-	return in, nil
-}
-
 func renderKAS(run Mounts, rel *wire.RehearsalRelease, f map[string]string) error {
 	// OpenShift's pod runs `hyperkube kube-apiserver --openshift-config=...`;
 	// upstream's binary has no --openshift-config, so the lab's pod carries
 	// the settings as flags (internal/controlplane; stage 08's page says so).
-	in, err := renderInput(f)
+	in, err := controlplane.RenderInput(os.ReadFile, f)
 	if err != nil {
 		return err
 	}
@@ -119,7 +96,7 @@ func renderKCM(run Mounts, rel *wire.RehearsalRelease, f map[string]string) erro
 	if err := required(f, "cpc-config-output-file"); err != nil {
 		return err
 	}
-	in, err := renderInput(f)
+	in, err := controlplane.RenderInput(os.ReadFile, f)
 	if err != nil {
 		return err
 	}

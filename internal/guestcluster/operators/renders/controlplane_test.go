@@ -57,7 +57,7 @@ func TestRendersWriteTheMastersObjects(t *testing.T) {
 		extra  map[string]string
 		n      int
 	}{
-		{controlplane.KubeAPIServerOperand, renderKAS, nil, 11},
+		{controlplane.KubeAPIServerOperand, renderKAS, nil, 12},
 		{controlplane.KubeControllerManagerOperand, renderKCM, map[string]string{"cpc-config-output-file": "cpc"}, 5},
 		{controlplane.KubeSchedulerOperand, renderScheduler, nil, 2},
 	} {
