@@ -19,7 +19,7 @@ import (
 
 // GatherOptions tune Gather.
 type GatherOptions struct {
-	// Dir is where the bundle goes ("": the lab directory; for an
+	// Dir is where the bundle goes ("": the lab directory's gather/; for an
 	// OpenShift lab, the installer's assets directory).
 	Dir string
 }

@@ -23,6 +23,7 @@ const (
 	stagesDir       = "stages"
 	checkpointsDir  = "checkpoints"
 	kubeconfigFile  = "kubeconfig"
+	gatherDir       = "gather"
 )
 
 // Entries are the names bootlab's lab verbs, preparers and stage commands
@@ -33,8 +34,13 @@ const (
 // openshift preparer's kept copy (it holds the pull secret).
 func Entries() []string {
 	return []string{consoleDir, ignitionDir, haproxyDir, sshDir, pkiDir, assetsDir, installConfig, baseImageMarker,
-		stateFile, verifyFile, checkpointsDir, stagesDir, kubeconfigFile}
+		stateFile, verifyFile, checkpointsDir, stagesDir, kubeconfigFile, gatherDir}
 }
+
+// Gather is where `lab gather` writes a probe or rehearsal lab's log
+// bundles when no --dir is given: the lab's own, so `lab down` removes
+// them with it.
+func Gather(s *spec.Spec) string { return filepath.Join(s.LabDir, gatherDir) }
 
 // CheckpointEntries are the lab files a checkpoint keeps beside its
 // snapshots, restored with them: the state, the last verify and the stage

@@ -13,7 +13,7 @@ import (
 // GatherOptions are the options of `lab gather`.
 type GatherOptions struct {
 	Spec cmdutil.SpecFlags
-	// Dir is where the bundle goes ("": the lab directory).
+	// Dir is where the bundle goes ("": the lab directory's gather/).
 	Dir string
 }
 
@@ -56,7 +56,7 @@ directory, or --dir.`,
 		},
 	}
 	cmdutil.AddTargetFlags(cmd, &opts.Spec)
-	cmd.Flags().StringVar(&opts.Dir, "dir", "", "the directory the bundle goes to (default: the lab directory)")
+	cmd.Flags().StringVar(&opts.Dir, "dir", "", "the directory the bundle goes to (default: the lab directory's gather/, removed by lab down)")
 	_ = cmd.MarkFlagDirname("dir")
 	return cmd
 }

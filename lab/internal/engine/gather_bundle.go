@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path"
 	"strconv"
 	"strings"
@@ -67,7 +68,7 @@ type gatherClock struct {
 }
 
 // gatherBundle is `lab gather` of a probe or rehearsal lab: a bundle in the
-// installer's layout, written under the lab directory (or o.Dir), of every
+// installer's layout, written under the lab directory's gather/ (or o.Dir), of every
 // bootstrap and master over the lab's SSH path, the API's objects where it
 // answers, and bootlab's own files (bootlab/lab.json, loadbalancer.json,
 // clocks.json, verify.json, missing.json). A progress line per node.
@@ -78,7 +79,13 @@ func gatherBundle(ctx context.Context, s *spec.Spec, st *labdir.State, o GatherO
 	}
 	dir := o.Dir
 	if dir == "" {
-		dir = s.LabDir
+		// The lab's own gather/ directory (labdir.Entries): lab down
+		// removes the bundles with the lab, and never a file it did not
+		// make, as a bundle loose in the lab directory would be.
+		dir = labdir.Gather(s)
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return "", fmt.Errorf("gather: %w", err)
+		}
 	}
 	lim := o.Limits
 	if lim == (logbundle.Limits{}) {

@@ -391,7 +391,8 @@ func TestGatherHealthyRehearsalDiagnosesHealthy(t *testing.T) {
 	o := GatherOptions{Status: status.New(&errOut, false), Sources: fakeSources(s, healthyNodes(t, s, true), healthyAPI(s))}
 	bundle, err := Gather(context.Background(), s, &labdir.State{Name: s.Name, Spec: s}, o)
 	require.NoError(t, err)
-	assert.Equal(t, filepath.Join(s.LabDir, "log-bundle-20250514103000.tar.gz"), bundle)
+	assert.Equal(t, filepath.Join(labdir.Gather(s), "log-bundle-20250514103000.tar.gz"), bundle)
+	assert.Contains(t, labdir.Entries(), filepath.Base(filepath.Dir(bundle)), "the bundle lies in a directory lab down removes")
 	for _, n := range append(s.NodesByRole(spec.RoleBootstrap), s.NodesByRole(spec.RoleMaster)...) {
 		assert.Contains(t, errOut.String(), "gathered "+n.Name+" ("+n.IP+")", "a progress line per node")
 	}
