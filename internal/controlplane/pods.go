@@ -72,8 +72,8 @@ const (
 
 // The controller manager's leader election, on the bootstrap and the
 // masters: the kube-controller-manager operator's (KCMO)
-// bindata/assets/config/defaultconfig.yaml, release-4.16 to release-4.19,
-// sets the renew deadline and retry period and a Lease lock, and no lease
+// bindata/assets/config/defaultconfig.yaml, release-4.16 (b3faac1f4891)
+// to release-4.19 (7c4e44698b60), sets the renew deadline and retry period and a Lease lock, and no lease
 // duration, so Kubernetes' 15 s.
 const (
 	ControllerManagerRenewDeadline = "12s"
@@ -84,7 +84,8 @@ const (
 // RecommendedDefaultLeaderElectionConfiguration): what the bootstrap
 // scheduler runs with, its pod passing no --config (KSO
 // bindata/bootkube/bootstrap-manifests/kube-scheduler-pod.yaml,
-// release-4.16 to release-4.19), its lock in kube-system; the lease
+// release-4.16 39dd141c918d to release-4.19 bf8cd78f223b), its lock in
+// kube-system; the lease
 // duration is the controller manager's too.
 const (
 	KubernetesLeaseDuration = "15s"
@@ -94,7 +95,7 @@ const (
 
 // The masters' scheduler's leader election: the kube-scheduler operator's
 // (KSO) bindata/assets/config/defaultconfig.yaml KubeSchedulerConfiguration,
-// release-4.16 to release-4.19, its lock in the operand's namespace
+// release-4.16 (39dd141c918d) to release-4.19 (bf8cd78f223b), its lock in the operand's namespace
 // (library-go's defaults for OpenShift's own components).
 const (
 	SchedulerLeaseDuration = "137s"

@@ -213,8 +213,8 @@ func kcmoMaster419() upstreamPod {
 
 // ksoBootstrap419 is the bootstrap kube-scheduler's pod, which passes no
 // --config: openshift/cluster-kube-scheduler-operator release-4.19
-// bindata/bootkube/bootstrap-manifests/kube-scheduler-pod.yaml (the same
-// on release-4.16 to release-4.18).
+// (bf8cd78f223b) bindata/bootkube/bootstrap-manifests/kube-scheduler-pod.yaml
+// (the same on release-4.16, 39dd141c918d, to release-4.18).
 func ksoBootstrap419() upstreamPod {
 	return upstreamPod{component: KubeScheduler, pods: OnBootstrap, release: "4.19",
 		source: "cluster-kube-scheduler-operator release-4.19 bootkube/bootstrap-manifests/kube-scheduler-pod.yaml",
