@@ -324,22 +324,6 @@ func (d *diag) logs(n *node) []*File {
 	return out
 }
 
-// nodeByAddress is the node with address a, nil when none has it.
-func (d *diag) nodeByAddress(a string) *node {
-	if a == "" {
-		return nil
-	}
-	if d.boot.Address == a {
-		return d.boot
-	}
-	for _, m := range d.masters {
-		if m.Address == a {
-			return m
-		}
-	}
-	return nil
-}
-
 // add records a check in the report, its step from the tree.
 func (d *diag) add(c Check) {
 	c.Step = stepOf(c.ID)
