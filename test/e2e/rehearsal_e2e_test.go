@@ -463,7 +463,6 @@ func rehearseLab(t *testing.T, l labEnv, masters int, start time.Time, cpu *gues
 	sv := waitLabView(t, dash, l.Name, func(v labView) bool { return onlyMasters(v.Serving.API) && onlyMasters(v.Serving.MCS) })
 	t.Logf("the dashboard after the pivot: API served by %v, MCS by %v", sv.Serving.API, sv.Serving.MCS)
 
-
 	// Every node's agent checked its clock against the RTC once (a TSC
 	// calibrated wrongly at boot runs the clock fast; the agent mends it
 	// and says so).
