@@ -48,7 +48,7 @@ func logControlPlaneExits(t *testing.T, node, console string) {
 	for _, p := range pods {
 		lease := 0
 		for _, l := range exits[p] {
-			if strings.Contains(l, "leaderelection lost") {
+			if strings.Contains(strings.ToLower(l), "leaderelection lost") { // the scheduler says "Leaderelection lost"
 				lease++
 			}
 		}
