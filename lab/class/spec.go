@@ -36,6 +36,11 @@ type Spec struct {
 	Learners Learners `json:"learners"`
 	// AddressPool is a private IPv4 range cut into one /24 per lab.
 	AddressPool string `json:"addressPool,omitempty"`
+	// Hosts are the libvirt hosts the labs are placed on; none is the
+	// host the template names (this machine by default), as for one lab.
+	Hosts []HostSpec `json:"hosts,omitempty"`
+	// Placement is how labs are placed over Hosts: spread (default) or pack.
+	Placement Placement `json:"placement,omitempty"`
 	// Overrides are merged over the template for one learner (mappings
 	// merge key by key, lists and values replace).
 	Overrides map[string]map[string]any `json:"overrides,omitempty"`
@@ -112,6 +117,8 @@ type shape struct {
 	Template    spec.Spec            `json:"template"`
 	Learners    []string             `json:"learners"`
 	AddressPool string               `json:"addressPool"`
+	Hosts       []HostSpec           `json:"hosts"`
+	Placement   string               `json:"placement"`
 	Overrides   map[string]spec.Spec `json:"overrides"`
 }
 
@@ -131,8 +138,12 @@ func Parse(data []byte, source string) (*Spec, error) {
 		msg = strings.TrimPrefix(msg, "error converting YAML to JSON: ")
 		field := "(file)"
 		if name, ok := strings.CutPrefix(msg, "json: unknown field "); ok {
-			fe := spec.UnknownField(data, strings.Trim(name, `"`), "class spec", "unknown field: a class has apiVersion, kind, name, template, learners, addressPool and overrides")
+			key := strings.Trim(name, `"`)
+			fe := spec.UnknownField(data, key, "class spec", "unknown field: a class has apiVersion, kind, name, template, learners, addressPool, hosts, placement and overrides")
 			field, msg = fe.Field, fe.Msg
+			if i, ok := hostWithKey(data, key); ok && fe.Field == key {
+				field, msg = fmt.Sprintf("hosts[%d].%s", i, key), "unknown field: a host has name, uri, hostDir and maxLabs"
+			}
 		} else if strings.Contains(msg, "learners") {
 			field = "learners"
 			msg = "want a whole number of learners or a list of learner names"
