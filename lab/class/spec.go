@@ -162,12 +162,29 @@ type Lab struct {
 	// Built is set when the lab already exists as this class's lab (its
 	// state names the class and holds the spec of a complete up).
 	Built bool
+	// Host is the name of the host the lab is placed on ("" for a class
+	// without hosts).
+	Host string
 }
 
 // Plan is a class expanded into its labs, checked and ready to build.
 type Plan struct {
 	Class *Spec
 	Labs  []Lab
+	// Hosts are the class's hosts with their facts and the learners
+	// placed on each (none for a class without hosts), in spec order.
+	Hosts []PlanHost
+	// Placement is the mode the labs were placed by.
+	Placement Placement
+}
+
+// PlanHost is one host of a plan: its entry, what was measured of it, and
+// the learners whose labs are on it.
+type PlanHost struct {
+	HostSpec
+	Capacity *Capacity
+	Err      error
+	Labs     []string
 }
 
 // Lab returns the lab of learner name.
@@ -245,9 +262,15 @@ func (c *Spec) labSpec(learner string) (*spec.Spec, []spec.FieldError) {
 }
 
 // Marshal renders every lab's effective spec as YAML documents, one per
-// learner in class order, each headed by its learner.
+// learner in class order, each headed by its learner (and host); a class
+// with hosts starts with its placement table, as comments.
 func (p *Plan) Marshal() ([]byte, error) {
 	var b strings.Builder
+	for _, line := range strings.Split(strings.TrimSuffix(p.PlacementTable(), "\n"), "\n") {
+		if line != "" {
+			fmt.Fprintf(&b, "# %s\n", strings.TrimRight(line, " "))
+		}
+	}
 	for i, l := range p.Labs {
 		if i > 0 {
 			b.WriteString("---\n")
@@ -256,7 +279,11 @@ func (p *Plan) Marshal() ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		fmt.Fprintf(&b, "# class %s, learner %s\n", p.Class.Name, l.Learner)
+		on := ""
+		if l.Host != "" {
+			on = ", host " + l.Host
+		}
+		fmt.Fprintf(&b, "# class %s, learner %s%s\n", p.Class.Name, l.Learner, on)
 		b.Write(data)
 	}
 	return []byte(b.String()), nil
