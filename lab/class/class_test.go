@@ -255,7 +255,7 @@ func TestHandoutHasTheLabsFilesAndCommands(t *testing.T) {
 	require.NoError(t, os.WriteFile(labdir.SSHKey(s), []byte("PRIVATE"), 0o600))
 	require.NoError(t, os.WriteFile(labdir.SSHKey(s)+".pub", []byte("ssh-ed25519 AAAA"), 0o644))
 	out := filepath.Join(dir, "handouts", "alice")
-	require.NoError(t, WriteHandout(out, "ws", "alice", s))
+	require.NoError(t, WriteHandout(out, "ws", "alice", "", s))
 
 	fi, err := os.Stat(filepath.Join(out, HandoutKey))
 	require.NoError(t, err)

@@ -50,6 +50,7 @@ ordinary lab: ` + "`bootlab lab ... --name <class>-<learner>`" + ` acts on it. S
 		NewCmdVerify(f, nil),
 		NewCmdDown(f, nil),
 		NewCmdReset(f, nil),
+		NewCmdCheckpoint(f, nil),
 		NewCmdHandouts(f, nil),
 	)
 	return cmd
@@ -262,6 +263,16 @@ func (p *prefixWriter) Write(b []byte) (int, error) {
 			return len(b), err
 		}
 	}
+}
+
+// pooledFactory is f for a command over many labs: one connection per
+// host, shared by its labs, and a host that does not answer asked once
+// (lab.Pooled). closeAll closes them.
+func pooledFactory(f *cmdutil.Factory) (*cmdutil.Factory, func()) {
+	connect, closeAll := lab.Pooled(f.Connector())
+	pf := *f
+	pf.Connect = connect
+	return &pf, closeAll
 }
 
 // exitFor is the error of a class operation from its results: nil when all

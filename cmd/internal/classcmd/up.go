@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -44,14 +46,18 @@ func NewCmdUp(f *cmdutil.Factory, runF func(*UpOptions) error) *cobra.Command {
 First the whole class is checked, before anything is created: each lab's spec,
 distinct names, networks, bridges, MACs and load balancer addresses, no overlap
 with host routes, libvirt networks or other labs, and memory and disk for every
-lab still to build (when they do not fit, the error says how many do). Then
-the host is checked once (preflight of the first lab), the probe image is made
-once for all labs, and the labs are built --parallel at a time. One lab's
-failure does not stop the others: the summary names each failed lab and why,
-and the exit code is non-zero. Running it again resumes, like lab up.
+lab still to build (when they do not fit, the error says how many do). A class
+with hosts is placed on them first (class config shows where), and the
+placement recorded. Then each host is checked once (preflight of the first lab
+to build there), the probe image is made once for all labs, and the labs are
+built --parallel at a time on each host, the hosts side by side. One lab's
+failure, or one host's, does not stop the others: the summary names each
+failed lab, its host and why, and the exit code is non-zero. Running it again
+resumes, like lab up; a lab stays on the host it was placed on.
 
 Each learner's handout (spec, SSH key, addresses, README with the commands for
-their lab) is written to <bootlab home>/classes/<class>/handouts/<learner>.`,
+their lab and the host it runs on) is written to
+<bootlab home>/classes/<class>/handouts/<learner>.`,
 		Args: cmdutil.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := cmdutil.OutputFlag(opts.Output, "table", "json"); err != nil {
@@ -67,7 +73,7 @@ their lab) is written to <bootlab home>/classes/<class>/handouts/<learner>.`,
 		},
 	}
 	addClassFlags(cmd, &opts.Class, true)
-	cmd.Flags().IntVar(&opts.Parallel, "parallel", defaultParallel(), "build at most this many labs at once")
+	cmd.Flags().IntVar(&opts.Parallel, "parallel", defaultParallel(), "build at most this many labs at once on each host (the hosts side by side)")
 	cmd.Flags().BoolVar(&opts.NoPreflight, "no-preflight", false, "skip the host checks (the class checks and the accelerator choice still run)")
 	cmd.Flags().StringVarP(&opts.Output, "output", "o", "table", "summary format: table or json")
 	return cmd
@@ -81,21 +87,40 @@ func runUp(ctx context.Context, f *cmdutil.Factory, opts *UpOptions) error {
 		f.Status.End(false)
 		return err
 	}
-	f.Status.EndDetail(true, fmt.Sprintf("%d labs", len(p.Labs)))
+	detail := fmt.Sprintf("%d labs", len(p.Labs))
+	if len(p.Hosts) > 0 {
+		detail += fmt.Sprintf(" on %d hosts", len(p.Hosts))
+	}
+	f.Status.EndDetail(true, detail)
+	for _, line := range strings.Split(strings.TrimSuffix(p.PlacementTable(), "\n"), "\n") {
+		if line != "" {
+			f.Say("info", "%s", strings.TrimRight(line, " "))
+		}
+	}
 	for _, l := range p.Labs {
 		for _, w := range l.Spec.Warnings() {
 			f.Say("warn", "lab %s: %s", l.Spec.Name, w)
 		}
 	}
-	accel, err := prepareClass(ctx, f, p, opts.NoPreflight)
+	home := labspec.DefaultHome()
+	// Recorded before anything is made: a lab cut short is found on its
+	// host by the next up, status and down.
+	if err := class.WritePlacement(class.Dir(home, p.Class.Name), p); err != nil {
+		return err
+	}
+	hosts, err := prepareClass(ctx, f, p, opts.NoPreflight)
 	if err != nil {
 		return err
 	}
 	var mu sync.Mutex   // stderr lines
 	var prep sync.Mutex // the preparers share the cache and the tools
-	rs := class.Each(ctx, p.Labs, opts.Parallel, func(ctx context.Context, l class.Lab) error {
+	rs := class.EachOnHosts(ctx, p.Labs, opts.Parallel, func(ctx context.Context, l class.Lab) error {
+		h := hosts[l.Host]
+		if h.err != nil {
+			return h.err
+		}
 		lf := labFactory(f, l.Spec.Name, &mu)
-		return buildLab(ctx, lf, l.Spec, accel, p.Class.Name, l.Learner, &prep)
+		return buildLab(ctx, lf, l.Spec, h.accel, p.Class.Name, l.Learner, l.Host, &prep)
 	})
 	if opts.Output == "json" {
 		if err := cmdutil.WriteJSON(f.Streams.Out, "ClassUpResult", ClassUpResult{Class: p.Class.Name, Seconds: time.Since(start).Round(100 * time.Millisecond).Seconds(), Labs: rs}); err != nil {
@@ -108,55 +133,148 @@ func runUp(ctx context.Context, f *cmdutil.Factory, opts *UpOptions) error {
 		return err
 	}
 	f.Status.Infof("class %s is up: %d labs in %s; handouts in %s; next: `bootlab class verify --name %s`, `bootlab class status --name %s`",
-		p.Class.Name, len(rs), time.Since(start).Round(time.Second), filepath.Join(class.Dir(labspec.DefaultHome(), p.Class.Name), "handouts"), p.Class.Name, p.Class.Name)
+		p.Class.Name, len(rs), time.Since(start).Round(time.Second), filepath.Join(class.Dir(home, p.Class.Name), "handouts"), p.Class.Name, p.Class.Name)
 	return nil
 }
 
-// prepareClass does once what every lab's up would do alone: preflight of
-// the first lab still to build (tools, libvirt, KVM), the probe image
-// shared by every probe lab, and the accelerator.
-func prepareClass(ctx context.Context, f *cmdutil.Factory, p *class.Plan, noPreflight bool) (labspec.Accelerator, error) {
-	first := p.Labs[0].Spec
-	for _, l := range p.Labs {
-		if !l.Built {
-			first = l.Spec
-			break
+// hostPrep is what class up found of one host before building on it: the
+// accelerator its labs take, or why none can be built there.
+type hostPrep struct {
+	accel labspec.Accelerator
+	err   error
+}
+
+// prepareClass does once what every lab's up would do alone: on each host
+// (side by side) preflight of the first lab still to build there (tools,
+// libvirt, memory, KVM), the probe image shared by every probe lab, and
+// each host's accelerator. On a class without hosts a failure there is
+// class up's; on a class with hosts it is that host's labs' (hostPrep.err),
+// and the other hosts build theirs.
+func prepareClass(ctx context.Context, f *cmdutil.Factory, p *class.Plan, noPreflight bool) (map[string]hostPrep, error) {
+	first := map[string]*labspec.Spec{}
+	var order []string
+	for _, built := range []bool{false, true} {
+		for _, l := range p.Labs {
+			if _, ok := first[l.Host]; !ok && l.Built == built {
+				first[l.Host] = l.Spec
+			}
 		}
 	}
+	for _, l := range p.Labs {
+		if !slices.Contains(order, l.Host) {
+			order = append(order, l.Host)
+		}
+	}
+	out := make(map[string]hostPrep, len(order))
+	for _, h := range p.Hosts {
+		if h.Err != nil {
+			out[h.Name] = hostPrep{err: fmt.Errorf("host %s is unreachable: %w (run class up again once it answers)", h.Name, h.Err)}
+		}
+	}
+	var mu sync.Mutex
+	onHosts := func(step func(f *cmdutil.Factory, host string, accel labspec.Accelerator) (labspec.Accelerator, error)) {
+		var wg sync.WaitGroup
+		todo := map[string]labspec.Accelerator{} // read before any step writes
+		for _, host := range order {
+			if out[host].err == nil {
+				todo[host] = out[host].accel
+			}
+		}
+		for host, prev := range todo {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				hf := f
+				if len(order) > 1 {
+					hf = labFactory(f, "host "+host, &mu)
+				}
+				accel, err := step(hf, host, prev)
+				if err != nil && host != "" {
+					err = fmt.Errorf("host %s: %w", host, err)
+				}
+				mu.Lock()
+				out[host] = hostPrep{accel: accel, err: err}
+				mu.Unlock()
+			}()
+		}
+		wg.Wait()
+	}
+	onHosts(func(f *cmdutil.Factory, host string, _ labspec.Accelerator) (labspec.Accelerator, error) {
+		return preflightHost(ctx, f, first[host], noPreflight)
+	})
+	if err := failedAlone(ctx, out); err != nil {
+		return nil, err
+	}
+	if err := shareProbeImage(ctx, f, p); err != nil {
+		return nil, err
+	}
+	onHosts(func(f *cmdutil.Factory, host string, accel labspec.Accelerator) (labspec.Accelerator, error) {
+		return chooseAccelerator(ctx, f, first[host], accel)
+	})
+	if err := failedAlone(ctx, out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// failedAlone is the error class up stops at: an interrupt, or the
+// failure of the one host of a class without hosts.
+func failedAlone(ctx context.Context, hosts map[string]hostPrep) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if h, ok := hosts[""]; ok && h.err != nil {
+		return h.err
+	}
+	return nil
+}
+
+// preflightHost is the one preflight of a host (lab up's and lab
+// preflight's), through the first lab to build there; it returns the
+// accelerator it proved, if any.
+func preflightHost(ctx context.Context, f *cmdutil.Factory, first *labspec.Spec, noPreflight bool) (labspec.Accelerator, error) {
 	var accel labspec.Accelerator
 	if first.Accelerator != labspec.AccelAuto {
 		accel = first.Accelerator
+	}
+	if noPreflight {
+		return accel, nil
 	}
 	l, err := f.OpenLab(ctx, first)
 	if err != nil {
 		return "", err
 	}
 	defer l.Close()
-	if !noPreflight {
-		// The one preflight: lab up's and lab preflight's.
-		report, err := l.Preflight(ctx, lab.PreflightOptions{})
-		if err != nil {
-			return "", err
-		}
-		if err := report.Err(); err != nil {
-			return "", err
-		}
-		if !report.AcceleratorUnproven {
-			accel = report.Accelerator
-		}
-	}
-	if err := shareProbeImage(ctx, f, p); err != nil {
+	report, err := l.Preflight(ctx, lab.PreflightOptions{})
+	if err != nil {
 		return "", err
 	}
-	if accel == "" {
-		a, why, err := l.ChooseAccelerator(ctx)
-		if err != nil {
-			return "", cmdutil.WithCode(cmdutil.ExitInvalid, err)
-		}
-		accel = a
-		f.Status.Infof("accelerator: %s (%s)", accel, why)
+	if err := report.Err(); err != nil {
+		return "", err
+	}
+	if !report.AcceleratorUnproven {
+		accel = report.Accelerator
 	}
 	return accel, nil
+}
+
+// chooseAccelerator is the host's accelerator: accel when preflight or
+// the spec gave one, else chosen on the host once the boot files exist.
+func chooseAccelerator(ctx context.Context, f *cmdutil.Factory, first *labspec.Spec, accel labspec.Accelerator) (labspec.Accelerator, error) {
+	if accel != "" {
+		return accel, nil
+	}
+	l, err := f.OpenLab(ctx, first)
+	if err != nil {
+		return "", err
+	}
+	defer l.Close()
+	a, why, err := l.ChooseAccelerator(ctx)
+	if err != nil {
+		return "", cmdutil.WithCode(cmdutil.ExitInvalid, err)
+	}
+	f.Status.Infof("accelerator: %s (%s)", a, why)
+	return a, nil
 }
 
 // shareProbeImage builds (or finds) the probe image once and gives it to
@@ -213,7 +331,7 @@ func shareProbeImage(ctx context.Context, f *cmdutil.Factory, p *class.Plan) err
 // buildLab is `lab up` of one lab of the class, with the same library
 // calls: lab key, the profile's boot files, then lab.Up, recording the
 // class in the lab's state; then learner's handout, from the lab as built.
-func buildLab(ctx context.Context, f *cmdutil.Factory, spec *labspec.Spec, accel labspec.Accelerator, className, learner string, prep *sync.Mutex) error {
+func buildLab(ctx context.Context, f *cmdutil.Factory, spec *labspec.Spec, accel labspec.Accelerator, className, learner, host string, prep *sync.Mutex) error {
 	// The class checked the host and chose the accelerator once for all
 	// its labs; host DNS is a single lab's (a class's labs share a host).
 	l, err := f.OpenLab(ctx, spec)
@@ -233,7 +351,7 @@ func buildLab(ctx context.Context, f *cmdutil.Factory, spec *labspec.Spec, accel
 		f.Status.Infof("nothing to change: lab %s already matches the spec", spec.Name)
 	}
 	dir := filepath.Join(class.Dir(labspec.DefaultHome(), className), "handouts", learner)
-	return class.WriteHandout(dir, className, learner, l.Spec())
+	return class.WriteHandout(dir, className, learner, host, l.Spec())
 }
 
 // printResults prints one line per lab of a class operation on stderr
