@@ -220,6 +220,10 @@ func (e *expansion) planLabs(learners []string) {
 			l.Built = true
 		} else if ref != nil && ref.State.Spec != nil {
 			l.Built = true
+		} else if cidr := e.madeNetwork(ref); ref != nil && s.Network.CIDR == "" && cidr != "" {
+			// A lab cut short keeps the network its build made, found by
+			// the UUID its state recorded: its up then goes on with it.
+			s.Network.CIDR = cidr
 		}
 		for _, o := range e.others {
 			if o.Name == s.Name {
@@ -232,6 +236,23 @@ func (e *expansion) planLabs(learners []string) {
 		}
 		e.plan.Labs = append(e.plan.Labs, l)
 	}
+}
+
+// madeNetwork is the range of the libvirt network (on any host) a lab of
+// this class cut short made, by the network UUID its state records; ""
+// when it made none.
+func (e *expansion) madeNetwork(ref *labdir.Ref) string {
+	if ref == nil || ref.State == nil || ref.State.NetworkUUID == "" {
+		return ""
+	}
+	for _, h := range e.facts.Hosts {
+		for _, n := range h.Networks {
+			if n.UUID == ref.State.NetworkUUID && len(n.Prefixes) > 0 {
+				return n.Prefixes[0].Masked().String()
+			}
+		}
+	}
+	return ""
 }
 
 // taken is a range the class's networks must not overlap, and whose it is.
@@ -251,6 +272,14 @@ func (e *expansion) usedNetworks() []taken {
 		ourNets["bootlab-"+name] = true
 		if ref.State.Spec != nil {
 			ourBridges[ref.State.Spec.Network.Bridge] = true
+		}
+	}
+	// The bridges of our labs' networks route their ranges, built or not.
+	for _, h := range e.facts.Hosts {
+		for _, n := range h.Networks {
+			if ourNets[n.Name] && n.Bridge != "" {
+				ourBridges[n.Bridge] = true
+			}
 		}
 	}
 	var used []taken

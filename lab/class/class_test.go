@@ -327,3 +327,34 @@ func TestCheckRefusesHostFieldsInOverrides(t *testing.T) {
 	assert.Equal(t, "overrides.alice.network.bridge", ve.Errs[0].Field)
 	assert.Contains(t, ve.Errs[0].Msg, "a host interface such as eth0: leave it out")
 }
+
+// A lab cut short keeps the network its build made (found by the UUID its
+// state recorded), though its bridge already routes it on its host, and
+// stays on the host it was placed on: class up again goes on with it.
+func TestCutShortLabKeepsItsNetworkAndHost(t *testing.T) {
+	// Not parallel: t.Setenv (BOOTLAB_HOME) changes the whole process's environment.
+	t.Setenv("BOOTLAB_HOME", fakeHome)
+	c, err := Parse([]byte("name: ws\ntemplate: {}\nlearners: [ann, ben]\naddressPool: 10.9.0.0/22\nhosts:\n  - {name: rack1, uri: \"qemu:///system\"}\n  - {name: rack2, uri: \"qemu+ssh://root@rack2/system\"}\nplacement: pack\n"), "c.yaml")
+	require.NoError(t, err)
+	ben := &spec.Spec{Name: "ws-ben"}
+	ben.Defaults()
+	facts := Facts{
+		Labs:   []labdir.Ref{{Name: "ws-ben", Dir: ben.LabDir, State: &labdir.State{Name: "ws-ben", Class: "ws", NetworkUUID: "net-uuid"}}},
+		Placed: map[string]string{"ws-ben": "rack2"},
+		Hosts: []Host{{Name: "rack1"}, {
+			Name:     "rack2",
+			Networks: []hypervisor.NetworkInfo{{Name: "bootlab-ws-ben", UUID: "net-uuid", Bridge: ben.Network.Bridge, Prefixes: []netip.Prefix{netip.MustParsePrefix("10.9.2.0/24")}}},
+			Routes:   []preflight.HostRoute{{Prefix: netip.MustParsePrefix("10.9.2.0/24"), Dev: ben.Network.Bridge}},
+		}},
+	}
+	plan, err := Expand(c, "c.yaml", facts)
+	require.NoError(t, err)
+	l, ok := plan.Lab("ben")
+	require.True(t, ok)
+	assert.Equal(t, "10.9.2.0/24", l.Spec.Network.CIDR)
+	assert.Equal(t, "rack2", l.Host, "pack would put it on rack1: it stays where it was placed")
+	assert.False(t, l.Built)
+	a, _ := plan.Lab("ann")
+	assert.Equal(t, "10.9.0.0/24", a.Spec.Network.CIDR)
+	assert.Equal(t, "rack1", a.Host)
+}
