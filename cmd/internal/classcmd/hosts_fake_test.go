@@ -35,10 +35,12 @@ type fakeHosts struct {
 	hvs   map[string]*fake.Hypervisor
 	down  map[string]bool
 	dials map[string]int
+	// open are the connections open now, peak the most at once, by URI.
+	open, peak map[string]int
 }
 
 func newFakeHosts(uris ...string) *fakeHosts {
-	h := &fakeHosts{hvs: map[string]*fake.Hypervisor{}, down: map[string]bool{}, dials: map[string]int{}}
+	h := &fakeHosts{hvs: map[string]*fake.Hypervisor{}, down: map[string]bool{}, dials: map[string]int{}, open: map[string]int{}, peak: map[string]int{}}
 	for _, u := range uris {
 		h.hvs[u] = fakeTestDriver()
 	}
@@ -53,7 +55,29 @@ func (h *fakeHosts) connect(ctx context.Context, uri string, log *slog.Logger) (
 	if !ok || h.down[uri] {
 		return nil, fmt.Errorf("connect to libvirt %s: dial tcp: connect: connection refused", uri)
 	}
-	return hypervisor.Shared(hv)(ctx, uri, log)
+	shared, err := hypervisor.Shared(hv)(ctx, uri, log)
+	if err != nil {
+		return nil, err
+	}
+	h.open[uri]++
+	h.peak[uri] = max(h.peak[uri], h.open[uri])
+	return &counted{Hypervisor: shared, close: func() {
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		h.open[uri]--
+	}}, nil
+}
+
+// counted is a connection of fakeHosts: its Close is counted, once.
+type counted struct {
+	hypervisor.Hypervisor
+	once  sync.Once
+	close func()
+}
+
+func (c *counted) Close() error {
+	c.once.Do(c.close)
+	return nil
 }
 
 func (h *fakeHosts) setDown(uri string, down bool) {
@@ -63,7 +87,7 @@ func (h *fakeHosts) setDown(uri string, down bool) {
 }
 
 // runHosts runs a class subcommand with every hypervisor reached through h.
-func runHosts(t *testing.T, h *fakeHosts, args ...string) (string, string, error) {
+func runHosts(t testing.TB, h *fakeHosts, args ...string) (string, string, error) {
 	t.Helper()
 	var out, errOut bytes.Buffer
 	f := &cmdutil.Factory{Streams: cmdutil.Streams{Out: &out, ErrOut: &errOut}, Status: status.New(&errOut, false), Log: slog.New(slog.DiscardHandler), Connect: h.connect}
