@@ -78,9 +78,10 @@ func (e *NotFitError) Error() string {
 // Place gives every lab a host: a lab on a host already stays there;
 // the others go, in order, to a host they fit on (under its cap, in its
 // free memory and disk, reachable). mode spread picks the host with the
-// largest share left of the room it had for labs like this one (ties:
-// fewer of the class's labs, then the first listed), so labs spread in
-// proportion to what each host holds; mode pack picks the first listed.
+// largest share still free of the class's labs it holds (those there
+// before and the room it had for more; ties: fewer of the class's labs,
+// then the first listed), so labs spread in proportion to what each host
+// holds; mode pack picks the first listed.
 // When a lab fits nowhere the error is a *NotFitError. It reads nothing
 // but its arguments.
 func Place(mode Placement, hosts []PlaceHost, labs []PlaceLab) ([]int, error) {
