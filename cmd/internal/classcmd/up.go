@@ -199,8 +199,14 @@ func prepareClass(ctx context.Context, f *cmdutil.Factory, p *class.Plan, noPref
 		}
 		wg.Wait()
 	}
+	building := map[string]bool{}
+	for _, l := range p.Labs {
+		building[l.Host] = building[l.Host] || !l.Built
+	}
 	onHosts(func(f *cmdutil.Factory, host string, _ labspec.Accelerator) (labspec.Accelerator, error) {
-		return preflightHost(ctx, f, first[host], noPreflight)
+		// A host whose labs are all built takes nothing more: its memory
+		// is theirs already, and up again changes nothing there.
+		return preflightHost(ctx, f, first[host], noPreflight || !building[host])
 	})
 	if err := failedAlone(ctx, out); err != nil {
 		return nil, err
@@ -259,7 +265,8 @@ func preflightHost(ctx context.Context, f *cmdutil.Factory, first *labspec.Spec,
 }
 
 // chooseAccelerator is the host's accelerator: accel when preflight or
-// the spec gave one, else chosen on the host once the boot files exist.
+// the spec gave one, the one its built lab first recorded, else chosen on
+// the host once the boot files exist.
 func chooseAccelerator(ctx context.Context, f *cmdutil.Factory, first *labspec.Spec, accel labspec.Accelerator) (labspec.Accelerator, error) {
 	if accel != "" {
 		return accel, nil
@@ -269,6 +276,9 @@ func chooseAccelerator(ctx context.Context, f *cmdutil.Factory, first *labspec.S
 		return "", err
 	}
 	defer l.Close()
+	if a := l.Accelerator(); a != "" {
+		return a, nil
+	}
 	a, why, err := l.ChooseAccelerator(ctx)
 	if err != nil {
 		return "", cmdutil.WithCode(cmdutil.ExitInvalid, err)
