@@ -104,11 +104,12 @@ or add ` + "`--name {{.Lab}}`" + ` to every command (` + "`bootlab lab status --
 
 ## Where it runs
 
-Your lab runs on host {{.Host}} of the class (libvirt ` + "`{{.URI}}`" + `).
-Run the commands below on the trainer's machine, where ` + "`bootlab class up`" + ` ran
-and your lab's state and key are: bootlab reaches {{.Host}} from there
-{{- if .Remote}} over SSH, and your lab's network through it (` + "`lab ssh`" + `,
-` + "`stage`" + ` and ` + "`lab verify`" + ` go that way: nothing else routes to it)
+Your lab runs on host {{.Host}} of the class (libvirt ` + "`{{.URI}}`" + `). Run the
+commands below on the trainer's machine, where ` + "`bootlab class up`" + ` ran and your
+lab's state and key are: bootlab reaches {{.Host}} from there
+{{- if .Remote}} over SSH, and your
+lab's network through that host (` + "`lab ssh`" + `, ` + "`stage`" + ` and ` + "`lab verify`" + ` go that way;
+nothing else routes to it)
 {{- end}}.
 {{- end}}
 
@@ -140,7 +141,7 @@ The bootstrap of this lab starts nothing at boot: you run bootkube's stages.
     bootlab lab checkpoint save mine --name {{.Lab}}
     bootlab lab checkpoint restore mine --name {{.Lab}}
 
-Your trainer can put the lab back with ` + "`bootlab class reset {{.Learner}}`" + `.
+Your trainer can put the lab back with ` + "`bootlab class reset {{.Learner}} --name {{.Class}}`" + `.
 
 ## In this directory
 
