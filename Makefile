@@ -182,10 +182,12 @@ screenshots: build test-kernel ## Dashboard screenshots into docs/pictures (root
 .PHONY: bench
 bench: build ## Benchmarks: bootlab vs a plain virsh script and checkpoint save/restore of that lab, probe lab time-to-green, a class of 4 labs vs 4 in a row (root), dashboard update time
 	$(GO) test -run '^$$' -bench BenchmarkDashboard -benchmem ./dashboard/
+	$(GO) test -run '^$$' -bench BenchmarkClassUpOverHosts -benchtime 1x ./cmd/internal/classcmd/
 	bench/run.sh
 	bench/probe-green.sh
 	bench/rehearsal.sh
 	bench/class.sh
+	bench/class-hosts.sh
 
 .PHONY: probe-image
 probe-image: build ## Build (or reuse) the cached probe image

@@ -12,8 +12,14 @@ import (
 // through lab.List and lab.Inspect (libvirt in memory), encode, compare and
 // push the changed lab to a connected page. It also reports the first-load
 // size: page, script, style, icon and the first snapshot of the 10 labs.
-func BenchmarkDashboardUpdate10Labs(b *testing.B) {
-	home, hv := fixtureHome(b, 10)
+func BenchmarkDashboardUpdate10Labs(b *testing.B) { benchmarkUpdate(b, 10) }
+
+// BenchmarkDashboardUpdate100Labs is the same with 100 labs: a class of
+// 100 learners on one trainer's page (docs/class.md).
+func BenchmarkDashboardUpdate100Labs(b *testing.B) { benchmarkUpdate(b, 100) }
+
+func benchmarkUpdate(b *testing.B, labs int) {
+	home, hv := fixtureHome(b, labs)
 	c := &Collector{Home: home, Connect: connector(hv)}
 	srv := New(Options{Source: c})
 	ctx := context.Background()
@@ -39,7 +45,7 @@ func BenchmarkDashboardUpdate10Labs(b *testing.B) {
 	start := time.Now()
 	for i := 0; b.Loop(); i++ {
 		// One node changes state each update, as a learner's lab would.
-		setActive(hv, fmt.Sprintf("bootlab-ux%d-worker-1", i%10+1), i%20 >= 10)
+		setActive(hv, fmt.Sprintf("bootlab-ux%d-worker-1", i%labs+1), i%(2*labs) >= labs)
 		n, err := srv.Refresh(ctx)
 		if err != nil {
 			b.Fatal(err)

@@ -43,6 +43,8 @@ type Collector struct {
 	clusters map[string]*ClusterView
 	// etcdViews are the last etcd views, by lab directory.
 	etcdViews map[string]etcdCache
+	// hosts are the hosts of the last snapshot and their load (hosts.go).
+	hosts hostLoads
 }
 
 type conn struct {
@@ -132,6 +134,7 @@ func (c *Collector) Snapshot(ctx context.Context) ([]LabView, error) {
 	for i := range labs {
 		views = append(views, c.view(ctx, &labs[i]))
 	}
+	c.placeHosts(views, labs)
 	return views, nil
 }
 

@@ -43,14 +43,18 @@ const (
 
 // LabView is everything the page shows of one lab (GET /api/labs/{name}).
 type LabView struct {
-	Name       string       `json:"name"`
-	Profile    spec.Profile `json:"profile,omitempty"`
-	URI        string       `json:"uri,omitempty"`
-	CIDR       string       `json:"cidr,omitempty"`
-	Domain     string       `json:"domain,omitempty"`
-	Orphaned   bool         `json:"orphaned,omitempty"`
-	NodesUp    int          `json:"nodesUp"`
-	NodesTotal int          `json:"nodesTotal"`
+	Name    string       `json:"name"`
+	Profile spec.Profile `json:"profile,omitempty"`
+	// Class is the class the lab belongs to ("" for none); Host names the
+	// host it runs on (HostView.Name): the class view groups by it.
+	Class      string `json:"class,omitempty"`
+	Host       string `json:"host,omitempty"`
+	URI        string `json:"uri,omitempty"`
+	CIDR       string `json:"cidr,omitempty"`
+	Domain     string `json:"domain,omitempty"`
+	Orphaned   bool   `json:"orphaned,omitempty"`
+	NodesUp    int    `json:"nodesUp"`
+	NodesTotal int    `json:"nodesTotal"`
 	// Phase is one of the Phase* constants.
 	Phase        string      `json:"phase"`
 	Network      NetworkView `json:"network"`

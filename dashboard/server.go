@@ -44,6 +44,8 @@ type Server struct {
 	ready bool
 	order []string          // lab names, sorted
 	views map[string][]byte // lab name -> JSON of its LabView
+	// hosts is the JSON of {"hosts":[...]} (HostSource), nil without one.
+	hosts []byte
 	subs  map[*subscriber]struct{}
 }
 
@@ -68,6 +70,7 @@ func New(opts Options) *Server {
 	mux.HandleFunc("GET /favicon.svg", s.asset("favicon.svg", "image/svg+xml"))
 	mux.HandleFunc("GET /api/labs", s.auth(s.handleLabs))
 	mux.HandleFunc("GET /api/labs/{name}", s.auth(s.handleLab))
+	mux.HandleFunc("GET /api/hosts", s.auth(s.handleHosts))
 	mux.HandleFunc("GET /api/events", s.auth(s.handleEvents))
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
@@ -75,7 +78,7 @@ func New(opts Options) *Server {
 			writeError(w, http.StatusMethodNotAllowed, "the dashboard is read-only: only GET")
 			return
 		}
-		writeError(w, http.StatusNotFound, "not found: the dashboard serves /, /api/labs, /api/labs/NAME and /api/events")
+		writeError(w, http.StatusNotFound, "not found: the dashboard serves /, /api/labs, /api/labs/NAME, /api/hosts and /api/events")
 	})
 	s.mux = mux
 	return s
@@ -137,8 +140,16 @@ func (s *Server) Refresh(ctx context.Context) (int, error) {
 		next[views[i].Name] = data
 		order = append(order, views[i].Name)
 	}
+	hosts, err := s.hostsJSON(ctx)
+	if err != nil {
+		return 0, err
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if hosts != nil && !bytes.Equal(hosts, s.hosts) {
+		s.hosts = hosts
+		s.publish("", event("hosts", hosts))
+	}
 	changed := 0
 	for _, name := range order {
 		if old, ok := s.views[name]; ok && bytes.Equal(old, next[name]) {
@@ -160,7 +171,39 @@ func (s *Server) Refresh(ctx context.Context) (int, error) {
 
 func sortedNames(names []string) []string { return slices.Sorted(slices.Values(names)) }
 
-// publish sends msg to every subscriber of the lab (s.mu held). A
+// hostsJSON is {"hosts":[...]} of the Source's hosts, nil when it tells
+// none (it is no HostSource).
+func (s *Server) hostsJSON(ctx context.Context) ([]byte, error) {
+	hs, ok := s.opts.Source.(HostSource)
+	if !ok {
+		return nil, nil
+	}
+	hosts, err := hs.Hosts(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if hosts == nil {
+		hosts = []HostView{}
+	}
+	return json.Marshal(map[string][]HostView{"hosts": hosts})
+}
+
+func (s *Server) handleHosts(w http.ResponseWriter, r *http.Request) {
+	if err := s.ensureReady(r.Context()); err != nil {
+		writeError(w, http.StatusServiceUnavailable, "reading the labs failed: "+err.Error())
+		return
+	}
+	s.mu.RLock()
+	body := s.hosts
+	s.mu.RUnlock()
+	if body == nil {
+		body = []byte(`{"hosts":[]}`)
+	}
+	writeJSON(w, body)
+}
+
+// publish sends msg to every subscriber of the lab ("": of every lab)
+// (s.mu held). A
 // subscriber too slow to keep up is dropped; its page reconnects and gets
 // a fresh snapshot.
 func (s *Server) publish(name string, msg []byte) {
@@ -283,6 +326,9 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 	}
 	s.subs[sub] = struct{}{}
 	snapshot := event("snapshot", s.labsJSON(name))
+	if name == "" && s.hosts != nil {
+		snapshot = append(snapshot, event("hosts", s.hosts)...)
+	}
 	s.mu.Unlock()
 	defer func() {
 		s.mu.Lock()

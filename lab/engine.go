@@ -123,9 +123,10 @@ func AcceleratorLine(accel spec.Accelerator, why string) string {
 	return engine.AcceleratorLine(accel, why)
 }
 
-// ClassHost is the class.Host of the hypervisor at uri.
-func ClassHost(ctx context.Context, connect Connector, uri string, log *slog.Logger) (class.Host, error) {
-	return engine.ClassHost(ctx, connect, uri, log)
+// ClassFacts measures what class.Expand checks a class against: the labs
+// under the bootlab home and each target host (see engine.ClassFacts).
+func ClassFacts(ctx context.Context, connect Connector, targets []class.Target, poolDir string, log *slog.Logger) (class.Facts, error) {
+	return engine.ClassFacts(ctx, connect, targets, poolDir, log)
 }
 
 // LookupProgram is the program name (kubernetes or etcd) at the version

@@ -482,28 +482,38 @@ func (l *Lab) PlanDeleteCheckpoint(ctx context.Context, name string) ([]engine.C
 // Pooled returns a Connector that opens each URI once, with connect, and
 // hands that one connection to every caller (a class's labs share their
 // daemon); closing what it hands out leaves it open until closeAll. A
-// failed connection is not kept: the next caller tries again.
+// failed connection is kept too, for the pool's life (one command): a
+// host that does not answer is asked once, not once per lab, and the
+// hosts are asked side by side.
 func Pooled(connect Connector) (pooled Connector, closeAll func()) {
+	type conn struct {
+		once sync.Once
+		hv   hypervisor.Hypervisor
+		err  error
+	}
 	var mu sync.Mutex
-	open := map[string]hypervisor.Hypervisor{}
+	open := map[string]*conn{}
 	pooled = func(ctx context.Context, uri string, log *slog.Logger) (hypervisor.Hypervisor, error) {
 		mu.Lock()
-		defer mu.Unlock()
-		hv, ok := open[uri]
+		c, ok := open[uri]
 		if !ok {
-			var err error
-			if hv, err = connect(ctx, uri, log); err != nil {
-				return nil, err
-			}
-			open[uri] = hv
+			c = &conn{}
+			open[uri] = c
 		}
-		return hypervisor.Shared(hv)(ctx, uri, log)
+		mu.Unlock()
+		c.once.Do(func() { c.hv, c.err = connect(ctx, uri, log) })
+		if c.err != nil {
+			return nil, c.err
+		}
+		return hypervisor.Shared(c.hv)(ctx, uri, log)
 	}
 	closeAll = func() {
 		mu.Lock()
 		defer mu.Unlock()
-		for uri, hv := range open {
-			_ = hv.Close()
+		for uri, c := range open {
+			if c.hv != nil {
+				_ = c.hv.Close()
+			}
 			delete(open, uri)
 		}
 	}

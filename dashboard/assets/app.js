@@ -6,6 +6,7 @@
 (function () {
   const token = new URLSearchParams(location.search).get('token') || '';
   const labs = new Map();
+  let hosts = []; // the hosts the labs run on, with their load (event "hosts")
   const PHASES = ['bootstrap active', 'handoff', 'bootstrap removed'];
   const SVGNS = 'http://www.w3.org/2000/svg';
   const $ = (id) => document.getElementById(id);
@@ -57,6 +58,37 @@
     return done ? 'stage ' + pad2(done.number) + ' ' + done.slug + ' done' : 'no stage run';
   }
 
+  function gib(b) { return (b / (1 << 30)).toFixed(1); }
+
+  // hostLine is a host group's heading: its name, labs and load.
+  function hostLine(uri, name, n) {
+    const h = hosts.find((x) => x.uri === uri);
+    const parts = [n + (n === 1 ? ' lab' : ' labs')];
+    if (h && h.memoryTotalBytes) parts.push('memory ' + gib(h.memoryUsedBytes) + ' of ' + gib(h.memoryTotalBytes) + ' GiB in use');
+    if (h && h.cpus) parts.push('CPU ' + Math.round(h.cpuBusyPercent || 0) + '% of ' + h.cpus);
+    if (h && h.error) parts.push(h.error);
+    const head = el('h3', { class: 'host', 'data-host': name, title: uri.split('?')[0] }, name || uri);
+    head.appendChild(el('span', { class: 'meta' }, ' ' + parts.join(' · ')));
+    return head;
+  }
+
+  function tile(l, sel) {
+    const t = el('div', { class: 'tile' + (sel && sel.name === l.name ? ' sel' : ''), 'data-lab': l.name, 'data-failures': String(l.failures.length) });
+    t.appendChild(el('h4', {}, l.name));
+    t.appendChild(el('div', { class: 'meta' }, [l.profile || '?', l.nodesUp + '/' + l.nodesTotal + ' nodes up', l.orphaned ? 'orphaned' : l.phase].join(' · ')));
+    const prog = el('div', { class: 'prog', title: stageText(l) });
+    const bar = el('i');
+    bar.style.width = Math.round((100 * l.stageReached) / Math.max(1, l.stages.length)) + '%';
+    prog.appendChild(bar);
+    t.appendChild(prog);
+    t.appendChild(el('div', { class: 'meta' }, stageText(l) + (l.verify ? ' · verify ' + (l.verify.ok ? '✓' : '✗') : '')));
+    if (l.failures.length) t.appendChild(el('div', { class: 'fail', title: l.failures.join('\n') }, l.failures.length + ': ' + l.failures[0]));
+    t.addEventListener('click', () => { location.hash = 'lab=' + l.name; });
+    return t;
+  }
+
+  // renderTiles draws the class: one group of tiles per host (sorted by
+  // its name), each headed by the host's load; one host, one group.
   function renderTiles() {
     const box = clear($('tiles'));
     const sel = selected();
@@ -65,19 +97,21 @@
       box.appendChild(el('p', { class: 'empty' }, 'no labs on this host yet'));
       return;
     }
+    const groups = new Map();
     for (const l of all) {
-      const t = el('div', { class: 'tile' + (sel && sel.name === l.name ? ' sel' : ''), 'data-lab': l.name, 'data-failures': String(l.failures.length) });
-      t.appendChild(el('h4', {}, l.name));
-      t.appendChild(el('div', { class: 'meta' }, [l.profile || '?', l.nodesUp + '/' + l.nodesTotal + ' nodes up', l.orphaned ? 'orphaned' : l.phase].join(' · ')));
-      const prog = el('div', { class: 'prog', title: stageText(l) });
-      const bar = el('i');
-      bar.style.width = Math.round((100 * l.stageReached) / Math.max(1, l.stages.length)) + '%';
-      prog.appendChild(bar);
-      t.appendChild(prog);
-      t.appendChild(el('div', { class: 'meta' }, stageText(l) + (l.verify ? ' · verify ' + (l.verify.ok ? '✓' : '✗') : '')));
-      if (l.failures.length) t.appendChild(el('div', { class: 'fail', title: l.failures.join('\n') }, l.failures.length + ': ' + l.failures[0]));
-      t.addEventListener('click', () => { location.hash = 'lab=' + l.name; });
-      box.appendChild(t);
+      const key = l.uri || '';
+      if (!groups.has(key)) groups.set(key, { name: l.host || key, labs: [] });
+      groups.get(key).labs.push(l);
+    }
+    const keys = Array.from(groups.keys()).sort((a, b) => (groups.get(a).name < groups.get(b).name ? -1 : 1));
+    for (const k of keys) {
+      const g = groups.get(k);
+      const sec = el('section', { class: 'hostgroup', 'data-host': g.name });
+      sec.appendChild(hostLine(k, g.name, g.labs.length));
+      const grid = el('div', { class: 'tiles' });
+      for (const l of g.labs) grid.appendChild(tile(l, sel));
+      sec.appendChild(grid);
+      box.appendChild(sec);
     }
   }
 
@@ -319,6 +353,10 @@
       labs.set(l.name, l);
       updates++;
       render();
+    });
+    es.addEventListener('hosts', (e) => {
+      hosts = JSON.parse(e.data).hosts;
+      renderTiles();
     });
     es.addEventListener('removed', (e) => {
       labs.delete(JSON.parse(e.data).name);

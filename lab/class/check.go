@@ -13,29 +13,95 @@ import (
 	"github.com/bootlab/bootlab/lab/spec"
 )
 
-// Host is what a class is checked against before anything is created.
-// The command reads the real host; tests give fixed facts.
-type Host struct {
-	// Routes are the host's routes (preflight.HostRoutes).
-	Routes []preflight.HostRoute
-	// Networks are the libvirt networks of the labs' daemon.
-	Networks []hypervisor.NetworkInfo
+// Target is one host of a class to measure for Facts: its name in hosts
+// ("" for a class without hosts) and its libvirt URI.
+type Target struct{ Name, URI string }
+
+// Targets are the hosts of c to measure: its hosts, or the one its
+// template names (templateURI).
+func (c *Spec) Targets(templateURI string) []Target {
+	if len(c.Hosts) == 0 {
+		return []Target{{URI: templateURI}}
+	}
+	out := make([]Target, len(c.Hosts))
+	for i, h := range c.Hosts {
+		out[i] = Target{Name: h.Name, URI: h.URI}
+	}
+	return out
+}
+
+// Facts are what a class is checked against before anything is created:
+// the labs under the bootlab home, each host as measured, and where an
+// earlier class up placed its labs. The command reads them; tests give
+// fixed ones.
+type Facts struct {
 	// Labs are the labs under the bootlab home (labdir.Find).
 	Labs []labdir.Ref
-	// Capacity reads the memory and disk the host offers for labs whose
-	// pools live under poolDir; nil skips the capacity check (a remote or
-	// test:// daemon, whose host is not this one).
-	Capacity func(poolDir string) (preflight.HostCapacity, error)
+	// Hosts are the class's hosts as measured, by name (a host without
+	// facts is taken as reachable and not measured); a class without
+	// hosts has one, unnamed: the host its template names.
+	Hosts []Host
+	// Placed is the host (by name) an earlier class up placed each lab on
+	// (by lab name), whether it was built or not: it stays there.
+	Placed map[string]string
+}
+
+// Host is one host of the class as measured: what its address ranges must
+// avoid and the room it has for labs.
+type Host struct {
+	// Name is the host's name in hosts ("" for a class without hosts).
+	Name string
+	// Routes are the host's routes (preflight.HostRoutes).
+	Routes []preflight.HostRoute
+	// Networks are the libvirt networks of its daemon.
+	Networks []hypervisor.NetworkInfo
+	// Capacity is what it offers labs; nil when it is not measured (the
+	// test driver runs nothing; a transport that carries libvirt only
+	// reads nothing of the machine).
+	Capacity *Capacity
+	// Err is why the host could not be reached or measured: it takes no
+	// new lab, and its labs fail with this reason.
+	Err error
+}
+
+// Capacity is a host's room for labs, measured as `lab preflight`
+// measures it.
+type Capacity struct {
+	// MemoryBytes is the memory available now; MemoryTotalBytes all of it.
+	MemoryBytes      uint64 `json:"memoryAvailableBytes"`
+	MemoryTotalBytes uint64 `json:"memoryTotalBytes"`
+	// DiskBytes is free on DiskDir's filesystem, where pools are made.
+	DiskBytes uint64 `json:"diskFreeBytes"`
+	DiskDir   string `json:"diskDir"`
+	CPUs      int    `json:"cpus"`
+	// KVM is set when the host's libvirt offers KVM guests (TCG else).
+	KVM bool `json:"kvm"`
+	// Labs are the bootlab labs on the host now (its bootlab networks),
+	// of any class or none.
+	Labs int `json:"labs"`
+}
+
+// host is the facts of the host named name (a class without hosts: the
+// first), and whether there are any.
+func (f Facts) host(name string) (Host, bool) {
+	for _, h := range f.Hosts {
+		if h.Name == name {
+			return h, true
+		}
+	}
+	return Host{Name: name}, false
 }
 
 // Expand turns the class into its labs and checks them together against
-// host: every error is reported at once, naming the class file's field,
-// before anything is created. The labs get their networks from the address
-// pool in learner order, skipping what the host routes, what libvirt
-// networks use and what other labs hold; a lab this class already built
-// keeps the network it has.
-func Expand(c *Spec, source string, host Host) (*Plan, error) {
-	e := &expansion{c: c, source: source, host: host}
+// the facts: every error is reported at once, naming the class file's
+// field, before anything is created. The labs get their networks from the
+// address pool in learner order, skipping what any host routes, what
+// libvirt networks use and what other labs hold, so each range is unique
+// across the class; a lab this class already built keeps the network it
+// has. A class with hosts then places its labs (Place): a lab already
+// placed stays where it is.
+func Expand(c *Spec, source string, facts Facts) (*Plan, error) {
+	e := &expansion{c: c, source: source, facts: facts}
 	learners := c.validateClass(e.add)
 	if e.failed() {
 		return nil, e.fail()
@@ -64,13 +130,13 @@ func Expand(c *Spec, source string, host Host) (*Plan, error) {
 	if e.failed() {
 		return nil, e.fail()
 	}
-	if host.Capacity != nil {
-		if err := capacity(e.plan, host, e.add); err != nil {
-			return nil, err
-		}
-		if e.failed() {
-			return nil, e.fail()
-		}
+	if len(c.Hosts) > 0 {
+		e.place()
+	} else if h, ok := facts.host(""); ok && h.Capacity != nil {
+		capacity(e.plan, *h.Capacity, e.add)
+	}
+	if e.failed() {
+		return nil, e.fail()
 	}
 	return e.plan, nil
 }
@@ -80,7 +146,7 @@ func Expand(c *Spec, source string, host Host) (*Plan, error) {
 type expansion struct {
 	c      *Spec
 	source string
-	host   Host
+	facts  Facts
 	errs   []spec.FieldError
 	plan   *Plan
 	// ours are the labs of this class that exist, others every other
@@ -123,9 +189,9 @@ func (e *expansion) addressPool() netip.Prefix {
 // the host.
 func (e *expansion) sortLabs() {
 	e.ours = map[string]*labdir.Ref{}
-	for i, l := range e.host.Labs {
+	for i, l := range e.facts.Labs {
 		if l.State != nil && l.State.Class == e.c.Name {
-			e.ours[l.Name] = &e.host.Labs[i]
+			e.ours[l.Name] = &e.facts.Labs[i]
 			continue
 		}
 		e.others = append(e.others, l)
@@ -154,6 +220,10 @@ func (e *expansion) planLabs(learners []string) {
 			l.Built = true
 		} else if ref != nil && ref.State.Spec != nil {
 			l.Built = true
+		} else if cidr := e.madeNetwork(ref); ref != nil && s.Network.CIDR == "" && cidr != "" {
+			// A lab cut short keeps the network its build made, found by
+			// the UUID its state recorded: its up then goes on with it.
+			s.Network.CIDR = cidr
 		}
 		for _, o := range e.others {
 			if o.Name == s.Name {
@@ -166,6 +236,23 @@ func (e *expansion) planLabs(learners []string) {
 		}
 		e.plan.Labs = append(e.plan.Labs, l)
 	}
+}
+
+// madeNetwork is the range of the libvirt network (on any host) a lab of
+// this class cut short made, by the network UUID its state records; ""
+// when it made none.
+func (e *expansion) madeNetwork(ref *labdir.Ref) string {
+	if ref == nil || ref.State == nil || ref.State.NetworkUUID == "" {
+		return ""
+	}
+	for _, h := range e.facts.Hosts {
+		for _, n := range h.Networks {
+			if n.UUID == ref.State.NetworkUUID && len(n.Prefixes) > 0 {
+				return n.Prefixes[0].Masked().String()
+			}
+		}
+	}
+	return ""
 }
 
 // taken is a range the class's networks must not overlap, and whose it is.
@@ -187,6 +274,14 @@ func (e *expansion) usedNetworks() []taken {
 			ourBridges[ref.State.Spec.Network.Bridge] = true
 		}
 	}
+	// The bridges of our labs' networks route their ranges, built or not.
+	for _, h := range e.facts.Hosts {
+		for _, n := range h.Networks {
+			if ourNets[n.Name] && n.Bridge != "" {
+				ourBridges[n.Bridge] = true
+			}
+		}
+	}
 	var used []taken
 	for _, o := range e.others {
 		if o.State == nil || o.State.Spec == nil {
@@ -200,19 +295,29 @@ func (e *expansion) usedNetworks() []taken {
 			used = append(used, taken{p.Masked(), what})
 		}
 	}
-	for _, n := range e.host.Networks {
-		if ourNets[n.Name] {
-			continue
+	for _, h := range e.facts.Hosts {
+		on := ""
+		if h.Name != "" {
+			on = " on host " + h.Name
 		}
-		for _, p := range n.Prefixes {
-			used = append(used, taken{p, fmt.Sprintf("libvirt network %q (%s)", n.Name, p)})
+		for _, n := range h.Networks {
+			if ourNets[n.Name] {
+				continue
+			}
+			for _, p := range n.Prefixes {
+				used = append(used, taken{p, fmt.Sprintf("libvirt network %q (%s)%s", n.Name, p, on)})
+			}
 		}
-	}
-	for _, r := range e.host.Routes {
-		if r.Prefix.Bits() == 0 || ourBridges[r.Dev] {
-			continue
+		for _, r := range h.Routes {
+			if r.Prefix.Bits() == 0 || ourBridges[r.Dev] {
+				continue
+			}
+			what := fmt.Sprintf("the host route %s on %s", r.Prefix, r.Dev)
+			if h.Name != "" {
+				what = fmt.Sprintf("the route %s on %s of host %s", r.Prefix, r.Dev, h.Name)
+			}
+			used = append(used, taken{r.Prefix, what})
 		}
-		used = append(used, taken{r.Prefix, fmt.Sprintf("the host route %s on %s", r.Prefix, r.Dev)})
 	}
 	return used
 }
@@ -333,9 +438,11 @@ func (e *expansion) validateLabs() error {
 func (e *expansion) bridgesFree() {
 	for i := range e.plan.Labs {
 		s := e.plan.Labs[i].Spec
-		for _, n := range e.host.Networks {
-			if n.Name != s.NetworkName() && n.Bridge == s.Network.Bridge {
-				e.add("lab "+s.Name+": network.bridge", "%s is already the bridge of libvirt network %q: choose another class or learner name", n.Bridge, n.Name)
+		for _, h := range e.facts.Hosts {
+			for _, n := range h.Networks {
+				if n.Name != s.NetworkName() && n.Bridge == s.Network.Bridge {
+					e.add("lab "+s.Name+": network.bridge", "%s is already the bridge of libvirt network %q: choose another class or learner name", n.Bridge, n.Name)
+				}
 			}
 		}
 	}
@@ -378,7 +485,7 @@ func distinct(plan *Plan, add func(field, format string, args ...any)) {
 // capacity refuses a class the host cannot hold: the memory and disk of
 // every lab not built yet (a built lab's are already in use), summed.
 // When it does not fit it says how many labs do.
-func capacity(plan *Plan, host Host, add func(field, format string, args ...any)) error {
+func capacity(plan *Plan, have Capacity, add func(field, format string, args ...any)) {
 	var todo []*spec.Spec
 	for _, l := range plan.Labs {
 		if !l.Built {
@@ -386,11 +493,7 @@ func capacity(plan *Plan, host Host, add func(field, format string, args ...any)
 		}
 	}
 	if len(todo) == 0 {
-		return nil
-	}
-	have, err := host.Capacity(todo[0].Storage.PoolDir)
-	if err != nil {
-		return fmt.Errorf("read the host's memory and disk for class %s: %w", plan.Class.Name, err)
+		return
 	}
 	var mem, disk uint64
 	fit := -1
@@ -403,7 +506,7 @@ func capacity(plan *Plan, host Host, add func(field, format string, args ...any)
 		}
 	}
 	if fit < 0 {
-		return nil
+		return
 	}
 	labs := func(n int) string {
 		if n == 1 {
@@ -427,7 +530,6 @@ func capacity(plan *Plan, host Host, add func(field, format string, args ...any)
 	}
 	add("learners", "%s to build need %s: %s; lower learners, give the template smaller nodes, or free memory and disk (nothing was created)",
 		labs(len(todo)), strings.Join(short, " and "), fits)
-	return nil
 }
 
 // subnets24 yields the /24 networks of p in address order.
@@ -460,4 +562,72 @@ func (p *Plan) Names() []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// place puts every lab of a class with hosts on one (Place): a built lab
+// stays on the host its spec names, a lab an earlier class up placed
+// stays on that host, the others go where mode puts them. Each lab then
+// takes its host's URI and directory.
+func (e *expansion) place() {
+	c := e.c
+	index := map[string]int{}
+	byURI := map[string]int{}
+	hosts := make([]PlaceHost, len(c.Hosts))
+	for i, h := range c.Hosts {
+		index[h.Name], byURI[h.URI] = i, i
+		f, _ := e.facts.host(h.Name)
+		hosts[i] = PlaceHost{Name: h.Name, MaxLabs: h.MaxLabs, Down: f.Err}
+		if f.Capacity != nil {
+			hosts[i].Free = &preflight.Needs{MemoryBytes: f.Capacity.MemoryBytes, DiskBytes: f.Capacity.DiskBytes}
+			hosts[i].DiskDir = f.Capacity.DiskDir
+		}
+	}
+	labs := make([]PlaceLab, len(e.plan.Labs))
+	for i, l := range e.plan.Labs {
+		labs[i] = PlaceLab{Name: l.Spec.Name, Needs: preflight.LabNeeds(l.Spec), Host: -1, Built: l.Built}
+		ref := e.ours[l.Spec.Name]
+		if l.Built && ref != nil && ref.State.Spec != nil {
+			uri := ref.State.Spec.Libvirt.URI
+			h, ok := byURI[uri]
+			if !ok {
+				e.add("hosts", "lab %s is built on %s, which no host of the class is: list that host again, or remove the lab first (`bootlab lab down --name %s`)", l.Spec.Name, uri, l.Spec.Name)
+				continue
+			}
+			labs[i].Host = h
+			continue
+		}
+		if name, ok := e.facts.Placed[l.Spec.Name]; ok && ref != nil {
+			h, ok := index[name]
+			if !ok {
+				e.add("hosts", "lab %s was placed on host %s, which the class no longer lists and which may hold part of it: list that host again, or remove the lab first (`bootlab class down`)", l.Spec.Name, name)
+				continue
+			}
+			labs[i].Host = h
+		}
+	}
+	if e.failed() {
+		return
+	}
+	mode := c.Placement
+	if mode == "" {
+		mode = PlacementSpread
+	}
+	at, err := Place(mode, hosts, labs)
+	if err != nil {
+		e.add("hosts", "%s", err.Error())
+		return
+	}
+	e.plan.Placement = mode
+	for i, h := range c.Hosts {
+		f, _ := e.facts.host(h.Name)
+		e.plan.Hosts = append(e.plan.Hosts, PlanHost{HostSpec: c.Hosts[i], Capacity: f.Capacity, Err: f.Err})
+	}
+	for i := range e.plan.Labs {
+		l := &e.plan.Labs[i]
+		h := c.Hosts[at[i]]
+		l.Host = h.Name
+		l.Spec.Libvirt.URI = h.URI
+		l.Spec.Libvirt.HostDir = h.LabHostDir(l.Spec.Name)
+		e.plan.Hosts[at[i]].Labs = append(e.plan.Hosts[at[i]].Labs, l.Learner)
+	}
 }

@@ -29,16 +29,20 @@ const fixtureDir = "../../testdata/classes"
 // depend on who runs the test.
 const fakeHome = "/home/trainer/bootlab"
 
-// loadFixture reads a class fixture and the fake host its header comments
-// declare: "# host-routes: PREFIX DEV", "# libvirt-networks: NAME PREFIX
-// BRIDGE", "# lab: NAME CIDR [CLASS]" (a lab on the host, built),
-// "# mem-available-mib: N", "# disk-free-gib: N" (without them capacity is
-// not checked).
-func loadFixture(t *testing.T, name string) (*Spec, Host, error) {
+// loadFixture reads a class fixture and the fake hosts its header
+// comments declare: "# host-routes: PREFIX DEV", "# libvirt-networks: NAME
+// PREFIX BRIDGE", "# lab: NAME CIDR [CLASS [URI]]" (a lab on the host,
+// built), "# mem-available-mib: N", "# disk-free-gib: N" (without them
+// capacity is not checked) for a class without hosts; for one with hosts,
+// "# host: NAME mem-mib=N disk-gib=N cpus=N" or "# host: NAME down" per
+// host (a host not named is reachable and not measured) and "# placed:
+// LAB HOST" for a lab an earlier class up placed.
+func loadFixture(t *testing.T, name string) (*Spec, Facts, error) {
 	t.Helper()
 	raw, err := os.ReadFile(filepath.Join(fixtureDir, name))
 	require.NoError(t, err)
 	var host Host
+	var facts Facts
 	var memMiB, diskGiB uint64
 	for _, line := range strings.Split(string(raw), "\n") {
 		key, val, ok := strings.Cut(strings.TrimPrefix(line, "# "), ": ")
@@ -53,36 +57,68 @@ func loadFixture(t *testing.T, name string) (*Spec, Host, error) {
 			host.Networks = append(host.Networks, hypervisor.NetworkInfo{Name: f[0], Prefixes: []netip.Prefix{netip.MustParsePrefix(f[1])}, Bridge: f[2]})
 		case "lab":
 			s := &spec.Spec{Name: f[0], Network: spec.Network{CIDR: f[1]}}
+			if len(f) > 3 {
+				s.Libvirt.URI = f[3]
+			}
 			s.Defaults()
 			st := &labdir.State{Name: f[0], Spec: s}
 			if len(f) > 2 {
 				st.Class = f[2]
 			}
-			host.Labs = append(host.Labs, labdir.Ref{Name: f[0], Dir: s.LabDir, State: st})
+			facts.Labs = append(facts.Labs, labdir.Ref{Name: f[0], Dir: s.LabDir, State: st})
 			host.Networks = append(host.Networks, hypervisor.NetworkInfo{Name: s.NetworkName(), Prefixes: []netip.Prefix{netip.MustParsePrefix(f[1])}, Bridge: s.Network.Bridge})
 			host.Routes = append(host.Routes, preflight.HostRoute{Prefix: netip.MustParsePrefix(f[1]), Dev: s.Network.Bridge})
 		case "mem-available-mib":
 			memMiB, _ = strconv.ParseUint(val, 10, 64)
 		case "disk-free-gib":
 			diskGiB, _ = strconv.ParseUint(val, 10, 64)
+		case "host":
+			h := Host{Name: f[0]}
+			if len(f) > 1 && f[1] == "down" {
+				h.Err = errors.New("dial tcp " + f[0] + ":22: connect: connection refused")
+			} else {
+				h.Capacity = &Capacity{DiskDir: "/var/lib/libvirt/images", CPUs: 8}
+				for _, kv := range f[1:] {
+					k, v, _ := strings.Cut(kv, "=")
+					n, _ := strconv.ParseUint(v, 10, 64)
+					switch k {
+					case "mem-mib":
+						h.Capacity.MemoryBytes, h.Capacity.MemoryTotalBytes = n<<20, n<<20
+					case "disk-gib":
+						h.Capacity.DiskBytes = n << 30
+					case "cpus":
+						h.Capacity.CPUs = int(n)
+					}
+				}
+			}
+			facts.Hosts = append(facts.Hosts, h)
+		case "placed":
+			if facts.Placed == nil {
+				facts.Placed = map[string]string{}
+			}
+			facts.Placed[f[0]] = f[1]
 		}
 	}
 	if memMiB > 0 {
-		host.Capacity = func(poolDir string) (preflight.HostCapacity, error) {
-			return preflight.HostCapacity{MemoryBytes: memMiB << 20, DiskBytes: diskGiB << 30, DiskDir: "/var/lib/libvirt/images"}, nil
-		}
+		host.Capacity = &Capacity{MemoryBytes: memMiB << 20, DiskBytes: diskGiB << 30, DiskDir: "/var/lib/libvirt/images"}
+	}
+	// The machine's own routes and networks count on every host.
+	if len(facts.Hosts) == 0 {
+		facts.Hosts = []Host{host}
+	} else {
+		facts.Hosts = append(facts.Hosts, Host{Routes: host.Routes, Networks: host.Networks})
 	}
 	c, err := Parse(raw, name)
-	return c, host, err
+	return c, facts, err
 }
 
 func expandFixture(t *testing.T, name string) (*Plan, error) {
 	t.Helper()
-	c, host, err := loadFixture(t, name)
+	c, facts, err := loadFixture(t, name)
 	if err != nil {
 		return nil, err
 	}
-	return Expand(c, name, host)
+	return Expand(c, name, facts)
 }
 
 // Every valid fixture expands, and its labs' effective specs are the golden.
@@ -172,7 +208,7 @@ func TestTemplateIsNotChangedByOverrides(t *testing.T) {
 	c := &Spec{Name: "ws", Template: map[string]any{"topology": map[string]any{"masters": 1, "workers": 0}},
 		Learners:  Learners{Names: []string{"a", "b"}, listed: true},
 		Overrides: map[string]map[string]any{"a": {"topology": map[string]any{"workers": 2}}}}
-	plan, err := Expand(c, "class.yaml", Host{})
+	plan, err := Expand(c, "class.yaml", Facts{})
 	require.NoError(t, err)
 	assert.Equal(t, spec.Topology{Masters: 1, Workers: 2}, plan.Labs[0].Spec.Topology)
 	assert.Equal(t, spec.Topology{Masters: 1, Workers: 0}, plan.Labs[1].Spec.Topology)
@@ -219,7 +255,7 @@ func TestHandoutHasTheLabsFilesAndCommands(t *testing.T) {
 	require.NoError(t, os.WriteFile(labdir.SSHKey(s), []byte("PRIVATE"), 0o600))
 	require.NoError(t, os.WriteFile(labdir.SSHKey(s)+".pub", []byte("ssh-ed25519 AAAA"), 0o644))
 	out := filepath.Join(dir, "handouts", "alice")
-	require.NoError(t, WriteHandout(out, "ws", "alice", s))
+	require.NoError(t, WriteHandout(out, "ws", "alice", "", s))
 
 	fi, err := os.Stat(filepath.Join(out, HandoutKey))
 	require.NoError(t, err)
@@ -248,13 +284,13 @@ func TestOpenShiftLabsGetTheirOwnDomain(t *testing.T) {
 	require.NoError(t, os.WriteFile(secret, []byte(`{"auths":{"quay.io":{"auth":"dXNlcjpwYXNz"}}}`), 0o600))
 	c := &Spec{Name: "ocp", Template: map[string]any{"profile": "openshift", "openshift": map[string]any{"pullSecretFile": secret}},
 		Learners: Learners{Count: 2}}
-	plan, err := Expand(c, "class.yaml", Host{})
+	plan, err := Expand(c, "class.yaml", Facts{})
 	require.NoError(t, err)
 	assert.Equal(t, "learner-1.lab.local", plan.Labs[0].Spec.Cluster.Domain())
 	assert.Equal(t, "learner-2.lab.local", plan.Labs[1].Spec.Cluster.Domain())
 
 	c.Template["cluster"] = map[string]any{"name": "same"}
-	_, err = Expand(c, "class.yaml", Host{})
+	_, err = Expand(c, "class.yaml", Facts{})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "lab ocp-learner-2: cluster.name: same.lab.local is also cluster.name of lab ocp-learner-1")
 }
@@ -274,7 +310,7 @@ func TestLearnerCountsOutOfRange(t *testing.T) {
 		require.NoError(t, err)
 		assert.NotPanics(t, func() { assert.Empty(t, c.Learners.List()) })
 		assert.ErrorContains(t, c.Check("c.yaml"), tc.want)
-		_, err = Expand(c, "c.yaml", Host{})
+		_, err = Expand(c, "c.yaml", Facts{})
 		assert.ErrorContains(t, err, tc.want)
 	}
 }
@@ -290,4 +326,35 @@ func TestCheckRefusesHostFieldsInOverrides(t *testing.T) {
 	require.Len(t, ve.Errs, 1)
 	assert.Equal(t, "overrides.alice.network.bridge", ve.Errs[0].Field)
 	assert.Contains(t, ve.Errs[0].Msg, "a host interface such as eth0: leave it out")
+}
+
+// A lab cut short keeps the network its build made (found by the UUID its
+// state recorded), though its bridge already routes it on its host, and
+// stays on the host it was placed on: class up again goes on with it.
+func TestCutShortLabKeepsItsNetworkAndHost(t *testing.T) {
+	// Not parallel: t.Setenv (BOOTLAB_HOME) changes the whole process's environment.
+	t.Setenv("BOOTLAB_HOME", fakeHome)
+	c, err := Parse([]byte("name: ws\ntemplate: {}\nlearners: [ann, ben]\naddressPool: 10.9.0.0/22\nhosts:\n  - {name: rack1, uri: \"qemu:///system\"}\n  - {name: rack2, uri: \"qemu+ssh://root@rack2/system\"}\nplacement: pack\n"), "c.yaml")
+	require.NoError(t, err)
+	ben := &spec.Spec{Name: "ws-ben"}
+	ben.Defaults()
+	facts := Facts{
+		Labs:   []labdir.Ref{{Name: "ws-ben", Dir: ben.LabDir, State: &labdir.State{Name: "ws-ben", Class: "ws", NetworkUUID: "net-uuid"}}},
+		Placed: map[string]string{"ws-ben": "rack2"},
+		Hosts: []Host{{Name: "rack1"}, {
+			Name:     "rack2",
+			Networks: []hypervisor.NetworkInfo{{Name: "bootlab-ws-ben", UUID: "net-uuid", Bridge: ben.Network.Bridge, Prefixes: []netip.Prefix{netip.MustParsePrefix("10.9.2.0/24")}}},
+			Routes:   []preflight.HostRoute{{Prefix: netip.MustParsePrefix("10.9.2.0/24"), Dev: ben.Network.Bridge}},
+		}},
+	}
+	plan, err := Expand(c, "c.yaml", facts)
+	require.NoError(t, err)
+	l, ok := plan.Lab("ben")
+	require.True(t, ok)
+	assert.Equal(t, "10.9.2.0/24", l.Spec.Network.CIDR)
+	assert.Equal(t, "rack2", l.Host, "pack would put it on rack1: it stays where it was placed")
+	assert.False(t, l.Built)
+	a, _ := plan.Lab("ann")
+	assert.Equal(t, "10.9.0.0/24", a.Spec.Network.CIDR)
+	assert.Equal(t, "rack1", a.Host)
 }

@@ -34,7 +34,7 @@ func FuzzClassParseExpand(f *testing.F) {
 		if err := c.Check("fuzz.yaml"); err != nil {
 			assertValidationError(t, "Check", err)
 		}
-		if _, err := Expand(c, "fuzz.yaml", Host{}); err != nil {
+		if _, err := Expand(c, "fuzz.yaml", Facts{}); err != nil {
 			assertValidationError(t, "Expand", err)
 		}
 	})

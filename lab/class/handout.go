@@ -25,9 +25,11 @@ const (
 
 // WriteHandout writes learner's handout into dir: the lab's effective spec,
 // its SSH key (0600), its addresses, the kubeconfig when the lab has one,
-// and a README with the commands for exactly this lab. s is the lab's spec
-// as built (its recorded spec), so the handout matches what exists.
-func WriteHandout(dir, class, learner string, s *spec.Spec) error {
+// and a README with the commands for exactly this lab and the host it
+// runs on (host: its name in the class's hosts, "" for none). s is the
+// lab's spec as built (its recorded spec), so the handout matches what
+// exists.
+func WriteHandout(dir, class, learner, host string, s *spec.Spec) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("handout of %s: %w", learner, err)
 	}
@@ -65,6 +67,7 @@ func WriteHandout(dir, class, learner string, s *spec.Spec) error {
 	var b bytes.Buffer
 	err = readme.Execute(&b, map[string]any{
 		"Class": class, "Learner": learner, "Lab": s.Name, "Spec": s,
+		"Host": host, "URI": redactURI(s.Libvirt.URI), "Remote": s.Remote(),
 		"Rehearsal": s.Rehearsal(), "Probe": s.Profile == spec.ProfileProbe,
 		"Key": hasKey, "Kubeconfig": hasKubeconfig, "Dir": dir,
 	})
@@ -97,6 +100,18 @@ Name your lab once for this shell:
     export BOOTLAB_LAB={{.Lab}}
 
 or add ` + "`--name {{.Lab}}`" + ` to every command (` + "`bootlab lab status --name {{.Lab}}`" + `).
+{{- if .Host}}
+
+## Where it runs
+
+Your lab runs on host {{.Host}} of the class (libvirt ` + "`{{.URI}}`" + `). Run the
+commands below on the trainer's machine, where ` + "`bootlab class up`" + ` ran and your
+lab's state and key are: bootlab reaches {{.Host}} from there
+{{- if .Remote}} over SSH, and your
+lab's network through that host (` + "`lab ssh`" + `, ` + "`stage`" + ` and ` + "`lab verify`" + ` go that way;
+nothing else routes to it)
+{{- end}}.
+{{- end}}
 
 ## Look at it
 
@@ -126,7 +141,7 @@ The bootstrap of this lab starts nothing at boot: you run bootkube's stages.
     bootlab lab checkpoint save mine --name {{.Lab}}
     bootlab lab checkpoint restore mine --name {{.Lab}}
 
-Your trainer can put the lab back with ` + "`bootlab class reset {{.Learner}}`" + `.
+Your trainer can put the lab back with ` + "`bootlab class reset {{.Learner}} --name {{.Class}}`" + `.
 
 ## In this directory
 

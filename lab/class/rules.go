@@ -93,6 +93,7 @@ func (c *Spec) validateClass(add func(field, format string, args ...any)) []stri
 		ok = append(ok, l)
 	}
 	c.validateOverrides(learners, seen, add)
+	c.validateHosts(add)
 	if c.Template == nil {
 		add("template", "missing: give the lab spec every learner gets (at least `template: {}` for the defaults)")
 	}
@@ -118,12 +119,7 @@ func (c *Spec) validateClass(add func(field, format string, args ...any)) []stri
 // validateOverrides refuses an override of no learner and the fields no
 // override may set: an override is never silently ignored.
 func (c *Spec) validateOverrides(learners []string, seen map[string]int, add func(field, format string, args ...any)) {
-	keys := make([]string, 0, len(c.Overrides))
-	for k := range c.Overrides {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
+	for _, k := range sortedKeys(c.Overrides) {
 		if seen[k] == 0 {
 			add("overrides."+k, "%q is not a learner of this class (learners: %s): fix the name or add the learner", k, strings.Join(learners, ", "))
 		}
@@ -166,4 +162,14 @@ func lookup(doc any, path string) (any, bool) {
 		}
 	}
 	return doc, true
+}
+
+// sortedKeys are m's keys in order.
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }

@@ -10,8 +10,10 @@ import (
 
 // Result is what happened to one lab of a class operation.
 type Result struct {
-	Learner string        `json:"learner"`
-	Lab     string        `json:"lab"`
+	Learner string `json:"learner"`
+	Lab     string `json:"lab"`
+	// Host is the host the lab is placed on ("" for a class without hosts).
+	Host    string        `json:"host,omitempty"`
 	Err     error         `json:"-"`
 	Error   string        `json:"error,omitempty"`
 	Elapsed time.Duration `json:"-"`
@@ -29,7 +31,7 @@ func Each(ctx context.Context, labs []Lab, parallel int, f func(context.Context,
 	sem := make(chan struct{}, parallel)
 	var wg sync.WaitGroup
 	for i, l := range labs {
-		out[i] = Result{Learner: l.Learner, Lab: l.Spec.Name}
+		out[i] = Result{Learner: l.Learner, Lab: l.Spec.Name, Host: l.Host}
 		select {
 		case sem <- struct{}{}:
 		case <-ctx.Done():
@@ -59,6 +61,39 @@ func Each(ctx context.Context, labs []Lab, parallel int, f func(context.Context,
 	return out
 }
 
+// EachOnHosts runs f for every lab as Each does, the hosts side by side
+// and the labs of each host at most perHost at a time: a host's labs
+// compete for its CPUs and disk, not another's. Results are in labs'
+// order.
+func EachOnHosts(ctx context.Context, labs []Lab, perHost int, f func(context.Context, Lab) error) []Result {
+	var order []string
+	byHost := map[string][]int{}
+	for i, l := range labs {
+		if _, ok := byHost[l.Host]; !ok {
+			order = append(order, l.Host)
+		}
+		byHost[l.Host] = append(byHost[l.Host], i)
+	}
+	out := make([]Result, len(labs))
+	var wg sync.WaitGroup
+	for _, h := range order {
+		idx := byHost[h]
+		sub := make([]Lab, len(idx))
+		for j, i := range idx {
+			sub[j] = labs[i]
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j, r := range Each(ctx, sub, perHost, f) {
+				out[idx[j]] = r
+			}
+		}()
+	}
+	wg.Wait()
+	return out
+}
+
 // Failed returns the results that failed.
 func Failed(rs []Result) []Result {
 	var out []Result
@@ -80,7 +115,11 @@ func Summary(verb string, rs []Result) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s failed for %d of %d labs:", verb, len(failed), len(rs))
 	for _, r := range failed {
-		fmt.Fprintf(&b, "\n  %s (learner %s): %s", r.Lab, r.Learner, oneLine(r.Err.Error()))
+		on := ""
+		if r.Host != "" {
+			on = ", host " + r.Host
+		}
+		fmt.Fprintf(&b, "\n  %s (learner %s%s): %s", r.Lab, r.Learner, on, oneLine(r.Err.Error()))
 	}
 	return fmt.Errorf("%s", b.String())
 }

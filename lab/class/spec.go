@@ -36,6 +36,11 @@ type Spec struct {
 	Learners Learners `json:"learners"`
 	// AddressPool is a private IPv4 range cut into one /24 per lab.
 	AddressPool string `json:"addressPool,omitempty"`
+	// Hosts are the libvirt hosts the labs are placed on; none is the
+	// host the template names (this machine by default), as for one lab.
+	Hosts []HostSpec `json:"hosts,omitempty"`
+	// Placement is how labs are placed over Hosts: spread (default) or pack.
+	Placement Placement `json:"placement,omitempty"`
 	// Overrides are merged over the template for one learner (mappings
 	// merge key by key, lists and values replace).
 	Overrides map[string]map[string]any `json:"overrides,omitempty"`
@@ -112,6 +117,8 @@ type shape struct {
 	Template    spec.Spec            `json:"template"`
 	Learners    []string             `json:"learners"`
 	AddressPool string               `json:"addressPool"`
+	Hosts       []HostSpec           `json:"hosts"`
+	Placement   string               `json:"placement"`
 	Overrides   map[string]spec.Spec `json:"overrides"`
 }
 
@@ -131,8 +138,12 @@ func Parse(data []byte, source string) (*Spec, error) {
 		msg = strings.TrimPrefix(msg, "error converting YAML to JSON: ")
 		field := "(file)"
 		if name, ok := strings.CutPrefix(msg, "json: unknown field "); ok {
-			fe := spec.UnknownField(data, strings.Trim(name, `"`), "class spec", "unknown field: a class has apiVersion, kind, name, template, learners, addressPool and overrides")
+			key := strings.Trim(name, `"`)
+			fe := spec.UnknownField(data, key, "class spec", "unknown field: a class has apiVersion, kind, name, template, learners, addressPool, hosts, placement and overrides")
 			field, msg = fe.Field, fe.Msg
+			if i, ok := hostWithKey(data, key); ok && fe.Field == key {
+				field, msg = fmt.Sprintf("hosts[%d].%s", i, key), "unknown field: a host has name, uri, hostDir and maxLabs"
+			}
 		} else if strings.Contains(msg, "learners") {
 			field = "learners"
 			msg = "want a whole number of learners or a list of learner names"
@@ -151,12 +162,29 @@ type Lab struct {
 	// Built is set when the lab already exists as this class's lab (its
 	// state names the class and holds the spec of a complete up).
 	Built bool
+	// Host is the name of the host the lab is placed on ("" for a class
+	// without hosts).
+	Host string
 }
 
 // Plan is a class expanded into its labs, checked and ready to build.
 type Plan struct {
 	Class *Spec
 	Labs  []Lab
+	// Hosts are the class's hosts with their facts and the learners
+	// placed on each (none for a class without hosts), in spec order.
+	Hosts []PlanHost
+	// Placement is the mode the labs were placed by.
+	Placement Placement
+}
+
+// PlanHost is one host of a plan: its entry, what was measured of it, and
+// the learners whose labs are on it.
+type PlanHost struct {
+	HostSpec
+	Capacity *Capacity
+	Err      error
+	Labs     []string
 }
 
 // Lab returns the lab of learner name.
@@ -234,9 +262,15 @@ func (c *Spec) labSpec(learner string) (*spec.Spec, []spec.FieldError) {
 }
 
 // Marshal renders every lab's effective spec as YAML documents, one per
-// learner in class order, each headed by its learner.
+// learner in class order, each headed by its learner (and host); a class
+// with hosts starts with its placement table, as comments.
 func (p *Plan) Marshal() ([]byte, error) {
 	var b strings.Builder
+	for _, line := range strings.Split(strings.TrimSuffix(p.PlacementTable(), "\n"), "\n") {
+		if line != "" {
+			fmt.Fprintf(&b, "# %s\n", strings.TrimRight(line, " "))
+		}
+	}
 	for i, l := range p.Labs {
 		if i > 0 {
 			b.WriteString("---\n")
@@ -245,7 +279,11 @@ func (p *Plan) Marshal() ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		fmt.Fprintf(&b, "# class %s, learner %s\n", p.Class.Name, l.Learner)
+		on := ""
+		if l.Host != "" {
+			on = ", host " + l.Host
+		}
+		fmt.Fprintf(&b, "# class %s, learner %s%s\n", p.Class.Name, l.Learner, on)
 		b.Write(data)
 	}
 	return []byte(b.String()), nil

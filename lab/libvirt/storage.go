@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"time"
 
 	golibvirt "github.com/digitalocean/go-libvirt"
 
@@ -209,10 +210,28 @@ func (c *Conn) UploadVolume(ctx context.Context, pool, name string, r io.Reader,
 	if err != nil {
 		return err
 	}
-	if err := c.l.StorageVolUpload(v, ctxReader{ctx, r}, 0, uint64(size), 0); err != nil {
-		if ctx.Err() != nil {
-			return fmt.Errorf("upload to volume %s in pool %s: %w", name, pool, ctx.Err())
+	// go-libvirt's upload can block for good when the connection ends or
+	// the context is cancelled mid-stream: its sender, having failed,
+	// waits to hand over its error while its receiver, interrupted, waits
+	// to tell the sender to stop. The call is then left behind (the
+	// connection is gone, or the command is ending) and the upload fails
+	// here, naming why.
+	done := make(chan error, 1)
+	go func() { done <- c.l.StorageVolUpload(v, ctxReader{ctx, r}, 0, uint64(size), 0) }()
+	select {
+	case err = <-done:
+	case <-c.l.Disconnected():
+		select {
+		case err = <-done:
+		case <-time.After(time.Second):
+			err = errors.New("the connection to libvirt ended during the upload")
 		}
+	case <-ctx.Done():
+	}
+	if ctx.Err() != nil {
+		return fmt.Errorf("upload to volume %s in pool %s: %w", name, pool, ctx.Err())
+	}
+	if err != nil {
 		return wrap(err, "upload to volume %s in pool %s", name, pool)
 	}
 	return nil

@@ -1,8 +1,12 @@
 package preflight
 
 import (
+	"context"
+	"fmt"
 	"os"
+	"strings"
 
+	"github.com/bootlab/bootlab/lab/host"
 	"github.com/bootlab/bootlab/lab/spec"
 )
 
@@ -86,3 +90,44 @@ func ReadHostCapacity(h HostFacts, poolDir string) (HostCapacity, error) {
 
 // HumanBytes is a byte count as preflight prints it (1.5 GiB, 256.0 MiB).
 func HumanBytes(b uint64) string { return human(b) }
+
+// Machine is a hypervisor's machine as a class places labs on it: the
+// room HostCapacity measures, all its memory, its CPUs and its routes.
+type Machine struct {
+	HostCapacity
+	MemoryTotalBytes uint64
+	CPUs             int
+	Routes           []HostRoute
+}
+
+// MeasureHost reads h as preflight reads a lab's host, through its SSH
+// connection when h is remote: memory available and in all, the space
+// free under poolDir (its nearest existing parent), CPUs and routes.
+func MeasureHost(ctx context.Context, h host.Host, poolDir string) (Machine, error) {
+	var f HostFacts
+	if h.Remote() {
+		f = remoteFacts(ctx, h, f)
+	}
+	c, err := ReadHostCapacity(f, poolDir)
+	if err != nil {
+		return Machine{}, fmt.Errorf("read the memory and disk of %s: %w", h.Name(), err)
+	}
+	f = f.withDefaults()
+	m := Machine{HostCapacity: c}
+	if m.MemoryTotalBytes, err = memField(f.ReadFile, f.MemInfo, "MemTotal:"); err != nil {
+		return Machine{}, err
+	}
+	cpuinfo, err := f.ReadFile("/proc/cpuinfo")
+	if err != nil {
+		return Machine{}, fmt.Errorf("read the CPUs of %s: %w", h.Name(), err)
+	}
+	for _, line := range strings.Split(string(cpuinfo), "\n") {
+		if k, _, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "processor" {
+			m.CPUs++
+		}
+	}
+	if m.Routes, err = f.Routes(); err != nil {
+		return Machine{}, err
+	}
+	return m, nil
+}

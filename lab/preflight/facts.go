@@ -141,6 +141,11 @@ func writeLocalTemp(data []byte) (string, func(), error) {
 
 // memAvailable reads MemAvailable from a meminfo file, in bytes.
 func memAvailable(readFile func(string) ([]byte, error), path string) (uint64, error) {
+	return memField(readFile, path, "MemAvailable:")
+}
+
+// memField reads one line of a meminfo file (field "MemTotal:"), in bytes.
+func memField(readFile func(string) ([]byte, error), path, field string) (uint64, error) {
 	data, err := readFile(path)
 	if err != nil {
 		return 0, err
@@ -148,10 +153,10 @@ func memAvailable(readFile func(string) ([]byte, error), path string) (uint64, e
 	sc := bufio.NewScanner(strings.NewReader(string(data)))
 	for sc.Scan() {
 		fields := strings.Fields(sc.Text())
-		if len(fields) >= 2 && fields[0] == "MemAvailable:" {
+		if len(fields) >= 2 && fields[0] == field {
 			kb, err := strconv.ParseUint(fields[1], 10, 64)
 			if err != nil {
-				return 0, fmt.Errorf("%s: bad MemAvailable %q", path, fields[1])
+				return 0, fmt.Errorf("%s: bad %s %q", path, strings.TrimSuffix(field, ":"), fields[1])
 			}
 			return kb * 1024, nil
 		}
@@ -159,7 +164,7 @@ func memAvailable(readFile func(string) ([]byte, error), path string) (uint64, e
 	if err := sc.Err(); err != nil {
 		return 0, err
 	}
-	return 0, fmt.Errorf("%s has no MemAvailable line", path)
+	return 0, fmt.Errorf("%s has no %s line", path, strings.TrimSuffix(field, ":"))
 }
 
 const (

@@ -32,6 +32,7 @@ import (
 // server across the room: only its SSH port is reachable.
 type remoteHost struct {
 	Name       string
+	Net        string // the /30's first address (REMOTE_HOST_NET)
 	Dir        string // state of the harness (keys, logs); not visible inside
 	Addr       string // the host's veth address, where sshd listens
 	KeyFile    string // private key root@Addr accepts
@@ -42,15 +43,37 @@ type remoteHost struct {
 // remoteHostScript is the script, relative to this package.
 var remoteHostScript = filepath.Join("..", "..", "scripts", "host", "remote-host.sh")
 
-// One remote host at a time: they share the /30 and every one runs a libvirtd.
+// One test's remote hosts at a time: they take fixed names and /30s, and
+// every one runs a libvirtd.
 var remoteHostMu sync.Mutex
 
 // newRemoteHost brings a remote host up and registers its teardown, which
 // fails the test if anything is left: processes, mounts, the veth or the netns.
 func newRemoteHost(t *testing.T) *remoteHost {
 	t.Helper()
+	return newRemoteHosts(t, 1)[0]
+}
+
+// newRemoteHosts brings n remote hosts up, each its own namespaces,
+// libvirtd, sshd and /30 (10.254.0.0, 10.254.0.4, ...), named e2e, e2e1, ...
+func newRemoteHosts(t *testing.T, n int) []*remoteHost {
+	t.Helper()
 	remoteHostMu.Lock()
 	t.Cleanup(remoteHostMu.Unlock)
+	var hosts []*remoteHost
+	for i := range n {
+		name := "e2e"
+		if i > 0 {
+			name = fmt.Sprintf("e2e%d", i)
+		}
+		hosts = append(hosts, startRemoteHost(t, name, fmt.Sprintf("10.254.0.%d", 4*i)))
+	}
+	return hosts
+}
+
+// startRemoteHost is one host of newRemoteHosts.
+func startRemoteHost(t *testing.T, name, net string) *remoteHost {
+	t.Helper()
 	for _, tool := range []string{"sshd", "unshare", "nsenter", "ip", "ssh", "virt-ssh-helper"} {
 		if _, err := exec.LookPath(tool); err != nil {
 			if _, err := os.Stat("/usr/sbin/" + tool); err != nil {
@@ -61,7 +84,7 @@ func newRemoteHost(t *testing.T) *remoteHost {
 	dir := t.TempDir()
 	// The host's state has a fixed place, so a run that was interrupted
 	// before its teardown is torn down by the next one.
-	h := &remoteHost{Name: "e2e", Dir: filepath.Join(os.TempDir(), "bootlab-remote-host-e2e"), KeyFile: filepath.Join(dir, "id_ed25519")}
+	h := &remoteHost{Name: name, Net: net, Dir: filepath.Join(os.TempDir(), "bootlab-remote-host-"+name), KeyFile: filepath.Join(dir, "id_ed25519")}
 	pub, priv, err := ed25519.GenerateKey(rand.Reader)
 	if err != nil {
 		t.Fatal(err)
@@ -82,15 +105,15 @@ func newRemoteHost(t *testing.T) *remoteHost {
 	}
 
 	// A host left over by an interrupted run would make up refuse.
-	if out, err := exec.Command(remoteHostScript, "down", h.Name, h.Dir).CombinedOutput(); err != nil {
+	if out, err := h.script("down", h.Name, h.Dir).CombinedOutput(); err != nil {
 		t.Fatalf("remove the remote host an earlier run left: %v\n%s", err, out)
 	}
 	if err := os.RemoveAll(h.Dir); err != nil {
 		t.Fatal(err)
 	}
-	out, err := exec.Command(remoteHostScript, "up", h.Name, h.Dir, h.KeyFile+".pub").CombinedOutput()
+	out, err := h.script("up", h.Name, h.Dir, h.KeyFile+".pub").CombinedOutput()
 	t.Cleanup(func() {
-		if out, err := exec.Command(remoteHostScript, "down", h.Name, h.Dir).CombinedOutput(); err != nil {
+		if out, err := h.script("down", h.Name, h.Dir).CombinedOutput(); err != nil {
 			t.Errorf("remote host down: %v\n%s", err, out)
 		}
 		if left := h.leftovers(t); len(left) > 0 {
@@ -113,6 +136,31 @@ func newRemoteHost(t *testing.T) *remoteHost {
 		t.Fatal(err)
 	}
 	return h
+}
+
+// script is remote-host.sh with args, on the host's /30.
+func (h *remoteHost) script(args ...string) *exec.Cmd {
+	cmd := exec.Command(remoteHostScript, args...)
+	cmd.Env = append(os.Environ(), "REMOTE_HOST_NET="+h.Net)
+	return cmd
+}
+
+// StopSSHD kills every sshd of the host, the listener and each session:
+// from this machine the host is gone (connections refused, those open cut).
+func (h *remoteHost) StopSSHD(t *testing.T) {
+	t.Helper()
+	for _, p := range h.processes(t, "sshd") {
+		pid := strings.TrimSuffix(p[strings.Index(p, "[")+1:], "]")
+		_ = exec.Command("kill", "-KILL", pid).Run()
+	}
+}
+
+// StartSSHD starts the host's sshd again, as remote-host.sh up did.
+func (h *remoteHost) StartSSHD(t *testing.T) {
+	t.Helper()
+	if out, err := h.Exec(t, "/usr/sbin/sshd", "-f", filepath.Join(h.Dir, "ssh", "sshd_config"), "-E", filepath.Join(h.Dir, "log", "sshd.log")); err != nil {
+		t.Fatalf("start sshd on %s again: %v\n%s", h.Name, err, out)
+	}
 }
 
 func readEnvFile(t *testing.T, file string) map[string]string {
@@ -144,7 +192,7 @@ func (h *remoteHost) URI() string {
 // Exec runs a command inside the host (both namespaces) and returns its output.
 func (h *remoteHost) Exec(t *testing.T, args ...string) (string, error) {
 	t.Helper()
-	out, err := exec.Command(remoteHostScript, append([]string{"exec", h.Name, h.Dir}, args...)...).CombinedOutput()
+	out, err := h.script(append([]string{"exec", h.Name, h.Dir}, args...)...).CombinedOutput()
 	return string(out), err
 }
 

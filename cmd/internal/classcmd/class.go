@@ -50,6 +50,7 @@ ordinary lab: ` + "`bootlab lab ... --name <class>-<learner>`" + ` acts on it. S
 		NewCmdVerify(f, nil),
 		NewCmdDown(f, nil),
 		NewCmdReset(f, nil),
+		NewCmdCheckpoint(f, nil),
 		NewCmdHandouts(f, nil),
 	)
 	return cmd
@@ -127,7 +128,8 @@ func templateURI(c *class.Spec) string {
 	return s.Libvirt.URI
 }
 
-// plan loads, expands and checks the class against this host.
+// plan loads the class, measures its hosts (every host of hosts at once,
+// or the one its template names) and expands and checks it against them.
 func plan(ctx context.Context, f *cmdutil.Factory, cf *ClassFlags) (*class.Plan, error) {
 	c, err := cf.Load()
 	if err != nil {
@@ -136,27 +138,44 @@ func plan(ctx context.Context, f *cmdutil.Factory, cf *ClassFlags) (*class.Plan,
 	if err := c.Check(cf.File); err != nil {
 		return nil, err
 	}
-	h, err := lab.ClassHost(ctx, f.Connector(), templateURI(c), f.Log)
+	record, err := class.ReadPlacement(class.Dir(labspec.DefaultHome(), c.Name))
 	if err != nil {
 		return nil, err
 	}
-	return class.Expand(c, cf.File, h)
+	// Every lab's pool is the default one under the same directory: its
+	// filesystem is what the labs' disks take.
+	pool := &labspec.Spec{Name: class.LabName(c.Name, "x")}
+	pool.Defaults()
+	facts, err := lab.ClassFacts(ctx, f.Connector(), c.Targets(templateURI(c)), pool.Storage.PoolDir, f.Log)
+	if err != nil {
+		return nil, err
+	}
+	facts.Placed = class.PlacedHosts(record)
+	return class.Expand(c, cf.File, facts)
 }
 
 // member is a lab of a built class, found by its state: Spec is the spec
-// as built, or (Built false) the lab's name and directory.
+// as built, or (Built false) the lab's name and directory on the host the
+// class placed it on.
 type member struct {
 	Learner string
 	Spec    *labspec.Spec
 	Built   bool
 	Dir     string
+	// Host is the name of the host the class placed the lab on ("" for a
+	// class without hosts).
+	Host string
 }
 
 // members finds the labs whose state says they belong to class name,
 // sorted by lab name. A lab half built (no complete up) is named by its
-// directory, as `lab down --all` does.
+// directory, as `lab down --all` does, on the host class up placed it on.
 func members(name string) ([]member, error) {
 	labs, err := lab.FindLabs(labspec.DefaultHome())
+	if err != nil {
+		return nil, err
+	}
+	record, err := class.ReadPlacement(class.Dir(labspec.DefaultHome(), name))
 	if err != nil {
 		return nil, err
 	}
@@ -165,7 +184,10 @@ func members(name string) ([]member, error) {
 		if l.Err != nil || l.Class != name {
 			continue
 		}
-		out = append(out, member{Learner: strings.TrimPrefix(l.Name, name+"-"), Spec: l.Spec, Built: l.Built, Dir: l.Dir})
+		if !l.Built {
+			class.Locate(l.Spec, record)
+		}
+		out = append(out, member{Learner: strings.TrimPrefix(l.Name, name+"-"), Spec: l.Spec, Built: l.Built, Dir: l.Dir, Host: record[l.Name].Host})
 	}
 	return out, nil
 }
@@ -241,6 +263,16 @@ func (p *prefixWriter) Write(b []byte) (int, error) {
 			return len(b), err
 		}
 	}
+}
+
+// pooledFactory is f for a command over many labs: one connection per
+// host, shared by its labs, and a host that does not answer asked once
+// (lab.Pooled). closeAll closes them.
+func pooledFactory(f *cmdutil.Factory) (*cmdutil.Factory, func()) {
+	connect, closeAll := lab.Pooled(f.Connector())
+	pf := *f
+	pf.Connect = connect
+	return &pf, closeAll
 }
 
 // exitFor is the error of a class operation from its results: nil when all

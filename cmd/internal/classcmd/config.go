@@ -17,16 +17,32 @@ type ConfigOptions struct {
 	Output string
 }
 
-// ClassConfig is `class config -o json`: every lab's effective spec.
+// ClassConfig is `class config -o json`: every lab's effective spec, and
+// for a class with hosts where each lab is placed.
 type ClassConfig struct {
-	Class string     `json:"class"`
-	Labs  []LabEntry `json:"labs"`
+	Class     string      `json:"class"`
+	Placement string      `json:"placement,omitempty"`
+	Hosts     []HostEntry `json:"hosts,omitempty"`
+	Labs      []LabEntry  `json:"labs"`
+}
+
+// HostEntry is one host of a class document: what was measured of it
+// and the learners placed on it.
+type HostEntry struct {
+	Name     string          `json:"name"`
+	URI      string          `json:"uri"`
+	MaxLabs  *int            `json:"maxLabs,omitempty"`
+	Capacity *class.Capacity `json:"capacity,omitempty"`
+	// Error says why the host could not be reached or measured.
+	Error    string   `json:"error,omitempty"`
+	Learners []string `json:"learners"`
 }
 
 // LabEntry is one learner's lab in a class document.
 type LabEntry struct {
 	Learner string     `json:"learner"`
 	Lab     string     `json:"lab"`
+	Host    string     `json:"host,omitempty"`
 	Spec    *spec.Spec `json:"spec"`
 }
 
@@ -45,7 +61,9 @@ the network carved from the address pool and every default filled in.
 The class is checked as class up checks it (each lab's spec; distinct
 networks, bridges, MACs and load balancer addresses; no overlap with host
 routes, libvirt networks or other labs; memory and disk), so what config
-prints is what up builds.`,
+prints is what up builds. A class with hosts is placed first: the output
+starts with the placement (each host's CPUs, guests, memory, disk, labs
+there and the learners placed on it), and each lab names its host.`,
 		Args: cmdutil.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := cmdutil.OutputFlag(opts.Output, "yaml", "json"); err != nil {
@@ -79,9 +97,19 @@ func runConfig(ctx context.Context, f *cmdutil.Factory, opts *ConfigOptions) err
 }
 
 func configDoc(p *class.Plan) ClassConfig {
-	doc := ClassConfig{Class: p.Class.Name, Labs: []LabEntry{}}
+	doc := ClassConfig{Class: p.Class.Name, Placement: string(p.Placement), Labs: []LabEntry{}}
+	for _, h := range p.Hosts {
+		e := HostEntry{Name: h.Name, URI: h.URI, MaxLabs: h.MaxLabs, Capacity: h.Capacity, Learners: h.Labs}
+		if e.Learners == nil {
+			e.Learners = []string{}
+		}
+		if h.Err != nil {
+			e.Error = h.Err.Error()
+		}
+		doc.Hosts = append(doc.Hosts, e)
+	}
 	for _, l := range p.Labs {
-		doc.Labs = append(doc.Labs, LabEntry{Learner: l.Learner, Lab: l.Spec.Name, Spec: l.Spec})
+		doc.Labs = append(doc.Labs, LabEntry{Learner: l.Learner, Lab: l.Spec.Name, Host: l.Host, Spec: l.Spec})
 	}
 	return doc
 }

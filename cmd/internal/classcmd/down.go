@@ -2,6 +2,7 @@ package classcmd
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -41,7 +42,11 @@ libvirt objects bootlab did not make are never touched.
 
 It lists the labs and asks first, like ` + "`bootlab lab down --all`" + `; --yes does not ask
 (and is needed when not at a terminal). --dry-run prints what would be
-removed and removes nothing.`,
+removed and removes nothing.
+
+A class with hosts is removed from every host that answers; the labs of a
+host that does not are named and kept (their lab directories find them), and
+so is the class's directory: run class down again once the host answers.`,
 		Args: cmdutil.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if opts.Parallel < 1 {
@@ -54,7 +59,7 @@ removed and removes nothing.`,
 		},
 	}
 	addClassFlags(cmd, &opts.Class, false)
-	cmd.Flags().IntVar(&opts.Parallel, "parallel", defaultParallel(), "remove at most this many labs at once")
+	cmd.Flags().IntVar(&opts.Parallel, "parallel", defaultParallel(), "remove at most this many labs at once on each host")
 	cmd.Flags().BoolVarP(&opts.Yes, "yes", "y", false, "do not ask")
 	cmd.Flags().BoolVar(&opts.DryRun, "dry-run", false, "print what down would remove, and remove nothing")
 	return cmd
@@ -66,8 +71,10 @@ func runDown(ctx context.Context, f *cmdutil.Factory, opts *DownOptions) error {
 		return err
 	}
 	dir := class.Dir(spec.DefaultHome(), name)
+	pf, closeAll := pooledFactory(f)
+	defer closeAll()
 	if opts.DryRun {
-		return downDryRun(ctx, f, name, dir, ms)
+		return downDryRun(ctx, pf, name, dir, ms)
 	}
 	if len(ms) > 0 && !opts.Yes {
 		if err := confirmDown(f, name, ms); err != nil {
@@ -82,12 +89,15 @@ func runDown(ctx context.Context, f *cmdutil.Factory, opts *DownOptions) error {
 		return nil
 	}
 	var mu sync.Mutex
-	rs := class.Each(ctx, builtLabs(ms), opts.Parallel, func(ctx context.Context, l class.Lab) error {
-		lf := labFactory(f, l.Spec.Name, &mu)
+	rs := class.EachOnHosts(ctx, builtLabs(ms), opts.Parallel, func(ctx context.Context, l class.Lab) error {
+		lf := labFactory(pf, l.Spec.Name, &mu)
 		return downLab(ctx, lf, l.Spec)
 	})
 	printResults(f, "down", rs)
 	if err := exitFor("class down", rs); err != nil {
+		for _, line := range unreachable(ctx, pf, name, ms, rs) {
+			f.Say("warn", "%s", line)
+		}
 		return err
 	}
 	if err := removeClassDir(dir); err != nil {
@@ -109,21 +119,69 @@ func confirmDown(f *cmdutil.Factory, name string, ms []member) error {
 		fmt.Sprintf("class down would delete the %d labs of class %s (%s): pass --yes to confirm when not at a terminal", len(ms), name, list))
 }
 
+// unreachable says, for class down's failed labs whose host did not
+// answer, which host, why, and what is left: the rest of the class is
+// gone from every other host, these labs (and their directories, which
+// find them) stay for a class down once the host answers.
+func unreachable(ctx context.Context, f *cmdutil.Factory, className string, ms []member, rs []class.Result) []string {
+	type lost struct {
+		err  error
+		labs []string
+	}
+	var order []string
+	byHost := map[string]*lost{}
+	for i, r := range rs {
+		if r.Err == nil {
+			continue
+		}
+		uri := ms[i].Spec.Libvirt.URI
+		hv, err := f.Connector()(ctx, uri, f.Log)
+		if err == nil {
+			_ = hv.Close()
+			continue
+		}
+		where := ms[i].Host
+		if where == "" {
+			where = uri
+		}
+		if byHost[where] == nil {
+			byHost[where] = &lost{err: err}
+			order = append(order, where)
+		}
+		byHost[where].labs = append(byHost[where].labs, r.Lab)
+	}
+	var out []string
+	for _, h := range order {
+		l := byHost[h]
+		out = append(out, fmt.Sprintf("could not reach host %s (%s): its labs %s are left there, with their lab directories here, which find them; every other lab of the class is removed. Run `bootlab class down --name %s` again once it answers",
+			h, oneLine(l.err.Error()), strings.Join(l.labs, ", "), className))
+	}
+	return out
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
 // downDryRun prints what class down would remove: each lab's plan as
 // `lab down --dry-run` prints it, its stage logs, and the class directory.
+// A lab whose host does not answer is named, and the others planned.
 func downDryRun(ctx context.Context, f *cmdutil.Factory, name, dir string, ms []member) error {
 	fmt.Fprintf(f.Streams.Out, "class down would make these changes to class %s (nothing was changed):\n", name)
+	var errs []error
 	for _, m := range ms {
 		changes, err := planDownLab(ctx, f, m.Spec)
 		if err != nil {
-			return fmt.Errorf("lab %s: %w", m.Spec.Name, err)
+			errs = append(errs, fmt.Errorf("lab %s: %w", m.Spec.Name, err))
+			continue
 		}
 		for _, c := range changes {
 			fmt.Fprintf(f.Streams.Out, "  %s\n", c)
 		}
 	}
+	if len(errs) > 0 {
+		return errors.Join(errs...)
+	}
 	if _, err := os.Lstat(dir); err == nil {
-		fmt.Fprintf(f.Streams.Out, "  %s\n", lab.Change{Action: "remove", Kind: "classDir", Name: dir, Detail: "handouts"})
+		fmt.Fprintf(f.Streams.Out, "  %s\n", lab.Change{Action: "remove", Kind: "classDir", Name: dir, Detail: "handouts and placement"})
 	}
 	return nil
 }

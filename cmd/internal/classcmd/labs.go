@@ -51,7 +51,7 @@ for class status. Exit code 4 when a lab's check failed
 		},
 	}
 	addClassFlags(cmd, &opts.Class, false)
-	cmd.Flags().IntVar(&opts.Parallel, "parallel", defaultParallel(), "verify at most this many labs at once")
+	cmd.Flags().IntVar(&opts.Parallel, "parallel", defaultParallel(), "verify at most this many labs at once on each host")
 	cmd.Flags().DurationVar(&opts.Timeout, "timeout", 3*time.Minute, "wait at most this long for each lab's checks to pass")
 	return cmd
 }
@@ -60,7 +60,7 @@ for class status. Exit code 4 when a lab's check failed
 func builtLabs(ms []member) []class.Lab {
 	out := make([]class.Lab, len(ms))
 	for i, m := range ms {
-		out[i] = class.Lab{Learner: m.Learner, Spec: m.Spec, Built: m.Built}
+		out[i] = class.Lab{Learner: m.Learner, Spec: m.Spec, Built: m.Built, Host: m.Host}
 	}
 	return out
 }
@@ -70,9 +70,11 @@ func runVerify(ctx context.Context, f *cmdutil.Factory, opts *LabsOptions) error
 	if err != nil {
 		return err
 	}
+	pf, closeAll := pooledFactory(f)
+	defer closeAll()
 	var mu sync.Mutex
-	rs := class.Each(ctx, builtLabs(ms), opts.Parallel, func(ctx context.Context, l class.Lab) error {
-		lf := labFactory(f, l.Spec.Name, &mu)
+	rs := class.EachOnHosts(ctx, builtLabs(ms), opts.Parallel, func(ctx context.Context, l class.Lab) error {
+		lf := labFactory(pf, l.Spec.Name, &mu)
 		return verifyLab(ctx, lf, l.Spec, opts.Timeout)
 	})
 	printResults(f, "verify", rs)
@@ -247,7 +249,7 @@ func runReset(ctx context.Context, f *cmdutil.Factory, opts *ResetOptions) error
 		accel = a
 	}
 	var prep sync.Mutex
-	if err := buildLab(ctx, f, &spec, accel, name, m.Learner, &prep); err != nil {
+	if err := buildLab(ctx, f, &spec, accel, name, m.Learner, m.Host, &prep); err != nil {
 		return err
 	}
 	f.Status.Infof("lab %s rebuilt in %s", spec.Name, time.Since(start).Round(time.Second))
@@ -317,7 +319,7 @@ func runHandouts(f *cmdutil.Factory, opts *HandoutsOptions) error {
 			continue
 		}
 		dir := filepath.Join(opts.Dir, m.Learner)
-		if err := class.WriteHandout(dir, name, m.Learner, m.Spec); err != nil {
+		if err := class.WriteHandout(dir, name, m.Learner, m.Host, m.Spec); err != nil {
 			errs = append(errs, err)
 			continue
 		}

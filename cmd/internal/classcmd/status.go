@@ -3,6 +3,7 @@ package classcmd
 import (
 	"context"
 	"fmt"
+	"sync"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -26,8 +27,11 @@ type ClassStatus struct {
 
 // LabStatus is one learner's line of `class status`.
 type LabStatus struct {
-	Learner    string `json:"learner"`
-	Lab        string `json:"lab"`
+	Learner string `json:"learner"`
+	Lab     string `json:"lab"`
+	// Host is the host the class placed the lab on ("" for a class
+	// without hosts).
+	Host       string `json:"host,omitempty"`
 	CIDR       string `json:"cidr"`
 	NodesUp    int    `json:"nodesUp"`
 	NodesTotal int    `json:"nodesTotal"`
@@ -38,7 +42,10 @@ type LabStatus struct {
 	Stage string `json:"stage,omitempty"`
 	// Checkpoint is the last checkpoint restored, if any.
 	Restored string `json:"restored,omitempty"`
-	Error    string `json:"error,omitempty"`
+	// Unreachable is set when the lab's hypervisor did not answer: its
+	// nodes are not known (Error says why).
+	Unreachable bool   `json:"unreachable,omitempty"`
+	Error       string `json:"error,omitempty"`
 }
 
 // NewCmdStatus builds `class status`.
@@ -70,37 +77,72 @@ func runStatus(ctx context.Context, f *cmdutil.Factory, opts *StatusOptions) err
 	if err != nil {
 		return err
 	}
-	doc := ClassStatus{Class: name, Labs: []LabStatus{}}
-	// One connection per daemon, shared by the labs on it.
+	doc := ClassStatus{Class: name, Labs: make([]LabStatus, len(ms))}
+	// One connection per daemon, shared by the labs on it; the hosts are
+	// asked side by side, and one that does not answer is asked once.
 	connect, closeAll := lab.Pooled(f.Connector())
 	defer closeAll()
-	for _, m := range ms {
-		ls := LabStatus{Learner: m.Learner, Lab: m.Spec.Name, CIDR: m.Spec.Network.CIDR, NodesTotal: len(m.Spec.Nodes)}
-		l, err := lab.Open(ctx, m.Spec, lab.Options{Connect: connect, Log: f.Log})
-		if err != nil {
-			return err
-		}
-		ls.Restored = l.Restored()
-		ls.Verify, _ = l.LastVerify()
-		ls.Stage = stageReached(l.StageDir(), l.UUID())
-		st, err := l.Status(ctx)
-		_ = l.Close()
-		if err != nil {
-			ls.Error = err.Error()
-		} else {
-			for _, n := range st.Nodes {
-				if n.State == "running" {
-					ls.NodesUp++
-				}
-			}
-		}
-		doc.Labs = append(doc.Labs, ls)
+	var wg sync.WaitGroup
+	for i, m := range ms {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			doc.Labs[i] = labStatus(ctx, f, connect, m)
+		}()
 	}
+	wg.Wait()
 	if opts.Output == "json" {
 		return cmdutil.WriteJSON(f.Streams.Out, "ClassStatus", doc)
 	}
+	return printStatus(f, doc)
+}
+
+// labStatus is one learner's line: what the lab directory records (last
+// verify, stages, restore), and its nodes as its hypervisor has them.
+func labStatus(ctx context.Context, f *cmdutil.Factory, connect lab.Connector, m member) LabStatus {
+	ls := LabStatus{Learner: m.Learner, Lab: m.Spec.Name, Host: m.Host, CIDR: m.Spec.Network.CIDR, NodesTotal: len(m.Spec.Nodes)}
+	if !m.Built {
+		ls.CIDR, ls.NodesTotal = "-", 0
+	}
+	l, err := lab.Open(ctx, m.Spec, lab.Options{Connect: connect, Log: f.Log})
+	if err != nil {
+		ls.Error = err.Error()
+		return ls
+	}
+	defer l.Close()
+	ls.Restored = l.Restored()
+	ls.Verify, _ = l.LastVerify()
+	ls.Stage = stageReached(l.StageDir(), l.UUID())
+	if _, err := connect(ctx, m.Spec.Libvirt.URI, f.Log); err != nil {
+		ls.Unreachable, ls.Error = true, "unreachable: "+err.Error()
+		return ls
+	}
+	st, err := l.Status(ctx)
+	if err != nil {
+		ls.Error = err.Error()
+		return ls
+	}
+	for _, n := range st.Nodes {
+		if n.State == "running" {
+			ls.NodesUp++
+		}
+	}
+	return ls
+}
+
+// printStatus prints the class's table: one line per learner, with its
+// host when the class has hosts.
+func printStatus(f *cmdutil.Factory, doc ClassStatus) error {
+	hosts := false
+	for _, l := range doc.Labs {
+		hosts = hosts || l.Host != ""
+	}
 	w := tabwriter.NewWriter(f.Streams.Out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(w, "LEARNER\tLAB\tNETWORK\tNODES UP\tLAST VERIFY\tSTAGE")
+	head := "LEARNER\tLAB\tNETWORK\tNODES UP\tLAST VERIFY\tSTAGE"
+	if hosts {
+		head = "LEARNER\tLAB\tHOST\tNETWORK\tNODES UP\tLAST VERIFY\tSTAGE"
+	}
+	fmt.Fprintln(w, head)
 	for _, l := range doc.Labs {
 		stage := l.Stage
 		if stage == "" {
@@ -110,7 +152,19 @@ func runStatus(ctx context.Context, f *cmdutil.Factory, opts *StatusOptions) err
 		if l.Error != "" {
 			verify += " (" + l.Error + ")"
 		}
-		fmt.Fprintf(w, "%s\t%s\t%s\t%d/%d\t%s\t%s\n", l.Learner, l.Lab, l.CIDR, l.NodesUp, l.NodesTotal, verify, stage)
+		up := fmt.Sprintf("%d/%d", l.NodesUp, l.NodesTotal)
+		if l.Unreachable {
+			up = "unreachable"
+		}
+		if hosts {
+			host := l.Host
+			if host == "" {
+				host = "-"
+			}
+			fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", l.Learner, l.Lab, host, l.CIDR, up, verify, stage)
+			continue
+		}
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\n", l.Learner, l.Lab, l.CIDR, up, verify, stage)
 	}
 	return w.Flush()
 }

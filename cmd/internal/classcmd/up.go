@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -47,19 +49,23 @@ func NewCmdUp(f *cmdutil.Factory, runF func(*UpOptions) error) *cobra.Command {
 First the whole class is checked, before anything is created: each lab's spec,
 distinct names, networks, bridges, MACs and load balancer addresses, no overlap
 with host routes, libvirt networks or other labs, and memory and disk for every
-lab still to build (when they do not fit, the error says how many do). Then
-the host is checked once (preflight of the first lab), the probe image is made
-once for all labs, and the labs are built --parallel at a time. One lab's
-failure does not stop the others: the summary names each failed lab and why,
-and the exit code is non-zero. Running it again resumes, like lab up.
+lab still to build (when they do not fit, the error says how many do). A class
+with hosts is placed on them first (class config shows where), and the
+placement recorded. Then each host is checked once (preflight of the first lab
+to build there), the probe image is made once for all labs, and the labs are
+built --parallel at a time on each host, the hosts side by side. One lab's
+failure, or one host's, does not stop the others: the summary names each
+failed lab, its host and why, and the exit code is non-zero. Running it again
+resumes, like lab up; a lab stays on the host it was placed on.
 
 Each learner's handout (spec, SSH key, addresses, README with the commands for
-their lab) is written to <bootlab home>/classes/<class>/handouts/<learner>.
+their lab and the host it runs on) is written to
+<bootlab home>/classes/<class>/handouts/<learner>.
 
---dry-run makes the same class checks and the one preflight, then prints what
-lab up would change for each lab (as lab up --dry-run does) and its handout:
-nothing is written, downloaded, built or booted, not even the test guest that
-proves KVM.`,
+--dry-run makes the same class checks and each host's one preflight, then
+prints what lab up would change for each lab (as lab up --dry-run does) and
+its handout: nothing is written (not even the placement record), downloaded,
+built or booted, not even the test guest that proves KVM.`,
 		Args: cmdutil.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := cmdutil.OutputFlag(opts.Output, "table", "json"); err != nil {
@@ -75,7 +81,7 @@ proves KVM.`,
 		},
 	}
 	addClassFlags(cmd, &opts.Class, true)
-	cmd.Flags().IntVar(&opts.Parallel, "parallel", defaultParallel(), "build at most this many labs at once")
+	cmd.Flags().IntVar(&opts.Parallel, "parallel", defaultParallel(), "build at most this many labs at once on each host (the hosts side by side)")
 	cmd.Flags().BoolVar(&opts.NoPreflight, "no-preflight", false, "skip the host checks (the class checks and the accelerator choice still run)")
 	cmd.Flags().StringVarP(&opts.Output, "output", "o", "table", "summary format: table or json")
 	cmd.Flags().BoolVar(&opts.DryRun, "dry-run", false, "check the class and print what up would change for each lab, and change nothing")
@@ -90,24 +96,45 @@ func runUp(ctx context.Context, f *cmdutil.Factory, opts *UpOptions) error {
 		f.Status.End(false)
 		return err
 	}
-	f.Status.EndDetail(true, fmt.Sprintf("%d labs", len(p.Labs)))
+	detail := fmt.Sprintf("%d labs", len(p.Labs))
+	if len(p.Hosts) > 0 {
+		detail += fmt.Sprintf(" on %d hosts", len(p.Hosts))
+	}
+	f.Status.EndDetail(true, detail)
+	for _, line := range strings.Split(strings.TrimSuffix(p.PlacementTable(), "\n"), "\n") {
+		if line != "" {
+			f.Status.Infof("%s", strings.TrimRight(line, " ")) // -q leaves it out
+		}
+	}
 	for _, l := range p.Labs {
 		for _, w := range l.Spec.Warnings() {
 			f.Say("warn", "lab %s: %s", l.Spec.Name, w)
 		}
 	}
-	accel, err := prepareClass(ctx, f, p, opts.NoPreflight, opts.DryRun)
+	home := labspec.DefaultHome()
+	if !opts.DryRun {
+		// Recorded before anything is made: a lab cut short is found on
+		// its host by the next up, status and down.
+		if err := class.WritePlacement(class.Dir(home, p.Class.Name), p); err != nil {
+			return err
+		}
+	}
+	hosts, err := prepareClass(ctx, f, p, opts.NoPreflight, opts.DryRun)
 	if err != nil {
 		return err
 	}
 	if opts.DryRun {
-		return upDryRun(ctx, f, p, accel, opts)
+		return upDryRun(ctx, f, p, hosts, opts)
 	}
 	var mu sync.Mutex   // stderr lines
 	var prep sync.Mutex // the preparers share the cache and the tools
-	rs := class.Each(ctx, p.Labs, opts.Parallel, func(ctx context.Context, l class.Lab) error {
+	rs := class.EachOnHosts(ctx, p.Labs, opts.Parallel, func(ctx context.Context, l class.Lab) error {
+		h := hosts[l.Host]
+		if h.err != nil {
+			return h.err
+		}
 		lf := labFactory(f, l.Spec.Name, &mu)
-		return buildLab(ctx, lf, l.Spec, accel, p.Class.Name, l.Learner, &prep)
+		return buildLab(ctx, lf, l.Spec, h.accel, p.Class.Name, l.Learner, l.Host, &prep)
 	})
 	if opts.Output == "json" {
 		if err := cmdutil.WriteJSON(f.Streams.Out, "ClassUpResult", ClassUpResult{Class: p.Class.Name, Seconds: time.Since(start).Round(100 * time.Millisecond).Seconds(), Labs: rs}); err != nil {
@@ -120,62 +147,166 @@ func runUp(ctx context.Context, f *cmdutil.Factory, opts *UpOptions) error {
 		return err
 	}
 	f.Status.Infof("class %s is up: %d labs in %s; handouts in %s; next: `bootlab class verify --name %s`, `bootlab class status --name %s`",
-		p.Class.Name, len(rs), time.Since(start).Round(time.Second), filepath.Join(class.Dir(labspec.DefaultHome(), p.Class.Name), "handouts"), p.Class.Name, p.Class.Name)
+		p.Class.Name, len(rs), time.Since(start).Round(time.Second), filepath.Join(class.Dir(home, p.Class.Name), "handouts"), p.Class.Name, p.Class.Name)
 	return nil
 }
 
-// prepareClass does once what every lab's up would do alone: preflight of
-// the first lab still to build (tools, libvirt, KVM), the probe image
-// shared by every probe lab, and the accelerator. A dry run stops after
-// preflight, which boots no test guest then: its accelerator is planned.
-func prepareClass(ctx context.Context, f *cmdutil.Factory, p *class.Plan, noPreflight, dryRun bool) (labspec.Accelerator, error) {
-	first := p.Labs[0].Spec
-	for _, l := range p.Labs {
-		if !l.Built {
-			first = l.Spec
-			break
+// hostPrep is what class up found of one host before building on it: the
+// accelerator its labs take, or why none can be built there.
+type hostPrep struct {
+	accel labspec.Accelerator
+	err   error
+}
+
+// prepareClass does once what every lab's up would do alone: on each host
+// (side by side) preflight of the first lab still to build there (tools,
+// libvirt, memory, KVM), the probe image shared by every probe lab, and
+// each host's accelerator. On a class without hosts a failure there is
+// class up's; on a class with hosts it is that host's labs' (hostPrep.err),
+// and the other hosts build theirs. A dry run stops after preflight, which
+// boots no test guest then: its accelerator is planned.
+func prepareClass(ctx context.Context, f *cmdutil.Factory, p *class.Plan, noPreflight, dryRun bool) (map[string]hostPrep, error) {
+	first := map[string]*labspec.Spec{}
+	var order []string
+	for _, built := range []bool{false, true} {
+		for _, l := range p.Labs {
+			if _, ok := first[l.Host]; !ok && l.Built == built {
+				first[l.Host] = l.Spec
+			}
 		}
 	}
+	for _, l := range p.Labs {
+		if !slices.Contains(order, l.Host) {
+			order = append(order, l.Host)
+		}
+	}
+	out := make(map[string]hostPrep, len(order))
+	for _, h := range p.Hosts {
+		if h.Err != nil {
+			out[h.Name] = hostPrep{err: fmt.Errorf("host %s is unreachable: %w (run class up again once it answers)", h.Name, h.Err)}
+		}
+	}
+	var mu sync.Mutex
+	onHosts := func(step func(f *cmdutil.Factory, host string, accel labspec.Accelerator) (labspec.Accelerator, error)) {
+		var wg sync.WaitGroup
+		todo := map[string]labspec.Accelerator{} // read before any step writes
+		for _, host := range order {
+			if out[host].err == nil {
+				todo[host] = out[host].accel
+			}
+		}
+		for host, prev := range todo {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				hf := f
+				if len(order) > 1 {
+					hf = labFactory(f, "host "+host, &mu)
+				}
+				accel, err := step(hf, host, prev)
+				if err != nil && host != "" {
+					err = fmt.Errorf("host %s: %w", host, err)
+				}
+				mu.Lock()
+				out[host] = hostPrep{accel: accel, err: err}
+				mu.Unlock()
+			}()
+		}
+		wg.Wait()
+	}
+	building := map[string]bool{}
+	for _, l := range p.Labs {
+		building[l.Host] = building[l.Host] || !l.Built
+	}
+	onHosts(func(f *cmdutil.Factory, host string, _ labspec.Accelerator) (labspec.Accelerator, error) {
+		// A host whose labs are all built takes nothing more: its memory
+		// is theirs already, and up again changes nothing there.
+		return preflightHost(ctx, f, first[host], noPreflight || !building[host], dryRun)
+	})
+	if err := failedAlone(ctx, out); err != nil {
+		return nil, err
+	}
+	if dryRun {
+		return out, nil
+	}
+	if err := shareProbeImage(ctx, f, p); err != nil {
+		return nil, err
+	}
+	onHosts(func(f *cmdutil.Factory, host string, accel labspec.Accelerator) (labspec.Accelerator, error) {
+		return chooseAccelerator(ctx, f, first[host], accel)
+	})
+	if err := failedAlone(ctx, out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// failedAlone is the error class up stops at: an interrupt, or the
+// failure of the one host of a class without hosts.
+func failedAlone(ctx context.Context, hosts map[string]hostPrep) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if h, ok := hosts[""]; ok && h.err != nil {
+		return h.err
+	}
+	return nil
+}
+
+// preflightHost is the one preflight of a host (lab up's and lab
+// preflight's), through the first lab to build there; it returns the
+// accelerator it proved, if any.
+func preflightHost(ctx context.Context, f *cmdutil.Factory, first *labspec.Spec, noPreflight, dryRun bool) (labspec.Accelerator, error) {
 	var accel labspec.Accelerator
 	if first.Accelerator != labspec.AccelAuto {
 		accel = first.Accelerator
+	}
+	if noPreflight {
+		return accel, nil
 	}
 	l, err := f.OpenLab(ctx, first)
 	if err != nil {
 		return "", err
 	}
 	defer l.Close()
-	if !noPreflight {
-		// The one preflight: lab up's and lab preflight's.
-		report, err := l.Preflight(ctx, lab.PreflightOptions{NoTestGuest: dryRun})
-		if err != nil {
-			return "", err
-		}
-		if err := report.Err(); err != nil {
-			return "", err
-		}
-		if !report.AcceleratorUnproven || dryRun {
-			accel = report.Accelerator
-		}
-		if dryRun && report.AcceleratorReason != "" {
-			f.Status.Infof("accelerator: %s", lab.AcceleratorLine(report.Accelerator, report.AcceleratorReason))
-		}
-	}
-	if dryRun {
-		return accel, nil
-	}
-	if err := shareProbeImage(ctx, f, p); err != nil {
+	// The one preflight: lab up's and lab preflight's.
+	report, err := l.Preflight(ctx, lab.PreflightOptions{NoTestGuest: dryRun})
+	if err != nil {
 		return "", err
 	}
-	if accel == "" {
-		a, why, err := l.ChooseAccelerator(ctx)
-		if err != nil {
-			return "", cmdutil.WithCode(cmdutil.ExitInvalid, err)
-		}
-		accel = a
-		f.Status.Infof("accelerator: %s (%s)", accel, why)
+	if err := report.Err(); err != nil {
+		return "", err
+	}
+	if dryRun && report.AcceleratorReason != "" {
+		f.Status.Infof("accelerator: %s", lab.AcceleratorLine(report.Accelerator, report.AcceleratorReason))
+	}
+	if !report.AcceleratorUnproven || dryRun {
+		accel = report.Accelerator
 	}
 	return accel, nil
+}
+
+// chooseAccelerator is the host's accelerator: accel when preflight or
+// the spec gave one, the one its built lab first recorded, else chosen on
+// the host once the boot files exist.
+func chooseAccelerator(ctx context.Context, f *cmdutil.Factory, first *labspec.Spec, accel labspec.Accelerator) (labspec.Accelerator, error) {
+	if accel != "" {
+		return accel, nil
+	}
+	l, err := f.OpenLab(ctx, first)
+	if err != nil {
+		return "", err
+	}
+	defer l.Close()
+	if a := l.Accelerator(); a != "" {
+		return a, nil
+	}
+	a, why, err := l.ChooseAccelerator(ctx)
+	if err != nil {
+		return "", cmdutil.WithCode(cmdutil.ExitInvalid, err)
+	}
+	f.Status.Infof("accelerator: %s (%s)", a, why)
+	return a, nil
 }
 
 // shareProbeImage builds (or finds) the probe image once and gives it to
@@ -232,7 +363,7 @@ func shareProbeImage(ctx context.Context, f *cmdutil.Factory, p *class.Plan) err
 // buildLab is `lab up` of one lab of the class, with the same library
 // calls: lab key, the profile's boot files, then lab.Up, recording the
 // class in the lab's state; then learner's handout, from the lab as built.
-func buildLab(ctx context.Context, f *cmdutil.Factory, spec *labspec.Spec, accel labspec.Accelerator, className, learner string, prep *sync.Mutex) error {
+func buildLab(ctx context.Context, f *cmdutil.Factory, spec *labspec.Spec, accel labspec.Accelerator, className, learner, host string, prep *sync.Mutex) error {
 	// The class checked the host and chose the accelerator once for all
 	// its labs; host DNS is a single lab's (a class's labs share a host).
 	l, err := f.OpenLab(ctx, spec)
@@ -250,7 +381,7 @@ func buildLab(ctx context.Context, f *cmdutil.Factory, spec *labspec.Spec, accel
 		f.Status.Infof("nothing to change: lab %s already matches the spec", spec.Name)
 	}
 	dir := filepath.Join(class.Dir(labspec.DefaultHome(), className), "handouts", learner)
-	return class.WriteHandout(dir, className, learner, l.Spec())
+	return class.WriteHandout(dir, className, learner, host, l.Spec())
 }
 
 // labBuildOptions are the options of a class's lab up and of its dry run:
@@ -279,10 +410,15 @@ type LabPlan struct {
 // upDryRun prints what class up would change for every lab of p: each
 // lab's lab up --dry-run with the options its up gets, and its handout.
 // A lab whose plan fails is named in the summary, as class up names it.
-func upDryRun(ctx context.Context, f *cmdutil.Factory, p *class.Plan, accel labspec.Accelerator, opts *UpOptions) error {
+func upDryRun(ctx context.Context, f *cmdutil.Factory, p *class.Plan, hosts map[string]hostPrep, opts *UpOptions) error {
 	var mu sync.Mutex
 	plans := map[string]LabPlan{}
-	rs := class.Each(ctx, p.Labs, opts.Parallel, func(ctx context.Context, cl class.Lab) error {
+	rs := class.EachOnHosts(ctx, p.Labs, opts.Parallel, func(ctx context.Context, cl class.Lab) error {
+		h := hosts[cl.Host]
+		if h.err != nil {
+			return h.err
+		}
+		accel := h.accel
 		l, err := f.OpenLab(ctx, cl.Spec)
 		if err != nil {
 			return err

@@ -25,12 +25,35 @@ func (r *labRun) ownedNetwork(o *hypervisor.Object) error {
 	return fmt.Errorf("network %s exists but this lab did not create it (UUID %s, lab state has %q): remove it (`virsh net-destroy %[1]s; virsh net-undefine %[1]s`) or choose another lab name", o.Name, o.UUID, r.state.NetworkUUID)
 }
 
+// networkWithUUID is the network definition x with a UUID of its own (a
+// new one unless x has one), and that UUID.
+func networkWithUUID(x string) (string, string, error) {
+	var n libvirtxml.Network
+	if err := n.Unmarshal(x); err != nil {
+		return "", "", fmt.Errorf("network definition: %w", err)
+	}
+	if n.UUID == "" {
+		n.UUID = labdir.NewLabUUID()
+	}
+	out, err := n.Marshal()
+	return out, n.UUID, err
+}
+
 func (r *labRun) ensureNetwork(ctx context.Context, want plan.NamedXML) (string, error) {
 	var did []string
 	o, err := r.hv.LookupNetwork(ctx, want.Name)
 	switch {
 	case errors.Is(err, hypervisor.ErrNotFound):
-		o, err = r.hv.DefineNetwork(ctx, want.XML)
+		x, id, err := networkWithUUID(want.XML)
+		if err != nil {
+			return "", err
+		}
+		// Recorded before the define: one whose answer is lost (the host
+		// gone mid-call) leaves a network the next up knows is this lab's.
+		if err := r.record(func(st *labdir.State) { st.NetworkUUID = id }); err != nil {
+			return "", err
+		}
+		o, err = r.hv.DefineNetwork(ctx, x)
 		if err != nil {
 			return "", err
 		}

@@ -13,6 +13,8 @@ import (
 	"github.com/bootlab/bootlab/lab/internal/plan"
 	"github.com/bootlab/bootlab/lab/spec"
 
+	"libvirt.org/go/libvirtxml"
+
 	"github.com/bootlab/bootlab/internal/userfile"
 	"github.com/bootlab/bootlab/lab/labdir"
 )
@@ -24,12 +26,34 @@ func (r *labRun) ownedPool(o *hypervisor.Object) error {
 	return fmt.Errorf("storage pool %s exists but this lab did not create it (UUID %s, lab state has %q): remove it (`virsh pool-destroy %[1]s; virsh pool-undefine %[1]s`) or choose another lab name", o.Name, o.UUID, r.state.PoolUUID)
 }
 
+// poolWithUUID is the pool definition x with a UUID of its own (a new one
+// unless x has one), and that UUID.
+func poolWithUUID(x string) (string, string, error) {
+	var p libvirtxml.StoragePool
+	if err := p.Unmarshal(x); err != nil {
+		return "", "", fmt.Errorf("pool definition: %w", err)
+	}
+	if p.UUID == "" {
+		p.UUID = labdir.NewLabUUID()
+	}
+	out, err := p.Marshal()
+	return out, p.UUID, err
+}
+
 func (r *labRun) ensurePool(ctx context.Context, want plan.NamedXML) (string, error) {
 	var did []string
 	o, err := r.hv.LookupPool(ctx, want.Name)
 	switch {
 	case errors.Is(err, hypervisor.ErrNotFound):
-		o, err = r.hv.DefinePool(ctx, want.XML)
+		x, id, err := poolWithUUID(want.XML)
+		if err != nil {
+			return "", err
+		}
+		// Recorded before the define, as the network's UUID is.
+		if err := r.record(func(st *labdir.State) { st.PoolUUID = id }); err != nil {
+			return "", err
+		}
+		o, err = r.hv.DefinePool(ctx, x)
 		if o != nil {
 			if rerr := r.record(func(st *labdir.State) { st.PoolUUID = o.UUID }); rerr != nil {
 				return "", rerr

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"encoding/xml"
 	"errors"
 	"io"
 	"log/slog"
@@ -753,4 +754,63 @@ func TestUpRunsTheStartedNodesWhenOneFailsToStart(t *testing.T) {
 		}
 		assert.True(t, o.Active && !o.Paused, "%s is not running", n.Name)
 	}
+}
+
+// lostAnswers is a hypervisor whose daemon takes the UUID a network or
+// pool definition names, as libvirt does; with lose set, a define is done
+// and its answer lost, as when the host goes away mid-call.
+type lostAnswers struct {
+	*fake.Hypervisor
+	lose bool
+}
+
+func (l *lostAnswers) define(name string, objs map[string]*hypervisor.Object, x string, def func() (*hypervisor.Object, error)) (*hypervisor.Object, error) {
+	var v struct {
+		UUID string `xml:"uuid"`
+	}
+	if err := xml.Unmarshal([]byte(x), &v); err != nil {
+		return nil, err
+	}
+	o, err := def()
+	if err != nil {
+		return nil, err
+	}
+	if v.UUID != "" { // libvirt makes one up otherwise, as the fake does
+		objs[o.Name].UUID, o.UUID = v.UUID, v.UUID
+	}
+	if l.lose {
+		return nil, errors.New("define " + name + ": procedure interrupted while awaiting response")
+	}
+	return o, nil
+}
+
+func (l *lostAnswers) DefineNetwork(ctx context.Context, x string) (*hypervisor.Object, error) {
+	return l.define("network", l.NetworkObjects, x, func() (*hypervisor.Object, error) { return l.Hypervisor.DefineNetwork(ctx, x) })
+}
+
+func (l *lostAnswers) DefinePool(ctx context.Context, x string) (*hypervisor.Object, error) {
+	return l.define("pool", l.PoolObjects, x, func() (*hypervisor.Object, error) { return l.Hypervisor.DefinePool(ctx, x) })
+}
+
+// A network or pool whose define was done but whose answer was lost is
+// still the lab's: its UUID was recorded before the define, so the next
+// up goes on with it instead of refusing it as another's.
+func TestUpOwnsWhatALostAnswerDefined(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	hv := &lostAnswers{Hypervisor: fake.New(), lose: true}
+	s := testSpec(t, "t", true)
+	_, err := Up(ctx, hv, s, upOpts())
+	require.ErrorContains(t, err, "procedure interrupted")
+	require.Contains(t, hv.NetworkObjects, "bootlab-t", "the define was done")
+
+	_, err = Up(ctx, hv, s, upOpts())
+	require.ErrorContains(t, err, "define pool: procedure interrupted", "the network is owned; the pool's define loses its answer next")
+	hv.lose = false
+	_, err = Up(ctx, hv, s, upOpts())
+	require.NoError(t, err, "the network and pool made before are this lab's")
+	st, err := labdir.LoadState(s.LabDir)
+	require.NoError(t, err)
+	assert.Equal(t, hv.NetworkObjects["bootlab-t"].UUID, st.NetworkUUID)
+	assert.Equal(t, hv.PoolObjects["bootlab-t"].UUID, st.PoolUUID)
 }
