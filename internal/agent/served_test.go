@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"errors"
 	"crypto/tls"
 	"fmt"
 	"io"
@@ -205,10 +206,20 @@ func TestFetchWorkerFromBootstrapIsRefused(t *testing.T) {
 	dial := mcsServer(t, in, endpoints.MCSBootstrap, map[string][]byte{"master": cfgs.MasterServed, "worker": cfgs.WorkerServed}, nil)
 	pointer, err := ignition.Parse(cfgs.Worker)
 	require.NoError(t, err)
+	// The first answer the MCS gives ends the wait (a deadline would make
+	// a loaded machine's slow handshake the error instead).
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
 	var last error
-	f := &Fetcher{DialContext: dial, Retry: time.Millisecond, Deadline: 200 * time.Millisecond,
-		OnAttempt: func(_ string, _ int, err error) { last = err }}
-	_, _, err = f.Resolve(context.Background(), pointer)
+	f := &Fetcher{DialContext: dial, Retry: time.Millisecond, Deadline: 2 * time.Minute,
+		OnAttempt: func(_ string, _ int, err error) {
+			var se *StatusError
+			if errors.As(err, &se) {
+				last = err
+				cancel()
+			}
+		}}
+	_, _, err = f.Resolve(ctx, pointer)
 	require.Error(t, err)
 	var se *StatusError
 	require.ErrorAs(t, last, &se)

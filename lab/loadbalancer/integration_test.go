@@ -23,6 +23,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/bootlab/bootlab/internal/sshc/sshctest"
+	"github.com/bootlab/bootlab/internal/testutil/freeport"
 	"github.com/bootlab/bootlab/lab/host"
 )
 
@@ -70,12 +71,11 @@ func newBackend(t *testing.T, name, ip string) *backend {
 
 func (b *backend) addr() string { return b.srv.Listener.Addr().String() }
 
+// freePort is a port haproxy binds later: one no other test process holds,
+// below the ephemeral range (freeport).
 func freePort(t *testing.T, ip string) int {
 	t.Helper()
-	l, err := net.Listen("tcp", ip+":0")
-	require.NoError(t, err)
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
+	return freeport.TCP(t, ip)
 }
 
 // eventually polls cond every 100ms, at most n times (a bounded loop, not a

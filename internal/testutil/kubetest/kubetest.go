@@ -21,9 +21,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -32,6 +30,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/bootlab/bootlab/internal/pki"
+	"github.com/bootlab/bootlab/internal/testutil/freeport"
 	"github.com/bootlab/bootlab/lab/cache"
 )
 
@@ -252,40 +251,21 @@ current-context: admin
 	return paths
 }
 
-// FreePort is a TCP port free on 127.0.0.1 right now.
+// FreePort is a TCP port on 127.0.0.1 that no other test process holds
+// and nothing listens on now, below the kernel's ephemeral range
+// (freeport): it stays this test binary's until the binary ends.
 func FreePort(t testing.TB) string {
 	t.Helper()
-	handedOut.Lock()
-	defer handedOut.Unlock()
-	for range 100 {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		require.NoError(t, err)
-		port := l.Addr().(*net.TCPAddr).Port
-		l.Close()
-		// The kernel may give a port it gave a moment ago, now closed
-		// again: CI saw etcd's peer and client URLs get the same one.
-		if !handedOut.ports[port] {
-			handedOut.ports[port] = true
-			return strconv.Itoa(port)
-		}
-	}
-	t.Fatal("no port on 127.0.0.1 that this test binary has not handed out already")
-	return ""
+	return freeport.Loopback(t)
 }
-
-// handedOut is every port FreePort returned in this test binary: a port
-// is free when it is handed out, and stays someone's until the binary ends.
-var handedOut = struct {
-	sync.Mutex
-	ports map[int]bool
-}{ports: map[int]bool{}}
 
 // Server is a started process; Exited is closed once it has exited.
 type Server struct {
-	Name   string
-	Cmd    *exec.Cmd
-	Exited chan struct{}
-	Err    error
+	Name    string
+	LogPath string
+	Cmd     *exec.Cmd
+	Exited  chan struct{}
+	Err     error
 }
 
 // Start runs a server with its output in logPath, shown if the test fails;
@@ -294,7 +274,7 @@ func Start(t testing.TB, logPath, path string, args ...string) *Server {
 	t.Helper()
 	logFile, err := os.Create(logPath)
 	require.NoError(t, err)
-	s := &Server{Name: filepath.Base(path), Cmd: exec.Command(path, args...), Exited: make(chan struct{})}
+	s := &Server{Name: filepath.Base(path), LogPath: logPath, Cmd: exec.Command(path, args...), Exited: make(chan struct{})}
 	s.Cmd.Stdout, s.Cmd.Stderr = logFile, logFile
 	require.NoError(t, s.Cmd.Start())
 	go func() { s.Err = s.Cmd.Wait(); close(s.Exited) }()
@@ -334,7 +314,8 @@ func waitEvery(t testing.TB, limit, interval time.Duration, what string, s *Serv
 		last = out
 		select {
 		case <-s.Exited:
-			require.FailNow(t, what, "%s exited (%v): %s", s.Name, s.Err, last)
+			log, _ := os.ReadFile(s.LogPath)
+			require.FailNow(t, what, "%s exited (%v): %s\n%s's last lines:\n%s", s.Name, s.Err, last, s.Name, tail(string(log), 15))
 		case <-time.After(interval):
 		}
 	}
