@@ -172,6 +172,11 @@ type Volumes interface {
 	CreateVolume(ctx context.Context, pool, xml string) (*Volume, error)
 	// UploadVolume streams size bytes from r into the volume (works on remote hosts).
 	UploadVolume(ctx context.Context, pool, name string, r io.Reader, size int64) error
+	// CopyVolume creates a volume in pool from xml, filled with the content
+	// of fromPool's volume fromName, copied by the host itself (nothing
+	// crosses the connection): the labs of a class on one host send a boot
+	// file once.
+	CopyVolume(ctx context.Context, pool, xml, fromPool, fromName string) (*Volume, error)
 	DeleteVolume(ctx context.Context, pool, name string) error
 }
 

@@ -203,6 +203,30 @@ func (c *Conn) CreateVolume(ctx context.Context, pool, xml string) (*hypervisor.
 	return c.volume(v)
 }
 
+// CopyVolume creates a volume in pool from xml with the content of
+// fromPool's volume fromName, copied on the host (libvirt's
+// virStorageVolCreateXMLFrom).
+func (c *Conn) CopyVolume(ctx context.Context, pool, xml, fromPool, fromName string) (*hypervisor.Volume, error) {
+	p, err := c.pool(ctx, pool)
+	if err != nil {
+		return nil, err
+	}
+	src, err := c.vol(ctx, fromPool, fromName)
+	if err != nil {
+		return nil, err
+	}
+	c.logXML(ctx, "copy volume from "+fromPool+"/"+fromName, xml)
+	var v golibvirt.StorageVol
+	err = c.long(ctx, func(l *golibvirt.Libvirt) (err error) {
+		v, err = l.StorageVolCreateXMLFrom(p, xml, src, 0)
+		return err
+	})
+	if err != nil {
+		return nil, wrap(err, "copy volume %s of pool %s as %s in pool %s", fromName, fromPool, xmlName(xml), pool)
+	}
+	return c.volume(v)
+}
+
 // UploadVolume streams size bytes from r into the volume through libvirt,
 // which works the same on a remote host.
 func (c *Conn) UploadVolume(ctx context.Context, pool, name string, r io.Reader, size int64) error {

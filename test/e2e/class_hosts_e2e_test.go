@@ -145,6 +145,11 @@ hosts:
 	}
 	assert.Positive(t, failedOn2, "a lab of rack2 failed with its host gone:\n%s", up)
 	assert.Len(t, bootlabNetworks(t, rack1), 2, "rack1 holds its two labs")
+	// rack1's two labs were built side by side: the probe kernel and
+	// initrd crossed the connection once, the other lab copied them on
+	// rack1 (libvirt's volume create-from, over qemu+ssh).
+	assert.Contains(t, up.Stderr, "boot files on host rack1: ", "class up says what it sent once")
+	assert.Regexp(t, `boot files on host rack1: \d+ uploaded, [1-9]\d* copied there`, up.Stderr)
 
 	// rack2 back: class up again converges, each lab where it was placed.
 	rack2.StartSSHD(t)

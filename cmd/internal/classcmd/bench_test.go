@@ -16,8 +16,9 @@ import (
 // hosts, each host a fake daemon that takes uploads (nothing runs), as
 // the trainer's machine drives them. It reports, per host, the
 // connections class up opens (in all, and at most at once) and class
-// status opens, and the boot files uploaded (in all, and of them the
-// probe image's kernel and initrd), and the trainer's machine's time per lab: bootlab's own cost,
+// status opens, the boot files uploaded (in all, and of them the probe
+// image's kernel and initrd) and the volumes copied on the host instead,
+// and the trainer's machine's time per lab: bootlab's own cost,
 // without the hosts' (a real host adds its libvirt calls and the
 // uploads' transfer).
 func BenchmarkClassUpOverHosts(b *testing.B) {
@@ -41,7 +42,7 @@ func BenchmarkClassUpOverHosts(b *testing.B) {
 			if err := os.WriteFile(file, []byte(doc), 0o644); err != nil {
 				b.Fatal(err)
 			}
-			var upDials, upPeak, statusDials, uploads, images float64
+			var upDials, upPeak, statusDials, uploads, images, copies float64
 			var upTime time.Duration
 			for b.Loop() {
 				b.StopTimer()
@@ -59,10 +60,13 @@ func BenchmarkClassUpOverHosts(b *testing.B) {
 				b.StopTimer()
 				upDials += float64(maxCount(hosts.dials))
 				upPeak += float64(maxCount(hosts.peak))
-				var mostUp, mostImg int
+				var mostUp, mostImg, mostCopies int
 				for _, hv := range hosts.hvs {
-					up, img := 0, 0
+					up, img, cp := 0, 0, 0
 					for _, m := range hv.Mutations() {
+						if strings.HasPrefix(m, "CopyVolume ") {
+							cp++
+						}
 						if strings.HasPrefix(m, "UploadVolume ") {
 							up++
 							if strings.Contains(m, "/boot-kernel-") || strings.Contains(m, "/boot-initrd-") {
@@ -70,8 +74,9 @@ func BenchmarkClassUpOverHosts(b *testing.B) {
 							}
 						}
 					}
-					mostUp, mostImg = max(mostUp, up), max(mostImg, img)
+					mostUp, mostImg, mostCopies = max(mostUp, up), max(mostImg, img), max(mostCopies, cp)
 				}
+				copies += float64(mostCopies)
 				uploads += float64(mostUp)
 				images += float64(mostImg)
 				before := copyCounts(hosts.dials)
@@ -91,6 +96,7 @@ func BenchmarkClassUpOverHosts(b *testing.B) {
 			b.ReportMetric(statusDials/n, "status-connections/host")
 			b.ReportMetric(uploads/n, "uploads/host")
 			b.ReportMetric(images/n, "image-uploads/host")
+			b.ReportMetric(copies/n, "copies-on-host/host")
 		})
 	}
 }

@@ -293,3 +293,61 @@ func TestClassHostDownAtPlacement(t *testing.T) {
 	assert.Equal(t, "class up failed for 1 of 4 labs:\n  it-ben (learner ben, host rack2): host rack2 is unreachable: connect to libvirt test:///rack2: dial tcp: connect: connection refused (run class up again once it answers)", err.Error())
 	assert.ElementsMatch(t, []string{"it-ann", "it-cat", "it-dan"}, labsOn(hosts.hvs[rack1]))
 }
+
+// Each boot file crosses the connection to a host once per class up: the
+// first lab there to need it uploads it, the others copy that volume on
+// the host (two labs at a time on each host here). A lab added to the
+// class later copies from the labs already built.
+func TestClassSendsEachBootFileOncePerHost(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("BOOTLAB_HOME", home)
+	t.Chdir(t.TempDir())
+	hosts := newFakeHosts(rack1, rack2)
+	for _, hv := range hosts.hvs {
+		hv.Caps = hypervisor.Capabilities{UploadsVolumes: true}
+	}
+	file := hostsClassFile(t, "")
+	_, errOut, err := runHosts(t, hosts, "up", "-f", file, "--no-preflight", "--parallel", "2")
+	require.NoError(t, err, errOut)
+	for _, uri := range []string{rack1, rack2} {
+		calls := hosts.hvs[uri].Mutations()
+		for _, file := range []string{"boot-kernel-", "boot-initrd-"} {
+			uploads, copies := 0, 0
+			for _, c := range calls {
+				if strings.HasPrefix(c, "UploadVolume ") && strings.Contains(c, "/"+file) {
+					uploads++
+				}
+				if strings.HasPrefix(c, "CopyVolume ") && strings.Contains(c, "/"+file) {
+					copies++
+				}
+			}
+			assert.Equal(t, 1, uploads, "%s: %s sent once", uri, file)
+			assert.Equal(t, 1, copies, "%s: %s copied for the host's other lab", uri, file)
+		}
+	}
+	assert.Contains(t, errOut, "boot files on host rack1: ")
+	assert.Contains(t, errOut, "copied there from another lab's instead of sent again")
+
+	// A fifth learner, placed on rack1 (spread), copies what ann and cat
+	// uploaded in the first up.
+	hosts.hvs[rack1].Reset()
+	doc, err := os.ReadFile(file)
+	require.NoError(t, err)
+	grown := strings.Replace(string(doc), "[ann, ben, cat, dan]", "[ann, ben, cat, dan, eve]", 1)
+	require.NoError(t, os.WriteFile(file, []byte(grown), 0o644))
+	_, errOut, err = runHosts(t, hosts, "up", "-f", file, "--no-preflight")
+	require.NoError(t, err, errOut)
+	calls := hosts.hvs[rack1].Mutations()
+	assert.Equal(t, 0, countPrefixIn(calls, "UploadVolume bootlab-it-eve/boot-kernel-"), "eve's kernel is not sent: %v", calls)
+	assert.Equal(t, 1, countPrefixIn(calls, "CopyVolume bootlab-it-eve/boot-kernel-"))
+}
+
+func countPrefixIn(calls []string, prefix string) int {
+	n := 0
+	for _, c := range calls {
+		if strings.HasPrefix(c, prefix) {
+			n++
+		}
+	}
+	return n
+}

@@ -249,7 +249,7 @@ func runReset(ctx context.Context, f *cmdutil.Factory, opts *ResetOptions) error
 		accel = a
 	}
 	var prep sync.Mutex
-	if err := buildLab(ctx, f, &spec, accel, name, m.Learner, m.Host, &prep); err != nil {
+	if err := buildLab(ctx, f, &spec, accel, name, m.Learner, m.Host, &prep, nil); err != nil {
 		return err
 	}
 	f.Status.Infof("lab %s rebuilt in %s", spec.Name, time.Since(start).Round(time.Second))

@@ -3,6 +3,7 @@ package classcmd
 import (
 	"context"
 	"fmt"
+	"maps"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -128,14 +129,24 @@ func runUp(ctx context.Context, f *cmdutil.Factory, opts *UpOptions) error {
 	}
 	var mu sync.Mutex   // stderr lines
 	var prep sync.Mutex // the preparers share the cache and the tools
+	shares := bootFileShares(p)
 	rs := class.EachOnHosts(ctx, p.Labs, opts.Parallel, func(ctx context.Context, l class.Lab) error {
 		h := hosts[l.Host]
 		if h.err != nil {
 			return h.err
 		}
 		lf := labFactory(f, l.Spec.Name, &mu)
-		return buildLab(ctx, lf, l.Spec, h.accel, p.Class.Name, l.Learner, l.Host, &prep)
+		return buildLab(ctx, lf, l.Spec, h.accel, p.Class.Name, l.Learner, l.Host, &prep, shares[l.Host])
 	})
+	for _, host := range slices.Sorted(maps.Keys(shares)) {
+		if up, copied := shares[host].Counts(); copied > 0 {
+			where := "this host"
+			if host != "" {
+				where = "host " + host
+			}
+			f.Status.Infof("boot files on %s: %d uploaded, %d copied there from another lab's instead of sent again", where, up, copied)
+		}
+	}
 	if opts.Output == "json" {
 		if err := cmdutil.WriteJSON(f.Streams.Out, "ClassUpResult", ClassUpResult{Class: p.Class.Name, Seconds: time.Since(start).Round(100 * time.Millisecond).Seconds(), Labs: rs}); err != nil {
 			return err
@@ -363,7 +374,7 @@ func shareProbeImage(ctx context.Context, f *cmdutil.Factory, p *class.Plan) err
 // buildLab is `lab up` of one lab of the class, with the same library
 // calls: lab key, the profile's boot files, then lab.Up, recording the
 // class in the lab's state; then learner's handout, from the lab as built.
-func buildLab(ctx context.Context, f *cmdutil.Factory, spec *labspec.Spec, accel labspec.Accelerator, className, learner, host string, prep *sync.Mutex) error {
+func buildLab(ctx context.Context, f *cmdutil.Factory, spec *labspec.Spec, accel labspec.Accelerator, className, learner, host string, prep *sync.Mutex, share *class.BootFiles) error {
 	// The class checked the host and chose the accelerator once for all
 	// its labs; host DNS is a single lab's (a class's labs share a host).
 	l, err := f.OpenLab(ctx, spec)
@@ -373,6 +384,9 @@ func buildLab(ctx context.Context, f *cmdutil.Factory, spec *labspec.Spec, accel
 	defer l.Close()
 	o := labBuildOptions(accel, className)
 	o.Prepare, o.PrepareLock = cmdutil.PrepareOptions(f), prep
+	if share != nil {
+		o.Share = share
+	}
 	res, err := l.Up(ctx, o)
 	if err != nil {
 		return err
@@ -382,6 +396,22 @@ func buildLab(ctx context.Context, f *cmdutil.Factory, spec *labspec.Spec, accel
 	}
 	dir := filepath.Join(class.Dir(labspec.DefaultHome(), className), "handouts", learner)
 	return class.WriteHandout(dir, className, learner, host, l.Spec())
+}
+
+// bootFileShares is one boot file share per host of p (the key "" when
+// the class has no hosts), each knowing what the labs already built there
+// uploaded: a class's labs on one host send each boot file once.
+func bootFileShares(p *class.Plan) map[string]*class.BootFiles {
+	specs := map[string][]*labspec.Spec{}
+	for _, l := range p.Labs {
+		specs[l.Host] = append(specs[l.Host], l.Spec)
+	}
+	out := make(map[string]*class.BootFiles, len(specs))
+	for host, ss := range specs {
+		out[host] = class.NewBootFiles()
+		out[host].SeedFromLabs(ss)
+	}
+	return out
 }
 
 // labBuildOptions are the options of a class's lab up and of its dry run:

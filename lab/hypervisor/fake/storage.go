@@ -135,6 +135,34 @@ func (f *Hypervisor) UploadVolume(_ context.Context, pool, name string, r io.Rea
 	return nil
 }
 
+// CopyVolume creates the volume as CreateVolume does, with the source's
+// uploaded bytes (Uploaded); the source must exist.
+func (f *Hypervisor) CopyVolume(_ context.Context, pool, x, fromPool, fromName string) (*hypervisor.Volume, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var v libvirtxml.StorageVolume
+	if err := v.Unmarshal(x); err != nil {
+		return nil, err
+	}
+	if err := f.call("CopyVolume %s/%s from %s/%s", pool, v.Name, fromPool, fromName); err != nil {
+		return nil, err
+	}
+	if _, ok := f.PoolVolumes[fromPool][fromName]; !ok {
+		return nil, notFound("volume", fromName)
+	}
+	if p, ok := f.PoolObjects[pool]; !ok || !p.Active {
+		return nil, fmt.Errorf("pool %s not active", pool)
+	}
+	f.VolumeXML[v.Name] = x
+	vol := &hypervisor.Volume{Name: v.Name, Path: "/pool/" + v.Name, Capacity: v.Capacity.Value}
+	f.PoolVolumes[pool][v.Name] = vol
+	if n, ok := f.Uploaded[fromName]; ok {
+		f.Uploaded[v.Name] = n
+	}
+	c := *vol
+	return &c, nil
+}
+
 func (f *Hypervisor) DeleteVolume(_ context.Context, pool, name string) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()

@@ -63,6 +63,8 @@ type BuildOptions struct {
 	PrepareLock sync.Locker
 	// SkipHostDNS leaves host split DNS alone (class labs; tests).
 	SkipHostDNS bool
+	// Share lets the labs of a class on one host send each boot file once.
+	Share BootFileShare
 }
 
 // BuildResult says what Lab.Up did.
@@ -142,7 +144,7 @@ func Build(ctx context.Context, s *spec.Spec, o BuildOptions) (*BuildResult, err
 		o.Status.Infof("accelerator: %s", AcceleratorLine(a, why))
 	}
 	phases.Mark("accelerator")
-	upOpts := UpOptions{Log: o.Log, Status: o.Status, Accelerator: res.Accelerator, Class: o.Class,
+	upOpts := UpOptions{Log: o.Log, Status: o.Status, Accelerator: res.Accelerator, Class: o.Class, Share: o.Share,
 		DeferRoles: DeferredRoles(built, o.StartWorkers)}
 	if res.Up, err = Up(ctx, hv, built, upOpts); err != nil {
 		return res, err

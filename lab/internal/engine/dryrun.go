@@ -162,6 +162,10 @@ func (p *planningHV) CreateVolume(_ context.Context, pool, xml string) (*hypervi
 	p.note("create", "volume", pool+"/"+xmlName(xml), "")
 	return &hypervisor.Volume{Name: xmlName(xml)}, nil
 }
+func (p *planningHV) CopyVolume(_ context.Context, pool, xml, fromPool, fromName string) (*hypervisor.Volume, error) {
+	p.note("copy", "volume", pool+"/"+xmlName(xml), "from "+fromPool+"/"+fromName)
+	return &hypervisor.Volume{Name: xmlName(xml)}, nil
+}
 func (p *planningHV) UploadVolume(_ context.Context, pool, name string, _ io.Reader, size int64) error {
 	p.note("upload", "volume", pool+"/"+name, fmt.Sprintf("%d MiB", size>>20))
 	return nil

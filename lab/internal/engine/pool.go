@@ -147,26 +147,23 @@ func (r *labRun) ensureBaseVolume(ctx context.Context, want plan.VolumePlan, inf
 	} else if !errors.Is(err, hypervisor.ErrNotFound) {
 		return "", err
 	}
-	if _, err := r.hv.CreateVolume(ctx, pool, want.XML); err != nil {
+	how, err := r.fill(ctx, volumeFill{key: fmt.Sprintf("base %s %s %d", want.Name, r.s.Image.Path, info.FileSize),
+		name: want.Name, xml: want.XML, source: r.s.Image.Path, size: info.FileSize, what: "base image (image.path)"})
+	if err != nil {
 		return "", err
 	}
-	if !r.caps.UploadsVolumes {
+	if how == "created" {
 		// The test driver cannot upload: the volume exists, empty.
 		return "created (test driver: not uploaded)", nil
-	}
-	f, _, err := userfile.Open(r.s.Image.Path)
-	if err != nil {
-		return "", fmt.Errorf("base image (image.path): %w", err)
-	}
-	defer f.Close()
-	if err := r.hv.UploadVolume(ctx, pool, want.Name, f, info.FileSize); err != nil {
-		return "", err
 	}
 	if r.plan != nil {
 		return "planned", nil
 	}
 	if err := os.WriteFile(r.baseMarker(), []byte(marker), 0o644); err != nil {
 		return "", fmt.Errorf("record base image import: %w", err)
+	}
+	if how == "copied" {
+		return fmt.Sprintf("copied on the host (%d MiB)", info.FileSize>>20), nil
 	}
 	return fmt.Sprintf("uploaded %d MiB", info.FileSize>>20), nil
 }

@@ -38,6 +38,9 @@ type UpOptions struct {
 	// identity, before any object exists, so `class down` finds even a
 	// half-built lab).
 	Class string
+	// Share, when set, lets the labs of a class on one host send each
+	// boot file once (class up gives one per host).
+	Share BootFileShare
 }
 
 // UpResult says what Up did.
@@ -69,6 +72,9 @@ type labRun struct {
 	// plan is set on a dry run: hv is the planning wrapper, nothing on the
 	// host changes and the state is not written.
 	plan *planningHV
+	// share, when set, is the class's: its labs on this host send each
+	// boot file once.
+	share BootFileShare
 	// deferredOff counts deferred domains left off by ensureDomains.
 	deferredOff atomic.Int32
 }
@@ -148,6 +154,7 @@ func Up(ctx context.Context, hv hypervisor.Hypervisor, s *spec.Spec, opts UpOpti
 	if err != nil {
 		return nil, err
 	}
+	r.share = opts.Share
 	if err := r.recordIdentity(opts); err != nil {
 		return nil, err
 	}
