@@ -27,6 +27,11 @@ type State struct {
 	// Class is the class (`bootlab class`) the lab was built for, if any:
 	// `class down` removes exactly the labs whose state names their class.
 	Class string `json:"class,omitempty"`
+	// Libvirt is where the lab's objects are made (its libvirt URI and
+	// directory on that host), recorded with its identity: a lab whose
+	// first up was cut short, with no Spec yet, is still looked for on its
+	// host, not on this machine.
+	Libvirt *spec.Libvirt `json:"libvirt,omitempty"`
 	// Spec is the effective (defaulted) spec of the last `up` that
 	// succeeded: what exists. A refused or failed `up` leaves it as it was.
 	Spec *spec.Spec `json:"spec"`
@@ -169,6 +174,11 @@ func Resolve(s *spec.Spec) (applied *spec.Spec, st *State, err error) {
 	}
 	if st.Spec != nil {
 		return st.Spec, st, nil
+	}
+	if st.Libvirt != nil && *st.Libvirt != s.Libvirt {
+		where := *s
+		where.Libvirt = *st.Libvirt
+		return &where, st, nil
 	}
 	return s, st, nil
 }

@@ -149,3 +149,26 @@ func TestFindLabs(t *testing.T) {
 	assert.Equal(t, filepath.Join(home, "labs", "a"), labs[0].Dir)
 	assert.False(t, errors.Is(err, labdir.ErrNoState))
 }
+
+// A lab whose first up on a remote host was cut short (no spec recorded
+// yet) is still looked for on that host: lab down --name, which knows only
+// the name, reaches the host the up was making objects on.
+func TestACutShortLabIsFoundOnItsHost(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	hv := fake.New()
+	s := testSpec(t, "ux9", false)
+	s.Libvirt = spec.Libvirt{URI: "qemu+ssh://root@rack2.example/system", HostDir: "/srv/bootlab/labs/ux9"}
+	hv.FailOn = "DefineNetwork bootlab-ux9"
+	_, err := Up(ctx, hv, s, upOpts())
+	require.ErrorContains(t, err, "injected failure")
+	st, err := labdir.LoadState(s.LabDir)
+	require.NoError(t, err)
+	require.Nil(t, st.Spec, "the first up did not succeed")
+
+	byName := testSpec(t, "ux9", false) // --name only: this machine's libvirt by default
+	byName.LabDir = s.LabDir
+	applied, _, err := labdir.Resolve(byName)
+	require.NoError(t, err)
+	assert.Equal(t, s.Libvirt, applied.Libvirt, "the lab is looked for where its objects were being made")
+}

@@ -190,7 +190,7 @@ func Up(ctx context.Context, hv hypervisor.Hypervisor, s *spec.Spec, opts UpOpti
 // them; a dry run writes nothing.
 func (r *labRun) recordIdentity(opts UpOptions) error {
 	st := r.state
-	if opts.DryRun || st.UUID != "" && st.Name != "" && (opts.Class == "" || st.Class == opts.Class) {
+	if opts.DryRun || st.UUID != "" && st.Name != "" && (opts.Class == "" || st.Class == opts.Class) && st.Libvirt != nil {
 		return nil
 	}
 	return r.record(func(st *labdir.State) {
@@ -200,6 +200,10 @@ func (r *labRun) recordIdentity(opts UpOptions) error {
 		}
 		if opts.Class != "" {
 			st.Class = opts.Class
+		}
+		if st.Libvirt == nil {
+			where := r.s.Libvirt
+			st.Libvirt = &where
 		}
 	})
 }
