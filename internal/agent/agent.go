@@ -52,6 +52,9 @@ type Agent struct {
 	etcd *wire.EtcdJoin
 	// dnsTimes are the DNS checks' waits (zero: defaultDNSTimes).
 	dnsTimes dnsTimes
+	// disk is a rehearsal node's own disk, where it keeps its state
+	// (nil: the node keeps nothing across a reboot).
+	disk *nodeDisk
 }
 
 // etcdLeader is true on the master that plays the etcd operator's
@@ -100,6 +103,9 @@ func (a *Agent) Run(ctx context.Context) {
 	if self.Role == wire.RoleMaster && pc.Etcd != nil {
 		a.etcd = pc.Etcd
 	}
+	if rehearsal || a.etcd != nil {
+		a.keepNodeState(ctx)
+	}
 	a.declareChecks(pc, self, rehearsal)
 	a.checkLease(self)
 
@@ -143,6 +149,21 @@ func (a *Agent) Run(ctx context.Context) {
 		go a.joinWhenRealAPI(ctx, self, merged, pods)
 	}
 	a.checkAllDNS(ctx, pc, self)
+}
+
+// keepNodeState mounts the node disk, where a rehearsal node keeps what
+// RHCOS keeps across a reboot. Without it the node runs in RAM as a probe
+// node does, and says why.
+func (a *Agent) keepNodeState(ctx context.Context) {
+	d, err := mountNodeDisk(ctx)
+	if d != nil {
+		a.disk = d
+	}
+	if err != nil {
+		a.log.Error("the node disk: this node keeps nothing across a reboot", "err", err)
+		return
+	}
+	a.log.Info("the node keeps /etc, /var and /opt/openshift on its disk", "disk", d.Dev, "firstBoot", d.FirstBoot)
 }
 
 // checkModules loads the initramfs's kernel modules.

@@ -42,7 +42,7 @@ const chkSSH = "serve ssh :22"
 func (a *Agent) rehearse(self wire.NodeExpect, cfg types.Config) {
 	// The kernel starts /init with no PATH; sudo and the shells get theirs.
 	_ = os.Setenv("PATH", rhcos.DefaultPath)
-	n, err := rhcos.WriteIgnitionFiles(cfg)
+	n, err := rhcos.WriteIgnitionFilesExcept(cfg, a.disk.keptFile)
 	if err != nil {
 		a.rep.set(chkSSH, failed, "write Ignition files: %v", err)
 		return
