@@ -104,13 +104,13 @@ func TestKeptFileAfterTheFirstBoot(t *testing.T) {
 	first := &nodeDisk{FirstBoot: true}
 	var none *nodeDisk
 	for p, kept := range map[string]bool{
-		"/etc/kubernetes/kubeconfig":    true,
+		"/etc/kubernetes/kubeconfig":     true,
 		"/opt/openshift/openshift/x.yml": true,
-		"/var/lib/etcd/member":          true,
-		"/etc/bootlab/probe.json":       false,
-		"/usr/local/bin/bootkube.sh":    false,
-		"/opt/bootlab/kubernetes/x":     false,
-		"/etcetera":                     false,
+		"/var/lib/etcd/member":           true,
+		"/etc/bootlab/probe.json":        false,
+		"/usr/local/bin/bootkube.sh":     false,
+		"/opt/bootlab/kubernetes/x":      false,
+		"/etcetera":                      false,
 	} {
 		assert.Equal(t, kept, later.keptFile(p), p)
 		assert.False(t, first.keptFile(p), p)
@@ -132,7 +132,11 @@ func TestCopyTreeImageWinsOrNode(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(dst, "mine"), []byte("node"), 0o644))
 
 	require.NoError(t, copyTree(src, dst, false))
-	read := func(p string) string { b, err := os.ReadFile(filepath.Join(dst, p)); require.NoError(t, err); return string(b) }
+	read := func(p string) string {
+		b, err := os.ReadFile(filepath.Join(dst, p))
+		require.NoError(t, err)
+		return string(b)
+	}
 	assert.Equal(t, "node", read("passwd"), "the node's file stays")
 	assert.Equal(t, "k", read("ssh/key"))
 	fi, err := os.Stat(filepath.Join(dst, "ssh", "key"))
