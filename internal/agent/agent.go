@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/coreos/ignition/v2/config/v3_2/types"
@@ -55,6 +56,9 @@ type Agent struct {
 	// disk is a rehearsal node's own disk, where it keeps its state
 	// (nil: the node keeps nothing across a reboot).
 	disk *nodeDisk
+	// kubelet is the node's kubelet stand-in, once it runs: a shutdown
+	// stops its pods.
+	kubelet atomic.Pointer[kubelet.Kubelet]
 }
 
 // etcdLeader is true on the master that plays the etcd operator's
@@ -78,6 +82,7 @@ func New(console *Console) *Agent {
 // returns when there is nothing left to do but serve.
 func (a *Agent) Run(ctx context.Context) {
 	go a.rep.heartbeat()
+	go a.watchPower()
 	a.rep.pending("waiting", chkModules, chkNIC, chkDHCP, chkFwCfg, chkFetch, chkAddress, chkHostname)
 	a.checkModules()
 	if !a.upNIC() || !a.upDHCP(ctx) {
@@ -131,6 +136,7 @@ func (a *Agent) Run(ctx context.Context) {
 		vol := a.mountKubeVolumeAsync()
 		go a.reportNoKubeVolume(vol)
 		kl = kubelet.New(a.log, kubelet.StaticPodDir, nil).WithPending(vol.pending).WithHostIP(self.IP)
+		a.kubelet.Store(kl)
 		op := a.etcdOperator()
 		op.Kubelet = kl
 		op.APIReady = etcd.APIReady(wire.NodeBootstrapKubeconfigPath, a.newDialer().DialContext)
