@@ -3,7 +3,11 @@ package lab
 import (
 	"context"
 	"fmt"
+	"net"
 	"strings"
+	"time"
+
+	"github.com/bootlab/bootlab/internal/timing"
 
 	"github.com/bootlab/bootlab/lab/spec"
 )
@@ -37,6 +41,14 @@ func (l *Lab) Reboot(ctx context.Context, name string, hard bool) error {
 	if !l.spec.Rehearsal() || n.Role != spec.RoleBootstrap {
 		return fmt.Errorf("%s runs no SSH server, so its agent cannot be asked to reboot gracefully (only a rehearsal lab's bootstrap can): `bootlab lab reboot %s --hard` resets its VM", n.Name, n.Name)
 	}
+	if err := l.askReboot(ctx, n); err != nil {
+		return err
+	}
+	return l.waitDown(ctx, n)
+}
+
+// askReboot runs GracefulRebootCommand on node n.
+func (l *Lab) askReboot(ctx context.Context, n spec.Node) error {
 	c, done, err := l.DialNode(ctx, n, DialOptions{})
 	if err != nil {
 		return err
@@ -51,4 +63,37 @@ func (l *Lab) Reboot(ctx context.Context, name string, hard bool) error {
 		return fmt.Errorf("reboot %s: %w", n.Name, err)
 	}
 	return r.Err(GracefulRebootCommand)
+}
+
+// downWait bounds the wait for a node going down gracefully: its pods get
+// 10 s after SIGTERM, its other processes 5 s.
+const downWait = 2 * time.Minute
+
+// waitDown waits until node n's SSH port no longer answers: the node is
+// down, and the next command that reaches it reaches its next boot (stage
+// commands wait for a booting node to answer).
+func (l *Lab) waitDown(ctx context.Context, n spec.Node) error {
+	hop, err := l.Hop(ctx)
+	if err != nil {
+		return err
+	}
+	defer hop.Close()
+	ctx, cancel := context.WithTimeout(ctx, downWait)
+	defer cancel()
+	addr := net.JoinHostPort(n.IP, "22")
+	for {
+		dctx, dcancel := context.WithTimeout(ctx, 2*time.Second)
+		c, err := hop.Dial(dctx, "tcp", addr)
+		dcancel()
+		if err != nil {
+			if ctx.Err() != nil {
+				return fmt.Errorf("%s was asked to reboot and still answers on %s after %s: `bootlab lab console %s` shows what it does", n.Name, addr, downWait, n.Name)
+			}
+			return nil
+		}
+		_ = c.Close()
+		if !timing.Sleep(ctx, 500*time.Millisecond) {
+			return fmt.Errorf("%s was asked to reboot and still answers on %s after %s: `bootlab lab console %s` shows what it does", n.Name, addr, downWait, n.Name)
+		}
+	}
 }

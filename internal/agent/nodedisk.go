@@ -23,12 +23,12 @@ import (
 
 // A rehearsal node keeps on its own disk what an RHCOS node keeps across
 // a reboot. RHCOS boots an ostree deployment: /usr is the read-only image,
-// /etc the node's configuration (merged with the image's on an update),
-// /var everything the node writes (/opt and /usr/local are links into
-// it); /run and /tmp are tmpfs (ostree's README, "Adapting existing
-// distributions": "/etc and /var are the only writable directories"). The
-// agent plays the image with the initramfs and the deployment's root
-// with the node disk (wire.NodeDiskSerial).
+// /etc the node's configuration (kept, merged with a new image's defaults
+// on an update), /var everything the node writes (on RHCOS /opt and
+// /usr/local are links into it), and the physical root is mounted at
+// /sysroot (Red Hat's "Managing file systems in image mode for RHEL", and
+// ostree's docs/var.md). The agent plays the image with the initramfs and
+// the physical root with the node disk (wire.NodeDiskSerial).
 
 // keptTree is a directory of the node that lives on the node disk: at Dir
 // on the disk, bind-mounted over Path.
