@@ -172,7 +172,8 @@ func openNodeDisk(ctx context.Context, sysBlock, devDir string) (dev string, our
 	return dev, false, nil
 }
 
-// mkfsArgs make the node's ext4 file system. The inode tables and the
+// mkfsArgs make the node's ext4 file system with mke2fs (the tools
+// archive carries programs, not e2fsprogs' mkfs.ext4 link to it). The inode tables and the
 // journal are left for the kernel to initialise as it uses them: zeroing
 // them at once would write gigabytes into the overlay under TCG.
 func mkfsArgs(dev string) []string {
@@ -188,12 +189,12 @@ func mountNodeDisk(ctx context.Context) (*nodeDisk, error) {
 	}
 	d := &nodeDisk{Dev: dev, Root: wire.NodeDiskMount, FirstBoot: !ours}
 	if d.FirstBoot {
-		mkfs, err := exec.LookPath("mkfs.ext4")
+		mkfs, err := exec.LookPath("mke2fs")
 		if err != nil {
-			return nil, fmt.Errorf("no mkfs.ext4 in this initrd (the rehearsal initrd carries e2fsprogs): %w", err)
+			return nil, fmt.Errorf("no mke2fs in this initrd (the rehearsal initrd carries e2fsprogs): %w", err)
 		}
 		if out, err := exec.CommandContext(ctx, mkfs, mkfsArgs(dev)...).CombinedOutput(); err != nil {
-			return nil, fmt.Errorf("mkfs.ext4 %s: %v: %s", dev, err, bytes.TrimSpace(out))
+			return nil, fmt.Errorf("mke2fs %s: %v: %s", dev, err, bytes.TrimSpace(out))
 		}
 	}
 	if err := os.MkdirAll(d.Root, 0o755); err != nil {

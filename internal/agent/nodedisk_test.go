@@ -59,17 +59,17 @@ func TestNodeDiskMadeOnlyWhenBlank(t *testing.T) {
 	}
 }
 
-// The node's file system, as mkfs.ext4 makes it with the agent's
+// The node's file system, as mke2fs makes it with the agent's
 // arguments, is found again by its label on the next boot; an ext4 file
 // system labelled otherwise is left alone.
 func TestNodeDiskFoundAgainByLabel(t *testing.T) {
 	t.Parallel()
-	mkfs, err := exec.LookPath("mkfs.ext4")
+	mkfs, err := exec.LookPath("mke2fs")
 	if err != nil {
-		mkfs = "/usr/sbin/mkfs.ext4"
+		mkfs = "/usr/sbin/mke2fs"
 	}
 	if _, err := os.Stat(mkfs); err != nil {
-		t.Fatalf("mkfs.ext4 is missing: apt-get install -y e2fsprogs")
+		t.Fatalf("mke2fs is missing: apt-get install -y e2fsprogs")
 	}
 	sys, devDir, dev := fakeDisk(t, 64<<20)
 	out, err := exec.Command(mkfs, mkfsArgs(dev)...).CombinedOutput()
@@ -79,7 +79,7 @@ func TestNodeDiskFoundAgainByLabel(t *testing.T) {
 	assert.True(t, ours)
 
 	sys, devDir, dev = fakeDisk(t, 64<<20)
-	out, err = exec.Command(mkfs, "-q", "-L", "someone", dev).CombinedOutput()
+	out, err = exec.Command(mkfs, "-q", "-t", "ext4", "-L", "someone", dev).CombinedOutput()
 	require.NoError(t, err, "%s", out)
 	_, _, err = openNodeDisk(context.Background(), sys, devDir)
 	require.Error(t, err)

@@ -32,7 +32,7 @@ var (
 		"libcurl4", "libbrotli1", "libgssapi-krb5-2", "libkrb5-3", "libk5crypto3", "libkrb5support0", "libcom-err2", "libkeyutils1",
 		"libidn2-0", "libunistring2", "libldap-2.5-0", "libsasl2-2", "libgnutls30", "libp11-kit0", "libtasn1-6", "libnettle8", "libhogweed6",
 		"libffi8", "libnghttp2-14", "libpsl5", "librtmp1", "libssh2-1", "libzstd1", "zlib1g",
-		// e2fsprogs' (mkfs.ext4 makes a rehearsal node's disk on its first boot)
+		// e2fsprogs' (mke2fs makes a rehearsal node's disk on its first boot)
 		"libext2fs2", "libblkid1", "libuuid1", "libss2"}
 )
 
