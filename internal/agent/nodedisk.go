@@ -142,7 +142,7 @@ func openNodeDisk(ctx context.Context, sysBlock, devDir string) (dev string, our
 	name := findDiskBySerial(sysBlock, wire.NodeDiskSerial)
 	for name == "" {
 		if !timing.Sleep(ctx, 200*time.Millisecond) {
-			return "", false, fmt.Errorf("no disk with serial %s after %s: the node keeps nothing across a reboot (a lab built before bootlab kept node state: `bootlab lab down` and `lab up` gives its nodes one)", wire.NodeDiskSerial, nodeDiskWait)
+			return "", false, fmt.Errorf("no disk with serial %s after %s: the node keeps nothing across a reboot (a lab built before rehearsal nodes kept their state: `bootlab lab up` redefines its nodes with the disk serial)", wire.NodeDiskSerial, nodeDiskWait)
 		}
 		name = findDiskBySerial(sysBlock, wire.NodeDiskSerial)
 	}
