@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net"
 	"net/netip"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -22,6 +23,7 @@ import (
 	"github.com/bootlab/bootlab/internal/guestcluster/kubelet/node"
 	"github.com/bootlab/bootlab/internal/guestcluster/operators/etcd"
 	"github.com/bootlab/bootlab/internal/ignition"
+	"github.com/bootlab/bootlab/internal/rhcos"
 	"github.com/bootlab/bootlab/internal/timing"
 	"github.com/bootlab/bootlab/internal/wire"
 )
@@ -161,6 +163,8 @@ func (a *Agent) Run(ctx context.Context) {
 // RHCOS keeps across a reboot. Without it the node runs in RAM as a probe
 // node does, and says why.
 func (a *Agent) keepNodeState(ctx context.Context) {
+	// The kernel starts /init with no PATH: mke2fs is found on RHCOS's.
+	_ = os.Setenv("PATH", rhcos.DefaultPath)
 	d, err := mountNodeDisk(ctx)
 	if d != nil {
 		a.disk = d
