@@ -15,7 +15,7 @@ import (
 // TestRehearsalNodeSurvivesReboot: on a rehearsal lab the learner runs
 // stages 01 to 07 and writes a key into etcd; the bootstrap is rebooted
 // gracefully (`sudo reboot` in its shell), then reset (`lab reboot
-// --hard`, a power cut). After each boot (a new boot id) stage status
+// --hard`, a power cut), then by `lab reboot` from the host. After each boot (a new boot id) stage status
 // still shows 01 to 07 done, the kubelet stand-in has started etcd again
 // from its manifest on its kept data directory, and etcd answers with the
 // key.
@@ -39,8 +39,16 @@ func TestRehearsalNodeSurvivesReboot(t *testing.T) {
 
 	// Hard: a power reset, nothing synced but what the kernel wrote.
 	mustRun(t, "lab", "reboot", "-f", l.SpecFile, "bootstrap", "--hard")
-	waitBootstrapSSH(t, l, bootID)
+	bootID = waitBootstrapSSH(t, l, bootID)
 	assertSurvived(t, l, "after a power reset")
+
+	// The trainer's graceful reboot, then at once what docs/rehearsal-lab.md
+	// runs next: lab reboot returns once the node is down, and stage
+	// status waits for its next boot to answer.
+	mustRun(t, "lab", "reboot", "-f", l.SpecFile, "bootstrap")
+	assertSurvived(t, l, "after lab reboot")
+	r = mustRun(t, "lab", "ssh", "-f", l.SpecFile, "bootstrap", "--", "cat /proc/sys/kernel/random/boot_id")
+	assert.NotEqual(t, bootID, strings.TrimSpace(r.Stdout), "lab reboot rebooted the node")
 
 	r = run(t, "lab", "reboot", "-f", l.SpecFile, "no-such-node")
 	assert.Equal(t, 2, r.Code, "an unknown node is a usage error:\n%s", r)
