@@ -59,7 +59,7 @@ func FoldRecords(recs []Record) []Progress {
 			}
 		case r.Result == ResultSuccess:
 			p.State, p.Message = ProgressDone, ""
-		case r.Result == ResultFailure:
+		case r.Result == ResultFailure || r.Result == ResultInterrupted:
 			p.State, p.Message = ProgressFailed, r.ErrorMessage
 			if p.Message == "" {
 				p.Message = r.ErrorLine

@@ -24,7 +24,7 @@ type Record struct {
 	Stage  string `json:"stage"`
 	Number int    `json:"number"`
 	Node   string `json:"node,omitempty"`
-	// Result is success, failure or skipped.
+	// Result is success, failure, interrupted or skipped.
 	Result Result `json:"result,omitempty"`
 	Reason string `json:"reason,omitempty"`
 	// DurationSeconds is set on "stage end".
@@ -60,6 +60,10 @@ const (
 	ResultSuccess Result = "success"
 	ResultFailure Result = "failure"
 	ResultSkipped Result = "skipped"
+	// ResultInterrupted is a stage whose script ended without an exit
+	// status: the node rebooted or the connection was lost while it ran.
+	// Its marker says whether its work was done; run it again.
+	ResultInterrupted Result = "interrupted"
 	// ResultDryRun is an outcome only: the stage's script was printed.
 	ResultDryRun Result = "dry-run"
 )

@@ -377,7 +377,13 @@ func (r *Runner) runScript(ctx context.Context, s *Stage, script []byte, file, w
 			path.Base(file), code, r.Node, lastLines(sink.Tail()), s.ID())
 	}
 	rec := Record{Timestamp: r.now().UTC(), Phase: PhaseEnd, Stage: s.Slug, Number: s.Number, Result: ResultSuccess, DurationSeconds: dur.Seconds()}
-	if err != nil {
+	switch {
+	case err != nil && ctx.Err() == nil && (runErr != nil || code < 0):
+		// No exit status: the session ended under the script (the node
+		// rebooted, a signal ended it, the connection dropped).
+		rec.Result = ResultInterrupted
+		rec.ErrorMessage = err.Error() + "; the script ended without an exit status (did the node reboot?): run the stage again"
+	case err != nil:
 		rec.Result = ResultFailure
 		rec.ErrorMessage = err.Error()
 		if code != 0 {

@@ -451,3 +451,31 @@ func TestNodeStateRunIfAgreesWithTheNode(t *testing.T) {
 		})
 	}
 }
+
+// A script whose session ends without an exit status (the node rebooted
+// under it) is recorded as interrupted, never as success, and the
+// progress shows it failed, saying to run it again.
+func TestRunInterruptedByARebootIsRecordedSo(t *testing.T) {
+	t.Parallel()
+	node := stagestest.New(t.TempDir())
+	node.Script = func(script string, stdout io.Writer) int {
+		if scriptStage(script) == "07" {
+			return -1 // what the SSH client returns when a signal ended the session
+		}
+		return 0
+	}
+	r, rec, _ := newRunner(t, node, "4.19")
+	require.NoError(t, node.FinishBefore(r.Catalog, 7))
+	sel, err := r.Catalog.Select(stages.Selection{From: "07", To: "07"})
+	require.NoError(t, err)
+	_, err = r.Run(context.Background(), sel, stages.Options{})
+	require.Error(t, err)
+
+	last := rec.recs[len(rec.recs)-1]
+	assert.Equal(t, stages.PhaseEnd, last.Phase)
+	assert.Equal(t, stages.ResultInterrupted, last.Result)
+	assert.Contains(t, last.ErrorMessage, "run the stage again")
+	p := stages.FoldRecords(rec.recs)
+	assert.Equal(t, stages.ProgressFailed, p[6].State)
+	assert.Contains(t, p[6].Message, "did the node reboot?")
+}

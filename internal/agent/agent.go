@@ -10,9 +10,11 @@ import (
 	"log/slog"
 	"net"
 	"net/netip"
+	"os"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/coreos/ignition/v2/config/v3_2/types"
@@ -21,6 +23,7 @@ import (
 	"github.com/bootlab/bootlab/internal/guestcluster/kubelet/node"
 	"github.com/bootlab/bootlab/internal/guestcluster/operators/etcd"
 	"github.com/bootlab/bootlab/internal/ignition"
+	"github.com/bootlab/bootlab/internal/rhcos"
 	"github.com/bootlab/bootlab/internal/timing"
 	"github.com/bootlab/bootlab/internal/wire"
 )
@@ -52,6 +55,12 @@ type Agent struct {
 	etcd *wire.EtcdJoin
 	// dnsTimes are the DNS checks' waits (zero: defaultDNSTimes).
 	dnsTimes dnsTimes
+	// disk is a rehearsal node's own disk, where it keeps its state
+	// (nil: the node keeps nothing across a reboot).
+	disk *nodeDisk
+	// kubelet is the node's kubelet stand-in, once it runs: a shutdown
+	// stops its pods.
+	kubelet atomic.Pointer[kubelet.Kubelet]
 }
 
 // etcdLeader is true on the master that plays the etcd operator's
@@ -75,6 +84,7 @@ func New(console *Console) *Agent {
 // returns when there is nothing left to do but serve.
 func (a *Agent) Run(ctx context.Context) {
 	go a.rep.heartbeat()
+	go a.watchPower()
 	a.rep.pending("waiting", chkModules, chkNIC, chkDHCP, chkFwCfg, chkFetch, chkAddress, chkHostname)
 	a.checkModules()
 	if !a.upNIC() || !a.upDHCP(ctx) {
@@ -99,6 +109,9 @@ func (a *Agent) Run(ctx context.Context) {
 	rehearsal := pc.Rehearsal && self.Role == wire.RoleBootstrap
 	if self.Role == wire.RoleMaster && pc.Etcd != nil {
 		a.etcd = pc.Etcd
+	}
+	if rehearsal || a.etcd != nil {
+		a.keepNodeState(ctx)
 	}
 	a.declareChecks(pc, self, rehearsal)
 	a.checkLease(self)
@@ -125,6 +138,7 @@ func (a *Agent) Run(ctx context.Context) {
 		vol := a.mountKubeVolumeAsync()
 		go a.reportNoKubeVolume(vol)
 		kl = kubelet.New(a.log, kubelet.StaticPodDir, nil).WithPending(vol.pending).WithHostIP(self.IP)
+		a.kubelet.Store(kl)
 		op := a.etcdOperator()
 		op.Kubelet = kl
 		op.APIReady = etcd.APIReady(wire.NodeBootstrapKubeconfigPath, a.newDialer().DialContext)
@@ -143,6 +157,23 @@ func (a *Agent) Run(ctx context.Context) {
 		go a.joinWhenRealAPI(ctx, self, merged, pods)
 	}
 	a.checkAllDNS(ctx, pc, self)
+}
+
+// keepNodeState mounts the node disk, where a rehearsal node keeps what
+// RHCOS keeps across a reboot. Without it the node runs in RAM as a probe
+// node does, and says why.
+func (a *Agent) keepNodeState(ctx context.Context) {
+	// The kernel starts /init with no PATH: mke2fs is found on RHCOS's.
+	_ = os.Setenv("PATH", rhcos.DefaultPath)
+	d, err := mountNodeDisk(ctx)
+	if d != nil {
+		a.disk = d
+	}
+	if err != nil {
+		a.log.Error("the node disk: this node keeps nothing across a reboot", "err", err)
+		return
+	}
+	a.log.Info("the node keeps /etc, /var and /opt/openshift on its disk", "disk", d.Dev, "firstBoot", d.FirstBoot)
 }
 
 // checkModules loads the initramfs's kernel modules.

@@ -42,7 +42,7 @@ const chkSSH = "serve ssh :22"
 func (a *Agent) rehearse(self wire.NodeExpect, cfg types.Config) {
 	// The kernel starts /init with no PATH; sudo and the shells get theirs.
 	_ = os.Setenv("PATH", rhcos.DefaultPath)
-	n, err := rhcos.WriteIgnitionFiles(cfg)
+	n, err := rhcos.WriteIgnitionFilesExcept(cfg, a.disk.keptFile)
 	if err != nil {
 		a.rep.set(chkSSH, failed, "write Ignition files: %v", err)
 		return
@@ -90,6 +90,7 @@ func (a *Agent) rehearse(self wire.NodeExpect, cfg types.Config) {
 	kl := kubelet.New(a.log, kubelet.StaticPodDir, map[string]kubelet.Service{
 		"machine-config-server": func(corev1.Pod, corev1.Container) (func(), error) { return a.startMCS(self) },
 	}).WithPending(vol.pending).WithHostIP(self.IP)
+	a.kubelet.Store(kl)
 	go kl.Run(context.Background())
 	go a.reportRealAPI(context.Background(), kl)
 	// approve-csr.service is enabled on a real bootstrap: it approves the

@@ -167,6 +167,15 @@ func (r *reporter) writeLocked() {
 	_, _ = r.out.Write(r.rep.Line())
 }
 
+// shutdown writes the report at once, saying the node is going down for
+// action (`lab status` shows it rebooting until the next boot reports).
+func (r *reporter) shutdown(action string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.rep.Shutdown = action
+	r.writeLocked()
+}
+
 // heartbeat writes the report every 15 s, with the node's CPU by program
 // read afresh.
 func (r *reporter) heartbeat() {

@@ -50,9 +50,18 @@ func UserName(uid int) string {
 
 // WriteIgnitionFiles writes every storage.files entry of cfg, with its
 // mode, as Ignition does in the initramfs.
-func WriteIgnitionFiles(cfg types.Config) (int, error) {
+func WriteIgnitionFiles(cfg types.Config) (int, error) { return WriteIgnitionFilesExcept(cfg, nil) }
+
+// WriteIgnitionFilesExcept is WriteIgnitionFiles without the files kept
+// says to keep as they are (nil: none): a node that boots again keeps what
+// its first boot's Ignition wrote on its disk, as RHCOS, where Ignition
+// runs on the first boot only.
+func WriteIgnitionFilesExcept(cfg types.Config, kept func(path string) bool) (int, error) {
 	n := 0
 	for _, f := range cfg.Storage.Files {
+		if kept != nil && kept(f.Path) {
+			continue
+		}
 		data, _, err := ignition.FileContents(cfg, f.Path)
 		if err != nil {
 			return n, err

@@ -23,6 +23,17 @@ const (
 	KubeVolumeBin   = KubeVolumeMount + "/bin"
 )
 
+// The node disk: a rehearsal node's own qcow2 overlay, which keeps what
+// RHCOS keeps across a reboot (/etc, /var; docs/rehearsal-lab.md). The
+// domains give it NodeDiskSerial; the agent makes an ext4 file system
+// labelled NodeDiskLabel on it only when it reads as blank, mounts it at
+// NodeDiskMount and bind-mounts its trees over the initramfs's.
+const (
+	NodeDiskSerial = "bootlab-node"
+	NodeDiskLabel  = "bootlab-node"
+	NodeDiskMount  = "/sysroot"
+)
+
 // KubePrograms are the names under KubeVolumeBin: hyperkube, the one
 // binary, first, then the programs it answers to by name, each a link to
 // it (lab/gobuild builds it to answer to them).

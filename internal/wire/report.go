@@ -48,6 +48,9 @@ type Report struct {
 	// vCPU went. Each program's processes count with the children they
 	// reaped; the agent, the node's init, reaps every orphan.
 	CPU []ProgramCPU `json:"cpu,omitempty"`
+	// Shutdown is set once the node is going down: reboot, poweroff or
+	// halt (a reboot's next boot writes reports of its own).
+	Shutdown string `json:"shutdown,omitempty"`
 }
 
 // ProgramCPU is the CPU time (user and system) one program's processes

@@ -194,6 +194,9 @@ type Domains interface {
 	ResumeDomain(ctx context.Context, name string) error
 	// DestroyDomain powers the domain off; a domain already off is no error.
 	DestroyDomain(ctx context.Context, name string) error
+	// ResetDomain resets a running domain as its reset button would: the
+	// guest restarts at once, nothing synced (libvirt's virDomainReset).
+	ResetDomain(ctx context.Context, name string) error
 	UndefineDomain(ctx context.Context, name string) error
 	// CreateDomain starts a transient domain (gone once stopped).
 	CreateDomain(ctx context.Context, xml string) error

@@ -137,6 +137,16 @@ func (c *Conn) ResumeDomain(ctx context.Context, name string) error {
 	return wrap(c.l.DomainResume(d), "resume domain %s", name)
 }
 
+// ResetDomain resets a running domain (virDomainReset): the guest
+// restarts as after a power reset, keeping its disks.
+func (c *Conn) ResetDomain(ctx context.Context, name string) error {
+	d, err := c.domain(ctx, name)
+	if err != nil {
+		return err
+	}
+	return wrap(c.l.DomainReset(d, 0), "reset domain %s", name)
+}
+
 // DestroyDomain powers the domain off; a domain already off is no error.
 func (c *Conn) DestroyDomain(ctx context.Context, name string) error {
 	d, err := c.domain(ctx, name)

@@ -20,18 +20,20 @@ import (
 
 // ToolPackages are the Debian packages whose programs the rehearsal
 // bootstrap runs for real: the shell and utilities every stage script
-// uses, jq and curl. LibraryPackages hold the shared libraries those
+// uses, jq, curl, and e2fsprogs (RHCOS has it too). LibraryPackages hold the shared libraries those
 // programs need; the builder copies only the ones the programs' ELF
 // headers ask for (what ldd would list). etcd and etcdctl are not Debian's
 // (3.4 in bookworm): they are the release's own, built from the Go module
 // proxy (lab/gobuild) at the version lab/release pins.
 var (
-	ToolPackages    = []string{"bash", "coreutils", "sed", "grep", "jq", "curl"}
+	ToolPackages    = []string{"bash", "coreutils", "sed", "grep", "jq", "curl", "e2fsprogs"}
 	LibraryPackages = []string{"libc6", "libtinfo6", "libacl1", "libattr1", "libselinux1", "libpcre2-8-0", "libgmp10", "libssl3", "libjq1", "libonig5",
 		// curl's
 		"libcurl4", "libbrotli1", "libgssapi-krb5-2", "libkrb5-3", "libk5crypto3", "libkrb5support0", "libcom-err2", "libkeyutils1",
 		"libidn2-0", "libunistring2", "libldap-2.5-0", "libsasl2-2", "libgnutls30", "libp11-kit0", "libtasn1-6", "libnettle8", "libhogweed6",
-		"libffi8", "libnghttp2-14", "libpsl5", "librtmp1", "libssh2-1", "libzstd1", "zlib1g"}
+		"libffi8", "libnghttp2-14", "libpsl5", "librtmp1", "libssh2-1", "libzstd1", "zlib1g",
+		// e2fsprogs' (mke2fs makes a rehearsal node's disk on its first boot)
+		"libext2fs2", "libblkid1", "libuuid1", "libss2"}
 )
 
 // toolsFormat is bumped when the tools archive layout changes.

@@ -57,7 +57,10 @@ func TestEnsureToolsRunsInAChroot(t *testing.T) {
 	out, err := unpack.CombinedOutput()
 	require.NoError(t, err, "%s", out)
 	run := exec.Command("chroot", root, "/bin/bash", "-c",
-		`set -e; stat -c %a /etc/passwd; echo '{"a":[1,2]}' | jq -c .a; etcd --version | head -1; etcdctl version | head -1; echo x | sed s/x/y/ | grep -c y; id -un; curl --version | head -1 | cut -d' ' -f1`)
+		`set -e; stat -c %a /etc/passwd; echo '{"a":[1,2]}' | jq -c .a; etcd --version | head -1; etcdctl version | head -1; echo x | sed s/x/y/ | grep -c y; id -un; curl --version | head -1 | cut -d' ' -f1; `+
+			// what the agent runs on a rehearsal node's first boot (internal/agent/nodedisk.go);
+			// the node has /proc for its mtab, this chroot none
+			`export EXT2FS_NO_MTAB_OK=1; truncate -s 64M /root/disk; mke2fs -q -t ext4 -L bootlab-node -E lazy_itable_init=1,lazy_journal_init=1,nodiscard /root/disk; tune2fs -l /root/disk | sed -n 's/^Filesystem volume name: *//p'`)
 	run.Env = []string{"PATH=/usr/bin"}
 	out, err = run.CombinedOutput()
 	require.NoError(t, err, "%s", out)
@@ -65,7 +68,7 @@ func TestEnsureToolsRunsInAChroot(t *testing.T) {
 	if tools.Etcd.Source == upstream.Build {
 		assert.Equal(t, pins.Etcd.Module, v)
 	}
-	assert.Equal(t, "644\n[1,2]\netcd Version: "+v+"\netcdctl version: "+v+"\n1\nroot\ncurl\n", string(out))
+	assert.Equal(t, "644\n[1,2]\netcd Version: "+v+"\netcdctl version: "+v+"\n1\nroot\ncurl\nbootlab-node\n", string(out))
 
 	again, err := EnsureTools(ctx, cache, "4.19.10", nil)
 	require.NoError(t, err)

@@ -162,7 +162,9 @@ func writeRoot(c *CPIOWriter) {
 	}
 	_ = c.Dir("root", 0o700)
 	_ = c.Dir(strings.TrimPrefix(CoreHome, "/"), 0o700)
-	for link, target := range map[string]string{"bin": "usr/bin", "sbin": "usr/bin", "usr/sbin": "bin", "home": "var/home", "usr/bin/sh": "bash"} {
+	// etc/mtab as RHCOS has it: e2fsprogs' mke2fs reads it to refuse a mounted disk.
+	for link, target := range map[string]string{"bin": "usr/bin", "sbin": "usr/bin", "usr/sbin": "bin", "home": "var/home", "usr/bin/sh": "bash",
+		"etc/mtab": "../proc/self/mounts"} {
 		_ = c.Symlink(link, target)
 	}
 	_ = c.File("etc/passwd", 0o644, []byte(fmt.Sprintf("root:x:0:0:root:/root:/bin/bash\ncore:x:%d:%d:CoreOS Admin:%s:/bin/bash\n", CoreUID, CoreUID, CoreHome)))

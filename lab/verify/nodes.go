@@ -138,6 +138,10 @@ func notRunningFix(s *spec.Spec, n spec.Node, state string) string {
 	switch {
 	case state == "absent":
 		return "`bootlab lab up` creates it again"
+	case state == "rebooting":
+		return "its agent is rebooting it (asked on the node, or by `bootlab lab reboot`): it boots again on its own; `bootlab lab console " + n.Name + "` follows it"
+	case state == "powering off" || state == "halting":
+		return "its agent is taking it down (asked on the node); once it is off, `bootlab lab up` starts it again"
 	case n.Role == spec.RoleWorker && s.Profile == spec.ProfileOpenShift:
 		return "`bootlab lab up --start-workers` starts the workers"
 	}

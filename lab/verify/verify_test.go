@@ -502,3 +502,18 @@ func TestClockAhead(t *testing.T) {
 	assert.NotEmpty(t, clockAhead(s, master, rep, vm, now), "a minute over")
 	assert.Empty(t, clockAhead(s, master, rep, NodeVM{State: "running"}, now), "the VM's start unknown")
 }
+
+// A node its agent is rebooting fails its vm check, saying it boots again
+// on its own (not that lab up must start it).
+func TestRebootingNodeSaysItBootsOnItsOwn(t *testing.T) {
+	t.Parallel()
+	s := testSpec(t)
+	checks := byGroupName(nodeChecks(context.Background(), s, false, map[string]*wire.Report{}, Options{Nodes: map[string]NodeVM{
+		"bootstrap": {State: "rebooting"},
+	}}))
+	vm := checks["bootstrap vm"]
+	assert.True(t, vm.Failed())
+	assert.Contains(t, vm.Detail, "bootstrap is rebooting")
+	assert.Contains(t, vm.Fix, "boots again on its own")
+	assert.NotContains(t, vm.Fix, "bootlab lab up")
+}

@@ -30,6 +30,7 @@ func NewCmdLab(f *cmdutil.Factory) *cobra.Command {
 		NewCmdStatus(f, nil),
 		NewCmdConsole(f, nil),
 		NewCmdSSH(f, nil),
+		NewCmdReboot(f, nil),
 		NewCmdDNSProxy(f, nil),
 		NewCmdVerify(f, nil),
 		NewCmdProbeImage(f),

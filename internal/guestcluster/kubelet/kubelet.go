@@ -74,6 +74,8 @@ type Kubelet struct {
 	hostIP string
 	mu     sync.Mutex
 	pods   map[string]*runningPod // by manifest file
+	// down is set once Shutdown began: no pod starts again.
+	down bool
 }
 
 // New returns a kubelet stand-in watching the static pod directory dir,
@@ -159,6 +161,9 @@ func (k *Kubelet) Run(ctx context.Context) {
 func (k *Kubelet) sync() {
 	k.mu.Lock()
 	defer k.mu.Unlock()
+	if k.down {
+		return
+	}
 	seen := map[string]bool{}
 	ents, _ := os.ReadDir(k.dir)
 	for _, e := range ents {
@@ -373,6 +378,54 @@ func (k *Kubelet) stop(rp *runningPod) {
 		<-rp.done
 	}
 	k.mu.Lock()
+}
+
+// ShutdownGrace is how long Shutdown waits for the pods after SIGTERM
+// before it kills them.
+const ShutdownGrace = 10 * time.Second
+
+// Shutdown stops every pod as a node shutdown does, and starts none again:
+// the kubelet's graceful node shutdown (kubernetes
+// pkg/kubelet/nodeshutdown/nodeshutdown_manager_linux.go) sends its
+// containers SIGTERM and kills them once their grace period is over; the
+// static pods, critical, go last there and are all there is here. It
+// returns when every process exited, or was killed after ShutdownGrace.
+func (k *Kubelet) Shutdown(ctx context.Context) {
+	k.mu.Lock()
+	k.down = true
+	var procs []*runningPod
+	for _, rp := range k.pods {
+		switch {
+		case rp.stopSvc != nil:
+			rp.stopSvc()
+			rp.stopSvc, rp.state.Running, rp.state.PID = nil, false, 0
+		case rp.cmd != nil && rp.state.Running:
+			rp.stopped = true
+			_ = syscall.Kill(-rp.cmd.Process.Pid, syscall.SIGTERM)
+			procs = append(procs, rp)
+		}
+	}
+	k.mu.Unlock()
+	grace := time.NewTimer(ShutdownGrace)
+	defer grace.Stop()
+	for _, rp := range procs {
+		select {
+		case <-rp.done:
+			continue
+		case <-grace.C:
+		case <-ctx.Done():
+		}
+		for _, left := range procs {
+			_ = syscall.Kill(-left.cmd.Process.Pid, syscall.SIGKILL)
+		}
+		break
+	}
+	for _, rp := range procs {
+		<-rp.done
+	}
+	k.mu.Lock()
+	k.save()
+	k.mu.Unlock()
 }
 
 // StaticPods are the static pods of the directory that are Pods, with

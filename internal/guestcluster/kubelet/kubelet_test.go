@@ -1,6 +1,7 @@
 package kubelet
 
 import (
+	"context"
 	"log/slog"
 	"os"
 	"os/exec"
@@ -196,4 +197,27 @@ func TestLogTail(t *testing.T) {
 	require.NoError(t, os.WriteFile(p, []byte("one\ntwo three four five\n\n"), 0o644))
 	assert.Equal(t, "two three four five", logTail(p, 100))
 	assert.Equal(t, "...four five", logTail(p, 9))
+}
+
+// A node's shutdown stops every pod's process and starts none again, with
+// the manifest still there, until the node boots.
+func TestShutdownStopsPodsForGood(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	k := testKubelet(t, dir)
+	pod := "apiVersion: v1\nkind: Pod\nmetadata: {name: etcd-bootstrap-member, namespace: openshift-etcd}\nspec:\n  hostNetwork: true\n  containers:\n  - name: etcd\n    command: [sleep]\n    args: [\"300\"]\n"
+	p := filepath.Join(dir, "etcd-member-pod.yaml")
+	require.NoError(t, os.WriteFile(p, []byte(pod), 0o644))
+	k.sync()
+	require.True(t, k.pods[p].state.Running, k.pods[p].state.Detail)
+	pid := k.pods[p].state.PID
+
+	k.Shutdown(context.Background())
+	assert.Error(t, syscall.Kill(pid, 0), "the process is gone")
+	k.sync()
+	assert.False(t, k.pods[p].state.Running, "not started again")
+	pods, err := LoadState(k.state)
+	require.NoError(t, err)
+	require.Len(t, pods, 1)
+	assert.False(t, pods[0].Running, "crictl sees it stopped")
 }

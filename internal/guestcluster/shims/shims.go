@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"syscall"
 
 	"golang.org/x/sys/unix"
 
@@ -51,6 +52,11 @@ func (t *Tools) Multicall(args []string) (int, bool) {
 		main = func(a []string) int { return t.crictlMain(a, os.Stdout, os.Stderr) }
 	case "dig":
 		main = func(a []string) int { return digMain(a, os.Stdout, os.Stderr) }
+	case "reboot", "poweroff", "halt", "shutdown", "systemctl":
+		name := filepath.Base(args[0])
+		main = func(a []string) int {
+			return powerMain(name, a, os.Stdout, os.Stderr, func(s syscall.Signal) error { return syscall.Kill(1, s) })
+		}
 	default:
 		return 0, false
 	}
@@ -67,7 +73,9 @@ func (t *Tools) Multicall(args []string) (int, bool) {
 
 // Names are the programs linked to the agent on a rehearsal bootstrap
 // (besides sudo, at SudoPath).
-func Names() []string { return []string{"podman", "oc", "crictl", "dig"} }
+func Names() []string {
+	return []string{"podman", "oc", "crictl", "dig", "reboot", "poweroff", "halt", "shutdown", "systemctl"}
+}
 
 // release reads the rehearsal release metadata.
 func (t *Tools) release() (*wire.RehearsalRelease, error) {

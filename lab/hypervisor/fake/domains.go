@@ -104,6 +104,18 @@ func (f *Hypervisor) ResumeDomain(_ context.Context, n string) error {
 func (f *Hypervisor) DestroyDomain(_ context.Context, n string) error {
 	return f.setDom(n, "DestroyDomain", func(o *hypervisor.Object) { o.Active, o.Paused = false, false })
 }
+func (f *Hypervisor) ResetDomain(_ context.Context, n string) error {
+	var err error
+	serr := f.setDom(n, "ResetDomain", func(o *hypervisor.Object) {
+		if !o.Active {
+			err = fmt.Errorf("ResetDomain %s: domain is not running", n)
+		}
+	})
+	if serr != nil {
+		return serr
+	}
+	return err
+}
 func (f *Hypervisor) UndefineDomain(_ context.Context, n string) error {
 	f.mu.Lock()
 	snaps := len(f.DomainSnapshots[n])

@@ -214,6 +214,10 @@ func (p *planningHV) ResumeDomain(_ context.Context, name string) error {
 	}
 	return nil
 }
+func (p *planningHV) ResetDomain(_ context.Context, name string) error {
+	p.note("reset", "domain", name, "")
+	return nil
+}
 func (p *planningHV) DestroyDomain(_ context.Context, name string) error {
 	p.note("stop", "domain", name, "")
 	return nil

@@ -100,7 +100,7 @@ func serviceRecord(recs []stages.Record) []serviceEntry {
 		e := serviceEntry{Timestamp: ts, Phase: r.Phase, Stage: r.Stage, Result: string(r.Result), ErrorLine: r.ErrorLine, ErrorMessage: r.ErrorMessage}
 		out = append(out, e)
 		switch {
-		case r.Phase == stages.PhaseEnd && r.Result == stages.ResultFailure:
+		case r.Phase == stages.PhaseEnd && (r.Result == stages.ResultFailure || r.Result == stages.ResultInterrupted):
 			out = append(out, serviceEntry{Timestamp: ts, Phase: "service end", Result: "failure", ErrorLine: r.ErrorLine, ErrorMessage: r.ErrorMessage})
 			running = false
 		case r.Phase == stages.PhaseEnd && r.Result == stages.ResultSuccess && (r.Number == last || r.Number == releaseImageStage):

@@ -1,8 +1,11 @@
 package engine
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -16,6 +19,7 @@ import (
 	"libvirt.org/go/libvirtxml"
 
 	"github.com/bootlab/bootlab/internal/sshc"
+	"github.com/bootlab/bootlab/internal/wire"
 	"github.com/bootlab/bootlab/lab/host"
 	"github.com/bootlab/bootlab/lab/labdir"
 	"github.com/bootlab/bootlab/lab/loadbalancer"
@@ -54,7 +58,9 @@ type NodeStatus struct {
 	Name   string    `json:"name"`
 	Role   spec.Role `json:"role"`
 	Domain string    `json:"domain"`
-	// State is "running", "paused", "shut off" or "absent".
+	// State is "running", "paused", "shut off" or "absent"; a probe
+	// node's agent taking it down makes it "rebooting", "powering off" or
+	// "halting" until it boots again.
 	State string `json:"state"`
 	MAC   string `json:"mac"`
 	// IP is the address leased by DHCP ("" when the node has no lease yet).
@@ -64,6 +70,47 @@ type NodeStatus struct {
 	// Since is when the running VM started, where the host shows it (a local
 	// qemu:///system keeps a pid file per running domain).
 	Since time.Time `json:"since,omitzero"`
+}
+
+// consoleTail is how much of a console log's end shuttingDown reads: many
+// report lines (the agent writes one every 15 s at least).
+const consoleTail = 1 << 20
+
+// shuttingDown is "rebooting", "powering off" or "halting" when the last
+// report on a probe node's console says its agent is taking it down (the
+// next boot's reports end that), else "".
+func shuttingDown(ctx context.Context, h host.Host, path string) string {
+	var data []byte
+	if h == nil || !h.Remote() {
+		f, err := os.Open(path)
+		if err != nil {
+			return ""
+		}
+		defer f.Close()
+		if fi, err := f.Stat(); err == nil && fi.Size() > consoleTail {
+			_, _ = f.Seek(fi.Size()-consoleTail, io.SeekStart)
+		}
+		data, _ = io.ReadAll(f)
+	} else {
+		out, err := host.Output(ctx, h, fmt.Sprintf("tail -c %d -- %s", consoleTail, sshc.Quote(path)))
+		if err != nil {
+			return ""
+		}
+		data = []byte(out)
+	}
+	rep, err := wire.ParseConsole(bytes.NewReader(data))
+	if err != nil || rep == nil {
+		return ""
+	}
+	switch rep.Shutdown {
+	case "reboot":
+		return "rebooting"
+	case "poweroff":
+		return "powering off"
+	case "halt":
+		return "halting"
+	}
+	return ""
 }
 
 // qemuRunDir holds libvirt's per-domain pid files on a local qemu:///system.
@@ -208,6 +255,11 @@ func inspectNode(ctx context.Context, hv hypervisor.Hypervisor, s *spec.Spec, n 
 		ns.State = "paused"
 	case o.Active:
 		ns.State = "running"
+		if s.Profile == spec.ProfileProbe {
+			if going := shuttingDown(ctx, hv.Host(), labdir.ConsoleLog(s, n)); going != "" {
+				ns.State = going
+			}
+		}
 		ns.Since = domainSince(ctx, hv.Host(), s.Libvirt.URI, ns.Domain)
 		if restored.Resumed(ns.Since) {
 			// A checkpoint restore started this qemu with the guest's

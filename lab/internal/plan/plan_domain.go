@@ -46,6 +46,10 @@ func domainPlan(s *spec.Spec, n spec.Node, accel spec.Accelerator, extra Metadat
 	}
 	if (n.Role == spec.RoleBootstrap || n.Role == spec.RoleMaster) && boot.kubeVolume != "" {
 		d.Devices.Disks = append(d.Devices.Disks, kubeVolumeDisk(s, boot.kubeVolume))
+		// A rehearsal node keeps its state on its own disk, which the
+		// agent knows by this serial (wire.NodeDiskSerial): no other disk
+		// is ever given a file system.
+		d.Devices.Disks[0].Serial = wire.NodeDiskSerial
 	}
 	d.CPU = domainCPU(s, accel)
 	bootFrom(d.OS, s, n, boot)

@@ -328,8 +328,11 @@ func TestPlanKubeVolumeReadOnlyOnBootstrapAndMasters(t *testing.T) {
 			}
 			if !manual || d.Node.Role == spec.RoleWorker {
 				assert.Nil(t, disk, d.Name)
+				assert.Empty(t, dom.Devices.Disks[0].Serial, "%s: a node that keeps nothing has no node disk serial", d.Name)
 				continue
 			}
+			assert.Equal(t, wire.NodeDiskSerial, dom.Devices.Disks[0].Serial, "%s: its own disk is the node disk", d.Name)
+			assert.Equal(t, "vda", dom.Devices.Disks[0].Target.Dev, d.Name)
 			require.NotNil(t, disk, d.Name)
 			assert.NotNil(t, disk.ReadOnly, "%s: the volume is read-only", d.Name)
 			assert.Equal(t, "qcow2", disk.Driver.Type, d.Name)
