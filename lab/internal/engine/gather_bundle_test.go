@@ -211,7 +211,7 @@ func containers(n *fakeNode, logs map[string]string) {
 		i++
 		id := strings.Repeat(fmt.Sprintf("%x", i), 64)
 		ps = append(ps, map[string]any{"id": id, "metadata": map[string]string{"name": name}})
-		n.out["sudo -n crictl logs "+id] = log
+		n.out["sudo -n crictl logs "+id+" 2>&1"] = log
 		n.out["sudo -n crictl inspect "+id] = `{"status":{"id":"` + id + `"},"info":{"runtimeSpec":{"process":{"env":["TOKEN=` + fakeToken + `"]}}}}`
 	}
 	data, _ := json.Marshal(map[string]any{"containers": ps})
@@ -458,9 +458,11 @@ func assertNoCredentials(t *testing.T, files map[string]string) {
 	}
 }
 
-// A rehearsal lab as nodes are today (no journalctl, no crictl, no
-// service records): bootkube's journal and records come from the host's
-// stage log, and missing.json says what could not be seen.
+// A lab whose bootstrap keeps no journals, crictl logs or service records
+// (a rehearsal bootstrap before bootlab played journalctl and crictl logs
+// there, or one restored from such a checkpoint): bootkube's journal and
+// records come from the host's stage log, and missing.json says what
+// could not be seen.
 func TestGatherRehearsalFromTheStageLog(t *testing.T) {
 	t.Parallel()
 	s := gatherSpec(t)
