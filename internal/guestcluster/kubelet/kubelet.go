@@ -358,7 +358,11 @@ func (k *Kubelet) startProcess(rp *runningPod, pod corev1.Pod, c corev1.Containe
 	}
 	rp.cmd = cmd
 	rp.state.Running, rp.state.PID = true, cmd.Process.Pid
-	k.log.Info("kubelet stand-in: started static pod", "pod", pod.Namespace+"/"+pod.Name, "container", c.Name, "pid", cmd.Process.Pid, "argv", strings.Join(argv, " "))
+	what := "kubelet stand-in: started static pod"
+	if rp.state.Attempt > 0 {
+		what = "kubelet stand-in: restarted static pod's container after its back-off"
+	}
+	k.log.Info(what, "pod", pod.Namespace+"/"+pod.Name, "container", c.Name, "containerID", rp.state.ID, "attempt", rp.state.Attempt, "pid", cmd.Process.Pid, "argv", strings.Join(argv, " "))
 	k.sayCreated(rp)
 	go func() {
 		err := cmd.Wait()

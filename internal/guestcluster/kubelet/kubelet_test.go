@@ -281,6 +281,8 @@ func TestRestartIsTheNextAttempt(t *testing.T) {
 	assert.Equal(t, first.state.PodID, second.state.PodID, "the same sandbox")
 	assert.NotEqual(t, first.state.ID, second.state.ID, "a new container")
 	assert.Equal(t, filepath.Join(filepath.Dir(first.state.LogPath), "1.log"), second.state.LogPath)
+	assert.Contains(t, logged.String(), "restarted static pod's container after its back-off")
+	assert.Contains(t, logged.String(), "attempt=1")
 }
 
 // ParseLogLine reads the CRI log format and refuses anything else.
