@@ -92,15 +92,36 @@ func (w *Writer) Print(pri int, msg string) {
 		_ = enc.Encode(Entry{Realtime: strconv.FormatInt(w.now().UnixMicro(), 10), BootID: w.boot, Hostname: w.host,
 			Unit: w.unit, Identifier: w.ident, PID: strconv.Itoa(w.pid), Priority: strconv.Itoa(pri), Message: line})
 	}
-	if err := os.MkdirAll(w.dir, 0o755); err != nil {
+	if err := mkdirReadable(w.dir); err != nil {
 		return
 	}
 	f, err := os.OpenFile(FilePath(w.dir, w.unit), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return
 	}
+	// Readable by every user, whatever the writer's umask (the agent's
+	// and sudo's are 077): core reads the journal without sudo, as a
+	// member of systemd-journal does on RHCOS.
+	_ = f.Chmod(0o644)
 	_, _ = f.Write(b.Bytes())
 	_ = f.Close()
+}
+
+// mkdirReadable makes dir and its missing parents 0755, whatever the
+// umask.
+func mkdirReadable(dir string) error {
+	if st, err := os.Stat(dir); err == nil && st.IsDir() {
+		return nil
+	}
+	if parent := filepath.Dir(dir); parent != dir {
+		if err := mkdirReadable(parent); err != nil {
+			return err
+		}
+	}
+	if err := os.Mkdir(dir, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
+		return err
+	}
+	return os.Chmod(dir, 0o755)
 }
 
 // FilePath is the file of unit's entries in dir.

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -97,6 +98,23 @@ func TestUnitName(t *testing.T) {
 	assert.Equal(t, "kubelet.service", UnitName("kubelet"))
 	assert.Equal(t, "kubelet.service", UnitName("kubelet.service"))
 	assert.Equal(t, "var-lib.mount", UnitName("var-lib.mount"))
+}
+
+// The journal is readable by every user whatever the writer's umask (the
+// agent's is 077): core reads it without sudo.
+func TestJournalIsReadable(t *testing.T) {
+	old := syscall.Umask(0o077)
+	defer syscall.Umask(old)
+	dir := filepath.Join(t.TempDir(), "log", "bootlab", "journal")
+	NewWriter(dir, "kubelet.service", "kubelet", 1).Print(PriInfo, "x")
+	for _, p := range []string{filepath.Dir(dir), dir} {
+		st, err := os.Stat(p)
+		require.NoError(t, err)
+		assert.Equal(t, os.FileMode(0o755), st.Mode().Perm(), p)
+	}
+	st, err := os.Stat(FilePath(dir, "kubelet.service"))
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o644), st.Mode().Perm())
 }
 
 // A journal that cannot be written costs the entry, not the caller.
