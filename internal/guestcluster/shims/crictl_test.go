@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -111,21 +112,22 @@ func TestJournalctl(t *testing.T) {
 // to the unit's journal, and exits with the command's status, which
 // systemd's line on the unit gives.
 func TestUnitRun(t *testing.T) {
-	t.Parallel()
+	// Not parallel: it sets the process's umask to an SSH login's.
+	defer syscall.Umask(syscall.Umask(0o077))
 	dir := t.TempDir()
 	tl := &Tools{JournalDir: dir}
 	var out, errb bytes.Buffer
-	code := tl.unitRunMain([]string{"--unit", "bootkube", "--identifier", "bootkube.sh", "--", "sh", "-c", "echo out; echo err >&2; printf last; exit 3"}, &out, &errb)
+	code := tl.unitRunMain([]string{"--unit", "bootkube", "--identifier", "bootkube.sh", "--", "sh", "-c", "echo out; umask >&2; echo err >&2; printf last; exit 3"}, &out, &errb)
 	assert.Equal(t, 3, code)
 	assert.Equal(t, "out\nlast", out.String())
-	assert.Equal(t, "err\n", errb.String())
+	assert.Equal(t, "0022\nerr\n", errb.String(), "the command runs with systemd's default UMask")
 	es, err := journal.Read(dir, journal.Query{Units: []string{"bootkube.service"}})
 	require.NoError(t, err)
 	var msgs []string
 	for _, e := range es {
 		msgs = append(msgs, e.Identifier+": "+e.Message)
 	}
-	assert.ElementsMatch(t, []string{"bootkube.sh: out", "bootkube.sh: err", "bootkube.sh: last", "systemd: bootkube.service: Main process exited, code=exited, status=3/FAILURE"}, msgs)
+	assert.ElementsMatch(t, []string{"bootkube.sh: out", "bootkube.sh: 0022", "bootkube.sh: err", "bootkube.sh: last", "systemd: bootkube.service: Main process exited, code=exited, status=3/FAILURE"}, msgs)
 
 	for _, bad := range [][]string{{"--unit", "x", "--", "true"}, {"--identifier", "x", "--", "true"}, {"--unit", "x", "--identifier", "y"}, {"--bogus", "x"}} {
 		errb.Reset()

@@ -28,12 +28,19 @@ func (t *Tools) unitRunMain(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "%s: %v\nusage: %s --unit UNIT --identifier ID -- COMMAND [ARGS...]\n", UnitRunName, err, UnitRunName)
 		return 2
 	}
+	// A unit's processes get systemd's UMask=, 0022 unless the unit says
+	// otherwise (systemd.exec(5)); bootkube.service does not. Under an SSH
+	// login the stage would keep the session's (077), and what it creates,
+	// /var/log/openshift among them, would be root's alone.
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Stdin = os.Stdin
 	outR, outW := io.Pipe()
 	errR, errW := io.Pipe()
 	cmd.Stdout, cmd.Stderr = outW, errW
-	if err := cmd.Start(); err != nil {
+	old := syscall.Umask(0o022)
+	err = cmd.Start()
+	syscall.Umask(old)
+	if err != nil {
 		fmt.Fprintf(stderr, "%s: %v\n", UnitRunName, err)
 		return 127
 	}
