@@ -23,8 +23,8 @@ const module = "github.com/bootlab/bootlab/"
 // (amber the bootstrap, blue the masters, purple both).
 var guestCluster = []diagram.Package{
 	{Name: "agent", Plays: "the node: boot, DHCP, Ignition, DNS, the report; starts the parts below"},
-	{Name: "guestcluster/shims", Plays: "podman, oc, crictl, dig, sudo: their arguments parsed",
-		Files: []string{"podman.go", "oc.go", "crictl.go", "dig.go", "sudo.go"}, Tone: diagram.ToneBootstrap},
+	{Name: "guestcluster/shims", Plays: "podman, oc, crictl, journalctl, dig, sudo: their arguments parsed",
+		Files: []string{"podman.go", "oc.go", "crictl.go", "journalctl.go", "dig.go", "sudo.go"}, Tone: diagram.ToneBootstrap},
 	{Name: "guestcluster/approvecsr", Plays: "approve-csr.service", Tone: diagram.ToneBootstrap},
 	{Name: "guestcluster/clusterbootstrap", Plays: "cluster-bootstrap start (stage 13)",
 		Files: []string{"start.go", "requiredpods.go"}, Tone: diagram.ToneBootstrap},
@@ -36,7 +36,8 @@ var guestCluster = []diagram.Package{
 	{Name: "guestcluster/operators/etcd", Plays: "cluster-etcd-operator",
 		Files: []string{"membercontroller.go", "teardown.go", "status.go", "waitforceo.go"}, Tone: diagram.ToneBoth},
 	{Name: "guestcluster/clusterbootstrap/create", Plays: "cluster-bootstrap's create of manifests/", Tone: diagram.ToneBootstrap},
-	{Name: "guestcluster/kubelet", Plays: "the kubelet: static pods", Tone: diagram.ToneBoth},
+	{Name: "guestcluster/kubelet", Plays: "the kubelet: static pods, their CRI logs", Tone: diagram.ToneBoth},
+	{Name: "guestcluster/journal", Plays: "journald: the units' journals", Tone: diagram.ToneBoth},
 	{Name: "guestcluster/kubelet/node", Plays: "the kubelet's node join: CSR, Node, Lease, mirror pods", Tone: diagram.ToneMasters},
 	{Name: "controlplane", Plays: "the control plane pods' flags (stage validate checks them too)"},
 	{Name: "rhcos", Plays: "what RHCOS gives a node"},

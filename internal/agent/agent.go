@@ -137,7 +137,7 @@ func (a *Agent) Run(ctx context.Context) {
 		a.writeResolvConf()
 		vol := a.mountKubeVolumeAsync()
 		go a.reportNoKubeVolume(vol)
-		kl = kubelet.New(a.log, kubelet.StaticPodDir, nil).WithPending(vol.pending).WithHostIP(self.IP)
+		kl = a.newKubelet(nil).WithPending(vol.pending).WithHostIP(self.IP)
 		a.kubelet.Store(kl)
 		op := a.etcdOperator()
 		op.Kubelet = kl

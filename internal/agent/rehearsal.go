@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"log/slog"
 	"net"
@@ -21,6 +22,7 @@ import (
 	"github.com/bootlab/bootlab/internal/agent/endpoints"
 	"github.com/bootlab/bootlab/internal/agent/sshd"
 	"github.com/bootlab/bootlab/internal/guestcluster/approvecsr"
+	"github.com/bootlab/bootlab/internal/guestcluster/journal"
 	"github.com/bootlab/bootlab/internal/guestcluster/kubelet"
 	"github.com/bootlab/bootlab/internal/guestcluster/operators/etcd"
 	"github.com/bootlab/bootlab/internal/guestcluster/shims"
@@ -87,15 +89,17 @@ func (a *Agent) rehearse(self wire.NodeExpect, cfg types.Config) {
 	// kubelet stand-in holds a pod whose program it brings until then.
 	vol := a.mountKubeVolumeAsync()
 	go a.reportNoKubeVolume(vol)
-	kl := kubelet.New(a.log, kubelet.StaticPodDir, map[string]kubelet.Service{
-		"machine-config-server": func(corev1.Pod, corev1.Container) (func(), error) { return a.startMCS(self) },
+	a.releaseImageJournal()
+	kl := a.newKubelet(map[string]kubelet.Service{
+		"machine-config-server": func(_ corev1.Pod, _ corev1.Container, log io.Writer) (func(), error) { return a.startMCS(self, log) },
 	}).WithPending(vol.pending).WithHostIP(self.IP)
 	a.kubelet.Store(kl)
 	go kl.Run(context.Background())
 	go a.reportRealAPI(context.Background(), kl)
 	// approve-csr.service is enabled on a real bootstrap: it approves the
 	// masters' CSRs whenever an API answers, until .bootkube.done.
-	go approvecsr.Service{Assets: wire.AssetDir, Interval: approvecsr.Interval, Log: a.log}.Run(context.Background())
+	csrLog := journal.TeePlain(a.log, journal.NewWriter(journal.Dir, "approve-csr.service", "approve-csr.sh", os.Getpid()))
+	go approvecsr.Service{Assets: wire.AssetDir, Interval: approvecsr.Interval, Log: csrLog}.Run(context.Background())
 	go a.reportBootstrapEtcd(context.Background())
 	a.rep.set(chkSSH, passed, "listening on :22 (users root and core, the lab's key; core runs root commands with sudo -n)")
 }
@@ -132,11 +136,37 @@ func (a *Agent) writeResolvConf() {
 	_ = os.WriteFile("/etc/hosts", []byte("127.0.0.1 localhost localhost.localdomain\n::1 localhost localhost.localdomain\n"), 0o644)
 }
 
+// newKubelet is the node's kubelet stand-in, playing services itself, its
+// log also kubelet.service's journal (the unit runs /usr/bin/kubelet:
+// installer data/data/bootstrap/files/usr/local/bin/kubelet.sh.template)
+// and the containers it runs crio.service's.
+func (a *Agent) newKubelet(services map[string]kubelet.Service) *kubelet.Kubelet {
+	log := journal.Tee(a.log, journal.NewWriter(journal.Dir, "kubelet.service", "kubelet", os.Getpid()))
+	return kubelet.New(log, kubelet.StaticPodDir, services).
+		WithCRIOJournal(journal.NewWriter(journal.Dir, "crio.service", "crio", os.Getpid()))
+}
+
+// releaseImageJournal writes release-image.service's journal as the unit
+// begins it (installer data/data/bootstrap/files/usr/local/bin/
+// release-image-download.sh.template: "Pulling $RELEASE_IMAGE..."): a
+// rehearsal bootstrap pulls nothing, its release's metadata is on it.
+func (a *Agent) releaseImageJournal() {
+	j := journal.NewWriter(journal.Dir, "release-image.service", "release-image-download.sh", os.Getpid())
+	rel, err := wire.ReadRehearsalRelease(wire.ReleaseMetadataPath)
+	if err != nil {
+		j.Print(journal.PriErr, "release-image.service (bootlab rehearsal stand-in): no release metadata: "+err.Error())
+		return
+	}
+	j.Print(journal.PriInfo, "Pulling "+rel.Image+"...")
+	j.Print(journal.PriInfo, "release-image.service (bootlab rehearsal stand-in): nothing to pull: the rehearsal bootstrap has the release's metadata in "+wire.ReleaseMetadataPath+
+		" (OpenShift "+rel.Version+"), and the podman and oc stand-ins answer from it")
+}
+
 // startMCS starts the bootstrap Machine Config Server, as the kubelet
 // starts the machine-config-server container of the pod stage 12 lands:
 // TLS with /etc/ssl/mcs (which stage 12 copies), serving the master
-// config under /etc/mcs/bootstrap.
-func (a *Agent) startMCS(self wire.NodeExpect) (func(), error) {
+// config under /etc/mcs/bootstrap; its log is also the container's.
+func (a *Agent) startMCS(self wire.NodeExpect, log io.Writer) (func(), error) {
 	cert, err := tls.LoadX509KeyPair("/etc/ssl/mcs/tls.crt", "/etc/ssl/mcs/tls.key")
 	if err != nil {
 		return nil, fmt.Errorf("serving certificate: %w", err)
@@ -145,7 +175,8 @@ func (a *Agent) startMCS(self wire.NodeExpect) (func(), error) {
 	if err != nil {
 		return nil, fmt.Errorf("the master pool's config: %w", err)
 	}
-	mcs := &endpoints.MCS{Mode: endpoints.MCSBootstrap, Configs: map[string][]byte{"master": master}, Log: a.log, Node: self.Name}
+	mcsLog := slog.New(slog.NewMultiHandler(a.log.Handler(), slog.NewTextHandler(log, nil)))
+	mcs := &endpoints.MCS{Mode: endpoints.MCSBootstrap, Configs: map[string][]byte{"master": master}, Log: mcsLog, Node: self.Name}
 	mcs.OnServe = func(pool, remote string, code int) {
 		served := mcs.Served()["master"]
 		a.rep.set(chkMCS, passed, "bootstrap MCS started by stage 12; served /config/master to %d: %s", len(served), strings.Join(served, " "))

@@ -24,6 +24,7 @@ const (
 	checkpointsDir  = "checkpoints"
 	kubeconfigFile  = "kubeconfig"
 	gatherDir       = "gather"
+	faultsFile      = "faults.json"
 )
 
 // Entries are the names bootlab's lab verbs, preparers and stage commands
@@ -34,8 +35,12 @@ const (
 // openshift preparer's kept copy (it holds the pull secret).
 func Entries() []string {
 	return []string{consoleDir, ignitionDir, haproxyDir, sshDir, pkiDir, assetsDir, installConfig, baseImageMarker,
-		stateFile, verifyFile, checkpointsDir, stagesDir, kubeconfigFile, gatherDir}
+		stateFile, verifyFile, checkpointsDir, stagesDir, kubeconfigFile, gatherDir, faultsFile}
 }
+
+// Faults is the trainer's record of the faults `lab break` set (0600): the
+// learner's views (status, verify, the dashboard) never read it.
+func Faults(s *spec.Spec) string { return filepath.Join(s.LabDir, faultsFile) }
 
 // Gather is where `lab gather` writes a probe or rehearsal lab's log
 // bundles when no --dir is given: the lab's own, so `lab down` removes

@@ -56,6 +56,14 @@ set -euoE pipefail
 # means the source address of the default route, as bootkube detects it.
 : "${BOOTSTRAP_NODE_IP:=}"
 
+# bootkube.service's journal: on a real bootstrap systemd keeps what the
+# unit prints (journalctl -u bootkube.service). A rehearsal bootstrap has
+# no systemd; its agent keeps that journal, so the script runs again under
+# the agent's bootlab-journal, which copies each line it prints there.
+if [ -z "${BOOTLAB_JOURNAL-}" ] && command -v bootlab-journal >/dev/null; then
+    BOOTLAB_JOURNAL=1 exec bootlab-journal --unit "${SERVICE_NAME}.service" --identifier bootkube.sh -- bash "$0" "$@"
+fi
+
 cd "${ASSET_DIR}"
 
 # ---- versions ----

@@ -154,7 +154,7 @@ func rehearseLab(t *testing.T, l labEnv, masters int, start time.Time, cpu *gues
 		time.Sleep(5 * time.Second)
 	}
 	if r.Code != 0 {
-		logs := run(t, "lab", "ssh", "-f", l.SpecFile, "bootstrap", "--", "sudo -n tail -n 30 /var/log/pods/openshift-etcd_etcd-bootstrap-member/etcd.log; sudo -n crictl ps -a")
+		logs := run(t, "lab", "ssh", "-f", l.SpecFile, "bootstrap", "--", "sudo -n crictl logs --tail 30 etcd 2>&1; sudo -n crictl ps -a")
 		t.Fatalf("etcdctl endpoint health never succeeded:\n%s\netcd's log:\n%s", r, logs)
 	}
 	assert.Contains(t, r.Stdout+r.Stderr, "is healthy")

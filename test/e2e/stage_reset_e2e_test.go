@@ -126,6 +126,6 @@ func etcdHealthy(t *testing.T, l labEnv) {
 		}
 		time.Sleep(5 * time.Second)
 	}
-	logs := run(t, "lab", "ssh", "-f", l.SpecFile, "bootstrap", "--", "sudo -n tail -n 30 /var/log/pods/openshift-etcd_etcd-bootstrap-member/etcd.log; sudo -n crictl ps -a")
+	logs := run(t, "lab", "ssh", "-f", l.SpecFile, "bootstrap", "--", "sudo -n crictl logs --tail 30 etcd 2>&1; sudo -n crictl ps -a")
 	t.Fatalf("etcdctl endpoint health never succeeded:\n%s\netcd's log:\n%s", r, logs)
 }

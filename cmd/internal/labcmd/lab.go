@@ -41,6 +41,7 @@ func NewCmdLab(f *cmdutil.Factory) *cobra.Command {
 		NewCmdKubeconfig(f, nil),
 		NewCmdKubectl(f, nil),
 		NewCmdGather(f, nil),
+		NewCmdBreak(f, nil),
 		NewCmdDiagnose(f, nil),
 		NewCmdList(f, nil),
 		NewCmdCheckpoint(f, nil),

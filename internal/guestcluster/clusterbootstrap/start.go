@@ -182,7 +182,7 @@ func (t *Start) waitForAPI(say func(string, ...any)) error {
 		return false
 	})
 	if err != nil {
-		return fmt.Errorf("the bootstrap API did not answer %s: %w (last: %s); on the node: crictl ps -a, /var/log/pods/openshift-kube-apiserver_bootstrap-kube-apiserver/kube-apiserver.log", url, err, last)
+		return fmt.Errorf("the bootstrap API did not answer %s: %w (last: %s); on the node: crictl ps -a, then crictl logs of the kube-apiserver container", url, err, last)
 	}
 	say("API is up (%s after the control plane landed)", time.Since(start).Round(time.Second))
 	return nil

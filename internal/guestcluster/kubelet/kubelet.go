@@ -2,11 +2,13 @@ package kubelet
 
 import (
 	"context"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"io"
 	"log/slog"
 	"os"
@@ -22,6 +24,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/bootlab/bootlab/internal/atomicfile"
+	"github.com/bootlab/bootlab/internal/guestcluster/journal"
 	"github.com/bootlab/bootlab/internal/guestcluster/kubelet/node"
 	"github.com/bootlab/bootlab/internal/rhcos"
 )
@@ -35,23 +38,38 @@ const (
 	PodLogDir = "/var/log/pods"
 )
 
-// PodState is one static pod as the stand-in runs it (crictl reads it).
+// PodState is one static pod as the stand-in runs it (crictl reads it):
+// its sandbox and its container, the one it runs.
 type PodState struct {
-	ID        string    `json:"id"`
-	File      string    `json:"file"`
-	Name      string    `json:"name"`
-	Namespace string    `json:"namespace"`
-	Container string    `json:"container"`
-	Image     string    `json:"image"`
-	Started   time.Time `json:"started"`
-	Running   bool      `json:"running"`
-	PID       int       `json:"pid,omitempty"`
-	Detail    string    `json:"detail,omitempty"`
+	// ID is the container's id, PodID its sandbox's (64 hex digits each,
+	// as CRI-O makes them: crictl shows their first 13).
+	ID    string `json:"id"`
+	PodID string `json:"podId,omitempty"`
+	// UID is the pod's, as the kubelet makes a static pod's.
+	UID       string `json:"uid,omitempty"`
+	File      string `json:"file"`
+	Name      string `json:"name"`
+	Namespace string `json:"namespace"`
+	Container string `json:"container"`
+	Image     string `json:"image"`
+	// Attempt counts the container's restarts (its log is <Attempt>.log).
+	Attempt int       `json:"attempt"`
+	Created time.Time `json:"created,omitempty"`
+	Started time.Time `json:"started"`
+	// Finished and ExitCode are set once the container exited.
+	Finished time.Time `json:"finished,omitempty"`
+	ExitCode int       `json:"exitCode,omitempty"`
+	Running  bool      `json:"running"`
+	PID      int       `json:"pid,omitempty"`
+	// LogPath is the container's log, in the CRI log format.
+	LogPath string `json:"logPath,omitempty"`
+	Detail  string `json:"detail,omitempty"`
 }
 
 // Service is a container the agent plays itself when the node does not
-// have its program: it starts it and returns the function that stops it.
-type Service func(pod corev1.Pod, c corev1.Container) (stop func(), err error)
+// have its program: it starts it, its log to log (the container's log, as
+// its stderr would be), and returns the function that stops it.
+type Service func(pod corev1.Pod, c corev1.Container, log io.Writer) (stop func(), err error)
 
 // Pending says why a program missing from PATH may still come (the
 // Kubernetes volume not mounted yet), or "" when it will not: a pod
@@ -72,8 +90,11 @@ type Kubelet struct {
 	// hostIP is the node's IP, the downward API's status.hostIP (and
 	// podIP: the static pods share the host's network).
 	hostIP string
-	mu     sync.Mutex
-	pods   map[string]*runningPod // by manifest file
+	// crio is crio.service's journal: the containers created, started
+	// and stopped (nil: none kept).
+	crio *journal.Writer
+	mu   sync.Mutex
+	pods map[string]*runningPod // by manifest file
 	// down is set once Shutdown began: no pod starts again.
 	down bool
 }
@@ -98,6 +119,13 @@ func (k *Kubelet) WithHostIP(ip string) *Kubelet {
 	return k
 }
 
+// WithCRIOJournal keeps crio.service's journal in w: the stand-in plays
+// the container runtime too.
+func (k *Kubelet) WithCRIOJournal(w *journal.Writer) *Kubelet {
+	k.crio = w
+	return k
+}
+
 // WithPaths sets where the stand-in records its pods and their logs
 // (StatePath and PodLogDir by default), for a stand-in off the node.
 func (k *Kubelet) WithPaths(state, logs string) *Kubelet {
@@ -118,6 +146,10 @@ type runningPod struct {
 	restarts int
 	// waiting is set while its program is still to come.
 	waiting bool
+	// backoffSaid is set once the kubelet logged the back-off of this exit.
+	backoffSaid bool
+	// log is the container's log while it runs.
+	log *criLog
 }
 
 // crashBackoff is how long after its last start an exited container is
@@ -182,19 +214,23 @@ func (k *Kubelet) sync() {
 		rp := k.pods[p]
 		if rp != nil && rp.digest == digest {
 			if rp.waiting {
-				k.start(p, digest, data) // its program may have come
+				k.start(p, digest, data, rp, 0) // its program may have come
 				continue
 			}
-			if !rp.state.Running && rp.cmd != nil && time.Since(rp.state.Started) > crashBackoff(rp.restarts) {
-				k.start(p, rp.digest, data) // restart after an exit
-				k.pods[p].restarts = rp.restarts + 1
+			if !rp.state.Running && rp.cmd != nil {
+				if time.Since(rp.state.Started) > crashBackoff(rp.restarts) {
+					k.start(p, rp.digest, data, rp, rp.restarts+1) // restart after an exit
+					k.pods[p].restarts = rp.restarts + 1
+				} else {
+					k.sayBackoff(rp)
+				}
 			}
 			continue
 		}
 		if rp != nil {
 			k.stop(rp)
 		}
-		k.start(p, digest, data)
+		k.start(p, digest, data, nil, 0)
 	}
 	for p, rp := range k.pods {
 		if !seen[p] {
@@ -207,12 +243,17 @@ func (k *Kubelet) sync() {
 }
 
 // start runs the pod of manifest p: its first container whose program the
-// node has; other pods are recorded as not run.
-func (k *Kubelet) start(p, digest string, data []byte) {
+// node has; other pods are recorded as not run. A restart (sandbox the
+// pod's last run) keeps its sandbox and counts attempt.
+func (k *Kubelet) start(p, digest string, data []byte, sandbox *runningPod, attempt int) {
 	var pod corev1.Pod
 	rp := &runningPod{digest: digest, done: make(chan struct{})}
 	k.pods[p] = rp
-	rp.state = PodState{File: p, Started: time.Now().UTC(), ID: digest[:13]}
+	now := time.Now().UTC()
+	rp.state = PodState{File: p, Created: now, Started: now, ID: newID(), PodID: newID(), UID: staticPodUID(data, p), Attempt: attempt}
+	if sandbox != nil {
+		rp.state.PodID, rp.state.UID = sandbox.state.PodID, sandbox.state.UID
+	}
 	if err := yaml.Unmarshal(data, &pod); err != nil || pod.Kind != "Pod" {
 		rp.state.Detail = fmt.Sprintf("not a Pod: %v", err)
 		close(rp.done)
@@ -267,26 +308,38 @@ func (k *Kubelet) stillToCome(missing []string) string {
 // startService starts container c, which the agent plays itself.
 func (k *Kubelet) startService(rp *runningPod, pod corev1.Pod, c corev1.Container, svc Service) {
 	rp.state.Container, rp.state.Image = c.Name, c.Image
-	stop, err := svc(pod, c)
+	log, err := k.openLog(rp, pod, c)
 	if err != nil {
+		rp.state.Detail = err.Error()
+		close(rp.done)
+		return
+	}
+	stderr := log.stream("stderr")
+	stop, err := svc(pod, c, stderr)
+	if err != nil {
+		stderr.flush()
+		log.Close()
 		rp.state.Detail = fmt.Sprintf("%s failed to start: %v", c.Name, err)
 		k.log.Warn("kubelet stand-in: container failed", "pod", pod.Namespace+"/"+pod.Name, "container", c.Name, "err", err)
 		close(rp.done)
 		return
 	}
-	rp.stopSvc = stop
+	rp.stopSvc = func() {
+		stop()
+		stderr.flush()
+		log.Close()
+	}
 	rp.state.Running, rp.state.PID = true, os.Getpid()
 	rp.state.Detail = "played by the bootlab agent"
 	k.log.Info("kubelet stand-in: started static pod (played by the agent)", "pod", pod.Namespace+"/"+pod.Name, "container", c.Name)
+	k.sayCreated(rp)
 }
 
 // startProcess runs container c's program bin with argv (host paths), its
 // output in the pod's log, and records its exit.
 func (k *Kubelet) startProcess(rp *runningPod, pod corev1.Pod, c corev1.Container, bin string, argv, env []string) {
 	rp.state.Container, rp.state.Image = c.Name, c.Image
-	logDir := filepath.Join(orDefault(k.logs, PodLogDir), pod.Namespace+"_"+pod.Name)
-	_ = os.MkdirAll(logDir, 0o755)
-	logf, err := os.OpenFile(filepath.Join(logDir, c.Name+".log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	log, err := k.openLog(rp, pod, c)
 	if err != nil {
 		rp.state.Detail = err.Error()
 		close(rp.done)
@@ -298,28 +351,39 @@ func (k *Kubelet) startProcess(rp *runningPod, pod corev1.Pod, c corev1.Containe
 		}
 	}
 	cmd := exec.Command(bin, argv[1:]...)
-	cmd.Stdout, cmd.Stderr = logf, logf
+	stdout, stderr := log.stream("stdout"), log.stream("stderr")
+	cmd.Stdout, cmd.Stderr = stdout, stderr
 	cmd.Env = append([]string{"PATH=" + rhcos.DefaultPath, "HOME=/root"}, env...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
-		logf.Close()
+		log.Close()
 		rp.state.Detail = err.Error()
 		close(rp.done)
 		return
 	}
 	rp.cmd = cmd
 	rp.state.Running, rp.state.PID = true, cmd.Process.Pid
-	k.log.Info("kubelet stand-in: started static pod", "pod", pod.Namespace+"/"+pod.Name, "container", c.Name, "pid", cmd.Process.Pid, "argv", strings.Join(argv, " "))
+	what := "kubelet stand-in: started static pod"
+	if rp.state.Attempt > 0 {
+		what = "kubelet stand-in: restarted static pod's container after its back-off"
+	}
+	k.log.Info(what, "pod", pod.Namespace+"/"+pod.Name, "container", c.Name, "containerID", rp.state.ID, "attempt", rp.state.Attempt, "pid", cmd.Process.Pid, "argv", strings.Join(argv, " "))
+	k.sayCreated(rp)
 	go func() {
 		err := cmd.Wait()
-		logf.Close()
+		stdout.flush()
+		stderr.flush()
+		log.Close()
 		k.mu.Lock()
 		rp.state.Running, rp.state.PID = false, 0
+		rp.state.Finished, rp.state.ExitCode = time.Now().UTC(), cmd.ProcessState.ExitCode()
 		if !rp.stopped {
 			// As a kubelet's FallbackToLogsOnError: the log's end says why.
-			last := logTail(logf.Name(), 400)
+			last := lastLogText(rp.state.LogPath, 400)
 			rp.state.Detail = fmt.Sprintf("exited: %v: %s", err, last)
-			k.log.Warn("kubelet stand-in: container exited", "pod", pod.Namespace+"/"+pod.Name, "err", err, "last", last)
+			k.log.Warn("kubelet stand-in: container exited", "pod", pod.Namespace+"/"+pod.Name, "container", c.Name, "containerID", rp.state.ID, "err", err, "last", last)
+		} else {
+			k.crio.Print(journal.PriInfo, fmt.Sprintf("level=info msg=\"Stopped container %s: %s/%s/%s\" id=%s", rp.state.ID, pod.Namespace, pod.Name, c.Name, rp.state.ID))
 		}
 		k.save()
 		k.mu.Unlock()
@@ -327,7 +391,81 @@ func (k *Kubelet) startProcess(rp *runningPod, pod corev1.Pod, c corev1.Containe
 	}()
 }
 
-// logTail is the last non-empty line of the log at p, at most max bytes
+// openLog opens container c's log for rp's attempt where the kubelet has
+// the runtime keep it (kubernetes pkg/kubelet/kuberuntime/helpers.go,
+// BuildContainerLogsDirectory and buildContainerLogsPath):
+// <PodLogDir>/<namespace>_<name>_<uid>/<container>/<attempt>.log.
+func (k *Kubelet) openLog(rp *runningPod, pod corev1.Pod, c corev1.Container) (*criLog, error) {
+	dir := filepath.Join(orDefault(k.logs, PodLogDir), pod.Namespace+"_"+pod.Name+"_"+rp.state.UID, c.Name)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	rp.state.LogPath = filepath.Join(dir, fmt.Sprintf("%d.log", rp.state.Attempt))
+	f, err := os.OpenFile(rp.state.LogPath, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o640)
+	if err != nil {
+		return nil, err
+	}
+	rp.log = newCRILog(f)
+	return rp.log, nil
+}
+
+// sayCreated writes crio.service's lines of a container it started, in
+// CRI-O's logrus form.
+func (k *Kubelet) sayCreated(rp *runningPod) {
+	s := rp.state
+	desc := s.Namespace + "/" + s.Name + "/" + s.Container
+	k.crio.Print(journal.PriInfo, fmt.Sprintf("level=info msg=\"Created container %s: %s\" id=%s name=/runtime.v1.RuntimeService/CreateContainer sandboxID=%s", s.ID, desc, s.ID, s.PodID))
+	k.crio.Print(journal.PriInfo, fmt.Sprintf("level=info msg=\"Started container\" PID=%d containerID=%s description=%s id=%s name=/runtime.v1.RuntimeService/StartContainer sandboxID=%s", s.PID, s.ID, desc, s.ID, s.PodID))
+}
+
+// sayBackoff logs, once an exit, that the container waits its back-off,
+// in the kubelet's words (pkg/kubelet/kuberuntime/kuberuntime_manager.go's
+// CrashLoopBackOff: "back-off 10s restarting failed container=... pod=...").
+func (k *Kubelet) sayBackoff(rp *runningPod) {
+	if rp.backoffSaid || rp.stopped {
+		return
+	}
+	rp.backoffSaid = true
+	s := rp.state
+	k.log.Warn("Error syncing pod, skipping", "pod", s.Namespace+"/"+s.Name, "podUID", s.UID,
+		"err", fmt.Sprintf("failed to \"StartContainer\" for \"%s\" with CrashLoopBackOff: \"back-off %s restarting failed container=%s pod=%s_%s(%s)\"",
+			s.Container, crashBackoff(rp.restarts), s.Container, s.Name, s.Namespace, s.UID))
+}
+
+// newID is a container or sandbox id: 64 random hex digits, as CRI-O's.
+func newID() string {
+	b := make([]byte, 32)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// staticPodUID is a static pod's UID as the kubelet makes it (kubernetes
+// pkg/kubelet/config/common.go, applyDefaults): a hash of the pod and of
+// where it came from, the node and the file, so it is the same for the
+// same manifest and changes with it.
+func staticPodUID(manifest []byte, file string) string {
+	host, _ := os.Hostname()
+	h := fnv.New128a()
+	h.Write(manifest)
+	fmt.Fprintf(h, "host:%s", host)
+	fmt.Fprintf(h, "file:%s", file)
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// lastLogText is the text of the last line of the CRI log at p, at most
+// max bytes of it ("" when there is none).
+func lastLogText(p string, max int64) string {
+	last := logTail(p, 4*max+64)
+	if l, err := ParseLogLine([]byte(last)); err == nil {
+		last = strings.TrimSpace(string(l.Text))
+	}
+	if int64(len(last)) > max {
+		last = "..." + last[int64(len(last))-max:]
+	}
+	return last
+}
+
+// logTail is the last non-empty line of the file at p, at most max bytes
 // of it ("" when there is none).
 func logTail(p string, max int64) string {
 	f, err := os.Open(p)

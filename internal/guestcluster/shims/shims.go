@@ -9,6 +9,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/bootlab/bootlab/internal/guestcluster/clusterbootstrap"
+	"github.com/bootlab/bootlab/internal/guestcluster/journal"
 	"github.com/bootlab/bootlab/internal/guestcluster/kubelet"
 	"github.com/bootlab/bootlab/internal/guestcluster/operators/etcd"
 	"github.com/bootlab/bootlab/internal/wire"
@@ -22,6 +23,8 @@ type Tools struct {
 	// probe config the agent wrote; KubeletState what the kubelet
 	// stand-in runs (crictl lists it).
 	ReleasePath, ProbeConfigPath, KubeletState string
+	// JournalDir is the node's journal (journalctl reads it).
+	JournalDir string
 	// ClusterBootstrap is cluster-bootstrap start.
 	ClusterBootstrap *clusterbootstrap.Start
 	// CEO is wait-for-ceo.
@@ -32,6 +35,7 @@ type Tools struct {
 func New() *Tools {
 	return &Tools{
 		ReleasePath: wire.ReleaseMetadataPath, ProbeConfigPath: wire.ConfigPath, KubeletState: kubelet.StatePath,
+		JournalDir:       journal.Dir,
 		ClusterBootstrap: clusterbootstrap.New(),
 		CEO:              etcd.NewWaitForCEO(),
 	}
@@ -50,6 +54,10 @@ func (t *Tools) Multicall(args []string) (int, bool) {
 		main = func(a []string) int { return t.OcMain(a, os.Stdout, os.Stderr) }
 	case "crictl":
 		main = func(a []string) int { return t.crictlMain(a, os.Stdout, os.Stderr) }
+	case "journalctl":
+		main = func(a []string) int { return t.journalctlMain(a, os.Stdout, os.Stderr) }
+	case UnitRunName:
+		main = func(a []string) int { return t.unitRunMain(a, os.Stdout, os.Stderr) }
 	case "dig":
 		main = func(a []string) int { return digMain(a, os.Stdout, os.Stderr) }
 	case "reboot", "poweroff", "halt", "shutdown", "systemctl":
@@ -74,7 +82,7 @@ func (t *Tools) Multicall(args []string) (int, bool) {
 // Names are the programs linked to the agent on a rehearsal bootstrap
 // (besides sudo, at SudoPath).
 func Names() []string {
-	return []string{"podman", "oc", "crictl", "dig", "reboot", "poweroff", "halt", "shutdown", "systemctl"}
+	return []string{"podman", "oc", "crictl", "journalctl", UnitRunName, "dig", "reboot", "poweroff", "halt", "shutdown", "systemctl"}
 }
 
 // release reads the rehearsal release metadata.

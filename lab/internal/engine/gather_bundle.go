@@ -390,7 +390,10 @@ func (r *nodeRun) containers(ctx context.Context) error {
 				continue
 			}
 			base := rel + "/" + c.Metadata.Name + "-" + c.ID
-			if err := r.output(ctx, base+".log", "sudo -n crictl logs "+c.ID); err != nil {
+			// Both streams, as the installer's gather keeps them
+			// (installer-gather.sh: crictl logs ... >&): etcd and the
+			// Kubernetes components log to stderr.
+			if err := r.output(ctx, base+".log", "sudo -n crictl logs "+c.ID+" 2>&1"); err != nil {
 				return err
 			}
 			if err := r.output(ctx, base+".inspect", "sudo -n crictl inspect "+c.ID); err != nil {

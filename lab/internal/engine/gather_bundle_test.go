@@ -211,7 +211,7 @@ func containers(n *fakeNode, logs map[string]string) {
 		i++
 		id := strings.Repeat(fmt.Sprintf("%x", i), 64)
 		ps = append(ps, map[string]any{"id": id, "metadata": map[string]string{"name": name}})
-		n.out["sudo -n crictl logs "+id] = log
+		n.out["sudo -n crictl logs "+id+" 2>&1"] = log
 		n.out["sudo -n crictl inspect "+id] = `{"status":{"id":"` + id + `"},"info":{"runtimeSpec":{"process":{"env":["TOKEN=` + fakeToken + `"]}}}}`
 	}
 	data, _ := json.Marshal(map[string]any{"containers": ps})
@@ -458,9 +458,11 @@ func assertNoCredentials(t *testing.T, files map[string]string) {
 	}
 }
 
-// A rehearsal lab as nodes are today (no journalctl, no crictl, no
-// service records): bootkube's journal and records come from the host's
-// stage log, and missing.json says what could not be seen.
+// A lab whose bootstrap keeps no journals, crictl logs or service records
+// (a rehearsal bootstrap before bootlab played journalctl and crictl logs
+// there, or one restored from such a checkpoint): bootkube's journal and
+// records come from the host's stage log, and missing.json says what
+// could not be seen.
 func TestGatherRehearsalFromTheStageLog(t *testing.T) {
 	t.Parallel()
 	s := gatherSpec(t)
@@ -520,6 +522,30 @@ func TestGatherRehearsalFromTheStageLog(t *testing.T) {
 	assert.Contains(t, files2, "bootstrap/journals", "diagnose lists the gather's missing.json")
 	assert.Contains(t, files2["bootstrap/journals"], "has no journalctl")
 	t.Log(text.String())
+}
+
+// A rehearsal bootstrap that keeps bootkube.service's journal gives its
+// own, each line at its own time; the host's stage log still gives each
+// stage's output as a pod log.
+func TestGatherPrefersTheNodesBootkubeJournal(t *testing.T) {
+	t.Parallel()
+	s := gatherSpec(t)
+	boot := s.NodesByRole(spec.RoleBootstrap)[0]
+	log, err := stages.OpenLog(labdir.Stages(s), "uuid-1")
+	require.NoError(t, err)
+	st := stages.Default()[6]
+	require.NoError(t, log.Records.Record(stages.Record{Timestamp: gat(1, 0), Phase: stages.PhaseStart, Stage: st.Slug, Number: st.Number, Node: boot.Name}))
+	_, _ = fmt.Fprintf(log.Output, "[%s] Rendering CEO Manifests...\n", st.Label())
+	require.NoError(t, log.Close())
+	nodes := healthyNodes(t, s, true)
+	const own = "May 14 10:01:07 bootstrap bootkube.sh[326]: Rendering CEO Manifests...\n"
+	nodes[boot.Name].out["journalctl --boot --no-pager --output=short --unit=bootkube.service"] = own
+	o := GatherOptions{Status: status.New(&bytes.Buffer{}, false), Dir: t.TempDir(), Sources: fakeSources(s, nodes, healthyAPI(s))}
+	bundle, err := Gather(context.Background(), s, &labdir.State{Name: s.Name, Spec: s, UUID: "uuid-1"}, o)
+	require.NoError(t, err)
+	files := unpack(t, bundle)
+	assert.Equal(t, own, files["bootstrap/journals/bootkube.log"])
+	assert.Equal(t, "Rendering CEO Manifests...\n", files["bootstrap/pods/"+st.ID()+"-"+st.Slug+".log"])
 }
 
 // The size caps hold: a journal larger than the file cap keeps its tail.

@@ -114,21 +114,20 @@ func serviceRecord(recs []stages.Record) []serviceEntry {
 // stageLabel is the prefix the runner puts on each output line: "[07 etcd-bootstrap] ".
 var stageLabel = regexp.MustCompile(`^\[(\d{2}) ([a-z0-9-]+)\] `)
 
-// stageOutput writes the stages' output as bootkube.service's journal
-// (journalctl's short form, each line at the start of the stage run that
-// printed it) and each stage's output as a pod log, where the node kept
-// no journal of bootkube.
+// stageOutput writes each stage's output as a pod log and, where the node
+// kept no journal of bootkube, the stages' output as bootkube.service's
+// journal (journalctl's short form, each line at the start of the stage
+// run that printed it).
 func (r *nodeRun) stageOutput(file string, recs []stages.Record) error {
 	const journal = "bootstrap/journals/bootkube.log"
-	if r.seen[journal] {
-		return nil
-	}
 	f, err := os.Open(file)
-	if os.IsNotExist(err) {
-		r.g.w.Note(journal, "no stage has run yet: the host's stage log "+file+" does not exist")
-		return nil
-	}
 	if err != nil {
+		if r.seen[journal] {
+			return nil
+		}
+		if os.IsNotExist(err) {
+			err = fmt.Errorf("no stage has run yet: the host's stage log %s does not exist", file)
+		}
 		r.g.w.Note(journal, err.Error())
 		return nil
 	}
@@ -140,8 +139,12 @@ func (r *nodeRun) stageOutput(file string, recs []stages.Record) error {
 		}
 	}
 	j, pods, order := journalOf(f, r.n.Name, starts, r.g.limits().File)
-	if _, err := r.g.w.Add(journal, j); err != nil {
-		return err
+	// A node that keeps bootkube's journal (a rehearsal bootstrap's
+	// journalctl) gave its own, with each line's own time.
+	if !r.seen[journal] {
+		if _, err := r.g.w.Add(journal, j); err != nil {
+			return err
+		}
 	}
 	for _, label := range order {
 		if _, err := r.g.w.Add("bootstrap/pods/"+label+".log", pods[label].Bytes()); err != nil {

@@ -1,0 +1,72 @@
+package lab
+
+import (
+	"context"
+	"time"
+
+	"github.com/bootlab/bootlab/lab/internal/engine"
+)
+
+// Fault is one fault `lab break` sets for a trainer: what it breaks, where
+// it bites, the `lab diagnose` check that names it and the learner's fix.
+type Fault struct {
+	Name, What, Bites, Check, Fix string
+}
+
+// ActiveFault is a fault set on a lab, with when.
+type ActiveFault struct {
+	Name string
+	At   time.Time
+}
+
+// Faults is `lab break --list`'s catalogue.
+func Faults() []Fault {
+	var out []Fault
+	for _, f := range engine.Faults() {
+		out = append(out, Fault{Name: f.Name, What: f.What, Bites: f.Bites, Check: f.Check, Fix: f.Fix})
+	}
+	return out
+}
+
+// ActiveFaults are the faults set on the lab (the trainer's record; the
+// learner's views never read it).
+func (l *Lab) ActiveFaults() ([]ActiveFault, error) {
+	active, err := engine.ActiveFaults(l.spec)
+	var out []ActiveFault
+	for _, a := range active {
+		out = append(out, ActiveFault{Name: a.Name, At: a.At})
+	}
+	return out, err
+}
+
+// Break is `lab break FAULT`: it sets the fault on the lab's network or
+// load balancer and records it for the trainer.
+func (l *Lab) Break(ctx context.Context, fault string) error {
+	t, err := l.faultTarget(ctx)
+	if err != nil {
+		return err
+	}
+	return engine.BreakFault(ctx, l.spec, t, fault, time.Now())
+}
+
+// Unbreak is `lab break --undo [FAULT]`: it undoes fault (every fault set
+// when ""), and returns those it undid.
+func (l *Lab) Unbreak(ctx context.Context, fault string) ([]string, error) {
+	t, err := l.faultTarget(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return engine.UndoFault(ctx, l.spec, t, fault)
+}
+
+func (l *Lab) faultTarget(ctx context.Context) (engine.FaultTarget, error) {
+	st, err := l.recorded()
+	if err != nil {
+		return engine.FaultTarget{}, err
+	}
+	hv, err := l.hypervisor(ctx)
+	if err != nil {
+		return engine.FaultTarget{}, err
+	}
+	return engine.FaultTarget{Networks: hv, Host: hv.Host(), State: st}, nil
+}
