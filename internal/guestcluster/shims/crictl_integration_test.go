@@ -11,7 +11,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -40,13 +39,15 @@ func TestKubeletLogsReadByCrictlAndJournalctl(t *testing.T) {
 		WithCRIOJournal(journal.NewWriter(jdir, "crio.service", "crio", os.Getpid()))
 	ctx, cancel := context.WithCancel(context.Background())
 	var st kubelet.PodState
+	ran := make(chan struct{})
 	t.Cleanup(func() {
+		// Stopped as a node shutdown stops it, and waited for: etcd and
+		// the kubelet's log copies write into dir until they end.
 		cancel()
-		if st.PID > 0 {
-			_ = syscall.Kill(-st.PID, syscall.SIGKILL) // its process group, as the stand-in stops a pod
-		}
+		<-ran
+		kl.Shutdown(context.Background())
 	})
-	go kl.Run(ctx)
+	go func() { kl.Run(ctx); close(ran) }()
 
 	client, peer := kubetest.FreePort(t), kubetest.FreePort(t)
 	pod := fmt.Sprintf(`apiVersion: v1
