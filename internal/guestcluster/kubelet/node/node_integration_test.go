@@ -233,12 +233,14 @@ func testJoin(t *testing.T, tc *testCluster) {
 		"name: etcd,", "name: kube-scheduler,", "openshift-etcd", "kube-system", `["sleep"]`, `["no-such-scheduler"]`).Replace(staticPods)), 0o644))
 	kl := kubelet.New(slog.New(slog.DiscardHandler), manifests, nil).WithPaths(filepath.Join(t.TempDir(), "kubelet.json"), t.TempDir())
 	kctx, stopKubelet := context.WithCancel(context.Background())
-	go kl.Run(kctx)
+	ran := make(chan struct{})
+	go func() { kl.Run(kctx); close(ran) }()
 	t.Cleanup(func() {
-		// Remove the manifests so the stand-in stops its processes.
-		_ = os.Remove(filepath.Join(manifests, "etcd-pod.yaml"))
-		time.Sleep(3 * time.Second)
+		// Stop the stand-in and its processes as a node shutdown does, and
+		// wait: their logs are written into the test's directories.
 		stopKubelet()
+		<-ran
+		kl.Shutdown(context.Background())
 	})
 
 	n, cfg := newNode(t, tc, "master-0", kl.StaticPods)
