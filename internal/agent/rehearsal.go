@@ -99,7 +99,9 @@ func (a *Agent) rehearse(self wire.NodeExpect, cfg types.Config) {
 	// progress.service is enabled too: after .bootkube.done it creates
 	// kube-system/bootstrap through api-int, which the etcd operator's
 	// teardown waits for.
-	go func() { _ = reportprogress.New(wire.AssetDir, a.newDialer().DialContext, a.log).Run(context.Background()) }()
+	go func() {
+		_ = reportprogress.New(wire.AssetDir, a.newDialer().DialContext, a.log).Run(context.Background())
+	}()
 	go a.reportBootstrapEtcd(context.Background())
 	a.rep.set(chkSSH, passed, "listening on :22 (users root and core, the lab's key; core runs root commands with sudo -n)")
 }

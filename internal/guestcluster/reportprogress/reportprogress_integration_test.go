@@ -56,7 +56,10 @@ func TestReportProgressThroughARealAPI(t *testing.T) {
 	s := Service{Assets: assets, Poll: 200 * time.Millisecond, Log: slog.New(slog.NewTextHandler(&log, nil))}
 	done := make(chan error, 1)
 	go func() { done <- s.Run(ctx) }()
-	exists := func() bool { _, err := kubectl("get", "configmap", "-n", "kube-system", "bootstrap"); return err == nil }
+	exists := func() bool {
+		_, err := kubectl("get", "configmap", "-n", "kube-system", "bootstrap")
+		return err == nil
+	}
 	kubetest.WaitFor(t, time.Minute, "the wait for .bootkube.done", cp.API, func() (string, bool) {
 		return log.String(), strings.Contains(log.String(), "Waiting for bootstrap to complete")
 	})
