@@ -236,20 +236,21 @@ func rehearseLab(t *testing.T, l labEnv, masters int, start time.Time, cpu *gues
 		time.Sleep(3 * time.Second)
 	}
 	assert.True(t, ok, "after stage 12 master-0 fetched its config through the load balancer from the bootstrap MCS: %s", detail)
-	etcdCheck := func(n spec.Node) string {
+	nodeCheck := func(n spec.Node, name string) string {
 		f, err := os.Open(labdir.ConsoleLog(st.Spec, n))
 		require.NoError(t, err)
 		defer f.Close()
 		rep, _ := wire.ParseConsole(f)
 		if rep != nil {
 			for _, c := range rep.Checks {
-				if c.Name == "etcd member" {
+				if c.Name == name {
 					return fmt.Sprintf("ok=%v %s", c.OK, c.Detail)
 				}
 			}
 		}
-		return "no etcd member check"
+		return "no " + name + " check"
 	}
+	etcdCheck := func(n spec.Node) string { return nodeCheck(n, "etcd member") }
 	// The member list can show a change a report interval before the
 	// master's agent has seen it on its own etcd and said so: wait for the
 	// agent's report, not only for the list.
@@ -447,6 +448,17 @@ func rehearseLab(t *testing.T, l labEnv, masters int, start time.Time, cpu *gues
 	assert.NotContains(t, strings.Join(ms, "\n"), "etcd-bootstrap")
 	assertDashboardEtcd(t, dash, l.Name, "master-", memberAtNode(masterNodes))
 	assert.Contains(t, waitEtcdCheck(masterNodes[0], "removed the etcd-bootstrap member"), "removed the etcd-bootstrap member", "master-0's teardown removed it")
+	// Then each master's kube-apiserver gets a revision whose --etcd-servers
+	// no longer name the bootstrap (the endpoint observer), and serves it.
+	for _, n := range masterNodes {
+		got := nodeCheck(n, "serve api :6443")
+		for deadline := time.Now().Add(6 * time.Minute); !strings.Contains(got, "ok=true real kube-apiserver (the release's, from the installer stand-in's pod) revision 2 ready") && time.Now().Before(deadline); got = nodeCheck(n, "serve api :6443") {
+			time.Sleep(3 * time.Second)
+		}
+		assert.Contains(t, got, "revision 2 ready", "%s: a revision without etcd-bootstrap", n.Name)
+		assert.NotContains(t, got, "https://"+bs.IP+":2379", "%s: revision 2's etcd servers", n.Name)
+		t.Logf("BENCH rehearsal %s after the bootstrap member's removal: %s", n.Name, got)
+	}
 	cm, err := kubectl("get", "configmap", "-n", "kube-system", "bootstrap", "-o", "jsonpath={.data.status}")
 	require.NoError(t, err, cm)
 	assert.Equal(t, "complete", cm, "progress.service's ConfigMap")
