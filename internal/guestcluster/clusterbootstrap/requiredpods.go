@@ -188,11 +188,3 @@ func allReady(st map[requiredPod]podStatus) bool {
 	}
 	return true
 }
-
-func joinPods(rs []requiredPod) string {
-	var out []string
-	for _, r := range rs {
-		out = append(out, r.String())
-	}
-	return strings.Join(out, ",")
-}
