@@ -51,13 +51,13 @@ func (a Master) Run(ctx context.Context) {
 	if rel, err := wire.ReadRehearsalRelease(wire.ReleaseMetadataPath); err == nil {
 		image, version = rel.Components["hyperkube"], rel.Version
 	}
-	in := controlplane.MasterInput{AdvertiseAddress: self.IP, EtcdServers: servers, OpenShift: version}
+	in := controlplane.MasterInput{AdvertiseAddress: self.IP, EtcdServers: servers, OpenShift: version, Revision: 1}
 	if !a.installUntilDone(ctx, controlplane.KubeAPIServerOperand, in, image) {
 		return
 	}
 	a.Report(false, fmt.Sprintf("kube-apiserver installer stand-in wrote revision 1 (etcd %v); the kubelet stand-in starts the real kube-apiserver", servers))
-	a.waitLocalAPI(ctx, 1, servers)
-	if !a.recordWhenServing(ctx, controlplane.KubeAPIServerOperand, controlplane.APIPort, 1) {
+	a.waitLocalAPI(ctx, in.Revision, servers)
+	if !a.recordWhenServing(ctx, controlplane.KubeAPIServerOperand, controlplane.APIPort, in.Revision) {
 		return
 	}
 	// The controller manager's and scheduler's operators install theirs
@@ -67,7 +67,7 @@ func (a Master) Run(ctx context.Context) {
 		op   controlplane.Operand
 		port int
 	}{{controlplane.KubeControllerManagerOperand, controlplane.ControllerManagerPort}, {controlplane.KubeSchedulerOperand, controlplane.SchedulerPort}} {
-		if !a.installUntilDone(ctx, o.op, in, image) || !a.recordWhenServing(ctx, o.op, o.port, 1) {
+		if !a.installUntilDone(ctx, o.op, in, image) || !a.recordWhenServing(ctx, o.op, o.port, in.Revision) {
 			return
 		}
 	}
@@ -82,11 +82,10 @@ func (a Master) Run(ctx context.Context) {
 func (a Master) rolloutWithoutBootstrap(ctx context.Context, local etcd.Etcdctl, in controlplane.MasterInput, image string) {
 	for {
 		if ms, err := local.Members(ctx); err == nil && !hasBootstrap(ms) {
-			next := etcdServers(ms)
-			if slices.Equal(next, in.EtcdServers) {
+			var changed bool
+			if in, changed = nextRevision(in, ms); !changed {
 				return
 			}
-			in.Revision, in.EtcdServers = in.Revision+1, next
 			break
 		}
 		if !timing.Sleep(ctx, kasPoll) {
@@ -99,6 +98,17 @@ func (a Master) rolloutWithoutBootstrap(ctx context.Context, local etcd.Etcdctl,
 	a.Report(false, fmt.Sprintf("kube-apiserver installer stand-in wrote revision %d without the removed etcd-bootstrap (etcd %v); the kubelet stand-in restarts the real kube-apiserver", in.Revision, in.EtcdServers))
 	a.waitLocalAPI(ctx, in.Revision, in.EtcdServers)
 	a.recordWhenServing(ctx, controlplane.KubeAPIServerOperand, controlplane.APIPort, in.Revision)
+}
+
+// nextRevision is in with the members' --etcd-servers as the next revision
+// (revision 1 the first), and whether they changed.
+func nextRevision(in controlplane.MasterInput, ms []etcd.Member) (controlplane.MasterInput, bool) {
+	next := etcdServers(ms)
+	if slices.Equal(next, in.EtcdServers) {
+		return in, false
+	}
+	in.Revision, in.EtcdServers = max(in.Revision, 1)+1, next
+	return in, true
 }
 
 func hasBootstrap(ms []etcd.Member) bool {

@@ -5,6 +5,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
+	"github.com/bootlab/bootlab/internal/controlplane"
 	"github.com/bootlab/bootlab/internal/guestcluster/operators/etcd"
 )
 
@@ -52,6 +53,15 @@ func TestEtcdServersAsTheEndpointObserver(t *testing.T) {
 		etcdServers([]etcd.Member{m("master-0", "192.168.126.11", false), boot, m("master-1", "192.168.126.12", true), m("", "192.168.126.13", false)}))
 	assert.Equal(t, []string{"https://192.168.126.11:2379", "https://192.168.126.12:2379", "https://localhost:2379"},
 		etcdServers([]etcd.Member{m("master-1", "192.168.126.12", false), m("master-0", "192.168.126.11", false)}))
+	in := controlplane.MasterInput{Revision: 1, EtcdServers: etcdServers([]etcd.Member{boot, m("master-0", "192.168.126.11", false)})}
+	next, changed := nextRevision(in, []etcd.Member{m("master-0", "192.168.126.11", false)})
+	assert.True(t, changed)
+	assert.Equal(t, 2, next.Revision, "revision 2 once etcd-bootstrap is gone")
+	assert.Equal(t, []string{"https://192.168.126.11:2379", "https://localhost:2379"}, next.EtcdServers)
+	_, changed = nextRevision(next, []etcd.Member{m("master-0", "192.168.126.11", false)})
+	assert.False(t, changed, "the same members: no new revision")
+	next, _ = nextRevision(controlplane.MasterInput{}, []etcd.Member{m("master-0", "192.168.126.11", false)})
+	assert.Equal(t, 2, next.Revision, "the default revision is 1: the next is 2")
 	assert.True(t, hasBootstrap([]etcd.Member{boot}))
 	assert.False(t, hasBootstrap([]etcd.Member{m("master-0", "192.168.126.11", false)}))
 }
