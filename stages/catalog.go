@@ -382,7 +382,7 @@ func handoffStages() Catalog {
 			After: After{Runs: "etcd, the MCS, the temporary control plane until the hand-over", API: ServedByHandover,
 				DuringEtcd:    EtcdBootstrapAndMasters,
 				DuringEtcdHow: "once its API answers, the etcd operator adds each master (config from the MCS): member add --learner, then promote",
-				RehearsalEtcd: EtcdMasters, EtcdHow: "kube-system/bootstrap says complete: the teardown removes etcd-bootstrap"},
+				RehearsalEtcd: EtcdBootstrapAndMasters, EtcdHow: "etcd-bootstrap stays a member: cluster-bootstrap does not write kube-system/bootstrap"},
 		},
 		{
 			Number: 14, Slug: "cvo-overrides", Script: "wait-for-ceo",
@@ -395,7 +395,7 @@ func handoffStages() Catalog {
 			},
 			Done:   []string{BootkubeDone},
 			Checks: checksCVOOverrides(),
-			After:  After{Runs: "the MCS pod removed; wait-for-ceo until etcd-bootstrap is gone", API: ServedByMasters, MCS: ServedByMasters},
+			After:  After{Runs: "the MCS pod removed; wait-for-ceo until EtcdRunningInCluster (etcd-bootstrap still a member)", API: ServedByMasters, MCS: ServedByMasters},
 		},
 		{
 			Number: 15, Slug: "check-api-url", Script: "complete",
@@ -407,7 +407,8 @@ func handoffStages() Catalog {
 			},
 			Done:   []string{BootkubeDone},
 			Checks: checksComplete(),
-			After:  After{Runs: "nothing: .bootkube.done written"},
+			After: After{Runs: "nothing: .bootkube.done written; progress.service creates kube-system/bootstrap",
+				RehearsalEtcd: EtcdMasters, EtcdHow: "progress.service (report-progress.sh) creates kube-system/bootstrap after .bootkube.done: the etcd operator's teardown removes etcd-bootstrap"},
 		},
 	}
 }

@@ -103,9 +103,9 @@ func checksEtcd() []Check {
 		cert(opt("tls/etcd-ca-bundle.crt")),
 		cert(opt("tls/etcd-client.crt")),
 		key(opt("tls/etcd-client.key")),
-		undoneBy("cvo-overrides.done", "once the masters' members are healthy the etcd operator removes the bootstrap member and its etcd exits (stage 14 waits for that)",
+		undoneBy(BootkubeDone, "after .bootkube.done progress.service writes kube-system/bootstrap and the etcd operator removes the bootstrap member; its etcd exits",
 			https("etcd answers healthy on https://localhost:2379/health", "https://localhost:2379/health", `"health":"true"`, etcdClient()...)),
-		undoneBy("cvo-overrides.done", "the bootstrap member is gone after stage 14", etcdServerMinor()),
+		undoneBy(BootkubeDone, "the bootstrap member goes after stage 15", etcdServerMinor()),
 	}
 }
 
@@ -225,7 +225,7 @@ func checksClusterBootstrap() []Check {
 		}),
 		https("the masters' API answers https://$API_INT_URL:6443/readyz", "https://$API_INT_URL:6443/readyz", "ok", "--insecure"),
 		apiReadyz(),
-		apiBootstrapConfigMap(),
+		apiBootstrapSuccessEvent(),
 		apiControlPlanePodsReady(),
 	}
 }

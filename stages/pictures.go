@@ -40,7 +40,7 @@ func (c Catalog) Timeline() *diagram.Timeline {
 func (c Catalog) EtcdMembership(masters int) *diagram.Membership {
 	m := &diagram.Membership{
 		Title: fmt.Sprintf("etcd membership on the rehearsal lab: 1 -> %d -> %d", masters+1, masters),
-		Note:  "Real etcd on every node: stage 07 starts the bootstrap's member, the masters join once 13's API answers, the bootstrap's leaves at 13's end.",
+		Note:  "Real etcd on every node: stage 07 starts the bootstrap's member, the masters join once 13's API answers, the bootstrap's stays through 14 and leaves after 15, once progress.service has written kube-system/bootstrap.",
 	}
 	var now EtcdMembers
 	for _, s := range c {

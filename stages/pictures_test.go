@@ -21,8 +21,8 @@ func TestTimelineFollowsTheCatalog(t *testing.T) {
 		"11 ingress-operator-bootstrap": {"etcd (the etcd-bootstrap member pod)", "nobody", "nobody"},
 		"12 mco-bootstrap":              {"etcd, the bootstrap MCS", "nobody", "the bootstrap"},
 		"13 cb-bootstrap":               {"etcd, the MCS, the temporary control plane until the hand-over", "the bootstrap, then the masters", "the bootstrap"},
-		"14 cvo-overrides":              {"the MCS pod removed; wait-for-ceo until etcd-bootstrap is gone", "the masters", "the masters"},
-		"15 check-api-url":              {"nothing: .bootkube.done written", "the masters", "the masters"},
+		"14 cvo-overrides":              {"the MCS pod removed; wait-for-ceo until EtcdRunningInCluster (etcd-bootstrap still a member)", "the masters", "the masters"},
+		"15 check-api-url":              {"nothing: .bootkube.done written; progress.service creates kube-system/bootstrap", "the masters", "the masters"},
 		"lab pivot":                     {"out of the load balancer (a real lab destroys the VM)", "the masters", "the masters"},
 	}
 	seen := 0
@@ -39,7 +39,10 @@ func TestTimelineFollowsTheCatalog(t *testing.T) {
 }
 
 // The rehearsal lab's etcd membership: 1 after 07, masters+1 during 13
-// (the masters join once its API answers, not after 12), masters after 13.
+// (the masters join once its API answers, not after 12) and through 14
+// (wait-for-ceo returns on EtcdRunningInCluster), masters after 15 (the
+// teardown waits for kube-system/bootstrap, which progress.service writes
+// after .bootkube.done).
 func TestEtcdMembership(t *testing.T) {
 	t.Parallel()
 	m := Default().EtcdMembership(3)
@@ -61,6 +64,7 @@ func TestEtcdMembership(t *testing.T) {
 	assert.Equal(t, "after stage 07 etcd-bootstrap", m.Steps[0].Label)
 	assert.Equal(t, "during stage 13 cb-bootstrap", m.Steps[1].Label)
 	assert.Contains(t, m.Steps[1].How, "member add --learner")
-	assert.Equal(t, "after stage 13 cb-bootstrap", m.Steps[2].Label)
+	assert.Equal(t, "after stage 15 check-api-url", m.Steps[2].Label)
+	assert.Contains(t, m.Steps[2].How, "progress.service")
 	assert.Len(t, Default().EtcdMembership(1).Steps[1].Members, 2, "one master: 1 -> 2 -> 1")
 }

@@ -86,17 +86,20 @@ func apiReadyz() Check {
 		}}
 }
 
-// apiBootstrapConfigMap checks kube-system/bootstrap says complete, as
-// cluster-bootstrap leaves it and the etcd operator's teardown reads it.
-func apiBootstrapConfigMap() Check {
-	return Check{Name: "kubectl get cm -n kube-system bootstrap says status complete", Live: true,
+// apiBootstrapSuccessEvent checks cluster-bootstrap sent its
+// bootstrap-success event (openshift/cluster-bootstrap pkg/start/start.go:
+// once the required pods run and, on an HA control plane, the masters
+// serve). kube-system/bootstrap is not stage 13's: progress.service
+// creates it after stage 15.
+func apiBootstrapSuccessEvent() Check {
+	return Check{Name: "kubectl get event -n kube-system bootstrap-success exists", Live: true,
 		Run: func(ctx context.Context, e *CheckEnv) error {
-			out, err := kubectlGet(ctx, e, "get configmap -n kube-system bootstrap -o jsonpath={.data.status}")
+			out, err := kubectlGet(ctx, e, "get event -n kube-system bootstrap-success -o jsonpath={.message}")
 			if err != nil {
-				return err
+				return fmt.Errorf("%w (cluster-bootstrap sends it once the required pods run)", err)
 			}
-			if out != "complete" {
-				return fmt.Errorf("kube-system/bootstrap status is %q, want complete (cluster-bootstrap writes it once the required pods run)", out)
+			if out == "" {
+				return errors.New("event kube-system/bootstrap-success has no message")
 			}
 			return nil
 		}}

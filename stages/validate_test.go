@@ -99,7 +99,7 @@ func fixtureNode(t *testing.T, s *stages.Stage) *stagestest.Node {
 	n.Replies[":6443/readyz"] = stagestest.Reply{Stdout: "ok\n200"}
 	// The real API through kubectl with the admin kubeconfig.
 	n.Replies["kubectl --kubeconfig=/opt/openshift/auth/kubeconfig --request-timeout=10s get --raw /readyz"] = stagestest.Reply{Stdout: "ok"}
-	n.Replies["get configmap -n kube-system bootstrap"] = stagestest.Reply{Stdout: "complete"}
+	n.Replies["get event -n kube-system bootstrap-success"] = stagestest.Reply{Stdout: "Required control plane pods have been created"}
 	n.Replies["get nodes -l node-role.kubernetes.io/master"] = stagestest.Reply{Stdout: "master-0=True master-1=True master-2=True "}
 	n.Replies["get pods -n openshift-kube-apiserver "] = stagestest.Reply{Stdout: "installer-1-master-0=False kube-apiserver-master-0=True "}
 	n.Replies["get pods -n openshift-kube-controller-manager "] = stagestest.Reply{Stdout: "kube-controller-manager-master-0=True "}
@@ -278,7 +278,7 @@ func TestValidateFailsUsefully(t *testing.T) {
 		{"api-int down", "13", reply(":6443/readyz", stagestest.Reply{Stdout: "\n000", Code: 7}), "https://api-int.ocp.lab.local:6443/readyz"},
 		{"API not ready", "13", reply("get --raw /readyz", stagestest.Reply{Stdout: "[-]etcd failed"}), `/readyz answered "[-]etcd failed", want ok`},
 		{"API refuses", "13", reply("get --raw /readyz", stagestest.Reply{Code: 1}), "kubectl get --raw /readyz on fake-node"},
-		{"bootstrap not complete", "13", reply("get configmap -n kube-system bootstrap", stagestest.Reply{Stdout: ""}), `kube-system/bootstrap status is "", want complete`},
+		{"no bootstrap-success event", "13", reply("get event -n kube-system bootstrap-success", stagestest.Reply{Code: 1}), "(cluster-bootstrap sends it once the required pods run)"},
 		{"no scheduler", "13", reply("get pods -n openshift-kube-scheduler ", stagestest.Reply{Stdout: "openshift-kube-scheduler-master-0=False "}), "no Ready pod for openshift-kube-scheduler/openshift-kube-scheduler"},
 		{"a master not Ready", "14", reply("get nodes -l node-role", stagestest.Reply{Stdout: "master-0=True master-1=False "}), "not Ready: master-1"},
 		{"no master registered", "14", reply("get nodes -l node-role", stagestest.Reply{Stdout: ""}), "no master registered as a Node"},
@@ -341,7 +341,7 @@ func TestValidateAsksKubectlOnlyOfAnAPIThatAnswers(t *testing.T) {
 		}})
 	assert.Empty(t, failures(results))
 	assert.Equal(t, 1+3, gates(), "asked again on each pass")
-	assert.Equal(t, 5, kubectl(), "then kubectl: readyz, the configmap, three namespaces' pods")
+	assert.Equal(t, 5, kubectl(), "then kubectl: readyz, the bootstrap-success event, three namespaces' pods")
 
 	// A node without curl: kubectl decides, as before.
 	n.Replies[gate] = stagestest.Reply{Code: 127}

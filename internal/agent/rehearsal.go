@@ -25,6 +25,7 @@ import (
 	"github.com/bootlab/bootlab/internal/guestcluster/journal"
 	"github.com/bootlab/bootlab/internal/guestcluster/kubelet"
 	"github.com/bootlab/bootlab/internal/guestcluster/operators/etcd"
+	"github.com/bootlab/bootlab/internal/guestcluster/reportprogress"
 	"github.com/bootlab/bootlab/internal/guestcluster/shims"
 	"github.com/bootlab/bootlab/internal/ignition"
 	"github.com/bootlab/bootlab/internal/rhcos"
@@ -33,8 +34,8 @@ import (
 )
 
 // A rehearsal bootstrap (probe lab with openshift.manualBootstrap) starts
-// at boot only what a real bootstrap starts at boot: sshd, the kubelet and
-// approve-csr.service. The Ignition
+// at boot only what a real bootstrap starts at boot: sshd, the kubelet,
+// approve-csr.service and progress.service. The Ignition
 // files are laid down as Ignition would, the core user gets its key, and
 // the stages do the rest over SSH.
 
@@ -100,6 +101,13 @@ func (a *Agent) rehearse(self wire.NodeExpect, cfg types.Config) {
 	// masters' CSRs whenever an API answers, until .bootkube.done.
 	csrLog := journal.TeePlain(a.log, journal.NewWriter(journal.Dir, "approve-csr.service", "approve-csr.sh", os.Getpid()))
 	go approvecsr.Service{Assets: wire.AssetDir, Interval: approvecsr.Interval, Log: csrLog}.Run(context.Background())
+	// progress.service is enabled too: after .bootkube.done it creates
+	// kube-system/bootstrap through api-int, which the etcd operator's
+	// teardown waits for.
+	progressLog := journal.TeePlain(a.log, journal.NewWriter(journal.Dir, "progress.service", "report-progress.sh", os.Getpid()))
+	go func() {
+		_ = reportprogress.New(wire.AssetDir, a.newDialer().DialContext, progressLog).Run(context.Background())
+	}()
 	go a.reportBootstrapEtcd(context.Background())
 	a.rep.set(chkSSH, passed, "listening on :22 (users root and core, the lab's key; core runs root commands with sudo -n)")
 }

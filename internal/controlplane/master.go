@@ -107,8 +107,8 @@ type MasterInput struct {
 	// AdvertiseAddress is the master's IP (the real pod's $HOST_IP).
 	AdvertiseAddress string
 	// EtcdServers are the etcd members' client URLs, as the operator's
-	// etcd-endpoints configmap lists them: the masters', never the
-	// bootstrap's, which goes at stage 14.
+	// endpoint observer gives them: every voting member's (the bootstrap's
+	// too until it is removed, after stage 15) and https://localhost:2379.
 	EtcdServers []string
 	// Revision is the operator's revision (1).
 	Revision int

@@ -183,7 +183,7 @@ func installerManifests(in Input, a AssetInput) ([]ignition.File, error) {
 		{"manifests", "cluster-infrastructure-02-config.yml", 0o644, map[string]any{"apiVersion": "config.openshift.io/v1", "kind": "Infrastructure",
 			"metadata": meta("cluster", ""),
 			"spec":     map[string]any{"cloudConfig": map[string]any{"name": ""}, "platformSpec": map[string]any{"type": "None"}},
-			"status": map[string]any{"apiServerURL": apiURL, "apiServerInternalURI": apiIntURL, "controlPlaneTopology": "HighlyAvailable",
+			"status": map[string]any{"apiServerURL": apiURL, "apiServerInternalURI": apiIntURL, "controlPlaneTopology": a.controlPlaneTopology(),
 				"cpuPartitioning": "None", "etcdDiscoveryDomain": "", "infrastructureName": a.ClusterName + "-rehearsal",
 				"infrastructureTopology": "HighlyAvailable", "platform": "None", "platformStatus": map[string]any{"type": "None"}}}},
 		{"manifests", "cluster-network-02-config.yml", 0o644, map[string]any{"apiVersion": "config.openshift.io/v1", "kind": "Network",
@@ -471,4 +471,20 @@ func ReleaseFor(version string) wire.RehearsalRelease {
 		r.Components[c] = "quay.io/openshift-release-dev/ocp-v4.0-art-dev@sha256:" + hex.EncodeToString(sum[:])
 	}
 	return r
+}
+
+// controlPlaneTopology is the Infrastructure's, as the installer's
+// determineTopologies sets it from controlPlane.replicas
+// (pkg/asset/manifests/topologies.go): SingleReplica for one master,
+// DualReplica for two, HighlyAvailable for three or more. progress.service's
+// report-progress.sh waits for two kube-apiserver revisions only on a
+// HighlyAvailable control plane.
+func (a AssetInput) controlPlaneTopology() string {
+	switch {
+	case a.Masters == 1:
+		return "SingleReplica"
+	case a.Masters == 2:
+		return "DualReplica"
+	}
+	return "HighlyAvailable"
 }

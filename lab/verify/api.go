@@ -25,15 +25,19 @@ type KubeAPI interface {
 type KubeClients func(ctx context.Context) (api, apiInt KubeAPI, err error)
 
 // The checks of the real API on a rehearsal lab, and the stages they wait
-// for: cb-bootstrap (13) starts the bootstrap's kube-apiserver and creates
-// kube-system/bootstrap through it; the masters are Nodes, Ready, once
-// they have joined through the CSR flow, which stage 14 waits for.
-const stageNodes = 14
+// for: cb-bootstrap (13) starts the bootstrap's kube-apiserver; the masters
+// are Nodes, Ready, once they have joined through the CSR flow, which stage
+// 14 waits for; kube-system/bootstrap is created by progress.service
+// (report-progress.sh) once stage 15 wrote .bootkube.done.
+const (
+	stageNodes    = 14
+	stageComplete = 15
+)
 
 // apiChecks are the host's checks of the real Kubernetes API of a
 // rehearsal lab: /readyz through api and api-int (with the servers haproxy
-// sends 6443 to: who serves the API now), the ConfigMap stage 13 creates,
-// and after stage 14 the masters Ready. A check whose stage has not run is
+// sends 6443 to: who serves the API now), after stage 14 the masters Ready,
+// and after stage 15 the ConfigMap progress.service creates. A check whose stage has not run is
 // pending and reads nothing; the API is opened only when one is due.
 func apiChecks(ctx context.Context, s *spec.Spec, run map[int]bool, open KubeClients, lbc loadbalancer.Config) []check.Result {
 	type apiCheck struct {
@@ -46,7 +50,7 @@ func apiChecks(ctx context.Context, s *spec.Spec, run map[int]bool, open KubeCli
 		{"api-int /readyz", stageAPI, func(c check.Result, _, apiInt KubeAPI) check.Result {
 			return readyzCheck(ctx, c, apiInt, servedBy(ctx, lbc))
 		}},
-		{"configmap kube-system/bootstrap", stageAPI, func(c check.Result, api, _ KubeAPI) check.Result { return bootstrapConfigMapCheck(ctx, c, api) }},
+		{"configmap kube-system/bootstrap", stageComplete, func(c check.Result, api, _ KubeAPI) check.Result { return bootstrapConfigMapCheck(ctx, c, api) }},
 		{"nodes Ready", stageNodes, func(c check.Result, api, _ KubeAPI) check.Result { return nodesReadyCheck(ctx, c, api, s) }},
 	}
 	out := make([]check.Result, len(checks))
@@ -79,10 +83,13 @@ func apiChecks(ctx context.Context, s *spec.Spec, run map[int]bool, open KubeCli
 }
 
 func pendingAPIDetail(stage int) string {
-	if stage == stageNodes {
+	switch stage {
+	case stageNodes:
 		return "waits for stage 14: the masters register as Nodes through the CSR flow and report Ready while the handoff completes"
+	case stageComplete:
+		return "waits for stage 15: after .bootkube.done progress.service (report-progress.sh) creates kube-system/bootstrap through api-int"
 	}
-	return "waits for stage 13: cb-bootstrap starts the real kube-apiserver on the bootstrap and creates kube-system/bootstrap through it"
+	return "waits for stage 13: cb-bootstrap starts the real kube-apiserver on the bootstrap"
 }
 
 // servedBy names the servers haproxy sends the API's port to now (its
@@ -134,7 +141,7 @@ func bootstrapConfigMapCheck(ctx context.Context, c check.Result, api KubeAPI) c
 	var cm corev1.ConfigMap
 	if err := api.Get(ctx, "/api/v1/namespaces/kube-system/configmaps/bootstrap", &cm); err != nil {
 		c.State, c.Detail = check.StateFailed, err.Error()
-		c.Fix = "stage 13 (cb-bootstrap) creates it through the API: read its output log (`bootlab stage status`), then `bootlab stage run 13 --force`"
+		c.Fix = "progress.service on the bootstrap creates it after .bootkube.done (stage 15): its lines in `bootlab lab console bootstrap` start with progress.service"
 		return c
 	}
 	c.State, c.Detail = check.StatePassed, fmt.Sprintf("status: %s (created %s)", cm.Data["status"], cm.CreationTimestamp.UTC().Format(time.RFC3339))

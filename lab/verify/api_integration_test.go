@@ -18,9 +18,9 @@ import (
 
 // The API checks against the release's real kube-apiserver on loopback,
 // read with the admin kubeconfig as lab verify reads a rehearsal lab's:
-// /readyz, kube-system/bootstrap as stage 13 leaves it, and the masters'
-// Ready condition as their kubelets report it (no Node after stage 14
-// fails).
+// /readyz, kube-system/bootstrap as progress.service leaves it after stage
+// 15, and the masters' Ready condition as their kubelets report it (no Node
+// after stage 14 fails).
 func TestAPIChecksOnTheRealAPI(t *testing.T) {
 	cp := kuberelease.StartControlPlane(t)
 	k, err := cluster.LoadKubeconfig(cp.Files["kubeconfig"])
@@ -33,8 +33,11 @@ func TestAPIChecksOnTheRealAPI(t *testing.T) {
 	after14 := map[int]bool{13: true, 14: true}
 
 	rs := apiChecks(context.Background(), s, after14, open, lbc)
+	assert.Equal(t, check.StatePending, rs[2].State, "the ConfigMap waits for stage 15")
+	after14[15] = true
+	rs = apiChecks(context.Background(), s, after14, open, lbc)
 	assert.Equal(t, check.StatePassed, rs[0].State, rs[0].Detail)
-	assert.Equal(t, check.StateFailed, rs[2].State, "no ConfigMap yet")
+	assert.Equal(t, check.StateFailed, rs[2].State, "no ConfigMap after stage 15 fails")
 	assert.Contains(t, rs[2].Detail, `configmaps "bootstrap" not found`)
 	assert.Equal(t, check.StateFailed, rs[3].State, "no Node registered after stage 14 fails: never skipped, never passed")
 	assert.Contains(t, rs[3].Detail, "no Node registered after stage 14")

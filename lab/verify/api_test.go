@@ -38,7 +38,8 @@ func states(rs []check.Result) map[string]check.State {
 }
 
 // Before stage 13 the API checks are pending and the API is not opened;
-// after it they count, the masters' Ready only after stage 14.
+// after it they count, the masters' Ready only after stage 14 and
+// kube-system/bootstrap (progress.service's) only after stage 15.
 func TestAPIChecksFollowTheStages(t *testing.T) {
 	t.Parallel()
 	s := rehearsalSpec(t)
@@ -59,15 +60,17 @@ func TestAPIChecksFollowTheStages(t *testing.T) {
 		assert.Contains(t, r.Fix, "`bootlab stage run --to 1")
 	}
 	assert.Contains(t, rs[0].Detail, "waits for stage 13")
+	assert.Contains(t, rs[2].Detail, "waits for stage 15: after .bootkube.done progress.service")
 	assert.Contains(t, rs[3].Detail, "waits for stage 14")
 	assert.Zero(t, opened, "nothing to read before stage 13")
 
 	rs = apiChecks(context.Background(), s, map[int]bool{12: true, 13: true}, open, lbc)
 	assert.Equal(t, map[string]check.State{"api /readyz": check.StatePassed, "api-int /readyz": check.StatePassed,
-		"configmap kube-system/bootstrap": check.StatePassed, "nodes Ready": check.StatePending}, states(rs))
-	assert.Equal(t, "status: complete (created 2026-11-26T10:00:00Z)", rs[2].Detail)
+		"configmap kube-system/bootstrap": check.StatePending, "nodes Ready": check.StatePending}, states(rs))
 	assert.Contains(t, rs[0].Detail, "ok, haproxy not running", "which backend serves: haproxy is not running here")
 	assert.Equal(t, 1, opened, "opened once for all checks")
+	rs = apiChecks(context.Background(), s, map[int]bool{13: true, 14: true, 15: true}, open, lbc)
+	assert.Equal(t, "status: complete (created 2026-11-26T10:00:00Z)", rs[2].Detail)
 
 	rs = apiChecks(context.Background(), s, map[int]bool{13: true, 14: true}, open, lbc)
 	assert.Equal(t, check.StatePassed, rs[3].State, rs[3].Detail)
@@ -76,7 +79,7 @@ func TestAPIChecksFollowTheStages(t *testing.T) {
 	delete(api, "/api/v1/namespaces/kube-system/configmaps/bootstrap")
 	api["/readyz"] = "[-]etcd failed"
 	api["/api/v1/nodes"] = `{"items":[{"metadata":{"name":"master-0"},"status":{"conditions":[{"type":"Ready","status":"False"}]}}]}`
-	rs = apiChecks(context.Background(), s, map[int]bool{13: true, 14: true}, open, lbc)
+	rs = apiChecks(context.Background(), s, map[int]bool{13: true, 14: true, 15: true}, open, lbc)
 	for _, r := range rs {
 		assert.Equal(t, check.StateFailed, r.State, r.Name)
 		assert.NotEmpty(t, r.Fix, r.Name)

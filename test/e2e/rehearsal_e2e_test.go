@@ -236,20 +236,21 @@ func rehearseLab(t *testing.T, l labEnv, masters int, start time.Time, cpu *gues
 		time.Sleep(3 * time.Second)
 	}
 	assert.True(t, ok, "after stage 12 master-0 fetched its config through the load balancer from the bootstrap MCS: %s", detail)
-	etcdCheck := func(n spec.Node) string {
+	nodeCheck := func(n spec.Node, name string) string {
 		f, err := os.Open(labdir.ConsoleLog(st.Spec, n))
 		require.NoError(t, err)
 		defer f.Close()
 		rep, _ := wire.ParseConsole(f)
 		if rep != nil {
 			for _, c := range rep.Checks {
-				if c.Name == "etcd member" {
+				if c.Name == name {
 					return fmt.Sprintf("ok=%v %s", c.OK, c.Detail)
 				}
 			}
 		}
-		return "no etcd member check"
+		return "no " + name + " check"
 	}
+	etcdCheck := func(n spec.Node) string { return nodeCheck(n, "etcd member") }
 	// The member list can show a change a report interval before the
 	// master's agent has seen it on its own etcd and said so: wait for the
 	// agent's report, not only for the list.
@@ -302,9 +303,11 @@ func rehearseLab(t *testing.T, l labEnv, masters int, start time.Time, cpu *gues
 	// for etcd for real (etcdctl endpoint health), cluster-bootstrap lands
 	// the temporary control plane, the kubelet stand-in runs the release's
 	// kube-apiserver, controller manager and scheduler, cluster-bootstrap
-	// creates every manifest through that API (the test's own among them),
-	// says which required pods a rehearsal lab does not run, writes
-	// kube-system/bootstrap through it and tears the control plane down.
+	// creates every manifest through that API (the test's own among them)
+	// beside its required-pods wait, says which required pods a rehearsal
+	// lab does not run, sends bootstrap-success and bootstrap-finished and
+	// tears the control plane down. kube-system/bootstrap is not its work:
+	// progress.service writes it after stage 15.
 	if c, err := net.DialTimeout("tcp", net.JoinHostPort(bs.IP, "6443"), 5*time.Second); err == nil {
 		c.Close()
 		t.Errorf("want nothing on the bootstrap's 6443 before stage 13; it accepted a connection")
@@ -317,8 +320,8 @@ func rehearseLab(t *testing.T, l labEnv, masters int, start time.Time, cpu *gues
 	go func() { realAPI <- waitRealAPIThroughLB(kubectl, pins.Kubernetes, 20*time.Minute) }()
 	// Once stage 13's API answers, each master is added as a learner and
 	// promoted (1 -> 1+masters), seen from the bootstrap and on the dashboard's
-	// etcd card while the stage runs: the bootstrap's member leaves at its
-	// end.
+	// etcd card while the stage runs: the bootstrap's member stays until
+	// after stage 15.
 	done13 := make(chan struct{})
 	joined := make(chan joinedDuring13, 1)
 	wantCard := append([]string{"etcd-bootstrap@bootstrap"}, memberAtNode(masterNodes)...)
@@ -349,12 +352,12 @@ func rehearseLab(t *testing.T, l labEnv, masters int, start time.Time, cpu *gues
 	}
 	etcdVersions(strings.TrimPrefix(endpoints, "https://localhost:2379,"), masters)
 	out := r.Stdout + r.Stderr
-	for _, want := range []string{"Waiting up to 20m0s for the Kubernetes API", "API is up", "Creating OpenShift's CRDs", "failed 0",
-		"Waiting up to 20m0s for the required pods", "\tPod Status:openshift-kube-apiserver/kube-apiserver\t",
-		"ConfigMap kube-system/bootstrap (status complete) created through the bootstrap's kube-apiserver",
+	for _, want := range []string{"Waiting up to 20m0s for the Kubernetes API", "API is up", `Created "bootlab-crds/`, "failed 0",
+		"\tPod Status:openshift-kube-apiserver/kube-apiserver\t", "Sending bootstrap-success event.", "Sending bootstrap-finished event.",
 		"Tearing down temporary bootstrap control plane"} {
 		assert.Contains(t, out, want)
 	}
+	assert.NotContains(t, out, "ConfigMap kube-system/bootstrap", "cluster-bootstrap does not write it (report-progress.sh does, after stage 15)")
 	assert.NotContains(t, out, "no real kube-apiserver", "a rehearsal bootstrap runs the release's kube-apiserver")
 	select {
 	case got := <-realAPI:
@@ -365,6 +368,10 @@ func rehearseLab(t *testing.T, l labEnv, masters int, start time.Time, cpu *gues
 	}
 	r = run(t, "stage", "validate", "-f", l.SpecFile, "13")
 	require.Equal(t, 0, r.Code, "stage validate 13:\n%s", r)
+	// cluster-bootstrap's bootstrap-success event, through the masters' API.
+	ev, err := kubectl("get", "event", "-n", "kube-system", "bootstrap-success", "-o", "jsonpath={.message}")
+	require.NoError(t, err, ev)
+	assert.Equal(t, "Required control plane pods have been created", ev, "the bootstrap-success event after stage 13")
 	// lab gather writes bootlab's bundle of the rehearsal (issue 55), and
 	// lab diagnose reads it: a diagnosis, not "no bundle" (exit 3).
 	gathered := time.Now()
@@ -390,14 +397,16 @@ func rehearseLab(t *testing.T, l labEnv, masters int, start time.Time, cpu *gues
 
 	// Stage 14: oc patch clusterversion reaches the masters' real API,
 	// the bootstrap MCS stops, and wait-for-ceo returns once the etcd
-	// operator stand-in removed the bootstrap member (1+masters -> masters).
+	// operator stand-in reports EtcdRunningInCluster, with the bootstrap
+	// member still a member (cluster-etcd-operator waitforceo.go): it goes
+	// only after stage 15.
 	r = mustRun(t, "stage", "run", "-f", l.SpecFile, "14")
 	out = r.Stdout + r.Stderr
 	assert.Contains(t, out, "clusterversion.config.openshift.io/version patched")
-	assert.Contains(t, out, "Cluster etcd operator bootstrapped successfully")
-	ms = waitMembers(masters, "after stage 14, the bootstrap member is removed")
-	assert.NotContains(t, strings.Join(ms, "\n"), "etcd-bootstrap")
-	assertDashboardEtcd(t, dash, l.Name, "master-", memberAtNode(masterNodes))
+	assert.Contains(t, out, "Cluster etcd operator bootstrapped successfully (EnoughEtcdMembers")
+	ms = memberList()
+	assert.Len(t, ms, masters+1, "after stage 14 the bootstrap member is still a member:\n%s", strings.Join(ms, "\n"))
+	assert.Contains(t, strings.Join(ms, "\n"), "etcd-bootstrap", "after stage 14 the bootstrap member is still a member")
 	assert.Contains(t, waitEtcdCheck(masterNodes[0], "bootstrap teardown:"), "bootstrap teardown:", "master-0 plays the bootstrap teardown")
 	// Stage 14 removes the MCS's static pod manifest, as bootkube does; the
 	// kubelet stops the pod when it next reads the directory, with a grace
@@ -432,6 +441,27 @@ func rehearseLab(t *testing.T, l labEnv, masters int, start time.Time, cpu *gues
 	// left but the unmarked steps, and passes, stage 14 included.
 	mustRun(t, "stage", "run", "-f", l.SpecFile, "15")
 	mustRun(t, "stage", "validate", "-f", l.SpecFile, "15")
+	// After .bootkube.done progress.service creates kube-system/bootstrap
+	// through api-int, and the etcd operator's teardown removes the
+	// bootstrap member (1+masters -> masters).
+	ms = waitMembers(masters, "after stage 15, the bootstrap member is removed")
+	assert.NotContains(t, strings.Join(ms, "\n"), "etcd-bootstrap")
+	assertDashboardEtcd(t, dash, l.Name, "master-", memberAtNode(masterNodes))
+	assert.Contains(t, waitEtcdCheck(masterNodes[0], "removed the etcd-bootstrap member"), "removed the etcd-bootstrap member", "master-0's teardown removed it")
+	// Then each master's kube-apiserver gets a revision whose --etcd-servers
+	// no longer name the bootstrap (the endpoint observer), and serves it.
+	for _, n := range masterNodes {
+		got := nodeCheck(n, "serve api :6443")
+		for deadline := time.Now().Add(6 * time.Minute); !strings.Contains(got, "ok=true real kube-apiserver (the release's, from the installer stand-in's pod) revision 2 ready") && time.Now().Before(deadline); got = nodeCheck(n, "serve api :6443") {
+			time.Sleep(3 * time.Second)
+		}
+		assert.Contains(t, got, "revision 2 ready", "%s: a revision without etcd-bootstrap", n.Name)
+		assert.NotContains(t, got, "https://"+bs.IP+":2379", "%s: revision 2's etcd servers", n.Name)
+		t.Logf("BENCH rehearsal %s after the bootstrap member's removal: %s", n.Name, got)
+	}
+	cm, err := kubectl("get", "configmap", "-n", "kube-system", "bootstrap", "-o", "jsonpath={.data.status}")
+	require.NoError(t, err, cm)
+	assert.Equal(t, "complete", cm, "progress.service's ConfigMap")
 	all := mustRun(t, "stage", "run", "--all", "-f", l.SpecFile)
 	assert.NotContains(t, all.Stderr, "not rehearsed")
 	r = run(t, "stage", "validate", "--all", "-f", l.SpecFile)

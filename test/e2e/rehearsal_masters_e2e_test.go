@@ -49,8 +49,8 @@ func assertMastersServeTheAPI(t *testing.T, l labEnv, masters []spec.Node, conso
 	}
 	require.Equal(t, "ok", strings.TrimSpace(r.Stdout), "the masters' kube-apiservers answer /readyz through the load balancer:\n%s", r)
 	t.Logf("BENCH rehearsal handoff: the masters' API ready through the LB %.1fs after stage 14 validated", time.Since(start).Seconds())
-	r = kubectl("get configmap -n kube-system bootstrap -o jsonpath={.data.status}")
-	assert.Equal(t, "complete", r.Stdout, "the object stage 13 created through the bootstrap's API, read from the masters':\n%s", r)
+	r = kubectl("get event -n kube-system bootstrap-success -o jsonpath={.message}")
+	assert.Equal(t, "Required control plane pods have been created", r.Stdout, "the event stage 13 sent through the bootstrap's API, read from the masters':\n%s", r)
 	r = kubectl("get secret -n openshift-kube-apiserver bound-service-account-signing-key -o name")
 	assert.Equal(t, "secret/bound-service-account-signing-key\n", r.Stdout, r.String())
 

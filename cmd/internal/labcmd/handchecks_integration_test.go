@@ -49,8 +49,8 @@ func pageKubectlChecks(t *testing.T, docs, page string) []string {
 // The stage pages 13 and 14 say their `bootlab lab kubectl` hand checks
 // work on a rehearsal lab: each runs as written (the lab named by
 // $BOOTLAB_LAB, as a learner's shell would) against a real kube-apiserver
-// holding what those stages leave (kube-system/bootstrap complete, a
-// master's Node), and exits 0 with the answer the page describes.
+// holding what those stages leave (cluster-bootstrap's bootstrap-success
+// and bootstrap-finished events, a master's Node), and exits 0 with the answer the page describes.
 func TestStagePagesKubectlHandChecksRunAsWritten(t *testing.T) {
 	docs, err := filepath.Abs(filepath.Join("..", "..", "..", "docs"))
 	require.NoError(t, err)
@@ -62,20 +62,20 @@ func TestStagePagesKubectlHandChecksRunAsWritten(t *testing.T) {
 	require.NoError(t, (&labdir.State{Spec: s}).Save(s.LabDir))
 	installerKubeconfig(t, s, cp)
 	t.Setenv(cmdutil.EnvLab, s.Name)
-	out, err := cp.Kubectl("create", "configmap", "-n", "kube-system", "bootstrap", "--from-literal=status=complete")
-	require.NoError(t, err, out)
-	node := filepath.Join(t.TempDir(), "node.yaml")
-	require.NoError(t, os.WriteFile(node, []byte("apiVersion: v1\nkind: Node\nmetadata: {name: master-0}\n"), 0o600))
-	out, err = cp.Kubectl("create", "-f", node)
+	objs := filepath.Join(t.TempDir(), "objs.yaml")
+	require.NoError(t, os.WriteFile(objs, []byte("apiVersion: v1\nkind: Node\nmetadata: {name: master-0}\n"+
+		"---\napiVersion: v1\nkind: Event\nmetadata: {name: bootstrap-success, namespace: kube-system}\ninvolvedObject: {namespace: kube-system}\nmessage: Required control plane pods have been created\n"+
+		"---\napiVersion: v1\nkind: Event\nmetadata: {name: bootstrap-finished, namespace: kube-system}\ninvolvedObject: {namespace: kube-system}\nmessage: Required control plane pods have been created\n"), 0o600))
+	out, err := cp.Kubectl("create", "-f", objs)
 	require.NoError(t, err, out)
 
 	// What each known hand check answers here: stdout, or stderr after
 	// "stderr: ".
 	want := map[string]string{
-		"bootlab lab kubectl -- get --raw /readyz":                       "ok",
-		"bootlab lab kubectl -- get cm -n kube-system bootstrap -o yaml": "status: complete",
-		"bootlab lab kubectl -- get csr":                                 "stderr: No resources found",
-		"bootlab lab kubectl -- get nodes":                               "master-0",
+		"bootlab lab kubectl -- get --raw /readyz":                                             "ok",
+		"bootlab lab kubectl -- get event -n kube-system bootstrap-success bootstrap-finished": "Required control plane pods have been created",
+		"bootlab lab kubectl -- get csr":                                                       "stderr: No resources found",
+		"bootlab lab kubectl -- get nodes":                                                     "master-0",
 	}
 	kubectl := func(f *cmdutil.Factory) *cobra.Command { return NewCmdKubectl(f, nil) }
 	ran := 0

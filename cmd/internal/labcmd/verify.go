@@ -45,8 +45,8 @@ pending (…), with the stage to run, not failed; once the stage has run (its
 stage records say so) it counts for real. A rehearsal lab's real Kubernetes API
 is checked from stage 13 on, with the admin kubeconfig from the bootstrap:
 /readyz through api and through api-int (and which nodes haproxy sends 6443 to
-now), the ConfigMap kube-system/bootstrap stage 13 creates, and after stage 14
-every master a Ready Node.
+now), after stage 14 every master a Ready Node, and after stage 15 the ConfigMap
+kube-system/bootstrap progress.service creates.
 
 verify waits up to --timeout for everything to pass, then prints every check
 with the reason and the fix for each failure. Exit code 4 when a check failed.`,

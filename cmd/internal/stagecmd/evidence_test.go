@@ -108,11 +108,14 @@ func TestRunOnAnInferredReleaseNamesTheNodeScriptTheAuthority(t *testing.T) {
 }
 
 // `stage explain 13` on a rehearsal lab does not credit cluster-bootstrap
-// with kube-system/bootstrap: upstream, report-progress.sh writes it after
-// .bootkube.done.
+// with kube-system/bootstrap: report-progress.sh writes it after
+// .bootkube.done, upstream and in the lab; 14 and 15 say when the bootstrap
+// member goes.
 func TestRehearsalNoteOf13NamesWhoWritesTheBootstrapConfigMap(t *testing.T) {
 	note := rehearsalSection(13)
-	assert.Contains(t, note, "what upstream's cluster-bootstrap does not")
-	assert.Contains(t, note, "by report-progress.sh (progress.service) after .bootkube.done")
+	assert.Contains(t, note, "It does not write ConfigMap kube-system/bootstrap: progress.service does, after stage 15.")
+	assert.Contains(t, note, "any answer from https://localhost:6443/readyz ends its API wait")
+	assert.Contains(t, rehearsalSection(14), "It returns with etcd-bootstrap still a member")
+	assert.Contains(t, rehearsalSection(15), "removes etcd-bootstrap (4 -> 3)")
 	assert.Contains(t, note, "their etcd members join once this API answers, as upstream's join once the etcd operator runs in the cluster", "when the masters' etcd members join, upstream and here")
 }

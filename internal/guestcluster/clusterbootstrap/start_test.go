@@ -1,25 +1,26 @@
 package clusterbootstrap
 
 import (
-	"context"
-	"errors"
+	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/bootlab/bootlab/internal/guestcluster/operators/etcd"
 	"github.com/bootlab/bootlab/internal/pki"
 	"github.com/bootlab/bootlab/internal/wire"
 	"github.com/bootlab/bootlab/lab/probe"
 )
 
-// The number of masters a rehearsal bootstrap waits for is the
-// install-config's controlPlane.replicas, read from the cluster-config.yaml
-// the installer's assets put in manifests/; 0 when that is missing.
-func TestInstallConfigMasters(t *testing.T) {
+// The masters cluster-bootstrap gates on are the install-config's
+// controlPlane.replicas, read from the cluster-config.yaml the installer's
+// assets put in manifests/; a missing or bad one is an error naming the
+// file, as upstream's getInstallConfig fails.
+func TestInstallConfigReplicas(t *testing.T) {
 	t.Parallel()
 	ca, err := pki.NewCA("test")
 	require.NoError(t, err)
@@ -37,79 +38,71 @@ func TestInstallConfigMasters(t *testing.T) {
 				require.NoError(t, os.WriteFile(filepath.Join(assets, "manifests", "cluster-config.yaml"), f.Data, 0o644))
 			}
 		}
-		assert.Equal(t, masters, installConfigMasters(assets), "the installer's assets for %d masters", masters)
+		got, err := installConfigReplicas(assets)
+		require.NoError(t, err)
+		assert.Equal(t, masters, got, "the installer's assets for %d masters", masters)
 	}
 
 	assets := t.TempDir()
-	assert.Zero(t, installConfigMasters(assets), "no cluster-config.yaml")
+	_, err = installConfigReplicas(assets)
+	assert.ErrorContains(t, err, filepath.Join(assets, "manifests", "cluster-config.yaml"))
 	require.NoError(t, os.MkdirAll(filepath.Join(assets, "manifests"), 0o755))
-	for _, bad := range []string{"{", "data: {install-config: '{'}", "data: {install-config: 'controlPlane: {replicas: -1}'}", "kind: ConfigMap"} {
+	for bad, why := range map[string]string{
+		"{":                           "not a ConfigMap",
+		"kind: ConfigMap":             "no data.install-config",
+		"data: {install-config: '{'}": "not YAML",
+		"data: {install-config: 'controlPlane: {replicas: 0}'}":  "no controlPlane.replicas of 1 or more",
+		"data: {install-config: 'controlPlane: {name: master}'}": "no controlPlane.replicas of 1 or more",
+	} {
 		require.NoError(t, os.WriteFile(filepath.Join(assets, "manifests", "cluster-config.yaml"), []byte(bad), 0o644))
-		assert.Zero(t, installConfigMasters(assets), "%q", bad)
+		_, err := installConfigReplicas(assets)
+		assert.ErrorContains(t, err, why, "%q", bad)
 	}
 }
 
-// A rehearsal bootstrap learns its masters from its etcd's members as they
-// join: the list is asked again each round until as many as the cluster
-// has joined, then no more; an unstarted member (no name yet) and the
-// bootstrap's own are not masters; a failed listing keeps what was known.
-func TestJoinedMastersAsksUntilAllJoined(t *testing.T) {
+// Each release's cluster-bootstrap start, as its branch of
+// openshift/cluster-bootstrap has it (pkg/start/start.go, status.go,
+// ha_checker.go): the HA gate and the control-plane sizes it applies to,
+// the load-balancer delay and the end order.
+func TestBehaviourPerRelease(t *testing.T) {
 	t.Parallel()
-	// members is the bootstrap member's list as etcd answers it (nil: the
-	// listing fails), asked counts the asks.
-	var members []etcd.Member
-	asked := 0
-	fake := func(context.Context) ([]etcd.Member, error) {
-		asked++
-		if members == nil {
-			return nil, errors.New("etcdserver: leader changed")
-		}
-		return members, nil
+	type gates struct{ one, two, three string }
+	for _, tc := range []struct {
+		version  string
+		branch   string
+		gates    gates
+		delay3   time.Duration
+		finished bool
+	}{
+		// release-4.16 start.go: !isSingleNodeControlPlane -> waitUntilMastersJoined(2); no delay; teardown, then bootstrap-finished.
+		{"4.16.3", "4.16", gates{"", GateMasterNodes, GateMasterNodes}, 0, false},
+		// release-4.17: the same code as release-4.16.
+		{"4.17.0", "4.17", gates{"", GateMasterNodes, GateMasterNodes}, 0, false},
+		// release-4.18: ha_checker.go revisions on 2 nodes unless SNO; minimumTeardownDelay 30 s; bootstrap-finished, then teardown.
+		{"4.18.1", "4.18", gates{"", GateRevisions, GateRevisions}, 30 * time.Second, true},
+		// release-4.19: isHAControlPlane: replicas >= 3.
+		{"4.19.10", "4.19", gates{"", "", GateRevisions}, 30 * time.Second, true},
+		// Later and unknown releases keep 4.19's.
+		{"4.21.2", "4.19", gates{"", "", GateRevisions}, 30 * time.Second, true},
+		{"", "4.19", gates{"", "", GateRevisions}, 30 * time.Second, true},
+	} {
+		b := BehaviourFor(tc.version)
+		assert.Equal(t, tc.branch, b.Branch, tc.version)
+		assert.Equal(t, tc.gates, gates{b.HAGate(1), b.HAGate(2), b.HAGate(3)}, tc.version)
+		assert.Equal(t, tc.delay3, b.TearDownDelay(3, 0), "%s: the delay on 3 masters", tc.version)
+		assert.Zero(t, b.TearDownDelay(1, 0), "%s: no delay on one master", tc.version)
+		assert.Equal(t, time.Minute, b.TearDownDelay(3, time.Minute), "%s: a longer --tear-down-delay is kept", tc.version)
+		assert.Equal(t, tc.finished, b.FinishedBeforeTeardown, tc.version)
 	}
-	write := func(ms ...etcd.Member) { members = ms }
-	boot := etcd.Member{ID: 171, Name: "etcd-bootstrap", PeerURLs: []string{"https://10.0.0.10:2380"}, ClientURLs: []string{"https://10.0.0.10:2379"}}
-	m := func(name, ip string) etcd.Member {
-		return etcd.Member{ID: 1, Name: name, PeerURLs: []string{"https://" + ip + ":2380"}, ClientURLs: []string{"https://" + ip + ":2379"}}
-	}
-	unstarted := etcd.Member{ID: 2, PeerURLs: []string{"https://10.0.0.13:2380"}, IsLearner: true}
-	ctx := context.Background()
-	list := joinedMasters(fake, 3)
-
-	write(boot)
-	got, want := list(ctx)
-	assert.Empty(t, got, "only the bootstrap's member")
-	assert.Equal(t, 3, want)
-
-	write(boot, m("master-0", "10.0.0.11"), unstarted)
-	got, want = list(ctx)
-	assert.Equal(t, map[string]string{"master-0": "https://10.0.0.11:6443/readyz"}, got)
-	assert.Equal(t, 3, want)
-
-	members = nil
-	got, _ = list(ctx)
-	assert.Len(t, got, 1, "a failed listing keeps what was known")
-
-	write(boot, m("master-0", "10.0.0.11"), m("master-1", "10.0.0.12"), m("master-2", "10.0.0.13"))
-	got, want = list(ctx)
-	assert.Len(t, got, 3)
-	assert.Equal(t, 3, want)
-	before := asked
-	got, _ = list(ctx)
-	assert.Len(t, got, 3)
-	assert.Equal(t, before, asked, "all three joined: the members are not asked again")
-
-	// With the cluster's size unknown, the members seen are all there are.
-	write(boot, m("master-0", "10.0.0.11"))
-	got, want = joinedMasters(fake, 0)(ctx)
-	assert.Len(t, got, 1)
-	assert.Equal(t, 1, want)
 }
 
-// cluster-bootstrap start lands tls/ and the loopback admin kubeconfig as
-// bootstrap-secrets/kubeconfig (upstream's assetPathAdminKubeConfig): the
-// bootstrap's controller manager and scheduler reach the kube-apiserver
-// beside them, never api.<domain> through the load balancer.
-func TestLandBootstrapControlPlaneUsesTheLoopbackKubeconfig(t *testing.T) {
+// The temporary control plane lands as bootstrap.go's Start lands it: tls/
+// and the loopback admin kubeconfig (upstream's assetPathAdminKubeConfig)
+// as the bootstrap secrets, 0600, so the bootstrap's controller manager and
+// scheduler reach the kube-apiserver beside them; each pod file created
+// O_EXCL: one already in the kubelet's directory fails the start and is
+// left alone, while the pods copied before it are owned and torn down.
+func TestControlPlaneLandsExclusivelyAndTearsDown(t *testing.T) {
 	t.Parallel()
 	assets, kube := t.TempDir(), t.TempDir()
 	write := func(rel, data string, mode os.FileMode) {
@@ -121,41 +114,39 @@ func TestLandBootstrapControlPlaneUsesTheLoopbackKubeconfig(t *testing.T) {
 	write("tls/service-account.key", "key", 0o600)
 	write("auth/kubeconfig", "server: https://api.ocp.lab.local:6443\n", 0o600)
 	write("auth/kubeconfig-loopback", "server: https://localhost:6443\n", 0o600)
+	write("bootstrap-manifests/kube-apiserver-pod.yaml", "kind: Pod\n", 0o644)
 	write("bootstrap-manifests/kube-controller-manager-pod.yaml", "kind: Pod\n", 0o644)
-	require.NoError(t, os.MkdirAll(filepath.Join(kube, "manifests"), 0o755))
+	pods := filepath.Join(kube, "manifests")
+	require.NoError(t, os.MkdirAll(pods, 0o755))
+	var out bytes.Buffer
+	say := func(f string, a ...any) { fmt.Fprintf(&out, f+"\n", a...) }
 
-	secrets, started, err := landBootstrapControlPlane(assets, kube)
-	require.NoError(t, err)
-	assert.Equal(t, filepath.Join(kube, "bootstrap-secrets"), secrets)
-	got, err := os.ReadFile(filepath.Join(secrets, "kubeconfig"))
+	b := &controlPlane{assets: assets, podDir: pods, secrets: filepath.Join(kube, "bootstrap-secrets")}
+	require.NoError(t, b.start(say))
+	got, err := os.ReadFile(filepath.Join(b.secrets, "kubeconfig"))
 	require.NoError(t, err)
 	assert.Equal(t, "server: https://localhost:6443\n", string(got), "the control plane's kubeconfig is the loopback one")
-	fi, err := os.Stat(filepath.Join(secrets, "kubeconfig"))
-	require.NoError(t, err)
-	assert.Equal(t, os.FileMode(0o600), fi.Mode().Perm(), "a kubeconfig is a secret")
-	entries, err := os.ReadDir(secrets)
-	require.NoError(t, err)
-	var names []string
-	for _, e := range entries {
-		names = append(names, e.Name())
+	for _, f := range []string{"kubeconfig", "service-account.key"} {
+		fi, err := os.Stat(filepath.Join(b.secrets, f))
+		require.NoError(t, err)
+		assert.Equal(t, os.FileMode(0o600), fi.Mode().Perm(), "%s is a secret", f)
 	}
-	assert.ElementsMatch(t, []string{"kube-apiserver-lb-server.crt", "service-account.key", "kubeconfig"}, names)
-	assert.Equal(t, []string{filepath.Join(kube, "manifests", "kube-controller-manager-pod.yaml")}, started)
-}
+	assert.Equal(t, []string{filepath.Join(pods, "kube-apiserver-pod.yaml"), filepath.Join(pods, "kube-controller-manager-pod.yaml")}, b.owned)
+	require.NoError(t, b.teardown(say))
+	assert.NoDirExists(t, b.secrets)
+	left, err := os.ReadDir(pods)
+	require.NoError(t, err)
+	assert.Empty(t, left, "teardown removes the pods it landed")
 
-// The bootstrap finds its masters' API servers from the etcd members that
-// joined it: every named member but its own, at the member's host.
-func TestReadyzOfMembers(t *testing.T) {
-	t.Parallel()
-	got := readyzOfMembers([]etcd.Member{
-		{Name: etcd.BootstrapMemberName, ClientURLs: []string{"https://192.168.126.10:2379"}},
-		{Name: "master-0", ClientURLs: []string{"https://192.168.126.11:2379"}},
-		{Name: "master-1", ClientURLs: []string{"https://192.168.126.12:2379"}, IsLearner: true},
-		{Name: "", PeerURLs: []string{"https://192.168.126.13:2380"}}, // added, not started: no name yet
-		{Name: "broken", ClientURLs: []string{"::not a url"}},
-	})
-	assert.Equal(t, map[string]string{
-		"master-0": "https://192.168.126.11:6443/readyz",
-		"master-1": "https://192.168.126.12:6443/readyz",
-	}, got)
+	// A pod file already there (someone else's) fails the start.
+	require.NoError(t, os.WriteFile(filepath.Join(pods, "kube-controller-manager-pod.yaml"), []byte("theirs"), 0o644))
+	b = &controlPlane{assets: assets, podDir: pods, secrets: filepath.Join(kube, "bootstrap-secrets")}
+	err = b.start(say)
+	assert.ErrorIs(t, err, os.ErrExist)
+	assert.Equal(t, []string{filepath.Join(pods, "kube-apiserver-pod.yaml")}, b.owned, "what it copied before the failure is its own")
+	require.NoError(t, b.teardown(say))
+	theirs, err := os.ReadFile(filepath.Join(pods, "kube-controller-manager-pod.yaml"))
+	require.NoError(t, err)
+	assert.Equal(t, "theirs", string(theirs), "a file it did not land is left alone")
+	assert.NoFileExists(t, filepath.Join(pods, "kube-apiserver-pod.yaml"))
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/bootlab/bootlab/internal/guestcluster/clusterbootstrap/openshiftcrds"
 	"github.com/bootlab/bootlab/internal/pki"
 	"github.com/bootlab/bootlab/internal/testutil/kuberelease"
 	"github.com/bootlab/bootlab/internal/testutil/kubetest"
@@ -103,8 +104,8 @@ func realControlPlane(t *testing.T, apiArgs ...string) (*kubetest.ControlPlane, 
 
 // Stage 13's create, for real: every manifest a rehearsal bootstrap has in
 // /opt/openshift/manifests (the installer's and the renders') is created
-// through the release's real kube-apiserver, after bootlab's OpenShift
-// CRDs, with cluster-bootstrap's loopback kubeconfig; kubectl reads back
+// through the release's real kube-apiserver, with bootlab's OpenShift CRDs
+// among them in one lexical order, with cluster-bootstrap's loopback kubeconfig; kubectl reads back
 // the installer's Infrastructure with the status it carries.
 func TestCreateRehearsalManifestsThroughARealAPI(t *testing.T) {
 	t.Parallel()
@@ -117,17 +118,17 @@ func TestCreateRehearsalManifestsThroughARealAPI(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(filepath.Join(assets, "auth", "kubeconfig-loopback"), kcfg, 0o600))
 
-	tl.ClusterBootstrap.CreateWait = 2 * time.Minute
-	tl.ClusterBootstrap.BootstrapPoll = time.Second
 	var out bytes.Buffer
-	err = tl.ClusterBootstrap.CreateManifests(assets, &out)
+	err = tl.ClusterBootstrap.CreateManifests(assets, 2*time.Minute, &out)
 	require.NoError(t, err, out.String())
 	t.Logf("stage 13's create:\n%s", out.String())
 	ents, err := os.ReadDir(filepath.Join(assets, "manifests"))
 	require.NoError(t, err)
-	assert.Contains(t, out.String(), fmt.Sprintf("%d manifests: created ", len(ents)), "one object per file")
+	crds, err := openshiftcrds.Manifests()
+	require.NoError(t, err)
+	assert.Contains(t, out.String(), fmt.Sprintf("%d manifests: created ", len(ents)+len(crds)), "one object per file, bootlab's CRDs among them")
 	assert.Contains(t, out.String(), "failed 0")
-	assert.Contains(t, out.String(), "Creating OpenShift's CRDs, written by bootlab")
+	assert.Contains(t, out.String(), `Created "bootlab-crds/0000_12_etcd_01_etcds.crd.yaml"`)
 	for _, q := range []struct{ args, want string }{
 		{"get infrastructure cluster -o jsonpath={.status.apiServerInternalURI}", "https://api-int.ocp.lab.local:6443"},
 		{"get configmap -n kube-system cluster-config-v1 -o name", "configmap/cluster-config-v1\n"},

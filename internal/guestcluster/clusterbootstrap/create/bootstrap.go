@@ -3,9 +3,9 @@ package create
 import (
 	"context"
 	"fmt"
-	"github.com/bootlab/bootlab/internal/kube"
 	"io"
-	"time"
+
+	"github.com/bootlab/bootlab/internal/kube"
 )
 
 // BootstrapOptions say what cluster-bootstrap's create works on.
@@ -14,63 +14,41 @@ type BootstrapOptions struct {
 	Kubeconfig string
 	// ManifestDir is created: /opt/openshift/manifests.
 	ManifestDir string
-	// First are created before the directory, under their own heading:
-	// bootlab's OpenShift CRDs (clusterbootstrap/openshiftcrds).
-	First []Manifest
-	// FirstTitle names them in the log.
-	FirstTitle string
-	// ReadyTimeout bounds the wait for /readyz (cluster-bootstrap: 20 min),
-	// CreateTimeout the create (cluster-bootstrap: until its own deadlines).
-	ReadyTimeout, CreateTimeout time.Duration
-	// Poll is the /readyz interval (5 s by default, as cluster-bootstrap).
-	Poll time.Duration
+	// Extra are created with the directory, sorted among its files by
+	// their SortPath: bootlab's OpenShift CRDs (clusterbootstrap/
+	// openshiftcrds), which on a real bootstrap are files of manifests/.
+	Extra []Manifest
 	// Log receives cluster-bootstrap's lines.
 	Log io.Writer
 }
 
-// Bootstrap is cluster-bootstrap's create on the bootstrap node: load the
-// directory (a bad file stops it before anything is created), wait for the
-// API's /readyz, create First, then the directory, and print a summary of
-// each. The Results are First's and the directory's.
-func Bootstrap(ctx context.Context, o BootstrapOptions) (first, manifests *Result, err error) {
+// Bootstrap is cluster-bootstrap's create on the bootstrap node (library-go
+// EnsureManifestsCreated, as cluster-bootstrap release-4.16 to 4.19 runs it
+// in the background of its required-pods wait): load the directory (a bad
+// file stops it before anything is created), then create it and Extra in
+// one lexical order, in rounds every 200 ms until all exist or ctx ends,
+// and print a summary. It does not wait for the API to be ready: a round
+// the API cannot answer (discovery failing) is retried, as upstream's.
+func Bootstrap(ctx context.Context, o BootstrapOptions) (*Result, error) {
 	if o.Log == nil {
 		o.Log = io.Discard
 	}
-	if o.Poll <= 0 {
-		o.Poll = 5 * time.Second
-	}
 	ms, err := Load(o.ManifestDir)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
+	ms = append(ms, o.Extra...)
+	Order(ms)
 	cfg, err := kube.LoadKubeconfig(o.Kubeconfig)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	c, err := kube.NewClient(cfg)
 	if err != nil {
-		return nil, nil, fmt.Errorf("kubeconfig %s: %w", o.Kubeconfig, err)
+		return nil, fmt.Errorf("kubeconfig %s: %w", o.Kubeconfig, err)
 	}
-	fmt.Fprintf(o.Log, "Waiting up to %v for the Kubernetes API at %s\n", o.ReadyTimeout, c.Server())
-	rctx, cancel := context.WithTimeout(ctx, o.ReadyTimeout)
-	err = c.WaitReady(rctx, o.Poll)
-	cancel()
-	if err != nil {
-		return nil, nil, err
-	}
-	fmt.Fprintln(o.Log, "API is up")
-	cctx, cancel := context.WithTimeout(ctx, o.CreateTimeout)
-	defer cancel()
-	if len(o.First) > 0 {
-		fmt.Fprintf(o.Log, "Creating %s...\n", o.FirstTitle)
-		first, err = Create(cctx, c, o.First, Options{Log: o.Log})
-		fmt.Fprint(o.Log, first.Summary())
-		if err != nil {
-			return first, nil, err
-		}
-	}
-	fmt.Fprintf(o.Log, "Creating self-hosted assets from %s...\n", o.ManifestDir)
-	manifests, err = Create(cctx, c, ms, Options{Log: o.Log})
-	fmt.Fprint(o.Log, manifests.Summary())
-	return first, manifests, err
+	fmt.Fprintf(o.Log, "Creating self-hosted assets from %s (%d manifests) at %s...\n", o.ManifestDir, len(ms), c.Server())
+	res, err := Create(ctx, c, ms, Options{Log: o.Log})
+	fmt.Fprint(o.Log, res.Summary())
+	return res, err
 }

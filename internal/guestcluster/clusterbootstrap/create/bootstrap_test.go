@@ -15,8 +15,10 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// An API that never answers fails the wait with where it asked and why,
-// after the ready timeout; a broken manifest fails before any wait.
+// An API that never answers leaves every manifest failed when the create's
+// context ends, each with why (discovery: connection refused), as
+// upstream's rounds retry until their deadline; a broken manifest fails
+// before anything is asked.
 func TestBootstrapFailsClearly(t *testing.T) {
 	t.Parallel()
 	ca, client := testPKI(t)
@@ -37,22 +39,40 @@ users:
 	manifests := writeTree(t, map[string]string{"ns.yaml": "apiVersion: v1\nkind: Namespace\nmetadata: {name: lab}\n"})
 
 	var log bytes.Buffer
-	start := time.Now()
-	_, _, err = Bootstrap(context.Background(), BootstrapOptions{Kubeconfig: kubeconfig, ManifestDir: manifests,
-		ReadyTimeout: 1500 * time.Millisecond, CreateTimeout: time.Second, Poll: 200 * time.Millisecond, Log: &log})
-	require.Error(t, err)
-	assert.GreaterOrEqual(t, time.Since(start), 1500*time.Millisecond)
-	assert.Contains(t, err.Error(), fmt.Sprintf("the API at https://127.0.0.1:%d is not ready", port))
-	assert.Contains(t, err.Error(), "connection refused")
-	assert.Contains(t, log.String(), "Waiting up to 1.5s for the Kubernetes API")
-	assert.NotContains(t, log.String(), "API is up")
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	res, err := Bootstrap(ctx, BootstrapOptions{Kubeconfig: kubeconfig, ManifestDir: manifests, Log: &log})
+	var ie *IncompleteError
+	require.ErrorAs(t, err, &ie)
+	require.Len(t, ie.Failed, 1)
+	assert.Equal(t, "ns.yaml", ie.Failed[0].Path)
+	assert.Contains(t, ie.Failed[0].Reason, "connection refused")
+	assert.Greater(t, res.Rounds, 1, "retried every 200 ms until the context ended")
+	assert.Contains(t, log.String(), fmt.Sprintf("at https://127.0.0.1:%d", port))
 
 	broken := writeTree(t, map[string]string{"bad.yaml": "kind: ["})
 	log.Reset()
-	_, _, err = Bootstrap(context.Background(), BootstrapOptions{Kubeconfig: kubeconfig, ManifestDir: broken,
-		ReadyTimeout: time.Minute, CreateTimeout: time.Minute, Log: &log})
+	_, err = Bootstrap(context.Background(), BootstrapOptions{Kubeconfig: kubeconfig, ManifestDir: broken, Log: &log})
 	var le *LoadError
 	require.ErrorAs(t, err, &le)
 	assert.Contains(t, le.Files, "bad.yaml")
-	assert.Empty(t, log.String(), "nothing waited for, nothing created")
+	assert.Empty(t, log.String(), "nothing asked, nothing created")
+}
+
+// Extra manifests sort among the directory's files by their SortPath, as
+// bootlab's CRDs would sit in manifests/ under their upstream names.
+func TestOrderSortsExtraManifestsByTheirUpstreamName(t *testing.T) {
+	t.Parallel()
+	ms := []Manifest{
+		{Path: "zz.yaml"},
+		{Path: "bootlab-crds/0000_12_etcd_01_etcds.crd.yaml", SortPath: "0000_12_etcd_01_etcds.crd.yaml"},
+		{Path: "0000_00_a.yaml"},
+		{Path: "0000_20_b.yaml"},
+	}
+	Order(ms)
+	var got []string
+	for _, m := range ms {
+		got = append(got, m.Path)
+	}
+	assert.Equal(t, []string{"0000_00_a.yaml", "bootlab-crds/0000_12_etcd_01_etcds.crd.yaml", "0000_20_b.yaml", "zz.yaml"}, got)
 }

@@ -234,37 +234,36 @@ func TestBrokenManifestsAreNamed(t *testing.T) {
 	assert.Equal(t, "configmap/good\n", out)
 }
 
-// Bootstrap, as stage 13 runs it: the API's /readyz, bootlab's CRDs under
-// their own heading, then the directory, each with its summary.
-func TestBootstrapCreatesCRDsFirst(t *testing.T) {
+// Bootstrap, as stage 13 runs it: bootlab's CRDs among the directory's
+// files in one lexical order, no kind first (library-go's
+// EnsureManifestsCreated): a custom resource whose file sorts before its
+// CRD fails its first round and is created once discovery, asked again,
+// serves its kind.
+func TestBootstrapCreatesInLexicalOrderAndRediscovers(t *testing.T) {
 	t.Parallel()
 	cp, _ := startAPI(t)
 	crds, err := openshiftcrds.Manifests()
 	require.NoError(t, err)
 	dir := writeDir(t, map[string]string{
+		"000-etcd-operator.yaml":    "apiVersion: operator.openshift.io/v1\nkind: Etcd\nmetadata: {name: cluster}\nspec: {managementState: Managed}\n",
 		"cluster-dns-02-config.yml": "apiVersion: config.openshift.io/v1\nkind: DNS\nmetadata: {name: cluster}\nspec: {baseDomain: lab.example}\n",
-		"etcd-operator.yaml":        "apiVersion: operator.openshift.io/v1\nkind: Etcd\nmetadata: {name: cluster}\nspec: {managementState: Managed}\n",
 	})
 	var log testutil.SyncBuffer
-	first, res, err := create.Bootstrap(context.Background(), create.BootstrapOptions{
-		Kubeconfig: cp.Files["kubeconfig"], ManifestDir: dir, First: crds,
-		FirstTitle:   "OpenShift's CRDs, written by bootlab (the real payload's come from its images)",
-		ReadyTimeout: time.Minute, CreateTimeout: 2 * time.Minute, Poll: time.Second, Log: &log,
-	})
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	res, err := create.Bootstrap(ctx, create.BootstrapOptions{Kubeconfig: cp.Files["kubeconfig"], ManifestDir: dir, Extra: crds, Log: &log})
 	require.NoError(t, err, log.String())
-	assert.Equal(t, len(crds), first.Count(create.Created))
-	assert.Equal(t, 2, res.Count(create.Created))
+	assert.Equal(t, len(crds)+2, res.Count(create.Created))
+	assert.Greater(t, res.Rounds, 1, "the Etcd sorts before its CRD: a second round creates it")
+	assert.Equal(t, "000-etcd-operator.yaml", res.Objects[0].Path, "lexical order, no CRD first")
 	text := log.String()
 	at := 0
 	for _, want := range []string{
-		"Waiting up to 1m0s for the Kubernetes API at https://127.0.0.1:" + cp.APIPort + "\n",
-		"API is up\n",
-		"Creating OpenShift's CRDs, written by bootlab (the real payload's come from its images)...\n",
+		"Creating self-hosted assets from " + dir,
 		`Created "bootlab-crds/0000_12_etcd_01_etcds.crd.yaml"`,
-		fmt.Sprintf("%d manifests: created %d, skipped 0", len(crds), len(crds)),
-		"Creating self-hosted assets from " + dir + "...\n",
-		`Created "etcd-operator.yaml" etcds.v1.operator.openshift.io/cluster -n` + " \n",
-		"2 manifests: created 2, skipped 0 (already there), failed 0, in 1 round(s)\n",
+		`[#1] failed to create some manifests:` + "\n" + `"000-etcd-operator.yaml": the API does not serve operator.openshift.io/v1`,
+		`Created "000-etcd-operator.yaml" etcds.v1.operator.openshift.io/cluster -n` + " \n",
+		fmt.Sprintf("%d manifests: created %d, skipped 0 (already there), failed 0", len(crds)+2, len(crds)+2),
 	} {
 		i := strings.Index(text[at:], want)
 		require.GreaterOrEqual(t, i, 0, "%q after byte %d of:\n%s", want, at, text)

@@ -31,6 +31,17 @@ type Manifest struct {
 	Name       string
 	// Object is the object as JSON.
 	Object map[string]any
+	// SortPath, when set, is the path the create sorts on instead of Path:
+	// for bootlab's CRDs, the file name the payload's renders give them in
+	// manifests/, where cluster-bootstrap meets them.
+	SortPath string
+}
+
+func (m Manifest) sortPath() string {
+	if m.SortPath != "" {
+		return m.SortPath
+	}
+	return m.Path
 }
 
 // Source names the file, and the document when the file holds several.
@@ -50,14 +61,10 @@ func (m Manifest) String() string {
 	return fmt.Sprintf("%q %s %s/%s", m.Source(), m.Kind, m.Namespace, m.Name)
 }
 
-// IsCRD is true for a CustomResourceDefinition, which cluster-bootstrap
-// creates before the objects whose kinds it defines.
+// IsCRD is true for a CustomResourceDefinition.
 func (m Manifest) IsCRD() bool {
 	return m.Kind == "CustomResourceDefinition" && strings.HasPrefix(m.APIVersion, "apiextensions.k8s.io/")
 }
-
-// IsNamespace is true for a Namespace, created before what lives in it.
-func (m Manifest) IsNamespace() bool { return m.Kind == "Namespace" && m.APIVersion == "v1" }
 
 // LoadError lists every file of a directory that could not be read as
 // manifests, with why.
@@ -199,25 +206,17 @@ func parseDoc(doc []byte) (m Manifest, blank bool, err error) {
 	return m, false, nil
 }
 
-// Order sorts manifests as they are created: CRDs, then namespaces, then
-// the rest, each in file-name order (bootkube's manifests carry number
-// prefixes such as 0000_00_ for that reason).
+// Order sorts manifests as cluster-bootstrap creates them: by path
+// (SortPath), lexically, and by their place in the file. library-go's
+// EnsureManifestsCreated (pkg/assets/create/creater.go, vendored by
+// cluster-bootstrap release-4.16 to 4.19) sorts the paths and nothing
+// else: no kind goes first. The installer's manifests carry number prefixes
+// (0000_00_...) for that reason; a kind whose CRD is not Established yet
+// fails its round and is retried, with discovery asked again.
 func Order(ms []Manifest) {
-	rank := func(m Manifest) int {
-		switch {
-		case m.IsCRD():
-			return 0
-		case m.IsNamespace():
-			return 1
-		}
-		return 2
-	}
 	sort.SliceStable(ms, func(i, j int) bool {
-		if ri, rj := rank(ms[i]), rank(ms[j]); ri != rj {
-			return ri < rj
-		}
-		if ms[i].Path != ms[j].Path {
-			return ms[i].Path < ms[j].Path
+		if ki, kj := ms[i].sortPath(), ms[j].sortPath(); ki != kj {
+			return ki < kj
 		}
 		return ms[i].Doc < ms[j].Doc
 	})

@@ -68,8 +68,8 @@ func writeTree(t *testing.T, files map[string]string) string {
 	return dir
 }
 
-// Load orders CRDs, then namespaces, then the rest by file name, walks
-// subdirectories and skips hidden ones.
+// Load orders by path alone, as library-go's EnsureManifestsCreated sorts
+// its paths (no kind first), walks subdirectories and skips hidden ones.
 func TestLoadOrdersAsClusterBootstrap(t *testing.T) {
 	t.Parallel()
 	dir := writeTree(t, map[string]string{
@@ -87,12 +87,12 @@ func TestLoadOrdersAsClusterBootstrap(t *testing.T) {
 		got = append(got, m.Source()+" "+m.Kind)
 	}
 	assert.Equal(t, []string{
-		"50_crd.yaml CustomResourceDefinition",
-		"99_ns.yaml Namespace",
-		"sub/05_both.json#2 Namespace",
 		"00_cm.yaml ConfigMap",
 		"10_dns.yml DNS",
+		"50_crd.yaml CustomResourceDefinition",
+		"99_ns.yaml Namespace",
 		"sub/05_both.json#1 Secret",
+		"sub/05_both.json#2 Namespace",
 	}, got)
 }
 

@@ -6,7 +6,9 @@
 // images; a rehearsal lab pulls none, and the Go module proxy does not
 // serve openshift/api, so bootlab writes them: each a reduced structural
 // schema of upstream's (crds/*.yaml say which fields are typed and what is
-// kept as given). Stage 13 creates them before /opt/openshift/manifests.
+// kept as given). Stage 13 creates them with /opt/openshift/manifests, each
+// sorted by its upstream file name, as a payload render's copy in
+// manifests/ would be.
 package openshiftcrds
 
 import (
@@ -26,7 +28,8 @@ var crds embed.FS
 const Prefix = "bootlab-crds/"
 
 // Manifests are the CRDs, as cluster-bootstrap's create creates them, each named
-// Prefix + the file name (upstream's, from openshift/api).
+// Prefix + the file name (upstream's, from openshift/api) and sorted by
+// that file name.
 func Manifests() ([]create.Manifest, error) {
 	names, err := fs.Glob(crds, "crds/*.yaml")
 	if err != nil {
@@ -41,6 +44,9 @@ func Manifests() ([]create.Manifest, error) {
 		ms, err := create.Parse(Prefix+path.Base(n), data)
 		if err != nil {
 			return nil, fmt.Errorf("bootlab's CRD %s: %w", n, err)
+		}
+		for i := range ms {
+			ms[i].SortPath = path.Base(n)
 		}
 		out = append(out, ms...)
 	}

@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/coreos/ignition/v2/config/v3_2/types"
@@ -29,10 +30,11 @@ import (
 // bootstrap's member, the master's etcd pod lands in its static pod
 // directory and the kubelet starts it with the initial cluster the add
 // returned, and the operator promotes the learner when it has caught up.
-// Once every master is a healthy voting member and cluster-bootstrap has
-// written kube-system/bootstrap status=complete (end of stage 13), the
-// operator's bootstrap teardown controller removes the etcd-bootstrap
-// member (4 -> 3). Real etcd and etcdctl do the work; the operator's two
+// Once every master is a healthy voting member the operator's bootstrap
+// teardown controller reports EtcdRunningInCluster (stage 14's wait-for-ceo
+// returns on it), and once progress.service has written
+// kube-system/bootstrap status=complete (after stage 15) it removes the
+// etcd-bootstrap member (4 -> 3). Real etcd and etcdctl do the work; the operator's two
 // controllers are the agent (a stand-in), and say so in the report.
 
 const (
@@ -63,6 +65,9 @@ type Operator struct {
 	// APIReady says whether the cluster's API answers (nil) or why not:
 	// the operator adds no member before it does. Nil adds at once.
 	APIReady func(ctx context.Context) error
+	// running and removed are what the teardown found: EtcdRunningInCluster
+	// and the bootstrap member gone, which PublishStatus writes.
+	running, removed atomic.Bool
 }
 
 // Progress is where the etcd operator stand-in stands, for the node's

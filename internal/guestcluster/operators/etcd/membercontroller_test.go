@@ -94,11 +94,11 @@ esac
 	return Etcdctl{bin: bin, endpoints: []string{"http://10.0.0.11:2379"}, api: api}, dir
 }
 
-// The bootstrap teardown removes etcd-bootstrap only when every master is
-// a started voting member, they are healthy, and cluster-bootstrap wrote
-// kube-system/bootstrap status=complete, as upstream's controller does.
-// While cluster-bootstrap runs (the longest wait) it asks only for the
-// ConfigMap, one serializable read.
+// The bootstrap teardown, in upstream's order: EtcdRunningInCluster once
+// every master is a started voting member and healthy (stage 14's
+// wait-for-ceo returns on it, the bootstrap member still there); then,
+// asking only for ConfigMap kube-system/bootstrap (one serializable read),
+// it removes etcd-bootstrap once progress.service wrote status complete.
 func TestBootstrapTeardownStep(t *testing.T) {
 	t.Parallel()
 	c, dir := fakeEtcdctl(t)
@@ -113,50 +113,55 @@ func TestBootstrapTeardownStep(t *testing.T) {
 	all := `{"members":[` + boot + `,` + m("1", "master-0") + `,` + m("2", "master-1") + `,` + m("3", "master-2") + `]}`
 	ctx := context.Background()
 
-	write("members.json", all)
-	done, why := bootstrapTeardownStep(ctx, c, 4)
-	assert.False(t, done)
-	assert.Contains(t, why, "cluster-bootstrap is not yet finished")
-	assert.Equal(t, 1, strings.Count(calls(), "\n"), "one read while cluster-bootstrap has not finished: %s", calls())
-	key := base64.StdEncoding.EncodeToString([]byte("/kubernetes.io/configmaps/kube-system/bootstrap"))
-	assert.Contains(t, calls(), `POST 10.0.0.11:2379/v3/kv/range {"key":"`+key+`","serializable":true}`, "a serializable read of this master's member")
-
-	write("configmap.json", `{"kind":"ConfigMap","data":{"status":"pending"}}`)
-	done, why = bootstrapTeardownStep(ctx, c, 4)
-	assert.False(t, done)
-	assert.Contains(t, why, "cluster-bootstrap is not yet finished")
-
 	write("configmap.json", `{"kind":"ConfigMap","data":{"status":"complete"}}`)
 	write("members.json", `{"members":[`+boot+`,`+m("1", "master-0")+`,{"ID":"2","peerURLs":["https://x:2380"],"isLearner":true}]}`)
-	done, why = bootstrapTeardownStep(ctx, c, 4)
-	assert.False(t, done)
+	st, why := bootstrapTeardownStep(ctx, c, 4, false)
+	assert.Equal(t, tdWaiting, st)
 	assert.Contains(t, why, "every master to be a started voting member")
 
 	write("members.json", `{"members":[`+boot+`,`+m("1", "master-0")+`,`+m("2", "master-1")+`]}`)
-	done, why = bootstrapTeardownStep(ctx, c, 4)
-	assert.False(t, done)
+	st, why = bootstrapTeardownStep(ctx, c, 4, false)
+	assert.Equal(t, tdWaiting, st)
 	assert.Contains(t, why, "still waiting for 4 etcd members")
 
 	write("members.json", all)
 	write("unhealthy", "")
-	done, why = bootstrapTeardownStep(ctx, c, 4)
-	assert.False(t, done)
+	st, why = bootstrapTeardownStep(ctx, c, 4, false)
+	assert.Equal(t, tdWaiting, st)
 	assert.Contains(t, why, "healthy")
-	assert.NotContains(t, calls(), "member remove")
 	require.NoError(t, os.Remove(filepath.Join(dir, "unhealthy")))
 
-	done, why = bootstrapTeardownStep(ctx, c, 4)
-	assert.True(t, done)
-	assert.Equal(t, "removed the etcd-bootstrap member ab", why)
-	assert.Contains(t, calls(), "etcdctl --endpoints=http://10.0.0.11:2379 --dial-timeout=3s --command-timeout=5s member remove ab")
+	// Enough healthy members: running, and nothing removed even though the
+	// ConfigMap says complete: the first step that finds them reports
+	// EtcdRunningInCluster.
+	st, why = bootstrapTeardownStep(ctx, c, 4, false)
+	assert.Equal(t, tdRunning, st)
+	assert.Contains(t, why, "EtcdRunningInCluster")
+	assert.NotContains(t, calls(), "member remove")
 	for _, m := range []string{"master-0", "master-1", "master-2"} {
 		assert.Contains(t, calls(), "GET "+m+":2379/health", "each master's member is checked")
 	}
 	assert.NotContains(t, calls(), "10.0.0.10:2379/health", "the bootstrap's member is not checked")
 
+	// Running, until the ConfigMap says complete: one read each step.
+	write("configmap.json", `{"kind":"ConfigMap","data":{"status":"pending"}}`)
+	require.NoError(t, os.Remove(filepath.Join(dir, "calls")))
+	st, why = bootstrapTeardownStep(ctx, c, 4, true)
+	assert.Equal(t, tdRunning, st)
+	assert.Contains(t, why, "progress.service writes it after stage 15")
+	assert.Equal(t, 1, strings.Count(calls(), "\n"), "one read while bootstrap is not complete: %s", calls())
+	key := base64.StdEncoding.EncodeToString([]byte("/kubernetes.io/configmaps/kube-system/bootstrap"))
+	assert.Contains(t, calls(), `POST 10.0.0.11:2379/v3/kv/range {"key":"`+key+`","serializable":true}`, "a serializable read of this master's member")
+
+	write("configmap.json", `{"kind":"ConfigMap","data":{"status":"complete"}}`)
+	st, why = bootstrapTeardownStep(ctx, c, 4, true)
+	assert.Equal(t, tdRemoved, st)
+	assert.Equal(t, "removed the etcd-bootstrap member ab", why)
+	assert.Contains(t, calls(), "etcdctl --endpoints=http://10.0.0.11:2379 --dial-timeout=3s --command-timeout=5s member remove ab")
+
 	write("members.json", `{"members":[`+m("1", "master-0")+`,`+m("2", "master-1")+`,`+m("3", "master-2")+`]}`)
-	done, why = bootstrapTeardownStep(ctx, c, 4)
-	assert.True(t, done)
+	st, why = bootstrapTeardownStep(ctx, c, 4, false)
+	assert.Equal(t, tdRemoved, st)
 	assert.Equal(t, "the etcd-bootstrap member is removed", why)
 	assert.Equal(t, 1, strings.Count(calls(), "member remove"))
 }

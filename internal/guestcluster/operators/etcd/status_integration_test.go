@@ -19,10 +19,11 @@ import (
 )
 
 // Once the masters serve the API with their real kube-apiservers, the
-// etcd operator stand-in writes EtcdBootstrapMemberRemoved into
-// etcds/cluster through it, and stage 14's wait-for-ceo stand-in reads it
-// there: still waiting while the bootstrap member is in the list, done
-// once it is removed.
+// etcd operator stand-in writes EtcdRunningInCluster and
+// EtcdBootstrapMemberRemoved into etcds/cluster through it, and stage 14's
+// wait-for-ceo stand-in reads the first there: still waiting while there
+// are not enough healthy members, done once there are, with the bootstrap
+// member still in the list (cluster-etcd-operator waitforceo.go).
 func TestEtcdStatusThroughTheRealAPIEndsWaitForCEO(t *testing.T) {
 	t.Parallel()
 	cp, _ := realControlPlane(t)
@@ -43,9 +44,10 @@ func TestEtcdStatusThroughTheRealAPIEndsWaitForCEO(t *testing.T) {
 		return Member{Name: name, PeerURLs: []string{"https://" + ip + ":2380"}, ClientURLs: []string{"https://" + ip + ":2379"}}
 	}
 	masters := []Member{member("master-0", "192.168.126.11"), member("master-1", "192.168.126.12"), member("master-2", "192.168.126.13")}
+	withBoot := append([]Member{member(BootstrapMemberName, "192.168.126.10")}, masters...)
 	var removed bool
 	require.Eventually(t, func() bool {
-		removed, err = WriteStatus(ctx, c, append([]Member{member(BootstrapMemberName, "192.168.126.10")}, masters...))
+		removed, err = WriteStatus(ctx, c, withBoot, false)
 		return err == nil
 	}, time.Minute, time.Second, "etcds/cluster is writable once its CRD is established: %v", err)
 	assert.False(t, removed)
@@ -53,18 +55,26 @@ func TestEtcdStatusThroughTheRealAPIEndsWaitForCEO(t *testing.T) {
 	w := WaitForCEO{Wait: 3 * time.Second, Poll: 500 * time.Millisecond}
 	var out bytes.Buffer
 	err = w.Run(kcPath, &out)
-	require.Error(t, err, "the bootstrap member is still there")
-	assert.Contains(t, out.String(), "Still waiting for the cluster-etcd-operator to bootstrap: still waiting for the bootstrap teardown; members 4:")
+	require.Error(t, err, "not enough healthy members yet")
+	assert.Contains(t, out.String(), "Still waiting for the cluster-etcd-operator to bootstrap: still waiting for three healthy etcd members; members 4:")
 
-	removed, err = WriteStatus(ctx, c, masters)
+	removed, err = WriteStatus(ctx, c, withBoot, true)
 	require.NoError(t, err)
-	assert.True(t, removed)
+	assert.False(t, removed, "running, the bootstrap member still there")
 	out.Reset()
 	require.NoError(t, w.Run(kcPath, &out))
-	assert.Contains(t, out.String(), "Cluster etcd operator bootstrapped successfully (etcd bootstrap member is removed; members 3:")
-	got, err := cp.Kubectl("get", "etcd", "cluster", "-o", "jsonpath={.status.conditions[0].type}={.status.conditions[0].status}")
-	require.NoError(t, err, got)
-	assert.Equal(t, "EtcdBootstrapMemberRemoved=True", got)
+	assert.Contains(t, out.String(), "Cluster etcd operator bootstrapped successfully (EnoughEtcdMembers: enough members found; members 4:")
+	conds := func() string {
+		got, err := cp.Kubectl("get", "etcd", "cluster", "-o", `jsonpath={range .status.conditions[*]}{.type}={.status} {end}`)
+		require.NoError(t, err, got)
+		return got
+	}
+	assert.Equal(t, "EtcdRunningInCluster=True EtcdBootstrapMemberRemoved=False ", conds())
+
+	removed, err = WriteStatus(ctx, c, masters, true)
+	require.NoError(t, err)
+	assert.True(t, removed)
+	assert.Equal(t, "EtcdRunningInCluster=True EtcdBootstrapMemberRemoved=True ", conds())
 }
 
 // realControlPlane starts the default release's etcd and kube-apiserver

@@ -17,10 +17,13 @@ import (
 	"github.com/bootlab/bootlab/internal/wire"
 )
 
-// teardownBootstrapMember plays the bootstrap teardown controller: it
-// removes etcd-bootstrap once the cluster has every master as a healthy
-// voting member and cluster-bootstrap has finished (ConfigMap
-// kube-system/bootstrap with status complete).
+// teardownBootstrapMember plays the bootstrap teardown controller
+// (cluster-etcd-operator pkg/operator/bootstrapteardown/
+// bootstrap_teardown_controller.go, release-4.16 to 4.19): once the cluster
+// has every master as a healthy voting member it reports
+// EtcdRunningInCluster (what stage 14's wait-for-ceo waits for), and it
+// removes etcd-bootstrap only once ConfigMap kube-system/bootstrap says
+// complete, which progress.service writes after stage 15.
 func (o *Operator) teardownBootstrapMember(ctx context.Context, self wire.NodeExpect, c Etcdctl, join *wire.EtcdJoin) {
 	last := ""
 	note := func(format string, args ...any) {
@@ -31,9 +34,14 @@ func (o *Operator) teardownBootstrapMember(ctx context.Context, self wire.NodeEx
 		}
 	}
 	for {
-		done, why := bootstrapTeardownStep(ctx, c, join.Masters+1)
+		st, why := bootstrapTeardownStep(ctx, c, join.Masters+1, o.running.Load())
 		note("%s", why)
-		if done {
+		if st >= tdRunning && !o.running.Swap(true) {
+			ms, _ := c.Members(ctx)
+			o.Report(Joined, fmt.Sprintf("etcd operator stand-in: %s joined; bootstrap teardown: EtcdRunningInCluster (enough healthy members; etcd-bootstrap stays until kube-system/bootstrap says complete, after stage 15); members %s"+memInUse(), self.Name, MemberSummary(ms)))
+		}
+		if st == tdRemoved {
+			o.removed.Store(true)
 			ms, _ := c.Members(ctx)
 			o.Report(Joined, fmt.Sprintf("etcd operator stand-in: %s joined; bootstrap teardown: %s; members %s"+memInUse(), self.Name, why, MemberSummary(ms)))
 			return
@@ -44,27 +52,57 @@ func (o *Operator) teardownBootstrapMember(ctx context.Context, self wire.NodeEx
 	}
 }
 
-// bootstrapTeardownStep checks once whether the bootstrap member can go and
-// removes it if so; it returns true when it is gone. It asks first what
-// holds longest: cluster-bootstrap's ConfigMap, absent for the whole of
-// stage 13, read from this master's own member (a serializable read that
-// needs no round of the other members), so a wait of many minutes costs
-// one request every Poll. Upstream's controller reads the ConfigMap from
-// its informer's cache, which costs nothing; when each read was an etcdctl
-// run (0.2 s of a TCG master's vCPU), the member list, the health of three
-// members and the read together took master-0 a fifth of a vCPU through
-// stage 13. Only then the members: every master a started voting member,
-// all of them healthy.
-func bootstrapTeardownStep(ctx context.Context, c Etcdctl, want int) (bool, string) {
-	complete, detail := c.bootstrapComplete(ctx)
-	if !complete {
-		return false, detail
+// teardownStage is where the teardown stands.
+type teardownStage int
+
+const (
+	// tdWaiting: not enough healthy voting members yet.
+	tdWaiting teardownStage = iota
+	// tdRunning: EtcdRunningInCluster; etcd-bootstrap still a member.
+	tdRunning
+	// tdRemoved: etcd-bootstrap is gone.
+	tdRemoved
+)
+
+// bootstrapTeardownStep checks once, in upstream's order: the members
+// (enough, all voting, the masters' healthy: EtcdRunningInCluster), then,
+// once that was seen (running), ConfigMap kube-system/bootstrap, and
+// removes etcd-bootstrap when it says complete, the members checked again
+// first. While it waits for the ConfigMap (from stage 14 to after stage
+// 15) it asks only for that: one serializable read of this master's own
+// member, which needs no round of the others (upstream's controller reads
+// it from its informer's cache, which costs nothing; an etcdctl run per
+// read took a fifth of a TCG master's vCPU).
+func bootstrapTeardownStep(ctx context.Context, c Etcdctl, want int, running bool) (teardownStage, string) {
+	if running {
+		complete, detail := c.bootstrapComplete(ctx)
+		if !complete {
+			return tdRunning, detail
+		}
 	}
+	boot, ready, why := membersReady(ctx, c, want)
+	switch {
+	case boot == nil && why == "":
+		return tdRemoved, "the etcd-bootstrap member is removed"
+	case !ready:
+		return tdWaiting, why
+	case !running:
+		return tdRunning, "enough members found: EtcdRunningInCluster; waiting for kube-system/bootstrap to say complete before removing etcd-bootstrap"
+	}
+	if _, err := c.run(ctx, "member", "remove", boot.hexID()); err != nil {
+		return tdRunning, err.Error()
+	}
+	return tdRemoved, fmt.Sprintf("removed the etcd-bootstrap member %s", boot.hexID())
+}
+
+// membersReady lists the members: the bootstrap's (nil when gone, with why
+// empty), and whether there are want, every master a started voting member
+// and healthy (why says what is missing).
+func membersReady(ctx context.Context, c Etcdctl, want int) (boot *Member, ready bool, why string) {
 	ms, err := c.Members(ctx)
 	if err != nil {
-		return false, err.Error()
+		return nil, false, err.Error()
 	}
-	var boot *Member
 	var endpoints []string
 	for i, m := range ms {
 		if m.Name == BootstrapMemberName {
@@ -72,23 +110,20 @@ func bootstrapTeardownStep(ctx context.Context, c Etcdctl, want int) (bool, stri
 			continue
 		}
 		if m.IsLearner || m.Name == "" {
-			return false, "waiting for every master to be a started voting member: " + MemberSummary(ms)
+			return boot, false, "waiting for every master to be a started voting member: " + MemberSummary(ms)
 		}
 		endpoints = append(endpoints, m.ClientURLs...)
 	}
 	if boot == nil {
-		return true, "the etcd-bootstrap member is removed"
+		return nil, false, ""
 	}
 	if len(ms) < want {
-		return false, fmt.Sprintf("still waiting for %d etcd members (the bootstrap's and every master's): %s", want, MemberSummary(ms))
+		return boot, false, fmt.Sprintf("still waiting for %d etcd members (the bootstrap's and every master's): %s", want, MemberSummary(ms))
 	}
 	if ok, detail := c.healthy(ctx, endpoints); !ok {
-		return false, "waiting for the masters' members to be healthy: " + detail
+		return boot, false, "waiting for the masters' members to be healthy: " + detail
 	}
-	if _, err := c.run(ctx, "member", "remove", boot.hexID()); err != nil {
-		return false, err.Error()
-	}
-	return true, fmt.Sprintf("removed the etcd-bootstrap member %s", boot.hexID())
+	return boot, true, ""
 }
 
 // writeMasterEtcdPod lands the master's etcd static pod, with the initial
@@ -196,7 +231,7 @@ func (c Etcdctl) bootstrapComplete(ctx context.Context) (bool, string) {
 	if err != nil {
 		return false, err.Error()
 	}
-	const notYet = "cluster-bootstrap is not yet finished: ConfigMap kube-system/bootstrap has no status complete (stage 13 writes it)"
+	const notYet = "bootstrap is not yet complete: ConfigMap kube-system/bootstrap has no status complete (progress.service writes it after stage 15's .bootkube.done)"
 	if value == nil {
 		return false, notYet
 	}

@@ -27,7 +27,7 @@ func TestTeardownReadsTheBootstrapConfigMapTheRealAPIStores(t *testing.T) {
 
 	done, why := etcdctl.bootstrapComplete(ctx)
 	assert.False(t, done)
-	assert.Contains(t, why, "cluster-bootstrap is not yet finished")
+	assert.Contains(t, why, "bootstrap is not yet complete")
 
 	kubetest.WaitFor(t, time.Minute, "ConfigMap kube-system/bootstrap through the API", cp.API, func() (string, bool) {
 		out, err := cp.Kubectl("create", "configmap", "bootstrap", "-n", "kube-system", "--from-literal=status=complete")

@@ -22,8 +22,12 @@ type condition struct {
 	Message string `json:"message"`
 }
 
-// WaitForCEO is `cluster-etcd-operator wait-for-ceo` (stage 14): Wait
-// bounds it, Poll spaces the reads.
+// WaitForCEO is `cluster-etcd-operator wait-for-ceo` (stage 14), as
+// pkg/operator/bootstrapteardown/waitforceo.go (release-4.16 to 4.19, the
+// same file): it returns once etcds/cluster has EtcdRunningInCluster True,
+// with the bootstrap member still in the cluster; the teardown removes it
+// later. Upstream watches without a deadline; Wait bounds it here, Poll
+// spaces the reads.
 type WaitForCEO struct {
 	Wait, Poll time.Duration
 }
@@ -32,7 +36,7 @@ type WaitForCEO struct {
 func NewWaitForCEO() WaitForCEO { return WaitForCEO{Wait: 30 * time.Minute, Poll: 3 * time.Second} }
 
 // Run watches the etcd operator's status through the API kubeconfig
-// names until the bootstrap member is removed.
+// names until EtcdRunningInCluster is True.
 func (w WaitForCEO) Run(kubeconfig string, stdout io.Writer) error {
 	cfg, err := kube.LoadKubeconfig(kubeconfig)
 	if err != nil {
@@ -56,21 +60,24 @@ func (w WaitForCEO) Run(kubeconfig string, stdout io.Writer) error {
 			msg = err.Error()
 		} else {
 			for _, c := range etcd.Status.Conditions {
-				if c.Type == "EtcdBootstrapMemberRemoved" {
+				if c.Type == "EtcdRunningInCluster" {
 					if c.Status == "True" {
-						fmt.Fprintf(stdout, "Cluster etcd operator bootstrapped successfully (%s)\n", c.Message)
+						fmt.Fprintf(stdout, "Cluster etcd operator bootstrapped successfully (%s: %s)\n", c.Reason, c.Message)
 						return nil
 					}
 					msg = c.Message
 				}
 			}
 		}
+		if msg == "" {
+			msg = "waiting on condition EtcdRunningInCluster in etcd CR /cluster to be True."
+		}
 		if msg != last {
 			fmt.Fprintf(stdout, "Still waiting for the cluster-etcd-operator to bootstrap: %s\n", msg)
 			last = msg
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("the etcd operator did not remove the bootstrap member in %s: %s", w.Wait, last)
+			return fmt.Errorf("the etcd operator did not report EtcdRunningInCluster in %s: %s", w.Wait, last)
 		}
 		time.Sleep(w.Poll)
 	}

@@ -6,6 +6,9 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
+	"slices"
+	"sort"
 	"time"
 
 	"github.com/bootlab/bootlab/internal/controlplane"
@@ -48,20 +51,73 @@ func (a Master) Run(ctx context.Context) {
 	if rel, err := wire.ReadRehearsalRelease(wire.ReleaseMetadataPath); err == nil {
 		image, version = rel.Components["hyperkube"], rel.Version
 	}
-	in := controlplane.MasterInput{AdvertiseAddress: self.IP, EtcdServers: servers, OpenShift: version}
+	in := controlplane.MasterInput{AdvertiseAddress: self.IP, EtcdServers: servers, OpenShift: version, Revision: 1}
 	if !a.installUntilDone(ctx, controlplane.KubeAPIServerOperand, in, image) {
 		return
 	}
 	a.Report(false, fmt.Sprintf("kube-apiserver installer stand-in wrote revision 1 (etcd %v); the kubelet stand-in starts the real kube-apiserver", servers))
-	a.waitLocalAPI(ctx, servers)
+	a.waitLocalAPI(ctx, in.Revision, servers)
+	if !a.recordWhenServing(ctx, controlplane.KubeAPIServerOperand, controlplane.APIPort, in.Revision) {
+		return
+	}
 	// The controller manager's and scheduler's operators install theirs
 	// once the master's kube-apiserver serves: each talks to it at
 	// localhost:6443.
-	for _, o := range []controlplane.Operand{controlplane.KubeControllerManagerOperand, controlplane.KubeSchedulerOperand} {
-		if !a.installUntilDone(ctx, o, in, image) {
+	for _, o := range []struct {
+		op   controlplane.Operand
+		port int
+	}{{controlplane.KubeControllerManagerOperand, controlplane.ControllerManagerPort}, {controlplane.KubeSchedulerOperand, controlplane.SchedulerPort}} {
+		if !a.installUntilDone(ctx, o.op, in, image) || !a.recordWhenServing(ctx, o.op, o.port, in.Revision) {
 			return
 		}
 	}
+	a.rolloutWithoutBootstrap(ctx, local, in, image)
+}
+
+// rolloutWithoutBootstrap is the kube-apiserver operator's next revision
+// once the etcd operator removed etcd-bootstrap (after stage 15): the
+// endpoint observer drops the bootstrap's address from --etcd-servers and
+// the installer rolls revision 2 out, which the kubelet stand-in starts in
+// place of revision 1.
+func (a Master) rolloutWithoutBootstrap(ctx context.Context, local etcd.Etcdctl, in controlplane.MasterInput, image string) {
+	for {
+		if ms, err := local.Members(ctx); err == nil && !hasBootstrap(ms) {
+			var changed bool
+			if in, changed = nextRevision(in, ms); !changed {
+				return
+			}
+			break
+		}
+		if !timing.Sleep(ctx, kasPoll) {
+			return
+		}
+	}
+	if !a.installUntilDone(ctx, controlplane.KubeAPIServerOperand, in, image) {
+		return
+	}
+	a.Report(false, fmt.Sprintf("kube-apiserver installer stand-in wrote revision %d without the removed etcd-bootstrap (etcd %v); the kubelet stand-in restarts the real kube-apiserver", in.Revision, in.EtcdServers))
+	a.waitLocalAPI(ctx, in.Revision, in.EtcdServers)
+	a.recordWhenServing(ctx, controlplane.KubeAPIServerOperand, controlplane.APIPort, in.Revision)
+}
+
+// nextRevision is in with the members' --etcd-servers as the next revision
+// (revision 1 the first), and whether they changed.
+func nextRevision(in controlplane.MasterInput, ms []etcd.Member) (controlplane.MasterInput, bool) {
+	next := etcdServers(ms)
+	if slices.Equal(next, in.EtcdServers) {
+		return in, false
+	}
+	in.Revision, in.EtcdServers = max(in.Revision, 1)+1, next
+	return in, true
+}
+
+func hasBootstrap(ms []etcd.Member) bool {
+	for _, m := range ms {
+		if m.Name == etcd.BootstrapMemberName {
+			return true
+		}
+	}
+	return false
 }
 
 // installUntilDone runs operand o's installer stand-in every kasPoll
@@ -89,7 +145,7 @@ func (a Master) installUntilDone(ctx context.Context, o controlplane.Operand, in
 // operator stand-in's Ignition files), reads the cluster's networks from
 // its Network config, as the operators observe them, and installs.
 func (a Master) installOnce(ctx context.Context, inst *Installer) error {
-	api, err := NewAPISource(wire.KASOperatorKubeconfigPath, a.Dial)
+	api, err := NewAPISource(apiKubeconfig, a.Dial)
 	if err != nil {
 		return err
 	}
@@ -104,22 +160,48 @@ func (a Master) installOnce(ctx context.Context, inst *Installer) error {
 	return inst.Install(ctx)
 }
 
+// apiKubeconfig is the installer stand-ins' credential: the
+// kube-apiserver operator's identity, in the master's served config.
+const apiKubeconfig = wire.KASOperatorKubeconfigPath
+
 // waitVoter waits until this master's member votes and returns the
-// client URLs of the masters' voting members (the bootstrap's goes at
-// stage 14: the revision never names it), as upstream's etcd-endpoints.
+// revision's --etcd-servers (etcdServers).
 func (a Master) waitVoter(ctx context.Context, local etcd.Etcdctl, self wire.NodeExpect) ([]string, bool) {
 	myPeer := "https://" + self.IP + ":2380"
 	for {
 		ms, err := local.Members(ctx)
 		if err == nil {
-			if servers, ok := votingMasters(ms, myPeer); ok {
-				return servers, true
+			if _, ok := votingMasters(ms, myPeer); ok {
+				return etcdServers(ms), true
 			}
 		}
 		if !timing.Sleep(ctx, kasPoll) {
 			return nil, false
 		}
 	}
+}
+
+// etcdServers is --etcd-servers as the kube-apiserver operator observes
+// it (library-go pkg/operator/configobserver/etcd/observe_etcd_endpoints.go,
+// ObserveStorageURLsToArgumentsWithAlwaysLocal): https://IP:2379 of every
+// voting member the etcd operator lists in openshift-etcd/etcd-endpoints,
+// the bootstrap's among them while it is a member (its
+// alpha.installer.openshift.io/etcd-bootstrap annotation), and always
+// https://localhost:2379, sorted.
+func etcdServers(ms []etcd.Member) []string {
+	out := []string{"https://localhost:2379"}
+	for _, m := range ms {
+		if m.Name == "" || m.IsLearner || len(m.ClientURLs) == 0 {
+			continue
+		}
+		u, err := url.Parse(m.ClientURLs[0])
+		if err != nil || u.Hostname() == "" {
+			continue
+		}
+		out = append(out, "https://"+net.JoinHostPort(u.Hostname(), "2379"))
+	}
+	sort.Strings(out)
+	return out
 }
 
 // votingMasters are the client URLs of the started, voting members but
@@ -139,7 +221,7 @@ func votingMasters(ms []etcd.Member, myPeer string) (servers []string, ok bool) 
 
 // waitLocalAPI reports on the API check once the master's kube-apiserver
 // answers /readyz on 6443.
-func (a Master) waitLocalAPI(ctx context.Context, servers []string) {
+func (a Master) waitLocalAPI(ctx context.Context, revision int, servers []string) {
 	// Any certificate: this asks the local process whether it is ready;
 	// the load balancer's check does the same.
 	probe := kube.NewProbe(5 * time.Second)
@@ -148,7 +230,7 @@ func (a Master) waitLocalAPI(ctx context.Context, servers []string) {
 		resp, err := probe.Get(ctx, "https://127.0.0.1:6443/readyz", 0)
 		if err == nil {
 			if resp.Code == http.StatusOK {
-				a.Report(true, fmt.Sprintf("real kube-apiserver (the release's, from the installer stand-in's pod) ready %s after its pod landed; etcd %v%s", time.Since(start).Round(time.Second), servers, etcd.MemInUse()))
+				a.Report(true, fmt.Sprintf("real kube-apiserver (the release's, from the installer stand-in's pod) revision %d ready %s after its pod landed; etcd %v%s", revision, time.Since(start).Round(time.Second), servers, etcd.MemInUse()))
 				return
 			}
 			err = fmt.Errorf("/readyz: %s", resp.Status)

@@ -5,12 +5,13 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
+	"github.com/bootlab/bootlab/internal/controlplane"
 	"github.com/bootlab/bootlab/internal/guestcluster/operators/etcd"
 )
 
-// A master's kube-apiserver revision names the masters' voting members,
-// never the bootstrap's (gone at stage 14) nor a learner or an unstarted
-// member, and waits until this master's own member votes.
+// votingMasters names the masters' voting members, not the bootstrap's,
+// a learner or an unstarted member, and says whether this master's own
+// member votes (what the installer waits for).
 func TestVotingMasters(t *testing.T) {
 	t.Parallel()
 	m := func(name, ip string, learner bool) etcd.Member {
@@ -35,4 +36,32 @@ func TestVotingMasters(t *testing.T) {
 		assert.Equal(t, tc.ok, ok, tc.name)
 		assert.Equal(t, tc.servers, servers, tc.name)
 	}
+}
+
+// --etcd-servers as library-go's endpoint observer gives the
+// kube-apiserver (observe_etcd_endpoints.go, always with localhost): every
+// voting member, the bootstrap's while it is one, and
+// https://localhost:2379, sorted; a learner or an unstarted member is not
+// listed. Once the bootstrap member is gone, the next revision has not it.
+func TestEtcdServersAsTheEndpointObserver(t *testing.T) {
+	t.Parallel()
+	m := func(name, ip string, learner bool) etcd.Member {
+		return etcd.Member{Name: name, PeerURLs: []string{"https://" + ip + ":2380"}, ClientURLs: []string{"https://" + ip + ":2379"}, IsLearner: learner}
+	}
+	boot := m(etcd.BootstrapMemberName, "192.168.126.10", false)
+	assert.Equal(t, []string{"https://192.168.126.10:2379", "https://192.168.126.11:2379", "https://localhost:2379"},
+		etcdServers([]etcd.Member{m("master-0", "192.168.126.11", false), boot, m("master-1", "192.168.126.12", true), m("", "192.168.126.13", false)}))
+	assert.Equal(t, []string{"https://192.168.126.11:2379", "https://192.168.126.12:2379", "https://localhost:2379"},
+		etcdServers([]etcd.Member{m("master-1", "192.168.126.12", false), m("master-0", "192.168.126.11", false)}))
+	in := controlplane.MasterInput{Revision: 1, EtcdServers: etcdServers([]etcd.Member{boot, m("master-0", "192.168.126.11", false)})}
+	next, changed := nextRevision(in, []etcd.Member{m("master-0", "192.168.126.11", false)})
+	assert.True(t, changed)
+	assert.Equal(t, 2, next.Revision, "revision 2 once etcd-bootstrap is gone")
+	assert.Equal(t, []string{"https://192.168.126.11:2379", "https://localhost:2379"}, next.EtcdServers)
+	_, changed = nextRevision(next, []etcd.Member{m("master-0", "192.168.126.11", false)})
+	assert.False(t, changed, "the same members: no new revision")
+	next, _ = nextRevision(controlplane.MasterInput{}, []etcd.Member{m("master-0", "192.168.126.11", false)})
+	assert.Equal(t, 2, next.Revision, "the default revision is 1: the next is 2")
+	assert.True(t, hasBootstrap([]etcd.Member{boot}))
+	assert.False(t, hasBootstrap([]etcd.Member{m("master-0", "192.168.126.11", false)}))
 }
