@@ -36,6 +36,15 @@ func TestRecordRevisionThroughARealAPI(t *testing.T) {
 	require.NoError(t, err)
 	_, err = create.Create(ctx, c, crds, create.Options{})
 	require.NoError(t, err)
+	// A CRD just created is served a moment later (its Established
+	// condition): on a real cluster the operators' CRDs are long served
+	// when an installer runs.
+	for _, kind := range []string{"kubeapiservers.operator.openshift.io", "kubeschedulers.operator.openshift.io"} {
+		require.Eventually(t, func() bool {
+			_, err := cp.Kubectl("get", kind)
+			return err == nil
+		}, time.Minute, 200*time.Millisecond, "%s served", kind)
+	}
 
 	var wg sync.WaitGroup
 	for _, n := range []string{"master-0", "master-1", "master-2"} {
