@@ -41,6 +41,8 @@ func runPages() []docPage {
 		// Its node commands, on the rehearsal lab the page before left
 		// at stage 12 (etcd and the MCS running).
 		{file: "docs/troubleshooting.md", section: "Where the logs are"},
+		// The trainer's faults, set and undone on that same lab.
+		{file: "docs/troubleshooting.md", section: "For trainers: faults to set"},
 	}
 }
 
@@ -56,7 +58,7 @@ func notRunPages() map[string]string {
 		"docs/dashboard.md":       "a server that runs until stopped, driven by TestDashboardInBrowser's browser",
 		"docs/cache.md":           "exports and imports of the host's whole download cache, shared by every lab on it",
 		"docs/benchmarks.md":      "make bench: tens of minutes of labs on a quiet machine, whose figures are measurements, never assertions (issue 25: no timed tests); bench/*.sh are shellchecked by make lint",
-		"docs/troubleshooting.md": "its lab diagnose commands read the repository's bundles and no lab: cmd/internal/app's docs test runs them; its journalctl and crictl commands (Where the logs are) run above, on the rehearsal lab",
+		"docs/troubleshooting.md": "its lab diagnose commands read the repository's bundles and no lab: cmd/internal/app's docs test runs them; its journalctl and crictl commands (Where the logs are) and its lab break commands (For trainers) run above, on the rehearsal lab",
 		"docs/json.md":            "JSON documents, no commands to follow",
 		"docs/architecture.md":    "the code's layout, no commands to follow",
 		"docs/README.md":          "the index of the docs",

@@ -60,6 +60,8 @@ func safetyCases() []safetyCase {
 		{name: "bare pivot", args: []string{"lab", "pivot"}, code: cmdutil.ExitUsage, want: found("lab pivot")},
 		{name: "bare stage reset", args: []string{"stage", "reset", "07"}, code: cmdutil.ExitUsage, want: found("stage reset")},
 		{name: "bare checkpoint restore", args: []string{"lab", "checkpoint", "restore", "start"}, code: cmdutil.ExitUsage, want: found("lab checkpoint restore")},
+		{name: "bare lab break", args: []string{"lab", "break", "lb-no-bootstrap-mcs"}, code: cmdutil.ExitUsage, want: found("lab break")},
+		{name: "bare lab break --undo", args: []string{"lab", "break", "--undo"}, code: cmdutil.ExitUsage, want: found("lab break")},
 		{name: "bare checkpoint delete", args: []string{"lab", "checkpoint", "delete", "start"}, code: cmdutil.ExitUsage, want: found("lab checkpoint delete")},
 		{name: "bare down at a terminal, answered no", tty: true, stdin: "n\n", args: []string{"lab", "down"}, code: cmdutil.ExitError, want: "not confirmed: nothing deleted or changed"},
 		{name: "bare down at a terminal, no answer", tty: true, args: []string{"lab", "down"}, code: cmdutil.ExitError, want: "not confirmed: nothing deleted or changed"},

@@ -18,6 +18,8 @@ type BreakOptions struct {
 	Fault string
 	List  bool
 	Undo  bool
+	// Yes acts on a lab found rather than named without asking.
+	Yes bool
 }
 
 // NewCmdBreak builds `lab break`.
@@ -56,6 +58,9 @@ removed by lab down.`,
 		},
 	}
 	cmdutil.AddTargetFlags(cmd, &opts.Spec)
+	// Setting or undoing a fault changes the lab's DNS or load balancer:
+	// a lab found rather than named is asked about first.
+	cmdutil.AddYesFlag(cmd, &opts.Spec, "lab break", &opts.Yes, nil)
 	cmd.Flags().BoolVar(&opts.List, "list", false, "list the faults, and those set on the lab when one is found")
 	cmd.Flags().BoolVar(&opts.Undo, "undo", false, "undo FAULT, or every fault set on the lab")
 	return cmd
@@ -63,6 +68,8 @@ removed by lab down.`,
 
 func runBreak(ctx context.Context, f *cmdutil.Factory, opts *BreakOptions) error {
 	if opts.List {
+		// Reading what is set changes nothing: no question.
+		opts.Spec.Destructive("", nil, nil)
 		return listFaults(ctx, f, opts)
 	}
 	l, _, err := f.OpenBuiltLab(ctx, &opts.Spec)
