@@ -227,6 +227,15 @@ func (a Master) waitLocalAPI(ctx context.Context, revision int, servers []string
 	probe := kube.NewProbe(5 * time.Second)
 	start := time.Now()
 	for {
+		// Until the kubelet stand-in has replaced the previous revision's
+		// process, its /readyz is not this revision's.
+		if !servingRevision(servers) {
+			a.Report(false, fmt.Sprintf("kube-apiserver revision %d installed; waiting for the kubelet stand-in to run it", revision))
+			if !timing.Sleep(ctx, 2*time.Second) {
+				return
+			}
+			continue
+		}
 		resp, err := probe.Get(ctx, "https://127.0.0.1:6443/readyz", 0)
 		if err == nil {
 			if resp.Code == http.StatusOK {
