@@ -6,13 +6,13 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/bootlab/bootlab/internal/guestcluster/shims"
+	"github.com/bootlab/bootlab/internal/procstat"
 	"github.com/bootlab/bootlab/internal/timing"
 )
 
@@ -102,8 +102,8 @@ func otherProcesses(proc string, self int) int {
 		if err != nil {
 			continue
 		}
-		// pid (comm) S ...: the state follows the last ')'.
-		if i := strings.LastIndexByte(string(stat), ')'); i >= 0 && i+2 < len(stat) && stat[i+2] == 'Z' {
+		// One whose state cannot be read is waited for.
+		if st, err := procstat.Parse(stat); err == nil && st.Gone() {
 			continue
 		}
 		n++
