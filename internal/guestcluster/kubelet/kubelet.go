@@ -452,12 +452,29 @@ func staticPodUID(manifest []byte, file string) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
-// lastLogText is the text of the last line of the CRI log at p, at most
-// max bytes of it ("" when there is none).
+// lastLogText is the text of the container log's last stderr line among
+// its last few (else its last line), at most max bytes: why a container
+// exited, as a kubelet's FallbackToLogsOnError reads it from the log's
+// end. stderr first: the program's stdout and stderr reach the log through
+// two pipes, so the order of lines across the two is not kept, and the
+// reason for an exit is written to stderr.
 func lastLogText(p string, max int64) string {
-	last := logTail(p, 4*max+64)
-	if l, err := ParseLogLine([]byte(last)); err == nil {
-		last = strings.TrimSpace(string(l.Text))
+	var last, lastErr string
+	for _, line := range logTailLines(p, 4*max+64) {
+		l, err := ParseLogLine([]byte(line))
+		if err != nil {
+			last = strings.TrimSpace(line)
+			continue
+		}
+		if text := strings.TrimSpace(string(l.Text)); text != "" {
+			last = text
+			if l.Stream == "stderr" {
+				lastErr = text
+			}
+		}
+	}
+	if lastErr != "" {
+		last = lastErr
 	}
 	if int64(len(last)) > max {
 		last = "..." + last[int64(len(last))-max:]
@@ -465,32 +482,30 @@ func lastLogText(p string, max int64) string {
 	return last
 }
 
-// logTail is the last non-empty line of the file at p, at most max bytes
-// of it ("" when there is none).
-func logTail(p string, max int64) string {
+// logTailLines are the non-empty lines of the last n bytes of the file at
+// p (none when there is no file).
+func logTailLines(p string, n int64) []string {
 	f, err := os.Open(p)
 	if err != nil {
-		return ""
+		return nil
 	}
 	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil {
-		return ""
+		return nil
 	}
-	off := fi.Size() - 4*max
-	if off < 0 {
-		off = 0
-	}
+	off := max(fi.Size()-n, 0)
 	b := make([]byte, fi.Size()-off)
 	if _, err := f.ReadAt(b, off); err != nil && !errors.Is(err, io.EOF) {
-		return ""
+		return nil
 	}
-	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
-	last := strings.TrimSpace(lines[len(lines)-1])
-	if int64(len(last)) > max {
-		last = "..." + last[int64(len(last))-max:]
+	var out []string
+	for _, l := range strings.Split(string(b), "\n") {
+		if strings.TrimSpace(l) != "" {
+			out = append(out, l)
+		}
 	}
-	return last
+	return out
 }
 
 // stop ends a pod's process group (SIGTERM, then SIGKILL after 10 s).
