@@ -23,7 +23,7 @@ if stage_needed mco-bootstrap; then
         MCO_FLAGS+=(--cloud-config-file=/assets/config-bootstrap/cloud-provider-config-generated.yaml)
     fi
     # Cluster-hosted DNS on a cloud: the load balancers' addresses. Upstream
-    # tests one name and passes another (since 2023-11, every release 4.16-4.19
+    # tests one name and passes another (since installer d890032ba6, 2023-11-01; 4.16-4.19
     # read); the installer writes neither in manifests/ (only
     # openshift/openshift-lb-config.yaml), so the flag is dormant. Kept as
     # upstream has it: a replay must not fix what the node's bootkube.sh does.

@@ -126,8 +126,9 @@ func etcdServerMinor() Check {
 
 // undoneBy runs c, and lets it pass when it fails once marker exists: a
 // later stage took down what c looks at, as bootkube does on every
-// bootstrap (stage 14 removes the bootstrap MCS's pod, and the etcd
-// operator removes the bootstrap etcd member before wait-for-ceo returns).
+// bootstrap (stage 14 removes the bootstrap MCS's pod; after .bootkube.done
+// the etcd operator's teardown removes the bootstrap etcd member, once
+// progress.service has written kube-system/bootstrap).
 // The check's name says so.
 func undoneBy(marker, why string, c Check) Check {
 	run := c.Run

@@ -43,7 +43,7 @@ func releaseGates() map[int][]Gate {
 			{Since: v("4.22"), What: "konnectivity-certs, konnectivity-server-bootstrap, konnectivity-agent-manifest before the KAS render, when the installer enables konnectivity", Evidence: konnectivity},
 		},
 		12: {
-			{Since: v("4.16"), What: "guard manifests/openshift-lbconfig-custom-dns.yaml, flag --cloud-lb-config-file=/assets/manifests/openshift-lb-config.yaml (upstream's mismatch, dormant)", Evidence: verified("installer a1f0905dca (2023-11); release-4.16 to release-4.19 read")},
+			{Since: v("4.16"), What: "guard manifests/openshift-lbconfig-custom-dns.yaml, flag --cloud-lb-config-file=/assets/manifests/openshift-lb-config.yaml (upstream's mismatch, dormant)", Evidence: verified("installer d890032ba6 (2023-11-01); release-4.16 to release-4.19 read")},
 			{Since: v("4.19"), What: "aws static pods copied from mco-bootstrap/aws", Evidence: verified("installer release-4.19 bootkube.sh.template, read")},
 			{Since: v("4.21"), What: "image-references copied to /etc/mcc/bootstrap", Evidence: inferred("installer PR #10134; 4.21 bootkube.sh not read")},
 			{Since: v("4.21"), What: "azure static pods copied from mco-bootstrap/azure", Evidence: inferred("seen on installer main; PR not identified, 4.21 bootkube.sh not read")},

@@ -106,7 +106,11 @@ func (a *Agent) rehearse(self wire.NodeExpect, cfg types.Config) {
 	// teardown waits for.
 	progressLog := journal.TeePlain(a.log, journal.NewWriter(journal.Dir, "progress.service", "report-progress.sh", os.Getpid()))
 	go func() {
-		_ = reportprogress.New(wire.AssetDir, a.newDialer().DialContext, progressLog).Run(context.Background())
+		version := ""
+		if rel, err := wire.ReadRehearsalRelease(wire.ReleaseMetadataPath); err == nil {
+			version = rel.Version
+		}
+		_ = reportprogress.New(wire.AssetDir, version, a.newDialer().DialContext, progressLog).Run(context.Background())
 	}()
 	go a.reportBootstrapEtcd(context.Background())
 	a.rep.set(chkSSH, passed, "listening on :22 (users root and core, the lab's key; core runs root commands with sudo -n)")

@@ -459,6 +459,23 @@ func rehearseLab(t *testing.T, l labEnv, masters int, start time.Time, cpu *gues
 		assert.NotContains(t, got, "https://"+bs.IP+":2379", "%s: revision 2's etcd servers", n.Name)
 		t.Logf("BENCH rehearsal %s after the bootstrap member's removal: %s", n.Name, got)
 	}
+	// The masters' kube-apiserver and controller manager run with the
+	// FeatureGate's gates the release's Kubernetes knows, read from the
+	// API as the operators' feature-gate accessor reads them (issue 54).
+	for _, ns := range []string{"openshift-kube-apiserver", "openshift-kube-controller-manager"} {
+		pods, err := kubectl("get", "pods", "-n", ns, "-o", `jsonpath={range .items[*]}{.metadata.name}{" "}{.spec.containers[0].command}{.spec.containers[0].args}{"\n"}{end}`)
+		require.NoError(t, err, pods)
+		seen := 0
+		for _, line := range strings.Split(strings.TrimSpace(pods), "\n") {
+			name, argv, _ := strings.Cut(line, " ")
+			if !strings.Contains(name, "master-") {
+				continue
+			}
+			seen++
+			assert.Contains(t, argv, "--feature-gates=", "%s/%s runs with the FeatureGate's gates", ns, name)
+		}
+		assert.Positive(t, seen, "%s has the masters' mirror pods:\n%s", ns, pods)
+	}
 	cm, err := kubectl("get", "configmap", "-n", "kube-system", "bootstrap", "-o", "jsonpath={.data.status}")
 	require.NoError(t, err, cm)
 	assert.Equal(t, "complete", cm, "progress.service's ConfigMap")

@@ -3,8 +3,9 @@
 // bin/report-progress.sh, run by progress.service with
 // /opt/openshift/auth/kubeconfig). It waits for /opt/openshift/.bootkube.done
 // (stage 15 writes it), then, on a HighlyAvailable control plane, for the
-// kube-apiserver to have a current revision on two masters
-// (wait-for-ha-api.sh), and creates ConfigMap kube-system/bootstrap with
+// masters' API (wait-for-ha-api.sh: two addresses in the default/kubernetes
+// endpoints up to 4.17, a current kube-apiserver revision on two masters
+// from 4.18), and creates ConfigMap kube-system/bootstrap with
 // status complete through api-int, every 5 s until it exists: the signal
 // the etcd operator's bootstrap teardown and openshift-install wait for.
 // The rehearsal bootstrap has no systemd: its agent runs this stand-in from

@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/bootlab/bootlab/internal/kube"
@@ -25,11 +27,14 @@ type Service struct {
 	// Dial opens the connections (the node's resolver for api-int).
 	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
 	Log  *slog.Logger
+	// Release is the node's OpenShift version ("4.17.12"), which decides
+	// what wait-for-ha-api.sh waits for (haWaitFor).
+	Release string
 }
 
 // New returns the stand-in as a rehearsal bootstrap runs it.
-func New(assets string, dial func(ctx context.Context, network, addr string) (net.Conn, error), log *slog.Logger) Service {
-	return Service{Assets: assets, Poll: 5 * time.Second, Dial: dial, Log: log}
+func New(assets, release string, dial func(ctx context.Context, network, addr string) (net.Conn, error), log *slog.Logger) Service {
+	return Service{Assets: assets, Poll: 5 * time.Second, Dial: dial, Log: log, Release: release}
 }
 
 // Run waits for .bootkube.done, then for the HA API, then creates the
@@ -45,10 +50,11 @@ func (s Service) Run(ctx context.Context) error {
 		return err
 	}
 	last := ""
+	wait := haWaitFor(s.Release)
 	if !s.every(ctx, func() bool {
-		ok, why := haAPI(ctx, c)
+		ok, why := wait.ready(ctx, c)
 		if !ok && why != last {
-			s.Log.Info(says+": waiting for the API on two masters (wait-for-ha-api.sh)", "why", why)
+			s.Log.Info(says+": "+wait.says+" (wait-for-ha-api.sh)", "why", why)
 			last = why
 		}
 		return ok
@@ -96,12 +102,38 @@ func (s Service) every(ctx context.Context, ok func() bool) bool {
 	}
 }
 
-// haAPI is wait-for-ha-api.sh: on a HighlyAvailable control plane
-// (infrastructures/cluster status.controlPlaneTopology), more than one
-// master has a current kube-apiserver revision (kubeapiservers/cluster
-// status.nodeStatuses, which the masters' installer stand-ins write);
-// any other topology does not wait.
-func haAPI(ctx context.Context, c *kube.Client) (bool, string) {
+// haWait is what wait-for-ha-api.sh waits for on a HighlyAvailable
+// control plane, in a release.
+type haWait struct {
+	// says is the script's line for the wait.
+	says string
+	// available tells whether the masters' API is there, and what it saw.
+	available func(ctx context.Context, c *kube.Client) (bool, string)
+}
+
+// haWaitFor is the release's wait-for-ha-api.sh (installer
+// data/data/bootstrap/files/usr/local/bin/wait-for-ha-api.sh): up to
+// release-4.17 it counts the addresses of the default/kubernetes
+// endpoints, which each serving kube-apiserver adds; from release-4.18 it
+// counts the masters with a current kube-apiserver revision. An
+// unparsable release gets the newest.
+func haWaitFor(release string) haWait {
+	minor := 18
+	if rest, ok := strings.CutPrefix(release, "4."); ok {
+		if n, err := strconv.Atoi(strings.SplitN(rest, ".", 2)[0]); err == nil {
+			minor = n
+		}
+	}
+	if minor < 18 {
+		return haWait{says: "Waiting for at least 2 available IP addresses for the default/kubernetes service", available: endpointAddresses}
+	}
+	return haWait{says: "waiting for the API on two masters", available: currentRevisions}
+}
+
+// ready is wait-for-ha-api.sh: on a HighlyAvailable control plane
+// (infrastructures/cluster status.controlPlaneTopology) the release's
+// wait; any other topology does not wait.
+func (w haWait) ready(ctx context.Context, c *kube.Client) (bool, string) {
 	var infra struct {
 		Status struct {
 			ControlPlaneTopology string `json:"controlPlaneTopology"`
@@ -113,6 +145,35 @@ func haAPI(ctx context.Context, c *kube.Client) (bool, string) {
 	if infra.Status.ControlPlaneTopology != "HighlyAvailable" {
 		return true, ""
 	}
+	return w.available(ctx, c)
+}
+
+// endpointAddresses is 4.16 and 4.17's is_api_available: more than one
+// address in the endpoints of service default/kubernetes.
+func endpointAddresses(ctx context.Context, c *kube.Client) (bool, string) {
+	var ep struct {
+		Subsets []struct {
+			Addresses []struct {
+				IP string `json:"ip"`
+			} `json:"addresses"`
+		} `json:"subsets"`
+	}
+	if err := c.Do(ctx, http.MethodGet, "/api/v1/namespaces/default/endpoints/kubernetes", nil, &ep); err != nil {
+		return false, err.Error()
+	}
+	var ips []string
+	for _, s := range ep.Subsets {
+		for _, a := range s.Addresses {
+			ips = append(ips, a.IP)
+		}
+	}
+	return len(ips) > 1, fmt.Sprintf("Got the following addresses for the default/kubernetes endpoint object: %s", strings.Join(ips, " "))
+}
+
+// currentRevisions is 4.18 on: more than one master has a current
+// kube-apiserver revision (kubeapiservers/cluster status.nodeStatuses,
+// which the masters' installer stand-ins write).
+func currentRevisions(ctx context.Context, c *kube.Client) (bool, string) {
 	var kas struct {
 		Status struct {
 			NodeStatuses []struct {

@@ -69,6 +69,22 @@ func TestReportProgressThroughARealAPI(t *testing.T) {
 		return log.String(), strings.Contains(log.String(), "0 master(s) with a current kube-apiserver revision")
 	})
 	assert.False(t, exists(), "nothing before two masters serve")
+
+	// 4.17's script counts the addresses of the default/kubernetes
+	// endpoints instead, which this one kube-apiserver publishes alone.
+	var log17 testutil.SyncBuffer
+	ctx17, cancel17 := context.WithCancel(ctx)
+	s17 := Service{Assets: assets, Poll: 200 * time.Millisecond, Release: "4.17.12", Log: slog.New(slog.NewTextHandler(&log17, nil))}
+	done17 := make(chan error, 1)
+	go func() { done17 <- s17.Run(ctx17) }()
+	kubetest.WaitFor(t, time.Minute, "4.17's endpoints wait", cp.API, func() (string, bool) {
+		return log17.String(), strings.Contains(log17.String(), "Got the following addresses for the default/kubernetes endpoint object")
+	})
+	cancel17()
+	assert.ErrorIs(t, <-done17, context.Canceled)
+	assert.Contains(t, log17.String(), "Waiting for at least 2 available IP addresses for the default/kubernetes service")
+	assert.NotContains(t, log17.String(), "current kube-apiserver revision")
+	assert.False(t, exists(), "one kube-apiserver's address is not two")
 	out, err = kubectl("patch", "kubeapiserver", "cluster", "--subresource=status", "--type=merge", "-p",
 		`{"status":{"nodeStatuses":[{"nodeName":"master-0","currentRevision":1},{"nodeName":"master-1","currentRevision":2}]}}`)
 	require.NoError(t, err, out)

@@ -194,6 +194,20 @@ func (s *APISource) Network(ctx context.Context) (controlplane.Network, error) {
 	return controlplane.ParseNetwork(obj)
 }
 
+// FeatureGates reads the cluster's FeatureGate (featuregates.config.openshift.io
+// "cluster") and returns the gates its status lists for version, as the
+// operators' feature-gate accessor does before their config observers hand
+// --feature-gates to the operands (library-go
+// pkg/operator/configobserver/featuregates/simple_featuregate_reader.go:
+// no status entry for the version is an error, retried until there is one).
+func (s *APISource) FeatureGates(ctx context.Context, version string) (controlplane.FeatureGates, error) {
+	var obj json.RawMessage
+	if err := s.c.Do(ctx, "GET", "/apis/config.openshift.io/v1/featuregates/cluster", nil, &obj); err != nil {
+		return controlplane.FeatureGates{}, err
+	}
+	return controlplane.ParseFeatureGate(obj, version)
+}
+
 // FileObjects are objects the node already has as files, by "kind/name"
 // then key: a rehearsal master's etcd-serving-ca and etcd-client, which
 // its Ignition config laid down (upstream the operator copies them from

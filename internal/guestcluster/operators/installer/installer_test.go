@@ -87,8 +87,9 @@ func TestSourcesTakeTheNodesEtcdFilesFirst(t *testing.T) {
 
 // A master's installer stand-in reads the cluster's networks from the
 // API's Network config (what stage 13 created from the installer's
-// manifest), as the operators observe them; an API without one says so.
-func TestAPISourceReadsTheNetwork(t *testing.T) {
+// manifest) and the gates of its FeatureGate, as the operators observe
+// them; an API without them says so.
+func TestAPISourceReadsTheNetworkAndFeatureGates(t *testing.T) {
 	t.Parallel()
 	ca, err := pki.NewCA("test")
 	require.NoError(t, err)
@@ -100,12 +101,19 @@ func TestAPISourceReadsTheNetwork(t *testing.T) {
 	require.NoError(t, err)
 	var served atomic.Bool
 	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path != "/apis/config.openshift.io/v1/networks/cluster" || !served.Load() {
+		switch {
+		case !served.Load():
 			http.NotFound(w, r)
-			return
+		case r.URL.Path == "/apis/config.openshift.io/v1/networks/cluster":
+			fmt.Fprint(w, `{"apiVersion":"config.openshift.io/v1","kind":"Network","metadata":{"name":"cluster"},`+
+				`"spec":{"clusterNetwork":[{"cidr":"10.132.0.0/14","hostPrefix":23}],"networkType":"OVNKubernetes","serviceNetwork":["172.31.0.0/16"]}}`)
+		case r.URL.Path == "/apis/config.openshift.io/v1/featuregates/cluster":
+			fmt.Fprint(w, `{"apiVersion":"config.openshift.io/v1","kind":"FeatureGate","metadata":{"name":"cluster"},`+
+				`"status":{"featureGates":[{"version":"4.18.3","enabled":[{"name":"Old"}]},`+
+				`{"version":"4.19.6","enabled":[{"name":"GatewayAPI"}],"disabled":[{"name":"DynamicResourceAllocation"}]}]}}`)
+		default:
+			http.NotFound(w, r)
 		}
-		fmt.Fprint(w, `{"apiVersion":"config.openshift.io/v1","kind":"Network","metadata":{"name":"cluster"},`+
-			`"spec":{"clusterNetwork":[{"cidr":"10.132.0.0/14","hostPrefix":23}],"networkType":"OVNKubernetes","serviceNetwork":["172.31.0.0/16"]}}`)
 	}))
 	srv.TLS = &tls.Config{Certificates: []tls.Certificate{cert}}
 	srv.StartTLS()
@@ -124,4 +132,13 @@ func TestAPISourceReadsTheNetwork(t *testing.T) {
 	n, err := src.Network(context.Background())
 	require.NoError(t, err)
 	assert.Equal(t, controlplane.Network{ServiceCIDR: "172.31.0.0/16", ClusterCIDR: "10.132.0.0/14"}, n)
+
+	// The gates are the status entry of the master's release, as the
+	// operators' feature-gate accessor reads them; a release the status
+	// does not list yet is an error the installer waits out.
+	fg, err := src.FeatureGates(context.Background(), "4.19.6")
+	require.NoError(t, err)
+	assert.Equal(t, controlplane.FeatureGates{Enabled: []string{"GatewayAPI"}, Disabled: []string{"DynamicResourceAllocation"}}, fg)
+	_, err = src.FeatureGates(context.Background(), "4.20.1")
+	assert.ErrorContains(t, err, "no status.featureGates entry for version 4.20.1")
 }

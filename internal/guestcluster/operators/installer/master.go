@@ -143,7 +143,8 @@ func (a Master) installUntilDone(ctx context.Context, o controlplane.Operand, in
 
 // installOnce builds the source (the kubeconfig lands with the etcd
 // operator stand-in's Ignition files), reads the cluster's networks from
-// its Network config, as the operators observe them, and installs.
+// its Network config and the gates of its FeatureGate for the release, as
+// the operators observe them, and installs.
 func (a Master) installOnce(ctx context.Context, inst *Installer) error {
 	api, err := NewAPISource(apiKubeconfig, a.Dial)
 	if err != nil {
@@ -155,6 +156,14 @@ func (a Master) installOnce(ctx context.Context, inst *Installer) error {
 			inst.Operand.Component, controlplane.NetworkManifest, err)
 	}
 	inst.Input.ServiceCIDR, inst.Input.ClusterCIDR = n.ServiceCIDR, n.ClusterCIDR
+	if inst.Input.OpenShift != "" {
+		fg, err := api.FeatureGates(ctx, inst.Input.OpenShift)
+		if err != nil {
+			return fmt.Errorf("%s installer stand-in: read featuregates.config.openshift.io/cluster (stage 13 creates it from /opt/openshift/%s with the status stage 05 resolved): %w",
+				inst.Operand.Component, controlplane.FeatureGateManifest, err)
+		}
+		inst.Input.FeatureGates = fg
+	}
 	inst.Source = Sources{MasterEtcdFiles(wire.EtcdCABundle, wire.EtcdClientCert, wire.EtcdClientKey),
 		MasterClientFiles(), api}
 	return inst.Install(ctx)
