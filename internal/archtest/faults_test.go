@@ -10,9 +10,11 @@ import (
 // set (lab break's record, labdir.Faults) or name the catalogue's faults:
 // the trainer's verb and the code that sets and undoes them.
 var faultReaders = map[string]bool{
-	"lab/internal/engine/faults.go": true, // sets, undoes and reads the record
-	"lab/faults.go":                 true, // the facade's Break, Unbreak, ActiveFaults, Faults
-	"cmd/internal/labcmd/break.go":  true, // lab break, the trainer's verb
+	"lab/internal/engine/faults.go":   true, // sets, undoes and reads the record
+	"lab/faults.go":                   true, // the facade's Break, Unbreak, ActiveFaults, Faults
+	"cmd/internal/labcmd/break.go":    true, // lab break, the trainer's verb
+	"cmd/internal/classcmd/break.go":  true, // class break, lab break on every learner's lab
+	"cmd/internal/classcmd/status.go": true, // class status, the trainer's view of the class
 }
 
 // What a fault is stays the trainer's (issue 55: "the learner's view (lab

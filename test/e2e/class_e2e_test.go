@@ -192,6 +192,22 @@ overrides:
 	mustRun(t, "class", "reset", "ben", "--to", "start", "--name", name)
 	mustRun(t, "lab", "verify", "--name", labName["ben"], "--timeout", "3m")
 
+	// The trainer hands ann and ben a fault (issue 55): their api-int moves
+	// on the real dnsmasq, verify shows the symptom and never the fault's
+	// name, class status shows the trainer which, and --undo mends both.
+	br := mustRun(t, "class", "break", "api-int-wrong-address", "--name", name, "--learner", "ann,ben")
+	assert.Contains(t, br.Stderr, "✓ break "+labName["ann"]+" (learner ann)")
+	assert.Contains(t, br.Stderr, "✓ break "+labName["ben"]+" (learner ben)")
+	r = run(t, "lab", "verify", "--name", labName["ann"], "--timeout", "0")
+	assert.Equal(t, 4, r.Code, "api-int elsewhere fails ann's verify:\n%s", r)
+	assert.Contains(t, r.Stdout+r.Stderr, "api-int", "the symptom: api-int's record")
+	assert.NotContains(t, r.Stdout+r.Stderr, "api-int-wrong-address", "the learner never sees the fault's name")
+	table = mustRun(t, "class", "status", "--name", name)
+	assert.Contains(t, table.Stdout, "FAULT (BROKEN FOR)")
+	assert.Equal(t, 2, strings.Count(table.Stdout, "api-int-wrong-address ("), "ann's and ben's lines:\n%s", table.Stdout)
+	mustRun(t, "class", "break", "--undo", "--name", name)
+	mustRun(t, "lab", "verify", "--name", labName["ann"], "--timeout", "3m")
+
 	// class down: nothing of the class is left; the foreign objects are.
 	mustRun(t, "class", "down", "--name", name, "--yes")
 	for _, s := range specs {

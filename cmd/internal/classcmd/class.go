@@ -52,6 +52,7 @@ ordinary lab: ` + "`bootlab lab ... --name <class>-<learner>`" + ` acts on it. S
 		NewCmdReset(f, nil),
 		NewCmdCheckpoint(f, nil),
 		NewCmdHandouts(f, nil),
+		NewCmdBreak(f, nil),
 	)
 	return cmd
 }

@@ -3,8 +3,10 @@ package classcmd
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"text/tabwriter"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -42,10 +44,21 @@ type LabStatus struct {
 	Stage string `json:"stage,omitempty"`
 	// Checkpoint is the last checkpoint restored, if any.
 	Restored string `json:"restored,omitempty"`
+	// Faults are the faults `class break` or `lab break` set on the lab:
+	// class status is the trainer's view (the learner's never names them).
+	Faults []FaultStatus `json:"faults,omitempty"`
 	// Unreachable is set when the lab's hypervisor did not answer: its
 	// nodes are not known (Error says why).
 	Unreachable bool   `json:"unreachable,omitempty"`
 	Error       string `json:"error,omitempty"`
+}
+
+// FaultStatus is a fault set on a learner's lab, and since when.
+type FaultStatus struct {
+	Name     string    `json:"name"`
+	BrokenAt time.Time `json:"brokenAt"`
+	// Minutes is how long it has been set, when class status ran.
+	Minutes int `json:"minutes"`
 }
 
 // NewCmdStatus builds `class status`.
@@ -53,7 +66,7 @@ func NewCmdStatus(f *cmdutil.Factory, runF func(*StatusOptions) error) *cobra.Co
 	opts := &StatusOptions{}
 	cmd := &cobra.Command{
 		Use:   "status",
-		Short: "One line per learner: nodes up, last verify result, stage reached",
+		Short: "One line per learner: nodes up, last verify result, stage reached, faults set",
 		Example: `  bootlab class status -f class.yaml
   bootlab class status --name ux -o json`,
 		Args: cmdutil.NoArgs,
@@ -113,6 +126,13 @@ func labStatus(ctx context.Context, f *cmdutil.Factory, connect lab.Connector, m
 	ls.Restored = l.Restored()
 	ls.Verify, _ = l.LastVerify()
 	ls.Stage = stageReached(l.StageDir(), l.UUID())
+	if active, err := l.ActiveFaults(); err == nil {
+		for _, a := range active {
+			ls.Faults = append(ls.Faults, FaultStatus{Name: a.Name, BrokenAt: a.At, Minutes: int(time.Since(a.At).Minutes())})
+		}
+	} else {
+		ls.Error = err.Error()
+	}
 	if _, err := connect(ctx, m.Spec.Libvirt.URI, f.Log); err != nil {
 		ls.Unreachable, ls.Error = true, "unreachable: "+err.Error()
 		return ls
@@ -137,10 +157,17 @@ func printStatus(f *cmdutil.Factory, doc ClassStatus) error {
 	for _, l := range doc.Labs {
 		hosts = hosts || l.Host != ""
 	}
+	faults := false
+	for _, l := range doc.Labs {
+		faults = faults || len(l.Faults) > 0
+	}
 	w := tabwriter.NewWriter(f.Streams.Out, 0, 4, 2, ' ', 0)
 	head := "LEARNER\tLAB\tNETWORK\tNODES UP\tLAST VERIFY\tSTAGE"
 	if hosts {
 		head = "LEARNER\tLAB\tHOST\tNETWORK\tNODES UP\tLAST VERIFY\tSTAGE"
+	}
+	if faults {
+		head += "\tFAULT (BROKEN FOR)"
 	}
 	fmt.Fprintln(w, head)
 	for _, l := range doc.Labs {
@@ -156,17 +183,33 @@ func printStatus(f *cmdutil.Factory, doc ClassStatus) error {
 		if l.Unreachable {
 			up = "unreachable"
 		}
+		cols := []string{l.Learner, l.Lab, l.CIDR, up, verify, stage}
 		if hosts {
 			host := l.Host
 			if host == "" {
 				host = "-"
 			}
-			fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", l.Learner, l.Lab, host, l.CIDR, up, verify, stage)
-			continue
+			cols = []string{l.Learner, l.Lab, host, l.CIDR, up, verify, stage}
 		}
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\n", l.Learner, l.Lab, l.CIDR, up, verify, stage)
+		if faults {
+			cols = append(cols, faultCell(l.Faults))
+		}
+		fmt.Fprintln(w, strings.Join(cols, "\t"))
 	}
 	return w.Flush()
+}
+
+// faultCell is the FAULT column: each fault and how long it has been set
+// ("lb-no-bootstrap-mcs (12m)"), "-" for none.
+func faultCell(fs []FaultStatus) string {
+	if len(fs) == 0 {
+		return "-"
+	}
+	var out []string
+	for _, f := range fs {
+		out = append(out, fmt.Sprintf("%s (%dm)", f.Name, f.Minutes))
+	}
+	return strings.Join(out, ", ")
 }
 
 // stageReached is the highest stage done in the stage records in dir of
