@@ -45,6 +45,9 @@ type Collector struct {
 	etcdViews map[string]etcdCache
 	// hosts are the hosts of the last snapshot and their load (hosts.go).
 	hosts hostLoads
+	// specs are the specs of the last snapshot's labs, by name (the
+	// trainer's view reads their directories: faults.go).
+	specs map[string]*spec.Spec
 }
 
 type conn struct {
@@ -131,9 +134,16 @@ func (c *Collector) Snapshot(ctx context.Context) ([]LabView, error) {
 		return nil, err
 	}
 	views := make([]LabView, 0, len(labs))
+	specs := map[string]*spec.Spec{}
 	for i := range labs {
 		views = append(views, c.view(ctx, &labs[i]))
+		if labs[i].Spec != nil && !labs[i].Orphaned {
+			specs[labs[i].Name] = labs[i].Spec
+		}
 	}
+	c.mu.Lock()
+	c.specs = specs
+	c.mu.Unlock()
 	c.placeHosts(views, labs)
 	return views, nil
 }

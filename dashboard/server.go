@@ -29,7 +29,11 @@ type Options struct {
 	// Token, when set, is required on every /api/ request (Authorization:
 	// Bearer, or ?token= for the page and its event stream).
 	Token string
-	Log   *slog.Logger
+	// TrainerToken, when set with Faults, opens the trainer's view
+	// (/api/trainer/faults, faults.go) to requests that carry it.
+	TrainerToken string
+	Faults       FaultSource
+	Log          *slog.Logger
 }
 
 // Server serves the page, the JSON endpoints and the event stream. It polls
@@ -72,13 +76,14 @@ func New(opts Options) *Server {
 	mux.HandleFunc("GET /api/labs/{name}", s.auth(s.handleLab))
 	mux.HandleFunc("GET /api/hosts", s.auth(s.handleHosts))
 	mux.HandleFunc("GET /api/events", s.auth(s.handleEvents))
+	mux.HandleFunc("GET /api/trainer/faults", s.auth(s.trainer(s.handleTrainerFaults)))
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
 			w.Header().Set("Allow", "GET, HEAD")
 			writeError(w, http.StatusMethodNotAllowed, "the dashboard is read-only: only GET")
 			return
 		}
-		writeError(w, http.StatusNotFound, "not found: the dashboard serves /, /api/labs, /api/labs/NAME, /api/hosts and /api/events")
+		writeError(w, http.StatusNotFound, "not found: the dashboard serves /, /api/labs, /api/labs/NAME, /api/hosts, /api/events and the trainer's /api/trainer/faults")
 	})
 	s.mux = mux
 	return s

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/bootlab/bootlab/lab/internal/engine"
+	"github.com/bootlab/bootlab/lab/spec"
 )
 
 // Fault is one fault `lab break` sets for a trainer: what it breaks, where
@@ -31,12 +32,7 @@ func Faults() []Fault {
 // ActiveFaults are the faults set on the lab (the trainer's record; the
 // learner's views never read it).
 func (l *Lab) ActiveFaults() ([]ActiveFault, error) {
-	active, err := engine.ActiveFaults(l.spec)
-	var out []ActiveFault
-	for _, a := range active {
-		out = append(out, ActiveFault{Name: a.Name, At: a.At})
-	}
-	return out, err
+	return ActiveFaultsOf(l.spec)
 }
 
 // Break is `lab break FAULT`: it sets the fault on the lab's network or
@@ -69,4 +65,15 @@ func (l *Lab) faultTarget(ctx context.Context) (engine.FaultTarget, error) {
 		return engine.FaultTarget{}, err
 	}
 	return engine.FaultTarget{Networks: hv, Host: hv.Host(), State: st}, nil
+}
+
+// ActiveFaultsOf are the faults set on the lab of spec s, read from its
+// directory without opening the lab (the trainer's dashboard).
+func ActiveFaultsOf(s *spec.Spec) ([]ActiveFault, error) {
+	active, err := engine.ActiveFaults(s)
+	var out []ActiveFault
+	for _, a := range active {
+		out = append(out, ActiveFault{Name: a.Name, At: a.At})
+	}
+	return out, err
 }

@@ -5,6 +5,10 @@
 'use strict';
 (function () {
   const token = new URLSearchParams(location.search).get('token') || '';
+  // The trainer's view: with the trainer's token (trainer=...) the page
+  // also reads which fault each lab has; the learners' page never asks.
+  const trainer = new URLSearchParams(location.search).get('trainer') || '';
+  let faults = new Map(); // lab name -> [{name, minutes}], trainer's view only
   const labs = new Map();
   let hosts = []; // the hosts the labs run on, with their load (event "hosts")
   const PHASES = ['bootstrap active', 'handoff', 'bootstrap removed'];
@@ -83,6 +87,9 @@
     t.appendChild(prog);
     t.appendChild(el('div', { class: 'meta' }, stageText(l) + (l.verify ? ' · verify ' + (l.verify.ok ? '✓' : '✗') : '')));
     if (l.failures.length) t.appendChild(el('div', { class: 'fail', title: l.failures.join('\n') }, l.failures.length + ': ' + l.failures[0]));
+    for (const f of faults.get(l.name) || []) {
+      t.appendChild(el('div', { class: 'fault', 'data-fault': f.name }, 'fault set: ' + f.name + ' (' + f.minutes + ' min)'));
+    }
     t.addEventListener('click', () => { location.hash = 'lab=' + l.name; });
     return t;
   }
@@ -371,7 +378,33 @@
     };
   }
 
+  // pollFaults reads the trainer's view every 5 s (the faults change only
+  // when a trainer runs lab break or class break).
+  function pollFaults() {
+    fetch(api('api/trainer/faults'), { headers: { 'X-Bootlab-Trainer': trainer } })
+      .then((r) => (r.ok ? r.json() : Promise.reject(new Error('HTTP ' + r.status))))
+      .then((doc) => {
+        const next = new Map();
+        for (const f of doc.faults) {
+          if (!next.has(f.lab)) next.set(f.lab, []);
+          next.get(f.lab).push(f);
+        }
+        faults = next;
+        $('trainer').setAttribute('data-state', 'ok');
+        renderTiles();
+      })
+      .catch((e) => {
+        $('trainer').setAttribute('data-state', 'error');
+        $('trainer').textContent = "trainer's view: " + e.message;
+      })
+      .finally(() => setTimeout(pollFaults, 5000));
+  }
+
   $('sort').addEventListener('change', render);
   window.addEventListener('hashchange', render);
   connect();
+  if (trainer) {
+    $('trainer').hidden = false;
+    pollFaults();
+  }
 })();

@@ -58,6 +58,14 @@ func dashboardHome(t *testing.T, l labEnv, s *spec.Spec) string {
 // it with Ctrl-C (also run when the test ends).
 func startDashboard(t *testing.T, home, listen string) (string, func()) {
 	t.Helper()
+	base, _, stop := startDashboardWithTrainer(t, home, listen)
+	return base, stop
+}
+
+// startDashboardWithTrainer is startDashboard that also returns the
+// trainer's URL the dashboard printed once.
+func startDashboardWithTrainer(t *testing.T, home, listen string) (string, string, func()) {
+	t.Helper()
 	cmd := exec.Command(bootlabBin, "dashboard", "--listen", listen, "--home", home, "--interval", "500ms")
 	cmd.Env = bootlabEnv(t)
 	stderr, err := cmd.StderrPipe()
@@ -66,8 +74,10 @@ func startDashboard(t *testing.T, home, listen string) (string, func()) {
 	var logMu sync.Mutex
 	var log strings.Builder
 	found := make(chan string, 1)
+	trainerFound := make(chan string, 1)
 	go func() {
 		re := regexp.MustCompile(`open (http://127\.0\.0\.1:\d+/)`)
+		trainerRe := regexp.MustCompile(`trainer's view.*: (http://\S+)`)
 		sc := bufio.NewScanner(stderr)
 		for sc.Scan() {
 			logMu.Lock()
@@ -75,6 +85,9 @@ func startDashboard(t *testing.T, home, listen string) (string, func()) {
 			logMu.Unlock()
 			if m := re.FindStringSubmatch(sc.Text()); m != nil {
 				found <- m[1]
+			}
+			if m := trainerRe.FindStringSubmatch(sc.Text()); m != nil {
+				trainerFound <- m[1]
 			}
 		}
 	}()
@@ -97,13 +110,19 @@ func startDashboard(t *testing.T, home, listen string) (string, func()) {
 		})
 	}
 	t.Cleanup(stop)
+	var base string
 	select {
-	case u := <-found:
-		return u, stop
+	case base = <-found:
 	case <-time.After(30 * time.Second):
 		t.Fatal("bootlab dashboard printed no URL within 30 s")
 	}
-	return "", stop
+	select {
+	case tu := <-trainerFound:
+		return base, tu, stop
+	case <-time.After(5 * time.Second):
+		t.Fatal("bootlab dashboard printed no trainer's URL")
+	}
+	return base, "", stop
 }
 
 // pageState is what the test reads of the page, shown when a wait fails.
@@ -137,7 +156,7 @@ func TestDashboardInBrowser(t *testing.T) {
 	assert.Contains(t, r.Stdout, `"name": "`+l.Name+`"`)
 	assert.Contains(t, r.Stdout, `"nodesUp": 2`)
 
-	base, stopDashboard := startDashboard(t, home, "127.0.0.1:0")
+	base, trainerURL, stopDashboard := startDashboardWithTrainer(t, home, "127.0.0.1:0")
 	b := startBrowser(t)
 	p := b.open(t, base+"#lab="+l.Name)
 	art := artifactsDir(t, "dashboard")
@@ -185,6 +204,20 @@ func TestDashboardInBrowser(t *testing.T) {
 	assert.Contains(t, p.eval(t, `document.getElementById('verify').textContent`), " passed at ")
 	p.screenshot(t, filepath.Join(art, "1-lab-up.png"))
 	p.docsScreenshot(t, "dashboard-lab.png", l.Name)
+
+	// A trainer sets a fault (issue 55): the trainer's URL shows its name on
+	// the lab's tile; the learners' page, the one on the projector, never
+	// does. Undone at once: the rest of this test reads the lab healthy.
+	mustRun(t, "lab", "break", "api-int-wrong-address", "-f", l.SpecFile)
+	tp := b.open(t, trainerURL+"#lab="+l.Name)
+	tp.waitFor(t, "the trainer's view names the fault on the lab's tile",
+		fmt.Sprintf(`!!document.querySelector('.tile[data-lab=%q] [data-fault="api-int-wrong-address"]')`, l.Name), pageState, time.Minute)
+	assert.Contains(t, tp.eval(t, `document.getElementById('trainer').textContent`), "trainer's view")
+	time.Sleep(6 * time.Second) // a learner's page that asked would have its answer by now
+	assert.NotContains(t, p.eval(t, `document.body.textContent`), "api-int-wrong-address", "the learners' page never names the fault")
+	assert.Equal(t, "true", p.eval(t, `String(document.getElementById('trainer').hidden)`), "no trainer's banner on the learners' page")
+	mustRun(t, "lab", "break", "--undo", "-f", l.SpecFile)
+	tp.waitFor(t, "the undone fault leaves the trainer's view", `!document.querySelector('[data-fault]')`, pageState, time.Minute)
 
 	// Mark this page load: a reload would lose the mark.
 	p.eval(t, `window.__bootlabMark = 'no-reload'; ''`)

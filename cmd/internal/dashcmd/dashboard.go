@@ -78,6 +78,13 @@ func run(ctx context.Context, f *cmdutil.Factory, opts *Options) error {
 		}
 		token = t
 	}
+	// The trainer's view (the faults set on the labs) always takes a token
+	// of its own, on loopback too: the learners' view is what a projector
+	// shows.
+	trainerToken, err := dashboard.NewToken()
+	if err != nil {
+		return fmt.Errorf("generate the trainer's token: %w", err)
+	}
 	ln, err := net.Listen("tcp", opts.Listen)
 	if err != nil {
 		return fmt.Errorf("dashboard: listen on %s: %w (choose another address with --listen)", opts.Listen, err)
@@ -85,7 +92,8 @@ func run(ctx context.Context, f *cmdutil.Factory, opts *Options) error {
 	collector := &dashboard.Collector{Home: opts.Home, URIs: opts.URIs, Log: f.Log,
 		Connect: f.Connector()}
 	defer collector.Close()
-	srv := dashboard.New(dashboard.Options{Source: collector, Interval: opts.Interval, Token: token, Log: f.Log})
+	srv := dashboard.New(dashboard.Options{Source: collector, Interval: opts.Interval, Token: token,
+		TrainerToken: trainerToken, Faults: collector, Log: f.Log})
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	// Requests live in ctx: Ctrl-C ends the open event streams at once.
@@ -102,12 +110,15 @@ func run(ctx context.Context, f *cmdutil.Factory, opts *Options) error {
 			url = fmt.Sprintf("http://%s/", net.JoinHostPort(h, strconv.Itoa(tcp.Port)))
 		}
 	}
+	trainerURL := url + "?trainer=" + trainerToken
 	if token != "" {
 		// Printed once, here; never logged.
 		fmt.Fprintf(f.Streams.ErrOut, "dashboard on %s: open %s?token=%s (the token is shown only now; anyone with it can read the lab views)\n", ln.Addr(), url, token)
+		trainerURL = url + "?token=" + token + "&trainer=" + trainerToken
 	} else {
 		fmt.Fprintf(f.Streams.ErrOut, "dashboard on %s: open %s (Ctrl-C stops it)\n", ln.Addr(), url)
 	}
+	fmt.Fprintf(f.Streams.ErrOut, "trainer's view, with the faults set on the labs (not for the projector; shown only now): %s\n", trainerURL)
 	select {
 	case <-ctx.Done():
 	case err := <-served:

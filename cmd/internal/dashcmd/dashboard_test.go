@@ -97,10 +97,38 @@ func TestDashboardBeyondLoopbackRequiresToken(t *testing.T) {
 	_, errOut := serve(t, "0.0.0.0:0")
 	m := regexp.MustCompile(`open http://[^/]+:(\d+)/\?token=([0-9a-f]{64}) `).FindStringSubmatch(errOut.String())
 	require.NotNil(t, m, errOut.String())
-	assert.Equal(t, 1, strings.Count(errOut.String(), m[2]), "the token is printed once")
+	assert.Equal(t, 2, strings.Count(errOut.String(), m[2]), "the token is printed once, and in the trainer's URL")
+	tm := regexp.MustCompile(`trainer's view.*: http://[^ ]+\?token=([0-9a-f]{64})&trainer=([0-9a-f]{64})\n`).FindStringSubmatch(errOut.String())
+	require.NotNil(t, tm, errOut.String())
+	assert.Equal(t, m[2], tm[1])
+	assert.NotEqual(t, m[2], tm[2], "the trainer's token is another")
 	base := "http://127.0.0.1:" + m[1] + "/"
 	code, _ := getCode(t, base+"api/labs")
 	assert.Equal(t, http.StatusUnauthorized, code)
 	code, _ = getCode(t, base+"api/labs?token="+m[2])
 	assert.Equal(t, http.StatusOK, code)
+	code, _ = getCode(t, base+"api/trainer/faults?token="+m[2])
+	assert.Equal(t, http.StatusForbidden, code, "the learners' token does not open the trainer's view")
+	code, _ = getCode(t, base+"api/trainer/faults?trainer="+tm[2])
+	assert.Equal(t, http.StatusUnauthorized, code, "the trainer's view is behind the dashboard's token too")
+	code, body := getCode(t, base+"api/trainer/faults?token="+m[2]+"&trainer="+tm[2])
+	assert.Equal(t, http.StatusOK, code, body)
+	assert.JSONEq(t, `{"faults":[]}`, body)
+}
+
+// On loopback too the trainer's view takes its own token, printed once:
+// the page a projector shows is the learners'.
+func TestDashboardTrainerViewNeedsItsToken(t *testing.T) {
+	base, errOut := serve(t, "127.0.0.1:0")
+	m := regexp.MustCompile(`trainer's view.*: http://[^ ]+/\?trainer=([0-9a-f]{64})\n`).FindStringSubmatch(errOut.String())
+	require.NotNil(t, m, errOut.String())
+	assert.Equal(t, 1, strings.Count(errOut.String(), m[1]), "printed once")
+	code, body := getCode(t, base+"api/trainer/faults")
+	assert.Equal(t, http.StatusForbidden, code)
+	assert.Contains(t, body, "needs the trainer's token")
+	code, _ = getCode(t, base+"api/trainer/faults?trainer="+strings.Repeat("0", 64))
+	assert.Equal(t, http.StatusForbidden, code)
+	code, body = getCode(t, base+"api/trainer/faults?trainer="+m[1])
+	assert.Equal(t, http.StatusOK, code, body)
+	assert.JSONEq(t, `{"faults":[]}`, body)
 }
