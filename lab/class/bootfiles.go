@@ -67,19 +67,7 @@ func (b *BootFiles) Acquire(ctx context.Context, key string) (string, func(pool 
 			b.have[key] = u
 			b.uploaded++
 			b.mu.Unlock()
-			var once sync.Once
-			return "", func(pool string) {
-				once.Do(func() {
-					b.mu.Lock()
-					u.pool = pool
-					if pool == "" {
-						delete(b.have, key)
-						b.uploaded--
-					}
-					b.mu.Unlock()
-					close(u.ready)
-				})
-			}, nil
+			return "", b.finish(key, u), nil
 		}
 		b.mu.Unlock()
 		select {
@@ -97,6 +85,43 @@ func (b *BootFiles) Acquire(ctx context.Context, key string) (string, func(pool 
 			return pool, nil, nil
 		}
 	}
+}
+
+// finish is the done of an upload of key (Acquire, Fallback): it offers
+// the uploader's pool to the labs waiting, or, when the upload failed,
+// lets the next of them upload.
+func (b *BootFiles) finish(key string, u *upload) func(pool string) {
+	var once sync.Once
+	return func(pool string) {
+		once.Do(func() {
+			b.mu.Lock()
+			u.pool = pool
+			if pool == "" {
+				if b.have[key] == u {
+					delete(b.have, key)
+				}
+				b.uploaded--
+			}
+			b.mu.Unlock()
+			close(u.ready)
+		})
+	}
+}
+
+// Fallback implements engine.BootFileShare: the copy from pool from
+// failed and the lab uploads instead. It counts an upload where Acquire
+// counted a copy, and, when from is still what the share offers for key,
+// has the labs after this one wait for its upload and copy from it.
+func (b *BootFiles) Fallback(key, from string) func(pool string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.copied--
+	b.uploaded++
+	u := &upload{ready: make(chan struct{})}
+	if cur, ok := b.have[key]; !ok || cur.pool == from {
+		b.have[key] = u
+	}
+	return b.finish(key, u)
 }
 
 // Counts are how many boot files a lab on this host uploaded and how many

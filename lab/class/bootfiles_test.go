@@ -101,3 +101,42 @@ func TestBootFilesSeededFromBuiltLabs(t *testing.T) {
 	assert.Empty(t, from, "not recorded complete: uploaded")
 	done("")
 }
+
+// A copy that failed (its source lab was taken down) is counted as the
+// upload it became, and the labs after it copy from the new upload, not
+// from the pool that is gone.
+func TestBootFilesAFailedCopyBecomesTheUpload(t *testing.T) {
+	t.Parallel()
+	b := NewBootFiles()
+	ctx := context.Background()
+	_, done, err := b.Acquire(ctx, "k")
+	require.NoError(t, err)
+	done("bootlab-first")
+	from, _, err := b.Acquire(ctx, "k")
+	require.NoError(t, err)
+	require.Equal(t, "bootlab-first", from)
+	up, copied := b.Counts()
+	require.Equal(t, [2]int{1, 1}, [2]int{up, copied})
+
+	redo := b.Fallback("k", "bootlab-first")
+	up, copied = b.Counts()
+	assert.Equal(t, [2]int{2, 0}, [2]int{up, copied}, "the failed copy counts as an upload")
+	got := make(chan string)
+	go func() {
+		from, _, err := b.Acquire(ctx, "k")
+		assert.NoError(t, err)
+		got <- from
+	}()
+	redo("bootlab-second")
+	assert.Equal(t, "bootlab-second", <-got, "the next lab copies from the new upload")
+
+	// A fallback from a pool the share no longer offers changes what is
+	// counted, not what is offered; its failed upload uncounts itself.
+	redo2 := b.Fallback("k", "bootlab-first")
+	redo2("")
+	from, _, err = b.Acquire(ctx, "k")
+	require.NoError(t, err)
+	assert.Equal(t, "bootlab-second", from)
+	up, copied = b.Counts()
+	assert.Equal(t, [2]int{2, 1}, [2]int{up, copied})
+}

@@ -23,6 +23,11 @@ type BootFileShare interface {
 	// it failed (another lab then uploads). It waits while another lab
 	// uploads the same content.
 	Acquire(ctx context.Context, key string) (from string, done func(pool string), err error)
+	// Fallback is told that copying key's content from pool from failed
+	// (that lab was taken down, say): the lab uploads instead, and calls
+	// done as after Acquire, so the share counts an upload, not a copy,
+	// and offers this lab's volume to the labs after it.
+	Fallback(key, from string) (done func(pool string))
 }
 
 // volumeFill is one volume to create in the lab's pool with the content
@@ -56,7 +61,9 @@ func (r *labRun) fill(ctx context.Context, v volumeFill) (string, error) {
 			// The sibling's copy is gone (its lab taken down) or the copy
 			// failed: upload, as a lab of its own would.
 			r.log.Warn("copying a boot file on the host failed: uploading it", "volume", v.name, "from", from, "err", err)
+			done = r.share.Fallback(v.key, from)
 			if err := r.hv.DeleteVolume(ctx, pool, v.name); err != nil && !errors.Is(err, hypervisor.ErrNotFound) {
+				done("")
 				return "", err
 			}
 		} else {

@@ -22,6 +22,8 @@ import (
 type mapShare struct {
 	mu   sync.Mutex
 	have map[string]string
+	// fallbacks are the copies that failed ("KEY from POOL").
+	fallbacks []string
 }
 
 func (m *mapShare) Acquire(_ context.Context, key string) (string, func(string), error) {
@@ -37,6 +39,20 @@ func (m *mapShare) Acquire(_ context.Context, key string) (string, func(string),
 			m.have[key] = pool
 		}
 	}, nil
+}
+
+func (m *mapShare) Fallback(key, from string) func(string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.fallbacks = append(m.fallbacks, key+" from "+from)
+	delete(m.have, key)
+	return func(pool string) {
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		if pool != "" {
+			m.have[key] = pool
+		}
+	}
 }
 
 // siblingSpec is lab name with a's kernel, initrd and base image (a
@@ -113,4 +129,6 @@ func TestUpUploadsWhenTheCopyFails(t *testing.T) {
 	calls := hv.Mutations()
 	assert.Contains(t, calls, "CopyVolume bootlab-u/"+kernel+" from bootlab-gone/"+kernel)
 	assert.Contains(t, calls, "UploadVolume bootlab-u/"+kernel)
+	assert.Equal(t, []string{kernel + " from bootlab-gone"}, share.fallbacks, "the share is told, so it counts an upload")
+	assert.Equal(t, "bootlab-u", share.have[kernel], "and offers the new upload to the labs after")
 }
