@@ -6,7 +6,6 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -149,23 +148,11 @@ func runClassBreak(ctx context.Context, f *cmdutil.Factory, opts *BreakOptions) 
 		faults = drawFaults(learners, faultNames(), opts.Seed)
 		f.Status.Infof("drawing one fault per learner with --seed %d (the same seed draws the same faults)", opts.Seed)
 	}
-	pf, closeAll := pooledFactory(f)
-	defer closeAll()
-	var mu sync.Mutex
 	verb := "break"
 	if opts.Undo {
 		verb = "break --undo"
 	}
-	rs := class.EachOnHosts(ctx, builtLabs(ms), opts.Parallel, func(ctx context.Context, cl class.Lab) error {
-		if !cl.Built {
-			return cmdutil.WithCode(cmdutil.ExitNoLab, fmt.Errorf("lab %s was never completely built: `bootlab class up` builds it", cl.Spec.Name))
-		}
-		lf := labFactory(pf, cl.Spec.Name, &mu)
-		l, err := lf.OpenLab(ctx, cl.Spec)
-		if err != nil {
-			return err
-		}
-		defer l.Close()
+	rs := eachBuiltLab(ctx, f, ms, opts.Parallel, func(ctx context.Context, lf *cmdutil.Factory, l *lab.Lab, cl class.Lab) error {
 		if opts.Undo {
 			undone, err := l.Unbreak(ctx, opts.Fault)
 			if err == nil {

@@ -3,7 +3,6 @@ package classcmd
 import (
 	"context"
 	"fmt"
-	"sync"
 
 	"github.com/spf13/cobra"
 
@@ -72,19 +71,7 @@ func runClassCheckpoint(ctx context.Context, f *cmdutil.Factory, opts *Checkpoin
 	if err != nil {
 		return err
 	}
-	pf, closeAll := pooledFactory(f)
-	defer closeAll()
-	var mu sync.Mutex
-	rs := class.EachOnHosts(ctx, builtLabs(ms), opts.Parallel, func(ctx context.Context, cl class.Lab) error {
-		if !cl.Built {
-			return cmdutil.WithCode(cmdutil.ExitNoLab, fmt.Errorf("lab %s was never completely built: `bootlab class up` builds it", cl.Spec.Name))
-		}
-		lf := labFactory(pf, cl.Spec.Name, &mu)
-		l, err := lf.OpenLab(ctx, cl.Spec)
-		if err != nil {
-			return err
-		}
-		defer l.Close()
+	rs := eachBuiltLab(ctx, f, ms, opts.Parallel, func(ctx context.Context, lf *cmdutil.Factory, l *lab.Lab, _ class.Lab) error {
 		switch opts.Verb {
 		case "save":
 			cp, err := l.Checkpoint(ctx, opts.Name, lab.SaveOptions{})

@@ -56,6 +56,28 @@ for class status. Exit code 4 when a lab's check failed
 	return cmd
 }
 
+// eachBuiltLab opens every lab of ms, parallel at a time on each host,
+// and runs fn on it with the lab's own status lines; a lab never
+// completely built is refused without being opened. One lab's failure
+// does not stop the others.
+func eachBuiltLab(ctx context.Context, f *cmdutil.Factory, ms []member, parallel int, fn func(ctx context.Context, lf *cmdutil.Factory, l *lab.Lab, cl class.Lab) error) []class.Result {
+	pf, closeAll := pooledFactory(f)
+	defer closeAll()
+	var mu sync.Mutex
+	return class.EachOnHosts(ctx, builtLabs(ms), parallel, func(ctx context.Context, cl class.Lab) error {
+		if !cl.Built {
+			return cmdutil.WithCode(cmdutil.ExitNoLab, fmt.Errorf("lab %s was never completely built: `bootlab class up` builds it", cl.Spec.Name))
+		}
+		lf := labFactory(pf, cl.Spec.Name, &mu)
+		l, err := lf.OpenLab(ctx, cl.Spec)
+		if err != nil {
+			return err
+		}
+		defer l.Close()
+		return fn(ctx, lf, l, cl)
+	})
+}
+
 // builtLabs is the class's labs as class.Labs, for class.Each.
 func builtLabs(ms []member) []class.Lab {
 	out := make([]class.Lab, len(ms))
