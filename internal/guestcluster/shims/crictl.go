@@ -159,45 +159,42 @@ func crictlPs(pods []kubelet.PodState, f crictlFlags, stdout, stderr io.Writer) 
 		fmt.Fprintf(stderr, "%s: %v\n", crictlSays, err)
 		return 1
 	}
-	switch {
-	case f.quiet:
-		for _, c := range cs {
-			fmt.Fprintln(stdout, c.ID)
-		}
-	case f.output == "json":
-		type meta struct {
-			Name    string `json:"name"`
-			Attempt int    `json:"attempt"`
-		}
-		type container struct {
-			ID           string            `json:"id"`
-			PodSandboxID string            `json:"podSandboxId"`
-			Metadata     meta              `json:"metadata"`
-			Image        map[string]string `json:"image"`
-			ImageRef     string            `json:"imageRef"`
-			State        string            `json:"state"`
-			CreatedAt    string            `json:"createdAt"`
-			Labels       map[string]string `json:"labels"`
-		}
-		out := struct {
-			Containers []container `json:"containers"`
-		}{Containers: []container{}}
-		for _, c := range cs {
-			out.Containers = append(out.Containers, container{ID: c.ID, PodSandboxID: c.PodID, Metadata: meta{c.Container, c.Attempt},
-				Image: map[string]string{"image": c.Image}, ImageRef: c.Image, State: containerState(c),
-				CreatedAt: strconv.FormatInt(c.Created.UnixNano(), 10), Labels: criLabels(c)})
-		}
-		writeJSON(stdout, out)
-	default:
-		fmt.Fprintf(stdout, "%-13s  %-50s  %-20s  %-8s  %-24s  %-7s  %-13s  %s\n", "CONTAINER", "IMAGE", "CREATED", "STATE", "NAME", "ATTEMPT", "POD ID", "POD")
-		for _, c := range cs {
+	listing{
+		id: func(c kubelet.PodState) string { return c.ID },
+		json: func(cs []kubelet.PodState) any {
+			type meta struct {
+				Name    string `json:"name"`
+				Attempt int    `json:"attempt"`
+			}
+			type container struct {
+				ID           string            `json:"id"`
+				PodSandboxID string            `json:"podSandboxId"`
+				Metadata     meta              `json:"metadata"`
+				Image        map[string]string `json:"image"`
+				ImageRef     string            `json:"imageRef"`
+				State        string            `json:"state"`
+				CreatedAt    string            `json:"createdAt"`
+				Labels       map[string]string `json:"labels"`
+			}
+			out := struct {
+				Containers []container `json:"containers"`
+			}{Containers: []container{}}
+			for _, c := range cs {
+				out.Containers = append(out.Containers, container{ID: c.ID, PodSandboxID: c.PodID, Metadata: meta{c.Container, c.Attempt},
+					Image: map[string]string{"image": c.Image}, ImageRef: c.Image, State: containerState(c),
+					CreatedAt: strconv.FormatInt(c.Created.UnixNano(), 10), Labels: criLabels(c)})
+			}
+			return out
+		},
+		header: fmt.Sprintf("%-13s  %-50s  %-20s  %-8s  %-24s  %-7s  %-13s  %s", "CONTAINER", "IMAGE", "CREATED", "STATE", "NAME", "ATTEMPT", "POD ID", "POD"),
+		row: func(c kubelet.PodState) string {
 			state := "Running"
 			if !c.Running {
 				state = "Exited"
 			}
-			fmt.Fprintf(stdout, "%-13s  %-50s  %-20s  %-8s  %-24s  %-7d  %-13s  %s\n", short(c.ID), trimTo(c.Image, 50), c.Created.Format("2006-01-02T15:04:05"), state, c.Container, c.Attempt, short(c.PodID), c.Name)
-		}
-	}
+			return fmt.Sprintf("%-13s  %-50s  %-20s  %-8s  %-24s  %-7d  %-13s  %s", short(c.ID), trimTo(c.Image, 50), c.Created.Format("2006-01-02T15:04:05"), state, c.Container, c.Attempt, short(c.PodID), c.Name)
+		},
+	}.print(stdout, f, cs)
 	return 0
 }
 
@@ -220,42 +217,64 @@ func crictlPods(pods []kubelet.PodState, f crictlFlags, stdout, stderr io.Writer
 	if f.latest && len(ps) > 1 {
 		ps = ps[:1]
 	}
-	switch {
-	case f.quiet:
-		for _, p := range ps {
-			fmt.Fprintln(stdout, p.PodID)
-		}
-	case f.output == "json":
-		type item struct {
-			ID        string            `json:"id"`
-			Metadata  map[string]any    `json:"metadata"`
-			State     string            `json:"state"`
-			CreatedAt string            `json:"createdAt"`
-			Labels    map[string]string `json:"labels"`
-		}
-		out := struct {
-			Items []item `json:"items"`
-		}{Items: []item{}}
-		for _, p := range ps {
-			state := "SANDBOX_NOTREADY"
-			if p.Running {
-				state = "SANDBOX_READY"
+	listing{
+		id: func(p kubelet.PodState) string { return p.PodID },
+		json: func(ps []kubelet.PodState) any {
+			type item struct {
+				ID        string            `json:"id"`
+				Metadata  map[string]any    `json:"metadata"`
+				State     string            `json:"state"`
+				CreatedAt string            `json:"createdAt"`
+				Labels    map[string]string `json:"labels"`
 			}
-			out.Items = append(out.Items, item{ID: p.PodID, State: state, CreatedAt: strconv.FormatInt(p.Created.UnixNano(), 10),
-				Metadata: map[string]any{"name": p.Name, "uid": p.UID, "namespace": p.Namespace, "attempt": 0}, Labels: criLabels(p)})
-		}
-		writeJSON(stdout, out)
-	default:
-		fmt.Fprintf(stdout, "%-13s  %-20s  %-8s  %-36s  %-32s  %s\n", "POD ID", "CREATED", "STATE", "NAME", "NAMESPACE", "ATTEMPT")
-		for _, p := range ps {
+			out := struct {
+				Items []item `json:"items"`
+			}{Items: []item{}}
+			for _, p := range ps {
+				state := "SANDBOX_NOTREADY"
+				if p.Running {
+					state = "SANDBOX_READY"
+				}
+				out.Items = append(out.Items, item{ID: p.PodID, State: state, CreatedAt: strconv.FormatInt(p.Created.UnixNano(), 10),
+					Metadata: map[string]any{"name": p.Name, "uid": p.UID, "namespace": p.Namespace, "attempt": 0}, Labels: criLabels(p)})
+			}
+			return out
+		},
+		header: fmt.Sprintf("%-13s  %-20s  %-8s  %-36s  %-32s  %s", "POD ID", "CREATED", "STATE", "NAME", "NAMESPACE", "ATTEMPT"),
+		row: func(p kubelet.PodState) string {
 			state := "Ready"
 			if !p.Running {
 				state = "NotReady"
 			}
-			fmt.Fprintf(stdout, "%-13s  %-20s  %-8s  %-36s  %-32s  %d\n", short(p.PodID), p.Created.Format("2006-01-02T15:04:05"), state, p.Name, p.Namespace, 0)
+			return fmt.Sprintf("%-13s  %-20s  %-8s  %-36s  %-32s  %d", short(p.PodID), p.Created.Format("2006-01-02T15:04:05"), state, p.Name, p.Namespace, 0)
+		},
+	}.print(stdout, f, ps)
+	return 0
+}
+
+// listing is what crictl ps and crictl pods print of what they list: the
+// ids alone (-q), crictl's JSON document (-o json), or its table.
+type listing struct {
+	id     func(kubelet.PodState) string
+	json   func([]kubelet.PodState) any
+	header string
+	row    func(kubelet.PodState) string
+}
+
+func (l listing) print(w io.Writer, f crictlFlags, items []kubelet.PodState) {
+	switch {
+	case f.quiet:
+		for _, it := range items {
+			fmt.Fprintln(w, l.id(it))
+		}
+	case f.output == "json":
+		writeJSON(w, l.json(items))
+	default:
+		fmt.Fprintln(w, l.header)
+		for _, it := range items {
+			fmt.Fprintln(w, l.row(it))
 		}
 	}
-	return 0
 }
 
 // findContainer is the container whose id starts with ref, or (the
