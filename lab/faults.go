@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/bootlab/bootlab/lab/internal/engine"
+	"github.com/bootlab/bootlab/lab/spec"
 )
 
 // Fault is one fault `lab break` sets for a trainer: what it breaks, where
@@ -39,8 +40,8 @@ func (l *Lab) ActiveFaults() ([]ActiveFault, error) {
 	return out, err
 }
 
-// Break is `lab break FAULT`: it sets the fault on the lab's network or
-// load balancer and records it for the trainer.
+// Break is `lab break FAULT`: it sets the fault on the lab's network, load
+// balancer or bootstrap node and records it for the trainer.
 func (l *Lab) Break(ctx context.Context, fault string) error {
 	t, err := l.faultTarget(ctx)
 	if err != nil {
@@ -68,5 +69,12 @@ func (l *Lab) faultTarget(ctx context.Context) (engine.FaultTarget, error) {
 	if err != nil {
 		return engine.FaultTarget{}, err
 	}
-	return engine.FaultTarget{Networks: hv, Host: hv.Host(), State: st}, nil
+	dial := func(ctx context.Context, n spec.Node) (engine.GatherNode, func(), error) {
+		c, done, err := l.DialNode(ctx, n, DialOptions{})
+		if err != nil {
+			return nil, nil, err
+		}
+		return sshNode{c}, done, nil
+	}
+	return engine.FaultTarget{Networks: hv, Host: hv.Host(), State: st, Dial: dial}, nil
 }

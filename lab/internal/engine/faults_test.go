@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -91,7 +92,7 @@ func TestBreakRefuses(t *testing.T) {
 	hv := fake.New()
 	err := BreakFault(context.Background(), s, FaultTarget{Networks: hv}, "etcd-on-fire", time.Now())
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), `no fault "etcd-on-fire": the faults are api-int-wrong-address, lb-no-bootstrap-mcs`)
+	assert.Contains(t, err.Error(), `no fault "etcd-on-fire": the faults are api-int-wrong-address, lb-no-bootstrap-mcs, csr-approval-stopped`)
 	ocp := *s
 	ocp.Profile = spec.ProfileOpenShift
 	err = BreakFault(context.Background(), &ocp, FaultTarget{Networks: hv}, FaultLBNoBootstrapMCS, time.Now())
@@ -152,4 +153,54 @@ func TestFaultCatalogue(t *testing.T) {
 		assert.Regexp(t, `^[a-z]+\.[a-z.-]+$`, f.Check, f.Name)
 		assert.NotContains(t, f.Fix, "--undo", f.Name)
 	}
+}
+
+// ranNode records the commands a fault runs on a node and answers with
+// code and stderr.
+type ranNode struct {
+	node   string
+	ran    *[]string
+	code   int
+	stderr string
+}
+
+func (r ranNode) Run(_ context.Context, cmd string, _ io.Writer) (int, string, error) {
+	*r.ran = append(*r.ran, r.node+": "+cmd)
+	return r.code, r.stderr, nil
+}
+
+// csr-approval-stopped stops approve-csr.service on the bootstrap as a
+// person would (sudo systemctl over the lab's SSH path) and --undo starts
+// it; a refusal on the node is the error, with what the node said; a lab
+// that is not a rehearsal is refused before anything runs.
+func TestBreakCSRApprovalStopped(t *testing.T) {
+	t.Parallel()
+	s := gatherSpec(t)
+	var ran []string
+	code, stderr := 0, ""
+	target := FaultTarget{Networks: fake.New(), Dial: func(_ context.Context, n spec.Node) (GatherNode, func(), error) {
+		return ranNode{node: n.Name, ran: &ran, code: code, stderr: stderr}, func() {}, nil
+	}}
+	ctx := context.Background()
+	require.NoError(t, BreakFault(ctx, s, target, FaultCSRApprovalStopped, time.Now()))
+	undone, err := UndoFault(ctx, s, target, FaultCSRApprovalStopped)
+	require.NoError(t, err)
+	assert.Equal(t, []string{FaultCSRApprovalStopped}, undone)
+	assert.Equal(t, []string{"bootstrap: sudo -n systemctl stop approve-csr.service", "bootstrap: sudo -n systemctl start approve-csr.service"}, ran)
+
+	code, stderr = 1, "systemctl (bootlab rehearsal stand-in): only `systemctl reboot` ...\n"
+	err = BreakFault(ctx, s, target, FaultCSRApprovalStopped, time.Now())
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "break csr-approval-stopped: sudo -n systemctl stop approve-csr.service on bootstrap exited 1: systemctl (bootlab rehearsal stand-in)")
+	active, err := ActiveFaults(s)
+	require.NoError(t, err)
+	assert.Empty(t, active, "a fault that was not set is not recorded")
+
+	probe := *s
+	probe.OpenShift.ManualBootstrap = false
+	ran = nil
+	err = BreakFault(ctx, &probe, target, FaultCSRApprovalStopped, time.Now())
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "is not a rehearsal lab")
+	assert.Empty(t, ran)
 }
