@@ -244,6 +244,19 @@ func scenarios() []scenario {
 			f.prefix = "log-bundle-" + gatherTime + "/log-bundle-bootstrap"
 			return f
 		}, first: "service.release-image", detail: "The bootstrap machine failed to download the release image"},
+		// mcs-blocked-from-masters at stage 12: a filter drops every
+		// connection to the bootstrap's 22623, haproxy's checks time out,
+		// and the masters, without their config, serve none yet.
+		{name: "mcs-blocked", build: func(t testing.TB) *fixture {
+			f := healthy(t)
+			f.set("bootlab/lab.json", labJSON())
+			f.set("bootlab/loadbalancer.json", lbDown(t, "machine-config", "L4TOUT in 2001ms", "L4CON Connection refused"))
+			bk := append([]entry{start(at(1, 0))}, stagesUpTo("")...)
+			f.set("bootstrap/services/bootkube.json", records(append(bk, stage(at(9, 15), "cb-bootstrap"))...))
+			f.set("bootstrap/journals/bootkube.log", bootkubeJournal("", "pods-pending").bytes())
+			return f
+		}, first: "api.lb", detail: "no backend of the machine-config frontend (22623) is up: bootstrap DOWN (L4TOUT in 2001ms), master-0 DOWN (L4CON Connection refused)",
+			evidence: []string{"bootlab/loadbalancer.json"}},
 		{name: "bootlab-lb-missing-bootstrap", build: func(t testing.TB) *fixture {
 			f := healthy(t)
 			f.set("bootlab/lab.json", labJSON())
@@ -441,4 +454,23 @@ func approveCSRStopped(f *fixture, started bool) *fixture {
 	}
 	f.set("resources/csr.json", ocJSON(obj{"apiVersion": "v1", "kind": "List", "items": csrs}))
 	return f
+}
+
+// lbDown is lbJSON with every server of frontend DOWN: the bootstrap's
+// check ending in bootCheck, the masters' in masterCheck.
+func lbDown(t testing.TB, frontend, bootCheck, masterCheck string) []byte {
+	var lb map[string]any
+	require.NoError(t, json.Unmarshal(lbJSON(func(string, string) bool { return true }), &lb))
+	for _, b := range lb["backends"].([]any) {
+		b := b.(map[string]any)
+		if b["frontend"] != frontend {
+			continue
+		}
+		b["status"], b["lastCheck"] = "DOWN", masterCheck
+		if b["server"] == "bootstrap" {
+			b["lastCheck"] = bootCheck
+		}
+	}
+	data, _ := json.MarshalIndent(lb, "", "  ")
+	return data
 }

@@ -38,6 +38,10 @@ const (
 	FaultAPIIntWrongAddress = "api-int-wrong-address"
 	FaultLBNoBootstrapMCS   = "lb-no-bootstrap-mcs"
 	FaultCSRApprovalStopped = "csr-approval-stopped"
+	// FaultMCSBlockedFromMasters and FaultEtcdPeerBlocked are port blocks
+	// (faults_ports.go).
+	FaultMCSBlockedFromMasters = "mcs-blocked-from-masters"
+	FaultEtcdPeerBlocked       = "etcd-peer-blocked"
 )
 
 // Faults is the catalogue.
@@ -52,6 +56,12 @@ func Faults() []Fault {
 		{Name: FaultCSRApprovalStopped, What: "the bootstrap's approve-csr.service is stopped (sudo systemctl stop approve-csr.service on a rehearsal bootstrap; a reboot of the bootstrap starts it again, as the unit is enabled)",
 			Bites: "stage 13 (cb-bootstrap): the masters' kubelets send their client CSRs once the API is real, nothing approves them, so no master registers as a Node and the control plane never moves to the masters",
 			Check: "csr.pending", Fix: "systemctl status approve-csr.service on the bootstrap says inactive and its journal ends with Stopped; sudo systemctl start approve-csr.service there, or approve the CSRs by hand (bootlab lab approve-csrs)"},
+		{Name: FaultMCSBlockedFromMasters, What: "a libvirt network filter of the lab's on the bootstrap's interface drops every TCP connection to its 22623 (the masters', which come through the load balancer, and the load balancer's health checks)",
+			Bites: "stage 12 (mco-bootstrap): the bootstrap's MCS serves, but nothing reaches it; the masters' pointer Ignition waits for https://api-int:22623/config/master",
+			Check: "api.lb", Fix: "bootlab lab status shows the bootstrap's 22623 backend down while its MCS runs (sudo crictl ps on the bootstrap); a connection to it from the host times out: look for a firewall between them (virsh domiflist and virsh nwfilter-list on the host) and remove the rule"},
+		{Name: FaultEtcdPeerBlocked, What: "a libvirt network filter of the lab's on the bootstrap's interface drops TCP 2380 (etcd's peer port) between the masters and the bootstrap, both ways",
+			Bites: "stage 13 and after: the etcd operator adds each master as a learner of the bootstrap's member, which can never reach it, so no learner is promoted and the masters' etcd never votes",
+			Check: "conn.masters-bootstrap.etcd", Fix: "the masters' etcd logs dial tcp <bootstrap>:2380 i/o timeout to the end: look for a firewall between them (virsh domiflist and virsh nwfilter-list on the host) and remove the rule"},
 	}
 }
 
@@ -139,6 +149,8 @@ func BreakFault(ctx context.Context, s *spec.Spec, t FaultTarget, name string, n
 		err = ensureLB(ctx, s, t, true)
 	case FaultCSRApprovalStopped:
 		err = approveCSRUnit(ctx, s, t, "stop")
+	case FaultMCSBlockedFromMasters, FaultEtcdPeerBlocked:
+		a.Undo, err = breakPorts(ctx, s, t, f.Name)
 	}
 	if err != nil {
 		return fmt.Errorf("break %s: %w", f.Name, err)
@@ -173,6 +185,8 @@ func UndoFault(ctx context.Context, s *spec.Spec, t FaultTarget, name string) ([
 			err = ensureLB(ctx, s, t, false)
 		case FaultCSRApprovalStopped:
 			err = approveCSRUnit(ctx, s, t, "start")
+		case FaultMCSBlockedFromMasters, FaultEtcdPeerBlocked:
+			err = undoPorts(ctx, s, t, a.Name, a.Undo)
 		}
 		if err != nil {
 			_ = saveFaults(s, append(keep, active[len(undone)+len(keep):]...))
