@@ -225,7 +225,7 @@ func TestProbeVerifyNamesBrokenThings(t *testing.T) {
 		assert.Regexp(t, `mcs-blocked-from-masters\s+api\.lb\s+set `, list.Stdout)
 		mustRun(t, "lab", "break", "--undo", "mcs-blocked-from-masters", "-f", l.SpecFile)
 		require.NoError(t, dial(22623), "22623 answers again after --undo")
-		_, err = virsh(t, "nwfilter-dumpxml", "bootlab-"+s.Name+"-mcs-blocked-from-masters")
+		_, err = virsh(t, "nwfilter-dumpxml", "bootlab-"+s.Name+"-drop-22623")
 		assert.Error(t, err, "--undo removes the lab's filter")
 
 		// etcd-peer-blocked drops 2380 between the masters and the
@@ -233,7 +233,7 @@ func TestProbeVerifyNamesBrokenThings(t *testing.T) {
 		mustRun(t, "lab", "break", "etcd-peer-blocked", "-f", l.SpecFile)
 		x, err := virsh(t, "dumpxml", s.DomainName(boot))
 		require.NoError(t, err)
-		assert.Contains(t, x, "filterref filter='bootlab-"+s.Name+"-etcd-peer-blocked'")
+		assert.Contains(t, x, "filterref filter='bootlab-"+s.Name+"-drop-2380'")
 		require.NoError(t, dial(22623))
 		mustRun(t, "lab", "break", "--undo", "-f", l.SpecFile)
 		x, err = virsh(t, "dumpxml", s.DomainName(boot))

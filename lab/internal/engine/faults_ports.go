@@ -26,9 +26,15 @@ const (
 )
 
 // filterName is the lab's filter of fault name: the lab's name in it, as
-// the lab's domains and network carry it.
+// the lab's domains and network carry it, and the port it drops, not the
+// fault's name: a learner who lists the host's filters finds what it
+// does, never what the trainer called it.
 func filterName(s *spec.Spec, fault string) string {
-	return "bootlab-" + s.Name + "-" + fault
+	port := portMCS
+	if fault == FaultEtcdPeerBlocked {
+		port = portEtcdPeer
+	}
+	return fmt.Sprintf("bootlab-%s-drop-%d", s.Name, port)
 }
 
 // portFilter is the <filter> of a port-block fault on lab s. Its rules

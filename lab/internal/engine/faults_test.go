@@ -259,7 +259,7 @@ func TestBreakPortBlocksAndUndo(t *testing.T) {
 		hv := labWithBootstrap(t, s)
 		target := FaultTarget{Networks: hv}
 		require.NoError(t, BreakFault(ctx, s, target, tc.fault, time.Now()), tc.fault)
-		name := "bootlab-" + s.Name + "-" + tc.fault
+		name := filterName(s, tc.fault)
 		require.Contains(t, hv.FilterObjects, name)
 		x := hv.FilterObjects[name].XML
 		assert.Equal(t, tc.rules, strings.Count(x, "<rule "), x)
@@ -295,7 +295,8 @@ func TestPortBlockLeavesOthersFilters(t *testing.T) {
 	s := gatherSpec(t)
 	ctx := context.Background()
 	hv := labWithBootstrap(t, s)
-	name := "bootlab-" + s.Name + "-" + FaultMCSBlockedFromMasters
+	name := filterName(s, FaultMCSBlockedFromMasters)
+	assert.Equal(t, "bootlab-"+s.Name+"-drop-22623", name, "the filter names the port, not the fault")
 	_, err := hv.DefineFilter(ctx, "<filter name='"+name+"' chain='root'></filter>")
 	require.NoError(t, err)
 	err = BreakFault(ctx, s, FaultTarget{Networks: hv}, FaultMCSBlockedFromMasters, time.Now())
@@ -326,5 +327,5 @@ func TestDownRemovesAPortBlocksFilter(t *testing.T) {
 	_, err = Down(ctx, hv, s, DownOptions{})
 	require.NoError(t, err)
 	assert.Empty(t, hv.FilterObjects)
-	assert.Contains(t, hv.InOrder(), "UndefineFilter bootlab-"+s.Name+"-"+FaultMCSBlockedFromMasters)
+	assert.Contains(t, hv.InOrder(), "UndefineFilter "+filterName(s, FaultMCSBlockedFromMasters))
 }
