@@ -17,14 +17,14 @@ type Unit struct {
 	// Description= (the installer's unit file).
 	Name, Description string
 	// Run is ExecStart: it returns when the service exits, or when ctx
-	// ends (stop). An error is a failure, restarted after RestartSec as
+	// ends (stop). An error is a failure, restarted after RestartDelay as
 	// Restart=on-failure does.
 	Run func(ctx context.Context) error
 }
 
-// RestartSec is the installer's units' RestartSec= (approve-csr.service,
+// RestartDelay is the installer's units' RestartSec= (approve-csr.service,
 // progress.service: Restart=on-failure, RestartSec=5s).
-const RestartSec = 5 * time.Second
+const RestartDelay = 5 * time.Second
 
 // The active states systemctl is-active prints.
 const (
@@ -45,10 +45,10 @@ type State struct {
 
 // Manager runs the units.
 type Manager struct {
-	journalDir string
-	restartSec time.Duration
-	mu         sync.Mutex
-	units      map[string]*unit
+	journalDir   string
+	restartDelay time.Duration
+	mu           sync.Mutex
+	units        map[string]*unit
 }
 
 type unit struct {
@@ -66,16 +66,16 @@ var ErrNoUnit = errors.New("no such unit")
 // New is a manager of us, writing systemd's lines to the journal in dir.
 // Nothing runs until Start.
 func New(dir string, us ...Unit) *Manager {
-	m := &Manager{journalDir: dir, restartSec: RestartSec, units: map[string]*unit{}}
+	m := &Manager{journalDir: dir, restartDelay: RestartDelay, units: map[string]*unit{}}
 	for _, u := range us {
 		m.units[u.Name] = &unit{Unit: u, state: State{Name: u.Name, Description: u.Description, Active: Inactive, Since: time.Now()}}
 	}
 	return m
 }
 
-// WithRestartSec sets the pause before a failed unit is restarted (tests).
-func (m *Manager) WithRestartSec(d time.Duration) *Manager {
-	m.restartSec = d
+// WithRestartDelay sets the pause before a failed unit is restarted (tests).
+func (m *Manager) WithRestartDelay(d time.Duration) *Manager {
+	m.restartDelay = d
 	return m
 }
 
@@ -136,7 +136,7 @@ func (m *Manager) startLocked(u *unit) {
 }
 
 // run runs u's ExecStart and records how it ended: stopped, exited, or
-// failed and restarted after restartSec.
+// failed and restarted after restartDelay.
 func (m *Manager) run(ctx context.Context, u *unit, gen int, done chan struct{}) {
 	err := u.Run(ctx)
 	close(done)
@@ -154,7 +154,7 @@ func (m *Manager) run(ctx context.Context, u *unit, gen int, done chan struct{})
 	u.state.Active, u.state.Since, u.state.Result = Failed, time.Now(), "exit-code"
 	m.log(u, u.Name+": Main process exited, status=1/FAILURE: "+err.Error())
 	m.log(u, u.Name+": Failed with result 'exit-code'.")
-	time.AfterFunc(m.restartSec, func() {
+	time.AfterFunc(m.restartDelay, func() {
 		m.mu.Lock()
 		defer m.mu.Unlock()
 		if u.gen == gen && u.state.Active == Failed {

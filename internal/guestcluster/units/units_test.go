@@ -75,7 +75,7 @@ func TestStopStartWritesSystemdLines(t *testing.T) {
 }
 
 // A service that exits by itself is inactive; one that fails is restarted
-// after RestartSec (Restart=on-failure), unless stopped meanwhile.
+// after RestartDelay (Restart=on-failure), unless stopped meanwhile.
 func TestExitAndRestartOnFailure(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
@@ -88,7 +88,7 @@ func TestExitAndRestartOnFailure(t *testing.T) {
 			}
 			<-ctx.Done()
 			return nil
-		}}).WithRestartSec(10 * time.Millisecond)
+		}}).WithRestartDelay(10 * time.Millisecond)
 	require.NoError(t, m.Start("done.service"))
 	require.NoError(t, m.Start("flaky.service"))
 	require.Eventually(t, func() bool {
