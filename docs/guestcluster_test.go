@@ -23,8 +23,9 @@ const module = "github.com/bootlab/bootlab/"
 // (amber the bootstrap, blue the masters, purple both).
 var guestCluster = []diagram.Package{
 	{Name: "agent", Plays: "the node: boot, DHCP, Ignition, DNS, the report; starts the parts below"},
-	{Name: "guestcluster/shims", Plays: "podman, oc, crictl, journalctl, dig, sudo: their arguments parsed",
-		Files: []string{"podman.go", "oc.go", "crictl.go", "journalctl.go", "dig.go", "sudo.go"}, Tone: diagram.ToneBootstrap},
+	{Name: "guestcluster/shims", Plays: "podman, oc, crictl, journalctl, dig, sudo, systemctl: their arguments parsed",
+		Files: []string{"podman.go", "oc.go", "crictl.go", "journalctl.go", "dig.go", "sudo.go", "systemctl.go"}, Tone: diagram.ToneBootstrap},
+	{Name: "guestcluster/units", Plays: "systemd for approve-csr.service and progress.service: start, stop, status", Tone: diagram.ToneBootstrap},
 	{Name: "guestcluster/approvecsr", Plays: "approve-csr.service", Tone: diagram.ToneBootstrap},
 	{Name: "guestcluster/reportprogress", Plays: "progress.service (report-progress.sh)", Tone: diagram.ToneBootstrap},
 	{Name: "guestcluster/clusterbootstrap", Plays: "cluster-bootstrap start (stage 13)",

@@ -12,6 +12,14 @@ import (
 // it bites, the `lab diagnose` check that names it and the learner's fix.
 type Fault struct {
 	Name, What, Bites, Check, Fix string
+	// RehearsalOnly faults need a rehearsal lab (Applies).
+	RehearsalOnly bool
+}
+
+// Applies says whether f can be set on the lab of spec s: a probe or
+// rehearsal lab, a rehearsal one for a RehearsalOnly fault.
+func (f Fault) Applies(s *spec.Spec) bool {
+	return engine.Fault{RehearsalOnly: f.RehearsalOnly}.Applies(s)
 }
 
 // ActiveFault is a fault set on a lab, with when.
@@ -24,7 +32,7 @@ type ActiveFault struct {
 func Faults() []Fault {
 	var out []Fault
 	for _, f := range engine.Faults() {
-		out = append(out, Fault{Name: f.Name, What: f.What, Bites: f.Bites, Check: f.Check, Fix: f.Fix})
+		out = append(out, Fault{Name: f.Name, What: f.What, Bites: f.Bites, Check: f.Check, Fix: f.Fix, RehearsalOnly: f.RehearsalOnly})
 	}
 	return out
 }
@@ -35,8 +43,8 @@ func (l *Lab) ActiveFaults() ([]ActiveFault, error) {
 	return ActiveFaultsOf(l.spec)
 }
 
-// Break is `lab break FAULT`: it sets the fault on the lab's network or
-// load balancer and records it for the trainer.
+// Break is `lab break FAULT`: it sets the fault on the lab's network, load
+// balancer or bootstrap node and records it for the trainer.
 func (l *Lab) Break(ctx context.Context, fault string) error {
 	t, err := l.faultTarget(ctx)
 	if err != nil {
@@ -64,7 +72,14 @@ func (l *Lab) faultTarget(ctx context.Context) (engine.FaultTarget, error) {
 	if err != nil {
 		return engine.FaultTarget{}, err
 	}
-	return engine.FaultTarget{Networks: hv, Host: hv.Host(), State: st}, nil
+	dial := func(ctx context.Context, n spec.Node) (engine.GatherNode, func(), error) {
+		c, done, err := l.DialNode(ctx, n, DialOptions{})
+		if err != nil {
+			return nil, nil, err
+		}
+		return sshNode{c}, done, nil
+	}
+	return engine.FaultTarget{Networks: hv, Host: hv.Host(), State: st, Dial: dial}, nil
 }
 
 // ActiveFaultsOf are the faults set on the lab of spec s, read from its

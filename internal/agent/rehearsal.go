@@ -27,6 +27,7 @@ import (
 	"github.com/bootlab/bootlab/internal/guestcluster/operators/etcd"
 	"github.com/bootlab/bootlab/internal/guestcluster/reportprogress"
 	"github.com/bootlab/bootlab/internal/guestcluster/shims"
+	"github.com/bootlab/bootlab/internal/guestcluster/units"
 	"github.com/bootlab/bootlab/internal/ignition"
 	"github.com/bootlab/bootlab/internal/rhcos"
 	"github.com/bootlab/bootlab/internal/timing"
@@ -97,23 +98,42 @@ func (a *Agent) rehearse(self wire.NodeExpect, cfg types.Config) {
 	a.kubelet.Store(kl)
 	go kl.Run(context.Background())
 	go a.reportRealAPI(context.Background(), kl)
-	// approve-csr.service is enabled on a real bootstrap: it approves the
-	// masters' CSRs whenever an API answers, until .bootkube.done.
-	csrLog := journal.TeePlain(a.log, journal.NewWriter(journal.Dir, "approve-csr.service", "approve-csr.sh", os.Getpid()))
-	go approvecsr.Service{Assets: wire.AssetDir, Interval: approvecsr.Interval, Log: csrLog}.Run(context.Background())
-	// progress.service is enabled too: after .bootkube.done it creates
-	// kube-system/bootstrap through api-int, which the etcd operator's
-	// teardown waits for.
-	progressLog := journal.TeePlain(a.log, journal.NewWriter(journal.Dir, "progress.service", "report-progress.sh", os.Getpid()))
-	go func() {
-		version := ""
-		if rel, err := wire.ReadRehearsalRelease(wire.ReleaseMetadataPath); err == nil {
-			version = rel.Version
-		}
-		_ = reportprogress.New(wire.AssetDir, version, a.newDialer().DialContext, progressLog).Run(context.Background())
-	}()
+	a.startUnits()
 	go a.reportBootstrapEtcd(context.Background())
 	a.rep.set(chkSSH, passed, "listening on :22 (users root and core, the lab's key; core runs root commands with sudo -n)")
+}
+
+// startUnits starts the services enabled on a real bootstrap that the
+// agent runs itself, as systemd units a learner may stop, start and read
+// (systemctl and journalctl on the node): approve-csr.service approves
+// the masters' CSRs whenever an API answers, until .bootkube.done;
+// progress.service, after .bootkube.done, creates kube-system/bootstrap
+// through api-int, which the etcd operator's teardown waits for. Their
+// descriptions are the installer's unit files' (data/data/bootstrap/
+// systemd/common/units/approve-csr.service, progress.service).
+func (a *Agent) startUnits() {
+	csrLog := journal.TeePlain(a.log, journal.NewWriter(journal.Dir, "approve-csr.service", "approve-csr.sh", os.Getpid()))
+	progressLog := journal.TeePlain(a.log, journal.NewWriter(journal.Dir, "progress.service", "report-progress.sh", os.Getpid()))
+	m := units.New(journal.Dir,
+		units.Unit{Name: "approve-csr.service", Description: "Approve CSRs during bootstrap phase", Run: func(ctx context.Context) error {
+			approvecsr.Service{Assets: wire.AssetDir, Interval: approvecsr.Interval, Log: csrLog}.Run(ctx)
+			return nil
+		}},
+		units.Unit{Name: "progress.service", Description: "Report the completion of the cluster bootstrap process", Run: func(ctx context.Context) error {
+			version := ""
+			if rel, err := wire.ReadRehearsalRelease(wire.ReleaseMetadataPath); err == nil {
+				version = rel.Version
+			}
+			return reportprogress.New(wire.AssetDir, version, a.newDialer().DialContext, progressLog).Run(ctx)
+		}})
+	for _, n := range m.Names() {
+		_ = m.Start(n)
+	}
+	go func() {
+		if err := m.Serve(context.Background(), units.SocketPath); err != nil {
+			a.log.Error("the units' socket: systemctl start/stop/status will not answer", "err", err)
+		}
+	}()
 }
 
 // mountKubeVolume makes the release's Kubernetes runnable by name when

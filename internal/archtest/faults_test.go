@@ -10,12 +10,14 @@ import (
 // set (lab break's record, labdir.Faults) or name the catalogue's faults:
 // the trainer's verb and the code that sets and undoes them.
 var faultReaders = map[string]bool{
-	"lab/internal/engine/faults.go":   true, // sets, undoes and reads the record
-	"lab/faults.go":                   true, // the facade's Break, Unbreak, ActiveFaults, Faults
-	"cmd/internal/labcmd/break.go":    true, // lab break, the trainer's verb
-	"cmd/internal/classcmd/break.go":  true, // class break, lab break on every learner's lab
-	"cmd/internal/classcmd/status.go": true, // class status, the trainer's view of the class
-	"dashboard/faults.go":             true, // the dashboard's trainer's view, behind its own token
+	"lab/internal/engine/faults.go": true, // sets, undoes and reads the record
+	// the port blocks' filters, and lab down's removal of those still set
+	"lab/internal/engine/faults_ports.go": true,
+	"lab/faults.go":                       true, // the facade's Break, Unbreak, ActiveFaults, Faults
+	"cmd/internal/labcmd/break.go":        true, // lab break, the trainer's verb
+	"cmd/internal/classcmd/break.go":      true, // class break, lab break on every learner's lab
+	"cmd/internal/classcmd/status.go":     true, // class status, the trainer's view of the class
+	"dashboard/faults.go":                 true, // the dashboard's trainer's view, behind its own token
 }
 
 // What a fault is stays the trainer's (issue 55: "the learner's view (lab
@@ -24,7 +26,7 @@ var faultReaders = map[string]bool{
 // calls the facade's fault verbs, or names a fault of the catalogue.
 func TestOnlyTheTrainersVerbKnowsTheFaults(t *testing.T) {
 	t.Parallel()
-	use := regexp.MustCompile(`labdir\.Faults\(|\.ActiveFaults\(|\bActiveFaults\(|\bActiveFaultsOf\(|lab\.Faults\(|\.Break\(|\.Unbreak\(|"api-int-wrong-address"|"lb-no-bootstrap-mcs"`)
+	use := regexp.MustCompile(`labdir\.Faults\(|\.ActiveFaults\(|\bActiveFaults\(|\bActiveFaultsOf\(|lab\.Faults\(|\.Break\(|\.Unbreak\(|"api-int-wrong-address"|"lb-no-bootstrap-mcs"|"csr-approval-stopped"|"mcs-blocked-from-masters"|"etcd-peer-blocked"`)
 	seen := map[string]bool{}
 	goSources(t, func(rel string, data []byte) {
 		if faultReaders[rel] {

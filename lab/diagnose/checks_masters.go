@@ -195,18 +195,21 @@ const csrPatience = 5 * time.Minute
 // csrPatience at the bundle's time.
 func (d *diag) csrPending() Check {
 	c := Check{Title: "no CSR waits for approval",
-		Fix: "CSRs wait for approval: approve-csr.service approves every Pending CSR every 20 s until bootkube is done, then the cluster's machine approver takes over; check approve-csr.service (journalctl -b -u approve-csr.service on the bootstrap), or review and approve them: `bootlab lab approve-csrs` on a bootlab lab, oc adm certificate approve elsewhere"}
+		Fix: "CSRs wait for approval: approve-csr.service approves every Pending CSR every 20 s until bootkube is done, then the cluster's machine approver takes over; check approve-csr.service (systemctl status approve-csr.service and journalctl -b -u approve-csr.service on the bootstrap; `sudo systemctl start approve-csr.service` when it was stopped), or review and approve them: `bootlab lab approve-csrs` on a bootlab lab, oc adm certificate approve elsewhere"}
 	if d.res.csrFile == nil {
 		c.State, c.Detail = Unknown, "the bundle has no CSRs (resources/csr.json): the API did not answer the gather"
 		return c
 	}
+	// With approve-csr.service stopped, nothing approves a CSR before
+	// bootkube is done: every Pending one waits, however young.
+	stopped := d.approveCSRStopped()
 	var waiting []Evidence
 	for _, k := range d.res.csrs {
 		if !k.pending() || k.Metadata.CreationTimestamp.IsZero() {
 			continue
 		}
 		age := d.at.Sub(k.Metadata.CreationTimestamp)
-		if age > csrPatience {
+		if age > csrPatience || stopped != nil {
 			waiting = append(waiting, Evidence{File: d.res.csrFile.Name, Line: nameLine(d.res.csrFile, k.Metadata.Name),
 				Text: Shown(fmt.Sprintf("%s from %s (%s) Pending for %s", k.Metadata.Name, k.Spec.Username, k.Spec.SignerName, age.Round(time.Minute)))})
 		}
@@ -220,10 +223,32 @@ func (d *diag) csrPending() Check {
 		waiting = waiting[:5]
 	}
 	c.Evidence = waiting
+	if stopped != nil {
+		c.Detail = fmt.Sprintf("%d CSR(s) Pending, and approve-csr.service, which approves them until bootkube is done, was stopped on the bootstrap", len(waiting))
+		c.Evidence = append(c.Evidence, *stopped)
+		return c
+	}
 	if j := d.journal(d.boot, "approve-csr"); j != nil {
 		if ls := j.Lines(d.year); len(ls) > 0 {
 			c.Evidence = append(c.Evidence, lineEvidence(j, ls[len(ls)-1]))
 		}
 	}
 	return c
+}
+
+// approveCSRStopped is the bootstrap journal's line of approve-csr.service
+// stopped by a person (systemd's "Stopped approve-csr.service", which a
+// stop job writes and the service's own end after .bootkube.done does
+// not), when no later line started it again; nil otherwise.
+func (d *diag) approveCSRStopped() *Evidence {
+	if d.bootkubeDone() != nil {
+		return nil
+	}
+	j := d.journal(d.boot, "approve-csr")
+	ls := grep(j, d.year, "Stopped approve-csr.service", "Started approve-csr.service")
+	if len(ls) == 0 || !strings.Contains(ls[len(ls)-1].Text, "Stopped ") {
+		return nil
+	}
+	e := lineEvidence(j, ls[len(ls)-1])
+	return &e
 }

@@ -214,6 +214,15 @@ func scenarios() []scenario {
 			return f
 		}, first: "csr.pending", detail: "1 CSR(s) Pending for longer than 5m0s",
 			evidence: []string{"resources/csr.json:7", "csr-8x2kq from system:node:master-2 (kubernetes.io/kubelet-serving) Pending for 15m0s"}},
+		{name: "csr-approval-stopped", build: func(t testing.TB) *fixture {
+			return approveCSRStopped(inProgress(t), false)
+		}, first: "csr.pending", detail: "2 CSR(s) Pending, and approve-csr.service, which approves them until bootkube is done, was stopped on the bootstrap",
+			evidence: []string{"bootstrap/journals/approve-csr.log:5", "systemd[1]: Stopped approve-csr.service - Approve CSRs during bootstrap phase."}},
+		// The learner's fix: started again, it approves the young CSRs
+		// within 20 s, and they are not waiting yet.
+		{name: "csr-approval-started-again", build: func(t testing.TB) *fixture {
+			return approveCSRStopped(inProgress(t), true)
+		}, unseen: []string{"masters.joined", "etcd.members", "bootkube.complete"}},
 		{name: "etcd-peer-blocked", build: func(t testing.TB) *fixture {
 			f := healthy(t)
 			f.resourcesHealthy(3)
@@ -235,6 +244,19 @@ func scenarios() []scenario {
 			f.prefix = "log-bundle-" + gatherTime + "/log-bundle-bootstrap"
 			return f
 		}, first: "service.release-image", detail: "The bootstrap machine failed to download the release image"},
+		// mcs-blocked-from-masters at stage 12: a filter drops every
+		// connection to the bootstrap's 22623, haproxy's checks time out,
+		// and the masters, without their config, serve none yet.
+		{name: "mcs-blocked", build: func(t testing.TB) *fixture {
+			f := healthy(t)
+			f.set("bootlab/lab.json", labJSON())
+			f.set("bootlab/loadbalancer.json", lbDown(t, "machine-config", "L4TOUT in 2001ms", "L4CON Connection refused"))
+			bk := append([]entry{start(at(1, 0))}, stagesUpTo("")...)
+			f.set("bootstrap/services/bootkube.json", records(append(bk, stage(at(9, 15), "cb-bootstrap"))...))
+			f.set("bootstrap/journals/bootkube.log", bootkubeJournal("", "pods-pending").bytes())
+			return f
+		}, first: "api.lb", detail: "no backend of the machine-config frontend (22623) is up: bootstrap DOWN (L4TOUT in 2001ms), master-0 DOWN (L4CON Connection refused)",
+			evidence: []string{"bootlab/loadbalancer.json"}},
 		{name: "bootlab-lb-missing-bootstrap", build: func(t testing.TB) *fixture {
 			f := healthy(t)
 			f.set("bootlab/lab.json", labJSON())
@@ -404,4 +426,51 @@ func TestDiagnoseBundles(t *testing.T) {
 			}
 		})
 	}
+}
+
+// approveCSRStopped is f with approve-csr.service stopped at 20:00 (and
+// started again at 28:00 when started), and master-1's and master-2's
+// client CSRs Pending since 27:00.
+func approveCSRStopped(f *fixture, started bool) *fixture {
+	ac := &journal{host: "bootstrap", ident: "approve-csr.sh", pid: 1500}
+	ac.at(at(1, 0), "Approving all CSR requests until bootstrapping is complete...")
+	ac.at(at(14, 0), "certificatesigningrequest.certificates.k8s.io/csr-m0a approved")
+	sd := &journal{host: "bootstrap", ident: "systemd", pid: 1}
+	sd.at(at(20, 0), "Stopping approve-csr.service - Approve CSRs during bootstrap phase...")
+	sd.at(at(20, 0), "approve-csr.service: Deactivated successfully.")
+	sd.at(at(20, 0), "Stopped approve-csr.service - Approve CSRs during bootstrap phase.")
+	if started {
+		sd.at(at(28, 0), "Started approve-csr.service - Approve CSRs during bootstrap phase.")
+	}
+	ac.lines = append(ac.lines, sd.lines...)
+	f.set("bootstrap/journals/approve-csr.log", ac.bytes())
+	type obj = map[string]any
+	csrs := []obj{{"metadata": obj{"name": "csr-m0a", "creationTimestamp": ts(at(12, 0))},
+		"spec":   obj{"username": "system:serviceaccount:openshift-machine-config-operator:node-bootstrapper", "signerName": "kubernetes.io/kube-apiserver-client-kubelet"},
+		"status": obj{"conditions": []obj{{"type": "Approved", "status": "True"}}}}}
+	for i := 1; i < 3; i++ {
+		csrs = append(csrs, obj{"metadata": obj{"name": fmt.Sprintf("csr-m%da", i), "creationTimestamp": ts(at(27, 0))},
+			"spec": obj{"username": "system:serviceaccount:openshift-machine-config-operator:node-bootstrapper", "signerName": "kubernetes.io/kube-apiserver-client-kubelet"}, "status": obj{}})
+	}
+	f.set("resources/csr.json", ocJSON(obj{"apiVersion": "v1", "kind": "List", "items": csrs}))
+	return f
+}
+
+// lbDown is lbJSON with every server of frontend DOWN: the bootstrap's
+// check ending in bootCheck, the masters' in masterCheck.
+func lbDown(t testing.TB, frontend, bootCheck, masterCheck string) []byte {
+	var lb map[string]any
+	require.NoError(t, json.Unmarshal(lbJSON(func(string, string) bool { return true }), &lb))
+	for _, b := range lb["backends"].([]any) {
+		b := b.(map[string]any)
+		if b["frontend"] != frontend {
+			continue
+		}
+		b["status"], b["lastCheck"] = "DOWN", masterCheck
+		if b["server"] == "bootstrap" {
+			b["lastCheck"] = bootCheck
+		}
+	}
+	data, _ := json.MarshalIndent(lb, "", "  ")
+	return data
 }

@@ -32,7 +32,9 @@ func Steps() []Step {
 			Checks:    []string{"api.dns", "api.readyz", "api.lb", "conn.bootstrap-masters.api", "conn.masters-masters.api"}},
 		{ID: "masters", Question: "Masters joining?",
 			Otherwise: []string{"Check the masters' Ignition (pointer config, CA);", "verify the MCS is reachable (22623);", "approve pending CSRs"},
-			Checks:    []string{"masters.ignition", "conn.masters-bootstrap.mcs", "masters.joined", "csr.pending", "etcd.members"}},
+			// csr.pending before masters.joined: a kubelet registers its
+			// Node only once its client CSR is approved.
+			Checks: []string{"masters.ignition", "conn.masters-bootstrap.mcs", "csr.pending", "masters.joined", "etcd.members"}},
 		{ID: "bootkube", Question: "bootkube completing?",
 			Otherwise: []string{"Check bootkube.service's journal", "(journalctl -b -u bootkube.service);", "look for operator failures"},
 			Checks:    []string{"service.bootkube", "bootkube.complete", "service.progress"}},

@@ -207,6 +207,21 @@ type Domains interface {
 	SaveDomain(ctx context.Context, name, path string) error
 	RestoreDomainPaused(ctx context.Context, path string) error
 	DomainSaveXML(ctx context.Context, name string) (string, error)
+	// UpdateDomainInterface replaces the domain's network interface that
+	// has xml's MAC address with xml (an <interface>): live when the
+	// domain runs, and in its persistent definition.
+	UpdateDomainInterface(ctx context.Context, name, xml string) error
+}
+
+// Filters manages libvirt's network filters (nwfilter): rules the host
+// applies to a domain's interface that references one (a filterref), with
+// ebtables, live. bootlab's carry the lab's name in theirs.
+type Filters interface {
+	LookupFilter(ctx context.Context, name string) (*Object, error)
+	// DefineFilter defines (or redefines, keeping its UUID) a <filter>.
+	DefineFilter(ctx context.Context, xml string) (*Object, error)
+	// UndefineFilter removes a filter no interface references.
+	UndefineFilter(ctx context.Context, name string) error
 }
 
 // Snapshots manages the internal snapshots of a domain.
@@ -234,6 +249,7 @@ type Hypervisor interface {
 	Volumes
 	Domains
 	Snapshots
+	Filters
 }
 
 // Connector opens the hypervisor of a libvirt URI; the caller closes it.

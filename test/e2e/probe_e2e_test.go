@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	stdnet "net"
 	"net/http"
 	"os"
 	"regexp"
@@ -201,6 +202,43 @@ func TestProbeVerifyNamesBrokenThings(t *testing.T) {
 		mustRun(t, "lab", "up", "-f", l.SpecFile, "--start-workers")
 		v, r = verifyJSON(t, l, "2m")
 		assert.Equal(t, 0, r.Code, "after lab up restarted haproxy: %s", strings.Join(failedChecks(v), "\n"))
+	})
+
+	// lab break's port blocks on real VMs: the filter drops what it names
+	// at the host's bridge and nothing else, and --undo lets it through.
+	t.Run("port blocks", func(t *testing.T) {
+		boot, _ := s.Node("bootstrap")
+		dial := func(port int) error {
+			c, err := stdnet.DialTimeout("tcp", stdnet.JoinHostPort(boot.IP, strconv.Itoa(port)), 5*time.Second)
+			if err == nil {
+				c.Close()
+			}
+			return err
+		}
+		require.NoError(t, dial(22623), "the bootstrap's MCS stand-in answers before the fault")
+		mustRun(t, "lab", "break", "mcs-blocked-from-masters", "-f", l.SpecFile)
+		err := dial(22623)
+		require.Error(t, err, "22623 on the bootstrap is dropped")
+		assert.ErrorContains(t, err, "timeout", "dropped, not refused")
+		require.NoError(t, dial(6443), "the bootstrap's 6443 still answers")
+		list := mustRun(t, "lab", "break", "--list", "-f", l.SpecFile)
+		assert.Regexp(t, `mcs-blocked-from-masters\s+api\.lb\s+set `, list.Stdout)
+		mustRun(t, "lab", "break", "--undo", "mcs-blocked-from-masters", "-f", l.SpecFile)
+		require.NoError(t, dial(22623), "22623 answers again after --undo")
+		_, err = virsh(t, "nwfilter-dumpxml", "bootlab-"+s.Name+"-drop-22623")
+		assert.Error(t, err, "--undo removes the lab's filter")
+
+		// etcd-peer-blocked drops 2380 between the masters and the
+		// bootstrap only: the host's own connections to the bootstrap pass.
+		mustRun(t, "lab", "break", "etcd-peer-blocked", "-f", l.SpecFile)
+		x, err := virsh(t, "dumpxml", s.DomainName(boot))
+		require.NoError(t, err)
+		assert.Contains(t, x, "filterref filter='bootlab-"+s.Name+"-drop-2380'")
+		require.NoError(t, dial(22623))
+		mustRun(t, "lab", "break", "--undo", "-f", l.SpecFile)
+		x, err = virsh(t, "dumpxml", s.DomainName(boot))
+		require.NoError(t, err)
+		assert.NotContains(t, x, "filterref")
 	})
 
 	t.Run("pointer config with the wrong CA", func(t *testing.T) {

@@ -13,6 +13,7 @@ import (
 	"github.com/bootlab/bootlab/cmd/internal/cmdutil"
 	"github.com/bootlab/bootlab/lab"
 	"github.com/bootlab/bootlab/lab/class"
+	labspec "github.com/bootlab/bootlab/lab/spec"
 )
 
 // BreakOptions are the options of `class break`.
@@ -92,16 +93,26 @@ func faultNames() []string {
 	return out
 }
 
-// drawFaults gives each learner (in order) a fault of names with seed: the
-// catalogue shuffled, then dealt round, so n learners get min(n, faults)
-// different faults and the same seed deals the same ones.
-func drawFaults(learners, names []string, seed uint64) map[string]string {
+// drawFaults gives each learner (in order) a fault of names with seed:
+// the catalogue shuffled, then dealt round, so the class gets as many
+// different faults as it can and the same seed deals the same ones. A
+// learner's turn skips the faults that cannot be set on their lab
+// (applies); a learner no fault applies to gets none.
+func drawFaults(learners, names []string, seed uint64, applies func(learner, fault string) bool) map[string]string {
 	deck := slices.Clone(names)
 	r := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
 	r.Shuffle(len(deck), func(i, j int) { deck[i], deck[j] = deck[j], deck[i] })
 	out := map[string]string{}
-	for i, l := range learners {
-		out[l] = deck[i%len(deck)]
+	next := 0
+	for _, l := range learners {
+		for k := 0; k < len(deck); k++ {
+			f := deck[(next+k)%len(deck)]
+			if applies(l, f) {
+				out[l] = f
+				next = (next + k + 1) % len(deck)
+				break
+			}
+		}
 	}
 	return out
 }
@@ -142,10 +153,18 @@ func runClassBreak(ctx context.Context, f *cmdutil.Factory, opts *BreakOptions) 
 			opts.Seed = uint64(time.Now().UnixNano())
 		}
 		var learners []string
+		specs := map[string]*labspec.Spec{}
 		for _, m := range ms {
 			learners = append(learners, m.Learner)
+			specs[m.Learner] = m.Spec
 		}
-		faults = drawFaults(learners, faultNames(), opts.Seed)
+		catalogue := map[string]lab.Fault{}
+		for _, flt := range lab.Faults() {
+			catalogue[flt.Name] = flt
+		}
+		faults = drawFaults(learners, faultNames(), opts.Seed, func(learner, fault string) bool {
+			return catalogue[fault].Applies(specs[learner])
+		})
 		f.Status.Infof("drawing one fault per learner with --seed %d (the same seed draws the same faults)", opts.Seed)
 	}
 	verb := "break"
@@ -166,7 +185,9 @@ func runClassBreak(ctx context.Context, f *cmdutil.Factory, opts *BreakOptions) 
 		}
 		fault := opts.Fault
 		if opts.Random {
-			fault = faults[cl.Learner]
+			if fault = faults[cl.Learner]; fault == "" {
+				return fmt.Errorf("no fault of the catalogue can be set on lab %s", cl.Spec.Name)
+			}
 		}
 		if err := l.Break(ctx, fault); err != nil {
 			return err

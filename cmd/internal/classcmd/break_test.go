@@ -101,13 +101,15 @@ func TestClassBreakUsage(t *testing.T) {
 
 // --random deals the shuffled catalogue round the learners: as many
 // different faults as there are (up to the class's size), every fault a
-// catalogue name, and the same seed the same deal.
+// catalogue name, and the same seed the same deal; a learner's turn skips
+// the faults their lab cannot take.
 func TestDrawFaults(t *testing.T) {
 	t.Parallel()
 	names := []string{"a", "b", "c"}
 	learners := []string{"l1", "l2", "l3", "l4", "l5"}
-	d := drawFaults(learners, names, 7)
-	assert.Equal(t, d, drawFaults(learners, names, 7), "the same seed, the same deal")
+	all := func(string, string) bool { return true }
+	d := drawFaults(learners, names, 7, all)
+	assert.Equal(t, d, drawFaults(learners, names, 7, all), "the same seed, the same deal")
 	seen := map[string]int{}
 	for _, l := range learners {
 		assert.Contains(t, names, d[l])
@@ -119,7 +121,49 @@ func TestDrawFaults(t *testing.T) {
 	}
 	differs := false
 	for seed := uint64(0); seed < 20 && !differs; seed++ {
-		differs = drawFaults(learners, names, seed)["l1"] != d["l1"]
+		differs = drawFaults(learners, names, seed, all)["l1"] != d["l1"]
 	}
 	assert.True(t, differs, "another seed deals otherwise")
+
+	// l2 and l4 have probe labs: fault "c" needs a rehearsal lab.
+	probe := func(l, f string) bool { return f != "c" || (l != "l2" && l != "l4") }
+	for seed := uint64(0); seed < 50; seed++ {
+		d := drawFaults(learners, names, seed, probe)
+		assert.NotEqual(t, "c", d["l2"], "seed %d", seed)
+		assert.NotEqual(t, "c", d["l4"], "seed %d", seed)
+		assert.Len(t, d, 5, "everyone gets a fault that applies")
+	}
+	assert.Empty(t, drawFaults([]string{"x"}, names, 1, func(string, string) bool { return false }), "nothing applies, nothing dealt")
+}
+
+// --random prints its seed and gives each learner a fault their probe lab
+// can take (never csr-approval-stopped, which needs a rehearsal lab); the
+// same seed deals the same faults again.
+func TestClassBreakRandom(t *testing.T) {
+	t.Setenv("BOOTLAB_HOME", t.TempDir())
+	t.Chdir(t.TempDir())
+	hv := fakeTestDriver()
+	file := classFile(t, "")
+	_, errOut, err := runOn(t, hv, "up", "-f", file, "--no-preflight")
+	require.NoError(t, err, errOut)
+	deal := func() string {
+		_, errOut, err := runOn(t, hv, "break", "--random", "--seed", "3", "--name", "it")
+		require.NoError(t, err, errOut)
+		assert.Contains(t, errOut, "drawing one fault per learner with --seed 3")
+		js, _, err := runOn(t, hv, "status", "--name", "it", "-o", "json")
+		require.NoError(t, err)
+		var doc ClassStatus
+		require.NoError(t, json.Unmarshal([]byte(js), &doc))
+		var got []string
+		for _, l := range doc.Labs {
+			require.Len(t, l.Faults, 1, l.Learner)
+			assert.NotEqual(t, "csr-approval-stopped", l.Faults[0].Name, "a probe lab has no approve-csr.service")
+			got = append(got, l.Learner+"="+l.Faults[0].Name)
+		}
+		_, errOut, err = runOn(t, hv, "break", "--undo", "--name", "it")
+		require.NoError(t, err, errOut)
+		return strings.Join(got, " ")
+	}
+	first := deal()
+	assert.Equal(t, first, deal(), "the same seed, the same faults")
 }

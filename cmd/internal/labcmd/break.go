@@ -58,7 +58,7 @@ removed by lab down.`,
 		},
 	}
 	cmdutil.AddTargetFlags(cmd, &opts.Spec)
-	// Setting or undoing a fault changes the lab's DNS or load balancer:
+	// Setting or undoing a fault changes the lab's DNS, load balancer or bootstrap node:
 	// a lab found rather than named is asked about first.
 	cmdutil.AddYesFlag(cmd, &opts.Spec, "lab break", &opts.Yes, nil)
 	cmd.Flags().BoolVar(&opts.List, "list", false, "list the faults, and those set on the lab when one is found")

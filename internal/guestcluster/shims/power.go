@@ -89,7 +89,7 @@ func parsePower(name string, args []string) (Power, string) {
 				return Power(rest[0]), ""
 			}
 		}
-		return "", "only `systemctl reboot`, `systemctl poweroff` and `systemctl halt` are played on this node (it has no systemd units)"
+		return "", "only `systemctl reboot`, `systemctl poweroff` and `systemctl halt`, and start, stop, restart, status and is-active of the units the agent runs (approve-csr.service, progress.service) are played on this node (it has no systemd)"
 	case "shutdown":
 		return parseShutdown(rest)
 	}

@@ -29,6 +29,9 @@ type Tools struct {
 	ClusterBootstrap *clusterbootstrap.Start
 	// CEO is wait-for-ceo.
 	CEO etcd.WaitForCEO
+	// UnitsSocket is where the agent answers systemctl ("":
+	// units.SocketPath).
+	UnitsSocket string
 }
 
 // New returns the stand-ins as a rehearsal node runs them.
@@ -60,7 +63,11 @@ func (t *Tools) Multicall(args []string) (int, bool) {
 		main = func(a []string) int { return t.unitRunMain(a, os.Stdout, os.Stderr) }
 	case "dig":
 		main = func(a []string) int { return digMain(a, os.Stdout, os.Stderr) }
-	case "reboot", "poweroff", "halt", "shutdown", "systemctl":
+	case "systemctl":
+		main = func(a []string) int {
+			return t.systemctlMain(a, os.Stdout, os.Stderr, func(s syscall.Signal) error { return syscall.Kill(1, s) })
+		}
+	case "reboot", "poweroff", "halt", "shutdown":
 		name := filepath.Base(args[0])
 		main = func(a []string) int {
 			return powerMain(name, a, os.Stdout, os.Stderr, func(s syscall.Signal) error { return syscall.Kill(1, s) })

@@ -23,6 +23,8 @@ type Hypervisor struct {
 	// PoolVolumes are each pool's volumes, by pool then volume name.
 	PoolVolumes   map[string]map[string]*hypervisor.Volume
 	DomainObjects map[string]*hypervisor.Object
+	// FilterObjects are the network filters (nwfilter), by name.
+	FilterObjects map[string]*hypervisor.Object
 	// DomainSnapshots are each domain's snapshots, in the order taken.
 	DomainSnapshots map[string][]hypervisor.Snapshot
 	// Uploaded is the number of bytes uploaded into each volume, by name.
@@ -50,6 +52,7 @@ func New() *Hypervisor {
 	return &Hypervisor{
 		NetworkObjects: map[string]*hypervisor.Object{}, PoolObjects: map[string]*hypervisor.Object{},
 		PoolVolumes: map[string]map[string]*hypervisor.Volume{}, DomainObjects: map[string]*hypervisor.Object{},
+		FilterObjects:   map[string]*hypervisor.Object{},
 		DomainSnapshots: map[string][]hypervisor.Snapshot{}, Uploaded: map[string]int64{},
 		VolumeXML: map[string]string{}, Machine: NewMachine(false), Caps: hypervisor.Full(),
 	}

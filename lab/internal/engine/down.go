@@ -63,6 +63,10 @@ func downRun(ctx context.Context, hv hypervisor.Hypervisor, s *spec.Spec, opts D
 	steps := []step{
 		{"Deleting nodes", r.deleteDomains},
 	}
+	if len(portFaultsSet(s)) > 0 {
+		// A port block's filter outlives the domain that referenced it.
+		steps = append(steps, step{"Removing the network filters of the faults set", r.removeFaultFilters})
+	}
 	if r.caps.HostNetwork {
 		steps = append(steps, step{"Stopping load balancer", func(ctx context.Context) (string, error) {
 			// Its pid file and socket are removed too: only from a

@@ -116,6 +116,17 @@ func (p *planningHV) UpdateNetwork(_ context.Context, name string, e hypervisor.
 	p.note("update", "network", name, verb+" "+string(e.Section)+" "+e.XML)
 	return nil
 }
+func (p *planningHV) DefineFilter(_ context.Context, xml string) (*hypervisor.Object, error) {
+	return p.define("network filter", xml, false), nil
+}
+func (p *planningHV) UndefineFilter(_ context.Context, name string) error {
+	p.note("remove", "network filter", name, "")
+	return nil
+}
+func (p *planningHV) UpdateDomainInterface(_ context.Context, name, xml string) error {
+	p.note("update", "domain", name, "interface "+xml)
+	return nil
+}
 func (p *planningHV) DefinePool(_ context.Context, xml string) (*hypervisor.Object, error) {
 	return p.define("pool", xml, false), nil
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/netip"
 	"os"
 	"sort"
@@ -30,12 +31,24 @@ type Fault struct {
 	Bites string `json:"bites"`
 	Check string `json:"check"`
 	Fix   string `json:"fix"`
+	// RehearsalOnly faults need a rehearsal lab's bootstrap (its units).
+	RehearsalOnly bool `json:"rehearsalOnly,omitempty"`
+}
+
+// Applies says whether f can be set on lab s.
+func (f Fault) Applies(s *spec.Spec) bool {
+	return s.Profile != spec.ProfileOpenShift && (!f.RehearsalOnly || s.Rehearsal())
 }
 
 // Fault names.
 const (
 	FaultAPIIntWrongAddress = "api-int-wrong-address"
 	FaultLBNoBootstrapMCS   = "lb-no-bootstrap-mcs"
+	FaultCSRApprovalStopped = "csr-approval-stopped"
+	// FaultMCSBlockedFromMasters and FaultEtcdPeerBlocked are port blocks
+	// (faults_ports.go).
+	FaultMCSBlockedFromMasters = "mcs-blocked-from-masters"
+	FaultEtcdPeerBlocked       = "etcd-peer-blocked"
 )
 
 // Faults is the catalogue.
@@ -47,6 +60,16 @@ func Faults() []Fault {
 		{Name: FaultLBNoBootstrapMCS, What: "the load balancer's machine-config frontend (22623) has no server for the bootstrap",
 			Bites: "stage 12 (mco-bootstrap): the bootstrap's MCS starts, but the masters fetching api-int:22623 reach no server until the masters serve it themselves, which needs their config",
 			Check: "api.lb", Fix: "bootlab lab status shows 22623 without the bootstrap; bootlab lab up renders haproxy.cfg from the spec again and reloads it"},
+		{Name: FaultCSRApprovalStopped, What: "the bootstrap's approve-csr.service is stopped (sudo systemctl stop approve-csr.service on a rehearsal bootstrap; a reboot of the bootstrap starts it again, as the unit is enabled)",
+			Bites: "stage 13 (cb-bootstrap): the masters' kubelets send their client CSRs once the API is real, nothing approves them, so no master registers as a Node and the control plane never moves to the masters",
+			Check: "csr.pending", Fix: "systemctl status approve-csr.service on the bootstrap says inactive and its journal ends with Stopped; sudo systemctl start approve-csr.service there, or approve the CSRs by hand (bootlab lab approve-csrs)",
+			RehearsalOnly: true},
+		{Name: FaultMCSBlockedFromMasters, What: "a libvirt network filter of the lab's on the bootstrap's interface drops every TCP connection to its 22623 (the masters', which come through the load balancer, and the load balancer's health checks)",
+			Bites: "stage 12 (mco-bootstrap): the bootstrap's MCS serves, but nothing reaches it; the masters' pointer Ignition waits for https://api-int:22623/config/master",
+			Check: "api.lb", Fix: "bootlab lab status shows the bootstrap's 22623 backend down while its MCS runs (sudo crictl ps on the bootstrap); a connection to it from the host times out: look for a firewall between them (virsh domiflist and virsh nwfilter-list on the host) and remove the rule"},
+		{Name: FaultEtcdPeerBlocked, What: "a libvirt network filter of the lab's on the bootstrap's interface drops TCP 2380 (etcd's peer port) between the masters and the bootstrap, both ways",
+			Bites: "stage 13 and after: the etcd operator adds each master as a learner of the bootstrap's member, which can never reach it, so no learner is promoted and the masters' etcd never votes",
+			Check: "conn.masters-bootstrap.etcd", Fix: "the masters' etcd logs dial tcp <bootstrap>:2380 i/o timeout to the end: look for a firewall between them (virsh domiflist and virsh nwfilter-list on the host) and remove the rule"},
 	}
 }
 
@@ -103,6 +126,9 @@ type FaultTarget struct {
 	Networks hypervisor.Hypervisor
 	Host     host.Host
 	State    *labdir.State
+	// Dial logs in to node n over the lab's SSH path (the faults set on
+	// a node: csr-approval-stopped on the bootstrap).
+	Dial func(ctx context.Context, n spec.Node) (GatherNode, func(), error)
 }
 
 // BreakFault sets fault name on lab s and records it.
@@ -129,6 +155,10 @@ func BreakFault(ctx context.Context, s *spec.Spec, t FaultTarget, name string, n
 		a.Undo, err = breakAPIInt(ctx, s, t)
 	case FaultLBNoBootstrapMCS:
 		err = ensureLB(ctx, s, t, true)
+	case FaultCSRApprovalStopped:
+		err = approveCSRUnit(ctx, s, t, "stop")
+	case FaultMCSBlockedFromMasters, FaultEtcdPeerBlocked:
+		a.Undo, err = breakPorts(ctx, s, t, f.Name)
 	}
 	if err != nil {
 		return fmt.Errorf("break %s: %w", f.Name, err)
@@ -161,6 +191,10 @@ func UndoFault(ctx context.Context, s *spec.Spec, t FaultTarget, name string) ([
 			err = undoAPIInt(ctx, s, t, a.Undo)
 		case FaultLBNoBootstrapMCS:
 			err = ensureLB(ctx, s, t, false)
+		case FaultCSRApprovalStopped:
+			err = approveCSRUnit(ctx, s, t, "start")
+		case FaultMCSBlockedFromMasters, FaultEtcdPeerBlocked:
+			err = undoPorts(ctx, s, t, a.Name, a.Undo)
 		}
 		if err != nil {
 			_ = saveFaults(s, append(keep, active[len(undone)+len(keep):]...))
@@ -284,4 +318,48 @@ func WithoutBootstrapMCS(c loadbalancer.Config, s *spec.Spec) loadbalancer.Confi
 	}
 	c.Frontends = fes
 	return c
+}
+
+// approveCSRCommand is what csr-approval-stopped runs on the bootstrap, as
+// a person would: the systemctl stand-in asks the agent, which runs the
+// unit (internal/guestcluster/units).
+func approveCSRCommand(verb string) string {
+	return "sudo -n systemctl " + verb + " approve-csr.service"
+}
+
+// approveCSRUnit stops or starts approve-csr.service on the lab's
+// bootstrap over its SSH path. Only a rehearsal bootstrap has the unit
+// as a stand-in bootlab can reach; once the bootstrap is removed there
+// is nothing to start again.
+func approveCSRUnit(ctx context.Context, s *spec.Spec, t FaultTarget, verb string) error {
+	if !s.Rehearsal() {
+		return fmt.Errorf("lab %s is not a rehearsal lab (openshift.manualBootstrap on a probe lab): its bootstrap runs no approve-csr.service bootlab can reach", s.Name)
+	}
+	boots := s.NodesByRole(spec.RoleBootstrap)
+	if len(boots) == 0 {
+		return fmt.Errorf("lab %s has no bootstrap node", s.Name)
+	}
+	if t.State != nil && t.State.BootstrapRemoved {
+		if verb == "start" {
+			return nil
+		}
+		return fmt.Errorf("the bootstrap of lab %s was removed by bootlab lab pivot: it has no approve-csr.service to stop", s.Name)
+	}
+	if t.Dial == nil {
+		return fmt.Errorf("no way to log in to %s", boots[0].Name)
+	}
+	n, done, err := t.Dial(ctx, boots[0])
+	if err != nil {
+		return err
+	}
+	defer done()
+	cmd := approveCSRCommand(verb)
+	code, stderr, err := n.Run(ctx, cmd, io.Discard)
+	if err != nil {
+		return fmt.Errorf("%s on %s: %w", cmd, boots[0].Name, err)
+	}
+	if code != 0 {
+		return fmt.Errorf("%s on %s exited %d: %s", cmd, boots[0].Name, code, strings.TrimSpace(stderr))
+	}
+	return nil
 }
