@@ -264,3 +264,18 @@ func TestEtcdOperatorWaitsForTheClusterAPI(t *testing.T) {
 
 	assert.True(t, (&Operator{}).waitAPI(context.Background()), "without a wait it joins at once")
 }
+
+// A member started on an earlier boot has its pod in the static pod
+// directory and member/ in its data directory; either missing is a first
+// boot (the add path).
+func TestStartedBeforeNeedsThePodAndTheMemberData(t *testing.T) {
+	t.Parallel()
+	o := &Operator{PodDir: t.TempDir(), DataDir: t.TempDir()}
+	assert.False(t, o.startedBefore(), "nothing kept")
+	require.NoError(t, os.WriteFile(filepath.Join(o.PodDir, etcdPodFile), []byte("kind: Pod\n"), 0o644))
+	assert.False(t, o.startedBefore(), "the pod, but no member data: etcd never started")
+	require.NoError(t, os.Mkdir(filepath.Join(o.DataDir, "member"), 0o700))
+	assert.True(t, o.startedBefore())
+	require.NoError(t, os.Remove(filepath.Join(o.PodDir, etcdPodFile)))
+	assert.False(t, o.startedBefore(), "data but no pod: the operator lands the pod again")
+}
