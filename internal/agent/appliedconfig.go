@@ -15,14 +15,13 @@ import (
 	"github.com/bootlab/bootlab/internal/wire"
 )
 
-// Ignition runs once, on an RHCOS node's first boot: a master fetches its
-// config from the Machine Config Server then, and never again (a reboot
-// finds /etc and /var as the first boot left them; the machine-config
-// daemon keeps what it applied on the node, openshift/machine-config-operator
-// pkg/daemon/constants/constants.go, CurrentConfigPath). A rehearsal master
-// does the same: it keeps the merged config it applied on its node disk
-// and boots from it again, so a reboot does not depend on an MCS (after the
-// pivot a lab's only MCS may be the master that is rebooting).
+// Ignition runs once, on an RHCOS node's first boot (coreos/ignition
+// README.md: "Ignition only runs once"): a master fetches its config from
+// the Machine Config Server then, and never again; a reboot finds /etc
+// and /var as the first boot left them. A rehearsal master does the same:
+// it keeps the merged config it applied on its node disk and boots from it
+// again, so a reboot does not depend on an MCS (after the pivot a lab's
+// only MCS may be the master that is rebooting).
 
 // appliedConfigPath is the merged config a node with a node disk applied on
 // its first boot (0600: it carries the node's keys).
