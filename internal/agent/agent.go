@@ -132,32 +132,7 @@ func (a *Agent) Run(ctx context.Context) {
 	}
 	var kl *kubelet.Kubelet
 	if a.etcd != nil {
-		// A rehearsal master runs the release's kube-apiserver as the
-		// bootstrap does: from the Kubernetes volume, mounted and linked
-		// on PATH the same way, started by its kubelet stand-in once the
-		// installer stand-in has written its pod.
-		// Its programs resolve names as RHCOS's do: /etc/hosts has
-		// localhost, resolv.conf the lab's dnsmasq (NetworkManager writes
-		// both there). Without them the controller manager's and
-		// scheduler's localhost:6443 went to [::1]:53 and the controller
-		// manager exited (measured on VMs).
-		a.writeResolvConf()
-		vol := a.mountKubeVolumeAsync()
-		go a.reportNoKubeVolume(vol)
-		kl = a.newKubelet(nil).WithPending(vol.pending).WithHostIP(self.IP)
-		a.kubelet.Store(kl)
-		// kubelet.service runs from boot on, as on the bootstrap: after a
-		// reboot it starts the etcd and control-plane pods kept in
-		// /etc/kubernetes/manifests.
-		go kl.Run(ctx)
-		op := a.etcdOperator()
-		op.Kubelet = kl
-		op.Keep = a.disk.keptFile
-		op.APIReady = etcd.APIReady(wire.NodeBootstrapKubeconfigPath, a.newDialer().DialContext)
-		leader := etcdLeader(pc, self)
-		go op.Join(ctx, self, a.etcd, leader, merged)
-		a.runMasterOperators(ctx, self, merged, op, leader)
-		go a.reportEtcdMembers(ctx, self)
+		kl = a.runRehearsalMaster(ctx, pc, self, merged)
 	}
 	if self.Role == wire.RoleMaster {
 		// A rehearsal master joins as a Node once a real API serves, and
