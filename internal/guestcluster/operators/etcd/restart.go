@@ -62,13 +62,28 @@ func (o *Operator) startedBefore() bool {
 // bootstrap member may be gone already).
 func (o *Operator) Resume(ctx context.Context, self wire.NodeExpect, local Etcdctl, leader bool, join *wire.EtcdJoin) {
 	o.say(Waiting, "%s booted again with its etcd pod and member data on its disk: the kubelet starts the pod; waiting for the member to run again", self.Name)
-	if _, ok := o.waitExistingMember(ctx, local, self); !ok {
+	ms, ok := o.waitExistingMember(ctx, local, self)
+	if !ok {
 		return
+	}
+	myPeer := "https://" + self.IP + ":2380"
+	if mine := existingMember(ms, self.Name, myPeer); mine != nil && mine.IsLearner {
+		// It went down before the operator promoted it: the promotion
+		// goes on (through the bootstrap's member, as on the first boot).
+		boot := local
+		if join != nil && join.BootstrapIP != "" {
+			boot = MasterEtcdctl("https://"+join.BootstrapIP+":2379", "https://"+self.IP+":2379")
+		}
+		if _, ok := o.promote(ctx, boot, self, myPeer, ms); !ok {
+			return
+		}
 	}
 	if !o.waitHealthy(ctx, local, self) {
 		return
 	}
-	ms, _ := local.Members(ctx)
+	if now, err := local.Members(ctx); err == nil {
+		ms = now
+	}
 	o.Log.Info("etcd operator stand-in: this master's member restarted on its data; nothing added", "member", self.Name, "members", MemberSummary(ms))
 	o.say(Joined, "%s restarted as the member it was (its data kept on the node disk; the operator adds no member already in the cluster); members %s", self.Name, MemberSummary(ms))
 	if leader && join != nil {
@@ -77,8 +92,8 @@ func (o *Operator) Resume(ctx context.Context, self wire.NodeExpect, local Etcdc
 }
 
 // waitExistingMember waits until local lists this master, by name (as the
-// operator looks it up) or by its peer URL, as a voting member, and
-// returns the members; false when ctx ended.
+// operator looks it up) or by its peer URL, and returns the members;
+// false when ctx ended.
 func (o *Operator) waitExistingMember(ctx context.Context, local Etcdctl, self wire.NodeExpect) ([]Member, bool) {
 	myPeer := "https://" + self.IP + ":2380"
 	for {
@@ -88,8 +103,6 @@ func (o *Operator) waitExistingMember(ctx context.Context, local Etcdctl, self w
 			o.say(Waiting, "%s booted again; its etcd does not answer yet: %v", self.Name, err)
 		case mine == nil:
 			o.say(Waiting, "%s booted again, but the member list has no %s (%s): its data in %s belongs to a member removed from the cluster, which etcd will not start again", self.Name, self.Name, MemberSummary(ms), o.dataDir())
-		case mine.IsLearner:
-			o.say(Waiting, "%s booted again as a learner not yet promoted; members %s", self.Name, MemberSummary(ms))
 		default:
 			return ms, true
 		}
