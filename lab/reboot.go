@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/bootlab/bootlab/internal/timing"
+	"github.com/bootlab/bootlab/lab/internal/engine"
 
 	"github.com/bootlab/bootlab/lab/spec"
 )
@@ -20,7 +21,8 @@ const GracefulRebootCommand = "sudo -n systemctl reboot"
 // Reboot reboots node name of the lab: gracefully through its agent (a
 // rehearsal bootstrap: over SSH, GracefulRebootCommand), or hard with a
 // power reset of its VM (any running node: nothing is synced, as when a
-// host crashes). It returns once the node was asked; the node boots on its
+// host crashes; `lab status` shows a probe node rebooting until its next
+// boot reports). It returns once the node was asked; the node boots on its
 // own.
 func (l *Lab) Reboot(ctx context.Context, name string, hard bool) error {
 	n, ok := l.spec.Node(name)
@@ -36,7 +38,7 @@ func (l *Lab) Reboot(ctx context.Context, name string, hard bool) error {
 		if err != nil {
 			return err
 		}
-		return hv.ResetDomain(ctx, l.spec.DomainName(n))
+		return engine.ResetNode(ctx, hv, l.spec, n)
 	}
 	if !l.spec.Rehearsal() || n.Role != spec.RoleBootstrap {
 		return fmt.Errorf("%s runs no SSH server, so its agent cannot be asked to reboot gracefully (only a rehearsal lab's bootstrap can): `bootlab lab reboot %s --hard` resets its VM", n.Name, n.Name)

@@ -58,6 +58,9 @@ type Agent struct {
 	// disk is a rehearsal node's own disk, where it keeps its state
 	// (nil: the node keeps nothing across a reboot).
 	disk *nodeDisk
+	// fetched says this boot fetched its merged config (a pointer
+	// config): a node with a node disk keeps it (appliedconfig.go).
+	fetched bool
 	// kubelet is the node's kubelet stand-in, once it runs: a shutdown
 	// stops its pods.
 	kubelet atomic.Pointer[kubelet.Kubelet]
@@ -90,6 +93,7 @@ func (a *Agent) Run(ctx context.Context) {
 	if !a.upNIC() || !a.upDHCP(ctx) {
 		return
 	}
+	a.mountKeptDisk(ctx)
 	merged, ok := a.readConfig(ctx)
 	if !ok {
 		return
@@ -112,6 +116,9 @@ func (a *Agent) Run(ctx context.Context) {
 	}
 	if rehearsal || a.etcd != nil {
 		a.keepNodeState(ctx)
+		if a.fetched {
+			a.keepAppliedConfig(merged)
+		}
 	}
 	a.declareChecks(pc, self, rehearsal)
 	a.checkLease(self)
@@ -125,27 +132,7 @@ func (a *Agent) Run(ctx context.Context) {
 	}
 	var kl *kubelet.Kubelet
 	if a.etcd != nil {
-		// A rehearsal master runs the release's kube-apiserver as the
-		// bootstrap does: from the Kubernetes volume, mounted and linked
-		// on PATH the same way, started by its kubelet stand-in once the
-		// installer stand-in has written its pod.
-		// Its programs resolve names as RHCOS's do: /etc/hosts has
-		// localhost, resolv.conf the lab's dnsmasq (NetworkManager writes
-		// both there). Without them the controller manager's and
-		// scheduler's localhost:6443 went to [::1]:53 and the controller
-		// manager exited (measured on VMs).
-		a.writeResolvConf()
-		vol := a.mountKubeVolumeAsync()
-		go a.reportNoKubeVolume(vol)
-		kl = a.newKubelet(nil).WithPending(vol.pending).WithHostIP(self.IP)
-		a.kubelet.Store(kl)
-		op := a.etcdOperator()
-		op.Kubelet = kl
-		op.APIReady = etcd.APIReady(wire.NodeBootstrapKubeconfigPath, a.newDialer().DialContext)
-		leader := etcdLeader(pc, self)
-		go op.Join(ctx, self, a.etcd, leader, merged)
-		a.runMasterOperators(ctx, self, merged, op, leader)
-		go a.reportEtcdMembers(ctx, self)
+		kl = a.runRehearsalMaster(ctx, pc, self, merged)
 	}
 	if self.Role == wire.RoleMaster {
 		// A rehearsal master joins as a Node once a real API serves, and
@@ -163,6 +150,9 @@ func (a *Agent) Run(ctx context.Context) {
 // RHCOS keeps across a reboot. Without it the node runs in RAM as a probe
 // node does, and says why.
 func (a *Agent) keepNodeState(ctx context.Context) {
+	if a.disk != nil {
+		return // mounted before the config was read (mountKeptDisk)
+	}
 	// The kernel starts /init with no PATH: mke2fs is found on RHCOS's.
 	_ = os.Setenv("PATH", rhcos.DefaultPath)
 	d, err := mountNodeDisk(ctx)
@@ -269,11 +259,18 @@ func (a *Agent) readConfig(ctx context.Context) (types.Config, bool) {
 	a.rep.set(chkFwCfg, passed, "%d bytes, spec %s, %s", len(raw), cfg.Ignition.Version, kind)
 
 	a.rep.start(chkFetch)
+	if len(cfg.Ignition.Config.Merge) > 0 {
+		if kept, ok := a.appliedConfig(); ok {
+			a.rep.set(chkFetch, passed, "not fetched: Ignition ran on this node's first boot, and the config it applied is on the node disk (%s)", appliedConfigPath)
+			return kept, true
+		}
+	}
 	merged, err := a.fetch(ctx, cfg)
 	if err != nil {
 		a.failRest(chkFetch, err.Error())
 		return types.Config{}, false
 	}
+	a.fetched = len(cfg.Ignition.Config.Merge) > 0
 	return merged, true
 }
 

@@ -55,6 +55,10 @@ type State struct {
 	// runs in a qemu started then, but continues a guest run (and probe
 	// reports) that began before.
 	Restored *RestoreRecord `json:"restored,omitempty"`
+	// Resets are the power resets `lab reboot --hard` gave, by node name:
+	// a reset writes no report, so this is how `lab status` knows the node
+	// is rebooting until its next boot reports.
+	Resets map[string]ResetRecord `json:"resets,omitempty"`
 	// Updated is when the state was last written.
 	Updated time.Time `json:"updated"`
 }
@@ -70,6 +74,27 @@ type RestoreRecord struct {
 // this restore (its guest continues an earlier run).
 func (r *RestoreRecord) Resumed(since time.Time) bool {
 	return r != nil && !since.IsZero() && !since.Before(r.Started.Add(-time.Second)) && !since.After(r.Finished.Add(time.Second))
+}
+
+// ResetRecord is a power reset of one node's VM.
+type ResetRecord struct {
+	// At is when the reset was given (host clock).
+	At time.Time `json:"at"`
+	// Boot is the boot (wire.Report.Boot) of the node's last report before
+	// the reset, zero when it had written none: a report of another boot
+	// is the next boot's.
+	Boot time.Time `json:"boot,omitzero"`
+}
+
+// Pending is true while a node reset at r has not reported since: its
+// last report is still of the boot the reset ended (or it has written
+// none), and its VM is the one that was reset (a qemu started after the
+// reset, since, as by `lab up` or a checkpoint restore, is another run).
+func (r ResetRecord) Pending(lastBoot, since time.Time) bool {
+	if !since.IsZero() && since.After(r.At) {
+		return false
+	}
+	return lastBoot.IsZero() || lastBoot.Equal(r.Boot)
 }
 
 // ErrNoState is returned by LoadState when the lab directory has no state.

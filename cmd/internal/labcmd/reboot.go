@@ -35,8 +35,8 @@ node shutdown does, syncs and unmounts the node disk and reboots. With --hard
 the node's VM is reset, as a power cut or a crashed host would: nothing is
 synced. A rehearsal node keeps /etc, /var and /opt/openshift on its disk
 either way (docs/rehearsal-lab.md): its static pods start again and stage
-status shows what was done. ` + "`bootlab lab status`" + ` shows a node going down gracefully
-as rebooting until it boots.`,
+status shows what was done. ` + "`bootlab lab status`" + ` shows the node rebooting,
+gracefully or after --hard, until its next boot reports.`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 1 {
 				return cmdutil.UsageErrorf("lab reboot needs one NODE (see `bootlab lab status`)")

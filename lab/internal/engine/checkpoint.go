@@ -338,6 +338,8 @@ func RestoreCheckpoint(ctx context.Context, hv hypervisor.Hypervisor, s *spec.Sp
 	st.Name, st.UUID = now.Name, now.UUID
 	st.NetworkUUID, st.PoolUUID, st.HostDNS = now.NetworkUUID, now.PoolUUID, now.HostDNS
 	st.Restored = restored
+	// Every node now runs as the checkpoint left it: no reset is pending.
+	st.Resets = nil
 	if err := st.Save(s.LabDir); err != nil {
 		return nil, err
 	}

@@ -76,15 +76,14 @@ type NodeStatus struct {
 // report lines (the agent writes one every 15 s at least).
 const consoleTail = 1 << 20
 
-// shuttingDown is "rebooting", "powering off" or "halting" when the last
-// report on a probe node's console says its agent is taking it down (the
-// next boot's reports end that), else "".
-func shuttingDown(ctx context.Context, h host.Host, path string) string {
+// lastReport is the last agent report on a probe node's console log at
+// path (nil when it has none or cannot be read).
+func lastReport(ctx context.Context, h host.Host, path string) *wire.Report {
 	var data []byte
 	if h == nil || !h.Remote() {
 		f, err := os.Open(path)
 		if err != nil {
-			return ""
+			return nil
 		}
 		defer f.Close()
 		if fi, err := f.Stat(); err == nil && fi.Size() > consoleTail {
@@ -94,12 +93,21 @@ func shuttingDown(ctx context.Context, h host.Host, path string) string {
 	} else {
 		out, err := host.Output(ctx, h, fmt.Sprintf("tail -c %d -- %s", consoleTail, sshc.Quote(path)))
 		if err != nil {
-			return ""
+			return nil
 		}
 		data = []byte(out)
 	}
 	rep, err := wire.ParseConsole(bytes.NewReader(data))
-	if err != nil || rep == nil {
+	if err != nil {
+		return nil
+	}
+	return rep
+}
+
+// goingDown is what report rep says its node's agent is doing: "rebooting",
+// "powering off", "halting" or "" (running, or no report).
+func goingDown(rep *wire.Report) string {
+	if rep == nil {
 		return ""
 	}
 	switch rep.Shutdown {
@@ -111,6 +119,25 @@ func shuttingDown(ctx context.Context, h host.Host, path string) string {
 		return "halting"
 	}
 	return ""
+}
+
+// probeNodeState is a running probe node's state: what its last report
+// says its agent is doing, or "rebooting" while a power reset (`lab reboot
+// --hard`, reset) has not been followed by a report of its next boot.
+func probeNodeState(rep *wire.Report, reset *labdir.ResetRecord, since time.Time) string {
+	if going := goingDown(rep); going != "" {
+		return going
+	}
+	if reset != nil {
+		var boot time.Time
+		if rep != nil {
+			boot = rep.Boot
+		}
+		if reset.Pending(boot, since) {
+			return "rebooting"
+		}
+	}
+	return "running"
 }
 
 // qemuRunDir holds libvirt's per-domain pid files on a local qemu:///system.
@@ -149,10 +176,12 @@ func Inspect(ctx context.Context, hv hypervisor.Hypervisor, s *spec.Spec) (*Stat
 	st := &Status{Name: s.Name, URI: s.Libvirt.URI, Network: NetworkStatus{Name: s.NetworkName()}, DNS: []DNSRecord{}, Nodes: []NodeStatus{}}
 	labUUID := ""
 	var restored *labdir.RestoreRecord
+	var resets map[string]labdir.ResetRecord
 	if state, err := labdir.LoadState(s.LabDir); err == nil {
 		st.Accelerator = state.Accelerator
 		labUUID = state.UUID
 		restored = state.Restored
+		resets = state.Resets
 	}
 	leases, err := inspectNetwork(ctx, hv, s, st)
 	if err != nil {
@@ -167,7 +196,11 @@ func Inspect(ctx context.Context, hv hypervisor.Hypervisor, s *spec.Spec) (*Stat
 		}
 	}
 	for _, n := range s.Nodes {
-		ns, err := inspectNode(ctx, hv, s, n, labUUID, restored)
+		var reset *labdir.ResetRecord
+		if r, ok := resets[n.Name]; ok {
+			reset = &r
+		}
+		ns, err := inspectNode(ctx, hv, s, n, labUUID, restored, reset)
 		if err != nil {
 			return nil, err
 		}
@@ -235,8 +268,9 @@ func networkRecords(nx *libvirtxml.Network, st *Status) {
 
 // inspectNode is node n's domain as libvirt has it: absent, foreign (not
 // this lab's, or this lab's before a rebuild), running since when, or
-// shut off.
-func inspectNode(ctx context.Context, hv hypervisor.Hypervisor, s *spec.Spec, n spec.Node, labUUID string, restored *labdir.RestoreRecord) (NodeStatus, error) {
+// shut off; a running probe node may be going down or rebooting after a
+// reset (probeNodeState).
+func inspectNode(ctx context.Context, hv hypervisor.Hypervisor, s *spec.Spec, n spec.Node, labUUID string, restored *labdir.RestoreRecord, reset *labdir.ResetRecord) (NodeStatus, error) {
 	ns := NodeStatus{Name: n.Name, Role: n.Role, Domain: s.DomainName(n), State: "absent", MAC: n.MAC, ReservedIP: n.IP}
 	o, err := hv.LookupDomain(ctx, ns.Domain)
 	switch {
@@ -255,12 +289,10 @@ func inspectNode(ctx context.Context, hv hypervisor.Hypervisor, s *spec.Spec, n 
 		ns.State = "paused"
 	case o.Active:
 		ns.State = "running"
-		if s.Profile == spec.ProfileProbe {
-			if going := shuttingDown(ctx, hv.Host(), labdir.ConsoleLog(s, n)); going != "" {
-				ns.State = going
-			}
-		}
 		ns.Since = domainSince(ctx, hv.Host(), s.Libvirt.URI, ns.Domain)
+		if s.Profile == spec.ProfileProbe {
+			ns.State = probeNodeState(lastReport(ctx, hv.Host(), labdir.ConsoleLog(s, n)), reset, ns.Since)
+		}
 		if restored.Resumed(ns.Since) {
 			// A checkpoint restore started this qemu with the guest's
 			// memory as it was: its run began earlier, when is unknown

@@ -42,7 +42,7 @@ func TestStatusShowsANodeGoingDown(t *testing.T) {
 			data = append(data, l...)
 		}
 		require.NoError(t, os.WriteFile(log, data, 0o600))
-		assert.Equal(t, tc.want, shuttingDown(context.Background(), nil, log), "%s", data)
+		assert.Equal(t, tc.want, goingDown(lastReport(context.Background(), nil, log)), "%s", data)
 	}
-	assert.Empty(t, shuttingDown(context.Background(), nil, filepath.Join(t.TempDir(), "absent.log")))
+	assert.Empty(t, goingDown(lastReport(context.Background(), nil, filepath.Join(t.TempDir(), "absent.log"))))
 }

@@ -59,9 +59,16 @@ type Operator struct {
 	Poll time.Duration
 	// ReleasePath is the release metadata, which names the etcd image.
 	ReleasePath string
-	// Kubelet is the master's kubelet stand-in, started with the etcd
-	// pod; nil starts one of its own.
+	// Kubelet is the master's kubelet stand-in, which its caller runs
+	// from the node's boot on, as kubelet.service runs; nil: the operator
+	// starts one of its own with the etcd pod.
 	Kubelet *kubelet.Kubelet
+	// Keep says which Ignition files stay as the node's disk has them
+	// (a boot after the first: Ignition runs once); nil writes them all.
+	Keep func(path string) bool
+	// PodDir and DataDir are where the etcd pod lands and where its
+	// member keeps its data (kubelet.StaticPodDir and /var/lib/etcd).
+	PodDir, DataDir string
 	// APIReady says whether the cluster's API answers (nil) or why not:
 	// the operator adds no member before it does. Nil adds at once.
 	APIReady func(ctx context.Context) error
@@ -86,7 +93,8 @@ const (
 
 // NewOperator returns the etcd operator stand-in as a master runs it.
 func NewOperator(log *slog.Logger, report func(p Progress, detail string)) *Operator {
-	return &Operator{Log: log, Report: report, Poll: 2 * time.Second, ReleasePath: wire.ReleaseMetadataPath}
+	return &Operator{Log: log, Report: report, Poll: 2 * time.Second, ReleasePath: wire.ReleaseMetadataPath,
+		PodDir: kubelet.StaticPodDir, DataDir: etcdDataDir}
 }
 
 // Join plays the etcd operator's cluster member controller for this
@@ -98,8 +106,13 @@ func (o *Operator) Join(ctx context.Context, self wire.NodeExpect, join *wire.Et
 	_ = os.Setenv("PATH", rhcos.DefaultPath)
 	// Lay the merged config's files down as Ignition would: the etcd
 	// certificates among them.
-	if _, err := rhcos.WriteIgnitionFiles(cfg); err != nil {
+	if _, err := rhcos.WriteIgnitionFilesExcept(cfg, o.Keep); err != nil {
 		o.Report(Failed, fmt.Sprintf("write the Ignition files: %v", err))
+		return
+	}
+	if o.startedBefore() {
+		local := MasterEtcdctl("https://" + self.IP + ":2379")
+		o.Resume(ctx, self, local, leader, join)
 		return
 	}
 	if !o.waitAPI(ctx) {
@@ -219,15 +232,13 @@ func (o *Operator) startMember(ctx context.Context, self wire.NodeExpect, member
 	if rel, _ := wire.ReadRehearsalRelease(o.ReleasePath); rel != nil {
 		image = rel.Components["etcd"]
 	}
-	if err := writeMasterEtcdPod(kubelet.StaticPodDir, self, members, image); err != nil {
+	if err := writeMasterEtcdPod(o.podDir(), self, members, image); err != nil {
 		o.say(Failed, "write the etcd pod: %v", err)
 		return false
 	}
-	kl := o.Kubelet
-	if kl == nil {
-		kl = kubelet.New(o.Log, kubelet.StaticPodDir, nil)
+	if o.Kubelet == nil {
+		go kubelet.New(o.Log, kubelet.StaticPodDir, nil).Run(ctx)
 	}
-	go kl.Run(ctx)
 	return true
 }
 

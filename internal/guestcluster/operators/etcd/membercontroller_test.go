@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -86,6 +87,7 @@ args=()
 for a in "$@"; do case $a in --*) ;; *) args+=("$a") ;; esac; done
 case "${args[0]} ${args[1]}" in
 "member remove") ;;
+"member promote") sed -i 's/"isLearner":true/"isLearner":false/' "$d/members.json" ;;
 *) echo "unexpected: $*" >&2; exit 2 ;;
 esac
 `
@@ -263,4 +265,42 @@ func TestEtcdOperatorWaitsForTheClusterAPI(t *testing.T) {
 	assert.False(t, o.waitAPI(ctx), "gives up when its context ends")
 
 	assert.True(t, (&Operator{}).waitAPI(context.Background()), "without a wait it joins at once")
+}
+
+// A member started on an earlier boot has its pod in the static pod
+// directory and member/ in its data directory; either missing is a first
+// boot (the add path).
+func TestStartedBeforeNeedsThePodAndTheMemberData(t *testing.T) {
+	t.Parallel()
+	o := &Operator{PodDir: t.TempDir(), DataDir: t.TempDir()}
+	assert.False(t, o.startedBefore(), "nothing kept")
+	require.NoError(t, os.WriteFile(filepath.Join(o.PodDir, etcdPodFile), []byte("kind: Pod\n"), 0o644))
+	assert.False(t, o.startedBefore(), "the pod, but no member data: etcd never started")
+	require.NoError(t, os.Mkdir(filepath.Join(o.DataDir, "member"), 0o700))
+	assert.True(t, o.startedBefore())
+	require.NoError(t, os.Remove(filepath.Join(o.PodDir, etcdPodFile)))
+	assert.False(t, o.startedBefore(), "data but no pod: the operator lands the pod again")
+}
+
+// A master that went down as a learner, before its promotion, is promoted
+// when it is back (nothing is added); then it reports joined.
+func TestResumePromotesALearnerThatRebooted(t *testing.T) {
+	t.Parallel()
+	c, dir := fakeEtcdctl(t)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "members.json"), []byte(`{"members":[`+
+		`{"ID":"1","name":"etcd-bootstrap","peerURLs":["https://10.0.0.10:2380"],"clientURLs":["https://10.0.0.10:2379"]},`+
+		`{"ID":"2","name":"master-0","peerURLs":["https://10.0.0.11:2380"],"clientURLs":["https://10.0.0.11:2379"],"isLearner":true}]}`), 0o644))
+	var last Progress
+	var said []string
+	o := &Operator{Log: slog.New(slog.DiscardHandler), Poll: time.Millisecond, Report: func(p Progress, detail string) { last, said = p, append(said, detail) }}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	o.Resume(ctx, wire.NodeExpect{Name: "master-0", IP: "10.0.0.11"}, c, false, nil)
+	require.NoError(t, ctx.Err(), "Resume returned on its own: %v", said)
+	assert.Equal(t, Joined, last)
+	calls, err := os.ReadFile(filepath.Join(dir, "calls"))
+	require.NoError(t, err)
+	assert.Contains(t, string(calls), "member promote 2")
+	assert.NotContains(t, string(calls), "member add", "nothing added")
+	assert.NotContains(t, string(calls), "member remove", "nothing removed")
 }

@@ -7,9 +7,15 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"os"
+	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/yaml"
 
 	"github.com/bootlab/bootlab/internal/controlplane"
 	"github.com/bootlab/bootlab/internal/guestcluster/kubelet"
@@ -52,12 +58,16 @@ func (a Master) Run(ctx context.Context) {
 		image, version = rel.Components["hyperkube"], rel.Version
 	}
 	in := controlplane.MasterInput{AdvertiseAddress: self.IP, EtcdServers: servers, OpenShift: version, Revision: 1}
-	if !a.installUntilDone(ctx, controlplane.KubeAPIServerOperand, in, image) {
+	// After a reboot each operand's pod is on the node's disk at the
+	// revision it had: that revision again, which writes the same pod
+	// (the kubelet keeps it running), not a step back to revision 1.
+	kas := keptRevision(kubelet.StaticPodDir, controlplane.KubeAPIServerOperand, in)
+	if !a.installUntilDone(ctx, controlplane.KubeAPIServerOperand, kas, image) {
 		return
 	}
-	a.Report(false, fmt.Sprintf("kube-apiserver installer stand-in wrote revision 1 (etcd %v); the kubelet stand-in starts the real kube-apiserver", servers))
-	a.waitLocalAPI(ctx, in.Revision, servers)
-	if !a.recordWhenServing(ctx, controlplane.KubeAPIServerOperand, controlplane.APIPort, in.Revision) {
+	a.Report(false, fmt.Sprintf("kube-apiserver installer stand-in wrote revision %d (etcd %v); the kubelet stand-in starts the real kube-apiserver", kas.Revision, servers))
+	a.waitLocalAPI(ctx, kas.Revision, servers)
+	if !a.recordWhenServing(ctx, controlplane.KubeAPIServerOperand, controlplane.APIPort, kas.Revision) {
 		return
 	}
 	// The controller manager's and scheduler's operators install theirs
@@ -67,11 +77,30 @@ func (a Master) Run(ctx context.Context) {
 		op   controlplane.Operand
 		port int
 	}{{controlplane.KubeControllerManagerOperand, controlplane.ControllerManagerPort}, {controlplane.KubeSchedulerOperand, controlplane.SchedulerPort}} {
-		if !a.installUntilDone(ctx, o.op, in, image) || !a.recordWhenServing(ctx, o.op, o.port, in.Revision) {
+		oin := keptRevision(kubelet.StaticPodDir, o.op, in)
+		if !a.installUntilDone(ctx, o.op, oin, image) || !a.recordWhenServing(ctx, o.op, o.port, oin.Revision) {
 			return
 		}
 	}
-	a.rolloutWithoutBootstrap(ctx, local, in, image)
+	a.rolloutWithoutBootstrap(ctx, local, kas, image)
+}
+
+// keptRevision is in at the revision of operand o's pod in the static pod
+// directory dir, when a pod of an earlier boot is there (in unchanged
+// when none is, or its revision cannot be read).
+func keptRevision(dir string, o controlplane.Operand, in controlplane.MasterInput) controlplane.MasterInput {
+	data, err := os.ReadFile(filepath.Join(dir, o.Pod(in, "").File))
+	if err != nil {
+		return in
+	}
+	var pod corev1.Pod
+	if err := yaml.Unmarshal(data, &pod); err != nil {
+		return in
+	}
+	if rev, err := strconv.Atoi(pod.Labels["revision"]); err == nil && rev > in.Revision {
+		in.Revision = rev
+	}
+	return in
 }
 
 // rolloutWithoutBootstrap is the kube-apiserver operator's next revision

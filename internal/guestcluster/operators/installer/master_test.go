@@ -1,9 +1,13 @@
 package installer
 
 import (
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"sigs.k8s.io/yaml"
 
 	"github.com/bootlab/bootlab/internal/controlplane"
 	"github.com/bootlab/bootlab/internal/guestcluster/operators/etcd"
@@ -64,4 +68,27 @@ func TestEtcdServersAsTheEndpointObserver(t *testing.T) {
 	assert.Equal(t, 2, next.Revision, "the default revision is 1: the next is 2")
 	assert.True(t, hasBootstrap([]etcd.Member{boot}))
 	assert.False(t, hasBootstrap([]etcd.Member{m("master-0", "192.168.126.11", false)}))
+}
+
+// After a reboot the installer writes each operand's kept revision again
+// (the same pod, which the kubelet keeps running), never a step back.
+func TestKeptRevisionIsThePodOnDisk(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	in := controlplane.MasterInput{AdvertiseAddress: "10.0.0.11", EtcdServers: []string{"https://localhost:2379"}, Revision: 1}
+	assert.Equal(t, 1, keptRevision(dir, controlplane.KubeAPIServerOperand, in).Revision, "no pod: a first boot")
+
+	two := in
+	two.Revision = 2
+	pod := controlplane.KubeAPIServerOperand.Pod(two, "")
+	data, err := yaml.Marshal(pod.Pod)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, pod.File), data, 0o644))
+	got := keptRevision(dir, controlplane.KubeAPIServerOperand, in)
+	assert.Equal(t, 2, got.Revision)
+	assert.Equal(t, in.EtcdServers, got.EtcdServers, "only the revision is taken from the disk")
+	assert.Equal(t, 1, keptRevision(dir, controlplane.KubeSchedulerOperand, in).Revision, "each operand its own pod")
+
+	require.NoError(t, os.WriteFile(filepath.Join(dir, pod.File), []byte("{not yaml"), 0o644))
+	assert.Equal(t, 1, keptRevision(dir, controlplane.KubeAPIServerOperand, in).Revision, "an unreadable pod counts as none")
 }
