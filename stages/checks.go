@@ -37,21 +37,27 @@ func checksOpenShiftManifests() []Check {
 }
 
 func checksReleaseImage() []Check {
-	keys := []string{"VERSION", "KUBERNETES_VERSION", "RELEASE_IMAGE_DIGEST",
+	keys := []string{"VERSION", "RELEASE_IMAGE_DIGEST",
 		"MACHINE_CONFIG_OPERATOR_IMAGE", "MACHINE_CONFIG_ETCD_IMAGE", "MACHINE_CONFIG_INFRA_IMAGE",
 		"CLUSTER_ETCD_OPERATOR_IMAGE", "API_IMAGE", "CONFIG_OPERATOR_IMAGE",
 		"KUBE_APISERVER_OPERATOR_IMAGE", "KUBE_CONTROLLER_MANAGER_OPERATOR_IMAGE",
 		"KUBE_SCHEDULER_OPERATOR_IMAGE", "INGRESS_OPERATOR_IMAGE", "NODE_TUNING_OPERATOR_IMAGE",
 		"CLOUD_CREDENTIAL_OPERATOR_IMAGE", "OPENSHIFT_HYPERKUBE_IMAGE",
 		"OPENSHIFT_CLUSTER_POLICY_IMAGE", "CLUSTER_BOOTSTRAP_IMAGE"}
-	older := envFile(ImagesFile, keys...)
-	// auth-api-bootstrap (4.19+) needs the authentication operator too.
-	newer := envFile(ImagesFile, append(keys, "AUTH_OPERATOR_IMAGE")...)
-	return []Check{{Name: older.Name, Run: func(ctx context.Context, e *CheckEnv) error {
-		if e.Vars.Version.Less(Version{4, 19}) {
-			return older.Run(ctx, e)
+	// KUBERNETES_VERSION is bootkube's from 4.18 (gates.go); before, the
+	// script leaves it empty. auth-api-bootstrap (4.19+) needs the
+	// authentication operator too.
+	before418 := envFile(ImagesFile, keys...)
+	from418 := envFile(ImagesFile, append(slices.Clone(keys), "KUBERNETES_VERSION")...)
+	from419 := envFile(ImagesFile, append(slices.Clone(keys), "KUBERNETES_VERSION", "AUTH_OPERATOR_IMAGE")...)
+	return []Check{{Name: from419.Name, Run: func(ctx context.Context, e *CheckEnv) error {
+		switch {
+		case e.Vars.Version.Less(Version{4, 18}):
+			return before418.Run(ctx, e)
+		case e.Vars.Version.Less(Version{4, 19}):
+			return from418.Run(ctx, e)
 		}
-		return newer.Run(ctx, e)
+		return from419.Run(ctx, e)
 	}}}
 }
 

@@ -181,6 +181,23 @@ func TestValidateImagesBefore419(t *testing.T) {
 	assert.Empty(t, failures(stages.Validate(context.Background(), n, s, testVars("4.18"), stages.ValidateOptions{Now: validateNow})))
 }
 
+// Before 4.18 bootkube resolves no KUBERNETES_VERSION (installer
+// 58a7d55b2e), and stage 02's script leaves it empty: found by booting a
+// 4.16 rehearsal lab, whose stage 02 passed and whose validate failed.
+func TestValidateImagesBefore418(t *testing.T) {
+	t.Parallel()
+	s, err := stages.Default().Lookup("02")
+	require.NoError(t, err)
+	n := fixtureNode(t, s)
+	edit("opt/openshift/bootlab-images.env", "AUTH_OPERATOR_IMAGE=", "#")(t, n.Root, n)
+	edit("opt/openshift/bootlab-images.env", "KUBERNETES_VERSION=", "KUBERNETES_VERSION=''\n#")(t, n.Root, n)
+	for _, v := range []string{"4.16", "4.17"} {
+		assert.Empty(t, failures(stages.Validate(context.Background(), n, s, testVars(v), stages.ValidateOptions{Now: validateNow})), v)
+	}
+	assert.Contains(t, strings.Join(failures(stages.Validate(context.Background(), n, s, testVars("4.18"), stages.ValidateOptions{Now: validateNow})), "\n"),
+		"does not set KUBERNETES_VERSION", "4.18 resolves it")
+}
+
 func TestValidateSkipLive(t *testing.T) {
 	t.Parallel()
 	s, err := stages.Default().Lookup("07")
