@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"path"
 	"strconv"
@@ -46,17 +47,36 @@ type GatherSources struct {
 	Console func(ctx context.Context, n spec.Node, w io.Writer) error
 	// Now is the host's clock (nil: time.Now).
 	Now func() time.Time
+	// DialHost opens a connection from the host to a lab address, for a
+	// live collection's tries (nil: directly).
+	DialHost func(ctx context.Context, network, addr string) (net.Conn, error)
+}
+
+// bundleSink is where a gather puts what it collects: a tarball
+// (logbundle.Writer, lab gather) or memory (logbundle.Memory, a live lab
+// diagnose). Both filter credentials out and keep the same limits.
+type bundleSink interface {
+	Dir(rel string) error
+	Add(rel string, data []byte) (int64, error)
+	AddJSON(rel string, v any) (int64, error)
+	Note(rel, why string)
+	Missing() []logbundle.Missing
+	Size() int64
+	// Wants is false for a file the sink would drop: its command is skipped.
+	Wants(rel string) bool
 }
 
 // gatherer is one bootlab gather in progress.
 type gatherer struct {
-	w   *logbundle.Writer
+	w   bundleSink
 	s   *spec.Spec
 	st  *labdir.State
 	src GatherSources
 	o   GatherOptions
 	// clocks are the nodes' clocks as read, for bootlab/clocks.json.
 	clocks []gatherClock
+	// live, in a live collection (CollectLive), records its tries.
+	live *liveRecord
 }
 
 // gatherClock is one entry of bootlab/clocks.json (lab/diagnose's clockFile).
@@ -73,9 +93,8 @@ type gatherClock struct {
 // answers, and bootlab's own files (bootlab/lab.json, loadbalancer.json,
 // clocks.json, verify.json, missing.json). A progress line per node.
 func gatherBundle(ctx context.Context, s *spec.Spec, st *labdir.State, o GatherOptions) (_ string, err error) {
-	src := o.Sources
-	if src.Now == nil {
-		src.Now = time.Now
+	if o.Sources.Now == nil {
+		o.Sources.Now = time.Now
 	}
 	dir := o.Dir
 	if dir == "" {
@@ -87,12 +106,8 @@ func gatherBundle(ctx context.Context, s *spec.Spec, st *labdir.State, o GatherO
 			return "", fmt.Errorf("gather: %w", err)
 		}
 	}
-	lim := o.Limits
-	if lim == (logbundle.Limits{}) {
-		lim = logbundle.DefaultLimits()
-	}
-	at := src.Now()
-	w, err := logbundle.Create(dir, at, lim)
+	at := o.Sources.Now()
+	w, err := logbundle.Create(dir, at, o.limits())
 	if err != nil {
 		return "", err
 	}
@@ -101,27 +116,43 @@ func gatherBundle(ctx context.Context, s *spec.Spec, st *labdir.State, o GatherO
 			w.Abort()
 		}
 	}()
-	g := &gatherer{w: w, s: s, st: st, src: src, o: o}
-	if err := g.labFile(at); err != nil {
+	if err := newGatherer(w, s, st, o).collect(ctx, at); err != nil {
 		return "", err
-	}
-	for _, n := range append(s.NodesByRole(spec.RoleBootstrap), s.NodesByRole(spec.RoleMaster)...) {
-		if err := ctx.Err(); err != nil {
-			return "", err
-		}
-		if err := g.node(ctx, n); err != nil {
-			return "", err
-		}
-	}
-	for _, step := range []func(context.Context) error{g.resources, g.loadBalancer, g.verify, g.clockFile, g.consoles, g.stageRecords} {
-		if err := step(ctx); err != nil {
-			return "", err
-		}
 	}
 	if err := w.Commit(); err != nil {
 		return "", err
 	}
 	return w.Path, nil
+}
+
+func newGatherer(w bundleSink, s *spec.Spec, st *labdir.State, o GatherOptions) *gatherer {
+	if o.Sources.Now == nil {
+		o.Sources.Now = time.Now
+	}
+	return &gatherer{w: w, s: s, st: st, src: o.Sources, o: o}
+}
+
+// collect gathers the lab into the sink: bootlab's lab file, each node
+// (bootstrap first), then the API's objects, haproxy's state, the last
+// verify, the clocks, the consoles and the stage records.
+func (g *gatherer) collect(ctx context.Context, at time.Time) error {
+	if err := g.labFile(at); err != nil {
+		return err
+	}
+	for _, n := range append(g.s.NodesByRole(spec.RoleBootstrap), g.s.NodesByRole(spec.RoleMaster)...) {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err := g.node(ctx, n); err != nil {
+			return err
+		}
+	}
+	for _, step := range []func(context.Context) error{g.resources, g.loadBalancer, g.verify, g.clockFile, g.consoles, g.stageRecords} {
+		if err := step(ctx); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // labFile is bootlab/lab.json: the lab, so masters that could not be
@@ -166,10 +197,16 @@ func (g *gatherer) node(ctx context.Context, n spec.Node) error {
 	nd, done, err := g.src.Dial(ctx, n)
 	if err != nil {
 		g.w.Note(dir, fmt.Sprintf("could not log in to %s: %v", n.Name, err))
+		if g.live != nil {
+			g.untried(ctx, n, fmt.Sprintf("bootlab cannot run a command on %s: %v", n.Name, err))
+		}
 		err = nil
 	} else {
 		r.nd = nd
 		err = r.fromNode(ctx)
+		if err == nil && g.live != nil {
+			r.tryConnections(ctx)
+		}
 		done()
 	}
 	if err == nil && n.Role == spec.RoleBootstrap {
@@ -178,7 +215,11 @@ func (g *gatherer) node(ctx context.Context, n spec.Node) error {
 	if err != nil {
 		return err
 	}
-	g.o.Status.Infof("gathered %s (%s): %s%s", n.Name, n.IP, sizeOf(g.w.Size()-before), unseen(len(g.w.Missing())-notes))
+	verb := "gathered"
+	if g.live != nil {
+		verb = "read"
+	}
+	g.o.Status.Infof("%s %s (%s): %s%s", verb, n.Name, n.IP, sizeOf(g.w.Size()-before), unseen(len(g.w.Missing())-notes))
 	return nil
 }
 
@@ -224,6 +265,9 @@ func (r *nodeRun) fromNode(ctx context.Context) error {
 		},
 		r.journals, r.containers,
 		func(ctx context.Context) error {
+			if !r.g.w.Wants(dir + "/static-pods/pod.yaml") {
+				return nil
+			}
 			return r.tree(ctx, "/etc/kubernetes/manifests", dir+"/static-pods")
 		},
 	}
@@ -274,11 +318,14 @@ func (r *nodeRun) runTo(ctx context.Context, cmd string, w io.Writer) error {
 	return err
 }
 
-func (g *gatherer) limits() logbundle.Limits {
-	if g.o.Limits == (logbundle.Limits{}) {
+func (g *gatherer) limits() logbundle.Limits { return g.o.limits() }
+
+// limits are the bundle's caps, logbundle.DefaultLimits unless set.
+func (o GatherOptions) limits() logbundle.Limits {
+	if o.Limits == (logbundle.Limits{}) {
 		return logbundle.DefaultLimits()
 	}
-	return g.o.Limits
+	return o.Limits
 }
 
 // firstLine is s's first line.
@@ -289,6 +336,9 @@ func firstLine(s string) string {
 
 // output adds cmd's output as the file rel, or notes why there is none.
 func (r *nodeRun) output(ctx context.Context, rel, cmd string) error {
+	if !r.g.w.Wants(rel) {
+		return nil
+	}
 	data, err := r.run(ctx, cmd)
 	if err != nil {
 		r.g.w.Note(rel, fmt.Sprintf("`%s` on %s: %v", cmd, r.n.Name, err))

@@ -57,11 +57,17 @@ type fakeNode struct {
 	has   map[string]bool
 	out   map[string]string
 	trees map[string]map[string]string
-	ran   []string
+	// tcp answers a live collection's connection tries (tries).
+	tcp map[string]string
+	ran []string
 }
 
 func (f *fakeNode) Run(_ context.Context, cmd string, stdout io.Writer) (int, string, error) {
 	f.ran = append(f.ran, cmd)
+	if strings.Contains(cmd, "/dev/tcp/") {
+		f.tries(cmd, stdout)
+		return 0, "", nil
+	}
 	if name, ok := strings.CutPrefix(cmd, "command -v "); ok {
 		if f.has[name] {
 			return 0, "", nil
