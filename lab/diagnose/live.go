@@ -67,7 +67,7 @@ func (d *diag) readLive() {
 	}
 }
 
-// tried is the evidence of a try: where it ran, the command, the answer.
+// evidence is a try's evidence: where it ran, the command, the answer.
 func (c liveConn) evidence() Evidence {
 	where := "on " + c.From
 	if c.From == "host" {
@@ -80,9 +80,9 @@ func (c liveConn) evidence() Evidence {
 // connection: no answer at all, or no route.
 func (c liveConn) blocked() bool { return c.Answer == "timeout" || c.Answer == "unreachable" }
 
-// connRoles says which tries a row of the connection table covers: from
-// the bootstrap or the masters, to the bootstrap or the other masters, on
-// its ports.
+// liveTries are the tries a row of the connection table covers (from the
+// bootstrap or the masters, to the bootstrap or the other masters, on its
+// ports), and the nodes that must connect.
 func (d *diag) liveTries(id string) (tries []liveConn, from []*node) {
 	r := conns()[id]
 	froms := r.from(d)
@@ -191,13 +191,14 @@ func (d *diag) untriedOf(froms []*node) []string {
 // rehearsal lab's masters run no SSH server.
 func (d *diag) untriedWhy(why string) string {
 	if d.lab != nil && d.lab.Profile != "openshift" && strings.Contains(why, "connection refused") {
-		return "a " + d.lab.Profile + " lab's masters run no SSH server"
+		return "a probe or rehearsal lab's masters run no SSH server"
 	}
 	return Shown(why)
 }
 
-// liveDNSFailures are the questions of the given kinds the lab's DNS
-// answered wrong, and the evidence of those it answered right.
+// liveDNS is the evidence of the questions of the given kinds: those the
+// lab's DNS answered wrong (or not at all), those it answered right, and
+// how many were asked.
 func (d *diag) liveDNS(kinds ...string) (failed, passed []Evidence, asked int) {
 	for _, q := range d.live.DNS {
 		if !contains(kinds, q.Kind) {

@@ -210,7 +210,7 @@ func TestCollectLiveHealthy(t *testing.T) {
 	for _, u := range r.CouldNotSee {
 		unseen[u.Check] += u.Why
 	}
-	assert.Contains(t, unseen["conn.masters-masters.api"], "a probe lab's masters run no SSH server")
+	assert.Contains(t, unseen["conn.masters-masters.api"], "a probe or rehearsal lab's masters run no SSH server")
 	assert.Contains(t, unseen["api.lb"], "whether 22623 is closed to machines outside the lab")
 	assert.False(t, r.Healthy, "what could not be tried is never healthy")
 
