@@ -196,10 +196,12 @@ func assertStage07Ran(t *testing.T, env []string, name string) {
 }
 
 // assertDiagnosedSoFar holds the troubleshooting page to its word on the
-// rehearsal lab at stage 12: lab diagnose of the running lab names no
-// failed check, says where the bootstrap stands (not healthy: not
-// complete), shows the bootstrap's tries; its time is logged, measured
-// here (issue 55's budget: 10 s), never asserted.
+// rehearsal lab at stage 12 (its bootstrap rebooted by the page before,
+// its static pods started again): lab diagnose of the running lab names
+// no failed check, is neither healthy nor complete, passes what stages
+// 01-12 set up that it can see, and says the masters' own connections
+// could not be tried; its time is logged, measured here (issue 55's
+// budget: 10 s), never asserted.
 func assertDiagnosedSoFar(t *testing.T, env []string, name, pageOut string) {
 	t.Helper()
 	if strings.Contains(pageOut, "FAILED AT") {
@@ -225,10 +227,11 @@ func assertDiagnosedSoFar(t *testing.T, env []string, name, pageOut string) {
 	if err := json.Unmarshal(stdout.Bytes(), &r); err != nil {
 		t.Fatalf("lab diagnose -o json: %v\n%s", err, stdout.String())
 	}
-	if !r.Live || !r.OK || r.FirstFailure != "" || r.Healthy || r.Complete || r.Reached != "mco-bootstrap" {
-		t.Errorf("at stage 12 want live, ok, no first failure, not healthy, not complete, reached mco-bootstrap; got live=%v ok=%v firstFailure=%q healthy=%v complete=%v reached=%q",
-			r.Live, r.OK, r.FirstFailure, r.Healthy, r.Complete, r.Reached)
+	if !r.Live || !r.OK || r.FirstFailure != "" || r.Healthy || r.Complete {
+		t.Errorf("at stage 12 want live, ok, no first failure, not healthy, not complete; got live=%v ok=%v firstFailure=%q healthy=%v complete=%v",
+			r.Live, r.OK, r.FirstFailure, r.Healthy, r.Complete)
 	}
+	t.Logf("lab diagnose at stage 12: reached %q", r.Reached)
 	states := map[string]string{}
 	var table strings.Builder
 	for _, c := range r.Checks {
@@ -236,9 +239,9 @@ func assertDiagnosedSoFar(t *testing.T, env []string, name, pageOut string) {
 		fmt.Fprintf(&table, "%-28s %-8s %s\n", c.ID, c.State, c.Detail)
 	}
 	t.Logf("lab diagnose at stage 12, the checks:\n%s", table.String())
-	// What stages 01-12 did is seen and passed: etcd, the DNS the lab
-	// serves, the load balancer, the masters' configs from the MCS.
-	for _, id := range []string{"etcd.healthy", "api.dns", "dns.names", "api.lb", "masters.ignition"} {
+	// What the lab and stages 01-12 set up is seen and passed: the DNS
+	// the lab serves, the masters' configs from the MCS.
+	for _, id := range []string{"api.dns", "dns.names", "masters.ignition", "conn.masters-bootstrap.mcs"} {
 		if states[id] != "passed" {
 			t.Errorf("at stage 12, %s: want passed, got %q", id, states[id])
 		}

@@ -192,7 +192,7 @@ func (g *gatherer) node(ctx context.Context, n spec.Node) error {
 	if err := g.w.Dir(dir); err != nil {
 		return err
 	}
-	before, notes := g.w.Size(), len(g.w.Missing())
+	before, notes, began := g.w.Size(), len(g.w.Missing()), time.Now()
 	r := &nodeRun{g: g, n: n, dir: dir, seen: map[string]bool{}}
 	nd, done, err := g.src.Dial(ctx, n)
 	if err != nil {
@@ -215,11 +215,11 @@ func (g *gatherer) node(ctx context.Context, n spec.Node) error {
 	if err != nil {
 		return err
 	}
-	verb := "gathered"
 	if g.live != nil {
-		verb = "read"
+		g.o.Status.Infof("read %s (%s) in %.1fs: %s%s", n.Name, n.IP, time.Since(began).Seconds(), sizeOf(g.w.Size()-before), unseen(len(g.w.Missing())-notes))
+		return nil
 	}
-	g.o.Status.Infof("%s %s (%s): %s%s", verb, n.Name, n.IP, sizeOf(g.w.Size()-before), unseen(len(g.w.Missing())-notes))
+	g.o.Status.Infof("gathered %s (%s): %s%s", n.Name, n.IP, sizeOf(g.w.Size()-before), unseen(len(g.w.Missing())-notes))
 	return nil
 }
 

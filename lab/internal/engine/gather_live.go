@@ -25,8 +25,11 @@ import (
 const LiveFile = "bootlab/live.json"
 
 // liveTryTimeout bounds one connection try or DNS question: a port a
-// filter drops answers nothing, and that is the answer.
-const liveTryTimeout = 3 * time.Second
+// filter drops answers nothing, and that is the answer. It is long enough
+// for an emulated (TCG) node that starts a bash per try, all at once,
+// and resolves a neighbour's address first: 3 s timed out there on a
+// healthy lab.
+const liveTryTimeout = 10 * time.Second
 
 // CollectLive is what `lab diagnose` reads of a live probe or rehearsal
 // lab: the same collection as a bundle of lab gather (the gatherer, over
@@ -46,10 +49,14 @@ func CollectLive(ctx context.Context, s *spec.Spec, st *labdir.State, o GatherOp
 	m := logbundle.NewMemory(to, o.limits(), wants)
 	g := newGatherer(m, s, st, o)
 	g.live = &liveRecord{Connections: []liveConn{}, Untried: []liveUntried{}, DNS: []liveDNS{}, Reports: []liveReport{}}
+	start := time.Now()
 	if err := g.collect(ctx, o.Sources.Now()); err != nil {
 		return err
 	}
+	g.o.Status.Infof("read the nodes, the API and the load balancer's state in %.1fs", time.Since(start).Seconds())
+	began := time.Now()
 	g.fromHostLive(ctx)
+	g.o.Status.Infof("tried the load balancer and asked the lab's DNS from this machine in %.1fs", time.Since(began).Seconds())
 	if _, err := m.AddJSON(LiveFile, g.live); err != nil {
 		return err
 	}
@@ -157,7 +164,7 @@ func (r *nodeRun) tryConnections(ctx context.Context) {
 		fmt.Fprintf(&script, "(m=$(%s 2>&1); echo \"%s %d $? ${m##*: }\") &\n", tryCommand(t.to.IP, t.port), t.to.IP, t.port)
 	}
 	script.WriteString("wait\n")
-	ctx, cancel := context.WithTimeout(ctx, 4*liveTryTimeout)
+	ctx, cancel := context.WithTimeout(ctx, 2*liveTryTimeout)
 	defer cancel()
 	var out bytes.Buffer
 	code, stderr, err := r.nd.Run(ctx, script.String(), &out)

@@ -193,7 +193,7 @@ func TestCollectLiveHealthy(t *testing.T) {
 	etcd := r.Check("conn.bootstrap-masters.etcd")
 	require.NotNil(t, etcd)
 	assert.Equal(t, diagnose.Passed, etcd.State, etcd.Detail)
-	assert.Contains(t, evidenceText(etcd), "on bootstrap: timeout 3 bash -c 'exec 3<>/dev/tcp/"+m0.IP+"/2379' -> connected")
+	assert.Contains(t, evidenceText(etcd), "on bootstrap: timeout 10 bash -c 'exec 3<>/dev/tcp/"+m0.IP+"/2379' -> connected")
 	dns := r.Check("api.dns")
 	assert.Equal(t, diagnose.Passed, dns.State, dns.Detail)
 	assert.Contains(t, evidenceText(dns), "from the host: dig @"+l.s.Network.Gateway+" api-int."+l.s.Cluster.Domain()+" +short -> "+l.s.Network.APIAddress)
@@ -262,7 +262,7 @@ func TestCollectLiveConnections(t *testing.T) {
 	boot.tcp[m1.IP+":2380"] = "124 "
 	r, _, _ = l.diagnose(t)
 	require.Equal(t, "conn.bootstrap-masters.etcd", r.FirstFailure, r.Summary())
-	assert.Contains(t, evidenceText(r.First()), "on bootstrap: timeout 3 bash -c 'exec 3<>/dev/tcp/"+m1.IP+"/2380' -> no answer in 3s")
+	assert.Contains(t, evidenceText(r.First()), "on bootstrap: timeout 10 bash -c 'exec 3<>/dev/tcp/"+m1.IP+"/2380' -> no answer in 10s")
 
 	l.lbDown = true
 	delete(boot.tcp, m1.IP+":2380")
