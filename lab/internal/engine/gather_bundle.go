@@ -11,6 +11,7 @@ import (
 	"net"
 	"os"
 	"path"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -478,6 +479,11 @@ func (r *nodeRun) services(ctx context.Context) error {
 func (r *nodeRun) tree(ctx context.Context, remote, rel string) error {
 	out := &capBuffer{max: r.g.limits().Total}
 	if err := r.runTo(ctx, "sudo -n tar -C "+remote+" -cf - .", out); err != nil {
+		if _, noTar := r.run(ctx, "command -v tar"); noTar != nil {
+			// A node without tar (a rehearsal bootstrap): the files
+			// one after another, each under a header line.
+			return r.catTree(ctx, remote, rel)
+		}
 		r.g.w.Note(rel, fmt.Sprintf("could not read %s on %s: %v", remote, r.n.Name, err))
 		return nil
 	}
@@ -509,6 +515,42 @@ func (r *nodeRun) tree(ctx context.Context, remote, rel string) error {
 		}
 		r.seen[rel+"/"+name] = true
 	}
+}
+
+// catHeader starts each file of catTree's output, as tail -n +1 FILES
+// heads them, after a NUL: a text file ends anywhere, and holds none.
+var catHeader = regexp.MustCompile("\x00==> ([^\x00\n]+) <==\n")
+
+// catTree is tree on a node without tar: bash prints every regular file
+// under remote (links never followed), each under a header line.
+func (r *nodeRun) catTree(ctx context.Context, remote, rel string) error {
+	cmd := `sudo -n bash -c 'shopt -s globstar nullglob dotglob; cd ` + remote + ` && for f in **; do if [ -f "$f" ] && [ ! -L "$f" ]; then printf "\0==> %s <==\n" "$f"; cat "$f"; fi; done'`
+	out := &capBuffer{max: r.g.limits().Total}
+	if err := r.runTo(ctx, cmd, out); err != nil {
+		r.g.w.Note(rel, fmt.Sprintf("could not read %s on %s (it has no tar; bash's cat): %v", remote, r.n.Name, err))
+		return nil
+	}
+	if out.cut {
+		r.g.w.Note(rel, fmt.Sprintf("%s on %s is larger than the bundle's limit of %s: only its first files are kept", remote, r.n.Name, sizeOf(out.max)))
+	}
+	data := out.buf.Bytes()
+	heads := catHeader.FindAllSubmatchIndex(data, -1)
+	for i, h := range heads {
+		end := len(data)
+		if i+1 < len(heads) {
+			end = heads[i+1][0]
+		}
+		name := path.Clean(string(data[h[2]:h[3]]))
+		if name == "." || strings.HasPrefix(name, "../") || path.IsAbs(name) || (out.cut && i == len(heads)-1) {
+			continue // outside, or cut short by the limit (noted above)
+		}
+		body := data[h[1]:end]
+		if _, err := r.g.w.Add(rel+"/"+name, body); err != nil {
+			return err
+		}
+		r.seen[rel+"/"+name] = true
+	}
+	return nil
 }
 
 // tailBuffer keeps the last max bytes written to it (all, when max is 0).
