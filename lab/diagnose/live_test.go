@@ -87,6 +87,24 @@ func TestLoadBalancerWaitsForTheAPI(t *testing.T) {
 	assert.Equal(t, Passed, r.Check("api.lb").State, r.Check("api.lb").Detail)
 }
 
+// A bootlab bundle whose bootstrap keeps bootkube's record but none of
+// release-image.service (a rehearsal bootstrap plays it as stage 02) is
+// judged from the journals, as one without records; an installer's bundle
+// without the record is the installer's own failure.
+func TestReleaseImageWithoutItsRecord(t *testing.T) {
+	t.Parallel()
+	b := stage12(t, false, "Starting etcd...")
+	require.NoError(t, b.Add("bootstrap/journals/release-image.log", "", []byte("May 14 10:00:05 bootstrap release-image-download.sh[100]: Pulling quay.io/openshift-release-dev/ocp-release@sha256:abc...\n")))
+	c := Diagnose(b, Options{Now: gathered}).Check("service.release-image")
+	assert.Equal(t, Passed, c.State, c.Detail)
+	assert.Contains(t, c.Detail, "bootkube.service ran")
+
+	f := inProgress(t)
+	f.del("bootstrap/services/release-image.json")
+	r, _ := diagnoseFixture(t, f, "no-release-image-record.tar.gz")
+	assert.Equal(t, Failed, r.Check("service.release-image").State, "the installer's bundle: the installer's own verdict")
+}
+
 // Without bootlab/live.json (any bundle) there are no tries: no dns.names,
 // and the connection rows are the logs' as before.
 func TestBundleHasNoLiveChecks(t *testing.T) {

@@ -82,7 +82,11 @@ func (f *fakeNode) Run(_ context.Context, cmd string, stdout io.Writer) (int, st
 		if !ok {
 			return 1, "bash: line 1: cd: No such file or directory", nil
 		}
+		crtOnly := strings.Contains(rest, "for f in **/*.crt;")
 		for _, name := range sortedNames(tree) {
+			if crtOnly && !strings.HasSuffix(name, ".crt") {
+				continue
+			}
 			fmt.Fprintf(stdout, "\x00==> %s <==\n%s", name, tree[name])
 		}
 		return 0, "", nil

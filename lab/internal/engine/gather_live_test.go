@@ -229,6 +229,20 @@ func TestCollectLiveHealthy(t *testing.T) {
 	assert.NotContains(t, ran, "crictl inspect", "commands whose output no check reads are not run")
 }
 
+// A bootstrap without tar (a rehearsal one): its records and only its
+// certificates are read, with bash's cat.
+func TestCollectLiveWithoutTar(t *testing.T) {
+	t.Parallel()
+	l := newLiveLab(t)
+	boot := l.nodes[l.s.NodesByRole(spec.RoleBootstrap)[0].Name]
+	boot.noTar = true
+	r, b, _ := l.diagnose(t)
+	assert.NotNil(t, b.File("bootstrap/services/bootkube.json"))
+	assert.NotNil(t, b.File("rendered-assets/openshift/tls/root-ca.crt"))
+	assert.Equal(t, diagnose.Passed, r.Check("certs.valid").State, r.Check("certs.valid").Detail)
+	assert.Contains(t, strings.Join(boot.ran, "\n"), "for f in **/*.crt;", "only the certificates are read of /opt/openshift")
+}
+
 // api-int answering the wrong address (lab break api-int-wrong-address):
 // api.dns is the first failure, with the question and the answer.
 func TestCollectLiveAPIIntWrong(t *testing.T) {
