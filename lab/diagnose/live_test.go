@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -113,5 +114,22 @@ func TestBundleHasNoLiveChecks(t *testing.T) {
 	assert.Nil(t, r.Check("dns.names"))
 	for _, u := range r.CouldNotSee {
 		assert.NotContains(t, u.Why, "not tried live", fmt.Sprint(u))
+	}
+}
+
+// A node read within a minute of this host passes (an emulated node's
+// clock drifts that far on its own); one further off fails, ahead or
+// behind.
+func TestMeasuredSkewAllowsAnEmulatorsDrift(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		skew time.Duration
+		want State
+	}{{25 * time.Second, Passed}, {-25 * time.Second, Passed}, {2 * time.Minute, Failed}, {-2 * time.Minute, Failed}} {
+		f := healthy(t)
+		f.set("bootlab/clocks.json", clocksJSON(tc.skew))
+		r, _ := diagnoseFixture(t, f, "skew.tar.gz")
+		c := r.Check("clock.skew")
+		assert.Equal(t, tc.want, c.State, "%s: %s", tc.skew, c.Detail)
 	}
 }
