@@ -5,6 +5,7 @@ import (
 
 	"github.com/bootlab/bootlab/internal/diagram"
 	"github.com/bootlab/bootlab/lab/diagnose"
+	"github.com/bootlab/bootlab/lab/internal/engine"
 )
 
 // DiagnoseBundle is `lab diagnose --bundle FILE`: the bootstrap
@@ -23,3 +24,36 @@ func DiagnoseBundle(ctx context.Context, file string) (*diagnose.Report, error) 
 // DiagnosisTree is the tree lab diagnose walks, bare: each question with
 // the ids of the checks that answer it (docs/troubleshooting.md draws it).
 func DiagnosisTree() *diagram.Decision { return diagnose.Tree() }
+
+// Diagnose is `lab diagnose` of the running lab: what bootlab's gather
+// collects of it (engine.CollectLive, the same collection as Gather's,
+// held in memory, only the files the checks read), the connections tried
+// from the nodes that must make them where bootlab can run a command
+// there, the load balancer tried and the lab's DNS asked from the host;
+// then the same tree as DiagnoseBundle. A probe or rehearsal lab only: an
+// OpenShift lab's bootstrap is diagnosed from its bundle (lab gather, then
+// DiagnoseBundle). Read-only: nothing on the lab changes.
+func (l *Lab) Diagnose(ctx context.Context) (*diagnose.Report, error) {
+	st, err := l.recorded()
+	if err != nil {
+		return nil, err
+	}
+	s := l.spec
+	n, done, err := l.labNet(ctx, s)
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	src := l.gatherSources(n)
+	src.Verify = nil // the last verify may be older than the lab as it stands
+	if n.Dial != nil {
+		src.DialHost = n.Dial
+	}
+	b := diagnose.NewBundle(s.Name)
+	b.Live = true
+	eo := engine.GatherOptions{Log: l.o.Log, Status: l.o.Status, Sources: src}
+	if err := engine.CollectLive(ctx, s, st, eo, b, diagnose.LiveReads); err != nil {
+		return nil, err
+	}
+	return diagnose.Diagnose(b, diagnose.Options{}), nil
+}

@@ -28,3 +28,33 @@ func BenchmarkDiagnoseBigBundle(b *testing.B) {
 		Diagnose(bd, Options{})
 	}
 }
+
+// The walk alone, over a bundle held in memory as lab diagnose of a
+// running lab holds it (NewBundle and Add, no archive): the same big
+// bundle's files, added afresh each time so every log is read again.
+func BenchmarkDiagnoseInMemory(b *testing.B) {
+	f := healthy(b)
+	for _, dir := range []string{"bootstrap", "control-plane/" + masterIPs[0], "control-plane/" + masterIPs[1], "control-plane/" + masterIPs[2]} {
+		kl := &journal{host: "n", ident: "kubenswrapper", pid: 2100}
+		kl.every(at(0, 0), at(29, 59), 20*time.Millisecond, `I0514 kubelet.go:2400] "SyncLoop (PLEG): event for pod" pod="openshift-etcd/etcd-x" event={"ID":"abc","Type":"ContainerStarted"}`)
+		f.set(dir+"/journals/kubelet.log", kl.bytes())
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		bd := NewBundle("demo")
+		bd.Live = true
+		for rel, data := range f.files {
+			if Reads(rel) {
+				if err := bd.Add(rel, "", data); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+		for d := range f.dirs {
+			bd.AddDir(d)
+		}
+		if r := Diagnose(bd, Options{Now: gathered}); !r.OK {
+			b.Fatal(r.Summary())
+		}
+	}
+}

@@ -32,6 +32,9 @@ type Bundle struct {
 	// ID is the gather id of a log-bundle-<id> top directory ("" when
 	// the bundle has none): the time it was gathered, for the installer.
 	ID string
+	// Live is true for a live lab's collection (lab diagnose without
+	// --bundle): Source is then the lab's name.
+	Live bool
 
 	files map[string]*File
 	dirs  map[string]bool
@@ -74,6 +77,23 @@ func (b *Bundle) Add(rel, name string, data []byte) error {
 	b.full[path.Dir(rel)] = true
 	return nil
 }
+
+// AddDir records directory rel and its parents: an empty node directory
+// says the collection tried that node.
+func (b *Bundle) AddDir(rel string) {
+	if safeRel(rel) {
+		b.addDir(rel)
+	}
+}
+
+// Reads is true for the files of a bundle a diagnosis reads (kindOf): a
+// live collection gathers only those.
+func Reads(rel string) bool { return kindOf(rel) != skip }
+
+// LiveReads is what a live collection gathers: what Reads accepts but the
+// last `lab verify`'s record (bootlab/verify.json), which may be older
+// than the lab as it stands; the live tries (bootlab/live.json) stand in.
+func LiveReads(rel string) bool { return Reads(rel) && rel != "bootlab/verify.json" }
 
 // addDir records dir and its parents.
 func (b *Bundle) addDir(dir string) {

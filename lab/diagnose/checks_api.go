@@ -63,6 +63,11 @@ func (d *diag) apiDNS() Check {
 	default:
 		c.State, c.Detail = Unknown, "bootkube.service's journal does not reach its API name checks (resolve-api-url, resolve-api-int-url)"
 	}
+	if d.live != nil {
+		// The lab's DNS as it answers now decides: the journal's lines
+		// may be from before a record was changed or fixed.
+		return d.liveAPIDNS(c)
+	}
 	return c
 }
 
@@ -125,11 +130,23 @@ func (d *diag) apiserverSaid() []Evidence {
 func (d *diag) apiLB() Check {
 	c := Check{Title: "the load balancer passes 6443 and 22623 on",
 		Fix: "the load balancer's 6443 and 22623 frontends need the bootstrap and every master as backends (the bootstrap until bootstrap-complete); on a bootlab lab `bootlab lab status` shows haproxy's backends and `bootlab lab up` rewrites its config"}
+	var notYet []Evidence
 	if d.lb != nil {
-		if ev := d.lbProblems(); len(ev) > 0 {
+		ev, waiting := d.lbProblems()
+		if len(ev) > 0 {
 			c.State, c.Detail, c.Evidence = Failed, ev[0].Text, ev
 			return c
 		}
+		notYet = waiting
+	}
+	var tried []Evidence
+	if d.live != nil {
+		failed, passed := d.liveLB()
+		if len(failed) > 0 {
+			c.State, c.Detail, c.Evidence = Failed, "the load balancer does not accept connections on 6443 or 22623", failed
+			return c
+		}
+		tried = passed
 	}
 	bk := d.journal(d.boot, "bootkube")
 	var failed []Evidence
@@ -146,9 +163,11 @@ func (d *diag) apiLB() Check {
 		return c
 	}
 	switch reached := grep(bk, d.year, reachedLine); {
+	case len(notYet) > 0:
+		c.State, c.Detail, c.Evidence = Unknown, notYet[0].Text, append(notYet, tried...)
 	case d.lb != nil:
 		c.State, c.Detail = Passed, "haproxy runs, and every frontend has its servers, one of them up"
-		c.Evidence = []Evidence{{File: d.b.File("bootlab/loadbalancer.json").Name, Text: fmt.Sprintf("%d backends", len(d.lb.Backends))}}
+		c.Evidence = append([]Evidence{{File: d.b.File("bootlab/loadbalancer.json").Name, Text: fmt.Sprintf("%d backends", len(d.lb.Backends))}}, tried...)
 	case len(reached) > 0:
 		c.State, c.Detail, c.Evidence = Passed, "bootkube.sh reached the API through the load balancer", d.lastOf(bk, reached)
 	case len(d.res.masterNodes()) > 0 && len(d.masters) > 0 && mastersBootedOK(d):
@@ -167,13 +186,14 @@ func mastersBootedOK(d *diag) bool {
 
 // lbProblems are what is wrong with bootlab's haproxy state: not running,
 // a frontend with no server up, the bootstrap or a master missing from the
-// API or MCS frontend while the bootstrap still serves.
-func (d *diag) lbProblems() []Evidence {
+// API or MCS frontend while the bootstrap still serves. A frontend whose
+// servers cannot be up yet (the API before cluster-bootstrap starts it,
+// the MCS before mco-bootstrap) is waiting, not a problem.
+func (d *diag) lbProblems() (out, waiting []Evidence) {
 	name := d.b.File("bootlab/loadbalancer.json").Name
 	if !d.lb.Running {
-		return []Evidence{{File: name, Text: "haproxy is not running"}}
+		return []Evidence{{File: name, Text: "haproxy is not running"}}, nil
 	}
-	var out []Evidence
 	servers := map[string]map[string]bool{}
 	up := map[string][]string{}
 	for _, b := range d.lb.Backends {
@@ -202,10 +222,36 @@ func (d *diag) lbProblems() []Evidence {
 			}
 		}
 		if len(servers[fe.name]) > 0 && len(up[fe.name]) == 0 {
+			if why := d.notServingYet(fe.name); why != "" {
+				waiting = append(waiting, Evidence{File: name, Text: fmt.Sprintf("no backend of the %s frontend (%s) is up yet: %s (%s)", fe.name, fe.port, why, d.lbStatuses(fe.name))})
+				continue
+			}
 			out = append(out, Evidence{File: name, Text: fmt.Sprintf("no backend of the %s frontend (%s) is up: %s", fe.name, fe.port, d.lbStatuses(fe.name))})
 		}
 	}
-	return out
+	return out, waiting
+}
+
+// notServingYet says why nothing can serve a frontend yet, from how far
+// bootkube.service got: the API comes with cluster-bootstrap (stage
+// cb-bootstrap), the bootstrap's MCS with stage mco-bootstrap. "" when it
+// should serve, or the bundle cannot tell.
+func (d *diag) notServingYet(frontend string) string {
+	if d.bootkubeDone() != nil {
+		return ""
+	}
+	switch frontend {
+	case "api":
+		bk := d.journal(d.boot, "bootkube")
+		if bk != nil && len(grep(bk, d.year, cbStartLine)) == 0 && d.res.nodesFile == nil {
+			return "the API starts with cluster-bootstrap (stage cb-bootstrap), which bootkube.service has not reached"
+		}
+	case "machine-config":
+		if started, known := d.mcsStarted(); known && !started {
+			return "the bootstrap's MCS starts with stage mco-bootstrap, which bootkube.service has not finished"
+		}
+	}
+	return ""
 }
 
 // lbStatuses lists a frontend's servers with haproxy's status and check.

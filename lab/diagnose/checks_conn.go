@@ -47,22 +47,33 @@ func membersInferred(d *diag) (*Evidence, string) {
 
 // mastersBootedInferred: a master with journals in the bundle booted the
 // config the MCS served it (the gather logs in with the SSH key that
-// config carries).
+// config carries); so did one whose agent reports its Ignition fetched
+// (a live lab's master bootlab cannot log in to).
 func mastersBootedInferred(d *diag) (*Evidence, string) {
 	if len(d.masters) == 0 {
 		return nil, ""
 	}
-	var first *File
+	var first *Evidence
+	reported := false
 	for _, m := range d.masters {
 		js := d.b.Glob(m.dir + "/journals/*.log")
-		if m.dir == "" || len(js) == 0 {
+		var e *Evidence
+		switch rep, ok := d.reportedFetch(m); {
+		case m.dir != "" && len(js) > 0:
+			e = &Evidence{File: js[0].Name, Text: "every master's journals are in the bundle"}
+		case ok:
+			e, reported = rep, true
+		default:
 			return nil, ""
 		}
 		if first == nil {
-			first = js[0]
+			first = e
 		}
 	}
-	return &Evidence{File: first.Name, Text: "every master's journals are in the bundle"}, "every master booted the config the MCS served it"
+	if reported {
+		return first, "every master fetched the config the MCS served it (their journals, or their agents' reports)"
+	}
+	return first, "every master booted the config the MCS served it"
 }
 
 // conns are the guide's connections that must work during the bootstrap,
@@ -102,6 +113,14 @@ func (d *diag) connMastersBootstrapMCS() Check  { return d.connCheck("conn.maste
 // failure while the other end was up (the bundle has its logs too);
 // unknown when the bundle has no such log.
 func (d *diag) connCheck(id string) Check {
+	if d.live != nil {
+		return d.liveConnCheck(id, d.logConnCheck(id))
+	}
+	return d.logConnCheck(id)
+}
+
+// logConnCheck is connCheck from the logs alone.
+func (d *diag) logConnCheck(id string) Check {
 	r := conns()[id]
 	c := Check{Title: r.title, Fix: r.fix}
 	read := 0

@@ -24,12 +24,21 @@ func (d *diag) mastersIgnition() Check {
 		return c
 	}
 	refused := d.mcsRefusals()
-	var bad []string
+	var bad, waiting []string
+	var waits []Evidence
 	for _, m := range d.masters {
+		rep, fetched := d.reportedFetch(m)
 		switch {
 		case refused[m.Address] != nil:
 			bad = append(bad, m.Name)
 			c.Evidence = append(c.Evidence, *refused[m.Address])
+		case rep != nil && strings.Contains(rep.Text, "ignition-fetch pending"):
+			waiting = append(waiting, m.Name)
+			waits = append(waits, *rep)
+		case rep != nil && !fetched:
+			bad = append(bad, m.Name)
+			c.Evidence = append(c.Evidence, *rep)
+		case rep != nil:
 		case m.dir != "" && !d.gathered(m):
 			bad = append(bad, m.Name)
 			c.Evidence = append(c.Evidence, Evidence{File: m.dir, Text: m.Name + "'s directory is empty: the gather could not log in to it (no config from the MCS yet, or off the network)"})
@@ -43,13 +52,18 @@ func (d *diag) mastersIgnition() Check {
 		c.State, c.Detail = Failed, "lab verify found a master that did not fetch its config"
 	case len(d.masters) == 0:
 		c.State, c.Detail = Unknown, "the bundle has no master (no control-plane/ directory: gather with each master's address)"
+	case len(waiting) > 0:
+		c.State, c.Detail, c.Evidence = Unknown, fmt.Sprintf("%s still fetching the config the MCS serves (its agent retries)", joinIs(waiting)), waits
 	default:
-		e, _ := mastersBootedInferred(d)
-		if e == nil {
+		e, why := mastersBootedInferred(d)
+		switch {
+		case e == nil:
 			c.State, c.Detail = Unknown, "the bundle has no journal of some master: it was not gathered"
-			return c
+		case strings.HasPrefix(e.File, "bootlab lab console "):
+			c.State, c.Detail, c.Evidence = Passed, why, []Evidence{*e}
+		default:
+			c.State, c.Detail, c.Evidence = Passed, "every master's journals are in the bundle: each booted the config the MCS served it", []Evidence{*e}
 		}
-		c.State, c.Detail, c.Evidence = Passed, "every master's journals are in the bundle: each booted the config the MCS served it", []Evidence{*e}
 	}
 	return c
 }

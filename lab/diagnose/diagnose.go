@@ -35,6 +35,10 @@ type diag struct {
 	checks   []Check
 	// done caches each check's result (get).
 	done map[string]Check
+	// live is bootlab/live.json: a live lab's tries (nil for a bundle).
+	live *liveFile
+	// unseen are what the live tries could not see, by check.
+	unseen []Unseen
 }
 
 // node is a node of the bundle.
@@ -124,6 +128,7 @@ func (d *diag) readBootlab() {
 			}
 		}
 	}
+	d.readLive()
 	if f := d.b.File("bootlab/clocks.json"); f != nil {
 		var c struct {
 			Nodes []clockFile `json:"nodes"`
@@ -345,7 +350,8 @@ func (d *diag) get(id string) Check {
 
 // report is the diagnosis as a Report.
 func (d *diag) report() *Report {
-	r := &Report{Bundle: d.b.Source, GatherID: d.b.ID, Layout: "installer", At: d.at, Checks: d.checks, CouldNotSee: []Unseen{}}
+	r := &Report{Bundle: d.b.Source, Live: d.b.Live, GatherID: d.b.ID, Layout: "installer", At: d.at, Checks: d.checks, CouldNotSee: []Unseen{}}
+	r.Reached, r.Complete = d.reached()
 	if d.b.dirs["bootlab"] {
 		r.Layout = "bootlab"
 	}
@@ -365,12 +371,30 @@ func (d *diag) report() *Report {
 		file, why, _ := strings.Cut(n, ": ")
 		r.CouldNotSee = append(r.CouldNotSee, Unseen{File: file, Why: why})
 	}
+	sortUnseen(d.unseen)
+	r.CouldNotSee = append(r.CouldNotSee, d.unseen...)
 	r.CouldNotSee = append(r.CouldNotSee, d.missing...)
 	if c := r.First(); c != nil {
 		r.FirstFailure = c.ID
 	}
 	r.OK = r.FirstFailure == ""
 	return r
+}
+
+// reached is the last stage bootkube.service's record ends with success,
+// and whether bootkube.service completed.
+func (d *diag) reached() (stage string, complete bool) {
+	complete = d.bootkubeDone() != nil
+	s := d.services["bootkube"]
+	if s == nil || s.err != nil {
+		return "", complete
+	}
+	for _, r := range s.recs {
+		if r.Phase == phaseStageEnd && r.Result == resultSuccess {
+			stage = r.Stage
+		}
+	}
+	return stage, complete
 }
 
 // run walks the tree, step by step, check by check.
@@ -384,6 +408,8 @@ func (d *diag) run() {
 	for _, s := range Steps() {
 		for _, id := range s.Checks {
 			switch {
+			case liveOnly[id] && d.live == nil:
+				// A bundle holds no tries: the check is a live lab's.
 			case id == "service.*":
 				for _, name := range d.serviceNames() {
 					if !named["service."+name] {
@@ -401,6 +427,10 @@ func (d *diag) run() {
 		}
 	}
 }
+
+// liveOnly are the checks only a live lab has: a bundle holds logs, not
+// answers to questions asked now.
+var liveOnly = map[string]bool{"dns.names": true}
 
 // alwaysChecked are the services the installer's analysis checks whether
 // or not the bundle has their record.
@@ -427,6 +457,7 @@ func checks() map[string]func(*diag) Check {
 		"conn.masters-bootstrap.etcd": (*diag).connMastersBootstrapEtcd,
 		"conn.masters-masters.etcd":   (*diag).connMastersMastersEtcd,
 		"api.dns":                     (*diag).apiDNS,
+		"dns.names":                   (*diag).dnsNames,
 		"api.readyz":                  (*diag).apiReadyz,
 		"api.lb":                      (*diag).apiLB,
 		"conn.bootstrap-masters.api":  (*diag).connBootstrapMastersAPI,

@@ -89,7 +89,12 @@ type NodeInfo struct {
 // failed, and what could not be seen. Its JSON is `lab diagnose -o json`'s
 // (docs/json.md, kind Diagnosis).
 type Report struct {
+	// Bundle is the bundle's path, or on a live lab the lab's name.
 	Bundle string `json:"bundle"`
+	// Live is true when a running lab was diagnosed (lab diagnose
+	// without --bundle): what bootlab's gather collects, read into
+	// memory, and the connections and DNS tried now (bootlab/live.json).
+	Live bool `json:"live,omitempty"`
 	// GatherID is the bundle's log-bundle-<id>, when it has one.
 	GatherID string `json:"gatherId,omitempty"`
 	// Layout is "installer" (openshift-install gather bootstrap's), or
@@ -105,9 +110,15 @@ type Report struct {
 	Healthy bool `json:"healthy"`
 	// FirstFailure is the ID of the first check that failed, in the
 	// tree's order ("" when none did).
-	FirstFailure string   `json:"firstFailure,omitempty"`
-	Checks       []Check  `json:"checks"`
-	CouldNotSee  []Unseen `json:"couldNotSee"`
+	FirstFailure string `json:"firstFailure,omitempty"`
+	// Reached is the last stage bootkube.service's record ends with
+	// success ("" when the bundle has no record); Complete is true once
+	// bootkube.service completed. A bootstrap not complete has checks
+	// that wait for later stages: it is not healthy, and not failed.
+	Reached     string   `json:"reached,omitempty"`
+	Complete    bool     `json:"complete"`
+	Checks      []Check  `json:"checks"`
+	CouldNotSee []Unseen `json:"couldNotSee"`
 }
 
 // First is the first check that failed, nil when none did.
@@ -145,6 +156,9 @@ func (r *Report) Summary() string {
 	if unknown == 0 {
 		return fmt.Sprintf("healthy: all %d checks passed", len(r.Checks))
 	}
+	if r.Reached != "" && !r.Complete {
+		return fmt.Sprintf("no check failed: the bootstrap has reached stage %s and bootkube.service has not completed; %d of %d checks wait for later stages or could not see (listed under \"could not see\"): not yet healthy", r.Reached, unknown, len(r.Checks))
+	}
 	return fmt.Sprintf("no check failed, but %d of %d could not see (listed under \"could not see\"): not known to be healthy", unknown, len(r.Checks))
 }
 
@@ -153,9 +167,13 @@ func (r *Report) Summary() string {
 // seen.
 func (r *Report) WriteText(w io.Writer) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "bundle  %s", r.Bundle)
-	if !r.At.IsZero() {
-		fmt.Fprintf(&b, " (%s layout, as of %s)", r.Layout, r.At.UTC().Format("2006-01-02 15:04:05 UTC"))
+	switch {
+	case r.Live:
+		fmt.Fprintf(&b, "lab     %s (live, as of %s: evidence names files as bootlab lab gather's bundle holds them)", r.Bundle, r.At.UTC().Format("2006-01-02 15:04:05 UTC"))
+	case !r.At.IsZero():
+		fmt.Fprintf(&b, "bundle  %s (%s layout, as of %s)", r.Bundle, r.Layout, r.At.UTC().Format("2006-01-02 15:04:05 UTC"))
+	default:
+		fmt.Fprintf(&b, "bundle  %s", r.Bundle)
 	}
 	b.WriteString("\n")
 	var nodes []string

@@ -14,7 +14,8 @@ type Step struct {
 	// Otherwise is the guide's "no": where to look.
 	Otherwise []string
 	// Checks are the checks that answer it, in the order they are walked
-	// (service.* stands for each service record the bundle holds).
+	// (service.* stands for each service record the bundle holds; dns.names
+	// is walked on a live lab only).
 	Checks []string
 }
 
@@ -29,7 +30,7 @@ func Steps() []Step {
 			Checks:    []string{"etcd.healthy", "conn.bootstrap-masters.etcd", "conn.masters-bootstrap.etcd", "conn.masters-masters.etcd"}},
 		{ID: "api", Question: "API accessible?",
 			Otherwise: []string{"Check the MCS and the kube-apiserver's log;", "verify DNS (api, api-int) and the", "load balancer (6443, 22623)"},
-			Checks:    []string{"api.dns", "api.readyz", "api.lb", "conn.bootstrap-masters.api", "conn.masters-masters.api"}},
+			Checks:    []string{"api.dns", "dns.names", "api.readyz", "api.lb", "conn.bootstrap-masters.api", "conn.masters-masters.api"}},
 		{ID: "masters", Question: "Masters joining?",
 			Otherwise: []string{"Check the masters' Ignition (pointer config, CA);", "verify the MCS is reachable (22623);", "approve pending CSRs"},
 			// csr.pending before masters.joined: a kubelet registers its

@@ -88,9 +88,10 @@ func TestEveryDocumentedCommandIsAccepted(t *testing.T) {
 		if i := strings.Index(line, " #"); i >= 0 {
 			line = strings.TrimSpace(line[:i])
 		}
-		// A redirect or a pipe hands bootlab's output on: the bootlab
-		// part is the command.
+		// A redirect, a pipe or an || hands bootlab's output or exit
+		// code on: the bootlab part is the command.
 		line, _, _ = strings.Cut(line, " > ")
+		line, _, _ = strings.Cut(line, " || ")
 		line, _, _ = strings.Cut(line, " | ")
 		if strings.Contains(line, "...") || strings.Contains(line, "<") || line == "bootlab stage" {
 			continue // prose about a family of commands, not one command

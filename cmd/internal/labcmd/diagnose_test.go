@@ -20,10 +20,21 @@ func TestDiagnoseFlags(t *testing.T) {
 	cmd := NewCmdDiagnose(testFactory(), func(o *DiagnoseOptions) error { got = o; return nil })
 	cmd.SetArgs([]string{"--bundle", "b.tar.gz", "-o", "json"})
 	require.NoError(t, cmd.Execute())
-	assert.Equal(t, &DiagnoseOptions{Bundle: "b.tar.gz", Output: "json"}, got)
+	assert.Equal(t, "b.tar.gz", got.Bundle)
+	assert.Equal(t, "json", got.Output)
+
+	// Without --bundle: the running lab, found as every lab command finds it.
+	cmd = NewCmdDiagnose(testFactory(), func(o *DiagnoseOptions) error { got = o; return nil })
+	cmd.SetArgs([]string{"--name", "demo", "--format", "svg"})
+	require.NoError(t, cmd.Execute())
+	assert.Equal(t, "", got.Bundle)
+	assert.Equal(t, "demo", got.Spec.Name)
+	assert.Equal(t, "svg", got.Format)
 
 	for args, want := range map[string]string{
-		"":                                "lab diagnose needs --bundle FILE",
+		"--bundle b --name demo":          "--bundle reads a bundle and --name names a running lab: give one of them",
+		"--bundle b -f lab.yaml":          "--bundle reads a bundle and --file names a running lab",
+		"-o yaml":                         "-o must be one of [text json]",
 		"--bundle b -o yaml":              "-o must be one of [text json]",
 		"--bundle b --format png":         `--format must be svg or mermaid, not "png"`,
 		"--bundle b --format svg -o json": "give one of them",

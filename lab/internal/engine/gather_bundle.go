@@ -8,8 +8,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"path"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -46,17 +48,36 @@ type GatherSources struct {
 	Console func(ctx context.Context, n spec.Node, w io.Writer) error
 	// Now is the host's clock (nil: time.Now).
 	Now func() time.Time
+	// DialHost opens a connection from the host to a lab address, for a
+	// live collection's tries (nil: directly).
+	DialHost func(ctx context.Context, network, addr string) (net.Conn, error)
+}
+
+// bundleSink is where a gather puts what it collects: a tarball
+// (logbundle.Writer, lab gather) or memory (logbundle.Memory, a live lab
+// diagnose). Both filter credentials out and keep the same limits.
+type bundleSink interface {
+	Dir(rel string) error
+	Add(rel string, data []byte) (int64, error)
+	AddJSON(rel string, v any) (int64, error)
+	Note(rel, why string)
+	Missing() []logbundle.Missing
+	Size() int64
+	// Wants is false for a file the sink would drop: its command is skipped.
+	Wants(rel string) bool
 }
 
 // gatherer is one bootlab gather in progress.
 type gatherer struct {
-	w   *logbundle.Writer
+	w   bundleSink
 	s   *spec.Spec
 	st  *labdir.State
 	src GatherSources
 	o   GatherOptions
 	// clocks are the nodes' clocks as read, for bootlab/clocks.json.
 	clocks []gatherClock
+	// live, in a live collection (CollectLive), records its tries.
+	live *liveRecord
 }
 
 // gatherClock is one entry of bootlab/clocks.json (lab/diagnose's clockFile).
@@ -73,9 +94,8 @@ type gatherClock struct {
 // answers, and bootlab's own files (bootlab/lab.json, loadbalancer.json,
 // clocks.json, verify.json, missing.json). A progress line per node.
 func gatherBundle(ctx context.Context, s *spec.Spec, st *labdir.State, o GatherOptions) (_ string, err error) {
-	src := o.Sources
-	if src.Now == nil {
-		src.Now = time.Now
+	if o.Sources.Now == nil {
+		o.Sources.Now = time.Now
 	}
 	dir := o.Dir
 	if dir == "" {
@@ -87,12 +107,8 @@ func gatherBundle(ctx context.Context, s *spec.Spec, st *labdir.State, o GatherO
 			return "", fmt.Errorf("gather: %w", err)
 		}
 	}
-	lim := o.Limits
-	if lim == (logbundle.Limits{}) {
-		lim = logbundle.DefaultLimits()
-	}
-	at := src.Now()
-	w, err := logbundle.Create(dir, at, lim)
+	at := o.Sources.Now()
+	w, err := logbundle.Create(dir, at, o.limits())
 	if err != nil {
 		return "", err
 	}
@@ -101,27 +117,43 @@ func gatherBundle(ctx context.Context, s *spec.Spec, st *labdir.State, o GatherO
 			w.Abort()
 		}
 	}()
-	g := &gatherer{w: w, s: s, st: st, src: src, o: o}
-	if err := g.labFile(at); err != nil {
+	if err := newGatherer(w, s, st, o).collect(ctx, at); err != nil {
 		return "", err
-	}
-	for _, n := range append(s.NodesByRole(spec.RoleBootstrap), s.NodesByRole(spec.RoleMaster)...) {
-		if err := ctx.Err(); err != nil {
-			return "", err
-		}
-		if err := g.node(ctx, n); err != nil {
-			return "", err
-		}
-	}
-	for _, step := range []func(context.Context) error{g.resources, g.loadBalancer, g.verify, g.clockFile, g.consoles, g.stageRecords} {
-		if err := step(ctx); err != nil {
-			return "", err
-		}
 	}
 	if err := w.Commit(); err != nil {
 		return "", err
 	}
 	return w.Path, nil
+}
+
+func newGatherer(w bundleSink, s *spec.Spec, st *labdir.State, o GatherOptions) *gatherer {
+	if o.Sources.Now == nil {
+		o.Sources.Now = time.Now
+	}
+	return &gatherer{w: w, s: s, st: st, src: o.Sources, o: o}
+}
+
+// collect gathers the lab into the sink: bootlab's lab file, each node
+// (bootstrap first), then the API's objects, haproxy's state, the last
+// verify, the clocks, the consoles and the stage records.
+func (g *gatherer) collect(ctx context.Context, at time.Time) error {
+	if err := g.labFile(at); err != nil {
+		return err
+	}
+	for _, n := range append(g.s.NodesByRole(spec.RoleBootstrap), g.s.NodesByRole(spec.RoleMaster)...) {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err := g.node(ctx, n); err != nil {
+			return err
+		}
+	}
+	for _, step := range []func(context.Context) error{g.resources, g.loadBalancer, g.verify, g.clockFile, g.consoles, g.stageRecords} {
+		if err := step(ctx); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // labFile is bootlab/lab.json: the lab, so masters that could not be
@@ -161,15 +193,21 @@ func (g *gatherer) node(ctx context.Context, n spec.Node) error {
 	if err := g.w.Dir(dir); err != nil {
 		return err
 	}
-	before, notes := g.w.Size(), len(g.w.Missing())
+	before, notes, began := g.w.Size(), len(g.w.Missing()), time.Now()
 	r := &nodeRun{g: g, n: n, dir: dir, seen: map[string]bool{}}
 	nd, done, err := g.src.Dial(ctx, n)
 	if err != nil {
 		g.w.Note(dir, fmt.Sprintf("could not log in to %s: %v", n.Name, err))
+		if g.live != nil {
+			g.untried(ctx, n, fmt.Sprintf("bootlab cannot run a command on %s: %v", n.Name, err))
+		}
 		err = nil
 	} else {
 		r.nd = nd
 		err = r.fromNode(ctx)
+		if err == nil && g.live != nil {
+			r.tryConnections(ctx)
+		}
 		done()
 	}
 	if err == nil && n.Role == spec.RoleBootstrap {
@@ -177,6 +215,10 @@ func (g *gatherer) node(ctx context.Context, n spec.Node) error {
 	}
 	if err != nil {
 		return err
+	}
+	if g.live != nil {
+		g.o.Status.Infof("read %s (%s) in %.1fs: %s%s", n.Name, n.IP, time.Since(began).Seconds(), sizeOf(g.w.Size()-before), unseen(len(g.w.Missing())-notes))
+		return nil
 	}
 	g.o.Status.Infof("gathered %s (%s): %s%s", n.Name, n.IP, sizeOf(g.w.Size()-before), unseen(len(g.w.Missing())-notes))
 	return nil
@@ -224,6 +266,9 @@ func (r *nodeRun) fromNode(ctx context.Context) error {
 		},
 		r.journals, r.containers,
 		func(ctx context.Context) error {
+			if !r.g.w.Wants(dir + "/static-pods/pod.yaml") {
+				return nil
+			}
 			return r.tree(ctx, "/etc/kubernetes/manifests", dir+"/static-pods")
 		},
 	}
@@ -274,11 +319,14 @@ func (r *nodeRun) runTo(ctx context.Context, cmd string, w io.Writer) error {
 	return err
 }
 
-func (g *gatherer) limits() logbundle.Limits {
-	if g.o.Limits == (logbundle.Limits{}) {
+func (g *gatherer) limits() logbundle.Limits { return g.o.limits() }
+
+// limits are the bundle's caps, logbundle.DefaultLimits unless set.
+func (o GatherOptions) limits() logbundle.Limits {
+	if o.Limits == (logbundle.Limits{}) {
 		return logbundle.DefaultLimits()
 	}
-	return g.o.Limits
+	return o.Limits
 }
 
 // firstLine is s's first line.
@@ -289,6 +337,9 @@ func firstLine(s string) string {
 
 // output adds cmd's output as the file rel, or notes why there is none.
 func (r *nodeRun) output(ctx context.Context, rel, cmd string) error {
+	if !r.g.w.Wants(rel) {
+		return nil
+	}
 	data, err := r.run(ctx, cmd)
 	if err != nil {
 		r.g.w.Note(rel, fmt.Sprintf("`%s` on %s: %v", cmd, r.n.Name, err))
@@ -428,6 +479,11 @@ func (r *nodeRun) services(ctx context.Context) error {
 func (r *nodeRun) tree(ctx context.Context, remote, rel string) error {
 	out := &capBuffer{max: r.g.limits().Total}
 	if err := r.runTo(ctx, "sudo -n tar -C "+remote+" -cf - .", out); err != nil {
+		if _, noTar := r.run(ctx, "command -v tar"); noTar != nil {
+			// A node without tar (a rehearsal bootstrap): the files
+			// one after another, each under a header line.
+			return r.catTree(ctx, remote, rel)
+		}
 		r.g.w.Note(rel, fmt.Sprintf("could not read %s on %s: %v", remote, r.n.Name, err))
 		return nil
 	}
@@ -459,6 +515,46 @@ func (r *nodeRun) tree(ctx context.Context, remote, rel string) error {
 		}
 		r.seen[rel+"/"+name] = true
 	}
+}
+
+// catHeader starts each file of catTree's output, as tail -n +1 FILES
+// heads them, after a NUL: a text file ends anywhere, and holds none.
+var catHeader = regexp.MustCompile("\x00==> ([^\x00\n]+) <==\n")
+
+// catTree is tree on a node without tar: bash prints every regular file
+// under remote (links never followed), each under a header line.
+func (r *nodeRun) catTree(ctx context.Context, remote, rel string) error {
+	glob := "**"
+	if !r.g.w.Wants(rel+"/manifest.yaml") && r.g.w.Wants(rel+"/tls/ca.crt") {
+		glob = "**/*.crt" // only the certificates are read: a live diagnosis
+	}
+	cmd := `sudo -n bash -c 'shopt -s globstar nullglob dotglob; cd ` + remote + ` && for f in ` + glob + `; do if [ -f "$f" ] && [ ! -L "$f" ]; then printf "\0==> %s <==\n" "$f"; cat "$f"; fi; done'`
+	out := &capBuffer{max: r.g.limits().Total}
+	if err := r.runTo(ctx, cmd, out); err != nil {
+		r.g.w.Note(rel, fmt.Sprintf("could not read %s on %s (it has no tar; bash's cat): %v", remote, r.n.Name, err))
+		return nil
+	}
+	if out.cut {
+		r.g.w.Note(rel, fmt.Sprintf("%s on %s is larger than the bundle's limit of %s: only its first files are kept", remote, r.n.Name, sizeOf(out.max)))
+	}
+	data := out.buf.Bytes()
+	heads := catHeader.FindAllSubmatchIndex(data, -1)
+	for i, h := range heads {
+		end := len(data)
+		if i+1 < len(heads) {
+			end = heads[i+1][0]
+		}
+		name := path.Clean(string(data[h[2]:h[3]]))
+		if name == "." || strings.HasPrefix(name, "../") || path.IsAbs(name) || (out.cut && i == len(heads)-1) {
+			continue // outside, or cut short by the limit (noted above)
+		}
+		body := data[h[1]:end]
+		if _, err := r.g.w.Add(rel+"/"+name, body); err != nil {
+			return err
+		}
+		r.seen[rel+"/"+name] = true
+	}
+	return nil
 }
 
 // tailBuffer keeps the last max bytes written to it (all, when max is 0).

@@ -57,18 +57,43 @@ type fakeNode struct {
 	has   map[string]bool
 	out   map[string]string
 	trees map[string]map[string]string
+	// tcp answers a live collection's connection tries (tries).
+	tcp map[string]string
+	// noTar is a node without tar (a rehearsal bootstrap): trees are read
+	// with bash's cat.
+	noTar bool
 	ran   []string
 }
 
 func (f *fakeNode) Run(_ context.Context, cmd string, stdout io.Writer) (int, string, error) {
 	f.ran = append(f.ran, cmd)
+	if strings.Contains(cmd, "/dev/tcp/") {
+		f.tries(cmd, stdout)
+		return 0, "", nil
+	}
 	if name, ok := strings.CutPrefix(cmd, "command -v "); ok {
-		if f.has[name] {
+		if f.has[name] || name == "tar" && !f.noTar {
 			return 0, "", nil
 		}
 		return 1, "", nil
 	}
-	if rest, ok := strings.CutPrefix(cmd, "sudo -n tar -C "); ok {
+	if rest, ok := strings.CutPrefix(cmd, "sudo -n bash -c 'shopt -s globstar nullglob dotglob; cd "); ok && f.noTar {
+		tree, ok := f.trees[strings.Fields(rest)[0]]
+		if !ok {
+			return 1, "bash: line 1: cd: No such file or directory", nil
+		}
+		crtOnly := strings.Contains(rest, "for f in **/*.crt;")
+		for _, name := range sortedNames(tree) {
+			if crtOnly && !strings.HasSuffix(name, ".crt") {
+				continue
+			}
+			fmt.Fprintf(stdout, "\x00==> %s <==\n%s", name, tree[name])
+		}
+		return 0, "", nil
+	}
+	if rest, ok := strings.CutPrefix(cmd, "sudo -n tar -C "); ok && f.noTar {
+		return 1, "sudo: tar: no such file or directory", nil
+	} else if ok {
 		dir := strings.TrimSuffix(rest, " -cf - .")
 		tree, ok := f.trees[dir]
 		if !ok {
@@ -82,6 +107,15 @@ func (f *fakeNode) Run(_ context.Context, cmd string, stdout io.Writer) (int, st
 		return 0, "", nil
 	}
 	return 127, "bash: " + strings.Fields(cmd)[0] + ": command not found", nil
+}
+
+func sortedNames(files map[string]string) []string {
+	names := make([]string, 0, len(files))
+	for n := range files {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
 }
 
 func tarOf(files map[string]string) []byte {
@@ -546,6 +580,24 @@ func TestGatherPrefersTheNodesBootkubeJournal(t *testing.T) {
 	files := unpack(t, bundle)
 	assert.Equal(t, own, files["bootstrap/journals/bootkube.log"])
 	assert.Equal(t, "Rendering CEO Manifests...\n", files["bootstrap/pods/"+st.ID()+"-"+st.Slug+".log"])
+}
+
+// A bootstrap without tar (a rehearsal one) still gives its service
+// records and certificates, read with bash's cat, credentials left out.
+func TestGatherWithoutTar(t *testing.T) {
+	t.Parallel()
+	s := gatherSpec(t)
+	nodes := healthyNodes(t, s, true)
+	boot := nodes[s.NodesByRole(spec.RoleBootstrap)[0].Name]
+	boot.noTar = true
+	o := GatherOptions{Status: status.New(io.Discard, false), Dir: t.TempDir(), Sources: fakeSources(s, nodes, healthyAPI(s))}
+	bundle, err := Gather(context.Background(), s, &labdir.State{Name: s.Name, Spec: s}, o)
+	require.NoError(t, err)
+	files := unpack(t, bundle)
+	assert.Contains(t, files["bootstrap/services/bootkube.json"], `"phase":"service end"`)
+	assert.Contains(t, files["rendered-assets/openshift/tls/root-ca.crt"], "BEGIN CERTIFICATE")
+	assertNoCredentials(t, files)
+	assert.NotContains(t, files[logbundle.MissingFile], "bootstrap/services\"")
 }
 
 // The size caps hold: a journal larger than the file cap keeps its tail.

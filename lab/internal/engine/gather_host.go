@@ -220,6 +220,9 @@ func (g *gatherer) resources(ctx context.Context) error {
 		return err
 	}
 	for _, res := range gatherResources {
+		if !g.w.Wants("resources/" + res.file) {
+			continue
+		}
 		var raw json.RawMessage
 		if err := api.Get(ctx, res.path, &raw); err != nil {
 			g.w.Note("resources/"+res.file, "GET "+res.path+": "+err.Error())
@@ -259,6 +262,9 @@ func (g *gatherer) loadBalancer(ctx context.Context) error {
 func (g *gatherer) verify(context.Context) error {
 	const file = "bootlab/verify.json"
 	v := g.src.Verify
+	if !g.w.Wants(file) {
+		return nil
+	}
 	if v == nil {
 		g.w.Note(file, "the lab was never verified: `bootlab lab verify` records a verify")
 		return nil
@@ -299,6 +305,9 @@ func (g *gatherer) consoles(ctx context.Context) error {
 	}
 	for _, n := range g.s.Nodes {
 		rel := "bootlab/console/" + n.Name + ".log"
+		if !g.w.Wants(rel) {
+			continue
+		}
 		out := &tailBuffer{max: 2 * g.limits().File}
 		if err := g.src.Console(ctx, n, out); err != nil {
 			g.w.Note(rel, err.Error())
@@ -313,7 +322,7 @@ func (g *gatherer) consoles(ctx context.Context) error {
 
 // stageRecords is the host's stage records as they are (bootlab/stages/).
 func (g *gatherer) stageRecords(context.Context) error {
-	if g.s.Profile == spec.ProfileOpenShift {
+	if g.s.Profile == spec.ProfileOpenShift || !g.w.Wants("bootlab/stages/records.jsonl") {
 		return nil
 	}
 	data, err := os.ReadFile(filepath.Join(labdir.Stages(g.s), stages.RecordsFile))

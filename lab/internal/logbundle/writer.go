@@ -53,23 +53,32 @@ type Writer struct {
 	// ID is the gather id: the UTC time of the gather, YYYYMMDDhhmmss.
 	ID string
 
+	gate
+	at   time.Time
+	f    *atomicfile.File
+	zw   *gzip.Writer
+	tw   *tar.Writer
+	dirs map[string]bool
+}
+
+// gate is what a bundle lets in, whether written (Writer) or held in
+// memory (Memory): the filter, the limits, and the list of what it left
+// out or could not see.
+type gate struct {
 	lim     Limits
-	at      time.Time
-	f       *atomicfile.File
-	zw      *gzip.Writer
-	tw      *tar.Writer
-	dirs    map[string]bool
 	files   map[string]bool
 	total   int64
 	missing []Missing
 }
 
+func newGate(lim Limits) gate { return gate{lim: lim, files: map[string]bool{}} }
+
 // Create starts the bundle of a gather at time at in directory dir. It
 // refuses to replace a bundle of the same id.
 func Create(dir string, at time.Time, lim Limits) (*Writer, error) {
 	id := at.UTC().Format("20060102150405")
-	w := &Writer{Path: filepath.Join(dir, "log-bundle-"+id+".tar.gz"), ID: id, lim: lim, at: at.UTC(),
-		dirs: map[string]bool{}, files: map[string]bool{}}
+	w := &Writer{Path: filepath.Join(dir, "log-bundle-"+id+".tar.gz"), ID: id, gate: newGate(lim), at: at.UTC(),
+		dirs: map[string]bool{}}
 	if _, err := os.Lstat(w.Path); err == nil {
 		return nil, fmt.Errorf("log bundle %s exists: gather again in a second, or move it away", w.Path)
 	}
@@ -127,29 +136,9 @@ func safe(rel string) bool {
 // limits. It returns what it wrote: 0 when the file was left out, which
 // is then listed in MissingFile with why. Only a write error is an error.
 func (w *Writer) Add(rel string, data []byte) (int64, error) {
-	if !safe(rel) {
-		return 0, fmt.Errorf("bundle path %q climbs out of the bundle", rel)
-	}
-	if w.files[rel] {
-		return 0, fmt.Errorf("bundle file %s added twice", rel)
-	}
-	data, why := Filter(rel, data)
-	if why != "" {
-		w.Note(rel, "left out: "+why)
-		return 0, nil
-	}
-	if int64(len(data)) > w.lim.File {
-		if !isLog(rel) {
-			w.Note(rel, fmt.Sprintf("left out: %s, more than the %s a bundle keeps of one file", size(int64(len(data))), size(w.lim.File)))
-			return 0, nil
-		}
-		cut := tail(data, w.lim.File)
-		w.Note(rel, fmt.Sprintf("only its last %s are kept (%s were cut from its head)", size(int64(len(cut))), size(int64(len(data)-len(cut)))))
-		data = cut
-	}
-	if w.total+int64(len(data)) > w.lim.Total {
-		w.Note(rel, fmt.Sprintf("left out: the bundle reached its limit of %s", size(w.lim.Total)))
-		return 0, nil
+	data, err := w.admit(rel, data)
+	if data == nil || err != nil {
+		return 0, err
 	}
 	if dir := path.Dir(rel); dir != "." {
 		if err := w.Dir(dir); err != nil {
@@ -162,47 +151,90 @@ func (w *Writer) Add(rel string, data []byte) (int64, error) {
 	if _, err := w.tw.Write(data); err != nil {
 		return 0, err
 	}
-	w.files[rel] = true
-	w.total += int64(len(data))
 	return int64(len(data)), nil
 }
 
+// admit is what of data goes in as the file at rel: through Filter and
+// the limits, nil when it is left out (noted with why). A path that
+// climbs out, or one added twice, is an error.
+func (w *gate) admit(rel string, data []byte) ([]byte, error) {
+	if !safe(rel) {
+		return nil, fmt.Errorf("bundle path %q climbs out of the bundle", rel)
+	}
+	if w.files[rel] {
+		return nil, fmt.Errorf("bundle file %s added twice", rel)
+	}
+	data, why := Filter(rel, data)
+	if why != "" {
+		w.Note(rel, "left out: "+why)
+		return nil, nil
+	}
+	if int64(len(data)) > w.lim.File {
+		if !isLog(rel) {
+			w.Note(rel, fmt.Sprintf("left out: %s, more than the %s a bundle keeps of one file", size(int64(len(data))), size(w.lim.File)))
+			return nil, nil
+		}
+		cut := tail(data, w.lim.File)
+		w.Note(rel, fmt.Sprintf("only its last %s are kept (%s were cut from its head)", size(int64(len(cut))), size(int64(len(data)-len(cut)))))
+		data = cut
+	}
+	if w.total+int64(len(data)) > w.lim.Total {
+		w.Note(rel, fmt.Sprintf("left out: the bundle reached its limit of %s", size(w.lim.Total)))
+		return nil, nil
+	}
+	w.files[rel] = true
+	w.total += int64(len(data))
+	if data == nil {
+		data = []byte{}
+	}
+	return data, nil
+}
+
 // AddJSON adds v, indented, as the file at rel.
-func (w *Writer) AddJSON(rel string, v any) (int64, error) {
+func (w *Writer) AddJSON(rel string, v any) (int64, error) { return addJSON(w.Add, rel, v) }
+
+// addJSON adds v, indented, as the file at rel with add.
+func addJSON(add func(string, []byte) (int64, error), rel string, v any) (int64, error) {
 	data, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
 		return 0, fmt.Errorf("bundle file %s: %w", rel, err)
 	}
-	return w.Add(rel, append(data, '\n'))
+	return add(rel, append(data, '\n'))
 }
 
 // Note lists rel in MissingFile with why.
-func (w *Writer) Note(rel, why string) {
+func (w *gate) Note(rel, why string) {
 	w.missing = append(w.missing, Missing{File: rel, Why: why})
 }
 
 // Missing is what the bundle lists in MissingFile so far.
-func (w *Writer) Missing() []Missing { return append([]Missing(nil), w.missing...) }
+func (w *gate) Missing() []Missing { return append([]Missing(nil), w.missing...) }
 
 // Size is the bytes of all files so far, uncompressed.
-func (w *Writer) Size() int64 { return w.total }
+func (w *gate) Size() int64 { return w.total }
 
-// Commit writes MissingFile, closes the archive and renames it to Path.
-func (w *Writer) Commit() error {
+// missingJSON is MissingFile's content: what was left out or not seen, by file.
+func (w *gate) missingJSON() ([]byte, error) {
 	ms := w.Missing()
 	sort.SliceStable(ms, func(i, j int) bool { return ms[i].File < ms[j].File })
 	data, err := json.MarshalIndent(struct {
 		Missing []Missing `json:"missing"`
 	}{append([]Missing{}, ms...)}, "", "  ")
+	return append(data, '\n'), err
+}
+
+// Commit writes MissingFile, closes the archive and renames it to Path.
+func (w *Writer) Commit() error {
+	data, err := w.missingJSON()
 	if err == nil {
 		err = w.Dir("bootlab")
 	}
 	if err == nil {
 		// Written past the limits: it says what the limits left out.
-		err = w.header(MissingFile, tar.TypeReg, int64(len(data)+1))
+		err = w.header(MissingFile, tar.TypeReg, int64(len(data)))
 	}
 	if err == nil {
-		_, err = w.tw.Write(append(data, '\n'))
+		_, err = w.tw.Write(data)
 	}
 	err = errors.Join(err, w.tw.Close(), w.zw.Close())
 	if err != nil {
@@ -237,3 +269,6 @@ func size(n int64) string {
 	}
 	return fmt.Sprintf("%d MiB", n>>20)
 }
+
+// Wants is true: a bundle on disk keeps every file a gather collects.
+func (w *Writer) Wants(string) bool { return true }
