@@ -36,7 +36,7 @@ type diag struct {
 	// done caches each check's result (get).
 	done map[string]Check
 	// live is bootlab/live.json: a live lab's tries (nil for a bundle).
-	live *liveFile
+	live *Live
 	// unseen are what the live tries could not see, by check.
 	unseen []Unseen
 }

@@ -7,52 +7,67 @@ import (
 	"strings"
 )
 
-// liveFile is bootlab/live.json, which only a live collection (lab
-// diagnose of a running lab) has: the connections tried from the nodes
-// that must make them, the load balancer tried from the host, the lab's
-// DNS asked from the host, and the agent reports of the nodes bootlab
-// cannot log in to.
-type liveFile struct {
-	Connections []liveConn `json:"connections"`
-	Untried     []struct {
-		From string `json:"from"`
-		Why  string `json:"why"`
-	} `json:"untried"`
-	DNSServer string    `json:"dnsServer"`
-	DNS       []liveDNS `json:"dns"`
-	Reports   []struct {
-		Node   string `json:"node"`
-		Seq    int    `json:"seq"`
-		Checks []struct {
-			Name    string `json:"name"`
-			OK      bool   `json:"ok"`
-			Pending bool   `json:"pending"`
-			Detail  string `json:"detail"`
-		} `json:"checks"`
-	} `json:"reports"`
+// Live is bootlab/live.json, which only a live collection (lab diagnose
+// of a running lab) has: the connections tried from the nodes that must
+// make them, the load balancer tried from the host, the lab's DNS asked
+// from the host, and the agent reports of the nodes bootlab cannot log in
+// to. The engine's live collection writes it with these types.
+type Live struct {
+	Connections []LiveConn    `json:"connections"`
+	Untried     []LiveUntried `json:"untried"`
+	DNSServer   string        `json:"dnsServer"`
+	DNS         []LiveDNS     `json:"dns"`
+	// Reports are the last agent report of each node bootlab could not
+	// log in to, from its console log on the host: what it says of
+	// itself (its Ignition fetch among its checks).
+	Reports []LiveReport `json:"reports"`
 }
 
-// liveConn is one connection tried (engine's liveConn): Answer is
-// connected, refused, timeout, unreachable or error.
-type liveConn struct {
+// LiveConn is one connection tried: from a node (or "host"), to a node
+// (or "load balancer") at address:port, the command that tried it and
+// what answered: connected, refused, timeout, unreachable, or error (the
+// try itself could not run; Detail says why).
+type LiveConn struct {
 	From    string `json:"from"`
 	To      string `json:"to"`
 	Address string `json:"address"`
 	Port    int    `json:"port"`
 	Command string `json:"command"`
 	Answer  string `json:"answer"`
-	Detail  string `json:"detail"`
+	Detail  string `json:"detail,omitempty"`
 }
 
-// liveDNS is one question to the lab's DNS: Kind is api, api-int, apps,
-// node or reverse.
-type liveDNS struct {
+// LiveUntried is a node whose connections could not be tried: bootlab
+// cannot run a command there, and why.
+type LiveUntried struct {
+	From string `json:"from"`
+	Why  string `json:"why"`
+}
+
+// LiveDNS is one question to the lab's DNS: Kind is api, api-int, apps,
+// node or reverse; Want what it must answer.
+type LiveDNS struct {
 	Kind    string   `json:"kind"`
 	Name    string   `json:"name"`
 	Want    string   `json:"want"`
 	Command string   `json:"command"`
 	Answer  []string `json:"answer"`
-	Error   string   `json:"error"`
+	Error   string   `json:"error,omitempty"`
+}
+
+// LiveReport is a node's last agent report, its checks only.
+type LiveReport struct {
+	Node   string      `json:"node"`
+	Seq    int         `json:"seq"`
+	Checks []LiveCheck `json:"checks"`
+}
+
+// LiveCheck is one check of an agent report (the agent's wire.Check).
+type LiveCheck struct {
+	Name    string `json:"name"`
+	OK      bool   `json:"ok"`
+	Pending bool   `json:"pending,omitempty"`
+	Detail  string `json:"detail,omitempty"`
 }
 
 // readLive reads bootlab/live.json, when the collection is a live one.
@@ -61,14 +76,14 @@ func (d *diag) readLive() {
 	if f == nil {
 		return
 	}
-	var l liveFile
+	var l Live
 	if json.Unmarshal(f.Data(), &l) == nil {
 		d.live = &l
 	}
 }
 
 // evidence is a try's evidence: where it ran, the command, the answer.
-func (c liveConn) evidence() Evidence {
+func (c LiveConn) evidence() Evidence {
 	where := "on " + c.From
 	if c.From == "host" {
 		where = "from the host"
@@ -78,12 +93,12 @@ func (c liveConn) evidence() Evidence {
 
 // blocked is true for an answer that says the path does not carry the
 // connection: no answer at all, or no route.
-func (c liveConn) blocked() bool { return c.Answer == "timeout" || c.Answer == "unreachable" }
+func (c LiveConn) blocked() bool { return c.Answer == "timeout" || c.Answer == "unreachable" }
 
 // liveTries are the tries a row of the connection table covers (from the
 // bootstrap or the masters, to the bootstrap or the other masters, on its
 // ports), and the nodes that must connect.
-func (d *diag) liveTries(id string) (tries []liveConn, from []*node) {
+func (d *diag) liveTries(id string) (tries []LiveConn, from []*node) {
 	r := conns()[id]
 	froms := r.from(d)
 	ports := map[string]bool{}

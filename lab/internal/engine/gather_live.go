@@ -13,13 +13,14 @@ import (
 	"time"
 
 	"github.com/bootlab/bootlab/internal/wire"
+	"github.com/bootlab/bootlab/lab/diagnose"
 	"github.com/bootlab/bootlab/lab/internal/logbundle"
 	"github.com/bootlab/bootlab/lab/labdir"
 	"github.com/bootlab/bootlab/lab/spec"
 )
 
 // LiveFile is where a live collection keeps what it tried (lab/diagnose's
-// liveFile reads it): the connections from the nodes that must connect,
+// Live is its format): the connections from the nodes that must connect,
 // the load balancer from the host, the lab's DNS. A bundle from lab gather
 // has none: a bundle holds logs, not tries.
 const LiveFile = "bootlab/live.json"
@@ -48,7 +49,7 @@ func CollectLive(ctx context.Context, s *spec.Spec, st *labdir.State, o GatherOp
 	}
 	m := logbundle.NewMemory(to, o.limits(), wants)
 	g := newGatherer(m, s, st, o)
-	g.live = &liveRecord{Connections: []liveConn{}, Untried: []liveUntried{}, DNS: []liveDNS{}, Reports: []liveReport{}}
+	g.live = &liveRecord{Connections: []diagnose.LiveConn{}, Untried: []diagnose.LiveUntried{}, DNS: []diagnose.LiveDNS{}, Reports: []diagnose.LiveReport{}}
 	start := time.Now()
 	if err := g.collect(ctx, o.Sources.Now()); err != nil {
 		return err
@@ -63,55 +64,16 @@ func CollectLive(ctx context.Context, s *spec.Spec, st *labdir.State, o GatherOp
 	return m.Commit()
 }
 
-// liveRecord is LiveFile.
-type liveRecord struct {
-	Connections []liveConn    `json:"connections"`
-	Untried     []liveUntried `json:"untried"`
-	DNSServer   string        `json:"dnsServer"`
-	DNS         []liveDNS     `json:"dns"`
-	// Reports are the last agent report of each node bootlab could not
-	// log in to, from its console log on the host: what it says of
-	// itself (its Ignition fetch among its checks).
-	Reports []liveReport `json:"reports"`
-}
+// liveRecord is LiveFile, in the format lab/diagnose reads.
+type liveRecord diagnose.Live
 
-// liveReport is a node's last agent report, its checks only.
-type liveReport struct {
-	Node   string       `json:"node"`
-	Seq    int          `json:"seq"`
-	Checks []wire.Check `json:"checks"`
-}
-
-// liveConn is one connection tried: from a node (or "host"), to a node
-// (or "load balancer") at address:port, the command that tried it and
-// what answered: connected, refused, timeout, unreachable, or error (the
-// try itself could not run; Detail says why).
-type liveConn struct {
-	From    string `json:"from"`
-	To      string `json:"to"`
-	Address string `json:"address"`
-	Port    int    `json:"port"`
-	Command string `json:"command"`
-	Answer  string `json:"answer"`
-	Detail  string `json:"detail,omitempty"`
-}
-
-// liveUntried is a node whose connections could not be tried: bootlab
-// cannot run a command there, and why.
-type liveUntried struct {
-	From string `json:"from"`
-	Why  string `json:"why"`
-}
-
-// liveDNS is one question to the lab's DNS: Kind is api, api-int, apps,
-// node or reverse; Want what it must answer.
-type liveDNS struct {
-	Kind    string   `json:"kind"`
-	Name    string   `json:"name"`
-	Want    string   `json:"want"`
-	Command string   `json:"command"`
-	Answer  []string `json:"answer"`
-	Error   string   `json:"error,omitempty"`
+// liveChecks are an agent report's checks as live.json keeps them.
+func liveChecks(cs []wire.Check) []diagnose.LiveCheck {
+	out := make([]diagnose.LiveCheck, 0, len(cs))
+	for _, c := range cs {
+		out = append(out, diagnose.LiveCheck{Name: c.Name, OK: c.OK, Pending: c.Pending, Detail: c.Detail})
+	}
+	return out
 }
 
 // connTarget is a port a node must reach.
@@ -181,7 +143,7 @@ func (r *nodeRun) tryConnections(ctx context.Context) {
 		}
 	}
 	for _, t := range ts {
-		c := liveConn{From: r.n.Name, To: t.to.Name, Address: t.to.IP, Port: t.port, Command: tryCommand(t.to.IP, t.port)}
+		c := diagnose.LiveConn{From: r.n.Name, To: t.to.Name, Address: t.to.IP, Port: t.port, Command: tryCommand(t.to.IP, t.port)}
 		res, ok := got[net.JoinHostPort(t.to.IP, strconv.Itoa(t.port))]
 		switch {
 		case !ok && err != nil:
@@ -212,13 +174,13 @@ func tryAnswer(status, msg string) (answer, detail string) {
 }
 
 // add records c.
-func (l *liveRecord) add(c liveConn) { l.Connections = append(l.Connections, c) }
+func (l *liveRecord) add(c diagnose.LiveConn) { l.Connections = append(l.Connections, c) }
 
 // untried records that node n's connections could not be tried, and
 // what its agent last reported of itself on its console.
 func (g *gatherer) untried(ctx context.Context, n spec.Node, why string) {
 	if len(mustReach(g.s, n)) > 0 {
-		g.live.Untried = append(g.live.Untried, liveUntried{From: n.Name, Why: why})
+		g.live.Untried = append(g.live.Untried, diagnose.LiveUntried{From: n.Name, Why: why})
 	}
 	if g.src.Console == nil {
 		return
@@ -235,7 +197,7 @@ func (g *gatherer) untried(ctx context.Context, n spec.Node, why string) {
 	case rep == nil:
 		g.w.Note(LiveFile, fmt.Sprintf("%s's console log holds no report of its agent yet", n.Name))
 	default:
-		g.live.Reports = append(g.live.Reports, liveReport{Node: n.Name, Seq: rep.Seq, Checks: rep.Checks})
+		g.live.Reports = append(g.live.Reports, diagnose.LiveReport{Node: n.Name, Seq: rep.Seq, Checks: liveChecks(rep.Checks)})
 	}
 }
 
@@ -251,7 +213,7 @@ func (g *gatherer) fromHostLive(ctx context.Context) {
 	}
 	for _, p := range []int{6443, 22623} {
 		addr := net.JoinHostPort(g.s.Network.APIAddress, strconv.Itoa(p))
-		c := liveConn{From: "host", To: "load balancer", Address: g.s.Network.APIAddress, Port: p,
+		c := diagnose.LiveConn{From: "host", To: "load balancer", Address: g.s.Network.APIAddress, Port: p,
 			Command: fmt.Sprintf("a TCP connection from the host to %s (as `%s`)", addr, tryCommand(g.s.Network.APIAddress, p))}
 		tctx, cancel := context.WithTimeout(ctx, liveTryTimeout)
 		conn, err := dial(tctx, "tcp", addr)
@@ -295,21 +257,21 @@ func (g *gatherer) dns(ctx context.Context, dial func(context.Context, string, s
 		return dial(ctx, "tcp", server)
 	}}
 	dom := s.Cluster.Domain()
-	qs := []liveDNS{
+	qs := []diagnose.LiveDNS{
 		{Kind: "api", Name: "api." + dom, Want: s.Network.APIAddress},
 		{Kind: "api-int", Name: "api-int." + dom, Want: s.Network.APIAddress},
 		{Kind: "apps", Name: "bootlab-diagnose.apps." + dom, Want: s.Network.IngressAddress},
 	}
 	for _, n := range s.Nodes {
-		qs = append(qs, liveDNS{Kind: "node", Name: s.FQDN(n), Want: n.IP})
+		qs = append(qs, diagnose.LiveDNS{Kind: "node", Name: s.FQDN(n), Want: n.IP})
 	}
 	for _, n := range s.Nodes {
-		qs = append(qs, liveDNS{Kind: "reverse", Name: n.IP, Want: s.FQDN(n)})
+		qs = append(qs, diagnose.LiveDNS{Kind: "reverse", Name: n.IP, Want: s.FQDN(n)})
 	}
 	var wg sync.WaitGroup
 	for i := range qs {
 		wg.Add(1)
-		go func(q *liveDNS) {
+		go func(q *diagnose.LiveDNS) {
 			defer wg.Done()
 			tctx, cancel := context.WithTimeout(ctx, liveTryTimeout)
 			defer cancel()
