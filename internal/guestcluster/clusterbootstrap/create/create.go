@@ -68,7 +68,7 @@ func (r *Result) Count(o Outcome) int {
 // IncompleteError is Create's error when some manifests were not created.
 type IncompleteError struct {
 	Failed []Object
-	// Cause is why it stopped: the deadline, or only refusals left.
+	// Cause is why it stopped: the deadline.
 	Cause error
 }
 
@@ -81,16 +81,19 @@ func (e *IncompleteError) Error() string {
 	return b.String()
 }
 
-// errPermanent marks a failure a retry cannot fix.
-var errPermanent = errors.New("refused")
+// errRefused marks a failure the API (or the manifest itself) gives
+// every round: the reason says so, though it is retried as every failure
+// is, until the deadline.
+var errRefused = errors.New("refused")
 
 // Create creates the manifests, in their order (see Order), in rounds as
 // cluster-bootstrap does: an object already there counts as done; a kind
 // the API does not serve yet (its CRD is not Established) makes the next
 // round ask discovery again; each round retries what is left, until all
-// are done or ctx ends. An object the API refuses as invalid is not
-// retried (upstream retries it until its deadline). The error, when some
-// are left, is an *IncompleteError; the Result lists every outcome.
+// are done or ctx ends, an object the API refuses as invalid too (library-go
+// pkg/assets/create/creater.go EnsureManifestsCreated retries every error
+// until its context ends). The error, when some are left, is an
+// *IncompleteError; the Result lists every outcome.
 func Create(ctx context.Context, c *kube.Client, ms []Manifest, opts Options) (*Result, error) {
 	if opts.Interval <= 0 {
 		opts.Interval = 200 * time.Millisecond
@@ -112,7 +115,7 @@ func Create(ctx context.Context, c *kube.Client, ms []Manifest, opts Options) (*
 	for len(left) > 0 {
 		res.Rounds++
 		var retry []int
-		rediscover, permanent := false, 0
+		rediscover := false
 		for _, i := range left {
 			o := &res.Objects[i]
 			err := run.one(ctx, o)
@@ -126,11 +129,7 @@ func Create(ctx context.Context, c *kube.Client, ms []Manifest, opts Options) (*
 			}
 			var ns *NotServedError
 			rediscover = rediscover || errors.As(err, &ns)
-			if errors.Is(err, errPermanent) {
-				permanent++
-			} else {
-				retry = append(retry, i)
-			}
+			retry = append(retry, i)
 		}
 		if report := roundReport(res, left); report != "" && report != lastReport {
 			fmt.Fprintf(log, "[#%d] failed to create some manifests:\n%s", res.Rounds, report)
@@ -148,9 +147,6 @@ func Create(ctx context.Context, c *kube.Client, ms []Manifest, opts Options) (*
 			return res, &IncompleteError{Failed: failed(res), Cause: ctx.Err()}
 		case <-time.After(opts.Interval):
 		}
-	}
-	if f := failed(res); len(f) > 0 {
-		return res, &IncompleteError{Failed: f, Cause: errors.New("the API refused them: fix the manifests")}
 	}
 	return res, nil
 }
@@ -192,7 +188,7 @@ func (r *creation) one(ctx context.Context, o *Object) error {
 		return err
 	}
 	if res.Namespaced && o.Namespace == "" {
-		return fmt.Errorf("%w: %s is namespaced and the manifest has no metadata.namespace: set it", errPermanent, o.Kind)
+		return fmt.Errorf("%w: %s is namespaced and the manifest has no metadata.namespace: set it", errRefused, o.Kind)
 	}
 	ns := o.Namespace
 	if !res.Namespaced {
@@ -220,7 +216,7 @@ func (r *creation) one(ctx context.Context, o *Object) error {
 				return fmt.Errorf("get: %w", err)
 			}
 		case kube.HasCode(err, http.StatusBadRequest) || kube.HasCode(err, http.StatusUnprocessableEntity):
-			return fmt.Errorf("%w: %w", errPermanent, err)
+			return fmt.Errorf("%w: %w", errRefused, err)
 		case err != nil:
 			return fmt.Errorf("create: %w", err)
 		default:
