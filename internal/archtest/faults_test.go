@@ -26,7 +26,7 @@ var faultReaders = map[string]bool{
 // calls the facade's fault verbs, or names a fault of the catalogue.
 func TestOnlyTheTrainersVerbKnowsTheFaults(t *testing.T) {
 	t.Parallel()
-	use := regexp.MustCompile(`labdir\.Faults\(|\.ActiveFaults\(|\bActiveFaults\(|\bActiveFaultsOf\(|lab\.Faults\(|\.Break\(|\.Unbreak\(|"api-int-wrong-address"|"lb-no-bootstrap-mcs"|"csr-approval-stopped"|"mcs-blocked-from-masters"|"etcd-peer-blocked"`)
+	use := regexp.MustCompile(`labdir\.Faults\(|\.ActiveFaults\(|\bActiveFaults\(|\bActiveFaultsOf\(|lab\.Faults\(|\.Break\(|\.Unbreak\(|"api-int-wrong-address"|"lb-no-bootstrap-mcs"|"csr-approval-stopped"|"mcs-blocked-from-masters"|"etcd-peer-blocked"|"power-cycle-master"`)
 	seen := map[string]bool{}
 	goSources(t, func(rel string, data []byte) {
 		if faultReaders[rel] {

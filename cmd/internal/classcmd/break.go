@@ -27,7 +27,9 @@ type BreakOptions struct {
 	Random  bool
 	Seed    uint64
 	SeedSet bool
-	Undo    bool
+	// Among limits --random to these faults (all when empty).
+	Among []string
+	Undo  bool
 	// Learners limits the command to these learners (all when empty).
 	Learners []string
 }
@@ -40,12 +42,14 @@ func NewCmdBreak(f *cmdutil.Factory, runF func(*BreakOptions) error) *cobra.Comm
 		Short: "For trainers: set a fault on every learner's lab (one for all, or one each at random)",
 		Example: `  bootlab class break lb-no-bootstrap-mcs --name ux
   bootlab class break --random --seed 7 --name ux
+  bootlab class break --random --among etcd-peer-blocked,api-int-wrong-address --name ux
   bootlab class break --undo --name ux --learner alice`,
 		Long: `Run ` + "`bootlab lab break`" + ` on every lab of the class (or on the labs of --learner),
 --parallel at a time on each host: the same FAULT for everyone, or with
 --random one fault of the catalogue each, drawn so the class gets as many
-different faults as it can. --seed N draws the same faults again; without it
-the seed is printed, so the draw can be repeated. --undo undoes FAULT, or every
+different faults as it can, each learner only one their lab can take (--among
+limits the draw to the faults named). --seed N draws the same faults again;
+without it the seed is printed, so the draw can be repeated. --undo undoes FAULT, or every
 fault set, on each lab. ` + "`bootlab lab break --list`" + ` lists the faults.
 
 Each learner sees the symptoms, never the fault's name; ` + "`bootlab class status`" + `
@@ -60,15 +64,17 @@ failure does not stop the others.`,
 			switch {
 			case opts.Random && (opts.Fault != "" || opts.Undo):
 				return cmdutil.UsageErrorf("--random draws the faults: it takes no FAULT and no --undo")
-			case opts.SeedSet && !opts.Random:
-				return cmdutil.UsageErrorf("--seed goes with --random")
+			case (opts.SeedSet || len(opts.Among) > 0) && !opts.Random:
+				return cmdutil.UsageErrorf("--seed and --among go with --random")
 			case !opts.Random && !opts.Undo && opts.Fault == "":
 				return cmdutil.UsageErrorf("name a fault (bootlab lab break --list lists them), or give --random or --undo")
 			case opts.Parallel < 1:
 				return cmdutil.UsageErrorf("--parallel %d: act on at least one lab at a time", opts.Parallel)
 			}
-			if opts.Fault != "" && !slices.Contains(faultNames(), opts.Fault) {
-				return cmdutil.UsageErrorf("no fault %q: the faults are %s (bootlab lab break --list)", opts.Fault, strings.Join(faultNames(), ", "))
+			for _, f := range append([]string{opts.Fault}, opts.Among...) {
+				if f != "" && !slices.Contains(faultNames(), f) {
+					return cmdutil.UsageErrorf("no fault %q: the faults are %s (bootlab lab break --list)", f, strings.Join(faultNames(), ", "))
+				}
 			}
 			if runF != nil {
 				return runF(opts)
@@ -80,6 +86,7 @@ failure does not stop the others.`,
 	cmd.Flags().IntVar(&opts.Parallel, "parallel", defaultParallel(), "act on at most this many labs at once on each host")
 	cmd.Flags().BoolVar(&opts.Random, "random", false, "give each learner one fault of the catalogue, drawn at random")
 	cmd.Flags().Uint64Var(&opts.Seed, "seed", 0, "with --random: the draw's seed (the same seed, the same faults)")
+	cmd.Flags().StringSliceVar(&opts.Among, "among", nil, "with --random: draw only among these faults (repeat, or separate with commas)")
 	cmd.Flags().BoolVar(&opts.Undo, "undo", false, "undo FAULT, or every fault set, on each lab")
 	cmd.Flags().StringSliceVar(&opts.Learners, "learner", nil, "act on this learner's lab only (repeat, or separate with commas)")
 	return cmd
@@ -162,7 +169,11 @@ func runClassBreak(ctx context.Context, f *cmdutil.Factory, opts *BreakOptions) 
 		for _, flt := range lab.Faults() {
 			catalogue[flt.Name] = flt
 		}
-		faults = drawFaults(learners, faultNames(), opts.Seed, func(learner, fault string) bool {
+		deck := faultNames()
+		if len(opts.Among) > 0 {
+			deck = slices.Compact(slices.Sorted(slices.Values(opts.Among)))
+		}
+		faults = drawFaults(learners, deck, opts.Seed, func(learner, fault string) bool {
 			return catalogue[fault].Applies(specs[learner])
 		})
 		f.Status.Infof("drawing one fault per learner with --seed %d (the same seed draws the same faults)", opts.Seed)

@@ -86,10 +86,12 @@ func TestClassBreakSetsAndUndoesOnEachLab(t *testing.T) {
 func TestClassBreakUsage(t *testing.T) {
 	t.Setenv("BOOTLAB_HOME", t.TempDir())
 	for args, want := range map[string]string{
-		"":                                   "name a fault",
-		"--random api-int-wrong-address":     "--random draws the faults",
-		"--random --undo":                    "--random draws the faults",
-		"--seed 3 api-int-wrong-address":     "--seed goes with --random",
+		"":                               "name a fault",
+		"--random api-int-wrong-address": "--random draws the faults",
+		"--random --undo":                "--random draws the faults",
+		"--seed 3 api-int-wrong-address": "--seed and --among go with --random",
+		"--among etcd-peer-blocked api-int-wrong-address": "--seed and --among go with --random",
+		"--random --among etcd-peer-blocked,nope":         `no fault "nope"`,
 		"no-such-fault":                      `no fault "no-such-fault": the faults are api-int-wrong-address, lb-no-bootstrap-mcs`,
 		"api-int-wrong-address --parallel 0": "--parallel 0",
 	} {
@@ -137,8 +139,9 @@ func TestDrawFaults(t *testing.T) {
 }
 
 // --random prints its seed and gives each learner a fault their probe lab
-// can take (never csr-approval-stopped, which needs a rehearsal lab); the
-// same seed deals the same faults again.
+// can take (never csr-approval-stopped, which needs a rehearsal lab) among
+// those --among names (the fake host runs no haproxy, so no load balancer
+// fault here); the same seed deals the same faults again.
 func TestClassBreakRandom(t *testing.T) {
 	t.Setenv("BOOTLAB_HOME", t.TempDir())
 	t.Chdir(t.TempDir())
@@ -147,7 +150,7 @@ func TestClassBreakRandom(t *testing.T) {
 	_, errOut, err := runOn(t, hv, "up", "-f", file, "--no-preflight")
 	require.NoError(t, err, errOut)
 	deal := func() string {
-		_, errOut, err := runOn(t, hv, "break", "--random", "--seed", "3", "--name", "it")
+		_, errOut, err := runOn(t, hv, "break", "--random", "--seed", "3", "--name", "it", "--among", "csr-approval-stopped,api-int-wrong-address,etcd-peer-blocked")
 		require.NoError(t, err, errOut)
 		assert.Contains(t, errOut, "drawing one fault per learner with --seed 3")
 		js, _, err := runOn(t, hv, "status", "--name", "it", "-o", "json")

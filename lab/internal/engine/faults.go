@@ -49,6 +49,9 @@ const (
 	// (faults_ports.go).
 	FaultMCSBlockedFromMasters = "mcs-blocked-from-masters"
 	FaultEtcdPeerBlocked       = "etcd-peer-blocked"
+	// FaultPowerCycleMaster resets the first master's VM (issue 56's
+	// reset, as a pulled plug); nothing to undo: the node comes back.
+	FaultPowerCycleMaster = "power-cycle-master"
 )
 
 // Faults is the catalogue.
@@ -70,6 +73,10 @@ func Faults() []Fault {
 		{Name: FaultEtcdPeerBlocked, What: "a libvirt network filter of the lab's on the bootstrap's interface drops TCP 2380 (etcd's peer port) between the masters and the bootstrap, both ways",
 			Bites: "stage 13 and after: the etcd operator adds each master as a learner of the bootstrap's member, which can never reach it, so no learner is promoted and the masters' etcd never votes",
 			Check: "conn.masters-bootstrap.etcd", Fix: "the masters' etcd logs dial tcp <bootstrap>:2380 i/o timeout to the end: look for a firewall between them (virsh domiflist and virsh nwfilter-list on the host) and remove the rule"},
+		{Name: FaultPowerCycleMaster, What: "the first master's VM is reset, as a pulled plug (a libvirt reset; nothing is shut down first); it boots again from its node disk",
+			Bites: "at once, best after stage 13: the master's kube-apiserver, etcd member and kubelet are gone for about a minute (with one master the API is down), then come back on their own from what the node disk kept",
+			Check: "api.lb", Fix: "bootlab lab status shows the master rebooting, then running; wait: it reports again, its etcd member is healthy (etcdctl member list) and its Node Ready again (bootlab lab kubectl -- get nodes) with nothing repaired; bootlab lab reboot MASTER --hard does the same by hand",
+			RehearsalOnly: true},
 	}
 }
 
@@ -159,6 +166,8 @@ func BreakFault(ctx context.Context, s *spec.Spec, t FaultTarget, name string, n
 		err = approveCSRUnit(ctx, s, t, "stop")
 	case FaultMCSBlockedFromMasters, FaultEtcdPeerBlocked:
 		a.Undo, err = breakPorts(ctx, s, t, f.Name)
+	case FaultPowerCycleMaster:
+		err = powerCycleMaster(ctx, s, t)
 	}
 	if err != nil {
 		return fmt.Errorf("break %s: %w", f.Name, err)
@@ -195,6 +204,8 @@ func UndoFault(ctx context.Context, s *spec.Spec, t FaultTarget, name string) ([
 			err = approveCSRUnit(ctx, s, t, "start")
 		case FaultMCSBlockedFromMasters, FaultEtcdPeerBlocked:
 			err = undoPorts(ctx, s, t, a.Name, a.Undo)
+		case FaultPowerCycleMaster:
+			// The reset is over once done: the node boots on its own.
 		}
 		if err != nil {
 			_ = saveFaults(s, append(keep, active[len(undone)+len(keep):]...))
@@ -362,4 +373,18 @@ func approveCSRUnit(ctx context.Context, s *spec.Spec, t FaultTarget, verb strin
 		return fmt.Errorf("%s on %s exited %d: %s", cmd, boots[0].Name, code, strings.TrimSpace(stderr))
 	}
 	return nil
+}
+
+// powerCycleMaster resets the lab's first master (ResetNode: the reset
+// recorded, so status shows it rebooting until it reports again). Only a
+// rehearsal master keeps a node disk to come back from.
+func powerCycleMaster(ctx context.Context, s *spec.Spec, t FaultTarget) error {
+	if !s.Rehearsal() {
+		return fmt.Errorf("lab %s is not a rehearsal lab: only a rehearsal master keeps a node disk to boot again from", s.Name)
+	}
+	masters := s.NodesByRole(spec.RoleMaster)
+	if len(masters) == 0 {
+		return fmt.Errorf("lab %s has no master", s.Name)
+	}
+	return ResetNode(ctx, t.Networks, s, masters[0])
 }

@@ -120,3 +120,40 @@ func appendLine(t *testing.T, path string, line []byte) {
 	require.NoError(t, err)
 	require.NoError(t, f.Close())
 }
+
+// power-cycle-master is the trainer's reset of the first master: the same
+// reset and record as lab reboot --hard, refused on a lab whose masters
+// keep no node disk; undoing it only clears the record (the node boots on
+// its own).
+func TestBreakPowerCycleMaster(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	hv := fake.New()
+	s := listSpec(t, t.TempDir(), "cycle", "10.90.8.0/24")
+	_, err := Up(ctx, hv, s, upOpts())
+	require.NoError(t, err)
+	target := FaultTarget{Networks: hv, Host: hv.Host()}
+
+	err = BreakFault(ctx, s, target, FaultPowerCycleMaster, time.Now())
+	require.Error(t, err, "a probe lab's master keeps no node disk")
+	assert.Contains(t, err.Error(), "is not a rehearsal lab")
+
+	s.OpenShift.ManualBootstrap = true
+	hv.Reset()
+	require.NoError(t, BreakFault(ctx, s, target, FaultPowerCycleMaster, time.Now()))
+	master := s.NodesByRole("master")[0]
+	assert.Equal(t, []string{"ResetDomain " + s.DomainName(master)}, hv.Mutations())
+	st, err := labdir.LoadState(s.LabDir)
+	require.NoError(t, err)
+	assert.Contains(t, st.Resets, master.Name, "status shows it rebooting until it reports")
+	active, err := ActiveFaults(s)
+	require.NoError(t, err)
+	require.Len(t, active, 1)
+	assert.Equal(t, FaultPowerCycleMaster, active[0].Name)
+
+	hv.Reset()
+	undone, err := UndoFault(ctx, s, target, "")
+	require.NoError(t, err)
+	assert.Equal(t, []string{FaultPowerCycleMaster}, undone)
+	assert.Empty(t, hv.Mutations(), "nothing to undo on the node")
+}
