@@ -11,6 +11,7 @@ import (
 const (
 	stateFile       = "state.json"
 	verifyFile      = "verify.json"
+	diagnosesFile   = "diagnoses.json"
 	lockFile        = "lock"
 	consoleDir      = "console"
 	ignitionDir     = "ignition"
@@ -35,7 +36,7 @@ const (
 // openshift preparer's kept copy (it holds the pull secret).
 func Entries() []string {
 	return []string{consoleDir, ignitionDir, haproxyDir, sshDir, pkiDir, assetsDir, installConfig, baseImageMarker,
-		stateFile, verifyFile, checkpointsDir, stagesDir, kubeconfigFile, gatherDir, faultsFile}
+		stateFile, verifyFile, checkpointsDir, stagesDir, kubeconfigFile, gatherDir, faultsFile, diagnosesFile}
 }
 
 // Faults is the trainer's record of the faults `lab break` set (0600): the
@@ -57,6 +58,10 @@ func StatePath(labDir string) string { return filepath.Join(labDir, stateFile) }
 
 // VerifyRecordPath is the last verify result of the lab in labDir.
 func VerifyRecordPath(labDir string) string { return filepath.Join(labDir, verifyFile) }
+
+// DiagnosesPath is where `lab diagnose` of the running lab keeps what it
+// found (diagnoses.go), for the trainer's class status.
+func DiagnosesPath(labDir string) string { return filepath.Join(labDir, diagnosesFile) }
 
 // Kubeconfig is the admin kubeconfig `lab kubeconfig` writes for the
 // learner's kubectl (0600).

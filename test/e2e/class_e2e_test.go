@@ -202,9 +202,17 @@ overrides:
 	assert.Equal(t, 4, r.Code, "api-int elsewhere fails ann's verify:\n%s", r)
 	assert.Contains(t, r.Stdout+r.Stderr, "api-int", "the symptom: api-int's record")
 	assert.NotContains(t, r.Stdout+r.Stderr, "api-int-wrong-address", "the learner never sees the fault's name")
+	// ann diagnoses her running lab: the tree stops at api.dns, and the
+	// trainer's class status says she found it.
+	dg := run(t, "lab", "diagnose", "--name", labName["ann"])
+	assert.Equal(t, 4, dg.Code, "a check failed:\n%s", dg)
+	assert.Contains(t, dg.Stdout, "api.dns", "the first failure is the DNS record")
+	assert.NotContains(t, dg.Stdout+dg.Stderr, "api-int-wrong-address", "diagnose names the check, never the trainer's fault")
 	table = mustRun(t, "class", "status", "--name", name)
-	assert.Contains(t, table.Stdout, "FAULT (BROKEN FOR)")
+	assert.Contains(t, table.Stdout, "FAULT (MINUTES TAKEN, DIAGNOSED, FIXED)")
 	assert.Equal(t, 2, strings.Count(table.Stdout, "api-int-wrong-address ("), "ann's and ben's lines:\n%s", table.Stdout)
+	assert.Regexp(t, `(?m)^ann .*api-int-wrong-address \(\d+m, diagnosed\)`, table.Stdout, "ann's diagnosis named the fault's check")
+	assert.Regexp(t, `(?m)^ben .*api-int-wrong-address \(\d+m\)`, table.Stdout, "ben has not diagnosed")
 	mustRun(t, "class", "break", "--undo", "--name", name)
 	mustRun(t, "lab", "verify", "--name", labName["ann"], "--timeout", "3m")
 

@@ -4,11 +4,13 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"libvirt.org/go/libvirtxml"
 
+	"github.com/bootlab/bootlab/lab"
 	"github.com/bootlab/bootlab/lab/hypervisor/fake"
 )
 
@@ -56,7 +58,7 @@ func TestClassBreakSetsAndUndoesOnEachLab(t *testing.T) {
 	}
 	out, _, err = runOn(t, hv, "status", "--name", "it")
 	require.NoError(t, err)
-	assert.Contains(t, out, "FAULT (BROKEN FOR)")
+	assert.Contains(t, out, "FAULT (MINUTES TAKEN, DIAGNOSED, FIXED)")
 	assert.Equal(t, 2, strings.Count(out, "api-int-wrong-address (0m)"), out)
 	js, _, err := runOn(t, hv, "status", "--name", "it", "-o", "json")
 	require.NoError(t, err)
@@ -169,4 +171,41 @@ func TestClassBreakRandom(t *testing.T) {
 	}
 	first := deal()
 	assert.Equal(t, first, deal(), "the same seed, the same faults")
+}
+
+// A learner's progress on a fault comes from their own live diagnoses
+// since it was set: diagnosed by the first that stopped at the fault's
+// check, fixed by one that found nothing failed with bootkube complete;
+// the minutes run until fixed. Diagnoses from before the fault count for
+// nothing, nor does one that stopped elsewhere, nor a clean one before
+// bootkube completed.
+func TestFaultProgress(t *testing.T) {
+	t.Parallel()
+	t0 := time.Date(2026, 12, 7, 10, 0, 0, 0, time.UTC)
+	at := func(m int) time.Time { return t0.Add(time.Duration(m) * time.Minute) }
+	f := FaultStatus{Name: "api-int-wrong-address", BrokenAt: t0}
+	ds := []lab.Diagnosis{
+		{Time: at(-5), FailedAt: "api.dns"},
+		{Time: at(3), FailedAt: "etcd.healthy"},
+		{Time: at(4), FailedAt: "api.dns"},
+		{Time: at(6), FailedAt: "api.dns"},
+		{Time: at(9), Complete: false},
+	}
+	got := faultProgress(f, "api.dns", ds, at(20))
+	require.NotNil(t, got.DiagnosedAt)
+	assert.True(t, got.DiagnosedAt.Equal(at(4)))
+	assert.Nil(t, got.FixedAt, "clean but bootkube not complete: not fixed yet")
+	assert.Equal(t, 20, got.Minutes, "still running")
+	assert.Equal(t, "api-int-wrong-address (20m, diagnosed)", faultCell([]FaultStatus{got}))
+
+	got = faultProgress(f, "api.dns", append(ds, lab.Diagnosis{Time: at(13), Complete: true}), at(20))
+	require.NotNil(t, got.FixedAt)
+	assert.True(t, got.FixedAt.Equal(at(13)))
+	assert.Equal(t, 13, got.Minutes, "the minutes stop when fixed")
+	assert.Equal(t, "api-int-wrong-address (13m, diagnosed, fixed)", faultCell([]FaultStatus{got}))
+
+	got = faultProgress(f, "api.dns", nil, at(7))
+	assert.Nil(t, got.DiagnosedAt)
+	assert.Equal(t, "api-int-wrong-address (7m)", faultCell([]FaultStatus{got}))
+	assert.Equal(t, "-", faultCell(nil))
 }

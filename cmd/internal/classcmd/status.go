@@ -53,12 +53,44 @@ type LabStatus struct {
 	Error       string `json:"error,omitempty"`
 }
 
-// FaultStatus is a fault set on a learner's lab, and since when.
+// FaultStatus is a fault set on a learner's lab: since when, and what the
+// learner's own live diagnoses (lab diagnose) showed since.
 type FaultStatus struct {
 	Name     string    `json:"name"`
 	BrokenAt time.Time `json:"brokenAt"`
-	// Minutes is how long it has been set, when class status ran.
+	// DiagnosedAt is the first diagnosis since BrokenAt that stopped at
+	// the fault's check; FixedAt the last one since that found no check
+	// failed with bootkube complete (nil: not yet).
+	DiagnosedAt *time.Time `json:"diagnosedAt,omitempty"`
+	FixedAt     *time.Time `json:"fixedAt,omitempty"`
+	// Minutes is how long the learner took: from BrokenAt to FixedAt, or
+	// to when class status ran.
 	Minutes int `json:"minutes"`
+}
+
+// faultProgress is f's status from the lab's diagnoses (oldest first):
+// diagnosed by the first that stopped at check, fixed by the last that
+// found nothing failed with bootkube complete, both since f was set.
+func faultProgress(f FaultStatus, check string, ds []lab.Diagnosis, now time.Time) FaultStatus {
+	for _, d := range ds {
+		if d.Time.Before(f.BrokenAt) {
+			continue
+		}
+		if f.DiagnosedAt == nil && check != "" && d.FailedAt == check {
+			at := d.Time
+			f.DiagnosedAt = &at
+		}
+		if d.FailedAt == "" && d.Complete {
+			at := d.Time
+			f.FixedAt = &at
+		}
+	}
+	end := now
+	if f.FixedAt != nil {
+		end = *f.FixedAt
+	}
+	f.Minutes = int(end.Sub(f.BrokenAt).Minutes())
+	return f
 }
 
 // NewCmdStatus builds `class status`.
@@ -126,11 +158,19 @@ func labStatus(ctx context.Context, f *cmdutil.Factory, connect lab.Connector, m
 	ls.Restored = l.Restored()
 	ls.Verify, _ = l.LastVerify()
 	ls.Stage = stageReached(l.StageDir(), l.UUID())
-	if active, err := l.ActiveFaults(); err == nil {
-		for _, a := range active {
-			ls.Faults = append(ls.Faults, FaultStatus{Name: a.Name, BrokenAt: a.At, Minutes: int(time.Since(a.At).Minutes())})
+	if active, err := l.ActiveFaults(); err == nil && len(active) > 0 {
+		checks := map[string]string{}
+		for _, f := range lab.Faults() {
+			checks[f.Name] = f.Check
 		}
-	} else {
+		ds, err := l.Diagnoses()
+		if err != nil {
+			ls.Error = err.Error()
+		}
+		for _, a := range active {
+			ls.Faults = append(ls.Faults, faultProgress(FaultStatus{Name: a.Name, BrokenAt: a.At}, checks[a.Name], ds, time.Now()))
+		}
+	} else if err != nil {
 		ls.Error = err.Error()
 	}
 	if _, err := connect(ctx, m.Spec.Libvirt.URI, f.Log); err != nil {
@@ -167,7 +207,7 @@ func printStatus(f *cmdutil.Factory, doc ClassStatus) error {
 		head = "LEARNER\tLAB\tHOST\tNETWORK\tNODES UP\tLAST VERIFY\tSTAGE"
 	}
 	if faults {
-		head += "\tFAULT (BROKEN FOR)"
+		head += "\tFAULT (MINUTES TAKEN, DIAGNOSED, FIXED)"
 	}
 	fmt.Fprintln(w, head)
 	for _, l := range doc.Labs {
@@ -199,15 +239,23 @@ func printStatus(f *cmdutil.Factory, doc ClassStatus) error {
 	return w.Flush()
 }
 
-// faultCell is the FAULT column: each fault and how long it has been set
-// ("lb-no-bootstrap-mcs (12m)"), "-" for none.
+// faultCell is the FAULT column: each fault, how long the learner has
+// taken, and whether their diagnosis named it and fixed it
+// ("api-int-wrong-address (12m, diagnosed, fixed)"), "-" for none.
 func faultCell(fs []FaultStatus) string {
 	if len(fs) == 0 {
 		return "-"
 	}
 	var out []string
 	for _, f := range fs {
-		out = append(out, fmt.Sprintf("%s (%dm)", f.Name, f.Minutes))
+		cell := fmt.Sprintf("%s (%dm", f.Name, f.Minutes)
+		if f.DiagnosedAt != nil {
+			cell += ", diagnosed"
+		}
+		if f.FixedAt != nil {
+			cell += ", fixed"
+		}
+		out = append(out, cell+")")
 	}
 	return strings.Join(out, ", ")
 }
