@@ -2,9 +2,7 @@ package labdir
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
-	"os"
 	"time"
 
 	"github.com/bootlab/bootlab/internal/atomicfile"
@@ -38,19 +36,10 @@ type Diagnoses struct {
 // labUUID; none (nil, nil) when it was never diagnosed live, or the file
 // is another lab's.
 func LoadDiagnoses(labDir, labUUID string) (*Diagnoses, error) {
-	data, err := os.ReadFile(DiagnosesPath(labDir))
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("read the lab's diagnoses: %w", err)
-	}
 	var d Diagnoses
-	if err := json.Unmarshal(data, &d); err != nil {
-		return nil, fmt.Errorf("parse %s: %w (delete it; the next `bootlab lab diagnose` writes it again)", DiagnosesPath(labDir), err)
-	}
-	if d.LabUUID != labUUID {
-		return nil, nil
+	ok, err := readRecord(DiagnosesPath(labDir), &d, "the lab's diagnoses", "bootlab lab diagnose")
+	if !ok || err != nil || d.LabUUID != labUUID {
+		return nil, err
 	}
 	return &d, nil
 }

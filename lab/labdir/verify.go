@@ -61,21 +61,29 @@ func (r *VerifyRecord) Summary() string {
 // of another lab is not this lab's result: nil too. As with stage records,
 // one without a UUID (older versions) is only a lab's without one.
 func LoadVerifyRecord(labDir, labUUID string) (*VerifyRecord, error) {
-	data, err := os.ReadFile(VerifyRecordPath(labDir))
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("read last verify result: %w", err)
-	}
 	var r VerifyRecord
-	if err := json.Unmarshal(data, &r); err != nil {
-		return nil, fmt.Errorf("parse last verify result %s: %w (delete it; the next `bootlab lab verify` writes it again)", VerifyRecordPath(labDir), err)
-	}
-	if r.LabUUID != labUUID {
-		return nil, nil
+	ok, err := readRecord(VerifyRecordPath(labDir), &r, "last verify result", "bootlab lab verify")
+	if !ok || err != nil || r.LabUUID != labUUID {
+		return nil, err
 	}
 	return &r, nil
+}
+
+// readRecord reads the JSON record at path into v: false when there is
+// none; a record that does not parse is an error naming the file and the
+// command (writer) that writes it again once it is deleted.
+func readRecord(path string, v any, what, writer string) (bool, error) {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("read %s: %w", what, err)
+	}
+	if err := json.Unmarshal(data, v); err != nil {
+		return false, fmt.Errorf("parse %s %s: %w (delete it; the next `%s` writes it again)", what, path, err, writer)
+	}
+	return true, nil
 }
 
 // SaveVerifyRecord writes r atomically into labDir (which must exist: a lab
