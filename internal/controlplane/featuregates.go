@@ -154,7 +154,7 @@ var runtimeConfig = map[int]map[string][]string{
 // Kubernetes knows, which every gate of the table is.
 func RuntimeConfig(fg FeatureGates, openshift string) []string {
 	var out []string
-	for gate, gvs := range runtimeConfig[openShiftMinor(openshift)] {
+	for gate, gvs := range runtimeConfig[OpenShiftMinor(openshift)] {
 		if !slices.Contains(fg.Enabled, gate) {
 			continue
 		}

@@ -9,9 +9,9 @@ import (
 // defaultconfig.yaml changes between OpenShift minors, and each minor's
 // upstream Kubernetes knows its own feature gates.
 
-// openShiftMinor reads the minor of an OpenShift 4 version ("4.19.10",
+// OpenShiftMinor reads the minor of an OpenShift 4 version ("4.19.10",
 // "4.19", "4.19.0-ec.3" give 19); 0 for an empty or other version.
-func openShiftMinor(v string) int {
+func OpenShiftMinor(v string) int {
 	parts := strings.SplitN(strings.TrimPrefix(strings.TrimSpace(v), "v"), ".", 3)
 	if len(parts) < 2 || parts[0] != "4" {
 		return 0
@@ -27,7 +27,7 @@ func openShiftMinor(v string) int {
 // 1.<m+13> (4.16 ships 1.29, 4.19 1.32, 4.22 1.35: lab/release pins the
 // patch); 0 when openshift is no 4.x version.
 func KubernetesMinor(openshift string) int {
-	if m := openShiftMinor(openshift); m != 0 {
+	if m := OpenShiftMinor(openshift); m != 0 {
 		return m + 13
 	}
 	return 0
@@ -37,7 +37,7 @@ func KubernetesMinor(openshift string) int {
 // release-4.16 and release-4.17, "0.001" from release-4.18 (a release
 // bootlab does not know takes the newest).
 func goawayChance(openshift string) string {
-	if m := openShiftMinor(openshift); m != 0 && m < 18 {
+	if m := OpenShiftMinor(openshift); m != 0 && m < 18 {
 		return "0"
 	}
 	return "0.001"
@@ -51,7 +51,7 @@ func admissionPlugins(openshift string) []string {
 	out := []string{"CertificateApproval", "CertificateSigning", "CertificateSubjectRestriction", "DefaultIngressClass",
 		"DefaultStorageClass", "DefaultTolerationSeconds", "LimitRanger", "MutatingAdmissionWebhook", "NamespaceLifecycle",
 		"NodeRestriction", "OwnerReferencesPermissionEnforcement", "PersistentVolumeClaimResize"}
-	if openShiftMinor(openshift) == 16 {
+	if OpenShiftMinor(openshift) == 16 {
 		out = append(out, "PersistentVolumeLabel")
 	}
 	return append(out, "PodNodeSelector", "PodTolerationRestriction", "Priority", "ResourceQuota", "RuntimeClass",

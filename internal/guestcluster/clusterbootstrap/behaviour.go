@@ -8,11 +8,11 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"time"
 
 	"sigs.k8s.io/yaml"
 
+	"github.com/bootlab/bootlab/internal/controlplane"
 	"github.com/bootlab/bootlab/internal/kube"
 )
 
@@ -68,10 +68,8 @@ type Behaviour struct {
 // read per branch).
 func BehaviourFor(v string) Behaviour {
 	minor := 19
-	if rest, ok := strings.CutPrefix(v, "4."); ok {
-		if n, err := strconv.Atoi(strings.SplitN(rest, ".", 2)[0]); err == nil {
-			minor = min(max(n, 16), 19)
-		}
+	if n := controlplane.OpenShiftMinor(v); n != 0 {
+		minor = min(max(n, 16), 19)
 	}
 	b := Behaviour{Branch: "4." + strconv.Itoa(minor), Gate: GateRevisions, HAFrom: 2,
 		MinTearDownDelay: minimumTeardownDelay, FinishedBeforeTeardown: true}

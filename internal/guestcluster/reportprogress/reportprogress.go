@@ -8,10 +8,10 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 
+	"github.com/bootlab/bootlab/internal/controlplane"
 	"github.com/bootlab/bootlab/internal/kube"
 )
 
@@ -118,13 +118,7 @@ type haWait struct {
 // counts the masters with a current kube-apiserver revision. An
 // unparsable release gets the newest.
 func haWaitFor(release string) haWait {
-	minor := 18
-	if rest, ok := strings.CutPrefix(release, "4."); ok {
-		if n, err := strconv.Atoi(strings.SplitN(rest, ".", 2)[0]); err == nil {
-			minor = n
-		}
-	}
-	if minor < 18 {
+	if m := controlplane.OpenShiftMinor(release); m != 0 && m < 18 {
 		return haWait{says: "Waiting for at least 2 available IP addresses for the default/kubernetes service", available: endpointAddresses}
 	}
 	return haWait{says: "waiting for the API on two masters", available: currentRevisions}
