@@ -31,13 +31,25 @@ type Fault struct {
 	Bites string `json:"bites"`
 	Check string `json:"check"`
 	Fix   string `json:"fix"`
-	// RehearsalOnly faults need a rehearsal lab's bootstrap (its units).
+	// RehearsalOnly faults need a rehearsal lab; rehearsalWhy says what
+	// of one they need.
 	RehearsalOnly bool `json:"rehearsalOnly,omitempty"`
+	rehearsalWhy  string
 }
 
 // Applies says whether f can be set on lab s.
-func (f Fault) Applies(s *spec.Spec) bool {
-	return s.Profile != spec.ProfileOpenShift && (!f.RehearsalOnly || s.Rehearsal())
+func (f Fault) Applies(s *spec.Spec) bool { return f.refusal(s) == nil }
+
+// refusal is why f cannot be set on lab s, nil when it can: faults are
+// set on probe and rehearsal labs, a RehearsalOnly one on a rehearsal lab.
+func (f Fault) refusal(s *spec.Spec) error {
+	if s.Profile == spec.ProfileOpenShift {
+		return fmt.Errorf("lab break sets faults on probe and rehearsal labs: lab %s is an OpenShift lab", s.Name)
+	}
+	if f.RehearsalOnly && !s.Rehearsal() {
+		return fmt.Errorf("lab %s is not a rehearsal lab (openshift.manualBootstrap on a probe lab): %s", s.Name, f.rehearsalWhy)
+	}
+	return nil
 }
 
 // Fault names.
@@ -66,7 +78,7 @@ func Faults() []Fault {
 		{Name: FaultCSRApprovalStopped, What: "the bootstrap's approve-csr.service is stopped (sudo systemctl stop approve-csr.service on a rehearsal bootstrap; a reboot of the bootstrap starts it again, as the unit is enabled)",
 			Bites: "stage 13 (cb-bootstrap): the masters' kubelets send their client CSRs once the API is real, nothing approves them, so no master registers as a Node and the control plane never moves to the masters",
 			Check: "csr.pending", Fix: "systemctl status approve-csr.service on the bootstrap says inactive and its journal ends with Stopped; sudo systemctl start approve-csr.service there, or approve the CSRs by hand (bootlab lab approve-csrs)",
-			RehearsalOnly: true},
+			RehearsalOnly: true, rehearsalWhy: "its bootstrap runs no approve-csr.service bootlab can reach"},
 		{Name: FaultMCSBlockedFromMasters, What: "a libvirt network filter of the lab's on the bootstrap's interface drops every TCP connection to its 22623 (the masters', which come through the load balancer, and the load balancer's health checks)",
 			Bites: "stage 12 (mco-bootstrap): the bootstrap's MCS serves, but nothing reaches it; the masters' pointer Ignition waits for https://api-int:22623/config/master",
 			Check: "api.lb", Fix: "bootlab lab status shows the bootstrap's 22623 backend down while its MCS runs (sudo crictl ps on the bootstrap); a connection to it from the host times out: look for a firewall between them (virsh domiflist and virsh nwfilter-list on the host) and remove the rule"},
@@ -76,7 +88,7 @@ func Faults() []Fault {
 		{Name: FaultPowerCycleMaster, What: "the first master's VM is reset, as a pulled plug (a libvirt reset; nothing is shut down first); it boots again from its node disk",
 			Bites: "at once, best after stage 13: the master's kube-apiserver, etcd member and kubelet are gone for about a minute (with one master the API is down), then come back on their own from what the node disk kept",
 			Check: "api.lb", Fix: "bootlab lab status shows the master rebooting, then running; wait: it reports again, its etcd member is healthy (etcdctl member list) and its Node Ready again (bootlab lab kubectl -- get nodes) with nothing repaired; bootlab lab reboot MASTER --hard does the same by hand",
-			RehearsalOnly: true},
+			RehearsalOnly: true, rehearsalWhy: "only a rehearsal master keeps a node disk to boot again from"},
 	}
 }
 
@@ -144,8 +156,8 @@ func BreakFault(ctx context.Context, s *spec.Spec, t FaultTarget, name string, n
 	if err != nil {
 		return err
 	}
-	if s.Profile == spec.ProfileOpenShift {
-		return fmt.Errorf("lab break sets faults on probe and rehearsal labs: lab %s is an OpenShift lab", s.Name)
+	if err := f.refusal(s); err != nil {
+		return err
 	}
 	active, err := ActiveFaults(s)
 	if err != nil {
@@ -343,9 +355,6 @@ func approveCSRCommand(verb string) string {
 // as a stand-in bootlab can reach; once the bootstrap is removed there
 // is nothing to start again.
 func approveCSRUnit(ctx context.Context, s *spec.Spec, t FaultTarget, verb string) error {
-	if !s.Rehearsal() {
-		return fmt.Errorf("lab %s is not a rehearsal lab (openshift.manualBootstrap on a probe lab): its bootstrap runs no approve-csr.service bootlab can reach", s.Name)
-	}
 	boots := s.NodesByRole(spec.RoleBootstrap)
 	if len(boots) == 0 {
 		return fmt.Errorf("lab %s has no bootstrap node", s.Name)
@@ -376,12 +385,9 @@ func approveCSRUnit(ctx context.Context, s *spec.Spec, t FaultTarget, verb strin
 }
 
 // powerCycleMaster resets the lab's first master (ResetNode: the reset
-// recorded, so status shows it rebooting until it reports again). Only a
-// rehearsal master keeps a node disk to come back from.
+// recorded, so status shows it rebooting until it reports again); a
+// rehearsal lab's (Fault.refusal).
 func powerCycleMaster(ctx context.Context, s *spec.Spec, t FaultTarget) error {
-	if !s.Rehearsal() {
-		return fmt.Errorf("lab %s is not a rehearsal lab: only a rehearsal master keeps a node disk to boot again from", s.Name)
-	}
 	masters := s.NodesByRole(spec.RoleMaster)
 	if len(masters) == 0 {
 		return fmt.Errorf("lab %s has no master", s.Name)
