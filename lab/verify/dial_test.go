@@ -2,13 +2,11 @@ package verify
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"net/netip"
 	"strconv"
 	"strings"
 	"sync"
@@ -19,6 +17,7 @@ import (
 	"golang.org/x/net/dns/dnsmessage"
 
 	"github.com/bootlab/bootlab/internal/check"
+	"github.com/bootlab/bootlab/internal/testutil/dnstest"
 	"github.com/bootlab/bootlab/lab/host"
 	"github.com/bootlab/bootlab/lab/loadbalancer"
 	"github.com/bootlab/bootlab/lab/spec"
@@ -36,49 +35,18 @@ func tcpDNS(t *testing.T, records map[string]string) net.Listener {
 			if err != nil {
 				return
 			}
-			go func() {
-				defer c.Close()
-				for {
-					var n uint16
-					if binary.Read(c, binary.BigEndian, &n) != nil {
-						return
-					}
-					q := make([]byte, n)
-					if _, err := io.ReadFull(c, q); err != nil {
-						return
-					}
-					var p dnsmessage.Parser
-					h, err := p.Start(q)
-					if err != nil {
-						return
-					}
-					qs, err := p.AllQuestions()
-					if err != nil || len(qs) != 1 {
-						return
-					}
-					resp := dnsmessage.Message{Header: dnsmessage.Header{ID: h.ID, Response: true, Authoritative: true}, Questions: qs}
-					name := strings.TrimSuffix(qs[0].Name.String(), ".")
-					if ip, ok := records[name]; ok && qs[0].Type == dnsmessage.TypeA {
-						resp.Answers = []dnsmessage.Resource{{
-							Header: dnsmessage.ResourceHeader{Name: qs[0].Name, Type: dnsmessage.TypeA, Class: dnsmessage.ClassINET, TTL: 60},
-							Body:   &dnsmessage.AResource{A: netip.MustParseAddr(ip).As4()},
-						}}
-					} else if strings.HasPrefix(name, "probe-") {
-						resp.Answers = []dnsmessage.Resource{{
-							Header: dnsmessage.ResourceHeader{Name: qs[0].Name, Type: dnsmessage.TypeA, Class: dnsmessage.ClassINET, TTL: 60},
-							Body:   &dnsmessage.AResource{A: netip.MustParseAddr(records["*.apps"]).As4()},
-						}}
-					}
-					b, err := resp.Pack()
-					if err != nil {
-						return
-					}
-					out := binary.BigEndian.AppendUint16(nil, uint16(len(b)))
-					if _, err := c.Write(append(out, b...)); err != nil {
-						return
-					}
+			go dnstest.Serve(c, func(name string, t dnsmessage.Type) []string {
+				if t != dnsmessage.TypeA {
+					return nil
 				}
-			}()
+				if ip, ok := records[name]; ok {
+					return []string{ip}
+				}
+				if strings.HasPrefix(name, "probe-") {
+					return []string{records["*.apps"]}
+				}
+				return nil
+			})
 		}
 	}()
 	return ln

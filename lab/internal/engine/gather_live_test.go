@@ -3,7 +3,6 @@ package engine
 import (
 	"bytes"
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -19,6 +18,7 @@ import (
 	"golang.org/x/net/dns/dnsmessage"
 
 	"github.com/bootlab/bootlab/internal/status"
+	"github.com/bootlab/bootlab/internal/testutil/dnstest"
 	"github.com/bootlab/bootlab/internal/wire"
 	"github.com/bootlab/bootlab/lab/diagnose"
 	"github.com/bootlab/bootlab/lab/labdir"
@@ -99,7 +99,7 @@ func (l *liveLab) sources() GatherSources {
 		switch {
 		case port == "53" && host == l.s.Network.Gateway:
 			c, srv := net.Pipe()
-			go serveDNS(srv, l.records)
+			go dnstest.Serve(srv, func(name string, _ dnsmessage.Type) []string { return l.records[name] })
 			return c, nil
 		case host == l.s.Network.APIAddress && !l.lbDown:
 			c, srv := net.Pipe()
@@ -109,49 +109,6 @@ func (l *liveLab) sources() GatherSources {
 		return nil, fmt.Errorf("dial tcp %s: connect: connection refused", addr)
 	}
 	return src
-}
-
-// serveDNS answers A and PTR questions over a stream (DNS's TCP framing)
-// from records.
-func serveDNS(c net.Conn, records map[string][]string) {
-	defer c.Close()
-	for {
-		var n uint16
-		if binary.Read(c, binary.BigEndian, &n) != nil {
-			return
-		}
-		q := make([]byte, n)
-		if _, err := io.ReadFull(c, q); err != nil {
-			return
-		}
-		var p dnsmessage.Parser
-		h, err := p.Start(q)
-		if err != nil {
-			return
-		}
-		qs, err := p.AllQuestions()
-		if err != nil || len(qs) != 1 {
-			return
-		}
-		resp := dnsmessage.Message{Header: dnsmessage.Header{ID: h.ID, Response: true, Authoritative: true}, Questions: qs}
-		name := strings.TrimSuffix(qs[0].Name.String(), ".")
-		hdr := dnsmessage.ResourceHeader{Name: qs[0].Name, Type: qs[0].Type, Class: dnsmessage.ClassINET, TTL: 60}
-		for _, v := range records[name] {
-			switch qs[0].Type {
-			case dnsmessage.TypeA:
-				resp.Answers = append(resp.Answers, dnsmessage.Resource{Header: hdr, Body: &dnsmessage.AResource{A: netip.MustParseAddr(v).As4()}})
-			case dnsmessage.TypePTR:
-				resp.Answers = append(resp.Answers, dnsmessage.Resource{Header: hdr, Body: &dnsmessage.PTRResource{PTR: dnsmessage.MustNewName(v + ".")}})
-			}
-		}
-		b, err := resp.Pack()
-		if err != nil {
-			return
-		}
-		if _, err := c.Write(append(binary.BigEndian.AppendUint16(nil, uint16(len(b))), b...)); err != nil {
-			return
-		}
-	}
 }
 
 // diagnose collects the live lab and walks the tree; the progress lines
